@@ -1,0 +1,328 @@
+package dataset
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/apache/arrow/go/v14/arrow"
+	"github.com/apache/arrow/go/v14/arrow/array"
+	"github.com/apache/arrow/go/v14/arrow/bitutil"
+	"github.com/apache/arrow/go/v14/arrow/ipc"
+	"github.com/apache/arrow/go/v14/arrow/memory"
+
+	"github.com/graphferry/graphferry/engine/mem"
+)
+
+// batchRows is the number of rows per record batch in the files we write
+// (a variable so that tests can make it small).
+var batchRows int64 = 1 << 20
+
+// readIPCFile memory-maps an Arrow IPC file and reads all its record batches
+// (in parallel; compressed or not). The records own their memory (the reader
+// copies out of the mapping, which is released before returning); the caller
+// releases them. A malformed file is an error, never a panic.
+func readIPCFile(path string) (recs []arrow.Record, err error) {
+	data, release, err := mapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	n, err := checkArrowFooter(data)
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", path, err)
+	}
+	// Refuse any single buffer over max(1 GiB, 1024 x file size): more than
+	// a sane decompression ratio, far less than a corrupted length.
+	alloc := cappedAllocator{inner: memory.DefaultAllocator, limit: max(1<<30, 1024*len(data))}
+	var r *ipc.FileReader
+	err = catchPanic(func() error {
+		var err error
+		r, err = ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(alloc))
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", path, err)
+	}
+	defer r.Close()
+	if r.NumRecords() != n {
+		return nil, fmt.Errorf("dataset: %s: footer lists %d record batches, reader sees %d", path, n, r.NumRecords())
+	}
+
+	recs = make([]arrow.Record, n)
+	errs := make([]error, n)
+	var next sync.Mutex
+	i := 0
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), n) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				next.Lock()
+				j := i
+				i++
+				next.Unlock()
+				if j >= n {
+					return
+				}
+				errs[j] = catchPanic(func() error {
+					var err error
+					recs[j], err = r.RecordAt(j)
+					return err
+				})
+				if errs[j] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	for j, e := range errs {
+		if e != nil {
+			releaseAll(recs)
+			return nil, fmt.Errorf("dataset: %s: record batch %d: %w", path, j, e)
+		}
+	}
+	return recs, nil
+}
+
+// catchPanic runs fn and turns a panic (the Arrow reader panics on some
+// malformed inputs) into an error.
+func catchPanic(fn func() error) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("malformed Arrow IPC data: %v", r)
+		}
+	}()
+	return fn()
+}
+
+// releaseAll releases every non-nil record.
+func releaseAll(recs []arrow.Record) {
+	for _, r := range recs {
+		if r != nil {
+			r.Release()
+		}
+	}
+}
+
+// writeIPCFile writes the record batches produced by batch(lo, hi) for rows
+// [0, n) in chunks of batchRows to path as a ZSTD-compressed Arrow IPC file.
+// It writes to a temporary file and renames it into place.
+func writeIPCFile(path string, schema *arrow.Schema, n int64, batch func(lo, hi int64) ([]arrow.Array, error)) (err error) {
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	w, err := ipc.NewFileWriter(f, ipc.WithSchema(schema), ipc.WithZstd(),
+		ipc.WithCompressConcurrency(runtime.GOMAXPROCS(0)), ipc.WithAllocator(memory.DefaultAllocator))
+	if err != nil {
+		return fmt.Errorf("dataset: %s: %w", path, err)
+	}
+	// One batch per batchRows rows; an empty table gets one empty batch.
+	for lo := int64(0); ; {
+		hi := min(lo+batchRows, n)
+		cols, err := batch(lo, hi)
+		if err != nil {
+			return err
+		}
+		rec := array.NewRecord(schema, cols, hi-lo)
+		for _, c := range cols {
+			c.Release()
+		}
+		err = w.Write(rec)
+		rec.Release()
+		if err != nil {
+			return fmt.Errorf("dataset: writing %s: %w", path, err)
+		}
+		if lo = hi; lo >= n {
+			break
+		}
+	}
+	if err := w.Close(); err != nil {
+		return fmt.Errorf("dataset: writing %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	return nil
+}
+
+// arrowType returns the Arrow type that stores elements of d.
+func arrowType(d mem.DType) (arrow.DataType, error) {
+	switch d {
+	case mem.Float32:
+		return arrow.PrimitiveTypes.Float32, nil
+	case mem.Float16:
+		return arrow.FixedWidthTypes.Float16, nil
+	case mem.Float64:
+		return arrow.PrimitiveTypes.Float64, nil
+	case mem.Int64:
+		return arrow.PrimitiveTypes.Int64, nil
+	case mem.Int32:
+		return arrow.PrimitiveTypes.Int32, nil
+	case mem.Int8:
+		return arrow.PrimitiveTypes.Int8, nil
+	case mem.Uint8:
+		return arrow.PrimitiveTypes.Uint8, nil
+	case mem.Bool:
+		return arrow.FixedWidthTypes.Boolean, nil
+	}
+	return nil, fmt.Errorf("dtype %v has no Arrow equivalent", d)
+}
+
+// memType returns the dtype of an Arrow fixed-width type, or false.
+func memType(t arrow.DataType) (mem.DType, bool) {
+	switch t.ID() {
+	case arrow.FLOAT32:
+		return mem.Float32, true
+	case arrow.FLOAT16:
+		return mem.Float16, true
+	case arrow.FLOAT64:
+		return mem.Float64, true
+	case arrow.INT64:
+		return mem.Int64, true
+	case arrow.INT32:
+		return mem.Int32, true
+	case arrow.INT8:
+		return mem.Int8, true
+	case arrow.UINT8:
+		return mem.Uint8, true
+	case arrow.BOOL:
+		return mem.Bool, true
+	}
+	return mem.Invalid, false
+}
+
+// primitiveArray builds an Arrow array of n elements of type d from raw
+// little-endian bytes (zero-copy except for Bool, which Arrow bit-packs).
+func primitiveArray(d mem.DType, n int64, raw []byte) (arrow.Array, error) {
+	t, err := arrowType(d)
+	if err != nil {
+		return nil, err
+	}
+	if d == mem.Bool {
+		bits := make([]byte, bitutil.BytesForBits(n))
+		for i, b := range raw[:n] {
+			if b != 0 {
+				bitutil.SetBit(bits, i)
+			}
+		}
+		raw = bits
+	}
+	data := array.NewData(t, int(n), []*memory.Buffer{nil, memory.NewBufferBytes(raw)}, nil, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// tensorColumn builds the Arrow array of rows [lo, hi) of a 1-D or 2-D
+// tensor: a primitive array, or a fixed-size list per row for 2-D.
+func tensorColumn(t mem.Tensor, lo, hi int64) (arrow.Array, error) {
+	rb := int64(t.RowBytes())
+	raw := t.Data[lo*rb : hi*rb]
+	if len(t.Shape) == 1 {
+		return primitiveArray(t.DType, hi-lo, raw)
+	}
+	k := t.Shape[1]
+	child, err := primitiveArray(t.DType, (hi-lo)*k, raw)
+	if err != nil {
+		return nil, err
+	}
+	defer child.Release()
+	lt := arrow.FixedSizeListOf(int32(k), child.DataType())
+	data := array.NewData(lt, int(hi-lo), []*memory.Buffer{nil}, []arrow.ArrayData{child.Data()}, 0, 0)
+	defer data.Release()
+	return array.MakeFromData(data), nil
+}
+
+// columnTensor concatenates one column (index col) of recs into a tensor on
+// the Go heap. Primitive fixed-width columns give a 1-D tensor, fixed-size
+// lists of them a 2-D one. ok is false for other types. Nulls are an error.
+func columnTensor(recs []arrow.Record, col int, name string) (t mem.Tensor, ok bool, err error) {
+	if len(recs) == 0 {
+		return t, false, nil
+	}
+	typ := recs[0].Schema().Field(col).Type
+	width := int64(1)
+	elem := typ
+	if fl, isList := typ.(*arrow.FixedSizeListType); isList {
+		width, elem = int64(fl.Len()), fl.Elem()
+	}
+	dt, ok := memType(elem)
+	if !ok {
+		return t, false, nil
+	}
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	t = mem.Tensor{DType: dt, Shape: []int64{rows}}
+	if typ.ID() == arrow.FIXED_SIZE_LIST {
+		t.Shape = append(t.Shape, width)
+	}
+	size := int64(dt.Size())
+	if t.Data, err = (mem.Heap{}).Alloc(int(rows * width * size)); err != nil { // 8-byte aligned
+		return t, false, err
+	}
+	var row int64
+	for bi, r := range recs {
+		a := r.Column(col)
+		if !arrow.TypeEqual(a.DataType(), typ) {
+			return t, false, fmt.Errorf("column %q has type %v in record batch %d but %v in batch 0", name, a.DataType(), bi, typ)
+		}
+		if a.NullN() > 0 {
+			return t, false, fmt.Errorf("column %q has %d nulls in record batch %d", name, a.NullN(), bi)
+		}
+		n := int64(a.Len())
+		vals, start := a, int64(a.Data().Offset())
+		if l, isList := a.(*array.FixedSizeList); isList {
+			vals = l.ListValues()
+			if vals.NullN() > 0 {
+				return t, false, fmt.Errorf("column %q has null list elements in record batch %d", name, bi)
+			}
+			start = start*width + int64(vals.Data().Offset())
+		}
+		dst := t.Data[row*width*size : (row+n)*width*size]
+		src := valueBytes(vals.Data())
+		if dt == mem.Bool {
+			if start < 0 || int64(len(src))*8 < start+n*width {
+				return t, false, fmt.Errorf("column %q: value buffer too short in record batch %d", name, bi)
+			}
+			for i := range dst {
+				if bitutil.BitIsSet(src, int(start)+i) {
+					dst[i] = 1
+				}
+			}
+		} else {
+			if start < 0 || int64(len(src)) < (start+n*width)*size {
+				return t, false, fmt.Errorf("column %q: value buffer too short in record batch %d", name, bi)
+			}
+			copy(dst, src[start*size:(start+n*width)*size])
+		}
+		row += n
+	}
+	return t, true, nil
+}
+
+// valueBytes returns the value buffer (buffer 1) of fixed-width array data,
+// or nil if there is none.
+func valueBytes(d arrow.ArrayData) []byte {
+	bufs := d.Buffers()
+	if len(bufs) < 2 || bufs[1] == nil {
+		return nil
+	}
+	return bufs[1].Bytes()
+}

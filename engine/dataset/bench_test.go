@@ -1,0 +1,34 @@
+package dataset
+
+import (
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/graphferry/graphferry/engine/graph"
+)
+
+// BenchmarkEdgeTable writes and reads back a 20M-edge table.
+func BenchmarkEdgeTable(b *testing.B) {
+	const n, e = 2_000_000, 20_000_000
+	r := rand.New(rand.NewPCG(1, 1))
+	src, dst := make([]int64, e), make([]int64, e)
+	for i := range src {
+		src[i], dst[i] = r.Int64N(n), r.Int64N(n)
+	}
+	path := filepath.Join(b.TempDir(), "edges.arrow")
+	b.Run("write", func(b *testing.B) {
+		for b.Loop() {
+			if err := WriteEdgeTable(path, src, dst, nil); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("read", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := ReadEdgeTable(path, graph.COOOptions{NumNodes: n}); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

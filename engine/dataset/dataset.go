@@ -1,0 +1,379 @@
+package dataset
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"sync"
+
+	"github.com/apache/arrow/go/v14/arrow"
+
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/mem"
+)
+
+// Names used by the dataset layout.
+const (
+	// Format is the "format" value of graphferry.json.
+	Format = "graphferry-dataset"
+	// Version is the layout version this package reads and writes.
+	Version = 1
+
+	MetaFile     = "graphferry.json"
+	EdgesFile    = "edges.arrow"
+	NodesFile    = "nodes.arrow"
+	FeatFile     = "feat.bin"
+	FeatKey      = "feat"
+	LabelKey     = "label"
+	TrainMaskKey = "train_mask"
+	ValMaskKey   = "val_mask"
+	TestMaskKey  = "test_mask"
+)
+
+// Meta is the content of graphferry.json.
+type Meta struct {
+	Format     string       `json:"format"`
+	Version    int          `json:"version"`
+	Name       string       `json:"name"`
+	NumNodes   int64        `json:"num_nodes"`
+	NumEdges   int64        `json:"num_edges"`
+	NumClasses int64        `json:"num_classes"`
+	Feature    *FeatureMeta `json:"feature"`
+	// Source is free-form provenance (for converted datasets: the original
+	// meta.json).
+	Source json.RawMessage `json:"source,omitempty"`
+}
+
+// FeatureMeta describes feat.bin: a raw little-endian row-major array.
+type FeatureMeta struct {
+	File  string  `json:"file"`
+	DType string  `json:"dtype"`
+	Shape []int64 `json:"shape"`
+}
+
+// Dataset is a graph with per-node data. NodeData holds "feat" (memory-mapped
+// from feat.bin, read-only, valid until Close), "label" (int64, -1 =
+// unlabelled), "train_mask", "val_mask", "test_mask" (uint8) and any other
+// fixed-width node column; every tensor has NumNodes rows.
+type Dataset struct {
+	Meta     Meta
+	Graph    *graph.CSC
+	NodeData map[string]mem.Tensor
+
+	mu      sync.Mutex
+	release func() error
+}
+
+// requiredNodeColumns are the node columns every dataset has, with types.
+var requiredNodeColumns = []columnSpec{{LabelKey, mem.Int64}, {TrainMaskKey, mem.Uint8}, {ValMaskKey, mem.Uint8}, {TestMaskKey, mem.Uint8}}
+
+// columnSpec names a node column and its dtype.
+type columnSpec struct {
+	name  string
+	dtype mem.DType
+}
+
+// Open opens the dataset in dir: it reads graphferry.json, builds the graph
+// from edges.arrow (edge id = row in the file), loads nodes.arrow and maps
+// feat.bin, checking that every size agrees with num_nodes and num_edges.
+func Open(dir string) (*Dataset, error) {
+	raw, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil {
+		return nil, fmt.Errorf("dataset: %w", err)
+	}
+	d := &Dataset{NodeData: map[string]mem.Tensor{}}
+	if err := json.Unmarshal(raw, &d.Meta); err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", filepath.Join(dir, MetaFile), err)
+	}
+	m := &d.Meta
+	if m.Format != Format {
+		return nil, fmt.Errorf("dataset: %s: format %q, want %q", dir, m.Format, Format)
+	}
+	if m.Version != Version {
+		return nil, fmt.Errorf("dataset: %s: version %d is not supported (want %d)", dir, m.Version, Version)
+	}
+	if m.NumNodes < 0 || m.NumEdges < 0 {
+		return nil, fmt.Errorf("dataset: %s: num_nodes=%d and num_edges=%d must be >= 0", dir, m.NumNodes, m.NumEdges)
+	}
+	n := m.NumNodes
+	if n > graph.MaxNodes {
+		return nil, fmt.Errorf("dataset: %s: num_nodes=%d exceeds %d", dir, n, int64(graph.MaxNodes))
+	}
+
+	if n == 0 && m.NumEdges > 0 {
+		return nil, fmt.Errorf("dataset: %s: num_edges=%d with num_nodes=0", dir, m.NumEdges)
+	}
+	// COOOptions cannot say "zero nodes" (0 infers), so build with one node
+	// and, when there are none, replace the (edge-free) result.
+	d.Graph, err = ReadEdgeTable(filepath.Join(dir, EdgesFile), graph.COOOptions{NumNodes: max(n, 1)})
+	if err != nil {
+		return nil, err
+	}
+	if d.Graph.NumEdges() != m.NumEdges {
+		return nil, fmt.Errorf("dataset: %s has %d edges, %s says num_edges=%d", EdgesFile, d.Graph.NumEdges(), MetaFile, m.NumEdges)
+	}
+	if n == 0 {
+		d.Graph = &graph.CSC{Indptr: []int64{0}}
+	}
+
+	if err := d.readNodes(filepath.Join(dir, NodesFile)); err != nil {
+		return nil, err
+	}
+	if m.Feature != nil {
+		if err := d.mapFeatures(dir); err != nil {
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// readNodes loads every usable column of the node table into NodeData.
+func (d *Dataset) readNodes(path string) error {
+	recs, err := readIPCFile(path)
+	if err != nil {
+		return err
+	}
+	defer releaseAll(recs)
+	if len(recs) == 0 {
+		return fmt.Errorf("dataset: %s has no record batches", path)
+	}
+	schema := recs[0].Schema()
+	for i := range schema.NumFields() {
+		name := schema.Field(i).Name
+		if _, dup := d.NodeData[name]; dup {
+			return fmt.Errorf("dataset: %s: column %q appears twice", path, name)
+		}
+		var t mem.Tensor
+		var ok bool
+		err := catchPanic(func() error {
+			var err error
+			t, ok, err = columnTensor(recs, i, name)
+			return err
+		})
+		if err != nil {
+			return fmt.Errorf("dataset: %s: %w", path, err)
+		}
+		if !ok {
+			continue // not a fixed-width column
+		}
+		if t.Shape[0] != d.Meta.NumNodes {
+			return fmt.Errorf("dataset: %s: column %q has %d rows, want num_nodes=%d", path, name, t.Shape[0], d.Meta.NumNodes)
+		}
+		d.NodeData[name] = t
+	}
+	for _, c := range requiredNodeColumns {
+		t, ok := d.NodeData[c.name]
+		if !ok {
+			return fmt.Errorf("dataset: %s has no column %q", path, c.name)
+		}
+		if t.DType != c.dtype || len(t.Shape) != 1 {
+			return fmt.Errorf("dataset: %s: column %q is %v%v, want 1-D %v", path, c.name, t.DType, t.Shape, c.dtype)
+		}
+	}
+	return nil
+}
+
+// mapFeatures memory-maps the feature file described by Meta.Feature.
+func (d *Dataset) mapFeatures(dir string) error {
+	f := d.Meta.Feature
+	dt, err := mem.ParseDType(f.DType)
+	if err != nil {
+		return fmt.Errorf("dataset: %s: feature dtype: %w", MetaFile, err)
+	}
+	if len(f.Shape) == 0 || f.Shape[0] != d.Meta.NumNodes {
+		return fmt.Errorf("dataset: %s: feature shape %v must start with num_nodes=%d", MetaFile, f.Shape, d.Meta.NumNodes)
+	}
+	if f.File == "" || filepath.Base(f.File) != f.File {
+		return fmt.Errorf("dataset: %s: feature file %q must be a plain file name in the dataset directory", MetaFile, f.File)
+	}
+	path := filepath.Join(dir, f.File)
+	data, release, err := mapFile(path)
+	if err != nil {
+		return err
+	}
+	t := mem.Tensor{DType: dt, Shape: slices.Clone(f.Shape), Data: data}
+	if err := checkTensor(path, t); err != nil {
+		release()
+		return err
+	}
+	d.NodeData[FeatKey] = t
+	d.release = release
+	return nil
+}
+
+// Close unmaps the feature matrix (NodeData["feat"] becomes invalid). It is
+// idempotent and safe for concurrent use.
+func (d *Dataset) Close() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.release == nil {
+		return nil
+	}
+	err := d.release()
+	d.release = nil
+	delete(d.NodeData, FeatKey)
+	if err != nil {
+		return fmt.Errorf("dataset: unmapping features: %w", err)
+	}
+	return nil
+}
+
+// Write stores d in dir (created if needed) in the dataset layout. Edges are
+// written in CSC order (for each v, its in-neighbours u as rows u -> v), so
+// after Open the edge ids are the CSC positions of d.Graph (d.Graph.EdgeIDs
+// is not stored). NodeData["feat"] (any dtype, any shape [N, ...]) goes to
+// feat.bin; the other tensors, 1-D or 2-D with N rows, become node columns
+// (a missing label is written as -1, a missing mask as 0). From d.Meta only
+// Name, NumClasses and Source are used; the rest is derived.
+func Write(dir string, d *Dataset) error {
+	if d == nil || d.Graph == nil {
+		return errors.New("dataset: Write needs a dataset with a graph")
+	}
+	g := d.Graph
+	if err := g.Validate(); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	n := g.NumNodes
+	meta := Meta{
+		Format: Format, Version: Version, Name: d.Meta.Name,
+		NumNodes: n, NumEdges: g.NumEdges(), NumClasses: d.Meta.NumClasses, Source: d.Meta.Source,
+	}
+	if len(meta.Source) > 0 && !json.Valid(meta.Source) {
+		return errors.New("dataset: Meta.Source is not valid JSON")
+	}
+	cols, err := nodeColumns(d.NodeData, n)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	// Remove a stale graphferry.json first so a failed write is not
+	// mistaken for a complete dataset.
+	if err := os.Remove(filepath.Join(dir, MetaFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("dataset: %w", err)
+	}
+
+	if feat, ok := d.NodeData[FeatKey]; ok {
+		if err := writeFile(filepath.Join(dir, FeatFile), feat.Data); err != nil {
+			return err
+		}
+		meta.Feature = &FeatureMeta{File: FeatFile, DType: feat.DType.String(), Shape: slices.Clone(feat.Shape)}
+	} else if err := os.Remove(filepath.Join(dir, FeatFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("dataset: %w", err)
+	}
+
+	dst := make([]int64, g.NumEdges())
+	for v := range n {
+		row := dst[g.Indptr[v]:g.Indptr[v+1]]
+		for i := range row {
+			row[i] = v
+		}
+	}
+	if err := WriteEdgeTable(filepath.Join(dir, EdgesFile), g.Indices, dst, g.Weights); err != nil {
+		return err
+	}
+	if err := writeNodeTable(filepath.Join(dir, NodesFile), cols, n); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(meta, "", "  ")
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	return writeFile(filepath.Join(dir, MetaFile), append(js, '\n'))
+}
+
+// nodeColumn is one column of the node table.
+type nodeColumn struct {
+	name string
+	t    mem.Tensor
+}
+
+// nodeColumns checks the node tensors and returns the node table columns:
+// label and the masks first (defaults when absent), then the others by name.
+func nodeColumns(data map[string]mem.Tensor, n int64) ([]nodeColumn, error) {
+	for name, t := range data {
+		if err := checkTensor(fmt.Sprintf("NodeData[%q]", name), t); err != nil {
+			return nil, err
+		}
+		if len(t.Shape) == 0 || t.Shape[0] != n {
+			return nil, fmt.Errorf("dataset: NodeData[%q] has shape %v, want %d rows (one per node)", name, t.Shape, n)
+		}
+		if name != FeatKey && len(t.Shape) > 2 {
+			return nil, fmt.Errorf("dataset: NodeData[%q] has shape %v; node columns must be 1-D or 2-D", name, t.Shape)
+		}
+		if name != FeatKey {
+			if _, err := arrowType(t.DType); err != nil {
+				return nil, fmt.Errorf("dataset: NodeData[%q]: %w", name, err)
+			}
+		}
+	}
+	var cols []nodeColumn
+	for _, c := range requiredNodeColumns {
+		t, ok := data[c.name]
+		if !ok {
+			t = mem.Tensor{DType: c.dtype, Shape: []int64{n}, Data: make([]byte, n*int64(c.dtype.Size()))}
+			if c.name == LabelKey {
+				for i := range mem.Int64s(t.Data) {
+					mem.Int64s(t.Data)[i] = -1
+				}
+			}
+		}
+		if t.DType != c.dtype || len(t.Shape) != 1 {
+			return nil, fmt.Errorf("dataset: NodeData[%q] is %v%v, want 1-D %v", c.name, t.DType, t.Shape, c.dtype)
+		}
+		cols = append(cols, nodeColumn{c.name, t})
+	}
+	var extra []string
+	for name := range data {
+		if name != FeatKey && !slices.ContainsFunc(requiredNodeColumns, func(c columnSpec) bool { return c.name == name }) {
+			extra = append(extra, name)
+		}
+	}
+	sort.Strings(extra)
+	for _, name := range extra {
+		cols = append(cols, nodeColumn{name, data[name]})
+	}
+	return cols, nil
+}
+
+// writeNodeTable writes the node columns as a ZSTD Arrow IPC file.
+func writeNodeTable(path string, cols []nodeColumn, n int64) error {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		t, _ := arrowType(c.t.DType)
+		if len(c.t.Shape) == 2 {
+			t = arrow.FixedSizeListOf(int32(c.t.Shape[1]), t)
+		}
+		fields[i] = arrow.Field{Name: c.name, Type: t}
+	}
+	schema := arrow.NewSchema(fields, nil)
+	return writeIPCFile(path, schema, n, func(lo, hi int64) ([]arrow.Array, error) {
+		arrs := make([]arrow.Array, len(cols))
+		for i, c := range cols {
+			a, err := tensorColumn(c.t, lo, hi)
+			if err != nil {
+				return nil, fmt.Errorf("dataset: column %q: %w", c.name, err)
+			}
+			arrs[i] = a
+		}
+		return arrs, nil
+	})
+}
+
+// writeFile writes data to path through a temporary file and a rename.
+func writeFile(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("dataset: %w", err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,191 @@
+package dataset
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/mem"
+)
+
+// syntheticDataset returns a small weighted dataset with features, the
+// standard node columns and a few extra ones.
+func syntheticDataset(t *testing.T) *Dataset {
+	t.Helper()
+	// 5 nodes; edges u->v: 1->0, 3->0, 0->2, 4->2, 2->2, node 1, 3, 4 no in-edges.
+	g, err := graph.FromCSC(5, []int64{0, 2, 2, 5, 5, 5}, []int64{1, 3, 0, 4, 2}, []int64{9, 8, 7, 6, 5}, []float32{1, 2, 3, 4, 5})
+	require.NoError(t, err)
+	feat := make([]float32, 5*3)
+	for i := range feat {
+		feat[i] = float32(i) / 2
+	}
+	return &Dataset{
+		Meta:  Meta{Name: "tiny", NumClasses: 3, Source: json.RawMessage(`{"origin":"test"}`)},
+		Graph: g,
+		NodeData: map[string]mem.Tensor{
+			FeatKey:      {DType: mem.Float32, Shape: []int64{5, 3}, Data: mem.Bytes(feat)},
+			LabelKey:     {DType: mem.Int64, Shape: []int64{5}, Data: mem.Bytes([]int64{0, 2, -1, 1, 0})},
+			TrainMaskKey: {DType: mem.Uint8, Shape: []int64{5}, Data: []byte{1, 1, 0, 0, 0}},
+			"degree":     {DType: mem.Int32, Shape: []int64{5}, Data: mem.Bytes([]int32{2, 0, 3, 0, 0})},
+			"pos":        {DType: mem.Float64, Shape: []int64{5, 2}, Data: mem.Bytes([]float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})},
+			"flag":       {DType: mem.Bool, Shape: []int64{5}, Data: []byte{1, 0, 1, 1, 0}},
+		},
+	}
+}
+
+func TestWriteOpenRoundTrip(t *testing.T) {
+	smallBatches(t, 2) // several record batches in both tables
+	want := syntheticDataset(t)
+	dir := filepath.Join(t.TempDir(), "ds")
+	require.NoError(t, Write(dir, want))
+
+	d, err := Open(dir)
+	require.NoError(t, err)
+	defer d.Close()
+	assert.JSONEq(t, `{"origin":"test"}`, string(d.Meta.Source))
+	d.Meta.Source = nil
+	assert.Equal(t, Meta{
+		Format: Format, Version: Version, Name: "tiny", NumNodes: 5, NumEdges: 5, NumClasses: 3,
+		Feature: &FeatureMeta{File: FeatFile, DType: "float32", Shape: []int64{5, 3}},
+	}, d.Meta)
+	// Same CSC; edge ids are now the CSC positions.
+	assert.Equal(t, want.Graph.Indptr, d.Graph.Indptr)
+	assert.Equal(t, want.Graph.Indices, d.Graph.Indices)
+	assert.Equal(t, want.Graph.Weights, d.Graph.Weights)
+	for p := range d.Graph.NumEdges() {
+		assert.Equal(t, p, d.Graph.EdgeID(p))
+	}
+	for name, w := range want.NodeData {
+		got, ok := d.NodeData[name]
+		require.True(t, ok, name)
+		assert.Equal(t, w, got, name)
+	}
+	// Defaults for the absent columns.
+	assert.Equal(t, mem.Tensor{DType: mem.Uint8, Shape: []int64{5}, Data: make([]byte, 5)}, d.NodeData[ValMaskKey])
+	assert.Equal(t, mem.Tensor{DType: mem.Uint8, Shape: []int64{5}, Data: make([]byte, 5)}, d.NodeData[TestMaskKey])
+	assert.Len(t, d.NodeData, 8)
+
+	require.NoError(t, d.Close())
+	require.NoError(t, d.Close(), "Close is idempotent")
+	_, ok := d.NodeData[FeatKey]
+	assert.False(t, ok, "feat is gone after Close")
+
+	// Rewriting a dataset without features removes feat.bin and says null.
+	delete(want.NodeData, FeatKey)
+	require.NoError(t, Write(dir, want))
+	raw, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	require.NoError(t, err)
+	assert.Contains(t, string(raw), `"feature": null`)
+	assert.NoFileExists(t, filepath.Join(dir, FeatFile))
+	d, err = Open(dir)
+	require.NoError(t, err)
+	assert.Nil(t, d.Meta.Feature)
+	assert.NotContains(t, d.NodeData, FeatKey)
+	require.NoError(t, d.Close())
+}
+
+func TestWriteOpenEmptyAndNoLabels(t *testing.T) {
+	dir := t.TempDir()
+	g, err := graph.FromCOO(nil, nil, nil, graph.COOOptions{})
+	require.NoError(t, err)
+	require.NoError(t, Write(dir, &Dataset{Graph: g}))
+	d, err := Open(dir)
+	require.NoError(t, err)
+	assert.Equal(t, int64(0), d.Graph.NumNodes)
+	assert.Equal(t, []int64{0}, d.Graph.Indptr)
+	assert.Equal(t, []int64{0}, d.NodeData[LabelKey].Shape)
+
+	g, err = graph.FromCOO([]int64{0}, []int64{1}, nil, graph.COOOptions{NumNodes: 3})
+	require.NoError(t, err)
+	require.NoError(t, Write(dir, &Dataset{Graph: g}))
+	d, err = Open(dir)
+	require.NoError(t, err)
+	assert.Equal(t, mem.Bytes([]int64{-1, -1, -1}), d.NodeData[LabelKey].Data, "missing labels are -1")
+	assert.Nil(t, d.Graph.Weights)
+}
+
+func TestWriteErrors(t *testing.T) {
+	dir := t.TempDir()
+	require.ErrorContains(t, Write(dir, nil), "needs a dataset with a graph")
+	bad := syntheticDataset(t)
+	bad.NodeData[LabelKey] = mem.Tensor{DType: mem.Int32, Shape: []int64{5}, Data: make([]byte, 20)}
+	require.EqualError(t, Write(dir, bad), `dataset: NodeData["label"] is int32[5], want 1-D int64`)
+	bad = syntheticDataset(t)
+	bad.NodeData["x"] = mem.Tensor{DType: mem.Int8, Shape: []int64{4}, Data: make([]byte, 4)}
+	require.EqualError(t, Write(dir, bad), `dataset: NodeData["x"] has shape [4], want 5 rows (one per node)`)
+	bad = syntheticDataset(t)
+	bad.NodeData["x"] = mem.Tensor{DType: mem.Int8, Shape: []int64{5}, Data: make([]byte, 4)}
+	require.EqualError(t, Write(dir, bad), `dataset: NodeData["x"] has 4 bytes, shape [5] of int8 needs 5`)
+	bad = syntheticDataset(t)
+	bad.NodeData["x"] = mem.Tensor{DType: mem.Int8, Shape: []int64{5, 1, 1}, Data: make([]byte, 5)}
+	require.ErrorContains(t, Write(dir, bad), "node columns must be 1-D or 2-D")
+	bad = syntheticDataset(t)
+	bad.NodeData["x"] = mem.Tensor{DType: mem.BFloat16, Shape: []int64{5}, Data: make([]byte, 10)}
+	require.ErrorContains(t, Write(dir, bad), "bfloat16 has no Arrow equivalent")
+	bad = syntheticDataset(t)
+	bad.Graph.Indices[0] = 7
+	require.ErrorContains(t, Write(dir, bad), "indices[0]=7 is out of range [0, 5)")
+	assert.NoFileExists(t, filepath.Join(dir, MetaFile), "nothing half-written")
+}
+
+func TestOpenErrors(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "ds")
+	require.NoError(t, Write(src, syntheticDataset(t)))
+	// Each case copies the dataset and breaks one thing.
+	tests := []struct {
+		name    string
+		corrupt func(dir string)
+		msg     string
+	}{
+		{"format", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["format"] = "other" }) }, `format "other", want "graphferry-dataset"`},
+		{"version", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["version"] = 2 }) }, "version 2 is not supported"},
+		{"num_edges", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["num_edges"] = 6 }) }, "edges.arrow has 5 edges, graphferry.json says num_edges=6"},
+		{"num_nodes too small for edges", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["num_nodes"] = 4 }) }, "is out of range [0, 4)"},
+		{"num_nodes vs node table", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["num_nodes"] = 6 }) }, `has 5 rows, want num_nodes=6`},
+		{"feat size", func(dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, FeatFile), make([]byte, 12), 0o644))
+		}, "feat.bin has 12 bytes, shape [5 3] of float32 needs 60"},
+		{"feat dtype", func(dir string) {
+			editMeta(t, dir, func(m map[string]any) { m["feature"].(map[string]any)["dtype"] = "complex64" })
+		}, `feature dtype: unknown dtype "complex64"`},
+		{"feat path", func(dir string) {
+			editMeta(t, dir, func(m map[string]any) { m["feature"].(map[string]any)["file"] = "../x" })
+		}, "must be a plain file name"},
+		{"missing nodes", func(dir string) { require.NoError(t, os.Remove(filepath.Join(dir, NodesFile))) }, "nodes.arrow"},
+		{"missing label column", func(dir string) {
+			require.NoError(t, writeNodeTable(filepath.Join(dir, NodesFile), []nodeColumn{{"x", mem.Tensor{DType: mem.Int8, Shape: []int64{5}, Data: make([]byte, 5)}}}, 5))
+		}, `has no column "label"`},
+		{"bad json", func(dir string) { require.NoError(t, os.WriteFile(filepath.Join(dir, MetaFile), []byte("{"), 0o644)) }, "graphferry.json"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := filepath.Join(t.TempDir(), "ds")
+			require.NoError(t, os.CopyFS(dir, os.DirFS(src)))
+			tc.corrupt(dir)
+			d, err := Open(dir)
+			require.ErrorContains(t, err, tc.msg)
+			assert.Nil(t, d)
+		})
+	}
+	_, err := Open(t.TempDir())
+	require.ErrorContains(t, err, "graphferry.json")
+}
+
+// editMeta rewrites graphferry.json in dir through edit.
+func editMeta(t *testing.T, dir string, edit func(map[string]any)) {
+	t.Helper()
+	path := filepath.Join(dir, MetaFile)
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	edit(m)
+	raw, err = json.Marshal(m)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, raw, 0o644))
+}

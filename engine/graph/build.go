@@ -1,0 +1,385 @@
+package graph
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+// FromCSC wraps the given in-neighbour CSC arrays (no copy: the caller hands
+// them over) after checking them with Validate. edgeIDs and weights may be
+// nil.
+func FromCSC(numNodes int64, indptr, indices, edgeIDs []int64, weights []float32) (*CSC, error) {
+	g := &CSC{NumNodes: numNodes, Indptr: indptr, Indices: indices, EdgeIDs: edgeIDs, Weights: weights}
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	return g, nil
+}
+
+// FromCSR builds a CSC from an out-neighbour CSR (row u lists the
+// destinations v of the edges u->v). The CSR is validated like a CSC (the
+// messages say "CSR") and transposed with a parallel counting sort. Edge ids
+// are edgeIDs when given, otherwise the CSR positions; within a CSC row the
+// edges are in increasing CSR position. The inputs are not modified or
+// retained.
+func FromCSR(numNodes int64, indptr, indices, edgeIDs []int64, weights []float32) (*CSC, error) {
+	if err := validateCompressed("CSR", numNodes, indptr, indices, edgeIDs, weights); err != nil {
+		return nil, err
+	}
+	// Expand the row pointer into one source id per edge, then sort by
+	// destination like a COO list whose positions are the CSR positions.
+	src := make([]int64, len(indices))
+	parallelRows(indptr, 0, func(lo, hi int64) {
+		for u := lo; u < hi; u++ {
+			row := src[indptr[u]:indptr[u+1]]
+			for i := range row {
+				row[i] = u
+			}
+		}
+	})
+	g := sortByDst(src, indices, weights, numNodes, false, false, 0)
+	if edgeIDs != nil {
+		k := chunkCount(int64(len(g.EdgeIDs)), 0)
+		parallelChunks(int64(len(g.EdgeIDs)), k, func(_ int, lo, hi int64) {
+			for i, p := range g.EdgeIDs[lo:hi] {
+				g.EdgeIDs[lo+int64(i)] = edgeIDs[p]
+			}
+		})
+	}
+	return g, nil
+}
+
+// MaxNodes is the largest node count FromCOO accepts (given or inferred): it
+// bounds the row-pointer allocation so that a stray huge id is an error
+// rather than an out-of-memory crash.
+const MaxNodes = 1 << 34
+
+// COOOptions controls FromCOO.
+type COOOptions struct {
+	// NumNodes is the number of nodes; <= 0 infers it as the largest id + 1.
+	NumNodes int64
+	// RemoveDuplicates drops repeated (src, dst) pairs, keeping the first
+	// occurrence (and its edge id).
+	RemoveDuplicates bool
+	// RemoveSelfLoops drops the edges v->v.
+	RemoveSelfLoops bool
+	// Threads is the parallelism; <= 0 means GOMAXPROCS.
+	Threads int
+}
+
+// FromCOO builds a CSC from an edge list (edge i is src[i] -> dst[i] with
+// weight weights[i]; weights may be nil). The edge id of an edge is its
+// position i in the input. The build is a parallel, stable counting sort by
+// destination: within row v the edges keep their input order. Duplicates and
+// self-loops are kept unless opt asks to remove them. The inputs are not
+// modified or retained.
+func FromCOO(src, dst []int64, weights []float32, opt COOOptions) (*CSC, error) {
+	e := int64(len(src))
+	if int64(len(dst)) != e {
+		return nil, fmt.Errorf("graph: len(src)=%d does not equal len(dst)=%d", len(src), len(dst))
+	}
+	if weights != nil && int64(len(weights)) != e {
+		return nil, fmt.Errorf("graph: len(weights)=%d does not equal the number of edges %d (or nil)", len(weights), e)
+	}
+	n, sorted, selfLoops, err := scanCOO(src, dst, weights, opt)
+	if err != nil {
+		return nil, err
+	}
+	dropSelf := opt.RemoveSelfLoops && selfLoops > 0
+	g := sortByDst(src, dst, weights, n, dropSelf, sorted && !dropSelf, opt.Threads)
+	if opt.RemoveDuplicates {
+		g = removeDuplicates(g, opt.Threads)
+	}
+	return g, nil
+}
+
+// scanCOO checks the ids and weights of a COO list and returns the number of
+// nodes (given or inferred), whether dst is non-decreasing and the number of
+// self-loops.
+func scanCOO(src, dst []int64, weights []float32, opt COOOptions) (n int64, sorted bool, selfLoops int64, err error) {
+	e := int64(len(src))
+	limit := int64(math.MaxInt64)
+	if opt.NumNodes > 0 {
+		limit = opt.NumNodes
+	}
+	type result struct {
+		err       error
+		max       int64
+		sorted    bool
+		selfLoops int64
+	}
+	k := chunkCount(e, opt.Threads)
+	res := make([]result, k)
+	parallelChunks(e, k, func(c int, lo, hi int64) {
+		r := result{max: -1, sorted: true}
+		defer func() { res[c] = r }()
+		prev := int64(math.MinInt64)
+		for i := lo; i < hi; i++ {
+			s, d := src[i], dst[i]
+			if uint64(s) >= uint64(limit) {
+				r.err = idError("src", i, s, opt.NumNodes)
+				return
+			}
+			if uint64(d) >= uint64(limit) {
+				r.err = idError("dst", i, d, opt.NumNodes)
+				return
+			}
+			r.max = max(r.max, s, d)
+			if d < prev {
+				r.sorted = false
+			}
+			prev = d
+			if s == d {
+				r.selfLoops++
+			}
+		}
+		if weights != nil {
+			for i := lo; i < hi; i++ {
+				if r.err = checkWeight("weights", i, weights[i]); r.err != nil {
+					return
+				}
+			}
+		}
+	})
+	mx := int64(-1)
+	sorted = true
+	for c, r := range res {
+		if r.err != nil {
+			return 0, false, 0, r.err
+		}
+		mx = max(mx, r.max)
+		selfLoops += r.selfLoops
+		sorted = sorted && r.sorted
+		if c > 0 {
+			lo, _ := chunkBounds(e, k, c)
+			sorted = sorted && dst[lo] >= dst[lo-1]
+		}
+	}
+	n = opt.NumNodes
+	if n <= 0 {
+		n = mx + 1
+	}
+	if n > MaxNodes {
+		return 0, false, 0, fmt.Errorf("graph: NumNodes=%d (largest id %d) exceeds MaxNodes=%d", n, mx, int64(MaxNodes))
+	}
+	return n, sorted, selfLoops, nil
+}
+
+// idError describes a bad node id at position i of the array named name.
+func idError(name string, i, v, numNodes int64) error {
+	if v < 0 {
+		return fmt.Errorf("graph: %s[%d]=%d is negative", name, i, v)
+	}
+	return fmt.Errorf("graph: %s[%d]=%d is out of range [0, %d) (NumNodes=%d)", name, i, v, numNodes, numNodes)
+}
+
+// sortByDst builds the CSC of the checked edge list (src, dst, weights) with
+// n nodes by a parallel stable counting sort on dst: the edges are split into
+// k chunks, each chunk counts its edges per destination, the counts are
+// turned into per-chunk write offsets by prefix sums (destination-major,
+// chunk-minor), and each chunk scatters its edges in input order. Edge ids
+// are input positions; when identity is true (dst already sorted and nothing
+// dropped) they equal the CSC positions and EdgeIDs is left nil. dropSelf
+// skips the edges v->v.
+func sortByDst(src, dst []int64, weights []float32, n int64, dropSelf, identity bool, threads int) *CSC {
+	e := int64(len(src))
+	// Fewer chunks than threads when the per-chunk histograms (k*n counters)
+	// would dwarf the edge list.
+	k := chunkCount(e, threads)
+	for k > 1 && int64(k)*n > 2*e+(1<<22) {
+		k--
+	}
+	counts := make([][]int64, k)
+	parallelChunks(e, k, func(c int, lo, hi int64) {
+		cnt := make([]int64, n)
+		if dropSelf {
+			for i := lo; i < hi; i++ {
+				if d := dst[i]; src[i] != d {
+					cnt[d]++
+				}
+			}
+		} else {
+			for _, d := range dst[lo:hi] {
+				cnt[d]++
+			}
+		}
+		counts[c] = cnt
+	})
+
+	indptr := make([]int64, n+1)
+	prefixCounts(counts, indptr, threads)
+
+	m := indptr[n]
+	g := &CSC{NumNodes: n, Indptr: indptr, Indices: make([]int64, m)}
+	if !identity {
+		g.EdgeIDs = make([]int64, m)
+	}
+	if weights != nil {
+		g.Weights = make([]float32, m)
+	}
+	parallelChunks(e, k, func(c int, lo, hi int64) {
+		cnt := counts[c]
+		ind, eids, w := g.Indices, g.EdgeIDs, g.Weights
+		for i := lo; i < hi; i++ {
+			s, d := src[i], dst[i]
+			if dropSelf && s == d {
+				continue
+			}
+			p := cnt[d]
+			cnt[d] = p + 1
+			ind[p] = s
+			if eids != nil {
+				eids[p] = i
+			}
+			if w != nil {
+				w[p] = weights[i]
+			}
+		}
+	})
+	return g
+}
+
+// prefixCounts turns per-chunk destination counts into write offsets:
+// afterwards counts[c][v] = indptr[v] + sum of counts[c'][v] for c' < c, and
+// indptr is the row pointer of the sorted result. It runs in parallel over
+// blocks of destinations.
+func prefixCounts(counts [][]int64, indptr []int64, threads int) {
+	n := int64(len(indptr) - 1)
+	indptr[0] = 0
+	b := chunkCount(n, threads)
+	blockSum := make([]int64, b)
+	// Per destination: degree into indptr[v+1], counts to exclusive offsets
+	// within the row.
+	parallelChunks(n, b, func(blk int, lo, hi int64) {
+		var total int64
+		for v := lo; v < hi; v++ {
+			var sum int64
+			for _, cnt := range counts {
+				t := cnt[v]
+				cnt[v] = sum
+				sum += t
+			}
+			indptr[v+1] = sum
+			total += sum
+		}
+		blockSum[blk] = total
+	})
+	var run int64
+	for blk, s := range blockSum {
+		blockSum[blk] = run
+		run += s
+	}
+	parallelChunks(n, b, func(blk int, lo, hi int64) {
+		run := blockSum[blk]
+		for v := lo; v < hi; v++ {
+			for _, cnt := range counts {
+				cnt[v] += run
+			}
+			run += indptr[v+1]
+			indptr[v+1] = run
+		}
+	})
+}
+
+// removeDuplicates drops repeated sources within each row of g, keeping the
+// first occurrence (rows are in input order, so that is the one with the
+// smallest input position). It returns g itself when nothing is dropped.
+func removeDuplicates(g *CSC, threads int) *CSC {
+	n := g.NumNodes
+	if g.NumEdges() == 0 {
+		return g
+	}
+	drop := make([]bool, g.NumEdges())
+	newDeg := make([]int64, n+1) // newDeg[v+1] = kept edges of row v
+	var mu sync.Mutex
+	var dropped int64
+	parallelRows(g.Indptr, threads, func(lo, hi int64) {
+		var scratch []dupEntry
+		var local int64
+		for v := lo; v < hi; v++ {
+			a, b := g.Indptr[v], g.Indptr[v+1]
+			var nd int64
+			nd, scratch = markDuplicates(g.Indices[a:b], drop[a:b], scratch)
+			local += nd
+			newDeg[v+1] = b - a - nd
+		}
+		mu.Lock()
+		dropped += local
+		mu.Unlock()
+	})
+	if dropped == 0 {
+		return g
+	}
+	for v := int64(0); v < n; v++ {
+		newDeg[v+1] += newDeg[v]
+	}
+	m := newDeg[n]
+	out := &CSC{NumNodes: n, Indptr: newDeg, Indices: make([]int64, m), EdgeIDs: make([]int64, m)}
+	if g.Weights != nil {
+		out.Weights = make([]float32, m)
+	}
+	parallelRows(g.Indptr, threads, func(lo, hi int64) {
+		q := out.Indptr[lo]
+		for p := g.Indptr[lo]; p < g.Indptr[hi]; p++ {
+			if drop[p] {
+				continue
+			}
+			out.Indices[q] = g.Indices[p]
+			out.EdgeIDs[q] = g.EdgeID(p)
+			if out.Weights != nil {
+				out.Weights[q] = g.Weights[p]
+			}
+			q++
+		}
+	})
+	return out
+}
+
+// dupEntry is a (source, position in row) pair used to find duplicates.
+type dupEntry struct{ src, pos int64 }
+
+// markDuplicates sets drop[i] for every entry of row that repeats an earlier
+// entry and returns how many were marked; scratch is reusable memory.
+func markDuplicates(row []int64, drop []bool, scratch []dupEntry) (int64, []dupEntry) {
+	var nd int64
+	if len(row) <= 16 {
+		for i := 1; i < len(row); i++ {
+			for j := 0; j < i; j++ {
+				if row[j] == row[i] {
+					drop[i] = true
+					nd++
+					break
+				}
+			}
+		}
+		return nd, scratch
+	}
+	scratch = scratch[:0]
+	for i, s := range row {
+		scratch = append(scratch, dupEntry{s, int64(i)})
+	}
+	slices.SortFunc(scratch, func(x, y dupEntry) int {
+		if x.src != y.src {
+			if x.src < y.src {
+				return -1
+			}
+			return 1
+		}
+		if x.pos < y.pos {
+			return -1
+		}
+		if x.pos > y.pos {
+			return 1
+		}
+		return 0
+	})
+	for i := 1; i < len(scratch); i++ {
+		if scratch[i].src == scratch[i-1].src {
+			drop[scratch[i].pos] = true
+			nd++
+		}
+	}
+	return nd, scratch
+}

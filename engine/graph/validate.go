@@ -1,0 +1,97 @@
+package graph
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Validate checks every invariant listed in the CSC doc comment and returns
+// an error describing the first violation found (nil if g is well formed).
+// Large graphs are checked in parallel.
+func (g *CSC) Validate() error {
+	if g == nil {
+		return errors.New("graph: CSC is nil")
+	}
+	return validateCompressed("CSC", g.NumNodes, g.Indptr, g.Indices, g.EdgeIDs, g.Weights)
+}
+
+// validateCompressed checks a compressed adjacency (CSC or CSR, named by
+// kind in the messages) with n rows.
+func validateCompressed(kind string, n int64, indptr, indices, edgeIDs []int64, weights []float32) error {
+	if n < 0 {
+		return fmt.Errorf("graph: %s NumNodes=%d is negative", kind, n)
+	}
+	if int64(len(indptr))-1 != n {
+		return fmt.Errorf("graph: %s len(indptr)=%d, want NumNodes+1=%d", kind, len(indptr), n+1)
+	}
+	if indptr[0] != 0 {
+		return fmt.Errorf("graph: %s indptr[0]=%d, want 0", kind, indptr[0])
+	}
+	e := int64(len(indices))
+	if edgeIDs != nil && int64(len(edgeIDs)) != e {
+		return fmt.Errorf("graph: %s len(edgeIDs)=%d, want len(indices)=%d (or nil)", kind, len(edgeIDs), e)
+	}
+	if weights != nil && int64(len(weights)) != e {
+		return fmt.Errorf("graph: %s len(weights)=%d, want len(indices)=%d (or nil)", kind, len(weights), e)
+	}
+
+	// indptr must be non-decreasing: check indptr[i] >= indptr[i-1], i in [1, n].
+	k := chunkCount(n, 0)
+	errs := make([]error, k)
+	parallelChunks(n, k, func(c int, lo, hi int64) {
+		for i := lo + 1; i <= hi; i++ {
+			if indptr[i] < indptr[i-1] {
+				errs[c] = fmt.Errorf("graph: %s indptr[%d]=%d is less than indptr[%d]=%d (indptr must be non-decreasing)",
+					kind, i, indptr[i], i-1, indptr[i-1])
+				return
+			}
+		}
+	})
+	if err := firstError(errs); err != nil {
+		return err
+	}
+	if indptr[n] != e {
+		return fmt.Errorf("graph: %s indptr[%d]=%d, want len(indices)=%d", kind, n, indptr[n], e)
+	}
+
+	k = chunkCount(e, 0)
+	errs = make([]error, k)
+	parallelChunks(e, k, func(c int, lo, hi int64) {
+		for i, x := range indices[lo:hi] {
+			if uint64(x) >= uint64(n) {
+				errs[c] = fmt.Errorf("graph: %s indices[%d]=%d is out of range [0, %d)", kind, lo+int64(i), x, n)
+				return
+			}
+		}
+		if edgeIDs != nil {
+			for i, x := range edgeIDs[lo:hi] {
+				if x < 0 {
+					errs[c] = fmt.Errorf("graph: %s edgeIDs[%d]=%d is negative", kind, lo+int64(i), x)
+					return
+				}
+			}
+		}
+		if weights != nil {
+			for i, w := range weights[lo:hi] {
+				if err := checkWeight(kind+" weights", lo+int64(i), w); err != nil {
+					errs[c] = err
+					return
+				}
+			}
+		}
+	})
+	return firstError(errs)
+}
+
+// checkWeight returns an error if w (element i of the slice named name) is
+// not a finite non-negative number.
+func checkWeight(name string, i int64, w float32) error {
+	if w >= 0 && !math.IsInf(float64(w), 1) {
+		return nil
+	}
+	if w < 0 {
+		return fmt.Errorf("graph: %s[%d]=%g is negative (weights must be finite and >= 0)", name, i, w)
+	}
+	return fmt.Errorf("graph: %s[%d]=%g is not finite (weights must be finite and >= 0)", name, i, w)
+}
