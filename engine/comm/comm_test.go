@@ -1,0 +1,167 @@
+package comm
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// payload encodes (round, from, to) repeated a variable number of times.
+func payload(round, from, to int) []byte {
+	n := (round*7 + from*3 + to) % 5 // 0..4 repetitions, 0 gives a nil buffer
+	if n == 0 {
+		return nil
+	}
+	b := make([]byte, 0, 24*n)
+	for i := 0; i < n; i++ {
+		b = binary.LittleEndian.AppendUint64(b, uint64(round))
+		b = binary.LittleEndian.AppendUint64(b, uint64(from))
+		b = binary.LittleEndian.AppendUint64(b, uint64(to))
+	}
+	return b
+}
+
+func TestLocalRounds(t *testing.T) {
+	for _, size := range []int{1, 2, 3, 8} {
+		t.Run(fmt.Sprint(size), func(t *testing.T) {
+			l := NewLocal(size)
+			assert.Equal(t, size, l.Size())
+			const rounds = 200
+			var wg sync.WaitGroup
+			errs := make([]error, size)
+			for r := 0; r < size; r++ {
+				wg.Add(1)
+				go func(rank int) {
+					defer wg.Done()
+					for k := 0; k < rounds; k++ {
+						send := make([][]byte, size)
+						for j := range send {
+							send[j] = payload(k, rank, j)
+						}
+						recv, err := l.AllToAll(context.Background(), rank, send)
+						if err != nil {
+							errs[rank] = err
+							return
+						}
+						for j := range recv {
+							if want := payload(k, j, rank); string(recv[j]) != string(want) {
+								errs[rank] = fmt.Errorf("round %d rank %d: recv[%d] = %v, want %v", k, rank, j, recv[j], want)
+								return
+							}
+						}
+					}
+				}(r)
+			}
+			wg.Wait()
+			for _, err := range errs {
+				require.NoError(t, err)
+			}
+			l.mu.Lock()
+			assert.Empty(t, l.rounds, "every round is collected and forgotten")
+			l.mu.Unlock()
+		})
+	}
+}
+
+func TestLocalCancelPropagates(t *testing.T) {
+	const size = 4
+	l := NewLocal(size)
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	errs := make([]error, size)
+	// Ranks 0..2 call; rank 3 never does, so they block until rank 0's context is cancelled.
+	for r := 0; r < size-1; r++ {
+		wg.Add(1)
+		go func(rank int) {
+			defer wg.Done()
+			c := context.Background()
+			if rank == 0 {
+				c = ctx
+			}
+			_, errs[rank] = l.AllToAll(c, rank, make([][]byte, size))
+		}(r)
+	}
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("ranks still blocked after cancellation")
+	}
+	assert.ErrorIs(t, errs[0], context.Canceled)
+	assert.ErrorIs(t, errs[1], ErrAborted)
+	assert.ErrorIs(t, errs[2], ErrAborted)
+	assert.ErrorIs(t, errs[1], context.Canceled, "the cause is kept")
+
+	// Later calls, by any rank, fail at once.
+	_, err := l.AllToAll(context.Background(), 3, make([][]byte, size))
+	assert.ErrorIs(t, err, ErrAborted)
+}
+
+func TestLocalCancelledBeforeCall(t *testing.T) {
+	l := NewLocal(2)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := l.AllToAll(ctx, 0, make([][]byte, 2))
+	assert.ErrorIs(t, err, context.Canceled)
+	_, err = l.AllToAll(context.Background(), 1, make([][]byte, 2))
+	assert.ErrorIs(t, err, ErrAborted)
+}
+
+func TestLocalBadArguments(t *testing.T) {
+	l := NewLocal(2)
+	_, err := l.AllToAll(context.Background(), 2, make([][]byte, 2))
+	assert.EqualError(t, err, "comm: rank = 2 is out of range [0, 2)")
+	_, err = l.AllToAll(context.Background(), 0, make([][]byte, 2))
+	assert.ErrorIs(t, err, ErrAborted, "a broken collective aborts the Local")
+
+	l = NewLocal(2)
+	_, err = l.AllToAll(context.Background(), 1, make([][]byte, 3))
+	assert.EqualError(t, err, "comm: rank 1: len(send) = 3 (want 2, one buffer per rank)")
+	_, err = l.AllToAll(context.Background(), -1, nil)
+	assert.Error(t, err)
+
+	_, err = NewLocal(0).AllToAll(context.Background(), 0, nil)
+	assert.EqualError(t, err, "comm: Local has size 0 (want >= 1)")
+	var nl *Local
+	_, err = nl.AllToAll(context.Background(), 0, nil)
+	assert.Error(t, err)
+}
+
+func TestLocalAbortWakesRankAhead(t *testing.T) {
+	// Rank 0 runs ahead into round 1 while rank 1 is still in round 0's
+	// aftermath; an abort must wake it.
+	l := NewLocal(2)
+	var wg sync.WaitGroup
+	wg.Add(2)
+	var err0 error
+	go func() {
+		defer wg.Done()
+		if _, err := l.AllToAll(context.Background(), 0, make([][]byte, 2)); err != nil {
+			err0 = err
+			return
+		}
+		_, err0 = l.AllToAll(context.Background(), 0, make([][]byte, 2))
+	}()
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		defer wg.Done()
+		_, err := l.AllToAll(context.Background(), 1, make([][]byte, 2))
+		if err != nil {
+			return
+		}
+		cancel()
+		_, _ = l.AllToAll(ctx, 1, make([][]byte, 2))
+	}()
+	wg.Wait()
+	assert.True(t, errors.Is(err0, ErrAborted) || err0 == nil, "got %v", err0)
+}

@@ -1,0 +1,14 @@
+// Package feature holds node data (features, labels) and gathers rows of it.
+//
+// A Store maps names to dense arrays whose row i belongs to internal node i
+// (the partition's renumbered id). Arrays keep their dtype (float32, float16
+// and bfloat16 features are gathered as raw rows, never converted); the
+// memory of an array is the caller's, who may pass a release callback that
+// the Store calls exactly once when it lets go of the array.
+//
+// Gather copies rows, in parallel over chunks of rows for large requests, into
+// a caller-provided buffer (the pipeline allocates it through a mem.Allocator
+// so that gathered data can leave the engine without a copy). Store.Gather
+// does the same under the store's read lock, so that Set and Delete wait for
+// in-flight gathers before releasing an array.
+package feature

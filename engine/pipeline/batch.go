@@ -1,0 +1,192 @@
+package pipeline
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/sample"
+)
+
+// Block is one hop's sampled block (see sample.Block) in int64 tensors:
+// Indptr [NumDst+1], Indices [nnz] (positions into Batch.Nodes), EdgeIDs [nnz].
+type Block struct {
+	Indptr, Indices, EdgeIDs  mem.Tensor
+	NumDst, NumSrc, DstOffset int64
+}
+
+// Batch is one materialized mini-batch. Every tensor's Data comes from the
+// allocator the batch was made with.
+type Batch struct {
+	Index      int64      // batch number within the epoch
+	Epoch      uint64     // epoch it belongs to
+	Seeds      mem.Tensor // int64 [B] original ids, in batch order
+	InputIndex mem.Tensor // int64 [B] positions of the seeds in the seeds array given to New
+	Nodes      mem.Tensor // int64 [n] ORIGINAL ids, seeds first
+	HopCounts  mem.Tensor // int64 [L+1]
+	Blocks     []Block    // hop order
+	// NodeData holds the FeatureNames gathered over Nodes ([n, ...]) and the
+	// LabelNames gathered over the seeds ([B, ...]), in their stored dtypes.
+	NodeData map[string]mem.Tensor
+
+	alloc mem.Allocator
+}
+
+// Release frees every tensor whose Data is non-nil through the allocator the
+// batch came from and sets its Data to nil. Callers that take a tensor's
+// Data (the C API wraps it in DLPack and frees it later) set that tensor's
+// Data to nil first. Idempotent; a nil *Batch is a no-op.
+func (b *Batch) Release() {
+	if b == nil || b.alloc == nil {
+		return
+	}
+	free := func(t *mem.Tensor) {
+		if t.Data != nil {
+			b.alloc.Free(t.Data)
+			t.Data = nil
+		}
+	}
+	free(&b.Seeds)
+	free(&b.InputIndex)
+	free(&b.Nodes)
+	free(&b.HopCounts)
+	for i := range b.Blocks {
+		free(&b.Blocks[i].Indptr)
+		free(&b.Blocks[i].Indices)
+		free(&b.Blocks[i].EdgeIDs)
+	}
+	for name, t := range b.NodeData {
+		free(&t)
+		b.NodeData[name] = t
+	}
+}
+
+// int64Tensor allocates a 1-D int64 tensor holding src through alloc.
+func int64Tensor(alloc mem.Allocator, src []int64) (mem.Tensor, []int64, error) {
+	buf, view, err := mem.AllocInt64(alloc, len(src))
+	if err != nil {
+		return mem.Tensor{}, nil, err
+	}
+	copy(view, src)
+	return mem.Tensor{DType: mem.Int64, Shape: []int64{int64(len(src))}, Data: buf}, view, nil
+}
+
+// Materialize turns one sample.Result into a Batch whose every buffer is
+// allocated from alloc (never the Go heap when alloc is a C allocator: that
+// is why all output buffers go through alloc). seedsOrig are the batch's
+// seeds as original ids (they must be res.Nodes[:B] mapped through
+// p.NewToOld) and inputIndex their positions in the caller's seed array.
+// Node data rows are read from store by internal id: featureNames over all
+// of res.Nodes, labelNames over the seeds. alloc nil means mem.Heap. On
+// error nothing stays allocated. Index and Epoch are left zero.
+func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *partition.Partitioned, store *feature.Store, featureNames, labelNames []string, alloc mem.Allocator, threads int) (*Batch, error) {
+	if res == nil {
+		return nil, errors.New("pipeline: result is nil")
+	}
+	if p == nil || p.Graph == nil {
+		return nil, errors.New("pipeline: partition (or its graph) is nil")
+	}
+	if len(res.HopCounts) != len(res.Blocks)+1 {
+		return nil, fmt.Errorf("pipeline: result has %d hop counts for %d blocks (want blocks+1)", len(res.HopCounts), len(res.Blocks))
+	}
+	nb := len(seedsOrig)
+	if res.HopCounts[0] != int64(nb) || len(res.Nodes) < nb {
+		return nil, fmt.Errorf("pipeline: len(seedsOrig) = %d does not match the result's %d seeds", nb, res.HopCounts[0])
+	}
+	if len(inputIndex) != nb {
+		return nil, fmt.Errorf("pipeline: len(inputIndex) = %d (want len(seedsOrig) = %d)", len(inputIndex), nb)
+	}
+	if (len(featureNames) > 0 || len(labelNames) > 0) && store == nil {
+		return nil, errors.New("pipeline: node data requested but store is nil")
+	}
+	if alloc == nil {
+		alloc = mem.Heap{}
+	}
+	n := p.Graph.NumNodes
+	for i, v := range res.Nodes {
+		if v < 0 || v >= n {
+			return nil, fmt.Errorf("pipeline: result node[%d] = %d is out of range [0, %d)", i, v, n)
+		}
+	}
+
+	b := &Batch{alloc: alloc, Blocks: make([]Block, len(res.Blocks)), NodeData: map[string]mem.Tensor{}}
+	ok := false
+	defer func() {
+		if !ok {
+			b.Release()
+		}
+	}()
+	var err error
+	if b.Seeds, _, err = int64Tensor(alloc, seedsOrig); err != nil {
+		return nil, err
+	}
+	if b.InputIndex, _, err = int64Tensor(alloc, inputIndex); err != nil {
+		return nil, err
+	}
+	var nodes []int64
+	if b.Nodes, nodes, err = int64Tensor(alloc, res.Nodes); err != nil {
+		return nil, err
+	}
+	if p.NewToOld != nil {
+		if int64(len(p.NewToOld)) != n {
+			return nil, fmt.Errorf("pipeline: len(partition.NewToOld) = %d (want %d)", len(p.NewToOld), n)
+		}
+		for i, v := range nodes {
+			nodes[i] = p.NewToOld[v]
+		}
+	}
+	if !slices.Equal(nodes[:nb], seedsOrig) {
+		return nil, errors.New("pipeline: seedsOrig are not the result's seeds (res.Nodes[:B] in original ids)")
+	}
+	if b.HopCounts, _, err = int64Tensor(alloc, res.HopCounts); err != nil {
+		return nil, err
+	}
+	for h, rb := range res.Blocks {
+		if int64(len(rb.Indptr)) != rb.NumDst+1 || len(rb.Indices) != len(rb.EdgeIDs) {
+			return nil, fmt.Errorf("pipeline: result block %d is malformed (%d indptr entries for %d dst nodes, %d indices, %d edge ids)",
+				h, len(rb.Indptr), rb.NumDst, len(rb.Indices), len(rb.EdgeIDs))
+		}
+		blk := &b.Blocks[h]
+		blk.NumDst, blk.NumSrc, blk.DstOffset = rb.NumDst, rb.NumSrc, rb.DstOffset
+		if blk.Indptr, _, err = int64Tensor(alloc, rb.Indptr); err != nil {
+			return nil, err
+		}
+		if blk.Indices, _, err = int64Tensor(alloc, rb.Indices); err != nil {
+			return nil, err
+		}
+		if blk.EdgeIDs, _, err = int64Tensor(alloc, rb.EdgeIDs); err != nil {
+			return nil, err
+		}
+	}
+	gather := func(name string, ids []int64) error {
+		if _, dup := b.NodeData[name]; dup {
+			return fmt.Errorf("pipeline: node data %q requested twice", name)
+		}
+		src, found := store.Get(name)
+		if !found {
+			return fmt.Errorf("pipeline: no node data named %q in the store", name)
+		}
+		shape := append([]int64{int64(len(ids))}, src.Shape[1:]...)
+		t := mem.Tensor{DType: src.DType, Shape: shape}
+		if t.Data, err = alloc.Alloc(len(ids) * src.RowBytes()); err != nil {
+			return err
+		}
+		b.NodeData[name] = t
+		return store.Gather(name, t.Data, ids, threads)
+	}
+	for _, name := range featureNames {
+		if err := gather(name, res.Nodes); err != nil {
+			return nil, err
+		}
+	}
+	for _, name := range labelNames {
+		if err := gather(name, res.Nodes[:nb]); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return b, nil
+}

@@ -1,0 +1,408 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/bits"
+	"slices"
+	"sync"
+
+	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/sample"
+)
+
+// Options configures a Pipeline.
+type Options struct {
+	BatchSize     int      // seeds per batch, > 0
+	Shuffle       bool     // shuffle the seeds every epoch
+	DropLast      bool     // drop the last batch when it is short
+	Seed          uint64   // shuffling seed: epoch e's permutation is a function of (Seed, e)
+	QueueCapacity int      // capacity of each queue; <= 0: 2
+	FeatureNames  []string // node data gathered for all of a batch's nodes (e.g. "feat")
+	LabelNames    []string // node data gathered for the batch's seeds (e.g. "label")
+	Threads       int      // parallelism of node data gathering; <= 0: GOMAXPROCS
+}
+
+// ErrClosed is returned by calls on a closed Pipeline.
+var ErrClosed = errors.New("pipeline: closed")
+
+// ErrStopped is returned by a Next that was waiting for a batch of an epoch
+// that Start or Close stopped.
+var ErrStopped = errors.New("pipeline: epoch stopped")
+
+// BatchKey is the random-stream key of batch index of epoch epoch, as passed
+// to sample.Sampler.SampleBatches: epoch<<32 | index.
+func BatchKey(epoch uint64, index int64) uint64 { return epoch<<32 | uint64(index)&0xffffffff }
+
+// Pipeline streams the batches of one epoch at a time. Start, Next and Close
+// may be called from different goroutines; Next must not be called
+// concurrently with itself.
+type Pipeline struct {
+	s         *sample.Sampler
+	p         *partition.Partitioned
+	store     *feature.Store
+	seedsOrig []int64
+	seedsNew  []int64
+	opt       Options
+	alloc     mem.Allocator
+
+	mu     sync.Mutex // guards cur and closed
+	cur    *run
+	closed bool
+
+	nextMu sync.Mutex // serialises Next; guards run.delivered and run.err
+}
+
+// run is one epoch in progress.
+type run struct {
+	epoch      uint64
+	total      int
+	stop       chan struct{} // closed to stop the goroutines
+	loaderDone chan struct{} // closed when the loader exits
+	out        chan item     // loader -> Next
+	wg         sync.WaitGroup
+
+	delivered int
+	err       error
+}
+
+type item struct {
+	b   *Batch
+	err error
+}
+
+type job struct {
+	index int64
+	res   *sample.Result
+	err   error
+}
+
+// New validates seeds (original ids, mapped to internal via p.OldToNew when
+// renumbered; duplicates are an error), names (must exist in store) and
+// options. s must have been built on p. alloc nil means mem.Heap.
+func New(s *sample.Sampler, p *partition.Partitioned, store *feature.Store, seeds []int64, opt Options, alloc mem.Allocator) (*Pipeline, error) {
+	if s == nil {
+		return nil, errors.New("pipeline: sampler is nil")
+	}
+	if p == nil || p.Graph == nil {
+		return nil, errors.New("pipeline: partition (or its graph) is nil")
+	}
+	if s.Partitioned() != p {
+		return nil, errors.New("pipeline: the sampler was built on a different partition")
+	}
+	if opt.BatchSize <= 0 {
+		return nil, fmt.Errorf("pipeline: batch size = %d is invalid (want > 0)", opt.BatchSize)
+	}
+	if opt.QueueCapacity <= 0 {
+		opt.QueueCapacity = 2
+	}
+	n := p.Graph.NumNodes
+	if p.OldToNew != nil && int64(len(p.OldToNew)) != n {
+		return nil, fmt.Errorf("pipeline: len(partition.OldToNew) = %d (want %d)", len(p.OldToNew), n)
+	}
+	names := map[string]string{}
+	check := func(kind string, list []string) error {
+		for i, name := range list {
+			if prev, dup := names[name]; dup {
+				return fmt.Errorf("pipeline: %s[%d] = %q is already requested in %s", kind, i, name, prev)
+			}
+			names[name] = kind
+			if store == nil {
+				return fmt.Errorf("pipeline: %s[%d] = %q requested but store is nil", kind, i, name)
+			}
+			if _, ok := store.Get(name); !ok {
+				return fmt.Errorf("pipeline: %s[%d] = %q is not in the store (have %v)", kind, i, name, store.Names())
+			}
+		}
+		return nil
+	}
+	if err := check("feature names", opt.FeatureNames); err != nil {
+		return nil, err
+	}
+	if err := check("label names", opt.LabelNames); err != nil {
+		return nil, err
+	}
+	if store != nil && len(names) > 0 && store.NumNodes() != n {
+		return nil, fmt.Errorf("pipeline: store has %d nodes, graph has %d", store.NumNodes(), n)
+	}
+	seedsNew, err := InternalSeeds(p, seeds)
+	if err != nil {
+		return nil, err
+	}
+	opt.FeatureNames = slices.Clone(opt.FeatureNames)
+	opt.LabelNames = slices.Clone(opt.LabelNames)
+	if alloc == nil {
+		alloc = mem.Heap{}
+	}
+	return &Pipeline{
+		s: s, p: p, store: store,
+		seedsOrig: slices.Clone(seeds), seedsNew: seedsNew,
+		opt: opt, alloc: alloc,
+	}, nil
+}
+
+// InternalSeeds validates seeds (original ids: each in range, no
+// duplicates) and returns them mapped to p's internal numbering.
+func InternalSeeds(p *partition.Partitioned, seeds []int64) ([]int64, error) {
+	n := p.Graph.NumNodes
+	seedsNew := make([]int64, len(seeds))
+	first := make(map[int64]int, len(seeds))
+	for i, v := range seeds {
+		if v < 0 || v >= n {
+			return nil, fmt.Errorf("seeds[%d] = %d is out of range [0, %d)", i, v, n)
+		}
+		if j, dup := first[v]; dup {
+			return nil, fmt.Errorf("seeds[%d] = %d duplicates seeds[%d]", i, v, j)
+		}
+		first[v] = i
+		if p.OldToNew != nil {
+			seedsNew[i] = p.OldToNew[v]
+		} else {
+			seedsNew[i] = v
+		}
+	}
+	return seedsNew, nil
+}
+
+// NumBatches returns the number of batches per epoch.
+func (pl *Pipeline) NumBatches() int {
+	n, b := len(pl.seedsOrig), pl.opt.BatchSize
+	if pl.opt.DropLast {
+		return n / b
+	}
+	return (n + b - 1) / b
+}
+
+// Start begins epoch epoch: stops and drains any epoch in progress (freeing
+// its queued batches), shuffles the seeds by (Seed, epoch) and starts the
+// sampler and loader goroutines.
+func (pl *Pipeline) Start(epoch uint64) error {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.closed {
+		return ErrClosed
+	}
+	pl.stopLocked()
+	order := epochOrder(len(pl.seedsOrig), pl.opt.Shuffle, pl.opt.Seed, epoch)
+	r := &run{
+		epoch:      epoch,
+		total:      pl.NumBatches(),
+		stop:       make(chan struct{}),
+		loaderDone: make(chan struct{}),
+		out:        make(chan item, pl.opt.QueueCapacity),
+	}
+	jobs := make(chan job, pl.opt.QueueCapacity)
+	r.wg.Add(2)
+	go pl.sampleLoop(r, order, jobs)
+	go pl.loadLoop(r, order, jobs)
+	pl.cur = r
+	return nil
+}
+
+// stopLocked stops the current run, waits for its goroutines and releases
+// every batch still queued.
+func (pl *Pipeline) stopLocked() {
+	r := pl.cur
+	if r == nil {
+		return
+	}
+	pl.cur = nil
+	close(r.stop)
+	r.wg.Wait()
+	for it := range r.out { // closed by the loader
+		it.b.Release()
+	}
+}
+
+// batchSeeds returns the positions (into the seeds given to New) of batch i.
+func (pl *Pipeline) batchSeeds(order []int64, i int) []int64 {
+	lo := i * pl.opt.BatchSize
+	return order[lo:min(lo+pl.opt.BatchSize, len(order))]
+}
+
+func (pl *Pipeline) sampleLoop(r *run, order []int64, jobs chan<- job) {
+	defer r.wg.Done()
+	defer close(jobs)
+	send := func(j job) bool {
+		select {
+		case jobs <- j:
+			return true
+		case <-r.stop:
+		case <-r.loaderDone:
+		}
+		return false
+	}
+	ranks := pl.s.NumRanks()
+	for i := 0; i < r.total; i += ranks {
+		select {
+		case <-r.stop:
+			return
+		case <-r.loaderDone:
+			return
+		default:
+		}
+		k := min(ranks, r.total-i)
+		batches := make([][]int64, k)
+		keys := make([]uint64, k)
+		for j := range batches {
+			pos := pl.batchSeeds(order, i+j)
+			seeds := make([]int64, len(pos))
+			for t, q := range pos {
+				seeds[t] = pl.seedsNew[q]
+			}
+			batches[j] = seeds
+			keys[j] = BatchKey(r.epoch, int64(i+j))
+		}
+		// Not cancelled on stop: an aborted collective would leave the
+		// sampler's comm unusable for later epochs.
+		res, err := pl.s.SampleBatches(context.Background(), batches, keys)
+		if err != nil {
+			send(job{index: int64(i), err: err})
+			return
+		}
+		for j, rs := range res {
+			if !send(job{index: int64(i + j), res: rs}) {
+				return
+			}
+		}
+	}
+}
+
+func (pl *Pipeline) loadLoop(r *run, order []int64, jobs <-chan job) {
+	defer r.wg.Done()
+	defer close(r.out)
+	defer close(r.loaderDone)
+	deliver := func(it item) bool {
+		select {
+		case r.out <- it:
+			return true
+		case <-r.stop:
+			it.b.Release()
+			return false
+		}
+	}
+	for {
+		var j job
+		var ok bool
+		select {
+		case <-r.stop:
+			return
+		case j, ok = <-jobs:
+			if !ok {
+				return
+			}
+		}
+		if j.err != nil {
+			deliver(item{err: fmt.Errorf("pipeline: epoch %d, sampling batch %d: %w", r.epoch, j.index, j.err)})
+			return
+		}
+		pos := pl.batchSeeds(order, int(j.index))
+		seeds := make([]int64, len(pos))
+		for t, q := range pos {
+			seeds[t] = pl.seedsOrig[q]
+		}
+		b, err := Materialize(j.res, seeds, pos, pl.p, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.alloc, pl.opt.Threads)
+		if err != nil {
+			deliver(item{err: fmt.Errorf("pipeline: epoch %d, loading batch %d: %w", r.epoch, j.index, err)})
+			return
+		}
+		b.Index, b.Epoch = j.index, r.epoch
+		if !deliver(item{b: b}) {
+			return
+		}
+	}
+}
+
+// Next returns the next batch of the current epoch in batch order, io.EOF at
+// its end, or the first error from the sampler or loader (which then sticks
+// until the next Start). The caller owns the batch and must Release it.
+func (pl *Pipeline) Next(ctx context.Context) (*Batch, error) {
+	pl.nextMu.Lock()
+	defer pl.nextMu.Unlock()
+	pl.mu.Lock()
+	r, closed := pl.cur, pl.closed
+	pl.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	if r == nil {
+		return nil, errors.New("pipeline: Next called before Start")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.delivered == r.total {
+		return nil, io.EOF
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	select {
+	case it, ok := <-r.out:
+		if !ok {
+			return nil, ErrStopped
+		}
+		if it.err != nil {
+			r.err = it.err
+			return nil, it.err
+		}
+		r.delivered++
+		return it.b, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Close stops everything (no goroutine is left running when it returns) and
+// frees undelivered batches. Idempotent.
+func (pl *Pipeline) Close() error {
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.closed {
+		return nil
+	}
+	pl.closed = true
+	pl.stopLocked()
+	return nil
+}
+
+// epochOrder returns the positions of the n seeds in epoch order: the
+// identity, or a Fisher-Yates shuffle driven by SplitMix64 seeded from
+// (seed, epoch).
+func epochOrder(n int, shuffle bool, seed, epoch uint64) []int64 {
+	order := make([]int64, n)
+	for i := range order {
+		order[i] = int64(i)
+	}
+	if !shuffle {
+		return order
+	}
+	state := mix64(mix64(seed+0x243f6a8885a308d3) ^ (epoch + 0x13198a2e03707344))
+	next := func() uint64 {
+		state += 0x9e3779b97f4a7c15
+		return mix64(state)
+	}
+	for i := n - 1; i > 0; i-- {
+		// Uniform j in [0, i] (Lemire, exact).
+		bound := uint64(i + 1)
+		hi, lo := bits.Mul64(next(), bound)
+		if lo < bound {
+			thresh := -bound % bound
+			for lo < thresh {
+				hi, lo = bits.Mul64(next(), bound)
+			}
+		}
+		order[i], order[hi] = order[hi], order[i]
+	}
+	return order
+}
+
+func mix64(z uint64) uint64 {
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
+	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
+	return z ^ (z >> 31)
+}

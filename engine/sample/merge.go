@@ -1,0 +1,273 @@
+package sample
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"sync"
+)
+
+// Merges whose hop sampled at least parallelMergeMin neighbours run the
+// parallel append-unique; mergeGrain is its chunk size (variables so that
+// tests can force the parallel path on small graphs).
+var (
+	parallelMergeMin = 1 << 15
+	mergeGrain       = 1 << 14
+)
+
+// merge puts the sampled lists back into frontier order and builds the hop's
+// block straight in CSC (FastSample Algorithm 1): Indptr over the frontier,
+// Indices through append-unique on the rank's node table (nodes already in
+// Nodes keep their positions, new ones are appended in order of first
+// appearance), EdgeIDs copied.
+func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv [][]byte, nodes *[]int64, hop int) (Block, error) {
+	size := s.c.Size()
+	type answer struct {
+		counts, nbrs, eids []int64
+		task, off          int64 // cursors
+	}
+	ans := make([]answer, size)
+	sent := make([]int64, size)
+	if owners == nil {
+		sent[0] = int64(len(frontier))
+	} else {
+		for _, o := range owners {
+			sent[o]++
+		}
+	}
+	var total int64
+	for o, b := range recv {
+		m, err := bytesInt64(b)
+		if err != nil {
+			return Block{}, fmt.Errorf("sample: hop %d: from rank %d: %w", hop, o, err)
+		}
+		n := sent[o]
+		if int64(len(m)) < n || (int64(len(m))-n)%2 != 0 {
+			return Block{}, fmt.Errorf("sample: hop %d: rank %d answered %d tasks with %d values", hop, o, n, len(m))
+		}
+		ml := (int64(len(m)) - n) / 2
+		a := answer{counts: m[:n], nbrs: m[n : n+ml], eids: m[n+ml:]}
+		var sum int64
+		for _, c := range a.counts {
+			if c < 0 {
+				return Block{}, fmt.Errorf("sample: hop %d: rank %d answered a negative count %d", hop, o, c)
+			}
+			sum += c
+		}
+		if sum != ml {
+			return Block{}, fmt.Errorf("sample: hop %d: rank %d answered counts summing to %d with %d neighbours", hop, o, sum, ml)
+		}
+		ans[o] = a
+		total += ml
+	}
+	if int64(len(*nodes))+total > math.MaxInt32 {
+		return Block{}, fmt.Errorf("sample: hop %d: the sample would exceed %d nodes", hop, math.MaxInt32)
+	}
+
+	// Indptr, and the sampled neighbours and edge ids in frontier order.
+	nd := len(frontier)
+	indptr := make([]int64, nd+1)
+	eids := make([]int64, total)
+	var nbrs []int64
+	if owners == nil {
+		a := ans[0]
+		for i, c := range a.counts {
+			indptr[i+1] = indptr[i] + c
+		}
+		nbrs = a.nbrs
+		copy(eids, a.eids)
+	} else {
+		nbrs = make([]int64, total)
+		var k int64
+		for i := 0; i < nd; i++ {
+			a := &ans[owners[i]]
+			c := a.counts[a.task]
+			a.task++
+			copy(nbrs[k:k+c], a.nbrs[a.off:a.off+c])
+			copy(eids[k:k+c], a.eids[a.off:a.off+c])
+			a.off += c
+			k += c
+			indptr[i+1] = k
+		}
+	}
+
+	indices := make([]int64, total)
+	var err error
+	if total >= int64(parallelMergeMin) && s.rankThreads() > 1 {
+		err = s.appendUniqueParallel(ws, nbrs, indices, nodes, hop)
+	} else {
+		err = s.appendUnique(ws, nbrs, indices, nodes, hop)
+	}
+	if err != nil {
+		return Block{}, err
+	}
+	return Block{
+		Indptr:  indptr,
+		Indices: indices,
+		EdgeIDs: eids,
+		NumDst:  int64(nd),
+		NumSrc:  int64(len(*nodes)),
+	}, nil
+}
+
+func (s *Sampler) badNode(hop int, u int64) error {
+	return fmt.Errorf("sample: hop %d: a rank answered node %d, out of range [0, %d)", hop, u, s.g.NumNodes)
+}
+
+// appendUnique sets indices[k] to the position of nbrs[k] in *nodes,
+// appending the nodes not yet there in order of first appearance.
+func (s *Sampler) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+	ns := *nodes
+	ns = slices.Grow(ns, len(nbrs))
+	n := s.g.NumNodes
+	for k, u := range nbrs {
+		if uint64(u) >= uint64(n) {
+			return s.badNode(hop, u)
+		}
+		pos, isNew := ws.table.insert(u, int32(len(ns)))
+		if isNew {
+			ns = append(ns, u)
+		}
+		indices[k] = int64(pos)
+	}
+	*nodes = ns
+	return nil
+}
+
+// appendUniqueParallel computes what appendUnique does, with the same result,
+// in parallel:
+//
+//  1. bucket the positions k of nbrs by shard (stable counting sort);
+//  2. per shard, one goroutine inserts its keys in increasing k: a key met
+//     for the first time gets the provisional position -(k+1) and k is
+//     flagged as a first appearance; otherwise indices[k] takes the stored
+//     (final or provisional) position;
+//  3. a prefix sum over the flags in k order numbers the new nodes in order
+//     of first appearance; the new nodes are written and their slots get
+//     their final positions;
+//  4. provisional indices are resolved.
+func (s *Sampler) appendUniqueParallel(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+	total := len(nbrs)
+	threads := s.rankThreads()
+	grain := mergeGrain
+	chunks := (total + grain - 1) / grain
+	ws.order = grow32(ws.order, total)
+	ws.rank = grow32(ws.rank, total)
+	ws.slotOf = grow32(ws.slotOf, total)
+	order, rank, slotOf := ws.order, ws.rank, ws.slotOf
+	n := s.g.NumNodes
+
+	// 1. Counting sort of k by shard.
+	counts := make([]int32, chunks*numShards)
+	var errMu sync.Mutex
+	var firstBad = total
+	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+		for c := c0; c < c1; c++ {
+			cnt := counts[c*numShards : (c+1)*numShards]
+			lo, hi := c*grain, min((c+1)*grain, total)
+			for k := lo; k < hi; k++ {
+				u := nbrs[k]
+				if uint64(u) >= uint64(n) {
+					errMu.Lock()
+					firstBad = min(firstBad, k)
+					errMu.Unlock()
+					return
+				}
+				cnt[shardOf(u)]++
+			}
+		}
+	})
+	if firstBad < total {
+		return s.badNode(hop, nbrs[firstBad])
+	}
+	var shardStart [numShards + 1]int32
+	var run int32
+	for sh := 0; sh < numShards; sh++ {
+		shardStart[sh] = run
+		for c := 0; c < chunks; c++ {
+			x := counts[c*numShards+sh]
+			counts[c*numShards+sh] = run
+			run += x
+		}
+	}
+	shardStart[numShards] = run
+	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+		for c := c0; c < c1; c++ {
+			off := counts[c*numShards : (c+1)*numShards]
+			lo, hi := c*grain, min((c+1)*grain, total)
+			for k := lo; k < hi; k++ {
+				sh := shardOf(nbrs[k])
+				order[off[sh]] = int32(k)
+				off[sh]++
+			}
+		}
+	})
+
+	// 2. Per-shard inserts. rank[k] is 1 for a first appearance, else 0.
+	parallelFor(numShards, 1, threads, func(_, s0, s1 int) {
+		for sh := s0; sh < s1; sh++ {
+			ks := order[shardStart[sh]:shardStart[sh+1]]
+			t := &ws.table[sh]
+			t.reserve(len(ks))
+			for _, k := range ks {
+				i, pos, isNew := t.insert(nbrs[k], -(k + 1))
+				if isNew {
+					rank[k], slotOf[k] = 1, int32(i)
+				} else {
+					rank[k] = 0
+				}
+				indices[k] = int64(pos)
+			}
+		}
+	})
+
+	// 3. Number the first appearances in k order.
+	sums := make([]int32, chunks+1)
+	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+		for c := c0; c < c1; c++ {
+			var x int32
+			for _, f := range rank[c*grain : min((c+1)*grain, total)] {
+				x += f
+			}
+			sums[c+1] = x
+		}
+	})
+	for c := 0; c < chunks; c++ {
+		sums[c+1] += sums[c]
+	}
+	before := len(*nodes)
+	ns := slices.Grow(*nodes, int(sums[chunks]))[:before+int(sums[chunks])]
+	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+		for c := c0; c < c1; c++ {
+			next := int32(before) + sums[c]
+			for k := c * grain; k < min((c+1)*grain, total); k++ {
+				if rank[k] == 0 {
+					continue
+				}
+				u := nbrs[k]
+				ns[next] = u
+				ws.table[shardOf(u)].slots[slotOf[k]].pos = next // distinct slots
+				rank[k] = next
+				next++
+			}
+		}
+	})
+
+	// 4. Resolve provisional positions -(f+1) to the final position of f.
+	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+		for k := c0 * grain; k < min(c1*grain, total); k++ {
+			if p := indices[k]; p < 0 {
+				indices[k] = int64(rank[-(p + 1)])
+			}
+		}
+	})
+	*nodes = ns
+	return nil
+}
+
+func grow32(s []int32, n int) []int32 {
+	if cap(s) < n {
+		return make([]int32, n)
+	}
+	return s[:n]
+}
