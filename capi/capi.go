@@ -1,0 +1,197 @@
+// Command capi is graphferry's C interface: built with
+// `go build -buildmode=c-shared` into libgraphferry.so, it implements
+// include/graphferry.h as a thin skin over the engine. It is the only package
+// of graphferry that uses cgo.
+//
+// The public gf_* functions are defined in graphferry.c, which guards against
+// use in a forked child and forwards to the gfgo_* exports here. Every export
+// validates its arguments, converts them, calls the engine, and turns errors
+// and panics into a status code plus a thread-local message. Handles given
+// to C are opaque integers looked up in a registry, never Go pointers; every
+// buffer handed to C is malloc'd.
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../include -std=gnu99 -Wall
+#include <stdlib.h>
+#include "graphferry.h"
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+)
+
+func main() {}
+
+// Status codes, mirroring include/graphferry.h.
+const (
+	gfOK         = C.GF_OK
+	gfEInval     = C.GF_EINVAL
+	gfEType      = C.GF_ETYPE
+	gfENoMem     = C.GF_ENOMEM
+	gfEBadHandle = C.GF_EBADHANDLE
+	gfEState     = C.GF_ESTATE
+	gfEIO        = C.GF_EIO
+	gfENotSup    = C.GF_ENOTSUP
+	gfEInternal  = C.GF_EINTERNAL
+	gfDone       = C.GF_DONE
+)
+
+// apiError is an error with a status code.
+type apiError struct {
+	code C.int
+	msg  string
+}
+
+func (e *apiError) Error() string { return e.msg }
+
+func errorf(code C.int, format string, args ...any) error {
+	return &apiError{code: code, msg: fmt.Sprintf(format, args...)}
+}
+
+// errDone ends an iteration (GF_DONE); it is not an error.
+var errDone = errors.New("done")
+
+// poisoned is set after a panic: the library's state can no longer be
+// trusted, so every later call fails fast.
+var poisoned atomic.Value // string: the first panic's message
+
+func setError(msg string) {
+	cs := C.CString(msg)
+	C.gf__set_error(cs)
+	C.free(unsafePointer(cs))
+}
+
+// call runs f as the body of the C function fn: it turns a returned error
+// into a status code and a message prefixed with fn, and a panic into
+// GF_EINTERNAL.
+func call(fn string, f func() error) (rc C.int) {
+	defer func() {
+		if r := recover(); r != nil {
+			msg := fmt.Sprintf("%s: internal error: %v", fn, r)
+			if poisoned.CompareAndSwap(nil, msg) {
+				fmt.Fprintf(os.Stderr, "graphferry: %s\n%s\n", msg, debug.Stack())
+			}
+			setError(msg + " (graphferry is disabled in this process; please report this bug)")
+			rc = gfEInternal
+		}
+	}()
+	if p := poisoned.Load(); p != nil {
+		setError(fmt.Sprintf("%s: graphferry is disabled after an earlier internal error (%s)", fn, p))
+		return gfEInternal
+	}
+	err := f()
+	if err == nil {
+		return gfOK
+	}
+	if err == errDone {
+		return gfDone
+	}
+	code := C.int(gfEInval)
+	var ae *apiError
+	switch {
+	case errors.As(err, &ae):
+		code = ae.code
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission):
+		code = gfEIO
+	}
+	setError(fn + ": " + err.Error())
+	return code
+}
+
+// ---------------------------------------------------------------------------
+// Handles
+
+type handleKind uint8
+
+const (
+	kindGraph handleKind = iota + 1
+	kindLoader
+	kindBatch
+)
+
+func (k handleKind) String() string {
+	switch k {
+	case kindGraph:
+		return "graph"
+	case kindLoader:
+		return "loader"
+	case kindBatch:
+		return "batch"
+	}
+	return "unknown"
+}
+
+// handleStride spaces handle values so that the kind is in the low bits and
+// a closed handle's number is never given out again.
+const handleStride = 16
+
+var registry = struct {
+	sync.Mutex
+	next uint64
+	objs map[uint64]any
+}{next: 1, objs: map[uint64]any{}}
+
+func newHandle(kind handleKind, obj any) uint64 {
+	registry.Lock()
+	defer registry.Unlock()
+	h := registry.next*handleStride + uint64(kind)
+	registry.next++
+	registry.objs[h] = obj
+	return h
+}
+
+func badHandle(kind handleKind, h uint64) error {
+	if h == 0 {
+		return errorf(gfEBadHandle, "%s handle is NULL", kind)
+	}
+	if handleKind(h%handleStride) == kind && h/handleStride < registry.next {
+		return errorf(gfEBadHandle, "%s handle %#x was already closed", kind, h)
+	}
+	return errorf(gfEBadHandle, "%#x is not a %s handle", h, kind)
+}
+
+func lookup[T any](kind handleKind, h C.uintptr_t) (T, error) {
+	var zero T
+	registry.Lock()
+	obj, ok := registry.objs[uint64(h)]
+	registry.Unlock()
+	if !ok || handleKind(uint64(h)%handleStride) != kind {
+		registry.Lock()
+		err := badHandle(kind, uint64(h))
+		registry.Unlock()
+		return zero, err
+	}
+	return obj.(T), nil
+}
+
+// forget removes a handle from the registry and returns its object, or
+// false if it was not registered (already closed: closing twice is a no-op).
+func forget[T any](kind handleKind, h C.uintptr_t) (T, bool) {
+	var zero T
+	registry.Lock()
+	defer registry.Unlock()
+	obj, ok := registry.objs[uint64(h)]
+	if !ok || handleKind(uint64(h)%handleStride) != kind {
+		return zero, false
+	}
+	delete(registry.objs, uint64(h))
+	return obj.(T), true
+}
+
+// liveHandles reports how many handles are open (used by tests).
+func liveHandles() int {
+	registry.Lock()
+	defer registry.Unlock()
+	return len(registry.objs)
+}
+
+// putHandle stores h through out, which the caller checked is non-nil.
+func putHandle(out *C.uintptr_t, h uint64) { *out = C.uintptr_t(h) }

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// edgeSet maps (src, dst) -> edge ids of a CSC.
+func checkSampledEdges(t *testing.T, indptr, indices []int64, nodes []int64, blocks [][3][]int64) {
+	t.Helper()
+	for h, b := range blocks {
+		ip, ix, eid := b[0], b[1], b[2]
+		require.Equal(t, len(ix), len(eid), "hop %d", h)
+		for d := 0; d+1 < len(ip); d++ {
+			v := nodes[d]
+			for k := ip[d]; k < ip[d+1]; k++ {
+				require.Less(t, ix[k], int64(len(nodes)))
+				u := nodes[ix[k]]
+				e := eid[k]
+				require.True(t, e >= indptr[v] && e < indptr[v+1] && indices[e] == u,
+					"hop %d: edge %d -> %d with id %d is not in the graph", h, u, v, e)
+			}
+		}
+	}
+}
+
+func TestGraphFromCSCAndSample(t *testing.T) {
+	indptr := []int64{0, 2, 5, 6, 8, 8, 10}
+	indices := []int64{1, 2, 0, 3, 4, 0, 1, 5, 2, 3}
+	for _, bits := range []uint8{64, 32} {
+		g, rc := testGraphFromCSC(indptr, indices, bits)
+		require.Equal(t, gfOK, rc, lastError())
+		n, rc := testGraphNumNodes(g)
+		require.Equal(t, gfOK, rc)
+		assert.Equal(t, int64(6), n)
+		nodes, blocks, rc := testSample(g, []int64{3, 0}, []int32{2, 2}, false, 1)
+		require.Equal(t, gfOK, rc, lastError())
+		assert.Equal(t, []int64{3, 0}, nodes[:2])
+		checkSampledEdges(t, indptr, indices, nodes, blocks)
+		testGraphClose(g)
+		_, rc = testGraphNumNodes(g)
+		assert.Equal(t, gfEBadHandle, rc)
+		assert.Contains(t, lastError(), "already closed")
+	}
+	assert.Equal(t, 0, liveHandles())
+}
+
+func TestBadInputLeavesGraphUsable(t *testing.T) {
+	indptr := []int64{0, 1, 2, 3}
+	indices := []int64{1, 2, 0}
+	g, rc := testGraphFromCSC(indptr, indices, 64)
+	require.Equal(t, gfOK, rc)
+	defer testGraphClose(g)
+
+	_, _, rc = testSample(g, []int64{0, 7}, []int32{1}, false, 0)
+	assert.Equal(t, gfEInval, rc)
+	assert.Contains(t, lastError(), "gf_sample: seeds")
+	assert.Contains(t, lastError(), "7")
+
+	_, _, rc = testSample(g, []int64{0}, nil, false, 0)
+	assert.Equal(t, gfEInval, rc)
+	assert.Contains(t, lastError(), "num_hops")
+
+	_, _, rc = testSample(g, []int64{0}, []int32{-2}, false, 0)
+	assert.Equal(t, gfEInval, rc)
+	assert.Contains(t, lastError(), "-2")
+
+	_, _, rc = testSample(g+1, []int64{0}, []int32{1}, false, 0)
+	assert.Equal(t, gfEBadHandle, rc)
+
+	nodes, blocks, rc := testSample(g, []int64{0, 1}, []int32{1, 1}, false, 0)
+	require.Equal(t, gfOK, rc, lastError())
+	checkSampledEdges(t, indptr, indices, nodes, blocks)
+
+	_, rc = testGraphFromCSC([]int64{0, 2, 1, 3}, []int64{0, 1, 2}, 64)
+	assert.Equal(t, gfEInval, rc)
+	assert.Contains(t, lastError(), "gf_graph_from_csc")
+}
+
+// FuzzGraphFromCSC throws arbitrary arrays at gf_graph_from_csc and
+// gf_sample: every call must return a status (never crash), and whatever is
+// accepted must sample only edges of the graph.
+func FuzzGraphFromCSC(f *testing.F) {
+	f.Add([]byte{0, 2, 3, 3}, []byte{1, 2, 0}, []byte{0, 1}, int8(2), int8(-1))
+	f.Add([]byte{0, 5, 1}, []byte{9}, []byte{3}, int8(0), int8(1))
+	f.Fuzz(func(t *testing.T, ip, ix, seeds []byte, f1, f2 int8) {
+		if len(ip) > 64 || len(ix) > 256 || len(seeds) > 16 {
+			return
+		}
+		conv := func(b []byte) []int64 {
+			out := make([]int64, len(b))
+			for i, v := range b {
+				out[i] = int64(int8(v))
+			}
+			return out
+		}
+		indptr, indices := conv(ip), conv(ix)
+		g, rc := testGraphFromCSC(indptr, indices, 64)
+		if rc != gfOK {
+			require.NotEmpty(t, lastError())
+			return
+		}
+		defer testGraphClose(g)
+		nodes, blocks, rc := testSample(g, conv(seeds), []int32{int32(f1), int32(f2)}, f1%2 == 0, 3)
+		if rc != gfOK {
+			require.NotEmpty(t, lastError())
+			return
+		}
+		checkSampledEdges(t, indptr, indices, nodes, blocks)
+	})
+}

@@ -1,0 +1,317 @@
+// graphferry.c defines every public gf_* function of include/graphferry.h as
+// a thin C shim over the Go exports (gfgo_*). The shim does the work that
+// must not enter Go: the fork guard (a child process must never run Go code),
+// the thread-local error message, status strings, and DLPack deleters.
+// Because the public prototypes are defined here against the header, the C
+// compiler checks the header's signatures.
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "graphferry.h"
+#include "shim.h"
+#include "_cgo_export.h"
+
+// ---------------------------------------------------------------------------
+// Fork guard
+
+static volatile int gf__forked = 0;
+
+static void gf__atfork_child(void) { gf__forked = 1; }
+
+__attribute__((constructor)) static void gf__init(void) {
+  pthread_atfork(NULL, NULL, gf__atfork_child);
+}
+
+static const char gf__fork_msg[] =
+    "graphferry cannot be used in a process forked after it was loaded: "
+    "its engine runs its own threads, which do not survive fork(); create "
+    "graphferry objects in the process that uses them (with PyTorch's "
+    "DataLoader, use num_workers=0)";
+
+// ---------------------------------------------------------------------------
+// Thread-local error message
+
+static __thread char *gf__err = NULL;
+
+void gf__set_error(const char *msg) {
+  size_t n = strlen(msg);
+  char *copy = (char *)malloc(n + 1);
+  if (copy == NULL) {
+    return;  // keep the previous message rather than lose both
+  }
+  memcpy(copy, msg, n + 1);
+  free(gf__err);
+  gf__err = copy;
+}
+
+const char *gf_errmsg(void) {
+  if (gf__forked) {
+    return gf__fork_msg;
+  }
+  return gf__err ? gf__err : "";
+}
+
+#define GF_GUARD()       \
+  do {                   \
+    if (gf__forked) {    \
+      return GF_EFORK;   \
+    }                    \
+  } while (0)
+
+#define GF_GUARD_VOID() \
+  do {                  \
+    if (gf__forked) {   \
+      return;           \
+    }                   \
+  } while (0)
+
+// ---------------------------------------------------------------------------
+// Versions, statuses, memory
+
+int gf_version_number(void) { return GF_VERSION_NUMBER; }
+
+const char *gf_version(void) { return GF_VERSION_STRING; }
+
+const char *gf_status_str(int status) {
+  switch (status) {
+    case GF_OK: return "ok";
+    case GF_EINVAL: return "invalid argument";
+    case GF_ETYPE: return "wrong dtype, device or layout";
+    case GF_ENOMEM: return "out of memory";
+    case GF_EBADHANDLE: return "bad handle";
+    case GF_ESTATE: return "not allowed in the current state";
+    case GF_EIO: return "input/output error";
+    case GF_ENOTSUP: return "not supported";
+    case GF_EFORK: return "called in a forked child process";
+    case GF_EINTERNAL: return "internal error";
+    case GF_DONE: return "done";
+  }
+  return "unknown status";
+}
+
+void gf_free(void *ptr) { free(ptr); }
+
+// ---------------------------------------------------------------------------
+// DLPack tensors made by graphferry: one malloc holds the DLManagedTensor and
+// its shape; manager_ctx is the data buffer (malloc'd, possibly NULL).
+
+typedef struct {
+  DLManagedTensor m;
+  int64_t shape[];
+} gf__tensor;
+
+static void gf__tensor_deleter(DLManagedTensor *self) {
+  if (self == NULL) {
+    return;
+  }
+  free(self->manager_ctx);
+  free(self);
+}
+
+DLManagedTensor *gf__make_tensor(void *data, uint8_t code, uint8_t bits,
+                                 int32_t ndim, const int64_t *shape) {
+  gf__tensor *t =
+      (gf__tensor *)calloc(1, sizeof(gf__tensor) + (size_t)ndim * sizeof(int64_t));
+  if (t == NULL) {
+    return NULL;
+  }
+  memcpy(t->shape, shape, (size_t)ndim * sizeof(int64_t));
+  t->m.dl_tensor.data = data;
+  t->m.dl_tensor.device.device_type = kDLCPU;
+  t->m.dl_tensor.device.device_id = 0;
+  t->m.dl_tensor.ndim = ndim;
+  t->m.dl_tensor.dtype.code = code;
+  t->m.dl_tensor.dtype.bits = bits;
+  t->m.dl_tensor.dtype.lanes = 1;
+  t->m.dl_tensor.shape = t->shape;
+  t->m.dl_tensor.strides = NULL;
+  t->m.dl_tensor.byte_offset = 0;
+  t->m.manager_ctx = data;
+  t->m.deleter = gf__tensor_deleter;
+  return &t->m;
+}
+
+void gf__call_deleter(DLManagedTensor *t) {
+  if (t != NULL && t->deleter != NULL) {
+    t->deleter(t);
+  }
+}
+
+void gf__release_arrow(struct ArrowSchema *schema, struct ArrowArray *array) {
+  if (array != NULL && array->release != NULL) {
+    array->release(array);
+  }
+  if (schema != NULL && schema->release != NULL) {
+    schema->release(schema);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Graphs
+
+int gf_graph_from_csc(const DLTensor *indptr, const DLTensor *indices,
+                      const DLTensor *edge_ids, const gf_graph_options *options,
+                      gf_graph **out_graph) {
+  GF_GUARD();
+  return gfgo_graph_from_compressed(0, (DLTensor *)indptr, (DLTensor *)indices,
+                                    (DLTensor *)edge_ids,
+                                    (gf_graph_options *)options,
+                                    (uintptr_t *)out_graph);
+}
+
+int gf_graph_from_csr(const DLTensor *indptr, const DLTensor *indices,
+                      const DLTensor *edge_ids, const gf_graph_options *options,
+                      gf_graph **out_graph) {
+  GF_GUARD();
+  return gfgo_graph_from_compressed(1, (DLTensor *)indptr, (DLTensor *)indices,
+                                    (DLTensor *)edge_ids,
+                                    (gf_graph_options *)options,
+                                    (uintptr_t *)out_graph);
+}
+
+int gf_graph_from_coo(const DLTensor *src, const DLTensor *dst,
+                      const gf_graph_options *options, gf_graph **out_graph) {
+  GF_GUARD();
+  return gfgo_graph_from_coo((DLTensor *)src, (DLTensor *)dst,
+                             (gf_graph_options *)options,
+                             (uintptr_t *)out_graph);
+}
+
+int gf_graph_from_arrow(struct ArrowSchema *schema, struct ArrowArray *array,
+                        const gf_graph_options *options, gf_graph **out_graph) {
+  GF_GUARD();
+  return gfgo_graph_from_arrow(schema, array, (gf_graph_options *)options,
+                               (uintptr_t *)out_graph);
+}
+
+int gf_graph_open(const char *path, const gf_graph_options *options,
+                  gf_graph **out_graph) {
+  GF_GUARD();
+  return gfgo_graph_open((char *)path, (gf_graph_options *)options,
+                         (uintptr_t *)out_graph);
+}
+
+void gf_graph_close(gf_graph *graph) {
+  GF_GUARD_VOID();
+  if (graph != NULL) {
+    gfgo_graph_close((uintptr_t)graph);
+  }
+}
+
+int gf_graph_num_nodes(const gf_graph *graph, int64_t *out) {
+  GF_GUARD();
+  return gfgo_graph_count((uintptr_t)graph, 0, out);
+}
+
+int gf_graph_num_edges(const gf_graph *graph, int64_t *out) {
+  GF_GUARD();
+  return gfgo_graph_count((uintptr_t)graph, 1, out);
+}
+
+int gf_graph_num_patches(const gf_graph *graph, int32_t *out) {
+  GF_GUARD();
+  int64_t n = 0;
+  int rc = gfgo_graph_count((uintptr_t)graph, 2, out ? &n : NULL);
+  if (rc == GF_OK) {
+    *out = (int32_t)n;
+  }
+  return rc;
+}
+
+int gf_graph_set_node_data(gf_graph *graph, const char *name,
+                           DLManagedTensor *tensor) {
+  GF_GUARD();
+  return gfgo_graph_set_node_data((uintptr_t)graph, (char *)name, tensor);
+}
+
+int gf_graph_get_node_data(gf_graph *graph, const char *name,
+                           DLManagedTensor **out_tensor) {
+  GF_GUARD();
+  return gfgo_graph_get_node_data((uintptr_t)graph, (char *)name, out_tensor);
+}
+
+int gf_graph_node_data_names(const gf_graph *graph, char **out_names) {
+  GF_GUARD();
+  return gfgo_graph_node_data_names((uintptr_t)graph, out_names);
+}
+
+int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir) {
+  GF_GUARD();
+  return gfgo_dataset_convert_npy((char *)src_dir, (char *)dst_dir);
+}
+
+// ---------------------------------------------------------------------------
+// Sampling and batches
+
+int gf_sample(gf_graph *graph, const DLTensor *seeds,
+              const gf_sample_options *options, gf_batch **out_batch) {
+  GF_GUARD();
+  return gfgo_sample((uintptr_t)graph, (DLTensor *)seeds,
+                     (gf_sample_options *)options, (uintptr_t *)out_batch);
+}
+
+int gf_batch_num_hops(const gf_batch *batch, int32_t *out) {
+  GF_GUARD();
+  return gfgo_batch_num_hops((uintptr_t)batch, out);
+}
+
+int gf_batch_block_shape(const gf_batch *batch, int32_t layer, int64_t *num_dst,
+                         int64_t *num_src, int64_t *dst_offset) {
+  GF_GUARD();
+  return gfgo_batch_block_shape((uintptr_t)batch, layer, num_dst, num_src,
+                                dst_offset);
+}
+
+int gf_batch_take(gf_batch *batch, int32_t field, int32_t layer,
+                  DLManagedTensor **out_tensor) {
+  GF_GUARD();
+  return gfgo_batch_take((uintptr_t)batch, field, layer, out_tensor);
+}
+
+int gf_batch_take_node_data(gf_batch *batch, const char *name,
+                            DLManagedTensor **out_tensor) {
+  GF_GUARD();
+  return gfgo_batch_take_node_data((uintptr_t)batch, (char *)name, out_tensor);
+}
+
+void gf_batch_close(gf_batch *batch) {
+  GF_GUARD_VOID();
+  if (batch != NULL) {
+    gfgo_batch_close((uintptr_t)batch);
+  }
+}
+
+// ---------------------------------------------------------------------------
+// Loaders
+
+int gf_loader_open(gf_graph *graph, const DLTensor *seeds,
+                   const gf_loader_options *options, gf_loader **out_loader) {
+  GF_GUARD();
+  return gfgo_loader_open((uintptr_t)graph, (DLTensor *)seeds,
+                          (gf_loader_options *)options,
+                          (uintptr_t *)out_loader);
+}
+
+int gf_loader_num_batches(const gf_loader *loader, int64_t *out) {
+  GF_GUARD();
+  return gfgo_loader_num_batches((uintptr_t)loader, out);
+}
+
+int gf_loader_start(gf_loader *loader, uint64_t epoch) {
+  GF_GUARD();
+  return gfgo_loader_start((uintptr_t)loader, epoch);
+}
+
+int gf_loader_next(gf_loader *loader, gf_batch **out_batch) {
+  GF_GUARD();
+  return gfgo_loader_next((uintptr_t)loader, (uintptr_t *)out_batch);
+}
+
+void gf_loader_close(gf_loader *loader) {
+  GF_GUARD_VOID();
+  if (loader != NULL) {
+    gfgo_loader_close((uintptr_t)loader);
+  }
+}

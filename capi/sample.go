@@ -1,0 +1,432 @@
+package main
+
+/*
+#include "graphferry.h"
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"context"
+	"errors"
+	"io"
+	"sync"
+	"unsafe"
+
+	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/sample"
+)
+
+// maxHops bounds the number of hops accepted from callers.
+const maxHops = 64
+
+func sampleOptions(o *C.gf_sample_options, arg string) (sample.Options, error) {
+	var opt sample.Options
+	if o == nil {
+		return opt, errorf(gfEInval, "%s is NULL", arg)
+	}
+	if err := checkStructSize(arg, o.struct_size, unsafe.Sizeof(*o)); err != nil {
+		return opt, err
+	}
+	if o.num_hops <= 0 || o.num_hops > maxHops {
+		return opt, errorf(gfEInval, "%s->num_hops = %d: the fan-out list must have 1 to %d entries", arg, int(o.num_hops), maxHops)
+	}
+	if o.fanouts == nil {
+		return opt, errorf(gfEInval, "%s->fanouts is NULL", arg)
+	}
+	for _, f := range unsafe.Slice((*int32)(unsafe.Pointer(o.fanouts)), int(o.num_hops)) {
+		opt.Fanouts = append(opt.Fanouts, int(f))
+	}
+	opt.Replace = o.replace != 0
+	switch o.frontier {
+	case C.GF_FRONTIER_ALL:
+		opt.Frontier = sample.FrontierAll
+	case C.GF_FRONTIER_NEW:
+		opt.Frontier = sample.FrontierNew
+	default:
+		return opt, errorf(gfEInval, "%s->frontier = %d (want GF_FRONTIER_ALL or GF_FRONTIER_NEW)", arg, int(o.frontier))
+	}
+	opt.Seed = uint64(o.seed)
+	opt.Threads = int(o.num_threads)
+	if err := opt.Validate(); err != nil {
+		return opt, errorf(gfEInval, "%s: %v", arg, err)
+	}
+	return opt, nil
+}
+
+// ---------------------------------------------------------------------------
+// Batches
+
+type fieldKey struct{ field, layer int32 }
+
+type batchObj struct {
+	b     *pipeline.Batch
+	taken map[fieldKey]bool
+	names map[string]bool
+}
+
+func newBatch(b *pipeline.Batch, out *C.uintptr_t) {
+	putHandle(out, newHandle(kindBatch, &batchObj{b: b, taken: map[fieldKey]bool{}, names: map[string]bool{}}))
+}
+
+// field returns the tensor of a batch field.
+func (o *batchObj) field(field, layer int32) (*mem.Tensor, error) {
+	perLayer := field == C.GF_FIELD_INDPTR || field == C.GF_FIELD_INDICES || field == C.GF_FIELD_EDGE_IDS
+	if perLayer {
+		if layer < 0 || int(layer) >= len(o.b.Blocks) {
+			return nil, errorf(gfEInval, "layer = %d is out of range [0, %d)", layer, len(o.b.Blocks))
+		}
+	} else if layer != 0 {
+		return nil, errorf(gfEInval, "layer = %d: field %d is not per hop, layer must be 0", layer, field)
+	}
+	switch field {
+	case C.GF_FIELD_NODES:
+		return &o.b.Nodes, nil
+	case C.GF_FIELD_HOP_COUNTS:
+		return &o.b.HopCounts, nil
+	case C.GF_FIELD_SEEDS:
+		return &o.b.Seeds, nil
+	case C.GF_FIELD_INPUT_INDEX:
+		return &o.b.InputIndex, nil
+	case C.GF_FIELD_INDPTR:
+		return &o.b.Blocks[layer].Indptr, nil
+	case C.GF_FIELD_INDICES:
+		return &o.b.Blocks[layer].Indices, nil
+	case C.GF_FIELD_EDGE_IDS:
+		return &o.b.Blocks[layer].EdgeIDs, nil
+	}
+	return nil, errorf(gfEInval, "field = %d is not a GF_FIELD_* value", field)
+}
+
+// take moves t out as a DLPack tensor; the batch no longer frees its data.
+func take(t *mem.Tensor, out **C.DLManagedTensor) error {
+	m, err := exportTensor(*t)
+	if err != nil {
+		return err
+	}
+	t.Data = nil
+	*out = m
+	return nil
+}
+
+//export gfgo_batch_num_hops
+func gfgo_batch_num_hops(h C.uintptr_t, out *C.int32_t) C.int {
+	return call("gf_batch_num_hops", func() error {
+		b, err := lookup[*batchObj](kindBatch, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out is NULL")
+		}
+		*out = C.int32_t(len(b.b.Blocks))
+		return nil
+	})
+}
+
+//export gfgo_batch_block_shape
+func gfgo_batch_block_shape(h C.uintptr_t, layer C.int32_t, numDst, numSrc, dstOffset *C.int64_t) C.int {
+	return call("gf_batch_block_shape", func() error {
+		b, err := lookup[*batchObj](kindBatch, h)
+		if err != nil {
+			return err
+		}
+		if layer < 0 || int(layer) >= len(b.b.Blocks) {
+			return errorf(gfEInval, "layer = %d is out of range [0, %d)", int(layer), len(b.b.Blocks))
+		}
+		blk := b.b.Blocks[layer]
+		if numDst != nil {
+			*numDst = C.int64_t(blk.NumDst)
+		}
+		if numSrc != nil {
+			*numSrc = C.int64_t(blk.NumSrc)
+		}
+		if dstOffset != nil {
+			*dstOffset = C.int64_t(blk.DstOffset)
+		}
+		return nil
+	})
+}
+
+//export gfgo_batch_take
+func gfgo_batch_take(h C.uintptr_t, field, layer C.int32_t, out **C.DLManagedTensor) C.int {
+	return call("gf_batch_take", func() error {
+		b, err := lookup[*batchObj](kindBatch, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_tensor is NULL")
+		}
+		*out = nil
+		t, err := b.field(int32(field), int32(layer))
+		if err != nil {
+			return err
+		}
+		key := fieldKey{int32(field), int32(layer)}
+		if b.taken[key] {
+			return errorf(gfEState, "field %d (layer %d) was already taken from this batch", int32(field), int32(layer))
+		}
+		if err := take(t, out); err != nil {
+			return err
+		}
+		b.taken[key] = true
+		return nil
+	})
+}
+
+//export gfgo_batch_take_node_data
+func gfgo_batch_take_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTensor) C.int {
+	return call("gf_batch_take_node_data", func() error {
+		b, err := lookup[*batchObj](kindBatch, h)
+		if err != nil {
+			return err
+		}
+		n, err := goString(name, "name")
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_tensor is NULL")
+		}
+		*out = nil
+		if b.names[n] {
+			return errorf(gfEState, "node data %q was already taken from this batch", n)
+		}
+		t, ok := b.b.NodeData[n]
+		if !ok {
+			return errorf(gfEInval, "this batch has no node data named %q", n)
+		}
+		if err := take(&t, out); err != nil {
+			return err
+		}
+		b.b.NodeData[n] = t
+		b.names[n] = true
+		return nil
+	})
+}
+
+//export gfgo_batch_close
+func gfgo_batch_close(h C.uintptr_t) {
+	call("gf_batch_close", func() error {
+		if b, ok := forget[*batchObj](kindBatch, h); ok {
+			b.b.Release()
+		}
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// Synchronous sampling
+
+//export gfgo_sample
+func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out *C.uintptr_t) C.int {
+	return call("gf_sample", func() error {
+		g, err := lookup[*graphObj](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_batch is NULL")
+		}
+		*out = 0
+		opt, err := sampleOptions(o, "options")
+		if err != nil {
+			return err
+		}
+		seeds, err := indexArray(seedsT, "seeds", false)
+		if err != nil {
+			return err
+		}
+		internal, err := pipeline.InternalSeeds(g.part, seeds)
+		if err != nil {
+			return err
+		}
+		s, err := g.sampler(opt)
+		if err != nil {
+			return err
+		}
+		res, err := s.SampleBatches(context.Background(), [][]int64{internal}, []uint64{0})
+		if err != nil {
+			return err
+		}
+		inputIndex := make([]int64, len(seeds))
+		for i := range inputIndex {
+			inputIndex[i] = int64(i)
+		}
+		b, err := pipeline.Materialize(res[0], seeds, inputIndex, g.part, g.store, nil, nil, cAlloc{}, opt.Threads)
+		if err != nil {
+			return err
+		}
+		newBatch(b, out)
+		return nil
+	})
+}
+
+// ---------------------------------------------------------------------------
+// Loaders
+
+type loaderObj struct {
+	mu      sync.Mutex
+	g       *graphObj
+	pl      *pipeline.Pipeline
+	started bool
+}
+
+func cStrings(p **C.char, n C.int32_t, arg string) ([]string, error) {
+	if n < 0 {
+		return nil, errorf(gfEInval, "num_%s = %d is negative", arg, int(n))
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	if p == nil {
+		return nil, errorf(gfEInval, "%s is NULL but num_%s = %d", arg, arg, int(n))
+	}
+	var out []string
+	for i, s := range unsafe.Slice(p, int(n)) {
+		if s == nil {
+			return nil, errorf(gfEInval, "%s[%d] is NULL", arg, i)
+		}
+		out = append(out, C.GoString(s))
+	}
+	return out, nil
+}
+
+//export gfgo_loader_open
+func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t) C.int {
+	return call("gf_loader_open", func() error {
+		g, err := lookup[*graphObj](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_loader is NULL")
+		}
+		*out = 0
+		if o == nil {
+			return errorf(gfEInval, "options is NULL")
+		}
+		if err := checkStructSize("options", o.struct_size, unsafe.Sizeof(*o)); err != nil {
+			return err
+		}
+		sopt, err := sampleOptions(&o.sample, "options->sample")
+		if err != nil {
+			return err
+		}
+		if o.batch_size <= 0 {
+			return errorf(gfEInval, "options->batch_size = %d (want > 0)", int64(o.batch_size))
+		}
+		features, err := cStrings((**C.char)(unsafe.Pointer(o.feature_names)), o.num_feature_names, "feature_names")
+		if err != nil {
+			return err
+		}
+		labels, err := cStrings((**C.char)(unsafe.Pointer(o.label_names)), o.num_label_names, "label_names")
+		if err != nil {
+			return err
+		}
+		seeds, err := indexArray(seedsT, "seeds", false)
+		if err != nil {
+			return err
+		}
+		s, err := sample.New(g.part, comm.NewLocal(g.part.NumPatches()), sopt)
+		if err != nil {
+			return err
+		}
+		pl, err := pipeline.New(s, g.part, g.store, seeds, pipeline.Options{
+			BatchSize:     int(o.batch_size),
+			Shuffle:       o.shuffle != 0,
+			DropLast:      o.drop_last != 0,
+			Seed:          uint64(o.shuffle_seed),
+			QueueCapacity: int(o.queue_capacity),
+			FeatureNames:  features,
+			LabelNames:    labels,
+			Threads:       sopt.Threads,
+		}, cAlloc{})
+		if err != nil {
+			return err
+		}
+		g.ref()
+		g.loaders.Add(1)
+		putHandle(out, newHandle(kindLoader, &loaderObj{g: g, pl: pl}))
+		return nil
+	})
+}
+
+//export gfgo_loader_num_batches
+func gfgo_loader_num_batches(h C.uintptr_t, out *C.int64_t) C.int {
+	return call("gf_loader_num_batches", func() error {
+		l, err := lookup[*loaderObj](kindLoader, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out is NULL")
+		}
+		*out = C.int64_t(l.pl.NumBatches())
+		return nil
+	})
+}
+
+//export gfgo_loader_start
+func gfgo_loader_start(h C.uintptr_t, epoch C.uint64_t) C.int {
+	return call("gf_loader_start", func() error {
+		l, err := lookup[*loaderObj](kindLoader, h)
+		if err != nil {
+			return err
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if err := l.pl.Start(uint64(epoch)); err != nil {
+			return err
+		}
+		l.started = true
+		return nil
+	})
+}
+
+//export gfgo_loader_next
+func gfgo_loader_next(h C.uintptr_t, out *C.uintptr_t) C.int {
+	return call("gf_loader_next", func() error {
+		l, err := lookup[*loaderObj](kindLoader, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_batch is NULL")
+		}
+		*out = 0
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if !l.started {
+			return errorf(gfEState, "no epoch was started: call gf_loader_start first")
+		}
+		b, err := l.pl.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return errDone
+		}
+		if err != nil {
+			return err
+		}
+		newBatch(b, out)
+		return nil
+	})
+}
+
+//export gfgo_loader_close
+func gfgo_loader_close(h C.uintptr_t) {
+	call("gf_loader_close", func() error {
+		l, ok := forget[*loaderObj](kindLoader, h)
+		if !ok {
+			return nil
+		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		err := l.pl.Close()
+		l.g.loaders.Add(-1)
+		l.g.unref()
+		return err
+	})
+}

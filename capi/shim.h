@@ -1,0 +1,14 @@
+// shim.h declares the C helpers of graphferry.c that the Go side calls.
+// Internal to capi; not part of the public interface.
+#ifndef GRAPHFERRY_SHIM_H
+#define GRAPHFERRY_SHIM_H
+
+#include "graphferry.h"
+
+void gf__set_error(const char *msg);
+DLManagedTensor *gf__make_tensor(void *data, uint8_t code, uint8_t bits,
+                                 int32_t ndim, const int64_t *shape);
+void gf__call_deleter(DLManagedTensor *t);
+void gf__release_arrow(struct ArrowSchema *schema, struct ArrowArray *array);
+
+#endif

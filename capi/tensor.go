@@ -1,0 +1,238 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "graphferry.h"
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"math"
+	"unsafe"
+
+	"github.com/graphferry/graphferry/engine/mem"
+)
+
+func unsafePointer(p *C.char) unsafe.Pointer { return unsafe.Pointer(p) }
+
+// cAlloc allocates with malloc, so that buffers can be handed to C and freed
+// by a plain C deleter. malloc's alignment (16 bytes) suits every dtype.
+type cAlloc struct{}
+
+var _ mem.Allocator = cAlloc{}
+
+func (cAlloc) Alloc(n int) ([]byte, error) {
+	if n < 0 {
+		return nil, errorf(gfEInternal, "negative allocation of %d bytes", n)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	p := C.malloc(C.size_t(n))
+	if p == nil {
+		return nil, errorf(gfENoMem, "out of memory allocating %d bytes", n)
+	}
+	return unsafe.Slice((*byte)(p), n), nil
+}
+
+func (cAlloc) Free(b []byte) {
+	if len(b) > 0 {
+		C.free(unsafe.Pointer(&b[0]))
+	}
+}
+
+// dlpack type codes.
+const (
+	dlInt   = 0
+	dlUInt  = 1
+	dlFloat = 2
+	dlBf    = 4
+	dlBool  = 6
+	dlCPU   = 1
+)
+
+func dtypeFromDL(code, bits, lanes int) (mem.DType, bool) {
+	if lanes != 1 {
+		return mem.Invalid, false
+	}
+	switch {
+	case code == dlFloat && bits == 32:
+		return mem.Float32, true
+	case code == dlFloat && bits == 16:
+		return mem.Float16, true
+	case code == dlBf && bits == 16:
+		return mem.BFloat16, true
+	case code == dlFloat && bits == 64:
+		return mem.Float64, true
+	case code == dlInt && bits == 64:
+		return mem.Int64, true
+	case code == dlInt && bits == 32:
+		return mem.Int32, true
+	case code == dlInt && bits == 8:
+		return mem.Int8, true
+	case code == dlUInt && bits == 8:
+		return mem.Uint8, true
+	case code == dlBool && bits == 8:
+		return mem.Bool, true
+	}
+	return mem.Invalid, false
+}
+
+func dtypeToDL(d mem.DType) (code, bits uint8) {
+	switch d {
+	case mem.Float32:
+		return dlFloat, 32
+	case mem.Float16:
+		return dlFloat, 16
+	case mem.BFloat16:
+		return dlBf, 16
+	case mem.Float64:
+		return dlFloat, 64
+	case mem.Int64:
+		return dlInt, 64
+	case mem.Int32:
+		return dlInt, 32
+	case mem.Int8:
+		return dlInt, 8
+	case mem.Uint8:
+		return dlUInt, 8
+	case mem.Bool:
+		return dlBool, 8
+	}
+	return 255, 0
+}
+
+// maxNDim bounds the number of dimensions accepted from callers.
+const maxNDim = 8
+
+// viewTensor validates a caller's DLTensor and returns a mem.Tensor whose
+// Data aliases the caller's memory (valid only while the caller keeps it).
+// arg names the argument in error messages.
+func viewTensor(t *C.DLTensor, arg string) (mem.Tensor, error) {
+	if t == nil {
+		return mem.Tensor{}, errorf(gfEInval, "%s is NULL", arg)
+	}
+	if int(t.device.device_type) != dlCPU {
+		return mem.Tensor{}, errorf(gfEType, "%s is on device type %d; this build accepts CPU tensors only (kDLCPU = 1)", arg, int(t.device.device_type))
+	}
+	dt, ok := dtypeFromDL(int(t.dtype.code), int(t.dtype.bits), int(t.dtype.lanes))
+	if !ok {
+		return mem.Tensor{}, errorf(gfEType, "%s has unsupported DLPack dtype (code %d, bits %d, lanes %d)", arg, int(t.dtype.code), int(t.dtype.bits), int(t.dtype.lanes))
+	}
+	nd := int(t.ndim)
+	if nd < 0 || nd > maxNDim {
+		return mem.Tensor{}, errorf(gfEInval, "%s has ndim = %d (want 0..%d)", arg, nd, maxNDim)
+	}
+	if nd > 0 && t.shape == nil {
+		return mem.Tensor{}, errorf(gfEInval, "%s has ndim = %d but a NULL shape", arg, nd)
+	}
+	shape := make([]int64, nd)
+	if nd > 0 {
+		copy(shape, unsafe.Slice((*int64)(unsafe.Pointer(t.shape)), nd))
+	}
+	n := int64(1)
+	for i, s := range shape {
+		if s < 0 {
+			return mem.Tensor{}, errorf(gfEInval, "%s has shape[%d] = %d (negative)", arg, i, s)
+		}
+		if s > 0 && n > math.MaxInt64/int64(dt.Size())/s {
+			return mem.Tensor{}, errorf(gfEInval, "%s is too large (shape %v)", arg, shape)
+		}
+		n *= s
+	}
+	if t.strides != nil && nd > 0 {
+		strides := unsafe.Slice((*int64)(unsafe.Pointer(t.strides)), nd)
+		want := int64(1)
+		for i := nd - 1; i >= 0; i-- {
+			if shape[i] != 1 && strides[i] != want {
+				return mem.Tensor{}, errorf(gfEType, "%s is not C-contiguous (shape %v, strides %v); make it contiguous first", arg, shape, strides)
+			}
+			want *= shape[i]
+		}
+	}
+	nbytes := n * int64(dt.Size())
+	if nbytes == 0 {
+		return mem.Tensor{DType: dt, Shape: shape}, nil
+	}
+	if t.data == nil {
+		return mem.Tensor{}, errorf(gfEInval, "%s has a NULL data pointer and %d elements", arg, n)
+	}
+	p := unsafe.Add(t.data, uintptr(t.byte_offset))
+	return mem.Tensor{DType: dt, Shape: shape, Data: unsafe.Slice((*byte)(p), int(nbytes))}, nil
+}
+
+// indexArray copies a caller's 1-D int64 or int32 DLTensor into a new Go
+// slice of int64. A NULL tensor gives (nil, nil) when optional.
+func indexArray(t *C.DLTensor, arg string, optional bool) ([]int64, error) {
+	if t == nil && optional {
+		return nil, nil
+	}
+	v, err := viewTensor(t, arg)
+	if err != nil {
+		return nil, err
+	}
+	if len(v.Shape) != 1 {
+		return nil, errorf(gfEInval, "%s must be 1-D (got shape %v)", arg, v.Shape)
+	}
+	out := make([]int64, v.Shape[0])
+	switch v.DType {
+	case mem.Int64:
+		copy(out, mem.Int64s(v.Data))
+	case mem.Int32:
+		if len(v.Data) > 0 {
+			in := unsafe.Slice((*int32)(unsafe.Pointer(&v.Data[0])), len(out))
+			for i, x := range in {
+				out[i] = int64(x)
+			}
+		}
+	default:
+		return nil, errorf(gfEType, "%s must be int64 or int32 (got %s)", arg, v.DType)
+	}
+	return out, nil
+}
+
+// exportTensor wraps t, whose Data was allocated by cAlloc (or is nil), in a
+// DLManagedTensor that owns it. On failure t.Data is left to the caller.
+func exportTensor(t mem.Tensor) (*C.DLManagedTensor, error) {
+	code, bits := dtypeToDL(t.DType)
+	if bits == 0 {
+		return nil, errorf(gfEInternal, "cannot export dtype %s", t.DType)
+	}
+	var data unsafe.Pointer
+	if len(t.Data) > 0 {
+		data = unsafe.Pointer(&t.Data[0])
+	}
+	shape := t.Shape
+	if len(shape) == 0 {
+		shape = []int64{0}[:0]
+	}
+	var sp *C.int64_t
+	if len(shape) > 0 {
+		sp = (*C.int64_t)(unsafe.Pointer(&shape[0]))
+	}
+	m := C.gf__make_tensor(data, C.uint8_t(code), C.uint8_t(bits), C.int32_t(len(shape)), sp)
+	if m == nil {
+		return nil, errorf(gfENoMem, "out of memory allocating a DLPack tensor")
+	}
+	return m, nil
+}
+
+// checkStructSize validates the struct_size field of an options struct.
+func checkStructSize(arg string, got C.uint32_t, want uintptr) error {
+	if uintptr(got) != want {
+		return errorf(gfEInval, "%s->struct_size = %d, want sizeof = %d (zero-initialise the struct and set struct_size)", arg, uint32(got), want)
+	}
+	return nil
+}
+
+func goString(p *C.char, arg string) (string, error) {
+	if p == nil {
+		return "", errorf(gfEInval, "%s is NULL", arg)
+	}
+	s := C.GoString(p)
+	if s == "" {
+		return "", errorf(gfEInval, "%s is empty", arg)
+	}
+	return s, nil
+}

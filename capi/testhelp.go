@@ -1,0 +1,137 @@
+package main
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "graphferry.h"
+#include "shim.h"
+
+static const char *gf__test_errmsg(void) { return gf_errmsg(); }
+*/
+import "C"
+
+import (
+	"unsafe"
+)
+
+// This file lets the Go tests (which cannot use cgo in _test.go files) call
+// the exports the way a C caller does: arguments are built in C memory and
+// handles are passed as integers.
+
+// cTensor is a 1-D int64 DLTensor in C memory.
+type cTensor struct {
+	t     *C.DLTensor
+	shape *C.int64_t
+	data  unsafe.Pointer
+}
+
+func newCTensor(vals []int64, code, bits uint8) *cTensor {
+	c := &cTensor{}
+	c.t = (*C.DLTensor)(C.calloc(1, C.size_t(unsafe.Sizeof(C.DLTensor{}))))
+	c.shape = (*C.int64_t)(C.malloc(8))
+	*c.shape = C.int64_t(len(vals))
+	n := len(vals) * int(bits) / 8
+	if n > 0 {
+		c.data = C.malloc(C.size_t(n))
+		switch bits {
+		case 64:
+			copy(unsafe.Slice((*int64)(c.data), len(vals)), vals)
+		case 32:
+			dst := unsafe.Slice((*int32)(c.data), len(vals))
+			for i, v := range vals {
+				dst[i] = int32(v)
+			}
+		}
+	}
+	c.t.data = c.data
+	c.t.device.device_type = C.kDLCPU
+	c.t.ndim = 1
+	c.t.dtype.code = C.uint8_t(code)
+	c.t.dtype.bits = C.uint8_t(bits)
+	c.t.dtype.lanes = 1
+	c.t.shape = c.shape
+	return c
+}
+
+func (c *cTensor) free() {
+	C.free(c.data)
+	C.free(unsafe.Pointer(c.shape))
+	C.free(unsafe.Pointer(c.t))
+}
+
+func lastError() string { return C.GoString(C.gf__test_errmsg()) }
+
+// testGraphFromCSC calls gf_graph_from_csc's export with int64 or int32
+// (bits) arrays.
+func testGraphFromCSC(indptr, indices []int64, bits uint8) (uint64, int) {
+	a, b := newCTensor(indptr, dlInt, bits), newCTensor(indices, dlInt, bits)
+	defer a.free()
+	defer b.free()
+	out := (*C.uintptr_t)(C.malloc(8))
+	defer C.free(unsafe.Pointer(out))
+	rc := gfgo_graph_from_compressed(0, a.t, b.t, nil, nil, out)
+	return uint64(*out), int(rc)
+}
+
+// testSample samples seeds with the given fan-outs and returns the batch's
+// nodes, and per hop its indptr, indices and edge ids.
+func testSample(g uint64, seeds []int64, fanouts []int32, replace bool, seed uint64) (nodes []int64, blocks [][3][]int64, rc int) {
+	s := newCTensor(seeds, dlInt, 64)
+	defer s.free()
+	o := (*C.gf_sample_options)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gf_sample_options{}))))
+	defer C.free(unsafe.Pointer(o))
+	o.struct_size = C.uint32_t(unsafe.Sizeof(*o))
+	o.num_hops = C.int32_t(len(fanouts))
+	var fp unsafe.Pointer
+	if len(fanouts) > 0 {
+		fp = C.malloc(C.size_t(4 * len(fanouts)))
+		defer C.free(fp)
+		copy(unsafe.Slice((*int32)(fp), len(fanouts)), fanouts)
+	}
+	o.fanouts = (*C.int32_t)(fp)
+	if replace {
+		o.replace = 1
+	}
+	o.seed = C.uint64_t(seed)
+	out := (*C.uintptr_t)(C.malloc(8))
+	defer C.free(unsafe.Pointer(out))
+	if rc := gfgo_sample(C.uintptr_t(g), s.t, o, out); rc != gfOK {
+		return nil, nil, int(rc)
+	}
+	b := *out
+	defer gfgo_batch_close(b)
+	nodes = takeInt64(b, C.GF_FIELD_NODES, 0)
+	for h := range fanouts {
+		blocks = append(blocks, [3][]int64{
+			takeInt64(b, C.GF_FIELD_INDPTR, h),
+			takeInt64(b, C.GF_FIELD_INDICES, h),
+			takeInt64(b, C.GF_FIELD_EDGE_IDS, h),
+		})
+	}
+	return nodes, blocks, gfOK
+}
+
+func takeInt64(b C.uintptr_t, field, layer int) []int64 {
+	out := (**C.DLManagedTensor)(C.malloc(C.size_t(unsafe.Sizeof(uintptr(0)))))
+	defer C.free(unsafe.Pointer(out))
+	if gfgo_batch_take(b, C.int32_t(field), C.int32_t(layer), out) != gfOK {
+		return nil
+	}
+	m := *out
+	n := int(*m.dl_tensor.shape)
+	vals := make([]int64, n)
+	if n > 0 {
+		copy(vals, unsafe.Slice((*int64)(m.dl_tensor.data), n))
+	}
+	C.gf__call_deleter(m)
+	return vals
+}
+
+func testGraphClose(g uint64) { gfgo_graph_close(C.uintptr_t(g)) }
+
+func testGraphNumNodes(g uint64) (int64, int) {
+	out := (*C.int64_t)(C.malloc(8))
+	defer C.free(unsafe.Pointer(out))
+	rc := gfgo_graph_count(C.uintptr_t(g), 0, out)
+	return int64(*out), int(rc)
+}

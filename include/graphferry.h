@@ -1,0 +1,557 @@
+/*
+ * graphferry.h - the public C interface of graphferry, a mini-batch data
+ * engine for graph neural network training.
+ *
+ * This file is the authoritative reference for how the C interface behaves.
+ * It is hand-written, C99, and depends on <stdint.h> and <stddef.h> only.
+ *
+ * Overview
+ * --------
+ * A gf_graph holds a graph's topology (CSC of in-neighbours: row v lists the
+ * sources u of the edges u->v), split into patches that each own one
+ * consecutive range of renumbered node ids, and named node data (features,
+ * labels). Every node id that crosses this interface is an ORIGINAL id (the
+ * caller's numbering); renumbering is internal.
+ *
+ * gf_sample() draws one multi-hop neighbourhood with the collective sampling
+ * primitive (per hop: shuffle frontier nodes to their owning patch, sample
+ * there, reshuffle the results back). A gf_loader runs a sampler thread and a
+ * loader thread connected by bounded queues and yields gf_batch objects, one
+ * per mini-batch, in order.
+ *
+ * Conventions
+ * -----------
+ * - Every fallible function returns an int status: GF_OK (0) or one of the
+ *   GF_E* codes below (GF_DONE is the one non-error, non-zero code). New codes
+ *   may be added in later versions.
+ * - After a failure, gf_errmsg() returns a message that starts with the
+ *   function name and names the offending argument and value. Messages are
+ *   per thread: the message of the last failed call made on this thread.
+ * - Constructors return the new handle through an out_* pointer, the last
+ *   argument, and set it to NULL on failure. Destructors (gf_*_close) accept
+ *   NULL and do nothing; closing a handle twice is detected and ignored.
+ * - Handles are opaque. A handle that is NULL, already closed, or not a
+ *   graphferry handle of the expected kind gives GF_EBADHANDLE; it never
+ *   crashes the process.
+ * - Bad arguments never change a handle: after an error every handle is as
+ *   usable as it was before the call.
+ * - Input tensors are described with DLPack's DLTensor. Unless a function says
+ *   otherwise they are borrowed for the duration of the call and copied.
+ *   Only CPU tensors (kDLCPU) are accepted in this version; they must be
+ *   C-contiguous (strides NULL or row-major compact).
+ * - Output tensors are DLPack DLManagedTensor objects. Their memory is
+ *   allocated with malloc, never owned by a garbage collector; the receiver
+ *   owns each one and must call its deleter exactly once. Deleters are plain
+ *   C, may be called from any thread, and never call back into graphferry.
+ * - Processes that fork: the library runs its own threads. In a child
+ *   process forked after the library was loaded, every function fails with
+ *   GF_EFORK (and the destructors do nothing) rather than hang. Create
+ *   graphferry objects in the process that uses them.
+ */
+#ifndef GRAPHFERRY_H
+#define GRAPHFERRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Versions                                                                 */
+/* ------------------------------------------------------------------------ */
+
+#define GF_VERSION_MAJOR 0
+#define GF_VERSION_MINOR 1
+#define GF_VERSION_PATCH 0
+/* GF_VERSION_NUMBER is MAJOR*1000000 + MINOR*1000 + PATCH. */
+#define GF_VERSION_NUMBER \
+  (GF_VERSION_MAJOR * 1000000 + GF_VERSION_MINOR * 1000 + GF_VERSION_PATCH)
+#define GF_VERSION_STRING "0.1.0"
+
+/*
+ * gf_version_number returns GF_VERSION_NUMBER of the library that is
+ * loaded, which may differ from the header a program was compiled with.
+ * Programs should check that the major versions agree:
+ *   gf_version_number() / 1000000 == GF_VERSION_MAJOR
+ */
+int gf_version_number(void);
+
+/* gf_version returns the library's version as static text, e.g. "0.1.0". */
+const char *gf_version(void);
+
+/* ------------------------------------------------------------------------ */
+/* Status codes and errors                                                  */
+/* ------------------------------------------------------------------------ */
+
+#define GF_OK 0           /* Success */
+#define GF_EINVAL 1       /* An argument has an invalid value */
+#define GF_ETYPE 2        /* A tensor has the wrong dtype, device or layout */
+#define GF_ENOMEM 3       /* Out of memory */
+#define GF_EBADHANDLE 4   /* NULL, closed or foreign handle */
+#define GF_ESTATE 5       /* Not allowed in the object's current state */
+#define GF_EIO 6          /* A file could not be read or written */
+#define GF_ENOTSUP 7      /* Valid, but not supported by this build */
+#define GF_EFORK 8        /* Called in a process forked after loading */
+#define GF_EINTERNAL 9    /* A bug in graphferry; the message says where */
+#define GF_DONE 100       /* Not an error: an iteration has ended */
+
+/*
+ * gf_status_str returns static English text for a status code (for example
+ * "invalid argument" for GF_EINVAL), and "unknown status" for any other
+ * value. Never NULL; do not free.
+ */
+const char *gf_status_str(int status);
+
+/*
+ * gf_errmsg returns the message of the last call that failed on the calling
+ * thread, or "" if none has. Never NULL. The text is owned by the library
+ * and stays valid until the next failing call on this thread; copy it to
+ * keep it. Successful calls do not clear it.
+ */
+const char *gf_errmsg(void);
+
+/*
+ * gf_free releases memory that a graphferry function documents as "free
+ * with gf_free". gf_free(NULL) does nothing.
+ */
+void gf_free(void *ptr);
+
+/* ------------------------------------------------------------------------ */
+/* DLPack                                                                   */
+/* ------------------------------------------------------------------------ */
+/*
+ * The DLPack types graphferry uses, identical in layout to dlpack.h
+ * (DLPack 0.8 and later; the legacy, unversioned DLManagedTensor). If your
+ * program uses dlpack.h, include it BEFORE this header; its definitions are
+ * then used and these are skipped.
+ */
+#ifndef DLPACK_VERSION
+#ifndef DLPACK_MAJOR_VERSION
+typedef enum {
+  kDLCPU = 1,
+  kDLCUDA = 2,
+  kDLCUDAHost = 3
+} DLDeviceType;
+
+typedef struct {
+  DLDeviceType device_type;
+  int32_t device_id;
+} DLDevice;
+
+typedef enum {
+  kDLInt = 0,
+  kDLUInt = 1,
+  kDLFloat = 2,
+  kDLBfloat = 4,
+  kDLBool = 6
+} DLDataTypeCode;
+
+typedef struct {
+  uint8_t code;
+  uint8_t bits;
+  uint16_t lanes;
+} DLDataType;
+
+typedef struct {
+  void *data;
+  DLDevice device;
+  int32_t ndim;
+  DLDataType dtype;
+  int64_t *shape;
+  int64_t *strides;
+  uint64_t byte_offset;
+} DLTensor;
+
+typedef struct DLManagedTensor {
+  DLTensor dl_tensor;
+  void *manager_ctx;
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+#endif
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Arrow C Data Interface                                                   */
+/* ------------------------------------------------------------------------ */
+/* The standard definitions (https://arrow.apache.org/docs/format/CDataInterface.html). */
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+#define ARROW_FLAG_NULLABLE 2
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+struct ArrowSchema {
+  const char *format;
+  const char *name;
+  const char *metadata;
+  int64_t flags;
+  int64_t n_children;
+  struct ArrowSchema **children;
+  struct ArrowSchema *dictionary;
+  void (*release)(struct ArrowSchema *);
+  void *private_data;
+};
+
+struct ArrowArray {
+  int64_t length;
+  int64_t null_count;
+  int64_t offset;
+  int64_t n_buffers;
+  int64_t n_children;
+  const void **buffers;
+  struct ArrowArray **children;
+  struct ArrowArray *dictionary;
+  void (*release)(struct ArrowArray *);
+  void *private_data;
+};
+#endif
+
+/* ------------------------------------------------------------------------ */
+/* Graphs                                                                   */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * gf_graph is a graph: topology split into patches, plus named node data.
+ * Constructors: gf_graph_from_csc, gf_graph_from_csr, gf_graph_from_coo,
+ * gf_graph_from_arrow, gf_graph_open. Must be closed with gf_graph_close.
+ * Thread-safety: every function may be called from several threads at once
+ * on the same graph (sampling and reading are concurrent; changing node data
+ * takes a lock).
+ */
+typedef struct gf_graph gf_graph;
+
+/* Partition methods for gf_graph_options.partition. */
+#define GF_PARTITION_RANGE 0  /* patch p owns ids [p*N/P, (p+1)*N/P) */
+#define GF_PARTITION_RANDOM 1 /* each node to a patch drawn from seed */
+#define GF_PARTITION_GIVEN 2  /* assignment[v] is the patch of node v */
+
+/* Flags for gf_graph_options.flags (COO and Arrow input only). */
+#define GF_GRAPH_REMOVE_DUPLICATES 1u /* keep the first of equal (src,dst) */
+#define GF_GRAPH_REMOVE_SELF_LOOPS 2u /* drop edges v->v */
+
+/*
+ * gf_graph_options configures graph construction. Pass NULL for the
+ * defaults (one patch, no renumbering, nothing removed). Zero-initialise it
+ * and set struct_size = sizeof(gf_graph_options); fields may be appended in
+ * later versions and never move.
+ */
+typedef struct gf_graph_options {
+  uint32_t struct_size;
+  /* Number of patches P (0 or 1: one patch). */
+  int32_t num_patches;
+  /* GF_PARTITION_RANGE (default), GF_PARTITION_RANDOM or GF_PARTITION_GIVEN. */
+  int32_t partition;
+  /* Reserved flags word for partition; must be 0. */
+  uint32_t reserved;
+  /* Seed of GF_PARTITION_RANDOM. */
+  uint64_t seed;
+  /* GF_PARTITION_GIVEN: int64 [num_nodes] patch ids in [0, P). Borrowed. */
+  const DLTensor *assignment;
+  /* COO/Arrow: number of nodes; <= 0 means max id + 1. CSC/CSR: ignored. */
+  int64_t num_nodes;
+  /* GF_GRAPH_REMOVE_* flags (COO/Arrow only; must be 0 otherwise). */
+  uint32_t flags;
+} gf_graph_options;
+
+/*
+ * gf_graph_from_csc builds a graph from in-neighbour CSC arrays: the
+ * sources of the edges into node v are indices[indptr[v]:indptr[v+1]].
+ * @param indptr   int64 [N+1], indptr[0] == 0, non-decreasing. Borrowed.
+ * @param indices  int64 [E], each in [0, N). Borrowed.
+ * @param edge_ids int64 [E] edge ids, or NULL for 0..E-1. Borrowed.
+ * @param options  may be NULL.
+ * @param out_graph receives the graph, or NULL on failure.
+ * Returns GF_OK, GF_EINVAL (non-monotone indptr, index out of range, ...),
+ * GF_ETYPE (dtype/device/layout), GF_ENOMEM. int32 index arrays are accepted
+ * and widened. Must be released with gf_graph_close.
+ */
+int gf_graph_from_csc(const DLTensor *indptr, const DLTensor *indices,
+                      const DLTensor *edge_ids, const gf_graph_options *options,
+                      gf_graph **out_graph);
+
+/*
+ * gf_graph_from_csr is gf_graph_from_csc for out-neighbour CSR arrays: the
+ * destinations of the edges out of node u are indices[indptr[u]:indptr[u+1]].
+ * Edge ids default to CSR positions. Same arguments and codes.
+ */
+int gf_graph_from_csr(const DLTensor *indptr, const DLTensor *indices,
+                      const DLTensor *edge_ids, const gf_graph_options *options,
+                      gf_graph **out_graph);
+
+/*
+ * gf_graph_from_coo builds a graph from edge lists src[i] -> dst[i]; edge i
+ * gets id i. Duplicates and self-loops are kept unless options->flags asks
+ * to remove them.
+ * @param src, dst int64 (or int32) [E], non-negative. Borrowed.
+ * Returns GF_OK, GF_EINVAL, GF_ETYPE, GF_ENOMEM. Release with gf_graph_close.
+ */
+int gf_graph_from_coo(const DLTensor *src, const DLTensor *dst,
+                      const gf_graph_options *options, gf_graph **out_graph);
+
+/*
+ * gf_graph_from_arrow builds a graph from an edge table given through the
+ * Arrow C Data Interface: a struct array (a record batch) with int64 or
+ * int32 columns "src" and "dst" and an optional float "weight" column.
+ * Edge i (row i) gets id i.
+ * @param schema, array  On GF_OK both have been released by graphferry
+ *                       (their release is NULL). On failure they are left
+ *                       untouched and the caller still owns them.
+ * Returns GF_OK, GF_EINVAL (missing column, nulls, ...), GF_ETYPE, GF_ENOMEM.
+ */
+int gf_graph_from_arrow(struct ArrowSchema *schema, struct ArrowArray *array,
+                        const gf_graph_options *options, gf_graph **out_graph);
+
+/*
+ * gf_graph_open opens a graph stored on disk. path is either a graphferry
+ * dataset directory (graphferry.json, edges.arrow, nodes.arrow, feat.bin;
+ * its node columns become node data, e.g. "feat", "label", "train_mask") or
+ * an Arrow IPC (Feather v2) file holding an edge table as in
+ * gf_graph_from_arrow. Files are read through memory mapping.
+ * Returns GF_OK, GF_EINVAL, GF_EIO, GF_ENOMEM. Release with gf_graph_close.
+ */
+int gf_graph_open(const char *path, const gf_graph_options *options,
+                  gf_graph **out_graph);
+
+/*
+ * gf_graph_close releases a graph. Loaders and batches made from it stay
+ * valid: the graph's memory is released when the last of them is closed
+ * (as sqlite3_close_v2 does). gf_graph_close(NULL) does nothing.
+ */
+void gf_graph_close(gf_graph *graph);
+
+/* gf_graph_num_nodes sets *out to the number of nodes. */
+int gf_graph_num_nodes(const gf_graph *graph, int64_t *out);
+/* gf_graph_num_edges sets *out to the number of edges. */
+int gf_graph_num_edges(const gf_graph *graph, int64_t *out);
+/* gf_graph_num_patches sets *out to the number of patches. */
+int gf_graph_num_patches(const gf_graph *graph, int32_t *out);
+
+/*
+ * gf_graph_set_node_data stores tensor under name as node data: row v is
+ * node v (original ids), so shape[0] must equal the number of nodes.
+ * Accepted dtypes: float32, float16, bfloat16, float64, int64, int32, int8,
+ * uint8, bool; floating features keep their type.
+ * @param name    non-empty NUL-terminated name; replaces an existing entry.
+ * @param tensor  On GF_OK graphferry owns the tensor and calls its deleter
+ *                when it no longer needs the memory (possibly at once, after
+ *                copying it when the graph is renumbered). On failure the
+ *                caller still owns it.
+ * Returns GF_OK, GF_EINVAL (shape), GF_ETYPE (dtype, device, layout).
+ */
+int gf_graph_set_node_data(gf_graph *graph, const char *name,
+                           DLManagedTensor *tensor);
+
+/*
+ * gf_graph_get_node_data sets *out_tensor to a copy of the node data stored
+ * under name, rows in original node order. The caller owns the tensor and
+ * must call its deleter. Returns GF_OK or GF_EINVAL (unknown name).
+ */
+int gf_graph_get_node_data(gf_graph *graph, const char *name,
+                           DLManagedTensor **out_tensor);
+
+/*
+ * gf_graph_node_data_names sets *out_names to the names of the node data,
+ * sorted, separated by '\n' (an empty string if there are none). Free with
+ * gf_free.
+ */
+int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
+
+/*
+ * gf_dataset_convert_npy converts a dataset in the .npy layout (indptr.npy
+ * and indices.npy of the in-neighbour CSR, optional feat.npy, label.npy,
+ * train_idx/val_idx/test_idx.npy, meta.json) found in src_dir into a
+ * graphferry dataset directory dst_dir (created if missing).
+ * Returns GF_OK, GF_EINVAL, GF_EIO.
+ */
+int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
+
+/* ------------------------------------------------------------------------ */
+/* Sampling                                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Values of gf_sample_options.frontier. */
+/*
+ * GF_FRONTIER_ALL: hop h samples the neighbours of every node gathered so
+ * far, so that layer h's destination nodes are all of layer h-1's nodes (the
+ * shape of DGL's message-flow blocks).
+ */
+#define GF_FRONTIER_ALL 0
+/*
+ * GF_FRONTIER_NEW: hop h samples only the nodes first reached in hop h-1
+ * (hop 0 samples the seeds), as torch_geometric's NeighborLoader does.
+ */
+#define GF_FRONTIER_NEW 1
+
+/*
+ * gf_sample_options configures neighbour sampling. Zero-initialise it and
+ * set struct_size = sizeof(gf_sample_options).
+ */
+typedef struct gf_sample_options {
+  uint32_t struct_size;
+  /* Number of hops L (> 0) and the fan-out of each, starting from the seeds;
+     -1 takes all neighbours. Borrowed. */
+  int32_t num_hops;
+  const int32_t *fanouts;
+  /* Non-zero: sample with replacement. Default: uniform without. */
+  int32_t replace;
+  /* GF_FRONTIER_ALL or GF_FRONTIER_NEW. */
+  int32_t frontier;
+  /* Seed of the random streams; equal seeds give equal samples. */
+  uint64_t seed;
+  /* Worker threads per sampling step; <= 0 uses every core. */
+  int32_t num_threads;
+} gf_sample_options;
+
+/*
+ * gf_batch is one sampled mini-batch: the nodes of a multi-hop neighbourhood
+ * (seeds first), one CSC block per hop, and gathered node data. Produced by
+ * gf_sample and gf_loader_next. Must be released with gf_batch_close.
+ * Thread-safety: use a batch from one thread at a time.
+ */
+typedef struct gf_batch gf_batch;
+
+/*
+ * gf_sample samples the multi-hop neighbourhood of seeds, synchronously.
+ * @param seeds   int64 [B] distinct original node ids. Borrowed.
+ * @param options required.
+ * @param out_batch receives the batch (no node data), NULL on failure.
+ * Returns GF_OK, GF_EINVAL (empty or negative fan-out, id out of range,
+ * duplicate seed), GF_ETYPE, GF_EBADHANDLE, GF_ENOMEM.
+ */
+int gf_sample(gf_graph *graph, const DLTensor *seeds,
+              const gf_sample_options *options, gf_batch **out_batch);
+
+/* Fields of a batch for gf_batch_take. All are int64 tensors. */
+/* All sampled nodes, original ids, seeds first then each hop's new nodes. */
+#define GF_FIELD_NODES 0
+/* [L+1]: number of seeds, then the number of nodes first reached per hop. */
+#define GF_FIELD_HOP_COUNTS 1
+/* [B]: the seeds, original ids, in batch order. */
+#define GF_FIELD_SEEDS 2
+/* [B]: position of each seed in the seeds array given to the loader. */
+#define GF_FIELD_INPUT_INDEX 3
+/* Hop `layer`: [num_dst+1] CSC offsets over the block's destination nodes. */
+#define GF_FIELD_INDPTR 4
+/* Hop `layer`: [num_edges] source of each edge, as a position in NODES. */
+#define GF_FIELD_INDICES 5
+/* Hop `layer`: [num_edges] original edge ids. */
+#define GF_FIELD_EDGE_IDS 6
+
+/* gf_batch_num_hops sets *out to the number of hops (blocks) L. */
+int gf_batch_num_hops(const gf_batch *batch, int32_t *out);
+
+/*
+ * gf_batch_block_shape describes hop `layer`'s block: its destination nodes
+ * are NODES[dst_offset : dst_offset+num_dst] and its source nodes are
+ * NODES[0 : num_src]. Any out pointer may be NULL.
+ * Returns GF_OK, GF_EINVAL (layer out of range), GF_EBADHANDLE.
+ */
+int gf_batch_block_shape(const gf_batch *batch, int32_t layer,
+                         int64_t *num_dst, int64_t *num_src,
+                         int64_t *dst_offset);
+
+/*
+ * gf_batch_take moves one field of the batch out as a DLPack tensor; layer
+ * selects the hop for the per-hop fields and must be 0 otherwise. The caller
+ * owns *out_tensor and must call its deleter. Each field can be taken once.
+ * Returns GF_OK, GF_EINVAL (unknown field, layer out of range), GF_ESTATE
+ * (already taken), GF_EBADHANDLE.
+ */
+int gf_batch_take(gf_batch *batch, int32_t field, int32_t layer,
+                  DLManagedTensor **out_tensor);
+
+/*
+ * gf_batch_take_node_data moves out the node data gathered under name: for
+ * a loader's feature names, one row per node of GF_FIELD_NODES; for its
+ * label names, one row per seed. Same ownership and codes as gf_batch_take.
+ */
+int gf_batch_take_node_data(gf_batch *batch, const char *name,
+                            DLManagedTensor **out_tensor);
+
+/*
+ * gf_batch_close releases a batch and every field not taken from it.
+ * gf_batch_close(NULL) does nothing.
+ */
+void gf_batch_close(gf_batch *batch);
+
+/* ------------------------------------------------------------------------ */
+/* Loaders                                                                  */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * gf_loader yields the mini-batches of an epoch over a set of seed nodes,
+ * sampled and gathered ahead by the library's own threads (a sampler stage
+ * and a loader stage over bounded queues). Made by gf_loader_open; must be
+ * closed with gf_loader_close. Thread-safety: use a loader from one thread
+ * at a time.
+ */
+typedef struct gf_loader gf_loader;
+
+/*
+ * gf_loader_options configures a loader. Zero-initialise it and set
+ * struct_size = sizeof(gf_loader_options).
+ */
+typedef struct gf_loader_options {
+  uint32_t struct_size;
+  /* How each batch is sampled (its struct_size must be set too). */
+  gf_sample_options sample;
+  /* Seeds per batch (> 0). */
+  int64_t batch_size;
+  /* Non-zero: a new permutation of the seeds every epoch. */
+  int32_t shuffle;
+  /* Non-zero: drop the last batch if it is smaller than batch_size. */
+  int32_t drop_last;
+  /* Seed of the per-epoch permutation. */
+  uint64_t shuffle_seed;
+  /* Capacity of each queue between stages; <= 0 means 2. */
+  int32_t queue_capacity;
+  /* Node data gathered for every node of a batch (e.g. "feat"). Borrowed. */
+  int32_t num_feature_names;
+  const char *const *feature_names;
+  /* Node data gathered for the seeds of a batch (e.g. "label"). Borrowed. */
+  int32_t num_label_names;
+  const char *const *label_names;
+} gf_loader_options;
+
+/*
+ * gf_loader_open makes a loader over seeds (int64 [n] distinct original
+ * node ids; borrowed). No thread runs until gf_loader_start.
+ * Returns GF_OK, GF_EINVAL (batch size, fan-outs, unknown node data name,
+ * seed out of range, ...), GF_ETYPE, GF_EBADHANDLE. Release with
+ * gf_loader_close.
+ */
+int gf_loader_open(gf_graph *graph, const DLTensor *seeds,
+                   const gf_loader_options *options, gf_loader **out_loader);
+
+/* gf_loader_num_batches sets *out to the number of batches per epoch. */
+int gf_loader_num_batches(const gf_loader *loader, int64_t *out);
+
+/*
+ * gf_loader_start begins epoch `epoch` (its seed permutation and random
+ * streams depend on the epoch number). An epoch in progress is stopped
+ * first and its undelivered batches are freed.
+ */
+int gf_loader_start(gf_loader *loader, uint64_t epoch);
+
+/*
+ * gf_loader_next sets *out_batch to the next batch of the current epoch.
+ * Returns GF_OK, GF_DONE when the epoch has no more batches (*out_batch is
+ * NULL), GF_ESTATE if no epoch was started, or the error that stopped the
+ * sampler or loader stage (the epoch is then over).
+ */
+int gf_loader_next(gf_loader *loader, gf_batch **out_batch);
+
+/*
+ * gf_loader_close stops the loader's threads (none is left running when it
+ * returns), frees undelivered batches and releases the loader. Batches
+ * already returned stay valid. gf_loader_close(NULL) does nothing.
+ */
+void gf_loader_close(gf_loader *loader);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GRAPHFERRY_H */

@@ -1,0 +1,299 @@
+/*
+ * test_capi.c: a C program that includes only the public header and links
+ * libgraphferry.so. It builds a small graph, samples it, checks every
+ * sampled edge against the graph, runs a loader over two epochs, and goes
+ * through the error paths, checking that each returns the documented status
+ * with a message naming the argument and leaves the handles usable.
+ *
+ * Prints "N passed, N failed" and exits non-zero on any failure.
+ */
+#include "graphferry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static int passed = 0, failed = 0;
+
+#define CHECK(cond, ...)                                     \
+  do {                                                       \
+    if (cond) {                                              \
+      passed++;                                              \
+    } else {                                                 \
+      failed++;                                              \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
+      fprintf(stderr, __VA_ARGS__);                          \
+      fprintf(stderr, " (last error: %s)\n", gf_errmsg());   \
+    }                                                        \
+  } while (0)
+
+/* CHECK_ERR: rc must equal code and the message must contain needle. */
+#define CHECK_ERR(rc, code, needle)                                         \
+  CHECK((rc) == (code) && strstr(gf_errmsg(), (needle)) != NULL,            \
+        "want status %d with message containing \"%s\", got %d", (code),    \
+        (needle), (rc))
+
+static DLTensor i64(int64_t *data, int64_t *shape) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.device.device_type = kDLCPU;
+  t.ndim = 1;
+  t.dtype.code = kDLInt;
+  t.dtype.bits = 64;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  return t;
+}
+
+/* Graph: 6 nodes, in-neighbour CSC. */
+static int64_t indptr[] = {0, 2, 5, 6, 8, 8, 10};
+static int64_t indices[] = {1, 2, 0, 3, 4, 0, 1, 5, 2, 3};
+
+static int edge_exists(int64_t u, int64_t v, int64_t eid) {
+  if (eid < indptr[v] || eid >= indptr[v + 1]) return 0;
+  return indices[eid] == u;
+}
+
+static void check_batch(gf_batch *b, int hops, int64_t nseeds, const int64_t *seeds) {
+  int32_t nh = -1;
+  CHECK(gf_batch_num_hops(b, &nh) == GF_OK && nh == hops, "num_hops %d", nh);
+  DLManagedTensor *nodes = NULL;
+  CHECK(gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK && nodes, "take nodes");
+  if (!nodes) return;
+  CHECK(nodes->dl_tensor.ndim == 1 && nodes->dl_tensor.dtype.code == kDLInt &&
+            nodes->dl_tensor.dtype.bits == 64 && nodes->dl_tensor.device.device_type == kDLCPU,
+        "nodes tensor metadata");
+  const int64_t *n = (const int64_t *)nodes->dl_tensor.data;
+  int64_t nn = nodes->dl_tensor.shape[0];
+  for (int64_t i = 0; i < nseeds; i++) {
+    CHECK(i < nn && n[i] == seeds[i], "seed %lld first", (long long)i);
+  }
+  for (int h = 0; h < hops; h++) {
+    int64_t nd = 0, ns = 0, off = -1;
+    CHECK(gf_batch_block_shape(b, h, &nd, &ns, &off) == GF_OK, "block shape");
+    DLManagedTensor *ip = NULL, *ix = NULL, *ei = NULL;
+    CHECK(gf_batch_take(b, GF_FIELD_INDPTR, h, &ip) == GF_OK, "take indptr");
+    CHECK(gf_batch_take(b, GF_FIELD_INDICES, h, &ix) == GF_OK, "take indices");
+    CHECK(gf_batch_take(b, GF_FIELD_EDGE_IDS, h, &ei) == GF_OK, "take edge ids");
+    if (!ip || !ix || !ei) return;
+    CHECK(ip->dl_tensor.shape[0] == nd + 1, "indptr length");
+    const int64_t *p = (const int64_t *)ip->dl_tensor.data;
+    const int64_t *x = (const int64_t *)ix->dl_tensor.data;
+    const int64_t *e = (const int64_t *)ei->dl_tensor.data;
+    for (int64_t d = 0; d < nd; d++) {
+      int64_t v = n[off + d];
+      for (int64_t k = p[d]; k < p[d + 1]; k++) {
+        CHECK(x[k] >= 0 && x[k] < ns && ns <= nn, "index in range");
+        CHECK(edge_exists(n[x[k]], v, e[k]), "edge %lld -> %lld (id %lld) exists",
+              (long long)n[x[k]], (long long)v, (long long)e[k]);
+      }
+      /* fan-out 2 without replacement: min(2, degree) neighbours */
+      int64_t deg = indptr[v + 1] - indptr[v];
+      int64_t want = deg < 2 ? deg : 2;
+      CHECK(p[d + 1] - p[d] == want, "node %lld got %lld neighbours, want %lld",
+            (long long)v, (long long)(p[d + 1] - p[d]), (long long)want);
+    }
+    /* taking twice is a state error and leaves the batch usable */
+    DLManagedTensor *again = NULL;
+    CHECK_ERR(gf_batch_take(b, GF_FIELD_INDPTR, h, &again), GF_ESTATE, "already taken");
+    ip->deleter(ip);
+    ix->deleter(ix);
+    ei->deleter(ei);
+  }
+  nodes->deleter(nodes);
+}
+
+int main(void) {
+  CHECK(gf_version_number() / 1000000 == GF_VERSION_MAJOR, "major version");
+  CHECK(strcmp(gf_version(), GF_VERSION_STRING) == 0, "version string");
+  CHECK(strcmp(gf_status_str(GF_EINVAL), "invalid argument") == 0, "status str");
+  CHECK(strcmp(gf_status_str(12345), "unknown status") == 0, "unknown status");
+
+  int64_t sp = 7, si = 10;
+  DLTensor tp = i64(indptr, &sp), ti = i64(indices, &si);
+  gf_graph *g = NULL;
+  CHECK(gf_graph_from_csc(&tp, &ti, NULL, NULL, &g) == GF_OK && g, "from_csc");
+  int64_t nn = 0, ne = 0;
+  CHECK(gf_graph_num_nodes(g, &nn) == GF_OK && nn == 6, "num nodes");
+  CHECK(gf_graph_num_edges(g, &ne) == GF_OK && ne == 10, "num edges");
+
+  /* node data: float32 [6, 2] features and int64 labels */
+  static float feat[12] = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5};
+  static int64_t fshape[2] = {6, 2};
+  DLManagedTensor fm;
+  memset(&fm, 0, sizeof fm);
+  fm.dl_tensor.data = feat;
+  fm.dl_tensor.device.device_type = kDLCPU;
+  fm.dl_tensor.ndim = 2;
+  fm.dl_tensor.dtype.code = kDLFloat;
+  fm.dl_tensor.dtype.bits = 32;
+  fm.dl_tensor.dtype.lanes = 1;
+  fm.dl_tensor.shape = fshape;
+  CHECK(gf_graph_set_node_data(g, "feat", &fm) == GF_OK, "set feat");
+
+  /* synchronous sample */
+  int64_t seeds[] = {3, 0};
+  int64_t ss = 2;
+  DLTensor ts = i64(seeds, &ss);
+  int32_t fanouts[] = {2, 2};
+  gf_sample_options so;
+  memset(&so, 0, sizeof so);
+  so.struct_size = sizeof so;
+  so.num_hops = 2;
+  so.fanouts = fanouts;
+  so.frontier = GF_FRONTIER_ALL;
+  so.seed = 42;
+  gf_batch *b = NULL;
+  CHECK(gf_sample(g, &ts, &so, &b) == GF_OK && b, "sample");
+  if (b) check_batch(b, 2, 2, seeds);
+  gf_batch_close(b);
+  gf_batch_close(b); /* double close is a no-op */
+  gf_batch_close(NULL);
+
+  /* loader over all nodes, two epochs */
+  int64_t all[] = {0, 1, 2, 3, 4, 5};
+  int64_t sa = 6;
+  DLTensor tall = i64(all, &sa);
+  const char *fnames[] = {"feat"};
+  gf_loader_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.struct_size = sizeof lo;
+  lo.sample = so;
+  lo.batch_size = 4;
+  lo.shuffle = 1;
+  lo.shuffle_seed = 7;
+  lo.num_feature_names = 1;
+  lo.feature_names = fnames;
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, &tall, &lo, &l) == GF_OK && l, "loader open");
+  int64_t nb = 0;
+  CHECK(gf_loader_num_batches(l, &nb) == GF_OK && nb == 2, "num batches %lld", (long long)nb);
+  gf_batch *lb = NULL;
+  CHECK_ERR(gf_loader_next(l, &lb), GF_ESTATE, "gf_loader_start");
+  for (uint64_t epoch = 0; epoch < 2; epoch++) {
+    CHECK(gf_loader_start(l, epoch) == GF_OK, "start");
+    int seen[6] = {0};
+    int count = 0;
+    int rc;
+    while ((rc = gf_loader_next(l, &lb)) == GF_OK) {
+      count++;
+      DLManagedTensor *s = NULL, *x = NULL, *nodes = NULL;
+      CHECK(gf_batch_take(lb, GF_FIELD_SEEDS, 0, &s) == GF_OK, "take seeds");
+      CHECK(gf_batch_take(lb, GF_FIELD_NODES, 0, &nodes) == GF_OK, "take nodes");
+      CHECK(gf_batch_take_node_data(lb, "feat", &x) == GF_OK, "take feat");
+      if (s && x && nodes) {
+        for (int64_t i = 0; i < s->dl_tensor.shape[0]; i++) {
+          seen[((int64_t *)s->dl_tensor.data)[i]]++;
+        }
+        CHECK(x->dl_tensor.ndim == 2 && x->dl_tensor.shape[0] == nodes->dl_tensor.shape[0] &&
+                  x->dl_tensor.shape[1] == 2,
+              "feature shape");
+        for (int64_t i = 0; i < nodes->dl_tensor.shape[0]; i++) {
+          int64_t v = ((int64_t *)nodes->dl_tensor.data)[i];
+          CHECK(((float *)x->dl_tensor.data)[2 * i] == (float)v, "feature row of node %lld", (long long)v);
+        }
+      }
+      if (s) s->deleter(s);
+      if (x) x->deleter(x);
+      if (nodes) nodes->deleter(nodes);
+      gf_batch_close(lb);
+    }
+    CHECK(rc == GF_DONE && lb == NULL, "epoch ends with GF_DONE (rc %d)", rc);
+    CHECK(count == 2, "two batches per epoch");
+    for (int v = 0; v < 6; v++) CHECK(seen[v] == 1, "seed %d seen once", v);
+  }
+  /* leave mid-epoch: close must stop the threads */
+  CHECK(gf_loader_start(l, 2) == GF_OK, "start 3");
+  CHECK(gf_loader_next(l, &lb) == GF_OK, "one batch");
+  gf_batch_close(lb);
+  gf_loader_close(l);
+  gf_loader_close(l);
+
+  /* ------------------------------------------------------------------ */
+  /* Error paths: each names the problem and leaves g usable.           */
+  gf_graph *bad = (gf_graph *)0x1;
+  int64_t bad_indptr[] = {0, 3, 2, 4};
+  int64_t sbi = 4, sbx = 4;
+  int64_t idx4[] = {0, 1, 2, 0};
+  DLTensor tbp = i64(bad_indptr, &sbi), tbx = i64(idx4, &sbx);
+  CHECK_ERR(gf_graph_from_csc(&tbp, &tbx, NULL, NULL, &bad), GF_EINVAL, "indptr");
+  CHECK(bad == NULL, "out set to NULL on failure");
+  int64_t range_idx[] = {0, 1, 9, 0};
+  int64_t ok_indptr[] = {0, 1, 2, 4};
+  DLTensor tok = i64(ok_indptr, &sbi), tri = i64(range_idx, &sbx);
+  CHECK_ERR(gf_graph_from_csc(&tok, &tri, NULL, NULL, &bad), GF_EINVAL, "9");
+  CHECK_ERR(gf_graph_from_csc(NULL, &tri, NULL, NULL, &bad), GF_EINVAL, "indptr is NULL");
+  CHECK_ERR(gf_graph_from_csc(&tok, &tri, NULL, NULL, NULL), GF_EINVAL, "out_graph");
+  DLTensor tf = tok;
+  tf.dtype.code = kDLFloat;
+  CHECK_ERR(gf_graph_from_csc(&tf, &ti, NULL, NULL, &bad), GF_ETYPE, "indptr");
+  DLTensor tdev = tok;
+  tdev.device.device_type = kDLCUDA;
+  CHECK_ERR(gf_graph_from_csc(&tdev, &ti, NULL, NULL, &bad), GF_ETYPE, "CPU");
+  int64_t shape2[2] = {2, 2};
+  DLTensor t2d = tok;
+  t2d.ndim = 2;
+  t2d.shape = shape2;
+  CHECK_ERR(gf_graph_from_csc(&t2d, &ti, NULL, NULL, &bad), GF_EINVAL, "1-D");
+  gf_graph_options go;
+  memset(&go, 0, sizeof go);
+  go.struct_size = 3;
+  CHECK_ERR(gf_graph_from_csc(&tp, &ti, NULL, &go, &bad), GF_EINVAL, "struct_size");
+
+  /* sampling errors */
+  int64_t oor[] = {0, 99};
+  DLTensor toor = i64(oor, &ss);
+  CHECK_ERR(gf_sample(g, &toor, &so, &b), GF_EINVAL, "99");
+  CHECK(b == NULL, "out batch NULL on failure");
+  gf_sample_options bo = so;
+  bo.num_hops = 0;
+  CHECK_ERR(gf_sample(g, &ts, &bo, &b), GF_EINVAL, "num_hops");
+  int32_t neg[] = {2, -3};
+  bo = so;
+  bo.fanouts = neg;
+  CHECK_ERR(gf_sample(g, &ts, &bo, &b), GF_EINVAL, "-3");
+  int32_t zero[] = {0, 2};
+  bo.fanouts = zero;
+  CHECK_ERR(gf_sample(g, &ts, &bo, &b), GF_EINVAL, "fanout");
+  CHECK_ERR(gf_sample(NULL, &ts, &so, &b), GF_EBADHANDLE, "NULL");
+  CHECK_ERR(gf_sample((gf_graph *)0x12345, &ts, &so, &b), GF_EBADHANDLE, "not a graph handle");
+  CHECK_ERR(gf_sample(g, &ts, NULL, &b), GF_EINVAL, "options");
+  const char *missing[] = {"nope"};
+  gf_loader_options lb2 = lo;
+  lb2.feature_names = missing;
+  CHECK_ERR(gf_loader_open(g, &tall, &lb2, &l), GF_EINVAL, "nope");
+  lb2 = lo;
+  lb2.batch_size = 0;
+  CHECK_ERR(gf_loader_open(g, &tall, &lb2, &l), GF_EINVAL, "batch_size");
+  DLManagedTensor wrong = fm;
+  int64_t wshape[2] = {5, 2};
+  wrong.dl_tensor.shape = wshape;
+  CHECK_ERR(gf_graph_set_node_data(g, "feat", &wrong), GF_EINVAL, "shape[0]");
+
+  /* after all of that, g still samples correctly */
+  CHECK(gf_sample(g, &ts, &so, &b) == GF_OK, "sample after errors");
+  if (b) check_batch(b, 2, 2, seeds);
+  gf_batch_close(b);
+
+  /* use after close is detected */
+  gf_graph_close(g);
+  CHECK_ERR(gf_graph_num_nodes(g, &nn), GF_EBADHANDLE, "already closed");
+  gf_graph_close(g);
+
+  /* a forked child gets GF_EFORK instead of hanging */
+  pid_t pid = fork();
+  if (pid == 0) {
+    gf_graph *cg = NULL;
+    int rc = gf_graph_from_csc(&tp, &ti, NULL, NULL, &cg);
+    _exit(rc == GF_EFORK && strstr(gf_errmsg(), "fork") ? 0 : 1);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "forked child gets GF_EFORK");
+
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}
