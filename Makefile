@@ -1,0 +1,99 @@
+# graphferry: `make` with no target lists the targets.
+#
+# The two commands of the README:
+#   make demo   set everything up, then train GraphSAGE on the shipped Cora through our loader
+#   make test   set everything up, then run every test
+# Both create the Python virtual environment .venv (pinned in python/requirements.txt)
+# and build libgraphferry.so; Go modules are fetched by the go command.
+
+SHELL      := /bin/bash
+GO         ?= go
+PYTHON     ?= python3
+VENV       := .venv
+PY         := $(VENV)/bin/python
+LIB        := build/libgraphferry.so
+LIB_CHECK  := build/cgocheck2/libgraphferry.so
+PKG_LIB    := python/graphferry/lib/libgraphferry.so
+GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h' 2>/dev/null) include/graphferry.h go.mod go.sum
+PYTEST_ARGS ?=
+
+.PHONY: help lib venv demo test test-go test-nocgo test-c test-py test-cgocheck fuzz bench clean
+
+help:
+	@echo "graphferry make targets:"
+	@echo "  make demo        set up (.venv, library) and train GraphSAGE on the shipped Cora with our loader"
+	@echo "  make test        set up and run every test: Go (race), engine without cgo, C header test, pytest, cgocheck2"
+	@echo "  make lib         build $(LIB) (go build -buildmode=c-shared ./capi)"
+	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
+	@echo "  make test-go     go vet + go test -race ./..."
+	@echo "  make test-c      build and run the C test (tests/c) against $(LIB)"
+	@echo "  make test-py     pytest tests/python"
+	@echo "  make fuzz        run each Go fuzz target for FUZZTIME (default 20s)"
+	@echo "  make bench       sampling and epoch-time benchmark against DGL on the real datasets"
+
+$(LIB): $(GO_SRC)
+	@mkdir -p $(dir $@)
+	$(GO) build -buildmode=c-shared -o $@ ./capi
+	@rm -f $(basename $@).h
+
+lib: $(LIB)
+	@mkdir -p $(dir $(PKG_LIB))
+	cp $(LIB) $(PKG_LIB)
+
+$(LIB_CHECK): $(GO_SRC)
+	@mkdir -p $(dir $@)
+	GOEXPERIMENT=cgocheck2 $(GO) build -buildmode=c-shared -o $@ ./capi
+	@rm -f $(basename $@).h
+
+$(VENV)/.stamp: python/requirements.txt python/pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip setuptools wheel
+	$(PY) -m pip install --quiet -r python/requirements.txt
+	touch $@
+
+venv: $(VENV)/.stamp lib
+	$(PY) -m pip install --quiet --no-build-isolation --no-deps -e ./python
+
+demo: venv
+	$(PY) examples/train_dgl.py --dataset examples/data/cora
+
+test: venv test-go test-nocgo test-c test-py test-cgocheck
+	@echo "make test: all suites passed"
+
+test-go:
+	$(GO) vet ./...
+	$(GO) test -race -count=1 ./...
+
+test-nocgo:
+	CGO_ENABLED=0 $(GO) test -count=1 ./engine/...
+
+build/test_capi: tests/c/test_capi.c include/graphferry.h $(LIB)
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude -o $@ tests/c/test_capi.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+
+test-c: build/test_capi
+	./build/test_capi
+
+test-py: venv
+	$(PY) -m pytest tests/python -q -m "not slow" $(PYTEST_ARGS)
+
+# The whole Python suite (slow accuracy tests included) and the C test, run
+# once against a library built with GOEXPERIMENT=cgocheck2, which checks
+# every pointer passed between Go and C.
+test-cgocheck: venv $(LIB_CHECK)
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Iinclude -o build/cgocheck2/test_capi tests/c/test_capi.c -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
+	./build/cgocheck2/test_capi
+	GRAPHFERRY_LIB_PATH=$(abspath $(LIB_CHECK)) $(PY) -m pytest tests/python -q $(PYTEST_ARGS)
+
+FUZZTIME ?= 20s
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list 'Fuzz.*' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+bench: venv
+	$(PY) bench/run.py --quick
+
+clean:
+	rm -rf build $(PKG_LIB)
