@@ -1,0 +1,58 @@
+"""graphferry: a GNN mini-batch data engine, as a data loader for DGL and PyG.
+
+The engine is a Go library (libgraphferry.so, C interface in
+include/graphferry.h) reached through ctypes; tensors cross in both directions
+through DLPack without copies. ``graphferry.dgl`` and ``graphferry.pyg``
+(imported on first use) plug it into DGL and PyTorch Geometric.
+
+.. code-block:: python
+
+    import graphferry
+    g = graphferry.Graph.open("cora_gf")          # or from_dgl / from_pyg / from_coo
+    sub = graphferry.sample_neighbors(g, g.train_idx[:4], [10, 5])
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from ._version import __version__
+from .errors import GraphferryError, InvalidArgumentError, TypeMismatchError
+from . import _lib
+from .graph import Graph, convert_npy
+from .sampling import Block, Loader, SampledSubgraph, sample_neighbors
+
+__all__ = [
+    "__version__",
+    "GraphferryError",
+    "InvalidArgumentError",
+    "TypeMismatchError",
+    "Graph",
+    "convert_npy",
+    "sample_neighbors",
+    "SampledSubgraph",
+    "Block",
+    "Loader",
+    "library_version",
+    "library_path",
+]
+
+_LAZY_SUBMODULES = ("dgl", "pyg")
+
+
+def library_version() -> str:
+    """The version of the loaded libgraphferry, e.g. ``"0.1.0"``."""
+    return _lib.LIB_VERSION
+
+
+def library_path() -> str:
+    """The path libgraphferry was loaded from."""
+    return str(_lib.LIB_PATH)
+
+
+def __getattr__(name: str) -> Any:
+    # graphferry.dgl / graphferry.pyg import DGL / PyG, so only on first use.
+    if name in _LAZY_SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

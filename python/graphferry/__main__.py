@@ -1,0 +1,43 @@
+"""Command line: ``python -m graphferry convert SRC DST`` and ``python -m graphferry version``."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Optional, Sequence
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m graphferry", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    convert = sub.add_parser(
+        "convert",
+        help="convert a .npy dataset directory (indptr.npy, indices.npy, feat.npy, "
+        "label.npy, *_idx.npy, meta.json) into a graphferry dataset directory",
+    )
+    convert.add_argument("src", help="directory in the .npy layout")
+    convert.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
+    sub.add_parser("version", help="print the package and library versions")
+    args = parser.parse_args(argv)
+
+    import graphferry
+
+    if args.command == "convert":
+        try:
+            graphferry.convert_npy(args.src, args.dst)
+        except graphferry.GraphferryError as err:
+            print(f"graphferry convert: {err}", file=sys.stderr)
+            return 1
+        with graphferry.Graph.open(args.dst) as g:
+            print(
+                f"wrote {args.dst}: {g.num_nodes} nodes, {g.num_edges} edges, "
+                f"node data {g.node_data_names()}"
+            )
+        return 0
+    print(f"graphferry {graphferry.__version__} (library {graphferry.library_version()} at "
+          f"{graphferry.library_path()})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

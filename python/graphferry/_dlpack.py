@@ -1,0 +1,275 @@
+"""DLPack across the ctypes boundary, without copies.
+
+Three directions, as include/graphferry.h defines them:
+
+* Outputs (``DLManagedTensor *`` returned by the library, owned by the
+  caller): wrapped in a PyCapsule named ``"dltensor"`` and handed to
+  :func:`torch.utils.dlpack.from_dlpack`, which takes ownership and renames the
+  capsule ``"used_dltensor"``. The capsule's destructor calls the deleter only
+  if the capsule still carries the name ``"dltensor"``, that is, if no
+  consumer took it (dlpack's python_spec).
+* Borrowed inputs (``const DLTensor *``): :class:`BorrowedTensor` builds a
+  DLTensor struct that points at a contiguous CPU tensor's memory and keeps the
+  tensor alive for as long as the struct is.
+* Owned inputs (``DLManagedTensor *`` whose ownership moves on success, as in
+  ``gf_graph_set_node_data``): :class:`ExportedTensor` takes torch's own
+  ``to_dlpack`` capsule; :meth:`ExportedTensor.consumed` renames it to
+  ``"used_dltensor"`` so that torch does not free it a second time.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import warnings
+from typing import Any
+
+import numpy as np
+import torch
+import torch.utils.dlpack
+
+__all__ = [
+    "DLDevice",
+    "DLDataType",
+    "DLTensor",
+    "DLManagedTensor",
+    "BorrowedTensor",
+    "ExportedTensor",
+    "as_cpu_tensor",
+    "tensor_from_managed",
+]
+
+# DLDeviceType
+kDLCPU = 1
+kDLCUDA = 2
+kDLCUDAHost = 3
+
+# DLDataTypeCode
+kDLInt = 0
+kDLUInt = 1
+kDLFloat = 2
+kDLBfloat = 4
+kDLComplex = 5
+kDLBool = 6
+
+
+# typedef struct { DLDeviceType device_type; int32_t device_id; } DLDevice;
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int32)]
+
+
+# typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+class DLDataType(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_uint8),
+        ("bits", ctypes.c_uint8),
+        ("lanes", ctypes.c_uint16),
+    ]
+
+
+# typedef struct {
+#   void *data; DLDevice device; int32_t ndim; DLDataType dtype;
+#   int64_t *shape; int64_t *strides; uint64_t byte_offset;
+# } DLTensor;
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+# typedef struct DLManagedTensor {
+#   DLTensor dl_tensor; void *manager_ctx;
+#   void (*deleter)(struct DLManagedTensor *self);
+# } DLManagedTensor;
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [
+        ("dl_tensor", DLTensor),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", ctypes.c_void_p),
+    ]
+
+
+_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+# Python C API functions, bound as private prototypes so that the argtypes of
+# ctypes.pythonapi's shared attributes (which other libraries set too) are left
+# alone. PYFUNCTYPE keeps the GIL held during these calls.
+_PyCapsule_New = ctypes.PYFUNCTYPE(
+    ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p
+)(("PyCapsule_New", ctypes.pythonapi))
+_PyCapsule_IsValid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi)
+)
+_PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(
+    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p
+)(("PyCapsule_GetPointer", ctypes.pythonapi))
+_PyCapsule_GetPointer = ctypes.PYFUNCTYPE(
+    ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p
+)(("PyCapsule_GetPointer", ctypes.pythonapi))
+_PyCapsule_SetName = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_SetName", ctypes.pythonapi)
+)
+
+# Capsule names must outlive the capsules: module-level constants do.
+_DLTENSOR = b"dltensor"
+_USED_DLTENSOR = b"used_dltensor"
+
+
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _capsule_destructor(capsule: int) -> None:
+    # Module-level so that it lives as long as any capsule that points at it.
+    # Runs when a capsule is collected: frees the tensor only if no consumer
+    # renamed (took) it.
+    if _PyCapsule_IsValid(capsule, _DLTENSOR):
+        managed = _PyCapsule_GetPointer_raw(capsule, _DLTENSOR)
+        if managed:
+            _call_deleter(managed)
+
+
+def _call_deleter(managed: int) -> None:
+    deleter = DLManagedTensor.from_address(managed).deleter
+    if deleter:
+        _DELETER(deleter)(managed)
+
+
+_CAPSULE_DESTRUCTOR_PTR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
+
+
+def tensor_from_managed(managed: int) -> torch.Tensor:
+    """Wraps a ``DLManagedTensor *`` the caller owns as a torch tensor.
+
+    Ownership moves to the returned tensor, whose memory is the library's
+    (no copy); torch calls the deleter when the tensor is freed. If torch
+    refuses the tensor, the capsule's destructor frees it.
+    """
+    if not managed:
+        raise ValueError("tensor_from_managed: NULL DLManagedTensor")
+    capsule = _PyCapsule_New(managed, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)
+    return torch.utils.dlpack.from_dlpack(capsule)
+
+
+# torch dtype -> (DLDataTypeCode, bits)
+_DTYPE_CODES: dict[torch.dtype, tuple[int, int]] = {
+    torch.bool: (kDLBool, 8),
+    torch.uint8: (kDLUInt, 8),
+    torch.int8: (kDLInt, 8),
+    torch.int16: (kDLInt, 16),
+    torch.int32: (kDLInt, 32),
+    torch.int64: (kDLInt, 64),
+    torch.float16: (kDLFloat, 16),
+    torch.bfloat16: (kDLBfloat, 16),
+    torch.float32: (kDLFloat, 32),
+    torch.float64: (kDLFloat, 64),
+    torch.complex64: (kDLComplex, 64),
+    torch.complex128: (kDLComplex, 128),
+}
+for _name, _code in (("uint16", (kDLUInt, 16)), ("uint32", (kDLUInt, 32)), ("uint64", (kDLUInt, 64))):
+    if hasattr(torch, _name):  # torch >= 2.3
+        _DTYPE_CODES[getattr(torch, _name)] = _code
+
+
+def as_cpu_tensor(obj: Any, name: str) -> torch.Tensor:
+    """Returns ``obj`` as a contiguous CPU torch tensor, sharing its memory.
+
+    Accepts a :class:`torch.Tensor`, a :class:`numpy.ndarray` or a list/tuple/
+    range of numbers. Only the Python type and the device are checked here;
+    dtype, shape and values are the library's to validate.
+
+    Raises:
+        TypeError: ``obj`` is of another type, or a non-CPU tensor (this
+            version of graphferry is CPU-only).
+    """
+    if isinstance(obj, torch.Tensor):
+        tensor = obj
+    elif isinstance(obj, np.ndarray):
+        try:
+            with warnings.catch_warnings():
+                # Read-only arrays (np.load with mmap_mode="r") are fine: the
+                # library never writes to its inputs.
+                warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
+                tensor = torch.from_numpy(np.ascontiguousarray(obj))
+        except TypeError as err:
+            raise TypeError(
+                f"'{name}': numpy dtype {obj.dtype} has no torch equivalent ({err})"
+            ) from None
+    elif isinstance(obj, (list, tuple, range)):
+        tensor = torch.as_tensor(obj)
+    else:
+        raise TypeError(
+            f"'{name}': expected a torch.Tensor or numpy.ndarray (got '{type(obj).__name__}')"
+        )
+    if tensor.device.type != "cpu":
+        raise TypeError(
+            f"'{name}': expected a CPU tensor; this version of graphferry is CPU-only "
+            f"(got a tensor on '{tensor.device}')"
+        )
+    return tensor.detach().contiguous()
+
+
+class BorrowedTensor:
+    """A ``DLTensor`` describing a contiguous CPU tensor, for borrowed inputs.
+
+    The struct points at the tensor's memory; this object keeps the tensor and
+    the shape array alive, so keep it referenced until the C call returns.
+    """
+
+    __slots__ = ("tensor", "_shape", "dltensor")
+
+    def __init__(self, obj: Any, name: str):
+        tensor = as_cpu_tensor(obj, name)
+        try:
+            code, bits = _DTYPE_CODES[tensor.dtype]
+        except KeyError:
+            raise TypeError(
+                f"'{name}': dtype {tensor.dtype} cannot be described in DLPack"
+            ) from None
+        self.tensor = tensor
+        self._shape = (ctypes.c_int64 * max(tensor.dim(), 1))(*tensor.shape)
+        self.dltensor = DLTensor(
+            data=tensor.data_ptr() or None,
+            device=DLDevice(kDLCPU, 0),
+            ndim=tensor.dim(),
+            dtype=DLDataType(code, bits, 1),
+            shape=ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64)),
+            strides=None,  # compact row-major
+            byte_offset=0,
+        )
+
+    @property
+    def ref(self):
+        """A ``const DLTensor *`` for ctypes (``ctypes.byref``)."""
+        return ctypes.byref(self.dltensor)
+
+
+def borrow(obj: Any, name: str) -> BorrowedTensor | None:
+    """:class:`BorrowedTensor` of ``obj``, or None (a NULL pointer) for None."""
+    return None if obj is None else BorrowedTensor(obj, name)
+
+
+def ref_or_null(borrowed: BorrowedTensor | None):
+    return None if borrowed is None else borrowed.ref
+
+
+class ExportedTensor:
+    """A ``DLManagedTensor *`` of a CPU tensor, for inputs whose ownership moves.
+
+    Made with torch's own ``to_dlpack``, so the memory is shared and torch's
+    deleter releases it. If the callee took ownership, call :meth:`consumed`;
+    otherwise dropping this object lets torch's capsule destructor free it.
+    """
+
+    __slots__ = ("tensor", "capsule", "pointer")
+
+    def __init__(self, obj: Any, name: str):
+        self.tensor = as_cpu_tensor(obj, name)
+        self.capsule = torch.utils.dlpack.to_dlpack(self.tensor)
+        self.pointer = _PyCapsule_GetPointer(self.capsule, _DLTENSOR)
+
+    def consumed(self) -> None:
+        """Marks the capsule as taken so torch never calls the deleter."""
+        _PyCapsule_SetName(self.capsule, _USED_DLTENSOR)

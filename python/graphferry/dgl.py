@@ -1,0 +1,277 @@
+r"""graphferry as DGL's node-classification data loader.
+
+:class:`DataLoader` replaces ``dgl.dataloading.DataLoader`` for neighbour
+sampling: the engine samples (collective sampling over the graph's patches)
+and gathers features on its own threads, and each batch arrives as DGL's
+``(input_nodes, output_nodes, blocks)`` with real ``dgl.create_block``
+blocks.
+
+.. code-block:: python
+
+    import dgl, graphferry.dgl
+    sampler = dgl.dataloading.NeighborSampler([10, 10],
+                                              prefetch_node_feats=["feat"],
+                                              prefetch_labels=["label"])
+    loader = graphferry.dgl.DataLoader(g, train_nids, sampler,
+                                       batch_size=1024, shuffle=True)
+    for input_nodes, output_nodes, blocks in loader:
+        logits = model(blocks, blocks[0].srcdata["feat"])
+        loss = F.cross_entropy(logits, blocks[-1].dstdata["label"])
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence, Union
+
+import dgl
+import torch
+
+from . import _cache
+from .graph import Graph
+from .sampling import Loader, SampledSubgraph, _fanout_array, _names, refuse_workers
+
+__all__ = ["NeighborSampler", "DataLoader", "to_blocks"]
+
+
+class NeighborSampler:
+    r"""Neighbour sampling settings with the meaning of DGL's
+    ``dgl.dataloading.NeighborSampler``: ``fanouts[i]`` is the fan-out of
+    ``blocks[i]``, so the LAST entry applies to the seeds (DGL order);
+    ``-1`` takes all neighbours.
+
+    Args:
+        fanouts (list of int): fan-out per layer, outermost first.
+        replace (bool): sample with replacement. (default: :obj:`False`)
+        prefetch_node_feats (list of str, optional): node data put on
+            ``blocks[0].srcdata``. (default: :obj:`None`)
+        prefetch_labels (list of str, optional): node data put on
+            ``blocks[-1].dstdata``. (default: :obj:`None`)
+    """
+
+    def __init__(
+        self,
+        fanouts: Sequence[int],
+        *,
+        replace: bool = False,
+        prefetch_node_feats: Optional[Sequence[str]] = None,
+        prefetch_labels: Optional[Sequence[str]] = None,
+    ):
+        _fanout_array(fanouts)  # Python types only; the engine checks values
+        self.fanouts = list(fanouts)
+        self.replace = bool(replace)
+        self.prefetch_node_feats = _names(prefetch_node_feats, "prefetch_node_feats")
+        self.prefetch_labels = _names(prefetch_labels, "prefetch_labels")
+
+    def __repr__(self) -> str:
+        return (
+            f"NeighborSampler(fanouts={self.fanouts}, replace={self.replace}, "
+            f"prefetch_node_feats={self.prefetch_node_feats}, "
+            f"prefetch_labels={self.prefetch_labels})"
+        )
+
+
+def _sampler_settings(sampler: Any) -> NeighborSampler:
+    if isinstance(sampler, NeighborSampler):
+        return sampler
+    if isinstance(sampler, dgl.dataloading.NeighborSampler):
+        if getattr(sampler, "edge_dir", "in") != "in":
+            raise ValueError(
+                f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')"
+            )
+        if getattr(sampler, "prob", None) is not None:
+            raise ValueError(
+                "graphferry samples uniformly; weighted or masked sampling is not supported "
+                f"(got prob/mask='{sampler.prob}')"
+            )
+        if getattr(sampler, "prefetch_edge_feats", None):
+            raise ValueError(
+                "graphferry does not gather edge features (got prefetch_edge_feats="
+                f"{sampler.prefetch_edge_feats})"
+            )
+        if any(isinstance(f, dict) for f in sampler.fanouts):
+            raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type fan-outs)")
+        return NeighborSampler(
+            list(sampler.fanouts),
+            replace=bool(sampler.replace),
+            prefetch_node_feats=list(sampler.prefetch_node_feats or []),
+            prefetch_labels=list(sampler.prefetch_labels or []),
+        )
+    raise TypeError(
+        "expected a 'dgl.dataloading.NeighborSampler' or 'graphferry.dgl.NeighborSampler' "
+        f"(got '{type(sampler).__name__}')"
+    )
+
+
+def _dgl_signature(g: Any) -> Any:
+    return (
+        g.num_nodes(),
+        g.num_edges(),
+        tuple(
+            (name, _cache.tensor_signature(value))
+            for name, value in sorted(g.ndata.items())
+            if isinstance(value, torch.Tensor)
+        ),
+    )
+
+
+def as_graph(graph: Any) -> Graph:
+    """``graph`` if it is a :class:`graphferry.Graph`, else the (cached)
+    conversion of a ``dgl.DGLGraph``."""
+    if isinstance(graph, Graph):
+        return graph
+    if isinstance(graph, dgl.DGLGraph):
+        return _cache.cached_graph(graph, _dgl_signature(graph), lambda: Graph.from_dgl(graph))
+    raise TypeError(
+        f"expected a 'dgl.DGLGraph' or 'graphferry.Graph' (got '{type(graph).__name__}')"
+    )
+
+
+def to_blocks(sub: SampledSubgraph) -> list:
+    r"""DGL blocks of a ``frontier="all"`` sample, outermost first:
+    ``blocks[i]`` is hop ``L - 1 - i`` (DGL's ``blocks[0]`` is the layer
+    farthest from the seeds). Block node ids are in ``srcdata[dgl.NID]`` /
+    ``dstdata[dgl.NID]``, edge ids in ``edata[dgl.EID]``; ``sub.node_data``
+    goes on ``blocks[0].srcdata`` and ``sub.labels`` on ``blocks[-1].dstdata``.
+    """
+    nodes = sub.nodes
+    blocks = []
+    for hop in reversed(sub.blocks):
+        block = dgl.create_block(
+            ("csc", (hop.indptr, hop.indices, torch.arange(hop.num_edges, dtype=torch.int64))),
+            num_src_nodes=hop.num_src,
+            num_dst_nodes=hop.num_dst,
+        )
+        block.srcdata[dgl.NID] = nodes[: hop.num_src]
+        block.dstdata[dgl.NID] = nodes[: hop.num_dst]
+        block.edata[dgl.EID] = hop.edge_ids
+        blocks.append(block)
+    if blocks:
+        num_src = blocks[0].num_src_nodes()
+        for name, value in sub.node_data.items():
+            blocks[0].srcdata[name] = value[:num_src]
+        for name, value in sub.labels.items():
+            blocks[-1].dstdata[name] = value
+    return blocks
+
+
+class DataLoader:
+    r"""DGL-style mini-batch loader backed by the graphferry engine.
+
+    Yields ``(input_nodes, output_nodes, blocks)`` like
+    ``dgl.dataloading.DataLoader`` with a ``NeighborSampler``: ``blocks`` are
+    real ``dgl.create_block`` blocks (``blocks[0]`` the outermost layer),
+    ``prefetch_node_feats`` arrive on ``blocks[0].srcdata`` and
+    ``prefetch_labels`` on ``blocks[-1].dstdata``. Each :func:`iter` is a new
+    epoch, shuffled from ``seed`` and the epoch number; breaking out of an
+    epoch and iterating again is fine.
+
+    Args:
+        graph (dgl.DGLGraph or graphferry.Graph): the graph; a DGLGraph is
+            converted once (with all of its ``ndata``) and cached.
+        indices (Tensor): int64 ids of the seed nodes.
+        graph_sampler: a ``dgl.dataloading.NeighborSampler`` (its
+            ``fanouts``, ``replace``, ``prefetch_node_feats`` and
+            ``prefetch_labels`` are read) or a
+            :class:`graphferry.dgl.NeighborSampler`.
+        batch_size (int): seeds per batch. (default: :obj:`1`)
+        shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
+        drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
+        seed (int, optional): seed of shuffling and sampling.
+            (default: :obj:`None`, drawn from torch's generator)
+        num_workers (int): must be 0: graphferry samples on its own threads.
+            (default: :obj:`0`)
+        queue_capacity (int): batches buffered per pipeline stage.
+            (default: :obj:`2`)
+        device (str or torch.device): where outputs are moved.
+            (default: :obj:`"cpu"`)
+        use_uva (bool): unsupported in this CPU-only version; must be False.
+            (default: :obj:`False`)
+    """
+
+    def __init__(
+        self,
+        graph: Any,
+        indices: Any,
+        graph_sampler: Any,
+        *,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        seed: Optional[int] = None,
+        num_workers: int = 0,
+        queue_capacity: int = 2,
+        device: Union[str, torch.device] = "cpu",
+        use_uva: bool = False,
+    ):
+        self._loader: Optional[Loader] = None
+        refuse_workers(num_workers)
+        if use_uva:
+            raise ValueError("use_uva=True is not supported: this version of graphferry is CPU-only")
+        self.graph = graph
+        self.indices = indices
+        self.graph_sampler = graph_sampler
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.drop_last = drop_last
+        self.device = torch.device(device)
+        settings = _sampler_settings(graph_sampler)
+        self._graph = as_graph(graph)
+        self._loader = Loader(
+            self._graph,
+            indices,
+            list(reversed(settings.fanouts)),  # the engine counts hops from the seeds
+            batch_size=batch_size,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            replace=settings.replace,
+            frontier="all",
+            seed=seed,
+            queue_capacity=queue_capacity,
+            feature_names=settings.prefetch_node_feats,
+            label_names=settings.prefetch_labels,
+        )
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+    def __iter__(self) -> "_Iterator":
+        return _Iterator(self, iter(self._loader))
+
+    def _convert(self, sub: SampledSubgraph) -> tuple:
+        blocks = to_blocks(sub)
+        input_nodes = blocks[0].srcdata[dgl.NID]
+        output_nodes = blocks[-1].dstdata[dgl.NID]
+        if self.device.type != "cpu":
+            blocks = [b.to(self.device) for b in blocks]
+            input_nodes = input_nodes.to(self.device)
+            output_nodes = output_nodes.to(self.device)
+        return input_nodes, output_nodes, blocks
+
+    def close(self) -> None:
+        """Stops the engine's threads for this loader. Idempotent."""
+        if self._loader is not None:
+            self._loader.close()
+
+    def __enter__(self) -> "DataLoader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+class _Iterator:
+    def __init__(self, owner: DataLoader, batches: Any):
+        self._owner = owner
+        self._batches = batches
+
+    def __iter__(self) -> "_Iterator":
+        return self
+
+    def __next__(self) -> tuple:
+        return self._owner._convert(next(self._batches))

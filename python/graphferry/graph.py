@@ -1,0 +1,506 @@
+"""graphferry.Graph: one engine graph handle (topology plus named node data)."""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import weakref
+from typing import Any, Callable, Optional, Union
+
+import numpy as np
+import torch
+
+from . import _lib
+from ._dlpack import ExportedTensor, borrow, ref_or_null, tensor_from_managed
+
+__all__ = ["Graph", "convert_npy"]
+
+TensorLike = Union[torch.Tensor, np.ndarray]
+Partition = Union[str, TensorLike]
+
+
+def _graph_options(
+    *,
+    num_nodes: Optional[int] = None,
+    num_patches: int = 1,
+    partition: Partition = "range",
+    seed: int = 0,
+    flags: int = 0,
+) -> tuple[_lib.gf_graph_options, Any]:
+    """Builds gf_graph_options; returns it and what must stay alive with it."""
+    assignment = None
+    if isinstance(partition, str):
+        methods = {"range": _lib.GF_PARTITION_RANGE, "random": _lib.GF_PARTITION_RANDOM}
+        if partition not in methods:
+            raise ValueError(
+                "'partition' must be 'range', 'random' or a tensor of patch ids per node "
+                f"(got '{partition}')"
+            )
+        method = methods[partition]
+    else:
+        assignment = borrow(partition, "partition")
+        method = _lib.GF_PARTITION_GIVEN
+    opts = _lib.gf_graph_options(
+        num_patches=_as_int(num_patches, "num_patches"),
+        partition=method,
+        seed=_as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF,
+        assignment=ctypes.pointer(assignment.dltensor) if assignment is not None else None,
+        num_nodes=0 if num_nodes is None else _as_int(num_nodes, "num_nodes"),
+        flags=flags,
+    )
+    return opts, assignment
+
+
+def _as_int(value: Any, name: str) -> int:
+    # Only the Python type is checked; the library validates the value.
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+        if isinstance(value, torch.Tensor) and value.numel() == 1 and not value.is_floating_point():
+            return int(value.item())
+        raise TypeError(f"'{name}' must be an int (got '{type(value).__name__}')")
+    return int(value)
+
+
+def _encode_name(name: Any, what: str = "name") -> bytes:
+    if not isinstance(name, str):
+        raise TypeError(f"'{what}' must be a str (got '{type(name).__name__}')")
+    if "\0" in name:
+        raise ValueError(f"'{what}' must not contain NUL characters (got {name!r})")
+    return name.encode("utf-8")
+
+
+class Graph:
+    r"""A graph held by the graphferry engine: its topology (in-neighbour CSC,
+    split into patches) and named node data such as features and labels.
+
+    Every node id that crosses this API is an ORIGINAL id (the caller's
+    numbering). Make one with :meth:`from_csc`, :meth:`from_csr`,
+    :meth:`from_coo`, :meth:`from_dgl`, :meth:`from_pyg` or :meth:`open`.
+    Release it with :meth:`close` or a ``with`` block; loaders opened on it are
+    closed first.
+
+    .. code-block:: python
+
+        import graphferry
+        with graphferry.Graph.from_coo(src, dst) as g:
+            g.set_node_data("feat", x)
+            sub = graphferry.sample_neighbors(g, seeds, [10, 5])
+    """
+
+    def __init__(self, handle: int, *, _owner: object = None):
+        if _owner is not _CONSTRUCTOR_TOKEN:
+            raise TypeError(
+                "graphferry.Graph cannot be constructed directly; use Graph.from_csc, "
+                "from_coo, from_dgl, from_pyg or open"
+            )
+        self._handle: Optional[int] = handle
+        self._exit_stack = contextlib.ExitStack()
+        self._exit_stack.callback(self._free)
+
+    # -- constructors ---------------------------------------------------------
+
+    @classmethod
+    def _make(cls, build: Callable[[Any], int]) -> "Graph":
+        out = ctypes.c_void_p()
+        build(ctypes.byref(out))
+        return cls(out.value, _owner=_CONSTRUCTOR_TOKEN)
+
+    @classmethod
+    def from_csc(
+        cls,
+        indptr: TensorLike,
+        indices: TensorLike,
+        *,
+        edge_ids: Optional[TensorLike] = None,
+        num_nodes: Optional[int] = None,
+        num_patches: int = 1,
+        partition: Partition = "range",
+        seed: int = 0,
+    ) -> "Graph":
+        r"""Builds a graph from in-neighbour CSC arrays: the sources of the
+        edges into node ``v`` are ``indices[indptr[v]:indptr[v+1]]``.
+
+        Args:
+            indptr (Tensor): int64 ``[N+1]`` (int32 is widened).
+            indices (Tensor): int64 ``[E]``, each in ``[0, N)``.
+            edge_ids (Tensor, optional): int64 ``[E]`` edge ids.
+                (default: :obj:`None`, meaning ``0..E-1``)
+            num_nodes (int, optional): ignored for CSC (``N`` is
+                ``len(indptr) - 1``). (default: :obj:`None`)
+            num_patches (int): number of patches. (default: :obj:`1`)
+            partition (str or Tensor): ``"range"``, ``"random"`` or an int64
+                tensor of patch ids per node. (default: :obj:`"range"`)
+            seed (int): seed of ``"random"`` partitioning. (default: :obj:`0`)
+        """
+        opts, keep = _graph_options(
+            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed
+        )
+        a, b, c = borrow(indptr, "indptr"), borrow(indices, "indices"), borrow(edge_ids, "edge_ids")
+        return cls._make(
+            lambda out: _lib.gf_graph_from_csc(a.ref, b.ref, ref_or_null(c), ctypes.byref(opts), out)
+        )
+
+    @classmethod
+    def from_csr(
+        cls,
+        indptr: TensorLike,
+        indices: TensorLike,
+        *,
+        edge_ids: Optional[TensorLike] = None,
+        num_nodes: Optional[int] = None,
+        num_patches: int = 1,
+        partition: Partition = "range",
+        seed: int = 0,
+    ) -> "Graph":
+        r"""Builds a graph from out-neighbour CSR arrays: the destinations of
+        the edges out of node ``u`` are ``indices[indptr[u]:indptr[u+1]]``.
+        Edge ids default to CSR positions. Arguments as in :meth:`from_csc`.
+        """
+        opts, keep = _graph_options(
+            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed
+        )
+        a, b, c = borrow(indptr, "indptr"), borrow(indices, "indices"), borrow(edge_ids, "edge_ids")
+        return cls._make(
+            lambda out: _lib.gf_graph_from_csr(a.ref, b.ref, ref_or_null(c), ctypes.byref(opts), out)
+        )
+
+    @classmethod
+    def from_coo(
+        cls,
+        src: TensorLike,
+        dst: TensorLike,
+        *,
+        num_nodes: Optional[int] = None,
+        remove_duplicates: bool = False,
+        remove_self_loops: bool = False,
+        num_patches: int = 1,
+        partition: Partition = "range",
+        seed: int = 0,
+    ) -> "Graph":
+        r"""Builds a graph from edge lists ``src[i] -> dst[i]``; edge ``i``
+        gets id ``i``.
+
+        Args:
+            src (Tensor): int64 ``[E]`` source ids (int32 is widened).
+            dst (Tensor): int64 ``[E]`` destination ids.
+            num_nodes (int, optional): number of nodes.
+                (default: :obj:`None`, meaning max id + 1)
+            remove_duplicates (bool): keep only the first of equal
+                ``(src, dst)`` pairs. (default: :obj:`False`)
+            remove_self_loops (bool): drop edges ``v -> v``.
+                (default: :obj:`False`)
+            num_patches, partition, seed: as in :meth:`from_csc`.
+        """
+        flags = (_lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0) | (
+            _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
+        )
+        opts, keep = _graph_options(
+            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed,
+            flags=flags,
+        )
+        a, b = borrow(src, "src"), borrow(dst, "dst")
+        return cls._make(lambda out: _lib.gf_graph_from_coo(a.ref, b.ref, ctypes.byref(opts), out))
+
+    @classmethod
+    def from_arrow(
+        cls,
+        table: Any,
+        *,
+        num_nodes: Optional[int] = None,
+        remove_duplicates: bool = False,
+        remove_self_loops: bool = False,
+        num_patches: int = 1,
+        partition: Partition = "range",
+        seed: int = 0,
+    ) -> "Graph":
+        r"""Builds a graph from an edge table (a ``pyarrow.Table`` or
+        ``RecordBatch`` with int64/int32 columns ``src`` and ``dst``, and an
+        optional float ``weight``), passed through the Arrow C Data Interface;
+        row ``i`` is edge ``i``. Other arguments as in :meth:`from_coo`.
+        """
+        import pyarrow as pa  # optional dependency
+
+        if isinstance(table, pa.Table):
+            batches = table.combine_chunks().to_batches()
+            batch = batches[0] if batches else pa.RecordBatch.from_pylist([], schema=table.schema)
+        elif isinstance(table, pa.RecordBatch):
+            batch = table
+        else:
+            raise TypeError(
+                f"expected a 'pyarrow.Table' or 'pyarrow.RecordBatch' (got '{type(table).__name__}')"
+            )
+        flags = (_lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0) | (
+            _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
+        )
+        opts, keep = _graph_options(
+            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed,
+            flags=flags,
+        )
+        schema, array = _lib.ArrowSchema(), _lib.ArrowArray()
+        batch._export_to_c(ctypes.addressof(array), ctypes.addressof(schema))
+        try:
+            return cls._make(
+                lambda out: _lib.gf_graph_from_arrow(
+                    ctypes.byref(schema), ctypes.byref(array), ctypes.byref(opts), out
+                )
+            )
+        finally:
+            # On GF_OK graphferry has released both; on failure they are ours.
+            _lib.arrow_release(array)
+            _lib.arrow_release(schema)
+
+    @classmethod
+    def open(
+        cls,
+        path: Union[str, os.PathLike],
+        *,
+        num_patches: int = 1,
+        partition: Partition = "range",
+        seed: int = 0,
+    ) -> "Graph":
+        r"""Opens a graph stored on disk (memory-mapped): a graphferry dataset
+        directory (node data ``"feat"``, ``"label"``, ``"train_mask"``,
+        ``"val_mask"``, ``"test_mask"`` when present) or an Arrow IPC file
+        holding an edge table with columns ``src`` and ``dst``.
+        """
+        opts, keep = _graph_options(num_patches=num_patches, partition=partition, seed=seed)
+        encoded = os.fsencode(path)
+        return cls._make(lambda out: _lib.gf_graph_open(encoded, ctypes.byref(opts), out))
+
+    @classmethod
+    def from_dgl(
+        cls,
+        g: Any,
+        *,
+        num_patches: int = 1,
+        partition: Partition = "range",
+        seed: int = 0,
+    ) -> "Graph":
+        r"""Converts a homogeneous :class:`dgl.DGLGraph` on the CPU. Its edge
+        ids are DGL's, and every tensor in ``g.ndata`` becomes node data under
+        the same name.
+        """
+        import dgl  # optional dependency
+
+        if not isinstance(g, dgl.DGLGraph):
+            raise TypeError(f"expected a 'dgl.DGLGraph' (got '{type(g).__name__}')")
+        if not g.is_homogeneous:
+            raise TypeError(
+                "expected a homogeneous dgl.DGLGraph (got node types "
+                f"{g.ntypes} and edge types {g.etypes})"
+            )
+        if g.device.type != "cpu":
+            raise TypeError(
+                f"expected a dgl.DGLGraph on the CPU; this version of graphferry is CPU-only "
+                f"(got a graph on '{g.device}')"
+            )
+        indptr, indices, eids = g.adj_tensors("csc")
+        if eids is None or eids.numel() != indices.numel():
+            eids = None
+        graph = cls.from_csc(
+            indptr, indices, edge_ids=eids, num_patches=num_patches, partition=partition, seed=seed
+        )
+        try:
+            for name, value in g.ndata.items():
+                if isinstance(value, torch.Tensor):
+                    graph.set_node_data(name, value)
+        except BaseException:
+            graph.close()
+            raise
+        return graph
+
+    @classmethod
+    def from_pyg(
+        cls,
+        data: Any,
+        *,
+        num_patches: int = 1,
+        partition: Partition = "range",
+        seed: int = 0,
+    ) -> "Graph":
+        r"""Converts a :class:`torch_geometric.data.Data` on the CPU.
+        ``edge_index`` (row 0 = source, row 1 = target) gives the edges, edge
+        ``i`` having id ``i`` (its column); every node-level tensor attribute
+        (``x``, ``y``, masks, ...) becomes node data under its name.
+        """
+        from torch_geometric.data import Data  # optional dependency
+
+        if not isinstance(data, Data):
+            raise TypeError(f"expected a 'torch_geometric.data.Data' (got '{type(data).__name__}')")
+        edge_index = getattr(data, "edge_index", None)
+        if not isinstance(edge_index, torch.Tensor):
+            raise TypeError(
+                "expected 'data.edge_index' to be a tensor of shape [2, num_edges] "
+                f"(got '{type(edge_index).__name__}')"
+            )
+        if edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError(
+                f"expected 'data.edge_index' of shape [2, num_edges] (got {list(edge_index.shape)})"
+            )
+        graph = cls.from_coo(
+            edge_index[0], edge_index[1], num_nodes=data.num_nodes,
+            num_patches=num_patches, partition=partition, seed=seed,
+        )
+        try:
+            for name in pyg_node_attrs(data):
+                graph.set_node_data(name, data[name])
+        except BaseException:
+            graph.close()
+            raise
+        return graph
+
+    # -- properties ----------------------------------------------------------
+
+    @property
+    def handle(self) -> Optional[int]:
+        """The ``gf_graph *`` as an int, or None once closed."""
+        return self._handle
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    @property
+    def num_nodes(self) -> int:
+        out = ctypes.c_int64()
+        _lib.gf_graph_num_nodes(self._handle, ctypes.byref(out))
+        return out.value
+
+    @property
+    def num_edges(self) -> int:
+        out = ctypes.c_int64()
+        _lib.gf_graph_num_edges(self._handle, ctypes.byref(out))
+        return out.value
+
+    @property
+    def num_patches(self) -> int:
+        out = ctypes.c_int32()
+        _lib.gf_graph_num_patches(self._handle, ctypes.byref(out))
+        return out.value
+
+    # -- node data -----------------------------------------------------------
+
+    def node_data_names(self) -> list[str]:
+        """The names of the node data, sorted."""
+        out = ctypes.c_void_p()
+        _lib.gf_graph_node_data_names(self._handle, ctypes.byref(out))
+        try:
+            text = ctypes.string_at(out.value).decode("utf-8") if out.value else ""
+        finally:
+            _lib.gf_free(out.value)
+        return text.split("\n") if text else []
+
+    def set_node_data(self, name: str, tensor: TensorLike) -> None:
+        r"""Stores ``tensor`` as node data ``name`` (row ``v`` = node ``v`` in
+        original ids), replacing any entry of that name. The memory is shared
+        with the engine (DLPack, no copy unless the engine renumbers); floating
+        features keep their dtype (float32, float16, bfloat16, float64).
+        """
+        encoded = _encode_name(name)
+        exported = ExportedTensor(tensor, "tensor")
+        _lib.gf_graph_set_node_data(self._handle, encoded, exported.pointer)
+        exported.consumed()
+
+    def get_node_data(self, name: str) -> torch.Tensor:
+        """A copy of the node data ``name``, rows in original node order."""
+        out = ctypes.c_void_p()
+        _lib.gf_graph_get_node_data(self._handle, _encode_name(name), ctypes.byref(out))
+        return tensor_from_managed(out.value)
+
+    def _mask_index(self, name: str) -> Optional[torch.Tensor]:
+        if name not in self.node_data_names():
+            return None
+        return self.get_node_data(name).nonzero(as_tuple=False).view(-1)
+
+    @property
+    def train_idx(self) -> Optional[torch.Tensor]:
+        """int64 ids of the nodes in ``"train_mask"``, or None without one."""
+        return self._mask_index("train_mask")
+
+    @property
+    def val_idx(self) -> Optional[torch.Tensor]:
+        """int64 ids of the nodes in ``"val_mask"``, or None without one."""
+        return self._mask_index("val_mask")
+
+    @property
+    def test_idx(self) -> Optional[torch.Tensor]:
+        """int64 ids of the nodes in ``"test_mask"``, or None without one."""
+        return self._mask_index("test_mask")
+
+    # -- lifetime ------------------------------------------------------------
+
+    def _free(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None and not _lib.in_forked_child():
+            _lib.gf_graph_close(handle)
+
+    def _add_child(self, child: Any) -> None:
+        """Registers ``child.close`` to run before this graph is freed.
+
+        A weak reference, so that the child can be collected before its graph.
+        """
+        ref = weakref.ref(child)
+
+        def close_child() -> None:
+            obj = ref()
+            if obj is not None:
+                obj.close()
+
+        self._exit_stack.callback(close_child)
+
+    def close(self) -> None:
+        """Closes loaders opened on this graph, then releases the graph.
+        Idempotent."""
+        self._exit_stack.close()
+
+    def __enter__(self) -> "Graph":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __reduce__(self):
+        raise TypeError(
+            "a graphferry.Graph cannot be pickled or sent to another process: it is a handle "
+            "into this process's engine (and graphferry does not run in forked workers)"
+        )
+
+    def __repr__(self) -> str:
+        if self._handle is None:
+            return "Graph(closed)"
+        return (
+            f"Graph(num_nodes={self.num_nodes}, num_edges={self.num_edges}, "
+            f"num_patches={self.num_patches}, node_data={self.node_data_names()})"
+        )
+
+
+_CONSTRUCTOR_TOKEN = object()
+
+
+def pyg_node_attrs(data: Any) -> list[str]:
+    """The node-level tensor attributes of a PyG ``Data`` (x, y, masks, ...)."""
+    names = []
+    for key in data.node_attrs():
+        if key == "edge_index":
+            continue
+        value = data[key]
+        if isinstance(value, torch.Tensor) and value.dim() >= 1:
+            names.append(key)
+    return sorted(names)
+
+
+def convert_npy(src_dir: Union[str, os.PathLike], dst_dir: Union[str, os.PathLike]) -> None:
+    """Converts a dataset in the ``.npy`` layout (``indptr.npy``,
+    ``indices.npy``, optional ``feat.npy``, ``label.npy``, ``train_idx.npy``,
+    ``val_idx.npy``, ``test_idx.npy``, ``meta.json``) in ``src_dir`` into a
+    graphferry dataset directory ``dst_dir`` (created if missing), which
+    :meth:`Graph.open` reads.
+    """
+    _lib.gf_dataset_convert_npy(os.fsencode(src_dir), os.fsencode(dst_dir))
+

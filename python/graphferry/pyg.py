@@ -1,0 +1,317 @@
+r"""graphferry as PyTorch Geometric's neighbour sampler and loader.
+
+Two ways in:
+
+* :class:`Sampler` is a ``torch_geometric.sampler.BaseSampler``, so PyG's own
+  ``NodeLoader`` composes with it (PyG then joins the features):
+
+  .. code-block:: python
+
+      from torch_geometric.loader import NodeLoader
+      loader = NodeLoader(data, node_sampler=graphferry.pyg.Sampler(data, [10, 10]),
+                          input_nodes=data.train_mask, batch_size=128)
+
+* :class:`NeighborLoader` runs the engine's own pipeline (sampling and
+  feature gathering on its threads) and yields the ``Data`` objects that
+  ``torch_geometric.loader.NeighborLoader`` yields:
+
+  .. code-block:: python
+
+      loader = graphferry.pyg.NeighborLoader(data, [10, 10], batch_size=128,
+                                             input_nodes=data.train_mask, shuffle=True)
+      for batch in loader:
+          out = model(batch.x, batch.edge_index)[:batch.batch_size]
+          loss = F.cross_entropy(out, batch.y[:batch.batch_size])
+"""
+
+from __future__ import annotations
+
+from typing import Any, Optional, Sequence
+
+import torch
+from torch_geometric.data import Data
+from torch_geometric.sampler import BaseSampler, NodeSamplerInput, SamplerOutput
+
+try:  # torch_geometric >= 2.5: loaders yield edge_index as an EdgeIndex
+    from torch_geometric.edge_index import EdgeIndex
+except ImportError:  # pragma: no cover - older torch_geometric
+    EdgeIndex = None
+
+from . import _cache
+from ._dlpack import as_cpu_tensor
+from .graph import Graph, pyg_node_attrs
+from .sampling import (
+    Loader,
+    SampledSubgraph,
+    _fanout_array,
+    random_seed,
+    refuse_workers,
+    sample_neighbors,
+)
+
+__all__ = ["Sampler", "NeighborLoader", "as_graph"]
+
+
+def _pyg_signature(data: Data) -> Any:
+    return (
+        data.num_nodes,
+        _cache.tensor_signature(data.edge_index),
+        tuple((name, _cache.tensor_signature(data[name])) for name in pyg_node_attrs(data)),
+    )
+
+
+def as_graph(data: Any) -> Graph:
+    """``data`` if it is a :class:`graphferry.Graph`, else the (cached)
+    conversion of a ``torch_geometric.data.Data``."""
+    if isinstance(data, Graph):
+        return data
+    if isinstance(data, Data):
+        return _cache.cached_graph(data, _pyg_signature(data), lambda: Graph.from_pyg(data))
+    raise TypeError(
+        f"expected a 'torch_geometric.data.Data' or 'graphferry.Graph' (got '{type(data).__name__}')"
+    )
+
+
+def _num_neighbors(num_neighbors: Any) -> list[int]:
+    values = getattr(num_neighbors, "values", num_neighbors)  # torch_geometric NumNeighbors
+    if isinstance(values, dict):
+        raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type num_neighbors)")
+    _fanout_array(values, "num_neighbors")
+    return list(values)
+
+
+def _edge_index(sub: SampledSubgraph) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(row, col, edge): source and target as positions in ``sub.nodes``,
+    hop after hop, and the original edge ids."""
+    if not sub.blocks:
+        empty = torch.empty(0, dtype=torch.int64)
+        return empty, empty, empty
+    row = torch.cat([b.indices for b in sub.blocks])
+    col = torch.cat([b.dst_positions() for b in sub.blocks])
+    edge = torch.cat([b.edge_ids for b in sub.blocks])
+    return row, col, edge
+
+
+class Sampler(BaseSampler):
+    r"""graphferry's collective neighbour sampling as a PyG ``BaseSampler``.
+
+    :meth:`sample_from_nodes` samples like PyG's ``NeighborSampler`` (each hop
+    expands only the nodes first reached in the previous hop) and returns a
+    ``SamplerOutput`` whose ``row``/``col`` are local indices (source/target),
+    so ``NodeLoader(data, node_sampler=Sampler(data, ...))`` yields the same
+    kind of ``Data`` as PyG's ``NeighborLoader``.
+
+    Args:
+        data (torch_geometric.data.Data or graphferry.Graph): the graph; a
+            ``Data`` is converted once and cached.
+        num_neighbors (list of int): neighbours per hop from the seeds;
+            ``-1`` takes all.
+        replace (bool): sample with replacement. (default: :obj:`False`)
+        seed (int, optional): seed of the per-call random streams.
+            (default: :obj:`None`, drawn from torch's generator)
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        num_neighbors: Sequence[int],
+        *,
+        replace: bool = False,
+        seed: Optional[int] = None,
+    ):
+        self.data = data
+        self.num_neighbors = _num_neighbors(num_neighbors)
+        self.replace = bool(replace)
+        self.seed = random_seed() if seed is None else int(seed)
+        self._calls = 0
+        self._graph: Optional[Graph] = as_graph(data)
+
+    def _next_seed(self) -> int:
+        # Each call gets its own random streams, reproducible from `seed`.
+        self._calls += 1
+        return (self.seed + self._calls * 0x9E3779B97F4A7C15) & 0x7FFFFFFFFFFFFFFF
+
+    def sample_from_nodes(self, index: NodeSamplerInput, **kwargs: Any) -> SamplerOutput:
+        if index.input_type is not None:
+            raise ValueError(
+                f"graphferry samples homogeneous graphs only (got input_type='{index.input_type}')"
+            )
+        if index.time is not None:
+            raise ValueError("graphferry does not support temporal sampling (got seed times)")
+        if self._graph is None:  # after unpickling
+            self._graph = as_graph(self.data)
+        sub = sample_neighbors(
+            self._graph, index.node, self.num_neighbors, replace=self.replace,
+            frontier="new", seed=self._next_seed(),
+        )
+        row, col, edge = _edge_index(sub)
+        return SamplerOutput(
+            node=sub.nodes,
+            row=row,
+            col=col,
+            edge=edge,
+            batch=None,
+            num_sampled_nodes=sub.hop_counts.tolist(),
+            num_sampled_edges=[b.num_edges for b in sub.blocks],
+            metadata=(index.input_id, index.time),
+        )
+
+    def sample_from_edges(self, index: Any, neg_sampling: Any = None) -> SamplerOutput:
+        raise NotImplementedError("graphferry.pyg.Sampler samples from nodes only")
+
+    def __getstate__(self) -> dict:
+        state = self.__dict__.copy()
+        state["_graph"] = None  # a handle into this process's engine
+        return state
+
+
+class NeighborLoader:
+    r"""A ``torch_geometric.loader.NeighborLoader`` backed by the graphferry
+    engine's pipeline (sampling and feature gathering on its own threads).
+
+    Yields ``torch_geometric.data.Data`` with the fields PyG's loader gives:
+    every node-level attribute (``x``, ``y``, masks, ...) gathered for all
+    sampled nodes, edge-level attributes indexed by ``e_id``, ``edge_index``
+    (local ids, row = source, col = target), ``n_id``, ``e_id``,
+    ``batch_size``, ``num_sampled_nodes`` and ``num_sampled_edges`` (lists,
+    per hop), ``input_id``. The seeds are the first ``batch_size`` nodes.
+
+    Args:
+        data (torch_geometric.data.Data or graphferry.Graph): the graph; a
+            ``Data`` is converted once and cached.
+        num_neighbors (list of int): neighbours per hop from the seeds.
+        input_nodes (Tensor, optional): seed node ids, or a bool mask.
+            (default: :obj:`None`, all nodes)
+        batch_size (int): seeds per batch. (default: :obj:`1`)
+        shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
+        drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
+        replace (bool): sample with replacement. (default: :obj:`False`)
+        seed (int, optional): seed of shuffling and sampling.
+            (default: :obj:`None`, drawn from torch's generator)
+        num_workers (int): must be 0: graphferry samples on its own threads.
+            (default: :obj:`0`)
+        queue_capacity (int): batches buffered per pipeline stage.
+            (default: :obj:`2`)
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        num_neighbors: Sequence[int],
+        *,
+        input_nodes: Any = None,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        replace: bool = False,
+        seed: Optional[int] = None,
+        num_workers: int = 0,
+        queue_capacity: int = 2,
+    ):
+        self._loader: Optional[Loader] = None
+        refuse_workers(num_workers)
+        self.data = data
+        self.num_neighbors = _num_neighbors(num_neighbors)
+        self.batch_size = batch_size
+        self._graph = as_graph(data)
+        if isinstance(data, Data):
+            self._node_attrs = pyg_node_attrs(data)
+        else:
+            self._node_attrs = self._graph.node_data_names()
+
+        # Seeds as PyG's get_input_nodes makes them: None -> all nodes, a bool
+        # mask -> its nonzero ids (input_id is then the node id), else ids
+        # (input_id is the position in input_nodes).
+        self._input_is_mask = False
+        if input_nodes is None:
+            seeds = torch.arange(self._graph.num_nodes, dtype=torch.int64)
+        else:
+            seeds = as_cpu_tensor(input_nodes, "input_nodes")
+            if seeds.dtype == torch.bool:
+                seeds = seeds.nonzero(as_tuple=False).view(-1)
+                self._input_is_mask = True
+        self._seeds = seeds
+        self._loader = Loader(
+            self._graph,
+            seeds,
+            self.num_neighbors,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            replace=replace,
+            frontier="new",
+            seed=seed,
+            queue_capacity=queue_capacity,
+            feature_names=self._node_attrs,
+        )
+
+    def __len__(self) -> int:
+        return len(self._loader)
+
+    def __iter__(self) -> "_Iterator":
+        return _Iterator(self, iter(self._loader))
+
+    def _convert(self, sub: SampledSubgraph) -> Data:
+        row, col, edge = _edge_index(sub)
+        out = Data()
+        source = self.data if isinstance(self.data, Data) else None
+        if source is not None:
+            for key, value in source:
+                if key in sub.node_data or key == "edge_index":
+                    continue
+                if key == "num_nodes":
+                    out.num_nodes = sub.nodes.numel()
+                elif isinstance(value, torch.Tensor) and source.is_edge_attr(key):
+                    dim = source.__cat_dim__(key, value)
+                    out[key] = value.index_select(dim, edge)
+                else:
+                    out[key] = value
+        for key, value in sub.node_data.items():
+            out[key] = value
+        edge_index = torch.stack([row, col])
+        if EdgeIndex is not None:
+            # As PyG's filter_data: hops follow each other and each hop is CSC,
+            # so the targets (col) are sorted.
+            n = sub.nodes.numel()
+            edge_index = EdgeIndex(edge_index, sparse_size=(n, n), sort_order="col")
+        out.edge_index = edge_index
+        out.n_id = sub.nodes
+        out.e_id = edge
+        out.num_sampled_nodes = sub.hop_counts.tolist()
+        out.num_sampled_edges = [b.num_edges for b in sub.blocks]
+        seeds_pos = sub.input_index
+        out.input_id = self._seeds[seeds_pos] if self._input_is_mask else seeds_pos
+        out.batch_size = sub.batch_size
+        return out
+
+    def close(self) -> None:
+        """Stops the engine's threads for this loader. Idempotent."""
+        if self._loader is not None:
+            self._loader.close()
+
+    def __enter__(self) -> "NeighborLoader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}()"
+
+
+class _Iterator:
+    def __init__(self, owner: NeighborLoader, batches: Any):
+        self._owner = owner
+        self._batches = batches
+
+    def __iter__(self) -> "_Iterator":
+        return self
+
+    def __next__(self) -> Data:
+        return self._owner._convert(next(self._batches))

@@ -1,0 +1,487 @@
+"""Neighbour sampling and the engine's pipelined loader.
+
+:func:`sample_neighbors` draws one multi-hop neighbourhood synchronously
+(``gf_sample``). :class:`Loader` yields one :class:`SampledSubgraph` per
+mini-batch from the engine's own sampler and loader threads (``gf_loader_*``);
+:mod:`graphferry.dgl` and :mod:`graphferry.pyg` turn those into DGL blocks
+and PyG ``Data`` objects.
+
+Indexing invariants of a :class:`SampledSubgraph` (all ids ORIGINAL ids):
+
+* ``nodes`` lists every sampled node once: the seeds first (in batch order),
+  then the nodes first reached in hop 0, hop 1, ... (``hop_counts`` gives the
+  sizes of these groups).
+* ``blocks[h]`` is hop ``h`` counted from the seeds. It is CSC over its
+  destination nodes ``nodes[dst_offset : dst_offset + num_dst]``; its
+  ``indices`` are positions into ``nodes`` and are all below ``num_src`` (its
+  source nodes are ``nodes[:num_src]``).
+* With ``frontier="all"`` (DGL's message-flow blocks) ``dst_offset`` is 0
+  and block ``h``'s destination nodes are all nodes gathered before hop ``h``;
+  with ``frontier="new"`` (PyG's) hop ``h`` samples only the nodes first
+  reached in hop ``h - 1`` (hop 0 samples the seeds).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+from dataclasses import dataclass, field
+from typing import Any, Iterator, Optional, Sequence
+
+import numpy as np
+import torch
+
+from . import _lib
+from ._dlpack import BorrowedTensor, tensor_from_managed
+from .errors import GF_DONE, GF_EINTERNAL, GraphferryError
+from .graph import Graph, _as_int, _encode_name
+
+__all__ = ["Block", "SampledSubgraph", "sample_neighbors", "Loader"]
+
+_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
+_FRONTIERS = {"all": _lib.GF_FRONTIER_ALL, "new": _lib.GF_FRONTIER_NEW}
+
+
+@dataclass(frozen=True)
+class Block:
+    r"""One hop of a sample, as CSC over the block's destination nodes.
+
+    Attributes:
+        indptr (Tensor): int64 ``[num_dst + 1]``; the edges into destination
+            ``i`` are ``indptr[i]:indptr[i+1]``.
+        indices (Tensor): int64 ``[num_edges]``; the source of each edge as a
+            position in :attr:`SampledSubgraph.nodes` (``< num_src``).
+        edge_ids (Tensor): int64 ``[num_edges]`` original edge ids.
+        num_dst (int): number of destination nodes, which are
+            ``nodes[dst_offset : dst_offset + num_dst]``.
+        num_src (int): number of source nodes, which are ``nodes[:num_src]``.
+        dst_offset (int): position of the first destination node in ``nodes``.
+    """
+
+    indptr: torch.Tensor
+    indices: torch.Tensor
+    edge_ids: torch.Tensor
+    num_dst: int
+    num_src: int
+    dst_offset: int
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.indices.numel())
+
+    def dst_positions(self) -> torch.Tensor:
+        """The destination of each edge as a position in ``nodes`` (int64)."""
+        counts = self.indptr[1:] - self.indptr[:-1]
+        local = torch.arange(self.num_dst, dtype=torch.int64).repeat_interleave(
+            counts, output_size=self.num_edges
+        )
+        return local + self.dst_offset if self.dst_offset else local
+
+    def edge_index(self) -> torch.Tensor:
+        """``[2, num_edges]``: row 0 the source and row 1 the destination of each
+        edge, as positions in ``nodes``."""
+        return torch.stack([self.indices, self.dst_positions()])
+
+
+@dataclass
+class SampledSubgraph:
+    r"""One sampled multi-hop neighbourhood (see the module's docstring for
+    the indexing invariants).
+
+    Attributes:
+        nodes (Tensor): int64, every sampled node, seeds first.
+        hop_counts (Tensor): int64 ``[L + 1]``: the number of seeds, then the
+            number of nodes first reached in each hop.
+        blocks (list of Block): ``blocks[h]`` is hop ``h`` from the seeds.
+        input_index (Tensor, optional): int64 ``[B]``, for loader batches: the
+            position of each seed in the seeds the loader was given.
+        node_data (dict): the loader's feature names -> one row per node of
+            ``nodes``.
+        labels (dict): the loader's label names -> one row per seed.
+    """
+
+    nodes: torch.Tensor
+    hop_counts: torch.Tensor
+    blocks: list[Block]
+    input_index: Optional[torch.Tensor] = None
+    node_data: dict[str, torch.Tensor] = field(default_factory=dict)
+    labels: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    @property
+    def batch_size(self) -> int:
+        """The number of seeds (the first ``batch_size`` entries of ``nodes``)."""
+        return int(self.hop_counts[0])
+
+    @property
+    def seeds(self) -> torch.Tensor:
+        return self.nodes[: self.batch_size]
+
+
+class _Batch:
+    """Wrapper of one ``gf_batch *``; fields are moved out once each."""
+
+    def __init__(self, handle: int):
+        self._handle: Optional[int] = handle
+        self._exit_stack = contextlib.ExitStack()
+        self._exit_stack.callback(self._free)
+
+    def num_hops(self) -> int:
+        out = ctypes.c_int32()
+        _lib.gf_batch_num_hops(self._handle, ctypes.byref(out))
+        return out.value
+
+    def block_shape(self, layer: int) -> tuple[int, int, int]:
+        num_dst, num_src, dst_offset = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
+        _lib.gf_batch_block_shape(
+            self._handle, layer, ctypes.byref(num_dst), ctypes.byref(num_src),
+            ctypes.byref(dst_offset),
+        )
+        return num_dst.value, num_src.value, dst_offset.value
+
+    def take(self, field_id: int, layer: int = 0) -> torch.Tensor:
+        out = ctypes.c_void_p()
+        _lib.gf_batch_take(self._handle, field_id, layer, ctypes.byref(out))
+        return tensor_from_managed(out.value)
+
+    def take_node_data(self, name: bytes) -> torch.Tensor:
+        out = ctypes.c_void_p()
+        _lib.gf_batch_take_node_data(self._handle, name, ctypes.byref(out))
+        return tensor_from_managed(out.value)
+
+    def read(
+        self,
+        feature_names: Sequence[tuple[str, bytes]] = (),
+        label_names: Sequence[tuple[str, bytes]] = (),
+        *,
+        input_index: bool = False,
+        frontier_all: bool = False,
+    ) -> SampledSubgraph:
+        """Moves every field out into a :class:`SampledSubgraph`."""
+        blocks = []
+        for layer in range(self.num_hops()):
+            num_dst, num_src, dst_offset = self.block_shape(layer)
+            if frontier_all and dst_offset != 0:
+                raise GraphferryError(
+                    GF_EINTERNAL,
+                    f"gf_batch_block_shape: hop {layer} of a GF_FRONTIER_ALL batch has "
+                    f"dst_offset {dst_offset} (expected 0)",
+                )
+            blocks.append(
+                Block(
+                    indptr=self.take(_lib.GF_FIELD_INDPTR, layer),
+                    indices=self.take(_lib.GF_FIELD_INDICES, layer),
+                    edge_ids=self.take(_lib.GF_FIELD_EDGE_IDS, layer),
+                    num_dst=num_dst,
+                    num_src=num_src,
+                    dst_offset=dst_offset,
+                )
+            )
+        return SampledSubgraph(
+            nodes=self.take(_lib.GF_FIELD_NODES),
+            hop_counts=self.take(_lib.GF_FIELD_HOP_COUNTS),
+            blocks=blocks,
+            input_index=self.take(_lib.GF_FIELD_INPUT_INDEX) if input_index else None,
+            node_data={name: self.take_node_data(raw) for name, raw in feature_names},
+            labels={name: self.take_node_data(raw) for name, raw in label_names},
+        )
+
+    def _free(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None and not _lib.in_forked_child():
+            _lib.gf_batch_close(handle)
+
+    def close(self) -> None:
+        self._exit_stack.close()
+
+    def __enter__(self) -> "_Batch":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+
+def _fanout_array(fanouts: Any, name: str = "fanouts") -> ctypes.Array:
+    """``int32_t[]`` of a sequence of ints. Values are the engine's to check;
+    only what an int32 cannot carry is refused here."""
+    if isinstance(fanouts, torch.Tensor):
+        fanouts = fanouts.tolist()
+    if isinstance(fanouts, (str, bytes)) or not isinstance(fanouts, (Sequence, np.ndarray)):
+        raise TypeError(f"'{name}' must be a list of ints (got '{type(fanouts).__name__}')")
+    values = [_as_int(v, f"{name}[{i}]") for i, v in enumerate(fanouts)]
+    for i, v in enumerate(values):
+        if not _INT32_MIN <= v <= _INT32_MAX:
+            raise ValueError(f"'{name}[{i}]' = {v} does not fit in an int32")
+    return (ctypes.c_int32 * max(len(values), 1))(*values), len(values)
+
+
+def _sample_options(
+    fanouts: Any, *, replace: bool, frontier: str, seed: int, num_threads: int
+) -> tuple[_lib.gf_sample_options, Any]:
+    if frontier not in _FRONTIERS:
+        raise ValueError(f"'frontier' must be 'all' or 'new' (got {frontier!r})")
+    array, num_hops = _fanout_array(fanouts)
+    opts = _lib.gf_sample_options(
+        num_hops=num_hops,
+        fanouts=ctypes.cast(array, ctypes.POINTER(ctypes.c_int32)),
+        replace=1 if replace else 0,
+        frontier=_FRONTIERS[frontier],
+        seed=_as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF,
+        num_threads=_as_int(num_threads, "num_threads"),
+    )
+    return opts, array
+
+
+def _check_graph(graph: Any) -> Graph:
+    if not isinstance(graph, Graph):
+        raise TypeError(f"expected a 'graphferry.Graph' (got '{type(graph).__name__}')")
+    return graph
+
+
+def random_seed() -> int:
+    """A 63-bit seed drawn from torch's default generator (so that
+    ``torch.manual_seed`` makes graphferry's sampling reproducible)."""
+    return int(torch.randint(0, 2**63 - 1, (), dtype=torch.int64))
+
+
+def sample_neighbors(
+    graph: Graph,
+    seeds: Any,
+    fanouts: Sequence[int],
+    *,
+    replace: bool = False,
+    frontier: str = "all",
+    seed: int = 0,
+    num_threads: int = 0,
+) -> SampledSubgraph:
+    r"""Samples the multi-hop neighbourhood of ``seeds`` synchronously with
+    the collective sampling primitive (``gf_sample``).
+
+    Args:
+        graph (Graph): the graph.
+        seeds (Tensor): int64 ``[B]`` distinct original node ids.
+        fanouts (list of int): fan-out per hop FROM THE SEEDS (PyG order);
+            ``-1`` takes all neighbours.
+        replace (bool): sample with replacement. (default: :obj:`False`)
+        frontier (str): ``"all"`` (DGL-style blocks) or ``"new"`` (PyG-style).
+            (default: :obj:`"all"`)
+        seed (int): seed of the random streams; equal seeds give equal
+            samples. (default: :obj:`0`)
+        num_threads (int): worker threads; ``<= 0`` uses every core.
+            (default: :obj:`0`)
+
+    .. code-block:: python
+
+        sub = graphferry.sample_neighbors(g, torch.tensor([0, 5]), [10, 5])
+        sub.nodes[:sub.batch_size]   # the seeds
+        sub.blocks[0].edge_index()   # hop 0: edges into the seeds
+    """
+    graph = _check_graph(graph)
+    opts, keep = _sample_options(
+        fanouts, replace=replace, frontier=frontier, seed=seed, num_threads=num_threads
+    )
+    borrowed = BorrowedTensor(seeds, "seeds")
+    out = ctypes.c_void_p()
+    _lib.gf_sample(graph.handle, borrowed.ref, ctypes.byref(opts), ctypes.byref(out))
+    with _Batch(out.value) as batch:
+        return batch.read(frontier_all=frontier == "all")
+
+
+class Loader:
+    r"""The engine's pipelined mini-batch loader over a set of seed nodes.
+
+    A sampler thread and a loader thread of the engine, connected by bounded
+    queues, sample and gather ahead of the consumer. Each :func:`iter` starts
+    a new epoch (the previous one, if unfinished, is stopped and its
+    undelivered batches freed, and any iterator of it ends); each item is a
+    :class:`SampledSubgraph` whose ``node_data`` holds the ``feature_names``
+    (one row per node) and ``labels`` the ``label_names`` (one row per seed).
+
+    Args:
+        graph (Graph): the graph (closing it closes this loader first).
+        seeds (Tensor): int64 distinct original node ids.
+        fanouts (list of int): fan-out per hop from the seeds; ``-1`` = all.
+        batch_size (int): seeds per batch. (default: :obj:`1`)
+        shuffle (bool): a new permutation every epoch. (default: :obj:`False`)
+        drop_last (bool): drop a last, smaller batch. (default: :obj:`False`)
+        replace (bool): sample with replacement. (default: :obj:`False`)
+        frontier (str): ``"all"`` or ``"new"``. (default: :obj:`"all"`)
+        seed (int, optional): seed of the shuffles and random streams.
+            (default: :obj:`None`, drawn from torch's generator)
+        queue_capacity (int): capacity of each queue. (default: :obj:`2`)
+        feature_names (list of str): node data gathered for every node.
+            (default: :obj:`()`)
+        label_names (list of str): node data gathered for the seeds.
+            (default: :obj:`()`)
+        num_threads (int): sampling threads; ``<= 0`` uses every core.
+            (default: :obj:`0`)
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        seeds: Any,
+        fanouts: Sequence[int],
+        *,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        replace: bool = False,
+        frontier: str = "all",
+        seed: Optional[int] = None,
+        queue_capacity: int = 2,
+        feature_names: Sequence[str] = (),
+        label_names: Sequence[str] = (),
+        num_threads: int = 0,
+    ):
+        self._handle: Optional[int] = None
+        self._exit_stack = contextlib.ExitStack()
+        self._active: Optional[object] = None  # token of the epoch in progress
+        self._next_epoch = 0
+        graph = _check_graph(graph)
+        if seed is None:
+            seed = random_seed()
+        seed = _as_int(seed, "seed")
+        self.frontier = frontier
+        sample, self._fanouts = _sample_options(
+            fanouts, replace=replace, frontier=frontier, seed=seed, num_threads=num_threads
+        )
+        self._features = [(n, _encode_name(n, "feature_names")) for n in _names(feature_names, "feature_names")]
+        self._labels = [(n, _encode_name(n, "label_names")) for n in _names(label_names, "label_names")]
+        self._feature_array = (ctypes.c_char_p * max(len(self._features), 1))(*[b for _, b in self._features])
+        self._label_array = (ctypes.c_char_p * max(len(self._labels), 1))(*[b for _, b in self._labels])
+        self._options = _lib.gf_loader_options(
+            sample=sample,
+            batch_size=_as_int(batch_size, "batch_size"),
+            shuffle=1 if shuffle else 0,
+            drop_last=1 if drop_last else 0,
+            shuffle_seed=seed & 0xFFFFFFFFFFFFFFFF,
+            queue_capacity=_as_int(queue_capacity, "queue_capacity"),
+            num_feature_names=len(self._features),
+            feature_names=ctypes.cast(self._feature_array, ctypes.POINTER(ctypes.c_char_p)),
+            num_label_names=len(self._labels),
+            label_names=ctypes.cast(self._label_array, ctypes.POINTER(ctypes.c_char_p)),
+        )
+        borrowed = BorrowedTensor(seeds, "seeds")
+        out = ctypes.c_void_p()
+        _lib.gf_loader_open(graph.handle, borrowed.ref, ctypes.byref(self._options), ctypes.byref(out))
+        self._handle = out.value
+        self._exit_stack.callback(self._free)
+        self.graph = graph
+        graph._add_child(self)
+
+    def __len__(self) -> int:
+        out = ctypes.c_int64()
+        _lib.gf_loader_num_batches(self._handle, ctypes.byref(out))
+        return out.value
+
+    def __iter__(self) -> "_EpochIterator":
+        epoch = self._next_epoch
+        self._next_epoch += 1
+        return self.epoch(epoch)
+
+    def epoch(self, number: int) -> "_EpochIterator":
+        """Starts epoch ``number`` (its permutation and random streams depend
+        on it) and returns its iterator."""
+        self._active = None
+        _lib.gf_loader_start(self._handle, _as_int(number, "epoch") & 0xFFFFFFFFFFFFFFFF)
+        it = _EpochIterator(self)
+        self._active = it.token
+        return it
+
+    def _next_batch(self, it: "_EpochIterator") -> SampledSubgraph:
+        if self._active is not it.token:
+            raise StopIteration  # a newer epoch started, or the loader closed
+        out = ctypes.c_void_p()
+        try:
+            status = _lib.gf_loader_next(self._handle, ctypes.byref(out))
+        except BaseException:
+            self._active = None  # the error ended the epoch
+            raise
+        if status == GF_DONE:
+            self._active = None
+            raise StopIteration
+        with _Batch(out.value) as batch:
+            return batch.read(
+                self._features, self._labels, input_index=True,
+                frontier_all=self.frontier == "all",
+            )
+
+    def _free(self) -> None:
+        handle, self._handle = self._handle, None
+        self._active = None
+        if handle is not None and not _lib.in_forked_child():
+            _lib.gf_loader_close(handle)
+
+    @property
+    def handle(self) -> Optional[int]:
+        """The ``gf_loader *`` as an int, or None once closed."""
+        return self._handle
+
+    @property
+    def closed(self) -> bool:
+        return self._handle is None
+
+    def close(self) -> None:
+        """Stops the engine's threads and releases the loader. Idempotent."""
+        self._exit_stack.close()
+
+    def __enter__(self) -> "Loader":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        try:
+            self.close()
+        except Exception:
+            pass
+
+    def __reduce__(self):
+        raise TypeError(
+            "a graphferry loader cannot be pickled or used in another process: graphferry "
+            "samples on its own threads (use num_workers=0)"
+        )
+
+
+class _EpochIterator(Iterator[SampledSubgraph]):
+    """The batches of one epoch of a :class:`Loader`."""
+
+    def __init__(self, loader: Loader):
+        self._loader = loader
+        self.token = object()
+
+    def __iter__(self) -> "_EpochIterator":
+        return self
+
+    def __next__(self) -> SampledSubgraph:
+        return self._loader._next_batch(self)
+
+
+def _names(names: Any, what: str) -> list[str]:
+    if names is None:
+        return []
+    if isinstance(names, str):
+        return [names]
+    if not isinstance(names, (list, tuple)):
+        raise TypeError(f"'{what}' must be a list of str (got '{type(names).__name__}')")
+    return list(names)
+
+
+def refuse_workers(num_workers: Any) -> None:
+    """Raises ValueError for ``num_workers > 0``: forked DataLoader workers
+    cannot run graphferry."""
+    if not isinstance(num_workers, (int, np.integer)) or isinstance(num_workers, bool):
+        raise TypeError(f"'num_workers' must be an int (got '{type(num_workers).__name__}')")
+    if num_workers > 0:
+        raise ValueError(
+            f"num_workers={num_workers} is not supported: graphferry samples and gathers on its "
+            "own threads and cannot run in forked DataLoader worker processes; use num_workers=0 "
+            "(the engine already works ahead of the training loop)"
+        )

@@ -1,0 +1,133 @@
+"""Builds the Go engine into the package while installing it.
+
+`pip install ./python` (or `pip install -e ./python`) runs `build_go`, a
+sub-command of `build`, which runs
+
+    go build -buildmode=c-shared -o <pkg>/graphferry/lib/libgraphferry.so ./capi
+
+in the repository root (the parent of python/). <pkg> is the build directory
+for a wheel and the source tree for an editable install. The library is not a
+Python extension module, but the distribution says it has ext modules so that
+the wheel is platform-specific (py3-none-<platform>).
+
+Environment: GRAPHFERRY_GO names the go binary (default: `go` on PATH, then
+/usr/local/go/bin/go); GRAPHFERRY_GOFLAGS adds flags to `go build`;
+GRAPHFERRY_SOURCE_ROOT overrides the repository root.
+"""
+
+from __future__ import annotations
+
+import os
+import shlex
+import shutil
+import subprocess
+from pathlib import Path
+
+from setuptools import Command, setup
+from setuptools.command.build import build
+from setuptools.dist import Distribution
+
+try:  # setuptools >= 70.1
+    from setuptools.command.bdist_wheel import bdist_wheel
+except ImportError:  # pragma: no cover - older setuptools
+    try:
+        from wheel.bdist_wheel import bdist_wheel
+    except ImportError:  # no wheel package: keep the default command
+        bdist_wheel = None
+
+HERE = Path(__file__).resolve().parent
+LIB_REL = Path("graphferry") / "lib" / "libgraphferry.so"
+
+
+def _repo_root() -> Path:
+    root = Path(os.environ.get("GRAPHFERRY_SOURCE_ROOT", HERE.parent)).resolve()
+    if not (root / "go.mod").is_file() or not (root / "capi").is_dir():
+        raise SystemExit(
+            f"graphferry: cannot build libgraphferry.so: {root} has no go.mod and capi/ "
+            "(install from a checkout of the repository, or set GRAPHFERRY_SOURCE_ROOT)"
+        )
+    return root
+
+
+def _go() -> str:
+    go = os.environ.get("GRAPHFERRY_GO") or shutil.which("go")
+    if not go and Path("/usr/local/go/bin/go").is_file():
+        go = "/usr/local/go/bin/go"
+    if not go:
+        raise SystemExit(
+            "graphferry: the Go toolchain is needed to build libgraphferry.so; put `go` on "
+            "PATH or set GRAPHFERRY_GO"
+        )
+    return go
+
+
+class build_go(Command):
+    """Builds libgraphferry.so with `go build -buildmode=c-shared`."""
+
+    description = "build the graphferry Go engine as a C shared library"
+    user_options = []
+
+    def initialize_options(self) -> None:
+        self.build_lib = None
+        self.editable_mode = False
+
+    def finalize_options(self) -> None:
+        self.set_undefined_options("build", ("build_lib", "build_lib"))
+
+    def _target(self) -> Path:
+        if self.editable_mode:
+            return HERE / LIB_REL
+        return Path(self.build_lib) / LIB_REL
+
+    def run(self) -> None:
+        target = self._target()
+        target.parent.mkdir(parents=True, exist_ok=True)
+        cmd = [_go(), "build", "-buildmode=c-shared"]
+        cmd += shlex.split(os.environ.get("GRAPHFERRY_GOFLAGS", ""))
+        cmd += ["-o", str(target), "./capi"]
+        env = dict(os.environ, CGO_ENABLED="1")
+        self.announce("running " + " ".join(shlex.quote(c) for c in cmd), level=2)
+        subprocess.run(cmd, cwd=_repo_root(), env=env, check=True)
+        header = target.with_suffix(".h")  # cgo's generated header; ours is include/graphferry.h
+        if header.exists():
+            header.unlink()
+
+    def get_outputs(self) -> list[str]:
+        return [] if self.editable_mode else [str(self._target())]
+
+    def get_output_mapping(self) -> dict[str, str]:
+        return {}
+
+
+class build_with_go(build):
+    sub_commands = build.sub_commands + [("build_go", None)]
+
+
+cmdclass = {"build": build_with_go, "build_go": build_go}
+
+if bdist_wheel is not None:
+
+    class bdist_wheel_platform(bdist_wheel):
+        """Platform wheel (the .so is native) that does not depend on the
+        Python ABI (it is loaded with ctypes): py3-none-<platform>."""
+
+        def finalize_options(self) -> None:
+            super().finalize_options()
+            self.root_is_pure = False
+
+        def get_tag(self) -> tuple[str, str, str]:
+            _, _, plat = super().get_tag()
+            return "py3", "none", plat
+
+    cmdclass["bdist_wheel"] = bdist_wheel_platform
+
+
+class BinaryDistribution(Distribution):
+    def has_ext_modules(self) -> bool:
+        return True
+
+
+setup(
+    distclass=BinaryDistribution,
+    cmdclass=cmdclass,
+)

@@ -1,0 +1,184 @@
+"""graphferry.dgl.DataLoader: real DGL blocks from the engine's pipeline."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+dgl = pytest.importorskip("dgl")
+
+import graphferry  # noqa: E402
+import graphferry.dgl as gfdgl  # noqa: E402
+
+
+def check_batch(g, input_nodes, output_nodes, blocks, fanouts, feats=("feat",), labels=("label",)):
+    """DGL's conventions for (input_nodes, output_nodes, blocks)."""
+    assert len(blocks) == len(fanouts)
+    for block in blocks:
+        assert isinstance(block, dgl.DGLGraph) and block.is_block
+    assert torch.equal(input_nodes, blocks[0].srcdata[dgl.NID])
+    assert torch.equal(output_nodes, blocks[-1].dstdata[dgl.NID])
+    for i, block in enumerate(blocks):
+        src_ids = block.srcdata[dgl.NID]
+        dst_ids = block.dstdata[dgl.NID]
+        assert torch.equal(src_ids[: block.num_dst_nodes()], dst_ids), "dst nodes lead the src nodes"
+        if i + 1 < len(blocks):
+            assert block.num_dst_nodes() == blocks[i + 1].num_src_nodes(), "blocks chain"
+            assert torch.equal(dst_ids, blocks[i + 1].srcdata[dgl.NID])
+        # every edge exists in g, with its id, between the right nodes
+        u, v = block.edges()
+        eids = block.edata[dgl.EID]
+        gu, gv = g.find_edges(eids)
+        assert torch.equal(gu, src_ids[u]) and torch.equal(gv, dst_ids[v])
+        # blocks[i] samples fanouts[i] in-neighbours (DGL order: the last applies to the seeds)
+        want = g.in_degrees(dst_ids)
+        if fanouts[i] >= 0:
+            want = want.clamp(max=fanouts[i])
+        assert torch.equal(block.in_degrees(), want)
+    for name in feats:
+        assert torch.equal(blocks[0].srcdata[name], g.ndata[name][input_nodes])
+    for name in labels:
+        assert torch.equal(blocks[-1].dstdata[name], g.ndata[name][output_nodes])
+
+
+def test_blocks_and_features(cora_dgl, cora_npy):
+    g = cora_dgl
+    train = torch.from_numpy(cora_npy.train_idx)
+    fanouts = [2, 7]  # asymmetric: checks the order
+    sampler = dgl.dataloading.NeighborSampler(fanouts, prefetch_node_feats=["feat"], prefetch_labels=["label"])
+    loader = gfdgl.DataLoader(g, train, sampler, batch_size=32, shuffle=True, seed=0)
+    n = 0
+    for input_nodes, output_nodes, blocks in loader:
+        check_batch(g, input_nodes, output_nodes, blocks, fanouts)
+        n += 1
+    assert n == len(loader) == math.ceil(len(train) / 32)
+    loader.close()
+
+
+def test_sage_forward_backward(cora_dgl, cora_npy):
+    from dgl.nn import SAGEConv
+
+    g = cora_dgl
+    sampler = dgl.dataloading.NeighborSampler([5, 5], prefetch_node_feats=["feat"], prefetch_labels=["label"])
+    loader = gfdgl.DataLoader(g, torch.from_numpy(cora_npy.train_idx), sampler, batch_size=64, seed=1)
+    conv1 = SAGEConv(g.ndata["feat"].shape[1], 16, "mean")
+    conv2 = SAGEConv(16, 7, "mean")
+    opt = torch.optim.Adam(list(conv1.parameters()) + list(conv2.parameters()), lr=0.01)
+    for _, output_nodes, blocks in loader:
+        h = torch.relu(conv1(blocks[0], blocks[0].srcdata["feat"]))
+        logits = conv2(blocks[1], h)
+        assert logits.shape == (len(output_nodes), 7)
+        loss = torch.nn.functional.cross_entropy(logits, blocks[-1].dstdata["label"])
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        assert torch.isfinite(loss)
+
+
+def test_full_neighbourhood_blocks_match_dgl(cora_dgl):
+    """With fan-out -1 the blocks hold exactly DGL's in-edges."""
+    g = cora_dgl
+    seeds = torch.tensor([0, 10, 633])
+    loader = gfdgl.DataLoader(g, seeds, gfdgl.NeighborSampler([-1]), batch_size=3)
+    (_, output_nodes, blocks), = list(loader)
+    u, v, eids = blocks[0].edges(form="all")
+    got = sorted(blocks[0].edata[dgl.EID].tolist())
+    assert got == sorted(g.in_edges(seeds, form="eid").tolist())
+
+
+@pytest.mark.parametrize("shuffle", [False, True])
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_epochs_cover_seeds_once(cora_dgl, cora_npy, shuffle, drop_last):
+    seeds = torch.from_numpy(cora_npy.val_idx)  # 500 seeds
+    bs = 64
+    loader = gfdgl.DataLoader(cora_dgl, seeds, dgl.dataloading.NeighborSampler([3, 3]),
+                              batch_size=bs, shuffle=shuffle, drop_last=drop_last, seed=3)
+    expected_batches = len(seeds) // bs if drop_last else math.ceil(len(seeds) / bs)
+    assert len(loader) == expected_batches
+    orders = []
+    for _ in range(2):
+        out = [o for _, o, _ in loader]
+        assert len(out) == expected_batches
+        sizes = [len(o) for o in out]
+        assert all(s == bs for s in sizes[:-1])
+        got = torch.cat(out)
+        if drop_last:
+            assert len(got) == expected_batches * bs
+            assert got.unique().numel() == len(got)
+            assert set(got.tolist()) <= set(seeds.tolist())
+        else:
+            assert sorted(got.tolist()) == sorted(seeds.tolist())
+        orders.append(got)
+    if shuffle:
+        assert not torch.equal(orders[0], orders[1]), "a new permutation every epoch"
+    else:
+        assert torch.equal(orders[0], seeds[: len(orders[0])])
+
+
+def test_break_then_new_epoch(cora_dgl, cora_npy):
+    seeds = torch.from_numpy(cora_npy.train_idx)
+    loader = gfdgl.DataLoader(cora_dgl, seeds, dgl.dataloading.NeighborSampler([4, 4]),
+                              batch_size=16, shuffle=True, seed=5, queue_capacity=1)
+    first = iter(loader)
+    next(first)
+    next(first)
+    # abandon it mid-epoch: the next iter() restarts cleanly
+    got = torch.cat([o for _, o, _ in loader])
+    assert sorted(got.tolist()) == sorted(seeds.tolist())
+    with pytest.raises(StopIteration):
+        next(first)  # the abandoned epoch is over
+    for _ in range(3):
+        for i, _batch in enumerate(loader):
+            if i == 1:
+                break
+    got = torch.cat([o for _, o, _ in loader])
+    assert sorted(got.tolist()) == sorted(seeds.tolist())
+    loader.close()
+    loader.close()
+
+
+def test_same_seed_same_batches(cora_dgl, cora_npy):
+    seeds = torch.from_numpy(cora_npy.train_idx)
+    sampler = dgl.dataloading.NeighborSampler([3, 3])
+
+    def run():
+        loader = gfdgl.DataLoader(cora_dgl, seeds, sampler, batch_size=32, shuffle=True, seed=9)
+        return [(i.clone(), [b.edata[dgl.EID].clone() for b in bl]) for i, _, bl in loader]
+
+    a, b = run(), run()
+    for (ia, ea), (ib, eb) in zip(a, b):
+        assert torch.equal(ia, ib)
+        assert all(torch.equal(x, y) for x, y in zip(ea, eb))
+
+
+def test_graphferry_graph_and_own_sampler(tiny):
+    gd = dgl.graph((tiny.src, tiny.dst), num_nodes=tiny.num_nodes)
+    gd.ndata["feat"] = torch.randn(tiny.num_nodes, 4, dtype=torch.float16)
+    gd.ndata["label"] = torch.arange(tiny.num_nodes)
+    g = graphferry.Graph.from_dgl(gd)
+    sampler = gfdgl.NeighborSampler([3, 2], prefetch_node_feats=["feat"], prefetch_labels=["label"])
+    loader = gfdgl.DataLoader(g, torch.arange(0, 30), sampler, batch_size=7)
+    assert len(loader) == 5
+    for input_nodes, output_nodes, blocks in loader:
+        check_batch(gd, input_nodes, output_nodes, blocks, [3, 2])
+        assert blocks[0].srcdata["feat"].dtype == torch.float16
+    g.close()
+    assert loader._loader.closed  # the graph closed its loader first
+
+
+def test_dgl_graph_converted_once(cora_dgl, cora_npy):
+    sampler = dgl.dataloading.NeighborSampler([2])
+    a = gfdgl.DataLoader(cora_dgl, torch.arange(10), sampler)
+    b = gfdgl.DataLoader(cora_dgl, torch.arange(10), sampler)
+    assert a._graph is b._graph
+    assert a._graph.num_nodes == cora_dgl.num_nodes()
+
+
+def test_device_parameter(tiny):
+    gd = dgl.graph((tiny.src, tiny.dst), num_nodes=tiny.num_nodes)
+    loader = gfdgl.DataLoader(gd, torch.arange(5), gfdgl.NeighborSampler([2]), batch_size=5,
+                              device=torch.device("cpu"))
+    (inp, out, blocks), = list(loader)
+    assert inp.device.type == out.device.type == blocks[0].device.type == "cpu"

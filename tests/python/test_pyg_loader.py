@@ -1,0 +1,199 @@
+"""graphferry.pyg: NeighborLoader and Sampler composed with PyG's NodeLoader."""
+
+from __future__ import annotations
+
+import math
+import pickle
+
+import pytest
+import torch
+
+pytest.importorskip("torch_geometric")
+
+from torch_geometric.data import Data  # noqa: E402
+from torch_geometric.loader import NodeLoader  # noqa: E402
+from torch_geometric.sampler import NodeSamplerInput, SamplerOutput  # noqa: E402
+
+import graphferry  # noqa: E402
+import graphferry.pyg as gfpyg  # noqa: E402
+
+
+def check_batch(data: Data, batch: Data, fanouts, seeds=None):
+    """The fields and invariants of PyG's NeighborLoader output."""
+    n_id, e_id, ei = batch.n_id, batch.e_id, batch.edge_index
+    bs = batch.batch_size
+    assert isinstance(bs, int)
+    assert n_id.dtype == e_id.dtype == ei.dtype == torch.int64
+    assert ei.dim() == 2 and ei.size(0) == 2 and ei.size(1) == e_id.numel()
+    nsn, nse = batch.num_sampled_nodes, batch.num_sampled_edges
+    assert isinstance(nsn, list) and all(type(v) is int for v in nsn)
+    assert isinstance(nse, list) and all(type(v) is int for v in nse)
+    assert len(nsn) == len(fanouts) + 1 and len(nse) == len(fanouts)
+    assert sum(nsn) == n_id.numel() and nsn[0] == bs and sum(nse) == e_id.numel()
+    assert n_id.unique().numel() == n_id.numel()
+    if seeds is not None:
+        assert torch.equal(n_id[:bs], seeds)
+    assert batch.input_id.dtype == torch.int64 and batch.input_id.numel() == bs
+    # node and edge attributes
+    assert torch.equal(batch.x, data.x[n_id])
+    assert torch.equal(batch.y, data.y[n_id])
+    if "train_mask" in data:
+        assert torch.equal(batch.train_mask, data.train_mask[n_id])
+    if "edge_weight" in data:
+        assert torch.equal(batch.edge_weight, data.edge_weight[e_id])
+    # every edge exists: row = source, col = target, local ids
+    assert torch.equal(data.edge_index[:, e_id], n_id[ei])
+    # hop h: targets are the nodes first reached in hop h-1, sources known after hop h
+    start = 0
+    for h, count in enumerate(nse):
+        col = ei[1, start : start + count]
+        row = ei[0, start : start + count]
+        lo = sum(nsn[:h])
+        if count:
+            assert int(col.min()) >= lo and int(col.max()) < lo + nsn[h]
+            assert int(row.max()) < sum(nsn[: h + 2])
+        deg = torch.bincount(col - lo, minlength=nsn[h])
+        full = torch.bincount(data.edge_index[1], minlength=data.num_nodes)[n_id[lo : lo + nsn[h]]]
+        assert torch.equal(deg, full.clamp(max=fanouts[h]) if fanouts[h] >= 0 else full)
+        start += count
+    assert batch.num_nodes == n_id.numel()
+
+
+def test_neighbor_loader_fields(cora_pyg):
+    data = cora_pyg
+    seeds = data.train_mask.nonzero().view(-1)
+    loader = gfpyg.NeighborLoader(data, [5, 3], input_nodes=seeds, batch_size=32, seed=0)
+    assert len(loader) == math.ceil(len(seeds) / 32)
+    count = 0
+    for i, batch in enumerate(loader):
+        assert isinstance(batch, Data)
+        check_batch(data, batch, [5, 3], seeds[i * 32 : (i + 1) * 32])
+        assert torch.equal(batch.input_id, torch.arange(i * 32, i * 32 + batch.batch_size))  # positions
+        count += 1
+    assert count == len(loader)
+
+
+def test_neighbor_loader_mask_input_id(cora_pyg):
+    data = cora_pyg
+    loader = gfpyg.NeighborLoader(data, [2], input_nodes=data.train_mask, batch_size=50, shuffle=True, seed=1)
+    got = []
+    for batch in loader:
+        check_batch(data, batch, [2])
+        # PyG: with a mask, input_id holds the node ids
+        assert torch.equal(batch.input_id, batch.n_id[: batch.batch_size])
+        got.append(batch.input_id)
+    assert sorted(torch.cat(got).tolist()) == data.train_mask.nonzero().view(-1).tolist()
+
+
+def test_neighbor_loader_all_nodes(tiny):
+    data = Data(x=torch.randn(tiny.num_nodes, 3), y=torch.arange(tiny.num_nodes),
+                edge_index=torch.stack([tiny.src, tiny.dst]))
+    loader = gfpyg.NeighborLoader(data, [-1, 2], batch_size=16)
+    assert len(loader) == math.ceil(tiny.num_nodes / 16)
+    seen = []
+    for batch in loader:
+        check_batch(data, batch, [-1, 2])
+        seen.append(batch.n_id[: batch.batch_size])
+    assert torch.equal(torch.cat(seen), torch.arange(tiny.num_nodes))
+
+
+def test_sage_conv_accepts_batches(cora_pyg):
+    from torch_geometric.nn import SAGEConv
+
+    data = cora_pyg
+    conv1, conv2 = SAGEConv(data.num_features, 16), SAGEConv(16, 7)
+    loader = gfpyg.NeighborLoader(data, [10, 10], input_nodes=data.train_mask, batch_size=64, seed=2)
+    for batch in loader:
+        h = torch.relu(conv1(batch.x, batch.edge_index))
+        out = conv2(h, batch.edge_index)[: batch.batch_size]
+        loss = torch.nn.functional.cross_entropy(out, batch.y[: batch.batch_size])
+        loss.backward()
+        assert torch.isfinite(loss)
+
+
+@pytest.mark.parametrize("drop_last", [False, True])
+def test_epochs_cover_seeds_once(cora_pyg, cora_npy, drop_last):
+    seeds = torch.from_numpy(cora_npy.val_idx)
+    loader = gfpyg.NeighborLoader(cora_pyg, [3, 3], input_nodes=seeds, batch_size=64, shuffle=True,
+                                  drop_last=drop_last, seed=4)
+    expected = len(seeds) // 64 if drop_last else math.ceil(len(seeds) / 64)
+    assert len(loader) == expected
+    orders = []
+    for _ in range(2):
+        got = [b.n_id[: b.batch_size] for b in loader]
+        assert len(got) == expected
+        got = torch.cat(got)
+        if drop_last:
+            assert len(got) == expected * 64 and got.unique().numel() == len(got)
+        else:
+            assert sorted(got.tolist()) == sorted(seeds.tolist())
+        orders.append(got)
+    assert not torch.equal(orders[0], orders[1])
+
+
+def test_break_then_new_epoch(cora_pyg):
+    loader = gfpyg.NeighborLoader(cora_pyg, [3, 3], input_nodes=cora_pyg.train_mask, batch_size=16,
+                                  shuffle=True, seed=5, queue_capacity=1)
+    for i, _ in enumerate(loader):
+        if i == 2:
+            break
+    got = torch.cat([b.input_id for b in loader])
+    assert sorted(got.tolist()) == cora_pyg.train_mask.nonzero().view(-1).tolist()
+    loader.close()
+
+
+def test_node_loader_composes(cora_pyg):
+    data = cora_pyg
+    sampler = gfpyg.Sampler(data, [5, 3], seed=0)
+    loader = NodeLoader(data, node_sampler=sampler, input_nodes=data.train_mask, batch_size=32, shuffle=True)
+    seen = []
+    for batch in loader:
+        check_batch(data, batch, [5, 3])
+        assert torch.equal(batch.input_id, batch.n_id[: batch.batch_size])
+        seen.append(batch.input_id)
+    assert sorted(torch.cat(seen).tolist()) == data.train_mask.nonzero().view(-1).tolist()
+
+
+def test_neighbor_loader_matches_node_loader_fields(cora_pyg):
+    data = cora_pyg
+    ours = next(iter(gfpyg.NeighborLoader(data, [4, 2], input_nodes=torch.arange(8), batch_size=8, seed=0)))
+    pyg = next(iter(NodeLoader(data, node_sampler=gfpyg.Sampler(data, [4, 2], seed=0),
+                               input_nodes=torch.arange(8), batch_size=8)))
+    assert sorted(ours.keys()) == sorted(pyg.keys())
+    for key in ours.keys():
+        assert type(ours[key]) is type(pyg[key]), key
+        if isinstance(ours[key], torch.Tensor):
+            assert ours[key].dtype == pyg[key].dtype, key
+    assert torch.equal(ours.input_id, pyg.input_id)
+
+
+def test_sampler_output(tiny):
+    data = Data(x=torch.randn(tiny.num_nodes, 2), edge_index=torch.stack([tiny.src, tiny.dst]))
+    sampler = gfpyg.Sampler(data, [3, 2], seed=1)
+    seeds = torch.tensor([3, 7, 11])
+    out = sampler.sample_from_nodes(NodeSamplerInput(input_id=torch.tensor([0, 1, 2]), node=seeds))
+    assert isinstance(out, SamplerOutput)
+    assert torch.equal(out.node[:3], seeds)
+    assert out.batch is None
+    assert torch.equal(out.metadata[0], torch.tensor([0, 1, 2])) and out.metadata[1] is None
+    assert torch.equal(data.edge_index[:, out.edge], out.node[torch.stack([out.row, out.col])])
+    assert sum(out.num_sampled_nodes) == out.node.numel()
+    assert sum(out.num_sampled_edges) == out.edge.numel()
+    # successive calls draw new samples; the sampler pickles without its handle
+    again = pickle.loads(pickle.dumps(sampler))
+    out2 = again.sample_from_nodes(NodeSamplerInput(input_id=None, node=seeds))
+    assert torch.equal(out2.node[:3], seeds)
+    with pytest.raises(NotImplementedError):
+        sampler.sample_from_edges(None)
+
+
+def test_data_converted_once_and_refreshed(tiny):
+    data = Data(x=torch.randn(tiny.num_nodes, 2), y=torch.zeros(tiny.num_nodes, dtype=torch.long),
+                edge_index=torch.stack([tiny.src, tiny.dst]))
+    a = gfpyg.as_graph(data)
+    assert gfpyg.as_graph(data) is a
+    data.x = torch.randn(tiny.num_nodes, 2)  # a changed Data is converted again
+    b = gfpyg.as_graph(data)
+    assert b is not a
+    assert torch.equal(b.get_node_data("x"), data.x)
+    assert isinstance(a, graphferry.Graph) and not a.closed
