@@ -52,55 +52,37 @@ const (
 	dlCPU   = 1
 )
 
+// dlTypes maps each engine dtype to its DLPack (code, bits).
+var dlTypes = map[mem.DType][2]uint8{
+	mem.Float32:  {dlFloat, 32},
+	mem.Float16:  {dlFloat, 16},
+	mem.BFloat16: {dlBf, 16},
+	mem.Float64:  {dlFloat, 64},
+	mem.Int64:    {dlInt, 64},
+	mem.Int32:    {dlInt, 32},
+	mem.Int8:     {dlInt, 8},
+	mem.Uint8:    {dlUInt, 8},
+	mem.Bool:     {dlBool, 8},
+}
+
 func dtypeFromDL(code, bits, lanes int) (mem.DType, bool) {
 	if lanes != 1 {
 		return mem.Invalid, false
 	}
-	switch {
-	case code == dlFloat && bits == 32:
-		return mem.Float32, true
-	case code == dlFloat && bits == 16:
-		return mem.Float16, true
-	case code == dlBf && bits == 16:
-		return mem.BFloat16, true
-	case code == dlFloat && bits == 64:
-		return mem.Float64, true
-	case code == dlInt && bits == 64:
-		return mem.Int64, true
-	case code == dlInt && bits == 32:
-		return mem.Int32, true
-	case code == dlInt && bits == 8:
-		return mem.Int8, true
-	case code == dlUInt && bits == 8:
-		return mem.Uint8, true
-	case code == dlBool && bits == 8:
-		return mem.Bool, true
+	for d, cb := range dlTypes {
+		if int(cb[0]) == code && int(cb[1]) == bits {
+			return d, true
+		}
 	}
 	return mem.Invalid, false
 }
 
 func dtypeToDL(d mem.DType) (code, bits uint8) {
-	switch d {
-	case mem.Float32:
-		return dlFloat, 32
-	case mem.Float16:
-		return dlFloat, 16
-	case mem.BFloat16:
-		return dlBf, 16
-	case mem.Float64:
-		return dlFloat, 64
-	case mem.Int64:
-		return dlInt, 64
-	case mem.Int32:
-		return dlInt, 32
-	case mem.Int8:
-		return dlInt, 8
-	case mem.Uint8:
-		return dlUInt, 8
-	case mem.Bool:
-		return dlBool, 8
+	cb, ok := dlTypes[d]
+	if !ok {
+		return 255, 0
 	}
-	return 255, 0
+	return cb[0], cb[1]
 }
 
 // maxNDim bounds the number of dimensions accepted from callers.
@@ -204,9 +186,6 @@ func exportTensor(t mem.Tensor) (*C.DLManagedTensor, error) {
 		data = unsafe.Pointer(&t.Data[0])
 	}
 	shape := t.Shape
-	if len(shape) == 0 {
-		shape = []int64{0}[:0]
-	}
 	var sp *C.int64_t
 	if len(shape) > 0 {
 		sp = (*C.int64_t)(unsafe.Pointer(&shape[0]))

@@ -28,6 +28,7 @@ import torch
 
 from . import _cache
 from .graph import Graph
+from ._resource import Closeable, MappedIterator
 from .sampling import Loader, SampledSubgraph, _fanout_array, _names, refuse_workers
 
 __all__ = ["NeighborSampler", "DataLoader", "to_blocks"]
@@ -157,7 +158,7 @@ def to_blocks(sub: SampledSubgraph) -> list:
     return blocks
 
 
-class DataLoader:
+class DataLoader(Closeable):
     r"""DGL-style mini-batch loader backed by the graphferry engine.
 
     Yields ``(input_nodes, output_nodes, blocks)`` like
@@ -237,8 +238,8 @@ class DataLoader:
     def __len__(self) -> int:
         return len(self._loader)
 
-    def __iter__(self) -> "_Iterator":
-        return _Iterator(self, iter(self._loader))
+    def __iter__(self) -> MappedIterator:
+        return MappedIterator(self._convert, iter(self._loader))
 
     def _convert(self, sub: SampledSubgraph) -> tuple:
         blocks = to_blocks(sub)
@@ -254,27 +255,3 @@ class DataLoader:
         """Stops the engine's threads for this loader. Idempotent."""
         if self._loader is not None:
             self._loader.close()
-
-    def __enter__(self) -> "DataLoader":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
-
-class _Iterator:
-    def __init__(self, owner: DataLoader, batches: Any):
-        self._owner = owner
-        self._batches = batches
-
-    def __iter__(self) -> "_Iterator":
-        return self
-
-    def __next__(self) -> tuple:
-        return self._owner._convert(next(self._batches))

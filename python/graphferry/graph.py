@@ -13,6 +13,7 @@ import torch
 
 from . import _lib
 from ._dlpack import ExportedTensor, borrow, ref_or_null, tensor_from_managed
+from ._resource import Closeable
 
 __all__ = ["Graph", "convert_npy"]
 
@@ -69,7 +70,7 @@ def _encode_name(name: Any, what: str = "name") -> bytes:
     return name.encode("utf-8")
 
 
-class Graph:
+class Graph(Closeable):
     r"""A graph held by the graphferry engine: its topology (in-neighbour CSC,
     split into patches) and named node data such as features and labels.
 
@@ -453,18 +454,6 @@ class Graph:
         Idempotent."""
         self._exit_stack.close()
 
-    def __enter__(self) -> "Graph":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
     def __reduce__(self):
         raise TypeError(
             "a graphferry.Graph cannot be pickled or sent to another process: it is a handle "
@@ -503,4 +492,3 @@ def convert_npy(src_dir: Union[str, os.PathLike], dst_dir: Union[str, os.PathLik
     :meth:`Graph.open` reads.
     """
     _lib.gf_dataset_convert_npy(os.fsencode(src_dir), os.fsencode(dst_dir))
-

@@ -40,6 +40,7 @@ except ImportError:  # pragma: no cover - older torch_geometric
 from . import _cache
 from ._dlpack import as_cpu_tensor
 from .graph import Graph, pyg_node_attrs
+from ._resource import Closeable, MappedIterator
 from .sampling import (
     Loader,
     SampledSubgraph,
@@ -165,7 +166,7 @@ class Sampler(BaseSampler):
         return state
 
 
-class NeighborLoader:
+class NeighborLoader(Closeable):
     r"""A ``torch_geometric.loader.NeighborLoader`` backed by the graphferry
     engine's pipeline (sampling and feature gathering on its own threads).
 
@@ -248,8 +249,8 @@ class NeighborLoader:
     def __len__(self) -> int:
         return len(self._loader)
 
-    def __iter__(self) -> "_Iterator":
-        return _Iterator(self, iter(self._loader))
+    def __iter__(self) -> MappedIterator:
+        return MappedIterator(self._convert, iter(self._loader))
 
     def _convert(self, sub: SampledSubgraph) -> Data:
         row, col, edge = _edge_index(sub)
@@ -289,29 +290,5 @@ class NeighborLoader:
         if self._loader is not None:
             self._loader.close()
 
-    def __enter__(self) -> "NeighborLoader":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
-
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}()"
-
-
-class _Iterator:
-    def __init__(self, owner: NeighborLoader, batches: Any):
-        self._owner = owner
-        self._batches = batches
-
-    def __iter__(self) -> "_Iterator":
-        return self
-
-    def __next__(self) -> Data:
-        return self._owner._convert(next(self._batches))

@@ -35,6 +35,7 @@ from . import _lib
 from ._dlpack import BorrowedTensor, tensor_from_managed
 from .errors import GF_DONE, GF_EINTERNAL, GraphferryError
 from .graph import Graph, _as_int, _encode_name
+from ._resource import Closeable
 
 __all__ = ["Block", "SampledSubgraph", "sample_neighbors", "Loader"]
 
@@ -117,7 +118,7 @@ class SampledSubgraph:
         return self.nodes[: self.batch_size]
 
 
-class _Batch:
+class _Batch(Closeable):
     """Wrapper of one ``gf_batch *``; fields are moved out once each."""
 
     def __init__(self, handle: int):
@@ -192,18 +193,6 @@ class _Batch:
 
     def close(self) -> None:
         self._exit_stack.close()
-
-    def __enter__(self) -> "_Batch":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
 
 def _fanout_array(fanouts: Any, name: str = "fanouts") -> ctypes.Array:
@@ -292,7 +281,7 @@ def sample_neighbors(
         return batch.read(frontier_all=frontier == "all")
 
 
-class Loader:
+class Loader(Closeable):
     r"""The engine's pipelined mini-batch loader over a set of seed nodes.
 
     A sampler thread and a loader thread of the engine, connected by bounded
@@ -430,18 +419,6 @@ class Loader:
     def close(self) -> None:
         """Stops the engine's threads and releases the loader. Idempotent."""
         self._exit_stack.close()
-
-    def __enter__(self) -> "Loader":
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __del__(self) -> None:
-        try:
-            self.close()
-        except Exception:
-            pass
 
     def __reduce__(self):
         raise TypeError(
