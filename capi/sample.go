@@ -257,6 +257,7 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 			inputIndex[i] = int64(i)
 		}
 		b, err := pipeline.Materialize(res[0], seeds, inputIndex, g.part, g.store, nil, nil, cAlloc{}, opt.Threads)
+		s.Recycle(res...)
 		if err != nil {
 			return err
 		}

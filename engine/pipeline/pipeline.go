@@ -306,6 +306,7 @@ func (pl *Pipeline) loadLoop(r *run, order []int64, jobs <-chan job) {
 			seeds[t] = pl.seedsOrig[q]
 		}
 		b, err := Materialize(j.res, seeds, pos, pl.p, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.alloc, pl.opt.Threads)
+		pl.s.Recycle(j.res) // Materialize copied everything it needs
 		if err != nil {
 			deliver(item{err: fmt.Errorf("pipeline: epoch %d, loading batch %d: %w", r.epoch, j.index, err)})
 			return

@@ -29,17 +29,30 @@
 //
 // # Append-unique
 //
-// As in WholeGraph, a per-rank hash table maps node id -> position in
-// Result.Nodes. The seeds are inserted first, in the given order; a sampled
-// neighbour already present keeps its position, a new one is appended. So
-// Nodes is "seeds, then each hop's new nodes in order of first appearance",
-// and a block's dst nodes are a prefix (FrontierAll) or a contiguous slice
-// (FrontierNew) of its src nodes. The table is 64 open-addressing shards
-// (by hash), each stamped with a generation counter so that resetting it
+// A per-rank table maps node id -> position in Result.Nodes. The seeds are
+// inserted first, in the given order; a sampled neighbour already present
+// keeps its position, a new one is appended. So Nodes is "seeds, then each
+// hop's new nodes in order of first appearance", and a block's dst nodes
+// are a prefix (FrontierAll) or a contiguous slice (FrontierNew) of its src
+// nodes. On graphs of up to 2^24 nodes the table is dense: an []int32
+// indexed by node id (4 bytes per node per rank, allocated on first use),
+// emptied after each batch by clearing the batch's nodes' entries. Larger
+// graphs use a hash table, as in WholeGraph: 64 open-addressing shards (by
+// hash), each stamped with a generation counter so that resetting it
 // between batches is O(1). Large hops run append-unique in parallel with
 // the same result: positions are bucketed by shard, one goroutine per shard
 // inserts its keys in list order and flags first appearances, and a prefix
-// sum over the flags (in list order) numbers the new nodes.
+// sum over the flags (in list order) numbers the new nodes. (The dense
+// table's sequential loop is fast enough that it goes parallel only for
+// very large hops with 4 or more threads per rank.)
+//
+// # Memory
+//
+// Each rank keeps its messages and scratch buffers across hops and batches
+// (a buffer it sent is rewritten only after its next collective returns,
+// as comm.Comm requires). A Result is always fresh memory, unless the
+// caller hands results back with Sampler.Recycle, in which case later
+// Results reuse their slices.
 //
 // # Randomness
 //
@@ -52,6 +65,7 @@
 // Without replacement, fanout >= degree (or -1) takes the whole list in
 // order; otherwise Floyd's algorithm picks fanout distinct positions
 // uniformly (one bounded draw each, Lemire's exact method) and they are
-// emitted in ascending order. With replacement, fanout independent uniform
+// emitted in ascending order (read out of a bitset for lists of up to 1024,
+// kept sorted while picking for small samples, else sorted). With replacement, fanout independent uniform
 // draws are emitted in draw order (none for degree 0).
 package sample

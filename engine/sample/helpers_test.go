@@ -169,8 +169,13 @@ func randomBatches(r *rand.Rand, n int64, nb, bs int) ([][]int64, []uint64) {
 // one thread, append-unique) to split small inputs.
 func withGrains(t testing.TB, count, sample int) {
 	oc, os, om, og := countGrain, sampleGrain, parallelMergeMin, mergeGrain
+	od, odt := parallelDenseMin, parallelDenseThreads
 	countGrain, sampleGrain, parallelMergeMin, mergeGrain = count, sample, 1, sample
-	t.Cleanup(func() { countGrain, sampleGrain, parallelMergeMin, mergeGrain = oc, os, om, og })
+	parallelDenseMin, parallelDenseThreads = 1, 2
+	t.Cleanup(func() {
+		countGrain, sampleGrain, parallelMergeMin, mergeGrain = oc, os, om, og
+		parallelDenseMin, parallelDenseThreads = od, odt
+	})
 }
 
 // checkResult checks every structural invariant of res against the ORIGINAL

@@ -13,21 +13,31 @@ import (
 var (
 	parallelMergeMin = 1 << 15
 	mergeGrain       = 1 << 14
+	// parallelDenseMin and parallelDenseThreads gate the parallel
+	// append-unique on the dense table, whose sequential loop is several
+	// times faster than the hash table's: with 2 threads the parallel one
+	// (four passes) is slower even at 1M neighbours per hop, so it needs
+	// both a large hop and enough threads.
+	parallelDenseMin     = 1 << 17
+	parallelDenseThreads = 4
 )
+
+// answer is one owner's reshuffle message, with the merge's cursors.
+type answer struct {
+	counts, nbrs, eids []int64
+	task, off          int64 // cursors
+}
 
 // merge puts the sampled lists back into frontier order and builds the hop's
 // block straight in CSC (FastSample Algorithm 1): Indptr over the frontier,
 // Indices through append-unique on the rank's node table (nodes already in
 // Nodes keep their positions, new ones are appended in order of first
-// appearance), EdgeIDs copied.
-func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv [][]byte, nodes *[]int64, hop int) (Block, error) {
-	size := s.c.Size()
-	type answer struct {
-		counts, nbrs, eids []int64
-		task, off          int64 // cursors
-	}
-	ans := make([]answer, size)
-	sent := make([]int64, size)
+// appearance), EdgeIDs copied. The block's slices reuse reuse's memory
+// (a recycled result's block; zero for fresh slices).
+func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv [][]byte, nodes *[]int64, hop int, reuse *Block) (Block, error) {
+	ans := ws.ans
+	sent := ws.sent
+	clear(sent)
 	if owners == nil {
 		sent[0] = int64(len(frontier))
 	} else {
@@ -66,8 +76,9 @@ func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv []
 
 	// Indptr, and the sampled neighbours and edge ids in frontier order.
 	nd := len(frontier)
-	indptr := make([]int64, nd+1)
-	eids := make([]int64, total)
+	indptr := grow64(reuse.Indptr, nd+1)
+	indptr[0] = 0
+	eids := grow64(reuse.EdgeIDs, int(total))
 	var nbrs []int64
 	if owners == nil {
 		a := ans[0]
@@ -77,7 +88,8 @@ func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv []
 		nbrs = a.nbrs
 		copy(eids, a.eids)
 	} else {
-		nbrs = make([]int64, total)
+		nbrs = grow64(ws.nbrs, int(total))
+		ws.nbrs = nbrs
 		var k int64
 		for i := 0; i < nd; i++ {
 			a := &ans[owners[i]]
@@ -90,12 +102,18 @@ func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv []
 			indptr[i+1] = k
 		}
 	}
+	clear(ans) // drop the references to the messages
 
-	indices := make([]int64, total)
+	indices := grow64(reuse.Indices, int(total))
 	var err error
-	if total >= int64(parallelMergeMin) && s.rankThreads() > 1 {
+	switch {
+	case s.dense && total >= int64(parallelDenseMin) && s.rankThreads() >= parallelDenseThreads:
+		err = s.appendUniqueParallelDense(ws, nbrs, indices, nodes, hop)
+	case s.dense:
+		err = s.appendUniqueDense(ws, nbrs, indices, nodes, hop)
+	case total >= int64(parallelMergeMin) && s.rankThreads() > 1:
 		err = s.appendUniqueParallel(ws, nbrs, indices, nodes, hop)
-	} else {
+	default:
 		err = s.appendUnique(ws, nbrs, indices, nodes, hop)
 	}
 	if err != nil {
@@ -117,9 +135,9 @@ func (s *Sampler) badNode(hop int, u int64) error {
 // appendUnique sets indices[k] to the position of nbrs[k] in *nodes,
 // appending the nodes not yet there in order of first appearance.
 func (s *Sampler) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
-	ns := *nodes
-	ns = slices.Grow(ns, len(nbrs))
 	n := s.g.NumNodes
+	ns := *nodes
+	ns = slices.Grow(ns, int(min(int64(len(nbrs)), n-int64(len(ns))))) // at most n nodes
 	for k, u := range nbrs {
 		if uint64(u) >= uint64(n) {
 			return s.badNode(hop, u)
@@ -131,6 +149,38 @@ func (s *Sampler) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]in
 		indices[k] = int64(pos)
 	}
 	*nodes = ns
+	return nil
+}
+
+// appendUniqueDense is appendUnique on ws's dense table. The loop is
+// branch-free but for the range check: whether a neighbour is new is about
+// as unpredictable as a coin toss, so every iteration writes the neighbour
+// at the end of the nodes and its entry, and only advances the end when it
+// was new.
+func (s *Sampler) appendUniqueDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+	d := ws.denseTable(s.g.NumNodes)
+	cnt := len(*nodes)
+	// At most len(d) nodes, plus the slot the last iteration may write.
+	ns := slices.Grow(*nodes, min(len(nbrs), len(d)-cnt)+1)
+	ns = ns[:cap(ns)]
+	indices = indices[:len(nbrs)]
+	for k, u := range nbrs {
+		if uint64(u) >= uint64(len(d)) {
+			*nodes = ns[:cnt]
+			return s.badNode(hop, u)
+		}
+		p := d[u]
+		isNew := 0
+		if p == 0 {
+			isNew = 1
+		}
+		ns[cnt] = u
+		p |= int32(cnt+1) & -int32(isNew)
+		d[u] = p
+		cnt += isNew
+		indices[k] = int64(p - 1)
+	}
+	*nodes = ns[:cnt]
 	return nil
 }
 
@@ -147,13 +197,29 @@ func (s *Sampler) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]in
 //     their final positions;
 //  4. provisional indices are resolved.
 func (s *Sampler) appendUniqueParallel(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+	return s.appendUniqueShards(ws, nbrs, indices, nodes, hop, nil)
+}
+
+// appendUniqueParallelDense is appendUniqueParallel on ws's dense table,
+// whose entries play the hash slots' part (a provisional position -(k+1) is
+// stored as is, a final position p as p+1); keys are still bucketed by
+// shardOf, which spreads them evenly.
+func (s *Sampler) appendUniqueParallelDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+	return s.appendUniqueShards(ws, nbrs, indices, nodes, hop, ws.denseTable(s.g.NumNodes))
+}
+
+// appendUniqueShards is appendUniqueParallel on the hash table (dense nil)
+// or on the dense table dense.
+func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int, dense []int32) error {
 	total := len(nbrs)
 	threads := s.rankThreads()
 	grain := mergeGrain
 	chunks := (total + grain - 1) / grain
 	ws.order = grow32(ws.order, total)
 	ws.rank = grow32(ws.rank, total)
-	ws.slotOf = grow32(ws.slotOf, total)
+	if dense == nil {
+		ws.slotOf = grow32(ws.slotOf, total)
+	}
 	order, rank, slotOf := ws.order, ws.rank, ws.slotOf
 	n := s.g.NumNodes
 
@@ -205,6 +271,24 @@ func (s *Sampler) appendUniqueParallel(ws *workspace, nbrs, indices []int64, nod
 
 	// 2. Per-shard inserts. rank[k] is 1 for a first appearance, else 0.
 	parallelFor(numShards, 1, threads, func(_, s0, s1 int) {
+		if dense != nil {
+			for _, k := range order[shardStart[s0]:shardStart[s1]] {
+				u := nbrs[k]
+				switch p := dense[u]; {
+				case p == 0:
+					dense[u] = int32(-(k + 1))
+					rank[k] = 1
+					indices[k] = int64(-(k + 1))
+				case p > 0:
+					rank[k] = 0
+					indices[k] = int64(p - 1)
+				default:
+					rank[k] = 0
+					indices[k] = int64(p)
+				}
+			}
+			return
+		}
 		for sh := s0; sh < s1; sh++ {
 			ks := order[shardStart[sh]:shardStart[sh+1]]
 			t := &ws.table[sh]
@@ -246,7 +330,11 @@ func (s *Sampler) appendUniqueParallel(ws *workspace, nbrs, indices []int64, nod
 				}
 				u := nbrs[k]
 				ns[next] = u
-				ws.table[shardOf(u)].slots[slotOf[k]].pos = next // distinct slots
+				if dense != nil {
+					dense[u] = next + 1 // distinct entries
+				} else {
+					ws.table[shardOf(u)].slots[slotOf[k]].pos = next // distinct slots
+				}
 				rank[k] = next
 				next++
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 	"sync"
 
@@ -45,15 +46,44 @@ type Sampler struct {
 	c   comm.Comm
 	opt Options
 
+	// dense selects the direct-indexed append-unique table (graphs with at
+	// most denseMaxNodes nodes) over the hash table.
+	dense bool
+
 	mu sync.Mutex
 	ws []*workspace // per rank, used under mu
+
+	poolMu sync.Mutex
+	pool   []*Result // recycled results (Recycle)
 }
 
 // workspace is one rank's memory reused across batches.
 type workspace struct {
 	table shardedTable
+	// dense is the direct-indexed table (Sampler.dense): dense[v] is 1 + the
+	// position of node v in the batch's Nodes, 0 when v is absent.
+	// Allocated on first use, it is all zero between batches: runRank
+	// clears the entries it set.
+	dense []int32
 	// parallel merge scratch, indexed by position in the hop's sampled list
 	order, rank, slotOf []int32
+
+	// Buffers reused across hops and batches. The shuffle and reshuffle
+	// messages a rank sends are rewritten only after its next AllToAll has
+	// returned, as comm.Comm's ownership rule requires: a shuffle buffer
+	// after the reshuffle that follows it, a reshuffle buffer after the
+	// next hop's (or batch's) shuffle.
+	shufSend, backSend [][]byte  // len = ranks
+	shuf, outs         [][]int64 // per peer: shuffle and reshuffle storage
+	owners             []int32
+	ownerCount         []int
+	in                 []inbox
+	counts, offs       []int64
+	scratch            [][]uint64 // per sampling thread
+	sent               []int64
+	ans                []answer
+	nbrs               []int64
+	nodes              []int64 // the batch's nodes as they grow
 }
 
 // New returns a Sampler for p whose ranks talk through c. c.Size() must
@@ -86,9 +116,18 @@ func New(p *partition.Partitioned, c comm.Comm, opt Options) (*Sampler, error) {
 		return nil, fmt.Errorf("sample: len(partition.NewToOld) = %d (want NumNodes = %d, or nil)", len(p.NewToOld), n)
 	}
 	opt.Fanouts = slices.Clone(opt.Fanouts)
-	s := &Sampler{p: p, g: p.Graph, c: c, opt: opt, ws: make([]*workspace, c.Size())}
+	size := c.Size()
+	s := &Sampler{p: p, g: p.Graph, c: c, opt: opt, ws: make([]*workspace, size), dense: n <= denseMaxNodes}
 	for i := range s.ws {
-		s.ws[i] = &workspace{}
+		s.ws[i] = &workspace{
+			shufSend: make([][]byte, size),
+			backSend: make([][]byte, size),
+			shuf:     make([][]int64, size),
+			outs:     make([][]int64, size),
+			in:       make([]inbox, size),
+			sent:     make([]int64, size),
+			ans:      make([]answer, size),
+		}
 	}
 	return s, nil
 }
@@ -195,10 +234,17 @@ func (s *Sampler) SampleBatches(ctx context.Context, batches [][]int64, keys []u
 
 func (s *Sampler) checkSeeds(batches [][]int64) error {
 	n := s.g.NumNodes
-	t := &s.ws[0].table
+	ws := s.ws[0]
+	t := &ws.table
 	for b, seeds := range batches {
 		if len(seeds) > math.MaxInt32 {
 			return fmt.Errorf("sample: len(batches[%d]) = %d is too large", b, len(seeds))
+		}
+		if s.dense {
+			if err := s.checkSeedsDense(ws, b, seeds); err != nil {
+				return err
+			}
+			continue
 		}
 		t.reset()
 		for i, v := range seeds {
@@ -211,6 +257,28 @@ func (s *Sampler) checkSeeds(batches [][]int64) error {
 		}
 	}
 	return nil
+}
+
+// checkSeedsDense is checkSeeds for one batch on the dense table, which it
+// leaves empty.
+func (s *Sampler) checkSeedsDense(ws *workspace, b int, seeds []int64) error {
+	d := ws.denseTable(s.g.NumNodes)
+	var err error
+	i := 0
+	for ; i < len(seeds); i++ {
+		v := seeds[i]
+		if uint64(v) >= uint64(len(d)) {
+			err = fmt.Errorf("sample: batches[%d][%d] = %d is out of range [0, %d)", b, i, v, len(d))
+			break
+		}
+		if j := d[v]; j != 0 {
+			err = fmt.Errorf("sample: batches[%d][%d] = %d duplicates batches[%d][%d]", b, i, v, b, j-1)
+			break
+		}
+		d[v] = int32(i + 1)
+	}
+	clearDense(d, seeds[:i])
+	return err
 }
 
 // wave runs every rank once; rank i handles batches[i] when i < len(batches).
@@ -258,22 +326,50 @@ func (s *Sampler) wave(ctx context.Context, batches [][]int64, keys []uint64, ou
 }
 
 // runRank is one rank's part of sampling one batch (or of helping the others
-// when has is false): per hop, shuffle -> sample -> reshuffle -> merge.
+// when has is false): per hop, shuffle -> sample -> reshuffle -> merge. It
+// leaves the rank's dense table (if any) empty.
 func (s *Sampler) runRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*Result, error) {
+	res, err := s.sampleRank(ctx, rank, seeds, key, has)
+	if ws := s.ws[rank]; s.dense && ws.dense != nil {
+		if err != nil {
+			clear(ws.dense) // the entries set are not all recorded in a Result
+		} else if res != nil {
+			clearDense(ws.dense, res.Nodes)
+		}
+	}
+	return res, err
+}
+
+func (s *Sampler) sampleRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*Result, error) {
 	ws := s.ws[rank]
 	var res *Result
-	var nodes []int64
+	var old []Block // the blocks of a recycled result, whose memory is reused
+	// The batch's nodes grow in ws.nodes and are copied out at the end.
+	nodes := ws.nodes[:0]
 	if has {
-		ws.table.reset()
-		nodes = slices.Clone(seeds)
-		for i, v := range seeds {
-			ws.table.insert(v, int32(i))
+		nodes = append(nodes, seeds...)
+		if r := s.takeResult(); r != nil {
+			res, old = r, r.Blocks[:cap(r.Blocks)]
+			res.HopCounts = append(r.HopCounts[:0], int64(len(seeds)))
+			res.Blocks = r.Blocks[:0]
+		} else {
+			res = &Result{
+				HopCounts: make([]int64, 1, len(s.opt.Fanouts)+1),
+				Blocks:    make([]Block, 0, len(s.opt.Fanouts)),
+			}
+			res.HopCounts[0] = int64(len(seeds))
 		}
-		res = &Result{
-			HopCounts: make([]int64, 1, len(s.opt.Fanouts)+1),
-			Blocks:    make([]Block, 0, len(s.opt.Fanouts)),
+		if s.dense {
+			d := ws.denseTable(s.g.NumNodes)
+			for i, v := range seeds {
+				d[v] = int32(i + 1)
+			}
+		} else {
+			ws.table.reset()
+			for i, v := range seeds {
+				ws.table.insert(v, int32(i))
+			}
 		}
-		res.HopCounts[0] = int64(len(seeds))
 	}
 	prevStart := 0 // first node added by the previous hop (hop 0: the seeds)
 	for h, fanout := range s.opt.Fanouts {
@@ -284,13 +380,13 @@ func (s *Sampler) runRank(ctx context.Context, rank int, seeds []int64, key uint
 		frontier := nodes[dstStart:]
 
 		// Shuffle: push each frontier node to the rank owning its row.
-		send, owners := s.shuffleMessages(frontier, key)
+		send, owners := s.shuffleMessages(ws, frontier, key)
 		recv, err := s.c.AllToAll(ctx, rank, send)
 		if err != nil {
 			return nil, fmt.Errorf("sample: hop %d shuffle: %w", h, err)
 		}
 		// Sample: every task this rank received, in one parallel pass.
-		back, err := s.sampleStage(rank, recv, h, fanout)
+		back, err := s.sampleStage(ws, rank, recv, h, fanout)
 		if err != nil {
 			return nil, err
 		}
@@ -303,7 +399,11 @@ func (s *Sampler) runRank(ctx context.Context, rank int, seeds []int64, key uint
 			continue
 		}
 		before := len(nodes)
-		block, err := s.merge(ws, frontier, owners, recv, &nodes, h)
+		var reuse Block
+		if h < len(old) {
+			reuse = old[h]
+		}
+		block, err := s.merge(ws, frontier, owners, recv, &nodes, h, &reuse)
 		if err != nil {
 			return nil, err
 		}
@@ -312,47 +412,101 @@ func (s *Sampler) runRank(ctx context.Context, rank int, seeds []int64, key uint
 		res.HopCounts = append(res.HopCounts, int64(len(nodes)-before))
 		prevStart = before
 	}
+	ws.nodes = nodes[:0]
 	if res != nil {
-		res.Nodes = nodes
+		switch {
+		case len(nodes) == 0:
+			res.Nodes = slices.Clone(seeds) // nil or empty, as seeds
+		case res.Nodes != nil: // recycled
+			res.Nodes = append(res.Nodes[:0], nodes...)
+		default:
+			res.Nodes = slices.Clone(nodes)
+		}
 	}
 	return res, nil
 }
 
+// Recycle hands results that the caller no longer uses back to s: later
+// batches may reuse their memory. Nothing of a recycled result (nor any
+// slice taken from it) may be used afterwards. Recycling is optional;
+// results that are not recycled are left to the garbage collector.
+func (s *Sampler) Recycle(results ...*Result) {
+	if s == nil {
+		return
+	}
+	s.poolMu.Lock()
+	defer s.poolMu.Unlock()
+	for _, r := range results {
+		if r == nil || len(s.pool) >= maxPooled || slices.Contains(s.pool, r) {
+			continue
+		}
+		s.pool = append(s.pool, r)
+	}
+}
+
+// maxPooled bounds the number of recycled results a Sampler keeps.
+const maxPooled = 16
+
+func (s *Sampler) takeResult() *Result {
+	s.poolMu.Lock()
+	defer s.poolMu.Unlock()
+	n := len(s.pool)
+	if n == 0 {
+		return nil
+	}
+	r := s.pool[n-1]
+	s.pool[n-1] = nil
+	s.pool = s.pool[:n-1]
+	return r
+}
+
 // shuffleMessages groups the frontier by owning patch. owners[i] is the
-// owner of frontier[i] (nil when there is a single patch).
-func (s *Sampler) shuffleMessages(frontier []int64, key uint64) ([][]byte, []int32) {
+// owner of frontier[i] (nil when there is a single patch). The messages
+// live in ws.
+func (s *Sampler) shuffleMessages(ws *workspace, frontier []int64, key uint64) ([][]byte, []int32) {
 	size := s.c.Size()
-	send := make([][]byte, size)
+	send := ws.shufSend
+	clear(send)
 	if len(frontier) == 0 {
 		return send, nil
 	}
 	if size == 1 {
-		buf := make([]int64, 1+len(frontier))
+		buf := grow64(ws.shuf[0], 1+len(frontier))
+		ws.shuf[0] = buf
 		buf[0] = int64(key)
 		copy(buf[1:], frontier)
 		send[0] = int64Bytes(buf)
 		return send, nil
 	}
-	owners := make([]int32, len(frontier))
-	count := make([]int, size)
+	owners := grow32(ws.owners, len(frontier))
+	ws.owners = owners
+	if ws.ownerCount == nil {
+		ws.ownerCount = make([]int, size)
+	}
+	count := ws.ownerCount
+	clear(count)
 	for i, v := range frontier {
 		o := s.owner(v)
 		owners[i] = int32(o)
 		count[o]++
 	}
-	bufs := make([][]int64, size)
 	for o, c := range count {
 		if c > 0 {
-			bufs[o] = make([]int64, 1, 1+c)
-			bufs[o][0] = int64(key)
+			b := grow64(ws.shuf[o], 1+c)
+			ws.shuf[o] = b
+			b[0] = int64(key)
+			count[o] = 1 // next free slot
 		}
 	}
 	for i, v := range frontier {
 		o := owners[i]
-		bufs[o] = append(bufs[o], v)
+		ws.shuf[o][count[o]] = v
+		count[o]++
 	}
-	for o, b := range bufs {
-		send[o] = int64Bytes(b)
+	for o, c := range count {
+		if c > 0 {
+			send[o] = int64Bytes(ws.shuf[o][:c])
+		}
 	}
 	return send, owners
 }
@@ -372,18 +526,17 @@ var (
 )
 
 // sampleStage samples every task rank received (recv[j] from rank j) and
-// returns the reshuffle messages (back[j] answers recv[j]).
-func (s *Sampler) sampleStage(rank int, recv [][]byte, hop, fanout int) ([][]byte, error) {
-	size := s.c.Size()
+// returns the reshuffle messages (back[j] answers recv[j]), which live in ws.
+func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanout int) ([][]byte, error) {
 	lo, hi := s.p.Offsets[rank], s.p.Offsets[rank+1]
-	in := make([]inbox, size)
+	in := ws.in
 	total := 0
 	for j, b := range recv {
 		m, err := bytesInt64(b)
 		if err != nil {
 			return nil, fmt.Errorf("sample: hop %d: from rank %d: %w", hop, j, err)
 		}
-		in[j].base = total
+		in[j] = inbox{base: total}
 		if len(m) == 0 {
 			continue
 		}
@@ -391,7 +544,8 @@ func (s *Sampler) sampleStage(rank int, recv [][]byte, hop, fanout int) ([][]byt
 		in[j].tasks = m[1:]
 		total += len(m) - 1
 	}
-	back := make([][]byte, size)
+	back := ws.backSend
+	clear(back)
 	if total == 0 {
 		return back, nil
 	}
@@ -399,7 +553,8 @@ func (s *Sampler) sampleStage(rank int, recv [][]byte, hop, fanout int) ([][]byt
 	// Pass 1: how many neighbours each task yields (a function of degree and
 	// fanout only), and the range check of the received tasks.
 	g := s.g
-	counts := make([]int64, total)
+	counts := grow64(ws.counts, total)
+	ws.counts = counts
 	var badMu sync.Mutex
 	var bad error
 	parallelFor(total, countGrain, s.rankThreads(), func(_, a, b int) {
@@ -426,8 +581,9 @@ func (s *Sampler) sampleStage(rank int, recv [][]byte, hop, fanout int) ([][]byt
 
 	// Lay out the answers: counts, then neighbours, then edge ids; offs[t]
 	// is task t's first slot among its requester's neighbours.
-	offs := make([]int64, total)
-	outs := make([][]int64, size)
+	offs := grow64(ws.offs, total)
+	ws.offs = offs
+	outs := ws.outs
 	for j := range in {
 		n := len(in[j].tasks)
 		if n == 0 {
@@ -438,15 +594,18 @@ func (s *Sampler) sampleStage(rank int, recv [][]byte, hop, fanout int) ([][]byt
 			offs[in[j].base+i] = m
 			m += counts[in[j].base+i]
 		}
-		out := make([]int64, int64(n)+2*m)
-		copy(out, counts[in[j].base:in[j].base+n])
+		out := grow64(outs[j], int(int64(n)+2*m))
 		outs[j] = out
+		copy(out, counts[in[j].base:in[j].base+n])
 		back[j] = int64Bytes(out)
 	}
 
-	// Pass 2: sample.
+	// Pass 2: sample. Every slot of the answers is written.
 	threads := s.rankThreads()
-	scratch := make([][]uint64, threads)
+	if len(ws.scratch) < threads {
+		ws.scratch = append(ws.scratch, make([][]uint64, threads-len(ws.scratch))...)
+	}
+	scratch := ws.scratch
 	parallelFor(total, sampleGrain, threads, func(w, a, b int) {
 		j := 0
 		for t := a; t < b; t++ {
@@ -458,14 +617,24 @@ func (s *Sampler) sampleStage(rank int, recv [][]byte, hop, fanout int) ([][]byt
 				continue
 			}
 			n := int64(len(in[j].tasks))
-			m := (int64(len(outs[j])) - n) / 2
-			nb := outs[j][n+offs[t] : n+offs[t]+c]
-			eb := outs[j][n+m+offs[t] : n+m+offs[t]+c]
+			out := outs[j]
+			m := (int64(len(out)) - n) / 2
+			nb := out[n+offs[t] : n+offs[t]+c]
+			eb := out[n+m+offs[t] : n+m+offs[t]+c]
 			v := in[j].tasks[t-in[j].base]
 			s.sampleTask(in[j].key, uint64(hop), v, fanout, nb, eb, &scratch[w])
 		}
 	})
 	return back, nil
+}
+
+// grow64 returns a slice of length n, reusing s's memory when it is large
+// enough (its contents are then stale), never nil.
+func grow64(s []int64, n int) []int64 {
+	if s == nil || cap(s) < n {
+		return make([]int64, n)
+	}
+	return s[:n]
 }
 
 // taskCount is the number of neighbours a task with in-degree deg yields.
@@ -484,7 +653,7 @@ func (s *Sampler) taskCount(deg int64, fanout int) int64 {
 }
 
 // linearLimit is the sample size up to which Floyd's membership test scans
-// the picks so far instead of using a bitset.
+// the picks so far (kept sorted) instead of using a bitset.
 const linearLimit = 32
 
 // sampleTask writes the len(nb) sampled in-neighbours of v into nb and their
@@ -495,10 +664,19 @@ func (s *Sampler) sampleTask(key, hop uint64, v int64, fanout int, nb, eb []int6
 	deg := g.Indptr[v+1] - base
 	k := int64(len(nb))
 	if fanout < 0 || (!s.opt.Replace && k == deg) {
-		copy(nb, g.Indices[base:base+deg])
-		if g.EdgeIDs != nil {
+		ind := g.Indices[base : base+deg]
+		eb = eb[:len(nb)]
+		switch {
+		case g.EdgeIDs != nil:
+			copy(nb, ind)
 			copy(eb, g.EdgeIDs[base:base+deg])
-		} else {
+		case deg <= 32: // short lists: a loop beats two memmove calls
+			for i := range nb {
+				nb[i] = ind[i]
+				eb[i] = base + int64(i)
+			}
+		default:
+			copy(nb, ind)
 			for i := range eb {
 				eb[i] = base + int64(i)
 			}
@@ -506,38 +684,89 @@ func (s *Sampler) sampleTask(key, hop uint64, v int64, fanout int, nb, eb []int6
 		return
 	}
 	r := stream{streamState(s.opt.Seed, key, hop, uint64(s.orig(v)))}
-	if s.opt.Replace {
+	switch {
+	case s.opt.Replace:
 		for i := range nb {
 			nb[i] = int64(r.below(uint64(deg)))
 		}
-	} else {
+	case deg <= 64*smallSetWords:
+		floydSmall(&r, deg, nb)
+	case k <= linearLimit:
+		floydSorted(&r, deg, nb)
+	default:
 		floyd(&r, deg, nb, scratch)
 		slices.Sort(nb)
 	}
 	// nb holds positions within v's list: turn them into ids.
-	for i, pos := range nb {
-		eb[i] = g.EdgeID(base + pos)
-		nb[i] = g.Indices[base+pos]
+	ind := g.Indices[base : base+deg]
+	eb = eb[:len(nb)]
+	if g.EdgeIDs != nil {
+		ids := g.EdgeIDs[base : base+deg]
+		for i, pos := range nb {
+			eb[i] = ids[pos]
+			nb[i] = ind[pos]
+		}
+	} else {
+		for i, pos := range nb {
+			eb[i] = base + pos
+			nb[i] = ind[pos]
+		}
+	}
+}
+
+// smallSetWords is the size of floydSmall's bitset (64*smallSetWords
+// positions).
+const smallSetWords = 16
+
+// floydSmall writes len(out) distinct positions drawn uniformly from [0, n),
+// n <= 64*smallSetWords, in ascending order: Floyd's algorithm (see floyd)
+// with a bitset on the stack, read out in order.
+func floydSmall(r *stream, n int64, out []int64) {
+	var set [smallSetWords]uint64
+	k := int64(len(out))
+	for j := n - k; j < n; j++ {
+		t := r.below(uint64(j + 1))
+		if set[t>>6]&(1<<(t&63)) != 0 {
+			t = uint64(j)
+		}
+		set[t>>6] |= 1 << (t & 63)
+	}
+	i := 0
+	for w, x := range set[:(n+63)/64] {
+		for ; x != 0; x &= x - 1 {
+			out[i] = int64(w<<6 + bits.TrailingZeros64(x))
+			i++
+		}
+	}
+}
+
+// floydSorted writes len(out) distinct positions drawn uniformly from [0, n)
+// in ascending order: the set Floyd's algorithm picks (see floyd), with the
+// picks so far kept sorted, which also makes the membership test a scan of
+// the sorted prefix. A repeated pick is replaced by j, larger than every
+// earlier pick, so it goes last.
+func floydSorted(r *stream, n int64, out []int64) {
+	k := int64(len(out))
+	for i, j := int64(0), n-k; j < n; i, j = i+1, j+1 {
+		t := int64(r.below(uint64(j + 1)))
+		p := i
+		for p > 0 && out[p-1] > t {
+			p--
+		}
+		if p > 0 && out[p-1] == t {
+			out[i] = j
+			continue
+		}
+		copy(out[p+1:i+1], out[p:i])
+		out[p] = t
 	}
 }
 
 // floyd writes len(out) distinct positions drawn uniformly from [0, n)
-// (Robert Floyd's algorithm: one draw per pick), in pick order.
+// (Robert Floyd's algorithm: one draw per pick), in pick order. It is used
+// for samples larger than linearLimit, with a bitset membership test.
 func floyd(r *stream, n int64, out []int64, scratch *[]uint64) {
 	k := int64(len(out))
-	if k <= linearLimit {
-		for i, j := int64(0), n-k; j < n; i, j = i+1, j+1 {
-			t := int64(r.below(uint64(j + 1)))
-			for _, x := range out[:i] {
-				if x == t {
-					t = j
-					break
-				}
-			}
-			out[i] = t
-		}
-		return
-	}
 	words := int((n + 63) / 64)
 	if len(*scratch) < words {
 		*scratch = make([]uint64, words)

@@ -117,3 +117,27 @@ func (st *shardedTable) insert(key int64, pos int32) (int32, bool) {
 	_, p, isNew := st[shardOf(key)].insert(key, pos)
 	return p, isNew
 }
+
+// The dense table replaces the hash table on graphs with at most
+// denseMaxNodes nodes: a per-rank []int32 indexed by node id holding 1 + the
+// node's position (0: absent), 4 bytes per node (64 MiB per rank at the
+// limit). A lookup is one load, where the hash table probes; it is kept
+// empty between batches by clearing the entries of the batch's nodes.
+// (Tests pick the table through Sampler.dense.)
+var denseMaxNodes int64 = 1 << 24
+
+// denseTable returns ws's dense table for n nodes, allocating it (all zero)
+// on first use.
+func (ws *workspace) denseTable(n int64) []int32 {
+	if ws.dense == nil {
+		ws.dense = make([]int32, n)
+	}
+	return ws.dense
+}
+
+// clearDense removes keys (all in range) from the dense table d.
+func clearDense(d []int32, keys []int64) {
+	for _, v := range keys {
+		d[v] = 0
+	}
+}

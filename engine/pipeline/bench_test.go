@@ -1,0 +1,78 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/sample"
+)
+
+// pubmedDir holds PubMed's in-neighbour CSC (indptr.npy, indices.npy).
+const pubmedDir = "/work/shared/datasets/pubmed"
+
+// BenchmarkPubmedEpoch: one op is one epoch over all 19,717 PubMed nodes
+// (shuffled), batches of 1024, fanouts [5, 10, 15] from the seeds,
+// FrontierAll, one patch, through New/Start/Next (sampler and loader
+// goroutines, no node data). Skipped when the dataset is absent.
+func BenchmarkPubmedEpoch(b *testing.B) {
+	if _, err := os.Stat(pubmedDir); err != nil {
+		b.Skipf("PubMed not available: %v", err)
+	}
+	read := func(name string) []int64 {
+		a, err := dataset.ReadNPY(filepath.Join(pubmedDir, name))
+		if err != nil {
+			b.Fatal(err)
+		}
+		return append([]int64(nil), mem.Int64s(a.Data)...)
+	}
+	indptr, indices := read("indptr.npy"), read("indices.npy")
+	n := int64(len(indptr) - 1)
+	g, err := graph.FromCSC(n, indptr, indices, nil, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	p, err := partition.Build(g, partition.Options{NumPatches: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := sample.New(p, comm.NewLocal(1), sample.Options{Fanouts: []int{5, 10, 15}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	seeds := make([]int64, n)
+	for i := range seeds {
+		seeds[i] = int64(i)
+	}
+	pl, err := New(s, p, feature.NewStore(n), seeds, Options{BatchSize: 1024, Shuffle: true}, mem.Heap{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pl.Close()
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := pl.Start(uint64(i)); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			bt, err := pl.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			bt.Release()
+		}
+	}
+}
