@@ -38,7 +38,7 @@ $(LIB): $(GO_SRC)
 
 lib: $(LIB)
 	@mkdir -p $(dir $(PKG_LIB))
-	cp $(LIB) $(PKG_LIB)
+	cp $(LIB) $(PKG_LIB).tmp && mv -f $(PKG_LIB).tmp $(PKG_LIB)  # rename: a running process keeps its mapping
 
 $(LIB_CHECK): $(GO_SRC)
 	@mkdir -p $(dir $@)

@@ -1,0 +1,73 @@
+"""Helpers shared by train_dgl.py and train_pyg.py: arguments, dataset loading, best-epoch tracking."""
+
+import argparse
+import os
+
+import pyarrow.feather
+import torch
+
+import graphferry
+
+DEFAULT_DATASET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cora")
+
+
+def parse_args(description, loaders, fanouts_help):
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--dataset", default=DEFAULT_DATASET,
+                        help="graphferry dataset directory (default: examples/data/cora)")
+    parser.add_argument("--loader", default=loaders[0], choices=loaders)
+    parser.add_argument("--epochs", type=int, default=50)
+    parser.add_argument("--fanouts", type=int, nargs="+", default=[10, 10], help=fanouts_help)
+    parser.add_argument("--batch-size", type=int, default=32)
+    parser.add_argument("--hidden", type=int, default=64)
+    parser.add_argument("--dropout", type=float, default=0.5)
+    parser.add_argument("--lr", type=float, default=0.01)
+    parser.add_argument("--weight-decay", type=float, default=5e-4)
+    parser.add_argument("--seed", type=int, default=0)
+    return parser.parse_args()
+
+
+def open_dataset(path):
+    """Opens a graphferry dataset with its features row-normalised (the usual Planetoid preprocessing)."""
+    if not os.path.exists(os.path.join(path, "graphferry.json")):
+        raise SystemExit(f"no graphferry dataset at {path}; convert one from the .npy layout with\n"
+                         f"    python -m graphferry convert /work/shared/datasets/cora {path}")
+    graph = graphferry.Graph.open(path)
+    feat = graph.get_node_data("feat")
+    graph.set_node_data("feat", feat / feat.sum(1, keepdim=True).clamp(min=1))
+    return graph
+
+
+def edges(graph, path):
+    """(src, dst) int64 tensors of the dataset's edge table (edges.arrow)."""
+    table = pyarrow.feather.read_table(os.path.join(path, "edges.arrow"), columns=["src", "dst"])
+    return (torch.from_numpy(table.column("src").to_numpy()), torch.from_numpy(table.column("dst").to_numpy()))
+
+
+def to_dgl(graph, path):
+    """The same graph as a ``dgl.DGLGraph`` with every node data tensor in ``ndata``."""
+    import dgl
+
+    g = dgl.graph(edges(graph, path), num_nodes=graph.num_nodes)
+    for name in graph.node_data_names():
+        g.ndata[name] = graph.get_node_data(name)
+    return g
+
+
+def to_pyg(graph, path):
+    """The same graph as a ``torch_geometric.data.Data`` (``x`` = features, ``y`` = labels)."""
+    from torch_geometric.data import Data
+
+    return Data(x=graph.get_node_data("feat"), y=graph.get_node_data("label"),
+                edge_index=torch.stack(edges(graph, path)), num_nodes=graph.num_nodes)
+
+
+class BestEpoch:
+    """Keeps the test accuracy of the epoch with the best validation accuracy."""
+
+    def __init__(self):
+        self.val, self.test, self.epoch = -1.0, 0.0, -1
+
+    def update(self, epoch, val, test):
+        if val > self.val:
+            self.val, self.test, self.epoch = val, test, epoch
