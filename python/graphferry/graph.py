@@ -133,12 +133,8 @@ class Graph(Closeable):
                 tensor of patch ids per node. (default: :obj:`"range"`)
             seed (int): seed of ``"random"`` partitioning. (default: :obj:`0`)
         """
-        opts, keep = _graph_options(
-            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed
-        )
-        a, b, c = borrow(indptr, "indptr"), borrow(indices, "indices"), borrow(edge_ids, "edge_ids")
-        return cls._make(
-            lambda out: _lib.gf_graph_from_csc(a.ref, b.ref, ref_or_null(c), ctypes.byref(opts), out)
+        return cls._from_compressed(
+            _lib.gf_graph_from_csc, indptr, indices, edge_ids, num_nodes, num_patches, partition, seed
         )
 
     @classmethod
@@ -157,13 +153,19 @@ class Graph(Closeable):
         the edges out of node ``u`` are ``indices[indptr[u]:indptr[u+1]]``.
         Edge ids default to CSR positions. Arguments as in :meth:`from_csc`.
         """
+        return cls._from_compressed(
+            _lib.gf_graph_from_csr, indptr, indices, edge_ids, num_nodes, num_patches, partition, seed
+        )
+
+    @classmethod
+    def _from_compressed(
+        cls, fn, indptr, indices, edge_ids, num_nodes, num_patches, partition, seed
+    ) -> "Graph":
         opts, keep = _graph_options(
             num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed
         )
         a, b, c = borrow(indptr, "indptr"), borrow(indices, "indices"), borrow(edge_ids, "edge_ids")
-        return cls._make(
-            lambda out: _lib.gf_graph_from_csr(a.ref, b.ref, ref_or_null(c), ctypes.byref(opts), out)
-        )
+        return cls._make(lambda out: fn(a.ref, b.ref, ref_or_null(c), ctypes.byref(opts), out))
 
     @classmethod
     def from_coo(
