@@ -1,6 +1,10 @@
 // Package sample implements DSP's collective sampling primitive (CSP, DSP §4)
-// for node-wise neighbour sampling on a graph partitioned into patches that
-// own consecutive ranges of (renumbered) node ids, one rank per patch.
+// on a graph partitioned into patches that own consecutive ranges of
+// (renumbered) node ids, one rank per patch: node-wise neighbour sampling
+// (uniform or biased by edge weight), layer-wise sampling (DSP Eq. 2) and
+// random walks (Sampler.RandomWalk), optionally with excluded edges. All of
+// them run as CSP rounds and give the same result for any number of patches
+// and threads.
 //
 // # CSP rounds
 //
@@ -68,4 +72,50 @@
 // emitted in ascending order (read out of a bitset for lists of up to 1024,
 // kept sorted while picking for small samples, else sorted). With replacement, fanout independent uniform
 // draws are emitted in draw order (none for degree 0).
+//
+// # Biased sampling and excluded edges
+//
+// With Options.Biased or Options.ExcludeEdges, a task only considers the
+// candidates of its list: the positions whose edge is not excluded and, when
+// biased, whose weight is positive; "degree" means the number of candidates
+// everywhere (fanout capping, fanout -1, layer-wise totals), so an excluded
+// or zero-weight edge is never sampled and behaves as if absent. The
+// excluded ids are turned into a bitmap over CSC positions once, in New.
+// Unbiased tasks draw over the candidates exactly as above (so a list with
+// no excluded edge samples as without the option). Biased tasks: with
+// replacement, each draw takes U in [0, 1) from the task's stream and the
+// first candidate whose prefix sum of weights (float64, list order) exceeds
+// U * total; without replacement, each candidate in list order gets the key
+// Exp(1)/w (Efraimidis-Spirakis; Exp(1) = -ln U, U in (0, 1]), the fanout
+// smallest keys are kept (ties by position) and emitted in list order, which
+// is successive weighted sampling without replacement. Fanout >= the number
+// of candidates (or -1) takes every candidate, in order.
+//
+// # Layer-wise sampling
+//
+// With Options.Scheme = LayerWise, Fanouts[h] is the number of draws for the
+// whole frontier of hop h (DSP §4.2, Eq. 2). Before the shuffle, the
+// requesting rank draws, from the stream of (Seed, batch key, hop), the
+// number c_u of neighbours each frontier node u samples: Fanouts[h] draws
+// with replacement with probability W_u / sum W, W_u being u's total
+// candidate weight (its candidate count when unbiased), read from a per-node
+// array built in New (prefix sums over the frontier in order, binary
+// search); with Options.LayerWithoutReplacement, min(Fanouts[h], frontier
+// nodes with W_u > 0) distinct nodes by exponential keys Exp(1)/W_u, each
+// with c_u = 1. Only the nodes with c_u > 0 are shuffled, each with its c_u
+// ([key, v..., c...]); the owner samples c_u neighbours of u as a node-wise
+// task of fanout c_u (with Replace: c_u independent draws, so the hop is
+// Fanouts[h] i.i.d. draws of a frontier edge with probability w / sum W;
+// without: min(c_u, degree) distinct neighbours). Fanouts[h] = -1 takes all
+// neighbours of every frontier node. The block has a row for every frontier
+// node, empty for the nodes that drew nothing.
+//
+// # Random walks
+//
+// Sampler.RandomWalk runs one walker per seed; each step is a CSP round
+// whose shuffle carries [key, current nodes..., walker indices...] to the
+// owners and whose reshuffle carries back [next nodes..., edge ids...]. The
+// stream of a walker's step is keyed by (Seed, batch key, step, walker
+// index): its first output is the restart coin (drawn by the requester), the
+// next ones the owner's neighbour draw (uniform, or weighted as above).
 package sample

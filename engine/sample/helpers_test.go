@@ -109,6 +109,13 @@ func renumbered(g *graph.CSC, assign []int, p int) *partition.Partitioned {
 		indptr[nv+1] = int64(len(indices))
 	}
 	ng := &graph.CSC{NumNodes: n, Indptr: indptr, Indices: indices, EdgeIDs: ids}
+	if g.Weights != nil { // weights follow their edges
+		ng.Weights = make([]float32, 0, len(g.Weights))
+		for nv := int64(0); nv < n; nv++ {
+			v := newToOld[nv]
+			ng.Weights = append(ng.Weights, g.Weights[g.Indptr[v]:g.Indptr[v+1]]...)
+		}
+	}
 	return &partition.Partitioned{Graph: ng, Offsets: off, NewToOld: newToOld, OldToNew: oldToNew}
 }
 

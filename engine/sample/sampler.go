@@ -37,9 +37,9 @@ type Result struct {
 	Blocks []Block
 }
 
-// Sampler runs CSP node-wise neighbour sampling over a partitioned graph,
-// one rank per patch. It is safe for concurrent use; SampleBatches calls are
-// serialised (they share the Comm).
+// Sampler runs CSP sampling (node-wise, layer-wise, random walks) over a
+// partitioned graph, one rank per patch. It is safe for concurrent use;
+// SampleBatches and RandomWalk calls are serialised (they share the Comm).
 type Sampler struct {
 	p   *partition.Partitioned
 	g   *graph.CSC
@@ -49,6 +49,14 @@ type Sampler struct {
 	// dense selects the direct-indexed append-unique table (graphs with at
 	// most denseMaxNodes nodes) over the hash table.
 	dense bool
+
+	// filtered is set when tasks must skip edges (Biased: zero weights;
+	// excl: excluded edges). excl is a bitmap over the CSC's edge positions
+	// (nil when no edge is excluded). nodeW[v] is W_v, v's total candidate
+	// weight (LayerWise only).
+	filtered bool
+	excl     []uint64
+	nodeW    []float64
 
 	mu sync.Mutex
 	ws []*workspace // per rank, used under mu
@@ -77,13 +85,18 @@ type workspace struct {
 	shuf, outs         [][]int64 // per peer: shuffle and reshuffle storage
 	owners             []int32
 	ownerCount         []int
+	ownerTasks         []int
 	in                 []inbox
 	counts, offs       []int64
 	scratch            [][]uint64 // per sampling thread
+	fscratch           []filterScratch
 	sent               []int64
 	ans                []answer
 	nbrs               []int64
 	nodes              []int64 // the batch's nodes as they grow
+
+	lw  layerScratch // LayerWise
+	wks walkScratch  // RandomWalk
 }
 
 // New returns a Sampler for p whose ranks talk through c. c.Size() must
@@ -115,9 +128,18 @@ func New(p *partition.Partitioned, c comm.Comm, opt Options) (*Sampler, error) {
 	if p.NewToOld != nil && int64(len(p.NewToOld)) != n {
 		return nil, fmt.Errorf("sample: len(partition.NewToOld) = %d (want NumNodes = %d, or nil)", len(p.NewToOld), n)
 	}
+	if opt.Biased && p.Graph.Weights == nil {
+		return nil, errors.New("sample: Options.Biased needs edge weights, but partition.Graph.Weights is nil")
+	}
 	opt.Fanouts = slices.Clone(opt.Fanouts)
+	opt.ExcludeEdges = slices.Clone(opt.ExcludeEdges)
 	size := c.Size()
 	s := &Sampler{p: p, g: p.Graph, c: c, opt: opt, ws: make([]*workspace, size), dense: n <= denseMaxNodes}
+	s.excl = s.buildExcluded(opt.ExcludeEdges)
+	s.filtered = opt.Biased || s.excl != nil
+	if opt.Scheme == LayerWise {
+		s.nodeW = s.nodeWeights()
+	}
 	for i := range s.ws {
 		s.ws[i] = &workspace{
 			shufSend: make([][]byte, size),
@@ -160,6 +182,7 @@ func (s *Sampler) Partitioned() *partition.Partitioned { return s.p }
 func (s *Sampler) Options() Options {
 	o := s.opt
 	o.Fanouts = slices.Clone(o.Fanouts)
+	o.ExcludeEdges = slices.Clone(o.ExcludeEdges)
 	return o
 }
 
@@ -378,9 +401,15 @@ func (s *Sampler) sampleRank(ctx context.Context, rank int, seeds []int64, key u
 			dstStart = prevStart
 		}
 		frontier := nodes[dstStart:]
+		// The tasks: every frontier node (NodeWise), or those the layer
+		// draw picked, with their counts (LayerWise).
+		tasks, fans, active := frontier, []int64(nil), []int32(nil)
+		if s.opt.Scheme == LayerWise {
+			tasks, fans, active = s.layerDraw(ws, frontier, key, h, fanout)
+		}
 
-		// Shuffle: push each frontier node to the rank owning its row.
-		send, owners := s.shuffleMessages(ws, frontier, key)
+		// Shuffle: push each task to the rank owning its row.
+		send, owners := s.shuffleMessages(ws, tasks, key, fans)
 		recv, err := s.c.AllToAll(ctx, rank, send)
 		if err != nil {
 			return nil, fmt.Errorf("sample: hop %d shuffle: %w", h, err)
@@ -403,7 +432,12 @@ func (s *Sampler) sampleRank(ctx context.Context, rank int, seeds []int64, key u
 		if h < len(old) {
 			reuse = old[h]
 		}
-		block, err := s.merge(ws, frontier, owners, recv, &nodes, h, &reuse)
+		var block Block
+		if s.opt.Scheme == LayerWise {
+			block, err = s.mergeLayer(ws, frontier, tasks, active, owners, recv, &nodes, h, &reuse)
+		} else {
+			block, err = s.merge(ws, frontier, owners, recv, &nodes, h, &reuse)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -462,8 +496,10 @@ func (s *Sampler) takeResult() *Result {
 
 // shuffleMessages groups the frontier by owning patch. owners[i] is the
 // owner of frontier[i] (nil when there is a single patch). The messages
-// live in ws.
-func (s *Sampler) shuffleMessages(ws *workspace, frontier []int64, key uint64) ([][]byte, []int32) {
+// live in ws. When extra is not nil (len(frontier) values: LayerWise's
+// per-task counts, RandomWalk's walker indices), each message carries the
+// extra values of its tasks after them, in the same order.
+func (s *Sampler) shuffleMessages(ws *workspace, frontier []int64, key uint64, extra []int64) ([][]byte, []int32) {
 	size := s.c.Size()
 	send := ws.shufSend
 	clear(send)
@@ -471,10 +507,11 @@ func (s *Sampler) shuffleMessages(ws *workspace, frontier []int64, key uint64) (
 		return send, nil
 	}
 	if size == 1 {
-		buf := grow64(ws.shuf[0], 1+len(frontier))
+		buf := grow64(ws.shuf[0], 1+len(frontier)+len(extra))
 		ws.shuf[0] = buf
 		buf[0] = int64(key)
 		copy(buf[1:], frontier)
+		copy(buf[1+len(frontier):], extra)
 		send[0] = int64Bytes(buf)
 		return send, nil
 	}
@@ -490,9 +527,19 @@ func (s *Sampler) shuffleMessages(ws *workspace, frontier []int64, key uint64) (
 		owners[i] = int32(o)
 		count[o]++
 	}
+	if extra != nil {
+		if ws.ownerTasks == nil {
+			ws.ownerTasks = make([]int, size)
+		}
+		copy(ws.ownerTasks, count)
+	}
 	for o, c := range count {
 		if c > 0 {
-			b := grow64(ws.shuf[o], 1+c)
+			m := 1 + c
+			if extra != nil {
+				m += c
+			}
+			b := grow64(ws.shuf[o], m)
 			ws.shuf[o] = b
 			b[0] = int64(key)
 			count[o] = 1 // next free slot
@@ -500,11 +547,18 @@ func (s *Sampler) shuffleMessages(ws *workspace, frontier []int64, key uint64) (
 	}
 	for i, v := range frontier {
 		o := owners[i]
-		ws.shuf[o][count[o]] = v
+		b := ws.shuf[o]
+		b[count[o]] = v
+		if extra != nil {
+			b[count[o]+ws.ownerTasks[o]] = extra[i]
+		}
 		count[o]++
 	}
 	for o, c := range count {
 		if c > 0 {
+			if extra != nil {
+				c += ws.ownerTasks[o]
+			}
 			send[o] = int64Bytes(ws.shuf[o][:c])
 		}
 	}
@@ -515,7 +569,8 @@ func (s *Sampler) shuffleMessages(ws *workspace, frontier []int64, key uint64) (
 type inbox struct {
 	key   uint64
 	tasks []int64
-	base  int // index of tasks[0] in the flattened task list
+	fans  []int64 // LayerWise: per-task fanouts (nil: the hop's fanout)
+	base  int     // index of tasks[0] in the flattened task list
 }
 
 // Chunk sizes of the sample stage's parallel passes (variables so that tests
@@ -541,6 +596,15 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 			continue
 		}
 		in[j].key = uint64(m[0])
+		if s.opt.Scheme == LayerWise {
+			if (len(m)-1)%2 != 0 {
+				return nil, fmt.Errorf("sample: hop %d: from rank %d: a layer-wise message of %d values", hop, j, len(m))
+			}
+			k := (len(m) - 1) / 2
+			in[j].tasks, in[j].fans = m[1:1+k], m[1+k:]
+			total += k
+			continue
+		}
 		in[j].tasks = m[1:]
 		total += len(m) - 1
 	}
@@ -572,7 +636,23 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 				badMu.Unlock()
 				return
 			}
-			counts[t] = s.taskCount(g.Indptr[v+1]-g.Indptr[v], fanout)
+			f, deg := fanout, g.Indptr[v+1]-g.Indptr[v]
+			if in[j].fans != nil {
+				c := in[j].fans[t-in[j].base]
+				if c == 0 || c < -1 || c > math.MaxInt32 {
+					badMu.Lock()
+					if bad == nil {
+						bad = fmt.Errorf("sample: hop %d: rank %d received the invalid count %d from rank %d", hop, rank, c, j)
+					}
+					badMu.Unlock()
+					return
+				}
+				f = int(c)
+			}
+			if s.filtered {
+				deg = s.effDegree(v)
+			}
+			counts[t] = s.taskCount(deg, f)
 		}
 	})
 	if bad != nil {
@@ -606,6 +686,10 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 		ws.scratch = append(ws.scratch, make([][]uint64, threads-len(ws.scratch))...)
 	}
 	scratch := ws.scratch
+	if s.filtered && len(ws.fscratch) < threads {
+		ws.fscratch = append(ws.fscratch, make([]filterScratch, threads-len(ws.fscratch))...)
+	}
+	fscratch := ws.fscratch
 	parallelFor(total, sampleGrain, threads, func(w, a, b int) {
 		j := 0
 		for t := a; t < b; t++ {
@@ -622,7 +706,15 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 			nb := out[n+offs[t] : n+offs[t]+c]
 			eb := out[n+m+offs[t] : n+m+offs[t]+c]
 			v := in[j].tasks[t-in[j].base]
-			s.sampleTask(in[j].key, uint64(hop), v, fanout, nb, eb, &scratch[w])
+			f := fanout
+			if in[j].fans != nil {
+				f = int(in[j].fans[t-in[j].base])
+			}
+			if s.filtered {
+				s.sampleFiltered(in[j].key, uint64(hop), v, f, nb, eb, &fscratch[w], &scratch[w])
+			} else {
+				s.sampleTask(in[j].key, uint64(hop), v, f, nb, eb, &scratch[w])
+			}
 		}
 	})
 	return back, nil

@@ -1,0 +1,361 @@
+package sample
+
+import (
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// Biased sampling and excluded edges ("filtered" sampling). A neighbour list
+// position is a candidate when its edge is not excluded and, when biased,
+// its weight is positive. Everything a task does is a function of its
+// candidates in list order, and lists keep their order across renumbering,
+// so the result does not depend on the layout. The unfiltered path
+// (Sampler.sampleTask) is untouched by this file.
+
+// unit returns a uniform float64 in [0, 1) (53 random bits).
+func (r *stream) unit() float64 {
+	return float64(r.next()>>11) * 0x1p-53
+}
+
+// exp1 returns an Exp(1) variate, -ln(U) with U uniform in (0, 1].
+func (r *stream) exp1() float64 {
+	return -math.Log(float64(r.next()>>11+1) * 0x1p-53)
+}
+
+// buildExcluded returns a bitmap over g's edge positions marking the edges
+// whose ids are in ids (nil when none is).
+func (s *Sampler) buildExcluded(ids []int64) []uint64 {
+	if len(ids) == 0 {
+		return nil
+	}
+	g := s.g
+	e := g.NumEdges()
+	words := int((e + 63) / 64)
+	set := make([]uint64, words)
+	sorted := slices.Clone(ids)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	if g.EdgeIDs == nil { // id == position
+		found := false
+		for _, id := range sorted {
+			if id >= 0 && id < e {
+				set[id>>6] |= 1 << (id & 63)
+				found = true
+			}
+		}
+		if !found {
+			return nil
+		}
+		return set
+	}
+	counts := make([]int, words)
+	parallelFor(words, 1024, s.opt.Threads, func(_, a, b int) {
+		for w := a; w < b; w++ {
+			var x uint64
+			lo := int64(w) * 64
+			hi := min(lo+64, e)
+			for p := lo; p < hi; p++ {
+				if _, ok := slices.BinarySearch(sorted, g.EdgeIDs[p]); ok {
+					x |= 1 << (p & 63)
+				}
+			}
+			set[w] = x
+			counts[w] = bits.OnesCount64(x)
+		}
+	})
+	for _, c := range counts {
+		if c > 0 {
+			return set
+		}
+	}
+	return nil
+}
+
+// excluded reports whether the edge at position p is excluded.
+func (s *Sampler) excluded(p int64) bool {
+	return s.excl != nil && s.excl[p>>6]&(1<<(p&63)) != 0
+}
+
+// candidate reports whether the edge at position p may be sampled.
+func (s *Sampler) candidate(p int64) bool {
+	if s.excluded(p) {
+		return false
+	}
+	return !s.opt.Biased || s.g.Weights[p] > 0
+}
+
+// effDegree returns the number of candidates in v's list.
+func (s *Sampler) effDegree(v int64) int64 {
+	g := s.g
+	lo, hi := g.Indptr[v], g.Indptr[v+1]
+	if !s.opt.Biased {
+		return (hi - lo) - s.excludedIn(lo, hi)
+	}
+	var d int64
+	for p := lo; p < hi; p++ {
+		if s.candidate(p) {
+			d++
+		}
+	}
+	return d
+}
+
+// excludedIn counts the excluded positions in [lo, hi).
+func (s *Sampler) excludedIn(lo, hi int64) int64 {
+	if s.excl == nil || lo >= hi {
+		return 0
+	}
+	var n int
+	for lo < hi {
+		w := lo >> 6
+		x := s.excl[w] >> (lo & 63)
+		end := min((w+1)<<6, hi)
+		if end-lo < 64 {
+			x &= 1<<(end-lo) - 1
+		}
+		n += bits.OnesCount64(x)
+		lo = end
+	}
+	return int64(n)
+}
+
+// totalWeight is W_v: the sum of v's candidate weights in list order
+// (float64), or its candidate count when not biased.
+func (s *Sampler) totalWeight(v int64) float64 {
+	if !s.opt.Biased {
+		return float64(s.effDegree(v))
+	}
+	g := s.g
+	var t float64
+	for p := g.Indptr[v]; p < g.Indptr[v+1]; p++ {
+		if s.candidate(p) {
+			t += float64(g.Weights[p])
+		}
+	}
+	return t
+}
+
+// filterScratch is one sampling thread's memory for filtered tasks.
+type filterScratch struct {
+	pos  []int64   // candidate positions within the list
+	w    []float64 // their weights, then prefix sums
+	heap []keyPos
+}
+
+type keyPos struct {
+	key float64
+	i   int64 // index among the candidates
+}
+
+// less orders by key, then index (ties are a measure-zero event, broken
+// deterministically).
+func (a keyPos) less(b keyPos) bool {
+	return a.key < b.key || (a.key == b.key && a.i < b.i)
+}
+
+// smallestKeys keeps the k entries with the smallest keys among those pushed:
+// a max-heap of size k.
+type smallestKeys struct {
+	h []keyPos
+	k int
+}
+
+func (sk *smallestKeys) push(x keyPos) {
+	h := sk.h
+	if len(h) < sk.k {
+		h = append(h, x)
+		i := len(h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if !h[p].less(h[i]) {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		sk.h = h
+		return
+	}
+	if !x.less(h[0]) {
+		return
+	}
+	h[0] = x
+	i := 0
+	for {
+		l, big := 2*i+1, i
+		if l < len(h) && h[big].less(h[l]) {
+			big = l
+		}
+		if r := l + 1; r < len(h) && h[big].less(h[r]) {
+			big = r
+		}
+		if big == i {
+			return
+		}
+		h[i], h[big] = h[big], h[i]
+		i = big
+	}
+}
+
+// searchPrefix returns the first index i with pre[i] > u, clamped to the
+// last index whose weight is positive (u < pre[len-1] up to rounding).
+func searchPrefix(pre []float64, u float64) int {
+	lo, hi := 0, len(pre)
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if pre[m] > u {
+			hi = m
+		} else {
+			lo = m + 1
+		}
+	}
+	if lo == len(pre) { // rounding: u*total reached total
+		lo = len(pre) - 1
+		for lo > 0 && pre[lo-1] == pre[lo] {
+			lo--
+		}
+	}
+	return lo
+}
+
+// sampleFiltered is sampleTask for biased sampling or excluded edges.
+func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int64, sc *filterScratch, scratch *[]uint64) {
+	g := s.g
+	base := g.Indptr[v]
+	deg := g.Indptr[v+1] - base
+	biased := s.opt.Biased
+	cand := sc.pos[:0]
+	w := sc.w[:0]
+	for i := int64(0); i < deg; i++ {
+		p := base + i
+		if !s.candidate(p) {
+			continue
+		}
+		cand = append(cand, i)
+		if biased {
+			w = append(w, float64(g.Weights[p]))
+		}
+	}
+	sc.pos, sc.w = cand, w
+	d := int64(len(cand))
+	k := int64(len(nb))
+	switch {
+	case fanout < 0 || (!s.opt.Replace && k == d):
+		copy(nb, cand)
+	case !biased:
+		// Uniform over the candidates: the unfiltered draws over [0, d),
+		// so a list without excluded edges samples as sampleTask does.
+		r := stream{streamState(s.opt.Seed, key, hop, uint64(s.orig(v)))}
+		switch {
+		case s.opt.Replace:
+			for i := range nb {
+				nb[i] = int64(r.below(uint64(d)))
+			}
+		case d <= 64*smallSetWords:
+			floydSmall(&r, d, nb)
+		case k <= linearLimit:
+			floydSorted(&r, d, nb)
+		default:
+			floyd(&r, d, nb, scratch)
+			slices.Sort(nb)
+		}
+		for i, j := range nb {
+			nb[i] = cand[j]
+		}
+	case s.opt.Replace:
+		// Independent weighted draws: prefix sums and binary search.
+		var t float64
+		for i, x := range w {
+			t += x
+			w[i] = t
+		}
+		r := stream{streamState(s.opt.Seed, key, hop, uint64(s.orig(v)))}
+		for i := range nb {
+			nb[i] = cand[searchPrefix(w, r.unit()*t)]
+		}
+	default:
+		// Weighted without replacement (Efraimidis-Spirakis): key_i =
+		// Exp(1)/w_i, keep the k smallest, emit in list order.
+		r := stream{streamState(s.opt.Seed, key, hop, uint64(s.orig(v)))}
+		sk := smallestKeys{h: sc.heap[:0], k: int(k)}
+		for i, x := range w {
+			sk.push(keyPos{r.exp1() / x, int64(i)})
+		}
+		sc.heap = sk.h
+		for i, e := range sk.h {
+			nb[i] = e.i
+		}
+		slices.Sort(nb)
+		for i, j := range nb {
+			nb[i] = cand[j]
+		}
+	}
+	// nb holds positions within v's list: turn them into ids.
+	ind := g.Indices[base : base+deg]
+	eb = eb[:len(nb)]
+	if g.EdgeIDs != nil {
+		ids := g.EdgeIDs[base : base+deg]
+		for i, pos := range nb {
+			eb[i] = ids[pos]
+			nb[i] = ind[pos]
+		}
+	} else {
+		for i, pos := range nb {
+			eb[i] = base + pos
+			nb[i] = ind[pos]
+		}
+	}
+}
+
+// chooseOne draws one neighbour of v with r (uniform over the candidates, or
+// by weight when biased) and returns its position in the CSC, or -1 when v
+// has no candidate.
+func (s *Sampler) chooseOne(v int64, r *stream) int64 {
+	g := s.g
+	lo, hi := g.Indptr[v], g.Indptr[v+1]
+	if !s.filtered {
+		if hi == lo {
+			return -1
+		}
+		return lo + int64(r.below(uint64(hi-lo)))
+	}
+	if !s.opt.Biased {
+		d := s.effDegree(v)
+		if d == 0 {
+			return -1
+		}
+		j := int64(r.below(uint64(d)))
+		for p := lo; p < hi; p++ {
+			if !s.excluded(p) {
+				if j == 0 {
+					return p
+				}
+				j--
+			}
+		}
+		return -1 // unreachable
+	}
+	var t float64
+	last := int64(-1)
+	for p := lo; p < hi; p++ {
+		if s.candidate(p) {
+			t += float64(g.Weights[p])
+			last = p
+		}
+	}
+	if last < 0 {
+		return -1
+	}
+	u := r.unit() * t
+	var c float64
+	for p := lo; p < hi; p++ {
+		if s.candidate(p) {
+			c += float64(g.Weights[p])
+			if c > u {
+				return p
+			}
+		}
+	}
+	return last // rounding
+}

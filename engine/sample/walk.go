@@ -1,0 +1,303 @@
+package sample
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"sync"
+)
+
+// WalkResult is the random walks of one batch, one walker per seed.
+type WalkResult struct {
+	// Traces is len(seeds) x (length+1), row-major, internal node ids: row i
+	// starts with seed i, then the node after each step; -1 after a dead
+	// end (a node with no neighbour to step to).
+	Traces []int64
+	// EdgeIDs is len(seeds) x length: the original id of the edge each step
+	// took (u -> v stepping from v to its in-neighbour u), -1 for a restart
+	// or after a dead end.
+	EdgeIDs []int64
+}
+
+// walkHop is the hop field of step t's stream state: sampling hops are small,
+// so walk streams never collide with sampling streams.
+func walkHop(t int) uint64 { return 1<<63 | uint64(t) }
+
+// walkScratch is one rank's memory for RandomWalk.
+type walkScratch struct {
+	cur, tasks, widx []int64
+}
+
+// RandomWalk runs one walker from every seed of every batch for length steps
+// along in-edges (from v to one of its in-neighbours, the direction
+// SampleBatches samples), up to c.Size() batches at a time like
+// SampleBatches (batch start+i on rank i). Each step is one CSP round: the
+// shuffle sends every live walker's current node (and the walker's index)
+// to the node's owner, the owner draws ONE neighbour (uniformly, or by
+// weight when Options.Biased; excluded edges are never taken), and the
+// reshuffle carries back only the next node and its edge id.
+//
+// Restart: before each step a live walker goes back to its seed with
+// probability restartProb (in [0, 1]) instead of stepping; the step's
+// EdgeIDs entry is then -1. The coin is the first output of the stream keyed
+// by (Options.Seed, key, step, walker index), drawn on the requesting rank;
+// the owner draws the neighbour from the same stream's later outputs. A
+// walker at a node without candidate neighbours dies: the rest of its trace
+// and edge ids are -1 (a dead walker does not restart).
+//
+// Seeds are internal ids; unlike SampleBatches, a batch may repeat a seed
+// (its walkers are independent). The result depends only on (Options.Seed,
+// keys[i], the seeds, the graph, length, restartProb), never on the number
+// of patches or threads. Options.Fanouts, Replace, Frontier and Scheme do
+// not apply.
+func (s *Sampler) RandomWalk(ctx context.Context, batches [][]int64, keys []uint64, length int, restartProb float64) ([]*WalkResult, error) {
+	if s == nil {
+		return nil, errors.New("sample: RandomWalk on a nil *Sampler")
+	}
+	if len(keys) != len(batches) {
+		return nil, fmt.Errorf("sample: len(keys) = %d does not match len(batches) = %d", len(keys), len(batches))
+	}
+	if length < 0 {
+		return nil, fmt.Errorf("sample: walk length = %d is negative", length)
+	}
+	if !(restartProb >= 0 && restartProb <= 1) {
+		return nil, fmt.Errorf("sample: restart probability = %v is not in [0, 1]", restartProb)
+	}
+	n := s.g.NumNodes
+	for b, seeds := range batches {
+		if int64(len(seeds))*int64(length+1) > math.MaxInt32 {
+			return nil, fmt.Errorf("sample: batches[%d]: %d walks of length %d are too many", b, len(seeds), length)
+		}
+		for i, v := range seeds {
+			if v < 0 || v >= n {
+				return nil, fmt.Errorf("sample: batches[%d][%d] = %d is out of range [0, %d)", b, i, v, n)
+			}
+		}
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	out := make([]*WalkResult, len(batches))
+	size := s.c.Size()
+	for start := 0; start < len(batches); start += size {
+		end := min(start+size, len(batches))
+		if err := s.walkWave(ctx, batches[start:end], keys[start:end], out[start:end], length, restartProb); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Sampler) walkWave(ctx context.Context, batches [][]int64, keys []uint64, out []*WalkResult, length int, restartProb float64) error {
+	size := s.c.Size()
+	if size == 1 {
+		res, err := s.walkRank(ctx, 0, batches[0], keys[0], true, length, restartProb)
+		out[0] = res
+		return err
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg       sync.WaitGroup
+		errMu    sync.Mutex
+		firstErr error
+	)
+	for r := 0; r < size; r++ {
+		wg.Add(1)
+		go func(rank int) {
+			defer wg.Done()
+			var seeds []int64
+			var key uint64
+			has := rank < len(batches)
+			if has {
+				seeds, key = batches[rank], keys[rank]
+			}
+			res, err := s.walkRank(wctx, rank, seeds, key, has, length, restartProb)
+			if err != nil {
+				errMu.Lock()
+				if firstErr == nil {
+					firstErr = err
+				}
+				errMu.Unlock()
+				cancel()
+				return
+			}
+			if has {
+				out[rank] = res
+			}
+		}(r)
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// walkRank is one rank's part of one wave of walks: length rounds of
+// shuffle -> step -> reshuffle, whether or not it has a batch.
+func (s *Sampler) walkRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool, length int, restartProb float64) (*WalkResult, error) {
+	ws := s.ws[rank]
+	wk := &ws.wks
+	nw := len(seeds)
+	var res *WalkResult
+	cur := wk.cur[:0]
+	if has {
+		res = &WalkResult{Traces: make([]int64, nw*(length+1)), EdgeIDs: make([]int64, nw*length)}
+		for i := range res.Traces {
+			res.Traces[i] = -1
+		}
+		for i := range res.EdgeIDs {
+			res.EdgeIDs[i] = -1
+		}
+		for i, v := range seeds {
+			res.Traces[i*(length+1)] = v
+		}
+		cur = append(cur, seeds...)
+	}
+	wk.cur = cur
+	for t := 0; t < length; t++ {
+		tasks, widx := wk.tasks[:0], wk.widx[:0]
+		for i, v := range cur {
+			if v < 0 {
+				continue // dead
+			}
+			if restartProb > 0 {
+				r := stream{streamState(s.opt.Seed, key, walkHop(t), uint64(i))}
+				if r.unit() < restartProb {
+					cur[i] = seeds[i]
+					res.Traces[i*(length+1)+t+1] = seeds[i]
+					continue
+				}
+			}
+			tasks = append(tasks, v)
+			widx = append(widx, int64(i))
+		}
+		wk.tasks, wk.widx = tasks, widx
+		send, owners := s.shuffleMessages(ws, tasks, key, widx)
+		recv, err := s.c.AllToAll(ctx, rank, send)
+		if err != nil {
+			return nil, fmt.Errorf("sample: walk step %d shuffle: %w", t, err)
+		}
+		back, err := s.walkStage(ws, rank, recv, t)
+		if err != nil {
+			return nil, err
+		}
+		recv, err = s.c.AllToAll(ctx, rank, back)
+		if err != nil {
+			return nil, fmt.Errorf("sample: walk step %d reshuffle: %w", t, err)
+		}
+		if !has || len(tasks) == 0 {
+			continue
+		}
+		// Answers per owner: [next_0..next_{k-1}, eid_0..eid_{k-1}].
+		sent := ws.sent
+		clear(sent)
+		if owners == nil {
+			sent[0] = int64(len(tasks))
+		} else {
+			for _, o := range owners {
+				sent[o]++
+			}
+		}
+		ans := ws.ans
+		for o, b := range recv {
+			m, err := bytesInt64(b)
+			if err != nil {
+				return nil, fmt.Errorf("sample: walk step %d: from rank %d: %w", t, o, err)
+			}
+			if int64(len(m)) != 2*sent[o] {
+				return nil, fmt.Errorf("sample: walk step %d: rank %d answered %d walkers with %d values", t, o, sent[o], len(m))
+			}
+			ans[o] = answer{nbrs: m[:sent[o]], eids: m[sent[o]:]}
+		}
+		for k, i := range widx {
+			o := 0
+			if owners != nil {
+				o = int(owners[k])
+			}
+			a := &ans[o]
+			next, e := a.nbrs[a.task], a.eids[a.task]
+			a.task++
+			if next < -1 || next >= s.g.NumNodes {
+				clear(ans)
+				return nil, fmt.Errorf("sample: walk step %d: a rank answered node %d, out of range [-1, %d)", t, next, s.g.NumNodes)
+			}
+			cur[i] = next
+			res.Traces[int(i)*(length+1)+t+1] = next
+			res.EdgeIDs[int(i)*length+t] = e
+		}
+		clear(ans)
+	}
+	return res, nil
+}
+
+// walkStage steps every walker rank received (recv[j]: [key, nodes...,
+// walker indices...]) and returns the reshuffle messages, in ws.
+func (s *Sampler) walkStage(ws *workspace, rank int, recv [][]byte, step int) ([][]byte, error) {
+	lo, hi := s.p.Offsets[rank], s.p.Offsets[rank+1]
+	in := ws.in
+	total := 0
+	for j, b := range recv {
+		m, err := bytesInt64(b)
+		if err != nil {
+			return nil, fmt.Errorf("sample: walk step %d: from rank %d: %w", step, j, err)
+		}
+		in[j] = inbox{base: total}
+		if len(m) == 0 {
+			continue
+		}
+		if (len(m)-1)%2 != 0 {
+			return nil, fmt.Errorf("sample: walk step %d: from rank %d: a walk message of %d values", step, j, len(m))
+		}
+		k := (len(m) - 1) / 2
+		in[j].key = uint64(m[0])
+		in[j].tasks, in[j].fans = m[1:1+k], m[1+k:]
+		for _, v := range in[j].tasks {
+			if v < lo || v >= hi {
+				return nil, fmt.Errorf("sample: walk step %d: rank %d received node %d from rank %d, outside its patch [%d, %d)", step, rank, v, j, lo, hi)
+			}
+		}
+		total += k
+	}
+	back := ws.backSend
+	clear(back)
+	if total == 0 {
+		return back, nil
+	}
+	outs := ws.outs
+	for j := range in {
+		k := len(in[j].tasks)
+		if k == 0 {
+			continue
+		}
+		out := grow64(outs[j], 2*k)
+		outs[j] = out
+		back[j] = int64Bytes(out)
+	}
+	g := s.g
+	parallelFor(total, sampleGrain, s.rankThreads(), func(_, a, b int) {
+		j := 0
+		for t := a; t < b; t++ {
+			for t >= in[j].base+len(in[j].tasks) {
+				j++
+			}
+			i := t - in[j].base
+			k := len(in[j].tasks)
+			v := in[j].tasks[i]
+			r := stream{streamState(s.opt.Seed, in[j].key, walkHop(step), uint64(in[j].fans[i]))}
+			r.next() // the requester's restart coin
+			out := outs[j]
+			if p := s.chooseOne(v, &r); p >= 0 {
+				out[i] = g.Indices[p]
+				out[k+i] = g.EdgeID(p)
+			} else {
+				out[i], out[k+i] = -1, -1
+			}
+		}
+	})
+	return back, nil
+}
