@@ -237,6 +237,11 @@ int gf_graph_node_data_names(const gf_graph *graph, char **out_names) {
   return gfgo_graph_node_data_names((uintptr_t)graph, out_names);
 }
 
+int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights) {
+  GF_GUARD();
+  return gfgo_graph_set_edge_weights((uintptr_t)graph, (DLTensor *)weights);
+}
+
 int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir) {
   GF_GUARD();
   return gfgo_dataset_convert_npy((char *)src_dir, (char *)dst_dir);
@@ -281,6 +286,15 @@ void gf_batch_close(gf_batch *batch) {
   if (batch != NULL) {
     gfgo_batch_close((uintptr_t)batch);
   }
+}
+
+int gf_random_walk(gf_graph *graph, const DLTensor *seeds,
+                   const gf_walk_options *options,
+                   DLManagedTensor **out_traces,
+                   DLManagedTensor **out_edge_ids) {
+  GF_GUARD();
+  return gfgo_random_walk((uintptr_t)graph, (DLTensor *)seeds,
+                          (gf_walk_options *)options, out_traces, out_edge_ids);
 }
 
 // ---------------------------------------------------------------------------

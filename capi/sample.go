@@ -50,6 +50,23 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Options, error) {
 	}
 	opt.Seed = uint64(o.seed)
 	opt.Threads = int(o.num_threads)
+	switch o.scheme {
+	case C.GF_SCHEME_NODE_WISE:
+		opt.Scheme = sample.NodeWise
+	case C.GF_SCHEME_LAYER_WISE:
+		opt.Scheme = sample.LayerWise
+	default:
+		return opt, errorf(gfEInval, "%s->scheme = %d (want GF_SCHEME_NODE_WISE or GF_SCHEME_LAYER_WISE)", arg, int(o.scheme))
+	}
+	opt.Biased = o.biased != 0
+	opt.LayerWithoutReplacement = o.layer_without_replacement != 0
+	if o.exclude_edges != nil {
+		ex, err := indexArray(o.exclude_edges, arg+"->exclude_edges", false)
+		if err != nil {
+			return opt, err
+		}
+		opt.ExcludeEdges = ex
+	}
 	if err := opt.Validate(); err != nil {
 		return opt, errorf(gfEInval, "%s: %v", arg, err)
 	}
@@ -244,6 +261,8 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 		if err != nil {
 			return err
 		}
+		g.mu.RLock()
+		defer g.mu.RUnlock()
 		s, err := g.sampler(opt)
 		if err != nil {
 			return err
@@ -313,7 +332,7 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 		if err := checkStructSize("options", o.struct_size, unsafe.Sizeof(*o)); err != nil {
 			return err
 		}
-		sopt, err := sampleOptions(&o.sample, "options->sample")
+		sopt, err := sampleOptions(o.sample, "options->sample")
 		if err != nil {
 			return err
 		}
@@ -332,6 +351,8 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 		if err != nil {
 			return err
 		}
+		g.mu.RLock()
+		defer g.mu.RUnlock()
 		s, err := sample.New(g.part, comm.NewLocal(g.part.NumPatches()), sopt)
 		if err != nil {
 			return err
@@ -430,4 +451,98 @@ func gfgo_loader_close(h C.uintptr_t) {
 		l.g.unref()
 		return err
 	})
+}
+
+// ---------------------------------------------------------------------------
+// Random walks
+
+//export gfgo_random_walk
+func gfgo_random_walk(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_walk_options, outTraces, outEdges **C.DLManagedTensor) C.int {
+	return call("gf_random_walk", func() error {
+		g, err := lookup[*graphObj](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		if outTraces == nil {
+			return errorf(gfEInval, "out_traces is NULL")
+		}
+		*outTraces = nil
+		if outEdges != nil {
+			*outEdges = nil
+		}
+		if o == nil {
+			return errorf(gfEInval, "options is NULL")
+		}
+		if err := checkStructSize("options", o.struct_size, unsafe.Sizeof(*o)); err != nil {
+			return err
+		}
+		length := int(o.length)
+		if length < 0 {
+			return errorf(gfEInval, "options->length = %d is negative", length)
+		}
+		p := float64(o.restart_prob)
+		if !(p >= 0 && p <= 1) {
+			return errorf(gfEInval, "options->restart_prob = %g is not in [0, 1]", p)
+		}
+		seeds, err := indexArray(seedsT, "seeds", false)
+		if err != nil {
+			return err
+		}
+		internal := make([]int64, len(seeds))
+		if err := g.part.ToNew(seeds, internal); err != nil {
+			return errorf(gfEInval, "seeds: %v", err)
+		}
+		// A walk reads only Biased and Threads; the sampler needs one valid
+		// hop to be built.
+		opt := sample.Options{Fanouts: []int{1}, Biased: o.biased != 0, Seed: uint64(o.seed), Threads: int(o.num_threads)}
+		g.mu.RLock()
+		defer g.mu.RUnlock()
+		s, err := g.sampler(opt)
+		if err != nil {
+			return err
+		}
+		res, err := s.RandomWalk(context.Background(), [][]int64{internal}, []uint64{0}, length, p)
+		if err != nil {
+			return err
+		}
+		traces, edges := res[0].Traces, res[0].EdgeIDs
+		if g.part.NewToOld != nil {
+			for i, v := range traces {
+				if v >= 0 {
+					traces[i] = g.part.NewToOld[v]
+				}
+			}
+		}
+		b := int64(len(seeds))
+		tt, err := exportInt64(traces, []int64{b, int64(length) + 1})
+		if err != nil {
+			return err
+		}
+		if outEdges != nil {
+			et, err := exportInt64(edges, []int64{b, int64(length)})
+			if err != nil {
+				C.gf__call_deleter(tt)
+				return err
+			}
+			*outEdges = et
+		}
+		*outTraces = tt
+		return nil
+	})
+}
+
+// exportInt64 copies vals into malloc'd memory and wraps it as a DLPack
+// tensor of the given shape.
+func exportInt64(vals []int64, shape []int64) (*C.DLManagedTensor, error) {
+	buf, err := cAlloc{}.Alloc(8 * len(vals))
+	if err != nil {
+		return nil, err
+	}
+	copy(mem.Int64s(buf), vals)
+	m, err := exportTensor(mem.Tensor{DType: mem.Int64, Shape: shape, Data: buf})
+	if err != nil {
+		cAlloc{}.Free(buf)
+		return nil, err
+	}
+	return m, nil
 }

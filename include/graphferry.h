@@ -359,6 +359,18 @@ int gf_graph_get_node_data(gf_graph *graph, const char *name,
 int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
 
 /*
+ * gf_graph_set_edge_weights sets the weight of every edge, for biased
+ * sampling (gf_sample_options.biased): weights[e] is the weight of the edge
+ * whose id is e, so weights must have more entries than the largest edge
+ * id (normally E). Weights must be finite and >= 0; an edge of weight 0 is
+ * never sampled when sampling is biased. Replaces earlier weights.
+ * @param weights float32 or float64 [>= max edge id + 1]. Borrowed (copied).
+ * Returns GF_OK, GF_EINVAL (length, negative or non-finite weight), GF_ETYPE,
+ * GF_ESTATE (loaders are open on the graph: close them first).
+ */
+int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights);
+
+/*
  * gf_dataset_convert_npy converts a dataset in the .npy layout (indptr.npy
  * and indices.npy of the in-neighbour CSR, optional feat.npy, label.npy,
  * train_idx/val_idx/test_idx.npy, meta.json) found in src_dir into a
@@ -384,6 +396,24 @@ int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
  */
 #define GF_FRONTIER_NEW 1
 
+/* Values of gf_sample_options.scheme. */
+/*
+ * GF_SCHEME_NODE_WISE: every frontier node samples up to fanouts[h] of its
+ * neighbours (fan-out -1: all of them).
+ */
+#define GF_SCHEME_NODE_WISE 0
+/*
+ * GF_SCHEME_LAYER_WISE (DSP Eq. 2): hop h draws fanouts[h] times, with
+ * replacement, a frontier node u with probability proportional to its total
+ * in-edge weight (its in-degree when not biased), then each drawn node
+ * samples as many neighbours as it was drawn (distinct ones, capped at its
+ * degree, unless replace is set). With layer_without_replacement, hop h
+ * instead draws min(fanouts[h], frontier size) distinct frontier nodes with
+ * probability proportional to the same weights, each sampling one
+ * neighbour. Every frontier node keeps its (possibly empty) row.
+ */
+#define GF_SCHEME_LAYER_WISE 1
+
 /*
  * gf_sample_options configures neighbour sampling. Zero-initialise it and
  * set struct_size = sizeof(gf_sample_options).
@@ -402,6 +432,19 @@ typedef struct gf_sample_options {
   uint64_t seed;
   /* Worker threads per sampling step; <= 0 uses every core. */
   int32_t num_threads;
+  /* GF_SCHEME_NODE_WISE (0, the default) or GF_SCHEME_LAYER_WISE. */
+  int32_t scheme;
+  /* Non-zero: take neighbour u of v with probability w(u->v) / (sum of the
+     weights of v's in-edges), with the weights of gf_graph_set_edge_weights;
+     without replacement by exponential keys. Edges of weight 0 are never
+     taken. */
+  int32_t biased;
+  /* GF_SCHEME_LAYER_WISE only: draw distinct frontier nodes (see below). */
+  int32_t layer_without_replacement;
+  /* int64 (or int32) [k] edge ids that are never sampled, as if absent (for
+     link-prediction loaders), or NULL. Any order; ids not in the graph are
+     ignored. Borrowed (copied). */
+  const DLTensor *exclude_edges;
 } gf_sample_options;
 
 /*
@@ -418,7 +461,8 @@ typedef struct gf_batch gf_batch;
  * @param options required.
  * @param out_batch receives the batch (no node data), NULL on failure.
  * Returns GF_OK, GF_EINVAL (empty or negative fan-out, id out of range,
- * duplicate seed), GF_ETYPE, GF_EBADHANDLE, GF_ENOMEM.
+ * duplicate seed, biased without edge weights, unknown scheme), GF_ETYPE,
+ * GF_EBADHANDLE, GF_ENOMEM.
  */
 int gf_sample(gf_graph *graph, const DLTensor *seeds,
               const gf_sample_options *options, gf_batch **out_batch);
@@ -476,6 +520,47 @@ int gf_batch_take_node_data(gf_batch *batch, const char *name,
  */
 void gf_batch_close(gf_batch *batch);
 
+/*
+ * gf_walk_options configures random walks. Zero-initialise it and set
+ * struct_size = sizeof(gf_walk_options).
+ */
+typedef struct gf_walk_options {
+  uint32_t struct_size;
+  /* Steps per walk (>= 0). */
+  int32_t length;
+  /* Probability in [0, 1] that a step jumps back to the walk's seed instead
+     of moving (no edge is recorded for such a step). */
+  double restart_prob;
+  /* Non-zero: step to in-neighbour u of v with probability proportional to
+     the edge weight (see gf_sample_options.biased); else uniformly. */
+  int32_t biased;
+  /* Worker threads; <= 0 uses every core. */
+  int32_t num_threads;
+  /* Seed of the random streams. */
+  uint64_t seed;
+} gf_walk_options;
+
+/*
+ * gf_random_walk walks from each seed along in-edges (from v to one of the
+ * sources u of its edges u->v, the direction neighbour sampling follows),
+ * one collective step at a time: each step sends the walker's node to the
+ * patch that owns it, which draws one neighbour and sends back only that
+ * node and its edge id. A walk that reaches a node without in-edges stops.
+ * @param seeds  int64 [B] original node ids (repeats allowed). Borrowed.
+ * @param out_traces   receives int64 [B, length+1]: row i is the walk from
+ *                     seeds[i], original node ids, -1 after it stopped.
+ * @param out_edge_ids receives int64 [B, length]: the edge id of each step,
+ *                     -1 for a restart or after the walk stopped. May be
+ *                     NULL if not wanted.
+ * The caller owns the tensors and must call their deleters. Returns GF_OK,
+ * GF_EINVAL (length, restart_prob, seeds out of range, biased without
+ * weights), GF_ETYPE, GF_EBADHANDLE, GF_ENOMEM.
+ */
+int gf_random_walk(gf_graph *graph, const DLTensor *seeds,
+                   const gf_walk_options *options,
+                   DLManagedTensor **out_traces,
+                   DLManagedTensor **out_edge_ids);
+
 /* ------------------------------------------------------------------------ */
 /* Loaders                                                                  */
 /* ------------------------------------------------------------------------ */
@@ -495,8 +580,8 @@ typedef struct gf_loader gf_loader;
  */
 typedef struct gf_loader_options {
   uint32_t struct_size;
-  /* How each batch is sampled (its struct_size must be set too). */
-  gf_sample_options sample;
+  /* How each batch is sampled. Borrowed (copied); required. */
+  const gf_sample_options *sample;
   /* Seeds per batch (> 0). */
   int64_t batch_size;
   /* Non-zero: a new permutation of the seeds every epoch. */

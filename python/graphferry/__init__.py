@@ -21,7 +21,7 @@ from ._version import __version__
 from .errors import GraphferryError, InvalidArgumentError, TypeMismatchError
 from . import _lib
 from .graph import Graph, convert_npy
-from .sampling import Block, Loader, SampledSubgraph, sample_neighbors
+from .sampling import Block, Loader, SampledSubgraph, random_walk, sample_neighbors
 
 __all__ = [
     "__version__",
@@ -31,6 +31,7 @@ __all__ = [
     "Graph",
     "convert_npy",
     "sample_neighbors",
+    "random_walk",
     "SampledSubgraph",
     "Block",
     "Loader",

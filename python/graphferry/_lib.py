@@ -129,6 +129,9 @@ GF_GRAPH_REMOVE_SELF_LOOPS = 2
 GF_FRONTIER_ALL = 0
 GF_FRONTIER_NEW = 1
 
+GF_SCHEME_NODE_WISE = 0
+GF_SCHEME_LAYER_WISE = 1
+
 GF_FIELD_NODES = 0
 GF_FIELD_HOP_COUNTS = 1
 GF_FIELD_SEEDS = 2
@@ -166,6 +169,8 @@ class gf_graph_options(ctypes.Structure):
 # typedef struct gf_sample_options {
 #   uint32_t struct_size; int32_t num_hops; const int32_t *fanouts;
 #   int32_t replace; int32_t frontier; uint64_t seed; int32_t num_threads;
+#   int32_t scheme; int32_t biased; int32_t layer_without_replacement;
+#   const DLTensor *exclude_edges;
 # } gf_sample_options;
 class gf_sample_options(ctypes.Structure):
     _fields_ = [
@@ -176,6 +181,10 @@ class gf_sample_options(ctypes.Structure):
         ("frontier", ctypes.c_int32),
         ("seed", ctypes.c_uint64),
         ("num_threads", ctypes.c_int32),
+        ("scheme", ctypes.c_int32),
+        ("biased", ctypes.c_int32),
+        ("layer_without_replacement", ctypes.c_int32),
+        ("exclude_edges", ctypes.POINTER(DLTensor)),
     ]
 
     def __init__(self, **fields):
@@ -183,7 +192,7 @@ class gf_sample_options(ctypes.Structure):
 
 
 # typedef struct gf_loader_options {
-#   uint32_t struct_size; gf_sample_options sample; int64_t batch_size;
+#   uint32_t struct_size; const gf_sample_options *sample; int64_t batch_size;
 #   int32_t shuffle; int32_t drop_last; uint64_t shuffle_seed;
 #   int32_t queue_capacity;
 #   int32_t num_feature_names; const char *const *feature_names;
@@ -192,7 +201,7 @@ class gf_sample_options(ctypes.Structure):
 class gf_loader_options(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
-        ("sample", gf_sample_options),
+        ("sample", ctypes.POINTER(gf_sample_options)),
         ("batch_size", ctypes.c_int64),
         ("shuffle", ctypes.c_int32),
         ("drop_last", ctypes.c_int32),
@@ -206,6 +215,24 @@ class gf_loader_options(ctypes.Structure):
 
     def __init__(self, **fields):
         super().__init__(struct_size=ctypes.sizeof(gf_loader_options), **fields)
+
+
+# typedef struct gf_walk_options {
+#   uint32_t struct_size; int32_t length; double restart_prob;
+#   int32_t biased; int32_t num_threads; uint64_t seed;
+# } gf_walk_options;
+class gf_walk_options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("length", ctypes.c_int32),
+        ("restart_prob", ctypes.c_double),
+        ("biased", ctypes.c_int32),
+        ("num_threads", ctypes.c_int32),
+        ("seed", ctypes.c_uint64),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_walk_options), **fields)
 
 
 # struct ArrowSchema { const char *format; const char *name; const char *metadata;
@@ -330,6 +357,7 @@ DLManagedTensor_p = ctypes.POINTER(DLManagedTensor)
 gf_graph_options_p = ctypes.POINTER(gf_graph_options)
 gf_sample_options_p = ctypes.POINTER(gf_sample_options)
 gf_loader_options_p = ctypes.POINTER(gf_loader_options)
+gf_walk_options_p = ctypes.POINTER(gf_walk_options)
 
 # ---------------------------------------------------------------------------
 # Versions
@@ -474,6 +502,11 @@ def gf_graph_get_node_data(
 def gf_graph_node_data_names(graph: Optional[gf_graph_p], out_names: CtypesRef, /) -> int: ...
 
 
+# int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights);
+@cfunc("gf_graph_set_edge_weights", [gf_graph_p_ctypes, DLTensor_p], ctypes.c_int)
+def gf_graph_set_edge_weights(graph: Optional[gf_graph_p], weights: CtypesRef, /) -> int: ...
+
+
 # int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
 @cfunc("gf_dataset_convert_npy", [ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int)
 def gf_dataset_convert_npy(src_dir: bytes, dst_dir: bytes, /) -> int: ...
@@ -538,6 +571,21 @@ def gf_batch_take_node_data(
 # void gf_batch_close(gf_batch *batch);
 @cfunc("gf_batch_close", [gf_batch_p_ctypes], None, errcheck=None)
 def gf_batch_close(batch: Optional[gf_batch_p], /) -> None: ...
+
+
+# int gf_random_walk(gf_graph *graph, const DLTensor *seeds,
+#                    const gf_walk_options *options,
+#                    DLManagedTensor **out_traces,
+#                    DLManagedTensor **out_edge_ids);
+@cfunc(
+    "gf_random_walk",
+    [gf_graph_p_ctypes, DLTensor_p, gf_walk_options_p, c_void_pp, c_void_pp],
+    ctypes.c_int,
+)
+def gf_random_walk(
+    graph: Optional[gf_graph_p], seeds: CtypesRef, options: CtypesRef, out_traces: CtypesRef,
+    out_edge_ids: CtypesRef, /,
+) -> int: ...
 
 
 # ---------------------------------------------------------------------------

@@ -17,6 +17,10 @@ blocks.
     for input_nodes, output_nodes, blocks in loader:
         logits = model(blocks, blocks[0].srcdata["feat"])
         loss = F.cross_entropy(logits, blocks[-1].dstdata["label"])
+
+DGL's ``NeighborSampler(prob="w")`` (or ``mask="m"``) samples in proportion
+to ``g.edata["w"]`` (0/1 for a mask): the weights are set on the converted
+graph and the engine samples biased, never taking an edge of weight 0.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import torch
 from . import _cache
 from .graph import Graph
 from ._resource import Closeable, MappedIterator
-from .sampling import Loader, SampledSubgraph, _fanout_array, _names, refuse_workers
+from .sampling import Loader, SampledSubgraph, _fanout_array, _names, _scheme, refuse_workers
 
 __all__ = ["NeighborSampler", "DataLoader", "to_blocks"]
 
@@ -41,12 +45,40 @@ class NeighborSampler:
     ``-1`` takes all neighbours.
 
     Args:
-        fanouts (list of int): fan-out per layer, outermost first.
+        fanouts (list of int): fan-out per layer, outermost first (with
+            ``scheme="layer"``: the sampling budget of each whole layer).
         replace (bool): sample with replacement. (default: :obj:`False`)
+        prob (str, optional): the name of an ``edata`` field holding edge
+            weights, as in DGL: neighbours are sampled with probability
+            proportional to them, and edges of weight 0 never. When the
+            loader is given a ``dgl.DGLGraph``, the weights are taken from
+            ``g.edata[prob]`` (set on the converted graph); when it is given a
+            :class:`graphferry.Graph`, that graph must already have weights
+            (:meth:`graphferry.Graph.set_edge_weights`), and ``prob`` only
+            switches biased sampling on. (default: :obj:`None`)
+        mask (str, optional): the name of a bool ``edata`` field, as in DGL:
+            only edges whose mask is True are sampled. graphferry samples it
+            as weights 0/1 (biased sampling), like DGL; mutually exclusive
+            with ``prob``. (default: :obj:`None`)
+        exclude_edges (Tensor, optional): int64 edge ids that are never
+            sampled (e.g. the target edges of link prediction).
+            (default: :obj:`None`)
         prefetch_node_feats (list of str, optional): node data put on
             ``blocks[0].srcdata``. (default: :obj:`None`)
         prefetch_labels (list of str, optional): node data put on
             ``blocks[-1].dstdata``. (default: :obj:`None`)
+        scheme (str): ``"node"`` (node-wise, DGL's) or ``"layer"``
+            (layer-wise, see :func:`graphferry.sample_neighbors`).
+            (default: :obj:`"node"`)
+        layer_without_replacement (bool): with ``scheme="layer"``, draw
+            distinct nodes per layer. (default: :obj:`False`)
+
+    .. code-block:: python
+
+        g.edata["w"] = weights
+        sampler = graphferry.dgl.NeighborSampler([10, 10], prob="w",
+                                                 prefetch_node_feats=["feat"])
+        loader = graphferry.dgl.DataLoader(g, train_nids, sampler, batch_size=1024)
     """
 
     def __init__(
@@ -54,19 +86,39 @@ class NeighborSampler:
         fanouts: Sequence[int],
         *,
         replace: bool = False,
+        prob: Optional[str] = None,
+        mask: Optional[str] = None,
+        exclude_edges: Any = None,
         prefetch_node_feats: Optional[Sequence[str]] = None,
         prefetch_labels: Optional[Sequence[str]] = None,
+        scheme: str = "node",
+        layer_without_replacement: bool = False,
     ):
         _fanout_array(fanouts)  # Python types only; the engine checks values
+        if prob is not None and mask is not None:
+            raise ValueError(
+                f"'prob' and 'mask' are mutually exclusive (got prob={prob!r}, mask={mask!r}); "
+                "multiply the probability by the mask instead"
+            )
+        weights = prob if prob is not None else mask
+        if weights is not None and not isinstance(weights, str):
+            raise TypeError(
+                f"'prob' and 'mask' must name an edata field (got '{type(weights).__name__}')"
+            )
+        _scheme(scheme)
         self.fanouts = list(fanouts)
         self.replace = bool(replace)
+        self.prob = weights  # as DGL: prob or mask
+        self.exclude_edges = exclude_edges
         self.prefetch_node_feats = _names(prefetch_node_feats, "prefetch_node_feats")
         self.prefetch_labels = _names(prefetch_labels, "prefetch_labels")
+        self.scheme = scheme
+        self.layer_without_replacement = bool(layer_without_replacement)
 
     def __repr__(self) -> str:
         return (
-            f"NeighborSampler(fanouts={self.fanouts}, replace={self.replace}, "
-            f"prefetch_node_feats={self.prefetch_node_feats}, "
+            f"NeighborSampler(fanouts={self.fanouts}, replace={self.replace}, prob={self.prob!r}, "
+            f"scheme={self.scheme!r}, prefetch_node_feats={self.prefetch_node_feats}, "
             f"prefetch_labels={self.prefetch_labels})"
         )
 
@@ -79,10 +131,11 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
             raise ValueError(
                 f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')"
             )
-        if getattr(sampler, "prob", None) is not None:
-            raise ValueError(
-                "graphferry samples uniformly; weighted or masked sampling is not supported "
-                f"(got prob/mask='{sampler.prob}')"
+        prob = getattr(sampler, "prob", None)  # DGL stores `prob or mask` here
+        if prob is not None and not isinstance(prob, str):
+            raise TypeError(
+                "graphferry reads edge weights from an edata field: 'prob'/'mask' must be its "
+                f"name (got '{type(prob).__name__}')"
             )
         if getattr(sampler, "prefetch_edge_feats", None):
             raise ValueError(
@@ -94,6 +147,7 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
         return NeighborSampler(
             list(sampler.fanouts),
             replace=bool(sampler.replace),
+            prob=prob,
             prefetch_node_feats=list(sampler.prefetch_node_feats or []),
             prefetch_labels=list(sampler.prefetch_labels or []),
         )
@@ -103,7 +157,7 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
     )
 
 
-def _dgl_signature(g: Any) -> Any:
+def _dgl_signature(g: Any, prob: Optional[str] = None) -> Any:
     return (
         g.num_nodes(),
         g.num_edges(),
@@ -112,16 +166,24 @@ def _dgl_signature(g: Any) -> Any:
             for name, value in sorted(g.ndata.items())
             if isinstance(value, torch.Tensor)
         ),
+        None if prob is None else (prob, _cache.tensor_signature(g.edata[prob])),
     )
 
 
-def as_graph(graph: Any) -> Graph:
+def as_graph(graph: Any, prob: Optional[str] = None) -> Graph:
     """``graph`` if it is a :class:`graphferry.Graph`, else the (cached)
-    conversion of a ``dgl.DGLGraph``."""
+    conversion of a ``dgl.DGLGraph``, with the edge weights of
+    ``graph.edata[prob]`` when ``prob`` is given."""
     if isinstance(graph, Graph):
         return graph
     if isinstance(graph, dgl.DGLGraph):
-        return _cache.cached_graph(graph, _dgl_signature(graph), lambda: Graph.from_dgl(graph))
+        if prob is not None and prob not in graph.edata:
+            raise KeyError(
+                f"'prob': the DGLGraph has no edata field '{prob}' (it has {sorted(graph.edata.keys())})"
+            )
+        return _cache.cached_graph(
+            graph, _dgl_signature(graph, prob), lambda: Graph.from_dgl(graph, edge_weights=prob)
+        )
     raise TypeError(
         f"expected a 'dgl.DGLGraph' or 'graphferry.Graph' (got '{type(graph).__name__}')"
     )
@@ -174,9 +236,12 @@ class DataLoader(Closeable):
             converted once (with all of its ``ndata``) and cached.
         indices (Tensor): int64 ids of the seed nodes.
         graph_sampler: a ``dgl.dataloading.NeighborSampler`` (its
-            ``fanouts``, ``replace``, ``prefetch_node_feats`` and
+            ``fanouts``, ``replace``, ``prob`` (or ``mask``: DGL keeps
+            either in ``prob``), ``prefetch_node_feats`` and
             ``prefetch_labels`` are read) or a
-            :class:`graphferry.dgl.NeighborSampler`.
+            :class:`graphferry.dgl.NeighborSampler`. With ``prob`` the
+            weights come from ``graph.edata[prob]`` (a ``graphferry.Graph``
+            must already have them) and sampling is biased.
         batch_size (int): seeds per batch. (default: :obj:`1`)
         shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
         drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
@@ -219,7 +284,7 @@ class DataLoader(Closeable):
         self.drop_last = drop_last
         self.device = torch.device(device)
         settings = _sampler_settings(graph_sampler)
-        self._graph = as_graph(graph)
+        self._graph = as_graph(graph, settings.prob)
         self._loader = Loader(
             self._graph,
             indices,
@@ -233,6 +298,10 @@ class DataLoader(Closeable):
             queue_capacity=queue_capacity,
             feature_names=settings.prefetch_node_feats,
             label_names=settings.prefetch_labels,
+            scheme=settings.scheme,
+            biased=settings.prob is not None,
+            layer_without_replacement=settings.layer_without_replacement,
+            exclude_edges=settings.exclude_edges,
         )
 
     def __len__(self) -> int:

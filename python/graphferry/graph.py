@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from . import _lib
-from ._dlpack import ExportedTensor, borrow, ref_or_null, tensor_from_managed
+from ._dlpack import BorrowedTensor, ExportedTensor, borrow, ref_or_null, tensor_from_managed
 from ._resource import Closeable
 
 __all__ = ["Graph", "convert_npy"]
@@ -117,6 +117,7 @@ class Graph(Closeable):
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
+        edge_weights: Optional[TensorLike] = None,
     ) -> "Graph":
         r"""Builds a graph from in-neighbour CSC arrays: the sources of the
         edges into node ``v`` are ``indices[indptr[v]:indptr[v+1]]``.
@@ -132,9 +133,13 @@ class Graph(Closeable):
             partition (str or Tensor): ``"range"``, ``"random"`` or an int64
                 tensor of patch ids per node. (default: :obj:`"range"`)
             seed (int): seed of ``"random"`` partitioning. (default: :obj:`0`)
+            edge_weights (Tensor, optional): float32/float64 weight of each
+                edge, indexed by EDGE ID, for biased sampling; passed to
+                :meth:`set_edge_weights`. (default: :obj:`None`)
         """
         return cls._from_compressed(
-            _lib.gf_graph_from_csc, indptr, indices, edge_ids, num_nodes, num_patches, partition, seed
+            _lib.gf_graph_from_csc, indptr, indices, edge_ids, num_nodes, num_patches, partition,
+            seed, edge_weights,
         )
 
     @classmethod
@@ -148,24 +153,37 @@ class Graph(Closeable):
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
+        edge_weights: Optional[TensorLike] = None,
     ) -> "Graph":
         r"""Builds a graph from out-neighbour CSR arrays: the destinations of
         the edges out of node ``u`` are ``indices[indptr[u]:indptr[u+1]]``.
         Edge ids default to CSR positions. Arguments as in :meth:`from_csc`.
         """
         return cls._from_compressed(
-            _lib.gf_graph_from_csr, indptr, indices, edge_ids, num_nodes, num_patches, partition, seed
+            _lib.gf_graph_from_csr, indptr, indices, edge_ids, num_nodes, num_patches, partition,
+            seed, edge_weights,
         )
 
     @classmethod
     def _from_compressed(
-        cls, fn, indptr, indices, edge_ids, num_nodes, num_patches, partition, seed
+        cls, fn, indptr, indices, edge_ids, num_nodes, num_patches, partition, seed, edge_weights
     ) -> "Graph":
         opts, keep = _graph_options(
             num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed
         )
         a, b, c = borrow(indptr, "indptr"), borrow(indices, "indices"), borrow(edge_ids, "edge_ids")
-        return cls._make(lambda out: fn(a.ref, b.ref, ref_or_null(c), ctypes.byref(opts), out))
+        graph = cls._make(lambda out: fn(a.ref, b.ref, ref_or_null(c), ctypes.byref(opts), out))
+        return graph._with_weights(edge_weights)
+
+    def _with_weights(self, edge_weights: Optional[TensorLike]) -> "Graph":
+        """Sets ``edge_weights`` (if any) on a new graph, closing it on failure."""
+        if edge_weights is not None:
+            try:
+                self.set_edge_weights(edge_weights)
+            except BaseException:
+                self.close()
+                raise
+        return self
 
     @classmethod
     def from_coo(
@@ -179,6 +197,7 @@ class Graph(Closeable):
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
+        edge_weights: Optional[TensorLike] = None,
     ) -> "Graph":
         r"""Builds a graph from edge lists ``src[i] -> dst[i]``; edge ``i``
         gets id ``i``.
@@ -193,6 +212,9 @@ class Graph(Closeable):
             remove_self_loops (bool): drop edges ``v -> v``.
                 (default: :obj:`False`)
             num_patches, partition, seed: as in :meth:`from_csc`.
+            edge_weights (Tensor, optional): float32/float64 ``[E]``, the
+                weight of edge ``i`` (``src[i] -> dst[i]``), for biased
+                sampling (see :meth:`set_edge_weights`). (default: :obj:`None`)
         """
         flags = (_lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0) | (
             _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
@@ -202,7 +224,8 @@ class Graph(Closeable):
             flags=flags,
         )
         a, b = borrow(src, "src"), borrow(dst, "dst")
-        return cls._make(lambda out: _lib.gf_graph_from_coo(a.ref, b.ref, ctypes.byref(opts), out))
+        graph = cls._make(lambda out: _lib.gf_graph_from_coo(a.ref, b.ref, ctypes.byref(opts), out))
+        return graph._with_weights(edge_weights)
 
     @classmethod
     def from_arrow(
@@ -278,10 +301,20 @@ class Graph(Closeable):
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
+        edge_weights: Union[None, str, TensorLike] = None,
     ) -> "Graph":
         r"""Converts a homogeneous :class:`dgl.DGLGraph` on the CPU. Its edge
         ids are DGL's, and every tensor in ``g.ndata`` becomes node data under
         the same name.
+
+        Args:
+            g (dgl.DGLGraph): the graph.
+            num_patches, partition, seed: as in :meth:`from_csc`.
+            edge_weights (str or Tensor, optional): the edge weights for
+                biased sampling: the name of an ``g.edata`` field (as DGL's
+                ``NeighborSampler(prob=...)``) or a tensor indexed by DGL edge
+                id; a bool mask counts as weights 0/1 (see
+                :meth:`set_edge_weights`). (default: :obj:`None`)
         """
         import dgl  # optional dependency
 
@@ -297,11 +330,19 @@ class Graph(Closeable):
                 f"expected a dgl.DGLGraph on the CPU; this version of graphferry is CPU-only "
                 f"(got a graph on '{g.device}')"
             )
+        if isinstance(edge_weights, str):
+            if edge_weights not in g.edata:
+                raise KeyError(
+                    f"'edge_weights': the DGLGraph has no edata field '{edge_weights}' "
+                    f"(it has {sorted(g.edata.keys())})"
+                )
+            edge_weights = g.edata[edge_weights]
         indptr, indices, eids = g.adj_tensors("csc")
         if eids is None or eids.numel() != indices.numel():
             eids = None
         graph = cls.from_csc(
-            indptr, indices, edge_ids=eids, num_patches=num_patches, partition=partition, seed=seed
+            indptr, indices, edge_ids=eids, num_patches=num_patches, partition=partition, seed=seed,
+            edge_weights=edge_weights,
         )
         try:
             for name, value in g.ndata.items():
@@ -320,11 +361,22 @@ class Graph(Closeable):
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
+        edge_weights: Union[None, str, TensorLike] = None,
     ) -> "Graph":
         r"""Converts a :class:`torch_geometric.data.Data` on the CPU.
         ``edge_index`` (row 0 = source, row 1 = target) gives the edges, edge
         ``i`` having id ``i`` (its column); every node-level tensor attribute
         (``x``, ``y``, masks, ...) becomes node data under its name.
+
+        Args:
+            data (torch_geometric.data.Data): the graph.
+            num_patches, partition, seed: as in :meth:`from_csc`.
+            edge_weights (str or Tensor, optional): the edge weights for
+                biased sampling: the name of an edge attribute of ``data``
+                (as PyG's ``weight_attr``, e.g. ``"edge_weight"``) or a
+                ``[num_edges]`` tensor, one weight per column of
+                ``edge_index`` (see :meth:`set_edge_weights`).
+                (default: :obj:`None`)
         """
         from torch_geometric.data import Data  # optional dependency
 
@@ -340,9 +392,17 @@ class Graph(Closeable):
             raise ValueError(
                 f"expected 'data.edge_index' of shape [2, num_edges] (got {list(edge_index.shape)})"
             )
+        if isinstance(edge_weights, str):
+            value = getattr(data, edge_weights, None)
+            if not isinstance(value, torch.Tensor):
+                raise KeyError(
+                    f"'edge_weights': the Data has no tensor attribute '{edge_weights}' "
+                    f"(got '{type(value).__name__}')"
+                )
+            edge_weights = value
         graph = cls.from_coo(
             edge_index[0], edge_index[1], num_nodes=data.num_nodes,
-            num_patches=num_patches, partition=partition, seed=seed,
+            num_patches=num_patches, partition=partition, seed=seed, edge_weights=edge_weights,
         )
         try:
             for name in pyg_node_attrs(data):
@@ -403,6 +463,30 @@ class Graph(Closeable):
         exported = ExportedTensor(tensor, "tensor")
         _lib.gf_graph_set_node_data(self._handle, encoded, exported.pointer)
         exported.consumed()
+
+    def set_edge_weights(self, weights: TensorLike) -> None:
+        r"""Sets the weight of every edge, for biased sampling
+        (``biased=True`` of :func:`~graphferry.sample_neighbors`,
+        :class:`~graphferry.Loader` and :func:`~graphferry.random_walk`):
+        ``weights[e]`` is the weight of the edge whose id is ``e``. Replaces
+        earlier weights; the engine copies them.
+
+        Args:
+            weights (Tensor): float32 or float64 ``[E]`` (at least one entry
+                per edge id), finite and ``>= 0``; an edge of weight 0 is
+                never sampled when sampling is biased. A bool tensor (an edge
+                mask, as DGL's ``mask``) counts as weights 0/1.
+
+        Raises:
+            InvalidArgumentError: a wrong length, or a negative or non-finite
+                weight.
+            TypeMismatchError: another dtype.
+            GraphferryError: (``GF_ESTATE``) loaders are open on the graph.
+        """
+        borrowed = BorrowedTensor(weights, "weights")
+        if borrowed.tensor.dtype == torch.bool:
+            borrowed = BorrowedTensor(borrowed.tensor.to(torch.float32), "weights")
+        _lib.gf_graph_set_edge_weights(self._handle, borrowed.ref)
 
     def get_node_data(self, name: str) -> torch.Tensor:
         """A copy of the node data ``name``, rows in original node order."""

@@ -53,21 +53,32 @@ from .sampling import (
 __all__ = ["Sampler", "NeighborLoader", "as_graph"]
 
 
-def _pyg_signature(data: Data) -> Any:
+def _pyg_signature(data: Data, weight_attr: Optional[str] = None) -> Any:
+    weights = getattr(data, weight_attr, None) if weight_attr is not None else None
     return (
         data.num_nodes,
         _cache.tensor_signature(data.edge_index),
         tuple((name, _cache.tensor_signature(data[name])) for name in pyg_node_attrs(data)),
+        (weight_attr, _cache.tensor_signature(weights)) if isinstance(weights, torch.Tensor) else None,
     )
 
 
-def as_graph(data: Any) -> Graph:
+def as_graph(data: Any, weight_attr: Optional[str] = None) -> Graph:
     """``data`` if it is a :class:`graphferry.Graph`, else the (cached)
-    conversion of a ``torch_geometric.data.Data``."""
+    conversion of a ``torch_geometric.data.Data``, with the edge weights of
+    ``data[weight_attr]`` when ``weight_attr`` is given."""
     if isinstance(data, Graph):
         return data
     if isinstance(data, Data):
-        return _cache.cached_graph(data, _pyg_signature(data), lambda: Graph.from_pyg(data))
+        if weight_attr is not None and not isinstance(getattr(data, weight_attr, None), torch.Tensor):
+            raise KeyError(
+                f"'weight_attr': the Data has no tensor attribute '{weight_attr}' "
+                f"(it has {sorted(data.keys())})"
+            )
+        return _cache.cached_graph(
+            data, _pyg_signature(data, weight_attr),
+            lambda: Graph.from_pyg(data, edge_weights=weight_attr),
+        )
     raise TypeError(
         f"expected a 'torch_geometric.data.Data' or 'graphferry.Graph' (got '{type(data).__name__}')"
     )
@@ -79,6 +90,14 @@ def _num_neighbors(num_neighbors: Any) -> list[int]:
         raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type num_neighbors)")
     _fanout_array(values, "num_neighbors")
     return list(values)
+
+
+def _weight_attr(weight_attr: Any) -> Optional[str]:
+    if weight_attr is not None and not isinstance(weight_attr, str):
+        raise TypeError(
+            f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')"
+        )
+    return weight_attr
 
 
 def _edge_index(sub: SampledSubgraph) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -108,6 +127,15 @@ class Sampler(BaseSampler):
         num_neighbors (list of int): neighbours per hop from the seeds;
             ``-1`` takes all.
         replace (bool): sample with replacement. (default: :obj:`False`)
+        weight_attr (str, optional): as PyG's ``weight_attr``: the name of
+            the edge attribute of ``data`` holding edge weights (e.g.
+            ``"edge_weight"``), one per column of ``edge_index``; neighbours
+            are then sampled with probability proportional to their edge
+            weight, and edges of weight 0 never. Weights must be finite and
+            non-negative. With a :class:`graphferry.Graph` as ``data``, the
+            graph must already have weights
+            (:meth:`graphferry.Graph.set_edge_weights`) and ``weight_attr``
+            only switches biased sampling on. (default: :obj:`None`)
         seed (int, optional): seed of the per-call random streams.
             (default: :obj:`None`, drawn from torch's generator)
     """
@@ -118,14 +146,16 @@ class Sampler(BaseSampler):
         num_neighbors: Sequence[int],
         *,
         replace: bool = False,
+        weight_attr: Optional[str] = None,
         seed: Optional[int] = None,
     ):
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)
         self.replace = bool(replace)
+        self.weight_attr = _weight_attr(weight_attr)
         self.seed = random_seed() if seed is None else int(seed)
         self._calls = 0
-        self._graph: Optional[Graph] = as_graph(data)
+        self._graph: Optional[Graph] = as_graph(data, self.weight_attr)
 
     def _next_seed(self) -> int:
         # Each call gets its own random streams, reproducible from `seed`.
@@ -140,10 +170,10 @@ class Sampler(BaseSampler):
         if index.time is not None:
             raise ValueError("graphferry does not support temporal sampling (got seed times)")
         if self._graph is None:  # after unpickling
-            self._graph = as_graph(self.data)
+            self._graph = as_graph(self.data, self.weight_attr)
         sub = sample_neighbors(
             self._graph, index.node, self.num_neighbors, replace=self.replace,
-            frontier="new", seed=self._next_seed(),
+            frontier="new", seed=self._next_seed(), biased=self.weight_attr is not None,
         )
         row, col, edge = _edge_index(sub)
         return SamplerOutput(
@@ -187,6 +217,9 @@ class NeighborLoader(Closeable):
         shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
         drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
         replace (bool): sample with replacement. (default: :obj:`False`)
+        weight_attr (str, optional): the edge attribute of ``data`` holding
+            edge weights, for biased sampling, as in :class:`Sampler`.
+            (default: :obj:`None`)
         seed (int, optional): seed of shuffling and sampling.
             (default: :obj:`None`, drawn from torch's generator)
         num_workers (int): must be 0: graphferry samples on its own threads.
@@ -205,6 +238,7 @@ class NeighborLoader(Closeable):
         shuffle: bool = False,
         drop_last: bool = False,
         replace: bool = False,
+        weight_attr: Optional[str] = None,
         seed: Optional[int] = None,
         num_workers: int = 0,
         queue_capacity: int = 2,
@@ -214,7 +248,8 @@ class NeighborLoader(Closeable):
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)
         self.batch_size = batch_size
-        self._graph = as_graph(data)
+        self.weight_attr = _weight_attr(weight_attr)
+        self._graph = as_graph(data, self.weight_attr)
         if isinstance(data, Data):
             self._node_attrs = pyg_node_attrs(data)
         else:
@@ -244,6 +279,7 @@ class NeighborLoader(Closeable):
             seed=seed,
             queue_capacity=queue_capacity,
             feature_names=self._node_attrs,
+            biased=self.weight_attr is not None,
         )
 
     def __len__(self) -> int:

@@ -32,15 +32,16 @@ import numpy as np
 import torch
 
 from . import _lib
-from ._dlpack import BorrowedTensor, tensor_from_managed
+from ._dlpack import BorrowedTensor, borrow, tensor_from_managed
 from .errors import GF_DONE, GF_EINTERNAL, GraphferryError
 from .graph import Graph, _as_int, _encode_name
 from ._resource import Closeable
 
-__all__ = ["Block", "SampledSubgraph", "sample_neighbors", "Loader"]
+__all__ = ["Block", "SampledSubgraph", "sample_neighbors", "random_walk", "Loader"]
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _FRONTIERS = {"all": _lib.GF_FRONTIER_ALL, "new": _lib.GF_FRONTIER_NEW}
+_SCHEMES = {"node": _lib.GF_SCHEME_NODE_WISE, "layer": _lib.GF_SCHEME_LAYER_WISE}
 
 
 @dataclass(frozen=True)
@@ -209,12 +210,31 @@ def _fanout_array(fanouts: Any, name: str = "fanouts") -> ctypes.Array:
     return (ctypes.c_int32 * max(len(values), 1))(*values), len(values)
 
 
+def _scheme(scheme: Any) -> int:
+    if not isinstance(scheme, str) or scheme not in _SCHEMES:
+        raise ValueError(f"'scheme' must be 'node' or 'layer' (got {scheme!r})")
+    return _SCHEMES[scheme]
+
+
 def _sample_options(
-    fanouts: Any, *, replace: bool, frontier: str, seed: int, num_threads: int
+    fanouts: Any,
+    *,
+    replace: bool,
+    frontier: str,
+    seed: int,
+    num_threads: int,
+    scheme: str = "node",
+    biased: bool = False,
+    layer_without_replacement: bool = False,
+    exclude_edges: Any = None,
 ) -> tuple[_lib.gf_sample_options, Any]:
+    """Builds gf_sample_options; returns it and what must stay alive with it
+    (the fan-out array and the borrowed ``exclude_edges``)."""
     if frontier not in _FRONTIERS:
         raise ValueError(f"'frontier' must be 'all' or 'new' (got {frontier!r})")
+    scheme_id = _scheme(scheme)
     array, num_hops = _fanout_array(fanouts)
+    excluded = borrow(exclude_edges, "exclude_edges")
     opts = _lib.gf_sample_options(
         num_hops=num_hops,
         fanouts=ctypes.cast(array, ctypes.POINTER(ctypes.c_int32)),
@@ -222,8 +242,12 @@ def _sample_options(
         frontier=_FRONTIERS[frontier],
         seed=_as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF,
         num_threads=_as_int(num_threads, "num_threads"),
+        scheme=scheme_id,
+        biased=1 if biased else 0,
+        layer_without_replacement=1 if layer_without_replacement else 0,
+        exclude_edges=ctypes.pointer(excluded.dltensor) if excluded is not None else None,
     )
-    return opts, array
+    return opts, (array, excluded)
 
 
 def _check_graph(graph: Any) -> Graph:
@@ -247,6 +271,10 @@ def sample_neighbors(
     frontier: str = "all",
     seed: int = 0,
     num_threads: int = 0,
+    scheme: str = "node",
+    biased: bool = False,
+    layer_without_replacement: bool = False,
+    exclude_edges: Any = None,
 ) -> SampledSubgraph:
     r"""Samples the multi-hop neighbourhood of ``seeds`` synchronously with
     the collective sampling primitive (``gf_sample``).
@@ -263,6 +291,23 @@ def sample_neighbors(
             samples. (default: :obj:`0`)
         num_threads (int): worker threads; ``<= 0`` uses every core.
             (default: :obj:`0`)
+        scheme (str): ``"node"`` (node-wise: every frontier node samples up
+            to ``fanouts[h]`` of its neighbours) or ``"layer"`` (layer-wise,
+            as in DSP: hop ``h`` draws ``fanouts[h]`` times a frontier node
+            with probability proportional to its in-edge weight, or in-degree
+            when not biased, and each drawn node samples as many neighbours as
+            it was drawn; ``fanouts[h]`` is the budget of the whole hop).
+            (default: :obj:`"node"`)
+        biased (bool): take neighbour ``u`` of ``v`` with probability
+            proportional to the weight of edge ``u -> v`` (see
+            :meth:`Graph.set_edge_weights`; the graph must have weights);
+            edges of weight 0 are never taken. (default: :obj:`False`)
+        layer_without_replacement (bool): with ``scheme="layer"``, draw
+            ``min(fanouts[h], frontier size)`` DISTINCT frontier nodes, each
+            sampling one neighbour. (default: :obj:`False`)
+        exclude_edges (Tensor, optional): int64 edge ids that are never
+            sampled, as if absent (e.g. the target edges of link prediction);
+            ids not in the graph are ignored. (default: :obj:`None`)
 
     .. code-block:: python
 
@@ -272,13 +317,78 @@ def sample_neighbors(
     """
     graph = _check_graph(graph)
     opts, keep = _sample_options(
-        fanouts, replace=replace, frontier=frontier, seed=seed, num_threads=num_threads
+        fanouts, replace=replace, frontier=frontier, seed=seed, num_threads=num_threads,
+        scheme=scheme, biased=biased, layer_without_replacement=layer_without_replacement,
+        exclude_edges=exclude_edges,
     )
     borrowed = BorrowedTensor(seeds, "seeds")
     out = ctypes.c_void_p()
     _lib.gf_sample(graph.handle, borrowed.ref, ctypes.byref(opts), ctypes.byref(out))
     with _Batch(out.value) as batch:
         return batch.read(frontier_all=frontier == "all")
+
+
+def random_walk(
+    graph: Graph,
+    seeds: Any,
+    length: int,
+    *,
+    restart_prob: float = 0.0,
+    biased: bool = False,
+    seed: int = 0,
+    num_threads: int = 0,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    r"""Random walks from ``seeds`` along in-edges (``gf_random_walk``): each
+    step moves from ``v`` to one of the sources ``u`` of its edges
+    ``u -> v`` (the direction neighbour sampling follows). A walk that
+    reaches a node without in-edges stops.
+
+    Args:
+        graph (Graph): the graph.
+        seeds (Tensor): int64 ``[B]`` original node ids (repeats allowed).
+        length (int): steps per walk (``>= 0``).
+        restart_prob (float): probability in ``[0, 1]`` that a step jumps
+            back to the walk's seed instead of moving. (default: :obj:`0.0`)
+        biased (bool): step along an edge with probability proportional to
+            its weight (see :meth:`Graph.set_edge_weights`); else uniformly.
+            (default: :obj:`False`)
+        seed (int): seed of the random streams. (default: :obj:`0`)
+        num_threads (int): worker threads; ``<= 0`` uses every core.
+            (default: :obj:`0`)
+
+    Returns:
+        ``(traces, edge_ids)``: int64 ``[B, length + 1]``, row ``i`` the
+        walk from ``seeds[i]`` (``traces[i, 0] == seeds[i]``), ``-1`` after
+        it stopped; and int64 ``[B, length]``, the edge id of each step,
+        ``-1`` for a restart or after the walk stopped.
+
+    .. code-block:: python
+
+        traces, eids = graphferry.random_walk(g, torch.tensor([0, 5]), 4,
+                                              restart_prob=0.1)
+    """
+    graph = _check_graph(graph)
+    if isinstance(restart_prob, bool) or not isinstance(restart_prob, (int, float, np.integer, np.floating)):
+        raise TypeError(f"'restart_prob' must be a float (got '{type(restart_prob).__name__}')")
+    opts = _lib.gf_walk_options(
+        length=_as_int(length, "length"),
+        restart_prob=float(restart_prob),
+        biased=1 if biased else 0,
+        num_threads=_as_int(num_threads, "num_threads"),
+        seed=_as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF,
+    )
+    borrowed = BorrowedTensor(seeds, "seeds")
+    traces, edge_ids = ctypes.c_void_p(), ctypes.c_void_p()
+    _lib.gf_random_walk(
+        graph.handle, borrowed.ref, ctypes.byref(opts), ctypes.byref(traces),
+        ctypes.byref(edge_ids),
+    )
+    try:
+        trace_tensor = tensor_from_managed(traces.value)
+    except BaseException:
+        tensor_from_managed(edge_ids.value)  # frees it
+        raise
+    return trace_tensor, tensor_from_managed(edge_ids.value)
 
 
 class Loader(Closeable):
@@ -309,6 +419,14 @@ class Loader(Closeable):
             (default: :obj:`()`)
         num_threads (int): sampling threads; ``<= 0`` uses every core.
             (default: :obj:`0`)
+        scheme (str): ``"node"`` or ``"layer"``, as in
+            :func:`sample_neighbors`. (default: :obj:`"node"`)
+        biased (bool): sample in proportion to the graph's edge weights, as
+            in :func:`sample_neighbors`. (default: :obj:`False`)
+        layer_without_replacement (bool): as in :func:`sample_neighbors`.
+            (default: :obj:`False`)
+        exclude_edges (Tensor, optional): int64 edge ids never sampled.
+            (default: :obj:`None`)
     """
 
     def __init__(
@@ -327,6 +445,10 @@ class Loader(Closeable):
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
         num_threads: int = 0,
+        scheme: str = "node",
+        biased: bool = False,
+        layer_without_replacement: bool = False,
+        exclude_edges: Any = None,
     ):
         self._handle: Optional[int] = None
         self._exit_stack = contextlib.ExitStack()
@@ -337,15 +459,17 @@ class Loader(Closeable):
             seed = random_seed()
         seed = _as_int(seed, "seed")
         self.frontier = frontier
-        sample, self._fanouts = _sample_options(
-            fanouts, replace=replace, frontier=frontier, seed=seed, num_threads=num_threads
+        self._sample, self._keep = _sample_options(
+            fanouts, replace=replace, frontier=frontier, seed=seed, num_threads=num_threads,
+            scheme=scheme, biased=biased, layer_without_replacement=layer_without_replacement,
+            exclude_edges=exclude_edges,
         )
         self._features = [(n, _encode_name(n, "feature_names")) for n in _names(feature_names, "feature_names")]
         self._labels = [(n, _encode_name(n, "label_names")) for n in _names(label_names, "label_names")]
         self._feature_array = (ctypes.c_char_p * max(len(self._features), 1))(*[b for _, b in self._features])
         self._label_array = (ctypes.c_char_p * max(len(self._labels), 1))(*[b for _, b in self._labels])
         self._options = _lib.gf_loader_options(
-            sample=sample,
+            sample=ctypes.pointer(self._sample),
             batch_size=_as_int(batch_size, "batch_size"),
             shuffle=1 if shuffle else 0,
             drop_last=1 if drop_last else 0,

@@ -161,7 +161,7 @@ int main(void) {
   gf_loader_options lo;
   memset(&lo, 0, sizeof lo);
   lo.struct_size = sizeof lo;
-  lo.sample = so;
+  lo.sample = &so;
   lo.batch_size = 4;
   lo.shuffle = 1;
   lo.shuffle_seed = 7;
@@ -272,6 +272,126 @@ int main(void) {
   int64_t wshape[2] = {5, 2};
   wrong.dl_tensor.shape = wshape;
   CHECK_ERR(gf_graph_set_node_data(g, "feat", &wrong), GF_EINVAL, "shape[0]");
+
+  /* ------------------------------------------------------------------ */
+  /* Schemes: edge weights, biased, layer-wise, exclusion, random walks. */
+  /* weights by edge id: edge 3 (0 -> 1) and edge 6 (1 -> 3) get weight 0 */
+  static float wts[10] = {1, 2, 1, 0, 1, 1, 0, 1, 2, 1};
+  int64_t sw = 10;
+  DLTensor tw;
+  memset(&tw, 0, sizeof tw);
+  tw.data = wts;
+  tw.device.device_type = kDLCPU;
+  tw.ndim = 1;
+  tw.dtype.code = kDLFloat;
+  tw.dtype.bits = 32;
+  tw.dtype.lanes = 1;
+  tw.shape = &sw;
+  gf_sample_options bs = so;
+  bs.biased = 1;
+  CHECK_ERR(gf_sample(g, &ts, &bs, &b), GF_EINVAL, "weights");
+  int64_t sw_short = 5;
+  DLTensor tws = tw;
+  tws.shape = &sw_short;
+  CHECK_ERR(gf_graph_set_edge_weights(g, &tws), GF_EINVAL, "edge id");
+  static float negw[10] = {1, 2, 1, -1, 1, 1, 0, 1, 2, 1};
+  DLTensor twn = tw;
+  twn.data = negw;
+  CHECK_ERR(gf_graph_set_edge_weights(g, &twn), GF_EINVAL, "weights[3]");
+  CHECK(gf_graph_set_edge_weights(g, &tw) == GF_OK, "set edge weights");
+  int64_t all_seeds[] = {0, 1, 2, 3, 4, 5};
+  int64_t s6 = 6;
+  DLTensor tall6 = i64(all_seeds, &s6);
+  for (int rep = 0; rep < 20; rep++) {
+    bs.seed = (uint64_t)rep;
+    bs.num_hops = 1;
+    CHECK(gf_sample(g, &tall6, &bs, &b) == GF_OK, "biased sample");
+    DLManagedTensor *e = NULL;
+    if (b && gf_batch_take(b, GF_FIELD_EDGE_IDS, 0, &e) == GF_OK) {
+      for (int64_t k = 0; k < e->dl_tensor.shape[0]; k++) {
+        int64_t id = ((int64_t *)e->dl_tensor.data)[k];
+        CHECK(id != 3 && id != 6, "zero-weight edge %lld sampled", (long long)id);
+      }
+      e->deleter(e);
+    }
+    gf_batch_close(b);
+  }
+  /* exclusion: edges 0 and 2 never appear */
+  int64_t excl[] = {0, 2};
+  int64_t s2 = 2;
+  DLTensor tex = i64(excl, &s2);
+  gf_sample_options es = so;
+  es.num_hops = 1;
+  es.exclude_edges = &tex;
+  CHECK(gf_sample(g, &tall6, &es, &b) == GF_OK, "sample with exclusion");
+  DLManagedTensor *ee = NULL;
+  if (b && gf_batch_take(b, GF_FIELD_EDGE_IDS, 0, &ee) == GF_OK) {
+    for (int64_t k = 0; k < ee->dl_tensor.shape[0]; k++) {
+      int64_t id = ((int64_t *)ee->dl_tensor.data)[k];
+      CHECK(id != 0 && id != 2, "excluded edge %lld sampled", (long long)id);
+    }
+    ee->deleter(ee);
+  }
+  gf_batch_close(b);
+  /* layer-wise: 3 draws for the whole layer */
+  gf_sample_options ls = so;
+  ls.scheme = GF_SCHEME_LAYER_WISE;
+  int32_t three[] = {3, 3};
+  ls.fanouts = three;
+  CHECK(gf_sample(g, &ts, &ls, &b) == GF_OK, "layer-wise sample");
+  if (b) {
+    int64_t nd = 0;
+    gf_batch_block_shape(b, 0, &nd, NULL, NULL);
+    DLManagedTensor *ip = NULL;
+    if (gf_batch_take(b, GF_FIELD_INDPTR, 0, &ip) == GF_OK) {
+      int64_t edges = ((int64_t *)ip->dl_tensor.data)[nd];
+      CHECK(edges <= 3, "layer-wise hop 0 took %lld edges, at most 3", (long long)edges);
+      ip->deleter(ip);
+    }
+  }
+  gf_batch_close(b);
+  ls.scheme = 7;
+  CHECK_ERR(gf_sample(g, &ts, &ls, &b), GF_EINVAL, "scheme");
+  /* a loader open on g: weights cannot change under it */
+  CHECK(gf_loader_open(g, &tall, &lo, &l) == GF_OK, "loader open again");
+  CHECK_ERR(gf_graph_set_edge_weights(g, &tw), GF_ESTATE, "loader");
+  gf_loader_close(l);
+
+  /* random walks */
+  gf_walk_options wo;
+  memset(&wo, 0, sizeof wo);
+  wo.struct_size = sizeof wo;
+  wo.length = 4;
+  wo.seed = 3;
+  DLManagedTensor *tr = NULL, *te = NULL;
+  CHECK(gf_random_walk(g, &tall6, &wo, &tr, &te) == GF_OK && tr && te, "random walk");
+  if (tr && te) {
+    CHECK(tr->dl_tensor.ndim == 2 && tr->dl_tensor.shape[0] == 6 && tr->dl_tensor.shape[1] == 5, "trace shape");
+    CHECK(te->dl_tensor.ndim == 2 && te->dl_tensor.shape[1] == 4, "edge-id shape");
+    const int64_t *t = (const int64_t *)tr->dl_tensor.data;
+    const int64_t *ei = (const int64_t *)te->dl_tensor.data;
+    for (int i = 0; i < 6; i++) {
+      CHECK(t[i * 5] == all_seeds[i], "walk %d starts at its seed", i);
+      for (int st = 0; st < 4; st++) {
+        int64_t v = t[i * 5 + st], u = t[i * 5 + st + 1], e = ei[i * 4 + st];
+        if (u < 0) {
+          CHECK(e == -1, "no edge after a stop");
+          continue;
+        }
+        CHECK(edge_exists(u, v, e), "walk step %lld -> %lld by edge %lld", (long long)u, (long long)v, (long long)e);
+      }
+    }
+    tr->deleter(tr);
+    te->deleter(te);
+  }
+  wo.restart_prob = 1.5;
+  CHECK_ERR(gf_random_walk(g, &tall6, &wo, &tr, NULL), GF_EINVAL, "restart_prob");
+  wo.restart_prob = 0;
+  wo.length = -1;
+  CHECK_ERR(gf_random_walk(g, &tall6, &wo, &tr, NULL), GF_EINVAL, "length");
+  wo.length = 2;
+  CHECK_ERR(gf_random_walk(g, &tall6, &wo, NULL, NULL), GF_EINVAL, "out_traces");
+  CHECK_ERR(gf_random_walk(g, &toor, &wo, &tr, NULL), GF_EINVAL, "99");
 
   /* after all of that, g still samples correctly */
   CHECK(gf_sample(g, &ts, &so, &b) == GF_OK, "sample after errors");

@@ -182,3 +182,102 @@ def test_device_parameter(tiny):
                               device=torch.device("cpu"))
     (inp, out, blocks), = list(loader)
     assert inp.device.type == out.device.type == blocks[0].device.type == "cpu"
+
+
+# -- biased (prob / mask), excluded edges, layer-wise --------------------------
+
+
+def _weighted_dgl(tiny, seed=3):
+    gd = dgl.graph((tiny.src, tiny.dst), num_nodes=tiny.num_nodes)
+    gen = torch.Generator().manual_seed(seed)
+    w = torch.rand(gd.num_edges(), generator=gen) + 0.1
+    w[torch.rand(gd.num_edges(), generator=gen) < 0.4] = 0
+    gd.edata["w"] = w
+    gd.edata["m"] = w > 0
+    gd.ndata["feat"] = torch.randn(tiny.num_nodes, 3)
+    return gd, w
+
+
+def _block_eids(blocks):
+    return torch.cat([b.edata[dgl.EID] for b in blocks])
+
+
+@pytest.mark.parametrize("field", ["prob", "mask"])
+def test_dgl_sampler_prob_is_biased(tiny, field):
+    gd, w = _weighted_dgl(tiny)
+    name = "w" if field == "prob" else "m"
+    sampler = dgl.dataloading.NeighborSampler([3, 3], prefetch_node_feats=["feat"], **{field: name})
+    loader = gfdgl.DataLoader(gd, torch.arange(tiny.num_nodes - 1), sampler, batch_size=8, seed=1)
+    pos_deg = torch.bincount(tiny.dst[w > 0], minlength=tiny.num_nodes)
+    for _ in range(5):  # epochs
+        for input_nodes, output_nodes, blocks in loader:
+            eids = _block_eids(blocks)
+            assert eids.numel() > 0 and bool((w[eids] > 0).all()), "an edge of weight 0 was sampled"
+            u, v = gd.find_edges(blocks[-1].edata[dgl.EID])
+            src_ids, dst_ids = blocks[-1].srcdata[dgl.NID], blocks[-1].dstdata[dgl.NID]
+            uu, vv = blocks[-1].edges()
+            assert torch.equal(u, src_ids[uu]) and torch.equal(v, dst_ids[vv])
+            # min(fan-out, positive in-degree) edges per seed, as DGL's own sampler
+            assert torch.equal(blocks[-1].in_degrees(), pos_deg[output_nodes].clamp(max=3))
+    # the converted graph carries the weights; unbiased sampling of the same DGLGraph still works
+    plain = gfdgl.DataLoader(gd, torch.arange(8), dgl.dataloading.NeighborSampler([-1]), batch_size=8)
+    (_, out, blocks), = list(plain)
+    assert sorted(blocks[0].edata[dgl.EID].tolist()) == sorted(gd.in_edges(out, form="eid").tolist())
+    loader.close()
+    plain.close()
+
+
+def test_dgl_prob_matches_dgl_support(tiny):
+    """Every (seed, edge) graphferry samples with prob is one DGL's own sampler can take."""
+    gd, w = _weighted_dgl(tiny, seed=8)
+    seeds = torch.arange(tiny.num_nodes - 1)
+    gf = gfdgl.DataLoader(gd, seeds, dgl.dataloading.NeighborSampler([2], prob="w"), batch_size=39)
+    (_, out, blocks), = list(gf)
+    dgl.seed(0)
+    ref = dgl.sampling.sample_neighbors(gd, seeds, 2, prob="w")
+    assert bool((w[ref.edata[dgl.EID]] > 0).all())
+    assert blocks[0].num_edges() == ref.num_edges()  # both take min(2, positive in-degree)
+
+
+def test_own_sampler_prob_exclude_and_scheme(tiny):
+    gd, w = _weighted_dgl(tiny)
+    excluded = torch.arange(0, gd.num_edges(), 4)
+    sampler = gfdgl.NeighborSampler([3, 3], prob="w", exclude_edges=excluded)
+    loader = gfdgl.DataLoader(gd, torch.arange(30), sampler, batch_size=10, seed=2)
+    for _, _, blocks in loader:
+        eids = _block_eids(blocks)
+        assert bool((w[eids] > 0).all()) and not bool((eids % 4 == 0).any())
+    loader.close()
+    sampler = gfdgl.NeighborSampler([8, 5], scheme="layer", prefetch_node_feats=["feat"])
+    loader = gfdgl.DataLoader(gd, torch.arange(30), sampler, batch_size=10, seed=2)
+    for input_nodes, output_nodes, blocks in loader:
+        assert [b.num_edges() <= f for b, f in zip(blocks, [8, 5])] == [True, True]
+        assert torch.equal(blocks[0].srcdata["feat"], gd.ndata["feat"][input_nodes])
+    loader.close()
+    with pytest.raises(ValueError, match="scheme"):
+        gfdgl.NeighborSampler([2], scheme="edge")
+    with pytest.raises(ValueError, match="mutually exclusive"):
+        gfdgl.NeighborSampler([2], prob="w", mask="m")
+    with pytest.raises(KeyError, match="nope"):
+        gfdgl.DataLoader(gd, torch.arange(4), gfdgl.NeighborSampler([2], prob="nope"))
+
+
+def test_graphferry_graph_with_prob_needs_weights(tiny):
+    gd, w = _weighted_dgl(tiny)
+    g = graphferry.Graph.from_dgl(gd)  # no weights
+    with pytest.raises(graphferry.InvalidArgumentError, match="weights"):
+        gfdgl.DataLoader(g, torch.arange(4), dgl.dataloading.NeighborSampler([2], prob="w"))
+    g.set_edge_weights(gd.edata["w"])
+    loader = gfdgl.DataLoader(g, torch.arange(30), dgl.dataloading.NeighborSampler([2], prob="w"),
+                              batch_size=10)
+    for _, _, blocks in loader:
+        assert bool((w[_block_eids(blocks)] > 0).all())
+    g.close()
+    with graphferry.Graph.from_dgl(gd, edge_weights="w") as g2:
+        sub = graphferry.sample_neighbors(g2, torch.arange(39), [3], biased=True)
+        assert bool((w[sub.blocks[0].edge_ids] > 0).all())
+    with graphferry.Graph.from_dgl(gd, edge_weights=gd.edata["m"]) as g3:
+        sub = graphferry.sample_neighbors(g3, torch.arange(39), [3], biased=True)
+        assert bool((w[sub.blocks[0].edge_ids] > 0).all())
+    with pytest.raises(KeyError, match="nope"):
+        graphferry.Graph.from_dgl(gd, edge_weights="nope")

@@ -402,9 +402,16 @@ def test_dlpack_structs_match_header():
 
     assert ctypes.sizeof(_dlpack.DLTensor) == 48
     assert ctypes.sizeof(_dlpack.DLManagedTensor) == 64
-    assert ctypes.sizeof(_lib.gf_sample_options) == 40
+    assert ctypes.sizeof(_lib.gf_sample_options) == 56
+    assert _lib.gf_sample_options.scheme.offset == 36
+    assert _lib.gf_sample_options.exclude_edges.offset == 48
     assert ctypes.sizeof(_lib.gf_graph_options) == 48
-    assert _lib.gf_loader_options.sample.offset == 8
+    assert ctypes.sizeof(_lib.gf_loader_options) == 72
+    assert _lib.gf_loader_options.sample.offset == 8  # now a pointer
+    assert _lib.gf_loader_options.batch_size.offset == 16
+    assert ctypes.sizeof(_lib.gf_walk_options) == 32
+    assert _lib.gf_walk_options.restart_prob.offset == 8
+    assert _lib.gf_walk_options.seed.offset == 24
 
 
 # -- Arrow ----------------------------------------------------------------------

@@ -197,3 +197,80 @@ def test_data_converted_once_and_refreshed(tiny):
     assert b is not a
     assert torch.equal(b.get_node_data("x"), data.x)
     assert isinstance(a, graphferry.Graph) and not a.closed
+
+
+# -- weight_attr: biased sampling -----------------------------------------------
+
+
+def _weighted_data(tiny, seed=3):
+    gen = torch.Generator().manual_seed(seed)
+    e = tiny.src.numel()
+    w = torch.rand(e, generator=gen) + 0.1
+    w[torch.rand(e, generator=gen) < 0.4] = 0
+    data = Data(x=torch.randn(tiny.num_nodes, 3), y=torch.arange(tiny.num_nodes),
+                edge_index=torch.stack([tiny.src, tiny.dst]), edge_weight=w)
+    return data, w
+
+
+def test_neighbor_loader_weight_attr_is_biased(tiny):
+    data, w = _weighted_data(tiny)
+    pos_deg = torch.bincount(tiny.dst[w > 0], minlength=tiny.num_nodes)
+    loader = gfpyg.NeighborLoader(data, [3, 2], batch_size=8, weight_attr="edge_weight", seed=4,
+                                  input_nodes=torch.arange(tiny.num_nodes - 1))
+    for _ in range(5):
+        for batch in loader:
+            assert bool((w[batch.e_id] > 0).all()), "an edge of weight 0 was sampled"
+            assert torch.equal(batch.edge_weight, w[batch.e_id])
+            assert torch.equal(data.edge_index[:, batch.e_id], batch.n_id[batch.edge_index])
+            # hop 0: min(fan-out, positive in-degree) edges per seed
+            bs, n0 = batch.batch_size, batch.num_sampled_edges[0]
+            deg = torch.bincount(batch.edge_index[1, :n0], minlength=bs)
+            assert torch.equal(deg, pos_deg[batch.n_id[:bs]].clamp(max=3))
+    loader.close()
+    # without weight_attr the same Data samples uniformly (weight-0 edges included)
+    loader = gfpyg.NeighborLoader(data, [-1], batch_size=tiny.num_nodes)
+    batch = next(iter(loader))
+    assert batch.e_id.numel() == tiny.src.numel()
+    loader.close()
+
+
+def test_sampler_weight_attr_with_node_loader(tiny):
+    data, w = _weighted_data(tiny, seed=5)
+    sampler = gfpyg.Sampler(data, [3, 3], weight_attr="edge_weight", seed=0)
+    loader = NodeLoader(data, node_sampler=sampler, input_nodes=torch.arange(30), batch_size=10)
+    for batch in loader:
+        assert bool((w[batch.e_id] > 0).all())
+    # the Sampler on a graphferry.Graph: the graph must carry the weights
+    g = graphferry.Graph.from_pyg(data)
+    with pytest.raises(graphferry.InvalidArgumentError, match="weights"):
+        gfpyg.Sampler(g, [2], weight_attr="edge_weight").sample_from_nodes(
+            NodeSamplerInput(input_id=None, node=torch.arange(4))
+        )
+    g.set_edge_weights(data.edge_weight)
+    out = gfpyg.Sampler(g, [2], weight_attr="edge_weight").sample_from_nodes(
+        NodeSamplerInput(input_id=None, node=torch.arange(30))
+    )
+    assert bool((w[out.edge] > 0).all())
+    g.close()
+    with graphferry.Graph.from_pyg(data, edge_weights="edge_weight") as g2:
+        sub = graphferry.sample_neighbors(g2, torch.arange(39), [3], biased=True)
+        assert bool((w[sub.blocks[0].edge_ids] > 0).all())
+    with graphferry.Graph.from_pyg(data, edge_weights=w.double()) as g3:
+        sub = graphferry.sample_neighbors(g3, torch.arange(39), [3], biased=True)
+        assert bool((w[sub.blocks[0].edge_ids] > 0).all())
+
+
+def test_weight_attr_errors(tiny):
+    data, w = _weighted_data(tiny)
+    gfpyg.NeighborLoader(data, [2]).close()  # converted (and cached) without weights
+    with pytest.raises(KeyError, match="nope"):
+        gfpyg.NeighborLoader(data, [2], weight_attr="nope")
+    with pytest.raises(TypeError, match="weight_attr"):
+        gfpyg.Sampler(data, [2], weight_attr=1)
+    bad = Data(x=data.x, y=data.y, edge_index=data.edge_index, edge_weight=-w)
+    bad.edge_weight[w == 0] = -1.0
+    with pytest.raises(graphferry.InvalidArgumentError, match="finite and >= 0"):
+        gfpyg.NeighborLoader(bad, [2], weight_attr="edge_weight")
+    short = Data(x=data.x, y=data.y, edge_index=data.edge_index, edge_weight=w[:10])
+    with pytest.raises(graphferry.InvalidArgumentError, match="10 entries"):
+        gfpyg.Sampler(short, [2], weight_attr="edge_weight")
