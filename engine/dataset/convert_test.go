@@ -58,7 +58,7 @@ func TestConvertNPYSynthetic(t *testing.T) {
 	assert.Equal(t, int64(5), d.Meta.NumClasses, "max label + 1 when meta.json has none")
 	assert.JSONEq(t, meta, string(d.Meta.Source), "the whole meta.json is kept")
 	assert.Equal(t, []int64{0, 2, 3, 3, 6}, d.Graph.Indptr)
-	assert.Equal(t, []int64{1, 2, 0, 0, 1, 2}, d.Graph.Indices)
+	assert.Equal(t, []int64{1, 2, 0, 0, 1, 2}, sources(d.Graph))
 	assert.Nil(t, d.Graph.EdgeIDs, "edge ids are CSC positions")
 	assert.Equal(t, mem.Bytes([]int64{1, 0, -1, 4}), d.NodeData[LabelKey].Data)
 	assert.Equal(t, []byte{1, 1, 0, 0}, d.NodeData[TrainMaskKey].Data)
@@ -139,7 +139,7 @@ func checkConverted(t *testing.T, name string, n, e int64, featShape []int64, sp
 	require.NoError(t, err)
 	defer indices.Close()
 	require.True(t, slices.Equal(mem.Int64s(indptr.Data), d.Graph.Indptr), "indptr")
-	require.True(t, slices.Equal(mem.Int64s(indices.Data), d.Graph.Indices), "indices")
+	require.True(t, slices.Equal(mem.Int64s(indices.Data), sources(d.Graph)), "indices")
 	for p := range e {
 		if d.Graph.EdgeID(p) != p {
 			t.Fatalf("edge id at %d is %d", p, d.Graph.EdgeID(p))

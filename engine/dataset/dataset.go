@@ -274,7 +274,12 @@ func Write(dir string, d *Dataset) error {
 			row[i] = v
 		}
 	}
-	if err := WriteEdgeTable(filepath.Join(dir, EdgesFile), g.Indices, dst, g.Weights); err != nil {
+	src := g.Indices
+	if g.IsCompact() { // int32 storage: widen for the int64 src column
+		src = make([]int64, g.NumEdges())
+		g.CopySources(src, 0, g.NumEdges())
+	}
+	if err := WriteEdgeTable(filepath.Join(dir, EdgesFile), src, dst, g.Weights); err != nil {
 		return err
 	}
 	if err := writeNodeTable(filepath.Join(dir, NodesFile), cols, n); err != nil {

@@ -9,7 +9,7 @@ import (
 
 // FromCSC wraps the given in-neighbour CSC arrays (no copy: the caller hands
 // them over) after checking them with Validate. edgeIDs and weights may be
-// nil.
+// nil. The sources stay in int64 storage (Indices); see CSC.Compact.
 func FromCSC(numNodes int64, indptr, indices, edgeIDs []int64, weights []float32) (*CSC, error) {
 	g := &CSC{NumNodes: numNodes, Indptr: indptr, Indices: indices, EdgeIDs: edgeIDs, Weights: weights}
 	if err := g.Validate(); err != nil {
@@ -22,7 +22,8 @@ func FromCSC(numNodes int64, indptr, indices, edgeIDs []int64, weights []float32
 // destinations v of the edges u->v). The CSR is validated like a CSC (the
 // messages say "CSR") and transposed with a parallel counting sort. Edge ids
 // are edgeIDs when given, otherwise the CSR positions; within a CSC row the
-// edges are in increasing CSR position. The inputs are not modified or
+// edges are in increasing CSR position. Like FromCOO, the sources are stored
+// as int32 when the node count allows. The inputs are not modified or
 // retained.
 func FromCSR(numNodes int64, indptr, indices, edgeIDs []int64, weights []float32) (*CSC, error) {
 	if err := validateCompressed("CSR", numNodes, indptr, indices, edgeIDs, weights); err != nil {
@@ -73,7 +74,9 @@ type COOOptions struct {
 // weight weights[i]; weights may be nil). The edge id of an edge is its
 // position i in the input. The build is a parallel, stable counting sort by
 // destination: within row v the edges keep their input order. Duplicates and
-// self-loops are kept unless opt asks to remove them. The inputs are not
+// self-loops are kept unless opt asks to remove them. The sources are stored
+// as int32 (Indices32) when the node count allows (NumNodes <=
+// MaxCompactNodes), as int64 (Indices) otherwise. The inputs are not
 // modified or retained.
 func FromCOO(src, dst []int64, weights []float32, opt COOOptions) (*CSC, error) {
 	e := int64(len(src))
@@ -182,7 +185,8 @@ func idError(name string, i, v, numNodes int64) error {
 // chunk-minor), and each chunk scatters its edges in input order. Edge ids
 // are input positions; when identity is true (dst already sorted and nothing
 // dropped) they equal the CSC positions and EdgeIDs is left nil. dropSelf
-// skips the edges v->v.
+// skips the edges v->v. The sources are written straight into int32 storage
+// (Indices32) when n <= MaxCompactNodes, into Indices otherwise.
 func sortByDst(src, dst []int64, weights []float32, n int64, dropSelf, identity bool, threads int) *CSC {
 	e := int64(len(src))
 	// Fewer chunks than threads when the per-chunk histograms (k*n counters)
@@ -212,7 +216,13 @@ func sortByDst(src, dst []int64, weights []float32, n int64, dropSelf, identity 
 	prefixCounts(counts, indptr, threads)
 
 	m := indptr[n]
-	g := &CSC{NumNodes: n, Indptr: indptr, Indices: make([]int64, m)}
+	g := &CSC{NumNodes: n, Indptr: indptr}
+	compact := n <= compactLimit
+	if compact {
+		g.Indices32 = make([]int32, m)
+	} else {
+		g.Indices = make([]int64, m)
+	}
 	if !identity {
 		g.EdgeIDs = make([]int64, m)
 	}
@@ -220,25 +230,36 @@ func sortByDst(src, dst []int64, weights []float32, n int64, dropSelf, identity 
 		g.Weights = make([]float32, m)
 	}
 	parallelChunks(e, k, func(c int, lo, hi int64) {
-		cnt := counts[c]
-		ind, eids, w := g.Indices, g.EdgeIDs, g.Weights
-		for i := lo; i < hi; i++ {
-			s, d := src[i], dst[i]
-			if dropSelf && s == d {
-				continue
-			}
-			p := cnt[d]
-			cnt[d] = p + 1
-			ind[p] = s
-			if eids != nil {
-				eids[p] = i
-			}
-			if w != nil {
-				w[p] = weights[i]
-			}
+		if compact {
+			scatterEdges(g.Indices32, g.EdgeIDs, g.Weights, src, dst, weights, counts[c], lo, hi, dropSelf)
+		} else {
+			scatterEdges(g.Indices, g.EdgeIDs, g.Weights, src, dst, weights, counts[c], lo, hi, dropSelf)
 		}
 	})
 	return g
+}
+
+// scatterEdges writes the edges [lo, hi) of (src, dst, weights) to their
+// CSC positions, taken (and advanced) from cnt[dst]: the source into ind,
+// the input position into eids and the weight into w (each when non-nil).
+// dropSelf skips the edges v->v. The caller has checked that every source
+// fits I.
+func scatterEdges[I int32 | int64](ind []I, eids []int64, w []float32, src, dst []int64, weights []float32, cnt []int64, lo, hi int64, dropSelf bool) {
+	for i := lo; i < hi; i++ {
+		s, d := src[i], dst[i]
+		if dropSelf && s == d {
+			continue
+		}
+		p := cnt[d]
+		cnt[d] = p + 1
+		ind[p] = I(s)
+		if eids != nil {
+			eids[p] = i
+		}
+		if w != nil {
+			w[p] = weights[i]
+		}
+	}
 }
 
 // prefixCounts turns per-chunk destination counts into write offsets:
@@ -285,8 +306,24 @@ func prefixCounts(counts [][]int64, indptr []int64, threads int) {
 
 // removeDuplicates drops repeated sources within each row of g, keeping the
 // first occurrence (rows are in input order, so that is the one with the
-// smallest input position). It returns g itself when nothing is dropped.
+// smallest input position). It returns g itself when nothing is dropped;
+// otherwise the result keeps g's source storage (int64 or int32).
 func removeDuplicates(g *CSC, threads int) *CSC {
+	if g.Indices32 != nil {
+		return removeDuplicatesOf(g, g.Indices32, threads, func(out *CSC, m int64) []int32 {
+			out.Indices32 = make([]int32, m)
+			return out.Indices32
+		})
+	}
+	return removeDuplicatesOf(g, g.Indices, threads, func(out *CSC, m int64) []int64 {
+		out.Indices = make([]int64, m)
+		return out.Indices
+	})
+}
+
+// removeDuplicatesOf is removeDuplicates for g whose sources are ind;
+// alloc gives the result its source storage of m entries.
+func removeDuplicatesOf[I int32 | int64](g *CSC, ind []I, threads int, alloc func(out *CSC, m int64) []I) *CSC {
 	n := g.NumNodes
 	if g.NumEdges() == 0 {
 		return g
@@ -301,7 +338,7 @@ func removeDuplicates(g *CSC, threads int) *CSC {
 		for v := lo; v < hi; v++ {
 			a, b := g.Indptr[v], g.Indptr[v+1]
 			var nd int64
-			nd, scratch = markDuplicates(g.Indices[a:b], drop[a:b], scratch)
+			nd, scratch = markDuplicates(ind[a:b], drop[a:b], scratch)
 			local += nd
 			newDeg[v+1] = b - a - nd
 		}
@@ -316,7 +353,8 @@ func removeDuplicates(g *CSC, threads int) *CSC {
 		newDeg[v+1] += newDeg[v]
 	}
 	m := newDeg[n]
-	out := &CSC{NumNodes: n, Indptr: newDeg, Indices: make([]int64, m), EdgeIDs: make([]int64, m)}
+	out := &CSC{NumNodes: n, Indptr: newDeg, EdgeIDs: make([]int64, m)}
+	outInd := alloc(out, m)
 	if g.Weights != nil {
 		out.Weights = make([]float32, m)
 	}
@@ -326,7 +364,7 @@ func removeDuplicates(g *CSC, threads int) *CSC {
 			if drop[p] {
 				continue
 			}
-			out.Indices[q] = g.Indices[p]
+			outInd[q] = ind[p]
 			out.EdgeIDs[q] = g.EdgeID(p)
 			if out.Weights != nil {
 				out.Weights[q] = g.Weights[p]
@@ -342,7 +380,7 @@ type dupEntry struct{ src, pos int64 }
 
 // markDuplicates sets drop[i] for every entry of row that repeats an earlier
 // entry and returns how many were marked; scratch is reusable memory.
-func markDuplicates(row []int64, drop []bool, scratch []dupEntry) (int64, []dupEntry) {
+func markDuplicates[I int32 | int64](row []I, drop []bool, scratch []dupEntry) (int64, []dupEntry) {
 	var nd int64
 	if len(row) <= 16 {
 		for i := 1; i < len(row); i++ {
@@ -358,7 +396,7 @@ func markDuplicates(row []int64, drop []bool, scratch []dupEntry) (int64, []dupE
 	}
 	scratch = scratch[:0]
 	for i, s := range row {
-		scratch = append(scratch, dupEntry{s, int64(i)})
+		scratch = append(scratch, dupEntry{int64(s), int64(i)})
 	}
 	slices.SortFunc(scratch, func(x, y dupEntry) int {
 		if x.src != y.src {

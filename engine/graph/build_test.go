@@ -49,6 +49,13 @@ func naiveCOO(src, dst []int64, w []float32, opt COOOptions) *CSC {
 	return g
 }
 
+// sources returns the sources of g (either storage) as int64.
+func sources(g *CSC) []int64 {
+	out := make([]int64, g.NumEdges())
+	g.CopySources(out, 0, g.NumEdges())
+	return out
+}
+
 // edgeIDs returns the edge ids of g with the nil (identity) case expanded.
 func edgeIDs(g *CSC) []int64 {
 	out := make([]int64, g.NumEdges())
@@ -78,7 +85,7 @@ func requireSameCSC(t *testing.T, want, got *CSC) {
 	require.NoError(t, got.Validate())
 	require.Equal(t, want.NumNodes, got.NumNodes, "NumNodes")
 	requireSameSlice(t, want.Indptr, got.Indptr, "Indptr")
-	requireSameSlice(t, want.Indices, got.Indices, "Indices")
+	requireSameSlice(t, sources(want), sources(got), "sources")
 	requireSameSlice(t, edgeIDs(want), edgeIDs(got), "EdgeIDs")
 	require.Equal(t, want.Weights == nil, got.Weights == nil, "Weights nil-ness")
 	requireSameSlice(t, want.Weights, got.Weights, "Weights")
@@ -121,9 +128,11 @@ func TestFromCOOTable(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, g.Validate())
 			assert.Equal(t, tc.indptr, g.Indptr)
-			assert.Equal(t, len(tc.indices), len(g.Indices))
+			assert.True(t, g.IsCompact(), "small graphs get int32 storage")
+			assert.Nil(t, g.Indices)
+			assert.Equal(t, len(tc.indices), int(g.NumEdges()))
 			if len(tc.indices) > 0 {
-				assert.Equal(t, tc.indices, g.Indices)
+				assert.Equal(t, tc.indices, sources(g))
 			}
 			wantIDs := tc.eids
 			if wantIDs == nil {
@@ -297,7 +306,8 @@ func TestFromCSR(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, g.Validate())
 	assert.Equal(t, []int64{0, 1, 2, 5, 5}, g.Indptr)
-	assert.Equal(t, []int64{2, 0, 0, 1, 2}, g.Indices)
+	assert.True(t, g.IsCompact())
+	assert.Equal(t, []int64{2, 0, 0, 1, 2}, sources(g))
 	assert.Equal(t, []int64{3, 0, 1, 2, 4}, g.EdgeIDs)
 
 	eids := []int64{10, 11, 12, 13, 14}
@@ -347,6 +357,7 @@ func FuzzFromCOO(f *testing.F) {
 	f.Add([]byte{}, uint8(0), uint8(0))
 	f.Add([]byte{0, 1, 1, 0, 1, 0, 2, 2}, uint8(3), uint8(3))
 	f.Add([]byte{5, 5, 5, 5, 1, 5, 5, 1, 1, 5}, uint8(0), uint8(2))
+	f.Add([]byte{5, 5, 5, 5, 1, 5, 5, 1, 1, 5, 0, 0}, uint8(0), uint8(128|4|3))
 	f.Fuzz(func(t *testing.T, data []byte, numNodes uint8, flags uint8) {
 		e := len(data) / 2
 		src, dst := make([]int64, e), make([]int64, e)
@@ -359,6 +370,9 @@ func FuzzFromCOO(f *testing.F) {
 			if w != nil {
 				w[i] = float32(data[2*i]) / 4
 			}
+		}
+		if flags&128 != 0 {
+			useWideStorage(t)
 		}
 		opt := COOOptions{
 			NumNodes:         int64(numNodes),
@@ -386,7 +400,7 @@ func FuzzFromCOO(f *testing.F) {
 				id := g.EdgeID(p)
 				require.False(t, seen[id], "edge id %d twice", id)
 				seen[id] = true
-				require.Equal(t, src[id], g.Indices[p])
+				require.Equal(t, src[id], g.Source(p))
 				require.Equal(t, dst[id], v)
 			}
 		}

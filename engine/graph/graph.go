@@ -2,26 +2,57 @@
 // in-neighbours with int64 node and edge ids.
 package graph
 
+import "math"
+
 // CSC holds the in-neighbour adjacency of a directed graph with NumNodes
-// nodes: for a destination node v, the sources u of the edges u->v are
-// Indices[Indptr[v]:Indptr[v+1]], the ids of those edges are
-// EdgeIDs[Indptr[v]:Indptr[v+1]] and, when the graph is weighted, their
-// weights are Weights[Indptr[v]:Indptr[v+1]].
+// nodes: for a destination node v, the sources u of the edges u->v are the
+// sources at the positions [Indptr[v], Indptr[v+1]) (see Source), the ids of
+// those edges are EdgeIDs[Indptr[v]:Indptr[v+1]] and, when the graph is
+// weighted, their weights are Weights[Indptr[v]:Indptr[v+1]].
+//
+// Node ids, edge ids and edge offsets (Indptr) are int64 everywhere. The
+// sources themselves are stored in exactly one of two ways: Indices (int64)
+// or, when every node id fits, Indices32 (int32, half the memory; see
+// Compact). The storage is int32 exactly when Indices32 is non-nil, and then
+// Indices must be nil; a graph without edges may leave both nil. Code reading
+// the sources goes through Source, Sources, CopySources and NumEdges, which
+// work for either storage; code building a CSC by hand may keep filling
+// Indices alone.
 //
 // Invariants (checked by Validate): len(Indptr) == NumNodes+1, Indptr[0] == 0,
-// Indptr is non-decreasing, Indptr[NumNodes] == len(Indices), every index is
-// in [0, NumNodes), EdgeIDs is nil (edge id == position) or has len(Indices)
-// entries, Weights is nil or has len(Indices) finite non-negative entries.
+// Indptr is non-decreasing, at most one of Indices and Indices32 is non-nil,
+// Indptr[NumNodes] == NumEdges() (the length of the storage in use), every
+// source is in [0, NumNodes), EdgeIDs is nil (edge id == position) or has
+// NumEdges() non-negative entries, Weights is nil or has NumEdges() finite
+// non-negative entries.
 type CSC struct {
-	NumNodes int64
-	Indptr   []int64
-	Indices  []int64
-	EdgeIDs  []int64
-	Weights  []float32
+	NumNodes  int64
+	Indptr    []int64
+	Indices   []int64
+	Indices32 []int32
+	EdgeIDs   []int64
+	Weights   []float32
 }
 
+// MaxCompactNodes is the largest node count whose ids all fit the int32
+// source storage (Indices32).
+const MaxCompactNodes = math.MaxInt32
+
+// compactLimit is the node count up to which the builders and Compact choose
+// int32 storage: MaxCompactNodes, lowered by tests to exercise the int64
+// paths on small graphs.
+var compactLimit int64 = MaxCompactNodes
+
 // NumEdges returns the number of stored edges.
-func (g *CSC) NumEdges() int64 { return int64(len(g.Indices)) }
+func (g *CSC) NumEdges() int64 {
+	if g.Indices32 != nil {
+		return int64(len(g.Indices32))
+	}
+	return int64(len(g.Indices))
+}
+
+// IsCompact reports whether the sources are stored as int32 (Indices32).
+func (g *CSC) IsCompact() bool { return g.Indices32 != nil }
 
 // InDegree returns the number of in-neighbours of v.
 func (g *CSC) InDegree(v int64) int64 { return g.Indptr[v+1] - g.Indptr[v] }
@@ -32,4 +63,87 @@ func (g *CSC) EdgeID(pos int64) int64 {
 		return pos
 	}
 	return g.EdgeIDs[pos]
+}
+
+// Source returns the source node of the edge stored at position pos.
+func (g *CSC) Source(pos int64) int64 {
+	if g.Indices32 != nil {
+		return int64(g.Indices32[pos])
+	}
+	return g.Indices[pos]
+}
+
+// Sources gathers sources by position: out[i] = Source(base + pos[i]) for
+// every i < len(pos). out must have at least len(pos) entries and may be pos
+// itself (each pos[i] is read before out[i] is written).
+func (g *CSC) Sources(base int64, pos []int64, out []int64) {
+	out = out[:len(pos)]
+	if ind := g.Indices32; ind != nil {
+		for i, p := range pos {
+			out[i] = int64(ind[base+p])
+		}
+		return
+	}
+	ind := g.Indices
+	for i, p := range pos {
+		out[i] = ind[base+p]
+	}
+}
+
+// CopySources writes the sources at the positions [lo, hi) into dst[:hi-lo].
+func (g *CSC) CopySources(dst []int64, lo, hi int64) {
+	if ind := g.Indices32; ind != nil {
+		dst = dst[:hi-lo]
+		for i, u := range ind[lo:hi] {
+			dst[i] = int64(u)
+		}
+		return
+	}
+	src := g.Indices[lo:hi]
+	if len(src) <= 32 { // short ranges (most neighbour lists): a loop beats a memmove call
+		dst = dst[:len(src)]
+		for i, u := range src {
+			dst[i] = u
+		}
+		return
+	}
+	copy(dst, src)
+}
+
+// Compact returns g with its sources in int32 storage when every node id
+// fits (NumNodes <= MaxCompactNodes); edge offsets and edge ids stay int64.
+// The result shares Indptr, EdgeIDs and Weights with g; only the sources are
+// converted (in parallel), so g's int64 Indices can be dropped afterwards.
+// It returns g itself when g is already compact, or cannot be (too many
+// nodes). g must be valid; it is not modified.
+func (g *CSC) Compact() *CSC {
+	if g.Indices32 != nil || g.NumNodes > compactLimit {
+		return g
+	}
+	e := g.NumEdges()
+	ind32 := make([]int32, e)
+	src := g.Indices
+	parallelChunks(e, chunkCount(e, 0), func(_ int, lo, hi int64) {
+		dst := ind32[lo:hi]
+		for i, u := range src[lo:hi] {
+			dst[i] = int32(u)
+		}
+	})
+	return &CSC{NumNodes: g.NumNodes, Indptr: g.Indptr, Indices32: ind32, EdgeIDs: g.EdgeIDs, Weights: g.Weights}
+}
+
+// Wide returns g with its sources in int64 storage (Indices): g itself when
+// it already is, otherwise a copy of the sources sharing Indptr, EdgeIDs and
+// Weights with g. It is the inverse of Compact, for code (and tests) that
+// needs the int64 layout.
+func (g *CSC) Wide() *CSC {
+	if g.Indices32 == nil {
+		return g
+	}
+	e := g.NumEdges()
+	ind := make([]int64, e)
+	parallelChunks(e, chunkCount(e, 0), func(_ int, lo, hi int64) {
+		g.CopySources(ind[lo:hi], lo, hi)
+	})
+	return &CSC{NumNodes: g.NumNodes, Indptr: g.Indptr, Indices: ind, EdgeIDs: g.EdgeIDs, Weights: g.Weights}
 }

@@ -13,12 +13,19 @@ func (g *CSC) Validate() error {
 	if g == nil {
 		return errors.New("graph: CSC is nil")
 	}
+	if g.Indices32 != nil {
+		if g.Indices != nil {
+			return fmt.Errorf("graph: CSC has both Indices (%d entries) and Indices32 (%d entries); exactly one may hold the sources",
+				len(g.Indices), len(g.Indices32))
+		}
+		return validateCompressed("CSC", g.NumNodes, g.Indptr, g.Indices32, g.EdgeIDs, g.Weights)
+	}
 	return validateCompressed("CSC", g.NumNodes, g.Indptr, g.Indices, g.EdgeIDs, g.Weights)
 }
 
 // validateCompressed checks a compressed adjacency (CSC or CSR, named by
-// kind in the messages) with n rows.
-func validateCompressed(kind string, n int64, indptr, indices, edgeIDs []int64, weights []float32) error {
+// kind in the messages) with n rows and indices of either width.
+func validateCompressed[I int32 | int64](kind string, n int64, indptr []int64, indices []I, edgeIDs []int64, weights []float32) error {
 	if n < 0 {
 		return fmt.Errorf("graph: %s NumNodes=%d is negative", kind, n)
 	}
@@ -59,7 +66,7 @@ func validateCompressed(kind string, n int64, indptr, indices, edgeIDs []int64, 
 	errs = make([]error, k)
 	parallelChunks(e, k, func(c int, lo, hi int64) {
 		for i, x := range indices[lo:hi] {
-			if uint64(x) >= uint64(n) {
+			if uint64(int64(x)) >= uint64(n) {
 				errs[c] = fmt.Errorf("graph: %s indices[%d]=%d is out of range [0, %d)", kind, lo+int64(i), x, n)
 				return
 			}

@@ -38,8 +38,14 @@ func (m Method) String() string {
 // a patch, nodes keep increasing original id). The renumbered graph keeps
 // each neighbour list in its original order, the original edge ids and the
 // weights. When the numbering turns out to be the identity (Range, one patch,
-// or an assignment that is already sorted), the result shares g and has nil
-// NewToOld and OldToNew. P > N is allowed (some patches are empty).
+// or an assignment that is already sorted), the result has nil NewToOld and
+// OldToNew and its graph is g.Compact(): g itself when g is already compact
+// (or has too many nodes for int32 sources), otherwise g's arrays with the
+// sources converted to int32. P > N is allowed (some patches are empty).
+//
+// g may hold its sources in either storage (Indices or Indices32); the
+// result's graph always holds them as int32 when NumNodes <=
+// graph.MaxCompactNodes, as int64 otherwise.
 func Build(g *graph.CSC, opt Options) (*Partitioned, error) {
 	if g == nil {
 		return nil, errors.New("partition: graph is nil")
@@ -60,7 +66,7 @@ func Build(g *graph.CSC, opt Options) (*Partitioned, error) {
 		for i := range offsets {
 			offsets[i] = mulDiv(int64(i), n, p)
 		}
-		return &Partitioned{Graph: g, Offsets: offsets}, nil
+		return &Partitioned{Graph: g.Compact(), Offsets: offsets}, nil
 	case Random:
 		assign = randomAssignment(n, p, opt.Seed)
 	case Given:
@@ -81,6 +87,7 @@ func Build(g *graph.CSC, opt Options) (*Partitioned, error) {
 	offsets, newToOld, oldToNew := renumber(assign, p)
 	out := &Partitioned{Graph: g, Offsets: offsets}
 	if isIdentity(newToOld) {
+		out.Graph = g.Compact()
 		return out, nil
 	}
 	out.NewToOld, out.OldToNew = newToOld, oldToNew
@@ -198,7 +205,9 @@ func isIdentity(perm []int64) bool {
 
 // relabel builds the CSC of g under the numbering: new row i is old row
 // newToOld[i] in the same order, each index mapped through oldToNew, with
-// the original edge ids and the weights alongside.
+// the original edge ids and the weights alongside. The sources are written
+// as int32 when the node count allows (whatever g's storage), as int64
+// otherwise.
 func relabel(g *graph.CSC, newToOld, oldToNew []int64) *graph.CSC {
 	n := g.NumNodes
 	indptr := make([]int64, n+1)
@@ -209,7 +218,24 @@ func relabel(g *graph.CSC, newToOld, oldToNew []int64) *graph.CSC {
 	})
 	prefixSum(indptr)
 	e := g.NumEdges()
-	out := &graph.CSC{NumNodes: n, Indptr: indptr, Indices: make([]int64, e), EdgeIDs: make([]int64, e)}
+	out := &graph.CSC{NumNodes: n, Indptr: indptr, EdgeIDs: make([]int64, e)}
+	// mapRow writes the mapped sources of old positions [a, b) at new
+	// positions [c, d): one variant per (input, output) storage pair.
+	var mapRow func(a, b, c, d int64)
+	switch compact := n <= graph.MaxCompactNodes; {
+	case compact && g.Indices32 != nil:
+		out.Indices32 = make([]int32, e)
+		mapRow = func(a, b, c, d int64) { mapSources(out.Indices32[c:d], g.Indices32[a:b], oldToNew) }
+	case compact:
+		out.Indices32 = make([]int32, e)
+		mapRow = func(a, b, c, d int64) { mapSources(out.Indices32[c:d], g.Indices[a:b], oldToNew) }
+	case g.Indices32 != nil:
+		out.Indices = make([]int64, e)
+		mapRow = func(a, b, c, d int64) { mapSources(out.Indices[c:d], g.Indices32[a:b], oldToNew) }
+	default:
+		out.Indices = make([]int64, e)
+		mapRow = func(a, b, c, d int64) { mapSources(out.Indices[c:d], g.Indices[a:b], oldToNew) }
+	}
 	if g.Weights != nil {
 		out.Weights = make([]float32, e)
 	}
@@ -217,10 +243,7 @@ func relabel(g *graph.CSC, newToOld, oldToNew []int64) *graph.CSC {
 		for i := lo; i < hi; i++ {
 			old := newToOld[i]
 			a, b := g.Indptr[old], g.Indptr[old+1]
-			dst := out.Indices[indptr[i]:indptr[i+1]]
-			for j, u := range g.Indices[a:b] {
-				dst[j] = oldToNew[u]
-			}
+			mapRow(a, b, indptr[i], indptr[i+1])
 			eids := out.EdgeIDs[indptr[i]:indptr[i+1]]
 			if g.EdgeIDs != nil {
 				copy(eids, g.EdgeIDs[a:b])
@@ -235,4 +258,13 @@ func relabel(g *graph.CSC, newToOld, oldToNew []int64) *graph.CSC {
 		}
 	})
 	return out
+}
+
+// mapSources sets dst[j] = oldToNew[src[j]]; the caller has checked that the
+// new ids fit D.
+func mapSources[D, S int32 | int64](dst []D, src []S, oldToNew []int64) {
+	dst = dst[:len(src)]
+	for j, u := range src {
+		dst[j] = D(oldToNew[u])
+	}
 }

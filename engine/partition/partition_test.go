@@ -34,6 +34,7 @@ func checkPartition(t *testing.T, g *graph.CSC, p *Partitioned, np int, assign f
 	require.Equal(t, int64(0), p.Offsets[0])
 	require.True(t, slices.IsSorted(p.Offsets), "offsets must be non-decreasing")
 	require.NoError(t, p.Graph.Validate())
+	require.True(t, p.Graph.IsCompact(), "small graphs come out with int32 sources")
 
 	newToOld := p.NewToOld
 	if newToOld == nil {
@@ -72,7 +73,7 @@ func checkPartition(t *testing.T, g *graph.CSC, p *Partitioned, np int, assign f
 		c, d := p.Graph.Indptr[nv], p.Graph.Indptr[nv+1]
 		require.Equal(t, b-a, d-c, "degree of node %d", old)
 		for j := range b - a {
-			if oldToNew[g.Indices[a+j]] != p.Graph.Indices[c+j] || g.EdgeID(a+j) != p.Graph.EdgeID(c+j) || g.Weights[a+j] != p.Graph.Weights[c+j] {
+			if oldToNew[g.Source(a+j)] != p.Graph.Source(c+j) || g.EdgeID(a+j) != p.Graph.EdgeID(c+j) || g.Weights[a+j] != p.Graph.Weights[c+j] {
 				t.Fatalf("node %d (new %d): neighbour %d differs", old, nv, j)
 			}
 		}
@@ -124,7 +125,8 @@ func TestBuildGiven(t *testing.T) {
 	// new 0 = old 1 (sources 2, 0 -> new 3, 2), new 1 = old 3 (source 1 -> 0),
 	// new 2 = old 0 (source 3 -> 1), new 3 = old 2 (source 1 -> 0).
 	assert.Equal(t, []int64{0, 2, 3, 4, 5}, p.Graph.Indptr)
-	assert.Equal(t, []int64{3, 2, 0, 1, 0}, p.Graph.Indices)
+	assert.Equal(t, []int32{3, 2, 0, 1, 0}, p.Graph.Indices32)
+	assert.Nil(t, p.Graph.Indices)
 	assert.Equal(t, []int64{11, 12, 14, 10, 13}, p.Graph.EdgeIDs)
 	assert.Equal(t, []float32{2, 3, 5, 1, 4}, p.Graph.Weights)
 	assert.Equal(t, 1, p.Owner(3))
@@ -138,8 +140,18 @@ func TestBuildGiven(t *testing.T) {
 	p, err = Build(g, Options{Method: Given, NumPatches: 2, Assignment: []int64{0, 0, 1, 1}})
 	require.NoError(t, err)
 	assert.Nil(t, p.NewToOld)
-	assert.Same(t, g, p.Graph)
+	// The identity keeps g's arrays, with the int64 sources compacted.
+	assert.Same(t, &g.Indptr[0], &p.Graph.Indptr[0])
+	assert.Same(t, &g.EdgeIDs[0], &p.Graph.EdgeIDs[0])
+	assert.Equal(t, []int32{3, 2, 0, 1, 1}, p.Graph.Indices32)
+	assert.Nil(t, p.Graph.Indices)
 	assert.Equal(t, []int64{0, 2, 4}, p.Offsets)
+	checkPartition(t, g, p, 2, func(old int64) int { return int(old / 2) })
+	// A compact input is kept as is.
+	c := g.Compact()
+	p, err = Build(c, Options{Method: Given, NumPatches: 2, Assignment: []int64{0, 0, 1, 1}})
+	require.NoError(t, err)
+	assert.Same(t, c, p.Graph)
 }
 
 func TestBuildMaterializesEdgeIDs(t *testing.T) {
@@ -149,7 +161,7 @@ func TestBuildMaterializesEdgeIDs(t *testing.T) {
 	p, err := Build(g, Options{Method: Given, NumPatches: 2, Assignment: []int64{1, 1, 0}})
 	require.NoError(t, err)
 	assert.Equal(t, []int64{2, 0, 1}, p.Graph.EdgeIDs)
-	assert.Equal(t, []int64{1, 2, 0}, p.Graph.Indices)
+	assert.Equal(t, []int32{1, 2, 0}, p.Graph.Indices32)
 	assert.Nil(t, p.Graph.Weights)
 }
 
@@ -173,7 +185,7 @@ func TestBuildRandom(t *testing.T) {
 	setProcs(t, prev)
 	require.NoError(t, err)
 	assert.True(t, slices.Equal(p.NewToOld, p3.NewToOld))
-	assert.True(t, slices.Equal(p.Graph.Indices, p3.Graph.Indices))
+	assert.True(t, slices.Equal(p.Graph.Indices32, p3.Graph.Indices32))
 	// Another seed gives another assignment.
 	p4, err := Build(g, Options{Method: Random, NumPatches: 7, Seed: 43})
 	require.NoError(t, err)
@@ -276,5 +288,44 @@ func TestPermuteRows(t *testing.T) {
 		if !slices.Equal(feat[o*rb:(o+1)*rb], out[int64(i)*rb:int64(i+1)*rb]) {
 			t.Fatalf("row %d is not source row %d", i, o)
 		}
+	}
+}
+
+// TestBuildEitherStorage checks that Build gives the same compact result for
+// an input with int64 or int32 sources, on the identity and the renumbered
+// paths.
+func TestBuildEitherStorage(t *testing.T) {
+	c := randomGraph(t, rand.New(rand.NewPCG(4, 4)), 5000, 40_000)
+	require.True(t, c.IsCompact())
+	w := c.Wide()
+	require.False(t, w.IsCompact())
+	for _, opt := range []Options{
+		{Method: Range, NumPatches: 3},
+		{Method: Random, NumPatches: 1},
+		{Method: Random, NumPatches: 5, Seed: 7},
+	} {
+		pc, err := Build(c, opt)
+		require.NoError(t, err)
+		pw, err := Build(w, opt)
+		require.NoError(t, err)
+		for _, p := range []*Partitioned{pc, pw} {
+			require.True(t, p.Graph.IsCompact(), "%v", opt)
+			require.Nil(t, p.Graph.Indices)
+		}
+		assert.True(t, slices.Equal(pc.Graph.Indices32, pw.Graph.Indices32), "%v", opt)
+		assert.True(t, slices.Equal(pc.Graph.Indptr, pw.Graph.Indptr), "%v", opt)
+		assert.True(t, slices.Equal(pc.Graph.EdgeIDs, pw.Graph.EdgeIDs), "%v", opt)
+		assert.True(t, slices.Equal(pc.Graph.Weights, pw.Graph.Weights), "%v", opt)
+		assert.True(t, slices.Equal(pc.NewToOld, pw.NewToOld), "%v", opt)
+		checkPartition(t, w, pw, max(opt.NumPatches, 1), func(old int64) int {
+			if opt.Method == Range {
+				for q := range int64(opt.NumPatches) {
+					if old < (q+1)*5000/int64(opt.NumPatches) {
+						return int(q)
+					}
+				}
+			}
+			return int(randomPatch(opt.Seed, old, int64(opt.NumPatches)))
+		})
 	}
 }

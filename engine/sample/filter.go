@@ -291,21 +291,7 @@ func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []
 			nb[i] = cand[j]
 		}
 	}
-	// nb holds positions within v's list: turn them into ids.
-	ind := g.Indices[base : base+deg]
-	eb = eb[:len(nb)]
-	if g.EdgeIDs != nil {
-		ids := g.EdgeIDs[base : base+deg]
-		for i, pos := range nb {
-			eb[i] = ids[pos]
-			nb[i] = ind[pos]
-		}
-	} else {
-		for i, pos := range nb {
-			eb[i] = base + pos
-			nb[i] = ind[pos]
-		}
-	}
+	positionsToIDs(g, base, nb, eb)
 }
 
 // chooseOne draws one neighbour of v with r (uniform over the candidates, or

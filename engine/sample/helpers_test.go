@@ -98,12 +98,12 @@ func renumbered(g *graph.CSC, assign []int, p int) *partition.Partitioned {
 		oldToNew[v], newToOld[nv] = nv, v
 	}
 	indptr := make([]int64, n+1)
-	indices := make([]int64, 0, len(g.Indices))
-	ids := make([]int64, 0, len(g.Indices))
+	indices := make([]int64, 0, g.NumEdges())
+	ids := make([]int64, 0, g.NumEdges())
 	for nv := int64(0); nv < n; nv++ {
 		v := newToOld[nv]
 		for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
-			indices = append(indices, oldToNew[g.Indices[pos]])
+			indices = append(indices, oldToNew[g.Source(pos)])
 			ids = append(ids, g.EdgeID(pos))
 		}
 		indptr[nv+1] = int64(len(indices))
@@ -192,7 +192,7 @@ func checkResult(g *graph.CSC, seeds []int64, res *Result, opt Options) error {
 	byID := map[int64]einfo{}
 	for v := int64(0); v < g.NumNodes; v++ {
 		for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
-			byID[g.EdgeID(pos)] = einfo{g.Indices[pos], v, pos - g.Indptr[v]}
+			byID[g.EdgeID(pos)] = einfo{g.Source(pos), v, pos - g.Indptr[v]}
 		}
 	}
 	L := len(opt.Fanouts)

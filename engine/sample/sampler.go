@@ -756,19 +756,11 @@ func (s *Sampler) sampleTask(key, hop uint64, v int64, fanout int, nb, eb []int6
 	deg := g.Indptr[v+1] - base
 	k := int64(len(nb))
 	if fanout < 0 || (!s.opt.Replace && k == deg) {
-		ind := g.Indices[base : base+deg]
+		g.CopySources(nb, base, base+deg)
 		eb = eb[:len(nb)]
-		switch {
-		case g.EdgeIDs != nil:
-			copy(nb, ind)
+		if g.EdgeIDs != nil {
 			copy(eb, g.EdgeIDs[base:base+deg])
-		case deg <= 32: // short lists: a loop beats two memmove calls
-			for i := range nb {
-				nb[i] = ind[i]
-				eb[i] = base + int64(i)
-			}
-		default:
-			copy(nb, ind)
+		} else {
 			for i := range eb {
 				eb[i] = base + int64(i)
 			}
@@ -789,21 +781,25 @@ func (s *Sampler) sampleTask(key, hop uint64, v int64, fanout int, nb, eb []int6
 		floyd(&r, deg, nb, scratch)
 		slices.Sort(nb)
 	}
-	// nb holds positions within v's list: turn them into ids.
-	ind := g.Indices[base : base+deg]
+	positionsToIDs(g, base, nb, eb)
+}
+
+// positionsToIDs turns nb, positions within the neighbour list that starts
+// at CSC position base, into node ids in place, and writes the ids of those
+// edges into eb[:len(nb)].
+func positionsToIDs(g *graph.CSC, base int64, nb, eb []int64) {
 	eb = eb[:len(nb)]
 	if g.EdgeIDs != nil {
-		ids := g.EdgeIDs[base : base+deg]
+		ids := g.EdgeIDs[base:]
 		for i, pos := range nb {
 			eb[i] = ids[pos]
-			nb[i] = ind[pos]
 		}
 	} else {
 		for i, pos := range nb {
 			eb[i] = base + pos
-			nb[i] = ind[pos]
 		}
 	}
+	g.Sources(base, nb, nb)
 }
 
 // smallSetWords is the size of floydSmall's bitset (64*smallSetWords

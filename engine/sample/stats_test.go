@@ -549,7 +549,7 @@ func TestSchemeOptionErrors(t *testing.T) {
 // them 0.
 func withWeights(r *rand.Rand, g *graph.CSC) *graph.CSC {
 	c := *g
-	c.Weights = make([]float32, len(g.Indices))
+	c.Weights = make([]float32, g.NumEdges())
 	for i := range c.Weights {
 		if r.IntN(5) != 0 {
 			c.Weights[i] = float32(0.1 + 5*r.Float64())

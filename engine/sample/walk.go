@@ -292,7 +292,7 @@ func (s *Sampler) walkStage(ws *workspace, rank int, recv [][]byte, step int) ([
 			r.next() // the requester's restart coin
 			out := outs[j]
 			if p := s.chooseOne(v, &r); p >= 0 {
-				out[i] = g.Indices[p]
+				out[i] = g.Source(p)
 				out[k+i] = g.EdgeID(p)
 			} else {
 				out[i], out[k+i] = -1, -1
