@@ -434,50 +434,71 @@ func gfgo_dataset_convert_npy(src, dst *C.char) C.int {
 //export gfgo_graph_set_edge_weights
 func gfgo_graph_set_edge_weights(h C.uintptr_t, wT *C.DLTensor) C.int {
 	return call("gf_graph_set_edge_weights", func() error {
-		g, err := lookup[*graphObj](kindGraph, h)
-		if err != nil {
-			return err
-		}
-		v, err := viewTensor(wT, "weights")
-		if err != nil {
-			return err
-		}
-		if len(v.Shape) != 1 {
-			return errorf(gfEInval, "weights must be 1-D (got shape %v)", v.Shape)
-		}
-		var at func(i int64) float64
-		switch v.DType {
-		case mem.Float32:
-			f := mem.Float32s(v.Data)
-			at = func(i int64) float64 { return float64(f[i]) }
-		case mem.Float64:
-			f := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(v.Data))), v.Shape[0])
-			at = func(i int64) float64 { return f[i] }
-		default:
-			return errorf(gfEType, "weights must be float32 or float64 (got %s)", v.DType)
-		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if n := g.loaders.Load(); n > 0 {
-			return errorf(gfEState, "%d loader(s) are open on this graph; close them before changing edge weights", n)
-		}
-		csc := g.part.Graph
-		w := make([]float32, csc.NumEdges())
-		for pos := range w {
-			e := csc.EdgeID(int64(pos))
-			if e >= v.Shape[0] {
-				return errorf(gfEInval, "weights has %d entries but the graph has edge id %d (want one weight per edge id)", v.Shape[0], e)
-			}
-			x := at(e)
-			if !(x >= 0) || math.IsInf(x, 1) || x > math.MaxFloat32 {
-				return errorf(gfEInval, "weights[%d] = %g (want finite and >= 0)", e, x)
-			}
-			w[pos] = float32(x)
-		}
-		csc.Weights = w
-		g.samplerMu.Lock()
-		g.last = nil
-		g.samplerMu.Unlock()
-		return nil
+		return setWeights(h, wT, "edge id", func(csc *graph.CSC, _ *partition.Partitioned, pos int64) int64 {
+			return csc.EdgeID(pos)
+		})
 	})
+}
+
+//export gfgo_graph_set_source_weights
+func gfgo_graph_set_source_weights(h C.uintptr_t, wT *C.DLTensor) C.int {
+	return call("gf_graph_set_source_weights", func() error {
+		return setWeights(h, wT, "node id", func(csc *graph.CSC, p *partition.Partitioned, pos int64) int64 {
+			u := csc.Source(pos)
+			if p.NewToOld != nil {
+				u = p.NewToOld[u]
+			}
+			return u
+		})
+	})
+}
+
+// setWeights stores a weight beside every edge of the graph h, the one that
+// weights holds at key(pos) (an edge id or a source node id, named by what).
+func setWeights(h C.uintptr_t, wT *C.DLTensor, what string, key func(*graph.CSC, *partition.Partitioned, int64) int64) error {
+	g, err := lookup[*graphObj](kindGraph, h)
+	if err != nil {
+		return err
+	}
+	v, err := viewTensor(wT, "weights")
+	if err != nil {
+		return err
+	}
+	if len(v.Shape) != 1 {
+		return errorf(gfEInval, "weights must be 1-D (got shape %v)", v.Shape)
+	}
+	var at func(i int64) float64
+	switch v.DType {
+	case mem.Float32:
+		f := mem.Float32s(v.Data)
+		at = func(i int64) float64 { return float64(f[i]) }
+	case mem.Float64:
+		f := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(v.Data))), v.Shape[0])
+		at = func(i int64) float64 { return f[i] }
+	default:
+		return errorf(gfEType, "weights must be float32 or float64 (got %s)", v.DType)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := g.loaders.Load(); n > 0 {
+		return errorf(gfEState, "%d loader(s) are open on this graph; close them before changing edge weights", n)
+	}
+	csc := g.part.Graph
+	w := make([]float32, csc.NumEdges())
+	for pos := range w {
+		k := key(csc, g.part, int64(pos))
+		if k >= v.Shape[0] {
+			return errorf(gfEInval, "weights has %d entries but the graph has %s %d (want one weight per %s)", v.Shape[0], what, k, what)
+		}
+		x := at(k)
+		if !(x >= 0) || math.IsInf(x, 1) || x > math.MaxFloat32 {
+			return errorf(gfEInval, "weights[%d] = %g (want finite and >= 0)", k, x)
+		}
+		w[pos] = float32(x)
+	}
+	csc.Weights = w
+	g.samplerMu.Lock()
+	g.last = nil
+	g.samplerMu.Unlock()
+	return nil
 }

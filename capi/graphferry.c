@@ -242,6 +242,11 @@ int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights) {
   return gfgo_graph_set_edge_weights((uintptr_t)graph, (DLTensor *)weights);
 }
 
+int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights) {
+  GF_GUARD();
+  return gfgo_graph_set_source_weights((uintptr_t)graph, (DLTensor *)weights);
+}
+
 int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir) {
   GF_GUARD();
   return gfgo_dataset_convert_npy((char *)src_dir, (char *)dst_dir);

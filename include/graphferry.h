@@ -371,6 +371,17 @@ int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
 int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights);
 
 /*
+ * gf_graph_set_source_weights sets per-node weights for biased sampling:
+ * every edge u->v gets the weight weights[u] of its source, stored beside
+ * the edge (as DSP does), so that the patch owning v samples locally with
+ * the probability w(u) / (sum of w over v's in-neighbours).
+ * @param weights float32 or float64 [N], indexed by original node id.
+ *                Borrowed (copied).
+ * Same codes as gf_graph_set_edge_weights; replaces earlier weights.
+ */
+int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights);
+
+/*
  * gf_dataset_convert_npy converts a dataset in the .npy layout (indptr.npy
  * and indices.npy of the in-neighbour CSR, optional feat.npy, label.npy,
  * train_idx/val_idx/test_idx.npy, meta.json) found in src_dir into a

@@ -507,6 +507,11 @@ def gf_graph_node_data_names(graph: Optional[gf_graph_p], out_names: CtypesRef, 
 def gf_graph_set_edge_weights(graph: Optional[gf_graph_p], weights: CtypesRef, /) -> int: ...
 
 
+# int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights);
+@cfunc("gf_graph_set_source_weights", [gf_graph_p_ctypes, DLTensor_p], ctypes.c_int)
+def gf_graph_set_source_weights(graph: Optional[gf_graph_p], weights: CtypesRef, /) -> int: ...
+
+
 # int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
 @cfunc("gf_dataset_convert_npy", [ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int)
 def gf_dataset_convert_npy(src_dir: bytes, dst_dir: bytes, /) -> int: ...

@@ -70,6 +70,14 @@ def _encode_name(name: Any, what: str = "name") -> bytes:
     return name.encode("utf-8")
 
 
+def _weights(weights: TensorLike) -> BorrowedTensor:
+    """Borrows a weight tensor; a bool mask counts as weights 0/1."""
+    borrowed = BorrowedTensor(weights, "weights")
+    if borrowed.tensor.dtype == torch.bool:
+        borrowed = BorrowedTensor(borrowed.tensor.to(torch.float32), "weights")
+    return borrowed
+
+
 class Graph(Closeable):
     r"""A graph held by the graphferry engine: its topology (in-neighbour CSC,
     split into patches) and named node data such as features and labels.
@@ -483,10 +491,24 @@ class Graph(Closeable):
             TypeMismatchError: another dtype.
             GraphferryError: (``GF_ESTATE``) loaders are open on the graph.
         """
-        borrowed = BorrowedTensor(weights, "weights")
-        if borrowed.tensor.dtype == torch.bool:
-            borrowed = BorrowedTensor(borrowed.tensor.to(torch.float32), "weights")
+        borrowed = _weights(weights)  # kept alive across the call
         _lib.gf_graph_set_edge_weights(self._handle, borrowed.ref)
+
+    def set_source_weights(self, weights: TensorLike) -> None:
+        r"""Sets per-node weights for biased sampling: every edge ``u -> v``
+        gets the weight ``weights[u]`` of its source, stored beside the edge
+        as DSP does, so that ``v``'s neighbour ``u`` is taken with probability
+        ``weights[u] / sum(weights[w] for w in v's in-neighbours)``. Replaces
+        earlier weights.
+
+        Args:
+            weights (Tensor): float32 or float64 ``[num_nodes]`` (or bool),
+                finite and ``>= 0``, indexed by node id.
+
+        Raises: as :meth:`set_edge_weights`.
+        """
+        borrowed = _weights(weights)  # kept alive across the call
+        _lib.gf_graph_set_source_weights(self._handle, borrowed.ref)
 
     def get_node_data(self, name: str) -> torch.Tensor:
         """A copy of the node data ``name``, rows in original node order."""

@@ -42,6 +42,7 @@ from ._dlpack import as_cpu_tensor
 from .graph import Graph, pyg_node_attrs
 from ._resource import Closeable, MappedIterator
 from .sampling import (
+    _scheme,
     Loader,
     SampledSubgraph,
     _fanout_array,
@@ -136,6 +137,13 @@ class Sampler(BaseSampler):
             graph must already have weights
             (:meth:`graphferry.Graph.set_edge_weights`) and ``weight_attr``
             only switches biased sampling on. (default: :obj:`None`)
+        scheme (str): ``"node"`` (node-wise, PyG's) or ``"layer"``
+            (layer-wise, DSP Eq. 2: ``num_neighbors[h]`` is the budget of the
+            whole hop). (default: :obj:`"node"`)
+        layer_without_replacement (bool): with ``scheme="layer"``, draw
+            distinct frontier nodes. (default: :obj:`False`)
+        exclude_edges (Tensor, optional): edge ids (columns of
+            ``edge_index``) never sampled. (default: :obj:`None`)
         seed (int, optional): seed of the per-call random streams.
             (default: :obj:`None`, drawn from torch's generator)
     """
@@ -147,12 +155,19 @@ class Sampler(BaseSampler):
         *,
         replace: bool = False,
         weight_attr: Optional[str] = None,
+        scheme: str = "node",
+        layer_without_replacement: bool = False,
+        exclude_edges: Any = None,
         seed: Optional[int] = None,
     ):
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)
         self.replace = bool(replace)
         self.weight_attr = _weight_attr(weight_attr)
+        _scheme(scheme)
+        self.scheme = scheme
+        self.layer_without_replacement = bool(layer_without_replacement)
+        self.exclude_edges = exclude_edges
         self.seed = random_seed() if seed is None else int(seed)
         self._calls = 0
         self._graph: Optional[Graph] = as_graph(data, self.weight_attr)
@@ -174,6 +189,8 @@ class Sampler(BaseSampler):
         sub = sample_neighbors(
             self._graph, index.node, self.num_neighbors, replace=self.replace,
             frontier="new", seed=self._next_seed(), biased=self.weight_attr is not None,
+            scheme=self.scheme, layer_without_replacement=self.layer_without_replacement,
+            exclude_edges=self.exclude_edges,
         )
         row, col, edge = _edge_index(sub)
         return SamplerOutput(
@@ -220,6 +237,13 @@ class NeighborLoader(Closeable):
         weight_attr (str, optional): the edge attribute of ``data`` holding
             edge weights, for biased sampling, as in :class:`Sampler`.
             (default: :obj:`None`)
+        scheme (str): ``"node"`` (node-wise, PyG's) or ``"layer"``
+            (layer-wise, DSP Eq. 2: ``num_neighbors[h]`` is the budget of the
+            whole hop). (default: :obj:`"node"`)
+        layer_without_replacement (bool): with ``scheme="layer"``, draw
+            distinct frontier nodes. (default: :obj:`False`)
+        exclude_edges (Tensor, optional): edge ids (columns of
+            ``edge_index``) never sampled. (default: :obj:`None`)
         seed (int, optional): seed of shuffling and sampling.
             (default: :obj:`None`, drawn from torch's generator)
         num_workers (int): must be 0: graphferry samples on its own threads.
@@ -239,6 +263,9 @@ class NeighborLoader(Closeable):
         drop_last: bool = False,
         replace: bool = False,
         weight_attr: Optional[str] = None,
+        scheme: str = "node",
+        layer_without_replacement: bool = False,
+        exclude_edges: Any = None,
         seed: Optional[int] = None,
         num_workers: int = 0,
         queue_capacity: int = 2,
@@ -280,6 +307,9 @@ class NeighborLoader(Closeable):
             queue_capacity=queue_capacity,
             feature_names=self._node_attrs,
             biased=self.weight_attr is not None,
+            scheme=scheme,
+            layer_without_replacement=layer_without_replacement,
+            exclude_edges=exclude_edges,
         )
 
     def __len__(self) -> int:

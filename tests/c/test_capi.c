@@ -298,6 +298,35 @@ int main(void) {
   DLTensor twn = tw;
   twn.data = negw;
   CHECK_ERR(gf_graph_set_edge_weights(g, &twn), GF_EINVAL, "weights[3]");
+  /* per-node weights: node 2 weighs 0, so no edge out of node 2 is taken */
+  static double nodew[6] = {1, 1, 0, 1, 1, 1};
+  int64_t s6w = 6, s3w = 3;
+  DLTensor tnw = tw;
+  tnw.data = nodew;
+  tnw.dtype.bits = 64;
+  tnw.shape = &s3w;
+  CHECK_ERR(gf_graph_set_source_weights(g, &tnw), GF_EINVAL, "node id");
+  tnw.shape = &s6w;
+  CHECK(gf_graph_set_source_weights(g, &tnw) == GF_OK, "set source weights");
+  {
+    int64_t every[] = {0, 1, 2, 3, 4, 5};
+    DLTensor tev = i64(every, &s6w);
+    gf_sample_options one = so;
+    one.num_hops = 1;
+    one.biased = 1;
+    CHECK(gf_sample(g, &tev, &one, &b) == GF_OK, "biased by source weight");
+    DLManagedTensor *nodes = NULL, *ix = NULL;
+    if (b && gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK &&
+        gf_batch_take(b, GF_FIELD_INDICES, 0, &ix) == GF_OK) {
+      for (int64_t k = 0; k < ix->dl_tensor.shape[0]; k++) {
+        int64_t u = ((int64_t *)nodes->dl_tensor.data)[((int64_t *)ix->dl_tensor.data)[k]];
+        CHECK(u != 2, "source of weight 0 sampled");
+      }
+    }
+    if (nodes) nodes->deleter(nodes);
+    if (ix) ix->deleter(ix);
+    gf_batch_close(b);
+  }
   CHECK(gf_graph_set_edge_weights(g, &tw) == GF_OK, "set edge weights");
   int64_t all_seeds[] = {0, 1, 2, 3, 4, 5};
   int64_t s6 = 6;

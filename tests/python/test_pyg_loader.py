@@ -274,3 +274,21 @@ def test_weight_attr_errors(tiny):
     short = Data(x=data.x, y=data.y, edge_index=data.edge_index, edge_weight=w[:10])
     with pytest.raises(graphferry.InvalidArgumentError, match="10 entries"):
         gfpyg.Sampler(short, [2], weight_attr="edge_weight")
+
+
+def test_layer_wise_and_exclusion_through_pyg(cora_pyg):
+    """scheme="layer" makes num_neighbors a per-hop budget, and excluded
+    edges never appear, through both the loader and the BaseSampler."""
+    excluded = torch.arange(0, cora_pyg.edge_index.size(1), 3)
+    loader = gfpyg.NeighborLoader(cora_pyg, [20, 10], batch_size=64, scheme="layer", replace=True,
+                                  exclude_edges=excluded, seed=1)
+    for batch in loader:
+        assert batch.num_sampled_edges[0] <= 20 and batch.num_sampled_edges[1] <= 10
+        assert not bool(torch.isin(batch.e_id, excluded).any())
+        assert torch.equal(cora_pyg.edge_index[:, batch.e_id], batch.n_id[batch.edge_index])
+    loader.close()
+    sampler = gfpyg.Sampler(cora_pyg, [5, 5], exclude_edges=excluded, seed=0)
+    for batch in NodeLoader(cora_pyg, node_sampler=sampler, input_nodes=torch.arange(200), batch_size=50):
+        assert not bool(torch.isin(batch.e_id, excluded).any())
+    with pytest.raises(ValueError, match="scheme"):
+        gfpyg.Sampler(cora_pyg, [5], scheme="walk")

@@ -350,3 +350,23 @@ def test_random_walk_errors(tiny_graph):
         graphferry.random_walk(tiny_graph, torch.tensor([1.0]), 3)
     with pytest.raises(TypeError, match="graphferry.Graph"):
         graphferry.random_walk("g", seeds, 3)
+
+
+def test_source_weights_are_per_node():
+    """set_source_weights: edge u -> v weighs weights[u], so a source of
+    weight 0 is never taken and the others follow their node weights."""
+    src = torch.tensor([1, 2, 3, 1, 2, 3, 0])
+    dst = torch.tensor([0, 0, 0, 4, 4, 4, 1])
+    g = graphferry.Graph.from_coo(src, dst, num_nodes=5)
+    with pytest.raises(graphferry.InvalidArgumentError, match="node id"):
+        g.set_source_weights(torch.ones(2))
+    g.set_source_weights(torch.tensor([1.0, 1.0, 0.0, 3.0, 1.0]))
+    counts = torch.zeros(5)
+    for s in range(400):
+        sub = graphferry.sample_neighbors(g, torch.tensor([0, 4]), [1], biased=True, seed=s)
+        srcs = sub.nodes[sub.blocks[0].indices]
+        assert not bool((srcs == 2).any()), "a source of weight 0 was sampled"
+        counts += torch.bincount(srcs, minlength=5)
+    # node 3 weighs 3, node 1 weighs 1: about 3:1 over 800 draws
+    assert 500 < counts[3] < 700 and 100 < counts[1] < 300
+    g.close()
