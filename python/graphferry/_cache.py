@@ -15,24 +15,27 @@ from typing import Any, Callable, Hashable
 from .graph import Graph
 
 _lock = threading.Lock()
-# id(source) -> (weak reference to source, signature, graph)
-_cache: dict[int, tuple[Any, Hashable, Graph]] = {}
+# (id(source), kind) -> (weak reference to source, signature, graph)
+_cache: dict[tuple[int, str], tuple[Any, Hashable, Graph]] = {}
 
 
 def tensor_signature(tensor: Any) -> Hashable:
     return (tensor.data_ptr(), tuple(tensor.shape), str(tensor.dtype), tensor._version)
 
 
-def _forget(key: int, ref: Any) -> None:
+def _forget(key: tuple[int, str], ref: Any) -> None:
     with _lock:
         entry = _cache.get(key)
         if entry is not None and entry[0] is ref:
             del _cache[key]
 
 
-def cached_graph(source: Any, signature: Hashable, convert: Callable[[], Graph]) -> Graph:
-    """The graph converted from ``source``, converting it if needed."""
-    key = id(source)
+def cached_graph(
+    source: Any, signature: Hashable, convert: Callable[[], Graph], kind: str = "graph"
+) -> Graph:
+    """The graph converted from ``source``, converting it if needed. ``kind``
+    tells conversions of one source apart (e.g. its reverse)."""
+    key = (id(source), kind)
     with _lock:
         entry = _cache.get(key)
         if (

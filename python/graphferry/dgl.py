@@ -33,9 +33,10 @@ import torch
 from . import _cache
 from .graph import Graph
 from ._resource import Closeable, MappedIterator
-from .sampling import Loader, SampledSubgraph, _fanout_array, _names, _scheme, refuse_workers
+from .sampling import Loader, SampledSubgraph, _fanout_array, _names, _scheme, random_seed, refuse_workers
+from .sampling import random_walk as _random_walk
 
-__all__ = ["NeighborSampler", "DataLoader", "to_blocks"]
+__all__ = ["NeighborSampler", "DataLoader", "to_blocks", "random_walk"]
 
 
 class NeighborSampler:
@@ -187,6 +188,63 @@ def as_graph(graph: Any, prob: Optional[str] = None) -> Graph:
     raise TypeError(
         f"expected a 'dgl.DGLGraph' or 'graphferry.Graph' (got '{type(graph).__name__}')"
     )
+
+
+def random_walk(
+    g: Any,
+    nodes: Any,
+    *,
+    length: int,
+    prob: Optional[str] = None,
+    restart_prob: float = 0.0,
+    return_eids: bool = False,
+    seed: Optional[int] = None,
+):
+    r"""Random walks as ``dgl.sampling.random_walk`` makes them on a
+    homogeneous graph, by graphferry's collective walk: each step moves from
+    a node to one of its successors (along out-edges, as DGL does), uniformly
+    or, with ``prob``, in proportion to ``g.edata[prob]``.
+
+    Args:
+        g (dgl.DGLGraph): a homogeneous graph.
+        nodes (Tensor): start nodes.
+        length (int): steps per walk.
+        prob (str, optional): edata field of non-negative edge weights.
+            (default: :obj:`None`)
+        restart_prob (float): probability of jumping back to the start node
+            at each step. (default: :obj:`0.0`)
+        return_eids (bool): also return the edge id of every step.
+            (default: :obj:`False`)
+        seed (int, optional): seed of the random streams. (default:
+            :obj:`None`, drawn from torch's generator)
+
+    Returns:
+        ``(traces, types)`` or, with ``return_eids``, ``(traces, eids,
+        types)``, as DGL's: ``traces`` int64 ``[len(nodes), length + 1]``
+        padded with ``-1`` after a walk stops (at a node without successors,
+        where DGL stops too), ``eids`` ``[len(nodes), length]`` with ``-1``
+        for restarts and stopped walks, ``types`` the node type of each
+        column (all 0).
+    """
+    if not isinstance(g, dgl.DGLGraph):
+        raise TypeError(f"expected a 'dgl.DGLGraph' (got '{type(g).__name__}')")
+    if prob is not None and prob not in g.edata:
+        raise KeyError(f"'prob': the DGLGraph has no edata field '{prob}' (it has {sorted(g.edata.keys())})")
+    # graphferry walks along in-edges: walk the reversed graph, whose edge
+    # ids are the same.
+    def convert() -> Graph:
+        src, dst = g.edges(order="eid")
+        return Graph.from_coo(
+            dst, src, num_nodes=g.num_nodes(), edge_weights=None if prob is None else g.edata[prob]
+        )
+
+    reverse = _cache.cached_graph(g, _dgl_signature(g, prob), convert, kind="reverse")
+    traces, eids = _random_walk(
+        reverse, nodes, length, restart_prob=restart_prob, biased=prob is not None,
+        seed=random_seed() if seed is None else seed,
+    )
+    types = torch.zeros(traces.shape[1], dtype=torch.int64)
+    return (traces, eids, types) if return_eids else (traces, types)
 
 
 def to_blocks(sub: SampledSubgraph) -> list:

@@ -50,8 +50,9 @@ from .sampling import (
     refuse_workers,
     sample_neighbors,
 )
+from .sampling import random_walk as _random_walk
 
-__all__ = ["Sampler", "NeighborLoader", "as_graph"]
+__all__ = ["Sampler", "NeighborLoader", "as_graph", "random_walk"]
 
 
 def _pyg_signature(data: Data, weight_attr: Optional[str] = None) -> Any:
@@ -99,6 +100,65 @@ def _weight_attr(weight_attr: Any) -> Optional[str]:
             f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')"
         )
     return weight_attr
+
+
+def random_walk(
+    edge_index: torch.Tensor,
+    start: torch.Tensor,
+    walk_length: int,
+    p: float = 1.0,
+    q: float = 1.0,
+    num_nodes: Optional[int] = None,
+    return_edge_indices: bool = False,
+    restart_prob: float = 0.0,
+    seed: Optional[int] = None,
+):
+    r"""Uniform random walks in the manner of ``torch_cluster.random_walk``
+    (which PyG's ``Node2Vec`` uses), by graphferry's collective walk: from
+    each node of ``start``, ``walk_length`` steps, each to a uniformly drawn
+    target of the current node's out-edges (``edge_index[0]`` = source).
+
+    Args:
+        edge_index (Tensor): ``[2, E]`` edges, row 0 the sources.
+        start (Tensor): start nodes.
+        walk_length (int): steps per walk.
+        p, q (float): node2vec's return and in-out parameters; only
+            ``p = q = 1`` (unbiased walks) is supported.
+        num_nodes (int, optional): number of nodes. (default: :obj:`None`,
+            the largest id + 1)
+        return_edge_indices (bool): also return the column of ``edge_index``
+            taken by every step. (default: :obj:`False`)
+        restart_prob (float): probability of jumping back to the start node
+            at each step. (default: :obj:`0.0`)
+        seed (int, optional): seed of the random streams. (default:
+            :obj:`None`, drawn from torch's generator)
+
+    Returns:
+        ``node_seq`` int64 ``[len(start), walk_length + 1]`` (and, with
+        ``return_edge_indices``, ``edge_seq`` ``[len(start), walk_length]``).
+        A walk that reaches a node without out-edges stops: the rest of its
+        row is ``-1`` (``torch_cluster`` repeats the node instead), and so are
+        the edge entries of stopped walks and restarts.
+    """
+    if p != 1.0 or q != 1.0:
+        raise NotImplementedError(
+            f"graphferry.pyg.random_walk supports unbiased walks only (p = q = 1; got p={p}, q={q})"
+        )
+    edge_index = as_cpu_tensor(edge_index, "edge_index")
+    if edge_index.dim() != 2 or edge_index.size(0) != 2:
+        raise ValueError(f"'edge_index' must have shape [2, E] (got {list(edge_index.shape)})")
+    # graphferry walks along in-edges: build the graph with the edges reversed.
+    graph = _cache.cached_graph(
+        edge_index,
+        (_cache.tensor_signature(edge_index), num_nodes),
+        lambda: Graph.from_coo(edge_index[1], edge_index[0], num_nodes=num_nodes),
+        kind="reverse",
+    )
+    node_seq, edge_seq = _random_walk(
+        graph, start, walk_length, restart_prob=restart_prob,
+        seed=random_seed() if seed is None else seed,
+    )
+    return (node_seq, edge_seq) if return_edge_indices else node_seq
 
 
 def _edge_index(sub: SampledSubgraph) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

@@ -370,3 +370,44 @@ def test_source_weights_are_per_node():
     # node 3 weighs 3, node 1 weighs 1: about 3:1 over 800 draws
     assert 500 < counts[3] < 700 and 100 < counts[1] < 300
     g.close()
+
+
+def test_dgl_random_walk_follows_out_edges_like_dgl():
+    dgl = pytest.importorskip("dgl")
+    import graphferry.dgl as gfdgl
+
+    src = torch.tensor([0, 0, 1, 2, 3, 3, 4])
+    dst = torch.tensor([1, 2, 3, 3, 4, 0, 2])
+    g = dgl.graph((src, dst), num_nodes=6)
+    g.edata["w"] = torch.tensor([1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    for prob in (None, "w"):
+        traces, eids, types = gfdgl.random_walk(g, torch.tensor([0, 1, 5]), length=5, prob=prob,
+                                                return_eids=True, seed=3)
+        assert traces.shape == (3, 6) and eids.shape == (3, 5) and types.tolist() == [0] * 6
+        assert traces[:, 0].tolist() == [0, 1, 5]
+        assert traces[2, 1:].tolist() == [-1] * 5  # node 5 has no successors
+        for i in range(3):
+            for t in range(5):
+                u, v, e = int(traces[i, t]), int(traces[i, t + 1]), int(eids[i, t])
+                if v < 0:
+                    continue
+                assert (int(src[e]), int(dst[e])) == (u, v), "a step must follow an out-edge"
+                if prob == "w":
+                    assert e != 1, "an edge of weight 0 was walked"
+    # DGL's own random_walk gives walks of the same shape over the same edges
+    ref, _ = dgl.sampling.random_walk(g, torch.tensor([0, 1]), length=5)
+    assert ref.shape == (2, 6)
+
+
+def test_pyg_random_walk_like_torch_cluster():
+    import graphferry.pyg as gfpyg
+
+    edge_index = torch.tensor([[0, 0, 1, 2, 3], [1, 2, 2, 3, 0]])
+    seq, eseq = gfpyg.random_walk(edge_index, torch.tensor([0, 3]), 6, return_edge_indices=True, seed=1)
+    assert seq.shape == (2, 7) and eseq.shape == (2, 6)
+    for i in range(2):
+        for t in range(6):
+            e = int(eseq[i, t])
+            assert int(edge_index[0, e]) == int(seq[i, t]) and int(edge_index[1, e]) == int(seq[i, t + 1])
+    with pytest.raises(NotImplementedError, match="p = q = 1"):
+        gfpyg.random_walk(edge_index, torch.tensor([0]), 3, p=2.0)
