@@ -17,7 +17,7 @@ PKG_LIB    := python/graphferry/lib/libgraphferry.so
 GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h' 2>/dev/null) include/graphferry.h go.mod go.sum
 PYTEST_ARGS ?=
 
-.PHONY: help lib venv demo test test-go test-nocgo test-big test-c test-py test-cgocheck fuzz bench clean
+.PHONY: help lib venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck fuzz bench clean
 
 help:
 	@echo "graphferry make targets:"
@@ -30,6 +30,7 @@ help:
 	@echo "  make test-big    the 2^31-edge-offset sampling test (8 GiB, about 15 s)"
 	@echo "  make test-py     pytest tests/python"
 	@echo "  make fuzz        run each Go fuzz target for FUZZTIME (default 20s)"
+	@echo "  make stats       the sampling schemes' statistical tests, with their p-values"
 	@echo "  make bench       sampling and epoch-time benchmark against DGL on the real datasets"
 
 $(LIB): $(GO_SRC)
@@ -89,6 +90,10 @@ test-cgocheck: venv $(LIB_CHECK)
 	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Iinclude -o build/cgocheck2/test_capi tests/c/test_capi.c -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
 	./build/cgocheck2/test_capi
 	GRAPHFERRY_LIB_PATH=$(abspath $(LIB_CHECK)) $(PY) -m pytest tests/python -q $(PYTEST_ARGS)
+
+# The statistical tests of every sampling scheme, with their p-values.
+stats:
+	$(GO) test -count=1 -v -run 'Uniformity|Biased|ExcludeEdges|LayerWise|RandomWalk' ./engine/sample | grep -E 'p = |^(ok|FAIL|---)'
 
 FUZZTIME ?= 20s
 fuzz:

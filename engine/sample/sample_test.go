@@ -242,7 +242,8 @@ func TestUniformityWithoutReplacement(t *testing.T) {
 		// multinomial N p (1 - 1/d): rescale so the statistic is chi-square.
 		p := float64(c.fanout) / float64(c.deg)
 		x := chi2(counts) * (1 - 1/float64(c.deg)) / (1 - p)
-		t.Logf("deg %d fanout %d: chi2 = %.1f (df %d)", c.deg, c.fanout, x, c.deg-1)
+		t.Logf("uniform without replacement, deg %d fanout %d: inclusion: chi2 = %.1f, df = %d, p = %.4f",
+			c.deg, c.fanout, x, c.deg-1, chi2SF(x, int(c.deg-1)))
 		assert.Less(t, x, c.crit, "inclusion frequencies %v", counts)
 	}
 
@@ -256,7 +257,9 @@ func TestUniformityWithoutReplacement(t *testing.T) {
 	for _, c := range subsets {
 		counts = append(counts, c)
 	}
-	assert.Less(t, chi2(counts), 27.88, "subset frequencies %v", subsets)
+	x := chi2(counts)
+	t.Logf("uniform without replacement: 2-subsets of 5: chi2 = %.2f, df = 9, p = %.4f", x, chi2SF(x, 9))
+	assert.Less(t, x, 27.88, "subset frequencies %v", subsets)
 }
 
 func TestUniformityWithReplacement(t *testing.T) {
@@ -273,7 +276,9 @@ func TestUniformityWithReplacement(t *testing.T) {
 			dupSeen = true
 		}
 	}
-	assert.Less(t, chi2(counts), 22.46, "frequencies %v", counts) // df 6, p = 0.001
+	x := chi2(counts)
+	t.Logf("uniform with replacement: per-draw neighbour: chi2 = %.2f, df = 6, p = %.4f", x, chi2SF(x, 6))
+	assert.Less(t, x, 22.46, "frequencies %v", counts) // df 6, p = 0.001
 	assert.True(t, dupSeen, "with replacement repeats must occur")
 }
 
