@@ -416,21 +416,6 @@ func gfgo_graph_node_data_names(h C.uintptr_t, out **C.char) C.int {
 	})
 }
 
-//export gfgo_dataset_convert_npy
-func gfgo_dataset_convert_npy(src, dst *C.char) C.int {
-	return call("gf_dataset_convert_npy", func() error {
-		s, err := goString(src, "src_dir")
-		if err != nil {
-			return err
-		}
-		d, err := goString(dst, "dst_dir")
-		if err != nil {
-			return err
-		}
-		return dataset.ConvertNPY(s, d)
-	})
-}
-
 //export gfgo_graph_set_edge_weights
 func gfgo_graph_set_edge_weights(h C.uintptr_t, wT *C.DLTensor) C.int {
 	return call("gf_graph_set_edge_weights", func() error {

@@ -252,6 +252,12 @@ int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir) {
   return gfgo_dataset_convert_npy((char *)src_dir, (char *)dst_dir);
 }
 
+int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
+                        int32_t num_threads) {
+  GF_GUARD();
+  return gfgo_dataset_generate((char *)preset, (char *)dst_dir, seed, num_threads);
+}
+
 // ---------------------------------------------------------------------------
 // Sampling and batches
 

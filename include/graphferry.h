@@ -390,6 +390,23 @@ int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights);
  */
 int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
 
+/*
+ * gf_dataset_generate writes a synthetic graphferry dataset directory: an
+ * R-MAT (Kronecker) power-law graph with the Graph500 probabilities, stored
+ * in both directions, with random features, learnable labels and a
+ * train/val/test split, generated in parallel and reproducible from seed.
+ * @param preset  "tiny" (2^10 nodes), "small" (2^16), "products-like"
+ *                (2,449,029 nodes, ~120M edges, 100 float32 features, 47
+ *                classes) or "papers-like" (4M nodes, ~100M edges, 128
+ *                features, 172 classes).
+ * @param dst_dir created if missing.
+ * @param seed    0 keeps the preset's own seed.
+ * @param num_threads <= 0 uses every core; the output does not depend on it.
+ * Returns GF_OK, GF_EINVAL (unknown preset), GF_EIO, GF_ENOMEM.
+ */
+int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
+                        int32_t num_threads);
+
 /* ------------------------------------------------------------------------ */
 /* Sampling                                                                 */
 /* ------------------------------------------------------------------------ */

@@ -20,7 +20,7 @@ from typing import Any
 from ._version import __version__
 from .errors import GraphferryError, InvalidArgumentError, TypeMismatchError
 from . import _lib
-from .graph import Graph, convert_npy
+from .graph import PRESETS, Graph, convert_npy, generate
 from .sampling import Block, Loader, SampledSubgraph, random_walk, sample_neighbors
 
 __all__ = [
@@ -30,6 +30,8 @@ __all__ = [
     "TypeMismatchError",
     "Graph",
     "convert_npy",
+    "generate",
+    "PRESETS",
     "sample_neighbors",
     "random_walk",
     "SampledSubgraph",

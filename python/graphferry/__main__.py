@@ -1,4 +1,5 @@
-"""Command line: ``python -m graphferry convert SRC DST`` and ``python -m graphferry version``."""
+"""Command line: ``python -m graphferry convert SRC DST``, ``python -m graphferry
+generate PRESET DST`` and ``python -m graphferry version``."""
 
 from __future__ import annotations
 
@@ -17,16 +18,26 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     )
     convert.add_argument("src", help="directory in the .npy layout")
     convert.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
+    generate = sub.add_parser(
+        "generate",
+        help="write a synthetic R-MAT dataset (tiny, small, products-like, papers-like)",
+    )
+    generate.add_argument("preset", help="tiny, small, products-like or papers-like")
+    generate.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
+    generate.add_argument("--seed", type=int, default=0, help="0 keeps the preset's seed")
     sub.add_parser("version", help="print the package and library versions")
     args = parser.parse_args(argv)
 
     import graphferry
 
-    if args.command == "convert":
+    if args.command in ("convert", "generate"):
         try:
-            graphferry.convert_npy(args.src, args.dst)
+            if args.command == "convert":
+                graphferry.convert_npy(args.src, args.dst)
+            else:
+                graphferry.generate(args.preset, args.dst, seed=args.seed)
         except graphferry.GraphferryError as err:
-            print(f"graphferry convert: {err}", file=sys.stderr)
+            print(f"graphferry {args.command}: {err}", file=sys.stderr)
             return 1
         with graphferry.Graph.open(args.dst) as g:
             print(

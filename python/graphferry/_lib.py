@@ -517,6 +517,12 @@ def gf_graph_set_source_weights(graph: Optional[gf_graph_p], weights: CtypesRef,
 def gf_dataset_convert_npy(src_dir: bytes, dst_dir: bytes, /) -> int: ...
 
 
+# int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
+#                         int32_t num_threads);
+@cfunc("gf_dataset_generate", [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_int32], ctypes.c_int)
+def gf_dataset_generate(preset: bytes, dst_dir: bytes, seed: int, num_threads: int, /) -> int: ...
+
+
 # ---------------------------------------------------------------------------
 # Sampling
 # ---------------------------------------------------------------------------

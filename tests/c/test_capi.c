@@ -422,6 +422,30 @@ int main(void) {
   CHECK_ERR(gf_random_walk(g, &tall6, &wo, NULL, NULL), GF_EINVAL, "out_traces");
   CHECK_ERR(gf_random_walk(g, &toor, &wo, &tr, NULL), GF_EINVAL, "99");
 
+  /* synthetic datasets */
+  {
+    char dir[] = "/tmp/gf_test_genXXXXXX";
+    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    CHECK_ERR(gf_dataset_generate("nope", dir, 0, 0), GF_EINVAL, "tiny");
+    CHECK_ERR(gf_dataset_generate(NULL, dir, 0, 0), GF_EINVAL, "preset");
+    CHECK(gf_dataset_generate("tiny", dir, 5, 0) == GF_OK, "generate tiny");
+    gf_graph *tg = NULL;
+    CHECK(gf_graph_open(dir, NULL, &tg) == GF_OK && tg, "open generated");
+    int64_t tn = 0, te = 0;
+    CHECK(gf_graph_num_nodes(tg, &tn) == GF_OK && tn == 1024, "tiny has 1024 nodes");
+    CHECK(gf_graph_num_edges(tg, &te) == GF_OK && te > tn, "tiny has edges");
+    DLManagedTensor *feat = NULL;
+    CHECK(gf_graph_get_node_data(tg, "feat", &feat) == GF_OK && feat && feat->dl_tensor.ndim == 2,
+          "generated features");
+    if (feat) feat->deleter(feat);
+    CHECK(gf_sample(tg, &ts, &so, &b) == GF_OK, "sample the generated graph");
+    gf_batch_close(b);
+    gf_graph_close(tg);
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    CHECK(system(cmd) == 0, "cleanup");
+  }
+
   /* after all of that, g still samples correctly */
   CHECK(gf_sample(g, &ts, &so, &b) == GF_OK, "sample after errors");
   if (b) check_batch(b, 2, 2, seeds);

@@ -435,3 +435,27 @@ def test_from_arrow_and_open_ipc(tiny, tmp_path):
         graphferry.Graph.from_arrow(bad)
     with pytest.raises(TypeError, match="pyarrow"):
         graphferry.Graph.from_arrow({"src": [0]})
+
+
+def test_generate_tiny_and_cli(tmp_path):
+    """graphferry.generate writes a dataset Graph.open reads, reproducibly
+    from its seed; the CLI does the same; a bad preset names the choices."""
+    import subprocess
+    import sys
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    graphferry.generate("tiny", a, seed=7)
+    graphferry.generate("tiny", b, seed=7, num_threads=1)
+    with graphferry.Graph.open(a) as ga, graphferry.Graph.open(b) as gb:
+        assert ga.num_nodes == 1024 and ga.num_edges > 4 * ga.num_nodes
+        assert ga.num_edges == gb.num_edges
+        assert torch.equal(ga.get_node_data("feat"), gb.get_node_data("feat"))
+        assert torch.equal(ga.get_node_data("label"), gb.get_node_data("label"))
+        assert ga.train_idx.numel() > 0 and ga.get_node_data("label").unique().numel() > 1
+        sub = graphferry.sample_neighbors(ga, ga.train_idx[:16], [5, 5])
+        assert torch.equal(sub.nodes[:16], ga.train_idx[:16])
+    with pytest.raises(graphferry.InvalidArgumentError, match="products-like"):
+        graphferry.generate("huge", tmp_path / "c")
+    out = subprocess.run([sys.executable, "-m", "graphferry", "generate", "tiny", str(tmp_path / "d")],
+                         capture_output=True, text=True, check=True)
+    assert "1024 nodes" in out.stdout

@@ -1,0 +1,64 @@
+package main
+
+/*
+#include "graphferry.h"
+*/
+import "C"
+
+import (
+	"sort"
+	"strings"
+
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/gen"
+)
+
+//export gfgo_dataset_convert_npy
+func gfgo_dataset_convert_npy(src, dst *C.char) C.int {
+	return call("gf_dataset_convert_npy", func() error {
+		s, err := goString(src, "src_dir")
+		if err != nil {
+			return err
+		}
+		d, err := goString(dst, "dst_dir")
+		if err != nil {
+			return err
+		}
+		return dataset.ConvertNPY(s, d)
+	})
+}
+
+//export gfgo_dataset_generate
+func gfgo_dataset_generate(preset, dst *C.char, seed C.uint64_t, threads C.int32_t) C.int {
+	return call("gf_dataset_generate", func() error {
+		name, err := goString(preset, "preset")
+		if err != nil {
+			return err
+		}
+		d, err := goString(dst, "dst_dir")
+		if err != nil {
+			return err
+		}
+		presets := gen.Presets()
+		p, ok := presets[name]
+		if !ok {
+			names := make([]string, 0, len(presets))
+			for n := range presets {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			return errorf(gfEInval, "preset = %q is unknown (have: %s)", name, strings.Join(names, ", "))
+		}
+		if seed != 0 {
+			p.RMAT.Seed = uint64(seed)
+			p.Features.Seed = uint64(seed)
+		}
+		p.RMAT.Threads = int(threads)
+		p.Features.Threads = int(threads)
+		ds, err := gen.Build(p)
+		if err != nil {
+			return err
+		}
+		return dataset.Write(d, ds)
+	})
+}
