@@ -31,7 +31,8 @@ help:
 	@echo "  make test-py     pytest tests/python"
 	@echo "  make fuzz        run each Go fuzz target for FUZZTIME (default 20s)"
 	@echo "  make stats       the sampling schemes' statistical tests, with their p-values"
-	@echo "  make bench       sampling and epoch-time benchmark against DGL on the real datasets"
+	@echo "  make bench       quick benchmark (minutes): graphferry vs DGL, GraphBolt, PyG, index_select on the real datasets + a small generated graph"
+	@echo "  make bench-full  full benchmark on the products-like and papers-like generated presets (long; cached in bench/.cache)"
 
 $(LIB): $(GO_SRC)
 	@mkdir -p $(dir $@)
@@ -104,7 +105,10 @@ fuzz:
 	done
 
 bench: venv
-	$(PY) bench/run.py --quick
+	$(PY) bench/run.py --quick --out bench/results
+
+bench-full: venv
+	$(PY) bench/run.py --full --out bench/results/full
 
 clean:
 	rm -rf build $(PKG_LIB)
