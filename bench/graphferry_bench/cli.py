@@ -35,6 +35,7 @@ class Config:
     fanout_sweep: list = field(default_factory=lambda: [[5, 5, 5], [10, 10, 5], [15, 10, 5], [25, 15, 10]])
     scaling_epochs: int = 3
     systems: list = field(default_factory=lambda: list(systems.ALL_SYSTEMS))
+    modes: tuple = field(default_factory=lambda: tuple(systems.MODES))
 
 
 QUICK_DATASETS = "cora,pubmed,gen:small"
@@ -79,7 +80,7 @@ def run_suite(graphs: Sequence[data.BenchGraph], cfg: Config, out: Path, *, scal
     sc_graph = None
     if graphs and cfg.threads is not None:
         sc_graph = next((g for g in graphs if g.name == scaling_graph), None) or max(graphs, key=lambda g: g.num_edges)
-    total = len(graphs) * measure.bench_ticks(chosen, cfg.epochs, cfg.warmup)
+    total = len(graphs) * measure.bench_ticks(chosen, cfg.epochs, cfg.warmup, cfg.modes)
     if sc_graph is not None:
         total += measure.scaling_ticks(cfg.threads, cfg.batch_sizes, cfg.fanout_sweep, cfg.scaling_epochs, 1)
     bar = tqdm(total=total, disable=not progress, file=sys.stderr, dynamic_ncols=True, unit="epoch")
@@ -91,7 +92,8 @@ def run_suite(graphs: Sequence[data.BenchGraph], cfg: Config, out: Path, *, scal
     runs = []
     for g in graphs:
         results = measure.bench_graph(g, chosen, fanouts=cfg.fanouts, batch_size=cfg.batch_size, hidden=cfg.hidden,
-                                      epochs=cfg.epochs, warmup=cfg.warmup, seed=cfg.seed, tick=tick)
+                                      epochs=cfg.epochs, warmup=cfg.warmup, seed=cfg.seed, tick=tick,
+                                      modes=cfg.modes)
         runs.append({
             "graph": g.name, "source": g.source, "num_nodes": g.num_nodes, "num_edges": g.num_edges,
             "feat_dim": g.feat_dim, "num_classes": g.num_classes, "seeds_kind": g.seeds_kind,
@@ -165,6 +167,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-scaling", action="store_true", help="skip the threads / batch / fan-out sweeps")
     ap.add_argument("--no-progress", action="store_true")
+    ap.add_argument("--modes", default=",".join(systems.MODES),
+                    help="which epochs to time: sample (sampling only), load (+ features), train (+ a step)")
+    ap.add_argument("--max-seeds", type=int, default=0,
+                    help="bound each graph's seed list (a seeded random subset), to keep big graphs in budget")
+    ap.add_argument("--systems", help="comma-separated names of the systems to run (default: all)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
 
@@ -177,11 +184,29 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         cfg.scaling_epochs = 3
     if args.no_scaling:
         cfg.threads = None
+    cfg.modes = tuple(m for m in args.modes.split(",") if m)
+    unknown = set(cfg.modes) - set(systems.MODES)
+    if unknown:
+        ap.error(f"--modes: unknown {sorted(unknown)} (choose from {list(systems.MODES)})")
+    if args.systems:
+        wanted = [n.strip() for n in args.systems.split(",")]
+        by_name = {c.name: c for c in systems.ALL_SYSTEMS}
+        missing = [n for n in wanted if n not in by_name]
+        if missing:
+            ap.error(f"--systems: unknown {missing} (have {sorted(by_name)})")
+        cfg.systems = [by_name[n] for n in wanted]
     names = (args.datasets or (FULL_DATASETS if full else QUICK_DATASETS)).split(",")
     graphs, notes = load_graphs(names, Path(args.data), Path(args.cache), cfg.batch_size, cfg.seed)
     if not graphs:
         print("bench: no graph to measure", file=sys.stderr)
         return 1
+    if args.max_seeds > 0:
+        for g in graphs:
+            if g.seeds.numel() > args.max_seeds:
+                perm = torch.randperm(g.seeds.numel(), generator=torch.Generator().manual_seed(cfg.seed))
+                g.seeds = g.seeds[perm[: args.max_seeds]].sort().values
+                notes.append(f"{g.name}: seeds limited to a random {args.max_seeds} of its "
+                             f"{g.seeds_kind} nodes (--max-seeds)")
     scaling_graph = next((g.name for g in graphs if g.name.startswith(("gen-", "rmat-"))), None)
     doc = run_suite(graphs, cfg, Path(args.out), scaling_graph=scaling_graph, progress=not args.no_progress,
                     notes=notes)

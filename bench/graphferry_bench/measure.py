@@ -96,7 +96,7 @@ def loading_ratio(base_load: Optional[float], ours_load: Optional[float], min_s:
 
 
 def bench_graph(bg: BenchGraph, systems: Sequence[type], *, fanouts, batch_size, hidden, epochs, warmup,
-                seed=0, tick=lambda desc: None) -> dict:
+                seed=0, tick=lambda desc: None, modes: Sequence[str] = MODES) -> dict:
     """Every system on one graph: per-mode timings, breakdown, ratios.
 
     Epochs are interleaved (round r runs epoch r of every system and mode in
@@ -107,7 +107,7 @@ def bench_graph(bg: BenchGraph, systems: Sequence[type], *, fanouts, batch_size,
             system = cls(bg, fanouts, batch_size, seed)
             instances.append(system)
             for mode in MODES:
-                if mode in system.modes:
+                if mode in system.modes and mode in modes:
                     trainer = None
                     if mode == "train":
                         trainer = Trainer(system.fmt, bg.feat_dim, hidden, bg.num_classes, len(fanouts), seed)
@@ -130,8 +130,8 @@ def bench_graph(bg: BenchGraph, systems: Sequence[type], *, fanouts, batch_size,
     return results
 
 
-def bench_ticks(systems: Sequence[type], epochs: int, warmup: int) -> int:
-    return sum(len(cls.modes) for cls in systems) * (epochs + warmup)
+def bench_ticks(systems: Sequence[type], epochs: int, warmup: int, modes: Sequence[str] = MODES) -> int:
+    return sum(len([m for m in cls.modes if m in modes]) for cls in systems) * (epochs + warmup)
 
 
 REFERENCES = ("DGL DataLoader", "DGL DataLoader (num_workers=2)", "DGL GraphBolt", "PyG NeighborLoader")

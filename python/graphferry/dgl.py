@@ -309,6 +309,8 @@ class DataLoader(Closeable):
             (default: :obj:`0`)
         queue_capacity (int): batches buffered per pipeline stage.
             (default: :obj:`2`)
+        num_threads (int): the engine's sampling threads; ``<= 0`` uses every
+            core. (default: :obj:`0`)
         device (str or torch.device): where outputs are moved.
             (default: :obj:`"cpu"`)
         use_uva (bool): unsupported in this CPU-only version; must be False.
@@ -327,6 +329,7 @@ class DataLoader(Closeable):
         seed: Optional[int] = None,
         num_workers: int = 0,
         queue_capacity: int = 2,
+        num_threads: int = 0,
         device: Union[str, torch.device] = "cpu",
         use_uva: bool = False,
     ):
@@ -354,6 +357,7 @@ class DataLoader(Closeable):
             frontier="all",
             seed=seed,
             queue_capacity=queue_capacity,
+            num_threads=num_threads,
             feature_names=settings.prefetch_node_feats,
             label_names=settings.prefetch_labels,
             scheme=settings.scheme,

@@ -310,6 +310,8 @@ class NeighborLoader(Closeable):
             (default: :obj:`0`)
         queue_capacity (int): batches buffered per pipeline stage.
             (default: :obj:`2`)
+        num_threads (int): the engine's sampling threads; ``<= 0`` uses every
+            core. (default: :obj:`0`)
     """
 
     def __init__(
@@ -329,6 +331,7 @@ class NeighborLoader(Closeable):
         seed: Optional[int] = None,
         num_workers: int = 0,
         queue_capacity: int = 2,
+        num_threads: int = 0,
     ):
         self._loader: Optional[Loader] = None
         refuse_workers(num_workers)
@@ -365,6 +368,7 @@ class NeighborLoader(Closeable):
             frontier="new",
             seed=seed,
             queue_capacity=queue_capacity,
+            num_threads=num_threads,
             feature_names=self._node_attrs,
             biased=self.weight_attr is not None,
             scheme=scheme,

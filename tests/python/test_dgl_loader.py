@@ -281,3 +281,18 @@ def test_graphferry_graph_with_prob_needs_weights(tiny):
         assert bool((w[sub.blocks[0].edge_ids] > 0).all())
     with pytest.raises(KeyError, match="nope"):
         graphferry.Graph.from_dgl(gd, edge_weights="nope")
+
+
+def test_num_threads_does_not_change_batches():
+    """The engine's streams are keyed per node, so the thread count is a
+    speed knob only: one and two threads give the same batches."""
+    g = graphferry.Graph.from_coo(torch.randint(0, 300, (3000,)), torch.randint(0, 300, (3000,)), num_nodes=300)
+    sampler = gfdgl.NeighborSampler([4, 4])
+    runs = []
+    for threads in (1, 2):
+        dl = gfdgl.DataLoader(g, torch.arange(300), sampler, batch_size=64, shuffle=True, seed=3,
+                              num_threads=threads)
+        runs.append([[b.edata[dgl.EID] for b in blocks] for _, _, blocks in dl])
+        dl.close()
+    for a, b in zip(*runs):
+        assert all(torch.equal(x, y) for x, y in zip(a, b))
