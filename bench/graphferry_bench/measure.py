@@ -140,7 +140,6 @@ REFERENCES = ("DGL DataLoader", "DGL DataLoader (num_workers=2)", "DGL GraphBolt
 def add_ratios(results: dict) -> None:
     """On each graphferry entry: ``ratios[baseline] = {sampling, epoch, loading}``,
     baseline / graphferry."""
-    feature_base = results.get("torch index_select (features only)")
     for name, entry in results.items():
         if not entry["graphferry"]:
             continue
@@ -154,12 +153,14 @@ def add_ratios(results: dict) -> None:
                 "epoch": ratio(base["modes"].get("train"), entry["modes"].get("train")),
                 "loading": loading_ratio(base["breakdown"]["loading_s"], entry["breakdown"]["loading_s"]),
             }
-        if feature_base is not None:
-            entry["ratios"]["torch index_select (features only)"] = {
-                "sampling": None,
-                "epoch": None,
-                "loading": loading_ratio(feature_base["breakdown"]["loading_s"], entry["breakdown"]["loading_s"]),
-            }
+        for feature_name in ("torch index_select (features only)", "memcpy ceiling (features only)"):
+            feature_base = results.get(feature_name)
+            if feature_base is not None:
+                entry["ratios"][feature_name] = {
+                    "sampling": None,
+                    "epoch": None,
+                    "loading": loading_ratio(feature_base["breakdown"]["loading_s"], entry["breakdown"]["loading_s"]),
+                }
 
 
 # -- graphferry scaling --------------------------------------------------------------------

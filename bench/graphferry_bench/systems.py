@@ -195,6 +195,30 @@ class IndexSelect(System):
         return run
 
 
+class MemcpyCeiling(IndexSelect):
+    """The memory-copy ceiling of feature loading: per batch, one contiguous
+    copy of as many feature rows as the batch has input nodes (what a gather
+    could reach if every row it reads were adjacent)."""
+
+    name = "memcpy ceiling (features only)"
+    note = "contiguous copy of the same number of feature rows per batch; no gather, no sampling"
+
+    def epochs(self, mode):
+        gather = super().epochs(mode)
+        sizes = [batch.x.shape[0] for batch in gather()]
+        feat = self.bg.feat
+        rows = feat.shape[0]
+
+        def run():
+            for i, n in enumerate(sizes):
+                start = (i * 7919) % max(1, rows - n) if rows > n else 0
+                x = torch.empty((n, feat.shape[1]), dtype=feat.dtype)
+                x.copy_(feat[start : start + n])
+                yield Batch("none", None, x, None, 0, 0)
+
+        return run
+
+
 # -- graphferry ------------------------------------------------------------------------
 
 
@@ -322,7 +346,7 @@ class GraphferryPyGSequential(GraphferrySequential):
         return Batch("pyg", edge_index, x, y, int(edge_index.size(1)), seeds.numel())
 
 
-BASELINES = [DGLClassic, DGLWorkers, GraphBolt, PyGNeighborLoader, IndexSelect]
+BASELINES = [DGLClassic, DGLWorkers, GraphBolt, PyGNeighborLoader, IndexSelect, MemcpyCeiling]
 GRAPHFERRY = [GraphferryDGL, GraphferryDGLSequential, GraphferryPyG, GraphferryPyGSequential]
 ALL_SYSTEMS = BASELINES + GRAPHFERRY
 
