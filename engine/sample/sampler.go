@@ -306,9 +306,17 @@ func (s *Sampler) checkSeedsDense(ws *workspace, b int, seeds []int64) error {
 
 // wave runs every rank once; rank i handles batches[i] when i < len(batches).
 func (s *Sampler) wave(ctx context.Context, batches [][]int64, keys []uint64, out []*Result) error {
-	size := s.c.Size()
+	return runRanks(ctx, s.c.Size(), batches, keys, out, s.runRank)
+}
+
+// runRanks runs run once per rank, rank i with batches[i] (has == true) when
+// i < len(batches) and with nothing otherwise (it still takes part in the
+// collectives), and stores each batch's result in out. A single rank runs in
+// the caller's goroutine; otherwise the first error cancels the others.
+func runRanks[R any](ctx context.Context, size int, batches [][]int64, keys []uint64, out []R,
+	run func(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (R, error)) error {
 	if size == 1 {
-		res, err := s.runRank(ctx, 0, batches[0], keys[0], true)
+		res, err := run(ctx, 0, batches[0], keys[0], true)
 		out[0] = res
 		return err
 	}
@@ -329,7 +337,7 @@ func (s *Sampler) wave(ctx context.Context, batches [][]int64, keys []uint64, ou
 			if has {
 				seeds, key = batches[rank], keys[rank]
 			}
-			res, err := s.runRank(wctx, rank, seeds, key, has)
+			res, err := run(wctx, rank, seeds, key, has)
 			if err != nil {
 				errMu.Lock()
 				if firstErr == nil {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"sync"
 )
 
 // WalkResult is the random walks of one batch, one walker per seed.
@@ -95,46 +94,10 @@ func (s *Sampler) RandomWalk(ctx context.Context, batches [][]int64, keys []uint
 }
 
 func (s *Sampler) walkWave(ctx context.Context, batches [][]int64, keys []uint64, out []*WalkResult, length int, restartProb float64) error {
-	size := s.c.Size()
-	if size == 1 {
-		res, err := s.walkRank(ctx, 0, batches[0], keys[0], true, length, restartProb)
-		out[0] = res
-		return err
-	}
-	wctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg       sync.WaitGroup
-		errMu    sync.Mutex
-		firstErr error
-	)
-	for r := 0; r < size; r++ {
-		wg.Add(1)
-		go func(rank int) {
-			defer wg.Done()
-			var seeds []int64
-			var key uint64
-			has := rank < len(batches)
-			if has {
-				seeds, key = batches[rank], keys[rank]
-			}
-			res, err := s.walkRank(wctx, rank, seeds, key, has, length, restartProb)
-			if err != nil {
-				errMu.Lock()
-				if firstErr == nil {
-					firstErr = err
-				}
-				errMu.Unlock()
-				cancel()
-				return
-			}
-			if has {
-				out[rank] = res
-			}
-		}(r)
-	}
-	wg.Wait()
-	return firstErr
+	return runRanks(ctx, s.c.Size(), batches, keys, out,
+		func(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*WalkResult, error) {
+			return s.walkRank(ctx, rank, seeds, key, has, length, restartProb)
+		})
 }
 
 // walkRank is one rank's part of one wave of walks: length rounds of
