@@ -247,19 +247,7 @@ func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []
 		// Uniform over the candidates: the unfiltered draws over [0, d),
 		// so a list without excluded edges samples as sampleTask does.
 		r := stream{streamState(s.opt.Seed, key, hop, uint64(s.orig(v)))}
-		switch {
-		case s.opt.Replace:
-			for i := range nb {
-				nb[i] = int64(r.below(uint64(d)))
-			}
-		case d <= 64*smallSetWords:
-			floydSmall(&r, d, nb)
-		case k <= linearLimit:
-			floydSorted(&r, d, nb)
-		default:
-			floyd(&r, d, nb, scratch)
-			slices.Sort(nb)
-		}
+		drawPositions(&r, d, nb, s.opt.Replace, scratch)
 		for i, j := range nb {
 			nb[i] = cand[j]
 		}

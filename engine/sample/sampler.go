@@ -776,20 +776,28 @@ func (s *Sampler) sampleTask(key, hop uint64, v int64, fanout int, nb, eb []int6
 		return
 	}
 	r := stream{streamState(s.opt.Seed, key, hop, uint64(s.orig(v)))}
+	drawPositions(&r, deg, nb, s.opt.Replace, scratch)
+	positionsToIDs(g, base, nb, eb)
+}
+
+// drawPositions fills nb with uniform positions in [0, n): independent
+// draws with replacement, else len(nb) distinct positions in ascending
+// order (Floyd's algorithm, in the variant that suits n and len(nb)).
+func drawPositions(r *stream, n int64, nb []int64, replace bool, scratch *[]uint64) {
+	k := int64(len(nb))
 	switch {
-	case s.opt.Replace:
+	case replace:
 		for i := range nb {
-			nb[i] = int64(r.below(uint64(deg)))
+			nb[i] = int64(r.below(uint64(n)))
 		}
-	case deg <= 64*smallSetWords:
-		floydSmall(&r, deg, nb)
+	case n <= 64*smallSetWords:
+		floydSmall(r, n, nb)
 	case k <= linearLimit:
-		floydSorted(&r, deg, nb)
+		floydSorted(r, n, nb)
 	default:
-		floyd(&r, deg, nb, scratch)
+		floyd(r, n, nb, scratch)
 		slices.Sort(nb)
 	}
-	positionsToIDs(g, base, nb, eb)
 }
 
 // positionsToIDs turns nb, positions within the neighbour list that starts
