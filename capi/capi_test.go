@@ -3,6 +3,11 @@ package main
 import (
 	"testing"
 
+	"github.com/apache/arrow/go/v14/arrow"
+	"github.com/apache/arrow/go/v14/arrow/array"
+	"github.com/apache/arrow/go/v14/arrow/cdata"
+	"github.com/apache/arrow/go/v14/arrow/memory"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -110,4 +115,42 @@ func FuzzGraphFromCSC(f *testing.F) {
 		}
 		checkSampledEdges(t, indptr, indices, nodes, blocks)
 	})
+}
+
+// A rejected Arrow table is left to the caller untouched (still importable,
+// data intact); an accepted one is released by graphferry.
+func TestGraphFromArrowLosesNothing(t *testing.T) {
+	build := func(names ...string) arrow.Record {
+		fields := make([]arrow.Field, len(names))
+		cols := make([]arrow.Array, len(names))
+		for i, n := range names {
+			fields[i] = arrow.Field{Name: n, Type: arrow.PrimitiveTypes.Int64}
+			b := array.NewInt64Builder(memory.DefaultAllocator)
+			b.AppendValues([]int64{0, 1, 2}, nil)
+			cols[i] = b.NewArray()
+		}
+		return array.NewRecord(arrow.NewSchema(fields, nil), cols, 3)
+	}
+	schema, arr, free := testArrowStructs()
+	defer free()
+
+	bad := build("src", "target")
+	cdata.ExportArrowRecordBatch(bad, (*cdata.CArrowArray)(arr), (*cdata.CArrowSchema)(schema))
+	_, rc, released := testGraphFromArrow(schema, arr)
+	assert.Equal(t, gfEInval, rc)
+	assert.Contains(t, lastError(), `no column "dst"`)
+	require.False(t, released, "a rejected table must be left to the caller")
+	back, err := cdata.ImportCRecordBatch((*cdata.CArrowArray)(arr), (*cdata.CArrowSchema)(schema))
+	require.NoError(t, err)
+	assert.Equal(t, []int64{0, 1, 2}, back.Column(1).(*array.Int64).Int64Values())
+	back.Release()
+
+	good := build("src", "dst")
+	cdata.ExportArrowRecordBatch(good, (*cdata.CArrowArray)(arr), (*cdata.CArrowSchema)(schema))
+	g, rc, released := testGraphFromArrow(schema, arr)
+	require.Equal(t, gfOK, rc, lastError())
+	assert.True(t, released, "an accepted table is released by graphferry")
+	n, _ := testGraphNumNodes(g)
+	assert.Equal(t, int64(3), n)
+	testGraphClose(g)
 }

@@ -135,3 +135,21 @@ func testGraphNumNodes(g uint64) (int64, int) {
 	rc := gfgo_graph_count(C.uintptr_t(g), 0, out)
 	return int64(*out), int(rc)
 }
+
+// testArrowStructs allocates zeroed Arrow C Data Interface structs in C
+// memory, as a C caller would.
+func testArrowStructs() (unsafe.Pointer, unsafe.Pointer, func()) {
+	s := C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_ArrowSchema{})))
+	a := C.calloc(1, C.size_t(unsafe.Sizeof(C.struct_ArrowArray{})))
+	return s, a, func() { C.free(s); C.free(a) }
+}
+
+// testGraphFromArrow calls gf_graph_from_arrow's export; it reports the
+// status and whether the array and schema were released.
+func testGraphFromArrow(schema, array unsafe.Pointer) (g uint64, rc int, released bool) {
+	out := (*C.uintptr_t)(C.malloc(8))
+	defer C.free(unsafe.Pointer(out))
+	s, a := (*C.struct_ArrowSchema)(schema), (*C.struct_ArrowArray)(array)
+	rc = int(gfgo_graph_from_arrow(s, a, nil, out))
+	return uint64(*out), rc, s.release == nil && a.release == nil
+}
