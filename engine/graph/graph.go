@@ -2,7 +2,11 @@
 // in-neighbours with int64 node and edge ids.
 package graph
 
-import "math"
+import (
+	"math"
+
+	"github.com/graphferry/graphferry/engine/mem"
+)
 
 // CSC holds the in-neighbour adjacency of a directed graph with NumNodes
 // nodes: for a destination node v, the sources u of the edges u->v are the
@@ -108,6 +112,17 @@ func (g *CSC) CopySources(dst []int64, lo, hi int64) {
 		return
 	}
 	copy(dst, src)
+}
+
+// AdviseRandomAccess asks the OS to back g's arrays with huge pages (see
+// mem.AdviseHuge): sampling reads them at random. Advice only; g is not
+// modified.
+func (g *CSC) AdviseRandomAccess() {
+	mem.AdviseHuge(g.Indptr)
+	mem.AdviseHuge(g.Indices)
+	mem.AdviseHuge(g.Indices32)
+	mem.AdviseHuge(g.EdgeIDs)
+	mem.AdviseHuge(g.Weights)
 }
 
 // Compact returns g with its sources in int32 storage when every node id

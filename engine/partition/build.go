@@ -46,7 +46,19 @@ func (m Method) String() string {
 // g may hold its sources in either storage (Indices or Indices32); the
 // result's graph always holds them as int32 when NumNodes <=
 // graph.MaxCompactNodes, as int64 otherwise.
+//
+// The result's arrays are what samplers read at random: Build asks the OS to
+// back them with huge pages (graph.CSC.AdviseRandomAccess).
 func Build(g *graph.CSC, opt Options) (*Partitioned, error) {
+	p, err := build(g, opt)
+	if err != nil {
+		return nil, err
+	}
+	p.Graph.AdviseRandomAccess()
+	return p, nil
+}
+
+func build(g *graph.CSC, opt Options) (*Partitioned, error) {
 	if g == nil {
 		return nil, errors.New("partition: graph is nil")
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
@@ -75,4 +76,67 @@ func BenchmarkPubmedEpoch(b *testing.B) {
 			bt.Release()
 		}
 	}
+}
+
+// BenchmarkDatasetEpoch: one op is one sampling-only epoch (batches of 1024,
+// fanouts [15, 10, 5] from the seeds, FrontierAll, one patch) over a random
+// 30,720 of the train nodes of the dataset in $GRAPHFERRY_BENCH_DATASET (our
+// layout, e.g. bench/.cache/products-like-seed0 as `make bench-full` writes
+// it). Skipped when unset.
+func BenchmarkDatasetEpoch(b *testing.B) {
+	dir := os.Getenv("GRAPHFERRY_BENCH_DATASET")
+	if dir == "" {
+		b.Skip("GRAPHFERRY_BENCH_DATASET is not set")
+	}
+	d, err := dataset.Open(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer d.Close()
+	g := d.Graph
+	p, err := partition.Build(g, partition.Options{NumPatches: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := sample.New(p, comm.NewLocal(1), sample.Options{Fanouts: []int{15, 10, 5}, Seed: 1})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var train []int64
+	mask := d.NodeData[dataset.TrainMaskKey].Data
+	for v, m := range mask {
+		if m != 0 {
+			train = append(train, int64(v))
+		}
+	}
+	r := rand.New(rand.NewPCG(0, 0))
+	r.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
+	seeds := train[:min(len(train), 30720)]
+	pl, err := New(s, p, feature.NewStore(g.NumNodes), seeds, Options{BatchSize: 1024, Shuffle: true}, mem.Heap{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer pl.Close()
+	ctx := context.Background()
+	var edges int64
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if err := pl.Start(uint64(i)); err != nil {
+			b.Fatal(err)
+		}
+		for {
+			bt, err := pl.Next(ctx)
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			if err != nil {
+				b.Fatal(err)
+			}
+			for _, bl := range bt.Blocks {
+				edges += int64(len(bl.Indices.Data) / 8)
+			}
+			bt.Release()
+		}
+	}
+	b.ReportMetric(float64(edges)/b.Elapsed().Seconds()/1e6, "Medges/s")
 }

@@ -88,6 +88,7 @@ type workspace struct {
 	ownerTasks         []int
 	in                 []inbox
 	counts, offs       []int64
+	bases, degs        []int64    // per task: Indptr[v] and v's degree (unfiltered tasks)
 	scratch            [][]uint64 // per sampling thread
 	fscratch           []filterScratch
 	sent               []int64
@@ -627,6 +628,13 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 	g := s.g
 	counts := grow64(ws.counts, total)
 	ws.counts = counts
+	// Pass 2 of unfiltered tasks reads each task's neighbour list bounds
+	// from here, in order, rather than from Indptr a second time.
+	var bases, degs []int64
+	if !s.filtered {
+		bases, degs = grow64(ws.bases, total), grow64(ws.degs, total)
+		ws.bases, ws.degs = bases, degs
+	}
 	var badMu sync.Mutex
 	var bad error
 	parallelFor(total, countGrain, s.rankThreads(), func(_, a, b int) {
@@ -644,7 +652,8 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 				badMu.Unlock()
 				return
 			}
-			f, deg := fanout, g.Indptr[v+1]-g.Indptr[v]
+			base := g.Indptr[v]
+			f, deg := fanout, g.Indptr[v+1]-base
 			if in[j].fans != nil {
 				c := in[j].fans[t-in[j].base]
 				if c == 0 || c < -1 || c > math.MaxInt32 {
@@ -659,6 +668,8 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 			}
 			if s.filtered {
 				deg = s.effDegree(v)
+			} else {
+				bases[t], degs[t] = base, deg
 			}
 			counts[t] = s.taskCount(deg, f)
 		}
@@ -699,6 +710,10 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 	}
 	fscratch := ws.fscratch
 	parallelFor(total, sampleGrain, threads, func(w, a, b int) {
+		if !s.filtered {
+			s.sampleChunk(in, outs, counts, offs, bases, degs, a, b, hop, fanout, &scratch[w])
+			return
+		}
 		j := 0
 		for t := a; t < b; t++ {
 			for t >= in[j].base+len(in[j].tasks) {
@@ -718,11 +733,7 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 			if in[j].fans != nil {
 				f = int(in[j].fans[t-in[j].base])
 			}
-			if s.filtered {
-				s.sampleFiltered(in[j].key, uint64(hop), v, f, nb, eb, &fscratch[w], &scratch[w])
-			} else {
-				s.sampleTask(in[j].key, uint64(hop), v, f, nb, eb, &scratch[w])
-			}
+			s.sampleFiltered(in[j].key, uint64(hop), v, f, nb, eb, &fscratch[w], &scratch[w])
 		}
 	})
 	return back, nil
@@ -756,28 +767,74 @@ func (s *Sampler) taskCount(deg int64, fanout int) int64 {
 // the picks so far (kept sorted) instead of using a bitset.
 const linearLimit = 32
 
-// sampleTask writes the len(nb) sampled in-neighbours of v into nb and their
-// edge ids into eb.
-func (s *Sampler) sampleTask(key, hop uint64, v int64, fanout int, nb, eb []int64, scratch *[]uint64) {
+// sampleChunk samples the unfiltered tasks [a, b) of the sample stage (see
+// sampleStage for the layout of in, outs, counts and offs) in two passes:
+// first every task's edge positions (absolute CSC positions) are drawn into
+// its neighbour slots, then one tight loop turns all of the chunk's
+// positions into source ids and edge ids. The second loop's loads are
+// independent of each other, so the core keeps many cache misses in flight
+// (on large graphs nearly every sampled edge is one), where interleaving
+// them with the draws would leave the misses to be waited for a few at a
+// time.
+func (s *Sampler) sampleChunk(in []inbox, outs [][]int64, counts, offs, bases, degs []int64, a, b, hop, fanout int, scratch *[]uint64) {
 	g := s.g
-	base := g.Indptr[v]
-	deg := g.Indptr[v+1] - base
-	k := int64(len(nb))
-	if fanout < 0 || (!s.opt.Replace && k == deg) {
-		g.CopySources(nb, base, base+deg)
-		eb = eb[:len(nb)]
-		if g.EdgeIDs != nil {
-			copy(eb, g.EdgeIDs[base:base+deg])
-		} else {
-			for i := range eb {
-				eb[i] = base + int64(i)
-			}
+	j := 0
+	for t := a; t < b; t++ {
+		for t >= in[j].base+len(in[j].tasks) {
+			j++
 		}
-		return
+		c := counts[t]
+		if c == 0 {
+			continue
+		}
+		n := int64(len(in[j].tasks))
+		nb := outs[j][n+offs[t] : n+offs[t]+c]
+		v := in[j].tasks[t-in[j].base]
+		f := fanout
+		if in[j].fans != nil {
+			f = int(in[j].fans[t-in[j].base])
+		}
+		base, deg := bases[t], degs[t]
+		if f < 0 || (!s.opt.Replace && c == deg) {
+			for i := range nb {
+				nb[i] = base + int64(i)
+			}
+			continue
+		}
+		r := stream{streamState(s.opt.Seed, in[j].key, uint64(hop), uint64(s.orig(v)))}
+		drawPositions(&r, deg, nb, s.opt.Replace, scratch)
+		for i := range nb {
+			nb[i] += base
+		}
 	}
-	r := stream{streamState(s.opt.Seed, key, hop, uint64(s.orig(v)))}
-	drawPositions(&r, deg, nb, s.opt.Replace, scratch)
-	positionsToIDs(g, base, nb, eb)
+	// The chunk's neighbour slots form one run per requester.
+	j = 0
+	for t := a; t < b; {
+		for t >= in[j].base+len(in[j].tasks) {
+			j++
+		}
+		end := min(b, in[j].base+len(in[j].tasks))
+		n := int64(len(in[j].tasks))
+		out := outs[j]
+		m := (int64(len(out)) - n) / 2
+		lo, hi := offs[t], offs[end-1]+counts[end-1]
+		resolvePositions(g, out[n+lo:n+hi], out[n+m+lo:n+m+hi])
+		t = end
+	}
+}
+
+// resolvePositions turns nb, absolute CSC positions, into source ids in
+// place and writes the ids of those edges into eb[:len(nb)].
+func resolvePositions(g *graph.CSC, nb, eb []int64) {
+	eb = eb[:len(nb)]
+	if ids := g.EdgeIDs; ids != nil {
+		for i, p := range nb {
+			eb[i] = ids[p]
+		}
+	} else {
+		copy(eb, nb)
+	}
+	g.Sources(0, nb, nb)
 }
 
 // drawPositions fills nb with uniform positions in [0, n): independent

@@ -1,5 +1,7 @@
 package sample
 
+import "github.com/graphferry/graphferry/engine/mem"
+
 // The append-unique hash table (as in WholeGraph) maps node id -> position in
 // Result.Nodes. It is split into numShards open-addressing sub-tables by the
 // top bits of a multiplicative hash, so that the parallel merge can give
@@ -131,6 +133,7 @@ var denseMaxNodes int64 = 1 << 24
 func (ws *workspace) denseTable(n int64) []int32 {
 	if ws.dense == nil {
 		ws.dense = make([]int32, n)
+		mem.AdviseHuge(ws.dense) // read at random, as the graph is
 	}
 	return ws.dense
 }
