@@ -596,7 +596,10 @@ int gf_random_walk(gf_graph *graph, const DLTensor *seeds,
 /*
  * gf_loader yields the mini-batches of an epoch over a set of seed nodes,
  * sampled and gathered ahead by the library's own threads (a sampler stage
- * and a loader stage over bounded queues). Made by gf_loader_open; must be
+ * and a loader stage over bounded queues). The sampler stage samples
+ * min(num_threads, 4) batches at once (num_threads of the sample options,
+ * every core when <= 0), sharing the threads among them; batches still
+ * arrive in order and do not depend on it. Made by gf_loader_open; must be
  * closed with gf_loader_close. Thread-safety: use a loader from one thread
  * at a time.
  */

@@ -22,6 +22,10 @@ type Comm interface {
 	// recv as read-only and stop using it when it next calls AllToAll
 	// (implementations may hand out the sender's memory without a copy).
 	AllToAll(ctx context.Context, rank int, send [][]byte) ([][]byte, error)
+	// Dup returns a new communicator over the same ranks whose rounds are
+	// independent of this one's (MPI_Comm_dup): two stages exchanging
+	// concurrently each use their own, so their rounds never pair up.
+	Dup() (Comm, error)
 }
 
 // ErrAborted is wrapped by the errors a Local returns after one of its ranks
@@ -62,6 +66,10 @@ func NewLocal(size int) *Local {
 
 // Size implements Comm.
 func (l *Local) Size() int { return l.size }
+
+// Dup implements Comm: a fresh Local of the same size (usable even when l
+// has been aborted).
+func (l *Local) Dup() (Comm, error) { return NewLocal(l.size), nil }
 
 // abort records cause (the first one wins) and wakes every pending call.
 func (l *Local) abort(cause error) {

@@ -165,3 +165,76 @@ func TestLocalAbortWakesRankAhead(t *testing.T) {
 	wg.Wait()
 	assert.True(t, errors.Is(err0, ErrAborted) || err0 == nil, "got %v", err0)
 }
+
+// A Dup's rounds are its own: ranks exchanging on l and on its dup at the
+// same time never see each other's buffers, and a dup of an aborted Local
+// works.
+func TestLocalDupIndependent(t *testing.T) {
+	const size = 3
+	l := NewLocal(size)
+	d, err := l.Dup()
+	require.NoError(t, err)
+	require.Equal(t, size, d.Size())
+	var wg sync.WaitGroup
+	for _, c := range []Comm{l, d} {
+		for r := 0; r < size; r++ {
+			wg.Add(1)
+			go func(c Comm, r int) {
+				defer wg.Done()
+				tag := byte(0)
+				if c == d {
+					tag = 1
+				}
+				for round := 0; round < 20; round++ {
+					send := make([][]byte, size)
+					for j := range send {
+						send[j] = []byte{tag, byte(r), byte(j), byte(round)}
+					}
+					recv, err := c.AllToAll(context.Background(), r, send)
+					if !assert.NoError(t, err) {
+						return
+					}
+					for j, b := range recv {
+						assert.Equal(t, []byte{tag, byte(j), byte(r), byte(round)}, b)
+					}
+				}
+			}(c, r)
+		}
+	}
+	wg.Wait()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = l.AllToAll(ctx, 0, make([][]byte, size))
+	require.Error(t, err)
+	d2, err := l.Dup()
+	require.NoError(t, err)
+	recv, err := runRound(d2, size)
+	require.NoError(t, err)
+	require.Len(t, recv, size)
+}
+
+// runRound runs one round on c with every rank sending its rank number.
+func runRound(c Comm, size int) ([][][]byte, error) {
+	out := make([][][]byte, size)
+	errs := make([]error, size)
+	var wg sync.WaitGroup
+	for r := 0; r < size; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			send := make([][]byte, size)
+			for j := range send {
+				send[j] = []byte{byte(r)}
+			}
+			out[r], errs[r] = c.AllToAll(context.Background(), r, send)
+		}(r)
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

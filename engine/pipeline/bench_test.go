@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -112,11 +113,20 @@ func BenchmarkDatasetEpoch(b *testing.B) {
 	r := rand.New(rand.NewPCG(0, 0))
 	r.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
 	seeds := train[:min(len(train), 30720)]
-	pl, err := New(s, p, feature.NewStore(g.NumNodes), seeds, Options{BatchSize: 1024, Shuffle: true}, mem.Heap{})
-	if err != nil {
-		b.Fatal(err)
+	for _, w := range []int{1, 2} {
+		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
+			pl, err := New(s, p, feature.NewStore(g.NumNodes), seeds, Options{BatchSize: 1024, Shuffle: true, Workers: w}, mem.Heap{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer pl.Close()
+			benchEpochs(b, pl)
+		})
 	}
-	defer pl.Close()
+}
+
+// benchEpochs runs b.N epochs of pl, reporting sampled edges per second.
+func benchEpochs(b *testing.B, pl *Pipeline) {
 	ctx := context.Background()
 	var edges int64
 	b.ResetTimer()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math/bits"
+	"runtime"
 	"slices"
 	"sync"
 
@@ -25,7 +26,19 @@ type Options struct {
 	FeatureNames  []string // node data gathered for all of a batch's nodes (e.g. "feat")
 	LabelNames    []string // node data gathered for the batch's seeds (e.g. "label")
 	Threads       int      // parallelism of node data gathering; <= 0: GOMAXPROCS
+	// Workers is the number of sampler workers: each samples whole batches
+	// (waves of one batch per patch) on its own fork of the sampler, with
+	// the sampler's threads shared among them, so that Workers batches are
+	// sampled at once. <= 0: one per sampling thread, at most
+	// DefaultMaxWorkers. Batches are still delivered in order, and are the
+	// same whatever the number of workers.
+	Workers int
 }
+
+// DefaultMaxWorkers bounds the default number of sampler workers: each
+// worker keeps its own node table (4 bytes per node on graphs of up to
+// 2^24 nodes) and buffers.
+const DefaultMaxWorkers = 4
 
 // ErrClosed is returned by calls on a closed Pipeline.
 var ErrClosed = errors.New("pipeline: closed")
@@ -42,7 +55,7 @@ func BatchKey(epoch uint64, index int64) uint64 { return epoch<<32 | uint64(inde
 // may be called from different goroutines; Next must not be called
 // concurrently with itself.
 type Pipeline struct {
-	s         *sample.Sampler
+	workers   []*sample.Sampler // forks of the sampler given to New, one per worker
 	p         *partition.Partitioned
 	store     *feature.Store
 	seedsOrig []int64
@@ -78,6 +91,7 @@ type item struct {
 type job struct {
 	index int64
 	res   *sample.Result
+	s     *sample.Sampler // the worker's sampler, to recycle res
 	err   error
 }
 
@@ -138,11 +152,26 @@ func New(s *sample.Sampler, p *partition.Partitioned, store *feature.Store, seed
 	if alloc == nil {
 		alloc = mem.Heap{}
 	}
-	return &Pipeline{
-		s: s, p: p, store: store,
+	threads := s.Options().Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	if opt.Workers <= 0 {
+		opt.Workers = min(threads, DefaultMaxWorkers)
+	}
+	pl := &Pipeline{
+		p: p, store: store,
 		seedsOrig: slices.Clone(seeds), seedsNew: seedsNew,
 		opt: opt, alloc: alloc,
-	}, nil
+	}
+	for range opt.Workers {
+		f, err := s.Fork(max(1, threads/opt.Workers))
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		pl.workers = append(pl.workers, f)
+	}
+	return pl, nil
 }
 
 // InternalSeeds validates seeds (original ids: each in range, no
@@ -195,9 +224,16 @@ func (pl *Pipeline) Start(epoch uint64) error {
 		loaderDone: make(chan struct{}),
 		out:        make(chan item, pl.opt.QueueCapacity),
 	}
-	jobs := make(chan job, pl.opt.QueueCapacity)
-	r.wg.Add(2)
-	go pl.sampleLoop(r, order, jobs)
+	// One queue per worker; together they hold about QueueCapacity batches.
+	w := len(pl.workers)
+	jobs := make([]chan job, w)
+	for i := range jobs {
+		jobs[i] = make(chan job, max(1, (pl.opt.QueueCapacity+w-1)/w))
+	}
+	r.wg.Add(w + 1)
+	for i, s := range pl.workers {
+		go pl.sampleLoop(r, order, s, i, jobs[i])
+	}
 	go pl.loadLoop(r, order, jobs)
 	pl.cur = r
 	return nil
@@ -224,7 +260,10 @@ func (pl *Pipeline) batchSeeds(order []int64, i int) []int64 {
 	return order[lo:min(lo+pl.opt.BatchSize, len(order))]
 }
 
-func (pl *Pipeline) sampleLoop(r *run, order []int64, jobs chan<- job) {
+// sampleLoop is worker w: with R = s.NumRanks() batches per wave (one per
+// patch) and W workers, it samples the waves w, w+W, w+2W, ... and queues
+// their batches in order on jobs.
+func (pl *Pipeline) sampleLoop(r *run, order []int64, s *sample.Sampler, w int, jobs chan<- job) {
 	defer r.wg.Done()
 	defer close(jobs)
 	send := func(j job) bool {
@@ -236,8 +275,9 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, jobs chan<- job) {
 		}
 		return false
 	}
-	ranks := pl.s.NumRanks()
-	for i := 0; i < r.total; i += ranks {
+	ranks := s.NumRanks()
+	stride := ranks * len(pl.workers)
+	for i := w * ranks; i < r.total; i += stride {
 		select {
 		case <-r.stop:
 			return
@@ -259,20 +299,23 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, jobs chan<- job) {
 		}
 		// Not cancelled on stop: an aborted collective would leave the
 		// sampler's comm unusable for later epochs.
-		res, err := pl.s.SampleBatches(context.Background(), batches, keys)
+		res, err := s.SampleBatches(context.Background(), batches, keys)
 		if err != nil {
 			send(job{index: int64(i), err: err})
 			return
 		}
 		for j, rs := range res {
-			if !send(job{index: int64(i + j), res: rs}) {
+			if !send(job{index: int64(i + j), res: rs, s: s}) {
+				s.Recycle(res[j:]...)
 				return
 			}
 		}
 	}
 }
 
-func (pl *Pipeline) loadLoop(r *run, order []int64, jobs <-chan job) {
+// loadLoop takes the batches in order (batch i from the queue of the worker
+// that samples its wave), materializes them and delivers them.
+func (pl *Pipeline) loadLoop(r *run, order []int64, jobs []chan job) {
 	defer r.wg.Done()
 	defer close(r.out)
 	defer close(r.loaderDone)
@@ -285,13 +328,14 @@ func (pl *Pipeline) loadLoop(r *run, order []int64, jobs <-chan job) {
 			return false
 		}
 	}
-	for {
+	ranks := pl.workers[0].NumRanks()
+	for i := 0; i < r.total; i++ {
 		var j job
 		var ok bool
 		select {
 		case <-r.stop:
 			return
-		case j, ok = <-jobs:
+		case j, ok = <-jobs[(i/ranks)%len(jobs)]:
 			if !ok {
 				return
 			}
@@ -306,7 +350,7 @@ func (pl *Pipeline) loadLoop(r *run, order []int64, jobs <-chan job) {
 			seeds[t] = pl.seedsOrig[q]
 		}
 		b, err := Materialize(j.res, seeds, pos, pl.p, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.alloc, pl.opt.Threads)
-		pl.s.Recycle(j.res) // Materialize copied everything it needs
+		j.s.Recycle(j.res) // Materialize copied everything it needs
 		if err != nil {
 			deliver(item{err: fmt.Errorf("pipeline: epoch %d, loading batch %d: %w", r.epoch, j.index, err)})
 			return

@@ -319,15 +319,19 @@ func tensorsEqual(t *testing.T, want, got mem.Tensor, what string) {
 	assert.Equal(t, want.Data, got.Data, what)
 }
 
+// Every batch is what sampling it directly gives, in order, whatever the
+// number of sampler workers (more workers than waves included).
 func TestMatchesDirectCalls(t *testing.T) {
-	for _, patches := range []int{1, 3} {
-		f := newFixture(t, patches, patches > 1, defaultSample)
+	for _, tc := range []struct{ patches, workers int }{{1, 1}, {1, 2}, {1, 4}, {3, 1}, {3, 2}, {3, 3}} {
+		f := newFixture(t, tc.patches, tc.patches > 1, defaultSample)
 		seeds := seedRange(90)
 		opt := defaultOpts()
+		opt.Workers = tc.workers
 		pl, err := New(f.s, f.p, f.store, seeds, opt, nil)
 		require.NoError(t, err)
 		require.NoError(t, pl.Start(4))
-		for _, b := range drain(t, pl) {
+		for i, b := range drain(t, pl) {
+			require.Equal(t, int64(i), b.Index, "patches %d, workers %d: batches in order", tc.patches, tc.workers)
 			in := i64(b.InputIndex)
 			internal := make([]int64, len(in))
 			for i, q := range in {
@@ -602,6 +606,9 @@ type brokenComm struct{ *comm.Local }
 func (brokenComm) AllToAll(context.Context, int, [][]byte) ([][]byte, error) {
 	return nil, errors.New("wire cut")
 }
+
+// Dup keeps the workers' forks broken too.
+func (b brokenComm) Dup() (comm.Comm, error) { return brokenComm{comm.NewLocal(b.Size())}, nil }
 
 func TestNewErrors(t *testing.T) {
 	f := newFixture(t, 2, true, defaultSample)

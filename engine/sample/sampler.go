@@ -134,13 +134,19 @@ func New(p *partition.Partitioned, c comm.Comm, opt Options) (*Sampler, error) {
 	}
 	opt.Fanouts = slices.Clone(opt.Fanouts)
 	opt.ExcludeEdges = slices.Clone(opt.ExcludeEdges)
-	size := c.Size()
-	s := &Sampler{p: p, g: p.Graph, c: c, opt: opt, ws: make([]*workspace, size), dense: n <= denseMaxNodes}
+	s := &Sampler{p: p, g: p.Graph, c: c, opt: opt, dense: n <= denseMaxNodes}
 	s.excl = s.buildExcluded(opt.ExcludeEdges)
 	s.filtered = opt.Biased || s.excl != nil
 	if opt.Scheme == LayerWise {
 		s.nodeW = s.nodeWeights()
 	}
+	s.newWorkspaces()
+	return s, nil
+}
+
+func (s *Sampler) newWorkspaces() {
+	size := s.c.Size()
+	s.ws = make([]*workspace, size)
 	for i := range s.ws {
 		s.ws[i] = &workspace{
 			shufSend: make([][]byte, size),
@@ -152,7 +158,33 @@ func New(p *partition.Partitioned, c comm.Comm, opt Options) (*Sampler, error) {
 			ans:      make([]answer, size),
 		}
 	}
-	return s, nil
+}
+
+// Fork returns a Sampler with s's partition and options that samples
+// concurrently with s: it shares what New derived from them (read-only)
+// and has its own communicator (s's comm duplicated, see comm.Comm.Dup),
+// workspaces and recycled results; threads > 0 replaces Options.Threads.
+// Samples are the same from either: they depend only on the options (never
+// on Threads), the batch keys and the seeds. A pipeline forks one Sampler
+// per worker to sample several batches at once.
+func (s *Sampler) Fork(threads int) (*Sampler, error) {
+	if s == nil {
+		return nil, errors.New("sample: Fork on a nil *Sampler")
+	}
+	c, err := s.c.Dup()
+	if err != nil {
+		return nil, fmt.Errorf("sample: fork: %w", err)
+	}
+	if c == nil || c.Size() != s.c.Size() {
+		return nil, errors.New("sample: fork: the duplicated comm has a different size")
+	}
+	f := &Sampler{p: s.p, g: s.g, c: c, opt: s.Options(), dense: s.dense,
+		filtered: s.filtered, excl: s.excl, nodeW: s.nodeW}
+	if threads > 0 {
+		f.opt.Threads = threads
+	}
+	f.newWorkspaces()
+	return f, nil
 }
 
 func checkOffsets(off []int64, n int64) error {

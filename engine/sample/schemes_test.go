@@ -1,14 +1,17 @@
 package sample
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -481,4 +484,49 @@ func FuzzSchemes(f *testing.F) {
 		got := runScheme(t, part, c, opt, batches, keys, seed&0x100 != 0)
 		require.Equal(t, ref, got, "P=%d renumbered=%v", p, part.NewToOld != nil)
 	})
+}
+
+// Forks of a sampler, each sampling some of the batches at the same time
+// (one batch per call, round robin), give the batches the sampler gives, for
+// every scheme, with one and with several patches.
+func TestForksSampleConcurrently(t *testing.T) {
+	withGrains(t, 5, 2)
+	g, batches, keys, exclude := schemeFixture()
+	for _, c := range schemeConfigs(exclude) {
+		if c.walk {
+			continue
+		}
+		t.Run(c.name, func(t *testing.T) {
+			ref := runScheme(t, rangePartition(g, 1), c, c.opt, batches, keys, false)
+			for _, p := range []int{1, 3} {
+				part := rangePartition(g, p)
+				s := mustSampler(t, part, c.opt)
+				const workers = 3
+				forks := []*Sampler{s}
+				for len(forks) < workers {
+					f, err := s.Fork(1)
+					require.NoError(t, err)
+					forks = append(forks, f)
+				}
+				in := toInternal(part, batches)
+				got := make([]*Result, len(in))
+				var wg sync.WaitGroup
+				for w, f := range forks {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := w; i < len(in); i += workers {
+							res, err := f.SampleBatches(context.Background(), in[i:i+1], keys[i:i+1])
+							if !assert.NoError(t, err) {
+								return
+							}
+							got[i] = res[0]
+						}
+					}()
+				}
+				wg.Wait()
+				require.Equal(t, ref, toOriginal(part, got), "P=%d", p)
+			}
+		})
+	}
 }
