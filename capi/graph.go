@@ -41,18 +41,22 @@ type graphObj struct {
 	refs    atomic.Int64
 	loaders atomic.Int64 // open loaders, which read node data on their own threads
 
-	// last is the sampler of the last gf_sample call, reused while the
-	// options stay the same (building one validates the whole graph).
+	// last is the sampler of the last gf_sample (or gf_random_walk) call,
+	// reused while the options other than the seed stay the same (building
+	// one validates the whole graph and allocates its workspaces); the seed
+	// is passed per call.
 	samplerMu sync.Mutex
 	last      *sample.Sampler
 	lastOpt   sample.Options
 }
 
 // sampler returns a sampler for opt, reusing the previous one when opt is
-// unchanged.
+// unchanged but for Seed. Callers pass opt.Seed per call
+// (SampleBatchesSeed, RandomWalkSeed).
 func (g *graphObj) sampler(opt sample.Options) (*sample.Sampler, error) {
 	g.samplerMu.Lock()
 	defer g.samplerMu.Unlock()
+	opt.Seed = 0
 	if g.last != nil && reflect.DeepEqual(g.lastOpt, opt) {
 		return g.last, nil
 	}

@@ -267,7 +267,7 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 		if err != nil {
 			return err
 		}
-		res, err := s.SampleBatches(context.Background(), [][]int64{internal}, []uint64{0})
+		res, err := s.SampleBatchesSeed(context.Background(), opt.Seed, [][]int64{internal}, []uint64{0})
 		if err != nil {
 			return err
 		}
@@ -501,7 +501,7 @@ func gfgo_random_walk(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_walk_options, o
 		if err != nil {
 			return err
 		}
-		res, err := s.RandomWalk(context.Background(), [][]int64{internal}, []uint64{0}, length, p)
+		res, err := s.RandomWalkSeed(context.Background(), opt.Seed, [][]int64{internal}, []uint64{0}, length, p)
 		if err != nil {
 			return err
 		}

@@ -246,7 +246,7 @@ func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []
 	case !biased:
 		// Uniform over the candidates: the unfiltered draws over [0, d),
 		// so a list without excluded edges samples as sampleTask does.
-		r := stream{streamState(s.opt.Seed, key, hop, uint64(s.orig(v)))}
+		r := stream{streamState(s.seed, key, hop, uint64(s.orig(v)))}
 		drawPositions(&r, d, nb, s.opt.Replace, scratch)
 		for i, j := range nb {
 			nb[i] = cand[j]
@@ -258,14 +258,14 @@ func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []
 			t += x
 			w[i] = t
 		}
-		r := stream{streamState(s.opt.Seed, key, hop, uint64(s.orig(v)))}
+		r := stream{streamState(s.seed, key, hop, uint64(s.orig(v)))}
 		for i := range nb {
 			nb[i] = cand[searchPrefix(w, r.unit()*t)]
 		}
 	default:
 		// Weighted without replacement (Efraimidis-Spirakis): key_i =
 		// Exp(1)/w_i, keep the k smallest, emit in list order.
-		r := stream{streamState(s.opt.Seed, key, hop, uint64(s.orig(v)))}
+		r := stream{streamState(s.seed, key, hop, uint64(s.orig(v)))}
 		sk := smallestKeys{h: sc.heap[:0], k: int(k)}
 		for i, x := range w {
 			sk.push(keyPos{r.exp1() / x, int64(i)})

@@ -64,7 +64,7 @@ func (s *Sampler) layerDraw(ws *workspace, frontier []int64, key uint64, hop, n 
 	cnt := grow64(lw.cnt, len(frontier))
 	lw.cnt = cnt
 	clear(cnt)
-	r := stream{streamState(s.opt.Seed, key, uint64(hop), layerStream)}
+	r := stream{streamState(s.seed, key, uint64(hop), layerStream)}
 	if s.opt.LayerWithoutReplacement {
 		// min(n, #positive) distinct nodes by exponential keys Exp(1)/W_v.
 		sk := smallestKeys{h: lw.heap[:0], k: n}

@@ -58,8 +58,9 @@ type Sampler struct {
 	excl     []uint64
 	nodeW    []float64
 
-	mu sync.Mutex
-	ws []*workspace // per rank, used under mu
+	mu   sync.Mutex
+	ws   []*workspace // per rank, used under mu
+	seed uint64       // the seed of the call in progress (set under mu)
 
 	poolMu sync.Mutex
 	pool   []*Result // recycled results (Recycle)
@@ -263,6 +264,18 @@ func (s *Sampler) SampleBatches(ctx context.Context, batches [][]int64, keys []u
 	if s == nil {
 		return nil, errors.New("sample: SampleBatches on a nil *Sampler")
 	}
+	return s.SampleBatchesSeed(ctx, s.opt.Seed, batches, keys)
+}
+
+// SampleBatchesSeed is SampleBatches with seed in place of Options.Seed for
+// this call: the batches are those a Sampler with Options.Seed = seed
+// gives. One-off samples with a new seed each (gf_sample) reuse one Sampler
+// this way, where building one per seed would validate the graph and
+// allocate workspaces every time.
+func (s *Sampler) SampleBatchesSeed(ctx context.Context, seed uint64, batches [][]int64, keys []uint64) ([]*Result, error) {
+	if s == nil {
+		return nil, errors.New("sample: SampleBatches on a nil *Sampler")
+	}
 	if len(keys) != len(batches) {
 		return nil, fmt.Errorf("sample: len(keys) = %d does not match len(batches) = %d", len(keys), len(batches))
 	}
@@ -271,6 +284,7 @@ func (s *Sampler) SampleBatches(ctx context.Context, batches [][]int64, keys []u
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.seed = seed
 	if err := s.checkSeeds(batches); err != nil {
 		return nil, err
 	}
@@ -833,7 +847,7 @@ func (s *Sampler) sampleChunk(in []inbox, outs [][]int64, counts, offs, bases, d
 			}
 			continue
 		}
-		r := stream{streamState(s.opt.Seed, in[j].key, uint64(hop), uint64(s.orig(v)))}
+		r := stream{streamState(s.seed, in[j].key, uint64(hop), uint64(s.orig(v)))}
 		drawPositions(&r, deg, nb, s.opt.Replace, scratch)
 		for i := range nb {
 			nb[i] += base

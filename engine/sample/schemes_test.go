@@ -530,3 +530,35 @@ func TestForksSampleConcurrently(t *testing.T) {
 		})
 	}
 }
+
+// SampleBatchesSeed and RandomWalkSeed give what a sampler built with that
+// seed gives, for every scheme, and leave the sampler's own seed in force
+// for later calls.
+func TestPerCallSeed(t *testing.T) {
+	g, batches, keys, exclude := schemeFixture()
+	part := rangePartition(g, 2)
+	in := toInternal(part, batches)
+	for _, c := range schemeConfigs(exclude) {
+		t.Run(c.name, func(t *testing.T) {
+			opt := c.opt
+			opt.Seed = 1001
+			want := runScheme(t, part, c, opt, batches, keys, false)
+			own := runScheme(t, part, c, c.opt, batches, keys, false)
+			require.NotEqual(t, want, own, "the seeds must matter for this test to mean anything")
+			s := mustSampler(t, part, c.opt)
+			if c.walk {
+				w, err := s.RandomWalkSeed(t.Context(), 1001, in, keys, walkLen, walkRestart)
+				require.NoError(t, err)
+				require.Equal(t, want, walksToOriginal(part, w))
+				w, err = s.RandomWalk(t.Context(), in, keys, walkLen, walkRestart)
+				require.NoError(t, err)
+				require.Equal(t, own, walksToOriginal(part, w))
+				return
+			}
+			res, err := s.SampleBatchesSeed(t.Context(), 1001, in, keys)
+			require.NoError(t, err)
+			require.Equal(t, want, toOriginal(part, res))
+			require.Equal(t, own, toOriginal(part, sampleAll(t, s, in, keys)))
+		})
+	}
+}

@@ -54,6 +54,15 @@ func (s *Sampler) RandomWalk(ctx context.Context, batches [][]int64, keys []uint
 	if s == nil {
 		return nil, errors.New("sample: RandomWalk on a nil *Sampler")
 	}
+	return s.RandomWalkSeed(ctx, s.opt.Seed, batches, keys, length, restartProb)
+}
+
+// RandomWalkSeed is RandomWalk with seed in place of Options.Seed for this
+// call (see SampleBatchesSeed).
+func (s *Sampler) RandomWalkSeed(ctx context.Context, seed uint64, batches [][]int64, keys []uint64, length int, restartProb float64) ([]*WalkResult, error) {
+	if s == nil {
+		return nil, errors.New("sample: RandomWalk on a nil *Sampler")
+	}
 	if len(keys) != len(batches) {
 		return nil, fmt.Errorf("sample: len(keys) = %d does not match len(batches) = %d", len(keys), len(batches))
 	}
@@ -79,6 +88,7 @@ func (s *Sampler) RandomWalk(ctx context.Context, batches [][]int64, keys []uint
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.seed = seed
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -129,7 +139,7 @@ func (s *Sampler) walkRank(ctx context.Context, rank int, seeds []int64, key uin
 				continue // dead
 			}
 			if restartProb > 0 {
-				r := stream{streamState(s.opt.Seed, key, walkHop(t), uint64(i))}
+				r := stream{streamState(s.seed, key, walkHop(t), uint64(i))}
 				if r.unit() < restartProb {
 					cur[i] = seeds[i]
 					res.Traces[i*(length+1)+t+1] = seeds[i]
@@ -251,7 +261,7 @@ func (s *Sampler) walkStage(ws *workspace, rank int, recv [][]byte, step int) ([
 			i := t - in[j].base
 			k := len(in[j].tasks)
 			v := in[j].tasks[i]
-			r := stream{streamState(s.opt.Seed, in[j].key, walkHop(step), uint64(in[j].fans[i]))}
+			r := stream{streamState(s.seed, in[j].key, walkHop(step), uint64(in[j].fans[i]))}
 			r.next() // the requester's restart coin
 			out := outs[j]
 			if p := s.chooseOne(v, &r); p >= 0 {

@@ -411,3 +411,29 @@ def test_pyg_random_walk_like_torch_cluster():
             assert int(edge_index[0, e]) == int(seq[i, t]) and int(edge_index[1, e]) == int(seq[i, t + 1])
     with pytest.raises(NotImplementedError, match="p = q = 1"):
         gfpyg.random_walk(edge_index, torch.tensor([0]), 3, p=2.0)
+
+
+# -- seeds of one-off calls ---------------------------------------------------------
+
+
+def test_one_off_seeds_are_per_call(tiny_graph):
+    """sample_neighbors and random_walk reuse the engine's sampler across seeds;
+    a seed gives the same sample whatever was asked before it, and different
+    seeds differ."""
+    seeds = torch.arange(0, tiny_graph.num_nodes, 3)
+
+    def edges(seed, **kw):
+        return sampled_edge_ids(graphferry.sample_neighbors(tiny_graph, seeds, [3, 2], seed=seed, **kw))
+
+    def walks(seed):
+        return graphferry.random_walk(tiny_graph, seeds, 6, seed=seed)[0]
+
+    for kw in ({}, {"replace": True}, {"scheme": "layer"}):
+        first = edges(5, **kw)
+        other = edges(6, **kw)
+        assert not torch.equal(first, other)
+        assert torch.equal(edges(5, **kw), first)
+        assert torch.equal(edges(6, **kw), other)
+    w5, w6 = walks(5), walks(6)
+    assert not torch.equal(w5, w6)
+    assert torch.equal(walks(5), w5)
