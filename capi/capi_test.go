@@ -1,6 +1,8 @@
 package main
 
 import (
+	"unsafe"
+
 	"testing"
 
 	"github.com/apache/arrow/go/v14/arrow"
@@ -153,4 +155,68 @@ func TestGraphFromArrowLosesNothing(t *testing.T) {
 	n, _ := testGraphNumNodes(g)
 	assert.Equal(t, int64(3), n)
 	testGraphClose(g)
+}
+
+// The buffers of exported tensors: aligned, writable to their last byte,
+// large ones reused while a loader (a pool user) is open and released when
+// the last one goes; small ones never pooled.
+func TestBufferPool(t *testing.T) {
+	_, _, users := testPoolStats()
+	require.Zero(t, users, "no loader may be open here")
+
+	write := func(p unsafe.Pointer, n int) {
+		b := unsafe.Slice((*byte)(p), n)
+		b[0], b[n-1] = 1, 2
+	}
+	// Without users nothing is kept.
+	for _, n := range []int{1, 100, 1 << 20, 3<<20 + 5} {
+		p := testBufAlloc(n)
+		require.NotNil(t, p)
+		require.Zero(t, uintptr(p)%64, "n=%d: 64-byte aligned", n)
+		write(p, n)
+		testBufFree(p)
+	}
+	count, _, _ := testPoolStats()
+	require.Zero(t, count)
+
+	testPoolUse(1)
+	const big = 5<<20 + 4096 // size class 6 MiB
+	p := testBufAlloc(big)
+	write(p, big)
+	testBufFree(p)
+	count, bytes, users := testPoolStats()
+	require.Equal(t, [3]int64{1, bytes, 1}, [3]int64{count, bytes, users})
+	require.GreaterOrEqual(t, bytes, int64(big))
+	// A slightly larger request fits the pooled buffer (size classes); one
+	// much smaller does not take it.
+	small := testBufAlloc(big / 4)
+	require.NotEqual(t, p, small)
+	q := testBufAlloc(big + big/20)
+	require.Equal(t, p, q, "the pooled buffer is reused")
+	write(q, big+big/20)
+	count, _, _ = testPoolStats()
+	require.Zero(t, count)
+	testBufFree(q)
+	testBufFree(small)
+	count, _, _ = testPoolStats()
+	require.Equal(t, int64(2), count)
+	// Tiny buffers are never pooled.
+	tiny := testBufAlloc(64)
+	testBufFree(tiny)
+	count, _, _ = testPoolStats()
+	require.Equal(t, int64(2), count)
+	// The pool is bounded: freeing more than it holds releases the rest.
+	var ps []unsafe.Pointer
+	for range 40 {
+		ps = append(ps, testBufAlloc(20<<20))
+	}
+	for _, p := range ps {
+		testBufFree(p)
+	}
+	count, bytes, _ = testPoolStats()
+	require.LessOrEqual(t, count, int64(32))
+	require.LessOrEqual(t, bytes, int64(512<<20))
+	testPoolUse(-1)
+	count, bytes, users = testPoolStats()
+	require.Equal(t, [3]int64{0, 0, 0}, [3]int64{count, bytes, users})
 }

@@ -16,7 +16,9 @@
 // ---------------------------------------------------------------------------
 // Fork guard
 
-static volatile int gf__forked = 0;
+// Set in a child process forked after the library was loaded (read by
+// bufpool.c too).
+__attribute__((visibility("hidden"))) volatile int gf__forked = 0;
 
 static void gf__atfork_child(void) { gf__forked = 1; }
 
@@ -95,7 +97,8 @@ void gf_free(void *ptr) { free(ptr); }
 
 // ---------------------------------------------------------------------------
 // DLPack tensors made by graphferry: one malloc holds the DLManagedTensor and
-// its shape; manager_ctx is the data buffer (malloc'd, possibly NULL).
+// its shape; manager_ctx is the data buffer (from gf__buf_alloc, possibly
+// NULL).
 
 typedef struct {
   DLManagedTensor m;
@@ -106,7 +109,7 @@ static void gf__tensor_deleter(DLManagedTensor *self) {
   if (self == NULL) {
     return;
   }
-  free(self->manager_ctx);
+  gf__buf_free(self->manager_ctx);
   free(self);
 }
 

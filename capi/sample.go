@@ -372,6 +372,7 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 		}
 		g.ref()
 		g.loaders.Add(1)
+		C.gf__buf_pool_use(1) // batches reuse the buffers of dropped ones while loaders are open
 		putHandle(out, newHandle(kindLoader, &loaderObj{g: g, pl: pl}))
 		return nil
 	})
@@ -447,6 +448,7 @@ func gfgo_loader_close(h C.uintptr_t) {
 		l.mu.Lock()
 		defer l.mu.Unlock()
 		err := l.pl.Close()
+		C.gf__buf_pool_use(-1) // the last loader closed empties the pool
 		l.g.loaders.Add(-1)
 		l.g.unref()
 		return err

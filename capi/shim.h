@@ -11,4 +11,10 @@ DLManagedTensor *gf__make_tensor(void *data, uint8_t code, uint8_t bits,
 void gf__call_deleter(DLManagedTensor *t);
 void gf__release_arrow(struct ArrowSchema *schema, struct ArrowArray *array);
 
+// bufpool.c: buffers of exported tensors (see there).
+void *gf__buf_alloc(size_t n);
+void gf__buf_free(void *data);
+void gf__buf_pool_use(int delta);
+void gf__buf_pool_stats(int64_t *count, int64_t *bytes, int64_t *users);
+
 #endif

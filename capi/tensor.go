@@ -16,8 +16,9 @@ import (
 
 func unsafePointer(p *C.char) unsafe.Pointer { return unsafe.Pointer(p) }
 
-// cAlloc allocates with malloc, so that buffers can be handed to C and freed
-// by a plain C deleter. malloc's alignment (16 bytes) suits every dtype.
+// cAlloc allocates outside the Go heap (gf__buf_alloc, see bufpool.c), so
+// that buffers can be handed to C and freed by a plain C deleter. Buffers
+// are 64-byte aligned, which suits every dtype.
 type cAlloc struct{}
 
 var _ mem.Allocator = cAlloc{}
@@ -29,7 +30,7 @@ func (cAlloc) Alloc(n int) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
-	p := C.malloc(C.size_t(n))
+	p := C.gf__buf_alloc(C.size_t(n))
 	if p == nil {
 		return nil, errorf(gfENoMem, "out of memory allocating %d bytes", n)
 	}
@@ -38,7 +39,7 @@ func (cAlloc) Alloc(n int) ([]byte, error) {
 
 func (cAlloc) Free(b []byte) {
 	if len(b) > 0 {
-		C.free(unsafe.Pointer(&b[0]))
+		C.gf__buf_free(unsafe.Pointer(&b[0]))
 	}
 }
 

@@ -153,3 +153,18 @@ func testGraphFromArrow(schema, array unsafe.Pointer) (g uint64, rc int, release
 	rc = int(gfgo_graph_from_arrow(s, a, nil, out))
 	return uint64(*out), rc, s.release == nil && a.release == nil
 }
+
+// Buffer pool (bufpool.c), for the tests.
+
+func testBufAlloc(n int) unsafe.Pointer { return C.gf__buf_alloc(C.size_t(n)) }
+
+func testBufFree(p unsafe.Pointer) { C.gf__buf_free(p) }
+
+func testPoolUse(delta int) { C.gf__buf_pool_use(C.int(delta)) }
+
+// testPoolStats returns the pooled buffers, their bytes and the pool's users.
+func testPoolStats() (count, bytes, users int64) {
+	var c, b, u C.int64_t
+	C.gf__buf_pool_stats(&c, &b, &u)
+	return int64(c), int64(b), int64(u)
+}

@@ -129,3 +129,35 @@ def test_torch_dataloader_fork_worker_fails_cleanly(tiny):
         next(iter(loader))
     assert "forked child" in str(info.value)
     assert "GraphferryError" in str(info.value) or isinstance(info.value, GraphferryError)
+
+
+def test_batches_freed_in_forked_child(tiny):
+    """Tensors of batches the parent received can be dropped in a forked child
+    (their deleters release the buffers without the library's pool), and the
+    parent's loader goes on."""
+    g = graphferry.Graph.from_csc(tiny.indptr, tiny.indices)
+    g.set_node_data("big", torch.ones(tiny.num_nodes, 1 << 16))  # 256 KiB rows: pooled buffers
+    loader = graphferry.Loader(g, torch.arange(12), [3], batch_size=4, feature_names=["big"])
+    it = iter(loader)
+    first = next(it)
+    assert first.node_data["big"].numel() * 4 >= 1 << 20
+    del first  # back to the pool
+    held = next(it)
+
+    total = float(held.node_data["big"].sum())
+
+    def child():  # no torch compute here: torch's thread pool does not survive fork
+        import gc
+
+        nonlocal held
+        held = None
+        gc.collect()
+        return {"dropped": True}
+
+    result = run_in_fork(child)
+    assert result == {"dropped": True}, result
+    assert float(held.node_data["big"].sum()) == total
+    assert sum(s.batch_size for s in it) == 4
+    del held
+    loader.close()
+    g.close()
