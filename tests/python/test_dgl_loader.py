@@ -77,6 +77,39 @@ def test_sage_forward_backward(cora_dgl, cora_npy):
         assert torch.isfinite(loss)
 
 
+def test_blocks_are_what_create_block_makes(cora_dgl, cora_npy):
+    """The loader builds its blocks below dgl.create_block (skipping its
+    checks); they must be the blocks create_block makes from the same CSC:
+    same types, sizes, edges in the same order, formats, and the same
+    SAGEConv output."""
+    from dgl.nn import SAGEConv
+
+    g = cora_dgl
+    sampler = dgl.dataloading.NeighborSampler([4, 6], prefetch_node_feats=["feat"])
+    loader = gfdgl.DataLoader(g, torch.from_numpy(cora_npy.train_idx), sampler, batch_size=40, seed=2)
+    conv = SAGEConv(g.ndata["feat"].shape[1], 8, "mean")
+    for _, _, blocks in loader:
+        for block in blocks:
+            indptr, indices, eids = block.adj_tensors("csc")
+            ref = dgl.create_block(("csc", (indptr, indices, torch.empty(0, dtype=torch.int64))),
+                                   num_src_nodes=block.num_src_nodes(), num_dst_nodes=block.num_dst_nodes())
+            assert block.is_block and ref.is_block
+            assert (block.srctypes, block.dsttypes, block.canonical_etypes) == (
+                ref.srctypes, ref.dsttypes, ref.canonical_etypes)
+            assert (block.num_src_nodes(), block.num_dst_nodes(), block.num_edges()) == (
+                ref.num_src_nodes(), ref.num_dst_nodes(), ref.num_edges())
+            assert block.formats() == ref.formats()
+            assert block.idtype == ref.idtype == torch.int64
+            for a, b in zip(block.edges(form="all", order="eid"), ref.edges(form="all", order="eid")):
+                assert torch.equal(a, b)
+            assert torch.equal(block.in_degrees(), ref.in_degrees())
+        x = blocks[0].srcdata["feat"]
+        assert torch.equal(conv(blocks[0], x), conv(
+            dgl.create_block(("csc", blocks[0].adj_tensors("csc")), num_src_nodes=blocks[0].num_src_nodes(),
+                             num_dst_nodes=blocks[0].num_dst_nodes()), x))
+    loader.close()
+
+
 def test_full_neighbourhood_blocks_match_dgl(cora_dgl):
     """With fan-out -1 the blocks hold exactly DGL's in-edges."""
     g = cora_dgl
