@@ -83,6 +83,23 @@ func int64Tensor(alloc mem.Allocator, src []int64) (mem.Tensor, []int64, error) 
 // of res.Nodes, labelNames over the seeds. alloc nil means mem.Heap. On
 // error nothing stays allocated. Index and Epoch are left zero.
 func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *partition.Partitioned, store *feature.Store, featureNames, labelNames []string, alloc mem.Allocator, threads int) (*Batch, error) {
+	if (len(featureNames) > 0 || len(labelNames) > 0) && store == nil {
+		return nil, errors.New("pipeline: node data requested but store is nil")
+	}
+	b, err := materializeTopology(res, seedsOrig, inputIndex, p, alloc)
+	if err != nil {
+		return nil, err
+	}
+	if err := b.loadNodeData(res, store, featureNames, labelNames, threads); err != nil {
+		b.Release()
+		return nil, err
+	}
+	return b, nil
+}
+
+// materializeTopology is the part of Materialize that the pipeline's
+// sampler workers do: everything but the node data.
+func materializeTopology(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *partition.Partitioned, alloc mem.Allocator) (*Batch, error) {
 	if res == nil {
 		return nil, errors.New("pipeline: result is nil")
 	}
@@ -98,9 +115,6 @@ func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *p
 	}
 	if len(inputIndex) != nb {
 		return nil, fmt.Errorf("pipeline: len(inputIndex) = %d (want len(seedsOrig) = %d)", len(inputIndex), nb)
-	}
-	if (len(featureNames) > 0 || len(labelNames) > 0) && store == nil {
-		return nil, errors.New("pipeline: node data requested but store is nil")
 	}
 	if alloc == nil {
 		alloc = mem.Heap{}
@@ -161,6 +175,16 @@ func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *p
 			return nil, err
 		}
 	}
+	ok = true
+	return b, nil
+}
+
+// loadNodeData gathers featureNames over res.Nodes and labelNames over the
+// seeds into b (allocated from b's allocator). On error the node data
+// gathered so far stays in b, for b.Release.
+func (b *Batch) loadNodeData(res *sample.Result, store *feature.Store, featureNames, labelNames []string, threads int) error {
+	nb := int(res.HopCounts[0])
+	var err error
 	gather := func(name string, ids []int64) error {
 		if _, dup := b.NodeData[name]; dup {
 			return fmt.Errorf("pipeline: node data %q requested twice", name)
@@ -171,7 +195,7 @@ func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *p
 		}
 		shape := append([]int64{int64(len(ids))}, src.Shape[1:]...)
 		t := mem.Tensor{DType: src.DType, Shape: shape}
-		if t.Data, err = alloc.Alloc(len(ids) * src.RowBytes()); err != nil {
+		if t.Data, err = b.alloc.Alloc(len(ids) * src.RowBytes()); err != nil {
 			return err
 		}
 		b.NodeData[name] = t
@@ -179,14 +203,13 @@ func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *p
 	}
 	for _, name := range featureNames {
 		if err := gather(name, res.Nodes); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	for _, name := range labelNames {
 		if err := gather(name, res.Nodes[:nb]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	ok = true
-	return b, nil
+	return nil
 }

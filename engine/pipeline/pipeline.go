@@ -77,6 +77,7 @@ type run struct {
 	stop       chan struct{} // closed to stop the goroutines
 	loaderDone chan struct{} // closed when the loader exits
 	out        chan item     // loader -> Next
+	jobs       []chan job    // worker w -> loader
 	wg         sync.WaitGroup
 
 	delivered int
@@ -88,11 +89,23 @@ type item struct {
 	err error
 }
 
+// job is a sampled batch on its way from a worker to the loader: b holds
+// its topology (in output memory), res the sample it came from (for the
+// node data's internal ids), recycled to s once the loader is done.
 type job struct {
 	index int64
+	b     *Batch
 	res   *sample.Result
-	s     *sample.Sampler // the worker's sampler, to recycle res
+	s     *sample.Sampler
 	err   error
+}
+
+// drop frees what a job that will not be delivered holds.
+func (j job) drop() {
+	j.b.Release()
+	if j.res != nil {
+		j.s.Recycle(j.res)
+	}
 }
 
 // New validates seeds (original ids, mapped to internal via p.OldToNew when
@@ -230,11 +243,12 @@ func (pl *Pipeline) Start(epoch uint64) error {
 	for i := range jobs {
 		jobs[i] = make(chan job, max(1, (pl.opt.QueueCapacity+w-1)/w))
 	}
+	r.jobs = jobs
 	r.wg.Add(w + 1)
 	for i, s := range pl.workers {
 		go pl.sampleLoop(r, order, s, i, jobs[i])
 	}
-	go pl.loadLoop(r, order, jobs)
+	go pl.loadLoop(r, jobs)
 	pl.cur = r
 	return nil
 }
@@ -251,6 +265,11 @@ func (pl *Pipeline) stopLocked() {
 	r.wg.Wait()
 	for it := range r.out { // closed by the loader
 		it.b.Release()
+	}
+	for _, jobs := range r.jobs { // closed by the workers
+		for j := range jobs {
+			j.drop()
+		}
 	}
 }
 
@@ -301,12 +320,28 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s *sample.Sampler, w int, 
 		// sampler's comm unusable for later epochs.
 		res, err := s.SampleBatches(context.Background(), batches, keys)
 		if err != nil {
-			send(job{index: int64(i), err: err})
+			send(job{index: int64(i), err: fmt.Errorf("pipeline: epoch %d, sampling batch %d: %w", r.epoch, i, err)})
 			return
 		}
 		for j, rs := range res {
-			if !send(job{index: int64(i + j), res: rs, s: s}) {
+			// The batch's topology goes to output memory here, in the
+			// worker, so that the loader stage only gathers node data.
+			index := int64(i + j)
+			pos := pl.batchSeeds(order, int(index))
+			seeds := make([]int64, len(pos))
+			for t, q := range pos {
+				seeds[t] = pl.seedsOrig[q]
+			}
+			b, err := materializeTopology(rs, seeds, pos, pl.p, pl.alloc)
+			if err != nil {
 				s.Recycle(res[j:]...)
+				send(job{index: index, err: fmt.Errorf("pipeline: epoch %d, loading batch %d: %w", r.epoch, index, err)})
+				return
+			}
+			b.Index, b.Epoch = index, r.epoch
+			if jb := (job{index: index, b: b, res: rs, s: s}); !send(jb) {
+				jb.drop()
+				s.Recycle(res[j+1:]...)
 				return
 			}
 		}
@@ -314,8 +349,8 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s *sample.Sampler, w int, 
 }
 
 // loadLoop takes the batches in order (batch i from the queue of the worker
-// that samples its wave), materializes them and delivers them.
-func (pl *Pipeline) loadLoop(r *run, order []int64, jobs []chan job) {
+// that samples its wave), gathers their node data and delivers them.
+func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 	defer r.wg.Done()
 	defer close(r.out)
 	defer close(r.loaderDone)
@@ -341,21 +376,17 @@ func (pl *Pipeline) loadLoop(r *run, order []int64, jobs []chan job) {
 			}
 		}
 		if j.err != nil {
-			deliver(item{err: fmt.Errorf("pipeline: epoch %d, sampling batch %d: %w", r.epoch, j.index, j.err)})
+			deliver(item{err: j.err})
 			return
 		}
-		pos := pl.batchSeeds(order, int(j.index))
-		seeds := make([]int64, len(pos))
-		for t, q := range pos {
-			seeds[t] = pl.seedsOrig[q]
-		}
-		b, err := Materialize(j.res, seeds, pos, pl.p, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.alloc, pl.opt.Threads)
-		j.s.Recycle(j.res) // Materialize copied everything it needs
+		b := j.b
+		err := b.loadNodeData(j.res, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads)
+		j.s.Recycle(j.res) // the batch holds copies of everything it needs
 		if err != nil {
+			b.Release()
 			deliver(item{err: fmt.Errorf("pipeline: epoch %d, loading batch %d: %w", r.epoch, j.index, err)})
 			return
 		}
-		b.Index, b.Epoch = j.index, r.epoch
 		if !deliver(item{b: b}) {
 			return
 		}

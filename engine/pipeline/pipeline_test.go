@@ -547,15 +547,19 @@ func TestErrorsAreCarried(t *testing.T) {
 	for {
 		b, err := pl.Next(context.Background())
 		if err != nil {
+			// Workers materialize topologies concurrently with the loader's
+			// gathers, so which batch meets the failing allocation varies;
+			// every batch before it arrives, and the error names it.
 			assert.ErrorContains(t, err, "out of device memory")
-			assert.ErrorContains(t, err, "pipeline: epoch 0, loading batch 3")
+			assert.ErrorContains(t, err, fmt.Sprintf("pipeline: epoch 0, loading batch %d:", len(got)))
 			_, err2 := pl.Next(context.Background())
 			assert.Equal(t, err, err2, "the error sticks")
 			break
 		}
 		got = append(got, b)
 	}
-	assert.Len(t, got, 3)
+	assert.NotEmpty(t, got)
+	assert.Less(t, len(got), 13)
 	releaseAll(got)
 	settleGoroutines(t, base+0) // both goroutines exit after an error
 	require.NoError(t, pl.Close())
