@@ -60,23 +60,7 @@ func BenchmarkPubmedEpoch(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer pl.Close()
-	ctx := context.Background()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		if err := pl.Start(uint64(i)); err != nil {
-			b.Fatal(err)
-		}
-		for {
-			bt, err := pl.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				b.Fatal(err)
-			}
-			bt.Release()
-		}
-	}
+	benchEpochs(b, pl)
 }
 
 // BenchmarkDatasetEpoch: one op is one sampling-only epoch (batches of 1024,

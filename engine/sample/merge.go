@@ -152,38 +152,6 @@ func (s *Sampler) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]in
 	return nil
 }
 
-// appendUniqueDense is appendUnique on ws's dense table. The loop is
-// branch-free but for the range check: whether a neighbour is new is about
-// as unpredictable as a coin toss, so every iteration writes the neighbour
-// at the end of the nodes and its entry, and only advances the end when it
-// was new.
-func (s *Sampler) appendUniqueDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
-	d := ws.denseTable(s.g.NumNodes)
-	cnt := len(*nodes)
-	// At most len(d) nodes, plus the slot the last iteration may write.
-	ns := slices.Grow(*nodes, min(len(nbrs), len(d)-cnt)+1)
-	ns = ns[:cap(ns)]
-	indices = indices[:len(nbrs)]
-	for k, u := range nbrs {
-		if uint64(u) >= uint64(len(d)) {
-			*nodes = ns[:cnt]
-			return s.badNode(hop, u)
-		}
-		p := d[u]
-		isNew := 0
-		if p == 0 {
-			isNew = 1
-		}
-		ns[cnt] = u
-		p |= int32(cnt+1) & -int32(isNew)
-		d[u] = p
-		cnt += isNew
-		indices[k] = int64(p - 1)
-	}
-	*nodes = ns[:cnt]
-	return nil
-}
-
 // appendUniqueParallel computes what appendUnique does, with the same result,
 // in parallel:
 //
@@ -358,4 +326,38 @@ func grow32(s []int32, n int) []int32 {
 		return make([]int32, n)
 	}
 	return s[:n]
+}
+
+// appendUniqueDense is appendUnique on ws's dense table, in two passes. The
+// first only reads each neighbour's entry (range-checking it): its loads
+// are independent, so on a large table the core keeps many of its cache
+// misses in flight. The second goes through the neighbours in order: those
+// already present (the entry read was set) take their position; the others
+// look their entry up again, since an earlier neighbour of this hop may
+// have just added the node, and are appended if still absent.
+func (s *Sampler) appendUniqueDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+	d := ws.denseTable(s.g.NumNodes)
+	indices = indices[:len(nbrs)]
+	for k, u := range nbrs {
+		if uint64(u) >= uint64(len(d)) {
+			return s.badNode(hop, u)
+		}
+		indices[k] = int64(d[u])
+	}
+	ns := *nodes
+	for k, u := range nbrs {
+		if p := indices[k]; p != 0 {
+			indices[k] = p - 1
+			continue
+		}
+		p := d[u]
+		if p == 0 {
+			ns = append(ns, u)
+			p = int32(len(ns))
+			d[u] = p
+		}
+		indices[k] = int64(p - 1)
+	}
+	*nodes = ns
+	return nil
 }

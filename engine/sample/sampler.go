@@ -628,6 +628,34 @@ type inbox struct {
 	base  int     // index of tasks[0] in the flattened task list
 }
 
+// answerSlots returns the neighbour and edge-id slots [off, off+c) of an
+// answer out to ntasks tasks (laid out as counts, neighbours, edge ids).
+func answerSlots(out []int64, ntasks int, off, c int64) (nb, eb []int64) {
+	n := int64(ntasks)
+	m := (int64(len(out)) - n) / 2
+	return out[n+off : n+off+c], out[n+m+off : n+m+off+c]
+}
+
+// inboxOf returns the index of the inbox holding task t (an index into the
+// flattened task list), searching from inbox j on: passes visit tasks in
+// increasing order.
+func inboxOf(in []inbox, j, t int) int {
+	for t >= in[j].base+len(in[j].tasks) {
+		j++
+	}
+	return j
+}
+
+// task returns task t's node and fan-out: its own count when the inbox
+// carries counts (LayerWise), else fanout.
+func (ib *inbox) task(t, fanout int) (int64, int) {
+	i := t - ib.base
+	if ib.fans != nil {
+		return ib.tasks[i], int(ib.fans[i])
+	}
+	return ib.tasks[i], fanout
+}
+
 // Chunk sizes of the sample stage's parallel passes (variables so that tests
 // can force many chunks on small graphs).
 var (
@@ -686,9 +714,7 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 	parallelFor(total, countGrain, s.rankThreads(), func(_, a, b int) {
 		j := 0
 		for t := a; t < b; t++ {
-			for t >= in[j].base+len(in[j].tasks) {
-				j++
-			}
+			j = inboxOf(in, j, t)
 			v := in[j].tasks[t-in[j].base]
 			if v < lo || v >= hi {
 				badMu.Lock()
@@ -762,23 +788,13 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 		}
 		j := 0
 		for t := a; t < b; t++ {
-			for t >= in[j].base+len(in[j].tasks) {
-				j++
-			}
+			j = inboxOf(in, j, t)
 			c := counts[t]
 			if c == 0 {
 				continue
 			}
-			n := int64(len(in[j].tasks))
-			out := outs[j]
-			m := (int64(len(out)) - n) / 2
-			nb := out[n+offs[t] : n+offs[t]+c]
-			eb := out[n+m+offs[t] : n+m+offs[t]+c]
-			v := in[j].tasks[t-in[j].base]
-			f := fanout
-			if in[j].fans != nil {
-				f = int(in[j].fans[t-in[j].base])
-			}
+			nb, eb := answerSlots(outs[j], len(in[j].tasks), offs[t], c)
+			v, f := in[j].task(t, fanout)
 			s.sampleFiltered(in[j].key, uint64(hop), v, f, nb, eb, &fscratch[w], &scratch[w])
 		}
 	})
@@ -826,20 +842,13 @@ func (s *Sampler) sampleChunk(in []inbox, outs [][]int64, counts, offs, bases, d
 	g := s.g
 	j := 0
 	for t := a; t < b; t++ {
-		for t >= in[j].base+len(in[j].tasks) {
-			j++
-		}
+		j = inboxOf(in, j, t)
 		c := counts[t]
 		if c == 0 {
 			continue
 		}
-		n := int64(len(in[j].tasks))
-		nb := outs[j][n+offs[t] : n+offs[t]+c]
-		v := in[j].tasks[t-in[j].base]
-		f := fanout
-		if in[j].fans != nil {
-			f = int(in[j].fans[t-in[j].base])
-		}
+		nb, _ := answerSlots(outs[j], len(in[j].tasks), offs[t], c)
+		v, f := in[j].task(t, fanout)
 		base, deg := bases[t], degs[t]
 		if f < 0 || (!s.opt.Replace && c == deg) {
 			for i := range nb {
@@ -856,15 +865,11 @@ func (s *Sampler) sampleChunk(in []inbox, outs [][]int64, counts, offs, bases, d
 	// The chunk's neighbour slots form one run per requester.
 	j = 0
 	for t := a; t < b; {
-		for t >= in[j].base+len(in[j].tasks) {
-			j++
-		}
+		j = inboxOf(in, j, t)
 		end := min(b, in[j].base+len(in[j].tasks))
-		n := int64(len(in[j].tasks))
-		out := outs[j]
-		m := (int64(len(out)) - n) / 2
-		lo, hi := offs[t], offs[end-1]+counts[end-1]
-		resolvePositions(g, out[n+lo:n+hi], out[n+m+lo:n+m+hi])
+		lo := offs[t]
+		nb, eb := answerSlots(outs[j], len(in[j].tasks), lo, offs[end-1]+counts[end-1]-lo)
+		resolvePositions(g, nb, eb)
 		t = end
 	}
 }

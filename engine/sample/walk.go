@@ -255,9 +255,7 @@ func (s *Sampler) walkStage(ws *workspace, rank int, recv [][]byte, step int) ([
 	parallelFor(total, sampleGrain, s.rankThreads(), func(_, a, b int) {
 		j := 0
 		for t := a; t < b; t++ {
-			for t >= in[j].base+len(in[j].tasks) {
-				j++
-			}
+			j = inboxOf(in, j, t)
 			i := t - in[j].base
 			k := len(in[j].tasks)
 			v := in[j].tasks[i]
