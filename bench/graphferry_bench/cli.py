@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import platform
 import sys
@@ -40,6 +41,10 @@ class Config:
 
 QUICK_DATASETS = "cora,pubmed,gen:small"
 FULL_DATASETS = "gen:products-like,gen:papers-like"
+# --full samples a seeded random 30 batches of 1024 train nodes per epoch on
+# each preset: every system and mode, training included, then fits in about
+# half an hour on a 2-core machine (all train nodes would take hours).
+FULL_MAX_SEEDS = 30720
 
 
 def _versions() -> dict:
@@ -100,6 +105,10 @@ def run_suite(graphs: Sequence[data.BenchGraph], cfg: Config, out: Path, *, scal
             "num_seeds": int(g.seeds.numel()), "fanouts": list(cfg.fanouts), "batch_size": cfg.batch_size,
             "results": results,
         })
+        # Memory for the next graph: only the scaling graph is used again,
+        # and only through graphferry.
+        g.release_baselines()
+        gc.collect()
     sc = None
     if sc_graph is not None:
         sc = measure.scaling(sc_graph, fanouts=cfg.fanouts, batch_size=cfg.batch_size, threads=cfg.threads,
@@ -159,7 +168,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--data", default=str(DEFAULT_DATA), help="directory of the .npy datasets")
     ap.add_argument("--cache", default=str(DEFAULT_CACHE), help="where generated presets are written once")
     ap.add_argument("--out", default=str(HERE / "results"))
-    ap.add_argument("--epochs", type=int, help="timed epochs per system and mode (quick 3, full 5)")
+    ap.add_argument("--epochs", type=int, help="timed epochs per system and mode (default 3)")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--fanouts", default="15,10,5", help="from the seeds outwards")
     ap.add_argument("--batch-size", type=int, default=1024)
@@ -169,16 +178,19 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--no-progress", action="store_true")
     ap.add_argument("--modes", default=",".join(systems.MODES),
                     help="which epochs to time: sample (sampling only), load (+ features), train (+ a step)")
-    ap.add_argument("--max-seeds", type=int, default=0,
-                    help="bound each graph's seed list (a seeded random subset), to keep big graphs in budget")
+    ap.add_argument("--max-seeds", type=int, default=None,
+                    help="bound each graph's seed list (a seeded random subset), to keep big graphs in budget "
+                         f"(default: all seeds with --quick, {FULL_MAX_SEEDS} with --full; 0: all)")
     ap.add_argument("--systems", help="comma-separated names of the systems to run (default: all)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
 
     full = bool(args.full)
+    if args.max_seeds is None:
+        args.max_seeds = FULL_MAX_SEEDS if full else 0
     cfg = Config(mode="full" if full else "quick", fanouts=[int(x) for x in args.fanouts.split(",")],
                  batch_size=args.batch_size, hidden=args.hidden, warmup=args.warmup, seed=args.seed,
-                 epochs=args.epochs or (5 if full else 3))
+                 epochs=args.epochs or 3)
     if full:
         cfg.batch_sizes = [256, 1024, 4096, 16384]
         cfg.scaling_epochs = 3

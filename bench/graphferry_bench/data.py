@@ -129,6 +129,13 @@ class BenchGraph:
             self._cache["gf_topo"] = graphferry.Graph.from_csc(self.indptr, self.indices)
         return self._cache["gf_topo"]
 
+    def release_baselines(self) -> None:
+        """Drops the baselines' copies of the graph (DGL, GraphBolt, PyG and
+        the helper tensors), keeping graphferry's: on the presets each copy is
+        gigabytes, and the next graph's must fit beside what stays."""
+        for key in ("dgl", "dgl_topo", "gb", "pyg", "pyg_topo", "dst"):
+            self._cache.pop(key, None)
+
     def close(self) -> None:
         for key in ("gf_topo",):
             g = self._cache.pop(key, None)
