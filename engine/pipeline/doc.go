@@ -4,20 +4,23 @@
 // trainer is the consumer calling Next).
 //
 // Per epoch, Start shuffles the seeds with a permutation that is a function
-// of (Options.Seed, epoch) only, then runs two goroutines joined by bounded
-// queues of Options.QueueCapacity (DSP uses 2):
+// of (Options.Seed, epoch) only, then runs W sampler workers and a loader
+// goroutine joined by bounded queues (about Options.QueueCapacity batches
+// in all; DSP uses 2):
 //
-//	sampler goroutine --jobs--> loader goroutine --batches--> Next
+//	worker w (of W) --jobs[w]--> loader goroutine --batches--> Next
 //
-// The sampler goroutine hands up to comm-size batches at a time to
-// sample.Sampler.SampleBatches (one per rank, so every rank has work in the
-// CSP collectives). Batch i of epoch e uses the random-stream key
-// BatchKey(e, i) = e<<32 | i, so a batch's sample depends on (sampler seed,
-// epoch, batch index, its seeds) and can be reproduced by calling
-// SampleBatches and Materialize directly. The loader goroutine materializes
-// each result: copies ids and blocks into allocator buffers and gathers the
-// feature rows of all the batch's nodes and the label rows of its seeds.
-// Both goroutines preserve batch order, so Next delivers batches in order.
+// Each worker has its own fork of the sampler (sample.Sampler.Fork: its own
+// communicator and workspaces, the sampler's threads shared out) and
+// samples whole waves of comm-size batches (one per rank, so every rank has
+// work in the CSP collectives): worker w takes waves w, w+W, w+2W, ...
+// Batch i of epoch e uses the random-stream key BatchKey(e, i) = e<<32 | i,
+// so a batch's sample depends on (sampler seed, epoch, batch index, its
+// seeds), never on W, and can be reproduced by calling SampleBatches and
+// Materialize directly. A worker also copies its batches' ids and blocks
+// into allocator buffers; the loader takes batch i from the queue of the
+// worker that sampled it, gathers the feature rows of all its nodes and the
+// label rows of its seeds, and delivers it, so Next gets batches in order.
 //
 // Sampling results hold no allocator memory (Go heap); only materialized
 // batches do, and every path that drops one (stop mid-epoch, error, Close)

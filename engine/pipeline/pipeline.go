@@ -221,7 +221,7 @@ func (pl *Pipeline) NumBatches() int {
 
 // Start begins epoch epoch: stops and drains any epoch in progress (freeing
 // its queued batches), shuffles the seeds by (Seed, epoch) and starts the
-// sampler and loader goroutines.
+// sampler workers and the loader goroutine.
 func (pl *Pipeline) Start(epoch uint64) error {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
