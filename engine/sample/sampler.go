@@ -636,6 +636,37 @@ func answerSlots(out []int64, ntasks int, off, c int64) (nb, eb []int64) {
 	return out[n+off : n+off+c], out[n+m+off : n+m+off+c]
 }
 
+// readInboxes parses the task messages recv (recv[j] from rank j: the
+// batch key, then the tasks, then with paired one extra value per task)
+// into in, and returns the number of tasks. where ("hop 2") and kind ("a
+// layer-wise") name the round and the message in errors.
+func readInboxes(in []inbox, recv [][]byte, paired bool, where, kind string) (int, error) {
+	total := 0
+	for j, b := range recv {
+		m, err := bytesInt64(b)
+		if err != nil {
+			return 0, fmt.Errorf("sample: %s: from rank %d: %w", where, j, err)
+		}
+		in[j] = inbox{base: total}
+		if len(m) == 0 {
+			continue
+		}
+		in[j].key = uint64(m[0])
+		if !paired {
+			in[j].tasks = m[1:]
+			total += len(m) - 1
+			continue
+		}
+		if (len(m)-1)%2 != 0 {
+			return 0, fmt.Errorf("sample: %s: from rank %d: %s message of %d values", where, j, kind, len(m))
+		}
+		k := (len(m) - 1) / 2
+		in[j].tasks, in[j].fans = m[1:1+k], m[1+k:]
+		total += k
+	}
+	return total, nil
+}
+
 // inboxOf returns the index of the inbox holding task t (an index into the
 // flattened task list), searching from inbox j on: passes visit tasks in
 // increasing order.
@@ -668,28 +699,9 @@ var (
 func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanout int) ([][]byte, error) {
 	lo, hi := s.p.Offsets[rank], s.p.Offsets[rank+1]
 	in := ws.in
-	total := 0
-	for j, b := range recv {
-		m, err := bytesInt64(b)
-		if err != nil {
-			return nil, fmt.Errorf("sample: hop %d: from rank %d: %w", hop, j, err)
-		}
-		in[j] = inbox{base: total}
-		if len(m) == 0 {
-			continue
-		}
-		in[j].key = uint64(m[0])
-		if s.opt.Scheme == LayerWise {
-			if (len(m)-1)%2 != 0 {
-				return nil, fmt.Errorf("sample: hop %d: from rank %d: a layer-wise message of %d values", hop, j, len(m))
-			}
-			k := (len(m) - 1) / 2
-			in[j].tasks, in[j].fans = m[1:1+k], m[1+k:]
-			total += k
-			continue
-		}
-		in[j].tasks = m[1:]
-		total += len(m) - 1
+	total, err := readInboxes(in, recv, s.opt.Scheme == LayerWise, fmt.Sprintf("hop %d", hop), "a layer-wise")
+	if err != nil {
+		return nil, err
 	}
 	back := ws.backSend
 	clear(back)

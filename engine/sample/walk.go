@@ -213,28 +213,16 @@ func (s *Sampler) walkRank(ctx context.Context, rank int, seeds []int64, key uin
 func (s *Sampler) walkStage(ws *workspace, rank int, recv [][]byte, step int) ([][]byte, error) {
 	lo, hi := s.p.Offsets[rank], s.p.Offsets[rank+1]
 	in := ws.in
-	total := 0
-	for j, b := range recv {
-		m, err := bytesInt64(b)
-		if err != nil {
-			return nil, fmt.Errorf("sample: walk step %d: from rank %d: %w", step, j, err)
-		}
-		in[j] = inbox{base: total}
-		if len(m) == 0 {
-			continue
-		}
-		if (len(m)-1)%2 != 0 {
-			return nil, fmt.Errorf("sample: walk step %d: from rank %d: a walk message of %d values", step, j, len(m))
-		}
-		k := (len(m) - 1) / 2
-		in[j].key = uint64(m[0])
-		in[j].tasks, in[j].fans = m[1:1+k], m[1+k:]
+	total, err := readInboxes(in, recv, true, fmt.Sprintf("walk step %d", step), "a walk")
+	if err != nil {
+		return nil, err
+	}
+	for j := range in {
 		for _, v := range in[j].tasks {
 			if v < lo || v >= hi {
 				return nil, fmt.Errorf("sample: walk step %d: rank %d received node %d from rank %d, outside its patch [%d, %d)", step, rank, v, j, lo, hi)
 			}
 		}
-		total += k
 	}
 	back := ws.backSend
 	clear(back)
