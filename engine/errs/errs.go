@@ -1,0 +1,27 @@
+// Package errs holds the engine's error classes. Engine packages wrap one of
+// these sentinels (fmt.Errorf("...: %w", errs.ErrIO)) so that a caller, the C
+// API above all, can tell what kind of failure an error is with errors.Is and
+// map it to a status code, without parsing messages.
+//
+// An error that wraps none of them is an invalid argument or invalid data.
+package errs
+
+import "errors"
+
+var (
+	// ErrIO: a file could not be read or written, or its contents changed or
+	// vanished under an open graph (a truncated memory map, a failed
+	// checksum).
+	ErrIO = errors.New("i/o error")
+	// ErrNoMem: an allocation failed or would exceed what the machine has.
+	ErrNoMem = errors.New("out of memory")
+	// ErrState: the call is valid but not in the object's current state
+	// (replacing node data that an open loader reads, a second iterator).
+	ErrState = errors.New("invalid state")
+	// ErrClosed: the object was closed (before or during the call).
+	ErrClosed = errors.New("closed")
+	// ErrNotSupported: valid, but this build or backend cannot do it.
+	ErrNotSupported = errors.New("not supported")
+	// ErrType: a buffer has the wrong element type, device or layout.
+	ErrType = errors.New("wrong type")
+)
