@@ -593,8 +593,10 @@ func (c *Coordinator) handle(peer int, b []byte) bool {
 			}
 		} else {
 			c.leaderGone = true
-			if len(c.waiting) > 0 {
-				c.failLocked(&Error{Rank: c.rank, Msg: fmt.Sprintf("the leader (rank %d) closed while exchange %v is registered here; it can never launch", c.leader, minID(c.waiting)), class: ErrMismatch}, peer)
+			// Exchanges already in the launch order start without the
+			// leader; one that is registered but not ordered never will.
+			if len(c.waiting) > len(c.orders)-c.head {
+				c.failLocked(&Error{Rank: c.rank, Msg: fmt.Sprintf("the leader (rank %d) closed while exchange %v is registered here; it can never launch", c.leader, c.unordered()), class: ErrMismatch}, peer)
 			}
 		}
 		return false
@@ -633,6 +635,23 @@ func (c *Coordinator) oldestPending() (ID, *entry, bool) {
 		}
 	}
 	return best, bestE, bestE != nil
+}
+
+// unordered returns the smallest ID registered here but not yet in the
+// launch order.
+func (c *Coordinator) unordered() ID {
+	ordered := map[ID]bool{}
+	for _, id := range c.orders[c.head:] {
+		ordered[id] = true
+	}
+	first := true
+	var best ID
+	for id := range c.waiting {
+		if !ordered[id] && (first || less(id, best)) {
+			best, first = id, false
+		}
+	}
+	return best
 }
 
 func less(a, b ID) bool { return a.Stage < b.Stage || a.Stage == b.Stage && a.Seq < b.Seq }

@@ -600,6 +600,51 @@ func TestClosedPeerMakesPendingExchangeFail(t *testing.T) {
 	}
 }
 
+// A launch order that reached a follower before the leader's goodbye still
+// runs there, even if the follower's window was full when the goodbye came.
+func TestOrderedExchangesRunAfterLeaderCloses(t *testing.T) {
+	cs, _ := group(t, 2, Config{Timeout: -1})
+	entered, release := make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	errs := make([]error, 4)
+	for s := 0; s < 2; s++ {
+		for r := 0; r < 2; r++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				errs[2*s+r] = cs[r].Run(context.Background(), ID{Stage: uint32(s), Seq: 1}, func(context.Context) error {
+					if r == 1 && s == 0 {
+						close(entered)
+						<-release // holds rank 1's window while stage 1 #1 is ordered
+					}
+					return nil
+				})
+			}()
+		}
+		if s == 0 {
+			<-entered // stage 0 #1 is first in the launch order
+		}
+	}
+	// The leader runs both exchanges (they need no peer here) and closes.
+	require.True(t, poll(func() bool {
+		cs[0].mu.Lock()
+		defer cs[0].mu.Unlock()
+		return len(cs[0].stages) == 2 && !cs[0].stages[0].busy && !cs[0].stages[1].busy
+	}))
+	require.NoError(t, cs[0].Close())
+	require.True(t, poll(func() bool {
+		cs[1].mu.Lock()
+		defer cs[1].mu.Unlock()
+		return cs[1].leaderGone
+	}))
+	close(release)
+	wait(t, &wg, "the exchanges")
+	for i, err := range errs {
+		require.NoError(t, err, "run %d", i)
+	}
+	require.NoError(t, cs[1].Close())
+}
+
 func TestMeshKillAndMisuse(t *testing.T) {
 	m := NewMesh(2)
 	ctx := context.Background()
