@@ -44,6 +44,7 @@ func (id ID) String() string { return fmt.Sprintf("stage %d #%d", id.Stage, id.S
 //     error within bounded time once the peer has died (a connection reset,
 //     a backend's time-out): this is what bounds the time the other ranks
 //     take to notice a dead rank.
+//   - A message is at most MaxMessageSize bytes.
 //   - The coordinator never modifies a message after Send, and never modifies
 //     a message Recv returned, so neither side needs to copy.
 //

@@ -451,27 +451,18 @@ func TestStageAtDifferentSeqIsAMismatch(t *testing.T) {
 
 func TestExchangeOnlySomeRanksRegisterTimesOut(t *testing.T) {
 	cs, _ := group(t, 3, Config{Timeout: 50 * time.Millisecond})
-	f := newFakeNet(3, true)
 	errs := runAll(t, 3, func(r int) error {
-		for i := uint64(1); i <= 3; i++ {
-			id := ID{Stage: 0, Seq: i}
-			if err := cs[r].Run(context.Background(), id, checkedExchange(f, r, id)); err != nil {
-				return err
-			}
+		if r != 1 {
+			<-cs[r].Done()
+			return cs[r].Err()
 		}
-		if r == 1 {
-			// An exchange of a stage no other rank ever runs.
-			return cs[r].Run(context.Background(), ID{Stage: 9, Seq: 1}, func(context.Context) error { return nil })
-		}
-		return nil
+		// An exchange no other rank ever registers.
+		return cs[r].Run(context.Background(), ID{Stage: 9, Seq: 1}, func(context.Context) error { return nil })
 	})
-	require.NoError(t, errs[0])
-	require.NoError(t, errs[2])
-	require.ErrorIs(t, errs[1], ErrMismatch)
-	require.ErrorContains(t, errs[1], "ccc: rank 0: exchange stage 9 #1 was registered by rank 1 but not by ranks [0 2] within 50ms")
-	for r, c := range cs {
-		require.True(t, poll(func() bool { return c.Err() != nil }), "rank %d never learned of the failure", r)
-		require.ErrorIs(t, c.Close(), ErrMismatch, "rank %d", r)
+	for r, err := range errs {
+		require.ErrorIs(t, err, ErrMismatch, "rank %d", r)
+		require.ErrorContains(t, err, "ccc: rank 0: exchange stage 9 #1 was registered by rank 1 but not by ranks [0 2] within 50ms", "rank %d", r)
+		require.ErrorIs(t, cs[r].Close(), ErrMismatch, "rank %d", r)
 	}
 }
 
@@ -732,4 +723,14 @@ func TestProtocolErrorFromPeerFailsCleanly(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, msgFail, m.kind)
 	require.Contains(t, m.text, "protocol error from rank 1")
+}
+
+func TestFailureNoticeFitsMaxMessageSize(t *testing.T) {
+	long := &Error{Rank: 3, Msg: string(make([]byte, 3*MaxMessageSize))}
+	b := encodeFail(long)
+	require.Len(t, b, MaxMessageSize)
+	m, err := decode(b, 4)
+	require.NoError(t, err)
+	require.Equal(t, 3, m.rank)
+	require.Len(t, encodeID(msgReady, ID{}), headerLen)
 }

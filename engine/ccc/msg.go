@@ -27,7 +27,12 @@ const headerLen = 14
 
 // maxFailText bounds the text of a failure notice so that a message stays
 // small whatever error a stage returned.
-const maxFailText = 4096
+const maxFailText = MaxMessageSize - headerLen
+
+// MaxMessageSize is the largest message a Coordinator sends (a failure notice
+// with its text; every other message is 14 bytes), for transports that
+// receive into fixed-size buffers.
+const MaxMessageSize = 4110
 
 // Error classes carried by msgFail, so that errors.Is works across ranks.
 const (
