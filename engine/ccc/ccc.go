@@ -284,15 +284,22 @@ func (c *Coordinator) isLeader() bool { return c.rank == c.leader }
 // on every rank and Run returns an *Error: here it wraps exchange's error,
 // elsewhere it carries its text. A cancelled ctx fails the coordinator the
 // same way (the other ranks can never complete an exchange this rank left),
-// and so does misuse (a stage with two exchanges outstanding, a Seq that
-// does not increase). Once the coordinator has failed or been closed, Run
+// and so does misuse (a nil exchange, a stage with two exchanges
+// outstanding, a Seq that does not increase). Once the coordinator has failed or been closed, Run
 // returns that error at once. With Config.Off, Run just calls exchange.
 func (c *Coordinator) Run(ctx context.Context, id ID, exchange func(ctx context.Context) error) error {
 	if c == nil {
 		return errors.New("ccc: Run on a nil *Coordinator")
 	}
 	if exchange == nil {
-		return fmt.Errorf("ccc: Run(%v) with a nil exchange", id)
+		err := fmt.Errorf("ccc: Run(%v) with a nil exchange", id)
+		if !c.off {
+			// The other ranks would wait for this exchange: misuse fails
+			// them all.
+			c.fail(&Error{Rank: c.rank, Msg: fmt.Sprintf("exchange %v: nil exchange function", id), cause: err}, -1)
+			return c.Err()
+		}
+		return err
 	}
 	if ctx == nil {
 		ctx = context.Background()

@@ -334,6 +334,8 @@ func TestOffIsPassThrough(t *testing.T) {
 	}
 	boom := errors.New("boom")
 	require.ErrorIs(t, c.Run(context.Background(), ID{}, func(context.Context) error { return boom }), boom)
+	require.ErrorContains(t, c.Run(context.Background(), ID{}, nil), "nil exchange")
+	require.NoError(t, c.Err()) // nothing to fail when off
 	require.NoError(t, c.Close())
 	require.ErrorIs(t, c.Run(context.Background(), ID{}, func(context.Context) error { return nil }), ErrClosed)
 }
@@ -491,6 +493,20 @@ func TestMisuseFailsEveryRank(t *testing.T) {
 			}
 		})
 	}
+	t.Run("nil exchange", func(t *testing.T) {
+		cs, _ := group(t, 2, Config{Timeout: -1})
+		errs := runAll(t, 2, func(r int) error {
+			if r == 0 {
+				<-cs[r].Done()
+				return cs[r].Err()
+			}
+			return cs[r].Run(context.Background(), ID{Stage: 0, Seq: 1}, nil)
+		})
+		for r, err := range errs {
+			require.ErrorIs(t, err, ErrFailed, "rank %d", r)
+			require.ErrorContains(t, err, "ccc: rank 1: exchange stage 0 #1: nil exchange function", "rank %d", r)
+		}
+	})
 	t.Run("two outstanding in one stage", func(t *testing.T) {
 		cs, _ := group(t, 2, Config{Timeout: -1})
 		// Rank 0 registers #1, then #2 of the same stage while #1 waits for
