@@ -84,7 +84,7 @@ func checkGraphOptions(o *C.gf_graph_options, coo bool) (partition.Options, grap
 func newGraph(g *graph.CSC, popt partition.Options, out *C.uintptr_t) error {
 	obj, err := core.New(g, popt)
 	if err != nil {
-		return err
+		return engineErr(err)
 	}
 	putHandle(out, newHandle(kindGraph, obj))
 	return nil

@@ -68,7 +68,7 @@ func Open(path string, popt partition.Options, coopt graph.COOOptions) (*Graph, 
 		return New(g, popt)
 	}
 	if coopt.RemoveDuplicates || coopt.RemoveSelfLoops || coopt.NumNodes > 0 {
-		return nil, errorf(nil, "options->flags and options->num_nodes do not apply to a dataset directory (%q)", path)
+		return nil, errorf(nil, "edge-list options (removing duplicates or self-loops, a node count) do not apply to a dataset directory (%q)", path)
 	}
 	ds, err := dataset.Open(path)
 	if err != nil {
