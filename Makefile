@@ -60,7 +60,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv test-go test-nocgo test-big test-c test-py test-cgocheck
+test: venv test-go test-nocgo test-big test-c test-threads test-py test-cgocheck
 	@echo "make test: all suites passed"
 
 test-go:
@@ -80,6 +80,15 @@ build/test_capi: tests/c/test_capi.c include/graphferry.h $(LIB)
 
 test-c: build/test_capi
 	./build/test_capi
+
+# gf_graph_close while other threads sample, read node data and run loaders
+# on the same graph (a few seconds).
+.PHONY: test-threads
+build/test_threads: tests/c/test_threads.c include/graphferry.h $(LIB)
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -o $@ tests/c/test_threads.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+
+test-threads: build/test_threads
+	./build/test_threads
 
 test-py: venv
 	$(PY) -m pytest tests/python -q -m "not slow" $(PYTEST_ARGS)

@@ -173,7 +173,7 @@ func gfgo_graph_from_arrow(schema *C.struct_ArrowSchema, array *C.struct_ArrowAr
 		if err != nil {
 			return err
 		}
-		if err := newGraph(g, popt, nil, out); err != nil {
+		if err := newGraph(g, popt, out); err != nil {
 			return err
 		}
 		C.gf__release_arrow(schema, array)

@@ -1,9 +1,13 @@
 package main
 
 import (
+	"errors"
+	"fmt"
+	"testing"
 	"unsafe"
 
-	"testing"
+	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/errs"
 
 	"github.com/apache/arrow/go/v14/arrow"
 	"github.com/apache/arrow/go/v14/arrow/array"
@@ -219,4 +223,31 @@ func TestBufferPool(t *testing.T) {
 	testPoolUse(-1)
 	count, bytes, users = testPoolStats()
 	require.Equal(t, [3]int64{0, 0, 0}, [3]int64{count, bytes, users})
+}
+
+// Engine errors reach C with the status code of their class; the message is
+// the engine's.
+func TestEngineErrCodes(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		code int
+	}{
+		{core.ErrGraphClosed, gfEBadHandle},
+		{fmt.Errorf("loading: %w", errs.ErrIO), gfEIO},
+		{errs.ErrNoMem, gfENoMem},
+		{core.ErrNotStarted, gfEState},
+		{fmt.Errorf("x: %w", errs.ErrType), gfEType},
+		{errs.ErrNotSupported, gfENotSup},
+	} {
+		err := engineErr(c.err)
+		var ae *apiError
+		require.ErrorAs(t, err, &ae, "%v", c.err)
+		assert.Equal(t, c.code, int(ae.code), "%v", c.err)
+		assert.Equal(t, c.err.Error(), err.Error())
+	}
+	plain := errors.New("seeds[0] = 9 is out of range")
+	assert.Same(t, plain, engineErr(plain), "an invalid argument keeps its error (GF_EINVAL)")
+	assert.NoError(t, engineErr(nil))
+	ae := errorf(gfEType, "typed")
+	assert.Same(t, ae, engineErr(ae))
 }

@@ -9,77 +9,16 @@ package main
 import "C"
 
 import (
-	"math"
-	"os"
-	"reflect"
-	"sort"
+	"errors"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"unsafe"
 
-	"github.com/graphferry/graphferry/engine/comm"
-	"github.com/graphferry/graphferry/engine/dataset"
-	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
-	"github.com/graphferry/graphferry/engine/sample"
 )
-
-// graphObj is what a gf_graph handle refers to. It is reference-counted: the
-// handle holds one reference and every open loader one more, so that
-// gf_graph_close with loaders open defers the release (sqlite3_close_v2).
-type graphObj struct {
-	part  *partition.Partitioned
-	store *feature.Store
-	ds    *dataset.Dataset // non-nil when opened from a dataset directory
-
-	// mu orders node-data changes against readers that run in the caller's
-	// thread (gf_graph_get_node_data).
-	mu      sync.RWMutex
-	refs    atomic.Int64
-	loaders atomic.Int64 // open loaders, which read node data on their own threads
-
-	// last is the sampler of the last gf_sample (or gf_random_walk) call,
-	// reused while the options other than the seed stay the same (building
-	// one validates the whole graph and allocates its workspaces); the seed
-	// is passed per call.
-	samplerMu sync.Mutex
-	last      *sample.Sampler
-	lastOpt   sample.Options
-}
-
-// sampler returns a sampler for opt, reusing the previous one when opt is
-// unchanged but for Seed. Callers pass opt.Seed per call
-// (SampleBatchesSeed, RandomWalkSeed).
-func (g *graphObj) sampler(opt sample.Options) (*sample.Sampler, error) {
-	g.samplerMu.Lock()
-	defer g.samplerMu.Unlock()
-	opt.Seed = 0
-	if g.last != nil && reflect.DeepEqual(g.lastOpt, opt) {
-		return g.last, nil
-	}
-	s, err := sample.New(g.part, comm.NewLocal(g.part.NumPatches()), opt)
-	if err != nil {
-		return nil, err
-	}
-	g.last, g.lastOpt = s, opt
-	return s, nil
-}
-
-func (g *graphObj) ref() { g.refs.Add(1) }
-
-func (g *graphObj) unref() {
-	if g.refs.Add(-1) == 0 {
-		g.store.Close()
-		if g.ds != nil {
-			g.ds.Close()
-		}
-	}
-}
-
-func (g *graphObj) numNodes() int64 { return g.part.Graph.NumNodes }
 
 // partitionOptions reads the partitioning fields of gf_graph_options.
 func partitionOptions(o *C.gf_graph_options) (partition.Options, error) {
@@ -142,52 +81,13 @@ func checkGraphOptions(o *C.gf_graph_options, coo bool) (partition.Options, grap
 }
 
 // newGraph partitions g, registers the result and stores the handle in out.
-// nodeData (may be nil) is stored as node data in original order.
-func newGraph(g *graph.CSC, popt partition.Options, ds *dataset.Dataset, out *C.uintptr_t) error {
-	part, err := partition.Build(g, popt)
+func newGraph(g *graph.CSC, popt partition.Options, out *C.uintptr_t) error {
+	obj, err := core.New(g, popt)
 	if err != nil {
-		return err
-	}
-	obj := &graphObj{part: part, store: feature.NewStore(g.NumNodes), ds: ds}
-	obj.refs.Store(1)
-	if ds != nil {
-		names := make([]string, 0, len(ds.NodeData))
-		for name := range ds.NodeData {
-			names = append(names, name)
-		}
-		sort.Strings(names)
-		for _, name := range names {
-			if err := obj.setNodeData(name, ds.NodeData[name], nil); err != nil {
-				obj.unref()
-				return err
-			}
-		}
+		return engineErr(err)
 	}
 	putHandle(out, newHandle(kindGraph, obj))
 	return nil
-}
-
-// setNodeData stores t (original row order) under name, permuting it into
-// patch order when the graph is renumbered; release frees t's memory.
-func (g *graphObj) setNodeData(name string, t mem.Tensor, release func()) error {
-	if len(t.Shape) == 0 {
-		return errorf(gfEInval, "tensor must have at least 1 dimension (one row per node)")
-	}
-	if t.Shape[0] != g.numNodes() {
-		return errorf(gfEInval, "tensor has shape[0] = %d rows, want one row per node (%d)", t.Shape[0], g.numNodes())
-	}
-	if g.part.NewToOld != nil {
-		permuted := make([]byte, len(t.Data)+7)[:len(t.Data)]
-		if err := partition.PermuteRows(permuted, t.Data, t.RowBytes(), g.part.NewToOld); err != nil {
-			return err
-		}
-		t.Data = permuted
-		if release != nil {
-			release()
-			release = nil
-		}
-	}
-	return g.store.Set(name, t, release)
 }
 
 //export gfgo_graph_from_compressed
@@ -230,7 +130,7 @@ func gfgo_graph_from_compressed(csr C.int, indptrT, indicesT, eidsT *C.DLTensor,
 		if err != nil {
 			return err
 		}
-		return newGraph(g, popt, nil, out)
+		return newGraph(g, popt, out)
 	})
 }
 
@@ -257,7 +157,7 @@ func gfgo_graph_from_coo(srcT, dstT *C.DLTensor, o *C.gf_graph_options, out *C.u
 		if err != nil {
 			return err
 		}
-		return newGraph(g, popt, nil, out)
+		return newGraph(g, popt, out)
 	})
 }
 
@@ -276,28 +176,11 @@ func gfgo_graph_open(path *C.char, o *C.gf_graph_options, out *C.uintptr_t) C.in
 		if err != nil {
 			return err
 		}
-		st, err := os.Stat(p)
+		g, err := core.Open(p, popt, coopt)
 		if err != nil {
-			return errorf(gfEIO, "path %q: %v", p, err)
+			return engineErr(err)
 		}
-		if !st.IsDir() {
-			g, err := dataset.ReadEdgeTable(p, coopt)
-			if err != nil {
-				return err
-			}
-			return newGraph(g, popt, nil, out)
-		}
-		if coopt.RemoveDuplicates || coopt.RemoveSelfLoops || coopt.NumNodes > 0 {
-			return errorf(gfEInval, "options->flags and options->num_nodes do not apply to a dataset directory (%q)", p)
-		}
-		ds, err := dataset.Open(p)
-		if err != nil {
-			return err
-		}
-		if err := newGraph(ds.Graph, popt, ds, out); err != nil {
-			ds.Close()
-			return err
-		}
+		putHandle(out, newHandle(kindGraph, g))
 		return nil
 	})
 }
@@ -305,8 +188,8 @@ func gfgo_graph_open(path *C.char, o *C.gf_graph_options, out *C.uintptr_t) C.in
 //export gfgo_graph_close
 func gfgo_graph_close(h C.uintptr_t) {
 	call("gf_graph_close", func() error {
-		if g, ok := forget[*graphObj](kindGraph, h); ok {
-			g.unref()
+		if g, ok := forget[*core.Graph](kindGraph, h); ok {
+			return g.Close()
 		}
 		return nil
 	})
@@ -316,7 +199,7 @@ func gfgo_graph_close(h C.uintptr_t) {
 func gfgo_graph_count(h C.uintptr_t, what C.int, out *C.int64_t) C.int {
 	fn := [...]string{"gf_graph_num_nodes", "gf_graph_num_edges", "gf_graph_num_patches"}[what]
 	return call(fn, func() error {
-		g, err := lookup[*graphObj](kindGraph, h)
+		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
 		}
@@ -325,11 +208,11 @@ func gfgo_graph_count(h C.uintptr_t, what C.int, out *C.int64_t) C.int {
 		}
 		switch what {
 		case 0:
-			*out = C.int64_t(g.numNodes())
+			*out = C.int64_t(g.NumNodes())
 		case 1:
-			*out = C.int64_t(g.part.Graph.NumEdges())
+			*out = C.int64_t(g.NumEdges())
 		default:
-			*out = C.int64_t(g.part.NumPatches())
+			*out = C.int64_t(g.NumPatches())
 		}
 		return nil
 	})
@@ -338,7 +221,7 @@ func gfgo_graph_count(h C.uintptr_t, what C.int, out *C.int64_t) C.int {
 //export gfgo_graph_set_node_data
 func gfgo_graph_set_node_data(h C.uintptr_t, name *C.char, t *C.DLManagedTensor) C.int {
 	return call("gf_graph_set_node_data", func() error {
-		g, err := lookup[*graphObj](kindGraph, h)
+		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
 		}
@@ -353,19 +236,14 @@ func gfgo_graph_set_node_data(h C.uintptr_t, name *C.char, t *C.DLManagedTensor)
 		if err != nil {
 			return err
 		}
-		g.mu.Lock()
-		defer g.mu.Unlock()
-		if _, exists := g.store.Get(n); exists && g.loaders.Load() > 0 {
-			return errorf(gfEState, "node data %q is in use by %d open loader(s); close them before replacing it", n, g.loaders.Load())
-		}
-		return g.setNodeData(n, v, func() { C.gf__call_deleter(t) })
+		return engineErr(g.SetNodeData(n, v, func() { C.gf__call_deleter(t) }))
 	})
 }
 
 //export gfgo_graph_get_node_data
 func gfgo_graph_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTensor) C.int {
 	return call("gf_graph_get_node_data", func() error {
-		g, err := lookup[*graphObj](kindGraph, h)
+		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
 		}
@@ -377,25 +255,13 @@ func gfgo_graph_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTens
 			return errorf(gfEInval, "out_tensor is NULL")
 		}
 		*out = nil
-		g.mu.RLock()
-		defer g.mu.RUnlock()
-		src, ok := g.store.Get(n)
-		if !ok {
-			return errorf(gfEInval, "no node data named %q (have: %s)", n, strings.Join(g.store.Names(), ", "))
-		}
-		buf, err := cAlloc{}.Alloc(len(src.Data))
+		t, err := g.NodeData(n, cAlloc{})
 		if err != nil {
-			return err
+			return engineErr(err)
 		}
-		if g.part.OldToNew == nil {
-			copy(buf, src.Data)
-		} else if err := feature.Gather(buf, src, g.part.OldToNew, 0); err != nil {
-			cAlloc{}.Free(buf)
-			return err
-		}
-		m, err := exportTensor(mem.Tensor{DType: src.DType, Shape: append([]int64(nil), src.Shape...), Data: buf})
+		m, err := exportTensor(t)
 		if err != nil {
-			cAlloc{}.Free(buf)
+			cAlloc{}.Free(t.Data)
 			return err
 		}
 		*out = m
@@ -406,15 +272,17 @@ func gfgo_graph_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTens
 //export gfgo_graph_node_data_names
 func gfgo_graph_node_data_names(h C.uintptr_t, out **C.char) C.int {
 	return call("gf_graph_node_data_names", func() error {
-		g, err := lookup[*graphObj](kindGraph, h)
+		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
 		}
 		if out == nil {
 			return errorf(gfEInval, "out_names is NULL")
 		}
-		names := g.store.Names()
-		sort.Strings(names)
+		names, err := g.NodeDataNames()
+		if err != nil {
+			return engineErr(err)
+		}
 		*out = C.CString(strings.Join(names, "\n"))
 		return nil
 	})
@@ -423,29 +291,19 @@ func gfgo_graph_node_data_names(h C.uintptr_t, out **C.char) C.int {
 //export gfgo_graph_set_edge_weights
 func gfgo_graph_set_edge_weights(h C.uintptr_t, wT *C.DLTensor) C.int {
 	return call("gf_graph_set_edge_weights", func() error {
-		return setWeights(h, wT, "edge id", func(csc *graph.CSC, _ *partition.Partitioned, pos int64) int64 {
-			return csc.EdgeID(pos)
-		})
+		return setWeights(h, wT, (*core.Graph).SetEdgeWeights)
 	})
 }
 
 //export gfgo_graph_set_source_weights
 func gfgo_graph_set_source_weights(h C.uintptr_t, wT *C.DLTensor) C.int {
 	return call("gf_graph_set_source_weights", func() error {
-		return setWeights(h, wT, "node id", func(csc *graph.CSC, p *partition.Partitioned, pos int64) int64 {
-			u := csc.Source(pos)
-			if p.NewToOld != nil {
-				u = p.NewToOld[u]
-			}
-			return u
-		})
+		return setWeights(h, wT, (*core.Graph).SetSourceWeights)
 	})
 }
 
-// setWeights stores a weight beside every edge of the graph h, the one that
-// weights holds at key(pos) (an edge id or a source node id, named by what).
-func setWeights(h C.uintptr_t, wT *C.DLTensor, what string, key func(*graph.CSC, *partition.Partitioned, int64) int64) error {
-	g, err := lookup[*graphObj](kindGraph, h)
+func setWeights(h C.uintptr_t, wT *C.DLTensor, set func(*core.Graph, mem.Tensor) error) error {
+	g, err := lookup[*core.Graph](kindGraph, h)
 	if err != nil {
 		return err
 	}
@@ -453,41 +311,34 @@ func setWeights(h C.uintptr_t, wT *C.DLTensor, what string, key func(*graph.CSC,
 	if err != nil {
 		return err
 	}
-	if len(v.Shape) != 1 {
-		return errorf(gfEInval, "weights must be 1-D (got shape %v)", v.Shape)
+	return engineErr(set(g, v))
+}
+
+// engineErr gives an engine error the status code of its class (errs).
+// call() maps apiErrors only; once it maps the errs classes itself this is
+// the identity and can go.
+func engineErr(err error) error {
+	if err == nil {
+		return nil
 	}
-	var at func(i int64) float64
-	switch v.DType {
-	case mem.Float32:
-		f := mem.Float32s(v.Data)
-		at = func(i int64) float64 { return float64(f[i]) }
-	case mem.Float64:
-		f := unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(v.Data))), v.Shape[0])
-		at = func(i int64) float64 { return f[i] }
-	default:
-		return errorf(gfEType, "weights must be float32 or float64 (got %s)", v.DType)
+	var ae *apiError
+	if errors.As(err, &ae) {
+		return err
 	}
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if n := g.loaders.Load(); n > 0 {
-		return errorf(gfEState, "%d loader(s) are open on this graph; close them before changing edge weights", n)
-	}
-	csc := g.part.Graph
-	w := make([]float32, csc.NumEdges())
-	for pos := range w {
-		k := key(csc, g.part, int64(pos))
-		if k >= v.Shape[0] {
-			return errorf(gfEInval, "weights has %d entries but the graph has %s %d (want one weight per %s)", v.Shape[0], what, k, what)
+	for _, c := range [...]struct {
+		class error
+		code  C.int
+	}{
+		{errs.ErrClosed, gfEBadHandle},
+		{errs.ErrState, gfEState},
+		{errs.ErrType, gfEType},
+		{errs.ErrIO, gfEIO},
+		{errs.ErrNoMem, gfENoMem},
+		{errs.ErrNotSupported, gfENotSup},
+	} {
+		if errors.Is(err, c.class) {
+			return &apiError{code: c.code, msg: err.Error()}
 		}
-		x := at(k)
-		if !(x >= 0) || math.IsInf(x, 1) || x > math.MaxFloat32 {
-			return errorf(gfEInval, "weights[%d] = %g (want finite and >= 0)", k, x)
-		}
-		w[pos] = float32(x)
 	}
-	csc.Weights = w
-	g.samplerMu.Lock()
-	g.last = nil
-	g.samplerMu.Unlock()
-	return nil
+	return err
 }

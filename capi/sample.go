@@ -10,10 +10,9 @@ import (
 	"context"
 	"errors"
 	"io"
-	"sync"
 	"unsafe"
 
-	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -241,7 +240,7 @@ func gfgo_batch_close(h C.uintptr_t) {
 //export gfgo_sample
 func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out *C.uintptr_t) C.int {
 	return call("gf_sample", func() error {
-		g, err := lookup[*graphObj](kindGraph, h)
+		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
 		}
@@ -257,28 +256,9 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 		if err != nil {
 			return err
 		}
-		internal, err := pipeline.InternalSeeds(g.part, seeds)
+		b, err := g.Sample(seeds, opt, cAlloc{})
 		if err != nil {
-			return err
-		}
-		g.mu.RLock()
-		defer g.mu.RUnlock()
-		s, err := g.sampler(opt)
-		if err != nil {
-			return err
-		}
-		res, err := s.SampleBatchesSeed(context.Background(), opt.Seed, [][]int64{internal}, []uint64{0})
-		if err != nil {
-			return err
-		}
-		inputIndex := make([]int64, len(seeds))
-		for i := range inputIndex {
-			inputIndex[i] = int64(i)
-		}
-		b, err := pipeline.Materialize(res[0], seeds, inputIndex, g.part, g.store, nil, nil, cAlloc{}, opt.Threads)
-		s.Recycle(res...)
-		if err != nil {
-			return err
+			return engineErr(err)
 		}
 		newBatch(b, out)
 		return nil
@@ -287,13 +267,6 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 
 // ---------------------------------------------------------------------------
 // Loaders
-
-type loaderObj struct {
-	mu      sync.Mutex
-	g       *graphObj
-	pl      *pipeline.Pipeline
-	started bool
-}
 
 func cStrings(p **C.char, n C.int32_t, arg string) ([]string, error) {
 	if n < 0 {
@@ -318,7 +291,7 @@ func cStrings(p **C.char, n C.int32_t, arg string) ([]string, error) {
 //export gfgo_loader_open
 func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t) C.int {
 	return call("gf_loader_open", func() error {
-		g, err := lookup[*graphObj](kindGraph, h)
+		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
 		}
@@ -351,13 +324,7 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 		if err != nil {
 			return err
 		}
-		g.mu.RLock()
-		defer g.mu.RUnlock()
-		s, err := sample.New(g.part, comm.NewLocal(g.part.NumPatches()), sopt)
-		if err != nil {
-			return err
-		}
-		pl, err := pipeline.New(s, g.part, g.store, seeds, pipeline.Options{
+		l, err := g.OpenLoader(seeds, sopt, pipeline.Options{
 			BatchSize:     int(o.batch_size),
 			Shuffle:       o.shuffle != 0,
 			DropLast:      o.drop_last != 0,
@@ -368,12 +335,10 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 			Threads:       sopt.Threads,
 		}, cAlloc{})
 		if err != nil {
-			return err
+			return engineErr(err)
 		}
-		g.ref()
-		g.loaders.Add(1)
 		C.gf__buf_pool_use(1) // batches reuse the buffers of dropped ones while loaders are open
-		putHandle(out, newHandle(kindLoader, &loaderObj{g: g, pl: pl}))
+		putHandle(out, newHandle(kindLoader, l))
 		return nil
 	})
 }
@@ -381,14 +346,14 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 //export gfgo_loader_num_batches
 func gfgo_loader_num_batches(h C.uintptr_t, out *C.int64_t) C.int {
 	return call("gf_loader_num_batches", func() error {
-		l, err := lookup[*loaderObj](kindLoader, h)
+		l, err := lookup[*core.Loader](kindLoader, h)
 		if err != nil {
 			return err
 		}
 		if out == nil {
 			return errorf(gfEInval, "out is NULL")
 		}
-		*out = C.int64_t(l.pl.NumBatches())
+		*out = C.int64_t(l.NumBatches())
 		return nil
 	})
 }
@@ -396,24 +361,18 @@ func gfgo_loader_num_batches(h C.uintptr_t, out *C.int64_t) C.int {
 //export gfgo_loader_start
 func gfgo_loader_start(h C.uintptr_t, epoch C.uint64_t) C.int {
 	return call("gf_loader_start", func() error {
-		l, err := lookup[*loaderObj](kindLoader, h)
+		l, err := lookup[*core.Loader](kindLoader, h)
 		if err != nil {
 			return err
 		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if err := l.pl.Start(uint64(epoch)); err != nil {
-			return err
-		}
-		l.started = true
-		return nil
+		return engineErr(l.Start(uint64(epoch)))
 	})
 }
 
 //export gfgo_loader_next
 func gfgo_loader_next(h C.uintptr_t, out *C.uintptr_t) C.int {
 	return call("gf_loader_next", func() error {
-		l, err := lookup[*loaderObj](kindLoader, h)
+		l, err := lookup[*core.Loader](kindLoader, h)
 		if err != nil {
 			return err
 		}
@@ -421,17 +380,14 @@ func gfgo_loader_next(h C.uintptr_t, out *C.uintptr_t) C.int {
 			return errorf(gfEInval, "out_batch is NULL")
 		}
 		*out = 0
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		if !l.started {
-			return errorf(gfEState, "no epoch was started: call gf_loader_start first")
-		}
-		b, err := l.pl.Next(context.Background())
-		if errors.Is(err, io.EOF) {
+		b, err := l.Next(context.Background())
+		switch {
+		case errors.Is(err, io.EOF):
 			return errDone
-		}
-		if err != nil {
-			return err
+		case errors.Is(err, core.ErrNotStarted):
+			return errorf(gfEState, "no epoch was started: call gf_loader_start first")
+		case err != nil:
+			return engineErr(err)
 		}
 		newBatch(b, out)
 		return nil
@@ -441,17 +397,13 @@ func gfgo_loader_next(h C.uintptr_t, out *C.uintptr_t) C.int {
 //export gfgo_loader_close
 func gfgo_loader_close(h C.uintptr_t) {
 	call("gf_loader_close", func() error {
-		l, ok := forget[*loaderObj](kindLoader, h)
+		l, ok := forget[*core.Loader](kindLoader, h)
 		if !ok {
 			return nil
 		}
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		err := l.pl.Close()
+		err := l.Close()
 		C.gf__buf_pool_use(-1) // the last loader closed empties the pool
-		l.g.loaders.Add(-1)
-		l.g.unref()
-		return err
+		return engineErr(err)
 	})
 }
 
@@ -461,7 +413,7 @@ func gfgo_loader_close(h C.uintptr_t) {
 //export gfgo_random_walk
 func gfgo_random_walk(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_walk_options, outTraces, outEdges **C.DLManagedTensor) C.int {
 	return call("gf_random_walk", func() error {
-		g, err := lookup[*graphObj](kindGraph, h)
+		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
 		}
@@ -490,40 +442,29 @@ func gfgo_random_walk(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_walk_options, o
 		if err != nil {
 			return err
 		}
-		internal := make([]int64, len(seeds))
-		if err := g.part.ToNew(seeds, internal); err != nil {
-			return errorf(gfEInval, "seeds: %v", err)
-		}
-		// A walk reads only Biased and Threads; the sampler needs one valid
-		// hop to be built.
-		opt := sample.Options{Fanouts: []int{1}, Biased: o.biased != 0, Seed: uint64(o.seed), Threads: int(o.num_threads)}
-		g.mu.RLock()
-		defer g.mu.RUnlock()
-		s, err := g.sampler(opt)
+		w, err := g.RandomWalk(seeds, core.WalkOptions{
+			Length:      length,
+			RestartProb: p,
+			Biased:      o.biased != 0,
+			Seed:        uint64(o.seed),
+			Threads:     int(o.num_threads),
+		}, cAlloc{})
 		if err != nil {
+			return engineErr(err)
+		}
+		tt, err := exportTensor(w.Traces)
+		if err != nil {
+			cAlloc{}.Free(w.Traces.Data)
+			cAlloc{}.Free(w.EdgeIDs.Data)
 			return err
 		}
-		res, err := s.RandomWalkSeed(context.Background(), opt.Seed, [][]int64{internal}, []uint64{0}, length, p)
-		if err != nil {
-			return err
-		}
-		traces, edges := res[0].Traces, res[0].EdgeIDs
-		if g.part.NewToOld != nil {
-			for i, v := range traces {
-				if v >= 0 {
-					traces[i] = g.part.NewToOld[v]
-				}
-			}
-		}
-		b := int64(len(seeds))
-		tt, err := exportInt64(traces, []int64{b, int64(length) + 1})
-		if err != nil {
-			return err
-		}
-		if outEdges != nil {
-			et, err := exportInt64(edges, []int64{b, int64(length)})
+		if outEdges == nil {
+			cAlloc{}.Free(w.EdgeIDs.Data)
+		} else {
+			et, err := exportTensor(w.EdgeIDs)
 			if err != nil {
 				C.gf__call_deleter(tt)
+				cAlloc{}.Free(w.EdgeIDs.Data)
 				return err
 			}
 			*outEdges = et
@@ -531,20 +472,4 @@ func gfgo_random_walk(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_walk_options, o
 		*outTraces = tt
 		return nil
 	})
-}
-
-// exportInt64 copies vals into malloc'd memory and wraps it as a DLPack
-// tensor of the given shape.
-func exportInt64(vals []int64, shape []int64) (*C.DLManagedTensor, error) {
-	buf, err := cAlloc{}.Alloc(8 * len(vals))
-	if err != nil {
-		return nil, err
-	}
-	copy(mem.Int64s(buf), vals)
-	m, err := exportTensor(mem.Tensor{DType: mem.Int64, Shape: shape, Data: buf})
-	if err != nil {
-		cAlloc{}.Free(buf)
-		return nil, err
-	}
-	return m, nil
 }

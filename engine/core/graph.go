@@ -1,0 +1,319 @@
+package core
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/partition"
+)
+
+// Graph is a partitioned graph with its node data and edge weights. See the
+// package documentation for its numbering and lifetime rules.
+type Graph struct {
+	part  *partition.Partitioned
+	store *feature.Store
+	ds    *dataset.Dataset // non-nil when opened from a dataset directory
+
+	// mu orders changes of node data and weights (write lock) against the
+	// calls that read them in the caller's thread (read lock).
+	mu sync.RWMutex
+	// loaders counts open loaders: they read node data and weights on their
+	// own threads, outside mu.
+	loaders atomic.Int64
+
+	// life guards refs and closed. refs counts the creator's reference
+	// (until Close), open loaders and calls in progress.
+	life   sync.Mutex
+	refs   int64
+	closed bool
+
+	samplers samplerCache
+}
+
+// New partitions g with opt and returns a Graph over it with no node data.
+// g must not be changed afterwards (the Graph may share its arrays).
+func New(g *graph.CSC, opt partition.Options) (*Graph, error) {
+	part, err := partition.Build(g, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Graph{part: part, store: feature.NewStore(g.NumNodes), refs: 1}, nil
+}
+
+// Open opens path: a dataset directory (its graph, and its node columns and
+// features as node data), or an Arrow IPC file holding an edge table read
+// with coopt. coopt must be zero for a directory: a dataset's edges are
+// taken as they are.
+func Open(path string, popt partition.Options, coopt graph.COOOptions) (*Graph, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, &classError{msg: fmt.Sprintf("path %q: %v", path, err), class: errs.ErrIO, cause: err}
+	}
+	if !st.IsDir() {
+		g, err := dataset.ReadEdgeTable(path, coopt)
+		if err != nil {
+			return nil, err
+		}
+		return New(g, popt)
+	}
+	if coopt.RemoveDuplicates || coopt.RemoveSelfLoops || coopt.NumNodes > 0 {
+		return nil, errorf(nil, "edge-list options (removing duplicates or self-loops, a node count) do not apply to a dataset directory (%q)", path)
+	}
+	ds, err := dataset.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	g, err := New(ds.Graph, popt)
+	if err != nil {
+		ds.Close()
+		return nil, err
+	}
+	g.ds = ds
+	names := make([]string, 0, len(ds.NodeData))
+	for name := range ds.NodeData {
+		names = append(names, name)
+	}
+	// Sorted, so that an error names the same column every time.
+	slices.Sort(names)
+	for _, name := range names {
+		// The dataset's arrays live until the dataset is closed with the
+		// graph: nothing to release per array.
+		if err := g.setNodeData(name, ds.NodeData[name], nil); err != nil {
+			g.Close()
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// acquire takes a reference for a call, failing once the Graph is closed.
+func (g *Graph) acquire() error {
+	g.life.Lock()
+	defer g.life.Unlock()
+	if g.closed {
+		return ErrGraphClosed
+	}
+	g.refs++
+	return nil
+}
+
+// release drops a reference; the last one frees the Graph's memory.
+func (g *Graph) release() {
+	g.life.Lock()
+	g.refs--
+	last := g.refs == 0
+	g.life.Unlock()
+	if last {
+		g.samplers.reset()
+		g.store.Close()
+		if g.ds != nil {
+			g.ds.Close()
+		}
+	}
+}
+
+// Close marks the Graph closed: every later call fails with ErrGraphClosed.
+// Calls in progress finish, and loaders keep working until they are closed;
+// the memory is released with the last of them. Idempotent.
+func (g *Graph) Close() error {
+	g.life.Lock()
+	if g.closed {
+		g.life.Unlock()
+		return nil
+	}
+	g.closed = true
+	g.life.Unlock()
+	g.release()
+	return nil
+}
+
+// Closed reports whether Close was called.
+func (g *Graph) Closed() bool {
+	g.life.Lock()
+	defer g.life.Unlock()
+	return g.closed
+}
+
+// NumNodes returns the number of nodes.
+func (g *Graph) NumNodes() int64 { return g.part.Graph.NumNodes }
+
+// NumEdges returns the number of edges.
+func (g *Graph) NumEdges() int64 { return g.part.Graph.NumEdges() }
+
+// NumPatches returns the number of patches.
+func (g *Graph) NumPatches() int { return g.part.NumPatches() }
+
+// SetNodeData stores t under name, replacing an earlier entry. t holds one
+// row per node in original order. When the Graph is renumbered, t is copied
+// in internal order and release (may be nil) is called before SetNodeData
+// returns; otherwise the Graph keeps t.Data and calls release when the entry
+// is replaced or the Graph's memory is released. On error release is not
+// called: t stays the caller's. Replacing an entry while loaders are open
+// fails (errs.ErrState): they read it on their own threads.
+func (g *Graph) SetNodeData(name string, t mem.Tensor, release func()) error {
+	if err := g.acquire(); err != nil {
+		return err
+	}
+	defer g.release()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if _, exists := g.store.Get(name); exists {
+		if n := g.loaders.Load(); n > 0 {
+			return errorf(errs.ErrState, "node data %q is in use by %d open loader(s); close them before replacing it", name, n)
+		}
+	}
+	return g.setNodeData(name, t, release)
+}
+
+// setNodeData is SetNodeData under mu (or before the Graph is shared).
+func (g *Graph) setNodeData(name string, t mem.Tensor, release func()) error {
+	if name == "" {
+		return errorf(nil, "node data name is empty")
+	}
+	if len(t.Shape) == 0 {
+		return errorf(nil, "tensor must have at least 1 dimension (one row per node)")
+	}
+	if t.Shape[0] != g.NumNodes() {
+		return errorf(nil, "tensor has shape[0] = %d rows, want one row per node (%d)", t.Shape[0], g.NumNodes())
+	}
+	if g.part.NewToOld == nil {
+		return g.store.Set(name, t, release)
+	}
+	// The padding lets a gather read the last row with 8-byte loads.
+	permuted := make([]byte, len(t.Data)+7)[:len(t.Data)]
+	if err := partition.PermuteRows(permuted, t.Data, t.RowBytes(), g.part.NewToOld); err != nil {
+		return err
+	}
+	t.Data = permuted
+	if err := g.store.Set(name, t, nil); err != nil {
+		return err
+	}
+	if release != nil {
+		release() // the caller's memory is no longer needed
+	}
+	return nil
+}
+
+// NodeData returns a copy of the node data stored under name, rows in
+// original node order, in memory from alloc (nil: the Go heap). The caller
+// owns it (free it with alloc.Free).
+func (g *Graph) NodeData(name string, alloc mem.Allocator) (mem.Tensor, error) {
+	if err := g.acquire(); err != nil {
+		return mem.Tensor{}, err
+	}
+	defer g.release()
+	if alloc == nil {
+		alloc = mem.Heap{}
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	src, ok := g.store.Get(name)
+	if !ok {
+		return mem.Tensor{}, errorf(nil, "no node data named %q (have: %s)", name, strings.Join(g.store.Names(), ", "))
+	}
+	buf, err := alloc.Alloc(len(src.Data))
+	if err != nil {
+		return mem.Tensor{}, err
+	}
+	if g.part.OldToNew == nil {
+		copy(buf, src.Data)
+	} else if err := feature.Gather(buf, src, g.part.OldToNew, 0); err != nil {
+		alloc.Free(buf)
+		return mem.Tensor{}, err
+	}
+	return mem.Tensor{DType: src.DType, Shape: append([]int64(nil), src.Shape...), Data: buf}, nil
+}
+
+// NodeDataNames returns the names of the node data, sorted.
+func (g *Graph) NodeDataNames() ([]string, error) {
+	if err := g.acquire(); err != nil {
+		return nil, err
+	}
+	defer g.release()
+	return g.store.Names(), nil
+}
+
+// SetEdgeWeights sets the weight of every edge for biased sampling: w is a
+// 1-D float32 or float64 tensor indexed by original edge id, so it needs
+// more entries than the largest edge id. Weights must be finite and >= 0.
+// w is read during the call only. Fails (errs.ErrState) while loaders are
+// open.
+func (g *Graph) SetEdgeWeights(w mem.Tensor) error {
+	return g.setWeights(w, "edge id", func(csc *graph.CSC, pos int64) int64 { return csc.EdgeID(pos) })
+}
+
+// SetSourceWeights gives every edge u->v the weight w[u] of its source: w is
+// a 1-D float32 or float64 tensor indexed by original node id. Same rules as
+// SetEdgeWeights, which it replaces (and is replaced by).
+func (g *Graph) SetSourceWeights(w mem.Tensor) error {
+	p := g.part
+	return g.setWeights(w, "node id", func(csc *graph.CSC, pos int64) int64 {
+		u := csc.Source(pos)
+		if p.NewToOld != nil {
+			u = p.NewToOld[u]
+		}
+		return u
+	})
+}
+
+// setWeights stores beside every edge the weight that w holds at key(pos)
+// (an original edge id or source node id, named by what).
+func (g *Graph) setWeights(w mem.Tensor, what string, key func(*graph.CSC, int64) int64) error {
+	if err := g.acquire(); err != nil {
+		return err
+	}
+	defer g.release()
+	if len(w.Shape) != 1 {
+		return errorf(nil, "weights must be 1-D (got shape %v)", w.Shape)
+	}
+	var at func(i int64) float64
+	switch w.DType {
+	case mem.Float32:
+		f := mem.Float32s(w.Data)
+		at = func(i int64) float64 { return float64(f[i]) }
+	case mem.Float64:
+		var f []float64
+		if w.Shape[0] > 0 {
+			f = unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(w.Data))), w.Shape[0])
+		}
+		at = func(i int64) float64 { return f[i] }
+	default:
+		return errorf(errs.ErrType, "weights must be float32 or float64 (got %s)", w.DType)
+	}
+	if int64(len(w.Data)) != w.Shape[0]*int64(w.DType.Size()) {
+		return errorf(nil, "weights has %d bytes for shape %v", len(w.Data), w.Shape)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := g.loaders.Load(); n > 0 {
+		return errorf(errs.ErrState, "%d loader(s) are open on this graph; close them before changing edge weights", n)
+	}
+	csc := g.part.Graph
+	out := make([]float32, csc.NumEdges())
+	for pos := range out {
+		k := key(csc, int64(pos))
+		if k >= w.Shape[0] {
+			return errorf(nil, "weights has %d entries but the graph has %s %d (want one weight per %s)", w.Shape[0], what, k, what)
+		}
+		x := at(k)
+		if !(x >= 0) || math.IsInf(x, 1) || x > math.MaxFloat32 {
+			return errorf(nil, "weights[%d] = %g (want finite and >= 0)", k, x)
+		}
+		out[pos] = float32(x)
+	}
+	csc.Weights = out
+	// Samplers built on the old weights (layer-wise totals) are stale.
+	g.samplers.reset()
+	return nil
+}

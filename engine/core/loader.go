@@ -1,0 +1,106 @@
+package core
+
+import (
+	"context"
+	"sync"
+
+	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/sample"
+)
+
+// Loader streams the batches of a Graph epoch by epoch (a pipeline.Pipeline
+// over a sampler of its own). It holds a reference to its Graph: it keeps
+// working after the Graph is closed, until it is closed itself. Start, Next
+// and Close may be called from different goroutines, one call at a time
+// (Close waits for a Next in progress).
+type Loader struct {
+	g  *Graph
+	pl *pipeline.Pipeline
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+}
+
+// OpenLoader opens a loader over seeds (original ids, distinct) that
+// samples with sopt and batches with lopt (lopt.Threads <= 0 takes
+// sopt.Threads); every batch buffer comes from alloc (nil: the Go heap).
+// The node data named in lopt must exist.
+func (g *Graph) OpenLoader(seeds []int64, sopt sample.Options, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
+	if err := g.acquire(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			g.release()
+		}
+	}()
+	if lopt.Threads <= 0 {
+		lopt.Threads = sopt.Threads
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	// A sampler of its own: the pipeline forks it per worker, and the
+	// cached ones serve calls made meanwhile.
+	s, err := sample.New(g.part, comm.NewLocal(g.part.NumPatches()), sopt)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := pipeline.New(s, g.part, g.store, seeds, lopt, alloc)
+	if err != nil {
+		return nil, err
+	}
+	g.loaders.Add(1)
+	ok = true // the loader keeps the reference
+	return &Loader{g: g, pl: pl}, nil
+}
+
+// NumBatches returns the number of batches per epoch.
+func (l *Loader) NumBatches() int { return l.pl.NumBatches() }
+
+// Start begins epoch epoch, dropping what is left of the current one.
+func (l *Loader) Start(epoch uint64) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return ErrLoaderClosed
+	}
+	if err := l.pl.Start(epoch); err != nil {
+		return err
+	}
+	l.started = true
+	return nil
+}
+
+// Next returns the next batch of the current epoch (the caller owns it:
+// Release it), io.EOF after the last one, ErrNotStarted before the first
+// Start, or the error that stopped the epoch.
+func (l *Loader) Next(ctx context.Context) (*pipeline.Batch, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil, ErrLoaderClosed
+	}
+	if !l.started {
+		return nil, ErrNotStarted
+	}
+	return l.pl.Next(ctx)
+}
+
+// Close stops the loader's goroutines, frees the batches it had not
+// delivered and drops its reference to the Graph. Idempotent.
+func (l *Loader) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		return nil
+	}
+	l.closed = true
+	err := l.pl.Close()
+	l.g.loaders.Add(-1)
+	l.g.release()
+	return err
+}
