@@ -4,7 +4,10 @@
 // of graphferry that uses cgo.
 //
 // The public gf_* functions are defined in graphferry.c, which guards against
-// use in a forked child and forwards to the gfgo_* exports here. Every export
+// use in a forked child and forwards to the gfgo_* exports here. The library
+// exports only those gf_* functions (GF_API in the header): C code is
+// compiled with hidden visibility, and the linker script graphferry.map.o
+// makes every other symbol, Go's and cgo's included, local. Every export
 // validates its arguments, converts them, calls the engine, and turns errors
 // and panics into a status code plus a thread-local message. Handles given
 // to C are opaque integers looked up in a registry, never Go pointers; every
@@ -12,7 +15,8 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -std=gnu99 -Wall
+#cgo CFLAGS: -I${SRCDIR}/../include -std=gnu99 -Wall -fvisibility=hidden -DGF_BUILD
+#cgo LDFLAGS: ${SRCDIR}/graphferry.map.o
 #include <stdlib.h>
 #include "graphferry.h"
 #include "shim.h"
