@@ -807,7 +807,7 @@ GF_API int gf_loader_num_batches(const gf_loader *loader, int64_t *out);
  * gf_loader_start begins epoch `epoch` (its seed permutation and random
  * streams depend on the epoch number). An epoch in progress is stopped
  * first and its undelivered batches are freed.
- * Returns GF_OK, GF_EBADHANDLE (loader, also one closed during the call).
+ * Returns GF_OK, GF_EBADHANDLE (loader).
  */
 GF_API int gf_loader_start(gf_loader *loader, uint64_t epoch);
 
