@@ -14,7 +14,8 @@ PY         := $(VENV)/bin/python
 LIB        := build/libgraphferry.so
 LIB_CHECK  := build/cgocheck2/libgraphferry.so
 PKG_LIB    := python/graphferry/lib/libgraphferry.so
-GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h' 2>/dev/null) include/graphferry.h go.mod go.sum
+GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h' 2>/dev/null) capi/graphferry.map.o include/graphferry.h include/dlpack.h go.mod go.sum
+CXX        ?= g++
 PYTEST_ARGS ?=
 
 .PHONY: help lib venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck fuzz bench clean
@@ -26,7 +27,7 @@ help:
 	@echo "  make lib         build $(LIB) (go build -buildmode=c-shared ./capi)"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./..."
-	@echo "  make test-c      build and run the C test (tests/c) against $(LIB)"
+	@echo "  make test-c      the header as C99 and C++, the C test (tests/c) against $(LIB), and its exported symbols"
 	@echo "  make test-big    the 2^31-edge-offset sampling test (8 GiB, about 15 s)"
 	@echo "  make test-py     pytest tests/python"
 	@echo "  make fuzz        run each Go fuzz target for FUZZTIME (default 20s)"
@@ -75,11 +76,16 @@ test-nocgo:
 test-big:
 	GRAPHFERRY_BIG_TESTS=1 $(GO) test -count=1 -v -run '^TestOffsetsBeyond2to31$$' ./engine/sample
 
-build/test_capi: tests/c/test_capi.c include/graphferry.h $(LIB)
+build/test_capi: tests/c/test_capi.c include/graphferry.h include/dlpack.h $(LIB)
 	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude -o $@ tests/c/test_capi.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
 
+# The headers alone, as pedantic C99 and as C++; the C test; and the
+# library's dynamic symbols: exactly the header's GF_API functions.
 test-c: build/test_capi
+	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
+	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	./build/test_capi
+	tests/c/check_exports.sh $(LIB) include/graphferry.h
 
 # gf_graph_close while other threads sample, read node data and run loaders
 # on the same graph (a few seconds).
@@ -99,6 +105,7 @@ test-py: venv
 test-cgocheck: venv $(LIB_CHECK)
 	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Iinclude -o build/cgocheck2/test_capi tests/c/test_capi.c -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
 	./build/cgocheck2/test_capi
+	tests/c/check_exports.sh $(LIB_CHECK) include/graphferry.h
 	GRAPHFERRY_LIB_PATH=$(abspath $(LIB_CHECK)) $(PY) -m pytest tests/python -q $(PYTEST_ARGS)
 
 # The statistical tests of every sampling scheme, with their p-values.

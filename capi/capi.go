@@ -4,7 +4,10 @@
 // of graphferry that uses cgo.
 //
 // The public gf_* functions are defined in graphferry.c, which guards against
-// use in a forked child and forwards to the gfgo_* exports here. Every export
+// use in a forked child and forwards to the gfgo_* exports here. The library
+// exports only those gf_* functions (GF_API in the header): C code is
+// compiled with hidden visibility, and the linker script graphferry.map.o
+// makes every other symbol, Go's and cgo's included, local. Every export
 // validates its arguments, converts them, calls the engine, and turns errors
 // and panics into a status code plus a thread-local message. Handles given
 // to C are opaque integers looked up in a registry, never Go pointers; every
@@ -12,7 +15,8 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../include -std=gnu99 -Wall
+#cgo CFLAGS: -I${SRCDIR}/../include -std=gnu99 -Wall -fvisibility=hidden -DGF_BUILD
+#cgo LDFLAGS: ${SRCDIR}/graphferry.map.o
 #include <stdlib.h>
 #include "graphferry.h"
 #include "shim.h"
@@ -22,10 +26,13 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"runtime/debug"
 	"sync"
 	"sync/atomic"
+
+	"github.com/graphferry/graphferry/engine/errs"
 )
 
 func main() {}
@@ -94,16 +101,40 @@ func call(fn string, f func() error) (rc C.int) {
 	if err == errDone {
 		return gfDone
 	}
-	code := C.int(gfEInval)
+	setError(fn + ": " + err.Error())
+	return statusOf(err)
+}
+
+// statusOf maps an error to its status code: an apiError carries its own;
+// an engine error by the class (engine/errs) it wraps; a file-system error
+// is GF_EIO; anything else is an invalid argument or invalid data.
+//
+// errs.ErrClosed becomes GF_EBADHANDLE, not GF_ESTATE: the engine reports it
+// when the object a handle names was closed before or during the call, and
+// the handle is then unusable, which is what GF_EBADHANDLE tells the caller
+// (the code a call made just after the close gets); GF_ESTATE would suggest
+// that the object is alive and a later call may succeed.
+func statusOf(err error) C.int {
 	var ae *apiError
+	var pathErr *fs.PathError
 	switch {
 	case errors.As(err, &ae):
-		code = ae.code
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, os.ErrPermission):
-		code = gfEIO
+		return ae.code
+	case errors.Is(err, errs.ErrIO), errors.As(err, &pathErr),
+		errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return gfEIO
+	case errors.Is(err, errs.ErrNoMem):
+		return gfENoMem
+	case errors.Is(err, errs.ErrState):
+		return gfEState
+	case errors.Is(err, errs.ErrClosed):
+		return gfEBadHandle
+	case errors.Is(err, errs.ErrNotSupported):
+		return gfENotSup
+	case errors.Is(err, errs.ErrType):
+		return gfEType
 	}
-	setError(fn + ": " + err.Error())
-	return code
+	return gfEInval
 }
 
 // ---------------------------------------------------------------------------

@@ -59,10 +59,11 @@ func partitionOptions(o *C.gf_graph_options) (partition.Options, error) {
 
 func checkGraphOptions(o *C.gf_graph_options, coo bool) (partition.Options, graph.COOOptions, error) {
 	var coopt graph.COOOptions
+	o, err := readOptions(o, "options", graphOptionsLayout)
+	if err != nil {
+		return partition.Options{}, coopt, err
+	}
 	if o != nil {
-		if err := checkStructSize("options", o.struct_size, unsafe.Sizeof(*o)); err != nil {
-			return partition.Options{}, coopt, err
-		}
 		known := C.uint32_t(C.GF_GRAPH_REMOVE_DUPLICATES | C.GF_GRAPH_REMOVE_SELF_LOOPS)
 		if o.flags&^known != 0 {
 			return partition.Options{}, coopt, errorf(gfEInval, "options->flags = %#x has unknown bits", uint32(o.flags))

@@ -6,6 +6,8 @@
 // compiler checks the header's signatures.
 
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -46,6 +48,36 @@ void gf__set_error(const char *msg) {
   memcpy(copy, msg, n + 1);
   free(gf__err);
   gf__err = copy;
+}
+
+// gf__errorf sets the thread's message from a format.
+static void gf__errorf(const char *format, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, format);
+  vsnprintf(buf, sizeof buf, format, ap);
+  va_end(ap);
+  gf__set_error(buf);
+}
+
+// gf__rename_error replaces the function name `from` that starts the
+// thread's message with `to`, for public functions that forward to another
+// one's export (gf_batch_take_versioned to gf_batch_take's, ...), so that
+// messages start with the name of the function the caller called.
+static void gf__rename_error(const char *from, const char *to) {
+  size_t n = strlen(from);
+  if (gf__err == NULL || strncmp(gf__err, from, n) != 0 || gf__err[n] != ':') {
+    return;
+  }
+  size_t rest = strlen(gf__err + n), m = strlen(to);
+  char *msg = (char *)malloc(m + rest + 1);
+  if (msg == NULL) {
+    return;
+  }
+  memcpy(msg, to, m);
+  memcpy(msg + m, gf__err + n, rest + 1);
+  free(gf__err);
+  gf__err = msg;
 }
 
 const char *gf_errmsg(void) {
@@ -134,6 +166,59 @@ DLManagedTensor *gf__make_tensor(void *data, uint8_t code, uint8_t bits,
   t->m.manager_ctx = data;
   t->m.deleter = gf__tensor_deleter;
   return &t->m;
+}
+
+// Versioned tensors made by graphferry: the same layout with the DLPack 1.x
+// header. The shape array has room for GF__MAX_NDIM dimensions, so that the
+// struct can be allocated before a field is taken out of a batch (taking
+// cannot be undone, so nothing may fail after it).
+#define GF__MAX_NDIM 8
+
+typedef struct {
+  DLManagedTensorVersioned m;
+  int64_t shape[GF__MAX_NDIM];
+} gf__vtensor;
+
+static void gf__vtensor_deleter(DLManagedTensorVersioned *self) {
+  if (self == NULL) {
+    return;
+  }
+  gf__buf_free(self->manager_ctx);
+  free(self);
+}
+
+// gf__vtensor_new allocates an empty versioned tensor, or sets the message
+// of fn and returns NULL.
+static gf__vtensor *gf__vtensor_new(const char *fn) {
+  gf__vtensor *v = (gf__vtensor *)calloc(1, sizeof(gf__vtensor));
+  if (v == NULL) {
+    gf__errorf("%s: out of memory allocating a DLPack tensor", fn);
+  }
+  return v;
+}
+
+// gf__vtensor_fill moves legacy tensor t, made by gf__make_tensor, into v:
+// v takes over t's data, t's header is freed. Tensors of more than
+// GF__MAX_NDIM dimensions cannot occur (the Go side accepts no more, see
+// maxNDim); should one, both are freed and NULL is returned.
+static DLManagedTensorVersioned *gf__vtensor_fill(gf__vtensor *v, DLManagedTensor *t) {
+  if (t->dl_tensor.ndim < 0 || t->dl_tensor.ndim > GF__MAX_NDIM) {
+    gf__errorf("graphferry: internal error: a tensor of %d dimensions", (int)t->dl_tensor.ndim);
+    t->deleter(t);
+    free(v);
+    return NULL;
+  }
+  v->m.version.major = DLPACK_MAJOR_VERSION;
+  v->m.version.minor = DLPACK_MINOR_VERSION;
+  v->m.manager_ctx = t->manager_ctx;
+  v->m.deleter = gf__vtensor_deleter;
+  // The memory was made for this tensor and nothing else refers to it.
+  v->m.flags = DLPACK_FLAG_BITMASK_IS_COPIED;
+  v->m.dl_tensor = t->dl_tensor;
+  memcpy(v->shape, t->dl_tensor.shape, (size_t)t->dl_tensor.ndim * sizeof(int64_t));
+  v->m.dl_tensor.shape = t->dl_tensor.ndim > 0 ? v->shape : NULL;
+  free(t);  // the header only: the data now belongs to v
+  return &v->m;
 }
 
 void gf__call_deleter(DLManagedTensor *t) {
@@ -235,6 +320,81 @@ int gf_graph_get_node_data(gf_graph *graph, const char *name,
   return gfgo_graph_get_node_data((uintptr_t)graph, (char *)name, out_tensor);
 }
 
+int gf_graph_get_node_data_versioned(gf_graph *graph, const char *name,
+                                     DLManagedTensorVersioned **out_tensor) {
+  static const char fn[] = "gf_graph_get_node_data_versioned";
+  GF_GUARD();
+  if (out_tensor == NULL) {
+    gf__errorf("%s: out_tensor is NULL", fn);
+    return GF_EINVAL;
+  }
+  *out_tensor = NULL;
+  gf__vtensor *v = gf__vtensor_new(fn);
+  if (v == NULL) {
+    return GF_ENOMEM;
+  }
+  DLManagedTensor *t = NULL;
+  int rc = gfgo_graph_get_node_data((uintptr_t)graph, (char *)name, &t);
+  if (rc != GF_OK) {
+    free(v);
+    gf__rename_error("gf_graph_get_node_data", fn);
+    return rc;
+  }
+  *out_tensor = gf__vtensor_fill(v, t);
+  return *out_tensor != NULL ? GF_OK : GF_EINTERNAL;
+}
+
+// A legacy DLManagedTensor standing for a caller's versioned one, so that
+// gf_graph_set_node_data_versioned can hand it to the one implementation:
+// its deleter frees the adapter and calls the versioned tensor's deleter.
+typedef struct {
+  DLManagedTensor m;
+  DLManagedTensorVersioned *v;
+} gf__adapter;
+
+static void gf__adapter_deleter(DLManagedTensor *self) {
+  if (self == NULL) {
+    return;
+  }
+  DLManagedTensorVersioned *v = ((gf__adapter *)self)->v;
+  free(self);
+  if (v != NULL && v->deleter != NULL) {
+    v->deleter(v);
+  }
+}
+
+int gf_graph_set_node_data_versioned(gf_graph *graph, const char *name,
+                                     DLManagedTensorVersioned *tensor) {
+  static const char fn[] = "gf_graph_set_node_data_versioned";
+  GF_GUARD();
+  if (tensor == NULL) {
+    gf__errorf("%s: tensor is NULL", fn);
+    return GF_EINVAL;
+  }
+  // Per DLPack, nothing but version may be read under another major version.
+  if (tensor->version.major != DLPACK_MAJOR_VERSION) {
+    gf__errorf("%s: tensor has DLPack version %u.%u; graphferry reads major version %d",
+               fn, (unsigned)tensor->version.major, (unsigned)tensor->version.minor,
+               DLPACK_MAJOR_VERSION);
+    return GF_ETYPE;
+  }
+  gf__adapter *a = (gf__adapter *)calloc(1, sizeof(gf__adapter));
+  if (a == NULL) {
+    gf__errorf("%s: out of memory", fn);
+    return GF_ENOMEM;
+  }
+  a->m.dl_tensor = tensor->dl_tensor;
+  a->m.manager_ctx = tensor;
+  a->m.deleter = gf__adapter_deleter;
+  a->v = tensor;
+  int rc = gfgo_graph_set_node_data((uintptr_t)graph, (char *)name, &a->m);
+  if (rc != GF_OK) {
+    free(a);  // the caller keeps tensor
+    gf__rename_error("gf_graph_set_node_data", fn);
+  }
+  return rc;
+}
+
 int gf_graph_node_data_names(const gf_graph *graph, char **out_names) {
   GF_GUARD();
   return gfgo_graph_node_data_names((uintptr_t)graph, out_names);
@@ -293,6 +453,82 @@ int gf_batch_take_node_data(gf_batch *batch, const char *name,
                             DLManagedTensor **out_tensor) {
   GF_GUARD();
   return gfgo_batch_take_node_data((uintptr_t)batch, (char *)name, out_tensor);
+}
+
+int gf_batch_take_versioned(gf_batch *batch, int32_t field, int32_t layer,
+                            DLManagedTensorVersioned **out_tensor) {
+  static const char fn[] = "gf_batch_take_versioned";
+  GF_GUARD();
+  if (out_tensor == NULL) {
+    gf__errorf("%s: out_tensor is NULL", fn);
+    return GF_EINVAL;
+  }
+  *out_tensor = NULL;
+  gf__vtensor *v = gf__vtensor_new(fn);
+  if (v == NULL) {
+    return GF_ENOMEM;
+  }
+  DLManagedTensor *t = NULL;
+  int rc = gfgo_batch_take((uintptr_t)batch, field, layer, &t);
+  if (rc != GF_OK) {
+    free(v);
+    gf__rename_error("gf_batch_take", fn);
+    return rc;
+  }
+  *out_tensor = gf__vtensor_fill(v, t);
+  return *out_tensor != NULL ? GF_OK : GF_EINTERNAL;
+}
+
+int gf_batch_take_node_data_versioned(gf_batch *batch, const char *name,
+                                      DLManagedTensorVersioned **out_tensor) {
+  static const char fn[] = "gf_batch_take_node_data_versioned";
+  GF_GUARD();
+  if (out_tensor == NULL) {
+    gf__errorf("%s: out_tensor is NULL", fn);
+    return GF_EINVAL;
+  }
+  *out_tensor = NULL;
+  gf__vtensor *v = gf__vtensor_new(fn);
+  if (v == NULL) {
+    return GF_ENOMEM;
+  }
+  DLManagedTensor *t = NULL;
+  int rc = gfgo_batch_take_node_data((uintptr_t)batch, (char *)name, &t);
+  if (rc != GF_OK) {
+    free(v);
+    gf__rename_error("gf_batch_take_node_data", fn);
+    return rc;
+  }
+  *out_tensor = gf__vtensor_fill(v, t);
+  return *out_tensor != NULL ? GF_OK : GF_EINTERNAL;
+}
+
+int gf_tensor_to_versioned(DLManagedTensor *tensor,
+                           DLManagedTensorVersioned **out_tensor) {
+  static const char fn[] = "gf_tensor_to_versioned";
+  GF_GUARD();
+  if (out_tensor == NULL) {
+    gf__errorf("%s: out_tensor is NULL", fn);
+    return GF_EINVAL;
+  }
+  *out_tensor = NULL;
+  if (tensor == NULL) {
+    gf__errorf("%s: tensor is NULL", fn);
+    return GF_EINVAL;
+  }
+  // Only our own tensors: their layout (and ndim bound) is known, and their
+  // data is ours to re-wrap.
+  if (tensor->deleter != gf__tensor_deleter ||
+      tensor->dl_tensor.ndim < 0 || tensor->dl_tensor.ndim > GF__MAX_NDIM) {
+    gf__errorf("%s: tensor was not made by graphferry (its deleter is not graphferry's)", fn);
+    return GF_EINVAL;
+  }
+  gf__vtensor *v = gf__vtensor_new(fn);
+  if (v == NULL) {
+    return GF_ENOMEM;
+  }
+  *out_tensor = gf__vtensor_fill(v, tensor);
+  return GF_OK;  // ndim was checked above
 }
 
 void gf_batch_close(gf_batch *batch) {

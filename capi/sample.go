@@ -26,7 +26,8 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Options, error) {
 	if o == nil {
 		return opt, errorf(gfEInval, "%s is NULL", arg)
 	}
-	if err := checkStructSize(arg, o.struct_size, unsafe.Sizeof(*o)); err != nil {
+	o, err := readOptions(o, arg, sampleOptionsLayout)
+	if err != nil {
 		return opt, err
 	}
 	if o.num_hops <= 0 || o.num_hops > maxHops {
@@ -302,7 +303,8 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 		if o == nil {
 			return errorf(gfEInval, "options is NULL")
 		}
-		if err := checkStructSize("options", o.struct_size, unsafe.Sizeof(*o)); err != nil {
+		o, err := readOptions(o, "options", loaderOptionsLayout)
+		if err != nil {
 			return err
 		}
 		sopt, err := sampleOptions(o.sample, "options->sample")
@@ -427,7 +429,8 @@ func gfgo_random_walk(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_walk_options, o
 		if o == nil {
 			return errorf(gfEInval, "options is NULL")
 		}
-		if err := checkStructSize("options", o.struct_size, unsafe.Sizeof(*o)); err != nil {
+		o, err := readOptions(o, "options", walkOptionsLayout)
+		if err != nil {
 			return err
 		}
 		length := int(o.length)

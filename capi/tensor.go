@@ -198,14 +198,6 @@ func exportTensor(t mem.Tensor) (*C.DLManagedTensor, error) {
 	return m, nil
 }
 
-// checkStructSize validates the struct_size field of an options struct.
-func checkStructSize(arg string, got C.uint32_t, want uintptr) error {
-	if uintptr(got) != want {
-		return errorf(gfEInval, "%s->struct_size = %d, want sizeof = %d (zero-initialise the struct and set struct_size)", arg, uint32(got), want)
-	}
-	return nil
-}
-
 func goString(p *C.char, arg string) (string, error) {
 	if p == nil {
 		return "", errorf(gfEInval, "%s is NULL", arg)

@@ -23,7 +23,13 @@
  * -----------
  * - Every fallible function returns an int status: GF_OK (0) or one of the
  *   GF_E* codes below (GF_DONE is the one non-error, non-zero code). New codes
- *   may be added in later versions.
+ *   may be added in later versions. Each function's block lists the codes it
+ *   returns and when. Besides those, every function may return GF_EFORK
+ *   (called in a forked child, see below) and GF_EINTERNAL (a bug in
+ *   graphferry; the library then refuses every later call); these two are
+ *   not repeated in each block. A function that takes a handle returns
+ *   GF_EBADHANDLE for a NULL, closed or foreign one, and GF_EINVAL for a
+ *   NULL out pointer.
  * - After a failure, gf_errmsg() returns a message that starts with the
  *   function name and names the offending argument and value. Messages are
  *   per thread: the message of the last failed call made on this thread.
@@ -35,14 +41,27 @@
  *   crashes the process.
  * - Bad arguments never change a handle: after an error every handle is as
  *   usable as it was before the call.
- * - Input tensors are described with DLPack's DLTensor. Unless a function says
+ * - Option structs (gf_*_options) start with uint32_t struct_size, which the
+ *   caller sets to sizeof of the struct it was compiled with. Fields are
+ *   only ever appended, never moved or removed, so a program built against
+ *   an older header keeps working: every struct_size from the first
+ *   released layout's (the offset just past its last field) up to this
+ *   header's sizeof is accepted; the fields the caller's layout holds are
+ *   read and the ones added since take their zero value, which is always
+ *   their default. graphferry never reads past struct_size bytes. Any other
+ *   struct_size is GF_EINVAL, with a message giving the accepted range.
+ * - Tensors are DLPack's (dlpack.h, shipped beside this header: DLPack 1.1).
+ *   Input tensors are described with DLTensor. Unless a function says
  *   otherwise they are borrowed for the duration of the call and copied.
  *   Only CPU tensors (kDLCPU) are accepted in this version; they must be
  *   C-contiguous (strides NULL or row-major compact).
- * - Output tensors are DLPack DLManagedTensor objects. Their memory is
- *   allocated with malloc, never owned by a garbage collector; the receiver
- *   owns each one and must call its deleter exactly once. Deleters are plain
- *   C, may be called from any thread, and never call back into graphferry.
+ * - Output tensors are owned DLPack tensors: the legacy DLManagedTensor, or
+ *   DLPack 1.x's DLManagedTensorVersioned from the *_versioned functions
+ *   (version {1, 1}, flags DLPACK_FLAG_BITMASK_IS_COPIED: the memory is the
+ *   receiver's alone). Their memory is allocated outside any garbage
+ *   collector; the receiver owns each one and must call its deleter exactly
+ *   once. Deleters are plain C, may be called from any thread, and never
+ *   call back into graphferry. A tensor with no elements has data NULL.
  * - Processes that fork: the library runs its own threads. In a child
  *   process forked after the library was loaded, every function fails with
  *   GF_EFORK (and the destructors do nothing) rather than hang. Create
@@ -53,6 +72,33 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/*
+ * DLPack's declarations: dlpack.h beside this header (DLPack 1.1), or an
+ * upstream dlpack.h of major version 1 that the program included first
+ * (both use the same include guard, so the first one included wins).
+ */
+#include "dlpack.h"
+#if !defined(DLPACK_MAJOR_VERSION) || DLPACK_MAJOR_VERSION != 1
+#error "graphferry.h needs DLPack 1.x: include graphferry's dlpack.h (or DLPack 1.x's)"
+#endif
+
+/*
+ * GF_API marks the public functions. libgraphferry.so exports these and
+ * nothing else: the library is compiled with hidden visibility and linked
+ * with a version script that keeps only gf_* names.
+ */
+#if defined(_WIN32)
+#if defined(GF_BUILD)
+#define GF_API __declspec(dllexport)
+#else
+#define GF_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) || defined(__clang__)
+#define GF_API __attribute__((visibility("default")))
+#else
+#define GF_API
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -76,10 +122,10 @@ extern "C" {
  * Programs should check that the major versions agree:
  *   gf_version_number() / 1000000 == GF_VERSION_MAJOR
  */
-int gf_version_number(void);
+GF_API int gf_version_number(void);
 
 /* gf_version returns the library's version as static text, e.g. "0.1.0". */
-const char *gf_version(void);
+GF_API const char *gf_version(void);
 
 /* ------------------------------------------------------------------------ */
 /* Status codes and errors                                                  */
@@ -102,7 +148,7 @@ const char *gf_version(void);
  * "invalid argument" for GF_EINVAL), and "unknown status" for any other
  * value. Never NULL; do not free.
  */
-const char *gf_status_str(int status);
+GF_API const char *gf_status_str(int status);
 
 /*
  * gf_errmsg returns the message of the last call that failed on the calling
@@ -110,67 +156,13 @@ const char *gf_status_str(int status);
  * and stays valid until the next failing call on this thread; copy it to
  * keep it. Successful calls do not clear it.
  */
-const char *gf_errmsg(void);
+GF_API const char *gf_errmsg(void);
 
 /*
  * gf_free releases memory that a graphferry function documents as "free
  * with gf_free". gf_free(NULL) does nothing.
  */
-void gf_free(void *ptr);
-
-/* ------------------------------------------------------------------------ */
-/* DLPack                                                                   */
-/* ------------------------------------------------------------------------ */
-/*
- * The DLPack types graphferry uses, identical in layout to dlpack.h
- * (DLPack 0.8 and later; the legacy, unversioned DLManagedTensor). If your
- * program uses dlpack.h, include it BEFORE this header; its definitions are
- * then used and these are skipped.
- */
-#ifndef DLPACK_VERSION
-#ifndef DLPACK_MAJOR_VERSION
-typedef enum {
-  kDLCPU = 1,
-  kDLCUDA = 2,
-  kDLCUDAHost = 3
-} DLDeviceType;
-
-typedef struct {
-  DLDeviceType device_type;
-  int32_t device_id;
-} DLDevice;
-
-typedef enum {
-  kDLInt = 0,
-  kDLUInt = 1,
-  kDLFloat = 2,
-  kDLBfloat = 4,
-  kDLBool = 6
-} DLDataTypeCode;
-
-typedef struct {
-  uint8_t code;
-  uint8_t bits;
-  uint16_t lanes;
-} DLDataType;
-
-typedef struct {
-  void *data;
-  DLDevice device;
-  int32_t ndim;
-  DLDataType dtype;
-  int64_t *shape;
-  int64_t *strides;
-  uint64_t byte_offset;
-} DLTensor;
-
-typedef struct DLManagedTensor {
-  DLTensor dl_tensor;
-  void *manager_ctx;
-  void (*deleter)(struct DLManagedTensor *self);
-} DLManagedTensor;
-#endif
-#endif
+GF_API void gf_free(void *ptr);
 
 /* ------------------------------------------------------------------------ */
 /* Arrow C Data Interface                                                   */
@@ -235,7 +227,8 @@ typedef struct gf_graph gf_graph;
  * gf_graph_options configures graph construction. Pass NULL for the
  * defaults (one patch, no renumbering, nothing removed). Zero-initialise it
  * and set struct_size = sizeof(gf_graph_options); fields may be appended in
- * later versions and never move.
+ * later versions and never move. Accepted struct_size: 44 (0.1.0, the end of
+ * flags) to sizeof (48 on LP64 platforms).
  */
 typedef struct gf_graph_options {
   uint32_t struct_size;
@@ -263,32 +256,48 @@ typedef struct gf_graph_options {
  * @param edge_ids int64 [E] edge ids, or NULL for 0..E-1. Borrowed.
  * @param options  may be NULL.
  * @param out_graph receives the graph, or NULL on failure.
- * Returns GF_OK, GF_EINVAL (non-monotone indptr, index out of range, ...),
- * GF_ETYPE (dtype/device/layout), GF_ENOMEM. int32 index arrays are accepted
- * and widened. Must be released with gf_graph_close.
+ * int32 index arrays are accepted and widened.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  a NULL argument, an array not 1-D, indptr empty, not starting
+ *              at 0 or decreasing, an index out of range, edge_ids of the
+ *              wrong length, invalid options (struct_size, partition,
+ *              assignment, num_patches, flags set for CSC/CSR input)
+ *   GF_ETYPE   an array that is not int64/int32, not on the CPU, or not
+ *              contiguous
+ *   GF_ENOMEM  the graph does not fit in memory
+ * Must be released with gf_graph_close.
  */
-int gf_graph_from_csc(const DLTensor *indptr, const DLTensor *indices,
-                      const DLTensor *edge_ids, const gf_graph_options *options,
-                      gf_graph **out_graph);
+GF_API int gf_graph_from_csc(const DLTensor *indptr, const DLTensor *indices,
+                             const DLTensor *edge_ids, const gf_graph_options *options,
+                             gf_graph **out_graph);
 
 /*
  * gf_graph_from_csr is gf_graph_from_csc for out-neighbour CSR arrays: the
  * destinations of the edges out of node u are indices[indptr[u]:indptr[u+1]].
- * Edge ids default to CSR positions. Same arguments and codes.
+ * Edge ids default to CSR positions. Same arguments and return codes as
+ * gf_graph_from_csc.
  */
-int gf_graph_from_csr(const DLTensor *indptr, const DLTensor *indices,
-                      const DLTensor *edge_ids, const gf_graph_options *options,
-                      gf_graph **out_graph);
+GF_API int gf_graph_from_csr(const DLTensor *indptr, const DLTensor *indices,
+                             const DLTensor *edge_ids, const gf_graph_options *options,
+                             gf_graph **out_graph);
 
 /*
  * gf_graph_from_coo builds a graph from edge lists src[i] -> dst[i]; edge i
  * gets id i. Duplicates and self-loops are kept unless options->flags asks
  * to remove them.
  * @param src, dst int64 (or int32) [E], non-negative. Borrowed.
- * Returns GF_OK, GF_EINVAL, GF_ETYPE, GF_ENOMEM. Release with gf_graph_close.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  a NULL argument, src and dst of different lengths, a negative
+ *              id, an id >= options->num_nodes when that is set, invalid
+ *              options (struct_size, partition, flags)
+ *   GF_ETYPE   src or dst not int64/int32, not on the CPU, or not contiguous
+ *   GF_ENOMEM  the graph does not fit in memory
+ * Release with gf_graph_close.
  */
-int gf_graph_from_coo(const DLTensor *src, const DLTensor *dst,
-                      const gf_graph_options *options, gf_graph **out_graph);
+GF_API int gf_graph_from_coo(const DLTensor *src, const DLTensor *dst,
+                             const gf_graph_options *options, gf_graph **out_graph);
 
 /*
  * gf_graph_from_arrow builds a graph from an edge table given through the
@@ -298,10 +307,17 @@ int gf_graph_from_coo(const DLTensor *src, const DLTensor *dst,
  * @param schema, array  On GF_OK both have been released by graphferry
  *                       (their release is NULL). On failure they are left
  *                       untouched and the caller still owns them.
- * Returns GF_OK, GF_EINVAL (missing column, nulls, ...), GF_ETYPE, GF_ENOMEM.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  schema or array NULL or already released, a missing "src" or
+ *              "dst" column, nulls, columns of different lengths, a negative
+ *              id, a weight that does not fit in float32, invalid options
+ *   GF_ETYPE   not a struct array, or a column of another Arrow format
+ *   GF_ENOMEM  the graph does not fit in memory
+ * Release with gf_graph_close.
  */
-int gf_graph_from_arrow(struct ArrowSchema *schema, struct ArrowArray *array,
-                        const gf_graph_options *options, gf_graph **out_graph);
+GF_API int gf_graph_from_arrow(struct ArrowSchema *schema, struct ArrowArray *array,
+                               const gf_graph_options *options, gf_graph **out_graph);
 
 /*
  * gf_graph_open opens a graph stored on disk. path is either a graphferry
@@ -309,24 +325,33 @@ int gf_graph_from_arrow(struct ArrowSchema *schema, struct ArrowArray *array,
  * its node columns become node data, e.g. "feat", "label", "train_mask") or
  * an Arrow IPC (Feather v2) file holding an edge table as in
  * gf_graph_from_arrow. Files are read through memory mapping.
- * Returns GF_OK, GF_EINVAL, GF_EIO, GF_ENOMEM. Release with gf_graph_close.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  path NULL or empty, invalid options (flags or num_nodes with a
+ *              dataset directory), files whose contents are malformed
+ *   GF_EIO     path or a file of the dataset is missing, unreadable or
+ *              damaged
+ *   GF_ENOMEM  the graph does not fit in memory
+ * Release with gf_graph_close.
  */
-int gf_graph_open(const char *path, const gf_graph_options *options,
-                  gf_graph **out_graph);
+GF_API int gf_graph_open(const char *path, const gf_graph_options *options,
+                         gf_graph **out_graph);
 
 /*
  * gf_graph_close releases a graph. Loaders and batches made from it stay
  * valid: the graph's memory is released when the last of them is closed
  * (as sqlite3_close_v2 does). gf_graph_close(NULL) does nothing.
  */
-void gf_graph_close(gf_graph *graph);
+GF_API void gf_graph_close(gf_graph *graph);
 
-/* gf_graph_num_nodes sets *out to the number of nodes. */
-int gf_graph_num_nodes(const gf_graph *graph, int64_t *out);
-/* gf_graph_num_edges sets *out to the number of edges. */
-int gf_graph_num_edges(const gf_graph *graph, int64_t *out);
-/* gf_graph_num_patches sets *out to the number of patches. */
-int gf_graph_num_patches(const gf_graph *graph, int32_t *out);
+/*
+ * gf_graph_num_nodes, gf_graph_num_edges and gf_graph_num_patches set *out
+ * to the graph's number of nodes, edges and patches.
+ * Returns GF_OK, GF_EBADHANDLE (graph), GF_EINVAL (out is NULL).
+ */
+GF_API int gf_graph_num_nodes(const gf_graph *graph, int64_t *out);
+GF_API int gf_graph_num_edges(const gf_graph *graph, int64_t *out);
+GF_API int gf_graph_num_patches(const gf_graph *graph, int32_t *out);
 
 /*
  * gf_graph_set_node_data stores tensor under name as node data: row v is
@@ -338,25 +363,60 @@ int gf_graph_num_patches(const gf_graph *graph, int32_t *out);
  *                when it no longer needs the memory (possibly at once, after
  *                copying it when the graph is renumbered). On failure the
  *                caller still owns it.
- * Returns GF_OK, GF_EINVAL (shape), GF_ETYPE (dtype, device, layout).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      name NULL or empty, tensor NULL, no dimensions, or
+ *                  shape[0] other than the number of nodes
+ *   GF_ETYPE       a dtype not listed above, not on the CPU, or not
+ *                  contiguous
+ *   GF_ESTATE      name exists and an open loader reads it
+ *   GF_EBADHANDLE  graph
+ *   GF_ENOMEM      the permuted copy does not fit in memory
  */
-int gf_graph_set_node_data(gf_graph *graph, const char *name,
-                           DLManagedTensor *tensor);
+GF_API int gf_graph_set_node_data(gf_graph *graph, const char *name,
+                                  DLManagedTensor *tensor);
+
+/*
+ * gf_graph_set_node_data_versioned is gf_graph_set_node_data for a DLPack
+ * 1.x tensor, with the same ownership rule: on GF_OK graphferry calls
+ * tensor->deleter when done; on failure the caller still owns it (and
+ * graphferry has read nothing but its version if the major version is not
+ * 1). Its flags are not needed: graphferry only reads the memory.
+ * Returns the codes of gf_graph_set_node_data, and GF_ETYPE for a tensor
+ * whose version.major is not DLPACK_MAJOR_VERSION (1).
+ */
+GF_API int gf_graph_set_node_data_versioned(gf_graph *graph, const char *name,
+                                            DLManagedTensorVersioned *tensor);
 
 /*
  * gf_graph_get_node_data sets *out_tensor to a copy of the node data stored
- * under name, rows in original node order. The caller owns the tensor and
- * must call its deleter. Returns GF_OK or GF_EINVAL (unknown name).
+ * under name, rows in original node order (NULL on failure). The caller
+ * owns the tensor and must call its deleter.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      name NULL, empty or unknown; out_tensor NULL
+ *   GF_EBADHANDLE  graph
+ *   GF_EIO         the dataset file holding the data can no longer be read
+ *   GF_ENOMEM      the copy does not fit in memory
  */
-int gf_graph_get_node_data(gf_graph *graph, const char *name,
-                           DLManagedTensor **out_tensor);
+GF_API int gf_graph_get_node_data(gf_graph *graph, const char *name,
+                                  DLManagedTensor **out_tensor);
+
+/*
+ * gf_graph_get_node_data_versioned is gf_graph_get_node_data returning a
+ * DLPack 1.x tensor (version {1, 1}, flags DLPACK_FLAG_BITMASK_IS_COPIED).
+ * Same return codes.
+ */
+GF_API int gf_graph_get_node_data_versioned(gf_graph *graph, const char *name,
+                                            DLManagedTensorVersioned **out_tensor);
 
 /*
  * gf_graph_node_data_names sets *out_names to the names of the node data,
  * sorted, separated by '\n' (an empty string if there are none). Free with
  * gf_free.
+ * Returns GF_OK, GF_EBADHANDLE (graph), GF_EINVAL (out_names is NULL).
  */
-int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
+GF_API int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
 
 /*
  * gf_graph_set_edge_weights sets the weight of every edge, for biased
@@ -365,10 +425,16 @@ int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
  * id (normally E). Weights must be finite and >= 0; an edge of weight 0 is
  * never sampled when sampling is biased. Replaces earlier weights.
  * @param weights float32 or float64 [>= max edge id + 1]. Borrowed (copied).
- * Returns GF_OK, GF_EINVAL (length, negative or non-finite weight), GF_ETYPE,
- * GF_ESTATE (loaders are open on the graph: close them first).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      weights NULL, not 1-D, too short, or holding a negative or
+ *                  non-finite weight (or one beyond float32's range)
+ *   GF_ETYPE       weights not float32/float64, not on the CPU, or not
+ *                  contiguous
+ *   GF_ESTATE      loaders are open on the graph: close them first
+ *   GF_EBADHANDLE  graph
  */
-int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights);
+GF_API int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights);
 
 /*
  * gf_graph_set_source_weights sets per-node weights for biased sampling:
@@ -377,18 +443,23 @@ int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights);
  * the probability w(u) / (sum of w over v's in-neighbours).
  * @param weights float32 or float64 [N], indexed by original node id.
  *                Borrowed (copied).
- * Same codes as gf_graph_set_edge_weights; replaces earlier weights.
+ * Same return codes as gf_graph_set_edge_weights (too short: fewer than N
+ * entries); replaces earlier weights.
  */
-int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights);
+GF_API int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights);
 
 /*
  * gf_dataset_convert_npy converts a dataset in the .npy layout (indptr.npy
  * and indices.npy of the in-neighbour CSR, optional feat.npy, label.npy,
  * train_idx/val_idx/test_idx.npy, meta.json) found in src_dir into a
  * graphferry dataset directory dst_dir (created if missing).
- * Returns GF_OK, GF_EINVAL, GF_EIO.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  src_dir or dst_dir NULL or empty, malformed arrays or meta.json
+ *   GF_EIO     a file missing or unreadable, or dst_dir not writable
+ *   GF_ENOMEM  the dataset does not fit in memory
  */
-int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
+GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
 
 /*
  * gf_dataset_generate writes a synthetic graphferry dataset directory: an
@@ -402,10 +473,14 @@ int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
  * @param dst_dir created if missing.
  * @param seed    0 keeps the preset's own seed.
  * @param num_threads <= 0 uses every core; the output does not depend on it.
- * Returns GF_OK, GF_EINVAL (unknown preset), GF_EIO, GF_ENOMEM.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  preset or dst_dir NULL or empty, or an unknown preset
+ *   GF_EIO     dst_dir cannot be created or written
+ *   GF_ENOMEM  the graph does not fit in memory
  */
-int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
-                        int32_t num_threads);
+GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
+                               int32_t num_threads);
 
 /* ------------------------------------------------------------------------ */
 /* Sampling                                                                 */
@@ -444,7 +519,10 @@ int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
 
 /*
  * gf_sample_options configures neighbour sampling. Zero-initialise it and
- * set struct_size = sizeof(gf_sample_options).
+ * set struct_size = sizeof(gf_sample_options). Accepted struct_size (LP64):
+ * 36 to sizeof (56). 0.1.0's first layout ended with num_threads (36 bytes,
+ * sizeof 40); a struct of that size is read up to num_threads and the
+ * fields from scheme on take their defaults.
  */
 typedef struct gf_sample_options {
   uint32_t struct_size;
@@ -488,12 +566,20 @@ typedef struct gf_batch gf_batch;
  * @param seeds   int64 [B] distinct original node ids. Borrowed.
  * @param options required.
  * @param out_batch receives the batch (no node data), NULL on failure.
- * Returns GF_OK, GF_EINVAL (empty or negative fan-out, id out of range,
- * duplicate seed, biased without edge weights, unknown scheme), GF_ETYPE,
- * GF_EBADHANDLE, GF_ENOMEM.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      seeds, options or out_batch NULL; options invalid
+ *                  (struct_size, num_hops, a fan-out below -1 or 0, frontier,
+ *                  scheme, biased without edge weights); a seed out of range
+ *                  or repeated
+ *   GF_ETYPE       seeds or options->exclude_edges not int64/int32, not on
+ *                  the CPU, or not contiguous
+ *   GF_EBADHANDLE  graph
+ *   GF_EIO         a dataset file behind the graph can no longer be read
+ *   GF_ENOMEM      the batch does not fit in memory
  */
-int gf_sample(gf_graph *graph, const DLTensor *seeds,
-              const gf_sample_options *options, gf_batch **out_batch);
+GF_API int gf_sample(gf_graph *graph, const DLTensor *seeds,
+                     const gf_sample_options *options, gf_batch **out_batch);
 
 /* Fields of a batch for gf_batch_take. All are int64 tensors. */
 /* All sampled nodes, original ids, seeds first then each hop's new nodes. */
@@ -511,46 +597,79 @@ int gf_sample(gf_graph *graph, const DLTensor *seeds,
 /* Hop `layer`: [num_edges] original edge ids. */
 #define GF_FIELD_EDGE_IDS 6
 
-/* gf_batch_num_hops sets *out to the number of hops (blocks) L. */
-int gf_batch_num_hops(const gf_batch *batch, int32_t *out);
+/*
+ * gf_batch_num_hops sets *out to the number of hops (blocks) L.
+ * Returns GF_OK, GF_EBADHANDLE (batch), GF_EINVAL (out is NULL).
+ */
+GF_API int gf_batch_num_hops(const gf_batch *batch, int32_t *out);
 
 /*
  * gf_batch_block_shape describes hop `layer`'s block: its destination nodes
  * are NODES[dst_offset : dst_offset+num_dst] and its source nodes are
  * NODES[0 : num_src]. Any out pointer may be NULL.
- * Returns GF_OK, GF_EINVAL (layer out of range), GF_EBADHANDLE.
+ * Returns GF_OK, GF_EINVAL (layer out of range), GF_EBADHANDLE (batch).
  */
-int gf_batch_block_shape(const gf_batch *batch, int32_t layer,
-                         int64_t *num_dst, int64_t *num_src,
-                         int64_t *dst_offset);
+GF_API int gf_batch_block_shape(const gf_batch *batch, int32_t layer,
+                                int64_t *num_dst, int64_t *num_src,
+                                int64_t *dst_offset);
 
 /*
  * gf_batch_take moves one field of the batch out as a DLPack tensor; layer
  * selects the hop for the per-hop fields and must be 0 otherwise. The caller
- * owns *out_tensor and must call its deleter. Each field can be taken once.
- * Returns GF_OK, GF_EINVAL (unknown field, layer out of range), GF_ESTATE
- * (already taken), GF_EBADHANDLE.
+ * owns *out_tensor (NULL on failure) and must call its deleter. Each field
+ * can be taken once.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      unknown field, layer out of range (or non-zero for a field
+ *                  that is not per hop), out_tensor NULL
+ *   GF_ESTATE      the field was already taken
+ *   GF_EBADHANDLE  batch
+ *   GF_ENOMEM      no memory for the tensor's header
  */
-int gf_batch_take(gf_batch *batch, int32_t field, int32_t layer,
-                  DLManagedTensor **out_tensor);
+GF_API int gf_batch_take(gf_batch *batch, int32_t field, int32_t layer,
+                         DLManagedTensor **out_tensor);
+
+/*
+ * gf_batch_take_versioned is gf_batch_take returning a DLPack 1.x tensor
+ * (version {1, 1}, flags DLPACK_FLAG_BITMASK_IS_COPIED). Same return codes;
+ * a field taken by either function counts as taken for both.
+ */
+GF_API int gf_batch_take_versioned(gf_batch *batch, int32_t field, int32_t layer,
+                                   DLManagedTensorVersioned **out_tensor);
 
 /*
  * gf_batch_take_node_data moves out the node data gathered under name: for
  * a loader's feature names, one row per node of GF_FIELD_NODES; for its
- * label names, one row per seed. Same ownership and codes as gf_batch_take.
+ * label names, one row per seed. Same ownership as gf_batch_take.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      name NULL, empty or not gathered into this batch;
+ *                  out_tensor NULL
+ *   GF_ESTATE      the data was already taken
+ *   GF_EBADHANDLE  batch
+ *   GF_ENOMEM      no memory for the tensor's header
  */
-int gf_batch_take_node_data(gf_batch *batch, const char *name,
-                            DLManagedTensor **out_tensor);
+GF_API int gf_batch_take_node_data(gf_batch *batch, const char *name,
+                                   DLManagedTensor **out_tensor);
+
+/*
+ * gf_batch_take_node_data_versioned is gf_batch_take_node_data returning a
+ * DLPack 1.x tensor (version {1, 1}, flags DLPACK_FLAG_BITMASK_IS_COPIED).
+ * Same return codes.
+ */
+GF_API int gf_batch_take_node_data_versioned(gf_batch *batch, const char *name,
+                                             DLManagedTensorVersioned **out_tensor);
 
 /*
  * gf_batch_close releases a batch and every field not taken from it.
  * gf_batch_close(NULL) does nothing.
  */
-void gf_batch_close(gf_batch *batch);
+GF_API void gf_batch_close(gf_batch *batch);
 
 /*
  * gf_walk_options configures random walks. Zero-initialise it and set
- * struct_size = sizeof(gf_walk_options).
+ * struct_size = sizeof(gf_walk_options). Accepted struct_size (LP64): 32
+ * (the end of seed, the first layout's last field) to sizeof (32).
  */
 typedef struct gf_walk_options {
   uint32_t struct_size;
@@ -580,14 +699,41 @@ typedef struct gf_walk_options {
  * @param out_edge_ids receives int64 [B, length]: the edge id of each step,
  *                     -1 for a restart or after the walk stopped. May be
  *                     NULL if not wanted.
- * The caller owns the tensors and must call their deleters. Returns GF_OK,
- * GF_EINVAL (length, restart_prob, seeds out of range, biased without
- * weights), GF_ETYPE, GF_EBADHANDLE, GF_ENOMEM.
+ * The caller owns the tensors and must call their deleters (both are NULL
+ * on failure). gf_tensor_to_versioned turns them into DLPack 1.x tensors.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      seeds, options or out_traces NULL; options invalid
+ *                  (struct_size, negative length, restart_prob outside
+ *                  [0, 1], biased without edge weights); a seed out of range
+ *   GF_ETYPE       seeds not int64/int32, not on the CPU, or not contiguous
+ *   GF_EBADHANDLE  graph
+ *   GF_EIO         a dataset file behind the graph can no longer be read
+ *   GF_ENOMEM      the traces do not fit in memory
  */
-int gf_random_walk(gf_graph *graph, const DLTensor *seeds,
-                   const gf_walk_options *options,
-                   DLManagedTensor **out_traces,
-                   DLManagedTensor **out_edge_ids);
+GF_API int gf_random_walk(gf_graph *graph, const DLTensor *seeds,
+                          const gf_walk_options *options,
+                          DLManagedTensor **out_traces,
+                          DLManagedTensor **out_edge_ids);
+
+/*
+ * gf_tensor_to_versioned turns a tensor that a graphferry function returned
+ * as a legacy DLManagedTensor into the DLPack 1.x DLManagedTensorVersioned
+ * (version {1, 1}, flags DLPACK_FLAG_BITMASK_IS_COPIED) over the same
+ * memory, without copying it.
+ * @param tensor  made by graphferry and not yet deleted. On GF_OK it is
+ *                consumed: do not call its deleter. On failure the caller
+ *                still owns it.
+ * @param out_tensor receives the new tensor (NULL on failure); the caller
+ *                must call its deleter.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  tensor or out_tensor NULL, or a tensor that graphferry did
+ *              not make (its deleter is not graphferry's)
+ *   GF_ENOMEM  no memory for the new tensor's header
+ */
+GF_API int gf_tensor_to_versioned(DLManagedTensor *tensor,
+                                  DLManagedTensorVersioned **out_tensor);
 
 /* ------------------------------------------------------------------------ */
 /* Loaders                                                                  */
@@ -607,7 +753,9 @@ typedef struct gf_loader gf_loader;
 
 /*
  * gf_loader_options configures a loader. Zero-initialise it and set
- * struct_size = sizeof(gf_loader_options).
+ * struct_size = sizeof(gf_loader_options). Accepted struct_size (LP64): 72
+ * (the end of label_names) to sizeof (72). (An early 0.1.0 draft embedded
+ * gf_sample_options by value, sizeof 104; that layout is refused.)
  */
 typedef struct gf_loader_options {
   uint32_t struct_size;
@@ -633,38 +781,58 @@ typedef struct gf_loader_options {
 
 /*
  * gf_loader_open makes a loader over seeds (int64 [n] distinct original
- * node ids; borrowed). No thread runs until gf_loader_start.
- * Returns GF_OK, GF_EINVAL (batch size, fan-outs, unknown node data name,
- * seed out of range, ...), GF_ETYPE, GF_EBADHANDLE. Release with
- * gf_loader_close.
+ * node ids; borrowed). No thread runs until gf_loader_start. *out_loader
+ * is NULL on failure.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      seeds, options, options->sample or out_loader NULL;
+ *                  invalid options (struct_size of either struct, batch_size,
+ *                  the sample options as in gf_sample, a NULL name, an
+ *                  unknown node data name); a seed out of range or repeated
+ *   GF_ETYPE       seeds not int64/int32, not on the CPU, or not contiguous
+ *   GF_EBADHANDLE  graph
+ *   GF_ENOMEM      the loader's buffers do not fit in memory
+ * Release with gf_loader_close.
  */
-int gf_loader_open(gf_graph *graph, const DLTensor *seeds,
-                   const gf_loader_options *options, gf_loader **out_loader);
+GF_API int gf_loader_open(gf_graph *graph, const DLTensor *seeds,
+                          const gf_loader_options *options, gf_loader **out_loader);
 
-/* gf_loader_num_batches sets *out to the number of batches per epoch. */
-int gf_loader_num_batches(const gf_loader *loader, int64_t *out);
+/*
+ * gf_loader_num_batches sets *out to the number of batches per epoch.
+ * Returns GF_OK, GF_EBADHANDLE (loader), GF_EINVAL (out is NULL).
+ */
+GF_API int gf_loader_num_batches(const gf_loader *loader, int64_t *out);
 
 /*
  * gf_loader_start begins epoch `epoch` (its seed permutation and random
  * streams depend on the epoch number). An epoch in progress is stopped
  * first and its undelivered batches are freed.
+ * Returns GF_OK, GF_EBADHANDLE (loader).
  */
-int gf_loader_start(gf_loader *loader, uint64_t epoch);
+GF_API int gf_loader_start(gf_loader *loader, uint64_t epoch);
 
 /*
  * gf_loader_next sets *out_batch to the next batch of the current epoch.
- * Returns GF_OK, GF_DONE when the epoch has no more batches (*out_batch is
- * NULL), GF_ESTATE if no epoch was started, or the error that stopped the
- * sampler or loader stage (the epoch is then over).
+ * *out_batch is NULL unless GF_OK is returned.
+ * Returns:
+ *   GF_OK
+ *   GF_DONE        the epoch has no more batches
+ *   GF_ESTATE      no epoch was started
+ *   GF_EBADHANDLE  loader
+ *   GF_EINVAL      out_batch NULL
+ *   GF_EIO, GF_ENOMEM, GF_EINVAL
+ *                  the error that stopped the sampler or loader stage (a
+ *                  dataset file that can no longer be read, memory); the
+ *                  epoch is then over and the next call returns GF_DONE
  */
-int gf_loader_next(gf_loader *loader, gf_batch **out_batch);
+GF_API int gf_loader_next(gf_loader *loader, gf_batch **out_batch);
 
 /*
  * gf_loader_close stops the loader's threads (none is left running when it
  * returns), frees undelivered batches and releases the loader. Batches
  * already returned stay valid. gf_loader_close(NULL) does nothing.
  */
-void gf_loader_close(gf_loader *loader);
+GF_API void gf_loader_close(gf_loader *loader);
 
 #ifdef __cplusplus
 }

@@ -18,7 +18,7 @@ import importlib
 from typing import Any
 
 from ._version import __version__
-from .errors import GraphferryError, InvalidArgumentError, TypeMismatchError
+from .errors import GraphferryError, InvalidArgumentError, OutOfMemoryError, StorageError, TypeMismatchError
 from . import _lib
 from .graph import PRESETS, Graph, convert_npy, generate
 from .sampling import Block, Loader, SampledSubgraph, random_walk, sample_neighbors
@@ -28,6 +28,8 @@ __all__ = [
     "GraphferryError",
     "InvalidArgumentError",
     "TypeMismatchError",
+    "StorageError",
+    "OutOfMemoryError",
     "Graph",
     "convert_npy",
     "generate",

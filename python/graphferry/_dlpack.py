@@ -3,11 +3,15 @@
 Three directions, as include/graphferry.h defines them:
 
 * Outputs (``DLManagedTensor *`` returned by the library, owned by the
-  caller): wrapped in a PyCapsule named ``"dltensor"`` and handed to
-  :func:`torch.utils.dlpack.from_dlpack`, which takes ownership and renames the
-  capsule ``"used_dltensor"``. The capsule's destructor calls the deleter only
-  if the capsule still carries the name ``"dltensor"``, that is, if no
-  consumer took it (dlpack's python_spec).
+  caller): wrapped in a :class:`ManagedTensor`, which speaks the array API's
+  ``__dlpack__`` protocol and is handed to :func:`torch.from_dlpack`. A
+  consumer that asks for DLPack 1.x (``max_version=(1, ...)``, torch >= 2.9)
+  gets a ``"dltensor_versioned"`` capsule of a ``DLManagedTensorVersioned``
+  (converted by ``gf_tensor_to_versioned``, no copy); one that does not
+  (torch 2.2) gets the legacy ``"dltensor"`` capsule. The consumer takes
+  ownership and renames the capsule ``"used_..."``; the capsule's destructor
+  calls the deleter only if the capsule still carries its first name, that
+  is, if no consumer took it (dlpack's python_spec).
 * Borrowed inputs (``const DLTensor *``): :class:`BorrowedTensor` builds a
   DLTensor struct that points at a contiguous CPU tensor's memory and keeps the
   tensor alive for as long as the struct is.
@@ -21,7 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import warnings
-from typing import Any
+from typing import Any, Optional
 
 import numpy as np
 import torch
@@ -32,6 +36,9 @@ __all__ = [
     "DLDataType",
     "DLTensor",
     "DLManagedTensor",
+    "DLPackVersion",
+    "DLManagedTensorVersioned",
+    "ManagedTensor",
     "BorrowedTensor",
     "ExportedTensor",
     "as_cpu_tensor",
@@ -94,6 +101,32 @@ class DLManagedTensor(ctypes.Structure):
     ]
 
 
+# typedef struct { uint32_t major; uint32_t minor; } DLPackVersion;
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+# typedef struct DLManagedTensorVersioned {
+#   DLPackVersion version; void *manager_ctx;
+#   void (*deleter)(struct DLManagedTensorVersioned *self);
+#   uint64_t flags; DLTensor dl_tensor;
+# } DLManagedTensorVersioned;
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [
+        ("version", DLPackVersion),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", ctypes.c_void_p),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", DLTensor),
+    ]
+
+
+DLPACK_MAJOR_VERSION = 1
+DLPACK_MINOR_VERSION = 1
+DLPACK_FLAG_BITMASK_READ_ONLY = 1 << 0
+DLPACK_FLAG_BITMASK_IS_COPIED = 1 << 1
+DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED = 1 << 2
+
 _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 
 # Python C API functions, bound as private prototypes so that the argtypes of
@@ -118,6 +151,8 @@ _PyCapsule_SetName = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_
 # Capsule names must outlive the capsules: module-level constants do.
 _DLTENSOR = b"dltensor"
 _USED_DLTENSOR = b"used_dltensor"
+_DLTENSOR_VERSIONED = b"dltensor_versioned"
+_USED_DLTENSOR_VERSIONED = b"used_dltensor_versioned"
 
 
 @ctypes.CFUNCTYPE(None, ctypes.c_void_p)
@@ -137,20 +172,95 @@ def _call_deleter(managed: int) -> None:
         _DELETER(deleter)(managed)
 
 
+@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+def _versioned_capsule_destructor(capsule: int) -> None:
+    # As _capsule_destructor, for "dltensor_versioned" capsules.
+    if _PyCapsule_IsValid(capsule, _DLTENSOR_VERSIONED):
+        managed = _PyCapsule_GetPointer_raw(capsule, _DLTENSOR_VERSIONED)
+        if managed:
+            _call_versioned_deleter(managed)
+
+
+def _call_versioned_deleter(managed: int) -> None:
+    # The deleter sits at the same place in every DLPack 1.x and later
+    # layout, so it may be called whatever the tensor's version.
+    deleter = DLManagedTensorVersioned.from_address(managed).deleter
+    if deleter:
+        _DELETER(deleter)(managed)
+
+
 _CAPSULE_DESTRUCTOR_PTR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
+_VERSIONED_CAPSULE_DESTRUCTOR_PTR = ctypes.cast(_versioned_capsule_destructor, ctypes.c_void_p).value
+
+
+class ManagedTensor:
+    """A tensor the library returned (a ``DLManagedTensor *`` the caller
+    owns), offered to any DLPack consumer through the array API's
+    ``__dlpack__`` / ``__dlpack_device__`` protocol.
+
+    ``__dlpack__`` hands the tensor over once: with ``max_version`` of major
+    1 or more (DLPack 1.x consumers such as torch >= 2.9) as a
+    ``"dltensor_versioned"`` capsule of a ``DLManagedTensorVersioned``
+    (version 1.1, flag ``IS_COPIED``: the memory is the consumer's alone),
+    otherwise as a legacy ``"dltensor"`` capsule. A tensor never handed over
+    is freed with this object.
+    """
+
+    __slots__ = ("_managed",)
+
+    def __init__(self, managed: int):
+        if not managed:
+            raise ValueError("ManagedTensor: NULL DLManagedTensor")
+        self._managed: Optional[int] = managed
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (kDLCPU, 0)
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: Optional[tuple[int, int]] = None,
+        dl_device: Optional[tuple[int, int]] = None,
+        copy: Optional[bool] = None,
+    ) -> Any:
+        # stream: CPU memory needs no synchronisation. copy: the memory is
+        # already the consumer's alone, so handing it over satisfies both
+        # copy=True and copy=False.
+        if dl_device is not None and tuple(dl_device) != (kDLCPU, 0):
+            raise BufferError(
+                f"graphferry tensors are CPU tensors; cannot export to device {tuple(dl_device)}"
+            )
+        managed = self._managed
+        if managed is None:
+            raise BufferError("this graphferry tensor was already exported through __dlpack__")
+        if max_version is not None and max_version[0] >= DLPACK_MAJOR_VERSION:
+            from . import _lib  # _lib imports this module
+
+            out = ctypes.c_void_p()
+            _lib.gf_tensor_to_versioned(managed, ctypes.byref(out))  # raises, keeping managed ours
+            self._managed = None
+            return _PyCapsule_New(out.value, _DLTENSOR_VERSIONED, _VERSIONED_CAPSULE_DESTRUCTOR_PTR)
+        self._managed = None
+        return _PyCapsule_New(managed, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)
+
+    def __del__(self) -> None:
+        managed, self._managed = getattr(self, "_managed", None), None
+        if managed:
+            _call_deleter(managed)
 
 
 def tensor_from_managed(managed: int) -> torch.Tensor:
     """Wraps a ``DLManagedTensor *`` the caller owns as a torch tensor.
 
     Ownership moves to the returned tensor, whose memory is the library's
-    (no copy); torch calls the deleter when the tensor is freed. If torch
-    refuses the tensor, the capsule's destructor frees it.
+    (no copy); torch calls the deleter when the tensor is freed. The tensor
+    travels as DLPack 1.x when this torch asks for it (see
+    :class:`ManagedTensor`). If torch refuses the tensor, it is freed.
     """
     if not managed:
         raise ValueError("tensor_from_managed: NULL DLManagedTensor")
-    capsule = _PyCapsule_New(managed, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)
-    return torch.utils.dlpack.from_dlpack(capsule)
+    return torch.from_dlpack(ManagedTensor(managed))
 
 
 # torch dtype -> (DLDataTypeCode, bits)

@@ -497,6 +497,28 @@ def gf_graph_get_node_data(
 ) -> int: ...
 
 
+# int gf_graph_set_node_data_versioned(gf_graph *graph, const char *name,
+#                                      DLManagedTensorVersioned *tensor);
+@cfunc(
+    "gf_graph_set_node_data_versioned",
+    [gf_graph_p_ctypes, ctypes.c_char_p, ctypes.c_void_p],
+    ctypes.c_int,
+)
+def gf_graph_set_node_data_versioned(
+    graph: Optional[gf_graph_p], name: bytes, tensor: int, /
+) -> int: ...
+
+
+# int gf_graph_get_node_data_versioned(gf_graph *graph, const char *name,
+#                                      DLManagedTensorVersioned **out_tensor);
+@cfunc(
+    "gf_graph_get_node_data_versioned", [gf_graph_p_ctypes, ctypes.c_char_p, c_void_pp], ctypes.c_int
+)
+def gf_graph_get_node_data_versioned(
+    graph: Optional[gf_graph_p], name: bytes, out_tensor: CtypesRef, /
+) -> int: ...
+
+
 # int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
 @cfunc("gf_graph_node_data_names", [gf_graph_p_ctypes, c_void_pp], ctypes.c_int)
 def gf_graph_node_data_names(graph: Optional[gf_graph_p], out_names: CtypesRef, /) -> int: ...
@@ -579,6 +601,30 @@ def gf_batch_take_node_data(
 ) -> int: ...
 
 
+# int gf_batch_take_versioned(gf_batch *batch, int32_t field, int32_t layer,
+#                             DLManagedTensorVersioned **out_tensor);
+@cfunc(
+    "gf_batch_take_versioned",
+    [gf_batch_p_ctypes, ctypes.c_int32, ctypes.c_int32, c_void_pp],
+    ctypes.c_int,
+)
+def gf_batch_take_versioned(
+    batch: Optional[gf_batch_p], field: int, layer: int, out_tensor: CtypesRef, /
+) -> int: ...
+
+
+# int gf_batch_take_node_data_versioned(gf_batch *batch, const char *name,
+#                                       DLManagedTensorVersioned **out_tensor);
+@cfunc(
+    "gf_batch_take_node_data_versioned",
+    [gf_batch_p_ctypes, ctypes.c_char_p, c_void_pp],
+    ctypes.c_int,
+)
+def gf_batch_take_node_data_versioned(
+    batch: Optional[gf_batch_p], name: bytes, out_tensor: CtypesRef, /
+) -> int: ...
+
+
 # void gf_batch_close(gf_batch *batch);
 @cfunc("gf_batch_close", [gf_batch_p_ctypes], None, errcheck=None)
 def gf_batch_close(batch: Optional[gf_batch_p], /) -> None: ...
@@ -639,6 +685,12 @@ def gf_loader_next(loader: Optional[gf_loader_p], out_batch: CtypesRef, /) -> in
 # void gf_loader_close(gf_loader *loader);
 @cfunc("gf_loader_close", [gf_loader_p_ctypes], None, errcheck=None)
 def gf_loader_close(loader: Optional[gf_loader_p], /) -> None: ...
+
+
+# int gf_tensor_to_versioned(DLManagedTensor *tensor,
+#                            DLManagedTensorVersioned **out_tensor);
+@cfunc("gf_tensor_to_versioned", [ctypes.c_void_p, c_void_pp], ctypes.c_int)
+def gf_tensor_to_versioned(tensor: int, out_tensor: CtypesRef, /) -> int: ...
 
 
 # ---------------------------------------------------------------------------

@@ -2,7 +2,10 @@
 
 Every status other than ``GF_OK`` that the C library returns becomes one of
 these, carrying the status in ``.code`` and the library's own message (which
-starts with the C function's name and names the offending argument).
+starts with the C function's name and names the offending argument). Each is
+also the built-in exception that Python code expects for its kind of failure:
+``GF_EINVAL`` a :class:`ValueError`, ``GF_ETYPE`` a :class:`TypeError`,
+``GF_EIO`` an :class:`OSError`, ``GF_ENOMEM`` a :class:`MemoryError`.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ __all__ = [
     "GraphferryError",
     "InvalidArgumentError",
     "TypeMismatchError",
+    "StorageError",
+    "OutOfMemoryError",
     "error_for_status",
 ]
 
@@ -73,10 +78,30 @@ class TypeMismatchError(GraphferryError, TypeError):
     """A tensor has the wrong dtype, device or layout (``GF_ETYPE``)."""
 
 
+class StorageError(GraphferryError, OSError):
+    """A file could not be read or written, or is damaged (``GF_EIO``).
+
+    An :class:`OSError` too, so ``except OSError`` catches it. ``str(err)``
+    is the library's message, which names the file; ``errno`` and
+    ``filename`` are None (the message may come from several system calls).
+    """
+
+
+class OutOfMemoryError(GraphferryError, MemoryError):
+    """An allocation failed or would exceed the machine (``GF_ENOMEM``).
+
+    A :class:`MemoryError` too; the library and every handle stay usable.
+    """
+
+
+_CLASSES: dict[int, type[GraphferryError]] = {
+    GF_EINVAL: InvalidArgumentError,
+    GF_ETYPE: TypeMismatchError,
+    GF_EIO: StorageError,
+    GF_ENOMEM: OutOfMemoryError,
+}
+
+
 def error_for_status(code: int, message: str) -> GraphferryError:
     """Returns the exception for a non-``GF_OK`` status (does not raise it)."""
-    if code == GF_EINVAL:
-        return InvalidArgumentError(code, message)
-    if code == GF_ETYPE:
-        return TypeMismatchError(code, message)
-    return GraphferryError(code, message)
+    return _CLASSES.get(code, GraphferryError)(code, message)

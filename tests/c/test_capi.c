@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -104,6 +105,263 @@ static void check_batch(gf_batch *b, int hops, int64_t nseeds, const int64_t *se
     ei->deleter(ei);
   }
   nodes->deleter(nodes);
+}
+
+/* ---------------------------------------------------------------------- */
+/* Option structs from older headers                                      */
+
+/* gf_sample_options as 0.1.0's first header declared it: what a program
+   compiled against that header passes (struct_size = sizeof = 40 on LP64,
+   the last 4 bytes padding). */
+typedef struct {
+  uint32_t struct_size;
+  int32_t num_hops;
+  const int32_t *fanouts;
+  int32_t replace;
+  int32_t frontier;
+  uint64_t seed;
+  int32_t num_threads;
+} sample_options_0_1_0;
+
+/* gf_loader_options of an early 0.1.0 draft, with the sample options
+   embedded by value: a different layout, which must be refused. */
+typedef struct {
+  uint32_t struct_size;
+  sample_options_0_1_0 sample;
+  int64_t batch_size;
+  int32_t shuffle;
+  int32_t drop_last;
+  uint64_t shuffle_seed;
+  int32_t queue_capacity;
+  int32_t num_feature_names;
+  const char *const *feature_names;
+  int32_t num_label_names;
+  const char *const *label_names;
+} loader_options_draft;
+
+/* take_all returns a copy of field 0 of a batch's nodes, or NULL. */
+static int64_t *take_nodes(gf_batch *b, int64_t *n) {
+  DLManagedTensor *t = NULL;
+  if (gf_batch_take(b, GF_FIELD_NODES, 0, &t) != GF_OK) return NULL;
+  *n = t->dl_tensor.shape[0];
+  int64_t *out = (int64_t *)malloc((size_t)(*n > 0 ? *n : 1) * sizeof(int64_t));
+  memcpy(out, t->dl_tensor.data, (size_t)*n * sizeof(int64_t));
+  t->deleter(t);
+  return out;
+}
+
+static void test_struct_sizes(gf_graph *g, const DLTensor *seeds, const gf_sample_options *today) {
+  gf_batch *b = NULL;
+  int64_t want_n = 0, got_n = 0;
+  CHECK(gf_sample(g, seeds, today, &b) == GF_OK, "sample with today's options");
+  int64_t *want = b ? take_nodes(b, &want_n) : NULL;
+  gf_batch_close(b);
+  b = NULL;
+
+  /* The old struct ends exactly where a PROT_NONE page begins: reading one
+     byte past struct_size would crash this test. */
+  long page = sysconf(_SC_PAGESIZE);
+  char *mem = (char *)mmap(NULL, (size_t)page * 2, PROT_READ | PROT_WRITE,
+                           MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  CHECK(mem != MAP_FAILED, "mmap");
+  if (mem == MAP_FAILED) return;
+  CHECK(mprotect(mem + page, (size_t)page, PROT_NONE) == 0, "mprotect");
+  sample_options_0_1_0 old;
+  memset(&old, 0, sizeof old);
+  old.num_hops = today->num_hops;
+  old.fanouts = today->fanouts;
+  old.replace = today->replace;
+  old.frontier = today->frontier;
+  old.seed = today->seed;
+  old.num_threads = today->num_threads;
+  /* sizeof (the old program's struct_size) and the end of its last field */
+  size_t sizes[2] = {sizeof(sample_options_0_1_0),
+                     offsetof(sample_options_0_1_0, num_threads) + sizeof(int32_t)};
+  for (int i = 0; i < 2; i++) {
+    char *at = mem + page - sizes[i];
+    old.struct_size = (uint32_t)sizes[i];
+    memcpy(at, &old, sizes[i]);
+    if (i == 0) memset(at + sizes[1], 0x5a, sizes[0] - sizes[1]); /* garbage padding */
+    CHECK(gf_sample(g, seeds, (const gf_sample_options *)(void *)at, &b) == GF_OK,
+          "sample with a %zu-byte gf_sample_options", sizes[i]);
+    int64_t *got = b ? take_nodes(b, &got_n) : NULL;
+    CHECK(got && want && got_n == want_n &&
+              memcmp(got, want, (size_t)want_n * sizeof(int64_t)) == 0,
+          "a %zu-byte gf_sample_options samples as today's", sizes[i]);
+    free(got);
+    gf_batch_close(b);
+    b = NULL;
+  }
+  /* the loader takes old sample options too */
+  old.struct_size = (uint32_t)sizes[0];
+  memcpy(mem + page - sizes[0], &old, sizes[0]);
+  gf_loader_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.struct_size = sizeof lo;
+  lo.sample = (const gf_sample_options *)(void *)(mem + page - sizes[0]);
+  lo.batch_size = 2;
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, seeds, &lo, &l) == GF_OK && l, "loader with 0.1.0 sample options");
+  gf_loader_close(l);
+  munmap(mem, (size_t)page * 2);
+  free(want);
+
+  /* sizes outside [first layout, today] are refused, naming the range */
+  gf_sample_options bad = *today;
+  bad.struct_size = (uint32_t)sizes[1] - 1;
+  CHECK_ERR(gf_sample(g, seeds, &bad, &b), GF_EINVAL, "accepted range [36, ");
+  struct {
+    gf_sample_options o;
+    char more[16];
+  } big;
+  memset(&big, 0, sizeof big);
+  big.o = *today;
+  big.o.struct_size = sizeof big;
+  CHECK_ERR(gf_sample(g, seeds, &big.o, &b), GF_EINVAL, "struct_size");
+  CHECK(b == NULL, "no batch after a refused struct_size");
+  loader_options_draft draft;
+  memset(&draft, 0, sizeof draft);
+  draft.struct_size = sizeof draft;
+  draft.batch_size = 2;
+  CHECK_ERR(gf_loader_open(g, seeds, (const gf_loader_options *)(void *)&draft, &l),
+            GF_EINVAL, "gf_loader_options");
+  gf_graph_options go;
+  memset(&go, 0, sizeof go);
+  go.struct_size = offsetof(gf_graph_options, flags) + sizeof go.flags;
+  gf_graph *g2 = NULL;
+  int64_t ip[] = {0, 1, 1}, ix[] = {1};
+  int64_t sip = 3, six = 1;
+  DLTensor tip = i64(ip, &sip), tix = i64(ix, &six);
+  CHECK(gf_graph_from_csc(&tip, &tix, NULL, &go, &g2) == GF_OK, "graph options without padding");
+  gf_graph_close(g2);
+}
+
+/* ---------------------------------------------------------------------- */
+/* DLPack 1.x tensors                                                     */
+
+static int versioned_deleted = 0;
+static void count_deleter(DLManagedTensorVersioned *self) {
+  (void)self;
+  versioned_deleted++;
+}
+
+static int is_ours(const DLManagedTensorVersioned *v) {
+  return v != NULL && v->version.major == 1 && v->version.minor == 1 &&
+         v->flags == DLPACK_FLAG_BITMASK_IS_COPIED && v->deleter != NULL &&
+         v->dl_tensor.device.device_type == kDLCPU;
+}
+
+static void test_versioned(gf_graph *g, const DLTensor *seeds, const gf_sample_options *so,
+                           const gf_loader_options *lo, const DLTensor *all) {
+  gf_batch *b = NULL;
+  CHECK(gf_sample(g, seeds, so, &b) == GF_OK, "sample");
+  DLManagedTensorVersioned *nodes = NULL, *again = NULL;
+  CHECK(gf_batch_take_versioned(b, GF_FIELD_NODES, 0, &nodes) == GF_OK && is_ours(nodes),
+        "take nodes versioned");
+  if (nodes) {
+    CHECK(nodes->dl_tensor.ndim == 1 && nodes->dl_tensor.dtype.code == kDLInt &&
+              nodes->dl_tensor.dtype.bits == 64 && nodes->dl_tensor.strides == NULL,
+          "versioned nodes metadata");
+    const int64_t *n = (const int64_t *)nodes->dl_tensor.data;
+    const int64_t *s = (const int64_t *)seeds->data;
+    CHECK(n[0] == s[0] && n[1] == s[1], "seeds first in versioned nodes");
+    nodes->deleter(nodes);
+  }
+  /* a field taken either way is taken for both; messages name the caller */
+  CHECK_ERR(gf_batch_take_versioned(b, GF_FIELD_NODES, 0, &again), GF_ESTATE,
+            "gf_batch_take_versioned: field");
+  CHECK(again == NULL, "NULL after a failed take");
+  DLManagedTensor *legacy = NULL;
+  CHECK_ERR(gf_batch_take(b, GF_FIELD_NODES, 0, &legacy), GF_ESTATE, "already taken");
+  CHECK_ERR(gf_batch_take_versioned(b, 99, 0, &again), GF_EINVAL, "gf_batch_take_versioned: field = 99");
+  CHECK_ERR(gf_batch_take_versioned(b, GF_FIELD_SEEDS, 0, NULL), GF_EINVAL, "out_tensor");
+  CHECK_ERR(gf_batch_take_versioned(NULL, GF_FIELD_SEEDS, 0, &again), GF_EBADHANDLE, "NULL");
+  /* legacy -> versioned, same memory */
+  CHECK(gf_batch_take(b, GF_FIELD_INDPTR, 0, &legacy) == GF_OK, "take indptr");
+  if (legacy) {
+    void *data = legacy->dl_tensor.data;
+    int64_t len = legacy->dl_tensor.shape[0];
+    DLManagedTensorVersioned *v = NULL;
+    CHECK(gf_tensor_to_versioned(legacy, &v) == GF_OK && is_ours(v), "to versioned");
+    if (v) {
+      CHECK(v->dl_tensor.data == data && v->dl_tensor.shape[0] == len, "no copy");
+      v->deleter(v);
+    }
+  }
+  gf_batch_close(b);
+
+  /* a tensor graphferry did not make is refused and left alone */
+  static int64_t mine[3] = {1, 2, 3};
+  int64_t three = 3;
+  DLManagedTensor foreign;
+  memset(&foreign, 0, sizeof foreign);
+  foreign.dl_tensor = i64(mine, &three);
+  DLManagedTensorVersioned *fv = NULL;
+  CHECK_ERR(gf_tensor_to_versioned(&foreign, &fv), GF_EINVAL, "not made by graphferry");
+  CHECK_ERR(gf_tensor_to_versioned(NULL, &fv), GF_EINVAL, "tensor is NULL");
+
+  /* node data, both directions */
+  DLManagedTensorVersioned *feat = NULL;
+  CHECK(gf_graph_get_node_data_versioned(g, "feat", &feat) == GF_OK && is_ours(feat),
+        "get node data versioned");
+  CHECK_ERR(gf_graph_get_node_data_versioned(g, "nope", &fv), GF_EINVAL,
+            "gf_graph_get_node_data_versioned: no node data named \"nope\"");
+  if (feat) {
+    CHECK(feat->dl_tensor.ndim == 2 && feat->dl_tensor.shape[0] == 6 && feat->dl_tensor.shape[1] == 2 &&
+              ((float *)feat->dl_tensor.data)[10] == 5.0f,
+          "versioned node data contents");
+    feat->deleter(feat);
+  }
+  static float vals[6] = {0, 10, 20, 30, 40, 50};
+  static int64_t vshape[1] = {6};
+  /* static: graphferry keeps it (and calls its deleter) until g closes */
+  static DLManagedTensorVersioned in;
+  memset(&in, 0, sizeof in);
+  in.version.major = 2; /* a future, incompatible DLPack */
+  in.deleter = count_deleter;
+  in.dl_tensor.data = vals;
+  in.dl_tensor.device.device_type = kDLCPU;
+  in.dl_tensor.ndim = 1;
+  in.dl_tensor.dtype.code = kDLFloat;
+  in.dl_tensor.dtype.bits = 32;
+  in.dl_tensor.dtype.lanes = 1;
+  in.dl_tensor.shape = vshape;
+  CHECK_ERR(gf_graph_set_node_data_versioned(g, "score", &in), GF_ETYPE, "version 2.0");
+  in.version.major = 1;
+  in.flags = DLPACK_FLAG_BITMASK_READ_ONLY;
+  static int64_t bad_shape[1] = {5};
+  in.dl_tensor.shape = bad_shape;
+  CHECK_ERR(gf_graph_set_node_data_versioned(g, "score", &in), GF_EINVAL,
+            "gf_graph_set_node_data_versioned: tensor has shape[0] = 5");
+  CHECK(versioned_deleted == 0, "a refused tensor stays the caller's");
+  in.dl_tensor.shape = vshape;
+  CHECK(gf_graph_set_node_data_versioned(g, "score", &in) == GF_OK, "set node data versioned");
+  /* a loader gathers it, as versioned node data of the batch */
+  gf_loader_options l2 = *lo;
+  const char *labels[] = {"score"};
+  l2.num_label_names = 1;
+  l2.label_names = labels;
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, all, &l2, &l) == GF_OK, "loader with versioned node data");
+  CHECK(gf_loader_start(l, 0) == GF_OK, "start");
+  gf_batch *lb = NULL;
+  CHECK(gf_loader_next(l, &lb) == GF_OK, "next");
+  DLManagedTensorVersioned *sc = NULL, *sd = NULL;
+  CHECK(gf_batch_take_node_data_versioned(lb, "score", &sc) == GF_OK && is_ours(sc),
+        "take node data versioned");
+  CHECK(gf_batch_take_versioned(lb, GF_FIELD_SEEDS, 0, &sd) == GF_OK && is_ours(sd), "take seeds");
+  if (sc && sd) {
+    for (int64_t i = 0; i < sd->dl_tensor.shape[0]; i++) {
+      int64_t v = ((int64_t *)sd->dl_tensor.data)[i];
+      CHECK(((float *)sc->dl_tensor.data)[i] == vals[v], "score of seed %lld", (long long)v);
+    }
+  }
+  if (sc) sc->deleter(sc);
+  if (sd) sd->deleter(sd);
+  CHECK_ERR(gf_batch_take_node_data_versioned(lb, "score", &sc), GF_ESTATE,
+            "gf_batch_take_node_data_versioned: node data");
+  gf_batch_close(lb);
+  gf_loader_close(l);
 }
 
 int main(void) {
@@ -446,6 +704,10 @@ int main(void) {
     CHECK(system(cmd) == 0, "cleanup");
   }
 
+  test_struct_sizes(g, &ts, &so);
+  test_versioned(g, &ts, &so, &lo, &tall);
+  CHECK(versioned_deleted == 0, "the graph keeps the versioned tensor while open");
+
   /* after all of that, g still samples correctly */
   CHECK(gf_sample(g, &ts, &so, &b) == GF_OK, "sample after errors");
   if (b) check_batch(b, 2, 2, seeds);
@@ -453,6 +715,7 @@ int main(void) {
 
   /* use after close is detected */
   gf_graph_close(g);
+  CHECK(versioned_deleted == 1, "closing the graph called the versioned tensor's deleter once");
   CHECK_ERR(gf_graph_num_nodes(g, &nn), GF_EBADHANDLE, "already closed");
   gf_graph_close(g);
 

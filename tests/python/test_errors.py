@@ -16,9 +16,13 @@ from graphferry.errors import (
     GF_EBADHANDLE,
     GF_EINVAL,
     GF_EIO,
+    GF_ENOMEM,
+    GF_ESTATE,
     GF_ETYPE,
     GraphferryError,
     InvalidArgumentError,
+    OutOfMemoryError,
+    StorageError,
     TypeMismatchError,
     error_for_status,
 )
@@ -44,8 +48,9 @@ def test_exception_hierarchy():
     assert issubclass(TypeMismatchError, GraphferryError) and issubclass(TypeMismatchError, TypeError)
     assert issubclass(GraphferryError, RuntimeError)
     assert graphferry.InvalidArgumentError is InvalidArgumentError
-    err = error_for_status(GF_EIO, "gf_graph_open: cannot read x")
-    assert type(err) is GraphferryError and err.code == GF_EIO and str(err) == "gf_graph_open: cannot read x"
+    err = error_for_status(GF_ESTATE, "gf_batch_take: field 0 (layer 0) was already taken")
+    assert type(err) is GraphferryError and err.code == GF_ESTATE
+    assert str(err) == "gf_batch_take: field 0 (layer 0) was already taken"
     assert type(error_for_status(GF_EINVAL, "m")) is InvalidArgumentError
     assert type(error_for_status(GF_ETYPE, "m")) is TypeMismatchError
     again = pickle.loads(pickle.dumps(error_for_status(GF_EINVAL, "m")))
@@ -86,9 +91,31 @@ def test_coo_length_mismatch():
 
 
 def test_open_missing_path(tmp_path):
-    with pytest.raises(GraphferryError, match="gf_graph_open") as info:
+    with pytest.raises(OSError, match="gf_graph_open") as info:
         graphferry.Graph.open(tmp_path / "nothing-here")
-    assert info.value.code in (GF_EINVAL, GF_EIO)
+    assert isinstance(info.value, StorageError) and isinstance(info.value, GraphferryError)
+    assert info.value.code == GF_EIO
+    assert "nothing-here" in str(info.value)
+
+
+# GF_EIO and GF_ENOMEM are also the built-in exceptions for their kind of
+# failure, carrying the engine's message as their text.
+@pytest.mark.parametrize(
+    "code, cls, builtin",
+    [(GF_EIO, StorageError, OSError), (GF_ENOMEM, OutOfMemoryError, MemoryError)],
+)
+def test_io_and_memory_errors_are_builtin_exceptions(code, cls, builtin):
+    message = "gf_graph_open: feat.bin: read 0 of 4096 bytes at offset 8192"
+    err = error_for_status(code, message)
+    assert type(err) is cls and isinstance(err, builtin) and isinstance(err, GraphferryError)
+    assert err.code == code and err.message == message and str(err) == message
+    assert graphferry.StorageError is StorageError and graphferry.OutOfMemoryError is OutOfMemoryError
+    again = pickle.loads(pickle.dumps(err))
+    assert type(again) is cls and again.code == code and str(again) == message
+    # The errcheck of every binding raises them for the status.
+    with pytest.raises(builtin) as info:
+        _lib._check_ok(code, _lib.gf_sample.foreign, ())
+    assert type(info.value) is cls and info.value.code == code
 
 
 def test_bad_partition_argument(tiny):
