@@ -9,12 +9,9 @@ package main
 import "C"
 
 import (
-	"errors"
 	"strings"
-	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
-	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -85,7 +82,7 @@ func checkGraphOptions(o *C.gf_graph_options, coo bool) (partition.Options, grap
 func newGraph(g *graph.CSC, popt partition.Options, out *C.uintptr_t) error {
 	obj, err := core.New(g, popt)
 	if err != nil {
-		return engineErr(err)
+		return err
 	}
 	putHandle(out, newHandle(kindGraph, obj))
 	return nil
@@ -179,7 +176,7 @@ func gfgo_graph_open(path *C.char, o *C.gf_graph_options, out *C.uintptr_t) C.in
 		}
 		g, err := core.Open(p, popt, coopt)
 		if err != nil {
-			return engineErr(err)
+			return err
 		}
 		putHandle(out, newHandle(kindGraph, g))
 		return nil
@@ -237,7 +234,7 @@ func gfgo_graph_set_node_data(h C.uintptr_t, name *C.char, t *C.DLManagedTensor)
 		if err != nil {
 			return err
 		}
-		return engineErr(g.SetNodeData(n, v, func() { C.gf__call_deleter(t) }))
+		return g.SetNodeData(n, v, func() { C.gf__call_deleter(t) })
 	})
 }
 
@@ -258,7 +255,7 @@ func gfgo_graph_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTens
 		*out = nil
 		t, err := g.NodeData(n, cAlloc{})
 		if err != nil {
-			return engineErr(err)
+			return err
 		}
 		m, err := exportTensor(t)
 		if err != nil {
@@ -282,7 +279,7 @@ func gfgo_graph_node_data_names(h C.uintptr_t, out **C.char) C.int {
 		}
 		names, err := g.NodeDataNames()
 		if err != nil {
-			return engineErr(err)
+			return err
 		}
 		*out = C.CString(strings.Join(names, "\n"))
 		return nil
@@ -312,34 +309,5 @@ func setWeights(h C.uintptr_t, wT *C.DLTensor, set func(*core.Graph, mem.Tensor)
 	if err != nil {
 		return err
 	}
-	return engineErr(set(g, v))
-}
-
-// engineErr gives an engine error the status code of its class (errs).
-// call() maps apiErrors only; once it maps the errs classes itself this is
-// the identity and can go.
-func engineErr(err error) error {
-	if err == nil {
-		return nil
-	}
-	var ae *apiError
-	if errors.As(err, &ae) {
-		return err
-	}
-	for _, c := range [...]struct {
-		class error
-		code  C.int
-	}{
-		{errs.ErrClosed, gfEBadHandle},
-		{errs.ErrState, gfEState},
-		{errs.ErrType, gfEType},
-		{errs.ErrIO, gfEIO},
-		{errs.ErrNoMem, gfENoMem},
-		{errs.ErrNotSupported, gfENotSup},
-	} {
-		if errors.Is(err, c.class) {
-			return &apiError{code: c.code, msg: err.Error()}
-		}
-	}
-	return err
+	return set(g, v)
 }

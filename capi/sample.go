@@ -259,7 +259,7 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 		}
 		b, err := g.Sample(seeds, opt, cAlloc{})
 		if err != nil {
-			return engineErr(err)
+			return err
 		}
 		newBatch(b, out)
 		return nil
@@ -337,7 +337,7 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 			Threads:       sopt.Threads,
 		}, cAlloc{})
 		if err != nil {
-			return engineErr(err)
+			return err
 		}
 		C.gf__buf_pool_use(1) // batches reuse the buffers of dropped ones while loaders are open
 		putHandle(out, newHandle(kindLoader, l))
@@ -367,7 +367,7 @@ func gfgo_loader_start(h C.uintptr_t, epoch C.uint64_t) C.int {
 		if err != nil {
 			return err
 		}
-		return engineErr(l.Start(uint64(epoch)))
+		return l.Start(uint64(epoch))
 	})
 }
 
@@ -389,7 +389,7 @@ func gfgo_loader_next(h C.uintptr_t, out *C.uintptr_t) C.int {
 		case errors.Is(err, core.ErrNotStarted):
 			return errorf(gfEState, "no epoch was started: call gf_loader_start first")
 		case err != nil:
-			return engineErr(err)
+			return err
 		}
 		newBatch(b, out)
 		return nil
@@ -405,7 +405,7 @@ func gfgo_loader_close(h C.uintptr_t) {
 		}
 		err := l.Close()
 		C.gf__buf_pool_use(-1) // the last loader closed empties the pool
-		return engineErr(err)
+		return err
 	})
 }
 
@@ -453,7 +453,7 @@ func gfgo_random_walk(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_walk_options, o
 			Threads:     int(o.num_threads),
 		}, cAlloc{})
 		if err != nil {
-			return engineErr(err)
+			return err
 		}
 		tt, err := exportTensor(w.Traces)
 		if err != nil {

@@ -341,6 +341,13 @@ GF_API int gf_graph_open(const char *path, const gf_graph_options *options,
  * gf_graph_close releases a graph. Loaders and batches made from it stay
  * valid: the graph's memory is released when the last of them is closed
  * (as sqlite3_close_v2 does). gf_graph_close(NULL) does nothing.
+ *
+ * It may be called while other threads are inside calls on the same graph
+ * (gf_sample, gf_random_walk, gf_graph_get_node_data, ...): every call holds
+ * a reference for its duration, so memory in use is never freed under it.
+ * Such a call either completes normally or, if the close came first, fails
+ * with GF_EBADHANDLE ("graph was closed"); calls made after the close get
+ * GF_EBADHANDLE (handle values are never reused).
  */
 GF_API void gf_graph_close(gf_graph *graph);
 
