@@ -37,7 +37,7 @@ func (r Reverse) Validate() error {
 		return fmt.Errorf("linkpred: reverse edge ids: both a map (%d entries) and a half-swap layout (half = %d) are given", len(r.Map), r.Half)
 	case r.Map == nil && r.Half < 0:
 		return fmt.Errorf("linkpred: reverse edge ids: half = %d, must be >= 0", r.Half)
-	case r.Half > 1<<62:
+	case r.Half >= 1<<62:
 		return fmt.Errorf("linkpred: reverse edge ids: half = %d is too large", r.Half)
 	}
 	return nil

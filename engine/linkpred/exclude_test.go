@@ -41,6 +41,8 @@ func TestExcludeReverseIDErrors(t *testing.T) {
 	require.ErrorContains(t, err, "both a map (1 entries) and a half-swap layout (half = 1)")
 	_, err = ExcludeReverseID([]int64{0}, Reverse{Half: -2})
 	require.ErrorContains(t, err, "half = -2")
+	_, err = ExcludeReverseID([]int64{0}, Reverse{Half: 1 << 62})
+	require.ErrorContains(t, err, "half = 4611686018427387904 is too large")
 	_, err = ExcludeReverseID([]int64{0}, Reverse{})
 	require.ErrorContains(t, err, "outside the reverse edge map (0 entries)")
 }

@@ -46,6 +46,12 @@ func checkNodes(what string, ids []int64, numNodes int64) error {
 // amount is an error rather than an out-of-memory crash.
 const maxNegatives = 1 << 34
 
+// tooMany reports whether a*b draws (a, b >= 0) exceed maxNegatives,
+// without overflowing.
+func tooMany(a, b int64) bool {
+	return b > maxNegatives || (a > 0 && b > maxNegatives/a)
+}
+
 func checkNumNodes(fn string, numNodes int64) error {
 	if numNodes <= 0 {
 		return fmt.Errorf("linkpred: %s: the graph has no nodes to draw negatives from (num_nodes = %d)", fn, numNodes)
@@ -77,11 +83,11 @@ func (n PerSourceUniform) Sample(src []int64, numNodes int64, s Stream, threads 
 	if err := checkNodes("PerSourceUniform: src", src, numNodes); err != nil {
 		return Pairs{}, err
 	}
-	total := int64(len(src)) * int64(n.K)
-	if total > maxNegatives || int64(n.K) > maxNegatives {
+	if tooMany(int64(len(src)), int64(n.K)) {
 		return Pairs{}, fmt.Errorf("linkpred: PerSourceUniform: %d positives times k = %d is too many negatives", len(src), n.K)
 	}
 	k := n.K
+	total := int64(len(src)) * int64(k)
 	out := Pairs{Src: make([]int64, total), Dst: make([]int64, total)}
 	root := s.root(tagPerSource)
 	parallelFor(int(total), threads, func(lo, hi int) {
@@ -114,8 +120,8 @@ type GlobalUniform struct {
 const globalTrials = 3
 
 // Sample draws the negatives of numPos positive edges over adj. Slot i
-// (of ceil-free DGL sizing: floor(K*numPos*(1+redundancy))) tries up to 3
-// uniform pairs from stream position i and keeps the first that is not an
+// (of DGL's floor(K*numPos*(1+redundancy)) slots) tries up to 3 uniform
+// pairs from stream position i and keeps the first that is not an
 // edge (nor a self-loop if asked). Failed slots are dropped; the surviving
 // pairs are kept in slot order with Replace, sorted and deduplicated
 // without; then at most K*numPos are returned.
@@ -133,10 +139,10 @@ func (n GlobalUniform) Sample(adj Adjacency, numPos int, s Stream, threads int) 
 	if err := checkNumNodes("GlobalUniform", nn); err != nil {
 		return Pairs{}, err
 	}
-	want := int64(numPos) * int64(n.K)
-	if want > maxNegatives || int64(n.K) > maxNegatives {
+	if tooMany(int64(numPos), int64(n.K)) {
 		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: %d positives times k = %d is too many negatives", numPos, n.K)
 	}
+	want := int64(numPos) * int64(n.K)
 	if want == 0 {
 		return Pairs{Src: []int64{}, Dst: []int64{}}, nil
 	}
@@ -305,10 +311,10 @@ func (n Triplet) Sample(numPos int, numNodes int64, s Stream, threads int) ([]in
 	if err := n.Weights.check("triplet negative sampling", numNodes); err != nil {
 		return nil, err
 	}
-	m := int64(numPos) * int64(n.Amount)
-	if m > maxNegatives || int64(n.Amount) > maxNegatives {
+	if tooMany(int64(numPos), int64(n.Amount)) {
 		return nil, fmt.Errorf("linkpred: triplet negative sampling: %d positives times amount = %d is too many negatives", numPos, n.Amount)
 	}
+	m := int64(numPos) * int64(n.Amount)
 	out := make([]int64, m)
 	root := s.root(tagTriplet)
 	parallelFor(int(m), threads, func(lo, hi int) {

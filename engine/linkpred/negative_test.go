@@ -181,6 +181,9 @@ func TestNegativeErrorsNameTheInput(t *testing.T) {
 		{second(Triplet{Amount: 0}.Sample(1, 10, s, 0)), "amount = 0"},
 		{second(Triplet{Amount: 1}.Sample(1, -3, s, 0)), "num_nodes = -3"},
 		{second(Triplet{Amount: 1 << 40}.Sample(1, 10, s, 0)), "too many negatives"},
+		// A product that overflows int64 is still too many.
+		{second(Triplet{Amount: 1 << 34}.Sample(1<<31, 10, s, 0)), "too many negatives"},
+		{second(GlobalUniform{K: 1 << 34}.Sample(idx, 1<<31, s, 0)), "too many negatives"},
 	}
 	for _, c := range cases {
 		require.ErrorContains(t, c.err, c.want)
