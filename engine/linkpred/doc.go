@@ -5,9 +5,11 @@
 //
 // Everything here is a pure function of ids, a Stream (seed and batch key)
 // and positions: no state is kept between batches, and no result depends on
-// the thread count. The loader calls them per batch, in this order:
+// the thread count. DGLEdgeSampler.Batch and PyGLinkSampler.Batch do a
+// whole batch in one call; underneath, the steps are:
 //
 //	DGL (seed edge ids):
+//	  idx := NewEdgeIndex(g, threads)                   // once per graph
 //	  pos := idx.Endpoints(eids)                        // g.find_edges
 //	  neg := PerSourceUniform{K}.Sample(pos.Src, ...)   // or GlobalUniform
 //	  c := CompactDGL(pos, neg)                         // compact_graphs
