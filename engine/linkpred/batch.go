@@ -154,7 +154,8 @@ type PyGLinkSampler struct {
 // PyGBatch is a PyG link batch ready for node sampling. With PyGNone and
 // PyGBinaryMode, Index is edge_label_index (NumNeg negatives after the
 // NumPos positives; PyG's edge_label is the given labels, or ones, then
-// NumNeg zeros). With PyGTripletMode, SrcIndex, DstPosIndex and
+// NumNeg zeros, and PyG adds 1 to given labels whose minimum is 0 when it
+// samples binary negatives, so that 0 means negative). With PyGTripletMode, SrcIndex, DstPosIndex and
 // DstNegIndex (NumPos rows of Amount, row-major) are set instead.
 type PyGBatch struct {
 	// Nodes are the seeds of node sampling, first in PyG's n_id.

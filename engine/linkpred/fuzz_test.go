@@ -64,6 +64,16 @@ func FuzzSamplers(f *testing.F) {
 			if p, err := idx.Endpoints(src); err == nil {
 				require.Equal(t, len(src), p.Len())
 			}
+			d := DGLEdgeSampler{Negative: PerSourceUniform{K: k}, Exclude: Exclude(numPos % 4), Reverse: Reverse{Half: int64(len(b) / 2)}}
+			if c, err := d.Batch(idx, src, s, 2); err == nil {
+				require.Equal(t, len(src), c.Pos.Len())
+				require.Equal(t, len(src)*k, c.Neg.Len())
+			}
+			pos := halves(b)
+			ps := PyGLinkSampler{Mode: PyGMode(k % 4), Amount: amount, Disjoint: numPos%2 == 0}
+			if c, err := ps.Batch(pos, numNodes, s, 2); err == nil {
+				require.Equal(t, pos.Len(), c.NumPos)
+			}
 		}
 	})
 }

@@ -124,7 +124,8 @@ const globalTrials = 3
 // pairs from stream position i and keeps the first that is not an
 // edge (nor a self-loop if asked). Failed slots are dropped; the surviving
 // pairs are kept in slot order with Replace, sorted and deduplicated
-// without; then at most K*numPos are returned.
+// without; then at most K*numPos are returned. An empty batch gives no
+// pairs (DGL refuses to sample 0 negatives).
 func (n GlobalUniform) Sample(adj Adjacency, numPos int, s Stream, threads int) (Pairs, error) {
 	if n.K <= 0 {
 		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: k = %d, must be positive", n.K)
