@@ -113,6 +113,8 @@ type GlobalUniform struct {
 	ExcludeSelfLoops bool
 	// Replace keeps repeated pairs; without it the pairs are sorted by
 	// (src, dst) and deduplicated before the first K*numPos are kept.
+	// (DGL sorts by (dst, src) instead when its graph holds only CSC; the
+	// set of possible outputs is the same.)
 	Replace bool
 }
 
