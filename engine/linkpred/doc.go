@@ -45,8 +45,8 @@
 // PyG's binary mode draws ceil(amount*num_pos) pairs with source and
 // destination independent and uniform (or by the node weight vector), and
 // its triplet mode draws amount destinations per positive; neither checks
-// whether the pair is an edge (PyG 2.5: "TODO: Do not sample false
-// negatives").
+// whether the pair is an edge (PyG 2.5 leaves such false negatives
+// in).
 //
 // Exclusion follows dgl.dataloading.base.find_exclude_eids: "self" is the
 // seed edge ids as given, "reverse_id" is the seed ids followed by their
