@@ -95,8 +95,19 @@ def loading_ratio(base_load: Optional[float], ours_load: Optional[float], min_s:
     return base_load / ours_load
 
 
-def bench_graph(bg: BenchGraph, systems: Sequence[type], *, fanouts, batch_size, hidden, epochs, warmup,
-                seed=0, tick=lambda desc: None, modes: Sequence[str] = MODES) -> dict:
+def bench_graph(
+    bg: BenchGraph,
+    systems: Sequence[type],
+    *,
+    fanouts,
+    batch_size,
+    hidden,
+    epochs,
+    warmup,
+    seed=0,
+    tick=lambda desc: None,
+    modes: Sequence[str] = MODES,
+) -> dict:
     """Every system on one graph: per-mode timings, breakdown, ratios.
 
     Epochs are interleaved (round r runs epoch r of every system and mode in
@@ -123,8 +134,11 @@ def bench_graph(bg: BenchGraph, systems: Sequence[type], *, fanouts, batch_size,
     for system in instances:
         modes = {run.mode: run.result() for run in runs if run.system is system}
         results[system.name] = {
-            "format": system.fmt, "graphferry": system.is_graphferry, "note": system.note,
-            "modes": modes, "breakdown": breakdown(modes),
+            "format": system.fmt,
+            "graphferry": system.is_graphferry,
+            "note": system.note,
+            "modes": modes,
+            "breakdown": breakdown(modes),
         }
     add_ratios(results)
     return results
@@ -169,8 +183,15 @@ def add_ratios(results: dict) -> None:
 def _loader_epoch_times(bg: BenchGraph, fanouts, batch_size, num_threads, epochs, warmup, seed, tick):
     import graphferry
 
-    loader = graphferry.Loader(bg.graphferry_topology(), bg.seeds, fanouts, batch_size=batch_size, shuffle=True,
-                               seed=seed, num_threads=num_threads)
+    loader = graphferry.Loader(
+        bg.graphferry_topology(),
+        bg.seeds,
+        fanouts,
+        batch_size=batch_size,
+        shuffle=True,
+        seed=seed,
+        num_threads=num_threads,
+    )
     try:
         times, edges = [], 0
         for e in range(warmup + epochs):
@@ -186,22 +207,42 @@ def _loader_epoch_times(bg: BenchGraph, fanouts, batch_size, num_threads, epochs
     finally:
         loader.close()
     out = summarise(times)
-    out.update(sampled_edges=edges, edges_per_s=edges / out["median_s"] if out["median_s"] > 0 else None,
-               batches=-(-bg.seeds.numel() // batch_size))
+    out.update(
+        sampled_edges=edges,
+        edges_per_s=edges / out["median_s"] if out["median_s"] > 0 else None,
+        batches=-(-bg.seeds.numel() // batch_size),
+    )
     out["us_per_seed"] = 1e6 * out["median_s"] / max(1, bg.seeds.numel())
     return out
 
 
-def scaling(bg: BenchGraph, *, fanouts, batch_size, threads, batch_sizes, fanout_sweep, epochs, warmup, seed=0,
-            tick=lambda desc: None) -> dict:
+def scaling(
+    bg: BenchGraph,
+    *,
+    fanouts,
+    batch_size,
+    threads,
+    batch_sizes,
+    fanout_sweep,
+    epochs,
+    warmup,
+    seed=0,
+    tick=lambda desc: None,
+) -> dict:
     """graphferry.Loader (sampling only) against threads, batch size and fan-out.
 
     Thread count goes through graphferry.Loader(num_threads=...):
     graphferry.dgl.DataLoader and graphferry.pyg.NeighborLoader do not take it."""
-    t = lambda what: (lambda: tick(f"{bg.name}: scaling {what}"))  # noqa: E731
-    out = {"graph": bg.name, "via": "graphferry.Loader (sampling only, no features), median epoch",
-           "fanouts": list(fanouts), "batch_size": batch_size, "threads": [], "batch_size_sweep": [],
-           "fanout_sweep": []}
+    t = lambda what: lambda: tick(f"{bg.name}: scaling {what}")  # noqa: E731
+    out = {
+        "graph": bg.name,
+        "via": "graphferry.Loader (sampling only, no features), median epoch",
+        "fanouts": list(fanouts),
+        "batch_size": batch_size,
+        "threads": [],
+        "batch_size_sweep": [],
+        "fanout_sweep": [],
+    }
     for k in threads:
         r = _loader_epoch_times(bg, fanouts, batch_size, k, epochs, warmup, seed, t(f"threads={k}"))
         out["threads"].append({"num_threads": k, **r})

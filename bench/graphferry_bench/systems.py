@@ -26,9 +26,7 @@ from .data import BenchGraph
 
 MODES = ("sample", "load", "train")
 
-PYG_MISSING = (
-    "PyG NeighborLoader: not measured (needs pyg-lib or torch-sparse, not installable from the package index)"
-)
+PYG_MISSING = "PyG NeighborLoader: not measured (needs pyg-lib or torch-sparse, not installable from the package index)"
 
 
 @dataclass
@@ -158,8 +156,14 @@ class PyGNeighborLoader(System):
         dl = NeighborLoader(data, self.fanouts, input_nodes=self.bg.seeds, batch_size=self.batch_size, shuffle=True)
 
         def convert(d):
-            return Batch("pyg", d.edge_index, d.x if load else None, d.y[: d.batch_size] if load else None,
-                         int(d.edge_index.size(1)), int(d.batch_size))
+            return Batch(
+                "pyg",
+                d.edge_index,
+                d.x if load else None,
+                d.y[: d.batch_size] if load else None,
+                int(d.edge_index.size(1)),
+                int(d.batch_size),
+            )
 
         return lambda: (convert(d) for d in dl)
 
@@ -240,8 +244,9 @@ class GraphferryDGL(System):
             prefetch_labels=["label"] if load else None,
         )
         g = self.bg.graphferry() if load else self.bg.graphferry_topology()
-        dl = graphferry.dgl.DataLoader(g, self.bg.seeds, sampler, batch_size=self.batch_size, shuffle=True,
-                                       seed=self.seed, queue_capacity=2)
+        dl = graphferry.dgl.DataLoader(
+            g, self.bg.seeds, sampler, batch_size=self.batch_size, shuffle=True, seed=self.seed, queue_capacity=2
+        )
         self._dls = getattr(self, "_dls", []) + [dl]
         return lambda: (_dgl_batch(blocks, load) for _, _, blocks in dl)
 
@@ -263,8 +268,15 @@ class GraphferryPyG(System):
 
         load = mode != "sample"
         g = self.bg.graphferry() if load else self.bg.graphferry_topology()
-        dl = graphferry.pyg.NeighborLoader(g, self.fanouts, input_nodes=self.bg.seeds, batch_size=self.batch_size,
-                                           shuffle=True, seed=self.seed, queue_capacity=2)
+        dl = graphferry.pyg.NeighborLoader(
+            g,
+            self.fanouts,
+            input_nodes=self.bg.seeds,
+            batch_size=self.batch_size,
+            shuffle=True,
+            seed=self.seed,
+            queue_capacity=2,
+        )
         self._dls = getattr(self, "_dls", []) + [dl]
 
         def convert(d):
@@ -310,8 +322,9 @@ class GraphferrySequential(System):
             perm = seeds_all[torch.randperm(seeds_all.numel(), generator=gen)]
             for i, start in enumerate(range(0, perm.numel(), self.batch_size)):
                 seeds = perm[start : start + self.batch_size]
-                sub = graphferry.sample_neighbors(g, seeds, self.fanouts, frontier=self.frontier,
-                                                  seed=(self.seed + epoch * 7919 + i * 104729))
+                sub = graphferry.sample_neighbors(
+                    g, seeds, self.fanouts, frontier=self.frontier, seed=(self.seed + epoch * 7919 + i * 104729)
+                )
                 yield self.convert(sub, seeds, feat if load else None, label if load else None)
 
         return run

@@ -30,20 +30,13 @@ def _forget(key: tuple[int, str], ref: Any) -> None:
             del _cache[key]
 
 
-def cached_graph(
-    source: Any, signature: Hashable, convert: Callable[[], Graph], kind: str = "graph"
-) -> Graph:
+def cached_graph(source: Any, signature: Hashable, convert: Callable[[], Graph], kind: str = "graph") -> Graph:
     """The graph converted from ``source``, converting it if needed. ``kind``
     tells conversions of one source apart (e.g. its reverse)."""
     key = (id(source), kind)
     with _lock:
         entry = _cache.get(key)
-        if (
-            entry is not None
-            and entry[0]() is source
-            and entry[1] == signature
-            and not entry[2].closed
-        ):
+        if entry is not None and entry[0]() is source and entry[1] == signature and not entry[2].closed:
             return entry[2]
     graph = convert()
     try:

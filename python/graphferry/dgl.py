@@ -103,9 +103,7 @@ class NeighborSampler:
             )
         weights = prob if prob is not None else mask
         if weights is not None and not isinstance(weights, str):
-            raise TypeError(
-                f"'prob' and 'mask' must name an edata field (got '{type(weights).__name__}')"
-            )
+            raise TypeError(f"'prob' and 'mask' must name an edata field (got '{type(weights).__name__}')")
         _scheme(scheme)
         self.fanouts = list(fanouts)
         self.replace = bool(replace)
@@ -129,9 +127,7 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
         return sampler
     if isinstance(sampler, dgl.dataloading.NeighborSampler):
         if getattr(sampler, "edge_dir", "in") != "in":
-            raise ValueError(
-                f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')"
-            )
+            raise ValueError(f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')")
         prob = getattr(sampler, "prob", None)  # DGL stores `prob or mask` here
         if prob is not None and not isinstance(prob, str):
             raise TypeError(
@@ -140,8 +136,7 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
             )
         if getattr(sampler, "prefetch_edge_feats", None):
             raise ValueError(
-                "graphferry does not gather edge features (got prefetch_edge_feats="
-                f"{sampler.prefetch_edge_feats})"
+                f"graphferry does not gather edge features (got prefetch_edge_feats={sampler.prefetch_edge_feats})"
             )
         if any(isinstance(f, dict) for f in sampler.fanouts):
             raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type fan-outs)")
@@ -179,15 +174,9 @@ def as_graph(graph: Any, prob: Optional[str] = None) -> Graph:
         return graph
     if isinstance(graph, dgl.DGLGraph):
         if prob is not None and prob not in graph.edata:
-            raise KeyError(
-                f"'prob': the DGLGraph has no edata field '{prob}' (it has {sorted(graph.edata.keys())})"
-            )
-        return _cache.cached_graph(
-            graph, _dgl_signature(graph, prob), lambda: Graph.from_dgl(graph, edge_weights=prob)
-        )
-    raise TypeError(
-        f"expected a 'dgl.DGLGraph' or 'graphferry.Graph' (got '{type(graph).__name__}')"
-    )
+            raise KeyError(f"'prob': the DGLGraph has no edata field '{prob}' (it has {sorted(graph.edata.keys())})")
+        return _cache.cached_graph(graph, _dgl_signature(graph, prob), lambda: Graph.from_dgl(graph, edge_weights=prob))
+    raise TypeError(f"expected a 'dgl.DGLGraph' or 'graphferry.Graph' (got '{type(graph).__name__}')")
 
 
 def random_walk(
@@ -230,17 +219,20 @@ def random_walk(
         raise TypeError(f"expected a 'dgl.DGLGraph' (got '{type(g).__name__}')")
     if prob is not None and prob not in g.edata:
         raise KeyError(f"'prob': the DGLGraph has no edata field '{prob}' (it has {sorted(g.edata.keys())})")
+
     # graphferry walks along in-edges: walk the reversed graph, whose edge
     # ids are the same.
     def convert() -> Graph:
         src, dst = g.edges(order="eid")
-        return Graph.from_coo(
-            dst, src, num_nodes=g.num_nodes(), edge_weights=None if prob is None else g.edata[prob]
-        )
+        return Graph.from_coo(dst, src, num_nodes=g.num_nodes(), edge_weights=None if prob is None else g.edata[prob])
 
     reverse = _cache.cached_graph(g, _dgl_signature(g, prob), convert, kind="reverse")
     traces, eids = _random_walk(
-        reverse, nodes, length, restart_prob=restart_prob, biased=prob is not None,
+        reverse,
+        nodes,
+        length,
+        restart_prob=restart_prob,
+        biased=prob is not None,
         seed=random_seed() if seed is None else seed,
     )
     types = torch.zeros(traces.shape[1], dtype=torch.int64)
@@ -272,11 +264,9 @@ def _csc_block(indptr: torch.Tensor, indices: torch.Tensor, num_src: int, num_ds
         except (ImportError, AttributeError):
             _block_parts = ()
     if not _block_parts:
-        return dgl.create_block(("csc", (indptr, indices, _NO_EIDS)),
-                                num_src_nodes=num_src, num_dst_nodes=num_dst)
+        return dgl.create_block(("csc", (indptr, indices, _NO_EIDS)), num_src_nodes=num_src, num_dst_nodes=num_dst)
     hgi, block_cls, toindex, meta = _block_parts
-    unit = hgi.create_unitgraph_from_csr(2, num_src, num_dst, indptr, indices, _NO_EIDS,
-                                         ["coo", "csr", "csc"], True)
+    unit = hgi.create_unitgraph_from_csr(2, num_src, num_dst, indptr, indices, _NO_EIDS, ["coo", "csr", "csc"], True)
     index = hgi.create_heterograph_from_relations(meta, [unit], toindex([num_src, num_dst], "int64"))
     return block_cls(index, (["_N"], ["_N"]), ["_E"])
 

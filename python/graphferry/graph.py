@@ -35,8 +35,7 @@ def _graph_options(
         methods = {"range": _lib.GF_PARTITION_RANGE, "random": _lib.GF_PARTITION_RANDOM}
         if partition not in methods:
             raise ValueError(
-                "'partition' must be 'range', 'random' or a tensor of patch ids per node "
-                f"(got '{partition}')"
+                f"'partition' must be 'range', 'random' or a tensor of patch ids per node (got '{partition}')"
             )
         method = methods[partition]
     else:
@@ -146,8 +145,15 @@ class Graph(Closeable):
                 :meth:`set_edge_weights`. (default: :obj:`None`)
         """
         return cls._from_compressed(
-            _lib.gf_graph_from_csc, indptr, indices, edge_ids, num_nodes, num_patches, partition,
-            seed, edge_weights,
+            _lib.gf_graph_from_csc,
+            indptr,
+            indices,
+            edge_ids,
+            num_nodes,
+            num_patches,
+            partition,
+            seed,
+            edge_weights,
         )
 
     @classmethod
@@ -168,17 +174,22 @@ class Graph(Closeable):
         Edge ids default to CSR positions. Arguments as in :meth:`from_csc`.
         """
         return cls._from_compressed(
-            _lib.gf_graph_from_csr, indptr, indices, edge_ids, num_nodes, num_patches, partition,
-            seed, edge_weights,
+            _lib.gf_graph_from_csr,
+            indptr,
+            indices,
+            edge_ids,
+            num_nodes,
+            num_patches,
+            partition,
+            seed,
+            edge_weights,
         )
 
     @classmethod
     def _from_compressed(
         cls, fn, indptr, indices, edge_ids, num_nodes, num_patches, partition, seed, edge_weights
     ) -> "Graph":
-        opts, keep = _graph_options(
-            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed
-        )
+        opts, keep = _graph_options(num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed)
         a, b, c = borrow(indptr, "indptr"), borrow(indices, "indices"), borrow(edge_ids, "edge_ids")
         graph = cls._make(lambda out: fn(a.ref, b.ref, ref_or_null(c), ctypes.byref(opts), out))
         return graph._with_weights(edge_weights)
@@ -228,7 +239,10 @@ class Graph(Closeable):
             _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
         )
         opts, keep = _graph_options(
-            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed,
+            num_nodes=num_nodes,
+            num_patches=num_patches,
+            partition=partition,
+            seed=seed,
             flags=flags,
         )
         a, b = borrow(src, "src"), borrow(dst, "dst")
@@ -260,23 +274,22 @@ class Graph(Closeable):
         elif isinstance(table, pa.RecordBatch):
             batch = table
         else:
-            raise TypeError(
-                f"expected a 'pyarrow.Table' or 'pyarrow.RecordBatch' (got '{type(table).__name__}')"
-            )
+            raise TypeError(f"expected a 'pyarrow.Table' or 'pyarrow.RecordBatch' (got '{type(table).__name__}')")
         flags = (_lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0) | (
             _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
         )
         opts, keep = _graph_options(
-            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed,
+            num_nodes=num_nodes,
+            num_patches=num_patches,
+            partition=partition,
+            seed=seed,
             flags=flags,
         )
         schema, array = _lib.ArrowSchema(), _lib.ArrowArray()
         batch._export_to_c(ctypes.addressof(array), ctypes.addressof(schema))
         try:
             return cls._make(
-                lambda out: _lib.gf_graph_from_arrow(
-                    ctypes.byref(schema), ctypes.byref(array), ctypes.byref(opts), out
-                )
+                lambda out: _lib.gf_graph_from_arrow(ctypes.byref(schema), ctypes.byref(array), ctypes.byref(opts), out)
             )
         finally:
             # On GF_OK graphferry has released both; on failure they are ours.
@@ -330,8 +343,7 @@ class Graph(Closeable):
             raise TypeError(f"expected a 'dgl.DGLGraph' (got '{type(g).__name__}')")
         if not g.is_homogeneous:
             raise TypeError(
-                "expected a homogeneous dgl.DGLGraph (got node types "
-                f"{g.ntypes} and edge types {g.etypes})"
+                f"expected a homogeneous dgl.DGLGraph (got node types {g.ntypes} and edge types {g.etypes})"
             )
         if g.device.type != "cpu":
             raise TypeError(
@@ -349,7 +361,12 @@ class Graph(Closeable):
         if eids is None or eids.numel() != indices.numel():
             eids = None
         graph = cls.from_csc(
-            indptr, indices, edge_ids=eids, num_patches=num_patches, partition=partition, seed=seed,
+            indptr,
+            indices,
+            edge_ids=eids,
+            num_patches=num_patches,
+            partition=partition,
+            seed=seed,
             edge_weights=edge_weights,
         )
         try:
@@ -393,24 +410,25 @@ class Graph(Closeable):
         edge_index = getattr(data, "edge_index", None)
         if not isinstance(edge_index, torch.Tensor):
             raise TypeError(
-                "expected 'data.edge_index' to be a tensor of shape [2, num_edges] "
-                f"(got '{type(edge_index).__name__}')"
+                f"expected 'data.edge_index' to be a tensor of shape [2, num_edges] (got '{type(edge_index).__name__}')"
             )
         if edge_index.dim() != 2 or edge_index.size(0) != 2:
-            raise ValueError(
-                f"expected 'data.edge_index' of shape [2, num_edges] (got {list(edge_index.shape)})"
-            )
+            raise ValueError(f"expected 'data.edge_index' of shape [2, num_edges] (got {list(edge_index.shape)})")
         if isinstance(edge_weights, str):
             value = getattr(data, edge_weights, None)
             if not isinstance(value, torch.Tensor):
                 raise KeyError(
-                    f"'edge_weights': the Data has no tensor attribute '{edge_weights}' "
-                    f"(got '{type(value).__name__}')"
+                    f"'edge_weights': the Data has no tensor attribute '{edge_weights}' (got '{type(value).__name__}')"
                 )
             edge_weights = value
         graph = cls.from_coo(
-            edge_index[0], edge_index[1], num_nodes=data.num_nodes,
-            num_patches=num_patches, partition=partition, seed=seed, edge_weights=edge_weights,
+            edge_index[0],
+            edge_index[1],
+            num_nodes=data.num_nodes,
+            num_patches=num_patches,
+            partition=partition,
+            seed=seed,
+            edge_weights=edge_weights,
         )
         try:
             for name in pyg_node_attrs(data):
@@ -605,9 +623,7 @@ def convert_npy(src_dir: Union[str, os.PathLike], dst_dir: Union[str, os.PathLik
 PRESETS = ("tiny", "small", "products-like", "papers-like")
 
 
-def generate(
-    preset: str, path: Union[str, os.PathLike], *, seed: int = 0, num_threads: int = 0
-) -> None:
+def generate(preset: str, path: Union[str, os.PathLike], *, seed: int = 0, num_threads: int = 0) -> None:
     r"""Writes a synthetic dataset directory that :meth:`Graph.open` reads:
     an R-MAT (Kronecker) power-law graph with the Graph500 probabilities,
     stored in both directions, random features (node data ``"feat"``),

@@ -74,16 +74,14 @@ def as_graph(data: Any, weight_attr: Optional[str] = None) -> Graph:
     if isinstance(data, Data):
         if weight_attr is not None and not isinstance(getattr(data, weight_attr, None), torch.Tensor):
             raise KeyError(
-                f"'weight_attr': the Data has no tensor attribute '{weight_attr}' "
-                f"(it has {sorted(data.keys())})"
+                f"'weight_attr': the Data has no tensor attribute '{weight_attr}' (it has {sorted(data.keys())})"
             )
         return _cache.cached_graph(
-            data, _pyg_signature(data, weight_attr),
+            data,
+            _pyg_signature(data, weight_attr),
             lambda: Graph.from_pyg(data, edge_weights=weight_attr),
         )
-    raise TypeError(
-        f"expected a 'torch_geometric.data.Data' or 'graphferry.Graph' (got '{type(data).__name__}')"
-    )
+    raise TypeError(f"expected a 'torch_geometric.data.Data' or 'graphferry.Graph' (got '{type(data).__name__}')")
 
 
 def _num_neighbors(num_neighbors: Any) -> list[int]:
@@ -96,9 +94,7 @@ def _num_neighbors(num_neighbors: Any) -> list[int]:
 
 def _weight_attr(weight_attr: Any) -> Optional[str]:
     if weight_attr is not None and not isinstance(weight_attr, str):
-        raise TypeError(
-            f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')"
-        )
+        raise TypeError(f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')")
     return weight_attr
 
 
@@ -155,7 +151,10 @@ def random_walk(
         kind="reverse",
     )
     node_seq, edge_seq = _random_walk(
-        graph, start, walk_length, restart_prob=restart_prob,
+        graph,
+        start,
+        walk_length,
+        restart_prob=restart_prob,
         seed=random_seed() if seed is None else seed,
     )
     return (node_seq, edge_seq) if return_edge_indices else node_seq
@@ -239,17 +238,21 @@ class Sampler(BaseSampler):
 
     def sample_from_nodes(self, index: NodeSamplerInput, **kwargs: Any) -> SamplerOutput:
         if index.input_type is not None:
-            raise ValueError(
-                f"graphferry samples homogeneous graphs only (got input_type='{index.input_type}')"
-            )
+            raise ValueError(f"graphferry samples homogeneous graphs only (got input_type='{index.input_type}')")
         if index.time is not None:
             raise ValueError("graphferry does not support temporal sampling (got seed times)")
         if self._graph is None:  # after unpickling
             self._graph = as_graph(self.data, self.weight_attr)
         sub = sample_neighbors(
-            self._graph, index.node, self.num_neighbors, replace=self.replace,
-            frontier="new", seed=self._next_seed(), biased=self.weight_attr is not None,
-            scheme=self.scheme, layer_without_replacement=self.layer_without_replacement,
+            self._graph,
+            index.node,
+            self.num_neighbors,
+            replace=self.replace,
+            frontier="new",
+            seed=self._next_seed(),
+            biased=self.weight_attr is not None,
+            scheme=self.scheme,
+            layer_without_replacement=self.layer_without_replacement,
             exclude_edges=self.exclude_edges,
         )
         row, col, edge = _edge_index(sub)

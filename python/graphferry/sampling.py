@@ -74,9 +74,7 @@ class Block:
     def dst_positions(self) -> torch.Tensor:
         """The destination of each edge as a position in ``nodes`` (int64)."""
         counts = self.indptr[1:] - self.indptr[:-1]
-        local = torch.arange(self.num_dst, dtype=torch.int64).repeat_interleave(
-            counts, output_size=self.num_edges
-        )
+        local = torch.arange(self.num_dst, dtype=torch.int64).repeat_interleave(counts, output_size=self.num_edges)
         return local + self.dst_offset if self.dst_offset else local
 
     def edge_index(self) -> torch.Tensor:
@@ -135,7 +133,10 @@ class _Batch(Closeable):
     def block_shape(self, layer: int) -> tuple[int, int, int]:
         num_dst, num_src, dst_offset = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
         _lib.gf_batch_block_shape(
-            self._handle, layer, ctypes.byref(num_dst), ctypes.byref(num_src),
+            self._handle,
+            layer,
+            ctypes.byref(num_dst),
+            ctypes.byref(num_src),
             ctypes.byref(dst_offset),
         )
         return num_dst.value, num_src.value, dst_offset.value
@@ -317,8 +318,14 @@ def sample_neighbors(
     """
     graph = _check_graph(graph)
     opts, keep = _sample_options(
-        fanouts, replace=replace, frontier=frontier, seed=seed, num_threads=num_threads,
-        scheme=scheme, biased=biased, layer_without_replacement=layer_without_replacement,
+        fanouts,
+        replace=replace,
+        frontier=frontier,
+        seed=seed,
+        num_threads=num_threads,
+        scheme=scheme,
+        biased=biased,
+        layer_without_replacement=layer_without_replacement,
         exclude_edges=exclude_edges,
     )
     borrowed = BorrowedTensor(seeds, "seeds")
@@ -380,7 +387,10 @@ def random_walk(
     borrowed = BorrowedTensor(seeds, "seeds")
     traces, edge_ids = ctypes.c_void_p(), ctypes.c_void_p()
     _lib.gf_random_walk(
-        graph.handle, borrowed.ref, ctypes.byref(opts), ctypes.byref(traces),
+        graph.handle,
+        borrowed.ref,
+        ctypes.byref(opts),
+        ctypes.byref(traces),
         ctypes.byref(edge_ids),
     )
     try:
@@ -460,8 +470,14 @@ class Loader(Closeable):
         seed = _as_int(seed, "seed")
         self.frontier = frontier
         self._sample, self._keep = _sample_options(
-            fanouts, replace=replace, frontier=frontier, seed=seed, num_threads=num_threads,
-            scheme=scheme, biased=biased, layer_without_replacement=layer_without_replacement,
+            fanouts,
+            replace=replace,
+            frontier=frontier,
+            seed=seed,
+            num_threads=num_threads,
+            scheme=scheme,
+            biased=biased,
+            layer_without_replacement=layer_without_replacement,
             exclude_edges=exclude_edges,
         )
         self._features = [(n, _encode_name(n, "feature_names")) for n in _names(feature_names, "feature_names")]
@@ -521,7 +537,9 @@ class Loader(Closeable):
             raise StopIteration
         with _Batch(out.value) as batch:
             return batch.read(
-                self._features, self._labels, input_index=True,
+                self._features,
+                self._labels,
+                input_index=True,
                 frontier_all=self.frontier == "all",
             )
 

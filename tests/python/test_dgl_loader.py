@@ -91,22 +91,39 @@ def test_blocks_are_what_create_block_makes(cora_dgl, cora_npy):
     for _, _, blocks in loader:
         for block in blocks:
             indptr, indices, eids = block.adj_tensors("csc")
-            ref = dgl.create_block(("csc", (indptr, indices, torch.empty(0, dtype=torch.int64))),
-                                   num_src_nodes=block.num_src_nodes(), num_dst_nodes=block.num_dst_nodes())
+            ref = dgl.create_block(
+                ("csc", (indptr, indices, torch.empty(0, dtype=torch.int64))),
+                num_src_nodes=block.num_src_nodes(),
+                num_dst_nodes=block.num_dst_nodes(),
+            )
             assert block.is_block and ref.is_block
             assert (block.srctypes, block.dsttypes, block.canonical_etypes) == (
-                ref.srctypes, ref.dsttypes, ref.canonical_etypes)
+                ref.srctypes,
+                ref.dsttypes,
+                ref.canonical_etypes,
+            )
             assert (block.num_src_nodes(), block.num_dst_nodes(), block.num_edges()) == (
-                ref.num_src_nodes(), ref.num_dst_nodes(), ref.num_edges())
+                ref.num_src_nodes(),
+                ref.num_dst_nodes(),
+                ref.num_edges(),
+            )
             assert block.formats() == ref.formats()
             assert block.idtype == ref.idtype == torch.int64
             for a, b in zip(block.edges(form="all", order="eid"), ref.edges(form="all", order="eid")):
                 assert torch.equal(a, b)
             assert torch.equal(block.in_degrees(), ref.in_degrees())
         x = blocks[0].srcdata["feat"]
-        assert torch.equal(conv(blocks[0], x), conv(
-            dgl.create_block(("csc", blocks[0].adj_tensors("csc")), num_src_nodes=blocks[0].num_src_nodes(),
-                             num_dst_nodes=blocks[0].num_dst_nodes()), x))
+        assert torch.equal(
+            conv(blocks[0], x),
+            conv(
+                dgl.create_block(
+                    ("csc", blocks[0].adj_tensors("csc")),
+                    num_src_nodes=blocks[0].num_src_nodes(),
+                    num_dst_nodes=blocks[0].num_dst_nodes(),
+                ),
+                x,
+            ),
+        )
     loader.close()
 
 
@@ -115,7 +132,7 @@ def test_full_neighbourhood_blocks_match_dgl(cora_dgl):
     g = cora_dgl
     seeds = torch.tensor([0, 10, 633])
     loader = gfdgl.DataLoader(g, seeds, gfdgl.NeighborSampler([-1]), batch_size=3)
-    (_, output_nodes, blocks), = list(loader)
+    ((_, output_nodes, blocks),) = list(loader)
     u, v, eids = blocks[0].edges(form="all")
     got = sorted(blocks[0].edata[dgl.EID].tolist())
     assert got == sorted(g.in_edges(seeds, form="eid").tolist())
@@ -126,8 +143,15 @@ def test_full_neighbourhood_blocks_match_dgl(cora_dgl):
 def test_epochs_cover_seeds_once(cora_dgl, cora_npy, shuffle, drop_last):
     seeds = torch.from_numpy(cora_npy.val_idx)  # 500 seeds
     bs = 64
-    loader = gfdgl.DataLoader(cora_dgl, seeds, dgl.dataloading.NeighborSampler([3, 3]),
-                              batch_size=bs, shuffle=shuffle, drop_last=drop_last, seed=3)
+    loader = gfdgl.DataLoader(
+        cora_dgl,
+        seeds,
+        dgl.dataloading.NeighborSampler([3, 3]),
+        batch_size=bs,
+        shuffle=shuffle,
+        drop_last=drop_last,
+        seed=3,
+    )
     expected_batches = len(seeds) // bs if drop_last else math.ceil(len(seeds) / bs)
     assert len(loader) == expected_batches
     orders = []
@@ -152,8 +176,9 @@ def test_epochs_cover_seeds_once(cora_dgl, cora_npy, shuffle, drop_last):
 
 def test_break_then_new_epoch(cora_dgl, cora_npy):
     seeds = torch.from_numpy(cora_npy.train_idx)
-    loader = gfdgl.DataLoader(cora_dgl, seeds, dgl.dataloading.NeighborSampler([4, 4]),
-                              batch_size=16, shuffle=True, seed=5, queue_capacity=1)
+    loader = gfdgl.DataLoader(
+        cora_dgl, seeds, dgl.dataloading.NeighborSampler([4, 4]), batch_size=16, shuffle=True, seed=5, queue_capacity=1
+    )
     first = iter(loader)
     next(first)
     next(first)
@@ -211,9 +236,8 @@ def test_dgl_graph_converted_once(cora_dgl, cora_npy):
 
 def test_device_parameter(tiny):
     gd = dgl.graph((tiny.src, tiny.dst), num_nodes=tiny.num_nodes)
-    loader = gfdgl.DataLoader(gd, torch.arange(5), gfdgl.NeighborSampler([2]), batch_size=5,
-                              device=torch.device("cpu"))
-    (inp, out, blocks), = list(loader)
+    loader = gfdgl.DataLoader(gd, torch.arange(5), gfdgl.NeighborSampler([2]), batch_size=5, device=torch.device("cpu"))
+    ((inp, out, blocks),) = list(loader)
     assert inp.device.type == out.device.type == blocks[0].device.type == "cpu"
 
 
@@ -254,7 +278,7 @@ def test_dgl_sampler_prob_is_biased(tiny, field):
             assert torch.equal(blocks[-1].in_degrees(), pos_deg[output_nodes].clamp(max=3))
     # the converted graph carries the weights; unbiased sampling of the same DGLGraph still works
     plain = gfdgl.DataLoader(gd, torch.arange(8), dgl.dataloading.NeighborSampler([-1]), batch_size=8)
-    (_, out, blocks), = list(plain)
+    ((_, out, blocks),) = list(plain)
     assert sorted(blocks[0].edata[dgl.EID].tolist()) == sorted(gd.in_edges(out, form="eid").tolist())
     loader.close()
     plain.close()
@@ -265,7 +289,7 @@ def test_dgl_prob_matches_dgl_support(tiny):
     gd, w = _weighted_dgl(tiny, seed=8)
     seeds = torch.arange(tiny.num_nodes - 1)
     gf = gfdgl.DataLoader(gd, seeds, dgl.dataloading.NeighborSampler([2], prob="w"), batch_size=39)
-    (_, out, blocks), = list(gf)
+    ((_, out, blocks),) = list(gf)
     dgl.seed(0)
     ref = dgl.sampling.sample_neighbors(gd, seeds, 2, prob="w")
     assert bool((w[ref.edata[dgl.EID]] > 0).all())
@@ -301,8 +325,7 @@ def test_graphferry_graph_with_prob_needs_weights(tiny):
     with pytest.raises(graphferry.InvalidArgumentError, match="weights"):
         gfdgl.DataLoader(g, torch.arange(4), dgl.dataloading.NeighborSampler([2], prob="w"))
     g.set_edge_weights(gd.edata["w"])
-    loader = gfdgl.DataLoader(g, torch.arange(30), dgl.dataloading.NeighborSampler([2], prob="w"),
-                              batch_size=10)
+    loader = gfdgl.DataLoader(g, torch.arange(30), dgl.dataloading.NeighborSampler([2], prob="w"), batch_size=10)
     for _, _, blocks in loader:
         assert bool((w[_block_eids(blocks)] > 0).all())
     g.close()
@@ -323,8 +346,7 @@ def test_num_threads_does_not_change_batches():
     sampler = gfdgl.NeighborSampler([4, 4])
     runs = []
     for threads in (1, 2):
-        dl = gfdgl.DataLoader(g, torch.arange(300), sampler, batch_size=64, shuffle=True, seed=3,
-                              num_threads=threads)
+        dl = gfdgl.DataLoader(g, torch.arange(300), sampler, batch_size=64, shuffle=True, seed=3, num_threads=threads)
         runs.append([[b.edata[dgl.EID] for b in blocks] for _, _, blocks in dl])
         dl.close()
     for a, b in zip(*runs):

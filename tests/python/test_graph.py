@@ -65,7 +65,8 @@ def test_from_csc_default_edge_ids_are_csc_positions(tiny):
 
 def test_from_csc_accepts_numpy_and_int32(tiny):
     with graphferry.Graph.from_csc(
-        tiny.indptr.numpy().astype(np.int32), tiny.indices.numpy().astype(np.int32),
+        tiny.indptr.numpy().astype(np.int32),
+        tiny.indices.numpy().astype(np.int32),
         edge_ids=tiny.edge_ids.numpy(),
     ) as g:
         assert g.num_edges == tiny.src.numel()
@@ -187,7 +188,9 @@ def test_convert_cli(cora_npy, tmp_path):
     dst = tmp_path / "cora_cli"
     proc = subprocess.run(
         [sys.executable, "-m", "graphferry", "convert", str(cora_npy.path), str(dst)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert "2708 nodes" in proc.stdout
@@ -198,7 +201,9 @@ def test_convert_cli(cora_npy, tmp_path):
 def test_convert_cli_reports_errors(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "graphferry", "convert", str(tmp_path / "missing"), str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 1
     assert "gf_dataset_convert_npy" in proc.stderr
@@ -208,8 +213,18 @@ def test_convert_cli_reports_errors(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64,
-              torch.int32, torch.int8, torch.uint8, torch.bool],
+    "dtype",
+    [
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.float64,
+        torch.int64,
+        torch.int32,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
+    ],
 )
 def test_node_data_round_trip(tiny_graph, dtype):
     n = tiny_graph.num_nodes
@@ -286,8 +301,9 @@ def test_sampling_invariants_tiny(tiny, tiny_graph, frontier, fanouts):
 @pytest.mark.parametrize("frontier", ["all", "new"])
 def test_sampling_invariants_patches(tiny, frontier):
     edges = edge_table(tiny.src, tiny.dst)
-    with graphferry.Graph.from_coo(tiny.src, tiny.dst, num_nodes=tiny.num_nodes, num_patches=4,
-                                   partition="random", seed=3) as g:
+    with graphferry.Graph.from_coo(
+        tiny.src, tiny.dst, num_nodes=tiny.num_nodes, num_patches=4, partition="random", seed=3
+    ) as g:
         seeds = torch.tensor([17, 3, 0, 25])
         sub = graphferry.sample_neighbors(g, seeds, [3, 2], frontier=frontier, seed=1)
         check_subgraph(sub, seeds, [3, 2], edges, frontier=frontier)
@@ -317,8 +333,10 @@ def test_sampling_is_deterministic(tiny_graph):
     assert torch.equal(a.nodes, b.nodes)
     for x, y in zip(a.blocks, b.blocks):
         assert torch.equal(x.edge_ids, y.edge_ids)
-    draws = {tuple(graphferry.sample_neighbors(tiny_graph, torch.tensor([3]), [2], seed=s).blocks[0].edge_ids.tolist())
-             for s in range(20)}
+    draws = {
+        tuple(graphferry.sample_neighbors(tiny_graph, torch.tensor([3]), [2], seed=s).blocks[0].edge_ids.tolist())
+        for s in range(20)
+    }
     assert len(draws) > 1, "different seeds give different samples"
 
 
@@ -335,8 +353,9 @@ def test_loader_generic(tiny, tiny_graph):
     tiny_graph.set_node_data("feat", torch.randn(tiny.num_nodes, 3))
     tiny_graph.set_node_data("label", torch.arange(tiny.num_nodes))
     seeds = torch.arange(0, 39)
-    loader = graphferry.Loader(tiny_graph, seeds, [3, 2], batch_size=8, shuffle=True, seed=1,
-                               feature_names=["feat"], label_names=["label"])
+    loader = graphferry.Loader(
+        tiny_graph, seeds, [3, 2], batch_size=8, shuffle=True, seed=1, feature_names=["feat"], label_names=["label"]
+    )
     assert len(loader) == 5
     seen = []
     for sub in loader:
@@ -370,7 +389,11 @@ def _import_in_subprocess(path, env_lib):
         env["GRAPHFERRY_LIB_PATH"] = env_lib
     return subprocess.run(
         [sys.executable, "-c", "import graphferry; print(graphferry.library_path())"],
-        capture_output=True, text=True, env=env, cwd=str(path), timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(path),
+        timeout=120,
     )
 
 
@@ -456,6 +479,10 @@ def test_generate_tiny_and_cli(tmp_path):
         assert torch.equal(sub.nodes[:16], ga.train_idx[:16])
     with pytest.raises(graphferry.InvalidArgumentError, match="products-like"):
         graphferry.generate("huge", tmp_path / "c")
-    out = subprocess.run([sys.executable, "-m", "graphferry", "generate", "tiny", str(tmp_path / "d")],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "graphferry", "generate", "tiny", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "1024 nodes" in out.stdout
