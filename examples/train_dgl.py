@@ -16,6 +16,7 @@ import torch.nn.functional as F
 import tqdm
 
 import graphferry.dgl
+
 from common import BestEpoch, open_dataset, parse_args, to_dgl
 
 
@@ -40,7 +41,7 @@ def evaluate(model, loader):
     model.eval()
     correct = total = 0
     with torch.no_grad():
-        for input_nodes, output_nodes, blocks in loader:
+        for _input_nodes, output_nodes, blocks in loader:
             pred = model(blocks, blocks[0].srcdata["feat"]).argmax(1)
             correct += (pred == blocks[-1].dstdata["label"]).sum().item()
             total += len(output_nodes)
@@ -78,7 +79,7 @@ def main():
     for epoch in range(args.epochs):
         model.train()
         start, total_loss = time.perf_counter(), 0.0
-        for input_nodes, output_nodes, blocks in tqdm.tqdm(train_loader, desc=f"epoch {epoch}", leave=False):
+        for _input_nodes, _output_nodes, blocks in tqdm.tqdm(train_loader, desc=f"epoch {epoch}", leave=False):
             logits = model(blocks, blocks[0].srcdata["feat"])
             loss = F.cross_entropy(logits, blocks[-1].dstdata["label"])
             opt.zero_grad()

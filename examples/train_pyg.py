@@ -1,7 +1,9 @@
 """GraphSAGE node classification with PyG, mini-batches from graphferry.
 
-python examples/train_pyg.py --dataset examples/data/cora                                # graphferry.pyg.NeighborLoader
-python examples/train_pyg.py --dataset examples/data/cora --loader graphferry-nodeloader # PyG's NodeLoader + graphferry.pyg.Sampler
+# graphferry.pyg.NeighborLoader
+python examples/train_pyg.py --dataset examples/data/cora
+# PyG's NodeLoader + graphferry.pyg.Sampler
+python examples/train_pyg.py --dataset examples/data/cora --loader graphferry-nodeloader
 """
 
 import time
@@ -14,6 +16,7 @@ from torch_geometric.loader import NodeLoader
 from torch_geometric.nn import SAGEConv
 
 import graphferry.pyg
+
 from common import BestEpoch, open_dataset, parse_args, to_pyg
 
 

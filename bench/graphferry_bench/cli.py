@@ -9,9 +9,9 @@ import platform
 import sys
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
 
 import torch
 
@@ -49,8 +49,9 @@ FULL_MAX_SEEDS = 30720
 
 def _versions() -> dict:
     import dgl
-    import graphferry
     import torch_geometric
+
+    import graphferry
 
     return {
         "torch": torch.__version__,
@@ -65,7 +66,7 @@ def run_suite(
     cfg: Config,
     out: Path,
     *,
-    scaling_graph: Optional[str] = None,
+    scaling_graph: str | None = None,
     progress: bool = True,
     notes: Sequence[str] = (),
     echo=print,
@@ -214,7 +215,7 @@ def load_graphs(names: Sequence[str], data_dir: Path, cache_dir: Path, batch_siz
     return graphs, notes
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench/run.py", description=__doc__)
     which = ap.add_mutually_exclusive_group()
     which.add_argument("--quick", action="store_true", help=f"minutes: {QUICK_DATASETS} (default)")

@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import torch
@@ -152,7 +152,7 @@ def _random_features(num_nodes: int, dim: int, seed: int) -> torch.Tensor:
     return torch.randn(num_nodes, dim, generator=gen, dtype=torch.float32)
 
 
-def choose_seeds(train: Optional[torch.Tensor], num_nodes: int, batch_size: int, min_batches: int = 4):
+def choose_seeds(train: torch.Tensor | None, num_nodes: int, batch_size: int, min_batches: int = 4):
     """The training split when it makes at least ``min_batches`` batches,
     else every node (the Planetoid splits are 60-140 nodes: one batch)."""
     if train is not None and train.numel() >= min_batches * batch_size:
@@ -262,9 +262,10 @@ def open_generated(preset: str, cache_dir: Path, batch_size: int, seed: int = 0)
     """Generates ``preset`` once into ``cache_dir`` with graphferry.generate and
     opens it: graphferry reads it memory-mapped, the baselines get the edge
     table as CSC and the features memory-mapped."""
-    import graphferry
     import pyarrow as pa
     import pyarrow.ipc
+
+    import graphferry
 
     path = Path(cache_dir) / f"{preset}-seed{seed}"
     if not (path / "graphferry.json").exists():

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any, Callable, Optional, Sequence
-
-import torch
+from collections.abc import Sequence
 
 from .data import BenchGraph
-from .systems import MODES, Batch, System, Trainer
+from .systems import MODES, System, Trainer
 
 
 def summarise(times: Sequence[float]) -> dict:
@@ -35,7 +33,7 @@ def summarise(times: Sequence[float]) -> dict:
 class _Run:
     """One (system, mode): its epoch starter, trainer and collected figures."""
 
-    def __init__(self, system: System, mode: str, trainer: Optional[Trainer]):
+    def __init__(self, system: System, mode: str, trainer: Trainer | None):
         self.system, self.mode, self.trainer = system, mode, trainer
         self.start_epoch = system.epochs(mode)
         self.times: list[float] = []
@@ -68,17 +66,17 @@ class _Run:
 def breakdown(modes: dict) -> dict:
     """Sampling / loading / training seconds per epoch from the modes' medians."""
     s = modes.get("sample", {}).get("median_s")
-    l = modes.get("load", {}).get("median_s")
+    ld = modes.get("load", {}).get("median_s")
     t = modes.get("train", {}).get("median_s")
     out = {"sampling_s": s, "loading_s": None, "training_s": None, "epoch_s": t}
-    if l is not None:
-        out["loading_s"] = max(0.0, l - s) if s is not None else l
-    if t is not None and l is not None:
-        out["training_s"] = max(0.0, t - l)
+    if ld is not None:
+        out["loading_s"] = max(0.0, ld - s) if s is not None else ld
+    if t is not None and ld is not None:
+        out["training_s"] = max(0.0, t - ld)
     return out
 
 
-def ratio(base: Optional[dict], ours: Optional[dict]) -> Optional[dict]:
+def ratio(base: dict | None, ours: dict | None) -> dict | None:
     """base / ours on the medians, with the spread [min(base)/max(ours), max(base)/min(ours)]."""
     if not base or not ours or ours.get("median_s", 0) <= 0:
         return None
@@ -89,7 +87,7 @@ def ratio(base: Optional[dict], ours: Optional[dict]) -> Optional[dict]:
     }
 
 
-def loading_ratio(base_load: Optional[float], ours_load: Optional[float], min_s: float = 1e-3) -> Optional[float]:
+def loading_ratio(base_load: float | None, ours_load: float | None, min_s: float = 1e-3) -> float | None:
     if base_load is None or ours_load is None or ours_load < min_s:
         return None  # graphferry's loading is overlapped (or too small to divide by)
     return base_load / ours_load
@@ -154,7 +152,7 @@ REFERENCES = ("DGL DataLoader", "DGL DataLoader (num_workers=2)", "DGL GraphBolt
 def add_ratios(results: dict) -> None:
     """On each graphferry entry: ``ratios[baseline] = {sampling, epoch, loading}``,
     baseline / graphferry."""
-    for name, entry in results.items():
+    for entry in results.values():
         if not entry["graphferry"]:
             continue
         entry["ratios"] = {}

@@ -5,22 +5,21 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Optional
 
 HEADLINE_BASELINES = ("DGL DataLoader", "DGL DataLoader (num_workers=2)", "DGL GraphBolt", "PyG NeighborLoader")
 
 
-def _s(entry: Optional[dict]) -> str:
+def _s(entry: dict | None) -> str:
     if not entry:
         return "—"
     return f"{entry['median_s']:.3f} ({entry['min_s']:.3f}–{entry['max_s']:.3f})"
 
 
-def _num(x: Optional[float], fmt: str = "{:.3f}") -> str:
+def _num(x: float | None, fmt: str = "{:.3f}") -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.format(x)
 
 
-def _ratio(r: Optional[dict]) -> str:
+def _ratio(r: dict | None) -> str:
     if not r:
         return "—"
     return f"{r['ratio']:.2f}× ({r['low']:.2f}–{r['high']:.2f})"

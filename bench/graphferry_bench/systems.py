@@ -17,8 +17,9 @@ reversed for DGL and GraphBolt, which list the outermost layer first.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+from typing import Any, Callable
 
 import torch
 
@@ -33,8 +34,8 @@ PYG_MISSING = "PyG NeighborLoader: not measured (needs pyg-lib or torch-sparse, 
 class Batch:
     fmt: str  # "dgl" (blocks) or "pyg" (edge_index)
     graph: Any  # list of DGL blocks, or the edge_index [2, E]
-    x: Optional[torch.Tensor]  # features of the input nodes (load/train modes)
-    y: Optional[torch.Tensor]  # labels of the seeds
+    x: torch.Tensor | None  # features of the input nodes (load/train modes)
+    y: torch.Tensor | None  # labels of the seeds
     num_edges: int  # sampled edges in this batch
     batch_size: int  # seeds
 
@@ -135,7 +136,7 @@ class GraphBolt(System):
         return lambda: (convert(mb) for mb in dl)
 
 
-def pyg_backend() -> Optional[str]:
+def pyg_backend() -> str | None:
     """The sampling backend PyG's NeighborLoader would use, or None."""
     for mod in ("pyg_lib", "torch_sparse"):
         if importlib.util.find_spec(mod) is not None:
@@ -235,6 +236,7 @@ class GraphferryDGL(System):
 
     def epochs(self, mode):
         import dgl
+
         import graphferry.dgl
 
         load = mode != "sample"

@@ -17,9 +17,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import _lib
 from ._version import __version__
 from .errors import GraphferryError, InvalidArgumentError, TypeMismatchError
-from . import _lib
 from .graph import PRESETS, Graph, convert_npy, generate
 from .sampling import Block, Loader, SampledSubgraph, random_walk, sample_neighbors
 

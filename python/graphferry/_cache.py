@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Callable, Hashable
+from collections.abc import Hashable
+from typing import Any, Callable
 
 from .graph import Graph
 

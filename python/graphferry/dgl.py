@@ -25,14 +25,15 @@ graph and the engine samples biased, never taking an edge of weight 0.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+from collections.abc import Sequence
+from typing import Any
 
 import dgl
 import torch
 
 from . import _cache
-from .graph import Graph
 from ._resource import Closeable, MappedIterator
+from .graph import Graph
 from .sampling import Loader, SampledSubgraph, _fanout_array, _names, _scheme, random_seed, refuse_workers
 from .sampling import random_walk as _random_walk
 
@@ -87,11 +88,11 @@ class NeighborSampler:
         fanouts: Sequence[int],
         *,
         replace: bool = False,
-        prob: Optional[str] = None,
-        mask: Optional[str] = None,
+        prob: str | None = None,
+        mask: str | None = None,
         exclude_edges: Any = None,
-        prefetch_node_feats: Optional[Sequence[str]] = None,
-        prefetch_labels: Optional[Sequence[str]] = None,
+        prefetch_node_feats: Sequence[str] | None = None,
+        prefetch_labels: Sequence[str] | None = None,
         scheme: str = "node",
         layer_without_replacement: bool = False,
     ):
@@ -153,7 +154,7 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
     )
 
 
-def _dgl_signature(g: Any, prob: Optional[str] = None) -> Any:
+def _dgl_signature(g: Any, prob: str | None = None) -> Any:
     return (
         g.num_nodes(),
         g.num_edges(),
@@ -166,7 +167,7 @@ def _dgl_signature(g: Any, prob: Optional[str] = None) -> Any:
     )
 
 
-def as_graph(graph: Any, prob: Optional[str] = None) -> Graph:
+def as_graph(graph: Any, prob: str | None = None) -> Graph:
     """``graph`` if it is a :class:`graphferry.Graph`, else the (cached)
     conversion of a ``dgl.DGLGraph``, with the edge weights of
     ``graph.edata[prob]`` when ``prob`` is given."""
@@ -184,10 +185,10 @@ def random_walk(
     nodes: Any,
     *,
     length: int,
-    prob: Optional[str] = None,
+    prob: str | None = None,
     restart_prob: float = 0.0,
     return_eids: bool = False,
-    seed: Optional[int] = None,
+    seed: int | None = None,
 ):
     r"""Random walks as ``dgl.sampling.random_walk`` makes them on a
     homogeneous graph, by graphferry's collective walk: each step moves from
@@ -242,7 +243,7 @@ def random_walk(
 # An empty edge-id array tells DGL that block edge i is CSC position i,
 # which is what our indices are; it saves an arange per block.
 _NO_EIDS = torch.empty(0, dtype=torch.int64)
-_block_parts: Optional[tuple] = None
+_block_parts: tuple | None = None
 
 
 def _csc_block(indptr: torch.Tensor, indices: torch.Tensor, num_src: int, num_dst: int):
@@ -343,14 +344,14 @@ class DataLoader(Closeable):
         batch_size: int = 1,
         shuffle: bool = False,
         drop_last: bool = False,
-        seed: Optional[int] = None,
+        seed: int | None = None,
         num_workers: int = 0,
         queue_capacity: int = 2,
         num_threads: int = 0,
-        device: Union[str, torch.device] = "cpu",
+        device: str | torch.device = "cpu",
         use_uva: bool = False,
     ):
-        self._loader: Optional[Loader] = None
+        self._loader: Loader | None = None
         refuse_workers(num_workers)
         if use_uva:
             raise ValueError("use_uva=True is not supported: this version of graphferry is CPU-only")

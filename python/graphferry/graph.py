@@ -6,7 +6,7 @@ import contextlib
 import ctypes
 import os
 import weakref
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Union
 
 import numpy as np
 import torch
@@ -23,7 +23,7 @@ Partition = Union[str, TensorLike]
 
 def _graph_options(
     *,
-    num_nodes: Optional[int] = None,
+    num_nodes: int | None = None,
     num_patches: int = 1,
     partition: Partition = "range",
     seed: int = 0,
@@ -101,14 +101,14 @@ class Graph(Closeable):
                 "graphferry.Graph cannot be constructed directly; use Graph.from_csc, "
                 "from_coo, from_dgl, from_pyg or open"
             )
-        self._handle: Optional[int] = handle
+        self._handle: int | None = handle
         self._exit_stack = contextlib.ExitStack()
         self._exit_stack.callback(self._free)
 
     # -- constructors ---------------------------------------------------------
 
     @classmethod
-    def _make(cls, build: Callable[[Any], int]) -> "Graph":
+    def _make(cls, build: Callable[[Any], int]) -> Graph:
         out = ctypes.c_void_p()
         build(ctypes.byref(out))
         return cls(out.value, _owner=_CONSTRUCTOR_TOKEN)
@@ -119,13 +119,13 @@ class Graph(Closeable):
         indptr: TensorLike,
         indices: TensorLike,
         *,
-        edge_ids: Optional[TensorLike] = None,
-        num_nodes: Optional[int] = None,
+        edge_ids: TensorLike | None = None,
+        num_nodes: int | None = None,
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-        edge_weights: Optional[TensorLike] = None,
-    ) -> "Graph":
+        edge_weights: TensorLike | None = None,
+    ) -> Graph:
         r"""Builds a graph from in-neighbour CSC arrays: the sources of the
         edges into node ``v`` are ``indices[indptr[v]:indptr[v+1]]``.
 
@@ -162,13 +162,13 @@ class Graph(Closeable):
         indptr: TensorLike,
         indices: TensorLike,
         *,
-        edge_ids: Optional[TensorLike] = None,
-        num_nodes: Optional[int] = None,
+        edge_ids: TensorLike | None = None,
+        num_nodes: int | None = None,
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-        edge_weights: Optional[TensorLike] = None,
-    ) -> "Graph":
+        edge_weights: TensorLike | None = None,
+    ) -> Graph:
         r"""Builds a graph from out-neighbour CSR arrays: the destinations of
         the edges out of node ``u`` are ``indices[indptr[u]:indptr[u+1]]``.
         Edge ids default to CSR positions. Arguments as in :meth:`from_csc`.
@@ -188,13 +188,13 @@ class Graph(Closeable):
     @classmethod
     def _from_compressed(
         cls, fn, indptr, indices, edge_ids, num_nodes, num_patches, partition, seed, edge_weights
-    ) -> "Graph":
+    ) -> Graph:
         opts, keep = _graph_options(num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed)
         a, b, c = borrow(indptr, "indptr"), borrow(indices, "indices"), borrow(edge_ids, "edge_ids")
         graph = cls._make(lambda out: fn(a.ref, b.ref, ref_or_null(c), ctypes.byref(opts), out))
         return graph._with_weights(edge_weights)
 
-    def _with_weights(self, edge_weights: Optional[TensorLike]) -> "Graph":
+    def _with_weights(self, edge_weights: TensorLike | None) -> Graph:
         """Sets ``edge_weights`` (if any) on a new graph, closing it on failure."""
         if edge_weights is not None:
             try:
@@ -210,14 +210,14 @@ class Graph(Closeable):
         src: TensorLike,
         dst: TensorLike,
         *,
-        num_nodes: Optional[int] = None,
+        num_nodes: int | None = None,
         remove_duplicates: bool = False,
         remove_self_loops: bool = False,
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-        edge_weights: Optional[TensorLike] = None,
-    ) -> "Graph":
+        edge_weights: TensorLike | None = None,
+    ) -> Graph:
         r"""Builds a graph from edge lists ``src[i] -> dst[i]``; edge ``i``
         gets id ``i``.
 
@@ -254,13 +254,13 @@ class Graph(Closeable):
         cls,
         table: Any,
         *,
-        num_nodes: Optional[int] = None,
+        num_nodes: int | None = None,
         remove_duplicates: bool = False,
         remove_self_loops: bool = False,
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-    ) -> "Graph":
+    ) -> Graph:
         r"""Builds a graph from an edge table (a ``pyarrow.Table`` or
         ``RecordBatch`` with int64/int32 columns ``src`` and ``dst``, and an
         optional float ``weight``), passed through the Arrow C Data Interface;
@@ -299,12 +299,12 @@ class Graph(Closeable):
     @classmethod
     def open(
         cls,
-        path: Union[str, os.PathLike],
+        path: str | os.PathLike,
         *,
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-    ) -> "Graph":
+    ) -> Graph:
         r"""Opens a graph stored on disk (memory-mapped): a graphferry dataset
         directory (node data ``"feat"``, ``"label"``, ``"train_mask"``,
         ``"val_mask"``, ``"test_mask"`` when present) or an Arrow IPC file
@@ -322,8 +322,8 @@ class Graph(Closeable):
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-        edge_weights: Union[None, str, TensorLike] = None,
-    ) -> "Graph":
+        edge_weights: None | str | TensorLike = None,
+    ) -> Graph:
         r"""Converts a homogeneous :class:`dgl.DGLGraph` on the CPU. Its edge
         ids are DGL's, and every tensor in ``g.ndata`` becomes node data under
         the same name.
@@ -386,8 +386,8 @@ class Graph(Closeable):
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-        edge_weights: Union[None, str, TensorLike] = None,
-    ) -> "Graph":
+        edge_weights: None | str | TensorLike = None,
+    ) -> Graph:
         r"""Converts a :class:`torch_geometric.data.Data` on the CPU.
         ``edge_index`` (row 0 = source, row 1 = target) gives the edges, edge
         ``i`` having id ``i`` (its column); every node-level tensor attribute
@@ -441,7 +441,7 @@ class Graph(Closeable):
     # -- properties ----------------------------------------------------------
 
     @property
-    def handle(self) -> Optional[int]:
+    def handle(self) -> int | None:
         """The ``gf_graph *`` as an int, or None once closed."""
         return self._handle
 
@@ -534,23 +534,23 @@ class Graph(Closeable):
         _lib.gf_graph_get_node_data(self._handle, _encode_name(name), ctypes.byref(out))
         return tensor_from_managed(out.value)
 
-    def _mask_index(self, name: str) -> Optional[torch.Tensor]:
+    def _mask_index(self, name: str) -> torch.Tensor | None:
         if name not in self.node_data_names():
             return None
         return self.get_node_data(name).nonzero(as_tuple=False).view(-1)
 
     @property
-    def train_idx(self) -> Optional[torch.Tensor]:
+    def train_idx(self) -> torch.Tensor | None:
         """int64 ids of the nodes in ``"train_mask"``, or None without one."""
         return self._mask_index("train_mask")
 
     @property
-    def val_idx(self) -> Optional[torch.Tensor]:
+    def val_idx(self) -> torch.Tensor | None:
         """int64 ids of the nodes in ``"val_mask"``, or None without one."""
         return self._mask_index("val_mask")
 
     @property
-    def test_idx(self) -> Optional[torch.Tensor]:
+    def test_idx(self) -> torch.Tensor | None:
         """int64 ids of the nodes in ``"test_mask"``, or None without one."""
         return self._mask_index("test_mask")
 
@@ -610,7 +610,7 @@ def pyg_node_attrs(data: Any) -> list[str]:
     return sorted(names)
 
 
-def convert_npy(src_dir: Union[str, os.PathLike], dst_dir: Union[str, os.PathLike]) -> None:
+def convert_npy(src_dir: str | os.PathLike, dst_dir: str | os.PathLike) -> None:
     """Converts a dataset in the ``.npy`` layout (``indptr.npy``,
     ``indices.npy``, optional ``feat.npy``, ``label.npy``, ``train_idx.npy``,
     ``val_idx.npy``, ``test_idx.npy``, ``meta.json``) in ``src_dir`` into a
@@ -623,7 +623,7 @@ def convert_npy(src_dir: Union[str, os.PathLike], dst_dir: Union[str, os.PathLik
 PRESETS = ("tiny", "small", "products-like", "papers-like")
 
 
-def generate(preset: str, path: Union[str, os.PathLike], *, seed: int = 0, num_threads: int = 0) -> None:
+def generate(preset: str, path: str | os.PathLike, *, seed: int = 0, num_threads: int = 0) -> None:
     r"""Writes a synthetic dataset directory that :meth:`Graph.open` reads:
     an R-MAT (Kronecker) power-law graph with the Graph500 probabilities,
     stored in both directions, random features (node data ``"feat"``),

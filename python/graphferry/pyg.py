@@ -26,7 +26,8 @@ Two ways in:
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch_geometric.data import Data
@@ -39,13 +40,13 @@ except ImportError:  # pragma: no cover - older torch_geometric
 
 from . import _cache
 from ._dlpack import as_cpu_tensor
-from .graph import Graph, pyg_node_attrs
 from ._resource import Closeable, MappedIterator
+from .graph import Graph, pyg_node_attrs
 from .sampling import (
-    _scheme,
     Loader,
     SampledSubgraph,
     _fanout_array,
+    _scheme,
     random_seed,
     refuse_workers,
     sample_neighbors,
@@ -55,7 +56,7 @@ from .sampling import random_walk as _random_walk
 __all__ = ["Sampler", "NeighborLoader", "as_graph", "random_walk"]
 
 
-def _pyg_signature(data: Data, weight_attr: Optional[str] = None) -> Any:
+def _pyg_signature(data: Data, weight_attr: str | None = None) -> Any:
     weights = getattr(data, weight_attr, None) if weight_attr is not None else None
     return (
         data.num_nodes,
@@ -65,7 +66,7 @@ def _pyg_signature(data: Data, weight_attr: Optional[str] = None) -> Any:
     )
 
 
-def as_graph(data: Any, weight_attr: Optional[str] = None) -> Graph:
+def as_graph(data: Any, weight_attr: str | None = None) -> Graph:
     """``data`` if it is a :class:`graphferry.Graph`, else the (cached)
     conversion of a ``torch_geometric.data.Data``, with the edge weights of
     ``data[weight_attr]`` when ``weight_attr`` is given."""
@@ -92,7 +93,7 @@ def _num_neighbors(num_neighbors: Any) -> list[int]:
     return list(values)
 
 
-def _weight_attr(weight_attr: Any) -> Optional[str]:
+def _weight_attr(weight_attr: Any) -> str | None:
     if weight_attr is not None and not isinstance(weight_attr, str):
         raise TypeError(f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')")
     return weight_attr
@@ -104,10 +105,10 @@ def random_walk(
     walk_length: int,
     p: float = 1.0,
     q: float = 1.0,
-    num_nodes: Optional[int] = None,
+    num_nodes: int | None = None,
     return_edge_indices: bool = False,
     restart_prob: float = 0.0,
-    seed: Optional[int] = None,
+    seed: int | None = None,
 ):
     r"""Uniform random walks in the manner of ``torch_cluster.random_walk``
     (which PyG's ``Node2Vec`` uses), by graphferry's collective walk: from
@@ -213,11 +214,11 @@ class Sampler(BaseSampler):
         num_neighbors: Sequence[int],
         *,
         replace: bool = False,
-        weight_attr: Optional[str] = None,
+        weight_attr: str | None = None,
         scheme: str = "node",
         layer_without_replacement: bool = False,
         exclude_edges: Any = None,
-        seed: Optional[int] = None,
+        seed: int | None = None,
     ):
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)
@@ -229,7 +230,7 @@ class Sampler(BaseSampler):
         self.exclude_edges = exclude_edges
         self.seed = random_seed() if seed is None else int(seed)
         self._calls = 0
-        self._graph: Optional[Graph] = as_graph(data, self.weight_attr)
+        self._graph: Graph | None = as_graph(data, self.weight_attr)
 
     def _next_seed(self) -> int:
         # Each call gets its own random streams, reproducible from `seed`.
@@ -327,16 +328,16 @@ class NeighborLoader(Closeable):
         shuffle: bool = False,
         drop_last: bool = False,
         replace: bool = False,
-        weight_attr: Optional[str] = None,
+        weight_attr: str | None = None,
         scheme: str = "node",
         layer_without_replacement: bool = False,
         exclude_edges: Any = None,
-        seed: Optional[int] = None,
+        seed: int | None = None,
         num_workers: int = 0,
         queue_capacity: int = 2,
         num_threads: int = 0,
     ):
-        self._loader: Optional[Loader] = None
+        self._loader: Loader | None = None
         refuse_workers(num_workers)
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)

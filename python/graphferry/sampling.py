@@ -25,17 +25,18 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
 from . import _lib
 from ._dlpack import BorrowedTensor, borrow, tensor_from_managed
+from ._resource import Closeable
 from .errors import GF_DONE, GF_EINTERNAL, GraphferryError
 from .graph import Graph, _as_int, _encode_name
-from ._resource import Closeable
 
 __all__ = ["Block", "SampledSubgraph", "sample_neighbors", "random_walk", "Loader"]
 
@@ -103,7 +104,7 @@ class SampledSubgraph:
     nodes: torch.Tensor
     hop_counts: torch.Tensor
     blocks: list[Block]
-    input_index: Optional[torch.Tensor] = None
+    input_index: torch.Tensor | None = None
     node_data: dict[str, torch.Tensor] = field(default_factory=dict)
     labels: dict[str, torch.Tensor] = field(default_factory=dict)
 
@@ -121,7 +122,7 @@ class _Batch(Closeable):
     """Wrapper of one ``gf_batch *``; fields are moved out once each."""
 
     def __init__(self, handle: int):
-        self._handle: Optional[int] = handle
+        self._handle: int | None = handle
         self._exit_stack = contextlib.ExitStack()
         self._exit_stack.callback(self._free)
 
@@ -450,7 +451,7 @@ class Loader(Closeable):
         drop_last: bool = False,
         replace: bool = False,
         frontier: str = "all",
-        seed: Optional[int] = None,
+        seed: int | None = None,
         queue_capacity: int = 2,
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
@@ -460,9 +461,9 @@ class Loader(Closeable):
         layer_without_replacement: bool = False,
         exclude_edges: Any = None,
     ):
-        self._handle: Optional[int] = None
+        self._handle: int | None = None
         self._exit_stack = contextlib.ExitStack()
-        self._active: Optional[object] = None  # token of the epoch in progress
+        self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
         graph = _check_graph(graph)
         if seed is None:
@@ -509,12 +510,12 @@ class Loader(Closeable):
         _lib.gf_loader_num_batches(self._handle, ctypes.byref(out))
         return out.value
 
-    def __iter__(self) -> "_EpochIterator":
+    def __iter__(self) -> _EpochIterator:
         epoch = self._next_epoch
         self._next_epoch += 1
         return self.epoch(epoch)
 
-    def epoch(self, number: int) -> "_EpochIterator":
+    def epoch(self, number: int) -> _EpochIterator:
         """Starts epoch ``number`` (its permutation and random streams depend
         on it) and returns its iterator."""
         self._active = None
@@ -523,7 +524,7 @@ class Loader(Closeable):
         self._active = it.token
         return it
 
-    def _next_batch(self, it: "_EpochIterator") -> SampledSubgraph:
+    def _next_batch(self, it: _EpochIterator) -> SampledSubgraph:
         if self._active is not it.token:
             raise StopIteration  # a newer epoch started, or the loader closed
         out = ctypes.c_void_p()
@@ -550,7 +551,7 @@ class Loader(Closeable):
             _lib.gf_loader_close(handle)
 
     @property
-    def handle(self) -> Optional[int]:
+    def handle(self) -> int | None:
         """The ``gf_loader *`` as an int, or None once closed."""
         return self._handle
 
@@ -576,7 +577,7 @@ class _EpochIterator(Iterator[SampledSubgraph]):
         self._loader = loader
         self.token = object()
 
-    def __iter__(self) -> "_EpochIterator":
+    def __iter__(self) -> _EpochIterator:
         return self
 
     def __next__(self) -> SampledSubgraph:

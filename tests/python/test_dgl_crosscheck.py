@@ -34,6 +34,7 @@ import torch
 dgl = pytest.importorskip("dgl")
 
 import graphferry  # noqa: E402
+
 from conftest import DATASETS_DIR  # noqa: E402
 
 K = 3

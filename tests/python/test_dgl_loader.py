@@ -267,7 +267,7 @@ def test_dgl_sampler_prob_is_biased(tiny, field):
     loader = gfdgl.DataLoader(gd, torch.arange(tiny.num_nodes - 1), sampler, batch_size=8, seed=1)
     pos_deg = torch.bincount(tiny.dst[w > 0], minlength=tiny.num_nodes)
     for _ in range(5):  # epochs
-        for input_nodes, output_nodes, blocks in loader:
+        for _input_nodes, output_nodes, blocks in loader:
             eids = _block_eids(blocks)
             assert eids.numel() > 0 and bool((w[eids] > 0).all()), "an edge of weight 0 was sampled"
             u, v = gd.find_edges(blocks[-1].edata[dgl.EID])
@@ -307,7 +307,7 @@ def test_own_sampler_prob_exclude_and_scheme(tiny):
     loader.close()
     sampler = gfdgl.NeighborSampler([8, 5], scheme="layer", prefetch_node_feats=["feat"])
     loader = gfdgl.DataLoader(gd, torch.arange(30), sampler, batch_size=10, seed=2)
-    for input_nodes, output_nodes, blocks in loader:
+    for input_nodes, _output_nodes, blocks in loader:
         assert [b.num_edges() <= f for b, f in zip(blocks, [8, 5])] == [True, True]
         assert torch.equal(blocks[0].srcdata["feat"], gd.ndata["feat"][input_nodes])
     loader.close()

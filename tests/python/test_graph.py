@@ -14,6 +14,7 @@ import torch
 
 import graphferry
 from graphferry import _lib
+
 from conftest import check_subgraph, csc_of_coo, edge_table
 
 

@@ -11,6 +11,7 @@ import torch
 
 import graphferry
 from graphferry.errors import GF_ESTATE, GraphferryError, InvalidArgumentError, TypeMismatchError
+
 from conftest import check_subgraph, edge_table
 
 
