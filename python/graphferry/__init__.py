@@ -21,7 +21,7 @@ from . import _lib
 from ._version import __version__
 from .errors import GraphferryError, InvalidArgumentError, TypeMismatchError
 from .graph import PRESETS, Graph, convert_npy, generate
-from .sampling import Block, Loader, SampledSubgraph, random_walk, sample_neighbors
+from .sampling import Block, Loader, SampledSubgraph, SampleOptions, random_walk, sample_neighbors
 
 __all__ = [
     "__version__",
@@ -36,6 +36,7 @@ __all__ = [
     "random_walk",
     "SampledSubgraph",
     "Block",
+    "SampleOptions",
     "Loader",
     "library_version",
     "library_path",
