@@ -104,6 +104,8 @@ class Graph(Closeable):
         self._handle: int | None = handle
         self._exit_stack = contextlib.ExitStack()
         self._exit_stack.callback(self._free)
+        #: Node data a conversion left out (:meth:`from_dgl`): name -> reason.
+        self.skipped_node_data: dict[str, str] = {}
 
     # -- constructors ---------------------------------------------------------
 
@@ -328,6 +330,9 @@ class Graph(Closeable):
         ids are DGL's, and every tensor in ``g.ndata`` becomes node data under
         the same name.
 
+        A field whose dtype the engine does not carry (e.g. complex) is
+        left out; :attr:`skipped_node_data` says which and why.
+
         Args:
             g (dgl.DGLGraph): the graph.
             num_patches, partition, seed: as in :meth:`from_csc`.
@@ -371,8 +376,14 @@ class Graph(Closeable):
         )
         try:
             for name, value in g.ndata.items():
-                if isinstance(value, torch.Tensor):
+                if not isinstance(value, torch.Tensor):
+                    continue
+                try:
                     graph.set_node_data(name, value)
+                except TypeError as err:
+                    # A dtype the engine does not carry (e.g. complex): that
+                    # field is left out, not the whole graph.
+                    graph.skipped_node_data[name] = str(err)
         except BaseException:
             graph.close()
             raise

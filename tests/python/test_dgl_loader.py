@@ -180,13 +180,13 @@ def test_break_then_new_epoch(cora_dgl, cora_npy):
         cora_dgl, seeds, dgl.dataloading.NeighborSampler([4, 4]), batch_size=16, shuffle=True, seed=5, queue_capacity=1
     )
     first = iter(loader)
-    next(first)
-    next(first)
-    # abandon it mid-epoch: the next iter() restarts cleanly
+    head = [next(first)[1], next(first)[1]]
+    # a second iter() while the first is unfinished: an independent epoch, as DGL's
     got = torch.cat([o for _, o, _ in loader])
     assert sorted(got.tolist()) == sorted(seeds.tolist())
-    with pytest.raises(StopIteration):
-        next(first)  # the abandoned epoch is over
+    rest = [o for _, o, _ in first]  # the first epoch goes on where it was
+    assert sorted(torch.cat(head + rest).tolist()) == sorted(seeds.tolist())
+    del first
     for _ in range(3):
         for i, _batch in enumerate(loader):
             if i == 1:
@@ -223,7 +223,11 @@ def test_graphferry_graph_and_own_sampler(tiny):
         check_batch(gd, input_nodes, output_nodes, blocks, [3, 2])
         assert blocks[0].srcdata["feat"].dtype == torch.float16
     g.close()
-    assert loader._loader.closed  # the graph closed its loader first
+    assert all(lo.closed for lo in loader._loaders)  # the graph closed its loaders first
+    with pytest.raises(graphferry.GraphferryError, match="graph was closed"):
+        iter(loader)
+    with pytest.raises(graphferry.GraphferryError, match="graph was closed"):
+        len(loader)
 
 
 def test_dgl_graph_converted_once(cora_dgl, cora_npy):
