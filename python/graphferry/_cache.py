@@ -13,15 +13,15 @@ import weakref
 from collections.abc import Hashable
 from typing import Any, Callable
 
-from .graph import Graph
+from .graph import Graph, _tensor_signature
 
 _lock = threading.Lock()
 # (id(source), kind) -> (weak reference to source, signature, graph)
 _cache: dict[tuple[int, str], tuple[Any, Hashable, Graph]] = {}
 
 
-def tensor_signature(tensor: Any) -> Hashable:
-    return (tensor.data_ptr(), tuple(tensor.shape), str(tensor.dtype), tensor._version)
+# Which tensor, in which version: sizes, data pointer, dtype and version counter.
+tensor_signature = _tensor_signature
 
 
 def _forget(key: tuple[int, str], ref: Any) -> None:

@@ -232,17 +232,18 @@ def _sync_node_data(graph: Graph, g: Any, names: Sequence[str]) -> None:
         if not isinstance(value, torch.Tensor):
             continue
         signature = _cache.tensor_signature(value)
-        if sources.get(name) == signature:
+        if sources.get(name) == signature or graph.skipped_node_data.get(name) == signature:
             continue
         _loader.release_idle_loaders(graph)
         try:
             graph.set_node_data(name, value)
+        except TypeError:  # a dtype the engine does not carry: served by DGL's columns
+            graph.skipped_node_data[name] = signature
+            continue
         except GraphferryError as err:
             if err.code == GF_ESTATE:  # a loader is mid-epoch: a later epoch retries
                 continue
             raise
-        except TypeError:  # a dtype the engine does not carry: served by DGL's columns
-            continue
         sources[name] = signature
 
 
@@ -587,9 +588,9 @@ class DataLoader(EngineLoader):
         held = set(engine_graph.node_data_names())
         self._lazy_names = [n for n in wanted if n not in held and self._dgl_graph is not None]
         if self._lazy_names:
-            reasons = {n: engine_graph.skipped_node_data.get(n, "not held by the engine") for n in self._lazy_names}
             warnings.warn(
-                f"graphferry gathers {self._lazy_names} in Python, not on the engine's threads: {reasons}",
+                f"graphferry cannot gather node data {self._lazy_names} on its threads (a dtype the engine "
+                "does not carry); the blocks serve it through DGL's lazy columns",
                 stacklevel=2,
             )
         options = SampleOptions(

@@ -104,8 +104,9 @@ class Graph(Closeable):
         self._handle: int | None = handle
         self._exit_stack = contextlib.ExitStack()
         self._exit_stack.callback(self._free)
-        #: Node data a conversion left out (:meth:`from_dgl`): name -> reason.
-        self.skipped_node_data: dict[str, str] = {}
+        #: Node data a conversion left out (:meth:`from_dgl`), for a dtype
+        #: the engine does not carry: name -> what was left out.
+        self.skipped_node_data: dict[str, Any] = {}
 
     # -- constructors ---------------------------------------------------------
 
@@ -380,10 +381,10 @@ class Graph(Closeable):
                     continue
                 try:
                     graph.set_node_data(name, value)
-                except TypeError as err:
+                except TypeError:
                     # A dtype the engine does not carry (e.g. complex): that
                     # field is left out, not the whole graph.
-                    graph.skipped_node_data[name] = str(err)
+                    graph.skipped_node_data[name] = _tensor_signature(value)
         except BaseException:
             graph.close()
             raise
@@ -607,6 +608,11 @@ class Graph(Closeable):
 
 
 _CONSTRUCTOR_TOKEN = object()
+
+
+def _tensor_signature(tensor: torch.Tensor) -> tuple:
+    """Which tensor, in which version (as graphferry._cache compares them)."""
+    return (tensor.data_ptr(), tuple(tensor.shape), str(tensor.dtype), tensor._version)
 
 
 def pyg_node_attrs(data: Any) -> list[str]:
