@@ -575,6 +575,20 @@ class DataLoader(EngineLoader):
             elif generator is not None:
                 seed = int(torch.randint(0, 2**63 - 1, (), generator=generator))
         wanted = list(dict.fromkeys(settings.prefetch_node_feats + settings.prefetch_labels))
+        if settings.prefetch_edge_feats:
+            # Edge data reaches the blocks through DGL's frames, attached
+            # lazily like DGL's own: only a DGLGraph has them.
+            if self._dgl_graph is None:
+                raise ValueError(
+                    "prefetch_edge_feats needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
+                    f"got prefetch_edge_feats={settings.prefetch_edge_feats}"
+                )
+            missing = [n for n in settings.prefetch_edge_feats if n not in self._dgl_graph.edata]
+            if missing:
+                raise InvalidArgumentError(
+                    GF_EINVAL,
+                    f"the DGLGraph has no edata field {missing} to prefetch (it has {sorted(self._dgl_graph.edata)})",
+                )
         if self._dgl_graph is not None:
             missing = [n for n in wanted if n not in self._dgl_graph.ndata]
             if missing:

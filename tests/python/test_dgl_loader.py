@@ -404,6 +404,14 @@ def test_blocks_carry_all_node_and_edge_data_like_dgl(tiny):
         assert torch.equal(ours.dstdata["label"], gd.ndata["label"][dst])
         assert torch.equal(ours.edata["w"], gd.edata["w"][eids])
     assert torch.equal(blocks[0].srcdata["feat"], gd.ndata["feat"][inp])
+    # prefetch_edge_feats, as DGL: on every block's edata
+    sampler = dgl.dataloading.NeighborSampler([2, 3], prefetch_edge_feats=["w"])
+    _, _, blocks = _first(gfdgl.DataLoader(gd, seeds, sampler, batch_size=12))
+    assert all(torch.equal(b.edata["w"], gd.edata["w"][b.edata[dgl.EID]]) for b in blocks)
+    with pytest.raises(graphferry.InvalidArgumentError, match="nope"):
+        gfdgl.DataLoader(gd, seeds, dgl.dataloading.NeighborSampler([2], prefetch_edge_feats=["nope"]))
+    with graphferry.Graph.from_dgl(gd) as g, pytest.raises(ValueError, match="prefetch_edge_feats"):
+        gfdgl.DataLoader(g, seeds, sampler)
 
 
 def test_replaced_ndata_is_served(tiny):
