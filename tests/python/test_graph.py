@@ -372,6 +372,72 @@ def test_loader_generic(tiny, tiny_graph):
     assert loader.closed
 
 
+def test_sample_options_validated_once():
+    import dataclasses
+
+    opts = graphferry.SampleOptions([3, torch.tensor(2)], replace=1, scheme="layer", seed=7)
+    assert opts.fanouts == (3, 2) and opts.replace is True and opts.seed == 7
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.seed = 8
+    assert opts.replace_fields(seed=8).seed == 8 and opts.seed == 7
+    assert opts == graphferry.SampleOptions((3, 2), replace=True, scheme="layer", seed=7)
+    with pytest.raises(ValueError, match="frontier"):
+        graphferry.SampleOptions([2], frontier="some")
+    with pytest.raises(ValueError, match="scheme"):
+        opts.replace_fields(scheme="edge")
+    with pytest.raises(TypeError, match="fanouts"):
+        graphferry.SampleOptions("22")
+    with pytest.raises(ValueError, match=r"fanouts\[1\]' = 4294967296"):
+        graphferry.SampleOptions([1, 2**32])
+    with pytest.raises(TypeError, match="seed"):
+        graphferry.SampleOptions([1], seed=1.5)
+    c, _keep = graphferry.SampleOptions([4, -1, 2], biased=True, num_threads=3, seed=-1).to_c()
+    assert (c.num_hops, [c.fanouts[i] for i in range(3)], c.biased, c.num_threads) == (3, [4, -1, 2], 1, 3)
+    assert c.seed == 2**64 - 1
+
+
+def test_sample_with_options_is_sample_neighbors(tiny_graph):
+    from graphferry.sampling import sample_with_options
+
+    seeds = torch.arange(0, 39, 3)
+    a = graphferry.sample_neighbors(tiny_graph, seeds, [3, 2], frontier="new", seed=5)
+    b = sample_with_options(tiny_graph, seeds, graphferry.SampleOptions([3, 2], frontier="new", seed=5))
+    assert torch.equal(a.nodes, b.nodes)
+    assert all(torch.equal(x.edge_ids, y.edge_ids) for x, y in zip(a.blocks, b.blocks))
+    opts = graphferry.SampleOptions([3, 2], seed=5)
+    one = graphferry.Loader.from_options(tiny_graph, seeds, opts, batch_size=4)
+    two = graphferry.Loader(tiny_graph, seeds, [3, 2], batch_size=4, seed=5)
+    for x, y in zip(one, two):
+        assert torch.equal(x.nodes, y.nodes)
+    one.close()
+    two.close()
+
+
+def test_closed_loader_and_closed_graph_say_so(tiny):
+    g = graphferry.Graph.from_csc(tiny.indptr, tiny.indices, edge_ids=tiny.edge_ids)
+    loader = graphferry.Loader(g, torch.arange(30), [2], batch_size=4)
+    it = iter(loader)
+    next(it)
+    loader.close()
+    with pytest.raises(graphferry.GraphferryError, match="the loader was closed"):
+        next(it)  # mid-epoch: an error, not a short epoch
+    with pytest.raises(graphferry.GraphferryError, match="the loader was closed"):
+        iter(loader)
+    loader = graphferry.Loader(g, torch.arange(30), [2], batch_size=4)
+    it = iter(loader)
+    next(it)
+    g.close()
+    with pytest.raises(graphferry.GraphferryError, match="graph was closed"):
+        next(it)
+    with pytest.raises(StopIteration):
+        next(it)  # reported once; the epoch is over
+    with pytest.raises(graphferry.GraphferryError, match="graph was closed") as info:
+        len(loader)
+    assert "NULL" not in str(info.value)
+    with pytest.raises(graphferry.GraphferryError, match="graph was closed"):
+        graphferry.Loader(g, torch.arange(30), [2])
+
+
 # -- library lookup -------------------------------------------------------------
 
 

@@ -309,3 +309,38 @@ def test_layer_wise_and_exclusion_through_pyg(cora_pyg):
         assert not bool(torch.isin(batch.e_id, excluded).any())
     with pytest.raises(ValueError, match="scheme"):
         gfpyg.Sampler(cora_pyg, [5], scheme="walk")
+
+
+def test_neighbor_loader_indexes_other_node_attributes_with_pygs_helpers(tiny):
+    """Node attributes the engine does not hold (a NumPy array) are indexed
+    per batch as PyG's filter_node_store_ indexes them; input_nodes given as
+    a list go through PyG's get_input_nodes."""
+    import numpy as np
+
+    n = tiny.num_nodes
+    data = Data(x=torch.randn(n, 3), y=torch.arange(n), edge_index=torch.stack([tiny.src, tiny.dst]))
+    data.pos_np = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
+    data.title = "tiny"  # graph-level: kept as it is
+    loader = gfpyg.NeighborLoader(data, [3, 2], input_nodes=[5, 1, 7], batch_size=2, seed=0)
+    batches = list(loader)
+    assert len(batches) == 2
+    for i, batch in enumerate(batches):
+        assert torch.equal(batch.pos_np, torch.from_numpy(data.pos_np)[batch.n_id])
+        assert batch.num_nodes == batch.n_id.numel()
+        assert batch.title == "tiny"
+        assert torch.equal(batch.input_id, torch.arange(2 * i, 2 * i + batch.batch_size))
+        check_batch(data, batch, [3, 2], torch.tensor([5, 1, 7])[2 * i : 2 * i + 2])
+    loader.close()
+
+
+def test_neighbor_loader_on_a_graphferry_graph(tiny):
+    data = Data(
+        x=torch.randn(tiny.num_nodes, 3), y=torch.arange(tiny.num_nodes), edge_index=torch.stack([tiny.src, tiny.dst])
+    )
+    with graphferry.Graph.from_pyg(data) as g:
+        loader = gfpyg.NeighborLoader(g, [3, 2], batch_size=8, seed=0)
+        for batch in loader:
+            check_batch(data, batch, [3, 2])
+        # two live iterators: two independent epochs
+        pairs = list(zip(loader, loader))
+        assert len(pairs) == len(loader)
