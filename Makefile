@@ -18,7 +18,7 @@ GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h
 CXX        ?= g++
 PYTEST_ARGS ?=
 
-.PHONY: help lib venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck fuzz bench clean
+.PHONY: help lib venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck lint fmt-py fuzz bench clean
 
 help:
 	@echo "graphferry make targets:"
@@ -30,6 +30,7 @@ help:
 	@echo "  make test-c      the header as C99 and C++, the C test (tests/c) against $(LIB), and its exported symbols"
 	@echo "  make test-big    the 2^31-edge-offset sampling test (8 GiB, about 15 s)"
 	@echo "  make test-py     pytest tests/python"
+	@echo "  make lint        ruff check + ruff format --check over python/, tests/python, examples, bench"
 	@echo "  make fuzz        run each Go fuzz target for FUZZTIME (default 20s)"
 	@echo "  make stats       the sampling schemes' statistical tests, with their p-values"
 	@echo "  make bench       quick benchmark (minutes): graphferry vs DGL, GraphBolt, PyG, index_select on the real datasets + a small generated graph"
@@ -61,7 +62,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv test-go test-nocgo test-big test-c test-threads test-py test-cgocheck
+test: venv lint test-go test-nocgo test-big test-c test-threads test-py test-cgocheck
 	@echo "make test: all suites passed"
 
 test-go:
@@ -107,6 +108,18 @@ test-cgocheck: venv $(LIB_CHECK)
 	./build/cgocheck2/test_capi
 	tests/c/check_exports.sh $(LIB_CHECK) include/graphferry.h
 	GRAPHFERRY_LIB_PATH=$(abspath $(LIB_CHECK)) $(PY) -m pytest tests/python -q $(PYTEST_ARGS)
+
+# ruff (pinned in python/requirements.txt, configured in python/pyproject.toml) lints and
+# checks the formatting of the Python tree, as gofmt and go vet do for Go. `make fmt-py` formats.
+RUFF       ?= $(VENV)/bin/ruff
+RUFF_PATHS := python tests/python examples bench
+lint: $(VENV)/.stamp
+	$(RUFF) check --config python/pyproject.toml $(RUFF_PATHS)
+	$(RUFF) format --check --config python/pyproject.toml $(RUFF_PATHS)
+
+fmt-py: $(VENV)/.stamp
+	$(RUFF) check --fix --config python/pyproject.toml $(RUFF_PATHS)
+	$(RUFF) format --config python/pyproject.toml $(RUFF_PATHS)
 
 # The statistical tests of every sampling scheme, with their p-values.
 stats:

@@ -13,8 +13,9 @@ DEFAULT_DATASET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data
 
 def parse_args(description, loaders, fanouts_help):
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("--dataset", default=DEFAULT_DATASET,
-                        help="graphferry dataset directory (default: examples/data/cora)")
+    parser.add_argument(
+        "--dataset", default=DEFAULT_DATASET, help="graphferry dataset directory (default: examples/data/cora)"
+    )
     parser.add_argument("--loader", default=loaders[0], choices=loaders)
     parser.add_argument("--epochs", type=int, default=50)
     parser.add_argument("--fanouts", type=int, nargs="+", default=[10, 10], help=fanouts_help)
@@ -30,8 +31,10 @@ def parse_args(description, loaders, fanouts_help):
 def open_dataset(path):
     """Opens a graphferry dataset with its features row-normalised (the usual Planetoid preprocessing)."""
     if not os.path.exists(os.path.join(path, "graphferry.json")):
-        raise SystemExit(f"no graphferry dataset at {path}; convert one from the .npy layout with\n"
-                         f"    python -m graphferry convert /work/shared/datasets/cora {path}")
+        raise SystemExit(
+            f"no graphferry dataset at {path}; convert one from the .npy layout with\n"
+            f"    python -m graphferry convert /work/shared/datasets/cora {path}"
+        )
     graph = graphferry.Graph.open(path)
     feat = graph.get_node_data("feat")
     graph.set_node_data("feat", feat / feat.sum(1, keepdim=True).clamp(min=1))
@@ -58,8 +61,12 @@ def to_pyg(graph, path):
     """The same graph as a ``torch_geometric.data.Data`` (``x`` = features, ``y`` = labels)."""
     from torch_geometric.data import Data
 
-    return Data(x=graph.get_node_data("feat"), y=graph.get_node_data("label"),
-                edge_index=torch.stack(edges(graph, path)), num_nodes=graph.num_nodes)
+    return Data(
+        x=graph.get_node_data("feat"),
+        y=graph.get_node_data("label"),
+        edge_index=torch.stack(edges(graph, path)),
+        num_nodes=graph.num_nodes,
+    )
 
 
 class BestEpoch:

@@ -16,14 +16,16 @@ import torch.nn.functional as F
 import tqdm
 
 import graphferry.dgl
+
 from common import BestEpoch, open_dataset, parse_args, to_dgl
 
 
 class SAGE(nn.Module):
     def __init__(self, in_feats, hidden, n_classes, dropout):
         super().__init__()
-        self.layers = nn.ModuleList([dglnn.SAGEConv(in_feats, hidden, "mean"),
-                                     dglnn.SAGEConv(hidden, n_classes, "mean")])
+        self.layers = nn.ModuleList(
+            [dglnn.SAGEConv(in_feats, hidden, "mean"), dglnn.SAGEConv(hidden, n_classes, "mean")]
+        )
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, blocks, x):
@@ -39,7 +41,7 @@ def evaluate(model, loader):
     model.eval()
     correct = total = 0
     with torch.no_grad():
-        for input_nodes, output_nodes, blocks in loader:
+        for _input_nodes, output_nodes, blocks in loader:
             pred = model(blocks, blocks[0].srcdata["feat"]).argmax(1)
             correct += (pred == blocks[-1].dstdata["label"]).sum().item()
             total += len(output_nodes)
@@ -47,8 +49,11 @@ def evaluate(model, loader):
 
 
 def main():
-    args = parse_args(__doc__.splitlines()[0], ["graphferry", "dgl"],
-                      "neighbours sampled for each layer's block, input layer first (DGL order)")
+    args = parse_args(
+        __doc__.splitlines()[0],
+        ["graphferry", "dgl"],
+        "neighbours sampled for each layer's block, input layer first (DGL order)",
+    )
     torch.manual_seed(args.seed)
     dgl.seed(args.seed)
 
@@ -59,10 +64,10 @@ def main():
     if args.loader == "dgl":
         graph = to_dgl(graph, args.dataset)  # DGL's loader needs a DGLGraph
 
-    sampler = dgl.dataloading.NeighborSampler(args.fanouts, prefetch_node_feats=["feat"],
-                                              prefetch_labels=["label"])
-    full = dgl.dataloading.NeighborSampler([-1] * len(args.fanouts), prefetch_node_feats=["feat"],
-                                           prefetch_labels=["label"])
+    sampler = dgl.dataloading.NeighborSampler(args.fanouts, prefetch_node_feats=["feat"], prefetch_labels=["label"])
+    full = dgl.dataloading.NeighborSampler(
+        [-1] * len(args.fanouts), prefetch_node_feats=["feat"], prefetch_labels=["label"]
+    )
     DataLoader = graphferry.dgl.DataLoader if args.loader == "graphferry" else dgl.dataloading.DataLoader
     train_loader = DataLoader(graph, train_idx, sampler, batch_size=args.batch_size, shuffle=True)
     val_loader = DataLoader(graph, val_idx, full, batch_size=1024)
@@ -74,7 +79,7 @@ def main():
     for epoch in range(args.epochs):
         model.train()
         start, total_loss = time.perf_counter(), 0.0
-        for input_nodes, output_nodes, blocks in tqdm.tqdm(train_loader, desc=f"epoch {epoch}", leave=False):
+        for _input_nodes, _output_nodes, blocks in tqdm.tqdm(train_loader, desc=f"epoch {epoch}", leave=False):
             logits = model(blocks, blocks[0].srcdata["feat"])
             loss = F.cross_entropy(logits, blocks[-1].dstdata["label"])
             opt.zero_grad()
@@ -84,8 +89,10 @@ def main():
         epoch_time = time.perf_counter() - start
         val_acc, test_acc = evaluate(model, val_loader), evaluate(model, test_loader)
         best.update(epoch, val_acc, test_acc)
-        print(f"epoch {epoch:3d} | time {epoch_time:.3f}s | loss {total_loss / len(train_loader):.4f} "
-              f"| val {100 * val_acc:.2f}% | test {100 * test_acc:.2f}%")
+        print(
+            f"epoch {epoch:3d} | time {epoch_time:.3f}s | loss {total_loss / len(train_loader):.4f} "
+            f"| val {100 * val_acc:.2f}% | test {100 * test_acc:.2f}%"
+        )
     print(f"best validation accuracy {100 * best.val:.2f}% at epoch {best.epoch}")
     print(f"test accuracy: {100 * best.test:.2f}%")
 

@@ -1,7 +1,9 @@
 """GraphSAGE node classification with PyG, mini-batches from graphferry.
 
-    python examples/train_pyg.py --dataset examples/data/cora                                # graphferry.pyg.NeighborLoader
-    python examples/train_pyg.py --dataset examples/data/cora --loader graphferry-nodeloader # PyG's NodeLoader + graphferry.pyg.Sampler
+# graphferry.pyg.NeighborLoader
+python examples/train_pyg.py --dataset examples/data/cora
+# PyG's NodeLoader + graphferry.pyg.Sampler
+python examples/train_pyg.py --dataset examples/data/cora --loader graphferry-nodeloader
 """
 
 import time
@@ -14,6 +16,7 @@ from torch_geometric.loader import NodeLoader
 from torch_geometric.nn import SAGEConv
 
 import graphferry.pyg
+
 from common import BestEpoch, open_dataset, parse_args, to_pyg
 
 
@@ -34,11 +37,17 @@ class SAGE(nn.Module):
 
 def make_loader(kind, data, input_nodes, num_neighbors, batch_size, shuffle=False):
     if kind == "graphferry":
-        return graphferry.pyg.NeighborLoader(data, num_neighbors, input_nodes=input_nodes,
-                                             batch_size=batch_size, shuffle=shuffle)
+        return graphferry.pyg.NeighborLoader(
+            data, num_neighbors, input_nodes=input_nodes, batch_size=batch_size, shuffle=shuffle
+        )
     # graphferry as the sampler of PyG's own NodeLoader
-    return NodeLoader(data, node_sampler=graphferry.pyg.Sampler(data, num_neighbors), input_nodes=input_nodes,
-                      batch_size=batch_size, shuffle=shuffle)
+    return NodeLoader(
+        data,
+        node_sampler=graphferry.pyg.Sampler(data, num_neighbors),
+        input_nodes=input_nodes,
+        batch_size=batch_size,
+        shuffle=shuffle,
+    )
 
 
 def evaluate(model, loader):
@@ -46,15 +55,18 @@ def evaluate(model, loader):
     correct = total = 0
     with torch.no_grad():
         for batch in loader:
-            pred = model(batch.x, batch.edge_index)[:batch.batch_size].argmax(1)
-            correct += (pred == batch.y[:batch.batch_size]).sum().item()
+            pred = model(batch.x, batch.edge_index)[: batch.batch_size].argmax(1)
+            correct += (pred == batch.y[: batch.batch_size]).sum().item()
             total += batch.batch_size
     return correct / total
 
 
 def main():
-    args = parse_args(__doc__.splitlines()[0], ["graphferry", "graphferry-nodeloader"],
-                      "neighbours sampled per hop, from the seeds outwards (PyG's num_neighbors)")
+    args = parse_args(
+        __doc__.splitlines()[0],
+        ["graphferry", "graphferry-nodeloader"],
+        "neighbours sampled per hop, from the seeds outwards (PyG's num_neighbors)",
+    )
     torch.manual_seed(args.seed)
 
     graph = open_dataset(args.dataset)  # a graphferry.Graph: topology + feat, label, *_mask
@@ -73,8 +85,8 @@ def main():
         model.train()
         start, total_loss = time.perf_counter(), 0.0
         for batch in tqdm.tqdm(train_loader, desc=f"epoch {epoch}", leave=False):
-            out = model(batch.x, batch.edge_index)[:batch.batch_size]
-            loss = F.cross_entropy(out, batch.y[:batch.batch_size])
+            out = model(batch.x, batch.edge_index)[: batch.batch_size]
+            loss = F.cross_entropy(out, batch.y[: batch.batch_size])
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -82,8 +94,10 @@ def main():
         epoch_time = time.perf_counter() - start
         val_acc, test_acc = evaluate(model, val_loader), evaluate(model, test_loader)
         best.update(epoch, val_acc, test_acc)
-        print(f"epoch {epoch:3d} | time {epoch_time:.3f}s | loss {total_loss / len(train_loader):.4f} "
-              f"| val {100 * val_acc:.2f}% | test {100 * test_acc:.2f}%")
+        print(
+            f"epoch {epoch:3d} | time {epoch_time:.3f}s | loss {total_loss / len(train_loader):.4f} "
+            f"| val {100 * val_acc:.2f}% | test {100 * test_acc:.2f}%"
+        )
     print(f"best validation accuracy {100 * best.val:.2f}% at epoch {best.epoch}")
     print(f"test accuracy: {100 * best.test:.2f}%")
 

@@ -9,9 +9,9 @@ import platform
 import sys
 import time
 import warnings
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Optional, Sequence
 
 import torch
 
@@ -49,15 +49,28 @@ FULL_MAX_SEEDS = 30720
 
 def _versions() -> dict:
     import dgl
-    import graphferry
     import torch_geometric
 
-    return {"torch": torch.__version__, "dgl": dgl.__version__, "torch_geometric": torch_geometric.__version__,
-            "graphferry": f"{graphferry.__version__} (library {graphferry.library_version()})"}
+    import graphferry
+
+    return {
+        "torch": torch.__version__,
+        "dgl": dgl.__version__,
+        "torch_geometric": torch_geometric.__version__,
+        "graphferry": f"{graphferry.__version__} (library {graphferry.library_version()})",
+    }
 
 
-def run_suite(graphs: Sequence[data.BenchGraph], cfg: Config, out: Path, *, scaling_graph: Optional[str] = None,
-              progress: bool = True, notes: Sequence[str] = (), echo=print) -> dict:
+def run_suite(
+    graphs: Sequence[data.BenchGraph],
+    cfg: Config,
+    out: Path,
+    *,
+    scaling_graph: str | None = None,
+    progress: bool = True,
+    notes: Sequence[str] = (),
+    echo=print,
+) -> dict:
     """Measures every available system on every graph (and graphferry's
     scaling on ``scaling_graph``, default the largest), writes
     ``results.json``, ``results.md`` and the PNGs into ``out``; returns the
@@ -76,12 +89,16 @@ def run_suite(graphs: Sequence[data.BenchGraph], cfg: Config, out: Path, *, scal
             notes.append(why)
             echo(f"bench: {why}")
     if any(g.num_nodes > 0 for g in graphs) and systems.GraphferryDGL in chosen:
-        notes.append("graphferry threads: graphferry.dgl.DataLoader and graphferry.pyg.NeighborLoader take no "
-                     "num_threads (the engine uses every core); the thread scaling is measured through "
-                     "graphferry.Loader(num_threads=...).")
-    notes.append("graphferry (sequential) = graphferry.sample_neighbors per batch in the main thread, then torch "
-                 "index_select of the node data read once with Graph.get_node_data; nothing runs ahead. "
-                 "(pipelined) = the loaders, sampler and loader stages on the engine's threads, queue capacity 2.")
+        notes.append(
+            "graphferry threads: graphferry.dgl.DataLoader and graphferry.pyg.NeighborLoader take no "
+            "num_threads (the engine uses every core); the thread scaling is measured through "
+            "graphferry.Loader(num_threads=...)."
+        )
+    notes.append(
+        "graphferry (sequential) = graphferry.sample_neighbors per batch in the main thread, then torch "
+        "index_select of the node data read once with Graph.get_node_data; nothing runs ahead. "
+        "(pipelined) = the loaders, sampler and loader stages on the engine's threads, queue capacity 2."
+    )
     sc_graph = None
     if graphs and cfg.threads is not None:
         sc_graph = next((g for g in graphs if g.name == scaling_graph), None) or max(graphs, key=lambda g: g.num_edges)
@@ -96,31 +113,68 @@ def run_suite(graphs: Sequence[data.BenchGraph], cfg: Config, out: Path, *, scal
 
     runs = []
     for g in graphs:
-        results = measure.bench_graph(g, chosen, fanouts=cfg.fanouts, batch_size=cfg.batch_size, hidden=cfg.hidden,
-                                      epochs=cfg.epochs, warmup=cfg.warmup, seed=cfg.seed, tick=tick,
-                                      modes=cfg.modes)
-        runs.append({
-            "graph": g.name, "source": g.source, "num_nodes": g.num_nodes, "num_edges": g.num_edges,
-            "feat_dim": g.feat_dim, "num_classes": g.num_classes, "seeds_kind": g.seeds_kind,
-            "num_seeds": int(g.seeds.numel()), "fanouts": list(cfg.fanouts), "batch_size": cfg.batch_size,
-            "results": results,
-        })
+        results = measure.bench_graph(
+            g,
+            chosen,
+            fanouts=cfg.fanouts,
+            batch_size=cfg.batch_size,
+            hidden=cfg.hidden,
+            epochs=cfg.epochs,
+            warmup=cfg.warmup,
+            seed=cfg.seed,
+            tick=tick,
+            modes=cfg.modes,
+        )
+        runs.append(
+            {
+                "graph": g.name,
+                "source": g.source,
+                "num_nodes": g.num_nodes,
+                "num_edges": g.num_edges,
+                "feat_dim": g.feat_dim,
+                "num_classes": g.num_classes,
+                "seeds_kind": g.seeds_kind,
+                "num_seeds": int(g.seeds.numel()),
+                "fanouts": list(cfg.fanouts),
+                "batch_size": cfg.batch_size,
+                "results": results,
+            }
+        )
         # Memory for the next graph: only the scaling graph is used again,
         # and only through graphferry.
         g.release_baselines()
         gc.collect()
     sc = None
     if sc_graph is not None:
-        sc = measure.scaling(sc_graph, fanouts=cfg.fanouts, batch_size=cfg.batch_size, threads=cfg.threads,
-                             batch_sizes=cfg.batch_sizes, fanout_sweep=cfg.fanout_sweep,
-                             epochs=cfg.scaling_epochs, warmup=1, seed=cfg.seed, tick=tick)
+        sc = measure.scaling(
+            sc_graph,
+            fanouts=cfg.fanouts,
+            batch_size=cfg.batch_size,
+            threads=cfg.threads,
+            batch_sizes=cfg.batch_sizes,
+            fanout_sweep=cfg.fanout_sweep,
+            epochs=cfg.scaling_epochs,
+            warmup=1,
+            seed=cfg.seed,
+            tick=tick,
+        )
     bar.close()
 
     meta = {
-        "mode": cfg.mode, "time": time.strftime("%Y-%m-%dT%H:%M:%S"), "machine": platform.platform(),
-        "cpus": os.cpu_count(), **_versions(), "fanouts": cfg.fanouts, "batch_size": cfg.batch_size,
-        "hidden": cfg.hidden, "layers": len(cfg.fanouts), "epochs": cfg.epochs, "warmup": cfg.warmup,
-        "seed": cfg.seed, "systems": [c.name for c in chosen], "notes": notes,
+        "mode": cfg.mode,
+        "time": time.strftime("%Y-%m-%dT%H:%M:%S"),
+        "machine": platform.platform(),
+        "cpus": os.cpu_count(),
+        **_versions(),
+        "fanouts": cfg.fanouts,
+        "batch_size": cfg.batch_size,
+        "hidden": cfg.hidden,
+        "layers": len(cfg.fanouts),
+        "epochs": cfg.epochs,
+        "warmup": cfg.warmup,
+        "seed": cfg.seed,
+        "systems": [c.name for c in chosen],
+        "notes": notes,
     }
     doc = {"meta": meta, "runs": runs, "scaling": sc, "plots": []}
     plots = [out / "breakdown.png"]
@@ -137,8 +191,10 @@ def run_suite(graphs: Sequence[data.BenchGraph], cfg: Config, out: Path, *, scal
 def load_graphs(names: Sequence[str], data_dir: Path, cache_dir: Path, batch_size: int, seed: int, echo=print):
     graphs, notes = [], []
     if not data.have_generator():
-        notes.append("graphferry.generate is not available: the generated graphs are the suite's Python R-MAT "
-                     "stand-in (Graph500 parameters), not graphferry's generator presets.")
+        notes.append(
+            "graphferry.generate is not available: the generated graphs are the suite's Python R-MAT "
+            "stand-in (Graph500 parameters), not graphferry's generator presets."
+        )
     for name in names:
         if name.startswith("gen:"):
             preset = name[4:]
@@ -159,7 +215,7 @@ def load_graphs(names: Sequence[str], data_dir: Path, cache_dir: Path, batch_siz
     return graphs, notes
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="bench/run.py", description=__doc__)
     which = ap.add_mutually_exclusive_group()
     which.add_argument("--quick", action="store_true", help=f"minutes: {QUICK_DATASETS} (default)")
@@ -176,11 +232,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-scaling", action="store_true", help="skip the threads / batch / fan-out sweeps")
     ap.add_argument("--no-progress", action="store_true")
-    ap.add_argument("--modes", default=",".join(systems.MODES),
-                    help="which epochs to time: sample (sampling only), load (+ features), train (+ a step)")
-    ap.add_argument("--max-seeds", type=int, default=None,
-                    help="bound each graph's seed list (a seeded random subset), to keep big graphs in budget "
-                         f"(default: all seeds with --quick, {FULL_MAX_SEEDS} with --full; 0: all)")
+    ap.add_argument(
+        "--modes",
+        default=",".join(systems.MODES),
+        help="which epochs to time: sample (sampling only), load (+ features), train (+ a step)",
+    )
+    ap.add_argument(
+        "--max-seeds",
+        type=int,
+        default=None,
+        help="bound each graph's seed list (a seeded random subset), to keep big graphs in budget "
+        f"(default: all seeds with --quick, {FULL_MAX_SEEDS} with --full; 0: all)",
+    )
     ap.add_argument("--systems", help="comma-separated names of the systems to run (default: all)")
     args = ap.parse_args(argv)
     warnings.filterwarnings("ignore")
@@ -188,9 +251,15 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     full = bool(args.full)
     if args.max_seeds is None:
         args.max_seeds = FULL_MAX_SEEDS if full else 0
-    cfg = Config(mode="full" if full else "quick", fanouts=[int(x) for x in args.fanouts.split(",")],
-                 batch_size=args.batch_size, hidden=args.hidden, warmup=args.warmup, seed=args.seed,
-                 epochs=args.epochs or 3)
+    cfg = Config(
+        mode="full" if full else "quick",
+        fanouts=[int(x) for x in args.fanouts.split(",")],
+        batch_size=args.batch_size,
+        hidden=args.hidden,
+        warmup=args.warmup,
+        seed=args.seed,
+        epochs=args.epochs or 3,
+    )
     if full:
         cfg.batch_sizes = [256, 1024, 4096, 16384]
         cfg.scaling_epochs = 3
@@ -217,14 +286,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             if g.seeds.numel() > args.max_seeds:
                 perm = torch.randperm(g.seeds.numel(), generator=torch.Generator().manual_seed(cfg.seed))
                 g.seeds = g.seeds[perm[: args.max_seeds]].sort().values
-                notes.append(f"{g.name}: seeds limited to a random {args.max_seeds} of its "
-                             f"{g.seeds_kind} nodes (--max-seeds)")
+                notes.append(
+                    f"{g.name}: seeds limited to a random {args.max_seeds} of its {g.seeds_kind} nodes (--max-seeds)"
+                )
     scaling_graph = next((g.name for g in graphs if g.name.startswith(("gen-", "rmat-"))), None)
-    doc = run_suite(graphs, cfg, Path(args.out), scaling_graph=scaling_graph, progress=not args.no_progress,
-                    notes=notes)
+    doc = run_suite(
+        graphs, cfg, Path(args.out), scaling_graph=scaling_graph, progress=not args.no_progress, notes=notes
+    )
     for g in graphs:
         g.close()
     print(report.to_markdown(doc))
-    print(f"\nbench: wrote {Path(args.out) / 'results.json'}, {Path(args.out) / 'results.md'} and "
-          f"{', '.join(Path(p).name for p in doc['plots'])} in {args.out}")
+    print(
+        f"\nbench: wrote {Path(args.out) / 'results.json'}, {Path(args.out) / 'results.md'} and "
+        f"{', '.join(Path(p).name for p in doc['plots'])} in {args.out}"
+    )
     return 0

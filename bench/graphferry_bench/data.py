@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import torch
@@ -152,7 +152,7 @@ def _random_features(num_nodes: int, dim: int, seed: int) -> torch.Tensor:
     return torch.randn(num_nodes, dim, generator=gen, dtype=torch.float32)
 
 
-def choose_seeds(train: Optional[torch.Tensor], num_nodes: int, batch_size: int, min_batches: int = 4):
+def choose_seeds(train: torch.Tensor | None, num_nodes: int, batch_size: int, min_batches: int = 4):
     """The training split when it makes at least ``min_batches`` batches,
     else every node (the Planetoid splits are 60-140 nodes: one batch)."""
     if train is not None and train.numel() >= min_batches * batch_size:
@@ -176,8 +176,11 @@ def load_npy(path: Path, batch_size: int, default_feat_dim: int = 128, seed: int
         dim = meta.get("feature_dim") or default_feat_dim
         feat = _random_features(n, int(dim), seed)
         source += f", random float32 features dim {dim} (none stored)"
-    label = torch.from_numpy(np.load(path / "label.npy")).to(torch.int64) if (path / "label.npy").exists() \
+    label = (
+        torch.from_numpy(np.load(path / "label.npy")).to(torch.int64)
+        if (path / "label.npy").exists()
         else torch.zeros(n, dtype=torch.int64)
+    )
     train = torch.from_numpy(np.load(path / "train_idx.npy")) if (path / "train_idx.npy").exists() else None
     seeds, kind = choose_seeds(train, n, batch_size)
     return BenchGraph(path.name, indptr, indices, feat, label, seeds, source, kind)
@@ -234,9 +237,15 @@ def python_rmat(preset: str, batch_size: int, seed: int = 0) -> BenchGraph:
     train = torch.randperm(n, generator=gen)[: max(1, int(round(train_frac * n)))].sort().values
     seeds, kind = choose_seeds(train, n, batch_size, min_batches=1 if preset == "tiny" else 4)
     return BenchGraph(
-        f"rmat-{preset}", indptr, indices, feat, label, seeds,
+        f"rmat-{preset}",
+        indptr,
+        indices,
+        feat,
+        label,
+        seeds,
         f"R-MAT scale {scale}, edge factor {edge_factor}, Graph500 (a,b,c,d)={GRAPH500}, seed {seed} "
-        "(Python stand-in: graphferry.generate not available)", kind,
+        "(Python stand-in: graphferry.generate not available)",
+        kind,
     )
 
 
@@ -253,9 +262,10 @@ def open_generated(preset: str, cache_dir: Path, batch_size: int, seed: int = 0)
     """Generates ``preset`` once into ``cache_dir`` with graphferry.generate and
     opens it: graphferry reads it memory-mapped, the baselines get the edge
     table as CSC and the features memory-mapped."""
-    import graphferry
     import pyarrow as pa
     import pyarrow.ipc
+
+    import graphferry
 
     path = Path(cache_dir) / f"{preset}-seed{seed}"
     if not (path / "graphferry.json").exists():
@@ -279,8 +289,12 @@ def open_generated(preset: str, cache_dir: Path, batch_size: int, seed: int = 0)
     torch.cumsum(counts, 0, out=indptr[1:])
     fm = meta.get("feature")
     if fm:
-        arr = np.memmap(path / fm.get("file", "feat.bin"), dtype=np.dtype(fm.get("dtype", "float32")),
-                        mode="r", shape=tuple(fm["shape"]))
+        arr = np.memmap(
+            path / fm.get("file", "feat.bin"),
+            dtype=np.dtype(fm.get("dtype", "float32")),
+            mode="r",
+            shape=tuple(fm["shape"]),
+        )
         feat = torch.from_numpy(np.ascontiguousarray(arr)).to(torch.float32)
     else:
         feat = g.get_node_data("feat").to(torch.float32)
@@ -288,8 +302,17 @@ def open_generated(preset: str, cache_dir: Path, batch_size: int, seed: int = 0)
     label = g.get_node_data("label").to(torch.int64) if "label" in names else torch.zeros(n, dtype=torch.int64)
     train = g.train_idx
     seeds, kind = choose_seeds(train, n, batch_size, min_batches=1 if preset == "tiny" else 4)
-    return BenchGraph(f"gen-{preset}", indptr, indices, feat, label, seeds,
-                      f"graphferry.generate({preset!r}, seed={seed}) at {path}", kind, gf_graph=g)
+    return BenchGraph(
+        f"gen-{preset}",
+        indptr,
+        indices,
+        feat,
+        label,
+        seeds,
+        f"graphferry.generate({preset!r}, seed={seed}) at {path}",
+        kind,
+        gf_graph=g,
+    )
 
 
 def load_preset(preset: str, cache_dir: Path, batch_size: int, seed: int = 0, allow_python: bool = True):

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 import statistics
 import time
-from typing import Any, Callable, Optional, Sequence
-
-import torch
+from collections.abc import Sequence
 
 from .data import BenchGraph
-from .systems import MODES, Batch, System, Trainer
+from .systems import MODES, System, Trainer
 
 
 def summarise(times: Sequence[float]) -> dict:
@@ -35,7 +33,7 @@ def summarise(times: Sequence[float]) -> dict:
 class _Run:
     """One (system, mode): its epoch starter, trainer and collected figures."""
 
-    def __init__(self, system: System, mode: str, trainer: Optional[Trainer]):
+    def __init__(self, system: System, mode: str, trainer: Trainer | None):
         self.system, self.mode, self.trainer = system, mode, trainer
         self.start_epoch = system.epochs(mode)
         self.times: list[float] = []
@@ -68,17 +66,17 @@ class _Run:
 def breakdown(modes: dict) -> dict:
     """Sampling / loading / training seconds per epoch from the modes' medians."""
     s = modes.get("sample", {}).get("median_s")
-    l = modes.get("load", {}).get("median_s")
+    ld = modes.get("load", {}).get("median_s")
     t = modes.get("train", {}).get("median_s")
     out = {"sampling_s": s, "loading_s": None, "training_s": None, "epoch_s": t}
-    if l is not None:
-        out["loading_s"] = max(0.0, l - s) if s is not None else l
-    if t is not None and l is not None:
-        out["training_s"] = max(0.0, t - l)
+    if ld is not None:
+        out["loading_s"] = max(0.0, ld - s) if s is not None else ld
+    if t is not None and ld is not None:
+        out["training_s"] = max(0.0, t - ld)
     return out
 
 
-def ratio(base: Optional[dict], ours: Optional[dict]) -> Optional[dict]:
+def ratio(base: dict | None, ours: dict | None) -> dict | None:
     """base / ours on the medians, with the spread [min(base)/max(ours), max(base)/min(ours)]."""
     if not base or not ours or ours.get("median_s", 0) <= 0:
         return None
@@ -89,14 +87,25 @@ def ratio(base: Optional[dict], ours: Optional[dict]) -> Optional[dict]:
     }
 
 
-def loading_ratio(base_load: Optional[float], ours_load: Optional[float], min_s: float = 1e-3) -> Optional[float]:
+def loading_ratio(base_load: float | None, ours_load: float | None, min_s: float = 1e-3) -> float | None:
     if base_load is None or ours_load is None or ours_load < min_s:
         return None  # graphferry's loading is overlapped (or too small to divide by)
     return base_load / ours_load
 
 
-def bench_graph(bg: BenchGraph, systems: Sequence[type], *, fanouts, batch_size, hidden, epochs, warmup,
-                seed=0, tick=lambda desc: None, modes: Sequence[str] = MODES) -> dict:
+def bench_graph(
+    bg: BenchGraph,
+    systems: Sequence[type],
+    *,
+    fanouts,
+    batch_size,
+    hidden,
+    epochs,
+    warmup,
+    seed=0,
+    tick=lambda desc: None,
+    modes: Sequence[str] = MODES,
+) -> dict:
     """Every system on one graph: per-mode timings, breakdown, ratios.
 
     Epochs are interleaved (round r runs epoch r of every system and mode in
@@ -123,8 +132,11 @@ def bench_graph(bg: BenchGraph, systems: Sequence[type], *, fanouts, batch_size,
     for system in instances:
         modes = {run.mode: run.result() for run in runs if run.system is system}
         results[system.name] = {
-            "format": system.fmt, "graphferry": system.is_graphferry, "note": system.note,
-            "modes": modes, "breakdown": breakdown(modes),
+            "format": system.fmt,
+            "graphferry": system.is_graphferry,
+            "note": system.note,
+            "modes": modes,
+            "breakdown": breakdown(modes),
         }
     add_ratios(results)
     return results
@@ -140,7 +152,7 @@ REFERENCES = ("DGL DataLoader", "DGL DataLoader (num_workers=2)", "DGL GraphBolt
 def add_ratios(results: dict) -> None:
     """On each graphferry entry: ``ratios[baseline] = {sampling, epoch, loading}``,
     baseline / graphferry."""
-    for name, entry in results.items():
+    for entry in results.values():
         if not entry["graphferry"]:
             continue
         entry["ratios"] = {}
@@ -169,8 +181,15 @@ def add_ratios(results: dict) -> None:
 def _loader_epoch_times(bg: BenchGraph, fanouts, batch_size, num_threads, epochs, warmup, seed, tick):
     import graphferry
 
-    loader = graphferry.Loader(bg.graphferry_topology(), bg.seeds, fanouts, batch_size=batch_size, shuffle=True,
-                               seed=seed, num_threads=num_threads)
+    loader = graphferry.Loader(
+        bg.graphferry_topology(),
+        bg.seeds,
+        fanouts,
+        batch_size=batch_size,
+        shuffle=True,
+        seed=seed,
+        num_threads=num_threads,
+    )
     try:
         times, edges = [], 0
         for e in range(warmup + epochs):
@@ -186,22 +205,42 @@ def _loader_epoch_times(bg: BenchGraph, fanouts, batch_size, num_threads, epochs
     finally:
         loader.close()
     out = summarise(times)
-    out.update(sampled_edges=edges, edges_per_s=edges / out["median_s"] if out["median_s"] > 0 else None,
-               batches=-(-bg.seeds.numel() // batch_size))
+    out.update(
+        sampled_edges=edges,
+        edges_per_s=edges / out["median_s"] if out["median_s"] > 0 else None,
+        batches=-(-bg.seeds.numel() // batch_size),
+    )
     out["us_per_seed"] = 1e6 * out["median_s"] / max(1, bg.seeds.numel())
     return out
 
 
-def scaling(bg: BenchGraph, *, fanouts, batch_size, threads, batch_sizes, fanout_sweep, epochs, warmup, seed=0,
-            tick=lambda desc: None) -> dict:
+def scaling(
+    bg: BenchGraph,
+    *,
+    fanouts,
+    batch_size,
+    threads,
+    batch_sizes,
+    fanout_sweep,
+    epochs,
+    warmup,
+    seed=0,
+    tick=lambda desc: None,
+) -> dict:
     """graphferry.Loader (sampling only) against threads, batch size and fan-out.
 
     Thread count goes through graphferry.Loader(num_threads=...):
     graphferry.dgl.DataLoader and graphferry.pyg.NeighborLoader do not take it."""
-    t = lambda what: (lambda: tick(f"{bg.name}: scaling {what}"))  # noqa: E731
-    out = {"graph": bg.name, "via": "graphferry.Loader (sampling only, no features), median epoch",
-           "fanouts": list(fanouts), "batch_size": batch_size, "threads": [], "batch_size_sweep": [],
-           "fanout_sweep": []}
+    t = lambda what: lambda: tick(f"{bg.name}: scaling {what}")  # noqa: E731
+    out = {
+        "graph": bg.name,
+        "via": "graphferry.Loader (sampling only, no features), median epoch",
+        "fanouts": list(fanouts),
+        "batch_size": batch_size,
+        "threads": [],
+        "batch_size_sweep": [],
+        "fanout_sweep": [],
+    }
     for k in threads:
         r = _loader_epoch_times(bg, fanouts, batch_size, k, epochs, warmup, seed, t(f"threads={k}"))
         out["threads"].append({"num_threads": k, **r})

@@ -5,22 +5,21 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Optional
 
 HEADLINE_BASELINES = ("DGL DataLoader", "DGL DataLoader (num_workers=2)", "DGL GraphBolt", "PyG NeighborLoader")
 
 
-def _s(entry: Optional[dict]) -> str:
+def _s(entry: dict | None) -> str:
     if not entry:
         return "—"
     return f"{entry['median_s']:.3f} ({entry['min_s']:.3f}–{entry['max_s']:.3f})"
 
 
-def _num(x: Optional[float], fmt: str = "{:.3f}") -> str:
+def _num(x: float | None, fmt: str = "{:.3f}") -> str:
     return "—" if x is None or (isinstance(x, float) and math.isnan(x)) else fmt.format(x)
 
 
-def _ratio(r: Optional[dict]) -> str:
+def _ratio(r: dict | None) -> str:
     if not r:
         return "—"
     return f"{r['ratio']:.2f}× ({r['low']:.2f}–{r['high']:.2f})"
@@ -77,16 +76,30 @@ def scaling_tables(sc: dict) -> list[str]:
         label = t["num_threads"] if t["num_threads"] > 0 else "all cores"
         speed = base / t["median_s"] if base and t["median_s"] > 0 else None
         lines.append(f"| {label} | {_s(t)} | {_num(t['edges_per_s'] / 1e6, '{:.2f}')} | {_num(speed, '{:.2f}×')} |")
-    lines += ["", f"Batch-size sweep (fan-outs {sc['fanouts']}, all cores):", "",
-              "| batch size | batches | s/epoch | Medges/s | µs per seed |", "|---:|---:|---:|---:|---:|"]
+    lines += [
+        "",
+        f"Batch-size sweep (fan-outs {sc['fanouts']}, all cores):",
+        "",
+        "| batch size | batches | s/epoch | Medges/s | µs per seed |",
+        "|---:|---:|---:|---:|---:|",
+    ]
     for t in sc["batch_size_sweep"]:
-        lines.append(f"| {t['batch_size']} | {t['batches']} | {_s(t)} | {_num(t['edges_per_s'] / 1e6, '{:.2f}')} | "
-                     f"{t['us_per_seed']:.1f} |")
-    lines += ["", f"Fan-out sweep (batch {sc['batch_size']}, all cores):", "",
-              "| fan-outs | sampled edges/epoch | s/epoch | Medges/s | µs per seed |", "|---|---:|---:|---:|---:|"]
+        lines.append(
+            f"| {t['batch_size']} | {t['batches']} | {_s(t)} | {_num(t['edges_per_s'] / 1e6, '{:.2f}')} | "
+            f"{t['us_per_seed']:.1f} |"
+        )
+    lines += [
+        "",
+        f"Fan-out sweep (batch {sc['batch_size']}, all cores):",
+        "",
+        "| fan-outs | sampled edges/epoch | s/epoch | Medges/s | µs per seed |",
+        "|---|---:|---:|---:|---:|",
+    ]
     for t in sc["fanout_sweep"]:
-        lines.append(f"| {t['fanouts']} | {t['sampled_edges']:,} | {_s(t)} | "
-                     f"{_num(t['edges_per_s'] / 1e6, '{:.2f}')} | {t['us_per_seed']:.1f} |")
+        lines.append(
+            f"| {t['fanouts']} | {t['sampled_edges']:,} | {_s(t)} | "
+            f"{_num(t['edges_per_s'] / 1e6, '{:.2f}')} | {t['us_per_seed']:.1f} |"
+        )
     lines.append("")
     return lines
 
@@ -149,8 +162,14 @@ def plot_breakdown(runs: list, path: Path) -> None:
             left = [a + b for a, b in zip(left, vals)]
         for i, k in enumerate(names):
             t = run["results"][k]["modes"]["train"]
-            ax.errorbar(t["median_s"], i, xerr=[[t["median_s"] - t["min_s"]], [t["max_s"] - t["median_s"]]],
-                        fmt="none", ecolor="black", capsize=3)
+            ax.errorbar(
+                t["median_s"],
+                i,
+                xerr=[[t["median_s"] - t["min_s"]], [t["max_s"] - t["median_s"]]],
+                fmt="none",
+                ecolor="black",
+                capsize=3,
+            )
         ax.invert_yaxis()
         ax.set_xlabel("seconds per epoch (median; bar = min–max of the whole epoch)")
         ax.set_title(f"{run['graph']}: epoch-time breakdown")
@@ -167,8 +186,9 @@ def _line(path: Path, xs, ys, lows, highs, xlabel, title, xticks=None, log_x=Fal
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.errorbar(xs, ys, yerr=[[y - lo for y, lo in zip(ys, lows)], [hi - y for y, hi in zip(ys, highs)]],
-                marker="o", capsize=3)
+    ax.errorbar(
+        xs, ys, yerr=[[y - lo for y, lo in zip(ys, lows)], [hi - y for y, hi in zip(ys, highs)]], marker="o", capsize=3
+    )
     if log_x:
         ax.set_xscale("log", base=2)
     if xticks is not None:
@@ -195,18 +215,34 @@ def plot_scaling(sc: dict, out: Path) -> list[Path]:
     paths = []
     rows = sc["threads"]
     p = out / "throughput_threads.png"
-    _line(p, [r["num_threads"] for r in rows], *_eps(rows), "sampling threads (graphferry.Loader num_threads)",
-          f"graphferry sampling throughput vs threads ({sc['graph']})")
+    _line(
+        p,
+        [r["num_threads"] for r in rows],
+        *_eps(rows),
+        "sampling threads (graphferry.Loader num_threads)",
+        f"graphferry sampling throughput vs threads ({sc['graph']})",
+    )
     paths.append(p)
     rows = sc["batch_size_sweep"]
     p = out / "throughput_batch_size.png"
-    _line(p, [r["batch_size"] for r in rows], *_eps(rows), "batch size (seeds)",
-          f"graphferry sampling throughput vs batch size ({sc['graph']}, fan-outs {sc['fanouts']})", log_x=True)
+    _line(
+        p,
+        [r["batch_size"] for r in rows],
+        *_eps(rows),
+        "batch size (seeds)",
+        f"graphferry sampling throughput vs batch size ({sc['graph']}, fan-outs {sc['fanouts']})",
+        log_x=True,
+    )
     paths.append(p)
     rows = sc["fanout_sweep"]
     p = out / "throughput_fanout.png"
-    _line(p, list(range(len(rows))), *_eps(rows), "fan-outs (from the seeds)",
-          f"graphferry sampling throughput vs fan-out ({sc['graph']}, batch {sc['batch_size']})",
-          xticks=[str(r["fanouts"]) for r in rows])
+    _line(
+        p,
+        list(range(len(rows))),
+        *_eps(rows),
+        "fan-outs (from the seeds)",
+        f"graphferry sampling throughput vs fan-out ({sc['graph']}, batch {sc['batch_size']})",
+        xticks=[str(r["fanouts"]) for r in rows],
+    )
     paths.append(p)
     return paths

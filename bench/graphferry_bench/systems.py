@@ -17,8 +17,9 @@ reversed for DGL and GraphBolt, which list the outermost layer first.
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Optional, Sequence
+from typing import Any, Callable
 
 import torch
 
@@ -26,17 +27,15 @@ from .data import BenchGraph
 
 MODES = ("sample", "load", "train")
 
-PYG_MISSING = (
-    "PyG NeighborLoader: not measured (needs pyg-lib or torch-sparse, not installable from the package index)"
-)
+PYG_MISSING = "PyG NeighborLoader: not measured (needs pyg-lib or torch-sparse, not installable from the package index)"
 
 
 @dataclass
 class Batch:
     fmt: str  # "dgl" (blocks) or "pyg" (edge_index)
     graph: Any  # list of DGL blocks, or the edge_index [2, E]
-    x: Optional[torch.Tensor]  # features of the input nodes (load/train modes)
-    y: Optional[torch.Tensor]  # labels of the seeds
+    x: torch.Tensor | None  # features of the input nodes (load/train modes)
+    y: torch.Tensor | None  # labels of the seeds
     num_edges: int  # sampled edges in this batch
     batch_size: int  # seeds
 
@@ -137,7 +136,7 @@ class GraphBolt(System):
         return lambda: (convert(mb) for mb in dl)
 
 
-def pyg_backend() -> Optional[str]:
+def pyg_backend() -> str | None:
     """The sampling backend PyG's NeighborLoader would use, or None."""
     for mod in ("pyg_lib", "torch_sparse"):
         if importlib.util.find_spec(mod) is not None:
@@ -158,8 +157,14 @@ class PyGNeighborLoader(System):
         dl = NeighborLoader(data, self.fanouts, input_nodes=self.bg.seeds, batch_size=self.batch_size, shuffle=True)
 
         def convert(d):
-            return Batch("pyg", d.edge_index, d.x if load else None, d.y[: d.batch_size] if load else None,
-                         int(d.edge_index.size(1)), int(d.batch_size))
+            return Batch(
+                "pyg",
+                d.edge_index,
+                d.x if load else None,
+                d.y[: d.batch_size] if load else None,
+                int(d.edge_index.size(1)),
+                int(d.batch_size),
+            )
 
         return lambda: (convert(d) for d in dl)
 
@@ -231,6 +236,7 @@ class GraphferryDGL(System):
 
     def epochs(self, mode):
         import dgl
+
         import graphferry.dgl
 
         load = mode != "sample"
@@ -240,8 +246,9 @@ class GraphferryDGL(System):
             prefetch_labels=["label"] if load else None,
         )
         g = self.bg.graphferry() if load else self.bg.graphferry_topology()
-        dl = graphferry.dgl.DataLoader(g, self.bg.seeds, sampler, batch_size=self.batch_size, shuffle=True,
-                                       seed=self.seed, queue_capacity=2)
+        dl = graphferry.dgl.DataLoader(
+            g, self.bg.seeds, sampler, batch_size=self.batch_size, shuffle=True, seed=self.seed, queue_capacity=2
+        )
         self._dls = getattr(self, "_dls", []) + [dl]
         return lambda: (_dgl_batch(blocks, load) for _, _, blocks in dl)
 
@@ -263,8 +270,15 @@ class GraphferryPyG(System):
 
         load = mode != "sample"
         g = self.bg.graphferry() if load else self.bg.graphferry_topology()
-        dl = graphferry.pyg.NeighborLoader(g, self.fanouts, input_nodes=self.bg.seeds, batch_size=self.batch_size,
-                                           shuffle=True, seed=self.seed, queue_capacity=2)
+        dl = graphferry.pyg.NeighborLoader(
+            g,
+            self.fanouts,
+            input_nodes=self.bg.seeds,
+            batch_size=self.batch_size,
+            shuffle=True,
+            seed=self.seed,
+            queue_capacity=2,
+        )
         self._dls = getattr(self, "_dls", []) + [dl]
 
         def convert(d):
@@ -310,8 +324,9 @@ class GraphferrySequential(System):
             perm = seeds_all[torch.randperm(seeds_all.numel(), generator=gen)]
             for i, start in enumerate(range(0, perm.numel(), self.batch_size)):
                 seeds = perm[start : start + self.batch_size]
-                sub = graphferry.sample_neighbors(g, seeds, self.fanouts, frontier=self.frontier,
-                                                  seed=(self.seed + epoch * 7919 + i * 104729))
+                sub = graphferry.sample_neighbors(
+                    g, seeds, self.fanouts, frontier=self.frontier, seed=(self.seed + epoch * 7919 + i * 104729)
+                )
                 yield self.convert(sub, seeds, feat if load else None, label if load else None)
 
         return run

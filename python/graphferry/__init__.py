@@ -17,11 +17,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+from . import _lib
 from ._version import __version__
 from .errors import GraphferryError, InvalidArgumentError, OutOfMemoryError, StorageError, TypeMismatchError
-from . import _lib
 from .graph import PRESETS, Graph, convert_npy, generate
-from .sampling import Block, Loader, SampledSubgraph, random_walk, sample_neighbors
+from .sampling import Block, Loader, SampledSubgraph, SampleOptions, random_walk, sample_neighbors
 
 __all__ = [
     "__version__",
@@ -38,6 +38,7 @@ __all__ = [
     "random_walk",
     "SampledSubgraph",
     "Block",
+    "SampleOptions",
     "Loader",
     "library_version",
     "library_path",

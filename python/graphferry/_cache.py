@@ -10,17 +10,18 @@ from __future__ import annotations
 
 import threading
 import weakref
-from typing import Any, Callable, Hashable
+from collections.abc import Hashable
+from typing import Any, Callable
 
-from .graph import Graph
+from .graph import Graph, _tensor_signature
 
 _lock = threading.Lock()
 # (id(source), kind) -> (weak reference to source, signature, graph)
 _cache: dict[tuple[int, str], tuple[Any, Hashable, Graph]] = {}
 
 
-def tensor_signature(tensor: Any) -> Hashable:
-    return (tensor.data_ptr(), tuple(tensor.shape), str(tensor.dtype), tensor._version)
+# Which tensor, in which version: sizes, data pointer, dtype and version counter.
+tensor_signature = _tensor_signature
 
 
 def _forget(key: tuple[int, str], ref: Any) -> None:
@@ -30,20 +31,13 @@ def _forget(key: tuple[int, str], ref: Any) -> None:
             del _cache[key]
 
 
-def cached_graph(
-    source: Any, signature: Hashable, convert: Callable[[], Graph], kind: str = "graph"
-) -> Graph:
+def cached_graph(source: Any, signature: Hashable, convert: Callable[[], Graph], kind: str = "graph") -> Graph:
     """The graph converted from ``source``, converting it if needed. ``kind``
     tells conversions of one source apart (e.g. its reverse)."""
     key = (id(source), kind)
     with _lock:
         entry = _cache.get(key)
-        if (
-            entry is not None
-            and entry[0]() is source
-            and entry[1] == signature
-            and not entry[2].closed
-        ):
+        if entry is not None and entry[0]() is source and entry[1] == signature and not entry[2].closed:
             return entry[2]
     graph = convert()
     try:

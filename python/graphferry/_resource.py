@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable, Iterator, TypeVar
+from collections.abc import Iterator
+from typing import Any, Callable, TypeVar
 
 T = TypeVar("T")
 
@@ -34,7 +35,7 @@ class MappedIterator:
         self._convert = convert
         self._batches = batches
 
-    def __iter__(self) -> "MappedIterator":
+    def __iter__(self) -> MappedIterator:
         return self
 
     def __next__(self) -> Any:

@@ -25,16 +25,20 @@ graph and the engine samples biased, never taking an edge of weight 0.
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence, Union
+import re
+import warnings
+from collections.abc import Sequence
+from typing import Any
 
 import dgl
 import torch
 
-from . import _cache
+from . import _cache, _loader
+from ._loader import EngineLoader, refuse_workers
+from ._options import SampleOptions, check_scheme, fanout_values
+from .errors import GF_EINVAL, GF_ESTATE, GraphferryError, InvalidArgumentError, error_for_status
 from .graph import Graph
-from ._resource import Closeable, MappedIterator
-from .sampling import Loader, SampledSubgraph, _fanout_array, _names, _scheme, random_seed, refuse_workers
-from .sampling import random_walk as _random_walk
+from .sampling import SampledSubgraph, _names, random_seed
 
 __all__ = ["NeighborSampler", "DataLoader", "to_blocks", "random_walk"]
 
@@ -68,6 +72,10 @@ class NeighborSampler:
             ``blocks[0].srcdata``. (default: :obj:`None`)
         prefetch_labels (list of str, optional): node data put on
             ``blocks[-1].dstdata``. (default: :obj:`None`)
+        prefetch_edge_feats (list of str, optional): edge data wanted on
+            every block's ``edata``; as in DGL, blocks made from a
+            ``dgl.DGLGraph`` carry all of its edge data anyway (attached
+            lazily). (default: :obj:`None`)
         scheme (str): ``"node"`` (node-wise, DGL's) or ``"layer"``
             (layer-wise, see :func:`graphferry.sample_neighbors`).
             (default: :obj:`"node"`)
@@ -87,15 +95,16 @@ class NeighborSampler:
         fanouts: Sequence[int],
         *,
         replace: bool = False,
-        prob: Optional[str] = None,
-        mask: Optional[str] = None,
+        prob: str | None = None,
+        mask: str | None = None,
         exclude_edges: Any = None,
-        prefetch_node_feats: Optional[Sequence[str]] = None,
-        prefetch_labels: Optional[Sequence[str]] = None,
+        prefetch_node_feats: Sequence[str] | None = None,
+        prefetch_labels: Sequence[str] | None = None,
+        prefetch_edge_feats: Sequence[str] | None = None,
         scheme: str = "node",
         layer_without_replacement: bool = False,
     ):
-        _fanout_array(fanouts)  # Python types only; the engine checks values
+        fanout_values(fanouts)  # Python types only; the engine checks values
         if prob is not None and mask is not None:
             raise ValueError(
                 f"'prob' and 'mask' are mutually exclusive (got prob={prob!r}, mask={mask!r}); "
@@ -103,16 +112,15 @@ class NeighborSampler:
             )
         weights = prob if prob is not None else mask
         if weights is not None and not isinstance(weights, str):
-            raise TypeError(
-                f"'prob' and 'mask' must name an edata field (got '{type(weights).__name__}')"
-            )
-        _scheme(scheme)
+            raise TypeError(f"'prob' and 'mask' must name an edata field (got '{type(weights).__name__}')")
+        check_scheme(scheme)
         self.fanouts = list(fanouts)
         self.replace = bool(replace)
         self.prob = weights  # as DGL: prob or mask
         self.exclude_edges = exclude_edges
         self.prefetch_node_feats = _names(prefetch_node_feats, "prefetch_node_feats")
         self.prefetch_labels = _names(prefetch_labels, "prefetch_labels")
+        self.prefetch_edge_feats = _names(prefetch_edge_feats, "prefetch_edge_feats")
         self.scheme = scheme
         self.layer_without_replacement = bool(layer_without_replacement)
 
@@ -127,30 +135,31 @@ class NeighborSampler:
 def _sampler_settings(sampler: Any) -> NeighborSampler:
     if isinstance(sampler, NeighborSampler):
         return sampler
+    labor = getattr(dgl.dataloading, "LaborSampler", None)
+    if labor is not None and isinstance(sampler, labor):
+        raise NotImplementedError(
+            "graphferry does not implement DGL's LaborSampler (LABOR, layer-neighbour sampling) yet; "
+            "use dgl.dataloading.NeighborSampler, or graphferry.dgl.NeighborSampler(scheme='layer') "
+            "for layer-wise sampling"
+        )
     if isinstance(sampler, dgl.dataloading.NeighborSampler):
         if getattr(sampler, "edge_dir", "in") != "in":
-            raise ValueError(
-                f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')"
-            )
+            raise ValueError(f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')")
+        if any(isinstance(f, dict) for f in sampler.fanouts):
+            raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type fan-outs)")
         prob = getattr(sampler, "prob", None)  # DGL stores `prob or mask` here
         if prob is not None and not isinstance(prob, str):
             raise TypeError(
                 "graphferry reads edge weights from an edata field: 'prob'/'mask' must be its "
                 f"name (got '{type(prob).__name__}')"
             )
-        if getattr(sampler, "prefetch_edge_feats", None):
-            raise ValueError(
-                "graphferry does not gather edge features (got prefetch_edge_feats="
-                f"{sampler.prefetch_edge_feats})"
-            )
-        if any(isinstance(f, dict) for f in sampler.fanouts):
-            raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type fan-outs)")
         return NeighborSampler(
             list(sampler.fanouts),
             replace=bool(sampler.replace),
             prob=prob,
             prefetch_node_feats=list(sampler.prefetch_node_feats or []),
             prefetch_labels=list(sampler.prefetch_labels or []),
+            prefetch_edge_feats=list(sampler.prefetch_edge_feats or []),
         )
     raise TypeError(
         "expected a 'dgl.dataloading.NeighborSampler' or 'graphferry.dgl.NeighborSampler' "
@@ -158,36 +167,84 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
     )
 
 
-def _dgl_signature(g: Any, prob: Optional[str] = None) -> Any:
+def _check_homogeneous(g: Any) -> None:
+    if not g.is_homogeneous:
+        raise TypeError(
+            f"graphferry supports homogeneous graphs only (got node types {g.ntypes} and edge types {g.etypes})"
+        )
+
+
+def _topology_signature(g: Any, prob: str | None = None) -> Any:
+    """What a converted graph depends on: the topology and the weights. Node
+    data is kept in step separately (:func:`_sync_node_data`), so that
+    replacing a feature tensor does not convert the whole graph again."""
     return (
         g.num_nodes(),
         g.num_edges(),
-        tuple(
-            (name, _cache.tensor_signature(value))
-            for name, value in sorted(g.ndata.items())
-            if isinstance(value, torch.Tensor)
-        ),
         None if prob is None else (prob, _cache.tensor_signature(g.edata[prob])),
     )
 
 
-def as_graph(graph: Any, prob: Optional[str] = None) -> Graph:
+def _convert_dgl(g: Any, prob: str | None) -> Graph:
+    graph = Graph.from_dgl(g, edge_weights=prob)
+    # The node data the engine holds, as of which tensor (see _sync_node_data).
+    held = set(graph.node_data_names())
+    graph._dgl_sources = {
+        name: _cache.tensor_signature(value)
+        for name, value in g.ndata.items()
+        if isinstance(value, torch.Tensor) and name in held
+    }
+    return graph
+
+
+def as_graph(graph: Any, prob: str | None = None) -> Graph:
     """``graph`` if it is a :class:`graphferry.Graph`, else the (cached)
-    conversion of a ``dgl.DGLGraph``, with the edge weights of
+    conversion of a homogeneous ``dgl.DGLGraph``, with the edge weights of
     ``graph.edata[prob]`` when ``prob`` is given."""
-    if isinstance(graph, Graph):
-        return graph
     if isinstance(graph, dgl.DGLGraph):
+        _check_homogeneous(graph)
         if prob is not None and prob not in graph.edata:
-            raise KeyError(
-                f"'prob': the DGLGraph has no edata field '{prob}' (it has {sorted(graph.edata.keys())})"
-            )
-        return _cache.cached_graph(
-            graph, _dgl_signature(graph, prob), lambda: Graph.from_dgl(graph, edge_weights=prob)
-        )
-    raise TypeError(
-        f"expected a 'dgl.DGLGraph' or 'graphferry.Graph' (got '{type(graph).__name__}')"
+            raise KeyError(f"'prob': the DGLGraph has no edata field '{prob}' (it has {sorted(graph.edata.keys())})")
+    return _loader.as_graph(
+        graph,
+        dgl.DGLGraph,
+        "dgl.DGLGraph",
+        lambda: _topology_signature(graph, prob),
+        lambda: _convert_dgl(graph, prob),
     )
+
+
+def _sync_node_data(graph: Graph, g: Any, names: Sequence[str]) -> None:
+    """Puts ``g.ndata[name]`` into the engine graph for each of ``names``
+    whose tensor was replaced (or changed in place) since the engine got it.
+
+    The engine refuses to replace node data while loaders are open on the
+    graph, so the idle engine loaders of every graphferry loader on it are
+    closed first (they reopen on their next epoch). When some epoch is still
+    being iterated the replacement waits for a later epoch; meanwhile the
+    batches serve the new tensor through DGL's lazy columns (see
+    :meth:`DataLoader._convert`), so the data served is always current."""
+    sources = getattr(graph, "_dgl_sources", None)
+    if sources is None:
+        return
+    for name in names:
+        value = g.ndata.get(name) if name in g.ndata else None
+        if not isinstance(value, torch.Tensor):
+            continue
+        signature = _cache.tensor_signature(value)
+        if sources.get(name) == signature or graph.skipped_node_data.get(name) == signature:
+            continue
+        _loader.release_idle_loaders(graph)
+        try:
+            graph.set_node_data(name, value)
+        except TypeError:  # a dtype the engine does not carry: served by DGL's columns
+            graph.skipped_node_data[name] = signature
+            continue
+        except GraphferryError as err:
+            if err.code == GF_ESTATE:  # a loader is mid-epoch: a later epoch retries
+                continue
+            raise
+        sources[name] = signature
 
 
 def random_walk(
@@ -195,10 +252,10 @@ def random_walk(
     nodes: Any,
     *,
     length: int,
-    prob: Optional[str] = None,
+    prob: str | None = None,
     restart_prob: float = 0.0,
     return_eids: bool = False,
-    seed: Optional[int] = None,
+    seed: int | None = None,
 ):
     r"""Random walks as ``dgl.sampling.random_walk`` makes them on a
     homogeneous graph, by graphferry's collective walk: each step moves from
@@ -228,20 +285,23 @@ def random_walk(
     """
     if not isinstance(g, dgl.DGLGraph):
         raise TypeError(f"expected a 'dgl.DGLGraph' (got '{type(g).__name__}')")
+    _check_homogeneous(g)
     if prob is not None and prob not in g.edata:
         raise KeyError(f"'prob': the DGLGraph has no edata field '{prob}' (it has {sorted(g.edata.keys())})")
-    # graphferry walks along in-edges: walk the reversed graph, whose edge
-    # ids are the same.
-    def convert() -> Graph:
-        src, dst = g.edges(order="eid")
-        return Graph.from_coo(
-            dst, src, num_nodes=g.num_nodes(), edge_weights=None if prob is None else g.edata[prob]
-        )
 
-    reverse = _cache.cached_graph(g, _dgl_signature(g, prob), convert, kind="reverse")
-    traces, eids = _random_walk(
-        reverse, nodes, length, restart_prob=restart_prob, biased=prob is not None,
-        seed=random_seed() if seed is None else seed,
+    def edges():
+        src, dst = g.edges(order="eid")
+        return src, dst, g.num_nodes(), None if prob is None else g.edata[prob]
+
+    traces, eids = _loader.walk_reversed(
+        g,
+        _topology_signature(g, prob),
+        edges,
+        nodes,
+        length,
+        biased=prob is not None,
+        restart_prob=restart_prob,
+        seed=seed,
     )
     types = torch.zeros(traces.shape[1], dtype=torch.int64)
     return (traces, eids, types) if return_eids else (traces, types)
@@ -249,11 +309,12 @@ def random_walk(
 
 # An empty edge-id array tells DGL that block edge i is CSC position i,
 # which is what our indices are; it saves an arange per block.
-_NO_EIDS = torch.empty(0, dtype=torch.int64)
-_block_parts: Optional[tuple] = None
+_NO_EIDS = {torch.int64: torch.empty(0, dtype=torch.int64), torch.int32: torch.empty(0, dtype=torch.int32)}
+_block_parts: tuple | None = None
 
 
 def _csc_block(indptr: torch.Tensor, indices: torch.Tensor, num_src: int, num_dst: int):
+    # The block's idtype is that of indptr and indices (int64 or int32).
     """``dgl.create_block(("csc", (indptr, indices, [])), num_src, num_dst)``
     built the way ``create_block`` builds it, minus its Python-side checks
     (a scan of ``indices`` for its maximum, the per-call metagraph): the
@@ -272,29 +333,51 @@ def _csc_block(indptr: torch.Tensor, indices: torch.Tensor, num_src: int, num_ds
         except (ImportError, AttributeError):
             _block_parts = ()
     if not _block_parts:
-        return dgl.create_block(("csc", (indptr, indices, _NO_EIDS)),
-                                num_src_nodes=num_src, num_dst_nodes=num_dst)
+        return dgl.create_block(
+            ("csc", (indptr, indices, _NO_EIDS[indices.dtype])), num_src_nodes=num_src, num_dst_nodes=num_dst
+        )
     hgi, block_cls, toindex, meta = _block_parts
-    unit = hgi.create_unitgraph_from_csr(2, num_src, num_dst, indptr, indices, _NO_EIDS,
-                                         ["coo", "csr", "csc"], True)
+    unit = hgi.create_unitgraph_from_csr(
+        2, num_src, num_dst, indptr, indices, _NO_EIDS[indices.dtype], ["coo", "csr", "csc"], True
+    )
     index = hgi.create_heterograph_from_relations(meta, [unit], toindex([num_src, num_dst], "int64"))
     return block_cls(index, (["_N"], ["_N"]), ["_E"])
 
 
-def to_blocks(sub: SampledSubgraph) -> list:
+def to_blocks(sub: SampledSubgraph, g: Any = None, *, idtype: torch.dtype = torch.int64) -> list:
     r"""DGL blocks of a ``frontier="all"`` sample, outermost first:
     ``blocks[i]`` is hop ``L - 1 - i`` (DGL's ``blocks[0]`` is the layer
     farthest from the seeds). Block node ids are in ``srcdata[dgl.NID]`` /
     ``dstdata[dgl.NID]``, edge ids in ``edata[dgl.EID]``; ``sub.node_data``
     goes on ``blocks[0].srcdata`` and ``sub.labels`` on ``blocks[-1].dstdata``.
+
+    With the ``dgl.DGLGraph`` ``g`` the sample was drawn from, every block
+    also carries all of ``g``'s node data (``srcdata``, ``dstdata``) and edge
+    data (``edata``) as DGL's own sampler attaches them: lazily, through
+    DGL's frames, read from ``g`` when first used. ``idtype`` (the graph's)
+    is the type of the blocks and their ids.
     """
-    nodes = sub.nodes
+    nodes = sub.nodes if idtype == torch.int64 else sub.nodes.to(idtype)
+    lazy = g is not None and (len(g.ndata) > 0 or len(g.edata) > 0)
     blocks = []
     for hop in reversed(sub.blocks):
-        block = _csc_block(hop.indptr, hop.indices, hop.num_src, hop.num_dst)
-        block.srcdata[dgl.NID] = nodes[: hop.num_src]
-        block.dstdata[dgl.NID] = nodes[: hop.num_dst]
-        block.edata[dgl.EID] = hop.edge_ids
+        indptr, indices, eids = hop.indptr, hop.indices, hop.edge_ids
+        if idtype != torch.int64:
+            indptr, indices, eids = indptr.to(idtype), indices.to(idtype), eids.to(idtype)
+        block = _csc_block(indptr, indices, hop.num_src, hop.num_dst)
+        src, dst = nodes[: hop.num_src], nodes[: hop.num_dst]
+        if lazy:
+            # DGL's own helpers: subframes of g's frames (columns indexed on
+            # first use), with dgl.NID / dgl.EID set.
+            dgl.utils.set_new_frames(
+                block,
+                node_frames=dgl.utils.extract_node_subframes_for_block(g, [src], [dst]),
+                edge_frames=dgl.utils.extract_edge_subframes(g, [eids]),
+            )
+        else:
+            block.srcdata[dgl.NID] = src
+            block.dstdata[dgl.NID] = dst
+            block.edata[dgl.EID] = eids
         blocks.append(block)
     if blocks:
         num_src = blocks[0].num_src_nodes()
@@ -305,43 +388,131 @@ def to_blocks(sub: SampledSubgraph) -> list:
     return blocks
 
 
-class DataLoader(Closeable):
+# DataLoader arguments of DGL (and of torch's DataLoader, which DGL passes
+# them to) that only tune machinery graphferry replaces with its own
+# pipeline: accepted and ignored.
+_IGNORED = {
+    "use_prefetch_thread",  # DGL's feature-slicing thread: the engine gathers on its own threads
+    "use_alternate_streams",  # CUDA streams of DGL's prefetcher
+    "pin_prefetcher",  # pinning of DGL's prefetched features
+    "gpu_cache",  # DGL's HugeCTR GPU feature cache
+    "persistent_workers",  # torch worker processes (graphferry has none)
+    "prefetch_factor",  # batches per torch worker: see queue_capacity
+    "timeout",  # for torch workers
+    "worker_init_fn",  # torch never calls it without workers
+    "multiprocessing_context",  # for torch workers
+    "pin_memory",  # torch's pinning of the sampler's outputs (CPU-only here)
+    "pin_memory_device",
+    "in_order",  # order of torch workers' batches: ours always arrive in order
+}
+# torch DataLoader arguments that would replace DGL's own batching: DGL
+# refuses them too (its dataset is an IterableDataset with its own collate).
+_REFUSED = {"sampler", "batch_sampler", "collate_fn"}
+
+
+def _ddp_seeds(indices: torch.Tensor, drop_last: bool) -> torch.Tensor:
+    """This rank's seeds under ``use_ddp=True``, split as DGL splits them:
+    rank ``r`` of ``w`` takes the ``r``-th of ``w`` contiguous equal slices
+    (``floor(n / w)`` seeds with ``drop_last``, else ``ceil(n / w)``), so
+    every rank has the same number of batches. A short last slice is padded
+    to that size; DGL pads it with repeats of the rank's own seeds, graphferry
+    with the first seeds of the whole set (a batch's seeds must be
+    distinct), as torch's DistributedSampler pads."""
+    import torch.distributed as dist
+
+    if not (dist.is_available() and dist.is_initialized()):
+        raise RuntimeError(
+            "use_ddp=True needs an initialised torch.distributed process group "
+            "(torch.distributed.init_process_group), as DGL's DataLoader does"
+        )
+    return ddp_split(indices, dist.get_rank(), dist.get_world_size(), drop_last)
+
+
+def ddp_split(indices: torch.Tensor, rank: int, world_size: int, drop_last: bool) -> torch.Tensor:
+    """The seeds of ``rank`` among ``world_size`` ranks (see :func:`_ddp_seeds`)."""
+    n = len(indices)
+    per_rank = n // world_size if drop_last else -(-n // world_size)
+    lo, hi = rank * per_rank, (rank + 1) * per_rank
+    local = indices[lo:hi]
+    if len(local) < per_rank:
+        local = torch.cat([local, indices[: per_rank - len(local)]])
+    return local
+
+
+_FANOUT_INDEX = re.compile(r"fanout\[(\d+)\]")
+
+
+def _user_order_error(err: GraphferryError, num_layers: int) -> GraphferryError:
+    """``err`` with the engine's hop numbers (from the seeds) turned into
+    the user's (DGL's ``fanouts[i]`` is ``blocks[i]``, the seeds' last)."""
+
+    def flip(match: re.Match) -> str:
+        return f"fanouts[{num_layers - 1 - int(match.group(1))}]"
+
+    message = _FANOUT_INDEX.sub(flip, err.message)
+    if message == err.message:
+        return err
+    return error_for_status(err.code, message + " (DGL order: fanouts[i] samples blocks[i])")
+
+
+class DataLoader(EngineLoader):
     r"""DGL-style mini-batch loader backed by the graphferry engine.
 
     Yields ``(input_nodes, output_nodes, blocks)`` like
     ``dgl.dataloading.DataLoader`` with a ``NeighborSampler``: ``blocks`` are
-    real ``dgl.create_block`` blocks (``blocks[0]`` the outermost layer),
-    ``prefetch_node_feats`` arrive on ``blocks[0].srcdata`` and
-    ``prefetch_labels`` on ``blocks[-1].dstdata``. Each :func:`iter` is a new
-    epoch, shuffled from ``seed`` and the epoch number; breaking out of an
-    epoch and iterating again is fine.
+    real DGL blocks (``blocks[0]`` the outermost layer) in the graph's
+    idtype; ``prefetch_node_feats`` arrive on ``blocks[0].srcdata`` and
+    ``prefetch_labels`` on ``blocks[-1].dstdata``, gathered by the engine,
+    and, as with DGL, every block also carries all of the graph's node and
+    edge data, attached lazily. Each :func:`iter` is a new, independent
+    epoch (two iterators of one loader run two epochs, as DGL's do),
+    shuffled from ``seed`` and the epoch number.
+
+    Node data replaced after the loader was made (``g.ndata["feat"] = h``)
+    is served from the new tensor: each epoch hands the replaced tensors to
+    the engine, and a batch whose tensor changed since serves it through
+    DGL's lazy columns.
 
     Args:
         graph (dgl.DGLGraph or graphferry.Graph): the graph; a DGLGraph is
-            converted once (with all of its ``ndata``) and cached.
-        indices (Tensor): int64 ids of the seed nodes.
+            converted once (its topology and node data) and cached.
+        indices (Tensor): ids of the seed nodes.
         graph_sampler: a ``dgl.dataloading.NeighborSampler`` (its
-            ``fanouts``, ``replace``, ``prob`` (or ``mask``: DGL keeps
-            either in ``prob``), ``prefetch_node_feats`` and
-            ``prefetch_labels`` are read) or a
-            :class:`graphferry.dgl.NeighborSampler`. With ``prob`` the
-            weights come from ``graph.edata[prob]`` (a ``graphferry.Graph``
-            must already have them) and sampling is biased.
-        batch_size (int): seeds per batch. (default: :obj:`1`)
-        shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
-        drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
-        seed (int, optional): seed of shuffling and sampling.
-            (default: :obj:`None`, drawn from torch's generator)
-        num_workers (int): must be 0: graphferry samples on its own threads.
+            ``fanouts``, ``replace``, ``prob`` (or ``mask``), and prefetch
+            lists are read) or a :class:`graphferry.dgl.NeighborSampler`.
+            With ``prob`` the weights come from ``graph.edata[prob]`` (a
+            ``graphferry.Graph`` must already have them).
+        device (str or torch.device, optional): where outputs are moved.
+            (default: :obj:`None`, the graph's device: the CPU)
+        use_ddp (bool): split the seeds across the ``torch.distributed``
+            ranks as DGL does, the same number of batches on each.
+            (default: :obj:`False`)
+        ddp_seed (int): with ``use_ddp``, the seed of shuffling and sampling
+            when ``seed`` is not given (the same on every rank).
             (default: :obj:`0`)
+        batch_size (int): seeds per batch. (default: :obj:`1`)
+        drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
+        shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
+        use_prefetch_thread, use_alternate_streams, pin_prefetcher, gpu_cache:
+            DGL's prefetcher settings; accepted and ignored (the engine
+            gathers on its own threads).
+        use_uva (bool): unsupported in this CPU-only version; must be False.
+            (default: :obj:`False`)
+        seed (int, optional): seed of shuffling and sampling.
+            (default: :obj:`None`, drawn from torch's generator, or from
+            ``generator`` when given)
         queue_capacity (int): batches buffered per pipeline stage.
             (default: :obj:`2`)
         num_threads (int): the engine's sampling threads; ``<= 0`` uses every
             core. (default: :obj:`0`)
-        device (str or torch.device): where outputs are moved.
-            (default: :obj:`"cpu"`)
-        use_uva (bool): unsupported in this CPU-only version; must be False.
-            (default: :obj:`False`)
+        **kwargs: torch ``DataLoader`` arguments, as DGL passes them on:
+            ``num_workers`` must be 0 (graphferry samples on its own
+            threads); ``generator`` seeds the shuffles when ``seed`` is not
+            given; ``persistent_workers``, ``prefetch_factor``, ``timeout``,
+            ``worker_init_fn``, ``multiprocessing_context``, ``pin_memory``
+            and ``pin_memory_device`` only tune torch's workers and are
+            ignored; ``sampler``, ``batch_sampler`` and ``collate_fn`` are
+            refused (as DGL's loader does its own batching).
     """
 
     def __init__(
@@ -349,19 +520,34 @@ class DataLoader(Closeable):
         graph: Any,
         indices: Any,
         graph_sampler: Any,
-        *,
+        device: str | torch.device | None = None,
+        use_ddp: bool = False,
+        ddp_seed: int = 0,
         batch_size: int = 1,
-        shuffle: bool = False,
         drop_last: bool = False,
-        seed: Optional[int] = None,
-        num_workers: int = 0,
+        shuffle: bool = False,
+        use_prefetch_thread: bool | None = None,
+        use_alternate_streams: bool | None = None,
+        pin_prefetcher: bool | None = None,
+        use_uva: bool = False,
+        gpu_cache: Any = None,
+        *,
+        seed: int | None = None,
         queue_capacity: int = 2,
         num_threads: int = 0,
-        device: Union[str, torch.device] = "cpu",
-        use_uva: bool = False,
+        **kwargs: Any,
     ):
-        self._loader: Optional[Loader] = None
-        refuse_workers(num_workers)
+        self._loaders = []
+        refuse_workers(kwargs.pop("num_workers", 0))
+        generator = kwargs.pop("generator", None)
+        for name in kwargs:
+            if name in _REFUSED:
+                raise ValueError(
+                    f"graphferry.dgl.DataLoader does not take '{name}': it batches the seeds itself, "
+                    "as dgl.dataloading.DataLoader does"
+                )
+            if name not in _IGNORED:
+                raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
         if use_uva:
             raise ValueError("use_uva=True is not supported: this version of graphferry is CPU-only")
         self.graph = graph
@@ -370,37 +556,103 @@ class DataLoader(Closeable):
         self.batch_size = batch_size
         self.shuffle = shuffle
         self.drop_last = drop_last
-        self.device = torch.device(device)
+        self.use_ddp = bool(use_ddp)
+        self.ddp_seed = ddp_seed
+        self.device = torch.device("cpu" if device is None else device)
         settings = _sampler_settings(graph_sampler)
-        self._graph = as_graph(graph, settings.prob)
-        self._loader = Loader(
-            self._graph,
-            indices,
+        self.settings = settings
+        self._dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
+        self._idtype = self._dgl_graph.idtype if self._dgl_graph is not None else torch.int64
+        engine_graph = as_graph(graph, settings.prob)
+        seeds = indices if isinstance(indices, torch.Tensor) else torch.as_tensor(indices)
+        if seeds.dtype == torch.int32:
+            seeds = seeds.to(torch.int64)  # the engine takes int64 ids; outputs are in the graph's idtype
+        if self.use_ddp:
+            seeds = _ddp_seeds(seeds, drop_last)
+        if seed is None:
+            if self.use_ddp:
+                seed = ddp_seed
+            elif generator is not None:
+                seed = int(torch.randint(0, 2**63 - 1, (), generator=generator))
+        wanted = list(dict.fromkeys(settings.prefetch_node_feats + settings.prefetch_labels))
+        if settings.prefetch_edge_feats:
+            # Edge data reaches the blocks through DGL's frames, attached
+            # lazily like DGL's own: only a DGLGraph has them.
+            if self._dgl_graph is None:
+                raise ValueError(
+                    "prefetch_edge_feats needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
+                    f"got prefetch_edge_feats={settings.prefetch_edge_feats}"
+                )
+            missing = [n for n in settings.prefetch_edge_feats if n not in self._dgl_graph.edata]
+            if missing:
+                raise InvalidArgumentError(
+                    GF_EINVAL,
+                    f"the DGLGraph has no edata field {missing} to prefetch (it has {sorted(self._dgl_graph.edata)})",
+                )
+        if self._dgl_graph is not None:
+            missing = [n for n in wanted if n not in self._dgl_graph.ndata]
+            if missing:
+                raise InvalidArgumentError(
+                    GF_EINVAL,
+                    f"the DGLGraph has no ndata field {missing} to prefetch (it has {sorted(self._dgl_graph.ndata)})",
+                )
+            _sync_node_data(engine_graph, self._dgl_graph, wanted)
+        # Node data the engine cannot gather (a dtype it does not carry, or
+        # not in the graph yet) is served by DGL's lazy columns instead.
+        held = set(engine_graph.node_data_names())
+        self._lazy_names = [n for n in wanted if n not in held and self._dgl_graph is not None]
+        if self._lazy_names:
+            warnings.warn(
+                f"graphferry cannot gather node data {self._lazy_names} on its threads (a dtype the engine "
+                "does not carry); the blocks serve it through DGL's lazy columns",
+                stacklevel=2,
+            )
+        options = SampleOptions(
             list(reversed(settings.fanouts)),  # the engine counts hops from the seeds
-            batch_size=batch_size,
-            shuffle=shuffle,
-            drop_last=drop_last,
             replace=settings.replace,
             frontier="all",
-            seed=seed,
-            queue_capacity=queue_capacity,
-            num_threads=num_threads,
-            feature_names=settings.prefetch_node_feats,
-            label_names=settings.prefetch_labels,
             scheme=settings.scheme,
             biased=settings.prob is not None,
             layer_without_replacement=settings.layer_without_replacement,
             exclude_edges=settings.exclude_edges,
+            seed=random_seed() if seed is None else seed,
+            num_threads=num_threads,
         )
+        try:
+            self._open_engine(
+                engine_graph,
+                seeds,
+                options,
+                batch_size=batch_size,
+                shuffle=shuffle,
+                drop_last=drop_last,
+                queue_capacity=queue_capacity,
+                feature_names=[n for n in settings.prefetch_node_feats if n not in self._lazy_names],
+                label_names=[n for n in settings.prefetch_labels if n not in self._lazy_names],
+            )
+        except GraphferryError as err:
+            raise _user_order_error(err, len(settings.fanouts)) from None
 
-    def __len__(self) -> int:
-        return len(self._loader)
-
-    def __iter__(self) -> MappedIterator:
-        return MappedIterator(self._convert, iter(self._loader))
+    def _before_epoch(self) -> None:
+        if self._dgl_graph is not None:
+            _sync_node_data(
+                self._graph,
+                self._dgl_graph,
+                list(self._loader_args["feature_names"]) + list(self._loader_args["label_names"]),
+            )
 
     def _convert(self, sub: SampledSubgraph) -> tuple:
-        blocks = to_blocks(sub)
+        g = self._dgl_graph
+        if g is not None:
+            # Tensors replaced since the engine got them: leave them to the
+            # lazy columns, which read g's current data.
+            sources = self._graph._dgl_sources
+            for data in (sub.node_data, sub.labels):
+                for name in list(data):
+                    value = g.ndata[name] if name in g.ndata else None
+                    if value is None or sources.get(name) != _cache.tensor_signature(value):
+                        del data[name]
+        blocks = to_blocks(sub, g, idtype=self._idtype)
         input_nodes = blocks[0].srcdata[dgl.NID]
         output_nodes = blocks[-1].dstdata[dgl.NID]
         if self.device.type != "cpu":
@@ -408,8 +660,3 @@ class DataLoader(Closeable):
             input_nodes = input_nodes.to(self.device)
             output_nodes = output_nodes.to(self.device)
         return input_nodes, output_nodes, blocks
-
-    def close(self) -> None:
-        """Stops the engine's threads for this loader. Idempotent."""
-        if self._loader is not None:
-            self._loader.close()

@@ -6,7 +6,7 @@ import contextlib
 import ctypes
 import os
 import weakref
-from typing import Any, Callable, Optional, Union
+from typing import Any, Callable, Union
 
 import numpy as np
 import torch
@@ -23,7 +23,7 @@ Partition = Union[str, TensorLike]
 
 def _graph_options(
     *,
-    num_nodes: Optional[int] = None,
+    num_nodes: int | None = None,
     num_patches: int = 1,
     partition: Partition = "range",
     seed: int = 0,
@@ -35,8 +35,7 @@ def _graph_options(
         methods = {"range": _lib.GF_PARTITION_RANGE, "random": _lib.GF_PARTITION_RANDOM}
         if partition not in methods:
             raise ValueError(
-                "'partition' must be 'range', 'random' or a tensor of patch ids per node "
-                f"(got '{partition}')"
+                f"'partition' must be 'range', 'random' or a tensor of patch ids per node (got '{partition}')"
             )
         method = methods[partition]
     else:
@@ -102,14 +101,17 @@ class Graph(Closeable):
                 "graphferry.Graph cannot be constructed directly; use Graph.from_csc, "
                 "from_coo, from_dgl, from_pyg or open"
             )
-        self._handle: Optional[int] = handle
+        self._handle: int | None = handle
         self._exit_stack = contextlib.ExitStack()
         self._exit_stack.callback(self._free)
+        #: Node data a conversion left out (:meth:`from_dgl`), for a dtype
+        #: the engine does not carry: name -> what was left out.
+        self.skipped_node_data: dict[str, Any] = {}
 
     # -- constructors ---------------------------------------------------------
 
     @classmethod
-    def _make(cls, build: Callable[[Any], int]) -> "Graph":
+    def _make(cls, build: Callable[[Any], int]) -> Graph:
         out = ctypes.c_void_p()
         build(ctypes.byref(out))
         return cls(out.value, _owner=_CONSTRUCTOR_TOKEN)
@@ -120,13 +122,13 @@ class Graph(Closeable):
         indptr: TensorLike,
         indices: TensorLike,
         *,
-        edge_ids: Optional[TensorLike] = None,
-        num_nodes: Optional[int] = None,
+        edge_ids: TensorLike | None = None,
+        num_nodes: int | None = None,
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-        edge_weights: Optional[TensorLike] = None,
-    ) -> "Graph":
+        edge_weights: TensorLike | None = None,
+    ) -> Graph:
         r"""Builds a graph from in-neighbour CSC arrays: the sources of the
         edges into node ``v`` are ``indices[indptr[v]:indptr[v+1]]``.
 
@@ -146,8 +148,15 @@ class Graph(Closeable):
                 :meth:`set_edge_weights`. (default: :obj:`None`)
         """
         return cls._from_compressed(
-            _lib.gf_graph_from_csc, indptr, indices, edge_ids, num_nodes, num_patches, partition,
-            seed, edge_weights,
+            _lib.gf_graph_from_csc,
+            indptr,
+            indices,
+            edge_ids,
+            num_nodes,
+            num_patches,
+            partition,
+            seed,
+            edge_weights,
         )
 
     @classmethod
@@ -156,34 +165,39 @@ class Graph(Closeable):
         indptr: TensorLike,
         indices: TensorLike,
         *,
-        edge_ids: Optional[TensorLike] = None,
-        num_nodes: Optional[int] = None,
+        edge_ids: TensorLike | None = None,
+        num_nodes: int | None = None,
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-        edge_weights: Optional[TensorLike] = None,
-    ) -> "Graph":
+        edge_weights: TensorLike | None = None,
+    ) -> Graph:
         r"""Builds a graph from out-neighbour CSR arrays: the destinations of
         the edges out of node ``u`` are ``indices[indptr[u]:indptr[u+1]]``.
         Edge ids default to CSR positions. Arguments as in :meth:`from_csc`.
         """
         return cls._from_compressed(
-            _lib.gf_graph_from_csr, indptr, indices, edge_ids, num_nodes, num_patches, partition,
-            seed, edge_weights,
+            _lib.gf_graph_from_csr,
+            indptr,
+            indices,
+            edge_ids,
+            num_nodes,
+            num_patches,
+            partition,
+            seed,
+            edge_weights,
         )
 
     @classmethod
     def _from_compressed(
         cls, fn, indptr, indices, edge_ids, num_nodes, num_patches, partition, seed, edge_weights
-    ) -> "Graph":
-        opts, keep = _graph_options(
-            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed
-        )
+    ) -> Graph:
+        opts, keep = _graph_options(num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed)
         a, b, c = borrow(indptr, "indptr"), borrow(indices, "indices"), borrow(edge_ids, "edge_ids")
         graph = cls._make(lambda out: fn(a.ref, b.ref, ref_or_null(c), ctypes.byref(opts), out))
         return graph._with_weights(edge_weights)
 
-    def _with_weights(self, edge_weights: Optional[TensorLike]) -> "Graph":
+    def _with_weights(self, edge_weights: TensorLike | None) -> Graph:
         """Sets ``edge_weights`` (if any) on a new graph, closing it on failure."""
         if edge_weights is not None:
             try:
@@ -199,14 +213,14 @@ class Graph(Closeable):
         src: TensorLike,
         dst: TensorLike,
         *,
-        num_nodes: Optional[int] = None,
+        num_nodes: int | None = None,
         remove_duplicates: bool = False,
         remove_self_loops: bool = False,
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-        edge_weights: Optional[TensorLike] = None,
-    ) -> "Graph":
+        edge_weights: TensorLike | None = None,
+    ) -> Graph:
         r"""Builds a graph from edge lists ``src[i] -> dst[i]``; edge ``i``
         gets id ``i``.
 
@@ -228,7 +242,10 @@ class Graph(Closeable):
             _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
         )
         opts, keep = _graph_options(
-            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed,
+            num_nodes=num_nodes,
+            num_patches=num_patches,
+            partition=partition,
+            seed=seed,
             flags=flags,
         )
         a, b = borrow(src, "src"), borrow(dst, "dst")
@@ -240,13 +257,13 @@ class Graph(Closeable):
         cls,
         table: Any,
         *,
-        num_nodes: Optional[int] = None,
+        num_nodes: int | None = None,
         remove_duplicates: bool = False,
         remove_self_loops: bool = False,
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-    ) -> "Graph":
+    ) -> Graph:
         r"""Builds a graph from an edge table (a ``pyarrow.Table`` or
         ``RecordBatch`` with int64/int32 columns ``src`` and ``dst``, and an
         optional float ``weight``), passed through the Arrow C Data Interface;
@@ -260,23 +277,22 @@ class Graph(Closeable):
         elif isinstance(table, pa.RecordBatch):
             batch = table
         else:
-            raise TypeError(
-                f"expected a 'pyarrow.Table' or 'pyarrow.RecordBatch' (got '{type(table).__name__}')"
-            )
+            raise TypeError(f"expected a 'pyarrow.Table' or 'pyarrow.RecordBatch' (got '{type(table).__name__}')")
         flags = (_lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0) | (
             _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
         )
         opts, keep = _graph_options(
-            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed,
+            num_nodes=num_nodes,
+            num_patches=num_patches,
+            partition=partition,
+            seed=seed,
             flags=flags,
         )
         schema, array = _lib.ArrowSchema(), _lib.ArrowArray()
         batch._export_to_c(ctypes.addressof(array), ctypes.addressof(schema))
         try:
             return cls._make(
-                lambda out: _lib.gf_graph_from_arrow(
-                    ctypes.byref(schema), ctypes.byref(array), ctypes.byref(opts), out
-                )
+                lambda out: _lib.gf_graph_from_arrow(ctypes.byref(schema), ctypes.byref(array), ctypes.byref(opts), out)
             )
         finally:
             # On GF_OK graphferry has released both; on failure they are ours.
@@ -286,12 +302,12 @@ class Graph(Closeable):
     @classmethod
     def open(
         cls,
-        path: Union[str, os.PathLike],
+        path: str | os.PathLike,
         *,
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-    ) -> "Graph":
+    ) -> Graph:
         r"""Opens a graph stored on disk (memory-mapped): a graphferry dataset
         directory (node data ``"feat"``, ``"label"``, ``"train_mask"``,
         ``"val_mask"``, ``"test_mask"`` when present) or an Arrow IPC file
@@ -309,11 +325,14 @@ class Graph(Closeable):
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-        edge_weights: Union[None, str, TensorLike] = None,
-    ) -> "Graph":
+        edge_weights: None | str | TensorLike = None,
+    ) -> Graph:
         r"""Converts a homogeneous :class:`dgl.DGLGraph` on the CPU. Its edge
         ids are DGL's, and every tensor in ``g.ndata`` becomes node data under
         the same name.
+
+        A field whose dtype the engine does not carry (e.g. complex) is
+        left out; :attr:`skipped_node_data` says which and why.
 
         Args:
             g (dgl.DGLGraph): the graph.
@@ -330,8 +349,7 @@ class Graph(Closeable):
             raise TypeError(f"expected a 'dgl.DGLGraph' (got '{type(g).__name__}')")
         if not g.is_homogeneous:
             raise TypeError(
-                "expected a homogeneous dgl.DGLGraph (got node types "
-                f"{g.ntypes} and edge types {g.etypes})"
+                f"expected a homogeneous dgl.DGLGraph (got node types {g.ntypes} and edge types {g.etypes})"
             )
         if g.device.type != "cpu":
             raise TypeError(
@@ -349,13 +367,24 @@ class Graph(Closeable):
         if eids is None or eids.numel() != indices.numel():
             eids = None
         graph = cls.from_csc(
-            indptr, indices, edge_ids=eids, num_patches=num_patches, partition=partition, seed=seed,
+            indptr,
+            indices,
+            edge_ids=eids,
+            num_patches=num_patches,
+            partition=partition,
+            seed=seed,
             edge_weights=edge_weights,
         )
         try:
             for name, value in g.ndata.items():
-                if isinstance(value, torch.Tensor):
+                if not isinstance(value, torch.Tensor):
+                    continue
+                try:
                     graph.set_node_data(name, value)
+                except TypeError:
+                    # A dtype the engine does not carry (e.g. complex): that
+                    # field is left out, not the whole graph.
+                    graph.skipped_node_data[name] = _tensor_signature(value)
         except BaseException:
             graph.close()
             raise
@@ -369,8 +398,8 @@ class Graph(Closeable):
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
-        edge_weights: Union[None, str, TensorLike] = None,
-    ) -> "Graph":
+        edge_weights: None | str | TensorLike = None,
+    ) -> Graph:
         r"""Converts a :class:`torch_geometric.data.Data` on the CPU.
         ``edge_index`` (row 0 = source, row 1 = target) gives the edges, edge
         ``i`` having id ``i`` (its column); every node-level tensor attribute
@@ -393,24 +422,25 @@ class Graph(Closeable):
         edge_index = getattr(data, "edge_index", None)
         if not isinstance(edge_index, torch.Tensor):
             raise TypeError(
-                "expected 'data.edge_index' to be a tensor of shape [2, num_edges] "
-                f"(got '{type(edge_index).__name__}')"
+                f"expected 'data.edge_index' to be a tensor of shape [2, num_edges] (got '{type(edge_index).__name__}')"
             )
         if edge_index.dim() != 2 or edge_index.size(0) != 2:
-            raise ValueError(
-                f"expected 'data.edge_index' of shape [2, num_edges] (got {list(edge_index.shape)})"
-            )
+            raise ValueError(f"expected 'data.edge_index' of shape [2, num_edges] (got {list(edge_index.shape)})")
         if isinstance(edge_weights, str):
             value = getattr(data, edge_weights, None)
             if not isinstance(value, torch.Tensor):
                 raise KeyError(
-                    f"'edge_weights': the Data has no tensor attribute '{edge_weights}' "
-                    f"(got '{type(value).__name__}')"
+                    f"'edge_weights': the Data has no tensor attribute '{edge_weights}' (got '{type(value).__name__}')"
                 )
             edge_weights = value
         graph = cls.from_coo(
-            edge_index[0], edge_index[1], num_nodes=data.num_nodes,
-            num_patches=num_patches, partition=partition, seed=seed, edge_weights=edge_weights,
+            edge_index[0],
+            edge_index[1],
+            num_nodes=data.num_nodes,
+            num_patches=num_patches,
+            partition=partition,
+            seed=seed,
+            edge_weights=edge_weights,
         )
         try:
             for name in pyg_node_attrs(data):
@@ -423,7 +453,7 @@ class Graph(Closeable):
     # -- properties ----------------------------------------------------------
 
     @property
-    def handle(self) -> Optional[int]:
+    def handle(self) -> int | None:
         """The ``gf_graph *`` as an int, or None once closed."""
         return self._handle
 
@@ -516,23 +546,23 @@ class Graph(Closeable):
         _lib.gf_graph_get_node_data(self._handle, _encode_name(name), ctypes.byref(out))
         return tensor_from_managed(out.value)
 
-    def _mask_index(self, name: str) -> Optional[torch.Tensor]:
+    def _mask_index(self, name: str) -> torch.Tensor | None:
         if name not in self.node_data_names():
             return None
         return self.get_node_data(name).nonzero(as_tuple=False).view(-1)
 
     @property
-    def train_idx(self) -> Optional[torch.Tensor]:
+    def train_idx(self) -> torch.Tensor | None:
         """int64 ids of the nodes in ``"train_mask"``, or None without one."""
         return self._mask_index("train_mask")
 
     @property
-    def val_idx(self) -> Optional[torch.Tensor]:
+    def val_idx(self) -> torch.Tensor | None:
         """int64 ids of the nodes in ``"val_mask"``, or None without one."""
         return self._mask_index("val_mask")
 
     @property
-    def test_idx(self) -> Optional[torch.Tensor]:
+    def test_idx(self) -> torch.Tensor | None:
         """int64 ids of the nodes in ``"test_mask"``, or None without one."""
         return self._mask_index("test_mask")
 
@@ -580,6 +610,11 @@ class Graph(Closeable):
 _CONSTRUCTOR_TOKEN = object()
 
 
+def _tensor_signature(tensor: torch.Tensor) -> tuple:
+    """Which tensor, in which version (as graphferry._cache compares them)."""
+    return (tensor.data_ptr(), tuple(tensor.shape), str(tensor.dtype), tensor._version)
+
+
 def pyg_node_attrs(data: Any) -> list[str]:
     """The node-level tensor attributes of a PyG ``Data`` (x, y, masks, ...)."""
     names = []
@@ -592,7 +627,7 @@ def pyg_node_attrs(data: Any) -> list[str]:
     return sorted(names)
 
 
-def convert_npy(src_dir: Union[str, os.PathLike], dst_dir: Union[str, os.PathLike]) -> None:
+def convert_npy(src_dir: str | os.PathLike, dst_dir: str | os.PathLike) -> None:
     """Converts a dataset in the ``.npy`` layout (``indptr.npy``,
     ``indices.npy``, optional ``feat.npy``, ``label.npy``, ``train_idx.npy``,
     ``val_idx.npy``, ``test_idx.npy``, ``meta.json``) in ``src_dir`` into a
@@ -605,9 +640,7 @@ def convert_npy(src_dir: Union[str, os.PathLike], dst_dir: Union[str, os.PathLik
 PRESETS = ("tiny", "small", "products-like", "papers-like")
 
 
-def generate(
-    preset: str, path: Union[str, os.PathLike], *, seed: int = 0, num_threads: int = 0
-) -> None:
+def generate(preset: str, path: str | os.PathLike, *, seed: int = 0, num_threads: int = 0) -> None:
     r"""Writes a synthetic dataset directory that :meth:`Graph.open` reads:
     an R-MAT (Kronecker) power-law graph with the Graph500 probabilities,
     stored in both directions, random features (node data ``"feat"``),

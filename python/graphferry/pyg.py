@@ -26,36 +26,27 @@ Two ways in:
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+import copy
+from collections.abc import Sequence
+from typing import Any
 
 import torch
 from torch_geometric.data import Data
+from torch_geometric.edge_index import EdgeIndex
+from torch_geometric.loader.utils import filter_edge_store_, get_input_nodes, index_select
 from torch_geometric.sampler import BaseSampler, NodeSamplerInput, SamplerOutput
 
-try:  # torch_geometric >= 2.5: loaders yield edge_index as an EdgeIndex
-    from torch_geometric.edge_index import EdgeIndex
-except ImportError:  # pragma: no cover - older torch_geometric
-    EdgeIndex = None
-
-from . import _cache
+from . import _cache, _loader
 from ._dlpack import as_cpu_tensor
+from ._loader import EngineLoader, refuse_workers
+from ._options import SampleOptions, check_scheme, fanout_values
 from .graph import Graph, pyg_node_attrs
-from ._resource import Closeable, MappedIterator
-from .sampling import (
-    _scheme,
-    Loader,
-    SampledSubgraph,
-    _fanout_array,
-    random_seed,
-    refuse_workers,
-    sample_neighbors,
-)
-from .sampling import random_walk as _random_walk
+from .sampling import SampledSubgraph, random_seed, sample_with_options
 
 __all__ = ["Sampler", "NeighborLoader", "as_graph", "random_walk"]
 
 
-def _pyg_signature(data: Data, weight_attr: Optional[str] = None) -> Any:
+def _pyg_signature(data: Data, weight_attr: str | None = None) -> Any:
     weights = getattr(data, weight_attr, None) if weight_attr is not None else None
     return (
         data.num_nodes,
@@ -65,24 +56,21 @@ def _pyg_signature(data: Data, weight_attr: Optional[str] = None) -> Any:
     )
 
 
-def as_graph(data: Any, weight_attr: Optional[str] = None) -> Graph:
+def as_graph(data: Any, weight_attr: str | None = None) -> Graph:
     """``data`` if it is a :class:`graphferry.Graph`, else the (cached)
     conversion of a ``torch_geometric.data.Data``, with the edge weights of
     ``data[weight_attr]`` when ``weight_attr`` is given."""
-    if isinstance(data, Graph):
-        return data
-    if isinstance(data, Data):
-        if weight_attr is not None and not isinstance(getattr(data, weight_attr, None), torch.Tensor):
+    if isinstance(data, Data) and weight_attr is not None:
+        if not isinstance(getattr(data, weight_attr, None), torch.Tensor):
             raise KeyError(
-                f"'weight_attr': the Data has no tensor attribute '{weight_attr}' "
-                f"(it has {sorted(data.keys())})"
+                f"'weight_attr': the Data has no tensor attribute '{weight_attr}' (it has {sorted(data.keys())})"
             )
-        return _cache.cached_graph(
-            data, _pyg_signature(data, weight_attr),
-            lambda: Graph.from_pyg(data, edge_weights=weight_attr),
-        )
-    raise TypeError(
-        f"expected a 'torch_geometric.data.Data' or 'graphferry.Graph' (got '{type(data).__name__}')"
+    return _loader.as_graph(
+        data,
+        Data,
+        "torch_geometric.data.Data",
+        lambda: _pyg_signature(data, weight_attr),
+        lambda: Graph.from_pyg(data, edge_weights=weight_attr),
     )
 
 
@@ -90,15 +78,12 @@ def _num_neighbors(num_neighbors: Any) -> list[int]:
     values = getattr(num_neighbors, "values", num_neighbors)  # torch_geometric NumNeighbors
     if isinstance(values, dict):
         raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type num_neighbors)")
-    _fanout_array(values, "num_neighbors")
-    return list(values)
+    return list(fanout_values(values, "num_neighbors"))
 
 
-def _weight_attr(weight_attr: Any) -> Optional[str]:
+def _weight_attr(weight_attr: Any) -> str | None:
     if weight_attr is not None and not isinstance(weight_attr, str):
-        raise TypeError(
-            f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')"
-        )
+        raise TypeError(f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')")
     return weight_attr
 
 
@@ -108,10 +93,10 @@ def random_walk(
     walk_length: int,
     p: float = 1.0,
     q: float = 1.0,
-    num_nodes: Optional[int] = None,
+    num_nodes: int | None = None,
     return_edge_indices: bool = False,
     restart_prob: float = 0.0,
-    seed: Optional[int] = None,
+    seed: int | None = None,
 ):
     r"""Uniform random walks in the manner of ``torch_cluster.random_walk``
     (which PyG's ``Node2Vec`` uses), by graphferry's collective walk: from
@@ -147,16 +132,15 @@ def random_walk(
     edge_index = as_cpu_tensor(edge_index, "edge_index")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"'edge_index' must have shape [2, E] (got {list(edge_index.shape)})")
-    # graphferry walks along in-edges: build the graph with the edges reversed.
-    graph = _cache.cached_graph(
+    node_seq, edge_seq = _loader.walk_reversed(
         edge_index,
         (_cache.tensor_signature(edge_index), num_nodes),
-        lambda: Graph.from_coo(edge_index[1], edge_index[0], num_nodes=num_nodes),
-        kind="reverse",
-    )
-    node_seq, edge_seq = _random_walk(
-        graph, start, walk_length, restart_prob=restart_prob,
-        seed=random_seed() if seed is None else seed,
+        lambda: (edge_index[0], edge_index[1], num_nodes, None),
+        start,
+        walk_length,
+        biased=False,
+        restart_prob=restart_prob,
+        seed=seed,
     )
     return (node_seq, edge_seq) if return_edge_indices else node_seq
 
@@ -214,23 +198,33 @@ class Sampler(BaseSampler):
         num_neighbors: Sequence[int],
         *,
         replace: bool = False,
-        weight_attr: Optional[str] = None,
+        weight_attr: str | None = None,
         scheme: str = "node",
         layer_without_replacement: bool = False,
         exclude_edges: Any = None,
-        seed: Optional[int] = None,
+        seed: int | None = None,
     ):
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)
         self.replace = bool(replace)
         self.weight_attr = _weight_attr(weight_attr)
-        _scheme(scheme)
-        self.scheme = scheme
+        self.scheme = check_scheme(scheme)
         self.layer_without_replacement = bool(layer_without_replacement)
         self.exclude_edges = exclude_edges
         self.seed = random_seed() if seed is None else int(seed)
+        # Validated once; each call replaces only the seed.
+        self._options = SampleOptions(
+            self.num_neighbors,
+            replace=self.replace,
+            frontier="new",
+            scheme=self.scheme,
+            biased=self.weight_attr is not None,
+            layer_without_replacement=self.layer_without_replacement,
+            exclude_edges=exclude_edges,
+            seed=self.seed,
+        )
         self._calls = 0
-        self._graph: Optional[Graph] = as_graph(data, self.weight_attr)
+        self._graph: Graph | None = as_graph(data, self.weight_attr)
 
     def _next_seed(self) -> int:
         # Each call gets its own random streams, reproducible from `seed`.
@@ -239,19 +233,12 @@ class Sampler(BaseSampler):
 
     def sample_from_nodes(self, index: NodeSamplerInput, **kwargs: Any) -> SamplerOutput:
         if index.input_type is not None:
-            raise ValueError(
-                f"graphferry samples homogeneous graphs only (got input_type='{index.input_type}')"
-            )
+            raise ValueError(f"graphferry samples homogeneous graphs only (got input_type='{index.input_type}')")
         if index.time is not None:
             raise ValueError("graphferry does not support temporal sampling (got seed times)")
         if self._graph is None:  # after unpickling
             self._graph = as_graph(self.data, self.weight_attr)
-        sub = sample_neighbors(
-            self._graph, index.node, self.num_neighbors, replace=self.replace,
-            frontier="new", seed=self._next_seed(), biased=self.weight_attr is not None,
-            scheme=self.scheme, layer_without_replacement=self.layer_without_replacement,
-            exclude_edges=self.exclude_edges,
-        )
+        sub = sample_with_options(self._graph, index.node, self._options.replace_fields(seed=self._next_seed()))
         row, col, edge = _edge_index(sub)
         return SamplerOutput(
             node=sub.nodes,
@@ -273,7 +260,7 @@ class Sampler(BaseSampler):
         return state
 
 
-class NeighborLoader(Closeable):
+class NeighborLoader(EngineLoader):
     r"""A ``torch_geometric.loader.NeighborLoader`` backed by the graphferry
     engine's pipeline (sampling and feature gathering on its own threads).
 
@@ -324,101 +311,96 @@ class NeighborLoader(Closeable):
         shuffle: bool = False,
         drop_last: bool = False,
         replace: bool = False,
-        weight_attr: Optional[str] = None,
+        weight_attr: str | None = None,
         scheme: str = "node",
         layer_without_replacement: bool = False,
         exclude_edges: Any = None,
-        seed: Optional[int] = None,
+        seed: int | None = None,
         num_workers: int = 0,
         queue_capacity: int = 2,
         num_threads: int = 0,
     ):
-        self._loader: Optional[Loader] = None
+        self._loaders = []
         refuse_workers(num_workers)
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)
         self.batch_size = batch_size
         self.weight_attr = _weight_attr(weight_attr)
-        self._graph = as_graph(data, self.weight_attr)
+        graph = as_graph(data, self.weight_attr)
         if isinstance(data, Data):
             self._node_attrs = pyg_node_attrs(data)
+            # Node attributes the engine does not hold (e.g. NumPy arrays):
+            # indexed per batch, as PyG's filter_node_store_ indexes them.
+            self._other_node_attrs = [
+                key
+                for key in data.keys()
+                if key not in self._node_attrs and (key == "num_nodes" or data._store.is_node_attr(key))
+            ]
         else:
-            self._node_attrs = self._graph.node_data_names()
-
-        # Seeds as PyG's get_input_nodes makes them: None -> all nodes, a bool
-        # mask -> its nonzero ids (input_id is then the node id), else ids
-        # (input_id is the position in input_nodes).
-        self._input_is_mask = False
-        if input_nodes is None:
-            seeds = torch.arange(self._graph.num_nodes, dtype=torch.int64)
-        else:
-            seeds = as_cpu_tensor(input_nodes, "input_nodes")
-            if seeds.dtype == torch.bool:
-                seeds = seeds.nonzero(as_tuple=False).view(-1)
-                self._input_is_mask = True
+            self._node_attrs = graph.node_data_names()
+            self._other_node_attrs = []
+        # Seeds and input_id as PyG's own loaders make them (None: all nodes;
+        # a bool mask: its nonzero ids, input_id the node ids; ids: input_id
+        # the positions, left None here).
+        index_of = data if isinstance(data, Data) else Data(num_nodes=graph.num_nodes)
+        if input_nodes is not None and not isinstance(input_nodes, torch.Tensor):
+            input_nodes = as_cpu_tensor(input_nodes, "input_nodes")
+        _, seeds, self._input_id = get_input_nodes(index_of, input_nodes)[:3]
         self._seeds = seeds
-        self._loader = Loader(
-            self._graph,
-            seeds,
+        options = SampleOptions(
             self.num_neighbors,
+            replace=replace,
+            frontier="new",
+            scheme=scheme,
+            biased=self.weight_attr is not None,
+            layer_without_replacement=layer_without_replacement,
+            exclude_edges=exclude_edges,
+            seed=random_seed() if seed is None else seed,
+            num_threads=num_threads,
+        )
+        self._open_engine(
+            graph,
+            seeds,
+            options,
             batch_size=batch_size,
             shuffle=shuffle,
             drop_last=drop_last,
-            replace=replace,
-            frontier="new",
-            seed=seed,
             queue_capacity=queue_capacity,
-            num_threads=num_threads,
             feature_names=self._node_attrs,
-            biased=self.weight_attr is not None,
-            scheme=scheme,
-            layer_without_replacement=layer_without_replacement,
-            exclude_edges=exclude_edges,
         )
-
-    def __len__(self) -> int:
-        return len(self._loader)
-
-    def __iter__(self) -> MappedIterator:
-        return MappedIterator(self._convert, iter(self._loader))
 
     def _convert(self, sub: SampledSubgraph) -> Data:
         row, col, edge = _edge_index(sub)
-        out = Data()
+        node = sub.nodes
         source = self.data if isinstance(self.data, Data) else None
-        if source is not None:
-            for key, value in source:
-                if key in sub.node_data or key == "edge_index":
-                    continue
+        if source is None:
+            out = Data(num_nodes=node.numel())
+            for key, value in sub.node_data.items():
+                out[key] = value
+            # As PyG's filter_edge_store_: hops follow each other and each
+            # hop is CSC, so the targets (col) are sorted.
+            out.edge_index = EdgeIndex(torch.stack([row, col]), sparse_size=out.size(), sort_order="col")
+        else:
+            # PyG's filter_data, except that the node attributes the engine
+            # gathered are taken as they are rather than gathered again.
+            out = copy.copy(source)
+            for key, value in sub.node_data.items():
+                out[key] = value
+            for key in self._other_node_attrs:
                 if key == "num_nodes":
-                    out.num_nodes = sub.nodes.numel()
-                elif isinstance(value, torch.Tensor) and source.is_edge_attr(key):
-                    dim = source.__cat_dim__(key, value)
-                    out[key] = value.index_select(dim, edge)
-                else:
-                    out[key] = value
-        for key, value in sub.node_data.items():
-            out[key] = value
-        edge_index = torch.stack([row, col])
-        if EdgeIndex is not None:
-            # As PyG's filter_data: hops follow each other and each hop is CSC,
-            # so the targets (col) are sorted.
-            n = sub.nodes.numel()
-            edge_index = EdgeIndex(edge_index, sparse_size=(n, n), sort_order="col")
-        out.edge_index = edge_index
-        out.n_id = sub.nodes
+                    out.num_nodes = node.numel()
+                    continue
+                value = source[key]
+                out[key] = index_select(value, node, dim=source.__cat_dim__(key, value))
+            filter_edge_store_(source._store, out._store, row, col, edge)
+        out.n_id = node
         out.e_id = edge
         out.num_sampled_nodes = sub.hop_counts.tolist()
         out.num_sampled_edges = [b.num_edges for b in sub.blocks]
-        seeds_pos = sub.input_index
-        out.input_id = self._seeds[seeds_pos] if self._input_is_mask else seeds_pos
+        positions = sub.input_index
+        out.input_id = self._input_id[positions] if self._input_id is not None else positions
         out.batch_size = sub.batch_size
         return out
-
-    def close(self) -> None:
-        """Stops the engine's threads for this loader. Idempotent."""
-        if self._loader is not None:
-            self._loader.close()
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}()"

@@ -25,23 +25,21 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Optional, Sequence
+from typing import Any
 
 import numpy as np
 import torch
 
 from . import _lib
-from ._dlpack import BorrowedTensor, borrow, tensor_from_managed
-from .errors import GF_DONE, GF_EINTERNAL, GraphferryError
-from .graph import Graph, _as_int, _encode_name
+from ._dlpack import BorrowedTensor, tensor_from_managed
+from ._options import SampleOptions
 from ._resource import Closeable
+from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GraphferryError
+from .graph import Graph, _as_int, _encode_name
 
-__all__ = ["Block", "SampledSubgraph", "sample_neighbors", "random_walk", "Loader"]
-
-_INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
-_FRONTIERS = {"all": _lib.GF_FRONTIER_ALL, "new": _lib.GF_FRONTIER_NEW}
-_SCHEMES = {"node": _lib.GF_SCHEME_NODE_WISE, "layer": _lib.GF_SCHEME_LAYER_WISE}
+__all__ = ["Block", "SampledSubgraph", "SampleOptions", "sample_neighbors", "random_walk", "Loader"]
 
 
 @dataclass(frozen=True)
@@ -74,9 +72,7 @@ class Block:
     def dst_positions(self) -> torch.Tensor:
         """The destination of each edge as a position in ``nodes`` (int64)."""
         counts = self.indptr[1:] - self.indptr[:-1]
-        local = torch.arange(self.num_dst, dtype=torch.int64).repeat_interleave(
-            counts, output_size=self.num_edges
-        )
+        local = torch.arange(self.num_dst, dtype=torch.int64).repeat_interleave(counts, output_size=self.num_edges)
         return local + self.dst_offset if self.dst_offset else local
 
     def edge_index(self) -> torch.Tensor:
@@ -105,7 +101,7 @@ class SampledSubgraph:
     nodes: torch.Tensor
     hop_counts: torch.Tensor
     blocks: list[Block]
-    input_index: Optional[torch.Tensor] = None
+    input_index: torch.Tensor | None = None
     node_data: dict[str, torch.Tensor] = field(default_factory=dict)
     labels: dict[str, torch.Tensor] = field(default_factory=dict)
 
@@ -123,7 +119,7 @@ class _Batch(Closeable):
     """Wrapper of one ``gf_batch *``; fields are moved out once each."""
 
     def __init__(self, handle: int):
-        self._handle: Optional[int] = handle
+        self._handle: int | None = handle
         self._exit_stack = contextlib.ExitStack()
         self._exit_stack.callback(self._free)
 
@@ -135,7 +131,10 @@ class _Batch(Closeable):
     def block_shape(self, layer: int) -> tuple[int, int, int]:
         num_dst, num_src, dst_offset = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
         _lib.gf_batch_block_shape(
-            self._handle, layer, ctypes.byref(num_dst), ctypes.byref(num_src),
+            self._handle,
+            layer,
+            ctypes.byref(num_dst),
+            ctypes.byref(num_src),
             ctypes.byref(dst_offset),
         )
         return num_dst.value, num_src.value, dst_offset.value
@@ -194,60 +193,6 @@ class _Batch(Closeable):
 
     def close(self) -> None:
         self._exit_stack.close()
-
-
-def _fanout_array(fanouts: Any, name: str = "fanouts") -> ctypes.Array:
-    """``int32_t[]`` of a sequence of ints. Values are the engine's to check;
-    only what an int32 cannot carry is refused here."""
-    if isinstance(fanouts, torch.Tensor):
-        fanouts = fanouts.tolist()
-    if isinstance(fanouts, (str, bytes)) or not isinstance(fanouts, (Sequence, np.ndarray)):
-        raise TypeError(f"'{name}' must be a list of ints (got '{type(fanouts).__name__}')")
-    values = [_as_int(v, f"{name}[{i}]") for i, v in enumerate(fanouts)]
-    for i, v in enumerate(values):
-        if not _INT32_MIN <= v <= _INT32_MAX:
-            raise ValueError(f"'{name}[{i}]' = {v} does not fit in an int32")
-    return (ctypes.c_int32 * max(len(values), 1))(*values), len(values)
-
-
-def _scheme(scheme: Any) -> int:
-    if not isinstance(scheme, str) or scheme not in _SCHEMES:
-        raise ValueError(f"'scheme' must be 'node' or 'layer' (got {scheme!r})")
-    return _SCHEMES[scheme]
-
-
-def _sample_options(
-    fanouts: Any,
-    *,
-    replace: bool,
-    frontier: str,
-    seed: int,
-    num_threads: int,
-    scheme: str = "node",
-    biased: bool = False,
-    layer_without_replacement: bool = False,
-    exclude_edges: Any = None,
-) -> tuple[_lib.gf_sample_options, Any]:
-    """Builds gf_sample_options; returns it and what must stay alive with it
-    (the fan-out array and the borrowed ``exclude_edges``)."""
-    if frontier not in _FRONTIERS:
-        raise ValueError(f"'frontier' must be 'all' or 'new' (got {frontier!r})")
-    scheme_id = _scheme(scheme)
-    array, num_hops = _fanout_array(fanouts)
-    excluded = borrow(exclude_edges, "exclude_edges")
-    opts = _lib.gf_sample_options(
-        num_hops=num_hops,
-        fanouts=ctypes.cast(array, ctypes.POINTER(ctypes.c_int32)),
-        replace=1 if replace else 0,
-        frontier=_FRONTIERS[frontier],
-        seed=_as_int(seed, "seed") & 0xFFFFFFFFFFFFFFFF,
-        num_threads=_as_int(num_threads, "num_threads"),
-        scheme=scheme_id,
-        biased=1 if biased else 0,
-        layer_without_replacement=1 if layer_without_replacement else 0,
-        exclude_edges=ctypes.pointer(excluded.dltensor) if excluded is not None else None,
-    )
-    return opts, (array, excluded)
 
 
 def _check_graph(graph: Any) -> Graph:
@@ -316,16 +261,29 @@ def sample_neighbors(
         sub.blocks[0].edge_index()   # hop 0: edges into the seeds
     """
     graph = _check_graph(graph)
-    opts, keep = _sample_options(
-        fanouts, replace=replace, frontier=frontier, seed=seed, num_threads=num_threads,
-        scheme=scheme, biased=biased, layer_without_replacement=layer_without_replacement,
+    options = SampleOptions(
+        fanouts,
+        replace=replace,
+        frontier=frontier,
+        scheme=scheme,
+        biased=biased,
+        layer_without_replacement=layer_without_replacement,
         exclude_edges=exclude_edges,
+        seed=seed,
+        num_threads=num_threads,
     )
+    return sample_with_options(graph, seeds, options)
+
+
+def sample_with_options(graph: Graph, seeds: Any, options: SampleOptions) -> SampledSubgraph:
+    """:func:`sample_neighbors` with its options as one :class:`SampleOptions`."""
+    graph = _check_graph(graph)
+    opts, keep = options.to_c()
     borrowed = BorrowedTensor(seeds, "seeds")
     out = ctypes.c_void_p()
     _lib.gf_sample(graph.handle, borrowed.ref, ctypes.byref(opts), ctypes.byref(out))
     with _Batch(out.value) as batch:
-        return batch.read(frontier_all=frontier == "all")
+        return batch.read(frontier_all=options.frontier == "all")
 
 
 def random_walk(
@@ -380,7 +338,10 @@ def random_walk(
     borrowed = BorrowedTensor(seeds, "seeds")
     traces, edge_ids = ctypes.c_void_p(), ctypes.c_void_p()
     _lib.gf_random_walk(
-        graph.handle, borrowed.ref, ctypes.byref(opts), ctypes.byref(traces),
+        graph.handle,
+        borrowed.ref,
+        ctypes.byref(opts),
+        ctypes.byref(traces),
         ctypes.byref(edge_ids),
     )
     try:
@@ -440,7 +401,7 @@ class Loader(Closeable):
         drop_last: bool = False,
         replace: bool = False,
         frontier: str = "all",
-        seed: Optional[int] = None,
+        seed: int | None = None,
         queue_capacity: int = 2,
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
@@ -450,20 +411,82 @@ class Loader(Closeable):
         layer_without_replacement: bool = False,
         exclude_edges: Any = None,
     ):
-        self._handle: Optional[int] = None
-        self._exit_stack = contextlib.ExitStack()
-        self._active: Optional[object] = None  # token of the epoch in progress
-        self._next_epoch = 0
-        graph = _check_graph(graph)
-        if seed is None:
-            seed = random_seed()
-        seed = _as_int(seed, "seed")
-        self.frontier = frontier
-        self._sample, self._keep = _sample_options(
-            fanouts, replace=replace, frontier=frontier, seed=seed, num_threads=num_threads,
-            scheme=scheme, biased=biased, layer_without_replacement=layer_without_replacement,
+        options = SampleOptions(
+            fanouts,
+            replace=replace,
+            frontier=frontier,
+            scheme=scheme,
+            biased=biased,
+            layer_without_replacement=layer_without_replacement,
             exclude_edges=exclude_edges,
+            seed=random_seed() if seed is None else seed,
+            num_threads=num_threads,
         )
+        self._open(
+            graph,
+            seeds,
+            options,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            queue_capacity=queue_capacity,
+            feature_names=feature_names,
+            label_names=label_names,
+        )
+
+    @classmethod
+    def from_options(
+        cls,
+        graph: Graph,
+        seeds: Any,
+        options: SampleOptions,
+        *,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        queue_capacity: int = 2,
+        feature_names: Sequence[str] = (),
+        label_names: Sequence[str] = (),
+    ) -> Loader:
+        """A loader sampling with ``options``; ``options.seed`` also seeds the
+        per-epoch shuffles."""
+        self = cls.__new__(cls)
+        self._open(
+            graph,
+            seeds,
+            options,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            queue_capacity=queue_capacity,
+            feature_names=feature_names,
+            label_names=label_names,
+        )
+        return self
+
+    def _open(
+        self,
+        graph: Graph,
+        seeds: Any,
+        options: SampleOptions,
+        *,
+        batch_size: int,
+        shuffle: bool,
+        drop_last: bool,
+        queue_capacity: int,
+        feature_names: Sequence[str],
+        label_names: Sequence[str],
+    ) -> None:
+        self._handle: int | None = None
+        self._exit_stack = contextlib.ExitStack()
+        self._active: object | None = None  # token of the epoch in progress
+        self._next_epoch = 0
+        self.graph = _check_graph(graph)
+        if not isinstance(options, SampleOptions):
+            raise TypeError(f"'options' must be a graphferry.SampleOptions (got '{type(options).__name__}')")
+        self.options = options
+        self.frontier = options.frontier
+        self._sample, self._keep = options.to_c()
         self._features = [(n, _encode_name(n, "feature_names")) for n in _names(feature_names, "feature_names")]
         self._labels = [(n, _encode_name(n, "label_names")) for n in _names(label_names, "label_names")]
         self._feature_array = (ctypes.c_char_p * max(len(self._features), 1))(*[b for _, b in self._features])
@@ -473,55 +496,85 @@ class Loader(Closeable):
             batch_size=_as_int(batch_size, "batch_size"),
             shuffle=1 if shuffle else 0,
             drop_last=1 if drop_last else 0,
-            shuffle_seed=seed & 0xFFFFFFFFFFFFFFFF,
+            shuffle_seed=options.seed & 0xFFFFFFFFFFFFFFFF,
             queue_capacity=_as_int(queue_capacity, "queue_capacity"),
             num_feature_names=len(self._features),
             feature_names=ctypes.cast(self._feature_array, ctypes.POINTER(ctypes.c_char_p)),
             num_label_names=len(self._labels),
             label_names=ctypes.cast(self._label_array, ctypes.POINTER(ctypes.c_char_p)),
         )
+        if graph.closed:
+            raise _closed_error("graphferry.Loader: the graph was closed")
         borrowed = BorrowedTensor(seeds, "seeds")
         out = ctypes.c_void_p()
         _lib.gf_loader_open(graph.handle, borrowed.ref, ctypes.byref(self._options), ctypes.byref(out))
         self._handle = out.value
         self._exit_stack.callback(self._free)
-        self.graph = graph
         graph._add_child(self)
+
+    def _check_open(self) -> int:
+        """The handle; a clear error, naming the graph if it was closed, when
+        there is none."""
+        if self._handle is None:
+            if self.graph.closed:
+                raise _closed_error(
+                    "graphferry.Loader: the graph was closed (closing a graphferry.Graph closes its loaders)"
+                )
+            raise _closed_error("graphferry.Loader: the loader was closed")
+        return self._handle
 
     def __len__(self) -> int:
         out = ctypes.c_int64()
-        _lib.gf_loader_num_batches(self._handle, ctypes.byref(out))
+        _lib.gf_loader_num_batches(self._check_open(), ctypes.byref(out))
         return out.value
 
-    def __iter__(self) -> "_EpochIterator":
+    def __iter__(self) -> _EpochIterator:
         epoch = self._next_epoch
         self._next_epoch += 1
         return self.epoch(epoch)
 
-    def epoch(self, number: int) -> "_EpochIterator":
+    def epoch(self, number: int) -> _EpochIterator:
         """Starts epoch ``number`` (its permutation and random streams depend
         on it) and returns its iterator."""
+        handle = self._check_open()
         self._active = None
-        _lib.gf_loader_start(self._handle, _as_int(number, "epoch") & 0xFFFFFFFFFFFFFFFF)
+        _lib.gf_loader_start(handle, _as_int(number, "epoch") & 0xFFFFFFFFFFFFFFFF)
         it = _EpochIterator(self)
         self._active = it.token
         return it
 
-    def _next_batch(self, it: "_EpochIterator") -> SampledSubgraph:
+    @property
+    def in_epoch(self) -> bool:
+        """Whether an epoch was started and has not ended."""
+        return self._active is not None
+
+    def _next_batch(self, it: _EpochIterator) -> SampledSubgraph:
+        if it.done:
+            raise StopIteration
+        if self._handle is None:
+            # Closed under a running epoch (by close() or by closing the
+            # graph): an error, not a silently short epoch.
+            it.done = True
+            self._check_open()
         if self._active is not it.token:
-            raise StopIteration  # a newer epoch started, or the loader closed
+            it.done = True
+            raise StopIteration  # a newer epoch of this loader started
         out = ctypes.c_void_p()
         try:
             status = _lib.gf_loader_next(self._handle, ctypes.byref(out))
         except BaseException:
             self._active = None  # the error ended the epoch
+            it.done = True
             raise
         if status == GF_DONE:
             self._active = None
+            it.done = True
             raise StopIteration
         with _Batch(out.value) as batch:
             return batch.read(
-                self._features, self._labels, input_index=True,
+                self._features,
+                self._labels,
+                input_index=True,
                 frontier_all=self.frontier == "all",
             )
 
@@ -532,7 +585,7 @@ class Loader(Closeable):
             _lib.gf_loader_close(handle)
 
     @property
-    def handle(self) -> Optional[int]:
+    def handle(self) -> int | None:
         """The ``gf_loader *`` as an int, or None once closed."""
         return self._handle
 
@@ -541,8 +594,10 @@ class Loader(Closeable):
         return self._handle is None
 
     def close(self) -> None:
-        """Stops the engine's threads and releases the loader. Idempotent."""
-        self._exit_stack.close()
+        """Stops the engine's threads and releases the loader. Idempotent.
+        An epoch still being iterated then raises on its next batch."""
+        if hasattr(self, "_exit_stack"):  # not when __init__ failed early
+            self._exit_stack.close()
 
     def __reduce__(self):
         raise TypeError(
@@ -557,12 +612,18 @@ class _EpochIterator(Iterator[SampledSubgraph]):
     def __init__(self, loader: Loader):
         self._loader = loader
         self.token = object()
+        self.done = False
 
-    def __iter__(self) -> "_EpochIterator":
+    def __iter__(self) -> _EpochIterator:
         return self
 
     def __next__(self) -> SampledSubgraph:
         return self._loader._next_batch(self)
+
+
+def _closed_error(message: str) -> GraphferryError:
+    # GF_EBADHANDLE, as the library answers for a released handle.
+    return GraphferryError(GF_EBADHANDLE, message)
 
 
 def _names(names: Any, what: str) -> list[str]:
@@ -573,16 +634,3 @@ def _names(names: Any, what: str) -> list[str]:
     if not isinstance(names, (list, tuple)):
         raise TypeError(f"'{what}' must be a list of str (got '{type(names).__name__}')")
     return list(names)
-
-
-def refuse_workers(num_workers: Any) -> None:
-    """Raises ValueError for ``num_workers > 0``: forked DataLoader workers
-    cannot run graphferry."""
-    if not isinstance(num_workers, (int, np.integer)) or isinstance(num_workers, bool):
-        raise TypeError(f"'num_workers' must be an int (got '{type(num_workers).__name__}')")
-    if num_workers > 0:
-        raise ValueError(
-            f"num_workers={num_workers} is not supported: graphferry samples and gathers on its "
-            "own threads and cannot run in forked DataLoader worker processes; use num_workers=0 "
-            "(the engine already works ahead of the training loop)"
-        )

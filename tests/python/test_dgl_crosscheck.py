@@ -34,6 +34,7 @@ import torch
 dgl = pytest.importorskip("dgl")
 
 import graphferry  # noqa: E402
+
 from conftest import DATASETS_DIR  # noqa: E402
 
 K = 3
@@ -93,8 +94,7 @@ def test_uniform_sampling_matches_dgl_and_exact(pubmed):
 
     deg_e = deg[dst].double()  # in-degree of each edge's destination
     p_e = (K / deg_e).clamp(max=1.0)
-    print(f"\nPubMed: {n} nodes, {e} edges, fan-out {K}, {R} repetitions "
-          f"(graphferry {t_gf:.1f} s, DGL {t_dgl:.1f} s)")
+    print(f"\nPubMed: {n} nodes, {e} edges, fan-out {K}, {R} repetitions (graphferry {t_gf:.1f} s, DGL {t_dgl:.1f} s)")
 
     # in-degree <= K: every edge every time
     full = deg_e <= K
@@ -106,8 +106,10 @@ def test_uniform_sampling_matches_dgl_and_exact(pubmed):
     pos = indptr[big] + (torch.rand(big.numel(), generator=gen) * deg[big]).long()
     p_v = K / deg[big].double()
 
-    print(f"{'degrees':>12} {'nodes':>6} {'expected':>10} {'graphferry':>10} {'DGL':>10} "
-          f"{'z gf':>6} {'z dgl':>6} {'z gf-dgl':>8}")
+    print(
+        f"{'degrees':>12} {'nodes':>6} {'expected':>10} {'graphferry':>10} {'DGL':>10} "
+        f"{'z gf':>6} {'z dgl':>6} {'z gf-dgl':>8}"
+    )
     chi_gf = chi_dgl = chi_two = 0.0
     classes = 0
     for lo, hi in zip(CLASS_EDGES[:-1], CLASS_EDGES[1:]):
@@ -126,13 +128,17 @@ def test_uniform_sampling_matches_dgl_and_exact(pubmed):
         chi_two += z_two**2
         classes += 1
         label = f"{lo}" if hi == lo + 1 else f"{lo}-{hi - 1 if hi < 10**9 else ''}"
-        print(f"{label:>12} {int(sel.sum()):>6} {mean:>10.1f} {s_gf:>10} {s_dgl:>10} "
-              f"{z_gf:>6.2f} {z_dgl:>6.2f} {z_two:>8.2f}")
+        print(
+            f"{label:>12} {int(sel.sum()):>6} {mean:>10.1f} {s_gf:>10} {s_dgl:>10} "
+            f"{z_gf:>6.2f} {z_dgl:>6.2f} {z_two:>8.2f}"
+        )
         for z in (z_gf, z_dgl, z_two):
             assert abs(z) < 5.0, f"degree class {label}: z = {z:.2f}"
     p_gf, p_dgl, p_two = chi2_sf(chi_gf, classes), chi2_sf(chi_dgl, classes), chi2_sf(chi_two, classes)
-    print(f"chi-square over {classes} degree classes: graphferry vs exact {chi_gf:.2f} (p = {p_gf:.3f}), "
-          f"DGL vs exact {chi_dgl:.2f} (p = {p_dgl:.3f}), graphferry vs DGL {chi_two:.2f} (p = {p_two:.3f})")
+    print(
+        f"chi-square over {classes} degree classes: graphferry vs exact {chi_gf:.2f} (p = {p_gf:.3f}), "
+        f"DGL vs exact {chi_dgl:.2f} (p = {p_dgl:.3f}), graphferry vs DGL {chi_two:.2f} (p = {p_two:.3f})"
+    )
 
     # per-edge dispersion over all edges of nodes with deg > K
     part = ~full
@@ -141,8 +147,10 @@ def test_uniform_sampling_matches_dgl_and_exact(pubmed):
     disp_gf = float(((c_gf[part] - R * p_e[part]) ** 2 / v1).sum()) / m
     disp_dgl = float(((c_dgl[part] - R * p_e[part]) ** 2 / v1).sum()) / m
     disp_two = float(((c_gf[part] - c_dgl[part]).double() ** 2 / (2 * v1)).sum()) / m
-    print(f"per-edge dispersion over {m} edges (1 expected): graphferry {disp_gf:.3f}, "
-          f"DGL {disp_dgl:.3f}, graphferry vs DGL {disp_two:.3f}")
+    print(
+        f"per-edge dispersion over {m} edges (1 expected): graphferry {disp_gf:.3f}, "
+        f"DGL {disp_dgl:.3f}, graphferry vs DGL {disp_two:.3f}"
+    )
 
     for p in (p_gf, p_dgl, p_two):
         assert p > 1e-4

@@ -14,6 +14,7 @@ import torch
 
 import graphferry
 from graphferry import _lib
+
 from conftest import check_subgraph, csc_of_coo, edge_table
 
 
@@ -65,7 +66,8 @@ def test_from_csc_default_edge_ids_are_csc_positions(tiny):
 
 def test_from_csc_accepts_numpy_and_int32(tiny):
     with graphferry.Graph.from_csc(
-        tiny.indptr.numpy().astype(np.int32), tiny.indices.numpy().astype(np.int32),
+        tiny.indptr.numpy().astype(np.int32),
+        tiny.indices.numpy().astype(np.int32),
         edge_ids=tiny.edge_ids.numpy(),
     ) as g:
         assert g.num_edges == tiny.src.numel()
@@ -187,7 +189,9 @@ def test_convert_cli(cora_npy, tmp_path):
     dst = tmp_path / "cora_cli"
     proc = subprocess.run(
         [sys.executable, "-m", "graphferry", "convert", str(cora_npy.path), str(dst)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert "2708 nodes" in proc.stdout
@@ -198,7 +202,9 @@ def test_convert_cli(cora_npy, tmp_path):
 def test_convert_cli_reports_errors(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "graphferry", "convert", str(tmp_path / "missing"), str(tmp_path / "out")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 1
     assert "gf_dataset_convert_npy" in proc.stderr
@@ -208,8 +214,18 @@ def test_convert_cli_reports_errors(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "dtype", [torch.float32, torch.float16, torch.bfloat16, torch.float64, torch.int64,
-              torch.int32, torch.int8, torch.uint8, torch.bool],
+    "dtype",
+    [
+        torch.float32,
+        torch.float16,
+        torch.bfloat16,
+        torch.float64,
+        torch.int64,
+        torch.int32,
+        torch.int8,
+        torch.uint8,
+        torch.bool,
+    ],
 )
 def test_node_data_round_trip(tiny_graph, dtype):
     n = tiny_graph.num_nodes
@@ -286,8 +302,9 @@ def test_sampling_invariants_tiny(tiny, tiny_graph, frontier, fanouts):
 @pytest.mark.parametrize("frontier", ["all", "new"])
 def test_sampling_invariants_patches(tiny, frontier):
     edges = edge_table(tiny.src, tiny.dst)
-    with graphferry.Graph.from_coo(tiny.src, tiny.dst, num_nodes=tiny.num_nodes, num_patches=4,
-                                   partition="random", seed=3) as g:
+    with graphferry.Graph.from_coo(
+        tiny.src, tiny.dst, num_nodes=tiny.num_nodes, num_patches=4, partition="random", seed=3
+    ) as g:
         seeds = torch.tensor([17, 3, 0, 25])
         sub = graphferry.sample_neighbors(g, seeds, [3, 2], frontier=frontier, seed=1)
         check_subgraph(sub, seeds, [3, 2], edges, frontier=frontier)
@@ -317,8 +334,10 @@ def test_sampling_is_deterministic(tiny_graph):
     assert torch.equal(a.nodes, b.nodes)
     for x, y in zip(a.blocks, b.blocks):
         assert torch.equal(x.edge_ids, y.edge_ids)
-    draws = {tuple(graphferry.sample_neighbors(tiny_graph, torch.tensor([3]), [2], seed=s).blocks[0].edge_ids.tolist())
-             for s in range(20)}
+    draws = {
+        tuple(graphferry.sample_neighbors(tiny_graph, torch.tensor([3]), [2], seed=s).blocks[0].edge_ids.tolist())
+        for s in range(20)
+    }
     assert len(draws) > 1, "different seeds give different samples"
 
 
@@ -335,8 +354,9 @@ def test_loader_generic(tiny, tiny_graph):
     tiny_graph.set_node_data("feat", torch.randn(tiny.num_nodes, 3))
     tiny_graph.set_node_data("label", torch.arange(tiny.num_nodes))
     seeds = torch.arange(0, 39)
-    loader = graphferry.Loader(tiny_graph, seeds, [3, 2], batch_size=8, shuffle=True, seed=1,
-                               feature_names=["feat"], label_names=["label"])
+    loader = graphferry.Loader(
+        tiny_graph, seeds, [3, 2], batch_size=8, shuffle=True, seed=1, feature_names=["feat"], label_names=["label"]
+    )
     assert len(loader) == 5
     seen = []
     for sub in loader:
@@ -350,6 +370,72 @@ def test_loader_generic(tiny, tiny_graph):
     loader.close()
     loader.close()  # idempotent
     assert loader.closed
+
+
+def test_sample_options_validated_once():
+    import dataclasses
+
+    opts = graphferry.SampleOptions([3, torch.tensor(2)], replace=1, scheme="layer", seed=7)
+    assert opts.fanouts == (3, 2) and opts.replace is True and opts.seed == 7
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        opts.seed = 8
+    assert opts.replace_fields(seed=8).seed == 8 and opts.seed == 7
+    assert opts == graphferry.SampleOptions((3, 2), replace=True, scheme="layer", seed=7)
+    with pytest.raises(ValueError, match="frontier"):
+        graphferry.SampleOptions([2], frontier="some")
+    with pytest.raises(ValueError, match="scheme"):
+        opts.replace_fields(scheme="edge")
+    with pytest.raises(TypeError, match="fanouts"):
+        graphferry.SampleOptions("22")
+    with pytest.raises(ValueError, match=r"fanouts\[1\]' = 4294967296"):
+        graphferry.SampleOptions([1, 2**32])
+    with pytest.raises(TypeError, match="seed"):
+        graphferry.SampleOptions([1], seed=1.5)
+    c, _keep = graphferry.SampleOptions([4, -1, 2], biased=True, num_threads=3, seed=-1).to_c()
+    assert (c.num_hops, [c.fanouts[i] for i in range(3)], c.biased, c.num_threads) == (3, [4, -1, 2], 1, 3)
+    assert c.seed == 2**64 - 1
+
+
+def test_sample_with_options_is_sample_neighbors(tiny_graph):
+    from graphferry.sampling import sample_with_options
+
+    seeds = torch.arange(0, 39, 3)
+    a = graphferry.sample_neighbors(tiny_graph, seeds, [3, 2], frontier="new", seed=5)
+    b = sample_with_options(tiny_graph, seeds, graphferry.SampleOptions([3, 2], frontier="new", seed=5))
+    assert torch.equal(a.nodes, b.nodes)
+    assert all(torch.equal(x.edge_ids, y.edge_ids) for x, y in zip(a.blocks, b.blocks))
+    opts = graphferry.SampleOptions([3, 2], seed=5)
+    one = graphferry.Loader.from_options(tiny_graph, seeds, opts, batch_size=4)
+    two = graphferry.Loader(tiny_graph, seeds, [3, 2], batch_size=4, seed=5)
+    for x, y in zip(one, two):
+        assert torch.equal(x.nodes, y.nodes)
+    one.close()
+    two.close()
+
+
+def test_closed_loader_and_closed_graph_say_so(tiny):
+    g = graphferry.Graph.from_csc(tiny.indptr, tiny.indices, edge_ids=tiny.edge_ids)
+    loader = graphferry.Loader(g, torch.arange(30), [2], batch_size=4)
+    it = iter(loader)
+    next(it)
+    loader.close()
+    with pytest.raises(graphferry.GraphferryError, match="the loader was closed"):
+        next(it)  # mid-epoch: an error, not a short epoch
+    with pytest.raises(graphferry.GraphferryError, match="the loader was closed"):
+        iter(loader)
+    loader = graphferry.Loader(g, torch.arange(30), [2], batch_size=4)
+    it = iter(loader)
+    next(it)
+    g.close()
+    with pytest.raises(graphferry.GraphferryError, match="graph was closed"):
+        next(it)
+    with pytest.raises(StopIteration):
+        next(it)  # reported once; the epoch is over
+    with pytest.raises(graphferry.GraphferryError, match="graph was closed") as info:
+        len(loader)
+    assert "NULL" not in str(info.value)
+    with pytest.raises(graphferry.GraphferryError, match="graph was closed"):
+        graphferry.Loader(g, torch.arange(30), [2])
 
 
 # -- library lookup -------------------------------------------------------------
@@ -370,7 +456,11 @@ def _import_in_subprocess(path, env_lib):
         env["GRAPHFERRY_LIB_PATH"] = env_lib
     return subprocess.run(
         [sys.executable, "-c", "import graphferry; print(graphferry.library_path())"],
-        capture_output=True, text=True, env=env, cwd=str(path), timeout=120,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=str(path),
+        timeout=120,
     )
 
 
@@ -456,6 +546,10 @@ def test_generate_tiny_and_cli(tmp_path):
         assert torch.equal(sub.nodes[:16], ga.train_idx[:16])
     with pytest.raises(graphferry.InvalidArgumentError, match="products-like"):
         graphferry.generate("huge", tmp_path / "c")
-    out = subprocess.run([sys.executable, "-m", "graphferry", "generate", "tiny", str(tmp_path / "d")],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-m", "graphferry", "generate", "tiny", str(tmp_path / "d")],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert "1024 nodes" in out.stdout

@@ -86,8 +86,9 @@ def test_neighbor_loader_mask_input_id(cora_pyg):
 
 
 def test_neighbor_loader_all_nodes(tiny):
-    data = Data(x=torch.randn(tiny.num_nodes, 3), y=torch.arange(tiny.num_nodes),
-                edge_index=torch.stack([tiny.src, tiny.dst]))
+    data = Data(
+        x=torch.randn(tiny.num_nodes, 3), y=torch.arange(tiny.num_nodes), edge_index=torch.stack([tiny.src, tiny.dst])
+    )
     loader = gfpyg.NeighborLoader(data, [-1, 2], batch_size=16)
     assert len(loader) == math.ceil(tiny.num_nodes / 16)
     seen = []
@@ -114,8 +115,9 @@ def test_sage_conv_accepts_batches(cora_pyg):
 @pytest.mark.parametrize("drop_last", [False, True])
 def test_epochs_cover_seeds_once(cora_pyg, cora_npy, drop_last):
     seeds = torch.from_numpy(cora_npy.val_idx)
-    loader = gfpyg.NeighborLoader(cora_pyg, [3, 3], input_nodes=seeds, batch_size=64, shuffle=True,
-                                  drop_last=drop_last, seed=4)
+    loader = gfpyg.NeighborLoader(
+        cora_pyg, [3, 3], input_nodes=seeds, batch_size=64, shuffle=True, drop_last=drop_last, seed=4
+    )
     expected = len(seeds) // 64 if drop_last else math.ceil(len(seeds) / 64)
     assert len(loader) == expected
     orders = []
@@ -132,8 +134,9 @@ def test_epochs_cover_seeds_once(cora_pyg, cora_npy, drop_last):
 
 
 def test_break_then_new_epoch(cora_pyg):
-    loader = gfpyg.NeighborLoader(cora_pyg, [3, 3], input_nodes=cora_pyg.train_mask, batch_size=16,
-                                  shuffle=True, seed=5, queue_capacity=1)
+    loader = gfpyg.NeighborLoader(
+        cora_pyg, [3, 3], input_nodes=cora_pyg.train_mask, batch_size=16, shuffle=True, seed=5, queue_capacity=1
+    )
     for i, _ in enumerate(loader):
         if i == 2:
             break
@@ -157,8 +160,13 @@ def test_node_loader_composes(cora_pyg):
 def test_neighbor_loader_matches_node_loader_fields(cora_pyg):
     data = cora_pyg
     ours = next(iter(gfpyg.NeighborLoader(data, [4, 2], input_nodes=torch.arange(8), batch_size=8, seed=0)))
-    pyg = next(iter(NodeLoader(data, node_sampler=gfpyg.Sampler(data, [4, 2], seed=0),
-                               input_nodes=torch.arange(8), batch_size=8)))
+    pyg = next(
+        iter(
+            NodeLoader(
+                data, node_sampler=gfpyg.Sampler(data, [4, 2], seed=0), input_nodes=torch.arange(8), batch_size=8
+            )
+        )
+    )
     assert sorted(ours.keys()) == sorted(pyg.keys())
     for key in ours.keys():
         assert type(ours[key]) is type(pyg[key]), key
@@ -188,8 +196,11 @@ def test_sampler_output(tiny):
 
 
 def test_data_converted_once_and_refreshed(tiny):
-    data = Data(x=torch.randn(tiny.num_nodes, 2), y=torch.zeros(tiny.num_nodes, dtype=torch.long),
-                edge_index=torch.stack([tiny.src, tiny.dst]))
+    data = Data(
+        x=torch.randn(tiny.num_nodes, 2),
+        y=torch.zeros(tiny.num_nodes, dtype=torch.long),
+        edge_index=torch.stack([tiny.src, tiny.dst]),
+    )
     a = gfpyg.as_graph(data)
     assert gfpyg.as_graph(data) is a
     data.x = torch.randn(tiny.num_nodes, 2)  # a changed Data is converted again
@@ -207,16 +218,21 @@ def _weighted_data(tiny, seed=3):
     e = tiny.src.numel()
     w = torch.rand(e, generator=gen) + 0.1
     w[torch.rand(e, generator=gen) < 0.4] = 0
-    data = Data(x=torch.randn(tiny.num_nodes, 3), y=torch.arange(tiny.num_nodes),
-                edge_index=torch.stack([tiny.src, tiny.dst]), edge_weight=w)
+    data = Data(
+        x=torch.randn(tiny.num_nodes, 3),
+        y=torch.arange(tiny.num_nodes),
+        edge_index=torch.stack([tiny.src, tiny.dst]),
+        edge_weight=w,
+    )
     return data, w
 
 
 def test_neighbor_loader_weight_attr_is_biased(tiny):
     data, w = _weighted_data(tiny)
     pos_deg = torch.bincount(tiny.dst[w > 0], minlength=tiny.num_nodes)
-    loader = gfpyg.NeighborLoader(data, [3, 2], batch_size=8, weight_attr="edge_weight", seed=4,
-                                  input_nodes=torch.arange(tiny.num_nodes - 1))
+    loader = gfpyg.NeighborLoader(
+        data, [3, 2], batch_size=8, weight_attr="edge_weight", seed=4, input_nodes=torch.arange(tiny.num_nodes - 1)
+    )
     for _ in range(5):
         for batch in loader:
             assert bool((w[batch.e_id] > 0).all()), "an edge of weight 0 was sampled"
@@ -280,8 +296,9 @@ def test_layer_wise_and_exclusion_through_pyg(cora_pyg):
     """scheme="layer" makes num_neighbors a per-hop budget, and excluded
     edges never appear, through both the loader and the BaseSampler."""
     excluded = torch.arange(0, cora_pyg.edge_index.size(1), 3)
-    loader = gfpyg.NeighborLoader(cora_pyg, [20, 10], batch_size=64, scheme="layer", replace=True,
-                                  exclude_edges=excluded, seed=1)
+    loader = gfpyg.NeighborLoader(
+        cora_pyg, [20, 10], batch_size=64, scheme="layer", replace=True, exclude_edges=excluded, seed=1
+    )
     for batch in loader:
         assert batch.num_sampled_edges[0] <= 20 and batch.num_sampled_edges[1] <= 10
         assert not bool(torch.isin(batch.e_id, excluded).any())
@@ -292,3 +309,38 @@ def test_layer_wise_and_exclusion_through_pyg(cora_pyg):
         assert not bool(torch.isin(batch.e_id, excluded).any())
     with pytest.raises(ValueError, match="scheme"):
         gfpyg.Sampler(cora_pyg, [5], scheme="walk")
+
+
+def test_neighbor_loader_indexes_other_node_attributes_with_pygs_helpers(tiny):
+    """Node attributes the engine does not hold (a NumPy array) are indexed
+    per batch as PyG's filter_node_store_ indexes them; input_nodes given as
+    a list go through PyG's get_input_nodes."""
+    import numpy as np
+
+    n = tiny.num_nodes
+    data = Data(x=torch.randn(n, 3), y=torch.arange(n), edge_index=torch.stack([tiny.src, tiny.dst]))
+    data.pos_np = np.arange(n * 2, dtype=np.float32).reshape(n, 2)
+    data.title = "tiny"  # graph-level: kept as it is
+    loader = gfpyg.NeighborLoader(data, [3, 2], input_nodes=[5, 1, 7], batch_size=2, seed=0)
+    batches = list(loader)
+    assert len(batches) == 2
+    for i, batch in enumerate(batches):
+        assert torch.equal(batch.pos_np, torch.from_numpy(data.pos_np)[batch.n_id])
+        assert batch.num_nodes == batch.n_id.numel()
+        assert batch.title == "tiny"
+        assert torch.equal(batch.input_id, torch.arange(2 * i, 2 * i + batch.batch_size))
+        check_batch(data, batch, [3, 2], torch.tensor([5, 1, 7])[2 * i : 2 * i + 2])
+    loader.close()
+
+
+def test_neighbor_loader_on_a_graphferry_graph(tiny):
+    data = Data(
+        x=torch.randn(tiny.num_nodes, 3), y=torch.arange(tiny.num_nodes), edge_index=torch.stack([tiny.src, tiny.dst])
+    )
+    with graphferry.Graph.from_pyg(data) as g:
+        loader = gfpyg.NeighborLoader(g, [3, 2], batch_size=8, seed=0)
+        for batch in loader:
+            check_batch(data, batch, [3, 2])
+        # two live iterators: two independent epochs
+        pairs = list(zip(loader, loader))
+        assert len(pairs) == len(loader)

@@ -11,6 +11,7 @@ import torch
 
 import graphferry
 from graphferry.errors import GF_ESTATE, GraphferryError, InvalidArgumentError, TypeMismatchError
+
 from conftest import check_subgraph, edge_table
 
 
@@ -44,16 +45,16 @@ def test_constructors_take_edge_weights(tiny):
         graphferry.Graph.from_coo(tiny.src, tiny.dst, num_nodes=tiny.num_nodes, edge_weights=w),
         graphferry.Graph.from_csc(tiny.indptr, tiny.indices, edge_ids=tiny.edge_ids, edge_weights=w),
         graphferry.Graph.from_csr(csr_indptr, tiny.dst[csr_order], edge_ids=csr_order, edge_weights=w),
-        graphferry.Graph.from_coo(tiny.src, tiny.dst, num_nodes=tiny.num_nodes,
-                                  edge_weights=w.double(), num_patches=3, partition="random"),
+        graphferry.Graph.from_coo(
+            tiny.src, tiny.dst, num_nodes=tiny.num_nodes, edge_weights=w.double(), num_patches=3, partition="random"
+        ),
     ]
     for g in graphs:
         with g:
             for seed in range(5):
                 sub = graphferry.sample_neighbors(g, seeds, [4, 3], biased=True, seed=seed)
                 assert not zero & set(sampled_edge_ids(sub).tolist())
-                check_subgraph(sub, seeds, [4, 3], edge_table(tiny.src, tiny.dst), frontier="all",
-                               replace=True)
+                check_subgraph(sub, seeds, [4, 3], edge_table(tiny.src, tiny.dst), frontier="all", replace=True)
 
 
 def test_biased_never_takes_zero_weight_edges(tiny, tiny_graph):
@@ -64,9 +65,7 @@ def test_biased_never_takes_zero_weight_edges(tiny, tiny_graph):
     seeds = torch.arange(tiny.num_nodes - 1)
     for frontier in ("all", "new"):
         for seed in range(20):
-            sub = graphferry.sample_neighbors(
-                tiny_graph, seeds, [3, 2], biased=True, seed=seed, frontier=frontier
-            )
+            sub = graphferry.sample_neighbors(tiny_graph, seeds, [3, 2], biased=True, seed=seed, frontier=frontier)
             eids = sampled_edge_ids(sub)
             assert bool((w[eids] > 0).all()), "an edge of weight 0 was sampled"
             check_subgraph(sub, seeds, [3, 2], edges, frontier=frontier, replace=True)
@@ -211,8 +210,7 @@ def test_excluded_edges_never_sampled(tiny, tiny_graph):
     # the Loader too, and together with biased sampling
     w = zero_some(tiny.src.numel())
     tiny_graph.set_edge_weights(w)
-    loader = graphferry.Loader(tiny_graph, seeds, [3, 2], batch_size=8, seed=2,
-                               exclude_edges=excluded, biased=True)
+    loader = graphferry.Loader(tiny_graph, seeds, [3, 2], batch_size=8, seed=2, exclude_edges=excluded, biased=True)
     for sub in loader:
         eids = sampled_edge_ids(sub)
         assert bool(keep[eids].all()) and bool((w[eids] > 0).all())
@@ -228,9 +226,7 @@ def test_layer_wise_respects_the_budget(tiny, tiny_graph, fanouts):
     seeds = torch.arange(0, 30, 3)
     for frontier in ("all", "new"):
         for seed in range(10):
-            sub = graphferry.sample_neighbors(
-                tiny_graph, seeds, fanouts, scheme="layer", seed=seed, frontier=frontier
-            )
+            sub = graphferry.sample_neighbors(tiny_graph, seeds, fanouts, scheme="layer", seed=seed, frontier=frontier)
             check_subgraph(sub, seeds, fanouts, edges, frontier=frontier, replace=True)
             assert sub.blocks[0].num_edges > 0
             for blk, budget in zip(sub.blocks, fanouts):
@@ -248,8 +244,13 @@ def test_layer_wise_respects_the_budget(tiny, tiny_graph, fanouts):
                 assert blk.num_edges == (budget if reachable else 0)
             # without replacement of nodes: min(budget, frontier) nodes, one edge each
             sub = graphferry.sample_neighbors(
-                tiny_graph, seeds, fanouts, scheme="layer", layer_without_replacement=True,
-                seed=seed, frontier=frontier,
+                tiny_graph,
+                seeds,
+                fanouts,
+                scheme="layer",
+                layer_without_replacement=True,
+                seed=seed,
+                frontier=frontier,
             )
             check_subgraph(sub, seeds, fanouts, edges, frontier=frontier, replace=True)
             for blk, budget in zip(sub.blocks, fanouts):
@@ -265,7 +266,12 @@ def test_layer_wise_biased(tiny, tiny_graph):
     for seed in range(10):
         for lwr in (False, True):
             sub = graphferry.sample_neighbors(
-                tiny_graph, seeds, [20, 20], scheme="layer", biased=True, seed=seed,
+                tiny_graph,
+                seeds,
+                [20, 20],
+                scheme="layer",
+                biased=True,
+                seed=seed,
                 layer_without_replacement=lwr,
             )
             eids = sampled_edge_ids(sub)
@@ -381,8 +387,9 @@ def test_dgl_random_walk_follows_out_edges_like_dgl():
     g = dgl.graph((src, dst), num_nodes=6)
     g.edata["w"] = torch.tensor([1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 1.0])
     for prob in (None, "w"):
-        traces, eids, types = gfdgl.random_walk(g, torch.tensor([0, 1, 5]), length=5, prob=prob,
-                                                return_eids=True, seed=3)
+        traces, eids, types = gfdgl.random_walk(
+            g, torch.tensor([0, 1, 5]), length=5, prob=prob, return_eids=True, seed=3
+        )
         assert traces.shape == (3, 6) and eids.shape == (3, 5) and types.tolist() == [0] * 6
         assert traces[:, 0].tolist() == [0, 1, 5]
         assert traces[2, 1:].tolist() == [-1] * 5  # node 5 has no successors

@@ -1,0 +1,226 @@
+"""What the engine-backed loaders of :mod:`graphferry.dgl` and
+:mod:`graphferry.pyg` share: graph conversion and caching, walks on the
+reversed graph, and :class:`EngineLoader`, the base that opens, iterates and
+closes the engine's loaders.
+
+Each ``iter()`` of an :class:`EngineLoader` is an independent epoch, as with
+DGL's and PyTorch's data loaders: the first one runs on the engine loader
+opened with the :class:`EngineLoader`; a second one started while the first
+is still being iterated gets an engine loader of its own (an engine loader
+runs one epoch at a time), and an abandoned iterator's loader is reused.
+"""
+
+from __future__ import annotations
+
+import weakref
+from collections.abc import Callable, Hashable, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+
+from . import _cache
+from ._options import SampleOptions
+from ._resource import Closeable
+from .graph import Graph
+from .sampling import Loader, SampledSubgraph, random_seed, random_walk
+
+__all__ = ["EngineLoader", "as_graph", "walk_reversed", "refuse_workers"]
+
+
+def refuse_workers(num_workers: Any) -> None:
+    """Raises ValueError for ``num_workers > 0``: forked DataLoader workers
+    cannot run graphferry."""
+    if not isinstance(num_workers, (int, np.integer)) or isinstance(num_workers, bool):
+        raise TypeError(f"'num_workers' must be an int (got '{type(num_workers).__name__}')")
+    if num_workers > 0:
+        raise ValueError(
+            f"num_workers={num_workers} is not supported: graphferry samples and gathers on its "
+            "own threads and cannot run in forked DataLoader worker processes; use num_workers=0 "
+            "(the engine already works ahead of the training loop)"
+        )
+
+
+def as_graph(
+    source: Any,
+    native: type,
+    native_name: str,
+    signature: Callable[[], Hashable],
+    convert: Callable[[], Graph],
+) -> Graph:
+    """``source`` if it is a :class:`Graph`; else, for a ``native`` graph
+    object, its conversion, cached while ``signature()`` stays the same."""
+    if isinstance(source, Graph):
+        return source
+    if isinstance(source, native):
+        return _cache.cached_graph(source, signature(), convert)
+    raise TypeError(f"expected a '{native_name}' or 'graphferry.Graph' (got '{type(source).__name__}')")
+
+
+def walk_reversed(
+    source: Any,
+    signature: Hashable,
+    edges: Callable[[], tuple[torch.Tensor, torch.Tensor, int | None, torch.Tensor | None]],
+    nodes: Any,
+    length: int,
+    *,
+    biased: bool,
+    restart_prob: float,
+    seed: int | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Walks along OUT-edges (as DGL and torch_cluster walk) with the engine,
+    which walks along in-edges: on the reversed graph, converted once per
+    ``source`` and ``signature``. ``edges()`` gives ``(src, dst, num_nodes,
+    weights)`` of the original graph; edge ids are kept. ``biased`` steps in
+    proportion to the weights (which the signature must cover)."""
+
+    def convert() -> Graph:
+        src, dst, num_nodes, weights = edges()
+        return Graph.from_coo(dst, src, num_nodes=num_nodes, edge_weights=weights)
+
+    reverse = _cache.cached_graph(source, signature, convert, kind="reverse")
+    return random_walk(
+        reverse,
+        nodes,
+        length,
+        restart_prob=restart_prob,
+        biased=biased,
+        seed=random_seed() if seed is None else seed,
+    )
+
+
+class _Epoch:
+    """One epoch of an :class:`EngineLoader`: the engine's batches, converted."""
+
+    def __init__(self, owner: EngineLoader, batches: Any):
+        self._owner = owner
+        self._batches = batches
+
+    def __iter__(self) -> _Epoch:
+        return self
+
+    def __next__(self) -> Any:
+        return self._owner._convert(next(self._batches))
+
+
+class EngineLoader(Closeable):
+    """Base of the DGL and PyG loaders: a pool of engine :class:`Loader` over
+    one graph, seeds and options, one per epoch being iterated.
+
+    Subclasses call :meth:`_open_engine` once and implement :meth:`_convert`
+    (a :class:`SampledSubgraph` to the framework's batch); they may override
+    :meth:`_before_epoch`.
+    """
+
+    _loaders: list[Loader]
+
+    def _open_engine(
+        self,
+        graph: Graph,
+        seeds: Any,
+        options: SampleOptions,
+        *,
+        batch_size: int,
+        shuffle: bool,
+        drop_last: bool,
+        queue_capacity: int,
+        feature_names: Sequence[str] = (),
+        label_names: Sequence[str] = (),
+    ) -> None:
+        self._graph = graph
+        self._seeds = seeds
+        self._options = options
+        self._loader_args = dict(
+            batch_size=batch_size,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            queue_capacity=queue_capacity,
+            feature_names=list(feature_names),
+            label_names=list(label_names),
+        )
+        self._loaders = []
+        self._epochs: dict[int, weakref.ref] = {}  # id(loader) -> its epoch's iterator
+        self._next_epoch = 0
+        self._closed = False
+        self._loaders.append(self._new_loader())  # errors in the options surface here
+        _register(graph, self)
+
+    def _new_loader(self) -> Loader:
+        return Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)
+
+    def _idle_loader(self) -> Loader:
+        """An engine loader with no epoch that anyone still iterates; opens
+        one if every loader is busy."""
+        for i, loader in enumerate(self._loaders):
+            if loader.closed:
+                if self._graph.closed:
+                    loader._check_open()  # raises: the graph was closed
+                loader = self._loaders[i] = self._new_loader()  # released by release_idle
+                return loader
+            ref = self._epochs.get(id(loader))
+            if not loader.in_epoch or ref is None or ref() is None:
+                return loader
+        loader = self._new_loader()
+        self._loaders.append(loader)
+        return loader
+
+    def release_idle(self) -> None:
+        """Closes the engine loaders no epoch is using (they reopen when
+        needed), so that the graph's node data can be replaced."""
+        for loader in self._loaders:
+            ref = self._epochs.get(id(loader))
+            if not loader.in_epoch or ref is None or ref() is None:
+                self._epochs.pop(id(loader), None)
+                loader.close()
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise ValueError(f"this {type(self).__name__} was closed")
+        if self._graph.closed:
+            self._loaders[0]._check_open()  # raises: the graph was closed
+
+    def _before_epoch(self) -> None:
+        """Called by ``iter()`` before an epoch starts."""
+
+    def _convert(self, sub: SampledSubgraph) -> Any:  # pragma: no cover - always overridden
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        self._check_open()
+        loader = next((lo for lo in self._loaders if not lo.closed), None)
+        if loader is None:
+            loader = self._idle_loader()
+        return len(loader)
+
+    def __iter__(self) -> _Epoch:
+        self._check_open()
+        self._before_epoch()
+        loader = self._idle_loader()
+        epoch = self._next_epoch
+        self._next_epoch += 1
+        it = _Epoch(self, loader.epoch(epoch))
+        self._epochs[id(loader)] = weakref.ref(it)
+        return it
+
+    def close(self) -> None:
+        """Stops the engine's threads of this loader. Idempotent."""
+        self._closed = True
+        for loader in getattr(self, "_loaders", ()):
+            loader.close()
+
+
+# Graph -> the EngineLoaders open on it, so that one of them can release the
+# others' idle engine loaders before it replaces node data.
+_by_graph: weakref.WeakKeyDictionary[Graph, weakref.WeakSet] = weakref.WeakKeyDictionary()
+
+
+def _register(graph: Graph, loader: EngineLoader) -> None:
+    _by_graph.setdefault(graph, weakref.WeakSet()).add(loader)
+
+
+def release_idle_loaders(graph: Graph) -> None:
+    """Closes every idle engine loader of every :class:`EngineLoader` on
+    ``graph``: the engine refuses to replace node data while loaders are open."""
+    for loader in list(_by_graph.get(graph, ())):
+        if not loader._closed:
+            loader.release_idle()
