@@ -388,8 +388,11 @@ func gfgo_graph_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTens
 			return err
 		}
 		if g.part.OldToNew == nil {
-			copy(buf, src.Data)
-		} else if err := feature.Gather(buf, src, g.part.OldToNew, 0); err != nil {
+			err = feature.Copy(buf, src.Data) // src may map a file: a fault is an error
+		} else {
+			err = feature.Gather(buf, src, g.part.OldToNew, 0)
+		}
+		if err != nil {
 			cAlloc{}.Free(buf)
 			return err
 		}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow/go/v14/arrow/ipc"
 	"github.com/apache/arrow/go/v14/arrow/memory"
 
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -49,6 +50,9 @@ func readIPCFile(path string) (recs []arrow.Record, err error) {
 	defer r.Close()
 	if r.NumRecords() != n {
 		return nil, fmt.Errorf("dataset: %s: footer lists %d record batches, reader sees %d", path, n, r.NumRecords())
+	}
+	if err := catchPanic(func() error { return checkBodies(data, r.Schema(), alloc.limit) }); err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", path, err)
 	}
 
 	recs = make([]arrow.Record, n)
@@ -90,14 +94,18 @@ func readIPCFile(path string) (recs []arrow.Record, err error) {
 }
 
 // catchPanic runs fn and turns a panic (the Arrow reader panics on some
-// malformed inputs) into an error.
+// malformed inputs) into an error, and a memory fault (the mapped file
+// truncated meanwhile) into an error wrapping errs.ErrIO.
 func catchPanic(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("malformed Arrow IPC data: %v", r)
 		}
 	}()
-	return fn()
+	if ferr := feature.Guard(func() { err = fn() }); ferr != nil {
+		return ferr
+	}
+	return err
 }
 
 // releaseAll releases every non-nil record.
