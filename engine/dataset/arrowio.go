@@ -3,6 +3,7 @@ package dataset
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"os"
 	"runtime"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/apache/arrow/go/v14/arrow/ipc"
 	"github.com/apache/arrow/go/v14/arrow/memory"
 
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 )
@@ -273,19 +275,16 @@ func columnTensor(recs []arrow.Record, col int, name string) (t mem.Tensor, ok b
 	if !ok {
 		return t, false, nil
 	}
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
+	// First check every batch against its buffers, then allocate: the
+	// sizes in the metadata (a list width, a row count) are not trusted
+	// before the data is seen to back them.
+	type part struct {
+		src      []byte
+		start, n int64
 	}
-	t = mem.Tensor{DType: dt, Shape: []int64{rows}}
-	if typ.ID() == arrow.FIXED_SIZE_LIST {
-		t.Shape = append(t.Shape, width)
-	}
+	parts := make([]part, len(recs))
 	size := int64(dt.Size())
-	if t.Data, err = (mem.Heap{}).Alloc(int(rows * width * size)); err != nil { // 8-byte aligned
-		return t, false, err
-	}
-	var row int64
+	var rows int64
 	for bi, r := range recs {
 		a := r.Column(col)
 		if !arrow.TypeEqual(a.DataType(), typ) {
@@ -303,24 +302,45 @@ func columnTensor(recs []arrow.Record, col int, name string) (t mem.Tensor, ok b
 			}
 			start = start*width + int64(vals.Data().Offset())
 		}
-		dst := t.Data[row*width*size : (row+n)*width*size]
 		src := valueBytes(vals.Data())
+		// Elements needed: (start + n*width), in bits for Bool.
+		hi, need := bits.Mul64(uint64(n), uint64(width))
+		need += uint64(max(start, 0))
+		have := uint64(len(src)) / uint64(size)
 		if dt == mem.Bool {
-			if start < 0 || int64(len(src))*8 < start+n*width {
-				return t, false, fmt.Errorf("column %q: value buffer too short in record batch %d", name, bi)
-			}
+			have = uint64(len(src)) * 8
+		}
+		if start < 0 || n < 0 || hi != 0 || need > have {
+			return t, false, fmt.Errorf("column %q: record batch %d has %d rows of width %d, but its value buffer holds %d elements",
+				name, bi, n, width, have)
+		}
+		parts[bi] = part{src: src, start: start, n: n}
+		rows += n
+	}
+	t = mem.Tensor{DType: dt, Shape: []int64{rows}}
+	if typ.ID() == arrow.FIXED_SIZE_LIST {
+		t.Shape = append(t.Shape, width)
+	}
+	total, err := tensorBytes(t)
+	if err != nil {
+		return t, false, fmt.Errorf("column %q %w", name, err)
+	}
+	if t.Data, err = (mem.Heap{}).Alloc(int(total)); err != nil { // 8-byte aligned
+		return t, false, fmt.Errorf("column %q: %w (%w)", name, err, errs.ErrNoMem)
+	}
+	var row int64
+	for _, p := range parts {
+		dst := t.Data[row*width*size : (row+p.n)*width*size]
+		if dt == mem.Bool {
 			for i := range dst {
-				if bitutil.BitIsSet(src, int(start)+i) {
+				if bitutil.BitIsSet(p.src, int(p.start)+i) {
 					dst[i] = 1
 				}
 			}
 		} else {
-			if start < 0 || int64(len(src)) < (start+n*width)*size {
-				return t, false, fmt.Errorf("column %q: value buffer too short in record batch %d", name, bi)
-			}
-			copy(dst, src[start*size:(start+n*width)*size])
+			copy(dst, p.src[p.start*size:(p.start+p.n*width)*size])
 		}
-		row += n
+		row += p.n
 	}
 	return t, true, nil
 }
