@@ -272,6 +272,16 @@ func gfgo_graph_open(path *C.char, o *C.gf_graph_options, out *C.uintptr_t) C.in
 		if err != nil {
 			return err
 		}
+		// GF_GRAPH_VERIFY_CHECKSUMS is gf_graph_open's own flag: take it
+		// out before the checks shared with the other constructors.
+		verify := false
+		if o != nil && uintptr(o.struct_size) >= unsafe.Offsetof(o.flags)+unsafe.Sizeof(o.flags) &&
+			o.flags&C.GF_GRAPH_VERIFY_CHECKSUMS != 0 {
+			verify = true
+			oc := *o
+			oc.flags &^= C.GF_GRAPH_VERIFY_CHECKSUMS
+			o = &oc
+		}
 		popt, coopt, err := checkGraphOptions(o, true)
 		if err != nil {
 			return err
@@ -281,6 +291,9 @@ func gfgo_graph_open(path *C.char, o *C.gf_graph_options, out *C.uintptr_t) C.in
 			return errorf(gfEIO, "path %q: %v", p, err)
 		}
 		if !st.IsDir() {
+			if verify {
+				return errorf(gfEInval, "options->flags: GF_GRAPH_VERIFY_CHECKSUMS applies to dataset directories only (%q is a file)", p)
+			}
 			g, err := dataset.ReadEdgeTable(p, coopt)
 			if err != nil {
 				return err
@@ -290,7 +303,7 @@ func gfgo_graph_open(path *C.char, o *C.gf_graph_options, out *C.uintptr_t) C.in
 		if coopt.RemoveDuplicates || coopt.RemoveSelfLoops || coopt.NumNodes > 0 {
 			return errorf(gfEInval, "options->flags and options->num_nodes do not apply to a dataset directory (%q)", p)
 		}
-		ds, err := dataset.Open(p)
+		ds, err := dataset.OpenWith(p, dataset.OpenOptions{VerifyChecksums: verify})
 		if err != nil {
 			return err
 		}
