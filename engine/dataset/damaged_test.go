@@ -318,3 +318,40 @@ func TestUnlistableColumnNames(t *testing.T) {
 		require.ErrorContains(t, err, "holds a newline or NUL")
 	}
 }
+
+// FuzzOpenMeta feeds arbitrary graphferry.json contents to Open over a
+// valid dataset: it must open it or return an error, never panic, hang or
+// allocate what the files do not back.
+func FuzzOpenMeta(f *testing.F) {
+	dir := filepath.Join(f.TempDir(), "ds")
+	g, err := graph.FromCSC(5, []int64{0, 2, 2, 5, 5, 5}, []int64{1, 3, 0, 4, 2}, nil, nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	d := &Dataset{Meta: Meta{Name: "f", NumClasses: 3}, Graph: g, NodeData: map[string]mem.Tensor{
+		FeatKey:  {DType: mem.Float32, Shape: []int64{5, 2}, Data: make([]byte, 40)},
+		LabelKey: {DType: mem.Int64, Shape: []int64{5}, Data: mem.Bytes([]int64{0, 1, 2, -1, 0})},
+	}}
+	if err := Write(dir, d); err != nil {
+		f.Fatal(err)
+	}
+	valid, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(valid)
+	f.Add([]byte(`{"format":"graphferry-dataset","version":1,"num_nodes":4294967296,"num_edges":5}`))
+	f.Add([]byte(`{"format":"graphferry-dataset","version":1,"num_nodes":5,"num_edges":5,"files":{"..":{"size":1}}}`))
+	f.Add([]byte(`{"format":"graphferry-dataset","version":1,"num_nodes":5,"num_edges":5,"feature":{"file":".","dtype":"float32","shape":[5,9223372036854775807]}}`))
+	f.Fuzz(func(t *testing.T, meta []byte) {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, MetaFile), meta, 0o644))
+		ds, err := OpenWith(dir, OpenOptions{VerifyChecksums: len(meta)%2 == 0})
+		if err == nil {
+			require.NoError(t, ds.Graph.Validate())
+			require.NoError(t, ds.Close())
+		}
+		if slices.Equal(meta, valid) {
+			require.NoError(t, err, "the unmodified dataset must open")
+		}
+	})
+}
