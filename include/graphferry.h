@@ -231,8 +231,9 @@ typedef struct gf_graph gf_graph;
 #define GF_GRAPH_REMOVE_DUPLICATES 1u /* keep the first of equal (src,dst) */
 #define GF_GRAPH_REMOVE_SELF_LOOPS 2u /* drop edges v->v */
 /* gf_graph_open of a dataset directory only: read every file it lists whole
- * and compare its CRC-32C with graphferry.json's (sizes are compared at
- * every open); a mismatch is GF_EIO naming the file. */
+ * (feat.bin included) and compare its CRC-32C with graphferry.json's; a
+ * mismatch is GF_EIO naming the file. Sizes, and the sums of the Arrow
+ * tables, are compared at every open. */
 #define GF_GRAPH_VERIFY_CHECKSUMS 4u
 
 /*

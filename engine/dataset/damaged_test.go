@@ -176,6 +176,15 @@ func TestChecksums(t *testing.T) {
 	_, err = OpenWith(dir, OpenOptions{VerifyChecksums: true})
 	require.ErrorIs(t, err, errs.ErrIO)
 	require.ErrorContains(t, err, EdgesFile+": CRC-32C is")
+	// The Arrow tables are read whole at every open: their sums are
+	// checked then too, wherever the flipped byte is.
+	for _, name := range []string{EdgesFile, NodesFile} {
+		dir = writeTestDataset(t)
+		flipByte(t, filepath.Join(dir, name), 700)
+		_, err = Open(dir)
+		require.ErrorIs(t, err, errs.ErrIO)
+		require.ErrorContains(t, err, name+": CRC-32C is")
+	}
 
 	// Sizes are checked at every open.
 	dir = writeTestDataset(t)

@@ -85,9 +85,12 @@ type columnSpec struct {
 // OpenOptions are the options of OpenWith.
 type OpenOptions struct {
 	// VerifyChecksums reads every file that graphferry.json lists whole
-	// and compares its CRC-32C with the recorded one (sizes are compared
-	// at every open). A dataset written before checksums were recorded
-	// still opens (Meta.Files is empty then).
+	// and compares its CRC-32C with the recorded one. Without it, sizes
+	// are compared at every open, and so are the sums of edges.arrow and
+	// nodes.arrow (read whole anyway); feat.bin, mapped and read only
+	// where rows are gathered, is checked on demand only. A dataset
+	// written before checksums were recorded still opens (Meta.Files is
+	// empty then).
 	VerifyChecksums bool
 }
 
@@ -134,7 +137,8 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 	}
 
 	// The recorded files: sizes always, checksums on demand, before any
-	// of them is parsed.
+	// of them is parsed. (The Arrow tables' sums are checked on reading
+	// them in any case: it costs little beside decoding them.)
 	names := make([]string, 0, len(m.Files))
 	for name := range m.Files {
 		names = append(names, name)
@@ -145,7 +149,7 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		if err != nil {
 			return nil, err
 		}
-		if opt.VerifyChecksums {
+		if opt.VerifyChecksums && name != EdgesFile && name != NodesFile { // those: on reading
 			err = checkSum(path, m.Files[name])
 		} else {
 			err = checkSize(path, m.Files[name])
@@ -172,7 +176,7 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 
 	// The node table first: its row count confirms num_nodes before the
 	// edge sort allocates for that many nodes.
-	if err := d.readNodes(nodesPath); err != nil {
+	if err := d.readNodes(nodesPath, recorded(m.Files, NodesFile)); err != nil {
 		return nil, err
 	}
 	// What the edge sort allocates: indptr, sources, edge ids and weights.
@@ -182,7 +186,7 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 	}
 	// COOOptions cannot say "zero nodes" (0 infers), so build with one node
 	// and, when there are none, replace the (edge-free) result.
-	d.Graph, err = ReadEdgeTable(edgesPath, graph.COOOptions{NumNodes: max(n, 1)})
+	d.Graph, err = readEdgeTable(edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, recorded(m.Files, EdgesFile))
 	if err != nil {
 		return nil, err
 	}
@@ -202,8 +206,8 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 
 // readNodes loads every usable column of the node table into NodeData and
 // checks the values of the label and mask columns.
-func (d *Dataset) readNodes(path string) error {
-	recs, err := readIPCFile(path)
+func (d *Dataset) readNodes(path string, sum *FileSum) error {
+	recs, err := readIPCFile(path, sum)
 	if err != nil {
 		return err
 	}
@@ -256,6 +260,14 @@ func (d *Dataset) readNodes(path string) error {
 	}
 	if err := checkNodeValues(d.NodeData, d.Meta.NumClasses); err != nil {
 		return fmt.Errorf("dataset: %s: %w", path, err)
+	}
+	return nil
+}
+
+// recorded returns the recorded size and checksum of the file name, or nil.
+func recorded(files map[string]FileSum, name string) *FileSum {
+	if s, ok := files[name]; ok {
+		return &s
 	}
 	return nil
 }

@@ -23,7 +23,13 @@ const (
 // and optionally weight; see EdgesFromRecords) and builds its CSC with
 // graph.FromCOO: the edge id of an edge is its row position in the file.
 func ReadEdgeTable(path string, opt graph.COOOptions) (*graph.CSC, error) {
-	recs, err := readIPCFile(path)
+	return readEdgeTable(path, opt, nil)
+}
+
+// readEdgeTable is ReadEdgeTable for a file whose size and checksum may be
+// known (see readIPCFile).
+func readEdgeTable(path string, opt graph.COOOptions, sum *FileSum) (*graph.CSC, error) {
+	recs, err := readIPCFile(path, sum)
 	if err != nil {
 		return nil, err
 	}

@@ -120,9 +120,20 @@ func checkSize(path string, want FileSum) error {
 
 // checkSum compares the checksum of the file at path with the recorded one.
 func checkSum(path string, want FileSum) error {
-	got, err := sumFile(path)
+	data, release, err := mapFile(path)
 	if err != nil {
 		return err
+	}
+	defer release()
+	return checkSumBytes(path, data, want)
+}
+
+// checkSumBytes compares the size and checksum of data, the contents of the
+// file at path, with the recorded ones.
+func checkSumBytes(path string, data []byte, want FileSum) error {
+	got, err := sumBytes(data)
+	if err != nil {
+		return fmt.Errorf("dataset: %s: %w", path, err)
 	}
 	if got.Size != want.Size {
 		return fmt.Errorf("dataset: %s is %d bytes, %s says %d: it was truncated, extended or replaced (%w)",

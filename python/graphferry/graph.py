@@ -302,12 +302,13 @@ class Graph(Closeable):
         ``"val_mask"``, ``"test_mask"`` when present) or an Arrow IPC file
         holding an edge table with columns ``src`` and ``dst``.
 
-        The sizes of a dataset's files are compared with those recorded in
-        its ``graphferry.json`` at every open. With ``verify=True`` (dataset
-        directories only) every file is also read whole and its CRC-32C
-        compared with the recorded one; a damaged or changed file raises an
-        error naming it. Datasets written before checksums were recorded
-        open either way (``python -m graphferry verify DIR`` says so).
+        The sizes of a dataset's files, and the CRC-32C of its Arrow tables
+        (read whole anyway), are compared with those recorded in its
+        ``graphferry.json`` at every open. With ``verify=True`` (dataset
+        directories only) ``feat.bin`` is read whole and checked too. A
+        damaged or changed file raises an error naming it. Datasets written
+        before checksums were recorded open either way (``python -m
+        graphferry verify DIR`` says so).
         """
         opts, keep = _graph_options(
             num_patches=num_patches,
