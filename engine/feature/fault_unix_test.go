@@ -87,3 +87,45 @@ func TestGuardPassesOtherPanics(t *testing.T) {
 	assert.PanicsWithValue(t, "boom", func() { _ = Guard(func() { panic("boom") }) })
 	require.NoError(t, Guard(func() {}))
 }
+
+// TestGatherWhileTruncated truncates the mapped file while gathers run on
+// other goroutines: each gather in flight or later fails with an error, and
+// none crashes the process.
+func TestGatherWhileTruncated(t *testing.T) {
+	defer func(old int) { parallelBytes = old }(parallelBytes)
+	parallelBytes = 4096
+	const rows, width = 2048, 64
+	path, m := mapTemp(t, rows*width*4)
+	defer RegisterMapping(m, path)()
+	s := NewStore(rows)
+	require.NoError(t, s.Set("feat", mem.Tensor{DType: mem.Float32, Shape: []int64{rows, width}, Data: m}, nil))
+	ids := make([]int64, rows)
+	for i := range ids {
+		ids[i] = int64((i * 977) % rows)
+	}
+	started := make(chan struct{}, 4)
+	errc := make(chan error, 4)
+	for range 4 {
+		go func() {
+			dst := make([]byte, rows*width*4)
+			for i := 0; ; i++ {
+				if err := s.Gather("feat", dst, ids, 2); err != nil {
+					errc <- err
+					return
+				}
+				if i == 0 {
+					started <- struct{}{}
+				}
+			}
+		}()
+	}
+	for range 4 {
+		<-started
+	}
+	require.NoError(t, os.Truncate(path, 8192))
+	for range 4 {
+		err := <-errc
+		require.ErrorIs(t, err, errs.ErrIO)
+		require.ErrorContains(t, err, path)
+	}
+}
