@@ -44,7 +44,12 @@ func readIPCFile(path string, sum *FileSum) (recs []arrow.Record, err error) {
 			return nil, err
 		}
 	}
-	n, err := checkArrowFooter(data)
+	var n int
+	err = catchPanic(func() error { // reads the mapping: a fault is an error
+		var err error
+		n, err = checkArrowFooter(data)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", path, err)
 	}
