@@ -149,7 +149,7 @@ func gfgo_graph_from_arrow(schema *C.struct_ArrowSchema, array *C.struct_ArrowAr
 			return errorf(gfEInval, "out_graph is NULL")
 		}
 		*out = 0
-		popt, coopt, err := checkGraphOptions(o, true)
+		popt, coopt, _, err := checkGraphOptions(o, inputEdges)
 		if err != nil {
 			return err
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -54,19 +55,36 @@ func partitionOptions(o *C.gf_graph_options) (partition.Options, error) {
 	return opt, nil
 }
 
-func checkGraphOptions(o *C.gf_graph_options, coo bool) (partition.Options, graph.COOOptions, error) {
+// graphInput says which constructor reads gf_graph_options: the flags each
+// accepts differ.
+type graphInput int
+
+const (
+	inputCompressed graphInput = iota // CSC/CSR: no flags
+	inputEdges                        // COO/Arrow: the removal flags
+	inputOpen                         // gf_graph_open: removal flags and GF_GRAPH_VERIFY_CHECKSUMS
+)
+
+// checkGraphOptions reads gf_graph_options for a constructor of kind in; the
+// returned bool is GF_GRAPH_VERIFY_CHECKSUMS (gf_graph_open only).
+func checkGraphOptions(o *C.gf_graph_options, in graphInput) (partition.Options, graph.COOOptions, bool, error) {
 	var coopt graph.COOOptions
+	verify := false
 	o, err := readOptions(o, "options", graphOptionsLayout)
 	if err != nil {
-		return partition.Options{}, coopt, err
+		return partition.Options{}, coopt, false, err
 	}
 	if o != nil {
-		known := C.uint32_t(C.GF_GRAPH_REMOVE_DUPLICATES | C.GF_GRAPH_REMOVE_SELF_LOOPS)
+		known := C.uint32_t(C.GF_GRAPH_REMOVE_DUPLICATES | C.GF_GRAPH_REMOVE_SELF_LOOPS | C.GF_GRAPH_VERIFY_CHECKSUMS)
 		if o.flags&^known != 0 {
-			return partition.Options{}, coopt, errorf(gfEInval, "options->flags = %#x has unknown bits", uint32(o.flags))
+			return partition.Options{}, coopt, false, errorf(gfEInval, "options->flags = %#x has unknown bits", uint32(o.flags))
 		}
-		if !coo && o.flags != 0 {
-			return partition.Options{}, coopt, errorf(gfEInval, "options->flags = %#x: removal flags apply to COO and Arrow input only", uint32(o.flags))
+		if in != inputOpen && o.flags&C.GF_GRAPH_VERIFY_CHECKSUMS != 0 {
+			return partition.Options{}, coopt, false, errorf(gfEInval, "options->flags: GF_GRAPH_VERIFY_CHECKSUMS applies to gf_graph_open only")
+		}
+		verify = o.flags&C.GF_GRAPH_VERIFY_CHECKSUMS != 0
+		if in == inputCompressed && o.flags != 0 {
+			return partition.Options{}, coopt, false, errorf(gfEInval, "options->flags = %#x: removal flags apply to COO and Arrow input only", uint32(o.flags))
 		}
 		if o.num_nodes > 0 {
 			coopt.NumNodes = int64(o.num_nodes)
@@ -75,7 +93,7 @@ func checkGraphOptions(o *C.gf_graph_options, coo bool) (partition.Options, grap
 		coopt.RemoveSelfLoops = o.flags&C.GF_GRAPH_REMOVE_SELF_LOOPS != 0
 	}
 	popt, err := partitionOptions(o)
-	return popt, coopt, err
+	return popt, coopt, verify, err
 }
 
 // newGraph partitions g, registers the result and stores the handle in out.
@@ -99,7 +117,7 @@ func gfgo_graph_from_compressed(csr C.int, indptrT, indicesT, eidsT *C.DLTensor,
 			return errorf(gfEInval, "out_graph is NULL")
 		}
 		*out = 0
-		popt, _, err := checkGraphOptions(o, false)
+		popt, _, _, err := checkGraphOptions(o, inputCompressed)
 		if err != nil {
 			return err
 		}
@@ -139,7 +157,7 @@ func gfgo_graph_from_coo(srcT, dstT *C.DLTensor, o *C.gf_graph_options, out *C.u
 			return errorf(gfEInval, "out_graph is NULL")
 		}
 		*out = 0
-		popt, coopt, err := checkGraphOptions(o, true)
+		popt, coopt, _, err := checkGraphOptions(o, inputEdges)
 		if err != nil {
 			return err
 		}
@@ -170,11 +188,11 @@ func gfgo_graph_open(path *C.char, o *C.gf_graph_options, out *C.uintptr_t) C.in
 		if err != nil {
 			return err
 		}
-		popt, coopt, err := checkGraphOptions(o, true)
+		popt, coopt, verify, err := checkGraphOptions(o, inputOpen)
 		if err != nil {
 			return err
 		}
-		g, err := core.Open(p, popt, coopt)
+		g, err := core.Open(p, popt, coopt, dataset.OpenOptions{VerifyChecksums: verify})
 		if err != nil {
 			return err
 		}

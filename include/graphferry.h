@@ -222,6 +222,11 @@ typedef struct gf_graph gf_graph;
 /* Flags for gf_graph_options.flags (COO and Arrow input only). */
 #define GF_GRAPH_REMOVE_DUPLICATES 1u /* keep the first of equal (src,dst) */
 #define GF_GRAPH_REMOVE_SELF_LOOPS 2u /* drop edges v->v */
+/* gf_graph_open of a dataset directory only: read every file it lists whole
+ * (feat.bin included) and compare its CRC-32C with graphferry.json's; a
+ * mismatch is GF_EIO naming the file. Sizes, and the sums of the Arrow
+ * tables, are compared at every open. */
+#define GF_GRAPH_VERIFY_CHECKSUMS 4u
 
 /*
  * gf_graph_options configures graph construction. Pass NULL for the

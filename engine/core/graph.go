@@ -55,12 +55,18 @@ func New(g *graph.CSC, opt partition.Options) (*Graph, error) {
 // features as node data), or an Arrow IPC file holding an edge table read
 // with coopt. coopt must be zero for a directory: a dataset's edges are
 // taken as they are.
-func Open(path string, popt partition.Options, coopt graph.COOOptions) (*Graph, error) {
+//
+// dopt applies to a dataset directory (checksum verification); asking it of
+// an edge-table file is an error.
+func Open(path string, popt partition.Options, coopt graph.COOOptions, dopt dataset.OpenOptions) (*Graph, error) {
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, &classError{msg: fmt.Sprintf("path %q: %v", path, err), class: errs.ErrIO, cause: err}
 	}
 	if !st.IsDir() {
+		if dopt.VerifyChecksums {
+			return nil, errorf(nil, "checksum verification applies to dataset directories only (%q is a file)", path)
+		}
 		g, err := dataset.ReadEdgeTable(path, coopt)
 		if err != nil {
 			return nil, err
@@ -70,7 +76,7 @@ func Open(path string, popt partition.Options, coopt graph.COOOptions) (*Graph, 
 	if coopt.RemoveDuplicates || coopt.RemoveSelfLoops || coopt.NumNodes > 0 {
 		return nil, errorf(nil, "edge-list options (removing duplicates or self-loops, a node count) do not apply to a dataset directory (%q)", path)
 	}
-	ds, err := dataset.Open(path)
+	ds, err := dataset.OpenWith(path, dopt)
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +198,9 @@ func (g *Graph) setNodeData(name string, t mem.Tensor, release func()) error {
 	}
 	// The padding lets a gather read the last row with 8-byte loads.
 	permuted := make([]byte, len(t.Data)+7)[:len(t.Data)]
-	if err := partition.PermuteRows(permuted, t.Data, t.RowBytes(), g.part.NewToOld); err != nil {
+	// Row i of patch order is row NewToOld[i] of t: a gather, which also
+	// turns a fault on a mapped file into an error.
+	if err := feature.Gather(permuted, t, g.part.NewToOld, 0); err != nil {
 		return err
 	}
 	t.Data = permuted
@@ -227,8 +235,11 @@ func (g *Graph) NodeData(name string, alloc mem.Allocator) (mem.Tensor, error) {
 		return mem.Tensor{}, err
 	}
 	if g.part.OldToNew == nil {
-		copy(buf, src.Data)
-	} else if err := feature.Gather(buf, src, g.part.OldToNew, 0); err != nil {
+		err = feature.Copy(buf, src.Data) // src may map a file: a fault is an error
+	} else {
+		err = feature.Gather(buf, src, g.part.OldToNew, 0)
+	}
+	if err != nil {
 		alloc.Free(buf)
 		return mem.Tensor{}, err
 	}

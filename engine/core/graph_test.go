@@ -198,7 +198,7 @@ func TestOpenDataset(t *testing.T) {
 	}
 	dir := t.TempDir()
 	require.NoError(t, dataset.Write(dir, &dataset.Dataset{
-		Meta:  dataset.Meta{Name: "core", NumClasses: 4},
+		Meta:  dataset.Meta{Name: "core", NumClasses: labelOf(testNodes)}, // labels tag their row
 		Graph: csc,
 		NodeData: map[string]mem.Tensor{
 			dataset.FeatKey:      testFeatures(),
@@ -208,7 +208,7 @@ func TestOpenDataset(t *testing.T) {
 	}))
 	for name, popt := range partitions() {
 		t.Run(name, func(t *testing.T) {
-			g, err := Open(dir, popt, graph.COOOptions{})
+			g, err := Open(dir, popt, graph.COOOptions{}, dataset.OpenOptions{})
 			require.NoError(t, err)
 			defer g.Close()
 			require.Equal(t, int64(testNodes), g.NumNodes())
@@ -225,15 +225,15 @@ func TestOpenDataset(t *testing.T) {
 		})
 	}
 
-	_, err = Open(dir, partition.Options{}, graph.COOOptions{RemoveSelfLoops: true})
+	_, err = Open(dir, partition.Options{}, graph.COOOptions{RemoveSelfLoops: true}, dataset.OpenOptions{})
 	require.ErrorContains(t, err, "do not apply to a dataset directory")
-	_, err = Open(filepath.Join(dir, "missing"), partition.Options{}, graph.COOOptions{})
+	_, err = Open(filepath.Join(dir, "missing"), partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.ErrorIs(t, err, errs.ErrIO)
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.ErrorContains(t, err, "missing")
 
 	// An edge table alone.
-	g, err := Open(filepath.Join(dir, dataset.EdgesFile), partition.Options{NumPatches: 2}, graph.COOOptions{})
+	g, err := Open(filepath.Join(dir, dataset.EdgesFile), partition.Options{NumPatches: 2}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	require.Equal(t, int64(testEdges), g.NumEdges())
 	require.Equal(t, 2, g.NumPatches())

@@ -3,6 +3,7 @@ package dataset
 import (
 	"bytes"
 	"fmt"
+	"math/bits"
 	"os"
 	"runtime"
 	"sync"
@@ -13,6 +14,8 @@ import (
 	"github.com/apache/arrow/go/v14/arrow/ipc"
 	"github.com/apache/arrow/go/v14/arrow/memory"
 
+	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -24,13 +27,29 @@ var batchRows int64 = 1 << 20
 // (in parallel; compressed or not). The records own their memory (the reader
 // copies out of the mapping, which is released before returning); the caller
 // releases them. A malformed file is an error, never a panic.
-func readIPCFile(path string) (recs []arrow.Record, err error) {
+//
+// When sum is not nil (a dataset file whose size and CRC-32C graphferry.json
+// records) the whole file is checked against it first, which costs about a
+// read of the file and catches any changed byte. Without one, every ZSTD
+// frame is decoded a second time to check its checksum, and validity bitmaps
+// are checked (checkBodies), about a fifth more than the read itself.
+func readIPCFile(path string, sum *FileSum) (recs []arrow.Record, err error) {
 	data, release, err := mapFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	n, err := checkArrowFooter(data)
+	if sum != nil {
+		if err := checkSumBytes(path, data, *sum); err != nil {
+			return nil, err
+		}
+	}
+	var n int
+	err = catchPanic(func() error { // reads the mapping: a fault is an error
+		var err error
+		n, err = checkArrowFooter(data)
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", path, err)
 	}
@@ -49,6 +68,11 @@ func readIPCFile(path string) (recs []arrow.Record, err error) {
 	defer r.Close()
 	if r.NumRecords() != n {
 		return nil, fmt.Errorf("dataset: %s: footer lists %d record batches, reader sees %d", path, n, r.NumRecords())
+	}
+	if sum == nil {
+		if err := catchPanic(func() error { return checkBodies(data, r.Schema(), alloc.limit) }); err != nil {
+			return nil, fmt.Errorf("dataset: %s: %w", path, err)
+		}
 	}
 
 	recs = make([]arrow.Record, n)
@@ -90,14 +114,18 @@ func readIPCFile(path string) (recs []arrow.Record, err error) {
 }
 
 // catchPanic runs fn and turns a panic (the Arrow reader panics on some
-// malformed inputs) into an error.
+// malformed inputs) into an error, and a memory fault (the mapped file
+// truncated meanwhile) into an error wrapping errs.ErrIO.
 func catchPanic(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("malformed Arrow IPC data: %v", r)
 		}
 	}()
-	return fn()
+	if ferr := feature.Guard(func() { err = fn() }); ferr != nil {
+		return ferr
+	}
+	return err
 }
 
 // releaseAll releases every non-nil record.
@@ -265,19 +293,16 @@ func columnTensor(recs []arrow.Record, col int, name string) (t mem.Tensor, ok b
 	if !ok {
 		return t, false, nil
 	}
-	var rows int64
-	for _, r := range recs {
-		rows += r.NumRows()
+	// First check every batch against its buffers, then allocate: the
+	// sizes in the metadata (a list width, a row count) are not trusted
+	// before the data is seen to back them.
+	type part struct {
+		src      []byte
+		start, n int64
 	}
-	t = mem.Tensor{DType: dt, Shape: []int64{rows}}
-	if typ.ID() == arrow.FIXED_SIZE_LIST {
-		t.Shape = append(t.Shape, width)
-	}
+	parts := make([]part, len(recs))
 	size := int64(dt.Size())
-	if t.Data, err = (mem.Heap{}).Alloc(int(rows * width * size)); err != nil { // 8-byte aligned
-		return t, false, err
-	}
-	var row int64
+	var rows int64
 	for bi, r := range recs {
 		a := r.Column(col)
 		if !arrow.TypeEqual(a.DataType(), typ) {
@@ -295,24 +320,45 @@ func columnTensor(recs []arrow.Record, col int, name string) (t mem.Tensor, ok b
 			}
 			start = start*width + int64(vals.Data().Offset())
 		}
-		dst := t.Data[row*width*size : (row+n)*width*size]
 		src := valueBytes(vals.Data())
+		// Elements needed: (start + n*width), in bits for Bool.
+		hi, need := bits.Mul64(uint64(n), uint64(width))
+		need += uint64(max(start, 0))
+		have := uint64(len(src)) / uint64(size)
 		if dt == mem.Bool {
-			if start < 0 || int64(len(src))*8 < start+n*width {
-				return t, false, fmt.Errorf("column %q: value buffer too short in record batch %d", name, bi)
-			}
+			have = uint64(len(src)) * 8
+		}
+		if start < 0 || n < 0 || hi != 0 || need > have {
+			return t, false, fmt.Errorf("column %q: record batch %d has %d rows of width %d, but its value buffer holds %d elements",
+				name, bi, n, width, have)
+		}
+		parts[bi] = part{src: src, start: start, n: n}
+		rows += n
+	}
+	t = mem.Tensor{DType: dt, Shape: []int64{rows}}
+	if typ.ID() == arrow.FIXED_SIZE_LIST {
+		t.Shape = append(t.Shape, width)
+	}
+	total, err := tensorBytes(t)
+	if err != nil {
+		return t, false, fmt.Errorf("column %q %w", name, err)
+	}
+	if t.Data, err = (mem.Heap{}).Alloc(int(total)); err != nil { // 8-byte aligned
+		return t, false, fmt.Errorf("column %q: %w (%w)", name, err, errs.ErrNoMem)
+	}
+	var row int64
+	for _, p := range parts {
+		dst := t.Data[row*width*size : (row+p.n)*width*size]
+		if dt == mem.Bool {
 			for i := range dst {
-				if bitutil.BitIsSet(src, int(start)+i) {
+				if bitutil.BitIsSet(p.src, int(p.start)+i) {
 					dst[i] = 1
 				}
 			}
 		} else {
-			if start < 0 || int64(len(src)) < (start+n*width)*size {
-				return t, false, fmt.Errorf("column %q: value buffer too short in record batch %d", name, bi)
-			}
-			copy(dst, src[start*size:(start+n*width)*size])
+			copy(dst, p.src[p.start*size:(p.start+p.n*width)*size])
 		}
-		row += n
+		row += p.n
 	}
 	return t, true, nil
 }

@@ -98,9 +98,9 @@ type srcMeta struct {
 // load reads every input array and assembles the dataset (aliasing the
 // mapped inputs).
 func (c *converter) load() (*Dataset, error) {
-	rawMeta, err := os.ReadFile(filepath.Join(c.dir, "meta.json"))
+	rawMeta, err := readSmall(filepath.Join(c.dir, "meta.json"), maxMetaBytes)
 	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
+		return nil, err
 	}
 	var sm srcMeta
 	if err := json.Unmarshal(rawMeta, &sm); err != nil {

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/apache/arrow/go/v14/arrow"
 
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 )
@@ -43,6 +45,9 @@ type Meta struct {
 	NumEdges   int64        `json:"num_edges"`
 	NumClasses int64        `json:"num_classes"`
 	Feature    *FeatureMeta `json:"feature"`
+	// Files holds the size and checksum of every data file, by name
+	// (empty for datasets written before they were recorded).
+	Files map[string]FileSum `json:"files,omitempty"`
 	// Source is free-form provenance (for converted datasets: the original
 	// meta.json).
 	Source json.RawMessage `json:"source,omitempty"`
@@ -77,17 +82,41 @@ type columnSpec struct {
 	dtype mem.DType
 }
 
-// Open opens the dataset in dir: it reads graphferry.json, builds the graph
-// from edges.arrow (edge id = row in the file), loads nodes.arrow and maps
-// feat.bin, checking that every size agrees with num_nodes and num_edges.
-func Open(dir string) (*Dataset, error) {
-	raw, err := os.ReadFile(filepath.Join(dir, MetaFile))
+// OpenOptions are the options of OpenWith.
+type OpenOptions struct {
+	// VerifyChecksums reads every file that graphferry.json lists whole
+	// and compares its CRC-32C with the recorded one. Without it, sizes
+	// are compared at every open, and so are the sums of edges.arrow and
+	// nodes.arrow (read whole anyway); feat.bin, mapped and read only
+	// where rows are gathered, is checked on demand only. A dataset
+	// written before checksums were recorded still opens (Meta.Files is
+	// empty then).
+	VerifyChecksums bool
+}
+
+// Open opens the dataset in dir with the default options (see OpenWith).
+func Open(dir string) (*Dataset, error) { return OpenWith(dir, OpenOptions{}) }
+
+// OpenWith opens the dataset in dir: it reads graphferry.json, checks the
+// sizes (and on demand the checksums) of the files it lists, loads
+// nodes.arrow, builds the graph from edges.arrow (edge id = row in the
+// file) and maps feat.bin. Every size is checked against the files before
+// anything is allocated for it. Dataset files must be regular files inside
+// dir (a symbolic link may point to another file inside dir). Damaged or
+// changed files give errors wrapping errs.ErrIO; an allocation larger than
+// the machine's memory an error wrapping errs.ErrNoMem.
+func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
+	metaPath, err := confine(dir, "metadata file", MetaFile)
 	if err != nil {
-		return nil, fmt.Errorf("dataset: %w", err)
+		return nil, err
+	}
+	raw, err := readSmall(metaPath, maxMetaBytes)
+	if err != nil {
+		return nil, err
 	}
 	d := &Dataset{NodeData: map[string]mem.Tensor{}}
 	if err := json.Unmarshal(raw, &d.Meta); err != nil {
-		return nil, fmt.Errorf("dataset: %s: %w", filepath.Join(dir, MetaFile), err)
+		return nil, fmt.Errorf("dataset: %s: %w", metaPath, err)
 	}
 	m := &d.Meta
 	if m.Format != Format {
@@ -96,20 +125,68 @@ func Open(dir string) (*Dataset, error) {
 	if m.Version != Version {
 		return nil, fmt.Errorf("dataset: %s: version %d is not supported (want %d)", dir, m.Version, Version)
 	}
-	if m.NumNodes < 0 || m.NumEdges < 0 {
-		return nil, fmt.Errorf("dataset: %s: num_nodes=%d and num_edges=%d must be >= 0", dir, m.NumNodes, m.NumEdges)
+	if m.NumNodes < 0 || m.NumEdges < 0 || m.NumClasses < 0 {
+		return nil, fmt.Errorf("dataset: %s: num_nodes=%d, num_edges=%d and num_classes=%d must be >= 0", dir, m.NumNodes, m.NumEdges, m.NumClasses)
 	}
 	n := m.NumNodes
 	if n > graph.MaxNodes {
 		return nil, fmt.Errorf("dataset: %s: num_nodes=%d exceeds %d", dir, n, int64(graph.MaxNodes))
 	}
-
 	if n == 0 && m.NumEdges > 0 {
 		return nil, fmt.Errorf("dataset: %s: num_edges=%d with num_nodes=0", dir, m.NumEdges)
 	}
+
+	// The recorded files: sizes always, checksums on demand, before any
+	// of them is parsed. (The Arrow tables' sums are checked on reading
+	// them in any case: it costs little beside decoding them.)
+	names := make([]string, 0, len(m.Files))
+	for name := range m.Files {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		path, err := confine(dir, "file", name)
+		if err != nil {
+			return nil, err
+		}
+		if opt.VerifyChecksums && name != EdgesFile && name != NodesFile { // those: on reading
+			err = checkSum(path, m.Files[name])
+		} else {
+			err = checkSize(path, m.Files[name])
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	edgesPath, err := confine(dir, "edge table", EdgesFile)
+	if err != nil {
+		return nil, err
+	}
+	nodesPath, err := confine(dir, "node table", NodesFile)
+	if err != nil {
+		return nil, err
+	}
+	var featPath string
+	var featT mem.Tensor
+	if m.Feature != nil {
+		if featPath, featT, err = d.featureFile(dir); err != nil {
+			return nil, err
+		}
+	}
+
+	// The node table first: its row count confirms num_nodes before the
+	// edge sort allocates for that many nodes.
+	if err := d.readNodes(nodesPath, recorded(m.Files, NodesFile)); err != nil {
+		return nil, err
+	}
+	// The edge sort's indptr, before the edges are read (readEdgeTable
+	// checks the rest against the edges it has read, not num_edges).
+	if err := checkAlloc(8*uint64(n+2), fmt.Sprintf("the graph of %d nodes", n)); err != nil {
+		return nil, err
+	}
 	// COOOptions cannot say "zero nodes" (0 infers), so build with one node
 	// and, when there are none, replace the (edge-free) result.
-	d.Graph, err = ReadEdgeTable(filepath.Join(dir, EdgesFile), graph.COOOptions{NumNodes: max(n, 1)})
+	d.Graph, err = readEdgeTable(edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, recorded(m.Files, EdgesFile))
 	if err != nil {
 		return nil, err
 	}
@@ -119,21 +196,18 @@ func Open(dir string) (*Dataset, error) {
 	if n == 0 {
 		d.Graph = &graph.CSC{Indptr: []int64{0}}
 	}
-
-	if err := d.readNodes(filepath.Join(dir, NodesFile)); err != nil {
-		return nil, err
-	}
 	if m.Feature != nil {
-		if err := d.mapFeatures(dir); err != nil {
+		if err := d.mapFeatures(featPath, featT); err != nil {
 			return nil, err
 		}
 	}
 	return d, nil
 }
 
-// readNodes loads every usable column of the node table into NodeData.
-func (d *Dataset) readNodes(path string) error {
-	recs, err := readIPCFile(path)
+// readNodes loads every usable column of the node table into NodeData and
+// checks the values of the label and mask columns.
+func (d *Dataset) readNodes(path string, sum *FileSum) error {
+	recs, err := readIPCFile(path, sum)
 	if err != nil {
 		return err
 	}
@@ -141,9 +215,19 @@ func (d *Dataset) readNodes(path string) error {
 	if len(recs) == 0 {
 		return fmt.Errorf("dataset: %s has no record batches", path)
 	}
+	var rows int64
+	for _, r := range recs {
+		rows += r.NumRows()
+	}
+	if rows != d.Meta.NumNodes {
+		return fmt.Errorf("dataset: %s has %d rows, want num_nodes=%d", path, rows, d.Meta.NumNodes)
+	}
 	schema := recs[0].Schema()
 	for i := range schema.NumFields() {
 		name := schema.Field(i).Name
+		if err := feature.CheckName(name); err != nil {
+			return fmt.Errorf("dataset: %s: column %d: %w", path, i, err)
+		}
 		if _, dup := d.NodeData[name]; dup {
 			return fmt.Errorf("dataset: %s: column %q appears twice", path, name)
 		}
@@ -174,28 +258,94 @@ func (d *Dataset) readNodes(path string) error {
 			return fmt.Errorf("dataset: %s: column %q is %v%v, want 1-D %v", path, c.name, t.DType, t.Shape, c.dtype)
 		}
 	}
+	if err := checkNodeValues(d.NodeData, d.Meta.NumClasses); err != nil {
+		return fmt.Errorf("dataset: %s: %w", path, err)
+	}
 	return nil
 }
 
-// mapFeatures memory-maps the feature file described by Meta.Feature.
-func (d *Dataset) mapFeatures(dir string) error {
+// recorded returns the recorded size and checksum of the file name, or nil.
+func recorded(files map[string]FileSum, name string) *FileSum {
+	if s, ok := files[name]; ok {
+		return &s
+	}
+	return nil
+}
+
+// checkNodeValues checks that labels lie in [0, numClasses) or are -1
+// (unlabelled), and that the masks (uint8 or bool columns whose names end
+// in "_mask") hold only 0 and 1.
+func checkNodeValues(data map[string]mem.Tensor, numClasses int64) error {
+	if t, ok := data[LabelKey]; ok && t.DType == mem.Int64 {
+		for i, l := range mem.Int64s(t.Data) {
+			if l < -1 || l >= numClasses {
+				return fmt.Errorf("column %q row %d: label %d is outside [0, num_classes=%d) (and not -1, unlabelled)", LabelKey, i, l, numClasses)
+			}
+		}
+	}
+	names := make([]string, 0, len(data))
+	for name := range data {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		t := data[name]
+		if !strings.HasSuffix(name, "_mask") || (t.DType != mem.Uint8 && t.DType != mem.Bool) {
+			continue
+		}
+		cols := int64(1)
+		if len(t.Shape) == 2 {
+			cols = t.Shape[1]
+		}
+		for i, v := range t.Data {
+			if v > 1 {
+				return fmt.Errorf("column %q row %d: mask value %d (want 0 or 1)", name, int64(i)/max(cols, 1), v)
+			}
+		}
+	}
+	return nil
+}
+
+// featureFile checks the feature description of graphferry.json against
+// the feature file before it is mapped, and returns the file's path and the
+// tensor (without data) it holds.
+func (d *Dataset) featureFile(dir string) (string, mem.Tensor, error) {
 	f := d.Meta.Feature
 	dt, err := mem.ParseDType(f.DType)
 	if err != nil {
-		return fmt.Errorf("dataset: %s: feature dtype: %w", MetaFile, err)
+		return "", mem.Tensor{}, fmt.Errorf("dataset: %s: feature dtype: %w", MetaFile, err)
 	}
 	if len(f.Shape) == 0 || f.Shape[0] != d.Meta.NumNodes {
-		return fmt.Errorf("dataset: %s: feature shape %v must start with num_nodes=%d", MetaFile, f.Shape, d.Meta.NumNodes)
+		return "", mem.Tensor{}, fmt.Errorf("dataset: %s: feature shape %v must start with num_nodes=%d", MetaFile, f.Shape, d.Meta.NumNodes)
 	}
-	if f.File == "" || filepath.Base(f.File) != f.File {
-		return fmt.Errorf("dataset: %s: feature file %q must be a plain file name in the dataset directory", MetaFile, f.File)
+	path, err := confine(dir, "feature file", f.File)
+	if err != nil {
+		return "", mem.Tensor{}, err
 	}
-	path := filepath.Join(dir, f.File)
+	t := mem.Tensor{DType: dt, Shape: slices.Clone(f.Shape)}
+	want, err := tensorBytes(t)
+	if err != nil {
+		return "", mem.Tensor{}, fmt.Errorf("dataset: %s: feature %w", MetaFile, err)
+	}
+	fh, st, err := openRegular(path)
+	if err != nil {
+		return "", mem.Tensor{}, err
+	}
+	fh.Close()
+	if st.Size() != want {
+		return "", mem.Tensor{}, fmt.Errorf("dataset: %s has %d bytes, shape %v of %v needs %d", path, st.Size(), f.Shape, dt, want)
+	}
+	return path, t, nil
+}
+
+// mapFeatures memory-maps the feature file at path as t (checked by
+// featureFile).
+func (d *Dataset) mapFeatures(path string, t mem.Tensor) error {
 	data, release, err := mapFile(path)
 	if err != nil {
 		return err
 	}
-	t := mem.Tensor{DType: dt, Shape: slices.Clone(f.Shape), Data: data}
+	t.Data = data
 	if err := checkTensor(path, t); err != nil {
 		release()
 		return err
@@ -249,6 +399,16 @@ func Write(dir string, d *Dataset) error {
 	if err != nil {
 		return err
 	}
+	if meta.NumClasses < 0 {
+		return fmt.Errorf("dataset: Meta.NumClasses=%d must be >= 0", meta.NumClasses)
+	}
+	colData := map[string]mem.Tensor{}
+	for _, c := range cols {
+		colData[c.name] = c.t
+	}
+	if err := checkNodeValues(colData, meta.NumClasses); err != nil {
+		return fmt.Errorf("dataset: NodeData: %w", err)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}
@@ -285,6 +445,21 @@ func Write(dir string, d *Dataset) error {
 	if err := writeNodeTable(filepath.Join(dir, NodesFile), cols, n); err != nil {
 		return err
 	}
+	// Sizes and checksums of what is on disk now (read back: the files
+	// are in the page cache, and a write that went wrong is not recorded
+	// as right).
+	files := []string{EdgesFile, NodesFile}
+	if meta.Feature != nil {
+		files = append(files, meta.Feature.File)
+	}
+	meta.Files = map[string]FileSum{}
+	for _, name := range files {
+		sum, err := sumFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		meta.Files[name] = sum
+	}
 	js, err := json.MarshalIndent(meta, "", "  ")
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
@@ -302,6 +477,9 @@ type nodeColumn struct {
 // label and the masks first (defaults when absent), then the others by name.
 func nodeColumns(data map[string]mem.Tensor, n int64) ([]nodeColumn, error) {
 	for name, t := range data {
+		if err := feature.CheckName(name); err != nil {
+			return nil, fmt.Errorf("dataset: NodeData[%q]: %w", name, err)
+		}
 		if err := checkTensor(fmt.Sprintf("NodeData[%q]", name), t); err != nil {
 			return nil, err
 		}

@@ -72,6 +72,16 @@ func TestWriteOpenRoundTrip(t *testing.T) {
 	defer d.Close()
 	assert.JSONEq(t, `{"origin":"test"}`, string(d.Meta.Source))
 	d.Meta.Source = nil
+	require.Len(t, d.Meta.Files, 3)
+	for _, name := range []string{EdgesFile, NodesFile, FeatFile} {
+		sum, err := sumFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, sum, d.Meta.Files[name], name)
+		st, err := os.Stat(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, st.Size(), sum.Size)
+	}
+	d.Meta.Files = nil
 	assert.Equal(t, Meta{
 		Format: Format, Version: Version, Name: "tiny", NumNodes: 5, NumEdges: 5, NumClasses: 3,
 		Feature: &FeatureMeta{File: FeatFile, DType: "float32", Shape: []int64{5, 3}},
@@ -168,10 +178,21 @@ func TestOpenErrors(t *testing.T) {
 		{"format", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["format"] = "other" }) }, `format "other", want "graphferry-dataset"`},
 		{"version", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["version"] = 2 }) }, "version 2 is not supported"},
 		{"num_edges", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["num_edges"] = 6 }) }, "edges.arrow has 5 edges, graphferry.json says num_edges=6"},
-		{"num_nodes too small for edges", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["num_nodes"] = 4 }) }, "is out of range [0, 4)"},
-		{"num_nodes vs node table", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["num_nodes"] = 6 }) }, `has 5 rows, want num_nodes=6`},
+		// The node table is compared before the edges are read (the edge
+		// sort allocates for num_nodes), the feature file before both.
+		{"num_nodes too small for edges", func(dir string) {
+			editMeta(t, dir, func(m map[string]any) { m["num_nodes"] = 4; delete(m, "feature") })
+		}, "has 5 rows, want num_nodes=4"},
+		{"num_nodes vs node table", func(dir string) {
+			editMeta(t, dir, func(m map[string]any) { m["num_nodes"] = 6; delete(m, "feature") })
+		}, `has 5 rows, want num_nodes=6`},
+		{"num_nodes vs feature", func(dir string) { editMeta(t, dir, func(m map[string]any) { m["num_nodes"] = 6 }) }, `feature shape [5 3] must start with num_nodes=6`},
 		{"feat size", func(dir string) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, FeatFile), make([]byte, 12), 0o644))
+		}, "feat.bin is 12 bytes, graphferry.json says 60: it was truncated, extended or replaced"},
+		{"feat size without sums", func(dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, FeatFile), make([]byte, 12), 0o644))
+			editMeta(t, dir, func(m map[string]any) { delete(m, "files") })
 		}, "feat.bin has 12 bytes, shape [5 3] of float32 needs 60"},
 		{"feat dtype", func(dir string) {
 			editMeta(t, dir, func(m map[string]any) { m["feature"].(map[string]any)["dtype"] = "complex64" })
@@ -182,6 +203,7 @@ func TestOpenErrors(t *testing.T) {
 		{"missing nodes", func(dir string) { require.NoError(t, os.Remove(filepath.Join(dir, NodesFile))) }, "nodes.arrow"},
 		{"missing label column", func(dir string) {
 			require.NoError(t, writeNodeTable(filepath.Join(dir, NodesFile), []nodeColumn{{"x", mem.Tensor{DType: mem.Int8, Shape: []int64{5}, Data: make([]byte, 5)}}}, 5))
+			editMeta(t, dir, func(m map[string]any) { delete(m, "files") })
 		}, `has no column "label"`},
 		{"bad json", func(dir string) { require.NoError(t, os.WriteFile(filepath.Join(dir, MetaFile), []byte("{"), 0o644)) }, "graphferry.json"},
 	}

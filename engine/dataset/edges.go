@@ -23,7 +23,13 @@ const (
 // and optionally weight; see EdgesFromRecords) and builds its CSC with
 // graph.FromCOO: the edge id of an edge is its row position in the file.
 func ReadEdgeTable(path string, opt graph.COOOptions) (*graph.CSC, error) {
-	recs, err := readIPCFile(path)
+	return readEdgeTable(path, opt, nil)
+}
+
+// readEdgeTable is ReadEdgeTable for a file whose size and checksum may be
+// known (see readIPCFile).
+func readEdgeTable(path string, opt graph.COOOptions, sum *FileSum) (*graph.CSC, error) {
+	recs, err := readIPCFile(path, sum)
 	if err != nil {
 		return nil, err
 	}
@@ -32,11 +38,41 @@ func ReadEdgeTable(path string, opt graph.COOOptions) (*graph.CSC, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", path, err)
 	}
+	if err := checkGraphAlloc(src, dst, opt); err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", path, err)
+	}
 	g, err := graph.FromCOO(src, dst, w, opt)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", path, err)
 	}
 	return g, nil
+}
+
+// checkGraphAlloc checks that the CSC that graph.FromCOO would build fits in
+// memory: without opt.NumNodes the node count comes from the largest id,
+// and a single id of 2^32 in a small file would make it allocate tens of
+// gigabytes for indptr (Go's out-of-memory error kills the process).
+func checkGraphAlloc(src, dst []int64, opt graph.COOOptions) error {
+	n := opt.NumNodes
+	if n <= 0 {
+		mx := int64(-1)
+		for _, ids := range [][]int64{src, dst} {
+			for _, v := range ids {
+				mx = max(mx, v)
+			}
+		}
+		if mx >= graph.MaxNodes {
+			return nil // FromCOO refuses it with a better message
+		}
+		n = mx + 1
+	}
+	// What FromCOO allocates: indptr, sources, edge ids and weights.
+	need := 8*uint64(n+2) + 24*uint64(len(src))
+	what := fmt.Sprintf("a graph of %d nodes and %d edges", n, len(src))
+	if opt.NumNodes <= 0 {
+		what = fmt.Sprintf("a graph of %d nodes (largest id %d) and %d edges", n, n-1, len(src))
+	}
+	return checkAlloc(need, what)
 }
 
 // EdgesFromRecords builds a CSC from edge records (edge id = row position

@@ -4,14 +4,45 @@ package dataset
 
 import (
 	"fmt"
+	"io"
 	"os"
+
+	"github.com/graphferry/graphferry/engine/errs"
 )
+
+// openRegular opens path for reading and checks that it is a regular file
+// (checked before opening, which could block on a named pipe, and again on
+// the open file).
+func openRegular(path string) (*os.File, os.FileInfo, error) {
+	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
+		return nil, nil, fmt.Errorf("dataset: %s is not a regular file (%v)", path, st.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dataset: %w (%w)", err, errs.ErrIO)
+	}
+	st, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("dataset: %w (%w)", err, errs.ErrIO)
+	}
+	if !st.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, fmt.Errorf("dataset: %s is not a regular file (%v)", path, st.Mode().Type())
+	}
+	return f, st, nil
+}
 
 // mapFile reads the whole file at path (no mmap on this platform).
 func mapFile(path string) ([]byte, func() error, error) {
-	data, err := os.ReadFile(path)
+	f, _, err := openRegular(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("dataset: %w", err)
+		return nil, nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(f)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dataset: %w (%w)", err, errs.ErrIO)
 	}
 	return data, func() error { return nil }, nil
 }

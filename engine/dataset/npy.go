@@ -367,22 +367,31 @@ func WriteNPY(path string, t mem.Tensor) error {
 // checkTensor checks that t has a known dtype, a non-negative shape and
 // exactly prod(shape)*size bytes; name identifies it in the error.
 func checkTensor(name string, t mem.Tensor) error {
+	nbytes, err := tensorBytes(t)
+	if err != nil {
+		return fmt.Errorf("dataset: %s %w", name, err)
+	}
+	if int64(len(t.Data)) != nbytes {
+		return fmt.Errorf("dataset: %s has %d bytes, shape %v of %v needs %d", name, len(t.Data), t.Shape, t.DType, nbytes)
+	}
+	return nil
+}
+
+// tensorBytes returns the byte size of a tensor of t's dtype and shape.
+func tensorBytes(t mem.Tensor) (int64, error) {
 	if t.DType.Size() == 0 {
-		return fmt.Errorf("dataset: %s has invalid dtype %v", name, t.DType)
+		return 0, fmt.Errorf("has invalid dtype %v", t.DType)
 	}
 	nbytes := uint64(t.DType.Size())
 	for _, s := range t.Shape {
 		if s < 0 {
-			return fmt.Errorf("dataset: %s has negative dimension in shape %v", name, t.Shape)
+			return 0, fmt.Errorf("has negative dimension in shape %v", t.Shape)
 		}
 		hi, lo := bits.Mul64(nbytes, uint64(s))
 		if hi != 0 || lo > math.MaxInt64 {
-			return fmt.Errorf("dataset: %s shape %v is too large", name, t.Shape)
+			return 0, fmt.Errorf("shape %v is too large", t.Shape)
 		}
 		nbytes = lo
 	}
-	if uint64(len(t.Data)) != nbytes {
-		return fmt.Errorf("dataset: %s has %d bytes, shape %v of %v needs %d", name, len(t.Data), t.Shape, t.DType, nbytes)
-	}
-	return nil
+	return int64(nbytes), nil
 }

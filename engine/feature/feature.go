@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -27,6 +28,7 @@ type Store struct {
 type entry struct {
 	t       mem.Tensor
 	release func()
+	file    string // the file t.Data maps, if any (see RegisterMapping)
 }
 
 // NewStore returns an empty store for numNodes nodes (a negative count gives
@@ -45,8 +47,8 @@ func (s *Store) NumNodes() int64 { return s.numNodes }
 // replaced, deleted or the store closed; when Set returns an error the store
 // has not taken t and does not call release.
 func (s *Store) Set(name string, t mem.Tensor, release func()) error {
-	if name == "" {
-		return errors.New("feature: name is empty")
+	if err := CheckName(name); err != nil {
+		return err
 	}
 	if err := checkTensor("node data "+quote(name), t); err != nil {
 		return err
@@ -60,12 +62,33 @@ func (s *Store) Set(name string, t mem.Tensor, release func()) error {
 		return errors.New("feature: store is closed")
 	}
 	old, had := s.arrays[name]
-	s.arrays[name] = entry{t: t, release: release}
+	s.arrays[name] = entry{t: t, release: release, file: MappedFile(t.Data)}
 	s.mu.Unlock()
 	if had && old.release != nil {
 		old.release()
 	}
 	return nil
+}
+
+// CheckName checks that name can name node data: not empty, and without
+// newline or NUL (the C API lists the names joined by newlines in a
+// NUL-terminated string, so such a name could not be listed or asked for).
+func CheckName(name string) error {
+	if name == "" {
+		return errors.New("feature: name is empty")
+	}
+	if i := strings.IndexAny(name, "\n\x00"); i >= 0 {
+		return fmt.Errorf("feature: node data name %q holds a newline or NUL at byte %d (names are listed one per line)", name, i)
+	}
+	return nil
+}
+
+// File returns the file whose memory map backs the array name ("" when it
+// is not a registered mapping, see RegisterMapping).
+func (s *Store) File(name string) string {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.arrays[name].file
 }
 
 // Get returns the array stored under name. The returned tensor shares the
@@ -145,6 +168,9 @@ func (s *Store) Gather(name string, dst []byte, ids []int64, threads int) error 
 		return fmt.Errorf("feature: no node data named %q", name)
 	}
 	if err := Gather(dst, e.t, ids, threads); err != nil {
+		if e.file != "" && errors.Is(err, ErrFault) {
+			return fmt.Errorf("feature: gathering %q from %s: %w", name, e.file, err)
+		}
 		return fmt.Errorf("feature: gathering %q: %w", name, err)
 	}
 	return nil
@@ -185,7 +211,9 @@ var parallelBytes = 1 << 20
 // Gather copies rows ids (internal ids, validated against src.Shape[0]) of
 // src into dst, row after row: len(dst) must be len(ids)*src.RowBytes().
 // Large requests are split over row chunks copied in parallel (threads <= 0:
-// GOMAXPROCS). src is only read, so concurrent Gathers are safe.
+// GOMAXPROCS). src is only read, so concurrent Gathers are safe. src may be
+// a memory-mapped file: a fault reading it (the file truncated under the
+// map) is an error wrapping ErrFault and errs.ErrIO, never a crash.
 func Gather(dst []byte, src mem.Tensor, ids []int64, threads int) error {
 	if err := checkTensor("src", src); err != nil {
 		return err
@@ -207,20 +235,44 @@ func Gather(dst []byte, src mem.Tensor, ids []int64, threads int) error {
 		threads = runtime.GOMAXPROCS(0)
 	}
 	chunks := min(threads, len(dst)/parallelBytes, len(ids))
-	if chunks <= 1 {
-		copyRows(dst, src.Data, ids, rb)
-		return nil
+	return parallel(chunks, len(ids), func(lo, hi int) {
+		copyRows(dst[lo*rb:hi*rb], src.Data, ids[lo:hi], rb)
+	})
+}
+
+// Copy copies src, which may be a memory-mapped file, into dst (of the same
+// length), in parallel for large copies; a fault reading src is an error
+// wrapping ErrFault and errs.ErrIO, never a crash.
+func Copy(dst, src []byte) error {
+	if len(dst) != len(src) {
+		return fmt.Errorf("feature: Copy of %d bytes into %d", len(src), len(dst))
 	}
+	chunks := min(runtime.GOMAXPROCS(0), len(dst)/parallelBytes)
+	return parallel(chunks, len(dst), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+}
+
+// parallel runs fn over [0, n) split into chunks pieces (at least one), each
+// under Guard, and returns the first fault.
+func parallel(chunks, n int, fn func(lo, hi int)) error {
+	if chunks <= 1 {
+		return Guard(func() { fn(0, n) })
+	}
+	faults := make([]error, chunks)
 	var wg sync.WaitGroup
-	for c := 0; c < chunks; c++ {
-		lo, hi := c*len(ids)/chunks, (c+1)*len(ids)/chunks
+	for c := range chunks {
+		lo, hi := c*n/chunks, (c+1)*n/chunks
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			copyRows(dst[lo*rb:hi*rb], src.Data, ids[lo:hi], rb)
+			faults[c] = Guard(func() { fn(lo, hi) })
 		}()
 	}
 	wg.Wait()
+	for _, err := range faults {
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

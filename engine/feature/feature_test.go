@@ -221,3 +221,16 @@ func TestDeleteWaitsForStoreGather(t *testing.T) {
 	require.NoError(t, s.Delete("f"))
 	wg.Wait()
 }
+
+// TestSetRejectsUnlistableNames checks that names the C API could not list
+// (joined by newlines into a C string) are refused.
+func TestSetRejectsUnlistableNames(t *testing.T) {
+	s := NewStore(2)
+	tt := mem.Tensor{DType: mem.Uint8, Shape: []int64{2}, Data: []byte{1, 2}}
+	for _, name := range []string{"a\nb", "a\x00b", "\n", ""} {
+		require.Error(t, s.Set(name, tt, nil), "%q", name)
+	}
+	require.ErrorContains(t, s.Set("x\ny", tt, nil), "newline or NUL")
+	require.NoError(t, s.Set("x y\t:é", tt, nil))
+	assert.Equal(t, []string{"x y\t:é"}, s.Names())
+}

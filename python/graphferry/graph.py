@@ -21,6 +21,10 @@ TensorLike = Union[torch.Tensor, np.ndarray]
 Partition = Union[str, TensorLike]
 
 
+# GF_GRAPH_VERIFY_CHECKSUMS of include/graphferry.h (gf_graph_open only).
+_GF_GRAPH_VERIFY_CHECKSUMS = 4
+
+
 def _graph_options(
     *,
     num_nodes: int | None = None,
@@ -307,13 +311,27 @@ class Graph(Closeable):
         num_patches: int = 1,
         partition: Partition = "range",
         seed: int = 0,
+        verify: bool = False,
     ) -> Graph:
         r"""Opens a graph stored on disk (memory-mapped): a graphferry dataset
         directory (node data ``"feat"``, ``"label"``, ``"train_mask"``,
         ``"val_mask"``, ``"test_mask"`` when present) or an Arrow IPC file
         holding an edge table with columns ``src`` and ``dst``.
+
+        The sizes of a dataset's files, and the CRC-32C of its Arrow tables
+        (read whole anyway), are compared with those recorded in its
+        ``graphferry.json`` at every open. With ``verify=True`` (dataset
+        directories only) ``feat.bin`` is read whole and checked too. A
+        damaged or changed file raises an error naming it. Datasets written
+        before checksums were recorded open either way (``python -m
+        graphferry verify DIR`` says so).
         """
-        opts, keep = _graph_options(num_patches=num_patches, partition=partition, seed=seed)
+        opts, keep = _graph_options(
+            num_patches=num_patches,
+            partition=partition,
+            seed=seed,
+            flags=_GF_GRAPH_VERIFY_CHECKSUMS if verify else 0,
+        )
         encoded = os.fsencode(path)
         return cls._make(lambda out: _lib.gf_graph_open(encoded, ctypes.byref(opts), out))
 
