@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
 	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -457,28 +457,10 @@ func epochOrder(n int, shuffle bool, seed, epoch uint64) []int64 {
 	if !shuffle {
 		return order
 	}
-	state := mix64(mix64(seed+0x243f6a8885a308d3) ^ (epoch + 0x13198a2e03707344))
-	next := func() uint64 {
-		state += 0x9e3779b97f4a7c15
-		return mix64(state)
-	}
+	r := rng.SplitMix64{State: rng.Mix(rng.Mix(seed+0x243f6a8885a308d3) ^ (epoch + 0x13198a2e03707344))}
 	for i := n - 1; i > 0; i-- {
-		// Uniform j in [0, i] (Lemire, exact).
-		bound := uint64(i + 1)
-		hi, lo := bits.Mul64(next(), bound)
-		if lo < bound {
-			thresh := -bound % bound
-			for lo < thresh {
-				hi, lo = bits.Mul64(next(), bound)
-			}
-		}
-		order[i], order[hi] = order[hi], order[i]
+		j := r.Below(uint64(i + 1)) // uniform in [0, i]
+		order[i], order[j] = order[j], order[i]
 	}
 	return order
-}
-
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
 }

@@ -1,9 +1,11 @@
 package sample
 
 import (
-	"math"
 	"math/bits"
 	"slices"
+
+	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/internal/rng"
 )
 
 // Biased sampling and excluded edges ("filtered" sampling). A neighbour list
@@ -12,16 +14,6 @@ import (
 // candidates in list order, and lists keep their order across renumbering,
 // so the result does not depend on the layout. The unfiltered path
 // (Sampler.sampleTask) is untouched by this file.
-
-// unit returns a uniform float64 in [0, 1) (53 random bits).
-func (r *stream) unit() float64 {
-	return float64(r.next()>>11) * 0x1p-53
-}
-
-// exp1 returns an Exp(1) variate, -ln(U) with U uniform in (0, 1].
-func (r *stream) exp1() float64 {
-	return -math.Log(float64(r.next()>>11+1) * 0x1p-53)
-}
 
 // buildExcluded returns a bitmap over g's edge positions marking the edges
 // whose ids are in ids (nil when none is).
@@ -50,7 +42,7 @@ func (s *Sampler) buildExcluded(ids []int64) []uint64 {
 		return set
 	}
 	counts := make([]int, words)
-	parallelFor(words, 1024, s.opt.Threads, func(_, a, b int) {
+	par.For(words, 1024, s.opt.Threads, func(_, a, b int) {
 		for w := a; w < b; w++ {
 			var x uint64
 			lo := int64(w) * 64
@@ -246,7 +238,7 @@ func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []
 	case !biased:
 		// Uniform over the candidates: the unfiltered draws over [0, d),
 		// so a list without excluded edges samples as sampleTask does.
-		r := stream{streamState(s.seed, key, hop, uint64(s.orig(v)))}
+		r := taskStream(s.seed, key, hop, uint64(s.orig(v)))
 		drawPositions(&r, d, nb, s.opt.Replace, scratch)
 		for i, j := range nb {
 			nb[i] = cand[j]
@@ -258,17 +250,17 @@ func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []
 			t += x
 			w[i] = t
 		}
-		r := stream{streamState(s.seed, key, hop, uint64(s.orig(v)))}
+		r := taskStream(s.seed, key, hop, uint64(s.orig(v)))
 		for i := range nb {
-			nb[i] = cand[searchPrefix(w, r.unit()*t)]
+			nb[i] = cand[searchPrefix(w, r.Unit()*t)]
 		}
 	default:
 		// Weighted without replacement (Efraimidis-Spirakis): key_i =
 		// Exp(1)/w_i, keep the k smallest, emit in list order.
-		r := stream{streamState(s.seed, key, hop, uint64(s.orig(v)))}
+		r := taskStream(s.seed, key, hop, uint64(s.orig(v)))
 		sk := smallestKeys{h: sc.heap[:0], k: int(k)}
 		for i, x := range w {
-			sk.push(keyPos{r.exp1() / x, int64(i)})
+			sk.push(keyPos{r.Exp1() / x, int64(i)})
 		}
 		sc.heap = sk.h
 		for i, e := range sk.h {
@@ -285,21 +277,21 @@ func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []
 // chooseOne draws one neighbour of v with r (uniform over the candidates, or
 // by weight when biased) and returns its position in the CSC, or -1 when v
 // has no candidate.
-func (s *Sampler) chooseOne(v int64, r *stream) int64 {
+func (s *Sampler) chooseOne(v int64, r *rng.SplitMix64) int64 {
 	g := s.g
 	lo, hi := g.Indptr[v], g.Indptr[v+1]
 	if !s.filtered {
 		if hi == lo {
 			return -1
 		}
-		return lo + int64(r.below(uint64(hi-lo)))
+		return lo + int64(r.Below(uint64(hi-lo)))
 	}
 	if !s.opt.Biased {
 		d := s.effDegree(v)
 		if d == 0 {
 			return -1
 		}
-		j := int64(r.below(uint64(d)))
+		j := int64(r.Below(uint64(d)))
 		for p := lo; p < hi; p++ {
 			if !s.excluded(p) {
 				if j == 0 {
@@ -321,7 +313,7 @@ func (s *Sampler) chooseOne(v int64, r *stream) int64 {
 	if last < 0 {
 		return -1
 	}
-	u := r.unit() * t
+	u := r.Unit() * t
 	var c float64
 	for p := lo; p < hi; p++ {
 		if s.candidate(p) {

@@ -1,5 +1,7 @@
 package sample
 
+import "github.com/graphferry/graphferry/engine/internal/par"
+
 // Layer-wise sampling (DSP §4.2, Eq. 2). The requesting rank draws, before
 // the shuffle, how many neighbours each frontier node samples; only the
 // nodes with a positive count become tasks, and each carries its count to
@@ -28,7 +30,7 @@ type layerScratch struct {
 func (s *Sampler) nodeWeights() []float64 {
 	n := int(s.g.NumNodes)
 	w := make([]float64, n)
-	parallelFor(n, 4096, s.opt.Threads, func(_, a, b int) {
+	par.For(n, 4096, s.opt.Threads, func(_, a, b int) {
 		for v := a; v < b; v++ {
 			if s.filtered {
 				w[v] = s.totalWeight(int64(v))
@@ -64,13 +66,13 @@ func (s *Sampler) layerDraw(ws *workspace, frontier []int64, key uint64, hop, n 
 	cnt := grow64(lw.cnt, len(frontier))
 	lw.cnt = cnt
 	clear(cnt)
-	r := stream{streamState(s.seed, key, uint64(hop), layerStream)}
+	r := taskStream(s.seed, key, uint64(hop), layerStream)
 	if s.opt.LayerWithoutReplacement {
 		// min(n, #positive) distinct nodes by exponential keys Exp(1)/W_v.
 		sk := smallestKeys{h: lw.heap[:0], k: n}
 		for i, v := range frontier {
 			if W[v] > 0 {
-				sk.push(keyPos{r.exp1() / W[v], int64(i)})
+				sk.push(keyPos{r.Exp1() / W[v], int64(i)})
 			}
 		}
 		lw.heap = sk.h
@@ -87,7 +89,7 @@ func (s *Sampler) layerDraw(ws *workspace, frontier []int64, key uint64, hop, n 
 		lw.pre = pre
 		if t > 0 {
 			for range n {
-				cnt[searchPrefix(pre, r.unit()*t)]++
+				cnt[searchPrefix(pre, r.Unit()*t)]++
 			}
 		}
 	}

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/graphferry/graphferry/engine/internal/par"
 )
 
 // Merges whose hop sampled at least parallelMergeMin neighbours run the
@@ -195,7 +197,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 	counts := make([]int32, chunks*numShards)
 	var errMu sync.Mutex
 	var firstBad = total
-	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+	par.For(chunks, 1, threads, func(_, c0, c1 int) {
 		for c := c0; c < c1; c++ {
 			cnt := counts[c*numShards : (c+1)*numShards]
 			lo, hi := c*grain, min((c+1)*grain, total)
@@ -225,7 +227,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 		}
 	}
 	shardStart[numShards] = run
-	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+	par.For(chunks, 1, threads, func(_, c0, c1 int) {
 		for c := c0; c < c1; c++ {
 			off := counts[c*numShards : (c+1)*numShards]
 			lo, hi := c*grain, min((c+1)*grain, total)
@@ -238,7 +240,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 	})
 
 	// 2. Per-shard inserts. rank[k] is 1 for a first appearance, else 0.
-	parallelFor(numShards, 1, threads, func(_, s0, s1 int) {
+	par.For(numShards, 1, threads, func(_, s0, s1 int) {
 		if dense != nil {
 			for _, k := range order[shardStart[s0]:shardStart[s1]] {
 				u := nbrs[k]
@@ -275,7 +277,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 
 	// 3. Number the first appearances in k order.
 	sums := make([]int32, chunks+1)
-	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+	par.For(chunks, 1, threads, func(_, c0, c1 int) {
 		for c := c0; c < c1; c++ {
 			var x int32
 			for _, f := range rank[c*grain : min((c+1)*grain, total)] {
@@ -289,7 +291,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 	}
 	before := len(*nodes)
 	ns := slices.Grow(*nodes, int(sums[chunks]))[:before+int(sums[chunks])]
-	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+	par.For(chunks, 1, threads, func(_, c0, c1 int) {
 		for c := c0; c < c1; c++ {
 			next := int32(before) + sums[c]
 			for k := c * grain; k < min((c+1)*grain, total); k++ {
@@ -310,7 +312,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 	})
 
 	// 4. Resolve provisional positions -(f+1) to the final position of f.
-	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+	par.For(chunks, 1, threads, func(_, c0, c1 int) {
 		for k := c0 * grain; k < min(c1*grain, total); k++ {
 			if p := indices[k]; p < 0 {
 				indices[k] = int64(rank[-(p + 1)])

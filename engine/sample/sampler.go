@@ -11,6 +11,8 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/partition"
 )
 
@@ -238,7 +240,7 @@ func (s *Sampler) owner(v int64) int {
 // rankThreads is each rank's share of Options.Threads: the in-process ranks
 // run concurrently, so together they use about Threads goroutines.
 func (s *Sampler) rankThreads() int {
-	return max(1, threadCount(s.opt.Threads)/s.c.Size())
+	return max(1, par.Threads(s.opt.Threads)/s.c.Size())
 }
 
 func (s *Sampler) orig(v int64) int64 {
@@ -723,7 +725,7 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 	}
 	var badMu sync.Mutex
 	var bad error
-	parallelFor(total, countGrain, s.rankThreads(), func(_, a, b int) {
+	par.For(total, countGrain, s.rankThreads(), func(_, a, b int) {
 		j := 0
 		for t := a; t < b; t++ {
 			j = inboxOf(in, j, t)
@@ -793,7 +795,7 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 		ws.fscratch = append(ws.fscratch, make([]filterScratch, threads-len(ws.fscratch))...)
 	}
 	fscratch := ws.fscratch
-	parallelFor(total, sampleGrain, threads, func(w, a, b int) {
+	par.For(total, sampleGrain, threads, func(w, a, b int) {
 		if !s.filtered {
 			s.sampleChunk(in, outs, counts, offs, bases, degs, a, b, hop, fanout, &scratch[w])
 			return
@@ -868,7 +870,7 @@ func (s *Sampler) sampleChunk(in []inbox, outs [][]int64, counts, offs, bases, d
 			}
 			continue
 		}
-		r := stream{streamState(s.seed, in[j].key, uint64(hop), uint64(s.orig(v)))}
+		r := taskStream(s.seed, in[j].key, uint64(hop), uint64(s.orig(v)))
 		drawPositions(&r, deg, nb, s.opt.Replace, scratch)
 		for i := range nb {
 			nb[i] += base
@@ -903,12 +905,12 @@ func resolvePositions(g *graph.CSC, nb, eb []int64) {
 // drawPositions fills nb with uniform positions in [0, n): independent
 // draws with replacement, else len(nb) distinct positions in ascending
 // order (Floyd's algorithm, in the variant that suits n and len(nb)).
-func drawPositions(r *stream, n int64, nb []int64, replace bool, scratch *[]uint64) {
+func drawPositions(r *rng.SplitMix64, n int64, nb []int64, replace bool, scratch *[]uint64) {
 	k := int64(len(nb))
 	switch {
 	case replace:
 		for i := range nb {
-			nb[i] = int64(r.below(uint64(n)))
+			nb[i] = int64(r.Below(uint64(n)))
 		}
 	case n <= 64*smallSetWords:
 		floydSmall(r, n, nb)
@@ -945,11 +947,11 @@ const smallSetWords = 16
 // floydSmall writes len(out) distinct positions drawn uniformly from [0, n),
 // n <= 64*smallSetWords, in ascending order: Floyd's algorithm (see floyd)
 // with a bitset on the stack, read out in order.
-func floydSmall(r *stream, n int64, out []int64) {
+func floydSmall(r *rng.SplitMix64, n int64, out []int64) {
 	var set [smallSetWords]uint64
 	k := int64(len(out))
 	for j := n - k; j < n; j++ {
-		t := r.below(uint64(j + 1))
+		t := r.Below(uint64(j + 1))
 		if set[t>>6]&(1<<(t&63)) != 0 {
 			t = uint64(j)
 		}
@@ -969,10 +971,10 @@ func floydSmall(r *stream, n int64, out []int64) {
 // picks so far kept sorted, which also makes the membership test a scan of
 // the sorted prefix. A repeated pick is replaced by j, larger than every
 // earlier pick, so it goes last.
-func floydSorted(r *stream, n int64, out []int64) {
+func floydSorted(r *rng.SplitMix64, n int64, out []int64) {
 	k := int64(len(out))
 	for i, j := int64(0), n-k; j < n; i, j = i+1, j+1 {
-		t := int64(r.below(uint64(j + 1)))
+		t := int64(r.Below(uint64(j + 1)))
 		p := i
 		for p > 0 && out[p-1] > t {
 			p--
@@ -989,7 +991,7 @@ func floydSorted(r *stream, n int64, out []int64) {
 // floyd writes len(out) distinct positions drawn uniformly from [0, n)
 // (Robert Floyd's algorithm: one draw per pick), in pick order. It is used
 // for samples larger than linearLimit, with a bitset membership test.
-func floyd(r *stream, n int64, out []int64, scratch *[]uint64) {
+func floyd(r *rng.SplitMix64, n int64, out []int64, scratch *[]uint64) {
 	k := int64(len(out))
 	words := int((n + 63) / 64)
 	if len(*scratch) < words {
@@ -997,7 +999,7 @@ func floyd(r *stream, n int64, out []int64, scratch *[]uint64) {
 	}
 	set := *scratch
 	for i, j := int64(0), n-k; j < n; i, j = i+1, j+1 {
-		t := int64(r.below(uint64(j + 1)))
+		t := int64(r.Below(uint64(j + 1)))
 		if set[t>>6]&(1<<(t&63)) != 0 {
 			t = j
 		}

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/graphferry/graphferry/engine/internal/par"
 )
 
 // WalkResult is the random walks of one batch, one walker per seed.
@@ -139,8 +141,8 @@ func (s *Sampler) walkRank(ctx context.Context, rank int, seeds []int64, key uin
 				continue // dead
 			}
 			if restartProb > 0 {
-				r := stream{streamState(s.seed, key, walkHop(t), uint64(i))}
-				if r.unit() < restartProb {
+				r := taskStream(s.seed, key, walkHop(t), uint64(i))
+				if r.Unit() < restartProb {
 					cur[i] = seeds[i]
 					res.Traces[i*(length+1)+t+1] = seeds[i]
 					continue
@@ -240,15 +242,15 @@ func (s *Sampler) walkStage(ws *workspace, rank int, recv [][]byte, step int) ([
 		back[j] = int64Bytes(out)
 	}
 	g := s.g
-	parallelFor(total, sampleGrain, s.rankThreads(), func(_, a, b int) {
+	par.For(total, sampleGrain, s.rankThreads(), func(_, a, b int) {
 		j := 0
 		for t := a; t < b; t++ {
 			j = inboxOf(in, j, t)
 			i := t - in[j].base
 			k := len(in[j].tasks)
 			v := in[j].tasks[i]
-			r := stream{streamState(s.seed, in[j].key, walkHop(step), uint64(in[j].fans[i]))}
-			r.next() // the requester's restart coin
+			r := taskStream(s.seed, in[j].key, walkHop(step), uint64(in[j].fans[i]))
+			r.Next() // the requester's restart coin
 			out := outs[j]
 			if p := s.chooseOne(v, &r); p >= 0 {
 				out[i] = g.Source(p)
