@@ -13,7 +13,7 @@ import (
 // its weight is positive. Everything a task does is a function of its
 // candidates in list order, and lists keep their order across renumbering,
 // so the result does not depend on the layout. The unfiltered path
-// (Sampler.sampleTask) is untouched by this file.
+// (sampleChunk in owner.go) is untouched by this file.
 
 // buildExcluded returns a bitmap over g's edge positions marking the edges
 // whose ids are in ids (nil when none is).
@@ -211,7 +211,9 @@ func searchPrefix(pre []float64, u float64) int {
 	return lo
 }
 
-// sampleFiltered is sampleTask for biased sampling or excluded edges.
+// sampleFiltered samples one task of a hop with biased sampling or excluded
+// edges (sampleChunk samples the unfiltered ones): len(nb) neighbours of v,
+// written to nb, and their edge ids to eb.
 func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int64, sc *filterScratch, scratch *[]uint64) {
 	g := s.g
 	base := g.Indptr[v]
@@ -237,7 +239,7 @@ func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []
 		copy(nb, cand)
 	case !biased:
 		// Uniform over the candidates: the unfiltered draws over [0, d),
-		// so a list without excluded edges samples as sampleTask does.
+		// so a list without excluded edges samples as sampleChunk does.
 		r := taskStream(s.seed, key, hop, uint64(s.orig(v)))
 		drawPositions(&r, d, nb, s.opt.Replace, scratch)
 		for i, j := range nb {
