@@ -614,7 +614,7 @@ func TestSamplerErrorCarried(t *testing.T) {
 
 type brokenComm struct{ *comm.Local }
 
-func (brokenComm) AllToAll(context.Context, int, [][]byte) ([][]byte, error) {
+func (brokenComm) AllToAll(context.Context, int, []mem.Buffer, mem.Stream) ([]mem.Buffer, error) {
 	return nil, errors.New("wire cut")
 }
 

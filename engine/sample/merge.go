@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
 // Merges whose hop sampled at least parallelMergeMin neighbours run the
@@ -36,7 +37,7 @@ type answer struct {
 // Nodes keep their positions, new ones are appended in order of first
 // appearance), EdgeIDs copied. The block's slices reuse reuse's memory
 // (a recycled result's block; zero for fresh slices).
-func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv [][]byte, nodes *[]int64, hop int, reuse *Block) (Block, error) {
+func (s *call) merge(ws *workspace, frontier []int64, owners []int32, recv []mem.Buffer, nodes *[]int64, hop int, reuse *Block) (Block, error) {
 	ans := ws.ans
 	sent := ws.sent
 	clear(sent)
@@ -49,7 +50,7 @@ func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv []
 	}
 	var total int64
 	for o, b := range recv {
-		m, err := bytesInt64(b)
+		m, err := messageInt64s(b)
 		if err != nil {
 			return Block{}, fmt.Errorf("sample: hop %d: from rank %d: %w", hop, o, err)
 		}
@@ -130,13 +131,13 @@ func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv []
 	}, nil
 }
 
-func (s *Sampler) badNode(hop int, u int64) error {
+func (s *call) badNode(hop int, u int64) error {
 	return fmt.Errorf("sample: hop %d: a rank answered node %d, out of range [0, %d)", hop, u, s.g.NumNodes)
 }
 
 // appendUnique sets indices[k] to the position of nbrs[k] in *nodes,
 // appending the nodes not yet there in order of first appearance.
-func (s *Sampler) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+func (s *call) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
 	n := s.g.NumNodes
 	ns := *nodes
 	ns = slices.Grow(ns, int(min(int64(len(nbrs)), n-int64(len(ns))))) // at most n nodes
@@ -166,7 +167,7 @@ func (s *Sampler) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]in
 //     of first appearance; the new nodes are written and their slots get
 //     their final positions;
 //  4. provisional indices are resolved.
-func (s *Sampler) appendUniqueParallel(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+func (s *call) appendUniqueParallel(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
 	return s.appendUniqueShards(ws, nbrs, indices, nodes, hop, nil)
 }
 
@@ -174,13 +175,13 @@ func (s *Sampler) appendUniqueParallel(ws *workspace, nbrs, indices []int64, nod
 // whose entries play the hash slots' part (a provisional position -(k+1) is
 // stored as is, a final position p as p+1); keys are still bucketed by
 // shardOf, which spreads them evenly.
-func (s *Sampler) appendUniqueParallelDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+func (s *call) appendUniqueParallelDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
 	return s.appendUniqueShards(ws, nbrs, indices, nodes, hop, ws.denseTable(s.g.NumNodes))
 }
 
 // appendUniqueShards is appendUniqueParallel on the hash table (dense nil)
 // or on the dense table dense.
-func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int, dense []int32) error {
+func (s *call) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int, dense []int32) error {
 	total := len(nbrs)
 	threads := s.rankThreads()
 	grain := mergeGrain
@@ -337,7 +338,7 @@ func grow32(s []int32, n int) []int32 {
 // already present (the entry read was set) take their position; the others
 // look their entry up again, since an earlier neighbour of this hop may
 // have just added the node, and are appended if still absent.
-func (s *Sampler) appendUniqueDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+func (s *call) appendUniqueDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
 	d := ws.denseTable(s.g.NumNodes)
 	indices = indices[:len(nbrs)]
 	for k, u := range nbrs {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
 // The owner stage: a rank samples the tasks it received in a shuffle, for
@@ -21,10 +22,10 @@ var (
 
 // sampleStage samples every task rank received (recv[j] from rank j) and
 // returns the reshuffle messages (back[j] answers recv[j]), which live in ws.
-func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanout int) ([][]byte, error) {
+func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fanout int) ([]mem.Buffer, error) {
 	lo, hi := s.p.Offsets[rank], s.p.Offsets[rank+1]
 	in := ws.in
-	total, err := readInboxes(in, recv, s.opt.Scheme == LayerWise, fmt.Sprintf("hop %d", hop), "a layer-wise")
+	total, err := readInboxes(in, recv, s.req.Scheme == LayerWise, fmt.Sprintf("hop %d", hop), "a layer-wise")
 	if err != nil {
 		return nil, err
 	}
@@ -105,7 +106,7 @@ func (s *Sampler) sampleStage(ws *workspace, rank int, recv [][]byte, hop, fanou
 		out := grow64(outs[j], int(int64(n)+2*m))
 		outs[j] = out
 		copy(out, counts[in[j].base:in[j].base+n])
-		back[j] = int64Bytes(out)
+		back[j] = message(out)
 	}
 
 	// Pass 2: sample. Every slot of the answers is written.
@@ -148,11 +149,11 @@ func grow64(s []int64, n int) []int64 {
 }
 
 // taskCount is the number of neighbours a task with in-degree deg yields.
-func (s *Sampler) taskCount(deg int64, fanout int) int64 {
+func (s *call) taskCount(deg int64, fanout int) int64 {
 	switch {
 	case fanout < 0:
 		return deg
-	case s.opt.Replace:
+	case s.req.Replace:
 		if deg == 0 {
 			return 0
 		}
@@ -171,7 +172,7 @@ func (s *Sampler) taskCount(deg int64, fanout int) int64 {
 // (on large graphs nearly every sampled edge is one), where interleaving
 // them with the draws would leave the misses to be waited for a few at a
 // time.
-func (s *Sampler) sampleChunk(in []inbox, outs [][]int64, counts, offs, bases, degs []int64, a, b, hop, fanout int, scratch *[]uint64) {
+func (s *call) sampleChunk(in []inbox, outs [][]int64, counts, offs, bases, degs []int64, a, b, hop, fanout int, scratch *[]uint64) {
 	g := s.g
 	j := 0
 	for t := a; t < b; t++ {
@@ -183,14 +184,14 @@ func (s *Sampler) sampleChunk(in []inbox, outs [][]int64, counts, offs, bases, d
 		nb, _ := answerSlots(outs[j], len(in[j].tasks), offs[t], c)
 		v, f := in[j].task(t, fanout)
 		base, deg := bases[t], degs[t]
-		if f < 0 || (!s.opt.Replace && c == deg) {
+		if f < 0 || (!s.req.Replace && c == deg) {
 			for i := range nb {
 				nb[i] = base + int64(i)
 			}
 			continue
 		}
 		r := taskStream(s.seed, in[j].key, uint64(hop), uint64(s.orig(v)))
-		drawPositions(&r, deg, nb, s.opt.Replace, scratch)
+		drawPositions(&r, deg, nb, s.req.Replace, scratch)
 		for i := range nb {
 			nb[i] += base
 		}

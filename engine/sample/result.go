@@ -25,11 +25,11 @@ type Result struct {
 	Blocks []Block
 }
 
-// Recycle hands results that the caller no longer uses back to s: later
+// Recycle hands results that the caller no longer uses back to rt: later
 // batches may reuse their memory. Nothing of a recycled result (nor any
 // slice taken from it) may be used afterwards. Recycling is optional;
 // results that are not recycled are left to the garbage collector.
-func (s *Sampler) Recycle(results ...*Result) {
+func (s *Runtime) Recycle(results ...*Result) {
 	if s == nil {
 		return
 	}
@@ -43,10 +43,10 @@ func (s *Sampler) Recycle(results ...*Result) {
 	}
 }
 
-// maxPooled bounds the number of recycled results a Sampler keeps.
+// maxPooled bounds the number of recycled results a Runtime keeps.
 const maxPooled = 16
 
-func (s *Sampler) takeResult() *Result {
+func (s *Runtime) takeResult() *Result {
 	s.poolMu.Lock()
 	defer s.poolMu.Unlock()
 	n := len(s.pool)

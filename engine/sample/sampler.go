@@ -11,21 +11,50 @@ import (
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 )
 
-// Sampler runs CSP sampling (node-wise, layer-wise, random walks) over a
-// partitioned graph, one rank per patch. It is safe for concurrent use;
-// SampleBatches and RandomWalk calls are serialised (they share the Comm).
-type Sampler struct {
-	p   *partition.Partitioned
-	g   *graph.CSC
-	c   comm.Comm
-	opt Options
+// Runtime runs CSP sampling (node-wise, layer-wise, random walks) over a
+// partitioned graph, one rank per patch: it holds what is built once per
+// graph, communicator and thread count (the checked partition, the ranks'
+// workspaces, the append-unique tables, the bitmaps and weights derived
+// from recent requests), and each call brings its Request. It is safe for
+// concurrent use; Sample and RandomWalk calls are serialised (they share
+// the communicator). Fork gives a runtime that samples concurrently.
+type Runtime struct {
+	*shared
+	c       comm.Comm
+	ranks   []int // the ranks this process runs (comm.Comm.LocalRanks)
+	threads int
+
+	mu sync.Mutex
+	ws []*workspace // per rank, used under mu
+
+	poolMu sync.Mutex
+	pool   []*Result // recycled results (Recycle)
+}
+
+// shared is what a Runtime and its forks share, read-only after NewRuntime
+// except for the filter cache.
+type shared struct {
+	p *partition.Partitioned
+	g *graph.CSC
 
 	// dense selects the direct-indexed append-unique table (graphs with at
 	// most denseMaxNodes nodes) over the hash table.
 	dense bool
+
+	filterMu sync.Mutex
+	filters  []*filterState // most recently used first, at most maxFilters
+}
+
+// call is one Sample or RandomWalk call: the runtime with the call's
+// request resolved against it. The stages hang off it.
+type call struct {
+	*Runtime
+	req  Request
+	seed uint64
 
 	// filtered is set when tasks must skip edges (Biased: zero weights;
 	// excl: excluded edges). excl is a bitmap over the CSC's edge positions
@@ -34,13 +63,6 @@ type Sampler struct {
 	filtered bool
 	excl     []uint64
 	nodeW    []float64
-
-	mu   sync.Mutex
-	ws   []*workspace // per rank, used under mu
-	seed uint64       // the seed of the call in progress (set under mu)
-
-	poolMu sync.Mutex
-	pool   []*Result // recycled results (Recycle)
 }
 
 // workspace is one rank's memory reused across batches.
@@ -59,8 +81,8 @@ type workspace struct {
 	// returned, as comm.Comm's ownership rule requires: a shuffle buffer
 	// after the reshuffle that follows it, a reshuffle buffer after the
 	// next hop's (or batch's) shuffle.
-	shufSend, backSend [][]byte  // len = ranks
-	shuf, outs         [][]int64 // per peer: shuffle and reshuffle storage
+	shufSend, backSend []mem.Buffer // len = ranks
+	shuf, outs         [][]int64    // per peer: shuffle and reshuffle storage
 	owners             []int32
 	ownerCount         []int
 	ownerTasks         []int
@@ -78,13 +100,10 @@ type workspace struct {
 	wks walkScratch  // RandomWalk
 }
 
-// New returns a Sampler for p whose ranks talk through c. c.Size() must
-// equal p.NumPatches(). p (including its graph) is checked here and must not
-// change afterwards.
-func New(p *partition.Partitioned, c comm.Comm, opt Options) (*Sampler, error) {
-	if err := opt.Validate(); err != nil {
-		return nil, err
-	}
+// NewRuntime returns a Runtime for p whose ranks talk through c.
+// c.Size() must equal p.NumPatches(). p (including its graph) is checked
+// here and must not change afterwards.
+func NewRuntime(p *partition.Partitioned, c comm.Comm, opt RuntimeOptions) (*Runtime, error) {
 	if p == nil {
 		return nil, errors.New("sample: partition is nil")
 	}
@@ -107,28 +126,20 @@ func New(p *partition.Partitioned, c comm.Comm, opt Options) (*Sampler, error) {
 	if p.NewToOld != nil && int64(len(p.NewToOld)) != n {
 		return nil, fmt.Errorf("sample: len(partition.NewToOld) = %d (want NumNodes = %d, or nil)", len(p.NewToOld), n)
 	}
-	if opt.Biased && p.Graph.Weights == nil {
-		return nil, errors.New("sample: Options.Biased needs edge weights, but partition.Graph.Weights is nil")
-	}
-	opt.Fanouts = slices.Clone(opt.Fanouts)
-	opt.ExcludeEdges = slices.Clone(opt.ExcludeEdges)
-	s := &Sampler{p: p, g: p.Graph, c: c, opt: opt, dense: n <= denseMaxNodes}
-	s.excl = s.buildExcluded(opt.ExcludeEdges)
-	s.filtered = opt.Biased || s.excl != nil
-	if opt.Scheme == LayerWise {
-		s.nodeW = s.nodeWeights()
-	}
-	s.newWorkspaces()
-	return s, nil
+	return newRuntime(&shared{p: p, g: p.Graph, dense: n <= denseMaxNodes}, c, opt.Threads)
 }
 
-func (s *Sampler) newWorkspaces() {
-	size := s.c.Size()
-	s.ws = make([]*workspace, size)
-	for i := range s.ws {
-		s.ws[i] = &workspace{
-			shufSend: make([][]byte, size),
-			backSend: make([][]byte, size),
+func newRuntime(sh *shared, c comm.Comm, threads int) (*Runtime, error) {
+	size := c.Size()
+	ranks, err := localRanks(c)
+	if err != nil {
+		return nil, err
+	}
+	rt := &Runtime{shared: sh, c: c, ranks: ranks, threads: threads, ws: make([]*workspace, size)}
+	for _, r := range ranks {
+		rt.ws[r] = &workspace{
+			shufSend: make([]mem.Buffer, size),
+			backSend: make([]mem.Buffer, size),
 			shuf:     make([][]int64, size),
 			outs:     make([][]int64, size),
 			in:       make([]inbox, size),
@@ -136,33 +147,47 @@ func (s *Sampler) newWorkspaces() {
 			ans:      make([]answer, size),
 		}
 	}
+	return rt, nil
 }
 
-// Fork returns a Sampler with s's partition and options that samples
-// concurrently with s: it shares what New derived from them (read-only)
-// and has its own communicator (s's comm duplicated, see comm.Comm.Dup),
-// workspaces and recycled results; threads > 0 replaces Options.Threads.
-// Samples are the same from either: they depend only on the options (never
-// on Threads), the batch keys and the seeds. A pipeline forks one Sampler
-// per worker to sample several batches at once.
-func (s *Sampler) Fork(threads int) (*Sampler, error) {
-	if s == nil {
-		return nil, errors.New("sample: Fork on a nil *Sampler")
+// localRanks returns c.LocalRanks(), checked: distinct ranks in [0, Size()),
+// at least one.
+func localRanks(c comm.Comm) ([]int, error) {
+	ranks := slices.Clone(c.LocalRanks())
+	if len(ranks) == 0 {
+		return nil, errors.New("sample: the comm runs no rank in this process (LocalRanks is empty)")
 	}
-	c, err := s.c.Dup()
+	seen := map[int]bool{}
+	for i, r := range ranks {
+		if r < 0 || r >= c.Size() || seen[r] {
+			return nil, fmt.Errorf("sample: comm LocalRanks()[%d] = %d is out of range [0, %d) or repeated", i, r, c.Size())
+		}
+		seen[r] = true
+	}
+	return ranks, nil
+}
+
+// Fork returns a Runtime over rt's partition that samples concurrently
+// with rt: it shares what NewRuntime derived (read-only) and the filter
+// cache, and has its own communicator (rt's duplicated, see comm.Comm.Dup),
+// workspaces and recycled results; threads > 0 replaces
+// RuntimeOptions.Threads. Samples are the same from either. A pipeline
+// forks one runtime per worker to sample several batches at once.
+func (rt *Runtime) Fork(threads int) (*Runtime, error) {
+	if rt == nil {
+		return nil, errors.New("sample: Fork on a nil *Runtime")
+	}
+	c, err := rt.c.Dup()
 	if err != nil {
 		return nil, fmt.Errorf("sample: fork: %w", err)
 	}
-	if c == nil || c.Size() != s.c.Size() {
+	if c == nil || c.Size() != rt.c.Size() {
 		return nil, errors.New("sample: fork: the duplicated comm has a different size")
 	}
-	f := &Sampler{p: s.p, g: s.g, c: c, opt: s.Options(), dense: s.dense,
-		filtered: s.filtered, excl: s.excl, nodeW: s.nodeW}
-	if threads > 0 {
-		f.opt.Threads = threads
+	if threads <= 0 {
+		threads = rt.threads
 	}
-	f.newWorkspaces()
-	return f, nil
+	return newRuntime(rt.shared, c, threads)
 }
 
 func checkOffsets(off []int64, n int64) error {
@@ -184,21 +209,20 @@ func checkOffsets(off []int64, n int64) error {
 }
 
 // NumRanks returns the number of ranks (the comm size, = patches).
-func (s *Sampler) NumRanks() int { return s.c.Size() }
+func (rt *Runtime) NumRanks() int { return rt.c.Size() }
 
-// Partitioned returns the partition the sampler was built on.
-func (s *Sampler) Partitioned() *partition.Partitioned { return s.p }
+// LocalRanks returns the ranks this process runs (all of them with
+// comm.Local): a call samples up to len(LocalRanks()) batches per wave.
+func (rt *Runtime) LocalRanks() []int { return slices.Clone(rt.ranks) }
 
-// Options returns a copy of the sampler's options.
-func (s *Sampler) Options() Options {
-	o := s.opt
-	o.Fanouts = slices.Clone(o.Fanouts)
-	o.ExcludeEdges = slices.Clone(o.ExcludeEdges)
-	return o
-}
+// Threads returns RuntimeOptions.Threads (<= 0: GOMAXPROCS).
+func (rt *Runtime) Threads() int { return rt.threads }
+
+// Partitioned returns the partition the runtime was built on.
+func (rt *Runtime) Partitioned() *partition.Partitioned { return rt.p }
 
 // owner returns the patch owning internal id v (in range).
-func (s *Sampler) owner(v int64) int {
+func (s *shared) owner(v int64) int {
 	off := s.p.Offsets
 	lo, hi := 0, len(off)-2 // answer in [lo, hi]
 	for lo < hi {
@@ -212,46 +236,58 @@ func (s *Sampler) owner(v int64) int {
 	return lo
 }
 
-// rankThreads is each rank's share of Options.Threads: the in-process ranks
-// run concurrently, so together they use about Threads goroutines.
-func (s *Sampler) rankThreads() int {
-	return max(1, par.Threads(s.opt.Threads)/s.c.Size())
+// rankThreads is each rank's share of the threads: the ranks of this
+// process run concurrently, so together they use about Threads goroutines.
+func (rt *Runtime) rankThreads() int {
+	return max(1, par.Threads(rt.threads)/len(rt.ranks))
 }
 
-func (s *Sampler) orig(v int64) int64 {
+func (s *shared) orig(v int64) int64 {
 	if s.p.NewToOld != nil {
 		return s.p.NewToOld[v]
 	}
 	return v
 }
 
-// SampleBatches samples the batches, up to c.Size() of them concurrently:
-// in each wave, batch start+i is handled by rank i and the ranks without a
-// batch take part in the collectives with empty frontiers. It returns one
-// Result per batch. Seeds are internal ids; they are range-checked and a
-// duplicate within a batch is an error. keys[i] identifies batch i for the
-// random streams (e.g. epoch<<32 | batch index), so that a batch's sample
-// depends only on (Options.Seed, keys[i], its seeds and the graph), never on
-// the number of patches or threads.
+// begin resolves req (its filter state) against rt for one call.
+// what names the request's type in errors.
+func (rt *Runtime) begin(req Request, needNodeW bool, what string) (*call, error) {
+	if req.Biased && rt.g.Weights == nil {
+		return nil, fmt.Errorf("sample: %s.Biased needs edge weights, but partition.Graph.Weights is nil", what)
+	}
+	c := &call{Runtime: rt, req: req, seed: req.Seed}
+	if req.Biased || len(req.ExcludeEdges) > 0 {
+		f := rt.filterFor(req.Biased, req.ExcludeEdges, rt.threads)
+		c.excl = f.excl
+		c.filtered = req.Biased || f.excl != nil
+		if needNodeW {
+			c.nodeW = f.nodeWeights(c)
+		}
+	} else if needNodeW {
+		f := rt.filterFor(false, nil, rt.threads)
+		c.nodeW = f.nodeWeights(c)
+	}
+	return c, nil
+}
+
+// Sample samples the batches, up to len(LocalRanks()) of them
+// concurrently: in each wave, batch start+i is handled by local rank i and
+// the ranks without a batch take part in the collectives with empty
+// frontiers. It returns one Result per batch. Seeds are internal ids; they
+// are range-checked and a duplicate within a batch is an error. keys[i]
+// identifies batch i for the random streams (e.g. epoch<<32 | batch index),
+// so that a batch's sample depends only on (req, keys[i], its seeds and the
+// graph), never on the number of patches or threads.
 //
 // Invalid arguments are reported before any collective starts. If ctx is
 // cancelled while the ranks are communicating, the collective is aborted;
-// with comm.Local that leaves the Comm, hence the Sampler, unusable.
-func (s *Sampler) SampleBatches(ctx context.Context, batches [][]int64, keys []uint64) ([]*Result, error) {
-	if s == nil {
-		return nil, errors.New("sample: SampleBatches on a nil *Sampler")
+// with comm.Local that leaves the comm, hence the Runtime, unusable.
+func (rt *Runtime) Sample(ctx context.Context, req Request, batches [][]int64, keys []uint64) ([]*Result, error) {
+	if rt == nil {
+		return nil, errors.New("sample: Sample on a nil *Runtime")
 	}
-	return s.SampleBatchesSeed(ctx, s.opt.Seed, batches, keys)
-}
-
-// SampleBatchesSeed is SampleBatches with seed in place of Options.Seed for
-// this call: the batches are those a Sampler with Options.Seed = seed
-// gives. One-off samples with a new seed each (gf_sample) reuse one Sampler
-// this way, where building one per seed would validate the graph and
-// allocate workspaces every time.
-func (s *Sampler) SampleBatchesSeed(ctx context.Context, seed uint64, batches [][]int64, keys []uint64) ([]*Result, error) {
-	if s == nil {
-		return nil, errors.New("sample: SampleBatches on a nil *Sampler")
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
 	if len(keys) != len(batches) {
 		return nil, fmt.Errorf("sample: len(keys) = %d does not match len(batches) = %d", len(keys), len(batches))
@@ -259,29 +295,33 @@ func (s *Sampler) SampleBatchesSeed(ctx context.Context, seed uint64, batches []
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seed = seed
-	if err := s.checkSeeds(batches); err != nil {
+	req.Fanouts = slices.Clone(req.Fanouts)
+	c, err := rt.begin(req, req.Scheme == LayerWise, "Request")
+	if err != nil {
+		return nil, err
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if err := rt.checkSeeds(batches); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	results := make([]*Result, len(batches))
-	size := s.c.Size()
+	size := len(rt.ranks)
 	for start := 0; start < len(batches); start += size {
 		end := min(start+size, len(batches))
-		if err := s.wave(ctx, batches[start:end], keys[start:end], results[start:end]); err != nil {
+		if err := c.wave(ctx, batches[start:end], keys[start:end], results[start:end]); err != nil {
 			return nil, err
 		}
 	}
 	return results, nil
 }
 
-func (s *Sampler) checkSeeds(batches [][]int64) error {
+func (s *Runtime) checkSeeds(batches [][]int64) error {
 	n := s.g.NumNodes
-	ws := s.ws[0]
+	ws := s.ws[s.ranks[0]]
 	t := &ws.table
 	for b, seeds := range batches {
 		if len(seeds) > math.MaxInt32 {
@@ -308,7 +348,7 @@ func (s *Sampler) checkSeeds(batches [][]int64) error {
 
 // checkSeedsDense is checkSeeds for one batch on the dense table, which it
 // leaves empty.
-func (s *Sampler) checkSeedsDense(ws *workspace, b int, seeds []int64) error {
+func (s *Runtime) checkSeedsDense(ws *workspace, b int, seeds []int64) error {
 	d := ws.denseTable(s.g.NumNodes)
 	var err error
 	i := 0
@@ -328,19 +368,25 @@ func (s *Sampler) checkSeedsDense(ws *workspace, b int, seeds []int64) error {
 	return err
 }
 
-// wave runs every rank once; rank i handles batches[i] when i < len(batches).
-func (s *Sampler) wave(ctx context.Context, batches [][]int64, keys []uint64, out []*Result) error {
-	return runRanks(ctx, s.c.Size(), batches, keys, out, s.runRank)
+// wave runs every local rank once; local rank i handles batches[i] when
+// i < len(batches).
+func (s *call) wave(ctx context.Context, batches [][]int64, keys []uint64, out []*Result) error {
+	return runRanks(ctx, s.ranks, batches, keys, out, s.runRank)
 }
 
-// runRanks runs run once per rank, rank i with batches[i] (has == true) when
-// i < len(batches) and with nothing otherwise (it still takes part in the
-// collectives), and stores each batch's result in out. A single rank runs in
-// the caller's goroutine; otherwise the first error cancels the others.
-func runRanks[R any](ctx context.Context, size int, batches [][]int64, keys []uint64, out []R,
+// runRanks runs run once per local rank, ranks[i] with batches[i] (has ==
+// true) when i < len(batches) and with nothing otherwise (it still takes
+// part in the collectives), and stores each batch's result in out. A single
+// rank runs in the caller's goroutine; otherwise the first error cancels the
+// others.
+func runRanks[R any](ctx context.Context, ranks []int, batches [][]int64, keys []uint64, out []R,
 	run func(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (R, error)) error {
-	if size == 1 {
-		res, err := run(ctx, 0, batches[0], keys[0], true)
+	if len(ranks) == 1 {
+		if len(batches) == 0 {
+			_, err := run(ctx, ranks[0], nil, 0, false)
+			return err
+		}
+		res, err := run(ctx, ranks[0], batches[0], keys[0], true)
 		out[0] = res
 		return err
 	}
@@ -351,15 +397,15 @@ func runRanks[R any](ctx context.Context, size int, batches [][]int64, keys []ui
 		errMu    sync.Mutex
 		firstErr error
 	)
-	for r := 0; r < size; r++ {
+	for i, rank := range ranks {
 		wg.Add(1)
-		go func(rank int) {
+		go func() {
 			defer wg.Done()
 			var seeds []int64
 			var key uint64
-			has := rank < len(batches)
+			has := i < len(batches)
 			if has {
-				seeds, key = batches[rank], keys[rank]
+				seeds, key = batches[i], keys[i]
 			}
 			res, err := run(wctx, rank, seeds, key, has)
 			if err != nil {
@@ -372,9 +418,9 @@ func runRanks[R any](ctx context.Context, size int, batches [][]int64, keys []ui
 				return
 			}
 			if has {
-				out[rank] = res
+				out[i] = res
 			}
-		}(r)
+		}()
 	}
 	wg.Wait()
 	return firstErr
@@ -383,7 +429,7 @@ func runRanks[R any](ctx context.Context, size int, batches [][]int64, keys []ui
 // runRank is one rank's part of sampling one batch (or of helping the others
 // when has is false): per hop, shuffle -> sample -> reshuffle -> merge. It
 // leaves the rank's dense table (if any) empty.
-func (s *Sampler) runRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*Result, error) {
+func (s *call) runRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*Result, error) {
 	res, err := s.sampleRank(ctx, rank, seeds, key, has)
 	if ws := s.ws[rank]; s.dense && ws.dense != nil {
 		if err != nil {
@@ -395,7 +441,7 @@ func (s *Sampler) runRank(ctx context.Context, rank int, seeds []int64, key uint
 	return res, err
 }
 
-func (s *Sampler) sampleRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*Result, error) {
+func (s *call) sampleRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*Result, error) {
 	ws := s.ws[rank]
 	var res *Result
 	var old []Block // the blocks of a recycled result, whose memory is reused
@@ -409,8 +455,8 @@ func (s *Sampler) sampleRank(ctx context.Context, rank int, seeds []int64, key u
 			res.Blocks = r.Blocks[:0]
 		} else {
 			res = &Result{
-				HopCounts: make([]int64, 1, len(s.opt.Fanouts)+1),
-				Blocks:    make([]Block, 0, len(s.opt.Fanouts)),
+				HopCounts: make([]int64, 1, len(s.req.Fanouts)+1),
+				Blocks:    make([]Block, 0, len(s.req.Fanouts)),
 			}
 			res.HopCounts[0] = int64(len(seeds))
 		}
@@ -427,22 +473,22 @@ func (s *Sampler) sampleRank(ctx context.Context, rank int, seeds []int64, key u
 		}
 	}
 	prevStart := 0 // first node added by the previous hop (hop 0: the seeds)
-	for h, fanout := range s.opt.Fanouts {
+	for h, fanout := range s.req.Fanouts {
 		dstStart := 0
-		if s.opt.Frontier == FrontierNew {
+		if s.req.Frontier == FrontierNew {
 			dstStart = prevStart
 		}
 		frontier := nodes[dstStart:]
 		// The tasks: every frontier node (NodeWise), or those the layer
 		// draw picked, with their counts (LayerWise).
 		tasks, fans, active := frontier, []int64(nil), []int32(nil)
-		if s.opt.Scheme == LayerWise {
+		if s.req.Scheme == LayerWise {
 			tasks, fans, active = s.layerDraw(ws, frontier, key, h, fanout)
 		}
 
 		// Shuffle: push each task to the rank owning its row.
 		send, owners := s.shuffleMessages(ws, tasks, key, fans)
-		recv, err := s.c.AllToAll(ctx, rank, send)
+		recv, err := s.c.AllToAll(ctx, rank, send, mem.NoStream)
 		if err != nil {
 			return nil, fmt.Errorf("sample: hop %d shuffle: %w", h, err)
 		}
@@ -452,7 +498,7 @@ func (s *Sampler) sampleRank(ctx context.Context, rank int, seeds []int64, key u
 			return nil, err
 		}
 		// Reshuffle: the sampled lists go back to their requesters.
-		recv, err = s.c.AllToAll(ctx, rank, back)
+		recv, err = s.c.AllToAll(ctx, rank, back, mem.NoStream)
 		if err != nil {
 			return nil, fmt.Errorf("sample: hop %d reshuffle: %w", h, err)
 		}
@@ -465,7 +511,7 @@ func (s *Sampler) sampleRank(ctx context.Context, rank int, seeds []int64, key u
 			reuse = old[h]
 		}
 		var block Block
-		if s.opt.Scheme == LayerWise {
+		if s.req.Scheme == LayerWise {
 			block, err = s.mergeLayer(ws, frontier, tasks, active, owners, recv, &nodes, h, &reuse)
 		} else {
 			block, err = s.merge(ws, frontier, owners, recv, &nodes, h, &reuse)

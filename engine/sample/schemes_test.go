@@ -291,7 +291,7 @@ func runScheme(t testing.TB, part *partition.Partitioned, c schemeConfig, opt Op
 	t.Helper()
 	s := mustSampler(t, part, opt)
 	if hash {
-		s.dense = false
+		s.rt.dense = false
 	}
 	if c.walk {
 		w, err := s.RandomWalk(t.Context(), toInternal(part, batches), keys, walkLen, walkRestart)

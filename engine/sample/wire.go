@@ -3,21 +3,45 @@ package sample
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
-// Messages are little arrays of int64 carried as bytes by comm.Comm.
+// Messages are little arrays of int64 carried by comm.Comm as mem.Buffers.
+// This (host) implementation keeps them in host memory and reads what it
+// receives through byte views, without copies; a device stage would keep
+// its messages on the device and read them there, with the same layouts:
 //
 // shuffle (requester -> owner), one per owner with tasks:
 //
-//	[key, v_0, ..., v_{n-1}]              v: internal ids owned by the receiver
+//	[key, v_0, ..., v_{n-1}]                 node-wise sampling
+//	[key, v_0, ..., v_{n-1}, c_0, ..., c_{n-1}]  layer-wise: c_i draws for v_i
+//	[key, v_0, ..., v_{n-1}, w_0, ..., w_{n-1}]  walks: w_i the walker's index
+//
+// where the v are internal ids owned by the receiver.
 //
 // reshuffle (owner -> requester), answering the tasks in the order received:
 //
-//	[c_0, ..., c_{n-1}, u_0, ..., u_{m-1}, e_0, ..., e_{m-1}]
+//	[c_0, ..., c_{n-1}, u_0, ..., u_{m-1}, e_0, ..., e_{m-1}]  sampling
+//	[u_0, ..., u_{n-1}, e_0, ..., e_{n-1}]                     walks
 //
 // where c_i is the number of neighbours sampled for v_i, m = sum c_i, u the
-// sampled neighbours (internal ids) and e their edge ids, task after task.
-// An empty message (no tasks) is a nil buffer.
+// sampled neighbours (internal ids; -1 for a walker without a step) and e
+// their edge ids, task after task. An empty message (no tasks) is an empty
+// buffer.
+
+// message returns s as a host buffer (no copy).
+func message(s []int64) mem.Buffer { return mem.HostBuffer(int64Bytes(s)) }
+
+// messageInt64s views a received message as int64s (see bytesInt64); a
+// message in memory the host cannot read is an error.
+func messageInt64s(b mem.Buffer) ([]int64, error) {
+	raw, err := b.HostBytes("the message")
+	if err != nil {
+		return nil, err
+	}
+	return bytesInt64(raw)
+}
 
 // int64Bytes views s as bytes (no copy).
 func int64Bytes(s []int64) []byte {
@@ -48,7 +72,7 @@ func bytesInt64(b []byte) ([]int64, error) {
 // live in ws. When extra is not nil (len(frontier) values: LayerWise's
 // per-task counts, RandomWalk's walker indices), each message carries the
 // extra values of its tasks after them, in the same order.
-func (s *Sampler) shuffleMessages(ws *workspace, frontier []int64, key uint64, extra []int64) ([][]byte, []int32) {
+func (s *call) shuffleMessages(ws *workspace, frontier []int64, key uint64, extra []int64) ([]mem.Buffer, []int32) {
 	size := s.c.Size()
 	send := ws.shufSend
 	clear(send)
@@ -61,7 +85,7 @@ func (s *Sampler) shuffleMessages(ws *workspace, frontier []int64, key uint64, e
 		buf[0] = int64(key)
 		copy(buf[1:], frontier)
 		copy(buf[1+len(frontier):], extra)
-		send[0] = int64Bytes(buf)
+		send[0] = message(buf)
 		return send, nil
 	}
 	owners := grow32(ws.owners, len(frontier))
@@ -108,7 +132,7 @@ func (s *Sampler) shuffleMessages(ws *workspace, frontier []int64, key uint64, e
 			if extra != nil {
 				c += ws.ownerTasks[o]
 			}
-			send[o] = int64Bytes(ws.shuf[o][:c])
+			send[o] = message(ws.shuf[o][:c])
 		}
 	}
 	return send, owners
@@ -134,10 +158,10 @@ func answerSlots(out []int64, ntasks int, off, c int64) (nb, eb []int64) {
 // batch key, then the tasks, then with paired one extra value per task)
 // into in, and returns the number of tasks. where ("hop 2") and kind ("a
 // layer-wise") name the round and the message in errors.
-func readInboxes(in []inbox, recv [][]byte, paired bool, where, kind string) (int, error) {
+func readInboxes(in []inbox, recv []mem.Buffer, paired bool, where, kind string) (int, error) {
 	total := 0
 	for j, b := range recv {
-		m, err := bytesInt64(b)
+		m, err := messageInt64s(b)
 		if err != nil {
 			return 0, fmt.Errorf("sample: %s: from rank %d: %w", where, j, err)
 		}
