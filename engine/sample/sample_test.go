@@ -93,7 +93,7 @@ func configs() []config {
 	var out []config
 	for _, fr := range []Frontier{FrontierAll, FrontierNew} {
 		for _, rep := range []bool{false, true} {
-			for _, f := range [][]int{{4, 3, 2}, {-1, 2}, {40, 1}} {
+			for _, f := range [][]int{{4, 3, 2}, {-1, 2}, {40, 1}, {2, 0, 3}} {
 				out = append(out, config{
 					name: fmt.Sprintf("%v/replace=%v/%v", fr, rep, f),
 					opt:  Options{Fanouts: f, Replace: rep, Frontier: fr, Seed: 42},
