@@ -643,7 +643,7 @@ func TestNewErrors(t *testing.T) {
 	other := *f.p
 	_, err = New(f.s, &other, f.store, []int64{1}, opt, nil)
 	assert.EqualError(t, err, "pipeline: the sampler was built on a different partition")
-	_, err = New(nil, f.p, f.store, nil, opt, nil)
+	_, err = New[*sample.Sampler](nil, f.p, f.store, nil, opt, nil)
 	assert.EqualError(t, err, "pipeline: sampler is nil")
 	_, err = New(f.s, f.p, feature.NewStore(3), nil, Options{BatchSize: 1}, nil)
 	assert.NoError(t, err, "no names: the store is not used")
