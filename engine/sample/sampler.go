@@ -68,7 +68,7 @@ type call struct {
 // workspace is one rank's memory reused across batches.
 type workspace struct {
 	table shardedTable
-	// dense is the direct-indexed table (Sampler.dense): dense[v] is 1 + the
+	// dense is the direct-indexed table (shared.dense): dense[v] is 1 + the
 	// position of node v in the batch's Nodes, 0 when v is absent.
 	// Allocated on first use, it is all zero between batches: runRank
 	// clears the entries it set.

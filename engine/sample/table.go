@@ -128,7 +128,7 @@ func (st *shardedTable) insert(key int64, pos int32) (int32, bool) {
 // node's position (0: absent), 4 bytes per node (64 MiB per rank at the
 // limit). A lookup is one load, where the hash table probes; it is kept
 // empty between batches by clearing the entries of the batch's nodes.
-// (Tests pick the table through Sampler.dense.)
+// (Tests pick the table through shared.dense.)
 var denseMaxNodes int64 = 1 << 24
 
 // denseTable returns ws's dense table for n nodes, allocating it (all zero)
