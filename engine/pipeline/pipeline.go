@@ -49,7 +49,7 @@ var ErrClosed = errors.New("pipeline: closed")
 var ErrStopped = errors.New("pipeline: epoch stopped")
 
 // BatchKey is the random-stream key of batch index of epoch epoch, as passed
-// to sample.Sampler.SampleBatches: epoch<<32 | index.
+// to BatchSampler.SampleBatches (and sample.Runtime.Sample): epoch<<32 | index.
 func BatchKey(epoch uint64, index int64) uint64 { return epoch<<32 | uint64(index)&0xffffffff }
 
 // BatchSampler is the pipeline's sampling stage: it samples whole waves of
