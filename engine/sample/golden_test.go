@@ -116,7 +116,7 @@ func goldenExclude(g *graph.CSC) []int64 {
 
 type goldenCase struct {
 	name string
-	opt  Options // sampling options (walk == false)
+	opt  Options // the request (and, for walks, Seed and ExcludeEdges)
 	walk bool
 	// walks
 	length  int
@@ -182,20 +182,27 @@ func goldenRun(t *testing.T, part *partition.Partitioned, c goldenCase, batches 
 		out[i] = goldenBatch{Seeds: batches[i], Key: keys[i]}
 	}
 	in := toInternal(part, batches)
+	rt := mustRuntime(t, part, 0)
 	if c.walk {
+		req := WalkRequest{Length: c.length, RestartProb: c.restart, Biased: c.biased, ExcludeEdges: c.opt.ExcludeEdges, Seed: c.opt.Seed}
+		ws, err := rt.RandomWalk(t.Context(), req, in, keys)
+		require.NoError(t, err)
+		// The deprecated wrapper walks the same.
 		opt := c.opt
 		opt.Fanouts = []int{1}
 		opt.Biased = c.biased
-		s := mustSampler(t, part, opt)
-		ws, err := s.RandomWalk(t.Context(), in, keys, c.length, c.restart)
+		old, err := mustSampler(t, part, opt).RandomWalk(t.Context(), in, keys, c.length, c.restart)
 		require.NoError(t, err)
+		require.Equal(t, ws, old)
 		for i, w := range walksToOriginal(part, ws) {
 			out[i].Traces, out[i].WalkEdges = w.Traces, w.EdgeIDs
 		}
 		return out
 	}
-	s := mustSampler(t, part, c.opt)
-	for i, r := range toOriginal(part, sampleAll(t, s, in, keys)) {
+	res, err := rt.Sample(t.Context(), c.opt.request(), in, keys)
+	require.NoError(t, err)
+	require.Equal(t, res, sampleAll(t, mustSampler(t, part, c.opt), in, keys), "the deprecated wrapper samples the same")
+	for i, r := range toOriginal(part, res) {
 		out[i].Nodes, out[i].HopCounts = r.Nodes, r.HopCounts
 		for _, b := range r.Blocks {
 			out[i].Blocks = append(out[i].Blocks, goldenBlock{
