@@ -5,23 +5,44 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
-// Comm is an all-to-all exchange of variable-sized buffers among Size() ranks.
+// Comm is an all-to-all exchange of variable-sized buffers among Size()
+// ranks.
+//
+// A process runs some of the ranks: all of them with Local (ranks are
+// goroutines), or one with a communicator over torch.distributed or MPI
+// (one process per rank). Buffers are tagged with their memory kind
+// (mem.Buffer), so that an implementation over device memory (NCCL) and one
+// over host memory (Local, a host's callbacks through the C API) are the
+// same interface; an implementation refuses, with an error, a kind it cannot
+// move.
 type Comm interface {
 	// Size returns the number of ranks.
 	Size() int
+	// LocalRanks returns the ranks this process runs, in increasing order:
+	// every rank for Local, one for a process-per-rank communicator. A
+	// caller runs each of them (concurrently) in every collective.
+	LocalRanks() []int
 	// AllToAll sends send[j] to rank j and returns recv where recv[j] came
-	// from rank j. len(send) must be Size(); send[j] may be nil or empty.
+	// from rank j, on behalf of rank (one of LocalRanks). len(send) must be
+	// Size(); send[j] may be empty.
 	//
 	// Collective: every rank calls it the same number of times, in the same
 	// order. ctx cancellation unblocks it with ctx.Err().
+	//
+	// Streams: a device implementation runs the exchange in stream s's
+	// order (the send buffers are complete in that order, and recv is
+	// complete in that order once AllToAll returns); host implementations
+	// ignore s (pass mem.NoStream).
 	//
 	// Ownership: the caller must not modify the buffers in send until its
 	// next call to AllToAll on the same Comm has returned, and must treat
 	// recv as read-only and stop using it when it next calls AllToAll
 	// (implementations may hand out the sender's memory without a copy).
-	AllToAll(ctx context.Context, rank int, send [][]byte) ([][]byte, error)
+	AllToAll(ctx context.Context, rank int, send []mem.Buffer, s mem.Stream) ([]mem.Buffer, error)
 	// Dup returns a new communicator over the same ranks whose rounds are
 	// independent of this one's (MPI_Comm_dup): two stages exchanging
 	// concurrently each use their own, so their rounds never pair up.
@@ -46,7 +67,7 @@ type Local struct {
 }
 
 type round struct {
-	send      [][][]byte // send[from]
+	send      [][]mem.Buffer // send[from]
 	arrived   int
 	collected int
 	done      chan struct{} // closed when every rank has arrived
@@ -67,6 +88,15 @@ func NewLocal(size int) *Local {
 // Size implements Comm.
 func (l *Local) Size() int { return l.size }
 
+// LocalRanks implements Comm: every rank [0, Size()).
+func (l *Local) LocalRanks() []int {
+	r := make([]int, max(l.size, 0))
+	for i := range r {
+		r[i] = i
+	}
+	return r
+}
+
 // Dup implements Comm: a fresh Local of the same size (usable even when l
 // has been aborted).
 func (l *Local) Dup() (Comm, error) { return NewLocal(l.size), nil }
@@ -85,9 +115,10 @@ func (l *Local) abortLocked(cause error) {
 	}
 }
 
-// AllToAll implements Comm. See the package documentation for how a
-// cancellation on one rank propagates to the others.
-func (l *Local) AllToAll(ctx context.Context, rank int, send [][]byte) ([][]byte, error) {
+// AllToAll implements Comm for host and pinned buffers (a device buffer is
+// an invalid argument); s is ignored. See the package documentation for how
+// a cancellation on one rank propagates to the others.
+func (l *Local) AllToAll(ctx context.Context, rank int, send []mem.Buffer, _ mem.Stream) ([]mem.Buffer, error) {
 	if l == nil {
 		return nil, errors.New("comm: AllToAll on a nil *Local")
 	}
@@ -103,6 +134,13 @@ func (l *Local) AllToAll(ctx context.Context, rank int, send [][]byte) ([][]byte
 		err := fmt.Errorf("comm: rank %d: len(send) = %d (want %d, one buffer per rank)", rank, len(send), l.size)
 		l.abort(err)
 		return nil, err
+	}
+	for j, b := range send {
+		if !b.Device().Kind.HostAccessible() {
+			err := fmt.Errorf("comm: rank %d: send[%d] is %s memory; Local moves host memory only", rank, j, b.Device())
+			l.abort(err)
+			return nil, err
+		}
 	}
 	if ctx == nil {
 		ctx = context.Background()
@@ -122,7 +160,7 @@ func (l *Local) AllToAll(ctx context.Context, rank int, send [][]byte) ([][]byte
 	l.calls[rank]++
 	rd := l.rounds[k]
 	if rd == nil {
-		rd = &round{send: make([][][]byte, l.size), done: make(chan struct{})}
+		rd = &round{send: make([][]mem.Buffer, l.size), done: make(chan struct{})}
 		l.rounds[k] = rd
 	}
 	rd.send[rank] = send
@@ -154,7 +192,7 @@ func (l *Local) AllToAll(ctx context.Context, rank int, send [][]byte) ([][]byte
 	}
 
 	// Every write to rd.send happened before close(rd.done).
-	recv := make([][]byte, l.size)
+	recv := make([]mem.Buffer, l.size)
 	for j := range recv {
 		recv[j] = rd.send[j][rank]
 	}

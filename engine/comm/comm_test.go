@@ -11,7 +11,21 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/graphferry/graphferry/engine/mem"
 )
+
+// hostBufs wraps byte slices as host buffers (nil stays nil).
+func hostBufs(bs [][]byte) []mem.Buffer {
+	if bs == nil {
+		return nil
+	}
+	out := make([]mem.Buffer, len(bs))
+	for i, b := range bs {
+		out[i] = mem.HostBuffer(b)
+	}
+	return out
+}
 
 // payload encodes (round, from, to) repeated a variable number of times.
 func payload(round, from, to int) []byte {
@@ -45,13 +59,13 @@ func TestLocalRounds(t *testing.T) {
 						for j := range send {
 							send[j] = payload(k, rank, j)
 						}
-						recv, err := l.AllToAll(context.Background(), rank, send)
+						recv, err := l.AllToAll(context.Background(), rank, hostBufs(send), mem.NoStream)
 						if err != nil {
 							errs[rank] = err
 							return
 						}
 						for j := range recv {
-							if want := payload(k, j, rank); string(recv[j]) != string(want) {
+							if want := payload(k, j, rank); string(recv[j].Bytes()) != string(want) {
 								errs[rank] = fmt.Errorf("round %d rank %d: recv[%d] = %v, want %v", k, rank, j, recv[j], want)
 								return
 							}
@@ -85,7 +99,7 @@ func TestLocalCancelPropagates(t *testing.T) {
 			if rank == 0 {
 				c = ctx
 			}
-			_, errs[rank] = l.AllToAll(c, rank, make([][]byte, size))
+			_, errs[rank] = l.AllToAll(c, rank, hostBufs(make([][]byte, size)), mem.NoStream)
 		}(r)
 	}
 	time.Sleep(20 * time.Millisecond)
@@ -103,7 +117,7 @@ func TestLocalCancelPropagates(t *testing.T) {
 	assert.ErrorIs(t, errs[1], context.Canceled, "the cause is kept")
 
 	// Later calls, by any rank, fail at once.
-	_, err := l.AllToAll(context.Background(), 3, make([][]byte, size))
+	_, err := l.AllToAll(context.Background(), 3, hostBufs(make([][]byte, size)), mem.NoStream)
 	assert.ErrorIs(t, err, ErrAborted)
 }
 
@@ -111,29 +125,29 @@ func TestLocalCancelledBeforeCall(t *testing.T) {
 	l := NewLocal(2)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err := l.AllToAll(ctx, 0, make([][]byte, 2))
+	_, err := l.AllToAll(ctx, 0, hostBufs(make([][]byte, 2)), mem.NoStream)
 	assert.ErrorIs(t, err, context.Canceled)
-	_, err = l.AllToAll(context.Background(), 1, make([][]byte, 2))
+	_, err = l.AllToAll(context.Background(), 1, hostBufs(make([][]byte, 2)), mem.NoStream)
 	assert.ErrorIs(t, err, ErrAborted)
 }
 
 func TestLocalBadArguments(t *testing.T) {
 	l := NewLocal(2)
-	_, err := l.AllToAll(context.Background(), 2, make([][]byte, 2))
+	_, err := l.AllToAll(context.Background(), 2, hostBufs(make([][]byte, 2)), mem.NoStream)
 	assert.EqualError(t, err, "comm: rank = 2 is out of range [0, 2)")
-	_, err = l.AllToAll(context.Background(), 0, make([][]byte, 2))
+	_, err = l.AllToAll(context.Background(), 0, hostBufs(make([][]byte, 2)), mem.NoStream)
 	assert.ErrorIs(t, err, ErrAborted, "a broken collective aborts the Local")
 
 	l = NewLocal(2)
-	_, err = l.AllToAll(context.Background(), 1, make([][]byte, 3))
+	_, err = l.AllToAll(context.Background(), 1, hostBufs(make([][]byte, 3)), mem.NoStream)
 	assert.EqualError(t, err, "comm: rank 1: len(send) = 3 (want 2, one buffer per rank)")
-	_, err = l.AllToAll(context.Background(), -1, nil)
+	_, err = l.AllToAll(context.Background(), -1, hostBufs(nil), mem.NoStream)
 	assert.Error(t, err)
 
-	_, err = NewLocal(0).AllToAll(context.Background(), 0, nil)
+	_, err = NewLocal(0).AllToAll(context.Background(), 0, hostBufs(nil), mem.NoStream)
 	assert.EqualError(t, err, "comm: Local has size 0 (want >= 1)")
 	var nl *Local
-	_, err = nl.AllToAll(context.Background(), 0, nil)
+	_, err = nl.AllToAll(context.Background(), 0, hostBufs(nil), mem.NoStream)
 	assert.Error(t, err)
 }
 
@@ -146,21 +160,21 @@ func TestLocalAbortWakesRankAhead(t *testing.T) {
 	var err0 error
 	go func() {
 		defer wg.Done()
-		if _, err := l.AllToAll(context.Background(), 0, make([][]byte, 2)); err != nil {
+		if _, err := l.AllToAll(context.Background(), 0, hostBufs(make([][]byte, 2)), mem.NoStream); err != nil {
 			err0 = err
 			return
 		}
-		_, err0 = l.AllToAll(context.Background(), 0, make([][]byte, 2))
+		_, err0 = l.AllToAll(context.Background(), 0, hostBufs(make([][]byte, 2)), mem.NoStream)
 	}()
 	ctx, cancel := context.WithCancel(context.Background())
 	go func() {
 		defer wg.Done()
-		_, err := l.AllToAll(context.Background(), 1, make([][]byte, 2))
+		_, err := l.AllToAll(context.Background(), 1, hostBufs(make([][]byte, 2)), mem.NoStream)
 		if err != nil {
 			return
 		}
 		cancel()
-		_, _ = l.AllToAll(ctx, 1, make([][]byte, 2))
+		_, _ = l.AllToAll(ctx, 1, hostBufs(make([][]byte, 2)), mem.NoStream)
 	}()
 	wg.Wait()
 	assert.True(t, errors.Is(err0, ErrAborted) || err0 == nil, "got %v", err0)
@@ -190,12 +204,12 @@ func TestLocalDupIndependent(t *testing.T) {
 					for j := range send {
 						send[j] = []byte{tag, byte(r), byte(j), byte(round)}
 					}
-					recv, err := c.AllToAll(context.Background(), r, send)
+					recv, err := c.AllToAll(context.Background(), r, hostBufs(send), mem.NoStream)
 					if !assert.NoError(t, err) {
 						return
 					}
 					for j, b := range recv {
-						assert.Equal(t, []byte{tag, byte(j), byte(r), byte(round)}, b)
+						assert.Equal(t, []byte{tag, byte(j), byte(r), byte(round)}, b.Bytes())
 					}
 				}
 			}(c, r)
@@ -205,7 +219,7 @@ func TestLocalDupIndependent(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	_, err = l.AllToAll(ctx, 0, make([][]byte, size))
+	_, err = l.AllToAll(ctx, 0, hostBufs(make([][]byte, size)), mem.NoStream)
 	require.Error(t, err)
 	d2, err := l.Dup()
 	require.NoError(t, err)
@@ -215,8 +229,8 @@ func TestLocalDupIndependent(t *testing.T) {
 }
 
 // runRound runs one round on c with every rank sending its rank number.
-func runRound(c Comm, size int) ([][][]byte, error) {
-	out := make([][][]byte, size)
+func runRound(c Comm, size int) ([][]mem.Buffer, error) {
+	out := make([][]mem.Buffer, size)
 	errs := make([]error, size)
 	var wg sync.WaitGroup
 	for r := 0; r < size; r++ {
@@ -227,7 +241,7 @@ func runRound(c Comm, size int) ([][][]byte, error) {
 			for j := range send {
 				send[j] = []byte{byte(r)}
 			}
-			out[r], errs[r] = c.AllToAll(context.Background(), r, send)
+			out[r], errs[r] = c.AllToAll(context.Background(), r, hostBufs(send), mem.NoStream)
 		}(r)
 	}
 	wg.Wait()
@@ -237,4 +251,36 @@ func runRound(c Comm, size int) ([][][]byte, error) {
 		}
 	}
 	return out, nil
+}
+
+// Local moves host and pinned buffers and refuses device buffers, aborting
+// the collective (the other ranks must not wait for a round that cannot
+// complete).
+func TestLocalMemoryKinds(t *testing.T) {
+	l := NewLocal(2)
+	require.Equal(t, []int{0, 1}, l.LocalRanks())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	var recv0 []mem.Buffer
+	var err0 error
+	go func() {
+		defer wg.Done()
+		recv0, err0 = l.AllToAll(context.Background(), 0, []mem.Buffer{mem.HostBuffer([]byte{1}), mem.PinnedBuffer([]byte{2, 3})}, mem.NoStream)
+	}()
+	recv1, err := l.AllToAll(context.Background(), 1, []mem.Buffer{mem.PinnedBuffer([]byte{4}), {}}, mem.NoStream)
+	wg.Wait()
+	require.NoError(t, err0)
+	require.NoError(t, err)
+	require.Equal(t, []byte{1}, recv0[0].Bytes())
+	require.Equal(t, mem.KindPinned, recv0[1].Device().Kind)
+	require.Equal(t, []byte{4}, recv0[1].Bytes())
+	require.Equal(t, []byte{2, 3}, recv1[0].Bytes())
+	require.Equal(t, 0, recv1[1].Len())
+
+	dev := []mem.Buffer{mem.DeviceBuffer(0x1000, 8, 0), {}}
+	_, err = l.AllToAll(context.Background(), 0, dev, mem.NoStream)
+	require.EqualError(t, err, "comm: rank 0: send[0] is device:0 memory; Local moves host memory only")
+	_, err = l.AllToAll(context.Background(), 1, make([]mem.Buffer, 2), mem.NoStream)
+	require.ErrorIs(t, err, ErrAborted)
+	require.Empty(t, NewLocal(0).LocalRanks())
 }

@@ -57,9 +57,9 @@ func (f Features) Generate(numNodes int64) (feat mem.Tensor, labels []int64, err
 	}
 	dim, nc := int64(f.Dim), uint64(f.NumClasses)
 	cent := make([]float32, int64(nc)*dim)
-	cr := splitmix{key(f.Seed, tagCentroid, 0)}
+	cr := stream(f.Seed, tagCentroid, 0)
 	for i := range cent {
-		cent[i] = CentroidStd * cr.normal()
+		cent[i] = CentroidStd * normal(&cr)
 	}
 
 	total := numNodes * dim
@@ -86,12 +86,12 @@ func (f Features) Generate(numNodes int64) (feat mem.Tensor, labels []int64, err
 	err = parallelFor(numNodes, f.Threads, func(lo, hi int64) error {
 		row := make([]float32, dim)
 		for v := lo; v < hi; v++ {
-			rng := splitmix{key(f.Seed, tagNode, uint64(v))}
-			c := rng.below(nc)
+			r := stream(f.Seed, tagNode, uint64(v))
+			c := r.BelowFast(nc)
 			labels[v] = int64(c)
 			cen := cent[int64(c)*dim : int64(c+1)*dim]
 			for j := range row {
-				row[j] = cen[j] + NoiseStd*rng.normal()
+				row[j] = cen[j] + NoiseStd*normal(&r)
 			}
 			off := v * dim
 			switch dt {

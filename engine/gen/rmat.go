@@ -12,6 +12,7 @@ import (
 	"math/bits"
 
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/rng"
 )
 
 // Graph500 default R-MAT probabilities (D = 1-A-B-C = 0.05).
@@ -232,13 +233,13 @@ func (r RMAT) Edges() (src, dst []int64, err error) {
 	reject := n != int64(1)<<s
 	err = parallelFor(e, r.Threads, func(lo, hi int64) error {
 		for k := lo; k < hi; k++ {
-			rng := splitmix{key(r.Seed, tagEdge, uint64(k))}
+			sm := stream(r.Seed, tagEdge, uint64(k))
 			var u, v uint64
 			for attempt := 0; ; attempt++ {
 				if attempt == maxAttempts {
 					return fmt.Errorf("gen: edge %d: no sample with both ends < NumNodes=%d in %d attempts", k, n, maxAttempts)
 				}
-				u, v = sample(&rng, s, ta, tab, tabc)
+				u, v = sample(&sm, s, ta, tab, tabc)
 				if !reject || (u < uint64(n) && v < uint64(n)) {
 					break
 				}
@@ -264,15 +265,15 @@ func (r RMAT) Edges() (src, dst []int64, err error) {
 
 // sample draws one R-MAT edge on 2^s nodes: one 32-bit uniform per level
 // (two levels per 64-bit draw) picks the quadrant.
-func sample(rng *splitmix, s int, ta, tab, tabc uint64) (u, v uint64) {
+func sample(r *rng.SplitMix64, s int, ta, tab, tabc uint64) (u, v uint64) {
 	lvl := 0
 	for ; lvl+1 < s; lvl += 2 {
-		w := rng.next()
+		w := r.Next()
 		u, v = level(u, v, w&0xffffffff, ta, tab, tabc)
 		u, v = level(u, v, w>>32, ta, tab, tabc)
 	}
 	if lvl < s {
-		u, v = level(u, v, rng.next()&0xffffffff, ta, tab, tabc)
+		u, v = level(u, v, r.Next()&0xffffffff, ta, tab, tabc)
 	}
 	return u, v
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/graphferry/graphferry/engine/internal/par"
 )
 
 // FromCSC wraps the given in-neighbour CSC arrays (no copy: the caller hands
@@ -32,7 +34,7 @@ func FromCSR(numNodes int64, indptr, indices, edgeIDs []int64, weights []float32
 	// Expand the row pointer into one source id per edge, then sort by
 	// destination like a COO list whose positions are the CSR positions.
 	src := make([]int64, len(indices))
-	parallelRows(indptr, 0, func(lo, hi int64) {
+	par.Rows(indptr, 0, func(lo, hi int64) {
 		for u := lo; u < hi; u++ {
 			row := src[indptr[u]:indptr[u+1]]
 			for i := range row {
@@ -42,8 +44,8 @@ func FromCSR(numNodes int64, indptr, indices, edgeIDs []int64, weights []float32
 	})
 	g := sortByDst(src, indices, weights, numNodes, false, false, 0)
 	if edgeIDs != nil {
-		k := chunkCount(int64(len(g.EdgeIDs)), 0)
-		parallelChunks(int64(len(g.EdgeIDs)), k, func(_ int, lo, hi int64) {
+		k := par.ChunkCount(int64(len(g.EdgeIDs)), 0)
+		par.Chunks(int64(len(g.EdgeIDs)), k, func(_ int, lo, hi int64) {
 			for i, p := range g.EdgeIDs[lo:hi] {
 				g.EdgeIDs[lo+int64(i)] = edgeIDs[p]
 			}
@@ -113,9 +115,9 @@ func scanCOO(src, dst []int64, weights []float32, opt COOOptions) (n int64, sort
 		sorted    bool
 		selfLoops int64
 	}
-	k := chunkCount(e, opt.Threads)
+	k := par.ChunkCount(e, opt.Threads)
 	res := make([]result, k)
-	parallelChunks(e, k, func(c int, lo, hi int64) {
+	par.Chunks(e, k, func(c int, lo, hi int64) {
 		r := result{max: -1, sorted: true}
 		defer func() { res[c] = r }()
 		prev := int64(math.MinInt64)
@@ -156,7 +158,7 @@ func scanCOO(src, dst []int64, weights []float32, opt COOOptions) (n int64, sort
 		selfLoops += r.selfLoops
 		sorted = sorted && r.sorted
 		if c > 0 {
-			lo, _ := chunkBounds(e, k, c)
+			lo, _ := par.ChunkBounds(e, k, c)
 			sorted = sorted && dst[lo] >= dst[lo-1]
 		}
 	}
@@ -191,12 +193,12 @@ func sortByDst(src, dst []int64, weights []float32, n int64, dropSelf, identity 
 	e := int64(len(src))
 	// Fewer chunks than threads when the per-chunk histograms (k*n counters)
 	// would dwarf the edge list.
-	k := chunkCount(e, threads)
+	k := par.ChunkCount(e, threads)
 	for k > 1 && int64(k)*n > 2*e+(1<<22) {
 		k--
 	}
 	counts := make([][]int64, k)
-	parallelChunks(e, k, func(c int, lo, hi int64) {
+	par.Chunks(e, k, func(c int, lo, hi int64) {
 		cnt := make([]int64, n)
 		if dropSelf {
 			for i := lo; i < hi; i++ {
@@ -229,7 +231,7 @@ func sortByDst(src, dst []int64, weights []float32, n int64, dropSelf, identity 
 	if weights != nil {
 		g.Weights = make([]float32, m)
 	}
-	parallelChunks(e, k, func(c int, lo, hi int64) {
+	par.Chunks(e, k, func(c int, lo, hi int64) {
 		if compact {
 			scatterEdges(g.Indices32, g.EdgeIDs, g.Weights, src, dst, weights, counts[c], lo, hi, dropSelf)
 		} else {
@@ -269,11 +271,11 @@ func scatterEdges[I int32 | int64](ind []I, eids []int64, w []float32, src, dst 
 func prefixCounts(counts [][]int64, indptr []int64, threads int) {
 	n := int64(len(indptr) - 1)
 	indptr[0] = 0
-	b := chunkCount(n, threads)
+	b := par.ChunkCount(n, threads)
 	blockSum := make([]int64, b)
 	// Per destination: degree into indptr[v+1], counts to exclusive offsets
 	// within the row.
-	parallelChunks(n, b, func(blk int, lo, hi int64) {
+	par.Chunks(n, b, func(blk int, lo, hi int64) {
 		var total int64
 		for v := lo; v < hi; v++ {
 			var sum int64
@@ -292,7 +294,7 @@ func prefixCounts(counts [][]int64, indptr []int64, threads int) {
 		blockSum[blk] = run
 		run += s
 	}
-	parallelChunks(n, b, func(blk int, lo, hi int64) {
+	par.Chunks(n, b, func(blk int, lo, hi int64) {
 		run := blockSum[blk]
 		for v := lo; v < hi; v++ {
 			for _, cnt := range counts {
@@ -332,7 +334,7 @@ func removeDuplicatesOf[I int32 | int64](g *CSC, ind []I, threads int, alloc fun
 	newDeg := make([]int64, n+1) // newDeg[v+1] = kept edges of row v
 	var mu sync.Mutex
 	var dropped int64
-	parallelRows(g.Indptr, threads, func(lo, hi int64) {
+	par.Rows(g.Indptr, threads, func(lo, hi int64) {
 		var scratch []dupEntry
 		var local int64
 		for v := lo; v < hi; v++ {
@@ -358,7 +360,7 @@ func removeDuplicatesOf[I int32 | int64](g *CSC, ind []I, threads int, alloc fun
 	if g.Weights != nil {
 		out.Weights = make([]float32, m)
 	}
-	parallelRows(g.Indptr, threads, func(lo, hi int64) {
+	par.Rows(g.Indptr, threads, func(lo, hi int64) {
 		q := out.Indptr[lo]
 		for p := g.Indptr[lo]; p < g.Indptr[hi]; p++ {
 			if drop[p] {

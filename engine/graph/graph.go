@@ -5,6 +5,7 @@ package graph
 import (
 	"math"
 
+	"github.com/graphferry/graphferry/engine/internal/par"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -138,7 +139,7 @@ func (g *CSC) Compact() *CSC {
 	e := g.NumEdges()
 	ind32 := make([]int32, e)
 	src := g.Indices
-	parallelChunks(e, chunkCount(e, 0), func(_ int, lo, hi int64) {
+	par.Chunks(e, par.ChunkCount(e, 0), func(_ int, lo, hi int64) {
 		dst := ind32[lo:hi]
 		for i, u := range src[lo:hi] {
 			dst[i] = int32(u)
@@ -157,7 +158,7 @@ func (g *CSC) Wide() *CSC {
 	}
 	e := g.NumEdges()
 	ind := make([]int64, e)
-	parallelChunks(e, chunkCount(e, 0), func(_ int, lo, hi int64) {
+	par.Chunks(e, par.ChunkCount(e, 0), func(_ int, lo, hi int64) {
 		g.CopySources(ind[lo:hi], lo, hi)
 	})
 	return &CSC{NumNodes: g.NumNodes, Indptr: g.Indptr, Indices: ind, EdgeIDs: g.EdgeIDs, Weights: g.Weights}

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/graphferry/graphferry/engine/internal/par"
 )
 
 // Validate checks every invariant listed in the CSC doc comment and returns
@@ -44,9 +46,9 @@ func validateCompressed[I int32 | int64](kind string, n int64, indptr []int64, i
 	}
 
 	// indptr must be non-decreasing: check indptr[i] >= indptr[i-1], i in [1, n].
-	k := chunkCount(n, 0)
+	k := par.ChunkCount(n, 0)
 	errs := make([]error, k)
-	parallelChunks(n, k, func(c int, lo, hi int64) {
+	par.Chunks(n, k, func(c int, lo, hi int64) {
 		for i := lo + 1; i <= hi; i++ {
 			if indptr[i] < indptr[i-1] {
 				errs[c] = fmt.Errorf("graph: %s indptr[%d]=%d is less than indptr[%d]=%d (indptr must be non-decreasing)",
@@ -55,16 +57,16 @@ func validateCompressed[I int32 | int64](kind string, n int64, indptr []int64, i
 			}
 		}
 	})
-	if err := firstError(errs); err != nil {
+	if err := par.FirstError(errs); err != nil {
 		return err
 	}
 	if indptr[n] != e {
 		return fmt.Errorf("graph: %s indptr[%d]=%d, want len(indices)=%d", kind, n, indptr[n], e)
 	}
 
-	k = chunkCount(e, 0)
+	k = par.ChunkCount(e, 0)
 	errs = make([]error, k)
-	parallelChunks(e, k, func(c int, lo, hi int64) {
+	par.Chunks(e, k, func(c int, lo, hi int64) {
 		for i, x := range indices[lo:hi] {
 			if uint64(int64(x)) >= uint64(n) {
 				errs[c] = fmt.Errorf("graph: %s indices[%d]=%d is out of range [0, %d)", kind, lo+int64(i), x, n)
@@ -88,7 +90,7 @@ func validateCompressed[I int32 | int64](kind string, n int64, indptr []int64, i
 			}
 		}
 	})
-	return firstError(errs)
+	return par.FirstError(errs)
 }
 
 // checkWeight returns an error if w (element i of the slice named name) is

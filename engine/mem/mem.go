@@ -1,7 +1,3 @@
-// Package mem defines how the engine obtains memory for buffers that may
-// outlive a call: every buffer that can leave the engine (sampled indices,
-// gathered features, labels) is allocated through an Allocator, so that the C
-// API can hand out memory that is not on the Go heap.
 package mem
 
 import (

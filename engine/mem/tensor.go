@@ -69,14 +69,39 @@ func ParseDType(s string) (DType, error) {
 	return Invalid, fmt.Errorf("unknown dtype %q", s)
 }
 
-// Tensor is a dense, row-major, C-contiguous buffer with a type and a shape.
-// Data holds exactly prod(Shape)*DType.Size() bytes. Who owns Data is said
-// by whoever hands the Tensor out.
+// Tensor is a dense, row-major, C-contiguous buffer with a type and a shape,
+// in the memory Device names (the zero Device: host memory). Host and
+// pinned tensors hold their bytes in Data, exactly
+// prod(Shape)*DType.Size() of them; a device tensor has Data nil and its
+// address in DevicePtr (Go never reads device memory). Who owns the memory
+// is said by whoever hands the Tensor out.
 type Tensor struct {
 	DType DType
 	Shape []int64
 	Data  []byte
+	// Device is where the memory lives; zero for host memory.
+	Device Device
+	// DevicePtr is the address of a device tensor's memory (Device.Kind ==
+	// KindDevice), 0 otherwise.
+	DevicePtr uintptr
 }
+
+// Buffer returns t's memory as a Buffer (no copy).
+func (t Tensor) Buffer() Buffer {
+	if t.Device.Kind == KindDevice {
+		return DeviceBuffer(t.DevicePtr, int(t.ByteSize()), t.Device.Ordinal)
+	}
+	return Buffer{dev: t.Device, data: t.Data, n: len(t.Data)}
+}
+
+// TensorIn returns a tensor of dtype and shape over b's memory (no copy).
+func TensorIn(b Buffer, dtype DType, shape []int64) Tensor {
+	return Tensor{DType: dtype, Shape: shape, Data: b.data, Device: b.dev, DevicePtr: b.ptr}
+}
+
+// ByteSize returns the size of t's memory in bytes: the product of the
+// shape times the element size.
+func (t Tensor) ByteSize() int64 { return t.NumElements() * int64(t.DType.Size()) }
 
 // NumElements returns the product of the shape.
 func (t Tensor) NumElements() int64 {

@@ -6,6 +6,8 @@ import (
 	"math/bits"
 
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/internal/rng"
 )
 
 // Options controls Build.
@@ -114,17 +116,10 @@ func mulDiv(a, b, c int64) int64 {
 	return int64(q)
 }
 
-// mix64 is the splitmix64 finalizer, a strong 64-bit mixing function.
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
 // randomPatch returns the patch of node v under Random with p patches: a
 // hash of (seed, v) reduced to [0, p) by a multiply-high.
 func randomPatch(seed uint64, v, p int64) int64 {
-	h := mix64(uint64(v)*0x9e3779b97f4a7c15 + mix64(seed^0x5851f42d4c957f2d))
+	h := rng.Mix(uint64(v)*rng.Golden + rng.Mix(seed^0x5851f42d4c957f2d))
 	hi, _ := bits.Mul64(h, uint64(p))
 	return int64(hi)
 }
@@ -133,7 +128,7 @@ func randomPatch(seed uint64, v, p int64) int64 {
 // node id), so the result does not depend on the number of threads.
 func randomAssignment(n, p int64, seed uint64) []int64 {
 	assign := make([]int64, n)
-	parallelChunks(n, chunkCount(n), func(_ int, lo, hi int64) {
+	par.Chunks(n, par.ChunkCount(n, 0), func(_ int, lo, hi int64) {
 		for v := lo; v < hi; v++ {
 			assign[v] = randomPatch(seed, v, p)
 		}
@@ -144,9 +139,9 @@ func randomAssignment(n, p int64, seed uint64) []int64 {
 // checkAssignment reports the first entry of assign outside [0, p).
 func checkAssignment(assign []int64, p int64) error {
 	n := int64(len(assign))
-	k := chunkCount(n)
+	k := par.ChunkCount(n, 0)
 	errs := make([]error, k)
-	parallelChunks(n, k, func(c int, lo, hi int64) {
+	par.Chunks(n, k, func(c int, lo, hi int64) {
 		for i := lo; i < hi; i++ {
 			if a := assign[i]; uint64(a) >= uint64(p) {
 				errs[c] = fmt.Errorf("partition: Assignment[%d]=%d is out of range [0, %d) (NumPatches=%d)", i, a, p, p)
@@ -166,12 +161,12 @@ func checkAssignment(assign []int64, p int64) error {
 // and returns the patch offsets and both directions of the new numbering.
 func renumber(assign []int64, p int64) (offsets, newToOld, oldToNew []int64) {
 	n := int64(len(assign))
-	k := chunkCount(n)
+	k := par.ChunkCount(n, 0)
 	for k > 1 && int64(k)*p > 2*n+(1<<20) { // keep the histograms small
 		k--
 	}
 	counts := make([][]int64, k)
-	parallelChunks(n, k, func(c int, lo, hi int64) {
+	par.Chunks(n, k, func(c int, lo, hi int64) {
 		cnt := make([]int64, p)
 		for _, a := range assign[lo:hi] {
 			cnt[a]++
@@ -192,7 +187,7 @@ func renumber(assign []int64, p int64) (offsets, newToOld, oldToNew []int64) {
 	offsets[p] = run
 	newToOld = make([]int64, n)
 	oldToNew = make([]int64, n)
-	parallelChunks(n, k, func(c int, lo, hi int64) {
+	par.Chunks(n, k, func(c int, lo, hi int64) {
 		cnt := counts[c]
 		for v := lo; v < hi; v++ {
 			a := assign[v]
@@ -223,7 +218,7 @@ func isIdentity(perm []int64) bool {
 func relabel(g *graph.CSC, newToOld, oldToNew []int64) *graph.CSC {
 	n := g.NumNodes
 	indptr := make([]int64, n+1)
-	parallelChunks(n, chunkCount(n), func(_ int, lo, hi int64) {
+	par.Chunks(n, par.ChunkCount(n, 0), func(_ int, lo, hi int64) {
 		for i := lo; i < hi; i++ {
 			indptr[i+1] = g.InDegree(newToOld[i])
 		}
@@ -251,7 +246,7 @@ func relabel(g *graph.CSC, newToOld, oldToNew []int64) *graph.CSC {
 	if g.Weights != nil {
 		out.Weights = make([]float32, e)
 	}
-	parallelRows(indptr, func(lo, hi int64) {
+	par.Rows(indptr, 0, func(lo, hi int64) {
 		for i := lo; i < hi; i++ {
 			old := newToOld[i]
 			a, b := g.Indptr[old], g.Indptr[old+1]

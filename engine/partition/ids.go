@@ -3,6 +3,8 @@ package partition
 import (
 	"fmt"
 	"sort"
+
+	"github.com/graphferry/graphferry/engine/internal/par"
 )
 
 // NumNodes returns the number of nodes (the end of the last patch).
@@ -40,9 +42,9 @@ func (p *Partitioned) mapIDs(ids, out, perm []int64) error {
 	}
 	n := p.NumNodes()
 	m := int64(len(ids))
-	k := chunkCount(m)
+	k := par.ChunkCount(m, 0)
 	errs := make([]error, k)
-	parallelChunks(m, k, func(c int, lo, hi int64) {
+	par.Chunks(m, k, func(c int, lo, hi int64) {
 		for i := lo; i < hi; i++ {
 			if v := ids[i]; uint64(v) >= uint64(n) {
 				errs[c] = fmt.Errorf("partition: node id %d at position %d is out of range [0, %d)", v, i, n)
@@ -59,7 +61,7 @@ func (p *Partitioned) mapIDs(ids, out, perm []int64) error {
 		copy(out, ids)
 		return nil
 	}
-	parallelChunks(m, k, func(_ int, lo, hi int64) {
+	par.Chunks(m, k, func(_ int, lo, hi int64) {
 		for i := lo; i < hi; i++ {
 			out[i] = perm[ids[i]]
 		}
@@ -99,7 +101,7 @@ func PermuteRows(dst, src []byte, rowBytes int, newToOld []int64) error {
 			return fmt.Errorf("partition: newToOld[%d]=%d is out of range [0, %d) (rows of src)", i, v, srcRows)
 		}
 	}
-	parallelChunks(n, chunkCount(n*max(rb/64, 1)), func(_ int, lo, hi int64) {
+	par.Chunks(n, par.ChunkCount(n*max(rb/64, 1), 0), func(_ int, lo, hi int64) {
 		for i := lo; i < hi; i++ {
 			o := newToOld[i]
 			copy(dst[i*rb:(i+1)*rb], src[o*rb:(o+1)*rb])

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -82,8 +81,8 @@ func int64Tensor(alloc mem.Allocator, src []int64) (mem.Tensor, []int64, error) 
 // Node data rows are read from store by internal id: featureNames over all
 // of res.Nodes, labelNames over the seeds. alloc nil means mem.Heap. On
 // error nothing stays allocated. Index and Epoch are left zero.
-func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *partition.Partitioned, store *feature.Store, featureNames, labelNames []string, alloc mem.Allocator, threads int) (*Batch, error) {
-	if (len(featureNames) > 0 || len(labelNames) > 0) && store == nil {
+func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *partition.Partitioned, store Gatherer, featureNames, labelNames []string, alloc mem.Allocator, threads int) (*Batch, error) {
+	if (len(featureNames) > 0 || len(labelNames) > 0) && isNil(store) {
 		return nil, errors.New("pipeline: node data requested but store is nil")
 	}
 	b, err := materializeTopology(res, seedsOrig, inputIndex, p, alloc)
@@ -182,7 +181,7 @@ func materializeTopology(res *sample.Result, seedsOrig []int64, inputIndex []int
 // loadNodeData gathers featureNames over res.Nodes and labelNames over the
 // seeds into b (allocated from b's allocator). On error the node data
 // gathered so far stays in b, for b.Release.
-func (b *Batch) loadNodeData(res *sample.Result, store *feature.Store, featureNames, labelNames []string, threads int) error {
+func (b *Batch) loadNodeData(res *sample.Result, store Gatherer, featureNames, labelNames []string, threads int) error {
 	nb := int(res.HopCounts[0])
 	var err error
 	gather := func(name string, ids []int64) error {

@@ -3,6 +3,24 @@
 // (DSP §5's sampler -> loader -> trainer producer-consumer pipeline; the
 // trainer is the consumer calling Next).
 //
+// # Stages
+//
+// The pipeline owns the batch keys, the epoch shuffle, the workers and the
+// queues; the work of its two stages is behind interfaces, so that a device
+// backend plugs its own in while all of that stays shared code:
+//
+//   - BatchSampler samples whole waves of batches with a request fixed when
+//     it was built, and forks into independent copies that give the same
+//     batches. *sample.Sampler (a sample.Runtime bound to a sample.Request)
+//     is the CPU implementation.
+//   - Gatherer gathers named node data (one row per node) by node id.
+//     *feature.Store is the CPU implementation.
+//
+// New is generic over the sampler's type S (a BatchSampler[S], whose Fork
+// returns an S), so that each implementation's Fork keeps its own type.
+//
+// # Epochs
+//
 // Per epoch, Start shuffles the seeds with a permutation that is a function
 // of (Options.Seed, epoch) only, then runs W sampler workers and a loader
 // goroutine joined by bounded queues (about Options.QueueCapacity batches
@@ -10,17 +28,18 @@
 //
 //	worker w (of W) --jobs[w]--> loader goroutine --batches--> Next
 //
-// Each worker has its own fork of the sampler (sample.Sampler.Fork: its own
-// communicator and workspaces, the sampler's threads shared out) and
-// samples whole waves of comm-size batches (one per rank, so every rank has
-// work in the CSP collectives): worker w takes waves w, w+W, w+2W, ...
-// Batch i of epoch e uses the random-stream key BatchKey(e, i) = e<<32 | i,
-// so a batch's sample depends on (sampler seed, epoch, batch index, its
-// seeds), never on W, and can be reproduced by calling SampleBatches and
-// Materialize directly. A worker also copies its batches' ids and blocks
-// into allocator buffers; the loader takes batch i from the queue of the
-// worker that sampled it, gathers the feature rows of all its nodes and the
-// label rows of its seeds, and delivers it, so Next gets batches in order.
+// Each worker has its own fork of the sampler (its own communicator and
+// workspaces, the sampler's threads shared out; at most DefaultMaxWorkers
+// by default) and samples whole waves of batches, one per rank this process
+// runs (so that every rank has work in the CSP collectives): worker w takes
+// waves w, w+W, w+2W, ... Batch i of epoch e uses the random-stream key
+// BatchKey(e, i) = e<<32 | i, so a batch's sample depends on (sampler seed,
+// epoch, batch index, its seeds), never on W, and can be reproduced by
+// calling SampleBatches and Materialize directly. A worker also copies its
+// batches' ids and blocks into allocator buffers; the loader takes batch i
+// from the queue of the worker that sampled it, gathers the feature rows of
+// all its nodes and the label rows of its seeds, and delivers it, so Next
+// gets batches in order.
 //
 // Sampling results hold no allocator memory (Go heap); only materialized
 // batches do, and every path that drops one (stop mid-epoch, error, Close)

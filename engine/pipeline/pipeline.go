@@ -5,12 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math/bits"
+	"reflect"
 	"runtime"
 	"slices"
 	"sync"
 
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -48,16 +49,79 @@ var ErrClosed = errors.New("pipeline: closed")
 var ErrStopped = errors.New("pipeline: epoch stopped")
 
 // BatchKey is the random-stream key of batch index of epoch epoch, as passed
-// to sample.Sampler.SampleBatches: epoch<<32 | index.
+// to BatchSampler.SampleBatches (and sample.Runtime.Sample): epoch<<32 | index.
 func BatchKey(epoch uint64, index int64) uint64 { return epoch<<32 | uint64(index)&0xffffffff }
+
+// BatchSampler is the pipeline's sampling stage: it samples whole waves of
+// batches (one batch per rank this process runs, see sample.Runtime) with
+// a request fixed when it was built, and forks into copies that sample
+// concurrently and give the same batches, one per worker. S is the type
+// Fork returns, the sampler's own. *sample.Sampler (sample.Runtime.Bind)
+// is the CPU implementation; a device backend brings its own, while the
+// batch keys, the epoch shuffle, the workers and the queues here stay
+// shared.
+type BatchSampler[S any] interface {
+	// Partitioned returns the partition the sampler samples.
+	Partitioned() *partition.Partitioned
+	// Threads returns the sampler's thread count (<= 0: GOMAXPROCS),
+	// which the workers share.
+	Threads() int
+	// Fork returns an independent copy with threads threads.
+	Fork(threads int) (S, error)
+	worker
+}
+
+// worker is what a worker needs of its fork.
+type worker interface {
+	// LocalRanks returns the ranks this process runs: a wave has one batch
+	// per local rank.
+	LocalRanks() []int
+	// SampleBatches samples batches (internal seed ids) with the keys.
+	SampleBatches(ctx context.Context, batches [][]int64, keys []uint64) ([]*sample.Result, error)
+	// Recycle takes back results the pipeline no longer uses.
+	Recycle(results ...*sample.Result)
+}
+
+var _ BatchSampler[*sample.Sampler] = (*sample.Sampler)(nil)
+
+// Gatherer is the loader stage's source of node data: named tensors with
+// one row per node, gathered by internal node id. *feature.Store is the
+// CPU implementation.
+type Gatherer interface {
+	// NumNodes returns the number of rows of every tensor.
+	NumNodes() int64
+	// Names returns the names of the tensors (for error messages).
+	Names() []string
+	// Get returns the tensor called name (its dtype and row shape decide
+	// the batch tensor's).
+	Get(name string) (mem.Tensor, bool)
+	// Gather copies the rows ids of name into dst, len(ids) rows.
+	Gather(name string, dst []byte, ids []int64, threads int) error
+}
+
+var _ Gatherer = (*feature.Store)(nil)
+
+// isNil reports whether v is nil or a nil pointer in an interface.
+func isNil(v any) bool {
+	if v == nil {
+		return true
+	}
+	rv := reflect.ValueOf(v)
+	switch rv.Kind() {
+	case reflect.Pointer, reflect.Interface, reflect.Map, reflect.Slice, reflect.Func, reflect.Chan:
+		return rv.IsNil()
+	}
+	return false
+}
 
 // Pipeline streams the batches of one epoch at a time. Start, Next and Close
 // may be called from different goroutines; Next must not be called
 // concurrently with itself.
 type Pipeline struct {
-	workers   []*sample.Sampler // forks of the sampler given to New, one per worker
+	workers   []worker // forks of the sampler given to New, one per worker
+	ranks     int      // batches per wave: the sampler's local ranks
 	p         *partition.Partitioned
-	store     *feature.Store
+	store     Gatherer
 	seedsOrig []int64
 	seedsNew  []int64
 	opt       Options
@@ -96,7 +160,7 @@ type job struct {
 	index int64
 	b     *Batch
 	res   *sample.Result
-	s     *sample.Sampler
+	s     worker
 	err   error
 }
 
@@ -110,10 +174,15 @@ func (j job) drop() {
 
 // New validates seeds (original ids, mapped to internal via p.OldToNew when
 // renumbered; duplicates are an error), names (must exist in store) and
-// options. s must have been built on p. alloc nil means mem.Heap.
-func New(s *sample.Sampler, p *partition.Partitioned, store *feature.Store, seeds []int64, opt Options, alloc mem.Allocator) (*Pipeline, error) {
-	if s == nil {
+// options. s must have been built on p; the pipeline samples on forks of it
+// (s itself is not used). store may be nil when no node data is requested.
+// alloc nil means mem.Heap.
+func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds []int64, opt Options, alloc mem.Allocator) (*Pipeline, error) {
+	if isNil(s) {
 		return nil, errors.New("pipeline: sampler is nil")
+	}
+	if isNil(store) {
+		store = nil
 	}
 	if p == nil || p.Graph == nil {
 		return nil, errors.New("pipeline: partition (or its graph) is nil")
@@ -165,9 +234,13 @@ func New(s *sample.Sampler, p *partition.Partitioned, store *feature.Store, seed
 	if alloc == nil {
 		alloc = mem.Heap{}
 	}
-	threads := s.Options().Threads
+	threads := s.Threads()
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
+	}
+	ranks := len(s.LocalRanks())
+	if ranks < 1 {
+		return nil, errors.New("pipeline: the sampler runs no rank in this process")
 	}
 	if opt.Workers <= 0 {
 		opt.Workers = min(threads, DefaultMaxWorkers)
@@ -175,7 +248,7 @@ func New(s *sample.Sampler, p *partition.Partitioned, store *feature.Store, seed
 	pl := &Pipeline{
 		p: p, store: store,
 		seedsOrig: slices.Clone(seeds), seedsNew: seedsNew,
-		opt: opt, alloc: alloc,
+		opt: opt, alloc: alloc, ranks: ranks,
 	}
 	for range opt.Workers {
 		f, err := s.Fork(max(1, threads/opt.Workers))
@@ -279,10 +352,10 @@ func (pl *Pipeline) batchSeeds(order []int64, i int) []int64 {
 	return order[lo:min(lo+pl.opt.BatchSize, len(order))]
 }
 
-// sampleLoop is worker w: with R = s.NumRanks() batches per wave (one per
-// patch) and W workers, it samples the waves w, w+W, w+2W, ... and queues
-// their batches in order on jobs.
-func (pl *Pipeline) sampleLoop(r *run, order []int64, s *sample.Sampler, w int, jobs chan<- job) {
+// sampleLoop is worker w: with R batches per wave (one per local rank) and
+// W workers, it samples the waves w, w+W, w+2W, ... and queues their
+// batches in order on jobs.
+func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan<- job) {
 	defer r.wg.Done()
 	defer close(jobs)
 	send := func(j job) bool {
@@ -294,7 +367,7 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s *sample.Sampler, w int, 
 		}
 		return false
 	}
-	ranks := s.NumRanks()
+	ranks := pl.ranks
 	stride := ranks * len(pl.workers)
 	for i := w * ranks; i < r.total; i += stride {
 		select {
@@ -363,7 +436,7 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 			return false
 		}
 	}
-	ranks := pl.workers[0].NumRanks()
+	ranks := pl.ranks
 	for i := 0; i < r.total; i++ {
 		var j job
 		var ok bool
@@ -457,28 +530,10 @@ func epochOrder(n int, shuffle bool, seed, epoch uint64) []int64 {
 	if !shuffle {
 		return order
 	}
-	state := mix64(mix64(seed+0x243f6a8885a308d3) ^ (epoch + 0x13198a2e03707344))
-	next := func() uint64 {
-		state += 0x9e3779b97f4a7c15
-		return mix64(state)
-	}
+	r := rng.SplitMix64{State: rng.Mix(rng.Mix(seed+0x243f6a8885a308d3) ^ (epoch + 0x13198a2e03707344))}
 	for i := n - 1; i > 0; i-- {
-		// Uniform j in [0, i] (Lemire, exact).
-		bound := uint64(i + 1)
-		hi, lo := bits.Mul64(next(), bound)
-		if lo < bound {
-			thresh := -bound % bound
-			for lo < thresh {
-				hi, lo = bits.Mul64(next(), bound)
-			}
-		}
-		order[i], order[hi] = order[hi], order[i]
+		j := r.Below(uint64(i + 1)) // uniform in [0, i]
+		order[i], order[j] = order[j], order[i]
 	}
 	return order
-}
-
-func mix64(z uint64) uint64 {
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/stretchr/testify/require"
 )
@@ -79,7 +80,7 @@ const (
 // bigSource is the source stored at CSC position pos: a hash of every bit of
 // pos, so that reading a wrong (e.g. 32-bit truncated) position shows.
 func bigSource(pos int64) int64 {
-	return int64((uint64(pos)*0x9e3779b97f4a7c15)>>40) % bigNodes
+	return int64((uint64(pos)*rng.Golden)>>40) % bigNodes
 }
 
 // bigDegree is the in-degree of node v.

@@ -2,15 +2,52 @@
 // on a graph partitioned into patches that own consecutive ranges of
 // (renumbered) node ids, one rank per patch: node-wise neighbour sampling
 // (uniform or biased by edge weight), layer-wise sampling (DSP Eq. 2) and
-// random walks (Sampler.RandomWalk), optionally with excluded edges. All of
+// random walks (Runtime.RandomWalk), optionally with excluded edges. All of
 // them run as CSP rounds and give the same result for any number of patches
 // and threads.
+//
+// # Runtime and requests
+//
+// A Runtime is built once per partitioned graph, communicator and thread
+// count (NewRuntime): it checks the graph, holds each rank's workspaces and
+// append-unique tables, and keeps the state derived from recent requests'
+// filters (excluded-edge bitmaps, layer-wise node weights), which its forks
+// share. Each call brings what it samples: Runtime.Sample takes a Request
+// (fan-outs, replacement, frontier, scheme, bias, layer-wise without
+// replacement, excluded edges, seed) and Runtime.RandomWalk a WalkRequest
+// (length, restart probability, bias, excluded edges, seed). Requests
+// validate themselves with errors that name the field. Runtime.Fork gives a
+// runtime that samples concurrently (own communicator via comm.Comm.Dup,
+// own workspaces).
+//
+// A Sampler is a Runtime bound to one Request (Runtime.Bind): it is what a
+// pipeline worker samples with (pipeline.BatchSampler), forking with its
+// runtime. New, Options and the Sampler's *Seed and RandomWalk methods are
+// the first API, kept as deprecated wrappers.
+//
+// The runtime runs the ranks this process runs (comm.Comm.LocalRanks): all
+// of them with comm.Local, one batch per rank per wave; with one process
+// per rank, each process passes its own batches and every process must run
+// the same number of waves (a process without a batch for a wave passes an
+// empty one), since every wave is a sequence of collectives.
+//
+// # Where a device backend plugs in
+//
+// The orchestration (sampler.go: waves, per-rank harness, hops), the batch
+// keys and the random streams (rng.go; engine/internal/rng) are shared. The
+// stages are separate: the shuffle and reshuffle message formats (wire.go),
+// the owner stage that samples the received tasks (owner.go, filter.go),
+// the draws (draw.go), the merge with append-unique (merge.go, table.go),
+// layer-wise's draw (layer.go) and walks (walk.go). A device implementation
+// reproduces the draws from the same streams, so its batches equal these.
 //
 // # CSP rounds
 //
 // Sampling goes hop by hop. In hop h every rank holds a frontier: the nodes
 // whose in-neighbours it needs (FrontierAll: every node of its sample so far,
 // giving DGL blocks; FrontierNew: the nodes first added by hop h-1, as PyG).
+// A fan-out of 0 samples nothing: the hop's block has its dst nodes and no
+// edge (DGL's meaning), and with FrontierNew the next frontier is empty.
 // A hop is three stages and two collectives:
 //
 //  1. shuffle: each rank groups its frontier by owning patch and sends each
@@ -18,8 +55,8 @@
 //     pushed to the data; adjacency lists never move.
 //  2. sample: each rank samples every task it received, from every
 //     requester, in one parallel pass over its own patch's rows (a counting
-//     pass sizes the answers, a second pass fills them, Options.Threads
-//     goroutines).
+//     pass sizes the answers, a second pass fills them, with the rank's share
+//     of RuntimeOptions.Threads goroutines).
 //  3. reshuffle: the answers (per task: count, then neighbour ids and edge
 //     ids) go back to the requesters (comm.AllToAll).
 //
@@ -55,14 +92,14 @@
 // Each rank keeps its messages and scratch buffers across hops and batches
 // (a buffer it sent is rewritten only after its next collective returns,
 // as comm.Comm requires). A Result is always fresh memory, unless the
-// caller hands results back with Sampler.Recycle, in which case later
+// caller hands results back with Runtime.Recycle, in which case later
 // Results reuse their slices.
 //
 // # Randomness
 //
 // Results must not depend on the number of patches or threads, so there is
 // no shared generator. The stream of one task is SplitMix64 started from a
-// hash of (Options.Seed, batch key, hop, ORIGINAL node id) (the original id:
+// hash of (Request.Seed, batch key, hop, ORIGINAL node id) (the original id:
 // renumbering for partitioning must not change the sample). A task draws
 // positions within its node's neighbour list, which keeps its original order
 // across renumbering, so the sampled edges are identical for any layout.
@@ -75,12 +112,13 @@
 //
 // # Biased sampling and excluded edges
 //
-// With Options.Biased or Options.ExcludeEdges, a task only considers the
+// With Request.Biased or Request.ExcludeEdges, a task only considers the
 // candidates of its list: the positions whose edge is not excluded and, when
 // biased, whose weight is positive; "degree" means the number of candidates
 // everywhere (fanout capping, fanout -1, layer-wise totals), so an excluded
 // or zero-weight edge is never sampled and behaves as if absent. The
-// excluded ids are turned into a bitmap over CSC positions once, in New.
+// excluded ids are turned into a bitmap over CSC positions once per list
+// (the runtime keeps the bitmaps of its last few lists).
 // Unbiased tasks draw over the candidates exactly as above (so a list with
 // no excluded edge samples as without the option). Biased tasks: with
 // replacement, each draw takes U in [0, 1) from the task's stream and the
@@ -93,14 +131,14 @@
 //
 // # Layer-wise sampling
 //
-// With Options.Scheme = LayerWise, Fanouts[h] is the number of draws for the
+// With Request.Scheme = LayerWise, Fanouts[h] is the number of draws for the
 // whole frontier of hop h (DSP §4.2, Eq. 2). Before the shuffle, the
 // requesting rank draws, from the stream of (Seed, batch key, hop), the
 // number c_u of neighbours each frontier node u samples: Fanouts[h] draws
 // with replacement with probability W_u / sum W, W_u being u's total
 // candidate weight (its candidate count when unbiased), read from a per-node
-// array built in New (prefix sums over the frontier in order, binary
-// search); with Options.LayerWithoutReplacement, min(Fanouts[h], frontier
+// array built on first use per filter (prefix sums over the frontier in
+// order, binary search); with Request.LayerWithoutReplacement, min(Fanouts[h], frontier
 // nodes with W_u > 0) distinct nodes by exponential keys Exp(1)/W_u, each
 // with c_u = 1. Only the nodes with c_u > 0 are shuffled, each with its c_u
 // ([key, v..., c...]); the owner samples c_u neighbours of u as a node-wise
@@ -112,7 +150,7 @@
 //
 // # Random walks
 //
-// Sampler.RandomWalk runs one walker per seed; each step is a CSP round
+// Runtime.RandomWalk runs one walker per seed; each step is a CSP round
 // whose shuffle carries [key, current nodes..., walker indices...] to the
 // owners and whose reshuffle carries back [next nodes..., edge ids...]. The
 // stream of a walker's step is keyed by (Seed, batch key, step, walker

@@ -1,9 +1,13 @@
 package sample
 
 import (
-	"math"
 	"math/bits"
 	"slices"
+	"sync"
+
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/internal/rng"
 )
 
 // Biased sampling and excluded edges ("filtered" sampling). A neighbour list
@@ -11,25 +15,60 @@ import (
 // its weight is positive. Everything a task does is a function of its
 // candidates in list order, and lists keep their order across renumbering,
 // so the result does not depend on the layout. The unfiltered path
-// (Sampler.sampleTask) is untouched by this file.
+// (sampleChunk in owner.go) is untouched by this file.
 
-// unit returns a uniform float64 in [0, 1) (53 random bits).
-func (r *stream) unit() float64 {
-	return float64(r.next()>>11) * 0x1p-53
+// filterState is what the filter fields of requests (Biased,
+// ExcludeEdges) derive from the graph: the excluded-edge bitmap and, for
+// layer-wise requests, every node's total candidate weight. A runtime and
+// its forks keep the states of the last maxFilters distinct filters, so
+// that a pipeline's workers, or repeated one-off calls with the same
+// options, build them once.
+type filterState struct {
+	biased  bool
+	exclude []int64 // the request's list (a copy): with biased, the key
+	excl    []uint64
+
+	nodeOnce sync.Once
+	nodeW    []float64
 }
 
-// exp1 returns an Exp(1) variate, -ln(U) with U uniform in (0, 1].
-func (r *stream) exp1() float64 {
-	return -math.Log(float64(r.next()>>11+1) * 0x1p-53)
+// maxFilters bounds the filter states a runtime keeps.
+const maxFilters = 4
+
+// filterFor returns the filter state of (biased, exclude), building it
+// with threads goroutines when it is not cached.
+func (s *shared) filterFor(biased bool, exclude []int64, threads int) *filterState {
+	s.filterMu.Lock()
+	defer s.filterMu.Unlock()
+	for i, f := range s.filters {
+		if f.biased == biased && slices.Equal(f.exclude, exclude) {
+			copy(s.filters[1:i+1], s.filters[:i])
+			s.filters[0] = f
+			return f
+		}
+	}
+	f := &filterState{biased: biased, exclude: slices.Clone(exclude), excl: buildExcluded(s.g, exclude, threads)}
+	if len(s.filters) < maxFilters {
+		s.filters = append(s.filters, nil)
+	}
+	copy(s.filters[1:], s.filters[:len(s.filters)-1])
+	s.filters[0] = f
+	return f
+}
+
+// nodeWeights returns W_v for every node under f, computing it on first use
+// for c, a call whose request has f's filter.
+func (f *filterState) nodeWeights(c *call) []float64 {
+	f.nodeOnce.Do(func() { f.nodeW = c.nodeWeights() })
+	return f.nodeW
 }
 
 // buildExcluded returns a bitmap over g's edge positions marking the edges
-// whose ids are in ids (nil when none is).
-func (s *Sampler) buildExcluded(ids []int64) []uint64 {
+// whose ids are in ids (nil when none is), with threads goroutines.
+func buildExcluded(g *graph.CSC, ids []int64, threads int) []uint64 {
 	if len(ids) == 0 {
 		return nil
 	}
-	g := s.g
 	e := g.NumEdges()
 	words := int((e + 63) / 64)
 	set := make([]uint64, words)
@@ -50,7 +89,7 @@ func (s *Sampler) buildExcluded(ids []int64) []uint64 {
 		return set
 	}
 	counts := make([]int, words)
-	parallelFor(words, 1024, s.opt.Threads, func(_, a, b int) {
+	par.For(words, 1024, threads, func(_, a, b int) {
 		for w := a; w < b; w++ {
 			var x uint64
 			lo := int64(w) * 64
@@ -73,23 +112,23 @@ func (s *Sampler) buildExcluded(ids []int64) []uint64 {
 }
 
 // excluded reports whether the edge at position p is excluded.
-func (s *Sampler) excluded(p int64) bool {
+func (s *call) excluded(p int64) bool {
 	return s.excl != nil && s.excl[p>>6]&(1<<(p&63)) != 0
 }
 
 // candidate reports whether the edge at position p may be sampled.
-func (s *Sampler) candidate(p int64) bool {
+func (s *call) candidate(p int64) bool {
 	if s.excluded(p) {
 		return false
 	}
-	return !s.opt.Biased || s.g.Weights[p] > 0
+	return !s.req.Biased || s.g.Weights[p] > 0
 }
 
 // effDegree returns the number of candidates in v's list.
-func (s *Sampler) effDegree(v int64) int64 {
+func (s *call) effDegree(v int64) int64 {
 	g := s.g
 	lo, hi := g.Indptr[v], g.Indptr[v+1]
-	if !s.opt.Biased {
+	if !s.req.Biased {
 		return (hi - lo) - s.excludedIn(lo, hi)
 	}
 	var d int64
@@ -102,7 +141,7 @@ func (s *Sampler) effDegree(v int64) int64 {
 }
 
 // excludedIn counts the excluded positions in [lo, hi).
-func (s *Sampler) excludedIn(lo, hi int64) int64 {
+func (s *call) excludedIn(lo, hi int64) int64 {
 	if s.excl == nil || lo >= hi {
 		return 0
 	}
@@ -122,8 +161,8 @@ func (s *Sampler) excludedIn(lo, hi int64) int64 {
 
 // totalWeight is W_v: the sum of v's candidate weights in list order
 // (float64), or its candidate count when not biased.
-func (s *Sampler) totalWeight(v int64) float64 {
-	if !s.opt.Biased {
+func (s *call) totalWeight(v int64) float64 {
+	if !s.req.Biased {
 		return float64(s.effDegree(v))
 	}
 	g := s.g
@@ -219,12 +258,14 @@ func searchPrefix(pre []float64, u float64) int {
 	return lo
 }
 
-// sampleFiltered is sampleTask for biased sampling or excluded edges.
-func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int64, sc *filterScratch, scratch *[]uint64) {
+// sampleFiltered samples one task of a hop with biased sampling or excluded
+// edges (sampleChunk samples the unfiltered ones): len(nb) neighbours of v,
+// written to nb, and their edge ids to eb.
+func (s *call) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int64, sc *filterScratch, scratch *[]uint64) {
 	g := s.g
 	base := g.Indptr[v]
 	deg := g.Indptr[v+1] - base
-	biased := s.opt.Biased
+	biased := s.req.Biased
 	cand := sc.pos[:0]
 	w := sc.w[:0]
 	for i := int64(0); i < deg; i++ {
@@ -241,34 +282,34 @@ func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []
 	d := int64(len(cand))
 	k := int64(len(nb))
 	switch {
-	case fanout < 0 || (!s.opt.Replace && k == d):
+	case fanout < 0 || (!s.req.Replace && k == d):
 		copy(nb, cand)
 	case !biased:
 		// Uniform over the candidates: the unfiltered draws over [0, d),
-		// so a list without excluded edges samples as sampleTask does.
-		r := stream{streamState(s.seed, key, hop, uint64(s.orig(v)))}
-		drawPositions(&r, d, nb, s.opt.Replace, scratch)
+		// so a list without excluded edges samples as sampleChunk does.
+		r := taskStream(s.seed, key, hop, uint64(s.orig(v)))
+		drawPositions(&r, d, nb, s.req.Replace, scratch)
 		for i, j := range nb {
 			nb[i] = cand[j]
 		}
-	case s.opt.Replace:
+	case s.req.Replace:
 		// Independent weighted draws: prefix sums and binary search.
 		var t float64
 		for i, x := range w {
 			t += x
 			w[i] = t
 		}
-		r := stream{streamState(s.seed, key, hop, uint64(s.orig(v)))}
+		r := taskStream(s.seed, key, hop, uint64(s.orig(v)))
 		for i := range nb {
-			nb[i] = cand[searchPrefix(w, r.unit()*t)]
+			nb[i] = cand[searchPrefix(w, r.Unit()*t)]
 		}
 	default:
 		// Weighted without replacement (Efraimidis-Spirakis): key_i =
 		// Exp(1)/w_i, keep the k smallest, emit in list order.
-		r := stream{streamState(s.seed, key, hop, uint64(s.orig(v)))}
+		r := taskStream(s.seed, key, hop, uint64(s.orig(v)))
 		sk := smallestKeys{h: sc.heap[:0], k: int(k)}
 		for i, x := range w {
-			sk.push(keyPos{r.exp1() / x, int64(i)})
+			sk.push(keyPos{r.Exp1() / x, int64(i)})
 		}
 		sc.heap = sk.h
 		for i, e := range sk.h {
@@ -285,21 +326,21 @@ func (s *Sampler) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []
 // chooseOne draws one neighbour of v with r (uniform over the candidates, or
 // by weight when biased) and returns its position in the CSC, or -1 when v
 // has no candidate.
-func (s *Sampler) chooseOne(v int64, r *stream) int64 {
+func (s *call) chooseOne(v int64, r *rng.SplitMix64) int64 {
 	g := s.g
 	lo, hi := g.Indptr[v], g.Indptr[v+1]
 	if !s.filtered {
 		if hi == lo {
 			return -1
 		}
-		return lo + int64(r.below(uint64(hi-lo)))
+		return lo + int64(r.Below(uint64(hi-lo)))
 	}
-	if !s.opt.Biased {
+	if !s.req.Biased {
 		d := s.effDegree(v)
 		if d == 0 {
 			return -1
 		}
-		j := int64(r.below(uint64(d)))
+		j := int64(r.Below(uint64(d)))
 		for p := lo; p < hi; p++ {
 			if !s.excluded(p) {
 				if j == 0 {
@@ -321,7 +362,7 @@ func (s *Sampler) chooseOne(v int64, r *stream) int64 {
 	if last < 0 {
 		return -1
 	}
-	u := r.unit() * t
+	u := r.Unit() * t
 	var c float64
 	for p := lo; p < hi; p++ {
 		if s.candidate(p) {

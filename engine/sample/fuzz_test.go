@@ -70,7 +70,7 @@ func FuzzSample(f *testing.F) {
 		}
 		sp := mustSampler(t, part, opt)
 		if seed&0x100 != 0 {
-			sp.dense = false // the hash table must give the same samples
+			sp.rt.dense = false // the hash table must give the same samples
 		}
 		got := toOriginal(part, sampleAll(t, sp, toInternal(part, batches), keys))
 		for i := range ref {

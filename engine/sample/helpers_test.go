@@ -304,3 +304,12 @@ func sampleAll(t testing.TB, s *Sampler, batches [][]int64, keys []uint64) []*Re
 func eq(a, b []int64) bool { return slices.Equal(a, b) }
 
 func errf(format string, args ...any) error { return fmt.Errorf(format, args...) }
+
+// callOf returns a call of s's request on s's runtime, for tests of the
+// stages.
+func callOf(t testing.TB, s *Sampler) *call {
+	t.Helper()
+	c, err := s.rt.begin(s.req, s.req.Scheme == LayerWise, "Request")
+	require.NoError(t, err)
+	return c
+}

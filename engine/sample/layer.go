@@ -1,11 +1,16 @@
 package sample
 
+import (
+	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/mem"
+)
+
 // Layer-wise sampling (DSP §4.2, Eq. 2). The requesting rank draws, before
 // the shuffle, how many neighbours each frontier node samples; only the
 // nodes with a positive count become tasks, and each carries its count to
-// its owner. The draw uses W_v (Sampler.nodeW), a per-node array built in
-// New and shared by the in-process ranks (a multi-process deployment would
-// replicate it, like the degrees), and one stream keyed by (Options.Seed,
+// its owner. The draw uses W_v (call.nodeW), a per-node array built on
+// first use and shared by the in-process ranks (a multi-process deployment would
+// replicate it, like the degrees), and one stream keyed by (Request.Seed,
 // batch key, hop, layerStream), so it is a function of the frontier in its
 // (layout-independent) order only.
 
@@ -25,10 +30,10 @@ type layerScratch struct {
 }
 
 // nodeWeights computes W_v for every (internal) node.
-func (s *Sampler) nodeWeights() []float64 {
+func (s *call) nodeWeights() []float64 {
 	n := int(s.g.NumNodes)
 	w := make([]float64, n)
-	parallelFor(n, 4096, s.opt.Threads, func(_, a, b int) {
+	par.For(n, 4096, s.threads, func(_, a, b int) {
 		for v := a; v < b; v++ {
 			if s.filtered {
 				w[v] = s.totalWeight(int64(v))
@@ -43,11 +48,14 @@ func (s *Sampler) nodeWeights() []float64 {
 // layerDraw returns the hop's tasks: the frontier nodes with a positive
 // count, in frontier order, their counts (fans; -1 = all neighbours) and
 // their indices in the frontier (active). The slices live in ws.
-func (s *Sampler) layerDraw(ws *workspace, frontier []int64, key uint64, hop, n int) (tasks, fans []int64, active []int32) {
+func (s *call) layerDraw(ws *workspace, frontier []int64, key uint64, hop, n int) (tasks, fans []int64, active []int32) {
 	lw := &ws.lw
 	tasks, fans, active = lw.tasks[:0], lw.fans[:0], lw.active[:0]
 	defer func() { lw.tasks, lw.fans, lw.active = tasks, fans, active }()
 	if len(frontier) == 0 {
+		return
+	}
+	if n == 0 { // fan-out 0: no task, an empty block
 		return
 	}
 	W := s.nodeW
@@ -64,13 +72,13 @@ func (s *Sampler) layerDraw(ws *workspace, frontier []int64, key uint64, hop, n 
 	cnt := grow64(lw.cnt, len(frontier))
 	lw.cnt = cnt
 	clear(cnt)
-	r := stream{streamState(s.seed, key, uint64(hop), layerStream)}
-	if s.opt.LayerWithoutReplacement {
+	r := taskStream(s.seed, key, uint64(hop), layerStream)
+	if s.req.LayerWithoutReplacement {
 		// min(n, #positive) distinct nodes by exponential keys Exp(1)/W_v.
 		sk := smallestKeys{h: lw.heap[:0], k: n}
 		for i, v := range frontier {
 			if W[v] > 0 {
-				sk.push(keyPos{r.exp1() / W[v], int64(i)})
+				sk.push(keyPos{r.Exp1() / W[v], int64(i)})
 			}
 		}
 		lw.heap = sk.h
@@ -87,7 +95,7 @@ func (s *Sampler) layerDraw(ws *workspace, frontier []int64, key uint64, hop, n 
 		lw.pre = pre
 		if t > 0 {
 			for range n {
-				cnt[searchPrefix(pre, r.unit()*t)]++
+				cnt[searchPrefix(pre, r.Unit()*t)]++
 			}
 		}
 	}
@@ -104,7 +112,7 @@ func (s *Sampler) layerDraw(ws *workspace, frontier []int64, key uint64, hop, n 
 // mergeLayer merges the answers to the layer draw's tasks and spreads the
 // block's rows over the whole frontier (nodes that drew nothing get empty
 // rows).
-func (s *Sampler) mergeLayer(ws *workspace, frontier, tasks []int64, active []int32, owners []int32, recv [][]byte, nodes *[]int64, hop int, reuse *Block) (Block, error) {
+func (s *call) mergeLayer(ws *workspace, frontier, tasks []int64, active []int32, owners []int32, recv []mem.Buffer, nodes *[]int64, hop int, reuse *Block) (Block, error) {
 	sub := *reuse
 	sub.Indptr = ws.lw.subIndptr
 	block, err := s.merge(ws, tasks, owners, recv, nodes, hop, &sub)

@@ -5,6 +5,9 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
 // Merges whose hop sampled at least parallelMergeMin neighbours run the
@@ -34,7 +37,7 @@ type answer struct {
 // Nodes keep their positions, new ones are appended in order of first
 // appearance), EdgeIDs copied. The block's slices reuse reuse's memory
 // (a recycled result's block; zero for fresh slices).
-func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv [][]byte, nodes *[]int64, hop int, reuse *Block) (Block, error) {
+func (s *call) merge(ws *workspace, frontier []int64, owners []int32, recv []mem.Buffer, nodes *[]int64, hop int, reuse *Block) (Block, error) {
 	ans := ws.ans
 	sent := ws.sent
 	clear(sent)
@@ -47,7 +50,7 @@ func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv []
 	}
 	var total int64
 	for o, b := range recv {
-		m, err := bytesInt64(b)
+		m, err := messageInt64s(b)
 		if err != nil {
 			return Block{}, fmt.Errorf("sample: hop %d: from rank %d: %w", hop, o, err)
 		}
@@ -128,13 +131,13 @@ func (s *Sampler) merge(ws *workspace, frontier []int64, owners []int32, recv []
 	}, nil
 }
 
-func (s *Sampler) badNode(hop int, u int64) error {
+func (s *call) badNode(hop int, u int64) error {
 	return fmt.Errorf("sample: hop %d: a rank answered node %d, out of range [0, %d)", hop, u, s.g.NumNodes)
 }
 
 // appendUnique sets indices[k] to the position of nbrs[k] in *nodes,
 // appending the nodes not yet there in order of first appearance.
-func (s *Sampler) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+func (s *call) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
 	n := s.g.NumNodes
 	ns := *nodes
 	ns = slices.Grow(ns, int(min(int64(len(nbrs)), n-int64(len(ns))))) // at most n nodes
@@ -164,7 +167,7 @@ func (s *Sampler) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]in
 //     of first appearance; the new nodes are written and their slots get
 //     their final positions;
 //  4. provisional indices are resolved.
-func (s *Sampler) appendUniqueParallel(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+func (s *call) appendUniqueParallel(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
 	return s.appendUniqueShards(ws, nbrs, indices, nodes, hop, nil)
 }
 
@@ -172,13 +175,13 @@ func (s *Sampler) appendUniqueParallel(ws *workspace, nbrs, indices []int64, nod
 // whose entries play the hash slots' part (a provisional position -(k+1) is
 // stored as is, a final position p as p+1); keys are still bucketed by
 // shardOf, which spreads them evenly.
-func (s *Sampler) appendUniqueParallelDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+func (s *call) appendUniqueParallelDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
 	return s.appendUniqueShards(ws, nbrs, indices, nodes, hop, ws.denseTable(s.g.NumNodes))
 }
 
 // appendUniqueShards is appendUniqueParallel on the hash table (dense nil)
 // or on the dense table dense.
-func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int, dense []int32) error {
+func (s *call) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int, dense []int32) error {
 	total := len(nbrs)
 	threads := s.rankThreads()
 	grain := mergeGrain
@@ -195,7 +198,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 	counts := make([]int32, chunks*numShards)
 	var errMu sync.Mutex
 	var firstBad = total
-	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+	par.For(chunks, 1, threads, func(_, c0, c1 int) {
 		for c := c0; c < c1; c++ {
 			cnt := counts[c*numShards : (c+1)*numShards]
 			lo, hi := c*grain, min((c+1)*grain, total)
@@ -225,7 +228,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 		}
 	}
 	shardStart[numShards] = run
-	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+	par.For(chunks, 1, threads, func(_, c0, c1 int) {
 		for c := c0; c < c1; c++ {
 			off := counts[c*numShards : (c+1)*numShards]
 			lo, hi := c*grain, min((c+1)*grain, total)
@@ -238,7 +241,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 	})
 
 	// 2. Per-shard inserts. rank[k] is 1 for a first appearance, else 0.
-	parallelFor(numShards, 1, threads, func(_, s0, s1 int) {
+	par.For(numShards, 1, threads, func(_, s0, s1 int) {
 		if dense != nil {
 			for _, k := range order[shardStart[s0]:shardStart[s1]] {
 				u := nbrs[k]
@@ -275,7 +278,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 
 	// 3. Number the first appearances in k order.
 	sums := make([]int32, chunks+1)
-	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+	par.For(chunks, 1, threads, func(_, c0, c1 int) {
 		for c := c0; c < c1; c++ {
 			var x int32
 			for _, f := range rank[c*grain : min((c+1)*grain, total)] {
@@ -289,7 +292,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 	}
 	before := len(*nodes)
 	ns := slices.Grow(*nodes, int(sums[chunks]))[:before+int(sums[chunks])]
-	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+	par.For(chunks, 1, threads, func(_, c0, c1 int) {
 		for c := c0; c < c1; c++ {
 			next := int32(before) + sums[c]
 			for k := c * grain; k < min((c+1)*grain, total); k++ {
@@ -310,7 +313,7 @@ func (s *Sampler) appendUniqueShards(ws *workspace, nbrs, indices []int64, nodes
 	})
 
 	// 4. Resolve provisional positions -(f+1) to the final position of f.
-	parallelFor(chunks, 1, threads, func(_, c0, c1 int) {
+	par.For(chunks, 1, threads, func(_, c0, c1 int) {
 		for k := c0 * grain; k < min(c1*grain, total); k++ {
 			if p := indices[k]; p < 0 {
 				indices[k] = int64(rank[-(p + 1)])
@@ -335,7 +338,7 @@ func grow32(s []int32, n int) []int32 {
 // already present (the entry read was set) take their position; the others
 // look their entry up again, since an earlier neighbour of this hop may
 // have just added the node, and are appended if still absent.
-func (s *Sampler) appendUniqueDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
+func (s *call) appendUniqueDense(ws *workspace, nbrs, indices []int64, nodes *[]int64, hop int) error {
 	d := ws.denseTable(s.g.NumNodes)
 	indices = indices[:len(nbrs)]
 	for k, u := range nbrs {

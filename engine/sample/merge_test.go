@@ -35,8 +35,8 @@ func TestAppendUniqueParallelMatchesSequential(t *testing.T) {
 					nbrs[i] = r.Int64N(g.NumNodes / int64(4-hop))
 				}
 				is, ip := make([]int64, len(nbrs)), make([]int64, len(nbrs))
-				require.NoError(t, s.appendUnique(seq, nbrs, is, &nodesSeq, hop))
-				require.NoError(t, s.appendUniqueParallel(par, nbrs, ip, &nodesPar, hop))
+				require.NoError(t, callOf(t, s).appendUnique(seq, nbrs, is, &nodesSeq, hop))
+				require.NoError(t, callOf(t, s).appendUniqueParallel(par, nbrs, ip, &nodesPar, hop))
 				require.Equal(t, nodesSeq, nodesPar, "grain %d threads %d hop %d", grain, th, hop)
 				require.Equal(t, is, ip)
 				for k, u := range nbrs {
@@ -44,9 +44,9 @@ func TestAppendUniqueParallelMatchesSequential(t *testing.T) {
 				}
 			}
 			bad := []int64{1, 2, g.NumNodes, 3}
-			err := s.appendUniqueParallel(par, bad, make([]int64, 4), &nodesPar, 9)
+			err := callOf(t, s).appendUniqueParallel(par, bad, make([]int64, 4), &nodesPar, 9)
 			assert.EqualError(t, err, "sample: hop 9: a rank answered node 5000, out of range [0, 5000)")
-			err = s.appendUnique(seq, bad, make([]int64, 4), &nodesSeq, 9)
+			err = callOf(t, s).appendUnique(seq, bad, make([]int64, 4), &nodesSeq, 9)
 			assert.EqualError(t, err, "sample: hop 9: a rank answered node 5000, out of range [0, 5000)")
 		}
 	}

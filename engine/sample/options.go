@@ -1,9 +1,6 @@
 package sample
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // Frontier selects which nodes a hop samples neighbours for.
 type Frontier int
@@ -28,51 +25,6 @@ func (f Frontier) String() string {
 	return fmt.Sprintf("Frontier(%d)", int(f))
 }
 
-// Options configures a Sampler.
-type Options struct {
-	// Fanouts holds the number of neighbours to sample per frontier node,
-	// per hop, starting from the seeds (PyG order); -1 = all neighbours.
-	// 0, values < -1 and an empty list are invalid.
-	Fanouts []int
-	// Replace samples with replacement (default: uniform without replacement).
-	Replace bool
-	// Frontier selects FrontierAll (DGL) or FrontierNew (PyG).
-	Frontier Frontier
-	// Seed is the root of every random stream.
-	Seed uint64
-	// Threads is the parallelism of sampling (<= 0: GOMAXPROCS), shared by
-	// the in-process ranks: each rank's sample stage and append-unique use
-	// max(1, Threads/ranks) goroutines. It never changes the result.
-	Threads int
-
-	// Biased samples neighbours by edge weight (partition.Graph.Weights,
-	// required): neighbour u of v is drawn with probability
-	// w(u->v) / sum of v's weights. Edges of weight 0 are never sampled and
-	// do not count in v's degree (so fanout -1 takes every positive-weight
-	// neighbour). With Replace: independent weighted draws; without:
-	// weighted sampling without replacement (Efraimidis-Spirakis exponential
-	// keys), see the package documentation. It applies to every Scheme and
-	// to RandomWalk.
-	Biased bool
-	// Scheme selects node-wise (default) or layer-wise sampling (DSP §4.2,
-	// Eq. 2); see Scheme.
-	Scheme Scheme
-	// LayerWithoutReplacement changes LayerWise's frontier draw: instead of
-	// Fanouts[h] draws with replacement, it picks min(Fanouts[h], number of
-	// frontier nodes with positive total weight) DISTINCT frontier nodes,
-	// with probabilities proportional to their total weights (successive
-	// sampling by exponential keys), and each picked node samples exactly
-	// one neighbour. Only valid with Scheme LayerWise.
-	LayerWithoutReplacement bool
-	// ExcludeEdges lists (original) edge ids that are never sampled, in any
-	// order, duplicates allowed; ids that are not in the graph are ignored.
-	// An excluded edge behaves as if it were absent: it counts neither in
-	// degrees (fanout, fanout -1, layer-wise totals) nor in weights. New
-	// turns the list into a bitmap over the graph's edge positions (1 bit
-	// per edge), so the list itself is not kept by the sampler's hot path.
-	ExcludeEdges []int64
-}
-
 // Scheme selects how the number of neighbours per frontier node is chosen.
 type Scheme int
 
@@ -89,7 +41,7 @@ const (
 	// hop is Fanouts[h] i.i.d. draws of an edge of the frontier with
 	// probability w / sum W; without Replace: min(c_u, degree) distinct
 	// neighbours). Fanouts[h] = -1 takes every neighbour of every frontier
-	// node. See also Options.LayerWithoutReplacement.
+	// node. See also Request.LayerWithoutReplacement.
 	LayerWise
 )
 
@@ -104,24 +56,111 @@ func (s Scheme) String() string {
 	return fmt.Sprintf("Scheme(%d)", int(s))
 }
 
-// Validate reports the first invalid option.
-func (o Options) Validate() error {
-	if len(o.Fanouts) == 0 {
-		return errors.New("sample: fanouts is empty (want one fanout per hop)")
+// RuntimeOptions configures a Runtime: what is fixed for the runtime's
+// life, as opposed to a Request, which each call brings.
+type RuntimeOptions struct {
+	// Threads is the parallelism of sampling (<= 0: GOMAXPROCS), shared by
+	// the ranks this process runs: each rank's sample stage and
+	// append-unique use max(1, Threads/ranks) goroutines. It never changes
+	// a result.
+	Threads int
+}
+
+// Request is what one Runtime.Sample call samples. Results depend only on
+// the request, the batch keys and the seeds (and the graph), never on the
+// runtime's threads or patches.
+type Request struct {
+	// Fanouts holds the number of neighbours to sample per frontier node,
+	// per hop, starting from the seeds (PyG order): -1 takes every
+	// neighbour, 0 none (the hop's block has its dst nodes and no edge, as
+	// DGL's fan-out 0). Values below -1 and an empty list are invalid.
+	Fanouts []int
+	// Replace samples with replacement (default: uniform without
+	// replacement).
+	Replace bool
+	// Frontier selects FrontierAll (DGL) or FrontierNew (PyG).
+	Frontier Frontier
+	// Scheme selects node-wise (default) or layer-wise sampling (DSP §4.2,
+	// Eq. 2); see Scheme.
+	Scheme Scheme
+	// Biased samples neighbours by edge weight (partition.Graph.Weights,
+	// required): neighbour u of v is drawn with probability
+	// w(u->v) / sum of v's weights. Edges of weight 0 are never sampled and
+	// do not count in v's degree (so fanout -1 takes every positive-weight
+	// neighbour). With Replace: independent weighted draws; without:
+	// weighted sampling without replacement (Efraimidis-Spirakis exponential
+	// keys), see the package documentation. It applies to every Scheme.
+	Biased bool
+	// LayerWithoutReplacement changes LayerWise's frontier draw: instead of
+	// Fanouts[h] draws with replacement, it picks min(Fanouts[h], number of
+	// frontier nodes with positive total weight) DISTINCT frontier nodes,
+	// with probabilities proportional to their total weights (successive
+	// sampling by exponential keys), and each picked node samples exactly
+	// one neighbour. Only valid with Scheme LayerWise.
+	LayerWithoutReplacement bool
+	// ExcludeEdges lists (original) edge ids that are never sampled, in any
+	// order, duplicates allowed; ids that are not in the graph are ignored.
+	// An excluded edge behaves as if it were absent: it counts neither in
+	// degrees (fanout, fanout -1, layer-wise totals) nor in weights. The
+	// runtime turns the list into a bitmap over the graph's edge positions
+	// (1 bit per edge) and keeps the bitmaps of the last few lists, so
+	// repeating a list costs one comparison.
+	ExcludeEdges []int64
+	// Seed is the root of every random stream of the call.
+	Seed uint64
+}
+
+// Validate reports the first invalid field of r, naming it.
+func (r Request) Validate() error { return r.validate("Request") }
+
+// validate is Validate with the struct's name for the messages.
+func (r Request) validate(what string) error {
+	if len(r.Fanouts) == 0 {
+		return fmt.Errorf("sample: %s.Fanouts is empty (want one fan-out per hop)", what)
 	}
-	for i, f := range o.Fanouts {
-		if f == 0 || f < -1 {
-			return fmt.Errorf("sample: fanout[%d] = %d is invalid (want > 0, or -1 for all neighbours)", i, f)
+	for i, f := range r.Fanouts {
+		if f < -1 {
+			return fmt.Errorf("sample: %s.Fanouts[%d] = %d is invalid (want >= 0, or -1 for all neighbours)", what, i, f)
 		}
 	}
-	if o.Frontier != FrontierAll && o.Frontier != FrontierNew {
-		return fmt.Errorf("sample: frontier = %d is invalid (want FrontierAll (0) or FrontierNew (1))", int(o.Frontier))
+	if r.Frontier != FrontierAll && r.Frontier != FrontierNew {
+		return fmt.Errorf("sample: %s.Frontier = %d is invalid (want FrontierAll (0) or FrontierNew (1))", what, int(r.Frontier))
 	}
-	if o.Scheme != NodeWise && o.Scheme != LayerWise {
-		return fmt.Errorf("sample: scheme = %d is invalid (want NodeWise (0) or LayerWise (1))", int(o.Scheme))
+	if r.Scheme != NodeWise && r.Scheme != LayerWise {
+		return fmt.Errorf("sample: %s.Scheme = %d is invalid (want NodeWise (0) or LayerWise (1))", what, int(r.Scheme))
 	}
-	if o.LayerWithoutReplacement && o.Scheme != LayerWise {
-		return errors.New("sample: LayerWithoutReplacement needs Scheme LayerWise")
+	if r.LayerWithoutReplacement && r.Scheme != LayerWise {
+		return fmt.Errorf("sample: %s.LayerWithoutReplacement needs %s.Scheme = LayerWise", what, what)
+	}
+	return nil
+}
+
+// WalkRequest is what one Runtime.RandomWalk call walks; see
+// Runtime.RandomWalk.
+type WalkRequest struct {
+	// Length is the number of steps of every walker (>= 0).
+	Length int
+	// RestartProb is the probability, in [0, 1], that a live walker goes
+	// back to its seed before a step instead of stepping.
+	RestartProb float64
+	// Biased steps to a neighbour with probability proportional to the
+	// edge's weight (partition.Graph.Weights, required); edges of weight 0
+	// are never taken.
+	Biased bool
+	// ExcludeEdges lists (original) edge ids that are never taken, as
+	// Request.ExcludeEdges.
+	ExcludeEdges []int64
+	// Seed is the root of every random stream of the call.
+	Seed uint64
+}
+
+// Validate reports the first invalid field of r, naming it.
+func (r WalkRequest) Validate() error {
+	if r.Length < 0 {
+		return fmt.Errorf("sample: WalkRequest.Length = %d is negative", r.Length)
+	}
+	if !(r.RestartProb >= 0 && r.RestartProb <= 1) {
+		return fmt.Errorf("sample: WalkRequest.RestartProb = %v is not in [0, 1]", r.RestartProb)
 	}
 	return nil
 }

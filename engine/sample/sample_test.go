@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -92,7 +93,7 @@ func configs() []config {
 	var out []config
 	for _, fr := range []Frontier{FrontierAll, FrontierNew} {
 		for _, rep := range []bool{false, true} {
-			for _, f := range [][]int{{4, 3, 2}, {-1, 2}, {40, 1}} {
+			for _, f := range [][]int{{4, 3, 2}, {-1, 2}, {40, 1}, {2, 0, 3}} {
 				out = append(out, config{
 					name: fmt.Sprintf("%v/replace=%v/%v", fr, rep, f),
 					opt:  Options{Fanouts: f, Replace: rep, Frontier: fr, Seed: 42},
@@ -287,10 +288,10 @@ func TestOptionErrors(t *testing.T) {
 		opt  Options
 		want string
 	}{
-		{Options{}, "sample: fanouts is empty (want one fanout per hop)"},
-		{Options{Fanouts: []int{5, 0}}, "sample: fanout[1] = 0 is invalid (want > 0, or -1 for all neighbours)"},
-		{Options{Fanouts: []int{-2}}, "sample: fanout[0] = -2 is invalid (want > 0, or -1 for all neighbours)"},
-		{Options{Fanouts: []int{1}, Frontier: 7}, "sample: frontier = 7 is invalid (want FrontierAll (0) or FrontierNew (1))"},
+		{Options{}, "sample: Options.Fanouts is empty (want one fan-out per hop)"},
+		{Options{Fanouts: []int{5, -2}}, "sample: Options.Fanouts[1] = -2 is invalid (want >= 0, or -1 for all neighbours)"},
+		{Options{Fanouts: []int{-7, 0}}, "sample: Options.Fanouts[0] = -7 is invalid (want >= 0, or -1 for all neighbours)"},
+		{Options{Fanouts: []int{1}, Frontier: 7}, "sample: Options.Frontier = 7 is invalid (want FrontierAll (0) or FrontierNew (1))"},
 	}
 	p := rangePartition(tinyGraph(), 1)
 	for _, c := range cases {
@@ -363,7 +364,7 @@ type failingComm struct {
 	calls int
 }
 
-func (f *failingComm) AllToAll(ctx context.Context, rank int, send [][]byte) ([][]byte, error) {
+func (f *failingComm) AllToAll(ctx context.Context, rank int, send []mem.Buffer, st mem.Stream) ([]mem.Buffer, error) {
 	if rank == 1 {
 		f.mu.Lock()
 		f.calls++
@@ -373,7 +374,7 @@ func (f *failingComm) AllToAll(ctx context.Context, rank int, send [][]byte) ([]
 			return nil, fmt.Errorf("link down")
 		}
 	}
-	return f.Local.AllToAll(ctx, rank, send)
+	return f.Local.AllToAll(ctx, rank, send, st)
 }
 
 func TestCommFailureDoesNotHang(t *testing.T) {

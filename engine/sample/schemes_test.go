@@ -106,6 +106,8 @@ func checkScheme(g *graph.CSC, seeds []int64, res *Result, opt Options) error {
 			}
 			distinct := !opt.Replace || f < 0
 			switch {
+			case f == 0 && c != 0:
+				return fmt.Errorf("block %d: node %d got %d neighbours with fanout 0", h, v, c)
 			case f < 0 && c != d:
 				return fmt.Errorf("block %d: node %d (degree %d) got %d neighbours with fanout -1", h, v, d, c)
 			case !layer && f > 0 && opt.Replace && c != min(d, 1)*f:
@@ -259,13 +261,14 @@ func schemeConfigs(exclude []int64) []schemeConfig {
 	}
 	for _, fr := range []Frontier{FrontierAll, FrontierNew} {
 		for _, rep := range []bool{false, true} {
-			for _, f := range [][]int{{4, 3}, {-1, 2}} {
+			for _, f := range [][]int{{4, 3}, {-1, 2}, {3, 0, 2}} {
 				add(fmt.Sprintf("biased/%v/replace=%v/%v", fr, rep, f), Options{Fanouts: f, Replace: rep, Frontier: fr, Biased: true})
 			}
 			add(fmt.Sprintf("exclude/%v/replace=%v", fr, rep), Options{Fanouts: []int{3, 2}, Replace: rep, Frontier: fr, ExcludeEdges: exclude})
+			add(fmt.Sprintf("exclude-fanout0/%v/replace=%v", fr, rep), Options{Fanouts: []int{3, 0, 2}, Replace: rep, Frontier: fr, ExcludeEdges: exclude})
 			add(fmt.Sprintf("biased+exclude/%v/replace=%v", fr, rep), Options{Fanouts: []int{2, 3}, Replace: rep, Frontier: fr, Biased: true, ExcludeEdges: exclude})
 			for _, biased := range []bool{false, true} {
-				for _, f := range [][]int{{30, 60}, {-1, 25}} {
+				for _, f := range [][]int{{30, 60}, {-1, 25}, {25, 0, 40}} {
 					add(fmt.Sprintf("layer/biased=%v/%v/replace=%v/%v", biased, fr, rep, f), Options{Fanouts: f, Replace: rep, Frontier: fr, Biased: biased, Scheme: LayerWise})
 				}
 				add(fmt.Sprintf("layer-wor/biased=%v/%v/replace=%v", biased, fr, rep), Options{Fanouts: []int{20, 40}, Replace: rep, Frontier: fr, Biased: biased, Scheme: LayerWise, LayerWithoutReplacement: true, ExcludeEdges: exclude})
@@ -291,7 +294,7 @@ func runScheme(t testing.TB, part *partition.Partitioned, c schemeConfig, opt Op
 	t.Helper()
 	s := mustSampler(t, part, opt)
 	if hash {
-		s.dense = false
+		s.rt.dense = false
 	}
 	if c.walk {
 		w, err := s.RandomWalk(t.Context(), toInternal(part, batches), keys, walkLen, walkRestart)

@@ -516,9 +516,9 @@ func TestRandomWalkDeadEndsAndErrors(t *testing.T) {
 	assert.Equal(t, []int64{3, -1, -1}, res[0].Traces)
 
 	_, err = s.RandomWalk(t.Context(), [][]int64{{0}}, []uint64{1}, -1, 0)
-	assert.EqualError(t, err, "sample: walk length = -1 is negative")
+	assert.EqualError(t, err, "sample: WalkRequest.Length = -1 is negative")
 	_, err = s.RandomWalk(t.Context(), [][]int64{{0}}, []uint64{1}, 2, 1.5)
-	assert.EqualError(t, err, "sample: restart probability = 1.5 is not in [0, 1]")
+	assert.EqualError(t, err, "sample: WalkRequest.RestartProb = 1.5 is not in [0, 1]")
 	_, err = s.RandomWalk(t.Context(), [][]int64{{0}}, []uint64{1}, 2, math.NaN())
 	assert.Error(t, err)
 	_, err = s.RandomWalk(t.Context(), [][]int64{{6}}, []uint64{1}, 2, 0)
@@ -530,9 +530,9 @@ func TestRandomWalkDeadEndsAndErrors(t *testing.T) {
 func TestSchemeOptionErrors(t *testing.T) {
 	p := rangePartition(tinyGraph(), 1)
 	_, err := New(p, nil, Options{Fanouts: []int{1}, Scheme: 5})
-	assert.EqualError(t, err, "sample: scheme = 5 is invalid (want NodeWise (0) or LayerWise (1))")
+	assert.EqualError(t, err, "sample: Options.Scheme = 5 is invalid (want NodeWise (0) or LayerWise (1))")
 	_, err = New(p, nil, Options{Fanouts: []int{1}, LayerWithoutReplacement: true})
-	assert.EqualError(t, err, "sample: LayerWithoutReplacement needs Scheme LayerWise")
+	assert.EqualError(t, err, "sample: Options.LayerWithoutReplacement needs Options.Scheme = LayerWise")
 	_, err = New(p, comm.NewLocal(1), Options{Fanouts: []int{1}, Biased: true})
 	assert.EqualError(t, err, "sample: Options.Biased needs edge weights, but partition.Graph.Weights is nil")
 	assert.Equal(t, "layer-wise", LayerWise.String())

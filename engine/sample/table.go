@@ -1,6 +1,9 @@
 package sample
 
-import "github.com/graphferry/graphferry/engine/mem"
+import (
+	"github.com/graphferry/graphferry/engine/internal/rng"
+	"github.com/graphferry/graphferry/engine/mem"
+)
 
 // The append-unique hash table (as in WholeGraph) maps node id -> position in
 // Result.Nodes. It is split into numShards open-addressing sub-tables by the
@@ -20,7 +23,7 @@ const (
 
 // shardOf returns the shard of key.
 func shardOf(key int64) int {
-	return int((uint64(key) * golden) >> (64 - shardBits))
+	return int((uint64(key) * rng.Golden) >> (64 - shardBits))
 }
 
 type nodeTable struct {
@@ -59,7 +62,7 @@ func (t *nodeTable) alloc(lg uint) {
 
 // home is the first probe of key: hash bits below the shard bits.
 func (t *nodeTable) home(key int64) uint64 {
-	return ((uint64(key) * golden) << shardBits) >> t.shift
+	return ((uint64(key) * rng.Golden) << shardBits) >> t.shift
 }
 
 // reserve makes room for n more keys (load factor <= 1/2).
@@ -125,7 +128,7 @@ func (st *shardedTable) insert(key int64, pos int32) (int32, bool) {
 // node's position (0: absent), 4 bytes per node (64 MiB per rank at the
 // limit). A lookup is one load, where the hash table probes; it is kept
 // empty between batches by clearing the entries of the batch's nodes.
-// (Tests pick the table through Sampler.dense.)
+// (Tests pick the table through shared.dense.)
 var denseMaxNodes int64 = 1 << 24
 
 // denseTable returns ws's dense table for n nodes, allocating it (all zero)

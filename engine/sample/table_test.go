@@ -20,7 +20,7 @@ func TestAppendUniqueParallelDenseMatchesSequential(t *testing.T) {
 		mergeGrain = grain
 		for _, th := range []int{2, 5} {
 			s := mustSampler(t, rangePartition(g, 1), Options{Fanouts: []int{1}, Threads: th})
-			require.True(t, s.dense)
+			require.True(t, s.rt.dense)
 			seq, par := &workspace{}, &workspace{}
 			ds, dp := seq.denseTable(g.NumNodes), par.denseTable(g.NumNodes)
 			var nodesSeq, nodesPar []int64
@@ -39,8 +39,8 @@ func TestAppendUniqueParallelDenseMatchesSequential(t *testing.T) {
 					nbrs[i] = r.Int64N(g.NumNodes / int64(4-hop))
 				}
 				is, ip := make([]int64, len(nbrs)), make([]int64, len(nbrs))
-				require.NoError(t, s.appendUniqueDense(seq, nbrs, is, &nodesSeq, hop))
-				require.NoError(t, s.appendUniqueParallelDense(par, nbrs, ip, &nodesPar, hop))
+				require.NoError(t, callOf(t, s).appendUniqueDense(seq, nbrs, is, &nodesSeq, hop))
+				require.NoError(t, callOf(t, s).appendUniqueParallelDense(par, nbrs, ip, &nodesPar, hop))
 				require.Equal(t, nodesSeq, nodesPar, "grain %d threads %d hop %d", grain, th, hop)
 				require.Equal(t, is, ip)
 				require.Equal(t, ds, dp)
@@ -52,9 +52,9 @@ func TestAppendUniqueParallelDenseMatchesSequential(t *testing.T) {
 				}
 			}
 			bad := []int64{1, 2, g.NumNodes, 3}
-			err := s.appendUniqueParallelDense(par, bad, make([]int64, 4), &nodesPar, 9)
+			err := callOf(t, s).appendUniqueParallelDense(par, bad, make([]int64, 4), &nodesPar, 9)
 			assert.EqualError(t, err, "sample: hop 9: a rank answered node 5000, out of range [0, 5000)")
-			err = s.appendUniqueDense(seq, bad, make([]int64, 4), &nodesSeq, 9)
+			err = callOf(t, s).appendUniqueDense(seq, bad, make([]int64, 4), &nodesSeq, 9)
 			assert.EqualError(t, err, "sample: hop 9: a rank answered node 5000, out of range [0, 5000)")
 		}
 	}
@@ -69,7 +69,7 @@ func TestDenseAndHashTablesAgree(t *testing.T) {
 	batches, keys := randomBatches(r, g.NumNodes, 5, 40)
 	allClear := func(s *Sampler) {
 		t.Helper()
-		for rank, ws := range s.ws {
+		for rank, ws := range s.rt.ws {
 			for v, x := range ws.dense {
 				require.Zero(t, x, "rank %d node %d", rank, v)
 			}
@@ -82,9 +82,9 @@ func TestDenseAndHashTablesAgree(t *testing.T) {
 					opt := c.opt
 					opt.Threads = th
 					hs := mustSampler(t, rangePartition(g, p), opt)
-					hs.dense = false
+					hs.rt.dense = false
 					ds := mustSampler(t, rangePartition(g, p), opt)
-					require.True(t, ds.dense)
+					require.True(t, ds.rt.dense)
 					want := sampleAll(t, hs, batches, keys)
 					got := sampleAll(t, ds, batches, keys)
 					require.Equal(t, want, got, "P=%d threads=%d", p, th)
@@ -107,10 +107,10 @@ func TestDenseTableIsClearedAfterAFailedHop(t *testing.T) {
 	for i := range bad.Indices {
 		bad.Indices[i] = 99
 	}
-	s.g = &bad
+	s.rt.g = &bad
 	_, err := s.SampleBatches(context.Background(), [][]int64{{0, 1, 2}}, []uint64{0})
 	require.ErrorContains(t, err, "out of range")
-	for v, x := range s.ws[0].dense {
+	for v, x := range s.rt.ws[0].dense {
 		require.Zero(t, x, "node %d", v)
 	}
 }

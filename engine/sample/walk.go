@@ -5,6 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+
+	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
 // WalkResult is the random walks of one batch, one walker per seed.
@@ -28,51 +31,38 @@ type walkScratch struct {
 	cur, tasks, widx []int64
 }
 
-// RandomWalk runs one walker from every seed of every batch for length steps
-// along in-edges (from v to one of its in-neighbours, the direction
-// SampleBatches samples), up to c.Size() batches at a time like
-// SampleBatches (batch start+i on rank i). Each step is one CSP round: the
+// RandomWalk runs one walker from every seed of every batch for
+// req.Length steps along in-edges (from v to one of its in-neighbours, the
+// direction Sample samples), up to len(LocalRanks()) batches at a time like
+// Sample (batch start+i on local rank i). Each step is one CSP round: the
 // shuffle sends every live walker's current node (and the walker's index)
 // to the node's owner, the owner draws ONE neighbour (uniformly, or by
-// weight when Options.Biased; excluded edges are never taken), and the
+// weight when req.Biased; excluded edges are never taken), and the
 // reshuffle carries back only the next node and its edge id.
 //
 // Restart: before each step a live walker goes back to its seed with
-// probability restartProb (in [0, 1]) instead of stepping; the step's
-// EdgeIDs entry is then -1. The coin is the first output of the stream keyed
-// by (Options.Seed, key, step, walker index), drawn on the requesting rank;
-// the owner draws the neighbour from the same stream's later outputs. A
-// walker at a node without candidate neighbours dies: the rest of its trace
-// and edge ids are -1 (a dead walker does not restart).
+// probability req.RestartProb instead of stepping; the step's EdgeIDs entry
+// is then -1. The coin is the first output of the stream keyed by
+// (req.Seed, key, step, walker index), drawn on the requesting rank; the
+// owner draws the neighbour from the same stream's later outputs. A walker
+// at a node without candidate neighbours dies: the rest of its trace and
+// edge ids are -1 (a dead walker does not restart).
 //
-// Seeds are internal ids; unlike SampleBatches, a batch may repeat a seed
-// (its walkers are independent). The result depends only on (Options.Seed,
-// keys[i], the seeds, the graph, length, restartProb), never on the number
-// of patches or threads. Options.Fanouts, Replace, Frontier and Scheme do
-// not apply.
-func (s *Sampler) RandomWalk(ctx context.Context, batches [][]int64, keys []uint64, length int, restartProb float64) ([]*WalkResult, error) {
-	if s == nil {
-		return nil, errors.New("sample: RandomWalk on a nil *Sampler")
+// Seeds are internal ids; unlike Sample, a batch may repeat a seed (its
+// walkers are independent). The result depends only on (req, keys[i], the
+// seeds, the graph), never on the number of patches or threads.
+func (rt *Runtime) RandomWalk(ctx context.Context, req WalkRequest, batches [][]int64, keys []uint64) ([]*WalkResult, error) {
+	if rt == nil {
+		return nil, errors.New("sample: RandomWalk on a nil *Runtime")
 	}
-	return s.RandomWalkSeed(ctx, s.opt.Seed, batches, keys, length, restartProb)
-}
-
-// RandomWalkSeed is RandomWalk with seed in place of Options.Seed for this
-// call (see SampleBatchesSeed).
-func (s *Sampler) RandomWalkSeed(ctx context.Context, seed uint64, batches [][]int64, keys []uint64, length int, restartProb float64) ([]*WalkResult, error) {
-	if s == nil {
-		return nil, errors.New("sample: RandomWalk on a nil *Sampler")
+	if err := req.Validate(); err != nil {
+		return nil, err
 	}
 	if len(keys) != len(batches) {
 		return nil, fmt.Errorf("sample: len(keys) = %d does not match len(batches) = %d", len(keys), len(batches))
 	}
-	if length < 0 {
-		return nil, fmt.Errorf("sample: walk length = %d is negative", length)
-	}
-	if !(restartProb >= 0 && restartProb <= 1) {
-		return nil, fmt.Errorf("sample: restart probability = %v is not in [0, 1]", restartProb)
-	}
-	n := s.g.NumNodes
+	length, restartProb := req.Length, req.RestartProb
+	n := rt.g.NumNodes
 	for b, seeds := range batches {
 		if int64(len(seeds))*int64(length+1) > math.MaxInt32 {
 			return nil, fmt.Errorf("sample: batches[%d]: %d walks of length %d are too many", b, len(seeds), length)
@@ -86,14 +76,17 @@ func (s *Sampler) RandomWalkSeed(ctx context.Context, seed uint64, batches [][]i
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.seed = seed
+	s, err := rt.begin(Request{Biased: req.Biased, ExcludeEdges: req.ExcludeEdges, Seed: req.Seed}, false, "WalkRequest")
+	if err != nil {
+		return nil, err
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	out := make([]*WalkResult, len(batches))
-	size := s.c.Size()
+	size := len(rt.ranks)
 	for start := 0; start < len(batches); start += size {
 		end := min(start+size, len(batches))
 		if err := s.walkWave(ctx, batches[start:end], keys[start:end], out[start:end], length, restartProb); err != nil {
@@ -103,8 +96,8 @@ func (s *Sampler) RandomWalkSeed(ctx context.Context, seed uint64, batches [][]i
 	return out, nil
 }
 
-func (s *Sampler) walkWave(ctx context.Context, batches [][]int64, keys []uint64, out []*WalkResult, length int, restartProb float64) error {
-	return runRanks(ctx, s.c.Size(), batches, keys, out,
+func (s *call) walkWave(ctx context.Context, batches [][]int64, keys []uint64, out []*WalkResult, length int, restartProb float64) error {
+	return runRanks(ctx, s.ranks, batches, keys, out,
 		func(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*WalkResult, error) {
 			return s.walkRank(ctx, rank, seeds, key, has, length, restartProb)
 		})
@@ -112,7 +105,7 @@ func (s *Sampler) walkWave(ctx context.Context, batches [][]int64, keys []uint64
 
 // walkRank is one rank's part of one wave of walks: length rounds of
 // shuffle -> step -> reshuffle, whether or not it has a batch.
-func (s *Sampler) walkRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool, length int, restartProb float64) (*WalkResult, error) {
+func (s *call) walkRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool, length int, restartProb float64) (*WalkResult, error) {
 	ws := s.ws[rank]
 	wk := &ws.wks
 	nw := len(seeds)
@@ -139,8 +132,8 @@ func (s *Sampler) walkRank(ctx context.Context, rank int, seeds []int64, key uin
 				continue // dead
 			}
 			if restartProb > 0 {
-				r := stream{streamState(s.seed, key, walkHop(t), uint64(i))}
-				if r.unit() < restartProb {
+				r := taskStream(s.seed, key, walkHop(t), uint64(i))
+				if r.Unit() < restartProb {
 					cur[i] = seeds[i]
 					res.Traces[i*(length+1)+t+1] = seeds[i]
 					continue
@@ -151,7 +144,7 @@ func (s *Sampler) walkRank(ctx context.Context, rank int, seeds []int64, key uin
 		}
 		wk.tasks, wk.widx = tasks, widx
 		send, owners := s.shuffleMessages(ws, tasks, key, widx)
-		recv, err := s.c.AllToAll(ctx, rank, send)
+		recv, err := s.c.AllToAll(ctx, rank, send, mem.NoStream)
 		if err != nil {
 			return nil, fmt.Errorf("sample: walk step %d shuffle: %w", t, err)
 		}
@@ -159,7 +152,7 @@ func (s *Sampler) walkRank(ctx context.Context, rank int, seeds []int64, key uin
 		if err != nil {
 			return nil, err
 		}
-		recv, err = s.c.AllToAll(ctx, rank, back)
+		recv, err = s.c.AllToAll(ctx, rank, back, mem.NoStream)
 		if err != nil {
 			return nil, fmt.Errorf("sample: walk step %d reshuffle: %w", t, err)
 		}
@@ -178,7 +171,7 @@ func (s *Sampler) walkRank(ctx context.Context, rank int, seeds []int64, key uin
 		}
 		ans := ws.ans
 		for o, b := range recv {
-			m, err := bytesInt64(b)
+			m, err := messageInt64s(b)
 			if err != nil {
 				return nil, fmt.Errorf("sample: walk step %d: from rank %d: %w", t, o, err)
 			}
@@ -210,7 +203,7 @@ func (s *Sampler) walkRank(ctx context.Context, rank int, seeds []int64, key uin
 
 // walkStage steps every walker rank received (recv[j]: [key, nodes...,
 // walker indices...]) and returns the reshuffle messages, in ws.
-func (s *Sampler) walkStage(ws *workspace, rank int, recv [][]byte, step int) ([][]byte, error) {
+func (s *call) walkStage(ws *workspace, rank int, recv []mem.Buffer, step int) ([]mem.Buffer, error) {
 	lo, hi := s.p.Offsets[rank], s.p.Offsets[rank+1]
 	in := ws.in
 	total, err := readInboxes(in, recv, true, fmt.Sprintf("walk step %d", step), "a walk")
@@ -237,18 +230,18 @@ func (s *Sampler) walkStage(ws *workspace, rank int, recv [][]byte, step int) ([
 		}
 		out := grow64(outs[j], 2*k)
 		outs[j] = out
-		back[j] = int64Bytes(out)
+		back[j] = message(out)
 	}
 	g := s.g
-	parallelFor(total, sampleGrain, s.rankThreads(), func(_, a, b int) {
+	par.For(total, sampleGrain, s.rankThreads(), func(_, a, b int) {
 		j := 0
 		for t := a; t < b; t++ {
 			j = inboxOf(in, j, t)
 			i := t - in[j].base
 			k := len(in[j].tasks)
 			v := in[j].tasks[i]
-			r := stream{streamState(s.seed, in[j].key, walkHop(step), uint64(in[j].fans[i]))}
-			r.next() // the requester's restart coin
+			r := taskStream(s.seed, in[j].key, walkHop(step), uint64(in[j].fans[i]))
+			r.Next() // the requester's restart coin
 			out := outs[j]
 			if p := s.chooseOne(v, &r); p >= 0 {
 				out[i] = g.Source(p)

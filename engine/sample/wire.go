@@ -3,21 +3,45 @@ package sample
 import (
 	"fmt"
 	"unsafe"
+
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
-// Messages are little arrays of int64 carried as bytes by comm.Comm.
+// Messages are little arrays of int64 carried by comm.Comm as mem.Buffers.
+// This (host) implementation keeps them in host memory and reads what it
+// receives through byte views, without copies; a device stage would keep
+// its messages on the device and read them there, with the same layouts:
 //
 // shuffle (requester -> owner), one per owner with tasks:
 //
-//	[key, v_0, ..., v_{n-1}]              v: internal ids owned by the receiver
+//	[key, v_0, ..., v_{n-1}]                 node-wise sampling
+//	[key, v_0, ..., v_{n-1}, c_0, ..., c_{n-1}]  layer-wise: c_i draws for v_i
+//	[key, v_0, ..., v_{n-1}, w_0, ..., w_{n-1}]  walks: w_i the walker's index
+//
+// where the v are internal ids owned by the receiver.
 //
 // reshuffle (owner -> requester), answering the tasks in the order received:
 //
-//	[c_0, ..., c_{n-1}, u_0, ..., u_{m-1}, e_0, ..., e_{m-1}]
+//	[c_0, ..., c_{n-1}, u_0, ..., u_{m-1}, e_0, ..., e_{m-1}]  sampling
+//	[u_0, ..., u_{n-1}, e_0, ..., e_{n-1}]                     walks
 //
 // where c_i is the number of neighbours sampled for v_i, m = sum c_i, u the
-// sampled neighbours (internal ids) and e their edge ids, task after task.
-// An empty message (no tasks) is a nil buffer.
+// sampled neighbours (internal ids; -1 for a walker without a step) and e
+// their edge ids, task after task. An empty message (no tasks) is an empty
+// buffer.
+
+// message returns s as a host buffer (no copy).
+func message(s []int64) mem.Buffer { return mem.HostBuffer(int64Bytes(s)) }
+
+// messageInt64s views a received message as int64s (see bytesInt64); a
+// message in memory the host cannot read is an error.
+func messageInt64s(b mem.Buffer) ([]int64, error) {
+	raw, err := b.HostBytes("the message")
+	if err != nil {
+		return nil, err
+	}
+	return bytesInt64(raw)
+}
 
 // int64Bytes views s as bytes (no copy).
 func int64Bytes(s []int64) []byte {
@@ -41,4 +65,142 @@ func bytesInt64(b []byte) ([]int64, error) {
 	s := make([]int64, len(b)/8)
 	copy(int64Bytes(s), b)
 	return s, nil
+}
+
+// shuffleMessages groups the frontier by owning patch. owners[i] is the
+// owner of frontier[i] (nil when there is a single patch). The messages
+// live in ws. When extra is not nil (len(frontier) values: LayerWise's
+// per-task counts, RandomWalk's walker indices), each message carries the
+// extra values of its tasks after them, in the same order.
+func (s *call) shuffleMessages(ws *workspace, frontier []int64, key uint64, extra []int64) ([]mem.Buffer, []int32) {
+	size := s.c.Size()
+	send := ws.shufSend
+	clear(send)
+	if len(frontier) == 0 {
+		return send, nil
+	}
+	if size == 1 {
+		buf := grow64(ws.shuf[0], 1+len(frontier)+len(extra))
+		ws.shuf[0] = buf
+		buf[0] = int64(key)
+		copy(buf[1:], frontier)
+		copy(buf[1+len(frontier):], extra)
+		send[0] = message(buf)
+		return send, nil
+	}
+	owners := grow32(ws.owners, len(frontier))
+	ws.owners = owners
+	if ws.ownerCount == nil {
+		ws.ownerCount = make([]int, size)
+	}
+	count := ws.ownerCount
+	clear(count)
+	for i, v := range frontier {
+		o := s.owner(v)
+		owners[i] = int32(o)
+		count[o]++
+	}
+	if extra != nil {
+		if ws.ownerTasks == nil {
+			ws.ownerTasks = make([]int, size)
+		}
+		copy(ws.ownerTasks, count)
+	}
+	for o, c := range count {
+		if c > 0 {
+			m := 1 + c
+			if extra != nil {
+				m += c
+			}
+			b := grow64(ws.shuf[o], m)
+			ws.shuf[o] = b
+			b[0] = int64(key)
+			count[o] = 1 // next free slot
+		}
+	}
+	for i, v := range frontier {
+		o := owners[i]
+		b := ws.shuf[o]
+		b[count[o]] = v
+		if extra != nil {
+			b[count[o]+ws.ownerTasks[o]] = extra[i]
+		}
+		count[o]++
+	}
+	for o, c := range count {
+		if c > 0 {
+			if extra != nil {
+				c += ws.ownerTasks[o]
+			}
+			send[o] = message(ws.shuf[o][:c])
+		}
+	}
+	return send, owners
+}
+
+// inbox is the tasks one rank received from one requester.
+type inbox struct {
+	key   uint64
+	tasks []int64
+	fans  []int64 // LayerWise: per-task fanouts (nil: the hop's fanout)
+	base  int     // index of tasks[0] in the flattened task list
+}
+
+// answerSlots returns the neighbour and edge-id slots [off, off+c) of an
+// answer out to ntasks tasks (laid out as counts, neighbours, edge ids).
+func answerSlots(out []int64, ntasks int, off, c int64) (nb, eb []int64) {
+	n := int64(ntasks)
+	m := (int64(len(out)) - n) / 2
+	return out[n+off : n+off+c], out[n+m+off : n+m+off+c]
+}
+
+// readInboxes parses the task messages recv (recv[j] from rank j: the
+// batch key, then the tasks, then with paired one extra value per task)
+// into in, and returns the number of tasks. where ("hop 2") and kind ("a
+// layer-wise") name the round and the message in errors.
+func readInboxes(in []inbox, recv []mem.Buffer, paired bool, where, kind string) (int, error) {
+	total := 0
+	for j, b := range recv {
+		m, err := messageInt64s(b)
+		if err != nil {
+			return 0, fmt.Errorf("sample: %s: from rank %d: %w", where, j, err)
+		}
+		in[j] = inbox{base: total}
+		if len(m) == 0 {
+			continue
+		}
+		in[j].key = uint64(m[0])
+		if !paired {
+			in[j].tasks = m[1:]
+			total += len(m) - 1
+			continue
+		}
+		if (len(m)-1)%2 != 0 {
+			return 0, fmt.Errorf("sample: %s: from rank %d: %s message of %d values", where, j, kind, len(m))
+		}
+		k := (len(m) - 1) / 2
+		in[j].tasks, in[j].fans = m[1:1+k], m[1+k:]
+		total += k
+	}
+	return total, nil
+}
+
+// inboxOf returns the index of the inbox holding task t (an index into the
+// flattened task list), searching from inbox j on: passes visit tasks in
+// increasing order.
+func inboxOf(in []inbox, j, t int) int {
+	for t >= in[j].base+len(in[j].tasks) {
+		j++
+	}
+	return j
+}
+
+// task returns task t's node and fan-out: its own count when the inbox
+// carries counts (LayerWise), else fanout.
+func (ib *inbox) task(t, fanout int) (int64, int) {
+	i := t - ib.base
+	if ib.fans != nil {
+		return ib.tasks[i], int(ib.fans[i])
+	}
+	return ib.tasks[i], fanout
 }

@@ -1,0 +1,223 @@
+package sample
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/par"
+	"github.com/graphferry/graphferry/engine/mem"
+)
+
+// The owner stage: a rank samples the tasks it received in a shuffle, for
+// every requester at once, and writes the reshuffle answers (wire.go).
+
+// Chunk sizes of the sample stage's parallel passes (variables so that tests
+// can force many chunks on small graphs).
+var (
+	countGrain  = 8192 // tasks per chunk when counting
+	sampleGrain = 512  // tasks per chunk when sampling
+)
+
+// sampleStage samples every task rank received (recv[j] from rank j) and
+// returns the reshuffle messages (back[j] answers recv[j]), which live in ws.
+func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fanout int) ([]mem.Buffer, error) {
+	lo, hi := s.p.Offsets[rank], s.p.Offsets[rank+1]
+	in := ws.in
+	total, err := readInboxes(in, recv, s.req.Scheme == LayerWise, fmt.Sprintf("hop %d", hop), "a layer-wise")
+	if err != nil {
+		return nil, err
+	}
+	back := ws.backSend
+	clear(back)
+	if total == 0 {
+		return back, nil
+	}
+
+	// Pass 1: how many neighbours each task yields (a function of degree and
+	// fanout only), and the range check of the received tasks.
+	g := s.g
+	counts := grow64(ws.counts, total)
+	ws.counts = counts
+	// Pass 2 of unfiltered tasks reads each task's neighbour list bounds
+	// from here, in order, rather than from Indptr a second time.
+	var bases, degs []int64
+	if !s.filtered {
+		bases, degs = grow64(ws.bases, total), grow64(ws.degs, total)
+		ws.bases, ws.degs = bases, degs
+	}
+	var badMu sync.Mutex
+	var bad error
+	par.For(total, countGrain, s.rankThreads(), func(_, a, b int) {
+		j := 0
+		for t := a; t < b; t++ {
+			j = inboxOf(in, j, t)
+			v := in[j].tasks[t-in[j].base]
+			if v < lo || v >= hi {
+				badMu.Lock()
+				if bad == nil {
+					bad = fmt.Errorf("sample: hop %d: rank %d received node %d from rank %d, outside its patch [%d, %d)", hop, rank, v, j, lo, hi)
+				}
+				badMu.Unlock()
+				return
+			}
+			base := g.Indptr[v]
+			f, deg := fanout, g.Indptr[v+1]-base
+			if in[j].fans != nil {
+				c := in[j].fans[t-in[j].base]
+				if c == 0 || c < -1 || c > math.MaxInt32 {
+					badMu.Lock()
+					if bad == nil {
+						bad = fmt.Errorf("sample: hop %d: rank %d received the invalid count %d from rank %d", hop, rank, c, j)
+					}
+					badMu.Unlock()
+					return
+				}
+				f = int(c)
+			}
+			if s.filtered {
+				deg = s.effDegree(v)
+			} else {
+				bases[t], degs[t] = base, deg
+			}
+			counts[t] = s.taskCount(deg, f)
+		}
+	})
+	if bad != nil {
+		return nil, bad
+	}
+
+	// Lay out the answers: counts, then neighbours, then edge ids; offs[t]
+	// is task t's first slot among its requester's neighbours.
+	offs := grow64(ws.offs, total)
+	ws.offs = offs
+	outs := ws.outs
+	for j := range in {
+		n := len(in[j].tasks)
+		if n == 0 {
+			continue
+		}
+		var m int64
+		for i := 0; i < n; i++ {
+			offs[in[j].base+i] = m
+			m += counts[in[j].base+i]
+		}
+		out := grow64(outs[j], int(int64(n)+2*m))
+		outs[j] = out
+		copy(out, counts[in[j].base:in[j].base+n])
+		back[j] = message(out)
+	}
+
+	// Pass 2: sample. Every slot of the answers is written.
+	threads := s.rankThreads()
+	if len(ws.scratch) < threads {
+		ws.scratch = append(ws.scratch, make([][]uint64, threads-len(ws.scratch))...)
+	}
+	scratch := ws.scratch
+	if s.filtered && len(ws.fscratch) < threads {
+		ws.fscratch = append(ws.fscratch, make([]filterScratch, threads-len(ws.fscratch))...)
+	}
+	fscratch := ws.fscratch
+	par.For(total, sampleGrain, threads, func(w, a, b int) {
+		if !s.filtered {
+			s.sampleChunk(in, outs, counts, offs, bases, degs, a, b, hop, fanout, &scratch[w])
+			return
+		}
+		j := 0
+		for t := a; t < b; t++ {
+			j = inboxOf(in, j, t)
+			c := counts[t]
+			if c == 0 {
+				continue
+			}
+			nb, eb := answerSlots(outs[j], len(in[j].tasks), offs[t], c)
+			v, f := in[j].task(t, fanout)
+			s.sampleFiltered(in[j].key, uint64(hop), v, f, nb, eb, &fscratch[w], &scratch[w])
+		}
+	})
+	return back, nil
+}
+
+// grow64 returns a slice of length n, reusing s's memory when it is large
+// enough (its contents are then stale), never nil.
+func grow64(s []int64, n int) []int64 {
+	if s == nil || cap(s) < n {
+		return make([]int64, n)
+	}
+	return s[:n]
+}
+
+// taskCount is the number of neighbours a task with in-degree deg yields.
+func (s *call) taskCount(deg int64, fanout int) int64 {
+	switch {
+	case fanout < 0:
+		return deg
+	case s.req.Replace:
+		if deg == 0 {
+			return 0
+		}
+		return int64(fanout)
+	default:
+		return min(deg, int64(fanout))
+	}
+}
+
+// sampleChunk samples the unfiltered tasks [a, b) of the sample stage (see
+// sampleStage for the layout of in, outs, counts and offs) in two passes:
+// first every task's edge positions (absolute CSC positions) are drawn into
+// its neighbour slots, then one tight loop turns all of the chunk's
+// positions into source ids and edge ids. The second loop's loads are
+// independent of each other, so the core keeps many cache misses in flight
+// (on large graphs nearly every sampled edge is one), where interleaving
+// them with the draws would leave the misses to be waited for a few at a
+// time.
+func (s *call) sampleChunk(in []inbox, outs [][]int64, counts, offs, bases, degs []int64, a, b, hop, fanout int, scratch *[]uint64) {
+	g := s.g
+	j := 0
+	for t := a; t < b; t++ {
+		j = inboxOf(in, j, t)
+		c := counts[t]
+		if c == 0 {
+			continue
+		}
+		nb, _ := answerSlots(outs[j], len(in[j].tasks), offs[t], c)
+		v, f := in[j].task(t, fanout)
+		base, deg := bases[t], degs[t]
+		if f < 0 || (!s.req.Replace && c == deg) {
+			for i := range nb {
+				nb[i] = base + int64(i)
+			}
+			continue
+		}
+		r := taskStream(s.seed, in[j].key, uint64(hop), uint64(s.orig(v)))
+		drawPositions(&r, deg, nb, s.req.Replace, scratch)
+		for i := range nb {
+			nb[i] += base
+		}
+	}
+	// The chunk's neighbour slots form one run per requester.
+	j = 0
+	for t := a; t < b; {
+		j = inboxOf(in, j, t)
+		end := min(b, in[j].base+len(in[j].tasks))
+		lo := offs[t]
+		nb, eb := answerSlots(outs[j], len(in[j].tasks), lo, offs[end-1]+counts[end-1]-lo)
+		resolvePositions(g, nb, eb)
+		t = end
+	}
+}
+
+// resolvePositions turns nb, absolute CSC positions, into source ids in
+// place and writes the ids of those edges into eb[:len(nb)].
+func resolvePositions(g *graph.CSC, nb, eb []int64) {
+	eb = eb[:len(nb)]
+	if ids := g.EdgeIDs; ids != nil {
+		for i, p := range nb {
+			eb[i] = ids[p]
+		}
+	} else {
+		copy(eb, nb)
+	}
+	g.Sources(0, nb, nb)
+}
