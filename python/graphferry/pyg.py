@@ -32,12 +32,13 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.sampler import BaseSampler, NodeSamplerInput, SamplerOutput
 
-try:  # torch_geometric >= 2.5: loaders yield edge_index as an EdgeIndex
+try:  # torch_geometric 2.5 loaders yield edge_index as an EdgeIndex (see _compat)
     from torch_geometric.edge_index import EdgeIndex
 except ImportError:  # pragma: no cover - older torch_geometric
     EdgeIndex = None
 
 from . import _cache
+from ._compat import pyg_loaders_wrap_edge_index
 from ._dlpack import as_cpu_tensor
 from .graph import Graph, pyg_node_attrs
 from ._resource import Closeable, MappedIterator
@@ -400,9 +401,9 @@ class NeighborLoader(Closeable):
         for key, value in sub.node_data.items():
             out[key] = value
         edge_index = torch.stack([row, col])
-        if EdgeIndex is not None:
-            # As PyG's filter_data: hops follow each other and each hop is CSC,
-            # so the targets (col) are sorted.
+        if EdgeIndex is not None and pyg_loaders_wrap_edge_index():
+            # As PyG 2.5's filter_data: hops follow each other and each hop is
+            # CSC, so the targets (col) are sorted.
             n = sub.nodes.numel()
             edge_index = EdgeIndex(edge_index, sparse_size=(n, n), sort_order="col")
         out.edge_index = edge_index
