@@ -31,6 +31,8 @@ help:
 	@echo "  make test-big    the 2^31-edge-offset sampling test (8 GiB, about 15 s)"
 	@echo "  make test-py     pytest tests/python"
 	@echo "  make lint        ruff check + ruff format --check over python/, tests/python, examples, bench"
+	@echo "  make venv-latest create .venv-latest: newest torch and torch_geometric, no DGL (python/requirements-latest.txt)"
+	@echo "  make test-py-latest  the core and PyG tests in .venv-latest (under a minute)"
 	@echo "  make fuzz        run each Go fuzz target for FUZZTIME (default 20s)"
 	@echo "  make stats       the sampling schemes' statistical tests, with their p-values"
 	@echo "  make bench       quick benchmark (minutes): graphferry vs DGL, GraphBolt, PyG, index_select on the real datasets + a small generated graph"
@@ -62,7 +64,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-threads test-py test-cgocheck
+test: venv lint test-go test-nocgo test-big test-c test-threads test-py test-py-latest test-cgocheck
 	@echo "make test: all suites passed"
 
 test-go:
@@ -99,6 +101,33 @@ test-threads: build/test_threads
 
 test-py: venv
 	$(PY) -m pytest tests/python -q -m "not slow" $(PYTEST_ARGS)
+
+# A second environment with the newest torch and torch_geometric of the package
+# index and no DGL (DGL pins .venv to torch 2.2), for the PyG users who run a
+# current torch. test-py-latest runs there what depends on torch's and PyG's
+# versions: the PyG loaders, the compatibility rules, the core API and its
+# errors (DLPack in and out); the DGL tests skip, and the tests of library
+# loading and the CLI, which start fresh interpreters, are left to test-py.
+VENV_LATEST := .venv-latest
+PY_LATEST   := $(VENV_LATEST)/bin/python
+LATEST_TESTS = tests/python/test_compat.py $(wildcard tests/python/test_pyg*.py) \
+               tests/python/test_errors.py tests/python/test_graph.py \
+               tests/python/test_fork.py::test_torch_dataloader_fork_worker_fails_cleanly
+LATEST_SKIP  = not cli and not library_ and not major_version
+
+.PHONY: venv-latest test-py-latest
+
+$(VENV_LATEST)/.stamp: python/requirements-latest.txt python/pyproject.toml
+	test -x $(PY_LATEST) || $(PYTHON) -m venv $(VENV_LATEST)
+	$(PY_LATEST) -m pip install --quiet --upgrade pip setuptools wheel
+	$(PY_LATEST) -m pip install --quiet -r python/requirements-latest.txt
+	touch $@
+
+venv-latest: $(VENV_LATEST)/.stamp lib
+	$(PY_LATEST) -m pip install --quiet --no-build-isolation --no-deps -e ./python
+
+test-py-latest: venv-latest
+	$(PY_LATEST) -m pytest $(LATEST_TESTS) -q -m "not slow" -k "$(LATEST_SKIP)" $(PYTEST_ARGS)
 
 # The whole Python suite (slow accuracy tests included) and the C test, run
 # once against a library built with GOEXPERIMENT=cgocheck2, which checks
