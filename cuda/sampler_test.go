@@ -87,3 +87,16 @@ func TestPool(t *testing.T) {
 	require.NoError(t, p.Close())
 	require.Zero(t, p.Held)
 }
+
+// TestEpochBenchEmulated runs the benchmark's epoch (with its comparison to
+// the CPU engine) on the shipped Cora through the emulated device.
+func TestEpochBenchEmulated(t *testing.T) {
+	d := startEmu(t)
+	res, err := EpochBench(d, EpochConfig{Dataset: "../examples/data/cora", Fanouts: []int{5, 3}, BatchSize: 32,
+		MaxBatches: 3, Seed: 11, Compare: 3, CPUThreads: 2})
+	require.NoError(t, err)
+	require.Equal(t, 3, res.Batches)
+	require.Equal(t, 3, res.ComparedBatches)
+	require.True(t, res.Identical)
+	require.Positive(t, res.SampledEdges)
+}
