@@ -15,7 +15,7 @@ import (
 const (
 	blockSize = 256
 	maxGrid   = 1 << 16
-	scanChunk = 64 // values per thread in the scan kernels
+	minScanChunk = 64 // values per thread in the scan kernels, at least
 )
 
 // Sampler samples batches on a Device with the kernels in cuda/kernels, with
@@ -144,19 +144,22 @@ func (s *Sampler) scan(in, out Ptr, n, init int64) error {
 	if n == 0 {
 		return s.dev.CopyIn(out, int64Bytes([]int64{init}))
 	}
-	chunks := (n + scanChunk - 1) / scanChunk
+	// About sqrt(n) chunks of sqrt(n) values: the chunk sums are scanned by
+	// one thread, so neither pass is long.
+	chunk := max(int64(minScanChunk), int64(math.Ceil(math.Sqrt(float64(n)))))
+	chunks := (n + chunk - 1) / chunk
 	partial, err := s.pool.Get((chunks + 1) * 8)
 	if err != nil {
 		return err
 	}
 	defer s.pool.Put(partial)
-	if err := s.launch("gf_scan_chunks", chunks, uint64(in), uint64(n), scanChunk, uint64(partial)); err != nil {
+	if err := s.launch("gf_scan_chunks", chunks, uint64(in), uint64(n), uint64(chunk), uint64(partial)); err != nil {
 		return err
 	}
 	if err := s.dev.Launch("gf_scan_partials", 1, 1, uint64(partial), uint64(chunks), uint64(init)); err != nil {
 		return fmt.Errorf("cuda: launching gf_scan_partials: %w", err)
 	}
-	return s.launch("gf_scan_apply", chunks, uint64(in), uint64(n), scanChunk, uint64(partial), uint64(out))
+	return s.launch("gf_scan_apply", chunks, uint64(in), uint64(n), uint64(chunk), uint64(partial), uint64(out))
 }
 
 func (s *Sampler) readInt64(p Ptr, i int64) (int64, error) {

@@ -100,3 +100,28 @@ func TestEpochBenchEmulated(t *testing.T) {
 	require.True(t, res.Identical)
 	require.Positive(t, res.SampledEdges)
 }
+
+// TestScan checks the three-launch scan on sizes around its chunking,
+// in place, with an initial value.
+func TestScan(t *testing.T) {
+	d := startEmu(t)
+	s := &Sampler{dev: d, pool: NewPool(d)}
+	defer s.pool.Close()
+	for _, n := range []int64{0, 1, 63, 64, 65, 4095, 4097, 70000} {
+		in := make([]int64, n)
+		want := make([]int64, n+1)
+		want[0] = 5
+		for i := range in {
+			in[i] = int64(i%7) - 1
+			want[i+1] = want[i] + in[i]
+		}
+		p, err := s.pool.Get((n + 1) * 8)
+		require.NoError(t, err)
+		require.NoError(t, d.CopyIn(p, int64Bytes(in)))
+		require.NoError(t, s.scan(p, p, n, 5))
+		got := make([]int64, n+1)
+		require.NoError(t, d.CopyOut(int64Bytes(got), p))
+		require.Equal(t, want, got, "n = %d", n)
+		require.NoError(t, s.pool.Put(p))
+	}
+}

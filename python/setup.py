@@ -85,7 +85,8 @@ class build_go(Command):
     def _target(self) -> Path:
         if self.editable_mode:
             return HERE / LIB_REL
-        return Path(self.build_lib) / LIB_REL
+        # Absolute: go build and build.sh run in the repository root, not here.
+        return (Path(self.build_lib) / LIB_REL).resolve()
 
     def run(self) -> None:
         target = self._target()
