@@ -13,8 +13,8 @@ import (
 // Launch geometry: blocks of blockSize threads, at most maxGrid blocks
 // (the kernels loop over their range with a grid stride).
 const (
-	blockSize = 256
-	maxGrid   = 1 << 16
+	blockSize    = 256
+	maxGrid      = 1 << 16
 	minScanChunk = 64 // values per thread in the scan kernels, at least
 )
 
