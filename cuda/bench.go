@@ -26,22 +26,26 @@ type EpochConfig struct {
 
 // EpochResult is EpochBench's measurement.
 type EpochResult struct {
-	Device          string  `json:"device"`
-	Batches         int     `json:"batches"`
-	Seconds         float64 `json:"seconds"`
-	SampledEdges    int64   `json:"sampled_edges"`
-	EdgesPerSecond  float64 `json:"edges_per_second"`
-	ComparedBatches int     `json:"compared_batches"`
-	Identical       bool    `json:"identical"`
-	CPUSeconds      float64 `json:"cpu_seconds_compared_batches"`
-	PoolBytes       int64   `json:"pool_bytes"`
-	UploadSeconds   float64 `json:"graph_upload_seconds"`
+	Device         string  `json:"device"`
+	Batches        int     `json:"batches"`
+	Seconds        float64 `json:"seconds"` // results copied to the host
+	SampledEdges   int64   `json:"sampled_edges"`
+	EdgesPerSecond float64 `json:"edges_per_second"`
+	// The same epoch with the results left on the device (SampleSizes).
+	DeviceSeconds        float64 `json:"device_only_seconds"`
+	DeviceEdgesPerSecond float64 `json:"device_only_edges_per_second"`
+	ComparedBatches      int     `json:"compared_batches"`
+	Identical            bool    `json:"identical"`
+	CPUSeconds           float64 `json:"cpu_seconds_compared_batches"`
+	PoolBytes            int64   `json:"pool_bytes"`
+	UploadSeconds        float64 `json:"graph_upload_seconds"`
 }
 
 // EpochBench samples an epoch of the dataset's train seeds (shuffled, in
 // batches) on dev, node-wise uniform without replacement, FrontierAll (DGL
-// blocks), results copied back to the host; the first Compare batches are
-// also sampled by the CPU engine and must be identical.
+// blocks), twice: results left on the device (SampleSizes), then copied back
+// to the host (SampleBatches). The first Compare batches are also sampled
+// by the CPU engine and must be identical.
 func EpochBench(dev Device, cfg EpochConfig) (EpochResult, error) {
 	var res EpochResult
 	if cfg.BatchSize <= 0 {
@@ -93,6 +97,17 @@ func EpochBench(dev Device, cfg EpochConfig) (EpochResult, error) {
 		return res, err
 	}
 	t0 = time.Now()
+	var deviceEdges int64
+	for b := range batches {
+		e, err := s.SampleSizes(cfg.Seed, batches[b:b+1], keys[b:b+1])
+		if err != nil {
+			return res, err
+		}
+		deviceEdges += e[0]
+	}
+	res.DeviceSeconds = time.Since(t0).Seconds()
+	res.DeviceEdgesPerSecond = float64(deviceEdges) / res.DeviceSeconds
+	t0 = time.Now()
 	got := make([]*sample.Result, 0, min(cfg.Compare, len(batches)))
 	for b := range batches {
 		out, err := s.SampleBatches(cfg.Seed, batches[b:b+1], keys[b:b+1])
@@ -109,6 +124,9 @@ func EpochBench(dev Device, cfg EpochConfig) (EpochResult, error) {
 	res.Seconds = time.Since(t0).Seconds()
 	res.Batches = len(batches)
 	res.EdgesPerSecond = float64(res.SampledEdges) / res.Seconds
+	if deviceEdges != res.SampledEdges {
+		return res, fmt.Errorf("cuda: the epoch sampled %d edges left on the device but %d copied back", deviceEdges, res.SampledEdges)
+	}
 	res.PoolBytes = s.PoolBytes()
 	if len(got) > 0 {
 		cpu, err := sample.New(p, comm.NewLocal(1), opt)

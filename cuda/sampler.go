@@ -203,7 +203,7 @@ func (s *Sampler) SampleBatches(seed uint64, batches [][]int64, keys []uint64) (
 	}
 	out := make([]*sample.Result, len(batches))
 	for b, seeds := range batches {
-		r, err := s.sampleOne(seed, seeds, keys[b])
+		r, _, err := s.sampleOne(seed, seeds, keys[b], true)
 		if err != nil {
 			return nil, err
 		}
@@ -263,7 +263,37 @@ func (s *Sampler) newTable(m *batchMem, minSlots int64, nodes Ptr, numNodes int6
 	return t, err
 }
 
-func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64) (*sample.Result, error) {
+// SampleSizes samples like SampleBatches but copies no result back (the
+// results live on the device until their batch ends) and returns each
+// batch's number of sampled edges. It measures the device's sampling work
+// alone, for the benchmark, until results can stay on the device for a
+// consumer.
+func (s *Sampler) SampleSizes(seed uint64, batches [][]int64, keys []uint64) ([]int64, error) {
+	if s == nil {
+		return nil, errors.New("cuda: SampleSizes on a nil *Sampler")
+	}
+	if len(keys) != len(batches) {
+		return nil, fmt.Errorf("cuda: len(keys) = %d does not match len(batches) = %d", len(keys), len(batches))
+	}
+	for b, seeds := range batches {
+		if err := s.checkSeeds(b, seeds); err != nil {
+			return nil, err
+		}
+	}
+	out := make([]int64, len(batches))
+	for b, seeds := range batches {
+		_, e, err := s.sampleOne(seed, seeds, keys[b], false)
+		if err != nil {
+			return nil, err
+		}
+		out[b] = e
+	}
+	return out, nil
+}
+
+// sampleOne samples one batch; with toHost it returns the result, else nil.
+// It also returns the number of sampled edges.
+func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64, toHost bool) (*sample.Result, int64, error) {
 	m := &batchMem{s: s}
 	defer m.release()
 	fanouts := s.opt.Fanouts
@@ -276,18 +306,18 @@ func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64) (*sample.Res
 	nodesCap := max(numNodes, 64)
 	nodes, err := m.get(nodesCap * 8)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	if numNodes > 0 {
 		if err := s.dev.CopyIn(nodes, int64Bytes(seeds)); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
 	tab, err := s.newTable(m, 2*numNodes, nodes, numNodes)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	prevStart := int64(0)
+	prevStart, edges := int64(0), int64(0)
 	for h, fanout := range fanouts {
 		dstStart := int64(0)
 		if s.opt.Frontier == sample.FrontierNew {
@@ -297,41 +327,41 @@ func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64) (*sample.Res
 		// Counts, scanned in place into the block's Indptr.
 		indptr, err := m.get((nd + 1) * 8)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if nd > 0 {
 			if err := s.launch("gf_count", nd, uint64(s.graph), uint64(nodes), uint64(dstStart), uint64(nd), uint64(int64(fanout)), uint64(indptr)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		if err := s.scan(indptr, indptr, nd, 0); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		total, err := s.readInt64(indptr, nd)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if numNodes+total > math.MaxInt32 {
-			return nil, fmt.Errorf("cuda: hop %d: the sample would exceed %d nodes", h, math.MaxInt32)
+			return nil, 0, fmt.Errorf("cuda: hop %d: the sample would exceed %d nodes", h, math.MaxInt32)
 		}
 		nbrs, err := m.get(total * 8)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		eids, err := m.get(total * 8)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		var keys Ptr
 		if s.opt.Biased && !s.opt.Replace {
 			if keys, err = m.get(total * 8); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		if total > 0 {
 			if err := s.launch("gf_sample", nd, uint64(s.graph), uint64(nodes), uint64(dstStart), uint64(nd),
 				uint64(int64(fanout)), seed, key, uint64(h), uint64(indptr), uint64(nbrs), uint64(eids), uint64(keys)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		// Room for every sampled node being new.
@@ -341,87 +371,94 @@ func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64) (*sample.Res
 			}
 			bigger, err := m.get(nodesCap * 8)
 			if err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if numNodes > 0 {
 				if err := s.dev.CopyDev(bigger, nodes, numNodes*8); err != nil {
-					return nil, err
+					return nil, 0, err
 				}
 			}
 			nodes = bigger
 		}
 		if need := 2 * (numNodes + total); need > tab.slots {
 			if tab, err = s.newTable(m, need, nodes, numNodes); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		// Append-unique (unique.cu).
 		slots, err := m.get(total * 8)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		rank, err := m.get((total + 1) * 8)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		indices, err := m.get(total * 8)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if total > 0 {
 			if err := s.launch("gf_au_insert", total, uint64(tab.keys), uint64(tab.vals), uint64(tab.slots-1), uint64(nbrs), uint64(total), uint64(slots), uint64(indices)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if err := s.launch("gf_au_flag", total, uint64(tab.vals), uint64(slots), uint64(total), uint64(rank)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		if err := s.scan(rank, rank, total, 0); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		added, err := s.readInt64(rank, total)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if total > 0 {
 			if err := s.launch("gf_au_assign", total, uint64(tab.vals), uint64(slots), uint64(nbrs), uint64(rank), uint64(total), uint64(numNodes), uint64(nodes), uint64(indices)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if err := s.launch("gf_au_resolve", total, uint64(tab.vals), uint64(slots), uint64(rank), uint64(total), uint64(indices)); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
+		}
+		edges += total
+		res.HopCounts = append(res.HopCounts, added)
+		prevStart = numNodes
+		numNodes += added
+		if !toHost {
+			continue
 		}
 		blk := sample.Block{
 			Indptr:    make([]int64, nd+1),
 			Indices:   make([]int64, total),
 			EdgeIDs:   make([]int64, total),
 			NumDst:    nd,
-			NumSrc:    numNodes + added,
+			NumSrc:    numNodes,
 			DstOffset: dstStart,
 		}
 		if err := s.dev.CopyOut(int64Bytes(blk.Indptr), indptr); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if total > 0 {
 			if err := s.dev.CopyOut(int64Bytes(blk.Indices), indices); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 			if err := s.dev.CopyOut(int64Bytes(blk.EdgeIDs), eids); err != nil {
-				return nil, err
+				return nil, 0, err
 			}
 		}
 		res.Blocks = append(res.Blocks, blk)
-		res.HopCounts = append(res.HopCounts, added)
-		prevStart = numNodes
-		numNodes += added
+	}
+	if !toHost {
+		return nil, edges, nil
 	}
 	res.Nodes = make([]int64, numNodes)
 	if numNodes > 0 {
 		if err := s.dev.CopyOut(int64Bytes(res.Nodes), nodes); err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 	}
-	return res, nil
+	return res, edges, nil
 }
 
 // excludedBitmap returns the bitmap over edge positions of the edges whose

@@ -113,7 +113,12 @@ def package_copy(tmp_path_factory) -> Path:
     shutil.copytree(src, root / "graphferry", ignore=shutil.ignore_patterns("lib", "__pycache__"))
     lib = root / "graphferry" / "lib"
     lib.mkdir()
-    shutil.copy(graphferry.library_path(), lib / _backend.CPU_LIB)
+    # The CPU library: the one loaded here, unless this process (on a GPU)
+    # loaded the CUDA one; then the package's own CPU library.
+    cpu = Path(graphferry.library_path())
+    if _backend.BACKEND == "cuda":
+        cpu = src / "lib" / _backend.CPU_LIB
+    shutil.copy(cpu, lib / _backend.CPU_LIB)
     cuda = _cuda_library()
     if cuda is not None:
         shutil.copy(cuda, lib / _backend.CUDA_LIB)
