@@ -1,8 +1,10 @@
 package cuda
 
 import (
+	"context"
 	"testing"
 
+	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -65,6 +67,13 @@ func TestSamplerEmptyAndPool(t *testing.T) {
 	require.Empty(t, res[0].Nodes)
 	require.Equal(t, []int64{0, 0, 0, 0}, res[0].HopCounts)
 	require.Equal(t, []int64{2}, res[1].Nodes) // node 2 has no in-neighbours
+	cpu, err := sample.New(p, comm.NewLocal(1), s.opt)
+	require.NoError(t, err)
+	want, err := cpu.SampleBatchesSeed(context.Background(), 3, [][]int64{{}, {2}}, []uint64{1, 2})
+	require.NoError(t, err)
+	for b := range want {
+		require.NoError(t, EqualResults(want[b], res[b]), "batch %d", b)
+	}
 	before := d.Allocs
 	_, err = s.SampleBatches(3, [][]int64{{}, {2}}, []uint64{1, 2})
 	require.NoError(t, err)
