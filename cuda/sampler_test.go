@@ -12,9 +12,9 @@ import (
 )
 
 // TestEmulatedKernelsMatchCPUEngine runs SelfCheck (every scheme the GPU
-// offers, int32 and int64 sources, 3 patches on the CPU side) on the
-// emulated device: the kernels' code must give the CPU engine's batches bit
-// for bit.
+// offers, int32 and int64 sources, with and without edge ids, 3 patches on
+// the CPU side) on the emulated device: the kernels' code must give the CPU
+// engine's batches bit for bit.
 func TestEmulatedKernelsMatchCPUEngine(t *testing.T) {
 	d := startEmu(t)
 	cfg := CheckConfig{Nodes: 1500, AvgDegree: 6, Hubs: 3, Patches: 3, Batches: 2, BatchSize: 24, Seed: 7}
@@ -23,7 +23,7 @@ func TestEmulatedKernelsMatchCPUEngine(t *testing.T) {
 	}
 	rep, err := SelfCheck(d, cfg)
 	require.NoError(t, err)
-	require.Equal(t, 2*len(checkSchemes()), rep.Schemes)
+	require.Equal(t, 3*len(checkSchemes()), rep.Schemes)
 	require.Positive(t, rep.Edges)
 	t.Logf("compared %d schemes, %d batches, %d sampled edges", rep.Schemes, rep.Batches, rep.Edges)
 }

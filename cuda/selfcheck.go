@@ -85,8 +85,9 @@ func checkGraph(cfg CheckConfig, r *rand.Rand) (*graph.CSC, error) {
 }
 
 // SelfCheck samples batches of generated graphs on dev and with the CPU
-// engine, for every scheme the GPU offers and both source storages (int32
-// through a partition into cfg.Patches patches, int64 on one patch), and
+// engine, for every scheme the GPU offers and three layouts (int32 sources
+// through a partition into cfg.Patches patches; int64 sources on one patch;
+// the same without edge ids, id = position), and
 // returns an error naming the first difference. It is the evidence that the
 // kernels reproduce the CPU engine: the tests run it on the emulated device,
 // tests/gpu/run.sh on the GPU (gf_cuda_selfcheck).
@@ -102,10 +103,10 @@ func SelfCheck(dev Device, cfg CheckConfig) (CheckReport, error) {
 		return rep, err
 	}
 	wide := &partition.Partitioned{Graph: g.Wide(), Offsets: []int64{0, g.NumNodes}}
-	var excluded []int64
-	for p := int64(0); p < g.NumEdges(); p += 3 {
-		excluded = append(excluded, g.EdgeIDs[p]) // a third of the edges
-	}
+	// Without edge ids (id = position).
+	noIDs := *g.Wide()
+	noIDs.EdgeIDs = nil
+	positional := &partition.Partitioned{Graph: &noIDs, Offsets: []int64{0, g.NumNodes}}
 	batches := make([][]int64, cfg.Batches)
 	keys := make([]uint64, cfg.Batches)
 	for b := range batches {
@@ -117,13 +118,18 @@ func SelfCheck(dev Device, cfg CheckConfig) (CheckReport, error) {
 		}
 		keys[b] = uint64(b)<<32 | uint64(r.Uint32())
 	}
-	for _, layout := range []*partition.Partitioned{parted, wide} {
+	for _, layout := range []*partition.Partitioned{parted, wide, positional} {
+		var excluded []int64
+		for p := int64(0); p < layout.Graph.NumEdges(); p += 3 {
+			excluded = append(excluded, layout.Graph.EdgeID(p)) // a third of the edges
+		}
 		for _, opt := range checkSchemes() {
 			if opt.ExcludeEdges != nil {
 				opt.ExcludeEdges = excluded
 			}
-			name := fmt.Sprintf("fanouts %v replace=%v biased=%v exclude=%v frontier=%v int32=%v patches=%d",
-				opt.Fanouts, opt.Replace, opt.Biased, opt.ExcludeEdges != nil, opt.Frontier, layout.Graph.IsCompact(), layout.NumPatches())
+			name := fmt.Sprintf("fanouts %v replace=%v biased=%v exclude=%v frontier=%v int32=%v edge-ids=%v patches=%d",
+				opt.Fanouts, opt.Replace, opt.Biased, opt.ExcludeEdges != nil, opt.Frontier, layout.Graph.IsCompact(),
+				layout.Graph.EdgeIDs != nil, layout.NumPatches())
 			// Batches in internal ids of this layout.
 			in := make([][]int64, len(batches))
 			for b, seeds := range batches {

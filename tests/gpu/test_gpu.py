@@ -67,7 +67,7 @@ def test_kernels_match_cpu_engine(lib, seed):
     rc = lib.gfcuda_selfcheck(4000, 3, seed, buf, len(buf))
     assert rc == 0, buf.value.decode()
     rep = json.loads(buf.value)
-    assert rep["Schemes"] == 96 and rep["Edges"] > 0
+    assert rep["Schemes"] == 144 and rep["Edges"] > 0
 
 
 def test_epoch_on_cora_identical(lib):
