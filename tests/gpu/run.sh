@@ -75,14 +75,14 @@ step "environment" 30 bash -c "nvidia-smi -L; $py -c 'import sys, torch; print(s
 step "pytest tests/gpu" 120 "$py" -m pytest -q -c tests/gpu/pytest.ini tests/gpu
 step "pytest tests/python/test_backend.py" 60 "$py" -m pytest -q tests/python/test_backend.py
 if [[ -n $sanitizer ]]; then
-  step "compute-sanitizer memcheck" 90 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
+  step "compute-sanitizer memcheck" 120 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
     "$py" tests/gpu/selfcheck.py --nodes 1200 --batches 1
-  step "compute-sanitizer racecheck" 60 "$sanitizer" --tool racecheck --error-exitcode 9 \
+  step "compute-sanitizer racecheck" 90 "$sanitizer" --tool racecheck --error-exitcode 9 \
     "$py" tests/gpu/selfcheck.py --nodes 1200 --batches 1
 else
   say "run.sh: compute-sanitizer not found"
   summary+=("FAIL  compute-sanitizer (not found)")
   failed=1
 fi
-step "benchmark (bench/gpu_bench.py)" 200 "$py" bench/gpu_bench.py --out "$results"
+step "benchmark (bench/gpu_bench.py)" 170 "$py" bench/gpu_bench.py --out "$results"
 finish
