@@ -50,15 +50,20 @@ step() { # step NAME SECONDS COMMAND...: run, log, record the outcome
     failed=1
   fi
   summary+=("$outcome  $name  $((SECONDS - t0))s")
+  save
+}
+save() { # the log and results so far to $OUT, in case the call is cut off
+  if [[ -n "${OUT:-}" && -d "${OUT:-}" ]]; then
+    cp -f "$log" "$OUT/" 2>/dev/null
+    cp -f "$results"/results.json "$results"/results.md "$OUT/" 2>/dev/null
+  fi
+  return 0
 }
 finish() {
   say ""
   say "=== summary"
   for s in "${summary[@]}"; do say "$s"; done
-  if [[ -n "${OUT:-}" && -d "${OUT:-}" ]]; then
-    cp -f "$log" "$OUT/" 2>/dev/null
-    cp -f "$results"/results.json "$results"/results.md "$OUT/" 2>/dev/null
-  fi
+  save
   exit "$failed"
 }
 
@@ -71,7 +76,7 @@ for f in python/graphferry/lib/libgraphferry.so python/graphferry/lib/libgraphfe
 done
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 
-step "environment" 30 bash -c "nvidia-smi -L; $py -c 'import sys, torch; print(sys.version.split()[0], \"torch\", torch.__version__, \"cuda\", torch.version.cuda, torch.cuda.get_device_name())'; ${sanitizer:-echo no compute-sanitizer} --version | tail -1; readelf -d python/graphferry/lib/libgraphferry_cuda.so | grep NEEDED"
+step "environment" 25 bash -c "nvidia-smi -L; $py -c 'import sys, torch; print(sys.version.split()[0], \"torch\", torch.__version__, \"cuda\", torch.version.cuda, torch.cuda.get_device_name())'; ${sanitizer:-echo no compute-sanitizer} --version | tail -1; readelf -d python/graphferry/lib/libgraphferry_cuda.so | grep NEEDED"
 step "pytest tests/gpu" 120 "$py" -m pytest -q -c tests/gpu/pytest.ini tests/gpu
 step "pytest tests/python/test_backend.py" 60 "$py" -m pytest -q tests/python/test_backend.py
 if [[ -n $sanitizer ]]; then
@@ -84,5 +89,5 @@ else
   summary+=("FAIL  compute-sanitizer (not found)")
   failed=1
 fi
-step "benchmark (bench/gpu_bench.py)" 170 "$py" bench/gpu_bench.py --out "$results"
+step "benchmark (bench/gpu_bench.py)" 165 "$py" bench/gpu_bench.py --out "$results"
 finish
