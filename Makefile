@@ -18,13 +18,15 @@ GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h
 CXX        ?= g++
 PYTEST_ARGS ?=
 
-.PHONY: help lib venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck lint fmt-py fuzz bench clean
+.PHONY: help lib lib-cuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench clean
 
 help:
 	@echo "graphferry make targets:"
 	@echo "  make demo        set up (.venv, library) and train GraphSAGE on the shipped Cora with our loader"
 	@echo "  make test        set up and run every test: Go (race), engine without cgo, C header test, pytest, cgocheck2"
 	@echo "  make lib         build $(LIB) (go build -buildmode=c-shared ./capi)"
+	@echo "  make lib-cuda    build $(LIB_CUDA) (engine + CUDA backend, -tags cuda; no GPU needed, see cuda/README.md)"
+	@echo "  make test-cuda   build $(LIB_CUDA), check it needs libcuda.so.1, test the kernels on the emulator"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./..."
 	@echo "  make test-c      the header as C99 and C++, the C test (tests/c) against $(LIB), and its exported symbols"
@@ -47,6 +49,26 @@ lib: $(LIB)
 	@mkdir -p $(dir $(PKG_LIB))
 	cp $(LIB) $(PKG_LIB).tmp && mv -f $(PKG_LIB).tmp $(PKG_LIB)  # rename: a running process keeps its mapping
 
+# The CUDA library: kernels to PTX with NVRTC from the venv, cuda.h from the
+# nvidia-cuda-runtime-cu12 wheel, a generated link-time stub of libcuda.so.1
+# (cuda/tools/build.sh). PTXAS=/path/to/ptxas also checks the PTX.
+LIB_CUDA     := build/libgraphferry_cuda.so
+PKG_LIB_CUDA := python/graphferry/lib/libgraphferry_cuda.so
+CUDA_SRC     := $(wildcard cuda/*.go cuda/kernels/*.cu cuda/kernels/*.cuh cuda/tools/*)
+
+$(LIB_CUDA): $(GO_SRC) $(CUDA_SRC) $(VENV)/.stamp
+	PYTHON=$(abspath $(PY)) GO=$(GO) cuda/tools/build.sh $@
+
+lib-cuda: $(LIB_CUDA)
+	@mkdir -p $(dir $(PKG_LIB_CUDA))
+	cp $(LIB_CUDA) $(PKG_LIB_CUDA).tmp && mv -f $(PKG_LIB_CUDA).tmp $(PKG_LIB_CUDA)
+
+test-cuda: lib-cuda
+	readelf -d $(LIB_CUDA) | grep -q 'NEEDED.*\[libcuda\.so\.1\]'
+	nm -D --defined-only $(LIB_CUDA) | grep -q ' T gfcuda_selfcheck$$'
+	CGO_CFLAGS=-I$$($(PY) cuda/tools/cuda_include.py build/cuda) $(GO) vet -tags cuda ./cuda ./capi
+	$(GO) test -count=1 ./cuda
+
 $(LIB_CHECK): $(GO_SRC)
 	@mkdir -p $(dir $@)
 	GOEXPERIMENT=cgocheck2 $(GO) build -buildmode=c-shared -o $@ ./capi
@@ -64,7 +86,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-threads test-py test-py-latest test-cgocheck
+test: venv lint test-go test-nocgo test-big test-c test-threads test-py test-py-latest test-cgocheck test-cuda
 	@echo "make test: all suites passed"
 
 test-go:
@@ -169,4 +191,4 @@ bench-full: venv
 	$(PY) bench/run.py --full --out bench/results/full
 
 clean:
-	rm -rf build $(PKG_LIB)
+	rm -rf build $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx

@@ -13,6 +13,13 @@ the wheel is platform-specific (py3-none-<platform>).
 Environment: GRAPHFERRY_GO names the go binary (default: `go` on PATH, then
 /usr/local/go/bin/go); GRAPHFERRY_GOFLAGS adds flags to `go build`;
 GRAPHFERRY_SOURCE_ROOT overrides the repository root.
+
+It also builds lib/libgraphferry_cuda.so (the engine with the CUDA backend,
+cuda/tools/build.sh: no GPU needed, but NVRTC from torch's
+nvidia-cuda-nvrtc-cu12 in the building interpreter, hence
+--no-build-isolation) when it can; graphferry loads it only where a GPU is
+usable (graphferry/_backend.py). GRAPHFERRY_BUILD_CUDA=0 skips it, =1 makes a
+failure to build it an error (default: a warning).
 """
 
 from __future__ import annotations
@@ -21,6 +28,7 @@ import os
 import shlex
 import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 from setuptools import Command, setup
@@ -77,7 +85,8 @@ class build_go(Command):
     def _target(self) -> Path:
         if self.editable_mode:
             return HERE / LIB_REL
-        return Path(self.build_lib) / LIB_REL
+        # Absolute: go build and build.sh run in the repository root, not here.
+        return (Path(self.build_lib) / LIB_REL).resolve()
 
     def run(self) -> None:
         target = self._target()
@@ -91,9 +100,24 @@ class build_go(Command):
         header = target.with_suffix(".h")  # cgo's generated header; ours is include/graphferry.h
         if header.exists():
             header.unlink()
+        self._build_cuda(target.with_name("libgraphferry_cuda.so"))
+
+    def _build_cuda(self, target: Path) -> None:
+        mode = os.environ.get("GRAPHFERRY_BUILD_CUDA", "")
+        if mode == "0":
+            return
+        cmd = ["bash", "cuda/tools/build.sh", str(target)]
+        env = dict(os.environ, PYTHON=sys.executable, GO=_go())
+        try:
+            subprocess.run(cmd, cwd=_repo_root(), env=env, check=True)
+        except (OSError, subprocess.CalledProcessError) as err:
+            if mode == "1":
+                raise SystemExit(f"graphferry: building libgraphferry_cuda.so failed: {err}")
+            self.warn(f"libgraphferry_cuda.so not built ({err}); the CPU library only")
 
     def get_outputs(self) -> list[str]:
-        return [] if self.editable_mode else [str(self._target())]
+        cuda = self._target().with_name("libgraphferry_cuda.so")
+        return [] if self.editable_mode else [str(self._target())] + ([str(cuda)] if cuda.is_file() else [])
 
     def get_output_mapping(self) -> dict[str, str]:
         return {}

@@ -49,7 +49,9 @@ def _candidate_paths() -> list[Path]:
     override = os.environ.get(ENV_LIB_PATH)
     if override:
         paths.append(Path(override))
-    paths.append(Path(__file__).resolve().parent / "lib" / LIB_NAME)
+    from ._backend import library_path  # CPU or CUDA library: graphferry/_backend.py
+
+    paths.append(library_path(Path(__file__).resolve().parent / "lib", explicit=bool(override)))
     return paths
 
 

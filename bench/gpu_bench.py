@@ -1,0 +1,248 @@
+"""GPU sampling benchmark (issue 9): one run, JSON + Markdown.
+
+    python bench/gpu_bench.py --out bench/results/gpu [--dataset DIR] [--preset products-like]
+
+On a GPU machine (tests/gpu/run.sh calls it), per epoch over all train seeds,
+GraphSAGE fan-outs [15, 10, 5], batch 1024, sampling only:
+
+- graphferry GPU: the CUDA library's gfcuda_epoch hook (cuda/bench.go): the
+  device sampler as it exists today (one batch at a time, a host sync per
+  hop), once with the blocks left on the device and once copied back to the
+  host; its first batches are compared with the CPU engine's for identity.
+- graphferry CPU: graphferry.Loader at 16 threads, in a child process with
+  GRAPHFERRY_BACKEND=cpu (one library per process).
+- PyTorch GPU baseline: the vectorised sampler below (with replacement,
+  torch.unique to relabel), the comparison issue 9 measured.
+- device copy bandwidth in the same run: pinned host->device, device->device
+  (torch), pageable host->device through the CUDA library.
+
+--device cpu leaves out what needs a GPU (graphferry GPU, the copies) and runs
+the PyTorch baseline on the CPU: a dry run of the script without a GPU.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ctypes
+import json
+import os
+import platform
+import subprocess
+import sys
+import time
+import warnings
+from pathlib import Path
+
+import torch
+
+REPO = Path(__file__).resolve().parents[1]
+FANOUTS = [15, 10, 5]
+BATCH = 1024
+
+
+def load_csc(dataset: Path, device: str):
+    """The dataset's graph as CSC (in-neighbours) on device, and its train ids."""
+    import pyarrow.ipc as ipc
+
+    meta = json.loads((dataset / "graphferry.json").read_text())
+    n = int(meta["num_nodes"])
+    edges = ipc.open_file(str(dataset / "edges.arrow")).read_all()
+    with warnings.catch_warnings():  # Arrow's buffers are read-only; torch only reads them
+        warnings.simplefilter("ignore", UserWarning)
+        src = torch.from_numpy(edges.column("src").to_numpy()).to(device)
+        dst = torch.from_numpy(edges.column("dst").to_numpy()).to(device)
+    order = torch.argsort(dst, stable=True)
+    indices = src[order].contiguous()
+    counts = torch.bincount(dst, minlength=n)
+    indptr = torch.zeros(n + 1, dtype=torch.int64, device=device)
+    indptr[1:] = torch.cumsum(counts, 0)
+    nodes = ipc.open_file(str(dataset / "nodes.arrow")).read_all()
+    train = torch.from_numpy(nodes.column("train_mask").to_numpy()).nonzero().flatten().to(device)
+    return indptr, indices, train
+
+
+def torch_sample(indptr, indices, seeds, fanouts, gen):
+    """The vectorised baseline: per hop, fanout uniform draws WITH replacement
+    for every frontier node (none for degree 0), then torch.unique over the
+    nodes so far and the new ones relabels them; every node is the next
+    frontier (DGL blocks). Returns the number of sampled edges."""
+    nodes, edges = seeds, 0
+    for f in fanouts:
+        start = indptr[nodes]
+        deg = indptr[nodes + 1] - start
+        has = deg > 0
+        start, deg = start[has], deg[has]
+        r = (torch.rand(start.numel(), f, device=start.device, generator=gen) * deg[:, None]).long()
+        nbrs = indices[(start[:, None] + r).flatten()]
+        edges += nbrs.numel()
+        nodes, _ = torch.unique(torch.cat([nodes, nbrs]), return_inverse=True)
+    return edges
+
+
+def sync(device: str) -> None:
+    if device == "cuda":
+        torch.cuda.synchronize()
+
+
+def bench_torch(dataset: Path, device: str, max_batches: int) -> dict:
+    indptr, indices, train = load_csc(dataset, device)
+    gen = torch.Generator(device=device)
+    gen.manual_seed(0)
+    perm = train[torch.randperm(train.numel(), device=device, generator=gen)]
+    batches = list(perm.split(BATCH))
+    if max_batches:
+        batches = batches[:max_batches]
+    torch_sample(indptr, indices, batches[0], FANOUTS, gen)  # warm-up
+    sync(device)
+    t0 = time.perf_counter()
+    edges = sum(torch_sample(indptr, indices, b, FANOUTS, gen) for b in batches)
+    sync(device)
+    dt = time.perf_counter() - t0
+    return {"system": f"PyTorch vectorised sampler ({device}, with replacement)", "batches": len(batches),
+            "seconds": dt, "sampled_edges": edges, "edges_per_second": edges / dt}
+
+
+def bench_copies() -> dict:
+    n = 256 << 20
+    host = torch.empty(n, dtype=torch.uint8).pin_memory()
+    dev = torch.empty(n, dtype=torch.uint8, device="cuda")
+    dev2 = torch.empty_like(dev)
+    out = {}
+    for name, fn in (("h2d_pinned_bytes_per_second", lambda: dev.copy_(host, non_blocking=True)),
+                     ("d2d_read_plus_write_bytes_per_second", lambda: dev2.copy_(dev))):
+        fn()
+        torch.cuda.synchronize()
+        best = float("inf")
+        for _ in range(5):
+            t0 = time.perf_counter()
+            fn()
+            torch.cuda.synchronize()
+            best = min(best, time.perf_counter() - t0)
+        out[name] = n / best * (2 if name.startswith("d2d") else 1)
+    return out
+
+
+def bench_graphferry_gpu(dataset: Path, max_batches: int) -> dict:
+    import graphferry
+    from graphferry import _backend
+
+    if _backend.BACKEND != "cuda":
+        raise RuntimeError(f"graphferry loaded the {_backend.BACKEND} library, not the CUDA one")
+    lib = ctypes.CDLL(graphferry.library_path())
+    lib.gfcuda_epoch.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    cfg = {"Dataset": str(dataset), "Fanouts": FANOUTS, "BatchSize": BATCH, "MaxBatches": max_batches,
+           "Seed": 1, "Compare": 8, "CPUThreads": 16}
+    buf = ctypes.create_string_buffer(1 << 16)
+    rc = lib.gfcuda_epoch(json.dumps(cfg).encode(), buf, len(buf))
+    text = buf.value.decode()
+    if rc != 0:
+        raise RuntimeError(f"gfcuda_epoch failed: {text}")
+    res = json.loads(text)
+    res["system"] = "graphferry GPU (blocks copied to the host)"
+    device_only = {"system": "graphferry GPU (blocks left on the device)", "batches": res["batches"],
+                   "seconds": res["device_only_seconds"], "sampled_edges": res["sampled_edges"],
+                   "edges_per_second": res["device_only_edges_per_second"]}
+    return [device_only, res]
+
+
+_CPU_CHILD = r"""
+import json, sys, time
+import graphferry
+from graphferry import _backend
+ds, fanouts, batch, threads, max_batches = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+assert _backend.BACKEND == "cpu", _backend.BACKEND
+g = graphferry.Graph.open(ds)
+loader = graphferry.Loader(g, g.train_idx, fanouts, batch_size=batch, shuffle=True, seed=1, num_threads=threads)
+def epoch():
+    n = e = 0
+    for sub in loader:
+        e += sum(b.indices.numel() for b in sub.blocks)
+        n += 1
+        if max_batches and n == max_batches:
+            break
+    return n, e
+epoch()  # warm-up
+t0 = time.perf_counter(); n, e = epoch(); dt = time.perf_counter() - t0
+print(json.dumps({"system": f"graphferry CPU ({threads} threads)", "batches": n, "seconds": dt,
+                  "sampled_edges": e, "edges_per_second": e / dt}))
+"""
+
+
+def bench_graphferry_cpu(dataset: Path, threads: int, max_batches: int) -> dict:
+    env = dict(os.environ, GRAPHFERRY_BACKEND="cpu")
+    env.pop("GRAPHFERRY_LIB_PATH", None)
+    out = subprocess.run([sys.executable, "-c", _CPU_CHILD, str(dataset), json.dumps(FANOUTS), str(BATCH),
+                          str(threads), str(max_batches)], env=env, capture_output=True, text=True, timeout=300)
+    if out.returncode != 0:
+        raise RuntimeError(f"graphferry CPU child failed: {out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def markdown(res: dict) -> str:
+    lines = [f"# GPU sampling benchmark ({res['dataset_name']})", "",
+             f"{res['machine']}; fan-outs {FANOUTS}, batch {BATCH}, all train seeds, sampling only; one run.", "",
+             "| system | batches | epoch (s) | sampled edges | edges/s |", "| --- | ---: | ---: | ---: | ---: |"]
+    for r in res["systems"]:
+        if "error" in r:
+            lines.append(f"| {r['system']} | failed: {r['error'][:200]} | | | |")
+            continue
+        lines.append(f"| {r['system']} | {r['batches']} | {r['seconds']:.4f} | {r['sampled_edges']} | "
+                     f"{r['edges_per_second'] / 1e6:.1f} M |")
+    lines.append("")
+    for k, v in res.get("copies", {}).items():
+        lines.append(f"- {k}: {v / 1e9:.1f} GB/s")
+    gpu = next((r for r in res["systems"] if "compared_batches" in r), None)
+    if gpu:
+        lines.append(f"- graphferry GPU: first {gpu['compared_batches']} batches identical to the CPU engine's: "
+                     f"{gpu['identical']}; pool {gpu['pool_bytes'] >> 20} MiB; graph upload {gpu['graph_upload_seconds']:.2f} s")
+    lines.append(f"- goal (issue 9): graphferry GPU epoch <= 0.030 s")
+    return "\n".join(lines) + "\n"
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(REPO / "bench" / "results" / "gpu"))
+    ap.add_argument("--dataset", help="an existing graphferry dataset (default: generate --preset)")
+    ap.add_argument("--preset", default="products-like")
+    ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--max-batches", type=int, default=0, help="0: the whole epoch")
+    ap.add_argument("--cpu-threads", type=int, default=16)
+    args = ap.parse_args()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    dataset = Path(args.dataset) if args.dataset else Path("/tmp") / f"graphferry-{args.preset}"
+    if not args.dataset and not (dataset / "graphferry.json").is_file():
+        t0 = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "graphferry", "generate", args.preset, str(dataset)], check=True,
+                       env=dict(os.environ, GRAPHFERRY_BACKEND="cpu"))
+        print(f"generated {args.preset} in {time.perf_counter() - t0:.1f} s", flush=True)
+    machine = platform.node()
+    if args.device == "cuda":
+        machine = f"{torch.cuda.get_device_name()} ({os.cpu_count()} cores)"
+    res = {"dataset": str(dataset), "dataset_name": args.dataset or args.preset, "machine": machine,
+           "fanouts": FANOUTS, "batch_size": BATCH, "torch": torch.__version__, "systems": []}
+    runs = [("graphferry CPU", lambda: bench_graphferry_cpu(dataset, args.cpu_threads, args.max_batches)),
+            ("PyTorch", lambda: bench_torch(dataset, args.device, args.max_batches))]
+    if args.device == "cuda":
+        runs.insert(0, ("graphferry GPU", lambda: bench_graphferry_gpu(dataset, args.max_batches)))
+    failed = False
+    for name, fn in runs:
+        print(f"== {name}", flush=True)
+        try:
+            r = fn()
+        except Exception as err:  # keep the other measurements
+            failed = True
+            r = {"system": name, "error": f"{type(err).__name__}: {err}"}
+        for x in r if isinstance(r, list) else [r]:
+            print(json.dumps(x), flush=True)
+            res["systems"].append(x)
+    if args.device == "cuda":
+        res["copies"] = bench_copies()
+    (out / "results.json").write_text(json.dumps(res, indent=2) + "\n")
+    (out / "results.md").write_text(markdown(res))
+    print(markdown(res))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,171 @@
+// The kernel emulator: a process that owns "device" memory (host memory)
+// and runs the kernels of cuda/kernels, compiled as plain C++, on request.
+// The Go package's emulated device (cuda/emu_test.go) drives it over
+// stdin/stdout with the same operations the CUDA device offers: allocate,
+// free, copy in and out, memset, launch a kernel by name with 8-byte
+// parameters. So the Go orchestration that runs on the GPU is tested here
+// with the kernels' real code.
+//
+// Request: u32 op, then the op's fields. Reply: u32 status (0 = ok), then
+// the op's result. Ops: 1 alloc(u64 bytes) -> u64 ptr; 2 free(u64 ptr);
+// 3 write(u64 ptr, u64 n, n bytes); 4 read(u64 ptr, u64 n) -> n bytes;
+// 5 memset(u64 ptr, u64 byte, u64 n); 6 launch(u32 len, name, u32 grid,
+// u32 block, u32 nargs, nargs u64) ; 7 log(u64 n, n doubles) -> n doubles
+// (gf_log, for its test against Go's math.Log); 8 quit.
+#include "shim.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+thread_local gf_dim3 blockIdx, threadIdx, blockDim, gridDim;
+
+#include "../kernels/all.cu"
+
+namespace {
+
+template <typename T>
+T word(unsigned long long w) {
+    T v;
+    static_assert(sizeof(T) == 8, "kernel parameters are 8 bytes");
+    std::memcpy(&v, &w, 8);
+    return v;
+}
+
+template <typename... A, std::size_t... I>
+void call(void (*k)(A...), const std::vector<unsigned long long> &args, std::index_sequence<I...>) {
+    k(word<A>(args[I])...);
+}
+
+struct Kernel {
+    std::size_t nargs;
+    void (*run)(const std::vector<unsigned long long> &);
+};
+
+template <typename... A>
+Kernel wrap(void (*k)(A...)) {
+    // One kernel per instantiation, stored in a static so that run can be a
+    // plain function pointer.
+    static void (*kernel)(A...) = k;
+    return Kernel{sizeof...(A), [](const std::vector<unsigned long long> &args) {
+                      call(kernel, args, std::index_sequence_for<A...>{});
+                  }};
+}
+
+std::map<std::string, Kernel> kernels() {
+    std::map<std::string, Kernel> m;
+#define K(name) m[#name] = wrap(name)
+    K(gf_count);
+    K(gf_sample);
+    K(gf_scan_chunks);
+    K(gf_scan_partials);
+    K(gf_scan_apply);
+    K(gf_table_insert);
+    K(gf_au_insert);
+    K(gf_au_flag);
+    K(gf_au_assign);
+    K(gf_au_resolve);
+#undef K
+    return m;
+}
+
+void readFull(void *p, std::size_t n) {
+    if (n && std::fread(p, 1, n, stdin) != n) std::exit(0);  // the client went away
+}
+void writeFull(const void *p, std::size_t n) {
+    if (n && std::fwrite(p, 1, n, stdout) != n) std::exit(1);
+}
+template <typename T>
+T get() {
+    T v;
+    readFull(&v, sizeof v);
+    return v;
+}
+template <typename T>
+void put(T v) {
+    writeFull(&v, sizeof v);
+}
+
+}  // namespace
+
+int main() {
+    std::map<std::string, Kernel> ks = kernels();
+    for (;;) {
+        unsigned op = get<unsigned>();
+        switch (op) {
+        case 1: {
+            unsigned long long n = get<unsigned long long>();
+            void *p = std::aligned_alloc(256, ((n + 255) / 256) * 256 + 256);
+            put<unsigned>(p ? 0 : 1);
+            put<unsigned long long>((unsigned long long)p);
+            break;
+        }
+        case 2:
+            std::free((void *)get<unsigned long long>());
+            put<unsigned>(0);
+            break;
+        case 3: {
+            unsigned long long p = get<unsigned long long>(), n = get<unsigned long long>();
+            readFull((void *)p, n);
+            put<unsigned>(0);
+            break;
+        }
+        case 4: {
+            unsigned long long p = get<unsigned long long>(), n = get<unsigned long long>();
+            put<unsigned>(0);
+            writeFull((void *)p, n);
+            break;
+        }
+        case 5: {
+            unsigned long long p = get<unsigned long long>(), b = get<unsigned long long>(), n = get<unsigned long long>();
+            std::memset((void *)p, (int)b, n);
+            put<unsigned>(0);
+            break;
+        }
+        case 6: {
+            unsigned len = get<unsigned>();
+            std::string name(len, '\0');
+            readFull(&name[0], len);
+            unsigned grid = get<unsigned>(), block = get<unsigned>(), nargs = get<unsigned>();
+            std::vector<unsigned long long> args(nargs);
+            readFull(args.data(), nargs * 8ULL);
+            auto it = ks.find(name);
+            if (it == ks.end() || it->second.nargs != nargs || grid == 0 || block == 0) {
+                put<unsigned>(2);
+                break;
+            }
+            gridDim = {grid, 1, 1};
+            blockDim = {block, 1, 1};
+            for (unsigned b = 0; b < grid; b++) {
+                for (unsigned t = 0; t < block; t++) {
+                    blockIdx = {b, 0, 0};
+                    threadIdx = {t, 0, 0};
+                    it->second.run(args);
+                }
+            }
+            put<unsigned>(0);
+            break;
+        }
+        case 7: {
+            unsigned long long n = get<unsigned long long>();
+            std::vector<double> x(n);
+            readFull(x.data(), n * 8);
+            for (auto &v : x) v = gf_log(v);
+            put<unsigned>(0);
+            writeFull(x.data(), n * 8);
+            break;
+        }
+        case 8:
+            put<unsigned>(0);
+            std::fflush(stdout);
+            return 0;
+        default:
+            put<unsigned>(3);
+            break;
+        }
+        std::fflush(stdout);
+    }
+}

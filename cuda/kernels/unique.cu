@@ -1,0 +1,93 @@
+// Append-unique on the device: the node table maps node id -> position in
+// the batch's node list, an open-addressing hash table (linear probing,
+// keys claimed by atomicCAS) that lives for one batch.
+//
+// The CPU engine numbers a hop's new nodes in order of FIRST APPEARANCE in
+// the hop's sampled list (in frontier order). Threads insert in any order,
+// so the table first records, per new node, the smallest list index k at
+// which it appears, and only then are the new nodes numbered:
+//
+//   gf_au_insert  per k: find or claim u = nbrs[k]'s slot; atomicMin the
+//                 slot's value with PROV+k. An older value below PROV is a
+//                 final position (seed or earlier hop): indices[k] takes it.
+//   gf_au_flag    per k: flags[k] = 1 when k is the slot's minimum, i.e.
+//                 k is u's first appearance in this hop.
+//   scan          the flags' exclusive prefix sums number the new nodes in k
+//                 order, which is the CPU's first-reached order.
+//   gf_au_assign  per first appearance: append u at before+rank, make the
+//                 slot's value that final position.
+//   gf_au_resolve per other pending k: indices[k] = the slot's final value.
+//
+// Values: a final position p is p (< PROV); PROV+k is provisional; an unused
+// slot holds GF_EMPTY_VAL, larger than both, so atomicMin needs no
+// initialisation race handling. The table is reset by memset between
+// batches (keys to all ones = -1, values to 0x7f bytes).
+#include "common.cuh"
+
+#define GF_EMPTY_KEY (-1LL)
+#define GF_PROV (1LL << 62)
+#define GF_EMPTY_VAL 0x7f7f7f7f7f7f7f7fLL
+
+__device__ __forceinline__ gf_i64 gf_table_slot(gf_i64 *tkeys, gf_u64 mask, gf_i64 u) {
+    gf_u64 s = gf_mix64((gf_u64)u) & mask;
+    for (;;) {
+        gf_i64 k = ((volatile gf_i64 *)tkeys)[s];  // written by other threads
+        if (k == u) return (gf_i64)s;
+        if (k == GF_EMPTY_KEY) {
+            gf_i64 old = (gf_i64)atomicCAS((gf_u64 *)&tkeys[s], (gf_u64)GF_EMPTY_KEY, (gf_u64)u);
+            if (old == GF_EMPTY_KEY || old == u) return (gf_i64)s;
+        }
+        s = (s + 1) & mask;
+    }
+}
+
+// Inserts nodes[0:n) with final positions 0..n-1 (a batch's seeds, or the
+// nodes so far when the table is rebuilt larger). The nodes are distinct.
+extern "C" __global__ void gf_table_insert(gf_i64 *tkeys, gf_i64 *tvals, gf_u64 mask, const gf_i64 *nodes, gf_i64 n) {
+    GF_FOR(i, n) {
+        gf_i64 s = gf_table_slot(tkeys, mask, nodes[i]);
+        tvals[s] = i;
+    }
+}
+
+extern "C" __global__ void gf_au_insert(gf_i64 *tkeys, gf_i64 *tvals, gf_u64 mask, const gf_i64 *nbrs, gf_i64 total,
+                                        gf_i64 *slots, gf_i64 *indices) {
+    GF_FOR(k, total) {
+        gf_i64 s = gf_table_slot(tkeys, mask, nbrs[k]);
+        gf_i64 old = atomicMin((long long *)&tvals[s], (long long)(GF_PROV + k));
+        if (old < GF_PROV) {
+            indices[k] = old;
+            slots[k] = -1;
+        } else {
+            slots[k] = s;
+        }
+    }
+}
+
+extern "C" __global__ void gf_au_flag(const gf_i64 *tvals, const gf_i64 *slots, gf_i64 total, gf_i64 *flags) {
+    GF_FOR(k, total) {
+        gf_i64 s = slots[k];
+        flags[k] = (s >= 0 && tvals[s] == GF_PROV + k) ? 1 : 0;
+    }
+}
+
+// rank has total+1 entries: the flags' exclusive prefix sums.
+extern "C" __global__ void gf_au_assign(gf_i64 *tvals, const gf_i64 *slots, const gf_i64 *nbrs, const gf_i64 *rank,
+                                        gf_i64 total, gf_i64 before, gf_i64 *nodes, gf_i64 *indices) {
+    GF_FOR(k, total) {
+        if (rank[k + 1] == rank[k]) continue;
+        gf_i64 p = before + rank[k];
+        nodes[p] = nbrs[k];
+        tvals[slots[k]] = p;
+        indices[k] = p;
+    }
+}
+
+extern "C" __global__ void gf_au_resolve(const gf_i64 *tvals, const gf_i64 *slots, const gf_i64 *rank, gf_i64 total,
+                                         gf_i64 *indices) {
+    GF_FOR(k, total) {
+        gf_i64 s = slots[k];
+        if (s < 0 || rank[k + 1] != rank[k]) continue;
+        indices[k] = tvals[s];
+    }
+}
