@@ -1,5 +1,9 @@
 """Shared fixtures of the Python tests: a tiny random graph and the Cora dataset.
 
+Datasets come from testdata.py: the repository's own copies (Cora derived from
+examples/data/cora, CiteSeer and PubMed from tests/data), or the shared
+datasets where they exist; no test skips for want of them on a plain clone.
+
 The tests run against the installed package (`pip install -e ./python`, which
 builds libgraphferry.so into python/graphferry/lib/). Without an install,
 python/ is put on sys.path and the library is looked up as the package does
@@ -8,7 +12,6 @@ python/ is put on sys.path and the library is looked up as the package does
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +20,13 @@ import numpy as np
 import pytest
 import torch
 
+import testdata
+
 REPO = Path(__file__).resolve().parents[2]
-DATASETS_DIR = Path(os.environ.get("GRAPHFERRY_DATASETS", REPO.parent / "shared" / "datasets"))
+# The shared .npy datasets where they exist (testdata.shared_datasets_dir), for
+# datasets the repository does not ship; testdata.dataset_dir(name) finds the
+# shipped ones everywhere.
+DATASETS_DIR = testdata.shared_datasets_dir() or REPO.parent / "shared" / "datasets"
 
 _HOW_TO_BUILD = (
     "graphferry's Python tests need the package and its library: run "
@@ -128,9 +136,7 @@ class Npy:
 
 @pytest.fixture(scope="session")
 def cora_npy() -> Npy:
-    path = DATASETS_DIR / "cora"
-    if not (path / "indptr.npy").is_file():
-        pytest.skip(f"Cora not found at {path} (set GRAPHFERRY_DATASETS)")
+    path = testdata.dataset_dir("cora")
     load = lambda name: np.load(path / f"{name}.npy")  # noqa: E731
     return Npy(path, *(load(n) for n in ("indptr", "indices", "feat", "label", "train_idx", "val_idx", "test_idx")))
 

@@ -1,7 +1,7 @@
 """End-to-end accuracy: GraphSAGE trained through graphferry's loaders matches DGL's own loader.
 
-For Cora and CiteSeer (Planetoid public splits, from ``$GRAPHFERRY_DATASETS`` or
-/work/shared/datasets), five seeds each through
+For Cora and CiteSeer (Planetoid public splits; testdata.py finds them, in the
+repository or the shared datasets), five seeds each through
 
 * graphferry.dgl.DataLoader (DGL model over blocks),
 * graphferry.pyg.NeighborLoader (PyG model over edge_index),
@@ -38,7 +38,7 @@ _results = []  # every run so far, for the JSON report
 def _require(name):
     path = harness.dataset_path(name)
     if not os.path.isfile(os.path.join(path, "indptr.npy")):
-        pytest.skip(f"dataset {name!r} not found at {path} (set GRAPHFERRY_DATASETS to the datasets folder)")
+        pytest.skip(f"dataset {name!r} not found (set GRAPHFERRY_DATASETS to the datasets folder)")
     return path
 
 
