@@ -77,7 +77,9 @@ class build_go(Command):
     def _target(self) -> Path:
         if self.editable_mode:
             return HERE / LIB_REL
-        return Path(self.build_lib) / LIB_REL
+        # Absolute: go runs in the repository root, while a relative build_lib
+        # (setuptools' default, build/lib.*) is relative to this folder.
+        return Path(self.build_lib).resolve() / LIB_REL
 
     def run(self) -> None:
         target = self._target()
