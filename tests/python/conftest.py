@@ -53,6 +53,33 @@ except (ImportError, OSError) as err:  # FileNotFoundError is an OSError
 
 
 # ---------------------------------------------------------------------------
+# The cgocheck2 pass
+# ---------------------------------------------------------------------------
+
+# `make test` runs the suite once, then the tests marked `boundary` again
+# against a library built with GOEXPERIMENT=cgocheck2, which checks every
+# pointer crossing between Go and C (entry points and their errors, DLPack
+# in and out with the deleters, Arrow, the loaders' threads). Every test is
+# marked but those below, which repeat the crossings other tests make once, at
+# volume, or make none: they would multiply the pass's time and check nothing
+# more. New test files are in the pass unless listed here.
+NOT_BOUNDARY = {
+    "test_accuracy.py": "trains GraphSAGE through the loaders the loader tests cover, for minutes",
+    "test_dgl_crosscheck.py": "150 repetitions of one sample_neighbors call, for statistics",
+    "test_bench.py": "the benchmark suite: the same loaders, timed",
+    "test_soak.py": "rounds of the crossings other tests make once (the C soak runs under cgocheck2)",
+    "test_packaging.py": "builds wheels; loads no library",
+    "test_testdata.py": "reads the test data; calls no library",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name not in NOT_BOUNDARY:
+            item.add_marker(pytest.mark.boundary)
+
+
+# ---------------------------------------------------------------------------
 # A tiny graph
 # ---------------------------------------------------------------------------
 
