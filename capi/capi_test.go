@@ -18,7 +18,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// edgeSet maps (src, dst) -> edge ids of a CSC.
+// checkSampledEdges checks that every edge of blocks (per hop: indptr,
+// indices into nodes, edge ids) is an edge of the CSC (indptr, indices)
+// with that id.
 func checkSampledEdges(t *testing.T, indptr, indices []int64, nodes []int64, blocks [][3][]int64) {
 	t.Helper()
 	for h, b := range blocks {

@@ -18,7 +18,7 @@ import (
 // the exports the way a C caller does: arguments are built in C memory and
 // handles are passed as integers.
 
-// cTensor is a 1-D int64 DLTensor in C memory.
+// cTensor is a 1-D integer DLTensor (int64 or int32) in C memory.
 type cTensor struct {
 	t     *C.DLTensor
 	shape *C.int64_t
@@ -61,8 +61,8 @@ func (c *cTensor) free() {
 
 func lastError() string { return C.GoString(C.gf__test_errmsg()) }
 
-// testGraphFromCSC calls gf_graph_from_csc's export with int64 or int32
-// (bits) arrays.
+// testGraphFromCSC calls gfgo_graph_from_compressed as gf_graph_from_csc
+// does (graphferry.c), with int64 or int32 (bits) arrays.
 func testGraphFromCSC(indptr, indices []int64, bits uint8) (uint64, int) {
 	a, b := newCTensor(indptr, dlInt, bits), newCTensor(indices, dlInt, bits)
 	defer a.free()
@@ -144,8 +144,9 @@ func testArrowStructs() (unsafe.Pointer, unsafe.Pointer, func()) {
 	return s, a, func() { C.free(s); C.free(a) }
 }
 
-// testGraphFromArrow calls gf_graph_from_arrow's export; it reports the
-// status and whether the array and schema were released.
+// testGraphFromArrow calls gfgo_graph_from_arrow (gf_graph_from_arrow's Go
+// side) with no options; it reports the status and whether the array and
+// schema were released.
 func testGraphFromArrow(schema, array unsafe.Pointer) (g uint64, rc int, released bool) {
 	out := (*C.uintptr_t)(C.malloc(8))
 	defer C.free(unsafe.Pointer(out))

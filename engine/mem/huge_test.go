@@ -7,7 +7,8 @@ import (
 )
 
 // AdviseHuge is advice: whatever the system does, the contents stay, for
-// slices of any length and alignment.
+// slices of any length and alignment, on every platform. On Linux,
+// huge_linux_test.go also checks which bytes were advised.
 func TestAdviseHugeKeepsContents(t *testing.T) {
 	for _, n := range []int{0, 1, 1000, hugePage/4 - 3, hugePage, 3*hugePage + 7} {
 		s := make([]int32, n)

@@ -19,19 +19,44 @@ import (
 	"github.com/graphferry/graphferry/engine/sample"
 )
 
-// pubmedDir holds PubMed's in-neighbour CSC (indptr.npy, indices.npy).
-const pubmedDir = "/work/shared/datasets/pubmed"
+// pubmedDir returns the folder of PubMed's in-neighbour CSC (indptr.npy,
+// indices.npy) among the shared datasets (README: "Test data"):
+// $GRAPHFERRY_DATASETS/pubmed when the variable is set, else pubmed in the
+// first shared/datasets folder beside the checkout or beside a folder above
+// it; or an error saying where it looked.
+func pubmedDir() (string, error) {
+	root := os.Getenv("GRAPHFERRY_DATASETS")
+	if root == "" {
+		repo, err := filepath.Abs("../..") // go test runs in engine/pipeline
+		if err != nil {
+			return "", err
+		}
+		for dir := filepath.Dir(repo); root == ""; dir = filepath.Dir(dir) {
+			if st, err := os.Stat(filepath.Join(dir, "shared", "datasets")); err == nil && st.IsDir() {
+				root = filepath.Join(dir, "shared", "datasets")
+			} else if dir == filepath.Dir(dir) {
+				return "", fmt.Errorf("no shared/datasets beside %s or above it, and GRAPHFERRY_DATASETS is not set", repo)
+			}
+		}
+	}
+	dir := filepath.Join(root, "pubmed")
+	if _, err := os.Stat(filepath.Join(dir, "indptr.npy")); err != nil {
+		return "", fmt.Errorf("%w (set GRAPHFERRY_DATASETS to the folder holding pubmed/)", err)
+	}
+	return dir, nil
+}
 
 // BenchmarkPubmedEpoch: one op is one epoch over all 19,717 PubMed nodes
 // (shuffled), batches of 1024, fanouts [5, 10, 15] from the seeds,
 // FrontierAll, one patch, through New/Start/Next (sampler and loader
 // goroutines, no node data). Skipped when the dataset is absent.
 func BenchmarkPubmedEpoch(b *testing.B) {
-	if _, err := os.Stat(pubmedDir); err != nil {
+	dir, err := pubmedDir()
+	if err != nil {
 		b.Skipf("PubMed not available: %v", err)
 	}
 	read := func(name string) []int64 {
-		a, err := dataset.ReadNPY(filepath.Join(pubmedDir, name))
+		a, err := dataset.ReadNPY(filepath.Join(dir, name))
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -28,7 +28,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-DATASETS_DIR = os.environ.get("GRAPHFERRY_DATASETS", "/work/shared/datasets")
+import testdata
+
 LOADERS = ("graphferry-dgl", "graphferry-pyg", "dgl")
 
 
@@ -74,7 +75,10 @@ class Dataset:
 
 
 def dataset_path(name: str) -> str:
-    return os.path.join(DATASETS_DIR, name)
+    """The .npy folder of ``name`` (testdata.py: the repository's copy of Cora and
+    CiteSeer, or the shared datasets where they exist); "" when neither has it."""
+    path = testdata.dataset_dir(name)
+    return "" if path is None else str(path)
 
 
 def load_dataset(name: str) -> Dataset:

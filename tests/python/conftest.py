@@ -1,5 +1,9 @@
 """Shared fixtures of the Python tests: a tiny random graph and the Cora dataset.
 
+Datasets come from testdata.py: the repository's own copies (Cora derived from
+examples/data/cora, CiteSeer and PubMed from tests/data), or the shared
+datasets where they exist; no test skips for want of them on a plain clone.
+
 The tests run against the installed package (`pip install -e ./python`, which
 builds libgraphferry.so into python/graphferry/lib/). Without an install,
 python/ is put on sys.path and the library is looked up as the package does
@@ -8,7 +12,6 @@ python/ is put on sys.path and the library is looked up as the package does
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,8 +20,13 @@ import numpy as np
 import pytest
 import torch
 
+import testdata
+
 REPO = Path(__file__).resolve().parents[2]
-DATASETS_DIR = Path(os.environ.get("GRAPHFERRY_DATASETS", REPO.parent / "shared" / "datasets"))
+# The shared .npy datasets where they exist (testdata.shared_datasets_dir), for
+# datasets the repository does not ship; testdata.dataset_dir(name) finds the
+# shipped ones everywhere.
+DATASETS_DIR = testdata.shared_datasets_dir() or REPO.parent / "shared" / "datasets"
 
 _HOW_TO_BUILD = (
     "graphferry's Python tests need the package and its library: run "
@@ -42,6 +50,33 @@ try:
     graphferry = _import_graphferry()
 except (ImportError, OSError) as err:  # FileNotFoundError is an OSError
     pytest.exit(f"{_HOW_TO_BUILD}.\nImporting graphferry failed: {err}", returncode=4)
+
+
+# ---------------------------------------------------------------------------
+# The cgocheck2 pass
+# ---------------------------------------------------------------------------
+
+# `make test` runs the suite once, then the tests marked `boundary` again
+# against a library built with GOEXPERIMENT=cgocheck2, which checks every
+# pointer crossing between Go and C (entry points and their errors, DLPack
+# in and out with the deleters, Arrow, the loaders' threads). Every test is
+# marked but those below, which repeat the crossings other tests make once, at
+# volume, or make none: they would multiply the pass's time and check nothing
+# more. New test files are in the pass unless listed here.
+NOT_BOUNDARY = {
+    "test_accuracy.py": "trains GraphSAGE through the loaders the loader tests cover, for minutes",
+    "test_dgl_crosscheck.py": "150 repetitions of one sample_neighbors call, for statistics",
+    "test_bench.py": "the benchmark suite: the same loaders, timed",
+    "test_soak.py": "rounds of the crossings other tests make once (the C soak runs under cgocheck2)",
+    "test_packaging.py": "builds wheels; loads no library",
+    "test_testdata.py": "reads the test data; calls no library",
+}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name not in NOT_BOUNDARY:
+            item.add_marker(pytest.mark.boundary)
 
 
 # ---------------------------------------------------------------------------
@@ -128,9 +163,7 @@ class Npy:
 
 @pytest.fixture(scope="session")
 def cora_npy() -> Npy:
-    path = DATASETS_DIR / "cora"
-    if not (path / "indptr.npy").is_file():
-        pytest.skip(f"Cora not found at {path} (set GRAPHFERRY_DATASETS)")
+    path = testdata.dataset_dir("cora")
     load = lambda name: np.load(path / f"{name}.npy")  # noqa: E731
     return Npy(path, *(load(n) for n in ("indptr", "indices", "feat", "label", "train_idx", "val_idx", "test_idx")))
 

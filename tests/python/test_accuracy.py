@@ -1,7 +1,7 @@
 """End-to-end accuracy: GraphSAGE trained through graphferry's loaders matches DGL's own loader.
 
-For Cora and CiteSeer (Planetoid public splits, from ``$GRAPHFERRY_DATASETS`` or
-/work/shared/datasets), five seeds each through
+For Cora and CiteSeer (Planetoid public splits; testdata.py finds them, in the
+repository or the shared datasets), five seeds each through
 
 * graphferry.dgl.DataLoader (DGL model over blocks),
 * graphferry.pyg.NeighborLoader (PyG model over edge_index),
@@ -9,7 +9,9 @@ For Cora and CiteSeer (Planetoid public splits, from ``$GRAPHFERRY_DATASETS`` or
 
 Asserts that the mean test accuracy (at the best validation epoch) of each graphferry loader
 is within 2 points of the baseline's and above a floor. ``pytest -s`` prints the table;
-``GRAPHFERRY_ACCURACY_REPORT=path.json`` also writes it as JSON. A few minutes on 2 cores.
+``GRAPHFERRY_ACCURACY_REPORT=path.json`` also writes it as JSON. Several minutes on 2 cores:
+marked slow, run by ``make test-accuracy``, not ``make test``. The examples' smoke test below
+runs in ``make test``.
 """
 
 import json
@@ -30,15 +32,13 @@ MAX_GAP = 0.02  # |mean(graphferry) - mean(DGL)|
 FLOOR = {"cora": 0.77, "citeseer": 0.66}
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-pytestmark = pytest.mark.slow
-
 _results = []  # every run so far, for the JSON report
 
 
 def _require(name):
     path = harness.dataset_path(name)
     if not os.path.isfile(os.path.join(path, "indptr.npy")):
-        pytest.skip(f"dataset {name!r} not found at {path} (set GRAPHFERRY_DATASETS to the datasets folder)")
+        pytest.skip(f"dataset {name!r} not found (set GRAPHFERRY_DATASETS to the datasets folder)")
     return path
 
 
@@ -57,6 +57,7 @@ def _write_report():
         json.dump(report, f, indent=2)
 
 
+@pytest.mark.slow  # make test-accuracy: 30 training runs of 50 epochs per dataset
 @pytest.mark.parametrize("name", ["cora", "citeseer"])
 def test_graphsage_accuracy_matches_dgl(name):
     _require(name)

@@ -34,8 +34,7 @@ import torch
 dgl = pytest.importorskip("dgl")
 
 import graphferry  # noqa: E402
-
-from conftest import DATASETS_DIR  # noqa: E402
+import testdata  # noqa: E402
 
 K = 3
 R = 150
@@ -56,9 +55,7 @@ def normal_two_sided(z: float) -> float:
 
 @pytest.fixture(scope="module")
 def pubmed():
-    path = DATASETS_DIR / "pubmed"
-    if not (path / "indptr.npy").is_file():
-        pytest.skip(f"PubMed not found at {path} (set GRAPHFERRY_DATASETS)")
+    path = testdata.dataset_dir("pubmed")  # shipped in tests/data: never skips
     indptr = torch.from_numpy(np.load(path / "indptr.npy")).to(torch.int64)
     indices = torch.from_numpy(np.load(path / "indices.npy")).to(torch.int64)
     return indptr, indices
