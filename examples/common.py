@@ -31,11 +31,13 @@ def parse_args(description, loaders, fanouts_help):
 def open_dataset(path):
     """Opens a graphferry dataset with its features row-normalised (the usual Planetoid preprocessing)."""
     if not os.path.exists(os.path.join(path, "graphferry.json")):
-        raise SystemExit(f"no graphferry dataset at {path} (no graphferry.json there).\n"
-                         f"The repository ships Cora ready to use: --dataset {DEFAULT_DATASET}\n"
-                         f"A dataset in the .npy layout (indptr.npy, indices.npy, feat.npy, label.npy, "
-                         f"train_idx.npy, ...; see the README) converts with\n"
-                         f"    python -m graphferry convert SRC_DIR {path}")
+        raise SystemExit(
+            f"no graphferry dataset at {path} (no graphferry.json there).\n"
+            f"The repository ships Cora ready to use: --dataset {DEFAULT_DATASET}\n"
+            f"A dataset in the .npy layout (indptr.npy, indices.npy, feat.npy, label.npy, "
+            f"train_idx.npy, ...; see the README) converts with\n"
+            f"    python -m graphferry convert SRC_DIR {path}"
+        )
     graph = graphferry.Graph.open(path)
     feat = graph.get_node_data("feat")
     graph.set_node_data("feat", feat / feat.sum(1, keepdim=True).clamp(min=1))
