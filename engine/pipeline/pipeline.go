@@ -395,11 +395,13 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 	send := func(j job) bool {
 		t0 = pl.st.busy(samplerStage, t0)
 		defer func() { t0 = pl.st.blocked(samplerStage, t0) }()
+		if j.err == nil {
+			// Counted before the hand-off, so that the stage after
+			// never counts a batch this stage has not.
+			pl.st.batch(samplerStage)
+		}
 		select {
 		case jobs <- j:
-			if j.err == nil {
-				pl.st.batch(samplerStage)
-			}
 			return true
 		case <-r.stop:
 		case <-r.loaderDone:
@@ -471,11 +473,11 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 	deliver := func(it item) bool {
 		t0 = pl.st.busy(loaderStage, t0)
 		defer func() { t0 = pl.st.blocked(loaderStage, t0) }()
+		if it.err == nil {
+			pl.st.batch(loaderStage) // before the hand-off, as in sampleLoop
+		}
 		select {
 		case r.out <- it:
-			if it.err == nil {
-				pl.st.batch(loaderStage)
-			}
 			return true
 		case <-r.stop:
 			it.b.Release()

@@ -54,7 +54,9 @@ type StageStats struct {
 	// empty queue): the stage is starved. The sampler stage never waits;
 	// for the consumer it is the time spent inside Next.
 	Waiting time.Duration
-	// Batches is the number of batches the stage finished.
+	// Batches is the number of batches the stage finished (counted when
+	// it hands them on, so never fewer than the next stage's; a batch
+	// finished but dropped by Start or Close counts too).
 	Batches int64
 }
 

@@ -22,6 +22,7 @@ import torch
 from . import _cache
 from ._options import SampleOptions
 from ._resource import Closeable
+from ._stats import LoaderStats
 from .graph import Graph
 from .sampling import Loader, SampledSubgraph, random_seed, random_walk
 
@@ -196,11 +197,24 @@ class EngineLoader(Closeable):
         self._check_open()
         self._before_epoch()
         loader = self._idle_loader()
+        self._last_loader = loader
         epoch = self._next_epoch
         self._next_epoch += 1
         it = _Epoch(self, loader.epoch(epoch))
         self._epochs[id(loader)] = weakref.ref(it)
         return it
+
+    def stats(self) -> LoaderStats:
+        """The statistics (:meth:`graphferry.Loader.stats`) of the engine
+        loader that runs the latest epoch: ``current`` is that epoch,
+        ``total`` every epoch that engine loader ran (an epoch started while
+        another is still being iterated runs on an engine loader of its
+        own)."""
+        loader = getattr(self, "_last_loader", None)
+        if loader is None:
+            self._check_open()
+            loader = self._loaders[0]
+        return loader.stats()
 
     def close(self) -> None:
         """Stops the engine's threads of this loader. Idempotent."""

@@ -36,6 +36,7 @@ from . import _lib
 from ._dlpack import BorrowedTensor, tensor_from_managed
 from ._options import SampleOptions
 from ._resource import Closeable
+from ._stats import LoaderStats, read_stats
 from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GraphferryError
 from .graph import Graph, _as_int, _encode_name
 
@@ -578,10 +579,27 @@ class Loader(Closeable):
                 frontier_all=self.frontier == "all",
             )
 
+    def stats(self) -> LoaderStats:
+        """The pipeline's statistics: per stage (sampler workers, loader,
+        consumer) busy, blocked and waiting time and batches, node data bytes
+        per memory tier and hot-tier hits, for the current epoch and in total
+        (atomic counters in the engine: cheap enough to read every batch).
+        After :meth:`close`, the last statistics read before closing."""
+        if self._handle is None:
+            last = getattr(self, "_last_stats", None)
+            if last is not None:
+                return last
+            self._check_open()  # raises
+        return read_stats(self._handle)
+
     def _free(self) -> None:
         handle, self._handle = self._handle, None
         self._active = None
         if handle is not None and not _lib.in_forked_child():
+            try:
+                self._last_stats = read_stats(handle)
+            except Exception:  # noqa: BLE001 - closing must not fail for statistics
+                pass
             _lib.gf_loader_close(handle)
 
     @property
