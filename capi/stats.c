@@ -13,3 +13,12 @@ int gf_loader_stats(const gf_loader *loader, gf_loader_statistics *out) {
   }
   return gfgo_loader_stats((uintptr_t)loader, out);
 }
+
+int gf_loader_set_cache(gf_loader *loader, const gf_cache_options *options,
+                        int64_t *out_rows) {
+  if (gf__forked) {
+    return GF_EFORK;
+  }
+  return gfgo_loader_set_cache((uintptr_t)loader, (gf_cache_options *)options,
+                               out_rows);
+}

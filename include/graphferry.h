@@ -928,6 +928,55 @@ typedef struct gf_loader_statistics {
  */
 GF_API int gf_loader_stats(const gf_loader *loader, gf_loader_statistics *out);
 
+/* ------------------------------------------------------------------------ */
+/* Feature cache (hot tier)                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Cache policies: which nodes' feature rows go to the hot tier. */
+#define GF_CACHE_IN_DEGREE 1    /* highest in-degree first (PaGraph) */
+#define GF_CACHE_PRESAMPLING 2  /* most read over a few sampled epochs */
+
+/*
+ * gf_cache_options configures gf_loader_set_cache. Zero-initialise it and
+ * set struct_size = sizeof(gf_cache_options). The size of the hot tier is
+ * the first of: bytes (> 0), fraction (> 0), auto (non-zero). Accepted
+ * struct_size (LP64): 56 to sizeof (56).
+ */
+typedef struct gf_cache_options {
+  uint32_t struct_size;
+  /* GF_CACHE_IN_DEGREE or GF_CACHE_PRESAMPLING. */
+  int32_t policy;
+  /* Hot tier size in bytes (the rows of every feature name together). */
+  int64_t bytes;
+  /* Fraction of the nodes whose rows are hot, in (0, 1]. */
+  double fraction;
+  /* Non-zero: what fits in budget bytes after reserve bytes (for the
+     model). On the CPU build the caller gives the budget. */
+  int32_t auto_size;
+  int64_t budget;
+  int64_t reserve;
+  /* Epochs GF_CACHE_PRESAMPLING samples ahead (<= 0: 2): epochs 0, 1, ...
+     of this loader, so the counts are those of the batches it will give. */
+  int32_t presample_epochs;
+} gf_cache_options;
+
+/*
+ * gf_loader_set_cache copies the hot rows of the loader's feature names into
+ * a hot tier that the loader gathers from, the other rows still coming from
+ * the graph's node data; batches are unchanged, and gf_loader_stats reports
+ * the hit rate (rows_hot, rows_cold). On the CPU build the hot tier is a
+ * host copy (bytes_host). The epoch in progress is stopped: call
+ * gf_loader_start next. *out_rows (may be NULL) is set to the number of hot
+ * rows.
+ * Returns:
+ *   GF_OK
+ *   GF_EBADHANDLE  loader
+ *   GF_EINVAL      options NULL, bad struct_size, policy or size
+ *   GF_EIO         a node data file can no longer be read
+ */
+GF_API int gf_loader_set_cache(gf_loader *loader, const gf_cache_options *options,
+                               int64_t *out_rows);
+
 #ifdef __cplusplus
 }
 #endif

@@ -235,3 +235,40 @@ func TestNewErrors(t *testing.T) {
 	_, err = tier.GatherTiers("f32", make([]byte, 3), []int64{1}, 1)
 	require.Error(t, err)
 }
+
+// A pipeline's ReadCounts are the counts PreSample gets by running the
+// same epochs, and a pipeline given a Tiered by SetGatherer counts hits.
+func TestReadCountsAndSetGatherer(t *testing.T) {
+	f := newFixture(t, 2, 2)
+	seeds := make([]int64, 150)
+	for i := range seeds {
+		seeds[i] = int64(2 * i)
+	}
+	opt := pipeline.Options{BatchSize: 16, Shuffle: true, Seed: 5, FeatureNames: []string{"f32"}}
+	want, err := PreSample(context.Background(), f.s, f.p, seeds, opt, 3)
+	require.NoError(t, err)
+	pl, err := pipeline.New(f.s, f.p, f.store, seeds, opt, nil)
+	require.NoError(t, err)
+	defer pl.Close()
+	got, err := pl.ReadCounts(context.Background(), 3)
+	require.NoError(t, err)
+	require.Equal(t, want, got)
+	_, err = pl.ReadCounts(context.Background(), 0)
+	require.Error(t, err)
+
+	tier, err := New(f.store, []string{"f32"}, Rank(got)[:30])
+	require.NoError(t, err)
+	require.NoError(t, pl.SetGatherer(tier))
+	require.NoError(t, pl.Start(0))
+	for {
+		b, err := pl.Next(context.Background())
+		if err != nil {
+			break
+		}
+		b.Release()
+	}
+	require.Positive(t, pl.Stats().Current.Gathered.HotRows)
+	other := feature.NewStore(numNodes)
+	require.ErrorContains(t, pl.SetGatherer(other), "f32")
+	require.Error(t, pl.SetGatherer(nil))
+}

@@ -287,6 +287,85 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 	return pl, nil
 }
 
+// SetGatherer replaces the loader stage's source of node data (with a
+// tiered one, say: see engine/cache) from the next Start on. It stops the
+// epoch in progress, as Start does. g must have the requested names and the
+// graph's node count.
+func (pl *Pipeline) SetGatherer(g Gatherer) error {
+	if isNil(g) {
+		return errors.New("pipeline: gatherer is nil")
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.closed {
+		return ErrClosed
+	}
+	for _, name := range append(slices.Clone(pl.opt.FeatureNames), pl.opt.LabelNames...) {
+		if _, ok := g.Get(name); !ok {
+			return fmt.Errorf("pipeline: %q is not in the gatherer (have %v)", name, g.Names())
+		}
+	}
+	if g.NumNodes() != pl.p.Graph.NumNodes {
+		return fmt.Errorf("pipeline: gatherer has %d nodes, graph has %d", g.NumNodes(), pl.p.Graph.NumNodes)
+	}
+	pl.stopLocked() // no stage goroutine reads pl.store from here on
+	pl.store = g
+	return nil
+}
+
+// FeatureNames returns the names gathered for every node of a batch.
+func (pl *Pipeline) FeatureNames() []string { return slices.Clone(pl.opt.FeatureNames) }
+
+// ReadCounts samples epochs 0..epochs-1 as Start would (same seeds, shuffle
+// and batch keys, so the same batches) without gathering node data or
+// touching the statistics, and returns how many batches each node (internal
+// id) is in: how often its feature rows will be read. It stops the epoch in
+// progress, as Start does.
+func (pl *Pipeline) ReadCounts(ctx context.Context, epochs int) ([]int64, error) {
+	if epochs <= 0 {
+		return nil, fmt.Errorf("pipeline: reading counts over %d epochs (want > 0)", epochs)
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.closed {
+		return nil, ErrClosed
+	}
+	pl.stopLocked()
+	counts := make([]int64, pl.p.Graph.NumNodes)
+	w := pl.workers[0]
+	total := pl.NumBatches()
+	for e := range uint64(epochs) {
+		order := epochOrder(len(pl.seedsOrig), pl.opt.Shuffle, pl.opt.Seed, e)
+		for i := 0; i < total; i += pl.ranks {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			k := min(pl.ranks, total-i)
+			batches := make([][]int64, k)
+			keys := make([]uint64, k)
+			for j := range batches {
+				pos := pl.batchSeeds(order, i+j)
+				batches[j] = make([]int64, len(pos))
+				for t, q := range pos {
+					batches[j][t] = pl.seedsNew[q]
+				}
+				keys[j] = BatchKey(e, int64(i+j))
+			}
+			res, err := w.SampleBatches(context.Background(), batches, keys)
+			if err != nil {
+				return nil, fmt.Errorf("pipeline: reading counts, epoch %d, batch %d: %w", e, i, err)
+			}
+			for _, r := range res {
+				for _, v := range r.Nodes {
+					counts[v]++
+				}
+			}
+			w.Recycle(res...)
+		}
+	}
+	return counts, nil
+}
+
 // InternalSeeds validates seeds (original ids: each in range, no
 // duplicates) and returns them mapped to p's internal numbering.
 func InternalSeeds(p *partition.Partitioned, seeds []int64) ([]int64, error) {

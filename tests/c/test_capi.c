@@ -414,6 +414,52 @@ static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loade
   st.struct_size = sizeof st + 8;
   CHECK_ERR(gf_loader_stats(l, &st), GF_EINVAL, "struct_size");
   CHECK_ERR(gf_loader_stats(l, NULL), GF_EINVAL, "out");
+
+  /* a hot tier: same features, hits counted */
+  for (int32_t policy = GF_CACHE_IN_DEGREE; policy <= GF_CACHE_PRESAMPLING; policy++) {
+    gf_cache_options co;
+    memset(&co, 0, sizeof co);
+    co.struct_size = sizeof co;
+    co.policy = policy;
+    co.fraction = 0.5;
+    int64_t rows = -1;
+    CHECK(gf_loader_set_cache(l, &co, &rows) == GF_OK && rows == 3, "set cache: %lld rows", (long long)rows);
+    CHECK(gf_loader_start(l, 5) == GF_OK, "start after set cache");
+    gf_batch *b = NULL;
+    int64_t nrows = 0;
+    while (gf_loader_next(l, &b) == GF_OK) {
+      DLManagedTensor *x = NULL, *nodes = NULL;
+      CHECK(gf_batch_take_node_data(b, "feat", &x) == GF_OK, "cache: take feat");
+      CHECK(gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK, "cache: take nodes");
+      if (x && nodes) {
+        for (int64_t i = 0; i < nodes->dl_tensor.shape[0]; i++) {
+          int64_t v = ((int64_t *)nodes->dl_tensor.data)[i];
+          CHECK(((float *)x->dl_tensor.data)[2 * i] == (float)v, "cached feature row of node %lld", (long long)v);
+        }
+        nrows += nodes->dl_tensor.shape[0];
+      }
+      if (x) x->deleter(x);
+      if (nodes) nodes->deleter(nodes);
+      gf_batch_close(b);
+    }
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    CHECK(gf_loader_stats(l, &st) == GF_OK && st.current.rows_hot > 0 &&
+              st.current.rows_hot + st.current.rows_cold == nrows,
+          "cache: %lld hot + %lld cold rows of %lld", (long long)st.current.rows_hot,
+          (long long)st.current.rows_cold, (long long)nrows);
+  }
+  gf_cache_options bad;
+  memset(&bad, 0, sizeof bad);
+  bad.struct_size = sizeof bad;
+  bad.policy = 9;
+  CHECK_ERR(gf_loader_set_cache(l, &bad, NULL), GF_EINVAL, "policy");
+  bad.policy = GF_CACHE_IN_DEGREE;
+  bad.fraction = 2;
+  CHECK_ERR(gf_loader_set_cache(l, &bad, NULL), GF_EINVAL, "fraction");
+  CHECK_ERR(gf_loader_set_cache(l, NULL, NULL), GF_EINVAL, "options");
+  bad.struct_size = 4;
+  CHECK_ERR(gf_loader_set_cache(l, &bad, NULL), GF_EINVAL, "struct_size");
   gf_loader_close(l);
   st.struct_size = sizeof st;
   CHECK_ERR(gf_loader_stats(l, &st), GF_EBADHANDLE, "");
