@@ -147,7 +147,27 @@ class EngineLoader(Closeable):
         _register(graph, self)
 
     def _new_loader(self) -> Loader:
-        return Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)
+        loader = Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)
+        cache = getattr(self, "_cache_args", None)
+        if cache is not None:
+            try:
+                loader.set_cache(**cache)
+            except BaseException:
+                loader.close()
+                raise
+        return loader
+
+    def set_cache(self, size: int | float | str, **kwargs: Any) -> int:
+        """A hot tier for the feature rows (:meth:`graphferry.Loader.set_cache`:
+        same arguments), on every engine loader this loader opens. Call between
+        epochs. Returns the number of hot rows."""
+        self._check_open()
+        rows = 0
+        for loader in self._loaders:
+            if not loader.closed:
+                rows = loader.set_cache(size, **kwargs)
+        self._cache_args = dict(size=size, **kwargs)
+        return rows
 
     def _idle_loader(self) -> Loader:
         """An engine loader with no epoch that anyone still iterates; opens

@@ -12,7 +12,7 @@ from typing import Any
 
 from ._lib import CtypesRef, cfunc, gf_loader_p, gf_loader_p_ctypes
 
-__all__ = ["StageStats", "LoaderCounters", "LoaderStats", "read_stats"]
+__all__ = ["StageStats", "LoaderCounters", "LoaderStats", "read_stats", "set_cache"]
 
 
 # typedef struct gf_stage_stats {
@@ -179,3 +179,68 @@ def read_stats(handle: int) -> LoaderStats:
         LoaderCounters._of(out.current, w),
         LoaderCounters._of(out.total, w),
     )
+
+
+# typedef struct gf_cache_options {
+#   uint32_t struct_size; int32_t policy; int64_t bytes; double fraction;
+#   int32_t auto_size; int64_t budget; int64_t reserve; int32_t presample_epochs;
+# } gf_cache_options;
+class gf_cache_options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("policy", ctypes.c_int32),
+        ("bytes", ctypes.c_int64),
+        ("fraction", ctypes.c_double),
+        ("auto_size", ctypes.c_int32),
+        ("budget", ctypes.c_int64),
+        ("reserve", ctypes.c_int64),
+        ("presample_epochs", ctypes.c_int32),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_cache_options), **fields)
+
+
+GF_CACHE_IN_DEGREE = 1
+GF_CACHE_PRESAMPLING = 2
+_POLICIES = {"degree": GF_CACHE_IN_DEGREE, "presample": GF_CACHE_PRESAMPLING}
+
+
+# int gf_loader_set_cache(gf_loader *loader, const gf_cache_options *options, int64_t *out_rows);
+@cfunc(
+    "gf_loader_set_cache",
+    [gf_loader_p_ctypes, ctypes.POINTER(gf_cache_options), ctypes.POINTER(ctypes.c_int64)],
+    ctypes.c_int,
+)
+def gf_loader_set_cache(loader: gf_loader_p | None, options: CtypesRef, out_rows: CtypesRef, /) -> int: ...
+
+
+def cache_options(
+    size: int | float | str, policy: str, budget: int | None, reserve: int, presample_epochs: int
+) -> gf_cache_options:
+    """Checks :meth:`graphferry.Loader.set_cache`'s arguments into a ``gf_cache_options``."""
+    if policy not in _POLICIES:
+        raise ValueError(f"policy must be one of {sorted(_POLICIES)} (got {policy!r})")
+    opts = gf_cache_options(policy=_POLICIES[policy], reserve=int(reserve), presample_epochs=int(presample_epochs))
+    if isinstance(size, str):
+        if size != "auto":
+            raise ValueError(f"size must be a byte count, a fraction or 'auto' (got {size!r})")
+        if budget is None:
+            raise ValueError("size='auto' needs a budget in bytes on the CPU build (what the hot tier may use)")
+        opts.auto_size, opts.budget = 1, int(budget)
+    elif isinstance(size, bool):
+        raise TypeError("size must be an int (bytes), a float (fraction) or 'auto' (got bool)")
+    elif isinstance(size, int):
+        opts.bytes = size
+    elif isinstance(size, float):
+        opts.fraction = size
+    else:
+        raise TypeError(f"size must be an int (bytes), a float (fraction) or 'auto' (got '{type(size).__name__}')")
+    return opts
+
+
+def set_cache(handle: int, options: gf_cache_options) -> int:
+    """Calls ``gf_loader_set_cache``; returns the number of hot rows."""
+    rows = ctypes.c_int64()
+    gf_loader_set_cache(handle, ctypes.byref(options), ctypes.byref(rows))
+    return int(rows.value)

@@ -36,7 +36,7 @@ from . import _lib
 from ._dlpack import BorrowedTensor, tensor_from_managed
 from ._options import SampleOptions
 from ._resource import Closeable
-from ._stats import LoaderStats, read_stats
+from ._stats import LoaderStats, cache_options, read_stats, set_cache
 from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GraphferryError
 from .graph import Graph, _as_int, _encode_name
 
@@ -591,6 +591,32 @@ class Loader(Closeable):
                 return last
             self._check_open()  # raises
         return read_stats(self._handle)
+
+    def set_cache(
+        self,
+        size: int | float | str,
+        *,
+        policy: str = "degree",
+        budget: int | None = None,
+        reserve: int = 0,
+        presample_epochs: int = 2,
+    ) -> int:
+        """Puts the feature rows of the nodes most likely to be read in a hot
+        tier (a contiguous copy on the CPU build, the device tier's contents
+        on a GPU) that later epochs gather from; batches are unchanged and
+        :meth:`stats` reports the hit rate. Stops the epoch in progress: call
+        between epochs. Returns the number of hot rows.
+
+        Args:
+            size: bytes (int), a fraction of the nodes (float in (0, 1]), or
+                ``"auto"``: what fits in ``budget`` bytes after ``reserve``.
+            policy: ``"degree"`` (highest in-degree first, PaGraph) or
+                ``"presample"`` (most read over ``presample_epochs`` epochs of
+                this loader, sampled ahead: GNNLab, DSP).
+        """
+        opts = cache_options(size, policy, budget, reserve, presample_epochs)
+        self._active = None  # the engine stops the epoch in progress
+        return set_cache(self._check_open(), opts)
 
     def _free(self) -> None:
         handle, self._handle = self._handle, None

@@ -71,3 +71,46 @@ def test_pyg_loader_stats(cora_pyg):
     assert st.current.consumer.batches == n == len(loader)
     assert st.current.loader.batches == n
     loader.close()
+
+
+@pytest.mark.parametrize("policy", ["degree", "presample"])
+def test_loader_cache_same_batches_and_hits(cora_graph, cora_npy, policy):
+    seeds = torch.from_numpy(cora_npy.train_idx)
+    args = dict(batch_size=32, shuffle=True, seed=5, feature_names=["feat"], label_names=["label"])
+    plain = graphferry.Loader(cora_graph, seeds, [4, 4], **args)
+    cached = graphferry.Loader(cora_graph, seeds, [4, 4], **args)
+    feat_bytes = cora_npy.feat.shape[1] * cora_npy.feat.itemsize
+    rows = cached.set_cache(300 * feat_bytes, policy=policy)
+    assert rows == 300
+    hot = 0
+    for a, b in zip(plain, cached, strict=True):
+        assert torch.equal(a.nodes, b.nodes)
+        assert torch.equal(a.node_data["feat"], b.node_data["feat"])
+        assert torch.equal(a.labels["label"], b.labels["label"])
+    cur = cached.stats().current
+    hot = cur.rows_hot
+    assert hot > 0 and 0 < cur.hit_rate < 1
+    assert plain.stats().current.rows_hot == 0
+    assert cached.set_cache(0.5, policy=policy) == cora_npy.num_nodes // 2
+    assert cached.set_cache("auto", budget=100 * feat_bytes + 7, reserve=7) == 100
+    with pytest.raises(ValueError, match="budget"):
+        cached.set_cache("auto")
+    with pytest.raises(ValueError, match="policy"):
+        cached.set_cache(0.5, policy="lru")
+    with pytest.raises(graphferry.GraphferryError, match="fraction"):
+        cached.set_cache(1.5)
+    plain.close()
+    cached.close()
+
+
+def test_dgl_loader_cache(cora_dgl, cora_npy):
+    dgl = pytest.importorskip("dgl")
+    import graphferry.dgl as gfdgl
+
+    sampler = dgl.dataloading.NeighborSampler([3, 3], prefetch_node_feats=["feat"], prefetch_labels=["label"])
+    loader = gfdgl.DataLoader(cora_dgl, torch.from_numpy(cora_npy.train_idx), sampler, batch_size=40, seed=2)
+    assert loader.set_cache(0.25, policy="presample") == cora_npy.num_nodes // 4
+    for input_nodes, _, blocks in loader:
+        assert torch.equal(blocks[0].srcdata["feat"], cora_dgl.ndata["feat"][input_nodes])
+    assert loader.stats().current.rows_hot > 0
+    loader.close()
