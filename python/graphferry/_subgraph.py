@@ -5,7 +5,7 @@ from :mod:`graphferry._lib`, so that the section keeps to its own files."""
 from __future__ import annotations
 
 import ctypes
-from typing import Any, Optional
+from typing import Any
 
 import torch
 
@@ -26,7 +26,7 @@ __all__ = ["induced_subgraph"]
     ctypes.c_int,
 )
 def gf_graph_induced_subgraph(
-    graph: Optional[_lib.gf_graph_p],
+    graph: _lib.gf_graph_p | None,
     nodes: _lib.CtypesRef,
     out_src: _lib.CtypesRef,
     out_dst: _lib.CtypesRef,

@@ -42,10 +42,10 @@ from torch_geometric.sampler import BaseSampler, NodeSamplerInput, SamplerOutput
 from torch_geometric.sampler.utils import to_bidirectional
 
 from . import _cache, _loader
-from ._subgraph import induced_subgraph
 from ._dlpack import as_cpu_tensor
 from ._loader import EngineLoader, refuse_workers
 from ._options import SampleOptions, check_scheme, fanout_values
+from ._subgraph import induced_subgraph
 from .graph import Graph, pyg_node_attrs
 from .sampling import SampledSubgraph, random_seed, sample_with_options
 
@@ -566,9 +566,7 @@ class NeighborLoader(EngineLoader):
                 f"expected a 'torch_geometric.data.FeatureStore' first (got '{type(feature_store).__name__}')"
             )
         if not isinstance(graph_store, torch_geometric.data.GraphStore):
-            raise TypeError(
-                f"expected a 'torch_geometric.data.GraphStore' second (got '{type(graph_store).__name__}')"
-            )
+            raise TypeError(f"expected a 'torch_geometric.data.GraphStore' second (got '{type(graph_store).__name__}')")
         if self.weight_attr is not None:
             raise ValueError("'weight_attr' needs a Data; with a GraphStore, set weights on its graph")
         self._stores = (feature_store, graph_store)

@@ -348,11 +348,13 @@ def test_graph_store_round_trip():
     # put replaces the graph; remove empties the store
     other = gfpyg.GraphStore()
     assert other.get_all_edge_attrs() == []
-    other.put_edge_index((data.edge_index[0], data.edge_index[1]), edge_type=None, layout="coo", size=(NUM_NODES, NUM_NODES))
+    other.put_edge_index(
+        (data.edge_index[0], data.edge_index[1]), edge_type=None, layout="coo", size=(NUM_NODES, NUM_NODES)
+    )
     assert other.graph.num_edges == NUM_EDGES
     assert other.remove_edge_index(edge_type=None, layout="coo")
     with pytest.raises(ValueError, match="no graph"):
-        other.graph
+        _ = other.graph
     with pytest.raises(ValueError, match="homogeneous"):
         gs.get_edge_index(edge_type=("a", "to", "b"), layout="coo")
 
