@@ -22,6 +22,12 @@ Two ways in:
       for batch in loader:
           out = model(batch.x, batch.edge_index)[:batch.batch_size]
           loss = F.cross_entropy(out, batch.y[:batch.batch_size])
+
+Both take PyG's ``subgraph_type`` (``"directional"``, ``"bidirectional"``,
+``"induced"``) and ``disjoint``; the loader is callable
+(``loader(index)``) like PyG's, and takes a ``(FeatureStore, GraphStore)``
+pair, with :class:`GraphStore` serving a graphferry graph to PyG's
+remote-backend interface.
 """
 
 from __future__ import annotations
@@ -369,6 +375,8 @@ class Sampler(BaseSampler):
             seed=self.seed,
         )
         self._calls = 0
+        if isinstance(data, Data):
+            _check_node_rows(data)
         self._graph: Graph | None = as_graph(data, self.weight_attr)
 
     def _next_seed(self) -> int:

@@ -139,6 +139,8 @@ def test_x_with_wrong_rows_is_an_error():
     data.x = data.x[:-3]
     with pytest.raises(ValueError, match=r"'x' has 117 rows but the graph has 120 nodes"):
         gfpyg.NeighborLoader(data, FANOUTS)
+    with pytest.raises(ValueError, match=r"'x' has 117 rows but the graph has 120 nodes"):
+        gfpyg.Sampler(data, FANOUTS)
 
 
 def test_bad_subgraph_type_and_disjoint_induced():
