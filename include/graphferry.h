@@ -977,6 +977,37 @@ typedef struct gf_cache_options {
 GF_API int gf_loader_set_cache(gf_loader *loader, const gf_cache_options *options,
                                int64_t *out_rows);
 
+/* ---------------------------------------------------------------------------
+ * Induced subgraphs
+ */
+
+/*
+ * gf_graph_induced_subgraph returns every edge u->v of the graph whose two
+ * endpoints are in nodes: the subgraph the nodes induce (PyG's
+ * subgraph_type="induced", torch_geometric.utils.subgraph). Edges are
+ * grouped by target in the order of nodes; a target's edges keep the order
+ * of its neighbour list, so the result is the same for any patch count.
+ * @param nodes  int64 or int32 [N] original node ids, distinct. Borrowed.
+ * @param out_src      receives int64 [E]: each edge's source as a position
+ *                     in nodes (local id).
+ * @param out_dst      receives int64 [E]: each edge's target, likewise.
+ * @param out_edge_ids receives int64 [E]: each edge's original id. May be
+ *                     NULL if not wanted.
+ * The caller owns the tensors and must call their deleters (all are NULL on
+ * failure).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      nodes, out_src or out_dst NULL; nodes not 1-D; a node out
+ *                  of range or repeated
+ *   GF_ETYPE       nodes not int64/int32, not on the CPU, or not contiguous
+ *   GF_EBADHANDLE  graph (also when it was closed)
+ *   GF_ENOMEM      the edges do not fit in memory
+ */
+GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
+                                     DLManagedTensor **out_src,
+                                     DLManagedTensor **out_dst,
+                                     DLManagedTensor **out_edge_ids);
+
 #ifdef __cplusplus
 }
 #endif

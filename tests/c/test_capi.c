@@ -466,6 +466,8 @@ static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loade
   CHECK_ERR(gf_loader_stats(NULL, &st), GF_EBADHANDLE, "");
 }
 
+static void test_induced_subgraph(gf_graph *g);
+
 int main(void) {
   CHECK(gf_version_number() / 1000000 == GF_VERSION_MAJOR, "major version");
   CHECK(strcmp(gf_version(), GF_VERSION_STRING) == 0, "version string");
@@ -816,6 +818,8 @@ int main(void) {
   if (b) check_batch(b, 2, 2, seeds);
   gf_batch_close(b);
 
+  test_induced_subgraph(g);
+
   /* use after close is detected */
   gf_graph_close(g);
   CHECK(versioned_deleted == 1, "closing the graph called the versioned tensor's deleter once");
@@ -835,4 +839,54 @@ int main(void) {
 
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
+}
+
+/* gf_graph_induced_subgraph on the 6-node graph: the edges among {3, 1, 0},
+ * grouped by target in that order, each target's in the CSC's order. */
+static void test_induced_subgraph(gf_graph *g) {
+  int64_t nodes[] = {3, 1, 0}, nshape = 3;
+  DLTensor tn = i64(nodes, &nshape);
+  DLManagedTensor *src = NULL, *dst = NULL, *eid = NULL;
+  CHECK(gf_graph_induced_subgraph(g, &tn, &src, &dst, &eid) == GF_OK && src && dst && eid, "induced subgraph");
+  if (src && dst && eid) {
+    static const int64_t want_src[] = {1, 2, 0, 1}, want_dst[] = {0, 1, 1, 2}, want_eid[] = {6, 2, 3, 0};
+    CHECK(src->dl_tensor.ndim == 1 && src->dl_tensor.shape[0] == 4, "induced: 4 edges");
+    CHECK(dst->dl_tensor.shape[0] == 4 && eid->dl_tensor.shape[0] == 4, "induced: one dst and id per edge");
+    if (src->dl_tensor.shape[0] == 4) {
+      const int64_t *s = src->dl_tensor.data, *d = dst->dl_tensor.data, *e = eid->dl_tensor.data;
+      for (int i = 0; i < 4; i++) {
+        CHECK(s[i] == want_src[i] && d[i] == want_dst[i] && e[i] == want_eid[i],
+              "induced edge %d: (%lld, %lld, id %lld)", i, (long long)s[i], (long long)d[i], (long long)e[i]);
+      }
+    }
+    src->deleter(src);
+    dst->deleter(dst);
+    eid->deleter(eid);
+  }
+  /* edge ids are optional */
+  src = dst = NULL;
+  CHECK(gf_graph_induced_subgraph(g, &tn, &src, &dst, NULL) == GF_OK && src && dst, "induced without ids");
+  if (src) src->deleter(src);
+  if (dst) dst->deleter(dst);
+  /* a node without edges among the others: an empty result */
+  int64_t lone[] = {4}, lshape = 1;
+  DLTensor tl = i64(lone, &lshape);
+  src = dst = NULL;
+  CHECK(gf_graph_induced_subgraph(g, &tl, &src, &dst, NULL) == GF_OK && src && src->dl_tensor.shape[0] == 0,
+        "induced: no edges");
+  if (src) src->deleter(src);
+  if (dst) dst->deleter(dst);
+  /* errors leave the outputs NULL */
+  int64_t dup[] = {1, 2, 1}, dshape = 3;
+  DLTensor td = i64(dup, &dshape);
+  src = dst = eid = NULL;
+  CHECK_ERR(gf_graph_induced_subgraph(g, &td, &src, &dst, &eid), GF_EINVAL, "repeats");
+  CHECK(src == NULL && dst == NULL && eid == NULL, "outputs NULL after an error");
+  int64_t oor[] = {0, 6}, oshape = 2;
+  DLTensor to = i64(oor, &oshape);
+  CHECK_ERR(gf_graph_induced_subgraph(g, &to, &src, &dst, NULL), GF_EINVAL, "6");
+  CHECK_ERR(gf_graph_induced_subgraph(g, NULL, &src, &dst, NULL), GF_EINVAL, "nodes");
+  CHECK_ERR(gf_graph_induced_subgraph(g, &tn, NULL, &dst, NULL), GF_EINVAL, "out_src");
+  CHECK_ERR(gf_graph_induced_subgraph(g, &tn, &src, NULL, NULL), GF_EINVAL, "out_dst");
+  CHECK_ERR(gf_graph_induced_subgraph(NULL, &tn, &src, &dst, NULL), GF_EBADHANDLE, "graph");
 }
