@@ -148,6 +148,9 @@ func (g *Graph) NewEdgeSampler(opt EdgeSamplerOptions) (*EdgeSampler, error) {
 	return &EdgeSampler{g: g, opt: opt, idx: idx}, nil
 }
 
+// Mode returns the flavour the sampler was opened with.
+func (s *EdgeSampler) Mode() LinkMode { return s.opt.Mode }
+
 // Close releases the Graph reference. Batches already returned stay valid.
 // Idempotent.
 func (s *EdgeSampler) Close() error {
