@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ctypes
 from dataclasses import dataclass
-from typing import Any, Optional
+from typing import Any
 
 import torch
 
@@ -88,7 +88,7 @@ gf_edge_sampler_p_ctypes = ctypes.c_void_p
     [gf_graph_p_ctypes, ctypes.POINTER(gf_edge_sampler_options), c_void_pp],
     ctypes.c_int,
 )
-def gf_edge_sampler_open(graph: Optional[int], options: CtypesRef, out_sampler: CtypesRef, /) -> int: ...
+def gf_edge_sampler_open(graph: int | None, options: CtypesRef, out_sampler: CtypesRef, /) -> int: ...
 
 
 # int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seeds,
@@ -100,18 +100,18 @@ def gf_edge_sampler_open(graph: Optional[int], options: CtypesRef, out_sampler: 
     ctypes.c_int,
 )
 def gf_edge_sampler_sample(
-    sampler: Optional[int], seeds: CtypesRef, seeds_dst: CtypesRef, batch_key: int, out_batch: CtypesRef, /
+    sampler: int | None, seeds: CtypesRef, seeds_dst: CtypesRef, batch_key: int, out_batch: CtypesRef, /
 ) -> int: ...
 
 
 # void gf_edge_sampler_close(gf_edge_sampler *sampler);
 @cfunc("gf_edge_sampler_close", [gf_edge_sampler_p_ctypes], None, errcheck=None)
-def gf_edge_sampler_close(sampler: Optional[int], /) -> None: ...
+def gf_edge_sampler_close(sampler: int | None, /) -> None: ...
 
 
 # int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **out_tensor);
 @cfunc("gf_batch_take_link", [gf_batch_p_ctypes, ctypes.c_int32, c_void_pp], ctypes.c_int)
-def gf_batch_take_link(batch: Optional[gf_batch_p], field: int, out_tensor: CtypesRef, /) -> int: ...
+def gf_batch_take_link(batch: gf_batch_p | None, field: int, out_tensor: CtypesRef, /) -> int: ...
 
 
 @dataclass

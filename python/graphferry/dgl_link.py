@@ -64,8 +64,7 @@ class EdgePredictionSampler:
 
     def __repr__(self) -> str:
         return (
-            f"EdgePredictionSampler(exclude={self.exclude!r}, "
-            f"negative_sampler={type(self.negative_sampler).__name__})"
+            f"EdgePredictionSampler(exclude={self.exclude!r}, negative_sampler={type(self.negative_sampler).__name__})"
         )
 
 

@@ -404,3 +404,8 @@ class NeighborLoader(EngineLoader):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}()"
+
+
+from .pyg_link import LinkNeighborLoader  # noqa: E402  (edge-level loading, link prediction)
+
+__all__ += ["LinkNeighborLoader"]

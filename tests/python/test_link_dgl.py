@@ -72,12 +72,21 @@ def check_dgl_batch(g, eids, batch, k, excluded):
 def test_matches_dgl_conventions(idtype, exclude):
     g, reverse = small_graph(idtype)
     eids = torch.arange(0, 400, 3)
-    kw = dict(exclude=exclude, reverse_eids=reverse if exclude == "reverse_id" else None, negative_sampler=NS.Uniform(3))
+    kw = dict(
+        exclude=exclude, reverse_eids=reverse if exclude == "reverse_id" else None, negative_sampler=NS.Uniform(3)
+    )
     ours = gfdgl.DataLoader(
-        g, eids.to(idtype), gfdgl.as_edge_prediction_sampler(dgl.dataloading.NeighborSampler([-1, 4]), **kw), batch_size=32, seed=5
+        g,
+        eids.to(idtype),
+        gfdgl.as_edge_prediction_sampler(dgl.dataloading.NeighborSampler([-1, 4]), **kw),
+        batch_size=32,
+        seed=5,
     )
     theirs = dgl.dataloading.DataLoader(
-        g, eids.to(idtype), dgl.dataloading.as_edge_prediction_sampler(dgl.dataloading.NeighborSampler([-1, 4]), **kw), batch_size=32
+        g,
+        eids.to(idtype),
+        dgl.dataloading.as_edge_prediction_sampler(dgl.dataloading.NeighborSampler([-1, 4]), **kw),
+        batch_size=32,
     )
     assert isinstance(ours, EdgeDataLoader)
     assert len(ours) == len(theirs)
@@ -122,7 +131,7 @@ def test_no_negative_sampler_and_dgl_sampler_object():
     out = batches(loader)
     assert len(out) == 3
     seen = []
-    for input_nodes, pair, blocks in out:
+    for _input_nodes, pair, blocks in out:
         e = pair.edata[dgl.EID]
         seen.append(e)
         assert not bool(torch.isin(block_eids(blocks), torch.cat([e, reverse[e]])).any())
@@ -135,7 +144,7 @@ def test_global_uniform():
     sampler = gfdgl.as_edge_prediction_sampler(
         dgl.dataloading.NeighborSampler([2]), negative_sampler=NS.GlobalUniform(2)
     )
-    for _, pair, neg, _ in batches(gfdgl.DataLoader(g, eids, sampler, batch_size=50, seed=4)):
+    for _, _pair, neg, _ in batches(gfdgl.DataLoader(g, eids, sampler, batch_size=50, seed=4)):
         seeds = neg.ndata[dgl.NID]
         ns, nd = neg.edges()
         u, v = seeds[ns], seeds[nd]
@@ -152,9 +161,7 @@ def test_seeded_and_epochs_differ():
     )
 
     def run(loader):
-        return [
-            (p.ndata[dgl.NID], n.edges()[1], [b.edata[dgl.EID] for b in bl]) for _, p, n, bl in batches(loader)
-        ]
+        return [(p.ndata[dgl.NID], n.edges()[1], [b.edata[dgl.EID] for b in bl]) for _, p, n, bl in batches(loader)]
 
     a = gfdgl.DataLoader(g, eids, sampler, batch_size=50, shuffle=True, seed=9)
     b = gfdgl.DataLoader(g, eids, sampler, batch_size=50, shuffle=True, seed=9, num_threads=1)
