@@ -197,3 +197,30 @@ func TestEdgeSamplerErrors(t *testing.T) {
 	_, err = es.SampleDGL([]int64{1}, 0, nil)
 	require.ErrorIs(t, err, errs.ErrClosed)
 }
+
+func TestEdgeSamplerConcurrent(t *testing.T) {
+	g := newTestGraph(t, partitions()["random3"])
+	es, err := g.NewEdgeSampler(EdgeSamplerOptions{Request: linkRequest(), Threads: 2, Mode: LinkDGL,
+		DGL: linkpred.DGLEdgeSampler{Negative: linkpred.GlobalUniform{K: 2, ExcludeSelfLoops: true}, Exclude: linkpred.ExcludeSelfEdges}})
+	require.NoError(t, err)
+	defer es.Close()
+	eids := []int64{1, 2, 3, 50, 60}
+	want, err := es.SampleDGL(eids, 3, nil)
+	require.NoError(t, err)
+	defer want.Release()
+	done := make(chan [][]int64, 4)
+	for range 4 {
+		go func() {
+			b, err := es.SampleDGL(eids, 3, nil)
+			if err != nil {
+				done <- nil
+				return
+			}
+			defer b.Release()
+			done <- snapshot(b)
+		}()
+	}
+	for range 4 {
+		require.Equal(t, snapshot(want), <-done)
+	}
+}
