@@ -660,3 +660,10 @@ class DataLoader(EngineLoader):
             input_nodes = input_nodes.to(self.device)
             output_nodes = output_nodes.to(self.device)
         return input_nodes, output_nodes, blocks
+
+
+# Edge-level loading (link prediction): DataLoader given an edge prediction sampler becomes an EdgeDataLoader.
+from .dgl_link import EdgeDataLoader, EdgePredictionSampler, as_edge_prediction_sampler, dispatching_new  # noqa: E402
+
+DataLoader.__new__ = dispatching_new  # type: ignore[method-assign]
+__all__ += ["as_edge_prediction_sampler", "EdgePredictionSampler", "EdgeDataLoader"]
