@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -41,8 +42,10 @@ type Options struct {
 // 2^24 nodes) and buffers.
 const DefaultMaxWorkers = 4
 
-// ErrClosed is returned by calls on a closed Pipeline.
-var ErrClosed = errors.New("pipeline: closed")
+// ErrClosed is returned by calls on a closed Pipeline. It wraps
+// errs.ErrClosed, so that callers that map error classes (the C API: to
+// GF_EBADHANDLE) see a closed object rather than an invalid argument.
+var ErrClosed = fmt.Errorf("pipeline: %w", errs.ErrClosed)
 
 // ErrStopped is returned by a Next that was waiting for a batch of an epoch
 // that Start or Close stopped.
