@@ -72,7 +72,7 @@ func BenchmarkPubmedEpoch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := sample.New(p, comm.NewLocal(1), sample.Options{Fanouts: []int{5, 10, 15}})
+	s, err := bind(p, comm.NewLocal(1), sample.Request{Fanouts: []int{5, 10, 15}}, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func BenchmarkDatasetEpoch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := sample.New(p, comm.NewLocal(1), sample.Options{Fanouts: []int{15, 10, 5}, Seed: 1})
+	s, err := bind(p, comm.NewLocal(1), sample.Request{Fanouts: []int{15, 10, 5}, Seed: 1}, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
