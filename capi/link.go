@@ -11,7 +11,6 @@ import (
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/linkpred"
 	"github.com/graphferry/graphferry/engine/mem"
-	"github.com/graphferry/graphferry/engine/sample"
 )
 
 var edgeSamplerOptionsLayout = newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{})
@@ -24,25 +23,6 @@ func linkFieldName(f core.LinkField) string {
 	return "\x00link" + string(rune('0'+int(f)))
 }
 
-// sampleRequest reads gf_sample_options as a sample.Request and a thread
-// count.
-func sampleRequest(o *C.gf_sample_options, arg string) (sample.Request, int, error) {
-	opt, err := sampleOptions(o, arg)
-	if err != nil {
-		return sample.Request{}, 0, err
-	}
-	return sample.Request{
-		Fanouts:                 opt.Fanouts,
-		Replace:                 opt.Replace,
-		Frontier:                opt.Frontier,
-		Scheme:                  opt.Scheme,
-		Biased:                  opt.Biased,
-		LayerWithoutReplacement: opt.LayerWithoutReplacement,
-		ExcludeEdges:            opt.ExcludeEdges,
-		Seed:                    opt.Seed,
-	}, opt.Threads, nil
-}
-
 // edgeSamplerOptions reads and checks gf_edge_sampler_options.
 func edgeSamplerOptions(o *C.gf_edge_sampler_options) (core.EdgeSamplerOptions, error) {
 	var opt core.EdgeSamplerOptions
@@ -53,7 +33,7 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options) (core.EdgeSamplerOptions, 
 	if err != nil {
 		return opt, err
 	}
-	if opt.Request, opt.Threads, err = sampleRequest(o.sample, "options->sample"); err != nil {
+	if opt.Request, opt.Threads, err = sampleOptions(o.sample, "options->sample"); err != nil {
 		return opt, err
 	}
 	amount := float64(o.amount)

@@ -538,8 +538,11 @@ GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t
  */
 typedef struct gf_sample_options {
   uint32_t struct_size;
-  /* Number of hops L (> 0) and the fan-out of each, starting from the seeds;
-     -1 takes all neighbours. Borrowed. */
+  /* Number of hops L (> 0) and the fan-out of each, starting from the seeds:
+     the number of neighbours each frontier node samples in that hop; -1
+     takes all neighbours; 0 takes none (the hop's block has its dst nodes,
+     as its src nodes too, and no edge: DGL's fan-out 0). Values below -1
+     are invalid. Borrowed. */
   int32_t num_hops;
   const int32_t *fanouts;
   /* Non-zero: sample with replacement. Default: uniform without. */
@@ -581,7 +584,7 @@ typedef struct gf_batch gf_batch;
  * Returns:
  *   GF_OK
  *   GF_EINVAL      seeds, options or out_batch NULL; options invalid
- *                  (struct_size, num_hops, a fan-out below -1 or 0, frontier,
+ *                  (struct_size, num_hops, a fan-out below -1, frontier,
  *                  scheme, biased without edge weights); a seed out of range
  *                  or repeated
  *   GF_ETYPE       seeds or options->exclude_edges not int64/int32, not on

@@ -439,7 +439,7 @@ def ddp_split(indices: torch.Tensor, rank: int, world_size: int, drop_last: bool
     return local
 
 
-_FANOUT_INDEX = re.compile(r"fanout\[(\d+)\]")
+_FANOUT_INDEX = re.compile(r"fanouts?\[(\d+)\]")
 
 
 def _user_order_error(err: GraphferryError, num_layers: int) -> GraphferryError:

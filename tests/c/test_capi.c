@@ -470,6 +470,45 @@ static void test_induced_subgraph(gf_graph *g);
 
 void test_edge_sampler(void); /* appended below */
 
+
+/* Fan-out 0 samples no neighbour in its hop: the block keeps its dst nodes
+   (as its src nodes too) and has no edge; the next hop samples as usual. */
+static void test_fanout_zero(gf_graph *g, const DLTensor *seeds, const gf_sample_options *base) {
+  int32_t fan[] = {0, 2};
+  gf_sample_options so = *base;
+  so.num_hops = 2;
+  so.fanouts = fan;
+  so.frontier = GF_FRONTIER_ALL;
+  gf_batch *b = NULL;
+  CHECK(gf_sample(g, seeds, &so, &b) == GF_OK && b, "sample with fan-out 0: %s", gf_errmsg());
+  if (!b) return;
+  int64_t nseeds = seeds->shape[0];
+  int64_t nd = -1, ns = -1, off = -1;
+  CHECK(gf_batch_block_shape(b, 0, &nd, &ns, &off) == GF_OK && nd == nseeds && ns == nseeds && off == 0,
+        "fan-out 0 block: %lld dst, %lld src, offset %lld", (long long)nd, (long long)ns, (long long)off);
+  DLManagedTensor *ip = NULL, *ix = NULL, *hc = NULL;
+  CHECK(gf_batch_take(b, GF_FIELD_INDPTR, 0, &ip) == GF_OK && ip, "take indptr of the fan-out 0 hop");
+  CHECK(gf_batch_take(b, GF_FIELD_INDICES, 0, &ix) == GF_OK && ix, "take indices of the fan-out 0 hop");
+  CHECK(gf_batch_take(b, GF_FIELD_HOP_COUNTS, 0, &hc) == GF_OK && hc, "take hop counts");
+  if (ip) {
+    const int64_t *p = (const int64_t *)ip->dl_tensor.data;
+    for (int64_t d = 0; d <= nd; d++) CHECK(p[d] == 0, "fan-out 0 indptr[%lld] = %lld", (long long)d, (long long)p[d]);
+    ip->deleter(ip);
+  }
+  if (ix) {
+    CHECK(ix->dl_tensor.shape[0] == 0, "fan-out 0 hop has no edge");
+    ix->deleter(ix);
+  }
+  if (hc) {
+    const int64_t *h = (const int64_t *)hc->dl_tensor.data;
+    CHECK(h[0] == nseeds && h[1] == 0, "hop counts %lld, %lld", (long long)h[0], (long long)h[1]);
+    hc->deleter(hc);
+  }
+  CHECK(gf_batch_block_shape(b, 1, &nd, &ns, &off) == GF_OK && nd == nseeds && ns >= nseeds,
+        "the hop after fan-out 0 samples from the seeds");
+  gf_batch_close(b);
+}
+
 int main(void) {
   CHECK(gf_version_number() / 1000000 == GF_VERSION_MAJOR, "major version");
   CHECK(strcmp(gf_version(), GF_VERSION_STRING) == 0, "version string");
@@ -619,9 +658,9 @@ int main(void) {
   bo = so;
   bo.fanouts = neg;
   CHECK_ERR(gf_sample(g, &ts, &bo, &b), GF_EINVAL, "-3");
-  int32_t zero[] = {0, 2};
-  bo.fanouts = zero;
-  CHECK_ERR(gf_sample(g, &ts, &bo, &b), GF_EINVAL, "fanout");
+  int32_t below[] = {0, -2}; /* 0 is valid: no neighbours for that hop */
+  bo.fanouts = below;
+  CHECK_ERR(gf_sample(g, &ts, &bo, &b), GF_EINVAL, "fanouts[1] = -2");
   CHECK_ERR(gf_sample(NULL, &ts, &so, &b), GF_EBADHANDLE, "NULL");
   CHECK_ERR(gf_sample((gf_graph *)0x12345, &ts, &so, &b), GF_EBADHANDLE, "not a graph handle");
   CHECK_ERR(gf_sample(g, &ts, NULL, &b), GF_EINVAL, "options");
@@ -813,6 +852,8 @@ int main(void) {
   test_struct_sizes(g, &ts, &so);
   test_versioned(g, &ts, &so, &lo, &tall);
   test_loader_stats(g, &tall, &lo);
+
+  test_fanout_zero(g, &ts, &so);
   CHECK(versioned_deleted == 0, "the graph keeps the versioned tensor while open");
 
   /* after all of that, g still samples correctly */

@@ -170,9 +170,20 @@ def test_empty_fanouts(tiny_graph, still_works):
 
 @pytest.mark.parametrize("bad", [-2, -7])  # 0 is valid: no neighbours for that hop
 def test_bad_fanout(tiny_graph, still_works, bad):
-    with pytest.raises(InvalidArgumentError, match="(?i)fan"):
+    with pytest.raises(InvalidArgumentError, match=rf"fanouts\[1\] = {bad}"):
         graphferry.sample_neighbors(tiny_graph, torch.tensor([1]), [2, bad])
     still_works()
+
+
+def test_fanout_zero_samples_no_neighbours(tiny_graph):
+    seeds = torch.tensor([1, 4, 7])
+    sub = graphferry.sample_neighbors(tiny_graph, seeds, [0, 2, 0])
+    assert sub.hop_counts.tolist()[:2] == [3, 0]
+    first, second, third = sub.blocks
+    assert first.num_edges == 0 and first.indptr.tolist() == [0, 0, 0, 0]
+    assert (first.num_dst, first.num_src) == (3, 3)
+    assert second.num_dst == 3 and second.num_edges > 0
+    assert third.num_edges == 0 and third.num_src == third.num_dst + third.dst_offset
 
 
 def test_fanout_beyond_int32(tiny_graph, still_works):
