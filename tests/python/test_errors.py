@@ -26,6 +26,7 @@ from graphferry.errors import (
     TypeMismatchError,
     error_for_status,
 )
+
 from conftest import check_subgraph, edge_table
 
 
@@ -122,8 +123,9 @@ def test_bad_partition_argument(tiny):
     with pytest.raises(ValueError, match="partition"):
         graphferry.Graph.from_coo(tiny.src, tiny.dst, partition="metis")
     with pytest.raises(InvalidArgumentError):
-        graphferry.Graph.from_coo(tiny.src, tiny.dst, num_nodes=tiny.num_nodes, num_patches=2,
-                                  partition=torch.full((tiny.num_nodes,), 5))
+        graphferry.Graph.from_coo(
+            tiny.src, tiny.dst, num_nodes=tiny.num_nodes, num_patches=2, partition=torch.full((tiny.num_nodes,), 5)
+        )
 
 
 def test_python_types_rejected_before_c(tiny):
@@ -271,7 +273,7 @@ def test_closed_graph(tiny):
     g.close()
     g.close()  # idempotent
     with pytest.raises(GraphferryError) as info:
-        g.num_nodes
+        g.num_nodes  # noqa: B018 - the property itself raises
     assert info.value.code == GF_EBADHANDLE
     with pytest.raises(GraphferryError) as info:
         graphferry.sample_neighbors(g, torch.tensor([1]), [2])
@@ -340,8 +342,9 @@ def test_num_workers_refused(tiny, tiny_graph):
     assert "own threads" in str(info.value) and "fork" in str(info.value)
 
     pytest.importorskip("torch_geometric")
-    import graphferry.pyg as gfpyg
     from torch_geometric.data import Data
+
+    import graphferry.pyg as gfpyg
 
     data = Data(x=torch.randn(tiny.num_nodes, 2), edge_index=torch.stack([tiny.src, tiny.dst]))
     with pytest.raises(ValueError, match="num_workers=0"):
