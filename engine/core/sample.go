@@ -104,35 +104,43 @@ func (g *Graph) Sample(seeds []int64, req sample.Request, threads int, alloc mem
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	var b *pipeline.Batch
+	err := g.withRuntime(threads, func(rt *sample.Runtime) error {
+		internal, err := pipeline.InternalSeeds(g.part, seeds)
+		if err != nil {
+			return err
+		}
+		res, err := rt.Sample(context.Background(), req, [][]int64{internal}, []uint64{0})
+		if err != nil {
+			return err
+		}
+		defer rt.Recycle(res...)
+		inputIndex := make([]int64, len(seeds))
+		for i := range inputIndex {
+			inputIndex[i] = int64(i)
+		}
+		b, err = pipeline.Materialize(res[0], seeds, inputIndex, g.part, g.store, nil, nil, alloc, threads)
+		return err
+	})
+	return b, err
+}
+
+// withRuntime runs fn on a fork of the graph's runtime for threads threads,
+// holding a reference to the graph and its read lock (node data and weights
+// stay as they are) for the duration.
+func (g *Graph) withRuntime(threads int, fn func(rt *sample.Runtime) error) error {
 	if err := g.acquire(); err != nil {
-		return nil, err
+		return err
 	}
 	defer g.release()
-	internal, err := pipeline.InternalSeeds(g.part, seeds)
-	if err != nil {
-		return nil, err
-	}
 	g.mu.RLock()
 	defer g.mu.RUnlock()
 	rt, gen, err := g.runtimes.take(g, threads)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer g.runtimes.put(rt, gen)
-	res, err := rt.Sample(context.Background(), req, [][]int64{internal}, []uint64{0})
-	if err != nil {
-		return nil, err
-	}
-	inputIndex := make([]int64, len(seeds))
-	for i := range inputIndex {
-		inputIndex[i] = int64(i)
-	}
-	b, err := pipeline.Materialize(res[0], seeds, inputIndex, g.part, g.store, nil, nil, alloc, threads)
-	rt.Recycle(res...)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
+	return fn(rt)
 }
 
 // Walk is the result of RandomWalk, in memory from the allocator given to
@@ -159,22 +167,16 @@ func (g *Graph) RandomWalk(seeds []int64, req sample.WalkRequest, threads int, a
 	if alloc == nil {
 		alloc = mem.Heap{}
 	}
-	if err := g.acquire(); err != nil {
-		return nil, err
-	}
-	defer g.release()
-	internal := make([]int64, len(seeds))
-	if err := g.part.ToNew(seeds, internal); err != nil {
-		return nil, errorf(nil, "seeds: %v", err)
-	}
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	rt, gen, err := g.runtimes.take(g, threads)
-	if err != nil {
-		return nil, err
-	}
-	defer g.runtimes.put(rt, gen)
-	res, err := rt.RandomWalk(context.Background(), req, [][]int64{internal}, []uint64{0})
+	var res []*sample.WalkResult
+	err := g.withRuntime(threads, func(rt *sample.Runtime) error {
+		internal := make([]int64, len(seeds))
+		if err := g.part.ToNew(seeds, internal); err != nil {
+			return errorf(nil, "seeds: %v", err)
+		}
+		var err error
+		res, err = rt.RandomWalk(context.Background(), req, [][]int64{internal}, []uint64{0})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}

@@ -562,7 +562,11 @@ func TestErrorsAreCarried(t *testing.T) {
 	// An allocation failure in the loader, in the middle of a batch.
 	checked := mem.NewChecked(nil)
 	alloc := &failingAlloc{Checked: checked, ok: 14*3 + 5}
-	pl, err := New(f.s, f.p, f.store, seedRange(200), defaultOpts(), alloc)
+	// One worker: with one per thread, workers running ahead could spend the
+	// allocations before the first batch is gathered.
+	oneWorker := defaultOpts()
+	oneWorker.Workers = 1
+	pl, err := New(f.s, f.p, f.store, seedRange(200), oneWorker, alloc)
 	require.NoError(t, err)
 	require.NoError(t, pl.Start(0))
 	var got []*Batch
