@@ -522,7 +522,11 @@ class DataLoader(EngineLoader):
         indices (Tensor): ids of the seed nodes.
         graph_sampler: a ``dgl.dataloading.NeighborSampler`` (its
             ``fanouts``, ``replace``, ``prob`` (or ``mask``), and prefetch
-            lists are read) or a :class:`graphferry.dgl.NeighborSampler`.
+            lists are read), a ``dgl.dataloading.LaborSampler`` (LABOR-0:
+            its ``fanouts``, ``layer_dependency`` and prefetch lists; ``prob``,
+            ``importance_sampling`` other than 0 and ``batch_dependency``
+            other than 1 raise ``NotImplementedError``) or a
+            :class:`graphferry.dgl.NeighborSampler`.
             With ``prob`` the weights come from ``graph.edata[prob]`` (a
             ``graphferry.Graph`` must already have them).
         device (str or torch.device, optional): where outputs are moved.

@@ -167,3 +167,23 @@ def test_replace_is_refused_by_the_engine():
     sampler = gfdgl.NeighborSampler([2], scheme="labor", replace=True)
     with pytest.raises(Exception, match="Replace is not valid"):
         gfdgl.DataLoader(g, torch.arange(4), sampler, batch_size=2)
+
+
+def test_sample_neighbors_labor_is_the_same_for_any_patch_count(tiny):
+    import graphferry
+
+    seeds = torch.arange(0, tiny.num_nodes, 3)
+    subs = []
+    for patches, partition, threads in [(1, "range", 1), (3, "random", 2), (4, "range", 3)]:
+        with graphferry.Graph.from_coo(
+            tiny.src, tiny.dst, num_nodes=tiny.num_nodes, num_patches=patches, partition=partition
+        ) as g:
+            subs.append(
+                graphferry.sample_neighbors(
+                    g, seeds, [3, 2], scheme="labor", layer_dependency=True, seed=11, num_threads=threads
+                )
+            )
+    for sub in subs[1:]:
+        assert torch.equal(sub.nodes, subs[0].nodes)
+        for a, b in zip(sub.blocks, subs[0].blocks):
+            assert torch.equal(a.indptr, b.indptr) and torch.equal(a.edge_ids, b.edge_ids)
