@@ -19,7 +19,7 @@ import (
 var abiIndptr, abiIndices = []int64{0, 2, 5, 6, 8, 8, 10}, []int64{1, 2, 0, 3, 4, 0, 1, 5, 2, 3}
 
 func TestOptionLayouts(t *testing.T) {
-	// Today's sample options end with exclude_edges (a pointer); the
+	// Today's sample options end with layer_dependency (an int32); the
 	// first layout ends with num_threads and has 4 bytes of padding.
 	assert.Equal(t, uintptr(36), sampleOptionsLayout.min)
 	assert.Equal(t, map[uintptr]uintptr{40: 36}, sampleOptionsLayout.older)
@@ -28,7 +28,10 @@ func TestOptionLayouts(t *testing.T) {
 	assert.Equal(t, sizeofGraphOptions, graphOptionsLayout.size)
 
 	for _, tc := range []struct{ size, want uintptr }{
-		{36, 36}, {37, 36}, {40, 36}, {44, 44}, {47, 44}, {sizeofSampleOptions, sizeofSampleOptions},
+		{36, 36}, {37, 36}, {40, 36}, {44, 44}, {47, 44},
+		// the layout before layer_dependency ended with exclude_edges;
+		// today's ends with layer_dependency (60) and 4 bytes of padding
+		{56, 56}, {sizeofSampleOptions - 1, 60}, {sizeofSampleOptions, 60},
 	} {
 		n, ok := sampleOptionsLayout.readLength(tc.size)
 		assert.True(t, ok, "size %d", tc.size)

@@ -60,9 +60,12 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, err
 		req.Scheme = sample.NodeWise
 	case C.GF_SCHEME_LAYER_WISE:
 		req.Scheme = sample.LayerWise
+	case C.GF_SCHEME_LABOR:
+		req.Scheme = sample.Labor
 	default:
-		return req, 0, errorf(gfEInval, "%s->scheme = %d (want GF_SCHEME_NODE_WISE or GF_SCHEME_LAYER_WISE)", arg, int(o.scheme))
+		return req, 0, errorf(gfEInval, "%s->scheme = %d (want GF_SCHEME_NODE_WISE, GF_SCHEME_LAYER_WISE or GF_SCHEME_LABOR)", arg, int(o.scheme))
 	}
+	req.LayerDependency = o.layer_dependency != 0
 	req.Biased = o.biased != 0
 	req.LayerWithoutReplacement = o.layer_without_replacement != 0
 	if o.exclude_edges != nil {

@@ -528,11 +528,24 @@ GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t
  * neighbour. Every frontier node keeps its (possibly empty) row.
  */
 #define GF_SCHEME_LAYER_WISE 1
+/*
+ * GF_SCHEME_LABOR: LABOR-0 layer-neighbour sampling (DGL's LaborSampler with
+ * importance_sampling=0). In hop h every candidate neighbour t draws one
+ * uniform variate r_t in [0, 1), the same for every destination of the
+ * batch, and destination v with d_v candidates keeps t iff
+ * r_t < fanouts[h] / d_v (all of them when d_v <= fanouts[h]; -1: all; 0:
+ * none): each neighbour is kept with probability min(1, fanouts[h] / d_v),
+ * so v keeps fanouts[h] neighbours in expectation, and destinations sharing
+ * neighbours keep the same ones. r_t depends on (seed, batch, hop, t's
+ * original id) only; with layer_dependency every hop uses hop 0's
+ * variates. Not valid with replace or biased (GF_EINVAL).
+ */
+#define GF_SCHEME_LABOR 2
 
 /*
  * gf_sample_options configures neighbour sampling. Zero-initialise it and
  * set struct_size = sizeof(gf_sample_options). Accepted struct_size (LP64):
- * 36 to sizeof (56). 0.1.0's first layout ended with num_threads (36 bytes,
+ * 36 to sizeof (64). 0.1.0's first layout ended with num_threads (36 bytes,
  * sizeof 40); a struct of that size is read up to num_threads and the
  * fields from scheme on take their defaults.
  */
@@ -553,7 +566,8 @@ typedef struct gf_sample_options {
   uint64_t seed;
   /* Worker threads per sampling step; <= 0 uses every core. */
   int32_t num_threads;
-  /* GF_SCHEME_NODE_WISE (0, the default) or GF_SCHEME_LAYER_WISE. */
+  /* GF_SCHEME_NODE_WISE (0, the default), GF_SCHEME_LAYER_WISE or
+     GF_SCHEME_LABOR. */
   int32_t scheme;
   /* Non-zero: take neighbour u of v with probability w(u->v) / (sum of the
      weights of v's in-edges), with the weights of gf_graph_set_edge_weights;
@@ -566,6 +580,10 @@ typedef struct gf_sample_options {
      link-prediction loaders), or NULL. Any order; ids not in the graph are
      ignored. Borrowed (copied). */
   const DLTensor *exclude_edges;
+  /* GF_SCHEME_LABOR only: non-zero gives every hop the same variates (DGL's
+     layer_dependency=True). The last field: a struct_size that ends before
+     it (an older header's) reads it as 0. */
+  int32_t layer_dependency;
 } gf_sample_options;
 
 /*

@@ -1,8 +1,8 @@
 // Package sample implements DSP's collective sampling primitive (CSP, DSP §4)
 // on a graph partitioned into patches that own consecutive ranges of
 // (renumbered) node ids, one rank per patch: node-wise neighbour sampling
-// (uniform or biased by edge weight), layer-wise sampling (DSP Eq. 2) and
-// random walks (Runtime.RandomWalk), optionally with excluded edges. All of
+// (uniform or biased by edge weight), layer-wise sampling (DSP Eq. 2),
+// LABOR-0 layer-neighbour sampling (DGL's LaborSampler) and random walks (Runtime.RandomWalk), optionally with excluded edges. All of
 // them run as CSP rounds and give the same result for any number of patches
 // and threads.
 //
@@ -146,6 +146,19 @@
 // without: min(c_u, degree) distinct neighbours). Fanouts[h] = -1 takes all
 // neighbours of every frontier node. The block has a row for every frontier
 // node, empty for the nodes that drew nothing.
+//
+// # LABOR
+//
+// With Request.Scheme = Labor (LABOR-0, labor.go), the owner of frontier
+// node s walks s's d_s candidates and keeps candidate t iff r_t <
+// Fanouts[h]/d_s (all when d_s <= Fanouts[h]). r_t is the first Unit of the
+// stream of (Seed, batch key, hop, original id of t), hop 0 for every hop
+// with Request.LayerDependency: it depends on t, not on s, so every
+// destination of a batch compares against the same r_t wherever it is
+// sampled, and a neighbour kept by one destination is kept by every
+// destination with a larger ratio. The count of a task is random: the owner
+// evaluates the variates in the count pass and again when it writes the
+// kept neighbours (in list order). Shuffle and reshuffle are node-wise's.
 //
 // # Random walks
 //

@@ -130,6 +130,7 @@ type options struct {
 	Biased                  bool
 	Scheme                  Scheme
 	LayerWithoutReplacement bool
+	LayerDependency         bool
 	ExcludeEdges            []int64
 }
 
@@ -138,7 +139,7 @@ func (o options) request() Request {
 	return Request{
 		Fanouts: o.Fanouts, Replace: o.Replace, Frontier: o.Frontier, Scheme: o.Scheme,
 		Biased: o.Biased, LayerWithoutReplacement: o.LayerWithoutReplacement,
-		ExcludeEdges: o.ExcludeEdges, Seed: o.Seed,
+		LayerDependency: o.LayerDependency, ExcludeEdges: o.ExcludeEdges, Seed: o.Seed,
 	}
 }
 

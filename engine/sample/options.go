@@ -43,15 +43,31 @@ const (
 	// neighbours). Fanouts[h] = -1 takes every neighbour of every frontier
 	// node. See also Request.LayerWithoutReplacement.
 	LayerWise
+	// Labor is LABOR-0 layer-neighbour sampling (Balin and Catalyurek,
+	// NeurIPS 2023; DGL's LaborSampler with importance_sampling=0): in hop
+	// h every candidate neighbour t draws ONE uniform variate r_t in
+	// [0, 1), shared by every destination of the batch, and destination s
+	// with d_s candidates keeps t iff r_t < Fanouts[h] / d_s (every
+	// neighbour when d_s <= Fanouts[h]; -1: all; 0: none). Each neighbour
+	// is kept with probability min(1, Fanouts[h]/d_s), so s keeps
+	// Fanouts[h] neighbours in expectation, not exactly, and destinations
+	// that share neighbours tend to keep the same ones, which shrinks the
+	// next hop's frontier. r_t comes from t's stream keyed by (Seed, batch
+	// key, hop, t's original id), so it is the same on every patch; with
+	// Request.LayerDependency every hop uses hop 0's variates. Not valid
+	// with Replace or Biased. See labor.go.
+	Labor
 )
 
-// String returns "node-wise" or "layer-wise".
+// String returns "node-wise", "layer-wise" or "labor".
 func (s Scheme) String() string {
 	switch s {
 	case NodeWise:
 		return "node-wise"
 	case LayerWise:
 		return "layer-wise"
+	case Labor:
+		return "labor"
 	}
 	return fmt.Sprintf("Scheme(%d)", int(s))
 }
@@ -89,7 +105,8 @@ type Request struct {
 	// do not count in v's degree (so fanout -1 takes every positive-weight
 	// neighbour). With Replace: independent weighted draws; without:
 	// weighted sampling without replacement (Efraimidis-Spirakis exponential
-	// keys), see the package documentation. It applies to every Scheme.
+	// keys), see the package documentation. It applies to NodeWise and
+	// LayerWise (Labor refuses it).
 	Biased bool
 	// LayerWithoutReplacement changes LayerWise's frontier draw: instead of
 	// Fanouts[h] draws with replacement, it picks min(Fanouts[h], number of
@@ -98,6 +115,11 @@ type Request struct {
 	// sampling by exponential keys), and each picked node samples exactly
 	// one neighbour. Only valid with Scheme LayerWise.
 	LayerWithoutReplacement bool
+	// LayerDependency makes every hop of a Labor request use the same
+	// variates (hop 0's), as DGL's LaborSampler(layer_dependency=True): a
+	// neighbour kept in one hop tends to be kept again, so fewer distinct
+	// nodes are sampled. Only valid with Scheme Labor.
+	LayerDependency bool
 	// ExcludeEdges lists (original) edge ids that are never sampled, in any
 	// order, duplicates allowed; ids that are not in the graph are ignored.
 	// An excluded edge behaves as if it were absent: it counts neither in
@@ -126,8 +148,17 @@ func (r Request) validate(what string) error {
 	if r.Frontier != FrontierAll && r.Frontier != FrontierNew {
 		return fmt.Errorf("sample: %s.Frontier = %d is invalid (want FrontierAll (0) or FrontierNew (1))", what, int(r.Frontier))
 	}
-	if r.Scheme != NodeWise && r.Scheme != LayerWise {
-		return fmt.Errorf("sample: %s.Scheme = %d is invalid (want NodeWise (0) or LayerWise (1))", what, int(r.Scheme))
+	if r.Scheme != NodeWise && r.Scheme != LayerWise && r.Scheme != Labor {
+		return fmt.Errorf("sample: %s.Scheme = %d is invalid (want NodeWise (0), LayerWise (1) or Labor (2))", what, int(r.Scheme))
+	}
+	if r.Scheme == Labor && r.Replace {
+		return fmt.Errorf("sample: %s.Replace is not valid with %s.Scheme = Labor (LABOR keeps each neighbour at most once)", what, what)
+	}
+	if r.Scheme == Labor && r.Biased {
+		return fmt.Errorf("sample: %s.Biased is not supported with %s.Scheme = Labor (weighted LABOR needs importance weights on the edges, which graphferry does not compute)", what, what)
+	}
+	if r.LayerDependency && r.Scheme != Labor {
+		return fmt.Errorf("sample: %s.LayerDependency needs %s.Scheme = Labor", what, what)
 	}
 	if r.LayerWithoutReplacement && r.Scheme != LayerWise {
 		return fmt.Errorf("sample: %s.LayerWithoutReplacement needs %s.Scheme = LayerWise", what, what)

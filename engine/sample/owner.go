@@ -49,6 +49,8 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 	}
 	var badMu sync.Mutex
 	var bad error
+	// Labor counts depend on the variates: see labor.go.
+	labor := s.req.Scheme == Labor
 	par.For(total, countGrain, s.rankThreads(), func(_, a, b int) {
 		j := 0
 		for t := a; t < b; t++ {
@@ -75,6 +77,10 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 					return
 				}
 				f = int(c)
+			}
+			if labor {
+				counts[t] = s.laborTask(in[j].key, hop, v, f, nil, nil)
+				continue
 			}
 			if s.filtered {
 				deg = s.effDegree(v)
@@ -120,6 +126,10 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 	}
 	fscratch := ws.fscratch
 	par.For(total, sampleGrain, threads, func(w, a, b int) {
+		if labor {
+			s.laborChunk(in, outs, counts, offs, a, b, hop, fanout)
+			return
+		}
 		if !s.filtered {
 			s.sampleChunk(in, outs, counts, offs, bases, degs, a, b, hop, fanout, &scratch[w])
 			return

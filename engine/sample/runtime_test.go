@@ -58,7 +58,7 @@ func TestRequestErrorsNameTheField(t *testing.T) {
 		{Request{}, "sample: Request.Fanouts is empty (want one fan-out per hop)"},
 		{Request{Fanouts: []int{3, 0, -2}}, "sample: Request.Fanouts[2] = -2 is invalid (want >= 0, or -1 for all neighbours)"},
 		{Request{Fanouts: []int{1}, Frontier: 9}, "sample: Request.Frontier = 9 is invalid (want FrontierAll (0) or FrontierNew (1))"},
-		{Request{Fanouts: []int{1}, Scheme: 4}, "sample: Request.Scheme = 4 is invalid (want NodeWise (0) or LayerWise (1))"},
+		{Request{Fanouts: []int{1}, Scheme: 4}, "sample: Request.Scheme = 4 is invalid (want NodeWise (0), LayerWise (1) or Labor (2))"},
 		{Request{Fanouts: []int{1}, LayerWithoutReplacement: true}, "sample: Request.LayerWithoutReplacement needs Request.Scheme = LayerWise"},
 	}
 	rt := mustRuntime(t, rangePartition(tinyGraph(), 2), 1)

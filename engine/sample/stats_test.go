@@ -433,7 +433,7 @@ func TestRandomWalkDeadEndsAndErrors(t *testing.T) {
 func TestSchemeOptionErrors(t *testing.T) {
 	p := rangePartition(tinyGraph(), 1)
 	_, err := newSampler(p, comm.NewLocal(1), options{Fanouts: []int{1}, Scheme: 5})
-	assert.EqualError(t, err, "sample: Request.Scheme = 5 is invalid (want NodeWise (0) or LayerWise (1))")
+	assert.EqualError(t, err, "sample: Request.Scheme = 5 is invalid (want NodeWise (0), LayerWise (1) or Labor (2))")
 	_, err = newSampler(p, comm.NewLocal(1), options{Fanouts: []int{1}, LayerWithoutReplacement: true})
 	assert.EqualError(t, err, "sample: Request.LayerWithoutReplacement needs Request.Scheme = LayerWise")
 	_, err = newSampler(p, comm.NewLocal(1), options{Fanouts: []int{1}, Biased: true})

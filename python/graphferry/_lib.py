@@ -134,6 +134,7 @@ GF_FRONTIER_NEW = 1
 
 GF_SCHEME_NODE_WISE = 0
 GF_SCHEME_LAYER_WISE = 1
+GF_SCHEME_LABOR = 2
 
 GF_FIELD_NODES = 0
 GF_FIELD_HOP_COUNTS = 1
@@ -173,7 +174,7 @@ class gf_graph_options(ctypes.Structure):
 #   uint32_t struct_size; int32_t num_hops; const int32_t *fanouts;
 #   int32_t replace; int32_t frontier; uint64_t seed; int32_t num_threads;
 #   int32_t scheme; int32_t biased; int32_t layer_without_replacement;
-#   const DLTensor *exclude_edges;
+#   const DLTensor *exclude_edges; int32_t layer_dependency;
 # } gf_sample_options;
 class gf_sample_options(ctypes.Structure):
     _fields_ = [
@@ -188,6 +189,7 @@ class gf_sample_options(ctypes.Structure):
         ("biased", ctypes.c_int32),
         ("layer_without_replacement", ctypes.c_int32),
         ("exclude_edges", ctypes.POINTER(DLTensor)),
+        ("layer_dependency", ctypes.c_int32),
     ]
 
     def __init__(self, **fields):

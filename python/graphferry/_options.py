@@ -26,7 +26,11 @@ __all__ = ["SampleOptions"]
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _FRONTIERS = {"all": _lib.GF_FRONTIER_ALL, "new": _lib.GF_FRONTIER_NEW}
-_SCHEMES = {"node": _lib.GF_SCHEME_NODE_WISE, "layer": _lib.GF_SCHEME_LAYER_WISE}
+_SCHEMES = {
+    "node": _lib.GF_SCHEME_NODE_WISE,
+    "layer": _lib.GF_SCHEME_LAYER_WISE,
+    "labor": _lib.GF_SCHEME_LABOR,
+}
 
 
 def fanout_values(fanouts: Any, name: str = "fanouts") -> tuple[int, ...]:
@@ -45,7 +49,7 @@ def fanout_values(fanouts: Any, name: str = "fanouts") -> tuple[int, ...]:
 
 def check_scheme(scheme: Any) -> str:
     if not isinstance(scheme, str) or scheme not in _SCHEMES:
-        raise ValueError(f"'scheme' must be 'node' or 'layer' (got {scheme!r})")
+        raise ValueError(f"'scheme' must be 'node', 'layer' or 'labor' (got {scheme!r})")
     return scheme
 
 
@@ -67,10 +71,17 @@ class SampleOptions:
         replace (bool): sample with replacement.
         frontier (str): ``"all"`` (DGL's message-flow blocks) or ``"new"``
             (PyG's: each hop expands the nodes first reached in the previous).
-        scheme (str): ``"node"`` (node-wise) or ``"layer"`` (layer-wise).
+        scheme (str): ``"node"`` (node-wise), ``"layer"`` (layer-wise) or
+            ``"labor"`` (LABOR-0, DGL's ``LaborSampler``: every neighbour
+            draws one variate per batch and hop, shared by all destinations,
+            and destination ``v`` keeps it with probability
+            ``min(1, fanout / in_degree(v))``; not with ``replace`` or
+            ``biased``).
         biased (bool): sample in proportion to the graph's edge weights.
         layer_without_replacement (bool): with ``scheme="layer"``, draw
             distinct frontier nodes.
+        layer_dependency (bool): with ``scheme="labor"``, every hop uses
+            the same variates (DGL's ``layer_dependency=True``).
         exclude_edges (Tensor, optional): edge ids never sampled.
         seed (int): seed of the random streams.
         num_threads (int): worker threads; ``<= 0`` uses every core.
@@ -82,6 +93,7 @@ class SampleOptions:
     scheme: str = "node"
     biased: bool = False
     layer_without_replacement: bool = False
+    layer_dependency: bool = False
     # A tensor has no value equality: options compare without it.
     exclude_edges: Any = field(default=None, compare=False)
     seed: int = 0
@@ -96,6 +108,7 @@ class SampleOptions:
         set_(self, "scheme", check_scheme(self.scheme))
         set_(self, "biased", bool(self.biased))
         set_(self, "layer_without_replacement", bool(self.layer_without_replacement))
+        set_(self, "layer_dependency", bool(self.layer_dependency))
         set_(self, "seed", _as_int(self.seed, "seed"))
         set_(self, "num_threads", _as_int(self.num_threads, "num_threads"))
 
@@ -119,5 +132,6 @@ class SampleOptions:
             biased=int(self.biased),
             layer_without_replacement=int(self.layer_without_replacement),
             exclude_edges=ctypes.pointer(excluded.dltensor) if excluded is not None else None,
+            layer_dependency=int(self.layer_dependency),
         )
         return opts, (array, excluded)

@@ -76,11 +76,18 @@ class NeighborSampler:
             every block's ``edata``; as in DGL, blocks made from a
             ``dgl.DGLGraph`` carry all of its edge data anyway (attached
             lazily). (default: :obj:`None`)
-        scheme (str): ``"node"`` (node-wise, DGL's) or ``"layer"``
-            (layer-wise, see :func:`graphferry.sample_neighbors`).
+        scheme (str): ``"node"`` (node-wise, DGL's ``NeighborSampler``),
+            ``"layer"`` (layer-wise, see :func:`graphferry.sample_neighbors`)
+            or ``"labor"`` (LABOR-0, DGL's ``LaborSampler``: each neighbour
+            of a destination ``v`` is kept with probability
+            ``min(1, fanout / in_degree(v))``, from one random variate per
+            neighbour shared by every destination of the batch).
             (default: :obj:`"node"`)
         layer_without_replacement (bool): with ``scheme="layer"``, draw
             distinct nodes per layer. (default: :obj:`False`)
+        layer_dependency (bool): with ``scheme="labor"``, every layer uses
+            the same variates, as DGL's ``LaborSampler(layer_dependency=True)``.
+            (default: :obj:`False`)
 
     .. code-block:: python
 
@@ -103,6 +110,7 @@ class NeighborSampler:
         prefetch_edge_feats: Sequence[str] | None = None,
         scheme: str = "node",
         layer_without_replacement: bool = False,
+        layer_dependency: bool = False,
     ):
         fanout_values(fanouts)  # Python types only; the engine checks values
         if prob is not None and mask is not None:
@@ -123,6 +131,7 @@ class NeighborSampler:
         self.prefetch_edge_feats = _names(prefetch_edge_feats, "prefetch_edge_feats")
         self.scheme = scheme
         self.layer_without_replacement = bool(layer_without_replacement)
+        self.layer_dependency = bool(layer_dependency)
 
     def __repr__(self) -> str:
         return (
@@ -137,11 +146,7 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
         return sampler
     labor = getattr(dgl.dataloading, "LaborSampler", None)
     if labor is not None and isinstance(sampler, labor):
-        raise NotImplementedError(
-            "graphferry does not implement DGL's LaborSampler (LABOR, layer-neighbour sampling) yet; "
-            "use dgl.dataloading.NeighborSampler, or graphferry.dgl.NeighborSampler(scheme='layer') "
-            "for layer-wise sampling"
-        )
+        return _labor_settings(sampler)
     if isinstance(sampler, dgl.dataloading.NeighborSampler):
         if getattr(sampler, "edge_dir", "in") != "in":
             raise ValueError(f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')")
@@ -164,6 +169,44 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
     raise TypeError(
         "expected a 'dgl.dataloading.NeighborSampler' or 'graphferry.dgl.NeighborSampler' "
         f"(got '{type(sampler).__name__}')"
+    )
+
+
+def _labor_settings(sampler: Any) -> NeighborSampler:
+    """Our settings for DGL's ``LaborSampler``: LABOR-0, uniform, with or
+    without layer dependency. What graphferry does not implement is refused
+    by name rather than sampled differently."""
+    if getattr(sampler, "edge_dir", "in") != "in":
+        raise ValueError(f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')")
+    if any(isinstance(f, dict) for f in sampler.fanouts):
+        raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type fan-outs)")
+    if getattr(sampler, "prob", None) is not None:
+        raise NotImplementedError(
+            f"graphferry's LaborSampler is uniform LABOR-0: prob={sampler.prob!r} (weighted LABOR, whose "
+            "blocks carry edata['edge_weights']) is not supported; drop prob, or use "
+            "dgl.dataloading.NeighborSampler(prob=...) for weighted neighbour sampling"
+        )
+    importance = int(getattr(sampler, "importance_sampling", 0))
+    if importance != 0:
+        raise NotImplementedError(
+            f"graphferry implements LABOR-0 only: importance_sampling={importance} (LABOR-{importance} "
+            "or LABOR-*, whose blocks carry edata['edge_weights']) is not supported; use importance_sampling=0"
+        )
+    # DGL keeps batch_dependency in cnt[1] (default 1: fresh variates per batch).
+    cnt = getattr(sampler, "cnt", None)
+    dependency = int(cnt[1]) if cnt is not None else 1
+    if dependency != 1:
+        raise NotImplementedError(
+            f"graphferry draws fresh LABOR variates for every batch: batch_dependency={dependency} "
+            "is not supported; use batch_dependency=1 (the default)"
+        )
+    return NeighborSampler(
+        list(sampler.fanouts),
+        prefetch_node_feats=list(sampler.prefetch_node_feats or []),
+        prefetch_labels=list(sampler.prefetch_labels or []),
+        prefetch_edge_feats=list(sampler.prefetch_edge_feats or []),
+        scheme="labor",
+        layer_dependency=bool(sampler.layer_dependency),
     )
 
 
@@ -479,7 +522,11 @@ class DataLoader(EngineLoader):
         indices (Tensor): ids of the seed nodes.
         graph_sampler: a ``dgl.dataloading.NeighborSampler`` (its
             ``fanouts``, ``replace``, ``prob`` (or ``mask``), and prefetch
-            lists are read) or a :class:`graphferry.dgl.NeighborSampler`.
+            lists are read), a ``dgl.dataloading.LaborSampler`` (LABOR-0:
+            its ``fanouts``, ``layer_dependency`` and prefetch lists; ``prob``,
+            ``importance_sampling`` other than 0 and ``batch_dependency``
+            other than 1 raise ``NotImplementedError``) or a
+            :class:`graphferry.dgl.NeighborSampler`.
             With ``prob`` the weights come from ``graph.edata[prob]`` (a
             ``graphferry.Graph`` must already have them).
         device (str or torch.device, optional): where outputs are moved.
@@ -614,6 +661,7 @@ class DataLoader(EngineLoader):
             scheme=settings.scheme,
             biased=settings.prob is not None,
             layer_without_replacement=settings.layer_without_replacement,
+            layer_dependency=settings.layer_dependency,
             exclude_edges=settings.exclude_edges,
             seed=random_seed() if seed is None else seed,
             num_threads=num_threads,

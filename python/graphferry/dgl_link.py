@@ -224,6 +224,7 @@ class EdgeDataLoader(Closeable):
             scheme=settings.scheme,
             biased=settings.prob is not None,
             layer_without_replacement=settings.layer_without_replacement,
+            layer_dependency=settings.layer_dependency,
             exclude_edges=settings.exclude_edges,
             seed=self.seed,
             num_threads=num_threads,

@@ -221,6 +221,7 @@ def sample_neighbors(
     biased: bool = False,
     layer_without_replacement: bool = False,
     exclude_edges: Any = None,
+    layer_dependency: bool = False,
 ) -> SampledSubgraph:
     r"""Samples the multi-hop neighbourhood of ``seeds`` synchronously with
     the collective sampling primitive (``gf_sample``).
@@ -242,8 +243,12 @@ def sample_neighbors(
             as in DSP: hop ``h`` draws ``fanouts[h]`` times a frontier node
             with probability proportional to its in-edge weight, or in-degree
             when not biased, and each drawn node samples as many neighbours as
-            it was drawn; ``fanouts[h]`` is the budget of the whole hop).
-            (default: :obj:`"node"`)
+            it was drawn; ``fanouts[h]`` is the budget of the whole hop) or
+            ``"labor"`` (LABOR-0, DGL's ``LaborSampler``: every neighbour
+            ``t`` draws one variate ``r_t`` per hop, shared by all
+            destinations, and destination ``v`` keeps it iff
+            ``r_t < fanouts[h] / in_degree(v)``; not with ``replace`` or
+            ``biased``). (default: :obj:`"node"`)
         biased (bool): take neighbour ``u`` of ``v`` with probability
             proportional to the weight of edge ``u -> v`` (see
             :meth:`Graph.set_edge_weights`; the graph must have weights);
@@ -254,6 +259,8 @@ def sample_neighbors(
         exclude_edges (Tensor, optional): int64 edge ids that are never
             sampled, as if absent (e.g. the target edges of link prediction);
             ids not in the graph are ignored. (default: :obj:`None`)
+        layer_dependency (bool): with ``scheme="labor"``, every hop uses the
+            same variates. (default: :obj:`False`)
 
     .. code-block:: python
 
@@ -269,6 +276,7 @@ def sample_neighbors(
         scheme=scheme,
         biased=biased,
         layer_without_replacement=layer_without_replacement,
+        layer_dependency=layer_dependency,
         exclude_edges=exclude_edges,
         seed=seed,
         num_threads=num_threads,

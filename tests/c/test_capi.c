@@ -784,6 +784,44 @@ int main(void) {
   gf_batch_close(b);
   ls.scheme = 7;
   CHECK_ERR(gf_sample(g, &ts, &ls, &b), GF_EINVAL, "scheme");
+  /* LABOR: the same call samples the same; fan-out -1 keeps every edge, as
+     node-wise does; replace and layer_dependency without LABOR are refused */
+  gf_sample_options lab = so;
+  lab.scheme = GF_SCHEME_LABOR;
+  lab.layer_dependency = 1;
+  lab.fanouts = three;
+  gf_batch *b2 = NULL;
+  CHECK(gf_sample(g, &ts, &lab, &b) == GF_OK && gf_sample(g, &ts, &lab, &b2) == GF_OK, "labor sample");
+  if (b && b2) {
+    int64_t n1 = 0, n2 = 0;
+    int64_t *x1 = take_nodes(b, &n1), *x2 = take_nodes(b2, &n2);
+    CHECK(x1 && x2 && n1 == n2 && memcmp(x1, x2, (size_t)n1 * sizeof(int64_t)) == 0, "labor is reproducible");
+    free(x1);
+    free(x2);
+  }
+  gf_batch_close(b);
+  gf_batch_close(b2);
+  b = b2 = NULL;
+  int32_t all2[] = {-1, -1};
+  lab.fanouts = all2;
+  gf_sample_options nw = lab;
+  nw.scheme = GF_SCHEME_NODE_WISE;
+  nw.layer_dependency = 0;
+  CHECK(gf_sample(g, &ts, &lab, &b) == GF_OK && gf_sample(g, &ts, &nw, &b2) == GF_OK, "labor fan-out -1");
+  if (b && b2) {
+    int64_t n1 = 0, n2 = 0;
+    int64_t *x1 = take_nodes(b, &n1), *x2 = take_nodes(b2, &n2);
+    CHECK(x1 && x2 && n1 == n2 && memcmp(x1, x2, (size_t)n1 * sizeof(int64_t)) == 0, "labor -1 takes all, as node-wise");
+    free(x1);
+    free(x2);
+  }
+  gf_batch_close(b);
+  gf_batch_close(b2);
+  b = b2 = NULL;
+  lab.replace = 1;
+  CHECK_ERR(gf_sample(g, &ts, &lab, &b), GF_EINVAL, "Replace is not valid");
+  nw.layer_dependency = 1;
+  CHECK_ERR(gf_sample(g, &ts, &nw, &b), GF_EINVAL, "LayerDependency needs");
   /* a loader open on g: weights cannot change under it */
   CHECK(gf_loader_open(g, &tall, &lo, &l) == GF_OK, "loader open again");
   CHECK_ERR(gf_graph_set_edge_weights(g, &tw), GF_ESTATE, "loader");

@@ -172,7 +172,7 @@ def test_weights_cannot_change_under_an_open_loader(tiny, tiny_graph):
 
 def test_unknown_scheme(tiny_graph):
     for bad in ("edge", "Node", "", 1, None):
-        with pytest.raises(ValueError, match="'scheme' must be 'node' or 'layer'"):
+        with pytest.raises(ValueError, match="'scheme' must be 'node', 'layer' or 'labor'"):
             graphferry.sample_neighbors(tiny_graph, torch.tensor([3]), [2], scheme=bad)
     with pytest.raises(ValueError, match="scheme"):
         graphferry.Loader(tiny_graph, torch.arange(4), [2], scheme="edge")
