@@ -17,7 +17,7 @@ import (
 // (Close waits for a Next in progress).
 type Loader struct {
 	g  *Graph
-	pl *pipeline.Pipeline
+	pl batchStream // a *pipeline.Pipeline, or a distStream (OpenDistLoader)
 
 	mu      sync.Mutex
 	started bool

@@ -1,0 +1,281 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/sample"
+)
+
+// batchStream is what a Loader streams batches from: a pipeline.Pipeline
+// for a loader whose process runs every rank, a distStream for one rank of
+// a process-per-rank group.
+type batchStream interface {
+	NumBatches() int
+	Start(epoch uint64) error
+	Next(ctx context.Context) (*pipeline.Batch, error)
+	Close() error
+}
+
+var (
+	_ batchStream = (*pipeline.Pipeline)(nil)
+	_ batchStream = (*distStream)(nil)
+)
+
+// OpenDistLoader opens the loader of one rank of a group of processes that
+// sample together (one rank per process, c.LocalRanks() its single rank,
+// typically a comm.Host over torch.distributed or MPI). Every rank opens it
+// with the same seeds and options on the same graph, partitioned into
+// c.Size() patches; rank r owns patch r for sampling (CSP's shuffle and
+// reshuffle cross the processes through c). The topology and node data are
+// replicated in every process for now: the patches decide who samples
+// which node, not what a process holds.
+//
+// The batches of an epoch are those of a single-process loader with the
+// same seeds and options (same seeds per batch, same random streams, so
+// bit-identical batches), dealt out round-robin: rank r gets batches r,
+// r+size, r+2*size, ... Every rank delivers ceil(NumBatches/size) of them,
+// so that collective training steps (DDP) never wait for a rank that ran
+// out: a rank short of a batch in the last round is padded with a copy of
+// one of the epoch's first batches (global index i mod NumBatches), as
+// torch's DistributedSampler pads. Batch.Index is the global index.
+//
+// Sampling is collective, so every rank must consume every epoch to its
+// end (the same number of batches): a rank that starts another epoch or
+// closes early leaves the others blocked in the host's collective until
+// its time-out. One sampler goroutine per rank (the host provides a single
+// exchange channel, see comm.Host.Dup), ahead of the consumer by up to
+// QueueCapacity batches; lopt.Workers is ignored.
+func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
+	if c == nil {
+		return nil, errorf(nil, "communicator is nil")
+	}
+	ranks := c.LocalRanks()
+	if len(ranks) != 1 {
+		return nil, errorf(nil, "a distributed loader runs one rank per process, but the communicator runs %d here", len(ranks))
+	}
+	if err := g.acquire(); err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			g.release()
+		}
+	}()
+	if n := g.part.NumPatches(); n != c.Size() {
+		return nil, errorf(nil, "the graph has %d patches but the communicator %d ranks: open the graph with one patch per rank", n, c.Size())
+	}
+	if lopt.BatchSize <= 0 {
+		return nil, errorf(nil, "batch size = %d is invalid (want > 0)", lopt.BatchSize)
+	}
+	if lopt.Threads <= 0 {
+		lopt.Threads = sopt.Threads
+	}
+	if lopt.QueueCapacity <= 0 {
+		lopt.QueueCapacity = 2
+	}
+	req := sample.Request{
+		Fanouts: slices.Clone(sopt.Fanouts), Replace: sopt.Replace, Frontier: sopt.Frontier,
+		Scheme: sopt.Scheme, Biased: sopt.Biased, LayerWithoutReplacement: sopt.LayerWithoutReplacement,
+		ExcludeEdges: slices.Clone(sopt.ExcludeEdges), Seed: sopt.Seed,
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	for _, list := range [][]string{lopt.FeatureNames, lopt.LabelNames} {
+		for _, name := range list {
+			if _, ok := g.store.Get(name); !ok {
+				return nil, errorf(nil, "node data %q is not in the graph (have %v)", name, g.store.Names())
+			}
+		}
+	}
+	seedsNew, err := pipeline.InternalSeeds(g.part, seeds)
+	if err != nil {
+		return nil, err
+	}
+	rt, err := sample.NewRuntime(g.part, c, sample.RuntimeOptions{Threads: sopt.Threads})
+	if err != nil {
+		return nil, err
+	}
+	s := &distStream{
+		g: g, rt: rt, req: req, rank: ranks[0], size: c.Size(),
+		seedsOrig: slices.Clone(seeds), seedsNew: seedsNew, opt: lopt, alloc: alloc,
+	}
+	s.opt.FeatureNames = slices.Clone(lopt.FeatureNames)
+	s.opt.LabelNames = slices.Clone(lopt.LabelNames)
+	if s.alloc == nil {
+		s.alloc = mem.Heap{}
+	}
+	g.loaders.Add(1)
+	ok = true // the loader keeps the reference
+	return &Loader{g: g, pl: s}, nil
+}
+
+// distStream is one rank's share of a loader's epochs (OpenDistLoader).
+// Loader serialises its calls.
+type distStream struct {
+	g          *Graph
+	rt         *sample.Runtime
+	req        sample.Request
+	rank, size int
+	seedsOrig  []int64
+	seedsNew   []int64
+	opt        pipeline.Options
+	alloc      mem.Allocator
+
+	cur *distRun // the epoch in progress
+}
+
+type distRun struct {
+	total     int // batches this rank delivers
+	out       chan distItem
+	stop      chan struct{}
+	done      chan struct{} // closed when the sampling goroutine returns
+	delivered int
+	err       error
+}
+
+type distItem struct {
+	b   *pipeline.Batch
+	err error
+}
+
+// globalBatches is the number of batches of an epoch of the whole group.
+func (s *distStream) globalBatches() int {
+	n, b := len(s.seedsOrig), s.opt.BatchSize
+	if s.opt.DropLast {
+		return n / b
+	}
+	return (n + b - 1) / b
+}
+
+// NumBatches returns the batches this rank delivers per epoch: the group's
+// batches divided among the ranks, rounded up (padding).
+func (s *distStream) NumBatches() int {
+	return (s.globalBatches() + s.size - 1) / s.size
+}
+
+func (s *distStream) Start(epoch uint64) error {
+	s.stopCurrent()
+	r := &distRun{
+		total: s.NumBatches(),
+		out:   make(chan distItem, s.opt.QueueCapacity),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	s.cur = r
+	go s.run(r, epoch)
+	return nil
+}
+
+// run samples this rank's batches of epoch in order and queues them.
+func (s *distStream) run(r *distRun, epoch uint64) {
+	defer close(r.done)
+	defer close(r.out)
+	global := s.globalBatches()
+	order := pipeline.EpochOrder(len(s.seedsOrig), s.opt.Shuffle, s.opt.Seed, epoch)
+	for k := range r.total {
+		select {
+		case <-r.stop:
+			return
+		default:
+		}
+		index := (k*s.size + s.rank) % global
+		lo := index * s.opt.BatchSize
+		pos := order[lo:min(lo+s.opt.BatchSize, len(order))]
+		internal := make([]int64, len(pos))
+		orig := make([]int64, len(pos))
+		for i, q := range pos {
+			internal[i], orig[i] = s.seedsNew[q], s.seedsOrig[q]
+		}
+		b, err := s.batch(internal, orig, pos, pipeline.BatchKey(epoch, int64(index)))
+		if err != nil {
+			err = fmt.Errorf("distributed loader, rank %d of %d: epoch %d, batch %d: %w", s.rank, s.size, epoch, index, err)
+			select {
+			case r.out <- distItem{err: err}:
+			case <-r.stop:
+			}
+			return
+		}
+		b.Index, b.Epoch = int64(index), epoch
+		select {
+		case r.out <- distItem{b: b}:
+		case <-r.stop:
+			b.Release()
+			return
+		}
+	}
+}
+
+// batch samples one batch (one wave of the group's collectives) and gathers
+// its node data.
+func (s *distStream) batch(internal, orig, pos []int64, key uint64) (*pipeline.Batch, error) {
+	res, err := s.rt.Sample(context.Background(), s.req, [][]int64{internal}, []uint64{key})
+	if err != nil {
+		return nil, err
+	}
+	defer s.rt.Recycle(res...)
+	return pipeline.Materialize(res[0], orig, pos, s.g.part, s.g.store, s.opt.FeatureNames, s.opt.LabelNames, s.alloc, s.opt.Threads)
+}
+
+// stopCurrent stops the epoch in progress: its goroutine returns after the
+// batch it is sampling (a collective cannot be abandoned halfway), and the
+// batches it queued are freed.
+func (s *distStream) stopCurrent() {
+	r := s.cur
+	if r == nil {
+		return
+	}
+	s.cur = nil
+	close(r.stop)
+	<-r.done
+	for it := range r.out {
+		if it.b != nil {
+			it.b.Release()
+		}
+	}
+}
+
+func (s *distStream) Next(ctx context.Context) (*pipeline.Batch, error) {
+	r := s.cur
+	if r == nil {
+		return nil, errors.New("distributed loader: Next called before Start")
+	}
+	if r.err != nil {
+		return nil, r.err
+	}
+	if r.delivered == r.total {
+		return nil, io.EOF
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	select {
+	case it, ok := <-r.out:
+		if !ok {
+			return nil, pipeline.ErrStopped
+		}
+		if it.err != nil {
+			r.err = it.err
+			return nil, it.err
+		}
+		r.delivered++
+		return it.b, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (s *distStream) Close() error {
+	s.stopCurrent()
+	return nil
+}
