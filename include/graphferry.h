@@ -846,6 +846,74 @@ GF_API int gf_loader_next(gf_loader *loader, gf_batch **out_batch);
  */
 GF_API void gf_loader_close(gf_loader *loader);
 
+/* ------------------------------------------------------------------------ */
+/* Communicators                                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * gf_comm is a communicator the host provides, for running one rank per
+ * process (torch.distributed, MPI, NCCL's host side, threads in a test): a
+ * table of callbacks with a user pointer, through which the library's
+ * collective sampling exchanges its messages with the other ranks. Every
+ * collective is two calls, in the same order on every rank:
+ *
+ *   exchange_sizes: send_sizes[j] is the number of bytes this rank sends to
+ *     rank j; the callback fills recv_sizes[j] with the number rank j sends
+ *     here (an all-to-all of one int64 per rank).
+ *   all_to_all: send[j] (send_sizes[j] bytes) goes to rank j; the callback
+ *     fills recv[j] (recv_sizes[j] bytes, allocated by the library) with
+ *     what rank j sent. send[rank] goes to recv[rank].
+ *
+ * Every pointer passed is C memory owned by the library, valid only during
+ * the call (copy what must outlive it); pointers of empty messages may be
+ * NULL. A callback returns 0 on success and anything else on failure, after
+ * which errmsg (optional, may be NULL) is asked for a message; the library
+ * copies it at once. A failure is final: every later exchange of the
+ * loader fails with the same message, since the ranks no longer pair up.
+ *
+ * The callbacks run on a library thread, never two at once for one loader.
+ * The library cannot interrupt a callback: a callback must return (bound
+ * the host's collectives with a time-out), and a rank that fails must make
+ * its peers' collectives fail too (closing its process group does).
+ * The table is copied when a loader is opened; user must stay valid until
+ * the loader is closed.
+ */
+typedef struct gf_comm {
+  uint32_t struct_size; /* sizeof(gf_comm) */
+  int32_t rank;         /* this process's rank, in [0, size) */
+  int32_t size;         /* number of ranks (>= 1) */
+  void *user;           /* passed to every callback */
+  int (*exchange_sizes)(void *user, const int64_t *send_sizes,
+                        int64_t *recv_sizes);
+  int (*all_to_all)(void *user, const void *const *send,
+                    const int64_t *send_sizes, void *const *recv,
+                    const int64_t *recv_sizes);
+  const char *(*errmsg)(void *user);
+} gf_comm;
+
+/*
+ * gf_loader_open_comm opens rank comm->rank's loader of a group that
+ * samples together: every rank calls it with the same graph (opened with
+ * num_patches = comm->size), seeds and options. Rank r owns patch r for
+ * sampling; topology and node data are replicated in every process. The
+ * epoch's batches are the single-process loader's (bit-identical for the
+ * same seeds and options), dealt out round-robin: rank r gets batches r,
+ * r + size, ...; every rank gets ceil(batches / size) of them, the ranks
+ * short of one in the last round padded with a copy of one of the epoch's
+ * first batches (as torch's DistributedSampler pads). Use the loader with
+ * gf_loader_start/next/close; gf_loader_num_batches gives this rank's
+ * count. Every rank must read every epoch to its end: a rank that stops
+ * early leaves the others blocked in their collective until its time-out.
+ * Returns what gf_loader_open returns, and GF_EINVAL for a NULL comm, a
+ * struct_size other than sizeof(gf_comm), a NULL exchange_sizes or
+ * all_to_all, a rank or size out of range, or a graph whose number of
+ * patches is not comm->size. A failed exchange makes gf_loader_next return
+ * GF_EIO with the host's message.
+ */
+GF_API int gf_loader_open_comm(gf_graph *graph, const DLTensor *seeds,
+                               const gf_loader_options *options,
+                               const gf_comm *comm, gf_loader **out_loader);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,201 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "graphferry.h"
+#include "shim.h"
+
+// The host's callbacks, called through these because Go cannot call a C
+// function pointer. The table is passed by value: it holds only C pointers.
+static inline int gf__comm_exchange_sizes(gf_comm c, const int64_t *send, int64_t *recv) {
+  return c.exchange_sizes(c.user, send, recv);
+}
+static inline int gf__comm_all_to_all(gf_comm c, void **send, const int64_t *send_sizes,
+                               void **recv, const int64_t *recv_sizes) {
+  return c.all_to_all(c.user, (const void *const *)send, send_sizes,
+                      (void *const *)recv, recv_sizes);
+}
+static inline const char *gf__comm_errmsg(gf_comm c) {
+  return c.errmsg != NULL ? c.errmsg(c.user) : NULL;
+}
+*/
+import "C"
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/pipeline"
+)
+
+// maxCommSize bounds comm->size (a sanity check on the caller's struct).
+const maxCommSize = 1 << 20
+
+// cExchanger is a comm.Exchanger over a host's gf_comm. Every buffer it
+// passes to the host is C memory from malloc, filled from and copied back
+// into Go memory around the call, so the host never sees a Go pointer.
+type cExchanger struct {
+	c    C.gf_comm // a copy of the caller's table (C pointers only)
+	size int
+}
+
+// hostError turns a callback's non-zero status into an error with the
+// host's message.
+func (x *cExchanger) hostError(callback string, rc C.int) error {
+	msg := ""
+	if p := C.gf__comm_errmsg(x.c); p != nil {
+		msg = C.GoString(p)
+	}
+	if msg == "" {
+		msg = "(no message: errmsg is NULL or returned none)"
+	}
+	return fmt.Errorf("gf_comm.%s returned %d: %s", callback, int(rc), msg)
+}
+
+func (x *cExchanger) ExchangeSizes(send, recv []int64) error {
+	n := x.size
+	p := C.malloc(C.size_t(16 * n))
+	if p == nil {
+		return fmt.Errorf("out of memory for %d sizes", 2*n)
+	}
+	defer C.free(p)
+	buf := unsafe.Slice((*int64)(p), 2*n)
+	copy(buf, send)
+	clear(buf[n:])
+	rc := C.gf__comm_exchange_sizes(x.c, (*C.int64_t)(p), (*C.int64_t)(unsafe.Pointer(&buf[n])))
+	if rc != 0 {
+		return x.hostError("exchange_sizes", rc)
+	}
+	copy(recv, buf[n:])
+	return nil
+}
+
+func (x *cExchanger) Exchange(send, recv [][]byte) error {
+	n := x.size
+	total := 0
+	for j := range n {
+		total += len(send[j]) + len(recv[j])
+	}
+	// One block: send and recv pointers, send and recv sizes, then data.
+	head := 4 * 8 * n
+	p := C.malloc(C.size_t(head + total))
+	if p == nil {
+		return fmt.Errorf("out of memory for %d bytes of messages", total)
+	}
+	defer C.free(p)
+	block := unsafe.Slice((*byte)(p), head+total)
+	ptrs := unsafe.Slice((*unsafe.Pointer)(p), 2*n)
+	sizes := unsafe.Slice((*int64)(unsafe.Pointer(&block[2*8*n])), 2*n)
+	off := head
+	for j := range n {
+		ptrs[j], ptrs[n+j] = nil, nil
+		sizes[j], sizes[n+j] = int64(len(send[j])), int64(len(recv[j]))
+		if len(send[j]) > 0 {
+			ptrs[j] = unsafe.Pointer(&block[off])
+			off += copy(block[off:], send[j])
+		}
+	}
+	recvOff := make([]int, n)
+	for j := range n {
+		recvOff[j] = off
+		if len(recv[j]) > 0 {
+			ptrs[n+j] = unsafe.Pointer(&block[off])
+			off += len(recv[j])
+		}
+	}
+	rc := C.gf__comm_all_to_all(x.c, (*unsafe.Pointer)(p), (*C.int64_t)(unsafe.Pointer(&sizes[0])),
+		(*unsafe.Pointer)(unsafe.Pointer(&ptrs[n])), (*C.int64_t)(unsafe.Pointer(&sizes[n])))
+	if rc != 0 {
+		return x.hostError("all_to_all", rc)
+	}
+	for j := range n {
+		copy(recv[j], block[recvOff[j]:recvOff[j]+len(recv[j])])
+	}
+	return nil
+}
+
+// hostComm validates the caller's gf_comm and returns a comm.Host over it.
+func hostComm(c *C.gf_comm) (*comm.Host, error) {
+	if c == nil {
+		return nil, errorf(gfEInval, "comm is NULL")
+	}
+	if size := uintptr(c.struct_size); size != unsafe.Sizeof(C.gf_comm{}) {
+		return nil, errorf(gfEInval, "comm->struct_size = %d (want sizeof(gf_comm) = %d)", size, unsafe.Sizeof(C.gf_comm{}))
+	}
+	if c.exchange_sizes == nil || c.all_to_all == nil {
+		return nil, errorf(gfEInval, "comm->exchange_sizes and comm->all_to_all must not be NULL")
+	}
+	if c.size < 1 || c.size > maxCommSize {
+		return nil, errorf(gfEInval, "comm->size = %d is out of range [1, %d]", int(c.size), maxCommSize)
+	}
+	if c.rank < 0 || c.rank >= c.size {
+		return nil, errorf(gfEInval, "comm->rank = %d is out of range [0, %d)", int(c.rank), int(c.size))
+	}
+	h, err := comm.NewHost(int(c.rank), int(c.size), &cExchanger{c: *c, size: int(c.size)})
+	if err != nil {
+		return nil, errorf(gfEInval, "%v", err)
+	}
+	return h, nil
+}
+
+//export gfgo_loader_open_comm
+func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, c *C.gf_comm, out *C.uintptr_t) C.int {
+	return call("gf_loader_open_comm", func() error {
+		g, err := lookup[*core.Graph](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_loader is NULL")
+		}
+		*out = 0
+		hc, err := hostComm(c)
+		if err != nil {
+			return err
+		}
+		if o == nil {
+			return errorf(gfEInval, "options is NULL")
+		}
+		o, err := readOptions(o, "options", loaderOptionsLayout)
+		if err != nil {
+			return err
+		}
+		sopt, err := sampleOptions(o.sample, "options->sample")
+		if err != nil {
+			return err
+		}
+		if o.batch_size <= 0 {
+			return errorf(gfEInval, "options->batch_size = %d (want > 0)", int64(o.batch_size))
+		}
+		features, err := cStrings((**C.char)(unsafe.Pointer(o.feature_names)), o.num_feature_names, "feature_names")
+		if err != nil {
+			return err
+		}
+		labels, err := cStrings((**C.char)(unsafe.Pointer(o.label_names)), o.num_label_names, "label_names")
+		if err != nil {
+			return err
+		}
+		seeds, err := indexArray(seedsT, "seeds", false)
+		if err != nil {
+			return err
+		}
+		l, err := g.OpenDistLoader(hc, seeds, sopt, pipeline.Options{
+			BatchSize:     int(o.batch_size),
+			Shuffle:       o.shuffle != 0,
+			DropLast:      o.drop_last != 0,
+			Seed:          uint64(o.shuffle_seed),
+			QueueCapacity: int(o.queue_capacity),
+			FeatureNames:  features,
+			LabelNames:    labels,
+			Threads:       sopt.Threads,
+		}, cAlloc{})
+		if err != nil {
+			return err
+		}
+		C.gf__buf_pool_use(1) // as gf_loader_open: gf_loader_close gives it back
+		putHandle(out, newHandle(kindLoader, l))
+		return nil
+	})
+}
