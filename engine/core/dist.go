@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"slices"
+	"sync"
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -49,9 +51,16 @@ var (
 // Sampling is collective, so every rank must consume every epoch to its
 // end (the same number of batches): a rank that starts another epoch or
 // closes early leaves the others blocked in the host's collective until
-// its time-out. One sampler goroutine per rank (the host provides a single
-// exchange channel, see comm.Host.Dup), ahead of the consumer by up to
-// QueueCapacity batches; lopt.Workers is ignored.
+// its time-out.
+//
+// Sampler workers: when c cannot be duplicated (a comm.Host: the host
+// provides one exchange channel), one goroutine samples the rank's batches
+// in order. When it can (a CoordinatedComm, whose coordinator orders the
+// exchanges of concurrent stages over one channel), lopt.Workers workers
+// (<= 0: one per sampling thread, at most pipeline.DefaultMaxWorkers) sample
+// batches k, k+W, ... of the rank's share concurrently, each on a fork of
+// the runtime; batches are delivered in order and do not depend on W.
+// Either way they work ahead of the consumer by up to QueueCapacity batches.
 func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
 	if c == nil {
 		return nil, errorf(nil, "communicator is nil")
@@ -106,8 +115,30 @@ func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, 
 	if err != nil {
 		return nil, err
 	}
+	workers := []*sample.Runtime{rt}
+	if probe, err := c.Dup(); err == nil && probe != nil {
+		threads := sopt.Threads
+		if threads <= 0 {
+			threads = runtime.GOMAXPROCS(0)
+		}
+		w := lopt.Workers
+		if w <= 0 {
+			w = min(threads, pipeline.DefaultMaxWorkers)
+		}
+		if w > 1 {
+			// Every rank forks in the same order, so the stages match.
+			workers = workers[:0]
+			for range w {
+				f, err := rt.Fork(max(1, threads/w))
+				if err != nil {
+					return nil, err
+				}
+				workers = append(workers, f)
+			}
+		}
+	}
 	s := &distStream{
-		g: g, rt: rt, req: req, rank: ranks[0], size: c.Size(),
+		g: g, workers: workers, req: req, rank: ranks[0], size: c.Size(),
 		seedsOrig: slices.Clone(seeds), seedsNew: seedsNew, opt: lopt, alloc: alloc,
 	}
 	s.opt.FeatureNames = slices.Clone(lopt.FeatureNames)
@@ -124,7 +155,7 @@ func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, 
 // Loader serialises its calls.
 type distStream struct {
 	g          *Graph
-	rt         *sample.Runtime
+	workers    []*sample.Runtime // one per sampler worker
 	req        sample.Request
 	rank, size int
 	seedsOrig  []int64
@@ -136,10 +167,10 @@ type distStream struct {
 }
 
 type distRun struct {
-	total     int // batches this rank delivers
-	out       chan distItem
+	total     int             // batches this rank delivers
+	out       []chan distItem // per worker: its batches, in order
 	stop      chan struct{}
-	done      chan struct{} // closed when the sampling goroutine returns
+	wg        sync.WaitGroup // the workers
 	delivered int
 	err       error
 }
@@ -166,24 +197,26 @@ func (s *distStream) NumBatches() int {
 
 func (s *distStream) Start(epoch uint64) error {
 	s.stopCurrent()
-	r := &distRun{
-		total: s.NumBatches(),
-		out:   make(chan distItem, s.opt.QueueCapacity),
-		stop:  make(chan struct{}),
-		done:  make(chan struct{}),
+	w := len(s.workers)
+	r := &distRun{total: s.NumBatches(), out: make([]chan distItem, w), stop: make(chan struct{})}
+	order := pipeline.EpochOrder(len(s.seedsOrig), s.opt.Shuffle, s.opt.Seed, epoch)
+	r.wg.Add(w)
+	for i, rt := range s.workers {
+		r.out[i] = make(chan distItem, max(1, (s.opt.QueueCapacity+w-1)/w))
+		go s.run(r, rt, i, order, epoch)
 	}
 	s.cur = r
-	go s.run(r, epoch)
 	return nil
 }
 
-// run samples this rank's batches of epoch in order and queues them.
-func (s *distStream) run(r *distRun, epoch uint64) {
-	defer close(r.done)
-	defer close(r.out)
+// run is worker w: it samples the rank's batches w, w+W, ... of epoch (W
+// workers) in order and queues them.
+func (s *distStream) run(r *distRun, rt *sample.Runtime, w int, order []int64, epoch uint64) {
+	defer r.wg.Done()
+	out := r.out[w]
+	defer close(out)
 	global := s.globalBatches()
-	order := pipeline.EpochOrder(len(s.seedsOrig), s.opt.Shuffle, s.opt.Seed, epoch)
-	for k := range r.total {
+	for k := w; k < r.total; k += len(s.workers) {
 		select {
 		case <-r.stop:
 			return
@@ -197,18 +230,18 @@ func (s *distStream) run(r *distRun, epoch uint64) {
 		for i, q := range pos {
 			internal[i], orig[i] = s.seedsNew[q], s.seedsOrig[q]
 		}
-		b, err := s.batch(internal, orig, pos, pipeline.BatchKey(epoch, int64(index)))
+		b, err := s.batch(rt, internal, orig, pos, pipeline.BatchKey(epoch, int64(index)))
 		if err != nil {
 			err = fmt.Errorf("distributed loader, rank %d of %d: epoch %d, batch %d: %w", s.rank, s.size, epoch, index, err)
 			select {
-			case r.out <- distItem{err: err}:
+			case out <- distItem{err: err}:
 			case <-r.stop:
 			}
 			return
 		}
 		b.Index, b.Epoch = int64(index), epoch
 		select {
-		case r.out <- distItem{b: b}:
+		case out <- distItem{b: b}:
 		case <-r.stop:
 			b.Release()
 			return
@@ -218,12 +251,12 @@ func (s *distStream) run(r *distRun, epoch uint64) {
 
 // batch samples one batch (one wave of the group's collectives) and gathers
 // its node data.
-func (s *distStream) batch(internal, orig, pos []int64, key uint64) (*pipeline.Batch, error) {
-	res, err := s.rt.Sample(context.Background(), s.req, [][]int64{internal}, []uint64{key})
+func (s *distStream) batch(rt *sample.Runtime, internal, orig, pos []int64, key uint64) (*pipeline.Batch, error) {
+	res, err := rt.Sample(context.Background(), s.req, [][]int64{internal}, []uint64{key})
 	if err != nil {
 		return nil, err
 	}
-	defer s.rt.Recycle(res...)
+	defer rt.Recycle(res...)
 	return pipeline.Materialize(res[0], orig, pos, s.g.part, s.g.store, s.opt.FeatureNames, s.opt.LabelNames, s.alloc, s.opt.Threads)
 }
 
@@ -237,10 +270,12 @@ func (s *distStream) stopCurrent() {
 	}
 	s.cur = nil
 	close(r.stop)
-	<-r.done
-	for it := range r.out {
-		if it.b != nil {
-			it.b.Release()
+	r.wg.Wait()
+	for _, out := range r.out {
+		for it := range out {
+			if it.b != nil {
+				it.b.Release()
+			}
 		}
 	}
 }
@@ -260,7 +295,7 @@ func (s *distStream) Next(ctx context.Context) (*pipeline.Batch, error) {
 		ctx = context.Background()
 	}
 	select {
-	case it, ok := <-r.out:
+	case it, ok := <-r.out[r.delivered%len(r.out)]:
 		if !ok {
 			return nil, pipeline.ErrStopped
 		}

@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/ccc"
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -17,14 +19,15 @@ import (
 	"github.com/graphferry/graphferry/engine/pipeline"
 )
 
-// batchBytes flattens everything a batch holds, to compare batches.
+// batchBytes is a digest of everything a batch holds (with its index in
+// clear), to compare batches.
 func batchBytes(b *pipeline.Batch) string {
 	s := fmt.Sprint(b.Index, b.Epoch, i64(b.Seeds), i64(b.InputIndex), i64(b.Nodes), i64(b.HopCounts))
 	for _, bl := range b.Blocks {
 		s += fmt.Sprint(i64(bl.Indptr), i64(bl.Indices), i64(bl.EdgeIDs))
 	}
 	s += fmt.Sprint(b.NodeData["feat"].Data, b.NodeData["label"].Data)
-	return s
+	return fmt.Sprintf("batch %d epoch %d: %x", b.Index, b.Epoch, sha256.Sum256([]byte(s)))
 }
 
 // refEpochs reads epochs of a single-process loader: batches[epoch][index].
@@ -172,4 +175,79 @@ func TestDistLoaderHostFailure(t *testing.T) {
 	require.NoError(t, l.Close())
 	n, _ := alloc.Outstanding()
 	require.Zero(t, n)
+}
+
+// TestDistLoaderCoordinatedWorkers runs several sampler workers per rank
+// over ONE host channel per rank, their exchanges ordered by a CCC
+// coordinator (CoordinatedComm): the batches still equal the single-process
+// loader's, whatever the interleaving of the workers on each rank.
+func TestDistLoaderCoordinatedWorkers(t *testing.T) {
+	seeds := make([]int64, 90)
+	for i := range seeds {
+		seeds[i] = int64(7*i+1) % testNodes
+	}
+	lopt := defaultLoader()
+	lopt.BatchSize = 8
+	lopt.Workers = 3
+	const size, epochs = 3, 2
+	ref := refEpochs(t, seeds, lopt, epochs)
+	for round := range 3 {
+		l := comm.NewLocal(size)
+		mesh := ccc.NewMesh(size)
+		got := make([][][]string, size)
+		var wg sync.WaitGroup
+		errc := make(chan error, size)
+		for r := range size {
+			g := newTestGraph(t, partition.Options{Method: partition.Random, NumPatches: size, Seed: uint64(round)})
+			withNodeData(t, g)
+			h, err := comm.NewHost(r, size, l.Exchanger(r))
+			require.NoError(t, err)
+			coord, err := ccc.New(ccc.Config{Rank: r, Size: size, Transport: mesh.Endpoint(r)})
+			require.NoError(t, err)
+			c, err := CoordinatedComm(h, coord)
+			require.NoError(t, err)
+			ld, err := g.OpenDistLoader(c, seeds, defaultSample(), lopt, nil)
+			require.NoError(t, err)
+			require.Len(t, ld.pl.(*distStream).workers, 3)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer coord.Close()
+				defer ld.Close()
+				got[r] = make([][]string, epochs)
+				for e := range epochs {
+					if err := ld.Start(uint64(e)); err != nil {
+						errc <- err
+						return
+					}
+					for {
+						b, err := ld.Next(context.Background())
+						if err == io.EOF {
+							break
+						}
+						if err != nil {
+							errc <- err
+							return
+						}
+						got[r][e] = append(got[r][e], batchBytes(b))
+						b.Release()
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errc)
+		for err := range errc {
+			require.NoError(t, err)
+		}
+		for r := range size {
+			for e := range epochs {
+				var want []string
+				for k := range 4 {
+					want = append(want, ref[e][(k*size+r)%12])
+				}
+				require.Equal(t, want, got[r][e], "round %d rank %d epoch %d", round, r, e)
+			}
+		}
+	}
 }
