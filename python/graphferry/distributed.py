@@ -289,6 +289,24 @@ class DistributedLoader(Loader):
         seed: int | None = None,
         **kwargs: Any,
     ):
+        self._check_comm(graph, comm)
+        self._comm = comm  # the engine calls its callbacks until the loader is closed
+        if seed is None:
+            seed = _shared_seed(comm)
+        super().__init__(graph, seeds, fanouts, seed=seed, **kwargs)
+
+    @classmethod
+    def from_options(cls, graph: Graph, seeds: Any, options: Any, *, comm: Communicator, **kwargs: Any) -> Loader:
+        """A distributed loader sampling with ``options`` (a
+        :class:`~graphferry.SampleOptions`, the same on every rank)."""
+        self = cls.__new__(cls)
+        self._check_comm(graph, comm)
+        self._comm = comm
+        self._open(graph, seeds, options, **kwargs)
+        return self
+
+    @staticmethod
+    def _check_comm(graph: Graph, comm: Any) -> None:
         if not isinstance(comm, Communicator):
             raise TypeError(f"'comm' must be a graphferry.distributed.Communicator (got '{type(comm).__name__}')")
         if isinstance(graph, Graph) and not graph.closed and graph.num_patches != comm.size:
@@ -296,10 +314,6 @@ class DistributedLoader(Loader):
                 f"the graph has {graph.num_patches} patches but the communicator {comm.size} ranks: "
                 f"open it with num_patches={comm.size}"
             )
-        self._comm = comm  # the engine calls its callbacks until the loader is closed
-        if seed is None:
-            seed = _shared_seed(comm)
-        super().__init__(graph, seeds, fanouts, seed=seed, **kwargs)
 
     @property
     def comm(self) -> Communicator:

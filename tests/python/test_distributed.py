@@ -69,6 +69,11 @@ def _worker(rank: int, size: int, port: int, path: str, seeds: torch.Tensor, sce
         )
         comm = distributed.TorchComm(timeout=20, method="p2p" if scenario == "p2p" else "auto")
         g = graphferry.Graph.open(path, num_patches=size, partition="random", seed=5)
+        if scenario == "dgl":
+            out = _dgl_epochs(g, seeds, comm)
+            results.put((rank, "ok", (comm.method, len(out[0]), out)))
+            dist.destroy_process_group()
+            return
         loader = distributed.DistributedLoader(g, seeds, FANOUTS, comm=comm, **_loader_kwargs())
         out = []
         for epoch in range(EPOCHS):
@@ -84,6 +89,28 @@ def _worker(rank: int, size: int, port: int, path: str, seeds: torch.Tensor, sce
         dist.destroy_process_group()
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
         results.put((rank, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+
+def _dgl_epochs(g: graphferry.Graph, seeds: torch.Tensor, comm=None) -> list[list[str]]:
+    """Digests of graphferry.dgl.DataLoader's epochs (with comm: this rank's share)."""
+    import graphferry.dgl as gdgl
+
+    sampler = gdgl.NeighborSampler(list(reversed(FANOUTS)), prefetch_node_feats=["feat"], prefetch_labels=["label"])
+    loader = gdgl.DataLoader(g, seeds, sampler, batch_size=BATCH, shuffle=True, seed=SEED, comm=comm, num_threads=1)
+    out = []
+    for _ in range(EPOCHS):
+        got = []
+        for input_nodes, output_nodes, blocks in loader:
+            h = hashlib.sha256()
+            for t in [input_nodes, output_nodes, blocks[0].srcdata["feat"], blocks[-1].dstdata["label"]]:
+                h.update(t.contiguous().numpy().tobytes())
+            for b in blocks:
+                for t in b.edges():
+                    h.update(t.numpy().tobytes())
+            got.append(h.hexdigest())
+        out.append(got)
+    loader.close()
+    return out
 
 
 def _td(seconds: float):
@@ -207,3 +234,22 @@ def test_torchcomm_needs_init():
         pytest.skip("a process group is already initialised in this process")
     with pytest.raises(RuntimeError, match="init_process_group first"):
         distributed.TorchComm()
+
+
+def test_dgl_dataloader_with_comm(citeseer_dir, seeds):
+    pytest.importorskip("dgl")
+    g = graphferry.Graph.open(citeseer_dir)
+    try:
+        ref = _dgl_epochs(g, seeds)
+    finally:
+        g.close()
+    total = len(ref[0])
+    out = _run(2, citeseer_dir, seeds, "dgl")
+    assert sorted(out) == [0, 1], f"ranks that reported: {out}"
+    for rank in (0, 1):
+        status, payload = out[rank]
+        assert status == "ok", payload
+        _method, per_rank, got = payload
+        assert per_rank == 4
+        for e in range(EPOCHS):
+            assert got[e] == [ref[e][(k * 2 + rank) % total] for k in range(per_rank)], f"rank {rank} epoch {e}"
