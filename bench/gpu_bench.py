@@ -98,8 +98,13 @@ def bench_torch(dataset: Path, device: str, max_batches: int) -> dict:
     edges = sum(torch_sample(indptr, indices, b, FANOUTS, gen) for b in batches)
     sync(device)
     dt = time.perf_counter() - t0
-    return {"system": f"PyTorch vectorised sampler ({device}, with replacement)", "batches": len(batches),
-            "seconds": dt, "sampled_edges": edges, "edges_per_second": edges / dt}
+    return {
+        "system": f"PyTorch vectorised sampler ({device}, with replacement)",
+        "batches": len(batches),
+        "seconds": dt,
+        "sampled_edges": edges,
+        "edges_per_second": edges / dt,
+    }
 
 
 def bench_copies() -> dict:
@@ -108,8 +113,10 @@ def bench_copies() -> dict:
     dev = torch.empty(n, dtype=torch.uint8, device="cuda")
     dev2 = torch.empty_like(dev)
     out = {}
-    for name, fn in (("h2d_pinned_bytes_per_second", lambda: dev.copy_(host, non_blocking=True)),
-                     ("d2d_read_plus_write_bytes_per_second", lambda: dev2.copy_(dev))):
+    for name, fn in (
+        ("h2d_pinned_bytes_per_second", lambda: dev.copy_(host, non_blocking=True)),
+        ("d2d_read_plus_write_bytes_per_second", lambda: dev2.copy_(dev)),
+    ):
         fn()
         torch.cuda.synchronize()
         best = float("inf")
@@ -130,8 +137,15 @@ def bench_graphferry_gpu(dataset: Path, max_batches: int) -> dict:
         raise RuntimeError(f"graphferry loaded the {_backend.BACKEND} library, not the CUDA one")
     lib = ctypes.CDLL(graphferry.library_path())
     lib.gfcuda_epoch.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
-    cfg = {"Dataset": str(dataset), "Fanouts": FANOUTS, "BatchSize": BATCH, "MaxBatches": max_batches,
-           "Seed": 1, "Compare": 8, "CPUThreads": 16}
+    cfg = {
+        "Dataset": str(dataset),
+        "Fanouts": FANOUTS,
+        "BatchSize": BATCH,
+        "MaxBatches": max_batches,
+        "Seed": 1,
+        "Compare": 8,
+        "CPUThreads": 16,
+    }
     buf = ctypes.create_string_buffer(1 << 16)
     rc = lib.gfcuda_epoch(json.dumps(cfg).encode(), buf, len(buf))
     text = buf.value.decode()
@@ -139,9 +153,13 @@ def bench_graphferry_gpu(dataset: Path, max_batches: int) -> dict:
         raise RuntimeError(f"gfcuda_epoch failed: {text}")
     res = json.loads(text)
     res["system"] = "graphferry GPU (blocks copied to the host)"
-    device_only = {"system": "graphferry GPU (blocks left on the device)", "batches": res["batches"],
-                   "seconds": res["device_only_seconds"], "sampled_edges": res["sampled_edges"],
-                   "edges_per_second": res["device_only_edges_per_second"]}
+    device_only = {
+        "system": "graphferry GPU (blocks left on the device)",
+        "batches": res["batches"],
+        "seconds": res["device_only_seconds"],
+        "sampled_edges": res["sampled_edges"],
+        "edges_per_second": res["device_only_edges_per_second"],
+    }
     return [device_only, res]
 
 
@@ -149,7 +167,8 @@ _CPU_CHILD = r"""
 import json, sys, time
 import graphferry
 from graphferry import _backend
-ds, fanouts, batch, threads, max_batches = sys.argv[1], json.loads(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+ds, fanouts = sys.argv[1], json.loads(sys.argv[2])
+batch, threads, max_batches = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 assert _backend.BACKEND == "cpu", _backend.BACKEND
 g = graphferry.Graph.open(ds)
 loader = graphferry.Loader(g, g.train_idx, fanouts, batch_size=batch, shuffle=True, seed=1, num_threads=threads)
@@ -171,31 +190,54 @@ print(json.dumps({"system": f"graphferry CPU ({threads} threads)", "batches": n,
 def bench_graphferry_cpu(dataset: Path, threads: int, max_batches: int) -> dict:
     env = dict(os.environ, GRAPHFERRY_BACKEND="cpu")
     env.pop("GRAPHFERRY_LIB_PATH", None)
-    out = subprocess.run([sys.executable, "-c", _CPU_CHILD, str(dataset), json.dumps(FANOUTS), str(BATCH),
-                          str(threads), str(max_batches)], env=env, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _CPU_CHILD,
+            str(dataset),
+            json.dumps(FANOUTS),
+            str(BATCH),
+            str(threads),
+            str(max_batches),
+        ],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     if out.returncode != 0:
         raise RuntimeError(f"graphferry CPU child failed: {out.stderr[-2000:]}")
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def markdown(res: dict) -> str:
-    lines = [f"# GPU sampling benchmark ({res['dataset_name']})", "",
-             f"{res['machine']}; fan-outs {FANOUTS}, batch {BATCH}, all train seeds, sampling only; one run.", "",
-             "| system | batches | epoch (s) | sampled edges | edges/s |", "| --- | ---: | ---: | ---: | ---: |"]
+    lines = [
+        f"# GPU sampling benchmark ({res['dataset_name']})",
+        "",
+        f"{res['machine']}; fan-outs {FANOUTS}, batch {BATCH}, all train seeds, sampling only; one run.",
+        "",
+        "| system | batches | epoch (s) | sampled edges | edges/s |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
     for r in res["systems"]:
         if "error" in r:
             lines.append(f"| {r['system']} | failed: {r['error'][:200]} | | | |")
             continue
-        lines.append(f"| {r['system']} | {r['batches']} | {r['seconds']:.4f} | {r['sampled_edges']} | "
-                     f"{r['edges_per_second'] / 1e6:.1f} M |")
+        lines.append(
+            f"| {r['system']} | {r['batches']} | {r['seconds']:.4f} | {r['sampled_edges']} | "
+            f"{r['edges_per_second'] / 1e6:.1f} M |"
+        )
     lines.append("")
     for k, v in res.get("copies", {}).items():
         lines.append(f"- {k}: {v / 1e9:.1f} GB/s")
     gpu = next((r for r in res["systems"] if "compared_batches" in r), None)
     if gpu:
-        lines.append(f"- graphferry GPU: first {gpu['compared_batches']} batches identical to the CPU engine's: "
-                     f"{gpu['identical']}; pool {gpu['pool_bytes'] >> 20} MiB; graph upload {gpu['graph_upload_seconds']:.2f} s")
-    lines.append(f"- goal (issue 9): graphferry GPU epoch <= 0.030 s")
+        lines.append(
+            f"- graphferry GPU: first {gpu['compared_batches']} batches identical to the CPU engine's: "
+            f"{gpu['identical']}; pool {gpu['pool_bytes'] >> 20} MiB; graph upload {gpu['graph_upload_seconds']:.2f} s"
+        )
+    lines.append("- goal (issue 9): graphferry GPU epoch <= 0.030 s")
     return "\n".join(lines) + "\n"
 
 
@@ -213,16 +255,28 @@ def main() -> int:
     dataset = Path(args.dataset) if args.dataset else Path("/tmp") / f"graphferry-{args.preset}"
     if not args.dataset and not (dataset / "graphferry.json").is_file():
         t0 = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "graphferry", "generate", args.preset, str(dataset)], check=True,
-                       env=dict(os.environ, GRAPHFERRY_BACKEND="cpu"))
+        subprocess.run(
+            [sys.executable, "-m", "graphferry", "generate", args.preset, str(dataset)],
+            check=True,
+            env=dict(os.environ, GRAPHFERRY_BACKEND="cpu"),
+        )
         print(f"generated {args.preset} in {time.perf_counter() - t0:.1f} s", flush=True)
     machine = platform.node()
     if args.device == "cuda":
         machine = f"{torch.cuda.get_device_name()} ({os.cpu_count()} cores)"
-    res = {"dataset": str(dataset), "dataset_name": args.dataset or args.preset, "machine": machine,
-           "fanouts": FANOUTS, "batch_size": BATCH, "torch": torch.__version__, "systems": []}
-    runs = [("graphferry CPU", lambda: bench_graphferry_cpu(dataset, args.cpu_threads, args.max_batches)),
-            ("PyTorch", lambda: bench_torch(dataset, args.device, args.max_batches))]
+    res = {
+        "dataset": str(dataset),
+        "dataset_name": args.dataset or args.preset,
+        "machine": machine,
+        "fanouts": FANOUTS,
+        "batch_size": BATCH,
+        "torch": torch.__version__,
+        "systems": [],
+    }
+    runs = [
+        ("graphferry CPU", lambda: bench_graphferry_cpu(dataset, args.cpu_threads, args.max_batches)),
+        ("PyTorch", lambda: bench_torch(dataset, args.device, args.max_batches)),
+    ]
     if args.device == "cuda":
         runs.insert(0, ("graphferry GPU", lambda: bench_graphferry_gpu(dataset, args.max_batches)))
     failed = False

@@ -14,7 +14,9 @@ package main
 //	int gfcuda_epoch(const char *config_json, char *report, size_t cap);
 //
 // Each returns 0 on success, 1 on failure, and writes a NUL-terminated JSON
-// report (or the error message) into report[0:cap].
+// report (or the error message) into report[0:cap]. The exported C
+// functions are the default-visibility shims of cuda_hooks.c (the package is
+// compiled with hidden visibility; graphferry.map.o keeps gfcuda_* global).
 
 /*
 #include <stddef.h>
@@ -64,8 +66,8 @@ func hook(report *C.char, cap C.size_t, fn func() (any, error)) (status C.int) {
 	return 0
 }
 
-//export gfcuda_selfcheck
-func gfcuda_selfcheck(nodes C.int64_t, batches C.int32_t, seed C.uint64_t, report *C.char, cap C.size_t) C.int {
+//export gfcudago_selfcheck
+func gfcudago_selfcheck(nodes C.int64_t, batches C.int32_t, seed C.uint64_t, report *C.char, cap C.size_t) C.int {
 	return hook(report, cap, func() (any, error) {
 		if nodes <= 0 || batches <= 0 {
 			return nil, fmt.Errorf("gfcuda_selfcheck: nodes = %d and batches = %d must be positive", nodes, batches)
@@ -80,8 +82,8 @@ func gfcuda_selfcheck(nodes C.int64_t, batches C.int32_t, seed C.uint64_t, repor
 	})
 }
 
-//export gfcuda_epoch
-func gfcuda_epoch(config *C.char, report *C.char, cap C.size_t) C.int {
+//export gfcudago_epoch
+func gfcudago_epoch(config *C.char, report *C.char, cap C.size_t) C.int {
 	return hook(report, cap, func() (any, error) {
 		if config == nil {
 			return nil, fmt.Errorf("gfcuda_epoch: config is NULL")

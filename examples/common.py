@@ -1,10 +1,12 @@
-"""Helpers shared by train_dgl.py and train_pyg.py: arguments, dataset loading, best-epoch tracking."""
+"""Helpers shared by train_dgl.py and train_pyg.py: arguments, dataset loading, a progress bar, best-epoch
+tracking."""
 
 import argparse
 import os
 
 import pyarrow.feather
 import torch
+import tqdm
 
 import graphferry
 
@@ -31,11 +33,13 @@ def parse_args(description, loaders, fanouts_help):
 def open_dataset(path):
     """Opens a graphferry dataset with its features row-normalised (the usual Planetoid preprocessing)."""
     if not os.path.exists(os.path.join(path, "graphferry.json")):
-        raise SystemExit(f"no graphferry dataset at {path} (no graphferry.json there).\n"
-                         f"The repository ships Cora ready to use: --dataset {DEFAULT_DATASET}\n"
-                         f"A dataset in the .npy layout (indptr.npy, indices.npy, feat.npy, label.npy, "
-                         f"train_idx.npy, ...; see the README) converts with\n"
-                         f"    python -m graphferry convert SRC_DIR {path}")
+        raise SystemExit(
+            f"no graphferry dataset at {path} (no graphferry.json there).\n"
+            f"The repository ships Cora ready to use: --dataset {DEFAULT_DATASET}\n"
+            f"A dataset in the .npy layout (indptr.npy, indices.npy, feat.npy, label.npy, "
+            f"train_idx.npy, ...; see the README) converts with\n"
+            f"    python -m graphferry convert SRC_DIR {path}"
+        )
     graph = graphferry.Graph.open(path)
     feat = graph.get_node_data("feat")
     graph.set_node_data("feat", feat / feat.sum(1, keepdim=True).clamp(min=1))
@@ -79,3 +83,25 @@ class BestEpoch:
     def update(self, epoch, val, test):
         if val > self.val:
             self.val, self.test, self.epoch = val, test, epoch
+
+
+def progress(loader, epoch, every=1):
+    """Iterates ``loader`` under a tqdm bar. For graphferry's loaders the bar shows, from ``loader.stats()``,
+    the epoch's batches per second and the pipeline stage that limits it: "sampler", "loader" (feature
+    gathering) or "consumer" (the training step itself, when the loader keeps ahead)."""
+    stats = getattr(loader, "stats", None)
+    bar = tqdm.tqdm(loader, desc=f"epoch {epoch}", leave=False, unit="batch")
+    for i, item in enumerate(bar):
+        yield item
+        if stats is not None and i % every == 0:
+            cur = stats().current
+            bar.set_postfix_str(f"{cur.batches_per_second:.1f} batch/s, bottleneck: {cur.bottleneck}")
+
+
+def stats_summary(loader):
+    """`` | N batch/s, bottleneck: STAGE (busy share ...)`` for the epoch a graphferry loader just ran, else ""."""
+    if not hasattr(loader, "stats"):
+        return ""
+    cur = loader.stats().current
+    load = " ".join(f"{name} {share:.0%}" for name, share in cur.load.items())
+    return f" | {cur.batches_per_second:.1f} batch/s, bottleneck: {cur.bottleneck} (busy: {load})"

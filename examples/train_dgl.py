@@ -13,11 +13,10 @@ import dgl.nn as dglnn
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import tqdm
 
 import graphferry.dgl
 
-from common import BestEpoch, open_dataset, parse_args, to_dgl
+from common import BestEpoch, open_dataset, parse_args, progress, stats_summary, to_dgl
 
 
 class SAGE(nn.Module):
@@ -79,7 +78,7 @@ def main():
     for epoch in range(args.epochs):
         model.train()
         start, total_loss = time.perf_counter(), 0.0
-        for _input_nodes, _output_nodes, blocks in tqdm.tqdm(train_loader, desc=f"epoch {epoch}", leave=False):
+        for _input_nodes, _output_nodes, blocks in progress(train_loader, epoch):
             logits = model(blocks, blocks[0].srcdata["feat"])
             loss = F.cross_entropy(logits, blocks[-1].dstdata["label"])
             opt.zero_grad()
@@ -91,7 +90,7 @@ def main():
         best.update(epoch, val_acc, test_acc)
         print(
             f"epoch {epoch:3d} | time {epoch_time:.3f}s | loss {total_loss / len(train_loader):.4f} "
-            f"| val {100 * val_acc:.2f}% | test {100 * test_acc:.2f}%"
+            f"| val {100 * val_acc:.2f}% | test {100 * test_acc:.2f}%{stats_summary(train_loader)}"
         )
     print(f"best validation accuracy {100 * best.val:.2f}% at epoch {best.epoch}")
     print(f"test accuracy: {100 * best.test:.2f}%")

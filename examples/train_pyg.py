@@ -11,13 +11,12 @@ import time
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-import tqdm
 from torch_geometric.loader import NodeLoader
 from torch_geometric.nn import SAGEConv
 
 import graphferry.pyg
 
-from common import BestEpoch, open_dataset, parse_args, to_pyg
+from common import BestEpoch, open_dataset, parse_args, progress, stats_summary, to_pyg
 
 
 class SAGE(nn.Module):
@@ -84,7 +83,7 @@ def main():
     for epoch in range(args.epochs):
         model.train()
         start, total_loss = time.perf_counter(), 0.0
-        for batch in tqdm.tqdm(train_loader, desc=f"epoch {epoch}", leave=False):
+        for batch in progress(train_loader, epoch):
             out = model(batch.x, batch.edge_index)[: batch.batch_size]
             loss = F.cross_entropy(out, batch.y[: batch.batch_size])
             opt.zero_grad()
@@ -96,7 +95,7 @@ def main():
         best.update(epoch, val_acc, test_acc)
         print(
             f"epoch {epoch:3d} | time {epoch_time:.3f}s | loss {total_loss / len(train_loader):.4f} "
-            f"| val {100 * val_acc:.2f}% | test {100 * test_acc:.2f}%"
+            f"| val {100 * val_acc:.2f}% | test {100 * test_acc:.2f}%{stats_summary(train_loader)}"
         )
     print(f"best validation accuracy {100 * best.val:.2f}% at epoch {best.epoch}")
     print(f"test accuracy: {100 * best.test:.2f}%")

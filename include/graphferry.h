@@ -755,9 +755,10 @@ GF_API int gf_tensor_to_versioned(DLManagedTensor *tensor,
  * gf_loader yields the mini-batches of an epoch over a set of seed nodes,
  * sampled and gathered ahead by the library's own threads (a sampler stage
  * and a loader stage over bounded queues). The sampler stage samples
- * min(num_threads, 4) batches at once (num_threads of the sample options,
- * every core when <= 0), sharing the threads among them; batches still
- * arrive in order and do not depend on it. Made by gf_loader_open; must be
+ * num_threads batches at once (num_threads of the sample options, every
+ * core when <= 0), one per worker thread, each worker with its own node
+ * table (4 bytes per graph node) and workspaces; batches still arrive in
+ * order and do not depend on it. gf_loader_stats says where time goes. Made by gf_loader_open; must be
  * closed with gf_loader_close. Thread-safety: use a loader from one thread
  * at a time.
  */
@@ -845,6 +846,167 @@ GF_API int gf_loader_next(gf_loader *loader, gf_batch **out_batch);
  * already returned stay valid. gf_loader_close(NULL) does nothing.
  */
 GF_API void gf_loader_close(gf_loader *loader);
+
+/* ------------------------------------------------------------------------ */
+/* Loader statistics                                                        */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * gf_stage_stats is one pipeline stage's time and batches over a span (an
+ * epoch, or every epoch). Times are nanoseconds of the monotonic clock,
+ * summed over the stage's threads (the sampler stage runs several workers
+ * at once, so its times can exceed the wall time).
+ */
+typedef struct gf_stage_stats {
+  /* Working: sampling and copying out the topology (sampler), gathering
+     node data (loader); for the consumer, the time between receiving a
+     batch and asking for the next one (the training step). */
+  int64_t busy_ns;
+  /* Waiting for the next stage to take a finished batch (a full queue). */
+  int64_t blocked_ns;
+  /* Waiting for a batch from the stage before (an empty queue); for the
+     consumer, the time spent inside gf_loader_next. */
+  int64_t waiting_ns;
+  /* Batches the stage finished. */
+  int64_t batches;
+} gf_stage_stats;
+
+/*
+ * gf_loader_counters are a loader's statistics over one span.
+ */
+typedef struct gf_loader_counters {
+  gf_stage_stats sampler;
+  gf_stage_stats loader;
+  gf_stage_stats consumer;
+  /* Bytes of node data gathered from each memory tier: host memory (the
+     store, which may be a mapped file, and a host hot tier), pinned host
+     memory read in place by a device, device memory. On the CPU build only
+     bytes_host is non-zero. */
+  int64_t bytes_host;
+  int64_t bytes_pinned;
+  int64_t bytes_device;
+  /* Node data rows served by a hot tier (a feature cache) and by the full
+     store; the hit rate is rows_hot / (rows_hot + rows_cold). Without a
+     cache every row is cold. */
+  int64_t rows_hot;
+  int64_t rows_cold;
+  /* Wall time of the span: from gf_loader_start to the epoch's last batch
+     (or to now while the epoch runs), summed over epochs for the total. */
+  int64_t wall_ns;
+} gf_loader_counters;
+
+/*
+ * gf_loader_statistics is filled by gf_loader_stats. Set struct_size =
+ * sizeof(gf_loader_statistics) before the call: a caller built against an
+ * older header gets the fields its struct has, and later versions only
+ * append fields. Accepted struct_size (LP64): 312 to sizeof (312).
+ */
+typedef struct gf_loader_statistics {
+  uint32_t struct_size;
+  /* Sampler workers (threads of the sampler stage). */
+  int32_t workers;
+  /* The epoch `epoch` describes (the last one started) and how many epochs
+     were started since gf_loader_open. */
+  uint64_t epoch;
+  int64_t epochs;
+  /* The epoch in progress, or the last one. */
+  gf_loader_counters current;
+  /* Every epoch since gf_loader_open. */
+  gf_loader_counters total;
+} gf_loader_statistics;
+
+/*
+ * gf_loader_stats fills *out with the loader's statistics. They are atomic
+ * counters read one by one: taken while the stages run, they may be a
+ * batch apart between stages. Cheap enough to call after every batch.
+ * Thread-safety: may be called from any thread, also while another thread
+ * is inside gf_loader_next.
+ * Returns:
+ *   GF_OK
+ *   GF_EBADHANDLE  loader
+ *   GF_EINVAL      out NULL, or out->struct_size outside the accepted range
+ */
+GF_API int gf_loader_stats(const gf_loader *loader, gf_loader_statistics *out);
+
+/* ------------------------------------------------------------------------ */
+/* Feature cache (hot tier)                                                 */
+/* ------------------------------------------------------------------------ */
+
+/* Cache policies: which nodes' feature rows go to the hot tier. */
+#define GF_CACHE_IN_DEGREE 1    /* highest in-degree first (PaGraph) */
+#define GF_CACHE_PRESAMPLING 2  /* most read over a few sampled epochs */
+
+/*
+ * gf_cache_options configures gf_loader_set_cache. Zero-initialise it and
+ * set struct_size = sizeof(gf_cache_options). The size of the hot tier is
+ * the first of: bytes (> 0), fraction (> 0), auto (non-zero). Accepted
+ * struct_size (LP64): 56 to sizeof (56).
+ */
+typedef struct gf_cache_options {
+  uint32_t struct_size;
+  /* GF_CACHE_IN_DEGREE or GF_CACHE_PRESAMPLING. */
+  int32_t policy;
+  /* Hot tier size in bytes (the rows of every feature name together). */
+  int64_t bytes;
+  /* Fraction of the nodes whose rows are hot, in (0, 1]. */
+  double fraction;
+  /* Non-zero: what fits in budget bytes after reserve bytes (for the
+     model). On the CPU build the caller gives the budget. */
+  int32_t auto_size;
+  int64_t budget;
+  int64_t reserve;
+  /* Epochs GF_CACHE_PRESAMPLING samples ahead (<= 0: 2): epochs 0, 1, ...
+     of this loader, so the counts are those of the batches it will give. */
+  int32_t presample_epochs;
+} gf_cache_options;
+
+/*
+ * gf_loader_set_cache copies the hot rows of the loader's feature names into
+ * a hot tier that the loader gathers from, the other rows still coming from
+ * the graph's node data; batches are unchanged, and gf_loader_stats reports
+ * the hit rate (rows_hot, rows_cold). On the CPU build the hot tier is a
+ * host copy (bytes_host). The epoch in progress is stopped: call
+ * gf_loader_start next. *out_rows (may be NULL) is set to the number of hot
+ * rows.
+ * Returns:
+ *   GF_OK
+ *   GF_EBADHANDLE  loader
+ *   GF_EINVAL      options NULL, bad struct_size, policy or size
+ *   GF_EIO         a node data file can no longer be read
+ */
+GF_API int gf_loader_set_cache(gf_loader *loader, const gf_cache_options *options,
+                               int64_t *out_rows);
+
+/* ---------------------------------------------------------------------------
+ * Induced subgraphs
+ */
+
+/*
+ * gf_graph_induced_subgraph returns every edge u->v of the graph whose two
+ * endpoints are in nodes: the subgraph the nodes induce (PyG's
+ * subgraph_type="induced", torch_geometric.utils.subgraph). Edges are
+ * grouped by target in the order of nodes; a target's edges keep the order
+ * of its neighbour list, so the result is the same for any patch count.
+ * @param nodes  int64 or int32 [N] original node ids, distinct. Borrowed.
+ * @param out_src      receives int64 [E]: each edge's source as a position
+ *                     in nodes (local id).
+ * @param out_dst      receives int64 [E]: each edge's target, likewise.
+ * @param out_edge_ids receives int64 [E]: each edge's original id. May be
+ *                     NULL if not wanted.
+ * The caller owns the tensors and must call their deleters (all are NULL on
+ * failure).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      nodes, out_src or out_dst NULL; nodes not 1-D; a node out
+ *                  of range or repeated
+ *   GF_ETYPE       nodes not int64/int32, not on the CPU, or not contiguous
+ *   GF_EBADHANDLE  graph (also when it was closed)
+ *   GF_ENOMEM      the edges do not fit in memory
+ */
+GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
+                                     DLManagedTensor **out_src,
+                                     DLManagedTensor **out_dst,
+                                     DLManagedTensor **out_edge_ids);
 
 /* ------------------------------------------------------------------------ */
 /* Communicators                                                            */

@@ -63,8 +63,7 @@ def _go() -> str:
         go = "/usr/local/go/bin/go"
     if not go:
         raise SystemExit(
-            "graphferry: the Go toolchain is needed to build libgraphferry.so; put `go` on "
-            "PATH or set GRAPHFERRY_GO"
+            "graphferry: the Go toolchain is needed to build libgraphferry.so; put `go` on PATH or set GRAPHFERRY_GO"
         )
     return go
 
@@ -112,7 +111,7 @@ class build_go(Command):
             subprocess.run(cmd, cwd=_repo_root(), env=env, check=True)
         except (OSError, subprocess.CalledProcessError) as err:
             if mode == "1":
-                raise SystemExit(f"graphferry: building libgraphferry_cuda.so failed: {err}")
+                raise SystemExit(f"graphferry: building libgraphferry_cuda.so failed: {err}") from err
             self.warn(f"libgraphferry_cuda.so not built ({err}); the CPU library only")
 
     def get_outputs(self) -> list[str]:

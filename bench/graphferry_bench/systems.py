@@ -211,8 +211,10 @@ class MemcpyCeiling(IndexSelect):
     only until the next batch."""
 
     name = "memcpy ceiling (features only)"
-    note = ("contiguous copy of the same number of feature rows per batch into one reused, pre-faulted buffer; "
-            "no gather, no sampling")
+    note = (
+        "contiguous copy of the same number of feature rows per batch into one reused, pre-faulted buffer; "
+        "no gather, no sampling"
+    )
 
     def epochs(self, mode):
         gather = super().epochs(mode)

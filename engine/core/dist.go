@@ -8,8 +8,10 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -23,7 +25,15 @@ type batchStream interface {
 	Start(epoch uint64) error
 	Next(ctx context.Context) (*pipeline.Batch, error)
 	Close() error
+	Stats() pipeline.Stats
+	FeatureNames() []string
+	ReadCounts(ctx context.Context, epochs int) ([]int64, error)
+	SetGatherer(g pipeline.Gatherer) error
 }
+
+// distMaxWorkers bounds the default number of sampler workers of a
+// coordinated distributed loader: their exchanges run one at a time anyway.
+const distMaxWorkers = 4
 
 var (
 	_ batchStream = (*pipeline.Pipeline)(nil)
@@ -57,7 +67,7 @@ var (
 // provides one exchange channel), one goroutine samples the rank's batches
 // in order. When it can (a CoordinatedComm, whose coordinator orders the
 // exchanges of concurrent stages over one channel), lopt.Workers workers
-// (<= 0: one per sampling thread, at most pipeline.DefaultMaxWorkers) sample
+// (<= 0: one per sampling thread, at most 4) sample
 // batches k, k+W, ... of the rank's share concurrently, each on a fork of
 // the runtime; batches are delivered in order and do not depend on W.
 // Either way they work ahead of the consumer by up to QueueCapacity batches.
@@ -123,7 +133,7 @@ func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, 
 		}
 		w := lopt.Workers
 		if w <= 0 {
-			w = min(threads, pipeline.DefaultMaxWorkers)
+			w = min(threads, distMaxWorkers)
 		}
 		if w > 1 {
 			// Every rank forks in the same order, so the stages match.
@@ -139,7 +149,7 @@ func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, 
 	}
 	s := &distStream{
 		g: g, workers: workers, req: req, rank: ranks[0], size: c.Size(),
-		seedsOrig: slices.Clone(seeds), seedsNew: seedsNew, opt: lopt, alloc: alloc,
+		seedsOrig: slices.Clone(seeds), seedsNew: seedsNew, opt: lopt, alloc: alloc, store: g.store,
 	}
 	s.opt.FeatureNames = slices.Clone(lopt.FeatureNames)
 	s.opt.LabelNames = slices.Clone(lopt.LabelNames)
@@ -162,8 +172,11 @@ type distStream struct {
 	seedsNew   []int64
 	opt        pipeline.Options
 	alloc      mem.Allocator
+	store      pipeline.Gatherer
 
-	cur *distRun // the epoch in progress
+	cur    *distRun      // the epoch in progress
+	epoch  atomic.Uint64 // the last epoch started (Stats)
+	epochs atomic.Int64  // epochs started (Stats)
 }
 
 type distRun struct {
@@ -206,6 +219,8 @@ func (s *distStream) Start(epoch uint64) error {
 		go s.run(r, rt, i, order, epoch)
 	}
 	s.cur = r
+	s.epoch.Store(epoch)
+	s.epochs.Add(1)
 	return nil
 }
 
@@ -257,7 +272,7 @@ func (s *distStream) batch(rt *sample.Runtime, internal, orig, pos []int64, key 
 		return nil, err
 	}
 	defer rt.Recycle(res...)
-	return pipeline.Materialize(res[0], orig, pos, s.g.part, s.g.store, s.opt.FeatureNames, s.opt.LabelNames, s.alloc, s.opt.Threads)
+	return pipeline.Materialize(res[0], orig, pos, s.g.part, s.store, s.opt.FeatureNames, s.opt.LabelNames, s.alloc, s.opt.Threads)
 }
 
 // stopCurrent stops the epoch in progress: its goroutine returns after the
@@ -312,5 +327,38 @@ func (s *distStream) Next(ctx context.Context) (*pipeline.Batch, error) {
 
 func (s *distStream) Close() error {
 	s.stopCurrent()
+	return nil
+}
+
+// Stats reports the workers and epochs; the per-stage counters of
+// pipeline.Stats are not kept by the distributed loader (zero).
+func (s *distStream) Stats() pipeline.Stats {
+	return pipeline.Stats{Workers: len(s.workers), Epoch: s.epoch.Load(), Epochs: s.epochs.Load()}
+}
+
+func (s *distStream) FeatureNames() []string { return slices.Clone(s.opt.FeatureNames) }
+
+// ReadCounts is not supported: counting a rank's reads would run the
+// group's collectives for epochs no other rank is running.
+func (s *distStream) ReadCounts(context.Context, int) ([]int64, error) {
+	return nil, errorf(errs.ErrNotSupported, "a distributed loader cannot count feature reads ahead (it would need every rank to sample the same epochs at once)")
+}
+
+// SetGatherer replaces the source of node data from the next Start on,
+// stopping the epoch in progress (which the other ranks must stop too).
+func (s *distStream) SetGatherer(g pipeline.Gatherer) error {
+	if g == nil {
+		return errorf(nil, "gatherer is nil")
+	}
+	for _, name := range append(slices.Clone(s.opt.FeatureNames), s.opt.LabelNames...) {
+		if _, ok := g.Get(name); !ok {
+			return errorf(nil, "%q is not in the gatherer (have %v)", name, g.Names())
+		}
+	}
+	if g.NumNodes() != s.g.part.Graph.NumNodes {
+		return errorf(nil, "gatherer has %d nodes, graph has %d", g.NumNodes(), s.g.part.Graph.NumNodes)
+	}
+	s.stopCurrent()
+	s.store = g
 	return nil
 }

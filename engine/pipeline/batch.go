@@ -89,7 +89,7 @@ func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *p
 	if err != nil {
 		return nil, err
 	}
-	if err := b.loadNodeData(res, store, featureNames, labelNames, threads); err != nil {
+	if err := b.loadNodeData(res, store, featureNames, labelNames, threads, nil); err != nil {
 		b.Release()
 		return nil, err
 	}
@@ -181,7 +181,8 @@ func materializeTopology(res *sample.Result, seedsOrig []int64, inputIndex []int
 // loadNodeData gathers featureNames over res.Nodes and labelNames over the
 // seeds into b (allocated from b's allocator). On error the node data
 // gathered so far stays in b, for b.Release.
-func (b *Batch) loadNodeData(res *sample.Result, store Gatherer, featureNames, labelNames []string, threads int) error {
+// When tc is not nil, where the rows came from is added to it.
+func (b *Batch) loadNodeData(res *sample.Result, store Gatherer, featureNames, labelNames []string, threads int, tc *TierCounts) error {
 	nb := int(res.HopCounts[0])
 	var err error
 	gather := func(name string, ids []int64) error {
@@ -198,7 +199,20 @@ func (b *Batch) loadNodeData(res *sample.Result, store Gatherer, featureNames, l
 			return err
 		}
 		b.NodeData[name] = t
-		return store.Gather(name, t.Data, ids, threads)
+		if tg, ok := store.(TierGatherer); ok {
+			c, err := tg.GatherTiers(name, t.Data, ids, threads)
+			if tc != nil {
+				tc.Add(c)
+			}
+			return err
+		}
+		if err := store.Gather(name, t.Data, ids, threads); err != nil {
+			return err
+		}
+		if tc != nil {
+			tc.Add(hostCounts(len(ids), src.RowBytes()))
+		}
+		return nil
 	}
 	for _, name := range featureNames {
 		if err := gather(name, res.Nodes); err != nil {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/graphferry/graphferry/engine/comm"
@@ -92,7 +93,9 @@ func BenchmarkPubmedEpoch(b *testing.B) {
 // fanouts [15, 10, 5] from the seeds, FrontierAll, one patch) over a random
 // 30,720 of the train nodes of the dataset in $GRAPHFERRY_BENCH_DATASET (our
 // layout, e.g. bench/.cache/products-like-seed0 as `make bench-full` writes
-// it). Skipped when unset.
+// it), at 1, 2, 4, 8 and 16 sampling threads (those up to the host's cores),
+// each with the default of one sampler worker per thread. Skipped when
+// unset.
 func BenchmarkDatasetEpoch(b *testing.B) {
 	dir := os.Getenv("GRAPHFERRY_BENCH_DATASET")
 	if dir == "" {
@@ -108,10 +111,6 @@ func BenchmarkDatasetEpoch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := sample.New(p, comm.NewLocal(1), sample.Options{Fanouts: []int{15, 10, 5}, Seed: 1})
-	if err != nil {
-		b.Fatal(err)
-	}
 	var train []int64
 	mask := d.NodeData[dataset.TrainMaskKey].Data
 	for v, m := range mask {
@@ -122,16 +121,41 @@ func BenchmarkDatasetEpoch(b *testing.B) {
 	r := rand.New(rand.NewPCG(0, 0))
 	r.Shuffle(len(train), func(i, j int) { train[i], train[j] = train[j], train[i] })
 	seeds := train[:min(len(train), 30720)]
-	for _, w := range []int{1, 2} {
-		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) {
-			pl, err := New(s, p, feature.NewStore(g.NumNodes), seeds, Options{BatchSize: 1024, Shuffle: true, Workers: w}, mem.Heap{})
+	for _, threads := range []int{1, 2, 4, 8, 16} {
+		if threads > 1 && threads > runtime.NumCPU() {
+			break
+		}
+		b.Run(fmt.Sprintf("threads=%d", threads), func(b *testing.B) {
+			rt, err := sample.NewRuntime(p, comm.NewLocal(1), sample.RuntimeOptions{Threads: threads})
+			if err != nil {
+				b.Fatal(err)
+			}
+			s, err := rt.Bind(sample.Request{Fanouts: []int{15, 10, 5}, Seed: 1})
+			if err != nil {
+				b.Fatal(err)
+			}
+			before := heapInUse()
+			pl, err := New(s, p, feature.NewStore(g.NumNodes), seeds, Options{BatchSize: 1024, Shuffle: true}, mem.Heap{})
 			if err != nil {
 				b.Fatal(err)
 			}
 			defer pl.Close()
 			benchEpochs(b, pl)
+			// What the workers keep between epochs (node tables,
+			// workspaces), measured: compare with WorkerMemory.
+			b.ReportMetric(float64(heapInUse()-before)/float64(pl.Stats().Workers)/(1<<20), "MiB/worker")
+			st := pl.Stats().Total
+			b.ReportMetric(st.Sampler.Busy.Seconds()/st.Wall.Seconds()/float64(pl.Stats().Workers), "sampler-load")
 		})
 	}
+}
+
+// heapInUse returns the Go heap in use after a collection.
+func heapInUse() int64 {
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return int64(ms.HeapInuse)
 }
 
 // benchEpochs runs b.N epochs of pl, reporting sampled edges per second.

@@ -29,8 +29,9 @@
 //	worker w (of W) --jobs[w]--> loader goroutine --batches--> Next
 //
 // Each worker has its own fork of the sampler (its own communicator and
-// workspaces, the sampler's threads shared out; at most DefaultMaxWorkers
-// by default) and samples whole waves of batches, one per rank this process
+// workspaces, the sampler's threads shared out; by default one worker per
+// thread, so the stage uses every core; WorkerMemory says what each costs)
+// and samples whole waves of batches, one per rank this process
 // runs (so that every rank has work in the CSP collectives): worker w takes
 // waves w, w+W, w+2W, ... Batch i of epoch e uses the random-stream key
 // BatchKey(e, i) = e<<32 | i, so a batch's sample depends on (sampler seed,
@@ -47,4 +48,15 @@
 // released what it received. A SampleBatches call in flight is allowed to
 // finish rather than cancelled (cancelling a collective aborts the
 // comm.Local for good), so Start and Close may wait for one sampling round.
+//
+// # Statistics
+//
+// Stats reports, for the epoch in progress and in total, each stage's busy
+// time, the time it was blocked on a full queue after it and the time it
+// waited on an empty queue before it, the batches it passed on, and where
+// the gathered node data came from (bytes per memory kind, rows from a hot
+// tier and from the store: a TierGatherer such as engine/cache's says).
+// They are atomic counters and monotonic clock readings, a few per batch
+// and stage. The stage with the largest busy share of the wall time (the
+// sampler's divided by its workers) is the bottleneck.
 package pipeline

@@ -9,6 +9,8 @@ import (
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
+	"time"
 
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/internal/rng"
@@ -30,16 +32,32 @@ type Options struct {
 	// Workers is the number of sampler workers: each samples whole batches
 	// (waves of one batch per patch) on its own fork of the sampler, with
 	// the sampler's threads shared among them, so that Workers batches are
-	// sampled at once. <= 0: one per sampling thread, at most
-	// DefaultMaxWorkers. Batches are still delivered in order, and are the
-	// same whatever the number of workers.
+	// sampled at once. <= 0: one per sampling thread (the sampler's
+	// Threads, GOMAXPROCS when that is <= 0). Batches are still delivered
+	// in order, and are the same whatever the number of workers. Each
+	// worker costs memory of its own: see WorkerMemory.
 	Workers int
 }
 
-// DefaultMaxWorkers bounds the default number of sampler workers: each
-// worker keeps its own node table (4 bytes per node on graphs of up to
-// 2^24 nodes) and buffers.
-const DefaultMaxWorkers = 4
+// WorkerMemory returns about how many bytes one sampler worker keeps
+// between batches, beyond the batches in the queues: per rank it runs
+// (ranks), a node table of 4 bytes per node of the graph (numNodes) on
+// graphs of up to 2^24 nodes (larger graphs use a hash table sized by the
+// batch instead), plus workspaces that grow to the largest batch it has
+// sampled: about 40 bytes per sampled edge (batchEdges, summed over the
+// hops) and 24 per node (batchNodes) for the messages, the sampled
+// neighbours and the copy of the batch's topology. The sampler stage runs
+// one worker per thread by default, so a loader's sampling memory is
+// Workers times this.
+func WorkerMemory(numNodes int64, ranks int, batchNodes, batchEdges int64) int64 {
+	var table int64
+	if numNodes <= 1<<24 {
+		table = 4 * numNodes
+	} else {
+		table = 16 * batchNodes // hash table entries: key and position, at most half full
+	}
+	return int64(ranks)*table + 40*batchEdges + 24*batchNodes
+}
 
 // ErrClosed is returned by calls on a closed Pipeline.
 var ErrClosed = errors.New("pipeline: closed")
@@ -132,6 +150,13 @@ type Pipeline struct {
 	closed bool
 
 	nextMu sync.Mutex // serialises Next; guards run.delivered and run.err
+
+	st       stats
+	base     time.Time    // origin of startNs and endNs (monotonic clock)
+	startNs  atomic.Int64 // the current epoch's Start, since base
+	endNs    atomic.Int64 // its last delivery since base; 0 while it runs
+	epochs   atomic.Int64 // epochs started
+	epochNum atomic.Uint64
 }
 
 // run is one epoch in progress.
@@ -144,8 +169,9 @@ type run struct {
 	jobs       []chan job    // worker w -> loader
 	wg         sync.WaitGroup
 
-	delivered int
-	err       error
+	delivered  int
+	err        error
+	lastReturn time.Time // when Next last returned a batch (zero: never)
 }
 
 type item struct {
@@ -243,12 +269,13 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 		return nil, errors.New("pipeline: the sampler runs no rank in this process")
 	}
 	if opt.Workers <= 0 {
-		opt.Workers = min(threads, DefaultMaxWorkers)
+		opt.Workers = threads
 	}
 	pl := &Pipeline{
 		p: p, store: store,
 		seedsOrig: slices.Clone(seeds), seedsNew: seedsNew,
 		opt: opt, alloc: alloc, ranks: ranks,
+		base: time.Now(),
 	}
 	for range opt.Workers {
 		f, err := s.Fork(max(1, threads/opt.Workers))
@@ -258,6 +285,85 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 		pl.workers = append(pl.workers, f)
 	}
 	return pl, nil
+}
+
+// SetGatherer replaces the loader stage's source of node data (with a
+// tiered one, say: see engine/cache) from the next Start on. It stops the
+// epoch in progress, as Start does. g must have the requested names and the
+// graph's node count.
+func (pl *Pipeline) SetGatherer(g Gatherer) error {
+	if isNil(g) {
+		return errors.New("pipeline: gatherer is nil")
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.closed {
+		return ErrClosed
+	}
+	for _, name := range append(slices.Clone(pl.opt.FeatureNames), pl.opt.LabelNames...) {
+		if _, ok := g.Get(name); !ok {
+			return fmt.Errorf("pipeline: %q is not in the gatherer (have %v)", name, g.Names())
+		}
+	}
+	if g.NumNodes() != pl.p.Graph.NumNodes {
+		return fmt.Errorf("pipeline: gatherer has %d nodes, graph has %d", g.NumNodes(), pl.p.Graph.NumNodes)
+	}
+	pl.stopLocked() // no stage goroutine reads pl.store from here on
+	pl.store = g
+	return nil
+}
+
+// FeatureNames returns the names gathered for every node of a batch.
+func (pl *Pipeline) FeatureNames() []string { return slices.Clone(pl.opt.FeatureNames) }
+
+// ReadCounts samples epochs 0..epochs-1 as Start would (same seeds, shuffle
+// and batch keys, so the same batches) without gathering node data or
+// touching the statistics, and returns how many batches each node (internal
+// id) is in: how often its feature rows will be read. It stops the epoch in
+// progress, as Start does.
+func (pl *Pipeline) ReadCounts(ctx context.Context, epochs int) ([]int64, error) {
+	if epochs <= 0 {
+		return nil, fmt.Errorf("pipeline: reading counts over %d epochs (want > 0)", epochs)
+	}
+	pl.mu.Lock()
+	defer pl.mu.Unlock()
+	if pl.closed {
+		return nil, ErrClosed
+	}
+	pl.stopLocked()
+	counts := make([]int64, pl.p.Graph.NumNodes)
+	w := pl.workers[0]
+	total := pl.NumBatches()
+	for e := range uint64(epochs) {
+		order := epochOrder(len(pl.seedsOrig), pl.opt.Shuffle, pl.opt.Seed, e)
+		for i := 0; i < total; i += pl.ranks {
+			if err := ctx.Err(); err != nil {
+				return nil, err
+			}
+			k := min(pl.ranks, total-i)
+			batches := make([][]int64, k)
+			keys := make([]uint64, k)
+			for j := range batches {
+				pos := pl.batchSeeds(order, i+j)
+				batches[j] = make([]int64, len(pos))
+				for t, q := range pos {
+					batches[j][t] = pl.seedsNew[q]
+				}
+				keys[j] = BatchKey(e, int64(i+j))
+			}
+			res, err := w.SampleBatches(context.Background(), batches, keys)
+			if err != nil {
+				return nil, fmt.Errorf("pipeline: reading counts, epoch %d, batch %d: %w", e, i, err)
+			}
+			for _, r := range res {
+				for _, v := range r.Nodes {
+					counts[v]++
+				}
+			}
+			w.Recycle(res...)
+		}
+	}
+	return counts, nil
 }
 
 // InternalSeeds validates seeds (original ids: each in range, no
@@ -302,6 +408,12 @@ func (pl *Pipeline) Start(epoch uint64) error {
 		return ErrClosed
 	}
 	pl.stopLocked()
+	pl.st.total.wall.Add(int64(pl.epochWall()))
+	pl.st.epoch.reset()
+	pl.startNs.Store(int64(time.Since(pl.base)))
+	pl.endNs.Store(0)
+	pl.epochs.Add(1)
+	pl.epochNum.Store(epoch)
 	order := epochOrder(len(pl.seedsOrig), pl.opt.Shuffle, pl.opt.Seed, epoch)
 	r := &run{
 		epoch:      epoch,
@@ -358,7 +470,15 @@ func (pl *Pipeline) batchSeeds(order []int64, i int) []int64 {
 func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan<- job) {
 	defer r.wg.Done()
 	defer close(jobs)
+	var t0 time.Time
 	send := func(j job) bool {
+		t0 = pl.st.busy(samplerStage, t0)
+		defer func() { t0 = pl.st.blocked(samplerStage, t0) }()
+		if j.err == nil {
+			// Counted before the hand-off, so that the stage after
+			// never counts a batch this stage has not.
+			pl.st.batch(samplerStage)
+		}
 		select {
 		case jobs <- j:
 			return true
@@ -377,6 +497,7 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 			return
 		default:
 		}
+		t0 = time.Now()
 		k := min(ranks, r.total-i)
 		batches := make([][]int64, k)
 		keys := make([]uint64, k)
@@ -427,7 +548,13 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 	defer r.wg.Done()
 	defer close(r.out)
 	defer close(r.loaderDone)
+	t0 := time.Now()
 	deliver := func(it item) bool {
+		t0 = pl.st.busy(loaderStage, t0)
+		defer func() { t0 = pl.st.blocked(loaderStage, t0) }()
+		if it.err == nil {
+			pl.st.batch(loaderStage) // before the hand-off, as in sampleLoop
+		}
 		select {
 		case r.out <- it:
 			return true
@@ -440,6 +567,7 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 	for i := 0; i < r.total; i++ {
 		var j job
 		var ok bool
+		t0 = time.Now()
 		select {
 		case <-r.stop:
 			return
@@ -452,8 +580,11 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 			deliver(item{err: j.err})
 			return
 		}
+		t0 = pl.st.waiting(loaderStage, t0)
 		b := j.b
-		err := b.loadNodeData(j.res, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads)
+		var tc TierCounts
+		err := b.loadNodeData(j.res, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads, &tc)
+		pl.st.gathered(tc)
 		j.s.Recycle(j.res) // the batch holds copies of everything it needs
 		if err != nil {
 			b.Release()
@@ -490,6 +621,11 @@ func (pl *Pipeline) Next(ctx context.Context) (*Batch, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	t0 := time.Now()
+	if !r.lastReturn.IsZero() {
+		pl.st.busy(consumerStage, r.lastReturn)
+	}
+	defer pl.st.waiting(consumerStage, t0)
 	select {
 	case it, ok := <-r.out:
 		if !ok {
@@ -500,9 +636,45 @@ func (pl *Pipeline) Next(ctx context.Context) (*Batch, error) {
 			return nil, it.err
 		}
 		r.delivered++
+		pl.st.batch(consumerStage)
+		r.lastReturn = time.Now()
+		if r.delivered == r.total {
+			pl.endNs.Store(max(1, int64(r.lastReturn.Sub(pl.base))))
+		}
 		return it.b, nil
 	case <-ctx.Done():
 		return nil, ctx.Err()
+	}
+}
+
+// epochWall returns the wall time of the current epoch so far: from Start
+// to its last delivery, or to now while it runs (0 before the first Start).
+func (pl *Pipeline) epochWall() time.Duration {
+	if pl.epochs.Load() == 0 {
+		return 0
+	}
+	start, end := pl.startNs.Load(), pl.endNs.Load()
+	if end == 0 {
+		end = int64(time.Since(pl.base))
+	}
+	return time.Duration(max(0, end-start))
+}
+
+// Stats returns the pipeline's statistics: the current epoch's (or the last
+// one's) and the total since New. Safe to call from any goroutine at any
+// time, also after Close; the counters are read one by one, so a Stats taken
+// while the stages run may be a batch off between stages.
+func (pl *Pipeline) Stats() Stats {
+	cur := pl.st.epoch.load()
+	cur.Wall = pl.epochWall()
+	total := pl.st.total.load()
+	total.Wall += cur.Wall
+	return Stats{
+		Workers: len(pl.workers),
+		Epoch:   pl.epochNum.Load(),
+		Epochs:  pl.epochs.Load(),
+		Current: cur,
+		Total:   total,
 	}
 }
 

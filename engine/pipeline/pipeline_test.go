@@ -329,7 +329,7 @@ func tensorsEqual(t *testing.T, want, got mem.Tensor, what string) {
 // Every batch is what sampling it directly gives, in order, whatever the
 // number of sampler workers (more workers than waves included).
 func TestMatchesDirectCalls(t *testing.T) {
-	for _, tc := range []struct{ patches, workers int }{{1, 1}, {1, 2}, {1, 4}, {3, 1}, {3, 2}, {3, 3}} {
+	for _, tc := range []struct{ patches, workers int }{{1, 1}, {1, 2}, {1, 4}, {1, 8}, {3, 1}, {3, 2}, {3, 3}, {3, 8}} {
 		f := newFixture(t, tc.patches, tc.patches > 1, defaultSample)
 		seeds := seedRange(90)
 		opt := defaultOpts()

@@ -18,6 +18,7 @@ import importlib
 from typing import Any
 
 from . import _lib
+from ._stats import LoaderCounters, LoaderStats, StageStats
 from ._version import __version__
 from .errors import GraphferryError, InvalidArgumentError, OutOfMemoryError, StorageError, TypeMismatchError
 from .graph import PRESETS, Graph, convert_npy, generate
@@ -40,6 +41,9 @@ __all__ = [
     "Block",
     "SampleOptions",
     "Loader",
+    "LoaderStats",
+    "LoaderCounters",
+    "StageStats",
     "library_version",
     "library_path",
 ]

@@ -8,10 +8,10 @@ import argparse
 import json
 import os
 import sys
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graphferry", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     convert = sub.add_parser(
@@ -49,15 +49,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             print(f"graphferry {args.command}: {err}", file=sys.stderr)
             return 1
         with graphferry.Graph.open(args.dst) as g:
-            print(
-                f"wrote {args.dst}: {g.num_nodes} nodes, {g.num_edges} edges, "
-                f"node data {g.node_data_names()}"
-            )
+            print(f"wrote {args.dst}: {g.num_nodes} nodes, {g.num_edges} edges, node data {g.node_data_names()}")
         return 0
     if args.command == "verify":
         return _verify(graphferry, args.dir)
-    print(f"graphferry {graphferry.__version__} (library {graphferry.library_version()} at "
-          f"{graphferry.library_path()})")
+    print(
+        f"graphferry {graphferry.__version__} (library {graphferry.library_version()} at {graphferry.library_path()})"
+    )
     return 0
 
 

@@ -23,8 +23,9 @@ CUDA library exists and the choice depends on it.
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Callable, Mapping, Optional
+from typing import Callable
 
 ENV_BACKEND = "GRAPHFERRY_BACKEND"
 CPU_LIB = "libgraphferry.so"
@@ -33,7 +34,7 @@ BACKENDS = ("auto", "cpu", "cuda")
 
 #: The backend chosen by :func:`library_path` in this process ("cpu" or
 #: "cuda"), None before the library is chosen.
-BACKEND: Optional[str] = None
+BACKEND: str | None = None
 
 
 class BackendError(RuntimeError):
@@ -63,8 +64,7 @@ def choose(
     requested = environ.get(ENV_BACKEND, "").strip().lower() or "auto"
     if requested not in BACKENDS:
         raise BackendError(
-            f"graphferry: {ENV_BACKEND}={environ.get(ENV_BACKEND)!r} is not one of "
-            + ", ".join(BACKENDS)
+            f"graphferry: {ENV_BACKEND}={environ.get(ENV_BACKEND)!r} is not one of " + ", ".join(BACKENDS)
         )
     cpu_path, cuda_path = libdir / CPU_LIB, libdir / CUDA_LIB
     if requested == "cpu":

@@ -28,7 +28,7 @@ def version_tuple(version: str) -> tuple[int, int]:
     return int(match.group(1)), int(match.group(2))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def pyg_loaders_wrap_edge_index() -> bool:
     """Whether torch_geometric's own loaders yield ``edge_index`` as an ``EdgeIndex``.
 
@@ -49,12 +49,10 @@ def pyg_loaders_wrap_edge_index() -> bool:
 
 # const char *PyCapsule_GetName(PyObject *capsule): bound privately so that the
 # argtypes of ctypes.pythonapi's shared attribute stay as others set them.
-_PyCapsule_GetName = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(
-    ("PyCapsule_GetName", ctypes.pythonapi)
-)
+_PyCapsule_GetName = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def torch_imports_versioned_dlpack() -> bool:
     """Whether this torch's ``from_dlpack`` takes DLPack 1.x tensors
     (``DLManagedTensorVersioned`` in a ``"dltensor_versioned"`` capsule).

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import ctypes
 import warnings
-from typing import Any, Optional
+from typing import Any
 
 import numpy as np
 import torch
@@ -132,18 +132,18 @@ _DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 # Python C API functions, bound as private prototypes so that the argtypes of
 # ctypes.pythonapi's shared attributes (which other libraries set too) are left
 # alone. PYFUNCTYPE keeps the GIL held during these calls.
-_PyCapsule_New = ctypes.PYFUNCTYPE(
-    ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p
-)(("PyCapsule_New", ctypes.pythonapi))
+_PyCapsule_New = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi)
+)
 _PyCapsule_IsValid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
     ("PyCapsule_IsValid", ctypes.pythonapi)
 )
-_PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(
-    ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p
-)(("PyCapsule_GetPointer", ctypes.pythonapi))
-_PyCapsule_GetPointer = ctypes.PYFUNCTYPE(
-    ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p
-)(("PyCapsule_GetPointer", ctypes.pythonapi))
+_PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+_PyCapsule_GetPointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
 _PyCapsule_SetName = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
     ("PyCapsule_SetName", ctypes.pythonapi)
 )
@@ -211,7 +211,7 @@ class ManagedTensor:
     def __init__(self, managed: int):
         if not managed:
             raise ValueError("ManagedTensor: NULL DLManagedTensor")
-        self._managed: Optional[int] = managed
+        self._managed: int | None = managed
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (kDLCPU, 0)
@@ -220,17 +220,15 @@ class ManagedTensor:
         self,
         *,
         stream: Any = None,
-        max_version: Optional[tuple[int, int]] = None,
-        dl_device: Optional[tuple[int, int]] = None,
-        copy: Optional[bool] = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
     ) -> Any:
         # stream: CPU memory needs no synchronisation. copy: the memory is
         # already the consumer's alone, so handing it over satisfies both
         # copy=True and copy=False.
         if dl_device is not None and tuple(dl_device) != (kDLCPU, 0):
-            raise BufferError(
-                f"graphferry tensors are CPU tensors; cannot export to device {tuple(dl_device)}"
-            )
+            raise BufferError(f"graphferry tensors are CPU tensors; cannot export to device {tuple(dl_device)}")
         managed = self._managed
         if managed is None:
             raise BufferError("this graphferry tensor was already exported through __dlpack__")
@@ -304,15 +302,11 @@ def as_cpu_tensor(obj: Any, name: str) -> torch.Tensor:
                 warnings.filterwarnings("ignore", message="The given NumPy array is not writable")
                 tensor = torch.from_numpy(np.ascontiguousarray(obj))
         except TypeError as err:
-            raise TypeError(
-                f"'{name}': numpy dtype {obj.dtype} has no torch equivalent ({err})"
-            ) from None
+            raise TypeError(f"'{name}': numpy dtype {obj.dtype} has no torch equivalent ({err})") from None
     elif isinstance(obj, (list, tuple, range)):
         tensor = torch.as_tensor(obj)
     else:
-        raise TypeError(
-            f"'{name}': expected a torch.Tensor or numpy.ndarray (got '{type(obj).__name__}')"
-        )
+        raise TypeError(f"'{name}': expected a torch.Tensor or numpy.ndarray (got '{type(obj).__name__}')")
     if tensor.device.type != "cpu":
         raise TypeError(
             f"'{name}': expected a CPU tensor; this version of graphferry is CPU-only "
@@ -335,9 +329,7 @@ class BorrowedTensor:
         try:
             code, bits = _DTYPE_CODES[tensor.dtype]
         except KeyError:
-            raise TypeError(
-                f"'{name}': dtype {tensor.dtype} cannot be described in DLPack"
-            ) from None
+            raise TypeError(f"'{name}': dtype {tensor.dtype} cannot be described in DLPack") from None
         self.tensor = tensor
         self._shape = (ctypes.c_int64 * max(tensor.dim(), 1))(*tensor.shape)
         self.dltensor = DLTensor(

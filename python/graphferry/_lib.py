@@ -23,8 +23,9 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Callable, NewType, Optional, Sequence
+from typing import Any, Callable, NewType
 
 from ._dlpack import DLManagedTensor, DLTensor
 from ._version import __version__
@@ -323,7 +324,7 @@ def cfunc(
     argtypes: Sequence[Any],
     restype: Any,
     *,
-    errcheck: Optional[Callable[[int, Any, tuple], int]] = _check_ok,
+    errcheck: Callable[[int, Any, tuple], int] | None = _check_ok,
 ) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
     """Binds the stub it decorates to the library's function ``name``.
 
@@ -393,7 +394,7 @@ def gf_errmsg() -> bytes: ...
 
 # void gf_free(void *ptr);
 @cfunc("gf_free", [ctypes.c_void_p], None, errcheck=None)
-def gf_free(ptr: Optional[int], /) -> None: ...
+def gf_free(ptr: int | None, /) -> None: ...
 
 
 # ---------------------------------------------------------------------------
@@ -410,8 +411,12 @@ def gf_free(ptr: Optional[int], /) -> None: ...
     ctypes.c_int,
 )
 def gf_graph_from_csc(
-    indptr: CtypesRef, indices: CtypesRef, edge_ids: CtypesRef, options: CtypesRef,
-    out_graph: CtypesRef, /,
+    indptr: CtypesRef,
+    indices: CtypesRef,
+    edge_ids: CtypesRef,
+    options: CtypesRef,
+    out_graph: CtypesRef,
+    /,
 ) -> int: ...
 
 
@@ -424,8 +429,12 @@ def gf_graph_from_csc(
     ctypes.c_int,
 )
 def gf_graph_from_csr(
-    indptr: CtypesRef, indices: CtypesRef, edge_ids: CtypesRef, options: CtypesRef,
-    out_graph: CtypesRef, /,
+    indptr: CtypesRef,
+    indices: CtypesRef,
+    edge_ids: CtypesRef,
+    options: CtypesRef,
+    out_graph: CtypesRef,
+    /,
 ) -> int: ...
 
 
@@ -436,9 +445,7 @@ def gf_graph_from_csr(
     [DLTensor_p, DLTensor_p, gf_graph_options_p, c_void_pp],
     ctypes.c_int,
 )
-def gf_graph_from_coo(
-    src: CtypesRef, dst: CtypesRef, options: CtypesRef, out_graph: CtypesRef, /
-) -> int: ...
+def gf_graph_from_coo(src: CtypesRef, dst: CtypesRef, options: CtypesRef, out_graph: CtypesRef, /) -> int: ...
 
 
 # int gf_graph_from_arrow(struct ArrowSchema *schema, struct ArrowArray *array,
@@ -448,9 +455,7 @@ def gf_graph_from_coo(
     [ctypes.POINTER(ArrowSchema), ctypes.POINTER(ArrowArray), gf_graph_options_p, c_void_pp],
     ctypes.c_int,
 )
-def gf_graph_from_arrow(
-    schema: CtypesRef, array: CtypesRef, options: CtypesRef, out_graph: CtypesRef, /
-) -> int: ...
+def gf_graph_from_arrow(schema: CtypesRef, array: CtypesRef, options: CtypesRef, out_graph: CtypesRef, /) -> int: ...
 
 
 # int gf_graph_open(const char *path, const gf_graph_options *options,
@@ -461,22 +466,22 @@ def gf_graph_open(path: bytes, options: CtypesRef, out_graph: CtypesRef, /) -> i
 
 # void gf_graph_close(gf_graph *graph);
 @cfunc("gf_graph_close", [gf_graph_p_ctypes], None, errcheck=None)
-def gf_graph_close(graph: Optional[gf_graph_p], /) -> None: ...
+def gf_graph_close(graph: gf_graph_p | None, /) -> None: ...
 
 
 # int gf_graph_num_nodes(const gf_graph *graph, int64_t *out);
 @cfunc("gf_graph_num_nodes", [gf_graph_p_ctypes, c_int64_p], ctypes.c_int)
-def gf_graph_num_nodes(graph: Optional[gf_graph_p], out: CtypesRef, /) -> int: ...
+def gf_graph_num_nodes(graph: gf_graph_p | None, out: CtypesRef, /) -> int: ...
 
 
 # int gf_graph_num_edges(const gf_graph *graph, int64_t *out);
 @cfunc("gf_graph_num_edges", [gf_graph_p_ctypes, c_int64_p], ctypes.c_int)
-def gf_graph_num_edges(graph: Optional[gf_graph_p], out: CtypesRef, /) -> int: ...
+def gf_graph_num_edges(graph: gf_graph_p | None, out: CtypesRef, /) -> int: ...
 
 
 # int gf_graph_num_patches(const gf_graph *graph, int32_t *out);
 @cfunc("gf_graph_num_patches", [gf_graph_p_ctypes, c_int32_p], ctypes.c_int)
-def gf_graph_num_patches(graph: Optional[gf_graph_p], out: CtypesRef, /) -> int: ...
+def gf_graph_num_patches(graph: gf_graph_p | None, out: CtypesRef, /) -> int: ...
 
 
 # int gf_graph_set_node_data(gf_graph *graph, const char *name,
@@ -486,17 +491,13 @@ def gf_graph_num_patches(graph: Optional[gf_graph_p], out: CtypesRef, /) -> int:
     [gf_graph_p_ctypes, ctypes.c_char_p, ctypes.c_void_p],
     ctypes.c_int,
 )
-def gf_graph_set_node_data(
-    graph: Optional[gf_graph_p], name: bytes, tensor: int, /
-) -> int: ...
+def gf_graph_set_node_data(graph: gf_graph_p | None, name: bytes, tensor: int, /) -> int: ...
 
 
 # int gf_graph_get_node_data(gf_graph *graph, const char *name,
 #                            DLManagedTensor **out_tensor);
 @cfunc("gf_graph_get_node_data", [gf_graph_p_ctypes, ctypes.c_char_p, c_void_pp], ctypes.c_int)
-def gf_graph_get_node_data(
-    graph: Optional[gf_graph_p], name: bytes, out_tensor: CtypesRef, /
-) -> int: ...
+def gf_graph_get_node_data(graph: gf_graph_p | None, name: bytes, out_tensor: CtypesRef, /) -> int: ...
 
 
 # int gf_graph_set_node_data_versioned(gf_graph *graph, const char *name,
@@ -506,34 +507,28 @@ def gf_graph_get_node_data(
     [gf_graph_p_ctypes, ctypes.c_char_p, ctypes.c_void_p],
     ctypes.c_int,
 )
-def gf_graph_set_node_data_versioned(
-    graph: Optional[gf_graph_p], name: bytes, tensor: int, /
-) -> int: ...
+def gf_graph_set_node_data_versioned(graph: gf_graph_p | None, name: bytes, tensor: int, /) -> int: ...
 
 
 # int gf_graph_get_node_data_versioned(gf_graph *graph, const char *name,
 #                                      DLManagedTensorVersioned **out_tensor);
-@cfunc(
-    "gf_graph_get_node_data_versioned", [gf_graph_p_ctypes, ctypes.c_char_p, c_void_pp], ctypes.c_int
-)
-def gf_graph_get_node_data_versioned(
-    graph: Optional[gf_graph_p], name: bytes, out_tensor: CtypesRef, /
-) -> int: ...
+@cfunc("gf_graph_get_node_data_versioned", [gf_graph_p_ctypes, ctypes.c_char_p, c_void_pp], ctypes.c_int)
+def gf_graph_get_node_data_versioned(graph: gf_graph_p | None, name: bytes, out_tensor: CtypesRef, /) -> int: ...
 
 
 # int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
 @cfunc("gf_graph_node_data_names", [gf_graph_p_ctypes, c_void_pp], ctypes.c_int)
-def gf_graph_node_data_names(graph: Optional[gf_graph_p], out_names: CtypesRef, /) -> int: ...
+def gf_graph_node_data_names(graph: gf_graph_p | None, out_names: CtypesRef, /) -> int: ...
 
 
 # int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights);
 @cfunc("gf_graph_set_edge_weights", [gf_graph_p_ctypes, DLTensor_p], ctypes.c_int)
-def gf_graph_set_edge_weights(graph: Optional[gf_graph_p], weights: CtypesRef, /) -> int: ...
+def gf_graph_set_edge_weights(graph: gf_graph_p | None, weights: CtypesRef, /) -> int: ...
 
 
 # int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights);
 @cfunc("gf_graph_set_source_weights", [gf_graph_p_ctypes, DLTensor_p], ctypes.c_int)
-def gf_graph_set_source_weights(graph: Optional[gf_graph_p], weights: CtypesRef, /) -> int: ...
+def gf_graph_set_source_weights(graph: gf_graph_p | None, weights: CtypesRef, /) -> int: ...
 
 
 # int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
@@ -559,14 +554,12 @@ def gf_dataset_generate(preset: bytes, dst_dir: bytes, seed: int, num_threads: i
     [gf_graph_p_ctypes, DLTensor_p, gf_sample_options_p, c_void_pp],
     ctypes.c_int,
 )
-def gf_sample(
-    graph: Optional[gf_graph_p], seeds: CtypesRef, options: CtypesRef, out_batch: CtypesRef, /
-) -> int: ...
+def gf_sample(graph: gf_graph_p | None, seeds: CtypesRef, options: CtypesRef, out_batch: CtypesRef, /) -> int: ...
 
 
 # int gf_batch_num_hops(const gf_batch *batch, int32_t *out);
 @cfunc("gf_batch_num_hops", [gf_batch_p_ctypes, c_int32_p], ctypes.c_int)
-def gf_batch_num_hops(batch: Optional[gf_batch_p], out: CtypesRef, /) -> int: ...
+def gf_batch_num_hops(batch: gf_batch_p | None, out: CtypesRef, /) -> int: ...
 
 
 # int gf_batch_block_shape(const gf_batch *batch, int32_t layer,
@@ -578,8 +571,12 @@ def gf_batch_num_hops(batch: Optional[gf_batch_p], out: CtypesRef, /) -> int: ..
     ctypes.c_int,
 )
 def gf_batch_block_shape(
-    batch: Optional[gf_batch_p], layer: int, num_dst: CtypesRef, num_src: CtypesRef,
-    dst_offset: CtypesRef, /,
+    batch: gf_batch_p | None,
+    layer: int,
+    num_dst: CtypesRef,
+    num_src: CtypesRef,
+    dst_offset: CtypesRef,
+    /,
 ) -> int: ...
 
 
@@ -590,17 +587,13 @@ def gf_batch_block_shape(
     [gf_batch_p_ctypes, ctypes.c_int32, ctypes.c_int32, c_void_pp],
     ctypes.c_int,
 )
-def gf_batch_take(
-    batch: Optional[gf_batch_p], field: int, layer: int, out_tensor: CtypesRef, /
-) -> int: ...
+def gf_batch_take(batch: gf_batch_p | None, field: int, layer: int, out_tensor: CtypesRef, /) -> int: ...
 
 
 # int gf_batch_take_node_data(gf_batch *batch, const char *name,
 #                             DLManagedTensor **out_tensor);
 @cfunc("gf_batch_take_node_data", [gf_batch_p_ctypes, ctypes.c_char_p, c_void_pp], ctypes.c_int)
-def gf_batch_take_node_data(
-    batch: Optional[gf_batch_p], name: bytes, out_tensor: CtypesRef, /
-) -> int: ...
+def gf_batch_take_node_data(batch: gf_batch_p | None, name: bytes, out_tensor: CtypesRef, /) -> int: ...
 
 
 # int gf_batch_take_versioned(gf_batch *batch, int32_t field, int32_t layer,
@@ -610,9 +603,7 @@ def gf_batch_take_node_data(
     [gf_batch_p_ctypes, ctypes.c_int32, ctypes.c_int32, c_void_pp],
     ctypes.c_int,
 )
-def gf_batch_take_versioned(
-    batch: Optional[gf_batch_p], field: int, layer: int, out_tensor: CtypesRef, /
-) -> int: ...
+def gf_batch_take_versioned(batch: gf_batch_p | None, field: int, layer: int, out_tensor: CtypesRef, /) -> int: ...
 
 
 # int gf_batch_take_node_data_versioned(gf_batch *batch, const char *name,
@@ -622,14 +613,12 @@ def gf_batch_take_versioned(
     [gf_batch_p_ctypes, ctypes.c_char_p, c_void_pp],
     ctypes.c_int,
 )
-def gf_batch_take_node_data_versioned(
-    batch: Optional[gf_batch_p], name: bytes, out_tensor: CtypesRef, /
-) -> int: ...
+def gf_batch_take_node_data_versioned(batch: gf_batch_p | None, name: bytes, out_tensor: CtypesRef, /) -> int: ...
 
 
 # void gf_batch_close(gf_batch *batch);
 @cfunc("gf_batch_close", [gf_batch_p_ctypes], None, errcheck=None)
-def gf_batch_close(batch: Optional[gf_batch_p], /) -> None: ...
+def gf_batch_close(batch: gf_batch_p | None, /) -> None: ...
 
 
 # int gf_random_walk(gf_graph *graph, const DLTensor *seeds,
@@ -642,8 +631,12 @@ def gf_batch_close(batch: Optional[gf_batch_p], /) -> None: ...
     ctypes.c_int,
 )
 def gf_random_walk(
-    graph: Optional[gf_graph_p], seeds: CtypesRef, options: CtypesRef, out_traces: CtypesRef,
-    out_edge_ids: CtypesRef, /,
+    graph: gf_graph_p | None,
+    seeds: CtypesRef,
+    options: CtypesRef,
+    out_traces: CtypesRef,
+    out_edge_ids: CtypesRef,
+    /,
 ) -> int: ...
 
 
@@ -659,19 +652,17 @@ def gf_random_walk(
     [gf_graph_p_ctypes, DLTensor_p, gf_loader_options_p, c_void_pp],
     ctypes.c_int,
 )
-def gf_loader_open(
-    graph: Optional[gf_graph_p], seeds: CtypesRef, options: CtypesRef, out_loader: CtypesRef, /
-) -> int: ...
+def gf_loader_open(graph: gf_graph_p | None, seeds: CtypesRef, options: CtypesRef, out_loader: CtypesRef, /) -> int: ...
 
 
 # int gf_loader_num_batches(const gf_loader *loader, int64_t *out);
 @cfunc("gf_loader_num_batches", [gf_loader_p_ctypes, c_int64_p], ctypes.c_int)
-def gf_loader_num_batches(loader: Optional[gf_loader_p], out: CtypesRef, /) -> int: ...
+def gf_loader_num_batches(loader: gf_loader_p | None, out: CtypesRef, /) -> int: ...
 
 
 # int gf_loader_start(gf_loader *loader, uint64_t epoch);
 @cfunc("gf_loader_start", [gf_loader_p_ctypes, ctypes.c_uint64], ctypes.c_int)
-def gf_loader_start(loader: Optional[gf_loader_p], epoch: int, /) -> int: ...
+def gf_loader_start(loader: gf_loader_p | None, epoch: int, /) -> int: ...
 
 
 # int gf_loader_next(gf_loader *loader, gf_batch **out_batch);
@@ -681,12 +672,12 @@ def gf_loader_start(loader: Optional[gf_loader_p], epoch: int, /) -> int: ...
     ctypes.c_int,
     errcheck=_check_ok_or_done,
 )
-def gf_loader_next(loader: Optional[gf_loader_p], out_batch: CtypesRef, /) -> int: ...
+def gf_loader_next(loader: gf_loader_p | None, out_batch: CtypesRef, /) -> int: ...
 
 
 # void gf_loader_close(gf_loader *loader);
 @cfunc("gf_loader_close", [gf_loader_p_ctypes], None, errcheck=None)
-def gf_loader_close(loader: Optional[gf_loader_p], /) -> None: ...
+def gf_loader_close(loader: gf_loader_p | None, /) -> None: ...
 
 
 # int gf_tensor_to_versioned(DLManagedTensor *tensor,

@@ -22,6 +22,7 @@ import torch
 from . import _cache
 from ._options import SampleOptions
 from ._resource import Closeable
+from ._stats import LoaderStats
 from .graph import Graph
 from .sampling import Loader, SampledSubgraph, random_seed, random_walk
 
@@ -151,10 +152,31 @@ class EngineLoader(Closeable):
         if getattr(self, "_comm", None) is not None:
             from .distributed import DistributedLoader
 
-            return DistributedLoader.from_options(
+            loader = DistributedLoader.from_options(
                 self._graph, self._seeds, self._options, comm=self._comm, **self._loader_args
             )
-        return Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)
+        else:
+            loader = Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)
+        cache = getattr(self, "_cache_args", None)
+        if cache is not None:
+            try:
+                loader.set_cache(**cache)
+            except BaseException:
+                loader.close()
+                raise
+        return loader
+
+    def set_cache(self, size: int | float | str, **kwargs: Any) -> int:
+        """A hot tier for the feature rows (:meth:`graphferry.Loader.set_cache`:
+        same arguments), on every engine loader this loader opens. Call between
+        epochs. Returns the number of hot rows."""
+        self._check_open()
+        rows = 0
+        for loader in self._loaders:
+            if not loader.closed:
+                rows = loader.set_cache(size, **kwargs)
+        self._cache_args = dict(size=size, **kwargs)
+        return rows
 
     def _idle_loader(self) -> Loader:
         """An engine loader with no epoch that anyone still iterates; opens
@@ -204,11 +226,24 @@ class EngineLoader(Closeable):
         self._check_open()
         self._before_epoch()
         loader = self._idle_loader()
+        self._last_loader = loader
         epoch = self._next_epoch
         self._next_epoch += 1
         it = _Epoch(self, loader.epoch(epoch))
         self._epochs[id(loader)] = weakref.ref(it)
         return it
+
+    def stats(self) -> LoaderStats:
+        """The statistics (:meth:`graphferry.Loader.stats`) of the engine
+        loader that runs the latest epoch: ``current`` is that epoch,
+        ``total`` every epoch that engine loader ran (an epoch started while
+        another is still being iterated runs on an engine loader of its
+        own)."""
+        loader = getattr(self, "_last_loader", None)
+        if loader is None:
+            self._check_open()
+            loader = self._loaders[0]
+        return loader.stats()
 
     def close(self) -> None:
         """Stops the engine's threads of this loader. Idempotent."""

@@ -22,28 +22,40 @@ Two ways in:
       for batch in loader:
           out = model(batch.x, batch.edge_index)[:batch.batch_size]
           loss = F.cross_entropy(out, batch.y[:batch.batch_size])
+
+Both take PyG's ``subgraph_type`` (``"directional"``, ``"bidirectional"``,
+``"induced"``) and ``disjoint``; the loader is callable
+(``loader(index)``) like PyG's, and takes a ``(FeatureStore, GraphStore)``
+pair, with :class:`GraphStore` serving a graphferry graph to PyG's
+remote-backend interface.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import torch
-from torch_geometric.data import Data
+import torch_geometric.data
+from torch_geometric.data import Data, EdgeAttr, FeatureStore
 from torch_geometric.edge_index import EdgeIndex
-from torch_geometric.loader.utils import filter_edge_store_, get_input_nodes, index_select
+from torch_geometric.loader.utils import filter_custom_store, filter_edge_store_, get_input_nodes, index_select
 from torch_geometric.sampler import BaseSampler, NodeSamplerInput, SamplerOutput
+from torch_geometric.sampler.utils import to_bidirectional
 
 from . import _cache, _loader
 from ._dlpack import as_cpu_tensor
 from ._loader import EngineLoader, refuse_workers
 from ._options import SampleOptions, check_scheme, fanout_values
+from ._subgraph import induced_subgraph
 from .graph import Graph, pyg_node_attrs
 from .sampling import SampledSubgraph, random_seed, sample_with_options
 
-__all__ = ["Sampler", "NeighborLoader", "as_graph", "random_walk"]
+__all__ = ["Sampler", "NeighborLoader", "GraphStore", "as_graph", "random_walk"]
 
 
 def _pyg_signature(data: Data, weight_attr: str | None = None) -> Any:
@@ -75,7 +87,9 @@ def as_graph(data: Any, weight_attr: str | None = None) -> Graph:
 
 
 def _num_neighbors(num_neighbors: Any) -> list[int]:
-    values = getattr(num_neighbors, "values", num_neighbors)  # torch_geometric NumNeighbors
+    values = num_neighbors
+    if not isinstance(values, dict):  # a dict's .values is a method
+        values = getattr(num_neighbors, "values", num_neighbors)  # torch_geometric NumNeighbors
     if isinstance(values, dict):
         raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type num_neighbors)")
     return list(fanout_values(values, "num_neighbors"))
@@ -157,6 +171,126 @@ def _edge_index(sub: SampledSubgraph) -> tuple[torch.Tensor, torch.Tensor, torch
     return row, col, edge
 
 
+SUBGRAPH_TYPES = ("directional", "bidirectional", "induced")
+
+
+def _subgraph_type(subgraph_type: Any, directed: bool = True) -> str:
+    value = getattr(subgraph_type, "value", subgraph_type)  # torch_geometric.sampler.SubgraphType
+    if not isinstance(value, str) or value not in SUBGRAPH_TYPES:
+        raise ValueError(f"'subgraph_type' must be one of {', '.join(SUBGRAPH_TYPES)} (got {subgraph_type!r})")
+    if not directed:
+        # As PyG: directed=False is the deprecated spelling of "induced".
+        warnings.warn(
+            "The usage of the 'directed' argument is deprecated. Use `subgraph_type='induced'` instead.",
+            stacklevel=3,
+        )
+        value = "induced"
+    return value
+
+
+def _disjoint_flag(disjoint: Any, subgraph_type: str) -> bool:
+    disjoint = bool(disjoint)
+    if disjoint and subgraph_type == "induced":
+        # PyG refuses the combination too.
+        raise ValueError("'disjoint' sampling is not supported together with subgraph_type='induced'")
+    return disjoint
+
+
+def _mix(seed: int, key: int) -> int:
+    """A seed for the sub-stream ``key`` of ``seed`` (SplitMix64's finaliser)."""
+    z = (seed + (key + 1) * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return (z ^ (z >> 31)) & 0x7FFFFFFFFFFFFFFF
+
+
+@dataclass
+class _Output:
+    """One sampled batch in PyG's terms (the fields of ``SamplerOutput``)."""
+
+    node: torch.Tensor
+    row: torch.Tensor
+    col: torch.Tensor
+    edge: torch.Tensor
+    batch: torch.Tensor | None
+    num_sampled_nodes: list[int] | None
+    num_sampled_edges: list[int] | None
+
+
+def _directional(sub: SampledSubgraph) -> _Output:
+    row, col, edge = _edge_index(sub)
+    return _Output(sub.nodes, row, col, edge, None, sub.hop_counts.tolist(), [b.num_edges for b in sub.blocks])
+
+
+def _concat_disjoint(subs: list[SampledSubgraph], num_hops: int) -> _Output:
+    """One subgraph per seed, concatenated in the order of PyG's disjoint
+    sampling: hop by hop, and within a hop seed by seed (so the seeds come
+    first); ``batch`` is the seed position each node belongs to."""
+    empty = torch.empty(0, dtype=torch.int64)
+    if not subs:
+        return _Output(empty, empty, empty, empty, empty, [0] * (num_hops + 1), [0] * num_hops)
+    counts = torch.stack([s.hop_counts for s in subs])  # [B, H]
+    num_seeds, num_levels = counts.shape
+    by_hop = counts.t().reshape(-1)  # (hop, seed) order
+    start = (torch.cumsum(by_hop, 0) - by_hop).reshape(num_levels, num_seeds).t()  # [B, H]
+    local_start = torch.cumsum(counts, 1) - counts  # [B, H]
+    total = int(by_hop.sum())
+    node = torch.empty(total, dtype=torch.int64)
+    batch = torch.empty(total, dtype=torch.int64)
+    positions = []
+    levels = torch.arange(num_levels)
+    for i, sub in enumerate(subs):
+        hop = torch.repeat_interleave(levels, counts[i])
+        pos = start[i][hop] + torch.arange(sub.nodes.numel()) - local_start[i][hop]
+        node[pos] = sub.nodes
+        batch[pos] = i
+        positions.append(pos)
+    rows, cols, edges, num_edges = [], [], [], []
+    for h in range(num_levels - 1):
+        n = 0
+        for i, sub in enumerate(subs):
+            block = sub.blocks[h]
+            rows.append(positions[i][block.indices])
+            cols.append(positions[i][block.dst_positions()])
+            edges.append(block.edge_ids)
+            n += block.num_edges
+        num_edges.append(n)
+    cat = (lambda parts: torch.cat(parts)) if rows else (lambda parts: empty)
+    return _Output(node, cat(rows), cat(cols), cat(edges), batch, counts.sum(0).tolist(), num_edges)
+
+
+def _finish(out: _Output, graph: Graph, subgraph_type: str) -> _Output:
+    """Applies ``subgraph_type`` to a directional sample, as PyG's
+    ``NeighborSampler`` does: the counts per hop no longer apply to the
+    other two kinds and become None."""
+    if subgraph_type == "bidirectional":
+        row, col, edge = to_bidirectional(
+            row=out.row, col=out.col, rev_row=out.row, rev_col=out.col, edge_id=out.edge, rev_edge_id=out.edge
+        )
+        return _Output(out.node, row, col, edge, out.batch, None, None)
+    if subgraph_type == "induced":
+        row, col, edge = induced_subgraph(graph, out.node)
+        return _Output(out.node, row, col, edge, out.batch, None, None)
+    return out
+
+
+def _sample(
+    graph: Graph, seeds: torch.Tensor, options: SampleOptions, seed: int, subgraph_type: str, disjoint: bool
+) -> _Output:
+    """Samples around ``seeds`` in the caller's thread."""
+    if disjoint:
+        # Each seed its own sample, with a stream of its own keyed by the
+        # node, so that a seed's subgraph does not depend on its batch.
+        subs = [
+            sample_with_options(graph, seeds[i : i + 1], options.replace_fields(seed=_mix(seed, int(seeds[i]))))
+            for i in range(seeds.numel())
+        ]
+        out = _concat_disjoint(subs, len(options.fanouts))
+    else:
+        out = _directional(sample_with_options(graph, seeds, options.replace_fields(seed=seed)))
+    return _finish(out, graph, subgraph_type)
+
+
 class Sampler(BaseSampler):
     r"""graphferry's collective neighbour sampling as a PyG ``BaseSampler``.
 
@@ -190,6 +324,18 @@ class Sampler(BaseSampler):
             ``edge_index``) never sampled. (default: :obj:`None`)
         seed (int, optional): seed of the per-call random streams.
             (default: :obj:`None`, drawn from torch's generator)
+        subgraph_type (str): as PyG's: ``"directional"`` (the sampled
+            edges), ``"bidirectional"`` (the sampled edges made
+            bidirectional, e.g. ``u->v`` adds ``v->u`` with the same edge
+            id, then coalesced) or ``"induced"`` (every edge of the graph
+            among the sampled nodes). The last two leave
+            ``num_sampled_nodes``/``num_sampled_edges`` None, as PyG does.
+            (default: :obj:`"directional"`)
+        disjoint (bool): as PyG's: each seed gets its own subgraph (a node
+            reached from two seeds appears twice), nodes ordered hop by hop
+            and within a hop seed by seed, and ``batch`` gives each node's
+            seed. Not with ``subgraph_type="induced"``. (default:
+            :obj:`False`)
     """
 
     def __init__(
@@ -203,9 +349,14 @@ class Sampler(BaseSampler):
         layer_without_replacement: bool = False,
         exclude_edges: Any = None,
         seed: int | None = None,
+        subgraph_type: Any = "directional",
+        disjoint: bool = False,
+        directed: bool = True,
     ):
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)
+        self.subgraph_type = _subgraph_type(subgraph_type, directed)
+        self.disjoint = _disjoint_flag(disjoint, self.subgraph_type)
         self.replace = bool(replace)
         self.weight_attr = _weight_attr(weight_attr)
         self.scheme = check_scheme(scheme)
@@ -224,12 +375,14 @@ class Sampler(BaseSampler):
             seed=self.seed,
         )
         self._calls = 0
+        if isinstance(data, Data):
+            _check_node_rows(data)
         self._graph: Graph | None = as_graph(data, self.weight_attr)
 
     def _next_seed(self) -> int:
         # Each call gets its own random streams, reproducible from `seed`.
         self._calls += 1
-        return (self.seed + self._calls * 0x9E3779B97F4A7C15) & 0x7FFFFFFFFFFFFFFF
+        return _mix(self.seed, self._calls)  # as NeighborLoader.__call__
 
     def sample_from_nodes(self, index: NodeSamplerInput, **kwargs: Any) -> SamplerOutput:
         if index.input_type is not None:
@@ -238,16 +391,16 @@ class Sampler(BaseSampler):
             raise ValueError("graphferry does not support temporal sampling (got seed times)")
         if self._graph is None:  # after unpickling
             self._graph = as_graph(self.data, self.weight_attr)
-        sub = sample_with_options(self._graph, index.node, self._options.replace_fields(seed=self._next_seed()))
-        row, col, edge = _edge_index(sub)
+        seeds = as_cpu_tensor(index.node, "index.node").to(torch.int64)
+        out = _sample(self._graph, seeds, self._options, self._next_seed(), self.subgraph_type, self.disjoint)
         return SamplerOutput(
-            node=sub.nodes,
-            row=row,
-            col=col,
-            edge=edge,
-            batch=None,
-            num_sampled_nodes=sub.hop_counts.tolist(),
-            num_sampled_edges=[b.num_edges for b in sub.blocks],
+            node=out.node,
+            row=out.row,
+            col=out.col,
+            edge=out.edge,
+            batch=out.batch,
+            num_sampled_nodes=out.num_sampled_nodes,
+            num_sampled_edges=out.num_sampled_edges,
             metadata=(index.input_id, index.time),
         )
 
@@ -265,15 +418,23 @@ class NeighborLoader(EngineLoader):
     engine's pipeline (sampling and feature gathering on its own threads).
 
     Yields ``torch_geometric.data.Data`` with the fields PyG's loader gives:
-    every node-level attribute (``x``, ``y``, masks, ...) gathered for all
-    sampled nodes, edge-level attributes indexed by ``e_id``, ``edge_index``
-    (local ids, row = source, col = target), ``n_id``, ``e_id``,
-    ``batch_size``, ``num_sampled_nodes`` and ``num_sampled_edges`` (lists,
-    per hop), ``input_id``. The seeds are the first ``batch_size`` nodes.
+    every node-level attribute (``x``, ``y``, masks, NumPy arrays, ...)
+    gathered for all sampled nodes, edge-level attributes indexed by
+    ``e_id``, ``edge_index`` (local ids, row = source, col = target),
+    ``n_id``, ``e_id``, ``batch_size``, ``num_sampled_nodes`` and
+    ``num_sampled_edges`` (lists, per hop), ``input_id``, and with
+    ``disjoint=True`` ``batch``. The seeds are the first ``batch_size``
+    nodes. Like PyG's loaders, ``loader(index)`` samples one batch from the
+    seeds at positions ``index`` of ``input_nodes``.
 
     Args:
-        data (torch_geometric.data.Data or graphferry.Graph): the graph; a
-            ``Data`` is converted once and cached.
+        data (torch_geometric.data.Data, graphferry.Graph or tuple): the
+            graph; a ``Data`` is converted once and cached. Or, as PyG's
+            remote backends, a ``(FeatureStore, GraphStore)`` pair: the
+            graph of the ``GraphStore`` is sampled (a :class:`GraphStore`
+            directly, any other converted once) and the node features are
+            read from the ``FeatureStore``; ``input_nodes`` is then needed
+            as in PyG (here, None means every node).
         num_neighbors (list of int): neighbours per hop from the seeds.
         input_nodes (Tensor, optional): seed node ids, or a bool mask.
             (default: :obj:`None`, all nodes)
@@ -281,6 +442,14 @@ class NeighborLoader(EngineLoader):
         shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
         drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
         replace (bool): sample with replacement. (default: :obj:`False`)
+        subgraph_type (str): ``"directional"``, ``"bidirectional"`` or
+            ``"induced"``, as in :class:`Sampler`. (default:
+            :obj:`"directional"`)
+        disjoint (bool): each seed its own subgraph, as in :class:`Sampler`.
+            Sampled in the caller's thread, seed by seed. (default:
+            :obj:`False`)
+        directed (bool): PyG's deprecated spelling: ``False`` is
+            ``subgraph_type="induced"``. (default: :obj:`True`)
         weight_attr (str, optional): the edge attribute of ``data`` holding
             edge weights, for biased sampling, as in :class:`Sampler`.
             (default: :obj:`None`)
@@ -311,6 +480,9 @@ class NeighborLoader(EngineLoader):
         shuffle: bool = False,
         drop_last: bool = False,
         replace: bool = False,
+        subgraph_type: Any = "directional",
+        disjoint: bool = False,
+        directed: bool = True,
         weight_attr: str | None = None,
         scheme: str = "node",
         layer_without_replacement: bool = False,
@@ -324,29 +496,48 @@ class NeighborLoader(EngineLoader):
         refuse_workers(num_workers)
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)
+        self.subgraph_type = _subgraph_type(subgraph_type, directed)
+        self.disjoint = _disjoint_flag(disjoint, self.subgraph_type)
         self.batch_size = batch_size
         self.weight_attr = _weight_attr(weight_attr)
-        graph = as_graph(data, self.weight_attr)
-        if isinstance(data, Data):
-            self._node_attrs = pyg_node_attrs(data)
-            # Node attributes the engine does not hold (e.g. NumPy arrays):
-            # indexed per batch, as PyG's filter_node_store_ indexes them.
-            self._other_node_attrs = [
-                key
-                for key in data.keys()
-                if key not in self._node_attrs and (key == "num_nodes" or data._store.is_node_attr(key))
-            ]
+        self._stores: tuple[FeatureStore, Any] | None = None
+        self._edge_perm: torch.Tensor | None = None
+        self._node_attrs: list[str] = []
+        self._other_node_attrs: list[str] = []
+        self._graph_node_data: dict[str, torch.Tensor] = {}
+        if isinstance(data, tuple):
+            graph = self._open_stores(data)
+            index_of: Any = data
+            if input_nodes is None:
+                input_nodes = torch.arange(graph.num_nodes)
         else:
-            self._node_attrs = graph.node_data_names()
-            self._other_node_attrs = []
+            if isinstance(data, Data):
+                _check_node_rows(data)
+            graph = as_graph(data, self.weight_attr)
+            if isinstance(data, Data):
+                self._node_attrs = pyg_node_attrs(data)
+                # Node attributes the engine does not hold (e.g. NumPy
+                # arrays, memory maps): indexed per batch, as PyG's
+                # filter_node_store_ indexes them.
+                self._other_node_attrs = [
+                    key
+                    for key in data.keys()
+                    if key not in self._node_attrs and (key == "num_nodes" or data._store.is_node_attr(key))
+                ]
+            else:
+                self._node_attrs = graph.node_data_names()
+            index_of = data if isinstance(data, Data) else Data(num_nodes=graph.num_nodes)
         # Seeds and input_id as PyG's own loaders make them (None: all nodes;
         # a bool mask: its nonzero ids, input_id the node ids; ids: input_id
         # the positions, left None here).
-        index_of = data if isinstance(data, Data) else Data(num_nodes=graph.num_nodes)
         if input_nodes is not None and not isinstance(input_nodes, torch.Tensor):
             input_nodes = as_cpu_tensor(input_nodes, "input_nodes")
         _, seeds, self._input_id = get_input_nodes(index_of, input_nodes)[:3]
         self._seeds = seeds
+        self._seed = random_seed() if seed is None else int(seed)
+        self._shuffle = bool(shuffle)
+        self._drop_last = bool(drop_last)
+        self._calls = 0
         options = SampleOptions(
             self.num_neighbors,
             replace=replace,
@@ -355,52 +546,254 @@ class NeighborLoader(EngineLoader):
             biased=self.weight_attr is not None,
             layer_without_replacement=layer_without_replacement,
             exclude_edges=exclude_edges,
-            seed=random_seed() if seed is None else seed,
+            seed=self._seed,
             num_threads=num_threads,
         )
         self._open_engine(
             graph,
-            seeds,
+            # Disjoint batches are sampled seed by seed, where a seed may
+            # repeat (the engine's loader, which checks the options here,
+            # wants distinct seeds).
+            seeds.unique() if self.disjoint else seeds,
             options,
             batch_size=batch_size,
             shuffle=shuffle,
             drop_last=drop_last,
             queue_capacity=queue_capacity,
-            feature_names=self._node_attrs,
+            # With stores, features come from the FeatureStore.
+            feature_names=self._node_attrs if self._stores is None else (),
         )
+        self._seeds = seeds
+
+    def _open_stores(self, data: tuple) -> Graph:
+        if len(data) != 2:
+            raise TypeError(f"expected a (FeatureStore, GraphStore) pair (got a tuple of {len(data)})")
+        feature_store, graph_store = data
+        if not isinstance(feature_store, FeatureStore):
+            raise TypeError(
+                f"expected a 'torch_geometric.data.FeatureStore' first (got '{type(feature_store).__name__}')"
+            )
+        if not isinstance(graph_store, torch_geometric.data.GraphStore):
+            raise TypeError(f"expected a 'torch_geometric.data.GraphStore' second (got '{type(graph_store).__name__}')")
+        if self.weight_attr is not None:
+            raise ValueError("'weight_attr' needs a Data; with a GraphStore, set weights on its graph")
+        self._stores = (feature_store, graph_store)
+        if isinstance(graph_store, GraphStore):
+            return graph_store.graph
+        graph, self._edge_perm = _graph_of_store(graph_store)
+        return graph
+
+    def _next_seed(self) -> int:
+        self._calls += 1
+        return _mix(self._seed, self._calls)
+
+    def __call__(self, index: Any) -> Data:
+        """Samples one batch from the seeds at positions ``index`` of
+        ``input_nodes`` (as PyG's ``NodeLoader.__call__``), in the caller's
+        thread."""
+        self._check_open()
+        if not isinstance(index, torch.Tensor):
+            index = torch.tensor(index, dtype=torch.long)
+        seeds = self._seeds[index]
+        input_id = self._input_id[index] if self._input_id is not None else index
+        out = _sample(self._graph, seeds, self._options, self._next_seed(), self.subgraph_type, self.disjoint)
+        return self._build(out, {}, input_id)
+
+    def __iter__(self) -> Iterator[Data]:
+        if not self.disjoint:
+            return super().__iter__()
+        # Disjoint batches are sampled seed by seed in this thread.
+        self._check_open()
+        epoch = self._next_epoch
+        self._next_epoch += 1
+        return self._disjoint_epoch(epoch)
+
+    def __len__(self) -> int:
+        if not self.disjoint:
+            return super().__len__()
+        self._check_open()
+        n = self._seeds.numel()
+        return n // self.batch_size if self._drop_last else -(-n // self.batch_size)
+
+    def _disjoint_epoch(self, epoch: int) -> Iterator[Data]:
+        n = self._seeds.numel()
+        if self._shuffle:
+            order = torch.randperm(n, generator=torch.Generator().manual_seed(_mix(self._seed, -1 - epoch)))
+        else:
+            order = torch.arange(n)
+        for start in range(0, n, self.batch_size):
+            index = order[start : start + self.batch_size]
+            if self._drop_last and index.numel() < self.batch_size:
+                return
+            yield self(index)
 
     def _convert(self, sub: SampledSubgraph) -> Data:
-        row, col, edge = _edge_index(sub)
-        node = sub.nodes
-        source = self.data if isinstance(self.data, Data) else None
-        if source is None:
-            out = Data(num_nodes=node.numel())
-            for key, value in sub.node_data.items():
-                out[key] = value
-            # As PyG's filter_edge_store_: hops follow each other and each
-            # hop is CSC, so the targets (col) are sorted.
-            out.edge_index = EdgeIndex(torch.stack([row, col]), sparse_size=out.size(), sort_order="col")
-        else:
+        out = _finish(_directional(sub), self._graph, self.subgraph_type)
+        positions = sub.input_index
+        input_id = self._input_id[positions] if self._input_id is not None else positions
+        return self._build(out, sub.node_data, input_id)
+
+    def _node_data_of_graph(self, name: str) -> torch.Tensor:
+        # Read once: gathering in this thread needs the whole column.
+        if name not in self._graph_node_data:
+            self._graph_node_data[name] = self._graph.get_node_data(name)
+        return self._graph_node_data[name]
+
+    def _build(self, out: _Output, node_data: dict[str, torch.Tensor], input_id: torch.Tensor) -> Data:
+        """The ``Data`` PyG's ``NodeLoader.filter_fn`` makes of ``out``; node
+        data the engine gathered is taken as it is."""
+        node, row, col, edge = out.node, out.row, out.col, out.edge
+        source = self.data
+        if self._stores is not None:
+            data = filter_custom_store(*self._stores, node, row, col, edge)
+            if self._edge_perm is not None:
+                edge = self._edge_perm[edge]
+        elif isinstance(source, Data):
             # PyG's filter_data, except that the node attributes the engine
             # gathered are taken as they are rather than gathered again.
-            out = copy.copy(source)
-            for key, value in sub.node_data.items():
-                out[key] = value
-            for key in self._other_node_attrs:
-                if key == "num_nodes":
-                    out.num_nodes = node.numel()
-                    continue
-                value = source[key]
-                out[key] = index_select(value, node, dim=source.__cat_dim__(key, value))
-            filter_edge_store_(source._store, out._store, row, col, edge)
-        out.n_id = node
-        out.e_id = edge
-        out.num_sampled_nodes = sub.hop_counts.tolist()
-        out.num_sampled_edges = [b.num_edges for b in sub.blocks]
-        positions = sub.input_index
-        out.input_id = self._input_id[positions] if self._input_id is not None else positions
-        out.batch_size = sub.batch_size
-        return out
+            data = copy.copy(source)
+            for key in self._node_attrs + self._other_node_attrs:
+                if key in node_data:
+                    data[key] = node_data[key]
+                elif key == "num_nodes":
+                    data.num_nodes = node.numel()
+                else:
+                    value = source[key]
+                    data[key] = index_select(value, node, dim=source.__cat_dim__(key, value))
+            filter_edge_store_(source._store, data._store, row, col, edge)
+        else:
+            data = Data(num_nodes=node.numel())
+            for key in self._node_attrs:
+                data[key] = node_data[key] if key in node_data else self._node_data_of_graph(key)[node]
+            # As PyG's filter_edge_store_: the targets (col) are sorted.
+            data.edge_index = EdgeIndex(torch.stack([row, col]), sparse_size=data.size(), sort_order="col")
+        data.n_id = node
+        data.e_id = edge
+        data.batch = out.batch  # None (no disjoint) removes it, as in PyG
+        data.num_sampled_nodes = out.num_sampled_nodes
+        data.num_sampled_edges = out.num_sampled_edges
+        data.input_id = input_id
+        data.batch_size = int(input_id.numel())
+        return data
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}()"
+
+
+def _check_node_rows(data: Data) -> None:
+    """A ``Data`` whose ``x`` (or ``pos``) does not hold one row per node is
+    an error: PyG would take it for a graph-level attribute and copy it
+    whole into every batch."""
+    num_nodes = data.num_nodes
+    for key in ("x", "pos"):
+        value = getattr(data, key, None)
+        if isinstance(value, (torch.Tensor, np.ndarray)) and value.ndim >= 1:
+            rows = value.shape[data.__cat_dim__(key, value)]
+            if rows != num_nodes:
+                raise ValueError(
+                    f"Data attribute '{key}' has {rows} rows but the graph has {num_nodes} nodes "
+                    "(want one row per node)"
+                )
+
+
+def _graph_of_store(graph_store: Any) -> tuple[Graph, torch.Tensor | None]:
+    """A graphferry graph of a homogeneous PyG ``GraphStore``, and the
+    permutation from its COO order to the store's edge order (None: the
+    same), which PyG applies to ``e_id``."""
+    attrs = graph_store.get_all_edge_attrs()
+    if len(attrs) != 1 or attrs[0].edge_type is not None:
+        raise TypeError(
+            "graphferry supports homogeneous graphs only "
+            f"(the GraphStore has edge types {[a.edge_type for a in attrs]})"
+        )
+    row, col, perm = graph_store.coo()  # tensors for a homogeneous store
+    if isinstance(row, dict):
+        ((row, col, perm),) = zip(row.values(), col.values(), perm.values())
+    size = attrs[0].size
+    num_nodes = max(size) if size is not None and None not in size else None
+    return Graph.from_coo(row, col, num_nodes=num_nodes), perm
+
+
+class GraphStore(torch_geometric.data.GraphStore):
+    r"""A ``torch_geometric.data.GraphStore`` over a graphferry graph, for
+    PyG's remote-backend interface: ``NeighborLoader((feature_store,
+    graphferry.pyg.GraphStore(graph)), ...)`` samples with the engine and
+    reads features from any ``FeatureStore``.
+
+    It holds one homogeneous edge set (``edge_type=None``), edge ``i``
+    having id ``i``. ``put_edge_index`` replaces the graph (COO, CSR or CSC);
+    ``get_edge_index`` reads it back from the engine in any layout.
+
+    Args:
+        graph (graphferry.Graph or torch_geometric.data.Data, optional):
+            the graph (a ``Data`` is converted and cached).
+            (default: :obj:`None`, put one with ``put_edge_index``)
+    """
+
+    def __init__(self, graph: Any = None):
+        super().__init__()
+        self._graph: Graph | None = None if graph is None else as_graph(graph)
+
+    @property
+    def graph(self) -> Graph:
+        """The graph held."""
+        if self._graph is None:
+            raise ValueError("this GraphStore holds no graph yet: call put_edge_index first")
+        return self._graph
+
+    @staticmethod
+    def _check_type(edge_attr: EdgeAttr) -> None:
+        if edge_attr.edge_type is not None:
+            raise ValueError(
+                f"graphferry supports homogeneous graphs only (got edge_type={edge_attr.edge_type!r}; use None)"
+            )
+
+    def _put_edge_index(self, edge_index: Any, edge_attr: EdgeAttr) -> bool:
+        self._check_type(edge_attr)
+        layout = getattr(edge_attr.layout, "value", edge_attr.layout)
+        size = edge_attr.size
+        num_nodes = max(size) if size is not None and None not in size else None
+        first, second = edge_index
+        if layout == "coo":
+            self._graph = Graph.from_coo(first, second, num_nodes=num_nodes)
+        elif layout == "csc":  # (row, colptr)
+            self._graph = Graph.from_csc(second, first)
+        elif layout == "csr":  # (rowptr, col)
+            self._graph = Graph.from_csr(first, second)
+        else:
+            raise ValueError(f"unknown edge layout {edge_attr.layout!r}")
+        return True
+
+    def _get_edge_index(self, edge_attr: EdgeAttr) -> Any:
+        self._check_type(edge_attr)
+        if self._graph is None:
+            return None
+        graph = self._graph
+        src, dst, eid = induced_subgraph(graph, torch.arange(graph.num_nodes))  # every edge, by target
+        layout = getattr(edge_attr.layout, "value", edge_attr.layout)
+        if layout == "coo":
+            order = torch.argsort(eid)
+            return src[order], dst[order]
+        if layout == "csc":
+            colptr = torch.zeros(graph.num_nodes + 1, dtype=torch.int64)
+            torch.cumsum(torch.bincount(dst, minlength=graph.num_nodes), 0, out=colptr[1:])
+            return src, colptr
+        if layout == "csr":
+            order = torch.argsort(src, stable=True)
+            rowptr = torch.zeros(graph.num_nodes + 1, dtype=torch.int64)
+            torch.cumsum(torch.bincount(src, minlength=graph.num_nodes), 0, out=rowptr[1:])
+            return rowptr, dst[order]
+        raise ValueError(f"unknown edge layout {edge_attr.layout!r}")
+
+    def _remove_edge_index(self, edge_attr: EdgeAttr) -> bool:
+        self._check_type(edge_attr)
+        if self._graph is None:
+            return False
+        self._graph = None
+        return True
+
+    def get_all_edge_attrs(self) -> list[EdgeAttr]:
+        if self._graph is None:
+            return []
+        n = self._graph.num_nodes
+        return [EdgeAttr(edge_type=None, layout="coo", is_sorted=False, size=(n, n))]

@@ -36,6 +36,7 @@ from . import _lib
 from ._dlpack import BorrowedTensor, tensor_from_managed
 from ._options import SampleOptions
 from ._resource import Closeable
+from ._stats import LoaderStats, cache_options, read_stats, set_cache
 from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GraphferryError
 from .graph import Graph, _as_int, _encode_name
 
@@ -583,10 +584,53 @@ class Loader(Closeable):
                 frontier_all=self.frontier == "all",
             )
 
+    def stats(self) -> LoaderStats:
+        """The pipeline's statistics: per stage (sampler workers, loader,
+        consumer) busy, blocked and waiting time and batches, node data bytes
+        per memory tier and hot-tier hits, for the current epoch and in total
+        (atomic counters in the engine: cheap enough to read every batch).
+        After :meth:`close`, the last statistics read before closing."""
+        if self._handle is None:
+            last = getattr(self, "_last_stats", None)
+            if last is not None:
+                return last
+            self._check_open()  # raises
+        return read_stats(self._handle)
+
+    def set_cache(
+        self,
+        size: int | float | str,
+        *,
+        policy: str = "degree",
+        budget: int | None = None,
+        reserve: int = 0,
+        presample_epochs: int = 2,
+    ) -> int:
+        """Puts the feature rows of the nodes most likely to be read in a hot
+        tier (a contiguous copy on the CPU build, the device tier's contents
+        on a GPU) that later epochs gather from; batches are unchanged and
+        :meth:`stats` reports the hit rate. Stops the epoch in progress: call
+        between epochs. Returns the number of hot rows.
+
+        Args:
+            size: bytes (int), a fraction of the nodes (float in (0, 1]), or
+                ``"auto"``: what fits in ``budget`` bytes after ``reserve``.
+            policy: ``"degree"`` (highest in-degree first, PaGraph) or
+                ``"presample"`` (most read over ``presample_epochs`` epochs of
+                this loader, sampled ahead: GNNLab, DSP).
+        """
+        opts = cache_options(size, policy, budget, reserve, presample_epochs)
+        self._active = None  # the engine stops the epoch in progress
+        return set_cache(self._check_open(), opts)
+
     def _free(self) -> None:
         handle, self._handle = self._handle, None
         self._active = None
         if handle is not None and not _lib.in_forked_child():
+            try:
+                self._last_stats = read_stats(handle)
+            except Exception:  # noqa: BLE001 - closing must not fail for statistics
+                pass
             _lib.gf_loader_close(handle)
 
     @property

@@ -364,6 +364,110 @@ static void test_versioned(gf_graph *g, const DLTensor *seeds, const gf_sample_o
   gf_loader_close(l);
 }
 
+/* gf_loader_stats: exact batch and byte counts per epoch and in total, a
+ * growing struct_size, and the error paths. */
+static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loader_options *lo) {
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, seeds, lo, &l) == GF_OK && l, "stats: loader open");
+  gf_loader_statistics st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  CHECK(gf_loader_stats(l, &st) == GF_OK && st.epochs == 0 && st.workers >= 1 &&
+            st.total.consumer.batches == 0,
+        "stats before the first epoch");
+  int64_t want_bytes = 0;
+  for (uint64_t epoch = 0; epoch < 2; epoch++) {
+    CHECK(gf_loader_start(l, epoch) == GF_OK, "stats: start");
+    gf_batch *b = NULL;
+    int64_t bytes = 0, batches = 0;
+    while (gf_loader_next(l, &b) == GF_OK) {
+      DLManagedTensor *x = NULL;
+      CHECK(gf_batch_take_node_data(b, "feat", &x) == GF_OK, "stats: take feat");
+      if (x) {
+        bytes += x->dl_tensor.shape[0] * x->dl_tensor.shape[1] * 4;
+        x->deleter(x);
+      }
+      batches++;
+      gf_batch_close(b);
+    }
+    want_bytes += bytes;
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    CHECK(gf_loader_stats(l, &st) == GF_OK, "stats");
+    CHECK(st.epoch == epoch && st.epochs == (int64_t)epoch + 1, "stats: epoch %llu", (unsigned long long)epoch);
+    CHECK(st.current.sampler.batches == batches && st.current.loader.batches == batches &&
+              st.current.consumer.batches == batches,
+          "stats: %lld batches per stage", (long long)batches);
+    CHECK(st.total.consumer.batches == batches * (int64_t)(epoch + 1), "stats: total batches");
+    CHECK(st.current.bytes_host == bytes && st.total.bytes_host == want_bytes &&
+              st.current.bytes_pinned == 0 && st.current.bytes_device == 0,
+          "stats: bytes per tier");
+    CHECK(st.current.rows_hot == 0 && st.current.rows_cold * 8 == bytes, "stats: rows (no cache)");
+    CHECK(st.current.sampler.busy_ns > 0 && st.current.loader.busy_ns > 0 && st.current.wall_ns > 0 &&
+              st.total.wall_ns >= st.current.wall_ns,
+          "stats: times");
+  }
+  /* an older, shorter struct is refused below the first layout; a longer
+     one than today's too; NULL out and a bad handle are errors */
+  st.struct_size = 8;
+  CHECK_ERR(gf_loader_stats(l, &st), GF_EINVAL, "struct_size");
+  st.struct_size = sizeof st + 8;
+  CHECK_ERR(gf_loader_stats(l, &st), GF_EINVAL, "struct_size");
+  CHECK_ERR(gf_loader_stats(l, NULL), GF_EINVAL, "out");
+
+  /* a hot tier: same features, hits counted */
+  for (int32_t policy = GF_CACHE_IN_DEGREE; policy <= GF_CACHE_PRESAMPLING; policy++) {
+    gf_cache_options co;
+    memset(&co, 0, sizeof co);
+    co.struct_size = sizeof co;
+    co.policy = policy;
+    co.fraction = 0.5;
+    int64_t rows = -1;
+    CHECK(gf_loader_set_cache(l, &co, &rows) == GF_OK && rows == 3, "set cache: %lld rows", (long long)rows);
+    CHECK(gf_loader_start(l, 5) == GF_OK, "start after set cache");
+    gf_batch *b = NULL;
+    int64_t nrows = 0;
+    while (gf_loader_next(l, &b) == GF_OK) {
+      DLManagedTensor *x = NULL, *nodes = NULL;
+      CHECK(gf_batch_take_node_data(b, "feat", &x) == GF_OK, "cache: take feat");
+      CHECK(gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK, "cache: take nodes");
+      if (x && nodes) {
+        for (int64_t i = 0; i < nodes->dl_tensor.shape[0]; i++) {
+          int64_t v = ((int64_t *)nodes->dl_tensor.data)[i];
+          CHECK(((float *)x->dl_tensor.data)[2 * i] == (float)v, "cached feature row of node %lld", (long long)v);
+        }
+        nrows += nodes->dl_tensor.shape[0];
+      }
+      if (x) x->deleter(x);
+      if (nodes) nodes->deleter(nodes);
+      gf_batch_close(b);
+    }
+    memset(&st, 0, sizeof st);
+    st.struct_size = sizeof st;
+    CHECK(gf_loader_stats(l, &st) == GF_OK && st.current.rows_hot > 0 &&
+              st.current.rows_hot + st.current.rows_cold == nrows,
+          "cache: %lld hot + %lld cold rows of %lld", (long long)st.current.rows_hot,
+          (long long)st.current.rows_cold, (long long)nrows);
+  }
+  gf_cache_options bad;
+  memset(&bad, 0, sizeof bad);
+  bad.struct_size = sizeof bad;
+  bad.policy = 9;
+  CHECK_ERR(gf_loader_set_cache(l, &bad, NULL), GF_EINVAL, "policy");
+  bad.policy = GF_CACHE_IN_DEGREE;
+  bad.fraction = 2;
+  CHECK_ERR(gf_loader_set_cache(l, &bad, NULL), GF_EINVAL, "fraction");
+  CHECK_ERR(gf_loader_set_cache(l, NULL, NULL), GF_EINVAL, "options");
+  bad.struct_size = 4;
+  CHECK_ERR(gf_loader_set_cache(l, &bad, NULL), GF_EINVAL, "struct_size");
+  gf_loader_close(l);
+  st.struct_size = sizeof st;
+  CHECK_ERR(gf_loader_stats(l, &st), GF_EBADHANDLE, "");
+  CHECK_ERR(gf_loader_stats(NULL, &st), GF_EBADHANDLE, "");
+}
+
+static void test_induced_subgraph(gf_graph *g);
+
 int main(void) {
   CHECK(gf_version_number() / 1000000 == GF_VERSION_MAJOR, "major version");
   CHECK(strcmp(gf_version(), GF_VERSION_STRING) == 0, "version string");
@@ -706,12 +810,15 @@ int main(void) {
 
   test_struct_sizes(g, &ts, &so);
   test_versioned(g, &ts, &so, &lo, &tall);
+  test_loader_stats(g, &tall, &lo);
   CHECK(versioned_deleted == 0, "the graph keeps the versioned tensor while open");
 
   /* after all of that, g still samples correctly */
   CHECK(gf_sample(g, &ts, &so, &b) == GF_OK, "sample after errors");
   if (b) check_batch(b, 2, 2, seeds);
   gf_batch_close(b);
+
+  test_induced_subgraph(g);
 
   /* use after close is detected */
   gf_graph_close(g);
@@ -732,4 +839,54 @@ int main(void) {
 
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
+}
+
+/* gf_graph_induced_subgraph on the 6-node graph: the edges among {3, 1, 0},
+ * grouped by target in that order, each target's in the CSC's order. */
+static void test_induced_subgraph(gf_graph *g) {
+  int64_t nodes[] = {3, 1, 0}, nshape = 3;
+  DLTensor tn = i64(nodes, &nshape);
+  DLManagedTensor *src = NULL, *dst = NULL, *eid = NULL;
+  CHECK(gf_graph_induced_subgraph(g, &tn, &src, &dst, &eid) == GF_OK && src && dst && eid, "induced subgraph");
+  if (src && dst && eid) {
+    static const int64_t want_src[] = {1, 2, 0, 1}, want_dst[] = {0, 1, 1, 2}, want_eid[] = {6, 2, 3, 0};
+    CHECK(src->dl_tensor.ndim == 1 && src->dl_tensor.shape[0] == 4, "induced: 4 edges");
+    CHECK(dst->dl_tensor.shape[0] == 4 && eid->dl_tensor.shape[0] == 4, "induced: one dst and id per edge");
+    if (src->dl_tensor.shape[0] == 4) {
+      const int64_t *s = src->dl_tensor.data, *d = dst->dl_tensor.data, *e = eid->dl_tensor.data;
+      for (int i = 0; i < 4; i++) {
+        CHECK(s[i] == want_src[i] && d[i] == want_dst[i] && e[i] == want_eid[i],
+              "induced edge %d: (%lld, %lld, id %lld)", i, (long long)s[i], (long long)d[i], (long long)e[i]);
+      }
+    }
+    src->deleter(src);
+    dst->deleter(dst);
+    eid->deleter(eid);
+  }
+  /* edge ids are optional */
+  src = dst = NULL;
+  CHECK(gf_graph_induced_subgraph(g, &tn, &src, &dst, NULL) == GF_OK && src && dst, "induced without ids");
+  if (src) src->deleter(src);
+  if (dst) dst->deleter(dst);
+  /* a node without edges among the others: an empty result */
+  int64_t lone[] = {4}, lshape = 1;
+  DLTensor tl = i64(lone, &lshape);
+  src = dst = NULL;
+  CHECK(gf_graph_induced_subgraph(g, &tl, &src, &dst, NULL) == GF_OK && src && src->dl_tensor.shape[0] == 0,
+        "induced: no edges");
+  if (src) src->deleter(src);
+  if (dst) dst->deleter(dst);
+  /* errors leave the outputs NULL */
+  int64_t dup[] = {1, 2, 1}, dshape = 3;
+  DLTensor td = i64(dup, &dshape);
+  src = dst = eid = NULL;
+  CHECK_ERR(gf_graph_induced_subgraph(g, &td, &src, &dst, &eid), GF_EINVAL, "repeats");
+  CHECK(src == NULL && dst == NULL && eid == NULL, "outputs NULL after an error");
+  int64_t oor[] = {0, 6}, oshape = 2;
+  DLTensor to = i64(oor, &oshape);
+  CHECK_ERR(gf_graph_induced_subgraph(g, &to, &src, &dst, NULL), GF_EINVAL, "6");
+  CHECK_ERR(gf_graph_induced_subgraph(g, NULL, &src, &dst, NULL), GF_EINVAL, "nodes");
+  CHECK_ERR(gf_graph_induced_subgraph(g, &tn, NULL, &dst, NULL), GF_EINVAL, "out_src");
+  CHECK_ERR(gf_graph_induced_subgraph(g, &tn, &src, NULL, NULL), GF_EINVAL, "out_dst");
+  CHECK_ERR(gf_graph_induced_subgraph(NULL, &tn, &src, &dst, NULL), GF_EBADHANDLE, "graph");
 }

@@ -21,14 +21,13 @@ import os
 import random
 import statistics
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Dict, List, Optional, Sequence
 
 import numpy as np
+import testdata
 import torch
 import torch.nn.functional as F
-
-import testdata
 
 LOADERS = ("graphferry-dgl", "graphferry-pyg", "dgl")
 
@@ -46,7 +45,7 @@ class HParams:
 
 # Tuned with DGL's own loader: 5 seeds reach 81.1% on Cora and 70.4% on CiteSeer (Planetoid public
 # splits; GCN's published numbers are 81.5% and 70.3%). The best validation epoch is usually < 40.
-HPARAMS: Dict[str, HParams] = {
+HPARAMS: dict[str, HParams] = {
     "cora": HParams(),
     "citeseer": HParams(),
 }
@@ -169,8 +168,9 @@ class _DGLPath:
         sampler = dgl.dataloading.NeighborSampler(
             list(hp.fanouts), prefetch_node_feats=["feat"], prefetch_labels=["label"]
         )
-        full = dgl.dataloading.NeighborSampler([-1] * len(hp.fanouts), prefetch_node_feats=["feat"],
-                                               prefetch_labels=["label"])
+        full = dgl.dataloading.NeighborSampler(
+            [-1] * len(hp.fanouts), prefetch_node_feats=["feat"], prefetch_labels=["label"]
+        )
         if kind == "dgl":
             src, dst = ds.edges()
             g = dgl.graph((src, dst), num_nodes=ds.num_nodes)
@@ -198,14 +198,18 @@ class _DGLPath:
         import dgl
 
         for _, _, blocks in loader:
-            yield (lambda b=blocks: self.model(b, b[0].srcdata["feat"])), blocks[-1].dstdata["label"], \
-                blocks[-1].dstdata[dgl.NID]
+            yield (
+                (lambda b=blocks: self.model(b, b[0].srcdata["feat"])),
+                blocks[-1].dstdata["label"],
+                blocks[-1].dstdata[dgl.NID],
+            )
 
 
 class _PyGPath:
     def __init__(self, ds: Dataset, kind: str, hp: HParams, seed: int):
-        import graphferry
         from torch_geometric.data import Data
+
+        import graphferry
 
         src, dst = ds.edges()
         data = Data(x=ds.feat, y=ds.label, edge_index=torch.stack([src, dst]), num_nodes=ds.num_nodes)
@@ -213,8 +217,7 @@ class _PyGPath:
         num_neighbors = list(reversed(hp.fanouts))
 
         def make(idx, nn_, shuffle, bs):
-            return graphferry.pyg.NeighborLoader(data, nn_, input_nodes=idx, batch_size=bs,
-                                                 shuffle=shuffle, seed=seed)
+            return graphferry.pyg.NeighborLoader(data, nn_, input_nodes=idx, batch_size=bs, shuffle=shuffle, seed=seed)
 
         self.train = make(ds.train_idx, num_neighbors, True, hp.batch_size)
         self.eval = make(torch.cat([ds.val_idx, ds.test_idx]), [-1] * len(num_neighbors), False, 4096)
@@ -226,7 +229,7 @@ class _PyGPath:
             yield (lambda b=batch: self.model(b.x, b.edge_index)[: b.batch_size]), batch.y[:bs], batch.n_id[:bs]
 
 
-def train(ds: Dataset, kind: str, seed: int, hp: Optional[HParams] = None, verbose: bool = False) -> dict:
+def train(ds: Dataset, kind: str, seed: int, hp: HParams | None = None, verbose: bool = False) -> dict:
     """Trains GraphSAGE with one loader; returns test accuracy at the best validation epoch."""
     hp = hp or HPARAMS[ds.name]
     seed_everything(seed)
@@ -264,8 +267,10 @@ def train(ds: Dataset, kind: str, seed: int, hp: Optional[HParams] = None, verbo
         if val_acc > best_val:
             best_val, best_test, best_epoch = val_acc, test_acc, epoch
         if verbose:
-            print(f"  epoch {epoch:3d} loss {loss.item():.4f} val {val_acc:.4f} test {test_acc:.4f} "
-                  f"{epoch_times[-1] * 1000:.1f} ms")
+            print(
+                f"  epoch {epoch:3d} loss {loss.item():.4f} val {val_acc:.4f} test {test_acc:.4f} "
+                f"{epoch_times[-1] * 1000:.1f} ms"
+            )
     return {
         "loader": kind,
         "dataset": ds.name,
@@ -278,8 +283,8 @@ def train(ds: Dataset, kind: str, seed: int, hp: Optional[HParams] = None, verbo
     }
 
 
-def summarize(results: List[dict]) -> Dict[str, Dict[str, dict]]:
-    out: Dict[str, Dict[str, dict]] = {}
+def summarize(results: list[dict]) -> dict[str, dict[str, dict]]:
+    out: dict[str, dict[str, dict]] = {}
     for r in results:
         out.setdefault(r["dataset"], {}).setdefault(r["loader"], {"runs": []})["runs"].append(r)
     for per_ds in out.values():
@@ -292,13 +297,16 @@ def summarize(results: List[dict]) -> Dict[str, Dict[str, dict]]:
     return out
 
 
-def format_table(summary: Dict[str, Dict[str, dict]]) -> str:
-    lines = [f"{'dataset':<10} {'loader':<16} {'test acc (mean ± std)':>22} {'val acc':>8} {'epoch ms':>9}  per-seed test acc"]
+def format_table(summary: dict[str, dict[str, dict]]) -> str:
+    header = f"{'dataset':<10} {'loader':<16} {'test acc (mean ± std)':>22} {'val acc':>8} {'epoch ms':>9}"
+    lines = [header + "  per-seed test acc"]
     for ds, per_ds in summary.items():
         for loader, s in per_ds.items():
             seeds = " ".join(f"{100 * r['test_acc']:.1f}" for r in s["runs"])
-            lines.append(f"{ds:<10} {loader:<16} {100 * s['mean_test_acc']:>14.2f} ± {100 * s['std_test_acc']:4.2f}% "
-                         f"{100 * s['mean_val_acc']:>7.2f}% {1000 * s['mean_epoch_time_s']:>9.1f}  {seeds}")
+            lines.append(
+                f"{ds:<10} {loader:<16} {100 * s['mean_test_acc']:>14.2f} ± {100 * s['std_test_acc']:4.2f}% "
+                f"{100 * s['mean_val_acc']:>7.2f}% {1000 * s['mean_epoch_time_s']:>9.1f}  {seeds}"
+            )
     return "\n".join(lines)
 
 
@@ -309,21 +317,29 @@ def main() -> None:
     p.add_argument("--seeds", type=int, default=5)
     p.add_argument("--verbose", action="store_true")
     for f in dataclasses.fields(HParams):
-        p.add_argument("--" + f.name.replace("_", "-"), type=int if f.type in ("int", "Sequence[int]") else float,
-                       nargs="+" if f.name == "fanouts" else None, default=None)
+        p.add_argument(
+            "--" + f.name.replace("_", "-"),
+            type=int if f.type in ("int", "Sequence[int]") else float,
+            nargs="+" if f.name == "fanouts" else None,
+            default=None,
+        )
     args = p.parse_args()
     results = []
     for name in args.datasets:
         ds = load_dataset(name)
-        overrides = {f.name: getattr(args, f.name) for f in dataclasses.fields(HParams)
-                     if getattr(args, f.name) is not None}
+        overrides = {
+            f.name: getattr(args, f.name) for f in dataclasses.fields(HParams) if getattr(args, f.name) is not None
+        }
         hp = dataclasses.replace(HPARAMS.get(name, HParams()), **overrides)
         print(name, hp)
         for kind in args.loaders:
             for seed in range(args.seeds):
                 results.append(train(ds, kind, seed, hp, verbose=args.verbose))
-                print(f"  {kind} seed {seed}: test {100 * results[-1]['test_acc']:.2f}% "
-                      f"(val {100 * results[-1]['val_acc']:.2f}% @ epoch {results[-1]['best_epoch']})", flush=True)
+                print(
+                    f"  {kind} seed {seed}: test {100 * results[-1]['test_acc']:.2f}% "
+                    f"(val {100 * results[-1]['val_acc']:.2f}% @ epoch {results[-1]['best_epoch']})",
+                    flush=True,
+                )
     print(format_table(summarize(results)))
 
 

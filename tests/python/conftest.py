@@ -18,9 +18,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-import torch
-
 import testdata
+import torch
 
 REPO = Path(__file__).resolve().parents[2]
 # The shared .npy datasets where they exist (testdata.shared_datasets_dir), for

@@ -78,12 +78,15 @@ def test_graphsage_accuracy_matches_dgl(name):
         assert acc >= FLOOR[name], f"{name}: {kind} mean test accuracy {100 * acc:.2f}% < {100 * FLOOR[name]:.0f}%"
 
 
-@pytest.mark.parametrize("script,loader", [
-    ("train_dgl.py", "graphferry"),
-    ("train_dgl.py", "dgl"),
-    ("train_pyg.py", "graphferry"),
-    ("train_pyg.py", "graphferry-nodeloader"),
-])
+@pytest.mark.parametrize(
+    "script,loader",
+    [
+        ("train_dgl.py", "graphferry"),
+        ("train_dgl.py", "dgl"),
+        ("train_pyg.py", "graphferry"),
+        ("train_pyg.py", "graphferry-nodeloader"),
+    ],
+)
 def test_example_runs(script, loader, tmp_path):
     """The examples run on a converted dataset and print their final line."""
     import graphferry
@@ -92,9 +95,19 @@ def test_example_runs(script, loader, tmp_path):
     dst = tmp_path / "cora"
     graphferry.convert_npy(src, dst)
     proc = subprocess.run(
-        [sys.executable, os.path.join(REPO, "examples", script), "--dataset", str(dst), "--epochs", "3",
-         "--loader", loader],
-        capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            os.path.join(REPO, "examples", script),
+            "--dataset",
+            str(dst),
+            "--epochs",
+            "3",
+            "--loader",
+            loader,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-4000:]
     last = proc.stdout.strip().splitlines()[-1]

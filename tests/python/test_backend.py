@@ -97,7 +97,10 @@ print(json.dumps(outcome))
 
 
 def _cuda_library() -> Path | None:
-    for p in (REPO / "build" / "libgraphferry_cuda.so", REPO / "python" / "graphferry" / "lib" / "libgraphferry_cuda.so"):
+    for p in (
+        REPO / "build" / "libgraphferry_cuda.so",
+        REPO / "python" / "graphferry" / "lib" / "libgraphferry_cuda.so",
+    ):
         if p.is_file():
             return p
     return None
@@ -168,8 +171,14 @@ def _gpu() -> bool:
 def test_gpu_process_loads_the_cuda_library(package_copy):
     env = {k: v for k, v in os.environ.items() if k not in ("GRAPHFERRY_LIB_PATH", _backend.ENV_BACKEND)}
     env["PYTHONPATH"] = str(package_copy)
-    out = subprocess.run([sys.executable, "-c", "import torch; torch.zeros(1, device='cuda')\n" + _CHILD],
-                         env=env, cwd=package_copy, capture_output=True, text=True, timeout=300)
+    out = subprocess.run(
+        [sys.executable, "-c", "import torch; torch.zeros(1, device='cuda')\n" + _CHILD],
+        env=env,
+        cwd=package_copy,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert out.returncode == 0, out.stderr
     res = json.loads(out.stdout.strip().splitlines()[-1])
     assert "error" not in res, res

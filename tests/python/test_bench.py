@@ -69,8 +69,17 @@ def test_memcpy_ceiling_reuses_one_prefaulted_buffer(tiny):
 
 def test_suite_on_tiny_graph(tiny, tmp_path):
     pytest.importorskip("dgl", reason="the suite's baselines and its checks below are DGL's loaders")
-    cfg = cli.Config(mode="test", batch_size=64, hidden=16, epochs=1, warmup=0, threads=[1, 2],
-                     batch_sizes=[32, 64], fanout_sweep=[[5, 5, 5], [10, 5, 5]], scaling_epochs=1)
+    cfg = cli.Config(
+        mode="test",
+        batch_size=64,
+        hidden=16,
+        epochs=1,
+        warmup=0,
+        threads=[1, 2],
+        batch_sizes=[32, 64],
+        fanout_sweep=[[5, 5, 5], [10, 5, 5]],
+        scaling_epochs=1,
+    )
     lines = []
     doc = cli.run_suite([tiny], cfg, tmp_path, progress=False, echo=lines.append)
     on_disk = json.loads((tmp_path / "results.json").read_text())
@@ -106,9 +115,11 @@ def test_suite_on_tiny_graph(tiny, tmp_path):
     dgl_entry = results["DGL DataLoader"]
     r = gf["ratios"]["DGL DataLoader"]
     assert r["sampling"]["ratio"] == pytest.approx(
-        dgl_entry["modes"]["sample"]["median_s"] / gf["modes"]["sample"]["median_s"])
+        dgl_entry["modes"]["sample"]["median_s"] / gf["modes"]["sample"]["median_s"]
+    )
     assert r["epoch"]["ratio"] == pytest.approx(
-        dgl_entry["modes"]["train"]["median_s"] / gf["modes"]["train"]["median_s"])
+        dgl_entry["modes"]["train"]["median_s"] / gf["modes"]["train"]["median_s"]
+    )
     assert "ratios" not in dgl_entry
     # the same features are moved for the same seeds by every DGL-format system
     assert gf["modes"]["load"]["feature_bytes"] % (16 * 4) == 0
@@ -130,7 +141,8 @@ def test_suite_on_tiny_graph(tiny, tmp_path):
 
 
 def test_cli_without_datasets_reports_missing(tmp_path, capsys):
-    rc = cli.main(["--datasets", "no-such-dataset", "--data", str(tmp_path), "--out", str(tmp_path / "o"),
-                   "--no-progress"])
+    rc = cli.main(
+        ["--datasets", "no-such-dataset", "--data", str(tmp_path), "--out", str(tmp_path / "o"), "--no-progress"]
+    )
     assert rc == 1
     assert "no-such-dataset: not measured" in capsys.readouterr().out

@@ -68,8 +68,16 @@ def _feat(path: Path) -> np.ndarray:
 def _loader(g, **kw):
     n = g.num_nodes
     return graphferry.Loader(
-        g, torch.arange(n), [5, 5], batch_size=256, seed=1, queue_capacity=1,
-        feature_names=["feat"], label_names=["label"], num_threads=1, **kw,
+        g,
+        torch.arange(n),
+        [5, 5],
+        batch_size=256,
+        seed=1,
+        queue_capacity=1,
+        feature_names=["feat"],
+        label_names=["label"],
+        num_threads=1,
+        **kw,
     )
 
 
@@ -133,7 +141,10 @@ def test_feat_replaced_by_rename_mid_epoch(cora_copy):
 def _verify(path) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "graphferry", "verify", str(path)],
-        capture_output=True, text=True, env=os.environ.copy(), timeout=300,
+        capture_output=True,
+        text=True,
+        env=os.environ.copy(),
+        timeout=300,
     )
 
 

@@ -33,8 +33,9 @@ import torch
 
 dgl = pytest.importorskip("dgl")
 
-import graphferry  # noqa: E402
 import testdata  # noqa: E402
+
+import graphferry  # noqa: E402
 
 K = 3
 R = 150

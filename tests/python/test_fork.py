@@ -123,8 +123,14 @@ def test_torch_dataloader_fork_worker_fails_cleanly(tiny):
     import graphferry.pyg as gfpyg
 
     data = Data(x=torch.randn(tiny.num_nodes, 2), edge_index=torch.stack([tiny.src, tiny.dst]))
-    loader = NodeLoader(data, node_sampler=gfpyg.Sampler(data, [2]), batch_size=4,
-                        num_workers=1, multiprocessing_context="fork", timeout=TIMEOUT_S)
+    loader = NodeLoader(
+        data,
+        node_sampler=gfpyg.Sampler(data, [2]),
+        batch_size=4,
+        num_workers=1,
+        multiprocessing_context="fork",
+        timeout=TIMEOUT_S,
+    )
     with pytest.raises(Exception) as info:
         next(iter(loader))
     assert "forked child" in str(info.value)

@@ -33,8 +33,9 @@ done
 def source(tmp_path):
     """A copy of python/ beside the two things setup.py checks for (go.mod, capi/)."""
     root = tmp_path / "repo"
-    shutil.copytree(REPO / "python", root / "python",
-                    ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "lib"))  # as cloned
+    shutil.copytree(
+        REPO / "python", root / "python", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "lib")
+    )  # as cloned
     shutil.copy(REPO / "go.mod", root / "go.mod")
     (root / "capi").mkdir()
     go = tmp_path / "go"
@@ -55,8 +56,9 @@ def test_build_prints_no_warnings(source, tmp_path, hook):
         print(build_meta.{hook}({str(out)!r}))
     """)
     env = dict(os.environ, GRAPHFERRY_GO=str(go))
-    proc = subprocess.run([sys.executable, "-c", code], cwd=root / "python", env=env, capture_output=True,
-                          text=True, timeout=300)
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=root / "python", env=env, capture_output=True, text=True, timeout=300
+    )
     assert proc.returncode == 0, proc.stderr[-4000:]
     assert "Warning" not in proc.stderr, proc.stderr[-4000:]
     (wheel,) = out.glob("*.whl")

@@ -23,10 +23,10 @@ import time
 
 import psutil
 import pytest
+import testdata
 import torch
 
 import graphferry
-import testdata
 
 try:
     import dgl
@@ -78,8 +78,17 @@ def _median(xs):
 def _round(path, dgl_graph, pyg_data, r):
     g = graphferry.Graph.open(path)
     train = g.train_idx
-    loader = graphferry.Loader(g, train, [10, 5], batch_size=16, shuffle=True, seed=r,
-                               feature_names=["feat"], label_names=["label"], num_threads=2)
+    loader = graphferry.Loader(
+        g,
+        train,
+        [10, 5],
+        batch_size=16,
+        shuffle=True,
+        seed=r,
+        feature_names=["feat"],
+        label_names=["label"],
+        num_threads=2,
+    )
     for i, batch in enumerate(loader):
         assert batch.node_data["feat"].shape[0] == batch.nodes.numel()
         if i == 2:
@@ -94,14 +103,15 @@ def _round(path, dgl_graph, pyg_data, r):
     if dgl_graph is not None:
         sampler = dgl.dataloading.NeighborSampler([5, 5], prefetch_node_feats=["feat"], prefetch_labels=["label"])
         dl = gf_dgl.DataLoader(dgl_graph, torch.arange(0, 140), sampler, batch_size=16, shuffle=True)
-        for i, (_, _, blocks) in enumerate(dl):
+        for i, (_, _, blocks) in enumerate(dl):  # noqa: B007 - the last batch stays alive until del
             if i == 1:
                 break
         del blocks, dl
     if pyg_data is not None:
-        nl = gf_pyg.NeighborLoader(pyg_data, num_neighbors=[5, 5], input_nodes=pyg_data.train_mask,
-                                   batch_size=16, shuffle=True)
-        for i, b in enumerate(nl):
+        nl = gf_pyg.NeighborLoader(
+            pyg_data, num_neighbors=[5, 5], input_nodes=pyg_data.train_mask, batch_size=16, shuffle=True
+        )
+        for i, b in enumerate(nl):  # noqa: B007 - the last batch stays alive until del
             if i == 1:
                 break
         del b, nl
@@ -134,17 +144,23 @@ def test_soak_open_iterate_break_drop():
             gc.collect()  # the loaders' reference cycles, if any, go at a steady pace
         samples.append((proc.memory_info().rss, proc.num_fds(), _maps()))
     elapsed = time.monotonic() - start
-    print(f"\nsoak: {rounds} rounds in {elapsed:.1f} s "
-          f"(bound: {SOAK_ROUNDS} rounds or {SOAK_SECONDS:.0f} s); DGL {'on' if dgl_graph is not None else 'off'}, "
-          f"PyG {'on' if pyg_data is not None else 'off'}")
+    print(
+        f"\nsoak: {rounds} rounds in {elapsed:.1f} s "
+        f"(bound: {SOAK_ROUNDS} rounds or {SOAK_SECONDS:.0f} s); DGL {'on' if dgl_graph is not None else 'off'}, "
+        f"PyG {'on' if pyg_data is not None else 'off'}"
+    )
     assert rounds >= MIN_ROUNDS, (
         f"only {rounds} rounds fit in {SOAK_SECONDS:.0f} s (at least {MIN_ROUNDS} are needed to see growth); "
         f"a round took {elapsed / rounds:.3f} s"
     )
     early, late = samples[WARMUP : 2 * WARMUP], samples[-WARMUP:]
-    for i, (name, tol, unit) in enumerate([("resident memory", RSS_TOLERANCE, 1 << 20),
-                                           ("open file descriptors", FD_TOLERANCE, 1),
-                                           ("memory mappings", MAPS_TOLERANCE, 1)]):
+    for i, (name, tol, unit) in enumerate(
+        [
+            ("resident memory", RSS_TOLERANCE, 1 << 20),
+            ("open file descriptors", FD_TOLERANCE, 1),
+            ("memory mappings", MAPS_TOLERANCE, 1),
+        ]
+    ):
         a, b = _median([s[i] for s in early]), _median([s[i] for s in late])
         print(f"soak: {name}: {a / unit:.0f} after warm-up, {b / unit:.0f} at the end")
         assert b - a <= tol, (

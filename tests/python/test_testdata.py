@@ -6,7 +6,6 @@ import json
 
 import numpy as np
 import pytest
-
 import testdata
 
 # name -> (nodes, edges, feature shape or None, split sizes): the README of the shared datasets
@@ -44,8 +43,9 @@ def test_unpacked_dataset_is_valid(name, tmp_path):
 def test_unpacked_dataset_equals_shared(name, tmp_path):
     shared = testdata.shared_dataset(name)
     if shared is None:
-        pytest.skip(f"no shared {name} to compare with (GRAPHFERRY_DATASETS unset and no shared/datasets "
-                    f"beside the checkout)")
+        pytest.skip(
+            f"no shared {name} to compare with (GRAPHFERRY_DATASETS unset and no shared/datasets beside the checkout)"
+        )
     d = testdata.unpack(name, tmp_path / name)
     for f in FILES:
         if not (shared / f"{f}.npy").exists():

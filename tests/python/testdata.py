@@ -24,7 +24,6 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Optional
 
 import numpy as np
 
@@ -34,10 +33,10 @@ _SHIPPED_CORA = REPO / "examples" / "data" / "cora"
 _PACKED = REPO / "tests" / "data"
 _SPLITS = ("train_idx", "val_idx", "test_idx")
 
-_unpacked_root: Optional[Path] = None
+_unpacked_root: Path | None = None
 
 
-def shared_datasets_dir() -> Optional[Path]:
+def shared_datasets_dir() -> Path | None:
     """$GRAPHFERRY_DATASETS when set, else the first shared/datasets beside the
     checkout or beside a folder above it, else None."""
     env = os.environ.get("GRAPHFERRY_DATASETS")
@@ -50,7 +49,7 @@ def shared_datasets_dir() -> Optional[Path]:
     return None
 
 
-def shared_dataset(name: str) -> Optional[Path]:
+def shared_dataset(name: str) -> Path | None:
     """The shared copy of dataset ``name`` (.npy layout), or None."""
     root = shared_datasets_dir()
     if root is not None and (root / name / "indptr.npy").is_file():
@@ -74,7 +73,7 @@ def unpack(name: str, dst: Path) -> Path:
     return dst
 
 
-def dataset_dir(name: str) -> Optional[Path]:
+def dataset_dir(name: str) -> Path | None:
     """The .npy folder of dataset ``name``: the shared copy where it exists,
     else the repository's, unpacked once per process into a temporary folder
     (removed at exit); None when neither has it."""

@@ -1,0 +1,26 @@
+// Package cache splits node data into tiers: a hot tier holding a
+// contiguous copy of the rows most likely to be read, and the full store
+// (often a memory-mapped file) for the rest, as PaGraph's and DSP's
+// feature caches do. A Tiered gathers from both into one output, rows in
+// input order, dtypes kept, and says how many rows each tier served, so
+// the pipeline's statistics report the hit rate per epoch.
+//
+// Which rows are hot is a policy's ranking of the nodes, cut at a size:
+//
+//   - ByInDegree ranks nodes by in-degree (PaGraph): high in-degree nodes
+//     are the neighbours most often sampled.
+//   - PreSample counts how often each node's rows are read over a few
+//     sampled epochs and ranks by that count (GNNLab, and DSP's
+//     evaluation): it follows the sampler, the fan-outs and the seeds
+//     actually used. It is deterministic: batches are a function of the
+//     sampler's seed, the shuffle seed and the epoch.
+//
+// Size says how large the hot tier is: in bytes, as a fraction of the
+// nodes, or "auto": what fits in a budget after a reserve (on the CPU build
+// the caller gives the budget; a device build takes the device's free
+// memory).
+//
+// On the CPU build the hot tier lives in host memory: it is the copy a
+// device tier will hold, so its assignment, policies and statistics are
+// those of the device build.
+package cache
