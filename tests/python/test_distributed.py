@@ -1,6 +1,6 @@
 """graphferry.distributed: ranks as processes over torch.distributed (Gloo).
 
-Two ranks are spawned with torch.multiprocessing (start method "spawn": the
+Two (and four) ranks are spawned with torch.multiprocessing (start method "spawn": the
 engine must never run in a forked child) on Gloo over 127.0.0.1, on CiteSeer.
 Each rank's batches must equal the single-process loader's batches
 ``rank, rank + 2, ...`` (padded), bit for bit; a rank that raises must make
@@ -174,22 +174,23 @@ def _reference(path: Path, seeds: torch.Tensor) -> list[list[str]]:
         g.close()
 
 
-@pytest.mark.parametrize("scenario", ["auto", "p2p"])
-def test_two_ranks_equal_single_process(citeseer_dir, seeds, scenario):
+@pytest.mark.parametrize(("size", "scenario"), [(2, "auto"), (2, "p2p"), (4, "auto")])
+def test_ranks_equal_single_process(citeseer_dir, seeds, size, scenario):
     ref = _reference(citeseer_dir, seeds)
     total = len(ref[0])
     assert total == 7
-    out = _run(2, citeseer_dir, seeds, scenario)
-    assert sorted(out) == [0, 1], f"ranks that reported: {out}"
-    for rank in (0, 1):
+    out = _run(size, citeseer_dir, seeds, scenario)
+    assert sorted(out) == list(range(size)), f"ranks that reported: {out}"
+    per_rank = -(-total // size)  # the ranks short of a batch are padded
+    for rank in range(size):
         status, payload = out[rank]
         assert status == "ok", payload
-        method, per_rank, got = payload
+        method, got_per_rank, got = payload
         assert method == ("p2p" if scenario == "p2p" else "all_to_all")
-        assert per_rank == 4  # ceil(7 / 2): rank 1 is padded with batch 0
+        assert got_per_rank == per_rank
         for e in range(EPOCHS):
-            want = [ref[e][(k * 2 + rank) % total] for k in range(per_rank)]
-            assert got[e] == want, f"rank {rank} epoch {e}"
+            want = [ref[e][(k * size + rank) % total] for k in range(per_rank)]
+            assert got[e] == want, f"rank {rank} of {size}, epoch {e}"
 
 
 def test_rank_that_raises_fails_the_other(citeseer_dir, seeds):
