@@ -18,13 +18,22 @@ static inline int gf__comm_all_to_all(gf_comm c, void **send, const int64_t *sen
 static inline const char *gf__comm_errmsg(gf_comm c) {
   return c.errmsg != NULL ? c.errmsg(c.user) : NULL;
 }
+static inline int gf__comm_send(gf_comm c, int32_t to, const void *msg, int64_t size) {
+  return c.send(c.user, to, msg, size);
+}
+static inline int gf__comm_recv(gf_comm c, int32_t from, void *buf, int64_t capacity, int64_t *size) {
+  return c.recv(c.user, from, buf, capacity, size);
+}
 */
 import "C"
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/ccc"
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/pipeline"
@@ -116,8 +125,66 @@ func (x *cExchanger) Exchange(send, recv [][]byte) error {
 	return nil
 }
 
-// hostComm validates the caller's gf_comm and returns a comm.Host over it.
-func hostComm(c *C.gf_comm) (*comm.Host, error) {
+// cTransport is a ccc.Transport over a host's gf_comm send and recv. Each
+// message goes through C memory: copied in before send, out after recv.
+type cTransport struct{ x *cExchanger }
+
+func (t cTransport) Send(ctx context.Context, to int, msg []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := C.malloc(C.size_t(max(len(msg), 1)))
+	if p == nil {
+		return fmt.Errorf("out of memory for a %d-byte message", len(msg))
+	}
+	defer C.free(p)
+	copy(unsafe.Slice((*byte)(p), len(msg)), msg)
+	if rc := C.gf__comm_send(t.x.c, C.int32_t(to), p, C.int64_t(len(msg))); rc != 0 {
+		return t.x.hostError("send", rc)
+	}
+	return nil
+}
+
+// Recv calls the host's recv on a goroutine of its own, so that a
+// cancelled ctx returns at once (the host's call cannot be interrupted: it
+// finishes on its own, and its message is dropped).
+func (t cTransport) Recv(ctx context.Context, from int) ([]byte, error) {
+	type result struct {
+		msg []byte
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		p := C.malloc(C.size_t(ccc.MaxMessageSize + 8))
+		if p == nil {
+			done <- result{err: fmt.Errorf("out of memory for a message buffer")}
+			return
+		}
+		defer C.free(p)
+		size := (*C.int64_t)(unsafe.Add(p, ccc.MaxMessageSize))
+		*size = -1
+		if rc := C.gf__comm_recv(t.x.c, C.int32_t(from), p, C.int64_t(ccc.MaxMessageSize), size); rc != 0 {
+			done <- result{err: t.x.hostError("recv", rc)}
+			return
+		}
+		n := int64(*size)
+		if n < 0 || n > ccc.MaxMessageSize {
+			done <- result{err: fmt.Errorf("gf_comm.recv set *size = %d (want 0 to %d)", n, ccc.MaxMessageSize)}
+			return
+		}
+		done <- result{msg: C.GoBytes(p, C.int(n))}
+	}()
+	select {
+	case r := <-done:
+		return r.msg, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// hostComm validates the caller's gf_comm and returns a comm.Host over it,
+// ordered by a CCC coordinator over its send and recv when it has them.
+func hostComm(c *C.gf_comm) (comm.Comm, error) {
 	if c == nil {
 		return nil, errorf(gfEInval, "comm is NULL")
 	}
@@ -133,11 +200,27 @@ func hostComm(c *C.gf_comm) (*comm.Host, error) {
 	if c.rank < 0 || c.rank >= c.size {
 		return nil, errorf(gfEInval, "comm->rank = %d is out of range [0, %d)", int(c.rank), int(c.size))
 	}
-	h, err := comm.NewHost(int(c.rank), int(c.size), &cExchanger{c: *c, size: int(c.size)})
+	if (c.send == nil) != (c.recv == nil) {
+		return nil, errorf(gfEInval, "comm->send and comm->recv must be both set or both NULL")
+	}
+	x := &cExchanger{c: *c, size: int(c.size)}
+	h, err := comm.NewHost(int(c.rank), int(c.size), x)
 	if err != nil {
 		return nil, errorf(gfEInval, "%v", err)
 	}
-	return h, nil
+	if c.send == nil || c.size == 1 {
+		return h, nil
+	}
+	coord, err := ccc.New(ccc.Config{Rank: int(c.rank), Size: int(c.size), Transport: cTransport{x: x}})
+	if err != nil {
+		return nil, errorf(gfEInval, "%v", err)
+	}
+	cc, err := core.CoordinatedComm(h, coord)
+	if err != nil {
+		coord.Close()
+		return nil, err
+	}
+	return cc, nil
 }
 
 //export gfgo_loader_open_comm
@@ -151,10 +234,6 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 			return errorf(gfEInval, "out_loader is NULL")
 		}
 		*out = 0
-		hc, err := hostComm(c)
-		if err != nil {
-			return err
-		}
 		if o == nil {
 			return errorf(gfEInval, "options is NULL")
 		}
@@ -181,6 +260,11 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
+		// Last: with send and recv it starts the coordinator's threads.
+		hc, err := hostComm(c)
+		if err != nil {
+			return err
+		}
 		l, err := g.OpenDistLoader(hc, seeds, sopt, pipeline.Options{
 			BatchSize:     int(o.batch_size),
 			Shuffle:       o.shuffle != 0,
@@ -192,6 +276,9 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 			Threads:       sopt.Threads,
 		}, cAlloc{})
 		if err != nil {
+			if cl, ok := hc.(io.Closer); ok {
+				cl.Close()
+			}
 			return err
 		}
 		C.gf__buf_pool_use(1) // as gf_loader_open: gf_loader_close gives it back

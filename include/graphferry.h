@@ -1039,6 +1039,21 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
  * its peers' collectives fail too (closing its process group does).
  * The table is copied when a loader is opened; user must stay valid until
  * the loader is closed.
+ *
+ * send and recv (optional: both or neither) carry small control messages
+ * between two ranks, in order, for the coordinator that orders the
+ * exchanges of concurrent sampler workers (DSP's CCC: every rank starts
+ * them in one global order, so that they cannot deadlock or pair up
+ * wrongly). With them, a loader samples with min(num_threads, 4) workers
+ * (every core when num_threads <= 0) over the one exchange channel; without,
+ * with one. They must not share a channel with the exchanges (a control
+ * message must never wait behind an exchange). send delivers size bytes to
+ * rank `to`; recv blocks until the next message from rank `from` arrives,
+ * copies it into buf (capacity bytes: enough for any message, which is at
+ * most 4110 bytes) and sets *size. The library calls send from one thread and
+ * recv from one thread per peer, concurrently; both must fail within bounded
+ * time when the peer dies. A recv still blocked when the loader closes is
+ * left to return on its own (its message is dropped).
  */
 typedef struct gf_comm {
   uint32_t struct_size; /* sizeof(gf_comm) */
@@ -1051,6 +1066,9 @@ typedef struct gf_comm {
                     const int64_t *send_sizes, void *const *recv,
                     const int64_t *recv_sizes);
   const char *(*errmsg)(void *user);
+  int (*send)(void *user, int32_t to, const void *msg, int64_t size);
+  int (*recv)(void *user, int32_t from, void *buf, int64_t capacity,
+              int64_t *size);
 } gf_comm;
 
 /*
@@ -1068,7 +1086,8 @@ typedef struct gf_comm {
  * early leaves the others blocked in their collective until its time-out.
  * Returns what gf_loader_open returns, and GF_EINVAL for a NULL comm, a
  * struct_size other than sizeof(gf_comm), a NULL exchange_sizes or
- * all_to_all, a rank or size out of range, or a graph whose number of
+ * all_to_all, only one of send and recv, a rank or size out of range, or a
+ * graph whose number of
  * patches is not comm->size. A failed exchange makes gf_loader_next return
  * GF_EIO with the host's message.
  */

@@ -71,6 +71,9 @@ var (
 // batches k, k+W, ... of the rank's share concurrently, each on a fork of
 // the runtime; batches are delivered in order and do not depend on W.
 // Either way they work ahead of the consumer by up to QueueCapacity batches.
+//
+// When c is an io.Closer (CoordinatedComm), the loader closes it when it is
+// closed.
 func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
 	if c == nil {
 		return nil, errorf(nil, "communicator is nil")
@@ -151,6 +154,9 @@ func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, 
 		g: g, workers: workers, req: req, rank: ranks[0], size: c.Size(),
 		seedsOrig: slices.Clone(seeds), seedsNew: seedsNew, opt: lopt, alloc: alloc, store: g.store,
 	}
+	if cl, ok := c.(io.Closer); ok {
+		s.closer = cl
+	}
 	s.opt.FeatureNames = slices.Clone(lopt.FeatureNames)
 	s.opt.LabelNames = slices.Clone(lopt.LabelNames)
 	if s.alloc == nil {
@@ -173,6 +179,7 @@ type distStream struct {
 	opt        pipeline.Options
 	alloc      mem.Allocator
 	store      pipeline.Gatherer
+	closer     io.Closer // closed with the stream (the comm's coordinator), or nil
 
 	cur    *distRun      // the epoch in progress
 	epoch  atomic.Uint64 // the last epoch started (Stats)
@@ -327,6 +334,9 @@ func (s *distStream) Next(ctx context.Context) (*pipeline.Batch, error) {
 
 func (s *distStream) Close() error {
 	s.stopCurrent()
+	if s.closer != nil {
+		return s.closer.Close()
+	}
 	return nil
 }
 

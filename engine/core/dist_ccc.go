@@ -22,7 +22,8 @@ import (
 // stage 0): every rank must Dup in the same order, as a loader's workers do.
 //
 // coord's Window must be 1 (the exchanges share c), and its transport must
-// not be c.
+// not be c. The returned Comm is an io.Closer that closes coord: a loader
+// opened on it (OpenDistLoader) closes it with itself.
 func CoordinatedComm(c comm.Comm, coord *ccc.Coordinator) (comm.Comm, error) {
 	if c == nil || coord == nil {
 		return nil, errors.New("core: CoordinatedComm needs a communicator and a coordinator")
@@ -39,6 +40,10 @@ type coordComm struct {
 	mu  sync.Mutex // one exchange of a stage at a time (ccc's rule)
 	seq uint64
 }
+
+// Close closes the coordinator (a loader opened on the comm does it when it
+// is closed).
+func (k *coordComm) Close() error { return k.coord.Close() }
 
 func (k *coordComm) Size() int         { return k.c.Size() }
 func (k *coordComm) LocalRanks() []int { return k.c.LocalRanks() }

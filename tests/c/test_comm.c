@@ -6,6 +6,9 @@
  * through shared memory and a barrier, as MPI or torch.distributed would
  * between processes. Each rank's batches must equal the single-process
  * loader's batches r, r+RANKS, ... (padded round-robin), field by field.
+ * Again with send and recv (control messages through per-pair queues): the
+ * library then runs several sampler workers per rank whose exchanges a
+ * coordinator orders over the one channel, and the batches must not change.
  * Then the failure paths: a callback that fails makes gf_loader_next return
  * GF_EIO with the host's message, and invalid tables are refused.
  *
@@ -58,11 +61,21 @@ static DLTensor seeds_tensor(void) {
 /* ---------------------------------------------------------------------- */
 /* The threads' communicator: a mailbox of pointers and sizes, a barrier. */
 
+typedef struct msg {
+  struct msg *next;
+  int64_t n;
+  unsigned char data[];
+} msg;
+
 typedef struct {
   int size;
   pthread_barrier_t bar;
   int64_t sizes[MAX_RANKS][MAX_RANKS]; /* sizes[from][to] */
   const void *data[MAX_RANKS][MAX_RANKS];
+  /* Control messages: q[from][to], FIFO. */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  msg *head[MAX_RANKS][MAX_RANKS], *tail[MAX_RANKS][MAX_RANKS];
 } mailbox;
 
 typedef struct {
@@ -92,6 +105,49 @@ static int box_all_to_all(void *user, const void *const *send, const int64_t *se
   }
   pthread_barrier_wait(&m->bar); /* senders keep their buffers until all copied */
   return 0;
+}
+
+static int box_send(void *user, int32_t to, const void *data, int64_t n) {
+  rank_ctx *c = (rank_ctx *)user;
+  mailbox *m = c->box;
+  msg *e = (msg *)malloc(sizeof(msg) + (size_t)n);
+  if (e == NULL || to < 0 || to >= m->size) {
+    free(e);
+    return 1;
+  }
+  e->next = NULL;
+  e->n = n;
+  if (n > 0) memcpy(e->data, data, (size_t)n);
+  pthread_mutex_lock(&m->mu);
+  if (m->tail[c->rank][to]) {
+    m->tail[c->rank][to]->next = e;
+  } else {
+    m->head[c->rank][to] = e;
+  }
+  m->tail[c->rank][to] = e;
+  pthread_cond_broadcast(&m->cv);
+  pthread_mutex_unlock(&m->mu);
+  return 0;
+}
+
+static int box_recv(void *user, int32_t from, void *buf, int64_t capacity, int64_t *size) {
+  rank_ctx *c = (rank_ctx *)user;
+  mailbox *m = c->box;
+  pthread_mutex_lock(&m->mu);
+  while (m->head[from][c->rank] == NULL) pthread_cond_wait(&m->cv, &m->mu);
+  msg *e = m->head[from][c->rank];
+  m->head[from][c->rank] = e->next;
+  if (e->next == NULL) m->tail[from][c->rank] = NULL;
+  pthread_mutex_unlock(&m->mu);
+  int rc = 0;
+  if (e->n > capacity) {
+    rc = 2;
+  } else {
+    if (e->n > 0) memcpy(buf, e->data, (size_t)e->n);
+    *size = e->n;
+  }
+  free(e);
+  return rc;
 }
 
 /* ---------------------------------------------------------------------- */
@@ -150,13 +206,15 @@ static const int32_t fanouts[] = {5, 3};
 static const char *feats[] = {"feat"};
 static const char *labels[] = {"label"};
 
+static int coordinated = 0; /* the ranks' tables have send and recv */
+
 static void options(gf_sample_options *so, gf_loader_options *lo) {
   memset(so, 0, sizeof *so);
   so->struct_size = sizeof *so;
   so->num_hops = 2;
   so->fanouts = fanouts;
   so->seed = 42;
-  so->num_threads = 1;
+  so->num_threads = coordinated ? 3 : 1; /* 3 workers with a coordinator */
   memset(lo, 0, sizeof *lo);
   lo->struct_size = sizeof *lo;
   lo->sample = so;
@@ -221,6 +279,10 @@ static void *rank_main(void *arg) {
   c.user = &r->ctx;
   c.exchange_sizes = box_exchange_sizes;
   c.all_to_all = box_all_to_all;
+  if (coordinated) {
+    c.send = box_send;
+    c.recv = box_recv;
+  }
   gf_sample_options so;
   gf_loader_options lo;
   options(&so, &lo);
@@ -250,24 +312,27 @@ static void test_ranks_equal_single_process(int ranks) {
   CHECK(total == (NUM_SEEDS + BATCH - 1) / BATCH, "reference batches = %d", total);
   if (total <= 0) return;
 
-  mailbox box;
-  memset(&box, 0, sizeof box);
-  box.size = ranks;
-  pthread_barrier_init(&box.bar, NULL, (unsigned)ranks);
+  /* Never freed: a coordinator's receiving thread may still be waiting on
+     the queues when the loaders have closed (the header allows it). */
+  mailbox *boxp = (mailbox *)calloc(1, sizeof(mailbox));
+  boxp->size = ranks;
+  pthread_barrier_init(&boxp->bar, NULL, (unsigned)ranks);
+  pthread_mutex_init(&boxp->mu, NULL);
+  pthread_cond_init(&boxp->cv, NULL);
   static rank_run runs[MAX_RANKS];
   pthread_t th[MAX_RANKS];
   for (int r = 0; r < ranks; r++) {
     memset(&runs[r], 0, sizeof runs[r]);
-    runs[r].ctx.box = &box;
+    runs[r].ctx.box = boxp;
     runs[r].ctx.rank = r;
     pthread_create(&th[r], NULL, rank_main, &runs[r]);
   }
   for (int r = 0; r < ranks; r++) pthread_join(th[r], NULL);
-  pthread_barrier_destroy(&box.bar);
 
   int per_rank = (total + ranks - 1) / ranks;
   for (int r = 0; r < ranks; r++) {
-    CHECK(runs[r].n == per_rank, "%d ranks: rank %d read %d batches per epoch, want %d", ranks, r, runs[r].n, per_rank);
+    CHECK(runs[r].n == per_rank, "%d ranks%s: rank %d read %d batches per epoch, want %d", ranks,
+          coordinated ? " (coordinated)" : "", r, runs[r].n, per_rank);
     if (runs[r].n != per_rank) continue;
     for (int e = 0; e < EPOCHS; e++) {
       for (int k = 0; k < per_rank; k++) {
@@ -326,6 +391,10 @@ static void test_failures(void) {
   bad.all_to_all = NULL;
   CHECK(gf_loader_open_comm(g, &st, &lo, &bad, &l) == GF_EINVAL, "NULL all_to_all");
   bad = c;
+  bad.send = box_send; /* without recv */
+  CHECK(gf_loader_open_comm(g, &st, &lo, &bad, &l) == GF_EINVAL, "send without recv");
+  CHECK(strstr(gf_errmsg(), "both set or both NULL") != NULL, "message: %s", gf_errmsg());
+  bad = c;
   bad.rank = 2;
   CHECK(gf_loader_open_comm(g, &st, &lo, &bad, &l) == GF_EINVAL, "rank out of range");
   CHECK(strstr(gf_errmsg(), "comm->rank = 2") != NULL, "message: %s", gf_errmsg());
@@ -357,6 +426,9 @@ int main(int argc, char **argv) {
   dataset = argv[1];
   for (int i = 0; i < NUM_SEEDS; i++) seeds[i] = (int64_t)((i * 37 + 5) % 2708);
   for (int ranks = 1; ranks <= MAX_RANKS; ranks++) test_ranks_equal_single_process(ranks);
+  coordinated = 1;
+  for (int ranks = 2; ranks <= MAX_RANKS; ranks++) test_ranks_equal_single_process(ranks);
+  coordinated = 0;
   test_failures();
   printf("test_comm: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
