@@ -55,6 +55,10 @@ _c_void_pp = ctypes.POINTER(ctypes.c_void_p)
 _EXCHANGE_SIZES = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _c_int64_p, _c_int64_p)
 _ALL_TO_ALL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _c_void_pp, _c_int64_p, _c_void_pp, _c_int64_p)
 _ERRMSG = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+# send and recv (CCC's control messages) are left NULL from Python for now:
+# the loader then samples with one worker per rank.
+_SEND = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
+_RECV = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, _c_int64_p)
 
 
 class gf_comm(ctypes.Structure):
@@ -66,6 +70,8 @@ class gf_comm(ctypes.Structure):
         ("exchange_sizes", _EXCHANGE_SIZES),
         ("all_to_all", _ALL_TO_ALL),
         ("errmsg", _ERRMSG),
+        ("send", _SEND),
+        ("recv", _RECV),
     ]
 
 
