@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/pipeline"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,6 +101,7 @@ func TestCallMapsEngineErrors(t *testing.T) {
 		{"nomem", fmt.Errorf("node table of 1e12 rows: %w", errs.ErrNoMem), gfENoMem},
 		{"state", fmt.Errorf("a second iterator: %w", errs.ErrState), gfEState},
 		{"closed", fmt.Errorf("graph: %w", errs.ErrClosed), gfEBadHandle},
+		{"pipeline_closed", pipeline.ErrClosed, gfEBadHandle},
 		{"notsup", fmt.Errorf("CUDA tensors: %w", errs.ErrNotSupported), gfENotSup},
 		{"type", fmt.Errorf("weights are int8: %w", errs.ErrType), gfEType},
 		{"plain", errors.New("indptr[2] = 1 < indptr[1] = 3"), gfEInval},

@@ -146,6 +146,7 @@ const (
 	kindGraph handleKind = iota + 1
 	kindLoader
 	kindBatch
+	kindEdgeSampler
 )
 
 func (k handleKind) String() string {
@@ -156,6 +157,8 @@ func (k handleKind) String() string {
 		return "loader"
 	case kindBatch:
 		return "batch"
+	case kindEdgeSampler:
+		return "edge sampler"
 	}
 	return "unknown"
 }

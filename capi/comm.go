@@ -241,7 +241,7 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
-		sopt, err := sampleOptions(o.sample, "options->sample")
+		req, threads, err := sampleOptions(o.sample, "options->sample")
 		if err != nil {
 			return err
 		}
@@ -265,7 +265,7 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
-		l, err := g.OpenDistLoader(hc, seeds, sopt, pipeline.Options{
+		l, err := g.OpenDistLoader(hc, seeds, req, pipeline.Options{
 			BatchSize:     int(o.batch_size),
 			Shuffle:       o.shuffle != 0,
 			DropLast:      o.drop_last != 0,
@@ -273,7 +273,7 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 			QueueCapacity: int(o.queue_capacity),
 			FeatureNames:  features,
 			LabelNames:    labels,
-			Threads:       sopt.Threads,
+			Threads:       threads,
 		}, cAlloc{})
 		if err != nil {
 			if cl, ok := hc.(io.Closer); ok {

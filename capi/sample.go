@@ -21,56 +21,61 @@ import (
 // maxHops bounds the number of hops accepted from callers.
 const maxHops = 64
 
-func sampleOptions(o *C.gf_sample_options, arg string) (sample.Options, error) {
-	var opt sample.Options
+// sampleOptions converts a gf_sample_options into the engine's request and
+// the call's thread count (num_threads, which never changes a sample).
+func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, error) {
+	var req sample.Request
 	if o == nil {
-		return opt, errorf(gfEInval, "%s is NULL", arg)
+		return req, 0, errorf(gfEInval, "%s is NULL", arg)
 	}
 	o, err := readOptions(o, arg, sampleOptionsLayout)
 	if err != nil {
-		return opt, err
+		return req, 0, err
 	}
 	if o.num_hops <= 0 || o.num_hops > maxHops {
-		return opt, errorf(gfEInval, "%s->num_hops = %d: the fan-out list must have 1 to %d entries", arg, int(o.num_hops), maxHops)
+		return req, 0, errorf(gfEInval, "%s->num_hops = %d: the fan-out list must have 1 to %d entries", arg, int(o.num_hops), maxHops)
 	}
 	if o.fanouts == nil {
-		return opt, errorf(gfEInval, "%s->fanouts is NULL", arg)
+		return req, 0, errorf(gfEInval, "%s->fanouts is NULL", arg)
 	}
-	for _, f := range unsafe.Slice((*int32)(unsafe.Pointer(o.fanouts)), int(o.num_hops)) {
-		opt.Fanouts = append(opt.Fanouts, int(f))
+	for i, f := range unsafe.Slice((*int32)(unsafe.Pointer(o.fanouts)), int(o.num_hops)) {
+		// 0 samples no neighbour in that hop; -1 all of them.
+		if f < -1 {
+			return req, 0, errorf(gfEInval, "%s->fanouts[%d] = %d is invalid (want >= 0, or -1 for all neighbours)", arg, i, f)
+		}
+		req.Fanouts = append(req.Fanouts, int(f))
 	}
-	opt.Replace = o.replace != 0
+	req.Replace = o.replace != 0
 	switch o.frontier {
 	case C.GF_FRONTIER_ALL:
-		opt.Frontier = sample.FrontierAll
+		req.Frontier = sample.FrontierAll
 	case C.GF_FRONTIER_NEW:
-		opt.Frontier = sample.FrontierNew
+		req.Frontier = sample.FrontierNew
 	default:
-		return opt, errorf(gfEInval, "%s->frontier = %d (want GF_FRONTIER_ALL or GF_FRONTIER_NEW)", arg, int(o.frontier))
+		return req, 0, errorf(gfEInval, "%s->frontier = %d (want GF_FRONTIER_ALL or GF_FRONTIER_NEW)", arg, int(o.frontier))
 	}
-	opt.Seed = uint64(o.seed)
-	opt.Threads = int(o.num_threads)
+	req.Seed = uint64(o.seed)
 	switch o.scheme {
 	case C.GF_SCHEME_NODE_WISE:
-		opt.Scheme = sample.NodeWise
+		req.Scheme = sample.NodeWise
 	case C.GF_SCHEME_LAYER_WISE:
-		opt.Scheme = sample.LayerWise
+		req.Scheme = sample.LayerWise
 	default:
-		return opt, errorf(gfEInval, "%s->scheme = %d (want GF_SCHEME_NODE_WISE or GF_SCHEME_LAYER_WISE)", arg, int(o.scheme))
+		return req, 0, errorf(gfEInval, "%s->scheme = %d (want GF_SCHEME_NODE_WISE or GF_SCHEME_LAYER_WISE)", arg, int(o.scheme))
 	}
-	opt.Biased = o.biased != 0
-	opt.LayerWithoutReplacement = o.layer_without_replacement != 0
+	req.Biased = o.biased != 0
+	req.LayerWithoutReplacement = o.layer_without_replacement != 0
 	if o.exclude_edges != nil {
 		ex, err := indexArray(o.exclude_edges, arg+"->exclude_edges", false)
 		if err != nil {
-			return opt, err
+			return req, 0, err
 		}
-		opt.ExcludeEdges = ex
+		req.ExcludeEdges = ex
 	}
-	if err := opt.Validate(); err != nil {
-		return opt, errorf(gfEInval, "%s: %v", arg, err)
+	if err := req.Validate(); err != nil {
+		return req, 0, errorf(gfEInval, "%s: %v", arg, err)
 	}
-	return opt, nil
+	return req, int(o.num_threads), nil
 }
 
 // ---------------------------------------------------------------------------
@@ -249,7 +254,7 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 			return errorf(gfEInval, "out_batch is NULL")
 		}
 		*out = 0
-		opt, err := sampleOptions(o, "options")
+		req, threads, err := sampleOptions(o, "options")
 		if err != nil {
 			return err
 		}
@@ -257,7 +262,7 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 		if err != nil {
 			return err
 		}
-		b, err := g.Sample(seeds, opt, cAlloc{})
+		b, err := g.Sample(seeds, req, threads, cAlloc{})
 		if err != nil {
 			return err
 		}
@@ -307,7 +312,7 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 		if err != nil {
 			return err
 		}
-		sopt, err := sampleOptions(o.sample, "options->sample")
+		req, threads, err := sampleOptions(o.sample, "options->sample")
 		if err != nil {
 			return err
 		}
@@ -326,7 +331,7 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 		if err != nil {
 			return err
 		}
-		l, err := g.OpenLoader(seeds, sopt, pipeline.Options{
+		l, err := g.OpenLoader(seeds, req, pipeline.Options{
 			BatchSize:     int(o.batch_size),
 			Shuffle:       o.shuffle != 0,
 			DropLast:      o.drop_last != 0,
@@ -334,7 +339,7 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 			QueueCapacity: int(o.queue_capacity),
 			FeatureNames:  features,
 			LabelNames:    labels,
-			Threads:       sopt.Threads,
+			Threads:       threads,
 		}, cAlloc{})
 		if err != nil {
 			return err
@@ -445,13 +450,12 @@ func gfgo_random_walk(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_walk_options, o
 		if err != nil {
 			return err
 		}
-		w, err := g.RandomWalk(seeds, core.WalkOptions{
+		w, err := g.RandomWalk(seeds, sample.WalkRequest{
 			Length:      length,
 			RestartProb: p,
 			Biased:      o.biased != 0,
 			Seed:        uint64(o.seed),
-			Threads:     int(o.num_threads),
-		}, cAlloc{})
+		}, int(o.num_threads), cAlloc{})
 		if err != nil {
 			return err
 		}

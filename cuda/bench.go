@@ -81,9 +81,9 @@ func EpochBench(dev Device, cfg EpochConfig) (EpochResult, error) {
 	if err != nil {
 		return res, err
 	}
-	opt := sample.Options{Fanouts: cfg.Fanouts, Frontier: sample.FrontierAll, Seed: cfg.Seed, Threads: cfg.CPUThreads}
+	req := sample.Request{Fanouts: cfg.Fanouts, Frontier: sample.FrontierAll, Seed: cfg.Seed}
 	t0 := time.Now()
-	s, err := NewSampler(dev, p, opt)
+	s, err := NewSampler(dev, p, req)
 	if err != nil {
 		return res, err
 	}
@@ -129,12 +129,12 @@ func EpochBench(dev Device, cfg EpochConfig) (EpochResult, error) {
 	}
 	res.PoolBytes = s.PoolBytes()
 	if len(got) > 0 {
-		cpu, err := sample.New(p, comm.NewLocal(1), opt)
+		cpu, err := sample.NewRuntime(p, comm.NewLocal(1), sample.RuntimeOptions{Threads: cfg.CPUThreads})
 		if err != nil {
 			return res, err
 		}
 		t0 = time.Now()
-		want, err := cpu.SampleBatchesSeed(context.Background(), cfg.Seed, batches[:len(got)], keys[:len(got)])
+		want, err := cpu.Sample(context.Background(), req, batches[:len(got)], keys[:len(got)])
 		if err != nil {
 			return res, err
 		}

@@ -19,9 +19,9 @@ const (
 )
 
 // Sampler samples batches on a Device with the kernels in cuda/kernels, with
-// the CPU engine's result: for the same options, seed, batch key and seeds,
-// SampleBatches returns what engine/sample's Sampler.SampleBatchesSeed
-// returns (any number of patches: the CPU engine's batches do not depend
+// the CPU engine's result: for the same request, seed, batch key and seeds,
+// SampleBatches returns what engine/sample's Runtime.Sample returns for the
+// request with that seed (any number of patches: the CPU engine's batches do not depend
 // on it). The whole graph lives on the device. Node-wise sampling only
 // (uniform or biased, with or without replacement, fan-out -1, excluded
 // edges, FrontierAll and FrontierNew); layer-wise sampling stays on the CPU.
@@ -29,24 +29,25 @@ const (
 type Sampler struct {
 	dev  Device
 	pool *Pool
-	opt  sample.Options
+	req  sample.Request // its Seed unused: SampleBatches takes the seed
 	n    int64
 
 	graph  Ptr   // the gf_graph struct
 	arrays []Ptr // the graph's arrays (freed by Close)
 }
 
-// NewSampler copies p's graph to dev and returns a Sampler over it. opt is
-// validated as the CPU engine does; a Scheme other than NodeWise is refused.
-func NewSampler(dev Device, p *partition.Partitioned, opt sample.Options) (*Sampler, error) {
+// NewSampler copies p's graph to dev and returns a Sampler over it that
+// samples with req (its Seed aside). req is validated as the CPU engine
+// does; a Scheme other than NodeWise is refused.
+func NewSampler(dev Device, p *partition.Partitioned, req sample.Request) (*Sampler, error) {
 	if dev == nil {
 		return nil, errors.New("cuda: device is nil")
 	}
-	if err := opt.Validate(); err != nil {
+	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	if opt.Scheme != sample.NodeWise {
-		return nil, fmt.Errorf("cuda: scheme %v is not offered on the GPU (node-wise only; layer-wise stays on the CPU)", opt.Scheme)
+	if req.Scheme != sample.NodeWise {
+		return nil, fmt.Errorf("cuda: scheme %v is not offered on the GPU (node-wise only; layer-wise stays on the CPU)", req.Scheme)
 	}
 	if p == nil || p.Graph == nil {
 		return nil, errors.New("cuda: partition or its graph is nil")
@@ -55,16 +56,16 @@ func NewSampler(dev Device, p *partition.Partitioned, opt sample.Options) (*Samp
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("cuda: graph: %w", err)
 	}
-	if opt.Biased && g.Weights == nil {
-		return nil, errors.New("cuda: Options.Biased needs edge weights, but the graph has none")
+	if req.Biased && g.Weights == nil {
+		return nil, errors.New("cuda: Request.Biased needs edge weights, but the graph has none")
 	}
 	if p.NewToOld != nil && int64(len(p.NewToOld)) != g.NumNodes {
 		return nil, fmt.Errorf("cuda: len(NewToOld) = %d (want %d)", len(p.NewToOld), g.NumNodes)
 	}
-	opt.Fanouts = slices.Clone(opt.Fanouts)
-	exclude := opt.ExcludeEdges
-	opt.ExcludeEdges = nil // turned into the bitmap below
-	s := &Sampler{dev: dev, pool: NewPool(dev), opt: opt, n: g.NumNodes}
+	req.Fanouts = slices.Clone(req.Fanouts)
+	exclude := req.ExcludeEdges
+	req.ExcludeEdges = nil // turned into the bitmap below
+	s := &Sampler{dev: dev, pool: NewPool(dev), req: req, n: g.NumNodes}
 	upload := func(b []byte) (uint64, error) {
 		if b == nil {
 			return 0, nil
@@ -84,7 +85,7 @@ func NewSampler(dev Device, p *partition.Partitioned, opt sample.Options) (*Samp
 	excl := excludedBitmap(g.EdgeIDs, g.NumEdges(), exclude)
 	fields := [][]byte{int64Bytes(g.Indptr), int64Bytes(g.Indices), int32Bytes(g.Indices32),
 		int64Bytes(g.EdgeIDs), nil, uint64Bytes(excl), int64Bytes(p.NewToOld)}
-	if opt.Biased {
+	if req.Biased {
 		fields[4] = float32Bytes(g.Weights)
 	}
 	for i, f := range fields {
@@ -94,10 +95,10 @@ func NewSampler(dev Device, p *partition.Partitioned, opt sample.Options) (*Samp
 		}
 	}
 	words[7] = uint64(g.NumNodes)
-	if opt.Replace {
+	if req.Replace {
 		words[8] = 1
 	}
-	if opt.Biased {
+	if req.Biased {
 		words[9] = 1
 	}
 	gp, err := upload(uint64Bytes(words[:]))
@@ -188,7 +189,8 @@ func (s *Sampler) checkSeeds(b int, seeds []int64) error {
 
 // SampleBatches samples each batch (internal seed ids) with seed as the root
 // of the random streams and keys[i] as batch i's key, like the CPU engine's
-// SampleBatchesSeed, and returns the results on the host.
+// Runtime.Sample with the request's Seed set to seed, and returns the
+// results on the host.
 func (s *Sampler) SampleBatches(seed uint64, batches [][]int64, keys []uint64) ([]*sample.Result, error) {
 	if s == nil {
 		return nil, errors.New("cuda: SampleBatches on a nil *Sampler")
@@ -296,7 +298,7 @@ func (s *Sampler) SampleSizes(seed uint64, batches [][]int64, keys []uint64) ([]
 func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64, toHost bool) (*sample.Result, int64, error) {
 	m := &batchMem{s: s}
 	defer m.release()
-	fanouts := s.opt.Fanouts
+	fanouts := s.req.Fanouts
 	res := &sample.Result{
 		HopCounts: make([]int64, 1, len(fanouts)+1),
 		Blocks:    make([]sample.Block, 0, len(fanouts)),
@@ -320,7 +322,7 @@ func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64, toHost bool)
 	prevStart, edges := int64(0), int64(0)
 	for h, fanout := range fanouts {
 		dstStart := int64(0)
-		if s.opt.Frontier == sample.FrontierNew {
+		if s.req.Frontier == sample.FrontierNew {
 			dstStart = prevStart
 		}
 		nd := numNodes - dstStart
@@ -353,7 +355,7 @@ func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64, toHost bool)
 			return nil, 0, err
 		}
 		var keys Ptr
-		if s.opt.Biased && !s.opt.Replace {
+		if s.req.Biased && !s.req.Replace {
 			if keys, err = m.get(total * 8); err != nil {
 				return nil, 0, err
 			}

@@ -37,13 +37,13 @@ func smallGraph(t *testing.T) *partition.Partitioned {
 func TestSamplerRejects(t *testing.T) {
 	d := startEmu(t)
 	p := smallGraph(t)
-	_, err := NewSampler(d, p, sample.Options{Fanouts: []int{2}, Scheme: sample.LayerWise})
+	_, err := NewSampler(d, p, sample.Request{Fanouts: []int{2}, Scheme: sample.LayerWise})
 	require.ErrorContains(t, err, "layer-wise stays on the CPU")
-	_, err = NewSampler(d, p, sample.Options{})
-	require.ErrorContains(t, err, "fanouts is empty")
-	_, err = NewSampler(nil, p, sample.Options{Fanouts: []int{2}})
+	_, err = NewSampler(d, p, sample.Request{})
+	require.ErrorContains(t, err, "Fanouts is empty")
+	_, err = NewSampler(nil, p, sample.Request{Fanouts: []int{2}})
 	require.ErrorContains(t, err, "device is nil")
-	s, err := NewSampler(d, p, sample.Options{Fanouts: []int{2}})
+	s, err := NewSampler(d, p, sample.Request{Fanouts: []int{2}})
 	require.NoError(t, err)
 	defer s.Close()
 	_, err = s.SampleBatches(1, [][]int64{{0, 4}}, []uint64{0})
@@ -59,7 +59,7 @@ func TestSamplerRejects(t *testing.T) {
 func TestSamplerEmptyAndPool(t *testing.T) {
 	d := startEmu(t)
 	p := smallGraph(t)
-	s, err := NewSampler(d, p, sample.Options{Fanouts: []int{2, 2, 2}, Frontier: sample.FrontierNew})
+	s, err := NewSampler(d, p, sample.Request{Fanouts: []int{2, 2, 2}, Frontier: sample.FrontierNew})
 	require.NoError(t, err)
 	defer s.Close()
 	res, err := s.SampleBatches(3, [][]int64{{}, {2}}, []uint64{1, 2})
@@ -67,9 +67,11 @@ func TestSamplerEmptyAndPool(t *testing.T) {
 	require.Empty(t, res[0].Nodes)
 	require.Equal(t, []int64{0, 0, 0, 0}, res[0].HopCounts)
 	require.Equal(t, []int64{2}, res[1].Nodes) // node 2 has no in-neighbours
-	cpu, err := sample.New(p, comm.NewLocal(1), s.opt)
+	cpu, err := sample.NewRuntime(p, comm.NewLocal(1), sample.RuntimeOptions{})
 	require.NoError(t, err)
-	want, err := cpu.SampleBatchesSeed(context.Background(), 3, [][]int64{{}, {2}}, []uint64{1, 2})
+	req := s.req
+	req.Seed = 3
+	want, err := cpu.Sample(context.Background(), req, [][]int64{{}, {2}}, []uint64{1, 2})
 	require.NoError(t, err)
 	for b := range want {
 		require.NoError(t, EqualResults(want[b], res[b]), "batch %d", b)

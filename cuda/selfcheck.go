@@ -31,14 +31,14 @@ type CheckReport struct {
 
 // checkSchemes is every scheme the GPU offers, with fanouts that reach the
 // CPU engine's Floyd variants (bitset, sorted, large) and fan-out -1.
-func checkSchemes() []sample.Options {
-	var out []sample.Options
+func checkSchemes() []sample.Request {
+	var out []sample.Request
 	for _, fan := range [][]int{{4, 3}, {-1, 2}, {40, 2}} {
 		for _, replace := range []bool{false, true} {
 			for _, biased := range []bool{false, true} {
 				for _, excl := range []bool{false, true} {
 					for _, fr := range []sample.Frontier{sample.FrontierAll, sample.FrontierNew} {
-						o := sample.Options{Fanouts: fan, Replace: replace, Biased: biased, Frontier: fr, Threads: 2}
+						o := sample.Request{Fanouts: fan, Replace: replace, Biased: biased, Frontier: fr}
 						if excl {
 							o.ExcludeEdges = []int64{-1} // filled in per graph
 						}
@@ -123,12 +123,12 @@ func SelfCheck(dev Device, cfg CheckConfig) (CheckReport, error) {
 		for p := int64(0); p < layout.Graph.NumEdges(); p += 3 {
 			excluded = append(excluded, layout.Graph.EdgeID(p)) // a third of the edges
 		}
-		for _, opt := range checkSchemes() {
-			if opt.ExcludeEdges != nil {
-				opt.ExcludeEdges = excluded
+		for _, req := range checkSchemes() {
+			if req.ExcludeEdges != nil {
+				req.ExcludeEdges = excluded
 			}
 			name := fmt.Sprintf("fanouts %v replace=%v biased=%v exclude=%v frontier=%v int32=%v edge-ids=%v patches=%d",
-				opt.Fanouts, opt.Replace, opt.Biased, opt.ExcludeEdges != nil, opt.Frontier, layout.Graph.IsCompact(),
+				req.Fanouts, req.Replace, req.Biased, req.ExcludeEdges != nil, req.Frontier, layout.Graph.IsCompact(),
 				layout.Graph.EdgeIDs != nil, layout.NumPatches())
 			// Batches in internal ids of this layout.
 			in := make([][]int64, len(batches))
@@ -140,15 +140,16 @@ func SelfCheck(dev Device, cfg CheckConfig) (CheckReport, error) {
 					return rep, err
 				}
 			}
-			cpu, err := sample.New(layout, comm.NewLocal(layout.NumPatches()), opt)
+			cpu, err := sample.NewRuntime(layout, comm.NewLocal(layout.NumPatches()), sample.RuntimeOptions{Threads: 2})
 			if err != nil {
 				return rep, fmt.Errorf("%s: CPU sampler: %w", name, err)
 			}
-			want, err := cpu.SampleBatchesSeed(context.Background(), cfg.Seed, in, keys)
+			req.Seed = cfg.Seed
+			want, err := cpu.Sample(context.Background(), req, in, keys)
 			if err != nil {
 				return rep, fmt.Errorf("%s: CPU engine: %w", name, err)
 			}
-			gs, err := NewSampler(dev, layout, opt)
+			gs, err := NewSampler(dev, layout, req)
 			if err != nil {
 				return rep, fmt.Errorf("%s: device sampler: %w", name, err)
 			}

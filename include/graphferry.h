@@ -538,8 +538,11 @@ GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t
  */
 typedef struct gf_sample_options {
   uint32_t struct_size;
-  /* Number of hops L (> 0) and the fan-out of each, starting from the seeds;
-     -1 takes all neighbours. Borrowed. */
+  /* Number of hops L (> 0) and the fan-out of each, starting from the seeds:
+     the number of neighbours each frontier node samples in that hop; -1
+     takes all neighbours; 0 takes none (the hop's block has its dst nodes,
+     as its src nodes too, and no edge: DGL's fan-out 0). Values below -1
+     are invalid. Borrowed. */
   int32_t num_hops;
   const int32_t *fanouts;
   /* Non-zero: sample with replacement. Default: uniform without. */
@@ -581,7 +584,7 @@ typedef struct gf_batch gf_batch;
  * Returns:
  *   GF_OK
  *   GF_EINVAL      seeds, options or out_batch NULL; options invalid
- *                  (struct_size, num_hops, a fan-out below -1 or 0, frontier,
+ *                  (struct_size, num_hops, a fan-out below -1, frontier,
  *                  scheme, biased without edge weights); a seed out of range
  *                  or repeated
  *   GF_ETYPE       seeds or options->exclude_edges not int64/int32, not on
@@ -1007,6 +1010,130 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
                                      DLManagedTensor **out_src,
                                      DLManagedTensor **out_dst,
                                      DLManagedTensor **out_edge_ids);
+
+/* ---------------------------------------------------------------------------
+ * Edge-level sampling (link prediction)
+ *
+ * A gf_edge_sampler turns a batch of seed edges into a gf_batch: negative
+ * pairs, the batch's seeds (the nodes of the pairs), the pairs relabelled to
+ * positions in those seeds, and the multi-hop neighbourhood of the seeds
+ * with the batch's excluded edges left out. Two flavours:
+ *   GF_LINK_DGL  seeds are edge ids, as DGL's as_edge_prediction_sampler:
+ *                negatives GF_NEG_PER_SOURCE_UNIFORM (DGL's Uniform(k) and
+ *                PerSourceUniform(k)) or GF_NEG_GLOBAL_UNIFORM (GlobalUniform
+ *                (k), self-loops excluded, without replacement); seeds in
+ *                dgl.compact_graphs order; exclude none, self or reverse_id.
+ *   GF_LINK_PYG  seeds are node pairs (columns of edge_label_index), as PyG's
+ *                LinkNeighborLoader: negatives GF_NEG_BINARY (ceil(amount *
+ *                B) pairs) or GF_NEG_TRIPLET (amount destinations per pair);
+ *                seeds are the sorted distinct nodes of the pairs.
+ * Negatives are drawn from streams keyed by the sample options' seed and the
+ * batch key, in original node ids: a batch depends only on the options, the
+ * key and its seed edges, never on the patch or thread count.
+ */
+typedef struct gf_edge_sampler gf_edge_sampler;
+
+#define GF_LINK_DGL 1
+#define GF_LINK_PYG 2
+
+#define GF_NEG_NONE 0
+#define GF_NEG_PER_SOURCE_UNIFORM 1 /* GF_LINK_DGL */
+#define GF_NEG_GLOBAL_UNIFORM 2     /* GF_LINK_DGL */
+#define GF_NEG_BINARY 3             /* GF_LINK_PYG */
+#define GF_NEG_TRIPLET 4            /* GF_LINK_PYG */
+
+#define GF_EXCLUDE_NONE 0
+#define GF_EXCLUDE_SELF 1       /* the batch's seed edge ids */
+#define GF_EXCLUDE_REVERSE_ID 2 /* the seed ids and their reverses */
+
+/*
+ * Options of gf_edge_sampler_open. Set struct_size to sizeof(*options);
+ * fields are only ever appended, and a zero field takes its default.
+ */
+typedef struct gf_edge_sampler_options {
+  uint32_t struct_size;
+  /* Neighbour sampling of every batch (required; read during the call).
+     Its seed roots the negative streams too; its exclude_edges are left out
+     of every batch, on top of each batch's own exclusion. */
+  const gf_sample_options *sample;
+  /* GF_LINK_DGL or GF_LINK_PYG. */
+  int32_t mode;
+  /* GF_NEG_*, one of the mode's, or GF_NEG_NONE. */
+  int32_t negative;
+  /* DGL: k, negatives per seed edge (integer > 0). PyG: NegativeSampling's
+     amount (> 0; an integer for triplet). */
+  double amount;
+  /* GF_LINK_DGL only: GF_EXCLUDE_*. */
+  int32_t exclude;
+  /* GF_EXCLUDE_REVERSE_ID: int64 (or int32) [E] reverse_eids, reverse_eids[e]
+     the reverse of edge e (copied); or NULL with reverse_half > 0: edges e
+     and e + reverse_half are reverses of each other (a graph built from
+     cat([src, dst]) -> cat([dst, src])). */
+  const DLTensor *reverse_eids;
+  int64_t reverse_half;
+} gf_edge_sampler_options;
+
+/*
+ * gf_edge_sampler_open checks options and returns a sampler over graph,
+ * which holds a reference to the graph until gf_edge_sampler_close.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      options or out_sampler NULL; an invalid field (named)
+ *   GF_ETYPE       reverse_eids or sample->exclude_edges not int64/int32 CPU
+ *   GF_ENOTSUP     a valid option this build does not support
+ *   GF_EBADHANDLE  graph
+ */
+GF_API int gf_edge_sampler_open(gf_graph *graph, const gf_edge_sampler_options *options,
+                                gf_edge_sampler **out_sampler);
+
+/*
+ * gf_edge_sampler_sample samples one edge batch.
+ * @param seeds     GF_LINK_DGL: int64 [B] edge ids (repeats allowed).
+ *                  GF_LINK_PYG: int64 [B] source nodes of the pairs.
+ *                  Borrowed.
+ * @param seeds_dst GF_LINK_PYG: int64 [B] destination nodes; GF_LINK_DGL:
+ *                  NULL. Borrowed.
+ * @param batch_key names the batch's random streams (the batch index, say).
+ * @param out_batch receives the batch, NULL on failure: GF_FIELD_SEEDS are
+ *                  the link seeds (first in GF_FIELD_NODES), the blocks are
+ *                  as gf_sample's, and gf_batch_take_link gives the pairs.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      seeds empty or with an id out of range (named), seeds_dst
+ *                  given in DGL mode or missing in PyG mode, lengths differ
+ *   GF_ETYPE       seeds or seeds_dst not int64/int32 CPU contiguous
+ *   GF_EBADHANDLE  sampler
+ *   GF_EIO, GF_ENOMEM
+ */
+GF_API int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seeds,
+                                  const DLTensor *seeds_dst, uint64_t batch_key,
+                                  gf_batch **out_batch);
+
+/* gf_edge_sampler_close releases the sampler; batches stay valid. NULL: no-op. */
+GF_API void gf_edge_sampler_close(gf_edge_sampler *sampler);
+
+/* Pair indices of an edge batch for gf_batch_take_link: int64 positions into
+   GF_FIELD_SEEDS. A field its mode does not produce is an empty [0] tensor. */
+/* DGL: the edges of pair_graph, one per seed edge in order. PyG (no or
+   binary negatives): edge_label_index, the B positives then the negatives. */
+#define GF_LINK_POS_SRC 0
+#define GF_LINK_POS_DST 1
+/* DGL: the edges of neg_pair_graph. */
+#define GF_LINK_NEG_SRC 2
+#define GF_LINK_NEG_DST 3
+/* PyG triplet: src_index [B], dst_pos_index [B], dst_neg_index [B, amount]. */
+#define GF_LINK_SRC_INDEX 4
+#define GF_LINK_DST_POS_INDEX 5
+#define GF_LINK_DST_NEG_INDEX 6
+
+/*
+ * gf_batch_take_link moves a pair-index field (GF_LINK_*) of a batch from
+ * gf_edge_sampler_sample out as a DLPack tensor the caller owns; each field
+ * can be taken once.
+ * Returns: GF_OK; GF_EINVAL field out of range, out_tensor NULL, or a batch
+ * that is not an edge batch; GF_ESTATE field already taken; GF_EBADHANDLE.
+ */
+GF_API int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **out_tensor);
 
 /* ------------------------------------------------------------------------ */
 /* Communicators                                                            */

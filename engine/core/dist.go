@@ -74,7 +74,7 @@ var (
 //
 // When c is an io.Closer (CoordinatedComm), the loader closes it when it is
 // closed.
-func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
+func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
 	if c == nil {
 		return nil, errorf(nil, "communicator is nil")
 	}
@@ -97,17 +97,11 @@ func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, 
 	if lopt.BatchSize <= 0 {
 		return nil, errorf(nil, "batch size = %d is invalid (want > 0)", lopt.BatchSize)
 	}
-	if lopt.Threads <= 0 {
-		lopt.Threads = sopt.Threads
-	}
 	if lopt.QueueCapacity <= 0 {
 		lopt.QueueCapacity = 2
 	}
-	req := sample.Request{
-		Fanouts: slices.Clone(sopt.Fanouts), Replace: sopt.Replace, Frontier: sopt.Frontier,
-		Scheme: sopt.Scheme, Biased: sopt.Biased, LayerWithoutReplacement: sopt.LayerWithoutReplacement,
-		ExcludeEdges: slices.Clone(sopt.ExcludeEdges), Seed: sopt.Seed,
-	}
+	req.Fanouts = slices.Clone(req.Fanouts)
+	req.ExcludeEdges = slices.Clone(req.ExcludeEdges)
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -124,13 +118,13 @@ func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, sopt sample.Options, 
 	if err != nil {
 		return nil, err
 	}
-	rt, err := sample.NewRuntime(g.part, c, sample.RuntimeOptions{Threads: sopt.Threads})
+	rt, err := sample.NewRuntime(g.part, c, sample.RuntimeOptions{Threads: lopt.Threads})
 	if err != nil {
 		return nil, err
 	}
 	workers := []*sample.Runtime{rt}
 	if probe, err := c.Dup(); err == nil && probe != nil {
-		threads := sopt.Threads
+		threads := lopt.Threads
 		if threads <= 0 {
 			threads = runtime.GOMAXPROCS(0)
 		}

@@ -38,7 +38,8 @@ type Graph struct {
 	refs   int64
 	closed bool
 
-	samplers samplerCache
+	// runtimes is the sample runtime, built on first use, and its forks.
+	runtimes runtimes
 }
 
 // New partitions g with opt and returns a Graph over it with no node data.
@@ -121,7 +122,7 @@ func (g *Graph) release() {
 	last := g.refs == 0
 	g.life.Unlock()
 	if last {
-		g.samplers.reset()
+		g.runtimes.reset()
 		g.store.Close()
 		if g.ds != nil {
 			g.ds.Close()
@@ -324,7 +325,8 @@ func (g *Graph) setWeights(w mem.Tensor, what string, key func(*graph.CSC, int64
 		out[pos] = float32(x)
 	}
 	csc.Weights = out
-	// Samplers built on the old weights (layer-wise totals) are stale.
-	g.samplers.reset()
+	// The runtime derived layer-wise totals and bitmaps from the old
+	// weights: the next call builds a new one.
+	g.runtimes.reset()
 	return nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/sample"
 )
 
 // Node data set in original row order comes back in original row order,
@@ -151,41 +152,104 @@ func TestWeightErrors(t *testing.T) {
 	require.Nil(t, g.part.Graph.Weights, "rejected weights change nothing")
 }
 
-// The sampler is reused across calls whose options differ only in the seed
-// (and kept for walks beside it); weights make cached samplers stale.
-func TestSamplerCache(t *testing.T) {
+// Calls sample on forks of the Graph's one runtime: a fork goes back to the
+// pool after a call and serves the next one whatever its request (walks
+// included); a call with another thread count, or made while every idle
+// fork is in use, takes another; the pool is bounded; new weights drop the
+// runtime and its forks, also those in use.
+func TestRuntimeForks(t *testing.T) {
 	g := newTestGraph(t, partitions()["random3"])
 	seeds := []int64{3, 1, 4}
-	opt := defaultSample()
-	b, err := g.Sample(seeds, opt, nil)
+	req := defaultSample()
+	b, err := g.Sample(seeds, req, testThreads, nil)
 	require.NoError(t, err)
 	b.Release()
-	require.Len(t, g.samplers.entries, 1)
-	first := g.samplers.entries[0].s
-	opt.Seed++
-	b, err = g.Sample(seeds, opt, nil)
-	require.NoError(t, err)
-	b.Release()
-	require.Len(t, g.samplers.entries, 1)
-	require.Same(t, first, g.samplers.entries[0].s, "a new seed reuses the sampler")
+	base := g.runtimes.base
+	require.NotNil(t, base)
+	require.Len(t, g.runtimes.idle, 1)
+	fork := g.runtimes.idle[0]
+	require.NotSame(t, base, fork)
+	require.Equal(t, testThreads, fork.Threads())
 
-	_, err = g.RandomWalk(seeds, WalkOptions{Length: 3, Seed: 1}, nil)
-	require.NoError(t, err)
-	require.Len(t, g.samplers.entries, 2)
-	b, err = g.Sample(seeds, opt, nil)
-	require.NoError(t, err)
-	b.Release()
-	require.Same(t, first, g.samplers.entries[0].s, "walks do not evict the sampler")
-
-	opt.Fanouts = []int{2, 2}
-	b, err = g.Sample(seeds, opt, nil)
+	req.Seed++
+	req.Fanouts = []int{2, 2, 2}
+	b, err = g.Sample(seeds, req, testThreads, nil)
 	require.NoError(t, err)
 	b.Release()
-	require.NotSame(t, first, g.samplers.entries[0].s, "other fan-outs build another sampler")
-	require.Len(t, g.samplers.entries, maxCachedSamplers)
+	_, err = g.RandomWalk(seeds, sample.WalkRequest{Length: 3, Seed: 1}, testThreads, nil)
+	require.NoError(t, err)
+	require.Equal(t, []*sample.Runtime{fork}, g.runtimes.idle, "other requests and walks reuse the fork")
 
+	b, err = g.Sample(seeds, req, 1, nil)
+	require.NoError(t, err)
+	b.Release()
+	require.Len(t, g.runtimes.idle, 2, "another thread count takes another fork")
+	require.Same(t, base, g.runtimes.base)
+
+	var taken []*sample.Runtime
+	for range maxIdleForks + 2 {
+		rt, gen, err := g.runtimes.take(g, testThreads)
+		require.NoError(t, err)
+		require.NotContains(t, taken, rt, "a fork in use is not handed out twice")
+		require.Zero(t, gen)
+		taken = append(taken, rt)
+	}
+	for _, rt := range taken {
+		g.runtimes.put(rt, 0)
+	}
+	require.Len(t, g.runtimes.idle, maxIdleForks)
+
+	inUse, gen, err := g.runtimes.take(g, testThreads)
+	require.NoError(t, err)
 	require.NoError(t, g.SetEdgeWeights(mem.Tensor{DType: mem.Float32, Shape: []int64{testEdges}, Data: make([]byte, 4*testEdges)}))
-	require.Empty(t, g.samplers.entries)
+	require.Nil(t, g.runtimes.base)
+	require.Empty(t, g.runtimes.idle)
+	g.runtimes.put(inUse, gen)
+	require.Empty(t, g.runtimes.idle, "a fork of the old runtime is not kept")
+	b, err = g.Sample(seeds, req, testThreads, nil)
+	require.NoError(t, err)
+	b.Release()
+	require.NotSame(t, base, g.runtimes.base)
+}
+
+// A call after new weights samples with them: the same batch as a Graph
+// given those weights from the start (layer-wise totals and zero-weight
+// filtering are derived from the weights).
+func TestSampleSeesNewWeights(t *testing.T) {
+	weights := func(keep func(e int) bool) mem.Tensor {
+		w := make([]float32, testEdges)
+		for e := range w {
+			if keep(e) {
+				w[e] = 1 + float32(e%5)
+			}
+		}
+		return mem.Tensor{DType: mem.Float32, Shape: []int64{testEdges}, Data: mem.Bytes(w)}
+	}
+	seeds := []int64{17, 3, 250, 42, 99, 0}
+	reqs := []sample.Request{
+		{Fanouts: []int{30, 30}, Scheme: sample.LayerWise, Biased: true, Seed: 4},
+		{Fanouts: []int{3, 3}, Biased: true, Seed: 4},
+	}
+	g := newTestGraph(t, partitions()["random3"])
+	require.NoError(t, g.SetEdgeWeights(weights(func(int) bool { return true })))
+	for _, req := range reqs {
+		b, err := g.Sample(seeds, req, testThreads, nil)
+		require.NoError(t, err)
+		b.Release()
+	}
+	second := weights(func(e int) bool { return e%3 == 0 })
+	require.NoError(t, g.SetEdgeWeights(second))
+	fresh := newTestGraph(t, partitions()["random3"])
+	require.NoError(t, fresh.SetEdgeWeights(second))
+	for _, req := range reqs {
+		got, err := g.Sample(seeds, req, testThreads, nil)
+		require.NoError(t, err)
+		want, err := fresh.Sample(seeds, req, testThreads, nil)
+		require.NoError(t, err)
+		requireSameBatch(t, want, got, req.Scheme.String())
+		got.Release()
+		want.Release()
+	}
 }
 
 func TestOpenDataset(t *testing.T) {
@@ -265,9 +329,9 @@ func TestClosedGraph(t *testing.T) {
 	check(err)
 	check(g.SetEdgeWeights(mem.Tensor{DType: mem.Float32, Shape: []int64{testEdges}, Data: make([]byte, 4*testEdges)}))
 	check(g.SetSourceWeights(mem.Tensor{DType: mem.Float32, Shape: []int64{testNodes}, Data: make([]byte, 4*testNodes)}))
-	_, err = g.Sample([]int64{1}, defaultSample(), nil)
+	_, err = g.Sample([]int64{1}, defaultSample(), testThreads, nil)
 	check(err)
-	_, err = g.RandomWalk([]int64{1}, WalkOptions{Length: 2}, nil)
+	_, err = g.RandomWalk([]int64{1}, sample.WalkRequest{Length: 2}, testThreads, nil)
 	check(err)
 	_, err = g.OpenLoader([]int64{1}, defaultSample(), defaultLoader(), nil)
 	check(err)

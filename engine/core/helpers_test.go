@@ -113,10 +113,13 @@ func f64Bytes(s []float64) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 8*len(s))
 }
 
-func defaultSample() sample.Options {
-	return sample.Options{Fanouts: []int{4, 3}, Seed: 5, Threads: 2}
+// testThreads is the parallelism of the tests' calls.
+const testThreads = 2
+
+func defaultSample() sample.Request {
+	return sample.Request{Fanouts: []int{4, 3}, Seed: 5}
 }
 
 func defaultLoader() pipeline.Options {
-	return pipeline.Options{BatchSize: 16, Shuffle: true, Seed: 3, FeatureNames: []string{"feat"}, LabelNames: []string{"label"}}
+	return pipeline.Options{BatchSize: 16, Shuffle: true, Seed: 3, FeatureNames: []string{"feat"}, LabelNames: []string{"label"}, Threads: testThreads}
 }

@@ -4,17 +4,17 @@ import (
 	"context"
 	"sync"
 
-	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/sample"
 )
 
 // Loader streams the batches of a Graph epoch by epoch (a pipeline.Pipeline
-// over a sampler of its own). It holds a reference to its Graph: it keeps
-// working after the Graph is closed, until it is closed itself. Start, Next
-// and Close may be called from different goroutines, one call at a time
-// (Close waits for a Next in progress).
+// over a fork of the Graph's sample runtime, bound to the loader's
+// request). It holds a reference to its Graph: it keeps working after the
+// Graph is closed, until it is closed itself. Start, Next and Close may be
+// called from different goroutines, one call at a time (Close waits for a
+// Next in progress).
 type Loader struct {
 	g  *Graph
 	pl batchStream // a *pipeline.Pipeline, or a distStream (OpenDistLoader)
@@ -25,10 +25,11 @@ type Loader struct {
 }
 
 // OpenLoader opens a loader over seeds (original ids, distinct) that
-// samples with sopt and batches with lopt (lopt.Threads <= 0 takes
-// sopt.Threads); every batch buffer comes from alloc (nil: the Go heap).
-// The node data named in lopt must exist.
-func (g *Graph) OpenLoader(seeds []int64, sopt sample.Options, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
+// samples with req and batches with lopt; lopt.Threads (<= 0: GOMAXPROCS)
+// is the parallelism of both sampling and gathering. Every batch buffer
+// comes from alloc (nil: the Go heap). The node data named in lopt must
+// exist.
+func (g *Graph) OpenLoader(seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
 	if err := g.acquire(); err != nil {
 		return nil, err
 	}
@@ -38,14 +39,21 @@ func (g *Graph) OpenLoader(seeds []int64, sopt sample.Options, lopt pipeline.Opt
 			g.release()
 		}
 	}()
-	if lopt.Threads <= 0 {
-		lopt.Threads = sopt.Threads
-	}
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	// A sampler of its own: the pipeline forks it per worker, and the
-	// cached ones serve calls made meanwhile.
-	s, err := sample.New(g.part, comm.NewLocal(g.part.NumPatches()), sopt)
+	base, _, err := g.runtimes.get(g)
+	if err != nil {
+		return nil, err
+	}
+	// A fork of its own, which the pipeline forks again per worker: the
+	// loader never waits for the Graph's other calls, nor they for it.
+	// Open loaders keep the weights from changing, so the fork never goes
+	// stale.
+	rt, err := base.Fork(lopt.Threads)
+	if err != nil {
+		return nil, err
+	}
+	s, err := rt.Bind(req)
 	if err != nil {
 		return nil, err
 	}

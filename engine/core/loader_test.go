@@ -126,7 +126,7 @@ func TestLoaderOutlivesGraph(t *testing.T) {
 	l2, err := g.OpenLoader(seeds, defaultSample(), defaultLoader(), nil)
 	require.NoError(t, err)
 	require.NoError(t, g.Close())
-	_, err = g.Sample(seeds, defaultSample(), nil)
+	_, err = g.Sample(seeds, defaultSample(), testThreads, nil)
 	require.ErrorIs(t, err, ErrGraphClosed)
 	_, err = g.OpenLoader(seeds, defaultSample(), defaultLoader(), nil)
 	require.ErrorIs(t, err, ErrGraphClosed)

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/sample"
 )
 
 // Close while other goroutines sample, read node data and run loaders on
@@ -88,12 +89,12 @@ func TestCloseWhileCallsRun(t *testing.T) {
 			})
 		}
 		worker(func() error {
-			b, err := g.Sample(seeds[:8], defaultSample(), nil)
+			b, err := g.Sample(seeds[:8], defaultSample(), testThreads, nil)
 			b.Release()
 			return err
 		})
 		worker(func() error {
-			_, err := g.RandomWalk(seeds[:8], WalkOptions{Length: 3}, nil)
+			_, err := g.RandomWalk(seeds[:8], sample.WalkRequest{Length: 3}, testThreads, nil)
 			return err
 		})
 		// The loader runs epochs until the graph is closed, then one more.

@@ -2,8 +2,8 @@ package core
 
 import (
 	"context"
+	"slices"
 	"sync"
-	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -11,137 +11,136 @@ import (
 	"github.com/graphferry/graphferry/engine/sample"
 )
 
-// samplerKey is what a sampler is built from, the seed left out: calls
-// whose options give the same key share one sampler (building one validates
-// the whole graph and allocates its workspaces) and pass their seed per
-// call. It is comparable, so that no deep comparison of options is needed;
-// TestSamplerKeyCoversOptions fails when sample.Options gains a field that
-// the key does not hold.
-type samplerKey struct {
-	fanouts  string // the fan-outs as bytes, 8 per hop
-	replace  bool
-	frontier sample.Frontier
-	threads  int
-	biased   bool
-	scheme   sample.Scheme
-	layerWOR bool
-	exclude  string // ExcludeEdges as bytes, 8 per id, in the caller's order
+// maxIdleForks bounds the forks of a Graph's runtime kept for reuse
+// between calls: each holds per-rank workspaces (a node table of 4 bytes
+// per node on small graphs), and more than a few concurrent synchronous
+// calls on one graph are rare.
+const maxIdleForks = 4
+
+// runtimes is a Graph's sample.Runtime, built on first use and dropped when
+// the edge weights change (the runtime derives layer-wise totals and
+// bitmaps from them), and the forks of it that calls sample on. Every call
+// takes a fork of its own, so that concurrent calls do not wait for each
+// other (a Runtime serialises its calls), and hands it back for the next
+// call; requests are per call, so one fork serves any request.
+type runtimes struct {
+	mu   sync.Mutex
+	base *sample.Runtime // nil until first use, and after reset
+	gen  uint64          // counts resets: a fork of an older base is not kept
+	idle []*sample.Runtime
 }
 
-func keyOf(opt sample.Options) samplerKey {
-	fan := make([]int64, len(opt.Fanouts))
-	for i, f := range opt.Fanouts {
-		fan[i] = int64(f)
+// get returns the Graph's runtime, building it if needed, and its
+// generation.
+func (r *runtimes) get(g *Graph) (*sample.Runtime, uint64, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.base == nil {
+		rt, err := sample.NewRuntime(g.part, comm.NewLocal(g.part.NumPatches()), sample.RuntimeOptions{})
+		if err != nil {
+			return nil, 0, err
+		}
+		r.base = rt
 	}
-	return samplerKey{
-		fanouts:  int64Bytes(fan),
-		replace:  opt.Replace,
-		frontier: opt.Frontier,
-		threads:  opt.Threads,
-		biased:   opt.Biased,
-		scheme:   opt.Scheme,
-		layerWOR: opt.LayerWithoutReplacement,
-		exclude:  int64Bytes(opt.ExcludeEdges),
-	}
+	return r.base, r.gen, nil
 }
 
-func int64Bytes(s []int64) string {
-	if len(s) == 0 {
-		return ""
-	}
-	return string(unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), 8*len(s)))
-}
-
-// maxCachedSamplers bounds the samplers a Graph keeps: one for sampling and
-// one for walks covers the usual caller; each holds per-patch workspaces.
-const maxCachedSamplers = 2
-
-// samplerCache keeps the most recently used samplers, most recent first.
-type samplerCache struct {
-	mu      sync.Mutex
-	entries []cachedSampler
-}
-
-type cachedSampler struct {
-	key samplerKey
-	s   *sample.Sampler
-}
-
-// get returns the cached sampler for opt (its Seed ignored) or builds one.
-func (c *samplerCache) get(g *Graph, opt sample.Options) (*sample.Sampler, error) {
-	key := keyOf(opt)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, e := range c.entries {
-		if e.key == key {
-			copy(c.entries[1:i+1], c.entries[:i])
-			c.entries[0] = e
-			return e.s, nil
+// take returns a fork of the Graph's runtime with threads threads (<= 0:
+// GOMAXPROCS) for one call: an idle one, or a new one. Give it back with
+// put.
+func (r *runtimes) take(g *Graph, threads int) (*sample.Runtime, uint64, error) {
+	threads = max(threads, 0)
+	r.mu.Lock()
+	for i := len(r.idle) - 1; i >= 0; i-- {
+		if rt := r.idle[i]; rt.Threads() == threads {
+			r.idle = slices.Delete(r.idle, i, i+1)
+			gen := r.gen
+			r.mu.Unlock()
+			return rt, gen, nil
 		}
 	}
-	opt.Seed = 0
-	s, err := sample.New(g.part, comm.NewLocal(g.part.NumPatches()), opt)
+	r.mu.Unlock()
+	base, gen, err := r.get(g)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if len(c.entries) < maxCachedSamplers {
-		c.entries = append(c.entries, cachedSampler{})
+	rt, err := base.Fork(threads)
+	if err != nil {
+		return nil, 0, err
 	}
-	copy(c.entries[1:], c.entries[:len(c.entries)-1])
-	c.entries[0] = cachedSampler{key: key, s: s}
-	return s, nil
+	return rt, gen, nil
 }
 
-// reset drops every cached sampler (calls using one keep it until they
-// return).
-func (c *samplerCache) reset() {
-	c.mu.Lock()
-	c.entries = nil
-	c.mu.Unlock()
+// put hands back a fork that take returned for generation gen, once the
+// call is done with it; it is kept only if the runtime was not reset
+// meanwhile, and the oldest idle fork makes room.
+func (r *runtimes) put(rt *sample.Runtime, gen uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if gen != r.gen {
+		return
+	}
+	if len(r.idle) == maxIdleForks {
+		r.idle = slices.Delete(r.idle, 0, 1)
+	}
+	r.idle = append(r.idle, rt)
 }
 
-// Sample samples one batch around seeds (original ids, distinct) with opt
-// and returns it with every buffer from alloc (nil: the Go heap): nodes in
+// reset drops the runtime and its idle forks (calls using a fork keep it
+// until they return, and then drop it).
+func (r *runtimes) reset() {
+	r.mu.Lock()
+	r.base, r.idle = nil, nil
+	r.gen++
+	r.mu.Unlock()
+}
+
+// Sample samples one batch around seeds (original ids, distinct) with req,
+// on threads threads (<= 0: GOMAXPROCS; never changes the batch), and
+// returns it with every buffer from alloc (nil: the Go heap): nodes in
 // original ids, InputIndex the identity. The caller owns the batch (Release
-// it). The result is the one a sampler built with opt gives for batch key 0.
-func (g *Graph) Sample(seeds []int64, opt sample.Options, alloc mem.Allocator) (*pipeline.Batch, error) {
-	if err := g.acquire(); err != nil {
+// it). The batch is the one a loader with req gives for batch key 0.
+func (g *Graph) Sample(seeds []int64, req sample.Request, threads int, alloc mem.Allocator) (*pipeline.Batch, error) {
+	if err := req.Validate(); err != nil {
 		return nil, err
+	}
+	var b *pipeline.Batch
+	err := g.withRuntime(threads, func(rt *sample.Runtime) error {
+		internal, err := pipeline.InternalSeeds(g.part, seeds)
+		if err != nil {
+			return err
+		}
+		res, err := rt.Sample(context.Background(), req, [][]int64{internal}, []uint64{0})
+		if err != nil {
+			return err
+		}
+		defer rt.Recycle(res...)
+		inputIndex := make([]int64, len(seeds))
+		for i := range inputIndex {
+			inputIndex[i] = int64(i)
+		}
+		b, err = pipeline.Materialize(res[0], seeds, inputIndex, g.part, g.store, nil, nil, alloc, threads)
+		return err
+	})
+	return b, err
+}
+
+// withRuntime runs fn on a fork of the graph's runtime for threads threads,
+// holding a reference to the graph and its read lock (node data and weights
+// stay as they are) for the duration.
+func (g *Graph) withRuntime(threads int, fn func(rt *sample.Runtime) error) error {
+	if err := g.acquire(); err != nil {
+		return err
 	}
 	defer g.release()
-	internal, err := pipeline.InternalSeeds(g.part, seeds)
-	if err != nil {
-		return nil, err
-	}
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	s, err := g.samplers.get(g, opt)
+	rt, gen, err := g.runtimes.take(g, threads)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	res, err := s.SampleBatchesSeed(context.Background(), opt.Seed, [][]int64{internal}, []uint64{0})
-	if err != nil {
-		return nil, err
-	}
-	inputIndex := make([]int64, len(seeds))
-	for i := range inputIndex {
-		inputIndex[i] = int64(i)
-	}
-	b, err := pipeline.Materialize(res[0], seeds, inputIndex, g.part, g.store, nil, nil, alloc, opt.Threads)
-	s.Recycle(res...)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
-}
-
-// WalkOptions configures RandomWalk.
-type WalkOptions struct {
-	Length      int     // steps per walk, >= 0
-	RestartProb float64 // probability, per step, of going back to the seed, in [0, 1]
-	Biased      bool    // step along an in-edge with probability proportional to its weight
-	Seed        uint64  // root of the random streams
-	Threads     int     // parallelism (<= 0: GOMAXPROCS); never changes the result
+	defer g.runtimes.put(rt, gen)
+	return fn(rt)
 }
 
 // Walk is the result of RandomWalk, in memory from the allocator given to
@@ -156,35 +155,28 @@ type Walk struct {
 }
 
 // RandomWalk walks from every seed (original ids, duplicates allowed) along
-// in-edges.
-func (g *Graph) RandomWalk(seeds []int64, opt WalkOptions, alloc mem.Allocator) (*Walk, error) {
-	if opt.Length < 0 {
-		return nil, errorf(nil, "walk length = %d is negative", opt.Length)
+// in-edges as req says, on threads threads (<= 0: GOMAXPROCS; never changes
+// the walks).
+func (g *Graph) RandomWalk(seeds []int64, req sample.WalkRequest, threads int, alloc mem.Allocator) (*Walk, error) {
+	if req.Length < 0 {
+		return nil, errorf(nil, "walk length = %d is negative", req.Length)
 	}
-	if !(opt.RestartProb >= 0 && opt.RestartProb <= 1) {
-		return nil, errorf(nil, "restart probability = %g is not in [0, 1]", opt.RestartProb)
+	if !(req.RestartProb >= 0 && req.RestartProb <= 1) {
+		return nil, errorf(nil, "restart probability = %g is not in [0, 1]", req.RestartProb)
 	}
 	if alloc == nil {
 		alloc = mem.Heap{}
 	}
-	if err := g.acquire(); err != nil {
-		return nil, err
-	}
-	defer g.release()
-	internal := make([]int64, len(seeds))
-	if err := g.part.ToNew(seeds, internal); err != nil {
-		return nil, errorf(nil, "seeds: %v", err)
-	}
-	// A walk reads only Biased and Threads of the sampler's options, which
-	// needs one valid hop to be built.
-	sopt := sample.Options{Fanouts: []int{1}, Biased: opt.Biased, Threads: opt.Threads}
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	s, err := g.samplers.get(g, sopt)
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.RandomWalkSeed(context.Background(), opt.Seed, [][]int64{internal}, []uint64{0}, opt.Length, opt.RestartProb)
+	var res []*sample.WalkResult
+	err := g.withRuntime(threads, func(rt *sample.Runtime) error {
+		internal := make([]int64, len(seeds))
+		if err := g.part.ToNew(seeds, internal); err != nil {
+			return errorf(nil, "seeds: %v", err)
+		}
+		var err error
+		res, err = rt.RandomWalk(context.Background(), req, [][]int64{internal}, []uint64{0})
+		return err
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -198,10 +190,10 @@ func (g *Graph) RandomWalk(seeds []int64, opt WalkOptions, alloc mem.Allocator) 
 	}
 	b := int64(len(seeds))
 	w := &Walk{}
-	if w.Traces, err = int64Tensor(alloc, traces, []int64{b, int64(opt.Length) + 1}); err != nil {
+	if w.Traces, err = int64Tensor(alloc, traces, []int64{b, int64(req.Length) + 1}); err != nil {
 		return nil, err
 	}
-	if w.EdgeIDs, err = int64Tensor(alloc, edges, []int64{b, int64(opt.Length)}); err != nil {
+	if w.EdgeIDs, err = int64Tensor(alloc, edges, []int64{b, int64(req.Length)}); err != nil {
 		alloc.Free(w.Traces.Data)
 		return nil, err
 	}

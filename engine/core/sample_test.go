@@ -2,7 +2,6 @@ package core
 
 import (
 	"context"
-	"reflect"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -29,33 +28,34 @@ func requireSameBatch(t *testing.T, want, got *pipeline.Batch, what string) {
 	}
 }
 
-// Graph.Sample gives what the sampler chain gives when called directly, for
-// every numbering; and, in original ids, the same batch for every numbering
-// (the engine's promise).
-func TestSampleMatchesSampler(t *testing.T) {
+// Graph.Sample gives what the sample runtime gives when called directly,
+// for every numbering; and, in original ids, the same batch for every
+// numbering (the engine's promise).
+func TestSampleMatchesRuntime(t *testing.T) {
 	seeds := []int64{17, 3, 250, 42, 99, 0}
-	opts := map[string]sample.Options{
+	reqs := map[string]sample.Request{
 		"nodewise":  defaultSample(),
 		"replace":   {Fanouts: []int{3, -1}, Replace: true, Seed: 9},
 		"new":       {Fanouts: []int{2, 2, 2}, Frontier: sample.FrontierNew, Seed: 2},
 		"layerwise": {Fanouts: []int{20, 30}, Scheme: sample.LayerWise, Seed: 4},
 		"exclude":   {Fanouts: []int{-1}, ExcludeEdges: []int64{0, 5, 9, 100, 7000}, Seed: 1},
+		"fanout0":   {Fanouts: []int{0, 3}, Seed: 6},
 	}
 	ref := refGraph(t)
-	for oname, opt := range opts {
+	for rname, req := range reqs {
 		var first *pipeline.Batch
 		for pname, popt := range partitions() {
-			what := oname + "/" + pname
+			what := rname + "/" + pname
 			g := newTestGraph(t, popt)
 			alloc := mem.NewChecked(mem.Heap{})
-			got, err := g.Sample(seeds, opt, alloc)
+			got, err := g.Sample(seeds, req, testThreads, alloc)
 			require.NoError(t, err, what)
 
-			s, err := sample.New(g.part, comm.NewLocal(g.NumPatches()), opt)
+			rt, err := sample.NewRuntime(g.part, comm.NewLocal(g.NumPatches()), sample.RuntimeOptions{Threads: 1})
 			require.NoError(t, err)
 			internal, err := pipeline.InternalSeeds(g.part, seeds)
 			require.NoError(t, err)
-			res, err := s.SampleBatches(context.Background(), [][]int64{internal}, []uint64{0})
+			res, err := rt.Sample(context.Background(), req, [][]int64{internal}, []uint64{0})
 			require.NoError(t, err)
 			want, err := pipeline.Materialize(res[0], seeds, []int64{0, 1, 2, 3, 4, 5}, g.part, nil, nil, nil, nil, 1)
 			require.NoError(t, err)
@@ -83,16 +83,35 @@ func TestSampleMatchesSampler(t *testing.T) {
 	}
 }
 
+// Fan-out 0 samples no neighbour in its hop (DGL's fan-out 0): the block
+// has the hop's dst nodes as its only src nodes, and the next hop samples
+// from the seeds alone.
+func TestSampleFanoutZero(t *testing.T) {
+	g := newTestGraph(t, partitions()["random3"])
+	seeds := []int64{17, 3, 250}
+	b, err := g.Sample(seeds, sample.Request{Fanouts: []int{0, 2}, Seed: 1}, testThreads, nil)
+	require.NoError(t, err)
+	defer b.Release()
+	require.Len(t, b.Blocks, 2)
+	require.Equal(t, [3]int64{3, 3, 0}, [3]int64{b.Blocks[0].NumDst, b.Blocks[0].NumSrc, b.Blocks[0].DstOffset})
+	require.Equal(t, []int64{0, 0, 0, 0}, i64(b.Blocks[0].Indptr))
+	require.Empty(t, i64(b.Blocks[0].Indices))
+	require.Equal(t, int64(0), i64(b.HopCounts)[1])
+	require.Positive(t, len(i64(b.Blocks[1].Indices)), "the next hop still samples")
+}
+
 func TestSampleErrors(t *testing.T) {
 	g := newTestGraph(t, partitions()["random3"])
 	alloc := mem.NewChecked(mem.Heap{})
-	_, err := g.Sample([]int64{1, 300}, defaultSample(), alloc)
+	_, err := g.Sample([]int64{1, 300}, defaultSample(), testThreads, alloc)
 	require.EqualError(t, err, "seeds[1] = 300 is out of range [0, 300)")
-	_, err = g.Sample([]int64{1, 1}, defaultSample(), alloc)
+	_, err = g.Sample([]int64{1, 1}, defaultSample(), testThreads, alloc)
 	require.ErrorContains(t, err, "duplicates")
-	_, err = g.Sample([]int64{1}, sample.Options{Fanouts: []int{0}}, alloc)
-	require.ErrorContains(t, err, "fanout[0] = 0")
-	_, err = g.Sample([]int64{1}, sample.Options{Fanouts: []int{1}, Biased: true}, alloc)
+	_, err = g.Sample([]int64{1}, sample.Request{Fanouts: []int{3, -2}}, testThreads, alloc)
+	require.ErrorContains(t, err, "Fanouts[1] = -2")
+	_, err = g.Sample([]int64{1}, sample.Request{}, testThreads, alloc)
+	require.ErrorContains(t, err, "Fanouts is empty")
+	_, err = g.Sample([]int64{1}, sample.Request{Fanouts: []int{1}, Biased: true}, testThreads, alloc)
 	require.ErrorContains(t, err, "weights")
 	n, _ := alloc.Outstanding()
 	require.Zero(t, n)
@@ -107,7 +126,7 @@ func TestRandomWalkOriginalIDs(t *testing.T) {
 	var first []int64
 	for name, popt := range partitions() {
 		g := newTestGraph(t, popt)
-		w, err := g.RandomWalk(seeds, WalkOptions{Length: length, RestartProb: 0.2, Seed: 3, Threads: 2}, nil)
+		w, err := g.RandomWalk(seeds, sample.WalkRequest{Length: length, RestartProb: 0.2, Seed: 3}, testThreads, nil)
 		require.NoError(t, err, name)
 		require.Equal(t, []int64{int64(len(seeds)), length + 1}, w.Traces.Shape)
 		require.Equal(t, []int64{int64(len(seeds)), length}, w.EdgeIDs.Shape)
@@ -132,41 +151,12 @@ func TestRandomWalkOriginalIDs(t *testing.T) {
 	}
 
 	g := newTestGraph(t, partitions()["random3"])
-	_, err := g.RandomWalk([]int64{300}, WalkOptions{Length: 1}, nil)
+	_, err := g.RandomWalk([]int64{300}, sample.WalkRequest{Length: 1}, testThreads, nil)
 	require.ErrorContains(t, err, "seeds: ")
-	_, err = g.RandomWalk([]int64{1}, WalkOptions{Length: -1}, nil)
+	_, err = g.RandomWalk([]int64{1}, sample.WalkRequest{Length: -1}, testThreads, nil)
 	require.ErrorContains(t, err, "length = -1")
-	_, err = g.RandomWalk([]int64{1}, WalkOptions{RestartProb: 1.5}, nil)
+	_, err = g.RandomWalk([]int64{1}, sample.WalkRequest{RestartProb: 1.5}, testThreads, nil)
 	require.ErrorContains(t, err, "restart probability = 1.5")
-	_, err = g.RandomWalk([]int64{1}, WalkOptions{Length: 1}, failingAlloc{})
+	_, err = g.RandomWalk([]int64{1}, sample.WalkRequest{Length: 1}, testThreads, failingAlloc{})
 	require.Error(t, err)
-}
-
-// The sampler key holds every option but the seed: a new field of
-// sample.Options must be added to samplerKey (or shown to need no place in
-// it) before this test passes again.
-func TestSamplerKeyCoversOptions(t *testing.T) {
-	require.Equal(t, 9, reflect.TypeOf(sample.Options{}).NumField(),
-		"sample.Options changed: update samplerKey and keyOf")
-	base := sample.Options{Fanouts: []int{2, 3}, ExcludeEdges: []int64{1}}
-	k := keyOf(base)
-	seeded := base
-	seeded.Seed = 99
-	require.Equal(t, k, keyOf(seeded), "the seed is not part of the key")
-	for name, change := range map[string]func(*sample.Options){
-		"fanouts":  func(o *sample.Options) { o.Fanouts = []int{2, 4} },
-		"hops":     func(o *sample.Options) { o.Fanouts = []int{2, 3, 1} },
-		"replace":  func(o *sample.Options) { o.Replace = true },
-		"frontier": func(o *sample.Options) { o.Frontier = sample.FrontierNew },
-		"threads":  func(o *sample.Options) { o.Threads = 3 },
-		"biased":   func(o *sample.Options) { o.Biased = true },
-		"scheme":   func(o *sample.Options) { o.Scheme = sample.LayerWise },
-		"layerWOR": func(o *sample.Options) { o.LayerWithoutReplacement = true },
-		"exclude":  func(o *sample.Options) { o.ExcludeEdges = []int64{2} },
-		"none":     func(o *sample.Options) { o.ExcludeEdges = nil },
-	} {
-		o := base
-		change(&o)
-		require.NotEqual(t, k, keyOf(o), name)
-	}
 }

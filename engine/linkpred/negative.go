@@ -94,7 +94,7 @@ func (n PerSourceUniform) Sample(src []int64, numNodes int64, s Stream, threads 
 		for i := lo; i < hi; i++ {
 			r := at(root, i)
 			out.Src[i] = src[i/k]
-			out.Dst[i] = int64(r.below(uint64(numNodes)))
+			out.Dst[i] = int64(r.Below(uint64(numNodes)))
 		}
 	})
 	return out, nil
@@ -162,8 +162,8 @@ func (n GlobalUniform) Sample(adj Adjacency, numPos int, s Stream, threads int) 
 			r := at(root, i)
 			src[i], dst[i] = -1, -1
 			for range globalTrials {
-				u := int64(r.below(nu))
-				v := int64(r.below(nu))
+				u := int64(r.Below(nu))
+				v := int64(r.Below(nu))
 				if (n.ExcludeSelfLoops && u == v) || adj.HasEdge(u, v) {
 					continue
 				}

@@ -1,110 +1,21 @@
 package linkpred
 
 import (
-	"math"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/graphferry/graphferry/engine/internal/stattest"
 )
 
-// The chi-square helpers are engine/sample's (stats_test.go), repeated here
-// since test helpers do not cross packages.
+// The goodness-of-fit helpers live in engine/internal/stattest, shared with
+// engine/sample's tests.
+var (
+	chi2SF   = stattest.Chi2SF
+	checkGOF = stattest.CheckGOF
+)
 
-// chi2SF is the chi-square survival function P(X >= x) with df degrees of
-// freedom: the regularized upper incomplete gamma function Q(df/2, x/2).
-func chi2SF(x float64, df int) float64 {
-	return gammaQ(float64(df)/2, x/2)
-}
-
-// gammaQ is the regularized upper incomplete gamma function Q(a, x): a
-// series for x < a+1, else a continued fraction (modified Lentz).
-func gammaQ(a, x float64) float64 {
-	if x <= 0 {
-		return 1
-	}
-	lg, _ := math.Lgamma(a)
-	front := math.Exp(-x + a*math.Log(x) - lg)
-	if x < a+1 {
-		sum, del, ap := 1/a, 1/a, a
-		for i := 0; i < 10000; i++ {
-			ap++
-			del *= x / ap
-			sum += del
-			if math.Abs(del) < math.Abs(sum)*1e-16 {
-				break
-			}
-		}
-		return max(0, 1-sum*front)
-	}
-	const tiny = 1e-300
-	b := x + 1 - a
-	c := 1 / tiny
-	d := 1 / b
-	h := d
-	for i := 1; i < 10000; i++ {
-		an := -float64(i) * (float64(i) - a)
-		b += 2
-		d = an*d + b
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = b + an/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < 1e-16 {
-			break
-		}
-	}
-	return front * h
-}
-
-// minP is the p-value below which a goodness-of-fit test fails. The seeds
-// are fixed, so the tests are deterministic; the bound only says that the
-// observed frequencies are compatible with the exact distribution.
-const minP = 1e-3
-
-// checkGOF tests multinomial counts against cell probabilities (summing to
-// 1); cells of probability 0 must be empty.
-func checkGOF(t *testing.T, name string, obs []int, prob []float64) {
-	t.Helper()
-	total := 0
-	for _, o := range obs {
-		total += o
-	}
-	var x float64
-	cells := 0
-	for i, q := range prob {
-		if q == 0 {
-			require.Zero(t, obs[i], "%s: cell %d has probability 0", name, i)
-			continue
-		}
-		e := q * float64(total)
-		d := float64(obs[i]) - e
-		x += d * d / e
-		cells++
-	}
-	p := chi2SF(x, cells-1)
-	t.Logf("%s: chi2 = %.2f, df = %d, p = %.4f", name, x, cells-1, p)
-	assert.Greater(t, p, minP, "%s: observed %v vs probabilities %v", name, obs, prob)
-}
-
-func TestChi2SF(t *testing.T) {
-	cases := []struct {
-		x  float64
-		df int
-		p  float64
-	}{
-		{3.841459, 1, 0.05}, {11.0705, 5, 0.05}, {27.8772, 9, 0.001}, {148.2304, 99, 0.001}, {2, 2, math.Exp(-1)},
-	}
-	for _, c := range cases {
-		assert.InDelta(t, c.p, chi2SF(c.x, c.df), 1e-5, "x=%v df=%d", c.x, c.df)
-	}
-}
+const minP = stattest.MinP
 
 func uniform(n int) []float64 {
 	p := make([]float64, n)

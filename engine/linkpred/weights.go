@@ -3,6 +3,8 @@ package linkpred
 import (
 	"fmt"
 	"math"
+
+	"github.com/graphferry/graphferry/engine/internal/rng"
 )
 
 // NodeWeights draws node ids with probability proportional to a weight per
@@ -103,12 +105,12 @@ func (t *NodeWeights) check(fn string, numNodes int64) error {
 
 // draw returns one node id: uniform in [0, numNodes) when t is nil,
 // weighted otherwise.
-func (t *NodeWeights) draw(r *splitmix, numNodes int64) int64 {
+func (t *NodeWeights) draw(r *rng.SplitMix64, numNodes int64) int64 {
 	if t == nil {
-		return int64(r.below(uint64(numNodes)))
+		return int64(r.Below(uint64(numNodes)))
 	}
-	c := r.below(uint64(len(t.prob)))
-	if r.unit() < t.prob[c] {
+	c := r.Below(uint64(len(t.prob)))
+	if r.Unit() < t.prob[c] {
 		return int64(c)
 	}
 	return t.alias[c]

@@ -73,7 +73,7 @@ func BenchmarkPubmedEpoch(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	s, err := sample.New(p, comm.NewLocal(1), sample.Options{Fanouts: []int{5, 10, 15}})
+	s, err := bind(p, comm.NewLocal(1), sample.Request{Fanouts: []int{5, 10, 15}}, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -59,8 +60,10 @@ func WorkerMemory(numNodes int64, ranks int, batchNodes, batchEdges int64) int64
 	return int64(ranks)*table + 40*batchEdges + 24*batchNodes
 }
 
-// ErrClosed is returned by calls on a closed Pipeline.
-var ErrClosed = errors.New("pipeline: closed")
+// ErrClosed is returned by calls on a closed Pipeline. It wraps
+// errs.ErrClosed, so that callers that map error classes (the C API: to
+// GF_EBADHANDLE) see a closed object rather than an invalid argument.
+var ErrClosed = fmt.Errorf("pipeline: %w", errs.ErrClosed)
 
 // ErrStopped is returned by a Next that was waiting for a batch of an epoch
 // that Start or Close stopped.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -100,12 +101,12 @@ func partitionOf(r *rand.Rand, g *graph.CSC, p int, renumber bool) *partition.Pa
 	return &partition.Partitioned{Graph: ng, Offsets: off, NewToOld: n2o, OldToNew: o2n}
 }
 
-func newFixture(t testing.TB, patches int, renumber bool, sopt sample.Options) *fixture {
+func newFixture(t testing.TB, patches int, renumber bool, req sample.Request) *fixture {
 	t.Helper()
 	r := rand.New(rand.NewPCG(11, uint64(patches)))
 	g := randomCSC(r, 400, 4000)
 	p := partitionOf(r, g, patches, renumber)
-	s, err := sample.New(p, comm.NewLocal(patches), sopt)
+	s, err := bind(p, comm.NewLocal(patches), req, sampleThreads)
 	require.NoError(t, err)
 	n := g.NumNodes
 	store := feature.NewStore(n)
@@ -138,7 +139,20 @@ func seedRange(n int) []int64 {
 	return s
 }
 
-var defaultSample = sample.Options{Fanouts: []int{4, 3}, Seed: 5, Threads: 2}
+var defaultSample = sample.Request{Fanouts: []int{4, 3}, Seed: 5}
+
+// sampleThreads is the thread count of the tests' samplers.
+const sampleThreads = 2
+
+// bind returns a sampler on a new runtime over p and c with threads
+// threads that samples with req.
+func bind(p *partition.Partitioned, c comm.Comm, req sample.Request, threads int) (*sample.Sampler, error) {
+	rt, err := sample.NewRuntime(p, c, sample.RuntimeOptions{Threads: threads})
+	if err != nil {
+		return nil, err
+	}
+	return rt.Bind(req)
+}
 
 func defaultOpts() Options {
 	return Options{BatchSize: 16, Shuffle: true, Seed: 77, FeatureNames: []string{"feat", "half"}, LabelNames: []string{"label", "mask"}, Threads: 2}
@@ -431,6 +445,7 @@ func TestLeaveEarlyRestartAndClose(t *testing.T) {
 	assert.Zero(t, nbuf)
 	_, err = pl.Next(context.Background())
 	assert.ErrorIs(t, err, ErrClosed)
+	assert.ErrorIs(t, err, errs.ErrClosed, "a closed pipeline is a closed object")
 	assert.ErrorIs(t, pl.Start(3), ErrClosed)
 }
 
@@ -547,7 +562,11 @@ func TestErrorsAreCarried(t *testing.T) {
 	// An allocation failure in the loader, in the middle of a batch.
 	checked := mem.NewChecked(nil)
 	alloc := &failingAlloc{Checked: checked, ok: 14*3 + 5}
-	pl, err := New(f.s, f.p, f.store, seedRange(200), defaultOpts(), alloc)
+	// One worker: with one per thread, workers running ahead could spend the
+	// allocations before the first batch is gathered.
+	oneWorker := defaultOpts()
+	oneWorker.Workers = 1
+	pl, err := New(f.s, f.p, f.store, seedRange(200), oneWorker, alloc)
 	require.NoError(t, err)
 	require.NoError(t, pl.Start(0))
 	var got []*Batch
@@ -601,7 +620,7 @@ func TestErrorsAreCarried(t *testing.T) {
 func TestSamplerErrorCarried(t *testing.T) {
 	// A comm that fails makes SampleBatches fail inside the pipeline.
 	f := newFixture(t, 2, false, defaultSample)
-	s, err := sample.New(f.p, brokenComm{comm.NewLocal(2)}, defaultSample)
+	s, err := bind(f.p, brokenComm{comm.NewLocal(2)}, defaultSample, sampleThreads)
 	require.NoError(t, err)
 	pl, err := New(s, f.p, f.store, seedRange(50), defaultOpts(), nil)
 	require.NoError(t, err)

@@ -6,16 +6,17 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
 // The default worker count follows the sampler's threads past the old cap
 // of 4.
 func TestDefaultWorkersFollowThreads(t *testing.T) {
-	sopt := defaultSample
-	sopt.Threads = 8
-	f := newFixture(t, 1, false, sopt)
-	pl, err := New(f.s, f.p, f.store, seedRange(90), defaultOpts(), nil)
+	f := newFixture(t, 1, false, defaultSample)
+	s, err := bind(f.p, comm.NewLocal(1), defaultSample, 8)
+	require.NoError(t, err)
+	pl, err := New(s, f.p, f.store, seedRange(90), defaultOpts(), nil)
 	require.NoError(t, err)
 	defer pl.Close()
 	require.Equal(t, 8, pl.Stats().Workers)

@@ -57,7 +57,7 @@ func BenchmarkSampleStorage(b *testing.B) {
 }
 
 func benchSample(b *testing.B, g *graph.CSC, fr Frontier, p int) {
-	s := mustSampler(b, rangePartition(g, p), Options{Fanouts: []int{15, 10, 5}, Frontier: fr, Seed: 1})
+	s := mustSampler(b, rangePartition(g, p), options{Fanouts: []int{15, 10, 5}, Frontier: fr, Seed: 1})
 	r := rand.New(rand.NewPCG(2, 2))
 	batches := make([][]int64, p)
 	keys := make([]uint64, p)

@@ -155,7 +155,7 @@ func TestOffsetsBeyond2to31(t *testing.T) {
 	}
 	var s *Sampler
 	for _, replace := range []bool{false, true} {
-		s, err = New(part, comm.NewLocal(1), Options{Fanouts: []int{10, 5}, Replace: replace, Seed: 7})
+		s, err = newSampler(part, comm.NewLocal(1), options{Fanouts: []int{10, 5}, Replace: replace, Seed: 7})
 		require.NoError(t, err)
 		res, err := s.SampleBatches(context.Background(), seeds, []uint64{1, 2})
 		require.NoError(t, err)
@@ -166,8 +166,8 @@ func TestOffsetsBeyond2to31(t *testing.T) {
 				for i := range b.NumDst {
 					v := r.Nodes[b.DstOffset+i]
 					row := b.Indptr[i+1] - b.Indptr[i]
-					if want := min(bigDegree(v), int64(s.opt.Fanouts[h])); replace && bigDegree(v) > 0 {
-						require.Equal(t, int64(s.opt.Fanouts[h]), row, "node %d hop %d", v, h)
+					if want := min(bigDegree(v), int64(s.req.Fanouts[h])); replace && bigDegree(v) > 0 {
+						require.Equal(t, int64(s.req.Fanouts[h]), row, "node %d hop %d", v, h)
 					} else {
 						require.Equal(t, want, row, "node %d hop %d", v, h)
 					}
@@ -195,7 +195,7 @@ func TestOffsetsBeyond2to31(t *testing.T) {
 	}
 
 	// Random walks step through the same lists.
-	ws, err := s.RandomWalk(context.Background(), seeds, []uint64{3, 4}, 4, 0)
+	ws, err := walk(context.Background(), s, seeds, []uint64{3, 4}, 4, 0)
 	require.NoError(t, err)
 	for bi, w := range ws {
 		for i := range seeds[bi] {

@@ -22,8 +22,7 @@
 //
 // A Sampler is a Runtime bound to one Request (Runtime.Bind): it is what a
 // pipeline worker samples with (pipeline.BatchSampler), forking with its
-// runtime. New, Options and the Sampler's *Seed and RandomWalk methods are
-// the first API, kept as deprecated wrappers.
+// runtime. Walks take a WalkRequest on the runtime itself.
 //
 // The runtime runs the ranks this process runs (comm.Comm.LocalRanks): all
 // of them with comm.Local, one batch per rank per wave; with one process

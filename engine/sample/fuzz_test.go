@@ -39,7 +39,7 @@ func FuzzSample(f *testing.F) {
 			g = &graph.CSC{NumNodes: n, Indptr: g0.Indptr, Indices: g0.Indices, EdgeIDs: ids}
 		}
 		fan := []int{fuzzFanouts[f1%6], fuzzFanouts[f2%6], fuzzFanouts[(f1^f2)%6]}[:1+flags%3]
-		opt := Options{
+		opt := options{
 			Fanouts:  fan,
 			Replace:  flags&4 != 0,
 			Frontier: Frontier(flags >> 3 & 1),

@@ -116,7 +116,7 @@ func goldenExclude(g *graph.CSC) []int64 {
 
 type goldenCase struct {
 	name string
-	opt  Options // the request (and, for walks, Seed and ExcludeEdges)
+	opt  options // the request (and, for walks, Seed and ExcludeEdges)
 	walk bool
 	// walks
 	length  int
@@ -126,30 +126,30 @@ type goldenCase struct {
 
 func goldenCases(exclude []int64) []goldenCase {
 	return []goldenCase{
-		{name: "uniform-all", opt: Options{Fanouts: []int{3, 2}, Seed: 1}},
-		{name: "uniform-replace", opt: Options{Fanouts: []int{3, 2}, Replace: true, Seed: 2}},
-		{name: "uniform-new", opt: Options{Fanouts: []int{4, 3}, Frontier: FrontierNew, Seed: 3}},
-		{name: "fanout-all-neighbours", opt: Options{Fanouts: []int{-1, 2}, Seed: 4}},
-		{name: "large-fanout", opt: Options{Fanouts: []int{40}, Seed: 5}},
-		{name: "biased", opt: Options{Fanouts: []int{3, 2}, Biased: true, Seed: 6}},
-		{name: "biased-replace", opt: Options{Fanouts: []int{3, 2}, Biased: true, Replace: true, Seed: 7}},
-		{name: "biased-new", opt: Options{Fanouts: []int{2, -1}, Biased: true, Frontier: FrontierNew, Seed: 8}},
-		{name: "exclude", opt: Options{Fanouts: []int{3, 2}, ExcludeEdges: exclude, Seed: 9}},
-		{name: "exclude-replace", opt: Options{Fanouts: []int{3, 2}, Replace: true, ExcludeEdges: exclude, Seed: 10}},
-		{name: "biased-exclude", opt: Options{Fanouts: []int{3, 2}, Biased: true, ExcludeEdges: exclude, Seed: 11}},
-		{name: "layer", opt: Options{Fanouts: []int{12, 20}, Scheme: LayerWise, Seed: 12}},
-		{name: "layer-replace-new", opt: Options{Fanouts: []int{12, 20}, Scheme: LayerWise, Replace: true, Frontier: FrontierNew, Seed: 13}},
-		{name: "layer-biased", opt: Options{Fanouts: []int{10, -1}, Scheme: LayerWise, Biased: true, Seed: 14}},
-		{name: "layer-wor", opt: Options{Fanouts: []int{6, 9}, Scheme: LayerWise, LayerWithoutReplacement: true, Seed: 15}},
-		{name: "layer-wor-biased-exclude", opt: Options{Fanouts: []int{6, 9}, Scheme: LayerWise, LayerWithoutReplacement: true, Biased: true, ExcludeEdges: exclude, Seed: 16}},
-		{name: "fanout-zero", opt: Options{Fanouts: []int{2, 0, 3}, Seed: 21}},
-		{name: "fanout-zero-new", opt: Options{Fanouts: []int{3, 0, 2}, Frontier: FrontierNew, Seed: 22}},
-		{name: "fanout-zero-first-replace", opt: Options{Fanouts: []int{0, 2}, Replace: true, Seed: 23}},
-		{name: "layer-fanout-zero", opt: Options{Fanouts: []int{0, 8}, Scheme: LayerWise, Seed: 24}},
-		{name: "walk", walk: true, length: 6, opt: Options{Seed: 17}},
-		{name: "walk-restart", walk: true, length: 6, restart: 0.3, opt: Options{Seed: 18}},
-		{name: "walk-biased-restart", walk: true, length: 6, restart: 0.25, biased: true, opt: Options{Seed: 19}},
-		{name: "walk-biased-exclude", walk: true, length: 5, biased: true, opt: Options{Seed: 20, ExcludeEdges: exclude}},
+		{name: "uniform-all", opt: options{Fanouts: []int{3, 2}, Seed: 1}},
+		{name: "uniform-replace", opt: options{Fanouts: []int{3, 2}, Replace: true, Seed: 2}},
+		{name: "uniform-new", opt: options{Fanouts: []int{4, 3}, Frontier: FrontierNew, Seed: 3}},
+		{name: "fanout-all-neighbours", opt: options{Fanouts: []int{-1, 2}, Seed: 4}},
+		{name: "large-fanout", opt: options{Fanouts: []int{40}, Seed: 5}},
+		{name: "biased", opt: options{Fanouts: []int{3, 2}, Biased: true, Seed: 6}},
+		{name: "biased-replace", opt: options{Fanouts: []int{3, 2}, Biased: true, Replace: true, Seed: 7}},
+		{name: "biased-new", opt: options{Fanouts: []int{2, -1}, Biased: true, Frontier: FrontierNew, Seed: 8}},
+		{name: "exclude", opt: options{Fanouts: []int{3, 2}, ExcludeEdges: exclude, Seed: 9}},
+		{name: "exclude-replace", opt: options{Fanouts: []int{3, 2}, Replace: true, ExcludeEdges: exclude, Seed: 10}},
+		{name: "biased-exclude", opt: options{Fanouts: []int{3, 2}, Biased: true, ExcludeEdges: exclude, Seed: 11}},
+		{name: "layer", opt: options{Fanouts: []int{12, 20}, Scheme: LayerWise, Seed: 12}},
+		{name: "layer-replace-new", opt: options{Fanouts: []int{12, 20}, Scheme: LayerWise, Replace: true, Frontier: FrontierNew, Seed: 13}},
+		{name: "layer-biased", opt: options{Fanouts: []int{10, -1}, Scheme: LayerWise, Biased: true, Seed: 14}},
+		{name: "layer-wor", opt: options{Fanouts: []int{6, 9}, Scheme: LayerWise, LayerWithoutReplacement: true, Seed: 15}},
+		{name: "layer-wor-biased-exclude", opt: options{Fanouts: []int{6, 9}, Scheme: LayerWise, LayerWithoutReplacement: true, Biased: true, ExcludeEdges: exclude, Seed: 16}},
+		{name: "fanout-zero", opt: options{Fanouts: []int{2, 0, 3}, Seed: 21}},
+		{name: "fanout-zero-new", opt: options{Fanouts: []int{3, 0, 2}, Frontier: FrontierNew, Seed: 22}},
+		{name: "fanout-zero-first-replace", opt: options{Fanouts: []int{0, 2}, Replace: true, Seed: 23}},
+		{name: "layer-fanout-zero", opt: options{Fanouts: []int{0, 8}, Scheme: LayerWise, Seed: 24}},
+		{name: "walk", walk: true, length: 6, opt: options{Seed: 17}},
+		{name: "walk-restart", walk: true, length: 6, restart: 0.3, opt: options{Seed: 18}},
+		{name: "walk-biased-restart", walk: true, length: 6, restart: 0.25, biased: true, opt: options{Seed: 19}},
+		{name: "walk-biased-exclude", walk: true, length: 5, biased: true, opt: options{Seed: 20, ExcludeEdges: exclude}},
 	}
 }
 
@@ -187,13 +187,6 @@ func goldenRun(t *testing.T, part *partition.Partitioned, c goldenCase, batches 
 		req := WalkRequest{Length: c.length, RestartProb: c.restart, Biased: c.biased, ExcludeEdges: c.opt.ExcludeEdges, Seed: c.opt.Seed}
 		ws, err := rt.RandomWalk(t.Context(), req, in, keys)
 		require.NoError(t, err)
-		// The deprecated wrapper walks the same.
-		opt := c.opt
-		opt.Fanouts = []int{1}
-		opt.Biased = c.biased
-		old, err := mustSampler(t, part, opt).RandomWalk(t.Context(), in, keys, c.length, c.restart)
-		require.NoError(t, err)
-		require.Equal(t, ws, old)
 		for i, w := range walksToOriginal(part, ws) {
 			out[i].Traces, out[i].WalkEdges = w.Traces, w.EdgeIDs
 		}
@@ -201,7 +194,7 @@ func goldenRun(t *testing.T, part *partition.Partitioned, c goldenCase, batches 
 	}
 	res, err := rt.Sample(t.Context(), c.opt.request(), in, keys)
 	require.NoError(t, err)
-	require.Equal(t, res, sampleAll(t, mustSampler(t, part, c.opt), in, keys), "the deprecated wrapper samples the same")
+	require.Equal(t, res, sampleAll(t, mustSampler(t, part, c.opt), in, keys), "a Sampler bound to the request samples the same")
 	for i, r := range toOriginal(part, res) {
 		out[i].Nodes, out[i].HopCounts = r.Nodes, r.HopCounts
 		for _, b := range r.Blocks {

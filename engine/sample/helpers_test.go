@@ -119,11 +119,54 @@ func renumbered(g *graph.CSC, assign []int, p int) *partition.Partitioned {
 	return &partition.Partitioned{Graph: ng, Offsets: off, NewToOld: newToOld, OldToNew: oldToNew}
 }
 
-func mustSampler(t testing.TB, p *partition.Partitioned, opt Options) *Sampler {
+// options is what a test samples with, in one literal: a Request and the
+// runtime's threads.
+type options struct {
+	Fanouts                 []int
+	Replace                 bool
+	Frontier                Frontier
+	Seed                    uint64
+	Threads                 int
+	Biased                  bool
+	Scheme                  Scheme
+	LayerWithoutReplacement bool
+	ExcludeEdges            []int64
+}
+
+// request returns the request part of o.
+func (o options) request() Request {
+	return Request{
+		Fanouts: o.Fanouts, Replace: o.Replace, Frontier: o.Frontier, Scheme: o.Scheme,
+		Biased: o.Biased, LayerWithoutReplacement: o.LayerWithoutReplacement,
+		ExcludeEdges: o.ExcludeEdges, Seed: o.Seed,
+	}
+}
+
+// newSampler builds a runtime on p and c with o's threads and binds o's
+// request.
+func newSampler(p *partition.Partitioned, c comm.Comm, o options) (*Sampler, error) {
+	rt, err := NewRuntime(p, c, RuntimeOptions{Threads: o.Threads})
+	if err != nil {
+		return nil, err
+	}
+	return rt.Bind(o.request())
+}
+
+func mustSampler(t testing.TB, p *partition.Partitioned, opt options) *Sampler {
 	t.Helper()
-	s, err := New(p, comm.NewLocal(p.NumPatches()), opt)
+	s, err := newSampler(p, comm.NewLocal(p.NumPatches()), opt)
 	require.NoError(t, err)
 	return s
+}
+
+// walk runs walks on s's runtime with s's request's Biased, ExcludeEdges
+// and Seed.
+func walk(ctx context.Context, s *Sampler, batches [][]int64, keys []uint64, length int, restartProb float64) ([]*WalkResult, error) {
+	req := s.Request()
+	return s.Runtime().RandomWalk(ctx, WalkRequest{
+		Length: length, RestartProb: restartProb, Biased: req.Biased,
+		ExcludeEdges: req.ExcludeEdges, Seed: req.Seed,
+	}, batches, keys)
 }
 
 // toOriginal maps a result's Nodes to original ids (in place on a copy).
@@ -187,7 +230,7 @@ func withGrains(t testing.TB, count, sample int) {
 
 // checkResult checks every structural invariant of res against the ORIGINAL
 // graph g (res.Nodes in original ids).
-func checkResult(g *graph.CSC, seeds []int64, res *Result, opt Options) error {
+func checkResult(g *graph.CSC, seeds []int64, res *Result, opt options) error {
 	type einfo struct{ src, dst, pos int64 }
 	byID := map[int64]einfo{}
 	for v := int64(0); v < g.NumNodes; v++ {

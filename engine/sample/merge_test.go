@@ -16,7 +16,7 @@ func TestAppendUniqueParallelMatchesSequential(t *testing.T) {
 	for _, grain := range []int{1, 7, 100, 1 << 14} {
 		mergeGrain = grain
 		for _, th := range []int{2, 5} {
-			s := mustSampler(t, rangePartition(g, 1), Options{Fanouts: []int{1}, Threads: th})
+			s := mustSampler(t, rangePartition(g, 1), options{Fanouts: []int{1}, Threads: th})
 			seq, par := &workspace{}, &workspace{}
 			seq.table.reset()
 			par.table.reset()

@@ -22,13 +22,12 @@ func mustRuntime(t testing.TB, p *partition.Partitioned, threads int) *Runtime {
 }
 
 // walkRequest returns the WalkRequest of a walk config of schemeConfigs.
-func walkRequest(o Options) WalkRequest {
+func walkRequest(o options) WalkRequest {
 	return WalkRequest{Length: walkLen, RestartProb: walkRestart, Biased: o.Biased, ExcludeEdges: o.ExcludeEdges, Seed: o.Seed}
 }
 
 // One runtime serves every request, walks included (with no fan-outs), and
-// gives what a Sampler built for each request gives; the per-call seed
-// replaces the *Seed variants.
+// gives what a Sampler bound to each request gives, the seed included.
 func TestRuntimeServesEveryRequest(t *testing.T) {
 	g, batches, keys, exclude := schemeFixture()
 	part := rangePartition(g, 3)

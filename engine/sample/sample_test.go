@@ -34,7 +34,7 @@ func tinyGraph() *graph.CSC {
 
 func TestTinyAllNeighboursFrontierAll(t *testing.T) {
 	for _, p := range []int{1, 2, 3} {
-		s := mustSampler(t, rangePartition(tinyGraph(), p), Options{Fanouts: []int{-1, -1}, Frontier: FrontierAll})
+		s := mustSampler(t, rangePartition(tinyGraph(), p), options{Fanouts: []int{-1, -1}, Frontier: FrontierAll})
 		res := sampleAll(t, s, [][]int64{{2, 0}}, []uint64{7})[0]
 		assert.Equal(t, []int64{2, 0, 3, 1, 5, 4}, res.Nodes)
 		assert.Equal(t, []int64{2, 2, 2}, res.HopCounts)
@@ -48,7 +48,7 @@ func TestTinyAllNeighboursFrontierAll(t *testing.T) {
 func TestTinyAllNeighboursFrontierNew(t *testing.T) {
 	for _, p := range []int{1, 2, 6} {
 		// A fanout >= every degree takes all neighbours too.
-		s := mustSampler(t, rangePartition(tinyGraph(), p), Options{Fanouts: []int{3, 5, 1}, Frontier: FrontierNew})
+		s := mustSampler(t, rangePartition(tinyGraph(), p), options{Fanouts: []int{3, 5, 1}, Frontier: FrontierNew})
 		res := sampleAll(t, s, [][]int64{{2, 0}}, []uint64{7})[0]
 		assert.Equal(t, []int64{2, 0, 3, 1, 5, 4}, res.Nodes)
 		assert.Equal(t, []int64{2, 2, 2, 0}, res.HopCounts)
@@ -63,7 +63,7 @@ func TestTinyAllNeighboursFrontierNew(t *testing.T) {
 func TestTinyFanoutOne(t *testing.T) {
 	g := tinyGraph()
 	for _, replace := range []bool{false, true} {
-		opt := Options{Fanouts: []int{1}, Replace: replace, Seed: 3}
+		opt := options{Fanouts: []int{1}, Replace: replace, Seed: 3}
 		s := mustSampler(t, rangePartition(g, 1), opt)
 		res := sampleAll(t, s, [][]int64{{0, 4, 1}}, []uint64{1})[0]
 		require.NoError(t, checkResult(g, []int64{0, 4, 1}, res, opt))
@@ -73,7 +73,7 @@ func TestTinyFanoutOne(t *testing.T) {
 }
 
 func TestEmptyAndNoBatches(t *testing.T) {
-	s := mustSampler(t, rangePartition(tinyGraph(), 2), Options{Fanouts: []int{2, 2}})
+	s := mustSampler(t, rangePartition(tinyGraph(), 2), options{Fanouts: []int{2, 2}})
 	res, err := s.SampleBatches(context.Background(), nil, nil)
 	require.NoError(t, err)
 	assert.Empty(t, res)
@@ -86,7 +86,7 @@ func TestEmptyAndNoBatches(t *testing.T) {
 
 type config struct {
 	name string
-	opt  Options
+	opt  options
 }
 
 func configs() []config {
@@ -96,7 +96,7 @@ func configs() []config {
 			for _, f := range [][]int{{4, 3, 2}, {-1, 2}, {40, 1}, {2, 0, 3}} {
 				out = append(out, config{
 					name: fmt.Sprintf("%v/replace=%v/%v", fr, rep, f),
-					opt:  Options{Fanouts: f, Replace: rep, Frontier: fr, Seed: 42},
+					opt:  options{Fanouts: f, Replace: rep, Frontier: fr, Seed: 42},
 				})
 			}
 		}
@@ -169,7 +169,7 @@ func TestKeysAndSeedChangeTheSample(t *testing.T) {
 	r := rand.New(rand.NewPCG(5, 6))
 	g := randomGraph(r, 300, 6000, false)
 	batches, _ := randomBatches(r, g.NumNodes, 1, 50)
-	opt := Options{Fanouts: []int{3, 3}, Seed: 1}
+	opt := options{Fanouts: []int{3, 3}, Seed: 1}
 	s := mustSampler(t, rangePartition(g, 1), opt)
 	a := sampleAll(t, s, [][]int64{batches[0], batches[0]}, []uint64{1, 2})
 	assert.NotEqual(t, a[0].Blocks[0].EdgeIDs, a[1].Blocks[0].EdgeIDs, "different keys")
@@ -205,7 +205,7 @@ func chi2(counts []int) float64 {
 }
 
 // trials samples node 0 of g once per key and returns every block.
-func trials(t *testing.T, g *graph.CSC, opt Options, n int) []Block {
+func trials(t *testing.T, g *graph.CSC, opt options, n int) []Block {
 	s := mustSampler(t, rangePartition(g, 1), opt)
 	batches := make([][]int64, n)
 	keys := make([]uint64, n)
@@ -233,7 +233,7 @@ func TestUniformityWithoutReplacement(t *testing.T) {
 	for _, c := range cases {
 		const n = 20000
 		counts := make([]int, c.deg)
-		for _, b := range trials(t, starGraph(c.deg), Options{Fanouts: []int{int(c.fanout)}, Seed: 9}, n) {
+		for _, b := range trials(t, starGraph(c.deg), options{Fanouts: []int{int(c.fanout)}, Seed: 9}, n) {
 			require.Len(t, b.EdgeIDs, int(c.fanout))
 			for _, e := range b.EdgeIDs {
 				counts[e]++
@@ -250,7 +250,7 @@ func TestUniformityWithoutReplacement(t *testing.T) {
 
 	// Every 2-subset of 5 is equally likely (df 9).
 	subsets := map[[2]int64]int{}
-	for _, b := range trials(t, starGraph(5), Options{Fanouts: []int{2}, Seed: 10}, 20000) {
+	for _, b := range trials(t, starGraph(5), options{Fanouts: []int{2}, Seed: 10}, 20000) {
 		subsets[[2]int64{b.EdgeIDs[0], b.EdgeIDs[1]}]++
 	}
 	require.Len(t, subsets, 10)
@@ -266,7 +266,7 @@ func TestUniformityWithoutReplacement(t *testing.T) {
 func TestUniformityWithReplacement(t *testing.T) {
 	counts := make([]int, 7)
 	dupSeen := false
-	for _, b := range trials(t, starGraph(7), Options{Fanouts: []int{5}, Replace: true, Seed: 11}, 10000) {
+	for _, b := range trials(t, starGraph(7), options{Fanouts: []int{5}, Replace: true, Seed: 11}, 10000) {
 		require.Len(t, b.EdgeIDs, 5)
 		for _, e := range b.EdgeIDs {
 			counts[e]++
@@ -285,50 +285,50 @@ func TestUniformityWithReplacement(t *testing.T) {
 
 func TestOptionErrors(t *testing.T) {
 	cases := []struct {
-		opt  Options
+		opt  options
 		want string
 	}{
-		{Options{}, "sample: Options.Fanouts is empty (want one fan-out per hop)"},
-		{Options{Fanouts: []int{5, -2}}, "sample: Options.Fanouts[1] = -2 is invalid (want >= 0, or -1 for all neighbours)"},
-		{Options{Fanouts: []int{-7, 0}}, "sample: Options.Fanouts[0] = -7 is invalid (want >= 0, or -1 for all neighbours)"},
-		{Options{Fanouts: []int{1}, Frontier: 7}, "sample: Options.Frontier = 7 is invalid (want FrontierAll (0) or FrontierNew (1))"},
+		{options{}, "sample: Request.Fanouts is empty (want one fan-out per hop)"},
+		{options{Fanouts: []int{5, -2}}, "sample: Request.Fanouts[1] = -2 is invalid (want >= 0, or -1 for all neighbours)"},
+		{options{Fanouts: []int{-7, 0}}, "sample: Request.Fanouts[0] = -7 is invalid (want >= 0, or -1 for all neighbours)"},
+		{options{Fanouts: []int{1}, Frontier: 7}, "sample: Request.Frontier = 7 is invalid (want FrontierAll (0) or FrontierNew (1))"},
 	}
 	p := rangePartition(tinyGraph(), 1)
 	for _, c := range cases {
-		assert.EqualError(t, c.opt.Validate(), c.want)
-		_, err := New(p, comm.NewLocal(1), c.opt)
-		assert.EqualError(t, err, c.want)
+		_, err := newSampler(p, comm.NewLocal(1), c.opt)
+		assert.EqualError(t, err, c.want, "Bind checks the request")
 	}
-	assert.NoError(t, Options{Fanouts: []int{-1, 3}}.Validate())
+	_, err := newSampler(p, comm.NewLocal(1), options{Fanouts: []int{-1, 3, 0}})
+	assert.NoError(t, err)
 }
 
 func TestNewErrors(t *testing.T) {
-	opt := Options{Fanouts: []int{2}}
+	opt := options{Fanouts: []int{2}}
 	g := tinyGraph()
-	_, err := New(rangePartition(g, 2), comm.NewLocal(3), opt)
+	_, err := newSampler(rangePartition(g, 2), comm.NewLocal(3), opt)
 	assert.EqualError(t, err, "sample: comm size = 3 does not match the partition's 2 patches")
-	_, err = New(nil, comm.NewLocal(1), opt)
+	_, err = newSampler(nil, comm.NewLocal(1), opt)
 	assert.EqualError(t, err, "sample: partition is nil")
-	_, err = New(rangePartition(g, 1), nil, opt)
+	_, err = newSampler(rangePartition(g, 1), nil, opt)
 	assert.EqualError(t, err, "sample: comm is nil")
-	_, err = New(&partition.Partitioned{Offsets: []int64{0, 6}}, comm.NewLocal(1), opt)
+	_, err = newSampler(&partition.Partitioned{Offsets: []int64{0, 6}}, comm.NewLocal(1), opt)
 	assert.EqualError(t, err, "sample: partition.Graph is nil")
-	_, err = New(&partition.Partitioned{Graph: g, Offsets: []int64{0, 5}}, comm.NewLocal(1), opt)
+	_, err = newSampler(&partition.Partitioned{Graph: g, Offsets: []int64{0, 5}}, comm.NewLocal(1), opt)
 	assert.EqualError(t, err, "sample: partition.Offsets[1] = 5 (want NumNodes = 6)")
-	_, err = New(&partition.Partitioned{Graph: g, Offsets: []int64{0, 4, 3, 6}}, comm.NewLocal(3), opt)
+	_, err = newSampler(&partition.Partitioned{Graph: g, Offsets: []int64{0, 4, 3, 6}}, comm.NewLocal(3), opt)
 	assert.EqualError(t, err, "sample: partition.Offsets[2] = 3 is less than Offsets[1] = 4")
-	_, err = New(&partition.Partitioned{Graph: g, Offsets: []int64{0}}, comm.NewLocal(1), opt)
+	_, err = newSampler(&partition.Partitioned{Graph: g, Offsets: []int64{0}}, comm.NewLocal(1), opt)
 	assert.EqualError(t, err, "sample: len(partition.Offsets) = 1 (want NumPatches+1 >= 2)")
-	_, err = New(&partition.Partitioned{Graph: g, Offsets: []int64{0, 6}, NewToOld: []int64{0}}, comm.NewLocal(1), opt)
+	_, err = newSampler(&partition.Partitioned{Graph: g, Offsets: []int64{0, 6}, NewToOld: []int64{0}}, comm.NewLocal(1), opt)
 	assert.EqualError(t, err, "sample: len(partition.NewToOld) = 1 (want NumNodes = 6, or nil)")
 	bad := tinyGraph()
 	bad.Indices[0] = 99
-	_, err = New(rangePartition(bad, 1), comm.NewLocal(1), opt)
+	_, err = newSampler(rangePartition(bad, 1), comm.NewLocal(1), opt)
 	assert.ErrorContains(t, err, "sample: partition.Graph: graph: CSC indices[0]=99 is out of range")
 }
 
 func TestSeedErrors(t *testing.T) {
-	s := mustSampler(t, rangePartition(tinyGraph(), 2), Options{Fanouts: []int{2}})
+	s := mustSampler(t, rangePartition(tinyGraph(), 2), options{Fanouts: []int{2}})
 	ctx := context.Background()
 	_, err := s.SampleBatches(ctx, [][]int64{{0, 1}, {2, 6}}, []uint64{0, 1})
 	assert.EqualError(t, err, "sample: batches[1][1] = 6 is out of range [0, 6)")
@@ -347,7 +347,7 @@ func TestSeedErrors(t *testing.T) {
 }
 
 func TestCancelledContext(t *testing.T) {
-	s := mustSampler(t, rangePartition(tinyGraph(), 2), Options{Fanouts: []int{2}})
+	s := mustSampler(t, rangePartition(tinyGraph(), 2), options{Fanouts: []int{2}})
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	_, err := s.SampleBatches(ctx, [][]int64{{0}}, []uint64{0})
@@ -378,7 +378,7 @@ func (f *failingComm) AllToAll(ctx context.Context, rank int, send []mem.Buffer,
 }
 
 func TestCommFailureDoesNotHang(t *testing.T) {
-	s, err := New(rangePartition(tinyGraph(), 3), &failingComm{Local: comm.NewLocal(3)}, Options{Fanouts: []int{2, 2}})
+	s, err := newSampler(rangePartition(tinyGraph(), 3), &failingComm{Local: comm.NewLocal(3)}, options{Fanouts: []int{2, 2}})
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() {
@@ -397,7 +397,7 @@ func TestManyBatchesInWaves(t *testing.T) {
 	r := rand.New(rand.NewPCG(7, 8))
 	g := randomGraph(r, 400, 5000, true)
 	batches, keys := randomBatches(r, g.NumNodes, 11, 20)
-	opt := Options{Fanouts: []int{3, 2}, Frontier: FrontierNew, Seed: 5}
+	opt := options{Fanouts: []int{3, 2}, Frontier: FrontierNew, Seed: 5}
 	ref := sampleAll(t, mustSampler(t, rangePartition(g, 1), opt), batches, keys)
 	got := sampleAll(t, mustSampler(t, rangePartition(g, 4), opt), batches, keys)
 	assert.Equal(t, ref, got)
@@ -407,7 +407,7 @@ func TestConcurrentCallsAreSerialised(t *testing.T) {
 	r := rand.New(rand.NewPCG(9, 10))
 	g := randomGraph(r, 300, 3000, false)
 	batches, keys := randomBatches(r, g.NumNodes, 3, 20)
-	opt := Options{Fanouts: []int{3, 3}}
+	opt := options{Fanouts: []int{3, 3}}
 	s := mustSampler(t, rangePartition(g, 3), opt)
 	ref := sampleAll(t, s, batches, keys)
 	var wg sync.WaitGroup

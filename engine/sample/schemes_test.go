@@ -22,7 +22,7 @@ type einfo struct {
 	ok            bool // not excluded, and positive weight when biased
 }
 
-func edgeIndex(g *graph.CSC, opt Options) (map[int64]einfo, []int64) {
+func edgeIndex(g *graph.CSC, opt options) (map[int64]einfo, []int64) {
 	excl := map[int64]bool{}
 	for _, e := range opt.ExcludeEdges {
 		excl[e] = true
@@ -48,7 +48,7 @@ func edgeIndex(g *graph.CSC, opt Options) (map[int64]einfo, []int64) {
 // the right endpoints, is neither excluded nor of weight 0 when biased, the
 // row sizes the scheme implies, and no duplicates / ascending list order
 // without replacement.
-func checkScheme(g *graph.CSC, seeds []int64, res *Result, opt Options) error {
+func checkScheme(g *graph.CSC, seeds []int64, res *Result, opt options) error {
 	byID, deg := edgeIndex(g, opt)
 	L := len(opt.Fanouts)
 	if len(res.HopCounts) != L+1 || len(res.Blocks) != L {
@@ -182,7 +182,7 @@ func checkScheme(g *graph.CSC, seeds []int64, res *Result, opt Options) error {
 // checkWalks checks walks (Traces in original ids) against g: every step is
 // an allowed edge from trace[t] to an in-neighbour, or a restart (edge -1,
 // back to the seed), and -1 is absorbing.
-func checkWalks(g *graph.CSC, seeds []int64, w *WalkResult, length int, opt Options) error {
+func checkWalks(g *graph.CSC, seeds []int64, w *WalkResult, length int, opt options) error {
 	byID, _ := edgeIndex(g, opt)
 	if len(w.Traces) != len(seeds)*(length+1) || len(w.EdgeIDs) != len(seeds)*length {
 		return fmt.Errorf("walk shape %d/%d for %d seeds of length %d", len(w.Traces), len(w.EdgeIDs), len(seeds), length)
@@ -241,7 +241,7 @@ func walksToOriginal(p *partition.Partitioned, ws []*WalkResult) []*WalkResult {
 
 type schemeConfig struct {
 	name string
-	opt  Options
+	opt  options
 	walk bool // RandomWalk (length walkLen, restart walkRestart) instead
 }
 
@@ -255,32 +255,32 @@ const (
 // [0, e) (exclude lists some of them).
 func schemeConfigs(exclude []int64) []schemeConfig {
 	var out []schemeConfig
-	add := func(name string, o Options) {
+	add := func(name string, o options) {
 		o.Seed = 42
 		out = append(out, schemeConfig{name: name, opt: o})
 	}
 	for _, fr := range []Frontier{FrontierAll, FrontierNew} {
 		for _, rep := range []bool{false, true} {
 			for _, f := range [][]int{{4, 3}, {-1, 2}, {3, 0, 2}} {
-				add(fmt.Sprintf("biased/%v/replace=%v/%v", fr, rep, f), Options{Fanouts: f, Replace: rep, Frontier: fr, Biased: true})
+				add(fmt.Sprintf("biased/%v/replace=%v/%v", fr, rep, f), options{Fanouts: f, Replace: rep, Frontier: fr, Biased: true})
 			}
-			add(fmt.Sprintf("exclude/%v/replace=%v", fr, rep), Options{Fanouts: []int{3, 2}, Replace: rep, Frontier: fr, ExcludeEdges: exclude})
-			add(fmt.Sprintf("exclude-fanout0/%v/replace=%v", fr, rep), Options{Fanouts: []int{3, 0, 2}, Replace: rep, Frontier: fr, ExcludeEdges: exclude})
-			add(fmt.Sprintf("biased+exclude/%v/replace=%v", fr, rep), Options{Fanouts: []int{2, 3}, Replace: rep, Frontier: fr, Biased: true, ExcludeEdges: exclude})
+			add(fmt.Sprintf("exclude/%v/replace=%v", fr, rep), options{Fanouts: []int{3, 2}, Replace: rep, Frontier: fr, ExcludeEdges: exclude})
+			add(fmt.Sprintf("exclude-fanout0/%v/replace=%v", fr, rep), options{Fanouts: []int{3, 0, 2}, Replace: rep, Frontier: fr, ExcludeEdges: exclude})
+			add(fmt.Sprintf("biased+exclude/%v/replace=%v", fr, rep), options{Fanouts: []int{2, 3}, Replace: rep, Frontier: fr, Biased: true, ExcludeEdges: exclude})
 			for _, biased := range []bool{false, true} {
 				for _, f := range [][]int{{30, 60}, {-1, 25}, {25, 0, 40}} {
-					add(fmt.Sprintf("layer/biased=%v/%v/replace=%v/%v", biased, fr, rep, f), Options{Fanouts: f, Replace: rep, Frontier: fr, Biased: biased, Scheme: LayerWise})
+					add(fmt.Sprintf("layer/biased=%v/%v/replace=%v/%v", biased, fr, rep, f), options{Fanouts: f, Replace: rep, Frontier: fr, Biased: biased, Scheme: LayerWise})
 				}
-				add(fmt.Sprintf("layer-wor/biased=%v/%v/replace=%v", biased, fr, rep), Options{Fanouts: []int{20, 40}, Replace: rep, Frontier: fr, Biased: biased, Scheme: LayerWise, LayerWithoutReplacement: true, ExcludeEdges: exclude})
+				add(fmt.Sprintf("layer-wor/biased=%v/%v/replace=%v", biased, fr, rep), options{Fanouts: []int{20, 40}, Replace: rep, Frontier: fr, Biased: biased, Scheme: LayerWise, LayerWithoutReplacement: true, ExcludeEdges: exclude})
 			}
 		}
 	}
-	add("layer/exclude", Options{Fanouts: []int{50, 50}, Scheme: LayerWise, ExcludeEdges: exclude, Replace: true})
+	add("layer/exclude", options{Fanouts: []int{50, 50}, Scheme: LayerWise, ExcludeEdges: exclude, Replace: true})
 	for _, biased := range []bool{false, true} {
 		for _, ex := range [][]int64{nil, exclude} {
 			out = append(out, schemeConfig{
 				name: fmt.Sprintf("walk/biased=%v/exclude=%v", biased, ex != nil),
-				opt:  Options{Fanouts: []int{1}, Biased: biased, ExcludeEdges: ex, Seed: 43},
+				opt:  options{Fanouts: []int{1}, Biased: biased, ExcludeEdges: ex, Seed: 43},
 				walk: true,
 			})
 		}
@@ -290,14 +290,14 @@ func schemeConfigs(exclude []int64) []schemeConfig {
 
 // runScheme runs c on part (batches in original ids) and returns the results
 // in original ids: []*Result or []*WalkResult.
-func runScheme(t testing.TB, part *partition.Partitioned, c schemeConfig, opt Options, batches [][]int64, keys []uint64, hash bool) any {
+func runScheme(t testing.TB, part *partition.Partitioned, c schemeConfig, opt options, batches [][]int64, keys []uint64, hash bool) any {
 	t.Helper()
 	s := mustSampler(t, part, opt)
 	if hash {
 		s.rt.dense = false
 	}
 	if c.walk {
-		w, err := s.RandomWalk(t.Context(), toInternal(part, batches), keys, walkLen, walkRestart)
+		w, err := walk(t.Context(), s, toInternal(part, batches), keys, walkLen, walkRestart)
 		require.NoError(t, err)
 		return walksToOriginal(part, w)
 	}
@@ -448,7 +448,7 @@ func FuzzSchemes(f *testing.F) {
 			}
 		}
 		fan := []int{fuzzSchemeFanouts[f12%6], fuzzSchemeFanouts[(f12>>3)%6], fuzzSchemeFanouts[(f12>>5)%6]}[:1+int(flags%3)]
-		opt := Options{
+		opt := options{
 			Fanouts:      fan,
 			Replace:      flags&4 != 0,
 			Frontier:     Frontier(flags >> 3 & 1),
@@ -530,38 +530,6 @@ func TestForksSampleConcurrently(t *testing.T) {
 				wg.Wait()
 				require.Equal(t, ref, toOriginal(part, got), "P=%d", p)
 			}
-		})
-	}
-}
-
-// SampleBatchesSeed and RandomWalkSeed give what a sampler built with that
-// seed gives, for every scheme, and leave the sampler's own seed in force
-// for later calls.
-func TestPerCallSeed(t *testing.T) {
-	g, batches, keys, exclude := schemeFixture()
-	part := rangePartition(g, 2)
-	in := toInternal(part, batches)
-	for _, c := range schemeConfigs(exclude) {
-		t.Run(c.name, func(t *testing.T) {
-			opt := c.opt
-			opt.Seed = 1001
-			want := runScheme(t, part, c, opt, batches, keys, false)
-			own := runScheme(t, part, c, c.opt, batches, keys, false)
-			require.NotEqual(t, want, own, "the seeds must matter for this test to mean anything")
-			s := mustSampler(t, part, c.opt)
-			if c.walk {
-				w, err := s.RandomWalkSeed(t.Context(), 1001, in, keys, walkLen, walkRestart)
-				require.NoError(t, err)
-				require.Equal(t, want, walksToOriginal(part, w))
-				w, err = s.RandomWalk(t.Context(), in, keys, walkLen, walkRestart)
-				require.NoError(t, err)
-				require.Equal(t, own, walksToOriginal(part, w))
-				return
-			}
-			res, err := s.SampleBatchesSeed(t.Context(), 1001, in, keys)
-			require.NoError(t, err)
-			require.Equal(t, want, toOriginal(part, res))
-			require.Equal(t, own, toOriginal(part, sampleAll(t, s, in, keys)))
 		})
 	}
 }

@@ -7,119 +7,22 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/graphferry/graphferry/engine/comm"
-	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/stattest"
 )
 
-// chi2SF is the chi-square survival function P(X >= x) with df degrees of
-// freedom: the regularized upper incomplete gamma function Q(df/2, x/2).
-func chi2SF(x float64, df int) float64 {
-	return gammaQ(float64(df)/2, x/2)
-}
+// The goodness-of-fit helpers live in engine/internal/stattest, shared with
+// engine/linkpred's tests.
+var (
+	chi2SF   = stattest.Chi2SF
+	checkGOF = stattest.CheckGOF
+)
 
-// gammaQ is the regularized upper incomplete gamma function Q(a, x): a
-// series for x < a+1, else a continued fraction (modified Lentz).
-func gammaQ(a, x float64) float64 {
-	if x <= 0 {
-		return 1
-	}
-	lg, _ := math.Lgamma(a)
-	front := math.Exp(-x + a*math.Log(x) - lg)
-	if x < a+1 {
-		sum, del, ap := 1/a, 1/a, a
-		for i := 0; i < 10000; i++ {
-			ap++
-			del *= x / ap
-			sum += del
-			if math.Abs(del) < math.Abs(sum)*1e-16 {
-				break
-			}
-		}
-		return max(0, 1-sum*front)
-	}
-	const tiny = 1e-300
-	b := x + 1 - a
-	c := 1 / tiny
-	d := 1 / b
-	h := d
-	for i := 1; i < 10000; i++ {
-		an := -float64(i) * (float64(i) - a)
-		b += 2
-		d = an*d + b
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = b + an/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < 1e-16 {
-			break
-		}
-	}
-	return front * h
-}
-
-// chi2GOF tests multinomial counts against cell probabilities (summing to
-// 1): it returns the statistic, the degrees of freedom and the p-value.
-// Cells of probability 0 must be empty (checked by the caller) and are left
-// out.
-func chi2GOF(obs []int, prob []float64) (x float64, df int, p float64) {
-	total := 0
-	for _, o := range obs {
-		total += o
-	}
-	cells := 0
-	for i, q := range prob {
-		if q == 0 {
-			continue
-		}
-		e := q * float64(total)
-		d := float64(obs[i]) - e
-		x += d * d / e
-		cells++
-	}
-	df = cells - 1
-	return x, df, chi2SF(x, df)
-}
-
-// minP is the p-value below which a goodness-of-fit test fails. The seeds
-// are fixed, so the tests are deterministic; the bound only says that the
-// observed frequencies are compatible with the exact distribution.
-const minP = 1e-3
-
-func checkGOF(t *testing.T, name string, obs []int, prob []float64) {
-	t.Helper()
-	for i, q := range prob {
-		if q == 0 {
-			require.Zero(t, obs[i], "%s: cell %d has probability 0", name, i)
-		}
-	}
-	x, df, p := chi2GOF(obs, prob)
-	t.Logf("%s: chi2 = %.2f, df = %d, p = %.4f", name, x, df, p)
-	assert.Greater(t, p, minP, "%s: observed %v vs probabilities %v", name, obs, prob)
-}
-
-func TestChi2SF(t *testing.T) {
-	// Reference values (upper-tail critical values of the chi-square law).
-	cases := []struct {
-		x  float64
-		df int
-		p  float64
-	}{
-		{3.841459, 1, 0.05}, {6.634897, 1, 0.01}, {11.0705, 5, 0.05},
-		{27.8772, 9, 0.001}, {148.2304, 99, 0.001}, {2, 2, math.Exp(-1)},
-		{0.5, 4, 0.9735010}, {0, 3, 1},
-	}
-	for _, c := range cases {
-		assert.InDelta(t, c.p, chi2SF(c.x, c.df), 1e-5, "x=%v df=%d", c.x, c.df)
-	}
-}
+const minP = stattest.MinP
 
 // orderedSubsetProbs enumerates all ordered draws of k items without
 // replacement with probability proportional to w (successive sampling,
@@ -165,7 +68,7 @@ func TestBiasedWithReplacementDistribution(t *testing.T) {
 	w := []float32{1, 2, 3, 0, 4, 0.5}
 	const n, fan = 20000, 3
 	counts := make([]int, len(w))
-	for _, b := range trials(t, weightedStar(w), Options{Fanouts: []int{fan}, Replace: true, Biased: true, Seed: 21}, n) {
+	for _, b := range trials(t, weightedStar(w), options{Fanouts: []int{fan}, Replace: true, Biased: true, Seed: 21}, n) {
 		require.Len(t, b.EdgeIDs, fan)
 		for _, e := range b.EdgeIDs {
 			counts[e]++
@@ -197,7 +100,7 @@ func TestBiasedWithoutReplacementInclusion(t *testing.T) {
 	}
 	subObs := make([]int, len(keys))
 	incl := make([]int, len(w))
-	for _, b := range trials(t, weightedStar(w), Options{Fanouts: []int{fan}, Biased: true, Seed: 22}, n) {
+	for _, b := range trials(t, weightedStar(w), options{Fanouts: []int{fan}, Biased: true, Seed: 22}, n) {
 		require.Len(t, b.EdgeIDs, fan)
 		require.Less(t, b.EdgeIDs[0], b.EdgeIDs[1], "ascending list order, no duplicates")
 		require.NotEqual(t, int64(4), b.EdgeIDs[0])
@@ -217,10 +120,10 @@ func TestBiasedWithoutReplacementInclusion(t *testing.T) {
 		t.Logf("  neighbour %d (w=%v): inclusion %.4f, exact %.4f", i, w[i], float64(incl[i])/n, inclP[i])
 	}
 	// Fanout >= positive degree: every positive-weight neighbour, in order.
-	for _, b := range trials(t, weightedStar(w), Options{Fanouts: []int{5}, Biased: true, Seed: 22}, 20) {
+	for _, b := range trials(t, weightedStar(w), options{Fanouts: []int{5}, Biased: true, Seed: 22}, 20) {
 		require.Equal(t, []int64{0, 1, 2, 3, 5}, b.EdgeIDs)
 	}
-	for _, b := range trials(t, weightedStar(w), Options{Fanouts: []int{-1}, Biased: true, Replace: true, Seed: 22}, 20) {
+	for _, b := range trials(t, weightedStar(w), options{Fanouts: []int{-1}, Biased: true, Replace: true, Seed: 22}, 20) {
 		require.Equal(t, []int64{0, 1, 2, 3, 5}, b.EdgeIDs)
 	}
 }
@@ -230,7 +133,7 @@ func TestExcludeEdgesUniform(t *testing.T) {
 	excl := []int64{6, 1, 4, 1, 99}
 	const n = 20000
 	obs := map[[2]int64]int{}
-	for _, b := range trials(t, starGraph(8), Options{Fanouts: []int{2}, Seed: 23, ExcludeEdges: excl}, n) {
+	for _, b := range trials(t, starGraph(8), options{Fanouts: []int{2}, Seed: 23, ExcludeEdges: excl}, n) {
 		require.Len(t, b.EdgeIDs, 2)
 		obs[[2]int64{b.EdgeIDs[0], b.EdgeIDs[1]}]++
 	}
@@ -247,14 +150,14 @@ func TestExcludeEdgesUniform(t *testing.T) {
 	require.Empty(t, obs, "only pairs of non-excluded edges, in order")
 	checkGOF(t, "excluded edges: 2-subsets of the 5 remaining", counts, prob)
 	// All neighbours = the non-excluded ones; with replacement only them.
-	for _, b := range trials(t, starGraph(8), Options{Fanouts: []int{-1}, ExcludeEdges: excl}, 3) {
+	for _, b := range trials(t, starGraph(8), options{Fanouts: []int{-1}, ExcludeEdges: excl}, 3) {
 		require.Equal(t, keep, b.EdgeIDs)
 	}
-	for _, b := range trials(t, starGraph(8), Options{Fanouts: []int{9}, ExcludeEdges: excl}, 3) {
+	for _, b := range trials(t, starGraph(8), options{Fanouts: []int{9}, ExcludeEdges: excl}, 3) {
 		require.Equal(t, keep, b.EdgeIDs)
 	}
 	cnt := make([]int, 8)
-	for _, b := range trials(t, starGraph(8), Options{Fanouts: []int{4}, Replace: true, Seed: 24, ExcludeEdges: excl}, 5000) {
+	for _, b := range trials(t, starGraph(8), options{Fanouts: []int{4}, Replace: true, Seed: 24, ExcludeEdges: excl}, 5000) {
 		require.Len(t, b.EdgeIDs, 4)
 		for _, e := range b.EdgeIDs {
 			cnt[e]++
@@ -264,7 +167,7 @@ func TestExcludeEdgesUniform(t *testing.T) {
 	// Biased and excluded: weight 0.
 	w := []float32{1, 5, 2, 0, 3, 1, 1, 2}
 	cnt = make([]int, 8)
-	for _, b := range trials(t, weightedStar(w), Options{Fanouts: []int{3}, Replace: true, Biased: true, Seed: 25, ExcludeEdges: excl}, 5000) {
+	for _, b := range trials(t, weightedStar(w), options{Fanouts: []int{3}, Replace: true, Biased: true, Seed: 25, ExcludeEdges: excl}, 5000) {
 		for _, e := range b.EdgeIDs {
 			cnt[e]++
 		}
@@ -291,7 +194,7 @@ func layerGraph(w []float32) *graph.CSC {
 }
 
 // layerTrials samples the seeds 0..3 (hop 0 only) once per key.
-func layerTrials(t *testing.T, g *graph.CSC, opt Options, n int) []Block {
+func layerTrials(t *testing.T, g *graph.CSC, opt options, n int) []Block {
 	s := mustSampler(t, rangePartition(g, 2), opt)
 	batches := make([][]int64, n)
 	keys := make([]uint64, n)
@@ -327,7 +230,7 @@ func TestLayerWiseFrontierDraw(t *testing.T) {
 		const n, fan = 4000, 5
 		nodeObs := make([]int, 4)
 		edgeObs := make([]int, 10)
-		for _, b := range layerTrials(t, g, Options{Fanouts: []int{fan}, Scheme: LayerWise, Replace: true, Biased: biased, Seed: 31}, n) {
+		for _, b := range layerTrials(t, g, options{Fanouts: []int{fan}, Scheme: LayerWise, Replace: true, Biased: biased, Seed: 31}, n) {
 			require.Equal(t, int64(fan), b.Indptr[4], "with replacement: exactly fanout draws")
 			for u := 0; u < 4; u++ {
 				nodeObs[u] += int(b.Indptr[u+1] - b.Indptr[u])
@@ -372,7 +275,7 @@ func TestLayerWiseWithoutReplacement(t *testing.T) {
 		slices.Sort(keys)
 		obs := map[string]int{}
 		const n = 20000
-		for _, b := range layerTrials(t, g, Options{Fanouts: []int{2}, Scheme: LayerWise, LayerWithoutReplacement: true, Biased: biased, Seed: 32}, n) {
+		for _, b := range layerTrials(t, g, options{Fanouts: []int{2}, Scheme: LayerWise, LayerWithoutReplacement: true, Biased: biased, Seed: 32}, n) {
 			var picked []int
 			for u := 0; u < 4; u++ {
 				c := b.Indptr[u+1] - b.Indptr[u]
@@ -394,7 +297,7 @@ func TestLayerWiseWithoutReplacement(t *testing.T) {
 		checkGOF(t, fmt.Sprintf("layer-wise without replacement biased=%v: 2-subsets of the frontier", biased), counts, prob)
 	}
 	// Fewer positive nodes than the fanout: all of them, once.
-	for _, b := range layerTrials(t, layerGraph(nil), Options{Fanouts: []int{9}, Scheme: LayerWise, LayerWithoutReplacement: true, Seed: 33}, 5) {
+	for _, b := range layerTrials(t, layerGraph(nil), options{Fanouts: []int{9}, Scheme: LayerWise, LayerWithoutReplacement: true, Seed: 33}, 5) {
 		require.Equal(t, []int64{0, 1, 2, 3, 4}, b.Indptr)
 	}
 }
@@ -403,7 +306,7 @@ func TestLayerWiseCapsAndAll(t *testing.T) {
 	g := layerGraph(nil)
 	// Without Replace a node's row is capped at its degree, no duplicates.
 	sawCap := false
-	for _, b := range layerTrials(t, g, Options{Fanouts: []int{12}, Scheme: LayerWise, Seed: 34}, 300) {
+	for _, b := range layerTrials(t, g, options{Fanouts: []int{12}, Scheme: LayerWise, Seed: 34}, 300) {
 		require.LessOrEqual(t, b.Indptr[4], int64(12))
 		for u := int64(0); u < 4; u++ {
 			c := b.Indptr[u+1] - b.Indptr[u]
@@ -418,7 +321,7 @@ func TestLayerWiseCapsAndAll(t *testing.T) {
 	}
 	require.True(t, sawCap)
 	// -1: every neighbour of every frontier node.
-	for _, b := range layerTrials(t, g, Options{Fanouts: []int{-1}, Scheme: LayerWise, Seed: 34}, 3) {
+	for _, b := range layerTrials(t, g, options{Fanouts: []int{-1}, Scheme: LayerWise, Seed: 34}, 3) {
 		require.Equal(t, []int64{0, 1, 3, 6, 10}, b.Indptr)
 		require.Equal(t, []int64{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, b.EdgeIDs)
 	}
@@ -444,8 +347,8 @@ func TestRandomWalkTransitions(t *testing.T) {
 	const walkers = 20000
 	seeds := make([]int64, walkers) // all start at 0 (repeats allowed)
 	for _, biased := range []bool{false, true} {
-		s := mustSampler(t, rangePartition(g, 3), Options{Fanouts: []int{1}, Biased: biased, Seed: 41})
-		res, err := s.RandomWalk(t.Context(), [][]int64{seeds}, []uint64{7}, 2, 0)
+		s := mustSampler(t, rangePartition(g, 3), options{Fanouts: []int{1}, Biased: biased, Seed: 41})
+		res, err := walk(t.Context(), s, [][]int64{seeds}, []uint64{7}, 2, 0)
 		require.NoError(t, err)
 		obs := make([]int, 4)
 		for i := 0; i < walkers; i++ {
@@ -472,8 +375,8 @@ func TestRandomWalkRestart(t *testing.T) {
 	for i := range seeds {
 		seeds[i] = int64(i % 5)
 	}
-	s := mustSampler(t, rangePartition(g, 2), Options{Fanouts: []int{1}, Biased: true, Seed: 42})
-	res, err := s.RandomWalk(t.Context(), [][]int64{seeds}, []uint64{8}, length, q)
+	s := mustSampler(t, rangePartition(g, 2), options{Fanouts: []int{1}, Biased: true, Seed: 42})
+	res, err := walk(t.Context(), s, [][]int64{seeds}, []uint64{8}, length, q)
 	require.NoError(t, err)
 	restarts, steps := 0, 0
 	trans := make([]int, 4) // steps out of node 0
@@ -498,51 +401,51 @@ func TestRandomWalkRestart(t *testing.T) {
 
 func TestRandomWalkDeadEndsAndErrors(t *testing.T) {
 	g := tinyGraph() // 4 and 5 have no in-neighbours
-	s := mustSampler(t, rangePartition(g, 2), Options{Fanouts: []int{1}, Seed: 1})
-	res, err := s.RandomWalk(t.Context(), [][]int64{{4, 3, 3}, {}}, []uint64{1, 2}, 3, 0)
+	s := mustSampler(t, rangePartition(g, 2), options{Fanouts: []int{1}, Seed: 1})
+	res, err := walk(t.Context(), s, [][]int64{{4, 3, 3}, {}}, []uint64{1, 2}, 3, 0)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{4, -1, -1, -1, 3, 5, -1, -1, 3, 5, -1, -1}, res[0].Traces)
 	assert.Equal(t, []int64{-1, -1, -1, 107, -1, -1, 107, -1, -1}, res[0].EdgeIDs)
 	assert.Empty(t, res[1].Traces)
 	// Length 0: only the seeds.
-	res, err = s.RandomWalk(t.Context(), [][]int64{{2}}, []uint64{1}, 0, 0.5)
+	res, err = walk(t.Context(), s, [][]int64{{2}}, []uint64{1}, 0, 0.5)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{2}, res[0].Traces)
 	assert.Empty(t, res[0].EdgeIDs)
 	// Excluded edges are not walked.
-	s = mustSampler(t, rangePartition(g, 3), Options{Fanouts: []int{1}, ExcludeEdges: []int64{107}})
-	res, err = s.RandomWalk(t.Context(), [][]int64{{3}}, []uint64{1}, 2, 0)
+	s = mustSampler(t, rangePartition(g, 3), options{Fanouts: []int{1}, ExcludeEdges: []int64{107}})
+	res, err = walk(t.Context(), s, [][]int64{{3}}, []uint64{1}, 2, 0)
 	require.NoError(t, err)
 	assert.Equal(t, []int64{3, -1, -1}, res[0].Traces)
 
-	_, err = s.RandomWalk(t.Context(), [][]int64{{0}}, []uint64{1}, -1, 0)
+	_, err = walk(t.Context(), s, [][]int64{{0}}, []uint64{1}, -1, 0)
 	assert.EqualError(t, err, "sample: WalkRequest.Length = -1 is negative")
-	_, err = s.RandomWalk(t.Context(), [][]int64{{0}}, []uint64{1}, 2, 1.5)
+	_, err = walk(t.Context(), s, [][]int64{{0}}, []uint64{1}, 2, 1.5)
 	assert.EqualError(t, err, "sample: WalkRequest.RestartProb = 1.5 is not in [0, 1]")
-	_, err = s.RandomWalk(t.Context(), [][]int64{{0}}, []uint64{1}, 2, math.NaN())
+	_, err = walk(t.Context(), s, [][]int64{{0}}, []uint64{1}, 2, math.NaN())
 	assert.Error(t, err)
-	_, err = s.RandomWalk(t.Context(), [][]int64{{6}}, []uint64{1}, 2, 0)
+	_, err = walk(t.Context(), s, [][]int64{{6}}, []uint64{1}, 2, 0)
 	assert.EqualError(t, err, "sample: batches[0][0] = 6 is out of range [0, 6)")
-	_, err = s.RandomWalk(t.Context(), [][]int64{{0}}, nil, 2, 0)
+	_, err = walk(t.Context(), s, [][]int64{{0}}, nil, 2, 0)
 	assert.EqualError(t, err, "sample: len(keys) = 0 does not match len(batches) = 1")
 }
 
 func TestSchemeOptionErrors(t *testing.T) {
 	p := rangePartition(tinyGraph(), 1)
-	_, err := New(p, nil, Options{Fanouts: []int{1}, Scheme: 5})
-	assert.EqualError(t, err, "sample: Options.Scheme = 5 is invalid (want NodeWise (0) or LayerWise (1))")
-	_, err = New(p, nil, Options{Fanouts: []int{1}, LayerWithoutReplacement: true})
-	assert.EqualError(t, err, "sample: Options.LayerWithoutReplacement needs Options.Scheme = LayerWise")
-	_, err = New(p, comm.NewLocal(1), Options{Fanouts: []int{1}, Biased: true})
-	assert.EqualError(t, err, "sample: Options.Biased needs edge weights, but partition.Graph.Weights is nil")
+	_, err := newSampler(p, comm.NewLocal(1), options{Fanouts: []int{1}, Scheme: 5})
+	assert.EqualError(t, err, "sample: Request.Scheme = 5 is invalid (want NodeWise (0) or LayerWise (1))")
+	_, err = newSampler(p, comm.NewLocal(1), options{Fanouts: []int{1}, LayerWithoutReplacement: true})
+	assert.EqualError(t, err, "sample: Request.LayerWithoutReplacement needs Request.Scheme = LayerWise")
+	_, err = newSampler(p, comm.NewLocal(1), options{Fanouts: []int{1}, Biased: true})
+	assert.EqualError(t, err, "sample: Request.Biased needs edge weights, but partition.Graph.Weights is nil")
 	assert.Equal(t, "layer-wise", LayerWise.String())
 	assert.Equal(t, "node-wise", NodeWise.String())
 	assert.Equal(t, "Scheme(3)", Scheme(3).String())
-	// Options() returns copies.
-	s := mustSampler(t, p, Options{Fanouts: []int{1}, ExcludeEdges: []int64{100}})
-	o := s.Options()
-	o.ExcludeEdges[0] = 5
-	assert.Equal(t, []int64{100}, s.Options().ExcludeEdges)
+	// Request() returns copies.
+	s := mustSampler(t, p, options{Fanouts: []int{1}, ExcludeEdges: []int64{100}})
+	r := s.Request()
+	r.ExcludeEdges[0] = 5
+	assert.Equal(t, []int64{100}, s.Request().ExcludeEdges)
 }
 
 // withWeights returns a copy of g with random weights, about a fifth of

@@ -91,7 +91,7 @@ func TestStorageThroughPartitionBuild(t *testing.T) {
 	wide := *part
 	wide.Graph = part.Graph.Wide()
 	require.False(t, wide.Graph.IsCompact())
-	for _, c := range append(schemeConfigs(exclude), schemeConfig{name: "uniform", opt: Options{Fanouts: []int{5, 3}, Seed: 1}}) {
+	for _, c := range append(schemeConfigs(exclude), schemeConfig{name: "uniform", opt: options{Fanouts: []int{5, 3}, Seed: 1}}) {
 		ref := runScheme(t, &wide, c, c.opt, batches, keys, false)
 		got := runScheme(t, part, c, c.opt, batches, keys, false)
 		require.Equal(t, ref, got, c.name)

@@ -19,7 +19,7 @@ func TestAppendUniqueParallelDenseMatchesSequential(t *testing.T) {
 	for _, grain := range []int{1, 7, 100, 1 << 14} {
 		mergeGrain = grain
 		for _, th := range []int{2, 5} {
-			s := mustSampler(t, rangePartition(g, 1), Options{Fanouts: []int{1}, Threads: th})
+			s := mustSampler(t, rangePartition(g, 1), options{Fanouts: []int{1}, Threads: th})
 			require.True(t, s.rt.dense)
 			seq, par := &workspace{}, &workspace{}
 			ds, dp := seq.denseTable(g.NumNodes), par.denseTable(g.NumNodes)
@@ -100,7 +100,7 @@ func TestDenseAndHashTablesAgree(t *testing.T) {
 
 func TestDenseTableIsClearedAfterAFailedHop(t *testing.T) {
 	g := tinyGraph()
-	s := mustSampler(t, rangePartition(g, 1), Options{Fanouts: []int{2, 2}})
+	s := mustSampler(t, rangePartition(g, 1), options{Fanouts: []int{2, 2}})
 	// Corrupt the graph after New so that a hop answers an out-of-range node.
 	bad := *g
 	bad.Indices = slices.Clone(g.Indices)

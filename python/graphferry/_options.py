@@ -61,7 +61,9 @@ class SampleOptions:
 
     Attributes:
         fanouts (tuple of int): fan-out per hop FROM THE SEEDS; ``-1`` takes
-            all neighbours.
+            all neighbours and ``0`` none (the hop's block keeps its
+            destination nodes and has no edge, as DGL's fan-out 0); values
+            below ``-1`` are refused by the library, naming the hop.
         replace (bool): sample with replacement.
         frontier (str): ``"all"`` (DGL's message-flow blocks) or ``"new"``
             (PyG's: each hop expands the nodes first reached in the previous).

@@ -439,7 +439,7 @@ def ddp_split(indices: torch.Tensor, rank: int, world_size: int, drop_last: bool
     return local
 
 
-_FANOUT_INDEX = re.compile(r"fanout\[(\d+)\]")
+_FANOUT_INDEX = re.compile(r"fanouts?\[(\d+)\]")
 
 
 def _user_order_error(err: GraphferryError, num_layers: int) -> GraphferryError:
@@ -669,3 +669,10 @@ class DataLoader(EngineLoader):
             input_nodes = input_nodes.to(self.device)
             output_nodes = output_nodes.to(self.device)
         return input_nodes, output_nodes, blocks
+
+
+# Edge-level loading (link prediction): DataLoader given an edge prediction sampler becomes an EdgeDataLoader.
+from .dgl_link import EdgeDataLoader, EdgePredictionSampler, as_edge_prediction_sampler, dispatching_new  # noqa: E402
+
+DataLoader.__new__ = dispatching_new  # type: ignore[method-assign]
+__all__ += ["as_edge_prediction_sampler", "EdgePredictionSampler", "EdgeDataLoader"]

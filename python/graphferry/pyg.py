@@ -797,3 +797,8 @@ class GraphStore(torch_geometric.data.GraphStore):
             return []
         n = self._graph.num_nodes
         return [EdgeAttr(edge_type=None, layout="coo", is_sorted=False, size=(n, n))]
+
+
+from .pyg_link import LinkNeighborLoader  # noqa: E402  (edge-level loading, link prediction)
+
+__all__ += ["LinkNeighborLoader"]

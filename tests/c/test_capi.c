@@ -468,6 +468,47 @@ static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loade
 
 static void test_induced_subgraph(gf_graph *g);
 
+void test_edge_sampler(void); /* appended below */
+
+
+/* Fan-out 0 samples no neighbour in its hop: the block keeps its dst nodes
+   (as its src nodes too) and has no edge; the next hop samples as usual. */
+static void test_fanout_zero(gf_graph *g, const DLTensor *seeds, const gf_sample_options *base) {
+  int32_t fan[] = {0, 2};
+  gf_sample_options so = *base;
+  so.num_hops = 2;
+  so.fanouts = fan;
+  so.frontier = GF_FRONTIER_ALL;
+  gf_batch *b = NULL;
+  CHECK(gf_sample(g, seeds, &so, &b) == GF_OK && b, "sample with fan-out 0: %s", gf_errmsg());
+  if (!b) return;
+  int64_t nseeds = seeds->shape[0];
+  int64_t nd = -1, ns = -1, off = -1;
+  CHECK(gf_batch_block_shape(b, 0, &nd, &ns, &off) == GF_OK && nd == nseeds && ns == nseeds && off == 0,
+        "fan-out 0 block: %lld dst, %lld src, offset %lld", (long long)nd, (long long)ns, (long long)off);
+  DLManagedTensor *ip = NULL, *ix = NULL, *hc = NULL;
+  CHECK(gf_batch_take(b, GF_FIELD_INDPTR, 0, &ip) == GF_OK && ip, "take indptr of the fan-out 0 hop");
+  CHECK(gf_batch_take(b, GF_FIELD_INDICES, 0, &ix) == GF_OK && ix, "take indices of the fan-out 0 hop");
+  CHECK(gf_batch_take(b, GF_FIELD_HOP_COUNTS, 0, &hc) == GF_OK && hc, "take hop counts");
+  if (ip) {
+    const int64_t *p = (const int64_t *)ip->dl_tensor.data;
+    for (int64_t d = 0; d <= nd; d++) CHECK(p[d] == 0, "fan-out 0 indptr[%lld] = %lld", (long long)d, (long long)p[d]);
+    ip->deleter(ip);
+  }
+  if (ix) {
+    CHECK(ix->dl_tensor.shape[0] == 0, "fan-out 0 hop has no edge");
+    ix->deleter(ix);
+  }
+  if (hc) {
+    const int64_t *h = (const int64_t *)hc->dl_tensor.data;
+    CHECK(h[0] == nseeds && h[1] == 0, "hop counts %lld, %lld", (long long)h[0], (long long)h[1]);
+    hc->deleter(hc);
+  }
+  CHECK(gf_batch_block_shape(b, 1, &nd, &ns, &off) == GF_OK && nd == nseeds && ns >= nseeds,
+        "the hop after fan-out 0 samples from the seeds");
+  gf_batch_close(b);
+}
+
 int main(void) {
   CHECK(gf_version_number() / 1000000 == GF_VERSION_MAJOR, "major version");
   CHECK(strcmp(gf_version(), GF_VERSION_STRING) == 0, "version string");
@@ -617,9 +658,9 @@ int main(void) {
   bo = so;
   bo.fanouts = neg;
   CHECK_ERR(gf_sample(g, &ts, &bo, &b), GF_EINVAL, "-3");
-  int32_t zero[] = {0, 2};
-  bo.fanouts = zero;
-  CHECK_ERR(gf_sample(g, &ts, &bo, &b), GF_EINVAL, "fanout");
+  int32_t below[] = {0, -2}; /* 0 is valid: no neighbours for that hop */
+  bo.fanouts = below;
+  CHECK_ERR(gf_sample(g, &ts, &bo, &b), GF_EINVAL, "fanouts[1] = -2");
   CHECK_ERR(gf_sample(NULL, &ts, &so, &b), GF_EBADHANDLE, "NULL");
   CHECK_ERR(gf_sample((gf_graph *)0x12345, &ts, &so, &b), GF_EBADHANDLE, "not a graph handle");
   CHECK_ERR(gf_sample(g, &ts, NULL, &b), GF_EINVAL, "options");
@@ -811,6 +852,8 @@ int main(void) {
   test_struct_sizes(g, &ts, &so);
   test_versioned(g, &ts, &so, &lo, &tall);
   test_loader_stats(g, &tall, &lo);
+
+  test_fanout_zero(g, &ts, &so);
   CHECK(versioned_deleted == 0, "the graph keeps the versioned tensor while open");
 
   /* after all of that, g still samples correctly */
@@ -836,6 +879,8 @@ int main(void) {
   int status = 0;
   waitpid(pid, &status, 0);
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "forked child gets GF_EFORK");
+
+  test_edge_sampler();
 
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
@@ -889,4 +934,131 @@ static void test_induced_subgraph(gf_graph *g) {
   CHECK_ERR(gf_graph_induced_subgraph(g, &tn, NULL, &dst, NULL), GF_EINVAL, "out_src");
   CHECK_ERR(gf_graph_induced_subgraph(g, &tn, &src, NULL, NULL), GF_EINVAL, "out_dst");
   CHECK_ERR(gf_graph_induced_subgraph(NULL, &tn, &src, &dst, NULL), GF_EBADHANDLE, "graph");
+}
+
+/* ---------------------------------------------------------------------------
+ * Edge-level sampling */
+
+static int64_t *take_link(gf_batch *b, int32_t field, int64_t *n, DLManagedTensor **keep) {
+  *keep = NULL;
+  *n = -1;
+  if (gf_batch_take_link(b, field, keep) != GF_OK || *keep == NULL) return NULL;
+  *n = (*keep)->dl_tensor.shape[0];
+  return (int64_t *)(*keep)->dl_tensor.data;
+}
+
+static void drop(DLManagedTensor *t) {
+  if (t) t->deleter(t);
+}
+
+void test_edge_sampler(void) {
+  int64_t sp = 7, si = 10;
+  DLTensor tp = i64(indptr, &sp), ti = i64(indices, &si);
+  gf_graph *g = NULL;
+  CHECK(gf_graph_from_csc(&tp, &ti, NULL, NULL, &g) == GF_OK && g, "from_csc");
+  int32_t fan[] = {-1};
+  gf_sample_options so;
+  memset(&so, 0, sizeof so);
+  so.struct_size = sizeof so;
+  so.num_hops = 1;
+  so.fanouts = fan;
+  so.seed = 3;
+  gf_edge_sampler_options eo;
+  memset(&eo, 0, sizeof eo);
+  eo.struct_size = sizeof eo;
+  eo.sample = &so;
+  eo.mode = GF_LINK_DGL;
+  eo.negative = GF_NEG_PER_SOURCE_UNIFORM;
+  eo.amount = 2;
+  eo.exclude = GF_EXCLUDE_SELF;
+  gf_edge_sampler *es = NULL;
+  CHECK(gf_edge_sampler_open(g, &eo, &es) == GF_OK && es, "edge sampler open");
+
+  /* edge id = CSC position here: edge e ends at the v with indptr[v] <= e */
+  int64_t eids[] = {0, 4}, ne = 2;
+  DLTensor te = i64(eids, &ne);
+  gf_batch *b = NULL;
+  CHECK(gf_edge_sampler_sample(es, &te, NULL, 7, &b) == GF_OK && b, "sample edges");
+  DLManagedTensor *ts, *tps, *tpd, *tns, *tei;
+  int64_t n_seeds, n_ps, n_pd, n_ns, n_ei;
+  CHECK(gf_batch_take(b, GF_FIELD_SEEDS, 0, &ts) == GF_OK, "take seeds");
+  int64_t *seeds = (int64_t *)ts->dl_tensor.data;
+  n_seeds = ts->dl_tensor.shape[0];
+  int64_t *ps = take_link(b, GF_LINK_POS_SRC, &n_ps, &tps);
+  int64_t *pd = take_link(b, GF_LINK_POS_DST, &n_pd, &tpd);
+  int64_t *ns = take_link(b, GF_LINK_NEG_SRC, &n_ns, &tns);
+  CHECK(ps && pd && n_ps == 2 && n_pd == 2 && ns && n_ns == 4, "pair lengths %lld %lld %lld",
+        (long long)n_ps, (long long)n_pd, (long long)n_ns);
+  for (int i = 0; ps && pd && i < 2; i++) {
+    int64_t e = eids[i], v = 0;
+    while (indptr[v + 1] <= e) v++;
+    CHECK(ps[i] < n_seeds && pd[i] < n_seeds && seeds[ps[i]] == indices[e] && seeds[pd[i]] == v,
+          "pair %d is edge %lld", i, (long long)e);
+  }
+  CHECK(gf_batch_take(b, GF_FIELD_EDGE_IDS, 0, &tei) == GF_OK, "take edge ids");
+  n_ei = tei->dl_tensor.shape[0];
+  for (int64_t k = 0; k < n_ei; k++) {
+    int64_t e = ((int64_t *)tei->dl_tensor.data)[k];
+    CHECK(e != 0 && e != 4, "seed edge %lld was excluded", (long long)e);
+  }
+  DLManagedTensor *again = NULL;
+  CHECK_ERR(gf_batch_take_link(b, GF_LINK_POS_SRC, &again), GF_ESTATE, "already taken");
+  CHECK_ERR(gf_batch_take_link(b, 99, &again), GF_EINVAL, "GF_LINK_");
+  drop(ts), drop(tps), drop(tpd), drop(tns), drop(tei);
+  gf_batch_close(b);
+
+  /* the same key gives the same batch */
+  gf_batch *b1 = NULL, *b2 = NULL;
+  CHECK(gf_edge_sampler_sample(es, &te, NULL, 9, &b1) == GF_OK, "sample key 9");
+  CHECK(gf_edge_sampler_sample(es, &te, NULL, 9, &b2) == GF_OK, "sample key 9 again");
+  int64_t n1, n2;
+  DLManagedTensor *k1, *k2;
+  int64_t *d1 = take_link(b1, GF_LINK_NEG_DST, &n1, &k1), *d2 = take_link(b2, GF_LINK_NEG_DST, &n2, &k2);
+  CHECK(d1 && d2 && n1 == n2 && memcmp(d1, d2, (size_t)n1 * 8) == 0, "same negatives for the same key");
+  drop(k1), drop(k2);
+  gf_batch_close(b1);
+  gf_batch_close(b2);
+
+  /* errors name the problem */
+  gf_batch *bad = NULL;
+  CHECK_ERR(gf_edge_sampler_sample(es, &te, &te, 0, &bad), GF_EINVAL, "seeds_dst");
+  int64_t out_of_range[] = {10};
+  int64_t one = 1;
+  DLTensor tr = i64(out_of_range, &one);
+  CHECK_ERR(gf_edge_sampler_sample(es, &tr, NULL, 0, &bad), GF_EINVAL, "10");
+  CHECK(bad == NULL, "no batch on failure");
+  gf_edge_sampler_close(es);
+  CHECK_ERR(gf_edge_sampler_sample(es, &te, NULL, 0, &bad), GF_EBADHANDLE, "edge sampler");
+  gf_edge_sampler_close(es);
+  eo.mode = 7;
+  gf_edge_sampler *es2 = NULL;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "mode");
+  eo.mode = GF_LINK_DGL;
+  eo.amount = 1.5;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "amount");
+  CHECK_ERR(gf_edge_sampler_open(g, NULL, &es2), GF_EINVAL, "options");
+
+  /* PyG triplet: dst_neg_index is [B, amount] */
+  eo.mode = GF_LINK_PYG;
+  eo.negative = GF_NEG_TRIPLET;
+  eo.amount = 3;
+  eo.exclude = GF_EXCLUDE_NONE;
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK, "PyG edge sampler");
+  int64_t src[] = {1, 5}, dst[] = {0, 3};
+  DLTensor tsrc = i64(src, &ne), tdst = i64(dst, &ne);
+  CHECK(gf_edge_sampler_sample(es2, &tsrc, &tdst, 0, &b) == GF_OK, "sample pairs");
+  DLManagedTensor *tn = NULL;
+  CHECK(gf_batch_take_link(b, GF_LINK_DST_NEG_INDEX, &tn) == GF_OK && tn && tn->dl_tensor.ndim == 2 &&
+            tn->dl_tensor.shape[0] == 2 && tn->dl_tensor.shape[1] == 3,
+        "dst_neg_index shape");
+  drop(tn);
+  gf_batch_close(b);
+  CHECK_ERR(gf_edge_sampler_sample(es2, &tsrc, NULL, 0, &bad), GF_EINVAL, "seeds_dst is NULL");
+  gf_edge_sampler_close(es2);
+
+  /* a node batch is not an edge batch */
+  CHECK(gf_sample(g, &tsrc, &so, &b) == GF_OK, "node sample");
+  CHECK_ERR(gf_batch_take_link(b, GF_LINK_POS_SRC, &tn), GF_EINVAL, "not an edge batch");
+  gf_batch_close(b);
+  gf_graph_close(g);
 }

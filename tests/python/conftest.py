@@ -69,6 +69,7 @@ NOT_BOUNDARY = {
     "test_soak.py": "rounds of the crossings other tests make once (the C soak runs under cgocheck2)",
     "test_packaging.py": "builds wheels; loads no library",
     "test_testdata.py": "reads the test data; calls no library",
+    "test_link_train.py": "trains link prediction through the edge loader test_link_dgl.py covers, for minutes",
 }
 
 

@@ -1,0 +1,41 @@
+// link.c: the C shims of the edge-level sampling functions (the
+// "Edge-level sampling" section of include/graphferry.h), kept apart from
+// graphferry.c; the same pattern: fork guard, then the Go export.
+
+#include "graphferry.h"
+#include "_cgo_export.h"
+
+extern volatile int gf__forked;
+
+int gf_edge_sampler_open(gf_graph *graph, const gf_edge_sampler_options *options,
+                         gf_edge_sampler **out_sampler) {
+  if (gf__forked) {
+    return GF_EFORK;
+  }
+  return gfgo_edge_sampler_open((uintptr_t)graph, (gf_edge_sampler_options *)options,
+                                (uintptr_t *)out_sampler);
+}
+
+int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seeds,
+                           const DLTensor *seeds_dst, uint64_t batch_key,
+                           gf_batch **out_batch) {
+  if (gf__forked) {
+    return GF_EFORK;
+  }
+  return gfgo_edge_sampler_sample((uintptr_t)sampler, (DLTensor *)seeds, (DLTensor *)seeds_dst,
+                                  batch_key, (uintptr_t *)out_batch);
+}
+
+void gf_edge_sampler_close(gf_edge_sampler *sampler) {
+  if (gf__forked) {
+    return;
+  }
+  gfgo_edge_sampler_close((uintptr_t)sampler);
+}
+
+int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **out_tensor) {
+  if (gf__forked) {
+    return GF_EFORK;
+  }
+  return gfgo_batch_take_link((uintptr_t)batch, field, out_tensor);
+}
