@@ -37,6 +37,7 @@ help:
 	@echo "  make test-py     pytest tests/python (all but the slow accuracy test)"
 	@echo "  make test-accuracy  GraphSAGE accuracy through our loaders vs DGL's on Cora and CiteSeer (slow)"
 	@echo "  make test-threads  gf_graph_close while other threads use the graph (C, a few seconds)"
+	@echo "  make test-comm   a host-provided communicator (gf_comm) over threads: ranks' batches = single-process (C)"
 	@echo "  make lint        ruff check + ruff format --check over python/, tests/python, examples, bench"
 	@echo "  make venv-latest create .venv-latest: newest torch and torch_geometric, no DGL (python/requirements-latest.txt)"
 	@echo "  make test-py-latest  the core and PyG tests in .venv-latest (under a minute)"
@@ -91,7 +92,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-threads test-py test-py-latest test-cgocheck test-valgrind test-cuda
+test: venv lint test-go test-nocgo test-big test-c test-comm test-threads test-py test-py-latest test-cgocheck test-valgrind test-cuda
 	@echo "make test: all suites passed"
 
 test-go:
@@ -117,6 +118,15 @@ build/test_threads: tests/c/test_threads.c include/graphferry.h $(LIB)
 
 test-threads: build/test_threads
 	./build/test_threads
+
+# A host-provided communicator (gf_comm) over threads: each rank's batches
+# equal the single-process loader's, and host failures are reported.
+.PHONY: test-comm
+build/test_comm: tests/c/test_comm.c include/graphferry.h include/dlpack.h $(LIB)
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -o $@ tests/c/test_comm.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+
+test-comm: build/test_comm
+	./build/test_comm examples/data/cora
 
 build/soak: tests/c/soak.c include/graphferry.h $(LIB)
 	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude -o $@ tests/c/soak.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'

@@ -1153,6 +1153,93 @@ GF_API void gf_edge_sampler_close(gf_edge_sampler *sampler);
  */
 GF_API int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **out_tensor);
 
+/* ------------------------------------------------------------------------ */
+/* Communicators                                                            */
+/* ------------------------------------------------------------------------ */
+
+/*
+ * gf_comm is a communicator the host provides, for running one rank per
+ * process (torch.distributed, MPI, NCCL's host side, threads in a test): a
+ * table of callbacks with a user pointer, through which the library's
+ * collective sampling exchanges its messages with the other ranks. Every
+ * collective is two calls, in the same order on every rank:
+ *
+ *   exchange_sizes: send_sizes[j] is the number of bytes this rank sends to
+ *     rank j; the callback fills recv_sizes[j] with the number rank j sends
+ *     here (an all-to-all of one int64 per rank).
+ *   all_to_all: send[j] (send_sizes[j] bytes) goes to rank j; the callback
+ *     fills recv[j] (recv_sizes[j] bytes, allocated by the library) with
+ *     what rank j sent. send[rank] goes to recv[rank].
+ *
+ * Every pointer passed is C memory owned by the library, valid only during
+ * the call (copy what must outlive it); pointers of empty messages may be
+ * NULL. A callback returns 0 on success and anything else on failure, after
+ * which errmsg (optional, may be NULL) is asked for a message; the library
+ * copies it at once. A failure is final: every later exchange of the
+ * loader fails with the same message, since the ranks no longer pair up.
+ *
+ * The callbacks run on a library thread, never two at once for one loader.
+ * The library cannot interrupt a callback: a callback must return (bound
+ * the host's collectives with a time-out), and a rank that fails must make
+ * its peers' collectives fail too (closing its process group does).
+ * The table is copied when a loader is opened; user must stay valid until
+ * the loader is closed.
+ *
+ * send and recv (optional: both or neither) carry small control messages
+ * between two ranks, in order, for the coordinator that orders the
+ * exchanges of concurrent sampler workers (DSP's CCC: every rank starts
+ * them in one global order, so that they cannot deadlock or pair up
+ * wrongly). With them, a loader samples with min(num_threads, 4) workers
+ * (every core when num_threads <= 0) over the one exchange channel; without,
+ * with one. They must not share a channel with the exchanges (a control
+ * message must never wait behind an exchange). send delivers size bytes to
+ * rank `to`; recv blocks until the next message from rank `from` arrives,
+ * copies it into buf (capacity bytes: enough for any message, which is at
+ * most 4110 bytes) and sets *size. The library calls send from one thread and
+ * recv from one thread per peer, concurrently; both must fail within bounded
+ * time when the peer dies. A recv still blocked when the loader closes is
+ * left to return on its own (its message is dropped).
+ */
+typedef struct gf_comm {
+  uint32_t struct_size; /* sizeof(gf_comm) */
+  int32_t rank;         /* this process's rank, in [0, size) */
+  int32_t size;         /* number of ranks (>= 1) */
+  void *user;           /* passed to every callback */
+  int (*exchange_sizes)(void *user, const int64_t *send_sizes,
+                        int64_t *recv_sizes);
+  int (*all_to_all)(void *user, const void *const *send,
+                    const int64_t *send_sizes, void *const *recv,
+                    const int64_t *recv_sizes);
+  const char *(*errmsg)(void *user);
+  int (*send)(void *user, int32_t to, const void *msg, int64_t size);
+  int (*recv)(void *user, int32_t from, void *buf, int64_t capacity,
+              int64_t *size);
+} gf_comm;
+
+/*
+ * gf_loader_open_comm opens rank comm->rank's loader of a group that
+ * samples together: every rank calls it with the same graph (opened with
+ * num_patches = comm->size), seeds and options. Rank r owns patch r for
+ * sampling; topology and node data are replicated in every process. The
+ * epoch's batches are the single-process loader's (bit-identical for the
+ * same seeds and options), dealt out round-robin: rank r gets batches r,
+ * r + size, ...; every rank gets ceil(batches / size) of them, the ranks
+ * short of one in the last round padded with a copy of one of the epoch's
+ * first batches (as torch's DistributedSampler pads). Use the loader with
+ * gf_loader_start/next/close; gf_loader_num_batches gives this rank's
+ * count. Every rank must read every epoch to its end: a rank that stops
+ * early leaves the others blocked in their collective until its time-out.
+ * Returns what gf_loader_open returns, and GF_EINVAL for a NULL comm, a
+ * struct_size other than sizeof(gf_comm), a NULL exchange_sizes or
+ * all_to_all, only one of send and recv, a rank or size out of range, or a
+ * graph whose number of
+ * patches is not comm->size. A failed exchange makes gf_loader_next return
+ * GF_EIO with the host's message.
+ */
+GF_API int gf_loader_open_comm(gf_graph *graph, const DLTensor *seeds,
+                               const gf_loader_options *options,
+                               const gf_comm *comm, gf_loader **out_loader);
+
 #ifdef __cplusplus
 }
 #endif

@@ -17,7 +17,7 @@ import (
 // Next in progress).
 type Loader struct {
 	g  *Graph
-	pl *pipeline.Pipeline
+	pl batchStream // a *pipeline.Pipeline, or a distStream (OpenDistLoader)
 
 	mu      sync.Mutex
 	started bool

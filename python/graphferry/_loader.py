@@ -127,8 +127,10 @@ class EngineLoader(Closeable):
         queue_capacity: int,
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
+        comm: Any = None,
     ) -> None:
         self._graph = graph
+        self._comm = comm  # a graphferry.distributed.Communicator: one rank's share per epoch
         self._seeds = seeds
         self._options = options
         self._loader_args = dict(
@@ -147,7 +149,14 @@ class EngineLoader(Closeable):
         _register(graph, self)
 
     def _new_loader(self) -> Loader:
-        loader = Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)
+        if getattr(self, "_comm", None) is not None:
+            from .distributed import DistributedLoader
+
+            loader = DistributedLoader.from_options(
+                self._graph, self._seeds, self._options, comm=self._comm, **self._loader_args
+            )
+        else:
+            loader = Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)
         cache = getattr(self, "_cache_args", None)
         if cache is not None:
             try:

@@ -537,6 +537,13 @@ class DataLoader(EngineLoader):
         ddp_seed (int): with ``use_ddp``, the seed of shuffling and sampling
             when ``seed`` is not given (the same on every rank).
             (default: :obj:`0`)
+        comm (graphferry.distributed.Communicator, optional): sample
+            across the ranks with the collective sampling primitive instead
+            of splitting the seeds: ``graph`` must be a ``graphferry.Graph``
+            opened with ``num_patches=comm.size``, and each rank gets every
+            ``comm.size``-th batch of the single-process epoch, padded (see
+            :mod:`graphferry.distributed`). Iterate one epoch at a time, to
+            its end, on every rank. (default: :obj:`None`)
         batch_size (int): seeds per batch. (default: :obj:`1`)
         drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
         shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
@@ -582,6 +589,7 @@ class DataLoader(EngineLoader):
         seed: int | None = None,
         queue_capacity: int = 2,
         num_threads: int = 0,
+        comm: Any = None,
         **kwargs: Any,
     ):
         self._loaders = []
@@ -614,10 +622,10 @@ class DataLoader(EngineLoader):
         seeds = indices if isinstance(indices, torch.Tensor) else torch.as_tensor(indices)
         if seeds.dtype == torch.int32:
             seeds = seeds.to(torch.int64)  # the engine takes int64 ids; outputs are in the graph's idtype
-        if self.use_ddp:
+        if self.use_ddp and comm is None:
             seeds = _ddp_seeds(seeds, drop_last)
         if seed is None:
-            if self.use_ddp:
+            if self.use_ddp or comm is not None:
                 seed = ddp_seed
             elif generator is not None:
                 seed = int(torch.randint(0, 2**63 - 1, (), generator=generator))
@@ -677,6 +685,7 @@ class DataLoader(EngineLoader):
                 queue_capacity=queue_capacity,
                 feature_names=[n for n in settings.prefetch_node_feats if n not in self._lazy_names],
                 label_names=[n for n in settings.prefetch_labels if n not in self._lazy_names],
+                comm=comm,
             )
         except GraphferryError as err:
             raise _user_order_error(err, len(settings.fanouts)) from None

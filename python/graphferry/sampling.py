@@ -516,10 +516,15 @@ class Loader(Closeable):
             raise _closed_error("graphferry.Loader: the graph was closed")
         borrowed = BorrowedTensor(seeds, "seeds")
         out = ctypes.c_void_p()
-        _lib.gf_loader_open(graph.handle, borrowed.ref, ctypes.byref(self._options), ctypes.byref(out))
+        self._open_handle(graph, borrowed, out)
         self._handle = out.value
         self._exit_stack.callback(self._free)
         graph._add_child(self)
+
+    def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
+        """Opens the engine loader into ``out`` (graphferry.distributed
+        opens one rank's share instead)."""
+        _lib.gf_loader_open(graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(out))
 
     def _check_open(self) -> int:
         """The handle; a clear error, naming the graph if it was closed, when

@@ -1,0 +1,435 @@
+/*
+ * test_comm.c: a host-provided communicator (gf_comm) over threads.
+ *
+ * RANKS threads each open the shipped Cora with one patch per rank and a
+ * distributed loader (gf_loader_open_comm) whose gf_comm callbacks exchange
+ * through shared memory and a barrier, as MPI or torch.distributed would
+ * between processes. Each rank's batches must equal the single-process
+ * loader's batches r, r+RANKS, ... (padded round-robin), field by field.
+ * Again with send and recv (control messages through per-pair queues): the
+ * library then runs several sampler workers per rank whose exchanges a
+ * coordinator orders over the one channel, and the batches must not change.
+ * Then the failure paths: a callback that fails makes gf_loader_next return
+ * GF_EIO with the host's message, and invalid tables are refused.
+ *
+ * Usage: test_comm DATASET_DIR. C99 + pthreads; public header only.
+ */
+#include "graphferry.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int passed = 0, failed = 0;
+static pthread_mutex_t check_mu = PTHREAD_MUTEX_INITIALIZER;
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    int ok_ = (cond);                                      \
+    pthread_mutex_lock(&check_mu);                         \
+    if (ok_) {                                             \
+      passed++;                                            \
+    } else {                                               \
+      failed++;                                            \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fprintf(stderr, " (last error: %s)\n", gf_errmsg()); \
+    }                                                      \
+    pthread_mutex_unlock(&check_mu);                       \
+  } while (0)
+
+enum { MAX_RANKS = 4, MAX_BATCHES = 64, NUM_SEEDS = 300, BATCH = 32, EPOCHS = 2 };
+
+static const char *dataset;
+static int64_t seeds[NUM_SEEDS];
+static int64_t seeds_shape[1] = {NUM_SEEDS};
+
+static DLTensor seeds_tensor(void) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = seeds;
+  t.device.device_type = kDLCPU;
+  t.ndim = 1;
+  t.dtype.code = kDLInt;
+  t.dtype.bits = 64;
+  t.dtype.lanes = 1;
+  t.shape = seeds_shape;
+  return t;
+}
+
+/* ---------------------------------------------------------------------- */
+/* The threads' communicator: a mailbox of pointers and sizes, a barrier. */
+
+typedef struct msg {
+  struct msg *next;
+  int64_t n;
+  unsigned char data[];
+} msg;
+
+typedef struct {
+  int size;
+  pthread_barrier_t bar;
+  int64_t sizes[MAX_RANKS][MAX_RANKS]; /* sizes[from][to] */
+  const void *data[MAX_RANKS][MAX_RANKS];
+  /* Control messages: q[from][to], FIFO. */
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  msg *head[MAX_RANKS][MAX_RANKS], *tail[MAX_RANKS][MAX_RANKS];
+} mailbox;
+
+typedef struct {
+  mailbox *box;
+  int rank;
+} rank_ctx;
+
+static int box_exchange_sizes(void *user, const int64_t *send, int64_t *recv) {
+  rank_ctx *c = (rank_ctx *)user;
+  mailbox *m = c->box;
+  for (int j = 0; j < m->size; j++) m->sizes[c->rank][j] = send[j];
+  pthread_barrier_wait(&m->bar);
+  for (int j = 0; j < m->size; j++) recv[j] = m->sizes[j][c->rank];
+  pthread_barrier_wait(&m->bar); /* nobody overwrites sizes before all read */
+  return 0;
+}
+
+static int box_all_to_all(void *user, const void *const *send, const int64_t *send_sizes,
+                          void *const *recv, const int64_t *recv_sizes) {
+  rank_ctx *c = (rank_ctx *)user;
+  mailbox *m = c->box;
+  (void)send_sizes;
+  for (int j = 0; j < m->size; j++) m->data[c->rank][j] = send[j];
+  pthread_barrier_wait(&m->bar);
+  for (int j = 0; j < m->size; j++) {
+    if (recv_sizes[j] > 0) memcpy(recv[j], m->data[j][c->rank], (size_t)recv_sizes[j]);
+  }
+  pthread_barrier_wait(&m->bar); /* senders keep their buffers until all copied */
+  return 0;
+}
+
+static int box_send(void *user, int32_t to, const void *data, int64_t n) {
+  rank_ctx *c = (rank_ctx *)user;
+  mailbox *m = c->box;
+  msg *e = (msg *)malloc(sizeof(msg) + (size_t)n);
+  if (e == NULL || to < 0 || to >= m->size) {
+    free(e);
+    return 1;
+  }
+  e->next = NULL;
+  e->n = n;
+  if (n > 0) memcpy(e->data, data, (size_t)n);
+  pthread_mutex_lock(&m->mu);
+  if (m->tail[c->rank][to]) {
+    m->tail[c->rank][to]->next = e;
+  } else {
+    m->head[c->rank][to] = e;
+  }
+  m->tail[c->rank][to] = e;
+  pthread_cond_broadcast(&m->cv);
+  pthread_mutex_unlock(&m->mu);
+  return 0;
+}
+
+static int box_recv(void *user, int32_t from, void *buf, int64_t capacity, int64_t *size) {
+  rank_ctx *c = (rank_ctx *)user;
+  mailbox *m = c->box;
+  pthread_mutex_lock(&m->mu);
+  while (m->head[from][c->rank] == NULL) pthread_cond_wait(&m->cv, &m->mu);
+  msg *e = m->head[from][c->rank];
+  m->head[from][c->rank] = e->next;
+  if (e->next == NULL) m->tail[from][c->rank] = NULL;
+  pthread_mutex_unlock(&m->mu);
+  int rc = 0;
+  if (e->n > capacity) {
+    rc = 2;
+  } else {
+    if (e->n > 0) memcpy(buf, e->data, (size_t)e->n);
+    *size = e->n;
+  }
+  free(e);
+  return rc;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Batches as digests: FNV-1a over every field.                           */
+
+static uint64_t fnv(uint64_t h, const void *p, size_t n) {
+  const unsigned char *b = (const unsigned char *)p;
+  for (size_t i = 0; i < n; i++) {
+    h ^= b[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+static uint64_t tensor_bytes(const DLTensor *t) {
+  uint64_t n = (uint64_t)(t->dtype.bits / 8) * t->dtype.lanes;
+  for (int i = 0; i < t->ndim; i++) n *= (uint64_t)t->shape[i];
+  return n;
+}
+
+static uint64_t fold(uint64_t h, DLManagedTensor *m) {
+  if (m == NULL) return fnv(h, "-", 1);
+  h = fnv(h, m->dl_tensor.data, (size_t)tensor_bytes(&m->dl_tensor));
+  m->deleter(m);
+  return h;
+}
+
+static uint64_t digest(gf_batch *b) {
+  uint64_t h = 14695981039346656037ull;
+  int32_t hops = 0;
+  CHECK(gf_batch_num_hops(b, &hops) == GF_OK, "gf_batch_num_hops");
+  int fields[] = {GF_FIELD_NODES, GF_FIELD_HOP_COUNTS, GF_FIELD_SEEDS, GF_FIELD_INPUT_INDEX};
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    DLManagedTensor *m = NULL;
+    CHECK(gf_batch_take(b, fields[i], 0, &m) == GF_OK, "gf_batch_take(%d)", fields[i]);
+    h = fold(h, m);
+  }
+  for (int32_t l = 0; l < hops; l++) {
+    for (int f = GF_FIELD_INDPTR; f <= GF_FIELD_EDGE_IDS; f++) {
+      DLManagedTensor *m = NULL;
+      CHECK(gf_batch_take(b, f, l, &m) == GF_OK, "gf_batch_take(%d, %d)", f, (int)l);
+      h = fold(h, m);
+    }
+  }
+  const char *names[] = {"feat", "label"};
+  for (int i = 0; i < 2; i++) {
+    DLManagedTensor *m = NULL;
+    CHECK(gf_batch_take_node_data(b, names[i], &m) == GF_OK, "take %s", names[i]);
+    h = fold(h, m);
+  }
+  gf_batch_close(b);
+  return h;
+}
+
+static const int32_t fanouts[] = {5, 3};
+static const char *feats[] = {"feat"};
+static const char *labels[] = {"label"};
+
+static int coordinated = 0; /* the ranks' tables have send and recv */
+
+static void options(gf_sample_options *so, gf_loader_options *lo) {
+  memset(so, 0, sizeof *so);
+  so->struct_size = sizeof *so;
+  so->num_hops = 2;
+  so->fanouts = fanouts;
+  so->seed = 42;
+  so->num_threads = coordinated ? 3 : 1; /* 3 workers with a coordinator */
+  memset(lo, 0, sizeof *lo);
+  lo->struct_size = sizeof *lo;
+  lo->sample = so;
+  lo->batch_size = BATCH;
+  lo->shuffle = 1;
+  lo->shuffle_seed = 9;
+  lo->num_feature_names = 1;
+  lo->feature_names = feats;
+  lo->num_label_names = 1;
+  lo->label_names = labels;
+}
+
+static gf_graph *open_graph(int patches) {
+  gf_graph_options go;
+  memset(&go, 0, sizeof go);
+  go.struct_size = sizeof go;
+  go.num_patches = patches;
+  go.partition = GF_PARTITION_RANDOM;
+  go.seed = 3;
+  gf_graph *g = NULL;
+  CHECK(gf_graph_open(dataset, &go, &g) == GF_OK, "gf_graph_open(%s, %d patches)", dataset, patches);
+  return g;
+}
+
+/* Reads epochs of l into out[epoch][i]; returns the batches per epoch. */
+static int read_epochs(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES]) {
+  int n = 0;
+  for (int e = 0; e < EPOCHS; e++) {
+    CHECK(gf_loader_start(l, (uint64_t)e) == GF_OK, "gf_loader_start");
+    int i = 0;
+    for (;;) {
+      gf_batch *b = NULL;
+      int rc = gf_loader_next(l, &b);
+      if (rc == GF_DONE) break;
+      CHECK(rc == GF_OK, "gf_loader_next = %d", rc);
+      if (rc != GF_OK || i == MAX_BATCHES) return -1;
+      out[e][i++] = digest(b);
+    }
+    n = i;
+  }
+  return n;
+}
+
+/* ---------------------------------------------------------------------- */
+
+typedef struct {
+  rank_ctx ctx;
+  uint64_t got[EPOCHS][MAX_BATCHES];
+  int n;
+} rank_run;
+
+static void *rank_main(void *arg) {
+  rank_run *r = (rank_run *)arg;
+  r->n = -1;
+  gf_graph *g = open_graph(r->ctx.box->size);
+  if (g == NULL) return NULL;
+  gf_comm c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  c.rank = r->ctx.rank;
+  c.size = r->ctx.box->size;
+  c.user = &r->ctx;
+  c.exchange_sizes = box_exchange_sizes;
+  c.all_to_all = box_all_to_all;
+  if (coordinated) {
+    c.send = box_send;
+    c.recv = box_recv;
+  }
+  gf_sample_options so;
+  gf_loader_options lo;
+  options(&so, &lo);
+  DLTensor st = seeds_tensor();
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open_comm(g, &st, &lo, &c, &l) == GF_OK, "gf_loader_open_comm rank %d", c.rank);
+  gf_graph_close(g); /* the loader holds the graph */
+  if (l == NULL) return NULL;
+  r->n = read_epochs(l, r->got);
+  gf_loader_close(l);
+  return NULL;
+}
+
+static void test_ranks_equal_single_process(int ranks) {
+  gf_sample_options so;
+  gf_loader_options lo;
+  options(&so, &lo);
+  DLTensor st = seeds_tensor();
+  gf_graph *g = open_graph(1);
+  if (g == NULL) return;
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, &st, &lo, &l) == GF_OK, "gf_loader_open");
+  static uint64_t ref[EPOCHS][MAX_BATCHES];
+  int total = l ? read_epochs(l, ref) : -1;
+  gf_loader_close(l);
+  gf_graph_close(g);
+  CHECK(total == (NUM_SEEDS + BATCH - 1) / BATCH, "reference batches = %d", total);
+  if (total <= 0) return;
+
+  /* Never freed: a coordinator's receiving thread may still be waiting on
+     the queues when the loaders have closed (the header allows it). */
+  mailbox *boxp = (mailbox *)calloc(1, sizeof(mailbox));
+  boxp->size = ranks;
+  pthread_barrier_init(&boxp->bar, NULL, (unsigned)ranks);
+  pthread_mutex_init(&boxp->mu, NULL);
+  pthread_cond_init(&boxp->cv, NULL);
+  static rank_run runs[MAX_RANKS];
+  pthread_t th[MAX_RANKS];
+  for (int r = 0; r < ranks; r++) {
+    memset(&runs[r], 0, sizeof runs[r]);
+    runs[r].ctx.box = boxp;
+    runs[r].ctx.rank = r;
+    pthread_create(&th[r], NULL, rank_main, &runs[r]);
+  }
+  for (int r = 0; r < ranks; r++) pthread_join(th[r], NULL);
+
+  int per_rank = (total + ranks - 1) / ranks;
+  for (int r = 0; r < ranks; r++) {
+    CHECK(runs[r].n == per_rank, "%d ranks%s: rank %d read %d batches per epoch, want %d", ranks,
+          coordinated ? " (coordinated)" : "", r, runs[r].n, per_rank);
+    if (runs[r].n != per_rank) continue;
+    for (int e = 0; e < EPOCHS; e++) {
+      for (int k = 0; k < per_rank; k++) {
+        int want = (k * ranks + r) % total;
+        CHECK(runs[r].got[e][k] == ref[e][want], "%d ranks: rank %d epoch %d batch %d differs from single-process batch %d",
+              ranks, r, e, k, want);
+      }
+    }
+  }
+}
+
+/* ---------------------------------------------------------------------- */
+/* Failures                                                               */
+
+static int failing_sizes(void *user, const int64_t *send, int64_t *recv) {
+  (void)user;
+  (void)send;
+  (void)recv;
+  return 7;
+}
+static int never_called(void *user, const void *const *send, const int64_t *ss, void *const *recv,
+                        const int64_t *rs) {
+  (void)user, (void)send, (void)ss, (void)recv, (void)rs;
+  return 0;
+}
+static const char *failing_msg(void *user) {
+  (void)user;
+  return "peer rank 1 is gone";
+}
+
+static void test_failures(void) {
+  gf_sample_options so;
+  gf_loader_options lo;
+  options(&so, &lo);
+  DLTensor st = seeds_tensor();
+  gf_graph *g = open_graph(2);
+  if (g == NULL) return;
+  gf_comm c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  c.rank = 0;
+  c.size = 2;
+  c.exchange_sizes = failing_sizes;
+  c.all_to_all = never_called;
+  c.errmsg = failing_msg;
+  gf_loader *l = NULL;
+
+  /* Invalid tables. */
+  CHECK(gf_loader_open_comm(g, &st, &lo, NULL, &l) == GF_EINVAL && l == NULL, "NULL comm");
+  CHECK(strstr(gf_errmsg(), "gf_loader_open_comm: comm is NULL") != NULL, "message: %s", gf_errmsg());
+  gf_comm bad = c;
+  bad.struct_size = 8;
+  CHECK(gf_loader_open_comm(g, &st, &lo, &bad, &l) == GF_EINVAL, "struct_size");
+  CHECK(strstr(gf_errmsg(), "struct_size") != NULL, "message: %s", gf_errmsg());
+  bad = c;
+  bad.all_to_all = NULL;
+  CHECK(gf_loader_open_comm(g, &st, &lo, &bad, &l) == GF_EINVAL, "NULL all_to_all");
+  bad = c;
+  bad.send = box_send; /* without recv */
+  CHECK(gf_loader_open_comm(g, &st, &lo, &bad, &l) == GF_EINVAL, "send without recv");
+  CHECK(strstr(gf_errmsg(), "both set or both NULL") != NULL, "message: %s", gf_errmsg());
+  bad = c;
+  bad.rank = 2;
+  CHECK(gf_loader_open_comm(g, &st, &lo, &bad, &l) == GF_EINVAL, "rank out of range");
+  CHECK(strstr(gf_errmsg(), "comm->rank = 2") != NULL, "message: %s", gf_errmsg());
+  bad = c;
+  bad.size = 3;
+  CHECK(gf_loader_open_comm(g, &st, &lo, &bad, &l) == GF_EINVAL, "size != patches");
+  CHECK(strstr(gf_errmsg(), "2 patches but the communicator 3 ranks") != NULL, "message: %s", gf_errmsg());
+
+  /* A host failure reaches gf_loader_next as GF_EIO with the host's message. */
+  CHECK(gf_loader_open_comm(g, &st, &lo, &c, &l) == GF_OK, "gf_loader_open_comm");
+  if (l != NULL) {
+    CHECK(gf_loader_start(l, 0) == GF_OK, "start");
+    gf_batch *b = NULL;
+    int rc = gf_loader_next(l, &b);
+    CHECK(rc == GF_EIO && b == NULL, "next after a host failure = %d", rc);
+    CHECK(strstr(gf_errmsg(), "gf_comm.exchange_sizes returned 7: peer rank 1 is gone") != NULL, "message: %s",
+          gf_errmsg());
+    CHECK(strstr(gf_errmsg(), "rank 0 of 2") != NULL, "message: %s", gf_errmsg());
+    gf_loader_close(l);
+  }
+  gf_graph_close(g);
+}
+
+int main(int argc, char **argv) {
+  if (argc != 2) {
+    fprintf(stderr, "usage: %s DATASET_DIR\n", argv[0]);
+    return 2;
+  }
+  dataset = argv[1];
+  for (int i = 0; i < NUM_SEEDS; i++) seeds[i] = (int64_t)((i * 37 + 5) % 2708);
+  for (int ranks = 1; ranks <= MAX_RANKS; ranks++) test_ranks_equal_single_process(ranks);
+  coordinated = 1;
+  for (int ranks = 2; ranks <= MAX_RANKS; ranks++) test_ranks_equal_single_process(ranks);
+  coordinated = 0;
+  test_failures();
+  printf("test_comm: %d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}

@@ -1,0 +1,256 @@
+"""graphferry.distributed: ranks as processes over torch.distributed (Gloo).
+
+Two (and four) ranks are spawned with torch.multiprocessing (start method "spawn": the
+engine must never run in a forked child) on Gloo over 127.0.0.1, on CiteSeer.
+Each rank's batches must equal the single-process loader's batches
+``rank, rank + 2, ...`` (padded), bit for bit; a rank that raises must make
+the other fail with a clear error within the group's time-out, not hang.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import socket
+import time
+import traceback
+from pathlib import Path
+
+import pytest
+import testdata
+import torch
+import torch.multiprocessing as mp
+
+import graphferry
+from graphferry import distributed
+
+FANOUTS = [5, 3]
+BATCH = 64
+SEED = 17
+EPOCHS = 2
+JOIN_S = 90  # every scenario ends well within this, or the test fails
+
+
+def digest(sub: graphferry.SampledSubgraph) -> str:
+    """A hash of everything a batch holds."""
+    h = hashlib.sha256()
+    tensors = [sub.nodes, sub.hop_counts, sub.input_index]
+    for b in sub.blocks:
+        tensors += [b.indptr, b.indices, b.edge_ids]
+    tensors += [sub.node_data["feat"], sub.labels["label"]]
+    for t in tensors:
+        h.update(t.contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def _loader_kwargs() -> dict:
+    return dict(
+        batch_size=BATCH,
+        shuffle=True,
+        seed=SEED,
+        feature_names=["feat"],
+        label_names=["label"],
+        num_threads=1,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _worker(rank: int, size: int, port: int, path: str, seeds: torch.Tensor, scenario: str, results) -> None:
+    """One rank: its epochs' digests (or its error) go to results."""
+    import torch.distributed as dist
+
+    try:
+        dist.init_process_group(
+            "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=size, timeout=_td(30)
+        )
+        comm = distributed.TorchComm(timeout=20, method="p2p" if scenario == "p2p" else "auto")
+        g = graphferry.Graph.open(path, num_patches=size, partition="random", seed=5)
+        if scenario == "dgl":
+            out = _dgl_epochs(g, seeds, comm)
+            results.put((rank, "ok", (comm.method, len(out[0]), out)))
+            dist.destroy_process_group()
+            return
+        loader = distributed.DistributedLoader(g, seeds, FANOUTS, comm=comm, **_loader_kwargs())
+        out = []
+        for epoch in range(EPOCHS):
+            got = []
+            for i, sub in enumerate(loader.epoch(epoch)):
+                if scenario == "raise" and rank == 1 and i == 1:
+                    raise RuntimeError("rank 1 fails on purpose")
+                got.append(digest(sub))
+            out.append(got)
+        results.put((rank, "ok", (comm.method, len(loader), out)))
+        loader.close()
+        g.close()
+        dist.destroy_process_group()
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        results.put((rank, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+
+def _dgl_epochs(g: graphferry.Graph, seeds: torch.Tensor, comm=None) -> list[list[str]]:
+    """Digests of graphferry.dgl.DataLoader's epochs (with comm: this rank's share)."""
+    import graphferry.dgl as gdgl
+
+    sampler = gdgl.NeighborSampler(list(reversed(FANOUTS)), prefetch_node_feats=["feat"], prefetch_labels=["label"])
+    loader = gdgl.DataLoader(g, seeds, sampler, batch_size=BATCH, shuffle=True, seed=SEED, comm=comm, num_threads=1)
+    out = []
+    for _ in range(EPOCHS):
+        got = []
+        for input_nodes, output_nodes, blocks in loader:
+            h = hashlib.sha256()
+            for t in [input_nodes, output_nodes, blocks[0].srcdata["feat"], blocks[-1].dstdata["label"]]:
+                h.update(t.contiguous().numpy().tobytes())
+            for b in blocks:
+                for t in b.edges():
+                    h.update(t.numpy().tobytes())
+            got.append(h.hexdigest())
+        out.append(got)
+    loader.close()
+    return out
+
+
+def _td(seconds: float):
+    import datetime
+
+    return datetime.timedelta(seconds=seconds)
+
+
+def _run(size: int, path: Path, seeds: torch.Tensor, scenario: str) -> dict[int, tuple]:
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    port = _free_port()
+    procs = [
+        ctx.Process(target=_worker, args=(r, size, port, str(path), seeds, scenario, results), daemon=True)
+        for r in range(size)
+    ]
+    for p in procs:
+        p.start()
+    out: dict[int, tuple] = {}
+    deadline = time.monotonic() + JOIN_S
+    try:
+        while len(out) < size and time.monotonic() < deadline:
+            try:
+                rank, status, payload = results.get(timeout=1)
+            except Exception:  # queue.Empty
+                if all(not p.is_alive() for p in procs) and results.empty():
+                    break
+                continue
+            out[rank] = (status, payload)
+    finally:
+        for p in procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.kill()
+    return out
+
+
+@pytest.fixture(scope="module")
+def citeseer_dir(tmp_path_factory) -> Path:
+    src = testdata.dataset_dir("citeseer")
+    if src is None:
+        pytest.skip("CiteSeer is not available")
+    dst = tmp_path_factory.mktemp("citeseer_gf")
+    graphferry.convert_npy(src, dst)
+    return dst
+
+
+@pytest.fixture(scope="module")
+def seeds() -> torch.Tensor:
+    # 400 seeds spread over CiteSeer's 3,327 nodes: 7 batches of 64, which 2
+    # ranks do not divide (padding).
+    return torch.arange(0, 2800, 7, dtype=torch.int64)
+
+
+def _reference(path: Path, seeds: torch.Tensor) -> list[list[str]]:
+    g = graphferry.Graph.open(path)
+    try:
+        loader = graphferry.Loader(g, seeds, FANOUTS, **_loader_kwargs())
+        return [[digest(sub) for sub in loader.epoch(e)] for e in range(EPOCHS)]
+    finally:
+        g.close()
+
+
+@pytest.mark.parametrize(("size", "scenario"), [(2, "auto"), (2, "p2p"), (4, "auto")])
+def test_ranks_equal_single_process(citeseer_dir, seeds, size, scenario):
+    ref = _reference(citeseer_dir, seeds)
+    total = len(ref[0])
+    assert total == 7
+    out = _run(size, citeseer_dir, seeds, scenario)
+    assert sorted(out) == list(range(size)), f"ranks that reported: {out}"
+    per_rank = -(-total // size)  # the ranks short of a batch are padded
+    for rank in range(size):
+        status, payload = out[rank]
+        assert status == "ok", payload
+        method, got_per_rank, got = payload
+        assert method == ("p2p" if scenario == "p2p" else "all_to_all")
+        assert got_per_rank == per_rank
+        for e in range(EPOCHS):
+            want = [ref[e][(k * size + rank) % total] for k in range(per_rank)]
+            assert got[e] == want, f"rank {rank} of {size}, epoch {e}"
+
+
+def test_rank_that_raises_fails_the_other(citeseer_dir, seeds):
+    start = time.monotonic()
+    out = _run(2, citeseer_dir, seeds, "raise")
+    elapsed = time.monotonic() - start
+    assert sorted(out) == [0, 1], f"ranks that reported: {out}"
+    assert out[1][0] == "error" and "rank 1 fails on purpose" in out[1][1]
+    status, payload = out[0]
+    assert status == "error", "rank 0 finished although rank 1 died"
+    # The engine's error names the failed exchange and the host's message.
+    assert "gf_comm" in payload and "rank 0 of 2" in payload, payload
+    assert elapsed < JOIN_S
+
+
+def test_arguments_checked_without_torch_distributed(citeseer_dir, seeds):
+    # A Communicator subclass that never exchanges: argument errors come first.
+    class Never(distributed.Communicator):
+        pass
+
+    g = graphferry.Graph.open(citeseer_dir, num_patches=2)
+    try:
+        with pytest.raises(TypeError, match="'comm' must be"):
+            distributed.DistributedLoader(g, seeds, FANOUTS, comm=object(), seed=1)
+        with pytest.raises(ValueError, match="num_patches=3"):
+            distributed.DistributedLoader(g, seeds, FANOUTS, comm=Never(0, 3), seed=1)
+        with pytest.raises(ValueError, match="rank"):
+            Never(2, 2)
+        # A communicator whose exchanges raise: the consumer gets the message.
+        loader = distributed.DistributedLoader(g, seeds, FANOUTS, comm=Never(0, 2), seed=1, batch_size=BATCH)
+        with pytest.raises(graphferry.GraphferryError, match="rank 0 of 2: NotImplementedError"):
+            next(iter(loader))
+        loader.close()
+    finally:
+        g.close()
+
+
+def test_torchcomm_needs_init():
+    import torch.distributed as dist
+
+    if dist.is_initialized():
+        pytest.skip("a process group is already initialised in this process")
+    with pytest.raises(RuntimeError, match="init_process_group first"):
+        distributed.TorchComm()
+
+
+def test_dgl_dataloader_with_comm(citeseer_dir, seeds):
+    pytest.importorskip("dgl")
+    g = graphferry.Graph.open(citeseer_dir)
+    try:
+        ref = _dgl_epochs(g, seeds)
+    finally:
+        g.close()
+    total = len(ref[0])
+    out = _run(2, citeseer_dir, seeds, "dgl")
+    assert sorted(out) == [0, 1], f"ranks that reported: {out}"
+    for rank in (0, 1):
+        status, payload = out[rank]
+        assert status == "ok", payload
+        _method, per_rank, got = payload
+        assert per_rank == 4
+        for e in range(EPOCHS):
+            assert got[e] == [ref[e][(k * 2 + rank) % total] for k in range(per_rank)], f"rank {rank} epoch {e}"
