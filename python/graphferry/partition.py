@@ -130,7 +130,7 @@ def metis_assignment(src_dir: str | os.PathLike, parts: int, *, seed: int = 0, q
             assign = np.zeros(n, dtype=np.int64)
         else:
             opts = pymetis.Options(seed=seed) if seed else None
-            _, membership = pymetis.part_graph(parts, xadj=xadj, adjncy=adjncy, options=opts)
+            _, membership = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts)
             assign = np.asarray(membership, dtype=np.int64)
         bar.update(1)
     return assign
