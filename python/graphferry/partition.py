@@ -86,9 +86,27 @@ class gf_partition_options(ctypes.Structure):
 def gf_dataset_partition(src_dir: bytes, dst_dir: bytes, options: Any, /) -> int: ...
 
 
-def _bar(total: int, desc: str, quiet: bool):
-    from tqdm import tqdm
+class _NoBar:
+    """Stands in for tqdm where it is not installed."""
 
+    n = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+
+
+def _bar(total: int, desc: str, quiet: bool):
+    """A tqdm progress bar of one stage (none without tqdm)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoBar()
     return tqdm(total=total, desc=desc, unit="step", disable=quiet, leave=False)
 
 
@@ -97,7 +115,6 @@ def symmetric_csr(src_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, i
     directions), without self-loops or repeated edges, as CSR ``(xadj,
     adjncy)`` int64 arrays, with the node count."""
     import pyarrow.ipc
-    import scipy.sparse
 
     with open(os.path.join(src_dir, "graphferry.json"), "rb") as f:
         n = int(json.load(f)["num_nodes"])
@@ -107,11 +124,12 @@ def symmetric_csr(src_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, i
     dst = table.column("dst").to_numpy()
     keep = src != dst
     src, dst = src[keep], dst[keep]
-    rows = np.concatenate([src, dst])
-    cols = np.concatenate([dst, src])
-    adj = scipy.sparse.csr_matrix((np.ones(len(rows), dtype=np.int8), (rows, cols)), shape=(n, n))
-    adj.sum_duplicates()
-    return adj.indptr.astype(np.int64), adj.indices.astype(np.int64), n
+    # Both directions, each pair once (np.unique sorts by row, then column).
+    keys = np.unique(np.concatenate([src * n + dst, dst * n + src]))
+    rows, cols = np.divmod(keys, max(n, 1))
+    xadj = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=xadj[1:])
+    return xadj, cols.astype(np.int64), n
 
 
 def metis_assignment(src_dir: str | os.PathLike, parts: int, *, seed: int = 0, quiet: bool = True) -> np.ndarray:
