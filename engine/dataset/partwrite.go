@@ -81,6 +81,9 @@ type PartitionOptions struct {
 	Layout Layout
 	// Hops is L of LayoutSelfReliant (>= 0); ignored by the others.
 	Hops int
+	// Progress, if set, is called by Partition after each rank's folder
+	// is written, with the number written and Parts.
+	Progress func(done, total int)
 }
 
 // PartMeta is the content of partition.json.
@@ -257,7 +260,7 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	expand := func(v int64) bool { return isOwned(v) }
 	switch p.opt.Layout {
 	case LayoutDSP:
-		seen := map[int64]bool{}
+		seen := make([]bool, g.NumNodes)
 		for _, v := range owned {
 			for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
 				if u := g.Source(pos); !isOwned(u) && !seen[u] {
@@ -285,7 +288,9 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 		expand = func(v int64) bool { return depth[v] >= 0 && depth[v] < hops }
 	}
 	nodes := append(slices.Clone(owned), others...)
-	local := make(map[int64]int64, len(nodes))
+	// local[v] is the local id of source node v (read only for nodes the
+	// rank holds: every source of a kept edge is one of them).
+	local := make([]int64, g.NumNodes)
 	for i, v := range nodes {
 		local[v] = int64(i)
 	}
@@ -448,6 +453,9 @@ func Partition(src *Dataset, dst string, opt PartitionOptions) (PartMeta, error)
 	for r := range opt.Parts {
 		if err := p.WritePart(dst, r); err != nil {
 			return PartMeta{}, err
+		}
+		if opt.Progress != nil {
+			opt.Progress(r+1, opt.Parts)
 		}
 	}
 	if err := p.WriteMeta(dst); err != nil {

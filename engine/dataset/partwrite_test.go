@@ -367,3 +367,29 @@ func TestPartitionErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, LayoutSelfReliant, l)
 }
+
+// TestPartitionOpenedDataset partitions a dataset as Open gives it: int32
+// sources, edge ids that are rows of edges.arrow, mapped features.
+func TestPartitionOpenedDataset(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, Write(dir, randomDataset(t, 200, 3)))
+	src, err := Open(dir)
+	require.NoError(t, err)
+	defer src.Close()
+	require.True(t, src.Graph.IsCompact())
+	for _, layout := range []Layout{LayoutDSP, LayoutSelfReliant, LayoutHybrid} {
+		dst := t.TempDir()
+		var calls []int
+		_, err := Partition(src, dst, PartitionOptions{
+			Method: partition.Random, Parts: 4, Seed: 9, Layout: layout, Hops: 3,
+			Progress: func(done, total int) {
+				require.Equal(t, 4, total)
+				calls = append(calls, done)
+			},
+		})
+		require.NoError(t, err)
+		require.Equal(t, []int{1, 2, 3, 4}, calls)
+		meta, parts := openParts(t, dst)
+		checkParts(t, src, meta, parts, layout, 3)
+	}
+}
