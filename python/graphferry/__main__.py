@@ -97,8 +97,9 @@ layouts:
                 follow as halo nodes (no in-edges). Features of owned nodes
                 only, in feat.npy [num_owned, ...]; sampling exchanges the rest.
   self-reliant  owned nodes plus the --hops-hop in-neighbourhood of the owned
-                seeds, with every in-edge of every node closer than --hops to a
-                seed; features of every local node in feat.bin (no exchange).
+                train/val/test seeds, with every in-edge of every node closer
+                than --hops to a seed; features of every local node in
+                feat.bin (sampling up to --hops hops needs no exchange).
   hybrid        every node and edge on every rank; features of owned nodes
                 only, in feat.npy (one feature exchange per batch).
 
