@@ -245,10 +245,17 @@ func edgeCut(g *graph.CSC, assign []int64) int64 {
 
 // WritePart writes DST/part-<rank>: a dataset of the rank's local nodes
 // (see Layout), global_ids.npy (local node -> source node), global_eids.npy
-// (local edge id -> source edge id) and, for dsp and hybrid, feat.npy.
+// (local edge id -> source edge id) and, for dsp and hybrid, feat.npy. It
+// first removes DST/partition.json, so that the folders of a run that
+// failed halfway are never described as complete.
 func (p *Partitioner) WritePart(dst string, rank int) error {
 	if rank < 0 || rank >= p.opt.Parts {
 		return fmt.Errorf("dataset: partition: rank = %d is outside [0, %d)", rank, p.opt.Parts)
+	}
+	// A partition.json left by an earlier run must not describe a mix of
+	// its folders and these: it is written again, last, by WriteMeta.
+	if err := os.Remove(filepath.Join(dst, PartMetaFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("dataset: %w", err)
 	}
 	g := p.src.Graph
 	owned := p.owned[rank]

@@ -197,3 +197,25 @@ def test_engine_rejects_bad_assignment(citeseer, tmp_path):
         opts = partition.gf_partition_options(method=2, num_parts=2, assignment=ctypes.pointer(t.dltensor), layout=0)
         with pytest.raises(graphferry.GraphferryError, match=match):
             partition.gf_dataset_partition(bytes(src_dir), bytes(tmp_path / "z"), ctypes.byref(opts))
+
+
+def test_progress_reaches_python(citeseer, tmp_path, monkeypatch):
+    """The engine calls back after each rank's folder (from its own thread)."""
+    seen = []
+
+    class Recorder:
+        n = 0
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def update(self, k):
+            self.n += k
+            seen.append(self.n)
+
+    monkeypatch.setattr(partition, "_bar", lambda total, desc, quiet: Recorder())
+    partition.partition(citeseer[0], tmp_path / "p", parts=4, method="random", layout="hybrid")
+    assert seen == [1, 2, 3, 4]
