@@ -1240,6 +1240,81 @@ GF_API int gf_loader_open_comm(gf_graph *graph, const DLTensor *seeds,
                                const gf_loader_options *options,
                                const gf_comm *comm, gf_loader **out_loader);
 
+/* ---------------------------------------------------------------------------
+ * Offline partitioning
+ *
+ * gf_dataset_partition splits a dataset directory into one folder per rank,
+ * DST/part-<r>/, and writes DST/partition.json and DST/assignment.npy. Every
+ * part-<r> is a graphferry dataset (gf_graph_open opens it) over the rank's
+ * local nodes: its owned nodes first (local ids [0, num_owned), increasing
+ * original id), then the other nodes it holds; with global_ids.npy (int64
+ * [num_local]: local node -> original node) and global_eids.npy (int64
+ * [num_local_edges]: local edge id -> original edge id). Labels and extra
+ * node columns are copied for every local node; the train/val/test masks
+ * are set on owned nodes only (each seed is on its owner's rank alone).
+ * What a rank holds depends on the layout:
+ *   GF_LAYOUT_DSP           owned nodes with all their in-edges; their
+ *                           sources owned elsewhere follow as halo nodes (no
+ *                           in-edges). Features of owned nodes only, in
+ *                           feat.npy ([num_owned, ...], no feat.bin).
+ *   GF_LAYOUT_SELF_RELIANT  owned nodes and the num_hops-hop in-neighbourhood
+ *                           of the owned seeds (train, val and test nodes),
+ *                           with every in-edge of every node closer than
+ *                           num_hops to a seed; features of every local node
+ *                           in the dataset's feat.bin (no exchange at all).
+ *   GF_LAYOUT_HYBRID        every node and edge; features of owned nodes only,
+ *                           in feat.npy.
+ * partition.json records the method, parts, layout, per-rank counts, the
+ * size and CRC-32C of every file, and the edge cut (edges whose endpoints
+ * have different ranks) of this assignment and of range and random.
+ * ------------------------------------------------------------------------- */
+
+#define GF_LAYOUT_DSP 0          /* DSP patches: exchange while sampling */
+#define GF_LAYOUT_SELF_RELIANT 1 /* PaGraph: L-hop neighbourhoods, no exchange */
+#define GF_LAYOUT_HYBRID 2       /* FastSample: topology everywhere, features split */
+
+/*
+ * Options of gf_dataset_partition. Set struct_size to sizeof(*options);
+ * fields are only ever appended, and a zero field takes its default.
+ */
+typedef struct gf_partition_options {
+  uint32_t struct_size;
+  /* GF_PARTITION_RANGE (default), GF_PARTITION_RANDOM or GF_PARTITION_GIVEN. */
+  int32_t method;
+  /* Number of ranks (>= 1; required). */
+  int32_t num_parts;
+  /* GF_LAYOUT_DSP (default), GF_LAYOUT_SELF_RELIANT or GF_LAYOUT_HYBRID. */
+  int32_t layout;
+  /* L of GF_LAYOUT_SELF_RELIANT (>= 0); ignored by the other layouts. */
+  int32_t num_hops;
+  /* Seed of GF_PARTITION_RANDOM (and of the random baseline cut). */
+  uint64_t seed;
+  /* GF_PARTITION_GIVEN: int64 or int32 [num_nodes] ranks in [0, num_parts)
+     (a METIS result, say); NULL otherwise. Copied during the call. */
+  const DLTensor *assignment;
+  /* Method name recorded in partition.json ("metis"); NULL: the method's. */
+  const char *method_name;
+  /* Called (from an engine thread, with the call still running) after each
+     rank's folder is written: done of total ranks. NULL: no calls. */
+  void (*progress)(void *progress_user, int64_t done, int64_t total);
+  void *progress_user;
+} gf_partition_options;
+
+/*
+ * gf_dataset_partition writes the dataset in src_dir partitioned into
+ * dst_dir (created if missing) as described above.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  a path or options NULL; num_parts < 1; method, layout or
+ *              num_hops out of range; an assignment with the wrong length,
+ *              a rank out of range, or given without GF_PARTITION_GIVEN
+ *   GF_ETYPE   assignment not int64/int32 CPU contiguous
+ *   GF_EIO     src_dir is not a readable dataset, or dst_dir not writable
+ *   GF_ENOMEM
+ */
+GF_API int gf_dataset_partition(const char *src_dir, const char *dst_dir,
+                                const gf_partition_options *options);
+
 #ifdef __cplusplus
 }
 #endif

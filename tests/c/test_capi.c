@@ -469,6 +469,7 @@ static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loade
 static void test_induced_subgraph(gf_graph *g);
 
 void test_edge_sampler(void); /* appended below */
+void test_dataset_partition(void); /* appended below */
 
 
 /* Fan-out 0 samples no neighbour in its hop: the block keeps its dst nodes
@@ -919,6 +920,7 @@ int main(void) {
   CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "forked child gets GF_EFORK");
 
   test_edge_sampler();
+  test_dataset_partition();
 
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
@@ -1099,4 +1101,125 @@ void test_edge_sampler(void) {
   CHECK_ERR(gf_batch_take_link(b, GF_LINK_POS_SRC, &tn), GF_EINVAL, "not an edge batch");
   gf_batch_close(b);
   gf_graph_close(g);
+}
+
+/* Offline partitioning: gf_dataset_partition of a generated dataset with an
+   engine assignment and a given one, the progress calls, that each rank's
+   folder opens, and the error paths. */
+static void count_progress(void *user, int64_t done, int64_t total) {
+  int64_t *seen = user;
+  if (done == seen[0] + 1 && total == 3) {
+    seen[0] = done;
+  } else {
+    seen[1]++; /* out of order */
+  }
+}
+
+void test_dataset_partition(void) {
+  char root[] = "/tmp/gf_partition_XXXXXX";
+  if (!mkdtemp(root)) {
+    CHECK(0, "mkdtemp");
+    return;
+  }
+  char src[256], dst[256], part[300];
+  snprintf(src, sizeof src, "%s/src", root);
+  snprintf(dst, sizeof dst, "%s/out", root);
+  CHECK(gf_dataset_generate("tiny", src, 7, 1) == GF_OK, "generate tiny");
+  gf_graph *sg = NULL;
+  int64_t n = 0;
+  CHECK(gf_graph_open(src, NULL, &sg) == GF_OK && gf_graph_num_nodes(sg, &n) == GF_OK && n > 3,
+        "open source");
+  gf_graph_close(sg);
+
+  int64_t seen[2] = {0, 0};
+  gf_partition_options po;
+  memset(&po, 0, sizeof po);
+  po.struct_size = sizeof po;
+  po.method = GF_PARTITION_RANDOM;
+  po.num_parts = 3;
+  po.layout = GF_LAYOUT_HYBRID;
+  po.seed = 5;
+  po.progress = count_progress;
+  po.progress_user = seen;
+  CHECK(gf_dataset_partition(src, dst, &po) == GF_OK, "partition random hybrid: %s", gf_errmsg());
+  CHECK(seen[0] == 3 && seen[1] == 0, "progress 1, 2, 3 of 3 (got %lld, %lld bad)", (long long)seen[0],
+        (long long)seen[1]);
+  int64_t total = 0;
+  for (int r = 0; r < 3; r++) {
+    snprintf(part, sizeof part, "%s/part-%d", dst, r);
+    gf_graph *pg = NULL;
+    int64_t pn = 0;
+    CHECK(gf_graph_open(part, NULL, &pg) == GF_OK && gf_graph_num_nodes(pg, &pn) == GF_OK,
+          "open %s", part);
+    CHECK(pn == n, "hybrid: every node on rank %d", r);
+    total += pn;
+    gf_graph_close(pg);
+  }
+  CHECK(total == 3 * n, "hybrid node count");
+  snprintf(part, sizeof part, "%s/partition.json", dst);
+  CHECK(access(part, R_OK) == 0, "partition.json written");
+
+  /* a given assignment (int32), self-reliant */
+  int32_t *assign = calloc((size_t)n, sizeof *assign);
+  for (int64_t v = 0; v < n; v++) assign[v] = (int32_t)(v % 2);
+  DLTensor ta;
+  memset(&ta, 0, sizeof ta);
+  ta.data = assign;
+  ta.device.device_type = kDLCPU;
+  ta.ndim = 1;
+  ta.dtype.code = kDLInt;
+  ta.dtype.bits = 32;
+  ta.dtype.lanes = 1;
+  ta.shape = &n;
+  gf_partition_options go;
+  memset(&go, 0, sizeof go);
+  go.struct_size = sizeof go;
+  go.method = GF_PARTITION_GIVEN;
+  go.num_parts = 2;
+  go.layout = GF_LAYOUT_SELF_RELIANT;
+  go.num_hops = 1;
+  go.assignment = &ta;
+  go.method_name = "alternate";
+  CHECK(gf_dataset_partition(src, dst, &go) == GF_OK, "partition given: %s", gf_errmsg());
+
+  /* errors */
+  gf_partition_options bad = go;
+  CHECK_ERR(gf_dataset_partition(src, dst, NULL), GF_EINVAL, "options is NULL");
+  CHECK_ERR(gf_dataset_partition(NULL, dst, &go), GF_EINVAL, "src_dir");
+  CHECK_ERR(gf_dataset_partition(src, NULL, &go), GF_EINVAL, "dst_dir");
+  bad.struct_size = 0;
+  CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "struct_size");
+  bad = go;
+  bad.num_parts = 0;
+  CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "num_parts = 0");
+  bad = go;
+  bad.layout = 9;
+  CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "options->layout = 9");
+  bad = go;
+  bad.method = 9;
+  CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "options->method = 9");
+  bad = go;
+  bad.num_hops = -1;
+  CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "num_hops");
+  bad = go;
+  bad.assignment = NULL;
+  CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "assignment is NULL");
+  bad = go;
+  bad.method = GF_PARTITION_RANGE;
+  CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "not GF_PARTITION_GIVEN");
+  bad = go;
+  bad.num_parts = 1; /* assignment holds rank 1 */
+  CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "out of range");
+  int64_t short_n = n - 1;
+  ta.shape = &short_n;
+  CHECK_ERR(gf_dataset_partition(src, dst, &go), GF_EINVAL, "entries");
+  ta.shape = &n;
+  ta.dtype.code = kDLFloat;
+  CHECK_ERR(gf_dataset_partition(src, dst, &go), GF_ETYPE, "assignment");
+  CHECK_ERR(gf_dataset_partition(root, dst, &po), GF_EIO, "graphferry.json");
+  free(assign);
+
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
+  CHECK(system(cmd) == 0, "clean up");
 }

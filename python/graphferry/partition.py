@@ -1,0 +1,222 @@
+"""Offline partitioning: ``python -m graphferry partition SRC DST``.
+
+Splits a graphferry dataset directory into one folder per rank,
+``DST/part-<r>/``, plus ``DST/partition.json`` and ``DST/assignment.npy``.
+The engine does the writing (``gf_dataset_partition``); range and random
+assignments are the engine's, METIS's is computed here with ``pymetis`` on
+the symmetrised graph (METIS partitions undirected graphs) and handed over.
+
+Every ``part-<r>`` is a graphferry dataset (:meth:`graphferry.Graph.open`
+reads it) over the rank's local nodes: its owned nodes first (local ids
+``[0, num_owned)``, increasing original id), then the other nodes it holds.
+Beside it: ``global_ids.npy`` (local node -> original node) and
+``global_eids.npy`` (local edge id -> original edge id). Labels are copied
+for every local node; the train/val/test masks are set on owned nodes only,
+so each seed lives on exactly one rank, its owner. By layout:
+
+* ``dsp`` (DSP): owned nodes with all their in-edges; the sources of those
+  edges owned elsewhere follow as halo nodes without in-edges. Features of
+  owned nodes only, in ``feat.npy`` (``[num_owned, ...]``; no ``feat.bin``).
+* ``self-reliant`` (PaGraph): owned nodes and the ``--hops``-hop
+  in-neighbourhood of the owned seeds (train, val and test nodes) with every
+  in-edge of every node closer than ``--hops`` to a seed; features of every
+  local node in the dataset's ``feat.bin``: sampling needs no exchange.
+* ``hybrid`` (FastSample): every node and edge on every rank; features of
+  owned nodes only, in ``feat.npy``.
+
+``partition.json`` records method, parts, layout, hops, seed, per-rank counts
+(nodes, owned, edges, train/val/test seeds, feature rows and file), the size
+and CRC-32C of every file, and the edge cut of this method and, for
+comparison, of range and random.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+from typing import Any
+
+import numpy as np
+import torch
+
+from ._dlpack import DLTensor, borrow
+from ._lib import cfunc
+
+METHODS = ("metis", "random", "range")
+LAYOUTS = {"dsp": 0, "self-reliant": 1, "hybrid": 2}
+_ENGINE_METHODS = {"range": 0, "random": 1}
+_GIVEN = 2
+
+_progress_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+# typedef struct gf_partition_options {
+#   uint32_t struct_size; int32_t method; int32_t num_parts; int32_t layout;
+#   int32_t num_hops; uint64_t seed; const DLTensor *assignment;
+#   const char *method_name;
+#   void (*progress)(void *progress_user, int64_t done, int64_t total);
+#   void *progress_user;
+# } gf_partition_options;
+class gf_partition_options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("method", ctypes.c_int32),
+        ("num_parts", ctypes.c_int32),
+        ("layout", ctypes.c_int32),
+        ("num_hops", ctypes.c_int32),
+        ("seed", ctypes.c_uint64),
+        ("assignment", ctypes.POINTER(DLTensor)),
+        ("method_name", ctypes.c_char_p),
+        ("progress", _progress_fn),
+        ("progress_user", ctypes.c_void_p),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_partition_options), **fields)
+
+
+# int gf_dataset_partition(const char *src_dir, const char *dst_dir,
+#                          const gf_partition_options *options);
+@cfunc(
+    "gf_dataset_partition",
+    [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(gf_partition_options)],
+    ctypes.c_int,
+)
+def gf_dataset_partition(src_dir: bytes, dst_dir: bytes, options: Any, /) -> int: ...
+
+
+class _NoBar:
+    """Stands in for tqdm where it is not installed."""
+
+    n = 0
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def update(self, k: int = 1) -> None:
+        self.n += k
+
+
+def _bar(total: int, desc: str, quiet: bool):
+    """A tqdm progress bar of one stage (none without tqdm)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        return _NoBar()
+    return tqdm(total=total, desc=desc, unit="step", disable=quiet, leave=False)
+
+
+def symmetric_csr(src_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, int]:
+    """The dataset's graph as METIS wants it: undirected (each edge in both
+    directions), without self-loops or repeated edges, as CSR ``(xadj,
+    adjncy)`` int64 arrays, with the node count."""
+    import pyarrow.ipc
+
+    with open(os.path.join(src_dir, "graphferry.json"), "rb") as f:
+        n = int(json.load(f)["num_nodes"])
+    with pyarrow.ipc.open_file(os.path.join(src_dir, "edges.arrow")) as reader:
+        table = reader.read_all()
+    src = table.column("src").to_numpy()
+    dst = table.column("dst").to_numpy()
+    keep = src != dst
+    src, dst = src[keep], dst[keep]
+    # Both directions, each pair once (np.unique sorts by row, then column).
+    keys = np.unique(np.concatenate([src * n + dst, dst * n + src]))
+    rows, cols = np.divmod(keys, max(n, 1))
+    xadj = np.zeros(n + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=n), out=xadj[1:])
+    return xadj, cols.astype(np.int64), n
+
+
+def metis_assignment(src_dir: str | os.PathLike, parts: int, *, seed: int = 0, quiet: bool = True) -> np.ndarray:
+    """The rank of every node from METIS (through ``pymetis``) on the
+    symmetrised graph: int64 ``[num_nodes]`` in ``[0, parts)``."""
+    try:
+        import pymetis
+    except ImportError as err:
+        raise ImportError(
+            "--method metis needs pymetis (pip install pymetis==2025.2.2, listed in python/requirements.txt)"
+        ) from err
+    with _bar(2, "metis", quiet) as bar:
+        xadj, adjncy, n = symmetric_csr(src_dir)
+        bar.update(1)
+        if parts == 1 or n == 0:
+            assign = np.zeros(n, dtype=np.int64)
+        else:
+            opts = pymetis.Options(seed=seed) if seed else None
+            _, membership = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts)
+            assign = np.asarray(membership, dtype=np.int64)
+        bar.update(1)
+    return assign
+
+
+def partition(
+    src_dir: str | os.PathLike,
+    dst_dir: str | os.PathLike,
+    *,
+    parts: int,
+    method: str = "metis",
+    layout: str = "dsp",
+    hops: int = 2,
+    seed: int = 0,
+    quiet: bool = True,
+) -> dict:
+    """Writes ``src_dir`` partitioned into ``parts`` rank folders under
+    ``dst_dir`` (see the module's doc for what each holds) and returns the
+    content of ``partition.json``.
+
+    Args:
+        method: ``"metis"`` (pymetis), ``"random"`` or ``"range"``.
+        layout: ``"dsp"``, ``"self-reliant"`` or ``"hybrid"``.
+        hops: L of the self-reliant layout.
+        seed: seed of random (and of METIS's own randomisation).
+        quiet: no progress bars.
+    """
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {', '.join(METHODS)} (got {method!r})")
+    if layout not in LAYOUTS:
+        raise ValueError(f"layout must be one of {', '.join(LAYOUTS)} (got {layout!r})")
+    if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
+        raise ValueError(f"parts must be an integer >= 1 (got {parts!r})")
+    if isinstance(hops, bool) or not isinstance(hops, int) or hops < 0:
+        raise ValueError(f"hops must be an integer >= 0 (got {hops!r})")
+    assignment = None
+    if method == "metis":
+        assignment = borrow(torch.from_numpy(metis_assignment(src_dir, parts, seed=seed, quiet=quiet)), "assignment")
+    with _bar(parts, f"write {layout}", quiet) as bar:
+        progress = _progress_fn(lambda _user, done, _total: bar.update(done - bar.n))
+        opts = gf_partition_options(
+            method=_ENGINE_METHODS.get(method, _GIVEN),
+            num_parts=parts,
+            layout=LAYOUTS[layout],
+            num_hops=hops,
+            seed=seed,
+            assignment=None if assignment is None else ctypes.pointer(assignment.dltensor),
+            method_name=method.encode(),
+            progress=progress,
+        )
+        gf_dataset_partition(os.fsencode(src_dir), os.fsencode(dst_dir), ctypes.byref(opts))
+    with open(os.path.join(dst_dir, "partition.json"), "rb") as f:
+        return json.load(f)
+
+
+def summary(meta: dict) -> str:
+    """A few lines for the command line: the cut of each method and each
+    rank's counts."""
+    e = max(meta["num_edges"], 1)
+    cuts = ", ".join(f"{m} {c} ({100 * c / e:.1f}%)" for m, c in sorted(meta["edge_cuts"].items()))
+    lines = [
+        f"{meta['parts']} parts, method {meta['method']}, layout {meta['layout']}: "
+        f"edge cut {meta['edge_cut']} of {meta['num_edges']} edges; by method: {cuts}"
+    ]
+    for r in meta["ranks"]:
+        lines.append(
+            f"  {r['dir']}: {r['num_nodes']} nodes ({r['num_owned']} owned), {r['num_edges']} edges, "
+            f"seeds {r['num_train']}/{r['num_val']}/{r['num_test']}, "
+            f"features {r['feature_rows']} rows in {r['feature_file'] or '-'}"
+        )
+    return "\n".join(lines)
