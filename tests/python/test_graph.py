@@ -492,7 +492,8 @@ def test_dlpack_structs_match_header():
 
     assert ctypes.sizeof(_dlpack.DLTensor) == 48
     assert ctypes.sizeof(_dlpack.DLManagedTensor) == 64
-    assert ctypes.sizeof(_lib.gf_sample_options) == 56
+    assert ctypes.sizeof(_lib.gf_sample_options) == 64
+    assert _lib.gf_sample_options.layer_dependency.offset == 56
     assert _lib.gf_sample_options.scheme.offset == 36
     assert _lib.gf_sample_options.exclude_edges.offset == 48
     assert ctypes.sizeof(_lib.gf_graph_options) == 48
