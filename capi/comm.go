@@ -36,7 +36,6 @@ import (
 	"github.com/graphferry/graphferry/engine/ccc"
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/core"
-	"github.com/graphferry/graphferry/engine/pipeline"
 )
 
 // maxCommSize bounds comm->size (a sanity check on the caller's struct).
@@ -226,37 +225,7 @@ func hostComm(c *C.gf_comm) (comm.Comm, error) {
 //export gfgo_loader_open_comm
 func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, c *C.gf_comm, out *C.uintptr_t) C.int {
 	return call("gf_loader_open_comm", func() error {
-		g, err := lookup[*core.Graph](kindGraph, h)
-		if err != nil {
-			return err
-		}
-		if out == nil {
-			return errorf(gfEInval, "out_loader is NULL")
-		}
-		*out = 0
-		if o == nil {
-			return errorf(gfEInval, "options is NULL")
-		}
-		o, err := readOptions(o, "options", loaderOptionsLayout)
-		if err != nil {
-			return err
-		}
-		req, threads, err := sampleOptions(o.sample, "options->sample")
-		if err != nil {
-			return err
-		}
-		if o.batch_size <= 0 {
-			return errorf(gfEInval, "options->batch_size = %d (want > 0)", int64(o.batch_size))
-		}
-		features, err := cStrings((**C.char)(unsafe.Pointer(o.feature_names)), o.num_feature_names, "feature_names")
-		if err != nil {
-			return err
-		}
-		labels, err := cStrings((**C.char)(unsafe.Pointer(o.label_names)), o.num_label_names, "label_names")
-		if err != nil {
-			return err
-		}
-		seeds, err := indexArray(seedsT, "seeds", false)
+		g, seeds, req, lopt, err := loaderArgs(h, seedsT, o, out)
 		if err != nil {
 			return err
 		}
@@ -265,16 +234,7 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
-		l, err := g.OpenDistLoader(hc, seeds, req, pipeline.Options{
-			BatchSize:     int(o.batch_size),
-			Shuffle:       o.shuffle != 0,
-			DropLast:      o.drop_last != 0,
-			Seed:          uint64(o.shuffle_seed),
-			QueueCapacity: int(o.queue_capacity),
-			FeatureNames:  features,
-			LabelNames:    labels,
-			Threads:       threads,
-		}, cAlloc{})
+		l, err := g.OpenDistLoader(hc, seeds, req, lopt, cAlloc{})
 		if err != nil {
 			if cl, ok := hc.(io.Closer); ok {
 				cl.Close()

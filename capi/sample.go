@@ -297,53 +297,67 @@ func cStrings(p **C.char, n C.int32_t, arg string) ([]string, error) {
 	return out, nil
 }
 
+// loaderArgs reads gf_loader_open's arguments, shared with
+// gf_loader_open_comm: the graph, the seeds and the loader options; out is
+// cleared first.
+func loaderArgs(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t) (*core.Graph, []int64, sample.Request, pipeline.Options, error) {
+	var req sample.Request
+	var lopt pipeline.Options
+	g, err := lookup[*core.Graph](kindGraph, h)
+	if err != nil {
+		return nil, nil, req, lopt, err
+	}
+	if out == nil {
+		return nil, nil, req, lopt, errorf(gfEInval, "out_loader is NULL")
+	}
+	*out = 0
+	if o == nil {
+		return nil, nil, req, lopt, errorf(gfEInval, "options is NULL")
+	}
+	o, err = readOptions(o, "options", loaderOptionsLayout)
+	if err != nil {
+		return nil, nil, req, lopt, err
+	}
+	req, threads, err := sampleOptions(o.sample, "options->sample")
+	if err != nil {
+		return nil, nil, req, lopt, err
+	}
+	if o.batch_size <= 0 {
+		return nil, nil, req, lopt, errorf(gfEInval, "options->batch_size = %d (want > 0)", int64(o.batch_size))
+	}
+	features, err := cStrings((**C.char)(unsafe.Pointer(o.feature_names)), o.num_feature_names, "feature_names")
+	if err != nil {
+		return nil, nil, req, lopt, err
+	}
+	labels, err := cStrings((**C.char)(unsafe.Pointer(o.label_names)), o.num_label_names, "label_names")
+	if err != nil {
+		return nil, nil, req, lopt, err
+	}
+	seeds, err := indexArray(seedsT, "seeds", false)
+	if err != nil {
+		return nil, nil, req, lopt, err
+	}
+	lopt = pipeline.Options{
+		BatchSize:     int(o.batch_size),
+		Shuffle:       o.shuffle != 0,
+		DropLast:      o.drop_last != 0,
+		Seed:          uint64(o.shuffle_seed),
+		QueueCapacity: int(o.queue_capacity),
+		FeatureNames:  features,
+		LabelNames:    labels,
+		Threads:       threads,
+	}
+	return g, seeds, req, lopt, nil
+}
+
 //export gfgo_loader_open
 func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t) C.int {
 	return call("gf_loader_open", func() error {
-		g, err := lookup[*core.Graph](kindGraph, h)
+		g, seeds, req, lopt, err := loaderArgs(h, seedsT, o, out)
 		if err != nil {
 			return err
 		}
-		if out == nil {
-			return errorf(gfEInval, "out_loader is NULL")
-		}
-		*out = 0
-		if o == nil {
-			return errorf(gfEInval, "options is NULL")
-		}
-		o, err := readOptions(o, "options", loaderOptionsLayout)
-		if err != nil {
-			return err
-		}
-		req, threads, err := sampleOptions(o.sample, "options->sample")
-		if err != nil {
-			return err
-		}
-		if o.batch_size <= 0 {
-			return errorf(gfEInval, "options->batch_size = %d (want > 0)", int64(o.batch_size))
-		}
-		features, err := cStrings((**C.char)(unsafe.Pointer(o.feature_names)), o.num_feature_names, "feature_names")
-		if err != nil {
-			return err
-		}
-		labels, err := cStrings((**C.char)(unsafe.Pointer(o.label_names)), o.num_label_names, "label_names")
-		if err != nil {
-			return err
-		}
-		seeds, err := indexArray(seedsT, "seeds", false)
-		if err != nil {
-			return err
-		}
-		l, err := g.OpenLoader(seeds, req, pipeline.Options{
-			BatchSize:     int(o.batch_size),
-			Shuffle:       o.shuffle != 0,
-			DropLast:      o.drop_last != 0,
-			Seed:          uint64(o.shuffle_seed),
-			QueueCapacity: int(o.queue_capacity),
-			FeatureNames:  features,
-			LabelNames:    labels,
-			Threads:       threads,
-		}, cAlloc{})
+		l, err := g.OpenLoader(seeds, req, lopt, cAlloc{})
 		if err != nil {
 			return err
 		}
