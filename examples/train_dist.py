@@ -18,46 +18,17 @@ import datetime
 import os
 import time
 
-import dgl.nn as dglnn
 import torch
 import torch.distributed as dist
-import torch.nn as nn
 import torch.nn.functional as F
 from torch.nn.parallel import DistributedDataParallel
+from train_dgl import SAGE, evaluate  # the same model and evaluation as the single-process example
 
 import graphferry
 import graphferry.dgl
 from graphferry import distributed
 
 DEFAULT_DATASET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cora")
-
-
-class SAGE(nn.Module):
-    def __init__(self, in_feats, hidden, n_classes, dropout):
-        super().__init__()
-        self.layers = nn.ModuleList(
-            [dglnn.SAGEConv(in_feats, hidden, "mean"), dglnn.SAGEConv(hidden, n_classes, "mean")]
-        )
-        self.dropout = nn.Dropout(dropout)
-
-    def forward(self, blocks, x):
-        h = self.dropout(x)
-        for i, (layer, block) in enumerate(zip(self.layers, blocks)):
-            h = layer(block, h)
-            if i != len(self.layers) - 1:
-                h = self.dropout(F.relu(h))
-        return h
-
-
-def evaluate(model, loader):
-    model.eval()
-    correct = total = 0
-    with torch.no_grad():
-        for _input_nodes, output_nodes, blocks in loader:
-            pred = model(blocks, blocks[0].srcdata["feat"]).argmax(1)
-            correct += (pred == blocks[-1].dstdata["label"]).sum().item()
-            total += len(output_nodes)
-    return correct / total
 
 
 def main():
