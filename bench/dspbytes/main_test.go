@@ -14,12 +14,12 @@ import (
 // TestRunTiny runs the whole benchmark on the tiny preset (range and
 // random; METIS needs Python) and checks what the tables rest on.
 func TestRunTiny(t *testing.T) {
-	cfg := config{Preset: "tiny", Ranks: []int{1, 2, 3}, Methods: []string{"range", "random"}, Fanouts: []int{5, 3},
+	cfg := config{Preset: "tiny", Ranks: []int{1, 2, 3}, Methods: []string{"range", "random"}, Fanouts: []int{5, 3, 2},
 		BatchSize: 64, MaxSeeds: 400, Epochs: 2, Warmup: 1, Seed: 1, Threads: 2}
 	rep, err := run(context.Background(), cfg)
 	require.NoError(t, err)
 	require.Equal(t, 400, rep.NumSeeds)
-	require.Len(t, rep.Rows, 4+2*2*4)
+	require.Len(t, rep.Rows, 5+2*2*5)
 	require.Len(t, rep.EdgeCuts, 4)
 	for _, e := range rep.EdgeCuts {
 		require.Positive(t, e.Cut)
@@ -31,7 +31,7 @@ func TestRunTiny(t *testing.T) {
 	}
 	rows := map[key]row{}
 	for _, r := range rep.Rows {
-		rows[key{r.Ranks, r.Method, r.Layout + "/" + r.Sampler[:4]}] = r
+		rows[key{r.Ranks, r.Method, r.Layout + "/" + r.Sampler[:6]}] = r
 		require.NotContains(t, r.Note, "MISMATCH")
 		if r.Layout != "self-reliant" {
 			require.Len(t, r.EpochSeconds, 2)
@@ -44,15 +44,19 @@ func TestRunTiny(t *testing.T) {
 	}
 	for _, p := range []int{2, 3} {
 		for _, m := range cfg.Methods {
-			push, pull := rows[key{p, m, "dsp/push"}], rows[key{p, m, "dsp/pull"}]
-			hyb := rows[key{p, m, "hybrid/loca"}]
-			require.Len(t, push.Hops, 2)
+			push, pull, cached := rows[key{p, m, "dsp/push ("}], rows[key{p, m, "dsp/pull ("}], rows[key{p, m, "dsp/pull, "}]
+			hyb := rows[key{p, m, "hybrid/local "}]
+			require.Len(t, push.Hops, 3)
 			// Seeds live with their owner: the first hop never leaves it.
 			require.Zero(t, push.Hops[0].TotalRemote)
 			require.Zero(t, pull.Hops[0].TotalRemote)
 			require.Positive(t, push.Hops[1].TotalRemote)
 			require.Greater(t, pull.SamplingBytes, push.SamplingBytes)
 			require.Greater(t, pull.Hops[1].Answer, push.Hops[1].Answer)
+			// The cache saves bytes but samples the same.
+			require.Less(t, cached.SamplingBytes, pull.SamplingBytes)
+			require.Greater(t, cached.SamplingBytes, push.SamplingBytes)
+			require.Equal(t, pull.SampledNodes, cached.SampledNodes)
 			// Hybrid samples the same batches as CSP: same feature rows.
 			require.Equal(t, push.FeatureRows, hyb.FeatureRows)
 			require.Equal(t, push.SampledNodes, hyb.SampledNodes)

@@ -284,13 +284,14 @@ func measure(ctx context.Context, cfg config, g *graph.CSC, whole, pt *partition
 		logf("%d ranks, %s, dsp push: %.2f s/epoch, %.1f MB sampling, %.1f MB features", p, method, r.Median, mb(r.SamplingBytes), mb(r.FeatureBytes))
 	}
 
-	// DSP, the adjacency pull baseline.
-	{
+	// DSP, the adjacency pull baseline, without and with its per-batch
+	// list cache.
+	for _, cache := range []bool{false, true} {
 		cc, err := comm.NewCounting(comm.NewLocal(p), hopPhase(hops))
 		if err != nil {
 			return nil, err
 		}
-		ps, err := pull.New(pt, cc)
+		ps, err := pull.New(pt, cc, pull.Options{CacheLists: cache})
 		if err != nil {
 			return nil, err
 		}
@@ -309,14 +310,23 @@ func measure(ctx context.Context, cfg config, g *graph.CSC, whole, pt *partition
 		}
 		r := base
 		r.Layout, r.Sampler = "dsp", "pull (baseline)"
+		if cache {
+			r.Sampler = "pull, lists cached per batch"
+		}
 		r.EpochSeconds, r.Median = secs, median(secs)
 		r.SamplingBytes, r.Hops = meanHops(hb)
 		r.FeatureRows, r.FeatureBytes, r.FeatureIDBytes = frows, frows*int64(cfg.RowBytes), frows*8
 		r.SampledNodes = nodes
 		r.TopologyNodes, r.TopologyEdges, r.TopologyBytes, r.FeatureStore = rows[0].TopologyNodes, rows[0].TopologyEdges, rows[0].TopologyBytes, rows[0].FeatureStore
 		r.Note = "one goroutine per rank (CSP's owner stage uses the threads); draws differ from CSP's, same distribution"
+		if cache {
+			r.Note = "each node's list crosses at most once per batch (hop h asks only for the nodes hop h-1 added); same samples as the uncached pull"
+			if prev := rows[len(rows)-1]; prev.SampledNodes != r.SampledNodes || prev.FeatureRows != r.FeatureRows {
+				r.Note = fmt.Sprintf("MISMATCH: %d sampled nodes against the uncached pull's %d", r.SampledNodes, prev.SampledNodes)
+			}
+		}
 		rows = append(rows, r)
-		logf("%d ranks, %s, dsp pull: %.2f s/epoch, %.1f MB sampling", p, method, r.Median, mb(r.SamplingBytes))
+		logf("%d ranks, %s, dsp %s: %.2f s/epoch, %.1f MB sampling", p, method, r.Sampler, r.Median, mb(r.SamplingBytes))
 	}
 
 	// Hybrid: every rank samples its batches on its replicated graph

@@ -46,8 +46,21 @@ type Sampler struct {
 	p     *partition.Partitioned
 	g     *graph.CSC
 	c     comm.Comm
+	opt   Options
 	ranks []int
 	ws    []*workspace // by rank
+}
+
+// Options configures a Sampler.
+type Options struct {
+	// CacheLists keeps, for the rest of a batch, every list a rank has
+	// pulled: with DGL's frontier (every node sampled so far), hop h then
+	// asks only for the nodes that hop h-1 added, so each node's list
+	// crosses at most once per batch. It costs the requester a copy of
+	// those lists; without it, a node's list is pulled again in every hop
+	// whose frontier holds it (as the frontier is sampled anew). Samples
+	// are the same either way.
+	CacheLists bool
 }
 
 // workspace is one rank's reusable memory. A buffer it sent is rewritten
@@ -63,6 +76,10 @@ type workspace struct {
 	table  []int32 // node -> position+1 in the batch's nodes (dense)
 	hash   map[int64]int32
 	picked []int64
+	// The per-batch list cache (Options.CacheLists): the list of the node
+	// at position i of the batch's nodes is [off[i], off[i+1]) of cu, ce.
+	off    []int64
+	cu, ce []int64
 }
 
 // denseMax is the node count up to which a rank's append-unique table is a
@@ -71,7 +88,7 @@ const denseMax = 1 << 26
 
 // New returns a Sampler over p whose ranks talk through c (c.Size() must
 // equal p.NumPatches()). p must not change afterwards.
-func New(p *partition.Partitioned, c comm.Comm) (*Sampler, error) {
+func New(p *partition.Partitioned, c comm.Comm, opt Options) (*Sampler, error) {
 	if p == nil || p.Graph == nil {
 		return nil, errors.New("pull: the partition (or its graph) is nil")
 	}
@@ -91,7 +108,7 @@ func New(p *partition.Partitioned, c comm.Comm) (*Sampler, error) {
 	if len(ranks) == 0 {
 		return nil, errors.New("pull: the comm runs no rank in this process")
 	}
-	s := &Sampler{p: p, g: p.Graph, c: c, ranks: ranks, ws: make([]*workspace, c.Size())}
+	s := &Sampler{p: p, g: p.Graph, c: c, opt: opt, ranks: ranks, ws: make([]*workspace, c.Size())}
 	for _, r := range ranks {
 		if r < 0 || r >= c.Size() || s.ws[r] != nil {
 			return nil, fmt.Errorf("pull: comm LocalRanks has %d, out of range [0, %d) or repeated", r, c.Size())
@@ -193,9 +210,15 @@ func (s *Sampler) rank(ctx context.Context, rank int, fanouts []int, seed uint64
 		}
 		defer ws.clearTable(&nodes)
 	}
+	ws.off = append(ws.off[:0], 0)
+	ws.cu, ws.ce = ws.cu[:0], ws.ce[:0]
 	for hop, fanout := range fanouts {
 		frontier := nodes // DGL: every node sampled so far
-		recv, err := s.c.AllToAll(ctx, rank, ws.requests(s.p, frontier), mem.NoStream)
+		fetch := frontier
+		if s.opt.CacheLists {
+			fetch = frontier[len(ws.off)-1:] // the earlier frontier is cached
+		}
+		recv, err := s.c.AllToAll(ctx, rank, ws.requests(s.p, fetch), mem.NoStream)
 		if err != nil {
 			return nil, fmt.Errorf("pull: rank %d, hop %d, request: %w", rank, hop, err)
 		}
@@ -290,7 +313,9 @@ type answer struct {
 }
 
 // merge samples every frontier node's list locally and appends the block:
-// dst = the frontier (a prefix of nodes), src = nodes after the hop.
+// dst = the frontier (a prefix of nodes), src = nodes after the hop. The
+// answers in recv hold the lists of the frontier's last len(ws.owner)
+// nodes; with the cache, the others are cached, and these join them.
 func (s *Sampler) merge(ws *workspace, recv []mem.Buffer, nodes *[]int64, frontier []int64, fanout int, seed, key, hop uint64) (sample.Block, error) {
 	ans := make([]answer, len(recv))
 	for j, b := range recv {
@@ -315,25 +340,43 @@ func (s *Sampler) merge(ws *workspace, recv []mem.Buffer, nodes *[]int64, fronti
 		}
 		ans[j] = answer{deg: deg, u: a[n : int64(n)+cur[n]], e: a[int64(n)+cur[n]:], cursor: cur}
 	}
+	first := len(frontier) - len(ws.owner) // frontier[first:] was fetched
+	if s.opt.CacheLists {
+		for i := range ws.owner {
+			a := &ans[ws.owner[i]]
+			w := ws.where[i]
+			lo, d := a.cursor[w], a.deg[w]
+			ws.cu = append(ws.cu, a.u[lo:lo+d]...)
+			ws.ce = append(ws.ce, a.e[lo:lo+d]...)
+			ws.off = append(ws.off, int64(len(ws.cu)))
+		}
+	}
 	nd := int64(len(frontier))
 	blk := sample.Block{Indptr: make([]int64, 1, nd+1), NumDst: nd}
 	for i, v := range frontier {
-		a := &ans[ws.owner[i]]
-		w := ws.where[i]
-		lo, d := a.cursor[w], a.deg[w]
+		var us, es []int64
+		if s.opt.CacheLists {
+			us, es = ws.cu[ws.off[i]:ws.off[i+1]], ws.ce[ws.off[i]:ws.off[i+1]]
+		} else {
+			a := &ans[ws.owner[i-first]]
+			w := ws.where[i-first]
+			lo, d := a.cursor[w], a.deg[w]
+			us, es = a.u[lo:lo+d], a.e[lo:lo+d]
+		}
+		d := int64(len(us))
 		k := d
 		if fanout >= 0 && int64(fanout) < d {
 			k = int64(fanout)
 		}
 		if k == d {
-			for p := lo; p < lo+d; p++ {
-				s.take(ws, &blk, nodes, a.u[p], a.e[p])
+			for p := range d {
+				s.take(ws, &blk, nodes, us[p], es[p])
 			}
 		} else {
 			r := rng.SplitMix64{State: stream(seed, key, hop, uint64(s.orig(v)))}
 			ws.picked = floyd(&r, d, k, ws.picked[:0])
 			for _, p := range ws.picked {
-				s.take(ws, &blk, nodes, a.u[lo+p], a.e[lo+p])
+				s.take(ws, &blk, nodes, us[p], es[p])
 			}
 		}
 		blk.Indptr = append(blk.Indptr, int64(len(blk.Indices)))

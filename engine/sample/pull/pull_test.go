@@ -93,7 +93,7 @@ func TestPullSamplesAreValid(t *testing.T) {
 		idx := edgeIndex(g)
 		for name, pt := range partitions(t, g) {
 			t.Run(fmt.Sprintf("ids=%v/%s", explicit, name), func(t *testing.T) {
-				s, err := New(pt, comm.NewLocal(pt.NumPatches()))
+				s, err := New(pt, comm.NewLocal(pt.NumPatches()), Options{CacheLists: explicit})
 				require.NoError(t, err)
 				orig, batches := batchesFor(t, pt, g.NumNodes, 5, 16)
 				keys := []uint64{10, 11, 12, 13, 14}
@@ -167,9 +167,10 @@ func TestPullDoesNotDependOnTheLayout(t *testing.T) {
 	g := testGraph(t, true)
 	var want [][]int64
 	var wantEdges [][]int64
-	for _, name := range []string{"range-1", "random-2", "random-3", "range-4"} {
+	for i, name := range []string{"range-1", "random-2", "random-3", "range-4", "random-1", "random-3"} {
 		pt := partitions(t, g)[name]
-		s, err := New(pt, comm.NewLocal(pt.NumPatches()))
+		// The list cache changes what crosses, never the samples.
+		s, err := New(pt, comm.NewLocal(pt.NumPatches()), Options{CacheLists: i >= 4})
 		require.NoError(t, err)
 		_, batches := batchesFor(t, pt, g.NumNodes, 3, 32)
 		res, err := s.Sample(context.Background(), []int{4, 4}, 1, batches, []uint64{1, 2, 3})
@@ -224,7 +225,7 @@ func TestPullBytes(t *testing.T) {
 	phase := func(_ int, call int64) string { return [2]string{"request", "answer"}[call%2] }
 	c, err := comm.NewCounting(comm.NewLocal(3), phase)
 	require.NoError(t, err)
-	s, err := New(pt, c)
+	s, err := New(pt, c, Options{})
 	require.NoError(t, err)
 	_, batches := batchesFor(t, pt, g.NumNodes, 3, 20)
 	_, err = s.Sample(context.Background(), []int{2}, 1, batches, []uint64{0, 1, 2})
@@ -247,13 +248,13 @@ func TestPullBytes(t *testing.T) {
 func TestPullRejectsBadArguments(t *testing.T) {
 	g := testGraph(t, false)
 	pt := partitions(t, g)["range-2"]
-	_, err := New(nil, comm.NewLocal(2))
+	_, err := New(nil, comm.NewLocal(2), Options{})
 	require.Error(t, err)
-	_, err = New(pt, nil)
+	_, err = New(pt, nil, Options{})
 	require.Error(t, err)
-	_, err = New(pt, comm.NewLocal(3))
+	_, err = New(pt, comm.NewLocal(3), Options{})
 	require.ErrorContains(t, err, "patches")
-	s, err := New(pt, comm.NewLocal(2))
+	s, err := New(pt, comm.NewLocal(2), Options{})
 	require.NoError(t, err)
 	ctx := context.Background()
 	_, err = s.Sample(ctx, nil, 0, [][]int64{{1}}, []uint64{0})
@@ -275,4 +276,60 @@ func TestPullRejectsBadArguments(t *testing.T) {
 	var nils *Sampler
 	_, err = nils.Sample(ctx, []int{1}, 0, nil, nil)
 	require.Error(t, err)
+}
+
+// TestPullCacheAsksEachListOnce: with CacheLists, hop h asks only for the
+// nodes hop h-1 added; without, for every node of the frontier.
+func TestPullCacheAsksEachListOnce(t *testing.T) {
+	g := testGraph(t, false)
+	pt := partitions(t, g)["random-3"]
+	_, batches := batchesFor(t, pt, g.NumNodes, 3, 20)
+	keys := []uint64{0, 1, 2}
+	fanouts := []int{3, 2, 2}
+	reqBytes := map[bool][]int64{}
+	var results []*sample.Result
+	for _, cache := range []bool{false, true} {
+		phase := func(_ int, call int64) string { return fmt.Sprint(call) }
+		c, err := comm.NewCounting(comm.NewLocal(3), phase)
+		require.NoError(t, err)
+		s, err := New(pt, c, Options{CacheLists: cache})
+		require.NoError(t, err)
+		res, err := s.Sample(context.Background(), fanouts, 1, batches, keys)
+		require.NoError(t, err)
+		if results == nil {
+			results = res
+		} else {
+			require.Equal(t, results, res)
+		}
+		tr := c.Traffic()
+		for h := range fanouts {
+			reqBytes[cache] = append(reqBytes[cache], tr[fmt.Sprint(2*h)].Bytes)
+		}
+	}
+	for h := range fanouts {
+		var all, added int64
+		for rank, r := range results { // batch i ran on rank i
+			start := int64(0)
+			if h > 0 {
+				for _, c := range r.HopCounts[:h] {
+					start += c
+				}
+			}
+			end := start + r.HopCounts[h]
+			if h == 0 {
+				start = 0
+			}
+			for i, v := range r.Nodes[:end] {
+				if pt.Owner(v) != rank {
+					all += 8
+					if int64(i) >= start {
+						added += 8
+					}
+				}
+			}
+		}
+		require.Equal(t, all, reqBytes[false][h], "hop %d without the cache", h)
+		require.Equal(t, added, reqBytes[true][h], "hop %d with the cache", h)
+	}
+	require.Less(t, reqBytes[true][2], reqBytes[false][2])
 }
