@@ -245,8 +245,10 @@ bench-full: venv
 # Issue 11's distributed sampling bench: bytes per hop of CSP's task push
 # against pulling whole adjacency lists, for 1, 2 and 4 in-process ranks and
 # each layout, sampling epoch time, and the edge cut of METIS (pymetis from
-# .venv), random and range, on the products-like preset (about 6 minutes and
-# 4 GB at its peak on 2 cores; the graph and METIS's assignments are cached).
+# .venv), random and range, on the products-like preset. About 7 minutes on
+# 2 cores and 17 GB at its peak (the pull baseline holds 4 ranks' whole
+# adjacency lists); the first run also generates the graph and runs METIS
+# (about 8 minutes, 17 GB), both cached for later runs.
 .PHONY: bench-dist
 bench-dist: venv
 	$(GO) run ./bench/dspbytes -preset products-like -cache bench/.cache/dspbytes-products-like \
