@@ -19,6 +19,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -72,7 +73,16 @@ func main() {
 	flag.StringVar(&cfg.python, "python", "python3", "Python with pymetis, for -methods metis")
 	flag.StringVar(&cfg.metis, "metis-script", "bench/dspbytes/metis.py", "METIS script")
 	flag.StringVar(&cfg.out, "out", "", "folder for dsp_bytes.json and dsp_bytes.md (default: print the Markdown only)")
+	fromJSON := flag.String("from-json", "", "measure nothing: rewrite the Markdown (and -note) from this dsp_bytes.json")
+	var notes multi
+	flag.Var(&notes, "note", "a line for the report's notes (repeatable)")
 	flag.Parse()
+	if *fromJSON != "" {
+		if err := rewrite(*fromJSON, cfg.out, notes); err != nil {
+			fail(err)
+		}
+		return
+	}
 	var err error
 	if cfg.Ranks, err = ints(ranks); err == nil {
 		cfg.Fanouts, err = ints(fanouts)
@@ -91,6 +101,7 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
+	rep.Notes = append(rep.Notes, notes...)
 	md := rep.markdown()
 	if cfg.out == "" {
 		fmt.Print(md)
@@ -100,6 +111,30 @@ func main() {
 		fail(err)
 	}
 	logf("wrote %s and %s", filepath.Join(cfg.out, "dsp_bytes.json"), filepath.Join(cfg.out, "dsp_bytes.md"))
+}
+
+// multi is a repeatable string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, "; ") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+// rewrite reads a report written earlier, adds notes and writes it again
+// (JSON and Markdown) into out, or next to it when out is empty.
+func rewrite(path, out string, notes []string) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	rep.Notes = append(rep.Notes, notes...)
+	if out == "" {
+		out = filepath.Dir(path)
+	}
+	return rep.write(out, rep.markdown())
 }
 
 func fail(err error) {

@@ -77,6 +77,13 @@ func TestRunTiny(t *testing.T) {
 	b, err = os.ReadFile(filepath.Join(dir, "dsp_bytes.md"))
 	require.NoError(t, err)
 	require.True(t, strings.HasPrefix(string(b), "# Distributed sampling"))
+
+	// -from-json rewrites both files with the notes added, measuring nothing.
+	out := t.TempDir()
+	require.NoError(t, rewrite(filepath.Join(dir, "dsp_bytes.json"), out, []string{"a note"}))
+	b, err = os.ReadFile(filepath.Join(out, "dsp_bytes.md"))
+	require.NoError(t, err)
+	require.Equal(t, strings.TrimSuffix(md, "\n")+"\n\n## Notes\n\n- a note\n", string(b))
 }
 
 func TestChooseSeeds(t *testing.T) {

@@ -120,9 +120,16 @@ func (rep *report) markdown() string {
 	}
 
 	w("\n## Edge cut\n\nStored (directed) edges whose endpoints lie in different patches; the presets store every edge both ways, so an undirected edge cut counts twice (METIS reports it once).\n\n")
-	w("| parts | method | edge cut | fraction of edges |\n|---:|---|---:|---:|\n")
+	w("| parts | method | edge cut | fraction of edges | METIS seconds |\n|---:|---|---:|---:|---:|\n")
 	for _, e := range rep.EdgeCuts {
-		w("| %d | %s | %d | %.1f%% |\n", e.Parts, e.Method, e.Cut, 100*e.Fraction)
+		secs := "—"
+		if js, ok := e.Extra["metis"].(string); ok {
+			var m struct{ Seconds float64 }
+			if json.Unmarshal([]byte(js), &m) == nil && m.Seconds > 0 {
+				secs = fmt.Sprintf("%.0f", m.Seconds)
+			}
+		}
+		w("| %d | %s | %d | %.1f%% | %s |\n", e.Parts, e.Method, e.Cut, 100*e.Fraction, secs)
 	}
 	if len(rep.Notes) > 0 {
 		w("\n## Notes\n\n")
