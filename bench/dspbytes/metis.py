@@ -29,7 +29,8 @@ def main(argv):
         cut, membership = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy))
         secs = time.perf_counter() - t0
         np.save(cache / f"metis-{parts}.npy", np.asarray(membership, dtype=np.int64))
-        (cache / f"metis-{parts}.json").write_text(json.dumps({"parts": parts, "seconds": secs, "metis_edge_cut": int(cut)}))
+        info = {"parts": parts, "seconds": secs, "metis_edge_cut": int(cut)}
+        (cache / f"metis-{parts}.json").write_text(json.dumps(info))
         print(f"metis: {parts} parts in {secs:.1f} s, cut {cut}", file=sys.stderr, flush=True)
 
 
