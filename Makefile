@@ -242,5 +242,17 @@ bench: venv
 bench-full: venv
 	$(PY) bench/run.py --full --out bench/results/full
 
+# Issue 11's distributed sampling bench: bytes per hop of CSP's task push
+# against pulling whole adjacency lists, for 1, 2 and 4 in-process ranks and
+# each layout, sampling epoch time, and the edge cut of METIS (pymetis from
+# .venv), random and range, on the products-like preset. About 7 minutes on
+# 2 cores and 17 GB at its peak (the pull baseline holds 4 ranks' whole
+# adjacency lists); the first run also generates the graph and runs METIS
+# (about 8 minutes, 17 GB), both cached for later runs.
+.PHONY: bench-dist
+bench-dist: venv
+	$(GO) run ./bench/dspbytes -preset products-like -cache bench/.cache/dspbytes-products-like \
+	  -python $(PY) -out bench/results
+
 clean:
 	rm -rf build $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx
