@@ -312,3 +312,17 @@ func (p *Part) OwnedNodeData(name string, alloc mem.Allocator) (mem.Tensor, erro
 	shape[0] = p.info.NumOwned
 	return mem.Tensor{DType: src.DType, Shape: shape, Data: buf}, nil
 }
+
+// Hops returns the neighbourhood depth of a self-reliant partition (0 for
+// the other layouts).
+func (p *Part) Hops() int {
+	if p.layout != dataset.LayoutSelfReliant {
+		return 0
+	}
+	return p.meta.Hops
+}
+
+// Graph returns the part's internal Graph (for the C layer's argument
+// reading only: sampling or reading node data on it directly would see
+// the rank's rows alone).
+func (p *Part) Graph() *Graph { return p.g }
