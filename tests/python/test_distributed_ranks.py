@@ -218,7 +218,9 @@ class _Sage(torch.nn.Module):
         h = x / x.sum(1, keepdim=True).clamp(min=1)
         for i, block in enumerate(reversed(sub.blocks)):  # outermost hop first
             counts = (block.indptr[1:] - block.indptr[:-1]).clamp(min=1).unsqueeze(1)
-            agg = torch.zeros(block.num_dst, h.shape[1]).index_add_(0, block.dst_positions() - block.dst_offset, h[block.indices])
+            agg = torch.zeros(block.num_dst, h.shape[1]).index_add_(
+                0, block.dst_positions() - block.dst_offset, h[block.indices]
+            )
             dst = h[block.dst_offset : block.dst_offset + block.num_dst]
             h = self.self_w[i](dst) + self.neigh_w[i](agg / counts)
             if i == 0:
@@ -251,9 +253,8 @@ def _correct(model, loader) -> tuple[int, int]:
     with torch.no_grad():
         for sub in loader.epoch(0):
             pred = model(sub, sub.node_data["feat"]).argmax(1)
-            n = int(sub.hop_counts[0])  # padding repeats batches: count each seed once below
             correct += int((pred == sub.labels["label"]).sum())
-            total += n
+            total += int(sub.hop_counts[0])
     loader.close()
     return correct, total
 
@@ -307,9 +308,7 @@ def test_two_rank_training_matches_single_process(tmp_path):
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     port = _free_port()
-    procs = [
-        ctx.Process(target=_train_worker, args=(r, 2, port, str(dst), results), daemon=True) for r in range(2)
-    ]
+    procs = [ctx.Process(target=_train_worker, args=(r, 2, port, str(dst), results), daemon=True) for r in range(2)]
     for p in procs:
         p.start()
     out = {}
