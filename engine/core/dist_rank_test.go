@@ -109,7 +109,7 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 	ref.Close()
 	global := len(want[0])
 	for _, layout := range []dataset.Layout{dataset.LayoutDSP, dataset.LayoutHybrid} {
-		for _, size := range []int{2, 3} {
+		for _, size := range []int{2, 3, 4} {
 			t.Run(fmt.Sprintf("%v-%d", layout, size), func(t *testing.T) {
 				dst := partitionTestDataset(t, src, dataset.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
 				l := comm.NewLocal(size)
