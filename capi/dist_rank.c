@@ -50,6 +50,11 @@ int gf_part_get_node_data(gf_part *part, const char *name, DLManagedTensor **out
   return gfgo_part_get_node_data((uintptr_t)part, (char *)name, out_tensor);
 }
 
+int gf_part_node_data_names(gf_part *part, char **out_names) {
+  GF_GUARD();
+  return gfgo_part_node_data_names((uintptr_t)part, out_names);
+}
+
 int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
                         const gf_loader_options *options, const gf_comm *comm,
                         gf_loader **out_loader) {

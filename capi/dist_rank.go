@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"io"
+	"strings"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
@@ -123,6 +124,25 @@ func gfgo_part_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTenso
 			return err
 		}
 		return exportOut(t, out)
+	})
+}
+
+//export gfgo_part_node_data_names
+func gfgo_part_node_data_names(h C.uintptr_t, out **C.char) C.int {
+	return call("gf_part_node_data_names", func() error {
+		p, err := lookup[*core.Part](kindPart, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_names is NULL")
+		}
+		names, err := p.NodeDataNames()
+		if err != nil {
+			return err
+		}
+		*out = C.CString(strings.Join(names, "\n"))
+		return nil
 	})
 }
 

@@ -1318,6 +1318,13 @@ GF_API int gf_part_owned_nodes(gf_part *part, DLManagedTensor **out_tensor);
 GF_API int gf_part_get_node_data(gf_part *part, const char *name, DLManagedTensor **out_tensor);
 
 /*
+ * gf_part_node_data_names sets *out_names to the names of the part's node
+ * data, sorted, separated by '\n'. Free with gf_free.
+ * Returns GF_OK, GF_EBADHANDLE, GF_EINVAL (out_names is NULL).
+ */
+GF_API int gf_part_node_data_names(gf_part *part, char **out_names);
+
+/*
  * gf_loader_open_part opens rank comm->rank's loader on its part: every
  * rank calls it on its own part of the same partition, with the same
  * options, comm->rank the part's rank and comm->size its num_parts.

@@ -132,6 +132,10 @@ def gf_part_owned_nodes(part: Any, out_tensor: Any, /) -> int: ...
 def gf_part_get_node_data(part: Any, name: bytes, out_tensor: Any, /) -> int: ...
 
 
+@_lib.cfunc("gf_part_node_data_names", [ctypes.c_void_p, _lib.c_void_pp], ctypes.c_int)
+def gf_part_node_data_names(part: Any, out_names: Any, /) -> int: ...
+
+
 # int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
 #                         const gf_loader_options *options, const gf_comm *comm,
 #                         gf_loader **out_loader);
@@ -355,7 +359,8 @@ class PartGraph(Graph):
     object returns (:meth:`get_node_data`, :attr:`train_idx`, ...) is the
     owned nodes' (in :meth:`owned_nodes` order); the whole-graph calls of
     :class:`~graphferry.Graph` (sampling, setting node data) are not
-    available on a part and raise.
+    available on a part and raise. ``graphferry.dgl.DataLoader(part, seeds,
+    sampler, comm=comm)`` loads DGL blocks from a part as from a graph.
     """
 
     @classmethod
@@ -403,14 +408,19 @@ class PartGraph(Graph):
 
     def _mask_index(self, name: str) -> torch.Tensor | None:
         """The owned nodes whose mask ``name`` is set: this rank's seeds."""
-        try:
-            mask = self.get_node_data(name)
-        except Exception:  # noqa: BLE001 - no such column
+        if name not in self.node_data_names():
             return None
-        return self.owned_nodes()[mask.bool()]
+        return self.owned_nodes()[self.get_node_data(name).bool()]
 
     def node_data_names(self) -> list[str]:
-        raise TypeError("graphferry.distributed.PartGraph: ask get_node_data for a name")
+        """The names of the part's node data, sorted."""
+        out = ctypes.c_void_p()
+        gf_part_node_data_names(self._handle, ctypes.byref(out))
+        try:
+            text = ctypes.string_at(out.value).decode("utf-8") if out.value else ""
+        finally:
+            _lib.gf_free(out.value)
+        return text.split("\n") if text else []
 
     def _free(self) -> None:
         handle, self._handle = self._handle, None

@@ -18,7 +18,7 @@ import pytest
 import testdata
 import torch
 import torch.multiprocessing as mp
-from test_distributed import BATCH, EPOCHS, FANOUTS, _free_port, _loader_kwargs, _td, digest
+from test_distributed import BATCH, EPOCHS, FANOUTS, _dgl_epochs, _free_port, _loader_kwargs, _td, digest
 
 import graphferry
 from graphferry import distributed
@@ -40,7 +40,9 @@ def _worker(rank: int, size: int, port: int, jobs: list, results) -> None:
         for name, path, seeds in jobs:
             part = distributed.PartGraph.open(path, rank)
             assert part.rank == rank and part.num_parts == size
-            if part.layout == "self-reliant":
+            if name.endswith("-dgl"):
+                out[name] = _dgl_epochs(part, seeds, comm)  # graphferry.dgl.DataLoader(part, ..., comm=comm)
+            elif part.layout == "self-reliant":
                 own = part.train_idx
                 loader = distributed.DistributedLoader(part, own, FANOUTS, comm=comm, **_loader_kwargs())
                 owned = set(own.tolist())
@@ -154,6 +156,11 @@ def test_two_ranks_open_their_own_folders(citeseer_dir, tiny_dir, tmp_path):
         partition(src, dst, parts=2, method=method, layout=layout, seed=1)
         jobs.append((name, str(dst), seeds))
         refs[name] = _reference(src, seeds)
+    # graphferry.dgl.DataLoader over a part, against the same loader on the whole graph.
+    jobs.append(("citeseer-dsp-dgl", jobs[0][1], cite_seeds))
+    g = graphferry.Graph.open(citeseer_dir)
+    dgl_ref = _dgl_epochs(g, cite_seeds)
+    g.close()
     self_reliant = tmp_path / "citeseer-self-reliant"
     partition(citeseer_dir, self_reliant, parts=2, method="random", layout="self-reliant", hops=2, seed=1)
     jobs.append(("citeseer-self-reliant", str(self_reliant), None))
@@ -162,6 +169,11 @@ def test_two_ranks_open_their_own_folders(citeseer_dir, tiny_dir, tmp_path):
     for name, (ref, train_idx, num_edges) in refs.items():
         owned = _check_equal(out, name, 2, ref, train_idx, num_edges)
         assert owned == graphferry.Graph.open(citeseer_dir if "citeseer" in name else tiny_dir).num_nodes
+    total = len(dgl_ref[0])
+    for rank in (0, 1):
+        for e in range(EPOCHS):
+            want = [dgl_ref[e][(k * 2 + rank) % total] for k in range(-(-total // 2))]
+            assert out[rank]["citeseer-dsp-dgl"][e] == want, f"dgl: rank {rank}, epoch {e}"
     # Self-reliant: every rank runs the largest rank's number of batches.
     (n0, counts0, own0), (n1, counts1, own1) = out[0]["citeseer-self-reliant"], out[1]["citeseer-self-reliant"]
     assert n0 == n1 == max(-(-own0 // BATCH), -(-own1 // BATCH))
