@@ -543,6 +543,12 @@ static void test_part_errors(void) {
   if (feat) feat->deleter(feat);
   CHECK(gf_part_get_node_data(p, "nope", &feat) == GF_EINVAL && feat == NULL, "unknown name");
   if (owned) owned->deleter(owned);
+  char *names = NULL;
+  CHECK(gf_part_node_data_names(p, &names) == GF_OK && names != NULL && strstr(names, "feat\n") != NULL &&
+            strstr(names, "train_mask") != NULL,
+        "gf_part_node_data_names: %s", names ? names : "(null)");
+  gf_free(names);
+  CHECK(gf_part_node_data_names(p, NULL) == GF_EINVAL, "NULL out_names");
   gf_graph *as_graph = (gf_graph *)p;
   int64_t n = 0;
   CHECK(gf_graph_num_nodes(as_graph, &n) == GF_EBADHANDLE, "a part is not a graph");
