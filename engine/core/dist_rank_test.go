@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/ccc"
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
@@ -108,11 +109,17 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 	require.NoError(t, err)
 	ref.Close()
 	global := len(want[0])
+	type tc struct {
+		size        int
+		coordinated bool // 3 sampler workers per rank, CCC over one channel
+	}
 	for _, layout := range []dataset.Layout{dataset.LayoutDSP, dataset.LayoutHybrid} {
-		for _, size := range []int{2, 3, 4} {
-			t.Run(fmt.Sprintf("%v-%d", layout, size), func(t *testing.T) {
+		for _, c := range []tc{{2, false}, {3, false}, {4, false}, {3, true}} {
+			size := c.size
+			t.Run(fmt.Sprintf("%v-%d-%v", layout, size, c.coordinated), func(t *testing.T) {
 				dst := partitionTestDataset(t, src, dataset.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
 				l := comm.NewLocal(size)
+				mesh := ccc.NewMesh(size)
 				got := make([][][]string, size)
 				errc := make(chan error, size)
 				var wg sync.WaitGroup
@@ -122,10 +129,22 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 					if layout == dataset.LayoutDSP {
 						require.Less(t, p.NumEdges(), int64(testEdges))
 					}
-					h, err := comm.NewHost(r, size, l.Exchanger(r))
+					var h comm.Comm
+					h, err = comm.NewHost(r, size, l.Exchanger(r))
 					require.NoError(t, err)
-					ld, err := p.OpenLoader(h, seeds, defaultSample(), lopt, mem.NewChecked(mem.Heap{}))
+					o := lopt
+					if c.coordinated {
+						coord, err := ccc.New(ccc.Config{Rank: r, Size: size, Transport: mesh.Endpoint(r)})
+						require.NoError(t, err)
+						h, err = CoordinatedComm(h, coord) // closed with the loader
+						require.NoError(t, err)
+						o.Workers = 3
+					}
+					ld, err := p.OpenLoader(h, seeds, defaultSample(), o, mem.NewChecked(mem.Heap{}))
 					require.NoError(t, err)
+					if c.coordinated {
+						require.Len(t, ld.pl.(*distStream).rows, 3)
+					}
 					require.NoError(t, p.Close()) // the loader keeps what it needs
 					wg.Add(1)
 					go func() {
