@@ -147,6 +147,7 @@ const (
 	kindLoader
 	kindBatch
 	kindEdgeSampler
+	kindPart
 )
 
 func (k handleKind) String() string {
@@ -159,6 +160,8 @@ func (k handleKind) String() string {
 		return "batch"
 	case kindEdgeSampler:
 		return "edge sampler"
+	case kindPart:
+		return "part"
 	}
 	return "unknown"
 }

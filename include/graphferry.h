@@ -1241,6 +1241,117 @@ GF_API int gf_loader_open_comm(gf_graph *graph, const DLTensor *seeds,
                                const gf_comm *comm, gf_loader **out_loader);
 
 /* ---------------------------------------------------------------------------
+ * Rank parts: each process opens its own folder of a partition
+ *
+ * gf_part is one rank's share of a dataset partitioned by
+ * gf_dataset_partition (below): gf_part_open reads DST/partition.json, the
+ * rank's folder DST/part-<rank>/ and, for GF_LAYOUT_DSP and
+ * GF_LAYOUT_HYBRID, DST/assignment.npy, and none of the other ranks'
+ * folders. Node ids that cross these functions are ORIGINAL ids of the
+ * whole graph. What a part holds, by layout:
+ *   GF_LAYOUT_DSP           the in-edges of its owned nodes only, and the
+ *                           node data of its owned nodes. Sampling is CSP
+ *                           over the communicator (each rank answers the
+ *                           tasks of its own nodes); the loader fetches
+ *                           the node data of other ranks' nodes from their
+ *                           owners, one exchange round per batch.
+ *   GF_LAYOUT_HYBRID        the whole topology, the node data of its owned
+ *                           nodes: sampling as GF_LAYOUT_DSP, node data
+ *                           fetched the same way.
+ *   GF_LAYOUT_SELF_RELIANT  the num_hops-hop neighbourhood of its own seeds
+ *                           and every node data row it holds: no exchange.
+ * Memory that grows with the whole graph's node count N on every rank: 8
+ * bytes a node for the CSC's row offsets, and for dsp and hybrid 16 more
+ * for the id maps (plus the sampler's table, 4 bytes a node up to 2^24).
+ * Must be closed with gf_part_close; loaders opened on it keep working
+ * until they are closed.
+ * ------------------------------------------------------------------------- */
+
+typedef struct gf_part gf_part;
+
+/* Flags of gf_part_open. */
+#define GF_PART_VERIFY 1 /* read every file whole and check its CRC-32C */
+
+/*
+ * gf_part_open opens rank's part of the partition in dir (the folder
+ * holding partition.json). The sizes of the files it reads are compared
+ * with those partition.json and the folder's graphferry.json record (their
+ * checksums too with GF_PART_VERIFY), and every id map is checked.
+ * Returns: GF_OK; GF_EINVAL dir or out_part NULL, rank outside
+ * [0, parts), unknown flags, a folder that is not a partition's; GF_EIO a
+ * missing, damaged or changed file; GF_ENOMEM.
+ */
+GF_API int gf_part_open(const char *dir, int32_t rank, uint32_t flags, gf_part **out_part);
+
+/* gf_part_close closes a part (NULL: no-op; twice: ignored). */
+GF_API void gf_part_close(gf_part *part);
+
+/* What gf_part_get_info reports. Set struct_size to sizeof(gf_part_info). */
+typedef struct gf_part_info {
+  uint32_t struct_size;
+  int32_t rank;      /* this part's rank */
+  int32_t num_parts; /* ranks of the partition */
+  int32_t layout;    /* GF_LAYOUT_* */
+  int32_t num_hops;  /* L of GF_LAYOUT_SELF_RELIANT (0 otherwise) */
+  int64_t num_nodes; /* nodes of the whole graph */
+  int64_t num_owned; /* nodes this rank owns */
+  int64_t num_edges; /* edges this rank's topology holds */
+} gf_part_info;
+
+/*
+ * gf_part_get_info fills *out_info.
+ * Returns: GF_OK; GF_EINVAL out_info NULL or its struct_size is not
+ * sizeof(gf_part_info); GF_EBADHANDLE.
+ */
+GF_API int gf_part_get_info(gf_part *part, gf_part_info *out_info);
+
+/*
+ * gf_part_owned_nodes returns the original ids of the rank's owned nodes,
+ * increasing (int64 [num_owned]), as a DLPack tensor the caller owns.
+ * gf_part_get_node_data returns node data name ("feat", "label",
+ * "train_mask", ...) of those nodes, one row each in the same order.
+ * Returns: GF_OK; GF_EINVAL name or out_tensor NULL, unknown name;
+ * GF_ENOMEM; GF_EIO a mapped file that can no longer be read;
+ * GF_EBADHANDLE.
+ */
+GF_API int gf_part_owned_nodes(gf_part *part, DLManagedTensor **out_tensor);
+GF_API int gf_part_get_node_data(gf_part *part, const char *name, DLManagedTensor **out_tensor);
+
+/*
+ * gf_part_node_data_names sets *out_names to the names of the part's node
+ * data, sorted, separated by '\n'. Free with gf_free.
+ * Returns GF_OK, GF_EBADHANDLE, GF_EINVAL (out_names is NULL).
+ */
+GF_API int gf_part_node_data_names(gf_part *part, char **out_names);
+
+/*
+ * gf_loader_open_part opens rank comm->rank's loader on its part: every
+ * rank calls it on its own part of the same partition, with the same
+ * options, comm->rank the part's rank and comm->size its num_parts.
+ *   GF_LAYOUT_DSP, GF_LAYOUT_HYBRID: seeds are original ids (any rank's),
+ *     the same on every rank. The batches are gf_loader_open_comm's: the
+ *     single-process loader's batches with the same seeds and options,
+ *     bit-identical node data included, dealt out round-robin with
+ *     padding. Layer-wise sampling is GF_ENOTSUP on dsp parts (its draw
+ *     needs the degree of every node).
+ *   GF_LAYOUT_SELF_RELIANT: seeds are this rank's own seeds (owned nodes
+ *     with a train, val or test mask set in its folder), at most num_hops
+ *     hops. Each rank samples its own batches with no exchange; every
+ *     batch equals the single-process sample of its seeds with the same
+ *     batch key. The ranks agree at open (one exchange) on the number of
+ *     batches per epoch, the largest of theirs; a rank with fewer repeats
+ *     its first ones.
+ * Every rank must read every epoch to its end (dsp, hybrid), as with
+ * gf_loader_open_comm.
+ * Returns what gf_loader_open_comm returns, and GF_EINVAL for a comm whose
+ * rank or size is not the part's, a self-reliant seed this rank does not
+ * hold with its neighbourhood, or more hops than a self-reliant part holds.
+ */
+GF_API int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
+                               const gf_loader_options *options,
+                               const gf_comm *comm, gf_loader **out_loader);
+
+/* ---------------------------------------------------------------------------
  * Offline partitioning
  *
  * gf_dataset_partition splits a dataset directory into one folder per rank,

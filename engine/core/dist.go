@@ -174,6 +174,11 @@ type distStream struct {
 	alloc      mem.Allocator
 	store      pipeline.Gatherer
 	closer     io.Closer // closed with the stream (the comm's coordinator), or nil
+	// rows, when set (a Part's loader, dist_rank_loader.go), gathers the
+	// node data of worker w's batches over the communicator instead of
+	// from store; fixed, when > 0, is the number of batches per epoch.
+	rows  []*rowExchange
+	fixed int
 
 	cur    *distRun      // the epoch in progress
 	epoch  atomic.Uint64 // the last epoch started (Stats)
@@ -206,6 +211,9 @@ func (s *distStream) globalBatches() int {
 // NumBatches returns the batches this rank delivers per epoch: the group's
 // batches divided among the ranks, rounded up (padding).
 func (s *distStream) NumBatches() int {
+	if s.fixed > 0 {
+		return s.fixed
+	}
 	return (s.globalBatches() + s.size - 1) / s.size
 }
 
@@ -246,7 +254,7 @@ func (s *distStream) run(r *distRun, rt *sample.Runtime, w int, order []int64, e
 		for i, q := range pos {
 			internal[i], orig[i] = s.seedsNew[q], s.seedsOrig[q]
 		}
-		b, err := s.batch(rt, internal, orig, pos, pipeline.BatchKey(epoch, int64(index)))
+		b, err := s.batch(rt, w, internal, orig, pos, pipeline.BatchKey(epoch, int64(index)))
 		if err != nil {
 			err = fmt.Errorf("distributed loader, rank %d of %d: epoch %d, batch %d: %w", s.rank, s.size, epoch, index, err)
 			select {
@@ -267,12 +275,15 @@ func (s *distStream) run(r *distRun, rt *sample.Runtime, w int, order []int64, e
 
 // batch samples one batch (one wave of the group's collectives) and gathers
 // its node data.
-func (s *distStream) batch(rt *sample.Runtime, internal, orig, pos []int64, key uint64) (*pipeline.Batch, error) {
+func (s *distStream) batch(rt *sample.Runtime, w int, internal, orig, pos []int64, key uint64) (*pipeline.Batch, error) {
 	res, err := rt.Sample(context.Background(), s.req, [][]int64{internal}, []uint64{key})
 	if err != nil {
 		return nil, err
 	}
 	defer rt.Recycle(res...)
+	if s.rows != nil {
+		return s.rows[w].materialize(s, res[0], orig, pos)
+	}
 	return pipeline.Materialize(res[0], orig, pos, s.g.part, s.store, s.opt.FeatureNames, s.opt.LabelNames, s.alloc, s.opt.Threads)
 }
 
@@ -353,6 +364,9 @@ func (s *distStream) ReadCounts(context.Context, int) ([]int64, error) {
 func (s *distStream) SetGatherer(g pipeline.Gatherer) error {
 	if g == nil {
 		return errorf(nil, "gatherer is nil")
+	}
+	if s.rows != nil {
+		return errorf(errs.ErrNotSupported, "the loader of a rank's part gathers node data from the ranks that own it; it takes no gatherer")
 	}
 	for _, name := range append(slices.Clone(s.opt.FeatureNames), s.opt.LabelNames...) {
 		if _, ok := g.Get(name); !ok {

@@ -8,9 +8,11 @@ sampling primitive's shuffle and reshuffle cross the processes through the
 communicator, which the engine drives through the C API's ``gf_comm``
 callbacks.
 
-For now every process holds the whole topology and node data (replicated);
-the patches decide which rank samples which node, not what a process holds.
-Per-rank folders written by an offline partitioner are later work.
+With :meth:`Graph.open` every process holds the whole topology and node
+data (replicated); the patches decide which rank samples which node. With a
+:class:`PartGraph` (:meth:`PartGraph.open`), each process opens only its own
+folder of a partition written by ``python -m graphferry partition`` and holds
+only what its layout gives it (see :class:`PartGraph`).
 
 The batches of an epoch are exactly those of a single-process
 :class:`~graphferry.Loader` with the same seeds and options (bit-identical),
@@ -27,12 +29,18 @@ epoch to its end.
     comm = graphferry.distributed.TorchComm()
     g = graphferry.Graph.open(path, num_patches=comm.size)
     loader = graphferry.distributed.DistributedLoader(g, train_idx, [10, 5], comm=comm, batch_size=512, seed=0)
+
+    # or, each rank with its own folder of DST (python -m graphferry partition SRC DST --parts N):
+    part = graphferry.distributed.PartGraph.open(DST, rank=comm.rank)
+    train_idx = graphferry.distributed.global_seeds(part, comm, "train_mask")
+    loader = graphferry.distributed.DistributedLoader(part, train_idx, [10, 5], comm=comm, batch_size=512, seed=0)
 """
 
 from __future__ import annotations
 
 import ctypes
 import datetime
+import os
 import threading
 from collections.abc import Sequence
 from typing import Any
@@ -40,11 +48,11 @@ from typing import Any
 import torch
 
 from . import _lib
-from ._dlpack import BorrowedTensor
-from .graph import Graph
+from ._dlpack import BorrowedTensor, tensor_from_managed
+from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
 from .sampling import Loader
 
-__all__ = ["Communicator", "TorchComm", "DistributedLoader"]
+__all__ = ["Communicator", "TorchComm", "DistributedLoader", "PartGraph", "global_seeds"]
 
 # ---------------------------------------------------------------------------
 # The C table (include/graphferry.h, "Communicators")
@@ -84,6 +92,59 @@ class gf_comm(ctypes.Structure):
     ctypes.c_int,
 )
 def gf_loader_open_comm(graph: Any, seeds: Any, options: Any, comm: Any, out_loader: Any, /) -> int: ...
+
+
+# Rank parts (include/graphferry.h, "Rank parts").
+class gf_part_info(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("rank", ctypes.c_int32),
+        ("num_parts", ctypes.c_int32),
+        ("layout", ctypes.c_int32),
+        ("num_hops", ctypes.c_int32),
+        ("num_nodes", ctypes.c_int64),
+        ("num_owned", ctypes.c_int64),
+        ("num_edges", ctypes.c_int64),
+    ]
+
+
+_GF_PART_VERIFY = 1
+_LAYOUTS = {0: "dsp", 1: "self-reliant", 2: "hybrid"}
+
+
+@_lib.cfunc("gf_part_open", [ctypes.c_char_p, ctypes.c_int32, ctypes.c_uint32, _lib.c_void_pp], ctypes.c_int)
+def gf_part_open(path: bytes, rank: int, flags: int, out_part: Any, /) -> int: ...
+
+
+@_lib.cfunc("gf_part_close", [ctypes.c_void_p], None, errcheck=None)
+def gf_part_close(part: Any, /) -> None: ...
+
+
+@_lib.cfunc("gf_part_get_info", [ctypes.c_void_p, ctypes.POINTER(gf_part_info)], ctypes.c_int)
+def gf_part_get_info(part: Any, out_info: Any, /) -> int: ...
+
+
+@_lib.cfunc("gf_part_owned_nodes", [ctypes.c_void_p, _lib.c_void_pp], ctypes.c_int)
+def gf_part_owned_nodes(part: Any, out_tensor: Any, /) -> int: ...
+
+
+@_lib.cfunc("gf_part_get_node_data", [ctypes.c_void_p, ctypes.c_char_p, _lib.c_void_pp], ctypes.c_int)
+def gf_part_get_node_data(part: Any, name: bytes, out_tensor: Any, /) -> int: ...
+
+
+@_lib.cfunc("gf_part_node_data_names", [ctypes.c_void_p, _lib.c_void_pp], ctypes.c_int)
+def gf_part_node_data_names(part: Any, out_names: Any, /) -> int: ...
+
+
+# int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
+#                         const gf_loader_options *options, const gf_comm *comm,
+#                         gf_loader **out_loader);
+@_lib.cfunc(
+    "gf_loader_open_part",
+    [ctypes.c_void_p, _lib.DLTensor_p, _lib.gf_loader_options_p, ctypes.POINTER(gf_comm), _lib.c_void_pp],
+    ctypes.c_int,
+)
+def gf_loader_open_part(part: Any, seeds: Any, options: Any, comm: Any, out_loader: Any, /) -> int: ...
 
 
 def _view(ptr: int | None, n: int) -> torch.Tensor:
@@ -274,6 +335,119 @@ def _has_all_to_all(group: Any, size: int) -> bool:
         return False
 
 
+class PartGraph(Graph):
+    """One rank's part of a partition written by ``python -m graphferry
+    partition SRC DST --parts N --layout ...``: :meth:`open` reads
+    ``DST/partition.json``, ``DST/part-<rank>/`` and (dsp, hybrid)
+    ``DST/assignment.npy``, never another rank's folder. Give it to a
+    :class:`DistributedLoader` in place of a :class:`~graphferry.Graph`.
+
+    What the rank holds and what its loader moves, by :attr:`layout`:
+
+    - ``"dsp"``: the in-edges of its owned nodes and their node data.
+      Sampling is the collective sampling primitive over the communicator
+      (tasks travel to the owner of each frontier node, answers come back);
+      after each batch is sampled, the node data of nodes owned elsewhere is
+      fetched from their owners in one exchange round (requests, then rows).
+    - ``"hybrid"``: the whole topology, the node data of its owned nodes:
+      sampling as dsp, node data fetched the same way.
+    - ``"self-reliant"``: the ``num_hops``-hop neighbourhood of its own seeds
+      with all their node data: nothing moves; each rank samples its own
+      seeds (:attr:`train_idx` and the like), up to ``num_hops`` hops.
+
+    Every node id is an original id of the whole graph. The node data this
+    object returns (:meth:`get_node_data`, :attr:`train_idx`, ...) is the
+    owned nodes' (in :meth:`owned_nodes` order); the whole-graph calls of
+    :class:`~graphferry.Graph` (sampling, setting node data) are not
+    available on a part and raise. ``graphferry.dgl.DataLoader(part, seeds,
+    sampler, comm=comm)`` loads DGL blocks from a part as from a graph.
+    """
+
+    @classmethod
+    def open(cls, path: Any, rank: int, *, verify: bool = False) -> PartGraph:  # type: ignore[override]
+        """Opens ``rank``'s part of the partition in ``path`` (the folder
+        holding ``partition.json``); ``verify`` checks every file's CRC-32C."""
+        if not isinstance(rank, int) or isinstance(rank, bool):
+            raise TypeError(f"'rank' must be an int (got '{type(rank).__name__}')")
+        out = ctypes.c_void_p()
+        gf_part_open(os.fsencode(path), rank, _GF_PART_VERIFY if verify else 0, ctypes.byref(out))
+        self = cls(out.value, _owner=_CONSTRUCTOR_TOKEN)
+        info = gf_part_info(struct_size=ctypes.sizeof(gf_part_info))
+        gf_part_get_info(self._handle, ctypes.byref(info))
+        self.rank, self.num_parts = info.rank, info.num_parts
+        self.layout, self.num_hops = _LAYOUTS.get(info.layout, str(info.layout)), info.num_hops
+        self._num_nodes, self.num_owned, self._num_edges = info.num_nodes, info.num_owned, info.num_edges
+        return self
+
+    @property
+    def num_nodes(self) -> int:
+        """Nodes of the whole graph."""
+        return self._num_nodes
+
+    @property
+    def num_edges(self) -> int:
+        """Edges this rank's topology holds."""
+        return self._num_edges
+
+    @property
+    def num_patches(self) -> int:
+        return self.num_parts
+
+    def owned_nodes(self) -> torch.Tensor:
+        """int64 original ids of the nodes this rank owns, increasing."""
+        out = ctypes.c_void_p()
+        gf_part_owned_nodes(self._handle, ctypes.byref(out))
+        return tensor_from_managed(out.value)
+
+    def get_node_data(self, name: str) -> torch.Tensor:
+        """A copy of node data ``name`` of the owned nodes (one row each, in
+        :meth:`owned_nodes` order)."""
+        out = ctypes.c_void_p()
+        gf_part_get_node_data(self._handle, _encode_name(name), ctypes.byref(out))
+        return tensor_from_managed(out.value)
+
+    def _mask_index(self, name: str) -> torch.Tensor | None:
+        """The owned nodes whose mask ``name`` is set: this rank's seeds."""
+        if name not in self.node_data_names():
+            return None
+        return self.owned_nodes()[self.get_node_data(name).bool()]
+
+    def node_data_names(self) -> list[str]:
+        """The names of the part's node data, sorted."""
+        out = ctypes.c_void_p()
+        gf_part_node_data_names(self._handle, ctypes.byref(out))
+        try:
+            text = ctypes.string_at(out.value).decode("utf-8") if out.value else ""
+        finally:
+            _lib.gf_free(out.value)
+        return text.split("\n") if text else []
+
+    def _free(self) -> None:
+        handle, self._handle = self._handle, None
+        if handle is not None and not _lib.in_forked_child():
+            gf_part_close(handle)
+
+    def __repr__(self) -> str:
+        return (
+            f"PartGraph(rank={getattr(self, 'rank', None)} of {getattr(self, 'num_parts', None)}, "
+            f"layout={getattr(self, 'layout', None)!r}, num_owned={getattr(self, 'num_owned', None)})"
+        )
+
+
+def global_seeds(part: PartGraph, comm: Communicator, mask: str = "train_mask") -> torch.Tensor:
+    """Every rank's seeds of ``mask`` (its owned nodes with the mask set),
+    gathered over ``comm`` and sorted: the seeds a single process takes from
+    the whole dataset (``graph.train_idx``), for a dsp or hybrid
+    :class:`DistributedLoader`. A collective: every rank calls it."""
+    local = part._mask_index(mask)
+    if local is None:
+        raise ValueError(f"the part has no node data {mask!r}")
+    raw = local.to(torch.int64).contiguous().view(torch.uint8)
+    counts = comm.exchange_sizes(torch.full((comm.size,), raw.numel(), dtype=torch.int64)).tolist()
+    out = comm.all_to_all(raw.repeat(comm.size), [raw.numel()] * comm.size, counts)
+    return torch.sort(out.view(torch.int64)).values
+
+
 class DistributedLoader(Loader):
     """One rank's share of a :class:`~graphferry.Loader`'s epochs.
 
@@ -283,6 +457,13 @@ class DistributedLoader(Loader):
     batches ``comm.rank, comm.rank + comm.size, ...`` (padded: see the
     module documentation). ``seed=None`` draws one seed on rank 0 and
     shares it. Other arguments are :class:`~graphferry.Loader`'s.
+
+    ``graph`` may instead be this rank's :class:`PartGraph`: with the dsp
+    and hybrid layouts the batches are the same (seeds of the whole graph,
+    the same on every rank: see :func:`global_seeds`), node data of other
+    ranks' nodes fetched from them; with self-reliant, ``seeds`` are this
+    rank's own (``part.train_idx``), each rank samples alone, and every
+    rank yields the largest rank's number of batches.
     """
 
     def __init__(
@@ -320,12 +501,19 @@ class DistributedLoader(Loader):
                 f"the graph has {graph.num_patches} patches but the communicator {comm.size} ranks: "
                 f"open it with num_patches={comm.size}"
             )
+        if isinstance(graph, PartGraph) and not graph.closed and graph.rank != comm.rank:
+            raise ValueError(f"this is part {graph.rank}, but the communicator's rank is {comm.rank}")
 
     @property
     def comm(self) -> Communicator:
         return self._comm
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
+        if isinstance(graph, PartGraph):
+            gf_loader_open_part(
+                graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(self._comm._c), ctypes.byref(out)
+            )
+            return
         gf_loader_open_comm(
             graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(self._comm._c), ctypes.byref(out)
         )

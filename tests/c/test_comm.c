@@ -11,6 +11,9 @@
  * coordinator orders over the one channel, and the batches must not change.
  * Then the failure paths: a callback that fails makes gf_loader_next return
  * GF_EIO with the host's message, and invalid tables are refused.
+ * Last, rank parts: the dataset partitioned into a temporary folder, every
+ * rank opens only its part (gf_part_open, gf_loader_open_part) and must get
+ * the same batches, node data fetched from the other ranks included.
  *
  * Usage: test_comm DATASET_DIR. C99 + pthreads; public header only.
  */
@@ -418,6 +421,160 @@ static void test_failures(void) {
   gf_graph_close(g);
 }
 
+/* ---------------------------------------------------------------------- */
+/* Rank parts: every rank opens only its own folder of a partition.       */
+
+static char part_dir[256];
+
+static void *rank_main_part(void *arg) {
+  rank_run *r = (rank_run *)arg;
+  r->n = -1;
+  gf_part *p = NULL;
+  CHECK(gf_part_open(part_dir, r->ctx.rank, 0, &p) == GF_OK, "gf_part_open rank %d: %s", r->ctx.rank, gf_errmsg());
+  if (p == NULL) return NULL;
+  gf_comm c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  c.rank = r->ctx.rank;
+  c.size = r->ctx.box->size;
+  c.user = &r->ctx;
+  c.exchange_sizes = box_exchange_sizes;
+  c.all_to_all = box_all_to_all;
+  if (coordinated) {
+    c.send = box_send;
+    c.recv = box_recv;
+  }
+  gf_sample_options so;
+  gf_loader_options lo;
+  options(&so, &lo);
+  DLTensor st = seeds_tensor();
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open_part(p, &st, &lo, &c, &l) == GF_OK, "gf_loader_open_part rank %d: %s", c.rank, gf_errmsg());
+  gf_part_close(p); /* the loader keeps what it needs */
+  if (l == NULL) return NULL;
+  r->n = read_epochs(l, r->got);
+  gf_loader_close(l);
+  return NULL;
+}
+
+/* Partitions the dataset into part_dir with layout and checks that every
+   rank's batches, node data fetched from the other ranks included, are the
+   single-process loader's batches r, r+ranks, ... */
+static void test_parts_equal_single_process(int ranks, int layout) {
+  gf_sample_options so;
+  gf_loader_options lo;
+  options(&so, &lo);
+  DLTensor st = seeds_tensor();
+  gf_graph *g = open_graph(1);
+  if (g == NULL) return;
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, &st, &lo, &l) == GF_OK, "gf_loader_open");
+  static uint64_t ref[EPOCHS][MAX_BATCHES];
+  int total = l ? read_epochs(l, ref) : -1;
+  gf_loader_close(l);
+  gf_graph_close(g);
+  if (total <= 0) return;
+
+  gf_partition_options po;
+  memset(&po, 0, sizeof po);
+  po.struct_size = sizeof po;
+  po.method = GF_PARTITION_RANDOM;
+  po.num_parts = ranks;
+  po.layout = layout;
+  po.seed = 5;
+  CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
+
+  mailbox *boxp = (mailbox *)calloc(1, sizeof(mailbox)); /* never freed: see above */
+  boxp->size = ranks;
+  pthread_barrier_init(&boxp->bar, NULL, (unsigned)ranks);
+  pthread_mutex_init(&boxp->mu, NULL);
+  pthread_cond_init(&boxp->cv, NULL);
+  static rank_run runs[MAX_RANKS];
+  pthread_t th[MAX_RANKS];
+  for (int r = 0; r < ranks; r++) {
+    memset(&runs[r], 0, sizeof runs[r]);
+    runs[r].ctx.box = boxp;
+    runs[r].ctx.rank = r;
+    pthread_create(&th[r], NULL, rank_main_part, &runs[r]);
+  }
+  for (int r = 0; r < ranks; r++) pthread_join(th[r], NULL);
+  int per_rank = (total + ranks - 1) / ranks;
+  for (int r = 0; r < ranks; r++) {
+    CHECK(runs[r].n == per_rank, "parts, %d ranks, layout %d%s: rank %d read %d batches, want %d", ranks, layout,
+          coordinated ? " (coordinated)" : "", r, runs[r].n, per_rank);
+    if (runs[r].n != per_rank) continue;
+    for (int e = 0; e < EPOCHS; e++) {
+      for (int k = 0; k < per_rank; k++) {
+        int want = (k * ranks + r) % total;
+        CHECK(runs[r].got[e][k] == ref[e][want], "parts, %d ranks: rank %d epoch %d batch %d differs from batch %d",
+              ranks, r, e, k, want);
+      }
+    }
+  }
+}
+
+/* The argument checks of the part functions. */
+static void test_part_errors(void) {
+  gf_partition_options po;
+  memset(&po, 0, sizeof po);
+  po.struct_size = sizeof po;
+  po.num_parts = 2;
+  CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
+  gf_part *p = (gf_part *)1;
+  CHECK(gf_part_open(NULL, 0, 0, &p) == GF_EINVAL && p == NULL, "NULL dir");
+  CHECK(gf_part_open(part_dir, 0, 0, NULL) == GF_EINVAL, "NULL out_part");
+  CHECK(gf_part_open(part_dir, 2, 0, &p) == GF_EINVAL, "rank 2 of 2");
+  CHECK(strstr(gf_errmsg(), "rank = 2 is outside [0, 2)") != NULL, "message: %s", gf_errmsg());
+  CHECK(gf_part_open(part_dir, 0, 8, &p) == GF_EINVAL, "unknown flags");
+  CHECK(gf_part_open(dataset, 0, 0, &p) == GF_EIO, "a dataset that is not a partition: %s", gf_errmsg());
+  CHECK(gf_part_open(part_dir, 1, GF_PART_VERIFY, &p) == GF_OK, "gf_part_open: %s", gf_errmsg());
+  if (p == NULL) return;
+  gf_part_info info;
+  memset(&info, 0, sizeof info);
+  info.struct_size = 4;
+  CHECK(gf_part_get_info(p, &info) == GF_EINVAL, "struct_size 4");
+  info.struct_size = sizeof info;
+  CHECK(gf_part_get_info(p, &info) == GF_OK && info.rank == 1 && info.num_parts == 2 && info.layout == GF_LAYOUT_DSP &&
+            info.num_nodes == 2708 && info.num_owned > 0 && info.num_owned < 2708,
+        "gf_part_get_info: rank %d of %d, %lld owned", info.rank, info.num_parts, (long long)info.num_owned);
+  DLManagedTensor *owned = NULL, *feat = NULL;
+  CHECK(gf_part_owned_nodes(p, &owned) == GF_OK && owned->dl_tensor.shape[0] == info.num_owned, "owned nodes");
+  CHECK(gf_part_get_node_data(p, "feat", &feat) == GF_OK && feat->dl_tensor.shape[0] == info.num_owned, "owned feat");
+  if (feat) feat->deleter(feat);
+  CHECK(gf_part_get_node_data(p, "nope", &feat) == GF_EINVAL && feat == NULL, "unknown name");
+  if (owned) owned->deleter(owned);
+  char *names = NULL;
+  CHECK(gf_part_node_data_names(p, &names) == GF_OK && names != NULL && strstr(names, "feat\n") != NULL &&
+            strstr(names, "train_mask") != NULL,
+        "gf_part_node_data_names: %s", names ? names : "(null)");
+  gf_free(names);
+  CHECK(gf_part_node_data_names(p, NULL) == GF_EINVAL, "NULL out_names");
+  gf_graph *as_graph = (gf_graph *)p;
+  int64_t n = 0;
+  CHECK(gf_graph_num_nodes(as_graph, &n) == GF_EBADHANDLE, "a part is not a graph");
+
+  gf_sample_options so;
+  gf_loader_options lo;
+  options(&so, &lo);
+  DLTensor st = seeds_tensor();
+  gf_comm c;
+  memset(&c, 0, sizeof c);
+  c.struct_size = sizeof c;
+  c.rank = 0; /* not the part's rank */
+  c.size = 2;
+  c.exchange_sizes = failing_sizes;
+  c.all_to_all = never_called;
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open_part(p, &st, &lo, &c, &l) == GF_EINVAL && l == NULL, "comm rank 0 on part 1");
+  CHECK(strstr(gf_errmsg(), "this is part 1 of 2") != NULL, "message: %s", gf_errmsg());
+  CHECK(gf_loader_open_part(p, &st, &lo, NULL, &l) == GF_EINVAL, "NULL comm");
+  CHECK(gf_loader_open_part(NULL, &st, &lo, &c, &l) == GF_EBADHANDLE, "NULL part");
+  gf_part_close(p);
+  gf_part_close(p); /* twice: ignored */
+  gf_part_close(NULL);
+  CHECK(gf_part_get_info(p, &info) == GF_EBADHANDLE, "closed part");
+}
+
 int main(int argc, char **argv) {
   if (argc != 2) {
     fprintf(stderr, "usage: %s DATASET_DIR\n", argv[0]);
@@ -430,6 +587,20 @@ int main(int argc, char **argv) {
   for (int ranks = 2; ranks <= MAX_RANKS; ranks++) test_ranks_equal_single_process(ranks);
   coordinated = 0;
   test_failures();
+  snprintf(part_dir, sizeof part_dir, "/tmp/gf_test_comm_XXXXXX");
+  if (mkdtemp(part_dir) == NULL) {
+    fprintf(stderr, "mkdtemp failed\n");
+    return 1;
+  }
+  test_part_errors();
+  test_parts_equal_single_process(2, GF_LAYOUT_DSP);
+  test_parts_equal_single_process(3, GF_LAYOUT_HYBRID);
+  coordinated = 1;
+  test_parts_equal_single_process(3, GF_LAYOUT_DSP);
+  coordinated = 0;
+  char rm[300];
+  snprintf(rm, sizeof rm, "rm -rf '%s'", part_dir);
+  CHECK(system(rm) == 0, "%s", rm);
   printf("test_comm: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;
 }

@@ -1,0 +1,179 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "graphferry.h"
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"io"
+	"strings"
+	"unsafe"
+
+	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/mem"
+)
+
+//export gfgo_part_open
+func gfgo_part_open(dir *C.char, rank C.int32_t, flags C.uint32_t, out *C.uintptr_t) C.int {
+	return call("gf_part_open", func() error {
+		if out == nil {
+			return errorf(gfEInval, "out_part is NULL")
+		}
+		*out = 0
+		d, err := goString(dir, "dir")
+		if err != nil {
+			return err
+		}
+		if flags&^C.GF_PART_VERIFY != 0 {
+			return errorf(gfEInval, "flags = %#x has unknown bits (known: GF_PART_VERIFY)", uint32(flags))
+		}
+		p, err := core.OpenPart(d, int(rank), dataset.OpenOptions{VerifyChecksums: flags&C.GF_PART_VERIFY != 0})
+		if err != nil {
+			return err
+		}
+		putHandle(out, newHandle(kindPart, p))
+		return nil
+	})
+}
+
+//export gfgo_part_close
+func gfgo_part_close(h C.uintptr_t) {
+	call("gf_part_close", func() error {
+		if p, ok := forget[*core.Part](kindPart, h); ok {
+			return p.Close()
+		}
+		return nil
+	})
+}
+
+//export gfgo_part_get_info
+func gfgo_part_get_info(h C.uintptr_t, out *C.gf_part_info) C.int {
+	return call("gf_part_get_info", func() error {
+		p, err := lookup[*core.Part](kindPart, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_info is NULL")
+		}
+		if size := uintptr(out.struct_size); size != unsafe.Sizeof(C.gf_part_info{}) {
+			return errorf(gfEInval, "out_info->struct_size = %d (want sizeof(gf_part_info) = %d)", size, unsafe.Sizeof(C.gf_part_info{}))
+		}
+		*out = C.gf_part_info{
+			struct_size: out.struct_size, rank: C.int32_t(p.Rank()), num_parts: C.int32_t(p.Parts()),
+			layout: C.int32_t(p.Layout()), num_hops: C.int32_t(p.Hops()), num_nodes: C.int64_t(p.NumNodes()),
+			num_owned: C.int64_t(p.NumOwned()), num_edges: C.int64_t(p.NumEdges()),
+		}
+		return nil
+	})
+}
+
+// exportOut hands t to *out as a DLPack tensor (freeing t on failure).
+func exportOut(t mem.Tensor, out **C.DLManagedTensor) error {
+	m, err := exportTensor(t)
+	if err != nil {
+		cAlloc{}.Free(t.Data)
+		return err
+	}
+	*out = m
+	return nil
+}
+
+//export gfgo_part_owned_nodes
+func gfgo_part_owned_nodes(h C.uintptr_t, out **C.DLManagedTensor) C.int {
+	return call("gf_part_owned_nodes", func() error {
+		p, err := lookup[*core.Part](kindPart, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_tensor is NULL")
+		}
+		*out = nil
+		ids := p.OwnedNodes()
+		buf, err := cAlloc{}.Alloc(8 * len(ids))
+		if err != nil {
+			return err
+		}
+		copy(buf, mem.Bytes(ids))
+		return exportOut(mem.Tensor{DType: mem.Int64, Shape: []int64{int64(len(ids))}, Data: buf}, out)
+	})
+}
+
+//export gfgo_part_get_node_data
+func gfgo_part_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTensor) C.int {
+	return call("gf_part_get_node_data", func() error {
+		p, err := lookup[*core.Part](kindPart, h)
+		if err != nil {
+			return err
+		}
+		n, err := goString(name, "name")
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_tensor is NULL")
+		}
+		*out = nil
+		t, err := p.OwnedNodeData(n, cAlloc{})
+		if err != nil {
+			return err
+		}
+		return exportOut(t, out)
+	})
+}
+
+//export gfgo_part_node_data_names
+func gfgo_part_node_data_names(h C.uintptr_t, out **C.char) C.int {
+	return call("gf_part_node_data_names", func() error {
+		p, err := lookup[*core.Part](kindPart, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_names is NULL")
+		}
+		names, err := p.NodeDataNames()
+		if err != nil {
+			return err
+		}
+		*out = C.CString(strings.Join(names, "\n"))
+		return nil
+	})
+}
+
+//export gfgo_loader_open_part
+func gfgo_loader_open_part(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, c *C.gf_comm, out *C.uintptr_t) C.int {
+	return call("gf_loader_open_part", func() error {
+		p, err := lookup[*core.Part](kindPart, h)
+		if err != nil {
+			return err
+		}
+		// loaderArgs reads a loader's arguments for a graph handle: the
+		// part's graph is named by a handle of its own for the call only.
+		gh := newHandle(kindGraph, p.Graph())
+		defer forget[*core.Graph](kindGraph, C.uintptr_t(gh))
+		_, seeds, req, lopt, err := loaderArgs(C.uintptr_t(gh), seedsT, o, out)
+		if err != nil {
+			return err
+		}
+		hc, err := hostComm(c)
+		if err != nil {
+			return err
+		}
+		l, err := p.OpenLoader(hc, seeds, req, lopt, cAlloc{})
+		if err != nil {
+			if cl, ok := hc.(io.Closer); ok {
+				cl.Close()
+			}
+			return err
+		}
+		C.gf__buf_pool_use(1) // as gf_loader_open: gf_loader_close gives it back
+		putHandle(out, newHandle(kindLoader, l))
+		return nil
+	})
+}
