@@ -70,13 +70,34 @@ func (t *Types) Segment(g *CSC, a, b int64, r int) (lo, hi int64) {
 	return searchEdge(g, a, b, t.EdgeOffsets[r]), searchEdge(g, a, b, t.EdgeOffsets[r+1])
 }
 
+// Ends writes to ends[i] the end of relation rels[i]'s segment of the list
+// [a, b) of g (as Segment gives it), for relations rels in increasing
+// order, in one forward search: each search starts where the previous one
+// ended. When rels are all the relations that occur in the list (those
+// into its node's type), the segments partition it: rels[i]'s is
+// [ends[i-1], ends[i]), with ends[-1] = a.
+func (t *Types) Ends(g *CSC, a, b int64, rels []int32, ends []int64) {
+	cur := a
+	for i, r := range rels {
+		cur = searchEdge(g, cur, b, t.EdgeOffsets[r+1])
+		ends[i] = cur
+	}
+}
+
 // searchEdge returns the first position p in [a, b) whose edge id is >= x
-// (b when none is).
+// (b when none is). Short ranges (most lists) are scanned: the loads are
+// sequential, where a binary search's are not.
 func searchEdge(g *CSC, a, b, x int64) int64 {
 	if g.EdgeIDs == nil {
 		return min(max(a, x), b)
 	}
 	ids := g.EdgeIDs
+	if b-a <= 16 {
+		for a < b && ids[a] < x {
+			a++
+		}
+		return a
+	}
 	for a < b {
 		m := int64(uint64(a+b) >> 1)
 		if ids[m] < x {

@@ -295,7 +295,7 @@ func searchPrefix(pre []float64, u float64) int {
 func (s *call) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int64, sc *filterScratch, scratch *[]uint64) {
 	g := s.g
 	st := streamState(s.seed, key, hop, uint64(s.orig(v)))
-	s.sampleSegment(st, g.Indptr[v], g.Indptr[v+1], fanout, 0, nb, eb, sc, scratch)
+	s.sampleSegment(st, g.Indptr[v], g.Indptr[v+1], fanout, 0, nb, eb, true, sc, scratch)
 }
 
 // sampleSegment samples the candidates among the positions [lo, hi) (a
@@ -303,9 +303,30 @@ func (s *call) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int
 // fan-out fanout and cutoff cut (temporal requests), drawing from the
 // stream whose state is st. It writes as many neighbours as taskCount
 // gives for the candidates to nb, their edge ids to eb, and returns that
-// count.
-func (s *call) sampleSegment(st uint64, lo, hi int64, fanout int, cut int64, nb, eb []int64, sc *filterScratch, scratch *[]uint64) int64 {
+// count; with resolve false it writes their CSC positions to nb instead
+// (and nothing to eb), for the caller to resolve (resolvePositions).
+func (s *call) sampleSegment(st uint64, lo, hi int64, fanout int, cut int64, nb, eb []int64, resolve bool, sc *filterScratch, scratch *[]uint64) int64 {
 	g := s.g
+	if !s.filtered && s.req.Temporal == TemporalNone {
+		// Every position is a candidate: draw over [0, hi-lo) directly,
+		// as the loop below would over the identity candidate list.
+		d := hi - lo
+		k := s.taskCount(d, fanout)
+		nb, eb = nb[:k], eb[:k]
+		if k == 0 {
+			return 0
+		}
+		if fanout < 0 || (!s.req.Replace && k == d) {
+			for i := range nb {
+				nb[i] = int64(i)
+			}
+		} else {
+			r := rng.SplitMix64{State: st}
+			drawPositions(&r, d, nb, s.req.Replace, scratch)
+		}
+		finishSegment(g, lo, nb, eb, resolve)
+		return k
+	}
 	biased := s.req.Biased
 	cand := sc.pos[:0]
 	w := sc.w[:0]
@@ -366,8 +387,21 @@ func (s *call) sampleSegment(st uint64, lo, hi int64, fanout int, cut int64, nb,
 			nb[i] = cand[j]
 		}
 	}
-	positionsToIDs(g, lo, nb, eb)
+	finishSegment(g, lo, nb, eb, resolve)
 	return k
+}
+
+// finishSegment turns nb, positions within the segment that starts at CSC
+// position lo, into source ids (and their edge ids into eb) when resolve is
+// set, into CSC positions otherwise.
+func finishSegment(g *graph.CSC, lo int64, nb, eb []int64, resolve bool) {
+	if resolve {
+		positionsToIDs(g, lo, nb, eb)
+		return
+	}
+	for i := range nb {
+		nb[i] += lo
+	}
 }
 
 // takeLast writes to nb the len(nb) candidates (positions relative to lo)

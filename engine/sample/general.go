@@ -85,23 +85,30 @@ func (ib *inbox) gtaskOf(t, fanout int) gtask {
 
 // generalTask samples task g of hop hop: with nb == nil it only returns
 // the number of neighbours the task yields; otherwise it also writes them
-// to nb and their edge ids to eb (both that long). sc and scratch are the
-// thread's memory (unused when counting).
-func (s *call) generalTask(g gtask, hop int, nb, eb []int64, sc *filterScratch, scratch *[]uint64) int64 {
+// to nb and their edge ids to eb (both that long) — for Labor; the other
+// schemes write CSC positions to nb, which generalChunk resolves. sc and scratch are the
+// thread's memory (unused when counting). For typed requests, bounds
+// (boundsStride entries) holds the task's segment bounds: the counting
+// pass (nb == nil) finds and writes them, the sampling pass reads them, so
+// that the edge ids of the task's list are searched once.
+func (s *call) generalTask(g gtask, hop int, bounds, nb, eb []int64, sc *filterScratch, scratch *[]uint64) int64 {
 	gr := s.g
-	a, b := gr.Indptr[g.v], gr.Indptr[g.v+1]
 	if !s.typed {
-		return s.segmentTask(g, hop, a, b, g.f, -1, nb, eb, sc, scratch)
+		return s.segmentTask(g, hop, gr.Indptr[g.v], gr.Indptr[g.v+1], g.f, -1, nb, eb, sc, scratch)
+	}
+	rels := s.relsByDst[s.types.NodeType(s.orig(g.v))]
+	if nb == nil {
+		a, b := gr.Indptr[g.v], gr.Indptr[g.v+1]
+		bounds[0] = a
+		s.types.Ends(gr, a, b, rels, bounds[1:])
 	}
 	row := s.req.RelationFanouts[hop]
 	var n int64
-	for _, r := range s.relsByDst[s.types.NodeType(s.orig(g.v))] {
-		f := row[r]
-		if f == 0 {
-			continue
-		}
-		lo, hi := s.types.Segment(gr, a, b, int(r))
-		if lo == hi {
+	for i, r := range rels {
+		// Only relations into v's type occur in v's list (Types.Validate),
+		// in order: their segments partition it.
+		f, lo, hi := row[r], bounds[i], bounds[i+1]
+		if f == 0 || lo == hi {
 			continue
 		}
 		var nbr, ebr []int64
@@ -129,5 +136,43 @@ func (s *call) segmentTask(g gtask, hop int, lo, hi int64, f, rel int, nb, eb []
 	if rel >= 0 {
 		st = relState(st, rel)
 	}
-	return s.sampleSegment(st, lo, hi, f, g.cut, nb, eb, sc, scratch)
+	return s.sampleSegment(st, lo, hi, f, g.cut, nb, eb, false, sc, scratch)
+}
+
+// taskBounds returns task t's bounds in bounds (nil for untyped requests).
+func (s *call) taskBounds(bounds []int64, t int) []int64 {
+	if bounds == nil {
+		return nil
+	}
+	k := s.boundsStride
+	return bounds[t*k : (t+1)*k]
+}
+
+// generalChunk samples the tasks [a, b) of the general path (see
+// sampleStage for the layout of in, outs, counts and offs) and, unless
+// Labor already wrote ids, resolves the chunk's positions in one tight
+// loop per requester, as sampleChunk does.
+func (s *call) generalChunk(in []inbox, outs [][]int64, counts, offs, bounds []int64, a, b, hop, fanout int, sc *filterScratch, scratch *[]uint64) {
+	j := 0
+	for t := a; t < b; t++ {
+		j = inboxOf(in, j, t)
+		c := counts[t]
+		if c == 0 {
+			continue
+		}
+		nb, eb := answerSlots(outs[j], len(in[j].tasks), offs[t], c)
+		s.generalTask(in[j].gtaskOf(t, fanout), hop, s.taskBounds(bounds, t), nb, eb, sc, scratch)
+	}
+	if s.req.Scheme == Labor {
+		return
+	}
+	j = 0
+	for t := a; t < b; {
+		j = inboxOf(in, j, t)
+		end := min(b, in[j].base+len(in[j].tasks))
+		lo := offs[t]
+		nb, eb := answerSlots(outs[j], len(in[j].tasks), lo, offs[end-1]+counts[end-1]-lo)
+		resolvePositions(s.g, nb, eb)
+		t = end
+	}
 }

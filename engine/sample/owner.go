@@ -47,6 +47,12 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 		bases, degs = grow64(ws.bases, total), grow64(ws.degs, total)
 		ws.bases, ws.degs = bases, degs
 	}
+	// Typed tasks keep their segment bounds from pass 1 to pass 2.
+	var bounds []int64
+	if s.typed {
+		bounds = grow64(ws.bounds, total*s.boundsStride)
+		ws.bounds = bounds
+	}
 	var badMu sync.Mutex
 	var bad error
 	// Labor counts depend on the variates: see labor.go.
@@ -79,7 +85,7 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 				f = int(c)
 			}
 			if s.general {
-				counts[t] = s.generalTask(in[j].gtaskOf(t, fanout), hop, nil, nil, nil, nil)
+				counts[t] = s.generalTask(in[j].gtaskOf(t, fanout), hop, s.taskBounds(bounds, t), nil, nil, nil, nil)
 				continue
 			}
 			if labor {
@@ -131,16 +137,7 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 	fscratch := ws.fscratch
 	par.For(total, sampleGrain, threads, func(w, a, b int) {
 		if s.general {
-			j := 0
-			for t := a; t < b; t++ {
-				j = inboxOf(in, j, t)
-				c := counts[t]
-				if c == 0 {
-					continue
-				}
-				nb, eb := answerSlots(outs[j], len(in[j].tasks), offs[t], c)
-				s.generalTask(in[j].gtaskOf(t, fanout), hop, nb, eb, &fscratch[w], &scratch[w])
-			}
+			s.generalChunk(in, outs, counts, offs, bounds, a, b, hop, fanout, &fscratch[w], &scratch[w])
 			return
 		}
 		if labor {

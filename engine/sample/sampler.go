@@ -50,6 +50,9 @@ type shared struct {
 	// temporal sampling (RuntimeOptions).
 	types     *graph.Types
 	relsByDst [][]int32
+	// boundsStride is the number of segment bounds kept per typed task:
+	// one more than the most relations into a node type.
+	boundsStride int
 	nodeTime  []int64
 	edgeTime  []int64
 
@@ -118,6 +121,7 @@ type workspace struct {
 	nodes              []int64 // the batch's nodes as they grow
 	djTasks, djSubs    []int64 // Disjoint: the hop's tasks and their subgraphs
 	djCuts             []int64 // Temporal: the hop's cutoffs
+	bounds             []int64 // typed tasks' segment bounds (general.go)
 
 	lw  layerScratch // LayerWise
 	wks walkScratch  // RandomWalk
@@ -165,6 +169,10 @@ func (sh *shared) setTyped(opt RuntimeOptions) error {
 		}
 		sh.types = t
 		sh.relsByDst = t.RelationsByDst()
+		for _, rels := range sh.relsByDst {
+			sh.boundsStride = max(sh.boundsStride, len(rels))
+		}
+		sh.boundsStride++
 	}
 	if opt.NodeTime != nil {
 		if int64(len(opt.NodeTime)) != g.NumNodes {
