@@ -53,8 +53,8 @@ type shared struct {
 	// boundsStride is the number of segment bounds kept per typed task:
 	// one more than the most relations into a node type.
 	boundsStride int
-	nodeTime  []int64
-	edgeTime  []int64
+	nodeTime     []int64
+	edgeTime     []int64
 
 	filterMu sync.Mutex
 	filters  []*filterState // most recently used first, at most maxFilters
