@@ -17,6 +17,8 @@ import (
 //	[key, v_0, ..., v_{n-1}]                 node-wise sampling
 //	[key, v_0, ..., v_{n-1}, c_0, ..., c_{n-1}]  layer-wise: c_i draws for v_i
 //	[key, v_0, ..., v_{n-1}, w_0, ..., w_{n-1}]  walks: w_i the walker's index
+//	[key, v..., i_0, ..., i_{n-1}]            Disjoint: i_j the task's subgraph
+//	[key, v..., i..., t_0, ..., t_{n-1}]      Temporal: t_j the task's cutoff time
 //
 // where the v are internal ids owned by the receiver.
 //
