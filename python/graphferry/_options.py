@@ -165,9 +165,15 @@ class SampleOptions:
         set_(self, "seed", _as_int(self.seed, "seed"))
         set_(self, "num_threads", _as_int(self.num_threads, "num_threads"))
         set_(self, "relation_fanouts", relation_fanout_values(self.relation_fanouts))
-        if self.relation_fanouts is not None and not self.fanouts:
-            # The hop count is what fanouts still says.
-            set_(self, "fanouts", tuple(max(row) for row in self.relation_fanouts))
+        if self.relation_fanouts is not None:
+            if not self.fanouts:
+                # The hop count is what fanouts still says.
+                set_(self, "fanouts", tuple(max(row) for row in self.relation_fanouts))
+            elif len(self.fanouts) != len(self.relation_fanouts):
+                raise ValueError(
+                    f"'fanouts' has {len(self.fanouts)} hops but 'relation_fanouts' {len(self.relation_fanouts)} "
+                    "(pass fanouts=() with relation_fanouts)"
+                )
         set_(self, "disjoint", bool(self.disjoint))
         set_(self, "temporal", _check_choice(self.temporal, "temporal", _TEMPORAL))
         set_(

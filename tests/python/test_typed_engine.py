@@ -88,12 +88,15 @@ def test_relation_fanouts(typed):
                 in_r = int(((dst == v) & (_relation(torch.arange(360), offsets) == r)).sum())
                 want = min(rf[h][r], in_r) if REL_DST[r] == (0 if v < 30 else 1) else 0
                 assert int((rel == r).sum()) == want, (h, v, r)
-    again = gf.sample_neighbors(g, seeds, [9, 9], relation_fanouts=rf, seed=7)
+    again = gf.sample_neighbors(g, seeds, [9, 9], relation_fanouts=rf, seed=7)  # same hop count
     assert torch.equal(sub.nodes, again.nodes), "fanouts are ignored with relation_fanouts"
     with pytest.raises(gf.InvalidArgumentError, match="the graph has 3 relations"):
         gf.sample_neighbors(g, seeds, (), relation_fanouts=[[1, 1]])
     with pytest.raises(ValueError, match="one fan-out per relation"):
         SampleOptions((), relation_fanouts=[[1, 1, 1], [1]])
+    with pytest.raises(ValueError, match="2 hops"):
+        SampleOptions((1, 1), relation_fanouts=[[1, 1, 1]])
+    assert SampleOptions((), relation_fanouts=[[1, 4, -1], [0, 2, 1]]).fanouts == (4, 2)
     with pytest.raises(gf.InvalidArgumentError, match="LayerWise"):
         gf.sample_neighbors(g, seeds, (), relation_fanouts=rf, scheme="layer")
 
