@@ -702,7 +702,8 @@ typedef struct gf_batch gf_batch;
 
 /*
  * gf_sample samples the multi-hop neighbourhood of seeds, synchronously.
- * @param seeds   int64 [B] distinct original node ids. Borrowed.
+ * @param seeds   int64 [B] distinct original node ids (they may repeat with
+ *                options->disjoint). Borrowed.
  * @param options required.
  * @param out_batch receives the batch (no node data), NULL on failure.
  * Returns:
@@ -929,8 +930,8 @@ typedef struct gf_loader_options {
 
 /*
  * gf_loader_open makes a loader over seeds (int64 [n] distinct original
- * node ids; borrowed). No thread runs until gf_loader_start. *out_loader
- * is NULL on failure.
+ * node ids, which may repeat with disjoint sample options; borrowed). No
+ * thread runs until gf_loader_start. *out_loader is NULL on failure.
  * Returns:
  *   GF_OK
  *   GF_EINVAL      seeds, options, options->sample or out_loader NULL;
