@@ -89,8 +89,9 @@ func (ib *inbox) gtaskOf(t, fanout int) gtask {
 // schemes write CSC positions to nb, which generalChunk resolves. sc and scratch are the
 // thread's memory (unused when counting). For typed requests, bounds
 // (boundsStride entries) holds the task's segment bounds: the counting
-// pass (nb == nil) finds and writes them, the sampling pass reads them, so
-// that the edge ids of the task's list are searched once.
+// pass (nb == nil) finds them from the list's bounds, which it finds in
+// bounds[0] and bounds[boundsStride-1], and writes them; the sampling pass
+// reads them, so that the edge ids of the task's list are searched once.
 func (s *call) generalTask(g gtask, hop int, bounds, nb, eb []int64, sc *filterScratch, scratch *[]uint64) int64 {
 	gr := s.g
 	if !s.typed {
@@ -98,9 +99,7 @@ func (s *call) generalTask(g gtask, hop int, bounds, nb, eb []int64, sc *filterS
 	}
 	rels := s.relsByDst[s.types.NodeType(s.orig(g.v))]
 	if nb == nil {
-		a, b := gr.Indptr[g.v], gr.Indptr[g.v+1]
-		bounds[0] = a
-		s.types.Ends(gr, a, b, rels, bounds[1:])
+		s.types.Ends(gr, bounds[0], bounds[len(bounds)-1], rels, bounds[1:])
 	}
 	row := s.req.RelationFanouts[hop]
 	var n int64

@@ -58,6 +58,19 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 	// Labor counts depend on the variates: see labor.go.
 	labor := s.req.Scheme == Labor
 	par.For(total, countGrain, s.rankThreads(), func(_, a, b int) {
+		if bounds != nil {
+			// Typed tasks: every list's bounds first, in a loop whose
+			// loads do not wait for each other, then the searches of
+			// their edge ids (generalTask), each waiting for one load.
+			k := s.boundsStride
+			j := 0
+			for t := a; t < b; t++ {
+				j = inboxOf(in, j, t)
+				if v := in[j].tasks[t-in[j].base]; v >= lo && v < hi {
+					bounds[t*k], bounds[t*k+k-1] = g.Indptr[v], g.Indptr[v+1]
+				}
+			}
+		}
 		j := 0
 		for t := a; t < b; t++ {
 			j = inboxOf(in, j, t)
