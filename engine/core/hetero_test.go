@@ -206,3 +206,20 @@ func TestTemporalDisjointLoader(t *testing.T) {
 	}
 	require.Equal(t, len(seeds), n)
 }
+
+// An edge sampler made before SetTypes samples with the types afterwards:
+// its runtime is rebuilt when the Graph's types (or times) change.
+func TestEdgeSamplerFollowsTypes(t *testing.T) {
+	g, ty := typedTestGraph(t, partition.Options{Method: partition.Random, NumPatches: 2, Seed: 3})
+	es, err := g.NewEdgeSampler(EdgeSamplerOptions{Request: sample.Request{RelationFanouts: [][]int{{1, 2, 1}}}, Mode: LinkDGL})
+	require.NoError(t, err)
+	defer es.Close()
+	_, err = es.SampleDGL([]int64{5, 200}, 0, nil)
+	require.ErrorContains(t, err, "needs a typed graph")
+	require.NoError(t, g.SetTypes(ty))
+	b, err := es.SampleDGL([]int64{5, 200}, 0, nil)
+	require.NoError(t, err)
+	b.Release()
+	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: sample.Request{Fanouts: []int{1}, Frontier: sample.FrontierNew, Disjoint: true}, Mode: LinkDGL})
+	require.ErrorContains(t, err, "do not support disjoint")
+}

@@ -79,6 +79,7 @@ type EdgeSampler struct {
 	mu      sync.Mutex
 	rt      *sample.Runtime
 	weights *float32 // first weight when rt was built: a change of weights rebuilds rt
+	gen     uint64   // the Graph's runtime generation when rt was built: types and times changed since rebuild it
 	closed  bool
 }
 
@@ -180,12 +181,13 @@ func (s *EdgeSampler) runtime() (*sample.Runtime, error) {
 	if ws := s.g.part.Graph.Weights; len(ws) > 0 {
 		w = &ws[0]
 	}
-	if s.rt == nil || w != s.weights {
+	gen := s.g.runtimes.generation()
+	if s.rt == nil || w != s.weights || gen != s.gen {
 		rt, err := sample.NewRuntime(s.g.part, comm.NewLocal(s.g.part.NumPatches()), s.g.runtimeOptions(s.opt.Threads))
 		if err != nil {
 			return nil, err
 		}
-		s.rt, s.weights = rt, w
+		s.rt, s.weights, s.gen = rt, w, gen
 	}
 	return s.rt, nil
 }

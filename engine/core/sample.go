@@ -86,6 +86,14 @@ func (r *runtimes) put(rt *sample.Runtime, gen uint64) {
 	r.idle = append(r.idle, rt)
 }
 
+// generation counts the resets so far: a runtime built from the Graph's
+// types, times and weights is stale once it changed.
+func (r *runtimes) generation() uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.gen
+}
+
 // reset drops the runtime and its idle forks (calls using a fork keep it
 // until they return, and then drop it).
 func (r *runtimes) reset() {
