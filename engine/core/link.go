@@ -169,8 +169,8 @@ func (s *EdgeSampler) Close() error {
 	return nil
 }
 
-// runtime returns the sampling runtime, (re)built when the graph's weights
-// changed since; the caller holds g.mu for reading.
+// runtime returns the sampling runtime, (re)built when the graph's weights,
+// types or times changed since; the caller holds g.mu for reading.
 func (s *EdgeSampler) runtime() (*sample.Runtime, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
