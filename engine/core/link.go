@@ -79,6 +79,7 @@ type EdgeSampler struct {
 	mu      sync.Mutex
 	rt      *sample.Runtime
 	weights *float32 // first weight when rt was built: a change of weights rebuilds rt
+	gen     uint64   // the Graph's runtime generation when rt was built: types and times changed since rebuild it
 	closed  bool
 }
 
@@ -132,6 +133,9 @@ func (g *Graph) NewEdgeSampler(opt EdgeSamplerOptions) (*EdgeSampler, error) {
 	default:
 		return nil, errorf(nil, "link mode = %d, must be DGL (%d) or PyG (%d)", opt.Mode, LinkDGL, LinkPyG)
 	}
+	if opt.Request.Disjoint || opt.Request.Temporal != sample.TemporalNone {
+		return nil, errorf(nil, "edge samplers do not support disjoint or temporal sampling")
+	}
 	if err := g.acquire(); err != nil {
 		return nil, err
 	}
@@ -165,8 +169,8 @@ func (s *EdgeSampler) Close() error {
 	return nil
 }
 
-// runtime returns the sampling runtime, (re)built when the graph's weights
-// changed since; the caller holds g.mu for reading.
+// runtime returns the sampling runtime, (re)built when the graph's weights,
+// types or times changed since; the caller holds g.mu for reading.
 func (s *EdgeSampler) runtime() (*sample.Runtime, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -177,12 +181,13 @@ func (s *EdgeSampler) runtime() (*sample.Runtime, error) {
 	if ws := s.g.part.Graph.Weights; len(ws) > 0 {
 		w = &ws[0]
 	}
-	if s.rt == nil || w != s.weights {
-		rt, err := sample.NewRuntime(s.g.part, comm.NewLocal(s.g.part.NumPatches()), sample.RuntimeOptions{Threads: s.opt.Threads})
+	gen := s.g.runtimes.generation()
+	if s.rt == nil || w != s.weights || gen != s.gen {
+		rt, err := sample.NewRuntime(s.g.part, comm.NewLocal(s.g.part.NumPatches()), s.g.runtimeOptions(s.opt.Threads))
 		if err != nil {
 			return nil, err
 		}
-		s.rt, s.weights = rt, w
+		s.rt, s.weights, s.gen = rt, w, gen
 	}
 	return s.rt, nil
 }

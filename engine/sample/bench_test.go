@@ -4,9 +4,11 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"testing"
 
+	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/graph"
 )
 
@@ -56,8 +58,71 @@ func BenchmarkSampleStorage(b *testing.B) {
 	b.Run("int32", func(b *testing.B) { benchSample(b, g.Compact(), FrontierAll, 1) })
 }
 
+// BenchmarkSampleTyped is BenchmarkSampleBatches (P=1) on the same graph
+// made typed: one node type and 4 relations, every list split into 4
+// segments of about equal length (edge ids renumbered relation by
+// relation), sampled with per-relation fan-outs that add up to the
+// homogeneous ones, alone and disjoint.
+func BenchmarkSampleTyped(b *testing.B) {
+	g0 := bigRandomGraph()
+	const nr = 4
+	relOf := func(j, deg int64) int64 { return j * nr / deg }
+	var count [nr]int64
+	for v := int64(0); v < g0.NumNodes; v++ {
+		deg := g0.InDegree(v)
+		for j := range deg {
+			count[relOf(j, deg)]++
+		}
+	}
+	off := []int64{0}
+	for _, c := range count {
+		off = append(off, off[len(off)-1]+c)
+	}
+	next := slices.Clone(off[:nr])
+	ids := make([]int64, g0.NumEdges())
+	for v := int64(0); v < g0.NumNodes; v++ {
+		a, deg := g0.Indptr[v], g0.InDegree(v)
+		for j := range deg {
+			r := relOf(j, deg)
+			ids[a+j] = next[r]
+			next[r]++
+		}
+	}
+	g := &graph.CSC{NumNodes: g0.NumNodes, Indptr: g0.Indptr, Indices: g0.Indices, EdgeIDs: ids}
+	types := &graph.Types{
+		NodeOffsets: []int64{0, g.NumNodes},
+		EdgeOffsets: off,
+		RelSrc:      []int32{0, 0, 0, 0},
+		RelDst:      []int32{0, 0, 0, 0},
+	}
+	rf := [][]int{{4, 4, 4, 3}, {3, 3, 2, 2}, {2, 1, 1, 1}}
+	// The baseline: the same graph (explicit edge ids) sampled untyped.
+	b.Run("untyped", func(b *testing.B) {
+		benchRequest(b, g, 1, RuntimeOptions{}, Request{Fanouts: []int{15, 10, 5}, Seed: 1})
+	})
+	for _, fr := range []Frontier{FrontierAll, FrontierNew} {
+		b.Run(fmt.Sprintf("frontier=%v", fr), func(b *testing.B) {
+			benchRequest(b, g, 1, RuntimeOptions{Types: types}, Request{RelationFanouts: rf, Frontier: fr, Seed: 1})
+		})
+	}
+	b.Run("disjoint", func(b *testing.B) {
+		benchRequest(b, g, 1, RuntimeOptions{Types: types}, Request{RelationFanouts: rf, Frontier: FrontierNew, Disjoint: true, Seed: 1})
+	})
+}
+
 func benchSample(b *testing.B, g *graph.CSC, fr Frontier, p int) {
-	s := mustSampler(b, rangePartition(g, p), options{Fanouts: []int{15, 10, 5}, Frontier: fr, Seed: 1})
+	benchRequest(b, g, p, RuntimeOptions{}, Request{Fanouts: []int{15, 10, 5}, Frontier: fr, Seed: 1})
+}
+
+func benchRequest(b *testing.B, g *graph.CSC, p int, ropt RuntimeOptions, req Request) {
+	rt, err := NewRuntime(rangePartition(g, p), comm.NewLocal(p), ropt)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, err := rt.Bind(req)
+	if err != nil {
+		b.Fatal(err)
+	}
 	r := rand.New(rand.NewPCG(2, 2))
 	batches := make([][]int64, p)
 	keys := make([]uint64, p)

@@ -160,6 +160,42 @@
 // evaluates the variates in the count pass and again when it writes the
 // kept neighbours (in list order). Shuffle and reshuffle are node-wise's.
 //
+// # Typed graphs, disjoint and temporal sampling (general.go)
+//
+// A typed graph (RuntimeOptions.Types, see graph.Types) is the same CSC
+// over one global id space: node types and relations own consecutive
+// ORIGINAL node and edge ids, and every in-list is grouped by relation in
+// increasing order, so relation r's in-edges of v are one contiguous
+// segment of v's list, found from the edge ids (a forward scan for short
+// lists, else binary search). Renumbering keeps list order and original
+// edge ids, so segments survive partitioning. With
+// Request.RelationFanouts, the owner of task v finds, in the count pass,
+// the segments of the relations into v's type (kept for the sample pass)
+// and samples each with its fan-out, as a filtered task samples a list
+// (biased, replace and excluded edges apply within the segment), from the
+// stream of (Seed, key, hop, original id) mixed with the relation: the
+// answer is the segments' samples in relation order. Labor evaluates its
+// variates per segment (they depend on the neighbour only).
+//
+// Disjoint requests key the batch's nodes by (seed position i, node):
+// the requester's table holds i*N + v, so a node reached from two seeds is
+// two nodes. The shuffle carries each task's subgraph index (and, for
+// temporal requests, its cutoff: the subgraph's seed time) as extra
+// columns after the tasks ([key, v..., i..., t...]); the owner keys the
+// task's stream by subKey(batch key, i), so repeated seeds get independent
+// subgraphs. With FrontierNew and append-unique in frontier order, the
+// nodes come hop by hop and, within a hop, seed by seed, which is PyG's
+// order. Result.Batch gives each node's i.
+//
+// A temporal task's candidates are the positions whose source's time
+// (TemporalNode) or edge's time (TemporalEdge) is <= its cutoff;
+// TemporalUniform samples among them as usual, TemporalLast takes the
+// fan-out candidates with the largest times (ties: the later position).
+//
+// These requests take the general owner path; requests without them take
+// the homogeneous paths above, unchanged (one branch per hop, not per
+// edge).
+//
 // # Random walks
 //
 // Runtime.RandomWalk runs one walker per seed; each step is a CSP round

@@ -25,7 +25,7 @@ var (
 func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fanout int) ([]mem.Buffer, error) {
 	lo, hi := s.p.Offsets[rank], s.p.Offsets[rank+1]
 	in := ws.in
-	total, err := readInboxes(in, recv, s.req.Scheme == LayerWise, fmt.Sprintf("hop %d", hop), "a layer-wise")
+	total, err := readInboxes(in, recv, s.lay, fmt.Sprintf("hop %d", hop), "a task")
 	if err != nil {
 		return nil, err
 	}
@@ -43,15 +43,34 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 	// Pass 2 of unfiltered tasks reads each task's neighbour list bounds
 	// from here, in order, rather than from Indptr a second time.
 	var bases, degs []int64
-	if !s.filtered {
+	if !s.filtered && !s.general {
 		bases, degs = grow64(ws.bases, total), grow64(ws.degs, total)
 		ws.bases, ws.degs = bases, degs
+	}
+	// Typed tasks keep their segment bounds from pass 1 to pass 2.
+	var bounds []int64
+	if s.typed {
+		bounds = grow64(ws.bounds, total*s.boundsStride)
+		ws.bounds = bounds
 	}
 	var badMu sync.Mutex
 	var bad error
 	// Labor counts depend on the variates: see labor.go.
 	labor := s.req.Scheme == Labor
 	par.For(total, countGrain, s.rankThreads(), func(_, a, b int) {
+		if bounds != nil {
+			// Typed tasks: every list's bounds first, in a loop whose
+			// loads do not wait for each other, then the searches of
+			// their edge ids (generalTask), each waiting for one load.
+			k := s.boundsStride
+			j := 0
+			for t := a; t < b; t++ {
+				j = inboxOf(in, j, t)
+				if v := in[j].tasks[t-in[j].base]; v >= lo && v < hi {
+					bounds[t*k], bounds[t*k+k-1] = g.Indptr[v], g.Indptr[v+1]
+				}
+			}
+		}
 		j := 0
 		for t := a; t < b; t++ {
 			j = inboxOf(in, j, t)
@@ -77,6 +96,10 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 					return
 				}
 				f = int(c)
+			}
+			if s.general {
+				counts[t] = s.generalTask(in[j].gtaskOf(t, fanout), hop, s.taskBounds(bounds, t), nil, nil, nil, nil)
+				continue
 			}
 			if labor {
 				counts[t] = s.laborTask(in[j].key, hop, v, f, nil, nil)
@@ -121,11 +144,15 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 		ws.scratch = append(ws.scratch, make([][]uint64, threads-len(ws.scratch))...)
 	}
 	scratch := ws.scratch
-	if s.filtered && len(ws.fscratch) < threads {
+	if (s.filtered || s.general) && len(ws.fscratch) < threads {
 		ws.fscratch = append(ws.fscratch, make([]filterScratch, threads-len(ws.fscratch))...)
 	}
 	fscratch := ws.fscratch
 	par.For(total, sampleGrain, threads, func(w, a, b int) {
+		if s.general {
+			s.generalChunk(in, outs, counts, offs, bounds, a, b, hop, fanout, &fscratch[w], &scratch[w])
+			return
+		}
 		if labor {
 			s.laborChunk(in, outs, counts, offs, a, b, hop, fanout)
 			return
