@@ -1,0 +1,69 @@
+package core
+
+import (
+	"strings"
+
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/mem"
+)
+
+// Typed datasets and per-node-type node data (see dataset's typed layout).
+
+// SetDatasetTypes sets a typed topology read from a dataset or a typed edge
+// table on g (see SetTypes).
+func SetDatasetTypes(g *Graph, ty *dataset.Types) error {
+	return g.SetTypes(ty.NodeOffsets, ty.EdgeOffsets, ty.RelSrc, ty.RelDst)
+}
+
+// openDataset sets what a dataset carries beside its node data on a Graph
+// opened from it: its types, and its node and edge timestamps ("time").
+// It runs before the node data is registered, so that the per-type arrays
+// find the types.
+func (g *Graph) openDataset(ds *dataset.Dataset) error {
+	ty, err := ds.Types()
+	if err != nil {
+		return err
+	}
+	if ty != nil {
+		if err := SetDatasetTypes(g, ty); err != nil {
+			return err
+		}
+	}
+	if t, ok := ds.NodeData[dataset.TimeKey]; ok {
+		if err := g.SetNodeTime(t); err != nil {
+			return err
+		}
+	}
+	if t, ok := ds.EdgeData[dataset.TimeKey]; ok {
+		if err := g.SetEdgeTime(t); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// isLocalNodeData reports whether t, whose row count is not the graph's
+// node count, is per-node-type data: a name "<type>/<name>" with one row
+// per node of that type. On a Graph opened from a typed dataset the type
+// is found by name; on another typed Graph (whose types have no names in
+// the engine) any type with that many nodes will do.
+func (g *Graph) isLocalNodeData(name string, t mem.Tensor) bool {
+	if !strings.Contains(name, dataset.TypeSep) {
+		return false
+	}
+	rows := t.Shape[0]
+	if g.ds != nil {
+		if ty, err := g.ds.Types(); err == nil && ty != nil {
+			if i, _, ok := ty.SplitName(name); ok {
+				return ty.NodeTypes[i].NumNodes == rows
+			}
+		}
+	}
+	offs := g.nodeTypeOffsets()
+	for i := 0; i+1 < len(offs); i++ {
+		if offs[i+1]-offs[i] == rows {
+			return true
+		}
+	}
+	return false
+}
