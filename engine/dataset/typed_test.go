@@ -223,3 +223,8 @@ func FuzzParseTypesJSON(f *testing.F) {
 		}
 	})
 }
+
+func TestPartitionRefusesTyped(t *testing.T) {
+	_, err := NewPartitioner(typedDataset(t), PartitionOptions{Parts: 2})
+	require.ErrorContains(t, err, "typed (heterogeneous) datasets cannot be partitioned")
+}
