@@ -196,10 +196,11 @@ func (g *Graph) setNodeData(name string, t mem.Tensor, release func()) error {
 		return errorf(nil, "tensor must have at least 1 dimension (one row per node)")
 	}
 	if t.Shape[0] != g.NumNodes() {
-		if g.isLocalNodeData(name, t) { // "<type>/<name>": kept in type order
+		local, hint := g.localNodeData(name, t)
+		if local { // "<type>/<name>": kept in type order
 			return g.store.SetLocal(name, t, release)
 		}
-		return errorf(nil, "tensor has shape[0] = %d rows, want one row per node (%d)", t.Shape[0], g.NumNodes())
+		return errorf(nil, "tensor has shape[0] = %d rows, want one row per node (%d)%s", t.Shape[0], g.NumNodes(), hint)
 	}
 	if g.part.NewToOld == nil {
 		return g.store.Set(name, t, release)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/graphferry/graphferry/engine/dataset"
@@ -42,28 +43,33 @@ func (g *Graph) openDataset(ds *dataset.Dataset) error {
 	return nil
 }
 
-// isLocalNodeData reports whether t, whose row count is not the graph's
+// localNodeData reports whether t, whose row count is not the graph's
 // node count, is per-node-type data: a name "<type>/<name>" with one row
 // per node of that type. On a Graph opened from a typed dataset the type
 // is found by name; on another typed Graph (whose types have no names in
-// the engine) any type with that many nodes will do.
-func (g *Graph) isLocalNodeData(name string, t mem.Tensor) bool {
+// the engine) any type with that many nodes will do. When it is not, hint
+// says what a per-type name needs (for the error message).
+func (g *Graph) localNodeData(name string, t mem.Tensor) (local bool, hint string) {
 	if !strings.Contains(name, dataset.TypeSep) {
-		return false
+		return false, ""
 	}
 	rows := t.Shape[0]
 	if g.ds != nil {
 		if ty, err := g.ds.Types(); err == nil && ty != nil {
 			if i, _, ok := ty.SplitName(name); ok {
-				return ty.NodeTypes[i].NumNodes == rows
+				nt := ty.NodeTypes[i]
+				return nt.NumNodes == rows, fmt.Sprintf(", or one per node of type %q (%d)", nt.Name, nt.NumNodes)
 			}
 		}
 	}
 	offs := g.nodeTypeOffsets()
 	for i := 0; i+1 < len(offs); i++ {
 		if offs[i+1]-offs[i] == rows {
-			return true
+			return true, ""
 		}
 	}
-	return false
+	if len(offs) > 1 {
+		return false, fmt.Sprintf(", or, for per-type data \"<type>/<name>\", one per node of its type (node type offsets %v)", offs)
+	}
+	return false, ""
 }

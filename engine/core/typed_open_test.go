@@ -42,7 +42,7 @@ func TestOpenTypedDataset(t *testing.T) {
 			}
 			// The row check: per-type data needs its type's row count.
 			bad := mem.Tensor{DType: mem.Int8, Shape: []int64{3}, Data: make([]byte, 3)}
-			require.ErrorContains(t, g.SetNodeData("paper/x", bad, nil), "want one row per node")
+			require.ErrorContains(t, g.SetNodeData("paper/x", bad, nil), `want one row per node (947), or one per node of type "paper" (360)`)
 			paper := ds.NodeData["paper/label"]
 			require.NoError(t, g.SetNodeData("paper/copy", paper, nil))
 			got, err := g.NodeData("paper/copy", nil)
