@@ -11,6 +11,8 @@ import (
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/sample"
 )
 
 // TestOpenTypedDataset opens hetero-tiny with and without renumbering:
@@ -51,4 +53,18 @@ func TestOpenTypedDataset(t *testing.T) {
 			require.ErrorContains(t, g.store.Gather("paper/feat", make([]byte, 64), []int64{0}, 1), "cannot be gathered by node id")
 		})
 	}
+}
+
+// TestLoaderRefusesPerTypeData checks that a loader asked to gather
+// per-type node data (whose rows are not node ids) fails at once.
+func TestLoaderRefusesPerTypeData(t *testing.T) {
+	ds, err := gen.Build(gen.Presets()["hetero-tiny"])
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, dataset.Write(dir, ds))
+	g, err := Open(dir, partition.Options{NumPatches: 2}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	defer g.Close()
+	_, err = g.OpenLoader([]int64{0, 1, 2}, sample.Request{Fanouts: []int{2}}, pipeline.Options{BatchSize: 2, FeatureNames: []string{"paper/feat"}}, nil)
+	require.ErrorContains(t, err, `"paper/feat" has 360 rows, one per node of its type`)
 }
