@@ -13,7 +13,7 @@ import (
 // SetDatasetTypes sets a typed topology read from a dataset or a typed edge
 // table on g (see SetTypes).
 func SetDatasetTypes(g *Graph, ty *dataset.Types) error {
-	return g.SetTypes(ty.NodeOffsets, ty.EdgeOffsets, ty.RelSrc, ty.RelDst)
+	return g.applyTypes(ty)
 }
 
 // openDataset sets what a dataset carries beside its node data on a Graph
@@ -31,12 +31,12 @@ func (g *Graph) openDataset(ds *dataset.Dataset) error {
 		}
 	}
 	if t, ok := ds.NodeData[dataset.TimeKey]; ok {
-		if err := g.SetNodeTime(t); err != nil {
+		if err := g.applyNodeTime(t); err != nil {
 			return err
 		}
 	}
 	if t, ok := ds.EdgeData[dataset.TimeKey]; ok {
-		if err := g.SetEdgeTime(t); err != nil {
+		if err := g.applyEdgeTime(t); err != nil {
 			return err
 		}
 	}
@@ -62,7 +62,7 @@ func (g *Graph) localNodeData(name string, t mem.Tensor) (local bool, hint strin
 			}
 		}
 	}
-	offs := g.nodeTypeOffsets()
+	offs := g.typedNodeOffsets()
 	for i := 0; i+1 < len(offs); i++ {
 		if offs[i+1]-offs[i] == rows {
 			return true, ""
