@@ -31,20 +31,18 @@ func gfgo_graph_from_typed_coo(numNodeTypes C.int32_t, nodeCounts *C.int64_t, nu
 		if nt < 1 || nt > maxTypeCount {
 			return errorf(gfEInval, "num_node_types = %d must be in [1, %d]", nt, maxTypeCount)
 		}
-		if nr < 0 || nr > maxTypeCount {
-			return errorf(gfEInval, "num_relations = %d must be in [0, %d]", nr, maxTypeCount)
+		if nr < 1 || nr > maxTypeCount {
+			return errorf(gfEInval, "num_relations = %d must be in [1, %d]", nr, maxTypeCount)
 		}
 		if nodeCounts == nil {
 			return errorf(gfEInval, "node_counts is NULL")
 		}
-		if nr > 0 {
-			for _, p := range []struct {
-				name string
-				ok   bool
-			}{{"relation_src_type", relSrc != nil}, {"relation_dst_type", relDst != nil}, {"src", srcT != nil}, {"dst", dstT != nil}} {
-				if !p.ok {
-					return errorf(gfEInval, "%s is NULL with num_relations = %d", p.name, nr)
-				}
+		for _, p := range []struct {
+			name string
+			ok   bool
+		}{{"relation_src_type", relSrc != nil}, {"relation_dst_type", relDst != nil}, {"src", srcT != nil}, {"dst", dstT != nil}} {
+			if !p.ok {
+				return errorf(gfEInval, "%s is NULL", p.name)
 			}
 		}
 		popt, coopt, _, err := checkGraphOptions(o, inputEdges)
@@ -63,27 +61,24 @@ func gfgo_graph_from_typed_coo(numNodeTypes C.int32_t, nodeCounts *C.int64_t, nu
 			nts[t] = dataset.NodeType{Name: fmt.Sprintf("type %d", t), NumNodes: c}
 		}
 		ets := make([]dataset.EdgeType, nr)
-		var srcs, dsts [][]int64
-		if nr > 0 {
-			rs := unsafe.Slice((*int32)(unsafe.Pointer(relSrc)), nr)
-			rd := unsafe.Slice((*int32)(unsafe.Pointer(relDst)), nr)
-			ts := unsafe.Slice(srcT, nr)
-			td := unsafe.Slice(dstT, nr)
-			srcs, dsts = make([][]int64, nr), make([][]int64, nr)
-			for r := range nr {
-				if rs[r] < 0 || int(rs[r]) >= nt {
-					return errorf(gfEInval, "relation_src_type[%d] = %d is outside [0, num_node_types = %d)", r, rs[r], nt)
-				}
-				if rd[r] < 0 || int(rd[r]) >= nt {
-					return errorf(gfEInval, "relation_dst_type[%d] = %d is outside [0, num_node_types = %d)", r, rd[r], nt)
-				}
-				ets[r] = dataset.EdgeType{Src: nts[rs[r]].Name, Rel: fmt.Sprintf("relation %d", r), Dst: nts[rd[r]].Name}
-				if srcs[r], err = indexArray(ts[r], fmt.Sprintf("src[%d]", r), false); err != nil {
-					return err
-				}
-				if dsts[r], err = indexArray(td[r], fmt.Sprintf("dst[%d]", r), false); err != nil {
-					return err
-				}
+		rs := unsafe.Slice((*int32)(unsafe.Pointer(relSrc)), nr)
+		rd := unsafe.Slice((*int32)(unsafe.Pointer(relDst)), nr)
+		ts := unsafe.Slice(srcT, nr)
+		td := unsafe.Slice(dstT, nr)
+		srcs, dsts := make([][]int64, nr), make([][]int64, nr)
+		for r := range nr {
+			if rs[r] < 0 || int(rs[r]) >= nt {
+				return errorf(gfEInval, "relation_src_type[%d] = %d is outside [0, num_node_types = %d)", r, rs[r], nt)
+			}
+			if rd[r] < 0 || int(rd[r]) >= nt {
+				return errorf(gfEInval, "relation_dst_type[%d] = %d is outside [0, num_node_types = %d)", r, rd[r], nt)
+			}
+			ets[r] = dataset.EdgeType{Src: nts[rs[r]].Name, Rel: fmt.Sprintf("relation %d", r), Dst: nts[rd[r]].Name}
+			if srcs[r], err = indexArray(ts[r], fmt.Sprintf("src[%d]", r), false); err != nil {
+				return err
+			}
+			if dsts[r], err = indexArray(td[r], fmt.Sprintf("dst[%d]", r), false); err != nil {
+				return err
 			}
 		}
 		ty, err := dataset.ParseTypes(nts, ets)

@@ -581,9 +581,11 @@ GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t
  * "edge_types" ([{"src", "rel", "dst", "num_edges"}], in edge id order);
  * node data of one node type is named "<type>/<name>" ("paper/feat") and has
  * that type's node count of rows (read it with gf_graph_get_node_data;
- * loaders gather only node data with one row per node); the node column
- * "time" holds int64 node timestamps by global node id and edge timestamps
- * are set from its edge_data "time" (int64, by edge id).
+ * loaders gather only node data with one row per node); the graph's node
+ * times (gf_graph_set_node_time) are set from the int64 node column "time"
+ * (by global node id, also kept as node data) and its edge times
+ * (gf_graph_set_edge_time) from the dataset's edge_data "time" (int64, by
+ * edge id), when present.
  * ------------------------------------------------------------------------- */
 
 /*
@@ -596,9 +598,8 @@ GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t
  * (gf_graph_num_types reports them).
  * @param num_node_types     T, in [1, 2^20].
  * @param node_counts        int64 [T], each >= 0. Borrowed.
- * @param num_relations      R, in [0, 2^20].
- * @param relation_src_type  int32 [R], each in [0, T). Borrowed (may be NULL
- *                           when R == 0, like the three below).
+ * @param num_relations      R, in [1, 2^20].
+ * @param relation_src_type  int32 [R], each in [0, T). Borrowed.
  * @param relation_dst_type  int32 [R], each in [0, T). Borrowed.
  * @param src, dst           R tensors each: int64 or int32, 1-D, the same
  *                           length per relation, ids in [0, node_counts of

@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -13,7 +15,20 @@ import (
 // SetDatasetTypes sets a typed topology read from a dataset or a typed edge
 // table on g (see SetTypes).
 func SetDatasetTypes(g *Graph, ty *dataset.Types) error {
-	return g.applyTypes(ty)
+	return g.SetTypes(graph.Types{NodeOffsets: ty.NodeOffsets, EdgeOffsets: ty.EdgeOffsets, RelSrc: ty.RelSrc, RelDst: ty.RelDst})
+}
+
+// times copies int64 timestamps out of t, which may map a file (a fault
+// reading it is an error, not a crash).
+func times(t mem.Tensor, what string) ([]int64, error) {
+	if t.DType != mem.Int64 || len(t.Shape) != 1 {
+		return nil, errorf(nil, "%s times are %v%v, want 1-D int64", what, t.DType, t.Shape)
+	}
+	buf := make([]byte, len(t.Data))
+	if err := feature.Copy(buf, t.Data); err != nil {
+		return nil, err
+	}
+	return mem.Int64s(buf), nil
 }
 
 // openDataset sets what a dataset carries beside its node data on a Graph
@@ -31,12 +46,20 @@ func (g *Graph) openDataset(ds *dataset.Dataset) error {
 		}
 	}
 	if t, ok := ds.NodeData[dataset.TimeKey]; ok {
-		if err := g.applyNodeTime(t); err != nil {
+		ts, err := times(t, "node")
+		if err != nil {
+			return err
+		}
+		if err := g.SetNodeTime(ts); err != nil {
 			return err
 		}
 	}
 	if t, ok := ds.EdgeData[dataset.TimeKey]; ok {
-		if err := g.applyEdgeTime(t); err != nil {
+		ts, err := times(t, "edge")
+		if err != nil {
+			return err
+		}
+		if err := g.SetEdgeTime(ts); err != nil {
 			return err
 		}
 	}
@@ -62,7 +85,10 @@ func (g *Graph) localNodeData(name string, t mem.Tensor) (local bool, hint strin
 			}
 		}
 	}
-	offs := g.typedNodeOffsets()
+	var offs []int64
+	if ty := g.typed.types; ty != nil { // the caller holds mu, or g is not shared yet
+		offs = ty.NodeOffsets
+	}
 	for i := 0; i+1 < len(offs); i++ {
 		if offs[i+1]-offs[i] == rows {
 			return true, ""

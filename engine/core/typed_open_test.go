@@ -31,6 +31,10 @@ func TestOpenTypedDataset(t *testing.T) {
 			g, err := Open(dir, popt, graph.COOOptions{}, dataset.OpenOptions{})
 			require.NoError(t, err)
 			defer g.Close()
+			nt, nr := g.NumTypes()
+			assert.Equal(t, [2]int{4, 7}, [2]int{nt, nr}, "types set on open")
+			assert.Equal(t, mem.Int64s(ds.NodeData["time"].Data), g.typed.nodeTime, "node times set on open")
+			assert.Equal(t, mem.Int64s(ds.EdgeData["time"].Data), g.typed.edgeTime, "edge times set on open")
 			names, err := g.NodeDataNames()
 			require.NoError(t, err)
 			for _, want := range []string{"author/feat", "paper/feat", "paper/label", "paper/train_mask", "label", "time", "train_mask"} {
@@ -67,4 +71,26 @@ func TestLoaderRefusesPerTypeData(t *testing.T) {
 	defer g.Close()
 	_, err = g.OpenLoader([]int64{0, 1, 2}, sample.Request{Fanouts: []int{2}}, pipeline.Options{BatchSize: 2, FeatureNames: []string{"paper/feat"}}, nil)
 	require.ErrorContains(t, err, `"paper/feat" has 360 rows, one per node of its type`)
+}
+
+// TestPerTypeNodeDataOnTypedGraph: on a typed graph built without a
+// dataset (the engine knows offsets, not names), "<type>/<name>" data is
+// accepted with the row count of a node type, and only then.
+func TestPerTypeNodeDataOnTypedGraph(t *testing.T) {
+	// Types: 2 nodes, then 3; one relation 1 -> 0 type-wise.
+	g0, err := graph.FromCOO([]int64{2, 3, 4}, []int64{0, 1, 1}, nil, graph.COOOptions{NumNodes: 5})
+	require.NoError(t, err)
+	g, err := New(g0, partition.Options{Method: partition.Random, NumPatches: 2, Seed: 1})
+	require.NoError(t, err)
+	defer g.Close()
+	three := mem.Tensor{DType: mem.Int64, Shape: []int64{3}, Data: mem.Bytes([]int64{7, 8, 9})}
+	require.ErrorContains(t, g.SetNodeData("b/x", three, nil), "want one row per node (5)", "untyped: no per-type data")
+	require.NoError(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 5}, EdgeOffsets: []int64{0, 3}, RelSrc: []int32{1}, RelDst: []int32{0}}))
+	require.NoError(t, g.SetNodeData("b/x", three, nil))
+	got, err := g.NodeData("b/x", nil)
+	require.NoError(t, err)
+	assert.Equal(t, three.Data, got.Data, "kept in type order")
+	require.ErrorContains(t, g.SetNodeData("x", three, nil), "want one row per node (5)")
+	four := mem.Tensor{DType: mem.Int8, Shape: []int64{4}, Data: make([]byte, 4)}
+	require.ErrorContains(t, g.SetNodeData("b/y", four, nil), "node type offsets [0 2 5]")
 }

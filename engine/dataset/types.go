@@ -72,10 +72,14 @@ func checkTypeName(field string, i int, name string, nodeType bool) error {
 // ParseTypes checks node types and relations and returns their offsets.
 // Names must be unique (relations by their (src, rel, dst) triple), src and
 // dst must name node types, counts must be >= 0 and their sums must fit.
-// Errors name the field ("node_types[2].name", "edge_types[0].dst", ...).
+// There must be at least one of each. Errors name the field
+// ("node_types[2].name", "edge_types[0].dst", ...).
 func ParseTypes(nodeTypes []NodeType, edgeTypes []EdgeType) (*Types, error) {
 	if len(nodeTypes) == 0 {
 		return nil, errors.New("node_types is empty (a typed graph has at least one node type)")
+	}
+	if len(edgeTypes) == 0 {
+		return nil, errors.New("edge_types is empty (a typed graph has at least one relation)")
 	}
 	if len(nodeTypes) > maxTypes || len(edgeTypes) > maxTypes {
 		return nil, fmt.Errorf("%d node types and %d edge types: at most %d of each", len(nodeTypes), len(edgeTypes), maxTypes)

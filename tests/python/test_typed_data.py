@@ -48,7 +48,7 @@ def test_open_typed_dataset(hetero_tiny):
     with graphferry.Graph.open(hetero_tiny, num_patches=3, partition="random", seed=1) as g:
         assert g.num_nodes == meta["num_nodes"]
         assert g.num_edges == meta["num_edges"]
-        # assert g.num_types == (4, 7)  # TEMP until hx-engine
+        assert g.num_types == (4, 7)
         names = g.node_data_names()
         for ntype, width in {"author": 8, "field_of_study": 4, "institution": 4, "paper": 16}.items():
             assert f"{ntype}/feat" in names
@@ -106,3 +106,27 @@ def test_relation_order_matches_dgl(hetero_tiny):
     hg = dgl.heterograph(data, num_nodes_dict={t["name"]: t["num_nodes"] for t in meta["node_types"]})
     assert hg.canonical_etypes == etypes
     assert hg.ntypes == [t["name"] for t in meta["node_types"]]
+
+
+@pytest.mark.parametrize("temporal", ["node", "edge"])
+def test_dataset_times_reach_the_engine(hetero_tiny, temporal):
+    # Opening sets the node and edge times: temporal sampling from papers
+    # with a cut-off year reaches no node later than it (edge times are the
+    # later of their ends' times, so the edge variant holds it too).
+    from graphferry.sampling import sample_neighbors
+
+    meta = _meta(hetero_tiny)
+    offsets = np.concatenate([[0], np.cumsum([t["num_nodes"] for t in meta["node_types"]])])
+    paper = [t["name"] for t in meta["node_types"]].index("paper")
+    with graphferry.Graph.open(hetero_tiny, num_patches=2) as g:
+        node_time = g.get_node_data("time")
+        seeds = torch.arange(int(offsets[paper]), int(offsets[paper]) + 16)
+        cut = torch.full((16,), 2010, dtype=torch.int64)
+        sub = sample_neighbors(
+            g, seeds, [-1, -1], frontier="new", disjoint=True, temporal=temporal, seed_times=cut, seed=3
+        )
+        reached = sub.nodes[sub.batch_size :]
+        assert reached.numel() > 0
+        assert (node_time[reached] <= 2010).all()
+        untimed = sample_neighbors(g, seeds, [-1, -1], frontier="new", disjoint=True, seed=3)
+        assert (node_time[untimed.nodes[untimed.batch_size :]] > 2010).any(), "the cut-off excludes something"
