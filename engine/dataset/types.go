@@ -13,6 +13,25 @@ import (
 	"github.com/graphferry/graphferry/engine/internal/par"
 )
 
+// The typed layout. A typed dataset is a homogeneous one (edges.arrow,
+// nodes.arrow, an optional feat.bin) over one global id space, plus:
+//
+//   - "node_types" in graphferry.json: node type t owns the global node ids
+//     after those of the types before it;
+//   - "edge_types": relation r owns the global edge ids after those of the
+//     relations before it, so edges.arrow stores the edges relation by
+//     relation (edge id = row, as always); every in-neighbour list of the
+//     graph then holds its edges grouped by relation, in relation order;
+//   - "node_data": raw files of per-type arrays, one row per node of the
+//     type in type-local order, read as node data "<type>/<name>";
+//   - "edge_data": raw files of per-edge arrays, one row per edge id
+//     ("time": int64 edge timestamps);
+//   - the node column "time" (int64, by global id): node timestamps.
+//
+// That is DGL's to_homogeneous numbering: the type of a node or an edge is
+// an offset lookup, with no per-edge type array. Every file is listed in
+// "files" with its size and CRC-32C like the others.
+
 // NodeType is one entry of graphferry.json's "node_types": a node type and
 // its node count. The types own consecutive global node ids in list order.
 type NodeType struct {
