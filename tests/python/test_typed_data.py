@@ -130,3 +130,96 @@ def test_dataset_times_reach_the_engine(hetero_tiny, temporal):
         assert (node_time[reached] <= 2010).all()
         untimed = sample_neighbors(g, seeds, [-1, -1], frontier="new", disjoint=True, seed=3)
         assert (node_time[untimed.nodes[untimed.batch_size :]] > 2010).any(), "the cut-off excludes something"
+
+
+def _open_typed_arrow(path, types=None, **kw):
+    # gf_graph_open_typed_arrow has no Python wrapper yet: bind it here with
+    # the package's own binder (its C prototype is in graphferry.h).
+    import ctypes
+
+    from graphferry import _lib
+    from graphferry.graph import _graph_options
+
+    @_lib.cfunc(
+        "gf_graph_open_typed_arrow",
+        [ctypes.c_char_p, ctypes.c_char_p, _lib.gf_graph_options_p, _lib.c_void_pp],
+        ctypes.c_int,
+    )
+    def gf_graph_open_typed_arrow(path, types_json, options, out_graph, /): ...
+
+    opts, _keep = _graph_options(**kw)
+    tj = None if types is None else json.dumps(types).encode()
+    return graphferry.Graph._make(
+        lambda out: gf_graph_open_typed_arrow(str(path).encode(), tj, ctypes.byref(opts), out)
+    )
+
+
+def _edges(g):
+    """(global src, global dst, edge id) of every edge, sorted."""
+    from graphferry.sampling import sample_neighbors
+
+    sub = sample_neighbors(g, torch.arange(g.num_nodes), [-1])
+    b = sub.blocks[0]
+    dst = sub.nodes[b.dst_offset : b.dst_offset + b.num_dst].repeat_interleave(b.indptr.diff())
+    rows = torch.stack([sub.nodes[b.indices], dst, b.edge_ids], 1).tolist()
+    return sorted(map(tuple, rows))
+
+
+@pytest.mark.parametrize("etype_as", ["index", "names", "triples", "pandas"])
+def test_typed_arrow_from_pyarrow(hetero_tiny, tmp_path, etype_as):
+    # hetero-tiny's edges, written by pyarrow as a typed edge table (type-
+    # local ids, relations interleaved, the types in the schema metadata),
+    # open as the same typed graph with the same edge ids.
+    pa = pytest.importorskip("pyarrow")
+    feather = pytest.importorskip("pyarrow.feather")
+    meta = _meta(hetero_tiny)
+    nodes = np.concatenate([[0], np.cumsum([t["num_nodes"] for t in meta["node_types"]])])
+    edges = np.concatenate([[0], np.cumsum([t["num_edges"] for t in meta["edge_types"]])])
+    ntype = {t["name"]: i for i, t in enumerate(meta["node_types"])}
+    table = feather.read_table(hetero_tiny / "edges.arrow")
+    src, dst = table["src"].to_numpy(), table["dst"].to_numpy()
+    rel = np.searchsorted(edges, np.arange(len(src)), side="right") - 1
+    # Interleave the relations (round-robin) while each keeps its own order.
+    rank = np.zeros(len(src))
+    for r in range(len(edges) - 1):
+        rank[edges[r] : edges[r + 1]] = np.arange(edges[r + 1] - edges[r])
+    order = np.lexsort((rel, rank))
+    ets = meta["edge_types"]
+    lsrc = src[order] - nodes[[ntype[ets[r]["src"]] for r in rel[order]]]
+    ldst = dst[order] - nodes[[ntype[ets[r]["dst"]] for r in rel[order]]]
+    names = {
+        "index": None,
+        "names": [t["rel"] for t in ets],
+        "triples": [f"{t['src']}:{t['rel']}:{t['dst']}" for t in ets],
+        "pandas": [t["rel"] for t in ets],
+    }[etype_as]
+    if names is None:
+        etype = pa.array(rel[order].astype(np.int32))
+    elif etype_as == "pandas":
+        import pandas as pd
+
+        etype = pa.array(pd.Categorical([names[r] for r in rel[order]]))
+    else:
+        etype = pa.array([names[r] for r in rel[order]]).dictionary_encode()
+    types = {"node_types": meta["node_types"], "edge_types": [dict(t, num_edges=0) for t in ets]}
+    out = pa.table({"src": lsrc, "dst": pa.array(ldst.astype(np.int32)), "etype": etype})
+    out = out.replace_schema_metadata({"graphferry.types": json.dumps(types)})
+    feather.write_feather(out, tmp_path / "typed.arrow")
+    with graphferry.Graph.open(hetero_tiny) as want, _open_typed_arrow(tmp_path / "typed.arrow", num_patches=2) as got:
+        assert got.num_types == (4, 7)
+        assert _edges(got) == _edges(want)
+
+
+def test_typed_arrow_errors(tmp_path):
+    pa = pytest.importorskip("pyarrow")
+    feather = pytest.importorskip("pyarrow.feather")
+    t = pa.table({"src": [0, 1], "dst": [1, 0], "etype": pa.array(["buys", "sells"]).dictionary_encode()})
+    feather.write_feather(t, tmp_path / "t.arrow")
+    with pytest.raises(graphferry.GraphferryError, match='no "graphferry.types" metadata'):
+        _open_typed_arrow(tmp_path / "t.arrow")
+    types = {
+        "node_types": [{"name": "user", "num_nodes": 2}, {"name": "item", "num_nodes": 2}],
+        "edge_types": [{"src": "user", "rel": "buys", "dst": "item"}],
+    }
+    with pytest.raises(graphferry.GraphferryError, match='"sells" names no relation'):
+        _open_typed_arrow(tmp_path / "t.arrow", types)
