@@ -631,6 +631,8 @@ GF_API int gf_graph_from_typed_coo(int32_t num_node_types, const int64_t *node_c
  * dictionary-encoded string naming it "src:rel:dst" or by the bare rel name
  * when only one relation has it. Rows may come in any order: the edges are
  * numbered relation by relation, in file order within a relation.
+ * gf_graph_open refuses a file with "graphferry.types" metadata (GF_EINVAL):
+ * its ids are type-local, so it is opened here or not at all.
  * @param types_json  the node types and relations as JSON,
  *                    {"node_types": [{"name": "paper", "num_nodes": 100},
  *                    ...], "edge_types": [{"src": "author", "rel": "writes",

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow/go/v14/arrow/memory"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/graphferry/graphferry/engine/graph"
 )
 
 // typedTypes is the metadata of the typed tables below: users 0..2, items
@@ -135,10 +137,15 @@ func TestTypedEdgeTableErrors(t *testing.T) {
 			assert.Nil(t, ty)
 		})
 	}
+	// A typed table is not read as an untyped one (its ids are local).
+	typed := filepath.Join(t.TempDir(), "typed.arrow")
+	writeTypedTable(t, typed, tSrc, tDst, tRel, nil, typedTypes)
+	_, err := ReadEdgeTable(typed, graph.COOOptions{})
+	require.ErrorContains(t, err, "is a typed edge table")
 	// An untyped table has no etype column.
 	path := filepath.Join(t.TempDir(), "plain.arrow")
 	require.NoError(t, WriteEdgeTable(path, []int64{0}, []int64{1}, nil))
-	_, _, err := ReadTypedEdgeTable(path, []byte(typedTypes))
+	_, _, err = ReadTypedEdgeTable(path, []byte(typedTypes))
 	require.ErrorContains(t, err, `0 columns named "etype"`)
 }
 

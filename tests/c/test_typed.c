@@ -163,6 +163,11 @@ static void test_typed_arrow(const char *path) {
   CHECK(gf_graph_open_typed_arrow(path, types_json, NULL, &g) == GF_OK && g, "open with types_json");
   gf_graph_close(g);
 
+  /* gf_graph_open refuses it: its ids are type-local. */
+  g = (gf_graph *)1;
+  CHECK_ERR(gf_graph_open(path, NULL, &g), GF_EINVAL, "is a typed edge table");
+  CHECK(g == NULL, "gf_graph_open sets out_graph to NULL");
+
   g = (gf_graph *)1;
   CHECK_ERR(gf_graph_open_typed_arrow(NULL, NULL, NULL, &g), GF_EINVAL, "path is NULL");
   CHECK(g == NULL, "out_graph set to NULL on failure");
