@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"os"
 	"slices"
 	"testing"
 	"time"
@@ -235,9 +236,23 @@ func TestHeteroErrors(t *testing.T) {
 	require.ErrorContains(t, err, "Undirected needs Src == Dst")
 }
 
+func TestHeteroPresetCounts(t *testing.T) {
+	count := func(name string) (n int64) {
+		for _, nt := range preset(t, name).Hetero.NodeTypes {
+			n += nt.NumNodes
+		}
+		return n
+	}
+	assert.Equal(t, int64(947), count("hetero-tiny"))
+	assert.Equal(t, int64(121234), count("hetero-small"))
+	assert.Equal(t, int64(1939743), count("mag-like"), "ogbn-mag's node count")
+}
+
+// TestHeteroSmallSize builds hetero-small (about 1 s, 15 s under the race
+// detector): GRAPHFERRY_BIG_TESTS=1 runs it.
 func TestHeteroSmallSize(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds hetero-small (~121K nodes)")
+	if testing.Short() || os.Getenv("GRAPHFERRY_BIG_TESTS") != "1" {
+		t.Skip("builds hetero-small (~121K nodes); set GRAPHFERRY_BIG_TESTS=1")
 	}
 	p := preset(t, "hetero-small")
 	start := time.Now()
