@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
@@ -155,8 +156,7 @@ class HeteroGraph(Closeable):
         if self.edge_types:
             self.edge_offsets[1:] = torch.tensor(list(edge_counts), dtype=torch.int64).cumsum(0)
         self._node_data: dict[str, dict[str, torch.Tensor]] = {nt: {} for nt in self.node_types}
-        #: The DGL heterograph this graph was converted from (:meth:`from_dgl`), if any.
-        self.dgl_graph: Any = None
+        self._dgl_ref: Any = None
 
     # -- constructors ---------------------------------------------------------
 
@@ -268,7 +268,7 @@ class HeteroGraph(Closeable):
         (``g.ntypes``, ``g.canonical_etypes``) and edge ids DGL's per-type
         ids, so the global ids are those of ``dgl.to_homogeneous(g)``. Node
         data of every type (``g.nodes[ntype].data``) is shared, not copied;
-        :attr:`dgl_graph` keeps ``g``.
+        :attr:`dgl_graph` refers to ``g`` (weakly).
 
         Args:
             g (dgl.DGLGraph): the graph.
@@ -311,7 +311,7 @@ class HeteroGraph(Closeable):
             for name, value in g.nodes[nt].data.items():
                 if isinstance(value, torch.Tensor):
                     hetero._node_data[nt][name] = value
-        hetero.dgl_graph = g
+        hetero._dgl_ref = weakref.ref(g)
         return hetero
 
     @classmethod
@@ -379,6 +379,13 @@ class HeteroGraph(Closeable):
             want = (len(self.node_types), len(self.edge_types))
             if tuple(self.graph.num_types) != want:
                 raise ValueError(f"the engine graph has {self.graph.num_types} (node, edge) types; expected {want}")
+
+    @property
+    def dgl_graph(self) -> Any:
+        """The DGL graph this graph was converted from (:meth:`from_dgl`)
+        while it lives, else None. Held weakly: the conversion cache maps a
+        DGL graph to its HeteroGraph, which must not keep it alive."""
+        return self._dgl_ref() if self._dgl_ref is not None else None
 
     # -- names and sizes ------------------------------------------------------
 
