@@ -519,6 +519,43 @@ class HeteroGraph(Closeable):
         rel = self.relation_of(ids)
         return rel, ids - self.edge_offsets[rel]
 
+    def edges(self, etype: EdgeTypeKey) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(src, dst)``: the type-local endpoints of every edge of
+        ``etype``, in edge id order (read back from the engine's topology
+        with one all-neighbour hop over the destination type)."""
+        from .sampling import sample_neighbors
+
+        r = self.etype_index(etype)
+        s, d = self.relation_src_type[r], self.relation_dst_type[r]
+        lo, hi = int(self.edge_offsets[r]), int(self.edge_offsets[r + 1])
+        seeds = torch.arange(int(self.node_offsets[d]), int(self.node_offsets[d + 1]), dtype=torch.int64)
+        if hi == lo or seeds.numel() == 0:
+            empty = torch.empty(0, dtype=torch.int64)
+            return empty, empty.clone()
+        sub = sample_neighbors(self.graph, seeds, [-1])
+        block, sub_nodes = sub.blocks[0], sub.nodes
+        eids = block.edge_ids
+        keep = (eids >= lo) & (eids < hi)
+        order = torch.argsort(eids[keep])
+        src = sub_nodes[block.indices[keep]][order] - self.node_offsets[s]
+        dst = sub_nodes[block.dst_positions()[keep]][order] - self.node_offsets[d]
+        return src, dst
+
+    def to_dgl(self) -> Any:
+        """This graph as a DGL heterograph (int64 ids): its relations with
+        their edge ids, and the node data of every type in
+        ``g.nodes[ntype].data``."""
+        import dgl  # optional dependency
+
+        g = dgl.heterograph(
+            {et: self.edges(et) for et in self.edge_types},
+            num_nodes_dict={nt: self.num_nodes(nt) for nt in self.node_types},
+        )
+        for nt in self.node_types:
+            for name in self.node_data_names(nt):
+                g.nodes[nt].data[name] = self.get_node_data(nt, name)
+        return g
+
     # -- fan-outs --------------------------------------------------------------
 
     def relation_fanouts(self, fanouts: Any, *, default: int | None = None) -> tuple[tuple[int, ...], ...]:
