@@ -132,6 +132,9 @@ func (g *Graph) NewEdgeSampler(opt EdgeSamplerOptions) (*EdgeSampler, error) {
 	default:
 		return nil, errorf(nil, "link mode = %d, must be DGL (%d) or PyG (%d)", opt.Mode, LinkDGL, LinkPyG)
 	}
+	if opt.Request.Disjoint || opt.Request.Temporal != sample.TemporalNone {
+		return nil, errorf(nil, "edge samplers do not support disjoint or temporal sampling")
+	}
 	if err := g.acquire(); err != nil {
 		return nil, err
 	}
@@ -178,7 +181,7 @@ func (s *EdgeSampler) runtime() (*sample.Runtime, error) {
 		w = &ws[0]
 	}
 	if s.rt == nil || w != s.weights {
-		rt, err := sample.NewRuntime(s.g.part, comm.NewLocal(s.g.part.NumPatches()), sample.RuntimeOptions{Threads: s.opt.Threads})
+		rt, err := sample.NewRuntime(s.g.part, comm.NewLocal(s.g.part.NumPatches()), s.g.runtimeOptions(s.opt.Threads))
 		if err != nil {
 			return nil, err
 		}
