@@ -415,7 +415,7 @@ class HeteroDataLoader(EngineLoader):
         hops = hg.relation_fanouts(settings.fanouts)
         relation_fanouts = tuple(reversed(hops))  # the engine counts hops from the seeds
         options = SampleOptions(
-            [max(h) if h and min(h) >= 0 else -1 for h in relation_fanouts],
+            (),  # the hops are those of relation_fanouts
             relation_fanouts=relation_fanouts,
             replace=settings.replace,
             frontier="all",
