@@ -319,3 +319,23 @@ def test_conversion_cache_does_not_keep_the_dgl_graph_alive():
     del g
     gc.collect()
     assert ref() is None and hg.dgl_graph is None
+
+
+def test_exclude_edges_per_type_and_unsorted_types():
+    """exclude_edges as DGL's {etype: ids}; a HeteroGraph whose types are not
+    in sorted order (as PyG numbers them) gives blocks in its own order."""
+    g = _graph(seed=6)
+    num_nodes = {nt: g.num_nodes(nt) for nt in ("paper", "inst", "author")}
+    edges = {et: g.edges(etype=et, order="eid") for et in reversed(g.canonical_etypes)}
+    with graphferry.HeteroGraph.from_coo(num_nodes, edges) as hg:
+        excluded = torch.arange(0, 200, 3)
+        sampler = gfdgl.NeighborSampler([-1, -1], exclude_edges={"cites": excluded})
+        n = 0
+        for _, _, blocks in gfdgl.DataLoader(hg, {"paper": torch.arange(40)}, sampler, batch_size=8):
+            for block in blocks:
+                assert block.srctypes == ["author", "inst", "paper"]  # DGL lists them sorted
+                assert block.canonical_etypes == list(reversed(g.canonical_etypes))
+                assert not set(excluded.tolist()) & set(block.edges["cites"].data[dgl.EID].tolist())
+                n += block.num_edges("cites")
+                _check_edges_exist(g, block)
+        assert n > 0
