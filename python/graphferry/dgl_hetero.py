@@ -36,6 +36,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dgl
+import numpy as np
 import torch
 
 from . import _cache
@@ -76,6 +77,17 @@ def _parts() -> tuple:
         except (ImportError, AttributeError):
             _block_parts = ()
     return _block_parts
+
+
+def _group(keys: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """A stable order of ``keys`` (values in ``[0, k)``) by key, and where
+    each key starts in it (``[k + 1]``). Keys narrowed to int16 sort by
+    radix sort, in one pass."""
+    narrow = keys.astype(np.int16) if k <= np.iinfo(np.int16).max else keys
+    order = np.argsort(narrow, kind="stable")
+    starts = np.zeros(k + 1, dtype=np.int64)
+    np.cumsum(np.bincount(keys, minlength=k), out=starts[1:])
+    return order, starts
 
 
 _EMPTY = {torch.int64: torch.empty(0, dtype=torch.int64), torch.int32: torch.empty(0, dtype=torch.int32)}
@@ -159,46 +171,43 @@ def to_hetero_blocks(
             ``blocks[-1].dstdata``. (default: :obj:`None`)
     """
     T, R = hg.num_node_types, hg.num_relations
-    nodes = sub.nodes
-    types = torch.searchsorted(hg.node_offsets[1:], nodes, right=True)
-    # Each type's positions in `nodes`, in order (a pass per type: types
-    # are few, and a stable sort costs more); rank[i] = i's place among
-    # the nodes of its type.
-    rank = torch.empty_like(nodes)
-    by_type, starts = [], [0]
-    for t in range(T):
-        positions = (types == t).nonzero().view(-1)
-        rank[positions] = torch.arange(positions.numel(), dtype=torch.int64)
-        ids = nodes[positions] - hg.node_offsets[t]
-        by_type.append(ids if idtype == torch.int64 else ids.to(idtype))
-        starts.append(starts[-1] + positions.numel())
+    np_idtype = np.int64 if idtype == torch.int64 else np.int32
+    node_offsets, edge_offsets = hg.node_offsets.numpy(), hg.edge_offsets.numpy()
+    # numpy, single-threaded: these arrays are too small to gain from
+    # torch's intra-op threads, which only fight the engine's for the cores.
+    nodes = sub.nodes.numpy()
+    types = np.searchsorted(node_offsets[1:], nodes, side="right")
+    order, starts = _group(types, T)
+    # rank[i]: node i's place among the nodes of its type (in `nodes` order).
+    rank = np.empty_like(nodes)
+    rank[order] = np.arange(nodes.size) - np.repeat(starts[:-1], np.diff(starts))
+    by_type = (nodes[order] - np.repeat(node_offsets[:-1], np.diff(starts))).astype(np_idtype, copy=False)
+    by_type = [torch.from_numpy(by_type[starts[t] : starts[t + 1]]) for t in range(T)]
     lazy = g is not None and (
         any(len(g.nodes[nt].data) for nt in g.ntypes) or any(len(g.edges[et].data) for et in g.canonical_etypes)
     )
     blocks = []
     for hop in reversed(sub.blocks):
-        num_src = torch.bincount(types[: hop.num_src], minlength=T).tolist()
-        num_dst = torch.bincount(types[: hop.num_dst], minlength=T).tolist()
-        edge_counts = hop.indptr[1:] - hop.indptr[:-1]
-        dst_pos = torch.arange(hop.num_dst, dtype=torch.int64).repeat_interleave(edge_counts, output_size=hop.num_edges)
-        eids = hop.edge_ids
-        rel = torch.searchsorted(hg.edge_offsets[1:], eids, right=True)
+        num_src = np.bincount(types[: hop.num_src], minlength=T).tolist()
+        num_dst = np.bincount(types[: hop.num_dst], minlength=T).tolist()
+        dst_pos = np.repeat(np.arange(hop.num_dst), np.diff(hop.indptr.numpy()))
+        eids = hop.edge_ids.numpy()
+        rel = np.searchsorted(edge_offsets[1:], eids, side="right")
+        # Stable: each relation's edges stay grouped by destination, and a
+        # destination's rank within its type grows with its position, so
+        # each relation's edges are CSC over its destination type.
+        eorder, estarts = _group(rel, R)
+        src_all = rank[hop.indices.numpy()[eorder]].astype(np_idtype, copy=False)
+        dst_all = rank[dst_pos[eorder]]
+        eid_all = (eids[eorder] - np.repeat(edge_offsets[:-1], np.diff(estarts))).astype(np_idtype, copy=False)
         csc, edge_ids = [], []
         for r in range(R):
-            # In edge order: each relation's edges stay grouped by
-            # destination, and a destination's rank within its type grows
-            # with its position, so they are CSC over the destination type.
-            seg = (rel == r).nonzero().view(-1)
-            src_r = rank[hop.indices[seg]]
-            dst_r = rank[dst_pos[seg]]
+            lo, hi = estarts[r], estarts[r + 1]
             d = hg.relation_dst_type[r]
-            indptr = torch.zeros(num_dst[d] + 1, dtype=torch.int64)
-            torch.cumsum(torch.bincount(dst_r, minlength=num_dst[d]), 0, out=indptr[1:])
-            eid_r = eids[seg] - hg.edge_offsets[r]
-            if idtype != torch.int64:
-                indptr, src_r, eid_r = indptr.to(idtype), src_r.to(idtype), eid_r.to(idtype)
-            csc.append((indptr, src_r))
-            edge_ids.append(eid_r)
+            indptr = np.zeros(num_dst[d] + 1, dtype=np_idtype)
+            np.cumsum(np.bincount(dst_all[lo:hi], minlength=num_dst[d]), out=indptr[1:])
+            csc.append((torch.from_numpy(indptr), torch.from_numpy(src_all[lo:hi])))
+            edge_ids.append(torch.from_numpy(eid_all[lo:hi]))
         block = _hetero_block(hg, num_src, num_dst, csc)
         src_ids = [by_type[t][: num_src[t]] for t in range(T)]
         dst_ids = [by_type[t][: num_dst[t]] for t in range(T)]
