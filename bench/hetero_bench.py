@@ -126,6 +126,9 @@ def bench(papers: int, epochs: int, threads: int, seed: int = 0) -> dict:
         "epochs": epochs,
         "threads": threads if threads > 0 else os.cpu_count(),
         "machine": f"{platform.node()} ({os.cpu_count()} cores)",
+        # Other work on the machine skews timings (DGL's OpenMP threads most):
+        # the 1, 5 and 15 minute load averages when the run ended.
+        "load_average": list(os.getloadavg()) if hasattr(os, "getloadavg") else None,
         "torch": torch.__version__,
         "dgl": dgl.__version__,
         "graphferry": graphferry.__version__,
@@ -142,7 +145,8 @@ def markdown(res: dict) -> str:
         f"Graph: {sum(g['num_nodes'].values())} nodes of {len(g['num_nodes'])} types, "
         f"{sum(g['num_edges'].values())} edges of {len(g['num_edges'])} relations; seeds: "
         f"{g['seeds']['paper']} papers, batch {res['batch_size']}, fan-outs {res['fanouts_per_relation']} per "
-        f"relation (DGL order); sampling only, median of {res['epochs']} epochs after a warm-up; one run.",
+        f"relation (DGL order); sampling only, median of {res['epochs']} epochs after a warm-up; one run"
+        + (f" (load average {res['load_average'][0]:.1f} at its end)." if res.get("load_average") else "."),
         "",
         "| system | median s/epoch | min-max | batches | sampled edges | M edges/s | DGL / this |",
         "|---|---:|---|---:|---:|---:|---:|",
