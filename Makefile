@@ -142,6 +142,7 @@ test-c: build/test_capi build/soak
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	./build/test_capi
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude -o build/test_typed tests/c/test_typed.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN' && ./build/test_typed tests/data/typed_edges.arrow
 	./build/soak examples/data/cora $(SOAK_ROUNDS)
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 

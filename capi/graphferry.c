@@ -445,6 +445,25 @@ int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
   return gfgo_dataset_generate((char *)preset, (char *)dst_dir, seed, num_threads);
 }
 
+int gf_graph_from_typed_coo(int32_t num_node_types, const int64_t *node_counts,
+                            int32_t num_relations, const int32_t *relation_src_type,
+                            const int32_t *relation_dst_type, const DLTensor *const *src,
+                            const DLTensor *const *dst, const gf_graph_options *options,
+                            gf_graph **out_graph) {
+  GF_GUARD();
+  return gfgo_graph_from_typed_coo(num_node_types, (int64_t *)node_counts, num_relations,
+                                   (int32_t *)relation_src_type, (int32_t *)relation_dst_type,
+                                   (DLTensor **)src, (DLTensor **)dst,
+                                   (gf_graph_options *)options, (uintptr_t *)out_graph);
+}
+
+int gf_graph_open_typed_arrow(const char *path, const char *types_json,
+                              const gf_graph_options *options, gf_graph **out_graph) {
+  GF_GUARD();
+  return gfgo_graph_open_typed_arrow((char *)path, (char *)types_json,
+                                     (gf_graph_options *)options, (uintptr_t *)out_graph);
+}
+
 // ---------------------------------------------------------------------------
 // Sampling and batches
 

@@ -546,7 +546,12 @@ GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
  * @param preset  "tiny" (2^10 nodes), "small" (2^16), "products-like"
  *                (2,449,029 nodes, ~120M edges, 100 float32 features, 47
  *                classes) or "papers-like" (4M nodes, ~100M edges, 128
- *                features, 172 classes).
+ *                features, 172 classes); typed (heterogeneous, ogbn-mag's
+ *                node types and relations with rev_ reverses, features per
+ *                type, labels and years on papers, node and edge
+ *                timestamps): "hetero-tiny" (~950 nodes, for tests),
+ *                "hetero-small" (~121K nodes, ~2.3M edges) or "mag-like"
+ *                (ogbn-mag's counts: 1.94M nodes, ~40M edges).
  * @param dst_dir created if missing.
  * @param seed    0 keeps the preset's own seed.
  * @param num_threads <= 0 uses every core; the output does not depend on it.
@@ -558,6 +563,95 @@ GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
  */
 GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
                                int32_t num_threads);
+
+/* ---------------------------------------------------------------------------
+ * Typed (heterogeneous) graphs from data
+ *
+ * A typed graph numbers its nodes type by type and its edges relation by
+ * relation: node type t owns the global node ids [node_offsets[t],
+ * node_offsets[t+1]) and relation r the global edge ids [edge_offsets[r],
+ * edge_offsets[r+1]), every edge of r going from a node of
+ * relation_src_type[r] to one of relation_dst_type[r] (see
+ * gf_graph_set_types). The constructors below take type-local ids and build
+ * that numbering; the type names stay with the caller (or in the file).
+ *
+ * A typed dataset directory (gf_dataset_generate's "hetero-*" presets)
+ * opens with gf_graph_open, which sets its types: its graphferry.json lists
+ * "node_types" ([{"name", "num_nodes"}], in global id order) and
+ * "edge_types" ([{"src", "rel", "dst", "num_edges"}], in edge id order);
+ * node data of one node type is named "<type>/<name>" ("paper/feat") and has
+ * that type's node count of rows (read it with gf_graph_get_node_data;
+ * loaders gather only node data with one row per node); the graph's node
+ * times (gf_graph_set_node_time) are set from the int64 node column "time"
+ * (by global node id, also kept as node data) and its edge times
+ * (gf_graph_set_edge_time) from the dataset's edge_data "time" (int64, by
+ * edge id), when present.
+ * ------------------------------------------------------------------------- */
+
+/*
+ * gf_graph_from_typed_coo builds a typed graph from one edge list per
+ * relation, in type-local ids: edge i of relation r goes from node src[r][i]
+ * of type relation_src_type[r] to node dst[r][i] of type
+ * relation_dst_type[r], and gets the global edge id edge_offsets[r] + i
+ * (edge_offsets[r] = the edge counts of the relations before r). Node j of
+ * type t gets the global id node_offsets[t] + j. The graph's types are set
+ * (gf_graph_num_types reports them).
+ * @param num_node_types     T, in [1, 2^20].
+ * @param node_counts        int64 [T], each >= 0. Borrowed.
+ * @param num_relations      R, in [1, 2^20].
+ * @param relation_src_type  int32 [R], each in [0, T). Borrowed.
+ * @param relation_dst_type  int32 [R], each in [0, T). Borrowed.
+ * @param src, dst           R tensors each: int64 or int32, 1-D, the same
+ *                           length per relation, ids in [0, node_counts of
+ *                           the relation's type). Borrowed.
+ * @param options   may be NULL; num_nodes must be 0 or the sum of
+ *                  node_counts; the GF_GRAPH_REMOVE_* flags are refused
+ *                  (removing edges would renumber the relations).
+ * @param out_graph receives the graph, or NULL on failure.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  a NULL argument, a count or type index out of range, src[r]
+ *              and dst[r] of different lengths, an id out of its type's
+ *              range, invalid options
+ *   GF_ETYPE   an edge list not int64/int32, not on the CPU or not contiguous
+ *   GF_ENOMEM  the graph does not fit in memory
+ * Release with gf_graph_close.
+ */
+GF_API int gf_graph_from_typed_coo(int32_t num_node_types, const int64_t *node_counts,
+                                   int32_t num_relations, const int32_t *relation_src_type,
+                                   const int32_t *relation_dst_type, const DLTensor *const *src,
+                                   const DLTensor *const *dst, const gf_graph_options *options,
+                                   gf_graph **out_graph);
+
+/*
+ * gf_graph_open_typed_arrow opens a typed edge table: an Arrow IPC (Feather
+ * v2) file with int64/int32 columns "src" and "dst" (type-local ids), an
+ * optional float "weight", and a column "etype" giving each row's relation,
+ * either as an integer (int8 to int64) relation index or as a
+ * dictionary-encoded string naming it "src:rel:dst" or by the bare rel name
+ * when only one relation has it. Rows may come in any order: the edges are
+ * numbered relation by relation, in file order within a relation.
+ * gf_graph_open refuses a file with "graphferry.types" metadata (GF_EINVAL):
+ * its ids are type-local, so it is opened here or not at all.
+ * @param types_json  the node types and relations as JSON,
+ *                    {"node_types": [{"name": "paper", "num_nodes": 100},
+ *                    ...], "edge_types": [{"src": "author", "rel": "writes",
+ *                    "dst": "paper"}, ...]} (the relations in edge id order;
+ *                    a "num_edges" given must match the table). NULL: the
+ *                    file's schema metadata "graphferry.types" holds it.
+ * @param options     may be NULL; flags and num_nodes must be 0.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  path NULL or empty, types_json empty or malformed (the
+ *              message names the field), no metadata and no types_json, an
+ *              unknown relation name or index, an id out of its type's range,
+ *              invalid options
+ *   GF_EIO     the file is missing, unreadable or damaged
+ *   GF_ENOMEM  the graph does not fit in memory
+ * Release with gf_graph_close.
+ */
+GF_API int gf_graph_open_typed_arrow(const char *path, const char *types_json,
+                                     const gf_graph_options *options, gf_graph **out_graph);
 
 /* ------------------------------------------------------------------------ */
 /* Sampling                                                                 */

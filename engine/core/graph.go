@@ -91,6 +91,10 @@ func Open(path string, popt partition.Options, coopt graph.COOOptions, dopt data
 		return nil, err
 	}
 	g.ds = ds
+	if err := g.openDataset(ds); err != nil {
+		g.Close()
+		return nil, err
+	}
 	names := make([]string, 0, len(ds.NodeData))
 	for name := range ds.NodeData {
 		names = append(names, name)
@@ -196,7 +200,11 @@ func (g *Graph) setNodeData(name string, t mem.Tensor, release func()) error {
 		return errorf(nil, "tensor must have at least 1 dimension (one row per node)")
 	}
 	if t.Shape[0] != g.NumNodes() {
-		return errorf(nil, "tensor has shape[0] = %d rows, want one row per node (%d)", t.Shape[0], g.NumNodes())
+		local, hint := g.localNodeData(name, t)
+		if local { // "<type>/<name>": kept in type order
+			return g.store.SetLocal(name, t, release)
+		}
+		return errorf(nil, "tensor has shape[0] = %d rows, want one row per node (%d)%s", t.Shape[0], g.NumNodes(), hint)
 	}
 	if g.part.NewToOld == nil {
 		return g.store.Set(name, t, release)
@@ -239,7 +247,7 @@ func (g *Graph) NodeData(name string, alloc mem.Allocator) (mem.Tensor, error) {
 	if err != nil {
 		return mem.Tensor{}, err
 	}
-	if g.part.OldToNew == nil {
+	if g.part.OldToNew == nil || g.store.IsLocal(name) {
 		err = feature.Copy(buf, src.Data) // src may map a file: a fault is an error
 	} else {
 		err = feature.Gather(buf, src, g.part.OldToNew, 0)

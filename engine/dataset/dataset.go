@@ -51,6 +51,20 @@ type Meta struct {
 	// Source is free-form provenance (for converted datasets: the original
 	// meta.json).
 	Source json.RawMessage `json:"source,omitempty"`
+
+	// NodeTypes and EdgeTypes make the dataset typed (heterogeneous): node
+	// types own consecutive global node ids and relations consecutive
+	// global edge ids (edges.arrow stores them relation by relation), in
+	// list order; see Types. Empty for a homogeneous dataset.
+	NodeTypes []NodeType `json:"node_types,omitempty"`
+	EdgeTypes []EdgeType `json:"edge_types,omitempty"`
+	// NodeArrays are per-node-type arrays of a typed dataset (raw files
+	// like feat.bin, num_nodes(node_type) rows), read into NodeData as
+	// "<node_type>/<name>".
+	NodeArrays []ArrayMeta `json:"node_data,omitempty"`
+	// EdgeArrays are per-edge arrays (raw files, num_edges rows indexed by
+	// edge id), read into EdgeData by name ("time").
+	EdgeArrays []ArrayMeta `json:"edge_data,omitempty"`
 }
 
 // FeatureMeta describes feat.bin: a raw little-endian row-major array.
@@ -64,13 +78,22 @@ type FeatureMeta struct {
 // from feat.bin, read-only, valid until Close), "label" (int64, -1 =
 // unlabelled), "train_mask", "val_mask", "test_mask" (uint8) and any other
 // fixed-width node column; every tensor has NumNodes rows.
+//
+// A typed dataset (Meta.NodeTypes set) also has per-type node data under
+// "<node_type>/<name>" with that type's node count of rows (memory-mapped,
+// valid until Close), and EdgeData, per-edge arrays indexed by edge id
+// ("time": int64 edge timestamps). A global node column "time" (int64)
+// holds node timestamps by global node id.
 type Dataset struct {
 	Meta     Meta
 	Graph    *graph.CSC
 	NodeData map[string]mem.Tensor
+	EdgeData map[string]mem.Tensor
 
-	mu      sync.Mutex
-	release func() error
+	mu          sync.Mutex
+	releases    []func() error
+	mapped      []string // NodeData names whose memory a release unmaps
+	mappedEdges []string // EdgeData names whose memory a release unmaps
 }
 
 // requiredNodeColumns are the node columns every dataset has, with types.
@@ -174,6 +197,11 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		}
 	}
 
+	ty, arrays, err := d.checkArrays(dir)
+	if err != nil {
+		return nil, err
+	}
+
 	// The node table first: its row count confirms num_nodes before the
 	// edge sort allocates for that many nodes.
 	if err := d.readNodes(nodesPath, recorded(m.Files, NodesFile)); err != nil {
@@ -200,6 +228,10 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		if err := d.mapFeatures(featPath, featT); err != nil {
 			return nil, err
 		}
+	}
+	if err := d.openTyped(ty, arrays); err != nil {
+		d.Close()
+		return nil, err
 	}
 	return d, nil
 }
@@ -351,23 +383,34 @@ func (d *Dataset) mapFeatures(path string, t mem.Tensor) error {
 		return err
 	}
 	d.NodeData[FeatKey] = t
-	d.release = release
+	d.releases = append(d.releases, release)
+	d.mapped = append(d.mapped, FeatKey)
 	return nil
 }
 
-// Close unmaps the feature matrix (NodeData["feat"] becomes invalid). It is
-// idempotent and safe for concurrent use.
+// Close unmaps the feature matrix and the per-type and per-edge arrays
+// (NodeData["feat"], the "<type>/<name>" arrays and EdgeData become
+// invalid and are removed). It is idempotent and safe for concurrent use.
 func (d *Dataset) Close() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.release == nil {
-		return nil
+	var errs []error
+	for _, release := range d.releases {
+		if err := release(); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	err := d.release()
-	d.release = nil
-	delete(d.NodeData, FeatKey)
-	if err != nil {
-		return fmt.Errorf("dataset: unmapping features: %w", err)
+	d.releases = nil
+	for _, name := range d.mapped {
+		delete(d.NodeData, name)
+	}
+	d.mapped = nil
+	for _, name := range d.mappedEdges {
+		delete(d.EdgeData, name)
+	}
+	d.mappedEdges = nil
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("dataset: unmapping: %w", err)
 	}
 	return nil
 }
@@ -375,10 +418,16 @@ func (d *Dataset) Close() error {
 // Write stores d in dir (created if needed) in the dataset layout. Edges are
 // written in CSC order (for each v, its in-neighbours u as rows u -> v), so
 // after Open the edge ids are the CSC positions of d.Graph (d.Graph.EdgeIDs
-// is not stored). NodeData["feat"] (any dtype, any shape [N, ...]) goes to
+// is not stored; EdgeData is reordered to match). A typed dataset
+// (Meta.NodeTypes set) is written in edge-id order instead, so that its
+// relations keep their consecutive edge ids: d.Graph's edge ids must then
+// be exactly 0..E-1 and match Meta.EdgeTypes (see Types.CheckGraph); its
+// "<type>/<name>" node data and its EdgeData go to raw files listed in
+// graphferry.json (see writeArrays). NodeData["feat"] (any dtype, any shape [N, ...]) goes to
 // feat.bin; the other tensors, 1-D or 2-D with N rows, become node columns
 // (a missing label is written as -1, a missing mask as 0). From d.Meta only
-// Name, NumClasses and Source are used; the rest is derived.
+// Name, NumClasses, Source, NodeTypes and EdgeTypes are used; the rest is
+// derived.
 func Write(dir string, d *Dataset) error {
 	if d == nil || d.Graph == nil {
 		return errors.New("dataset: Write needs a dataset with a graph")
@@ -395,7 +444,11 @@ func Write(dir string, d *Dataset) error {
 	if len(meta.Source) > 0 && !json.Valid(meta.Source) {
 		return errors.New("dataset: Meta.Source is not valid JSON")
 	}
-	cols, err := nodeColumns(d.NodeData, n)
+	ty, global, typed, err := splitTyped(d, &meta)
+	if err != nil {
+		return err
+	}
+	cols, err := nodeColumns(global, n)
 	if err != nil {
 		return err
 	}
@@ -418,7 +471,7 @@ func Write(dir string, d *Dataset) error {
 		return fmt.Errorf("dataset: %w", err)
 	}
 
-	if feat, ok := d.NodeData[FeatKey]; ok {
+	if feat, ok := global[FeatKey]; ok {
 		if err := writeFile(filepath.Join(dir, FeatFile), feat.Data); err != nil {
 			return err
 		}
@@ -427,19 +480,15 @@ func Write(dir string, d *Dataset) error {
 		return fmt.Errorf("dataset: %w", err)
 	}
 
-	dst := make([]int64, g.NumEdges())
-	for v := range n {
-		row := dst[g.Indptr[v]:g.Indptr[v+1]]
-		for i := range row {
-			row[i] = v
-		}
+	src, dst, weights, order, err := edgeRows(g, ty != nil)
+	if err != nil {
+		return err
 	}
-	src := g.Indices
-	if g.IsCompact() { // int32 storage: widen for the int64 src column
-		src = make([]int64, g.NumEdges())
-		g.CopySources(src, 0, g.NumEdges())
+	if err := WriteEdgeTable(filepath.Join(dir, EdgesFile), src, dst, weights); err != nil {
+		return err
 	}
-	if err := WriteEdgeTable(filepath.Join(dir, EdgesFile), src, dst, g.Weights); err != nil {
+	arrayFiles, err := writeArrays(dir, d, ty, typed, order, &meta)
+	if err != nil {
 		return err
 	}
 	if err := writeNodeTable(filepath.Join(dir, NodesFile), cols, n); err != nil {
@@ -452,6 +501,7 @@ func Write(dir string, d *Dataset) error {
 	if meta.Feature != nil {
 		files = append(files, meta.Feature.File)
 	}
+	files = append(files, arrayFiles...)
 	meta.Files = map[string]FileSum{}
 	for _, name := range files {
 		sum, err := sumFile(filepath.Join(dir, name))

@@ -33,6 +33,11 @@ func readEdgeTable(path string, opt graph.COOOptions, sum *FileSum) (*graph.CSC,
 	if err != nil {
 		return nil, err
 	}
+	if len(recs) > 0 && recs[0].Schema().HasMetadata() && recs[0].Schema().Metadata().FindKey(TypesMetaKey) >= 0 {
+		// Its ids are type-local: read as one edge list they would be wrong.
+		releaseAll(recs)
+		return nil, fmt.Errorf("dataset: %s is a typed edge table (its schema has %q metadata): open it as one (gf_graph_open_typed_arrow)", path, TypesMetaKey)
+	}
 	src, dst, w, err := gatherEdges(recs)
 	releaseAll(recs)
 	if err != nil {

@@ -1,6 +1,8 @@
 // Package dataset reads and writes graph datasets: NumPy .npy arrays, the
 // engine's on-disk layout (graphferry.json, Arrow IPC edge and node tables,
-// raw feature matrix) and a converter from the .npy layout.
+// raw feature matrix), its typed (heterogeneous) form (see types.go and
+// typed.go), typed Arrow edge tables (typed_edges.go), a converter from the
+// .npy layout and the partitioning into rank folders.
 package dataset
 
 import (

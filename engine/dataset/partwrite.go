@@ -156,6 +156,11 @@ func NewPartitioner(src *Dataset, opt PartitionOptions) (*Partitioner, error) {
 	if src == nil || src.Graph == nil {
 		return nil, errors.New("dataset: partition: the source dataset is nil")
 	}
+	if len(src.Meta.NodeTypes) > 0 {
+		// The rank folders would need per-type node data and relations
+		// renumbered per rank; refused rather than written untyped.
+		return nil, errors.New("dataset: partition: typed (heterogeneous) datasets cannot be partitioned into rank folders yet")
+	}
 	if opt.Parts < 1 {
 		return nil, fmt.Errorf("dataset: partition: parts = %d (want >= 1)", opt.Parts)
 	}

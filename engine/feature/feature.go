@@ -29,6 +29,7 @@ type entry struct {
 	t       mem.Tensor
 	release func()
 	file    string // the file t.Data maps, if any (see RegisterMapping)
+	local   bool   // rows are not the store's nodes (see SetLocal)
 }
 
 // NewStore returns an empty store for numNodes nodes (a negative count gives
@@ -47,13 +48,18 @@ func (s *Store) NumNodes() int64 { return s.numNodes }
 // replaced, deleted or the store closed; when Set returns an error the store
 // has not taken t and does not call release.
 func (s *Store) Set(name string, t mem.Tensor, release func()) error {
+	return s.set(name, t, release, false)
+}
+
+// set is Set, or SetLocal when local.
+func (s *Store) set(name string, t mem.Tensor, release func(), local bool) error {
 	if err := CheckName(name); err != nil {
 		return err
 	}
 	if err := checkTensor("node data "+quote(name), t); err != nil {
 		return err
 	}
-	if t.Shape[0] != s.numNodes {
+	if !local && t.Shape[0] != s.numNodes {
 		return fmt.Errorf("feature: node data %q has %d rows (Shape[0]), want the store's %d nodes", name, t.Shape[0], s.numNodes)
 	}
 	s.mu.Lock()
@@ -62,7 +68,7 @@ func (s *Store) Set(name string, t mem.Tensor, release func()) error {
 		return errors.New("feature: store is closed")
 	}
 	old, had := s.arrays[name]
-	s.arrays[name] = entry{t: t, release: release, file: MappedFile(t.Data)}
+	s.arrays[name] = entry{t: t, release: release, file: MappedFile(t.Data), local: local}
 	s.mu.Unlock()
 	if had && old.release != nil {
 		old.release()
@@ -166,6 +172,9 @@ func (s *Store) Gather(name string, dst []byte, ids []int64, threads int) error 
 	e, ok := s.arrays[name]
 	if !ok {
 		return fmt.Errorf("feature: no node data named %q", name)
+	}
+	if e.local {
+		return fmt.Errorf("feature: node data %q has %d rows, one per node of its type, not one per node: it cannot be gathered by node id", name, e.t.Shape[0])
 	}
 	if err := Gather(dst, e.t, ids, threads); err != nil {
 		if e.file != "" && errors.Is(err, ErrFault) {

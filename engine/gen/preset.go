@@ -16,6 +16,9 @@ type Preset struct {
 	Features      Features
 	TrainFraction float64
 	ValFraction   float64
+	// Hetero, when set, makes the preset heterogeneous (see Hetero; RMAT
+	// then gives only the probabilities, seed, threads and Permute).
+	Hetero *Hetero
 }
 
 // graph500 returns an undirected, permuted RMAT with the Graph500
@@ -46,6 +49,19 @@ func graph500(seed uint64, scale int, numNodes int64, edgeFactor float64) RMAT {
 //     nodes, 1.6B edges, 57 GiB of features) cannot be held on the 24 GiB
 //     benchmark machine; this size keeps features (2 GiB) and graph (~0.4
 //     GiB) small enough for the baselines to hold their own copies too.
+//
+// The heterogeneous presets have ogbn-mag's node types (author,
+// field_of_study, institution, paper) and relations (affiliated_with,
+// writes, cites both ways, has_topic, and rev_ reverses; 7 relations),
+// power-law (R-MAT) degrees per relation, float32 features per node type,
+// labels, a split and years on papers, and node and edge timestamps (see
+// Hetero and buildHetero):
+//   - "hetero-tiny": ogbn-mag / 2048: ~950 nodes, ~20K edges, 4 classes;
+//     for tests.
+//   - "hetero-small": ogbn-mag / 16: ~121K nodes, ~2.5M edges, 16 classes,
+//     feature widths 64 (author), 32, 32, 128 (paper).
+//   - "mag-like": ogbn-mag's counts (1.94M nodes, ~40M edges), 349
+//     classes like its venues; not generated in the tests.
 func Presets() map[string]Preset {
 	return map[string]Preset{
 		"tiny": {
@@ -68,6 +84,43 @@ func Presets() map[string]Preset {
 			Features:      Features{Dim: 128, NumClasses: 172, DType: mem.Float32, Seed: 4},
 			TrainFraction: 0.25, ValFraction: 0.05,
 		},
+		"hetero-tiny":  heteroPreset("hetero-tiny", 5, 4, 0.6, 0.2, magLike(1.0/2048, [4]int{8, 4, 4, 16})),
+		"hetero-small": heteroPreset("hetero-small", 6, 16, 0.3, 0.1, magLike(1.0/16, [4]int{64, 32, 32, 128})),
+		"mag-like":     heteroPreset("mag-like", 7, 349, 0.3, 0.1, magLike(1, [4]int{64, 64, 32, 128})),
+	}
+}
+
+// heteroPreset returns a heterogeneous preset with the Graph500
+// probabilities and permuted ids.
+func heteroPreset(name string, seed uint64, classes int, train, val float64, h *Hetero) Preset {
+	return Preset{
+		Name: name, RMAT: RMAT{A: DefaultA, B: DefaultB, C: DefaultC, Seed: seed, Permute: true},
+		Features:      Features{NumClasses: classes, DType: mem.Float32, Seed: seed},
+		TrainFraction: train, ValFraction: val, Hetero: h,
+	}
+}
+
+// magLike returns the shape of ogbn-mag (its node types, relations, node
+// and edge counts) scaled by f, with feature widths dims of author,
+// field_of_study, institution and paper. Papers have labels, a split and
+// years 2000..2020; cites is stored both ways, the other relations get
+// rev_ reverses. Counts: ogbn-mag's (736,389 papers, 1,134,649 authors,
+// 8,740 institutions, 59,965 fields; 5.4M cites, 7.1M writes, 1.0M
+// affiliated_with, 7.5M has_topic).
+func magLike(f float64, dims [4]int) *Hetero {
+	c := func(x float64) int64 { return max(2, int64(x*f+0.5)) }
+	return &Hetero{
+		NodeTypes: []HeteroNodeType{
+			{"author", c(1134649), dims[0]}, {"field_of_study", c(59965), dims[1]},
+			{"institution", c(8740), dims[2]}, {"paper", c(736389), dims[3]},
+		},
+		Relations: []HeteroRelation{
+			{Src: "author", Rel: "affiliated_with", Dst: "institution", NumEdges: c(1043998), Reverse: true},
+			{Src: "author", Rel: "writes", Dst: "paper", NumEdges: c(7145660), Reverse: true},
+			{Src: "paper", Rel: "cites", Dst: "paper", NumEdges: c(5416271), Undirected: true},
+			{Src: "paper", Rel: "has_topic", Dst: "field_of_study", NumEdges: c(7505078), Reverse: true},
+		},
+		LabelType: "paper", YearFrom: 2000, YearTo: 2020,
 	}
 }
 
@@ -84,7 +137,12 @@ const (
 // the nodes (from Features.Seed) puts the first round(TrainFraction*N) in
 // train, the next round(ValFraction*N) in validation, the rest in test.
 // Meta.Source records the preset as JSON.
+//
+// A heterogeneous preset (Hetero set) is built as buildHetero describes.
 func Build(p Preset) (*dataset.Dataset, error) {
+	if p.Hetero != nil {
+		return buildHetero(p)
+	}
 	if !(p.TrainFraction >= 0 && p.TrainFraction <= 1) || !(p.ValFraction >= 0 && p.ValFraction <= 1) {
 		return nil, fmt.Errorf("gen: preset %q: TrainFraction=%v and ValFraction=%v must be in [0, 1]", p.Name, p.TrainFraction, p.ValFraction)
 	}
@@ -141,6 +199,9 @@ func labelBytes(l []int64) []byte {
 
 // provenance describes the preset for Meta.Source.
 func provenance(p Preset) (json.RawMessage, error) {
+	// The thread count changes nothing in the output, so it is not
+	// recorded: the same preset and seed give the same files.
+	p.RMAT.Threads = 0
 	f := p.Features
 	dt := f.DType
 	if dt == mem.Invalid {
@@ -158,7 +219,8 @@ func provenance(p Preset) (json.RawMessage, error) {
 		Features      feats
 		TrainFraction float64
 		ValFraction   float64
-	}{"graphferry engine/gen R-MAT", p.Name, p.RMAT, feats{f.Dim, f.NumClasses, dt.String(), f.Seed}, p.TrainFraction, p.ValFraction})
+		Hetero        *Hetero `json:",omitempty"`
+	}{"graphferry engine/gen R-MAT", p.Name, p.RMAT, feats{f.Dim, f.NumClasses, dt.String(), f.Seed}, p.TrainFraction, p.ValFraction, p.Hetero})
 	if err != nil {
 		return nil, fmt.Errorf("gen: preset %q: %w", p.Name, err)
 	}

@@ -252,8 +252,12 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 			if store == nil {
 				return fmt.Errorf("pipeline: %s[%d] = %q requested but store is nil", kind, i, name)
 			}
-			if _, ok := store.Get(name); !ok {
+			t, ok := store.Get(name)
+			if !ok {
 				return fmt.Errorf("pipeline: %s[%d] = %q is not in the store (have %v)", kind, i, name, store.Names())
+			}
+			if len(t.Shape) > 0 && t.Shape[0] != n { // per-node-type data of a typed graph
+				return fmt.Errorf("pipeline: %s[%d] = %q has %d rows, one per node of its type: a loader gathers node data with one row per node (%d)", kind, i, name, t.Shape[0], n)
 			}
 		}
 		return nil

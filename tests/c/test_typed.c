@@ -1,0 +1,247 @@
+/*
+ * test_typed.c: the typed-graph constructors of include/graphferry.h from C
+ * (gf_graph_from_typed_coo, gf_graph_open_typed_arrow, a typed dataset
+ * through gf_dataset_generate and gf_graph_open): what they build, and every
+ * argument they refuse, with the documented status and a message naming it.
+ *
+ * Usage: test_typed [typed_edges.arrow] (default tests/data/typed_edges.arrow,
+ * relative to the repository root). Prints "N passed, N failed" and exits
+ * non-zero on any failure.
+ */
+#include "graphferry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int passed = 0, failed = 0;
+
+#define CHECK(cond, ...)                                   \
+  do {                                                     \
+    if (cond) {                                            \
+      passed++;                                            \
+    } else {                                               \
+      failed++;                                            \
+      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                        \
+      fprintf(stderr, " (last error: %s)\n", gf_errmsg()); \
+    }                                                      \
+  } while (0)
+
+#define CHECK_ERR(rc, code, needle)                                      \
+  CHECK((rc) == (code) && strstr(gf_errmsg(), (needle)) != NULL,         \
+        "want status %d with message containing \"%s\", got %d", (code), \
+        (needle), (rc))
+
+static DLTensor vec(void *data, int64_t *shape, uint8_t code, uint8_t bits) {
+  DLTensor t;
+  memset(&t, 0, sizeof t);
+  t.data = data;
+  t.device.device_type = kDLCPU;
+  t.ndim = 1;
+  t.dtype.code = code;
+  t.dtype.bits = bits;
+  t.dtype.lanes = 1;
+  t.shape = shape;
+  return t;
+}
+
+/* Users 0..2, items 0..1; relation 0 (user -> item), relation 1 (item ->
+ * user). */
+static int64_t counts[] = {3, 2};
+static int32_t rel_src[] = {0, 1};
+static int32_t rel_dst[] = {1, 0};
+static int64_t buys_src[] = {0, 2, 1}, buys_dst[] = {1, 1, 1};
+static int32_t rev_src[] = {1, 0, 1}, rev_dst[] = {0, 0, 2};
+static int64_t n3[] = {3};
+
+/* Checks a graph of 5 nodes and 6 edges in which node 0 (user 0) has the
+ * in-edges of relation 1 from items 1 and 0 (global 4 and 3). */
+static void check_small(gf_graph *g) {
+  int64_t n = -1, e = -1;
+  CHECK(gf_graph_num_nodes(g, &n) == GF_OK && n == 5, "num_nodes %lld", (long long)n);
+  CHECK(gf_graph_num_edges(g, &e) == GF_OK && e == 6, "num_edges %lld", (long long)e);
+  int32_t nt = -1, nr = -1;
+  CHECK(gf_graph_num_types(g, &nt, &nr) == GF_OK && nt == 2 && nr == 2, "num_types %d %d", nt, nr);
+}
+
+static void test_typed_coo(void) {
+  DLTensor s0 = vec(buys_src, n3, kDLInt, 64), d0 = vec(buys_dst, n3, kDLInt, 64);
+  DLTensor s1 = vec(rev_src, n3, kDLInt, 32), d1 = vec(rev_dst, n3, kDLInt, 32);
+  const DLTensor *src[] = {&s0, &s1}, *dst[] = {&d0, &d1};
+  gf_graph *g = NULL;
+  CHECK(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, dst, NULL, &g) == GF_OK && g,
+        "gf_graph_from_typed_coo");
+  if (g) check_small(g);
+  gf_graph_close(g);
+
+  /* Partitioned into patches, with the node count given. */
+  gf_graph_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.struct_size = sizeof opt;
+  opt.num_patches = 2;
+  opt.partition = GF_PARTITION_RANDOM;
+  opt.seed = 3;
+  opt.num_nodes = 5;
+  g = NULL;
+  CHECK(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, dst, &opt, &g) == GF_OK && g,
+        "gf_graph_from_typed_coo with 2 patches");
+  if (g) check_small(g);
+  gf_graph_close(g);
+
+
+  /* Errors. */
+  g = (gf_graph *)1;
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, dst, NULL, NULL), GF_EINVAL,
+            "out_graph is NULL");
+  CHECK_ERR(gf_graph_from_typed_coo(0, counts, 2, rel_src, rel_dst, src, dst, NULL, &g), GF_EINVAL,
+            "num_node_types = 0");
+  CHECK(g == NULL, "out_graph set to NULL on failure");
+  CHECK_ERR(gf_graph_from_typed_coo(2, NULL, 2, rel_src, rel_dst, src, dst, NULL, &g), GF_EINVAL,
+            "node_counts is NULL");
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 0, rel_src, rel_dst, src, dst, NULL, &g), GF_EINVAL,
+            "num_relations = 0 must be in [1,");
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, NULL, rel_dst, src, dst, NULL, &g), GF_EINVAL,
+            "relation_src_type is NULL");
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, NULL, dst, NULL, &g), GF_EINVAL,
+            "src is NULL");
+  int64_t neg[] = {3, -2};
+  CHECK_ERR(gf_graph_from_typed_coo(2, neg, 2, rel_src, rel_dst, src, dst, NULL, &g), GF_EINVAL,
+            "node_counts[1] = -2");
+  int32_t bad_type[] = {0, 2};
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, bad_type, rel_dst, src, dst, NULL, &g), GF_EINVAL,
+            "relation_src_type[1] = 2 is outside [0, num_node_types = 2)");
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, bad_type, src, dst, NULL, &g), GF_EINVAL,
+            "relation_dst_type[1] = 2");
+  const DLTensor *null_src[] = {&s0, NULL};
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, null_src, dst, NULL, &g), GF_EINVAL,
+            "src[1]");
+  int64_t n2[] = {2};
+  DLTensor short_dst = vec(buys_dst, n2, kDLInt, 64);
+  const DLTensor *short_dsts[] = {&short_dst, &d1};
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, short_dsts, NULL, &g), GF_EINVAL,
+            "3 sources but 2 destinations");
+  int64_t far_src[] = {0, 3, 1};
+  DLTensor sfar = vec(far_src, n3, kDLInt, 64);
+  const DLTensor *far_srcs[] = {&sfar, &s1};
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, far_srcs, dst, NULL, &g), GF_EINVAL,
+            "source 3 is outside [0, 3)");
+  int64_t far_dst[] = {1, 2, 1};
+  DLTensor dfar = vec(far_dst, n3, kDLInt, 64);
+  const DLTensor *far_dsts[] = {&dfar, &d1};
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, far_dsts, NULL, &g), GF_EINVAL,
+            "destination 2 is outside [0, 2)");
+  float fl[] = {0, 1, 2};
+  DLTensor sf = vec(fl, n3, kDLFloat, 32);
+  const DLTensor *float_srcs[] = {&sf, &s1};
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, float_srcs, dst, NULL, &g), GF_ETYPE,
+            "src[0]");
+  memset(&opt, 0, sizeof opt);
+  opt.struct_size = sizeof opt;
+  opt.flags = GF_GRAPH_REMOVE_DUPLICATES;
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, dst, &opt, &g), GF_EINVAL,
+            "would renumber the edges");
+  opt.flags = 0;
+  opt.num_nodes = 6;
+  CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, dst, &opt, &g), GF_EINVAL,
+            "options->num_nodes = 6, but node_counts sum to 5");
+  CHECK(g == NULL, "out_graph NULL after every failure");
+}
+
+static const char types_json[] =
+    "{\"node_types\":[{\"name\":\"user\",\"num_nodes\":3},{\"name\":\"item\",\"num_nodes\":2}],"
+    "\"edge_types\":[{\"src\":\"user\",\"rel\":\"buys\",\"dst\":\"item\"},"
+    "{\"src\":\"item\",\"rel\":\"rev_buys\",\"dst\":\"user\"}]}";
+
+static void test_typed_arrow(const char *path) {
+  gf_graph *g = NULL;
+  CHECK(gf_graph_open_typed_arrow(path, NULL, NULL, &g) == GF_OK && g, "open %s", path);
+  if (g) check_small(g);
+  gf_graph_close(g);
+  g = NULL;
+  CHECK(gf_graph_open_typed_arrow(path, types_json, NULL, &g) == GF_OK && g, "open with types_json");
+  gf_graph_close(g);
+
+  /* gf_graph_open refuses it: its ids are type-local. */
+  g = (gf_graph *)1;
+  CHECK_ERR(gf_graph_open(path, NULL, &g), GF_EINVAL, "is a typed edge table");
+  CHECK(g == NULL, "gf_graph_open sets out_graph to NULL");
+
+  g = (gf_graph *)1;
+  CHECK_ERR(gf_graph_open_typed_arrow(NULL, NULL, NULL, &g), GF_EINVAL, "path is NULL");
+  CHECK(g == NULL, "out_graph set to NULL on failure");
+  CHECK_ERR(gf_graph_open_typed_arrow(path, NULL, NULL, NULL), GF_EINVAL, "out_graph is NULL");
+  CHECK_ERR(gf_graph_open_typed_arrow(path, "", NULL, &g), GF_EINVAL, "types_json is empty");
+  CHECK_ERR(gf_graph_open_typed_arrow(path, "{", NULL, &g), GF_EINVAL, "type metadata");
+  CHECK_ERR(gf_graph_open_typed_arrow(path, "{\"node_typez\":[]}", NULL, &g), GF_EINVAL,
+            "unknown field \"node_typez\"");
+  CHECK_ERR(gf_graph_open_typed_arrow(
+                path,
+                "{\"node_types\":[{\"name\":\"user\",\"num_nodes\":3}],"
+                "\"edge_types\":[{\"src\":\"user\",\"rel\":\"buys\",\"dst\":\"item\"}]}",
+                NULL, &g),
+            GF_EINVAL, "edge_types[0].dst = \"item\" is not a node type");
+  CHECK_ERR(gf_graph_open_typed_arrow(
+                path,
+                "{\"node_types\":[{\"name\":\"user\",\"num_nodes\":2},{\"name\":\"item\",\"num_nodes\":2}],"
+                "\"edge_types\":[{\"src\":\"user\",\"rel\":\"buys\",\"dst\":\"item\"},"
+                "{\"src\":\"item\",\"rel\":\"rev_buys\",\"dst\":\"user\"}]}",
+                NULL, &g),
+            GF_EINVAL, "source 2 is outside [0, 2) (the \"user\" nodes)");
+  CHECK_ERR(gf_graph_open_typed_arrow("/nonexistent/typed.arrow", NULL, NULL, &g), GF_EIO,
+            "/nonexistent/typed.arrow");
+  gf_graph_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.struct_size = sizeof opt;
+  opt.num_nodes = 5;
+  CHECK_ERR(gf_graph_open_typed_arrow(path, NULL, &opt, &g), GF_EINVAL, "do not apply to a typed edge table");
+  CHECK(g == NULL, "out_graph NULL after every failure");
+}
+
+static void test_typed_dataset(void) {
+  char dir[] = "/tmp/gf_typed_XXXXXX";
+  if (!mkdtemp(dir)) {
+    CHECK(0, "mkdtemp");
+    return;
+  }
+  char path[256];
+  snprintf(path, sizeof path, "%s/ds", dir);
+  CHECK(gf_dataset_generate("hetero-tiny", path, 0, 2) == GF_OK, "generate hetero-tiny");
+  gf_graph *g = NULL;
+  gf_graph_options opt;
+  memset(&opt, 0, sizeof opt);
+  opt.struct_size = sizeof opt;
+  opt.flags = GF_GRAPH_VERIFY_CHECKSUMS;
+  CHECK(gf_graph_open(path, &opt, &g) == GF_OK && g, "open the typed dataset");
+  if (g) {
+    int32_t nt = -1, nr = -1;
+    CHECK(gf_graph_num_types(g, &nt, &nr) == GF_OK && nt == 4 && nr == 7, "num_types %d %d", nt, nr);
+    char *names = NULL;
+    CHECK(gf_graph_node_data_names(g, &names) == GF_OK && names && strstr(names, "paper/feat\n") &&
+              strstr(names, "author/feat\n"),
+          "per-type node data listed: %s", names ? names : "(null)");
+    gf_free(names);
+    DLManagedTensor *t = NULL;
+    CHECK(gf_graph_get_node_data(g, "paper/feat", &t) == GF_OK && t, "get paper/feat");
+    if (t) {
+      CHECK(t->dl_tensor.ndim == 2 && t->dl_tensor.shape[1] == 16 && t->dl_tensor.shape[0] > 0 &&
+                t->dl_tensor.shape[0] < 947,
+            "paper/feat is [num papers, 16]");
+      t->deleter(t);
+    }
+  }
+  gf_graph_close(g);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  CHECK(system(cmd) == 0, "cleanup");
+}
+
+int main(int argc, char **argv) {
+  const char *path = argc > 1 ? argv[1] : "tests/data/typed_edges.arrow";
+  test_typed_coo();
+  test_typed_arrow(path);
+  test_typed_dataset();
+  printf("test_typed: %d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
