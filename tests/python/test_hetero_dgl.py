@@ -339,3 +339,30 @@ def test_exclude_edges_per_type_and_unsorted_types():
                 n += block.num_edges("cites")
                 _check_edges_exist(g, block)
         assert n > 0
+
+
+def test_typed_dataset_through_the_loader(tmp_path):
+    """A typed dataset opened from disk (hx-data's hetero-tiny): its types
+    and per-type node data from the engine, batches whose edges are its
+    edges, features and labels gathered per type."""
+    path = tmp_path / "hetero-tiny"
+    graphferry.generate("hetero-tiny", path)
+    with graphferry.HeteroGraph.open(path) as hg:
+        assert hg.graph.num_types == (hg.num_node_types, hg.num_relations)
+        g = hg.to_dgl()  # its relations and node data, for the checks
+        assert g.num_edges() == hg.num_edges() and g.canonical_etypes == hg.edge_types
+        train = hg.get_node_data("paper", "train_mask").nonzero().view(-1)
+        fanouts = [{et: 4 for et in hg.edge_types}] * 2
+        sampler = gfdgl.NeighborSampler(
+            fanouts, prefetch_node_feats={nt: ["feat"] for nt in hg.node_types}, prefetch_labels={"paper": ["label"]}
+        )
+        batches = 0
+        for input_nodes, output_nodes, blocks in gfdgl.DataLoader(hg, {"paper": train}, sampler, batch_size=64):
+            batches += 1
+            for nt in hg.node_types:
+                assert torch.equal(blocks[0].srcnodes[nt].data["feat"], g.nodes[nt].data["feat"][input_nodes[nt]])
+            label = blocks[-1].dstnodes["paper"].data["label"]
+            assert torch.equal(label, g.nodes["paper"].data["label"][output_nodes["paper"]])
+            for block in blocks:
+                _check_edges_exist(g, block)
+        assert batches == -(-train.numel() // 64)

@@ -272,3 +272,13 @@ def test_edges_and_to_dgl_round_trip(hg):
         s, d = g.edges(etype=et, order="eid")
         assert s.tolist() == _edges()[et][0].tolist() and d.tolist() == _edges()[et][1].tolist()
     assert torch.equal(g.nodes["author"].data["feat"], torch.arange(6.0).view(3, 2))
+
+
+def test_open_refuses_untyped_and_missing(tmp_path):
+    from pathlib import Path
+
+    cora = Path(__file__).resolve().parents[2] / "examples" / "data" / "cora"
+    with pytest.raises(ValueError, match="untyped dataset.*graphferry.Graph.open"):
+        HeteroGraph.open(cora)
+    with pytest.raises(FileNotFoundError, match="not a graphferry dataset directory"):
+        HeteroGraph.open(tmp_path / "nothing")
