@@ -120,6 +120,25 @@ def to_dgl(data):
     return g
 
 
+def open_preset(preset):
+    """``(HeteroGraph, DGL graph, split)`` of a generated typed dataset: graphferry's loader reads the
+    HeteroGraph (topology and per-type features in the engine), DGL's the same graph converted."""
+    import os
+
+    import graphferry
+
+    path = os.path.join("/tmp", f"graphferry-{preset}")
+    if not os.path.exists(os.path.join(path, "graphferry.json")):
+        graphferry.generate(preset, path)
+    hg = graphferry.HeteroGraph.open(path)
+    g = hg.to_dgl()
+    label = hg.get_node_data("paper", "label")
+    split = {
+        f"{part}_idx": hg.get_node_data("paper", f"{part}_mask").nonzero().view(-1) for part in ("train", "val", "test")
+    }
+    return hg, g, dict(split, num_classes=int(label.max()) + 1)
+
+
 # -- the model and the training loop ---------------------------------------------------------------------------------
 
 
@@ -156,8 +175,9 @@ def make_model(g, in_feats, hidden, n_classes, dropout):
     return HeteroSAGE()
 
 
-def run(loader_name, g, data, args):
-    """Trains from scratch with one loader; returns the test accuracy of the best validation epoch."""
+def run(loader_name, graph, g, data, args):
+    """Trains from scratch with one loader (on ``graph``: the DGL graph ``g``, or for graphferry's loader a
+    graphferry.HeteroGraph); returns the test accuracy of the best validation epoch."""
     import dgl
     import torch.nn.functional as F
 
@@ -171,10 +191,11 @@ def run(loader_name, g, data, args):
     )
     DataLoader = graphferry.dgl.DataLoader if loader_name == "graphferry" else dgl.dataloading.DataLoader
     extra = {"seed": args.seed} if loader_name == "graphferry" else {}
-    train = DataLoader(g, {"paper": data["train_idx"]}, sampler, batch_size=args.batch_size, shuffle=True, **extra)
-    val = DataLoader(g, {"paper": data["val_idx"]}, sampler, batch_size=1024, **extra)
-    test = DataLoader(g, {"paper": data["test_idx"]}, sampler, batch_size=1024, **extra)
-    in_feats = {nt: x.shape[1] for nt, x in data["feat"].items()}
+    graph = graph if loader_name == "graphferry" else g
+    train = DataLoader(graph, {"paper": data["train_idx"]}, sampler, batch_size=args.batch_size, shuffle=True, **extra)
+    val = DataLoader(graph, {"paper": data["val_idx"]}, sampler, batch_size=1024, **extra)
+    test = DataLoader(graph, {"paper": data["test_idx"]}, sampler, batch_size=1024, **extra)
+    in_feats = {nt: g.nodes[nt].data["feat"].shape[1] for nt in g.ntypes}
     model = make_model(g, in_feats, args.hidden, data["num_classes"], args.dropout)
     opt = torch.optim.Adam(model.parameters(), lr=args.lr, weight_decay=args.weight_decay)
 
@@ -226,16 +247,25 @@ def main():
     parser.add_argument("--weight-decay", type=float, default=5e-4)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--papers", type=int, default=4000, help="number of papers (the graph scales with it)")
+    parser.add_argument(
+        "--preset",
+        choices=["hetero-tiny", "hetero-small"],
+        help="train on graphferry's generated ogbn-mag-like preset instead (written to /tmp once), opened as a "
+        "graphferry.HeteroGraph with its features in the engine; DGL's loader gets the same graph converted",
+    )
     args = parser.parse_args()
 
-    data = hetero_data(
-        seed=args.seed, num_papers=args.papers, num_authors=args.papers // 2, num_institutions=60, num_fields=40
-    )
-    g = to_dgl(data)
+    if args.preset:
+        graph, g, data = open_preset(args.preset)
+    else:
+        data = hetero_data(
+            seed=args.seed, num_papers=args.papers, num_authors=args.papers // 2, num_institutions=60, num_fields=40
+        )
+        graph = g = to_dgl(data)
     print(g)
     results = {}
     for name in ("graphferry", "dgl") if args.loader == "both" else (args.loader,):
-        results[name] = run(name, g, data, args)
+        results[name] = run(name, graph, g, data, args)
     for name, acc in results.items():
         print(f"{name}: test accuracy {100 * acc:.2f}% (at the best validation epoch)")
 
