@@ -18,6 +18,10 @@ blocks.
         logits = model(blocks, blocks[0].srcdata["feat"])
         loss = F.cross_entropy(logits, blocks[-1].dstdata["label"])
 
+Heterographs: a DGL heterograph (or a :class:`graphferry.HeteroGraph`), seeds
+``{ntype: ids}`` and fan-outs ``[{etype: k}, ...]`` give DGL's heterogeneous
+blocks (:mod:`graphferry.dgl_hetero`).
+
 DGL's ``NeighborSampler(prob="w")`` (or ``mask="m"``) samples in proportion
 to ``g.edata["w"]`` (0/1 for a mask): the weights are set on the converted
 graph and the engine samples biased, never taking an edge of weight 0.
