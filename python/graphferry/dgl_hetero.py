@@ -411,6 +411,11 @@ class HeteroDataLoader(EngineLoader):
                 seed = ddp_seed
             elif generator is not None:
                 seed = int(torch.randint(0, 2**63 - 1, (), generator=generator))
+        if settings.prefetch_edge_feats and self._dgl_graph is None:
+            raise ValueError(
+                "prefetch_edge_feats needs a DGL graph (a graphferry.HeteroGraph holds no edge data); "
+                f"got prefetch_edge_feats={settings.prefetch_edge_feats}"
+            )
         if self._dgl_graph is None:
             self._node_feats = _per_type_names(settings.prefetch_node_feats_raw, hg, "prefetch_node_feats")
             self._labels = _per_type_names(settings.prefetch_labels_raw, hg, "prefetch_labels")

@@ -282,3 +282,47 @@ def test_open_refuses_untyped_and_missing(tmp_path):
         HeteroGraph.open(cora)
     with pytest.raises(FileNotFoundError, match="not a graphferry dataset directory"):
         HeteroGraph.open(tmp_path / "nothing")
+
+
+def test_node_and_edge_times_per_type():
+    """Times given per type reach the engine at the global ids; types and
+    relations left out are never filtered out."""
+    g = torch.Generator().manual_seed(0)
+    n_paper, n_author = 30, 10
+    cites = (torch.randint(0, n_paper, (120,), generator=g), torch.randint(0, n_paper, (120,), generator=g))
+    writes = (torch.randint(0, n_author, (60,), generator=g), torch.randint(0, n_paper, (60,), generator=g))
+    year = torch.randint(2000, 2020, (n_paper,), generator=g)
+    edge_year = torch.randint(2000, 2020, (120,), generator=g)
+    with HeteroGraph.from_coo(
+        {"paper": n_paper, "author": n_author},
+        {CITES: cites, WRITES: writes},
+        node_time={"paper": year},
+        edge_time={CITES: edge_year},
+    ) as hg:
+        seeds = hg.to_global("paper", torch.arange(n_paper))
+        cut = torch.full((n_paper,), 2010)
+        for temporal in ("node", "edge"):
+            sub = graphferry.sample_neighbors(
+                hg.graph,
+                seeds,
+                [-1],
+                relation_fanouts=[[-1, -1]],
+                frontier="new",
+                disjoint=True,
+                temporal=temporal,
+                seed_times=cut,
+            )
+            block = sub.blocks[0]
+            rel, local = hg.to_local_edge(block.edge_ids)
+            r_cites, r_writes = hg.etype_index(CITES), hg.etype_index(WRITES)
+            src_type, src_local = hg.split_nodes(sub.nodes[block.indices])
+            if temporal == "node":
+                papers = src_type == hg.ntype_index("paper")
+                assert bool((year[src_local[papers]] <= 2010).all())
+            else:
+                assert bool((edge_year[local[rel == r_cites]] <= 2010).all())
+            # writes (authors have no time; its edges none) is never filtered
+            assert int((rel == r_writes).sum()) == writes[0].numel()
+            # cites is filtered, and only cites
+            want = (year[cites[0]] <= 2010) if temporal == "node" else (edge_year <= 2010)
+            assert int((rel == r_cites).sum()) == int(want.sum())
