@@ -217,8 +217,6 @@ def _labor_settings(sampler: Any) -> NeighborSampler:
     by name rather than sampled differently."""
     if getattr(sampler, "edge_dir", "in") != "in":
         raise ValueError(f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')")
-    if any(isinstance(f, dict) for f in sampler.fanouts):
-        raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type fan-outs)")
     if getattr(sampler, "prob", None) is not None:
         raise NotImplementedError(
             f"graphferry's LaborSampler is uniform LABOR-0: prob={sampler.prob!r} (weighted LABOR, whose "

@@ -326,8 +326,10 @@ class HeteroDataLoader(EngineLoader):
         indices (dict): ``{ntype: ids}`` (type-local ids, or a bool mask
             over the type); a tensor is accepted for a graph with a single
             node type. Batches mix the types, as DGL's.
-        graph_sampler: a ``dgl.dataloading.NeighborSampler`` or
-            :class:`graphferry.dgl.NeighborSampler`, fan-outs as ints or
+        graph_sampler: a ``dgl.dataloading.NeighborSampler``, a
+            ``dgl.dataloading.LaborSampler`` (LABOR-0, each relation's
+            neighbours kept with probability ``min(1, k / in-degree in that
+            relation)``) or :class:`graphferry.dgl.NeighborSampler`, fan-outs as ints or
             ``{etype: k}`` dicts (every relation, as DGL requires), ``prob``
             naming an edata field (relations without it are sampled
             uniformly, as DGL), ``exclude_edges`` as ``{etype: ids}``.
@@ -374,9 +376,10 @@ class HeteroDataLoader(EngineLoader):
         if comm is not None:
             raise NotImplementedError("graphferry samples heterographs in one process: comm= is not supported")
         settings = _sampler_settings(graph_sampler)
-        if settings.scheme != "node":
+        if settings.scheme not in ("node", "labor"):
             raise NotImplementedError(
-                f"graphferry samples heterographs node-wise (NeighborSampler) only (got scheme '{settings.scheme}')"
+                "graphferry samples heterographs node-wise (NeighborSampler) or with LABOR-0 (LaborSampler), "
+                f"not layer-wise (got scheme '{settings.scheme}')"
             )
         self.graph = graph
         self.indices = indices
@@ -433,6 +436,8 @@ class HeteroDataLoader(EngineLoader):
             relation_fanouts=relation_fanouts,
             replace=settings.replace,
             frontier="all",
+            scheme=settings.scheme,
+            layer_dependency=settings.layer_dependency,
             biased=settings.prob is not None,
             exclude_edges=_hetero_exclude(settings.exclude_edges, hg),
             seed=random_seed() if seed is None else seed,

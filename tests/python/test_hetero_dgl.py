@@ -369,3 +369,24 @@ def test_typed_dataset_through_the_loader(tmp_path):
             for block in blocks:
                 _check_edges_exist(g, block)
         assert batches == -(-train.numel() // 64)
+
+
+def test_labor_sampler_per_relation():
+    """DGL's LaborSampler on a heterograph: LABOR-0 per relation. Blocks have
+    DGL's structure; destinations with in-degree <= k in a relation keep all
+    of that relation's edges (probability min(1, k / degree) = 1)."""
+    g = _graph(seed=7)
+    fanouts = [{et: 3 for et in g.canonical_etypes}] * 2
+    sampler = dgl.dataloading.LaborSampler(fanouts)
+    seeds = {"paper": torch.arange(0, 40, 2)}
+    theirs = list(dgl.dataloading.DataLoader(g, seeds, sampler, batch_size=10))
+    ours = list(gfdgl.DataLoader(g, seeds, sampler, batch_size=10, seed=2))
+    assert len(ours) == len(theirs)
+    for o, t in zip(ours, theirs):
+        _check_like_dgl(o, t, g)
+        for block in o[2]:
+            for et in block.canonical_etypes:
+                full = g.in_degrees(block.dstnodes[et[2]].data[dgl.NID], etype=et)
+                got = block.in_degrees(etype=et)
+                assert bool((got <= full).all())
+                assert torch.equal(got[full <= 3], full[full <= 3])
