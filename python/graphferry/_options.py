@@ -170,7 +170,9 @@ class SampleOptions:
             set_(self, "fanouts", tuple(max(row) for row in self.relation_fanouts))
         set_(self, "disjoint", bool(self.disjoint))
         set_(self, "temporal", _check_choice(self.temporal, "temporal", _TEMPORAL))
-        set_(self, "temporal_strategy", _check_choice(self.temporal_strategy, "temporal_strategy", _TEMPORAL_STRATEGIES))
+        set_(
+            self, "temporal_strategy", _check_choice(self.temporal_strategy, "temporal_strategy", _TEMPORAL_STRATEGIES)
+        )
 
     def replace_fields(self, **changes: Any) -> SampleOptions:
         """A copy with ``changes`` applied (and validated)."""

@@ -492,12 +492,17 @@ def test_dlpack_structs_match_header():
 
     assert ctypes.sizeof(_dlpack.DLTensor) == 48
     assert ctypes.sizeof(_dlpack.DLManagedTensor) == 64
-    assert ctypes.sizeof(_lib.gf_sample_options) == 64
+    assert ctypes.sizeof(_lib.gf_sample_options) == 96
     assert _lib.gf_sample_options.layer_dependency.offset == 56
+    assert _lib.gf_sample_options.num_relations.offset == 60
+    assert _lib.gf_sample_options.relation_fanouts.offset == 64
+    assert _lib.gf_sample_options.temporal_strategy.offset == 80
+    assert _lib.gf_sample_options.seed_times.offset == 88
     assert _lib.gf_sample_options.scheme.offset == 36
     assert _lib.gf_sample_options.exclude_edges.offset == 48
     assert ctypes.sizeof(_lib.gf_graph_options) == 48
-    assert ctypes.sizeof(_lib.gf_loader_options) == 72
+    assert ctypes.sizeof(_lib.gf_loader_options) == 80
+    assert _lib.gf_loader_options.seed_times.offset == 72
     assert _lib.gf_loader_options.sample.offset == 8  # now a pointer
     assert _lib.gf_loader_options.batch_size.offset == 16
     assert ctypes.sizeof(_lib.gf_walk_options) == 32
