@@ -390,3 +390,25 @@ def test_labor_sampler_per_relation():
                 got = block.in_degrees(etype=et)
                 assert bool((got <= full).all())
                 assert torch.equal(got[full <= 3], full[full <= 3])
+
+
+def test_hetero_bench_runs(tmp_path):
+    """bench/hetero_bench.py end to end on a small graph: every system the
+    same batches and sampled-edge counts in the same range, JSON and Markdown."""
+    import json
+    import sys
+    from pathlib import Path
+
+    bench = Path(__file__).resolve().parents[2] / "bench"
+    sys.path.insert(0, str(bench))
+    try:
+        import hetero_bench
+    finally:
+        sys.path.remove(str(bench))
+    assert hetero_bench.main(["--out", str(tmp_path), "--papers", "600", "--epochs", "1"]) == 0
+    res = json.loads((tmp_path / "results.json").read_text())
+    systems = {r["system"]: r for r in res["systems"]}
+    assert len(systems) == 3 and len({r["batches"] for r in systems.values()}) == 1
+    edges = [r["sampled_edges"] for r in systems.values()]
+    assert min(edges) > 0.9 * max(edges)
+    assert "| graphferry.dgl |" in (tmp_path / "results.md").read_text()
