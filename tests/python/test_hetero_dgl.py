@@ -412,3 +412,31 @@ def test_hetero_bench_runs(tmp_path):
     edges = [r["sampled_edges"] for r in systems.values()]
     assert min(edges) > 0.9 * max(edges)
     assert "| graphferry.dgl |" in (tmp_path / "results.md").read_text()
+
+
+@pytest.mark.parametrize("partition", ["range", "random"])
+def test_batches_identical_for_any_patch_count(partition):
+    """The reproducibility promise through the heterogeneous loader: the
+    same seed gives the same blocks on 1 and 3 patches."""
+    g = _graph(seed=8)
+    num_nodes = {nt: g.num_nodes(nt) for nt in g.ntypes}
+    edges = {et: g.edges(etype=et, order="eid") for et in g.canonical_etypes}
+    runs = []
+    for patches in (1, 3):
+        with graphferry.HeteroGraph.from_coo(num_nodes, edges, num_patches=patches, partition=partition) as hg:
+            loader = gfdgl.DataLoader(
+                hg,
+                {"paper": torch.arange(40), "author": torch.arange(25)},
+                gfdgl.NeighborSampler(FANOUTS),
+                batch_size=16,
+                shuffle=True,
+                seed=9,
+            )
+            runs.append(
+                [
+                    [(nt, b.srcnodes[nt].data[dgl.NID].tolist()) for b in blocks for nt in b.srctypes]
+                    + [(et, b.edges[et].data[dgl.EID].tolist()) for b in blocks for et in b.canonical_etypes]
+                    for _, _, blocks in loader
+                ]
+            )
+    assert runs[0] == runs[1]
