@@ -42,7 +42,7 @@ import torch
 from . import _cache
 from ._loader import EngineLoader, refuse_workers
 from ._options import SampleOptions
-from .errors import GraphferryError
+from .errors import GraphferryError, error_for_status
 from .hetero import HeteroGraph
 from .sampling import SampledSubgraph, random_seed
 
@@ -454,6 +454,12 @@ class HeteroDataLoader(EngineLoader):
                 queue_capacity=queue_capacity,
             )
         except GraphferryError as err:
+            if settings.prob is not None and isinstance(graph, HeteroGraph) and "weights" in err.message:
+                err = error_for_status(
+                    err.code,
+                    f"{err.message} (prob={settings.prob!r} on a graphferry.HeteroGraph samples by the weights it "
+                    "holds: give them with HeteroGraph.from_coo(edge_weights=...) or set_edge_weights)",
+                )
             raise _user_order_error(err, len(settings.fanouts)) from None
 
     def _convert(self, sub: SampledSubgraph) -> tuple:

@@ -299,6 +299,9 @@ def test_bad_input_errors():
     with graphferry.HeteroGraph.from_coo({"paper": 2}, {("paper", "cites", "paper"): ([0], [1])}) as hg:
         with pytest.raises(ValueError, match="prefetch_edge_feats needs a DGL graph"):
             gfdgl.DataLoader(hg, {"paper": [0]}, gfdgl.NeighborSampler([1], prefetch_edge_feats=["w"]))
+    with graphferry.HeteroGraph.from_coo({"paper": 2}, {("paper", "cites", "paper"): ([0], [1])}) as hg:
+        with pytest.raises(graphferry.InvalidArgumentError, match="give them with HeteroGraph.from_coo"):
+            gfdgl.DataLoader(hg, {"paper": [1]}, gfdgl.NeighborSampler([1], prob="w"))
     with pytest.raises(ValueError, match="num_workers=2"):
         gfdgl.DataLoader(g, {"paper": torch.tensor([0])}, sampler, num_workers=2)
 
