@@ -22,6 +22,7 @@ from ._stats import LoaderCounters, LoaderStats, StageStats
 from ._version import __version__
 from .errors import GraphferryError, InvalidArgumentError, OutOfMemoryError, StorageError, TypeMismatchError
 from .graph import PRESETS, Graph, convert_npy, generate
+from .hetero import HeteroGraph
 from .sampling import Block, Loader, SampledSubgraph, SampleOptions, random_walk, sample_neighbors
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "StorageError",
     "OutOfMemoryError",
     "Graph",
+    "HeteroGraph",
     "convert_npy",
     "generate",
     "PRESETS",
