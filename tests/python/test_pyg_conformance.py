@@ -126,11 +126,11 @@ def test_numpy_attributes_indexed_per_batch(kind, tmp_path):
 # refused inputs
 
 
-def test_dict_num_neighbors_is_homogeneous_only():
+def test_dict_num_neighbors_need_a_hetero_graph():
     data = make_data()
-    with pytest.raises(TypeError, match="homogeneous graphs only"):
+    with pytest.raises(TypeError, match="need a heterogeneous graph"):
         gfpyg.NeighborLoader(data, {("a", "to", "a"): [2, 2]})
-    with pytest.raises(TypeError, match="homogeneous graphs only"):
+    with pytest.raises(TypeError, match="need a heterogeneous graph"):
         gfpyg.Sampler(data, {("a", "to", "a"): [2]})
 
 
