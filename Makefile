@@ -18,7 +18,7 @@ GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h
 CXX        ?= g++
 PYTEST_ARGS ?=
 
-.PHONY: help lib lib-cuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench clean
+.PHONY: help lib lib-cuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero clean
 
 help:
 	@echo "graphferry make targets:"
@@ -45,6 +45,7 @@ help:
 	@echo "  make stats       the sampling schemes' statistical tests, with their p-values"
 	@echo "  make bench       quick benchmark (minutes): graphferry vs DGL, GraphBolt, PyG, index_select on the real datasets + a small generated graph"
 	@echo "  make bench-full  full benchmark on the products-like and papers-like generated presets (long; cached in bench/.cache)"
+	@echo "  make bench-hetero  heterograph sampling: graphferry vs DGL's NeighborSampler (bench/results/hetero, a minute)"
 
 $(LIB): $(GO_SRC)
 	@mkdir -p $(dir $@)
@@ -241,6 +242,9 @@ bench: venv
 
 bench-full: venv
 	$(PY) bench/run.py --full --out bench/results/full
+
+bench-hetero: venv
+	$(PY) bench/hetero_bench.py --out bench/results/hetero
 
 clean:
 	rm -rf build $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx

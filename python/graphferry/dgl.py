@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dgl
@@ -51,7 +51,9 @@ class NeighborSampler:
 
     Args:
         fanouts (list of int): fan-out per layer, outermost first (with
-            ``scheme="layer"``: the sampling budget of each whole layer).
+            ``scheme="layer"``: the sampling budget of each whole layer). On
+            a heterogeneous graph an entry may be a dict ``{etype: k}`` with
+            every edge type, as DGL's (see :mod:`graphferry.dgl_hetero`).
         replace (bool): sample with replacement. (default: :obj:`False`)
         prob (str, optional): the name of an ``edata`` field holding edge
             weights, as in DGL: neighbours are sampled with probability
@@ -69,9 +71,11 @@ class NeighborSampler:
             sampled (e.g. the target edges of link prediction).
             (default: :obj:`None`)
         prefetch_node_feats (list of str, optional): node data put on
-            ``blocks[0].srcdata``. (default: :obj:`None`)
+            ``blocks[0].srcdata``; on a heterogeneous graph also a dict
+            ``{ntype: names}``, as DGL's. (default: :obj:`None`)
         prefetch_labels (list of str, optional): node data put on
-            ``blocks[-1].dstdata``. (default: :obj:`None`)
+            ``blocks[-1].dstdata`` (a dict on a heterograph, as above).
+            (default: :obj:`None`)
         prefetch_edge_feats (list of str, optional): edge data wanted on
             every block's ``edata``; as in DGL, blocks made from a
             ``dgl.DGLGraph`` carry all of its edge data anyway (attached
@@ -112,7 +116,7 @@ class NeighborSampler:
         layer_without_replacement: bool = False,
         layer_dependency: bool = False,
     ):
-        fanout_values(fanouts)  # Python types only; the engine checks values
+        _check_fanouts(fanouts)
         if prob is not None and mask is not None:
             raise ValueError(
                 f"'prob' and 'mask' are mutually exclusive (got prob={prob!r}, mask={mask!r}); "
@@ -126,8 +130,12 @@ class NeighborSampler:
         self.replace = bool(replace)
         self.prob = weights  # as DGL: prob or mask
         self.exclude_edges = exclude_edges
-        self.prefetch_node_feats = _names(prefetch_node_feats, "prefetch_node_feats")
-        self.prefetch_labels = _names(prefetch_labels, "prefetch_labels")
+        # As given (a dict {ntype: names} is the heterogeneous form), and as
+        # one list of names for the homogeneous loaders.
+        self.prefetch_node_feats_raw = _per_type_or_names(prefetch_node_feats, "prefetch_node_feats")
+        self.prefetch_labels_raw = _per_type_or_names(prefetch_labels, "prefetch_labels")
+        self.prefetch_node_feats = _flat_names(self.prefetch_node_feats_raw)
+        self.prefetch_labels = _flat_names(self.prefetch_labels_raw)
         self.prefetch_edge_feats = _names(prefetch_edge_feats, "prefetch_edge_feats")
         self.scheme = scheme
         self.layer_without_replacement = bool(layer_without_replacement)
@@ -141,6 +149,28 @@ class NeighborSampler:
         )
 
 
+def _check_fanouts(fanouts: Any) -> None:
+    """Python types only (the engine checks values): a list of ints, or of
+    ints and ``{etype: k}`` dicts (heterographs; checked against the graph's
+    edge types by :meth:`graphferry.HeteroGraph.relation_fanouts`)."""
+    if isinstance(fanouts, (list, tuple)) and any(isinstance(f, Mapping) for f in fanouts):
+        fanout_values([f for f in fanouts if not isinstance(f, Mapping)])
+        return
+    fanout_values(fanouts)
+
+
+def _per_type_or_names(names: Any, what: str) -> Any:
+    if isinstance(names, Mapping):
+        return {nt: _names(ns, f"{what}[{nt!r}]") for nt, ns in names.items()}
+    return _names(names, what)
+
+
+def _flat_names(names: Any) -> list[str]:
+    if isinstance(names, Mapping):
+        return list(dict.fromkeys(n for ns in names.values() for n in ns))
+    return list(names)
+
+
 def _sampler_settings(sampler: Any) -> NeighborSampler:
     if isinstance(sampler, NeighborSampler):
         return sampler
@@ -150,8 +180,6 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
     if isinstance(sampler, dgl.dataloading.NeighborSampler):
         if getattr(sampler, "edge_dir", "in") != "in":
             raise ValueError(f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')")
-        if any(isinstance(f, dict) for f in sampler.fanouts):
-            raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type fan-outs)")
         prob = getattr(sampler, "prob", None)  # DGL stores `prob or mask` here
         if prob is not None and not isinstance(prob, str):
             raise TypeError(
@@ -162,14 +190,21 @@ def _sampler_settings(sampler: Any) -> NeighborSampler:
             list(sampler.fanouts),
             replace=bool(sampler.replace),
             prob=prob,
-            prefetch_node_feats=list(sampler.prefetch_node_feats or []),
-            prefetch_labels=list(sampler.prefetch_labels or []),
-            prefetch_edge_feats=list(sampler.prefetch_edge_feats or []),
+            prefetch_node_feats=_dgl_names(sampler.prefetch_node_feats),
+            prefetch_labels=_dgl_names(sampler.prefetch_labels),
+            prefetch_edge_feats=_flat_names(_dgl_names(sampler.prefetch_edge_feats)),
         )
     raise TypeError(
         "expected a 'dgl.dataloading.NeighborSampler' or 'graphferry.dgl.NeighborSampler' "
         f"(got '{type(sampler).__name__}')"
     )
+
+
+def _dgl_names(names: Any) -> Any:
+    """A DGL prefetch setting (None, a list, or a dict per type) as a list or dict."""
+    if isinstance(names, Mapping):
+        return dict(names)
+    return list(names or [])
 
 
 def _labor_settings(sampler: Any) -> NeighborSampler:
@@ -615,6 +650,7 @@ class DataLoader(EngineLoader):
         self.ddp_seed = ddp_seed
         self.device = torch.device("cpu" if device is None else device)
         settings = _sampler_settings(graph_sampler)
+        check_homogeneous_settings(settings)
         self.settings = settings
         self._dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
         self._idtype = self._dgl_graph.idtype if self._dgl_graph is not None else torch.int64
@@ -720,7 +756,21 @@ class DataLoader(EngineLoader):
 
 
 # Edge-level loading (link prediction): DataLoader given an edge prediction sampler becomes an EdgeDataLoader.
+from .dgl_hetero import HeteroDataLoader, check_homogeneous_settings, is_hetero_input  # noqa: E402
 from .dgl_link import EdgeDataLoader, EdgePredictionSampler, as_edge_prediction_sampler, dispatching_new  # noqa: E402
 
-DataLoader.__new__ = dispatching_new  # type: ignore[method-assign]
+
+def _dispatching_new(cls: type, *args: Any, **kwargs: Any) -> Any:
+    """``DataLoader.__new__``: a heterograph (or dict seeds) makes a
+    :class:`~graphferry.dgl_hetero.HeteroDataLoader`; an edge prediction
+    sampler an :class:`EdgeDataLoader`."""
+    graph = args[0] if args else kwargs.get("graph")
+    indices = args[1] if len(args) > 1 else kwargs.get("indices")
+    if is_hetero_input(graph, indices):
+        return HeteroDataLoader(*args, **kwargs)
+    return dispatching_new(cls, *args, **kwargs)
+
+
+DataLoader.__new__ = _dispatching_new  # type: ignore[method-assign]
+__all__ += ["HeteroDataLoader"]
 __all__ += ["as_edge_prediction_sampler", "EdgePredictionSampler", "EdgeDataLoader"]

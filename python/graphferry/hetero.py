@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import json
 import os
+import weakref
 from collections.abc import Mapping, Sequence
 from typing import Any, Union
 
@@ -155,8 +156,7 @@ class HeteroGraph(Closeable):
         if self.edge_types:
             self.edge_offsets[1:] = torch.tensor(list(edge_counts), dtype=torch.int64).cumsum(0)
         self._node_data: dict[str, dict[str, torch.Tensor]] = {nt: {} for nt in self.node_types}
-        #: The DGL heterograph this graph was converted from (:meth:`from_dgl`), if any.
-        self.dgl_graph: Any = None
+        self._dgl_ref: Any = None
 
     # -- constructors ---------------------------------------------------------
 
@@ -268,7 +268,7 @@ class HeteroGraph(Closeable):
         (``g.ntypes``, ``g.canonical_etypes``) and edge ids DGL's per-type
         ids, so the global ids are those of ``dgl.to_homogeneous(g)``. Node
         data of every type (``g.nodes[ntype].data``) is shared, not copied;
-        :attr:`dgl_graph` keeps ``g``.
+        :attr:`dgl_graph` refers to ``g`` (weakly).
 
         Args:
             g (dgl.DGLGraph): the graph.
@@ -311,7 +311,7 @@ class HeteroGraph(Closeable):
             for name, value in g.nodes[nt].data.items():
                 if isinstance(value, torch.Tensor):
                     hetero._node_data[nt][name] = value
-        hetero.dgl_graph = g
+        hetero._dgl_ref = weakref.ref(g)
         return hetero
 
     @classmethod
@@ -379,6 +379,13 @@ class HeteroGraph(Closeable):
             want = (len(self.node_types), len(self.edge_types))
             if tuple(self.graph.num_types) != want:
                 raise ValueError(f"the engine graph has {self.graph.num_types} (node, edge) types; expected {want}")
+
+    @property
+    def dgl_graph(self) -> Any:
+        """The DGL graph this graph was converted from (:meth:`from_dgl`)
+        while it lives, else None. Held weakly: the conversion cache maps a
+        DGL graph to its HeteroGraph, which must not keep it alive."""
+        return self._dgl_ref() if self._dgl_ref is not None else None
 
     # -- names and sizes ------------------------------------------------------
 
@@ -511,6 +518,43 @@ class HeteroGraph(Closeable):
         ids = _ids(edge_ids, "global edge ids")
         rel = self.relation_of(ids)
         return rel, ids - self.edge_offsets[rel]
+
+    def edges(self, etype: EdgeTypeKey) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(src, dst)``: the type-local endpoints of every edge of
+        ``etype``, in edge id order (read back from the engine's topology
+        with one all-neighbour hop over the destination type)."""
+        from .sampling import sample_neighbors
+
+        r = self.etype_index(etype)
+        s, d = self.relation_src_type[r], self.relation_dst_type[r]
+        lo, hi = int(self.edge_offsets[r]), int(self.edge_offsets[r + 1])
+        seeds = torch.arange(int(self.node_offsets[d]), int(self.node_offsets[d + 1]), dtype=torch.int64)
+        if hi == lo or seeds.numel() == 0:
+            empty = torch.empty(0, dtype=torch.int64)
+            return empty, empty.clone()
+        sub = sample_neighbors(self.graph, seeds, [-1])
+        block, sub_nodes = sub.blocks[0], sub.nodes
+        eids = block.edge_ids
+        keep = (eids >= lo) & (eids < hi)
+        order = torch.argsort(eids[keep])
+        src = sub_nodes[block.indices[keep]][order] - self.node_offsets[s]
+        dst = sub_nodes[block.dst_positions()[keep]][order] - self.node_offsets[d]
+        return src, dst
+
+    def to_dgl(self) -> Any:
+        """This graph as a DGL heterograph (int64 ids): its relations with
+        their edge ids, and the node data of every type in
+        ``g.nodes[ntype].data``."""
+        import dgl  # optional dependency
+
+        g = dgl.heterograph(
+            {et: self.edges(et) for et in self.edge_types},
+            num_nodes_dict={nt: self.num_nodes(nt) for nt in self.node_types},
+        )
+        for nt in self.node_types:
+            for name in self.node_data_names(nt):
+                g.nodes[nt].data[name] = self.get_node_data(nt, name)
+        return g
 
     # -- fan-outs --------------------------------------------------------------
 

@@ -262,3 +262,18 @@ def test_from_dgl_weights_and_errors():
         HeteroGraph.from_dgl(g, edge_weights="p")
     with pytest.raises(TypeError, match="expected a 'dgl.DGLGraph'"):
         HeteroGraph.from_dgl(object())
+
+
+def test_edges_and_to_dgl_round_trip(hg):
+    for et in hg.edge_types:
+        src, dst = hg.edges(et)
+        want_src, want_dst = _edges()[et]
+        assert src.tolist() == want_src.tolist() and dst.tolist() == want_dst.tolist()
+    pytest.importorskip("dgl")
+    hg.set_node_data("author", "feat", torch.arange(6.0).view(3, 2))
+    g = hg.to_dgl()
+    assert g.canonical_etypes == sorted(hg.edge_types) and sorted(g.ntypes) == sorted(hg.node_types)
+    for et in hg.edge_types:
+        s, d = g.edges(etype=et, order="eid")
+        assert s.tolist() == _edges()[et][0].tolist() and d.tolist() == _edges()[et][1].tolist()
+    assert torch.equal(g.nodes["author"].data["feat"], torch.arange(6.0).view(3, 2))
