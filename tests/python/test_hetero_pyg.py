@@ -462,3 +462,55 @@ def test_hetero_errors(data):
         sampler.sample_from_nodes(NodeSamplerInput(input_id=None, node=torch.tensor([1])))
     with pytest.raises(ValueError, match="unknown input node type 'venue'"):
         sampler.sample_from_nodes(NodeSamplerInput(input_id=None, node=torch.tensor([1]), input_type="venue"))
+
+
+@needs_typed
+def test_one_hop_edges_as_dgl_sample_neighbors(data):
+    """Against DGL's heterogeneous sample_neighbors on the same graph: with
+    every neighbour taken, the same edges per edge type; with fan-outs, the
+    same number of edges into every seed per edge type."""
+    dgl = pytest.importorskip("dgl")
+    g = dgl.heterograph(
+        {et: (data[et].edge_index[0], data[et].edge_index[1]) for et in data.edge_types},
+        num_nodes_dict={nt: data[nt].num_nodes for nt in data.node_types},
+    )
+    seeds = torch.tensor([0, 7, 19, 33, 52])
+    for fan in (-1, 2):
+        loader = gfpyg.NeighborLoader(data, [fan], input_nodes=("paper", seeds), batch_size=5, seed=1)
+        b = next(iter(loader))
+        loader.close()
+        theirs = dgl.sampling.sample_neighbors(g, {"paper": seeds}, fan)
+        for et in data.edge_types:
+            their_eids = theirs.edges[et].data[dgl.EID]
+            if fan == -1:
+                assert sorted(b[et].e_id.tolist()) == sorted(their_eids.tolist()), et
+            ours = torch.bincount(data[et].edge_index[1, b[et].e_id], minlength=data[et[2]].num_nodes)
+            dgls = torch.bincount(data[et].edge_index[1, their_eids], minlength=data[et[2]].num_nodes)
+            assert torch.equal(ours, dgls), et
+
+
+@needs_typed
+def test_uniform_per_relation():
+    """Each relation's fan-out draws uniformly among that relation's in-edges
+    only: 300 destinations with 6 in-edges of relation A and 6 of relation
+    B; fan-out A=1, B=2 (without replacement)."""
+    k, per = 300, 6
+    data = HeteroData()
+    data["d"].num_nodes = k
+    data["a"].num_nodes = k * per
+    data["b"].num_nodes = k * per
+    dst = torch.arange(k).repeat_interleave(per)
+    data["a", "A", "d"].edge_index = torch.stack([torch.arange(k * per), dst])
+    data["b", "B", "d"].edge_index = torch.stack([torch.arange(k * per), dst])
+    fan = {("a", "A", "d"): [1], ("b", "B", "d"): [2]}
+    loader = gfpyg.NeighborLoader(data, fan, input_nodes="d", batch_size=k, seed=7)
+    b = next(iter(loader))
+    loader.close()
+    for et, draws in ((("a", "A", "d"), 1), (("b", "B", "d"), 2)):
+        e_id = b[et].e_id
+        assert e_id.numel() == k * draws
+        assert torch.equal(torch.bincount(data[et].edge_index[1, e_id], minlength=k), torch.full((k,), draws))
+        counts = torch.bincount(e_id % per, minlength=per).double()
+        expected = k * draws / per
+        chi2 = float(((counts - expected) ** 2 / expected).sum())
+        assert chi2 < 20.52, f"{et}: chi-square {chi2:.1f} over 5 degrees of freedom (p < 0.001)"
