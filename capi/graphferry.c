@@ -410,6 +410,30 @@ int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights) {
   return gfgo_graph_set_source_weights((uintptr_t)graph, (DLTensor *)weights);
 }
 
+int gf_graph_set_types(gf_graph *graph, int32_t num_node_types, const int64_t *node_offsets,
+                       int32_t num_relations, const int64_t *edge_offsets,
+                       const int32_t *relation_src_type, const int32_t *relation_dst_type) {
+  GF_GUARD();
+  return gfgo_graph_set_types((uintptr_t)graph, num_node_types, (int64_t *)node_offsets, num_relations,
+                              (int64_t *)edge_offsets, (int32_t *)relation_src_type,
+                              (int32_t *)relation_dst_type);
+}
+
+int gf_graph_num_types(const gf_graph *graph, int32_t *num_node_types, int32_t *num_relations) {
+  GF_GUARD();
+  return gfgo_graph_num_types((uintptr_t)graph, num_node_types, num_relations);
+}
+
+int gf_graph_set_node_time(gf_graph *graph, const DLTensor *time) {
+  GF_GUARD();
+  return gfgo_graph_set_node_time((uintptr_t)graph, (DLTensor *)time);
+}
+
+int gf_graph_set_edge_time(gf_graph *graph, const DLTensor *time) {
+  GF_GUARD();
+  return gfgo_graph_set_edge_time((uintptr_t)graph, (DLTensor *)time);
+}
+
 int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir) {
   GF_GUARD();
   return gfgo_dataset_convert_npy((char *)src_dir, (char *)dst_dir);

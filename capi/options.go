@@ -17,6 +17,23 @@ typedef struct {
   uint64_t seed;
   int32_t num_threads;
 } gf__sample_options_0_1_0;
+
+// The layout of 0.2 (up to layer_dependency, sizeof 64 on LP64): its
+// trailing padding is where num_relations now lies.
+typedef struct {
+  uint32_t struct_size;
+  int32_t num_hops;
+  const int32_t *fanouts;
+  int32_t replace;
+  int32_t frontier;
+  uint64_t seed;
+  int32_t num_threads;
+  int32_t scheme;
+  int32_t biased;
+  int32_t layer_without_replacement;
+  const DLTensor *exclude_edges;
+  int32_t layer_dependency;
+} gf__sample_options_layer_dependency;
 */
 import "C"
 
@@ -69,12 +86,21 @@ func newLayout(name string, v any) *structLayout {
 var (
 	graphOptionsLayout  = newLayout("gf_graph_options", C.gf_graph_options{})
 	walkOptionsLayout   = newLayout("gf_walk_options", C.gf_walk_options{})
-	loaderOptionsLayout = newLayout("gf_loader_options", C.gf_loader_options{})
+	loaderOptionsLayout = func() *structLayout {
+		l := newLayout("gf_loader_options", C.gf_loader_options{})
+		// The first layout ended with label_names; seed_times came after.
+		l.min = unsafe.Offsetof(C.gf_loader_options{}.label_names) + unsafe.Sizeof(C.gf_loader_options{}.label_names)
+		return l
+	}()
 	sampleOptionsLayout = func() *structLayout {
 		l := newLayout("gf_sample_options", C.gf_sample_options{})
 		first := fieldEnds(C.gf__sample_options_0_1_0{})
 		l.min = first[len(first)-1]
-		l.older = map[uintptr]uintptr{sizeofSample010: l.min}
+		ld := fieldEnds(C.gf__sample_options_layer_dependency{})
+		l.older = map[uintptr]uintptr{
+			sizeofSample010: l.min,
+			unsafe.Sizeof(C.gf__sample_options_layer_dependency{}): ld[len(ld)-1],
+		}
 		return l
 	}()
 	// sizeofSample010 is sizeof(gf_sample_options) of 0.1.0's first layout.

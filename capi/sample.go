@@ -35,15 +35,38 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, err
 	if o.num_hops <= 0 || o.num_hops > maxHops {
 		return req, 0, errorf(gfEInval, "%s->num_hops = %d: the fan-out list must have 1 to %d entries", arg, int(o.num_hops), maxHops)
 	}
-	if o.fanouts == nil {
-		return req, 0, errorf(gfEInval, "%s->fanouts is NULL", arg)
-	}
-	for i, f := range unsafe.Slice((*int32)(unsafe.Pointer(o.fanouts)), int(o.num_hops)) {
-		// 0 samples no neighbour in that hop; -1 all of them.
-		if f < -1 {
-			return req, 0, errorf(gfEInval, "%s->fanouts[%d] = %d is invalid (want >= 0, or -1 for all neighbours)", arg, i, f)
+	if o.relation_fanouts != nil {
+		nr := int(o.num_relations)
+		if nr < 1 || nr > maxTypes {
+			return req, 0, errorf(gfEInval, "%s->num_relations = %d is out of range [1, %d] (relation_fanouts is set)", arg, nr, maxTypes)
 		}
-		req.Fanouts = append(req.Fanouts, int(f))
+		flat := unsafe.Slice((*int32)(unsafe.Pointer(o.relation_fanouts)), int(o.num_hops)*nr)
+		req.RelationFanouts = make([][]int, o.num_hops)
+		for h := range req.RelationFanouts {
+			row := make([]int, nr)
+			for r := range row {
+				f := flat[h*nr+r]
+				if f < -1 {
+					return req, 0, errorf(gfEInval, "%s->relation_fanouts[%d] (hop %d, relation %d) = %d is invalid (want >= 0, or -1 for all neighbours)", arg, h*nr+r, h, r, f)
+				}
+				row[r] = int(f)
+			}
+			req.RelationFanouts[h] = row
+		}
+	} else {
+		if o.num_relations != 0 {
+			return req, 0, errorf(gfEInval, "%s->num_relations = %d but relation_fanouts is NULL", arg, int(o.num_relations))
+		}
+		if o.fanouts == nil {
+			return req, 0, errorf(gfEInval, "%s->fanouts is NULL", arg)
+		}
+		for i, f := range unsafe.Slice((*int32)(unsafe.Pointer(o.fanouts)), int(o.num_hops)) {
+			// 0 samples no neighbour in that hop; -1 all of them.
+			if f < -1 {
+				return req, 0, errorf(gfEInval, "%s->fanouts[%d] = %d is invalid (want >= 0, or -1 for all neighbours)", arg, i, f)
+			}
+			req.Fanouts = append(req.Fanouts, int(f))
+		}
 	}
 	req.Replace = o.replace != 0
 	switch o.frontier {
@@ -66,6 +89,23 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, err
 		return req, 0, errorf(gfEInval, "%s->scheme = %d (want GF_SCHEME_NODE_WISE, GF_SCHEME_LAYER_WISE or GF_SCHEME_LABOR)", arg, int(o.scheme))
 	}
 	req.LayerDependency = o.layer_dependency != 0
+	req.Disjoint = o.disjoint != 0
+	switch o.temporal {
+	case C.GF_TEMPORAL_NONE:
+	case C.GF_TEMPORAL_NODE:
+		req.Temporal = sample.TemporalNode
+	case C.GF_TEMPORAL_EDGE:
+		req.Temporal = sample.TemporalEdge
+	default:
+		return req, 0, errorf(gfEInval, "%s->temporal = %d (want GF_TEMPORAL_NONE, GF_TEMPORAL_NODE or GF_TEMPORAL_EDGE)", arg, int(o.temporal))
+	}
+	switch o.temporal_strategy {
+	case C.GF_TEMPORAL_UNIFORM:
+	case C.GF_TEMPORAL_LAST:
+		req.TemporalStrategy = sample.TemporalLast
+	default:
+		return req, 0, errorf(gfEInval, "%s->temporal_strategy = %d (want GF_TEMPORAL_UNIFORM or GF_TEMPORAL_LAST)", arg, int(o.temporal_strategy))
+	}
 	req.Biased = o.biased != 0
 	req.LayerWithoutReplacement = o.layer_without_replacement != 0
 	if o.exclude_edges != nil {

@@ -460,6 +460,71 @@ GF_API int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights);
  */
 GF_API int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights);
 
+/* ---- Typed (heterogeneous) graphs and temporal sampling ------------------ */
+/*
+ * A typed graph is ONE graph over a global id space (DGL's to_homogeneous
+ * numbering): node type t owns the consecutive original node ids
+ * [node_offsets[t], node_offsets[t+1]); relation r, from nodes of type
+ * relation_src_type[r] to nodes of type relation_dst_type[r], owns the
+ * consecutive edge ids [edge_offsets[r], edge_offsets[r+1]); and every
+ * node's in-edges are grouped by relation in increasing relation order. An
+ * edge list given relation by relation (edge id = position) builds exactly
+ * that. The engine stores nothing per edge: the type of a node or edge is
+ * an offset lookup on its original id, so partitioning, int32 storage,
+ * weights, exclusion and reproducibility are unchanged. Type names are the
+ * caller's (the Python layer, a dataset's graphferry.json).
+ */
+
+/*
+ * gf_graph_set_types makes graph typed, replacing earlier types.
+ * @param num_node_types T >= 1; node_offsets int64 [T+1]: 0, ..., N.
+ * @param num_relations  R >= 1; edge_offsets int64 [R+1]: 0, ..., E.
+ * @param relation_src_type, relation_dst_type int32 [R], in [0, T).
+ * All arrays borrowed (copied).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      a NULL array; T or R out of range; offsets not starting
+ *                  at 0, decreasing, or not ending at N (E); a relation type
+ *                  out of range; an edge id >= E (a typed graph's edge ids
+ *                  are 0..E-1); an edge whose end points' types are not its
+ *                  relation's; an in-edge list not grouped by relation (the
+ *                  message names the first bad node and edge)
+ *   GF_ESTATE      loaders are open on the graph: close them first
+ *   GF_EBADHANDLE  graph
+ */
+GF_API int gf_graph_set_types(gf_graph *graph, int32_t num_node_types, const int64_t *node_offsets,
+                              int32_t num_relations, const int64_t *edge_offsets,
+                              const int32_t *relation_src_type, const int32_t *relation_dst_type);
+
+/*
+ * gf_graph_num_types sets *num_node_types and *num_relations (0 and 0 for an
+ * untyped graph).
+ * Returns GF_OK, GF_EINVAL (an out pointer NULL), GF_EBADHANDLE (graph).
+ */
+GF_API int gf_graph_num_types(const gf_graph *graph, int32_t *num_node_types, int32_t *num_relations);
+
+/*
+ * gf_graph_set_node_time sets the time of every node for temporal sampling
+ * (gf_sample_options.temporal = GF_TEMPORAL_NODE).
+ * @param time int64 [N], by original node id. Borrowed (copied).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      time NULL, not 1-D, or not N entries
+ *   GF_ETYPE       time not int64, not on the CPU, or not contiguous
+ *   GF_ESTATE      loaders are open on the graph: close them first
+ *   GF_EBADHANDLE  graph
+ */
+GF_API int gf_graph_set_node_time(gf_graph *graph, const DLTensor *time);
+
+/*
+ * gf_graph_set_edge_time sets the time of every edge for temporal sampling
+ * (GF_TEMPORAL_EDGE).
+ * @param time int64 [> largest edge id], by edge id. Borrowed (copied).
+ * Same return codes as gf_graph_set_node_time (too short: not more entries
+ * than the largest edge id).
+ */
+GF_API int gf_graph_set_edge_time(gf_graph *graph, const DLTensor *time);
+
 /*
  * gf_dataset_convert_npy converts a dataset in the .npy layout (indptr.npy
  * and indices.npy of the in-neighbour CSR, optional feat.npy, label.npy,
@@ -545,9 +610,10 @@ GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t
 /*
  * gf_sample_options configures neighbour sampling. Zero-initialise it and
  * set struct_size = sizeof(gf_sample_options). Accepted struct_size (LP64):
- * 36 to sizeof (64). 0.1.0's first layout ended with num_threads (36 bytes,
+ * 36 to sizeof (96). 0.1.0's first layout ended with num_threads (36 bytes,
  * sizeof 40); a struct of that size is read up to num_threads and the
- * fields from scheme on take their defaults.
+ * fields from scheme on take their defaults. The layout ending with
+ * layer_dependency (sizeof 64) is read up to layer_dependency.
  */
 typedef struct gf_sample_options {
   uint32_t struct_size;
@@ -581,10 +647,50 @@ typedef struct gf_sample_options {
      ignored. Borrowed (copied). */
   const DLTensor *exclude_edges;
   /* GF_SCHEME_LABOR only: non-zero gives every hop the same variates (DGL's
-     layer_dependency=True). The last field: a struct_size that ends before
-     it (an older header's) reads it as 0. */
+     layer_dependency=True). */
   int32_t layer_dependency;
+  /* Fields below are read as 0 / NULL from a struct_size that ends before
+     them (an older header's). */
+  /* Per-relation fan-outs of a typed graph (gf_graph_set_types): when
+     relation_fanouts is non-NULL it holds num_hops * num_relations values,
+     hop-major ([h * num_relations + r]), num_relations must equal the
+     graph's, and fanouts may be NULL (it is ignored). A frontier node v
+     samples, for every relation r into v's type, relation_fanouts[h*R + r]
+     of its in-edges of relation r (-1: all, 0: none), each relation from a
+     random stream of its own; v's sampled edges are the relations' in
+     relation order. Valid with GF_SCHEME_NODE_WISE (biased, replace,
+     exclude_edges apply per relation) and GF_SCHEME_LABOR (per relation, the
+     variates shared as usual); not with GF_SCHEME_LAYER_WISE. With NULL
+     relation_fanouts a typed graph samples as an untyped one. Borrowed. */
+  int32_t num_relations;
+  const int32_t *relation_fanouts;
+  /* Non-zero: every seed is sampled as a subgraph of its own (PyG's
+     disjoint=True); seeds may repeat; needs GF_FRONTIER_NEW and is not valid
+     with GF_SCHEME_LAYER_WISE. The batch's nodes come hop by hop, and within
+     a hop seed by seed; GF_FIELD_BATCH gives each node's seed position. */
+  int32_t disjoint;
+  /* GF_TEMPORAL_NONE (0), GF_TEMPORAL_NODE or GF_TEMPORAL_EDGE: neighbour u
+     (edge e) of a node of seed i's subgraph is a candidate iff
+     node_time[u] (edge_time[e]) <= seed_times[i]. Needs disjoint and the
+     graph's times (gf_graph_set_node_time / gf_graph_set_edge_time). */
+  int32_t temporal;
+  /* GF_TEMPORAL_UNIFORM (0): sample among the candidates as usual;
+     GF_TEMPORAL_LAST: take the fan-out candidates with the largest times
+     (ties: the later in-edge), in in-edge order; node-wise, without replace
+     or biased only. */
+  int32_t temporal_strategy;
+  /* int64 [B] for gf_sample: one time per seed; required iff temporal != 0
+     (loaders take theirs from gf_loader_options.seed_times and ignore this).
+     Borrowed (copied). */
+  const DLTensor *seed_times;
 } gf_sample_options;
+
+/* Values of gf_sample_options.temporal and .temporal_strategy. */
+#define GF_TEMPORAL_NONE 0
+#define GF_TEMPORAL_NODE 1
+#define GF_TEMPORAL_EDGE 2
+#define GF_TEMPORAL_UNIFORM 0
+#define GF_TEMPORAL_LAST 1
 
 /*
  * gf_batch is one sampled mini-batch: the nodes of a multi-hop neighbourhood
@@ -629,6 +735,9 @@ GF_API int gf_sample(gf_graph *graph, const DLTensor *seeds,
 #define GF_FIELD_INDICES 5
 /* Hop `layer`: [num_edges] original edge ids. */
 #define GF_FIELD_EDGE_IDS 6
+/* Disjoint batches only: [num nodes], the seed position (in the batch) of
+   the subgraph each node of NODES belongs to. GF_EINVAL for other batches. */
+#define GF_FIELD_BATCH 7
 
 /*
  * gf_batch_num_hops sets *out to the number of hops (blocks) L.
@@ -788,7 +897,7 @@ typedef struct gf_loader gf_loader;
 /*
  * gf_loader_options configures a loader. Zero-initialise it and set
  * struct_size = sizeof(gf_loader_options). Accepted struct_size (LP64): 72
- * (the end of label_names) to sizeof (72). (An early 0.1.0 draft embedded
+ * (the end of label_names) to sizeof (80). (An early 0.1.0 draft embedded
  * gf_sample_options by value, sizeof 104; that layout is refused.)
  */
 typedef struct gf_loader_options {
@@ -811,6 +920,11 @@ typedef struct gf_loader_options {
   /* Node data gathered for the seeds of a batch (e.g. "label"). Borrowed. */
   int32_t num_label_names;
   const char *const *label_names;
+  /* Temporal sampling (gf_sample_options.temporal): int64 [n], the seed time
+     of each of the loader's seeds (permuted with them every epoch); NULL
+     otherwise. Read as NULL from an older header's struct_size (72).
+     Borrowed (copied). */
+  const DLTensor *seed_times;
 } gf_loader_options;
 
 /*

@@ -118,7 +118,7 @@ func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, req sample.Request, l
 	if err != nil {
 		return nil, err
 	}
-	rt, err := sample.NewRuntime(g.part, c, sample.RuntimeOptions{Threads: lopt.Threads})
+	rt, err := sample.NewRuntime(g.part, c, g.runtimeOptions(lopt.Threads))
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/sample"
 )
 
 // Graph is a partitioned graph with its node data and edge weights. See the
@@ -40,6 +41,9 @@ type Graph struct {
 
 	// runtimes is the sample runtime, built on first use, and its forks.
 	runtimes runtimes
+
+	// typed holds the types and times, under mu.
+	typed typedState
 }
 
 // New partitions g with opt and returns a Graph over it with no node data.
@@ -327,6 +331,103 @@ func (g *Graph) setWeights(w mem.Tensor, what string, key func(*graph.CSC, int64
 	csc.Weights = out
 	// The runtime derived layer-wise totals and bitmaps from the old
 	// weights: the next call builds a new one.
+	g.runtimes.reset()
+	return nil
+}
+
+// typedState is what a Graph knows of its types and times (see SetTypes,
+// SetNodeTime, SetEdgeTime), read under mu.
+type typedState struct {
+	types    *graph.Types
+	nodeTime []int64 // by original node id
+	edgeTime []int64 // by original edge id
+}
+
+// runtimeOptions returns the sample.RuntimeOptions of g's types and times
+// with threads threads. Callers hold mu (read or write).
+func (g *Graph) runtimeOptions(threads int) sample.RuntimeOptions {
+	return sample.RuntimeOptions{Threads: threads, Types: g.typed.types, NodeTime: g.typed.nodeTime, EdgeTime: g.typed.edgeTime}
+}
+
+// SetTypes makes g typed (heterogeneous) with t, by original ids (see
+// graph.Types), after checking it against the graph: offsets from 0 to the
+// node (edge) count, relation types in range, every edge id below the edge
+// count, every edge of a relation between nodes of its types, every
+// in-neighbour list grouped by relation in increasing order. It replaces
+// earlier types; t is copied. Fails (errs.ErrState) while loaders are
+// open.
+func (g *Graph) SetTypes(t graph.Types) error {
+	if err := g.acquire(); err != nil {
+		return err
+	}
+	defer g.release()
+	tc := t.Clone()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := g.loaders.Load(); n > 0 {
+		return errorf(errs.ErrState, "%d loader(s) are open on this graph; close them before setting its types", n)
+	}
+	if err := tc.Validate(g.part.Graph, g.part.NewToOld); err != nil {
+		return errorf(nil, "%s", strings.TrimPrefix(err.Error(), "graph: "))
+	}
+	g.typed.types = tc
+	g.runtimes.reset()
+	return nil
+}
+
+// NumTypes returns the numbers of node types and relations (0, 0 when g is
+// untyped).
+func (g *Graph) NumTypes() (nodeTypes, relations int) {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	if t := g.typed.types; t != nil {
+		return t.NumNodeTypes(), t.NumRelations()
+	}
+	return 0, 0
+}
+
+// Types returns a copy of g's types (nil when untyped).
+func (g *Graph) Types() *graph.Types {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return g.typed.types.Clone()
+}
+
+// SetNodeTime sets the time of every node for temporal sampling: t holds
+// one int64 per node, by original id (copied). Fails (errs.ErrState) while
+// loaders are open.
+func (g *Graph) SetNodeTime(t []int64) error {
+	if int64(len(t)) != g.NumNodes() {
+		return errorf(nil, "node times have %d entries, want one per node (%d)", len(t), g.NumNodes())
+	}
+	return g.setTime(slices.Clone(t), func(ts *typedState, c []int64) { ts.nodeTime = c }, "node")
+}
+
+// SetEdgeTime sets the time of every edge for temporal sampling: t is
+// indexed by original edge id (copied), so it needs more entries than the
+// largest edge id. Fails (errs.ErrState) while loaders are open.
+func (g *Graph) SetEdgeTime(t []int64) error {
+	csc := g.part.Graph
+	e := int64(len(t))
+	for p := int64(0); p < csc.NumEdges(); p++ {
+		if id := csc.EdgeID(p); id >= e {
+			return errorf(nil, "edge times have %d entries, but the graph has edge id %d (want one time per edge id)", e, id)
+		}
+	}
+	return g.setTime(slices.Clone(t), func(ts *typedState, c []int64) { ts.edgeTime = c }, "edge")
+}
+
+func (g *Graph) setTime(t []int64, set func(*typedState, []int64), what string) error {
+	if err := g.acquire(); err != nil {
+		return err
+	}
+	defer g.release()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if n := g.loaders.Load(); n > 0 {
+		return errorf(errs.ErrState, "%d loader(s) are open on this graph; close them before setting %s times", n, what)
+	}
+	set(&g.typed, t)
 	g.runtimes.reset()
 	return nil
 }

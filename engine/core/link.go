@@ -178,7 +178,7 @@ func (s *EdgeSampler) runtime() (*sample.Runtime, error) {
 		w = &ws[0]
 	}
 	if s.rt == nil || w != s.weights {
-		rt, err := sample.NewRuntime(s.g.part, comm.NewLocal(s.g.part.NumPatches()), sample.RuntimeOptions{Threads: s.opt.Threads})
+		rt, err := sample.NewRuntime(s.g.part, comm.NewLocal(s.g.part.NumPatches()), s.g.runtimeOptions(s.opt.Threads))
 		if err != nil {
 			return nil, err
 		}

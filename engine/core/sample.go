@@ -36,7 +36,7 @@ func (r *runtimes) get(g *Graph) (*sample.Runtime, uint64, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.base == nil {
-		rt, err := sample.NewRuntime(g.part, comm.NewLocal(g.part.NumPatches()), sample.RuntimeOptions{})
+		rt, err := sample.NewRuntime(g.part, comm.NewLocal(g.part.NumPatches()), g.runtimeOptions(0))
 		if err != nil {
 			return nil, 0, err
 		}

@@ -3,7 +3,6 @@ package sample
 import (
 	"context"
 	"errors"
-	"slices"
 
 	"github.com/graphferry/graphferry/engine/partition"
 )
@@ -27,8 +26,7 @@ func (rt *Runtime) Bind(req Request) (*Sampler, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
-	req.Fanouts = slices.Clone(req.Fanouts)
-	req.ExcludeEdges = slices.Clone(req.ExcludeEdges)
+	req = req.normalized()
 	if _, err := rt.begin(req, req.Scheme == LayerWise, "Request"); err != nil {
 		return nil, err
 	}
@@ -41,9 +39,7 @@ func (s *Sampler) Runtime() *Runtime { return s.rt }
 // Request returns a copy of the request s samples with.
 func (s *Sampler) Request() Request {
 	r := s.req
-	r.Fanouts = slices.Clone(r.Fanouts)
-	r.ExcludeEdges = slices.Clone(r.ExcludeEdges)
-	return r
+	return r.normalized()
 }
 
 // Fork returns a Sampler with s's request on a fork of s's runtime (see
@@ -62,10 +58,16 @@ func (s *Sampler) Fork(threads int) (*Sampler, error) {
 
 // SampleBatches samples the batches with s's request (see Runtime.Sample).
 func (s *Sampler) SampleBatches(ctx context.Context, batches [][]int64, keys []uint64) ([]*Result, error) {
+	return s.SampleBatchesTimed(ctx, batches, nil, keys)
+}
+
+// SampleBatchesTimed samples the batches with s's request and the seed
+// times of temporal requests (see Runtime.SampleTimed).
+func (s *Sampler) SampleBatchesTimed(ctx context.Context, batches, times [][]int64, keys []uint64) ([]*Result, error) {
 	if s == nil {
 		return nil, errors.New("sample: SampleBatches on a nil *Sampler")
 	}
-	return s.rt.Sample(ctx, s.req, batches, keys)
+	return s.rt.SampleTimed(ctx, s.req, batches, times, keys)
 }
 
 // Recycle hands results back to s's runtime (see Runtime.Recycle).

@@ -116,7 +116,8 @@ func (s *call) excluded(p int64) bool {
 	return s.excl != nil && s.excl[p>>6]&(1<<(p&63)) != 0
 }
 
-// candidate reports whether the edge at position p may be sampled.
+// candidate reports whether the edge at position p may be sampled (by a
+// task without a time cutoff).
 func (s *call) candidate(p int64) bool {
 	if s.excluded(p) {
 		return false
@@ -124,16 +125,45 @@ func (s *call) candidate(p int64) bool {
 	return !s.req.Biased || s.g.Weights[p] > 0
 }
 
+// candidateAt reports whether the edge at position p may be sampled by a
+// task whose cutoff time is cut (ignored unless the request is temporal).
+func (s *call) candidateAt(p, cut int64) bool {
+	if !s.candidate(p) {
+		return false
+	}
+	switch s.req.Temporal {
+	case TemporalNode:
+		return s.nodeTime[s.orig(s.g.Source(p))] <= cut
+	case TemporalEdge:
+		return s.edgeTime[s.g.EdgeID(p)] <= cut
+	}
+	return true
+}
+
+// timeAt is the time of the edge at position p for a temporal request: its
+// source's time (TemporalNode) or its own (TemporalEdge).
+func (s *call) timeAt(p int64) int64 {
+	if s.req.Temporal == TemporalNode {
+		return s.nodeTime[s.orig(s.g.Source(p))]
+	}
+	return s.edgeTime[s.g.EdgeID(p)]
+}
+
 // effDegree returns the number of candidates in v's list.
 func (s *call) effDegree(v int64) int64 {
 	g := s.g
-	lo, hi := g.Indptr[v], g.Indptr[v+1]
-	if !s.req.Biased {
+	return s.candidatesIn(g.Indptr[v], g.Indptr[v+1], 0)
+}
+
+// candidatesIn returns the number of candidates at the positions [lo, hi)
+// for a task with cutoff cut.
+func (s *call) candidatesIn(lo, hi, cut int64) int64 {
+	if !s.req.Biased && s.req.Temporal == TemporalNone {
 		return (hi - lo) - s.excludedIn(lo, hi)
 	}
 	var d int64
 	for p := lo; p < hi; p++ {
-		if s.candidate(p) {
+		if s.candidateAt(p, cut) {
 			d++
 		}
 	}
@@ -180,6 +210,7 @@ type filterScratch struct {
 	pos  []int64   // candidate positions within the list
 	w    []float64 // their weights, then prefix sums
 	heap []keyPos
+	last []timePos // TemporalLast
 }
 
 type keyPos struct {
@@ -263,31 +294,46 @@ func searchPrefix(pre []float64, u float64) int {
 // written to nb, and their edge ids to eb.
 func (s *call) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int64, sc *filterScratch, scratch *[]uint64) {
 	g := s.g
-	base := g.Indptr[v]
-	deg := g.Indptr[v+1] - base
+	st := streamState(s.seed, key, hop, uint64(s.orig(v)))
+	s.sampleSegment(st, g.Indptr[v], g.Indptr[v+1], fanout, 0, nb, eb, sc, scratch)
+}
+
+// sampleSegment samples the candidates among the positions [lo, hi) (a
+// whole neighbour list, or one relation's segment of it) for a task with
+// fan-out fanout and cutoff cut (temporal requests), drawing from the
+// stream whose state is st. It writes as many neighbours as taskCount
+// gives for the candidates to nb, their edge ids to eb, and returns that
+// count.
+func (s *call) sampleSegment(st uint64, lo, hi int64, fanout int, cut int64, nb, eb []int64, sc *filterScratch, scratch *[]uint64) int64 {
+	g := s.g
 	biased := s.req.Biased
 	cand := sc.pos[:0]
 	w := sc.w[:0]
-	for i := int64(0); i < deg; i++ {
-		p := base + i
-		if !s.candidate(p) {
+	for p := lo; p < hi; p++ {
+		if !s.candidateAt(p, cut) {
 			continue
 		}
-		cand = append(cand, i)
+		cand = append(cand, p-lo)
 		if biased {
 			w = append(w, float64(g.Weights[p]))
 		}
 	}
 	sc.pos, sc.w = cand, w
 	d := int64(len(cand))
-	k := int64(len(nb))
+	k := s.taskCount(d, fanout)
+	nb, eb = nb[:k], eb[:k]
+	if k == 0 {
+		return 0
+	}
 	switch {
 	case fanout < 0 || (!s.req.Replace && k == d):
 		copy(nb, cand)
+	case s.req.TemporalStrategy == TemporalLast:
+		s.takeLast(lo, cand, nb, sc)
 	case !biased:
 		// Uniform over the candidates: the unfiltered draws over [0, d),
 		// so a list without excluded edges samples as sampleChunk does.
-		r := taskStream(s.seed, key, hop, uint64(s.orig(v)))
+		r := rng.SplitMix64{State: st}
 		drawPositions(&r, d, nb, s.req.Replace, scratch)
 		for i, j := range nb {
 			nb[i] = cand[j]
@@ -299,14 +345,14 @@ func (s *call) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int
 			t += x
 			w[i] = t
 		}
-		r := taskStream(s.seed, key, hop, uint64(s.orig(v)))
+		r := rng.SplitMix64{State: st}
 		for i := range nb {
 			nb[i] = cand[searchPrefix(w, r.Unit()*t)]
 		}
 	default:
 		// Weighted without replacement (Efraimidis-Spirakis): key_i =
 		// Exp(1)/w_i, keep the k smallest, emit in list order.
-		r := taskStream(s.seed, key, hop, uint64(s.orig(v)))
+		r := rng.SplitMix64{State: st}
 		sk := smallestKeys{h: sc.heap[:0], k: int(k)}
 		for i, x := range w {
 			sk.push(keyPos{r.Exp1() / x, int64(i)})
@@ -320,8 +366,46 @@ func (s *call) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int
 			nb[i] = cand[j]
 		}
 	}
-	positionsToIDs(g, base, nb, eb)
+	positionsToIDs(g, lo, nb, eb)
+	return k
 }
+
+// takeLast writes to nb the len(nb) candidates (positions relative to lo)
+// with the largest times, in list order: TemporalLast. Of candidates with
+// equal times, the later list position is taken first, so in a list
+// sorted by time the last len(nb) candidates are taken (pyg-lib's "last").
+func (s *call) takeLast(lo int64, cand, nb []int64, sc *filterScratch) {
+	sc.last = sc.last[:0]
+	for i, c := range cand {
+		sc.last = append(sc.last, timePos{s.timeAt(lo + c), int64(i)})
+	}
+	// Largest times first, ties by larger index first.
+	slices.SortFunc(sc.last, func(a, b timePos) int {
+		if a.t != b.t {
+			if a.t > b.t {
+				return -1
+			}
+			return 1
+		}
+		if a.i > b.i {
+			return -1
+		}
+		if a.i < b.i {
+			return 1
+		}
+		return 0
+	})
+	for i := range nb {
+		nb[i] = sc.last[i].i
+	}
+	slices.Sort(nb)
+	for i, j := range nb {
+		nb[i] = cand[j]
+	}
+}
+
+// timePos is a candidate's time and index, for TemporalLast.
+type timePos struct{ t, i int64 }
 
 // chooseOne draws one neighbour of v with r (uniform over the candidates, or
 // by weight when biased) and returns its position in the CSC, or -1 when v

@@ -43,10 +43,19 @@ func laborVariate(prefix, node uint64) float64 {
 // (both at least that long), in list order.
 func (s *call) laborTask(key uint64, hop int, v int64, fanout int, nb, eb []int64) int64 {
 	g := s.g
-	lo, hi := g.Indptr[v], g.Indptr[v+1]
+	prefix := laborPrefix(s.seed, key, s.laborHop(hop))
+	return s.laborSegment(prefix, g.Indptr[v], g.Indptr[v+1], fanout, 0, nb, eb)
+}
+
+// laborSegment is laborTask over the positions [lo, hi) (a whole list, or
+// one relation's segment of it) for a task with cutoff cut (temporal
+// requests), with the variates of prefix (laborPrefix).
+func (s *call) laborSegment(prefix uint64, lo, hi int64, fanout int, cut int64, nb, eb []int64) int64 {
+	g := s.g
 	d := hi - lo
-	if s.filtered {
-		d = s.effDegree(v)
+	check := s.filtered || s.req.Temporal != TemporalNone
+	if check {
+		d = s.candidatesIn(lo, hi, cut)
 	}
 	if fanout == 0 || d == 0 {
 		return 0
@@ -58,10 +67,9 @@ func (s *call) laborTask(key uint64, hop int, v int64, fanout int, nb, eb []int6
 	// k1/d1 <= k2/d2, so a neighbour kept by one destination is kept by
 	// every destination with a larger ratio, exactly.
 	p := float64(fanout) / float64(d)
-	prefix := laborPrefix(s.seed, key, s.laborHop(hop))
 	var n int64
 	for q := lo; q < hi; q++ {
-		if s.filtered && !s.candidate(q) {
+		if check && !s.candidateAt(q, cut) {
 			continue
 		}
 		var u int64

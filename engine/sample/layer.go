@@ -115,7 +115,7 @@ func (s *call) layerDraw(ws *workspace, frontier []int64, key uint64, hop, n int
 func (s *call) mergeLayer(ws *workspace, frontier, tasks []int64, active []int32, owners []int32, recv []mem.Buffer, nodes *[]int64, hop int, reuse *Block) (Block, error) {
 	sub := *reuse
 	sub.Indptr = ws.lw.subIndptr
-	block, err := s.merge(ws, tasks, owners, recv, nodes, hop, &sub)
+	block, err := s.merge(ws, tasks, owners, recv, nodes, hop, &sub, nil)
 	if err != nil {
 		return Block{}, err
 	}

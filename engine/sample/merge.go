@@ -36,8 +36,10 @@ type answer struct {
 // Indices through append-unique on the rank's node table (nodes already in
 // Nodes keep their positions, new ones are appended in order of first
 // appearance), EdgeIDs copied. The block's slices reuse reuse's memory
-// (a recycled result's block; zero for fresh slices).
-func (s *call) merge(ws *workspace, frontier []int64, owners []int32, recv []mem.Buffer, nodes *[]int64, hop int, reuse *Block) (Block, error) {
+// (a recycled result's block; zero for fresh slices). With subs (Disjoint:
+// subs[i] is frontier[i]'s subgraph), the nodes are keys sub*n + v and a
+// neighbour joins its destination's subgraph.
+func (s *call) merge(ws *workspace, frontier []int64, owners []int32, recv []mem.Buffer, nodes *[]int64, hop int, reuse *Block, subs []int64) (Block, error) {
 	ans := ws.ans
 	sent := ws.sent
 	clear(sent)
@@ -110,6 +112,8 @@ func (s *call) merge(ws *workspace, frontier []int64, owners []int32, recv []mem
 	indices := grow64(reuse.Indices, int(total))
 	var err error
 	switch {
+	case subs != nil:
+		err = s.appendUniqueDisjoint(ws, nbrs, indptr, subs, indices, nodes, hop)
 	case s.dense && total >= int64(parallelDenseMin) && s.rankThreads() >= parallelDenseThreads:
 		err = s.appendUniqueParallelDense(ws, nbrs, indices, nodes, hop)
 	case s.dense:
@@ -129,6 +133,30 @@ func (s *call) merge(ws *workspace, frontier []int64, owners []int32, recv []mem
 		NumDst:  int64(nd),
 		NumSrc:  int64(len(*nodes)),
 	}, nil
+}
+
+// appendUniqueDisjoint is appendUnique for Disjoint batches: the
+// neighbours of frontier row i (nbrs[indptr[i]:indptr[i+1]]) are keyed
+// subs[i]*n + u in the hash table.
+func (s *call) appendUniqueDisjoint(ws *workspace, nbrs, indptr, subs, indices []int64, nodes *[]int64, hop int) error {
+	n := s.g.NumNodes
+	ns := *nodes
+	for i, sub := range subs {
+		base := sub * n
+		for k := indptr[i]; k < indptr[i+1]; k++ {
+			u := nbrs[k]
+			if uint64(u) >= uint64(n) {
+				return s.badNode(hop, u)
+			}
+			pos, isNew := ws.table.insert(base+u, int32(len(ns)))
+			if isNew {
+				ns = append(ns, base+u)
+			}
+			indices[k] = int64(pos)
+		}
+	}
+	*nodes = ns
+	return nil
 }
 
 func (s *call) badNode(hop int, u int64) error {

@@ -1,6 +1,11 @@
 package sample
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+
+	"github.com/graphferry/graphferry/engine/graph"
+)
 
 // Frontier selects which nodes a hop samples neighbours for.
 type Frontier int
@@ -80,7 +85,46 @@ type RuntimeOptions struct {
 	// append-unique use max(1, Threads/ranks) goroutines. It never changes
 	// a result.
 	Threads int
+	// Types makes the graph typed (heterogeneous; see graph.Types, by
+	// original ids): requests may then give per-relation fan-outs
+	// (Request.RelationFanouts). It must be valid for the partition's
+	// graph (graph.Types.Validate): NewRuntime checks its shape only.
+	Types *graph.Types
+	// NodeTime is the time of every node, by original id (NumNodes
+	// entries), for Request.Temporal = TemporalNode.
+	NodeTime []int64
+	// EdgeTime is the time of every edge, by original edge id (more
+	// entries than the largest edge id), for Request.Temporal =
+	// TemporalEdge.
+	EdgeTime []int64
 }
+
+// Temporal selects temporal sampling (PyG's time_attr): which times decide
+// whether a neighbour may be sampled.
+type Temporal int
+
+const (
+	// TemporalNone samples without regard to time.
+	TemporalNone Temporal = iota
+	// TemporalNode keeps neighbour u of a subgraph with seed time t iff
+	// NodeTime[u] <= t.
+	TemporalNode
+	// TemporalEdge keeps the edge e of a subgraph with seed time t iff
+	// EdgeTime[e] <= t.
+	TemporalEdge
+)
+
+// TemporalStrategy selects how a temporal task picks among its candidates.
+type TemporalStrategy int
+
+const (
+	// TemporalUniform samples the candidates as any task does (uniformly,
+	// or by weight when biased).
+	TemporalUniform TemporalStrategy = iota
+	// TemporalLast takes the fan-out candidates with the largest times
+	// (ties: the later list position wins), emitted in list order.
+	TemporalLast
+)
 
 // Request is what one Runtime.Sample call samples. Results depend only on
 // the request, the batch keys and the seeds (and the graph), never on the
@@ -128,6 +172,31 @@ type Request struct {
 	// (1 bit per edge) and keeps the bitmaps of the last few lists, so
 	// repeating a list costs one comparison.
 	ExcludeEdges []int64
+	// RelationFanouts, when non-nil, gives the fan-outs per hop and per
+	// relation of a typed graph (RuntimeOptions.Types): RelationFanouts[h][r]
+	// in-edges of relation r are sampled for every frontier node of hop h
+	// whose type is r's destination type (-1: all, 0: none), from a random
+	// stream of the relation's own, and the node's answer is the relations'
+	// samples in relation order. Every row must have one entry per
+	// relation. Fanouts is then ignored (Sample and Bind replace it by the
+	// rows' maxima, which only count the hops). Not valid with LayerWise.
+	RelationFanouts [][]int
+	// Disjoint samples every seed as a subgraph of its own (PyG's
+	// disjoint=True): a node reached from two seeds is two nodes of the
+	// batch, seeds may repeat, and Result.Batch gives each node's seed
+	// position. The nodes come hop by hop, and within a hop seed by seed
+	// (each in order of first appearance), as PyG orders them. The streams
+	// of a subgraph are keyed by the batch key and the seed's position, so
+	// repeated seeds get independent subgraphs. Needs FrontierNew and
+	// NodeWise or Labor.
+	Disjoint bool
+	// Temporal restricts each subgraph's neighbours to those not later
+	// than its seed time (given per seed to Runtime.SampleTimed); it needs
+	// Disjoint and the times (RuntimeOptions.NodeTime or EdgeTime).
+	Temporal Temporal
+	// TemporalStrategy picks among a temporal task's candidates (needs
+	// Temporal; TemporalLast is not valid with Replace or Biased).
+	TemporalStrategy TemporalStrategy
 	// Seed is the root of every random stream of the call.
 	Seed uint64
 }
@@ -135,14 +204,39 @@ type Request struct {
 // Validate reports the first invalid field of r, naming it.
 func (r Request) Validate() error { return r.validate("Request") }
 
+// normalized returns r with Fanouts derived from RelationFanouts when
+// those are given (their maxima per hop: only the number of hops counts),
+// and both cloned.
+func (r Request) normalized() Request {
+	r.ExcludeEdges = slices.Clone(r.ExcludeEdges)
+	if r.RelationFanouts == nil {
+		r.Fanouts = slices.Clone(r.Fanouts)
+		return r
+	}
+	rf := make([][]int, len(r.RelationFanouts))
+	r.Fanouts = make([]int, len(rf))
+	for h, row := range r.RelationFanouts {
+		rf[h] = slices.Clone(row)
+		r.Fanouts[h] = slices.Max(row)
+	}
+	r.RelationFanouts = rf
+	return r
+}
+
 // validate is Validate with the struct's name for the messages.
 func (r Request) validate(what string) error {
-	if len(r.Fanouts) == 0 {
-		return fmt.Errorf("sample: %s.Fanouts is empty (want one fan-out per hop)", what)
-	}
-	for i, f := range r.Fanouts {
-		if f < -1 {
-			return fmt.Errorf("sample: %s.Fanouts[%d] = %d is invalid (want >= 0, or -1 for all neighbours)", what, i, f)
+	if r.RelationFanouts != nil {
+		if err := r.validateRelationFanouts(what); err != nil {
+			return err
+		}
+	} else {
+		if len(r.Fanouts) == 0 {
+			return fmt.Errorf("sample: %s.Fanouts is empty (want one fan-out per hop)", what)
+		}
+		for i, f := range r.Fanouts {
+			if f < -1 {
+				return fmt.Errorf("sample: %s.Fanouts[%d] = %d is invalid (want >= 0, or -1 for all neighbours)", what, i, f)
+			}
 		}
 	}
 	if r.Frontier != FrontierAll && r.Frontier != FrontierNew {
@@ -162,6 +256,55 @@ func (r Request) validate(what string) error {
 	}
 	if r.LayerWithoutReplacement && r.Scheme != LayerWise {
 		return fmt.Errorf("sample: %s.LayerWithoutReplacement needs %s.Scheme = LayerWise", what, what)
+	}
+	if r.RelationFanouts != nil && r.Scheme == LayerWise {
+		return fmt.Errorf("sample: %s.RelationFanouts is not valid with %s.Scheme = LayerWise (layer-wise draws over the whole frontier; give Fanouts)", what, what)
+	}
+	if r.Disjoint {
+		if r.Scheme == LayerWise {
+			return fmt.Errorf("sample: %s.Disjoint is not valid with %s.Scheme = LayerWise", what, what)
+		}
+		if r.Frontier != FrontierNew {
+			return fmt.Errorf("sample: %s.Disjoint needs %s.Frontier = FrontierNew (PyG's sampling)", what, what)
+		}
+	}
+	if r.Temporal < TemporalNone || r.Temporal > TemporalEdge {
+		return fmt.Errorf("sample: %s.Temporal = %d is invalid (want TemporalNone (0), TemporalNode (1) or TemporalEdge (2))", what, int(r.Temporal))
+	}
+	if r.TemporalStrategy != TemporalUniform && r.TemporalStrategy != TemporalLast {
+		return fmt.Errorf("sample: %s.TemporalStrategy = %d is invalid (want TemporalUniform (0) or TemporalLast (1))", what, int(r.TemporalStrategy))
+	}
+	if r.Temporal != TemporalNone && !r.Disjoint {
+		return fmt.Errorf("sample: %s.Temporal needs %s.Disjoint (every subgraph has its own seed time)", what, what)
+	}
+	if r.TemporalStrategy == TemporalLast {
+		if r.Temporal == TemporalNone {
+			return fmt.Errorf("sample: %s.TemporalStrategy = TemporalLast needs %s.Temporal", what, what)
+		}
+		if r.Replace || r.Biased || r.Scheme != NodeWise {
+			return fmt.Errorf("sample: %s.TemporalStrategy = TemporalLast is only valid with node-wise sampling without replacement or bias", what)
+		}
+	}
+	return nil
+}
+
+func (r Request) validateRelationFanouts(what string) error {
+	if len(r.RelationFanouts) == 0 {
+		return fmt.Errorf("sample: %s.RelationFanouts is empty (want one row per hop)", what)
+	}
+	nr := len(r.RelationFanouts[0])
+	if nr == 0 {
+		return fmt.Errorf("sample: %s.RelationFanouts[0] is empty (want one fan-out per relation)", what)
+	}
+	for h, row := range r.RelationFanouts {
+		if len(row) != nr {
+			return fmt.Errorf("sample: %s.RelationFanouts[%d] has %d entries, RelationFanouts[0] %d (want one per relation in every hop)", what, h, len(row), nr)
+		}
+		for i, f := range row {
+			if f < -1 {
+				return fmt.Errorf("sample: %s.RelationFanouts[%d][%d] = %d is invalid (want >= 0, or -1 for all neighbours)", what, h, i, f)
+			}
+		}
 	}
 	return nil
 }

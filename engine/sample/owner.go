@@ -25,7 +25,7 @@ var (
 func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fanout int) ([]mem.Buffer, error) {
 	lo, hi := s.p.Offsets[rank], s.p.Offsets[rank+1]
 	in := ws.in
-	total, err := readInboxes(in, recv, s.req.Scheme == LayerWise, fmt.Sprintf("hop %d", hop), "a layer-wise")
+	total, err := readInboxes(in, recv, s.lay, fmt.Sprintf("hop %d", hop), "a task")
 	if err != nil {
 		return nil, err
 	}
@@ -43,7 +43,7 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 	// Pass 2 of unfiltered tasks reads each task's neighbour list bounds
 	// from here, in order, rather than from Indptr a second time.
 	var bases, degs []int64
-	if !s.filtered {
+	if !s.filtered && !s.general {
 		bases, degs = grow64(ws.bases, total), grow64(ws.degs, total)
 		ws.bases, ws.degs = bases, degs
 	}
@@ -77,6 +77,10 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 					return
 				}
 				f = int(c)
+			}
+			if s.general {
+				counts[t] = s.generalTask(in[j].gtaskOf(t, fanout), hop, nil, nil, nil, nil)
+				continue
 			}
 			if labor {
 				counts[t] = s.laborTask(in[j].key, hop, v, f, nil, nil)
@@ -121,11 +125,24 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 		ws.scratch = append(ws.scratch, make([][]uint64, threads-len(ws.scratch))...)
 	}
 	scratch := ws.scratch
-	if s.filtered && len(ws.fscratch) < threads {
+	if (s.filtered || s.general) && len(ws.fscratch) < threads {
 		ws.fscratch = append(ws.fscratch, make([]filterScratch, threads-len(ws.fscratch))...)
 	}
 	fscratch := ws.fscratch
 	par.For(total, sampleGrain, threads, func(w, a, b int) {
+		if s.general {
+			j := 0
+			for t := a; t < b; t++ {
+				j = inboxOf(in, j, t)
+				c := counts[t]
+				if c == 0 {
+					continue
+				}
+				nb, eb := answerSlots(outs[j], len(in[j].tasks), offs[t], c)
+				s.generalTask(in[j].gtaskOf(t, fanout), hop, nb, eb, &fscratch[w], &scratch[w])
+			}
+			return
+		}
 		if labor {
 			s.laborChunk(in, outs, counts, offs, a, b, hop, fanout)
 			return

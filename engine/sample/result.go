@@ -23,6 +23,10 @@ type Result struct {
 	HopCounts []int64
 	// Blocks[h] is hop h (Blocks[0] samples the seeds' neighbours).
 	Blocks []Block
+	// Batch is set for Disjoint requests only: Batch[i] is the position
+	// (in the batch's seeds) of the seed whose subgraph Nodes[i] belongs
+	// to.
+	Batch []int64
 }
 
 // Recycle hands results that the caller no longer uses back to rt: later

@@ -45,6 +45,14 @@ type shared struct {
 	// most denseMaxNodes nodes) over the hash table.
 	dense bool
 
+	// types is the typed metadata (nil: untyped) and relsByDst[t] the
+	// relations into node type t; nodeTime and edgeTime are the times of
+	// temporal sampling (RuntimeOptions).
+	types     *graph.Types
+	relsByDst [][]int32
+	nodeTime  []int64
+	edgeTime  []int64
+
 	filterMu sync.Mutex
 	filters  []*filterState // most recently used first, at most maxFilters
 }
@@ -63,6 +71,19 @@ type call struct {
 	filtered bool
 	excl     []uint64
 	nodeW    []float64
+
+	// general routes the owner stage through the per-task path that
+	// handles relations, subgraphs and times (general.go): set for
+	// RelationFanouts, Disjoint or Temporal requests. The homogeneous
+	// paths never look at the fields below.
+	general  bool
+	typed    bool // RelationFanouts
+	disjoint bool
+	temporal bool
+	// lay is the layout of the shuffle messages; waveTimes[i] the seed
+	// times of the wave's batch of local rank i (Temporal).
+	lay       layout
+	waveTimes [][]int64
 }
 
 // workspace is one rank's memory reused across batches.
@@ -95,6 +116,8 @@ type workspace struct {
 	ans                []answer
 	nbrs               []int64
 	nodes              []int64 // the batch's nodes as they grow
+	djTasks, djSubs    []int64 // Disjoint: the hop's tasks and their subgraphs
+	djCuts             []int64 // Temporal: the hop's cutoffs
 
 	lw  layerScratch // LayerWise
 	wks walkScratch  // RandomWalk
@@ -126,7 +149,39 @@ func NewRuntime(p *partition.Partitioned, c comm.Comm, opt RuntimeOptions) (*Run
 	if p.NewToOld != nil && int64(len(p.NewToOld)) != n {
 		return nil, fmt.Errorf("sample: len(partition.NewToOld) = %d (want NumNodes = %d, or nil)", len(p.NewToOld), n)
 	}
-	return newRuntime(&shared{p: p, g: p.Graph, dense: n <= denseMaxNodes}, c, opt.Threads)
+	sh := &shared{p: p, g: p.Graph, dense: n <= denseMaxNodes}
+	if err := sh.setTyped(opt); err != nil {
+		return nil, err
+	}
+	return newRuntime(sh, c, opt.Threads)
+}
+
+// setTyped checks and keeps the typed metadata and the times of opt.
+func (sh *shared) setTyped(opt RuntimeOptions) error {
+	g := sh.g
+	if t := opt.Types; t != nil {
+		if err := t.CheckShape(g.NumNodes, g.NumEdges()); err != nil {
+			return fmt.Errorf("sample: RuntimeOptions.Types: %w", err)
+		}
+		sh.types = t
+		sh.relsByDst = t.RelationsByDst()
+	}
+	if opt.NodeTime != nil {
+		if int64(len(opt.NodeTime)) != g.NumNodes {
+			return fmt.Errorf("sample: len(RuntimeOptions.NodeTime) = %d, want one time per node (%d)", len(opt.NodeTime), g.NumNodes)
+		}
+		sh.nodeTime = opt.NodeTime
+	}
+	if opt.EdgeTime != nil {
+		e := int64(len(opt.EdgeTime))
+		for p := int64(0); p < g.NumEdges(); p++ {
+			if id := g.EdgeID(p); id >= e {
+				return fmt.Errorf("sample: RuntimeOptions.EdgeTime has %d entries, but the graph has edge id %d (want one time per edge id)", e, id)
+			}
+		}
+		sh.edgeTime = opt.EdgeTime
+	}
+	return nil
 }
 
 func newRuntime(sh *shared, c comm.Comm, threads int) (*Runtime, error) {
@@ -256,6 +311,9 @@ func (rt *Runtime) begin(req Request, needNodeW bool, what string) (*call, error
 		return nil, fmt.Errorf("sample: %s.Biased needs edge weights, but partition.Graph.Weights is nil", what)
 	}
 	c := &call{Runtime: rt, req: req, seed: req.Seed}
+	if err := c.resolveGeneral(what); err != nil {
+		return nil, err
+	}
 	if req.Biased || len(req.ExcludeEdges) > 0 {
 		f := rt.filterFor(req.Biased, req.ExcludeEdges, rt.threads)
 		c.excl = f.excl
@@ -283,6 +341,13 @@ func (rt *Runtime) begin(req Request, needNodeW bool, what string) (*call, error
 // cancelled while the ranks are communicating, the collective is aborted;
 // with comm.Local that leaves the comm, hence the Runtime, unusable.
 func (rt *Runtime) Sample(ctx context.Context, req Request, batches [][]int64, keys []uint64) ([]*Result, error) {
+	return rt.SampleTimed(ctx, req, batches, nil, keys)
+}
+
+// SampleTimed is Sample with the seed times of temporal requests: times[i]
+// holds one time per seed of batches[i] (times is nil, or has no effect,
+// unless req.Temporal is set).
+func (rt *Runtime) SampleTimed(ctx context.Context, req Request, batches, times [][]int64, keys []uint64) ([]*Result, error) {
 	if rt == nil {
 		return nil, errors.New("sample: Sample on a nil *Runtime")
 	}
@@ -292,17 +357,27 @@ func (rt *Runtime) Sample(ctx context.Context, req Request, batches [][]int64, k
 	if len(keys) != len(batches) {
 		return nil, fmt.Errorf("sample: len(keys) = %d does not match len(batches) = %d", len(keys), len(batches))
 	}
+	if req.Temporal != TemporalNone {
+		if len(times) != len(batches) {
+			return nil, fmt.Errorf("sample: a temporal request needs seed times for every batch (got %d lists for %d batches)", len(times), len(batches))
+		}
+		for b := range batches {
+			if len(times[b]) != len(batches[b]) {
+				return nil, fmt.Errorf("sample: batch %d has %d seeds and %d seed times (want one time per seed)", b, len(batches[b]), len(times[b]))
+			}
+		}
+	}
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	req.Fanouts = slices.Clone(req.Fanouts)
+	req = req.normalized()
 	c, err := rt.begin(req, req.Scheme == LayerWise, "Request")
 	if err != nil {
 		return nil, err
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	if err := rt.checkSeeds(batches); err != nil {
+	if err := rt.checkSeeds(batches, req.Disjoint); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -312,6 +387,9 @@ func (rt *Runtime) Sample(ctx context.Context, req Request, batches [][]int64, k
 	size := len(rt.ranks)
 	for start := 0; start < len(batches); start += size {
 		end := min(start+size, len(batches))
+		if c.temporal {
+			c.waveTimes = times[start:end]
+		}
 		if err := c.wave(ctx, batches[start:end], keys[start:end], results[start:end]); err != nil {
 			return nil, err
 		}
@@ -319,13 +397,25 @@ func (rt *Runtime) Sample(ctx context.Context, req Request, batches [][]int64, k
 	return results, nil
 }
 
-func (s *Runtime) checkSeeds(batches [][]int64) error {
+func (s *Runtime) checkSeeds(batches [][]int64, disjoint bool) error {
 	n := s.g.NumNodes
 	ws := s.ws[s.ranks[0]]
 	t := &ws.table
 	for b, seeds := range batches {
 		if len(seeds) > math.MaxInt32 {
 			return fmt.Errorf("sample: len(batches[%d]) = %d is too large", b, len(seeds))
+		}
+		if disjoint {
+			// Seeds may repeat; a node of subgraph i is keyed i*n + v.
+			if len(seeds) > 0 && int64(len(seeds)) > math.MaxInt64/max(n, 1) {
+				return fmt.Errorf("sample: len(batches[%d]) = %d subgraphs of a graph of %d nodes is too large for disjoint sampling", b, len(seeds), n)
+			}
+			for i, v := range seeds {
+				if v < 0 || v >= n {
+					return fmt.Errorf("sample: batches[%d][%d] = %d is out of range [0, %d)", b, i, v, n)
+				}
+			}
+			continue
 		}
 		if s.dense {
 			if err := s.checkSeedsDense(ws, b, seeds); err != nil {
@@ -431,7 +521,7 @@ func runRanks[R any](ctx context.Context, ranks []int, batches [][]int64, keys [
 // leaves the rank's dense table (if any) empty.
 func (s *call) runRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*Result, error) {
 	res, err := s.sampleRank(ctx, rank, seeds, key, has)
-	if ws := s.ws[rank]; s.dense && ws.dense != nil {
+	if ws := s.ws[rank]; s.dense && !s.disjoint && ws.dense != nil {
 		if err != nil {
 			clear(ws.dense) // the entries set are not all recorded in a Result
 		} else if res != nil {
@@ -446,9 +536,21 @@ func (s *call) sampleRank(ctx context.Context, rank int, seeds []int64, key uint
 	var res *Result
 	var old []Block // the blocks of a recycled result, whose memory is reused
 	// The batch's nodes grow in ws.nodes and are copied out at the end.
+	// With Disjoint they are keys i*n + v (node v of seed i's subgraph).
 	nodes := ws.nodes[:0]
+	n := s.g.NumNodes
+	var seedTimes []int64
 	if has {
-		nodes = append(nodes, seeds...)
+		if s.disjoint {
+			for i, v := range seeds {
+				nodes = append(nodes, int64(i)*n+v)
+			}
+			if s.temporal {
+				seedTimes = s.waveTimes[slices.Index(s.ranks, rank)]
+			}
+		} else {
+			nodes = append(nodes, seeds...)
+		}
 		if r := s.takeResult(); r != nil {
 			res, old = r, r.Blocks[:cap(r.Blocks)]
 			res.HopCounts = append(r.HopCounts[:0], int64(len(seeds)))
@@ -460,12 +562,18 @@ func (s *call) sampleRank(ctx context.Context, rank int, seeds []int64, key uint
 			}
 			res.HopCounts[0] = int64(len(seeds))
 		}
-		if s.dense {
+		switch {
+		case s.disjoint:
+			ws.table.reset()
+			for i, k := range nodes {
+				ws.table.insert(k, int32(i))
+			}
+		case s.dense:
 			d := ws.denseTable(s.g.NumNodes)
 			for i, v := range seeds {
 				d[v] = int32(i + 1)
 			}
-		} else {
+		default:
 			ws.table.reset()
 			for i, v := range seeds {
 				ws.table.insert(v, int32(i))
@@ -482,12 +590,17 @@ func (s *call) sampleRank(ctx context.Context, rank int, seeds []int64, key uint
 		// The tasks: every frontier node (NodeWise), or those the layer
 		// draw picked, with their counts (LayerWise).
 		tasks, fans, active := frontier, []int64(nil), []int32(nil)
-		if s.req.Scheme == LayerWise {
+		var extras [][]int64
+		switch {
+		case s.req.Scheme == LayerWise:
 			tasks, fans, active = s.layerDraw(ws, frontier, key, h, fanout)
+			extras = [][]int64{fans}
+		case s.disjoint:
+			tasks, extras = ws.splitDisjoint(frontier, n, seedTimes)
 		}
 
 		// Shuffle: push each task to the rank owning its row.
-		send, owners := s.shuffleMessages(ws, tasks, key, fans)
+		send, owners := s.shuffleMessages(ws, tasks, key, extras...)
 		recv, err := s.c.AllToAll(ctx, rank, send, mem.NoStream)
 		if err != nil {
 			return nil, fmt.Errorf("sample: hop %d shuffle: %w", h, err)
@@ -511,10 +624,13 @@ func (s *call) sampleRank(ctx context.Context, rank int, seeds []int64, key uint
 			reuse = old[h]
 		}
 		var block Block
-		if s.req.Scheme == LayerWise {
+		switch {
+		case s.req.Scheme == LayerWise:
 			block, err = s.mergeLayer(ws, frontier, tasks, active, owners, recv, &nodes, h, &reuse)
-		} else {
-			block, err = s.merge(ws, frontier, owners, recv, &nodes, h, &reuse)
+		case s.disjoint:
+			block, err = s.merge(ws, tasks, owners, recv, &nodes, h, &reuse, ws.djSubs)
+		default:
+			block, err = s.merge(ws, frontier, owners, recv, &nodes, h, &reuse, nil)
 		}
 		if err != nil {
 			return nil, err
@@ -527,6 +643,12 @@ func (s *call) sampleRank(ctx context.Context, rank int, seeds []int64, key uint
 	ws.nodes = nodes[:0]
 	if res != nil {
 		switch {
+		case s.disjoint:
+			res.Nodes = grow64(res.Nodes, len(nodes))
+			res.Batch = grow64(res.Batch, len(nodes))
+			for i, k := range nodes {
+				res.Batch[i], res.Nodes[i] = k/n, k%n
+			}
 		case len(nodes) == 0:
 			res.Nodes = slices.Clone(seeds) // nil or empty, as seeds
 		case res.Nodes != nil: // recycled
@@ -534,6 +656,32 @@ func (s *call) sampleRank(ctx context.Context, rank int, seeds []int64, key uint
 		default:
 			res.Nodes = slices.Clone(nodes)
 		}
+		if !s.disjoint {
+			res.Batch = nil
+		}
 	}
 	return res, nil
+}
+
+// splitDisjoint splits a disjoint frontier (keys i*n + v) into its nodes v
+// (the tasks) and the columns the shuffle carries: the subgraph indices i
+// and, when seedTimes is not nil, each task's cutoff seedTimes[i]. They
+// live in ws.
+func (ws *workspace) splitDisjoint(frontier []int64, n int64, seedTimes []int64) ([]int64, [][]int64) {
+	k := len(frontier)
+	tasks := grow64(ws.djTasks, k)
+	subs := grow64(ws.djSubs, k)
+	ws.djTasks, ws.djSubs = tasks, subs
+	for i, x := range frontier {
+		subs[i], tasks[i] = x/n, x%n
+	}
+	if seedTimes == nil {
+		return tasks, [][]int64{subs}
+	}
+	cuts := grow64(ws.djCuts, k)
+	ws.djCuts = cuts
+	for i, sub := range subs {
+		cuts[i] = seedTimes[sub]
+	}
+	return tasks, [][]int64{subs, cuts}
 }

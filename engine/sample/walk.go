@@ -206,7 +206,7 @@ func (s *call) walkRank(ctx context.Context, rank int, seeds []int64, key uint64
 func (s *call) walkStage(ws *workspace, rank int, recv []mem.Buffer, step int) ([]mem.Buffer, error) {
 	lo, hi := s.p.Offsets[rank], s.p.Offsets[rank+1]
 	in := ws.in
-	total, err := readInboxes(in, recv, true, fmt.Sprintf("walk step %d", step), "a walk")
+	total, err := readInboxes(in, recv, layout{fans: true}, fmt.Sprintf("walk step %d", step), "a walk")
 	if err != nil {
 		return nil, err
 	}

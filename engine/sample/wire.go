@@ -69,22 +69,27 @@ func bytesInt64(b []byte) ([]int64, error) {
 
 // shuffleMessages groups the frontier by owning patch. owners[i] is the
 // owner of frontier[i] (nil when there is a single patch). The messages
-// live in ws. When extra is not nil (len(frontier) values: LayerWise's
-// per-task counts, RandomWalk's walker indices), each message carries the
-// extra values of its tasks after them, in the same order.
-func (s *call) shuffleMessages(ws *workspace, frontier []int64, key uint64, extra []int64) ([]mem.Buffer, []int32) {
+// live in ws. Each of extras (len(frontier) values each: LayerWise's
+// per-task counts, RandomWalk's walker indices, Disjoint's subgraph indices
+// and temporal cutoffs) is a column: each message carries its tasks' values
+// of every column after the tasks, column after column, in task order.
+func (s *call) shuffleMessages(ws *workspace, frontier []int64, key uint64, extras ...[]int64) ([]mem.Buffer, []int32) {
 	size := s.c.Size()
 	send := ws.shufSend
 	clear(send)
 	if len(frontier) == 0 {
 		return send, nil
 	}
+	cols := len(extras)
 	if size == 1 {
-		buf := grow64(ws.shuf[0], 1+len(frontier)+len(extra))
+		n := len(frontier)
+		buf := grow64(ws.shuf[0], 1+n*(1+cols))
 		ws.shuf[0] = buf
 		buf[0] = int64(key)
 		copy(buf[1:], frontier)
-		copy(buf[1+len(frontier):], extra)
+		for c, x := range extras {
+			copy(buf[1+n*(1+c):], x)
+		}
 		send[0] = message(buf)
 		return send, nil
 	}
@@ -100,7 +105,7 @@ func (s *call) shuffleMessages(ws *workspace, frontier []int64, key uint64, extr
 		owners[i] = int32(o)
 		count[o]++
 	}
-	if extra != nil {
+	if cols > 0 {
 		if ws.ownerTasks == nil {
 			ws.ownerTasks = make([]int, size)
 		}
@@ -108,11 +113,7 @@ func (s *call) shuffleMessages(ws *workspace, frontier []int64, key uint64, extr
 	}
 	for o, c := range count {
 		if c > 0 {
-			m := 1 + c
-			if extra != nil {
-				m += c
-			}
-			b := grow64(ws.shuf[o], m)
+			b := grow64(ws.shuf[o], 1+c*(1+cols))
 			ws.shuf[o] = b
 			b[0] = int64(key)
 			count[o] = 1 // next free slot
@@ -122,15 +123,15 @@ func (s *call) shuffleMessages(ws *workspace, frontier []int64, key uint64, extr
 		o := owners[i]
 		b := ws.shuf[o]
 		b[count[o]] = v
-		if extra != nil {
-			b[count[o]+ws.ownerTasks[o]] = extra[i]
+		for c, x := range extras {
+			b[count[o]+(c+1)*ws.ownerTasks[o]] = x[i]
 		}
 		count[o]++
 	}
 	for o, c := range count {
 		if c > 0 {
-			if extra != nil {
-				c += ws.ownerTasks[o]
+			if cols > 0 {
+				c += cols * ws.ownerTasks[o]
 			}
 			send[o] = message(ws.shuf[o][:c])
 		}
@@ -142,7 +143,9 @@ func (s *call) shuffleMessages(ws *workspace, frontier []int64, key uint64, extr
 type inbox struct {
 	key   uint64
 	tasks []int64
-	fans  []int64 // LayerWise: per-task fanouts (nil: the hop's fanout)
+	fans  []int64 // LayerWise: per-task fanouts (nil: the hop's fanout); walks: walker indices
+	subs  []int64 // Disjoint: per-task subgraph index (position of its root in the batch)
+	cuts  []int64 // temporal: per-task cutoff time (its root's seed time)
 	base  int     // index of tasks[0] in the flattened task list
 }
 
@@ -155,10 +158,12 @@ func answerSlots(out []int64, ntasks int, off, c int64) (nb, eb []int64) {
 }
 
 // readInboxes parses the task messages recv (recv[j] from rank j: the
-// batch key, then the tasks, then with paired one extra value per task)
-// into in, and returns the number of tasks. where ("hop 2") and kind ("a
-// layer-wise") name the round and the message in errors.
-func readInboxes(in []inbox, recv []mem.Buffer, paired bool, where, kind string) (int, error) {
+// batch key, then the tasks, then cols columns of one value per task) into
+// in, and returns the number of tasks. The columns go to fans, subs and
+// cuts as lay says. where ("hop 2") and kind ("a layer-wise") name the
+// round and the message in errors.
+func readInboxes(in []inbox, recv []mem.Buffer, lay layout, where, kind string) (int, error) {
+	cols := lay.cols()
 	total := 0
 	for j, b := range recv {
 		m, err := messageInt64s(b)
@@ -170,19 +175,38 @@ func readInboxes(in []inbox, recv []mem.Buffer, paired bool, where, kind string)
 			continue
 		}
 		in[j].key = uint64(m[0])
-		if !paired {
-			in[j].tasks = m[1:]
-			total += len(m) - 1
-			continue
-		}
-		if (len(m)-1)%2 != 0 {
+		if (len(m)-1)%(1+cols) != 0 {
 			return 0, fmt.Errorf("sample: %s: from rank %d: %s message of %d values", where, j, kind, len(m))
 		}
-		k := (len(m) - 1) / 2
-		in[j].tasks, in[j].fans = m[1:1+k], m[1+k:]
+		k := (len(m) - 1) / (1 + cols)
+		in[j].tasks = m[1 : 1+k]
+		c := 1 + k
+		if lay.fans {
+			in[j].fans, c = m[c:c+k], c+k
+		}
+		if lay.subs {
+			in[j].subs, c = m[c:c+k], c+k
+		}
+		if lay.cuts {
+			in[j].cuts = m[c : c+k]
+		}
 		total += k
 	}
 	return total, nil
+}
+
+// layout says which columns a shuffle message carries after its tasks, in
+// this order.
+type layout struct{ fans, subs, cuts bool }
+
+func (l layout) cols() int {
+	n := 0
+	for _, b := range []bool{l.fans, l.subs, l.cuts} {
+		if b {
+			n++
+		}
+	}
+	return n
 }
 
 // inboxOf returns the index of the inbox holding task t (an index into the

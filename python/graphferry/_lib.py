@@ -143,6 +143,13 @@ GF_FIELD_INPUT_INDEX = 3
 GF_FIELD_INDPTR = 4
 GF_FIELD_INDICES = 5
 GF_FIELD_EDGE_IDS = 6
+GF_FIELD_BATCH = 7
+
+GF_TEMPORAL_NONE = 0
+GF_TEMPORAL_NODE = 1
+GF_TEMPORAL_EDGE = 2
+GF_TEMPORAL_UNIFORM = 0
+GF_TEMPORAL_LAST = 1
 
 # ---------------------------------------------------------------------------
 # Structs
@@ -175,6 +182,9 @@ class gf_graph_options(ctypes.Structure):
 #   int32_t replace; int32_t frontier; uint64_t seed; int32_t num_threads;
 #   int32_t scheme; int32_t biased; int32_t layer_without_replacement;
 #   const DLTensor *exclude_edges; int32_t layer_dependency;
+#   int32_t num_relations; const int32_t *relation_fanouts;
+#   int32_t disjoint; int32_t temporal; int32_t temporal_strategy;
+#   const DLTensor *seed_times;
 # } gf_sample_options;
 class gf_sample_options(ctypes.Structure):
     _fields_ = [
@@ -190,6 +200,12 @@ class gf_sample_options(ctypes.Structure):
         ("layer_without_replacement", ctypes.c_int32),
         ("exclude_edges", ctypes.POINTER(DLTensor)),
         ("layer_dependency", ctypes.c_int32),
+        ("num_relations", ctypes.c_int32),
+        ("relation_fanouts", ctypes.POINTER(ctypes.c_int32)),
+        ("disjoint", ctypes.c_int32),
+        ("temporal", ctypes.c_int32),
+        ("temporal_strategy", ctypes.c_int32),
+        ("seed_times", ctypes.POINTER(DLTensor)),
     ]
 
     def __init__(self, **fields):
@@ -202,6 +218,7 @@ class gf_sample_options(ctypes.Structure):
 #   int32_t queue_capacity;
 #   int32_t num_feature_names; const char *const *feature_names;
 #   int32_t num_label_names; const char *const *label_names;
+#   const DLTensor *seed_times;
 # } gf_loader_options;
 class gf_loader_options(ctypes.Structure):
     _fields_ = [
@@ -216,6 +233,7 @@ class gf_loader_options(ctypes.Structure):
         ("feature_names", ctypes.POINTER(ctypes.c_char_p)),
         ("num_label_names", ctypes.c_int32),
         ("label_names", ctypes.POINTER(ctypes.c_char_p)),
+        ("seed_times", ctypes.POINTER(DLTensor)),
     ]
 
     def __init__(self, **fields):
@@ -531,6 +549,53 @@ def gf_graph_set_edge_weights(graph: gf_graph_p | None, weights: CtypesRef, /) -
 # int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights);
 @cfunc("gf_graph_set_source_weights", [gf_graph_p_ctypes, DLTensor_p], ctypes.c_int)
 def gf_graph_set_source_weights(graph: gf_graph_p | None, weights: CtypesRef, /) -> int: ...
+
+
+# int gf_graph_set_types(gf_graph *graph, int32_t num_node_types, const int64_t *node_offsets,
+#                        int32_t num_relations, const int64_t *edge_offsets,
+#                        const int32_t *relation_src_type, const int32_t *relation_dst_type);
+@cfunc(
+    "gf_graph_set_types",
+    [
+        gf_graph_p_ctypes,
+        ctypes.c_int32,
+        ctypes.POINTER(ctypes.c_int64),
+        ctypes.c_int32,
+        ctypes.POINTER(ctypes.c_int64),
+        ctypes.POINTER(ctypes.c_int32),
+        ctypes.POINTER(ctypes.c_int32),
+    ],
+    ctypes.c_int,
+)
+def gf_graph_set_types(
+    graph: gf_graph_p | None,
+    num_node_types: int,
+    node_offsets: Any,
+    num_relations: int,
+    edge_offsets: Any,
+    relation_src_type: Any,
+    relation_dst_type: Any,
+    /,
+) -> int: ...
+
+
+# int gf_graph_num_types(const gf_graph *graph, int32_t *num_node_types, int32_t *num_relations);
+@cfunc(
+    "gf_graph_num_types",
+    [gf_graph_p_ctypes, ctypes.POINTER(ctypes.c_int32), ctypes.POINTER(ctypes.c_int32)],
+    ctypes.c_int,
+)
+def gf_graph_num_types(graph: gf_graph_p | None, num_node_types: CtypesRef, num_relations: CtypesRef, /) -> int: ...
+
+
+# int gf_graph_set_node_time(gf_graph *graph, const DLTensor *time);
+@cfunc("gf_graph_set_node_time", [gf_graph_p_ctypes, DLTensor_p], ctypes.c_int)
+def gf_graph_set_node_time(graph: gf_graph_p | None, time: CtypesRef, /) -> int: ...
+
+
+# int gf_graph_set_edge_time(gf_graph *graph, const DLTensor *time);
+@cfunc("gf_graph_set_edge_time", [gf_graph_p_ctypes, DLTensor_p], ctypes.c_int)
+def gf_graph_set_edge_time(graph: gf_graph_p | None, time: CtypesRef, /) -> int: ...
 
 
 # int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);

@@ -26,6 +26,8 @@ __all__ = ["SampleOptions"]
 
 _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 _FRONTIERS = {"all": _lib.GF_FRONTIER_ALL, "new": _lib.GF_FRONTIER_NEW}
+_TEMPORAL = {None: _lib.GF_TEMPORAL_NONE, "node": _lib.GF_TEMPORAL_NODE, "edge": _lib.GF_TEMPORAL_EDGE}
+_TEMPORAL_STRATEGIES = {"uniform": _lib.GF_TEMPORAL_UNIFORM, "last": _lib.GF_TEMPORAL_LAST}
 _SCHEMES = {
     "node": _lib.GF_SCHEME_NODE_WISE,
     "layer": _lib.GF_SCHEME_LAYER_WISE,
@@ -45,6 +47,34 @@ def fanout_values(fanouts: Any, name: str = "fanouts") -> tuple[int, ...]:
         if not _INT32_MIN <= v <= _INT32_MAX:
             raise ValueError(f"'{name}[{i}]' = {v} does not fit in an int32")
     return values
+
+
+def relation_fanout_values(value: Any) -> tuple[tuple[int, ...], ...] | None:
+    """Per-hop, per-relation fan-outs as a tuple of int tuples (None stays
+    None). Every hop must list the same number of relations."""
+    if value is None:
+        return None
+    if isinstance(value, torch.Tensor):
+        value = value.tolist()
+    if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+        raise TypeError(f"'relation_fanouts' must be a list (per hop) of lists of ints (got '{type(value).__name__}')")
+    rows = tuple(fanout_values(row, f"relation_fanouts[{h}]") for h, row in enumerate(value))
+    if not rows:
+        raise ValueError("'relation_fanouts' is empty (want one list of per-relation fan-outs per hop)")
+    for h, row in enumerate(rows):
+        if len(row) != len(rows[0]) or not row:
+            raise ValueError(
+                f"'relation_fanouts[{h}]' has {len(row)} entries, 'relation_fanouts[0]' {len(rows[0])} "
+                "(want one fan-out per relation, the same relations every hop)"
+            )
+    return rows
+
+
+def _check_choice(value: Any, name: str, choices: dict) -> Any:
+    if value not in choices or isinstance(value, bool):
+        allowed = ", ".join(repr(c) for c in choices)
+        raise ValueError(f"'{name}' must be one of {allowed} (got {value!r})")
+    return value
 
 
 def check_scheme(scheme: Any) -> str:
@@ -85,6 +115,24 @@ class SampleOptions:
         exclude_edges (Tensor, optional): edge ids never sampled.
         seed (int): seed of the random streams.
         num_threads (int): worker threads; ``<= 0`` uses every core.
+        relation_fanouts (tuple of tuple of int, optional): on a typed graph
+            (:meth:`Graph.set_types`), the fan-out per hop and per relation
+            index: a frontier node samples ``relation_fanouts[h][r]`` of its
+            in-edges of every relation ``r`` into its type (``-1`` all, ``0``
+            none). ``fanouts`` is then ignored (pass ``()`` or the hops'
+            maxima). Not with ``scheme="layer"``.
+        disjoint (bool): every seed is its own subgraph (PyG's
+            ``disjoint=True``; seeds may repeat); needs ``frontier="new"``.
+            The result's ``batch`` gives each node's seed position.
+        temporal (str, optional): ``"node"`` or ``"edge"``: only neighbours
+            (edges) whose time (:meth:`Graph.set_node_time` /
+            :meth:`Graph.set_edge_time`) is ``<=`` the subgraph's seed time
+            are sampled; needs ``disjoint`` and ``seed_times``.
+        temporal_strategy (str): ``"uniform"`` or ``"last"`` (the fan-out
+            candidates with the largest times; ties: the later in-edge).
+        seed_times (Tensor, optional): int64 ``[B]``, one time per seed, for
+            :func:`~graphferry.sample_neighbors` (loaders take
+            ``seed_times=`` themselves).
     """
 
     fanouts: tuple[int, ...]
@@ -98,6 +146,11 @@ class SampleOptions:
     exclude_edges: Any = field(default=None, compare=False)
     seed: int = 0
     num_threads: int = 0
+    relation_fanouts: Any = None
+    disjoint: bool = False
+    temporal: Any = None
+    temporal_strategy: str = "uniform"
+    seed_times: Any = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         # Normalised in place once; the instance is frozen afterwards.
@@ -111,6 +164,13 @@ class SampleOptions:
         set_(self, "layer_dependency", bool(self.layer_dependency))
         set_(self, "seed", _as_int(self.seed, "seed"))
         set_(self, "num_threads", _as_int(self.num_threads, "num_threads"))
+        set_(self, "relation_fanouts", relation_fanout_values(self.relation_fanouts))
+        if self.relation_fanouts is not None and not self.fanouts:
+            # The hop count is what fanouts still says.
+            set_(self, "fanouts", tuple(max(row) for row in self.relation_fanouts))
+        set_(self, "disjoint", bool(self.disjoint))
+        set_(self, "temporal", _check_choice(self.temporal, "temporal", _TEMPORAL))
+        set_(self, "temporal_strategy", _check_choice(self.temporal_strategy, "temporal_strategy", _TEMPORAL_STRATEGIES))
 
     def replace_fields(self, **changes: Any) -> SampleOptions:
         """A copy with ``changes`` applied (and validated)."""
@@ -118,11 +178,18 @@ class SampleOptions:
 
     def to_c(self) -> tuple[_lib.gf_sample_options, Any]:
         """The C struct, and what must stay alive as long as it is used (the
-        fan-out array and the borrowed ``exclude_edges``)."""
+        fan-out arrays and the borrowed tensors)."""
         array = (ctypes.c_int32 * max(len(self.fanouts), 1))(*self.fanouts)
         excluded = borrow(self.exclude_edges, "exclude_edges")
+        times = borrow(self.seed_times, "seed_times")
+        rel = None
+        num_hops = len(self.fanouts)
+        if self.relation_fanouts is not None:
+            flat = [f for row in self.relation_fanouts for f in row]
+            rel = (ctypes.c_int32 * len(flat))(*flat)
+            num_hops = len(self.relation_fanouts)
         opts = _lib.gf_sample_options(
-            num_hops=len(self.fanouts),
+            num_hops=num_hops,
             fanouts=ctypes.cast(array, ctypes.POINTER(ctypes.c_int32)),
             replace=int(self.replace),
             frontier=_FRONTIERS[self.frontier],
@@ -133,5 +200,11 @@ class SampleOptions:
             layer_without_replacement=int(self.layer_without_replacement),
             exclude_edges=ctypes.pointer(excluded.dltensor) if excluded is not None else None,
             layer_dependency=int(self.layer_dependency),
+            num_relations=len(self.relation_fanouts[0]) if self.relation_fanouts is not None else 0,
+            relation_fanouts=ctypes.cast(rel, ctypes.POINTER(ctypes.c_int32)) if rel is not None else None,
+            disjoint=int(self.disjoint),
+            temporal=_TEMPORAL[self.temporal],
+            temporal_strategy=_TEMPORAL_STRATEGIES[self.temporal_strategy],
+            seed_times=ctypes.pointer(times.dltensor) if times is not None else None,
         )
-        return opts, (array, excluded)
+        return opts, (array, excluded, rel, times)

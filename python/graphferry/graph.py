@@ -73,6 +73,19 @@ def _encode_name(name: Any, what: str = "name") -> bytes:
     return name.encode("utf-8")
 
 
+def _int_list(values: Any, name: str) -> list[int]:
+    """A sequence (or 1-D tensor) of ints as a list, each checked by
+    :func:`_as_int`."""
+    if isinstance(values, (torch.Tensor, np.ndarray)):
+        values = values.tolist()
+    if isinstance(values, (str, bytes)) or not hasattr(values, "__iter__"):
+        raise TypeError(f"'{name}' must be a sequence of ints (got '{type(values).__name__}')")
+    out = [_as_int(v, f"{name}[{i}]") for i, v in enumerate(values)]
+    if not out and name.endswith("offsets"):
+        raise ValueError(f"'{name}' is empty (want at least 2 offsets)")
+    return out
+
+
 def _weights(weights: TensorLike) -> BorrowedTensor:
     """Borrows a weight tensor; a bool mask counts as weights 0/1."""
     borrowed = BorrowedTensor(weights, "weights")
@@ -557,6 +570,100 @@ class Graph(Closeable):
         """
         borrowed = _weights(weights)  # kept alive across the call
         _lib.gf_graph_set_source_weights(self._handle, borrowed.ref)
+
+    # -- typed (heterogeneous) graphs and times ---------------------------------
+
+    def set_types(
+        self,
+        node_offsets: Any,
+        edge_offsets: Any,
+        relation_src_type: Any,
+        relation_dst_type: Any,
+    ) -> None:
+        r"""Makes the graph typed (heterogeneous), replacing earlier types.
+
+        The graph is one graph over a global id space (DGL's
+        ``to_homogeneous`` numbering): node type ``t`` owns the original ids
+        ``[node_offsets[t], node_offsets[t+1])``; relation ``r``, from nodes
+        of type ``relation_src_type[r]`` to nodes of type
+        ``relation_dst_type[r]``, owns the edge ids
+        ``[edge_offsets[r], edge_offsets[r+1])``; every node's in-edges are
+        grouped by relation in increasing order (an edge list given relation
+        by relation, edge id = position, gives exactly that). Names are the
+        caller's; the engine knows indices.
+
+        Args:
+            node_offsets (sequence of int): ``T+1`` values from 0 to
+                ``num_nodes``.
+            edge_offsets (sequence of int): ``R+1`` values from 0 to
+                ``num_edges``.
+            relation_src_type, relation_dst_type (sequence of int): ``R``
+                node type indices each.
+
+        Raises:
+            InvalidArgumentError: offsets or types out of range, an edge
+                whose end points' types are not its relation's, or in-edges
+                not grouped by relation (the message names the node).
+            GraphferryError: (``GF_ESTATE``) loaders are open on the graph.
+        """
+        nodes = _int_list(node_offsets, "node_offsets")
+        edges = _int_list(edge_offsets, "edge_offsets")
+        src = _int_list(relation_src_type, "relation_src_type")
+        dst = _int_list(relation_dst_type, "relation_dst_type")
+        num_rel = len(edges) - 1
+        if len(src) != num_rel or len(dst) != num_rel:
+            raise ValueError(
+                f"relation_src_type and relation_dst_type need one entry per relation ({num_rel}); "
+                f"got {len(src)} and {len(dst)}"
+            )
+        for name, values, bits in (
+            ("node_offsets", nodes, 64),
+            ("edge_offsets", edges, 64),
+            ("relation_src_type", src, 32),
+            ("relation_dst_type", dst, 32),
+        ):
+            for i, v in enumerate(values):
+                if not -(2 ** (bits - 1)) <= v < 2 ** (bits - 1):
+                    raise ValueError(f"'{name}[{i}]' = {v} does not fit in an int{bits}")
+        node_array = (ctypes.c_int64 * max(len(nodes), 1))(*nodes)
+        edge_array = (ctypes.c_int64 * max(len(edges), 1))(*edges)
+        src_array = (ctypes.c_int32 * max(len(src), 1))(*src)
+        dst_array = (ctypes.c_int32 * max(len(dst), 1))(*dst)
+        _lib.gf_graph_set_types(
+            self._handle,
+            len(nodes) - 1,
+            node_array,
+            num_rel,
+            edge_array,
+            src_array,
+            dst_array,
+        )
+
+    @property
+    def num_types(self) -> tuple[int, int]:
+        """``(number of node types, number of relations)``; ``(0, 0)`` for an
+        untyped graph."""
+        nt, nr = ctypes.c_int32(), ctypes.c_int32()
+        _lib.gf_graph_num_types(self._handle, ctypes.byref(nt), ctypes.byref(nr))
+        return nt.value, nr.value
+
+    def set_node_time(self, time: TensorLike) -> None:
+        """Sets the time of every node (int64 ``[num_nodes]``, by original
+        id; copied) for temporal sampling (``temporal="node"``).
+
+        Raises:
+            InvalidArgumentError: a wrong length. TypeMismatchError: not int64.
+            GraphferryError: (``GF_ESTATE``) loaders are open on the graph.
+        """
+        borrowed = BorrowedTensor(time, "time")
+        _lib.gf_graph_set_node_time(self._handle, borrowed.ref)
+
+    def set_edge_time(self, time: TensorLike) -> None:
+        """Sets the time of every edge (int64, indexed by edge id: more
+        entries than the largest edge id; copied) for temporal sampling
+        (``temporal="edge"``). Raises as :meth:`set_node_time`."""
+        borrowed = BorrowedTensor(time, "time")
+        _lib.gf_graph_set_edge_time(self._handle, borrowed.ref)
 
     def get_node_data(self, name: str) -> torch.Tensor:
         """A copy of the node data ``name``, rows in original node order."""

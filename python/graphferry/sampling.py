@@ -33,7 +33,7 @@ import numpy as np
 import torch
 
 from . import _lib
-from ._dlpack import BorrowedTensor, tensor_from_managed
+from ._dlpack import BorrowedTensor, borrow, tensor_from_managed
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats, cache_options, read_stats, set_cache
@@ -97,6 +97,9 @@ class SampledSubgraph:
         node_data (dict): the loader's feature names -> one row per node of
             ``nodes``.
         labels (dict): the loader's label names -> one row per seed.
+        batch (Tensor, optional): disjoint batches only (``disjoint=True``):
+            int64, one entry per node of ``nodes``, the position (in the
+            batch's seeds) of the seed whose subgraph the node belongs to.
     """
 
     nodes: torch.Tensor
@@ -105,6 +108,7 @@ class SampledSubgraph:
     input_index: torch.Tensor | None = None
     node_data: dict[str, torch.Tensor] = field(default_factory=dict)
     labels: dict[str, torch.Tensor] = field(default_factory=dict)
+    batch: torch.Tensor | None = None
 
     @property
     def batch_size(self) -> int:
@@ -157,6 +161,7 @@ class _Batch(Closeable):
         *,
         input_index: bool = False,
         frontier_all: bool = False,
+        disjoint: bool = False,
     ) -> SampledSubgraph:
         """Moves every field out into a :class:`SampledSubgraph`."""
         blocks = []
@@ -185,6 +190,7 @@ class _Batch(Closeable):
             input_index=self.take(_lib.GF_FIELD_INPUT_INDEX) if input_index else None,
             node_data={name: self.take_node_data(raw) for name, raw in feature_names},
             labels={name: self.take_node_data(raw) for name, raw in label_names},
+            batch=self.take(_lib.GF_FIELD_BATCH) if disjoint else None,
         )
 
     def _free(self) -> None:
@@ -222,6 +228,11 @@ def sample_neighbors(
     layer_without_replacement: bool = False,
     exclude_edges: Any = None,
     layer_dependency: bool = False,
+    relation_fanouts: Any = None,
+    disjoint: bool = False,
+    temporal: str | None = None,
+    temporal_strategy: str = "uniform",
+    seed_times: Any = None,
 ) -> SampledSubgraph:
     r"""Samples the multi-hop neighbourhood of ``seeds`` synchronously with
     the collective sampling primitive (``gf_sample``).
@@ -261,6 +272,20 @@ def sample_neighbors(
             ids not in the graph are ignored. (default: :obj:`None`)
         layer_dependency (bool): with ``scheme="labor"``, every hop uses the
             same variates. (default: :obj:`False`)
+        relation_fanouts (list of list of int, optional): on a typed graph
+            (:meth:`Graph.set_types`), the fan-out per hop and per relation
+            index (``fanouts`` is then ignored; pass ``()``). See
+            :class:`SampleOptions`. (default: :obj:`None`)
+        disjoint (bool): every seed its own subgraph (seeds may repeat;
+            needs ``frontier="new"``); the result has ``batch``.
+            (default: :obj:`False`)
+        temporal (str, optional): ``"node"`` or ``"edge"`` times bound each
+            subgraph's neighbours by its seed time (needs ``disjoint`` and
+            ``seed_times``). (default: :obj:`None`)
+        temporal_strategy (str): ``"uniform"`` or ``"last"``.
+            (default: :obj:`"uniform"`)
+        seed_times (Tensor, optional): int64 ``[B]``, one time per seed.
+            (default: :obj:`None`)
 
     .. code-block:: python
 
@@ -280,6 +305,11 @@ def sample_neighbors(
         exclude_edges=exclude_edges,
         seed=seed,
         num_threads=num_threads,
+        relation_fanouts=relation_fanouts,
+        disjoint=disjoint,
+        temporal=temporal,
+        temporal_strategy=temporal_strategy,
+        seed_times=seed_times,
     )
     return sample_with_options(graph, seeds, options)
 
@@ -292,7 +322,7 @@ def sample_with_options(graph: Graph, seeds: Any, options: SampleOptions) -> Sam
     out = ctypes.c_void_p()
     _lib.gf_sample(graph.handle, borrowed.ref, ctypes.byref(opts), ctypes.byref(out))
     with _Batch(out.value) as batch:
-        return batch.read(frontier_all=options.frontier == "all")
+        return batch.read(frontier_all=options.frontier == "all", disjoint=options.disjoint)
 
 
 def random_walk(
@@ -419,6 +449,11 @@ class Loader(Closeable):
         biased: bool = False,
         layer_without_replacement: bool = False,
         exclude_edges: Any = None,
+        relation_fanouts: Any = None,
+        disjoint: bool = False,
+        temporal: str | None = None,
+        temporal_strategy: str = "uniform",
+        seed_times: Any = None,
     ):
         options = SampleOptions(
             fanouts,
@@ -430,6 +465,10 @@ class Loader(Closeable):
             exclude_edges=exclude_edges,
             seed=random_seed() if seed is None else seed,
             num_threads=num_threads,
+            relation_fanouts=relation_fanouts,
+            disjoint=disjoint,
+            temporal=temporal,
+            temporal_strategy=temporal_strategy,
         )
         self._open(
             graph,
@@ -441,6 +480,7 @@ class Loader(Closeable):
             queue_capacity=queue_capacity,
             feature_names=feature_names,
             label_names=label_names,
+            seed_times=seed_times,
         )
 
     @classmethod
@@ -456,9 +496,11 @@ class Loader(Closeable):
         queue_capacity: int = 2,
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
+        seed_times: Any = None,
     ) -> Loader:
         """A loader sampling with ``options``; ``options.seed`` also seeds the
-        per-epoch shuffles."""
+        per-epoch shuffles. ``seed_times`` (int64, one per seed, permuted with
+        them) is for temporal options."""
         self = cls.__new__(cls)
         self._open(
             graph,
@@ -470,6 +512,7 @@ class Loader(Closeable):
             queue_capacity=queue_capacity,
             feature_names=feature_names,
             label_names=label_names,
+            seed_times=seed_times,
         )
         return self
 
@@ -485,6 +528,7 @@ class Loader(Closeable):
         queue_capacity: int,
         feature_names: Sequence[str],
         label_names: Sequence[str],
+        seed_times: Any = None,
     ) -> None:
         self._handle: int | None = None
         self._exit_stack = contextlib.ExitStack()
@@ -496,6 +540,7 @@ class Loader(Closeable):
         self.options = options
         self.frontier = options.frontier
         self._sample, self._keep = options.to_c()
+        self._seed_times = borrow(seed_times, "seed_times")
         self._features = [(n, _encode_name(n, "feature_names")) for n in _names(feature_names, "feature_names")]
         self._labels = [(n, _encode_name(n, "label_names")) for n in _names(label_names, "label_names")]
         self._feature_array = (ctypes.c_char_p * max(len(self._features), 1))(*[b for _, b in self._features])
@@ -511,6 +556,7 @@ class Loader(Closeable):
             feature_names=ctypes.cast(self._feature_array, ctypes.POINTER(ctypes.c_char_p)),
             num_label_names=len(self._labels),
             label_names=ctypes.cast(self._label_array, ctypes.POINTER(ctypes.c_char_p)),
+            seed_times=ctypes.pointer(self._seed_times.dltensor) if self._seed_times is not None else None,
         )
         if graph.closed:
             raise _closed_error("graphferry.Loader: the graph was closed")
@@ -590,6 +636,7 @@ class Loader(Closeable):
                 self._labels,
                 input_index=True,
                 frontier_all=self.frontier == "all",
+                disjoint=self.options.disjoint,
             )
 
     def stats(self) -> LoaderStats:
