@@ -34,14 +34,6 @@ NUM = {"paper": 60, "author": 40, "institution": 6}
 FANOUTS = {WRITES: [3, 2], REV_WRITES: [2, 1], CITES: [4, 2], AFFILIATED: [1, 1], EMPLOYS: [5, 5]}
 
 
-def engine_typed() -> bool:
-    """Whether the engine samples per relation (hx-engine's typed topology)."""
-    return hasattr(graphferry.Graph, "set_types")
-
-
-needs_typed = pytest.mark.skipif(not engine_typed(), reason="the engine has no typed topology yet")
-
-
 def make_hetero(seed: int = 0) -> HeteroData:
     g = torch.Generator().manual_seed(seed)
     data = HeteroData()
@@ -342,7 +334,6 @@ def test_homogeneous_sampler_refuses_dict_fanouts():
 # NeighborLoader and Sampler (the engine's per-relation fan-outs)
 
 
-@needs_typed
 def test_neighbor_loader_hetero_fields(data):
     mask = data["paper"].train_mask
     loader = gfpyg.NeighborLoader(data, FANOUTS, input_nodes=("paper", mask), batch_size=8, seed=0)
@@ -357,7 +348,6 @@ def test_neighbor_loader_hetero_fields(data):
     loader.close()
 
 
-@needs_typed
 def test_neighbor_loader_hetero_list_fanouts_shuffle_and_call(data):
     loader = gfpyg.NeighborLoader(data, [2, 2], input_nodes=("author", None), batch_size=16, shuffle=True, seed=3)
     seen = []
@@ -371,7 +361,6 @@ def test_neighbor_loader_hetero_list_fanouts_shuffle_and_call(data):
     loader.close()
 
 
-@needs_typed
 def test_neighbor_loader_hetero_is_reproducible(data):
     def epoch():
         loader = gfpyg.NeighborLoader(data, FANOUTS, input_nodes="paper", batch_size=20, shuffle=True, seed=11)
@@ -384,7 +373,6 @@ def test_neighbor_loader_hetero_is_reproducible(data):
             assert torch.equal(torch.as_tensor(x), torch.as_tensor(y))
 
 
-@needs_typed
 def test_neighbor_loader_hetero_replace_and_zero_fanout(data):
     fan = {**FANOUTS, CITES: [0, 6], WRITES: [5, 5]}
     loader = gfpyg.NeighborLoader(data, fan, input_nodes=("paper", torch.arange(10)), batch_size=10, replace=True)
@@ -394,7 +382,6 @@ def test_neighbor_loader_hetero_replace_and_zero_fanout(data):
     loader.close()
 
 
-@needs_typed
 def test_sampler_in_pyg_nodeloader_hetero(data):
     sampler = gfpyg.Sampler(data, FANOUTS, seed=4)
     assert isinstance(sampler, gfpyg.Sampler)
@@ -414,7 +401,6 @@ def test_sampler_in_pyg_nodeloader_hetero(data):
     assert out.node["paper"][0].item() == 3
 
 
-@needs_typed
 def test_sampler_and_loader_same_batch_with_bidirectional(data):
     """Our loader and PyG's NodeLoader with our Sampler make the same batch
     from the same seed."""
@@ -434,7 +420,6 @@ def test_sampler_and_loader_same_batch_with_bidirectional(data):
     ours.close()
 
 
-@needs_typed
 def test_hetero_exclude_edges(data):
     excluded = torch.arange(200)  # every "cites" edge
     loader = gfpyg.NeighborLoader(
@@ -445,7 +430,6 @@ def test_hetero_exclude_edges(data):
     loader.close()
 
 
-@needs_typed
 def test_hetero_errors(data):
     with pytest.raises(ValueError, match="unknown edge type"):
         gfpyg.NeighborLoader(data, {**FANOUTS, ("paper", "likes", "paper"): [1, 1]}, input_nodes="paper")
@@ -464,7 +448,6 @@ def test_hetero_errors(data):
         sampler.sample_from_nodes(NodeSamplerInput(input_id=None, node=torch.tensor([1]), input_type="venue"))
 
 
-@needs_typed
 def test_one_hop_edges_as_dgl_sample_neighbors(data):
     """Against DGL's heterogeneous sample_neighbors on the same graph: with
     every neighbour taken, the same edges per edge type; with fan-outs, the
@@ -489,7 +472,6 @@ def test_one_hop_edges_as_dgl_sample_neighbors(data):
             assert torch.equal(ours, dgls), et
 
 
-@needs_typed
 def test_uniform_per_relation():
     """Each relation's fan-out draws uniformly among that relation's in-edges
     only: 300 destinations with 6 in-edges of relation A and 6 of relation
