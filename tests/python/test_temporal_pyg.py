@@ -273,6 +273,7 @@ def make_hetero(seed: int = 0) -> HeteroData:
     data = HeteroData()
     data["paper"].x = torch.randn(80, 4, generator=g)
     data["paper"].time = torch.randint(0, 50, (80,), generator=g)
+    data["author"].num_nodes = 50
     data["author"].time = torch.randint(0, 50, (50,), generator=g)
     data["institution"].num_nodes = 5  # no times: never filtered out
     src, dst = torch.randint(0, 50, (240,), generator=g), torch.randint(0, 80, (240,), generator=g)
