@@ -121,6 +121,37 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, err
 	return req, int(o.num_threads), nil
 }
 
+// sampleSeedTimes reads gf_sample's options->seed_times (o already passed
+// sampleOptions): required iff req is temporal, one int64 per seed.
+func sampleSeedTimes(o *C.gf_sample_options, req sample.Request, numSeeds int) ([]int64, error) {
+	o, err := readOptions(o, "options", sampleOptionsLayout)
+	if err != nil {
+		return nil, err
+	}
+	if o.seed_times == nil {
+		if req.Temporal != sample.TemporalNone {
+			return nil, errorf(gfEInval, "options->seed_times is NULL but options->temporal is set (want one time per seed)")
+		}
+		return nil, nil
+	}
+	if req.Temporal == sample.TemporalNone {
+		return nil, errorf(gfEInval, "options->seed_times is set but options->temporal is GF_TEMPORAL_NONE")
+	}
+	return seedTimes(o.seed_times, "options->seed_times", numSeeds)
+}
+
+// seedTimes copies t, a 1-D int64 tensor of numSeeds entries.
+func seedTimes(t *C.DLTensor, arg string, numSeeds int) ([]int64, error) {
+	v, err := int64Vector(t, arg)
+	if err != nil {
+		return nil, err
+	}
+	if len(v) != numSeeds {
+		return nil, errorf(gfEInval, "%s has %d entries for %d seeds (want one time per seed)", arg, len(v), numSeeds)
+	}
+	return append([]int64(nil), v...), nil
+}
+
 // ---------------------------------------------------------------------------
 // Batches
 
@@ -161,6 +192,11 @@ func (o *batchObj) field(field, layer int32) (*mem.Tensor, error) {
 		return &o.b.Blocks[layer].Indices, nil
 	case C.GF_FIELD_EDGE_IDS:
 		return &o.b.Blocks[layer].EdgeIDs, nil
+	case C.GF_FIELD_BATCH:
+		if o.b.Batch.Shape == nil {
+			return nil, errorf(gfEInval, "field GF_FIELD_BATCH: the batch is not disjoint (sample with options->disjoint set)")
+		}
+		return &o.b.Batch, nil
 	}
 	return nil, errorf(gfEInval, "field = %d is not a GF_FIELD_* value", field)
 }
@@ -305,7 +341,11 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 		if err != nil {
 			return err
 		}
-		b, err := g.Sample(seeds, req, threads, cAlloc{})
+		times, err := sampleSeedTimes(o, req, len(seeds))
+		if err != nil {
+			return err
+		}
+		b, err := g.SampleTimed(seeds, times, req, threads, cAlloc{})
 		if err != nil {
 			return err
 		}
@@ -377,7 +417,19 @@ func loaderArgs(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *
 	if err != nil {
 		return nil, nil, req, lopt, err
 	}
+	var times []int64
+	if o.seed_times != nil {
+		if req.Temporal == sample.TemporalNone {
+			return nil, nil, req, lopt, errorf(gfEInval, "options->seed_times is set but options->sample->temporal is GF_TEMPORAL_NONE")
+		}
+		if times, err = seedTimes(o.seed_times, "options->seed_times", len(seeds)); err != nil {
+			return nil, nil, req, lopt, err
+		}
+	} else if req.Temporal != sample.TemporalNone {
+		return nil, nil, req, lopt, errorf(gfEInval, "options->seed_times is NULL but options->sample->temporal is set (a temporal loader needs one time per seed)")
+	}
 	lopt = pipeline.Options{
+		SeedTimes:     times,
 		BatchSize:     int(o.batch_size),
 		Shuffle:       o.shuffle != 0,
 		DropLast:      o.drop_last != 0,

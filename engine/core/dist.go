@@ -97,6 +97,9 @@ func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, req sample.Request, l
 	if lopt.BatchSize <= 0 {
 		return nil, errorf(nil, "batch size = %d is invalid (want > 0)", lopt.BatchSize)
 	}
+	if req.Disjoint || req.Temporal != sample.TemporalNone || lopt.SeedTimes != nil {
+		return nil, errorf(nil, "distributed loaders do not support disjoint or temporal sampling yet")
+	}
 	if lopt.QueueCapacity <= 0 {
 		lopt.QueueCapacity = 2
 	}

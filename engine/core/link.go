@@ -132,6 +132,9 @@ func (g *Graph) NewEdgeSampler(opt EdgeSamplerOptions) (*EdgeSampler, error) {
 	default:
 		return nil, errorf(nil, "link mode = %d, must be DGL (%d) or PyG (%d)", opt.Mode, LinkDGL, LinkPyG)
 	}
+	if opt.Request.Disjoint || opt.Request.Temporal != sample.TemporalNone {
+		return nil, errorf(nil, "edge samplers do not support disjoint or temporal sampling")
+	}
 	if err := g.acquire(); err != nil {
 		return nil, err
 	}

@@ -57,6 +57,13 @@ func (g *Graph) OpenLoader(seeds []int64, req sample.Request, lopt pipeline.Opti
 	if err != nil {
 		return nil, err
 	}
+	if req.Temporal != sample.TemporalNone && lopt.SeedTimes == nil {
+		return nil, errorf(nil, "a temporal loader needs seed times (one per seed)")
+	}
+	if req.Temporal == sample.TemporalNone && lopt.SeedTimes != nil {
+		return nil, errorf(nil, "seed times are given but the request is not temporal")
+	}
+	lopt.RepeatedSeeds = req.Disjoint
 	pl, err := pipeline.New(s, g.part, g.store, seeds, lopt, alloc)
 	if err != nil {
 		return nil, err

@@ -101,16 +101,29 @@ func (r *runtimes) reset() {
 // original ids, InputIndex the identity. The caller owns the batch (Release
 // it). The batch is the one a loader with req gives for batch key 0.
 func (g *Graph) Sample(seeds []int64, req sample.Request, threads int, alloc mem.Allocator) (*pipeline.Batch, error) {
+	return g.SampleTimed(seeds, nil, req, threads, alloc)
+}
+
+// SampleTimed is Sample with the seed times of a temporal request (one per
+// seed; nil otherwise). With req.Disjoint the seeds may repeat.
+func (g *Graph) SampleTimed(seeds, times []int64, req sample.Request, threads int, alloc mem.Allocator) (*pipeline.Batch, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
+	if req.Temporal == sample.TemporalNone && times != nil {
+		return nil, errorf(nil, "seed times are given but the request is not temporal")
+	}
 	var b *pipeline.Batch
 	err := g.withRuntime(threads, func(rt *sample.Runtime) error {
-		internal, err := pipeline.InternalSeeds(g.part, seeds)
+		internal, err := pipeline.MapSeeds(g.part, seeds, !req.Disjoint)
 		if err != nil {
 			return err
 		}
-		res, err := rt.Sample(context.Background(), req, [][]int64{internal}, []uint64{0})
+		var tl [][]int64
+		if times != nil {
+			tl = [][]int64{times}
+		}
+		res, err := rt.SampleTimed(context.Background(), req, [][]int64{internal}, tl, []uint64{0})
 		if err != nil {
 			return err
 		}

@@ -27,6 +27,9 @@ type Batch struct {
 	Nodes      mem.Tensor // int64 [n] ORIGINAL ids, seeds first
 	HopCounts  mem.Tensor // int64 [L+1]
 	Blocks     []Block    // hop order
+	// Batch is set for disjoint batches only (sample.Request.Disjoint):
+	// int64 [n], the seed position of each node's subgraph.
+	Batch mem.Tensor
 	// NodeData holds the FeatureNames gathered over Nodes ([n, ...]) and the
 	// LabelNames gathered over the seeds ([B, ...]), in their stored dtypes.
 	NodeData map[string]mem.Tensor
@@ -52,6 +55,7 @@ func (b *Batch) Release() {
 	free(&b.InputIndex)
 	free(&b.Nodes)
 	free(&b.HopCounts)
+	free(&b.Batch)
 	for i := range b.Blocks {
 		free(&b.Blocks[i].Indptr)
 		free(&b.Blocks[i].Indices)
@@ -156,6 +160,14 @@ func materializeTopology(res *sample.Result, seedsOrig []int64, inputIndex []int
 	}
 	if b.HopCounts, _, err = int64Tensor(alloc, res.HopCounts); err != nil {
 		return nil, err
+	}
+	if res.Batch != nil {
+		if len(res.Batch) != len(res.Nodes) {
+			return nil, fmt.Errorf("pipeline: result has %d batch entries for %d nodes", len(res.Batch), len(res.Nodes))
+		}
+		if b.Batch, _, err = int64Tensor(alloc, res.Batch); err != nil {
+			return nil, err
+		}
 	}
 	for h, rb := range res.Blocks {
 		if int64(len(rb.Indptr)) != rb.NumDst+1 || len(rb.Indices) != len(rb.EdgeIDs) {

@@ -38,6 +38,19 @@ type Options struct {
 	// in order, and are the same whatever the number of workers. Each
 	// worker costs memory of its own: see WorkerMemory.
 	Workers int
+	// SeedTimes, when not nil, holds one time per seed (aligned with the
+	// seeds given to New, permuted with them): each batch is sampled with
+	// its seeds' times (sample.Runtime.SampleTimed; the sampler must
+	// implement SampleBatchesTimed).
+	SeedTimes []int64
+	// RepeatedSeeds accepts repeated seeds (disjoint sampling, where every
+	// seed is a subgraph of its own).
+	RepeatedSeeds bool
+}
+
+// timedWorker is a worker that samples with seed times.
+type timedWorker interface {
+	SampleBatchesTimed(ctx context.Context, batches, times [][]int64, keys []uint64) ([]*sample.Result, error)
 }
 
 // WorkerMemory returns about how many bytes one sampler worker keeps
@@ -254,9 +267,18 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 	if store != nil && len(names) > 0 && store.NumNodes() != n {
 		return nil, fmt.Errorf("pipeline: store has %d nodes, graph has %d", store.NumNodes(), n)
 	}
-	seedsNew, err := InternalSeeds(p, seeds)
+	seedsNew, err := MapSeeds(p, seeds, !opt.RepeatedSeeds)
 	if err != nil {
 		return nil, err
+	}
+	if opt.SeedTimes != nil {
+		if len(opt.SeedTimes) != len(seeds) {
+			return nil, fmt.Errorf("pipeline: %d seed times for %d seeds (want one per seed)", len(opt.SeedTimes), len(seeds))
+		}
+		if _, ok := any(s).(timedWorker); !ok {
+			return nil, errors.New("pipeline: the sampler does not sample with seed times")
+		}
+		opt.SeedTimes = slices.Clone(opt.SeedTimes)
 	}
 	opt.FeatureNames = slices.Clone(opt.FeatureNames)
 	opt.LabelNames = slices.Clone(opt.LabelNames)
@@ -372,17 +394,27 @@ func (pl *Pipeline) ReadCounts(ctx context.Context, epochs int) ([]int64, error)
 // InternalSeeds validates seeds (original ids: each in range, no
 // duplicates) and returns them mapped to p's internal numbering.
 func InternalSeeds(p *partition.Partitioned, seeds []int64) ([]int64, error) {
+	return MapSeeds(p, seeds, true)
+}
+
+// MapSeeds is InternalSeeds, refusing duplicates only when distinct is set.
+func MapSeeds(p *partition.Partitioned, seeds []int64, distinct bool) ([]int64, error) {
 	n := p.Graph.NumNodes
 	seedsNew := make([]int64, len(seeds))
-	first := make(map[int64]int, len(seeds))
+	var first map[int64]int
+	if distinct {
+		first = make(map[int64]int, len(seeds))
+	}
 	for i, v := range seeds {
 		if v < 0 || v >= n {
 			return nil, fmt.Errorf("seeds[%d] = %d is out of range [0, %d)", i, v, n)
 		}
-		if j, dup := first[v]; dup {
-			return nil, fmt.Errorf("seeds[%d] = %d duplicates seeds[%d]", i, v, j)
+		if distinct {
+			if j, dup := first[v]; dup {
+				return nil, fmt.Errorf("seeds[%d] = %d duplicates seeds[%d]", i, v, j)
+			}
+			first[v] = i
 		}
-		first[v] = i
 		if p.OldToNew != nil {
 			seedsNew[i] = p.OldToNew[v]
 		} else {
@@ -504,6 +536,10 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 		k := min(ranks, r.total-i)
 		batches := make([][]int64, k)
 		keys := make([]uint64, k)
+		var times [][]int64
+		if pl.opt.SeedTimes != nil {
+			times = make([][]int64, k)
+		}
 		for j := range batches {
 			pos := pl.batchSeeds(order, i+j)
 			seeds := make([]int64, len(pos))
@@ -512,10 +548,23 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 			}
 			batches[j] = seeds
 			keys[j] = BatchKey(r.epoch, int64(i+j))
+			if times != nil {
+				ts := make([]int64, len(pos))
+				for t, q := range pos {
+					ts[t] = pl.opt.SeedTimes[q]
+				}
+				times[j] = ts
+			}
 		}
 		// Not cancelled on stop: an aborted collective would leave the
 		// sampler's comm unusable for later epochs.
-		res, err := s.SampleBatches(context.Background(), batches, keys)
+		var res []*sample.Result
+		var err error
+		if times != nil {
+			res, err = s.(timedWorker).SampleBatchesTimed(context.Background(), batches, times, keys)
+		} else {
+			res, err = s.SampleBatches(context.Background(), batches, keys)
+		}
 		if err != nil {
 			send(job{index: int64(i), err: fmt.Errorf("pipeline: epoch %d, sampling batch %d: %w", r.epoch, i, err)})
 			return
