@@ -496,3 +496,22 @@ def test_uniform_per_relation():
         expected = k * draws / per
         chi2 = float(((counts - expected) ** 2 / expected).sum())
         assert chi2 < 20.52, f"{et}: chi-square {chi2:.1f} over 5 degrees of freedom (p < 0.001)"
+
+
+def test_hetero_weight_attr():
+    """weight_attr per edge type, as PyG's: edges of weight 0 are never
+    sampled; edge types without the attribute are sampled uniformly."""
+    data = make_hetero(seed=1)
+    weight = torch.zeros(data[CITES].edge_index.size(1))
+    weight[::3] = 1.0
+    data[CITES].w = weight
+    loader = gfpyg.NeighborLoader(data, FANOUTS, input_nodes="paper", batch_size=60, weight_attr="w", seed=2)
+    b = next(iter(loader))
+    loader.close()
+    assert b[CITES].e_id.numel() > 0 and bool((weight[b[CITES].e_id] > 0).all())
+    assert torch.equal(b[CITES].w, weight[b[CITES].e_id])
+    assert b[WRITES].e_id.numel() > 0  # no weights: uniform
+    hop0 = b[CITES].num_sampled_edges[0]
+    got = torch.bincount(torch.as_tensor(b[CITES].edge_index)[1, :hop0], minlength=NUM["paper"])
+    positive = torch.bincount(data[CITES].edge_index[1, weight > 0], minlength=NUM["paper"])
+    assert torch.equal(got[:60], positive[b["paper"].n_id[:60]].clamp(max=FANOUTS[CITES][0]))
