@@ -30,7 +30,15 @@ from . import _cache
 from ._dlpack import as_cpu_tensor
 from .hetero import HeteroGraph
 
-__all__ = ["from_pyg", "as_hetero_graph", "split_output", "hetero_fanouts", "input_nodes_of", "build_batch"]
+__all__ = [
+    "from_pyg",
+    "as_hetero_graph",
+    "split_output",
+    "hetero_fanouts",
+    "input_nodes_of",
+    "filter_batch",
+    "build_batch",
+]
 
 
 def _time_level(stores: Any, edge_stores: Any, time_attr: str) -> str:
@@ -373,19 +381,11 @@ def _data_of_graph(hg: HeteroGraph, out: HeteroSamplerOutput) -> HeteroData:
     return data
 
 
-def build_batch(
-    source: Any,
-    hg: HeteroGraph,
-    out: HeteroSamplerOutput,
-    input_type: str,
-    input_id: torch.Tensor,
-    seed_time: torch.Tensor | None,
-) -> HeteroData:
-    """The ``HeteroData`` batch PyG's ``NodeLoader.filter_fn`` makes of
-    ``out``: node attributes per type indexed by ``n_id``, edge attributes
-    by ``e_id``, ``edge_index`` per edge type, the counts and ``batch`` per
-    type, and ``input_id``, ``seed_time`` and ``batch_size`` on the input
-    type."""
+def filter_batch(source: Any, hg: HeteroGraph, out: HeteroSamplerOutput) -> HeteroData:
+    """The ``HeteroData`` PyG's loaders make of ``out`` before adding their
+    seed fields: node attributes per type indexed by ``n_id``, edge
+    attributes by ``e_id``, ``edge_index`` per edge type, and the counts and
+    ``batch`` per type."""
     if isinstance(source, HeteroData):
         # filter_hetero_data fills in the types it is not given; the
         # dicts are copied so that ``out`` stays as it was.
@@ -400,6 +400,21 @@ def build_batch(
     data.set_value_dict("batch", out.batch)
     data.set_value_dict("num_sampled_nodes", out.num_sampled_nodes)
     data.set_value_dict("num_sampled_edges", out.num_sampled_edges)
+    return data
+
+
+def build_batch(
+    source: Any,
+    hg: HeteroGraph,
+    out: HeteroSamplerOutput,
+    input_type: str,
+    input_id: torch.Tensor,
+    seed_time: torch.Tensor | None,
+) -> HeteroData:
+    """The ``HeteroData`` batch PyG's ``NodeLoader.filter_fn`` makes of
+    ``out``: :func:`filter_batch`, and ``input_id``, ``seed_time`` and
+    ``batch_size`` on the input type."""
+    data = filter_batch(source, hg, out)
     data[input_type].input_id = input_id
     data[input_type].seed_time = seed_time
     data[input_type].batch_size = int(input_id.numel())

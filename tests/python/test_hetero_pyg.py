@@ -515,3 +515,83 @@ def test_hetero_weight_attr():
     got = torch.bincount(torch.as_tensor(b[CITES].edge_index)[1, :hop0], minlength=NUM["paper"])
     positive = torch.bincount(data[CITES].edge_index[1, weight > 0], minlength=NUM["paper"])
     assert torch.equal(got[:60], positive[b["paper"].n_id[:60]].clamp(max=FANOUTS[CITES][0]))
+
+
+# ---------------------------------------------------------------------------
+# LinkNeighborLoader on a HeteroData
+
+
+def check_link_edges(data: HeteroData, batch: HeteroData) -> None:
+    """Every sampled edge exists with its type; node attributes by n_id."""
+    for et in data.edge_types:
+        ei = torch.as_tensor(batch[et].edge_index)
+        assert torch.equal(
+            data[et].edge_index[:, batch[et].e_id], torch.stack([batch[et[0]].n_id[ei[0]], batch[et[2]].n_id[ei[1]]])
+        )
+    for nt in ("paper", "author"):
+        assert torch.equal(batch[nt].x, data[nt].x[batch[nt].n_id])
+
+
+def test_link_loader_hetero_two_types(data):
+    loader = gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=WRITES, batch_size=32, shuffle=True, seed=1)
+    assert len(loader) == -(-150 // 32)
+    seen = []
+    for batch in loader:
+        pairs = data[WRITES].edge_index[:, batch[WRITES].input_id]
+        eli = batch[WRITES].edge_label_index
+        assert torch.equal(batch["author"].n_id[eli[0]], pairs[0]) and torch.equal(
+            batch["paper"].n_id[eli[1]], pairs[1]
+        )
+        # the seeds: the sorted unique nodes of the pairs, first in their types
+        for nt, ends in (("author", pairs[0]), ("paper", pairs[1])):
+            k = batch[nt].num_sampled_nodes[0]
+            assert torch.equal(batch[nt].n_id[:k], ends.unique())
+        assert batch["institution"].num_sampled_nodes[0] == 0
+        assert "edge_label" not in batch[WRITES]
+        check_link_edges(data, batch)
+        seen.append(batch[WRITES].input_id)
+    assert sorted(torch.cat(seen).tolist()) == list(range(150))
+    loader.close()
+
+
+def test_link_loader_hetero_binary_same_type(data):
+    pairs = data[CITES].edge_index[:, :40]
+    loader = gfpyg.LinkNeighborLoader(
+        data, FANOUTS, edge_label_index=(CITES, pairs), neg_sampling="binary", batch_size=20, seed=2
+    )
+    for i, batch in enumerate(loader):
+        eli, label = batch[CITES].edge_label_index, batch[CITES].edge_label
+        assert eli.shape == (2, 40) and label.tolist() == [1.0] * 20 + [0.0] * 20
+        assert torch.equal(batch["paper"].n_id[eli[:, :20]], pairs[:, i * 20 : (i + 1) * 20])
+        assert int(eli.max()) < batch["paper"].num_sampled_nodes[0]  # negatives are seeds too
+        check_link_edges(data, batch)
+    loader.close()
+
+
+def test_link_loader_hetero_triplet(data):
+    loader = gfpyg.LinkNeighborLoader(
+        data, [2, 2], edge_label_index=("author", "paper"), neg_sampling=("triplet", 3), batch_size=10, seed=3
+    )
+    batch = loader(torch.arange(10))
+    pairs = data[WRITES].edge_index[:, :10]
+    assert torch.equal(batch["author"].n_id[batch["author"].src_index], pairs[0])
+    assert torch.equal(batch["paper"].n_id[batch["paper"].dst_pos_index], pairs[1])
+    assert batch["paper"].dst_neg_index.shape == (10, 3)
+    assert "edge_label_index" not in batch[WRITES]
+    check_link_edges(data, batch)
+    loader.close()
+
+
+def test_link_loader_hetero_errors(data):
+    with pytest.raises(ValueError, match="'edge_label_index' is needed"):
+        gfpyg.LinkNeighborLoader(data, FANOUTS)
+    with pytest.raises(ValueError, match="unknown edge type"):
+        gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=("paper", "likes", "paper"))
+    with pytest.raises(ValueError, match="out of range"):
+        gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=(WRITES, torch.tensor([[40], [0]])))
+    with pytest.raises(NotImplementedError, match="temporally"):
+        gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=WRITES, time_attr="t")
+    loader = gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=WRITES)
+    loader.close()
+    with pytest.raises(ValueError, match="closed"):
+        next(iter(loader))
