@@ -19,10 +19,15 @@ import (
 var abiIndptr, abiIndices = []int64{0, 2, 5, 6, 8, 8, 10}, []int64{1, 2, 0, 3, 4, 0, 1, 5, 2, 3}
 
 func TestOptionLayouts(t *testing.T) {
-	// Today's sample options end with layer_dependency (an int32); the
-	// first layout ends with num_threads and has 4 bytes of padding.
+	// Today's sample options end with seed_times (a pointer); the first
+	// layout ends with num_threads and has 4 bytes of padding, the layout
+	// ending with layer_dependency (60) has 4 bytes of padding where
+	// num_relations now lies.
 	assert.Equal(t, uintptr(36), sampleOptionsLayout.min)
-	assert.Equal(t, map[uintptr]uintptr{40: 36}, sampleOptionsLayout.older)
+	assert.Equal(t, map[uintptr]uintptr{40: 36, 64: 60}, sampleOptionsLayout.older)
+	assert.Equal(t, uintptr(96), sizeofSampleOptions)
+	assert.Equal(t, uintptr(72), loaderOptionsLayout.min)
+	assert.Equal(t, uintptr(80), loaderOptionsLayout.size)
 	assert.Equal(t, sizeofSampleOptions, sampleOptionsLayout.size)
 	assert.Equal(t, uintptr(44), graphOptionsLayout.min)
 	assert.Equal(t, sizeofGraphOptions, graphOptionsLayout.size)
@@ -30,8 +35,12 @@ func TestOptionLayouts(t *testing.T) {
 	for _, tc := range []struct{ size, want uintptr }{
 		{36, 36}, {37, 36}, {40, 36}, {44, 44}, {47, 44},
 		// the layout before layer_dependency ended with exclude_edges;
-		// today's ends with layer_dependency (60) and 4 bytes of padding
-		{56, 56}, {sizeofSampleOptions - 1, 60}, {sizeofSampleOptions, 60},
+		// the next with layer_dependency (60) and 4 bytes of padding
+		{56, 56}, {60, 60}, {63, 60}, {64, 60},
+		// then num_relations (64), relation_fanouts (72), disjoint (76),
+		// temporal (80), temporal_strategy (84), padding, seed_times (96)
+		{68, 64}, {72, 72}, {76, 76}, {80, 80}, {84, 84}, {88, 84},
+		{sizeofSampleOptions - 1, 84}, {sizeofSampleOptions, 96},
 	} {
 		n, ok := sampleOptionsLayout.readLength(tc.size)
 		assert.True(t, ok, "size %d", tc.size)

@@ -163,6 +163,7 @@ type goldenBatch struct {
 	Nodes     []int64       `json:"nodes,omitempty"`
 	HopCounts []int64       `json:"hop_counts,omitempty"`
 	Blocks    []goldenBlock `json:"blocks,omitempty"`
+	Batch     []int64       `json:"batch,omitempty"` // disjoint batches: each node's seed position
 	Traces    []int64       `json:"traces,omitempty"`
 	WalkEdges []int64       `json:"walk_edge_ids,omitempty"`
 }

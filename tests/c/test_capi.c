@@ -467,6 +467,7 @@ static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loade
 }
 
 static void test_induced_subgraph(gf_graph *g);
+static void test_hetero(void);
 
 void test_edge_sampler(void); /* appended below */
 void test_dataset_partition(void); /* appended below */
@@ -921,6 +922,7 @@ int main(void) {
 
   test_edge_sampler();
   test_dataset_partition();
+  test_hetero();
 
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
@@ -1222,4 +1224,273 @@ void test_dataset_partition(void) {
   char cmd[300];
   snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
   CHECK(system(cmd) == 0, "clean up");
+}
+
+/* ---------------------------------------------------------------------- */
+/* Typed graphs, per-relation fan-outs, disjoint and temporal sampling    */
+
+/* gf_sample_options as the header before the typed fields declared it
+   (ending with layer_dependency, sizeof 64 on LP64). */
+typedef struct {
+  uint32_t struct_size;
+  int32_t num_hops;
+  const int32_t *fanouts;
+  int32_t replace;
+  int32_t frontier;
+  uint64_t seed;
+  int32_t num_threads;
+  int32_t scheme;
+  int32_t biased;
+  int32_t layer_without_replacement;
+  const DLTensor *exclude_edges;
+  int32_t layer_dependency;
+} sample_options_layer_dependency;
+
+/* Types A = {0, 1}, B = {2, 3, 4}; relations 0: A->B (edges 0..3),
+   1: B->B (4..6), 2: B->A (7..9), given relation by relation. */
+static int64_t h_src[] = {0, 1, 0, 1, 3, 4, 2, 2, 3, 4};
+static int64_t h_dst[] = {2, 2, 3, 4, 2, 2, 3, 0, 0, 1};
+static int64_t h_rel(int64_t e) { return e < 4 ? 0 : e < 7 ? 1 : 2; }
+
+/* take_i64 moves a field out and returns a malloc'd copy (NULL on error). */
+static int64_t *take_i64(gf_batch *b, int32_t field, int32_t layer, int64_t *n) {
+  DLManagedTensor *t = NULL;
+  if (gf_batch_take(b, field, layer, &t) != GF_OK || !t) return NULL;
+  *n = t->dl_tensor.shape[0];
+  int64_t *out = (int64_t *)malloc((size_t)(*n > 0 ? *n : 1) * sizeof(int64_t));
+  memcpy(out, t->dl_tensor.data, (size_t)*n * sizeof(int64_t));
+  t->deleter(t);
+  return out;
+}
+
+static void test_hetero(void) {
+  int64_t ne = 10;
+  DLTensor ts = i64(h_src, &ne), td = i64(h_dst, &ne);
+  gf_graph_options go;
+  memset(&go, 0, sizeof go);
+  go.struct_size = sizeof go;
+  go.num_patches = 2;
+  go.partition = GF_PARTITION_RANDOM;
+  go.seed = 3;
+  go.num_nodes = 5;
+  gf_graph *g = NULL;
+  CHECK(gf_graph_from_coo(&ts, &td, &go, &g) == GF_OK && g, "typed graph from coo");
+  if (!g) return;
+  int32_t nt = -1, nr = -1;
+  CHECK(gf_graph_num_types(g, &nt, &nr) == GF_OK && nt == 0 && nr == 0, "untyped: 0, 0");
+
+  int64_t noff[] = {0, 2, 5}, eoff[] = {0, 4, 7, 10};
+  int32_t rs[] = {0, 1, 1}, rd[] = {1, 1, 0};
+  /* argument checks */
+  CHECK_ERR(gf_graph_set_types(g, 2, NULL, 3, eoff, rs, rd), GF_EINVAL, "node_offsets is NULL");
+  CHECK_ERR(gf_graph_set_types(g, 0, noff, 3, eoff, rs, rd), GF_EINVAL, "num_node_types = 0");
+  CHECK_ERR(gf_graph_set_types(g, 2, noff, -1, eoff, rs, rd), GF_EINVAL, "num_relations = -1");
+  int64_t bad_noff[] = {0, 2, 4};
+  CHECK_ERR(gf_graph_set_types(g, 2, bad_noff, 3, eoff, rs, rd), GF_EINVAL, "node_offsets[2] = 4");
+  int64_t bad_eoff[] = {0, 5, 4, 10};
+  CHECK_ERR(gf_graph_set_types(g, 2, noff, 3, bad_eoff, rs, rd), GF_EINVAL, "edge_offsets[2] = 4 is less than");
+  int32_t bad_rd[] = {1, 1, 2};
+  CHECK_ERR(gf_graph_set_types(g, 2, noff, 3, eoff, rs, bad_rd), GF_EINVAL, "relation_dst_type[2] = 2 is out of range");
+  int32_t wrong_rd[] = {1, 0, 0};
+  CHECK_ERR(gf_graph_set_types(g, 2, noff, 3, eoff, rs, wrong_rd), GF_EINVAL, "destination type is 0");
+  CHECK_ERR(gf_graph_set_types(NULL, 2, noff, 3, eoff, rs, rd), GF_EBADHANDLE, "");
+  CHECK(gf_graph_num_types(g, &nt, &nr) == GF_OK && nt == 0, "a refused gf_graph_set_types leaves the graph untyped");
+  CHECK(gf_graph_set_types(g, 2, noff, 3, eoff, rs, rd) == GF_OK, "set types");
+  CHECK(gf_graph_num_types(g, &nt, &nr) == GF_OK && nt == 2 && nr == 3, "2 node types, 3 relations");
+  CHECK_ERR(gf_graph_num_types(g, NULL, &nr), GF_EINVAL, "NULL");
+
+  /* per-relation fan-outs: seeds 2 (type B) and 0 (type A) */
+  int64_t seeds[] = {2, 0};
+  int64_t ns = 2;
+  DLTensor tseeds = i64(seeds, &ns);
+  int32_t rf[] = {1, 2, 0, /* hop 1 */ 0, 0, -1};
+  gf_sample_options so;
+  memset(&so, 0, sizeof so);
+  so.struct_size = sizeof so;
+  so.num_hops = 2;
+  so.num_relations = 3;
+  so.relation_fanouts = rf;
+  so.seed = 7;
+  gf_batch *b = NULL;
+  CHECK(gf_sample(g, &tseeds, &so, &b) == GF_OK && b, "sample with relation fan-outs, fanouts NULL");
+  if (b) {
+    int64_t n0 = 0, np = 0, nn = 0;
+    int64_t *e0 = take_i64(b, GF_FIELD_EDGE_IDS, 0, &n0);
+    int64_t *ip = take_i64(b, GF_FIELD_INDPTR, 0, &np);
+    int64_t *nodes = take_i64(b, GF_FIELD_NODES, 0, &nn);
+    /* seed 2 (B): 1 edge of relation 0 of {0, 1}, then 2 of relation 1 =
+       {4, 5}; seed 0 (A): nothing (relation 2 has fan-out 0 in hop 0). */
+    CHECK(e0 && ip && np == 3 && ip[1] == 3 && ip[2] == 3, "hop 0 counts per destination");
+    if (e0 && n0 == 3) {
+      CHECK(h_rel(e0[0]) == 0 && e0[1] == 4 && e0[2] == 5, "relation order, fan-out per relation");
+    }
+    CHECK(nodes && nn >= 2 && nodes[0] == 2 && nodes[1] == 0, "seeds first");
+    free(e0);
+    free(ip);
+    free(nodes);
+    DLManagedTensor *t = NULL;
+    CHECK_ERR(gf_batch_take(b, GF_FIELD_BATCH, 0, &t), GF_EINVAL, "not disjoint");
+    gf_batch_close(b);
+    b = NULL;
+  }
+  gf_sample_options bad = so;
+  bad.num_relations = 2;
+  CHECK_ERR(gf_sample(g, &tseeds, &bad, &b), GF_EINVAL, "the graph has 3 relations");
+  bad = so;
+  rf[4] = -2;
+  CHECK_ERR(gf_sample(g, &tseeds, &bad, &b), GF_EINVAL, "relation_fanouts[4] (hop 1, relation 1) = -2");
+  rf[4] = 0;
+  bad.num_relations = 0;
+  CHECK_ERR(gf_sample(g, &tseeds, &bad, &b), GF_EINVAL, "num_relations = 0 is out of range");
+  bad = so;
+  bad.relation_fanouts = NULL;
+  CHECK_ERR(gf_sample(g, &tseeds, &bad, &b), GF_EINVAL, "relation_fanouts is NULL");
+  bad = so;
+  bad.scheme = GF_SCHEME_LAYER_WISE;
+  CHECK_ERR(gf_sample(g, &tseeds, &bad, &b), GF_EINVAL, "LayerWise");
+  CHECK(b == NULL, "no batch on error");
+
+  /* An older struct_size (ending with layer_dependency) never reads the new
+     fields, even with garbage in its padding. */
+  int32_t fan[] = {2, 2};
+  sample_options_layer_dependency old;
+  memset(&old, 0x5a, sizeof old);
+  old.struct_size = sizeof old;
+  old.num_hops = 2;
+  old.fanouts = fan;
+  old.replace = 0;
+  old.frontier = GF_FRONTIER_ALL;
+  old.seed = 1;
+  old.num_threads = 1;
+  old.scheme = GF_SCHEME_NODE_WISE;
+  old.biased = 0;
+  old.layer_without_replacement = 0;
+  old.exclude_edges = NULL;
+  old.layer_dependency = 0;
+  CHECK(gf_sample(g, &tseeds, (const gf_sample_options *)(void *)&old, &b) == GF_OK,
+        "a %zu-byte gf_sample_options (up to layer_dependency) with garbage padding", sizeof old);
+  gf_batch_close(b);
+  b = NULL;
+
+  /* disjoint + temporal (node times), repeated seeds */
+  int64_t ntime[] = {5, 1, 9, 3, 7};
+  int64_t nn5 = 5;
+  DLTensor tnt = i64(ntime, &nn5);
+  CHECK(gf_graph_set_node_time(g, &tnt) == GF_OK, "set node time");
+  int64_t short_shape = 4;
+  DLTensor tshort = i64(ntime, &short_shape);
+  CHECK_ERR(gf_graph_set_node_time(g, &tshort), GF_EINVAL, "node times have 4 entries");
+  CHECK_ERR(gf_graph_set_node_time(g, NULL), GF_EINVAL, "time is NULL");
+  DLTensor tf = tnt;
+  tf.dtype.code = kDLFloat;
+  CHECK_ERR(gf_graph_set_edge_time(g, &tf), GF_ETYPE, "int64");
+  int64_t etime[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  DLTensor tet = i64(etime, &ne);
+  CHECK(gf_graph_set_edge_time(g, &tet) == GF_OK, "set edge time");
+
+  int64_t dseeds[] = {2, 2, 0};
+  int64_t dtimes[] = {4, 9, 100};
+  int64_t nd = 3;
+  DLTensor tds = i64(dseeds, &nd), tdt = i64(dtimes, &nd);
+  int32_t dfan[] = {-1, -1};
+  gf_sample_options ds;
+  memset(&ds, 0, sizeof ds);
+  ds.struct_size = sizeof ds;
+  ds.num_hops = 2;
+  ds.fanouts = dfan;
+  ds.frontier = GF_FRONTIER_NEW;
+  ds.disjoint = 1;
+  ds.temporal = GF_TEMPORAL_NODE;
+  ds.seed_times = &tdt;
+  CHECK(gf_sample(g, &tds, &ds, &b) == GF_OK && b, "disjoint temporal sample");
+  if (b) {
+    int64_t nn = 0, nb = 0;
+    int64_t *nodes = take_i64(b, GF_FIELD_NODES, 0, &nn);
+    int64_t *batch = take_i64(b, GF_FIELD_BATCH, 0, &nb);
+    CHECK(nodes && batch && nb == nn && nn >= 3, "GF_FIELD_BATCH has one entry per node");
+    if (nodes && batch && nb == nn) {
+      CHECK(batch[0] == 0 && batch[1] == 1 && batch[2] == 2 && nodes[0] == 2 && nodes[1] == 2,
+            "seeds first, each its own subgraph");
+      for (int64_t i = 3; i < nn; i++) {
+        CHECK(ntime[nodes[i]] <= dtimes[batch[i]], "node %lld (time %lld) within its seed time %lld",
+              (long long)nodes[i], (long long)ntime[nodes[i]], (long long)dtimes[batch[i]]);
+      }
+    }
+    free(nodes);
+    free(batch);
+    gf_batch_close(b);
+    b = NULL;
+  }
+  bad = ds;
+  bad.seed_times = NULL;
+  CHECK_ERR(gf_sample(g, &tds, &bad, &b), GF_EINVAL, "seed_times is NULL");
+  bad = ds;
+  int64_t two = 2;
+  DLTensor tdt2 = i64(dtimes, &two);
+  bad.seed_times = &tdt2;
+  CHECK_ERR(gf_sample(g, &tds, &bad, &b), GF_EINVAL, "2 entries for 3 seeds");
+  bad = ds;
+  bad.temporal = 5;
+  CHECK_ERR(gf_sample(g, &tds, &bad, &b), GF_EINVAL, "temporal = 5");
+  bad = ds;
+  bad.temporal_strategy = 3;
+  CHECK_ERR(gf_sample(g, &tds, &bad, &b), GF_EINVAL, "temporal_strategy = 3");
+  bad = ds;
+  bad.disjoint = 0;
+  CHECK_ERR(gf_sample(g, &tds, &bad, &b), GF_EINVAL, "Temporal needs Request.Disjoint");
+  bad.temporal = GF_TEMPORAL_NONE;
+  bad.seed_times = NULL;
+  CHECK_ERR(gf_sample(g, &tds, &bad, &b), GF_EINVAL, "duplicates");
+  bad = ds;
+  bad.temporal = GF_TEMPORAL_NONE;
+  CHECK_ERR(gf_sample(g, &tds, &bad, &b), GF_EINVAL, "seed_times is set");
+  bad = ds;
+  bad.frontier = GF_FRONTIER_ALL;
+  CHECK_ERR(gf_sample(g, &tds, &bad, &b), GF_EINVAL, "FrontierNew");
+  CHECK(b == NULL, "no batch on error");
+
+  /* a temporal disjoint loader with seed times; types pinned while open */
+  gf_loader_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.struct_size = sizeof lo;
+  lo.sample = &ds;
+  lo.batch_size = 2;
+  gf_loader *l = NULL;
+  CHECK_ERR(gf_loader_open(g, &tds, &lo, &l), GF_EINVAL, "seed_times is NULL");
+  lo.seed_times = &tdt2;
+  CHECK_ERR(gf_loader_open(g, &tds, &lo, &l), GF_EINVAL, "2 entries for 3 seeds");
+  lo.seed_times = &tdt;
+  CHECK(gf_loader_open(g, &tds, &lo, &l) == GF_OK && l, "temporal loader");
+  CHECK_ERR(gf_graph_set_types(g, 2, noff, 3, eoff, rs, rd), GF_ESTATE, "loader");
+  CHECK_ERR(gf_graph_set_node_time(g, &tnt), GF_ESTATE, "loader");
+  int64_t seen = 0;
+  if (l && gf_loader_start(l, 0) == GF_OK) {
+    for (;;) {
+      gf_batch *lb = NULL;
+      int rc = gf_loader_next(l, &lb);
+      if (rc != GF_OK) {
+        CHECK(rc == GF_DONE, "loader ends with GF_DONE (rc %d)", rc);
+        break;
+      }
+      int64_t nb = 0, nn = 0;
+      int64_t *batch = take_i64(lb, GF_FIELD_BATCH, 0, &nb);
+      int64_t *nodes = take_i64(lb, GF_FIELD_NODES, 0, &nn);
+      int64_t hn = 0;
+      int64_t *hc = take_i64(lb, GF_FIELD_HOP_COUNTS, 0, &hn);
+      CHECK(batch && nodes && nb == nn && hc, "loader batches are disjoint");
+      if (hc) seen += hc[0];
+      free(batch);
+      free(nodes);
+      free(hc);
+      gf_batch_close(lb);
+    }
+  }
+  CHECK(seen == 3, "every seed once per epoch (%lld)", (long long)seen);
+  gf_loader_close(l);
+  /* an older gf_loader_options (up to label_names) still opens */
+  lo.struct_size = offsetof(gf_loader_options, seed_times);
+  lo.sample = &so;
+  CHECK(gf_loader_open(g, &tseeds, &lo, &l) == GF_OK && l, "a %u-byte gf_loader_options", lo.struct_size);
+  gf_loader_close(l);
+  gf_graph_close(g);
 }
