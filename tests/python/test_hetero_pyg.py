@@ -595,3 +595,24 @@ def test_link_loader_hetero_errors(data):
     loader.close()
     with pytest.raises(ValueError, match="closed"):
         next(iter(loader))
+
+
+def test_neighbor_loader_on_a_hetero_graph(data):
+    """A graphferry.HeteroGraph as data: its node data per type in the batch."""
+    with gfpyg.from_pyg(data) as hg:
+        hg.set_node_data("paper", "x", data["paper"].x)
+        hg.set_node_data("paper", "y", data["paper"].y)
+        hg.set_node_data("author", "x", data["author"].x)
+        loader = gfpyg.NeighborLoader(hg, FANOUTS, input_nodes=("paper", torch.arange(12)), batch_size=6, seed=5)
+        for batch in loader:
+            for nt in ("paper", "author"):
+                assert torch.equal(batch[nt].x, data[nt].x[batch[nt].n_id])
+            assert torch.equal(batch["paper"].y, data["paper"].y[batch["paper"].n_id])
+            assert batch["institution"].num_nodes == batch["institution"].n_id.numel()
+            for et in data.edge_types:
+                ei = torch.as_tensor(batch[et].edge_index)
+                pairs = torch.stack([batch[et[0]].n_id[ei[0]], batch[et[2]].n_id[ei[1]]])
+                assert torch.equal(data[et].edge_index[:, batch[et].e_id], pairs)
+        loader.close()
+        with pytest.raises(ValueError, match="'time_attr' with a graphferry.HeteroGraph is 'node' or 'edge'"):
+            gfpyg.NeighborLoader(hg, FANOUTS, input_nodes="paper", time_attr="time")

@@ -375,3 +375,19 @@ def test_hetero_disjoint_without_time(hdata):
         ei = torch.as_tensor(b[et].edge_index)
         assert torch.equal(b[et[0]].batch[ei[0]], b[et[2]].batch[ei[1]])
     loader.close()
+
+
+def test_hetero_graph_with_its_own_times(hdata):
+    """A graphferry.HeteroGraph holds its times (set_node_time per type);
+    time_attr="node" says so and input_time gives the seeds' times."""
+    with gfpyg.from_pyg(hdata) as hg:
+        hg.set_node_time({"paper": hdata["paper"].time, "author": hdata["author"].time})
+        with pytest.raises(ValueError, match="give 'input_time'"):
+            gfpyg.NeighborLoader(hg, HOPS, input_nodes="paper", time_attr="node")
+        seeds = torch.arange(0, 80, 5)
+        loader = gfpyg.NeighborLoader(
+            hg, HOPS, input_nodes=("paper", seeds), input_time=hdata["paper"].time[seeds], time_attr="node"
+        )
+        b = loader(torch.arange(seeds.numel()))
+        check_hetero_temporal(hdata, b, b["paper"].seed_time, "node")
+        loader.close()
