@@ -168,6 +168,7 @@ def test_edge_time_loader_with_input_time(data, strategy):
         input_nodes=seeds,
         input_time=input_time,
         batch_size=25,
+        shuffle=True,  # the seed times are permuted with the seeds
         time_attr="edge_time",
         temporal_strategy=strategy,
         seed=4,
@@ -374,6 +375,24 @@ def test_hetero_disjoint_without_time(hdata):
     for et in hdata.edge_types:
         ei = torch.as_tensor(b[et].edge_index)
         assert torch.equal(b[et[0]].batch[ei[0]], b[et[2]].batch[ei[1]])
+    loader.close()
+    # through the engine's pipeline: repeated seeds, shuffled, two per batch
+    seeds = torch.tensor([4, 4, 9, 1, 1, 30, 2])
+    loader = gfpyg.NeighborLoader(
+        hdata, HOPS, input_nodes=("author", seeds), disjoint=True, batch_size=2, shuffle=True, seed=5
+    )
+    got = []
+    for b in loader:
+        bs = b["author"].batch_size
+        assert b["author"].batch[:bs].tolist() == list(range(bs))
+        assert torch.equal(b["author"].n_id[:bs], seeds[b["author"].input_id])
+        for nt in hdata.node_types:
+            assert b[nt].batch.numel() == b[nt].n_id.numel() and bool((b[nt].batch < bs).all())
+        for et in hdata.edge_types:
+            ei = torch.as_tensor(b[et].edge_index)
+            assert torch.equal(b[et[0]].batch[ei[0]], b[et[2]].batch[ei[1]])
+        got.append(b["author"].input_id)
+    assert sorted(torch.cat(got).tolist()) == list(range(seeds.numel()))
     loader.close()
 
 
