@@ -98,9 +98,7 @@ def bench(papers: int, epochs: int, threads: int, seed: int = 0) -> dict:
     engine = graphferry.Loader.from_options(
         hg.graph,
         hg.to_global_nodes(seeds),
-        graphferry.SampleOptions(
-            [max(h) for h in relation_fanouts], relation_fanouts=relation_fanouts, seed=seed, num_threads=threads
-        ),
+        graphferry.SampleOptions((), relation_fanouts=relation_fanouts, seed=seed, num_threads=threads),
         batch_size=BATCH,
         shuffle=True,
     )

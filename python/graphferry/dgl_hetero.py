@@ -161,17 +161,17 @@ def to_hetero_blocks(
     T, R = hg.num_node_types, hg.num_relations
     nodes = sub.nodes
     types = torch.searchsorted(hg.node_offsets[1:], nodes, right=True)
-    local = nodes - hg.node_offsets[types]
-    # Each type's positions in `nodes`, in order; rank[i] = i's position among its type.
-    order = torch.argsort(types, stable=True)
-    counts = torch.bincount(types, minlength=T)
-    starts = torch.zeros(T + 1, dtype=torch.int64)
-    starts[1:] = counts.cumsum(0)
+    # Each type's positions in `nodes`, in order (a pass per type: types
+    # are few, and a stable sort costs more); rank[i] = i's place among
+    # the nodes of its type.
     rank = torch.empty_like(nodes)
-    rank[order] = torch.arange(nodes.numel(), dtype=torch.int64) - starts[types[order]]
-    by_type = local[order]
-    if idtype != torch.int64:
-        by_type = by_type.to(idtype)
+    by_type, starts = [], [0]
+    for t in range(T):
+        positions = (types == t).nonzero().view(-1)
+        rank[positions] = torch.arange(positions.numel(), dtype=torch.int64)
+        ids = nodes[positions] - hg.node_offsets[t]
+        by_type.append(ids if idtype == torch.int64 else ids.to(idtype))
+        starts.append(starts[-1] + positions.numel())
     lazy = g is not None and (
         any(len(g.nodes[nt].data) for nt in g.ntypes) or any(len(g.edges[et].data) for et in g.canonical_etypes)
     )
@@ -183,27 +183,25 @@ def to_hetero_blocks(
         dst_pos = torch.arange(hop.num_dst, dtype=torch.int64).repeat_interleave(edge_counts, output_size=hop.num_edges)
         eids = hop.edge_ids
         rel = torch.searchsorted(hg.edge_offsets[1:], eids, right=True)
-        # Stable: each relation's edges stay grouped by destination, and a
-        # destination's rank within its type grows with its position, so
-        # each relation's edges are CSC over its destination type.
-        edge_order = torch.argsort(rel, stable=True)
-        rel_starts = [0] + torch.bincount(rel, minlength=R).cumsum(0).tolist()
         csc, edge_ids = [], []
         for r in range(R):
-            seg = edge_order[rel_starts[r] : rel_starts[r + 1]]
+            # In edge order: each relation's edges stay grouped by
+            # destination, and a destination's rank within its type grows
+            # with its position, so they are CSC over the destination type.
+            seg = (rel == r).nonzero().view(-1)
             src_r = rank[hop.indices[seg]]
             dst_r = rank[dst_pos[seg]]
             d = hg.relation_dst_type[r]
             indptr = torch.zeros(num_dst[d] + 1, dtype=torch.int64)
-            indptr[1:] = torch.bincount(dst_r, minlength=num_dst[d]).cumsum(0)
+            torch.cumsum(torch.bincount(dst_r, minlength=num_dst[d]), 0, out=indptr[1:])
             eid_r = eids[seg] - hg.edge_offsets[r]
             if idtype != torch.int64:
                 indptr, src_r, eid_r = indptr.to(idtype), src_r.to(idtype), eid_r.to(idtype)
             csc.append((indptr, src_r))
             edge_ids.append(eid_r)
         block = _hetero_block(hg, num_src, num_dst, csc)
-        src_ids = [by_type[starts[t] : starts[t] + num_src[t]] for t in range(T)]
-        dst_ids = [by_type[starts[t] : starts[t] + num_dst[t]] for t in range(T)]
+        src_ids = [by_type[t][: num_src[t]] for t in range(T)]
+        dst_ids = [by_type[t][: num_dst[t]] for t in range(T)]
         if lazy:
             dgl.utils.set_new_frames(
                 block,
@@ -417,7 +415,7 @@ class HeteroDataLoader(EngineLoader):
         hops = hg.relation_fanouts(settings.fanouts)
         relation_fanouts = tuple(reversed(hops))  # the engine counts hops from the seeds
         options = SampleOptions(
-            [max(h) if h and min(h) >= 0 else -1 for h in relation_fanouts],
+            (),  # the hops are those of relation_fanouts
             relation_fanouts=relation_fanouts,
             replace=settings.replace,
             frontier="all",

@@ -347,7 +347,7 @@ class HeteroGraph(Closeable):
         graph = Graph.open(path, num_patches=num_patches, partition=partition, seed=seed, verify=verify)
         hetero = cls(graph, node_types, counts, edge_types, edge_counts, _owner=_CONSTRUCTOR_TOKEN)
         try:
-            if hasattr(graph, "num_types") and graph.num_types == (0, 0):
+            if graph.num_types == (0, 0):
                 hetero._set_types()  # an engine that does not type datasets on open
             hetero._check_engine_types()
         except BaseException:
@@ -356,10 +356,7 @@ class HeteroGraph(Closeable):
         return hetero
 
     def _set_types(self) -> None:
-        set_types = getattr(self.graph, "set_types", None)
-        if set_types is None:  # an engine without typed sampling yet: offsets kept in Python only
-            return
-        set_types(
+        self.graph.set_types(
             self.node_offsets.tolist(),
             self.edge_offsets.tolist(),
             self.relation_src_type,
@@ -375,10 +372,9 @@ class HeteroGraph(Closeable):
             raise ValueError(
                 f"the edge types count {int(self.edge_offsets[-1])} edges; the graph has {self.graph.num_edges}"
             )
-        if hasattr(self.graph, "num_types"):
-            want = (len(self.node_types), len(self.edge_types))
-            if tuple(self.graph.num_types) != want:
-                raise ValueError(f"the engine graph has {self.graph.num_types} (node, edge) types; expected {want}")
+        want = (len(self.node_types), len(self.edge_types))
+        if tuple(self.graph.num_types) != want:
+            raise ValueError(f"the engine graph has {self.graph.num_types} (node, edge) types; expected {want}")
 
     @property
     def dgl_graph(self) -> Any:

@@ -15,11 +15,6 @@ import graphferry  # noqa: E402
 import graphferry.dgl as gfdgl  # noqa: E402
 from graphferry.dgl_hetero import to_hetero_blocks  # noqa: E402
 
-# The engine's per-relation fan-outs (branch hx-engine) are needed to sample
-# with fan-outs other than "all".
-_TYPED_ENGINE = "relation_fanouts" in getattr(graphferry.SampleOptions, "__dataclass_fields__", {})
-typed_engine = pytest.mark.skipif(not _TYPED_ENGINE, reason="the engine has no per-relation fan-outs yet")
-
 
 def _graph(idtype=torch.int64, seed=0, num_paper=40, num_author=25, num_inst=4):
     """A random heterograph with three node types, a relation with no edge
@@ -155,15 +150,17 @@ def test_blocks_without_dgl_graph_carry_prefetched_data():
         _check_edges_exist(g, block)
 
 
-# -- the loader (needs the engine's per-relation fan-outs) ---------------------------
+# -- the loader ---------------------------------------------------------------------
 
 
-@typed_engine
 @pytest.mark.parametrize("idtype", [torch.int64, torch.int32])
 def test_loader_batches_like_dgl(idtype):
     g = _graph(idtype)
     seeds = {"paper": torch.arange(0, 40, 3, dtype=idtype), "author": torch.tensor([1, 4, 7], dtype=idtype)}
-    sampler = dgl.dataloading.NeighborSampler(FANOUTS, prefetch_node_feats=["feat"], prefetch_labels=["label"])
+    # DGL's loader takes prefetch lists per type on heterographs
+    sampler = dgl.dataloading.NeighborSampler(
+        FANOUTS, prefetch_node_feats={"paper": ["feat"], "author": ["feat"]}, prefetch_labels={"paper": ["label"]}
+    )
     theirs = list(dgl.dataloading.DataLoader(g, seeds, sampler, batch_size=5))
     loader = gfdgl.DataLoader(g, seeds, sampler, batch_size=5, seed=7)
     ours = list(loader)
@@ -175,7 +172,6 @@ def test_loader_batches_like_dgl(idtype):
     loader.close()
 
 
-@typed_engine
 def test_per_relation_fanouts_respected():
     """Each destination gets exactly min(fan-out, its in-degree in that
     relation) edges of every relation (without replacement), distinct."""
@@ -195,7 +191,6 @@ def test_per_relation_fanouts_respected():
                 assert eids.unique().numel() == eids.numel()
 
 
-@typed_engine
 def test_same_seed_same_batches_and_int_fanouts():
     g = _graph(seed=2)
     seeds = {"paper": torch.arange(20)}
@@ -214,30 +209,30 @@ def test_same_seed_same_batches_and_int_fanouts():
             assert int(blocks[-1].in_degrees(etype=et).max(0).values if blocks[-1].num_edges(et) else 0) <= 3
 
 
-@typed_engine
 def test_per_relation_uniform_distribution():
-    """One paper cited by 6 papers and written by 4 authors, fan-outs 2 and
-    1: each citing paper is drawn with probability 2/6, each author 1/4."""
+    """200 papers, each cited by 6 papers of its own and written by 4
+    authors of its own, fan-outs 2 and 1: over 3 epochs each citing paper is
+    drawn with probability 2/6 and each author 1/4 (counted by the place of
+    the source in its target's list)."""
+    n = 200
+    targets = torch.arange(n)
     g = dgl.heterograph(
         {
-            ("paper", "cites", "paper"): (torch.arange(1, 7), torch.zeros(6, dtype=torch.int64)),
-            ("author", "writes", "paper"): (torch.arange(4), torch.zeros(4, dtype=torch.int64)),
+            ("paper", "cites", "paper"): (n + torch.arange(6 * n), targets.repeat_interleave(6)),
+            ("author", "writes", "paper"): (torch.arange(4 * n), targets.repeat_interleave(4)),
         },
-        num_nodes_dict={"paper": 7, "author": 4},
+        num_nodes_dict={"paper": 7 * n, "author": 4 * n},
     )
     cites = torch.zeros(6)
     writes = torch.zeros(4)
-    rounds = 600
-    loader = gfdgl.DataLoader(
-        g,
-        {"paper": torch.zeros(rounds, dtype=torch.int64)},
-        gfdgl.NeighborSampler([{"cites": 2, "writes": 1}]),
-        batch_size=1,
-        seed=5,
-    )
-    for _, _, (block,) in loader:
-        cites[block.edges["cites"].data[dgl.EID]] += 1
-        writes[block.edges["writes"].data[dgl.EID]] += 1
+    sampler = gfdgl.NeighborSampler([{"cites": 2, "writes": 1}])
+    loader = gfdgl.DataLoader(g, {"paper": targets}, sampler, batch_size=64, shuffle=True, seed=5)
+    epochs = 3
+    for _ in range(epochs):
+        for _, _, (block,) in loader:
+            cites += torch.bincount(block.edges["cites"].data[dgl.EID] % 6, minlength=6)
+            writes += torch.bincount(block.edges["writes"].data[dgl.EID] % 4, minlength=4)
+    rounds = epochs * n
     assert cites.sum() == 2 * rounds and writes.sum() == rounds
     # chi-square, 5 and 3 degrees of freedom, p ~ 1e-4
     chi_c = ((cites - rounds * 2 / 6) ** 2 / (rounds * 2 / 6)).sum()
@@ -245,7 +240,6 @@ def test_per_relation_uniform_distribution():
     assert chi_c < 25.7 and chi_w < 21.1, (cites, writes)
 
 
-@typed_engine
 def test_weighted_relation_never_takes_weight_zero():
     g = _graph(seed=4)
     g.edges["cites"].data["w"][::2] = 0.0
@@ -258,7 +252,6 @@ def test_weighted_relation_never_takes_weight_zero():
         assert block.num_edges("writes") > 0  # relations without "w" are sampled uniformly
 
 
-@typed_engine
 def test_hetero_graph_input_and_prefetch():
     g = _graph(seed=5)
     with graphferry.HeteroGraph.from_coo(
@@ -284,7 +277,6 @@ def test_hetero_graph_input_and_prefetch():
 # -- errors ---------------------------------------------------------------------------
 
 
-@typed_engine
 def test_bad_input_errors():
     g = _graph()
     sampler = dgl.dataloading.NeighborSampler(FANOUTS)
@@ -327,3 +319,23 @@ def test_conversion_cache_does_not_keep_the_dgl_graph_alive():
     del g
     gc.collect()
     assert ref() is None and hg.dgl_graph is None
+
+
+def test_exclude_edges_per_type_and_unsorted_types():
+    """exclude_edges as DGL's {etype: ids}; a HeteroGraph whose types are not
+    in sorted order (as PyG numbers them) gives blocks in its own order."""
+    g = _graph(seed=6)
+    num_nodes = {nt: g.num_nodes(nt) for nt in ("paper", "inst", "author")}
+    edges = {et: g.edges(etype=et, order="eid") for et in reversed(g.canonical_etypes)}
+    with graphferry.HeteroGraph.from_coo(num_nodes, edges) as hg:
+        excluded = torch.arange(0, 200, 3)
+        sampler = gfdgl.NeighborSampler([-1, -1], exclude_edges={"cites": excluded})
+        n = 0
+        for _, _, blocks in gfdgl.DataLoader(hg, {"paper": torch.arange(40)}, sampler, batch_size=8):
+            for block in blocks:
+                assert block.srctypes == ["author", "inst", "paper"]  # DGL lists them sorted
+                assert block.canonical_etypes == list(reversed(g.canonical_etypes))
+                assert not set(excluded.tolist()) & set(block.edges["cites"].data[dgl.EID].tolist())
+                n += block.num_edges("cites")
+                _check_edges_exist(g, block)
+        assert n > 0

@@ -30,10 +30,6 @@ def hg():
         yield g
 
 
-def _has_types(graph) -> bool:
-    return hasattr(graph, "set_types")
-
-
 def test_offsets_and_sizes(hg):
     assert hg.node_types == ["paper", "author"]
     assert hg.edge_types == [WRITES, CITES, REV]
@@ -45,8 +41,7 @@ def test_offsets_and_sizes(hg):
     assert (hg.num_nodes("paper"), hg.num_nodes("author"), hg.num_nodes()) == (5, 3, 8)
     assert (hg.num_edges(WRITES), hg.num_edges("cites"), hg.num_edges()) == (4, 3, 11)
     assert hg.graph.num_nodes == 8 and hg.graph.num_edges == 11
-    if _has_types(hg.graph):
-        assert hg.graph.num_types == (2, 3)
+    assert hg.graph.num_types == (2, 3)
 
 
 def test_global_coo_in_relation_order(hg):
