@@ -128,6 +128,7 @@ class EngineLoader(Closeable):
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
         comm: Any = None,
+        seed_times: Any = None,
     ) -> None:
         self._graph = graph
         self._comm = comm  # a graphferry.distributed.Communicator: one rank's share per epoch
@@ -141,6 +142,8 @@ class EngineLoader(Closeable):
             feature_names=list(feature_names),
             label_names=list(label_names),
         )
+        if seed_times is not None:  # temporal sampling: one time per seed, permuted with them
+            self._loader_args["seed_times"] = seed_times
         self._loaders = []
         self._epochs: dict[int, weakref.ref] = {}  # id(loader) -> its epoch's iterator
         self._next_epoch = 0

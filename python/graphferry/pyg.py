@@ -28,62 +28,150 @@ Both take PyG's ``subgraph_type`` (``"directional"``, ``"bidirectional"``,
 (``loader(index)``) like PyG's, and takes a ``(FeatureStore, GraphStore)``
 pair, with :class:`GraphStore` serving a graphferry graph to PyG's
 remote-backend interface.
+
+Both take a ``HeteroData`` too (or a :class:`graphferry.HeteroGraph`, see
+:func:`from_pyg`), with ``num_neighbors`` per edge type and
+``input_nodes=(node_type, ids or mask)``, and yield ``HeteroData`` batches
+as PyG's heterogeneous loaders do:
+
+.. code-block:: python
+
+    loader = graphferry.pyg.NeighborLoader(
+        hetero_data, {("author", "writes", "paper"): [10, 5], ("paper", "cites", "paper"): [5, 5],
+                      ("paper", "rev_writes", "author"): [3, 3]},
+        input_nodes=("paper", hetero_data["paper"].train_mask), batch_size=128)
+    for batch in loader:
+        out = model(batch.x_dict, batch.edge_index_dict)["paper"][:batch["paper"].batch_size]
+
+Temporal sampling is PyG's: ``time_attr`` names a node attribute (the
+nodes' times) or an edge attribute (the edges' times), ``input_time`` gives
+each seed's time (by default the seed's own node time), and only neighbours
+(edges) not later than their subgraph's seed time are sampled, drawn
+uniformly (``temporal_strategy="uniform"``) or the latest first
+(``"last"``). Temporal sampling is disjoint: every seed gets its own
+subgraph, as in PyG.
 """
 
 from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 import torch
 import torch_geometric.data
-from torch_geometric.data import Data, EdgeAttr, FeatureStore
+from torch_geometric.data import Data, EdgeAttr, FeatureStore, HeteroData
 from torch_geometric.edge_index import EdgeIndex
 from torch_geometric.loader.utils import filter_custom_store, filter_edge_store_, get_input_nodes, index_select
-from torch_geometric.sampler import BaseSampler, NodeSamplerInput, SamplerOutput
+from torch_geometric.sampler import BaseSampler, HeteroSamplerOutput, NodeSamplerInput, SamplerOutput
 from torch_geometric.sampler.utils import to_bidirectional
 
 from . import _cache, _loader
 from ._dlpack import as_cpu_tensor
 from ._loader import EngineLoader, refuse_workers
 from ._options import SampleOptions, check_scheme, fanout_values
+from ._pyg_hetero import (
+    as_hetero_graph,
+    build_batch,
+    from_pyg,
+    hetero_fanouts,
+    hetero_time_level,
+    input_nodes_of,
+    split_output,
+    time_tensor,
+)
 from ._subgraph import induced_subgraph
 from .graph import Graph, pyg_node_attrs
+from .hetero import HeteroGraph
 from .sampling import SampledSubgraph, random_seed, sample_with_options
 
-__all__ = ["Sampler", "NeighborLoader", "GraphStore", "as_graph", "random_walk"]
+__all__ = ["Sampler", "NeighborLoader", "GraphStore", "as_graph", "from_pyg", "random_walk"]
 
 
-def _pyg_signature(data: Data, weight_attr: str | None = None) -> Any:
+def _pyg_signature(data: Data, weight_attr: str | None = None, time_attr: str | None = None) -> Any:
     weights = getattr(data, weight_attr, None) if weight_attr is not None else None
+    times = getattr(data, time_attr, None) if time_attr is not None else None
     return (
         data.num_nodes,
         _cache.tensor_signature(data.edge_index),
         tuple((name, _cache.tensor_signature(data[name])) for name in pyg_node_attrs(data)),
         (weight_attr, _cache.tensor_signature(weights)) if isinstance(weights, torch.Tensor) else None,
+        (time_attr, _cache.tensor_signature(times)) if isinstance(times, torch.Tensor) else None,
     )
 
 
-def as_graph(data: Any, weight_attr: str | None = None) -> Graph:
+def _time_level(data: Any, time_attr: str | None) -> str | None:
+    """Where the times of ``time_attr`` live: ``"node"``, ``"edge"`` or
+    None (no temporal sampling). For a ``Data``, as PyG decides (a node
+    attribute first); a :class:`graphferry.Graph` or
+    :class:`graphferry.HeteroGraph` holds its times already
+    (``set_node_time``/``set_edge_time``) and ``time_attr`` says which
+    (``"node"`` or ``"edge"``)."""
+    if time_attr is None:
+        return None
+    if not isinstance(time_attr, str):
+        raise TypeError(f"'time_attr' must name an attribute (got '{type(time_attr).__name__}')")
+    if isinstance(data, Data):
+        if time_attr in data and data.is_node_attr(time_attr):
+            return "node"
+        if time_attr in data and data.is_edge_attr(time_attr):
+            return "edge"
+        raise ValueError(
+            f"'time_attr': '{time_attr}' is neither a node-level nor an edge-level attribute of the Data "
+            f"(it has {sorted(data.keys())})"
+        )
+    if isinstance(data, HeteroData):
+        return hetero_time_level(data, time_attr)
+    if isinstance(data, (Graph, HeteroGraph)):
+        if time_attr not in ("node", "edge"):
+            raise ValueError(
+                f"'time_attr' with a graphferry.{type(data).__name__} is 'node' or 'edge' (the times the graph "
+                f"holds: set_node_time / set_edge_time), got {time_attr!r}"
+            )
+        return time_attr
+    raise TypeError(f"'time_attr' needs a Data or HeteroData (got '{type(data).__name__}')")
+
+
+def _graph_of_data(data: Data, weight_attr: str | None, time_attr: str | None) -> Graph:
+    graph = Graph.from_pyg(data, edge_weights=weight_attr)
+    try:
+        level = _time_level(data, time_attr)
+        if level == "node":
+            graph.set_node_time(time_tensor(data[time_attr], f"data.{time_attr}"))
+        elif level == "edge":
+            graph.set_edge_time(time_tensor(data[time_attr], f"data.{time_attr}"))
+    except BaseException:
+        graph.close()
+        raise
+    return graph
+
+
+def as_graph(data: Any, weight_attr: str | None = None, time_attr: str | None = None) -> Graph:
     """``data`` if it is a :class:`graphferry.Graph`, else the (cached)
     conversion of a ``torch_geometric.data.Data``, with the edge weights of
-    ``data[weight_attr]`` when ``weight_attr`` is given."""
+    ``data[weight_attr]`` when ``weight_attr`` is given and the node or edge
+    times of ``data[time_attr]`` when ``time_attr`` is given."""
     if isinstance(data, Data) and weight_attr is not None:
         if not isinstance(getattr(data, weight_attr, None), torch.Tensor):
             raise KeyError(
                 f"'weight_attr': the Data has no tensor attribute '{weight_attr}' (it has {sorted(data.keys())})"
             )
+    if isinstance(data, Data) and time_attr is not None:
+        _time_level(data, time_attr)  # a clear error before converting
     return _loader.as_graph(
         data,
         Data,
         "torch_geometric.data.Data",
-        lambda: _pyg_signature(data, weight_attr),
-        lambda: Graph.from_pyg(data, edge_weights=weight_attr),
+        lambda: _pyg_signature(data, weight_attr, time_attr),
+        lambda: _graph_of_data(data, weight_attr, time_attr),
     )
+
+
+def _is_hetero(data: Any) -> bool:
+    return isinstance(data, (HeteroData, HeteroGraph))
 
 
 def _num_neighbors(num_neighbors: Any) -> list[int]:
@@ -91,8 +179,54 @@ def _num_neighbors(num_neighbors: Any) -> list[int]:
     if not isinstance(values, dict):  # a dict's .values is a method
         values = getattr(num_neighbors, "values", num_neighbors)  # torch_geometric NumNeighbors
     if isinstance(values, dict):
-        raise TypeError("graphferry supports homogeneous graphs only (got per-edge-type num_neighbors)")
+        raise TypeError(
+            "per-edge-type num_neighbors need a heterogeneous graph (a HeteroData or graphferry.HeteroGraph); "
+            "this graph is homogeneous: give a list of ints"
+        )
     return list(fanout_values(values, "num_neighbors"))
+
+
+def _temporal_strategy(strategy: Any) -> str:
+    if strategy not in ("uniform", "last"):
+        raise ValueError(f"'temporal_strategy' must be 'uniform' or 'last' (got {strategy!r})")
+    return strategy
+
+
+def _seed_times(
+    data: Any, level: str | None, time_attr: str | None, input_time: Any, nodes: torch.Tensor, input_type: Any = None
+) -> torch.Tensor | None:
+    """The time of every seed of ``nodes`` for temporal sampling (None
+    without): ``input_time`` when given, else the seeds' own node times, as
+    PyG takes them. ``nodes`` are the seeds' ids in ``data`` (type-local,
+    of ``input_type``, for a ``HeteroData``)."""
+    if level is None:
+        if input_time is not None:
+            raise ValueError(
+                "seed times ('input_time') were given but the sampling is not temporal: give 'time_attr' too"
+            )
+        return None
+    if input_time is not None:
+        times = time_tensor(as_cpu_tensor(input_time, "input_time"), "'input_time'")
+        if times.numel() != nodes.numel():
+            raise ValueError(f"'input_time' has {times.numel()} times for {nodes.numel()} seeds (want one per seed)")
+        return times
+    if level == "edge":
+        raise ValueError(
+            f"temporal sampling by edge time ('{time_attr}' is an edge attribute) needs the seeds' times: "
+            "give 'input_time'"
+        )
+    if isinstance(data, Data):
+        return time_tensor(data[time_attr], f"data.{time_attr}")[nodes]
+    if isinstance(data, HeteroData):
+        store = data[input_type]
+        if time_attr not in store:
+            raise ValueError(
+                f"input node type '{input_type}' has no node time '{time_attr}': give 'input_time' for its seeds"
+            )
+        return time_tensor(store[time_attr], f"data['{input_type}'].{time_attr}")[nodes]
+    raise ValueError(
+        f"temporal sampling on a graphferry.{type(data).__name__} needs the seeds' times: give 'input_time'"
+    )
 
 
 def _weight_attr(weight_attr: Any) -> str | None:
@@ -188,6 +322,17 @@ def _subgraph_type(subgraph_type: Any, directed: bool = True) -> str:
     return value
 
 
+def _disjoint_options(disjoint: bool, temporal: str | None, temporal_strategy: str) -> dict[str, Any]:
+    """The disjoint and temporal fields of :class:`SampleOptions` (left out
+    when neither is asked for)."""
+    if not disjoint:
+        return {}
+    fields: dict[str, Any] = {"disjoint": True}
+    if temporal is not None:
+        fields.update(temporal=temporal, temporal_strategy=temporal_strategy)
+    return fields
+
+
 def _disjoint_flag(disjoint: Any, subgraph_type: str) -> bool:
     disjoint = bool(disjoint)
     if disjoint and subgraph_type == "induced":
@@ -218,45 +363,18 @@ class _Output:
 
 
 def _directional(sub: SampledSubgraph) -> _Output:
+    """``sub`` in PyG's terms; a disjoint sample (the engine's: nodes hop by
+    hop and within a hop seed by seed) brings its ``batch``."""
     row, col, edge = _edge_index(sub)
-    return _Output(sub.nodes, row, col, edge, None, sub.hop_counts.tolist(), [b.num_edges for b in sub.blocks])
-
-
-def _concat_disjoint(subs: list[SampledSubgraph], num_hops: int) -> _Output:
-    """One subgraph per seed, concatenated in the order of PyG's disjoint
-    sampling: hop by hop, and within a hop seed by seed (so the seeds come
-    first); ``batch`` is the seed position each node belongs to."""
-    empty = torch.empty(0, dtype=torch.int64)
-    if not subs:
-        return _Output(empty, empty, empty, empty, empty, [0] * (num_hops + 1), [0] * num_hops)
-    counts = torch.stack([s.hop_counts for s in subs])  # [B, H]
-    num_seeds, num_levels = counts.shape
-    by_hop = counts.t().reshape(-1)  # (hop, seed) order
-    start = (torch.cumsum(by_hop, 0) - by_hop).reshape(num_levels, num_seeds).t()  # [B, H]
-    local_start = torch.cumsum(counts, 1) - counts  # [B, H]
-    total = int(by_hop.sum())
-    node = torch.empty(total, dtype=torch.int64)
-    batch = torch.empty(total, dtype=torch.int64)
-    positions = []
-    levels = torch.arange(num_levels)
-    for i, sub in enumerate(subs):
-        hop = torch.repeat_interleave(levels, counts[i])
-        pos = start[i][hop] + torch.arange(sub.nodes.numel()) - local_start[i][hop]
-        node[pos] = sub.nodes
-        batch[pos] = i
-        positions.append(pos)
-    rows, cols, edges, num_edges = [], [], [], []
-    for h in range(num_levels - 1):
-        n = 0
-        for i, sub in enumerate(subs):
-            block = sub.blocks[h]
-            rows.append(positions[i][block.indices])
-            cols.append(positions[i][block.dst_positions()])
-            edges.append(block.edge_ids)
-            n += block.num_edges
-        num_edges.append(n)
-    cat = (lambda parts: torch.cat(parts)) if rows else (lambda parts: empty)
-    return _Output(node, cat(rows), cat(cols), cat(edges), batch, counts.sum(0).tolist(), num_edges)
+    return _Output(
+        sub.nodes,
+        row,
+        col,
+        edge,
+        getattr(sub, "batch", None),
+        sub.hop_counts.tolist(),
+        [b.num_edges for b in sub.blocks],
+    )
 
 
 def _finish(out: _Output, graph: Graph, subgraph_type: str) -> _Output:
@@ -275,20 +393,80 @@ def _finish(out: _Output, graph: Graph, subgraph_type: str) -> _Output:
 
 
 def _sample(
-    graph: Graph, seeds: torch.Tensor, options: SampleOptions, seed: int, subgraph_type: str, disjoint: bool
+    graph: Graph,
+    seeds: torch.Tensor,
+    options: SampleOptions,
+    seed: int,
+    subgraph_type: str,
+    seed_times: torch.Tensor | None = None,
 ) -> _Output:
-    """Samples around ``seeds`` in the caller's thread."""
-    if disjoint:
-        # Each seed its own sample, with a stream of its own keyed by the
-        # node, so that a seed's subgraph does not depend on its batch.
-        subs = [
-            sample_with_options(graph, seeds[i : i + 1], options.replace_fields(seed=_mix(seed, int(seeds[i]))))
-            for i in range(seeds.numel())
-        ]
-        out = _concat_disjoint(subs, len(options.fanouts))
-    else:
-        out = _directional(sample_with_options(graph, seeds, options.replace_fields(seed=seed)))
+    """Samples around ``seeds`` in the caller's thread (disjoint and
+    temporal as ``options`` say)."""
+    changes: dict[str, Any] = {"seed": seed}
+    if seed_times is not None:
+        changes["seed_times"] = seed_times
+    out = _directional(sample_with_options(graph, seeds, options.replace_fields(**changes)))
     return _finish(out, graph, subgraph_type)
+
+
+def _split(hetero: HeteroGraph, out: _Output, subgraph_type: str) -> HeteroSamplerOutput:
+    """A directional sample over the global ids of ``hetero`` as PyG's
+    per-type output, made bidirectional or induced as PyG's heterogeneous
+    sampler does (``bidirectional`` pairs an edge type with its reverse type,
+    PyG's ``HeteroSamplerOutput.to_bidirectional``)."""
+    if subgraph_type == "induced":
+        out = _finish(out, hetero.graph, "induced")
+    split = split_output(
+        hetero,
+        out.node,
+        out.row,
+        out.col,
+        out.edge,
+        batch=out.batch,
+        hop_counts=out.num_sampled_nodes,
+        edges_per_hop=out.num_sampled_edges,
+    )
+    return split.to_bidirectional() if subgraph_type == "bidirectional" else split
+
+
+def _hetero_options(
+    hetero: HeteroGraph,
+    num_neighbors: Any,
+    *,
+    replace: bool,
+    biased: bool,
+    scheme: str,
+    layer_without_replacement: bool,
+    exclude_edges: Any,
+    disjoint: bool,
+    temporal: str | None,
+    temporal_strategy: str,
+    seed: int,
+    num_threads: int = 0,
+) -> SampleOptions:
+    """The options of a heterogeneous sample: PyG's ``num_neighbors`` per
+    relation (hops from the seeds), PyG's frontier."""
+    relation_fanouts = hetero_fanouts(hetero, num_neighbors)
+    if isinstance(exclude_edges, dict):  # {edge type: relation-local edge ids}
+        parts = [hetero.edge_to_global(et, ids) for et, ids in exclude_edges.items()]
+        exclude_edges = torch.cat(parts) if parts else None
+    return SampleOptions(
+        # Ignored by the engine with relation_fanouts; kept as the per-hop
+        # maximum for whoever reads the options.
+        tuple(-1 if -1 in hop else max(hop, default=0) for hop in relation_fanouts),
+        relation_fanouts=relation_fanouts,
+        replace=replace,
+        frontier="new",
+        scheme=scheme,
+        biased=biased,
+        layer_without_replacement=layer_without_replacement,
+        exclude_edges=exclude_edges,
+        disjoint=disjoint,
+        temporal=temporal,
+        temporal_strategy=temporal_strategy,
+        seed=seed,
+        num_threads=num_threads,
+    )
 
 
 class Sampler(BaseSampler):
@@ -336,7 +514,32 @@ class Sampler(BaseSampler):
             and within a hop seed by seed, and ``batch`` gives each node's
             seed. Not with ``subgraph_type="induced"``. (default:
             :obj:`False`)
+        time_attr (str, optional): as PyG's: the node attribute (node
+            times) or edge attribute (edge times) of ``data`` holding integer
+            timestamps; sampling is then temporal (and disjoint): a
+            neighbour is a candidate only if its node time (the time of its
+            edge) is not later than its subgraph's seed time, the seed's
+            ``NodeSamplerInput.time`` or else its own node time. With a
+            :class:`graphferry.Graph`, ``"node"`` or ``"edge"``: the times
+            the graph holds (:meth:`graphferry.Graph.set_node_time`).
+            (default: :obj:`None`)
+        temporal_strategy (str): ``"uniform"`` (draw among the candidates)
+            or ``"last"`` (the candidates with the latest times).
+            (default: :obj:`"uniform"`)
+
+    With a ``HeteroData`` (or :class:`graphferry.HeteroGraph`) as ``data``,
+    ``num_neighbors`` may be a dict of edge type -> list (every edge type),
+    ``PyG's NodeLoader`` is given ``input_nodes=(node_type, ...)``, and
+    :meth:`sample_from_nodes` returns a ``HeteroSamplerOutput``;
+    ``exclude_edges`` is then a dict of edge type -> edge ids (columns of
+    that type's ``edge_index``) or global edge ids.
     """
+
+    def __new__(cls, data: Any = None, *args: Any, **kwargs: Any) -> Sampler:
+        # A heterogeneous graph gets the heterogeneous sampler (a subclass).
+        if cls is Sampler and _is_hetero(data):
+            cls = _HeteroSampler
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -352,18 +555,16 @@ class Sampler(BaseSampler):
         subgraph_type: Any = "directional",
         disjoint: bool = False,
         directed: bool = True,
+        time_attr: str | None = None,
+        temporal_strategy: str = "uniform",
     ):
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)
-        self.subgraph_type = _subgraph_type(subgraph_type, directed)
-        self.disjoint = _disjoint_flag(disjoint, self.subgraph_type)
-        self.replace = bool(replace)
-        self.weight_attr = _weight_attr(weight_attr)
-        self.scheme = check_scheme(scheme)
-        self.layer_without_replacement = bool(layer_without_replacement)
-        self.exclude_edges = exclude_edges
-        self.seed = random_seed() if seed is None else int(seed)
-        # Validated once; each call replaces only the seed.
+        self._init_common(
+            data, subgraph_type, directed, disjoint, replace, weight_attr, scheme, layer_without_replacement,
+            exclude_edges, seed, time_attr, temporal_strategy,
+        )  # fmt: skip
+        # Validated once; each call replaces only the seed (and seed times).
         self._options = SampleOptions(
             self.num_neighbors,
             replace=self.replace,
@@ -373,11 +574,40 @@ class Sampler(BaseSampler):
             layer_without_replacement=self.layer_without_replacement,
             exclude_edges=exclude_edges,
             seed=self.seed,
+            **_disjoint_options(self.disjoint, self._temporal, self.temporal_strategy),
         )
-        self._calls = 0
         if isinstance(data, Data):
             _check_node_rows(data)
-        self._graph: Graph | None = as_graph(data, self.weight_attr)
+        self._graph: Graph | None = as_graph(data, self.weight_attr, self.time_attr)
+
+    def _init_common(
+        self,
+        data: Any,
+        subgraph_type: Any,
+        directed: bool,
+        disjoint: bool,
+        replace: bool,
+        weight_attr: Any,
+        scheme: str,
+        layer_without_replacement: bool,
+        exclude_edges: Any,
+        seed: int | None,
+        time_attr: Any,
+        temporal_strategy: Any,
+    ) -> None:
+        self.subgraph_type = _subgraph_type(subgraph_type, directed)
+        self.time_attr = time_attr
+        self._temporal = _time_level(data, time_attr)
+        self.temporal_strategy = _temporal_strategy(temporal_strategy)
+        # Temporal sampling is disjoint, as PyG's NeighborSampler makes it.
+        self.disjoint = _disjoint_flag(bool(disjoint) or self._temporal is not None, self.subgraph_type)
+        self.replace = bool(replace)
+        self.weight_attr = _weight_attr(weight_attr)
+        self.scheme = check_scheme(scheme)
+        self.layer_without_replacement = bool(layer_without_replacement)
+        self.exclude_edges = exclude_edges
+        self.seed = random_seed() if seed is None else int(seed)
+        self._calls = 0
 
     def _next_seed(self) -> int:
         # Each call gets its own random streams, reproducible from `seed`.
@@ -386,13 +616,15 @@ class Sampler(BaseSampler):
 
     def sample_from_nodes(self, index: NodeSamplerInput, **kwargs: Any) -> SamplerOutput:
         if index.input_type is not None:
-            raise ValueError(f"graphferry samples homogeneous graphs only (got input_type='{index.input_type}')")
-        if index.time is not None:
-            raise ValueError("graphferry does not support temporal sampling (got seed times)")
+            raise ValueError(
+                f"this graphferry.pyg.Sampler was made for a homogeneous graph (got input_type='{index.input_type}'); "
+                "give it a HeteroData for (node type, ids) input nodes"
+            )
         if self._graph is None:  # after unpickling
-            self._graph = as_graph(self.data, self.weight_attr)
+            self._graph = as_graph(self.data, self.weight_attr, self.time_attr)
         seeds = as_cpu_tensor(index.node, "index.node").to(torch.int64)
-        out = _sample(self._graph, seeds, self._options, self._next_seed(), self.subgraph_type, self.disjoint)
+        times = _seed_times(self.data, self._temporal, self.time_attr, index.time, seeds)
+        out = _sample(self._graph, seeds, self._options, self._next_seed(), self.subgraph_type, times)
         return SamplerOutput(
             node=out.node,
             row=out.row,
@@ -410,6 +642,77 @@ class Sampler(BaseSampler):
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_graph"] = None  # a handle into this process's engine
+        return state
+
+
+class _HeteroSampler(Sampler):
+    """:class:`Sampler` over a ``HeteroData`` or
+    :class:`graphferry.HeteroGraph` (``Sampler(hetero_data, ...)`` makes
+    one): :meth:`sample_from_nodes` takes ``(node type, ids)`` seeds and
+    returns PyG's ``HeteroSamplerOutput``."""
+
+    def __init__(
+        self,
+        data: Any,
+        num_neighbors: Any,
+        *,
+        replace: bool = False,
+        weight_attr: str | None = None,
+        scheme: str = "node",
+        layer_without_replacement: bool = False,
+        exclude_edges: Any = None,
+        seed: int | None = None,
+        subgraph_type: Any = "directional",
+        disjoint: bool = False,
+        directed: bool = True,
+        time_attr: str | None = None,
+        temporal_strategy: str = "uniform",
+    ):
+        self.data = data
+        self.num_neighbors = num_neighbors
+        self._init_common(
+            data, subgraph_type, directed, disjoint, replace, weight_attr, scheme, layer_without_replacement,
+            exclude_edges, seed, time_attr, temporal_strategy,
+        )  # fmt: skip
+        self._hetero: HeteroGraph | None = as_hetero_graph(data, self.weight_attr, self.time_attr)
+        self._options = _hetero_options(
+            self._hetero,
+            num_neighbors,
+            replace=self.replace,
+            biased=self.weight_attr is not None,
+            scheme=self.scheme,
+            layer_without_replacement=self.layer_without_replacement,
+            exclude_edges=exclude_edges,
+            disjoint=self.disjoint,
+            temporal=self._temporal,
+            temporal_strategy=self.temporal_strategy,
+            seed=self.seed,
+        )
+        self._graph = self._hetero.graph
+
+    def sample_from_nodes(self, index: NodeSamplerInput, **kwargs: Any) -> HeteroSamplerOutput:
+        if self._hetero is None:  # after unpickling
+            self._hetero = as_hetero_graph(self.data, self.weight_attr, self.time_attr)
+            self._graph = self._hetero.graph
+        hetero = self._hetero
+        if index.input_type is None:
+            raise ValueError(
+                "this graphferry.pyg.Sampler samples a heterogeneous graph: give NodeLoader "
+                f"input_nodes=(node type, ids) (node types: {hetero.node_types})"
+            )
+        if index.input_type not in hetero.node_types:
+            raise ValueError(f"unknown input node type '{index.input_type}' (node types: {hetero.node_types})")
+        local = as_cpu_tensor(index.node, "index.node").to(torch.int64)
+        seeds = hetero.to_global(index.input_type, local)
+        times = _seed_times(self.data, self._temporal, self.time_attr, index.time, local, index.input_type)
+        out = _sample(hetero.graph, seeds, self._options, self._next_seed(), "directional", times)
+        split = _split(hetero, out, self.subgraph_type)
+        split.metadata = (index.input_id, index.time)
+        return split
+
+    def __getstate__(self) -> dict:
+        state = super().__getstate__()
+        state["_hetero"] = None
         return state
 
 
@@ -445,11 +748,19 @@ class NeighborLoader(EngineLoader):
         subgraph_type (str): ``"directional"``, ``"bidirectional"`` or
             ``"induced"``, as in :class:`Sampler`. (default:
             :obj:`"directional"`)
-        disjoint (bool): each seed its own subgraph, as in :class:`Sampler`.
-            Sampled in the caller's thread, seed by seed. (default:
-            :obj:`False`)
+        disjoint (bool): each seed its own subgraph, as in :class:`Sampler`
+            (a seed may repeat in ``input_nodes``). (default: :obj:`False`)
         directed (bool): PyG's deprecated spelling: ``False`` is
             ``subgraph_type="induced"``. (default: :obj:`True`)
+        time_attr (str, optional): temporal sampling, as in :class:`Sampler`:
+            the node or edge attribute of ``data`` holding integer times.
+            Makes the sampling disjoint. (default: :obj:`None`)
+        input_time (Tensor, optional): the time of each seed of
+            ``input_nodes`` (one per seed, in their order); by default each
+            seed's own node time (needed with edge times). The batch's
+            ``seed_time`` holds them, as in PyG. (default: :obj:`None`)
+        temporal_strategy (str): ``"uniform"`` or ``"last"``, as in
+            :class:`Sampler`. (default: :obj:`"uniform"`)
         weight_attr (str, optional): the edge attribute of ``data`` holding
             edge weights, for biased sampling, as in :class:`Sampler`.
             (default: :obj:`None`)
@@ -468,7 +779,27 @@ class NeighborLoader(EngineLoader):
             (default: :obj:`2`)
         num_threads (int): the engine's sampling threads; ``<= 0`` uses every
             core. (default: :obj:`0`)
+
+    With a ``HeteroData`` (or a :class:`graphferry.HeteroGraph`) as
+    ``data`` it yields ``HeteroData`` batches as PyG's heterogeneous
+    ``NeighborLoader`` does: per node type every node attribute gathered,
+    ``n_id`` and ``num_sampled_nodes`` (per hop), per edge type
+    ``edge_index`` (row: positions among the source type's nodes, col: among
+    the destination type's), edge attributes, ``e_id`` and
+    ``num_sampled_edges``, and on the input type ``input_id``,
+    ``batch_size`` (and ``seed_time``); ``batch`` per node type when
+    disjoint. Then ``num_neighbors`` is a list (every edge type) or a dict
+    of edge type -> list (every edge type given), ``input_nodes`` a node
+    type or ``(node_type, ids or bool mask)``, ``time_attr`` may name node
+    attributes of several node types (types without it are never filtered
+    out) or edge attributes, and ``exclude_edges`` is a dict of edge type
+    -> edge ids of that type (or global ids).
     """
+
+    def __new__(cls, data: Any = None, *args: Any, **kwargs: Any) -> NeighborLoader:
+        if cls is NeighborLoader and _is_hetero(data):
+            cls = _HeteroNeighborLoader
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -491,13 +822,23 @@ class NeighborLoader(EngineLoader):
         num_workers: int = 0,
         queue_capacity: int = 2,
         num_threads: int = 0,
+        time_attr: str | None = None,
+        input_time: Any = None,
+        temporal_strategy: str = "uniform",
     ):
         self._loaders = []
         refuse_workers(num_workers)
         self.data = data
         self.num_neighbors = _num_neighbors(num_neighbors)
         self.subgraph_type = _subgraph_type(subgraph_type, directed)
-        self.disjoint = _disjoint_flag(disjoint, self.subgraph_type)
+        if input_time is not None and time_attr is None:
+            raise ValueError("'input_time' is given but 'time_attr' is not: temporal sampling needs both")
+        if isinstance(data, tuple) and time_attr is not None:
+            raise ValueError("'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair")
+        self.time_attr = time_attr
+        self._temporal = _time_level(data, time_attr)
+        self.temporal_strategy = _temporal_strategy(temporal_strategy)
+        self.disjoint = _disjoint_flag(bool(disjoint) or self._temporal is not None, self.subgraph_type)
         self.batch_size = batch_size
         self.weight_attr = _weight_attr(weight_attr)
         self._stores: tuple[FeatureStore, Any] | None = None
@@ -513,7 +854,7 @@ class NeighborLoader(EngineLoader):
         else:
             if isinstance(data, Data):
                 _check_node_rows(data)
-            graph = as_graph(data, self.weight_attr)
+            graph = as_graph(data, self.weight_attr, self.time_attr)
             if isinstance(data, Data):
                 self._node_attrs = pyg_node_attrs(data)
                 # Node attributes the engine does not hold (e.g. NumPy
@@ -533,10 +874,12 @@ class NeighborLoader(EngineLoader):
         if input_nodes is not None and not isinstance(input_nodes, torch.Tensor):
             input_nodes = as_cpu_tensor(input_nodes, "input_nodes")
         _, seeds, self._input_id = get_input_nodes(index_of, input_nodes)[:3]
-        self._seeds = seeds
+        self._input_time = (
+            None if input_time is None else time_tensor(as_cpu_tensor(input_time, "input_time"), "'input_time'")
+        )
+        seed_times = _seed_times(data, self._temporal, time_attr, self._input_time, seeds)
+        self._seed_times = seed_times
         self._seed = random_seed() if seed is None else int(seed)
-        self._shuffle = bool(shuffle)
-        self._drop_last = bool(drop_last)
         self._calls = 0
         options = SampleOptions(
             self.num_neighbors,
@@ -548,13 +891,11 @@ class NeighborLoader(EngineLoader):
             exclude_edges=exclude_edges,
             seed=self._seed,
             num_threads=num_threads,
+            **_disjoint_options(self.disjoint, self._temporal, self.temporal_strategy),
         )
         self._open_engine(
             graph,
-            # Disjoint batches are sampled seed by seed, where a seed may
-            # repeat (the engine's loader, which checks the options here,
-            # wants distinct seeds).
-            seeds.unique() if self.disjoint else seeds,
+            seeds,
             options,
             batch_size=batch_size,
             shuffle=shuffle,
@@ -562,8 +903,8 @@ class NeighborLoader(EngineLoader):
             queue_capacity=queue_capacity,
             # With stores, features come from the FeatureStore.
             feature_names=self._node_attrs if self._stores is None else (),
+            seed_times=seed_times,
         )
-        self._seeds = seeds
 
     def _open_stores(self, data: tuple) -> Graph:
         if len(data) != 2:
@@ -587,51 +928,35 @@ class NeighborLoader(EngineLoader):
         self._calls += 1
         return _mix(self._seed, self._calls)
 
+    def _batch_index(self, index: Any) -> torch.Tensor:
+        self._check_open()
+        if not isinstance(index, torch.Tensor):
+            index = torch.tensor(index, dtype=torch.long)
+        return index
+
+    def _seed_time_of(self, positions: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """(the times the engine samples with, the batch's ``seed_time`` as
+        PyG sets it: ``input_time`` when given, else None)."""
+        times = self._seed_times[positions] if self._seed_times is not None else None
+        given = self._input_time[positions] if self._input_time is not None else None
+        return times, given
+
     def __call__(self, index: Any) -> Data:
         """Samples one batch from the seeds at positions ``index`` of
         ``input_nodes`` (as PyG's ``NodeLoader.__call__``), in the caller's
         thread."""
-        self._check_open()
-        if not isinstance(index, torch.Tensor):
-            index = torch.tensor(index, dtype=torch.long)
+        index = self._batch_index(index)
         seeds = self._seeds[index]
         input_id = self._input_id[index] if self._input_id is not None else index
-        out = _sample(self._graph, seeds, self._options, self._next_seed(), self.subgraph_type, self.disjoint)
-        return self._build(out, {}, input_id)
-
-    def __iter__(self) -> Iterator[Data]:
-        if not self.disjoint:
-            return super().__iter__()
-        # Disjoint batches are sampled seed by seed in this thread.
-        self._check_open()
-        epoch = self._next_epoch
-        self._next_epoch += 1
-        return self._disjoint_epoch(epoch)
-
-    def __len__(self) -> int:
-        if not self.disjoint:
-            return super().__len__()
-        self._check_open()
-        n = self._seeds.numel()
-        return n // self.batch_size if self._drop_last else -(-n // self.batch_size)
-
-    def _disjoint_epoch(self, epoch: int) -> Iterator[Data]:
-        n = self._seeds.numel()
-        if self._shuffle:
-            order = torch.randperm(n, generator=torch.Generator().manual_seed(_mix(self._seed, -1 - epoch)))
-        else:
-            order = torch.arange(n)
-        for start in range(0, n, self.batch_size):
-            index = order[start : start + self.batch_size]
-            if self._drop_last and index.numel() < self.batch_size:
-                return
-            yield self(index)
+        times, given = self._seed_time_of(index)
+        out = _sample(self._graph, seeds, self._options, self._next_seed(), self.subgraph_type, times)
+        return self._build(out, {}, input_id, given)
 
     def _convert(self, sub: SampledSubgraph) -> Data:
         out = _finish(_directional(sub), self._graph, self.subgraph_type)
         positions = sub.input_index
         input_id = self._input_id[positions] if self._input_id is not None else positions
-        return self._build(out, sub.node_data, input_id)
+        return self._build(out, sub.node_data, input_id, self._seed_time_of(positions)[1])
 
     def _node_data_of_graph(self, name: str) -> torch.Tensor:
         # Read once: gathering in this thread needs the whole column.
@@ -639,7 +964,13 @@ class NeighborLoader(EngineLoader):
             self._graph_node_data[name] = self._graph.get_node_data(name)
         return self._graph_node_data[name]
 
-    def _build(self, out: _Output, node_data: dict[str, torch.Tensor], input_id: torch.Tensor) -> Data:
+    def _build(
+        self,
+        out: _Output,
+        node_data: dict[str, torch.Tensor],
+        input_id: torch.Tensor,
+        seed_time: torch.Tensor | None = None,
+    ) -> Data:
         """The ``Data`` PyG's ``NodeLoader.filter_fn`` makes of ``out``; node
         data the engine gathered is taken as it is."""
         node, row, col, edge = out.node, out.row, out.col, out.edge
@@ -673,11 +1004,108 @@ class NeighborLoader(EngineLoader):
         data.num_sampled_nodes = out.num_sampled_nodes
         data.num_sampled_edges = out.num_sampled_edges
         data.input_id = input_id
+        data.seed_time = seed_time  # None (no input_time) removes it, as in PyG
         data.batch_size = int(input_id.numel())
         return data
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}()"
+
+
+class _HeteroNeighborLoader(NeighborLoader):
+    """:class:`NeighborLoader` over a ``HeteroData`` or
+    :class:`graphferry.HeteroGraph` (``NeighborLoader(hetero_data, ...)``
+    makes one): ``HeteroData`` batches."""
+
+    def __init__(
+        self,
+        data: Any,
+        num_neighbors: Any,
+        *,
+        input_nodes: Any = None,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        replace: bool = False,
+        subgraph_type: Any = "directional",
+        disjoint: bool = False,
+        directed: bool = True,
+        weight_attr: str | None = None,
+        scheme: str = "node",
+        layer_without_replacement: bool = False,
+        exclude_edges: Any = None,
+        seed: int | None = None,
+        num_workers: int = 0,
+        queue_capacity: int = 2,
+        num_threads: int = 0,
+        time_attr: str | None = None,
+        input_time: Any = None,
+        temporal_strategy: str = "uniform",
+    ):
+        self._loaders = []
+        refuse_workers(num_workers)
+        self.data = data
+        self.num_neighbors = num_neighbors
+        self.subgraph_type = _subgraph_type(subgraph_type, directed)
+        if input_time is not None and time_attr is None:
+            raise ValueError("'input_time' is given but 'time_attr' is not: temporal sampling needs both")
+        self.time_attr = time_attr
+        self._temporal = _time_level(data, time_attr)
+        self.temporal_strategy = _temporal_strategy(temporal_strategy)
+        self.disjoint = _disjoint_flag(bool(disjoint) or self._temporal is not None, self.subgraph_type)
+        self.batch_size = batch_size
+        self.weight_attr = _weight_attr(weight_attr)
+        hetero = self._hetero = as_hetero_graph(data, self.weight_attr, self.time_attr)
+        self._input_type, local, self._input_id = input_nodes_of(hetero, input_nodes)
+        self._input_time = (
+            None if input_time is None else time_tensor(as_cpu_tensor(input_time, "input_time"), "'input_time'")
+        )
+        self._seed_times = _seed_times(data, self._temporal, time_attr, self._input_time, local, self._input_type)
+        self._seed = random_seed() if seed is None else int(seed)
+        self._calls = 0
+        options = _hetero_options(
+            hetero,
+            num_neighbors,
+            replace=replace,
+            biased=self.weight_attr is not None,
+            scheme=scheme,
+            layer_without_replacement=layer_without_replacement,
+            exclude_edges=exclude_edges,
+            disjoint=self.disjoint,
+            temporal=self._temporal,
+            temporal_strategy=self.temporal_strategy,
+            seed=self._seed,
+            num_threads=num_threads,
+        )
+        self._open_engine(
+            hetero.graph,
+            hetero.to_global(self._input_type, local),
+            options,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            queue_capacity=queue_capacity,
+            seed_times=self._seed_times,
+        )
+
+    def __call__(self, index: Any) -> HeteroData:
+        """Samples one batch from the seeds at positions ``index`` of
+        ``input_nodes``, in the caller's thread."""
+        index = self._batch_index(index)
+        seeds = self._seeds[index]
+        input_id = self._input_id[index] if self._input_id is not None else index
+        times, given = self._seed_time_of(index)
+        out = _sample(self._graph, seeds, self._options, self._next_seed(), "directional", times)
+        return self._build_hetero(out, input_id, given)
+
+    def _convert(self, sub: SampledSubgraph) -> HeteroData:
+        positions = sub.input_index
+        input_id = self._input_id[positions] if self._input_id is not None else positions
+        return self._build_hetero(_directional(sub), input_id, self._seed_time_of(positions)[1])
+
+    def _build_hetero(self, out: _Output, input_id: torch.Tensor, seed_time: torch.Tensor | None) -> HeteroData:
+        split = _split(self._hetero, out, self.subgraph_type)
+        return build_batch(self.data, self._hetero, split, self._input_type, input_id, seed_time)
 
 
 def _check_node_rows(data: Data) -> None:

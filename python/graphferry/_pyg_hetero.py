@@ -1,0 +1,421 @@
+"""PyG's ``HeteroData`` through graphferry: :func:`from_pyg`, the argument
+readers of the heterogeneous loader and sampler, and the split of a sample
+over the global ids of a :class:`~graphferry.HeteroGraph` into PyG's
+per-type output (``HeteroSamplerOutput`` and the ``HeteroData`` batch PyG's
+``NodeLoader.filter_fn`` makes of it).
+
+A typed sample is an ordinary :class:`~graphferry.SampledSubgraph` over the
+global ids (issue 13's design): every node has one position in ``nodes`` and
+every sampled edge one global edge id. Splitting keeps the order of
+``nodes`` within each type (so the seeds stay first in the input type, and
+nodes stay hop by hop, as PyG's heterogeneous sampler orders them) and the
+order of the edges within each relation (hop by hop, destination by
+destination: ``col`` stays sorted, as PyG's ``EdgeIndex(sort_order="col")``
+claims).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import torch
+from torch_geometric.data import HeteroData
+from torch_geometric.edge_index import EdgeIndex
+from torch_geometric.loader.utils import filter_hetero_data
+from torch_geometric.sampler import HeteroSamplerOutput
+
+from . import _cache
+from ._dlpack import as_cpu_tensor
+from .hetero import HeteroGraph
+
+__all__ = [
+    "from_pyg",
+    "as_hetero_graph",
+    "split_output",
+    "hetero_fanouts",
+    "input_nodes_of",
+    "filter_batch",
+    "build_batch",
+]
+
+
+def _time_level(stores: Any, edge_stores: Any, time_attr: str) -> str:
+    """``"node"`` or ``"edge"``: where ``time_attr`` lives, as PyG decides."""
+    in_nodes = any(time_attr in store for store in stores)
+    in_edges = any(time_attr in store for store in edge_stores)
+    if in_nodes and in_edges:
+        raise ValueError(f"'time_attr': '{time_attr}' holds both node-level and edge-level times")
+    if not in_nodes and not in_edges:
+        raise ValueError(f"'time_attr': '{time_attr}' is neither a node-level nor an edge-level attribute")
+    return "node" if in_nodes else "edge"
+
+
+def time_tensor(value: Any, what: str) -> torch.Tensor:
+    """``value`` as int64 times; floating or bool times are refused (the
+    engine compares int64 timestamps)."""
+    if isinstance(value, np.ndarray):
+        value = torch.from_numpy(value)
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{what} must be a tensor of times (got '{type(value).__name__}')")
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        raise TypeError(f"{what} must hold integer timestamps (got dtype {value.dtype})")
+    if value.dim() != 1:
+        raise ValueError(f"{what} must be 1-D, one time per node or edge (got shape {list(value.shape)})")
+    return value.cpu().to(torch.int64)
+
+
+def hetero_time_level(data: HeteroData, time_attr: str | None) -> str | None:
+    """Where ``time_attr`` lives in ``data`` (None without one)."""
+    if time_attr is None:
+        return None
+    if not isinstance(time_attr, str):
+        raise TypeError(f"'time_attr' must name an attribute (got '{type(time_attr).__name__}')")
+    return _time_level(data.node_stores, data.edge_stores, time_attr)
+
+
+def from_pyg(
+    data: HeteroData,
+    *,
+    weight_attr: str | None = None,
+    time_attr: str | None = None,
+    num_patches: int = 1,
+    partition: Any = "range",
+    seed: int = 0,
+) -> HeteroGraph:
+    r"""Converts a ``torch_geometric.data.HeteroData`` on the CPU into a
+    :class:`~graphferry.HeteroGraph`: node types in ``data.node_types``
+    order, edge types in ``data.edge_types`` order, edge ``j`` of an edge
+    type being column ``j`` of its ``edge_index`` (row 0 the source type,
+    row 1 the destination type). Node features stay in ``data`` (the loaders
+    gather them from there, as PyG does).
+
+    Args:
+        data (torch_geometric.data.HeteroData): the graph; every edge type
+            needs an ``edge_index`` and every node type a number of nodes.
+        weight_attr (str, optional): the edge attribute holding edge weights
+            for biased sampling (PyG's ``weight_attr``); edge types without
+            it are sampled uniformly. (default: :obj:`None`)
+        time_attr (str, optional): the attribute holding timestamps for
+            temporal sampling (PyG's ``time_attr``): node-level (in node
+            stores: the nodes' times) or edge-level (in edge stores: the
+            edges' times); types without it are never filtered out.
+            (default: :obj:`None`)
+        num_patches, partition, seed: as in
+            :meth:`graphferry.HeteroGraph.from_coo`.
+    """
+    if not isinstance(data, HeteroData):
+        raise TypeError(f"expected a 'torch_geometric.data.HeteroData' (got '{type(data).__name__}')")
+    if weight_attr is not None and not isinstance(weight_attr, str):
+        raise TypeError(f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')")
+    level = hetero_time_level(data, time_attr)
+    num_nodes = {}
+    for nt in data.node_types:
+        n = data[nt].num_nodes
+        if n is None:
+            raise ValueError(f"node type '{nt}' of the HeteroData has no number of nodes (set data['{nt}'].num_nodes)")
+        num_nodes[nt] = int(n)
+    edges = {}
+    weights = {}
+    edge_time = {}
+    for et in data.edge_types:
+        store = data[et]
+        edge_index = store.get("edge_index")
+        if edge_index is None:
+            raise TypeError(
+                f"edge type {et} of the HeteroData has no 'edge_index' (graphferry reads COO edges; "
+                f"it has {sorted(store.keys())})"
+            )
+        edge_index = as_cpu_tensor(edge_index, f"data[{et}].edge_index")
+        if edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError(f"data[{et}].edge_index must have shape [2, E] (got {list(edge_index.shape)})")
+        edges[et] = (edge_index[0], edge_index[1])
+        if weight_attr is not None and weight_attr in store:
+            weights[et] = as_cpu_tensor(store[weight_attr], f"data[{et}].{weight_attr}")
+        if level == "edge" and time_attr in store:
+            edge_time[et] = time_tensor(store[time_attr], f"data[{et}].{time_attr}")
+    if weight_attr is not None and not weights:
+        raise KeyError(f"'weight_attr': no edge type of the HeteroData has an attribute '{weight_attr}'")
+    node_time = None
+    if level == "node":
+        node_time = {
+            nt: time_tensor(data[nt][time_attr], f"data['{nt}'].{time_attr}")
+            for nt in data.node_types
+            if time_attr in data[nt]
+        }
+    return HeteroGraph.from_coo(
+        num_nodes,
+        edges,
+        edge_weights=weights or None,
+        node_time=node_time,
+        edge_time=edge_time or None,
+        num_patches=num_patches,
+        partition=partition,
+        seed=seed,
+    )
+
+
+def _signature(data: HeteroData, weight_attr: str | None, time_attr: str | None) -> Any:
+    sig = _cache.tensor_signature
+    parts: list[Any] = [tuple(data.node_types), tuple(data.edge_types), weight_attr, time_attr]
+    for nt in data.node_types:
+        store = data[nt]
+        parts.append((store.num_nodes, sig(store[time_attr]) if time_attr and time_attr in store else None))
+    for et in data.edge_types:
+        store = data[et]
+        extra = tuple(
+            sig(store[k]) if isinstance(store[k], torch.Tensor) else None
+            for k in (weight_attr, time_attr)
+            if k is not None and k in store
+        )
+        parts.append((sig(store["edge_index"]) if "edge_index" in store else None, extra))
+    return tuple(parts)
+
+
+def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | None = None) -> HeteroGraph:
+    """``data`` if it is a :class:`HeteroGraph`, else the (cached)
+    :func:`from_pyg` conversion of a ``HeteroData``."""
+    if isinstance(data, HeteroGraph):
+        return data
+    if not isinstance(data, HeteroData):
+        raise TypeError(
+            f"expected a 'torch_geometric.data.HeteroData' or 'graphferry.HeteroGraph' (got '{type(data).__name__}')"
+        )
+    return _cache.cached_graph(
+        data,
+        _signature(data, weight_attr, time_attr),
+        lambda: from_pyg(data, weight_attr=weight_attr, time_attr=time_attr),
+        kind="hetero",
+    )
+
+
+def _etype_key(hg: HeteroGraph, key: Any) -> Any:
+    """PyG also writes an edge type as ``"src__rel__dst"``."""
+    if isinstance(key, str) and key.count("__") == 2:
+        parts = tuple(key.split("__"))
+        if parts in hg.edge_types:
+            return parts
+    return key
+
+
+def hetero_fanouts(hg: HeteroGraph, num_neighbors: Any) -> tuple[tuple[int, ...], ...]:
+    """PyG's ``num_neighbors`` (a list: every edge type; a dict of edge
+    type -> list, every edge type given; or a ``NumNeighbors``, whose
+    ``default`` fills the edge types left out) as per-hop, per-relation
+    fan-outs."""
+    default = None
+    values = num_neighbors
+    if not isinstance(values, (Mapping, list, tuple, torch.Tensor)) and hasattr(values, "values"):
+        default = getattr(num_neighbors, "default", None)  # torch_geometric.sampler.NumNeighbors
+        values = num_neighbors.values
+    if isinstance(values, Mapping):
+        given = {_etype_key(hg, k): v for k, v in values.items()}
+        seen = {hg.etype_index(k) for k in given}  # ValueError for an unknown edge type
+        missing = [et for r, et in enumerate(hg.edge_types) if r not in seen]
+        if missing:
+            if default is None:
+                raise ValueError(
+                    f"'num_neighbors': no number of neighbours for edge types {missing} "
+                    "(give every edge type, or a list for all of them)"
+                )
+            given.update({et: list(default) for et in missing})
+        if not given:
+            raise ValueError("'num_neighbors' is empty")
+        return hg.relation_fanouts(given)
+    if isinstance(values, torch.Tensor):
+        values = values.tolist()
+    if isinstance(values, (list, tuple)):
+        if any(isinstance(v, Mapping) for v in values):
+            raise TypeError("'num_neighbors' is a list of ints or a dict of edge type -> list of ints")
+        return hg.relation_fanouts(list(values))
+    raise TypeError(
+        f"'num_neighbors' must be a list of ints or a dict of edge type -> list of ints "
+        f"(got '{type(num_neighbors).__name__}')"
+    )
+
+
+def input_nodes_of(hg: HeteroGraph, input_nodes: Any) -> tuple[str, torch.Tensor, torch.Tensor | None]:
+    """PyG's heterogeneous ``input_nodes`` (a node type, or ``(node type,
+    ids or bool mask or None)``) as ``(input type, type-local seeds,
+    input_id)``; ``input_id`` is the node ids for a mask and None otherwise
+    (the positions), as PyG's ``get_input_nodes``."""
+    if input_nodes is None:
+        raise ValueError(
+            "'input_nodes' is needed for a heterogeneous graph: a node type or (node type, ids or mask) "
+            f"(node types: {hg.node_types})"
+        )
+    if isinstance(input_nodes, str):
+        node_type, nodes = input_nodes, None
+    elif isinstance(input_nodes, (list, tuple)) and len(input_nodes) == 2 and isinstance(input_nodes[0], str):
+        node_type, nodes = input_nodes
+    else:
+        raise TypeError(
+            "'input_nodes' of a heterogeneous graph must be a node type or a (node type, ids or mask) pair "
+            f"(got '{type(input_nodes).__name__}')"
+        )
+    if node_type not in hg.node_types:
+        raise ValueError(f"'input_nodes': unknown node type '{node_type}' (node types: {hg.node_types})")
+    count = hg.num_nodes(node_type)
+    if nodes is None:
+        return node_type, torch.arange(count), None
+    nodes = as_cpu_tensor(nodes, "input_nodes") if not isinstance(nodes, torch.Tensor) else nodes.cpu()
+    if nodes.dtype == torch.bool:
+        if nodes.numel() != count:
+            raise ValueError(
+                f"'input_nodes': the mask of node type '{node_type}' has {nodes.numel()} entries; "
+                f"the type has {count} nodes"
+            )
+        ids = nodes.nonzero().view(-1)
+        return node_type, ids, ids
+    if nodes.is_floating_point() or nodes.is_complex():
+        raise TypeError(f"'input_nodes' must hold integer ids or be a bool mask (got dtype {nodes.dtype})")
+    ids = nodes.reshape(-1).to(torch.int64)
+    hg.to_global(node_type, ids)  # ValueError naming an id out of range
+    return node_type, ids, None
+
+
+def _group(keys: torch.Tensor, num_keys: int) -> tuple[torch.Tensor, list[int], list[int]]:
+    """The stable order that groups ``keys`` (ints in ``[0, num_keys)``),
+    and each group's start and size in it."""
+    counts = torch.bincount(keys, minlength=num_keys)
+    order = torch.argsort(keys, stable=True)
+    starts = (torch.cumsum(counts, 0) - counts).tolist()
+    return order, starts, counts.tolist()
+
+
+def split_output(
+    hg: HeteroGraph,
+    node: torch.Tensor,
+    row: torch.Tensor,
+    col: torch.Tensor,
+    edge: torch.Tensor,
+    *,
+    batch: torch.Tensor | None = None,
+    hop_counts: Sequence[int] | None = None,
+    edges_per_hop: Sequence[int] | None = None,
+) -> HeteroSamplerOutput:
+    r"""Splits a sample over the global ids of ``hg`` into PyG's per-type
+    ``HeteroSamplerOutput``.
+
+    Args:
+        node: global node ids, each sampled node once (the seeds first).
+        row, col: source and destination of each sampled edge, as positions
+            in ``node``.
+        edge: the global edge id of each sampled edge.
+        batch: the seed position each node belongs to (disjoint samples).
+        hop_counts: the number of nodes per level (seeds, then those first
+            reached in each hop), or None (no per-hop counts, as after
+            ``subgraph_type="induced"``).
+        edges_per_hop: the number of edges per hop, or None.
+
+    Returns:
+        ``node``, ``batch`` and ``num_sampled_nodes`` per node type,
+        ``row``/``col`` (type-local positions: source among the source
+        type's nodes, destination among the destination type's),
+        ``edge`` (relation-local edge ids) and ``num_sampled_edges`` per
+        edge type; every type is present, empty when nothing was sampled.
+    """
+    num_types, num_rels = hg.num_node_types, hg.num_relations
+    types, local = hg.split_nodes(node)
+    order, starts, counts = _group(types, num_types)
+    # Position of every node among the nodes of its type (order kept).
+    pos = torch.empty_like(types)
+    pos[order] = torch.arange(node.numel(), dtype=torch.int64) - torch.repeat_interleave(
+        torch.tensor(starts, dtype=torch.int64), torch.tensor(counts, dtype=torch.int64), output_size=node.numel()
+    )
+    grouped = local[order]
+    node_dict = {nt: grouped[starts[t] : starts[t] + counts[t]] for t, nt in enumerate(hg.node_types)}
+    batch_dict = None
+    if batch is not None:
+        grouped_batch = batch[order]
+        batch_dict = {nt: grouped_batch[starts[t] : starts[t] + counts[t]] for t, nt in enumerate(hg.node_types)}
+    rel, local_edge = hg.to_local_edge(edge)
+    e_order, e_starts, e_counts = _group(rel, num_rels)
+    src_pos, dst_pos, grouped_edge = pos[row[e_order]], pos[col[e_order]], local_edge[e_order]
+    row_dict, col_dict, edge_dict = {}, {}, {}
+    for r, et in enumerate(hg.edge_types):
+        lo, hi = e_starts[r], e_starts[r] + e_counts[r]
+        row_dict[et], col_dict[et], edge_dict[et] = src_pos[lo:hi], dst_pos[lo:hi], grouped_edge[lo:hi]
+    num_sampled_nodes = num_sampled_edges = None
+    if hop_counts is not None:
+        levels = len(hop_counts)
+        level = torch.repeat_interleave(
+            torch.arange(levels), torch.as_tensor(list(hop_counts), dtype=torch.int64), output_size=node.numel()
+        )
+        per = torch.bincount(types * levels + level, minlength=num_types * levels).view(num_types, levels)
+        num_sampled_nodes = {nt: per[t].tolist() for t, nt in enumerate(hg.node_types)}
+    if edges_per_hop is not None:
+        hops = len(edges_per_hop)
+        hop = torch.repeat_interleave(
+            torch.arange(hops), torch.as_tensor(list(edges_per_hop), dtype=torch.int64), output_size=edge.numel()
+        )
+        per = torch.bincount(rel * hops + hop, minlength=num_rels * hops).view(num_rels, hops)
+        num_sampled_edges = {et: per[r].tolist() for r, et in enumerate(hg.edge_types)}
+    return HeteroSamplerOutput(
+        node=node_dict,
+        row=row_dict,
+        col=col_dict,
+        edge=edge_dict,
+        batch=batch_dict,
+        num_sampled_nodes=num_sampled_nodes,
+        num_sampled_edges=num_sampled_edges,
+    )
+
+
+def _data_of_graph(hg: HeteroGraph, out: HeteroSamplerOutput) -> HeteroData:
+    """The ``HeteroData`` of a sample of a :class:`HeteroGraph` (no
+    ``HeteroData`` behind it): its node data per type, gathered, and every
+    edge type's ``edge_index``."""
+    data = HeteroData()
+    for nt in hg.node_types:
+        ids = out.node[nt]
+        names = hg.node_data_names(nt)
+        for name in names:
+            data[nt][name] = hg.get_node_data(nt, name)[ids]
+        if not names:
+            data[nt].num_nodes = ids.numel()
+    for et in hg.edge_types:
+        size = (out.node[et[0]].numel(), out.node[et[2]].numel())
+        data[et].edge_index = EdgeIndex(torch.stack([out.row[et], out.col[et]]), sparse_size=size, sort_order="col")
+    return data
+
+
+def filter_batch(source: Any, hg: HeteroGraph, out: HeteroSamplerOutput) -> HeteroData:
+    """The ``HeteroData`` PyG's loaders make of ``out`` before adding their
+    seed fields: node attributes per type indexed by ``n_id``, edge
+    attributes by ``e_id``, ``edge_index`` per edge type, and the counts and
+    ``batch`` per type."""
+    if isinstance(source, HeteroData):
+        # filter_hetero_data fills in the types it is not given; the
+        # dicts are copied so that ``out`` stays as it was.
+        data = filter_hetero_data(source, dict(out.node), dict(out.row), dict(out.col), dict(out.edge))
+    else:
+        data = _data_of_graph(hg, out)
+    for nt, ids in out.node.items():
+        data[nt].n_id = ids
+    for et, ids in out.edge.items():
+        if ids is not None:
+            data[et].e_id = ids
+    data.set_value_dict("batch", out.batch)
+    data.set_value_dict("num_sampled_nodes", out.num_sampled_nodes)
+    data.set_value_dict("num_sampled_edges", out.num_sampled_edges)
+    return data
+
+
+def build_batch(
+    source: Any,
+    hg: HeteroGraph,
+    out: HeteroSamplerOutput,
+    input_type: str,
+    input_id: torch.Tensor,
+    seed_time: torch.Tensor | None,
+) -> HeteroData:
+    """The ``HeteroData`` batch PyG's ``NodeLoader.filter_fn`` makes of
+    ``out``: :func:`filter_batch`, and ``input_id``, ``seed_time`` and
+    ``batch_size`` on the input type."""
+    data = filter_batch(source, hg, out)
+    data[input_type].input_id = input_id
+    data[input_type].seed_time = seed_time
+    data[input_type].batch_size = int(input_id.numel())
+    return data
