@@ -45,6 +45,7 @@ help:
 	@echo "  make stats       the sampling schemes' statistical tests, with their p-values"
 	@echo "  make bench       quick benchmark (minutes): graphferry vs DGL, GraphBolt, PyG, index_select on the real datasets + a small generated graph"
 	@echo "  make bench-full  full benchmark on the products-like and papers-like generated presets (long; cached in bench/.cache)"
+	@echo "  make bench-dist  issue 11: bytes per hop of CSP push vs adjacency pull, 1/2/4 ranks, layouts, edge cut (long, 17 GB)"
 	@echo "  make bench-hetero  heterograph sampling: graphferry vs DGL's NeighborSampler (bench/results/hetero, a minute)"
 
 $(LIB): $(GO_SRC)
