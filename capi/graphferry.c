@@ -145,14 +145,17 @@ static void gf__tensor_deleter(DLManagedTensor *self) {
   free(self);
 }
 
+// The caller (Go) writes the ndim entries of the returned tensor's shape:
+// C never reads the shape out of Go memory (valgrind's memcheck loses track
+// of Go's memory as the runtime moves goroutine stacks, and would report
+// such reads at random; see include/graphferry-valgrind.supp).
 DLManagedTensor *gf__make_tensor(void *data, uint8_t code, uint8_t bits,
-                                 int32_t ndim, const int64_t *shape) {
+                                 int32_t ndim) {
   gf__tensor *t =
       (gf__tensor *)calloc(1, sizeof(gf__tensor) + (size_t)ndim * sizeof(int64_t));
   if (t == NULL) {
     return NULL;
   }
-  memcpy(t->shape, shape, (size_t)ndim * sizeof(int64_t));
   t->m.dl_tensor.data = data;
   t->m.dl_tensor.device.device_type = kDLCPU;
   t->m.dl_tensor.device.device_id = 0;

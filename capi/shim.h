@@ -7,7 +7,7 @@
 
 void gf__set_error(const char *msg);
 DLManagedTensor *gf__make_tensor(void *data, uint8_t code, uint8_t bits,
-                                 int32_t ndim, const int64_t *shape);
+                                 int32_t ndim);
 void gf__call_deleter(DLManagedTensor *t);
 void gf__release_arrow(struct ArrowSchema *schema, struct ArrowArray *array);
 

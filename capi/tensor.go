@@ -186,14 +186,13 @@ func exportTensor(t mem.Tensor) (*C.DLManagedTensor, error) {
 	if len(t.Data) > 0 {
 		data = unsafe.Pointer(&t.Data[0])
 	}
-	shape := t.Shape
-	var sp *C.int64_t
-	if len(shape) > 0 {
-		sp = (*C.int64_t)(unsafe.Pointer(&shape[0]))
-	}
-	m := C.gf__make_tensor(data, C.uint8_t(code), C.uint8_t(bits), C.int32_t(len(shape)), sp)
+	m := C.gf__make_tensor(data, C.uint8_t(code), C.uint8_t(bits), C.int32_t(len(t.Shape)))
 	if m == nil {
 		return nil, errorf(gfENoMem, "out of memory allocating a DLPack tensor")
+	}
+	if len(t.Shape) > 0 {
+		// The shape lives in the tensor's C allocation; Go fills it.
+		copy(unsafe.Slice((*int64)(unsafe.Pointer(m.dl_tensor.shape)), len(t.Shape)), t.Shape)
 	}
 	return m, nil
 }
