@@ -40,7 +40,16 @@ from ._stats import LoaderStats, cache_options, read_stats, set_cache
 from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GF_EINVAL, GraphferryError
 from .graph import Graph, _as_int, _encode_name
 
-__all__ = ["Block", "SampledSubgraph", "TypedView", "TypedBlock", "SampleOptions", "sample_neighbors", "random_walk", "Loader"]
+__all__ = [
+    "Block",
+    "SampledSubgraph",
+    "TypedView",
+    "TypedBlock",
+    "SampleOptions",
+    "sample_neighbors",
+    "random_walk",
+    "Loader",
+]
 
 
 @dataclass(frozen=True)
