@@ -100,12 +100,16 @@ func (b *Batch) SetTyped(t *graph.Types) error {
 			})
 		}
 	}()
-	newT := func(n int) (mem.Tensor, []int64, error) {
+	// newT allocates an int64 tensor; zeroed ones hold counts (allocators
+	// need not zero), the others are written whole.
+	newT := func(n int, zeroed bool) (mem.Tensor, []int64, error) {
 		buf, view, err := mem.AllocInt64(alloc, n)
 		if err != nil {
 			return mem.Tensor{}, nil, err
 		}
-		clear(view)
+		if zeroed {
+			clear(view)
+		}
 		return mem.Tensor{DType: mem.Int64, Shape: []int64{int64(n)}, Data: buf}, view, nil
 	}
 
@@ -115,11 +119,11 @@ func (b *Batch) SetTyped(t *graph.Types) error {
 	rank := make([]int64, n)
 	var err error
 	var off, levels []int64
-	if v.NodeOffsets, off, err = newT(T + 1); err != nil {
+	if v.NodeOffsets, off, err = newT(T + 1, true); err != nil {
 		return err
 	}
 	L1 := len(hops)
-	if v.HopCounts, levels, err = newT(T * L1); err != nil {
+	if v.HopCounts, levels, err = newT(T * L1, true); err != nil {
 		return err
 	}
 	counts := off[1:] // counts first, turned into offsets below
@@ -145,10 +149,10 @@ func (b *Batch) SetTyped(t *graph.Types) error {
 		off[ty] += off[ty-1]
 	}
 	var tnodes, order []int64
-	if v.Nodes, tnodes, err = newT(n); err != nil {
+	if v.Nodes, tnodes, err = newT(n, false); err != nil {
 		return err
 	}
-	if v.Order, order, err = newT(n); err != nil {
+	if v.Order, order, err = newT(n, false); err != nil {
 		return err
 	}
 	for i, x := range nodes {
@@ -172,7 +176,7 @@ func (b *Batch) SetTyped(t *graph.Types) error {
 		}
 		tb := &v.Blocks[h]
 		var shape []int64
-		if tb.Shape, shape, err = newT(3 * T); err != nil {
+		if tb.Shape, shape, err = newT(3 * T, true); err != nil {
 			return err
 		}
 		numDst, numSrc, dstRank := shape[:T], shape[T:2*T], shape[2*T:]
@@ -187,7 +191,7 @@ func (b *Batch) SetTyped(t *graph.Types) error {
 		}
 		E := len(eids)
 		var eoff, src, dst, leid, ip []int64
-		if tb.EdgeOffsets, eoff, err = newT(R + 1); err != nil {
+		if tb.EdgeOffsets, eoff, err = newT(R + 1, true); err != nil {
 			return err
 		}
 		rels := make([]int32, E)
@@ -205,16 +209,16 @@ func (b *Batch) SetTyped(t *graph.Types) error {
 			eoff[r+1] = eoff[r] + relCount[r]
 			ipLen += int(numDst[t.RelDst[r]]) + 1
 		}
-		if tb.Src, src, err = newT(E); err != nil {
+		if tb.Src, src, err = newT(E, false); err != nil {
 			return err
 		}
-		if tb.Dst, dst, err = newT(E); err != nil {
+		if tb.Dst, dst, err = newT(E, false); err != nil {
 			return err
 		}
-		if tb.EdgeIDs, leid, err = newT(E); err != nil {
+		if tb.EdgeIDs, leid, err = newT(E, false); err != nil {
 			return err
 		}
-		if tb.Indptr, ip, err = newT(ipLen); err != nil {
+		if tb.Indptr, ip, err = newT(ipLen, true); err != nil {
 			return err
 		}
 		// ipBase[r]: where relation r's offsets start in ip.
