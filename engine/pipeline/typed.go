@@ -119,11 +119,11 @@ func (b *Batch) SetTyped(t *graph.Types) error {
 	rank := make([]int64, n)
 	var err error
 	var off, levels []int64
-	if v.NodeOffsets, off, err = newT(T + 1, true); err != nil {
+	if v.NodeOffsets, off, err = newT(T+1, true); err != nil {
 		return err
 	}
 	L1 := len(hops)
-	if v.HopCounts, levels, err = newT(T * L1, true); err != nil {
+	if v.HopCounts, levels, err = newT(T*L1, true); err != nil {
 		return err
 	}
 	counts := off[1:] // counts first, turned into offsets below
@@ -176,7 +176,7 @@ func (b *Batch) SetTyped(t *graph.Types) error {
 		}
 		tb := &v.Blocks[h]
 		var shape []int64
-		if tb.Shape, shape, err = newT(3 * T, true); err != nil {
+		if tb.Shape, shape, err = newT(3*T, true); err != nil {
 			return err
 		}
 		numDst, numSrc, dstRank := shape[:T], shape[T:2*T], shape[2*T:]
@@ -191,7 +191,7 @@ func (b *Batch) SetTyped(t *graph.Types) error {
 		}
 		E := len(eids)
 		var eoff, src, dst, leid, ip []int64
-		if tb.EdgeOffsets, eoff, err = newT(R + 1, true); err != nil {
+		if tb.EdgeOffsets, eoff, err = newT(R+1, true); err != nil {
 			return err
 		}
 		rels := make([]int32, E)
