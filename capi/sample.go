@@ -169,7 +169,8 @@ func newBatch(b *pipeline.Batch, out *C.uintptr_t) {
 
 // field returns the tensor of a batch field.
 func (o *batchObj) field(field, layer int32) (*mem.Tensor, error) {
-	perLayer := field == C.GF_FIELD_INDPTR || field == C.GF_FIELD_INDICES || field == C.GF_FIELD_EDGE_IDS
+	perLayer := field == C.GF_FIELD_INDPTR || field == C.GF_FIELD_INDICES || field == C.GF_FIELD_EDGE_IDS ||
+		(field >= C.GF_FIELD_TYPED_BLOCK_SHAPE && field <= C.GF_FIELD_TYPED_INDPTR)
 	if perLayer {
 		if layer < 0 || int(layer) >= len(o.b.Blocks) {
 			return nil, errorf(gfEInval, "layer = %d is out of range [0, %d)", layer, len(o.b.Blocks))
@@ -198,7 +199,42 @@ func (o *batchObj) field(field, layer int32) (*mem.Tensor, error) {
 		}
 		return &o.b.Batch, nil
 	}
+	if field >= C.GF_FIELD_TYPED_NODES && field <= C.GF_FIELD_TYPED_INDPTR {
+		return o.typedField(field, layer)
+	}
 	return nil, errorf(gfEInval, "field = %d is not a GF_FIELD_* value", field)
+}
+
+// typedField returns a GF_FIELD_TYPED_* tensor (layer already checked).
+func (o *batchObj) typedField(field, layer int32) (*mem.Tensor, error) {
+	v := o.b.Typed
+	if v == nil {
+		return nil, errorf(gfEInval, "field %d (GF_FIELD_TYPED_*): the batch is not of a typed graph (see gf_graph_set_types)", field)
+	}
+	switch field {
+	case C.GF_FIELD_TYPED_NODES:
+		return &v.Nodes, nil
+	case C.GF_FIELD_TYPED_ORDER:
+		return &v.Order, nil
+	case C.GF_FIELD_TYPED_NODE_OFFSETS:
+		return &v.NodeOffsets, nil
+	case C.GF_FIELD_TYPED_HOP_COUNTS:
+		return &v.HopCounts, nil
+	}
+	tb := &v.Blocks[layer]
+	switch field {
+	case C.GF_FIELD_TYPED_BLOCK_SHAPE:
+		return &tb.Shape, nil
+	case C.GF_FIELD_TYPED_EDGE_OFFSETS:
+		return &tb.EdgeOffsets, nil
+	case C.GF_FIELD_TYPED_SRC:
+		return &tb.Src, nil
+	case C.GF_FIELD_TYPED_DST:
+		return &tb.Dst, nil
+	case C.GF_FIELD_TYPED_EDGE_IDS:
+		return &tb.EdgeIDs, nil
+	}
+	return &tb.Indptr, nil
 }
 
 // take moves t out as a DLPack tensor; the batch no longer frees its data.

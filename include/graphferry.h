@@ -833,6 +833,45 @@ GF_API int gf_sample(gf_graph *graph, const DLTensor *seeds,
 /* Disjoint batches only: [num nodes], the seed position (in the batch) of
    the subgraph each node of NODES belongs to. GF_EINVAL for other batches. */
 #define GF_FIELD_BATCH 7
+/*
+ * Typed views: batches of a typed graph (gf_graph_set_types) only, any
+ * options; GF_EINVAL for other batches. They split the batch by node type
+ * and relation, as heterogeneous blocks take it, and are computed with the
+ * batch (by a loader's sampler threads). T node types, R relations, L hops.
+ * A node's "rank" is its position among the batch's nodes of its type (in
+ * GF_FIELD_TYPED_NODES order within the type).
+ */
+/* [n]: the nodes of NODES grouped by type (type order), each type's in
+   NODES order; type-local ids (original id - node_offsets[type]). */
+#define GF_FIELD_TYPED_NODES 8
+/* [n]: position in NODES of each entry of GF_FIELD_TYPED_NODES. */
+#define GF_FIELD_TYPED_ORDER 9
+/* [T+1]: where each type's nodes start in GF_FIELD_TYPED_NODES. */
+#define GF_FIELD_TYPED_NODE_OFFSETS 10
+/* [T*(L+1)], row-major by type: the nodes of type t first reached at level
+   l (level 0 the seeds), as GF_FIELD_HOP_COUNTS per type. */
+#define GF_FIELD_TYPED_HOP_COUNTS 11
+/* Hop `layer`: [3*T]: the block's destination count of each type, then
+   its source count of each type, then the rank of each type's first block
+   destination (0 unless the block's dst_offset is non-zero). */
+#define GF_FIELD_TYPED_BLOCK_SHAPE 12
+/* Hop `layer`: [R+1]: where each relation's edges start in the hop's
+   GF_FIELD_TYPED_SRC, _DST and _EDGE_IDS. The edges are grouped by
+   relation (relation order), each relation's in the block's CSC order. */
+#define GF_FIELD_TYPED_EDGE_OFFSETS 13
+/* Hop `layer`: [num_edges]: the rank of each edge's source in its type. */
+#define GF_FIELD_TYPED_SRC 14
+/* Hop `layer`: [num_edges]: the rank of each edge's destination in its
+   type (non-decreasing within a relation). */
+#define GF_FIELD_TYPED_DST 15
+/* Hop `layer`: [num_edges]: relation-local edge ids (original edge id -
+   edge_offsets[relation]). */
+#define GF_FIELD_TYPED_EDGE_IDS 16
+/* Hop `layer`: relation after relation, relation r's CSC offsets over the
+   block destinations of its destination type d (count c_d in
+   GF_FIELD_TYPED_BLOCK_SHAPE): c_d+1 entries from 0 to r's edge count;
+   sum over r of (c_{dst(r)} + 1) entries in all. */
+#define GF_FIELD_TYPED_INDPTR 17
 
 /*
  * gf_batch_num_hops sets *out to the number of hops (blocks) L.

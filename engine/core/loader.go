@@ -64,6 +64,7 @@ func (g *Graph) OpenLoader(seeds []int64, req sample.Request, lopt pipeline.Opti
 		return nil, errorf(nil, "seed times are given but the request is not temporal")
 	}
 	lopt.RepeatedSeeds = req.Disjoint
+	lopt.Types = g.typed.types // fixed while loaders are open (SetTypes refuses)
 	pl, err := pipeline.New(s, g.part, g.store, seeds, lopt, alloc)
 	if err != nil {
 		return nil, err

@@ -141,6 +141,12 @@ func (g *Graph) SampleTimed(seeds, times []int64, req sample.Request, threads in
 			inputIndex[i] = int64(i)
 		}
 		b, err = pipeline.Materialize(res[0], seeds, inputIndex, g.part, g.store, nil, nil, alloc, threads)
+		if err == nil && g.typed.types != nil {
+			if err = b.SetTyped(g.typed.types); err != nil {
+				b.Release()
+				b = nil
+			}
+		}
 		return err
 	})
 	return b, err

@@ -30,6 +30,9 @@ type Batch struct {
 	// Batch is set for disjoint batches only (sample.Request.Disjoint):
 	// int64 [n], the seed position of each node's subgraph.
 	Batch mem.Tensor
+	// Typed is set for batches of typed graphs (Options.Types, SetTyped):
+	// the batch split by node type and relation.
+	Typed *TypedView
 	// NodeData holds the FeatureNames gathered over Nodes ([n, ...]) and the
 	// LabelNames gathered over the seeds ([B, ...]), in their stored dtypes.
 	NodeData map[string]mem.Tensor
@@ -56,6 +59,7 @@ func (b *Batch) Release() {
 	free(&b.Nodes)
 	free(&b.HopCounts)
 	free(&b.Batch)
+	b.Typed.release(free)
 	for i := range b.Blocks {
 		free(&b.Blocks[i].Indptr)
 		free(&b.Blocks[i].Indices)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -46,6 +47,10 @@ type Options struct {
 	// RepeatedSeeds accepts repeated seeds (disjoint sampling, where every
 	// seed is a subgraph of its own).
 	RepeatedSeeds bool
+	// Types, when not nil, are the graph's types (read only while the
+	// pipeline runs): the sampler workers add each batch's typed view
+	// (Batch.SetTyped), off the consumer's thread.
+	Types *graph.Types
 }
 
 // timedWorker is a worker that samples with seed times.
@@ -583,6 +588,11 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 				seeds[t] = pl.seedsOrig[q]
 			}
 			b, err := materializeTopology(rs, seeds, pos, pl.p, pl.alloc)
+			if err == nil && pl.opt.Types != nil {
+				if err = b.SetTyped(pl.opt.Types); err != nil {
+					b.Release()
+				}
+			}
 			if err != nil {
 				s.Recycle(res[j:]...)
 				send(job{index: index, err: fmt.Errorf("pipeline: epoch %d, loading batch %d: %w", r.epoch, index, err)})

@@ -29,11 +29,13 @@ from torch_geometric.sampler import HeteroSamplerOutput
 from . import _cache
 from ._dlpack import as_cpu_tensor
 from .hetero import HeteroGraph
+from .sampling import TypedView
 
 __all__ = [
     "from_pyg",
     "as_hetero_graph",
     "split_output",
+    "split_typed",
     "hetero_fanouts",
     "input_nodes_of",
     "filter_batch",
@@ -295,8 +297,11 @@ def split_output(
     hop_counts: Sequence[int] | None = None,
     edges_per_hop: Sequence[int] | None = None,
 ) -> HeteroSamplerOutput:
-    r"""Splits a sample over the global ids of ``hg`` into PyG's per-type
-    ``HeteroSamplerOutput``.
+    r"""Splits any sample over the global ids of ``hg`` into PyG's per-type
+    ``HeteroSamplerOutput``, on the caller's thread. The engine's samples
+    carry their split already (:func:`split_typed`, made in the engine's
+    threads); this is for edges the engine did not sample
+    (``subgraph_type="induced"``).
 
     Args:
         node: global node ids, each sampled node once (the seeds first).
@@ -359,6 +364,54 @@ def split_output(
         edge=edge_dict,
         batch=batch_dict,
         num_sampled_nodes=num_sampled_nodes,
+        num_sampled_edges=num_sampled_edges,
+    )
+
+
+def split_typed(hg: HeteroGraph, typed: TypedView, *, batch: torch.Tensor | None = None) -> HeteroSamplerOutput:
+    r"""PyG's per-type ``HeteroSamplerOutput`` of an engine sample of
+    ``hg``'s graph, from its typed view (the split the engine made with the
+    batch): every type's nodes in their sample order, every relation's edges
+    hop by hop and within a hop destination by destination, ``row``/``col``
+    as positions among the source/destination type's nodes, ``edge``
+    relation-local, counts per hop; the same output as :func:`split_output`
+    of the sample's edges.
+
+    Args:
+        typed: the sample's :attr:`SampledSubgraph.typed`.
+        batch: the sample's ``batch`` (disjoint samples), or None.
+    """
+    if len(typed.node_offsets) != hg.num_node_types + 1:
+        raise ValueError(f"the sample has {len(typed.node_offsets) - 1} node types; the graph has {hg.num_node_types}")
+    off = typed.node_offsets
+    node_dict = {nt: typed.nodes[off[t] : off[t + 1]] for t, nt in enumerate(hg.node_types)}
+    batch_dict = None
+    if batch is not None:
+        grouped = batch[typed.order]
+        batch_dict = {nt: grouped[off[t] : off[t + 1]] for t, nt in enumerate(hg.node_types)}
+    blocks = typed.blocks
+    row_dict, col_dict, edge_dict, num_sampled_edges = {}, {}, {}, {}
+    for r, et in enumerate(hg.edge_types):
+        parts = [tb.edges_of(r) for tb in blocks]
+        if len(blocks) == 1:
+            (tb,), (sl,) = blocks, parts
+            row, col, edge = tb.src[sl], tb.dst[sl], tb.edge_ids[sl]
+        elif blocks:
+            row = torch.cat([tb.src[sl] for tb, sl in zip(blocks, parts)])
+            col = torch.cat([tb.dst[sl] for tb, sl in zip(blocks, parts)])
+            edge = torch.cat([tb.edge_ids[sl] for tb, sl in zip(blocks, parts)])
+        else:
+            row, col, edge = (torch.empty(0, dtype=torch.int64) for _ in range(3))
+        row_dict[et], col_dict[et], edge_dict[et] = row, col, edge
+        num_sampled_edges[et] = [sl.stop - sl.start for sl in parts]
+    per_type = typed.hop_counts.tolist()
+    return HeteroSamplerOutput(
+        node=node_dict,
+        row=row_dict,
+        col=col_dict,
+        edge=edge_dict,
+        batch=batch_dict,
+        num_sampled_nodes={nt: per_type[t] for t, nt in enumerate(hg.node_types)},
         num_sampled_edges=num_sampled_edges,
     )
 

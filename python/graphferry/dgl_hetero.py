@@ -36,7 +36,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dgl
-import numpy as np
 import torch
 
 from . import _cache
@@ -77,17 +76,6 @@ def _parts() -> tuple:
         except (ImportError, AttributeError):
             _block_parts = ()
     return _block_parts
-
-
-def _group(keys: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray]:
-    """A stable order of ``keys`` (values in ``[0, k)``) by key, and where
-    each key starts in it (``[k + 1]``). Keys narrowed to int16 sort by
-    radix sort, in one pass."""
-    narrow = keys.astype(np.int16) if k <= np.iinfo(np.int16).max else keys
-    order = np.argsort(narrow, kind="stable")
-    starts = np.zeros(k + 1, dtype=np.int64)
-    np.cumsum(np.bincount(keys, minlength=k), out=starts[1:])
-    return order, starts
 
 
 _EMPTY = {torch.int64: torch.empty(0, dtype=torch.int64), torch.int32: torch.empty(0, dtype=torch.int32)}
@@ -171,43 +159,37 @@ def to_hetero_blocks(
             ``blocks[-1].dstdata``. (default: :obj:`None`)
     """
     T, R = hg.num_node_types, hg.num_relations
-    np_idtype = np.int64 if idtype == torch.int64 else np.int32
-    node_offsets, edge_offsets = hg.node_offsets.numpy(), hg.edge_offsets.numpy()
-    # numpy, single-threaded: these arrays are too small to gain from
-    # torch's intra-op threads, which only fight the engine's for the cores.
-    nodes = sub.nodes.numpy()
-    types = np.searchsorted(node_offsets[1:], nodes, side="right")
-    order, starts = _group(types, T)
-    # rank[i]: node i's place among the nodes of its type (in `nodes` order).
-    rank = np.empty_like(nodes)
-    rank[order] = np.arange(nodes.size) - np.repeat(starts[:-1], np.diff(starts))
-    by_type = (nodes[order] - np.repeat(node_offsets[:-1], np.diff(starts))).astype(np_idtype, copy=False)
-    by_type = [torch.from_numpy(by_type[starts[t] : starts[t + 1]]) for t in range(T)]
+    tv = sub.typed
+    if tv is None:
+        raise ValueError(
+            "to_hetero_blocks needs a sample of a typed graph (SampledSubgraph.typed): sample hg.graph "
+            "with graphferry's sample_neighbors or Loader"
+        )
+    if len(tv.node_offsets) != T + 1:
+        raise ValueError(f"the sample has {len(tv.node_offsets) - 1} node types; the graph has {T}")
+
+    def as_idtype(x: torch.Tensor) -> torch.Tensor:
+        return x if idtype == torch.int64 else x.to(idtype)
+
+    # The engine split the batch by type and relation (in its sampler
+    # threads); here the arrays are only sliced and wrapped.
+    by_type = as_idtype(tv.nodes)
+    by_type = [by_type[tv.node_offsets[t] : tv.node_offsets[t + 1]] for t in range(T)]
     lazy = g is not None and (
         any(len(g.nodes[nt].data) for nt in g.ntypes) or any(len(g.edges[et].data) for et in g.canonical_etypes)
     )
     blocks = []
-    for hop in reversed(sub.blocks):
-        num_src = np.bincount(types[: hop.num_src], minlength=T).tolist()
-        num_dst = np.bincount(types[: hop.num_dst], minlength=T).tolist()
-        dst_pos = np.repeat(np.arange(hop.num_dst), np.diff(hop.indptr.numpy()))
-        eids = hop.edge_ids.numpy()
-        rel = np.searchsorted(edge_offsets[1:], eids, side="right")
-        # Stable: each relation's edges stay grouped by destination, and a
-        # destination's rank within its type grows with its position, so
-        # each relation's edges are CSC over its destination type.
-        eorder, estarts = _group(rel, R)
-        src_all = rank[hop.indices.numpy()[eorder]].astype(np_idtype, copy=False)
-        dst_all = rank[dst_pos[eorder]]
-        eid_all = (eids[eorder] - np.repeat(edge_offsets[:-1], np.diff(estarts))).astype(np_idtype, copy=False)
+    for tb in reversed(tv.blocks):
+        num_src, num_dst = tb.num_src, tb.num_dst
+        if any(tb.dst_rank):
+            raise ValueError("to_hetero_blocks needs a frontier='all' sample (each block's destinations first)")
+        src_all, eid_all, indptr_all = as_idtype(tb.src), as_idtype(tb.edge_ids), as_idtype(tb.indptr)
+        starts = tb.indptr_starts(hg.relation_dst_type)
         csc, edge_ids = [], []
         for r in range(R):
-            lo, hi = estarts[r], estarts[r + 1]
-            d = hg.relation_dst_type[r]
-            indptr = np.zeros(num_dst[d] + 1, dtype=np_idtype)
-            np.cumsum(np.bincount(dst_all[lo:hi], minlength=num_dst[d]), out=indptr[1:])
-            csc.append((torch.from_numpy(indptr), torch.from_numpy(src_all[lo:hi])))
-            edge_ids.append(torch.from_numpy(eid_all[lo:hi]))
+            lo, hi = tb.edge_offsets[r], tb.edge_offsets[r + 1]
+            csc.append((indptr_all[starts[r] : starts[r + 1]], src_all[lo:hi]))
+            edge_ids.append(eid_all[lo:hi])
         block = _hetero_block(hg, num_src, num_dst, csc)
         src_ids = [by_type[t][: num_src[t]] for t in range(T)]
         dst_ids = [by_type[t][: num_dst[t]] for t in range(T)]

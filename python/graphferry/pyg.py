@@ -81,12 +81,13 @@ from ._pyg_hetero import (
     hetero_time_level,
     input_nodes_of,
     split_output,
+    split_typed,
     time_tensor,
 )
 from ._subgraph import induced_subgraph
 from .graph import Graph, pyg_node_attrs
 from .hetero import HeteroGraph
-from .sampling import SampledSubgraph, random_seed, sample_with_options
+from .sampling import SampledSubgraph, TypedView, random_seed, sample_with_options
 
 __all__ = ["Sampler", "NeighborLoader", "GraphStore", "as_graph", "from_pyg", "random_walk"]
 
@@ -360,6 +361,8 @@ class _Output:
     batch: torch.Tensor | None
     num_sampled_nodes: list[int] | None
     num_sampled_edges: list[int] | None
+    # The engine's split by type and relation (samples of typed graphs).
+    typed: TypedView | None = None
 
 
 def _directional(sub: SampledSubgraph) -> _Output:
@@ -374,6 +377,7 @@ def _directional(sub: SampledSubgraph) -> _Output:
         getattr(sub, "batch", None),
         sub.hop_counts.tolist(),
         [b.num_edges for b in sub.blocks],
+        sub.typed,
     )
 
 
@@ -416,16 +420,19 @@ def _split(hetero: HeteroGraph, out: _Output, subgraph_type: str) -> HeteroSampl
     PyG's ``HeteroSamplerOutput.to_bidirectional``)."""
     if subgraph_type == "induced":
         out = _finish(out, hetero.graph, "induced")
-    split = split_output(
-        hetero,
-        out.node,
-        out.row,
-        out.col,
-        out.edge,
-        batch=out.batch,
-        hop_counts=out.num_sampled_nodes,
-        edges_per_hop=out.num_sampled_edges,
-    )
+    if out.typed is not None:  # split by the engine, in its threads
+        split = split_typed(hetero, out.typed, batch=out.batch)
+    else:  # induced edges: split here
+        split = split_output(
+            hetero,
+            out.node,
+            out.row,
+            out.col,
+            out.edge,
+            batch=out.batch,
+            hop_counts=out.num_sampled_nodes,
+            edges_per_hop=out.num_sampled_edges,
+        )
     return split.to_bidirectional() if subgraph_type == "bidirectional" else split
 
 

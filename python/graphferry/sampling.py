@@ -37,10 +37,19 @@ from ._dlpack import BorrowedTensor, borrow, tensor_from_managed
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats, cache_options, read_stats, set_cache
-from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GraphferryError
+from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GF_EINVAL, GraphferryError
 from .graph import Graph, _as_int, _encode_name
 
-__all__ = ["Block", "SampledSubgraph", "SampleOptions", "sample_neighbors", "random_walk", "Loader"]
+__all__ = [
+    "Block",
+    "SampledSubgraph",
+    "TypedView",
+    "TypedBlock",
+    "SampleOptions",
+    "sample_neighbors",
+    "random_walk",
+    "Loader",
+]
 
 
 @dataclass(frozen=True)
@@ -82,6 +91,87 @@ class Block:
         return torch.stack([self.indices, self.dst_positions()])
 
 
+# Fields of a typed graph's batch (include/graphferry.h, GF_FIELD_TYPED_*).
+_TYPED_NODES, _TYPED_ORDER, _TYPED_NODE_OFFSETS, _TYPED_HOP_COUNTS = 8, 9, 10, 11
+_TYPED_BLOCK_SHAPE, _TYPED_EDGE_OFFSETS, _TYPED_SRC, _TYPED_DST, _TYPED_EDGE_IDS, _TYPED_INDPTR = range(12, 18)
+
+
+@dataclass(frozen=True)
+class TypedBlock:
+    r"""One hop of a typed graph's sample split by relation (computed by
+    the engine with the batch). A node's *rank* is its position among the
+    batch's nodes of its type (:attr:`TypedView.nodes` order within the
+    type).
+
+    Attributes:
+        num_dst (list of int): the block's destination nodes of each type.
+        num_src (list of int): the block's source nodes of each type (a
+            prefix of each type's nodes).
+        dst_rank (list of int): the rank of each type's first destination
+            (0 unless the block's ``dst_offset`` is non-zero).
+        edge_offsets (list of int): ``[R + 1]``; relation ``r``'s edges are
+            ``edge_offsets[r]:edge_offsets[r+1]`` of ``src``, ``dst`` and
+            ``edge_ids``, in the block's CSC order.
+        src (Tensor): int64, the rank of each edge's source in its type.
+        dst (Tensor): int64, the rank of each edge's destination in its type.
+        edge_ids (Tensor): int64 relation-local edge ids.
+        indptr (Tensor): int64, relation after relation, the CSC offsets of
+            the relation's edges over the block's destinations of its
+            destination type (``num_dst[d] + 1`` entries each); see
+            :meth:`indptr_of`.
+    """
+
+    num_dst: list[int]
+    num_src: list[int]
+    dst_rank: list[int]
+    edge_offsets: list[int]
+    src: torch.Tensor
+    dst: torch.Tensor
+    edge_ids: torch.Tensor
+    indptr: torch.Tensor
+
+    def edges_of(self, r: int) -> slice:
+        """The slice of relation ``r``'s edges."""
+        return slice(self.edge_offsets[r], self.edge_offsets[r + 1])
+
+    def indptr_starts(self, relation_dst_type: Sequence[int]) -> list[int]:
+        """Where each relation's offsets start in :attr:`indptr` (``[R + 1]``),
+        given each relation's destination type."""
+        starts = [0]
+        for d in relation_dst_type:
+            starts.append(starts[-1] + self.num_dst[d] + 1)
+        return starts
+
+
+@dataclass(frozen=True)
+class TypedView:
+    r"""A typed graph's sample split by node type and relation, computed by
+    the engine with the batch (a loader's sampler threads), so that
+    heterogeneous blocks and ``HeteroData`` only wrap these arrays.
+
+    Attributes:
+        nodes (Tensor): int64 type-local ids of :attr:`SampledSubgraph.nodes`
+            grouped by type (type order), each type's nodes in ``nodes``
+            order (its seeds first, then level by level).
+        order (Tensor): int64, the position in ``SampledSubgraph.nodes`` of
+            each entry of :attr:`nodes`.
+        node_offsets (list of int): ``[T + 1]``; type ``t``'s nodes are
+            ``nodes[node_offsets[t]:node_offsets[t+1]]``.
+        hop_counts (Tensor): int64 ``[T, L + 1]``, ``hop_counts`` per type.
+        blocks (list of TypedBlock): ``blocks[h]`` is hop ``h``.
+    """
+
+    nodes: torch.Tensor
+    order: torch.Tensor
+    node_offsets: list[int]
+    hop_counts: torch.Tensor
+    blocks: list[TypedBlock]
+
+    def nodes_of(self, t: int) -> torch.Tensor:
+        """Type ``t``'s nodes (type-local ids)."""
+        return self.nodes[self.node_offsets[t] : self.node_offsets[t + 1]]
+
+
 @dataclass
 class SampledSubgraph:
     r"""One sampled multi-hop neighbourhood (see the module's docstring for
@@ -100,6 +190,9 @@ class SampledSubgraph:
         batch (Tensor, optional): disjoint batches only (``disjoint=True``):
             int64, one entry per node of ``nodes``, the position (in the
             batch's seeds) of the seed whose subgraph the node belongs to.
+        typed (TypedView, optional): samples of a typed graph
+            (:meth:`Graph.set_types`): the sample split by node type and
+            relation.
     """
 
     nodes: torch.Tensor
@@ -109,6 +202,7 @@ class SampledSubgraph:
     node_data: dict[str, torch.Tensor] = field(default_factory=dict)
     labels: dict[str, torch.Tensor] = field(default_factory=dict)
     batch: torch.Tensor | None = None
+    typed: TypedView | None = None
 
     @property
     def batch_size(self) -> int:
@@ -162,8 +256,10 @@ class _Batch(Closeable):
         input_index: bool = False,
         frontier_all: bool = False,
         disjoint: bool = False,
+        typed: bool = False,
     ) -> SampledSubgraph:
-        """Moves every field out into a :class:`SampledSubgraph`."""
+        """Moves every field out into a :class:`SampledSubgraph` (with
+        ``typed``, the typed view too when the batch has one)."""
         blocks = []
         for layer in range(self.num_hops()):
             num_dst, num_src, dst_offset = self.block_shape(layer)
@@ -191,6 +287,40 @@ class _Batch(Closeable):
             node_data={name: self.take_node_data(raw) for name, raw in feature_names},
             labels={name: self.take_node_data(raw) for name, raw in label_names},
             batch=self.take(_lib.GF_FIELD_BATCH) if disjoint else None,
+            typed=self._read_typed(len(blocks)) if typed else None,
+        )
+
+    def _read_typed(self, num_hops: int) -> TypedView | None:
+        """The typed view, or None for a batch without one (a typed graph's
+        batch from a path that does not compute it)."""
+        try:
+            node_offsets = self.take(_TYPED_NODE_OFFSETS).tolist()
+        except GraphferryError as err:
+            if err.code == GF_EINVAL:
+                return None
+            raise
+        num_types = len(node_offsets) - 1
+        blocks = []
+        for layer in range(num_hops):
+            shape = self.take(_TYPED_BLOCK_SHAPE, layer).tolist()
+            blocks.append(
+                TypedBlock(
+                    num_dst=shape[:num_types],
+                    num_src=shape[num_types : 2 * num_types],
+                    dst_rank=shape[2 * num_types :],
+                    edge_offsets=self.take(_TYPED_EDGE_OFFSETS, layer).tolist(),
+                    src=self.take(_TYPED_SRC, layer),
+                    dst=self.take(_TYPED_DST, layer),
+                    edge_ids=self.take(_TYPED_EDGE_IDS, layer),
+                    indptr=self.take(_TYPED_INDPTR, layer),
+                )
+            )
+        return TypedView(
+            nodes=self.take(_TYPED_NODES),
+            order=self.take(_TYPED_ORDER),
+            node_offsets=node_offsets,
+            hop_counts=self.take(_TYPED_HOP_COUNTS).view(num_types, num_hops + 1),
+            blocks=blocks,
         )
 
     def _free(self) -> None:
@@ -322,7 +452,9 @@ def sample_with_options(graph: Graph, seeds: Any, options: SampleOptions) -> Sam
     out = ctypes.c_void_p()
     _lib.gf_sample(graph.handle, borrowed.ref, ctypes.byref(opts), ctypes.byref(out))
     with _Batch(out.value) as batch:
-        return batch.read(frontier_all=options.frontier == "all", disjoint=options.disjoint)
+        return batch.read(
+            frontier_all=options.frontier == "all", disjoint=options.disjoint, typed=graph.num_types[0] > 0
+        )
 
 
 def random_walk(
@@ -535,6 +667,7 @@ class Loader(Closeable):
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
         self.graph = _check_graph(graph)
+        self._typed = not graph.closed and graph.num_types[0] > 0
         if not isinstance(options, SampleOptions):
             raise TypeError(f"'options' must be a graphferry.SampleOptions (got '{type(options).__name__}')")
         self.options = options
@@ -637,6 +770,7 @@ class Loader(Closeable):
                 input_index=True,
                 frontier_all=self.frontier == "all",
                 disjoint=self.options.disjoint,
+                typed=self._typed,
             )
 
     def stats(self) -> LoaderStats:

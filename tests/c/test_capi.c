@@ -468,6 +468,7 @@ static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loade
 
 static void test_induced_subgraph(gf_graph *g);
 static void test_hetero(void);
+static void test_typed_fields(void);
 
 void test_edge_sampler(void); /* appended below */
 void test_dataset_partition(void); /* appended below */
@@ -923,6 +924,7 @@ int main(void) {
   test_edge_sampler();
   test_dataset_partition();
   test_hetero();
+  test_typed_fields();
 
   printf("%d passed, %d failed\n", passed, failed);
   return failed == 0 ? 0 : 1;
@@ -1491,6 +1493,134 @@ static void test_hetero(void) {
   lo.struct_size = offsetof(gf_loader_options, seed_times);
   lo.sample = &so;
   CHECK(gf_loader_open(g, &tseeds, &lo, &l) == GF_OK && l, "a %u-byte gf_loader_options", lo.struct_size);
+  gf_loader_close(l);
+  gf_graph_close(g);
+}
+
+/* check_typed_batch checks the GF_FIELD_TYPED_* fields of a one-hop batch
+   of the typed h_src/h_dst graph (A = {0, 1}, B = {2, 3, 4}) with every
+   relation's fan-out -1 and frontier "all", seeds 2 (B) and 0 (A). */
+static void check_typed_batch(gf_batch *b, const char *what) {
+  int64_t nn = 0, n_order = 0, n_tn = 0, n_off = 0, n_hc = 0, n_sh = 0, n_eo = 0, n_src = 0, n_dst = 0, n_eid = 0,
+          n_ip = 0;
+  int64_t *nodes = take_i64(b, GF_FIELD_NODES, 0, &nn);
+  int64_t *tn = take_i64(b, GF_FIELD_TYPED_NODES, 0, &n_tn);
+  int64_t *order = take_i64(b, GF_FIELD_TYPED_ORDER, 0, &n_order);
+  int64_t *off = take_i64(b, GF_FIELD_TYPED_NODE_OFFSETS, 0, &n_off);
+  int64_t *hc = take_i64(b, GF_FIELD_TYPED_HOP_COUNTS, 0, &n_hc);
+  int64_t *sh = take_i64(b, GF_FIELD_TYPED_BLOCK_SHAPE, 0, &n_sh);
+  int64_t *eo = take_i64(b, GF_FIELD_TYPED_EDGE_OFFSETS, 0, &n_eo);
+  int64_t *src = take_i64(b, GF_FIELD_TYPED_SRC, 0, &n_src);
+  int64_t *dst = take_i64(b, GF_FIELD_TYPED_DST, 0, &n_dst);
+  int64_t *eid = take_i64(b, GF_FIELD_TYPED_EDGE_IDS, 0, &n_eid);
+  int64_t *ip = take_i64(b, GF_FIELD_TYPED_INDPTR, 0, &n_ip);
+  CHECK(nodes && tn && order && off && hc && sh && eo && src && dst && eid && ip, "%s: every typed field", what);
+  if (nodes && tn && order && off && hc && sh && eo && src && dst && eid && ip) {
+    static const int64_t noff[] = {0, 2, 5}, eoff[] = {0, 4, 7, 10};
+    static const int rsrc[] = {0, 1, 1};
+    CHECK(nn == 5 && n_tn == 5 && n_order == 5 && n_off == 3 && off[0] == 0 && off[1] == 2 && off[2] == 5,
+          "%s: 2 nodes of A then 3 of B", what);
+    for (int64_t p = 0; p < n_tn && n_tn == nn; p++) {
+      int ty = p < off[1] ? 0 : 1;
+      CHECK(order[p] >= 0 && order[p] < nn && nodes[order[p]] == tn[p] + noff[ty], "%s: typed node %lld", what,
+            (long long)p);
+    }
+    CHECK(tn[0] == 0 && tn[2] == 0, "%s: each type's seed first", what);
+    CHECK(n_hc == 4 && hc[0] == 1 && hc[1] == 1 && hc[2] == 1 && hc[3] == 2, "%s: hop counts per type", what);
+    CHECK(n_sh == 6 && sh[0] == 1 && sh[1] == 1 && sh[2] == 2 && sh[3] == 3 && sh[4] == 0 && sh[5] == 0,
+          "%s: block shape per type", what);
+    CHECK(n_eo == 4 && eo[0] == 0 && eo[1] == 2 && eo[2] == 4 && eo[3] == 6, "%s: 2 edges per relation", what);
+    CHECK(n_src == 6 && n_dst == 6 && n_eid == 6, "%s: 6 edges", what);
+    for (int64_t e = 0; e < 6 && n_src == 6 && n_eo == 4; e++) {
+      int r = e < eo[1] ? 0 : e < eo[2] ? 1 : 2;
+      int64_t global = eid[e] + eoff[r];
+      int64_t s = tn[off[rsrc[r]] + src[e]] + noff[rsrc[r]];
+      CHECK(dst[e] == 0 && global >= eoff[r] && global < eoff[r + 1] && h_src[global] == s,
+            "%s: typed edge %lld (relation %d, edge %lld)", what, (long long)e, r, (long long)global);
+    }
+    CHECK(eid[0] == 0 && eid[1] == 1 && eid[4] == 0 && eid[5] == 1, "%s: each relation's edges in CSC order", what);
+    CHECK(n_ip == 6 && ip[0] == 0 && ip[1] == 2 && ip[2] == 0 && ip[3] == 2 && ip[4] == 0 && ip[5] == 2,
+          "%s: a CSC per relation over its destination type", what);
+  }
+  free(nodes), free(tn), free(order), free(off), free(hc), free(sh), free(eo), free(src), free(dst), free(eid), free(ip);
+}
+
+/* The typed views of a typed graph's batches (GF_FIELD_TYPED_*), from
+   gf_sample and from a loader's sampler threads; refused for an untyped
+   graph's batch. */
+static void test_typed_fields(void) {
+  int64_t ne = 10;
+  DLTensor ts = i64(h_src, &ne), td = i64(h_dst, &ne);
+  gf_graph_options go;
+  memset(&go, 0, sizeof go);
+  go.struct_size = sizeof go;
+  go.num_patches = 2;
+  go.partition = GF_PARTITION_RANDOM;
+  go.seed = 5;
+  go.num_nodes = 5;
+  gf_graph *g = NULL;
+  CHECK(gf_graph_from_coo(&ts, &td, &go, &g) == GF_OK && g, "typed fields: graph");
+  if (!g) return;
+  int64_t seeds[] = {2, 0}, ns = 2;
+  DLTensor tseeds = i64(seeds, &ns);
+  int32_t fan[] = {-1};
+  gf_sample_options so;
+  memset(&so, 0, sizeof so);
+  so.struct_size = sizeof so;
+  so.num_hops = 1;
+  so.fanouts = fan;
+  so.seed = 3;
+  gf_batch *b = NULL;
+  DLManagedTensor *t = NULL;
+  CHECK(gf_sample(g, &tseeds, &so, &b) == GF_OK && b, "untyped sample");
+  if (b) {
+    CHECK_ERR(gf_batch_take(b, GF_FIELD_TYPED_NODES, 0, &t), GF_EINVAL, "not of a typed graph");
+    CHECK_ERR(gf_batch_take(b, GF_FIELD_TYPED_SRC, 0, &t), GF_EINVAL, "not of a typed graph");
+    CHECK(t == NULL, "no tensor on error");
+    gf_batch_close(b);
+    b = NULL;
+  }
+  int64_t noff[] = {0, 2, 5}, eoff[] = {0, 4, 7, 10};
+  int32_t rs[] = {0, 1, 1}, rd[] = {1, 1, 0};
+  CHECK(gf_graph_set_types(g, 2, noff, 3, eoff, rs, rd) == GF_OK, "typed fields: set types");
+  int32_t rf[] = {-1, -1, -1};
+  so.fanouts = NULL;
+  so.num_relations = 3;
+  so.relation_fanouts = rf;
+  CHECK(gf_sample(g, &tseeds, &so, &b) == GF_OK && b, "typed sample");
+  if (b) {
+    CHECK_ERR(gf_batch_take(b, GF_FIELD_TYPED_SRC, 1, &t), GF_EINVAL, "layer = 1 is out of range");
+    CHECK_ERR(gf_batch_take(b, GF_FIELD_TYPED_NODES, 1, &t), GF_EINVAL, "not per hop");
+    CHECK_ERR(gf_batch_take(b, GF_FIELD_TYPED_INDPTR + 1, 0, &t), GF_EINVAL, "not a GF_FIELD_* value");
+    check_typed_batch(b, "gf_sample");
+    CHECK_ERR(gf_batch_take(b, GF_FIELD_TYPED_ORDER, 0, &t), GF_ESTATE, "already taken");
+    gf_batch_close(b);
+    b = NULL;
+  }
+  /* an untyped request on a typed graph has the views too */
+  so.num_relations = 0;
+  so.relation_fanouts = NULL;
+  so.fanouts = fan;
+  CHECK(gf_sample(g, &tseeds, &so, &b) == GF_OK && b, "untyped request on a typed graph");
+  if (b) {
+    check_typed_batch(b, "fanouts on a typed graph");
+    gf_batch_close(b);
+    b = NULL;
+  }
+  gf_loader_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.struct_size = sizeof lo;
+  lo.sample = &so;
+  lo.batch_size = 2;
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, &tseeds, &lo, &l) == GF_OK && l, "typed fields: loader");
+  if (l && gf_loader_start(l, 0) == GF_OK) {
+    CHECK(gf_loader_next(l, &b) == GF_OK && b, "typed fields: loader batch");
+    if (b) {
+      check_typed_batch(b, "loader");
+      gf_batch_close(b);
+    }
+  }
   gf_loader_close(l);
   gf_graph_close(g);
 }
