@@ -535,6 +535,24 @@ def _user_order_error(err: GraphferryError, num_layers: int) -> GraphferryError:
     return error_for_status(err.code, message + " (DGL order: fanouts[i] samples blocks[i])")
 
 
+def _check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
+    """Checks the DataLoader keywords graphferry does not use (the homogeneous
+    and heterogeneous loaders alike) and returns ``generator`` (or None)."""
+    refuse_workers(kwargs.pop("num_workers", 0))
+    generator = kwargs.pop("generator", None)
+    for name in kwargs:
+        if name in _REFUSED:
+            raise ValueError(
+                f"graphferry.dgl.DataLoader does not take '{name}': it batches the seeds itself, "
+                "as dgl.dataloading.DataLoader does"
+            )
+        if name not in _IGNORED:
+            raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
+    if use_uva:
+        raise ValueError("use_uva=True is not supported: this version of graphferry is CPU-only")
+    return generator
+
+
 class DataLoader(EngineLoader):
     r"""DGL-style mini-batch loader backed by the graphferry engine.
 
@@ -630,18 +648,7 @@ class DataLoader(EngineLoader):
         **kwargs: Any,
     ):
         self._loaders = []
-        refuse_workers(kwargs.pop("num_workers", 0))
-        generator = kwargs.pop("generator", None)
-        for name in kwargs:
-            if name in _REFUSED:
-                raise ValueError(
-                    f"graphferry.dgl.DataLoader does not take '{name}': it batches the seeds itself, "
-                    "as dgl.dataloading.DataLoader does"
-                )
-            if name not in _IGNORED:
-                raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
-        if use_uva:
-            raise ValueError("use_uva=True is not supported: this version of graphferry is CPU-only")
+        generator = _check_loader_kwargs(kwargs, use_uva)
         self.graph = graph
         self.indices = indices
         self.graph_sampler = graph_sampler

@@ -39,7 +39,7 @@ import dgl
 import torch
 
 from . import _cache
-from ._loader import EngineLoader, refuse_workers
+from ._loader import EngineLoader
 from ._options import SampleOptions
 from .errors import GraphferryError, error_for_status
 from .hetero import HeteroGraph
@@ -340,21 +340,10 @@ class HeteroDataLoader(EngineLoader):
         comm: Any = None,
         **kwargs: Any,
     ):
-        from .dgl import _IGNORED, _REFUSED, _ddp_seeds, _sampler_settings, _user_order_error
+        from .dgl import _check_loader_kwargs, _ddp_seeds, _sampler_settings, _user_order_error
 
         self._loaders = []
-        refuse_workers(kwargs.pop("num_workers", 0))
-        generator = kwargs.pop("generator", None)
-        for name in kwargs:
-            if name in _REFUSED:
-                raise ValueError(
-                    f"graphferry.dgl.DataLoader does not take '{name}': it batches the seeds itself, "
-                    "as dgl.dataloading.DataLoader does"
-                )
-            if name not in _IGNORED:
-                raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
-        if use_uva:
-            raise ValueError("use_uva=True is not supported: this version of graphferry is CPU-only")
+        generator = _check_loader_kwargs(kwargs, use_uva)
         if comm is not None:
             raise NotImplementedError("graphferry samples heterographs in one process: comm= is not supported")
         settings = _sampler_settings(graph_sampler)
