@@ -393,6 +393,12 @@ class PartGraph(Graph):
     def num_patches(self) -> int:
         return self.num_parts
 
+    @property
+    def num_types(self) -> tuple[int, int]:
+        """``(0, 0)``: rank parts are untyped (``python -m graphferry
+        partition`` refuses typed datasets)."""
+        return 0, 0
+
     def owned_nodes(self) -> torch.Tensor:
         """int64 original ids of the nodes this rank owns, increasing."""
         out = ctypes.c_void_p()
