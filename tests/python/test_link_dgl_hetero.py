@@ -101,6 +101,10 @@ def test_structure_matches_dgl(idtype):
         _check_pair(g, pair, r_pair)
         assert neg.ntypes == r_neg.ntypes and neg.canonical_etypes == r_neg.canonical_etypes
         assert neg.idtype == idtype
+        for nt in g.ntypes:
+            assert set(neg.nodes[nt].data.keys()) == set(r_neg.nodes[nt].data.keys())
+        for et in g.canonical_etypes:
+            assert set(neg.edges[et].data.keys()) == set(r_neg.edges[et].data.keys())
         for nt in g.ntypes:  # compacted together: the same nodes
             assert neg.num_nodes(nt) == pair.num_nodes(nt)
             # the batch's seeds are the last block's destination nodes
@@ -220,3 +224,23 @@ def test_errors():
                 dgl.dataloading.NeighborSampler([1]), exclude="reverse_types", reverse_etypes={"a": "b"}
             ),
         )
+
+
+def test_same_batches_for_any_patch_and_thread_count():
+    g = _graph()
+    sampler = gfdgl.as_edge_prediction_sampler(
+        dgl.dataloading.NeighborSampler(FANOUTS), exclude="self", negative_sampler=NS.Uniform(2)
+    )
+    runs = []
+    for patches, threads in ((1, 1), (3, 2)):
+        hg = graphferry.HeteroGraph.from_dgl(g, num_patches=patches)
+        loader = gfdgl.DataLoader(hg, SEEDS, sampler, batch_size=16, shuffle=True, seed=11, num_threads=threads)
+        runs.append(list(loader))
+    for (i1, p1, n1, b1), (i2, p2, n2, b2) in zip(*runs):
+        for nt in g.ntypes:
+            assert torch.equal(i1[nt], i2[nt])
+            assert torch.equal(p1.nodes[nt].data[dgl.NID], p2.nodes[nt].data[dgl.NID])
+        for et in g.canonical_etypes:
+            assert torch.equal(torch.stack(n1.edges(etype=et)), torch.stack(n2.edges(etype=et)))
+            for x, y in zip(b1, b2):
+                assert torch.equal(x.edges[et].data[dgl.EID], y.edges[et].data[dgl.EID])
