@@ -773,11 +773,14 @@ def _dispatching_new(cls: type, *args: Any, **kwargs: Any) -> Any:
     """``DataLoader.__new__``: a heterograph (or dict seeds) makes a
     :class:`~graphferry.dgl_hetero.HeteroDataLoader`; an edge prediction
     sampler an :class:`EdgeDataLoader`."""
+    edge_loader = dispatching_new(cls, *args, **kwargs)
+    if edge_loader is not None:
+        return edge_loader
     graph = args[0] if args else kwargs.get("graph")
     indices = args[1] if len(args) > 1 else kwargs.get("indices")
     if is_hetero_input(graph, indices):
         return HeteroDataLoader(*args, **kwargs)
-    return dispatching_new(cls, *args, **kwargs)
+    return object.__new__(cls)
 
 
 DataLoader.__new__ = _dispatching_new  # type: ignore[method-assign]

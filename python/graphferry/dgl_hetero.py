@@ -294,6 +294,29 @@ def _hetero_exclude(exclude: Any, hg: HeteroGraph) -> Any:
     return torch.cat(parts) if parts else None
 
 
+def hetero_options(hg: HeteroGraph, settings: Any, seed: int, num_threads: int) -> SampleOptions:
+    """The engine's options for a DGL node sampler's ``settings`` over
+    ``hg`` (the node and the edge loaders on heterographs share them)."""
+    if settings.scheme not in ("node", "labor"):
+        raise NotImplementedError(
+            "graphferry samples heterographs node-wise (NeighborSampler) or with LABOR-0 (LaborSampler), "
+            f"not layer-wise (got scheme '{settings.scheme}')"
+        )
+    hops = hg.relation_fanouts(settings.fanouts)
+    return SampleOptions(
+        (),  # the hops are those of relation_fanouts
+        relation_fanouts=tuple(reversed(hops)),  # the engine counts hops from the seeds
+        replace=settings.replace,
+        frontier="all",
+        scheme=settings.scheme,
+        layer_dependency=settings.layer_dependency,
+        biased=settings.prob is not None,
+        exclude_edges=_hetero_exclude(settings.exclude_edges, hg),
+        seed=seed,
+        num_threads=num_threads,
+    )
+
+
 class HeteroDataLoader(EngineLoader):
     r"""The heterogeneous path of :class:`graphferry.dgl.DataLoader` (see
     the module docstring); made by ``graphferry.dgl.DataLoader(...)`` when
@@ -347,11 +370,6 @@ class HeteroDataLoader(EngineLoader):
         if comm is not None:
             raise NotImplementedError("graphferry samples heterographs in one process: comm= is not supported")
         settings = _sampler_settings(graph_sampler)
-        if settings.scheme not in ("node", "labor"):
-            raise NotImplementedError(
-                "graphferry samples heterographs node-wise (NeighborSampler) or with LABOR-0 (LaborSampler), "
-                f"not layer-wise (got scheme '{settings.scheme}')"
-            )
         self.graph = graph
         self.indices = indices
         self.graph_sampler = graph_sampler
@@ -400,20 +418,7 @@ class HeteroDataLoader(EngineLoader):
                 ("prefetch_labels", settings.prefetch_labels_raw),
             ):
                 _per_type_names(names, hg, what)  # errors for data the graph lacks, as the homogeneous path
-        hops = hg.relation_fanouts(settings.fanouts)
-        relation_fanouts = tuple(reversed(hops))  # the engine counts hops from the seeds
-        options = SampleOptions(
-            (),  # the hops are those of relation_fanouts
-            relation_fanouts=relation_fanouts,
-            replace=settings.replace,
-            frontier="all",
-            scheme=settings.scheme,
-            layer_dependency=settings.layer_dependency,
-            biased=settings.prob is not None,
-            exclude_edges=_hetero_exclude(settings.exclude_edges, hg),
-            seed=random_seed() if seed is None else seed,
-            num_threads=num_threads,
-        )
+        options = hetero_options(hg, settings, random_seed() if seed is None else seed, num_threads)
         try:
             self._open_engine(
                 hg.graph,

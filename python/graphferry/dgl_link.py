@@ -19,15 +19,24 @@ edges out of neighbour sampling and samples, in one call per batch.
         ...
 
 DGL's own ``dgl.dataloading.as_edge_prediction_sampler(...)`` object is
-accepted too. Supported: homogeneous graphs, ``exclude`` None, ``"self"`` or
-``"reverse_id"``, and DGL's ``Uniform(k)``, ``PerSourceUniform(k)`` and
-``GlobalUniform(k)`` (its defaults: no self-loops, without replacement).
-Negatives come from the engine's random streams, not torch's: they are as
-DGL's in distribution, not value by value.
+accepted too. Supported: ``exclude`` None, ``"self"`` or ``"reverse_id"``,
+and DGL's ``Uniform(k)``, ``PerSourceUniform(k)`` and ``GlobalUniform(k)``
+(its defaults: no self-loops, without replacement). Negatives come from the
+engine's random streams, not torch's: they are as DGL's in distribution, not
+value by value.
+
+On a heterograph (a DGL heterograph, a :class:`graphferry.HeteroGraph`, or
+seed edges given as ``{etype: eids}``) the loader is a
+:class:`HeteroEdgeDataLoader`: as DGL's, it yields ``input_nodes`` per node
+type, ``pair_graph`` / ``neg_pair_graph`` heterographs over every edge type
+and heterogeneous blocks; ``exclude`` may also be ``"reverse_types"`` (with
+``reverse_etypes``), ``reverse_eids`` is ``{etype: Tensor}``, and the
+negatives are ``Uniform(k)`` / ``PerSourceUniform(k)`` per seed edge type.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import dgl
@@ -37,9 +46,10 @@ from ._link import EdgeSampler
 from ._loader import refuse_workers
 from ._options import SampleOptions
 from ._resource import Closeable
+from .hetero import HeteroGraph
 from .sampling import random_seed
 
-__all__ = ["EdgePredictionSampler", "as_edge_prediction_sampler", "EdgeDataLoader"]
+__all__ = ["EdgePredictionSampler", "as_edge_prediction_sampler", "EdgeDataLoader", "HeteroEdgeDataLoader"]
 
 
 class EdgePredictionSampler:
@@ -82,12 +92,17 @@ def as_edge_prediction_sampler(
         sampler: a ``dgl.dataloading.NeighborSampler`` or
             :class:`graphferry.dgl.NeighborSampler`.
         exclude (str, optional): ``None``, ``"self"`` (the batch's seed
-            edges are never sampled) or ``"reverse_id"`` (nor their reverses,
-            ``reverse_eids[eid]``). (default: :obj:`None`)
-        reverse_eids (Tensor, optional): int64 ``[E]``, for ``"reverse_id"``.
-        reverse_etypes: heterogeneous graphs only: refused.
+            edges are never sampled), ``"reverse_id"`` (nor their reverses,
+            ``reverse_eids[eid]``) or, on heterographs, ``"reverse_types"``
+            (nor the edges of the same ids of ``reverse_etypes[etype]``).
+            (default: :obj:`None`)
+        reverse_eids (Tensor or dict, optional): int64 ``[E]`` (a
+            heterograph: ``{etype: Tensor}``), for ``"reverse_id"``.
+        reverse_etypes (dict, optional): ``{etype: reverse etype}``, for
+            ``"reverse_types"``.
         negative_sampler: ``dgl.dataloading.negative_sampler.Uniform(k)``,
-            ``PerSourceUniform(k)``, ``GlobalUniform(k)`` or None.
+            ``PerSourceUniform(k)``, ``GlobalUniform(k)`` (homogeneous
+            graphs) or None.
         prefetch_labels (list of str, optional): edge data wanted on
             ``pair_graph.edata`` (every edge field of the DGLGraph is
             attached lazily anyway).
@@ -122,26 +137,32 @@ def _negative(neg: Any) -> tuple[str | None, int]:
 
 
 def _engine_settings(sampler: Any) -> tuple[Any, str | None, int, str | None, Any]:
-    """(node sampler settings, negative, k, exclude, reverse_eids) of ours or
-    DGL's EdgePredictionSampler."""
+    """(node sampler settings, negative, k, exclude, reverse) of ours or
+    DGL's EdgePredictionSampler; ``reverse`` is ``reverse_eids`` for
+    ``"reverse_id"``, ``reverse_etypes`` for ``"reverse_types"``, else None.
+    Checks what needs no graph; the loaders check the rest."""
     from .dgl import _sampler_settings
 
     if not is_edge_sampler(sampler):
         raise TypeError(f"expected an edge prediction sampler (got '{type(sampler).__name__}')")
     settings = _sampler_settings(sampler.sampler)
-    if sampler.reverse_etypes is not None:
-        raise TypeError("graphferry supports homogeneous graphs only (got reverse_etypes)")
     exclude = sampler.exclude
-    if exclude not in (None, "self", "reverse_id"):
+    if exclude not in (None, "self", "reverse_id", "reverse_types"):
         raise ValueError(
-            f"graphferry's edge loader takes exclude=None, 'self' or 'reverse_id' (got {exclude!r}); "
-            "reverse_types needs edge types and a callable runs Python per batch"
+            "graphferry's edge loader takes exclude=None, 'self', 'reverse_id' or 'reverse_types' "
+            f"(got {exclude!r}); a callable would run Python per batch"
         )
-    reverse = getattr(sampler, "reverse_eids", None)
-    if exclude == "reverse_id" and reverse is None:
-        raise ValueError("exclude='reverse_id' needs reverse_eids")
+    reverse = None
+    if exclude == "reverse_id":
+        reverse = getattr(sampler, "reverse_eids", None)
+        if reverse is None:
+            raise ValueError("exclude='reverse_id' needs reverse_eids")
+    elif exclude == "reverse_types":
+        reverse = getattr(sampler, "reverse_etypes", None)
+        if not isinstance(reverse, Mapping):
+            raise ValueError("exclude='reverse_types' needs reverse_etypes, a dict {etype: reverse etype}")
     negative, k = _negative(sampler.negative_sampler)
-    return settings, negative, k, exclude, reverse if exclude == "reverse_id" else None
+    return settings, negative, k, exclude, reverse
 
 
 class EdgeDataLoader(Closeable):
@@ -194,9 +215,9 @@ class EdgeDataLoader(Closeable):
                 raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
         if use_ddp:
             raise NotImplementedError("use_ddp is not implemented for graphferry's edge loader yet")
-        if isinstance(indices, dict):
-            raise TypeError("graphferry supports homogeneous graphs only (got seed edges per edge type)")
         settings, negative, k, exclude, reverse = _engine_settings(graph_sampler)
+        if exclude == "reverse_types":
+            raise ValueError("exclude='reverse_types' needs a heterograph (edge types); use 'reverse_id' here")
         self.graph = graph
         self.graph_sampler = graph_sampler
         self.batch_size = int(batch_size)
@@ -302,10 +323,238 @@ class EdgeDataLoader(Closeable):
             sampler.close()
 
 
+class HeteroEdgeDataLoader(EdgeDataLoader):
+    r"""The edge-level loader on heterographs: what
+    :class:`graphferry.dgl.DataLoader` becomes given a DGL heterograph (or a
+    :class:`graphferry.HeteroGraph`), seed edges ``{etype: eids}`` and an
+    edge prediction sampler. Yields what DGL's loader yields:
+    ``input_nodes`` (``{ntype: ids}`` over every node type), ``pair_graph``
+    and ``neg_pair_graph`` (heterographs over every edge type, holding the
+    batch's seed edges, resp. negatives, per type, compacted together as
+    ``dgl.compact_graphs`` does) and heterogeneous ``blocks``
+    (:func:`graphferry.dgl_hetero.to_hetero_blocks`).
+
+    The pairs are built here, in Python (a batch's worth of ids); the
+    negatives (DGL's ``Uniform(k)`` / ``PerSourceUniform(k)`` per seed edge
+    type: the seed's source, ``k`` destinations uniform over the edge type's
+    destination type) come from a torch generator seeded by the loader's
+    seed and the batch key, so batches repeat under a seed. The excluded
+    edges (``"self"``, ``"reverse_id"`` with ``reverse_eids`` as
+    ``{etype: Tensor}``, ``"reverse_types"`` with ``reverse_etypes``) are
+    left out of neighbour sampling by the engine.
+    """
+
+    def __init__(
+        self,
+        graph: Any,
+        indices: Any,
+        graph_sampler: Any,
+        device: str | torch.device | None = None,
+        use_ddp: bool = False,
+        ddp_seed: int = 0,
+        batch_size: int = 1,
+        drop_last: bool = False,
+        shuffle: bool = False,
+        *args: Any,
+        seed: int | None = None,
+        num_threads: int = 0,
+        queue_capacity: int = 2,
+        **kwargs: Any,
+    ):
+        from .dgl import _check_loader_kwargs
+        from .dgl_hetero import as_hetero_graph, hetero_options
+
+        self._sampler = None
+        generator = _check_loader_kwargs(kwargs, kwargs.pop("use_uva", False))
+        if use_ddp:
+            raise NotImplementedError("use_ddp is not implemented for graphferry's edge loader yet")
+        settings, negative, k, exclude, reverse = _engine_settings(graph_sampler)
+        if negative == "global_uniform":
+            raise NotImplementedError(
+                "graphferry's edge loader on heterographs draws Uniform(k) / PerSourceUniform(k) negatives; "
+                "GlobalUniform is supported on homogeneous graphs only"
+            )
+        hg = as_hetero_graph(graph, settings.prob)
+        self.hetero_graph = hg
+        self.graph = graph
+        self.graph_sampler = graph_sampler
+        self.batch_size = int(batch_size)
+        if self.batch_size <= 0:
+            raise ValueError(f"batch_size must be positive (got {batch_size})")
+        self.drop_last = bool(drop_last)
+        self.shuffle = bool(shuffle)
+        self.device = torch.device("cpu" if device is None else device)
+        self._dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else hg.dgl_graph
+        self._idtype = self._dgl_graph.idtype if self._dgl_graph is not None else torch.int64
+        self._negative_k = k if negative is not None else 0
+        self._has_negative = negative is not None
+        if not isinstance(indices, Mapping):
+            if hg.num_relations != 1:
+                raise TypeError(
+                    f"the graph has edge types {hg.edge_types}: give the seed edges as a dict {{etype: eids}} "
+                    f"(got '{type(indices).__name__}')"
+                )
+            indices = {hg.edge_types[0]: indices}
+        if not indices:
+            raise ValueError("'indices' is an empty dict: give the seed edges of at least one edge type")
+        # DGL's batches list each type's seeds in the order of the dict's keys.
+        self._seed_rels = [hg.etype_index(et) for et in indices]
+        self.indices = torch.cat([hg.edge_to_global(et, ids) for et, ids in indices.items()])
+        self._exclude = exclude
+        self._reverse = self._reverse_map(hg, exclude, reverse)
+        if seed is None:
+            seed = int(torch.randint(0, 2**63 - 1, (), generator=generator)) if generator is not None else random_seed()
+        self.seed = int(seed)
+        self._options = hetero_options(hg, settings, self.seed, num_threads)
+        self._fixed_exclude = self._options.exclude_edges
+        self._endpoints: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+        self._sampler = hg  # open marker: close() forgets it (the graph stays with its owner)
+        self._epoch = 0
+
+    @staticmethod
+    def _reverse_map(hg: HeteroGraph, exclude: str | None, reverse: Any) -> dict[int, Any]:
+        """``"reverse_id"``: {relation: reverse eids (local, same type)};
+        ``"reverse_types"``: {relation: reverse relation}."""
+        if exclude == "reverse_id":
+            if not isinstance(reverse, Mapping):
+                raise TypeError("exclude='reverse_id' on a heterograph needs reverse_eids as a dict {etype: Tensor}")
+            out = {}
+            for et, rev in reverse.items():
+                r = hg.etype_index(et)
+                rev = torch.as_tensor(rev).to(torch.int64)
+                if rev.numel() != hg.num_edges(hg.edge_types[r]):
+                    raise ValueError(
+                        f"reverse_eids[{hg.edge_types[r]}] has {rev.numel()} entries; "
+                        f"the edge type has {hg.num_edges(hg.edge_types[r])} edges"
+                    )
+                out[r] = rev
+            return out
+        if exclude == "reverse_types":
+            return {hg.etype_index(et): hg.etype_index(rev) for et, rev in reverse.items()}
+        return {}
+
+    def _ends(self, r: int, local: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Type-local (src, dst) of the edges ``local`` of relation ``r``."""
+        if self._dgl_graph is not None:
+            src, dst = self._dgl_graph.find_edges(local.to(self._idtype), etype=self.hetero_graph.edge_types[r])
+            return src.to(torch.int64), dst.to(torch.int64)
+        if r not in self._endpoints:  # read once from the engine
+            self._endpoints[r] = self.hetero_graph.edges(self.hetero_graph.edge_types[r])
+        src, dst = self._endpoints[r]
+        return src[local], dst[local]
+
+    def sample(self, eids: Any, key: int = 0) -> tuple:
+        """The batch of the seed edges ``eids`` (``{etype: ids}``, or global
+        edge ids) under batch key ``key`` (what one step of an epoch
+        yields)."""
+        if self._sampler is None:
+            raise ValueError("this EdgeDataLoader was closed")
+        if isinstance(eids, Mapping):
+            eids = torch.cat([self.hetero_graph.edge_to_global(et, ids) for et, ids in eids.items()])
+        return self._sample_global(torch.as_tensor(eids).to(torch.int64), key)
+
+    def _batch(self, eids: torch.Tensor, epoch: int, index: int) -> tuple:
+        if self._sampler is None:
+            raise ValueError("this EdgeDataLoader was closed")
+        return self._sample_global(eids, (epoch << 32) | index)
+
+    def _sample_global(self, eids: torch.Tensor, key: int) -> tuple:
+        from .dgl_hetero import to_hetero_blocks
+        from .pyg import _mix
+        from .sampling import sample_with_options
+
+        hg, idtype = self.hetero_graph, self._idtype
+        rel, local = hg.to_local_edge(eids)
+        order = [r for r in self._seed_rels if bool((rel == r).any())]
+        order += [r for r in sorted(set(rel.tolist())) if r not in order]  # sample() may name other types
+        seed_edges = {r: local[rel == r] for r in order}
+        gen = torch.Generator().manual_seed(_mix(self.seed, -1 - key))
+        pos, neg = {}, {}
+        for r, ids in seed_edges.items():
+            src, dst = self._ends(r, ids)
+            pos[r] = (src, dst)
+            if self._has_negative:
+                k = self._negative_k
+                n_dst = hg.num_nodes(hg.node_types[hg.relation_dst_type[r]])
+                neg[r] = (src.repeat_interleave(k), torch.randint(n_dst, (ids.numel() * k,), generator=gen))
+        num_nodes = {nt: hg.num_nodes(nt) for nt in hg.node_types}
+
+        def hetero(edges: dict) -> Any:
+            data = {}
+            for r, et in enumerate(hg.edge_types):
+                s, d = edges.get(r, (_EMPTY, _EMPTY))
+                data[et] = (s.to(idtype), d.to(idtype))
+            return dgl.heterograph(data, num_nodes, idtype=idtype)
+
+        if self._has_negative:
+            pair, neg_pair = dgl.compact_graphs([hetero(pos), hetero(neg)])
+        else:
+            pair, neg_pair = dgl.compact_graphs(hetero(pos)), None
+        seed_nids = {nt: pair.nodes[nt].data[dgl.NID] for nt in hg.node_types}
+        seeds = torch.cat([hg.to_global(nt, seed_nids[nt]) for nt in hg.node_types])
+        edge_ids = {et: seed_edges.get(r, _EMPTY).to(idtype) for r, et in enumerate(hg.edge_types)}
+        options = self._options.replace_fields(seed=_mix(self.seed, key), exclude_edges=self._excluded(seed_edges))
+        sub = sample_with_options(hg.graph, seeds, options)
+        g = self._dgl_graph
+        blocks = to_hetero_blocks(sub, hg, idtype=idtype, g=g)
+        if g is not None and (
+            any(len(g.nodes[nt].data) for nt in g.ntypes) or any(len(g.edges[et].data) for et in g.canonical_etypes)
+        ):
+            dgl.utils.set_new_frames(
+                pair,
+                node_frames=dgl.utils.extract_node_subframes(g, [seed_nids[nt] for nt in g.ntypes]),
+                edge_frames=dgl.utils.extract_edge_subframes(g, [edge_ids[et] for et in g.canonical_etypes]),
+            )
+        else:
+            for et in hg.edge_types:
+                pair.edges[et].data[dgl.EID] = edge_ids[et]
+        input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seed_nids
+        out = (input_nodes, pair, neg_pair, blocks) if self._has_negative else (input_nodes, pair, blocks)
+        if self.device.type != "cpu":
+            out = tuple(_to(x, self.device) for x in out)
+        return out
+
+    def _excluded(self, seed_edges: dict[int, torch.Tensor]) -> torch.Tensor | None:
+        """Global ids of the edges the batch leaves out of sampling: the
+        sampler's ``exclude_edges`` plus the seeds (and their reverses)."""
+        hg = self.hetero_graph
+        parts = [] if self._fixed_exclude is None else [torch.as_tensor(self._fixed_exclude).to(torch.int64)]
+        if self._exclude is not None:
+            for r, ids in seed_edges.items():
+                parts.append(hg.edge_to_global(hg.edge_types[r], ids))
+                if self._exclude == "reverse_id" and r in self._reverse:
+                    parts.append(hg.edge_to_global(hg.edge_types[r], self._reverse[r][ids]))
+                elif self._exclude == "reverse_types" and r in self._reverse:
+                    parts.append(hg.edge_to_global(hg.edge_types[self._reverse[r]], ids))
+        return torch.cat(parts) if parts else None
+
+    def close(self) -> None:
+        self._sampler = None
+
+
+_EMPTY = torch.empty(0, dtype=torch.int64)
+
+
+def _to(x: Any, device: torch.device) -> Any:
+    if isinstance(x, list):
+        return [b.to(device) for b in x]
+    if isinstance(x, Mapping):
+        return {k: v.to(device) for k, v in x.items()}
+    return x.to(device)
+
+
 def dispatching_new(cls: type, *args: Any, **kwargs: Any) -> Any:
     """``DataLoader.__new__``: an edge prediction sampler (the third
-    argument, ``graph_sampler``) makes an :class:`EdgeDataLoader`."""
+    argument, ``graph_sampler``) makes an :class:`EdgeDataLoader` (a
+    :class:`HeteroEdgeDataLoader` over a heterograph or for seed edges per
+    edge type); None for a node sampler."""
+    from .dgl_hetero import is_hetero_input
+
     sampler = args[2] if len(args) > 2 else kwargs.get("graph_sampler")
-    if is_edge_sampler(sampler):
-        return EdgeDataLoader(*args, **kwargs)
-    return object.__new__(cls)
+    if not is_edge_sampler(sampler):
+        return None
+    graph = args[0] if args else kwargs.get("graph")
+    indices = args[1] if len(args) > 1 else kwargs.get("indices")
+    if is_hetero_input(graph, indices):
+        return HeteroEdgeDataLoader(*args, **kwargs)
+    return EdgeDataLoader(*args, **kwargs)
