@@ -72,17 +72,6 @@ func gfgo_part_get_info(h C.uintptr_t, out *C.gf_part_info) C.int {
 	})
 }
 
-// exportOut hands t to *out as a DLPack tensor (freeing t on failure).
-func exportOut(t mem.Tensor, out **C.DLManagedTensor) error {
-	m, err := exportTensor(t)
-	if err != nil {
-		cAlloc{}.Free(t.Data)
-		return err
-	}
-	*out = m
-	return nil
-}
-
 //export gfgo_part_owned_nodes
 func gfgo_part_owned_nodes(h C.uintptr_t, out **C.DLManagedTensor) C.int {
 	return call("gf_part_owned_nodes", func() error {

@@ -275,13 +275,7 @@ func gfgo_graph_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTens
 		if err != nil {
 			return err
 		}
-		m, err := exportTensor(t)
-		if err != nil {
-			cAlloc{}.Free(t.Data)
-			return err
-		}
-		*out = m
-		return nil
+		return exportOut(t, out)
 	})
 }
 

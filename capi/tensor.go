@@ -207,3 +207,14 @@ func goString(p *C.char, arg string) (string, error) {
 	}
 	return s, nil
 }
+
+// exportOut hands t to *out as a DLPack tensor (freeing t on failure).
+func exportOut(t mem.Tensor, out **C.DLManagedTensor) error {
+	m, err := exportTensor(t)
+	if err != nil {
+		cAlloc{}.Free(t.Data)
+		return err
+	}
+	*out = m
+	return nil
+}
