@@ -9,7 +9,6 @@ import "C"
 
 import (
 	"io"
-	"strings"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
@@ -95,44 +94,12 @@ func gfgo_part_owned_nodes(h C.uintptr_t, out **C.DLManagedTensor) C.int {
 
 //export gfgo_part_get_node_data
 func gfgo_part_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTensor) C.int {
-	return call("gf_part_get_node_data", func() error {
-		p, err := lookup[*core.Part](kindPart, h)
-		if err != nil {
-			return err
-		}
-		n, err := goString(name, "name")
-		if err != nil {
-			return err
-		}
-		if out == nil {
-			return errorf(gfEInval, "out_tensor is NULL")
-		}
-		*out = nil
-		t, err := p.OwnedNodeData(n, cAlloc{})
-		if err != nil {
-			return err
-		}
-		return exportOut(t, out)
-	})
+	return getNodeData("gf_part_get_node_data", kindPart, h, name, out, (*core.Part).OwnedNodeData)
 }
 
 //export gfgo_part_node_data_names
 func gfgo_part_node_data_names(h C.uintptr_t, out **C.char) C.int {
-	return call("gf_part_node_data_names", func() error {
-		p, err := lookup[*core.Part](kindPart, h)
-		if err != nil {
-			return err
-		}
-		if out == nil {
-			return errorf(gfEInval, "out_names is NULL")
-		}
-		names, err := p.NodeDataNames()
-		if err != nil {
-			return err
-		}
-		*out = C.CString(strings.Join(names, "\n"))
-		return nil
-	})
+	return nodeDataNames("gf_part_node_data_names", kindPart, h, out, (*core.Part).NodeDataNames)
 }
 
 //export gfgo_loader_open_part

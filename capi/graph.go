@@ -258,8 +258,21 @@ func gfgo_graph_set_node_data(h C.uintptr_t, name *C.char, t *C.DLManagedTensor)
 
 //export gfgo_graph_get_node_data
 func gfgo_graph_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTensor) C.int {
-	return call("gf_graph_get_node_data", func() error {
-		g, err := lookup[*core.Graph](kindGraph, h)
+	return getNodeData("gf_graph_get_node_data", kindGraph, h, name, out, (*core.Graph).NodeData)
+}
+
+//export gfgo_graph_node_data_names
+func gfgo_graph_node_data_names(h C.uintptr_t, out **C.char) C.int {
+	return nodeDataNames("gf_graph_node_data_names", kindGraph, h, out, (*core.Graph).NodeDataNames)
+}
+
+// getNodeData is gf_graph_get_node_data and gf_part_get_node_data: get
+// reads the named node data of the handle's object into C memory, which
+// leaves as a DLPack tensor.
+func getNodeData[T any](what string, kind handleKind, h C.uintptr_t, name *C.char, out **C.DLManagedTensor,
+	get func(T, string, mem.Allocator) (mem.Tensor, error)) C.int {
+	return call(what, func() error {
+		obj, err := lookup[T](kind, h)
 		if err != nil {
 			return err
 		}
@@ -271,7 +284,7 @@ func gfgo_graph_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTens
 			return errorf(gfEInval, "out_tensor is NULL")
 		}
 		*out = nil
-		t, err := g.NodeData(n, cAlloc{})
+		t, err := get(obj, n, cAlloc{})
 		if err != nil {
 			return err
 		}
@@ -279,21 +292,22 @@ func gfgo_graph_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTens
 	})
 }
 
-//export gfgo_graph_node_data_names
-func gfgo_graph_node_data_names(h C.uintptr_t, out **C.char) C.int {
-	return call("gf_graph_node_data_names", func() error {
-		g, err := lookup[*core.Graph](kindGraph, h)
+// nodeDataNames is gf_graph_node_data_names and gf_part_node_data_names:
+// the names, newline-separated, in a string the caller frees.
+func nodeDataNames[T any](what string, kind handleKind, h C.uintptr_t, out **C.char, names func(T) ([]string, error)) C.int {
+	return call(what, func() error {
+		obj, err := lookup[T](kind, h)
 		if err != nil {
 			return err
 		}
 		if out == nil {
 			return errorf(gfEInval, "out_names is NULL")
 		}
-		names, err := g.NodeDataNames()
+		list, err := names(obj)
 		if err != nil {
 			return err
 		}
-		*out = C.CString(strings.Join(names, "\n"))
+		*out = C.CString(strings.Join(list, "\n"))
 		return nil
 	})
 }
