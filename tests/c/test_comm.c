@@ -543,6 +543,11 @@ static void test_part_errors(void) {
   if (feat) feat->deleter(feat);
   CHECK(gf_part_get_node_data(p, "nope", &feat) == GF_EINVAL && feat == NULL, "unknown name");
   if (owned) owned->deleter(owned);
+  CHECK(gf_part_owned_nodes(p, NULL) == GF_EINVAL, "NULL out_tensor");
+  CHECK(gf_part_owned_nodes(NULL, &owned) == GF_EBADHANDLE, "NULL part");
+  CHECK(gf_part_get_node_data(p, NULL, &feat) == GF_EINVAL, "NULL name");
+  CHECK(gf_part_get_node_data(p, "feat", NULL) == GF_EINVAL, "NULL out_tensor");
+  CHECK(gf_part_get_node_data(NULL, "feat", &feat) == GF_EBADHANDLE, "NULL part");
   char *names = NULL;
   CHECK(gf_part_node_data_names(p, &names) == GF_OK && names != NULL && strstr(names, "feat\n") != NULL &&
             strstr(names, "train_mask") != NULL,
