@@ -224,6 +224,32 @@ static DLManagedTensorVersioned *gf__vtensor_fill(gf__vtensor *v, DLManagedTenso
   return &v->m;
 }
 
+// gf__versioned_begin starts a *_versioned function that takes a tensor out
+// of the engine: it checks out_tensor and allocates the versioned header
+// first, since nothing may fail after the take (it cannot be undone).
+static int gf__versioned_begin(const char *fn, DLManagedTensorVersioned **out_tensor, gf__vtensor **v) {
+  if (out_tensor == NULL) {
+    gf__errorf("%s: out_tensor is NULL", fn);
+    return GF_EINVAL;
+  }
+  *out_tensor = NULL;
+  *v = gf__vtensor_new(fn);
+  return *v != NULL ? GF_OK : GF_ENOMEM;
+}
+
+// gf__versioned_finish ends it: rc and t are the legacy call's result; on
+// failure the header is freed and the message names fn instead of base.
+static int gf__versioned_finish(const char *fn, const char *base, gf__vtensor *v, int rc, DLManagedTensor *t,
+                                DLManagedTensorVersioned **out_tensor) {
+  if (rc != GF_OK) {
+    free(v);
+    gf__rename_error(base, fn);
+    return rc;
+  }
+  *out_tensor = gf__vtensor_fill(v, t);
+  return *out_tensor != NULL ? GF_OK : GF_EINTERNAL;
+}
+
 void gf__call_deleter(DLManagedTensor *t) {
   if (t != NULL && t->deleter != NULL) {
     t->deleter(t);
@@ -327,24 +353,14 @@ int gf_graph_get_node_data_versioned(gf_graph *graph, const char *name,
                                      DLManagedTensorVersioned **out_tensor) {
   static const char fn[] = "gf_graph_get_node_data_versioned";
   GF_GUARD();
-  if (out_tensor == NULL) {
-    gf__errorf("%s: out_tensor is NULL", fn);
-    return GF_EINVAL;
-  }
-  *out_tensor = NULL;
-  gf__vtensor *v = gf__vtensor_new(fn);
-  if (v == NULL) {
-    return GF_ENOMEM;
-  }
-  DLManagedTensor *t = NULL;
-  int rc = gfgo_graph_get_node_data((uintptr_t)graph, (char *)name, &t);
+  gf__vtensor *v = NULL;
+  int rc = gf__versioned_begin(fn, out_tensor, &v);
   if (rc != GF_OK) {
-    free(v);
-    gf__rename_error("gf_graph_get_node_data", fn);
     return rc;
   }
-  *out_tensor = gf__vtensor_fill(v, t);
-  return *out_tensor != NULL ? GF_OK : GF_EINTERNAL;
+  DLManagedTensor *t = NULL;
+  rc = gfgo_graph_get_node_data((uintptr_t)graph, (char *)name, &t);
+  return gf__versioned_finish(fn, "gf_graph_get_node_data", v, rc, t, out_tensor);
 }
 
 // A legacy DLManagedTensor standing for a caller's versioned one, so that
@@ -505,48 +521,28 @@ int gf_batch_take_versioned(gf_batch *batch, int32_t field, int32_t layer,
                             DLManagedTensorVersioned **out_tensor) {
   static const char fn[] = "gf_batch_take_versioned";
   GF_GUARD();
-  if (out_tensor == NULL) {
-    gf__errorf("%s: out_tensor is NULL", fn);
-    return GF_EINVAL;
-  }
-  *out_tensor = NULL;
-  gf__vtensor *v = gf__vtensor_new(fn);
-  if (v == NULL) {
-    return GF_ENOMEM;
-  }
-  DLManagedTensor *t = NULL;
-  int rc = gfgo_batch_take((uintptr_t)batch, field, layer, &t);
+  gf__vtensor *v = NULL;
+  int rc = gf__versioned_begin(fn, out_tensor, &v);
   if (rc != GF_OK) {
-    free(v);
-    gf__rename_error("gf_batch_take", fn);
     return rc;
   }
-  *out_tensor = gf__vtensor_fill(v, t);
-  return *out_tensor != NULL ? GF_OK : GF_EINTERNAL;
+  DLManagedTensor *t = NULL;
+  rc = gfgo_batch_take((uintptr_t)batch, field, layer, &t);
+  return gf__versioned_finish(fn, "gf_batch_take", v, rc, t, out_tensor);
 }
 
 int gf_batch_take_node_data_versioned(gf_batch *batch, const char *name,
                                       DLManagedTensorVersioned **out_tensor) {
   static const char fn[] = "gf_batch_take_node_data_versioned";
   GF_GUARD();
-  if (out_tensor == NULL) {
-    gf__errorf("%s: out_tensor is NULL", fn);
-    return GF_EINVAL;
-  }
-  *out_tensor = NULL;
-  gf__vtensor *v = gf__vtensor_new(fn);
-  if (v == NULL) {
-    return GF_ENOMEM;
-  }
-  DLManagedTensor *t = NULL;
-  int rc = gfgo_batch_take_node_data((uintptr_t)batch, (char *)name, &t);
+  gf__vtensor *v = NULL;
+  int rc = gf__versioned_begin(fn, out_tensor, &v);
   if (rc != GF_OK) {
-    free(v);
-    gf__rename_error("gf_batch_take_node_data", fn);
     return rc;
   }
-  *out_tensor = gf__vtensor_fill(v, t);
-  return *out_tensor != NULL ? GF_OK : GF_EINTERNAL;
+  DLManagedTensor *t = NULL;
+  rc = gfgo_batch_take_node_data((uintptr_t)batch, (char *)name, &t);
+  return gf__versioned_finish(fn, "gf_batch_take_node_data", v, rc, t, out_tensor);
 }
 
 int gf_tensor_to_versioned(DLManagedTensor *tensor,
