@@ -127,24 +127,9 @@ func (g *Graph) OpenDistLoader(c comm.Comm, seeds []int64, req sample.Request, l
 	}
 	workers := []*sample.Runtime{rt}
 	if probe, err := c.Dup(); err == nil && probe != nil {
-		threads := lopt.Threads
-		if threads <= 0 {
-			threads = runtime.GOMAXPROCS(0)
-		}
-		w := lopt.Workers
-		if w <= 0 {
-			w = min(threads, distMaxWorkers)
-		}
-		if w > 1 {
-			// Every rank forks in the same order, so the stages match.
-			workers = workers[:0]
-			for range w {
-				f, err := rt.Fork(max(1, threads/w))
-				if err != nil {
-					return nil, err
-				}
-				workers = append(workers, f)
-			}
+		// Every rank forks in the same order, so the stages match.
+		if workers, err = distWorkers(rt, lopt); err != nil {
+			return nil, err
 		}
 	}
 	s := &distStream{
@@ -382,4 +367,30 @@ func (s *distStream) SetGatherer(g pipeline.Gatherer) error {
 	s.stopCurrent()
 	s.store = g
 	return nil
+}
+
+// distWorkers forks rt into the sampler workers of a distributed loader:
+// lopt.Workers of them (<= 0: one per thread, at most distMaxWorkers),
+// sharing lopt.Threads (<= 0: every core); rt alone when that is one.
+func distWorkers(rt *sample.Runtime, lopt pipeline.Options) ([]*sample.Runtime, error) {
+	threads := lopt.Threads
+	if threads <= 0 {
+		threads = runtime.GOMAXPROCS(0)
+	}
+	w := lopt.Workers
+	if w <= 0 {
+		w = min(threads, distMaxWorkers)
+	}
+	if w <= 1 {
+		return []*sample.Runtime{rt}, nil
+	}
+	workers := make([]*sample.Runtime, 0, w)
+	for range w {
+		f, err := rt.Fork(max(1, threads/w))
+		if err != nil {
+			return nil, err
+		}
+		workers = append(workers, f)
+	}
+	return workers, nil
 }

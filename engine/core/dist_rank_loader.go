@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
-	"runtime"
 	"slices"
 
 	"github.com/graphferry/graphferry/engine/comm"
@@ -134,24 +133,9 @@ func (p *Part) openLocal(c comm.Comm, seeds []int64, req sample.Request, lopt pi
 	if err != nil {
 		return nil, err
 	}
-	threads := lopt.Threads
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	w := lopt.Workers
-	if w <= 0 {
-		w = min(threads, distMaxWorkers)
-	}
-	workers := []*sample.Runtime{rt}
-	if w > 1 {
-		workers = workers[:0]
-		for range w {
-			f, err := rt.Fork(max(1, threads/w))
-			if err != nil {
-				return nil, err
-			}
-			workers = append(workers, f)
-		}
+	workers, err := distWorkers(rt, lopt)
+	if err != nil {
+		return nil, err
 	}
 	s := &distStream{
 		g: g, workers: workers, req: req, rank: 0, size: 1, fixed: int(most),
