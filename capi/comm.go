@@ -229,20 +229,28 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
-		// Last: with send and recv it starts the coordinator's threads.
-		hc, err := hostComm(c)
-		if err != nil {
-			return err
-		}
-		l, err := g.OpenDistLoader(hc, seeds, req, lopt, cAlloc{})
-		if err != nil {
-			if cl, ok := hc.(io.Closer); ok {
-				cl.Close()
-			}
-			return err
-		}
-		C.gf__buf_pool_use(1) // as gf_loader_open: gf_loader_close gives it back
-		putHandle(out, newHandle(kindLoader, l))
-		return nil
+		return openCommLoader(c, out, func(hc comm.Comm) (*core.Loader, error) {
+			return g.OpenDistLoader(hc, seeds, req, lopt, cAlloc{})
+		})
 	})
+}
+
+// openCommLoader opens a loader over the host's communicator c (last: with
+// send and recv it starts the coordinator's threads) and puts its handle in
+// *out; the communicator is closed again if open fails.
+func openCommLoader(c *C.gf_comm, out *C.uintptr_t, open func(comm.Comm) (*core.Loader, error)) error {
+	hc, err := hostComm(c)
+	if err != nil {
+		return err
+	}
+	l, err := open(hc)
+	if err != nil {
+		if cl, ok := hc.(io.Closer); ok {
+			cl.Close()
+		}
+		return err
+	}
+	C.gf__buf_pool_use(1) // as gf_loader_open: gf_loader_close gives it back
+	putHandle(out, newHandle(kindLoader, l))
+	return nil
 }

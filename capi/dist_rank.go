@@ -8,9 +8,9 @@ package main
 import "C"
 
 import (
-	"io"
 	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -117,19 +117,8 @@ func gfgo_loader_open_part(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
-		hc, err := hostComm(c)
-		if err != nil {
-			return err
-		}
-		l, err := p.OpenLoader(hc, seeds, req, lopt, cAlloc{})
-		if err != nil {
-			if cl, ok := hc.(io.Closer); ok {
-				cl.Close()
-			}
-			return err
-		}
-		C.gf__buf_pool_use(1) // as gf_loader_open: gf_loader_close gives it back
-		putHandle(out, newHandle(kindLoader, l))
-		return nil
+		return openCommLoader(c, out, func(hc comm.Comm) (*core.Loader, error) {
+			return p.OpenLoader(hc, seeds, req, lopt, cAlloc{})
+		})
 	})
 }
