@@ -18,7 +18,7 @@ GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h
 CXX        ?= g++
 PYTEST_ARGS ?=
 
-.PHONY: help lib lib-cuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero clean
+.PHONY: help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero clean
 
 help:
 	@echo "graphferry make targets:"
@@ -27,7 +27,8 @@ help:
 	@echo "                   the C API tests again on a cgocheck2 build, the C soak under valgrind (about 9 min on 2 cores)"
 	@echo "  make lib         build $(LIB) (go build -buildmode=c-shared ./capi)"
 	@echo "  make lib-cuda    build $(LIB_CUDA) (engine + CUDA backend, -tags cuda; no GPU needed, see cuda/README.md)"
-	@echo "  make test-cuda   build $(LIB_CUDA), check it needs libcuda.so.1, test the kernels on the emulator"
+	@echo "  make fakecuda    build the fake CUDA driver $(FAKECUDA) (tests without a GPU; never shipped)"
+	@echo "  make test-cuda   the CUDA library, kernels on the emulator, GPU device tests over the fake driver, tests/gpu/run.sh --dry-run"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./..."
 	@echo "  make test-c      the header as C99 and C++, the C test, the C soak and the exported symbols of $(LIB)"
@@ -48,10 +49,18 @@ help:
 	@echo "  make bench-dist  issue 11: bytes per hop of CSP push vs adjacency pull, 1/2/4 ranks, layouts, edge cut (long, 17 GB)"
 	@echo "  make bench-hetero  heterograph sampling: graphferry vs DGL's NeighborSampler (bench/results/hetero, a minute)"
 
-$(LIB): $(GO_SRC)
+# The checkout's source id (capi/source_id.sh), compiled into every library
+# by capi/build.sh; build/source_id changes only when the id does, so a
+# change to any source the id covers rebuilds the libraries.
+SOURCE_ID := $(shell capi/source_id.sh)
+.PHONY: FORCE
+build/source_id: FORCE
 	@mkdir -p $(dir $@)
-	$(GO) build -buildmode=c-shared -o $@ ./capi
-	@rm -f $(basename $@).h
+	@echo $(SOURCE_ID) | cmp -s - $@ || echo $(SOURCE_ID) >$@
+
+$(LIB): $(GO_SRC) build/source_id
+	@mkdir -p $(dir $@)
+	GO=$(GO) capi/build.sh $@
 
 lib: $(LIB)
 	@mkdir -p $(dir $(PKG_LIB))
@@ -64,23 +73,46 @@ LIB_CUDA     := build/libgraphferry_cuda.so
 PKG_LIB_CUDA := python/graphferry/lib/libgraphferry_cuda.so
 CUDA_SRC     := $(wildcard cuda/*.go cuda/kernels/*.cu cuda/kernels/*.cuh cuda/tools/*)
 
-$(LIB_CUDA): $(GO_SRC) $(CUDA_SRC) $(VENV)/.stamp
-	PYTHON=$(abspath $(PY)) GO=$(GO) cuda/tools/build.sh $@
+# With it, build/gpu/cuda.test: the cuda package's Go tests (go test -c
+# -tags cuda), which tests/gpu/run.sh runs on a GPU machine.
+GPU_TEST_BIN := build/gpu/cuda.test
+$(LIB_CUDA): $(GO_SRC) $(CUDA_SRC) $(VENV)/.stamp build/source_id
+	PYTHON=$(abspath $(PY)) GO=$(GO) cuda/tools/build.sh $@ --test $(GPU_TEST_BIN)
 
 lib-cuda: $(LIB_CUDA)
 	@mkdir -p $(dir $(PKG_LIB_CUDA))
 	cp $(LIB_CUDA) $(PKG_LIB_CUDA).tmp && mv -f $(PKG_LIB_CUDA).tmp $(PKG_LIB_CUDA)
 
-test-cuda: lib-cuda
-	readelf -d $(LIB_CUDA) | grep -q 'NEEDED.*\[libcuda\.so\.1\]'
-	nm -D --defined-only $(LIB_CUDA) | grep -q ' T gfcuda_selfcheck$$'
-	CGO_CFLAGS=-I$$($(PY) cuda/tools/cuda_include.py build/cuda) $(GO) vet -tags cuda ./cuda ./capi
-	$(GO) test -count=1 ./cuda
+# The fake CUDA driver (cuda/fakedriver): a host-memory libcuda.so.1 that runs
+# the kernels, so that the GPU device code (cuda/gpu.go, -tags cuda) and the
+# CUDA library's fence run their driver calls here. A test double; never shipped.
+FAKECUDA     := build/fakecuda/libcuda.so.1
+FAKECUDA_SRC := $(wildcard cuda/fakedriver/*.cpp cuda/fakedriver/*.h cuda/fakedriver/*.sh cuda/fakedriver/*.txt cuda/emu/*.h cuda/kernels/*.cu cuda/kernels/*.cuh)
+CUDA_INC      = $$($(PY) cuda/tools/cuda_include.py build/cuda)
+$(FAKECUDA): $(FAKECUDA_SRC) $(VENV)/.stamp
+	PYTHON=$(abspath $(PY)) bash cuda/fakedriver/build.sh $(dir $@)
 
-$(LIB_CHECK): $(GO_SRC)
+fakecuda: $(FAKECUDA)
+
+# The CUDA side without a GPU: the library's driver dependency and hooks; vet;
+# the kernels on the emulator; the fake driver's own C test; the GPU device
+# tests (-tags cuda) over the fake driver, once in order and once with each
+# launch's threads run concurrently on 3 host threads in a seeded order; and
+# tests/gpu/run.sh --dry-run (the GPU script, every step that runs here).
+test-cuda: lib-cuda $(FAKECUDA)
+	readelf -d $(LIB_CUDA) | grep -q 'NEEDED.*\[libcuda\.so\.1\]'
+	for h in check selfcheck epoch fault; do nm -D --defined-only $(LIB_CUDA) | grep -q " T gfcuda_$$h$$" || exit 1; done
+	CGO_CFLAGS=-I$(CUDA_INC) $(GO) vet -tags cuda ./cuda ./capi
+	$(GO) test -count=1 ./cuda
+	PYTHON=$(abspath $(PY)) bash cuda/fakedriver/test.sh $(dir $(FAKECUDA))
+	cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 ../$(GPU_TEST_BIN) -test.run '^TestGPU' -test.count=1
+	cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=11 \
+	  ../$(GPU_TEST_BIN) -test.run '^TestGPU(SelfCheck|ConcurrentUse|EpochCora)$$' -test.count=1
+	PYTHON=$(abspath $(PY)) bash tests/gpu/run.sh --dry-run
+
+$(LIB_CHECK): $(GO_SRC) build/source_id
 	@mkdir -p $(dir $@)
-	GOEXPERIMENT=cgocheck2 $(GO) build -buildmode=c-shared -o $@ ./capi
-	@rm -f $(basename $@).h
+	GOEXPERIMENT=cgocheck2 GO=$(GO) capi/build.sh $@
 
 $(VENV)/.stamp: python/requirements.txt python/pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -148,7 +180,7 @@ test-c: build/test_capi build/soak
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 
 # The Python suite (the 60-second soak included) but the slow accuracy test.
-test-py: venv
+test-py: venv lib-cuda $(FAKECUDA)
 	$(PY) -m pytest tests/python -q -m "not slow" $(PYTEST_ARGS)
 
 # A second environment with the newest torch and torch_geometric of the package

@@ -23,7 +23,6 @@ the PyTorch baseline on the CPU: a dry run of the script without a GPU.
 from __future__ import annotations
 
 import argparse
-import ctypes
 import json
 import os
 import platform
@@ -131,12 +130,12 @@ def bench_copies() -> dict:
 
 def bench_graphferry_gpu(dataset: Path, max_batches: int) -> dict:
     import graphferry
-    from graphferry import _backend
+    from graphferry import _lib
 
-    if _backend.BACKEND != "cuda":
-        raise RuntimeError(f"graphferry loaded the {_backend.BACKEND} library, not the CUDA one")
-    lib = ctypes.CDLL(graphferry.library_path())
-    lib.gfcuda_epoch.argtypes = [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_size_t]
+    if _lib.CUDA is None:
+        raise RuntimeError(
+            f"graphferry loaded the {graphferry.backend()} library, not the CUDA one (GRAPHFERRY_BACKEND=cuda)"
+        )
     cfg = {
         "Dataset": str(dataset),
         "Fanouts": FANOUTS,
@@ -146,12 +145,7 @@ def bench_graphferry_gpu(dataset: Path, max_batches: int) -> dict:
         "Compare": 8,
         "CPUThreads": 16,
     }
-    buf = ctypes.create_string_buffer(1 << 16)
-    rc = lib.gfcuda_epoch(json.dumps(cfg).encode(), buf, len(buf))
-    text = buf.value.decode()
-    if rc != 0:
-        raise RuntimeError(f"gfcuda_epoch failed: {text}")
-    res = json.loads(text)
+    res = _lib.CUDA.epoch(torch.cuda.current_device(), cfg)
     res["system"] = "graphferry GPU (blocks copied to the host)"
     device_only = {
         "system": "graphferry GPU (blocks left on the device)",

@@ -5,23 +5,33 @@ package main
 // The CUDA library (make lib-cuda: go build -tags cuda) links the device
 // backend, package cuda, which brings gorgonia.org/cu and so NEEDED
 // libcuda.so.1 and a cuInit at load time. This file is its only link to
-// capi. Until the device path joins the pipeline (after the engine's device
-// seams), it exports two hooks for tests/gpu/run.sh, not part of
-// include/graphferry.h:
+// capi. Until the device path joins the pipeline, it exports test and check
+// hooks, not part of include/graphferry.h (graphferry/_backend.py and
+// tests/gpu use them):
 //
-//	int gfcuda_selfcheck(int64_t nodes, int32_t batches, uint64_t seed,
-//	                     char *report, size_t cap);
-//	int gfcuda_epoch(const char *config_json, char *report, size_t cap);
+//	int gfcuda_check(int32_t ordinal, char *report, size_t cap);
+//	int gfcuda_selfcheck(int32_t ordinal, int64_t nodes, int32_t batches,
+//	                     uint64_t seed, char *report, size_t cap);
+//	int gfcuda_epoch(int32_t ordinal, const char *config_json, char *report,
+//	                 size_t cap);
+//	int gfcuda_fault(int32_t ordinal, const char *kind, char *report,
+//	                 size_t cap);
 //
 // Each returns 0 on success, 1 on failure, and writes a NUL-terminated JSON
-// report (or the error message) into report[0:cap]. The exported C
-// functions are the default-visibility shims of cuda_hooks.c (the package is
-// compiled with hidden visibility; graphferry.map.o keeps gfcuda_* global).
+// report (or the error message) into report[0:cap]. The device ordinal is
+// the caller's (graphferry passes PyTorch's current device). Every hook
+// leaves the calling thread's current CUDA context as it found it (package
+// cuda pushes and pops its context). The exported C functions are the
+// default-visibility shims of cuda_hooks.c, which apply the fork guard
+// (the package is compiled with hidden visibility; graphferry.map.o keeps
+// gfcuda_* global).
 
 /*
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+
+#include "graphferry.h"
 */
 import "C"
 
@@ -66,13 +76,36 @@ func hook(report *C.char, cap C.size_t, fn func() (any, error)) (status C.int) {
 	return 0
 }
 
+// openDevice opens the GPU of the caller's ordinal.
+func openDevice(ordinal C.int32_t) (*cuda.GPU, error) {
+	return cuda.OpenGPU(int(ordinal))
+}
+
+//export gfcudago_check
+func gfcudago_check(ordinal C.int32_t, report *C.char, cap C.size_t) C.int {
+	return hook(report, cap, func() (any, error) {
+		g, err := openDevice(ordinal)
+		if err != nil {
+			return nil, err
+		}
+		info := g.Info()
+		if err := g.Close(); err != nil {
+			return nil, err
+		}
+		return struct {
+			cuda.Info
+			BuildID string `json:"build_id"`
+		}{info, C.GoString(C.gf_build_id())}, nil
+	})
+}
+
 //export gfcudago_selfcheck
-func gfcudago_selfcheck(nodes C.int64_t, batches C.int32_t, seed C.uint64_t, report *C.char, cap C.size_t) C.int {
+func gfcudago_selfcheck(ordinal C.int32_t, nodes C.int64_t, batches C.int32_t, seed C.uint64_t, report *C.char, cap C.size_t) C.int {
 	return hook(report, cap, func() (any, error) {
 		if nodes <= 0 || batches <= 0 {
 			return nil, fmt.Errorf("gfcuda_selfcheck: nodes = %d and batches = %d must be positive", nodes, batches)
 		}
-		dev, err := cuda.Open(0)
+		dev, err := openDevice(ordinal)
 		if err != nil {
 			return nil, err
 		}
@@ -83,7 +116,7 @@ func gfcudago_selfcheck(nodes C.int64_t, batches C.int32_t, seed C.uint64_t, rep
 }
 
 //export gfcudago_epoch
-func gfcudago_epoch(config *C.char, report *C.char, cap C.size_t) C.int {
+func gfcudago_epoch(ordinal C.int32_t, config *C.char, report *C.char, cap C.size_t) C.int {
 	return hook(report, cap, func() (any, error) {
 		if config == nil {
 			return nil, fmt.Errorf("gfcuda_epoch: config is NULL")
@@ -92,7 +125,7 @@ func gfcudago_epoch(config *C.char, report *C.char, cap C.size_t) C.int {
 		if err := json.Unmarshal([]byte(C.GoString(config)), &cfg); err != nil {
 			return nil, fmt.Errorf("gfcuda_epoch: config: %w", err)
 		}
-		dev, err := cuda.Open(0)
+		dev, err := openDevice(ordinal)
 		if err != nil {
 			return nil, err
 		}
@@ -105,9 +138,32 @@ func gfcudago_epoch(config *C.char, report *C.char, cap C.size_t) C.int {
 			cuda.EpochResult
 			CopyBytesPerSecond float64 `json:"h2d_pageable_bytes_per_second"`
 		}{EpochResult: res}
-		if g, ok := dev.(*cuda.GPU); ok {
-			out.CopyBytesPerSecond, _ = g.CopyBandwidth(256<<20, 5)
-		}
+		out.CopyBytesPerSecond, _ = dev.CopyBandwidth(256<<20, 5)
 		return out, nil
+	})
+}
+
+// gfcudago_fault makes the deliberately faulty launch kind (cuda.Fault) and
+// succeeds when graphferry reported it; the report is the error message.
+//
+//export gfcudago_fault
+func gfcudago_fault(ordinal C.int32_t, kind *C.char, report *C.char, cap C.size_t) C.int {
+	return hook(report, cap, func() (any, error) {
+		if kind == nil {
+			return nil, fmt.Errorf("gfcuda_fault: kind is NULL")
+		}
+		dev, err := openDevice(ordinal)
+		if err != nil {
+			return nil, err
+		}
+		defer dev.Close()
+		reported, err := cuda.Fault(dev, C.GoString(kind))
+		if err != nil {
+			return nil, err
+		}
+		if reported == nil {
+			return nil, fmt.Errorf("gfcuda_fault: the %s fault was not reported", C.GoString(kind))
+		}
+		return reported.Error(), nil
 	})
 }

@@ -108,6 +108,17 @@ int gf_version_number(void) { return GF_VERSION_NUMBER; }
 
 const char *gf_version(void) { return GF_VERSION_STRING; }
 
+// GF_BUILD_ID is defined by capi/build.sh (the checkout's source id).
+#define GF__STR2(x) #x
+#define GF__STR(x) GF__STR2(x)
+#ifdef GF_BUILD_ID
+static const char gf__build_id[] = "gfbuild:" GF__STR(GF_BUILD_ID);
+#else
+static const char gf__build_id[] = "gfbuild:unknown";
+#endif
+
+const char *gf_build_id(void) { return gf__build_id + 8; }
+
 const char *gf_status_str(int status) {
   switch (status) {
     case GF_OK: return "ok";

@@ -33,6 +33,7 @@ type Sampler struct {
 	n    int64
 
 	graph  Ptr   // the gf_graph struct
+	status Ptr   // the kernels' error report: two words, code and detail
 	arrays []Ptr // the graph's arrays (freed by Close)
 }
 
@@ -81,19 +82,26 @@ func NewSampler(dev Device, p *partition.Partitioned, req sample.Request) (*Samp
 		return uint64(ptr), nil
 	}
 	var words [11]uint64
-	var err error
 	excl := excludedBitmap(g.EdgeIDs, g.NumEdges(), exclude)
 	fields := [][]byte{int64Bytes(g.Indptr), int64Bytes(g.Indices), int32Bytes(g.Indices32),
 		int64Bytes(g.EdgeIDs), nil, uint64Bytes(excl), int64Bytes(p.NewToOld)}
 	if req.Biased {
 		fields[4] = float32Bytes(g.Weights)
 	}
+	var err error
 	for i, f := range fields {
 		if words[i], err = upload(f); err != nil {
 			s.Close()
 			return nil, err
 		}
 	}
+	status, err := upload(make([]byte, 16))
+	if err != nil {
+		s.Close()
+		return nil, err
+	}
+	s.status = Ptr(status)
+	words[10] = status
 	words[7] = uint64(g.NumNodes)
 	if req.Replace {
 		words[8] = 1
@@ -260,7 +268,7 @@ func (s *Sampler) newTable(m *batchMem, minSlots int64, nodes Ptr, numNodes int6
 		return t, err
 	}
 	if numNodes > 0 {
-		err = s.launch("gf_table_insert", numNodes, uint64(t.keys), uint64(t.vals), uint64(t.slots-1), uint64(nodes), uint64(numNodes))
+		err = s.launch("gf_table_insert", numNodes, uint64(t.keys), uint64(t.vals), uint64(t.slots-1), uint64(nodes), uint64(numNodes), uint64(s.status))
 	}
 	return t, err
 }
@@ -401,7 +409,7 @@ func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64, toHost bool)
 			return nil, 0, err
 		}
 		if total > 0 {
-			if err := s.launch("gf_au_insert", total, uint64(tab.keys), uint64(tab.vals), uint64(tab.slots-1), uint64(nbrs), uint64(total), uint64(slots), uint64(indices)); err != nil {
+			if err := s.launch("gf_au_insert", total, uint64(tab.keys), uint64(tab.vals), uint64(tab.slots-1), uint64(nbrs), uint64(total), uint64(slots), uint64(indices), uint64(s.status)); err != nil {
 				return nil, 0, err
 			}
 			if err := s.launch("gf_au_flag", total, uint64(tab.vals), uint64(slots), uint64(total), uint64(rank)); err != nil {
@@ -451,6 +459,9 @@ func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64, toHost bool)
 		}
 		res.Blocks = append(res.Blocks, blk)
 	}
+	if err := s.checkStatus(); err != nil {
+		return nil, 0, err
+	}
 	if !toHost {
 		return nil, edges, nil
 	}
@@ -461,6 +472,39 @@ func (s *Sampler) sampleOne(seed uint64, seeds []int64, key uint64, toHost bool)
 		}
 	}
 	return res, edges, nil
+}
+
+// Device-side error codes (cuda/kernels/common.cuh, GF_ST_*): the kernel
+// that found the problem, and what it found.
+var statusCodes = map[uint64]struct{ kernel, what string }{
+	1: {"gf_count", "frontier node %d is outside the graph"},
+	2: {"gf_sample", "frontier node %d is outside the graph"},
+	3: {"gf_table_insert", "the node table has no free slot for node %d"},
+	4: {"gf_au_insert", "the node table has no free slot for node %d"},
+}
+
+// checkStatus reads the kernels' error report (waiting for the work issued
+// so far) and returns it as an error naming the kernel, clearing it.
+func (s *Sampler) checkStatus() error {
+	var w [2]uint64
+	if err := s.dev.CopyOut(uint64Bytes(w[:]), s.status); err != nil {
+		return err
+	}
+	if w[0] == 0 {
+		return nil
+	}
+	if err := s.dev.Memset(s.status, 0, 16); err != nil {
+		return err
+	}
+	return statusError(w[0], int64(w[1]), s.n)
+}
+
+func statusError(code uint64, detail, n int64) error {
+	c, ok := statusCodes[code]
+	if !ok {
+		return fmt.Errorf("cuda: a kernel reported an unknown error code %d (detail %d)", code, detail)
+	}
+	return fmt.Errorf("cuda: kernel %s: "+c.what+" of %d nodes (a check on the device; no CUDA fault happened)", c.kernel, detail, n)
 }
 
 // excludedBitmap returns the bitmap over edge positions of the edges whose

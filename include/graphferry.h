@@ -127,6 +127,13 @@ GF_API int gf_version_number(void);
 /* gf_version returns the library's version as static text, e.g. "0.1.0". */
 GF_API const char *gf_version(void);
 
+/* gf_build_id returns static text naming the sources the library was built
+ * from: 16 hex digits of a hash over the checkout's engine, C API, CUDA and
+ * header files (capi/source_id.sh), or "unknown" for a build that bypassed
+ * capi/build.sh. The same text follows "gfbuild:" in the binary, so tools
+ * can read it without loading the library (tests/gpu/run.sh does). */
+GF_API const char *gf_build_id(void);
+
 /* ------------------------------------------------------------------------ */
 /* Status codes and errors                                                  */
 /* ------------------------------------------------------------------------ */

@@ -3,7 +3,9 @@
 `pip install ./python` (or `pip install -e ./python`) runs `build_go`, a
 sub-command of `build`, which runs
 
-    go build -buildmode=c-shared -o <pkg>/graphferry/lib/libgraphferry.so ./capi
+    capi/build.sh <pkg>/graphferry/lib/libgraphferry.so
+
+(go build -buildmode=c-shared ./capi with the checkout's source id compiled in)
 
 in the repository root (the parent of python/). <pkg> is the build directory
 for a wheel and the source tree for an editable install. The library is not a
@@ -17,8 +19,8 @@ GRAPHFERRY_SOURCE_ROOT overrides the repository root.
 It also builds lib/libgraphferry_cuda.so (the engine with the CUDA backend,
 cuda/tools/build.sh: no GPU needed, but NVRTC from torch's
 nvidia-cuda-nvrtc-cu12 in the building interpreter, hence
---no-build-isolation) when it can; graphferry loads it only where a GPU is
-usable (graphferry/_backend.py). GRAPHFERRY_BUILD_CUDA=0 skips it, =1 makes a
+--no-build-isolation) when it can; graphferry loads it only when asked
+(GRAPHFERRY_BACKEND=cuda, graphferry/_backend.py). GRAPHFERRY_BUILD_CUDA=0 skips it, =1 makes a
 failure to build it an error (default: a warning).
 """
 
@@ -90,15 +92,12 @@ class build_go(Command):
     def run(self) -> None:
         target = self._target()
         target.parent.mkdir(parents=True, exist_ok=True)
-        cmd = [_go(), "build", "-buildmode=c-shared"]
+        # capi/build.sh: go build -buildmode=c-shared with the source id.
+        cmd = ["bash", "capi/build.sh", str(target)]
         cmd += shlex.split(os.environ.get("GRAPHFERRY_GOFLAGS", ""))
-        cmd += ["-o", str(target), "./capi"]
-        env = dict(os.environ, CGO_ENABLED="1")
+        env = dict(os.environ, GO=_go())
         self.announce("running " + " ".join(shlex.quote(c) for c in cmd), level=2)
         subprocess.run(cmd, cwd=_repo_root(), env=env, check=True)
-        header = target.with_suffix(".h")  # cgo's generated header; ours is include/graphferry.h
-        if header.exists():
-            header.unlink()
         self._build_cuda(target.with_name("libgraphferry_cuda.so"))
 
     def _build_cuda(self, target: Path) -> None:

@@ -28,8 +28,28 @@ struct gf_graph {
     gf_i64 num_nodes;
     gf_i64 replace;         // sample with replacement
     gf_i64 biased;          // sample by edge weight
-    gf_i64 pad;
+    gf_u64 *status;         // the device-side error report (gf_report)
 };
+
+// ---------------------------------------------------------------------------
+// Device-side error reports. A kernel that finds its input inconsistent (a
+// node outside the graph, a full hash table) does not fault: a fault is a
+// sticky error that would end every CUDA call of the process, PyTorch's
+// included. It records the first such finding in status[0:2] (code, detail)
+// and skips the task; the host reads the words after the batch and reports
+// an error naming the kernel (cuda/sampler.go, statusError).
+// ---------------------------------------------------------------------------
+
+#define GF_ST_COUNT_NODE 1   // gf_count: frontier node outside [0, num_nodes)
+#define GF_ST_SAMPLE_NODE 2  // gf_sample: frontier node outside [0, num_nodes)
+#define GF_ST_TABLE_FULL 3   // gf_table_insert: no free slot
+#define GF_ST_AU_FULL 4      // gf_au_insert: no free slot
+
+__device__ __forceinline__ void gf_report(gf_u64 *status, gf_u64 code, gf_i64 detail) {
+    if (atomicCAS(&status[0], 0ULL, code) == 0ULL) status[1] = (gf_u64)detail;
+}
+
+__device__ __forceinline__ bool gf_node_ok(const gf_graph *g, gf_i64 v) { return v >= 0 && v < g->num_nodes; }
 
 // ---------------------------------------------------------------------------
 // Counter-based random streams: a port of engine/sample/rng.go. A task's

@@ -28,6 +28,11 @@ extern "C" __global__ void gf_count(const gf_graph *g, const gf_i64 *nodes, gf_i
                                     gf_i64 fanout, gf_i64 *counts) {
     GF_FOR(t, nd) {
         gf_i64 v = nodes[start + t];
+        if (!gf_node_ok(g, v)) {
+            gf_report(g->status, GF_ST_COUNT_NODE, v);
+            counts[t] = 0;
+            continue;
+        }
         counts[t] = gf_task_count(g, gf_eff_degree(g, v), fanout);
     }
 }
@@ -139,6 +144,10 @@ extern "C" __global__ void gf_sample(const gf_graph *g, const gf_i64 *nodes, gf_
         gf_i64 c = indptr[t + 1] - off;
         if (c == 0) continue;
         gf_i64 v = nodes[start + t];
+        if (!gf_node_ok(g, v)) {
+            gf_report(g->status, GF_ST_SAMPLE_NODE, v);
+            continue;
+        }
         gf_i64 base = g->indptr[v];
         gf_i64 deg = g->indptr[v + 1] - base;
         gf_i64 *nb = nbrs + off;  // positions within v's list, then sources

@@ -28,9 +28,12 @@
 #define GF_PROV (1LL << 62)
 #define GF_EMPTY_VAL 0x7f7f7f7f7f7f7f7fLL
 
-__device__ __forceinline__ gf_i64 gf_table_slot(gf_i64 *tkeys, gf_u64 mask, gf_i64 u) {
+// u's slot, claimed if new; -1 (reported as code) when every slot is taken
+// by other keys, which the table's sizing (at least twice the nodes) rules
+// out unless the host is wrong.
+__device__ __forceinline__ gf_i64 gf_table_slot(gf_i64 *tkeys, gf_u64 mask, gf_i64 u, gf_u64 *status, gf_u64 code) {
     gf_u64 s = gf_mix64((gf_u64)u) & mask;
-    for (;;) {
+    for (gf_u64 probes = 0; probes <= mask; probes++) {
         gf_i64 k = ((volatile gf_i64 *)tkeys)[s];  // written by other threads
         if (k == u) return (gf_i64)s;
         if (k == GF_EMPTY_KEY) {
@@ -39,21 +42,29 @@ __device__ __forceinline__ gf_i64 gf_table_slot(gf_i64 *tkeys, gf_u64 mask, gf_i
         }
         s = (s + 1) & mask;
     }
+    gf_report(status, code, u);
+    return -1;
 }
 
 // Inserts nodes[0:n) with final positions 0..n-1 (a batch's seeds, or the
 // nodes so far when the table is rebuilt larger). The nodes are distinct.
-extern "C" __global__ void gf_table_insert(gf_i64 *tkeys, gf_i64 *tvals, gf_u64 mask, const gf_i64 *nodes, gf_i64 n) {
+extern "C" __global__ void gf_table_insert(gf_i64 *tkeys, gf_i64 *tvals, gf_u64 mask, const gf_i64 *nodes, gf_i64 n,
+                                           gf_u64 *status) {
     GF_FOR(i, n) {
-        gf_i64 s = gf_table_slot(tkeys, mask, nodes[i]);
-        tvals[s] = i;
+        gf_i64 s = gf_table_slot(tkeys, mask, nodes[i], status, GF_ST_TABLE_FULL);
+        if (s >= 0) tvals[s] = i;
     }
 }
 
 extern "C" __global__ void gf_au_insert(gf_i64 *tkeys, gf_i64 *tvals, gf_u64 mask, const gf_i64 *nbrs, gf_i64 total,
-                                        gf_i64 *slots, gf_i64 *indices) {
+                                        gf_i64 *slots, gf_i64 *indices, gf_u64 *status) {
     GF_FOR(k, total) {
-        gf_i64 s = gf_table_slot(tkeys, mask, nbrs[k]);
+        gf_i64 s = gf_table_slot(tkeys, mask, nbrs[k], status, GF_ST_AU_FULL);
+        if (s < 0) {
+            slots[k] = -1;
+            indices[k] = -1;
+            continue;
+        }
         gf_i64 old = atomicMin((long long *)&tvals[s], (long long)(GF_PROV + k));
         if (old < GF_PROV) {
             indices[k] = old;

@@ -1,20 +1,29 @@
 #!/usr/bin/env bash
 # Builds the CUDA library OUT (libgraphferry_cuda.so) on a machine without a
 # GPU or CUDA toolkit: the whole engine + C API with the device backend
-# (go build -tags cuda -buildmode=c-shared ./capi).
+# (capi/build.sh OUT -tags cuda), and with --test TEST also the cuda
+# package's Go test binary (go test -c -tags cuda), which tests/gpu/run.sh
+# runs on a GPU machine (no Go there).
 #
-#   1. cuda/kernels -> cuda/kernels.ptx (NVRTC, compute_80), embedded by
-#      cuda/gpu.go; checked with ptxas when $PTXAS names one.
+#   1. cuda/kernels -> cuda/kernels.ptx (NVRTC, compute_70), embedded by
+#      cuda/gpu.go; checked with ptxas for sm_70 and sm_90 when $PTXAS names
+#      one.
 #   2. cuda.h from the nvidia-cuda-runtime-cu12 wheel (cuda_include.py).
 #   3. A link-time stub libcuda.so.1: a first link against an empty stub
 #      lists the undefined cu* symbols, the stub then defines each of them
 #      (returning CUDA_ERROR_UNKNOWN), and the final link records
-#      NEEDED libcuda.so.1, which the real driver satisfies at run time.
-#      The stub is never shipped.
+#      NEEDED libcuda.so.1, which the real driver (or, in tests here, the
+#      fake driver of cuda/fakedriver) satisfies at run time. The stub is
+#      never shipped.
 #
+#   cuda/tools/build.sh OUT.so [--test TEST]
 # Environment: PYTHON (with NVRTC, i.e. torch's nvidia wheels), GO, CC, PTXAS.
 set -euo pipefail
-out=${1:?usage: cuda/tools/build.sh OUT.so}
+out=${1:?usage: cuda/tools/build.sh OUT.so [--test TEST]}
+test_bin=
+if [[ ${2:-} == --test ]]; then
+  test_bin=${3:?--test needs a path}
+fi
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 py=${PYTHON:-python3}
@@ -22,11 +31,14 @@ go=${GO:-go}
 cc=${CC:-cc}
 work=build/cuda
 mkdir -p "$work/stub" "$(dirname "$out")"
+[[ -n $test_bin ]] && mkdir -p "$(dirname "$test_bin")"
 
 "$py" cuda/tools/ptx.py cuda/kernels.ptx
 if [[ -n "${PTXAS:-}" ]]; then
-  "$PTXAS" -arch=sm_80 cuda/kernels.ptx -o "$work/kernels.sm_80.cubin"
-  echo "build.sh: ptxas $("$PTXAS" --version | tail -1 | sed 's/^Build //') accepted cuda/kernels.ptx for sm_80"
+  for sm in sm_70 sm_90; do
+    "$PTXAS" -arch=$sm cuda/kernels.ptx -o "$work/kernels.$sm.cubin"
+  done
+  echo "build.sh: ptxas $("$PTXAS" --version | tail -1 | sed 's/^Build //') accepted cuda/kernels.ptx for sm_70 and sm_90"
 fi
 
 inc=$("$py" cuda/tools/cuda_include.py "$work")
@@ -35,11 +47,8 @@ stub() { # stub SOURCE: compile the stub libcuda.so.1 from C source on stdin
   "$cc" -shared -fPIC -Wl,-soname,libcuda.so.1 -o "$work/stub/libcuda.so.1" -x c -
   ln -sf libcuda.so.1 "$work/stub/libcuda.so"
 }
-build() {
-  CGO_ENABLED=1 CGO_CFLAGS="-I$inc" CGO_LDFLAGS="-L$root/$work/stub" \
-    "$go" build -tags cuda -buildmode=c-shared -o "$1" ./capi
-  rm -f "${1%.so}.h"
-}
+export CGO_CFLAGS="-g -O2 -I$inc" CGO_LDFLAGS="-L$root/$work/stub" GO="$go"
+build() { capi/build.sh "$1" -tags cuda; }
 
 echo 'int gf_cuda_stub_placeholder;' | stub
 build "$work/stage1.so"
@@ -59,4 +68,12 @@ if ! readelf -d "$out" | grep -q 'NEEDED.*\[libcuda\.so\.1\]'; then
   echo "build.sh: $out does not record NEEDED libcuda.so.1" >&2
   exit 1
 fi
-echo "build.sh: $out ($(echo "$syms" | wc -l) driver symbols from libcuda.so.1)"
+echo "build.sh: $out ($(echo "$syms" | wc -l) driver symbols from libcuda.so.1, build $(capi/source_id.sh))"
+
+if [[ -n $test_bin ]]; then
+  # The stub must define what the test binary needs too: it links the same
+  # package (and cgo test files may call more of the driver).
+  "$go" test -c -tags cuda -ldflags "-X github.com/graphferry/graphferry/cuda.BuildID=gfbuild:$(capi/source_id.sh)" \
+    -o "$test_bin" ./cuda
+  echo "build.sh: $test_bin (go test -c -tags cuda ./cuda)"
+fi

@@ -1,6 +1,6 @@
-"""Compile cuda/kernels/all.cu to PTX for compute_80 with NVRTC (no GPU needed).
+"""Compile cuda/kernels/all.cu to PTX for compute_70 with NVRTC (no GPU needed).
 
-Usage: python cuda/tools/ptx.py OUT.ptx [--arch compute_80]
+Usage: python cuda/tools/ptx.py OUT.ptx [--arch compute_70]
 
 NVRTC comes with the nvidia-cuda-nvrtc-cu12 wheel (a torch dependency), found
 through the `nvidia` namespace package of the running interpreter, or at
@@ -67,7 +67,7 @@ def compile_ptx(arch: str) -> bytes:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("out")
-    ap.add_argument("--arch", default="compute_80")
+    ap.add_argument("--arch", default="compute_70")
     args = ap.parse_args()
     ptx = compile_ptx(args.arch)
     tmp = args.out + ".tmp"

@@ -17,7 +17,8 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _lib
+from . import _backend, _lib
+from ._backend import BackendError
 from ._stats import LoaderCounters, LoaderStats, StageStats
 from ._version import __version__
 from .errors import GraphferryError, InvalidArgumentError, OutOfMemoryError, StorageError, TypeMismatchError
@@ -48,6 +49,10 @@ __all__ = [
     "StageStats",
     "library_version",
     "library_path",
+    "library_build_id",
+    "backend",
+    "cuda_check",
+    "BackendError",
 ]
 
 _LAZY_SUBMODULES = ("dgl", "pyg")
@@ -61,6 +66,41 @@ def library_version() -> str:
 def library_path() -> str:
     """The path libgraphferry was loaded from."""
     return str(_lib.LIB_PATH)
+
+
+def library_build_id() -> str:
+    """The source id the loaded libgraphferry was built from (16 hex digits,
+    ``capi/source_id.sh``), or ``"unknown"``."""
+    return _lib.LIB_BUILD_ID
+
+
+def backend() -> str:
+    """The library this process loaded: ``"cpu"`` (the default), ``"cuda"``
+    (``GRAPHFERRY_BACKEND=cuda`` when graphferry was imported) or
+    ``"explicit"`` (``GRAPHFERRY_LIB_PATH``)."""
+    return str(_backend.BACKEND)
+
+
+def cuda_check(device: Any = None) -> dict[str, Any]:
+    """Checks that graphferry's CUDA backend works on ``device`` (an int,
+    ``"cuda:N"`` or a ``torch.device``; by default PyTorch's current device)
+    and returns what it found: the device's name and compute capability, the
+    driver's version, the kernels' PTX ISA and target, the library's build
+    id. The check runs once per device and per process; it leaves PyTorch's
+    current device and context as they were.
+
+    Raises :class:`BackendError` naming why the backend cannot be used: the
+    CPU library was loaded (set ``GRAPHFERRY_BACKEND=cuda`` before importing
+    graphferry), no such device, an architecture older than sm_70, a driver
+    too old for the kernels' PTX, or the driver refusing the PTX.
+    """
+    if _lib.CUDA is None:
+        raise BackendError(
+            f"graphferry.cuda_check: this process loaded the {backend()} library "
+            f"({_lib.LIB_PATH}); the CUDA backend is loaded only when GRAPHFERRY_BACKEND=cuda is set "
+            "before graphferry is imported"
+        )
+    return _backend.check_device(_lib.CUDA, device)
 
 
 def __getattr__(name: str) -> Any:

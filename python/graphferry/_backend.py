@@ -1,93 +1,155 @@
-"""Which graphferry library this process loads: the CPU one or the CUDA one.
+"""Which graphferry library this process loads, and the fence around the CUDA one.
 
 ``pip install ./python`` ships ``lib/libgraphferry.so`` (the engine on the
 CPU) and, when it could be built, ``lib/libgraphferry_cuda.so`` (the same
 engine with the CUDA backend). Exactly one of them is loaded per process, at
-``import graphferry``:
+``import graphferry`` (two Go runtimes cannot share a process):
 
-- ``GRAPHFERRY_BACKEND=cpu``: the CPU library.
-- ``GRAPHFERRY_BACKEND=cuda``: the CUDA library; an error when it was not
-  built or no GPU is usable (``torch.cuda.is_available()`` is False).
-- unset or ``auto``: the CUDA library when it was built and a GPU is usable,
-  else the CPU library.
+- unset, ``cpu`` or ``auto``: the CPU library, whatever GPUs the machine has.
+  The CUDA library has not yet been proven on a GPU, and no loader needs it,
+  so no process loads it unless asked.
+- ``GRAPHFERRY_BACKEND=cuda``: the CUDA library, after a check of the driver
+  that cannot end the process (:func:`probe_driver`), or a
+  :class:`BackendError` saying why it cannot be used.
 
-A CPU-only process never loads the CUDA library: that library needs the
-driver's ``libcuda.so.1`` to load at all, and the CUDA bindings it links
-(gorgonia.org/cu) initialise the driver when it loads and end the process
-when that fails. ``GRAPHFERRY_LIB_PATH`` (a file) bypasses the choice.
+The CUDA library needs the driver's ``libcuda.so.1`` to load at all, and the
+CUDA binding it links (gorgonia.org/cu) initialises the driver while the
+library loads and ends the process when that fails. So, before loading it,
+graphferry loads the driver itself with ctypes and initialises it
+(``cuInit`` is idempotent): any failure there is a Python exception naming
+the cause (no driver, no device, a driver that fails to start). The device
+itself (its architecture, the driver's version against the kernels' PTX, the
+PTX accepted by the JIT) is checked on first use, on the device then chosen
+(PyTorch's current device by default): :func:`check_device`. Nothing here
+imports torch's CUDA state or changes it: ``torch.cuda`` is asked for the
+current device only when it is already initialised, and graphferry's CUDA
+calls push and pop their context, leaving the caller's current context (and
+so PyTorch's current device) as they found it.
 
-torch is imported only to ask whether a GPU is usable, and only when the
-CUDA library exists and the choice depends on it.
+``GRAPHFERRY_LIB_PATH`` (a file) bypasses the choice.
 """
 
 from __future__ import annotations
 
+import ctypes
+import json
 import os
-from collections.abc import Mapping
+import sys
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Callable
+from typing import Any
 
 ENV_BACKEND = "GRAPHFERRY_BACKEND"
 CPU_LIB = "libgraphferry.so"
 CUDA_LIB = "libgraphferry_cuda.so"
+DRIVER_LIB = "libcuda.so.1"
 BACKENDS = ("auto", "cpu", "cuda")
 
-#: The backend chosen by :func:`library_path` in this process ("cpu" or
-#: "cuda"), None before the library is chosen.
+#: The backend chosen by :func:`library_path` in this process ("cpu",
+#: "cuda" or "explicit"), None before the library is chosen.
 BACKEND: str | None = None
+
+#: What :func:`probe_driver` found when the CUDA backend was chosen.
+DRIVER: dict[str, Any] | None = None
 
 
 class BackendError(RuntimeError):
     """The requested backend cannot be used in this process."""
 
 
-def gpu_usable() -> bool:
-    """True when PyTorch is installed and sees a usable CUDA GPU."""
+# ---------------------------------------------------------------------------
+# The driver, before the CUDA library is loaded
+# ---------------------------------------------------------------------------
+
+_CUDA_ERROR_NO_DEVICE = 100
+_CUDA_ERROR_INSUFFICIENT_DRIVER = 35
+
+
+def _driver_error_name(drv: ctypes.CDLL, code: int) -> str:
+    name, text = ctypes.c_char_p(), ctypes.c_char_p()
     try:
-        import torch
-    except ImportError:
-        return False
+        if drv.cuGetErrorName(code, ctypes.byref(name)) != 0 or not name.value:
+            return f"CUDA error {code}"
+        s = f"{name.value.decode()} ({code})"
+        if drv.cuGetErrorString(code, ctypes.byref(text)) == 0 and text.value:
+            s += ": " + text.value.decode()
+        return s
+    except AttributeError:
+        return f"CUDA error {code}"
+
+
+def probe_driver(libname: str = DRIVER_LIB) -> dict[str, Any]:
+    """Loads the CUDA driver with ctypes and initialises it; returns
+    ``{"driver_version": int, "devices": int}`` or raises
+    :class:`BackendError` naming why the CUDA backend cannot start here.
+    Creates no context: PyTorch's CUDA state is untouched."""
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    where = f" (CUDA_VISIBLE_DEVICES={visible!r})" if visible is not None else ""
     try:
-        return bool(torch.cuda.is_available())
-    except Exception:  # a broken driver install counts as no GPU
-        return False
+        drv = ctypes.CDLL(libname)
+    except OSError as err:
+        raise BackendError(
+            f"graphferry: {ENV_BACKEND}=cuda, but the NVIDIA driver library {libname} cannot be loaded ({err}): "
+            f"this machine has no NVIDIA driver. Use {ENV_BACKEND}=cpu."
+        ) from None
+    rc = drv.cuInit(0)
+    if rc == _CUDA_ERROR_NO_DEVICE:
+        raise BackendError(f"graphferry: {ENV_BACKEND}=cuda, but the driver sees no CUDA device{where}.")
+    if rc == _CUDA_ERROR_INSUFFICIENT_DRIVER:
+        raise BackendError(
+            f"graphferry: {ENV_BACKEND}=cuda, but the NVIDIA driver is too old to initialise "
+            f"({_driver_error_name(drv, rc)}); update the driver."
+        )
+    if rc != 0:
+        why = _driver_error_name(drv, rc)
+        raise BackendError(f"graphferry: {ENV_BACKEND}=cuda, but the NVIDIA driver failed to initialise: {why}.")
+    version, count = ctypes.c_int(0), ctypes.c_int(0)
+    rc = drv.cuDriverGetVersion(ctypes.byref(version))
+    if rc != 0:
+        raise BackendError(f"graphferry: cuDriverGetVersion failed: {_driver_error_name(drv, rc)}")
+    rc = drv.cuDeviceGetCount(ctypes.byref(count))
+    if rc != 0:
+        raise BackendError(f"graphferry: cuDeviceGetCount failed: {_driver_error_name(drv, rc)}")
+    if count.value == 0:
+        raise BackendError(f"graphferry: {ENV_BACKEND}=cuda, but the driver sees no CUDA device{where}.")
+    return {"driver_version": version.value, "devices": count.value}
+
+
+# ---------------------------------------------------------------------------
+# The choice
+# ---------------------------------------------------------------------------
+
+
+def requested(environ: Mapping[str, str] = os.environ) -> str:
+    """The backend ``GRAPHFERRY_BACKEND`` asks for: "cpu" or "cuda"."""
+    raw = environ.get(ENV_BACKEND, "")
+    value = raw.strip().lower() or "cpu"
+    if value not in BACKENDS:
+        raise BackendError(f"graphferry: {ENV_BACKEND}={raw!r} is not one of " + ", ".join(BACKENDS))
+    return "cpu" if value == "auto" else value
 
 
 def choose(
     libdir: Path,
     environ: Mapping[str, str] = os.environ,
-    gpu: Callable[[], bool] = gpu_usable,
-) -> tuple[str, Path]:
-    """Returns (backend, library path) for a package whose libraries are in
-    ``libdir``, as ``GRAPHFERRY_BACKEND`` in ``environ`` asks; ``gpu`` says
-    whether a GPU is usable (called only when the answer matters)."""
-    requested = environ.get(ENV_BACKEND, "").strip().lower() or "auto"
-    if requested not in BACKENDS:
+    probe: Callable[[], dict[str, Any]] = probe_driver,
+) -> tuple[str, Path, dict[str, Any] | None]:
+    """Returns (backend, library path, driver facts or None) for a package
+    whose libraries are in ``libdir``, as ``GRAPHFERRY_BACKEND`` in
+    ``environ`` asks; ``probe`` checks the driver (called only for "cuda")."""
+    backend = requested(environ)
+    if backend == "cpu":
+        return "cpu", libdir / CPU_LIB, None
+    cuda_path = libdir / CUDA_LIB
+    if not cuda_path.is_file():
         raise BackendError(
-            f"graphferry: {ENV_BACKEND}={environ.get(ENV_BACKEND)!r} is not one of " + ", ".join(BACKENDS)
+            f"graphferry: {ENV_BACKEND}=cuda, but the CUDA library {cuda_path} was not built. "
+            "Install graphferry with the CUDA library (pip install ./python with NVRTC "
+            "available, i.e. torch's nvidia-cuda-nvrtc-cu12, and without "
+            f"GRAPHFERRY_BUILD_CUDA=0; or make lib-cuda), or use {ENV_BACKEND}=cpu."
         )
-    cpu_path, cuda_path = libdir / CPU_LIB, libdir / CUDA_LIB
-    if requested == "cpu":
-        return "cpu", cpu_path
-    if requested == "cuda":
-        if not cuda_path.is_file():
-            raise BackendError(
-                f"graphferry: {ENV_BACKEND}=cuda, but the CUDA library {cuda_path} was not built. "
-                "Install graphferry with the CUDA library (pip install ./python with NVRTC "
-                "available, i.e. torch's nvidia-cuda-nvrtc-cu12, and without "
-                "GRAPHFERRY_BUILD_CUDA=0; or make lib-cuda), or use "
-                f"{ENV_BACKEND}=cpu."
-            )
-        if not gpu():
-            raise BackendError(
-                f"graphferry: {ENV_BACKEND}=cuda, but no GPU is usable in this process "
-                "(torch.cuda.is_available() is False). Use a machine with an NVIDIA GPU and "
-                f"driver, or {ENV_BACKEND}=cpu."
-            )
-        return "cuda", cuda_path
-    if cuda_path.is_file() and gpu():
-        return "cuda", cuda_path
-    return "cpu", cpu_path
+    return "cuda", cuda_path, probe()
 
 
 def library_path(libdir: Path, explicit: bool = False) -> Path:
@@ -95,9 +157,104 @@ def library_path(libdir: Path, explicit: bool = False) -> Path:
     records the backend in :data:`BACKEND`. With ``explicit`` (a
     ``GRAPHFERRY_LIB_PATH`` was given) nothing is chosen: the CPU library is
     only the fallback path, and :data:`BACKEND` is "explicit"."""
-    global BACKEND
+    global BACKEND, DRIVER
     if explicit:
         BACKEND = "explicit"
         return libdir / CPU_LIB
-    BACKEND, path = choose(libdir)
+    BACKEND, path, DRIVER = choose(libdir)
     return path
+
+
+# ---------------------------------------------------------------------------
+# The CUDA library's hooks
+# ---------------------------------------------------------------------------
+
+
+class CudaHooks:
+    """The CUDA library's check and test hooks (capi/cuda_on.go), typed.
+    Each returns the hook's JSON report, or raises :class:`BackendError` with
+    its message."""
+
+    _REPORT = 1 << 16
+
+    def __init__(self, lib: ctypes.CDLL, forked: Callable[[], bool]) -> None:
+        self._forked = forked
+        c_char_p, c_size_t, i32 = ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32
+        self._check = lib.gfcuda_check
+        self._check.argtypes = [i32, c_char_p, c_size_t]
+        self._selfcheck = lib.gfcuda_selfcheck
+        self._selfcheck.argtypes = [i32, ctypes.c_int64, i32, ctypes.c_uint64, c_char_p, c_size_t]
+        self._epoch = lib.gfcuda_epoch
+        self._epoch.argtypes = [i32, c_char_p, c_char_p, c_size_t]
+        self._fault = lib.gfcuda_fault
+        self._fault.argtypes = [i32, c_char_p, c_char_p, c_size_t]
+        for f in (self._check, self._selfcheck, self._epoch, self._fault):
+            f.restype = ctypes.c_int
+
+    def _call(self, fn: Any, *args: Any) -> Any:
+        if self._forked():
+            raise BackendError("graphferry cannot be used in a forked child process")
+        buf = ctypes.create_string_buffer(self._REPORT)
+        rc = fn(*args, buf, len(buf))
+        text = buf.value.decode("utf-8", errors="replace")
+        if rc != 0:
+            raise BackendError(text)
+        return json.loads(text)
+
+    def check(self, ordinal: int) -> dict[str, Any]:
+        return self._call(self._check, ordinal)
+
+    def selfcheck(self, ordinal: int, nodes: int, batches: int, seed: int) -> dict[str, Any]:
+        return self._call(self._selfcheck, ordinal, nodes, batches, seed)
+
+    def epoch(self, ordinal: int, config: Mapping[str, Any]) -> dict[str, Any]:
+        return self._call(self._epoch, ordinal, json.dumps(config).encode())
+
+    def fault(self, ordinal: int, kind: str) -> str:
+        """The error graphferry reported for a deliberately faulty launch."""
+        return self._call(self._fault, ordinal, kind.encode())
+
+
+def device_ordinal(device: Any = None) -> int:
+    """The CUDA device ordinal of ``device`` (an int, "cuda", "cuda:N" or a
+    ``torch.device``); None means PyTorch's current device when PyTorch has
+    initialised CUDA, else 0 (asking PyTorch would initialise it)."""
+    if device is None:
+        torch = sys.modules.get("torch")
+        if torch is not None and torch.cuda.is_initialized():
+            return int(torch.cuda.current_device())
+        return 0
+    if isinstance(device, bool):
+        raise TypeError(f"device must be an int, 'cuda[:N]' or a torch.device, not {device!r}")
+    if isinstance(device, int):
+        ordinal = device
+    else:
+        text = str(device)
+        kind, _, index = text.partition(":")
+        if kind != "cuda":
+            raise ValueError(f"device {device!r} is not a CUDA device")
+        if not index:
+            return device_ordinal(None)
+        try:
+            ordinal = int(index)
+        except ValueError:
+            raise ValueError(f"device {device!r} is not a CUDA device") from None
+    if ordinal < 0:
+        raise ValueError(f"device ordinal {ordinal} is negative")
+    return ordinal
+
+
+_checked: dict[int, dict[str, Any]] = {}
+_checked_lock = threading.Lock()
+
+
+def check_device(hooks: CudaHooks, device: Any = None) -> dict[str, Any]:
+    """Checks, once per device, that graphferry's CUDA backend works on it
+    (the device exists, its architecture is sm_70 or newer, the driver is
+    new enough for the kernels' PTX, the driver accepts the PTX) and returns
+    what it found; raises :class:`BackendError` naming why not."""
+    ordinal = device_ordinal(device)
+    with _checked_lock:
+        if ordinal not in _checked:
+            _checked[ordinal] = hooks.check(ordinal)
+        return dict(_checked[ordinal])

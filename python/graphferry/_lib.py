@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Callable, NewType
 
+from . import _backend
+from ._backend import CudaHooks
 from ._dlpack import DLManagedTensor, DLTensor
 from ._version import __version__
 from .errors import (
@@ -50,9 +52,8 @@ def _candidate_paths() -> list[Path]:
     override = os.environ.get(ENV_LIB_PATH)
     if override:
         paths.append(Path(override))
-    from ._backend import library_path  # CPU or CUDA library: graphferry/_backend.py
-
-    paths.append(library_path(Path(__file__).resolve().parent / "lib", explicit=bool(override)))
+    # The CPU or the CUDA library: graphferry/_backend.py.
+    paths.append(_backend.library_path(Path(__file__).resolve().parent / "lib", explicit=bool(override)))
     return paths
 
 
@@ -395,6 +396,11 @@ def gf_version_number() -> int: ...
 # const char *gf_version(void);
 @cfunc("gf_version", [], ctypes.c_char_p, errcheck=None)
 def gf_version() -> bytes: ...
+
+
+# const char *gf_build_id(void);
+@cfunc("gf_build_id", [], ctypes.c_char_p, errcheck=None)
+def gf_build_id() -> bytes: ...
 
 
 # ---------------------------------------------------------------------------
@@ -759,6 +765,7 @@ def gf_tensor_to_versioned(tensor: int, out_tensor: CtypesRef, /) -> int: ...
 
 LIB_VERSION_NUMBER: int = gf_version_number()
 LIB_VERSION: str = (gf_version() or b"").decode("ascii", errors="replace")
+LIB_BUILD_ID: str = (gf_build_id() or b"").decode("ascii", errors="replace")
 _PACKAGE_MAJOR = int(__version__.split(".")[0])
 
 if LIB_VERSION_NUMBER // 1000000 != _PACKAGE_MAJOR:
@@ -767,3 +774,6 @@ if LIB_VERSION_NUMBER // 1000000 != _PACKAGE_MAJOR:
         f"but {LIB_PATH} is version {LIB_VERSION} (gf_version_number() = {LIB_VERSION_NUMBER}); "
         "rebuild it with `pip install ./python` or point GRAPHFERRY_LIB_PATH at a matching build"
     )
+
+# The CUDA library's hooks, when this process loaded it (graphferry/_backend.py).
+CUDA: CudaHooks | None = CudaHooks(_lib, in_forked_child) if _backend.BACKEND == "cuda" else None

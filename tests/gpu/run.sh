@@ -1,56 +1,109 @@
 #!/usr/bin/env bash
-# The GPU checks of the CUDA backend, in one call on a GPU machine (no Go,
-# no network there; this script builds nothing). From the repository root:
+# The GPU check of graphferry's CUDA backend: one call on a GPU machine tells
+# whether it works. No Go and no network there: this script builds nothing.
 #
-#   bash tests/gpu/run.sh
+#   bash tests/gpu/run.sh [--dry-run] [--only STEP[,STEP...]] [--lib-dir DIR] [--test-bin FILE]
 #
-# It needs the package's two libraries in python/graphferry/lib/ (built on a
-# CPU machine: `make lib lib-cuda`; with the device tool, carry
-# "python/graphferry/lib", which git ignores), python3 with torch (and
-# pyarrow, for the PyTorch baseline), compute-sanitizer on PATH or in
-# /usr/local/cuda/bin. Steps, each bounded by a timeout, at most 9.5 minutes in all (the device tool allows 10 per call):
+# It needs, built here on a CPU machine by `make lib lib-cuda` and brought
+# along (the device tool: carry ["python/graphferry/lib", "build/gpu"]):
+# python/graphferry/lib/libgraphferry.so and libgraphferry_cuda.so, and
+# build/gpu/cuda.test (the cuda package's Go tests, go test -c -tags cuda).
+# On the GPU machine: python3 with torch and pytest, nvidia-smi, and
+# compute-sanitizer on PATH or in /usr/local/cuda/bin.
 #
-#   1. pytest tests/gpu (kernels vs CPU engine through the library's hooks,
-#      backend selection on a GPU) and tests/python/test_backend.py
-#   2. compute-sanitizer memcheck, then racecheck, on tests/gpu/selfcheck.py
-#   3. bench/gpu_bench.py: products-like generated here, sampling epochs of
-#      graphferry GPU and CPU (16 threads) and the PyTorch GPU baseline, copy
-#      bandwidths -> bench/results/gpu/results.{json,md}
+# Steps (a time limit each, 9.5 minutes in all):
+#   builds      the source id of this checkout (capi/source_id.sh) against the
+#               "gfbuild:<id>" each carried binary holds: binaries built from
+#               other sources fail the run
+#   device      nvidia-smi, torch, and graphferry.cuda_check(): driver,
+#               device, compute capability, PTX ISA, the library's build id
+#   go          the Go device tests (build/gpu/cuda.test -test.run ^TestGPU)
+#   pytest      tests/gpu and the GPU tests of tests/python/test_backend.py
+#   memcheck, racecheck, initcheck, synccheck
+#               compute-sanitizer on tests/gpu/selfcheck.py (the kernels
+#               against the CPU engine, then the deliberate faults)
+#   bench       bench/gpu_bench.py -> bench/results/gpu/results.{json,md}
 #
-# Every step runs even when an earlier one fails; the summary lists each
-# step's outcome and the exit status is 1 if any failed. The log and results
-# are also copied to $OUT when it is set (the device tool's return folder).
+# Strict: a test step fails when any test failed, erred or was SKIPPED, or
+# when none ran (tests/gpu/outcome.py); a missing tool fails its step. The
+# summary lists every step's outcome; the exit status is 1 if any failed.
+# The log and results are also copied to $OUT when it is set (the device
+# tool's return folder).
+#
+# --dry-run runs here, without a GPU, every part that can: the build ids;
+# the Go device tests against the fake driver of cuda/fakedriver (which
+# must be built: make fakecuda); the collection of the pytest GPU tests;
+# the benchmark's CPU parts on the shipped Cora. The sanitizer steps are
+# printed, not run. make test runs it, so this script is tested in CI.
+# shellcheck disable=SC2317 # the step functions run through `timeout bash -c`
 set -uo pipefail
 
+dry=0
+only=
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+libdir=$root/python/graphferry/lib
+test_bin=$root/build/gpu/cuda.test
+while [[ $# -gt 0 ]]; do
+  case $1 in
+    --dry-run) dry=1 ;;
+    --only) only=${2:?--only needs a step list}; shift ;;
+    --lib-dir) libdir=$(cd "${2:?--lib-dir needs a folder}" && pwd); shift ;;
+    --test-bin) test_bin=$(realpath "${2:?--test-bin needs a file}"); shift ;;
+    *) echo "run.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
 cd "$root" || exit 1
 py=${PYTHON:-python3}
-results=bench/results/gpu
+fake=$root/build/fakecuda
+if [[ $dry -eq 1 ]]; then
+  results=$(mktemp -d "${TMPDIR:-/tmp}/gf-gpu-dry.XXXXXX")
+  [[ -x ${PYTHON:-} ]] || { [[ -x $root/.venv/bin/python ]] && py=$root/.venv/bin/python; }
+else
+  results=bench/results/gpu
+fi
 mkdir -p "$results"
 log=$results/run.log
 : >"$log"
+work=$(mktemp -d "${TMPDIR:-/tmp}/gf-gpu.XXXXXX")
+trap 'rm -rf "$work"' EXIT
 export PYTHONPATH="$root/python${PYTHONPATH:+:$PYTHONPATH}" PYTHONUNBUFFERED=1
 unset GRAPHFERRY_LIB_PATH GRAPHFERRY_BACKEND
+if [[ $libdir != "$root/python/graphferry/lib" ]]; then
+  export GRAPHFERRY_LIB_PATH=$libdir/libgraphferry.so
+fi
 
 say() { echo "$*" | tee -a "$log"; }
 declare -a summary=()
 failed=0
+wanted() { [[ -z $only || ",$only," == *",$1,"* ]]; }
+record() { # record OUTCOME NAME SECONDS
+  summary+=("$1  $2  ${3}s")
+  [[ $1 == FAIL* ]] && failed=1
+  save
+}
 step() { # step NAME SECONDS COMMAND...: run, log, record the outcome
   local name=$1 limit=$2
   shift 2
+  wanted "$name" || return 0
   say ""
   say "=== $name (limit ${limit}s): $*"
   local t0=$SECONDS
-  timeout --kill-after=10 "$limit" "$@" 2>&1 | tee -a "$log"
-  local rc=${PIPESTATUS[0]}
-  local outcome=PASS
+  # A new bash: timeout runs programs, and the step may be one of the
+  # functions below (exported with their variables).
+  timeout --kill-after=10 "$limit" bash -c '"$@"' "$name" "$@" 2>&1 | tee -a "$log"
+  local rc=${PIPESTATUS[0]} outcome=PASS
   if [[ $rc -ne 0 ]]; then
     outcome="FAIL (exit $rc)"
     [[ $rc -eq 124 ]] && outcome="FAIL (timed out after ${limit}s)"
-    failed=1
   fi
-  summary+=("$outcome  $name  $((SECONDS - t0))s")
-  save
+  record "$outcome" "$name" $((SECONDS - t0))
+}
+dry_only() { # dry_only NAME WHY COMMAND...: printed, not run
+  wanted "$1" || return 0
+  say ""
+  say "=== $1: not run in a dry run ($2): ${*:3}"
+  record "DRY (not run: $2)" "$1" 0
 }
 save() { # the log and results so far to $OUT, in case the call is cut off
   if [[ -n "${OUT:-}" && -d "${OUT:-}" ]]; then
@@ -61,33 +114,130 @@ save() { # the log and results so far to $OUT, in case the call is cut off
 }
 finish() {
   say ""
-  say "=== summary"
+  say "=== summary$([[ $dry -eq 1 ]] && echo " (dry run)")"
   for s in "${summary[@]}"; do say "$s"; done
   save
+  [[ $dry -eq 1 ]] && rm -rf "$results"
   exit "$failed"
 }
 
-for f in python/graphferry/lib/libgraphferry.so python/graphferry/lib/libgraphferry_cuda.so; do
-  if [[ ! -f $f ]]; then
-    say "run.sh: $f is missing: build it on a CPU machine (make lib lib-cuda) and bring python/graphferry/lib along"
-    failed=1
-    finish
-  fi
-done
-sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+# ---------------------------------------------------------------------------
+# builds: the carried binaries were built from this checkout
 
-step "environment" 25 bash -c "nvidia-smi -L; $py -c 'import sys, torch; print(sys.version.split()[0], \"torch\", torch.__version__, \"cuda\", torch.version.cuda, torch.cuda.get_device_name())'; ${sanitizer:-echo no compute-sanitizer} --version | tail -1; readelf -d python/graphferry/lib/libgraphferry_cuda.so | grep NEEDED"
-step "pytest tests/gpu" 120 "$py" -m pytest -q -c tests/gpu/pytest.ini tests/gpu
-step "pytest tests/python/test_backend.py" 60 "$py" -m pytest -q tests/python/test_backend.py
-if [[ -n $sanitizer ]]; then
-  step "compute-sanitizer memcheck" 120 "$sanitizer" --tool memcheck --leak-check full --error-exitcode 9 \
-    "$py" tests/gpu/selfcheck.py --nodes 1200 --batches 1
-  step "compute-sanitizer racecheck" 90 "$sanitizer" --tool racecheck --error-exitcode 9 \
-    "$py" tests/gpu/selfcheck.py --nodes 1200 --batches 1
-else
-  say "run.sh: compute-sanitizer not found"
-  summary+=("FAIL  compute-sanitizer (not found)")
-  failed=1
+check_builds() {
+  local want id f bad=0
+  want=$(bash capi/source_id.sh "$root") || return 1
+  echo "this checkout's source id: $want"
+  for f in "$libdir/libgraphferry.so" "$libdir/libgraphferry_cuda.so" "$test_bin"; do
+    if [[ ! -f $f ]]; then
+      echo "MISSING $f: build it on a CPU machine (make lib lib-cuda) and carry python/graphferry/lib and build/gpu"
+      bad=1
+      continue
+    fi
+    id=$("$py" tests/gpu/outcome.py buildid "$f")
+    if [[ $id == "$want" ]]; then
+      echo "ok      $f: built from this checkout ($id)"
+    else
+      echo "STALE   $f: built from other sources ($id, want $want): rebuild with make lib lib-cuda"
+      bad=1
+    fi
+  done
+  return "$bad"
+}
+
+# ---------------------------------------------------------------------------
+# device: what this machine has, and graphferry's own check of it
+
+describe_device() {
+  nvidia-smi --query-gpu=index,name,driver_version,memory.total,compute_cap --format=csv || return 1
+  "$py" -c 'import sys, torch; print("python", sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "device", torch.cuda.get_device_name())' || return 1
+  if [[ -n ${sanitizer:-} ]]; then "$sanitizer" --version | tail -1; else echo "compute-sanitizer: not found"; fi
+  GRAPHFERRY_BACKEND=cuda "$py" tests/gpu/check_device.py --real
+}
+describe_fake_device() {
+  echo "dry run: graphferry.cuda_check() against the fake driver ($fake)"
+  LD_LIBRARY_PATH=$fake GF_FAKECUDA_DEVICES=2 GRAPHFERRY_BACKEND=cuda "$py" tests/gpu/check_device.py --fake
+}
+
+# ---------------------------------------------------------------------------
+# go: the Go device tests, strictly
+
+run_go() { # run_go [ENV=VALUE...]: the test binary with -test.v, then its outcome
+  local out=$work/go.out
+  (cd "$root/cuda" && env "$@" "$test_bin" -test.run '^TestGPU' -test.v -test.count=1 -test.timeout 170s) >"$out" 2>&1
+  local rc=$?
+  cat "$out"
+  "$py" tests/gpu/outcome.py gotest "$out" --min 8 || return 1
+  return "$rc"
+}
+
+# ---------------------------------------------------------------------------
+# pytest: the GPU tests, strictly
+
+run_pytest() {
+  local xml=$work/pytest.xml
+  GRAPHFERRY_BACKEND=cuda "$py" -m pytest -q -p no:cacheprovider -c tests/gpu/pytest.ini --junitxml="$xml" \
+    tests/gpu tests/python/test_backend.py -m gpu
+  local rc=$?
+  "$py" tests/gpu/outcome.py junit "$xml" --min 10 || return 1
+  return "$rc"
+}
+collect_pytest() {
+  local out=$work/collect.out
+  GRAPHFERRY_BACKEND=cpu "$py" -m pytest -q -p no:cacheprovider -c tests/gpu/pytest.ini --collect-only \
+    tests/gpu tests/python/test_backend.py -m gpu >"$out" 2>&1
+  local rc=$?
+  cat "$out"
+  [[ $rc -eq 0 ]] || return 1
+  local n
+  n=$(grep -Eo '^[0-9]+(/[0-9]+)? tests? (collected|selected)' "$out" | grep -Eo '^[0-9]+' | head -1)
+  echo "collected ${n:-0} GPU tests"
+  [[ ${n:-0} -ge 10 ]]
+}
+
+# ---------------------------------------------------------------------------
+
+export root libdir test_bin py fake work
+export -f check_builds describe_device describe_fake_device run_go run_pytest collect_pytest
+
+say "graphferry GPU check$([[ $dry -eq 1 ]] && echo " (dry run)"): $(date -u +%FT%TZ) in $root"
+sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
+export sanitizer
+
+step builds 30 check_builds
+if [[ $dry -eq 1 ]]; then
+  if [[ ! -f $fake/libcuda.so.1 ]]; then
+    say "run.sh: the fake driver $fake/libcuda.so.1 is missing (make fakecuda)"
+    wanted device && record "FAIL (no fake driver)" device 0
+    wanted go && record "FAIL (no fake driver)" go 0
+  else
+    step device 60 describe_fake_device
+    step go 170 run_go LD_LIBRARY_PATH="$fake" GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=7
+  fi
+  step pytest 120 collect_pytest
+  for tool in memcheck racecheck initcheck synccheck; do
+    dry_only "$tool" "needs a GPU" compute-sanitizer --tool "$tool" "$py" tests/gpu/selfcheck.py
+  done
+  step bench 150 env GRAPHFERRY_BACKEND=cpu "$py" bench/gpu_bench.py --device cpu --dataset examples/data/cora \
+    --max-batches 3 --cpu-threads 2 --out "$results"
+  finish
 fi
-step "benchmark (bench/gpu_bench.py)" 165 "$py" bench/gpu_bench.py --out "$results"
+
+step device 60 describe_device
+step go 170 run_go GF_EXPECT_REAL_DRIVER=1
+step pytest 150 run_pytest
+for tool in memcheck racecheck initcheck synccheck; do
+  wanted "$tool" || continue
+  if [[ -z $sanitizer ]]; then
+    say "run.sh: compute-sanitizer not found"
+    record "FAIL (compute-sanitizer not found)" "$tool" 0
+    continue
+  fi
+  extra=()
+  [[ $tool == memcheck ]] && extra=(--leak-check full)
+  [[ $tool == initcheck ]] && extra=(--track-unused-memory no)
+  step "$tool" 75 env GRAPHFERRY_BACKEND=cuda "$sanitizer" --tool "$tool" "${extra[@]}" --error-exitcode 9 \
+    "$py" tests/gpu/selfcheck.py --nodes 1200 --batches 1
+done
+step bench 150 env GRAPHFERRY_BACKEND=cuda "$py" bench/gpu_bench.py --out "$results"
 finish

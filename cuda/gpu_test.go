@@ -1,0 +1,262 @@
+//go:build cuda
+
+package cuda
+
+// The GPU device's tests, over gorgonia.org/cu and the driver. make test runs
+// them here against the fake driver of cuda/fakedriver (make fakecuda;
+// LD_LIBRARY_PATH=build/fakecuda); tests/gpu/run.sh runs the same tests,
+// built here into build/gpu/cuda.test, against the real driver on a GPU
+// machine. Every test is named TestGPU*: run.sh selects them so.
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gorgonia.org/cu"
+)
+
+func numDevices(t *testing.T) int {
+	n, err := cu.NumDevices()
+	require.NoError(t, err)
+	require.Positive(t, n, "the driver sees no device")
+	return n
+}
+
+func smallCheck(seed uint64) CheckConfig {
+	return CheckConfig{Nodes: 600, AvgDegree: 6, Hubs: 1, Patches: 3, Batches: 1, BatchSize: 32, Seed: seed}
+}
+
+func current(t *testing.T) cu.CUContext {
+	c, err := cu.CurrentContext()
+	require.NoError(t, err)
+	return c
+}
+
+func TestGPUInfo(t *testing.T) {
+	n := numDevices(t)
+	t.Logf("test binary %s; driver CUDA %s; %d device(s)", BuildID, cudaVersion(cu.Version()), n)
+	for i := 0; i < n; i++ {
+		info, err := Probe(i)
+		require.NoError(t, err)
+		t.Logf("device %d: %+v", i, info)
+		require.Equal(t, i, info.Ordinal)
+		require.GreaterOrEqual(t, info.ComputeMajor, MinComputeMajor)
+		require.Equal(t, "sm_70", info.PTXTarget, "the kernels' PTX targets the oldest supported architecture")
+		require.GreaterOrEqual(t, info.DriverVersion, info.NeedDriver)
+		if os.Getenv("GF_EXPECT_REAL_DRIVER") == "1" {
+			require.False(t, info.FakeDriver, "the fake driver answered where the real one was expected (LD_LIBRARY_PATH?)")
+		}
+	}
+	_, err := Probe(n)
+	require.ErrorContains(t, err, "does not exist")
+	_, err = Probe(-1)
+	require.ErrorContains(t, err, "does not exist")
+	_, err = OpenGPU(n)
+	require.ErrorContains(t, err, "does not exist")
+}
+
+// exercise runs every kind of GPU call on device ordinal and checks after
+// each that the thread's current context is still want.
+func exercise(t *testing.T, ordinal int, want cu.CUContext) {
+	g, err := OpenGPU(ordinal)
+	require.NoError(t, err)
+	require.Equal(t, want, current(t), "OpenGPU changed the current context")
+	p, err := g.Alloc(4096)
+	require.NoError(t, err)
+	require.Equal(t, want, current(t), "Alloc")
+	require.NoError(t, g.CopyIn(p, make([]byte, 4096)))
+	require.Equal(t, want, current(t), "CopyIn")
+	require.NoError(t, g.Memset(p, 1, 64))
+	require.Equal(t, want, current(t), "Memset")
+	// The one-thread scan of 3 partial sums: 1,1,1 with init 5 -> 5,6,7,8.
+	vals := []int64{1, 1, 1, 0}
+	require.NoError(t, g.CopyIn(p, int64Bytes(vals)))
+	require.NoError(t, g.Launch("gf_scan_partials", 1, 1, uint64(p), 3, 5))
+	require.Equal(t, want, current(t), "Launch")
+	require.NoError(t, g.Sync())
+	require.Equal(t, want, current(t), "Sync")
+	out := make([]int64, 4)
+	require.NoError(t, g.CopyOut(int64Bytes(out), p))
+	require.Equal(t, []int64{5, 6, 7, 8}, out)
+	require.Equal(t, want, current(t), "CopyOut")
+	require.NoError(t, g.Free(p))
+	require.Equal(t, want, current(t), "Free")
+	_, err = SelfCheck(g, smallCheck(1))
+	require.NoError(t, err)
+	require.Equal(t, want, current(t), "SelfCheck")
+	reported, err := Fault(g, "node")
+	require.NoError(t, err)
+	require.Error(t, reported)
+	require.Equal(t, want, current(t), "Fault")
+	require.NoError(t, g.Close())
+	require.Equal(t, want, current(t), "Close")
+}
+
+// PyTorch's current device is its current context's: graphferry must leave
+// whatever is current on the calling thread as it found it, for every
+// device it is asked to use.
+func TestGPUContextDiscipline(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	n := numDevices(t)
+	for ordinal := 0; ordinal < min(n, 2); ordinal++ {
+		// Nothing current (a thread PyTorch never used).
+		for {
+			c := current(t)
+			if c == (cu.CUContext{}) {
+				break
+			}
+			_, err := cu.PopCurrentCtx()
+			require.NoError(t, err)
+		}
+		exercise(t, ordinal, cu.CUContext{})
+		// The primary context of the last device current, as PyTorch leaves
+		// it after torch.cuda.set_device(n-1) (a DDP rank's device).
+		other, err := cu.GetDevice(n - 1)
+		require.NoError(t, err)
+		pc, err := other.RetainPrimaryCtx()
+		require.NoError(t, err)
+		require.NoError(t, cu.PushCurrentCtx(pc))
+		exercise(t, ordinal, pc)
+		_, err = cu.PopCurrentCtx()
+		require.NoError(t, err)
+		require.NoError(t, other.ReleasePrimaryCtx())
+		// A context of the user's own, current on this thread.
+		dev, err := cu.GetDevice(ordinal)
+		require.NoError(t, err)
+		uc, err := dev.MakeContext(cu.SchedAuto)
+		require.NoError(t, err)
+		exercise(t, ordinal, uc)
+		require.NoError(t, uc.Destroy())
+	}
+}
+
+func TestGPUSelfCheck(t *testing.T) {
+	g, err := OpenGPU(0)
+	require.NoError(t, err)
+	defer g.Close()
+	for seed := uint64(1); seed <= 2; seed++ {
+		rep, err := SelfCheck(g, CheckConfig{Nodes: 1500, AvgDegree: 8, Hubs: 2, Patches: 3, Batches: 2, BatchSize: 48, Seed: seed})
+		require.NoError(t, err)
+		require.Equal(t, 144, rep.Schemes)
+		require.Positive(t, rep.Edges)
+	}
+}
+
+// The deliberate faults are reported with the kernel's name, and the device
+// (its context) stays usable: neither is a sticky CUDA error.
+func TestGPUFaultsAreReported(t *testing.T) {
+	g, err := OpenGPU(0)
+	require.NoError(t, err)
+	defer g.Close()
+	reported, err := Fault(g, "node")
+	require.NoError(t, err)
+	require.ErrorContains(t, reported, "kernel gf_count")
+	require.ErrorContains(t, reported, "frontier node 1099511627776 is outside the graph of 4 nodes")
+	reported, err = Fault(g, "launch")
+	require.NoError(t, err)
+	require.ErrorContains(t, reported, "gf_count")
+	require.ErrorContains(t, reported, "CUDA_ERROR_INVALID_VALUE")
+	_, err = Fault(g, "nonsense")
+	require.ErrorContains(t, err, "unknown kind")
+	require.Nil(t, g.sticky)
+	_, err = SelfCheck(g, smallCheck(3))
+	require.NoError(t, err, "the device must stay usable after the reported faults")
+}
+
+// The kernels' module is loaded once per context, shared by its GPUs, and
+// unloaded with the last of them.
+func TestGPUModuleOncePerContext(t *testing.T) {
+	a, err := OpenGPU(0)
+	require.NoError(t, err)
+	b, err := OpenGPU(0)
+	require.NoError(t, err)
+	require.Same(t, a.mod, b.mod)
+	require.Equal(t, 2, a.mod.refs)
+	require.NoError(t, a.Close())
+	require.NoError(t, a.Close(), "closing twice is a no-op")
+	_, err = a.Alloc(8)
+	require.ErrorContains(t, err, "closed")
+	_, err = SelfCheck(b, smallCheck(4))
+	require.NoError(t, err, "the module must outlive the first GPU's Close")
+	ctx := b.ctx
+	require.NoError(t, b.Close())
+	modules.Lock()
+	_, loaded := modules.m[ctx]
+	modules.Unlock()
+	require.False(t, loaded, "the module must be unloaded with its context's last GPU")
+}
+
+// Opening and closing the device 100 times while the caller holds its
+// primary context (as PyTorch does) does not grow device memory.
+func TestGPUOpenClose100(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dev, err := cu.GetDevice(0)
+	require.NoError(t, err)
+	pc, err := dev.RetainPrimaryCtx()
+	require.NoError(t, err)
+	defer dev.ReleasePrimaryCtx()
+	require.NoError(t, cu.PushCurrentCtx(pc))
+	defer cu.PopCurrentCtx()
+	round := func() {
+		g, err := OpenGPU(0)
+		require.NoError(t, err)
+		p, err := g.Alloc(1 << 20)
+		require.NoError(t, err)
+		require.NoError(t, g.Free(p))
+		require.NoError(t, g.Close())
+	}
+	round() // warm-up: the driver's own first-use allocations
+	free0, _, err := cu.MemInfo()
+	require.NoError(t, err)
+	for i := 0; i < 100; i++ {
+		round()
+	}
+	free1, total, err := cu.MemInfo()
+	require.NoError(t, err)
+	t.Logf("free device memory %d -> %d bytes of %d", free0, free1, total)
+	require.GreaterOrEqual(t, free1, free0-(2<<20), "100 opens and closes leaked device memory")
+}
+
+// GPUs of the same device used from several goroutines at once share the
+// module safely.
+func TestGPUConcurrentUse(t *testing.T) {
+	var wg sync.WaitGroup
+	errs := make([]error, 3)
+	for i := range errs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			g, err := OpenGPU(0)
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			defer g.Close()
+			_, errs[i] = SelfCheck(g, smallCheck(uint64(10+i)))
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+}
+
+// An epoch of the shipped Cora sampled on the device equals the CPU
+// engine's, batch for batch.
+func TestGPUEpochCora(t *testing.T) {
+	g, err := OpenGPU(0)
+	require.NoError(t, err)
+	defer g.Close()
+	res, err := EpochBench(g, EpochConfig{Dataset: filepath.Join("..", "examples", "data", "cora"), Fanouts: []int{10, 5},
+		BatchSize: 64, Seed: 5, Compare: 1000, CPUThreads: 2})
+	require.NoError(t, err)
+	require.True(t, res.Identical)
+	require.Equal(t, res.Batches, res.ComparedBatches)
+	require.Positive(t, res.Batches)
+}
