@@ -64,11 +64,12 @@ Kernel wrap(void (*k)(A...)) {
                   }};
 }
 
-// The kernel table, by name (built once).
+// The kernel table, by name (built once, never destroyed: a library's
+// threads may still launch while the process exits).
 inline const std::map<std::string, Kernel> &kernels() {
-    static const std::map<std::string, Kernel> table = [] {
-        std::map<std::string, Kernel> m;
-#define K(name) m[#name] = wrap(name)
+    static const std::map<std::string, Kernel> &table = *[] {
+        auto *m = new std::map<std::string, Kernel>;
+#define K(name) (*m)[#name] = wrap(name)
         K(gf_count);
         K(gf_sample);
         K(gf_scan_chunks);

@@ -49,7 +49,7 @@ defined=$(nm -D --defined-only "$tmp/libcuda.so.1" | awk '{print $NF}' | sort -u
 missing=$(comm -23 <(printf '%s\n' cuGetProcAddress cuGetProcAddress_v2 cuGetExportTable \
   gf_fakecuda_stats gf_fakecuda_is_fake | cat - "$syms" | sort -u) <(echo "$defined"))
 if [[ -n "$missing" ]]; then
-  echo "build.sh: not exported by the fake libcuda.so.1:" $missing >&2
+  echo "build.sh: not exported by the fake libcuda.so.1: $(echo "$missing" | tr "\n" " ")" >&2
   exit 1
 fi
 mv "$tmp/libcuda.so.1" "$out/libcuda.so.1"

@@ -206,14 +206,24 @@ struct Config {
     unsigned long long seed = 0;
 };
 
+// The state lives on the heap and is never destroyed: a thread may call the
+// driver while the process exits and runs static destructors (Go's threads
+// do), and handles stay reachable for leak checkers.
+template <typename T>
+T &forever() {
+    return *new T();
+}
+
 std::mutex mu;
 enum { NOT_CALLED, INIT_OK, INIT_FAILED } initState = NOT_CALLED;
 CUresult initResult = CUDA_SUCCESS;
-Config cfg;
-std::vector<Device> devices;
-std::map<uintptr_t, Range> ranges;  // by start address
+Config &cfg = forever<Config>();
+std::vector<Device> &devices = forever<std::vector<Device>>();
+std::map<uintptr_t, Range> &ranges = forever<std::map<uintptr_t, Range>>();  // by start address
 // Every handle ever made (never freed: see the file comment).
-std::unordered_set<const void *> ctxs, modules, functions, streams, events;
+using Handles = std::unordered_set<const void *>;
+Handles &ctxs = forever<Handles>(), &modules = forever<Handles>(), &functions = forever<Handles>(),
+        &streams = forever<Handles>(), &events = forever<Handles>();
 
 thread_local std::vector<Ctx *> ctxStack;
 
