@@ -6,7 +6,8 @@
 #
 #   bash cuda/fakedriver/test.sh OUTDIR
 #
-# Environment: CC; PYTHON (with NVRTC, for cuda/tools/ptx.py); CUDA_INCLUDE
+# Environment: CC; PYTHON (with NVRTC, for cuda/tools/ptx.py; default: the
+# repository's .venv/bin/python when there is one, else python3); CUDA_INCLUDE
 # (default: "$PYTHON" cuda/tools/cuda_include.py build/cuda); GF_CUDA_LIB
 # (default python/graphferry/lib/libgraphferry_cuda.so: when it exists,
 # every cu* symbol it needs must be exported by the fake).
@@ -17,7 +18,11 @@ out=$(cd "$out" && pwd)
 root=$(cd "$(dirname "$0")/../.." && pwd)
 cd "$root"
 cc=${CC:-cc}
-py=${PYTHON:-python3}
+py=${PYTHON:-}
+if [[ -z "$py" ]]; then
+  py=python3
+  [[ -x .venv/bin/python ]] && py=.venv/bin/python
+fi
 inc=${CUDA_INCLUDE:-$("$py" cuda/tools/cuda_include.py build/cuda)}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
