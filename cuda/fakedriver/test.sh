@@ -33,7 +33,7 @@ while read -r var; do unset "$var"; done < <(compgen -e | grep '^GF_FAKECUDA_' |
 # PTX: NVRTC's for compute_80 and compute_70, and edited copies: a newer
 # ISA (.version 8.5 needs driver 12050, newer than the default 12040) and a
 # newer target (sm_90, on the default 8.0 device).
-"$py" cuda/tools/ptx.py "$tmp/k80.ptx"
+"$py" cuda/tools/ptx.py "$tmp/k80.ptx" --arch compute_80
 "$py" cuda/tools/ptx.py "$tmp/k70.ptx" --arch compute_70
 grep -q '^\.version 8\.1$' "$tmp/k80.ptx" || { echo "test.sh: expected .version 8.1 in NVRTC's PTX" >&2; exit 1; }
 grep -q '^\.target sm_80$' "$tmp/k80.ptx" || { echo "test.sh: expected .target sm_80 in NVRTC's PTX" >&2; exit 1; }
