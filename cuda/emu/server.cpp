@@ -12,65 +12,14 @@
 // 5 memset(u64 ptr, u64 byte, u64 n); 6 launch(u32 len, name, u32 grid,
 // u32 block, u32 nargs, nargs u64) ; 7 log(u64 n, n doubles) -> n doubles
 // (gf_log, for its test against Go's math.Log); 8 quit.
-#include "shim.h"
+#include "kernels.h"
 
 #include <cstdio>
 #include <cstdlib>
-#include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
-thread_local gf_dim3 blockIdx, threadIdx, blockDim, gridDim;
-
-#include "../kernels/all.cu"
-
 namespace {
-
-template <typename T>
-T word(unsigned long long w) {
-    T v;
-    static_assert(sizeof(T) == 8, "kernel parameters are 8 bytes");
-    std::memcpy(&v, &w, 8);
-    return v;
-}
-
-template <typename... A, std::size_t... I>
-void call(void (*k)(A...), const std::vector<unsigned long long> &args, std::index_sequence<I...>) {
-    k(word<A>(args[I])...);
-}
-
-struct Kernel {
-    std::size_t nargs;
-    void (*run)(const std::vector<unsigned long long> &);
-};
-
-template <typename... A>
-Kernel wrap(void (*k)(A...)) {
-    // One kernel per instantiation, stored in a static so that run can be a
-    // plain function pointer.
-    static void (*kernel)(A...) = k;
-    return Kernel{sizeof...(A), [](const std::vector<unsigned long long> &args) {
-                      call(kernel, args, std::index_sequence_for<A...>{});
-                  }};
-}
-
-std::map<std::string, Kernel> kernels() {
-    std::map<std::string, Kernel> m;
-#define K(name) m[#name] = wrap(name)
-    K(gf_count);
-    K(gf_sample);
-    K(gf_scan_chunks);
-    K(gf_scan_partials);
-    K(gf_scan_apply);
-    K(gf_table_insert);
-    K(gf_au_insert);
-    K(gf_au_flag);
-    K(gf_au_assign);
-    K(gf_au_resolve);
-#undef K
-    return m;
-}
 
 void readFull(void *p, std::size_t n) {
     if (n && std::fread(p, 1, n, stdin) != n) std::exit(0);  // the client went away
@@ -92,7 +41,6 @@ void put(T v) {
 }  // namespace
 
 int main() {
-    std::map<std::string, Kernel> ks = kernels();
     for (;;) {
         unsigned op = get<unsigned>();
         switch (op) {
@@ -132,19 +80,10 @@ int main() {
             unsigned grid = get<unsigned>(), block = get<unsigned>(), nargs = get<unsigned>();
             std::vector<unsigned long long> args(nargs);
             readFull(args.data(), nargs * 8ULL);
-            auto it = ks.find(name);
-            if (it == ks.end() || it->second.nargs != nargs || grid == 0 || block == 0) {
+            // The emulator's schedule: every thread in order, one host thread.
+            if (!gf_emu::launch(name, grid, block, args.data(), nargs)) {
                 put<unsigned>(2);
                 break;
-            }
-            gridDim = {grid, 1, 1};
-            blockDim = {block, 1, 1};
-            for (unsigned b = 0; b < grid; b++) {
-                for (unsigned t = 0; t < block; t++) {
-                    blockIdx = {b, 0, 0};
-                    threadIdx = {t, 0, 0};
-                    it->second.run(args);
-                }
             }
             put<unsigned>(0);
             break;

@@ -1,0 +1,47 @@
+/* Test introspection of graphferry's fake CUDA driver (cuda/fakedriver).
+ *
+ * The fake libcuda.so.1 exports these besides the driver API. A program can
+ * tell it runs on the fake with dlsym(RTLD_DEFAULT, "gf_fakecuda_is_fake").
+ * Never shipped; see cuda/fakedriver/README.md. */
+#ifndef GF_FAKECUDA_H
+#define GF_FAKECUDA_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Counters of one device, over all its contexts. "live" counts what exists
+ * now; the totals count since cuInit. */
+typedef struct {
+    int64_t live_allocs;          /* cuMemAlloc allocations not freed */
+    int64_t live_alloc_bytes;     /* their bytes, each rounded up to 256 */
+    int64_t mem_total;            /* GF_FAKECUDA_MEM */
+    int64_t live_modules;         /* loaded, not unloaded */
+    int64_t module_loads;         /* total successful loads */
+    int64_t live_streams;         /* created, not destroyed (no NULL stream) */
+    int64_t live_events;          /* created, not destroyed */
+    int64_t live_contexts;        /* non-primary contexts + the primary if active */
+    int64_t primary_refcount;     /* the primary context's retain count */
+    int64_t kernel_launches;      /* total successful cuLaunchKernel */
+    int64_t live_host_ranges;     /* pinned (cuMemHostAlloc/AllocHost) + registered ranges, all devices */
+} gf_fakecuda_stats_t;
+
+/* gf_fakecuda_stats fills *out for device ordinal `device`: 0, or -1 when
+ * the driver is not initialised, the device does not exist or out is
+ * NULL. */
+int gf_fakecuda_stats(int device, gf_fakecuda_stats_t *out);
+
+/* 1: this libcuda.so.1 is the fake. */
+int gf_fakecuda_is_fake(void);
+
+/* Why the calling thread's last failing driver call failed, in words
+ * ("" when none failed yet). Valid until the thread's next driver call. */
+const char *gf_fakecuda_last_reason(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
