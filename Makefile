@@ -99,7 +99,7 @@ fakecuda: $(FAKECUDA)
 # tests (-tags cuda) over the fake driver, once in order and once with each
 # launch's threads run concurrently on 3 host threads in a seeded order; and
 # tests/gpu/run.sh --dry-run (the GPU script, every step that runs here).
-test-cuda: lib-cuda $(FAKECUDA)
+test-cuda: lib lib-cuda $(FAKECUDA)
 	readelf -d $(LIB_CUDA) | grep -q 'NEEDED.*\[libcuda\.so\.1\]'
 	for h in check selfcheck epoch fault; do nm -D --defined-only $(LIB_CUDA) | grep -q " T gfcuda_$$h$$" || exit 1; done
 	CGO_CFLAGS=-I$(CUDA_INC) $(GO) vet -tags cuda ./cuda ./capi

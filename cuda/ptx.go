@@ -84,6 +84,8 @@ func PTXRequirements(ptx string) (isa, target string, needDriver int, err error)
 }
 
 // BuildID is "gfbuild:<source id>" (capi/source_id.sh) in the Go test
-// binary that cuda/tools/build.sh --test builds for the GPU machine; the
-// tests log it and tests/gpu/run.sh checks it against the checkout.
-var BuildID = "gfbuild:unknown"
+// binary that cuda/tools/build.sh --test builds for the GPU machine (set
+// with -ldflags -X; empty otherwise, so that a binary holds no other
+// "gfbuild:" text); the tests log it and tests/gpu/run.sh checks it against
+// the checkout.
+var BuildID = ""

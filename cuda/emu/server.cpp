@@ -81,7 +81,8 @@ int main() {
             std::vector<unsigned long long> args(nargs);
             readFull(args.data(), nargs * 8ULL);
             // The emulator's schedule: every thread in order, one host thread.
-            if (!gf_emu::launch(name, grid, block, args.data(), nargs)) {
+            // Blocks of more than 1024 threads are refused, as by the device.
+            if (block > 1024 || !gf_emu::launch(name, grid, block, args.data(), nargs)) {
                 put<unsigned>(2);
                 break;
             }

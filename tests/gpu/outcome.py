@@ -105,9 +105,10 @@ _BUILD_ID = re.compile(rb"gfbuild:([0-9a-f]{16}|unknown)")
 
 
 def buildid(data: bytes) -> str | None:
-    """The source id a binary was built with, or None."""
-    m = _BUILD_ID.search(data)
-    return m.group(1).decode() if m else None
+    """The source id a binary was built with; None when it holds none, or
+    several different ones (then it cannot say which sources it came from)."""
+    found = {m.group(1).decode() for m in _BUILD_ID.finditer(data)}
+    return found.pop() if len(found) == 1 else None
 
 
 def main(argv: list[str] | None = None) -> int:
