@@ -12,12 +12,17 @@
 set -euo pipefail
 root=${1:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 cd "$root"
+dirs=()
+for d in engine capi cuda include; do
+  if [[ -d $d ]]; then dirs+=("$d"); fi
+done
 {
-  find engine capi cuda include -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.cpp' \
+  find "${dirs[@]}" -type f \( -name '*.go' -o -name '*.c' -o -name '*.h' -o -name '*.cpp' \
     -o -name '*.cu' -o -name '*.cuh' -o -name '*.sh' -o -name '*.py' -o -name '*.map.o' -o -name '*.supp' \) \
     -not -path '*/__pycache__/*' -not -path '*/testdata/*'
-  echo go.mod
-  echo go.sum
+  for f in go.mod go.sum; do
+    if [[ -f $f ]]; then echo "$f"; fi
+  done
 } | LC_ALL=C sort | while IFS= read -r f; do
   printf '%s %s\n' "$(sha256sum <"$f" | cut -c1-64)" "$f"
 done | sha256sum | cut -c1-16

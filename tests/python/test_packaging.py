@@ -31,13 +31,16 @@ done
 
 @pytest.fixture
 def source(tmp_path):
-    """A copy of python/ beside the two things setup.py checks for (go.mod, capi/)."""
+    """A copy of python/ beside what setup.py needs (go.mod, capi/ with the build
+    scripts it runs)."""
     root = tmp_path / "repo"
     shutil.copytree(
         REPO / "python", root / "python", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "lib")
     )  # as cloned
     shutil.copy(REPO / "go.mod", root / "go.mod")
     (root / "capi").mkdir()
+    for script in ("build.sh", "source_id.sh"):
+        shutil.copy(REPO / "capi" / script, root / "capi" / script)
     go = tmp_path / "go"
     go.write_text(FAKE_GO)
     go.chmod(0o755)
