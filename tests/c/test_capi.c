@@ -9,6 +9,7 @@
  */
 #include "graphferry.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -467,6 +468,7 @@ static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loade
 }
 
 static void test_induced_subgraph(gf_graph *g);
+static void test_forked_child(gf_graph *g, const DLTensor *seeds, const gf_loader_options *lo);
 static void test_hetero(void);
 static void test_typed_fields(void);
 
@@ -895,6 +897,7 @@ int main(void) {
   test_loader_stats(g, &tall, &lo);
 
   test_fanout_zero(g, &ts, &so);
+  test_forked_child(g, &tall, &lo);
   CHECK(versioned_deleted == 0, "the graph keeps the versioned tensor while open");
 
   /* after all of that, g still samples correctly */
@@ -1623,4 +1626,96 @@ static void test_typed_fields(void) {
   }
   gf_loader_close(l);
   gf_graph_close(g);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A process forked while the library runs: every C file of the library  */
+/* that defines public functions refuses the child with GF_EFORK before   */
+/* it looks at the arguments (arguments that would otherwise be refused   */
+/* with another status show that the guard comes first), void functions  */
+/* return, DLPack deleters still free, and gf_errmsg() says why.          */
+
+static int forked_msg(void) { return strstr(gf_errmsg(), "forked after it was loaded") != NULL; }
+
+#define CHECK_FORK(rc, fn) CHECK((rc) == GF_EFORK && forked_msg(), "%s in a forked child: got %d", (fn), (rc))
+
+/* The child's checks; the parent's handles g, l (mid-epoch) and tensor x. */
+static void forked_child_checks(gf_graph *g, gf_loader *l, const DLTensor *seeds, const gf_loader_options *lo,
+                                DLManagedTensor *x) {
+  int64_t n = -1;
+  /* graphferry.c */
+  CHECK_FORK(gf_graph_num_nodes(g, &n), "gf_graph_num_nodes");
+  CHECK(n == -1, "gf_graph_num_nodes wrote nothing in a forked child");
+  gf_batch *b = NULL;
+  CHECK_FORK(gf_loader_next(l, &b), "gf_loader_next");
+  CHECK_FORK(gf_sample(NULL, seeds, NULL, &b), "gf_sample with a NULL graph");
+  CHECK(b == NULL, "no batch in a forked child");
+  /* comm.c: a NULL comm would be GF_EINVAL */
+  gf_loader *cl = NULL;
+  CHECK_FORK(gf_loader_open_comm(g, seeds, lo, NULL, &cl), "gf_loader_open_comm");
+  /* dist_rank.c: a missing folder would be GF_EIO */
+  gf_part *p = NULL;
+  CHECK_FORK(gf_part_open("/nonexistent/graphferry-part", 0, 0, &p), "gf_part_open");
+  /* link.c: NULL options would be GF_EINVAL */
+  gf_edge_sampler *es = NULL;
+  CHECK_FORK(gf_edge_sampler_open(g, NULL, &es), "gf_edge_sampler_open");
+  /* partition.c: NULL directories would be GF_EINVAL */
+  CHECK_FORK(gf_dataset_partition(NULL, NULL, NULL), "gf_dataset_partition");
+  /* stats.c */
+  gf_loader_statistics st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  CHECK_FORK(gf_loader_stats(l, &st), "gf_loader_stats");
+  /* subgraph.c: NULL outputs would be GF_EINVAL */
+  CHECK_FORK(gf_graph_induced_subgraph(g, seeds, NULL, NULL, NULL), "gf_graph_induced_subgraph");
+  /* void functions return without entering Go; the handles stay the
+     parent's */
+  gf_loader_close(l);
+  gf_graph_close(g);
+  gf_part_close(p);
+  gf_edge_sampler_close(es);
+  CHECK_FORK(gf_graph_num_nodes(g, &n), "gf_graph_num_nodes after gf_graph_close");
+  /* a tensor taken before the fork is released by its deleter (plain C) */
+  x->deleter(x);
+  CHECK(forked_msg(), "gf_errmsg() in a forked child: %s", gf_errmsg());
+}
+
+static void test_forked_child(gf_graph *g, const DLTensor *seeds, const gf_loader_options *lo) {
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, seeds, lo, &l) == GF_OK && l, "fork: loader open");
+  if (!l) return;
+  gf_batch *b = NULL;
+  DLManagedTensor *x = NULL;
+  CHECK(gf_loader_start(l, 0) == GF_OK && gf_loader_next(l, &b) == GF_OK && b, "fork: a batch");
+  CHECK(gf_graph_get_node_data(g, "feat", &x) == GF_OK && x, "fork: node data");
+  gf_batch_close(b);
+  int fds[2];
+  CHECK(pipe(fds) == 0, "pipe");
+  fflush(NULL);
+  pid_t pid = fork(); /* the loader's threads are running */
+  if (pid == 0) {
+    alarm(30); /* a hang in the child fails the test instead of hanging it */
+    close(fds[0]);
+    passed = failed = 0;
+    if (x) forked_child_checks(g, l, seeds, lo, x);
+    int counts[2] = {passed, failed};
+    _exit(write(fds[1], counts, sizeof counts) == (ssize_t)sizeof counts ? 0 : 3);
+  }
+  close(fds[1]);
+  int counts[2] = {0, 0};
+  ssize_t got = pid > 0 ? read(fds[0], counts, sizeof counts) : -1;
+  close(fds[0]);
+  int status = 0;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the forked child ended normally (status %#x)", status);
+  CHECK(got == (ssize_t)sizeof counts && counts[0] + counts[1] > 0, "the forked child ran its checks (%d passed)", counts[0]);
+  passed += counts[0];
+  failed += counts[1];
+  /* the parent is unaffected */
+  int64_t n = 0;
+  CHECK(gf_graph_num_nodes(g, &n) == GF_OK && n == 6, "the parent's graph after the fork");
+  CHECK(gf_loader_next(l, &b) == GF_OK && b, "the parent's loader after the fork");
+  gf_batch_close(b);
+  if (x) x->deleter(x);
+  gf_loader_close(l);
 }
