@@ -195,6 +195,8 @@ void gf__buf_pool_use(int delta) {
   }
 }
 
+#ifdef GF_GFTEST
+// For the Go tests only (testhelp.go, build tag gftest, defines GF_GFTEST).
 void gf__buf_pool_stats(int64_t *count, int64_t *bytes, int64_t *users) {
   pthread_mutex_lock(&gf__pool_mu);
   *count = gf__pool_n;
@@ -202,3 +204,4 @@ void gf__buf_pool_stats(int64_t *count, int64_t *bytes, int64_t *users) {
   *users = gf__pool_users;
   pthread_mutex_unlock(&gf__pool_mu);
 }
+#endif
