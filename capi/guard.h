@@ -51,7 +51,7 @@ __attribute__((visibility("hidden"))) void gf__fork_report(char *report, size_t 
     }                   \
   } while (0)
 
-#define GF_GUARD_REPORT(report, cap)  \
+#define GF_GUARD_REPORT(report, cap)    \
   do {                                  \
     if (gf__forked) {                   \
       gf__fork_report((report), (cap)); \
