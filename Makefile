@@ -30,8 +30,8 @@ help:
 	@echo "  make fakecuda    build the fake CUDA driver $(FAKECUDA) (tests without a GPU; never shipped)"
 	@echo "  make test-cuda   the CUDA library, kernels on the emulator, GPU device tests over the fake driver, tests/gpu/run.sh --dry-run"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
-	@echo "  make test-go     go vet + go test -race ./..."
-	@echo "  make test-c      the header as C99 and C++, the C test, the C soak and the exported symbols of $(LIB)"
+	@echo "  make test-go     go vet + go test -race ./... (-tags gftest: the capi tests and their helpers)"
+	@echo "  make test-c      the header as C99 and C++, the C tests, the C soak, and the symbols of $(LIB) (exports, no test helpers)"
 	@echo "  make test-cgocheck  the C tests and the pytest tests marked boundary against a GOEXPERIMENT=cgocheck2 build"
 	@echo "  make test-valgrind  the C soak under valgrind memcheck (include/graphferry-valgrind.supp)"
 	@echo "  make test-big    the 2^31-edge-offset sampling test (8 GiB, about 15 s)"
@@ -102,7 +102,7 @@ fakecuda: $(FAKECUDA)
 test-cuda: lib lib-cuda $(FAKECUDA)
 	readelf -d $(LIB_CUDA) | grep -q 'NEEDED.*\[libcuda\.so\.1\]'
 	for h in check selfcheck epoch fault; do nm -D --defined-only $(LIB_CUDA) | grep -q " T gfcuda_$$h$$" || exit 1; done
-	CGO_CFLAGS=-I$(CUDA_INC) $(GO) vet -tags cuda ./cuda ./capi
+	CGO_CFLAGS=-I$(CUDA_INC) $(GO) vet -tags cuda,$(GO_TEST_TAGS) ./cuda ./capi
 	$(GO) test -count=1 ./cuda
 	PYTHON=$(abspath $(PY)) bash cuda/fakedriver/test.sh $(dir $(FAKECUDA))
 	cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 ../$(GPU_TEST_BIN) -test.run '^TestGPU' -test.count=1
@@ -129,9 +129,15 @@ demo: venv
 test: venv lint test-go test-nocgo test-big test-c test-comm test-threads test-py test-py-latest test-cgocheck test-valgrind test-cuda
 	@echo "make test: all suites passed"
 
+# The capi tests and their helpers (capi/testhelp.go, capi/abihelp.go) build
+# only with the tag gftest, so that the shipped library carries no test code
+# (tests/c/check_exports.sh checks it); every go vet and go test of capi here
+# passes it.
+GO_TEST_TAGS := gftest
+
 test-go:
-	$(GO) vet ./...
-	$(GO) test -race -count=1 ./...
+	$(GO) vet -tags $(GO_TEST_TAGS) ./...
+	$(GO) test -race -count=1 -tags $(GO_TEST_TAGS) ./...
 
 test-nocgo:
 	CGO_ENABLED=0 $(GO) test -count=1 ./engine/...
@@ -141,41 +147,44 @@ test-nocgo:
 test-big:
 	GRAPHFERRY_BIG_TESTS=1 $(GO) test -count=1 -v -run '^TestOffsetsBeyond2to31$$' ./engine/sample
 
-build/test_capi: tests/c/test_capi.c include/graphferry.h include/dlpack.h $(LIB)
-	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude -o $@ tests/c/test_capi.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+# The C tests: C99 + pthreads, the public header, tests/c/gftest.h (the
+# scaffolding they share) and the library, nothing else of graphferry. Each
+# is built against $(LIB) as build/NAME and against $(LIB_CHECK) as
+# build/cgocheck2/NAME.
+C_TESTS       := test_capi test_comm test_threads test_typed soak
+C_TEST_CFLAGS := -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Iinclude
+C_TEST_DEPS   := include/graphferry.h include/dlpack.h tests/c/gftest.h
+
+$(addprefix build/,$(C_TESTS)): build/%: tests/c/%.c $(C_TEST_DEPS) $(LIB)
+	$(CC) $(C_TEST_CFLAGS) -o $@ $< -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+
+$(addprefix build/cgocheck2/,$(C_TESTS)): build/cgocheck2/%: tests/c/%.c $(C_TEST_DEPS) $(LIB_CHECK)
+	$(CC) $(C_TEST_CFLAGS) -o $@ $< -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
 
 # gf_graph_close while other threads sample, read node data and run loaders
 # on the same graph (a few seconds).
 .PHONY: test-threads
-build/test_threads: tests/c/test_threads.c include/graphferry.h $(LIB)
-	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -o $@ tests/c/test_threads.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
-
 test-threads: build/test_threads
 	./build/test_threads
 
 # A host-provided communicator (gf_comm) over threads: each rank's batches
 # equal the single-process loader's, and host failures are reported.
 .PHONY: test-comm
-build/test_comm: tests/c/test_comm.c include/graphferry.h include/dlpack.h $(LIB)
-	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Iinclude -o $@ tests/c/test_comm.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
-
 test-comm: build/test_comm
 	./build/test_comm examples/data/cora
-
-build/soak: tests/c/soak.c include/graphferry.h $(LIB)
-	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude -o $@ tests/c/soak.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
 
 # The C soak: 1,000 rounds of open, load, break mid-epoch, close on the shipped
 # Cora, resident memory and file descriptors flat (about 15 s).
 SOAK_ROUNDS ?= 1000
 
-# The headers alone, as pedantic C99 and as C++; the C test; the soak; and
-# the library's dynamic symbols: exactly the header's GF_API functions.
-test-c: build/test_capi build/soak
+# The headers alone, as pedantic C99 and as C++; the C test (a forked child
+# included); the typed constructors; the soak; and the library's symbols:
+# exactly the header's GF_API functions exported, no Go test helper linked in.
+test-c: build/test_capi build/test_typed build/soak
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	./build/test_capi
-	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -Iinclude -o build/test_typed tests/c/test_typed.c -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN' && ./build/test_typed tests/data/typed_edges.arrow
+	./build/test_typed tests/data/typed_edges.arrow
 	./build/soak examples/data/cora $(SOAK_ROUNDS)
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 
@@ -221,10 +230,7 @@ test-accuracy: venv
 # that only repeat crossings at volume: tests/python/conftest.py) against a
 # library built with GOEXPERIMENT=cgocheck2, which checks every pointer passed
 # between Go and C.
-test-cgocheck: venv $(LIB_CHECK)
-	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Iinclude -o build/cgocheck2/test_capi tests/c/test_capi.c -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
-	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Iinclude -o build/cgocheck2/soak tests/c/soak.c -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
-	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -pthread -Iinclude -o build/cgocheck2/test_threads tests/c/test_threads.c -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
+test-cgocheck: venv $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/soak
 	./build/cgocheck2/test_capi
 	./build/cgocheck2/test_threads
 	tests/c/check_exports.sh $(LIB_CHECK) include/graphferry.h
@@ -267,8 +273,8 @@ stats:
 FUZZTIME ?= 20s
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list 'Fuzz.*' $$pkg 2>/dev/null | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
+	  for f in $$($(GO) test -tags $(GO_TEST_TAGS) -list 'Fuzz.*' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "== $$pkg $$f"; $(GO) test -tags $(GO_TEST_TAGS) -run='^$$' -fuzz="^$$f$$" -fuzztime=$(FUZZTIME) $$pkg || exit 1; \
 	  done; \
 	done
 

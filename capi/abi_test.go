@@ -1,3 +1,5 @@
+//go:build gftest
+
 package main
 
 import (

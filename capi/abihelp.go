@@ -1,3 +1,5 @@
+//go:build gftest
+
 package main
 
 /*
@@ -11,7 +13,8 @@ import (
 	"unsafe"
 )
 
-// Helpers for abi_test.go (tests cannot use cgo): option structs of any
+// Helpers for abi_test.go (tests cannot use cgo; build tag gftest, see
+// testhelp.go): option structs of any
 // struct_size, in C memory, as a program built against another version of
 // the header would pass them.
 

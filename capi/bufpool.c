@@ -26,6 +26,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "guard.h"
 #include "shim.h"
 
 enum { GF__BUF_MALLOC = 1, GF__BUF_MAP = 2 };
@@ -58,7 +59,6 @@ static void *gf__pool[GF__POOL_SLOTS];  // data pointers
 static int gf__pool_n = 0;
 static size_t gf__pool_bytes = 0;
 static int gf__pool_users = 0;  // open loaders: the pool keeps buffers only while > 0
-extern volatile int gf__forked;
 
 static gf__buf_header *gf__hdr(void *data) {
   return (gf__buf_header *)((char *)data - GF__HDR);
@@ -81,10 +81,9 @@ static size_t gf__size_class(size_t n) {
 
 static void gf__unmap(gf__buf_header *h) { munmap(h->base, h->map_len); }
 
+// gf__pool_take takes a pooled buffer of at least n bytes, or returns NULL.
 static void *gf__pool_take(size_t n) {
-  if (gf__forked) {
-    return NULL;
-  }
+  GF_GUARD_NULL();
   void *best = NULL;
   int at = -1;
   pthread_mutex_lock(&gf__pool_mu);
@@ -146,6 +145,23 @@ void *gf__buf_alloc(size_t n) {
   return data;
 }
 
+// gf__pool_put keeps the mapped buffer data in the pool if there is room and
+// a user; it returns whether it did.
+static int gf__pool_put(void *data) {
+  GF_GUARD_RETURN(0);
+  size_t cap = gf__hdr(data)->cap;
+  int kept = 0;
+  pthread_mutex_lock(&gf__pool_mu);
+  if (gf__pool_users > 0 && gf__pool_n < GF__POOL_SLOTS &&
+      gf__pool_bytes + cap <= GF__POOL_BYTES) {
+    gf__pool[gf__pool_n++] = data;
+    gf__pool_bytes += cap;
+    kept = 1;
+  }
+  pthread_mutex_unlock(&gf__pool_mu);
+  return kept;
+}
+
 void gf__buf_free(void *data) {
   if (data == NULL) {
     return;
@@ -156,20 +172,9 @@ void gf__buf_free(void *data) {
     free(h->base);
     return;
   }
-  if (!gf__forked) {
-    pthread_mutex_lock(&gf__pool_mu);
-    if (gf__pool_users > 0 && gf__pool_n < GF__POOL_SLOTS &&
-        gf__pool_bytes + h->cap <= GF__POOL_BYTES) {
-      gf__pool[gf__pool_n++] = data;
-      gf__pool_bytes += h->cap;
-      data = NULL;
-    }
-    pthread_mutex_unlock(&gf__pool_mu);
-    if (data == NULL) {
-      return;
-    }
+  if (!gf__pool_put(data)) {
+    gf__unmap(h);
   }
-  gf__unmap(h);
 }
 
 void gf__buf_pool_use(int delta) {
@@ -190,6 +195,8 @@ void gf__buf_pool_use(int delta) {
   }
 }
 
+#ifdef GF_GFTEST
+// For the Go tests only (testhelp.go, build tag gftest, defines GF_GFTEST).
 void gf__buf_pool_stats(int64_t *count, int64_t *bytes, int64_t *users) {
   pthread_mutex_lock(&gf__pool_mu);
   *count = gf__pool_n;
@@ -197,3 +204,4 @@ void gf__buf_pool_stats(int64_t *count, int64_t *bytes, int64_t *users) {
   *users = gf__pool_users;
   pthread_mutex_unlock(&gf__pool_mu);
 }
+#endif

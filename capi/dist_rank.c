@@ -1,27 +1,11 @@
 // The public shims of the rank-part functions (include/graphferry.h, "Rank
-// parts"), as graphferry.c defines the others: fork guard, then the Go
-// export.
+// parts"), as graphferry.c defines the others: fork guard (guard.h), then
+// the Go export.
 
 #include "graphferry.h"
+#include "guard.h"
 #include "shim.h"
 #include "_cgo_export.h"
-
-// Set in a forked child (graphferry.c): every function then fails.
-extern volatile int gf__forked;
-
-#define GF_GUARD()       \
-  do {                   \
-    if (gf__forked) {    \
-      return GF_EFORK;   \
-    }                    \
-  } while (0)
-
-#define GF_GUARD_VOID() \
-  do {                  \
-    if (gf__forked) {   \
-      return;           \
-    }                   \
-  } while (0)
 
 int gf_part_open(const char *dir, int32_t rank, uint32_t flags, gf_part **out_part) {
   GF_GUARD();

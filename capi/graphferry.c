@@ -1,38 +1,19 @@
 // graphferry.c defines every public gf_* function of include/graphferry.h as
 // a thin C shim over the Go exports (gfgo_*). The shim does the work that
-// must not enter Go: the fork guard (a child process must never run Go code),
-// the thread-local error message, status strings, and DLPack deleters.
+// must not enter Go: the fork guard (guard.h: a child process must never run
+// Go code), the thread-local error message, status strings, and DLPack deleters.
 // Because the public prototypes are defined here against the header, the C
 // compiler checks the header's signatures.
 
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "graphferry.h"
+#include "guard.h"
 #include "shim.h"
 #include "_cgo_export.h"
-
-// ---------------------------------------------------------------------------
-// Fork guard
-
-// Set in a child process forked after the library was loaded (read by
-// bufpool.c too).
-__attribute__((visibility("hidden"))) volatile int gf__forked = 0;
-
-static void gf__atfork_child(void) { gf__forked = 1; }
-
-__attribute__((constructor)) static void gf__init(void) {
-  pthread_atfork(NULL, NULL, gf__atfork_child);
-}
-
-static const char gf__fork_msg[] =
-    "graphferry cannot be used in a process forked after it was loaded: "
-    "its engine runs its own threads, which do not survive fork(); create "
-    "graphferry objects in the process that uses them (with PyTorch's "
-    "DataLoader, use num_workers=0)";
 
 // ---------------------------------------------------------------------------
 // Thread-local error message
@@ -81,25 +62,9 @@ static void gf__rename_error(const char *from, const char *to) {
 }
 
 const char *gf_errmsg(void) {
-  if (gf__forked) {
-    return gf__fork_msg;
-  }
+  GF_GUARD_RETURN(gf__fork_msg);
   return gf__err ? gf__err : "";
 }
-
-#define GF_GUARD()       \
-  do {                   \
-    if (gf__forked) {    \
-      return GF_EFORK;   \
-    }                    \
-  } while (0)
-
-#define GF_GUARD_VOID() \
-  do {                  \
-    if (gf__forked) {   \
-      return;           \
-    }                   \
-  } while (0)
 
 // ---------------------------------------------------------------------------
 // Versions, statuses, memory

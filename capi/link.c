@@ -3,15 +3,12 @@
 // graphferry.c; the same pattern: fork guard, then the Go export.
 
 #include "graphferry.h"
+#include "guard.h"
 #include "_cgo_export.h"
-
-extern volatile int gf__forked;
 
 int gf_edge_sampler_open(gf_graph *graph, const gf_edge_sampler_options *options,
                          gf_edge_sampler **out_sampler) {
-  if (gf__forked) {
-    return GF_EFORK;
-  }
+  GF_GUARD();
   return gfgo_edge_sampler_open((uintptr_t)graph, (gf_edge_sampler_options *)options,
                                 (uintptr_t *)out_sampler);
 }
@@ -19,23 +16,17 @@ int gf_edge_sampler_open(gf_graph *graph, const gf_edge_sampler_options *options
 int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seeds,
                            const DLTensor *seeds_dst, uint64_t batch_key,
                            gf_batch **out_batch) {
-  if (gf__forked) {
-    return GF_EFORK;
-  }
+  GF_GUARD();
   return gfgo_edge_sampler_sample((uintptr_t)sampler, (DLTensor *)seeds, (DLTensor *)seeds_dst,
                                   batch_key, (uintptr_t *)out_batch);
 }
 
 void gf_edge_sampler_close(gf_edge_sampler *sampler) {
-  if (gf__forked) {
-    return;
-  }
+  GF_GUARD_VOID();
   gfgo_edge_sampler_close((uintptr_t)sampler);
 }
 
 int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **out_tensor) {
-  if (gf__forked) {
-    return GF_EFORK;
-  }
+  GF_GUARD();
   return gfgo_batch_take_link((uintptr_t)batch, field, out_tensor);
 }

@@ -3,15 +3,12 @@
 // graphferry.c; the same pattern: fork guard, then the Go export.
 
 #include "graphferry.h"
+#include "guard.h"
 #include "_cgo_export.h"
-
-extern volatile int gf__forked;
 
 int gf_dataset_partition(const char *src_dir, const char *dst_dir,
                          const gf_partition_options *options) {
-  if (gf__forked) {
-    return GF_EFORK;
-  }
+  GF_GUARD();
   return gfgo_dataset_partition((char *)src_dir, (char *)dst_dir,
                                 (gf_partition_options *)options);
 }

@@ -15,6 +15,8 @@ void gf__release_arrow(struct ArrowSchema *schema, struct ArrowArray *array);
 void *gf__buf_alloc(size_t n);
 void gf__buf_free(void *data);
 void gf__buf_pool_use(int delta);
+#ifdef GF_GFTEST
 void gf__buf_pool_stats(int64_t *count, int64_t *bytes, int64_t *users);
+#endif
 
 #endif

@@ -2,18 +2,15 @@
 // what a shim does), apart so that the section stays in its own files.
 
 #include "graphferry.h"
+#include "guard.h"
 #include "shim.h"
 #include "_cgo_export.h"
-
-extern volatile int gf__forked;  // graphferry.c
 
 int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
                               DLManagedTensor **out_src,
                               DLManagedTensor **out_dst,
                               DLManagedTensor **out_edge_ids) {
-  if (gf__forked) {
-    return GF_EFORK;
-  }
+  GF_GUARD();
   return gfgo_graph_induced_subgraph((uintptr_t)graph, (DLTensor *)nodes,
                                      out_src, out_dst, out_edge_ids);
 }

@@ -1,6 +1,9 @@
+//go:build gftest
+
 package main
 
 /*
+#cgo CFLAGS: -DGF_GFTEST
 #include <stdlib.h>
 #include <string.h>
 #include "graphferry.h"
@@ -17,6 +20,12 @@ import (
 // This file lets the Go tests (which cannot use cgo in _test.go files) call
 // the exports the way a C caller does: arguments are built in C memory and
 // handles are passed as integers.
+//
+// It, abihelp.go and the capi tests build only with the tag gftest
+// (make test-go runs `go test -tags gftest ./...`), so that no test helper,
+// Go or C, is linked into the shipped library (tests/c/check_exports.sh
+// checks it). The tag also defines GF_GFTEST for the package's C files, which
+// compiles the C helpers only the tests use (gf__buf_pool_stats).
 
 // cTensor is a 1-D integer DLTensor (int64 or int32) in C memory.
 type cTensor struct {

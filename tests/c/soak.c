@@ -8,7 +8,7 @@
  * memory must outlive the graph, as the header promises). Every tensor is
  * released through its DLPack deleter.
  *
- *     soak DATASET_DIR [ROUNDS]      (default: 20 rounds)
+ *     soak [DATASET_DIR [ROUNDS]]    (default: the shipped Cora, 20 rounds)
  *
  * Exits 0 when every call returned what the header documents and, with 200
  * rounds or more, the process's resident memory and open file descriptors
@@ -19,37 +19,17 @@
  * invalid read or write in C code is an error: include/graphferry-valgrind.supp
  * suppresses the false reports inside the Go runtime.
  */
-#include "graphferry.h"
-
-#include <dirent.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-static int failures = 0;
-
-#define EXPECT(cond, ...)                                                  \
-  do {                                                                     \
-    if (!(cond)) {                                                         \
-      failures++;                                                          \
-      fprintf(stderr, "soak: FAIL %s:%d: ", __FILE__, __LINE__);           \
-      fprintf(stderr, __VA_ARGS__);                                        \
-      fprintf(stderr, " (last error: %s)\n", gf_errmsg());                 \
-    }                                                                      \
-  } while (0)
+#include "gftest.h"
 
 /* release calls the tensor's deleter after reading its first and last
    elements (so that memcheck sees any read past the buffer). */
 static double release(DLManagedTensor *t) {
   double sum = 0;
   if (t == NULL) return 0;
-  int64_t n = 1;
-  for (int32_t d = 0; d < t->dl_tensor.ndim; d++) n *= t->dl_tensor.shape[d];
-  size_t elem = t->dl_tensor.dtype.bits / 8;
-  if (n > 0 && elem > 0) {
+  size_t bytes = gft_tensor_bytes(&t->dl_tensor);
+  if (bytes > 0) {
     const unsigned char *p = (const unsigned char *)t->dl_tensor.data + t->dl_tensor.byte_offset;
-    sum = p[0] + p[(size_t)n * elem - 1];
+    sum = p[0] + p[bytes - 1];
   }
   t->deleter(t);
   return sum;
@@ -58,19 +38,19 @@ static double release(DLManagedTensor *t) {
 /* take_batch moves every field of b out and releases it, then closes b. */
 static void take_batch(gf_batch *b, int with_data) {
   int32_t hops = 0;
-  EXPECT(gf_batch_num_hops(b, &hops) == GF_OK && hops == 2, "num_hops %d", hops);
+  CHECK(gf_batch_num_hops(b, &hops) == GF_OK && hops == 2, "num_hops %d", hops);
   DLManagedTensor *t = NULL;
-  EXPECT(gf_batch_take(b, GF_FIELD_NODES, 0, &t) == GF_OK, "take nodes");
+  CHECK(gf_batch_take(b, GF_FIELD_NODES, 0, &t) == GF_OK, "take nodes");
   release(t);
   for (int32_t h = 0; h < hops; h++) {
     t = NULL;
-    EXPECT(gf_batch_take(b, GF_FIELD_INDPTR, h, &t) == GF_OK, "take indptr");
+    CHECK(gf_batch_take(b, GF_FIELD_INDPTR, h, &t) == GF_OK, "take indptr");
     release(t);
     /* INDICES and EDGE_IDS are left for gf_batch_close to free */
   }
   if (with_data) {
     t = NULL;
-    EXPECT(gf_batch_take_node_data(b, "feat", &t) == GF_OK, "take feat");
+    CHECK(gf_batch_take_node_data(b, "feat", &t) == GF_OK, "take feat");
     release(t);
     /* "label" is left for gf_batch_close */
   }
@@ -80,20 +60,20 @@ static void take_batch(gf_batch *b, int with_data) {
 static void soak_round(const char *dir, int round) {
   gf_graph *g = NULL;
   if (gf_graph_open(dir, NULL, &g) != GF_OK) {
-    EXPECT(0, "gf_graph_open(%s)", dir);
+    CHECK(0, "gf_graph_open(%s)", dir);
     return;
   }
   int64_t n = 0;
-  EXPECT(gf_graph_num_nodes(g, &n) == GF_OK && n > 0, "num_nodes");
+  CHECK(gf_graph_num_nodes(g, &n) == GF_OK && n > 0, "num_nodes");
 
   char *names = NULL;
-  EXPECT(gf_graph_node_data_names(g, &names) == GF_OK && strstr(names, "feat") != NULL, "names");
+  CHECK(gf_graph_node_data_names(g, &names) == GF_OK && strstr(names, "feat") != NULL, "names");
   gf_free(names);
   DLManagedTensor *label = NULL;
-  EXPECT(gf_graph_get_node_data(g, "label", &label) == GF_OK, "get label");
+  CHECK(gf_graph_get_node_data(g, "label", &label) == GF_OK, "get label");
   release(label);
   DLManagedTensor *missing = NULL;
-  EXPECT(gf_graph_get_node_data(g, "no such data", &missing) == GF_EINVAL && missing == NULL,
+  CHECK(gf_graph_get_node_data(g, "no such data", &missing) == GF_EINVAL && missing == NULL,
          "unknown node data refused");
 
   int64_t seeds[64];
@@ -101,15 +81,7 @@ static void soak_round(const char *dir, int round) {
   for (int64_t i = 0; i < nseeds; i++) seeds[i] = (i * 41 + round) % n;
   /* distinct: 41 and n (Cora: 2708) are coprime and nseeds < n */
   int64_t shape = nseeds;
-  DLTensor st;
-  memset(&st, 0, sizeof st);
-  st.data = seeds;
-  st.device.device_type = kDLCPU;
-  st.ndim = 1;
-  st.dtype.code = kDLInt;
-  st.dtype.bits = 64;
-  st.dtype.lanes = 1;
-  st.shape = &shape;
+  DLTensor st = gft_i64(seeds, &shape);
 
   int32_t fanouts[2] = {10, 5};
   gf_sample_options so;
@@ -121,7 +93,7 @@ static void soak_round(const char *dir, int round) {
   so.num_threads = 2;
 
   gf_batch *b = NULL;
-  EXPECT(gf_sample(g, &st, &so, &b) == GF_OK, "gf_sample");
+  CHECK(gf_sample(g, &st, &so, &b) == GF_OK, "gf_sample");
   if (b) take_batch(b, 0);
 
   const char *feats[] = {"feat"};
@@ -138,17 +110,17 @@ static void soak_round(const char *dir, int round) {
   lo.num_label_names = 1;
   lo.label_names = labels;
   gf_loader *l = NULL;
-  EXPECT(gf_loader_open(g, &st, &lo, &l) == GF_OK, "gf_loader_open");
+  CHECK(gf_loader_open(g, &st, &lo, &l) == GF_OK, "gf_loader_open");
   if (l == NULL) {
     gf_graph_close(g);
     return;
   }
   gf_batch *kept = NULL;
   for (uint64_t epoch = 0; epoch < 2; epoch++) {
-    EXPECT(gf_loader_start(l, epoch) == GF_OK, "gf_loader_start");
+    CHECK(gf_loader_start(l, epoch) == GF_OK, "gf_loader_start");
     for (int i = 0; i < 3; i++) { /* of 8 batches: break mid-epoch */
       gf_batch *lb = NULL;
-      EXPECT(gf_loader_next(l, &lb) == GF_OK && lb != NULL, "gf_loader_next");
+      CHECK(gf_loader_next(l, &lb) == GF_OK && lb != NULL, "gf_loader_next");
       if (lb == NULL) break;
       if (epoch == 1 && i == 2) {
         kept = lb; /* outlives its loader and its graph */
@@ -197,11 +169,12 @@ static long long median(long long *xs, int n) {
 #define RSS_TOLERANCE (32LL << 20)
 
 int main(int argc, char **argv) {
-  if (argc < 2 || argc > 3) {
-    fprintf(stderr, "usage: %s DATASET_DIR [ROUNDS]\n", argv[0]);
+  if (argc > 3) {
+    fprintf(stderr, "usage: %s [DATASET_DIR [ROUNDS]] (default %s, 20 rounds)\n", argv[0], GFT_CORA);
     return 2;
   }
-  int rounds = argc == 3 ? atoi(argv[2]) : 20;
+  const char *dir = gft_arg(argc, argv, 1, GFT_CORA);
+  int rounds = atoi(gft_arg(argc, argv, 2, "20"));
   if (rounds <= 0) {
     fprintf(stderr, "soak: ROUNDS must be positive\n");
     return 2;
@@ -210,20 +183,20 @@ int main(int argc, char **argv) {
   long long *fds = calloc((size_t)rounds, sizeof *fds);
   if (rss == NULL || fds == NULL) return 2;
   for (int r = 0; r < rounds; r++) {
-    soak_round(argv[1], r);
+    soak_round(dir, r);
     rss[r] = resident_bytes();
     fds[r] = open_fds();
   }
-  printf("soak: %d rounds, %d failures\n", rounds, failures);
+  printf("soak: %d rounds\n", rounds);
   if (rounds >= MIN_FLAT_ROUNDS) {
     long long r0 = median(rss + WARMUP, WARMUP), r1 = median(rss + rounds - WARMUP, WARMUP);
     long long f0 = median(fds + WARMUP, WARMUP), f1 = median(fds + rounds - WARMUP, WARMUP);
     printf("soak: resident memory %lld MiB after warm-up, %lld MiB at the end; "
            "open file descriptors %lld, then %lld\n", r0 >> 20, r1 >> 20, f0, f1);
-    EXPECT(r0 > 0 && r1 - r0 <= RSS_TOLERANCE, "resident memory grew by %lld KiB", (r1 - r0) >> 10);
-    EXPECT(f0 >= 0 && f1 == f0, "open file descriptors grew from %lld to %lld", f0, f1);
+    CHECK(r0 > 0 && r1 - r0 <= RSS_TOLERANCE, "resident memory grew by %lld KiB", (r1 - r0) >> 10);
+    CHECK(f0 >= 0 && f1 == f0, "open file descriptors grew from %lld to %lld", f0, f1);
   }
   free(rss);
   free(fds);
-  return failures == 0 ? 0 : 1;
+  return gft_summary("soak");
 }

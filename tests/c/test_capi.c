@@ -5,49 +5,14 @@
  * through the error paths, checking that each returns the documented status
  * with a message naming the argument and leaves the handles usable.
  *
- * Prints "N passed, N failed" and exits non-zero on any failure.
+ * Prints "test_capi: N passed, N failed" and exits non-zero on any failure.
  */
-#include "graphferry.h"
+#include "gftest.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+#include <signal.h>
+#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <unistd.h>
-
-static int passed = 0, failed = 0;
-
-#define CHECK(cond, ...)                                     \
-  do {                                                       \
-    if (cond) {                                              \
-      passed++;                                              \
-    } else {                                                 \
-      failed++;                                              \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);   \
-      fprintf(stderr, __VA_ARGS__);                          \
-      fprintf(stderr, " (last error: %s)\n", gf_errmsg());   \
-    }                                                        \
-  } while (0)
-
-/* CHECK_ERR: rc must equal code and the message must contain needle. */
-#define CHECK_ERR(rc, code, needle)                                         \
-  CHECK((rc) == (code) && strstr(gf_errmsg(), (needle)) != NULL,            \
-        "want status %d with message containing \"%s\", got %d", (code),    \
-        (needle), (rc))
-
-static DLTensor i64(int64_t *data, int64_t *shape) {
-  DLTensor t;
-  memset(&t, 0, sizeof t);
-  t.data = data;
-  t.device.device_type = kDLCPU;
-  t.ndim = 1;
-  t.dtype.code = kDLInt;
-  t.dtype.bits = 64;
-  t.dtype.lanes = 1;
-  t.shape = shape;
-  return t;
-}
 
 /* Graph: 6 nodes, in-neighbour CSC. */
 static int64_t indptr[] = {0, 2, 5, 6, 8, 8, 10};
@@ -139,22 +104,11 @@ typedef struct {
   const char *const *label_names;
 } loader_options_draft;
 
-/* take_all returns a copy of field 0 of a batch's nodes, or NULL. */
-static int64_t *take_nodes(gf_batch *b, int64_t *n) {
-  DLManagedTensor *t = NULL;
-  if (gf_batch_take(b, GF_FIELD_NODES, 0, &t) != GF_OK) return NULL;
-  *n = t->dl_tensor.shape[0];
-  int64_t *out = (int64_t *)malloc((size_t)(*n > 0 ? *n : 1) * sizeof(int64_t));
-  memcpy(out, t->dl_tensor.data, (size_t)*n * sizeof(int64_t));
-  t->deleter(t);
-  return out;
-}
-
 static void test_struct_sizes(gf_graph *g, const DLTensor *seeds, const gf_sample_options *today) {
   gf_batch *b = NULL;
   int64_t want_n = 0, got_n = 0;
   CHECK(gf_sample(g, seeds, today, &b) == GF_OK, "sample with today's options");
-  int64_t *want = b ? take_nodes(b, &want_n) : NULL;
+  int64_t *want = b ? gft_take_i64(b, GF_FIELD_NODES, 0, &want_n) : NULL;
   gf_batch_close(b);
   b = NULL;
 
@@ -184,7 +138,7 @@ static void test_struct_sizes(gf_graph *g, const DLTensor *seeds, const gf_sampl
     if (i == 0) memset(at + sizes[1], 0x5a, sizes[0] - sizes[1]); /* garbage padding */
     CHECK(gf_sample(g, seeds, (const gf_sample_options *)(void *)at, &b) == GF_OK,
           "sample with a %zu-byte gf_sample_options", sizes[i]);
-    int64_t *got = b ? take_nodes(b, &got_n) : NULL;
+    int64_t *got = b ? gft_take_i64(b, GF_FIELD_NODES, 0, &got_n) : NULL;
     CHECK(got && want && got_n == want_n &&
               memcmp(got, want, (size_t)want_n * sizeof(int64_t)) == 0,
           "a %zu-byte gf_sample_options samples as today's", sizes[i]);
@@ -231,7 +185,7 @@ static void test_struct_sizes(gf_graph *g, const DLTensor *seeds, const gf_sampl
   gf_graph *g2 = NULL;
   int64_t ip[] = {0, 1, 1}, ix[] = {1};
   int64_t sip = 3, six = 1;
-  DLTensor tip = i64(ip, &sip), tix = i64(ix, &six);
+  DLTensor tip = gft_i64(ip, &sip), tix = gft_i64(ix, &six);
   CHECK(gf_graph_from_csc(&tip, &tix, NULL, &go, &g2) == GF_OK, "graph options without padding");
   gf_graph_close(g2);
 }
@@ -295,7 +249,7 @@ static void test_versioned(gf_graph *g, const DLTensor *seeds, const gf_sample_o
   int64_t three = 3;
   DLManagedTensor foreign;
   memset(&foreign, 0, sizeof foreign);
-  foreign.dl_tensor = i64(mine, &three);
+  foreign.dl_tensor = gft_i64(mine, &three);
   DLManagedTensorVersioned *fv = NULL;
   CHECK_ERR(gf_tensor_to_versioned(&foreign, &fv), GF_EINVAL, "not made by graphferry");
   CHECK_ERR(gf_tensor_to_versioned(NULL, &fv), GF_EINVAL, "tensor is NULL");
@@ -467,6 +421,7 @@ static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loade
 }
 
 static void test_induced_subgraph(gf_graph *g);
+static void test_forked_child(gf_graph *g, const DLTensor *seeds, const gf_loader_options *lo);
 static void test_hetero(void);
 static void test_typed_fields(void);
 
@@ -519,7 +474,7 @@ int main(void) {
   CHECK(strcmp(gf_status_str(12345), "unknown status") == 0, "unknown status");
 
   int64_t sp = 7, si = 10;
-  DLTensor tp = i64(indptr, &sp), ti = i64(indices, &si);
+  DLTensor tp = gft_i64(indptr, &sp), ti = gft_i64(indices, &si);
   gf_graph *g = NULL;
   CHECK(gf_graph_from_csc(&tp, &ti, NULL, NULL, &g) == GF_OK && g, "from_csc");
   int64_t nn = 0, ne = 0;
@@ -529,21 +484,13 @@ int main(void) {
   /* node data: float32 [6, 2] features and int64 labels */
   static float feat[12] = {0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5};
   static int64_t fshape[2] = {6, 2};
-  DLManagedTensor fm;
-  memset(&fm, 0, sizeof fm);
-  fm.dl_tensor.data = feat;
-  fm.dl_tensor.device.device_type = kDLCPU;
-  fm.dl_tensor.ndim = 2;
-  fm.dl_tensor.dtype.code = kDLFloat;
-  fm.dl_tensor.dtype.bits = 32;
-  fm.dl_tensor.dtype.lanes = 1;
-  fm.dl_tensor.shape = fshape;
+  DLManagedTensor fm = gft_managed(gft_tensor(feat, 2, fshape, kDLFloat, 32));
   CHECK(gf_graph_set_node_data(g, "feat", &fm) == GF_OK, "set feat");
 
   /* synchronous sample */
   int64_t seeds[] = {3, 0};
   int64_t ss = 2;
-  DLTensor ts = i64(seeds, &ss);
+  DLTensor ts = gft_i64(seeds, &ss);
   int32_t fanouts[] = {2, 2};
   gf_sample_options so;
   memset(&so, 0, sizeof so);
@@ -562,7 +509,7 @@ int main(void) {
   /* loader over all nodes, two epochs */
   int64_t all[] = {0, 1, 2, 3, 4, 5};
   int64_t sa = 6;
-  DLTensor tall = i64(all, &sa);
+  DLTensor tall = gft_i64(all, &sa);
   const char *fnames[] = {"feat"};
   gf_loader_options lo;
   memset(&lo, 0, sizeof lo);
@@ -624,12 +571,12 @@ int main(void) {
   int64_t bad_indptr[] = {0, 3, 2, 4};
   int64_t sbi = 4, sbx = 4;
   int64_t idx4[] = {0, 1, 2, 0};
-  DLTensor tbp = i64(bad_indptr, &sbi), tbx = i64(idx4, &sbx);
+  DLTensor tbp = gft_i64(bad_indptr, &sbi), tbx = gft_i64(idx4, &sbx);
   CHECK_ERR(gf_graph_from_csc(&tbp, &tbx, NULL, NULL, &bad), GF_EINVAL, "indptr");
   CHECK(bad == NULL, "out set to NULL on failure");
   int64_t range_idx[] = {0, 1, 9, 0};
   int64_t ok_indptr[] = {0, 1, 2, 4};
-  DLTensor tok = i64(ok_indptr, &sbi), tri = i64(range_idx, &sbx);
+  DLTensor tok = gft_i64(ok_indptr, &sbi), tri = gft_i64(range_idx, &sbx);
   CHECK_ERR(gf_graph_from_csc(&tok, &tri, NULL, NULL, &bad), GF_EINVAL, "9");
   CHECK_ERR(gf_graph_from_csc(NULL, &tri, NULL, NULL, &bad), GF_EINVAL, "indptr is NULL");
   CHECK_ERR(gf_graph_from_csc(&tok, &tri, NULL, NULL, NULL), GF_EINVAL, "out_graph");
@@ -651,7 +598,7 @@ int main(void) {
 
   /* sampling errors */
   int64_t oor[] = {0, 99};
-  DLTensor toor = i64(oor, &ss);
+  DLTensor toor = gft_i64(oor, &ss);
   CHECK_ERR(gf_sample(g, &toor, &so, &b), GF_EINVAL, "99");
   CHECK(b == NULL, "out batch NULL on failure");
   gf_sample_options bo = so;
@@ -684,15 +631,7 @@ int main(void) {
   /* weights by edge id: edge 3 (0 -> 1) and edge 6 (1 -> 3) get weight 0 */
   static float wts[10] = {1, 2, 1, 0, 1, 1, 0, 1, 2, 1};
   int64_t sw = 10;
-  DLTensor tw;
-  memset(&tw, 0, sizeof tw);
-  tw.data = wts;
-  tw.device.device_type = kDLCPU;
-  tw.ndim = 1;
-  tw.dtype.code = kDLFloat;
-  tw.dtype.bits = 32;
-  tw.dtype.lanes = 1;
-  tw.shape = &sw;
+  DLTensor tw = gft_vec(wts, &sw, kDLFloat, 32);
   gf_sample_options bs = so;
   bs.biased = 1;
   CHECK_ERR(gf_sample(g, &ts, &bs, &b), GF_EINVAL, "weights");
@@ -716,7 +655,7 @@ int main(void) {
   CHECK(gf_graph_set_source_weights(g, &tnw) == GF_OK, "set source weights");
   {
     int64_t every[] = {0, 1, 2, 3, 4, 5};
-    DLTensor tev = i64(every, &s6w);
+    DLTensor tev = gft_i64(every, &s6w);
     gf_sample_options one = so;
     one.num_hops = 1;
     one.biased = 1;
@@ -736,7 +675,7 @@ int main(void) {
   CHECK(gf_graph_set_edge_weights(g, &tw) == GF_OK, "set edge weights");
   int64_t all_seeds[] = {0, 1, 2, 3, 4, 5};
   int64_t s6 = 6;
-  DLTensor tall6 = i64(all_seeds, &s6);
+  DLTensor tall6 = gft_i64(all_seeds, &s6);
   for (int rep = 0; rep < 20; rep++) {
     bs.seed = (uint64_t)rep;
     bs.num_hops = 1;
@@ -754,7 +693,7 @@ int main(void) {
   /* exclusion: edges 0 and 2 never appear */
   int64_t excl[] = {0, 2};
   int64_t s2 = 2;
-  DLTensor tex = i64(excl, &s2);
+  DLTensor tex = gft_i64(excl, &s2);
   gf_sample_options es = so;
   es.num_hops = 1;
   es.exclude_edges = &tex;
@@ -797,7 +736,7 @@ int main(void) {
   CHECK(gf_sample(g, &ts, &lab, &b) == GF_OK && gf_sample(g, &ts, &lab, &b2) == GF_OK, "labor sample");
   if (b && b2) {
     int64_t n1 = 0, n2 = 0;
-    int64_t *x1 = take_nodes(b, &n1), *x2 = take_nodes(b2, &n2);
+    int64_t *x1 = gft_take_i64(b, GF_FIELD_NODES, 0, &n1), *x2 = gft_take_i64(b2, GF_FIELD_NODES, 0, &n2);
     CHECK(x1 && x2 && n1 == n2 && memcmp(x1, x2, (size_t)n1 * sizeof(int64_t)) == 0, "labor is reproducible");
     free(x1);
     free(x2);
@@ -813,7 +752,7 @@ int main(void) {
   CHECK(gf_sample(g, &ts, &lab, &b) == GF_OK && gf_sample(g, &ts, &nw, &b2) == GF_OK, "labor fan-out -1");
   if (b && b2) {
     int64_t n1 = 0, n2 = 0;
-    int64_t *x1 = take_nodes(b, &n1), *x2 = take_nodes(b2, &n2);
+    int64_t *x1 = gft_take_i64(b, GF_FIELD_NODES, 0, &n1), *x2 = gft_take_i64(b2, GF_FIELD_NODES, 0, &n2);
     CHECK(x1 && x2 && n1 == n2 && memcmp(x1, x2, (size_t)n1 * sizeof(int64_t)) == 0, "labor -1 takes all, as node-wise");
     free(x1);
     free(x2);
@@ -868,8 +807,8 @@ int main(void) {
 
   /* synthetic datasets */
   {
-    char dir[] = "/tmp/gf_test_genXXXXXX";
-    CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+    char dir[256];
+    CHECK(gft_tmpdir(dir, sizeof dir, "test_gen") != NULL, "mkdtemp");
     CHECK_ERR(gf_dataset_generate("nope", dir, 0, 0), GF_EINVAL, "tiny");
     CHECK_ERR(gf_dataset_generate(NULL, dir, 0, 0), GF_EINVAL, "preset");
     CHECK(gf_dataset_generate("tiny", dir, 5, 0) == GF_OK, "generate tiny");
@@ -885,9 +824,7 @@ int main(void) {
     CHECK(gf_sample(tg, &ts, &so, &b) == GF_OK, "sample the generated graph");
     gf_batch_close(b);
     gf_graph_close(tg);
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    CHECK(system(cmd) == 0, "cleanup");
+    CHECK(gft_rmtree(dir) == 0, "cleanup");
   }
 
   test_struct_sizes(g, &ts, &so);
@@ -895,6 +832,7 @@ int main(void) {
   test_loader_stats(g, &tall, &lo);
 
   test_fanout_zero(g, &ts, &so);
+  test_forked_child(g, &tall, &lo);
   CHECK(versioned_deleted == 0, "the graph keeps the versioned tensor while open");
 
   /* after all of that, g still samples correctly */
@@ -926,15 +864,14 @@ int main(void) {
   test_hetero();
   test_typed_fields();
 
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return gft_summary("test_capi");
 }
 
 /* gf_graph_induced_subgraph on the 6-node graph: the edges among {3, 1, 0},
  * grouped by target in that order, each target's in the CSC's order. */
 static void test_induced_subgraph(gf_graph *g) {
   int64_t nodes[] = {3, 1, 0}, nshape = 3;
-  DLTensor tn = i64(nodes, &nshape);
+  DLTensor tn = gft_i64(nodes, &nshape);
   DLManagedTensor *src = NULL, *dst = NULL, *eid = NULL;
   CHECK(gf_graph_induced_subgraph(g, &tn, &src, &dst, &eid) == GF_OK && src && dst && eid, "induced subgraph");
   if (src && dst && eid) {
@@ -959,7 +896,7 @@ static void test_induced_subgraph(gf_graph *g) {
   if (dst) dst->deleter(dst);
   /* a node without edges among the others: an empty result */
   int64_t lone[] = {4}, lshape = 1;
-  DLTensor tl = i64(lone, &lshape);
+  DLTensor tl = gft_i64(lone, &lshape);
   src = dst = NULL;
   CHECK(gf_graph_induced_subgraph(g, &tl, &src, &dst, NULL) == GF_OK && src && src->dl_tensor.shape[0] == 0,
         "induced: no edges");
@@ -967,12 +904,12 @@ static void test_induced_subgraph(gf_graph *g) {
   if (dst) dst->deleter(dst);
   /* errors leave the outputs NULL */
   int64_t dup[] = {1, 2, 1}, dshape = 3;
-  DLTensor td = i64(dup, &dshape);
+  DLTensor td = gft_i64(dup, &dshape);
   src = dst = eid = NULL;
   CHECK_ERR(gf_graph_induced_subgraph(g, &td, &src, &dst, &eid), GF_EINVAL, "repeats");
   CHECK(src == NULL && dst == NULL && eid == NULL, "outputs NULL after an error");
   int64_t oor[] = {0, 6}, oshape = 2;
-  DLTensor to = i64(oor, &oshape);
+  DLTensor to = gft_i64(oor, &oshape);
   CHECK_ERR(gf_graph_induced_subgraph(g, &to, &src, &dst, NULL), GF_EINVAL, "6");
   CHECK_ERR(gf_graph_induced_subgraph(g, NULL, &src, &dst, NULL), GF_EINVAL, "nodes");
   CHECK_ERR(gf_graph_induced_subgraph(g, &tn, NULL, &dst, NULL), GF_EINVAL, "out_src");
@@ -991,13 +928,9 @@ static int64_t *take_link(gf_batch *b, int32_t field, int64_t *n, DLManagedTenso
   return (int64_t *)(*keep)->dl_tensor.data;
 }
 
-static void drop(DLManagedTensor *t) {
-  if (t) t->deleter(t);
-}
-
 void test_edge_sampler(void) {
   int64_t sp = 7, si = 10;
-  DLTensor tp = i64(indptr, &sp), ti = i64(indices, &si);
+  DLTensor tp = gft_i64(indptr, &sp), ti = gft_i64(indices, &si);
   gf_graph *g = NULL;
   CHECK(gf_graph_from_csc(&tp, &ti, NULL, NULL, &g) == GF_OK && g, "from_csc");
   int32_t fan[] = {-1};
@@ -1020,7 +953,7 @@ void test_edge_sampler(void) {
 
   /* edge id = CSC position here: edge e ends at the v with indptr[v] <= e */
   int64_t eids[] = {0, 4}, ne = 2;
-  DLTensor te = i64(eids, &ne);
+  DLTensor te = gft_i64(eids, &ne);
   gf_batch *b = NULL;
   CHECK(gf_edge_sampler_sample(es, &te, NULL, 7, &b) == GF_OK && b, "sample edges");
   DLManagedTensor *ts, *tps, *tpd, *tns, *tei;
@@ -1048,7 +981,7 @@ void test_edge_sampler(void) {
   DLManagedTensor *again = NULL;
   CHECK_ERR(gf_batch_take_link(b, GF_LINK_POS_SRC, &again), GF_ESTATE, "already taken");
   CHECK_ERR(gf_batch_take_link(b, 99, &again), GF_EINVAL, "GF_LINK_");
-  drop(ts), drop(tps), drop(tpd), drop(tns), drop(tei);
+  gft_drop(ts), gft_drop(tps), gft_drop(tpd), gft_drop(tns), gft_drop(tei);
   gf_batch_close(b);
 
   /* the same key gives the same batch */
@@ -1059,7 +992,7 @@ void test_edge_sampler(void) {
   DLManagedTensor *k1, *k2;
   int64_t *d1 = take_link(b1, GF_LINK_NEG_DST, &n1, &k1), *d2 = take_link(b2, GF_LINK_NEG_DST, &n2, &k2);
   CHECK(d1 && d2 && n1 == n2 && memcmp(d1, d2, (size_t)n1 * 8) == 0, "same negatives for the same key");
-  drop(k1), drop(k2);
+  gft_drop(k1), gft_drop(k2);
   gf_batch_close(b1);
   gf_batch_close(b2);
 
@@ -1068,7 +1001,7 @@ void test_edge_sampler(void) {
   CHECK_ERR(gf_edge_sampler_sample(es, &te, &te, 0, &bad), GF_EINVAL, "seeds_dst");
   int64_t out_of_range[] = {10};
   int64_t one = 1;
-  DLTensor tr = i64(out_of_range, &one);
+  DLTensor tr = gft_i64(out_of_range, &one);
   CHECK_ERR(gf_edge_sampler_sample(es, &tr, NULL, 0, &bad), GF_EINVAL, "10");
   CHECK(bad == NULL, "no batch on failure");
   gf_edge_sampler_close(es);
@@ -1089,13 +1022,13 @@ void test_edge_sampler(void) {
   eo.exclude = GF_EXCLUDE_NONE;
   CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK, "PyG edge sampler");
   int64_t src[] = {1, 5}, dst[] = {0, 3};
-  DLTensor tsrc = i64(src, &ne), tdst = i64(dst, &ne);
+  DLTensor tsrc = gft_i64(src, &ne), tdst = gft_i64(dst, &ne);
   CHECK(gf_edge_sampler_sample(es2, &tsrc, &tdst, 0, &b) == GF_OK, "sample pairs");
   DLManagedTensor *tn = NULL;
   CHECK(gf_batch_take_link(b, GF_LINK_DST_NEG_INDEX, &tn) == GF_OK && tn && tn->dl_tensor.ndim == 2 &&
             tn->dl_tensor.shape[0] == 2 && tn->dl_tensor.shape[1] == 3,
         "dst_neg_index shape");
-  drop(tn);
+  gft_drop(tn);
   gf_batch_close(b);
   CHECK_ERR(gf_edge_sampler_sample(es2, &tsrc, NULL, 0, &bad), GF_EINVAL, "seeds_dst is NULL");
   gf_edge_sampler_close(es2);
@@ -1120,8 +1053,8 @@ static void count_progress(void *user, int64_t done, int64_t total) {
 }
 
 void test_dataset_partition(void) {
-  char root[] = "/tmp/gf_partition_XXXXXX";
-  if (!mkdtemp(root)) {
+  char root[200];
+  if (!gft_tmpdir(root, sizeof root, "partition")) {
     CHECK(0, "mkdtemp");
     return;
   }
@@ -1166,15 +1099,7 @@ void test_dataset_partition(void) {
   /* a given assignment (int32), self-reliant */
   int32_t *assign = calloc((size_t)n, sizeof *assign);
   for (int64_t v = 0; v < n; v++) assign[v] = (int32_t)(v % 2);
-  DLTensor ta;
-  memset(&ta, 0, sizeof ta);
-  ta.data = assign;
-  ta.device.device_type = kDLCPU;
-  ta.ndim = 1;
-  ta.dtype.code = kDLInt;
-  ta.dtype.bits = 32;
-  ta.dtype.lanes = 1;
-  ta.shape = &n;
+  DLTensor ta = gft_vec(assign, &n, kDLInt, 32);
   gf_partition_options go;
   memset(&go, 0, sizeof go);
   go.struct_size = sizeof go;
@@ -1223,9 +1148,7 @@ void test_dataset_partition(void) {
   CHECK_ERR(gf_dataset_partition(root, dst, &po), GF_EIO, "graphferry.json");
   free(assign);
 
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", root);
-  CHECK(system(cmd) == 0, "clean up");
+  CHECK(gft_rmtree(root) == 0, "clean up");
 }
 
 /* ---------------------------------------------------------------------- */
@@ -1254,20 +1177,9 @@ static int64_t h_src[] = {0, 1, 0, 1, 3, 4, 2, 2, 3, 4};
 static int64_t h_dst[] = {2, 2, 3, 4, 2, 2, 3, 0, 0, 1};
 static int64_t h_rel(int64_t e) { return e < 4 ? 0 : e < 7 ? 1 : 2; }
 
-/* take_i64 moves a field out and returns a malloc'd copy (NULL on error). */
-static int64_t *take_i64(gf_batch *b, int32_t field, int32_t layer, int64_t *n) {
-  DLManagedTensor *t = NULL;
-  if (gf_batch_take(b, field, layer, &t) != GF_OK || !t) return NULL;
-  *n = t->dl_tensor.shape[0];
-  int64_t *out = (int64_t *)malloc((size_t)(*n > 0 ? *n : 1) * sizeof(int64_t));
-  memcpy(out, t->dl_tensor.data, (size_t)*n * sizeof(int64_t));
-  t->deleter(t);
-  return out;
-}
-
 static void test_hetero(void) {
   int64_t ne = 10;
-  DLTensor ts = i64(h_src, &ne), td = i64(h_dst, &ne);
+  DLTensor ts = gft_i64(h_src, &ne), td = gft_i64(h_dst, &ne);
   gf_graph_options go;
   memset(&go, 0, sizeof go);
   go.struct_size = sizeof go;
@@ -1304,7 +1216,7 @@ static void test_hetero(void) {
   /* per-relation fan-outs: seeds 2 (type B) and 0 (type A) */
   int64_t seeds[] = {2, 0};
   int64_t ns = 2;
-  DLTensor tseeds = i64(seeds, &ns);
+  DLTensor tseeds = gft_i64(seeds, &ns);
   int32_t rf[] = {1, 2, 0, /* hop 1 */ 0, 0, -1};
   gf_sample_options so;
   memset(&so, 0, sizeof so);
@@ -1317,9 +1229,9 @@ static void test_hetero(void) {
   CHECK(gf_sample(g, &tseeds, &so, &b) == GF_OK && b, "sample with relation fan-outs, fanouts NULL");
   if (b) {
     int64_t n0 = 0, np = 0, nn = 0;
-    int64_t *e0 = take_i64(b, GF_FIELD_EDGE_IDS, 0, &n0);
-    int64_t *ip = take_i64(b, GF_FIELD_INDPTR, 0, &np);
-    int64_t *nodes = take_i64(b, GF_FIELD_NODES, 0, &nn);
+    int64_t *e0 = gft_take_i64(b, GF_FIELD_EDGE_IDS, 0, &n0);
+    int64_t *ip = gft_take_i64(b, GF_FIELD_INDPTR, 0, &np);
+    int64_t *nodes = gft_take_i64(b, GF_FIELD_NODES, 0, &nn);
     /* seed 2 (B): 1 edge of relation 0 of {0, 1}, then 2 of relation 1 =
        {4, 5}; seed 0 (A): nothing (relation 2 has fan-out 0 in hop 0). */
     CHECK(e0 && ip && np == 3 && ip[1] == 3 && ip[2] == 3, "hop 0 counts per destination");
@@ -1377,23 +1289,23 @@ static void test_hetero(void) {
   /* disjoint + temporal (node times), repeated seeds */
   int64_t ntime[] = {5, 1, 9, 3, 7};
   int64_t nn5 = 5;
-  DLTensor tnt = i64(ntime, &nn5);
+  DLTensor tnt = gft_i64(ntime, &nn5);
   CHECK(gf_graph_set_node_time(g, &tnt) == GF_OK, "set node time");
   int64_t short_shape = 4;
-  DLTensor tshort = i64(ntime, &short_shape);
+  DLTensor tshort = gft_i64(ntime, &short_shape);
   CHECK_ERR(gf_graph_set_node_time(g, &tshort), GF_EINVAL, "node times have 4 entries");
   CHECK_ERR(gf_graph_set_node_time(g, NULL), GF_EINVAL, "time is NULL");
   DLTensor tf = tnt;
   tf.dtype.code = kDLFloat;
   CHECK_ERR(gf_graph_set_edge_time(g, &tf), GF_ETYPE, "int64");
   int64_t etime[10] = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
-  DLTensor tet = i64(etime, &ne);
+  DLTensor tet = gft_i64(etime, &ne);
   CHECK(gf_graph_set_edge_time(g, &tet) == GF_OK, "set edge time");
 
   int64_t dseeds[] = {2, 2, 0};
   int64_t dtimes[] = {4, 9, 100};
   int64_t nd = 3;
-  DLTensor tds = i64(dseeds, &nd), tdt = i64(dtimes, &nd);
+  DLTensor tds = gft_i64(dseeds, &nd), tdt = gft_i64(dtimes, &nd);
   int32_t dfan[] = {-1, -1};
   gf_sample_options ds;
   memset(&ds, 0, sizeof ds);
@@ -1407,8 +1319,8 @@ static void test_hetero(void) {
   CHECK(gf_sample(g, &tds, &ds, &b) == GF_OK && b, "disjoint temporal sample");
   if (b) {
     int64_t nn = 0, nb = 0;
-    int64_t *nodes = take_i64(b, GF_FIELD_NODES, 0, &nn);
-    int64_t *batch = take_i64(b, GF_FIELD_BATCH, 0, &nb);
+    int64_t *nodes = gft_take_i64(b, GF_FIELD_NODES, 0, &nn);
+    int64_t *batch = gft_take_i64(b, GF_FIELD_BATCH, 0, &nb);
     CHECK(nodes && batch && nb == nn && nn >= 3, "GF_FIELD_BATCH has one entry per node");
     if (nodes && batch && nb == nn) {
       CHECK(batch[0] == 0 && batch[1] == 1 && batch[2] == 2 && nodes[0] == 2 && nodes[1] == 2,
@@ -1428,7 +1340,7 @@ static void test_hetero(void) {
   CHECK_ERR(gf_sample(g, &tds, &bad, &b), GF_EINVAL, "seed_times is NULL");
   bad = ds;
   int64_t two = 2;
-  DLTensor tdt2 = i64(dtimes, &two);
+  DLTensor tdt2 = gft_i64(dtimes, &two);
   bad.seed_times = &tdt2;
   CHECK_ERR(gf_sample(g, &tds, &bad, &b), GF_EINVAL, "2 entries for 3 seeds");
   bad = ds;
@@ -1475,10 +1387,10 @@ static void test_hetero(void) {
         break;
       }
       int64_t nb = 0, nn = 0;
-      int64_t *batch = take_i64(lb, GF_FIELD_BATCH, 0, &nb);
-      int64_t *nodes = take_i64(lb, GF_FIELD_NODES, 0, &nn);
+      int64_t *batch = gft_take_i64(lb, GF_FIELD_BATCH, 0, &nb);
+      int64_t *nodes = gft_take_i64(lb, GF_FIELD_NODES, 0, &nn);
       int64_t hn = 0;
-      int64_t *hc = take_i64(lb, GF_FIELD_HOP_COUNTS, 0, &hn);
+      int64_t *hc = gft_take_i64(lb, GF_FIELD_HOP_COUNTS, 0, &hn);
       CHECK(batch && nodes && nb == nn && hc, "loader batches are disjoint");
       if (hc) seen += hc[0];
       free(batch);
@@ -1503,17 +1415,17 @@ static void test_hetero(void) {
 static void check_typed_batch(gf_batch *b, const char *what) {
   int64_t nn = 0, n_order = 0, n_tn = 0, n_off = 0, n_hc = 0, n_sh = 0, n_eo = 0, n_src = 0, n_dst = 0, n_eid = 0,
           n_ip = 0;
-  int64_t *nodes = take_i64(b, GF_FIELD_NODES, 0, &nn);
-  int64_t *tn = take_i64(b, GF_FIELD_TYPED_NODES, 0, &n_tn);
-  int64_t *order = take_i64(b, GF_FIELD_TYPED_ORDER, 0, &n_order);
-  int64_t *off = take_i64(b, GF_FIELD_TYPED_NODE_OFFSETS, 0, &n_off);
-  int64_t *hc = take_i64(b, GF_FIELD_TYPED_HOP_COUNTS, 0, &n_hc);
-  int64_t *sh = take_i64(b, GF_FIELD_TYPED_BLOCK_SHAPE, 0, &n_sh);
-  int64_t *eo = take_i64(b, GF_FIELD_TYPED_EDGE_OFFSETS, 0, &n_eo);
-  int64_t *src = take_i64(b, GF_FIELD_TYPED_SRC, 0, &n_src);
-  int64_t *dst = take_i64(b, GF_FIELD_TYPED_DST, 0, &n_dst);
-  int64_t *eid = take_i64(b, GF_FIELD_TYPED_EDGE_IDS, 0, &n_eid);
-  int64_t *ip = take_i64(b, GF_FIELD_TYPED_INDPTR, 0, &n_ip);
+  int64_t *nodes = gft_take_i64(b, GF_FIELD_NODES, 0, &nn);
+  int64_t *tn = gft_take_i64(b, GF_FIELD_TYPED_NODES, 0, &n_tn);
+  int64_t *order = gft_take_i64(b, GF_FIELD_TYPED_ORDER, 0, &n_order);
+  int64_t *off = gft_take_i64(b, GF_FIELD_TYPED_NODE_OFFSETS, 0, &n_off);
+  int64_t *hc = gft_take_i64(b, GF_FIELD_TYPED_HOP_COUNTS, 0, &n_hc);
+  int64_t *sh = gft_take_i64(b, GF_FIELD_TYPED_BLOCK_SHAPE, 0, &n_sh);
+  int64_t *eo = gft_take_i64(b, GF_FIELD_TYPED_EDGE_OFFSETS, 0, &n_eo);
+  int64_t *src = gft_take_i64(b, GF_FIELD_TYPED_SRC, 0, &n_src);
+  int64_t *dst = gft_take_i64(b, GF_FIELD_TYPED_DST, 0, &n_dst);
+  int64_t *eid = gft_take_i64(b, GF_FIELD_TYPED_EDGE_IDS, 0, &n_eid);
+  int64_t *ip = gft_take_i64(b, GF_FIELD_TYPED_INDPTR, 0, &n_ip);
   CHECK(nodes && tn && order && off && hc && sh && eo && src && dst && eid && ip, "%s: every typed field", what);
   if (nodes && tn && order && off && hc && sh && eo && src && dst && eid && ip) {
     static const int64_t noff[] = {0, 2, 5}, eoff[] = {0, 4, 7, 10};
@@ -1550,7 +1462,7 @@ static void check_typed_batch(gf_batch *b, const char *what) {
    graph's batch. */
 static void test_typed_fields(void) {
   int64_t ne = 10;
-  DLTensor ts = i64(h_src, &ne), td = i64(h_dst, &ne);
+  DLTensor ts = gft_i64(h_src, &ne), td = gft_i64(h_dst, &ne);
   gf_graph_options go;
   memset(&go, 0, sizeof go);
   go.struct_size = sizeof go;
@@ -1562,7 +1474,7 @@ static void test_typed_fields(void) {
   CHECK(gf_graph_from_coo(&ts, &td, &go, &g) == GF_OK && g, "typed fields: graph");
   if (!g) return;
   int64_t seeds[] = {2, 0}, ns = 2;
-  DLTensor tseeds = i64(seeds, &ns);
+  DLTensor tseeds = gft_i64(seeds, &ns);
   int32_t fan[] = {-1};
   gf_sample_options so;
   memset(&so, 0, sizeof so);
@@ -1623,4 +1535,96 @@ static void test_typed_fields(void) {
   }
   gf_loader_close(l);
   gf_graph_close(g);
+}
+
+/* ---------------------------------------------------------------------- */
+/* A process forked while the library runs: every C file of the library  */
+/* that defines public functions refuses the child with GF_EFORK before   */
+/* it looks at the arguments (arguments that would otherwise be refused   */
+/* with another status show that the guard comes first), void functions  */
+/* return, DLPack deleters still free, and gf_errmsg() says why.          */
+
+static int forked_msg(void) { return strstr(gf_errmsg(), "forked after it was loaded") != NULL; }
+
+#define CHECK_FORK(rc, fn) CHECK((rc) == GF_EFORK && forked_msg(), "%s in a forked child: got %d", (fn), (rc))
+
+/* The child's checks; the parent's handles g, l (mid-epoch) and tensor x. */
+static void forked_child_checks(gf_graph *g, gf_loader *l, const DLTensor *seeds, const gf_loader_options *lo,
+                                DLManagedTensor *x) {
+  int64_t n = -1;
+  /* graphferry.c */
+  CHECK_FORK(gf_graph_num_nodes(g, &n), "gf_graph_num_nodes");
+  CHECK(n == -1, "gf_graph_num_nodes wrote nothing in a forked child");
+  gf_batch *b = NULL;
+  CHECK_FORK(gf_loader_next(l, &b), "gf_loader_next");
+  CHECK_FORK(gf_sample(NULL, seeds, NULL, &b), "gf_sample with a NULL graph");
+  CHECK(b == NULL, "no batch in a forked child");
+  /* comm.c: a NULL comm would be GF_EINVAL */
+  gf_loader *cl = NULL;
+  CHECK_FORK(gf_loader_open_comm(g, seeds, lo, NULL, &cl), "gf_loader_open_comm");
+  /* dist_rank.c: a missing folder would be GF_EIO */
+  gf_part *p = NULL;
+  CHECK_FORK(gf_part_open("/nonexistent/graphferry-part", 0, 0, &p), "gf_part_open");
+  /* link.c: NULL options would be GF_EINVAL */
+  gf_edge_sampler *es = NULL;
+  CHECK_FORK(gf_edge_sampler_open(g, NULL, &es), "gf_edge_sampler_open");
+  /* partition.c: NULL directories would be GF_EINVAL */
+  CHECK_FORK(gf_dataset_partition(NULL, NULL, NULL), "gf_dataset_partition");
+  /* stats.c */
+  gf_loader_statistics st;
+  memset(&st, 0, sizeof st);
+  st.struct_size = sizeof st;
+  CHECK_FORK(gf_loader_stats(l, &st), "gf_loader_stats");
+  /* subgraph.c: NULL outputs would be GF_EINVAL */
+  CHECK_FORK(gf_graph_induced_subgraph(g, seeds, NULL, NULL, NULL), "gf_graph_induced_subgraph");
+  /* void functions return without entering Go; the handles stay the
+     parent's */
+  gf_loader_close(l);
+  gf_graph_close(g);
+  gf_part_close(p);
+  gf_edge_sampler_close(es);
+  CHECK_FORK(gf_graph_num_nodes(g, &n), "gf_graph_num_nodes after gf_graph_close");
+  /* a tensor taken before the fork is released by its deleter (plain C) */
+  x->deleter(x);
+  CHECK(forked_msg(), "gf_errmsg() in a forked child: %s", gf_errmsg());
+}
+
+static void test_forked_child(gf_graph *g, const DLTensor *seeds, const gf_loader_options *lo) {
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, seeds, lo, &l) == GF_OK && l, "fork: loader open");
+  if (!l) return;
+  gf_batch *b = NULL;
+  DLManagedTensor *x = NULL;
+  CHECK(gf_loader_start(l, 0) == GF_OK && gf_loader_next(l, &b) == GF_OK && b, "fork: a batch");
+  CHECK(gf_graph_get_node_data(g, "feat", &x) == GF_OK && x, "fork: node data");
+  gf_batch_close(b);
+  int fds[2];
+  CHECK(pipe(fds) == 0, "pipe");
+  fflush(NULL);
+  pid_t pid = fork(); /* the loader's threads are running */
+  if (pid == 0) {
+    alarm(30); /* a hang in the child fails the test instead of hanging it */
+    close(fds[0]);
+    gft_passed = gft_failed = 0;
+    if (x) forked_child_checks(g, l, seeds, lo, x);
+    int counts[2] = {gft_passed, gft_failed};
+    _exit(write(fds[1], counts, sizeof counts) == (ssize_t)sizeof counts ? 0 : 3);
+  }
+  close(fds[1]);
+  int counts[2] = {0, 0};
+  ssize_t got = pid > 0 ? read(fds[0], counts, sizeof counts) : -1;
+  close(fds[0]);
+  int status = 0;
+  CHECK(pid > 0 && waitpid(pid, &status, 0) == pid, "fork");
+  CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the forked child ended normally (status %#x)", status);
+  CHECK(got == (ssize_t)sizeof counts && counts[0] + counts[1] > 0, "the forked child ran its checks (%d passed)", counts[0]);
+  gft_passed += counts[0];
+  gft_failed += counts[1];
+  /* the parent is unaffected */
+  int64_t n = 0;
+  CHECK(gf_graph_num_nodes(g, &n) == GF_OK && n == 6, "the parent's graph after the fork");
+  CHECK(gf_loader_next(l, &b) == GF_OK && b, "the parent's loader after the fork");
+  gf_batch_close(b);
+  if (x) x->deleter(x);
+  gf_loader_close(l);
 }

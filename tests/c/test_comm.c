@@ -15,32 +15,12 @@
  * rank opens only its part (gf_part_open, gf_loader_open_part) and must get
  * the same batches, node data fetched from the other ranks included.
  *
- * Usage: test_comm DATASET_DIR. C99 + pthreads; public header only.
+ * Usage: test_comm [DATASET_DIR] (default: the shipped Cora). C99 + pthreads;
+ * public header only.
  */
-#include "graphferry.h"
+#include "gftest.h"
 
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-static int passed = 0, failed = 0;
-static pthread_mutex_t check_mu = PTHREAD_MUTEX_INITIALIZER;
-
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    int ok_ = (cond);                                      \
-    pthread_mutex_lock(&check_mu);                         \
-    if (ok_) {                                             \
-      passed++;                                            \
-    } else {                                               \
-      failed++;                                            \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, " (last error: %s)\n", gf_errmsg()); \
-    }                                                      \
-    pthread_mutex_unlock(&check_mu);                       \
-  } while (0)
 
 enum { MAX_RANKS = 4, MAX_BATCHES = 64, NUM_SEEDS = 300, BATCH = 32, EPOCHS = 2 };
 
@@ -48,18 +28,7 @@ static const char *dataset;
 static int64_t seeds[NUM_SEEDS];
 static int64_t seeds_shape[1] = {NUM_SEEDS};
 
-static DLTensor seeds_tensor(void) {
-  DLTensor t;
-  memset(&t, 0, sizeof t);
-  t.data = seeds;
-  t.device.device_type = kDLCPU;
-  t.ndim = 1;
-  t.dtype.code = kDLInt;
-  t.dtype.bits = 64;
-  t.dtype.lanes = 1;
-  t.shape = seeds_shape;
-  return t;
-}
+static DLTensor seeds_tensor(void) { return gft_i64(seeds, seeds_shape); }
 
 /* ---------------------------------------------------------------------- */
 /* The threads' communicator: a mailbox of pointers and sizes, a barrier. */
@@ -165,15 +134,9 @@ static uint64_t fnv(uint64_t h, const void *p, size_t n) {
   return h;
 }
 
-static uint64_t tensor_bytes(const DLTensor *t) {
-  uint64_t n = (uint64_t)(t->dtype.bits / 8) * t->dtype.lanes;
-  for (int i = 0; i < t->ndim; i++) n *= (uint64_t)t->shape[i];
-  return n;
-}
-
 static uint64_t fold(uint64_t h, DLManagedTensor *m) {
   if (m == NULL) return fnv(h, "-", 1);
-  h = fnv(h, m->dl_tensor.data, (size_t)tensor_bytes(&m->dl_tensor));
+  h = fnv(h, m->dl_tensor.data, gft_tensor_bytes(&m->dl_tensor));
   m->deleter(m);
   return h;
 }
@@ -581,19 +544,18 @@ static void test_part_errors(void) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) {
-    fprintf(stderr, "usage: %s DATASET_DIR\n", argv[0]);
+  if (argc > 2) {
+    fprintf(stderr, "usage: %s [DATASET_DIR] (default %s)\n", argv[0], GFT_CORA);
     return 2;
   }
-  dataset = argv[1];
+  dataset = gft_arg(argc, argv, 1, GFT_CORA);
   for (int i = 0; i < NUM_SEEDS; i++) seeds[i] = (int64_t)((i * 37 + 5) % 2708);
   for (int ranks = 1; ranks <= MAX_RANKS; ranks++) test_ranks_equal_single_process(ranks);
   coordinated = 1;
   for (int ranks = 2; ranks <= MAX_RANKS; ranks++) test_ranks_equal_single_process(ranks);
   coordinated = 0;
   test_failures();
-  snprintf(part_dir, sizeof part_dir, "/tmp/gf_test_comm_XXXXXX");
-  if (mkdtemp(part_dir) == NULL) {
+  if (gft_tmpdir(part_dir, sizeof part_dir, "test_comm") == NULL) {
     fprintf(stderr, "mkdtemp failed\n");
     return 1;
   }
@@ -603,9 +565,6 @@ int main(int argc, char **argv) {
   coordinated = 1;
   test_parts_equal_single_process(3, GF_LAYOUT_DSP);
   coordinated = 0;
-  char rm[300];
-  snprintf(rm, sizeof rm, "rm -rf '%s'", part_dir);
-  CHECK(system(rm) == 0, "%s", rm);
-  printf("test_comm: %d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  CHECK(gft_rmtree(part_dir) == 0, "remove %s", part_dir);
+  return gft_summary("test_comm");
 }

@@ -15,55 +15,20 @@
  * generated dataset directory whose features are memory-mapped.
  *
  * C99 + pthreads; includes only the public header and links only the
- * library. Prints "N passed, N failed" and exits non-zero on any failure.
+ * library. Prints "test_threads: N passed, N failed" and exits non-zero on
+ * any failure.
  */
-#include "graphferry.h"
+#include "gftest.h"
 
-#include <dirent.h>
 #include <pthread.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-static int passed = 0, failed = 0;
-static pthread_mutex_t check_mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* CHECK may be called from any thread. */
-#define CHECK(cond, ...)                                       \
-  do {                                                         \
-    int ok_ = (cond);                                          \
-    pthread_mutex_lock(&check_mu);                             \
-    if (ok_) {                                                 \
-      passed++;                                                \
-    } else {                                                   \
-      failed++;                                                \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);     \
-      fprintf(stderr, __VA_ARGS__);                            \
-      fprintf(stderr, " (last error: %s)\n", gf_errmsg());     \
-    }                                                          \
-    pthread_mutex_unlock(&check_mu);                           \
-  } while (0)
 
 enum { N = 4096, DIM = 16, CALLERS = 3, LOADERS = 2, ROUNDS = 16, DATASET_ROUNDS = 8 };
-
-static DLTensor i64(int64_t *data, int64_t *shape) {
-  DLTensor t;
-  memset(&t, 0, sizeof t);
-  t.data = data;
-  t.device.device_type = kDLCPU;
-  t.ndim = 1;
-  t.dtype.code = kDLInt;
-  t.dtype.bits = 64;
-  t.dtype.lanes = 1;
-  t.shape = shape;
-  return t;
-}
 
 /* ---------------------------------------------------------------------- */
 /* Node data owned by the caller: the deleter poisons it before freeing.  */
 
-static int deleter_calls = 0; /* under check_mu */
+static int deleter_calls = 0; /* under deleter_mu */
+static pthread_mutex_t deleter_mu = PTHREAD_MUTEX_INITIALIZER;
 
 typedef struct {
   DLManagedTensor m;
@@ -76,9 +41,9 @@ static void poison_and_free(DLManagedTensor *self) {
   memset(f->rows, 0xff, sizeof(float) * N * DIM);
   free(f->rows);
   free(f);
-  pthread_mutex_lock(&check_mu);
+  pthread_mutex_lock(&deleter_mu);
   deleter_calls++;
-  pthread_mutex_unlock(&check_mu);
+  pthread_mutex_unlock(&deleter_mu);
 }
 
 static float feat_value(int64_t v, int c) { return (float)v + (float)c / 64.0f; }
@@ -90,14 +55,7 @@ static DLManagedTensor *new_features(void) {
     for (int c = 0; c < DIM; c++) f->rows[v * DIM + c] = feat_value(v, c);
   f->shape[0] = N;
   f->shape[1] = DIM;
-  DLTensor *t = &f->m.dl_tensor;
-  t->data = f->rows;
-  t->device.device_type = kDLCPU;
-  t->ndim = 2;
-  t->dtype.code = kDLFloat;
-  t->dtype.bits = 32;
-  t->dtype.lanes = 1;
-  t->shape = f->shape;
+  f->m.dl_tensor = gft_tensor(f->rows, 2, f->shape, kDLFloat, 32);
   f->m.manager_ctx = f;
   f->m.deleter = poison_and_free;
   return &f->m;
@@ -114,7 +72,7 @@ static gf_graph *memory_graph(void) {
   }
   indptr[N] = 3 * N;
   int64_t sp = N + 1, si = 3 * N;
-  DLTensor tp = i64(indptr, &sp), ti = i64(indices, &si);
+  DLTensor tp = gft_i64(indptr, &sp), ti = gft_i64(indices, &si);
   gf_graph *g = NULL;
   CHECK(gf_graph_from_csc(&tp, &ti, NULL, NULL, &g) == GF_OK && g, "graph from csc");
   if (!g) return NULL;
@@ -163,11 +121,6 @@ static void set_flag(round_state *s, int *f) {
   pthread_mutex_unlock(&s->mu);
 }
 
-/* tensor_bytes is the size of a 2-D tensor's data. */
-static size_t tensor_bytes(const DLTensor *t) {
-  return (size_t)t->shape[0] * (size_t)t->shape[1] * t->dtype.bits / 8;
-}
-
 /* A failed call must give an error status and a message naming fn. */
 static void check_failure(int rc, const char *fn) {
   const char *msg = gf_errmsg();
@@ -202,7 +155,7 @@ static void *caller(void *p) {
   wo.num_threads = 1;
   int64_t seeds[8];
   int64_t ns = 8;
-  DLTensor ts = i64(seeds, &ns);
+  DLTensor ts = gft_i64(seeds, &ns);
   const int limit = 1000000;
   for (int i = 0; i < limit; i++) {
     for (int k = 0; k < 8; k++) seeds[k] = (i * 8 + k * 97) % s->num_nodes;
@@ -223,7 +176,7 @@ static void *caller(void *p) {
       DLManagedTensor *x = NULL;
       rc = gf_graph_get_node_data(s->g, "feat", &x);
       if (rc == GF_OK) {
-        size_t bytes = tensor_bytes(&x->dl_tensor);
+        size_t bytes = gft_tensor_bytes(&x->dl_tensor);
         int same = bytes == s->want_bytes && memcmp(x->dl_tensor.data, s->want, bytes) == 0;
         if (!same) CHECK(0, "node data read by call %d differs from the data set", i);
         x->deleter(x);
@@ -310,7 +263,7 @@ static void run_round(gf_graph *g, int round, int with_loaders) {
   CHECK(gf_graph_get_node_data(g, "feat", &x) == GF_OK, "first get_node_data");
   if (!x) return;
   CHECK(x->dl_tensor.ndim == 2, "feat is 2-D");
-  s.want_bytes = tensor_bytes(&x->dl_tensor);
+  s.want_bytes = gft_tensor_bytes(&x->dl_tensor);
   s.want = malloc(s.want_bytes);
   memcpy(s.want, x->dl_tensor.data, s.want_bytes);
   x->deleter(x);
@@ -327,7 +280,7 @@ static void run_round(gf_graph *g, int round, int with_loaders) {
   static int64_t seeds[256];
   for (int i = 0; i < 256; i++) seeds[i] = (i * 37) % s.num_nodes;
   int64_t ns = 256;
-  DLTensor ts = i64(seeds, &ns);
+  DLTensor ts = gft_i64(seeds, &ns);
   const char *names[] = {"feat"};
   gf_loader_options lo;
   memset(&lo, 0, sizeof lo);
@@ -374,35 +327,21 @@ static void run_round(gf_graph *g, int round, int with_loaders) {
   pthread_mutex_destroy(&s.mu);
 }
 
-static void remove_dir(const char *dir) {
-  DIR *d = opendir(dir);
-  if (!d) return;
-  struct dirent *e;
-  char path[4096];
-  while ((e = readdir(d)) != NULL) {
-    if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0) continue;
-    snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-    unlink(path);
-  }
-  closedir(d);
-  rmdir(dir);
-}
-
 int main(void) {
   /* The caller's node data: released once per graph, after the last user. */
   for (int r = 0; r < ROUNDS; r++) {
     gf_graph *g = memory_graph();
     if (!g) break;
     run_round(g, r, r % 2);
-    pthread_mutex_lock(&check_mu);
+    pthread_mutex_lock(&deleter_mu);
     int calls = deleter_calls;
-    pthread_mutex_unlock(&check_mu);
+    pthread_mutex_unlock(&deleter_mu);
     CHECK(calls == r + 1, "round %d: the node data's deleter ran %d times in all (want %d)", r, calls, r + 1);
   }
 
   /* A dataset whose features are memory-mapped, unmapped with the graph. */
-  char dir[] = "/tmp/graphferry-threads-XXXXXX";
-  CHECK(mkdtemp(dir) != NULL, "mkdtemp");
+  char dir[256];
+  CHECK(gft_tmpdir(dir, sizeof dir, "threads") != NULL, "mkdtemp");
   int rc = gf_dataset_generate("tiny", dir, 3, 1);
   CHECK(rc == GF_OK, "generate the tiny dataset");
   for (int r = 0; rc == GF_OK && r < DATASET_ROUNDS; r++) {
@@ -411,8 +350,7 @@ int main(void) {
     if (!g) break;
     run_round(g, r, r % 2);
   }
-  remove_dir(dir);
+  gft_rmtree(dir);
 
-  printf("%d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  return gft_summary("test_threads");
 }

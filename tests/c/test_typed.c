@@ -5,47 +5,10 @@
  * argument they refuse, with the documented status and a message naming it.
  *
  * Usage: test_typed [typed_edges.arrow] (default tests/data/typed_edges.arrow,
- * relative to the repository root). Prints "N passed, N failed" and exits
+ * relative to the repository root). Prints "test_typed: N passed, N failed" and exits
  * non-zero on any failure.
  */
-#include "graphferry.h"
-
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <unistd.h>
-
-static int passed = 0, failed = 0;
-
-#define CHECK(cond, ...)                                   \
-  do {                                                     \
-    if (cond) {                                            \
-      passed++;                                            \
-    } else {                                               \
-      failed++;                                            \
-      fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__); \
-      fprintf(stderr, __VA_ARGS__);                        \
-      fprintf(stderr, " (last error: %s)\n", gf_errmsg()); \
-    }                                                      \
-  } while (0)
-
-#define CHECK_ERR(rc, code, needle)                                      \
-  CHECK((rc) == (code) && strstr(gf_errmsg(), (needle)) != NULL,         \
-        "want status %d with message containing \"%s\", got %d", (code), \
-        (needle), (rc))
-
-static DLTensor vec(void *data, int64_t *shape, uint8_t code, uint8_t bits) {
-  DLTensor t;
-  memset(&t, 0, sizeof t);
-  t.data = data;
-  t.device.device_type = kDLCPU;
-  t.ndim = 1;
-  t.dtype.code = code;
-  t.dtype.bits = bits;
-  t.dtype.lanes = 1;
-  t.shape = shape;
-  return t;
-}
+#include "gftest.h"
 
 /* Users 0..2, items 0..1; relation 0 (user -> item), relation 1 (item ->
  * user). */
@@ -67,8 +30,8 @@ static void check_small(gf_graph *g) {
 }
 
 static void test_typed_coo(void) {
-  DLTensor s0 = vec(buys_src, n3, kDLInt, 64), d0 = vec(buys_dst, n3, kDLInt, 64);
-  DLTensor s1 = vec(rev_src, n3, kDLInt, 32), d1 = vec(rev_dst, n3, kDLInt, 32);
+  DLTensor s0 = gft_vec(buys_src, n3, kDLInt, 64), d0 = gft_vec(buys_dst, n3, kDLInt, 64);
+  DLTensor s1 = gft_vec(rev_src, n3, kDLInt, 32), d1 = gft_vec(rev_dst, n3, kDLInt, 32);
   const DLTensor *src[] = {&s0, &s1}, *dst[] = {&d0, &d1};
   gf_graph *g = NULL;
   CHECK(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, dst, NULL, &g) == GF_OK && g,
@@ -118,22 +81,22 @@ static void test_typed_coo(void) {
   CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, null_src, dst, NULL, &g), GF_EINVAL,
             "src[1]");
   int64_t n2[] = {2};
-  DLTensor short_dst = vec(buys_dst, n2, kDLInt, 64);
+  DLTensor short_dst = gft_vec(buys_dst, n2, kDLInt, 64);
   const DLTensor *short_dsts[] = {&short_dst, &d1};
   CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, short_dsts, NULL, &g), GF_EINVAL,
             "3 sources but 2 destinations");
   int64_t far_src[] = {0, 3, 1};
-  DLTensor sfar = vec(far_src, n3, kDLInt, 64);
+  DLTensor sfar = gft_vec(far_src, n3, kDLInt, 64);
   const DLTensor *far_srcs[] = {&sfar, &s1};
   CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, far_srcs, dst, NULL, &g), GF_EINVAL,
             "source 3 is outside [0, 3)");
   int64_t far_dst[] = {1, 2, 1};
-  DLTensor dfar = vec(far_dst, n3, kDLInt, 64);
+  DLTensor dfar = gft_vec(far_dst, n3, kDLInt, 64);
   const DLTensor *far_dsts[] = {&dfar, &d1};
   CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, far_dsts, NULL, &g), GF_EINVAL,
             "destination 2 is outside [0, 2)");
   float fl[] = {0, 1, 2};
-  DLTensor sf = vec(fl, n3, kDLFloat, 32);
+  DLTensor sf = gft_vec(fl, n3, kDLFloat, 32);
   const DLTensor *float_srcs[] = {&sf, &s1};
   CHECK_ERR(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, float_srcs, dst, NULL, &g), GF_ETYPE,
             "src[0]");
@@ -200,8 +163,8 @@ static void test_typed_arrow(const char *path) {
 }
 
 static void test_typed_dataset(void) {
-  char dir[] = "/tmp/gf_typed_XXXXXX";
-  if (!mkdtemp(dir)) {
+  char dir[200];
+  if (!gft_tmpdir(dir, sizeof dir, "typed")) {
     CHECK(0, "mkdtemp");
     return;
   }
@@ -232,16 +195,13 @@ static void test_typed_dataset(void) {
     }
   }
   gf_graph_close(g);
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  CHECK(system(cmd) == 0, "cleanup");
+  CHECK(gft_rmtree(dir) == 0, "cleanup");
 }
 
 int main(int argc, char **argv) {
-  const char *path = argc > 1 ? argv[1] : "tests/data/typed_edges.arrow";
+  const char *path = gft_arg(argc, argv, 1, "tests/data/typed_edges.arrow");
   test_typed_coo();
   test_typed_arrow(path);
   test_typed_dataset();
-  printf("test_typed: %d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  return gft_summary("test_typed");
 }
