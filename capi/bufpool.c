@@ -29,15 +29,16 @@
 #include "guard.h"
 #include "shim.h"
 
-enum { GF__BUF_MALLOC = 1, GF__BUF_MAP = 2 };
+enum { GF__BUF_MALLOC = 1, GF__BUF_MAP = 2, GF__BUF_HOST = 3 };
 
 #define GF__BUF_MAGIC 0x67666275u  // "gfbu"
 
 // The header sits in the 64 bytes right before the data, whatever the kind.
 typedef struct {
   size_t cap;       // usable bytes from the data pointer on
-  void *base;       // what malloc or mmap returned
-  size_t map_len;   // GF__BUF_MAP: length of the whole mapping
+  void *base;       // what malloc, mmap or the host's allocator returned
+  size_t map_len;   // GF__BUF_MAP: length of the whole mapping; GF__BUF_HOST: bytes asked of the host
+  gf__host *host;   // GF__BUF_HOST: the allocator it came from
   uint32_t kind;
   uint32_t magic;
 } gf__buf_header;
@@ -162,11 +163,68 @@ static int gf__pool_put(void *data) {
   return kept;
 }
 
+// ---------------------------------------------------------------------------
+// Host allocators (gf_allocator): a loader's output buffers from memory the
+// host provides. A gf__host is the library's copy of the host's struct,
+// reference-counted: one reference for the loader that was given it, one per
+// live buffer, so the last of them (often a deleter run long after the
+// loader was closed) frees it.
+
+struct gf__host {
+  gf_allocator a;
+  int64_t refs;  // atomic
+};
+
+gf__host *gf__host_new(const gf_allocator *a) {
+  gf__host *h = (gf__host *)calloc(1, sizeof *h);
+  if (h == NULL) {
+    return NULL;
+  }
+  h->a = *a;
+  h->refs = 1;
+  return h;
+}
+
+void gf__host_release(gf__host *h) {
+  if (h != NULL && __atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL) == 0) {
+    free(h);
+  }
+}
+
+void *gf__buf_alloc_host(gf__host *host, size_t n) {
+  if (n > SIZE_MAX - GF__HDR) {
+    return NULL;
+  }
+  size_t len = GF__HDR + n;
+  char *base = (char *)host->a.alloc(host->a.user, len, GF__HDR);
+  if (base == NULL) {
+    return NULL;
+  }
+  __atomic_add_fetch(&host->refs, 1, __ATOMIC_ACQ_REL);
+  gf__buf_header *h = (gf__buf_header *)base;
+  h->cap = n;
+  h->base = base;
+  h->map_len = len;
+  h->host = host;
+  h->kind = GF__BUF_HOST;
+  h->magic = GF__BUF_MAGIC;
+  return base + GF__HDR;
+}
+
 void gf__buf_free(void *data) {
   if (data == NULL) {
     return;
   }
   gf__buf_header *h = gf__hdr(data);
+  if (h->kind == GF__BUF_HOST) {
+    gf__host *host = h->host;
+    h->magic = 0;
+    if (!gf__forked) {  // a forked child does not call back into its parent's host
+      host->a.free(host->a.user, h->base, h->map_len);
+      gf__host_release(host);
+    }
+    return;
+  }
   if (h->kind == GF__BUF_MALLOC) {
     h->magic = 0;
     free(h->base);

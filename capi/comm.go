@@ -229,28 +229,34 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
-		return openCommLoader(c, out, func(hc comm.Comm) (*core.Loader, error) {
-			return g.OpenDistLoader(hc, seeds, req, lopt, cAlloc{})
+		return openCommLoader(c, o, out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+			return g.OpenDistLoader(hc, seeds, req, lopt, a)
 		})
 	})
 }
 
 // openCommLoader opens a loader over the host's communicator c (last: with
-// send and recv it starts the coordinator's threads) and puts its handle in
-// *out; the communicator is closed again if open fails.
-func openCommLoader(c *C.gf_comm, out *C.uintptr_t, open func(comm.Comm) (*core.Loader, error)) error {
-	hc, err := hostComm(c)
+// send and recv it starts the coordinator's threads) and the allocator of
+// options o, and puts its handle in *out; the communicator and the
+// allocator are released again if open fails.
+func openCommLoader(c *C.gf_comm, o *C.gf_loader_options, out *C.uintptr_t, open func(comm.Comm, loaderAlloc) (*core.Loader, error)) error {
+	a, err := hostAllocator(o)
 	if err != nil {
 		return err
 	}
-	l, err := open(hc)
+	hc, err := hostComm(c)
+	if err != nil {
+		a.release()
+		return err
+	}
+	l, err := open(hc, a)
 	if err != nil {
 		if cl, ok := hc.(io.Closer); ok {
 			cl.Close()
 		}
+		a.release()
 		return err
 	}
-	C.gf__buf_pool_use(1) // as gf_loader_open: gf_loader_close gives it back
-	putHandle(out, newHandle(kindLoader, l))
+	putLoader(out, l, a)
 	return nil
 }

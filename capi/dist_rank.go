@@ -117,8 +117,8 @@ func gfgo_loader_open_part(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
-		return openCommLoader(c, out, func(hc comm.Comm) (*core.Loader, error) {
-			return p.OpenLoader(hc, seeds, req, lopt, cAlloc{})
+		return openCommLoader(c, o, out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+			return p.OpenLoader(hc, seeds, req, lopt, a)
 		})
 	})
 }

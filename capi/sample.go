@@ -485,12 +485,16 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 		if err != nil {
 			return err
 		}
-		l, err := g.OpenLoader(seeds, req, lopt, cAlloc{})
+		a, err := hostAllocator(o)
 		if err != nil {
 			return err
 		}
-		C.gf__buf_pool_use(1) // batches reuse the buffers of dropped ones while loaders are open
-		putHandle(out, newHandle(kindLoader, l))
+		l, err := g.OpenLoader(seeds, req, lopt, a)
+		if err != nil {
+			a.release()
+			return err
+		}
+		putLoader(out, l, a)
 		return nil
 	})
 }
@@ -554,6 +558,7 @@ func gfgo_loader_close(h C.uintptr_t) {
 			return nil
 		}
 		err := l.Close()
+		releaseLoaderAlloc(h)
 		C.gf__buf_pool_use(-1) // the last loader closed empties the pool
 		return err
 	})

@@ -15,6 +15,12 @@ void gf__release_arrow(struct ArrowSchema *schema, struct ArrowArray *array);
 void *gf__buf_alloc(size_t n);
 void gf__buf_free(void *data);
 void gf__buf_pool_use(int delta);
+// Host allocators (gf_allocator), reference-counted by their loader and
+// their live buffers.
+typedef struct gf__host gf__host;
+gf__host *gf__host_new(const gf_allocator *a);
+void gf__host_release(gf__host *h);
+void *gf__buf_alloc_host(gf__host *h, size_t n);
 #ifdef GF_GFTEST
 void gf__buf_pool_stats(int64_t *count, int64_t *bytes, int64_t *users);
 #endif

@@ -1036,9 +1036,37 @@ GF_API int gf_tensor_to_versioned(DLManagedTensor *tensor,
 typedef struct gf_loader gf_loader;
 
 /*
+ * gf_allocator: memory the host provides for the tensors a loader hands out
+ * (blocks, ids, gathered node data, labels), for example page-locked host
+ * memory that a GPU copies from asynchronously. The library itself keeps no
+ * GPU dependency: what the memory is, is the host's business. Zero-initialise
+ * it and set struct_size = sizeof(gf_allocator); the library copies the
+ * struct when a loader is opened.
+ *
+ * alloc returns at least `bytes` bytes aligned to `alignment` (a power of
+ * two, at most 4096), or NULL when it cannot: the batch being made then
+ * fails with GF_ENOMEM naming the host allocator, and every block already
+ * taken for it is freed. free releases a block from alloc, with the same
+ * `bytes`; the library calls it exactly once per block, from any thread,
+ * possibly after the loader was closed (when the caller drops the last
+ * tensor of a batch). Both are called from the library's own threads,
+ * concurrently: they must be thread-safe, must not call graphferry, and
+ * must stay valid (with `user`) until every block from them was freed. Only
+ * loaders' output tensors come from the allocator; in a process forked after
+ * the library was loaded, blocks are not given back (free is not called).
+ */
+typedef struct gf_allocator {
+  uint32_t struct_size;
+  uint32_t reserved; /* 0 */
+  void *user;        /* passed to alloc and free */
+  void *(*alloc)(void *user, size_t bytes, size_t alignment);
+  void (*free)(void *user, void *ptr, size_t bytes);
+} gf_allocator;
+
+/*
  * gf_loader_options configures a loader. Zero-initialise it and set
  * struct_size = sizeof(gf_loader_options). Accepted struct_size (LP64): 72
- * (the end of label_names) to sizeof (80). (An early 0.1.0 draft embedded
+ * (the end of label_names) to sizeof (88). (An early 0.1.0 draft embedded
  * gf_sample_options by value, sizeof 104; that layout is refused.)
  */
 typedef struct gf_loader_options {
@@ -1066,6 +1094,9 @@ typedef struct gf_loader_options {
      otherwise. Read as NULL from an older header's struct_size (72).
      Borrowed (copied). */
   const DLTensor *seed_times;
+  /* The memory of the loader's output tensors (see gf_allocator); NULL: the
+     library's own. Copied. Read as NULL from an older struct_size (72, 80). */
+  const gf_allocator *allocator;
 } gf_loader_options;
 
 /*
@@ -1077,7 +1108,9 @@ typedef struct gf_loader_options {
  *   GF_EINVAL      seeds, options, options->sample or out_loader NULL;
  *                  invalid options (struct_size of either struct, batch_size,
  *                  the sample options as in gf_sample, a NULL name, an
- *                  unknown node data name); a seed out of range or repeated
+ *                  unknown node data name, an allocator's struct_size,
+ *                  reserved or NULL function); a seed out of range or
+ *                  repeated
  *   GF_ETYPE       seeds not int64/int32, not on the CPU, or not contiguous
  *   GF_EBADHANDLE  graph
  *   GF_ENOMEM      the loader's buffers do not fit in memory

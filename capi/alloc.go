@@ -1,0 +1,110 @@
+package main
+
+/*
+#include <stdlib.h>
+#include "graphferry.h"
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"sync"
+	"unsafe"
+
+	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/mem"
+)
+
+// loaderAlloc is the memory of a loader's output tensors: the library's
+// own (cAlloc; host nil) or the host's gf_allocator (bufpool.c's gf__host,
+// which the loader holds one reference to until it is closed). Buffers of
+// either kind are freed by gf__buf_free, which knows their kind.
+type loaderAlloc struct{ host *C.gf__host }
+
+var _ mem.Allocator = loaderAlloc{}
+
+func (a loaderAlloc) Alloc(n int) ([]byte, error) {
+	if a.host == nil {
+		return cAlloc{}.Alloc(n)
+	}
+	if n < 0 {
+		return nil, errorf(gfEInternal, "negative allocation of %d bytes", n)
+	}
+	if n == 0 {
+		return nil, nil
+	}
+	p := C.gf__buf_alloc_host(a.host, C.size_t(n))
+	if p == nil {
+		return nil, errorf(gfENoMem, "the host allocator (options->allocator) returned NULL for %d bytes", n+64)
+	}
+	return unsafe.Slice((*byte)(p), n), nil
+}
+
+func (a loaderAlloc) Free(b []byte) { cAlloc{}.Free(b) }
+
+var allocatorLayout = newLayout("gf_allocator", C.gf_allocator{})
+
+// hostAllocator reads options->allocator: the library's memory when it is
+// NULL, else a gf__host copy of the host's struct (released by
+// releaseLoaderAlloc, or by the caller when the loader is not opened).
+func hostAllocator(o *C.gf_loader_options) (loaderAlloc, error) {
+	o, err := readOptions(o, "options", loaderOptionsLayout)
+	if err != nil || o == nil || o.allocator == nil {
+		return loaderAlloc{}, err
+	}
+	a, err := readOptions(o.allocator, "options->allocator", allocatorLayout)
+	if err != nil {
+		return loaderAlloc{}, err
+	}
+	switch {
+	case a.reserved != 0:
+		return loaderAlloc{}, errorf(gfEInval, "options->allocator->reserved = %d (want 0)", uint32(a.reserved))
+	case a.alloc == nil:
+		return loaderAlloc{}, errorf(gfEInval, "options->allocator->alloc is NULL")
+	case a.free == nil:
+		return loaderAlloc{}, errorf(gfEInval, "options->allocator->free is NULL")
+	}
+	h := C.gf__host_new(a)
+	if h == nil {
+		return loaderAlloc{}, errorf(gfENoMem, "out of memory copying options->allocator")
+	}
+	return loaderAlloc{host: h}, nil
+}
+
+// release drops the loader's reference to its host allocator (if any).
+func (a loaderAlloc) release() {
+	if a.host != nil {
+		C.gf__host_release(a.host)
+	}
+}
+
+// loaderAllocs holds the host allocator of each open loader handle, released
+// by gf_loader_close.
+var loaderAllocs = struct {
+	sync.Mutex
+	m map[uint64]loaderAlloc
+}{m: map[uint64]loaderAlloc{}}
+
+// putLoader registers l (whose outputs come from a) under a new handle in
+// *out.
+func putLoader(out *C.uintptr_t, l *core.Loader, a loaderAlloc) {
+	h := newHandle(kindLoader, l)
+	if a.host != nil {
+		loaderAllocs.Lock()
+		loaderAllocs.m[h] = a
+		loaderAllocs.Unlock()
+	}
+	C.gf__buf_pool_use(1) // batches reuse the buffers of dropped ones while loaders are open
+	putHandle(out, h)
+}
+
+// releaseLoaderAlloc releases the host allocator of loader handle h (closed).
+func releaseLoaderAlloc(h C.uintptr_t) {
+	loaderAllocs.Lock()
+	a, ok := loaderAllocs.m[uint64(h)]
+	delete(loaderAllocs.m, uint64(h))
+	loaderAllocs.Unlock()
+	if ok {
+		a.release()
+	}
+}

@@ -1,0 +1,355 @@
+/*
+ * test_alloc.c: loaders whose output tensors come from the host's allocator
+ * (gf_loader_options.allocator, gf_allocator), as a GPU consumer's
+ * page-locked memory would. A counting allocator records every block:
+ *
+ *   - every byte of every tensor a loader hands out (topology, ids, node
+ *     data, labels) lies in a block of the host's, and the batches equal a
+ *     loader's on the library's own memory;
+ *   - every block is freed exactly once, with the size it was asked for,
+ *     whether the caller takes the tensors out and drops them after the
+ *     loader is closed, or leaves them to gf_batch_close, or the loader is
+ *     closed with batches in flight;
+ *   - an allocator that fails after k blocks makes gf_loader_next fail with
+ *     GF_ENOMEM naming the host allocator, and leaks nothing;
+ *   - bad allocators are refused at gf_loader_open (struct_size, reserved,
+ *     NULL functions).
+ *
+ *     test_alloc [DATASET_DIR]    (default: the shipped Cora)
+ */
+#include "gftest.h"
+
+#define MAX_BLOCKS 65536
+
+typedef struct {
+  pthread_mutex_t mu;
+  void *ptr[MAX_BLOCKS];
+  size_t bytes[MAX_BLOCKS];
+  int n;              /* live blocks */
+  long allocs, frees; /* totals */
+  long bad_frees;     /* unknown pointer or wrong size */
+  long misaligned;    /* alignment not a power of two <= 4096 */
+  long fail_after;    /* < 0: never fail; else fail once allocs reaches it */
+  long failures;
+} counting;
+
+static void *c_alloc(void *user, size_t bytes, size_t alignment) {
+  counting *c = (counting *)user;
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > 4096) {
+    __atomic_add_fetch(&c->misaligned, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+  }
+  pthread_mutex_lock(&c->mu);
+  if ((c->fail_after >= 0 && c->allocs >= c->fail_after) || c->n == MAX_BLOCKS) {
+    c->failures++;
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+  }
+  void *p = NULL;
+  if (posix_memalign(&p, alignment, bytes) != 0) {
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+  }
+  memset(p, 0xA7, bytes);
+  c->ptr[c->n] = p;
+  c->bytes[c->n] = bytes;
+  c->n++;
+  c->allocs++;
+  pthread_mutex_unlock(&c->mu);
+  return p;
+}
+
+static void c_free(void *user, void *ptr, size_t bytes) {
+  counting *c = (counting *)user;
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < c->n; i++) {
+    if (c->ptr[i] == ptr) {
+      if (c->bytes[i] != bytes) c->bad_frees++;
+      c->ptr[i] = c->ptr[c->n - 1];
+      c->bytes[i] = c->bytes[c->n - 1];
+      c->n--;
+      c->frees++;
+      pthread_mutex_unlock(&c->mu);
+      free(ptr);
+      return;
+    }
+  }
+  c->bad_frees++;
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* owned says whether [p, p+len) lies inside one live block of c. */
+static int owned(counting *c, const void *p, size_t len) {
+  int ok = 0;
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < c->n && !ok; i++) {
+    const char *b = (const char *)c->ptr[i];
+    ok = (const char *)p >= b && (const char *)p + len <= b + c->bytes[i];
+  }
+  pthread_mutex_unlock(&c->mu);
+  return ok;
+}
+
+static void counting_init(counting *c) {
+  memset(c, 0, sizeof *c);
+  pthread_mutex_init(&c->mu, NULL);
+  c->fail_after = -1;
+}
+
+static gf_allocator allocator_of(counting *c) {
+  gf_allocator a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.user = c;
+  a.alloc = c_alloc;
+  a.free = c_free;
+  return a;
+}
+
+typedef struct {
+  gf_sample_options so;
+  gf_loader_options lo;
+  int32_t fanouts[2];
+  const char *feats[1];
+  const char *labels[1];
+} options;
+
+static void options_init(options *o, const gf_allocator *a) {
+  memset(o, 0, sizeof *o);
+  o->fanouts[0] = 10;
+  o->fanouts[1] = 5;
+  o->so.struct_size = sizeof o->so;
+  o->so.num_hops = 2;
+  o->so.fanouts = o->fanouts;
+  o->so.seed = 7;
+  o->so.num_threads = 2;
+  o->feats[0] = "feat";
+  o->labels[0] = "label";
+  o->lo.struct_size = sizeof o->lo;
+  o->lo.sample = &o->so;
+  o->lo.batch_size = 64;
+  o->lo.shuffle = 1;
+  o->lo.shuffle_seed = 3;
+  o->lo.num_feature_names = 1;
+  o->lo.feature_names = o->feats;
+  o->lo.num_label_names = 1;
+  o->lo.label_names = o->labels;
+  o->lo.allocator = a;
+}
+
+/* The fields a batch of a two-hop loader has, with the layer each needs. */
+static const struct {
+  int32_t field, layer;
+} FIELDS[] = {
+    {GF_FIELD_NODES, 0},   {GF_FIELD_HOP_COUNTS, 0}, {GF_FIELD_SEEDS, 0}, {GF_FIELD_INDPTR, 0},
+    {GF_FIELD_INDICES, 0}, {GF_FIELD_EDGE_IDS, 0},   {GF_FIELD_INDPTR, 1}, {GF_FIELD_INDICES, 1},
+    {GF_FIELD_EDGE_IDS, 1},
+};
+#define NFIELDS (sizeof FIELDS / sizeof FIELDS[0])
+
+/* take_all takes every field and the node data of b out (b is closed). */
+static int take_all(gf_batch *b, DLManagedTensor **out) {
+  int n = 0;
+  for (size_t i = 0; i < NFIELDS; i++) {
+    out[n] = NULL;
+    CHECK(gf_batch_take(b, FIELDS[i].field, FIELDS[i].layer, &out[n]) == GF_OK && out[n] != NULL, "take field %d/%d",
+          FIELDS[i].field, FIELDS[i].layer);
+    if (out[n]) n++;
+  }
+  out[n] = NULL;
+  CHECK(gf_batch_take_node_data(b, "feat", &out[n]) == GF_OK && out[n] != NULL, "take feat");
+  if (out[n]) n++;
+  out[n] = NULL;
+  CHECK(gf_batch_take_node_data(b, "label", &out[n]) == GF_OK && out[n] != NULL, "take label");
+  if (out[n]) n++;
+  gf_batch_close(b);
+  return n;
+}
+
+static int same_tensor(const DLManagedTensor *a, const DLManagedTensor *b) {
+  size_t n = gft_tensor_bytes(&a->dl_tensor);
+  return n == gft_tensor_bytes(&b->dl_tensor) && memcmp(a->dl_tensor.data, b->dl_tensor.data, n) == 0;
+}
+
+/* An epoch with the host's memory equals one with the library's, every byte
+   handed out lies in the host's blocks, and every block comes back once,
+   also for tensors dropped after the loader and the graph were closed. */
+static void test_every_byte_from_the_host(const char *dir) {
+  counting c;
+  counting_init(&c);
+  gf_allocator a = allocator_of(&c);
+  gf_graph *g = NULL;
+  if (gf_graph_open(dir, NULL, &g) != GF_OK) {
+    CHECK(0, "gf_graph_open(%s)", dir);
+    return;
+  }
+  int64_t n = 0;
+  gf_graph_num_nodes(g, &n);
+  int64_t *seeds = (int64_t *)malloc((size_t)n * sizeof(int64_t));
+  for (int64_t i = 0; i < n; i++) seeds[i] = i;
+  int64_t shape = n > 640 ? 640 : n;
+  DLTensor st = gft_i64(seeds, &shape);
+  options host, own;
+  options_init(&host, &a);
+  options_init(&own, NULL);
+  gf_loader *lh = NULL, *lo = NULL;
+  CHECK(gf_loader_open(g, &st, &host.lo, &lh) == GF_OK, "open (host memory)");
+  CHECK(gf_loader_open(g, &st, &own.lo, &lo) == GF_OK, "open (own memory)");
+  if (!lh || !lo) {
+    free(seeds);
+    return;
+  }
+  CHECK(gf_loader_start(lh, 0) == GF_OK && gf_loader_start(lo, 0) == GF_OK, "start");
+  enum { KEEP = 4 };
+  DLManagedTensor *kept[KEEP][NFIELDS + 2];
+  int nkept[KEEP] = {0};
+  int batches = 0, tensors = 0;
+  for (;;) {
+    gf_batch *bh = NULL, *bo = NULL;
+    int rh = gf_loader_next(lh, &bh), ro = gf_loader_next(lo, &bo);
+    CHECK(rh == ro, "next: %d vs %d", rh, ro);
+    if (rh != GF_OK || ro != GF_OK) {
+      CHECK(rh == GF_DONE, "end of epoch: %d", rh);
+      if (bh) gf_batch_close(bh);
+      if (bo) gf_batch_close(bo);
+      break;
+    }
+    DLManagedTensor *th[NFIELDS + 2], *to[NFIELDS + 2];
+    int k = take_all(bh, th), m = take_all(bo, to);
+    CHECK(k == m && k == (int)NFIELDS + 2, "tensors %d vs %d", k, m);
+    for (int i = 0; i < k && i < m; i++) {
+      const DLTensor *t = &th[i]->dl_tensor;
+      size_t bytes = gft_tensor_bytes(t);
+      CHECK(bytes == 0 || owned(&c, (const char *)t->data + t->byte_offset, bytes),
+            "tensor %d of batch %d not in a host block", i, batches);
+      CHECK(same_tensor(th[i], to[i]), "tensor %d of batch %d differs from the library-memory loader's", i, batches);
+      tensors++;
+      gft_drop(to[i]);
+    }
+    if (batches < KEEP) {  /* dropped after everything is closed */
+      memcpy(kept[batches], th, sizeof th);
+      nkept[batches] = k;
+    } else {
+      for (int i = 0; i < k; i++) gft_drop(th[i]);
+    }
+    batches++;
+  }
+  CHECK(batches >= 10 && tensors == batches * (int)(NFIELDS + 2), "%d batches, %d tensors", batches, tensors);
+  /* The next epoch is stopped with batches in flight: closing frees them. */
+  CHECK(gf_loader_start(lh, 1) == GF_OK, "start epoch 1");
+  gf_batch *b = NULL;
+  CHECK(gf_loader_next(lh, &b) == GF_OK && b != NULL, "next of epoch 1");
+  gf_batch_close(b); /* left to gf_batch_close: its tensors are never taken */
+  gf_loader_close(lh);
+  gf_loader_close(lo);
+  gf_graph_close(g);
+  pthread_mutex_lock(&c.mu);
+  long live_kept = c.n;
+  pthread_mutex_unlock(&c.mu);
+  CHECK(live_kept > 0, "the kept tensors' blocks are still live after the loader was closed");
+  for (int i = 0; i < KEEP; i++) {
+    for (int j = 0; j < nkept[i]; j++) gft_drop(kept[i][j]);
+  }
+  CHECK(c.n == 0 && c.allocs == c.frees && c.allocs > 0, "every block freed once: %d live, %ld allocs, %ld frees", c.n,
+        c.allocs, c.frees);
+  CHECK(c.bad_frees == 0 && c.misaligned == 0, "%ld bad frees, %ld bad alignments", c.bad_frees, c.misaligned);
+  free(seeds);
+}
+
+/* An allocator that fails after k blocks: gf_loader_next fails clearly, and
+   nothing is leaked, for several k (a failure at each point of a batch). */
+static void test_failing_allocator(const char *dir) {
+  gf_graph *g = NULL;
+  if (gf_graph_open(dir, NULL, &g) != GF_OK) {
+    CHECK(0, "gf_graph_open(%s)", dir);
+    return;
+  }
+  int64_t seeds[256];
+  for (int i = 0; i < 256; i++) seeds[i] = i * 3;
+  int64_t shape = 256;
+  DLTensor st = gft_i64(seeds, &shape);
+  int failed_runs = 0;
+  for (long k = 0; k < 40; k += 3) {
+    counting c;
+    counting_init(&c);
+    c.fail_after = k;
+    gf_allocator a = allocator_of(&c);
+    options o;
+    options_init(&o, &a);
+    o.lo.queue_capacity = 1;
+    gf_loader *l = NULL;
+    CHECK(gf_loader_open(g, &st, &o.lo, &l) == GF_OK, "open");
+    if (!l) continue;
+    CHECK(gf_loader_start(l, 0) == GF_OK, "start");
+    int rc = GF_OK;
+    while (rc == GF_OK) {
+      gf_batch *b = NULL;
+      rc = gf_loader_next(l, &b);
+      if (b) gf_batch_close(b);
+    }
+    if (c.failures > 0) {
+      failed_runs++;
+      CHECK(rc == GF_ENOMEM && strstr(gf_errmsg(), "host allocator") != NULL, "k=%ld: next returned %d: %s", k, rc,
+            gf_errmsg());
+    } else {
+      CHECK(rc == GF_DONE, "k=%ld: the epoch ended with %d", k, rc);
+    }
+    gf_loader_close(l);
+    CHECK(c.n == 0 && c.allocs == c.frees, "k=%ld: %d blocks leaked (%ld allocs, %ld frees)", k, c.n, c.allocs,
+          c.frees);
+    CHECK(c.bad_frees == 0, "k=%ld: %ld bad frees", k, c.bad_frees);
+    pthread_mutex_destroy(&c.mu);
+  }
+  CHECK(failed_runs >= 10, "the allocator failed in %d runs", failed_runs);
+  gf_graph_close(g);
+}
+
+/* Bad allocators are refused with messages naming the field. */
+static void test_bad_allocators(const char *dir) {
+  gf_graph *g = NULL;
+  if (gf_graph_open(dir, NULL, &g) != GF_OK) {
+    CHECK(0, "gf_graph_open(%s)", dir);
+    return;
+  }
+  int64_t seeds[4] = {0, 1, 2, 3}, shape = 4;
+  DLTensor st = gft_i64(seeds, &shape);
+  counting c;
+  counting_init(&c);
+  gf_allocator a = allocator_of(&c);
+  options o;
+  options_init(&o, &a);
+  gf_loader *l = NULL;
+  a.alloc = NULL;
+  CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->alloc is NULL");
+  CHECK(l == NULL, "no loader on failure");
+  a = allocator_of(&c);
+  a.free = NULL;
+  CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->free is NULL");
+  a = allocator_of(&c);
+  a.reserved = 1;
+  CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->reserved = 1");
+  a = allocator_of(&c);
+  a.struct_size = 3;
+  CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->struct_size = 3");
+  /* A loader options struct of an older size has no allocator: the
+     library's memory, whatever follows it. */
+  a = allocator_of(&c);
+  o.lo.struct_size = 80;
+  CHECK(gf_loader_open(g, &st, &o.lo, &l) == GF_OK, "open with the older struct_size");
+  if (l) {
+    gf_batch *b = NULL;
+    CHECK(gf_loader_start(l, 0) == GF_OK && gf_loader_next(l, &b) == GF_OK, "next");
+    if (b) gf_batch_close(b);
+    gf_loader_close(l);
+  }
+  CHECK(c.allocs == 0, "an allocator beyond struct_size is not used: %ld allocs", c.allocs);
+  gf_graph_close(g);
+}
+
+int main(int argc, char **argv) {
+  const char *dir = gft_arg(argc, argv, 1, GFT_CORA);
+  test_every_byte_from_the_host(dir);
+  test_failing_allocator(dir);
+  test_bad_allocators(dir);
+  return gft_summary("test_alloc");
+}
