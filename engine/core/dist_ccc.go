@@ -6,14 +6,14 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/graphferry/graphferry/engine/ccc"
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/coordinator"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
 // CoordinatedComm returns a Comm over c (one rank per process, such as a
 // comm.Host) whose collectives coord launches in its global order (DSP's
-// CCC, engine/ccc): every AllToAll is one exchange of a stage, and Dup gives
+// CCC, engine/coordinator): every AllToAll is one exchange of a stage, and Dup gives
 // a new stage over the SAME channel c. Because coord starts the exchanges of
 // all stages in one order on every rank, one after the other (Window 1),
 // stages that exchange concurrently (the sampler workers of a loader) can
@@ -24,7 +24,7 @@ import (
 // coord's Window must be 1 (the exchanges share c), and its transport must
 // not be c. The returned Comm is an io.Closer that closes coord: a loader
 // opened on it (OpenDistLoader) closes it with itself.
-func CoordinatedComm(c comm.Comm, coord *ccc.Coordinator) (comm.Comm, error) {
+func CoordinatedComm(c comm.Comm, coord *coordinator.Coordinator) (comm.Comm, error) {
 	if c == nil || coord == nil {
 		return nil, errors.New("core: CoordinatedComm needs a communicator and a coordinator")
 	}
@@ -33,11 +33,11 @@ func CoordinatedComm(c comm.Comm, coord *ccc.Coordinator) (comm.Comm, error) {
 
 type coordComm struct {
 	c      comm.Comm
-	coord  *ccc.Coordinator
+	coord  *coordinator.Coordinator
 	stages *atomic.Uint32 // stages handed out by Dup, shared by the dups
 	stage  uint32
 
-	mu  sync.Mutex // one exchange of a stage at a time (ccc's rule)
+	mu  sync.Mutex // one exchange of a stage at a time (the coordinator's rule)
 	seq uint64
 }
 
@@ -55,7 +55,7 @@ func (k *coordComm) Dup() (comm.Comm, error) {
 func (k *coordComm) AllToAll(ctx context.Context, rank int, send []mem.Buffer, s mem.Stream) ([]mem.Buffer, error) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	id := ccc.ID{Stage: k.stage, Seq: k.seq}
+	id := coordinator.ID{Stage: k.stage, Seq: k.seq}
 	k.seq++
 	var recv []mem.Buffer
 	err := k.coord.Run(ctx, id, func(ctx context.Context) error {

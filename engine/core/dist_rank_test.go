@@ -10,8 +10,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/graphferry/graphferry/engine/ccc"
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/coordinator"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/graph"
@@ -119,7 +119,7 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 			t.Run(fmt.Sprintf("%v-%d-%v", layout, size, c.coordinated), func(t *testing.T) {
 				dst := partitionTestDataset(t, src, dataset.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
 				l := comm.NewLocal(size)
-				mesh := ccc.NewMesh(size)
+				mesh := coordinator.NewMesh(size)
 				got := make([][][]string, size)
 				errc := make(chan error, size)
 				var wg sync.WaitGroup
@@ -134,7 +134,7 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 					require.NoError(t, err)
 					o := lopt
 					if c.coordinated {
-						coord, err := ccc.New(ccc.Config{Rank: r, Size: size, Transport: mesh.Endpoint(r)})
+						coord, err := coordinator.New(coordinator.Config{Rank: r, Size: size, Transport: mesh.Endpoint(r)})
 						require.NoError(t, err)
 						h, err = CoordinatedComm(h, coord) // closed with the loader
 						require.NoError(t, err)

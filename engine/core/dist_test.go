@@ -11,8 +11,8 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/graphferry/graphferry/engine/ccc"
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/coordinator"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -193,7 +193,7 @@ func TestDistLoaderCoordinatedWorkers(t *testing.T) {
 	ref := refEpochs(t, seeds, lopt, epochs)
 	for round := range 3 {
 		l := comm.NewLocal(size)
-		mesh := ccc.NewMesh(size)
+		mesh := coordinator.NewMesh(size)
 		got := make([][][]string, size)
 		var wg sync.WaitGroup
 		errc := make(chan error, size)
@@ -202,7 +202,7 @@ func TestDistLoaderCoordinatedWorkers(t *testing.T) {
 			withNodeData(t, g)
 			h, err := comm.NewHost(r, size, l.Exchanger(r))
 			require.NoError(t, err)
-			coord, err := ccc.New(ccc.Config{Rank: r, Size: size, Transport: mesh.Endpoint(r)})
+			coord, err := coordinator.New(coordinator.Config{Rank: r, Size: size, Transport: mesh.Endpoint(r)})
 			require.NoError(t, err)
 			c, err := CoordinatedComm(h, coord)
 			require.NoError(t, err)

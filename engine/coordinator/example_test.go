@@ -1,11 +1,11 @@
-package ccc_test
+package coordinator_test
 
 import (
 	"context"
 	"fmt"
 	"sync"
 
-	"github.com/graphferry/graphferry/engine/ccc"
+	"github.com/graphferry/graphferry/engine/coordinator"
 )
 
 // Two ranks, goroutines of one process, each with two stages that exchange
@@ -13,12 +13,12 @@ import (
 // leader fixes.
 func Example() {
 	const ranks, stages, exchanges = 2, 2, 3
-	mesh := ccc.NewMesh(ranks)
+	mesh := coordinator.NewMesh(ranks)
 	var mu sync.Mutex
 	ran := map[int]int{}
 	var wg sync.WaitGroup
 	for r := 0; r < ranks; r++ {
-		c, err := ccc.New(ccc.Config{Rank: r, Size: ranks, Leader: 0, Transport: mesh.Endpoint(r)})
+		c, err := coordinator.New(coordinator.Config{Rank: r, Size: ranks, Leader: 0, Transport: mesh.Endpoint(r)})
 		if err != nil {
 			panic(err)
 		}
@@ -28,7 +28,7 @@ func Example() {
 			go func() {
 				defer stagesDone.Done()
 				for seq := uint64(1); seq <= exchanges; seq++ {
-					err := c.Run(context.Background(), ccc.ID{Stage: uint32(s), Seq: seq}, func(ctx context.Context) error {
+					err := c.Run(context.Background(), coordinator.ID{Stage: uint32(s), Seq: seq}, func(ctx context.Context) error {
 						// Here the stage calls its communicator's AllToAll.
 						mu.Lock()
 						ran[r]++

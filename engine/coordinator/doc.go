@@ -1,6 +1,12 @@
-// Package ccc orders the collective exchanges of a rank's concurrent stages
-// the same way on every rank, so that they cannot deadlock: DSP's
-// centralized communication coordination (CCC, DSP §5).
+// Package coordinator orders the collective exchanges of the concurrent
+// stages of a rank (a loader's sampler workers, its row exchange) under one
+// leader rank, so that every rank starts them in the same order and they
+// cannot deadlock. It is DSP's centralized communication coordination
+// (CCC, DSP §5); its errors still read "ccc: ...".
+//
+// It imports only engine/errs: it knows nothing of what the exchanges
+// carry. engine/distributed wraps a communicator with it
+// (distributed.CoordinatedComm).
 //
 // # The problem
 //
@@ -107,4 +113,4 @@
 //
 // With Config.Off, Run just calls the exchange (no messages, no ordering):
 // for a single rank, and to show what happens without CCC.
-package ccc
+package coordinator

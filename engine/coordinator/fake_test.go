@@ -1,4 +1,4 @@
-package ccc
+package coordinator
 
 import (
 	"context"
