@@ -2,7 +2,7 @@
 // for 1, 2 and 4 ranks, each partitioning method (range, random, METIS)
 // and each layout (DSP, FastSample's hybrid, PaGraph's self-reliant), the
 // bytes the ranks exchange per hop, CSP's task push (engine/sample) against
-// pulling whole adjacency lists (engine/sample/pull, the baseline of DSP's
+// pulling whole adjacency lists (bench/pull, the baseline of DSP's
 // Figures 1 and 11), the sampling epoch time, and the edge cut of each
 // method.
 //

@@ -7,8 +7,8 @@ import (
 
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // Hetero describes a heterogeneous (typed) preset: node types, relations

@@ -12,7 +12,7 @@ import (
 	"math/bits"
 
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/internal/rng"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // Graph500 default R-MAT probabilities (D = 1-A-B-C = 0.05).

@@ -15,9 +15,9 @@ import (
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/rng"
 	"github.com/graphferry/graphferry/engine/sample"
 )
 

@@ -33,7 +33,7 @@
 // # Where a device backend plugs in
 //
 // The orchestration (sampler.go: waves, per-rank harness, hops), the batch
-// keys and the random streams (rng.go; engine/internal/rng) are shared. The
+// keys and the random streams (rng.go; engine/rng) are shared. The
 // stages are separate: the shuffle and reshuffle message formats (wire.go),
 // the owner stage that samples the received tasks (owner.go, filter.go),
 // the draws (draw.go), the merge with append-unique (merge.go, table.go),

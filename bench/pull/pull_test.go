@@ -12,10 +12,10 @@ import (
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/gen"
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/internal/rng"
-	"github.com/graphferry/graphferry/engine/internal/stattest"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/rng"
 	"github.com/graphferry/graphferry/engine/sample"
+	"github.com/graphferry/graphferry/engine/stattest"
 )
 
 // testGraph is gen's "tiny" preset graph (1024 nodes, skewed degrees),

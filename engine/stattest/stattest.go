@@ -1,7 +1,10 @@
 // Package stattest holds the goodness-of-fit helpers of the engine's
-// statistical tests (engine/sample, engine/linkpred): a chi-square test of
-// multinomial counts against exact cell probabilities, with deterministic
-// seeds, so that a test fails only when a sampler's distribution is wrong.
+// statistical tests (engine/sample, engine/linkpred, and bench/pull's): a
+// chi-square test of multinomial counts against exact cell probabilities,
+// with deterministic seeds, so that a test fails only when a sampler's
+// distribution is wrong. Only tests import it; it imports nothing of the
+// engine (testify only), and is not internal so that bench/pull's tests can
+// use it.
 package stattest
 
 import (

@@ -11,6 +11,10 @@
 //
 // Nothing here may change its output: golden traces (engine/sample) and
 // generator tests pin it.
+//
+// It imports nothing of the engine. It is not internal so that the
+// benchmark baselines outside the engine (bench/pull) draw from the same
+// generator.
 package rng
 
 import (

@@ -21,6 +21,11 @@
 // d_i is v_i's in-degree and u, e its whole list of sources (internal ids)
 // and edge ids, node after node: CSP's reshuffle layout with every
 // neighbour taken.
+//
+// It is a benchmark baseline, not part of the engine: it lives in bench/
+// beside its one user (bench/dspbytes) and imports the engine's lower
+// packages (comm, graph, mem, partition, rng, sample); nothing in engine/
+// imports it.
 package pull
 
 import (
@@ -33,9 +38,9 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/rng"
 	"github.com/graphferry/graphferry/engine/sample"
 )
 
