@@ -9,11 +9,12 @@
 //
 //   - ByInDegree ranks nodes by in-degree (PaGraph): high in-degree nodes
 //     are the neighbours most often sampled.
-//   - PreSample counts how often each node's rows are read over a few
-//     sampled epochs and ranks by that count (GNNLab, and DSP's
-//     evaluation): it follows the sampler, the fan-outs and the seeds
-//     actually used. It is deterministic: batches are a function of the
-//     sampler's seed, the shuffle seed and the epoch.
+//   - pre-sampling counts how often each node's rows are read over a few
+//     sampled epochs (pipeline.Pipeline.ReadCounts, pipeline.PreSample) and
+//     ranks by that count (GNNLab, and DSP's evaluation): it follows the
+//     sampler, the fan-outs and the seeds actually used. It is
+//     deterministic: batches are a function of the sampler's seed, the
+//     shuffle seed and the epoch.
 //
 // Size says how large the hot tier is: in bytes, as a fraction of the
 // nodes, or "auto": what fits in a budget after a reserve (on the CPU build

@@ -12,6 +12,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -28,7 +29,7 @@ type batchStream interface {
 	Stats() pipeline.Stats
 	FeatureNames() []string
 	ReadCounts(ctx context.Context, epochs int) ([]int64, error)
-	SetGatherer(g pipeline.Gatherer) error
+	SetGatherer(g feature.Gatherer) error
 }
 
 // distMaxWorkers bounds the default number of sampler workers of a
@@ -160,7 +161,7 @@ type distStream struct {
 	seedsNew   []int64
 	opt        pipeline.Options
 	alloc      mem.Allocator
-	store      pipeline.Gatherer
+	store      feature.Gatherer
 	closer     io.Closer // closed with the stream (the comm's coordinator), or nil
 	// rows, when set (a Part's loader, dist_rank_loader.go), gathers the
 	// node data of worker w's batches over the communicator instead of
@@ -349,7 +350,7 @@ func (s *distStream) ReadCounts(context.Context, int) ([]int64, error) {
 
 // SetGatherer replaces the source of node data from the next Start on,
 // stopping the epoch in progress (which the other ranks must stop too).
-func (s *distStream) SetGatherer(g pipeline.Gatherer) error {
+func (s *distStream) SetGatherer(g feature.Gatherer) error {
 	if g == nil {
 		return errorf(nil, "gatherer is nil")
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -89,7 +90,7 @@ func int64Tensor(alloc mem.Allocator, src []int64) (mem.Tensor, []int64, error) 
 // Node data rows are read from store by internal id: featureNames over all
 // of res.Nodes, labelNames over the seeds. alloc nil means mem.Heap. On
 // error nothing stays allocated. Index and Epoch are left zero.
-func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *partition.Partitioned, store Gatherer, featureNames, labelNames []string, alloc mem.Allocator, threads int) (*Batch, error) {
+func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *partition.Partitioned, store feature.Gatherer, featureNames, labelNames []string, alloc mem.Allocator, threads int) (*Batch, error) {
 	if (len(featureNames) > 0 || len(labelNames) > 0) && isNil(store) {
 		return nil, errors.New("pipeline: node data requested but store is nil")
 	}
@@ -198,7 +199,7 @@ func materializeTopology(res *sample.Result, seedsOrig []int64, inputIndex []int
 // seeds into b (allocated from b's allocator). On error the node data
 // gathered so far stays in b, for b.Release.
 // When tc is not nil, where the rows came from is added to it.
-func (b *Batch) loadNodeData(res *sample.Result, store Gatherer, featureNames, labelNames []string, threads int, tc *TierCounts) error {
+func (b *Batch) loadNodeData(res *sample.Result, store feature.Gatherer, featureNames, labelNames []string, threads int, tc *feature.TierCounts) error {
 	nb := int(res.HopCounts[0])
 	var err error
 	gather := func(name string, ids []int64) error {
@@ -215,7 +216,7 @@ func (b *Batch) loadNodeData(res *sample.Result, store Gatherer, featureNames, l
 			return err
 		}
 		b.NodeData[name] = t
-		if tg, ok := store.(TierGatherer); ok {
+		if tg, ok := store.(feature.TierGatherer); ok {
 			c, err := tg.GatherTiers(name, t.Data, ids, threads)
 			if tc != nil {
 				tc.Add(c)
@@ -226,7 +227,7 @@ func (b *Batch) loadNodeData(res *sample.Result, store Gatherer, featureNames, l
 			return err
 		}
 		if tc != nil {
-			tc.Add(hostCounts(len(ids), src.RowBytes()))
+			tc.Add(feature.HostCounts(len(ids), src.RowBytes()))
 		}
 		return nil
 	}

@@ -13,8 +13,9 @@
 //     it was built, and forks into independent copies that give the same
 //     batches. *sample.Sampler (a sample.Runtime bound to a sample.Request)
 //     is the CPU implementation.
-//   - Gatherer gathers named node data (one row per node) by node id.
-//     *feature.Store is the CPU implementation.
+//   - feature.Gatherer gathers named node data (one row per node) by node
+//     id. *feature.Store is the CPU implementation, engine/cache's Tiered
+//     a tiered one.
 //
 // New is generic over the sampler's type S (a BatchSampler[S], whose Fork
 // returns an S), so that each implementation's Fork keeps its own type.
@@ -55,7 +56,7 @@
 // time, the time it was blocked on a full queue after it and the time it
 // waited on an empty queue before it, the batches it passed on, and where
 // the gathered node data came from (bytes per memory kind, rows from a hot
-// tier and from the store: a TierGatherer such as engine/cache's says).
+// tier and from the store: a feature.TierGatherer such as engine/cache's says).
 // They are atomic counters and monotonic clock readings, a few per batch
 // and stage. The stage with the largest busy share of the wall time (the
 // sampler's divided by its workers) is the bottleneck.

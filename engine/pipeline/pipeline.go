@@ -123,23 +123,6 @@ type worker interface {
 
 var _ BatchSampler[*sample.Sampler] = (*sample.Sampler)(nil)
 
-// Gatherer is the loader stage's source of node data: named tensors with
-// one row per node, gathered by internal node id. *feature.Store is the
-// CPU implementation.
-type Gatherer interface {
-	// NumNodes returns the number of rows of every tensor.
-	NumNodes() int64
-	// Names returns the names of the tensors (for error messages).
-	Names() []string
-	// Get returns the tensor called name (its dtype and row shape decide
-	// the batch tensor's).
-	Get(name string) (mem.Tensor, bool)
-	// Gather copies the rows ids of name into dst, len(ids) rows.
-	Gather(name string, dst []byte, ids []int64, threads int) error
-}
-
-var _ Gatherer = (*feature.Store)(nil)
-
 // isNil reports whether v is nil or a nil pointer in an interface.
 func isNil(v any) bool {
 	if v == nil {
@@ -160,7 +143,7 @@ type Pipeline struct {
 	workers   []worker // forks of the sampler given to New, one per worker
 	ranks     int      // batches per wave: the sampler's local ranks
 	p         *partition.Partitioned
-	store     Gatherer
+	store     feature.Gatherer
 	seedsOrig []int64
 	seedsNew  []int64
 	opt       Options
@@ -224,7 +207,7 @@ func (j job) drop() {
 // options. s must have been built on p; the pipeline samples on forks of it
 // (s itself is not used). store may be nil when no node data is requested.
 // alloc nil means mem.Heap.
-func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds []int64, opt Options, alloc mem.Allocator) (*Pipeline, error) {
+func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gatherer, seeds []int64, opt Options, alloc mem.Allocator) (*Pipeline, error) {
 	if isNil(s) {
 		return nil, errors.New("pipeline: sampler is nil")
 	}
@@ -325,7 +308,7 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 // tiered one, say: see engine/cache) from the next Start on. It stops the
 // epoch in progress, as Start does. g must have the requested names and the
 // graph's node count.
-func (pl *Pipeline) SetGatherer(g Gatherer) error {
+func (pl *Pipeline) SetGatherer(g feature.Gatherer) error {
 	if isNil(g) {
 		return errors.New("pipeline: gatherer is nil")
 	}
@@ -648,7 +631,7 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 		}
 		t0 = pl.st.waiting(loaderStage, t0)
 		b := j.b
-		var tc TierCounts
+		var tc feature.TierCounts
 		err := b.loadNodeData(j.res, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads, &tc)
 		pl.st.gathered(tc)
 		j.s.Recycle(j.res) // the batch holds copies of everything it needs
