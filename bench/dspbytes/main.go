@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -286,7 +286,7 @@ func metisAssignment(cfg config, p int) ([]int64, map[string]any, error) {
 			return nil, nil, fmt.Errorf("%s %s: %w", cfg.python, cfg.metis, err)
 		}
 	}
-	a, err := dataset.ReadNPY(path)
+	a, err := fileformat.ReadNPY(path)
 	if err != nil {
 		return nil, nil, err
 	}

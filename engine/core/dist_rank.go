@@ -10,10 +10,11 @@ import (
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/rankpart"
 )
 
 // Part is one rank's share of a partitioned dataset (DST/part-<rank>,
-// written by dataset.Partitioner), opened by OpenPart: the process of rank
+// written by rankpart.Partitioner), opened by OpenPart: the process of rank
 // r reads partition.json, its own folder and, for the dsp and hybrid
 // layouts, DST/assignment.npy, and nothing of the other ranks' folders.
 // Its loaders (Part.OpenLoader) sample and gather with the other ranks
@@ -41,9 +42,9 @@ import (
 // (dsp, self-reliant) or the whole topology (hybrid).
 type Part struct {
 	g      *Graph
-	meta   dataset.PartMeta
-	info   dataset.PartRank
-	layout dataset.Layout
+	meta   rankpart.PartMeta
+	info   rankpart.PartRank
+	layout rankpart.Layout
 	// owned are the original ids of the rank's owned nodes, increasing.
 	owned []int64
 	// localRow maps an original id to its row in the node data
@@ -56,7 +57,7 @@ type Part struct {
 // OpenPart opens rank's part of the partitioned dataset in dst (see Part).
 // dopt applies to the rank's folder and to the id maps (checksums).
 func OpenPart(dst string, rank int, dopt dataset.OpenOptions) (*Part, error) {
-	d, err := dataset.OpenPart(dst, rank, dopt)
+	d, err := rankpart.OpenPart(dst, rank, dopt)
 	if err != nil {
 		return nil, err
 	}
@@ -70,16 +71,16 @@ func OpenPart(dst string, rank int, dopt dataset.OpenOptions) (*Part, error) {
 
 // newPart builds the Part of an opened folder; on success the Part's Graph
 // owns d (closing it releases d's mappings).
-func newPart(d *dataset.Part) (*Part, error) {
+func newPart(d *rankpart.Part) (*Part, error) {
 	p := &Part{meta: d.Meta, info: d.Info, layout: d.Layout, owned: slices.Clone(d.GlobalIDs[:d.Info.NumOwned])}
 	var pt *partition.Partitioned
 	var err error
 	var rows int64 // rows of node data
 	switch d.Layout {
-	case dataset.LayoutDSP, dataset.LayoutHybrid:
+	case rankpart.LayoutDSP, rankpart.LayoutHybrid:
 		pt, err = patchTopology(d)
 		rows = d.Info.NumOwned
-	case dataset.LayoutSelfReliant:
+	case rankpart.LayoutSelfReliant:
 		pt, err = localTopology(d)
 		rows = d.Info.NumNodes
 	default:
@@ -114,7 +115,7 @@ func newPart(d *dataset.Part) (*Part, error) {
 			return nil, err
 		}
 	}
-	if d.Layout == dataset.LayoutSelfReliant {
+	if d.Layout == rankpart.LayoutSelfReliant {
 		p.localRow = make([]int64, d.Meta.NumNodes)
 		for i := range p.localRow {
 			p.localRow[i] = -1
@@ -141,7 +142,7 @@ func newPart(d *dataset.Part) (*Part, error) {
 // into the ranks' patches (patch-major, increasing original id within a
 // patch, as partition.Build numbers a Given assignment), with the rows the
 // folder expands (dsp: the owned nodes; hybrid: every node).
-func patchTopology(d *dataset.Part) (*partition.Partitioned, error) {
+func patchTopology(d *rankpart.Part) (*partition.Partitioned, error) {
 	n, parts := d.Meta.NumNodes, d.Meta.Parts
 	offsets := make([]int64, parts+1)
 	for r := range parts {
@@ -161,12 +162,12 @@ func patchTopology(d *dataset.Part) (*partition.Partitioned, error) {
 	lg := d.Data.Graph
 	// local[u] is the local id of new id u, or -1 for a row left empty.
 	expanded := d.Info.NumOwned
-	if d.Layout == dataset.LayoutHybrid {
+	if d.Layout == rankpart.LayoutHybrid {
 		expanded = d.Info.NumNodes
 	}
 	local := func(u int64) int64 { return -1 }
 	lo := offsets[d.Info.Rank]
-	if d.Layout == dataset.LayoutDSP {
+	if d.Layout == rankpart.LayoutDSP {
 		local = func(u int64) int64 {
 			if u >= lo && u < lo+expanded {
 				return u - lo
@@ -195,7 +196,7 @@ func patchTopology(d *dataset.Part) (*partition.Partitioned, error) {
 
 // localTopology builds the self-reliant topology: one patch of N nodes in
 // original ids, with the rows of the nodes the folder expands.
-func localTopology(d *dataset.Part) (*partition.Partitioned, error) {
+func localTopology(d *rankpart.Part) (*partition.Partitioned, error) {
 	n := d.Meta.NumNodes
 	byOrig := make(map[int64]int64, len(d.GlobalIDs))
 	for l, v := range d.GlobalIDs {
@@ -214,7 +215,7 @@ func localTopology(d *dataset.Part) (*partition.Partitioned, error) {
 // buildRows fills pt.Graph: n rows, row u holding the in-edges of local
 // node local(u) (none for -1), sources mapped local -> original -> toNew,
 // edge ids local -> original, weights kept.
-func buildRows(n int64, lg *graph.CSC, d *dataset.Part, local func(int64) int64, toNew func(int64) int64, pt *partition.Partitioned) (*partition.Partitioned, error) {
+func buildRows(n int64, lg *graph.CSC, d *rankpart.Part, local func(int64) int64, toNew func(int64) int64, pt *partition.Partitioned) (*partition.Partitioned, error) {
 	g := &graph.CSC{NumNodes: n, Indptr: make([]int64, n+1)}
 	for u := range n {
 		deg := int64(0)
@@ -270,7 +271,7 @@ func (p *Part) Rank() int  { return p.info.Rank }
 func (p *Part) Parts() int { return p.meta.Parts }
 
 // Layout returns what the part holds.
-func (p *Part) Layout() dataset.Layout { return p.layout }
+func (p *Part) Layout() rankpart.Layout { return p.layout }
 
 // NumNodes returns the number of nodes of the whole graph; NumOwned the
 // rank's owned nodes; NumEdges the edges the rank's topology holds.
@@ -316,7 +317,7 @@ func (p *Part) OwnedNodeData(name string, alloc mem.Allocator) (mem.Tensor, erro
 // Hops returns the neighbourhood depth of a self-reliant partition (0 for
 // the other layouts).
 func (p *Part) Hops() int {
-	if p.layout != dataset.LayoutSelfReliant {
+	if p.layout != rankpart.LayoutSelfReliant {
 		return 0
 	}
 	return p.meta.Hops

@@ -7,10 +7,10 @@ import (
 	"slices"
 
 	"github.com/graphferry/graphferry/engine/comm"
-	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/rankpart"
 	"github.com/graphferry/graphferry/engine/sample"
 )
 
@@ -44,10 +44,10 @@ func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt p
 	if c.Size() != p.meta.Parts || !slices.Equal(c.LocalRanks(), []int{p.info.Rank}) {
 		return nil, errorf(nil, "the communicator runs ranks %v of %d, but this is part %d of %d", c.LocalRanks(), c.Size(), p.info.Rank, p.meta.Parts)
 	}
-	if p.layout == dataset.LayoutSelfReliant {
+	if p.layout == rankpart.LayoutSelfReliant {
 		return p.openLocal(c, seeds, req, lopt, alloc)
 	}
-	if p.layout == dataset.LayoutDSP && req.Scheme == sample.LayerWise {
+	if p.layout == rankpart.LayoutDSP && req.Scheme == sample.LayerWise {
 		return nil, errorf(errs.ErrNotSupported, "layer-wise sampling needs the degree of every node, which a rank of the dsp layout holds for its own nodes only (use the hybrid layout)")
 	}
 	l, err := p.g.OpenDistLoader(c, seeds, req, lopt, alloc)

@@ -18,6 +18,7 @@ import (
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/rankpart"
 	"github.com/graphferry/graphferry/engine/sample"
 )
 
@@ -58,13 +59,13 @@ func writeTestDataset(t *testing.T) (string, []int64) {
 }
 
 // partitionTestDataset writes src's parts into a new folder.
-func partitionTestDataset(t *testing.T, src string, opt dataset.PartitionOptions) string {
+func partitionTestDataset(t *testing.T, src string, opt rankpart.PartitionOptions) string {
 	t.Helper()
 	ds, err := dataset.Open(src)
 	require.NoError(t, err)
 	defer ds.Close()
 	dst := filepath.Join(t.TempDir(), "parts")
-	_, err = dataset.Partition(ds, dst, opt)
+	_, err = rankpart.Partition(ds, dst, opt)
 	require.NoError(t, err)
 	return dst
 }
@@ -113,11 +114,11 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 		size        int
 		coordinated bool // 3 sampler workers per rank, CCC over one channel
 	}
-	for _, layout := range []dataset.Layout{dataset.LayoutDSP, dataset.LayoutHybrid} {
+	for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {
 		for _, c := range []tc{{2, false}, {3, false}, {4, false}, {3, true}} {
 			size := c.size
 			t.Run(fmt.Sprintf("%v-%d-%v", layout, size, c.coordinated), func(t *testing.T) {
-				dst := partitionTestDataset(t, src, dataset.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
+				dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
 				l := comm.NewLocal(size)
 				mesh := coordinator.NewMesh(size)
 				got := make([][][]string, size)
@@ -126,7 +127,7 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 				for r := range size {
 					p, err := OpenPart(dst, r, dataset.OpenOptions{VerifyChecksums: true})
 					require.NoError(t, err)
-					if layout == dataset.LayoutDSP {
+					if layout == rankpart.LayoutDSP {
 						require.Less(t, p.NumEdges(), int64(testEdges))
 					}
 					var h comm.Comm
@@ -181,7 +182,7 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 func TestSelfReliantPartSamplesLocally(t *testing.T) {
 	src, _ := writeTestDataset(t)
 	const size = 2
-	dst := partitionTestDataset(t, src, dataset.PartitionOptions{Method: partition.Range, Parts: size, Layout: dataset.LayoutSelfReliant, Hops: 2})
+	dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Range, Parts: size, Layout: rankpart.LayoutSelfReliant, Hops: 2})
 	whole, err := Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer whole.Close()
@@ -286,7 +287,7 @@ func equalSamples(b, ref *pipeline.Batch) bool {
 // loader's arguments.
 func TestPartOpenValidates(t *testing.T) {
 	src, seeds := writeTestDataset(t)
-	dst := partitionTestDataset(t, src, dataset.PartitionOptions{Method: partition.Range, Parts: 2, Layout: dataset.LayoutDSP})
+	dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Range, Parts: 2, Layout: rankpart.LayoutDSP})
 	_, err := OpenPart(dst, 2, dataset.OpenOptions{})
 	require.ErrorContains(t, err, "rank = 2 is outside [0, 2)")
 	_, err = OpenPart(src, 0, dataset.OpenOptions{})

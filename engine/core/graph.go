@@ -13,6 +13,7 @@ import (
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -72,7 +73,7 @@ func Open(path string, popt partition.Options, coopt graph.COOOptions, dopt data
 		if dopt.VerifyChecksums {
 			return nil, errorf(nil, "checksum verification applies to dataset directories only (%q is a file)", path)
 		}
-		g, err := dataset.ReadEdgeTable(path, coopt)
+		g, err := fileformat.ReadEdgeTable(path, coopt)
 		if err != nil {
 			return nil, err
 		}

@@ -1,4 +1,4 @@
-package dataset
+package fileformat
 
 import (
 	"errors"
@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow/go/v14/arrow/array"
 
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 )
 
 // Typed edge tables.
@@ -39,11 +40,11 @@ const colEtype = "etype"
 // builds its graph. typesJSON, when not nil, replaces the file's metadata.
 // The returned Types have the edge counts of the table.
 func ReadTypedEdgeTable(path string, typesJSON []byte) (*graph.CSC, *Types, error) {
-	recs, err := readIPCFile(path, nil)
+	recs, err := ReadIPCFile(path, nil)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer releaseAll(recs)
+	defer ReleaseAll(recs)
 	g, ty, err := TypedEdgesFromRecords(recs, typesJSON)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dataset: %s: %w", path, err)
@@ -76,7 +77,7 @@ func TypedEdgesFromRecords(recs []arrow.Record, typesJSON []byte) (*graph.CSC, *
 	rel := make([]int32, len(src))
 	var row int64
 	for bi, r := range recs {
-		if err := catchPanic(func() error { return relationColumn(r, bi, ty, rel[row:row+r.NumRows()]) }); err != nil {
+		if err := CatchPanic(func() error { return relationColumn(r, bi, ty, rel[row:row+r.NumRows()]) }); err != nil {
 			return nil, nil, err
 		}
 		row += r.NumRows()
@@ -222,7 +223,7 @@ func TypedCOO(ty *Types, src, dst [][]int64, weights [][]float32, threads int) (
 		out.EdgeOffsets[i+1] = out.EdgeOffsets[i] + int64(len(src[i]))
 	}
 	e := out.EdgeOffsets[r]
-	if err := checkAlloc(8*uint64(ty.NumNodes()+2)+40*uint64(e), fmt.Sprintf("a typed graph of %d nodes and %d edges", ty.NumNodes(), e)); err != nil {
+	if err := fileio.CheckAlloc(8*uint64(ty.NumNodes()+2)+40*uint64(e), fmt.Sprintf("a typed graph of %d nodes and %d edges", ty.NumNodes(), e)); err != nil {
 		return nil, nil, err
 	}
 	gs, gd := make([]int64, e), make([]int64, e)

@@ -1,9 +1,4 @@
-// Package dataset reads and writes graph datasets: NumPy .npy arrays, the
-// engine's on-disk layout (graphferry.json, Arrow IPC edge and node tables,
-// raw feature matrix), its typed (heterogeneous) form (see types.go and
-// typed.go), typed Arrow edge tables (typed_edges.go), a converter from the
-// .npy layout and the partitioning into rank folders.
-package dataset
+package fileformat
 
 import (
 	"bytes"
@@ -15,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -79,14 +75,14 @@ func npyDescr(d mem.DType) (string, error) {
 // 3.0) and parses its header. Only C-order little-endian arrays of <f4, <f2,
 // <f8, <i8, <i4, |i1, |u1 and |b1 are accepted.
 func ReadNPY(path string) (*NPY, error) {
-	a, _, err := readNPY(path, false)
+	a, _, err := ReadNPYWith(path, false)
 	return a, err
 }
 
-// readNPY is ReadNPY, optionally accepting fortran_order True (reported in
+// ReadNPYWith is ReadNPY, optionally accepting fortran_order True (reported in
 // fortran; Shape is then the logical shape, Data column-major).
-func readNPY(path string, allowFortran bool) (*NPY, bool, error) {
-	data, release, err := mapFile(path)
+func ReadNPYWith(path string, allowFortran bool) (*NPY, bool, error) {
+	data, release, err := fileio.MapFile(path)
 	if err != nil {
 		return nil, false, err
 	}
@@ -319,7 +315,7 @@ func WriteNPY(path string, t mem.Tensor) error {
 	if err != nil {
 		return err
 	}
-	if err := checkTensor("tensor", t); err != nil {
+	if err := fileio.CheckTensor("tensor", t); err != nil {
 		return err
 	}
 	dims := make([]string, len(t.Shape))
@@ -364,36 +360,4 @@ func WriteNPY(path string, t mem.Tensor) error {
 		return fmt.Errorf("dataset: %w", err)
 	}
 	return nil
-}
-
-// checkTensor checks that t has a known dtype, a non-negative shape and
-// exactly prod(shape)*size bytes; name identifies it in the error.
-func checkTensor(name string, t mem.Tensor) error {
-	nbytes, err := tensorBytes(t)
-	if err != nil {
-		return fmt.Errorf("dataset: %s %w", name, err)
-	}
-	if int64(len(t.Data)) != nbytes {
-		return fmt.Errorf("dataset: %s has %d bytes, shape %v of %v needs %d", name, len(t.Data), t.Shape, t.DType, nbytes)
-	}
-	return nil
-}
-
-// tensorBytes returns the byte size of a tensor of t's dtype and shape.
-func tensorBytes(t mem.Tensor) (int64, error) {
-	if t.DType.Size() == 0 {
-		return 0, fmt.Errorf("has invalid dtype %v", t.DType)
-	}
-	nbytes := uint64(t.DType.Size())
-	for _, s := range t.Shape {
-		if s < 0 {
-			return 0, fmt.Errorf("has negative dimension in shape %v", t.Shape)
-		}
-		hi, lo := bits.Mul64(nbytes, uint64(s))
-		if hi != 0 || lo > math.MaxInt64 {
-			return 0, fmt.Errorf("shape %v is too large", t.Shape)
-		}
-		nbytes = lo
-	}
-	return int64(nbytes), nil
 }

@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"encoding/binary"
@@ -10,7 +10,10 @@ import (
 	"path/filepath"
 	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -29,13 +32,13 @@ func ConvertNPY(srcDir, dstDir string) error {
 	if err != nil {
 		return err
 	}
-	return Write(dstDir, d)
+	return dataset.Write(dstDir, d)
 }
 
 // converter keeps the mapped input arrays open until the output is written.
 type converter struct {
 	dir  string
-	open []*NPY
+	open []*fileformat.NPY
 }
 
 func (c *converter) close() {
@@ -45,14 +48,14 @@ func (c *converter) close() {
 }
 
 // read maps srcDir/name; a missing file gives (nil, nil) when optional.
-func (c *converter) read(name string, optional, allowFortran bool) (*NPY, bool, error) {
+func (c *converter) read(name string, optional, allowFortran bool) (*fileformat.NPY, bool, error) {
 	path := filepath.Join(c.dir, name)
 	if optional {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, false, nil
 		}
 	}
-	a, fortran, err := readNPY(path, allowFortran)
+	a, fortran, err := fileformat.ReadNPYWith(path, allowFortran)
 	if err != nil {
 		return nil, false, err
 	}
@@ -97,8 +100,8 @@ type srcMeta struct {
 
 // load reads every input array and assembles the dataset (aliasing the
 // mapped inputs).
-func (c *converter) load() (*Dataset, error) {
-	rawMeta, err := readSmall(filepath.Join(c.dir, "meta.json"), maxMetaBytes)
+func (c *converter) load() (*dataset.Dataset, error) {
+	rawMeta, err := fileio.ReadSmall(filepath.Join(c.dir, "meta.json"), fileio.MaxMetaBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +131,7 @@ func (c *converter) load() (*Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", c.dir, err)
 	}
-	d := &Dataset{Graph: g, NodeData: map[string]mem.Tensor{}}
+	d := &dataset.Dataset{Graph: g, NodeData: map[string]mem.Tensor{}}
 
 	label, ok, err := c.readInt64("label.npy", true)
 	if err != nil {
@@ -143,10 +146,10 @@ func (c *converter) load() (*Dataset, error) {
 	if int64(len(label)) != n {
 		return nil, fmt.Errorf("dataset: label.npy has %d entries, want N=%d", len(label), n)
 	}
-	d.NodeData[LabelKey] = mem.Tensor{DType: mem.Int64, Shape: []int64{n}, Data: mem.Bytes(label)}
+	d.NodeData[dataset.LabelKey] = mem.Tensor{DType: mem.Int64, Shape: []int64{n}, Data: mem.Bytes(label)}
 
 	for _, split := range []struct{ file, key string }{
-		{"train_idx.npy", TrainMaskKey}, {"val_idx.npy", ValMaskKey}, {"test_idx.npy", TestMaskKey},
+		{"train_idx.npy", dataset.TrainMaskKey}, {"val_idx.npy", dataset.ValMaskKey}, {"test_idx.npy", dataset.TestMaskKey},
 	} {
 		idx, _, err := c.readInt64(split.file, true)
 		if err != nil {
@@ -180,7 +183,7 @@ func (c *converter) load() (*Dataset, error) {
 		if len(feat.Shape) != 2 || feat.Shape[0] != n {
 			return nil, fmt.Errorf("dataset: feat.npy has shape %v, want [%d, F]", feat.Shape, n)
 		}
-		d.NodeData[FeatKey] = feat.Tensor()
+		d.NodeData[dataset.FeatKey] = feat.Tensor()
 	}
 
 	numClasses := int64(0)
@@ -195,7 +198,7 @@ func (c *converter) load() (*Dataset, error) {
 	if name == "" {
 		name = filepath.Base(c.dir)
 	}
-	d.Meta = Meta{Name: name, NumClasses: numClasses, Source: json.RawMessage(rawMeta)}
+	d.Meta = dataset.Meta{Name: name, NumClasses: numClasses, Source: json.RawMessage(rawMeta)}
 	return d, nil
 }
 

@@ -1,4 +1,4 @@
-package dataset
+package fileformat
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/internal/par"
 )
 
@@ -134,11 +135,11 @@ func ParseTypes(nodeTypes []NodeType, edgeTypes []EdgeType) (*Types, error) {
 		}
 		s, ok := index[et.Src]
 		if !ok {
-			return nil, fmt.Errorf("edge_types[%d].src = %q is not a node type (have %s)", r, et.Src, typeNames(nodeTypes))
+			return nil, fmt.Errorf("edge_types[%d].src = %q is not a node type (have %s)", r, et.Src, NodeTypeNames(nodeTypes))
 		}
 		d, ok := index[et.Dst]
 		if !ok {
-			return nil, fmt.Errorf("edge_types[%d].dst = %q is not a node type (have %s)", r, et.Dst, typeNames(nodeTypes))
+			return nil, fmt.Errorf("edge_types[%d].dst = %q is not a node type (have %s)", r, et.Dst, NodeTypeNames(nodeTypes))
 		}
 		key := [3]string{et.Src, et.Rel, et.Dst}
 		if j, dup := seen[key]; dup {
@@ -154,8 +155,8 @@ func ParseTypes(nodeTypes []NodeType, edgeTypes []EdgeType) (*Types, error) {
 	return ty, nil
 }
 
-// typeNames lists the node type names for messages.
-func typeNames(nts []NodeType) string {
+// NodeTypeNames lists the names of node types, quoted, for messages.
+func NodeTypeNames(nts []NodeType) string {
 	names := make([]string, len(nts))
 	for i, nt := range nts {
 		names[i] = fmt.Sprintf("%q", nt.Name)
@@ -174,8 +175,8 @@ type TypesJSON struct {
 // ParseTypesJSON parses and checks TypesJSON (see ParseTypes). Unknown
 // fields are refused, so that a misspelt key is not silently ignored.
 func ParseTypesJSON(raw []byte) (*Types, error) {
-	if len(raw) > maxMetaBytes {
-		return nil, fmt.Errorf("type metadata is %d bytes, more than %d", len(raw), maxMetaBytes)
+	if len(raw) > fileio.MaxMetaBytes {
+		return nil, fmt.Errorf("type metadata is %d bytes, more than %d", len(raw), fileio.MaxMetaBytes)
 	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()

@@ -1,4 +1,4 @@
-package dataset
+package fileformat
 
 import (
 	"math/rand/v2"
@@ -15,22 +15,14 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/datatest"
 )
 
 // smallBatches makes the writers split tables into batches of n rows for
 // the duration of the test.
-func smallBatches(t *testing.T, n int64) {
-	old := batchRows
-	batchRows = n
-	t.Cleanup(func() { batchRows = old })
-}
+func smallBatches(t *testing.T, n int64) { datatest.Set(t, &RecordBatchRows, n) }
 
-// sources returns the sources of g (either storage) as int64.
-func sources(g *graph.CSC) []int64 {
-	out := make([]int64, g.NumEdges())
-	g.CopySources(out, 0, g.NumEdges())
-	return out
-}
+var sources = datatest.Sources
 
 // requireSameGraph compares two graphs exactly (edge ids expanded; either
 // source storage).

@@ -1,4 +1,4 @@
-package dataset
+package fileformat
 
 import (
 	"fmt"
@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow/go/v14/arrow/array"
 
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -23,23 +24,24 @@ const (
 // and optionally weight; see EdgesFromRecords) and builds its CSC with
 // graph.FromCOO: the edge id of an edge is its row position in the file.
 func ReadEdgeTable(path string, opt graph.COOOptions) (*graph.CSC, error) {
-	return readEdgeTable(path, opt, nil)
+	return ReadEdgeTableVerified(path, opt, nil)
 }
 
-// readEdgeTable is ReadEdgeTable for a file whose size and checksum may be
-// known (see readIPCFile).
-func readEdgeTable(path string, opt graph.COOOptions, sum *FileSum) (*graph.CSC, error) {
-	recs, err := readIPCFile(path, sum)
+// ReadEdgeTableVerified is ReadEdgeTable for a file whose size and checksum
+// are recorded: verify, when not nil, checks the whole file first (see
+// ReadIPCFile).
+func ReadEdgeTableVerified(path string, opt graph.COOOptions, verify func(file []byte) error) (*graph.CSC, error) {
+	recs, err := ReadIPCFile(path, verify)
 	if err != nil {
 		return nil, err
 	}
 	if len(recs) > 0 && recs[0].Schema().HasMetadata() && recs[0].Schema().Metadata().FindKey(TypesMetaKey) >= 0 {
 		// Its ids are type-local: read as one edge list they would be wrong.
-		releaseAll(recs)
+		ReleaseAll(recs)
 		return nil, fmt.Errorf("dataset: %s is a typed edge table (its schema has %q metadata): open it as one (gf_graph_open_typed_arrow)", path, TypesMetaKey)
 	}
 	src, dst, w, err := gatherEdges(recs)
-	releaseAll(recs)
+	ReleaseAll(recs)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", path, err)
 	}
@@ -77,7 +79,7 @@ func checkGraphAlloc(src, dst []int64, opt graph.COOOptions) error {
 	if opt.NumNodes <= 0 {
 		what = fmt.Sprintf("a graph of %d nodes (largest id %d) and %d edges", n, n-1, len(src))
 	}
-	return checkAlloc(need, what)
+	return fileio.CheckAlloc(need, what)
 }
 
 // EdgesFromRecords builds a CSC from edge records (edge id = row position
@@ -114,7 +116,7 @@ func gatherEdges(recs []arrow.Record) (src, dst []int64, w []float32, err error)
 		if r == nil {
 			return nil, nil, nil, fmt.Errorf("record batch %d is nil", bi)
 		}
-		if err := catchPanic(func() error { return b.load(r, bi, rows) }); err != nil {
+		if err := CatchPanic(func() error { return b.load(r, bi, rows) }); err != nil {
 			return nil, nil, nil, err
 		}
 		if bi > 0 && b.hasWeight != batches[0].hasWeight {
@@ -274,7 +276,7 @@ func WriteEdgeTable(path string, src, dst []int64, weight []float32) error {
 		return fmt.Errorf("dataset: len(weight)=%d does not equal len(src)=%d", len(weight), len(src))
 	}
 	schema := edgeSchema(weight != nil)
-	return writeIPCFile(path, schema, int64(len(src)), func(lo, hi int64) ([]arrow.Array, error) {
+	return WriteIPCFile(path, schema, int64(len(src)), func(lo, hi int64) ([]arrow.Array, error) {
 		s, _ := primitiveArray(mem.Int64, hi-lo, mem.Bytes(src[lo:hi]))
 		d, _ := primitiveArray(mem.Int64, hi-lo, mem.Bytes(dst[lo:hi]))
 		cols := []arrow.Array{s, d}

@@ -1,4 +1,4 @@
-package dataset
+package rankpart
 
 import (
 	"encoding/json"
@@ -7,6 +7,9 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -23,7 +26,7 @@ type Part struct {
 	// Data is the folder's dataset over the rank's local nodes (owned
 	// first, then the others it holds; see PartRank). Its "feat" is
 	// absent in the dsp and hybrid layouts: see OwnedFeat.
-	Data *Dataset
+	Data *dataset.Dataset
 	// GlobalIDs maps local node -> original node; GlobalEIDs local edge id
 	// -> original edge id.
 	GlobalIDs, GlobalEIDs []int64
@@ -33,7 +36,7 @@ type Part struct {
 	Assignment []int64
 	// OwnedFeat is feat.npy, the feature rows of the owned nodes (dsp and
 	// hybrid), memory-mapped until Close; nil when the source had none.
-	OwnedFeat *NPY
+	OwnedFeat *fileformat.NPY
 }
 
 // Close unmaps the part's files. Idempotent.
@@ -55,12 +58,12 @@ func (p *Part) Close() error {
 // with those partition.json records, and every id is checked against the
 // counts it records, so that a folder of another run, a damaged file or a
 // mixed-up rank gives an error, never a wrong graph.
-func OpenPart(dst string, rank int, opt OpenOptions) (*Part, error) {
-	metaPath, err := confine(dst, "partition metadata", PartMetaFile)
+func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
+	metaPath, err := fileio.Confine(dst, "partition metadata", PartMetaFile)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := readSmall(metaPath, maxMetaBytes)
+	raw, err := fileio.ReadSmall(metaPath, fileio.MaxMetaBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +95,7 @@ func OpenPart(dst string, rank int, opt OpenOptions) (*Part, error) {
 	if info.Rank != rank || info.Dir != partDir(rank) {
 		return nil, fmt.Errorf("dataset: %s describes rank %d as rank %d in %q (want %q)", metaPath, rank, info.Rank, info.Dir, partDir(rank))
 	}
-	dir, err := confine(dst, "part folder", info.Dir)
+	dir, err := fileio.Confine(dst, "part folder", info.Dir)
 	if err != nil {
 		return nil, err
 	}
@@ -102,7 +105,7 @@ func OpenPart(dst string, rank int, opt OpenOptions) (*Part, error) {
 			p.Close()
 		}
 	}()
-	if p.Data, err = OpenWith(dir, opt); err != nil {
+	if p.Data, err = dataset.OpenWith(dir, opt); err != nil {
 		return nil, err
 	}
 	lg := p.Data.Graph
@@ -148,14 +151,14 @@ func OpenPart(dst string, rank int, opt OpenOptions) (*Part, error) {
 		}
 	}
 	if info.FeatureFile == OwnedFeatFile {
-		path, err := confine(dir, "owned features", OwnedFeatFile)
+		path, err := fileio.Confine(dir, "owned features", OwnedFeatFile)
 		if err != nil {
 			return nil, err
 		}
 		if err := checkRecorded(path, OwnedFeatFile, info.Files, opt); err != nil {
 			return nil, err
 		}
-		if p.OwnedFeat, err = ReadNPY(path); err != nil {
+		if p.OwnedFeat, err = fileformat.ReadNPY(path); err != nil {
 			return nil, err
 		}
 		if s := p.OwnedFeat.Shape; len(s) == 0 || s[0] != info.NumOwned {
@@ -172,28 +175,28 @@ const maxPartNodes = 1 << 40
 // checkRecorded checks the size (checksum with opt.VerifyChecksums) of the
 // file name at path against files; a file partition.json does not record
 // is an error.
-func checkRecorded(path, name string, files map[string]FileSum, opt OpenOptions) error {
+func checkRecorded(path, name string, files map[string]fileio.FileSum, opt dataset.OpenOptions) error {
 	want, ok := files[name]
 	if !ok {
 		return fmt.Errorf("dataset: %s is not recorded in %s (the partition is incomplete or of another version)", path, PartMetaFile)
 	}
 	if opt.VerifyChecksums {
-		return checkSum(path, want)
+		return fileio.CheckSum(path, want, PartMetaFile)
 	}
-	return checkSize(path, want)
+	return fileio.CheckSize(path, want, PartMetaFile)
 }
 
 // readIDs reads dir/name, a 1-D int64 .npy of n entries each in [0, limit)
 // (limit < 0: >= 0 only), into the Go heap.
-func readIDs(dir, name string, files map[string]FileSum, opt OpenOptions, n, limit int64) ([]int64, error) {
-	path, err := confine(dir, "id map", name)
+func readIDs(dir, name string, files map[string]fileio.FileSum, opt dataset.OpenOptions, n, limit int64) ([]int64, error) {
+	path, err := fileio.Confine(dir, "id map", name)
 	if err != nil {
 		return nil, err
 	}
 	if err := checkRecorded(path, name, files, opt); err != nil {
 		return nil, err
 	}
-	a, err := ReadNPY(path)
+	a, err := fileformat.ReadNPY(path)
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +204,7 @@ func readIDs(dir, name string, files map[string]FileSum, opt OpenOptions, n, lim
 	if a.DType != mem.Int64 || len(a.Shape) != 1 || a.Shape[0] != n {
 		return nil, fmt.Errorf("dataset: %s is %s %v, want int64 [%d]", path, a.DType, a.Shape, n)
 	}
-	if err := checkAlloc(8*uint64(n), filepath.Base(path)); err != nil {
+	if err := fileio.CheckAlloc(8*uint64(n), filepath.Base(path)); err != nil {
 		return nil, err
 	}
 	ids := make([]int64, n)

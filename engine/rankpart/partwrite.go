@@ -1,4 +1,4 @@
-package dataset
+package rankpart
 
 import (
 	"encoding/json"
@@ -9,8 +9,11 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 )
@@ -103,8 +106,8 @@ type PartMeta struct {
 	// and random with the same number of ranks (and Seed).
 	EdgeCuts map[string]int64 `json:"edge_cuts"`
 	// Files are the size and checksum of assignment.npy.
-	Files map[string]FileSum `json:"files"`
-	Ranks []PartRank         `json:"ranks"`
+	Files map[string]fileio.FileSum `json:"files"`
+	Ranks []PartRank                `json:"ranks"`
 }
 
 // PartRank describes DST/part-<rank>.
@@ -122,16 +125,16 @@ type PartRank struct {
 	// FeatureRows is how many local nodes (the first ones) have features,
 	// in FeatureFile ("feat.bin" of the dataset, "feat.npy", or "" when
 	// the source has none).
-	FeatureRows int64              `json:"feature_rows"`
-	FeatureFile string             `json:"feature_file"`
-	Files       map[string]FileSum `json:"files"`
+	FeatureRows int64                     `json:"feature_rows"`
+	FeatureFile string                    `json:"feature_file"`
+	Files       map[string]fileio.FileSum `json:"files"`
 }
 
 // Partitioner writes a dataset as one folder per rank (WritePart) and
 // partition.json (WriteMeta). It reads the source dataset, which must stay
 // open while it is used.
 type Partitioner struct {
-	src    *Dataset
+	src    *dataset.Dataset
 	opt    PartitionOptions
 	assign []int64   // rank of each source node
 	owned  [][]int64 // owned global ids per rank, increasing
@@ -152,7 +155,7 @@ func ParseLayout(name string) (Layout, error) {
 
 // NewPartitioner assigns the nodes of src to opt.Parts ranks and measures
 // the edge cut of that assignment and of the range and random baselines.
-func NewPartitioner(src *Dataset, opt PartitionOptions) (*Partitioner, error) {
+func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, error) {
 	if src == nil || src.Graph == nil {
 		return nil, errors.New("dataset: partition: the source dataset is nil")
 	}
@@ -330,7 +333,7 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	var ownedFeat *mem.Tensor
 	for name, t := range p.src.NodeData {
 		rows := nodes
-		if name == FeatKey && p.opt.Layout != LayoutSelfReliant {
+		if name == dataset.FeatKey && p.opt.Layout != LayoutSelfReliant {
 			rows = owned
 		}
 		gt, err := gatherRows(t, rows)
@@ -338,13 +341,13 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 			return fmt.Errorf("dataset: partition: node data %q: %w", name, err)
 		}
 		switch {
-		case name == FeatKey && p.opt.Layout != LayoutSelfReliant:
+		case name == dataset.FeatKey && p.opt.Layout != LayoutSelfReliant:
 			ownedFeat = &gt
 			info.FeatureRows, info.FeatureFile = int64(len(owned)), OwnedFeatFile
 			continue
-		case name == FeatKey:
-			info.FeatureRows, info.FeatureFile = lg.NumNodes, FeatFile
-		case name == TrainMaskKey || name == ValMaskKey || name == TestMaskKey:
+		case name == dataset.FeatKey:
+			info.FeatureRows, info.FeatureFile = lg.NumNodes, dataset.FeatFile
+		case name == dataset.TrainMaskKey || name == dataset.ValMaskKey || name == dataset.TestMaskKey:
 			// Seeds are co-partitioned: a seed is a seed on its owner only.
 			clear(gt.Data[len(owned):])
 			n := int64(0)
@@ -352,9 +355,9 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 				n += int64(b)
 			}
 			switch name {
-			case TrainMaskKey:
+			case dataset.TrainMaskKey:
 				info.NumTrain = n
-			case ValMaskKey:
+			case dataset.ValMaskKey:
 				info.NumVal = n
 			default:
 				info.NumTest = n
@@ -365,7 +368,7 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	dir := filepath.Join(dst, info.Dir)
 	meta := p.src.Meta
 	meta.Name = fmt.Sprintf("%s (part %d of %d, %s)", p.src.Meta.Name, rank, p.opt.Parts, p.opt.Layout)
-	if err := Write(dir, &Dataset{Meta: meta, Graph: lg, NodeData: data}); err != nil {
+	if err := dataset.Write(dir, &dataset.Dataset{Meta: meta, Graph: lg, NodeData: data}); err != nil {
 		return err
 	}
 	extra := map[string]mem.Tensor{
@@ -378,7 +381,7 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 		return fmt.Errorf("dataset: %w", err)
 	}
 	for name, t := range extra {
-		if err := WriteNPY(filepath.Join(dir, name), t); err != nil {
+		if err := fileformat.WriteNPY(filepath.Join(dir, name), t); err != nil {
 			return err
 		}
 	}
@@ -425,7 +428,7 @@ func (p *Partitioner) neighbourhood(rank int) []int32 {
 
 // isSeed says whether v is a train, val or test node of the source.
 func (p *Partitioner) isSeed(v int64) bool {
-	for _, name := range []string{TrainMaskKey, ValMaskKey, TestMaskKey} {
+	for _, name := range []string{dataset.TrainMaskKey, dataset.ValMaskKey, dataset.TestMaskKey} {
 		if t, ok := p.src.NodeData[name]; ok && t.Data[v] != 0 {
 			return true
 		}
@@ -441,7 +444,7 @@ func (p *Partitioner) WriteMeta(dst string) error {
 			return fmt.Errorf("dataset: partition: part %d was not written (write every part before partition.json)", r)
 		}
 	}
-	if err := WriteNPY(filepath.Join(dst, PartAssignmentFile), int64Tensor(p.assign)); err != nil {
+	if err := fileformat.WriteNPY(filepath.Join(dst, PartAssignmentFile), int64Tensor(p.assign)); err != nil {
 		return err
 	}
 	files, err := sumFiles(dst, []string{PartAssignmentFile})
@@ -453,11 +456,11 @@ func (p *Partitioner) WriteMeta(dst string) error {
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}
-	return writeFile(filepath.Join(dst, PartMetaFile), append(js, '\n'))
+	return fileio.WriteFile(filepath.Join(dst, PartMetaFile), append(js, '\n'))
 }
 
 // Partition writes src partitioned into dst (see Partitioner) in one call.
-func Partition(src *Dataset, dst string, opt PartitionOptions) (PartMeta, error) {
+func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta, error) {
 	p, err := NewPartitioner(src, opt)
 	if err != nil {
 		return PartMeta{}, err
@@ -507,31 +510,31 @@ func int64Tensor(ids []int64) mem.Tensor {
 
 // datasetFiles lists the data files graphferry.json in dir records.
 func datasetFiles(dir string) []string {
-	raw, err := os.ReadFile(filepath.Join(dir, MetaFile))
+	raw, err := os.ReadFile(filepath.Join(dir, dataset.MetaFile))
 	if err != nil {
 		return nil
 	}
-	var m Meta
+	var m dataset.Meta
 	if json.Unmarshal(raw, &m) != nil {
 		return nil
 	}
-	names := []string{MetaFile}
+	names := []string{dataset.MetaFile}
 	for name := range m.Files {
 		names = append(names, name)
 	}
 	return names
 }
 
-// sumFiles returns the FileSum of each named file of dir that exists.
-func sumFiles(dir string, names []string) (map[string]FileSum, error) {
+// sumFiles returns the fileio.FileSum of each named file of dir that exists.
+func sumFiles(dir string, names []string) (map[string]fileio.FileSum, error) {
 	sort.Strings(names)
-	out := map[string]FileSum{}
+	out := map[string]fileio.FileSum{}
 	for _, name := range names {
 		path := filepath.Join(dir, name)
 		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		sum, err := sumFile(path)
+		sum, err := fileio.SumFile(path)
 		if err != nil {
 			return nil, err
 		}

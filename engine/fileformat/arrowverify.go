@@ -1,4 +1,4 @@
-package dataset
+package fileformat
 
 import (
 	"encoding/binary"
@@ -248,7 +248,7 @@ func (b flatBuf) checkField(f fbTable, depth int) error {
 	return b.checkKeyValues(f, 6)
 }
 
-// cappedAllocator is a Go allocator that panics (caught by catchPanic) on a
+// cappedAllocator is a Go allocator that panics (caught by CatchPanic) on a
 // single allocation larger than limit, so a corrupted length in a file
 // cannot crash the process with an out-of-memory error.
 type cappedAllocator struct {

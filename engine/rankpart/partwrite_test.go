@@ -1,4 +1,4 @@
-package dataset
+package rankpart
 
 import (
 	"encoding/json"
@@ -10,7 +10,11 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/datatest"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 )
@@ -18,7 +22,7 @@ import (
 // randomDataset returns a weighted dataset of n nodes and about deg*n
 // edges (edge ids shuffled, so global_eids is not the identity), with
 // features, labels, masks and an extra column.
-func randomDataset(t *testing.T, n int64, deg int) *Dataset {
+func randomDataset(t *testing.T, n int64, deg int) *dataset.Dataset {
 	t.Helper()
 	r := rand.New(rand.NewPCG(1, 2))
 	var src, dst []int64
@@ -64,23 +68,23 @@ func randomDataset(t *testing.T, n int64, deg int) *Dataset {
 			test[v] = 1
 		}
 	}
-	return &Dataset{
-		Meta:  Meta{Name: "random", NumClasses: 5},
+	return &dataset.Dataset{
+		Meta:  dataset.Meta{Name: "random", NumClasses: 5},
 		Graph: g,
 		NodeData: map[string]mem.Tensor{
-			FeatKey:      {DType: mem.Float32, Shape: []int64{n, 4}, Data: mem.Bytes(feat)},
-			LabelKey:     {DType: mem.Int64, Shape: []int64{n}, Data: mem.Bytes(label)},
-			TrainMaskKey: {DType: mem.Uint8, Shape: []int64{n}, Data: train},
-			ValMaskKey:   {DType: mem.Uint8, Shape: []int64{n}, Data: val},
-			TestMaskKey:  {DType: mem.Uint8, Shape: []int64{n}, Data: test},
-			"year":       {DType: mem.Int32, Shape: []int64{n}, Data: mem.Bytes(make([]int32, n))},
+			dataset.FeatKey:      {DType: mem.Float32, Shape: []int64{n, 4}, Data: mem.Bytes(feat)},
+			dataset.LabelKey:     {DType: mem.Int64, Shape: []int64{n}, Data: mem.Bytes(label)},
+			dataset.TrainMaskKey: {DType: mem.Uint8, Shape: []int64{n}, Data: train},
+			dataset.ValMaskKey:   {DType: mem.Uint8, Shape: []int64{n}, Data: val},
+			dataset.TestMaskKey:  {DType: mem.Uint8, Shape: []int64{n}, Data: test},
+			"year":               {DType: mem.Int32, Shape: []int64{n}, Data: mem.Bytes(make([]int32, n))},
 		},
 	}
 }
 
 // part is one rank's folder, opened.
 type part struct {
-	d      *Dataset
+	d      *dataset.Dataset
 	global []int64 // local node -> global node
 	eids   []int64 // local edge -> global edge
 	feat   mem.Tensor
@@ -98,28 +102,28 @@ func openParts(t *testing.T, dst string) (PartMeta, []part) {
 	for r := range parts {
 		info := meta.Ranks[r]
 		dir := filepath.Join(dst, info.Dir)
-		d, err := OpenWith(dir, OpenOptions{VerifyChecksums: true})
+		d, err := dataset.OpenWith(dir, dataset.OpenOptions{VerifyChecksums: true})
 		require.NoError(t, err)
 		t.Cleanup(func() { d.Close() })
 		for name, sum := range info.Files {
-			require.NoError(t, checkSum(filepath.Join(dir, name), sum), name)
+			require.NoError(t, fileio.CheckSum(filepath.Join(dir, name), sum, PartMetaFile), name)
 		}
-		ids, err := ReadNPY(filepath.Join(dir, GlobalIDsFile))
+		ids, err := fileformat.ReadNPY(filepath.Join(dir, GlobalIDsFile))
 		require.NoError(t, err)
 		t.Cleanup(func() { ids.Close() })
-		eids, err := ReadNPY(filepath.Join(dir, GlobalEIDsFile))
+		eids, err := fileformat.ReadNPY(filepath.Join(dir, GlobalEIDsFile))
 		require.NoError(t, err)
 		t.Cleanup(func() { eids.Close() })
 		p := part{d: d, global: mem.Int64s(ids.Data), eids: mem.Int64s(eids.Data), info: info}
 		switch info.FeatureFile {
-		case FeatFile:
-			p.feat = d.NodeData[FeatKey]
+		case dataset.FeatFile:
+			p.feat = d.NodeData[dataset.FeatKey]
 		case OwnedFeatFile:
-			f, err := ReadNPY(filepath.Join(dir, OwnedFeatFile))
+			f, err := fileformat.ReadNPY(filepath.Join(dir, OwnedFeatFile))
 			require.NoError(t, err)
 			t.Cleanup(func() { f.Close() })
 			p.feat = f.Tensor()
-			_, has := d.NodeData[FeatKey]
+			_, has := d.NodeData[dataset.FeatKey]
 			require.False(t, has, "rank %d: the dataset has feat.bin beside feat.npy", r)
 		}
 		require.Equal(t, info.FeatureRows, p.feat.Shape[0])
@@ -134,7 +138,7 @@ func openParts(t *testing.T, dst string) (PartMeta, []part) {
 // source once, ids invert, rows equal the source rows, seeds are
 // co-partitioned, every local edge is a source edge (same endpoints and
 // weight), and the layout's own edge and node coverage.
-func checkParts(t *testing.T, src *Dataset, meta PartMeta, parts []part, layout Layout, hops int) {
+func checkParts(t *testing.T, src *dataset.Dataset, meta PartMeta, parts []part, layout Layout, hops int) {
 	t.Helper()
 	g := src.Graph
 	n := g.NumNodes
@@ -164,13 +168,13 @@ func checkParts(t *testing.T, src *Dataset, meta PartMeta, parts []part, layout 
 		for name, st := range src.NodeData {
 			lt := p.d.NodeData[name]
 			rows := p.global
-			if name == FeatKey {
+			if name == dataset.FeatKey {
 				lt, rows = p.feat, p.global[:p.info.FeatureRows]
 			}
 			rb := int64(len(st.Data)) / n
 			for l, v := range rows {
 				want := slices.Clone(st.Data[v*rb : (v+1)*rb])
-				if (name == TrainMaskKey || name == ValMaskKey || name == TestMaskKey) && int64(l) >= p.info.NumOwned {
+				if (name == dataset.TrainMaskKey || name == dataset.ValMaskKey || name == dataset.TestMaskKey) && int64(l) >= p.info.NumOwned {
 					clear(want)
 				}
 				require.Equal(t, want, lt.Data[int64(l)*rb:int64(l+1)*rb], "rank %d %s row of node %d", r, name, v)
@@ -207,7 +211,7 @@ func checkParts(t *testing.T, src *Dataset, meta PartMeta, parts []part, layout 
 			depth := map[int64]int{}
 			var frontier []int64
 			for _, v := range p.global[:p.info.NumOwned] {
-				if maskAt(src, TrainMaskKey, v)+maskAt(src, ValMaskKey, v)+maskAt(src, TestMaskKey, v) > 0 {
+				if maskAt(src, dataset.TrainMaskKey, v)+maskAt(src, dataset.ValMaskKey, v)+maskAt(src, dataset.TestMaskKey, v) > 0 {
 					depth[v] = 0
 					frontier = append(frontier, v)
 				}
@@ -253,7 +257,7 @@ func checkParts(t *testing.T, src *Dataset, meta PartMeta, parts []part, layout 
 		}
 	}
 	// Seeds: each train seed on exactly one rank, its owner.
-	for _, key := range []string{TrainMaskKey, ValMaskKey, TestMaskKey} {
+	for _, key := range []string{dataset.TrainMaskKey, dataset.ValMaskKey, dataset.TestMaskKey} {
 		count := make([]int, n)
 		for r, p := range parts {
 			for l, b := range p.d.NodeData[key].Data {
@@ -272,7 +276,7 @@ func checkParts(t *testing.T, src *Dataset, meta PartMeta, parts []part, layout 
 func has(m map[int64]int, k int64) bool { _, ok := m[k]; return ok }
 
 // maskAt returns mask key of node v in src (0 when src has no such mask).
-func maskAt(src *Dataset, key string, v int64) byte {
+func maskAt(src *dataset.Dataset, key string, v int64) byte {
 	if t, ok := src.NodeData[key]; ok {
 		return t.Data[v]
 	}
@@ -301,7 +305,7 @@ func TestPartitionLayouts(t *testing.T) {
 				require.Contains(t, got.EdgeCuts, "range")
 				require.Contains(t, got.EdgeCuts, "random")
 				checkParts(t, src, got, parts, layout, 2)
-				assign, err := ReadNPY(filepath.Join(dst, PartAssignmentFile))
+				assign, err := fileformat.ReadNPY(filepath.Join(dst, PartAssignmentFile))
 				require.NoError(t, err)
 				defer assign.Close()
 				for r, p := range parts {
@@ -319,7 +323,8 @@ func TestPartitionLayouts(t *testing.T) {
 
 // TestPartitionMoreRanksThanNodes: empty ranks get valid empty datasets.
 func TestPartitionMoreRanksThanNodes(t *testing.T) {
-	src := syntheticDataset(t)
+	g, data := datatest.Synthetic(t)
+	src := &dataset.Dataset{Meta: dataset.Meta{Name: "tiny", NumClasses: 3, Source: json.RawMessage(`{"origin":"test"}`)}, Graph: g, NodeData: data}
 	for _, layout := range []Layout{LayoutDSP, LayoutSelfReliant, LayoutHybrid} {
 		dst := t.TempDir()
 		_, err := Partition(src, dst, PartitionOptions{Method: partition.Range, Parts: 7, Layout: layout, Hops: 1})
@@ -375,8 +380,8 @@ func TestPartitionErrors(t *testing.T) {
 // sources, edge ids that are rows of edges.arrow, mapped features.
 func TestPartitionOpenedDataset(t *testing.T) {
 	dir := t.TempDir()
-	require.NoError(t, Write(dir, randomDataset(t, 200, 3)))
-	src, err := Open(dir)
+	require.NoError(t, dataset.Write(dir, randomDataset(t, 200, 3)))
+	src, err := dataset.Open(dir)
 	require.NoError(t, err)
 	defer src.Close()
 	require.True(t, src.Graph.IsCompact())
@@ -395,4 +400,12 @@ func TestPartitionOpenedDataset(t *testing.T) {
 		meta, parts := openParts(t, dst)
 		checkParts(t, src, meta, parts, layout, 3)
 	}
+}
+
+func TestPartitionRefusesTyped(t *testing.T) {
+	g, err := graph.FromCOO([]int64{0}, []int64{1}, nil, graph.COOOptions{NumNodes: 2})
+	require.NoError(t, err)
+	typed := &dataset.Dataset{Graph: g, Meta: dataset.Meta{NodeTypes: []fileformat.NodeType{{Name: "a", NumNodes: 2}}}}
+	_, err = NewPartitioner(typed, PartitionOptions{Parts: 2})
+	require.ErrorContains(t, err, "typed (heterogeneous) datasets cannot be partitioned")
 }

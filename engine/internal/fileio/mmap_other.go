@@ -1,6 +1,6 @@
 //go:build !unix
 
-package dataset
+package fileio
 
 import (
 	"fmt"
@@ -10,10 +10,10 @@ import (
 	"github.com/graphferry/graphferry/engine/errs"
 )
 
-// openRegular opens path for reading and checks that it is a regular file
+// OpenRegular opens path for reading and checks that it is a regular file
 // (checked before opening, which could block on a named pipe, and again on
 // the open file).
-func openRegular(path string) (*os.File, os.FileInfo, error) {
+func OpenRegular(path string) (*os.File, os.FileInfo, error) {
 	if st, err := os.Stat(path); err == nil && !st.Mode().IsRegular() {
 		return nil, nil, fmt.Errorf("dataset: %s is not a regular file (%v)", path, st.Mode().Type())
 	}
@@ -33,9 +33,9 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	return f, st, nil
 }
 
-// mapFile reads the whole file at path (no mmap on this platform).
-func mapFile(path string) ([]byte, func() error, error) {
-	f, _, err := openRegular(path)
+// MapFile reads the whole file at path (no mmap on this platform).
+func MapFile(path string) ([]byte, func() error, error) {
+	f, _, err := OpenRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}

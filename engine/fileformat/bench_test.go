@@ -1,4 +1,4 @@
-package dataset
+package fileformat
 
 import (
 	"math/rand/v2"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 )
 
 // BenchmarkEdgeTable writes and reads back a 20M-edge table.
@@ -34,12 +35,13 @@ func BenchmarkEdgeTable(b *testing.B) {
 		}
 	})
 	b.Run("read-with-sum", func(b *testing.B) {
-		sum, err := sumFile(path)
+		sum, err := fileio.SumFile(path)
 		if err != nil {
 			b.Fatal(err)
 		}
 		for b.Loop() {
-			if _, err := readEdgeTable(path, graph.COOOptions{NumNodes: n}, &sum); err != nil {
+			verify := func(file []byte) error { return fileio.CheckSumBytes(path, file, sum, "graphferry.json") }
+			if _, err := ReadEdgeTableVerified(path, graph.COOOptions{NumNodes: n}, verify); err != nil {
 				b.Fatal(err)
 			}
 		}

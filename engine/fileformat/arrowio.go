@@ -1,4 +1,4 @@
-package dataset
+package fileformat
 
 import (
 	"bytes"
@@ -16,36 +16,38 @@ import (
 
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
-// batchRows is the number of rows per record batch in the files we write
+// RecordBatchRows is the number of rows per record batch in the files we write
 // (a variable so that tests can make it small).
-var batchRows int64 = 1 << 20
+var RecordBatchRows int64 = 1 << 20
 
-// readIPCFile memory-maps an Arrow IPC file and reads all its record batches
+// ReadIPCFile memory-maps an Arrow IPC file and reads all its record batches
 // (in parallel; compressed or not). The records own their memory (the reader
 // copies out of the mapping, which is released before returning); the caller
 // releases them. A malformed file is an error, never a panic.
 //
-// When sum is not nil (a dataset file whose size and CRC-32C graphferry.json
-// records) the whole file is checked against it first, which costs about a
-// read of the file and catches any changed byte. Without one, every ZSTD
-// frame is decoded a second time to check its checksum, and validity bitmaps
-// are checked (checkBodies), about a fifth more than the read itself.
-func readIPCFile(path string, sum *FileSum) (recs []arrow.Record, err error) {
-	data, release, err := mapFile(path)
+// When verify is not nil (a dataset file whose size and CRC-32C
+// graphferry.json records: verify compares them) it is given the whole file
+// first, which costs about a read of the file and catches any changed byte.
+// Without it, every ZSTD frame is decoded a second time to check its
+// checksum, and validity bitmaps are checked (checkBodies), about a fifth
+// more than the read itself.
+func ReadIPCFile(path string, verify func(file []byte) error) (recs []arrow.Record, err error) {
+	data, release, err := fileio.MapFile(path)
 	if err != nil {
 		return nil, err
 	}
 	defer release()
-	if sum != nil {
-		if err := checkSumBytes(path, data, *sum); err != nil {
+	if verify != nil {
+		if err := verify(data); err != nil {
 			return nil, err
 		}
 	}
 	var n int
-	err = catchPanic(func() error { // reads the mapping: a fault is an error
+	err = CatchPanic(func() error { // reads the mapping: a fault is an error
 		var err error
 		n, err = checkArrowFooter(data)
 		return err
@@ -57,7 +59,7 @@ func readIPCFile(path string, sum *FileSum) (recs []arrow.Record, err error) {
 	// a sane decompression ratio, far less than a corrupted length.
 	alloc := cappedAllocator{inner: memory.DefaultAllocator, limit: max(1<<30, 1024*len(data))}
 	var r *ipc.FileReader
-	err = catchPanic(func() error {
+	err = CatchPanic(func() error {
 		var err error
 		r, err = ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(alloc))
 		return err
@@ -69,8 +71,8 @@ func readIPCFile(path string, sum *FileSum) (recs []arrow.Record, err error) {
 	if r.NumRecords() != n {
 		return nil, fmt.Errorf("dataset: %s: footer lists %d record batches, reader sees %d", path, n, r.NumRecords())
 	}
-	if sum == nil {
-		if err := catchPanic(func() error { return checkBodies(data, r.Schema(), alloc.limit) }); err != nil {
+	if verify == nil {
+		if err := CatchPanic(func() error { return checkBodies(data, r.Schema(), alloc.limit) }); err != nil {
 			return nil, fmt.Errorf("dataset: %s: %w", path, err)
 		}
 	}
@@ -92,7 +94,7 @@ func readIPCFile(path string, sum *FileSum) (recs []arrow.Record, err error) {
 				if j >= n {
 					return
 				}
-				errs[j] = catchPanic(func() error {
+				errs[j] = CatchPanic(func() error {
 					var err error
 					recs[j], err = r.RecordAt(j)
 					return err
@@ -106,17 +108,17 @@ func readIPCFile(path string, sum *FileSum) (recs []arrow.Record, err error) {
 	wg.Wait()
 	for j, e := range errs {
 		if e != nil {
-			releaseAll(recs)
+			ReleaseAll(recs)
 			return nil, fmt.Errorf("dataset: %s: record batch %d: %w", path, j, e)
 		}
 	}
 	return recs, nil
 }
 
-// catchPanic runs fn and turns a panic (the Arrow reader panics on some
+// CatchPanic runs fn and turns a panic (the Arrow reader panics on some
 // malformed inputs) into an error, and a memory fault (the mapped file
 // truncated meanwhile) into an error wrapping errs.ErrIO.
-func catchPanic(fn func() error) (err error) {
+func CatchPanic(fn func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("malformed Arrow IPC data: %v", r)
@@ -128,8 +130,8 @@ func catchPanic(fn func() error) (err error) {
 	return err
 }
 
-// releaseAll releases every non-nil record.
-func releaseAll(recs []arrow.Record) {
+// ReleaseAll releases every non-nil record.
+func ReleaseAll(recs []arrow.Record) {
 	for _, r := range recs {
 		if r != nil {
 			r.Release()
@@ -137,10 +139,10 @@ func releaseAll(recs []arrow.Record) {
 	}
 }
 
-// writeIPCFile writes the record batches produced by batch(lo, hi) for rows
-// [0, n) in chunks of batchRows to path as a ZSTD-compressed Arrow IPC file.
+// WriteIPCFile writes the record batches produced by batch(lo, hi) for rows
+// [0, n) in chunks of RecordBatchRows to path as a ZSTD-compressed Arrow IPC file.
 // It writes to a temporary file and renames it into place.
-func writeIPCFile(path string, schema *arrow.Schema, n int64, batch func(lo, hi int64) ([]arrow.Array, error)) (err error) {
+func WriteIPCFile(path string, schema *arrow.Schema, n int64, batch func(lo, hi int64) ([]arrow.Array, error)) (err error) {
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {
@@ -157,9 +159,9 @@ func writeIPCFile(path string, schema *arrow.Schema, n int64, batch func(lo, hi 
 	if err != nil {
 		return fmt.Errorf("dataset: %s: %w", path, err)
 	}
-	// One batch per batchRows rows; an empty table gets one empty batch.
+	// One batch per RecordBatchRows rows; an empty table gets one empty batch.
 	for lo := int64(0); ; {
-		hi := min(lo+batchRows, n)
+		hi := min(lo+RecordBatchRows, n)
 		cols, err := batch(lo, hi)
 		if err != nil {
 			return err
@@ -189,8 +191,8 @@ func writeIPCFile(path string, schema *arrow.Schema, n int64, batch func(lo, hi 
 	return nil
 }
 
-// arrowType returns the Arrow type that stores elements of d.
-func arrowType(d mem.DType) (arrow.DataType, error) {
+// ArrowType returns the Arrow type that stores elements of d.
+func ArrowType(d mem.DType) (arrow.DataType, error) {
 	switch d {
 	case mem.Float32:
 		return arrow.PrimitiveTypes.Float32, nil
@@ -238,7 +240,7 @@ func memType(t arrow.DataType) (mem.DType, bool) {
 // primitiveArray builds an Arrow array of n elements of type d from raw
 // little-endian bytes (zero-copy except for Bool, which Arrow bit-packs).
 func primitiveArray(d mem.DType, n int64, raw []byte) (arrow.Array, error) {
-	t, err := arrowType(d)
+	t, err := ArrowType(d)
 	if err != nil {
 		return nil, err
 	}
@@ -256,9 +258,9 @@ func primitiveArray(d mem.DType, n int64, raw []byte) (arrow.Array, error) {
 	return array.MakeFromData(data), nil
 }
 
-// tensorColumn builds the Arrow array of rows [lo, hi) of a 1-D or 2-D
+// TensorColumn builds the Arrow array of rows [lo, hi) of a 1-D or 2-D
 // tensor: a primitive array, or a fixed-size list per row for 2-D.
-func tensorColumn(t mem.Tensor, lo, hi int64) (arrow.Array, error) {
+func TensorColumn(t mem.Tensor, lo, hi int64) (arrow.Array, error) {
 	rb := int64(t.RowBytes())
 	raw := t.Data[lo*rb : hi*rb]
 	if len(t.Shape) == 1 {
@@ -276,10 +278,10 @@ func tensorColumn(t mem.Tensor, lo, hi int64) (arrow.Array, error) {
 	return array.MakeFromData(data), nil
 }
 
-// columnTensor concatenates one column (index col) of recs into a tensor on
+// ColumnTensor concatenates one column (index col) of recs into a tensor on
 // the Go heap. Primitive fixed-width columns give a 1-D tensor, fixed-size
 // lists of them a 2-D one. ok is false for other types. Nulls are an error.
-func columnTensor(recs []arrow.Record, col int, name string) (t mem.Tensor, ok bool, err error) {
+func ColumnTensor(recs []arrow.Record, col int, name string) (t mem.Tensor, ok bool, err error) {
 	if len(recs) == 0 {
 		return t, false, nil
 	}
@@ -339,7 +341,7 @@ func columnTensor(recs []arrow.Record, col int, name string) (t mem.Tensor, ok b
 	if typ.ID() == arrow.FIXED_SIZE_LIST {
 		t.Shape = append(t.Shape, width)
 	}
-	total, err := tensorBytes(t)
+	total, err := fileio.TensorBytes(t)
 	if err != nil {
 		return t, false, fmt.Errorf("column %q %w", name, err)
 	}

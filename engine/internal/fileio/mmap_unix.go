@@ -1,6 +1,6 @@
 //go:build unix
 
-package dataset
+package fileio
 
 import (
 	"fmt"
@@ -12,12 +12,12 @@ import (
 	"github.com/graphferry/graphferry/engine/feature"
 )
 
-// openRegular opens path for reading and checks that it is a regular file.
+// OpenRegular opens path for reading and checks that it is a regular file.
 // It opens with O_NONBLOCK, so that a named pipe (or a device) in place of
 // a dataset file is refused at once instead of blocking in open(2), deaf to
 // Ctrl-C; fstat on the open descriptor leaves no window for a swap between
 // the check and the use. (O_NONBLOCK means nothing to regular files.)
-func openRegular(path string) (*os.File, os.FileInfo, error) {
+func OpenRegular(path string) (*os.File, os.FileInfo, error) {
 	fd, err := syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, nil, fmt.Errorf("dataset: open %s: %w (%w)", path, err, errs.ErrIO)
@@ -35,13 +35,13 @@ func openRegular(path string) (*os.File, os.FileInfo, error) {
 	return f, st, nil
 }
 
-// mapFile memory-maps the whole file at path read-only (a regular file
-// only, see openRegular). The returned release function unmaps it; an
+// MapFile memory-maps the whole file at path read-only (a regular file
+// only, see OpenRegular). The returned release function unmaps it; an
 // empty file gives an empty slice. The mapping is registered with
 // feature.RegisterMapping, so that a fault reading it (the file truncated
 // meanwhile) is reported as an error naming path.
-func mapFile(path string) ([]byte, func() error, error) {
-	f, st, err := openRegular(path)
+func MapFile(path string) ([]byte, func() error, error) {
+	f, st, err := OpenRegular(path)
 	if err != nil {
 		return nil, nil, err
 	}

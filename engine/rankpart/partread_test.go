@@ -1,4 +1,4 @@
-package dataset
+package rankpart
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/partition"
 )
@@ -27,7 +28,7 @@ func TestOpenPartReadsOneFolder(t *testing.T) {
 		// The other ranks' folders are not read: removing them changes nothing.
 		require.NoError(t, os.RemoveAll(filepath.Join(dst, "part-0")))
 		require.NoError(t, os.RemoveAll(filepath.Join(dst, "part-2")))
-		p, err := OpenPart(dst, 1, OpenOptions{VerifyChecksums: true})
+		p, err := OpenPart(dst, 1, dataset.OpenOptions{VerifyChecksums: true})
 		require.NoError(t, err, layout)
 		require.Equal(t, layout, p.Layout)
 		require.Equal(t, p.Info.NumNodes, int64(len(p.GlobalIDs)))
@@ -49,9 +50,9 @@ func TestOpenPartReadsOneFolder(t *testing.T) {
 
 func TestOpenPartRefusesDamage(t *testing.T) {
 	dst := writeParts(t, LayoutDSP)
-	_, err := OpenPart(dst, 3, OpenOptions{})
+	_, err := OpenPart(dst, 3, dataset.OpenOptions{})
 	require.ErrorContains(t, err, "rank = 3 is outside [0, 3)")
-	_, err = OpenPart(dst, -1, OpenOptions{})
+	_, err = OpenPart(dst, -1, dataset.OpenOptions{})
 	require.ErrorContains(t, err, "outside")
 
 	// A truncated id map: its size no longer matches partition.json.
@@ -59,16 +60,16 @@ func TestOpenPartRefusesDamage(t *testing.T) {
 	raw, err := os.ReadFile(ids)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(ids, raw[:len(raw)-8], 0o644))
-	_, err = OpenPart(dst, 1, OpenOptions{})
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{})
 	require.ErrorIs(t, err, errs.ErrIO)
 	// The same size, other content: found with checksums.
 	bad := append([]byte(nil), raw...)
 	bad[len(bad)-1] ^= 0x40
 	require.NoError(t, os.WriteFile(ids, bad, 0o644))
-	_, err = OpenPart(dst, 1, OpenOptions{VerifyChecksums: true})
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{VerifyChecksums: true})
 	require.ErrorIs(t, err, errs.ErrIO)
 	require.NoError(t, os.WriteFile(ids, raw, 0o644))
-	_, err = OpenPart(dst, 1, OpenOptions{VerifyChecksums: true})
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{VerifyChecksums: true})
 	require.NoError(t, err)
 
 	// Rank folders swapped: partition.json's description catches it.
@@ -81,7 +82,7 @@ func TestOpenPartRefusesDamage(t *testing.T) {
 	swapped, err := json.Marshal(m)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(metaPath, swapped, 0o644))
-	_, err = OpenPart(dst, 1, OpenOptions{})
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{})
 	require.ErrorContains(t, err, `want "part-1"`)
 
 	// Not a partition at all.
@@ -89,9 +90,9 @@ func TestOpenPartRefusesDamage(t *testing.T) {
 	other, err := json.Marshal(m)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(metaPath, other, 0o644))
-	_, err = OpenPart(dst, 1, OpenOptions{})
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{})
 	require.ErrorContains(t, err, `format "something"`)
 	require.NoError(t, os.Remove(metaPath))
-	_, err = OpenPart(dst, 1, OpenOptions{})
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{})
 	require.Error(t, err)
 }

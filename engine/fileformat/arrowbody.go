@@ -1,4 +1,4 @@
-package dataset
+package fileformat
 
 import (
 	"encoding/binary"
@@ -112,7 +112,7 @@ func checkBodies(file []byte, schema *arrow.Schema, limit int) error {
 				if j >= len(blocks) {
 					return
 				}
-				errs[j] = catchPanic(func() error { return checkBody(file, blocks[j], schema, dec, limit) })
+				errs[j] = CatchPanic(func() error { return checkBody(file, blocks[j], schema, dec, limit) })
 				if errs[j] != nil {
 					errs[j] = fmt.Errorf("record batch %d: %w", j, errs[j])
 					return

@@ -1,7 +1,6 @@
-package dataset
+package fileformat
 
 import (
-	"encoding/binary"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/internal/datatest"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -47,18 +47,7 @@ func TestNPYRoundTrip(t *testing.T) {
 	require.ErrorContains(t, WriteNPY(filepath.Join(dir, "x.npy"), mem.Tensor{DType: mem.Int64, Shape: []int64{2}, Data: make([]byte, 8)}), "has 8 bytes, shape [2] of int64 needs 16")
 }
 
-// npyFile builds a .npy image with the given version, header dict and data.
-func npyFile(major byte, dict string, data []byte) []byte {
-	b := []byte(npyMagic)
-	b = append(b, major, 0)
-	if major == 1 {
-		b = binary.LittleEndian.AppendUint16(b, uint16(len(dict)))
-	} else {
-		b = binary.LittleEndian.AppendUint32(b, uint32(len(dict)))
-	}
-	b = append(b, dict...)
-	return append(b, data...)
-}
+var npyFile = datatest.NPYImage
 
 func TestReadNPYHeaders(t *testing.T) {
 	dir := t.TempDir()

@@ -1,4 +1,4 @@
-package dataset
+package convert
 
 import (
 	"encoding/json"
@@ -11,6 +11,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
+	"github.com/graphferry/graphferry/engine/internal/datatest"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -20,7 +23,7 @@ func writeNPYDir(t *testing.T, meta string, arrays map[string]mem.Tensor) string
 	t.Helper()
 	dir := t.TempDir()
 	for name, a := range arrays {
-		require.NoError(t, WriteNPY(filepath.Join(dir, name), a))
+		require.NoError(t, fileformat.WriteNPY(filepath.Join(dir, name), a))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "meta.json"), []byte(meta), 0o644))
 	return dir
@@ -47,11 +50,11 @@ func TestConvertNPYSynthetic(t *testing.T) {
 	src := writeNPYDir(t, meta, arrays)
 	// A fortran-order [2, 4] bool array: data is laid out as [4, 2].
 	require.NoError(t, os.WriteFile(filepath.Join(src, "split_train_masks.npy"),
-		npyFile(1, "{'descr': '|b1', 'fortran_order': True, 'shape': (2, 4), }", []byte{1, 0, 1, 1, 0, 0, 0, 1}), 0o644))
+		datatest.NPYImage(1, "{'descr': '|b1', 'fortran_order': True, 'shape': (2, 4), }", []byte{1, 0, 1, 1, 0, 0, 0, 1}), 0o644))
 
 	dst := filepath.Join(t.TempDir(), "out")
 	require.NoError(t, ConvertNPY(src, dst))
-	d, err := Open(dst)
+	d, err := dataset.Open(dst)
 	require.NoError(t, err)
 	defer d.Close()
 
@@ -59,13 +62,13 @@ func TestConvertNPYSynthetic(t *testing.T) {
 	assert.Equal(t, int64(5), d.Meta.NumClasses, "max label + 1 when meta.json has none")
 	assert.JSONEq(t, meta, string(d.Meta.Source), "the whole meta.json is kept")
 	assert.Equal(t, []int64{0, 2, 3, 3, 6}, d.Graph.Indptr)
-	assert.Equal(t, []int64{1, 2, 0, 0, 1, 2}, sources(d.Graph))
+	assert.Equal(t, []int64{1, 2, 0, 0, 1, 2}, datatest.Sources(d.Graph))
 	assert.Nil(t, d.Graph.EdgeIDs, "edge ids are CSC positions")
-	assert.Equal(t, mem.Bytes([]int64{1, 0, -1, 4}), d.NodeData[LabelKey].Data)
-	assert.Equal(t, []byte{1, 1, 0, 0}, d.NodeData[TrainMaskKey].Data)
-	assert.Equal(t, []byte{0, 0, 0, 0}, d.NodeData[ValMaskKey].Data, "no val_idx.npy")
-	assert.Equal(t, []byte{0, 0, 0, 1}, d.NodeData[TestMaskKey].Data)
-	assert.Equal(t, mem.Tensor{DType: mem.Float32, Shape: []int64{4, 2}, Data: mem.Bytes(feat)}, d.NodeData[FeatKey])
+	assert.Equal(t, mem.Bytes([]int64{1, 0, -1, 4}), d.NodeData[dataset.LabelKey].Data)
+	assert.Equal(t, []byte{1, 1, 0, 0}, d.NodeData[dataset.TrainMaskKey].Data)
+	assert.Equal(t, []byte{0, 0, 0, 0}, d.NodeData[dataset.ValMaskKey].Data, "no val_idx.npy")
+	assert.Equal(t, []byte{0, 0, 0, 1}, d.NodeData[dataset.TestMaskKey].Data)
+	assert.Equal(t, mem.Tensor{DType: mem.Float32, Shape: []int64{4, 2}, Data: mem.Bytes(feat)}, d.NodeData[dataset.FeatKey])
 	assert.Equal(t, mem.Tensor{DType: mem.Uint8, Shape: []int64{4, 2}, Data: []byte{1, 0, 1, 1, 0, 0, 0, 1}}, d.NodeData["split_train_mask"])
 	assert.Equal(t, mem.Tensor{DType: mem.Uint8, Shape: []int64{4, 2}, Data: []byte{1, 0, 0, 1, 0, 1, 1, 0}}, d.NodeData["split_val_mask"])
 }
@@ -116,7 +119,7 @@ func datasetsDir() (string, error) {
 	if dir := os.Getenv("GRAPHFERRY_DATASETS"); dir != "" {
 		return dir, nil
 	}
-	root, err := filepath.Abs("../..") // go test runs in engine/dataset
+	root, err := filepath.Abs("../..") // go test runs in engine/convert
 	if err != nil {
 		return "", err
 	}
@@ -148,12 +151,12 @@ func sharedDataset(t *testing.T, name string) string {
 
 // checkConverted converts a shared dataset and checks it against the
 // original arrays; it returns the opened dataset.
-func checkConverted(t *testing.T, name string, n, e int64, featShape []int64, splits [3]int) *Dataset {
+func checkConverted(t *testing.T, name string, n, e int64, featShape []int64, splits [3]int) *dataset.Dataset {
 	t.Helper()
 	src := sharedDataset(t, name)
 	dst := filepath.Join(t.TempDir(), name)
 	require.NoError(t, ConvertNPY(src, dst))
-	d, err := Open(dst)
+	d, err := dataset.Open(dst)
 	require.NoError(t, err)
 	t.Cleanup(func() { d.Close() })
 
@@ -162,14 +165,14 @@ func checkConverted(t *testing.T, name string, n, e int64, featShape []int64, sp
 	require.Equal(t, n, d.Graph.NumNodes)
 	require.Equal(t, e, d.Graph.NumEdges())
 	// The graph is the original CSC exactly, edge ids = positions.
-	indptr, err := ReadNPY(filepath.Join(src, "indptr.npy"))
+	indptr, err := fileformat.ReadNPY(filepath.Join(src, "indptr.npy"))
 	require.NoError(t, err)
 	defer indptr.Close()
-	indices, err := ReadNPY(filepath.Join(src, "indices.npy"))
+	indices, err := fileformat.ReadNPY(filepath.Join(src, "indices.npy"))
 	require.NoError(t, err)
 	defer indices.Close()
 	require.True(t, slices.Equal(mem.Int64s(indptr.Data), d.Graph.Indptr), "indptr")
-	require.True(t, slices.Equal(mem.Int64s(indices.Data), sources(d.Graph)), "indices")
+	require.True(t, slices.Equal(mem.Int64s(indices.Data), datatest.Sources(d.Graph)), "indices")
 	for p := range e {
 		if d.Graph.EdgeID(p) != p {
 			t.Fatalf("edge id at %d is %d", p, d.Graph.EdgeID(p))
@@ -187,11 +190,11 @@ func checkConverted(t *testing.T, name string, n, e int64, featShape []int64, sp
 	assert.Equal(t, meta.NumClasses, d.Meta.NumClasses)
 	assert.JSONEq(t, string(raw), string(d.Meta.Source))
 
-	label, err := ReadNPY(filepath.Join(src, "label.npy"))
+	label, err := fileformat.ReadNPY(filepath.Join(src, "label.npy"))
 	require.NoError(t, err)
 	defer label.Close()
-	assert.Equal(t, label.Data, d.NodeData[LabelKey].Data)
-	for i, key := range []string{TrainMaskKey, ValMaskKey, TestMaskKey} {
+	assert.Equal(t, label.Data, d.NodeData[dataset.LabelKey].Data)
+	for i, key := range []string{dataset.TrainMaskKey, dataset.ValMaskKey, dataset.TestMaskKey} {
 		count := 0
 		for _, b := range d.NodeData[key].Data {
 			count += int(b)
@@ -201,15 +204,15 @@ func checkConverted(t *testing.T, name string, n, e int64, featShape []int64, sp
 
 	if featShape == nil {
 		assert.Nil(t, d.Meta.Feature)
-		assert.NotContains(t, d.NodeData, FeatKey)
-		raw, err := os.ReadFile(filepath.Join(dst, MetaFile))
+		assert.NotContains(t, d.NodeData, dataset.FeatKey)
+		raw, err := os.ReadFile(filepath.Join(dst, dataset.MetaFile))
 		require.NoError(t, err)
 		assert.Contains(t, string(raw), `"feature": null`)
 	} else {
-		feat, err := ReadNPY(filepath.Join(src, "feat.npy"))
+		feat, err := fileformat.ReadNPY(filepath.Join(src, "feat.npy"))
 		require.NoError(t, err)
 		defer feat.Close()
-		got := d.NodeData[FeatKey]
+		got := d.NodeData[dataset.FeatKey]
 		assert.Equal(t, featShape, got.Shape)
 		assert.Equal(t, mem.Float32, got.DType)
 		require.True(t, slices.Equal(feat.Data, got.Data), "features")
@@ -226,27 +229,27 @@ func TestConvertCora(t *testing.T) {
 // datasets) opens as Cora with the Planetoid split; where the original .npy
 // Cora is available, converting it gives the shipped dataset exactly.
 func TestShippedCora(t *testing.T) {
-	d, err := Open(filepath.Join("..", "..", "examples", "data", "cora"))
+	d, err := dataset.Open(filepath.Join("..", "..", "examples", "data", "cora"))
 	require.NoError(t, err)
 	defer d.Close()
 	require.Equal(t, int64(2708), d.Graph.NumNodes)
 	require.Equal(t, int64(10556), d.Graph.NumEdges())
-	require.Equal(t, []int64{2708, 1433}, d.NodeData[FeatKey].Shape)
-	for i, key := range []string{TrainMaskKey, ValMaskKey, TestMaskKey} {
+	require.Equal(t, []int64{2708, 1433}, d.NodeData[dataset.FeatKey].Shape)
+	for i, key := range []string{dataset.TrainMaskKey, dataset.ValMaskKey, dataset.TestMaskKey} {
 		count := 0
 		for _, b := range d.NodeData[key].Data {
 			count += int(b)
 		}
 		assert.Equal(t, [3]int{140, 500, 1000}[i], count, key)
 	}
-	for v, l := range mem.Int64s(d.NodeData[LabelKey].Data) {
+	for v, l := range mem.Int64s(d.NodeData[dataset.LabelKey].Data) {
 		require.True(t, l >= 0 && l < 7, "label[%d] = %d", v, l)
 	}
 
 	t.Run("same as the converted original", func(t *testing.T) {
 		want := checkConverted(t, "cora", 2708, 10556, []int64{2708, 1433}, [3]int{140, 500, 1000})
 		require.True(t, slices.Equal(want.Graph.Indptr, d.Graph.Indptr), "indptr")
-		require.True(t, slices.Equal(sources(want.Graph), sources(d.Graph)), "indices")
+		require.True(t, slices.Equal(datatest.Sources(want.Graph), datatest.Sources(d.Graph)), "indices")
 		for p := range d.Graph.NumEdges() {
 			if d.Graph.EdgeID(p) != want.Graph.EdgeID(p) {
 				t.Fatalf("edge id at %d is %d, converted %d", p, d.Graph.EdgeID(p), want.Graph.EdgeID(p))
@@ -266,7 +269,7 @@ func TestShippedCora(t *testing.T) {
 func TestConvertCiteseer(t *testing.T) {
 	d := checkConverted(t, "citeseer", 3327, 9104, []int64{3327, 3703}, [3]int{120, 500, 1000})
 	unlabelled := 0
-	for _, l := range mem.Int64s(d.NodeData[LabelKey].Data) {
+	for _, l := range mem.Int64s(d.NodeData[dataset.LabelKey].Data) {
 		if l == -1 {
 			unlabelled++
 		}
@@ -281,7 +284,7 @@ func TestConvertPubmedNoFeatures(t *testing.T) {
 func TestConvertSquirrelSplitMasks(t *testing.T) {
 	d := checkConverted(t, "squirrel", 5201, 396706, []int64{5201, 2089}, [3]int{2496, 1664, 1041})
 	// Split 0 of the [10, N] masks is the *_idx split.
-	for _, split := range []struct{ key, mask string }{{TrainMaskKey, "split_train_mask"}, {ValMaskKey, "split_val_mask"}, {TestMaskKey, "split_test_mask"}} {
+	for _, split := range []struct{ key, mask string }{{dataset.TrainMaskKey, "split_train_mask"}, {dataset.ValMaskKey, "split_val_mask"}, {dataset.TestMaskKey, "split_test_mask"}} {
 		m := d.NodeData[split.mask]
 		require.Equal(t, []int64{5201, 10}, m.Shape, split.mask)
 		for v := range int64(5201) {
@@ -307,7 +310,7 @@ func TestConvertNoDenseFeatures(t *testing.T) {
 			}{&meta.NumNodes, &meta.NumEdges}))
 			dst := filepath.Join(t.TempDir(), name)
 			require.NoError(t, ConvertNPY(src, dst))
-			d, err := Open(dst)
+			d, err := dataset.Open(dst)
 			require.NoError(t, err)
 			defer d.Close()
 			assert.Equal(t, meta.NumNodes, d.Graph.NumNodes)
