@@ -36,6 +36,7 @@ import (
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/coordinator"
 	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/distributed"
 )
 
 // maxCommSize bounds comm->size (a sanity check on the caller's struct).
@@ -214,7 +215,7 @@ func hostComm(c *C.gf_comm) (comm.Comm, error) {
 	if err != nil {
 		return nil, errorf(gfEInval, "%v", err)
 	}
-	cc, err := core.CoordinatedComm(h, coord)
+	cc, err := distributed.CoordinatedComm(h, coord)
 	if err != nil {
 		coord.Close()
 		return nil, err
@@ -230,7 +231,7 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 			return err
 		}
 		return openCommLoader(c, out, func(hc comm.Comm) (*core.Loader, error) {
-			return g.OpenDistLoader(hc, seeds, req, lopt, cAlloc{})
+			return distributed.OpenLoader(g, hc, seeds, req, lopt, cAlloc{})
 		})
 	})
 }

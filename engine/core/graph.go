@@ -67,7 +67,7 @@ func New(g *graph.CSC, opt partition.Options) (*Graph, error) {
 func Open(path string, popt partition.Options, coopt graph.COOOptions, dopt dataset.OpenOptions) (*Graph, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, &classError{msg: fmt.Sprintf("path %q: %v", path, err), class: errs.ErrIO, cause: err}
+		return nil, &errs.Error{Msg: fmt.Sprintf("path %q: %v", path, err), Class: errs.ErrIO, Cause: err}
 	}
 	if !st.IsDir() {
 		if dopt.VerifyChecksums {

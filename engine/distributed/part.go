@@ -1,9 +1,10 @@
-package core
+package distributed
 
 import (
 	"fmt"
 	"slices"
 
+	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
@@ -20,7 +21,7 @@ import (
 // Its loaders (Part.OpenLoader) sample and gather with the other ranks
 // over a communicator.
 //
-// Inside, a Part is a Graph over the ORIGINAL id space of the whole graph
+// Inside, a Part is a core.Graph over the ORIGINAL id space of the whole graph
 // (N nodes), never exposed as such: its rows are those the rank holds and
 // its node data the rows it holds.
 //
@@ -41,7 +42,7 @@ import (
 // 2^24 nodes. Edges and node data are those of the rank's folder only
 // (dsp, self-reliant) or the whole topology (hybrid).
 type Part struct {
-	g      *Graph
+	g      *core.Graph
 	meta   rankpart.PartMeta
 	info   rankpart.PartRank
 	layout rankpart.Layout
@@ -87,7 +88,7 @@ func newPart(d *rankpart.Part) (*Part, error) {
 		err = fmt.Errorf("layout %v is unknown", d.Layout)
 	}
 	if err != nil {
-		return nil, errorf(errs.ErrIO, "part %d of %s: %v", d.Info.Rank, d.Meta.Layout, err)
+		return nil, errs.Errorf(errs.ErrIO, "part %d of %s: %v", d.Info.Rank, d.Meta.Layout, err)
 	}
 	pt.Graph.AdviseRandomAccess()
 	store := feature.NewStore(rows)
@@ -134,7 +135,7 @@ func newPart(d *rankpart.Part) (*Part, error) {
 	}
 	data := d.Data
 	d.Data = nil // the Graph closes it
-	p.g = &Graph{part: pt, store: store, ds: data, refs: 1}
+	p.g = core.FromPartition(pt, store, data)
 	return p, nil
 }
 
@@ -288,30 +289,31 @@ func (p *Part) NodeDataNames() ([]string, error) { return p.g.NodeDataNames() }
 // OwnedNodeData returns a copy of node data name's rows of the owned
 // nodes (in OwnedNodes' order), in memory from alloc (nil: the Go heap).
 func (p *Part) OwnedNodeData(name string, alloc mem.Allocator) (mem.Tensor, error) {
-	if err := p.g.acquire(); err != nil {
-		return mem.Tensor{}, err
-	}
-	defer p.g.release()
 	if alloc == nil {
 		alloc = mem.Heap{}
 	}
-	src, ok := p.g.store.Get(name)
-	if !ok {
-		return mem.Tensor{}, errorf(nil, "no node data named %q (have %v)", name, p.g.store.Names())
-	}
-	rb := int64(src.RowBytes())
-	buf, err := alloc.Alloc(int(p.info.NumOwned * rb))
-	if err != nil {
-		return mem.Tensor{}, err
-	}
-	// Owned rows come first in every layout.
-	if err := feature.Copy(buf, src.Data[:p.info.NumOwned*rb]); err != nil {
-		alloc.Free(buf)
-		return mem.Tensor{}, err
-	}
-	shape := slices.Clone(src.Shape)
-	shape[0] = p.info.NumOwned
-	return mem.Tensor{DType: src.DType, Shape: shape, Data: buf}, nil
+	var out mem.Tensor
+	err := p.g.Use(func(in core.Internals) error {
+		src, ok := in.Store.Get(name)
+		if !ok {
+			return errs.Errorf(nil, "no node data named %q (have %v)", name, in.Store.Names())
+		}
+		rb := int64(src.RowBytes())
+		buf, err := alloc.Alloc(int(p.info.NumOwned * rb))
+		if err != nil {
+			return err
+		}
+		// Owned rows come first in every layout.
+		if err := feature.Copy(buf, src.Data[:p.info.NumOwned*rb]); err != nil {
+			alloc.Free(buf)
+			return err
+		}
+		shape := slices.Clone(src.Shape)
+		shape[0] = p.info.NumOwned
+		out = mem.Tensor{DType: src.DType, Shape: shape, Data: buf}
+		return nil
+	})
+	return out, err
 }
 
 // Hops returns the neighbourhood depth of a self-reliant partition (0 for
@@ -326,4 +328,4 @@ func (p *Part) Hops() int {
 // Graph returns the part's internal Graph (for the C layer's argument
 // reading only: sampling or reading node data on it directly would see
 // the rank's rows alone).
-func (p *Part) Graph() *Graph { return p.g }
+func (p *Part) Graph() *core.Graph { return p.g }

@@ -1,4 +1,4 @@
-package core
+package distributed
 
 import (
 	"context"
@@ -79,7 +79,7 @@ func TestDistLoaderEqualsSingleProcess(t *testing.T) {
 					withNodeData(t, g)
 					h, err := comm.NewHost(r, size, l.Exchanger(r))
 					require.NoError(t, err)
-					ld, err := g.OpenDistLoader(h, seeds, defaultSample(), lopt, mem.NewChecked(mem.Heap{}))
+					ld, err := OpenLoader(g, h, seeds, defaultSample(), lopt, mem.NewChecked(mem.Heap{}))
 					require.NoError(t, err)
 					require.Equal(t, (12+size-1)/size, ld.NumBatches())
 					wg.Add(1)
@@ -130,21 +130,21 @@ func TestOpenDistLoaderValidates(t *testing.T) {
 	g := newTestGraph(t, partition.Options{Method: partition.Range, NumPatches: 2})
 	withNodeData(t, g)
 	seeds := []int64{1, 2, 3}
-	_, err := g.OpenDistLoader(nil, seeds, defaultSample(), defaultLoader(), nil)
+	_, err := OpenLoader(g, nil, seeds, defaultSample(), defaultLoader(), nil)
 	require.ErrorContains(t, err, "communicator is nil")
-	_, err = g.OpenDistLoader(comm.NewLocal(2), seeds, defaultSample(), defaultLoader(), nil)
+	_, err = OpenLoader(g, comm.NewLocal(2), seeds, defaultSample(), defaultLoader(), nil)
 	require.ErrorContains(t, err, "runs 2 here")
 	h3, err := comm.NewHost(0, 3, comm.NewLocal(3).Exchanger(0))
 	require.NoError(t, err)
-	_, err = g.OpenDistLoader(h3, seeds, defaultSample(), defaultLoader(), nil)
+	_, err = OpenLoader(g, h3, seeds, defaultSample(), defaultLoader(), nil)
 	require.ErrorContains(t, err, "the graph has 2 patches but the communicator 3 ranks")
 	h, err := comm.NewHost(0, 2, comm.NewLocal(2).Exchanger(0))
 	require.NoError(t, err)
 	lopt := defaultLoader()
 	lopt.FeatureNames = []string{"nope"}
-	_, err = g.OpenDistLoader(h, seeds, defaultSample(), lopt, nil)
+	_, err = OpenLoader(g, h, seeds, defaultSample(), lopt, nil)
 	require.ErrorContains(t, err, `node data "nope"`)
-	_, err = g.OpenDistLoader(h, []int64{1, 1}, defaultSample(), defaultLoader(), nil)
+	_, err = OpenLoader(g, h, []int64{1, 1}, defaultSample(), defaultLoader(), nil)
 	require.ErrorContains(t, err, "duplicates")
 	// Nothing leaked a reference: the graph closes.
 	require.NoError(t, g.Close())
@@ -162,7 +162,7 @@ func TestDistLoaderHostFailure(t *testing.T) {
 	h, err := comm.NewHost(0, 2, failExchanger{})
 	require.NoError(t, err)
 	alloc := mem.NewChecked(mem.Heap{})
-	l, err := g.OpenDistLoader(h, []int64{1, 2, 3, 4}, defaultSample(), defaultLoader(), alloc)
+	l, err := OpenLoader(g, h, []int64{1, 2, 3, 4}, defaultSample(), defaultLoader(), alloc)
 	require.NoError(t, err)
 	require.NoError(t, l.Start(0))
 	_, err = l.Next(context.Background())
@@ -206,9 +206,9 @@ func TestDistLoaderCoordinatedWorkers(t *testing.T) {
 			require.NoError(t, err)
 			c, err := CoordinatedComm(h, coord)
 			require.NoError(t, err)
-			ld, err := g.OpenDistLoader(c, seeds, defaultSample(), lopt, nil)
+			ld, err := OpenLoader(g, c, seeds, defaultSample(), lopt, nil)
 			require.NoError(t, err)
-			require.Len(t, ld.pl.(*distStream).workers, 3)
+			require.Equal(t, 3, ld.Stats().Workers)
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

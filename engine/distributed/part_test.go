@@ -1,4 +1,4 @@
-package core
+package distributed
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/coordinator"
+	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/graph"
@@ -71,7 +72,7 @@ func partitionTestDataset(t *testing.T, src string, opt rankpart.PartitionOption
 }
 
 // readEpochs reads epochs of l: digests per epoch.
-func readEpochs(l *Loader, epochs int) ([][]string, error) {
+func readEpochs(l *core.Loader, epochs int) ([][]string, error) {
 	out := make([][]string, epochs)
 	for e := range epochs {
 		if err := l.Start(uint64(e)); err != nil {
@@ -101,7 +102,7 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 	lopt := defaultLoader()
 	lopt.BatchSize = 10 // 10 batches of the 100 seeds
 	const epochs = 2
-	whole, err := Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer whole.Close()
 	ref, err := whole.OpenLoader(seeds, defaultSample(), lopt, nil)
@@ -144,7 +145,7 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 					ld, err := p.OpenLoader(h, seeds, defaultSample(), o, mem.NewChecked(mem.Heap{}))
 					require.NoError(t, err)
 					if c.coordinated {
-						require.Len(t, ld.pl.(*distStream).rows, 3)
+						require.Equal(t, 3, ld.Stats().Workers) // each with its row exchange channel
 					}
 					require.NoError(t, p.Close()) // the loader keeps what it needs
 					wg.Add(1)
@@ -183,7 +184,7 @@ func TestSelfReliantPartSamplesLocally(t *testing.T) {
 	src, _ := writeTestDataset(t)
 	const size = 2
 	dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Range, Parts: size, Layout: rankpart.LayoutSelfReliant, Hops: 2})
-	whole, err := Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer whole.Close()
 	lopt := defaultLoader()
@@ -255,15 +256,19 @@ func TestSelfReliantPartSamplesLocally(t *testing.T) {
 }
 
 // sampleWithKey samples seeds on g (identity numbering) with batch key.
-func sampleWithKey(g *Graph, seeds []int64, key uint64) (*pipeline.Batch, error) {
+func sampleWithKey(g *core.Graph, seeds []int64, key uint64) (*pipeline.Batch, error) {
 	var b *pipeline.Batch
-	err := g.withRuntime(1, func(rt *sample.Runtime) error {
+	err := g.Use(func(in core.Internals) error {
+		rt, err := sample.NewRuntime(in.Part, comm.NewLocal(in.Part.NumPatches()), in.Runtime(1))
+		if err != nil {
+			return err
+		}
 		res, err := rt.Sample(context.Background(), defaultSample(), [][]int64{seeds}, []uint64{key})
 		if err != nil {
 			return err
 		}
 		defer rt.Recycle(res...)
-		b, err = pipeline.Materialize(res[0], seeds, make([]int64, len(seeds)), g.part, nil, nil, nil, nil, 1)
+		b, err = pipeline.Materialize(res[0], seeds, make([]int64, len(seeds)), in.Part, nil, nil, nil, nil, 1)
 		return err
 	})
 	return b, err

@@ -1,13 +1,16 @@
-package core
+package distributed
 
 import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"io"
 	"slices"
 
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/rankpart"
@@ -37,57 +40,40 @@ import (
 // exchange over c) on the number of batches per epoch, the largest of the
 // ranks', and a rank with fewer repeats its first ones, so that collective
 // training steps pair up.
-func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
+func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
 	if c == nil {
-		return nil, errorf(nil, "communicator is nil")
+		return nil, errs.Errorf(nil, "communicator is nil")
 	}
 	if c.Size() != p.meta.Parts || !slices.Equal(c.LocalRanks(), []int{p.info.Rank}) {
-		return nil, errorf(nil, "the communicator runs ranks %v of %d, but this is part %d of %d", c.LocalRanks(), c.Size(), p.info.Rank, p.meta.Parts)
+		return nil, errs.Errorf(nil, "the communicator runs ranks %v of %d, but this is part %d of %d", c.LocalRanks(), c.Size(), p.info.Rank, p.meta.Parts)
 	}
 	if p.layout == rankpart.LayoutSelfReliant {
 		return p.openLocal(c, seeds, req, lopt, alloc)
 	}
 	if p.layout == rankpart.LayoutDSP && req.Scheme == sample.LayerWise {
-		return nil, errorf(errs.ErrNotSupported, "layer-wise sampling needs the degree of every node, which a rank of the dsp layout holds for its own nodes only (use the hybrid layout)")
+		return nil, errs.Errorf(errs.ErrNotSupported, "layer-wise sampling needs the degree of every node, which a rank of the dsp layout holds for its own nodes only (use the hybrid layout)")
 	}
-	l, err := p.g.OpenDistLoader(c, seeds, req, lopt, alloc)
-	if err != nil {
-		return nil, err
-	}
-	s := l.pl.(*distStream)
-	if len(lopt.FeatureNames)+len(lopt.LabelNames) > 0 {
-		// One exchange channel per sampler worker, duplicated in the same
-		// order on every rank (after the runtime forks of OpenDistLoader).
-		s.rows = make([]*rowExchange, len(s.workers))
-		for w := range s.workers {
-			wc := c
-			if len(s.workers) > 1 {
-				if wc, err = c.Dup(); err != nil {
-					l.Close()
-					return nil, err
-				}
-			}
-			s.rows[w] = &rowExchange{c: wc, rank: p.info.Rank, offsets: p.g.part.Offsets}
-		}
-	}
-	return l, nil
+	return openShare(p.g, c, seeds, req, lopt, alloc, func(in core.Internals, channels []comm.Comm) pipeline.RowLoader {
+		return &rowExchange{c: channels, rank: p.info.Rank, offsets: in.Part.Offsets, store: in.Store}
+	})
 }
 
-// openLocal opens a self-reliant part's loader (see OpenLoader).
-func (p *Part) openLocal(c comm.Comm, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
-	g := p.g
+// openLocal opens a self-reliant part's loader (see OpenLoader): a
+// pipeline over a runtime of its own (no exchange), with the share of a
+// group of one whose batch count the ranks agreed on.
+func (p *Part) openLocal(c comm.Comm, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
 	if lopt.BatchSize <= 0 {
-		return nil, errorf(nil, "batch size = %d is invalid (want > 0)", lopt.BatchSize)
+		return nil, errs.Errorf(nil, "batch size = %d is invalid (want > 0)", lopt.BatchSize)
 	}
 	if len(seeds) == 0 {
-		return nil, errorf(nil, "seeds is empty: a self-reliant rank samples its own seeds")
+		return nil, errs.Errorf(nil, "seeds is empty: a self-reliant rank samples its own seeds")
 	}
 	for i, v := range seeds {
 		if v < 0 || v >= p.meta.NumNodes {
-			return nil, errorf(nil, "seeds[%d] = %d is out of range [0, %d)", i, v, p.meta.NumNodes)
+			return nil, errs.Errorf(nil, "seeds[%d] = %d is out of range [0, %d)", i, v, p.meta.NumNodes)
 		}
 		if l := p.localRow[v]; l < 0 || l >= int64(len(p.seed)) || !p.seed[l] {
-			return nil, errorf(nil, "seeds[%d] = %d is not a seed of rank %d (an owned train, val or test node): its neighbourhood is not in this part", i, v, p.info.Rank)
+			return nil, errs.Errorf(nil, "seeds[%d] = %d is not a seed of rank %d (an owned train, val or test node): its neighbourhood is not in this part", i, v, p.info.Rank)
 		}
 	}
 	n := len(seeds) / lopt.BatchSize
@@ -95,60 +81,36 @@ func (p *Part) openLocal(c comm.Comm, seeds []int64, req sample.Request, lopt pi
 		n++
 	}
 	if n == 0 {
-		return nil, errorf(nil, "%d seeds make no batch of %d with drop_last", len(seeds), lopt.BatchSize)
+		return nil, errs.Errorf(nil, "%d seeds make no batch of %d with drop_last", len(seeds), lopt.BatchSize)
 	}
 	most, err := agreeMax(c, p.info.Rank, int64(n))
 	if err != nil {
 		return nil, err
 	}
-	if err := g.acquire(); err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			g.release()
+	return p.g.OpenLoaderWith(func(in core.Internals) (*pipeline.Pipeline, io.Closer, error) {
+		if err := req.Validate(); err != nil {
+			return nil, nil, err
 		}
-	}()
-	if lopt.QueueCapacity <= 0 {
-		lopt.QueueCapacity = 2
-	}
-	req.Fanouts = slices.Clone(req.Fanouts)
-	req.ExcludeEdges = slices.Clone(req.ExcludeEdges)
-	if err := req.Validate(); err != nil {
-		return nil, err
-	}
-	if len(req.Fanouts) > p.meta.Hops {
-		return nil, errorf(nil, "%d hops, but the self-reliant part holds %d-hop neighbourhoods", len(req.Fanouts), p.meta.Hops)
-	}
-	store := &localGatherer{p: p}
-	for _, list := range [][]string{lopt.FeatureNames, lopt.LabelNames} {
-		for _, name := range list {
-			if _, ok := store.Get(name); !ok {
-				return nil, errorf(nil, "node data %q is not in the part (have %v)", name, store.Names())
-			}
+		if len(req.Fanouts) > p.meta.Hops {
+			return nil, nil, errs.Errorf(nil, "%d hops, but the self-reliant part holds %d-hop neighbourhoods", len(req.Fanouts), p.meta.Hops)
 		}
-	}
-	rt, err := sample.NewRuntime(g.part, comm.NewLocal(1), sample.RuntimeOptions{Threads: lopt.Threads})
-	if err != nil {
-		return nil, err
-	}
-	workers, err := distWorkers(rt, lopt)
-	if err != nil {
-		return nil, err
-	}
-	s := &distStream{
-		g: g, workers: workers, req: req, rank: 0, size: 1, fixed: int(most),
-		seedsOrig: slices.Clone(seeds), seedsNew: slices.Clone(seeds), opt: lopt, alloc: alloc, store: store,
-	}
-	s.opt.FeatureNames = slices.Clone(lopt.FeatureNames)
-	s.opt.LabelNames = slices.Clone(lopt.LabelNames)
-	if s.alloc == nil {
-		s.alloc = mem.Heap{}
-	}
-	g.loaders.Add(1)
-	ok = true
-	return &Loader{g: g, pl: s}, nil
+		store := &localGatherer{p: p, store: in.Store}
+		if err := checkNames(store, lopt, "part"); err != nil {
+			return nil, nil, err
+		}
+		rt, err := sample.NewRuntime(in.Part, comm.NewLocal(1), sample.RuntimeOptions{Threads: lopt.Threads})
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := bind(rt, req)
+		if err != nil {
+			return nil, nil, err
+		}
+		lopt.Workers = defaultWorkers(lopt)
+		lopt.Share = &pipeline.Share{Rank: 0, Size: 1, Batches: int(most)}
+		pl, err := pipeline.New(s, in.Part, store, seeds, lopt, alloc)
+		return pl, nil, err
+	})
 }
 
 // agreeMax returns the largest of the ranks' v (one all-to-all over c).
@@ -172,12 +134,28 @@ func agreeMax(c comm.Comm, rank int, v int64) (int64, error) {
 	return most, nil
 }
 
-// localGatherer is a self-reliant part's node data by original id.
-type localGatherer struct{ p *Part }
+// localGatherer is a self-reliant part's node data by original id: of
+// the whole graph's N nodes the rank holds the rows of those its folder
+// expands, and gathering another is an error.
+type localGatherer struct {
+	p     *Part
+	store *feature.Store
+}
 
-func (l *localGatherer) NumNodes() int64                    { return l.p.meta.NumNodes }
-func (l *localGatherer) Names() []string                    { return l.p.g.store.Names() }
-func (l *localGatherer) Get(name string) (mem.Tensor, bool) { return l.p.g.store.Get(name) }
+func (l *localGatherer) NumNodes() int64 { return l.p.meta.NumNodes }
+func (l *localGatherer) Names() []string { return l.store.Names() }
+
+// Get returns the dtype and shape of name as a tensor of N rows, with no
+// Data: the rows the rank holds are gathered by Gather.
+func (l *localGatherer) Get(name string) (mem.Tensor, bool) {
+	t, ok := l.store.Get(name)
+	if !ok {
+		return mem.Tensor{}, false
+	}
+	shape := slices.Clone(t.Shape)
+	shape[0] = l.p.meta.NumNodes
+	return mem.Tensor{DType: t.DType, Shape: shape}, true
+}
 
 func (l *localGatherer) Gather(name string, dst []byte, ids []int64, threads int) error {
 	rows := make([]int64, len(ids))
@@ -187,31 +165,37 @@ func (l *localGatherer) Gather(name string, dst []byte, ids []int64, threads int
 		}
 		rows[i] = l.p.localRow[v]
 	}
-	return l.p.g.store.Gather(name, dst, rows, threads)
+	return l.store.Gather(name, dst, rows, threads)
 }
 
 // rowExchange fetches a batch's node data from the ranks that own it (dsp
-// and hybrid parts): every rank holds its patch's rows, internal ids
-// [offsets[r], offsets[r+1]), at row id - offsets[r].
+// and hybrid parts), as the pipeline's RowLoader: every rank holds its
+// patch's rows, internal ids [offsets[r], offsets[r+1]), at row id -
+// offsets[r] of store. Sampler worker w exchanges on c[w].
 type rowExchange struct {
-	c       comm.Comm
+	c       []comm.Comm
 	rank    int
 	offsets []int64
+	store   *feature.Store
 }
 
-// materialize turns one sampled batch into a pipeline.Batch: topology as
-// pipeline.Materialize, node data through one exchange round (two
-// all-to-alls, which every rank runs for every batch).
-func (x *rowExchange) materialize(s *distStream, res *sample.Result, orig, pos []int64) (*pipeline.Batch, error) {
-	b, err := pipeline.Materialize(res, orig, pos, s.g.part, nil, nil, nil, s.alloc, s.opt.Threads)
-	if err != nil {
-		return nil, err
+var _ pipeline.RowLoader = (*rowExchange)(nil)
+
+// LoadRows fetches the rows of the batch through one exchange round (two
+// all-to-alls, which every rank runs for every batch) on worker's channel.
+// Every row counts as a cold row of host memory (an owner's store).
+func (x *rowExchange) LoadRows(worker int, b *pipeline.Batch, nodes []int64, numSeeds int, featureNames, labelNames []string, threads int) (feature.TierCounts, error) {
+	var tc feature.TierCounts
+	if err := x.load(x.c[worker], b, nodes, numSeeds, featureNames, labelNames, threads); err != nil {
+		return tc, err
 	}
-	if err := x.load(b, res.Nodes, len(orig), s.opt.FeatureNames, s.opt.LabelNames, s.g.store, s.alloc, s.opt.Threads); err != nil {
-		b.Release()
-		return nil, err
+	for _, list := range [][]string{featureNames, labelNames} {
+		for _, name := range list {
+			t := b.NodeData[name]
+			tc.Add(feature.HostCounts(int(t.Shape[0]), t.RowBytes()))
+		}
 	}
-	return b, nil
+	return tc, nil
 }
 
 // owner returns the rank owning internal id v.
@@ -224,10 +208,8 @@ func (x *rowExchange) owner(v int64) int {
 // (internal ids) into b.NodeData. Requests: to each owner q, the rows it
 // must send ([#feature rows, #label rows, rows...] as int64). Answers: the
 // rows of each feature name, then of each label name, back to back.
-func (x *rowExchange) load(b *pipeline.Batch, nodes []int64, nb int, featureNames, labelNames []string, store interface {
-	Get(string) (mem.Tensor, bool)
-	Gather(string, []byte, []int64, int) error
-}, alloc mem.Allocator, threads int) error {
+func (x *rowExchange) load(c comm.Comm, b *pipeline.Batch, nodes []int64, nb int, featureNames, labelNames []string, threads int) error {
+	store := x.store
 	size := len(x.offsets) - 1
 	type want struct {
 		feat, label []int64 // rows asked of the owner
@@ -256,7 +238,7 @@ func (x *rowExchange) load(b *pipeline.Batch, nodes []int64, nb int, featureName
 		send[q] = mem.HostBuffer(mem.Bytes(msg))
 	}
 	ctx := context.Background()
-	recv, err := x.c.AllToAll(ctx, x.rank, send, mem.NoStream)
+	recv, err := c.AllToAll(ctx, x.rank, send, mem.NoStream)
 	if err != nil {
 		return err
 	}
@@ -298,7 +280,7 @@ func (x *rowExchange) load(b *pipeline.Batch, nodes []int64, nb int, featureName
 		}
 		answers[q] = mem.HostBuffer(out)
 	}
-	back, err := x.c.AllToAll(ctx, x.rank, answers, mem.NoStream)
+	back, err := c.AllToAll(ctx, x.rank, answers, mem.NoStream)
 	if err != nil {
 		return err
 	}
@@ -310,16 +292,12 @@ func (x *rowExchange) load(b *pipeline.Batch, nodes []int64, nb int, featureName
 			n = nb
 		}
 		for _, name := range list {
-			if _, dup := b.NodeData[name]; dup {
-				return fmt.Errorf("node data %q requested twice", name)
-			}
 			src, _ := store.Get(name)
 			rb := src.RowBytes()
-			t := mem.Tensor{DType: src.DType, Shape: append([]int64{int64(n)}, src.Shape[1:]...)}
-			if t.Data, err = alloc.Alloc(n * rb); err != nil {
+			t, err := b.AddNodeData(name, src.DType, n, src.Shape[1:])
+			if err != nil {
 				return err
 			}
-			b.NodeData[name] = t
 			for q := range size {
 				at := ws[q].featAt
 				if k == 1 {

@@ -1,4 +1,4 @@
-package core
+package distributed
 
 import (
 	"context"
@@ -23,10 +23,10 @@ import (
 //
 // coord's Window must be 1 (the exchanges share c), and its transport must
 // not be c. The returned Comm is an io.Closer that closes coord: a loader
-// opened on it (OpenDistLoader) closes it with itself.
+// opened on it (OpenLoader, Part.OpenLoader) closes it with itself.
 func CoordinatedComm(c comm.Comm, coord *coordinator.Coordinator) (comm.Comm, error) {
 	if c == nil || coord == nil {
-		return nil, errors.New("core: CoordinatedComm needs a communicator and a coordinator")
+		return nil, errors.New("distributed: CoordinatedComm needs a communicator and a coordinator")
 	}
 	return &coordComm{c: c, coord: coord, stages: new(atomic.Uint32)}, nil
 }
