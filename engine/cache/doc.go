@@ -24,4 +24,8 @@
 // On the CPU build the hot tier lives in host memory: it is the copy a
 // device tier will hold, so its assignment, policies and statistics are
 // those of the device build.
+//
+// It imports feature, graph and mem only (engine/layering_test.go); in
+// particular not engine/pipeline, which gathers through a Tiered as a
+// feature.TierGatherer.
 package cache

@@ -11,5 +11,6 @@
 // The formats of the single files are engine/fileformat's; converting the
 // .npy layout into this one is engine/convert's, and splitting a dataset
 // into per-rank folders engine/rankpart's. It imports those below it
-// (fileformat, graph, mem, feature, errs, internal/fileio), none above.
+// (fileformat, graph, mem, feature, errs, internal/fileio), none above
+// (engine/layering_test.go).
 package dataset

@@ -4,6 +4,9 @@
 // map it to a status code, without parsing messages.
 //
 // An error that wraps none of them is an invalid argument or invalid data.
+// Error (Errorf) is an error with a message of its own that wraps a class.
+//
+// It imports nothing of the engine: it is its lowest layer (engine/layering_test.go).
 package errs
 
 import (

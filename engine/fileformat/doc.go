@@ -15,6 +15,7 @@
 //     node_types and edge_types (types.go).
 //
 // Errors read "dataset: ...", as they did when this was part of
-// engine/dataset. It imports engine/graph, engine/mem, engine/feature (a
-// name check) and engine/internal/*; nothing of the layouts above it.
+// engine/dataset. It imports errs, graph, mem, feature (a name check) and
+// internal/fileio and internal/par; nothing of the layouts above it
+// (engine/layering_test.go).
 package fileformat

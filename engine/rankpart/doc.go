@@ -14,5 +14,5 @@
 //
 // Turning an opened Part into a graph that samples with the other ranks is
 // engine/distributed's business. It imports dataset, fileformat,
-// partition, graph, feature, mem and internal/fileio.
+// partition, graph, feature, mem and internal/fileio (engine/layering_test.go).
 package rankpart

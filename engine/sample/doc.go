@@ -204,4 +204,7 @@
 // stream of a walker's step is keyed by (Seed, batch key, step, walker
 // index): its first output is the restart coin (drawn by the requester), the
 // next ones the owner's neighbour draw (uniform, or weighted as above).
+//
+// It imports comm, graph, partition, mem, rng and internal/par
+// (engine/layering_test.go).
 package sample
