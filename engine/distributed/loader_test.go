@@ -126,7 +126,7 @@ func TestDistLoaderEqualsSingleProcess(t *testing.T) {
 	}
 }
 
-func TestOpenDistLoaderValidates(t *testing.T) {
+func TestOpenLoaderValidates(t *testing.T) {
 	g := newTestGraph(t, partition.Options{Method: partition.Range, NumPatches: 2})
 	withNodeData(t, g)
 	seeds := []int64{1, 2, 3}

@@ -23,12 +23,13 @@ import (
 // for dsp and hybrid, the same seeds.
 //
 // dsp and hybrid: seeds are original ids of the whole graph (any rank's).
-// The batches are OpenDistLoader's, i.e. the single-process loader's
-// batches with the same seeds and options (bit-identical), dealt out
-// round-robin with padding: sampling is CSP over c, and after each batch
-// is sampled the node data of its nodes (features) and seeds (labels) is
-// fetched from the ranks that own them in one exchange round (requests,
-// then rows). Layer-wise sampling is refused on dsp parts: its draw needs
+// The batches are OpenLoader's (the package function's), i.e. the
+// single-process loader's batches with the same seeds and options
+// (bit-identical), dealt out round-robin with padding: sampling is CSP
+// over c, and after each batch is sampled the node data of its nodes
+// (features) and seeds (labels) is fetched from the ranks that own them in
+// one exchange round (requests, then rows), by the sampler worker that
+// sampled it (the pipeline's RowLoader). Layer-wise sampling is refused on dsp parts: its draw needs
 // the degree of every frontier node, which a dsp rank holds for its own
 // nodes only.
 //
@@ -39,7 +40,7 @@ import (
 // has at most the partition's Hops hops. The ranks agree at open (one
 // exchange over c) on the number of batches per epoch, the largest of the
 // ranks', and a rank with fewer repeats its first ones, so that collective
-// training steps pair up.
+// training steps pair up. Duplicate seeds are refused.
 func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
 	if c == nil {
 		return nil, errs.Errorf(nil, "communicator is nil")
