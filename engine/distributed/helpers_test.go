@@ -10,20 +10,6 @@ import (
 	"github.com/graphferry/graphferry/engine/partition"
 )
 
-// The test graph (engine/internal/testgraph), as engine/core's tests use it.
-const (
-	testNodes = testgraph.Nodes
-	testEdges = testgraph.Edges
-)
-
-var (
-	testCOO       = testgraph.COO
-	testFeatures  = testgraph.Features
-	i64           = testgraph.I64
-	defaultSample = testgraph.Sample
-	defaultLoader = testgraph.Loader
-)
-
 // newTestGraph returns the test graph partitioned with popt, closed at the
 // end of the test.
 func newTestGraph(t testing.TB, popt partition.Options) *core.Graph {

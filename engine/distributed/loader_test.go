@@ -14,6 +14,7 @@ import (
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/coordinator"
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/internal/testgraph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
@@ -22,9 +23,9 @@ import (
 // batchBytes is a digest of everything a batch holds (with its index in
 // clear), to compare batches.
 func batchBytes(b *pipeline.Batch) string {
-	s := fmt.Sprint(b.Index, b.Epoch, i64(b.Seeds), i64(b.InputIndex), i64(b.Nodes), i64(b.HopCounts))
+	s := fmt.Sprint(b.Index, b.Epoch, testgraph.I64(b.Seeds), testgraph.I64(b.InputIndex), testgraph.I64(b.Nodes), testgraph.I64(b.HopCounts))
 	for _, bl := range b.Blocks {
-		s += fmt.Sprint(i64(bl.Indptr), i64(bl.Indices), i64(bl.EdgeIDs))
+		s += fmt.Sprint(testgraph.I64(bl.Indptr), testgraph.I64(bl.Indices), testgraph.I64(bl.EdgeIDs))
 	}
 	s += fmt.Sprint(b.NodeData["feat"].Data, b.NodeData["label"].Data)
 	return fmt.Sprintf("batch %d epoch %d: %x", b.Index, b.Epoch, sha256.Sum256([]byte(s)))
@@ -34,7 +35,7 @@ func batchBytes(b *pipeline.Batch) string {
 func refEpochs(t *testing.T, seeds []int64, lopt pipeline.Options, epochs int) [][]string {
 	g := newTestGraph(t, partition.Options{Method: partition.Range, NumPatches: 2})
 	withNodeData(t, g)
-	l, err := g.OpenLoader(seeds, defaultSample(), lopt, nil)
+	l, err := g.OpenLoader(seeds, testgraph.Sample(), lopt, nil)
 	require.NoError(t, err)
 	defer l.Close()
 	out := make([][]string, epochs)
@@ -60,9 +61,9 @@ func refEpochs(t *testing.T, seeds []int64, lopt pipeline.Options, epochs int) [
 func TestDistLoaderEqualsSingleProcess(t *testing.T) {
 	seeds := make([]int64, 90)
 	for i := range seeds {
-		seeds[i] = int64(7*i+1) % testNodes
+		seeds[i] = int64(7*i+1) % testgraph.Nodes
 	}
-	lopt := defaultLoader()
+	lopt := testgraph.Loader()
 	lopt.BatchSize = 8 // 12 batches: 3 ranks divide them, 5 do not
 	const epochs = 2
 	ref := refEpochs(t, seeds, lopt, epochs)
@@ -79,7 +80,7 @@ func TestDistLoaderEqualsSingleProcess(t *testing.T) {
 					withNodeData(t, g)
 					h, err := comm.NewHost(r, size, l.Exchanger(r))
 					require.NoError(t, err)
-					ld, err := OpenLoader(g, h, seeds, defaultSample(), lopt, mem.NewChecked(mem.Heap{}))
+					ld, err := OpenLoader(g, h, seeds, testgraph.Sample(), lopt, mem.NewChecked(mem.Heap{}))
 					require.NoError(t, err)
 					require.Equal(t, (12+size-1)/size, ld.NumBatches())
 					wg.Add(1)
@@ -130,21 +131,21 @@ func TestOpenLoaderValidates(t *testing.T) {
 	g := newTestGraph(t, partition.Options{Method: partition.Range, NumPatches: 2})
 	withNodeData(t, g)
 	seeds := []int64{1, 2, 3}
-	_, err := OpenLoader(g, nil, seeds, defaultSample(), defaultLoader(), nil)
+	_, err := OpenLoader(g, nil, seeds, testgraph.Sample(), testgraph.Loader(), nil)
 	require.ErrorContains(t, err, "communicator is nil")
-	_, err = OpenLoader(g, comm.NewLocal(2), seeds, defaultSample(), defaultLoader(), nil)
+	_, err = OpenLoader(g, comm.NewLocal(2), seeds, testgraph.Sample(), testgraph.Loader(), nil)
 	require.ErrorContains(t, err, "runs 2 here")
 	h3, err := comm.NewHost(0, 3, comm.NewLocal(3).Exchanger(0))
 	require.NoError(t, err)
-	_, err = OpenLoader(g, h3, seeds, defaultSample(), defaultLoader(), nil)
+	_, err = OpenLoader(g, h3, seeds, testgraph.Sample(), testgraph.Loader(), nil)
 	require.ErrorContains(t, err, "the graph has 2 patches but the communicator 3 ranks")
 	h, err := comm.NewHost(0, 2, comm.NewLocal(2).Exchanger(0))
 	require.NoError(t, err)
-	lopt := defaultLoader()
+	lopt := testgraph.Loader()
 	lopt.FeatureNames = []string{"nope"}
-	_, err = OpenLoader(g, h, seeds, defaultSample(), lopt, nil)
+	_, err = OpenLoader(g, h, seeds, testgraph.Sample(), lopt, nil)
 	require.ErrorContains(t, err, `node data "nope"`)
-	_, err = OpenLoader(g, h, []int64{1, 1}, defaultSample(), defaultLoader(), nil)
+	_, err = OpenLoader(g, h, []int64{1, 1}, testgraph.Sample(), testgraph.Loader(), nil)
 	require.ErrorContains(t, err, "duplicates")
 	// Nothing leaked a reference: the graph closes.
 	require.NoError(t, g.Close())
@@ -162,7 +163,7 @@ func TestDistLoaderHostFailure(t *testing.T) {
 	h, err := comm.NewHost(0, 2, failExchanger{})
 	require.NoError(t, err)
 	alloc := mem.NewChecked(mem.Heap{})
-	l, err := OpenLoader(g, h, []int64{1, 2, 3, 4}, defaultSample(), defaultLoader(), alloc)
+	l, err := OpenLoader(g, h, []int64{1, 2, 3, 4}, testgraph.Sample(), testgraph.Loader(), alloc)
 	require.NoError(t, err)
 	require.NoError(t, l.Start(0))
 	_, err = l.Next(context.Background())
@@ -184,9 +185,9 @@ func TestDistLoaderHostFailure(t *testing.T) {
 func TestDistLoaderCoordinatedWorkers(t *testing.T) {
 	seeds := make([]int64, 90)
 	for i := range seeds {
-		seeds[i] = int64(7*i+1) % testNodes
+		seeds[i] = int64(7*i+1) % testgraph.Nodes
 	}
-	lopt := defaultLoader()
+	lopt := testgraph.Loader()
 	lopt.BatchSize = 8
 	lopt.Workers = 3
 	const size, epochs = 3, 2
@@ -206,7 +207,7 @@ func TestDistLoaderCoordinatedWorkers(t *testing.T) {
 			require.NoError(t, err)
 			c, err := CoordinatedComm(h, coord)
 			require.NoError(t, err)
-			ld, err := OpenLoader(g, c, seeds, defaultSample(), lopt, nil)
+			ld, err := OpenLoader(g, c, seeds, testgraph.Sample(), lopt, nil)
 			require.NoError(t, err)
 			require.Equal(t, 3, ld.Stats().Workers)
 			wg.Add(1)

@@ -16,6 +16,7 @@ import (
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/testgraph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
@@ -28,13 +29,13 @@ import (
 // and returns its folder and its train seeds.
 func writeTestDataset(t *testing.T) (string, []int64) {
 	t.Helper()
-	src, dst := testCOO()
-	g, err := graph.FromCOO(src, dst, nil, graph.COOOptions{NumNodes: testNodes})
+	src, dst := testgraph.COO()
+	g, err := graph.FromCOO(src, dst, nil, graph.COOOptions{NumNodes: testgraph.Nodes})
 	require.NoError(t, err)
-	train, val, test := make([]byte, testNodes), make([]byte, testNodes), make([]byte, testNodes)
-	labels := make([]int64, testNodes)
+	train, val, test := make([]byte, testgraph.Nodes), make([]byte, testgraph.Nodes), make([]byte, testgraph.Nodes)
+	labels := make([]int64, testgraph.Nodes)
 	var seeds []int64
-	for v := range int64(testNodes) {
+	for v := range int64(testgraph.Nodes) {
 		labels[v] = v % 7
 		switch {
 		case v%3 == 0:
@@ -49,11 +50,11 @@ func writeTestDataset(t *testing.T) (string, []int64) {
 		Meta:  dataset.Meta{Name: "test", NumClasses: 7},
 		Graph: g,
 		NodeData: map[string]mem.Tensor{
-			dataset.FeatKey:      testFeatures(),
-			dataset.LabelKey:     {DType: mem.Int64, Shape: []int64{testNodes}, Data: mem.Bytes(labels)},
-			dataset.TrainMaskKey: {DType: mem.Uint8, Shape: []int64{testNodes}, Data: train},
-			dataset.ValMaskKey:   {DType: mem.Uint8, Shape: []int64{testNodes}, Data: val},
-			dataset.TestMaskKey:  {DType: mem.Uint8, Shape: []int64{testNodes}, Data: test},
+			dataset.FeatKey:      testgraph.Features(),
+			dataset.LabelKey:     {DType: mem.Int64, Shape: []int64{testgraph.Nodes}, Data: mem.Bytes(labels)},
+			dataset.TrainMaskKey: {DType: mem.Uint8, Shape: []int64{testgraph.Nodes}, Data: train},
+			dataset.ValMaskKey:   {DType: mem.Uint8, Shape: []int64{testgraph.Nodes}, Data: val},
+			dataset.TestMaskKey:  {DType: mem.Uint8, Shape: []int64{testgraph.Nodes}, Data: test},
 		},
 	}))
 	return dir, seeds
@@ -99,13 +100,13 @@ func readEpochs(l *core.Loader, epochs int) ([][]string, error) {
 // single-process loader's batches r, r+size, ... of the whole dataset.
 func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 	src, seeds := writeTestDataset(t)
-	lopt := defaultLoader()
+	lopt := testgraph.Loader()
 	lopt.BatchSize = 10 // 10 batches of the 100 seeds
 	const epochs = 2
 	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer whole.Close()
-	ref, err := whole.OpenLoader(seeds, defaultSample(), lopt, nil)
+	ref, err := whole.OpenLoader(seeds, testgraph.Sample(), lopt, nil)
 	require.NoError(t, err)
 	want, err := readEpochs(ref, epochs)
 	require.NoError(t, err)
@@ -129,7 +130,7 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 					p, err := OpenPart(dst, r, dataset.OpenOptions{VerifyChecksums: true})
 					require.NoError(t, err)
 					if layout == rankpart.LayoutDSP {
-						require.Less(t, p.NumEdges(), int64(testEdges))
+						require.Less(t, p.NumEdges(), int64(testgraph.Edges))
 					}
 					var h comm.Comm
 					h, err = comm.NewHost(r, size, l.Exchanger(r))
@@ -142,7 +143,7 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 						require.NoError(t, err)
 						o.Workers = 3
 					}
-					ld, err := p.OpenLoader(h, seeds, defaultSample(), o, mem.NewChecked(mem.Heap{}))
+					ld, err := p.OpenLoader(h, seeds, testgraph.Sample(), o, mem.NewChecked(mem.Heap{}))
 					require.NoError(t, err)
 					if c.coordinated {
 						require.Equal(t, 3, ld.Stats().Workers) // each with its row exchange channel
@@ -187,7 +188,7 @@ func TestSelfReliantPartSamplesLocally(t *testing.T) {
 	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer whole.Close()
-	lopt := defaultLoader()
+	lopt := testgraph.Loader()
 	lopt.BatchSize = 7
 	l := comm.NewLocal(size)
 	counts := make([]int, size)
@@ -211,12 +212,12 @@ func TestSelfReliantPartSamplesLocally(t *testing.T) {
 		// A node the part does not expand is refused.
 		h, err := comm.NewHost(r, size, l.Exchanger(r))
 		require.NoError(t, err)
-		_, err = p.OpenLoader(h, []int64{p.OwnedNodes()[1]}, defaultSample(), lopt, nil)
+		_, err = p.OpenLoader(h, []int64{p.OwnedNodes()[1]}, testgraph.Sample(), lopt, nil)
 		require.ErrorContains(t, err, "is not a seed of rank")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			ld, err := p.OpenLoader(h, seeds, defaultSample(), lopt, nil)
+			ld, err := p.OpenLoader(h, seeds, testgraph.Sample(), lopt, nil)
 			if err != nil {
 				errc <- err
 				return
@@ -234,7 +235,7 @@ func TestSelfReliantPartSamplesLocally(t *testing.T) {
 					return
 				}
 				// The same seeds sampled by the whole graph with the key.
-				refRes, err := sampleWithKey(whole, i64(b.Seeds), pipeline.BatchKey(1, b.Index))
+				refRes, err := sampleWithKey(whole, testgraph.I64(b.Seeds), pipeline.BatchKey(1, b.Index))
 				if err != nil {
 					errc <- err
 					return
@@ -263,7 +264,7 @@ func sampleWithKey(g *core.Graph, seeds []int64, key uint64) (*pipeline.Batch, e
 		if err != nil {
 			return err
 		}
-		res, err := rt.Sample(context.Background(), defaultSample(), [][]int64{seeds}, []uint64{key})
+		res, err := rt.Sample(context.Background(), testgraph.Sample(), [][]int64{seeds}, []uint64{key})
 		if err != nil {
 			return err
 		}
@@ -276,12 +277,12 @@ func sampleWithKey(g *core.Graph, seeds []int64, key uint64) (*pipeline.Batch, e
 
 // equalSamples compares a batch's topology with a Sample result's.
 func equalSamples(b, ref *pipeline.Batch) bool {
-	if fmt.Sprint(i64(b.Nodes), i64(b.HopCounts)) != fmt.Sprint(i64(ref.Nodes), i64(ref.HopCounts)) {
+	if fmt.Sprint(testgraph.I64(b.Nodes), testgraph.I64(b.HopCounts)) != fmt.Sprint(testgraph.I64(ref.Nodes), testgraph.I64(ref.HopCounts)) {
 		return false
 	}
 	for h := range b.Blocks {
 		x, y := b.Blocks[h], ref.Blocks[h]
-		if fmt.Sprint(i64(x.Indptr), i64(x.Indices), i64(x.EdgeIDs)) != fmt.Sprint(i64(y.Indptr), i64(y.Indices), i64(y.EdgeIDs)) {
+		if fmt.Sprint(testgraph.I64(x.Indptr), testgraph.I64(x.Indices), testgraph.I64(x.EdgeIDs)) != fmt.Sprint(testgraph.I64(y.Indptr), testgraph.I64(y.Indices), testgraph.I64(y.EdgeIDs)) {
 			return false
 		}
 	}
@@ -300,19 +301,19 @@ func TestPartOpenValidates(t *testing.T) {
 	p, err := OpenPart(dst, 1, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer p.Close()
-	require.Equal(t, int64(testNodes), p.NumNodes())
+	require.Equal(t, int64(testgraph.Nodes), p.NumNodes())
 	h, err := comm.NewHost(0, 2, comm.NewLocal(2).Exchanger(0))
 	require.NoError(t, err)
-	_, err = p.OpenLoader(h, seeds, defaultSample(), defaultLoader(), nil)
+	_, err = p.OpenLoader(h, seeds, testgraph.Sample(), testgraph.Loader(), nil)
 	require.ErrorContains(t, err, "this is part 1 of 2")
 	h1, err := comm.NewHost(1, 2, comm.NewLocal(2).Exchanger(1))
 	require.NoError(t, err)
-	req := defaultSample()
+	req := testgraph.Sample()
 	req.Scheme = sample.LayerWise
-	_, err = p.OpenLoader(h1, seeds, req, defaultLoader(), nil)
+	_, err = p.OpenLoader(h1, seeds, req, testgraph.Loader(), nil)
 	require.ErrorIs(t, err, errs.ErrNotSupported)
-	lopt := defaultLoader()
+	lopt := testgraph.Loader()
 	lopt.FeatureNames = []string{"nope"}
-	_, err = p.OpenLoader(h1, seeds, defaultSample(), lopt, nil)
+	_, err = p.OpenLoader(h1, seeds, testgraph.Sample(), lopt, nil)
 	require.ErrorContains(t, err, `"nope"`)
 }

@@ -2,6 +2,7 @@ package distributed
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"sync"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/graphferry/graphferry/engine/coordinator"
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/internal/testgraph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
@@ -70,6 +72,45 @@ func requireStats(t *testing.T, s pipeline.Stats, workers int, e uint64, c epoch
 	require.Equal(t, cur.Consumer.Batches, s.Total.Consumer.Batches)
 }
 
+// readOneEpoch opens the loader of each of size ranks (open(r), all at
+// once: opening may exchange), reads epoch e of each to its end and closes
+// it, and returns each rank's statistics (read after Close) and what its
+// consumer counted.
+func readOneEpoch(t *testing.T, size int, e uint64, open func(r int) (*core.Loader, error)) ([]pipeline.Stats, []epochCount) {
+	t.Helper()
+	stats := make([]pipeline.Stats, size)
+	counts := make([]epochCount, size)
+	errc := make(chan error, 3*size)
+	var wg sync.WaitGroup
+	for r := range size {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ld, err := open(r)
+			if err != nil {
+				errc <- err
+				return
+			}
+			if n := ld.Stats().Epochs; n != 0 {
+				errc <- fmt.Errorf("rank %d: %d epochs before the first Start", r, n)
+			}
+			if counts[r], err = consumeEpoch(ld, e); err != nil {
+				errc <- err
+			}
+			if err := ld.Close(); err != nil {
+				errc <- err
+			}
+			stats[r] = ld.Stats()
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		require.NoError(t, err)
+	}
+	return stats, counts
+}
+
 // TestDistLoaderStats: a distributed loader reports its pipeline's
 // statistics (they were all zero but the epoch counters before the
 // distributed loaders streamed through pipeline.Pipeline), over a host
@@ -77,53 +118,34 @@ func requireStats(t *testing.T, s pipeline.Stats, workers int, e uint64, c epoch
 func TestDistLoaderStats(t *testing.T) {
 	seeds := make([]int64, 90)
 	for i := range seeds {
-		seeds[i] = int64(7*i+1) % testNodes
+		seeds[i] = int64(7*i+1) % testgraph.Nodes
 	}
-	lopt := defaultLoader()
+	lopt := testgraph.Loader()
 	lopt.BatchSize = 8
 	const size = 2
 	for _, workers := range []int{1, 3} {
 		l := comm.NewLocal(size)
 		mesh := coordinator.NewMesh(size)
-		stats := make([]pipeline.Stats, size)
-		counts := make([]epochCount, size)
-		errc := make(chan error, size)
-		var wg sync.WaitGroup
+		graphs := make([]*core.Graph, size)
+		comms := make([]comm.Comm, size)
 		for r := range size {
-			g := newTestGraph(t, partition.Options{Method: partition.Random, NumPatches: size, Seed: 2})
-			withNodeData(t, g)
+			graphs[r] = newTestGraph(t, partition.Options{Method: partition.Random, NumPatches: size, Seed: 2})
+			withNodeData(t, graphs[r])
 			h, err := comm.NewHost(r, size, l.Exchanger(r))
 			require.NoError(t, err)
-			var c comm.Comm = h
-			o := lopt
+			comms[r] = h
 			if workers > 1 {
 				coord, err := coordinator.New(coordinator.Config{Rank: r, Size: size, Transport: mesh.Endpoint(r)})
 				require.NoError(t, err)
-				c, err = CoordinatedComm(h, coord) // closed with the loader
+				comms[r], err = CoordinatedComm(h, coord) // closed with the loader
 				require.NoError(t, err)
-				o.Workers = workers
 			}
-			ld, err := OpenLoader(g, c, seeds, defaultSample(), o, nil)
-			require.NoError(t, err)
-			require.Zero(t, ld.Stats().Epochs)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				var err error
-				if counts[r], err = consumeEpoch(ld, 4); err != nil {
-					errc <- err
-				}
-				if err := ld.Close(); err != nil {
-					errc <- err
-				}
-				stats[r] = ld.Stats() // also after Close
-			}()
 		}
-		wg.Wait()
-		close(errc)
-		for err := range errc {
-			require.NoError(t, err)
-		}
+		o := lopt
+		o.Workers = workers
+		stats, counts := readOneEpoch(t, size, 4, func(r int) (*core.Loader, error) {
+			return OpenLoader(graphs[r], comms[r], seeds, testgraph.Sample(), o, nil)
+		})
 		for r := range size {
 			require.Equal(t, int64(6), counts[r].batches) // 12 batches, 2 ranks
 			requireStats(t, stats[r], workers, 4, counts[r])
@@ -136,48 +158,32 @@ func TestDistLoaderStats(t *testing.T) {
 // loader those it gathered itself.
 func TestPartLoaderStats(t *testing.T) {
 	src, seeds := writeTestDataset(t)
-	lopt := defaultLoader()
+	lopt := testgraph.Loader()
 	lopt.BatchSize = 10
 	const size = 2
 	// A dsp part's loader over a host samples with one worker; a
-	// self-reliant one with one per thread (defaultLoader's 2).
+	// self-reliant one with one per thread (testgraph.Loader's 2).
 	for layout, workers := range map[rankpart.Layout]int{rankpart.LayoutDSP: 1, rankpart.LayoutSelfReliant: 2} {
 		dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Range, Parts: size, Layout: layout, Hops: 2})
 		l := comm.NewLocal(size)
-		stats := make([]pipeline.Stats, size)
-		counts := make([]epochCount, size)
-		errc := make(chan error, size)
-		var wg sync.WaitGroup
+		parts := make([]*Part, size)
 		for r := range size {
 			p, err := OpenPart(dst, r, dataset.OpenOptions{})
 			require.NoError(t, err)
+			t.Cleanup(func() { p.Close() })
+			parts[r] = p
+		}
+		stats, counts := readOneEpoch(t, size, 0, func(r int) (*core.Loader, error) {
 			h, err := comm.NewHost(r, size, l.Exchanger(r))
-			require.NoError(t, err)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				defer p.Close()
-				s := seeds
-				if layout == rankpart.LayoutSelfReliant {
-					s = ownSeeds(p)
-				}
-				ld, err := p.OpenLoader(h, s, defaultSample(), lopt, nil)
-				if err != nil {
-					errc <- err
-					return
-				}
-				defer ld.Close()
-				if counts[r], err = consumeEpoch(ld, 0); err != nil {
-					errc <- err
-				}
-				stats[r] = ld.Stats()
-			}()
-		}
-		wg.Wait()
-		close(errc)
-		for err := range errc {
-			require.NoError(t, err)
-		}
+			if err != nil {
+				return nil, err
+			}
+			s := seeds
+			if layout == rankpart.LayoutSelfReliant {
+				s = ownSeeds(parts[r])
+			}
+			return parts[r].OpenLoader(h, s, testgraph.Sample(), lopt, nil)
+		})
 		for r := range size {
 			requireStats(t, stats[r], workers, 0, counts[r])
 		}
