@@ -46,7 +46,7 @@ type RowLoader interface {
 	LoadRows(worker int, b *Batch, nodes []int64, numSeeds int, featureNames, labelNames []string, threads int) (feature.TierCounts, error)
 }
 
-// check validates s for seeds seeds in batches of opt.
+// check validates s.
 func (s *Share) check() error {
 	if s.Size < 1 || s.Rank < 0 || s.Rank >= s.Size {
 		return fmt.Errorf("pipeline: share rank %d of %d is invalid (want 0 <= rank < size)", s.Rank, s.Size)
