@@ -33,9 +33,10 @@ import (
 	"io"
 	"unsafe"
 
-	"github.com/graphferry/graphferry/engine/ccc"
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/coordinator"
 	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/distributed"
 )
 
 // maxCommSize bounds comm->size (a sanity check on the caller's struct).
@@ -124,7 +125,7 @@ func (x *cExchanger) Exchange(send, recv [][]byte) error {
 	return nil
 }
 
-// cTransport is a ccc.Transport over a host's gf_comm send and recv. Each
+// cTransport is a coordinator.Transport over a host's gf_comm send and recv. Each
 // message goes through C memory: copied in before send, out after recv.
 type cTransport struct{ x *cExchanger }
 
@@ -154,21 +155,21 @@ func (t cTransport) Recv(ctx context.Context, from int) ([]byte, error) {
 	}
 	done := make(chan result, 1)
 	go func() {
-		p := C.malloc(C.size_t(ccc.MaxMessageSize + 8))
+		p := C.malloc(C.size_t(coordinator.MaxMessageSize + 8))
 		if p == nil {
 			done <- result{err: fmt.Errorf("out of memory for a message buffer")}
 			return
 		}
 		defer C.free(p)
-		size := (*C.int64_t)(unsafe.Add(p, ccc.MaxMessageSize))
+		size := (*C.int64_t)(unsafe.Add(p, coordinator.MaxMessageSize))
 		*size = -1
-		if rc := C.gf__comm_recv(t.x.c, C.int32_t(from), p, C.int64_t(ccc.MaxMessageSize), size); rc != 0 {
+		if rc := C.gf__comm_recv(t.x.c, C.int32_t(from), p, C.int64_t(coordinator.MaxMessageSize), size); rc != 0 {
 			done <- result{err: t.x.hostError("recv", rc)}
 			return
 		}
 		n := int64(*size)
-		if n < 0 || n > ccc.MaxMessageSize {
-			done <- result{err: fmt.Errorf("gf_comm.recv set *size = %d (want 0 to %d)", n, ccc.MaxMessageSize)}
+		if n < 0 || n > coordinator.MaxMessageSize {
+			done <- result{err: fmt.Errorf("gf_comm.recv set *size = %d (want 0 to %d)", n, coordinator.MaxMessageSize)}
 			return
 		}
 		done <- result{msg: C.GoBytes(p, C.int(n))}
@@ -210,11 +211,11 @@ func hostComm(c *C.gf_comm) (comm.Comm, error) {
 	if c.send == nil || c.size == 1 {
 		return h, nil
 	}
-	coord, err := ccc.New(ccc.Config{Rank: int(c.rank), Size: int(c.size), Transport: cTransport{x: x}})
+	coord, err := coordinator.New(coordinator.Config{Rank: int(c.rank), Size: int(c.size), Transport: cTransport{x: x}})
 	if err != nil {
 		return nil, errorf(gfEInval, "%v", err)
 	}
-	cc, err := core.CoordinatedComm(h, coord)
+	cc, err := distributed.CoordinatedComm(h, coord)
 	if err != nil {
 		coord.Close()
 		return nil, err
@@ -230,7 +231,7 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 			return err
 		}
 		return openCommLoader(c, o, out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
-			return g.OpenDistLoader(hc, seeds, req, lopt, a)
+			return distributed.OpenLoader(g, hc, seeds, req, lopt, a)
 		})
 	})
 }

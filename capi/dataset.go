@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/graphferry/graphferry/engine/convert"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/gen"
 )
@@ -24,7 +25,7 @@ func gfgo_dataset_convert_npy(src, dst *C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return dataset.ConvertNPY(s, d)
+		return convert.ConvertNPY(s, d)
 	})
 }
 

@@ -10,7 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
-	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/partition"
 )
@@ -53,14 +53,14 @@ func gfgo_graph_from_typed_coo(numNodeTypes C.int32_t, nodeCounts *C.int64_t, nu
 			return errorf(gfEInval, "options->flags: removing duplicates or self-loops would renumber the edges of a typed graph (its relations own consecutive edge ids); remove them per relation first")
 		}
 		counts := unsafe.Slice((*int64)(unsafe.Pointer(nodeCounts)), nt)
-		nts := make([]dataset.NodeType, nt)
+		nts := make([]fileformat.NodeType, nt)
 		for t, c := range counts {
 			if c < 0 {
 				return errorf(gfEInval, "node_counts[%d] = %d must be >= 0", t, c)
 			}
-			nts[t] = dataset.NodeType{Name: fmt.Sprintf("type %d", t), NumNodes: c}
+			nts[t] = fileformat.NodeType{Name: fmt.Sprintf("type %d", t), NumNodes: c}
 		}
-		ets := make([]dataset.EdgeType, nr)
+		ets := make([]fileformat.EdgeType, nr)
 		rs := unsafe.Slice((*int32)(unsafe.Pointer(relSrc)), nr)
 		rd := unsafe.Slice((*int32)(unsafe.Pointer(relDst)), nr)
 		ts := unsafe.Slice(srcT, nr)
@@ -73,7 +73,7 @@ func gfgo_graph_from_typed_coo(numNodeTypes C.int32_t, nodeCounts *C.int64_t, nu
 			if rd[r] < 0 || int(rd[r]) >= nt {
 				return errorf(gfEInval, "relation_dst_type[%d] = %d is outside [0, num_node_types = %d)", r, rd[r], nt)
 			}
-			ets[r] = dataset.EdgeType{Src: nts[rs[r]].Name, Rel: fmt.Sprintf("relation %d", r), Dst: nts[rd[r]].Name}
+			ets[r] = fileformat.EdgeType{Src: nts[rs[r]].Name, Rel: fmt.Sprintf("relation %d", r), Dst: nts[rd[r]].Name}
 			if srcs[r], err = indexArray(ts[r], fmt.Sprintf("src[%d]", r), false); err != nil {
 				return err
 			}
@@ -81,14 +81,14 @@ func gfgo_graph_from_typed_coo(numNodeTypes C.int32_t, nodeCounts *C.int64_t, nu
 				return err
 			}
 		}
-		ty, err := dataset.ParseTypes(nts, ets)
+		ty, err := fileformat.ParseTypes(nts, ets)
 		if err != nil {
 			return errorf(gfEInval, "%v", err)
 		}
 		if coopt.NumNodes > 0 && coopt.NumNodes != ty.NumNodes() {
 			return errorf(gfEInval, "options->num_nodes = %d, but node_counts sum to %d", coopt.NumNodes, ty.NumNodes())
 		}
-		g, ty, err := dataset.TypedCOO(ty, srcs, dsts, nil, 0)
+		g, ty, err := fileformat.TypedCOO(ty, srcs, dsts, nil, 0)
 		if err != nil {
 			return errorf(gfEInval, "%v", err)
 		}
@@ -122,7 +122,7 @@ func gfgo_graph_open_typed_arrow(path, typesJSON *C.char, o *C.gf_graph_options,
 		if coopt.RemoveDuplicates || coopt.RemoveSelfLoops || coopt.NumNodes > 0 {
 			return errorf(gfEInval, "options->flags and options->num_nodes do not apply to a typed edge table (its node_types give the node count; removing edges would renumber its relations)")
 		}
-		g, ty, err := dataset.ReadTypedEdgeTable(p, tj)
+		g, ty, err := fileformat.ReadTypedEdgeTable(p, tj)
 		if err != nil {
 			return err
 		}
@@ -132,7 +132,7 @@ func gfgo_graph_open_typed_arrow(path, typesJSON *C.char, o *C.gf_graph_options,
 
 // newTypedGraph partitions g, sets its types, registers the result and
 // stores the handle in out.
-func newTypedGraph(g *graph.CSC, ty *dataset.Types, popt partition.Options, out *C.uintptr_t) error {
+func newTypedGraph(g *graph.CSC, ty *fileformat.Types, popt partition.Options, out *C.uintptr_t) error {
 	obj, err := core.New(g, popt)
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/distributed"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -30,7 +31,7 @@ func gfgo_part_open(dir *C.char, rank C.int32_t, flags C.uint32_t, out *C.uintpt
 		if flags&^C.GF_PART_VERIFY != 0 {
 			return errorf(gfEInval, "flags = %#x has unknown bits (known: GF_PART_VERIFY)", uint32(flags))
 		}
-		p, err := core.OpenPart(d, int(rank), dataset.OpenOptions{VerifyChecksums: flags&C.GF_PART_VERIFY != 0})
+		p, err := distributed.OpenPart(d, int(rank), dataset.OpenOptions{VerifyChecksums: flags&C.GF_PART_VERIFY != 0})
 		if err != nil {
 			return err
 		}
@@ -42,7 +43,7 @@ func gfgo_part_open(dir *C.char, rank C.int32_t, flags C.uint32_t, out *C.uintpt
 //export gfgo_part_close
 func gfgo_part_close(h C.uintptr_t) {
 	call("gf_part_close", func() error {
-		if p, ok := forget[*core.Part](kindPart, h); ok {
+		if p, ok := forget[*distributed.Part](kindPart, h); ok {
 			return p.Close()
 		}
 		return nil
@@ -52,7 +53,7 @@ func gfgo_part_close(h C.uintptr_t) {
 //export gfgo_part_get_info
 func gfgo_part_get_info(h C.uintptr_t, out *C.gf_part_info) C.int {
 	return call("gf_part_get_info", func() error {
-		p, err := lookup[*core.Part](kindPart, h)
+		p, err := lookup[*distributed.Part](kindPart, h)
 		if err != nil {
 			return err
 		}
@@ -74,7 +75,7 @@ func gfgo_part_get_info(h C.uintptr_t, out *C.gf_part_info) C.int {
 //export gfgo_part_owned_nodes
 func gfgo_part_owned_nodes(h C.uintptr_t, out **C.DLManagedTensor) C.int {
 	return call("gf_part_owned_nodes", func() error {
-		p, err := lookup[*core.Part](kindPart, h)
+		p, err := lookup[*distributed.Part](kindPart, h)
 		if err != nil {
 			return err
 		}
@@ -94,18 +95,18 @@ func gfgo_part_owned_nodes(h C.uintptr_t, out **C.DLManagedTensor) C.int {
 
 //export gfgo_part_get_node_data
 func gfgo_part_get_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTensor) C.int {
-	return getNodeData("gf_part_get_node_data", kindPart, h, name, out, (*core.Part).OwnedNodeData)
+	return getNodeData("gf_part_get_node_data", kindPart, h, name, out, (*distributed.Part).OwnedNodeData)
 }
 
 //export gfgo_part_node_data_names
 func gfgo_part_node_data_names(h C.uintptr_t, out **C.char) C.int {
-	return nodeDataNames("gf_part_node_data_names", kindPart, h, out, (*core.Part).NodeDataNames)
+	return nodeDataNames("gf_part_node_data_names", kindPart, h, out, (*distributed.Part).NodeDataNames)
 }
 
 //export gfgo_loader_open_part
 func gfgo_loader_open_part(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, c *C.gf_comm, out *C.uintptr_t) C.int {
 	return call("gf_loader_open_part", func() error {
-		p, err := lookup[*core.Part](kindPart, h)
+		p, err := lookup[*distributed.Part](kindPart, h)
 		if err != nil {
 			return err
 		}

@@ -11,14 +11,15 @@ import "C"
 import (
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/rankpart"
 )
 
 var partitionOptionsLayout = newLayout("gf_partition_options", C.gf_partition_options{})
 
 // datasetPartitionOptions checks the C options and converts them; the assignment
 // is copied, so nothing of the caller's is kept after the call.
-func datasetPartitionOptions(p *C.gf_partition_options) (dataset.PartitionOptions, error) {
-	var opt dataset.PartitionOptions
+func datasetPartitionOptions(p *C.gf_partition_options) (rankpart.PartitionOptions, error) {
+	var opt rankpart.PartitionOptions
 	if p == nil {
 		return opt, errorf(gfEInval, "options is NULL")
 	}
@@ -42,11 +43,11 @@ func datasetPartitionOptions(p *C.gf_partition_options) (dataset.PartitionOption
 	opt.Parts = int(o.num_parts)
 	switch o.layout {
 	case C.GF_LAYOUT_DSP:
-		opt.Layout = dataset.LayoutDSP
+		opt.Layout = rankpart.LayoutDSP
 	case C.GF_LAYOUT_SELF_RELIANT:
-		opt.Layout = dataset.LayoutSelfReliant
+		opt.Layout = rankpart.LayoutSelfReliant
 	case C.GF_LAYOUT_HYBRID:
-		opt.Layout = dataset.LayoutHybrid
+		opt.Layout = rankpart.LayoutHybrid
 	default:
 		return opt, errorf(gfEInval, "options->layout = %d (want GF_LAYOUT_DSP, GF_LAYOUT_SELF_RELIANT or GF_LAYOUT_HYBRID)", int32(o.layout))
 	}
@@ -100,7 +101,7 @@ func gfgo_dataset_partition(src, dst *C.char, o *C.gf_partition_options) C.int {
 		if opt.Method == partition.Given && int64(len(opt.Assignment)) != ds.Meta.NumNodes {
 			return errorf(gfEInval, "options->assignment has %d entries, the dataset %d nodes", len(opt.Assignment), ds.Meta.NumNodes)
 		}
-		_, err = dataset.Partition(ds, d, opt)
+		_, err = rankpart.Partition(ds, d, opt)
 		return err
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/gen"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -50,12 +50,12 @@ func loadGraph(preset, cache string, logf func(string, ...any)) (*graph.CSC, gen
 }
 
 func readCached(dir string) (*graph.CSC, error) {
-	ip, err := dataset.ReadNPY(filepath.Join(dir, "indptr.npy"))
+	ip, err := fileformat.ReadNPY(filepath.Join(dir, "indptr.npy"))
 	if err != nil {
 		return nil, err
 	}
 	defer ip.Close()
-	ix, err := dataset.ReadNPY(filepath.Join(dir, "indices.npy"))
+	ix, err := fileformat.ReadNPY(filepath.Join(dir, "indices.npy"))
 	if err != nil {
 		return nil, err
 	}
@@ -86,11 +86,11 @@ func writeCached(dir string, g *graph.CSC) error {
 	if g.IsCompact() {
 		ix = mem.Tensor{DType: mem.Int32, Shape: []int64{g.NumEdges()}, Data: mem.Bytes(g.Indices32)}
 	}
-	if err := dataset.WriteNPY(filepath.Join(dir, "indices.npy"), ix); err != nil {
+	if err := fileformat.WriteNPY(filepath.Join(dir, "indices.npy"), ix); err != nil {
 		return err
 	}
 	// indptr last: readCached looks for it first.
-	return dataset.WriteNPY(filepath.Join(dir, "indptr.npy"),
+	return fileformat.WriteNPY(filepath.Join(dir, "indptr.npy"),
 		mem.Tensor{DType: mem.Int64, Shape: []int64{g.NumNodes + 1}, Data: mem.Bytes(g.Indptr)})
 }
 

@@ -2,7 +2,7 @@
 // for 1, 2 and 4 ranks, each partitioning method (range, random, METIS)
 // and each layout (DSP, FastSample's hybrid, PaGraph's self-reliant), the
 // bytes the ranks exchange per hop, CSP's task push (engine/sample) against
-// pulling whole adjacency lists (engine/sample/pull, the baseline of DSP's
+// pulling whole adjacency lists (bench/pull, the baseline of DSP's
 // Figures 1 and 11), the sampling epoch time, and the edge cut of each
 // method.
 //
@@ -32,7 +32,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -286,7 +286,7 @@ func metisAssignment(cfg config, p int) ([]int64, map[string]any, error) {
 			return nil, nil, fmt.Errorf("%s %s: %w", cfg.python, cfg.metis, err)
 		}
 	}
-	a, err := dataset.ReadNPY(path)
+	a, err := fileformat.ReadNPY(path)
 	if err != nil {
 		return nil, nil, err
 	}

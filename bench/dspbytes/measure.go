@@ -7,11 +7,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/graphferry/graphferry/bench/pull"
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/sample"
-	"github.com/graphferry/graphferry/engine/sample/pull"
 )
 
 // hopBytes is one hop's traffic in one epoch (mean over the timed epochs),

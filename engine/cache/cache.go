@@ -2,18 +2,14 @@ package cache
 
 import (
 	"cmp"
-	"context"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"slices"
 
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
-	"github.com/graphferry/graphferry/engine/partition"
-	"github.com/graphferry/graphferry/engine/pipeline"
 )
 
 // Size is the size of a hot tier. Exactly one way is used: Bytes when > 0,
@@ -83,47 +79,7 @@ func ByInDegree(g *graph.CSC) ([]int64, error) {
 	return deg, nil
 }
 
-// PreSample runs epochs epochs (0, 1, ...) of a pipeline over s, p, seeds
-// and opt (without node data: opt's names are ignored) and returns how many
-// times each node's rows would have been read (once per batch the node is
-// in), indexed by internal id: the pre-sampling policy's score. Batches do
-// not depend on the number of workers, so neither do the counts.
-func PreSample[S pipeline.BatchSampler[S]](ctx context.Context, s S, p *partition.Partitioned, seeds []int64, opt pipeline.Options, epochs int) ([]int64, error) {
-	if epochs <= 0 {
-		return nil, fmt.Errorf("cache: pre-sampling %d epochs (want > 0)", epochs)
-	}
-	opt.FeatureNames, opt.LabelNames = nil, nil
-	pl, err := pipeline.New(s, p, nil, seeds, opt, mem.Heap{})
-	if err != nil {
-		return nil, fmt.Errorf("cache: pre-sampling: %w", err)
-	}
-	defer pl.Close()
-	counts := make([]int64, p.Graph.NumNodes)
-	for e := range epochs {
-		if err := pl.Start(uint64(e)); err != nil {
-			return nil, err
-		}
-		for {
-			b, err := pl.Next(ctx)
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil {
-				return nil, fmt.Errorf("cache: pre-sampling: %w", err)
-			}
-			for _, v := range mem.Int64s(b.Nodes.Data) {
-				if p.OldToNew != nil {
-					v = p.OldToNew[v]
-				}
-				counts[v]++
-			}
-			b.Release()
-		}
-	}
-	return counts, nil
-}
-
-// Tiered is a pipeline.TierGatherer over a feature.Store: for the names it
+// Tiered is a feature.TierGatherer over a feature.Store: for the names it
 // caches, a contiguous copy of the hot rows (taken when it is made: a name
 // the store replaces later needs a new Tiered), the rest read from the
 // store. Safe for concurrent gathers.
@@ -134,7 +90,7 @@ type Tiered struct {
 	ids   []int64
 }
 
-var _ pipeline.TierGatherer = (*Tiered)(nil)
+var _ feature.TierGatherer = (*Tiered)(nil)
 
 // New copies the rows hot (internal ids, distinct) of each of names out of
 // store into a hot tier. Names not given are always read from the store.
@@ -207,8 +163,8 @@ func (t *Tiered) Gather(name string, dst []byte, ids []int64, threads int) error
 // GatherTiers copies the rows ids of name into dst (len(ids) rows, in input
 // order): hot rows from the hot copy, the others from the store, and counts
 // them. On the CPU build both tiers are host memory.
-func (t *Tiered) GatherTiers(name string, dst []byte, ids []int64, threads int) (pipeline.TierCounts, error) {
-	var tc pipeline.TierCounts
+func (t *Tiered) GatherTiers(name string, dst []byte, ids []int64, threads int) (feature.TierCounts, error) {
+	var tc feature.TierCounts
 	h, cached := t.hot[name]
 	if !cached {
 		if err := t.store.Gather(name, dst, ids, threads); err != nil {

@@ -1,4 +1,4 @@
-package cache
+package cache_test
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/cache"
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
@@ -66,36 +67,36 @@ func newFixture(t *testing.T, patches int, threads int) *fixture {
 
 func TestSizeRows(t *testing.T) {
 	for _, tc := range []struct {
-		s    Size
+		s    cache.Size
 		want int64
 	}{
-		{Size{}, 0},
-		{Size{Bytes: 1000}, 100},
-		{Size{Bytes: 1 << 40}, 500},
-		{Size{Fraction: 0.25}, 125},
-		{Size{Fraction: 1}, 500},
-		{Size{Auto: true, Budget: 3000, Reserve: 1000}, 200},
-		{Size{Auto: true, Budget: 1000, Reserve: 3000}, 0},
+		{cache.Size{}, 0},
+		{cache.Size{Bytes: 1000}, 100},
+		{cache.Size{Bytes: 1 << 40}, 500},
+		{cache.Size{Fraction: 0.25}, 125},
+		{cache.Size{Fraction: 1}, 500},
+		{cache.Size{Auto: true, Budget: 3000, Reserve: 1000}, 200},
+		{cache.Size{Auto: true, Budget: 1000, Reserve: 3000}, 0},
 	} {
 		got, err := tc.s.Rows(500, 10)
 		require.NoError(t, err, "%+v", tc.s)
 		require.Equal(t, tc.want, got, "%+v", tc.s)
 	}
-	for _, bad := range []Size{{Bytes: -1}, {Fraction: 1.5}, {Auto: true, Budget: -1}} {
+	for _, bad := range []cache.Size{{Bytes: -1}, {Fraction: 1.5}, {Auto: true, Budget: -1}} {
 		_, err := bad.Rows(500, 10)
 		require.Error(t, err, "%+v", bad)
 	}
 }
 
 func TestRankAndDegree(t *testing.T) {
-	require.Equal(t, []int64{1, 3, 0, 2}, Rank([]int64{2, 5, 0, 5}))
+	require.Equal(t, []int64{1, 3, 0, 2}, cache.Rank([]int64{2, 5, 0, 5}))
 	g, err := graph.FromCSC(3, []int64{0, 1, 4, 4}, []int64{2, 0, 1, 2}, nil, nil)
 	require.NoError(t, err)
-	deg, err := ByInDegree(g)
+	deg, err := cache.ByInDegree(g)
 	require.NoError(t, err)
 	require.Equal(t, []int64{1, 3, 0}, deg)
-	require.Equal(t, []int64{1, 0, 2}, Rank(deg))
-	_, err = ByInDegree(nil)
+	require.Equal(t, []int64{1, 0, 2}, cache.Rank(deg))
+	_, err = cache.ByInDegree(nil)
 	require.Error(t, err)
 }
 
@@ -103,13 +104,13 @@ func TestRankAndDegree(t *testing.T) {
 // the counts are the hand count of hot ids.
 func TestTieredGatherEqualsPlain(t *testing.T) {
 	f := newFixture(t, 2, 2)
-	deg, err := ByInDegree(f.p.Graph)
+	deg, err := cache.ByInDegree(f.p.Graph)
 	require.NoError(t, err)
 	seeds := make([]int64, 120)
 	for i := range seeds {
 		seeds[i] = int64(i * 2)
 	}
-	counts, err := PreSample(context.Background(), f.s, f.p, seeds, pipeline.Options{BatchSize: 32, Shuffle: true, Seed: 4}, 2)
+	counts, err := pipeline.PreSample(context.Background(), f.s, f.p, seeds, pipeline.Options{BatchSize: 32, Shuffle: true, Seed: 4}, 2)
 	require.NoError(t, err)
 	r := rand.New(rand.NewPCG(1, 2))
 	ids := make([]int64, 700) // repeats included, as a batch's labels may not, but features of many batches do
@@ -117,12 +118,12 @@ func TestTieredGatherEqualsPlain(t *testing.T) {
 		ids[i] = r.Int64N(numNodes)
 	}
 	for policy, score := range map[string][]int64{"degree": deg, "presample": counts} {
-		order := Rank(score)
+		order := cache.Rank(score)
 		for _, frac := range []float64{0, 0.1, 0.5, 1} {
-			rows, err := Size{Fraction: frac}.Rows(numNodes, 1)
+			rows, err := cache.Size{Fraction: frac}.Rows(numNodes, 1)
 			require.NoError(t, err)
 			hot := order[:rows]
-			tier, err := New(f.store, []string{"f32", "f16", "bf16"}, hot)
+			tier, err := cache.New(f.store, []string{"f32", "f16", "bf16"}, hot)
 			require.NoError(t, err)
 			isHot := map[int64]bool{}
 			for _, v := range hot {
@@ -144,7 +145,7 @@ func TestTieredGatherEqualsPlain(t *testing.T) {
 				require.Equal(t, want, got, "%s, %v hot, %s", policy, frac, name)
 				require.Equal(t, wantHot, tc.HotRows, "%s, %v hot, %s", policy, frac, name)
 				require.Equal(t, int64(len(ids))-wantHot, tc.ColdRows)
-				require.Equal(t, [pipeline.NumTiers]int64{int64(len(want)), 0, 0}, tc.Bytes)
+				require.Equal(t, [feature.NumTiers]int64{int64(len(want)), 0, 0}, tc.Bytes)
 			}
 			require.Equal(t, rows*(5*4+3*2+7*2), tier.HotBytes())
 		}
@@ -154,10 +155,10 @@ func TestTieredGatherEqualsPlain(t *testing.T) {
 // The pipeline's statistics report the hit rate a hand count gives.
 func TestPipelineHitRate(t *testing.T) {
 	f := newFixture(t, 1, 2)
-	deg, err := ByInDegree(f.p.Graph)
+	deg, err := cache.ByInDegree(f.p.Graph)
 	require.NoError(t, err)
-	hot := Rank(deg)[:60]
-	tier, err := New(f.store, []string{"f32"}, hot)
+	hot := cache.Rank(deg)[:60]
+	tier, err := cache.New(f.store, []string{"f32"}, hot)
 	require.NoError(t, err)
 	isHot := map[int64]bool{}
 	for _, v := range hot {
@@ -202,7 +203,7 @@ func TestPreSampleDeterministic(t *testing.T) {
 		seeds[i] = int64(2 * i)
 	}
 	run := func(workers int, seed uint64) []int64 {
-		c, err := PreSample(context.Background(), f.s, f.p, seeds, pipeline.Options{BatchSize: 16, Shuffle: true, Seed: seed, Workers: workers}, 3)
+		c, err := pipeline.PreSample(context.Background(), f.s, f.p, seeds, pipeline.Options{BatchSize: 16, Shuffle: true, Seed: seed, Workers: workers}, 3)
 		require.NoError(t, err)
 		return c
 	}
@@ -214,21 +215,21 @@ func TestPreSampleDeterministic(t *testing.T) {
 		total += c
 	}
 	require.Greater(t, total, int64(3*len(seeds)), "every seed and some neighbours are read each epoch")
-	_, err := PreSample(context.Background(), f.s, f.p, seeds, pipeline.Options{BatchSize: 16}, 0)
+	_, err := pipeline.PreSample(context.Background(), f.s, f.p, seeds, pipeline.Options{BatchSize: 16}, 0)
 	require.Error(t, err)
 }
 
 func TestNewErrors(t *testing.T) {
 	f := newFixture(t, 1, 1)
-	_, err := New(nil, nil, nil)
+	_, err := cache.New(nil, nil, nil)
 	require.Error(t, err)
-	_, err = New(f.store, []string{"nope"}, nil)
+	_, err = cache.New(f.store, []string{"nope"}, nil)
 	require.ErrorContains(t, err, "nope")
-	_, err = New(f.store, nil, []int64{1, 1})
+	_, err = cache.New(f.store, nil, []int64{1, 1})
 	require.ErrorContains(t, err, "repeats")
-	_, err = New(f.store, nil, []int64{numNodes})
+	_, err = cache.New(f.store, nil, []int64{numNodes})
 	require.ErrorContains(t, err, "out of range")
-	tier, err := New(f.store, []string{"f32"}, []int64{3})
+	tier, err := cache.New(f.store, []string{"f32"}, []int64{3})
 	require.NoError(t, err)
 	_, err = tier.GatherTiers("f32", make([]byte, 20), []int64{numNodes}, 1)
 	require.ErrorContains(t, err, "out of range")
@@ -245,7 +246,7 @@ func TestReadCountsAndSetGatherer(t *testing.T) {
 		seeds[i] = int64(2 * i)
 	}
 	opt := pipeline.Options{BatchSize: 16, Shuffle: true, Seed: 5, FeatureNames: []string{"f32"}}
-	want, err := PreSample(context.Background(), f.s, f.p, seeds, opt, 3)
+	want, err := pipeline.PreSample(context.Background(), f.s, f.p, seeds, opt, 3)
 	require.NoError(t, err)
 	pl, err := pipeline.New(f.s, f.p, f.store, seeds, opt, nil)
 	require.NoError(t, err)
@@ -256,7 +257,7 @@ func TestReadCountsAndSetGatherer(t *testing.T) {
 	_, err = pl.ReadCounts(context.Background(), 0)
 	require.Error(t, err)
 
-	tier, err := New(f.store, []string{"f32"}, Rank(got)[:30])
+	tier, err := cache.New(f.store, []string{"f32"}, cache.Rank(got)[:30])
 	require.NoError(t, err)
 	require.NoError(t, pl.SetGatherer(tier))
 	require.NoError(t, pl.Start(0))

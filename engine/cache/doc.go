@@ -9,11 +9,12 @@
 //
 //   - ByInDegree ranks nodes by in-degree (PaGraph): high in-degree nodes
 //     are the neighbours most often sampled.
-//   - PreSample counts how often each node's rows are read over a few
-//     sampled epochs and ranks by that count (GNNLab, and DSP's
-//     evaluation): it follows the sampler, the fan-outs and the seeds
-//     actually used. It is deterministic: batches are a function of the
-//     sampler's seed, the shuffle seed and the epoch.
+//   - pre-sampling counts how often each node's rows are read over a few
+//     sampled epochs (pipeline.Pipeline.ReadCounts, pipeline.PreSample) and
+//     ranks by that count (GNNLab, and DSP's evaluation): it follows the
+//     sampler, the fan-outs and the seeds actually used. It is
+//     deterministic: batches are a function of the sampler's seed, the
+//     shuffle seed and the epoch.
 //
 // Size says how large the hot tier is: in bytes, as a fraction of the
 // nodes, or "auto": what fits in a budget after a reserve (on the CPU build
@@ -23,4 +24,8 @@
 // On the CPU build the hot tier lives in host memory: it is the copy a
 // device tier will hold, so its assignment, policies and statistics are
 // those of the device build.
+//
+// It imports feature, graph and mem only (engine/layering_test.go); in
+// particular not engine/pipeline, which gathers through a Tiered as a
+// feature.TierGatherer.
 package cache

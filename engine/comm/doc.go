@@ -47,4 +47,7 @@
 // call on it, by any rank, returns an error wrapping ErrAborted. A Local is
 // never reused after an abort; build a new one (Dup works on an aborted
 // Local).
+//
+// It imports only errs and mem (engine/layering_test.go); what orders the exchanges of
+// concurrent stages over one Host is engine/coordinator's.
 package comm

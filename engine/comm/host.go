@@ -86,8 +86,8 @@ func (h *Host) LocalRanks() []int { return []int{h.rank} }
 // Dup implements Comm by refusing: the host provides one channel, and two
 // communicators over it could pair one stage's rounds with another's on a
 // different rank. Callers that exchange from several stages at once must
-// order them (engine/ccc) over one Host; a loader over a Host samples with a
-// single worker.
+// order them (engine/coordinator) over one Host; a loader over a Host
+// samples with a single worker.
 func (h *Host) Dup() (Comm, error) {
 	return nil, fmt.Errorf("comm: a host communicator cannot be duplicated (one exchange channel per process): %w", errs.ErrNotSupported)
 }

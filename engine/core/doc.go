@@ -1,8 +1,19 @@
 // Package core is the engine's graph object: a graph partitioned into
 // patches, with its node data and edge weights, and the calls made on it
-// (set and read node data, set weights, sample a batch, walk, open a
-// loader). It is what a gf_graph handle of the C API refers to; the C layer
-// only validates and converts arguments around it.
+// (set and read node data, set weights and types, sample a batch, walk,
+// open a node loader or a link-prediction edge sampler). It is what a
+// gf_graph handle of the C API refers to; the C layer only validates and
+// converts arguments around it.
+//
+// A Loader is a pipeline.Pipeline holding a reference to its Graph.
+// Loaders over a communicator shared with other processes are
+// engine/distributed's: it builds them on a Graph through OpenLoaderWith
+// (and Use, FromPartition), which hand it the Graph's internals for the
+// duration of a call.
+//
+// It imports the engine below it (pipeline, cache, sample, linkpred,
+// dataset, fileformat, partition, feature, comm, graph, mem, errs), never
+// engine/distributed (engine/layering_test.go).
 //
 // # Numbering
 //

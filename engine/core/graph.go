@@ -13,6 +13,7 @@ import (
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -66,13 +67,13 @@ func New(g *graph.CSC, opt partition.Options) (*Graph, error) {
 func Open(path string, popt partition.Options, coopt graph.COOOptions, dopt dataset.OpenOptions) (*Graph, error) {
 	st, err := os.Stat(path)
 	if err != nil {
-		return nil, &classError{msg: fmt.Sprintf("path %q: %v", path, err), class: errs.ErrIO, cause: err}
+		return nil, &errs.Error{Msg: fmt.Sprintf("path %q: %v", path, err), Class: errs.ErrIO, Cause: err}
 	}
 	if !st.IsDir() {
 		if dopt.VerifyChecksums {
 			return nil, errorf(nil, "checksum verification applies to dataset directories only (%q is a file)", path)
 		}
-		g, err := dataset.ReadEdgeTable(path, coopt)
+		g, err := fileformat.ReadEdgeTable(path, coopt)
 		if err != nil {
 			return nil, err
 		}

@@ -1,44 +1,37 @@
 package core
 
 import (
-	"math/rand/v2"
 	"testing"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/internal/testgraph"
 	"github.com/graphferry/graphferry/engine/partition"
-	"github.com/graphferry/graphferry/engine/pipeline"
-	"github.com/graphferry/graphferry/engine/sample"
 )
 
+// The test graph (engine/internal/testgraph).
 const (
-	testNodes = 300
-	testEdges = 2400
-	featDim   = 3
+	testNodes = testgraph.Nodes
+	testEdges = testgraph.Edges
+	featDim   = testgraph.FeatDim
 )
 
-// testCOO returns the edges of a random graph on testNodes nodes (the same
-// every call).
-func testCOO() (src, dst []int64) {
-	r := rand.New(rand.NewPCG(7, 9))
-	src, dst = make([]int64, testEdges), make([]int64, testEdges)
-	for i := range src {
-		src[i], dst[i] = r.Int64N(testNodes), r.Int64N(testNodes)
-	}
-	return src, dst
-}
+var (
+	testCOO       = testgraph.COO
+	featOf        = testgraph.FeatOf
+	labelOf       = testgraph.LabelOf
+	testFeatures  = testgraph.Features
+	testLabels    = testgraph.Labels
+	i64           = testgraph.I64
+	defaultSample = testgraph.Sample
+	defaultLoader = testgraph.Loader
+)
 
 // refGraph is the CSC of testCOO in original ids, built apart from any
 // Graph, to check results against.
-func refGraph(t testing.TB) *graph.CSC {
-	src, dst := testCOO()
-	g, err := graph.FromCOO(src, dst, nil, graph.COOOptions{NumNodes: testNodes})
-	require.NoError(t, err)
-	return g.Wide()
-}
+func refGraph(t testing.TB) *graph.CSC { return testgraph.CSC(t).Wide() }
 
 // partitions are the partitionings every test runs on: with and without
 // renumbering.
@@ -57,34 +50,10 @@ func partitions() map[string]partition.Options {
 
 func newTestGraph(t testing.TB, popt partition.Options) *Graph {
 	t.Helper()
-	src, dst := testCOO()
-	csc, err := graph.FromCOO(src, dst, nil, graph.COOOptions{NumNodes: testNodes})
-	require.NoError(t, err)
-	g, err := New(csc, popt)
+	g, err := New(testgraph.CSC(t), popt)
 	require.NoError(t, err)
 	t.Cleanup(func() { g.Close() })
 	return g
-}
-
-// featOf is node o's feature row; labelOf its label.
-func featOf(o int64) []float32 { return []float32{float32(o), float32(o) + 0.5, -float32(o)} }
-func labelOf(o int64) int64    { return 10*o + 1 }
-
-// testFeatures returns the feature matrix (original row order).
-func testFeatures() mem.Tensor {
-	f := make([]float32, 0, testNodes*featDim)
-	for o := range int64(testNodes) {
-		f = append(f, featOf(o)...)
-	}
-	return mem.Tensor{DType: mem.Float32, Shape: []int64{testNodes, featDim}, Data: mem.Bytes(f)}
-}
-
-func testLabels() mem.Tensor {
-	l := make([]int64, testNodes)
-	for o := range l {
-		l[o] = labelOf(int64(o))
-	}
-	return mem.Tensor{DType: mem.Int64, Shape: []int64{testNodes}, Data: mem.Bytes(l)}
 }
 
 // withNodeData sets "feat" and "label" on g.
@@ -93,8 +62,6 @@ func withNodeData(t testing.TB, g *Graph) {
 	require.NoError(t, g.SetNodeData("feat", testFeatures(), nil))
 	require.NoError(t, g.SetNodeData("label", testLabels(), nil))
 }
-
-func i64(t mem.Tensor) []int64 { return mem.Int64s(t.Data) }
 
 // hasEdge reports whether ref has edge e from u to v.
 func hasEdge(ref *graph.CSC, u, v, e int64) bool {
@@ -114,12 +81,4 @@ func f64Bytes(s []float64) []byte {
 }
 
 // testThreads is the parallelism of the tests' calls.
-const testThreads = 2
-
-func defaultSample() sample.Request {
-	return sample.Request{Fanouts: []int{4, 3}, Seed: 5}
-}
-
-func defaultLoader() pipeline.Options {
-	return pipeline.Options{BatchSize: 16, Shuffle: true, Seed: 3, FeatureNames: []string{"feat"}, LabelNames: []string{"label"}, Threads: testThreads}
-}
+const testThreads = testgraph.Threads

@@ -2,6 +2,8 @@ package core
 
 import (
 	"context"
+	"errors"
+	"io"
 	"sync"
 
 	"github.com/graphferry/graphferry/engine/mem"
@@ -9,15 +11,17 @@ import (
 	"github.com/graphferry/graphferry/engine/sample"
 )
 
-// Loader streams the batches of a Graph epoch by epoch (a pipeline.Pipeline
-// over a fork of the Graph's sample runtime, bound to the loader's
-// request). It holds a reference to its Graph: it keeps working after the
-// Graph is closed, until it is closed itself. Start, Next and Close may be
-// called from different goroutines, one call at a time (Close waits for a
-// Next in progress).
+// Loader streams the batches of a Graph epoch by epoch: a
+// pipeline.Pipeline over a fork of the Graph's sample runtime, bound to the
+// loader's request (OpenLoader), or over a communicator shared with other
+// processes (engine/distributed, through OpenLoaderWith). It holds a
+// reference to its Graph: it keeps working after the Graph is closed, until
+// it is closed itself. Start, Next and Close may be called from different
+// goroutines, one call at a time (Close waits for a Next in progress).
 type Loader struct {
-	g  *Graph
-	pl batchStream // a *pipeline.Pipeline, or a distStream (OpenDistLoader)
+	g      *Graph
+	pl     *pipeline.Pipeline
+	closer io.Closer // closed after pl, or nil
 
 	mu      sync.Mutex
 	started bool
@@ -30,48 +34,34 @@ type Loader struct {
 // comes from alloc (nil: the Go heap). The node data named in lopt must
 // exist.
 func (g *Graph) OpenLoader(seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
-	if err := g.acquire(); err != nil {
-		return nil, err
-	}
-	ok := false
-	defer func() {
-		if !ok {
-			g.release()
+	return g.OpenLoaderWith(func(Internals) (*pipeline.Pipeline, io.Closer, error) {
+		base, _, err := g.runtimes.get(g)
+		if err != nil {
+			return nil, nil, err
 		}
-	}()
-	g.mu.RLock()
-	defer g.mu.RUnlock()
-	base, _, err := g.runtimes.get(g)
-	if err != nil {
-		return nil, err
-	}
-	// A fork of its own, which the pipeline forks again per worker: the
-	// loader never waits for the Graph's other calls, nor they for it.
-	// Open loaders keep the weights from changing, so the fork never goes
-	// stale.
-	rt, err := base.Fork(lopt.Threads)
-	if err != nil {
-		return nil, err
-	}
-	s, err := rt.Bind(req)
-	if err != nil {
-		return nil, err
-	}
-	if req.Temporal != sample.TemporalNone && lopt.SeedTimes == nil {
-		return nil, errorf(nil, "a temporal loader needs seed times (one per seed)")
-	}
-	if req.Temporal == sample.TemporalNone && lopt.SeedTimes != nil {
-		return nil, errorf(nil, "seed times are given but the request is not temporal")
-	}
-	lopt.RepeatedSeeds = req.Disjoint
-	lopt.Types = g.typed.types // fixed while loaders are open (SetTypes refuses)
-	pl, err := pipeline.New(s, g.part, g.store, seeds, lopt, alloc)
-	if err != nil {
-		return nil, err
-	}
-	g.loaders.Add(1)
-	ok = true // the loader keeps the reference
-	return &Loader{g: g, pl: pl}, nil
+		// A fork of its own, which the pipeline forks again per worker:
+		// the loader never waits for the Graph's other calls, nor they
+		// for it. Open loaders keep the weights from changing, so the
+		// fork never goes stale.
+		rt, err := base.Fork(lopt.Threads)
+		if err != nil {
+			return nil, nil, err
+		}
+		s, err := rt.Bind(req)
+		if err != nil {
+			return nil, nil, err
+		}
+		if req.Temporal != sample.TemporalNone && lopt.SeedTimes == nil {
+			return nil, nil, errorf(nil, "a temporal loader needs seed times (one per seed)")
+		}
+		if req.Temporal == sample.TemporalNone && lopt.SeedTimes != nil {
+			return nil, nil, errorf(nil, "seed times are given but the request is not temporal")
+		}
+		lopt.RepeatedSeeds = req.Disjoint
+		lopt.Types = g.typed.types // fixed while loaders are open (SetTypes refuses)
+		pl, err := pipeline.New(s, g.part, g.store, seeds, lopt, alloc)
+		return pl, nil, err
+	})
 }
 
 // NumBatches returns the number of batches per epoch.
@@ -116,6 +106,9 @@ func (l *Loader) Close() error {
 	}
 	l.closed = true
 	err := l.pl.Close()
+	if l.closer != nil {
+		err = errors.Join(err, l.closer.Close())
+	}
 	l.g.loaders.Add(-1)
 	l.g.release()
 	return err

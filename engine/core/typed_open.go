@@ -6,6 +6,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 )
@@ -14,7 +15,7 @@ import (
 
 // SetDatasetTypes sets a typed topology read from a dataset or a typed edge
 // table on g (see SetTypes).
-func SetDatasetTypes(g *Graph, ty *dataset.Types) error {
+func SetDatasetTypes(g *Graph, ty *fileformat.Types) error {
 	return g.SetTypes(graph.Types{NodeOffsets: ty.NodeOffsets, EdgeOffsets: ty.EdgeOffsets, RelSrc: ty.RelSrc, RelDst: ty.RelDst})
 }
 
@@ -73,7 +74,7 @@ func (g *Graph) openDataset(ds *dataset.Dataset) error {
 // the engine) any type with that many nodes will do. When it is not, hint
 // says what a per-type name needs (for the error message).
 func (g *Graph) localNodeData(name string, t mem.Tensor) (local bool, hint string) {
-	if !strings.Contains(name, dataset.TypeSep) {
+	if !strings.Contains(name, fileformat.TypeSep) {
 		return false, ""
 	}
 	rows := t.Shape[0]

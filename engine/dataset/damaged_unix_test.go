@@ -13,6 +13,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 )
@@ -56,7 +57,8 @@ func TestConfinedFiles(t *testing.T) {
 
 // TestNotRegularFiles puts a named pipe where each dataset file should be:
 // open must refuse it at once (opening a FIFO for reading blocks until a
-// writer comes, deaf to Ctrl-C), and so must the converter.
+// writer comes, deaf to Ctrl-C). The converter's half is in engine/convert
+// (TestConvertRefusesNotRegularFiles).
 func TestNotRegularFiles(t *testing.T) {
 	for _, name := range []string{MetaFile, EdgesFile, NodesFile, FeatFile} {
 		dir := writeTestDataset(t)
@@ -74,25 +76,8 @@ func TestNotRegularFiles(t *testing.T) {
 
 	fifo := filepath.Join(t.TempDir(), "edges.arrow")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o644))
-	_, err = ReadEdgeTable(fifo, graph.COOOptions{})
+	_, err = fileformat.ReadEdgeTable(fifo, graph.COOOptions{})
 	require.ErrorContains(t, err, "is not a regular file")
-
-	src := writeNPYDir(t, `{"name":"x"}`, map[string]mem.Tensor{"indptr.npy": i64(0, 1, 1), "indices.npy": i64(1)})
-	require.NoError(t, ConvertNPY(src, filepath.Join(t.TempDir(), "ok")))
-	for _, name := range []string{"meta.json", "indices.npy", "feat.npy"} {
-		path := filepath.Join(src, name)
-		os.Remove(path)
-		require.NoError(t, syscall.Mkfifo(path, 0o644))
-		err := ConvertNPY(src, filepath.Join(t.TempDir(), "out"))
-		require.ErrorContains(t, err, path+" is not a regular file", name)
-		require.NoError(t, os.Remove(path))
-		if name == "meta.json" {
-			require.NoError(t, os.WriteFile(path, []byte(`{"name":"x"}`), 0o644))
-		}
-		if name == "indices.npy" {
-			require.NoError(t, WriteNPY(path, i64(1)))
-		}
-	}
 }
 
 // TestTruncatedFeaturesWhileOpen truncates feat.bin under an open dataset:

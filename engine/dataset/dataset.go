@@ -14,7 +14,9 @@ import (
 	"github.com/apache/arrow/go/v14/arrow"
 
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -36,6 +38,10 @@ const (
 	TestMaskKey  = "test_mask"
 )
 
+// FileSum is the size and CRC-32C of one file of a dataset, as
+// graphferry.json records it (Meta.Files).
+type FileSum = fileio.FileSum
+
 // Meta is the content of graphferry.json.
 type Meta struct {
 	Format     string       `json:"format"`
@@ -55,9 +61,9 @@ type Meta struct {
 	// NodeTypes and EdgeTypes make the dataset typed (heterogeneous): node
 	// types own consecutive global node ids and relations consecutive
 	// global edge ids (edges.arrow stores them relation by relation), in
-	// list order; see Types. Empty for a homogeneous dataset.
-	NodeTypes []NodeType `json:"node_types,omitempty"`
-	EdgeTypes []EdgeType `json:"edge_types,omitempty"`
+	// list order; see fileformat.Types. Empty for a homogeneous dataset.
+	NodeTypes []fileformat.NodeType `json:"node_types,omitempty"`
+	EdgeTypes []fileformat.EdgeType `json:"edge_types,omitempty"`
 	// NodeArrays are per-node-type arrays of a typed dataset (raw files
 	// like feat.bin, num_nodes(node_type) rows), read into NodeData as
 	// "<node_type>/<name>".
@@ -129,11 +135,11 @@ func Open(dir string) (*Dataset, error) { return OpenWith(dir, OpenOptions{}) }
 // changed files give errors wrapping errs.ErrIO; an allocation larger than
 // the machine's memory an error wrapping errs.ErrNoMem.
 func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
-	metaPath, err := confine(dir, "metadata file", MetaFile)
+	metaPath, err := fileio.Confine(dir, "metadata file", MetaFile)
 	if err != nil {
 		return nil, err
 	}
-	raw, err := readSmall(metaPath, maxMetaBytes)
+	raw, err := fileio.ReadSmall(metaPath, fileio.MaxMetaBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -168,24 +174,24 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		path, err := confine(dir, "file", name)
+		path, err := fileio.Confine(dir, "file", name)
 		if err != nil {
 			return nil, err
 		}
 		if opt.VerifyChecksums && name != EdgesFile && name != NodesFile { // those: on reading
-			err = checkSum(path, m.Files[name])
+			err = fileio.CheckSum(path, m.Files[name], MetaFile)
 		} else {
-			err = checkSize(path, m.Files[name])
+			err = fileio.CheckSize(path, m.Files[name], MetaFile)
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	edgesPath, err := confine(dir, "edge table", EdgesFile)
+	edgesPath, err := fileio.Confine(dir, "edge table", EdgesFile)
 	if err != nil {
 		return nil, err
 	}
-	nodesPath, err := confine(dir, "node table", NodesFile)
+	nodesPath, err := fileio.Confine(dir, "node table", NodesFile)
 	if err != nil {
 		return nil, err
 	}
@@ -204,17 +210,17 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 
 	// The node table first: its row count confirms num_nodes before the
 	// edge sort allocates for that many nodes.
-	if err := d.readNodes(nodesPath, recorded(m.Files, NodesFile)); err != nil {
+	if err := d.readNodes(nodesPath, verifier(nodesPath, m.Files, NodesFile)); err != nil {
 		return nil, err
 	}
 	// The edge sort's indptr, before the edges are read (readEdgeTable
 	// checks the rest against the edges it has read, not num_edges).
-	if err := checkAlloc(8*uint64(n+2), fmt.Sprintf("the graph of %d nodes", n)); err != nil {
+	if err := fileio.CheckAlloc(8*uint64(n+2), fmt.Sprintf("the graph of %d nodes", n)); err != nil {
 		return nil, err
 	}
 	// COOOptions cannot say "zero nodes" (0 infers), so build with one node
 	// and, when there are none, replace the (edge-free) result.
-	d.Graph, err = readEdgeTable(edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, recorded(m.Files, EdgesFile))
+	d.Graph, err = fileformat.ReadEdgeTableVerified(edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile))
 	if err != nil {
 		return nil, err
 	}
@@ -238,12 +244,12 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 
 // readNodes loads every usable column of the node table into NodeData and
 // checks the values of the label and mask columns.
-func (d *Dataset) readNodes(path string, sum *FileSum) error {
-	recs, err := readIPCFile(path, sum)
+func (d *Dataset) readNodes(path string, verify func(file []byte) error) error {
+	recs, err := fileformat.ReadIPCFile(path, verify)
 	if err != nil {
 		return err
 	}
-	defer releaseAll(recs)
+	defer fileformat.ReleaseAll(recs)
 	if len(recs) == 0 {
 		return fmt.Errorf("dataset: %s has no record batches", path)
 	}
@@ -265,9 +271,9 @@ func (d *Dataset) readNodes(path string, sum *FileSum) error {
 		}
 		var t mem.Tensor
 		var ok bool
-		err := catchPanic(func() error {
+		err := fileformat.CatchPanic(func() error {
 			var err error
-			t, ok, err = columnTensor(recs, i, name)
+			t, ok, err = fileformat.ColumnTensor(recs, i, name)
 			return err
 		})
 		if err != nil {
@@ -296,10 +302,11 @@ func (d *Dataset) readNodes(path string, sum *FileSum) error {
 	return nil
 }
 
-// recorded returns the recorded size and checksum of the file name, or nil.
-func recorded(files map[string]FileSum, name string) *FileSum {
+// verifier returns the check of the file name, at path, against its
+// recorded size and checksum, or nil when none is recorded.
+func verifier(path string, files map[string]FileSum, name string) func(file []byte) error {
 	if s, ok := files[name]; ok {
-		return &s
+		return func(file []byte) error { return fileio.CheckSumBytes(path, file, s, MetaFile) }
 	}
 	return nil
 }
@@ -350,16 +357,16 @@ func (d *Dataset) featureFile(dir string) (string, mem.Tensor, error) {
 	if len(f.Shape) == 0 || f.Shape[0] != d.Meta.NumNodes {
 		return "", mem.Tensor{}, fmt.Errorf("dataset: %s: feature shape %v must start with num_nodes=%d", MetaFile, f.Shape, d.Meta.NumNodes)
 	}
-	path, err := confine(dir, "feature file", f.File)
+	path, err := fileio.Confine(dir, "feature file", f.File)
 	if err != nil {
 		return "", mem.Tensor{}, err
 	}
 	t := mem.Tensor{DType: dt, Shape: slices.Clone(f.Shape)}
-	want, err := tensorBytes(t)
+	want, err := fileio.TensorBytes(t)
 	if err != nil {
 		return "", mem.Tensor{}, fmt.Errorf("dataset: %s: feature %w", MetaFile, err)
 	}
-	fh, st, err := openRegular(path)
+	fh, st, err := fileio.OpenRegular(path)
 	if err != nil {
 		return "", mem.Tensor{}, err
 	}
@@ -373,12 +380,12 @@ func (d *Dataset) featureFile(dir string) (string, mem.Tensor, error) {
 // mapFeatures memory-maps the feature file at path as t (checked by
 // featureFile).
 func (d *Dataset) mapFeatures(path string, t mem.Tensor) error {
-	data, release, err := mapFile(path)
+	data, release, err := fileio.MapFile(path)
 	if err != nil {
 		return err
 	}
 	t.Data = data
-	if err := checkTensor(path, t); err != nil {
+	if err := fileio.CheckTensor(path, t); err != nil {
 		release()
 		return err
 	}
@@ -421,7 +428,7 @@ func (d *Dataset) Close() error {
 // is not stored; EdgeData is reordered to match). A typed dataset
 // (Meta.NodeTypes set) is written in edge-id order instead, so that its
 // relations keep their consecutive edge ids: d.Graph's edge ids must then
-// be exactly 0..E-1 and match Meta.EdgeTypes (see Types.CheckGraph); its
+// be exactly 0..E-1 and match Meta.EdgeTypes (see fileformat.Types.CheckGraph); its
 // "<type>/<name>" node data and its EdgeData go to raw files listed in
 // graphferry.json (see writeArrays). NodeData["feat"] (any dtype, any shape [N, ...]) goes to
 // feat.bin; the other tensors, 1-D or 2-D with N rows, become node columns
@@ -472,7 +479,7 @@ func Write(dir string, d *Dataset) error {
 	}
 
 	if feat, ok := global[FeatKey]; ok {
-		if err := writeFile(filepath.Join(dir, FeatFile), feat.Data); err != nil {
+		if err := fileio.WriteFile(filepath.Join(dir, FeatFile), feat.Data); err != nil {
 			return err
 		}
 		meta.Feature = &FeatureMeta{File: FeatFile, DType: feat.DType.String(), Shape: slices.Clone(feat.Shape)}
@@ -484,7 +491,7 @@ func Write(dir string, d *Dataset) error {
 	if err != nil {
 		return err
 	}
-	if err := WriteEdgeTable(filepath.Join(dir, EdgesFile), src, dst, weights); err != nil {
+	if err := fileformat.WriteEdgeTable(filepath.Join(dir, EdgesFile), src, dst, weights); err != nil {
 		return err
 	}
 	arrayFiles, err := writeArrays(dir, d, ty, typed, order, &meta)
@@ -504,7 +511,7 @@ func Write(dir string, d *Dataset) error {
 	files = append(files, arrayFiles...)
 	meta.Files = map[string]FileSum{}
 	for _, name := range files {
-		sum, err := sumFile(filepath.Join(dir, name))
+		sum, err := fileio.SumFile(filepath.Join(dir, name))
 		if err != nil {
 			return err
 		}
@@ -514,7 +521,7 @@ func Write(dir string, d *Dataset) error {
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}
-	return writeFile(filepath.Join(dir, MetaFile), append(js, '\n'))
+	return fileio.WriteFile(filepath.Join(dir, MetaFile), append(js, '\n'))
 }
 
 // nodeColumn is one column of the node table.
@@ -530,7 +537,7 @@ func nodeColumns(data map[string]mem.Tensor, n int64) ([]nodeColumn, error) {
 		if err := feature.CheckName(name); err != nil {
 			return nil, fmt.Errorf("dataset: NodeData[%q]: %w", name, err)
 		}
-		if err := checkTensor(fmt.Sprintf("NodeData[%q]", name), t); err != nil {
+		if err := fileio.CheckTensor(fmt.Sprintf("NodeData[%q]", name), t); err != nil {
 			return nil, err
 		}
 		if len(t.Shape) == 0 || t.Shape[0] != n {
@@ -540,7 +547,7 @@ func nodeColumns(data map[string]mem.Tensor, n int64) ([]nodeColumn, error) {
 			return nil, fmt.Errorf("dataset: NodeData[%q] has shape %v; node columns must be 1-D or 2-D", name, t.Shape)
 		}
 		if name != FeatKey {
-			if _, err := arrowType(t.DType); err != nil {
+			if _, err := fileformat.ArrowType(t.DType); err != nil {
 				return nil, fmt.Errorf("dataset: NodeData[%q]: %w", name, err)
 			}
 		}
@@ -578,17 +585,17 @@ func nodeColumns(data map[string]mem.Tensor, n int64) ([]nodeColumn, error) {
 func writeNodeTable(path string, cols []nodeColumn, n int64) error {
 	fields := make([]arrow.Field, len(cols))
 	for i, c := range cols {
-		t, _ := arrowType(c.t.DType)
+		t, _ := fileformat.ArrowType(c.t.DType)
 		if len(c.t.Shape) == 2 {
 			t = arrow.FixedSizeListOf(int32(c.t.Shape[1]), t)
 		}
 		fields[i] = arrow.Field{Name: c.name, Type: t}
 	}
 	schema := arrow.NewSchema(fields, nil)
-	return writeIPCFile(path, schema, n, func(lo, hi int64) ([]arrow.Array, error) {
+	return fileformat.WriteIPCFile(path, schema, n, func(lo, hi int64) ([]arrow.Array, error) {
 		arrs := make([]arrow.Array, len(cols))
 		for i, c := range cols {
-			a, err := tensorColumn(c.t, lo, hi)
+			a, err := fileformat.TensorColumn(c.t, lo, hi)
 			if err != nil {
 				return nil, fmt.Errorf("dataset: column %q: %w", c.name, err)
 			}
@@ -596,17 +603,4 @@ func writeNodeTable(path string, cols []nodeColumn, n int64) error {
 		}
 		return arrs, nil
 	})
-}
-
-// writeFile writes data to path through a temporary file and a rename.
-func writeFile(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("dataset: %w", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("dataset: %w", err)
-	}
-	return nil
 }

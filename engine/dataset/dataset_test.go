@@ -9,33 +9,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/datatest"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
 // syntheticDataset returns a small weighted dataset with features, the
-// standard node columns and a few extra ones.
+// standard node columns and a few extra ones (datatest.Synthetic).
 func syntheticDataset(t *testing.T) *Dataset {
-	t.Helper()
-	// 5 nodes; edges u->v: 1->0, 3->0, 0->2, 4->2, 2->2, node 1, 3, 4 no in-edges.
-	g, err := graph.FromCSC(5, []int64{0, 2, 2, 5, 5, 5}, []int64{1, 3, 0, 4, 2}, []int64{9, 8, 7, 6, 5}, []float32{1, 2, 3, 4, 5})
-	require.NoError(t, err)
-	feat := make([]float32, 5*3)
-	for i := range feat {
-		feat[i] = float32(i) / 2
-	}
-	return &Dataset{
-		Meta:  Meta{Name: "tiny", NumClasses: 3, Source: json.RawMessage(`{"origin":"test"}`)},
-		Graph: g,
-		NodeData: map[string]mem.Tensor{
-			FeatKey:      {DType: mem.Float32, Shape: []int64{5, 3}, Data: mem.Bytes(feat)},
-			LabelKey:     {DType: mem.Int64, Shape: []int64{5}, Data: mem.Bytes([]int64{0, 2, -1, 1, 0})},
-			TrainMaskKey: {DType: mem.Uint8, Shape: []int64{5}, Data: []byte{1, 1, 0, 0, 0}},
-			"degree":     {DType: mem.Int32, Shape: []int64{5}, Data: mem.Bytes([]int32{2, 0, 3, 0, 0})},
-			"pos":        {DType: mem.Float64, Shape: []int64{5, 2}, Data: mem.Bytes([]float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})},
-			"flag":       {DType: mem.Bool, Shape: []int64{5}, Data: []byte{1, 0, 1, 1, 0}},
-		},
-	}
+	g, data := datatest.Synthetic(t)
+	return &Dataset{Meta: Meta{Name: "tiny", NumClasses: 3, Source: json.RawMessage(`{"origin":"test"}`)}, Graph: g, NodeData: data}
 }
 
 // TestWriteCompactGraph checks that Write stores the same edge table for a
@@ -58,11 +43,11 @@ func TestWriteCompactGraph(t *testing.T) {
 	require.NoError(t, err)
 	defer d.Close()
 	assert.True(t, d.Graph.IsCompact())
-	assert.Equal(t, sources(wide.Graph), sources(d.Graph))
+	assert.Equal(t, datatest.Sources(wide.Graph), datatest.Sources(d.Graph))
 }
 
 func TestWriteOpenRoundTrip(t *testing.T) {
-	smallBatches(t, 2) // several record batches in both tables
+	datatest.Set(t, &fileformat.RecordBatchRows, 2) // several record batches in both tables
 	want := syntheticDataset(t)
 	dir := filepath.Join(t.TempDir(), "ds")
 	require.NoError(t, Write(dir, want))
@@ -74,7 +59,7 @@ func TestWriteOpenRoundTrip(t *testing.T) {
 	d.Meta.Source = nil
 	require.Len(t, d.Meta.Files, 3)
 	for _, name := range []string{EdgesFile, NodesFile, FeatFile} {
-		sum, err := sumFile(filepath.Join(dir, name))
+		sum, err := fileio.SumFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		assert.Equal(t, sum, d.Meta.Files[name], name)
 		st, err := os.Stat(filepath.Join(dir, name))
@@ -88,7 +73,7 @@ func TestWriteOpenRoundTrip(t *testing.T) {
 	}, d.Meta)
 	// Same CSC; edge ids are now the CSC positions.
 	assert.Equal(t, want.Graph.Indptr, d.Graph.Indptr)
-	assert.Equal(t, sources(want.Graph), sources(d.Graph))
+	assert.Equal(t, datatest.Sources(want.Graph), datatest.Sources(d.Graph))
 	assert.Equal(t, want.Graph.Weights, d.Graph.Weights)
 	for p := range d.Graph.NumEdges() {
 		assert.Equal(t, p, d.Graph.EdgeID(p))

@@ -8,7 +8,9 @@ import (
 	"sort"
 
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -30,14 +32,14 @@ const TimeKey = "time"
 
 // Types returns the dataset's typed topology metadata (nil, nil for a
 // homogeneous dataset).
-func (d *Dataset) Types() (*Types, error) {
+func (d *Dataset) Types() (*fileformat.Types, error) {
 	if len(d.Meta.NodeTypes) == 0 {
 		if len(d.Meta.EdgeTypes) > 0 {
 			return nil, fmt.Errorf("dataset: edge_types without node_types")
 		}
 		return nil, nil
 	}
-	ty, err := ParseTypes(d.Meta.NodeTypes, d.Meta.EdgeTypes)
+	ty, err := fileformat.ParseTypes(d.Meta.NodeTypes, d.Meta.EdgeTypes)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", MetaFile, err)
 	}
@@ -55,7 +57,7 @@ type typedArray struct {
 // splitTyped checks d's types (recording them in meta) and splits NodeData
 // into the global columns and the per-type arrays. A "<type>/<name>" key
 // whose type is not a node type stays global.
-func splitTyped(d *Dataset, meta *Meta) (*Types, map[string]mem.Tensor, []typedArray, error) {
+func splitTyped(d *Dataset, meta *Meta) (*fileformat.Types, map[string]mem.Tensor, []typedArray, error) {
 	ty, err := d.Types()
 	if err != nil {
 		return nil, nil, nil, err
@@ -78,7 +80,7 @@ func splitTyped(d *Dataset, meta *Meta) (*Types, map[string]mem.Tensor, []typedA
 		if err := feature.CheckName(name); err != nil {
 			return nil, nil, nil, fmt.Errorf("dataset: NodeData[%q]: %w", key, err)
 		}
-		if err := checkTensor(fmt.Sprintf("NodeData[%q]", key), t); err != nil {
+		if err := fileio.CheckTensor(fmt.Sprintf("NodeData[%q]", key), t); err != nil {
 			return nil, nil, nil, err
 		}
 		if rows := ty.NodeTypes[nt].NumNodes; len(t.Shape) == 0 || t.Shape[0] != rows {
@@ -151,7 +153,7 @@ func arrayFile(prefix, name string, i int) string {
 // and the edge arrays ("edge.<name>.bin", rows reordered by order when the
 // edges were written in CSC order) and records them in meta. It returns
 // the file names.
-func writeArrays(dir string, d *Dataset, ty *Types, typed []typedArray, order []int64, meta *Meta) ([]string, error) {
+func writeArrays(dir string, d *Dataset, ty *fileformat.Types, typed []typedArray, order []int64, meta *Meta) ([]string, error) {
 	var files []string
 	for i, a := range typed {
 		prefix := "node." + ty.NodeTypes[a.nodeType].Name
@@ -159,7 +161,7 @@ func writeArrays(dir string, d *Dataset, ty *Types, typed []typedArray, order []
 			prefix = fmt.Sprintf("node.t%d", a.nodeType)
 		}
 		file := arrayFile(prefix, a.name, i)
-		if err := writeFile(filepath.Join(dir, file), a.t.Data); err != nil {
+		if err := fileio.WriteFile(filepath.Join(dir, file), a.t.Data); err != nil {
 			return nil, err
 		}
 		meta.NodeArrays = append(meta.NodeArrays, ArrayMeta{Name: a.name, NodeType: ty.NodeTypes[a.nodeType].Name,
@@ -177,7 +179,7 @@ func writeArrays(dir string, d *Dataset, ty *Types, typed []typedArray, order []
 		if err := feature.CheckName(name); err != nil {
 			return nil, fmt.Errorf("dataset: EdgeData[%q]: %w", name, err)
 		}
-		if err := checkTensor(fmt.Sprintf("EdgeData[%q]", name), t); err != nil {
+		if err := fileio.CheckTensor(fmt.Sprintf("EdgeData[%q]", name), t); err != nil {
 			return nil, err
 		}
 		if len(t.Shape) == 0 || t.Shape[0] != e {
@@ -196,7 +198,7 @@ func writeArrays(dir string, d *Dataset, ty *Types, typed []typedArray, order []
 			}
 		}
 		file := arrayFile("edge", name, i)
-		if err := writeFile(filepath.Join(dir, file), data); err != nil {
+		if err := fileio.WriteFile(filepath.Join(dir, file), data); err != nil {
 			return nil, err
 		}
 		meta.EdgeArrays = append(meta.EdgeArrays, ArrayMeta{Name: name, File: file, DType: t.DType.String(), Shape: slices.Clone(t.Shape)})
@@ -222,7 +224,7 @@ type pendingArray struct {
 // graphferry.json against the counts and the files' sizes, before anything
 // is read. It returns the types (nil for a homogeneous dataset) and the
 // arrays to map.
-func (d *Dataset) checkArrays(dir string) (*Types, []pendingArray, error) {
+func (d *Dataset) checkArrays(dir string) (*fileformat.Types, []pendingArray, error) {
 	m := &d.Meta
 	ty, err := d.Types()
 	if err != nil {
@@ -249,9 +251,9 @@ func (d *Dataset) checkArrays(dir string) (*Types, []pendingArray, error) {
 		if !edge {
 			nt := ty.NodeTypeIndex(a.NodeType)
 			if nt < 0 {
-				return fmt.Errorf("dataset: %s.node_type = %q is not a node type (have %s)", where, a.NodeType, typeNames(ty.NodeTypes))
+				return fmt.Errorf("dataset: %s.node_type = %q is not a node type (have %s)", where, a.NodeType, fileformat.NodeTypeNames(ty.NodeTypes))
 			}
-			key, rows = a.NodeType+TypeSep+a.Name, ty.NodeTypes[nt].NumNodes
+			key, rows = a.NodeType+fileformat.TypeSep+a.Name, ty.NodeTypes[nt].NumNodes
 		} else if a.NodeType != "" {
 			return fmt.Errorf("dataset: %s.node_type = %q: edge arrays have one row per edge", where, a.NodeType)
 		}
@@ -269,16 +271,16 @@ func (d *Dataset) checkArrays(dir string) (*Types, []pendingArray, error) {
 		if edge && a.Name == TimeKey && (dt != mem.Int64 || len(a.Shape) != 1) {
 			return fmt.Errorf("dataset: %s: edge %q is %v%v, want 1-D int64", where, TimeKey, dt, a.Shape)
 		}
-		path, err := confine(dir, field+" file", a.File)
+		path, err := fileio.Confine(dir, field+" file", a.File)
 		if err != nil {
 			return err
 		}
 		t := mem.Tensor{DType: dt, Shape: slices.Clone(a.Shape)}
-		want, err := tensorBytes(t)
+		want, err := fileio.TensorBytes(t)
 		if err != nil {
 			return fmt.Errorf("dataset: %s: %w", where, err)
 		}
-		fh, st, err := openRegular(path)
+		fh, st, err := fileio.OpenRegular(path)
 		if err != nil {
 			return err
 		}
@@ -305,7 +307,7 @@ func (d *Dataset) checkArrays(dir string) (*Types, []pendingArray, error) {
 // openTyped finishes opening: it checks the graph against the types, maps
 // the arrays (per-type node data into NodeData, edge arrays into EdgeData)
 // and checks per-type labels and masks and the node timestamps' type.
-func (d *Dataset) openTyped(ty *Types, arrays []pendingArray) error {
+func (d *Dataset) openTyped(ty *fileformat.Types, arrays []pendingArray) error {
 	if ty != nil {
 		if err := ty.CheckGraph(d.Graph); err != nil {
 			return fmt.Errorf("dataset: %s does not match %s's types: %w", EdgesFile, MetaFile, err)
@@ -318,13 +320,13 @@ func (d *Dataset) openTyped(ty *Types, arrays []pendingArray) error {
 		d.EdgeData = map[string]mem.Tensor{}
 	}
 	for _, a := range arrays {
-		data, release, err := mapFile(a.path)
+		data, release, err := fileio.MapFile(a.path)
 		if err != nil {
 			return err
 		}
 		t := a.t
 		t.Data = data
-		if err := checkTensor(a.path, t); err != nil {
+		if err := fileio.CheckTensor(a.path, t); err != nil {
 			release()
 			return err
 		}
@@ -339,7 +341,7 @@ func (d *Dataset) openTyped(ty *Types, arrays []pendingArray) error {
 		}
 		d.NodeData[a.key] = t
 		d.mapped = append(d.mapped, a.key)
-		err = catchPanic(func() error {
+		err = fileformat.CatchPanic(func() error {
 			return checkNodeValues(map[string]mem.Tensor{a.meta.Name: t}, d.Meta.NumClasses)
 		})
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 )
@@ -24,8 +25,8 @@ func typedDataset(t *testing.T) *Dataset {
 	return &Dataset{
 		Meta: Meta{
 			Name: "typed", NumClasses: 2,
-			NodeTypes: []NodeType{{"user", 3}, {"item", 2}},
-			EdgeTypes: []EdgeType{{"user", "buys", "item", 3}, {"item", "rev_buys", "user", 3}},
+			NodeTypes: []fileformat.NodeType{{Name: "user", NumNodes: 3}, {Name: "item", NumNodes: 2}},
+			EdgeTypes: []fileformat.EdgeType{{Src: "user", Rel: "buys", Dst: "item", NumEdges: 3}, {Src: "item", Rel: "rev_buys", Dst: "user", NumEdges: 3}},
 		},
 		Graph: g,
 		NodeData: map[string]mem.Tensor{
@@ -182,49 +183,4 @@ func TestTypedOpenErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, data, 0o644))
 	_, err = OpenWith(dir, OpenOptions{VerifyChecksums: true})
 	require.ErrorContains(t, err, "node.user.feat.bin: CRC-32C")
-}
-
-func TestRelationIndex(t *testing.T) {
-	ty, err := ParseTypes([]NodeType{{"a", 1}, {"b", 1}},
-		[]EdgeType{{"a", "to", "b", 0}, {"b", "to", "a", 0}, {"a", "self", "a", 0}})
-	require.NoError(t, err)
-	assert.Equal(t, 0, ty.RelationIndex("a:to:b"))
-	assert.Equal(t, 1, ty.RelationIndex("b:to:a"))
-	assert.Equal(t, -1, ty.RelationIndex("to"), "ambiguous")
-	assert.Equal(t, 2, ty.RelationIndex("self"))
-	assert.Equal(t, -1, ty.RelationIndex("none"))
-}
-
-func FuzzParseTypesJSON(f *testing.F) {
-	f.Add([]byte(`{"node_types":[{"name":"a","num_nodes":3},{"name":"b","num_nodes":2}],"edge_types":[{"src":"a","rel":"r","dst":"b","num_edges":4}]}`))
-	f.Add([]byte(`{"node_types":[{"name":"a","num_nodes":9223372036854775807}],"edge_types":[]}`))
-	f.Add([]byte(`{"node_types":[{"name":"a/b","num_nodes":1}]}`))
-	f.Add([]byte(`{"node_types":[],"edge_types":[{"src":"x"}]}`))
-	f.Add([]byte(`{"node_types":[{"name":"a","num_nodes":1}],"extra":1}`))
-	f.Add([]byte(`[1,2]`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		ty, err := ParseTypesJSON(raw)
-		if err != nil {
-			require.Nil(t, ty)
-			return
-		}
-		// Whatever parses is consistent.
-		require.Len(t, ty.NodeOffsets, len(ty.NodeTypes)+1)
-		require.Len(t, ty.EdgeOffsets, len(ty.EdgeTypes)+1)
-		for i := range ty.NodeTypes {
-			require.LessOrEqual(t, ty.NodeOffsets[i], ty.NodeOffsets[i+1])
-			require.Equal(t, i, ty.NodeTypeIndex(ty.NodeTypes[i].Name))
-		}
-		require.LessOrEqual(t, ty.NumNodes(), int64(graph.MaxNodes))
-		for r := range ty.EdgeTypes {
-			require.LessOrEqual(t, ty.EdgeOffsets[r], ty.EdgeOffsets[r+1])
-			require.True(t, ty.RelSrc[r] >= 0 && int(ty.RelSrc[r]) < len(ty.NodeTypes))
-			require.True(t, ty.RelDst[r] >= 0 && int(ty.RelDst[r]) < len(ty.NodeTypes))
-		}
-	})
-}
-
-func TestPartitionRefusesTyped(t *testing.T) {
-	_, err := NewPartitioner(typedDataset(t), PartitionOptions{Parts: 2})
-	require.ErrorContains(t, err, "typed (heterogeneous) datasets cannot be partitioned")
 }

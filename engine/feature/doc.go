@@ -11,4 +11,11 @@
 // so that gathered data can leave the engine without a copy). Store.Gather
 // does the same under the store's read lock, so that Set and Delete wait for
 // in-flight gathers before releasing an array.
+//
+// Gatherer is what a loader gathers batches from (a Store, or engine/cache's
+// Tiered in front of one), and TierGatherer one that says where the rows
+// came from (TierCounts): they are defined here, below both the cache and
+// the pipeline, so that neither imports the other.
+//
+// It imports only errs and mem (engine/layering_test.go).
 package feature

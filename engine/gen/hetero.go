@@ -6,9 +6,10 @@ import (
 	"slices"
 
 	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // Hetero describes a heterogeneous (typed) preset: node types, relations
@@ -56,7 +57,7 @@ type HeteroRelation struct {
 // heteroRel is a relation ready to generate: type indices and edges.
 type heteroRel struct {
 	src, dst   int
-	et         dataset.EdgeType
+	et         fileformat.EdgeType
 	rs, rd     []int64 // type-local ids, sorted by (dst, src), unique
 	generating *HeteroRelation
 }
@@ -99,11 +100,11 @@ func (h *Hetero) relations() ([]heteroRel, map[string]int, error) {
 		if r.NumEdges < 1 {
 			return nil, nil, fmt.Errorf("gen: relation (%q, %q, %q): NumEdges=%d must be >= 1", r.Src, r.Rel, r.Dst, r.NumEdges)
 		}
-		rels = append(rels, heteroRel{src: s, dst: d, et: dataset.EdgeType{Src: r.Src, Rel: r.Rel, Dst: r.Dst}, generating: r})
+		rels = append(rels, heteroRel{src: s, dst: d, et: fileformat.EdgeType{Src: r.Src, Rel: r.Rel, Dst: r.Dst}, generating: r})
 	}
 	for _, r := range rels[:len(h.Relations)] {
 		if r.generating.Reverse {
-			rels = append(rels, heteroRel{src: r.dst, dst: r.src, et: dataset.EdgeType{Src: r.et.Dst, Rel: "rev_" + r.et.Rel, Dst: r.et.Src}})
+			rels = append(rels, heteroRel{src: r.dst, dst: r.src, et: fileformat.EdgeType{Src: r.et.Dst, Rel: "rev_" + r.et.Rel, Dst: r.et.Src}})
 		}
 	}
 	return rels, index, nil
@@ -218,10 +219,10 @@ func buildHetero(p Preset) (*dataset.Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gen: preset %q: %w", p.Name, err)
 	}
-	nts := make([]dataset.NodeType, len(h.NodeTypes))
+	nts := make([]fileformat.NodeType, len(h.NodeTypes))
 	offs := make([]int64, len(h.NodeTypes)+1)
 	for i, nt := range h.NodeTypes {
-		nts[i] = dataset.NodeType{Name: nt.Name, NumNodes: nt.NumNodes}
+		nts[i] = fileformat.NodeType{Name: nt.Name, NumNodes: nt.NumNodes}
 		offs[i+1] = offs[i] + nt.NumNodes
 	}
 	n := offs[len(h.NodeTypes)]
@@ -255,7 +256,7 @@ func buildHetero(p Preset) (*dataset.Dataset, error) {
 	})
 	// The global COO, relation by relation: edge id = position.
 	var e int64
-	ets := make([]dataset.EdgeType, len(rels))
+	ets := make([]fileformat.EdgeType, len(rels))
 	for i, r := range rels {
 		e += int64(len(r.rs))
 		ets[i] = r.et
@@ -321,7 +322,7 @@ func buildHetero(p Preset) (*dataset.Dataset, error) {
 		if err != nil {
 			return nil, fmt.Errorf("gen: preset %q: node type %q: %w", p.Name, nt.Name, err)
 		}
-		nodeData[nt.Name+dataset.TypeSep+dataset.FeatKey] = feat
+		nodeData[nt.Name+fileformat.TypeSep+dataset.FeatKey] = feat
 		if i != lt {
 			continue
 		}
@@ -340,9 +341,9 @@ func buildHetero(p Preset) (*dataset.Dataset, error) {
 			masks[k][offs[i]+v] = 1
 		}
 		copy(label[offs[i]:], labels)
-		nodeData[nt.Name+dataset.TypeSep+dataset.LabelKey] = mem.Tensor{DType: mem.Int64, Shape: []int64{m}, Data: labelBytes(labels)}
+		nodeData[nt.Name+fileformat.TypeSep+dataset.LabelKey] = mem.Tensor{DType: mem.Int64, Shape: []int64{m}, Data: labelBytes(labels)}
 		for k, name := range []string{dataset.TrainMaskKey, dataset.ValMaskKey, dataset.TestMaskKey} {
-			nodeData[nt.Name+dataset.TypeSep+name] = mem.Tensor{DType: mem.Uint8, Shape: []int64{m}, Data: tm[k]}
+			nodeData[nt.Name+fileformat.TypeSep+name] = mem.Tensor{DType: mem.Uint8, Shape: []int64{m}, Data: tm[k]}
 		}
 	}
 	nodeData[dataset.LabelKey] = mem.Tensor{DType: mem.Int64, Shape: []int64{n}, Data: labelBytes(label)}

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -57,7 +58,7 @@ func TestHeteroTypesAndData(t *testing.T) {
 	}()
 	assert.Equal(t, []string{"author", "field_of_study", "institution", "paper"}, names)
 	require.Len(t, ty.EdgeTypes, 7)
-	assert.True(t, slices.IsSortedFunc(ty.EdgeTypes, func(a, b dataset.EdgeType) int {
+	assert.True(t, slices.IsSortedFunc(ty.EdgeTypes, func(a, b fileformat.EdgeType) int {
 		if a.Src+"\x00"+a.Rel+"\x00"+a.Dst < b.Src+"\x00"+b.Rel+"\x00"+b.Dst {
 			return -1
 		}

@@ -2,7 +2,7 @@ package gen
 
 import (
 	"github.com/graphferry/graphferry/engine/internal/par"
-	"github.com/graphferry/graphferry/engine/internal/rng"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // key derives the seed of an independent stream from a seed, a domain tag

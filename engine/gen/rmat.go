@@ -4,6 +4,10 @@
 // Everything is deterministic for a given seed whatever the thread count:
 // the randomness is counter-based (element i's bits come from a SplitMix64
 // hash of the seed and i), so work can be split among threads freely.
+// Presets write their graphs as datasets (engine/dataset).
+//
+// It imports dataset, fileformat, graph, mem, internal/par and rng
+// (engine/layering_test.go).
 package gen
 
 import (
@@ -12,7 +16,7 @@ import (
 	"math/bits"
 
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/internal/rng"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // Graph500 default R-MAT probabilities (D = 1-A-B-C = 0.05).

@@ -1,5 +1,9 @@
 // Package graph is the engine's topology store: a graph held as CSC of
-// in-neighbours with int64 node and edge ids.
+// in-neighbours with int64 node and edge ids (or int32 sources), built from
+// COO or CSC arrays, validated, and typed (Types: node types and relations
+// as consecutive id ranges).
+//
+// It imports only mem and internal/par (engine/layering_test.go).
 package graph
 
 import (

@@ -58,4 +58,7 @@
 // positive sources, positive destinations, negative sources, negative
 // destinations; PyG's LinkNeighborLoader takes the sorted unique ids of
 // cat(src, dst) (all of them as given when disjoint).
+//
+// It imports only graph and rng (engine/layering_test.go); engine/core's EdgeSampler
+// runs it beside the neighbour sampler.
 package linkpred

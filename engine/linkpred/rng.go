@@ -1,6 +1,6 @@
 package linkpred
 
-import "github.com/graphferry/graphferry/engine/internal/rng"
+import "github.com/graphferry/graphferry/engine/rng"
 
 // Stream names the random streams of one batch: every draw of the batch is
 // a function of (Seed, Key, sampler kind, position) alone. Key is the
@@ -30,7 +30,7 @@ func (s Stream) root(tag uint64) uint64 {
 }
 
 // at returns the stream of draw position pos under root: the engine's one
-// generator (engine/internal/rng), started from a hash of both.
+// generator (engine/rng), started from a hash of both.
 func at(root uint64, pos int) rng.SplitMix64 {
 	return rng.SplitMix64{State: rng.Mix(root ^ (uint64(pos) + 0x510e527fade682d1))}
 }

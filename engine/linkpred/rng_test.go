@@ -7,7 +7,7 @@ import (
 )
 
 // The streams are pinned: these values come from the package's own
-// SplitMix64 copy that engine/internal/rng replaced, so a change to how a
+// SplitMix64 copy that engine/rng replaced, so a change to how a
 // (seed, key, tag, position) becomes draws cannot silently change
 // "reproducible" negatives.
 func TestStreamsArePinned(t *testing.T) {

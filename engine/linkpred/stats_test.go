@@ -5,10 +5,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"github.com/graphferry/graphferry/engine/internal/stattest"
+	"github.com/graphferry/graphferry/engine/stattest"
 )
 
-// The goodness-of-fit helpers live in engine/internal/stattest, shared with
+// The goodness-of-fit helpers live in engine/stattest, shared with
 // engine/sample's tests.
 var (
 	chi2SF   = stattest.Chi2SF

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"math"
 
-	"github.com/graphferry/graphferry/engine/internal/rng"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // NodeWeights draws node ids with probability proportional to a weight per

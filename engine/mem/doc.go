@@ -42,4 +42,6 @@
 // Host and pinned tensors keep their bytes in Data (so today's callers are
 // unchanged); a device tensor has Data nil and its address in DevicePtr.
 // Tensor.Buffer and TensorIn convert between the two views without copies.
+//
+// It imports nothing of the engine: it is its lowest layer (engine/layering_test.go).
 package mem

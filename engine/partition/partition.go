@@ -1,5 +1,8 @@
 // Package partition splits a graph into patches, each owning one consecutive
-// range of (renumbered) global node ids, as in DSP §6.
+// range of (renumbered) global node ids, as in DSP §6: by id range, at
+// random, or by a given assignment (METIS), with the id maps both ways.
+//
+// It imports graph, internal/par and rng (engine/layering_test.go).
 package partition
 
 import "github.com/graphferry/graphferry/engine/graph"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -89,7 +90,7 @@ func int64Tensor(alloc mem.Allocator, src []int64) (mem.Tensor, []int64, error) 
 // Node data rows are read from store by internal id: featureNames over all
 // of res.Nodes, labelNames over the seeds. alloc nil means mem.Heap. On
 // error nothing stays allocated. Index and Epoch are left zero.
-func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *partition.Partitioned, store Gatherer, featureNames, labelNames []string, alloc mem.Allocator, threads int) (*Batch, error) {
+func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *partition.Partitioned, store feature.Gatherer, featureNames, labelNames []string, alloc mem.Allocator, threads int) (*Batch, error) {
 	if (len(featureNames) > 0 || len(labelNames) > 0) && isNil(store) {
 		return nil, errors.New("pipeline: node data requested but store is nil")
 	}
@@ -194,28 +195,45 @@ func materializeTopology(res *sample.Result, seedsOrig []int64, inputIndex []int
 	return b, nil
 }
 
+// AddNodeData allocates the node data tensor name of rows rows of dtype
+// dtype and row shape rowShape from b's allocator, puts it in b.NodeData
+// and returns it, for the caller to fill its Data (a RowLoader's rows).
+// A name already in b is an error. On error b is unchanged.
+func (b *Batch) AddNodeData(name string, dtype mem.DType, rows int, rowShape []int64) (mem.Tensor, error) {
+	if _, dup := b.NodeData[name]; dup {
+		return mem.Tensor{}, fmt.Errorf("pipeline: node data %q requested twice", name)
+	}
+	if b.alloc == nil {
+		b.alloc = mem.Heap{}
+	}
+	t := mem.Tensor{DType: dtype, Shape: append([]int64{int64(rows)}, rowShape...)}
+	var err error
+	if t.Data, err = b.alloc.Alloc(rows * t.RowBytes()); err != nil {
+		return mem.Tensor{}, err
+	}
+	if b.NodeData == nil {
+		b.NodeData = map[string]mem.Tensor{}
+	}
+	b.NodeData[name] = t
+	return t, nil
+}
+
 // loadNodeData gathers featureNames over res.Nodes and labelNames over the
 // seeds into b (allocated from b's allocator). On error the node data
 // gathered so far stays in b, for b.Release.
 // When tc is not nil, where the rows came from is added to it.
-func (b *Batch) loadNodeData(res *sample.Result, store Gatherer, featureNames, labelNames []string, threads int, tc *TierCounts) error {
+func (b *Batch) loadNodeData(res *sample.Result, store feature.Gatherer, featureNames, labelNames []string, threads int, tc *feature.TierCounts) error {
 	nb := int(res.HopCounts[0])
-	var err error
 	gather := func(name string, ids []int64) error {
-		if _, dup := b.NodeData[name]; dup {
-			return fmt.Errorf("pipeline: node data %q requested twice", name)
-		}
 		src, found := store.Get(name)
 		if !found {
 			return fmt.Errorf("pipeline: no node data named %q in the store", name)
 		}
-		shape := append([]int64{int64(len(ids))}, src.Shape[1:]...)
-		t := mem.Tensor{DType: src.DType, Shape: shape}
-		if t.Data, err = b.alloc.Alloc(len(ids) * src.RowBytes()); err != nil {
+		t, err := b.AddNodeData(name, src.DType, len(ids), src.Shape[1:])
+		if err != nil {
 			return err
 		}
-		b.NodeData[name] = t
-		if tg, ok := store.(TierGatherer); ok {
+		if tg, ok := store.(feature.TierGatherer); ok {
 			c, err := tg.GatherTiers(name, t.Data, ids, threads)
 			if tc != nil {
 				tc.Add(c)
@@ -226,7 +244,7 @@ func (b *Batch) loadNodeData(res *sample.Result, store Gatherer, featureNames, l
 			return err
 		}
 		if tc != nil {
-			tc.Add(hostCounts(len(ids), src.RowBytes()))
+			tc.Add(feature.HostCounts(len(ids), src.RowBytes()))
 		}
 		return nil
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -57,7 +58,7 @@ func BenchmarkPubmedEpoch(b *testing.B) {
 		b.Skipf("PubMed not available: %v", err)
 	}
 	read := func(name string) []int64 {
-		a, err := dataset.ReadNPY(filepath.Join(dir, name))
+		a, err := fileformat.ReadNPY(filepath.Join(dir, name))
 		if err != nil {
 			b.Fatal(err)
 		}

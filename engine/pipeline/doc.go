@@ -13,8 +13,9 @@
 //     it was built, and forks into independent copies that give the same
 //     batches. *sample.Sampler (a sample.Runtime bound to a sample.Request)
 //     is the CPU implementation.
-//   - Gatherer gathers named node data (one row per node) by node id.
-//     *feature.Store is the CPU implementation.
+//   - feature.Gatherer gathers named node data (one row per node) by node
+//     id. *feature.Store is the CPU implementation, engine/cache's Tiered
+//     a tiered one.
 //
 // New is generic over the sampler's type S (a BatchSampler[S], whose Fork
 // returns an S), so that each implementation's Fork keeps its own type.
@@ -55,8 +56,23 @@
 // time, the time it was blocked on a full queue after it and the time it
 // waited on an empty queue before it, the batches it passed on, and where
 // the gathered node data came from (bytes per memory kind, rows from a hot
-// tier and from the store: a TierGatherer such as engine/cache's says).
-// They are atomic counters and monotonic clock readings, a few per batch
-// and stage. The stage with the largest busy share of the wall time (the
-// sampler's divided by its workers) is the bottleneck.
+// tier and from the store: a feature.TierGatherer such as engine/cache's
+// says). They are atomic counters and monotonic clock readings, a few per
+// batch and stage. The stage with the largest busy share of the wall time
+// (the sampler's divided by its workers) is the bottleneck.
+//
+// # One rank's share
+//
+// Every loader streams through a Pipeline, the distributed ones
+// (engine/distributed) too: Options.Share makes a pipeline deliver one
+// rank's share of a group's epochs (the group's batch i of an epoch is the
+// same on every rank; rank r delivers batches r, r+Size, ..., padded in
+// the last round), and a Share's RowLoader fetches a batch's node data
+// from other processes in the sampler worker that sampled it, in place of
+// the loader stage's gather. Start, Next, Close, the queues and the
+// statistics are the same code for every loader.
+//
+// It imports sample, partition, feature, graph, mem, rng and errs
+// (engine/layering_test.go); nothing of the loaders built on it (core, distributed) nor
+// engine/cache, which it reaches through feature.TierGatherer.
 package pipeline

@@ -15,9 +15,9 @@ import (
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/rng"
 	"github.com/graphferry/graphferry/engine/sample"
 )
 
@@ -51,6 +51,11 @@ type Options struct {
 	// pipeline runs): the sampler workers add each batch's typed view
 	// (Batch.SetTyped), off the consumer's thread.
 	Types *graph.Types
+	// Share, when not nil, makes the pipeline deliver one rank's share of
+	// a group's epochs (see Share). With one worker, such a pipeline
+	// samples on the sampler given to New itself instead of a fork of it
+	// (its communicator may not be duplicable, as a comm.Host's is not).
+	Share *Share
 }
 
 // timedWorker is a worker that samples with seed times.
@@ -123,23 +128,6 @@ type worker interface {
 
 var _ BatchSampler[*sample.Sampler] = (*sample.Sampler)(nil)
 
-// Gatherer is the loader stage's source of node data: named tensors with
-// one row per node, gathered by internal node id. *feature.Store is the
-// CPU implementation.
-type Gatherer interface {
-	// NumNodes returns the number of rows of every tensor.
-	NumNodes() int64
-	// Names returns the names of the tensors (for error messages).
-	Names() []string
-	// Get returns the tensor called name (its dtype and row shape decide
-	// the batch tensor's).
-	Get(name string) (mem.Tensor, bool)
-	// Gather copies the rows ids of name into dst, len(ids) rows.
-	Gather(name string, dst []byte, ids []int64, threads int) error
-}
-
-var _ Gatherer = (*feature.Store)(nil)
-
 // isNil reports whether v is nil or a nil pointer in an interface.
 func isNil(v any) bool {
 	if v == nil {
@@ -160,7 +148,7 @@ type Pipeline struct {
 	workers   []worker // forks of the sampler given to New, one per worker
 	ranks     int      // batches per wave: the sampler's local ranks
 	p         *partition.Partitioned
-	store     Gatherer
+	store     feature.Gatherer
 	seedsOrig []int64
 	seedsNew  []int64
 	opt       Options
@@ -202,29 +190,38 @@ type item struct {
 
 // job is a sampled batch on its way from a worker to the loader: b holds
 // its topology (in output memory), res the sample it came from (for the
-// node data's internal ids), recycled to s once the loader is done.
+// node data's internal ids), recycled to s once the loader is done. When a
+// Share's RowLoader loaded the node data in the worker, res is nil and
+// rows says where the rows came from.
 type job struct {
 	index int64
 	b     *Batch
 	res   *sample.Result
 	s     worker
+	rows  feature.TierCounts
 	err   error
 }
 
-// drop frees what a job that will not be delivered holds.
-func (j job) drop() {
-	j.b.Release()
+// recycle hands j's sample back to the worker that made it.
+func (j job) recycle() {
 	if j.res != nil {
 		j.s.Recycle(j.res)
 	}
 }
 
+// drop frees what a job that will not be delivered holds.
+func (j job) drop() {
+	j.b.Release()
+	j.recycle()
+}
+
 // New validates seeds (original ids, mapped to internal via p.OldToNew when
-// renumbered; duplicates are an error), names (must exist in store) and
-// options. s must have been built on p; the pipeline samples on forks of it
-// (s itself is not used). store may be nil when no node data is requested.
-// alloc nil means mem.Heap.
-func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds []int64, opt Options, alloc mem.Allocator) (*Pipeline, error) {
+// renumbered; duplicates are an error), names (must exist in store, unless
+// a Share's RowLoader loads them) and options. s must have been built on
+// p; the pipeline samples on forks of it (s itself is not used, but by a
+// Share with one worker). store may be nil when no node data is
+// requested. alloc nil means mem.Heap.
+func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gatherer, seeds []int64, opt Options, alloc mem.Allocator) (*Pipeline, error) {
 	if isNil(s) {
 		return nil, errors.New("pipeline: sampler is nil")
 	}
@@ -243,6 +240,14 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 	if opt.QueueCapacity <= 0 {
 		opt.QueueCapacity = 2
 	}
+	rows := false
+	if opt.Share != nil {
+		share := *opt.Share
+		if err := share.check(); err != nil {
+			return nil, err
+		}
+		opt.Share, rows = &share, share.Rows != nil
+	}
 	n := p.Graph.NumNodes
 	if p.OldToNew != nil && int64(len(p.OldToNew)) != n {
 		return nil, fmt.Errorf("pipeline: len(partition.OldToNew) = %d (want %d)", len(p.OldToNew), n)
@@ -254,6 +259,9 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 				return fmt.Errorf("pipeline: %s[%d] = %q is already requested in %s", kind, i, name, prev)
 			}
 			names[name] = kind
+			if rows {
+				continue // the RowLoader has them
+			}
 			if store == nil {
 				return fmt.Errorf("pipeline: %s[%d] = %q requested but store is nil", kind, i, name)
 			}
@@ -273,7 +281,7 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 	if err := check("label names", opt.LabelNames); err != nil {
 		return nil, err
 	}
-	if store != nil && len(names) > 0 && store.NumNodes() != n {
+	if store != nil && !rows && len(names) > 0 && store.NumNodes() != n {
 		return nil, fmt.Errorf("pipeline: store has %d nodes, graph has %d", store.NumNodes(), n)
 	}
 	seedsNew, err := MapSeeds(p, seeds, !opt.RepeatedSeeds)
@@ -311,6 +319,10 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 		opt: opt, alloc: alloc, ranks: ranks,
 		base: time.Now(),
 	}
+	if opt.Share != nil && opt.Workers == 1 {
+		pl.workers = []worker{s}
+		return pl, nil
+	}
 	for range opt.Workers {
 		f, err := s.Fork(max(1, threads/opt.Workers))
 		if err != nil {
@@ -325,9 +337,12 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store Gatherer, seeds
 // tiered one, say: see engine/cache) from the next Start on. It stops the
 // epoch in progress, as Start does. g must have the requested names and the
 // graph's node count.
-func (pl *Pipeline) SetGatherer(g Gatherer) error {
+func (pl *Pipeline) SetGatherer(g feature.Gatherer) error {
 	if isNil(g) {
 		return errors.New("pipeline: gatherer is nil")
+	}
+	if s := pl.opt.Share; s != nil && s.Rows != nil {
+		return errNoGatherer
 	}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
@@ -354,8 +369,12 @@ func (pl *Pipeline) FeatureNames() []string { return slices.Clone(pl.opt.Feature
 // and batch keys, so the same batches) without gathering node data or
 // touching the statistics, and returns how many batches each node (internal
 // id) is in: how often its feature rows will be read. It stops the epoch in
-// progress, as Start does.
+// progress, as Start does. A Share refuses (errs.ErrNotSupported): its
+// sampling is collective, and the other ranks are not counting.
 func (pl *Pipeline) ReadCounts(ctx context.Context, epochs int) ([]int64, error) {
+	if pl.opt.Share != nil {
+		return nil, errNotAhead
+	}
 	if epochs <= 0 {
 		return nil, fmt.Errorf("pipeline: reading counts over %d epochs (want > 0)", epochs)
 	}
@@ -433,13 +452,19 @@ func MapSeeds(p *partition.Partitioned, seeds []int64, distinct bool) ([]int64, 
 	return seedsNew, nil
 }
 
-// NumBatches returns the number of batches per epoch.
+// NumBatches returns the number of batches per epoch (of this rank's
+// share, with a Share).
 func (pl *Pipeline) NumBatches() int {
-	n, b := len(pl.seedsOrig), pl.opt.BatchSize
-	if pl.opt.DropLast {
-		return n / b
+	s, g := pl.opt.Share, pl.groupBatches()
+	switch {
+	case s == nil:
+		return g
+	case g == 0:
+		return 0
+	case s.Batches > 0:
+		return s.Batches
 	}
-	return (n + b - 1) / b
+	return (g + s.Size - 1) / s.Size
 }
 
 // Start begins epoch epoch: stops and drains any epoch in progress (freeing
@@ -510,7 +535,9 @@ func (pl *Pipeline) batchSeeds(order []int64, i int) []int64 {
 
 // sampleLoop is worker w: with R batches per wave (one per local rank) and
 // W workers, it samples the waves w, w+W, w+2W, ... and queues their
-// batches in order on jobs.
+// batches in order on jobs. The k-th batch of an epoch is the group's
+// batch index(k) (k itself without a Share). A Share's RowLoader loads the
+// node data here, after sampling.
 func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan<- job) {
 	defer r.wg.Done()
 	defer close(jobs)
@@ -531,6 +558,10 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 		}
 		return false
 	}
+	var rows RowLoader
+	if pl.opt.Share != nil {
+		rows = pl.opt.Share.Rows
+	}
 	ranks := pl.ranks
 	stride := ranks * len(pl.workers)
 	for i := w * ranks; i < r.total; i += stride {
@@ -550,13 +581,14 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 			times = make([][]int64, k)
 		}
 		for j := range batches {
-			pos := pl.batchSeeds(order, i+j)
+			index := pl.index(i + j)
+			pos := pl.batchSeeds(order, int(index))
 			seeds := make([]int64, len(pos))
 			for t, q := range pos {
 				seeds[t] = pl.seedsNew[q]
 			}
 			batches[j] = seeds
-			keys[j] = BatchKey(r.epoch, int64(i+j))
+			keys[j] = BatchKey(r.epoch, index)
 			if times != nil {
 				ts := make([]int64, len(pos))
 				for t, q := range pos {
@@ -575,13 +607,14 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 			res, err = s.SampleBatches(context.Background(), batches, keys)
 		}
 		if err != nil {
-			send(job{index: int64(i), err: fmt.Errorf("pipeline: epoch %d, sampling batch %d: %w", r.epoch, i, err)})
+			index := pl.index(i)
+			send(job{index: index, err: fmt.Errorf("pipeline: %sepoch %d, sampling batch %d: %w", pl.where(), r.epoch, index, err)})
 			return
 		}
 		for j, rs := range res {
 			// The batch's topology goes to output memory here, in the
 			// worker, so that the loader stage only gathers node data.
-			index := int64(i + j)
+			index := pl.index(i + j)
 			pos := pl.batchSeeds(order, int(index))
 			seeds := make([]int64, len(pos))
 			for t, q := range pos {
@@ -593,13 +626,23 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 					b.Release()
 				}
 			}
+			jb := job{index: index, b: b, res: rs, s: s}
+			if err == nil && rows != nil {
+				jb.rows, err = rows.LoadRows(w, b, rs.Nodes, len(pos), pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads)
+				if err != nil {
+					b.Release()
+				} else {
+					s.Recycle(rs) // the batch holds copies of everything it needs
+					jb.res = nil
+				}
+			}
 			if err != nil {
 				s.Recycle(res[j:]...)
-				send(job{index: index, err: fmt.Errorf("pipeline: epoch %d, loading batch %d: %w", r.epoch, index, err)})
+				send(job{index: index, err: fmt.Errorf("pipeline: %sepoch %d, loading batch %d: %w", pl.where(), r.epoch, index, err)})
 				return
 			}
 			b.Index, b.Epoch = index, r.epoch
-			if jb := (job{index: index, b: b, res: rs, s: s}); !send(jb) {
+			if !send(jb) {
 				jb.drop()
 				s.Recycle(res[j+1:]...)
 				return
@@ -648,13 +691,16 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 		}
 		t0 = pl.st.waiting(loaderStage, t0)
 		b := j.b
-		var tc TierCounts
-		err := b.loadNodeData(j.res, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads, &tc)
+		tc := j.rows
+		var err error
+		if j.res != nil { // else a RowLoader loaded the node data
+			err = b.loadNodeData(j.res, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads, &tc)
+			j.recycle() // the batch holds copies of everything it needs
+		}
 		pl.st.gathered(tc)
-		j.s.Recycle(j.res) // the batch holds copies of everything it needs
 		if err != nil {
 			b.Release()
-			deliver(item{err: fmt.Errorf("pipeline: epoch %d, loading batch %d: %w", r.epoch, j.index, err)})
+			deliver(item{err: fmt.Errorf("pipeline: %sepoch %d, loading batch %d: %w", pl.where(), r.epoch, j.index, err)})
 			return
 		}
 		if !deliver(item{b: b}) {

@@ -4,40 +4,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/feature"
 )
-
-// NumTiers is the number of memory kinds node data can be gathered from
-// (mem.KindHost, mem.KindPinned, mem.KindDevice): the length of
-// TierCounts.Bytes.
-const NumTiers = 3
-
-// TierCounts says where the rows of a gather came from: bytes read per
-// memory kind (indexed by mem.Kind), and how many rows came from a hot tier
-// (a cache) and how many from the full store.
-type TierCounts struct {
-	Bytes    [NumTiers]int64
-	HotRows  int64
-	ColdRows int64
-}
-
-// Add adds o to c.
-func (c *TierCounts) Add(o TierCounts) {
-	for i := range c.Bytes {
-		c.Bytes[i] += o.Bytes[i]
-	}
-	c.HotRows += o.HotRows
-	c.ColdRows += o.ColdRows
-}
-
-// TierGatherer is a Gatherer with tiers (see engine/cache): GatherTiers is
-// Gather, and also says where the rows came from. The loader stage uses it
-// when its Gatherer implements it; a plain Gatherer's rows count as cold
-// rows read from host memory.
-type TierGatherer interface {
-	Gatherer
-	GatherTiers(name string, dst []byte, ids []int64, threads int) (TierCounts, error)
-}
 
 // StageStats is the time a stage spent, summed over its goroutines (the
 // sampler stage's workers run at once, so its times can exceed the wall
@@ -65,7 +33,7 @@ type Counters struct {
 	Sampler, Loader, Consumer StageStats
 	// Gathered is where the node data rows came from; with a cache,
 	// HotRows/(HotRows+ColdRows) is its hit rate.
-	Gathered TierCounts
+	Gathered feature.TierCounts
 	// Wall is the wall time from Start to the end of the span (the last
 	// batch delivered, or now when the epoch is still running).
 	Wall time.Duration
@@ -109,7 +77,7 @@ func (s *stageCounters) load() StageStats {
 // counters are the atomics behind one Counters.
 type counters struct {
 	sampler, loader, consumer stageCounters
-	bytes                     [NumTiers]atomic.Int64
+	bytes                     [feature.NumTiers]atomic.Int64
 	hot, cold                 atomic.Int64
 	wall                      atomic.Int64 // nanoseconds of finished epochs
 }
@@ -171,7 +139,7 @@ func (s *stats) batch(st stage) {
 	st(&s.total).batches.Add(1)
 }
 
-func (s *stats) gathered(tc TierCounts) {
+func (s *stats) gathered(tc feature.TierCounts) {
 	for _, c := range []*counters{&s.epoch, &s.total} {
 		for i, b := range tc.Bytes {
 			c.bytes[i].Add(b)
@@ -195,13 +163,4 @@ func (c *counters) reset() {
 	c.hot.Store(0)
 	c.cold.Store(0)
 	c.wall.Store(0)
-}
-
-// hostCounts is what a plain Gatherer's gather of rows of rowBytes counts
-// as: cold rows read from host memory.
-func hostCounts(rows, rowBytes int) TierCounts {
-	var tc TierCounts
-	tc.Bytes[mem.KindHost] = int64(rows) * int64(rowBytes)
-	tc.ColdRows = int64(rows)
-	return tc
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -61,7 +62,7 @@ func TestStatsCounts(t *testing.T) {
 			require.Equal(t, c.n, c.c.Sampler.Batches)
 			require.Equal(t, c.n, c.c.Loader.Batches)
 			require.Equal(t, c.n, c.c.Consumer.Batches)
-			require.Equal(t, [NumTiers]int64{c.bytes, 0, 0}, c.c.Gathered.Bytes)
+			require.Equal(t, [feature.NumTiers]int64{c.bytes, 0, 0}, c.c.Gathered.Bytes)
 			require.Equal(t, c.rows, c.c.Gathered.ColdRows)
 			require.Zero(t, c.c.Gathered.HotRows)
 			require.Zero(t, c.c.HitRate())
@@ -80,8 +81,8 @@ func TestStatsCounts(t *testing.T) {
 // that the loader stage adds up a TierGatherer's counts.
 type tierGatherer struct{ idGatherer }
 
-func (g tierGatherer) GatherTiers(name string, dst []byte, ids []int64, threads int) (TierCounts, error) {
-	var tc TierCounts
+func (g tierGatherer) GatherTiers(name string, dst []byte, ids []int64, threads int) (feature.TierCounts, error) {
+	var tc feature.TierCounts
 	for _, id := range ids {
 		if id%2 == 0 {
 			tc.HotRows++
@@ -120,7 +121,7 @@ func TestStatsTierGatherer(t *testing.T) {
 	c := pl.Stats().Current
 	require.Equal(t, hot, c.Gathered.HotRows)
 	require.Equal(t, cold, c.Gathered.ColdRows)
-	require.Equal(t, [NumTiers]int64{0, 8 * cold, 8 * hot}, c.Gathered.Bytes)
+	require.Equal(t, [feature.NumTiers]int64{0, 8 * cold, 8 * hot}, c.Gathered.Bytes)
 	require.InDelta(t, float64(hot)/float64(hot+cold), c.HitRate(), 1e-12)
 }
 

@@ -33,7 +33,7 @@
 // # Where a device backend plugs in
 //
 // The orchestration (sampler.go: waves, per-rank harness, hops), the batch
-// keys and the random streams (rng.go; engine/internal/rng) are shared. The
+// keys and the random streams (rng.go; engine/rng) are shared. The
 // stages are separate: the shuffle and reshuffle message formats (wire.go),
 // the owner stage that samples the received tasks (owner.go, filter.go),
 // the draws (draw.go), the merge with append-unique (merge.go, table.go),
@@ -204,4 +204,7 @@
 // stream of a walker's step is keyed by (Seed, batch key, step, walker
 // index): its first output is the restart coin (drawn by the requester), the
 // next ones the owner's neighbour draw (uniform, or weighted as above).
+//
+// It imports comm, graph, partition, mem, rng and internal/par
+// (engine/layering_test.go).
 package sample

@@ -5,7 +5,7 @@ import (
 	"slices"
 
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/internal/rng"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // The draws: which positions of a neighbour list a task takes, from its

@@ -7,7 +7,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/par"
-	"github.com/graphferry/graphferry/engine/internal/rng"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // Biased sampling and excluded edges ("filtered" sampling). A neighbour list

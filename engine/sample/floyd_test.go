@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/graphferry/graphferry/engine/internal/rng"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // floydRef is Floyd's algorithm in its plain form (linear membership test,

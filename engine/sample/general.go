@@ -3,7 +3,7 @@ package sample
 import (
 	"fmt"
 
-	"github.com/graphferry/graphferry/engine/internal/rng"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // The general owner path: tasks of typed (RelationFanouts), disjoint and

@@ -1,6 +1,6 @@
 package sample
 
-import "github.com/graphferry/graphferry/engine/internal/rng"
+import "github.com/graphferry/graphferry/engine/rng"
 
 // LABOR-0 (Scheme Labor) in the owner stage. The owner of destination s
 // walks s's candidates (the edges that are not excluded) and keeps

@@ -1,11 +1,11 @@
 package sample
 
-import "github.com/graphferry/graphferry/engine/internal/rng"
+import "github.com/graphferry/graphferry/engine/rng"
 
 // Counter-based randomness. Every sampling task (one frontier node in one
 // hop of one batch) gets its own stream whose 64-bit state is a hash of
 // (seed, batch key, hop, original node id). The stream is SplitMix64
-// (engine/internal/rng) from that state, so what a task draws depends on
+// (engine/rng) from that state, so what a task draws depends on
 // nothing else: not on the rank or thread that runs it, nor on the order in
 // which tasks run.
 

@@ -12,10 +12,10 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/internal/stattest"
+	"github.com/graphferry/graphferry/engine/stattest"
 )
 
-// The goodness-of-fit helpers live in engine/internal/stattest, shared with
+// The goodness-of-fit helpers live in engine/stattest, shared with
 // engine/linkpred's tests.
 var (
 	chi2SF   = stattest.Chi2SF

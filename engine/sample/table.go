@@ -1,8 +1,8 @@
 package sample
 
 import (
-	"github.com/graphferry/graphferry/engine/internal/rng"
 	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // The append-unique hash table (as in WholeGraph) maps node id -> position in

@@ -6,6 +6,8 @@
 // None of them decides what a result is: callers write each element (or
 // each chunk's partial result, combined in chunk order) so that the output
 // is the same for any number of threads.
+//
+// It imports nothing of the engine: it is its lowest layer (engine/layering_test.go).
 package par
 
 import (

@@ -1,0 +1,65 @@
+package core
+
+import (
+	"io"
+
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/sample"
+)
+
+// Internals is what a package that builds on a Graph (engine/distributed's
+// loaders and rank parts) reads of it, during a call of Use or
+// OpenLoaderWith only: the partition, the node data store in internal row
+// order, and the sample.RuntimeOptions of the graph's types and times.
+type Internals struct {
+	Part    *partition.Partitioned
+	Store   *feature.Store
+	Runtime func(threads int) sample.RuntimeOptions
+}
+
+// Use calls f with g's internals, holding a reference to g and its read
+// lock (node data, weights, types and times cannot change meanwhile).
+func (g *Graph) Use(f func(Internals) error) error {
+	if err := g.acquire(); err != nil {
+		return err
+	}
+	defer g.release()
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	return f(g.internals())
+}
+
+func (g *Graph) internals() Internals {
+	return Internals{Part: g.part, Store: g.store, Runtime: g.runtimeOptions}
+}
+
+// OpenLoaderWith opens a loader over the pipeline that open builds from
+// g's internals (called as Use calls f). The loader holds a reference to g
+// as OpenLoader's do, and keeps node data and weights from changing while
+// it is open; closer, when open returns one, is closed after the pipeline
+// when the loader is (a coordinated communicator's coordinator).
+func (g *Graph) OpenLoaderWith(open func(Internals) (*pipeline.Pipeline, io.Closer, error)) (*Loader, error) {
+	if err := g.acquire(); err != nil {
+		return nil, err
+	}
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	pl, closer, err := open(g.internals())
+	if err != nil {
+		g.release()
+		return nil, err
+	}
+	g.loaders.Add(1) // the loader keeps the reference
+	return &Loader{g: g, pl: pl, closer: closer}, nil
+}
+
+// FromPartition returns a Graph over a partition built elsewhere (a rank's
+// part, engine/distributed) with store as its node data, in p's internal
+// row order. The Graph owns store and ds (may be nil) from now on: they are
+// closed with its memory.
+func FromPartition(p *partition.Partitioned, store *feature.Store, ds *dataset.Dataset) *Graph {
+	return &Graph{part: p, store: store, ds: ds, refs: 1}
+}

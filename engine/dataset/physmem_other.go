@@ -1,6 +1,0 @@
-//go:build !linux
-
-package dataset
-
-// physicalMemory returns 0 (unknown) where there is no portable way to ask.
-func physicalMemory() uint64 { return 0 }

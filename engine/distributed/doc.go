@@ -1,0 +1,25 @@
+// Package distributed is loading shared by a group of processes, one rank
+// each, that sample together over a communicator (a comm.Host over
+// torch.distributed or MPI, or a CoordinatedComm):
+//
+//   - OpenLoader opens one rank's loader on a core.Graph holding the whole
+//     graph, partitioned into one patch per rank: CSP's exchanges cross the
+//     processes, the node data is the rank's own copy;
+//   - OpenPart opens one rank's folder of a dataset split by engine/rankpart
+//     (Part), whose loaders (Part.OpenLoader) fetch the node data of each
+//     batch from the ranks that own it (dsp, hybrid) or sample the rank's
+//     own neighbourhoods alone (self-reliant);
+//   - CoordinatedComm lets several sampler workers share a host's single
+//     channel, their exchanges ordered by an engine/coordinator
+//     Coordinator.
+//
+// Every loader here is a pipeline.Pipeline with a pipeline.Share (the
+// rank's round-robin share of the group's batches, padded in the last
+// round) wrapped in a core.Loader: the batches are those of a
+// single-process loader with the same seeds and options, bit for bit, and
+// Start, Next, Close and the statistics are the pipeline's.
+//
+// It is the engine's top layer: it imports core, pipeline, rankpart,
+// dataset, coordinator, sample, partition, comm, feature, graph, mem and
+// errs, and nothing in the engine imports it (engine/layering_test.go).
+package distributed

@@ -1,0 +1,331 @@
+package distributed
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/rankpart"
+)
+
+// Part is one rank's share of a partitioned dataset (DST/part-<rank>,
+// written by rankpart.Partitioner), opened by OpenPart: the process of rank
+// r reads partition.json, its own folder and, for the dsp and hybrid
+// layouts, DST/assignment.npy, and nothing of the other ranks' folders.
+// Its loaders (Part.OpenLoader) sample and gather with the other ranks
+// over a communicator.
+//
+// Inside, a Part is a core.Graph over the ORIGINAL id space of the whole graph
+// (N nodes), never exposed as such: its rows are those the rank holds and
+// its node data the rows it holds.
+//
+//   - dsp: N nodes in P patches numbered as a single-process Graph
+//     partitioned with the same assignment (partition.Given) numbers them,
+//     so rank r's patch is its owned nodes; only those rows hold their
+//     in-edges (the others are empty). Sampling is CSP over the
+//     communicator; node data holds the owned rows and the loader fetches
+//     the others from their owners, one exchange round per batch.
+//   - hybrid: the same, with every row (the topology is replicated).
+//   - self-reliant: one patch, identity numbering; the rows of the nodes
+//     its folder expands (those closer than Hops to one of its seeds), node
+//     data of every node it holds. Nothing is exchanged while sampling.
+//
+// What is O(N) per rank (8 bytes a node each): the CSC's indptr, and for
+// dsp and hybrid the two id maps and the assignment read to build them;
+// the sampler's dense node table adds 4 bytes a node on graphs of up to
+// 2^24 nodes. Edges and node data are those of the rank's folder only
+// (dsp, self-reliant) or the whole topology (hybrid).
+type Part struct {
+	g      *core.Graph
+	meta   rankpart.PartMeta
+	info   rankpart.PartRank
+	layout rankpart.Layout
+	// owned are the original ids of the rank's owned nodes, increasing.
+	owned []int64
+	// localRow maps an original id to its row in the node data
+	// (self-reliant only: -1 for a node the rank does not hold); seed
+	// marks the rows of the rank's seeds (owned train, val or test nodes).
+	localRow []int64
+	seed     []bool
+}
+
+// OpenPart opens rank's part of the partitioned dataset in dst (see Part).
+// dopt applies to the rank's folder and to the id maps (checksums).
+func OpenPart(dst string, rank int, dopt dataset.OpenOptions) (*Part, error) {
+	d, err := rankpart.OpenPart(dst, rank, dopt)
+	if err != nil {
+		return nil, err
+	}
+	p, err := newPart(d)
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return p, nil
+}
+
+// newPart builds the Part of an opened folder; on success the Part's Graph
+// owns d (closing it releases d's mappings).
+func newPart(d *rankpart.Part) (*Part, error) {
+	p := &Part{meta: d.Meta, info: d.Info, layout: d.Layout, owned: slices.Clone(d.GlobalIDs[:d.Info.NumOwned])}
+	var pt *partition.Partitioned
+	var err error
+	var rows int64 // rows of node data
+	switch d.Layout {
+	case rankpart.LayoutDSP, rankpart.LayoutHybrid:
+		pt, err = patchTopology(d)
+		rows = d.Info.NumOwned
+	case rankpart.LayoutSelfReliant:
+		pt, err = localTopology(d)
+		rows = d.Info.NumNodes
+	default:
+		err = fmt.Errorf("layout %v is unknown", d.Layout)
+	}
+	if err != nil {
+		return nil, errs.Errorf(errs.ErrIO, "part %d of %s: %v", d.Info.Rank, d.Meta.Layout, err)
+	}
+	pt.Graph.AdviseRandomAccess()
+	store := feature.NewStore(rows)
+	names := make([]string, 0, len(d.Data.NodeData))
+	for name := range d.Data.NodeData {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		t := d.Data.NodeData[name]
+		if rows < t.Shape[0] { // owned rows come first
+			t.Data = t.Data[:rows*int64(t.RowBytes())]
+			t.Shape = slices.Clone(t.Shape)
+			t.Shape[0] = rows
+		}
+		if err := store.Set(name, t, nil); err != nil {
+			store.Close()
+			return nil, err
+		}
+	}
+	if d.OwnedFeat != nil {
+		// Unmapped with the store (the Graph's last reference).
+		if err := store.Set(dataset.FeatKey, d.OwnedFeat.Tensor(), func() { d.OwnedFeat.Close() }); err != nil {
+			store.Close()
+			return nil, err
+		}
+	}
+	if d.Layout == rankpart.LayoutSelfReliant {
+		p.localRow = make([]int64, d.Meta.NumNodes)
+		for i := range p.localRow {
+			p.localRow[i] = -1
+		}
+		for l, v := range d.GlobalIDs {
+			p.localRow[v] = int64(l)
+		}
+		p.seed = make([]bool, d.Info.NumOwned)
+		for _, name := range []string{dataset.TrainMaskKey, dataset.ValMaskKey, dataset.TestMaskKey} {
+			if t, ok := d.Data.NodeData[name]; ok {
+				for i := range p.seed {
+					p.seed[i] = p.seed[i] || t.Data[i] != 0
+				}
+			}
+		}
+	}
+	data := d.Data
+	d.Data = nil // the Graph closes it
+	p.g = core.FromPartition(pt, store, data)
+	return p, nil
+}
+
+// patchTopology builds the dsp and hybrid topology: N nodes renumbered
+// into the ranks' patches (patch-major, increasing original id within a
+// patch, as partition.Build numbers a Given assignment), with the rows the
+// folder expands (dsp: the owned nodes; hybrid: every node).
+func patchTopology(d *rankpart.Part) (*partition.Partitioned, error) {
+	n, parts := d.Meta.NumNodes, d.Meta.Parts
+	offsets := make([]int64, parts+1)
+	for r := range parts {
+		offsets[r+1] = offsets[r] + d.Meta.Ranks[r].NumOwned
+	}
+	if offsets[parts] != n {
+		return nil, fmt.Errorf("the ranks own %d nodes, the graph has %d", offsets[parts], n)
+	}
+	next := slices.Clone(offsets[:parts])
+	newToOld := make([]int64, n)
+	oldToNew := make([]int64, n)
+	for v, r := range d.Assignment {
+		newToOld[next[r]] = int64(v)
+		oldToNew[v] = next[r]
+		next[r]++
+	}
+	lg := d.Data.Graph
+	// local[u] is the local id of new id u, or -1 for a row left empty.
+	expanded := d.Info.NumOwned
+	if d.Layout == rankpart.LayoutHybrid {
+		expanded = d.Info.NumNodes
+	}
+	local := func(u int64) int64 { return -1 }
+	lo := offsets[d.Info.Rank]
+	if d.Layout == rankpart.LayoutDSP {
+		local = func(u int64) int64 {
+			if u >= lo && u < lo+expanded {
+				return u - lo
+			}
+			return -1
+		}
+	} else {
+		if int64(len(d.GlobalIDs)) != n {
+			return nil, fmt.Errorf("a hybrid folder holds %d of the %d nodes", len(d.GlobalIDs), n)
+		}
+		byNew := make([]int64, n)
+		for i := range byNew {
+			byNew[i] = -1
+		}
+		for l, v := range d.GlobalIDs {
+			byNew[oldToNew[v]] = int64(l)
+		}
+		if slices.Contains(byNew, -1) {
+			return nil, fmt.Errorf("a hybrid folder does not hold every node")
+		}
+		local = func(u int64) int64 { return byNew[u] }
+	}
+	return buildRows(n, lg, d, local, func(v int64) int64 { return oldToNew[v] },
+		&partition.Partitioned{Offsets: offsets, NewToOld: newToOld, OldToNew: oldToNew})
+}
+
+// localTopology builds the self-reliant topology: one patch of N nodes in
+// original ids, with the rows of the nodes the folder expands.
+func localTopology(d *rankpart.Part) (*partition.Partitioned, error) {
+	n := d.Meta.NumNodes
+	byOrig := make(map[int64]int64, len(d.GlobalIDs))
+	for l, v := range d.GlobalIDs {
+		byOrig[v] = int64(l)
+	}
+	local := func(u int64) int64 {
+		if l, ok := byOrig[u]; ok {
+			return l
+		}
+		return -1
+	}
+	return buildRows(n, d.Data.Graph, d, local, func(v int64) int64 { return v },
+		&partition.Partitioned{Offsets: []int64{0, n}})
+}
+
+// buildRows fills pt.Graph: n rows, row u holding the in-edges of local
+// node local(u) (none for -1), sources mapped local -> original -> toNew,
+// edge ids local -> original, weights kept.
+func buildRows(n int64, lg *graph.CSC, d *rankpart.Part, local func(int64) int64, toNew func(int64) int64, pt *partition.Partitioned) (*partition.Partitioned, error) {
+	g := &graph.CSC{NumNodes: n, Indptr: make([]int64, n+1)}
+	for u := range n {
+		deg := int64(0)
+		if l := local(u); l >= 0 {
+			deg = lg.InDegree(l)
+		}
+		g.Indptr[u+1] = g.Indptr[u] + deg
+	}
+	e := g.Indptr[n]
+	compact := n <= graph.MaxCompactNodes
+	if compact {
+		g.Indices32 = make([]int32, e)
+	} else {
+		g.Indices = make([]int64, e)
+	}
+	g.EdgeIDs = make([]int64, e)
+	if lg.Weights != nil {
+		g.Weights = make([]float32, e)
+	}
+	for u := range n {
+		l := local(u)
+		if l < 0 {
+			continue
+		}
+		at := g.Indptr[u]
+		for pos := lg.Indptr[l]; pos < lg.Indptr[l+1]; pos++ {
+			src := toNew(d.GlobalIDs[lg.Source(pos)])
+			if compact {
+				g.Indices32[at] = int32(src)
+			} else {
+				g.Indices[at] = src
+			}
+			g.EdgeIDs[at] = d.GlobalEIDs[lg.EdgeID(pos)]
+			if g.Weights != nil {
+				g.Weights[at] = lg.Weights[pos]
+			}
+			at++
+		}
+	}
+	if err := g.Validate(); err != nil {
+		return nil, err
+	}
+	pt.Graph = g
+	return pt, nil
+}
+
+// Close closes the Part; its loaders keep working until they are closed
+// (as Graph.Close). Idempotent.
+func (p *Part) Close() error { return p.g.Close() }
+
+// Rank returns the part's rank; Parts the number of ranks.
+func (p *Part) Rank() int  { return p.info.Rank }
+func (p *Part) Parts() int { return p.meta.Parts }
+
+// Layout returns what the part holds.
+func (p *Part) Layout() rankpart.Layout { return p.layout }
+
+// NumNodes returns the number of nodes of the whole graph; NumOwned the
+// rank's owned nodes; NumEdges the edges the rank's topology holds.
+func (p *Part) NumNodes() int64 { return p.meta.NumNodes }
+func (p *Part) NumOwned() int64 { return p.info.NumOwned }
+func (p *Part) NumEdges() int64 { return p.g.NumEdges() }
+
+// OwnedNodes returns the original ids of the owned nodes, increasing.
+func (p *Part) OwnedNodes() []int64 { return slices.Clone(p.owned) }
+
+// NodeDataNames returns the names of the part's node data, sorted.
+func (p *Part) NodeDataNames() ([]string, error) { return p.g.NodeDataNames() }
+
+// OwnedNodeData returns a copy of node data name's rows of the owned
+// nodes (in OwnedNodes' order), in memory from alloc (nil: the Go heap).
+func (p *Part) OwnedNodeData(name string, alloc mem.Allocator) (mem.Tensor, error) {
+	if alloc == nil {
+		alloc = mem.Heap{}
+	}
+	var out mem.Tensor
+	err := p.g.Use(func(in core.Internals) error {
+		src, ok := in.Store.Get(name)
+		if !ok {
+			return errs.Errorf(nil, "no node data named %q (have %v)", name, in.Store.Names())
+		}
+		rb := int64(src.RowBytes())
+		buf, err := alloc.Alloc(int(p.info.NumOwned * rb))
+		if err != nil {
+			return err
+		}
+		// Owned rows come first in every layout.
+		if err := feature.Copy(buf, src.Data[:p.info.NumOwned*rb]); err != nil {
+			alloc.Free(buf)
+			return err
+		}
+		shape := slices.Clone(src.Shape)
+		shape[0] = p.info.NumOwned
+		out = mem.Tensor{DType: src.DType, Shape: shape, Data: buf}
+		return nil
+	})
+	return out, err
+}
+
+// Hops returns the neighbourhood depth of a self-reliant partition (0 for
+// the other layouts).
+func (p *Part) Hops() int {
+	if p.layout != rankpart.LayoutSelfReliant {
+		return 0
+	}
+	return p.meta.Hops
+}
+
+// Graph returns the part's internal Graph (for the C layer's argument
+// reading only: sampling or reading node data on it directly would see
+// the rank's rows alone).
+func (p *Part) Graph() *core.Graph { return p.g }

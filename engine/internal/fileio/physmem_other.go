@@ -1,0 +1,6 @@
+//go:build !linux
+
+package fileio
+
+// physicalMemory returns 0 (unknown) where there is no portable way to ask.
+func physicalMemory() uint64 { return 0 }

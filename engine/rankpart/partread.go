@@ -1,0 +1,221 @@
+package rankpart
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/fileformat"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
+	"github.com/graphferry/graphferry/engine/mem"
+)
+
+// Part is one rank's folder of a partitioned dataset (written by
+// Partitioner), opened by OpenPart: what rank Info.Rank needs and nothing
+// of the other ranks' folders.
+type Part struct {
+	// Meta is DST/partition.json.
+	Meta PartMeta
+	// Info is Meta.Ranks[rank].
+	Info PartRank
+	// Layout is Meta.Layout parsed.
+	Layout Layout
+	// Data is the folder's dataset over the rank's local nodes (owned
+	// first, then the others it holds; see PartRank). Its "feat" is
+	// absent in the dsp and hybrid layouts: see OwnedFeat.
+	Data *dataset.Dataset
+	// GlobalIDs maps local node -> original node; GlobalEIDs local edge id
+	// -> original edge id.
+	GlobalIDs, GlobalEIDs []int64
+	// Assignment is the rank of every original node (DST/assignment.npy),
+	// read for the dsp and hybrid layouts only (nil for self-reliant): it
+	// is what numbers the nodes of the other ranks' patches.
+	Assignment []int64
+	// OwnedFeat is feat.npy, the feature rows of the owned nodes (dsp and
+	// hybrid), memory-mapped until Close; nil when the source had none.
+	OwnedFeat *fileformat.NPY
+}
+
+// Close unmaps the part's files. Idempotent.
+func (p *Part) Close() error {
+	var err error
+	if p.OwnedFeat != nil {
+		err = p.OwnedFeat.Close()
+	}
+	if p.Data != nil {
+		err = errors.Join(err, p.Data.Close())
+	}
+	return err
+}
+
+// OpenPart opens DST/part-<rank> of a partitioned dataset: partition.json,
+// the rank's folder (a dataset, opened with opt), its id maps and owned
+// features, and for the dsp and hybrid layouts DST/assignment.npy. Sizes
+// (and with opt.VerifyChecksums the checksums) of every file are compared
+// with those partition.json records, and every id is checked against the
+// counts it records, so that a folder of another run, a damaged file or a
+// mixed-up rank gives an error, never a wrong graph.
+func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
+	metaPath, err := fileio.Confine(dst, "partition metadata", PartMetaFile)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := fileio.ReadSmall(metaPath, fileio.MaxMetaBytes)
+	if err != nil {
+		return nil, err
+	}
+	p := &Part{}
+	if err := json.Unmarshal(raw, &p.Meta); err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", metaPath, err)
+	}
+	m := &p.Meta
+	if m.Format != PartFormat {
+		return nil, fmt.Errorf("dataset: %s: format %q, want %q", metaPath, m.Format, PartFormat)
+	}
+	if m.Version != PartVersion {
+		return nil, fmt.Errorf("dataset: %s: version %d is not supported (want %d)", metaPath, m.Version, PartVersion)
+	}
+	if m.Parts < 1 || len(m.Ranks) != m.Parts {
+		return nil, fmt.Errorf("dataset: %s: parts = %d with %d ranks described (want parts >= 1, one entry per rank)", metaPath, m.Parts, len(m.Ranks))
+	}
+	if rank < 0 || rank >= m.Parts {
+		return nil, fmt.Errorf("dataset: rank = %d is outside [0, %d) (the parts of %s)", rank, m.Parts, dst)
+	}
+	if p.Layout, err = ParseLayout(m.Layout); err != nil {
+		return nil, fmt.Errorf("%w (in %s)", err, metaPath)
+	}
+	if m.NumNodes < 0 || m.NumNodes > maxPartNodes {
+		return nil, fmt.Errorf("dataset: %s: num_nodes = %d is out of range", metaPath, m.NumNodes)
+	}
+	p.Info = m.Ranks[rank]
+	info := &p.Info
+	if info.Rank != rank || info.Dir != partDir(rank) {
+		return nil, fmt.Errorf("dataset: %s describes rank %d as rank %d in %q (want %q)", metaPath, rank, info.Rank, info.Dir, partDir(rank))
+	}
+	dir, err := fileio.Confine(dst, "part folder", info.Dir)
+	if err != nil {
+		return nil, err
+	}
+	ok := false
+	defer func() {
+		if !ok {
+			p.Close()
+		}
+	}()
+	if p.Data, err = dataset.OpenWith(dir, opt); err != nil {
+		return nil, err
+	}
+	lg := p.Data.Graph
+	if p.Data.Meta.NumNodes != info.NumNodes || lg.NumEdges() != info.NumEdges {
+		return nil, fmt.Errorf("dataset: %s holds %d nodes and %d edges, %s says %d and %d: the folder is not this partition's",
+			dir, p.Data.Meta.NumNodes, lg.NumEdges(), PartMetaFile, info.NumNodes, info.NumEdges)
+	}
+	if info.NumOwned < 0 || info.NumOwned > info.NumNodes {
+		return nil, fmt.Errorf("dataset: %s: rank %d owns %d of its %d nodes", metaPath, rank, info.NumOwned, info.NumNodes)
+	}
+	if p.GlobalIDs, err = readIDs(dir, GlobalIDsFile, info.Files, opt, info.NumNodes, m.NumNodes); err != nil {
+		return nil, err
+	}
+	if p.GlobalEIDs, err = readIDs(dir, GlobalEIDsFile, info.Files, opt, info.NumEdges, -1); err != nil {
+		return nil, err
+	}
+	owned := p.GlobalIDs[:info.NumOwned]
+	for i := 1; i < len(owned); i++ {
+		if owned[i] <= owned[i-1] {
+			return nil, fmt.Errorf("dataset: %s/%s: owned nodes are not in increasing order at local id %d (%d after %d)",
+				dir, GlobalIDsFile, i, owned[i], owned[i-1])
+		}
+	}
+	if p.Layout == LayoutSelfReliant {
+		ok = true
+		return p, nil
+	}
+	if p.Assignment, err = readIDs(dst, PartAssignmentFile, m.Files, opt, m.NumNodes, int64(m.Parts)); err != nil {
+		return nil, err
+	}
+	counts := make([]int64, m.Parts)
+	for _, r := range p.Assignment {
+		counts[r]++
+	}
+	for r, c := range counts {
+		if c != m.Ranks[r].NumOwned {
+			return nil, fmt.Errorf("dataset: %s assigns %d nodes to rank %d, %s says it owns %d", PartAssignmentFile, c, r, PartMetaFile, m.Ranks[r].NumOwned)
+		}
+	}
+	for i, v := range owned {
+		if p.Assignment[v] != int64(rank) {
+			return nil, fmt.Errorf("dataset: %s/%s: owned node %d (local %d) is assigned to rank %d", dir, GlobalIDsFile, v, i, p.Assignment[v])
+		}
+	}
+	if info.FeatureFile == OwnedFeatFile {
+		path, err := fileio.Confine(dir, "owned features", OwnedFeatFile)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkRecorded(path, OwnedFeatFile, info.Files, opt); err != nil {
+			return nil, err
+		}
+		if p.OwnedFeat, err = fileformat.ReadNPY(path); err != nil {
+			return nil, err
+		}
+		if s := p.OwnedFeat.Shape; len(s) == 0 || s[0] != info.NumOwned {
+			return nil, fmt.Errorf("dataset: %s has shape %v, want %d rows (one per owned node)", path, s, info.NumOwned)
+		}
+	}
+	ok = true
+	return p, nil
+}
+
+// maxPartNodes bounds partition.json's num_nodes (the id maps are O(N)).
+const maxPartNodes = 1 << 40
+
+// checkRecorded checks the size (checksum with opt.VerifyChecksums) of the
+// file name at path against files; a file partition.json does not record
+// is an error.
+func checkRecorded(path, name string, files map[string]fileio.FileSum, opt dataset.OpenOptions) error {
+	want, ok := files[name]
+	if !ok {
+		return fmt.Errorf("dataset: %s is not recorded in %s (the partition is incomplete or of another version)", path, PartMetaFile)
+	}
+	if opt.VerifyChecksums {
+		return fileio.CheckSum(path, want, PartMetaFile)
+	}
+	return fileio.CheckSize(path, want, PartMetaFile)
+}
+
+// readIDs reads dir/name, a 1-D int64 .npy of n entries each in [0, limit)
+// (limit < 0: >= 0 only), into the Go heap.
+func readIDs(dir, name string, files map[string]fileio.FileSum, opt dataset.OpenOptions, n, limit int64) ([]int64, error) {
+	path, err := fileio.Confine(dir, "id map", name)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRecorded(path, name, files, opt); err != nil {
+		return nil, err
+	}
+	a, err := fileformat.ReadNPY(path)
+	if err != nil {
+		return nil, err
+	}
+	defer a.Close()
+	if a.DType != mem.Int64 || len(a.Shape) != 1 || a.Shape[0] != n {
+		return nil, fmt.Errorf("dataset: %s is %s %v, want int64 [%d]", path, a.DType, a.Shape, n)
+	}
+	if err := fileio.CheckAlloc(8*uint64(n), filepath.Base(path)); err != nil {
+		return nil, err
+	}
+	ids := make([]int64, n)
+	if n > 0 {
+		copy(mem.Bytes(ids), a.Data)
+	}
+	if i := slices.IndexFunc(ids, func(v int64) bool { return v < 0 || (limit >= 0 && v >= limit) }); i >= 0 {
+		if limit < 0 {
+			return nil, fmt.Errorf("dataset: %s[%d] = %d is negative", path, i, ids[i])
+		}
+		return nil, fmt.Errorf("dataset: %s[%d] = %d is outside [0, %d)", path, i, ids[i], limit)
+	}
+	return ids, nil
+}

@@ -1,0 +1,98 @@
+package rankpart
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/partition"
+)
+
+// writeParts partitions a random dataset into a new folder.
+func writeParts(t *testing.T, layout Layout) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), "parts")
+	_, err := Partition(randomDataset(t, 60, 4), dst, PartitionOptions{Method: partition.Random, Parts: 3, Seed: 2, Layout: layout, Hops: 1})
+	require.NoError(t, err)
+	return dst
+}
+
+func TestOpenPartReadsOneFolder(t *testing.T) {
+	for _, layout := range []Layout{LayoutDSP, LayoutSelfReliant, LayoutHybrid} {
+		dst := writeParts(t, layout)
+		// The other ranks' folders are not read: removing them changes nothing.
+		require.NoError(t, os.RemoveAll(filepath.Join(dst, "part-0")))
+		require.NoError(t, os.RemoveAll(filepath.Join(dst, "part-2")))
+		p, err := OpenPart(dst, 1, dataset.OpenOptions{VerifyChecksums: true})
+		require.NoError(t, err, layout)
+		require.Equal(t, layout, p.Layout)
+		require.Equal(t, p.Info.NumNodes, int64(len(p.GlobalIDs)))
+		require.Equal(t, p.Info.NumEdges, int64(len(p.GlobalEIDs)))
+		if layout == LayoutSelfReliant {
+			require.Nil(t, p.Assignment)
+			require.Nil(t, p.OwnedFeat)
+		} else {
+			require.Len(t, p.Assignment, 60)
+			require.Equal(t, p.Info.NumOwned, p.OwnedFeat.Shape[0])
+			for _, v := range p.GlobalIDs[:p.Info.NumOwned] {
+				require.Equal(t, int64(1), p.Assignment[v])
+			}
+		}
+		require.NoError(t, p.Close())
+		require.NoError(t, p.Close())
+	}
+}
+
+func TestOpenPartRefusesDamage(t *testing.T) {
+	dst := writeParts(t, LayoutDSP)
+	_, err := OpenPart(dst, 3, dataset.OpenOptions{})
+	require.ErrorContains(t, err, "rank = 3 is outside [0, 3)")
+	_, err = OpenPart(dst, -1, dataset.OpenOptions{})
+	require.ErrorContains(t, err, "outside")
+
+	// A truncated id map: its size no longer matches partition.json.
+	ids := filepath.Join(dst, "part-1", GlobalIDsFile)
+	raw, err := os.ReadFile(ids)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(ids, raw[:len(raw)-8], 0o644))
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{})
+	require.ErrorIs(t, err, errs.ErrIO)
+	// The same size, other content: found with checksums.
+	bad := append([]byte(nil), raw...)
+	bad[len(bad)-1] ^= 0x40
+	require.NoError(t, os.WriteFile(ids, bad, 0o644))
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{VerifyChecksums: true})
+	require.ErrorIs(t, err, errs.ErrIO)
+	require.NoError(t, os.WriteFile(ids, raw, 0o644))
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{VerifyChecksums: true})
+	require.NoError(t, err)
+
+	// Rank folders swapped: partition.json's description catches it.
+	metaPath := filepath.Join(dst, PartMetaFile)
+	js, err := os.ReadFile(metaPath)
+	require.NoError(t, err)
+	var m PartMeta
+	require.NoError(t, json.Unmarshal(js, &m))
+	m.Ranks[0].Dir, m.Ranks[1].Dir = m.Ranks[1].Dir, m.Ranks[0].Dir
+	swapped, err := json.Marshal(m)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(metaPath, swapped, 0o644))
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{})
+	require.ErrorContains(t, err, `want "part-1"`)
+
+	// Not a partition at all.
+	m.Format = "something"
+	other, err := json.Marshal(m)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(metaPath, other, 0o644))
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{})
+	require.ErrorContains(t, err, `format "something"`)
+	require.NoError(t, os.Remove(metaPath))
+	_, err = OpenPart(dst, 1, dataset.OpenOptions{})
+	require.Error(t, err)
+}
