@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -17,18 +18,24 @@ import (
 // ExchangeSizes then one Exchange per collective.
 //
 // Implementations need not be safe for concurrent use (Host serialises its
-// calls) and must not keep send or recv after returning. A call that does
-// not return blocks its Host forever: bound the host's collectives with a
-// time-out (Gloo's and NCCL's process-group timeout, an MPI error handler).
+// calls) and must not keep send or recv after returning.
+//
+// ctx is done when the Host stops waiting: its time-out (HostOptions) or
+// the caller's cancellation (a loader being closed). An implementation
+// should then return ctx's error promptly, even when it cannot interrupt
+// the host's call (a C callback): it leaves that call to finish in the
+// background, touching neither send nor recv after it returned, and the
+// Host fails for good (the ranks are out of step). An implementation that
+// ignores ctx blocks its Host until the host's own call returns.
 type Exchanger interface {
 	// ExchangeSizes sends sendSizes[j] (the bytes this rank will send to
 	// rank j in the following Exchange) to rank j and sets recvSizes[j] to
 	// the bytes rank j will send here. Both have one entry per rank.
-	ExchangeSizes(sendSizes, recvSizes []int64) error
+	ExchangeSizes(ctx context.Context, sendSizes, recvSizes []int64) error
 	// Exchange sends send[j] to rank j and fills recv[j], whose length is
 	// what ExchangeSizes announced, with what rank j sent; send[rank] goes
 	// to recv[rank].
-	Exchange(send, recv [][]byte) error
+	Exchange(ctx context.Context, send, recv [][]byte) error
 }
 
 // ErrHost is wrapped by the errors of a Host whose host exchange failed
@@ -36,18 +43,33 @@ type Exchanger interface {
 // size); it matches errs.ErrIO.
 var ErrHost = fmt.Errorf("comm: host exchange failed: %w", errs.ErrIO)
 
+// ErrTimeout is wrapped (with ErrHost) by the error of a Host whose host
+// exchange did not complete within HostOptions.Timeout.
+var ErrTimeout = errors.New("comm: no answer within the time-out")
+
+// HostOptions configures a Host.
+type HostOptions struct {
+	// Timeout, when > 0, bounds each of the two host exchanges of an
+	// AllToAll: one that has not completed after Timeout fails the Host
+	// (ErrTimeout, ErrHost), naming the ranks it was waiting for, and the
+	// Exchanger's call is left to finish in the background. 0 waits as
+	// long as the host's call takes.
+	Timeout time.Duration
+}
+
 // Host is a Comm for one rank of a process-per-rank group whose exchange
 // the host provides (an Exchanger): LocalRanks is {rank}. Each AllToAll is
 // two host collectives: the sizes, then the bytes.
 //
-// A failure is final: once an exchange fails (or a call is cancelled
-// between the two phases, which leaves the group out of step), every later
-// call returns the same error, since the ranks' collectives no longer pair
-// up. Cancelling ctx cannot interrupt an exchange the host is running; it is
-// checked before each phase.
+// A failure is final: once an exchange fails, times out or is cancelled
+// while the host runs it (or a call is cancelled between the two phases),
+// every later call returns the same error, since the ranks' collectives no
+// longer pair up. Cancelling ctx before an AllToAll starts leaves the
+// group in step.
 type Host struct {
 	rank, size int
 	x          Exchanger
+	timeout    time.Duration
 
 	mu  sync.Mutex // serialises the collectives; guards err
 	err error      // sticky failure
@@ -60,8 +82,13 @@ var _ Comm = (*Host)(nil)
 const maxMessage = 1 << 40
 
 // NewHost returns the Comm of rank rank in a group of size ranks whose
-// exchanges x runs.
+// exchanges x runs, with no time-out.
 func NewHost(rank, size int, x Exchanger) (*Host, error) {
+	return NewHostWith(rank, size, x, HostOptions{})
+}
+
+// NewHostWith is NewHost with options.
+func NewHostWith(rank, size int, x Exchanger, opt HostOptions) (*Host, error) {
 	if x == nil {
 		return nil, errors.New("comm: host exchanger is nil")
 	}
@@ -71,8 +98,14 @@ func NewHost(rank, size int, x Exchanger) (*Host, error) {
 	if rank < 0 || rank >= size {
 		return nil, fmt.Errorf("comm: host communicator rank = %d is out of range [0, %d)", rank, size)
 	}
-	return &Host{rank: rank, size: size, x: x}, nil
+	if opt.Timeout < 0 {
+		return nil, fmt.Errorf("comm: host communicator time-out = %v is negative (want 0 for none, or > 0)", opt.Timeout)
+	}
+	return &Host{rank: rank, size: size, x: x, timeout: opt.Timeout}, nil
 }
+
+// Timeout returns the bound on each host exchange (0: none).
+func (h *Host) Timeout() time.Duration { return h.timeout }
 
 // Size implements Comm.
 func (h *Host) Size() int { return h.size }
@@ -142,8 +175,10 @@ func (h *Host) AllToAll(ctx context.Context, rank int, send []mem.Buffer, _ mem.
 		// Nothing started: the group is still in step.
 		return nil, err
 	}
-	if err := h.x.ExchangeSizes(sendSizes, recvSizes); err != nil {
-		return nil, h.fail(fmt.Errorf("%w: rank %d of %d, size exchange: %w", ErrHost, h.rank, h.size, err))
+	if err := h.exchange(ctx, "size exchange", func(ctx context.Context) error {
+		return h.x.ExchangeSizes(ctx, sendSizes, recvSizes)
+	}); err != nil {
+		return nil, err
 	}
 	recv := make([][]byte, h.size)
 	for j, n := range recvSizes {
@@ -155,14 +190,52 @@ func (h *Host) AllToAll(ctx context.Context, rank int, send []mem.Buffer, _ mem.
 	if err := ctx.Err(); err != nil {
 		return nil, h.fail(fmt.Errorf("comm: rank %d of %d cancelled between the size and data exchanges (the group is out of step): %w", h.rank, h.size, err))
 	}
-	if err := h.x.Exchange(out, recv); err != nil {
-		return nil, h.fail(fmt.Errorf("%w: rank %d of %d, data exchange: %w", ErrHost, h.rank, h.size, err))
+	if err := h.exchange(ctx, "data exchange", func(ctx context.Context) error {
+		return h.x.Exchange(ctx, out, recv)
+	}); err != nil {
+		return nil, err
 	}
 	bufs := make([]mem.Buffer, h.size)
 	for j, p := range recv {
 		bufs[j] = mem.HostBuffer(p)
 	}
 	return bufs, nil
+}
+
+// exchange runs one host exchange (phase names it) under ctx and the
+// time-out, and fails the Host for good if it does not complete.
+func (h *Host) exchange(ctx context.Context, phase string, run func(context.Context) error) error {
+	xctx, cancel := ctx, context.CancelFunc(func() {})
+	if h.timeout > 0 {
+		xctx, cancel = context.WithTimeoutCause(ctx, h.timeout, ErrTimeout)
+	}
+	defer cancel()
+	err := run(xctx)
+	switch {
+	case err == nil:
+		return nil
+	case ctx.Err() != nil:
+		return h.fail(fmt.Errorf("comm: rank %d of %d stopped waiting for the host's %s (the group is out of step): %w", h.rank, h.size, phase, ctx.Err()))
+	case context.Cause(xctx) == ErrTimeout:
+		return h.fail(fmt.Errorf("%w: rank %d of %d, %s: %w: %s within %v", ErrHost, h.rank, h.size, phase, ErrTimeout, h.silent(), h.timeout))
+	}
+	return h.fail(fmt.Errorf("%w: rank %d of %d, %s: %w", ErrHost, h.rank, h.size, phase, err))
+}
+
+// silent names the ranks a timed-out exchange was waiting for: the one
+// other rank of a group of two; with more, which of them did not answer
+// is the host's to say (its own, shorter time-out).
+func (h *Host) silent() string {
+	if h.size == 2 {
+		return fmt.Sprintf("rank %d did not answer", 1-h.rank)
+	}
+	var others []int
+	for r := range h.size {
+		if r != h.rank {
+			others = append(others, r)
+		}
+	}
+	return fmt.Sprintf("not every one of ranks %v answered", others)
 }
 
 // Exchanger returns rank's side of an Exchanger whose exchanges are l's
@@ -176,12 +249,12 @@ type localExchanger struct {
 	rank int
 }
 
-func (x localExchanger) ExchangeSizes(sendSizes, recvSizes []int64) error {
+func (x localExchanger) ExchangeSizes(ctx context.Context, sendSizes, recvSizes []int64) error {
 	send := make([][]byte, len(sendSizes))
 	for j, n := range sendSizes {
 		send[j] = mem.Bytes([]int64{n})
 	}
-	recv, err := x.exchange(send)
+	recv, err := x.exchange(ctx, send)
 	if err != nil {
 		return err
 	}
@@ -195,8 +268,8 @@ func (x localExchanger) ExchangeSizes(sendSizes, recvSizes []int64) error {
 	return nil
 }
 
-func (x localExchanger) Exchange(send, recv [][]byte) error {
-	got, err := x.exchange(send)
+func (x localExchanger) Exchange(ctx context.Context, send, recv [][]byte) error {
+	got, err := x.exchange(ctx, send)
 	if err != nil {
 		return err
 	}
@@ -209,10 +282,10 @@ func (x localExchanger) Exchange(send, recv [][]byte) error {
 	return nil
 }
 
-func (x localExchanger) exchange(send [][]byte) ([]mem.Buffer, error) {
+func (x localExchanger) exchange(ctx context.Context, send [][]byte) ([]mem.Buffer, error) {
 	bufs := make([]mem.Buffer, len(send))
 	for j, p := range send {
 		bufs[j] = mem.HostBuffer(p)
 	}
-	return x.l.AllToAll(context.Background(), x.rank, bufs, mem.NoStream)
+	return x.l.AllToAll(ctx, x.rank, bufs, mem.NoStream)
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -82,13 +83,13 @@ type failingExchanger struct {
 	neg         bool
 }
 
-func (f failingExchanger) ExchangeSizes(_, recv []int64) error {
+func (f failingExchanger) ExchangeSizes(_ context.Context, _, recv []int64) error {
 	if f.neg {
 		recv[0] = -5
 	}
 	return f.sizes
 }
-func (f failingExchanger) Exchange(_, _ [][]byte) error { return f.data }
+func (f failingExchanger) Exchange(_ context.Context, _, _ [][]byte) error { return f.data }
 
 func TestHostFailureIsFinal(t *testing.T) {
 	for name, x := range map[string]failingExchanger{
@@ -127,4 +128,33 @@ func TestHostCancelledBeforeStart(t *testing.T) {
 	recv, err := h.AllToAll(context.Background(), 0, []mem.Buffer{mem.HostBuffer([]byte("x"))}, mem.NoStream)
 	require.NoError(t, err)
 	require.Equal(t, "x", string(recv[0].Bytes()))
+}
+
+// A rank whose peer never exchanges: the time-out fails the Host for good,
+// naming the silent rank; a cancelled ctx ends the wait the same way.
+func TestHostStopsWaiting(t *testing.T) {
+	_, err := NewHostWith(0, 2, NewLocal(2).Exchanger(0), HostOptions{Timeout: -time.Second})
+	require.ErrorContains(t, err, "time-out = -1s is negative")
+
+	h, err := NewHostWith(0, 2, NewLocal(2).Exchanger(0), HostOptions{Timeout: 100 * time.Millisecond})
+	require.NoError(t, err)
+	require.Equal(t, 100*time.Millisecond, h.Timeout())
+	t0 := time.Now()
+	_, err = h.AllToAll(context.Background(), 0, make([]mem.Buffer, 2), mem.NoStream)
+	require.GreaterOrEqual(t, time.Since(t0), 100*time.Millisecond)
+	require.ErrorIs(t, err, ErrTimeout)
+	require.ErrorIs(t, err, ErrHost)
+	require.ErrorContains(t, err, "rank 0 of 2, size exchange: comm: no answer within the time-out: rank 1 did not answer within 100ms")
+	require.Equal(t, err, h.Err())
+
+	h, err = NewHost(1, 2, NewLocal(2).Exchanger(1))
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	_, err = h.AllToAll(ctx, 1, make([]mem.Buffer, 2), mem.NoStream)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "rank 1 of 2 stopped waiting for the host's size exchange (the group is out of step)")
+	// Final, even with a live context: the exchange was left half done.
+	_, err2 := h.AllToAll(context.Background(), 1, make([]mem.Buffer, 2), mem.NoStream)
+	require.Equal(t, err, err2)
 }

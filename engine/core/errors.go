@@ -13,6 +13,11 @@ var ErrGraphClosed error = &errs.Error{Msg: "graph was closed", Class: errs.ErrC
 // errs.ErrClosed.
 var ErrLoaderClosed error = &errs.Error{Msg: "loader was closed", Class: errs.ErrClosed}
 
+// ErrClosedWhileWaiting is returned by a Loader.Next that Close, called from
+// another goroutine, ended while it waited for a batch. It wraps
+// errs.ErrClosed.
+var ErrClosedWhileWaiting error = &errs.Error{Msg: "loader was closed while Next waited for a batch", Class: errs.ErrClosed}
+
 // ErrNotStarted is returned by Loader.Next before the first Loader.Start. It
 // wraps errs.ErrState.
 var ErrNotStarted error = &errs.Error{Msg: "no epoch was started: call Start first", Class: errs.ErrState}

@@ -53,7 +53,7 @@ func (g *Graph) OpenLoaderWith(open func(Internals) (*pipeline.Pipeline, io.Clos
 		return nil, err
 	}
 	g.loaders.Add(1) // the loader keeps the reference
-	return &Loader{g: g, pl: pl, closer: closer}, nil
+	return newLoader(g, pl, closer), nil
 }
 
 // FromPartition returns a Graph over a partition built elsewhere (a rank's

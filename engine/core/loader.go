@@ -16,16 +16,35 @@ import (
 // loader's request (OpenLoader), or over a communicator shared with other
 // processes (engine/distributed, through OpenLoaderWith). It holds a
 // reference to its Graph: it keeps working after the Graph is closed, until
-// it is closed itself. Start, Next and Close may be called from different
-// goroutines, one call at a time (Close waits for a Next in progress).
+// it is closed itself.
+//
+// Start, Next and Close may be called from different goroutines. Next does
+// not hold the loader's lock while it waits for a batch: a Close from
+// another goroutine ends a waiting Next at once with ErrClosedWhileWaiting
+// (and waits for it to return before it releases anything), a Start ends
+// it with pipeline.ErrStopped, and cancelling Next's context ends it with
+// the context's error, the loader unchanged (a later Next goes on with
+// the same epoch). Next must not be called concurrently with itself.
 type Loader struct {
 	g      *Graph
 	pl     *pipeline.Pipeline
 	closer io.Closer // closed after pl, or nil
 
+	// closing is cancelled by Close (cause ErrClosedWhileWaiting): it ends
+	// the waits of the Nexts in progress, which nexts counts.
+	closing context.Context
+	cancel  context.CancelCauseFunc
+	nexts   sync.WaitGroup
+
 	mu      sync.Mutex
 	started bool
 	closed  bool
+}
+
+// newLoader returns the loader over pl that holds one of g's references.
+func newLoader(g *Graph, pl *pipeline.Pipeline, closer io.Closer) *Loader {
+	closing, cancel := context.WithCancelCause(context.Background())
+	return &Loader{g: g, pl: pl, closer: closer, closing: closing, cancel: cancel}
 }
 
 // OpenLoader opens a loader over seeds (original ids, distinct) that
@@ -83,21 +102,44 @@ func (l *Loader) Start(epoch uint64) error {
 
 // Next returns the next batch of the current epoch (the caller owns it:
 // Release it), io.EOF after the last one, ErrNotStarted before the first
-// Start, or the error that stopped the epoch.
+// Start, or the error that stopped the epoch. It waits for the batch
+// without holding the loader's lock: see Loader for what ends the wait
+// (Close: ErrClosedWhileWaiting; ctx: its error; Start: pipeline.ErrStopped).
 func (l *Loader) Next(ctx context.Context) (*pipeline.Batch, error) {
 	l.mu.Lock()
-	defer l.mu.Unlock()
 	if l.closed {
+		l.mu.Unlock()
 		return nil, ErrLoaderClosed
 	}
 	if !l.started {
+		l.mu.Unlock()
 		return nil, ErrNotStarted
 	}
-	return l.pl.Next(ctx)
+	l.nexts.Add(1) // before Close can wait: it sets closed under mu first
+	l.mu.Unlock()
+	defer l.nexts.Done()
+
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	wait, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	stop := context.AfterFunc(l.closing, func() { cancel(ErrClosedWhileWaiting) })
+	defer stop()
+	b, err := l.pl.Next(wait)
+	if l.closing.Err() != nil {
+		// Closed meanwhile: whatever the pipeline answered (a batch that
+		// raced the close, ErrStopped, ErrClosed), the loader is gone.
+		b.Release()
+		return nil, ErrClosedWhileWaiting
+	}
+	return b, err
 }
 
 // Close stops the loader's goroutines, frees the batches it had not
-// delivered and drops its reference to the Graph. Idempotent.
+// delivered and drops its reference to the Graph. A Next waiting in another
+// goroutine returns ErrClosedWhileWaiting promptly, and Close returns after
+// it has. Idempotent.
 func (l *Loader) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -105,7 +147,9 @@ func (l *Loader) Close() error {
 		return nil
 	}
 	l.closed = true
+	l.cancel(ErrClosedWhileWaiting) // ends the Nexts' waits
 	err := l.pl.Close()
+	l.nexts.Wait()
 	if l.closer != nil {
 		err = errors.Join(err, l.closer.Close())
 	}

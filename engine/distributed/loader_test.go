@@ -154,8 +154,12 @@ func TestOpenLoaderValidates(t *testing.T) {
 // failExchanger fails every exchange, as a host whose peer died does.
 type failExchanger struct{}
 
-func (failExchanger) ExchangeSizes(_, _ []int64) error { return errors.New("peer rank 1 is gone") }
-func (failExchanger) Exchange(_, _ [][]byte) error     { return errors.New("peer rank 1 is gone") }
+func (failExchanger) ExchangeSizes(_ context.Context, _, _ []int64) error {
+	return errors.New("peer rank 1 is gone")
+}
+func (failExchanger) Exchange(_ context.Context, _, _ [][]byte) error {
+	return errors.New("peer rank 1 is gone")
+}
 
 func TestDistLoaderHostFailure(t *testing.T) {
 	g := newTestGraph(t, partition.Options{Method: partition.Range, NumPatches: 2})

@@ -185,9 +185,9 @@ var _ pipeline.RowLoader = (*rowExchange)(nil)
 // LoadRows fetches the rows of the batch through one exchange round (two
 // all-to-alls, which every rank runs for every batch) on worker's channel.
 // Every row counts as a cold row of host memory (an owner's store).
-func (x *rowExchange) LoadRows(worker int, b *pipeline.Batch, nodes []int64, numSeeds int, featureNames, labelNames []string, threads int) (feature.TierCounts, error) {
+func (x *rowExchange) LoadRows(ctx context.Context, worker int, b *pipeline.Batch, nodes []int64, numSeeds int, featureNames, labelNames []string, threads int) (feature.TierCounts, error) {
 	var tc feature.TierCounts
-	if err := x.load(x.c[worker], b, nodes, numSeeds, featureNames, labelNames, threads); err != nil {
+	if err := x.load(ctx, x.c[worker], b, nodes, numSeeds, featureNames, labelNames, threads); err != nil {
 		return tc, err
 	}
 	for _, list := range [][]string{featureNames, labelNames} {
@@ -209,7 +209,7 @@ func (x *rowExchange) owner(v int64) int {
 // (internal ids) into b.NodeData. Requests: to each owner q, the rows it
 // must send ([#feature rows, #label rows, rows...] as int64). Answers: the
 // rows of each feature name, then of each label name, back to back.
-func (x *rowExchange) load(c comm.Comm, b *pipeline.Batch, nodes []int64, nb int, featureNames, labelNames []string, threads int) error {
+func (x *rowExchange) load(ctx context.Context, c comm.Comm, b *pipeline.Batch, nodes []int64, nb int, featureNames, labelNames []string, threads int) error {
 	store := x.store
 	size := len(x.offsets) - 1
 	type want struct {
@@ -238,7 +238,6 @@ func (x *rowExchange) load(c comm.Comm, b *pipeline.Batch, nodes []int64, nb int
 		msg = append(msg, ws[q].label...)
 		send[q] = mem.HostBuffer(mem.Bytes(msg))
 	}
-	ctx := context.Background()
 	recv, err := c.AllToAll(ctx, x.rank, send, mem.NoStream)
 	if err != nil {
 		return err

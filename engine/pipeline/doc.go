@@ -46,9 +46,19 @@
 // Sampling results hold no allocator memory (Go heap); only materialized
 // batches do, and every path that drops one (stop mid-epoch, error, Close)
 // releases it, so that an allocator is balanced once the consumer has
-// released what it received. A SampleBatches call in flight is allowed to
-// finish rather than cancelled (cancelling a collective aborts the
-// comm.Local for good), so Start and Close may wait for one sampling round.
+// released what it received. On Start, a SampleBatches call in flight is
+// allowed to finish rather than cancelled (cancelling a collective aborts
+// the comm.Local for good), so Start may wait for one sampling round;
+// Close cancels it (the loader is going away), so that it does not wait
+// for an exchange blocked on another rank.
+//
+// # Waiting
+//
+// Next waits for the next batch until its context is done; that leaves
+// the pipeline unchanged (the next call waits for the same batch), so a
+// caller may poll with short deadlines (C's gf_loader_next_wait, which
+// Python calls in a loop to see Ctrl-C). Start and Close from another
+// goroutine end a waiting Next with ErrStopped.
 //
 // # Statistics
 //

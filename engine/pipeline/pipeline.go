@@ -158,6 +158,12 @@ type Pipeline struct {
 	cur    *run
 	closed bool
 
+	// life is cancelled by Close: the sampler workers' collectives (and a
+	// RowLoader's exchanges) run under it, so that Close does not wait for
+	// an exchange blocked on another rank.
+	life    context.Context
+	endLife context.CancelFunc
+
 	nextMu sync.Mutex // serialises Next; guards run.delivered and run.err
 
 	st       stats
@@ -319,6 +325,7 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gathere
 		opt: opt, alloc: alloc, ranks: ranks,
 		base: time.Now(),
 	}
+	pl.life, pl.endLife = context.WithCancel(context.Background())
 	if opt.Share != nil && opt.Workers == 1 {
 		pl.workers = []worker{s}
 		return pl, nil
@@ -597,14 +604,14 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 				times[j] = ts
 			}
 		}
-		// Not cancelled on stop: an aborted collective would leave the
-		// sampler's comm unusable for later epochs.
+		// Not cancelled on stop, only on Close: an aborted collective would
+		// leave the sampler's comm unusable for later epochs.
 		var res []*sample.Result
 		var err error
 		if times != nil {
-			res, err = s.(timedWorker).SampleBatchesTimed(context.Background(), batches, times, keys)
+			res, err = s.(timedWorker).SampleBatchesTimed(pl.life, batches, times, keys)
 		} else {
-			res, err = s.SampleBatches(context.Background(), batches, keys)
+			res, err = s.SampleBatches(pl.life, batches, keys)
 		}
 		if err != nil {
 			index := pl.index(i)
@@ -628,7 +635,7 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 			}
 			jb := job{index: index, b: b, res: rs, s: s}
 			if err == nil && rows != nil {
-				jb.rows, err = rows.LoadRows(w, b, rs.Nodes, len(pos), pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads)
+				jb.rows, err = rows.LoadRows(pl.life, w, b, rs.Nodes, len(pos), pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads)
 				if err != nil {
 					b.Release()
 				} else {
@@ -712,6 +719,9 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 // Next returns the next batch of the current epoch in batch order, io.EOF at
 // its end, or the first error from the sampler or loader (which then sticks
 // until the next Start). The caller owns the batch and must Release it.
+// A ctx done on entry returns its error; one that ends the wait returns its
+// error too, unless a batch was ready (the pipeline is unchanged either
+// way: the next call waits for the same batch).
 func (pl *Pipeline) Next(ctx context.Context) (*Batch, error) {
 	pl.nextMu.Lock()
 	defer pl.nextMu.Unlock()
@@ -733,30 +743,48 @@ func (pl *Pipeline) Next(ctx context.Context) (*Batch, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	t0 := time.Now()
 	if !r.lastReturn.IsZero() {
+		// Once per batch: a Next that ctx ended (a caller polling with a
+		// time-out) is waiting time, not the consumer's work.
 		pl.st.busy(consumerStage, r.lastReturn)
+		r.lastReturn = time.Time{}
 	}
 	defer pl.st.waiting(consumerStage, t0)
 	select {
 	case it, ok := <-r.out:
-		if !ok {
-			return nil, ErrStopped
-		}
-		if it.err != nil {
-			r.err = it.err
-			return nil, it.err
-		}
-		r.delivered++
-		pl.st.batch(consumerStage)
-		r.lastReturn = time.Now()
-		if r.delivered == r.total {
-			pl.endNs.Store(max(1, int64(r.lastReturn.Sub(pl.base))))
-		}
-		return it.b, nil
+		return pl.deliver(r, it, ok)
 	case <-ctx.Done():
-		return nil, ctx.Err()
+		// A batch that is ready wins over a done ctx (a caller polling with
+		// a zero wait gets it).
+		select {
+		case it, ok := <-r.out:
+			return pl.deliver(r, it, ok)
+		default:
+			return nil, ctx.Err()
+		}
 	}
+}
+
+// deliver is Next's answer for what it took from r.out (ok false: closed).
+func (pl *Pipeline) deliver(r *run, it item, ok bool) (*Batch, error) {
+	if !ok {
+		return nil, ErrStopped
+	}
+	if it.err != nil {
+		r.err = it.err
+		return nil, it.err
+	}
+	r.delivered++
+	pl.st.batch(consumerStage)
+	r.lastReturn = time.Now()
+	if r.delivered == r.total {
+		pl.endNs.Store(max(1, int64(r.lastReturn.Sub(pl.base))))
+	}
+	return it.b, nil
 }
 
 // epochWall returns the wall time of the current epoch so far: from Start
@@ -790,9 +818,14 @@ func (pl *Pipeline) Stats() Stats {
 	}
 }
 
-// Close stops everything (no goroutine is left running when it returns) and
-// frees undelivered batches. Idempotent.
+// Close stops everything (no goroutine of the pipeline is left running when
+// it returns) and frees undelivered batches. Unlike Start, it cancels the
+// sampler workers' collectives in flight (their context), so that it does
+// not wait for an exchange blocked on another rank; how promptly one
+// returns is its communicator's (see comm.Host). A Next waiting in another
+// goroutine returns ErrStopped. Idempotent.
 func (pl *Pipeline) Close() error {
+	pl.endLife()
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if pl.closed {

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/graphferry/graphferry/engine/errs"
@@ -42,8 +43,9 @@ type RowLoader interface {
 	// LoadRows adds to b (b.AddNodeData) the rows of featureNames over
 	// nodes and of labelNames over nodes[:numSeeds] (internal ids), and
 	// says where they came from. worker is the caller's index, from 0 to
-	// the pipeline's workers - 1.
-	LoadRows(worker int, b *Batch, nodes []int64, numSeeds int, featureNames, labelNames []string, threads int) (feature.TierCounts, error)
+	// the pipeline's workers - 1. ctx is cancelled when the pipeline is
+	// closed: exchanges in flight should then return.
+	LoadRows(ctx context.Context, worker int, b *Batch, nodes []int64, numSeeds int, featureNames, labelNames []string, threads int) (feature.TierCounts, error)
 }
 
 // check validates s.

@@ -90,7 +90,7 @@ type storeRows struct {
 	workers chan int
 }
 
-func (s storeRows) LoadRows(worker int, b *Batch, nodes []int64, numSeeds int, featureNames, labelNames []string, threads int) (feature.TierCounts, error) {
+func (s storeRows) LoadRows(_ context.Context, worker int, b *Batch, nodes []int64, numSeeds int, featureNames, labelNames []string, threads int) (feature.TierCounts, error) {
 	s.workers <- worker
 	var tc feature.TierCounts
 	for k, list := range [][]string{featureNames, labelNames} {
