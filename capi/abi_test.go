@@ -56,6 +56,12 @@ func TestOptionLayouts(t *testing.T) {
 	}
 }
 
+func TestCommLayout(t *testing.T) {
+	// gf_comm's first layout ends with recv; timeout_ms came after it.
+	assert.Equal(t, uintptr(64), commLayout.min)
+	assert.Equal(t, uintptr(72), commLayout.size)
+}
+
 // A program built against 0.1.0's first gf_sample_options (40 bytes, the
 // last 4 padding) gets the samples that today's layout with the same fields
 // gives, even when its padding holds garbage: only its fields are read.

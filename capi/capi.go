@@ -49,6 +49,7 @@ const (
 	gfENotSup    = C.GF_ENOTSUP
 	gfEInternal  = C.GF_EINTERNAL
 	gfDone       = C.GF_DONE
+	gfNotReady   = C.GF_NOT_READY
 )
 
 // apiError is an error with a status code.
@@ -65,6 +66,10 @@ func errorf(code C.int, format string, args ...any) error {
 
 // errDone ends an iteration (GF_DONE); it is not an error.
 var errDone = errors.New("done")
+
+// errNotReady ends a bounded wait that got nothing (GF_NOT_READY); it is not
+// an error.
+var errNotReady = errors.New("not ready")
 
 // poisoned is set after a panic: the library's state can no longer be
 // trusted, so every later call fails fast.
@@ -100,6 +105,9 @@ func call(fn string, f func() error) (rc C.int) {
 	}
 	if err == errDone {
 		return gfDone
+	}
+	if err == errNotReady {
+		return gfNotReady
 	}
 	setError(fn + ": " + err.Error())
 	return statusOf(err)

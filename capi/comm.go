@@ -31,6 +31,8 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/comm"
@@ -42,9 +44,63 @@ import (
 // maxCommSize bounds comm->size (a sanity check on the caller's struct).
 const maxCommSize = 1 << 20
 
+// maxCommTimeoutMs bounds comm->timeout_ms (a year: larger is a mistake).
+const maxCommTimeoutMs = 365 * 24 * 3600 * 1000
+
+// hostCall runs call, one host callback, on a goroutine of its own and
+// waits for it or for ctx, whichever comes first. ok is false when ctx
+// ended the wait (its cause is err): the callback is left to return on its
+// own, and release runs after it has (its buffers stay valid until then).
+// When ok is true, the caller reads what the callback wrote and calls
+// release itself. hostCall returns only once the callback has started, so
+// that no callback starts after the close that ended the wait returned.
+// With a ctx that is never done, it calls the callback directly.
+func hostCall(ctx context.Context, call func() C.int, release func()) (rc C.int, ok bool, err error) {
+	if ctx.Done() == nil {
+		return call(), true, nil
+	}
+	if err := context.Cause(ctx); err != nil {
+		release()
+		return 0, false, err
+	}
+	var mu sync.Mutex
+	abandoned := false
+	started := make(chan struct{})
+	done := make(chan C.int, 1)
+	go func() {
+		close(started)
+		rc := call()
+		mu.Lock()
+		defer mu.Unlock()
+		if abandoned {
+			release()
+			return
+		}
+		done <- rc
+	}()
+	<-started
+	select {
+	case rc := <-done:
+		return rc, true, nil
+	case <-ctx.Done():
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	select {
+	case rc := <-done: // it returned meanwhile: its answer wins
+		return rc, true, nil
+	default:
+	}
+	abandoned = true
+	return 0, false, context.Cause(ctx)
+}
+
 // cExchanger is a comm.Exchanger over a host's gf_comm. Every buffer it
 // passes to the host is C memory from malloc, filled from and copied back
-// into Go memory around the call, so the host never sees a Go pointer.
+// into Go memory around the call, so the host never sees a Go pointer. A
+// callback still running when its ctx ends (the communicator's time-out,
+// the loader closed) is left to return on its own, and frees its buffers
+// then; no Go memory is touched after the wait ended.
 type cExchanger struct {
 	c    C.gf_comm // a copy of the caller's table (C pointers only)
 	size int
@@ -63,17 +119,22 @@ func (x *cExchanger) hostError(callback string, rc C.int) error {
 	return fmt.Errorf("gf_comm.%s returned %d: %s", callback, int(rc), msg)
 }
 
-func (x *cExchanger) ExchangeSizes(send, recv []int64) error {
+func (x *cExchanger) ExchangeSizes(ctx context.Context, send, recv []int64) error {
 	n := x.size
 	p := C.malloc(C.size_t(16 * n))
 	if p == nil {
 		return fmt.Errorf("out of memory for %d sizes", 2*n)
 	}
-	defer C.free(p)
 	buf := unsafe.Slice((*int64)(p), 2*n)
 	copy(buf, send)
 	clear(buf[n:])
-	rc := C.gf__comm_exchange_sizes(x.c, (*C.int64_t)(p), (*C.int64_t)(unsafe.Pointer(&buf[n])))
+	rc, ok, err := hostCall(ctx, func() C.int {
+		return C.gf__comm_exchange_sizes(x.c, (*C.int64_t)(p), (*C.int64_t)(unsafe.Add(p, 8*n)))
+	}, func() { C.free(p) })
+	if !ok {
+		return err
+	}
+	defer C.free(p)
 	if rc != 0 {
 		return x.hostError("exchange_sizes", rc)
 	}
@@ -81,7 +142,7 @@ func (x *cExchanger) ExchangeSizes(send, recv []int64) error {
 	return nil
 }
 
-func (x *cExchanger) Exchange(send, recv [][]byte) error {
+func (x *cExchanger) Exchange(ctx context.Context, send, recv [][]byte) error {
 	n := x.size
 	total := 0
 	for j := range n {
@@ -93,7 +154,6 @@ func (x *cExchanger) Exchange(send, recv [][]byte) error {
 	if p == nil {
 		return fmt.Errorf("out of memory for %d bytes of messages", total)
 	}
-	defer C.free(p)
 	block := unsafe.Slice((*byte)(p), head+total)
 	ptrs := unsafe.Slice((*unsafe.Pointer)(p), 2*n)
 	sizes := unsafe.Slice((*int64)(unsafe.Pointer(&block[2*8*n])), 2*n)
@@ -114,8 +174,14 @@ func (x *cExchanger) Exchange(send, recv [][]byte) error {
 			off += len(recv[j])
 		}
 	}
-	rc := C.gf__comm_all_to_all(x.c, (*unsafe.Pointer)(p), (*C.int64_t)(unsafe.Pointer(&sizes[0])),
-		(*unsafe.Pointer)(unsafe.Pointer(&ptrs[n])), (*C.int64_t)(unsafe.Pointer(&sizes[n])))
+	rc, ok, err := hostCall(ctx, func() C.int {
+		return C.gf__comm_all_to_all(x.c, (*unsafe.Pointer)(p), (*C.int64_t)(unsafe.Add(p, 2*8*n)),
+			(*unsafe.Pointer)(unsafe.Add(p, 8*n)), (*C.int64_t)(unsafe.Add(p, 3*8*n)))
+	}, func() { C.free(p) })
+	if !ok {
+		return err
+	}
+	defer C.free(p)
 	if rc != 0 {
 		return x.hostError("all_to_all", rc)
 	}
@@ -125,62 +191,73 @@ func (x *cExchanger) Exchange(send, recv [][]byte) error {
 	return nil
 }
 
-// cTransport is a coordinator.Transport over a host's gf_comm send and recv. Each
-// message goes through C memory: copied in before send, out after recv.
-type cTransport struct{ x *cExchanger }
+// cTransport is a coordinator.Transport over a host's gf_comm send and
+// recv. Each message goes through C memory: copied in before send, out
+// after recv. Both run the host's call as hostCall does: a cancelled ctx
+// returns at once and the call finishes on its own (a received message is
+// then dropped). A send that has not returned within timeout (> 0) fails,
+// naming the rank it was for.
+type cTransport struct {
+	x       *cExchanger
+	timeout time.Duration
+}
 
 func (t cTransport) Send(ctx context.Context, to int, msg []byte) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
 	p := C.malloc(C.size_t(max(len(msg), 1)))
 	if p == nil {
 		return fmt.Errorf("out of memory for a %d-byte message", len(msg))
 	}
-	defer C.free(p)
 	copy(unsafe.Slice((*byte)(p), len(msg)), msg)
-	if rc := C.gf__comm_send(t.x.c, C.int32_t(to), p, C.int64_t(len(msg))); rc != 0 {
+	if t.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, t.timeout,
+			fmt.Errorf("gf_comm.send to rank %d did not return within the time-out (%v)", to, t.timeout))
+		defer cancel()
+	}
+	rc, ok, err := hostCall(ctx, func() C.int {
+		return C.gf__comm_send(t.x.c, C.int32_t(to), p, C.int64_t(len(msg)))
+	}, func() { C.free(p) })
+	if !ok {
+		return err
+	}
+	C.free(p)
+	if rc != 0 {
 		return t.x.hostError("send", rc)
 	}
 	return nil
 }
 
-// Recv calls the host's recv on a goroutine of its own, so that a
-// cancelled ctx returns at once (the host's call cannot be interrupted: it
-// finishes on its own, and its message is dropped).
 func (t cTransport) Recv(ctx context.Context, from int) ([]byte, error) {
-	type result struct {
-		msg []byte
-		err error
+	p := C.malloc(C.size_t(coordinator.MaxMessageSize + 8))
+	if p == nil {
+		return nil, fmt.Errorf("out of memory for a message buffer")
 	}
-	done := make(chan result, 1)
-	go func() {
-		p := C.malloc(C.size_t(coordinator.MaxMessageSize + 8))
-		if p == nil {
-			done <- result{err: fmt.Errorf("out of memory for a message buffer")}
-			return
-		}
-		defer C.free(p)
-		size := (*C.int64_t)(unsafe.Add(p, coordinator.MaxMessageSize))
-		*size = -1
-		if rc := C.gf__comm_recv(t.x.c, C.int32_t(from), p, C.int64_t(coordinator.MaxMessageSize), size); rc != 0 {
-			done <- result{err: t.x.hostError("recv", rc)}
-			return
-		}
-		n := int64(*size)
-		if n < 0 || n > coordinator.MaxMessageSize {
-			done <- result{err: fmt.Errorf("gf_comm.recv set *size = %d (want 0 to %d)", n, coordinator.MaxMessageSize)}
-			return
-		}
-		done <- result{msg: C.GoBytes(p, C.int(n))}
-	}()
-	select {
-	case r := <-done:
-		return r.msg, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
+	size := (*C.int64_t)(unsafe.Add(p, coordinator.MaxMessageSize))
+	*size = -1
+	rc, ok, err := hostCall(ctx, func() C.int {
+		return C.gf__comm_recv(t.x.c, C.int32_t(from), p, C.int64_t(coordinator.MaxMessageSize), size)
+	}, func() { C.free(p) })
+	if !ok {
+		return nil, err
 	}
+	defer C.free(p)
+	if rc != 0 {
+		return nil, t.x.hostError("recv", rc)
+	}
+	n := int64(*size)
+	if n < 0 || n > coordinator.MaxMessageSize {
+		return nil, fmt.Errorf("gf_comm.recv set *size = %d (want 0 to %d)", n, coordinator.MaxMessageSize)
+	}
+	return C.GoBytes(p, C.int(n)), nil
 }
+
+// commLayout accepts gf_comm's first layout (ending with recv), whose
+// timeout_ms reads as 0, and today's.
+var commLayout = func() *structLayout {
+	l := newLayout("gf_comm", C.gf_comm{})
+	l.min = unsafe.Offsetof(C.gf_comm{}.recv) + unsafe.Sizeof(C.gf_comm{}.recv)
+	return l
+}()
 
 // hostComm validates the caller's gf_comm and returns a comm.Host over it,
 // ordered by a CCC coordinator over its send and recv when it has them.
@@ -188,9 +265,17 @@ func hostComm(c *C.gf_comm) (comm.Comm, error) {
 	if c == nil {
 		return nil, errorf(gfEInval, "comm is NULL")
 	}
-	if size := uintptr(c.struct_size); size != unsafe.Sizeof(C.gf_comm{}) {
-		return nil, errorf(gfEInval, "comm->struct_size = %d (want sizeof(gf_comm) = %d)", size, unsafe.Sizeof(C.gf_comm{}))
+	// Only the caller's struct_size bytes are read (an older header's table
+	// ends before timeout_ms, which then reads as 0).
+	c, err := readOptions(c, "comm", commLayout)
+	if err != nil {
+		return nil, err
 	}
+	ms := int64(c.timeout_ms)
+	if ms < 0 || ms > maxCommTimeoutMs {
+		return nil, errorf(gfEInval, "comm->timeout_ms = %d is out of range [0, %d] (0: no time-out)", ms, int64(maxCommTimeoutMs))
+	}
+	timeout := time.Duration(ms) * time.Millisecond
 	if c.exchange_sizes == nil || c.all_to_all == nil {
 		return nil, errorf(gfEInval, "comm->exchange_sizes and comm->all_to_all must not be NULL")
 	}
@@ -204,14 +289,18 @@ func hostComm(c *C.gf_comm) (comm.Comm, error) {
 		return nil, errorf(gfEInval, "comm->send and comm->recv must be both set or both NULL")
 	}
 	x := &cExchanger{c: *c, size: int(c.size)}
-	h, err := comm.NewHost(int(c.rank), int(c.size), x)
+	h, err := comm.NewHostWith(int(c.rank), int(c.size), x, comm.HostOptions{Timeout: timeout})
 	if err != nil {
 		return nil, errorf(gfEInval, "%v", err)
 	}
 	if c.send == nil || c.size == 1 {
 		return h, nil
 	}
-	coord, err := coordinator.New(coordinator.Config{Rank: int(c.rank), Size: int(c.size), Transport: cTransport{x: x}})
+	cfg := coordinator.Config{Rank: int(c.rank), Size: int(c.size), Transport: cTransport{x: x, timeout: timeout}}
+	if timeout > 0 {
+		cfg.Timeout = timeout // an exchange some rank does not register within it names that rank
+	}
+	coord, err := coordinator.New(cfg)
 	if err != nil {
 		return nil, errorf(gfEInval, "%v", err)
 	}

@@ -5,6 +5,7 @@
 // Because the public prototypes are defined here against the header, the C
 // compiler checks the header's signatures.
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,29 @@
 
 static __thread char *gf__err = NULL;
 
+// The message of a thread that exits is freed by the destructor of a
+// thread-specific key holding the same pointer (a program that runs calls
+// on short-lived threads, as one interrupting a loader from another thread
+// does, would otherwise leak one message per thread).
+static pthread_key_t gf__err_key;
+static int gf__err_key_ok = 0;
+static pthread_once_t gf__err_once = PTHREAD_ONCE_INIT;
+
+static void gf__err_key_init(void) {
+  gf__err_key_ok = pthread_key_create(&gf__err_key, free) == 0;
+}
+
+// gf__put_error makes msg (malloc'd) the thread's message.
+static void gf__put_error(char *msg) {
+  pthread_once(&gf__err_once, gf__err_key_init);
+  if (gf__err_key_ok && pthread_setspecific(gf__err_key, msg) != 0) {
+    free(msg);  // keep the previous message, still owned by the key
+    return;
+  }
+  free(gf__err);
+  gf__err = msg;
+}
+
 void gf__set_error(const char *msg) {
   size_t n = strlen(msg);
   char *copy = (char *)malloc(n + 1);
@@ -27,8 +51,7 @@ void gf__set_error(const char *msg) {
     return;  // keep the previous message rather than lose both
   }
   memcpy(copy, msg, n + 1);
-  free(gf__err);
-  gf__err = copy;
+  gf__put_error(copy);
 }
 
 // gf__errorf sets the thread's message from a format.
@@ -57,8 +80,7 @@ static void gf__rename_error(const char *from, const char *to) {
   }
   memcpy(msg, to, m);
   memcpy(msg + m, gf__err + n, rest + 1);
-  free(gf__err);
-  gf__err = msg;
+  gf__put_error(msg);
 }
 
 const char *gf_errmsg(void) {
@@ -97,6 +119,7 @@ const char *gf_status_str(int status) {
     case GF_EFORK: return "called in a forked child process";
     case GF_EINTERNAL: return "internal error";
     case GF_DONE: return "done";
+    case GF_NOT_READY: return "not ready";
   }
   return "unknown status";
 }
@@ -589,6 +612,11 @@ int gf_loader_start(gf_loader *loader, uint64_t epoch) {
 int gf_loader_next(gf_loader *loader, gf_batch **out_batch) {
   GF_GUARD();
   return gfgo_loader_next((uintptr_t)loader, (uintptr_t *)out_batch);
+}
+
+int gf_loader_next_wait(gf_loader *loader, int64_t timeout_ms, gf_batch **out_batch) {
+  GF_GUARD();
+  return gfgo_loader_next_wait((uintptr_t)loader, timeout_ms, (uintptr_t *)out_batch);
 }
 
 void gf_loader_close(gf_loader *loader) {

@@ -10,6 +10,8 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math"
+	"time"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
@@ -527,7 +529,18 @@ func gfgo_loader_start(h C.uintptr_t, epoch C.uint64_t) C.int {
 
 //export gfgo_loader_next
 func gfgo_loader_next(h C.uintptr_t, out *C.uintptr_t) C.int {
-	return call("gf_loader_next", func() error {
+	return loaderNext("gf_loader_next", h, -1, out)
+}
+
+//export gfgo_loader_next_wait
+func gfgo_loader_next_wait(h C.uintptr_t, timeoutMs C.int64_t, out *C.uintptr_t) C.int {
+	return loaderNext("gf_loader_next_wait", h, int64(timeoutMs), out)
+}
+
+// loaderNext is gf_loader_next (timeoutMs < 0) and gf_loader_next_wait:
+// it waits for the next batch at most timeoutMs milliseconds.
+func loaderNext(fn string, h C.uintptr_t, timeoutMs int64, out *C.uintptr_t) C.int {
+	return call(fn, func() error {
 		l, err := lookup[*core.Loader](kindLoader, h)
 		if err != nil {
 			return err
@@ -536,12 +549,25 @@ func gfgo_loader_next(h C.uintptr_t, out *C.uintptr_t) C.int {
 			return errorf(gfEInval, "out_batch is NULL")
 		}
 		*out = 0
-		b, err := l.Next(context.Background())
+		if timeoutMs == 0 {
+			return errorf(gfEInval, "timeout_ms = 0: wait at least 1 ms, or pass -1 to wait as gf_loader_next does")
+		}
+		ctx := context.Background()
+		if timeoutMs > 0 {
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, time.Duration(min(timeoutMs, math.MaxInt64/int64(time.Millisecond)))*time.Millisecond)
+			defer cancel()
+		}
+		b, err := l.Next(ctx)
 		switch {
 		case errors.Is(err, io.EOF):
 			return errDone
 		case errors.Is(err, core.ErrNotStarted):
 			return errorf(gfEState, "no epoch was started: call gf_loader_start first")
+		case errors.Is(err, core.ErrClosedWhileWaiting):
+			return errorf(gfEBadHandle, "the loader was closed (gf_loader_close on another thread) while this call waited for a batch; the handle is no longer valid")
+		case err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
+			return errNotReady
 		case err != nil:
 			return err
 		}

@@ -22,7 +22,8 @@
  * Conventions
  * -----------
  * - Every fallible function returns an int status: GF_OK (0) or one of the
- *   GF_E* codes below (GF_DONE is the one non-error, non-zero code). New codes
+ *   GF_E* codes below (GF_DONE and GF_NOT_READY are the non-error, non-zero
+ *   codes). New codes
  *   may be added in later versions. Each function's block lists the codes it
  *   returns and when. Besides those, every function may return GF_EFORK
  *   (called in a forked child, see below) and GF_EINTERNAL (a bug in
@@ -149,6 +150,7 @@ GF_API const char *gf_build_id(void);
 #define GF_EFORK 8        /* Called in a process forked after loading */
 #define GF_EINTERNAL 9    /* A bug in graphferry; the message says where */
 #define GF_DONE 100       /* Not an error: an iteration has ended */
+#define GF_NOT_READY 101  /* Not an error: nothing arrived within the wait; call again */
 
 /*
  * gf_status_str returns static English text for a status code (for example
@@ -1031,7 +1033,9 @@ GF_API int gf_tensor_to_versioned(DLManagedTensor *tensor,
  * table (4 bytes per graph node) and workspaces; batches still arrive in
  * order and do not depend on it. gf_loader_stats says where time goes. Made by gf_loader_open; must be
  * closed with gf_loader_close. Thread-safety: use a loader from one thread
- * at a time.
+ * at a time, except that gf_loader_close may be called from another thread
+ * to interrupt a gf_loader_next or gf_loader_next_wait that is waiting for
+ * a batch (see gf_loader_close).
  */
 typedef struct gf_loader gf_loader;
 
@@ -1140,19 +1144,48 @@ GF_API int gf_loader_start(gf_loader *loader, uint64_t epoch);
  *   GF_OK
  *   GF_DONE        the epoch has no more batches
  *   GF_ESTATE      no epoch was started
- *   GF_EBADHANDLE  loader
+ *   GF_EBADHANDLE  loader; also when gf_loader_close, called from another
+ *                  thread, interrupted this call while it waited ("the
+ *                  loader was closed ... while this call waited for a
+ *                  batch"): see gf_loader_close
  *   GF_EINVAL      out_batch NULL
  *   GF_EIO, GF_ENOMEM, GF_EINVAL
  *                  the error that stopped the sampler or loader stage (a
- *                  dataset file that can no longer be read, memory); the
+ *                  dataset file that can no longer be read, memory, a
+ *                  distributed loader's failed or timed-out exchange); the
  *                  epoch is then over and the next call returns GF_DONE
  */
 GF_API int gf_loader_next(gf_loader *loader, gf_batch **out_batch);
 
 /*
+ * gf_loader_next_wait is gf_loader_next waiting at most timeout_ms
+ * milliseconds for the batch: when none is ready by then it returns
+ * GF_NOT_READY (not an error: *out_batch is NULL, the loader and its epoch
+ * are unchanged, and the next call goes on waiting for the same batch).
+ * timeout_ms < 0 waits as long as gf_loader_next does. A host that must
+ * stay responsive while it waits (an interpreter that checks for signals
+ * between calls, as graphferry's Python package does for Ctrl-C) calls it
+ * in a loop with a short timeout_ms.
+ * Returns what gf_loader_next returns, GF_NOT_READY, and GF_EINVAL for
+ * timeout_ms = 0.
+ */
+GF_API int gf_loader_next_wait(gf_loader *loader, int64_t timeout_ms, gf_batch **out_batch);
+
+/*
  * gf_loader_close stops the loader's threads (none is left running when it
  * returns), frees undelivered batches and releases the loader. Batches
  * already returned stay valid. gf_loader_close(NULL) does nothing.
+ *
+ * It may be called from another thread while one thread waits in
+ * gf_loader_next or gf_loader_next_wait on the same loader: the waiting
+ * call then returns GF_EBADHANDLE promptly (a batch that arrived meanwhile
+ * is freed, not returned), and gf_loader_close returns after it has; the
+ * loader's memory is released only then, so nothing is freed under the
+ * waiting thread. The handle stays valid for that returning call and is
+ * invalid once gf_loader_close has returned: a later call with it returns
+ * GF_EBADHANDLE, as with any closed handle. A distributed loader
+ * (gf_loader_open_comm, gf_loader_open_part) closes as promptly while its
+ * library thread is blocked in a gf_comm callback: see gf_comm.
  */
 GF_API void gf_loader_close(gf_loader *loader);
 
@@ -1467,11 +1500,24 @@ GF_API int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **
  * loader fails with the same message, since the ranks no longer pair up.
  *
  * The callbacks run on a library thread, never two at once for one loader.
- * The library cannot interrupt a callback: a callback must return (bound
- * the host's collectives with a time-out), and a rank that fails must make
- * its peers' collectives fail too (closing its process group does).
- * The table is copied when a loader is opened; user must stay valid until
- * the loader is closed.
+ * The library cannot interrupt a callback, but it stops waiting for one
+ * (a) when the loader is closed: gf_loader_close returns promptly even
+ * while a callback is blocked on a peer that never answers, and (b) when
+ * timeout_ms is set and the callback has not returned within it: the
+ * loader then fails, gf_loader_next returning GF_EIO with "rank R of N,
+ * size exchange (or data exchange): comm: no answer within the time-out:
+ * rank P did not answer within T" (with more than two ranks the library
+ * cannot tell which peer is silent and names them all; a callback that
+ * can tell should fail first, with a message naming it). A callback the
+ * library stopped waiting for is left to return on its own: its result is
+ * dropped, the buffers it was given stay valid until it returns, and no
+ * callback of the loader starts after that, nor after gf_loader_close has
+ * returned. user must stay valid until every callback has returned: make
+ * a blocked one return (fail the host's pending collectives, e.g. by
+ * destroying its process group, or with the host's own time-out) before
+ * freeing it. A rank that fails must make its peers' collectives fail too
+ * (closing its process group does). The table is copied when a loader is
+ * opened.
  *
  * send and recv (optional: both or neither) carry small control messages
  * between two ranks, in order, for the coordinator that orders the
@@ -1486,7 +1532,15 @@ GF_API int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **
  * most 4110 bytes) and sets *size. The library calls send from one thread and
  * recv from one thread per peer, concurrently; both must fail within bounded
  * time when the peer dies. A recv still blocked when the loader closes is
- * left to return on its own (its message is dropped).
+ * left to return on its own (its message is dropped). With timeout_ms set,
+ * an exchange that some rank has not reached within timeout_ms fails every
+ * rank with a message naming the ranks that did not, and a send that has
+ * not returned within it fails naming the rank it was for (a recv waits
+ * for the next message however long: control messages come only when
+ * ranks exchange).
+ *
+ * struct_size: sizeof(gf_comm), or from a header before timeout_ms the
+ * offset just past recv (timeout_ms is then 0).
  */
 typedef struct gf_comm {
   uint32_t struct_size; /* sizeof(gf_comm) */
@@ -1502,6 +1556,11 @@ typedef struct gf_comm {
   int (*send)(void *user, int32_t to, const void *msg, int64_t size);
   int (*recv)(void *user, int32_t from, void *buf, int64_t capacity,
               int64_t *size);
+  /* How long (milliseconds, at most a year) the library waits for an
+     exchange before it fails the loader, naming the rank that did not
+     answer and the time-out; 0: as long as the callbacks take (then bound
+     them yourself). */
+  int64_t timeout_ms;
 } gf_comm;
 
 /*

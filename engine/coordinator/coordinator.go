@@ -113,7 +113,10 @@ var (
 // Error is the failure of a coordinator, the same on every rank: the rank
 // the failure is attributed to and what happened there. It matches ErrFailed
 // and, where it applies, ErrMismatch, ErrPeerLost or ErrClosed; on the rank
-// where an exchange failed it also wraps that exchange's error.
+// where an exchange failed it also wraps that exchange's error. Unless it
+// is a close (ErrClosed), it also matches errs.ErrIO on every rank: the
+// group's exchanges failed, whatever the rank where it arose (a caller
+// mapping error classes, as the C API does, reports it as such).
 type Error struct {
 	// Rank is the rank where the failure arose: whose exchange failed or
 	// whose context was cancelled, which rank was lost, or which rank (the
@@ -128,8 +131,11 @@ type Error struct {
 
 func (e *Error) Error() string { return fmt.Sprintf("ccc: rank %d: %s", e.Rank, e.Msg) }
 
-// Is reports whether target is ErrFailed.
-func (e *Error) Is(target error) bool { return target == ErrFailed }
+// Is reports whether target is ErrFailed, or errs.ErrIO for a failure
+// other than a close.
+func (e *Error) Is(target error) bool {
+	return target == ErrFailed || target == errs.ErrIO && e.class != ErrClosed
+}
 
 // Unwrap returns the error class and the local cause, where present.
 func (e *Error) Unwrap() []error {
