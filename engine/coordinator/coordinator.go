@@ -60,6 +60,12 @@ type Transport interface {
 // DefaultTimeout is Config.Timeout's default.
 const DefaultTimeout = 5 * time.Minute
 
+// followerWait is how many time-outs a follower waits for the launch of an
+// exchange it registered before it gives the leader up: the leader fails
+// an exchange that a rank does not register within one (and a quarter),
+// and tells the followers, well before.
+const followerWait = 3
+
 // notifyTimeout bounds each last message (a failure notice, a goodbye) so that
 // a peer that stopped receiving cannot hold a failing or closing coordinator.
 const notifyTimeout = 5 * time.Second
@@ -89,8 +95,11 @@ type Config struct {
 	// Timeout bounds how long an exchange may stay registered on some ranks
 	// but not on all; after it, every rank fails with ErrMismatch. It must
 	// exceed the longest legitimate skew between ranks. Zero means
-	// DefaultTimeout (5 minutes); a negative value waits forever. Only the
-	// leader's value matters.
+	// DefaultTimeout (5 minutes); a negative value waits forever. The
+	// leader's value decides; a follower fails on its own (ErrPeerLost,
+	// naming the leader) when an exchange it registered is not launched
+	// within three times its value, so that a dead leader is noticed even
+	// when the transport does not report it.
 	Timeout time.Duration
 }
 
@@ -189,6 +198,7 @@ type Coordinator struct {
 
 	// Follower only.
 	leaderGone bool
+	since      map[ID]time.Time // when each exchange of waiting was registered here
 }
 
 type stageState struct {
@@ -260,13 +270,14 @@ func New(cfg Config) (*Coordinator, error) {
 				go c.receive(r)
 			}
 		}
-		if c.timeout > 0 && c.size > 1 {
-			c.wg.Add(1)
-			go c.watch()
-		}
 	} else {
+		c.since = map[ID]time.Time{}
 		c.wg.Add(1)
 		go c.receive(c.leader)
+	}
+	if c.timeout > 0 && c.size > 1 {
+		c.wg.Add(1)
+		go c.watch()
 	}
 	return c, nil
 }
@@ -389,6 +400,7 @@ func (c *Coordinator) register(id ID) (chan struct{}, *stageState, error) {
 		c.failLocked(&Error{Rank: c.rank, Msg: fmt.Sprintf("exchange %v registered after the leader (rank %d) closed; it can never launch", id, c.leader), class: ErrMismatch}, -1)
 	} else {
 		c.queue(c.leader, encodeID(msgReady, id))
+		c.since[id] = time.Now()
 	}
 	if c.err != nil {
 		return nil, nil, c.err
@@ -457,6 +469,7 @@ func (c *Coordinator) pump() {
 			return
 		}
 		delete(c.waiting, id)
+		delete(c.since, id)
 		c.inflight++
 		close(launch)
 	}
@@ -618,7 +631,14 @@ func (c *Coordinator) handle(peer int, b []byte) bool {
 	return true
 }
 
-// watch is the leader's time-out check on exchanges some ranks never register.
+// watch is the time-out check. The leader's: an exchange some ranks
+// registered and others did not within the time-out fails every rank,
+// naming them. A follower's: an exchange registered here that the leader
+// has not launched within followerWait times the time-out (the leader's
+// own check would have failed it long before, had the leader been there to
+// tell) fails,
+// naming the leader: a leader that died without its transport reporting
+// it still ends the wait.
 func (c *Coordinator) watch() {
 	defer c.wg.Done()
 	period := max(c.timeout/4, time.Millisecond)
@@ -630,12 +650,38 @@ func (c *Coordinator) watch() {
 			return
 		case now := <-tick.C:
 			c.mu.Lock()
-			if id, e, ok := c.oldestPending(); ok && c.err == nil && now.Sub(e.since) > c.timeout {
-				c.failLocked(&Error{Rank: c.rank, Msg: fmt.Sprintf("exchange %v was registered by %s but not by %s within %v", id, rankList("rank", e.ranks, true), rankList("rank", e.ranks, false), c.timeout), class: ErrMismatch}, -1)
+			if c.err == nil && c.isLeader() {
+				if id, e, ok := c.oldestPending(); ok && now.Sub(e.since) > c.timeout {
+					c.failLocked(&Error{Rank: c.rank, Msg: fmt.Sprintf("exchange %v was registered by %s but not by %s within %v", id, rankList("rank", e.ranks, true), rankList("rank", e.ranks, false), c.timeout), class: ErrMismatch}, -1)
+				}
+			} else if c.err == nil {
+				if id, at, ok := c.oldestUnlaunched(); ok && now.Sub(at) > followerWait*c.timeout {
+					c.failLocked(&Error{Rank: c.leader, Msg: fmt.Sprintf("exchange %v, registered on rank %d, was not launched by the leader (rank %d) within %d times the time-out (%v): the leader did not answer", id, c.rank, c.leader, followerWait, c.timeout), class: ErrPeerLost}, -1)
+				}
 			}
 			c.mu.Unlock()
 		}
 	}
+}
+
+// oldestUnlaunched returns, on a follower, the exchange registered here
+// the longest ago that the leader has not launched, and when.
+func (c *Coordinator) oldestUnlaunched() (ID, time.Time, bool) {
+	ordered := map[ID]bool{}
+	for _, id := range c.orders[c.head:] {
+		ordered[id] = true
+	}
+	var (
+		best   ID
+		bestAt time.Time
+		found  bool
+	)
+	for id, at := range c.since {
+		if !ordered[id] && (!found || at.Before(bestAt)) {
+			best, bestAt, found = id, at, true
+		}
+	}
+	return best, bestAt, found
 }
 
 func (c *Coordinator) oldestPending() (ID, *entry, bool) {

@@ -750,3 +750,21 @@ func TestFailureNoticeFitsMaxMessageSize(t *testing.T) {
 	require.Equal(t, 3, m.rank)
 	require.Len(t, encodeID(msgReady, ID{}), headerLen)
 }
+
+// A follower whose leader never answers (dead, and its transport does not
+// say so) gives it up once an exchange it registered has waited three
+// time-outs for its launch, naming the leader.
+func TestFollowerGivesUpSilentLeader(t *testing.T) {
+	const timeout = 50 * time.Millisecond
+	mesh := NewMesh(2) // rank 0, the leader, never runs: its links only buffer
+	c, err := New(Config{Rank: 1, Size: 2, Transport: mesh.Endpoint(1), Timeout: timeout})
+	require.NoError(t, err)
+	t0 := time.Now()
+	err = c.Run(context.Background(), ID{Stage: 0, Seq: 0}, func(context.Context) error { return errors.New("must not run") })
+	took := time.Since(t0)
+	require.ErrorIs(t, err, ErrPeerLost)
+	require.ErrorContains(t, err, "ccc: rank 0: exchange stage 0 #0, registered on rank 1, was not launched by the leader (rank 0) within 3 times the time-out (50ms)")
+	require.GreaterOrEqual(t, took, 3*timeout)
+	require.Less(t, took, 3*timeout+2*time.Second) // checked every quarter time-out; generous for a loaded machine
+	require.ErrorIs(t, c.Close(), ErrPeerLost)
+}

@@ -76,7 +76,11 @@
 //     rank 1 on #6) is a mismatch at once: a rank registers #6 only after #5
 //     ran, and #5 runs only once every rank registered it;
 //   - an exchange registered by some ranks but not by all within
-//     Config.Timeout is a mismatch;
+//     Config.Timeout is a mismatch (the leader names the ranks that did not
+//     register it: a rank that died or stopped exchanging); a follower
+//     whose registered exchange the leader has not launched within three
+//     time-outs gives the leader up (ErrPeerLost), for a leader that died
+//     without its transport saying so;
 //   - a rank that closes while an exchange it never registered is pending
 //     elsewhere is a mismatch.
 //
