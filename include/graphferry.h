@@ -1534,7 +1534,9 @@ GF_API int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **
  * time when the peer dies. A recv still blocked when the loader closes is
  * left to return on its own (its message is dropped). With timeout_ms set,
  * an exchange that some rank has not reached within timeout_ms fails every
- * rank with a message naming the ranks that did not, and a send that has
+ * rank with a message naming the ranks that did not (rank 0, which orders
+ * the exchanges, tells the others; should rank 0 itself stop answering, the
+ * others give it up after three time-outs, naming it), and a send that has
  * not returned within it fails naming the rank it was for (a recv waits
  * for the next message however long: control messages come only when
  * ranks exchange).
