@@ -41,7 +41,10 @@ const maxWorkers = 4
 // Sampling is collective, so every rank must consume every epoch to its
 // end (the same number of batches): a rank that starts another epoch or
 // closes early leaves the others blocked in the host's collective until
-// its time-out.
+// its time-out (comm.HostOptions.Timeout, which names the rank that did
+// not answer; with a CoordinatedComm, the coordinator's Timeout). Closing
+// a rank's loader does not wait for a collective blocked on the others:
+// the pipeline cancels it, and a comm.Host stops waiting for its host.
 //
 // Sampler workers: when c cannot be duplicated (a comm.Host: the host
 // provides one exchange channel), one worker samples the rank's batches in
