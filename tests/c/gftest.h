@@ -1,8 +1,9 @@
 /*
  * gftest.h: what the C tests (test_capi.c, test_comm.c, test_threads.c,
- * test_typed.c, soak.c) share: checks that count and report failures with
+ * test_typed.c, test_cancel.c, soak.c) share: checks that count and report failures with
  * file:line and gf_errmsg(), the summary line, DLPack tensor builders,
- * fields taken out of batches, temporary folders, and the dataset argument.
+ * fields taken out of batches, control-message queues between ranks that
+ * are threads, temporary folders, and the dataset argument.
  *
  * Header-only (each test is one C file), C99 + POSIX + pthreads, and like
  * the tests it uses nothing of graphferry but the public header and the
@@ -132,6 +133,67 @@ static inline int64_t *gft_take_i64(gf_batch *b, int32_t field, int32_t layer, i
   if (out != NULL) memcpy(out, t->dl_tensor.data, (size_t)*n * sizeof(int64_t));
   t->deleter(t);
   return out;
+}
+
+/* ---------------------------------------------------------------------- */
+/* Control messages between ranks that are threads (gf_comm send, recv)   */
+
+/* A FIFO of messages from one rank to another. Not locked: the caller
+   holds its own lock (and waits on its own condition) around these. */
+typedef struct gft_msg {
+  struct gft_msg *next;
+  int64_t n;
+  unsigned char data[];
+} gft_msg;
+
+typedef struct {
+  gft_msg *head, *tail;
+} gft_fifo;
+
+/* gft_fifo_push appends a copy of data[0:n]; 1 when out of memory. */
+static inline int gft_fifo_push(gft_fifo *q, const void *data, int64_t n) {
+  gft_msg *e = (gft_msg *)malloc(sizeof(gft_msg) + (size_t)n);
+  if (e == NULL) return 1;
+  e->next = NULL;
+  e->n = n;
+  if (n > 0) memcpy(e->data, data, (size_t)n);
+  if (q->tail != NULL) {
+    q->tail->next = e;
+  } else {
+    q->head = e;
+  }
+  q->tail = e;
+  return 0;
+}
+
+/* gft_fifo_pop removes the first message (NULL when empty): the caller
+   delivers it with gft_msg_deliver. */
+static inline gft_msg *gft_fifo_pop(gft_fifo *q) {
+  gft_msg *e = q->head;
+  if (e != NULL) {
+    q->head = e->next;
+    if (q->head == NULL) q->tail = NULL;
+  }
+  return e;
+}
+
+/* gft_msg_deliver copies e into buf (capacity bytes) as gf_comm's recv
+   does, frees it and returns recv's status: 0, or 2 when it does not fit. */
+static inline int gft_msg_deliver(gft_msg *e, void *buf, int64_t capacity, int64_t *size) {
+  int rc = 0;
+  if (e->n > capacity) {
+    rc = 2;
+  } else {
+    if (e->n > 0) memcpy(buf, e->data, (size_t)e->n);
+    *size = e->n;
+  }
+  free(e);
+  return rc;
+}
+
+/* gft_fifo_free frees the messages nobody received. */
+static inline void gft_fifo_free(gft_fifo *q) {
+  for (gft_msg *e; (e = gft_fifo_pop(q)) != NULL;) free(e);
 }
 
 /* ---------------------------------------------------------------------- */

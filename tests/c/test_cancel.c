@@ -55,12 +55,6 @@ static void sleep_ms(int ms) {
 
 enum { RANKS = 3 };
 
-typedef struct qmsg {
-  struct qmsg *next;
-  int64_t n;
-  unsigned char data[];
-} qmsg;
-
 typedef struct {
   pthread_mutex_t mu;
   pthread_cond_t cv;
@@ -71,7 +65,7 @@ typedef struct {
   int64_t sizes[RANKS][RANKS];
   const void *data[RANKS][RANKS];
   int entered, inside; /* exchange callbacks entered in all, running now */
-  qmsg *head[RANKS][RANKS], *tail[RANKS][RANKS];
+  gft_fifo q[RANKS][RANKS]; /* control messages q[from][to] */
 } group;
 
 typedef struct {
@@ -96,12 +90,7 @@ static void group_abort(group *g) {
 
 static void group_free(group *g) {
   for (int i = 0; i < RANKS; i++) {
-    for (int j = 0; j < RANKS; j++) {
-      for (qmsg *e = g->head[i][j], *next; e != NULL; e = next) {
-        next = e->next;
-        free(e);
-      }
-    }
+    for (int j = 0; j < RANKS; j++) gft_fifo_free(&g->q[i][j]);
   }
   pthread_cond_destroy(&g->cv);
   pthread_mutex_destroy(&g->mu);
@@ -172,48 +161,22 @@ static const char *x_errmsg(void *user) {
 static int x_send(void *user, int32_t to, const void *data, int64_t n) {
   member *m = (member *)user;
   group *g = m->g;
-  qmsg *e = (qmsg *)malloc(sizeof(qmsg) + (size_t)n);
-  if (e == NULL || to < 0 || to >= g->size) {
-    free(e);
-    return 1;
-  }
-  e->next = NULL;
-  e->n = n;
-  if (n > 0) memcpy(e->data, data, (size_t)n);
+  if (to < 0 || to >= g->size) return 1;
   pthread_mutex_lock(&g->mu);
-  if (g->tail[m->rank][to]) {
-    g->tail[m->rank][to]->next = e;
-  } else {
-    g->head[m->rank][to] = e;
-  }
-  g->tail[m->rank][to] = e;
+  int rc = gft_fifo_push(&g->q[m->rank][to], data, n);
   pthread_cond_broadcast(&g->cv);
   pthread_mutex_unlock(&g->mu);
-  return 0;
+  return rc;
 }
 
 static int x_recv(void *user, int32_t from, void *buf, int64_t capacity, int64_t *size) {
   member *m = (member *)user;
   group *g = m->g;
   pthread_mutex_lock(&g->mu);
-  while (g->head[from][m->rank] == NULL && !g->aborted) pthread_cond_wait(&g->cv, &g->mu);
-  qmsg *e = g->head[from][m->rank];
-  if (e == NULL) {
-    pthread_mutex_unlock(&g->mu);
-    return 1;
-  }
-  g->head[from][m->rank] = e->next;
-  if (e->next == NULL) g->tail[from][m->rank] = NULL;
+  gft_msg *e;
+  while ((e = gft_fifo_pop(&g->q[from][m->rank])) == NULL && !g->aborted) pthread_cond_wait(&g->cv, &g->mu);
   pthread_mutex_unlock(&g->mu);
-  int rc = 0;
-  if (e->n > capacity) {
-    rc = 2;
-  } else {
-    if (e->n > 0) memcpy(buf, e->data, (size_t)e->n);
-    *size = e->n;
-  }
-  free(e);
-  return rc;
+  return e == NULL ? 1 : gft_msg_deliver(e, buf, capacity, size);
 }
 
 static int group_count(group *g, int *inside) {

@@ -33,12 +33,6 @@ static DLTensor seeds_tensor(void) { return gft_i64(seeds, seeds_shape); }
 /* ---------------------------------------------------------------------- */
 /* The threads' communicator: a mailbox of pointers and sizes, a barrier. */
 
-typedef struct msg {
-  struct msg *next;
-  int64_t n;
-  unsigned char data[];
-} msg;
-
 typedef struct {
   int size;
   pthread_barrier_t bar;
@@ -47,7 +41,7 @@ typedef struct {
   /* Control messages: q[from][to], FIFO. */
   pthread_mutex_t mu;
   pthread_cond_t cv;
-  msg *head[MAX_RANKS][MAX_RANKS], *tail[MAX_RANKS][MAX_RANKS];
+  gft_fifo q[MAX_RANKS][MAX_RANKS];
 } mailbox;
 
 typedef struct {
@@ -82,44 +76,22 @@ static int box_all_to_all(void *user, const void *const *send, const int64_t *se
 static int box_send(void *user, int32_t to, const void *data, int64_t n) {
   rank_ctx *c = (rank_ctx *)user;
   mailbox *m = c->box;
-  msg *e = (msg *)malloc(sizeof(msg) + (size_t)n);
-  if (e == NULL || to < 0 || to >= m->size) {
-    free(e);
-    return 1;
-  }
-  e->next = NULL;
-  e->n = n;
-  if (n > 0) memcpy(e->data, data, (size_t)n);
+  if (to < 0 || to >= m->size) return 1;
   pthread_mutex_lock(&m->mu);
-  if (m->tail[c->rank][to]) {
-    m->tail[c->rank][to]->next = e;
-  } else {
-    m->head[c->rank][to] = e;
-  }
-  m->tail[c->rank][to] = e;
+  int rc = gft_fifo_push(&m->q[c->rank][to], data, n);
   pthread_cond_broadcast(&m->cv);
   pthread_mutex_unlock(&m->mu);
-  return 0;
+  return rc;
 }
 
 static int box_recv(void *user, int32_t from, void *buf, int64_t capacity, int64_t *size) {
   rank_ctx *c = (rank_ctx *)user;
   mailbox *m = c->box;
   pthread_mutex_lock(&m->mu);
-  while (m->head[from][c->rank] == NULL) pthread_cond_wait(&m->cv, &m->mu);
-  msg *e = m->head[from][c->rank];
-  m->head[from][c->rank] = e->next;
-  if (e->next == NULL) m->tail[from][c->rank] = NULL;
+  gft_msg *e;
+  while ((e = gft_fifo_pop(&m->q[from][c->rank])) == NULL) pthread_cond_wait(&m->cv, &m->mu);
   pthread_mutex_unlock(&m->mu);
-  int rc = 0;
-  if (e->n > capacity) {
-    rc = 2;
-  } else {
-    if (e->n > 0) memcpy(buf, e->data, (size_t)e->n);
-    *size = e->n;
-  }
-  free(e);
-  return rc;
+  return gft_msg_deliver(e, buf, capacity, size);
 }
 
 /* ---------------------------------------------------------------------- */
