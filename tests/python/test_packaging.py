@@ -31,13 +31,18 @@ done
 
 @pytest.fixture
 def source(tmp_path):
-    """A copy of python/ beside the two things setup.py checks for (go.mod, capi/)."""
+    """A copy of python/ beside what setup.py checks for (go.mod, capi/) and runs
+    (capi/build.sh, which hashes the source folders with capi/source_id.sh)."""
     root = tmp_path / "repo"
     shutil.copytree(
         REPO / "python", root / "python", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "lib")
     )  # as cloned
-    shutil.copy(REPO / "go.mod", root / "go.mod")
-    (root / "capi").mkdir()
+    for name in ("go.mod", "go.sum"):
+        shutil.copy(REPO / name, root / name)
+    for folder in ("capi", "engine", "cuda", "include"):
+        (root / folder).mkdir()
+    for script in ("build.sh", "source_id.sh"):
+        shutil.copy(REPO / "capi" / script, root / "capi" / script)
     go = tmp_path / "go"
     go.write_text(FAKE_GO)
     go.chmod(0o755)
@@ -55,7 +60,7 @@ def test_build_prints_no_warnings(source, tmp_path, hook):
         from setuptools import build_meta
         print(build_meta.{hook}({str(out)!r}))
     """)
-    env = dict(os.environ, GRAPHFERRY_GO=str(go))
+    env = dict(os.environ, GRAPHFERRY_GO=str(go), GRAPHFERRY_BUILD_CUDA="0")  # no CUDA library here
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=root / "python", env=env, capture_output=True, text=True, timeout=300
     )
