@@ -27,7 +27,7 @@ from torch_geometric.loader.utils import filter_hetero_data
 from torch_geometric.sampler import HeteroSamplerOutput
 
 from . import _cache
-from ._dlpack import as_cpu_tensor
+from ._native.dlpack import as_cpu_tensor
 from .hetero import HeteroGraph
 from .sampling import TypedView
 

@@ -70,8 +70,8 @@ from torch_geometric.sampler import BaseSampler, HeteroSamplerOutput, NodeSample
 from torch_geometric.sampler.utils import to_bidirectional
 
 from . import _cache, _loader
-from ._dlpack import as_cpu_tensor
 from ._loader import EngineLoader, refuse_workers
+from ._native.dlpack import as_cpu_tensor
 from ._options import SampleOptions, check_scheme, fanout_values
 from ._pyg_hetero import (
     as_hetero_graph,
@@ -84,10 +84,9 @@ from ._pyg_hetero import (
     split_typed,
     time_tensor,
 )
-from ._subgraph import induced_subgraph
 from .graph import Graph, pyg_node_attrs
 from .hetero import HeteroGraph
-from .sampling import SampledSubgraph, TypedView, random_seed, sample_with_options
+from .sampling import SampledSubgraph, TypedView, induced_subgraph, random_seed, sample_with_options
 
 __all__ = ["Sampler", "NeighborLoader", "GraphStore", "as_graph", "from_pyg", "random_walk"]
 

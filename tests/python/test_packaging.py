@@ -68,4 +68,10 @@ def test_build_prints_no_warnings(source, tmp_path, hook):
     assert "Warning" not in proc.stderr, proc.stderr[-4000:]
     (wheel,) = out.glob("*.whl")
     if hook == "build_wheel":
-        assert "graphferry/lib/libgraphferry.so" in zipfile.ZipFile(wheel).namelist()
+        names = zipfile.ZipFile(wheel).namelist()
+        assert "graphferry/lib/libgraphferry.so" in names
+        # Every module of every subpackage of python/graphferry, and nothing of python/tools.
+        package = REPO / "python" / "graphferry"
+        for module in package.rglob("*.py"):
+            assert f"graphferry/{module.relative_to(package).as_posix()}" in names, module
+        assert not any(n.startswith("tools/") for n in names), names
