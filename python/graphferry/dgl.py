@@ -285,7 +285,7 @@ def as_graph(graph: Any, prob: str | None = None) -> Graph:
         _check_homogeneous(graph)
         if prob is not None and prob not in graph.edata:
             raise KeyError(f"'prob': the DGLGraph has no edata field '{prob}' (it has {sorted(graph.edata.keys())})")
-    return _loader.as_graph(
+    return _cache.as_graph(
         graph,
         dgl.DGLGraph,
         "dgl.DGLGraph",
@@ -373,7 +373,7 @@ def random_walk(
         src, dst = g.edges(order="eid")
         return src, dst, g.num_nodes(), None if prob is None else g.edata[prob]
 
-    traces, eids = _loader.walk_reversed(
+    traces, eids = _cache.walk_reversed(
         g,
         _topology_signature(g, prob),
         edges,

@@ -69,7 +69,7 @@ from torch_geometric.loader.utils import filter_custom_store, filter_edge_store_
 from torch_geometric.sampler import BaseSampler, HeteroSamplerOutput, NodeSamplerInput, SamplerOutput
 from torch_geometric.sampler.utils import to_bidirectional
 
-from . import _cache, _loader
+from . import _cache
 from ._loader import EngineLoader, refuse_workers
 from ._native.dlpack import as_cpu_tensor
 from ._options import SampleOptions, check_scheme, fanout_values
@@ -161,7 +161,7 @@ def as_graph(data: Any, weight_attr: str | None = None, time_attr: str | None = 
             )
     if isinstance(data, Data) and time_attr is not None:
         _time_level(data, time_attr)  # a clear error before converting
-    return _loader.as_graph(
+    return _cache.as_graph(
         data,
         Data,
         "torch_geometric.data.Data",
@@ -280,7 +280,7 @@ def random_walk(
     edge_index = as_cpu_tensor(edge_index, "edge_index")
     if edge_index.dim() != 2 or edge_index.size(0) != 2:
         raise ValueError(f"'edge_index' must have shape [2, E] (got {list(edge_index.shape)})")
-    node_seq, edge_seq = _loader.walk_reversed(
+    node_seq, edge_seq = _cache.walk_reversed(
         edge_index,
         (_cache.tensor_signature(edge_index), num_nodes),
         lambda: (edge_index[0], edge_index[1], num_nodes, None),
