@@ -459,8 +459,8 @@ class HeteroEdgeDataLoader(EdgeDataLoader):
         return self._sample_global(eids, (epoch << 32) | index)
 
     def _sample_global(self, eids: torch.Tensor, key: int) -> tuple:
+        from ._loader import mix_seed as _mix
         from .dgl_hetero import to_hetero_blocks
-        from .pyg import _mix
         from .sampling import sample_with_options
 
         hg, idtype = self.hetero_graph, self._idtype
