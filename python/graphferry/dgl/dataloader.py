@@ -243,22 +243,23 @@ class DataLoader(EngineLoader):
             raise NotImplementedError(f"graphferry samples {what} in one process: comm= is not supported")
         if edges and self.use_ddp:
             raise NotImplementedError("use_ddp is not implemented for graphferry's edge loader yet")
+        # The seed is drawn (from torch's generator or the given one) once
+        # the input is read: a loader that cannot be made draws nothing.
         shared = ddp_seed if self.use_ddp or comm is not None else None  # the same on every rank
-        self.seed = loader_seed(seed, shared=shared, generator=generator)
         if edges:
             batches = HeteroEdgeBatches if per_type else EdgeBatches
             self._edges = batches(
                 graph,
                 indices,
                 edge_settings(graph_sampler),
-                seed=self.seed,
                 batch_size=batch_size,
                 drop_last=drop_last,
                 shuffle=shuffle,
                 device=self.device,
-                num_threads=num_threads,
             )
             self.hetero_graph = getattr(self._edges, "hetero_graph", None)
+            self.seed = loader_seed(seed, shared=shared, generator=generator)
+            self._edges.open(self.seed, num_threads)
             return
         self.settings = sampler_settings(graph_sampler)
         blocks = self._blocks = (HeteroBlocks if per_type else NodeBlocks)(graph, indices, self.settings)
@@ -266,6 +267,7 @@ class DataLoader(EngineLoader):
         seeds = blocks.seeds
         if self.use_ddp and comm is None:
             seeds = ddp_seeds(seeds, drop_last)
+        self.seed = loader_seed(seed, shared=shared, generator=generator)
         options = blocks.options(self.seed, num_threads)
         try:
             self._open_engine(

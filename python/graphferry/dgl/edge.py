@@ -181,13 +181,15 @@ class EdgeBatches(Closeable):
     data reach the blocks and pair graphs through DGL's lazy frames, as with
     DGL's loader.
 
+    Made in two steps, as the loader's seed is drawn once its input is read:
+    the constructor checks the input, :meth:`open` opens the engine's edge
+    sampler with the seed.
+
     Args:
         graph (dgl.DGLGraph or graphferry.Graph): the graph (homogeneous).
         indices (Tensor): the seed edge ids.
         settings: :func:`edge_settings` of the edge prediction sampler.
-        seed (int): seed of shuffling, negatives and sampling.
         batch_size, drop_last, shuffle, device: as DGL's DataLoader.
-        num_threads (int): the engine's threads (<= 0: every core).
     """
 
     def __init__(
@@ -196,14 +198,13 @@ class EdgeBatches(Closeable):
         indices: Any,
         settings: tuple,
         *,
-        seed: Any,
         batch_size: int,
         drop_last: bool,
         shuffle: bool,
         device: torch.device,
-        num_threads: int,
     ):
         self._sampler: EdgeSampler | None = None
+        self._given = graph, settings
         settings, negative, k, exclude, reverse = settings
         if exclude == "reverse_types":
             raise ValueError("exclude='reverse_types' needs a heterograph (edge types); use 'reverse_id' here")
@@ -218,6 +219,13 @@ class EdgeBatches(Closeable):
         self._has_negative = negative is not None
         eids = indices if isinstance(indices, torch.Tensor) else torch.as_tensor(indices)
         self.indices = eids.to(torch.int64).contiguous()
+        self._epoch = 0
+
+    def open(self, seed: Any, num_threads: int) -> None:
+        """Opens the engine's edge sampler: ``seed`` roots shuffling,
+        negatives and sampling; ``num_threads`` are the engine's threads
+        (<= 0: every core)."""
+        graph, (settings, negative, k, exclude, reverse) = self._given
         self.seed = int(seed)
         self._graph = as_graph(graph, settings.prob)
         options = neighbor_options(settings, self.seed, num_threads)
@@ -226,7 +234,6 @@ class EdgeBatches(Closeable):
         self._sampler = EdgeSampler(
             self._graph, options, mode="dgl", negative=negative, amount=k, exclude=exclude, reverse_eids=reverse
         )
-        self._epoch = 0
 
     def __len__(self) -> int:
         n = len(self.indices)
@@ -318,14 +325,13 @@ class HeteroEdgeBatches(EdgeBatches):
         indices: Any,
         settings: tuple,
         *,
-        seed: Any,
         batch_size: int,
         drop_last: bool,
         shuffle: bool,
         device: torch.device,
-        num_threads: int,
     ):
         self._sampler = None
+        self._settings = settings[0]
         settings, negative, k, exclude, reverse = settings
         if negative == "global_uniform":
             raise NotImplementedError(
@@ -358,12 +364,14 @@ class HeteroEdgeBatches(EdgeBatches):
         self.indices = torch.cat([hg.edge_to_global(et, ids) for et, ids in indices.items()])
         self._exclude = exclude
         self._reverse = self._reverse_map(hg, exclude, reverse)
-        self.seed = int(seed)
-        self._options = hetero_options(hg, settings, self.seed, num_threads)
-        self._fixed_exclude = self._options.exclude_edges
         self._endpoints: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
-        self._sampler = hg  # open marker: close() forgets it (the graph stays with its owner)
         self._epoch = 0
+
+    def open(self, seed: Any, num_threads: int) -> None:
+        self.seed = int(seed)
+        self._options = hetero_options(self.hetero_graph, self._settings, self.seed, num_threads)
+        self._fixed_exclude = self._options.exclude_edges
+        self._sampler = self.hetero_graph  # open marker: close() forgets it (the graph stays with its owner)
 
     @staticmethod
     def _reverse_map(hg: HeteroGraph, exclude: str | None, reverse: Any) -> dict[int, Any]:
