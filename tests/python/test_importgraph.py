@@ -1,8 +1,9 @@
 """The package's layout: every import points downward (no cycle), no module
 imports another inside a function, graphferry.dgl and graphferry.pyg stay
-lazy, and the old flat module paths still import. python/tools/importgraph.py
-checks the first two from the source (``make lint`` runs it); here it runs
-on the package and on copies with a cycle and a hidden import planted."""
+lazy, the old flat module paths still import, and python/README.md's map of
+the modules is the package's, bottom up. python/tools/importgraph.py checks
+the first two from the source (``make lint`` runs it); here it runs on the
+package and on copies with a cycle and a hidden import planted."""
 
 from __future__ import annotations
 
@@ -178,3 +179,44 @@ def test_old_module_paths_still_import(old, names):
     new = importlib.import_module(old.split("_")[0])
     for name in names:
         assert getattr(module, name) is (getattr(new, name, None) or getattr(new.convert, name)), name
+
+
+def _readme_layout() -> list[str]:
+    """The modules python/README.md's "Layout" lists, in its order, as dotted
+    names; a subpackage stands after its modules (its __init__ imports them)."""
+    text = (REPO / "python" / "README.md").read_text()
+    block = text.split("## Layout", 1)[1].split("```text", 1)[1].split("```", 1)[0]
+    order: list[str] = []
+    packages: list[tuple[int, str]] = []  # (indent, dotted name) of the folders open
+    for line in block.splitlines():
+        if not line.strip():
+            continue
+        indent = len(line) - len(line.lstrip())
+        while packages and indent <= packages[-1][0]:
+            order.append(packages.pop()[1])
+        first = line.split()[0]
+        if first.endswith("/"):
+            parent = packages[-1][1] + "." if packages else ""
+            packages.append((indent, parent + first.rstrip("/")))
+            continue
+        prefix = packages[-1][1] if packages else ""
+        for word in line.split("  "):
+            word = word.strip()
+            if word.endswith(".py") and " " not in word:
+                name = word[: -len(".py")]
+                order.append(prefix if name == "__init__" else f"{prefix}.{name}")
+    while packages:
+        order.append(packages.pop()[1])
+    return list(dict.fromkeys(order))
+
+
+def test_readme_layout_lists_every_module_bottom_up():
+    order = _readme_layout()
+    modules = importgraph.find_modules(PACKAGE)
+    for module in modules.values():
+        importgraph.read_imports(module, modules)
+    assert sorted(order) == sorted(modules), "python/README.md's Layout lists other modules than the package has"
+    position = {name: i for i, name in enumerate(order)}
+    for name, targets in importgraph.graph(modules).items():
+        for target in targets:
+            assert position[target] < position[name], f"{name} imports {target}, listed after it in python/README.md"
