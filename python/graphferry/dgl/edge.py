@@ -208,18 +208,23 @@ class EdgeBatches(Closeable):
         settings, negative, k, exclude, reverse = settings
         if exclude == "reverse_types":
             raise ValueError("exclude='reverse_types' needs a heterograph (edge types); use 'reverse_id' here")
+        self._batching(batch_size, drop_last, shuffle, device, graph if isinstance(graph, dgl.DGLGraph) else None)
+        self._has_negative = negative is not None
+        eids = indices if isinstance(indices, torch.Tensor) else torch.as_tensor(indices)
+        self.indices = eids.to(torch.int64).contiguous()
+        self._epoch = 0
+
+    def _batching(self, batch_size: int, drop_last: bool, shuffle: bool, device: torch.device, dgl_graph: Any) -> None:
+        """What both kinds of edge batches take alike: the batching, and the
+        DGL graph whose idtype and data the batches carry (None: int64)."""
         self.batch_size = int(batch_size)
         if self.batch_size <= 0:
             raise ValueError(f"batch_size must be positive (got {batch_size})")
         self.drop_last = bool(drop_last)
         self.shuffle = bool(shuffle)
         self.device = device
-        self._dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
-        self._idtype = self._dgl_graph.idtype if self._dgl_graph is not None else torch.int64
-        self._has_negative = negative is not None
-        eids = indices if isinstance(indices, torch.Tensor) else torch.as_tensor(indices)
-        self.indices = eids.to(torch.int64).contiguous()
-        self._epoch = 0
+        self._dgl_graph = dgl_graph
+        self._idtype = dgl_graph.idtype if dgl_graph is not None else torch.int64
 
     def open(self, seed: Any, num_threads: int) -> None:
         """Opens the engine's edge sampler: ``seed`` roots shuffling,
@@ -340,14 +345,8 @@ class HeteroEdgeBatches(EdgeBatches):
             )
         hg = as_hetero_graph(graph, settings.prob)
         self.hetero_graph = hg
-        self.batch_size = int(batch_size)
-        if self.batch_size <= 0:
-            raise ValueError(f"batch_size must be positive (got {batch_size})")
-        self.drop_last = bool(drop_last)
-        self.shuffle = bool(shuffle)
-        self.device = device
-        self._dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else hg.dgl_graph
-        self._idtype = self._dgl_graph.idtype if self._dgl_graph is not None else torch.int64
+        dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else hg.dgl_graph
+        self._batching(batch_size, drop_last, shuffle, device, dgl_graph)
         self._negative_k = k if negative is not None else 0
         self._has_negative = negative is not None
         if not isinstance(indices, Mapping):

@@ -156,26 +156,19 @@ def sample_options(
     ``hetero``, PyG's ``num_neighbors`` per relation (:func:`hetero_fanouts`)
     and ``exclude_edges`` may be a dict of edge type -> relation-local ids."""
     if hetero is None:
-        return SampleOptions(
-            num_neighbors,
-            replace=replace,
-            frontier="new",
-            scheme=scheme,
-            biased=biased,
-            layer_without_replacement=layer_without_replacement,
-            exclude_edges=exclude_edges,
-            seed=seed,
-            num_threads=num_threads,
-            **_disjoint_options(disjoint, temporal, temporal_strategy),
-        )
-    relation_fanouts = hetero_fanouts(hetero, num_neighbors)
-    if isinstance(exclude_edges, dict):  # {edge type: relation-local edge ids}
-        parts = [hetero.edge_to_global(et, ids) for et, ids in exclude_edges.items()]
-        exclude_edges = torch.cat(parts) if parts else None
-    return SampleOptions(
+        fanouts, relation_fanouts = num_neighbors, None
+        timing = _disjoint_options(disjoint, temporal, temporal_strategy)
+    else:
+        relation_fanouts = hetero_fanouts(hetero, num_neighbors)
         # Ignored by the engine with relation_fanouts; kept as the per-hop
         # maximum for whoever reads the options.
-        tuple(-1 if -1 in hop else max(hop, default=0) for hop in relation_fanouts),
+        fanouts = tuple(-1 if -1 in hop else max(hop, default=0) for hop in relation_fanouts)
+        if isinstance(exclude_edges, dict):  # {edge type: relation-local edge ids}
+            parts = [hetero.edge_to_global(et, ids) for et, ids in exclude_edges.items()]
+            exclude_edges = torch.cat(parts) if parts else None
+        timing = dict(disjoint=disjoint, temporal=temporal, temporal_strategy=temporal_strategy)
+    return SampleOptions(
+        fanouts,
         relation_fanouts=relation_fanouts,
         replace=replace,
         frontier="new",
@@ -183,11 +176,9 @@ def sample_options(
         biased=biased,
         layer_without_replacement=layer_without_replacement,
         exclude_edges=exclude_edges,
-        disjoint=disjoint,
-        temporal=temporal,
-        temporal_strategy=temporal_strategy,
         seed=seed,
         num_threads=num_threads,
+        **timing,
     )
 
 
