@@ -107,10 +107,12 @@ class EngineLoader(Closeable):
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
         comm: Any = None,
+        comm_timeout: Any = None,
         seed_times: Any = None,
     ) -> None:
         self._graph = graph
         self._comm = comm  # a graphferry.distributed.Communicator: one rank's share per epoch
+        self._comm_timeout = comm_timeout  # its loaders' bound on an exchange (None: the comm's)
         self._seeds = seeds
         self._options = options
         self._loader_args = dict(
@@ -133,7 +135,12 @@ class EngineLoader(Closeable):
     def _new_loader(self) -> Loader:
         if getattr(self, "_comm", None) is not None:
             loader = DistributedLoader.from_options(
-                self._graph, self._seeds, self._options, comm=self._comm, **self._loader_args
+                self._graph,
+                self._seeds,
+                self._options,
+                comm=self._comm,
+                timeout=getattr(self, "_comm_timeout", None),
+                **self._loader_args,
             )
         else:
             loader = Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)

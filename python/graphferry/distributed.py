@@ -23,6 +23,16 @@ last round are PADDED with a copy of one of the epoch's first batches (as
 all-reduce never waits for a rank that ran out. Every rank must read every
 epoch to its end.
 
+A rank that dies or stops exchanging does not hang the others: every
+exchange is bounded by the loader's time-out (``DistributedLoader(timeout=)``,
+``graphferry.dgl.DataLoader(..., comm=comm, timeout=)``, by default the
+``TorchComm``'s, 60 s), after which every other rank's ``next()`` raises,
+naming the rank that did not answer and the time-out (a rank that died is
+named as soon as its connection breaks). ``close()`` from another thread and
+Ctrl-C interrupt a ``next()`` waiting on the other ranks, as for any
+:class:`~graphferry.Loader`; a closed loader's exchange in progress gives up,
+and the communicator can no longer be used (the ranks are out of step).
+
 .. code-block:: python
 
     dist.init_process_group("gloo")
@@ -38,10 +48,14 @@ epoch to its end.
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import datetime
 import os
 import threading
+import time
+import warnings
+import weakref
 from collections.abc import Sequence
 from typing import Any
 
@@ -54,7 +68,7 @@ from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
 from .partition import LAYOUTS
 from .sampling import Loader, random_seed
 
-__all__ = ["Communicator", "TorchComm", "DistributedLoader", "PartGraph", "global_seeds"]
+__all__ = ["Communicator", "TorchComm", "CommCancelled", "DistributedLoader", "PartGraph", "global_seeds"]
 
 # gf_part_info.layout -> its name
 _LAYOUTS = {number: name for name, number in LAYOUTS.items()}
@@ -67,6 +81,49 @@ def _view(ptr: int | None, n: int) -> torch.Tensor:
     return torch.frombuffer((ctypes.c_uint8 * n).from_address(ptr), dtype=torch.uint8)
 
 
+def _seconds(timeout: Any, what: str) -> float:
+    """A time-out given as a ``datetime.timedelta`` or seconds, > 0."""
+    value = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else timeout
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 or value == float("inf"):
+        raise ValueError(f"'{what}' must be a positive number of seconds or a datetime.timedelta (got {timeout!r})")
+    return float(value)
+
+
+class CommCancelled(RuntimeError):
+    """An exchange abandoned because its loader was closed."""
+
+
+# How often a waiting exchange looks at whether its loader was closed (s).
+_POLL_S = 0.02
+
+
+class _Session:
+    """One loader's use of a :class:`Communicator`: its time-out, whether the
+    loader was closed (its exchanges then give up), and the callbacks the
+    engine is running for it."""
+
+    def __init__(self, key: int, timeout: float):
+        self.key = key
+        self.timeout = timeout
+        self.cancelled = threading.Event()
+        self._cond = threading.Condition()
+        self._running = 0
+
+    def enter(self) -> None:
+        with self._cond:
+            self._running += 1
+
+    def leave(self) -> None:
+        with self._cond:
+            self._running -= 1
+            self._cond.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Waits until no callback of the session runs (at most timeout s)."""
+        with self._cond:
+            return self._cond.wait_for(lambda: self._running == 0, timeout)
+
+
 class Communicator:
     """A communicator for the engine: rank, size, and the two exchanges of
     every collective, in the same order on every rank. Subclass it to plug
@@ -76,30 +133,36 @@ class Communicator:
     The engine calls the exchanges from its own thread (one at a time per
     loader); an exception is reported to the engine, which then fails every
     later exchange of the loader and raises on the consumer's side with the
-    message. An exchange must not block forever: bound it with a time-out.
+    message. An exchange must not block forever: ``timeout`` (a
+    ``datetime.timedelta`` or seconds; a loader may give its own) bounds
+    it. The engine stops waiting for an exchange that has not returned
+    within it (the loader then fails naming the peer it waited for, with
+    two ranks), and when the loader is closed; an implementation that
+    bounds its own waits (as :class:`TorchComm` does, naming the ranks that
+    did not answer) sets ``bounds_waits`` and checks :meth:`cancelled`
+    while it waits, so that closing a loader does not leave it running.
     """
 
-    def __init__(self, rank: int, size: int):
+    #: Whether the exchanges bound their own waits by :meth:`exchange_timeout`
+    #: and give up when :meth:`cancelled` (the engine then adds no time-out).
+    bounds_waits = False
+
+    def __init__(self, rank: int, size: int, *, timeout: datetime.timedelta | float = 60.0):
         if not (isinstance(size, int) and size >= 1 and isinstance(rank, int) and 0 <= rank < size):
             raise ValueError(f"rank = {rank!r} and size = {size!r}: want 0 <= rank < size")
         self.rank = rank
         self.size = size
+        self.timeout = _seconds(timeout, "timeout")
         self._error = ctypes.create_string_buffer(b"")
         self._lock = threading.Lock()
-        # The callbacks must live as long as the table does.
+        self._sessions: dict[int, _Session] = {}
+        self._next_key = 1
+        self._local = threading.local()  # the session of the callback this thread runs
+        # The callbacks must live as long as the tables do.
         self._callbacks = (
             _lib.gf_exchange_sizes_fn(self._c_exchange_sizes),
             _lib.gf_all_to_all_fn(self._c_all_to_all),
             _lib.gf_errmsg_fn(self._c_errmsg),
-        )
-        self._c = _lib.gf_comm(
-            struct_size=ctypes.sizeof(_lib.gf_comm),
-            rank=rank,
-            size=size,
-            user=None,
-            exchange_sizes=self._callbacks[0],
-            all_to_all=self._callbacks[1],
-            errmsg=self._callbacks[2],
         )
 
     # Subclasses implement these two.
@@ -114,26 +177,97 @@ class Communicator:
         messages from every rank back to back (``recv_splits`` long)."""
         raise NotImplementedError
 
+    def exchange_timeout(self) -> float:
+        """The bound (s) on the exchange the calling thread runs: its
+        loader's time-out inside the engine's callbacks, :attr:`timeout`
+        otherwise."""
+        session = getattr(self._local, "session", None)
+        return self.timeout if session is None else session.timeout
+
+    def cancelled(self) -> bool:
+        """Whether the loader the calling thread exchanges for was closed:
+        an exchange still waiting should then give up (raise)."""
+        session = getattr(self._local, "session", None)
+        return session is not None and session.cancelled.is_set()
+
+    # Loaders' sessions.
+    def _table(self, session: _Session) -> Any:
+        """The gf_comm the engine calls, for one loader's session."""
+        timeout_ms = 0
+        if not self.bounds_waits:
+            timeout_ms = max(1, round(session.timeout * 1000))  # the engine bounds what we do not
+        return _lib.gf_comm(
+            struct_size=ctypes.sizeof(_lib.gf_comm),
+            rank=self.rank,
+            size=self.size,
+            user=session.key,
+            exchange_sizes=self._callbacks[0],
+            all_to_all=self._callbacks[1],
+            errmsg=self._callbacks[2],
+            timeout_ms=timeout_ms,
+        )
+
+    def _open_session(self, timeout: float | None) -> _Session:
+        with self._lock:
+            session = _Session(self._next_key, self.timeout if timeout is None else timeout)
+            self._next_key += 1
+            self._sessions[session.key] = session
+        return session
+
+    def _close_session(self, session: _Session) -> None:
+        """After its loader was closed: waits (briefly) for the session's
+        callbacks that the engine left running to return, so that none
+        runs Python code on an engine thread later (at interpreter exit)."""
+        session.cancelled.set()
+        # An exchange that gives up when cancelled returns within a poll; one
+        # that cannot (TorchComm's p2p waits) by its time-out.
+        if not session.wait_idle(session.timeout + 1.0 if self.bounds_waits else 1.0):
+            warnings.warn(
+                f"graphferry: an exchange of {type(self).__name__} still runs after its loader was closed "
+                "(it does not give up when cancelled()); it is left to return on its own",
+                stacklevel=3,
+            )
+        with self._lock:
+            self._sessions.pop(session.key, None)
+
     # The C side.
     def _fail(self, exc: BaseException) -> int:
         msg = f"rank {self.rank} of {self.size}: {type(exc).__name__}: {exc}"
         self._error = ctypes.create_string_buffer(msg.encode("utf-8", errors="replace"))
         return 1
 
-    def _c_exchange_sizes(self, _user: Any, send: Any, recv: Any) -> int:
+    def _run(self, user: Any, exchange: Any) -> int:
+        """Runs one of the engine's callbacks for the session ``user``."""
+        with self._lock:
+            session = self._sessions.get(user) if user else None
+        if session is not None:
+            session.enter()
+        self._local.session = session
         try:
+            if session is not None and session.cancelled.is_set():
+                raise CommCancelled("the loader was closed")
+            exchange()
+            return 0
+        except BaseException as exc:  # noqa: BLE001 - reported to the engine
+            return self._fail(exc)
+        finally:
+            self._local.session = None
+            if session is not None:
+                session.leave()
+
+    def _c_exchange_sizes(self, user: Any, send: Any, recv: Any) -> int:
+        def exchange() -> None:
             n = self.size
             out = self.exchange_sizes(torch.tensor(send[:n], dtype=torch.int64))
             if out.shape != (n,):
                 raise RuntimeError(f"exchange_sizes returned shape {tuple(out.shape)}, want ({n},)")
             for j, v in enumerate(out.tolist()):
                 recv[j] = v
-            return 0
-        except BaseException as exc:  # noqa: BLE001 - reported to the engine
-            return self._fail(exc)
 
-    def _c_all_to_all(self, _user: Any, send: Any, send_sizes: Any, recv: Any, recv_sizes: Any) -> int:
-        try:
+        return self._run(user, exchange)
+
+    def _c_all_to_all(self, user: Any, send: Any, send_sizes: Any, recv: Any, recv_sizes: Any) -> int:
+        def exchange() -> None:
             n = self.size
             ss, rs = send_sizes[:n], recv_sizes[:n]
             parts = [_view(send[j], ss[j]) for j in range(n)]
@@ -145,16 +279,34 @@ class Communicator:
                 if rs[j]:
                     ctypes.memmove(recv[j], base + off, rs[j])
                 off += rs[j]
-            return 0
-        except BaseException as exc:  # noqa: BLE001 - reported to the engine
-            return self._fail(exc)
+
+        return self._run(user, exchange)
 
     def _c_errmsg(self, _user: Any) -> int:
         return ctypes.addressof(self._error)
 
 
+# Process groups of TorchComms that abandoned a collective: its worker thread
+# stays in it until the group's time-out, so destroying the group (at
+# interpreter exit, when its last reference goes) would wait that long.
+_abandoned_groups: list[Any] = []
+
+
 class TorchComm(Communicator):
     """A :class:`Communicator` over a ``torch.distributed`` process group.
+
+    With ``method="all_to_all"`` every exchange is an asynchronous
+    ``all_to_all_single`` waited for in short slices: one that has not
+    completed within the time-out fails, naming the ranks that did not
+    answer (with two ranks, the other one; with more, those that do not
+    answer a probe the failing ranks send each other), one that breaks (a
+    rank that died) fails at once, naming it the same way, and one whose
+    loader is closed gives up within a few milliseconds. With ``"p2p"``
+    each exchange is ``isend``/``irecv`` pairs waited for up to the
+    time-out (Gloo's point-to-point waits cannot be given up early: closing
+    a loader waits for its exchange in progress, at most that long). After
+    an exchange failed or gave up the ranks are out of step: the TorchComm
+    refuses every later exchange (make a new one on every rank).
 
     Args:
         group: the ranks to sample with (default: every rank). The sampler
@@ -165,12 +317,16 @@ class TorchComm(Communicator):
             collective with the other's.
         backend: the new group's backend (default ``"gloo"``: the engine's
             messages are in host memory).
-        timeout: bound on each collective (default 60 s): a rank that died
-            or stopped makes the others fail within it.
+        timeout: bound on each exchange, a ``datetime.timedelta`` or seconds
+            (default 60 s; a :class:`DistributedLoader` may give its own): a
+            rank that died or stopped makes the others fail within it,
+            naming it. Also the new group's time-out.
         method: ``"all_to_all"`` (``all_to_all_single``), ``"p2p"``
             (``isend``/``irecv`` pairs, for backends without all-to-all) or
             ``"auto"``: all_to_all where the backend has it.
     """
+
+    bounds_waits = True
 
     def __init__(
         self,
@@ -184,13 +340,13 @@ class TorchComm(Communicator):
             raise RuntimeError("graphferry.distributed.TorchComm: call torch.distributed.init_process_group first")
         if method not in ("auto", "all_to_all", "p2p"):
             raise ValueError(f"method must be 'auto', 'all_to_all' or 'p2p' (got {method!r})")
-        if not isinstance(timeout, datetime.timedelta):
-            timeout = datetime.timedelta(seconds=float(timeout))
+        seconds = _seconds(timeout, "timeout")
         ranks = None if group is None else dist.get_process_group_ranks(group)
         self._dist = dist
-        self._group = dist.new_group(ranks=ranks, backend=backend, timeout=timeout)
+        self._group = dist.new_group(ranks=ranks, backend=backend, timeout=datetime.timedelta(seconds=seconds))
         self._global = dist.get_process_group_ranks(self._group)  # group rank -> global rank
-        super().__init__(dist.get_rank(self._group), dist.get_world_size(self._group))
+        self._broken: str | None = None
+        super().__init__(dist.get_rank(self._group), dist.get_world_size(self._group), timeout=seconds)
         if method == "auto":
             method = "all_to_all" if _has_all_to_all(self._group, self.size) else "p2p"
         self.method = method
@@ -203,20 +359,113 @@ class TorchComm(Communicator):
     def exchange_sizes(self, send: torch.Tensor) -> torch.Tensor:
         if self.method == "all_to_all":
             out = torch.empty_like(send)
-            self._dist.all_to_all_single(out, send, group=self._group)
+            self._collective(
+                lambda: self._dist.all_to_all_single(out, send, group=self._group, async_op=True), "size exchange"
+            )
             return out
-        parts = self._p2p([send[j : j + 1] for j in range(self.size)], [1] * self.size, torch.int64)
+        parts = self._p2p([send[j : j + 1] for j in range(self.size)], [1] * self.size, torch.int64, "size exchange")
         return torch.cat(parts)
 
     def all_to_all(self, send: torch.Tensor, send_splits: list[int], recv_splits: list[int]) -> torch.Tensor:
         if self.method == "all_to_all":
             out = torch.empty(sum(recv_splits), dtype=torch.uint8)
-            self._dist.all_to_all_single(out, send, recv_splits, send_splits, group=self._group)
+            self._collective(
+                lambda: self._dist.all_to_all_single(
+                    out, send, recv_splits, send_splits, group=self._group, async_op=True
+                ),
+                "data exchange",
+            )
             return out
         chunks = list(torch.split(send, send_splits))
-        return torch.cat(self._p2p(chunks, recv_splits, torch.uint8))
+        return torch.cat(self._p2p(chunks, recv_splits, torch.uint8, "data exchange"))
 
-    def _p2p(self, send: list[torch.Tensor], recv_sizes: list[int], dtype: torch.dtype) -> list[torch.Tensor]:
+    def _check_usable(self) -> None:
+        if self._broken is not None:
+            raise RuntimeError(
+                f"this TorchComm can no longer exchange: {self._broken}; the ranks are out of step "
+                "(make a new TorchComm on every rank)"
+            )
+
+    def _collective(self, start: Any, what: str) -> None:
+        """Starts an asynchronous collective and waits for it in slices, up
+        to the exchange's time-out, giving up if its loader is closed."""
+        self._check_usable()
+        timeout = self.exchange_timeout()
+        deadline = time.monotonic() + timeout
+        work = start()
+        try:
+            while True:
+                left = deadline - time.monotonic()
+                try:
+                    work.wait(timeout=datetime.timedelta(seconds=max(min(_POLL_S, left), 0.001)))
+                    return
+                except RuntimeError as exc:
+                    if "timed out" not in str(exc).lower():  # the collective broke: a rank died
+                        self._fail_exchange(what, timeout, str(exc), abandoned=False)
+                if self.cancelled():
+                    raise CommCancelled(f"{what}: given up, the loader was closed")
+                if left <= 0:
+                    self._fail_exchange(what, timeout, None, abandoned=True)
+        except (CommCancelled, KeyboardInterrupt) as exc:
+            self._abandon(f"rank {self.rank} gave up its {what} ({type(exc).__name__})")
+            raise
+
+    def _abandon(self, why: str) -> None:
+        if self._broken is None:
+            self._broken = why
+            _abandoned_groups.append(self._group)
+
+    def _fail_exchange(self, what: str, timeout: float, error: str | None, abandoned: bool) -> None:
+        """Raises the failure of a collective, naming the ranks behind it."""
+        if abandoned:
+            self._abandon(f"rank {self.rank}'s {what} timed out")
+        silent = self._silent_ranks()
+        self._raise(
+            what, timeout, silent if error is None else [], {} if error is None else dict.fromkeys(silent, error)
+        )
+
+    def _raise(self, what: str, timeout: float, timed_out: list[int], broke: dict[int, str]) -> None:
+        parts = []
+        if timed_out:
+            who = f"rank {timed_out[0]}" if len(timed_out) == 1 else f"ranks {timed_out}"
+            parts.append(f"{who} did not answer within {timeout:g} s")
+        parts += [f"rank {j} failed ({e})" for j, e in sorted(broke.items())]
+        message = f"{what}: " + "; ".join(parts)
+        if self._broken is None:
+            self._broken = f"rank {self.rank}'s {message}"
+        raise (TimeoutError if timed_out else ConnectionError)(message)
+
+    def _silent_ranks(self) -> list[int]:
+        """The ranks a failed collective waited for in vain: the other one
+        of two; of more, those whose probe does not come within a short
+        grace (every rank the failure reaches sends each peer one)."""
+        peers = [r for r in range(self.size) if r != self.rank]
+        if len(peers) == 1:
+            return peers
+        token = torch.zeros(1, dtype=torch.int64)
+        got = {j: torch.empty(1, dtype=torch.int64) for j in peers}
+        recvs = {}
+        for j in peers:
+            try:
+                self._dist.isend(token, self._global[j], group=self._group, tag=_PROBE_TAG)
+                recvs[j] = self._dist.irecv(got[j], self._global[j], group=self._group, tag=_PROBE_TAG)
+            except RuntimeError:
+                pass
+        deadline = time.monotonic() + min(_PROBE_GRACE_S, self.exchange_timeout())
+        silent = []
+        for j in peers:
+            try:
+                recvs[j].wait(timeout=datetime.timedelta(seconds=max(deadline - time.monotonic(), 0.001)))
+            except (KeyError, RuntimeError):
+                silent.append(j)
+        return silent or peers
+
+    def _p2p(
+        self, send: list[torch.Tensor], recv_sizes: list[int], dtype: torch.dtype, what: str
+    ) -> list[torch.Tensor]:
+        self._check_usable()
+        timeout = self.exchange_timeout()
+        deadline = time.monotonic() + timeout
         recv = [torch.empty(n, dtype=dtype) for n in recv_sizes]
         works = []
         for j in range(self.size):
@@ -225,12 +474,25 @@ class TorchComm(Communicator):
                 continue
             peer = self._global[j]
             if send[j].numel():
-                works.append(self._dist.isend(send[j].contiguous(), peer, group=self._group))
+                works.append((j, self._dist.isend(send[j].contiguous(), peer, group=self._group)))
             if recv_sizes[j]:
-                works.append(self._dist.irecv(recv[j], peer, group=self._group))
-        for w in works:
-            w.wait()
+                works.append((j, self._dist.irecv(recv[j], peer, group=self._group)))
+        failed: dict[int, str] = {}
+        for j, work in works:
+            try:  # one wait each, to the deadline: Gloo closes a pair whose wait timed out
+                work.wait(timeout=datetime.timedelta(seconds=max(deadline - time.monotonic(), 0.001)))
+            except RuntimeError as exc:
+                failed.setdefault(j, str(exc))
+        if failed:
+            timed_out = sorted(j for j, e in failed.items() if "timed out" in e.lower() or "timeout" in e.lower())
+            self._raise(what, timeout, timed_out, {j: e for j, e in failed.items() if j not in timed_out})
         return recv
+
+
+# The probe of a failed collective (TorchComm._silent_ranks): its tag, and
+# how long a rank waits for the other ranks' probes.
+_PROBE_TAG = 0x6766  # "gf"
+_PROBE_GRACE_S = 1.0
 
 
 def _has_all_to_all(group: Any, size: int) -> bool:
@@ -389,23 +651,37 @@ class DistributedLoader(Loader):
         *,
         comm: Communicator,
         seed: int | None = None,
+        timeout: datetime.timedelta | float | None = None,
         **kwargs: Any,
     ):
-        self._check_comm(graph, comm)
-        self._comm = comm  # the engine calls its callbacks until the loader is closed
+        self._set_comm(graph, comm, timeout)
         if seed is None:
             seed = _shared_seed(comm)
         super().__init__(graph, seeds, fanouts, seed=seed, **kwargs)
 
     @classmethod
-    def from_options(cls, graph: Graph, seeds: Any, options: Any, *, comm: Communicator, **kwargs: Any) -> Loader:
+    def from_options(
+        cls,
+        graph: Graph,
+        seeds: Any,
+        options: Any,
+        *,
+        comm: Communicator,
+        timeout: datetime.timedelta | float | None = None,
+        **kwargs: Any,
+    ) -> Loader:
         """A distributed loader sampling with ``options`` (a
         :class:`~graphferry.SampleOptions`, the same on every rank)."""
         self = cls.__new__(cls)
-        self._check_comm(graph, comm)
-        self._comm = comm
+        self._set_comm(graph, comm, timeout)
         self._open(graph, seeds, options, **kwargs)
         return self
+
+    def _set_comm(self, graph: Graph, comm: Any, timeout: Any) -> None:
+        self._check_comm(graph, comm)
+        self._comm = comm  # the engine calls its callbacks until the loader is closed
+        self.timeout = comm.timeout if timeout is None else _seconds(timeout, "timeout")
+        self._session: _Session | None = None
 
     @staticmethod
     def _check_comm(graph: Graph, comm: Any) -> None:
@@ -424,14 +700,42 @@ class DistributedLoader(Loader):
         return self._comm
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
-        if isinstance(graph, PartGraph):
-            _lib.gf_loader_open_part(
-                graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(self._comm._c), ctypes.byref(out)
-            )
-            return
-        _lib.gf_loader_open_comm(
-            graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(self._comm._c), ctypes.byref(out)
-        )
+        session = self._comm._open_session(self.timeout)
+        table = self._comm._table(session)
+        open_loader = _lib.gf_loader_open_part if isinstance(graph, PartGraph) else _lib.gf_loader_open_comm
+        try:
+            open_loader(graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(table), ctypes.byref(out))
+        except BaseException:
+            self._comm._close_session(session)
+            raise
+        self._session = session
+        _open_loaders.add(self)
+
+    def _free(self) -> None:
+        # The engine stops waiting for an exchange in progress when the
+        # loader closes; the session's cancel makes that exchange give up
+        # too, and closing waits for it, so that no callback of this loader
+        # runs Python code after close() (nor at interpreter exit).
+        session, self._session = getattr(self, "_session", None), None
+        if session is not None:
+            session.cancelled.set()
+        super()._free()
+        if session is not None:
+            self._comm._close_session(session)
+
+
+# The distributed loaders still open: closed at interpreter exit, before
+# Python finalizes, so that no engine thread calls into Python then.
+_open_loaders: weakref.WeakSet[DistributedLoader] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_open_loaders() -> None:
+    for loader in list(_open_loaders):
+        loader.close()
+    # Never destroyed: the exit would wait for their abandoned collectives.
+    for group in _abandoned_groups:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(group))
 
 
 def _shared_seed(comm: Communicator) -> int:

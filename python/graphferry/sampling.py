@@ -37,7 +37,7 @@ from ._native.dlpack import BorrowedTensor, borrow, tensor_from_managed
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats, cache_options, read_stats, set_cache
-from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GF_EINVAL, GraphferryError
+from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GF_EINVAL, GF_NOT_READY, GraphferryError
 from .graph import Graph, _as_int, _encode_name
 
 __all__ = [
@@ -539,6 +539,11 @@ def induced_subgraph(graph: Graph, nodes: Any) -> tuple[torch.Tensor, torch.Tens
     return out[0], out[1], out[2]
 
 
+# How long each gf_loader_next_wait of a loader's iteration waits (ms): the
+# latency of Ctrl-C while the loop waits for a batch.
+NEXT_WAIT_MS = 20
+
+
 class Loader(Closeable):
     r"""The engine's pipelined mini-batch loader over a set of seed nodes.
 
@@ -548,6 +553,12 @@ class Loader(Closeable):
     undelivered batches freed, and any iterator of it ends); each item is a
     :class:`SampledSubgraph` whose ``node_data`` holds the ``feature_names``
     (one row per node) and ``labels`` the ``label_names`` (one row per seed).
+
+    Waiting for a batch can be interrupted: Ctrl-C (SIGINT) raises
+    KeyboardInterrupt within about :data:`NEXT_WAIT_MS` milliseconds and
+    leaves the epoch as it was (iterating again resumes it; :meth:`close`
+    ends it), and :meth:`close` from another thread makes the waiting
+    ``next()`` raise a :class:`GraphferryError` saying so at once.
 
     Args:
         graph (Graph): the graph (closing it closes this loader first).
@@ -768,18 +779,13 @@ class Loader(Closeable):
         if self._active is not it.token:
             it.done = True
             raise StopIteration  # a newer epoch of this loader started
-        out = ctypes.c_void_p()
-        try:
-            status = _lib.gf_loader_next(self._handle, ctypes.byref(out))
-        except BaseException:
-            self._active = None  # the error ended the epoch
-            it.done = True
-            raise
-        if status == GF_DONE:
+        out = it.taken  # a batch taken but not returned (an interrupt came between) is returned now
+        if not out.value and self._wait_next(it, out) == GF_DONE:
             self._active = None
             it.done = True
             raise StopIteration
-        with _Batch(out.value) as batch:
+        batch_handle, out.value = out.value, None
+        with _Batch(batch_handle) as batch:
             return batch.read(
                 self._features,
                 self._labels,
@@ -788,6 +794,31 @@ class Loader(Closeable):
                 disjoint=self.options.disjoint,
                 typed=self._typed,
             )
+
+    def _wait_next(self, it: _EpochIterator, out: ctypes.c_void_p) -> int:
+        """Waits for the epoch's next batch (into ``out``) in waits of
+        :data:`NEXT_WAIT_MS`: a ctypes call blocked in C cannot run Python's
+        signal handlers, so between the waits Python runs them, and Ctrl-C
+        raises KeyboardInterrupt here within about one wait. The epoch goes
+        on (the loader is as it was: iterating again resumes it, close()
+        stops it). A close() from another thread ends the wait with an
+        error saying so. Returns GF_OK or GF_DONE."""
+        while True:
+            handle = self._handle
+            try:
+                if handle is None:
+                    self._check_open()  # raises
+                status = _lib.gf_loader_next_wait(handle, NEXT_WAIT_MS, ctypes.byref(out))
+            except GraphferryError as err:
+                self._active = None  # the error ended the epoch
+                it.done = True
+                if self._handle is None and not self.graph.closed:
+                    raise _closed_error(
+                        "graphferry.Loader: the loader was closed (by another thread) while waiting for a batch"
+                    ) from err
+                raise
+            if status != GF_NOT_READY:
+                return status
 
     def stats(self) -> LoaderStats:
         """The pipeline's statistics: per stage (sampler workers, loader,
@@ -867,12 +898,18 @@ class _EpochIterator(Iterator[SampledSubgraph]):
         self._loader = loader
         self.token = object()
         self.done = False
+        self.taken = ctypes.c_void_p()  # a gf_batch taken from the engine, not yet returned
 
     def __iter__(self) -> _EpochIterator:
         return self
 
     def __next__(self) -> SampledSubgraph:
         return self._loader._next_batch(self)
+
+    def __del__(self) -> None:
+        handle, self.taken.value = self.taken.value, None
+        if handle and _lib is not None and not _lib.in_forked_child():
+            _lib.gf_batch_close(handle)  # batches stay valid after their loader closed
 
 
 def _closed_error(message: str) -> GraphferryError:

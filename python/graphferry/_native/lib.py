@@ -37,6 +37,7 @@ from .. import _version
 from ..errors import (
     GF_DONE,
     GF_EFORK,
+    GF_NOT_READY,
     GF_OK,
     GraphferryError,
     error_for_status,
@@ -551,7 +552,8 @@ gf_recv_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, cty
 
 
 # typedef struct gf_comm { uint32_t struct_size; int32_t rank; int32_t size;
-#   void *user; exchange_sizes; all_to_all; errmsg; send; recv; } gf_comm;
+#   void *user; exchange_sizes; all_to_all; errmsg; send; recv;
+#   int64_t timeout_ms; } gf_comm;
 class gf_comm(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -563,6 +565,7 @@ class gf_comm(ctypes.Structure):
         ("errmsg", gf_errmsg_fn),
         ("send", gf_send_fn),
         ("recv", gf_recv_fn),
+        ("timeout_ms", ctypes.c_int64),
     ]
 
 
@@ -667,6 +670,13 @@ def _check_ok(result: int, func: Any, args: tuple) -> int:
 def _check_ok_or_done(result: int, func: Any, args: tuple) -> int:
     """errcheck: GF_OK and GF_DONE pass, any other status raises."""
     if result != GF_OK and result != GF_DONE:
+        raise _last_error(getattr(func, "gf_name", "graphferry"), result)
+    return result
+
+
+def _check_ok_done_or_not_ready(result: int, func: Any, args: tuple) -> int:
+    """errcheck: GF_OK, GF_DONE and GF_NOT_READY pass, any other status raises."""
+    if result != GF_OK and result != GF_DONE and result != GF_NOT_READY:
         raise _last_error(getattr(func, "gf_name", "graphferry"), result)
     return result
 
@@ -1074,6 +1084,16 @@ def gf_loader_start(loader: gf_loader_p | None, epoch: int, /) -> int: ...
     errcheck=_check_ok_or_done,
 )
 def gf_loader_next(loader: gf_loader_p | None, out_batch: CtypesRef, /) -> int: ...
+
+
+# int gf_loader_next_wait(gf_loader *loader, int64_t timeout_ms, gf_batch **out_batch);
+@cfunc(
+    "gf_loader_next_wait",
+    [gf_loader_p_ctypes, ctypes.c_int64, c_void_pp],
+    ctypes.c_int,
+    errcheck=_check_ok_done_or_not_ready,
+)
+def gf_loader_next_wait(loader: gf_loader_p | None, timeout_ms: int, out_batch: CtypesRef, /) -> int: ...
 
 
 # void gf_loader_close(gf_loader *loader);

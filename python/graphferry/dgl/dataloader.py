@@ -7,15 +7,15 @@ kind of input it was given: node batches of a homogeneous graph
 
 from __future__ import annotations
 
+import datetime
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
+from .._link import EdgeSample
 from .._loader import EngineLoader, loader_seed, refuse_workers
-from .._stats import LoaderStats
 from ..errors import GraphferryError, error_for_status
 from ..sampling import SampledSubgraph
 from .blocks import to_device
@@ -38,7 +38,7 @@ _IGNORED = {
     "gpu_cache",  # DGL's HugeCTR GPU feature cache
     "persistent_workers",  # torch worker processes (graphferry has none)
     "prefetch_factor",  # batches per torch worker: see queue_capacity
-    "timeout",  # for torch workers
+    "timeout",  # for torch workers; with comm=, the bound on an exchange with the other ranks
     "worker_init_fn",  # torch never calls it without workers
     "multiprocessing_context",  # for torch workers
     "pin_memory",  # torch's pinning of the sampler's outputs (CPU-only here)
@@ -67,6 +67,14 @@ def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
     if use_uva:
         raise ValueError("use_uva=True is not supported: this version of graphferry is CPU-only")
     return generator
+
+
+def comm_timeout(comm: Any, timeout: Any) -> Any:
+    """torch's ``timeout`` with ``comm``: the loaders' bound on an exchange
+    (None, the communicator's own, for torch's default 0)."""
+    if comm is None or (not isinstance(timeout, datetime.timedelta) and timeout == 0):
+        return None
+    return timeout  # checked by DistributedLoader
 
 
 def ddp_seeds(indices: torch.Tensor, drop_last: bool) -> torch.Tensor:
@@ -175,6 +183,12 @@ class DataLoader(EngineLoader):
             ``comm.size``-th batch of the single-process epoch, padded (see
             :mod:`graphferry.distributed`). Iterate one epoch at a time, to
             its end, on every rank. (default: :obj:`None`)
+        timeout (float or datetime.timedelta): torch's "timeout for
+            collecting a batch"; with ``comm``, the bound on each exchange
+            with the other ranks: a rank that does not answer within it
+            makes the loader raise, naming it. ``0`` (torch's default): the
+            communicator's own (``TorchComm(timeout=...)``, 60 s by
+            default). Without ``comm``, ignored. (default: :obj:`0`)
         batch_size (int): seeds per batch. (default: :obj:`1`)
         drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
         shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
@@ -193,7 +207,7 @@ class DataLoader(EngineLoader):
         **kwargs: torch ``DataLoader`` arguments, as DGL passes them on:
             ``num_workers`` must be 0 (graphferry samples on its own
             threads); ``generator`` seeds the shuffles when ``seed`` is not
-            given; ``persistent_workers``, ``prefetch_factor``, ``timeout``,
+            given; ``persistent_workers``, ``prefetch_factor``,
             ``worker_init_fn``, ``multiprocessing_context``, ``pin_memory``
             and ``pin_memory_device`` only tune torch's workers and are
             ignored; ``sampler``, ``batch_sampler`` and ``collate_fn`` are
@@ -226,6 +240,7 @@ class DataLoader(EngineLoader):
         self._loaders = []
         self._blocks: NodeBlocks | HeteroBlocks | None = None
         self._edges: EdgeBatches | None = None
+        timeout = kwargs.get("timeout", 0)
         generator = check_loader_kwargs(kwargs, use_uva)
         self.graph = graph
         self.indices = indices
@@ -248,18 +263,24 @@ class DataLoader(EngineLoader):
         shared = ddp_seed if self.use_ddp or comm is not None else None  # the same on every rank
         if edges:
             batches = HeteroEdgeBatches if per_type else EdgeBatches
-            self._edges = batches(
-                graph,
-                indices,
-                edge_settings(graph_sampler),
-                batch_size=batch_size,
-                drop_last=drop_last,
-                shuffle=shuffle,
-                device=self.device,
-            )
-            self.hetero_graph = getattr(self._edges, "hetero_graph", None)
+            edge_batches = self._edges = batches(graph, indices, edge_settings(graph_sampler))
+            self.hetero_graph = getattr(edge_batches, "hetero_graph", None)
             self.seed = loader_seed(seed, shared=shared, generator=generator)
-            self._edges.open(self.seed, num_threads)
+            options = edge_batches.options(self.seed, num_threads)
+            edge_batches.open(options)
+            loader_args = dict(
+                batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, queue_capacity=queue_capacity
+            )
+            # Opened on first use: a bad seed edge is reported when the
+            # loader is iterated, as DGL reports it.
+            self._open_engine(
+                edge_batches.graph,
+                edge_batches.seeds,
+                options,
+                **loader_args,
+                opener=lambda: edge_batches.engine_loader(**loader_args),
+                eager=False,
+            )
             return
         self.settings = sampler_settings(graph_sampler)
         blocks = self._blocks = (HeteroBlocks if per_type else NodeBlocks)(graph, indices, self.settings)
@@ -281,59 +302,30 @@ class DataLoader(EngineLoader):
                 feature_names=blocks.feature_names,
                 label_names=blocks.label_names,
                 comm=comm,
+                comm_timeout=comm_timeout(comm, timeout),
             )
         except GraphferryError as err:
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
 
     def _before_epoch(self) -> None:
-        self._blocks.before_epoch()
+        if self._blocks is not None:
+            self._blocks.before_epoch()
 
-    def _convert(self, sub: SampledSubgraph) -> tuple:
-        batch = self._blocks.convert(sub)
+    def _convert(self, sub: SampledSubgraph | EdgeSample) -> tuple:
+        batch = self._edges.convert(sub) if self._edges is not None else self._blocks.convert(sub)
         return batch if self.device.type == "cpu" else to_device(batch, self.device)
-
-    def __iter__(self) -> Any:
-        if self._edges is not None:
-            return self._keep_alive(iter(self._edges))
-        return super().__iter__()
-
-    def _keep_alive(self, batches: Iterator[tuple]) -> Iterator[tuple]:
-        # A generator of this loader's: iterating it keeps the loader alive
-        # (collecting the loader would close its edge sampler mid-epoch).
-        yield from batches
-
-    def __len__(self) -> int:
-        if self._edges is not None:
-            return len(self._edges)
-        return super().__len__()
 
     def sample(self, eids: Any, key: int = 0) -> tuple:
         """With an edge prediction sampler: the batch of the seed edges
         ``eids`` (edge ids; ``{etype: ids}`` or global edge ids on a
         heterograph) under batch key ``key`` (what one step of an epoch
-        yields)."""
+        yields, batch ``i`` of epoch ``e`` having key ``(e << 32) | i``),
+        drawn in the caller's thread."""
         if self._edges is None:
             raise TypeError("DataLoader.sample draws the batch of given seed edges: give an edge prediction sampler")
-        return self._edges.sample(eids, key=key)
-
-    def _engine_only(self, what: str) -> None:
-        if self._edges is not None:
-            raise NotImplementedError(
-                f"{what}: the edge loader draws its batches in Python, not on the engine's pipeline (not yet)"
-            )
-
-    def stats(self) -> LoaderStats:
-        """The engine's statistics of the latest epoch and in total
-        (:meth:`graphferry.Loader.stats`); node batches only (the edge
-        batches are not drawn on the engine's pipeline yet)."""
-        self._engine_only("stats()")
-        return super().stats()
-
-    def set_cache(self, size: int | float | str, **kwargs: Any) -> int:
-        """A hot tier for the feature rows (:meth:`graphferry.Loader.set_cache`:
-        same arguments); node batches only. Returns the number of hot rows."""
-        self._engine_only("set_cache()")
-        return super().set_cache(size, **kwargs)
+        self._check_open()
+        batch = self._edges.sample(eids, key=key)
+        return batch if self.device.type == "cpu" else to_device(batch, self.device)
 
     def close(self) -> None:
         """Stops the engine's threads of this loader. Idempotent."""
