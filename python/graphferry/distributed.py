@@ -442,23 +442,25 @@ class TorchComm(Communicator):
         peers = [r for r in range(self.size) if r != self.rank]
         if len(peers) == 1:
             return peers
-        token = torch.zeros(1, dtype=torch.int64)
-        got = {j: torch.empty(1, dtype=torch.int64) for j in peers}
-        recvs = {}
+        token = torch.full((1,), self.rank, dtype=torch.int64)
+        sends = []  # kept until the end: dropping a send's work drops the send
         for j in peers:
             try:
-                self._dist.isend(token, self._global[j], group=self._group, tag=_PROBE_TAG)
-                recvs[j] = self._dist.irecv(got[j], self._global[j], group=self._group, tag=_PROBE_TAG)
+                sends.append(self._dist.isend(token, self._global[j], group=self._group, tag=_PROBE_TAG))
             except RuntimeError:
                 pass
+        heard = set()
         deadline = time.monotonic() + min(_PROBE_GRACE_S, self.exchange_timeout())
-        silent = []
-        for j in peers:
+        for _ in peers:  # from any rank, as they come: Gloo fails every pending wait once one timed out
+            buf = torch.empty(1, dtype=torch.int64)
             try:
-                recvs[j].wait(timeout=datetime.timedelta(seconds=max(deadline - time.monotonic(), 0.001)))
-            except (KeyError, RuntimeError):
-                silent.append(j)
-        return silent or peers
+                work = self._dist.irecv(buf, None, group=self._group, tag=_PROBE_TAG)
+                work.wait(timeout=datetime.timedelta(seconds=max(deadline - time.monotonic(), 0.001)))
+            except RuntimeError:
+                break
+            heard.add(work._source_rank())
+        del sends
+        return [j for j in peers if j not in heard] or peers
 
     def _p2p(
         self, send: list[torch.Tensor], recv_sizes: list[int], dtype: torch.dtype, what: str
