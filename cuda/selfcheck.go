@@ -21,6 +21,8 @@ type CheckConfig struct {
 	Batches   int    // batches per scheme
 	BatchSize int    // seeds per batch
 	Seed      uint64 // graph, seeds and sampling seed
+	// Placement of the topology (PlaceAuto: device memory when it fits).
+	Placement Placement
 }
 
 // CheckReport is what SelfCheck compared.
@@ -149,11 +151,11 @@ func SelfCheck(dev Device, cfg CheckConfig) (CheckReport, error) {
 			if err != nil {
 				return rep, fmt.Errorf("%s: CPU engine: %w", name, err)
 			}
-			gs, err := NewSampler(dev, layout, req)
+			gs, err := NewSampler(dev, layout, req, SamplerOptions{Placement: cfg.Placement})
 			if err != nil {
 				return rep, fmt.Errorf("%s: device sampler: %w", name, err)
 			}
-			got, err := gs.SampleBatches(cfg.Seed, in, keys)
+			got, err := gs.SampleBatches(context.Background(), in, keys)
 			cerr := gs.Close()
 			if err != nil {
 				return rep, fmt.Errorf("%s: device: %w", name, err)
