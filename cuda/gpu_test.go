@@ -81,11 +81,11 @@ func exercise(t *testing.T, ordinal int, want cu.CUContext) {
 	require.Equal(t, want, current(t), "CopyIn")
 	require.NoError(t, g.Memset(p, 1, 64))
 	require.Equal(t, want, current(t), "Memset")
-	// The one-thread scan of 3 partial sums (chunks of 1 value, n = 3 and
-	// the initial value 5 read on the device): 1,1,1 -> 5,6,7,8.
+	// The one-thread scan of 3 partial sums (level 1 of chunks of 1 value,
+	// n = 3 and the initial value 5 read on the device): 1,1,1 -> 5,6,7,8.
 	vals := []int64{1, 1, 1, 0, 3, 5}
 	require.NoError(t, g.CopyIn(p, int64Bytes(vals)))
-	require.NoError(t, g.Launch("gf_scan_partials", 1, 1, uint64(p), 0, uint64(p+32), 1, uint64(p+40), 0))
+	require.NoError(t, g.Launch("gf_scan_partials", 1, 1, uint64(p), 0, uint64(p+32), 1, 1, uint64(p+40), 0))
 	require.Equal(t, want, current(t), "Launch")
 	require.NoError(t, g.Sync())
 	require.Equal(t, want, current(t), "Sync")

@@ -19,7 +19,7 @@ import (
 const (
 	blockSize    = 256
 	maxGrid      = 1 << 16
-	minScanChunk = 64  // values per thread in the scan kernels, at least
+	scanChunk    = 128 // values per thread in the scan kernels (scan.cu)
 	hotCounters  = 64  // GF_HOT_COUNTERS (gather.cu)
 	hotGrid      = 128 // blocks of gf_count_hot
 )
@@ -375,25 +375,46 @@ func launchGrid(st Stream, kernel string, g int, args ...uint64) error {
 // scan writes into out[0:n+1] the exclusive prefix sums of in[0:n) plus
 // *init (init 0: zero), n = *hi - *lo (lo 0: zero) at most nMax, and the
 // total to *total (when not 0); out may be in. It takes its scratch from m.
+// The levels (scan.cu) are planned from nMax: chunks of scanChunk values,
+// sums of sums up to a level of at most scanChunk, which one thread scans.
 func scan(st Stream, m *batchMem, in, lo, hi Ptr, nMax int64, init, total, out Ptr) error {
-	// About sqrt(n) chunks of sqrt(n) values: the chunk sums are scanned by
-	// one thread, so neither pass is long.
-	chunk := max(int64(minScanChunk), int64(math.Ceil(math.Sqrt(float64(nMax)))))
-	chunks := (nMax + chunk - 1) / chunk
-	partial, err := m.get((chunks + 1) * 8)
-	if err != nil {
-		return err
+	// Level l's bound and its array (level 0: in, then out).
+	sizes := []int64{nMax}
+	levels := []Ptr{in}
+	for {
+		next := (sizes[len(sizes)-1] + scanChunk - 1) / scanChunk
+		p, err := m.get((next + 1) * 8)
+		if err != nil {
+			return err
+		}
+		defer m.put(p)
+		sizes, levels = append(sizes, next), append(levels, p)
+		if next <= scanChunk {
+			break
+		}
 	}
-	defer m.put(partial)
-	if chunks > 0 {
-		if err := launch(st, "gf_scan_chunks", chunks, uint64(in), uint64(lo), uint64(hi), uint64(chunk), uint64(partial)); err != nil {
+	top := int64(len(levels) - 1)
+	for l := range top {
+		if sizes[l] == 0 {
+			break
+		}
+		if err := launch(st, "gf_scan_chunks", sizes[l+1], uint64(levels[l]), uint64(lo), uint64(hi), uint64(l), scanChunk, uint64(levels[l+1])); err != nil {
 			return err
 		}
 	}
-	if err := st.Launch("gf_scan_partials", 1, 1, uint64(partial), uint64(lo), uint64(hi), uint64(chunk), uint64(init), uint64(total)); err != nil {
+	if err := st.Launch("gf_scan_partials", 1, 1, uint64(levels[top]), uint64(lo), uint64(hi), uint64(top), scanChunk, uint64(init), uint64(total)); err != nil {
 		return fmt.Errorf("cuda: launching gf_scan_partials: %w", err)
 	}
-	return launch(st, "gf_scan_apply", chunks, uint64(in), uint64(lo), uint64(hi), uint64(chunk), uint64(partial), uint64(out))
+	for l := top - 1; l >= 0; l-- {
+		dst := levels[l]
+		if l == 0 {
+			dst = out
+		}
+		if err := launch(st, "gf_scan_apply", sizes[l+1], uint64(levels[l]), uint64(lo), uint64(hi), uint64(l), scanChunk, uint64(levels[l+1]), uint64(dst)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // checkSeeds range-checks seeds and refuses duplicates, as the CPU engine.

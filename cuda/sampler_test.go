@@ -367,16 +367,18 @@ func TestDegreeBounds(t *testing.T) {
 	require.Equal(t, min(all[0], 7)+min(all[1], 7), d.sum(2, 7))
 }
 
-// TestScan checks the three-launch scan on sizes around its chunking, in
+// TestScan checks the scan on sizes around its chunks and levels, in
 // place, with an initial value and the total written, the size read on the
-// device.
+// device (below the host's bound).
 func TestScan(t *testing.T) {
 	d := startEmu(t)
 	st, err := d.NewStream()
 	require.NoError(t, err)
 	m := &batchMem{pool: NewPool(d, st)}
 	defer m.pool.Close()
-	for _, n := range []int64{0, 1, 63, 64, 65, 4095, 4097, 70000} {
+	// Sizes around the chunk (128) and the levels: one level of chunk sums
+	// up to 128*128, two up to 128^3, three beyond.
+	for _, n := range []int64{0, 1, 127, 128, 129, 16383, 16384, 16385, 70000, 2100000} {
 		in := make([]int64, n)
 		want := make([]int64, n+1)
 		want[0] = 5

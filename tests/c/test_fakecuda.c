@@ -159,12 +159,13 @@ static void scan(CUmodule mod, int64_t n, int64_t chunk, unsigned block) {
     OK(cuMemcpyHtoD(din, in, (size_t)n * 8));
     OK(cuMemcpyHtoD(dw, words, sizeof words));
     unsigned grid = (unsigned)((chunks + block - 1) / block);
-    uint64_t a1[] = {din, dw, dw + 8, (uint64_t)chunk, dpart};
-    OK(launch(fc, grid, block, NULL, a1, 5));
-    uint64_t a2[] = {dpart, dw, dw + 8, (uint64_t)chunk, dw + 16, dw + 24};
-    OK(launch(fp, 1, 1, NULL, a2, 6));
-    uint64_t a3[] = {din, dw, dw + 8, (uint64_t)chunk, dpart, dout};
-    OK(launch(fa, grid, block, NULL, a3, 6));
+    /* Two levels: the input's chunk sums (level 1) scanned by one thread. */
+    uint64_t a1[] = {din, dw, dw + 8, 0, (uint64_t)chunk, dpart};
+    OK(launch(fc, grid, block, NULL, a1, 6));
+    uint64_t a2[] = {dpart, dw, dw + 8, 1, (uint64_t)chunk, dw + 16, dw + 24};
+    OK(launch(fp, 1, 1, NULL, a2, 7));
+    uint64_t a3[] = {din, dw, dw + 8, 0, (uint64_t)chunk, dpart, dout};
+    OK(launch(fa, grid, block, NULL, a3, 7));
     OK(cuMemcpyDtoH(got, dout, (size_t)(n + 1) * 8));
     TRUE(memcmp(got, want, (size_t)(n + 1) * 8) == 0);
     OK(cuMemcpyDtoH(words, dw, sizeof words));
