@@ -17,11 +17,11 @@ import (
 // Launch geometry: blocks of blockSize threads, at most maxGrid blocks
 // (the kernels loop over their range with a grid stride).
 const (
-	blockSize    = 256
-	maxGrid      = 1 << 16
-	scanChunk    = 128 // values per thread in the scan kernels (scan.cu)
-	hotCounters  = 64  // GF_HOT_COUNTERS (gather.cu)
-	hotGrid      = 128 // blocks of gf_count_hot
+	blockSize   = 256
+	maxGrid     = 1 << 16
+	scanChunk   = 128 // values per thread in the scan kernels (scan.cu)
+	hotCounters = 64  // GF_HOT_COUNTERS (gather.cu)
+	hotGrid     = 128 // blocks of gf_count_hot
 )
 
 // Output says where the batches a Sampler makes in a pipeline live.
