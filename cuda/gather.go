@@ -350,12 +350,7 @@ func (g *Gatherer) Close() error {
 		return nil
 	}
 	g.closed = true
-	var errs []error
-	for i := len(g.undo) - 1; i >= 0; i-- {
-		errs = append(errs, g.undo[i]())
-	}
-	g.undo = nil
-	return errors.Join(errs...)
+	return undoAll(&g.undo)
 }
 
 // gatherCtx is one stream for host gathers, with its staging memory.

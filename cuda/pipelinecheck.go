@@ -53,7 +53,7 @@ func checkData(n int64, r *rand.Rand) (*feature.Store, error) {
 func PipelineCheck(dev Device, cfg CheckConfig, schemes int) (CheckReport, error) {
 	var rep CheckReport
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x9e37))
-	g, err := checkGraph(cfg, r)
+	g, layouts, err := checkLayouts(cfg, r)
 	if err != nil {
 		return rep, err
 	}
@@ -61,14 +61,6 @@ func PipelineCheck(dev Device, cfg CheckConfig, schemes int) (CheckReport, error
 	if err != nil {
 		return rep, err
 	}
-	parted, err := partition.Build(g, partition.Options{Method: partition.Random, NumPatches: max(1, cfg.Patches), Seed: cfg.Seed})
-	if err != nil {
-		return rep, err
-	}
-	wide := &partition.Partitioned{Graph: g.Wide(), Offsets: []int64{0, g.NumNodes}}
-	noIDs := *g.Wide()
-	noIDs.EdgeIDs = nil
-	positional := &partition.Partitioned{Graph: &noIDs, Offsets: []int64{0, g.NumNodes}}
 	seeds := make([]int64, min(int64(cfg.Batches*cfg.BatchSize), g.NumNodes))
 	for i, v := range r.Perm(int(g.NumNodes))[:len(seeds)] {
 		seeds[i] = int64(v)
@@ -81,7 +73,7 @@ func PipelineCheck(dev Device, cfg CheckConfig, schemes int) (CheckReport, error
 			pick = append(pick, all[i*len(all)/schemes])
 		}
 	}
-	for li, layout := range []*partition.Partitioned{parted, wide, positional} {
+	for li, layout := range layouts {
 		// The layout's store: rows by its internal ids.
 		lstore, err := permutedStore(store, layout)
 		if err != nil {
@@ -91,10 +83,7 @@ func PipelineCheck(dev Device, cfg CheckConfig, schemes int) (CheckReport, error
 		if err != nil {
 			return rep, fmt.Errorf("layout %d: gatherer: %w", li, err)
 		}
-		var excluded []int64
-		for p := int64(0); p < layout.Graph.NumEdges(); p += 3 {
-			excluded = append(excluded, layout.Graph.EdgeID(p))
-		}
+		excluded := excludedThird(layout)
 		for si, req := range pick {
 			if req.ExcludeEdges != nil {
 				req.ExcludeEdges = excluded
@@ -309,9 +298,8 @@ func EqualBatches(st Stream, want, got *pipeline.Batch) error {
 	}
 	for h := range want.Blocks {
 		x, y := &want.Blocks[h], &got.Blocks[h]
-		if x.NumDst != y.NumDst || x.NumSrc != y.NumSrc || x.DstOffset != y.DstOffset {
-			return fmt.Errorf("block %d: shape (dst %d, src %d, offset %d) vs (dst %d, src %d, offset %d)",
-				h, x.NumDst, x.NumSrc, x.DstOffset, y.NumDst, y.NumSrc, y.DstOffset)
+		if err := blockShape(h, [3]int64{x.NumDst, x.NumSrc, x.DstOffset}, [3]int64{y.NumDst, y.NumSrc, y.DstOffset}); err != nil {
+			return err
 		}
 		for _, f := range []struct {
 			name string

@@ -133,13 +133,17 @@ func (pl *placed) pin(i int, a []byte) error {
 	return nil
 }
 
-// release frees what place made (in reverse order).
-func (pl *placed) release() error {
+// release frees what place made.
+func (pl *placed) release() error { return undoAll(&pl.undo) }
+
+// undoAll runs the functions of *undo in reverse order, empties it, and
+// returns their errors joined.
+func undoAll(undo *[]func() error) error {
 	var errs []error
-	for i := len(pl.undo) - 1; i >= 0; i-- {
-		errs = append(errs, pl.undo[i]())
+	for i := len(*undo) - 1; i >= 0; i-- {
+		errs = append(errs, (*undo)[i]())
 	}
-	pl.undo = nil
+	*undo = nil
 	return errors.Join(errs...)
 }
 
