@@ -22,6 +22,8 @@
  * Latencies are printed. The bounds checked are the issue's 100 ms times
  * GF_TEST_SLACK (default 5, for a loaded 2-core machine; the valgrind run
  * sets a larger one, since memcheck slows the Go runtime tens of times).
+ * The dead-rank tests' time-out is 300 ms, scaled by the same factor past
+ * the default (the ranks' legitimate skew grows under memcheck too).
  *
  * Usage: test_cancel [DATASET_DIR] (default: the shipped Cora). C99 +
  * pthreads; public header only.
@@ -31,12 +33,17 @@
 #include <pthread.h>
 #include <time.h>
 
-enum { NUM_SEEDS = 320, BATCH = 8, TIMEOUT_MS = 300 };
+enum { NUM_SEEDS = 320, BATCH = 8 };
 
 static const char *dataset;
 static int64_t seeds[NUM_SEEDS];
 static int64_t seeds_shape[1] = {NUM_SEEDS};
 static double slack = 5; /* times the 100 ms */
+/* gf_comm.timeout_ms of the dead-rank tests: 300 ms, longer with a larger
+   slack (it must exceed the ranks' legitimate skew, which memcheck
+   stretches), and how Go prints it ("300ms", "3s"). */
+static int timeout_ms = 300;
+static char timeout_text[32];
 
 static double now_ms(void) {
   struct timespec ts;
@@ -409,6 +416,7 @@ static void test_comm_table(void) {
 typedef struct {
   member m;
   int coordinated, stop_after; /* stop_after >= 0: read that many batches, then fall silent */
+  pthread_barrier_t *opened;   /* every rank's loader is open: start together */
   gf_loader *l;
   int rc, batches;
   char msg[1024];
@@ -417,7 +425,8 @@ typedef struct {
 
 static void *rank_main(void *arg) {
   rank_run *r = (rank_run *)arg;
-  r->l = open_rank(&r->m, r->coordinated, TIMEOUT_MS);
+  r->l = open_rank(&r->m, r->coordinated, timeout_ms);
+  pthread_barrier_wait(r->opened); /* opening is slow under memcheck: no rank starts exchanging before all can */
   if (r->l == NULL) return NULL;
   CHECK(gf_loader_start(r->l, 0) == GF_OK, "start rank %d", r->m.rank);
   for (;;) {
@@ -452,7 +461,10 @@ static void test_dead_rank(int coordinated, int size) {
   rank_run runs[RANKS];
   memset(runs, 0, sizeof runs);
   pthread_t th[RANKS];
+  pthread_barrier_t opened;
+  pthread_barrier_init(&opened, NULL, (unsigned)size);
   for (int r = 0; r < size; r++) {
+    runs[r].opened = &opened;
     runs[r].m.g = &g;
     runs[r].m.rank = r;
     runs[r].coordinated = coordinated;
@@ -460,6 +472,7 @@ static void test_dead_rank(int coordinated, int size) {
     pthread_create(&th[r], NULL, rank_main, &runs[r]);
   }
   for (int r = 0; r < size; r++) pthread_join(th[r], NULL);
+  pthread_barrier_destroy(&opened);
   pthread_mutex_lock(&g.mu);
   double last = g.last_done;
   pthread_mutex_unlock(&g.mu);
@@ -470,15 +483,16 @@ static void test_dead_rank(int coordinated, int size) {
     double after = rr->failed - last;
     printf("test_cancel: dead rank 1 of %d (%s, time-out %d ms): rank %d failed %.2f ms after the last exchange "
            "completed, after %d batches: %s\n",
-           size, how, TIMEOUT_MS, r, after, rr->batches, rr->msg);
+           size, how, timeout_ms, r, after, rr->batches, rr->msg);
     CHECK(rr->rc == GF_EIO, "%s: rank %d's gf_loader_next = %d", how, r, rr->rc);
     CHECK(strstr(rr->msg, "gf_loader_next: ") == rr->msg, "message: %s", rr->msg);
     char want[128];
     if (coordinated) {
-      snprintf(want, sizeof want, "registered by %s but not by rank 1 within 300ms", size == 2 ? "rank 0" : "ranks [0 2]");
+      snprintf(want, sizeof want, "registered by %s but not by rank 1 within %s", size == 2 ? "rank 0" : "ranks [0 2]",
+               timeout_text);
     } else {
       /* In the size or the data exchange: wherever rank 1 hung. */
-      snprintf(want, sizeof want, "comm: no answer within the time-out: rank 1 did not answer within 300ms");
+      snprintf(want, sizeof want, "comm: no answer within the time-out: rank 1 did not answer within %s", timeout_text);
       CHECK(strstr(rr->msg, "i/o error: rank 0 of 2, ") != NULL, "message: %s", rr->msg);
     }
     CHECK(strstr(rr->msg, want) != NULL, "rank %d: message without \"%s\": %s", r, want, rr->msg);
@@ -488,8 +502,8 @@ static void test_dead_rank(int coordinated, int size) {
        registered, which may precede the completion of another worker's
        exchange (so no lower bound), and the leader checks every quarter
        of the time-out. */
-    double least = coordinated ? 0 : TIMEOUT_MS - 5;
-    double most = TIMEOUT_MS * (coordinated ? 1.25 : 1.0) + 100 * slack;
+    double least = coordinated ? 0 : timeout_ms - 5;
+    double most = timeout_ms * (coordinated ? 1.25 : 1.0) + 100 * slack;
     CHECK(after >= least && after < most, "%s: rank %d failed %.2f ms after the last exchange (want %.0f to %.0f)", how,
           r, after, least, most);
   }
@@ -514,6 +528,12 @@ int main(int argc, char **argv) {
   dataset = gft_arg(argc, argv, 1, GFT_CORA);
   const char *s = getenv("GF_TEST_SLACK");
   if (s != NULL && atof(s) > 0) slack = atof(s);
+  if (slack > 5) timeout_ms = (int)(300 * slack / 5);
+  if (timeout_ms % 1000 == 0) {
+    snprintf(timeout_text, sizeof timeout_text, "%ds", timeout_ms / 1000);
+  } else {
+    snprintf(timeout_text, sizeof timeout_text, "%dms", timeout_ms);
+  }
   for (int i = 0; i < NUM_SEEDS; i++) seeds[i] = (int64_t)((i * 37 + 5) % 2708);
   test_close_while_waiting(0);
   test_close_while_waiting(20);
