@@ -148,3 +148,59 @@ func TestCompactDGLTyped(t *testing.T) {
 	require.ErrorContains(t, TypeLocal([]int64{6, 1}, types), "grouped")
 	require.ErrorContains(t, TypeLocal([]int64{1, 6}, types, []int64{2}), "outside")
 }
+
+func TestPyGBatchTyped(t *testing.T) {
+	s := Stream{Seed: 8, Key: 1}
+	// One node type: the typed batch is the untyped one.
+	one := typesOf([]int64{60}, [][3]int64{{0, 0, 10}})
+	pos := Pairs{Src: []int64{5, 9, 5, 30}, Dst: []int64{9, 2, 59, 5}}
+	for _, mode := range []PyGMode{PyGNone, PyGBinaryMode, PyGTripletMode} {
+		p := PyGLinkSampler{Mode: mode, Amount: 2}
+		want, err := p.Batch(pos, 60, s, 2)
+		require.NoError(t, err)
+		got, err := p.BatchTyped(pos, one, s, 2)
+		require.NoError(t, err)
+		require.Equal(t, want, got, "mode %d", mode)
+	}
+	// author [0, 20) -> paper [20, 50): sources among authors, destinations
+	// among papers; indices are ranks within each type's seeds.
+	two := typesOf([]int64{20, 30}, [][3]int64{{0, 1, 10}})
+	pos = Pairs{Src: []int64{3, 7, 3}, Dst: []int64{25, 21, 49}}
+	for _, mode := range []PyGMode{PyGBinaryMode, PyGTripletMode} {
+		b, err := PyGLinkSampler{Mode: mode, Amount: 3}.BatchTyped(pos, two, s, 0)
+		require.NoError(t, err)
+		var authors, papers []int64
+		for _, v := range b.Nodes {
+			if v < 20 {
+				authors = append(authors, v)
+			} else {
+				papers = append(papers, v)
+			}
+		}
+		require.Equal(t, b.Nodes, append(append([]int64(nil), authors...), papers...), "grouped by type, sorted")
+		src, dst := b.Index.Src, b.Index.Dst
+		if mode == PyGTripletMode {
+			src, dst = b.SrcIndex, b.DstPosIndex
+			require.Len(t, b.DstNegIndex, 9)
+			for _, d := range b.DstNegIndex {
+				require.Less(t, d, int64(len(papers)))
+			}
+		} else {
+			require.Len(t, src, 3+9)
+			for i := 3; i < len(src); i++ {
+				require.Less(t, src[i], int64(len(authors)))
+				require.Less(t, dst[i], int64(len(papers)))
+			}
+		}
+		for i := range pos.Src {
+			require.Equal(t, pos.Src[i], authors[src[i]])
+			require.Equal(t, pos.Dst[i], papers[dst[i]])
+		}
+	}
+	_, err := PyGLinkSampler{Mode: PyGBinaryMode, Amount: 1}.BatchTyped(Pairs{Src: []int64{3, 25}, Dst: []int64{25, 26}}, two, s, 0)
+	require.ErrorContains(t, err, "not of one edge type")
+	_, err = PyGLinkSampler{Disjoint: true}.BatchTyped(pos, two, s, 0)
+	require.ErrorContains(t, err, "not supported")
+	_, err = PyGLinkSampler{}.BatchTyped(Pairs{Src: []int64{50}, Dst: []int64{0}}, two, s, 0)
+	require.ErrorContains(t, err, "not a node id")
+}
