@@ -380,7 +380,10 @@ func NewMaker[M Maker[M]](m M, p *partition.Partitioned, store feature.Gatherer,
 }
 
 // forkAll forks s into workers copies that share its threads.
-func forkAll[S interface{ Fork(int) (S, error); Threads() int }](s S, workers int) ([]S, error) {
+func forkAll[S interface {
+	Fork(int) (S, error)
+	Threads() int
+}](s S, workers int) ([]S, error) {
 	threads := par.Threads(s.Threads())
 	out := make([]S, 0, workers)
 	for range workers {
