@@ -379,11 +379,14 @@ func NewMaker[M Maker[M]](m M, p *partition.Partitioned, store feature.Gatherer,
 	return pl, nil
 }
 
-// forkAll forks s into workers copies that share its threads.
-func forkAll[S interface {
-	Fork(int) (S, error)
+// forker is what forkAll needs of a sampler or maker.
+type forker[S any] interface {
+	Fork(threads int) (S, error)
 	Threads() int
-}](s S, workers int) ([]S, error) {
+}
+
+// forkAll forks s into workers copies that share its threads.
+func forkAll[S forker[S]](s S, workers int) ([]S, error) {
 	threads := par.Threads(s.Threads())
 	out := make([]S, 0, workers)
 	for range workers {
