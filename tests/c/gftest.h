@@ -1,8 +1,9 @@
 /*
  * gftest.h: what the C tests (test_capi.c, test_comm.c, test_threads.c,
- * test_typed.c, soak.c) share: checks that count and report failures with
- * file:line and gf_errmsg(), the summary line, DLPack tensor builders,
- * fields taken out of batches, temporary folders, and the dataset argument.
+ * test_typed.c, test_alloc.c, test_edge_loader.c, soak.c) share: checks
+ * that count and report failures with file:line and gf_errmsg(), the
+ * summary line, DLPack tensor builders, fields taken out of batches, a
+ * counting host allocator, temporary folders, and the dataset argument.
  *
  * Header-only (each test is one C file), C99 + POSIX + pthreads, and like
  * the tests it uses nothing of graphferry but the public header and the
@@ -132,6 +133,100 @@ static inline int64_t *gft_take_i64(gf_batch *b, int32_t field, int32_t layer, i
   if (out != NULL) memcpy(out, t->dl_tensor.data, (size_t)*n * sizeof(int64_t));
   t->deleter(t);
   return out;
+}
+
+/* ---------------------------------------------------------------------- */
+/* A counting host allocator (gf_allocator)                               */
+
+/* gft_counting records every block a loader asks of a host allocator
+   (gft_allocator_of), so that a test can check that every byte handed out
+   lies in a live block (gft_owned) and that every block is freed once, with
+   its size; fail_after makes it fail once it has given that many blocks. */
+#define GFT_MAX_BLOCKS 65536
+
+typedef struct {
+  pthread_mutex_t mu;
+  void *ptr[GFT_MAX_BLOCKS];
+  size_t bytes[GFT_MAX_BLOCKS];
+  int n;              /* live blocks */
+  long allocs, frees; /* totals */
+  long bad_frees;     /* unknown pointer or wrong size */
+  long misaligned;    /* alignment not a power of two <= 4096 */
+  long fail_after;    /* < 0: never fail; else fail once allocs reaches it */
+  long failures;
+} gft_counting;
+
+static inline void *gft_c_alloc(void *user, size_t bytes, size_t alignment) {
+  gft_counting *c = (gft_counting *)user;
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > 4096) {
+    __atomic_add_fetch(&c->misaligned, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+  }
+  pthread_mutex_lock(&c->mu);
+  if ((c->fail_after >= 0 && c->allocs >= c->fail_after) || c->n == GFT_MAX_BLOCKS) {
+    c->failures++;
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+  }
+  void *p = NULL;
+  if (posix_memalign(&p, alignment, bytes) != 0) {
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+  }
+  memset(p, 0xA7, bytes);
+  c->ptr[c->n] = p;
+  c->bytes[c->n] = bytes;
+  c->n++;
+  c->allocs++;
+  pthread_mutex_unlock(&c->mu);
+  return p;
+}
+
+static inline void gft_c_free(void *user, void *ptr, size_t bytes) {
+  gft_counting *c = (gft_counting *)user;
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < c->n; i++) {
+    if (c->ptr[i] == ptr) {
+      if (c->bytes[i] != bytes) c->bad_frees++;
+      c->ptr[i] = c->ptr[c->n - 1];
+      c->bytes[i] = c->bytes[c->n - 1];
+      c->n--;
+      c->frees++;
+      pthread_mutex_unlock(&c->mu);
+      free(ptr);
+      return;
+    }
+  }
+  c->bad_frees++;
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* gft_owned says whether [p, p+len) lies inside one live block of c. */
+static inline int gft_owned(gft_counting *c, const void *p, size_t len) {
+  int ok = 0;
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < c->n && !ok; i++) {
+    const char *b = (const char *)c->ptr[i];
+    ok = (const char *)p >= b && (const char *)p + len <= b + c->bytes[i];
+  }
+  pthread_mutex_unlock(&c->mu);
+  return ok;
+}
+
+static inline void gft_counting_init(gft_counting *c) {
+  memset(c, 0, sizeof *c);
+  pthread_mutex_init(&c->mu, NULL);
+  c->fail_after = -1;
+}
+
+static inline gf_allocator gft_allocator_of(gft_counting *c) {
+  gf_allocator a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.user = c;
+  a.alloc = gft_c_alloc;
+  a.free = gft_c_free;
+  return a;
 }
 
 /* ---------------------------------------------------------------------- */

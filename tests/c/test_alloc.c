@@ -19,93 +19,6 @@
  */
 #include "gftest.h"
 
-#define MAX_BLOCKS 65536
-
-typedef struct {
-  pthread_mutex_t mu;
-  void *ptr[MAX_BLOCKS];
-  size_t bytes[MAX_BLOCKS];
-  int n;              /* live blocks */
-  long allocs, frees; /* totals */
-  long bad_frees;     /* unknown pointer or wrong size */
-  long misaligned;    /* alignment not a power of two <= 4096 */
-  long fail_after;    /* < 0: never fail; else fail once allocs reaches it */
-  long failures;
-} counting;
-
-static void *c_alloc(void *user, size_t bytes, size_t alignment) {
-  counting *c = (counting *)user;
-  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > 4096) {
-    __atomic_add_fetch(&c->misaligned, 1, __ATOMIC_SEQ_CST);
-    return NULL;
-  }
-  pthread_mutex_lock(&c->mu);
-  if ((c->fail_after >= 0 && c->allocs >= c->fail_after) || c->n == MAX_BLOCKS) {
-    c->failures++;
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
-  }
-  void *p = NULL;
-  if (posix_memalign(&p, alignment, bytes) != 0) {
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
-  }
-  memset(p, 0xA7, bytes);
-  c->ptr[c->n] = p;
-  c->bytes[c->n] = bytes;
-  c->n++;
-  c->allocs++;
-  pthread_mutex_unlock(&c->mu);
-  return p;
-}
-
-static void c_free(void *user, void *ptr, size_t bytes) {
-  counting *c = (counting *)user;
-  pthread_mutex_lock(&c->mu);
-  for (int i = 0; i < c->n; i++) {
-    if (c->ptr[i] == ptr) {
-      if (c->bytes[i] != bytes) c->bad_frees++;
-      c->ptr[i] = c->ptr[c->n - 1];
-      c->bytes[i] = c->bytes[c->n - 1];
-      c->n--;
-      c->frees++;
-      pthread_mutex_unlock(&c->mu);
-      free(ptr);
-      return;
-    }
-  }
-  c->bad_frees++;
-  pthread_mutex_unlock(&c->mu);
-}
-
-/* owned says whether [p, p+len) lies inside one live block of c. */
-static int owned(counting *c, const void *p, size_t len) {
-  int ok = 0;
-  pthread_mutex_lock(&c->mu);
-  for (int i = 0; i < c->n && !ok; i++) {
-    const char *b = (const char *)c->ptr[i];
-    ok = (const char *)p >= b && (const char *)p + len <= b + c->bytes[i];
-  }
-  pthread_mutex_unlock(&c->mu);
-  return ok;
-}
-
-static void counting_init(counting *c) {
-  memset(c, 0, sizeof *c);
-  pthread_mutex_init(&c->mu, NULL);
-  c->fail_after = -1;
-}
-
-static gf_allocator allocator_of(counting *c) {
-  gf_allocator a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.user = c;
-  a.alloc = c_alloc;
-  a.free = c_free;
-  return a;
-}
-
 typedef struct {
   gf_sample_options so;
   gf_loader_options lo;
@@ -175,9 +88,9 @@ static int same_tensor(const DLManagedTensor *a, const DLManagedTensor *b) {
    handed out lies in the host's blocks, and every block comes back once,
    also for tensors dropped after the loader and the graph were closed. */
 static void test_every_byte_from_the_host(const char *dir) {
-  counting c;
-  counting_init(&c);
-  gf_allocator a = allocator_of(&c);
+  gft_counting c;
+  gft_counting_init(&c);
+  gf_allocator a = gft_allocator_of(&c);
   gf_graph *g = NULL;
   if (gf_graph_open(dir, NULL, &g) != GF_OK) {
     CHECK(0, "gf_graph_open(%s)", dir);
@@ -220,7 +133,7 @@ static void test_every_byte_from_the_host(const char *dir) {
     for (int i = 0; i < k && i < m; i++) {
       const DLTensor *t = &th[i]->dl_tensor;
       size_t bytes = gft_tensor_bytes(t);
-      CHECK(bytes == 0 || owned(&c, (const char *)t->data + t->byte_offset, bytes),
+      CHECK(bytes == 0 || gft_owned(&c, (const char *)t->data + t->byte_offset, bytes),
             "tensor %d of batch %d not in a host block", i, batches);
       CHECK(same_tensor(th[i], to[i]), "tensor %d of batch %d differs from the library-memory loader's", i, batches);
       tensors++;
@@ -270,10 +183,10 @@ static void test_failing_allocator(const char *dir) {
   DLTensor st = gft_i64(seeds, &shape);
   int failed_runs = 0;
   for (long k = 0; k < 40; k += 3) {
-    counting c;
-    counting_init(&c);
+    gft_counting c;
+    gft_counting_init(&c);
     c.fail_after = k;
-    gf_allocator a = allocator_of(&c);
+    gf_allocator a = gft_allocator_of(&c);
     options o;
     options_init(&o, &a);
     o.lo.queue_capacity = 1;
@@ -313,27 +226,27 @@ static void test_bad_allocators(const char *dir) {
   }
   int64_t seeds[4] = {0, 1, 2, 3}, shape = 4;
   DLTensor st = gft_i64(seeds, &shape);
-  counting c;
-  counting_init(&c);
-  gf_allocator a = allocator_of(&c);
+  gft_counting c;
+  gft_counting_init(&c);
+  gf_allocator a = gft_allocator_of(&c);
   options o;
   options_init(&o, &a);
   gf_loader *l = NULL;
   a.alloc = NULL;
   CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->alloc is NULL");
   CHECK(l == NULL, "no loader on failure");
-  a = allocator_of(&c);
+  a = gft_allocator_of(&c);
   a.free = NULL;
   CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->free is NULL");
-  a = allocator_of(&c);
+  a = gft_allocator_of(&c);
   a.reserved = 1;
   CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->reserved = 1");
-  a = allocator_of(&c);
+  a = gft_allocator_of(&c);
   a.struct_size = 3;
   CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->struct_size = 3");
   /* A loader options struct of an older size has no allocator: the
      library's memory, whatever follows it. */
-  a = allocator_of(&c);
+  a = gft_allocator_of(&c);
   o.lo.struct_size = 80;
   CHECK(gf_loader_open(g, &st, &o.lo, &l) == GF_OK, "open with the older struct_size");
   if (l) {
