@@ -250,14 +250,16 @@ VALGRIND_ROUNDS ?= 10
 .PHONY: test-valgrind
 VALGRIND_RUN = $(VALGRIND) --quiet --undef-value-errors=no --suppressions=include/graphferry-valgrind.supp --error-exitcode=99 \
 	    --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
-test-valgrind: build/soak build/test_alloc
+test-valgrind: build/soak build/test_alloc build/test_edge_loader
 	@if ! command -v $(VALGRIND) >/dev/null 2>&1; then \
 	  echo "test-valgrind: SKIPPED: $(VALGRIND) is not installed (e.g. apt-get install valgrind)"; \
 	else \
 	  echo "$(VALGRIND) ... ./build/soak examples/data/cora $(VALGRIND_ROUNDS)"; \
 	  $(VALGRIND_RUN) ./build/soak examples/data/cora $(VALGRIND_ROUNDS) && \
 	  echo "$(VALGRIND) ... ./build/test_alloc examples/data/cora" && \
-	  $(VALGRIND_RUN) ./build/test_alloc examples/data/cora; \
+	  $(VALGRIND_RUN) ./build/test_alloc examples/data/cora && \
+	  echo "$(VALGRIND) ... ./build/test_edge_loader examples/data/cora" && \
+	  $(VALGRIND_RUN) ./build/test_edge_loader examples/data/cora; \
 	fi
 
 # ruff (pinned in python/requirements.txt, configured in python/pyproject.toml) lints and
