@@ -229,12 +229,69 @@ static inline gf_allocator gft_allocator_of(gft_counting *c) {
   return a;
 }
 
+/* gft_failing_allocator_runs opens a loader with open(ctx, a, &loader) on
+   allocators that fail once they have given k blocks, for k = 0, step,
+   2*step, ... below kmax, and reads an epoch of each: an epoch during which
+   the allocator failed must end with GF_ENOMEM naming the host allocator,
+   the others with GF_DONE, and no run may leak a block or free one wrongly.
+   Returns in how many runs the allocator failed. */
+static inline int gft_failing_allocator_runs(int (*open)(void *ctx, const gf_allocator *a, gf_loader **out), void *ctx,
+                                             long kmax, long step) {
+  int failed_runs = 0;
+  for (long k = 0; k < kmax; k += step) {
+    gft_counting c;
+    gft_counting_init(&c);
+    c.fail_after = k;
+    gf_allocator a = gft_allocator_of(&c);
+    gf_loader *l = NULL;
+    CHECK(open(ctx, &a, &l) == GF_OK && l != NULL, "open");
+    if (!l) continue;
+    CHECK(gf_loader_start(l, 0) == GF_OK, "start");
+    int rc = GF_OK;
+    while (rc == GF_OK) {
+      gf_batch *b = NULL;
+      rc = gf_loader_next(l, &b);
+      if (b) gf_batch_close(b);
+    }
+    if (c.failures > 0) {
+      failed_runs++;
+      CHECK(rc == GF_ENOMEM && strstr(gf_errmsg(), "host allocator") != NULL, "k=%ld: next returned %d: %s", k, rc,
+            gf_errmsg());
+    } else {
+      CHECK(rc == GF_DONE, "k=%ld: the epoch ended with %d", k, rc);
+    }
+    gf_loader_close(l);
+    CHECK(c.n == 0 && c.allocs == c.frees, "k=%ld: %d blocks leaked (%ld allocs, %ld frees)", k, c.n, c.allocs,
+          c.frees);
+    CHECK(c.bad_frees == 0, "k=%ld: %ld bad frees", k, c.bad_frees);
+    pthread_mutex_destroy(&c.mu);
+  }
+  return failed_runs;
+}
+
+/* gft_check_all_freed: every block of c was freed once, with its size. */
+#define gft_check_all_freed(c)                                                                                     \
+  do {                                                                                                             \
+    CHECK((c)->n == 0 && (c)->allocs == (c)->frees && (c)->allocs > 0,                                             \
+          "every block freed once: %d live, %ld allocs, %ld frees", (c)->n, (c)->allocs, (c)->frees);              \
+    CHECK((c)->bad_frees == 0 && (c)->misaligned == 0, "%ld bad frees, %ld bad alignments", (c)->bad_frees,       \
+          (c)->misaligned);                                                                                        \
+  } while (0)
+
 /* ---------------------------------------------------------------------- */
 /* Files                                                                  */
 
 /* The shipped Cora, relative to the repository root (where make runs the
    tests). */
 #define GFT_CORA "examples/data/cora"
+
+/* gft_open opens the dataset dir, or fails a check and returns NULL. */
+static inline gf_graph *gft_open(const char *dir) {
+  gf_graph *g = NULL;
+  int rc = gf_graph_open(dir, NULL, &g);
+  CHECK(rc == GF_OK, "gf_graph_open(%s)", dir);
+  return rc == GF_OK ? g : NULL;
+}
 
 /* gft_arg returns argv[i], or fallback when the command line is shorter. */
 static inline const char *gft_arg(int argc, char **argv, int i, const char *fallback) {

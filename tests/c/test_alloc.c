@@ -163,56 +163,34 @@ static void test_every_byte_from_the_host(const char *dir) {
   for (int i = 0; i < KEEP; i++) {
     for (int j = 0; j < nkept[i]; j++) gft_drop(kept[i][j]);
   }
-  CHECK(c.n == 0 && c.allocs == c.frees && c.allocs > 0, "every block freed once: %d live, %ld allocs, %ld frees", c.n,
-        c.allocs, c.frees);
-  CHECK(c.bad_frees == 0 && c.misaligned == 0, "%ld bad frees, %ld bad alignments", c.bad_frees, c.misaligned);
+  gft_check_all_freed(&c);
   free(seeds);
+}
+
+/* open_node_loader opens test_failing_allocator's loader on allocator a. */
+typedef struct {
+  gf_graph *g;
+  DLTensor seeds;
+} node_ctx;
+
+static int open_node_loader(void *ctx, const gf_allocator *a, gf_loader **out) {
+  node_ctx *x = (node_ctx *)ctx;
+  options o;
+  options_init(&o, a);
+  o.lo.queue_capacity = 1;
+  return gf_loader_open(x->g, &x->seeds, &o.lo, out);
 }
 
 /* An allocator that fails after k blocks: gf_loader_next fails clearly, and
    nothing is leaked, for several k (a failure at each point of a batch). */
 static void test_failing_allocator(const char *dir) {
-  gf_graph *g = NULL;
-  if (gf_graph_open(dir, NULL, &g) != GF_OK) {
-    CHECK(0, "gf_graph_open(%s)", dir);
-    return;
-  }
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
   int64_t seeds[256];
   for (int i = 0; i < 256; i++) seeds[i] = i * 3;
   int64_t shape = 256;
-  DLTensor st = gft_i64(seeds, &shape);
-  int failed_runs = 0;
-  for (long k = 0; k < 40; k += 3) {
-    gft_counting c;
-    gft_counting_init(&c);
-    c.fail_after = k;
-    gf_allocator a = gft_allocator_of(&c);
-    options o;
-    options_init(&o, &a);
-    o.lo.queue_capacity = 1;
-    gf_loader *l = NULL;
-    CHECK(gf_loader_open(g, &st, &o.lo, &l) == GF_OK, "open");
-    if (!l) continue;
-    CHECK(gf_loader_start(l, 0) == GF_OK, "start");
-    int rc = GF_OK;
-    while (rc == GF_OK) {
-      gf_batch *b = NULL;
-      rc = gf_loader_next(l, &b);
-      if (b) gf_batch_close(b);
-    }
-    if (c.failures > 0) {
-      failed_runs++;
-      CHECK(rc == GF_ENOMEM && strstr(gf_errmsg(), "host allocator") != NULL, "k=%ld: next returned %d: %s", k, rc,
-            gf_errmsg());
-    } else {
-      CHECK(rc == GF_DONE, "k=%ld: the epoch ended with %d", k, rc);
-    }
-    gf_loader_close(l);
-    CHECK(c.n == 0 && c.allocs == c.frees, "k=%ld: %d blocks leaked (%ld allocs, %ld frees)", k, c.n, c.allocs,
-          c.frees);
-    CHECK(c.bad_frees == 0, "k=%ld: %ld bad frees", k, c.bad_frees);
-    pthread_mutex_destroy(&c.mu);
-  }
+  node_ctx ctx = {g, gft_i64(seeds, &shape)};
+  int failed_runs = gft_failing_allocator_runs(open_node_loader, &ctx, 40, 3);
   CHECK(failed_runs >= 10, "the allocator failed in %d runs", failed_runs);
   gf_graph_close(g);
 }

@@ -187,11 +187,8 @@ static void test_every_byte_from_the_host(const char *dir) {
   gft_counting c;
   gft_counting_init(&c);
   gf_allocator a = gft_allocator_of(&c);
-  gf_graph *g = NULL;
-  if (gf_graph_open(dir, NULL, &g) != GF_OK) {
-    CHECK(0, "gf_graph_open(%s)", dir);
-    return;
-  }
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
   int64_t ne = 0;
   gf_graph_num_edges(g, &ne);
   w_deleted = 0;
@@ -269,60 +266,40 @@ static void test_every_byte_from_the_host(const char *dir) {
   for (int i = 0; i < KEEP; i++) {
     for (int j = 0; j < nkept[i]; j++) gft_drop(kept[i][j]);
   }
-  CHECK(c.n == 0 && c.allocs == c.frees && c.allocs > 0, "every block freed once: %d live, %ld allocs, %ld frees", c.n,
-        c.allocs, c.frees);
-  CHECK(c.bad_frees == 0 && c.misaligned == 0, "%ld bad frees, %ld bad alignments", c.bad_frees, c.misaligned);
+  gft_check_all_freed(&c);
   free(seeds);
+}
+
+/* open_edge_loader opens test_failing_allocator's loader on allocator a. */
+typedef struct {
+  gf_graph *g;
+  DLTensor seeds;
+} edge_ctx;
+
+static int open_edge_loader(void *ctx, const gf_allocator *a, gf_loader **out) {
+  edge_ctx *x = (edge_ctx *)ctx;
+  options o;
+  options_init(&o, a);
+  o.el.num_edge_feature_names = 0;
+  o.lo.queue_capacity = 1;
+  return gf_edge_loader_open(x->g, &x->seeds, NULL, &o.el, out);
 }
 
 /* An allocator that fails after k blocks: gf_loader_next fails with
    GF_ENOMEM naming the host allocator, and nothing leaks. */
 static void test_failing_allocator(const char *dir) {
-  gf_graph *g = NULL;
-  if (gf_graph_open(dir, NULL, &g) != GF_OK) {
-    CHECK(0, "gf_graph_open(%s)", dir);
-    return;
-  }
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
   int64_t seeds[300];
   for (int i = 0; i < 300; i++) seeds[i] = i * 5;
   int64_t shape = 300;
-  DLTensor st = gft_i64(seeds, &shape);
-  int failed_runs = 0;
-  for (long k = 0; k < 60; k += 7) {
-    gft_counting c;
-    gft_counting_init(&c);
-    c.fail_after = k;
-    gf_allocator a = gft_allocator_of(&c);
-    options o;
-    options_init(&o, &a);
-    o.el.num_edge_feature_names = 0;
-    o.lo.queue_capacity = 1;
-    gf_loader *l = NULL;
-    CHECK(gf_edge_loader_open(g, &st, NULL, &o.el, &l) == GF_OK, "open");
-    if (!l) continue;
-    CHECK(gf_loader_start(l, 0) == GF_OK, "start");
-    int rc = GF_OK;
-    while (rc == GF_OK) {
-      gf_batch *b = NULL;
-      rc = gf_loader_next(l, &b);
-      if (b) gf_batch_close(b);
-    }
-    if (c.failures > 0) {
-      failed_runs++;
-      CHECK(rc == GF_ENOMEM && strstr(gf_errmsg(), "host allocator") != NULL, "k=%ld: next returned %d", k, rc);
-    } else {
-      CHECK(rc == GF_DONE, "k=%ld: the epoch ended with %d", k, rc);
-    }
-    gf_loader_close(l);
-    CHECK(c.n == 0 && c.allocs == c.frees, "k=%ld: %d blocks leaked (%ld allocs, %ld frees)", k, c.n, c.allocs,
-          c.frees);
-    pthread_mutex_destroy(&c.mu);
-  }
+  edge_ctx ctx = {g, gft_i64(seeds, &shape)};
+  int failed_runs = gft_failing_allocator_runs(open_edge_loader, &ctx, 60, 7);
   CHECK(failed_runs >= 5, "the allocator failed in %d runs", failed_runs);
   gf_graph_close(g);
 }
 
-/* take3 returns the three tensors of gf_graph_edges as malloc'd copies. */
+/* edges_of returns the three tensors of gf_graph_edges as malloc'd copies. */
 static int edges_of(gf_graph *g, int32_t format, int32_t rel, int64_t **first, int64_t *nf, int64_t **second,
                     int64_t **eids, int64_t *ne) {
   DLManagedTensor *a = NULL, *b = NULL, *c = NULL;
@@ -454,11 +431,8 @@ static void test_graph_edges(void) {
 
 /* gf_edge_loader_open refuses bad arguments, naming them. */
 static void test_open_errors(const char *dir) {
-  gf_graph *g = NULL;
-  if (gf_graph_open(dir, NULL, &g) != GF_OK) {
-    CHECK(0, "gf_graph_open(%s)", dir);
-    return;
-  }
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
   int64_t ne = 0;
   gf_graph_num_edges(g, &ne);
   int64_t seeds[3] = {0, 1, ne}, n = 3, two = 2;
