@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/linkload"
 	"github.com/graphferry/graphferry/engine/linkpred"
@@ -396,4 +397,33 @@ func TestEdgesExport(t *testing.T) {
 		}
 		require.Equal(t, want, got)
 	}
+}
+
+func TestTypedEdgeLoaderErrors(t *testing.T) {
+	g, ty := typedTestGraph(t, typedPartitions()["range3"])
+	require.NoError(t, g.SetTypes(ty))
+	req := sample.Request{RelationFanouts: [][]int{{2, 3, 1}}, Seed: 1}
+	lopt := pipeline.Options{BatchSize: 4}
+	global := EdgeSamplerOptions{Request: req, Mode: LinkDGL, DGL: linkpred.DGLEdgeSampler{Negative: linkpred.GlobalUniform{K: 1}}}
+	_, err := g.OpenEdgeLoader(linkload.Items{EdgeIDs: []int64{0}}, global, lopt, nil)
+	require.ErrorIs(t, err, errs.ErrNotSupported)
+	_, err = g.NewEdgeSampler(global)
+	require.ErrorIs(t, err, errs.ErrNotSupported)
+	ones := make([]float64, 100)
+	for i := range ones {
+		ones[i] = 1
+	}
+	w, err := linkpred.NewNodeWeights(ones)
+	require.NoError(t, err)
+	weighted := EdgeSamplerOptions{Request: req, Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Mode: linkpred.PyGBinaryMode, Amount: 1, Weights: w}}
+	_, err = g.NewEdgeSampler(weighted)
+	require.ErrorIs(t, err, errs.ErrNotSupported)
+	pyg := EdgeSamplerOptions{Request: req, Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Mode: linkpred.PyGBinaryMode, Amount: 1}}
+	// A -> B and B -> B pairs: not of one edge type.
+	_, err = g.OpenEdgeLoader(linkload.Items{Pairs: linkpred.Pairs{Src: []int64{1, 50}, Dst: []int64{60, 61}}}, pyg, lopt, nil)
+	require.ErrorContains(t, err, "not of one edge type")
+	l, err := g.OpenEdgeLoader(linkload.Items{Pairs: linkpred.Pairs{Src: []int64{1, 2}, Dst: []int64{60, 61}}}, pyg, lopt, nil)
+	require.NoError(t, err)
+	require.ErrorIs(t, g.SetTypes(ty), errs.ErrState, "types are fixed while an edge loader is open")
+	require.NoError(t, l.Close())
 }
