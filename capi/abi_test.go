@@ -27,7 +27,7 @@ func TestOptionLayouts(t *testing.T) {
 	// num_relations now lies.
 	assert.Equal(t, uintptr(36), sampleOptionsLayout.min)
 	assert.Equal(t, map[uintptr]uintptr{40: 36, 64: 60}, sampleOptionsLayout.older)
-	assert.Equal(t, uintptr(104), sizeofSampleOptions) // seed_times (96), then batch_key (104)
+	assert.Equal(t, uintptr(96), sizeofSampleOptions)
 	assert.Equal(t, uintptr(72), loaderOptionsLayout.min)
 	assert.Equal(t, uintptr(88), loaderOptionsLayout.size) // seed_times (80), then allocator (88)
 	assert.Equal(t, uintptr(32), allocatorLayout.size)
@@ -42,10 +42,9 @@ func TestOptionLayouts(t *testing.T) {
 		// the next with layer_dependency (60) and 4 bytes of padding
 		{56, 56}, {60, 60}, {63, 60}, {64, 60},
 		// then num_relations (64), relation_fanouts (72), disjoint (76),
-		// temporal (80), temporal_strategy (84), padding, seed_times (96),
-		// batch_key (104)
+		// temporal (80), temporal_strategy (84), padding, seed_times (96)
 		{68, 64}, {72, 72}, {76, 76}, {80, 80}, {84, 84}, {88, 84},
-		{95, 84}, {96, 96}, {sizeofSampleOptions - 1, 96}, {sizeofSampleOptions, 104},
+		{sizeofSampleOptions - 1, 84}, {sizeofSampleOptions, 96},
 	} {
 		n, ok := sampleOptionsLayout.readLength(tc.size)
 		assert.True(t, ok, "size %d", tc.size)

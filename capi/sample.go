@@ -377,7 +377,17 @@ func gfgo_batch_close(h C.uintptr_t) {
 
 //export gfgo_sample
 func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out *C.uintptr_t) C.int {
-	return call("gf_sample", func() error {
+	return sampleKeyed("gf_sample", h, seedsT, o, 0, out)
+}
+
+//export gfgo_sample_keyed
+func gfgo_sample_keyed(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, key C.uint64_t, out *C.uintptr_t) C.int {
+	return sampleKeyed("gf_sample_keyed", h, seedsT, o, key, out)
+}
+
+// sampleKeyed is gf_sample (key 0) and gf_sample_keyed.
+func sampleKeyed(fn string, h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, key C.uint64_t, out *C.uintptr_t) C.int {
+	return call(fn, func() error {
 		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
@@ -398,11 +408,7 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 		if err != nil {
 			return err
 		}
-		ro, err := readOptions(o, "options", sampleOptionsLayout)
-		if err != nil {
-			return err
-		}
-		b, err := g.SampleKeyed(seeds, times, req, uint64(ro.batch_key), threads, cAlloc{})
+		b, err := g.SampleKeyed(seeds, times, req, uint64(key), threads, cAlloc{})
 		if err != nil {
 			return err
 		}

@@ -735,7 +735,7 @@ GF_API int gf_graph_open_typed_arrow(const char *path, const char *types_json,
 /*
  * gf_sample_options configures neighbour sampling. Zero-initialise it and
  * set struct_size = sizeof(gf_sample_options). Accepted struct_size (LP64):
- * 36 to sizeof (104). 0.1.0's first layout ended with num_threads (36 bytes,
+ * 36 to sizeof (96). 0.1.0's first layout ended with num_threads (36 bytes,
  * sizeof 40); a struct of that size is read up to num_threads and the
  * fields from scheme on take their defaults. The layout ending with
  * layer_dependency (sizeof 64) is read up to layer_dependency.
@@ -808,12 +808,6 @@ typedef struct gf_sample_options {
      (loaders take theirs from gf_loader_options.seed_times and ignore this).
      Borrowed (copied). */
   const DLTensor *seed_times;
-  /* gf_sample only: the batch key of the sample's random streams, which
-     the library derives from (seed, batch_key); a loader's batch i of
-     epoch e uses (e << 32) | i, so gf_sample with that key gives that
-     batch's sample. Default 0. Loaders ignore it. (Read as 0 from an older
-     struct_size, 96.) */
-  uint64_t batch_key;
 } gf_sample_options;
 
 /* Values of gf_sample_options.temporal and .temporal_strategy. */
@@ -851,6 +845,19 @@ typedef struct gf_batch gf_batch;
  */
 GF_API int gf_sample(gf_graph *graph, const DLTensor *seeds,
                      const gf_sample_options *options, gf_batch **out_batch);
+
+/*
+ * gf_sample_keyed is gf_sample with the batch key of the sample's random
+ * streams, which the library derives from (options->seed, batch_key):
+ * gf_sample is batch_key 0, and a loader's batch i of epoch e uses key
+ * (e << 32) | i, so gf_sample_keyed with that key and that batch's seeds
+ * gives that batch's sample. A host that samples one batch per call (a
+ * framework's sampler called per batch) passes a key per call, so that the
+ * calls have streams of their own without deriving seeds itself. Same
+ * arguments and return codes as gf_sample.
+ */
+GF_API int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_sample_options *options,
+                           uint64_t batch_key, gf_batch **out_batch);
 
 /* Fields of a batch for gf_batch_take. All are int64 tensors. */
 /* All sampled nodes, original ids, seeds first then each hop's new nodes. */

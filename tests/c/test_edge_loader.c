@@ -15,7 +15,9 @@
  *   - gf_graph_edges gives back the edges a graph was built from, COO and
  *     CSC, typed (per relation) and not, whatever the patches; bad
  *     arguments are refused, naming them;
- *   - gf_edge_loader_open refuses bad arguments, naming them.
+ *   - gf_edge_loader_open refuses bad arguments, naming them;
+ *   - gf_sample_keyed with a loader batch's seeds and key (epoch << 32) | i
+ *     gives that batch, and with key 0 gf_sample's.
  *
  *     test_edge_loader [DATASET_DIR]    (default: the shipped Cora)
  */
@@ -498,11 +500,68 @@ static void test_open_errors(const char *dir) {
   gf_graph_close(g);
 }
 
+/* same_batch: the nodes and first block of a and b are equal (a and b are
+   closed). */
+static int same_batch(gf_batch *a, gf_batch *b) {
+  int same = 1;
+  const int32_t fields[][2] = {{GF_FIELD_NODES, 0}, {GF_FIELD_INDPTR, 0}, {GF_FIELD_INDICES, 0}, {GF_FIELD_EDGE_IDS, 0}};
+  for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+    int64_t na = 0, nb = 0;
+    int64_t *x = gft_take_i64(a, fields[i][0], fields[i][1], &na), *y = gft_take_i64(b, fields[i][0], fields[i][1], &nb);
+    same = same && x && y && na == nb && memcmp(x, y, (size_t)na * sizeof(int64_t)) == 0;
+    free(x);
+    free(y);
+  }
+  gf_batch_close(a);
+  gf_batch_close(b);
+  return same;
+}
+
+/* gf_sample_keyed reproduces a loader's batch from its seeds and key. */
+static void test_sample_keyed(const char *dir) {
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
+  options o;
+  options_init(&o, NULL);
+  o.lo.sample = &o.so;
+  o.lo.batch_size = 50;
+  o.lo.num_feature_names = 0;
+  int64_t seeds[200], n = 200;
+  for (int i = 0; i < 200; i++) seeds[i] = i * 3;
+  DLTensor st = gft_i64(seeds, &n);
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, &st, &o.lo, &l) == GF_OK && l, "node loader");
+  if (!l) return;
+  const uint64_t epoch = 3;
+  gf_batch *b0 = NULL, *b = NULL;
+  CHECK(gf_loader_start(l, epoch) == GF_OK, "start");
+  CHECK(gf_loader_next(l, &b0) == GF_OK && gf_loader_next(l, &b) == GF_OK && b, "batch 1");
+  gf_batch_close(b0);
+  if (!b) return;
+  int64_t nseeds = 0;
+  DLManagedTensor *seed_t = NULL;
+  CHECK(gf_batch_take(b, GF_FIELD_SEEDS, 0, &seed_t) == GF_OK, "take seeds");
+  nseeds = seed_t->dl_tensor.shape[0];
+  DLTensor bs = gft_i64((int64_t *)seed_t->dl_tensor.data, &nseeds);
+  gf_batch *k = NULL, *k0 = NULL, *plain = NULL, *plain2 = NULL;
+  CHECK(gf_sample_keyed(g, &bs, &o.so, (epoch << 32) | 1, &k) == GF_OK, "keyed");
+  CHECK(same_batch(b, k), "gf_sample_keyed with the batch's key gives the loader's batch");
+  CHECK(gf_sample_keyed(g, &bs, &o.so, 0, &k0) == GF_OK && gf_sample(g, &bs, &o.so, &plain) == GF_OK, "key 0");
+  CHECK(same_batch(k0, plain), "key 0 is gf_sample");
+  CHECK(gf_sample(g, &bs, &o.so, &plain) == GF_OK && gf_sample_keyed(g, &bs, &o.so, 1, &plain2) == GF_OK, "key 1");
+  CHECK(!same_batch(plain, plain2), "another key, other streams");
+  CHECK_ERR(gf_sample_keyed(g, &bs, &o.so, 5, NULL), GF_EINVAL, "gf_sample_keyed: out_batch is NULL");
+  gft_drop(seed_t);
+  gf_loader_close(l);
+  gf_graph_close(g);
+}
+
 int main(int argc, char **argv) {
   const char *dir = gft_arg(argc, argv, 1, GFT_CORA);
   test_every_byte_from_the_host(dir);
   test_failing_allocator(dir);
   test_graph_edges();
   test_open_errors(dir);
+  test_sample_keyed(dir);
   return gft_summary("test_edge_loader");
 }
