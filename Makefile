@@ -39,7 +39,8 @@ help:
 	@echo "  make test-accuracy  GraphSAGE accuracy through our loaders vs DGL's on Cora and CiteSeer (slow)"
 	@echo "  make test-threads  gf_graph_close while other threads use the graph (C, a few seconds)"
 	@echo "  make test-comm   a host-provided communicator (gf_comm) over threads: ranks' batches = single-process (C)"
-	@echo "  make lint        ruff check + ruff format --check over python/, tests/python, examples, bench"
+	@echo "  make lint        ruff check + ruff format --check over python/, tests/python, examples, bench;"
+	@echo "                   the package's import graph (no cycle, no import inside a function)"
 	@echo "  make venv-latest create .venv-latest: newest torch and torch_geometric, no DGL (python/requirements-latest.txt)"
 	@echo "  make test-py-latest  the core and PyG tests in .venv-latest (under a minute)"
 	@echo "  make fuzz        run each Go fuzz target for FUZZTIME (default 20s)"
@@ -264,11 +265,15 @@ test-valgrind: build/soak build/test_alloc build/test_edge_loader
 
 # ruff (pinned in python/requirements.txt, configured in python/pyproject.toml) lints and
 # checks the formatting of the Python tree, as gofmt and go vet do for Go. `make fmt-py` formats.
+# python/tools/importgraph.py (standard library only) checks the package's import graph:
+# no cycle, no import inside a function but of the optional third-party packages.
+# The venv is a prerequisite only when its own ruff is used (RUFF=... names another).
 RUFF       ?= $(VENV)/bin/ruff
 RUFF_PATHS := python tests/python examples bench
-lint: $(VENV)/.stamp
+lint: $(if $(filter $(VENV)/bin/ruff,$(RUFF)),$(VENV)/.stamp)
 	$(RUFF) check --config python/pyproject.toml $(RUFF_PATHS)
 	$(RUFF) format --check --config python/pyproject.toml $(RUFF_PATHS)
+	$(PYTHON) python/tools/importgraph.py python/graphferry
 
 fmt-py: $(VENV)/.stamp
 	$(RUFF) check --fix --config python/pyproject.toml $(RUFF_PATHS)

@@ -130,7 +130,7 @@ def bench_copies() -> dict:
 
 def bench_graphferry_gpu(dataset: Path, max_batches: int) -> dict:
     import graphferry
-    from graphferry import _lib
+    from graphferry._native import lib as _lib
 
     if _lib.CUDA is None:
         raise RuntimeError(
@@ -160,7 +160,7 @@ def bench_graphferry_gpu(dataset: Path, max_batches: int) -> dict:
 _CPU_CHILD = r"""
 import json, sys, time
 import graphferry
-from graphferry import _backend
+from graphferry._native import backend as _backend
 ds, fanouts = sys.argv[1], json.loads(sys.argv[2])
 batch, threads, max_batches = int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
 assert _backend.BACKEND == "cpu", _backend.BACKEND

@@ -67,7 +67,7 @@ def bench(papers: int, epochs: int, threads: int, seed: int = 0) -> dict:
 
     import graphferry
     import graphferry.dgl
-    from graphferry.dgl_hetero import as_hetero_graph
+    from graphferry.dgl import as_hetero_graph
 
     data = hetero_data(seed=seed, num_papers=papers, num_authors=papers // 2, num_institutions=max(papers // 100, 10))
     g = to_dgl(data)

@@ -20,7 +20,7 @@ It also builds lib/libgraphferry_cuda.so (the engine with the CUDA backend,
 cuda/tools/build.sh: no GPU needed, but NVRTC from torch's
 nvidia-cuda-nvrtc-cu12 in the building interpreter, hence
 --no-build-isolation) when it can; graphferry loads it only when asked
-(GRAPHFERRY_BACKEND=cuda, graphferry/_backend.py). GRAPHFERRY_BUILD_CUDA=0 skips it, =1 makes a
+(GRAPHFERRY_BACKEND=cuda, graphferry/_native/backend.py). GRAPHFERRY_BUILD_CUDA=0 skips it, =1 makes a
 failure to build it an error (default: a warning).
 """
 

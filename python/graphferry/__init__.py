@@ -17,8 +17,9 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _backend, _lib
-from ._backend import BackendError
+from ._native import backend as _backend
+from ._native import lib as _lib
+from ._native.backend import BackendError
 from ._stats import LoaderCounters, LoaderStats, StageStats
 from ._version import __version__
 from .errors import GraphferryError, InvalidArgumentError, OutOfMemoryError, StorageError, TypeMismatchError

@@ -10,6 +10,9 @@ import os
 import sys
 from collections.abc import Sequence
 
+import graphferry
+from graphferry import partition
+
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m graphferry", description=__doc__)
@@ -60,9 +63,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     part.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("version", help="print the package and library versions")
     args = parser.parse_args(argv)
-
-    import graphferry
-
     if args.command in ("convert", "generate"):
         try:
             if args.command == "convert":
@@ -110,8 +110,6 @@ and CRC-32C, and the edge cut of this method beside range's and random's.
 
 def _partition(graphferry, args) -> int:
     """``partition SRC DST``: writes the rank folders, prints the edge cuts."""
-    from graphferry import partition
-
     try:
         meta = partition.partition(
             args.src,

@@ -1,4 +1,6 @@
-"""Conversions of DGL / PyG graphs to :class:`~graphferry.Graph`, done once.
+"""Conversions of DGL / PyG graphs to :class:`~graphferry.Graph`, done once,
+for the loaders of :mod:`graphferry.dgl` and :mod:`graphferry.pyg`
+(:func:`as_graph`), and walks on a graph's reverse (:func:`walk_reversed`).
 
 A converted graph is kept as long as the source object lives (it is found by
 the source's identity through a weak reference, since PyG's ``Data`` is not
@@ -10,10 +12,13 @@ from __future__ import annotations
 
 import threading
 import weakref
-from collections.abc import Hashable
-from typing import Any, Callable
+from collections.abc import Callable, Hashable
+from typing import Any
+
+import torch
 
 from .graph import Graph, _tensor_signature
+from .sampling import random_seed, random_walk
 
 _lock = threading.Lock()
 # (id(source), kind) -> (weak reference to source, signature, graph)
@@ -49,3 +54,51 @@ def cached_graph(source: Any, signature: Hashable, convert: Callable[[], Graph],
         # use it; it is released with its last reference.
         _cache[key] = (ref, signature, graph)
     return graph
+
+
+def as_graph(
+    source: Any,
+    native: type,
+    native_name: str,
+    signature: Callable[[], Hashable],
+    convert: Callable[[], Graph],
+) -> Graph:
+    """``source`` if it is a :class:`Graph`; else, for a ``native`` graph
+    object, its conversion, cached while ``signature()`` stays the same."""
+    if isinstance(source, Graph):
+        return source
+    if isinstance(source, native):
+        return cached_graph(source, signature(), convert)
+    raise TypeError(f"expected a '{native_name}' or 'graphferry.Graph' (got '{type(source).__name__}')")
+
+
+def walk_reversed(
+    source: Any,
+    signature: Hashable,
+    edges: Callable[[], tuple[torch.Tensor, torch.Tensor, int | None, torch.Tensor | None]],
+    nodes: Any,
+    length: int,
+    *,
+    biased: bool,
+    restart_prob: float,
+    seed: int | None,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Walks along OUT-edges (as DGL and torch_cluster walk) with the engine,
+    which walks along in-edges: on the reversed graph, converted once per
+    ``source`` and ``signature``. ``edges()`` gives ``(src, dst, num_nodes,
+    weights)`` of the original graph; edge ids are kept. ``biased`` steps in
+    proportion to the weights (which the signature must cover)."""
+
+    def convert() -> Graph:
+        src, dst, num_nodes, weights = edges()
+        return Graph.from_coo(dst, src, num_nodes=num_nodes, edge_weights=weights)
+
+    reverse = cached_graph(source, signature, convert, kind="reverse")
+    return random_walk(
+        reverse,
+        nodes,
+        length,
+        restart_prob=restart_prob,
+        biased=biased,
+        seed=random_seed() if seed is None else seed,
+    )

@@ -11,11 +11,12 @@ torch_geometric is imported lazily: the core package must import without it.
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import re
 
 import torch
+
+from ._native.lib import PyCapsule_GetName
 
 __all__ = ["pyg_loaders_wrap_edge_index", "torch_imports_versioned_dlpack", "version_tuple"]
 
@@ -47,11 +48,6 @@ def pyg_loaders_wrap_edge_index() -> bool:
     return version_tuple(torch_geometric.__version__) < (2, 6)
 
 
-# const char *PyCapsule_GetName(PyObject *capsule): bound privately so that the
-# argtypes of ctypes.pythonapi's shared attribute stay as others set them.
-_PyCapsule_GetName = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
-
-
 @functools.cache
 def torch_imports_versioned_dlpack() -> bool:
     """Whether this torch's ``from_dlpack`` takes DLPack 1.x tensors
@@ -68,4 +64,4 @@ def torch_imports_versioned_dlpack() -> bool:
     except TypeError:
         return False
     # Dropping the unconsumed capsule frees its tensor (torch's destructor).
-    return _PyCapsule_GetName(capsule) == b"dltensor_versioned"
+    return PyCapsule_GetName(capsule) == b"dltensor_versioned"

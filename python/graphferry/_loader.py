@@ -1,7 +1,9 @@
 """What the engine-backed loaders of :mod:`graphferry.dgl` and
-:mod:`graphferry.pyg` share: graph conversion and caching, walks on the
-reversed graph, and :class:`EngineLoader`, the base that opens, iterates and
-closes the engine's loaders.
+:mod:`graphferry.pyg` share, in one place: the checks of the arguments every
+loader takes (``num_workers``), the seed of a loader (given, shared by the
+ranks, or drawn from a generator) and of its batches, and
+:class:`EngineLoader`, the base that opens, iterates and closes the engine's
+loaders and turns each batch into the framework's.
 
 Each ``iter()`` of an :class:`EngineLoader` is an independent epoch, as with
 DGL's and PyTorch's data loaders: the first one runs on the engine loader
@@ -13,20 +15,20 @@ runs one epoch at a time), and an abandoned iterator's loader is reused.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Callable, Hashable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 import torch
 
-from . import _cache
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats
+from .distributed import DistributedLoader
 from .graph import Graph
-from .sampling import Loader, SampledSubgraph, random_seed, random_walk
+from .sampling import Loader, SampledSubgraph, random_seed
 
-__all__ = ["EngineLoader", "as_graph", "walk_reversed", "refuse_workers"]
+__all__ = ["EngineLoader", "refuse_workers", "loader_seed", "mix_seed", "release_idle_loaders"]
 
 
 def refuse_workers(num_workers: Any) -> None:
@@ -42,52 +44,29 @@ def refuse_workers(num_workers: Any) -> None:
         )
 
 
-def as_graph(
-    source: Any,
-    native: type,
-    native_name: str,
-    signature: Callable[[], Hashable],
-    convert: Callable[[], Graph],
-) -> Graph:
-    """``source`` if it is a :class:`Graph`; else, for a ``native`` graph
-    object, its conversion, cached while ``signature()`` stays the same."""
-    if isinstance(source, Graph):
-        return source
-    if isinstance(source, native):
-        return _cache.cached_graph(source, signature(), convert)
-    raise TypeError(f"expected a '{native_name}' or 'graphferry.Graph' (got '{type(source).__name__}')")
+def loader_seed(seed: Any, *, shared: Any = None, generator: torch.Generator | None = None) -> Any:
+    """The seed a loader shuffles and samples with: ``seed`` when given
+    (checked where it is used); else ``shared``, a seed every rank passes
+    alike (DGL's ``ddp_seed``); else one drawn from ``generator`` (torch's
+    ``DataLoader(generator=...)``) or, without one, from torch's default
+    generator, so that ``torch.manual_seed`` makes the loader reproducible."""
+    if seed is not None:
+        return seed
+    if shared is not None:
+        return shared
+    if generator is not None:
+        return int(torch.randint(0, 2**63 - 1, (), generator=generator))
+    return random_seed()
 
 
-def walk_reversed(
-    source: Any,
-    signature: Hashable,
-    edges: Callable[[], tuple[torch.Tensor, torch.Tensor, int | None, torch.Tensor | None]],
-    nodes: Any,
-    length: int,
-    *,
-    biased: bool,
-    restart_prob: float,
-    seed: int | None,
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """Walks along OUT-edges (as DGL and torch_cluster walk) with the engine,
-    which walks along in-edges: on the reversed graph, converted once per
-    ``source`` and ``signature``. ``edges()`` gives ``(src, dst, num_nodes,
-    weights)`` of the original graph; edge ids are kept. ``biased`` steps in
-    proportion to the weights (which the signature must cover)."""
-
-    def convert() -> Graph:
-        src, dst, num_nodes, weights = edges()
-        return Graph.from_coo(dst, src, num_nodes=num_nodes, edge_weights=weights)
-
-    reverse = _cache.cached_graph(source, signature, convert, kind="reverse")
-    return random_walk(
-        reverse,
-        nodes,
-        length,
-        restart_prob=restart_prob,
-        biased=biased,
-        seed=random_seed() if seed is None else seed,
-    )
+def mix_seed(seed: int, key: int) -> int:
+    """A seed for the sub-stream ``key`` of ``seed`` (SplitMix64's
+    finaliser): each call of a loader, or each batch of an edge loader, gets
+    its own random streams, reproducible from the loader's seed."""
+    z = (seed + (key + 1) * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
+    return (z ^ (z >> 31)) & 0x7FFFFFFFFFFFFFFF
 
 
 class _Epoch:
@@ -153,8 +132,6 @@ class EngineLoader(Closeable):
 
     def _new_loader(self) -> Loader:
         if getattr(self, "_comm", None) is not None:
-            from .distributed import DistributedLoader
-
             loader = DistributedLoader.from_options(
                 self._graph, self._seeds, self._options, comm=self._comm, **self._loader_args
             )

@@ -18,8 +18,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import _lib
-from ._dlpack import borrow
+from ._native import lib as _lib
+from ._native.dlpack import borrow
 from .graph import _as_int
 
 __all__ = ["SampleOptions"]

@@ -1,4 +1,4 @@
-"""Loader statistics: ``gf_loader_stats`` bound, and what it returns as
+"""Loader statistics: what ``gf_loader_stats`` returns, as
 frozen dataclasses (:class:`LoaderStats`), with the derived numbers a
 progress bar shows (batches per second, the bottleneck stage, the hit rate).
 """
@@ -10,66 +10,9 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from ._lib import CtypesRef, cfunc, gf_loader_p, gf_loader_p_ctypes
+from ._native import lib as _lib
 
 __all__ = ["StageStats", "LoaderCounters", "LoaderStats", "read_stats", "set_cache"]
-
-
-# typedef struct gf_stage_stats {
-#   int64_t busy_ns, blocked_ns, waiting_ns, batches;
-# } gf_stage_stats;
-class gf_stage_stats(ctypes.Structure):
-    _fields_ = [
-        ("busy_ns", ctypes.c_int64),
-        ("blocked_ns", ctypes.c_int64),
-        ("waiting_ns", ctypes.c_int64),
-        ("batches", ctypes.c_int64),
-    ]
-
-
-# typedef struct gf_loader_counters {
-#   gf_stage_stats sampler, loader, consumer;
-#   int64_t bytes_host, bytes_pinned, bytes_device, rows_hot, rows_cold, wall_ns;
-# } gf_loader_counters;
-class gf_loader_counters(ctypes.Structure):
-    _fields_ = [
-        ("sampler", gf_stage_stats),
-        ("loader", gf_stage_stats),
-        ("consumer", gf_stage_stats),
-        ("bytes_host", ctypes.c_int64),
-        ("bytes_pinned", ctypes.c_int64),
-        ("bytes_device", ctypes.c_int64),
-        ("rows_hot", ctypes.c_int64),
-        ("rows_cold", ctypes.c_int64),
-        ("wall_ns", ctypes.c_int64),
-    ]
-
-
-# typedef struct gf_loader_statistics {
-#   uint32_t struct_size; int32_t workers; uint64_t epoch; int64_t epochs;
-#   gf_loader_counters current, total;
-# } gf_loader_statistics;
-class gf_loader_statistics(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("workers", ctypes.c_int32),
-        ("epoch", ctypes.c_uint64),
-        ("epochs", ctypes.c_int64),
-        ("current", gf_loader_counters),
-        ("total", gf_loader_counters),
-    ]
-
-    def __init__(self, **fields):
-        super().__init__(struct_size=ctypes.sizeof(gf_loader_statistics), **fields)
-
-
-# int gf_loader_stats(const gf_loader *loader, gf_loader_statistics *out);
-@cfunc(
-    "gf_loader_stats",
-    [gf_loader_p_ctypes, ctypes.POINTER(gf_loader_statistics)],
-    ctypes.c_int,
-)
-def gf_loader_stats(loader: gf_loader_p | None, out: CtypesRef, /) -> int: ...
 
 
 @dataclass(frozen=True)
@@ -85,7 +28,7 @@ class StageStats:
     batches: int
 
     @classmethod
-    def _of(cls, c: gf_stage_stats) -> StageStats:
+    def _of(cls, c: _lib.gf_stage_stats) -> StageStats:
         return cls(c.busy_ns / 1e9, c.blocked_ns / 1e9, c.waiting_ns / 1e9, int(c.batches))
 
 
@@ -105,7 +48,7 @@ class LoaderCounters:
     workers: int  # sampler workers, to compare the stages' loads
 
     @classmethod
-    def _of(cls, c: gf_loader_counters, workers: int) -> LoaderCounters:
+    def _of(cls, c: _lib.gf_loader_counters, workers: int) -> LoaderCounters:
         return cls(
             StageStats._of(c.sampler),
             StageStats._of(c.loader),
@@ -169,8 +112,8 @@ class LoaderStats:
 
 def read_stats(handle: int) -> LoaderStats:
     """Calls ``gf_loader_stats`` on a ``gf_loader *``."""
-    out = gf_loader_statistics()
-    gf_loader_stats(handle, ctypes.byref(out))
+    out = _lib.gf_loader_statistics()
+    _lib.gf_loader_stats(handle, ctypes.byref(out))
     w = int(out.workers)
     return LoaderStats(
         w,
@@ -181,47 +124,16 @@ def read_stats(handle: int) -> LoaderStats:
     )
 
 
-# typedef struct gf_cache_options {
-#   uint32_t struct_size; int32_t policy; int64_t bytes; double fraction;
-#   int32_t auto_size; int64_t budget; int64_t reserve; int32_t presample_epochs;
-# } gf_cache_options;
-class gf_cache_options(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("policy", ctypes.c_int32),
-        ("bytes", ctypes.c_int64),
-        ("fraction", ctypes.c_double),
-        ("auto_size", ctypes.c_int32),
-        ("budget", ctypes.c_int64),
-        ("reserve", ctypes.c_int64),
-        ("presample_epochs", ctypes.c_int32),
-    ]
-
-    def __init__(self, **fields):
-        super().__init__(struct_size=ctypes.sizeof(gf_cache_options), **fields)
-
-
-GF_CACHE_IN_DEGREE = 1
-GF_CACHE_PRESAMPLING = 2
-_POLICIES = {"degree": GF_CACHE_IN_DEGREE, "presample": GF_CACHE_PRESAMPLING}
-
-
-# int gf_loader_set_cache(gf_loader *loader, const gf_cache_options *options, int64_t *out_rows);
-@cfunc(
-    "gf_loader_set_cache",
-    [gf_loader_p_ctypes, ctypes.POINTER(gf_cache_options), ctypes.POINTER(ctypes.c_int64)],
-    ctypes.c_int,
-)
-def gf_loader_set_cache(loader: gf_loader_p | None, options: CtypesRef, out_rows: CtypesRef, /) -> int: ...
+_POLICIES = {"degree": _lib.GF_CACHE_IN_DEGREE, "presample": _lib.GF_CACHE_PRESAMPLING}
 
 
 def cache_options(
     size: int | float | str, policy: str, budget: int | None, reserve: int, presample_epochs: int
-) -> gf_cache_options:
+) -> _lib.gf_cache_options:
     """Checks :meth:`graphferry.Loader.set_cache`'s arguments into a ``gf_cache_options``."""
     if policy not in _POLICIES:
         raise ValueError(f"policy must be one of {sorted(_POLICIES)} (got {policy!r})")
-    opts = gf_cache_options(policy=_POLICIES[policy], reserve=int(reserve), presample_epochs=int(presample_epochs))
+    opts = _lib.gf_cache_options(policy=_POLICIES[policy], reserve=int(reserve), presample_epochs=int(presample_epochs))
     if isinstance(size, str):
         if size != "auto":
             raise ValueError(f"size must be a byte count, a fraction or 'auto' (got {size!r})")
@@ -239,8 +151,8 @@ def cache_options(
     return opts
 
 
-def set_cache(handle: int, options: gf_cache_options) -> int:
+def set_cache(handle: int, options: _lib.gf_cache_options) -> int:
     """Calls ``gf_loader_set_cache``; returns the number of hot rows."""
     rows = ctypes.c_int64()
-    gf_loader_set_cache(handle, ctypes.byref(options), ctypes.byref(rows))
+    _lib.gf_loader_set_cache(handle, ctypes.byref(options), ctypes.byref(rows))
     return int(rows.value)

@@ -46,105 +46,18 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
+import torch.distributed as dist
 
-from . import _lib
-from ._dlpack import BorrowedTensor, tensor_from_managed
+from ._native import lib as _lib
+from ._native.dlpack import BorrowedTensor, tensor_from_managed
 from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
-from .sampling import Loader
+from .partition import LAYOUTS
+from .sampling import Loader, random_seed
 
 __all__ = ["Communicator", "TorchComm", "DistributedLoader", "PartGraph", "global_seeds"]
 
-# ---------------------------------------------------------------------------
-# The C table (include/graphferry.h, "Communicators")
-# ---------------------------------------------------------------------------
-
-_c_int64_p = ctypes.POINTER(ctypes.c_int64)
-_c_void_pp = ctypes.POINTER(ctypes.c_void_p)
-_EXCHANGE_SIZES = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _c_int64_p, _c_int64_p)
-_ALL_TO_ALL = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, _c_void_pp, _c_int64_p, _c_void_pp, _c_int64_p)
-_ERRMSG = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
-# send and recv (CCC's control messages) are left NULL from Python for now:
-# the loader then samples with one worker per rank.
-_SEND = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
-_RECV = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, _c_int64_p)
-
-
-class gf_comm(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("rank", ctypes.c_int32),
-        ("size", ctypes.c_int32),
-        ("user", ctypes.c_void_p),
-        ("exchange_sizes", _EXCHANGE_SIZES),
-        ("all_to_all", _ALL_TO_ALL),
-        ("errmsg", _ERRMSG),
-        ("send", _SEND),
-        ("recv", _RECV),
-    ]
-
-
-# int gf_loader_open_comm(gf_graph *graph, const DLTensor *seeds,
-#                         const gf_loader_options *options, const gf_comm *comm,
-#                         gf_loader **out_loader);
-@_lib.cfunc(
-    "gf_loader_open_comm",
-    [ctypes.c_void_p, _lib.DLTensor_p, _lib.gf_loader_options_p, ctypes.POINTER(gf_comm), _lib.c_void_pp],
-    ctypes.c_int,
-)
-def gf_loader_open_comm(graph: Any, seeds: Any, options: Any, comm: Any, out_loader: Any, /) -> int: ...
-
-
-# Rank parts (include/graphferry.h, "Rank parts").
-class gf_part_info(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("rank", ctypes.c_int32),
-        ("num_parts", ctypes.c_int32),
-        ("layout", ctypes.c_int32),
-        ("num_hops", ctypes.c_int32),
-        ("num_nodes", ctypes.c_int64),
-        ("num_owned", ctypes.c_int64),
-        ("num_edges", ctypes.c_int64),
-    ]
-
-
-_GF_PART_VERIFY = 1
-_LAYOUTS = {0: "dsp", 1: "self-reliant", 2: "hybrid"}
-
-
-@_lib.cfunc("gf_part_open", [ctypes.c_char_p, ctypes.c_int32, ctypes.c_uint32, _lib.c_void_pp], ctypes.c_int)
-def gf_part_open(path: bytes, rank: int, flags: int, out_part: Any, /) -> int: ...
-
-
-@_lib.cfunc("gf_part_close", [ctypes.c_void_p], None, errcheck=None)
-def gf_part_close(part: Any, /) -> None: ...
-
-
-@_lib.cfunc("gf_part_get_info", [ctypes.c_void_p, ctypes.POINTER(gf_part_info)], ctypes.c_int)
-def gf_part_get_info(part: Any, out_info: Any, /) -> int: ...
-
-
-@_lib.cfunc("gf_part_owned_nodes", [ctypes.c_void_p, _lib.c_void_pp], ctypes.c_int)
-def gf_part_owned_nodes(part: Any, out_tensor: Any, /) -> int: ...
-
-
-@_lib.cfunc("gf_part_get_node_data", [ctypes.c_void_p, ctypes.c_char_p, _lib.c_void_pp], ctypes.c_int)
-def gf_part_get_node_data(part: Any, name: bytes, out_tensor: Any, /) -> int: ...
-
-
-@_lib.cfunc("gf_part_node_data_names", [ctypes.c_void_p, _lib.c_void_pp], ctypes.c_int)
-def gf_part_node_data_names(part: Any, out_names: Any, /) -> int: ...
-
-
-# int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
-#                         const gf_loader_options *options, const gf_comm *comm,
-#                         gf_loader **out_loader);
-@_lib.cfunc(
-    "gf_loader_open_part",
-    [ctypes.c_void_p, _lib.DLTensor_p, _lib.gf_loader_options_p, ctypes.POINTER(gf_comm), _lib.c_void_pp],
-    ctypes.c_int,
-)
-def gf_loader_open_part(part: Any, seeds: Any, options: Any, comm: Any, out_loader: Any, /) -> int: ...
+# gf_part_info.layout -> its name
+_LAYOUTS = {number: name for name, number in LAYOUTS.items()}
 
 
 def _view(ptr: int | None, n: int) -> torch.Tensor:
@@ -175,12 +88,12 @@ class Communicator:
         self._lock = threading.Lock()
         # The callbacks must live as long as the table does.
         self._callbacks = (
-            _EXCHANGE_SIZES(self._c_exchange_sizes),
-            _ALL_TO_ALL(self._c_all_to_all),
-            _ERRMSG(self._c_errmsg),
+            _lib.gf_exchange_sizes_fn(self._c_exchange_sizes),
+            _lib.gf_all_to_all_fn(self._c_all_to_all),
+            _lib.gf_errmsg_fn(self._c_errmsg),
         )
-        self._c = gf_comm(
-            struct_size=ctypes.sizeof(gf_comm),
+        self._c = _lib.gf_comm(
+            struct_size=ctypes.sizeof(_lib.gf_comm),
             rank=rank,
             size=size,
             user=None,
@@ -267,8 +180,6 @@ class TorchComm(Communicator):
         timeout: datetime.timedelta | float = 60.0,
         method: str = "auto",
     ):
-        import torch.distributed as dist
-
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("graphferry.distributed.TorchComm: call torch.distributed.init_process_group first")
         if method not in ("auto", "all_to_all", "p2p"):
@@ -325,8 +236,6 @@ class TorchComm(Communicator):
 def _has_all_to_all(group: Any, size: int) -> bool:
     """Whether the group's backend runs all_to_all_single (a collective: every
     rank calls it; a backend refuses it everywhere or nowhere)."""
-    import torch.distributed as dist
-
     try:
         out = torch.empty(size, dtype=torch.int64)
         dist.all_to_all_single(out, torch.zeros(size, dtype=torch.int64), group=group)
@@ -370,10 +279,10 @@ class PartGraph(Graph):
         if not isinstance(rank, int) or isinstance(rank, bool):
             raise TypeError(f"'rank' must be an int (got '{type(rank).__name__}')")
         out = ctypes.c_void_p()
-        gf_part_open(os.fsencode(path), rank, _GF_PART_VERIFY if verify else 0, ctypes.byref(out))
+        _lib.gf_part_open(os.fsencode(path), rank, _lib.GF_PART_VERIFY if verify else 0, ctypes.byref(out))
         self = cls(out.value, _owner=_CONSTRUCTOR_TOKEN)
-        info = gf_part_info(struct_size=ctypes.sizeof(gf_part_info))
-        gf_part_get_info(self._handle, ctypes.byref(info))
+        info = _lib.gf_part_info(struct_size=ctypes.sizeof(_lib.gf_part_info))
+        _lib.gf_part_get_info(self._handle, ctypes.byref(info))
         self.rank, self.num_parts = info.rank, info.num_parts
         self.layout, self.num_hops = _LAYOUTS.get(info.layout, str(info.layout)), info.num_hops
         self._num_nodes, self.num_owned, self._num_edges = info.num_nodes, info.num_owned, info.num_edges
@@ -402,14 +311,14 @@ class PartGraph(Graph):
     def owned_nodes(self) -> torch.Tensor:
         """int64 original ids of the nodes this rank owns, increasing."""
         out = ctypes.c_void_p()
-        gf_part_owned_nodes(self._handle, ctypes.byref(out))
+        _lib.gf_part_owned_nodes(self._handle, ctypes.byref(out))
         return tensor_from_managed(out.value)
 
     def get_node_data(self, name: str) -> torch.Tensor:
         """A copy of node data ``name`` of the owned nodes (one row each, in
         :meth:`owned_nodes` order)."""
         out = ctypes.c_void_p()
-        gf_part_get_node_data(self._handle, _encode_name(name), ctypes.byref(out))
+        _lib.gf_part_get_node_data(self._handle, _encode_name(name), ctypes.byref(out))
         return tensor_from_managed(out.value)
 
     def _mask_index(self, name: str) -> torch.Tensor | None:
@@ -421,7 +330,7 @@ class PartGraph(Graph):
     def node_data_names(self) -> list[str]:
         """The names of the part's node data, sorted."""
         out = ctypes.c_void_p()
-        gf_part_node_data_names(self._handle, ctypes.byref(out))
+        _lib.gf_part_node_data_names(self._handle, ctypes.byref(out))
         try:
             text = ctypes.string_at(out.value).decode("utf-8") if out.value else ""
         finally:
@@ -431,7 +340,7 @@ class PartGraph(Graph):
     def _free(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None and not _lib.in_forked_child():
-            gf_part_close(handle)
+            _lib.gf_part_close(handle)
 
     def __repr__(self) -> str:
         return (
@@ -516,18 +425,16 @@ class DistributedLoader(Loader):
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
         if isinstance(graph, PartGraph):
-            gf_loader_open_part(
+            _lib.gf_loader_open_part(
                 graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(self._comm._c), ctypes.byref(out)
             )
             return
-        gf_loader_open_comm(
+        _lib.gf_loader_open_comm(
             graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(self._comm._c), ctypes.byref(out)
         )
 
 
 def _shared_seed(comm: Communicator) -> int:
     """A random seed drawn on rank 0 and shared with every rank."""
-    from .sampling import random_seed
-
     send = torch.full((comm.size,), random_seed() if comm.rank == 0 else 0, dtype=torch.int64)
     return int(comm.exchange_sizes(send)[0])

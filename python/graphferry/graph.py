@@ -11,18 +11,14 @@ from typing import Any, Callable, Union
 import numpy as np
 import torch
 
-from . import _lib
-from ._dlpack import BorrowedTensor, ExportedTensor, borrow, ref_or_null, tensor_from_managed
+from ._native import lib as _lib
+from ._native.dlpack import BorrowedTensor, ExportedTensor, borrow, ref_or_null, tensor_from_managed
 from ._resource import Closeable
 
 __all__ = ["Graph", "convert_npy"]
 
 TensorLike = Union[torch.Tensor, np.ndarray]
 Partition = Union[str, TensorLike]
-
-
-# GF_GRAPH_VERIFY_CHECKSUMS of include/graphferry.h (gf_graph_open only).
-_GF_GRAPH_VERIFY_CHECKSUMS = 4
 
 
 def _graph_options(
@@ -343,7 +339,7 @@ class Graph(Closeable):
             num_patches=num_patches,
             partition=partition,
             seed=seed,
-            flags=_GF_GRAPH_VERIFY_CHECKSUMS if verify else 0,
+            flags=_lib.GF_GRAPH_VERIFY_CHECKSUMS if verify else 0,
         )
         encoded = os.fsencode(path)
         return cls._make(lambda out: _lib.gf_graph_open(encoded, ctypes.byref(opts), out))

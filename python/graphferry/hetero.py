@@ -45,6 +45,7 @@ import torch
 
 from ._resource import Closeable
 from .graph import Graph, Partition, _as_int
+from .sampling import sample_neighbors
 
 __all__ = ["HeteroGraph", "EdgeType"]
 
@@ -519,8 +520,6 @@ class HeteroGraph(Closeable):
         """``(src, dst)``: the type-local endpoints of every edge of
         ``etype``, in edge id order (read back from the engine's topology
         with one all-neighbour hop over the destination type)."""
-        from .sampling import sample_neighbors
-
         r = self.etype_index(etype)
         s, d = self.relation_src_type[r], self.relation_dst_type[r]
         lo, hi = int(self.edge_offsets[r]), int(self.edge_offsets[r + 1])

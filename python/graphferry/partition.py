@@ -35,55 +35,18 @@ from __future__ import annotations
 import ctypes
 import json
 import os
-from typing import Any
 
 import numpy as np
 import torch
 
-from ._dlpack import DLTensor, borrow
-from ._lib import cfunc
+from ._native import lib as _lib
+from ._native.dlpack import borrow
+from ._native.lib import gf_dataset_partition, gf_partition_options
 
 METHODS = ("metis", "random", "range")
-LAYOUTS = {"dsp": 0, "self-reliant": 1, "hybrid": 2}
-_ENGINE_METHODS = {"range": 0, "random": 1}
-_GIVEN = 2
-
-_progress_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
-
-
-# typedef struct gf_partition_options {
-#   uint32_t struct_size; int32_t method; int32_t num_parts; int32_t layout;
-#   int32_t num_hops; uint64_t seed; const DLTensor *assignment;
-#   const char *method_name;
-#   void (*progress)(void *progress_user, int64_t done, int64_t total);
-#   void *progress_user;
-# } gf_partition_options;
-class gf_partition_options(ctypes.Structure):
-    _fields_ = [
-        ("struct_size", ctypes.c_uint32),
-        ("method", ctypes.c_int32),
-        ("num_parts", ctypes.c_int32),
-        ("layout", ctypes.c_int32),
-        ("num_hops", ctypes.c_int32),
-        ("seed", ctypes.c_uint64),
-        ("assignment", ctypes.POINTER(DLTensor)),
-        ("method_name", ctypes.c_char_p),
-        ("progress", _progress_fn),
-        ("progress_user", ctypes.c_void_p),
-    ]
-
-    def __init__(self, **fields):
-        super().__init__(struct_size=ctypes.sizeof(gf_partition_options), **fields)
-
-
-# int gf_dataset_partition(const char *src_dir, const char *dst_dir,
-#                          const gf_partition_options *options);
-@cfunc(
-    "gf_dataset_partition",
-    [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(gf_partition_options)],
-    ctypes.c_int,
-)
-def gf_dataset_partition(src_dir: bytes, dst_dir: bytes, options: Any, /) -> int: ...
+LAYOUTS = {"dsp": _lib.GF_LAYOUT_DSP, "self-reliant": _lib.GF_LAYOUT_SELF_RELIANT, "hybrid": _lib.GF_LAYOUT_HYBRID}
+_ENGINE_METHODS = {"range": _lib.GF_PARTITION_RANGE, "random": _lib.GF_PARTITION_RANDOM}
+_GIVEN = _lib.GF_PARTITION_GIVEN
 
 
 class _NoBar:
@@ -188,7 +151,7 @@ def partition(
     if method == "metis":
         assignment = borrow(torch.from_numpy(metis_assignment(src_dir, parts, seed=seed, quiet=quiet)), "assignment")
     with _bar(parts, f"write {layout}", quiet) as bar:
-        progress = _progress_fn(lambda _user, done, _total: bar.update(done - bar.n))
+        progress = _lib.gf_progress_fn(lambda _user, done, _total: bar.update(done - bar.n))
         opts = gf_partition_options(
             method=_ENGINE_METHODS.get(method, _GIVEN),
             num_parts=parts,

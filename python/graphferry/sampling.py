@@ -32,8 +32,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from . import _lib
-from ._dlpack import BorrowedTensor, borrow, tensor_from_managed
+from ._native import lib as _lib
+from ._native.dlpack import BorrowedTensor, borrow, tensor_from_managed
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats, cache_options, read_stats, set_cache
@@ -48,6 +48,7 @@ __all__ = [
     "SampleOptions",
     "sample_neighbors",
     "random_walk",
+    "induced_subgraph",
     "Loader",
 ]
 
@@ -89,11 +90,6 @@ class Block:
         """``[2, num_edges]``: row 0 the source and row 1 the destination of each
         edge, as positions in ``nodes``."""
         return torch.stack([self.indices, self.dst_positions()])
-
-
-# Fields of a typed graph's batch (include/graphferry.h, GF_FIELD_TYPED_*).
-_TYPED_NODES, _TYPED_ORDER, _TYPED_NODE_OFFSETS, _TYPED_HOP_COUNTS = 8, 9, 10, 11
-_TYPED_BLOCK_SHAPE, _TYPED_EDGE_OFFSETS, _TYPED_SRC, _TYPED_DST, _TYPED_EDGE_IDS, _TYPED_INDPTR = range(12, 18)
 
 
 @dataclass(frozen=True)
@@ -294,7 +290,7 @@ class _Batch(Closeable):
         """The typed view, or None for a batch without one (a typed graph's
         batch from a path that does not compute it)."""
         try:
-            node_offsets = self.take(_TYPED_NODE_OFFSETS).tolist()
+            node_offsets = self.take(_lib.GF_FIELD_TYPED_NODE_OFFSETS).tolist()
         except GraphferryError as err:
             if err.code == GF_EINVAL:
                 return None
@@ -302,24 +298,24 @@ class _Batch(Closeable):
         num_types = len(node_offsets) - 1
         blocks = []
         for layer in range(num_hops):
-            shape = self.take(_TYPED_BLOCK_SHAPE, layer).tolist()
+            shape = self.take(_lib.GF_FIELD_TYPED_BLOCK_SHAPE, layer).tolist()
             blocks.append(
                 TypedBlock(
                     num_dst=shape[:num_types],
                     num_src=shape[num_types : 2 * num_types],
                     dst_rank=shape[2 * num_types :],
-                    edge_offsets=self.take(_TYPED_EDGE_OFFSETS, layer).tolist(),
-                    src=self.take(_TYPED_SRC, layer),
-                    dst=self.take(_TYPED_DST, layer),
-                    edge_ids=self.take(_TYPED_EDGE_IDS, layer),
-                    indptr=self.take(_TYPED_INDPTR, layer),
+                    edge_offsets=self.take(_lib.GF_FIELD_TYPED_EDGE_OFFSETS, layer).tolist(),
+                    src=self.take(_lib.GF_FIELD_TYPED_SRC, layer),
+                    dst=self.take(_lib.GF_FIELD_TYPED_DST, layer),
+                    edge_ids=self.take(_lib.GF_FIELD_TYPED_EDGE_IDS, layer),
+                    indptr=self.take(_lib.GF_FIELD_TYPED_INDPTR, layer),
                 )
             )
         return TypedView(
-            nodes=self.take(_TYPED_NODES),
-            order=self.take(_TYPED_ORDER),
+            nodes=self.take(_lib.GF_FIELD_TYPED_NODES),
+            order=self.take(_lib.GF_FIELD_TYPED_ORDER),
             node_offsets=node_offsets,
-            hop_counts=self.take(_TYPED_HOP_COUNTS).view(num_types, num_hops + 1),
+            hop_counts=self.take(_lib.GF_FIELD_TYPED_HOP_COUNTS).view(num_types, num_hops + 1),
             blocks=blocks,
         )
 
@@ -521,6 +517,26 @@ def random_walk(
         tensor_from_managed(edge_ids.value)  # frees it
         raise
     return trace_tensor, tensor_from_managed(edge_ids.value)
+
+
+def induced_subgraph(graph: Graph, nodes: Any) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    r"""Every edge ``u -> v`` of ``graph`` with both ends in ``nodes``
+    (original ids, distinct), as ``(src, dst, edge_ids)``: int64 ``[E]``,
+    ``src`` and ``dst`` positions in ``nodes``, ``edge_ids`` the original
+    edge ids. Edges are grouped by target in the order of ``nodes``."""
+    graph = _check_graph(graph)
+    borrowed = BorrowedTensor(nodes, "nodes")
+    src, dst, eid = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+    _lib.gf_graph_induced_subgraph(graph.handle, borrowed.ref, ctypes.byref(src), ctypes.byref(dst), ctypes.byref(eid))
+    out = []
+    try:
+        for managed in (src, dst, eid):
+            out.append(tensor_from_managed(managed.value))
+    except BaseException:
+        for managed in (src, dst, eid)[len(out) + 1 :]:
+            tensor_from_managed(managed.value)  # frees it
+        raise
+    return out[0], out[1], out[2]
 
 
 class Loader(Closeable):

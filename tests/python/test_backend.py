@@ -1,4 +1,4 @@
-"""The fence around the CUDA library (graphferry/_backend.py).
+"""The fence around the CUDA library (graphferry/_native/backend.py).
 
 What matters most: a process loads the CUDA library only when asked
 (GRAPHFERRY_BACKEND=cuda), whether or not a GPU is visible; asking without a
@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 import graphferry
-from graphferry import _backend
-from graphferry._backend import BackendError, choose, device_ordinal
+from graphferry._native import backend as _backend
+from graphferry._native.backend import BackendError, choose, device_ordinal
 
 REPO = Path(__file__).resolve().parents[2]
 FAKE_DRIVER = REPO / "build" / "fakecuda"
@@ -102,7 +102,7 @@ _CHILD = r"""
 import json, sys
 try:
     import graphferry
-    from graphferry import _backend
+    from graphferry._native import backend as _backend
     g = graphferry.Graph.from_coo([0, 1, 2, 3], [1, 2, 3, 0], num_nodes=4)
     sub = graphferry.sample_neighbors(g, [0, 1], [2, 2])
     loader = graphferry.Loader(g, [0, 1, 2, 3], [2, 2], batch_size=2)
@@ -237,7 +237,7 @@ _CUDA_CHILD = textwrap.dedent(
     out = {}
     try:
         import graphferry
-        from graphferry import _lib
+        from graphferry._native import lib as _lib
         drv = ctypes.CDLL("libcuda.so.1")
         def current():
             c = ctypes.c_void_p()
@@ -331,7 +331,7 @@ def test_cuda_hooks_refuse_a_forked_child(package_copy, fake_driver):
         r"""
         import ctypes, json, os
         import graphferry
-        from graphferry import _lib
+        from graphferry._native import lib as _lib
         r, w = os.pipe()
         pid = os.fork()
         if pid == 0:

@@ -10,12 +10,13 @@ import pytest
 import torch
 
 import graphferry
-from graphferry import _dlpack, _lib
-from graphferry._dlpack import (
+from graphferry._native import dlpack as _dlpack
+from graphferry._native import lib as _lib
+from graphferry._native.dlpack import ManagedTensor
+from graphferry._native.lib import (
     DLPACK_FLAG_BITMASK_IS_COPIED,
     DLManagedTensor,
     DLManagedTensorVersioned,
-    ManagedTensor,
 )
 from graphferry.errors import InvalidArgumentError, TypeMismatchError
 
@@ -42,8 +43,8 @@ def _legacy_node_data(graph, name: str) -> int:
 
 def _read(managed: DLManagedTensorVersioned) -> torch.Tensor:
     t = managed.dl_tensor
-    assert t.dtype.code == _dlpack.kDLFloat and t.dtype.bits == 32 and t.dtype.lanes == 1
-    assert t.device.device_type == _dlpack.kDLCPU and not t.strides
+    assert t.dtype.code == _lib.kDLFloat and t.dtype.bits == 32 and t.dtype.lanes == 1
+    assert t.device.device_type == _lib.kDLCPU and not t.strides
     shape = [t.shape[i] for i in range(t.ndim)]
     n = 1
     for s in shape:
@@ -55,7 +56,7 @@ def _read(managed: DLManagedTensorVersioned) -> torch.Tensor:
 def test_versioned_capsule(graph):
     want = graph.get_node_data("feat")
     producer = ManagedTensor(_legacy_node_data(graph, "feat"))
-    assert producer.__dlpack_device__() == (_dlpack.kDLCPU, 0)
+    assert producer.__dlpack_device__() == (_lib.kDLCPU, 0)
     capsule = producer.__dlpack__(max_version=(1, 1))
     assert _name(capsule) == b"dltensor_versioned"
     managed = DLManagedTensorVersioned.from_address(_pointer(capsule, b"dltensor_versioned"))
@@ -89,7 +90,7 @@ def test_legacy_capsule_by_default(graph):
 def test_wrong_device_keeps_the_tensor(graph):
     producer = ManagedTensor(_legacy_node_data(graph, "feat"))
     with pytest.raises(BufferError, match="CPU"):
-        producer.__dlpack__(dl_device=(_dlpack.kDLCUDA, 0))
+        producer.__dlpack__(dl_device=(_lib.kDLCUDA, 0))
     assert torch.equal(torch.from_dlpack(producer), graph.get_node_data("feat"))
     del producer
     ManagedTensor(_legacy_node_data(graph, "feat"))  # dropped unexported: freed
@@ -113,7 +114,7 @@ def test_versioned_input_of_another_major_version(graph):
     managed = DLManagedTensorVersioned()
     managed.version.major, managed.version.minor = 2, 0
     managed.dl_tensor.data = data.data_ptr()
-    managed.dl_tensor.device.device_type = _dlpack.kDLCPU
+    managed.dl_tensor.device.device_type = _lib.kDLCPU
     managed.dl_tensor.ndim = 1
     managed.dl_tensor.dtype.code, managed.dl_tensor.dtype.bits, managed.dl_tensor.dtype.lanes = 2, 32, 1
     managed.dl_tensor.shape = shape

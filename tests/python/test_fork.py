@@ -14,7 +14,7 @@ import pytest
 import torch
 
 import graphferry
-from graphferry import _lib
+from graphferry._native import lib as _lib
 from graphferry.errors import GF_EFORK, GraphferryError
 
 TIMEOUT_S = 60

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 import graphferry
-from graphferry import _lib
+from graphferry._native import lib as _lib
 
 from conftest import check_subgraph, csc_of_coo, edge_table
 
@@ -488,10 +488,8 @@ def test_major_version_mismatch_refused(tmp_path):
 
 
 def test_dlpack_structs_match_header():
-    from graphferry import _dlpack
-
-    assert ctypes.sizeof(_dlpack.DLTensor) == 48
-    assert ctypes.sizeof(_dlpack.DLManagedTensor) == 64
+    assert ctypes.sizeof(_lib.DLTensor) == 48
+    assert ctypes.sizeof(_lib.DLManagedTensor) == 64
     assert ctypes.sizeof(_lib.gf_sample_options) == 96
     assert _lib.gf_sample_options.layer_dependency.offset == 56
     assert _lib.gf_sample_options.num_relations.offset == 60

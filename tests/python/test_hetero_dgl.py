@@ -13,7 +13,7 @@ dgl = pytest.importorskip("dgl")
 
 import graphferry  # noqa: E402
 import graphferry.dgl as gfdgl  # noqa: E402
-from graphferry.dgl_hetero import to_hetero_blocks  # noqa: E402
+from graphferry.dgl import to_hetero_blocks  # noqa: E402
 
 
 def _graph(idtype=torch.int64, seed=0, num_paper=40, num_author=25, num_inst=4):
@@ -316,7 +316,7 @@ def test_conversion_cache_does_not_keep_the_dgl_graph_alive():
     import gc
     import weakref
 
-    from graphferry.dgl_hetero import as_hetero_graph
+    from graphferry.dgl import as_hetero_graph
 
     g = _graph()
     hg = as_hetero_graph(g)

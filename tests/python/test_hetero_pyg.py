@@ -22,7 +22,8 @@ from torch_geometric.sampler import HeteroSamplerOutput, NodeSamplerInput  # noq
 
 import graphferry  # noqa: E402
 import graphferry.pyg as gfpyg  # noqa: E402
-from graphferry import _pyg_hetero  # noqa: E402
+from graphferry.pyg import base as pyg_base  # noqa: E402
+from graphferry.pyg import hetero as _pyg_hetero  # noqa: E402
 
 WRITES = ("author", "writes", "paper")
 REV_WRITES = ("paper", "rev_writes", "author")
@@ -189,7 +190,7 @@ def sample_global(hg, seeds, fanouts, seed=0):
     """A PyG-frontier sample of the global graph (homogeneous fan-outs: the
     split does not care how the edges were drawn)."""
     sub = graphferry.sample_neighbors(hg.graph, seeds, fanouts, frontier="new", seed=seed)
-    return gfpyg._directional(sub)
+    return pyg_base.directional(sub)
 
 
 def test_split_output_by_hand():
@@ -222,7 +223,7 @@ def test_split_and_batch_of_a_global_sample(data):
     with gfpyg.from_pyg(data) as hg:
         local = torch.tensor([3, 17, 42, 8])
         out = sample_global(hg, hg.to_global("paper", local), [4, 3], seed=5)
-        split = gfpyg._split(hg, out, "directional")
+        split = pyg_base.split(hg, out, "directional")
         batch = _pyg_hetero.build_batch(data, hg, split, "paper", torch.arange(4), None)
     check_hetero_batch(data, batch, "paper", seeds=local)
     assert "seed_time" not in batch["paper"] and "batch" not in batch["paper"]
@@ -235,7 +236,9 @@ def test_batch_keys_as_pyg(data):
     """The keys PyG's heterogeneous NeighborLoader gives (PyG 2.5 and 2.8)."""
     with gfpyg.from_pyg(data) as hg:
         out = sample_global(hg, hg.to_global("paper", torch.tensor([1, 2])), [2, 2])
-        batch = _pyg_hetero.build_batch(data, hg, gfpyg._split(hg, out, "directional"), "paper", torch.arange(2), None)
+        batch = _pyg_hetero.build_batch(
+            data, hg, pyg_base.split(hg, out, "directional"), "paper", torch.arange(2), None
+        )
     assert set(batch["paper"].keys()) == {
         "x", "y", "train_mask", "n_id", "num_sampled_nodes", "input_id", "batch_size",
     }  # fmt: skip
@@ -253,7 +256,7 @@ def test_split_of_a_hetero_graph_without_data(data):
     with gfpyg.from_pyg(data) as hg:
         hg.set_node_data("paper", "x", data["paper"].x)
         out = sample_global(hg, hg.to_global("paper", torch.tensor([0, 5])), [3])
-        batch = _pyg_hetero.build_batch(hg, hg, gfpyg._split(hg, out, "directional"), "paper", torch.arange(2), None)
+        batch = _pyg_hetero.build_batch(hg, hg, pyg_base.split(hg, out, "directional"), "paper", torch.arange(2), None)
         assert torch.equal(batch["paper"].x, data["paper"].x[batch["paper"].n_id])
         assert batch["author"].num_nodes == batch["author"].n_id.numel()
         for et in data.edge_types:
@@ -267,8 +270,8 @@ def test_split_of_a_hetero_graph_without_data(data):
 def test_split_bidirectional_and_induced(data):
     with gfpyg.from_pyg(data) as hg:
         out = sample_global(hg, hg.to_global("paper", torch.tensor([4, 9])), [3, 3], seed=2)
-        induced = gfpyg._split(hg, out, "induced")
-        bidir = gfpyg._split(hg, out, "bidirectional")
+        induced = pyg_base.split(hg, out, "induced")
+        bidir = pyg_base.split(hg, out, "bidirectional")
     # induced: every edge of every type among the sampled nodes
     assert induced.num_sampled_nodes is None and induced.num_sampled_edges is None
     for et in data.edge_types:

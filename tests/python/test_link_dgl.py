@@ -10,7 +10,7 @@ import torch
 dgl = pytest.importorskip("dgl")
 
 import graphferry.dgl as gfdgl  # noqa: E402
-from graphferry.dgl_link import EdgeDataLoader  # noqa: E402
+from graphferry.dgl import EdgeDataLoader  # noqa: E402
 
 NS = dgl.dataloading.negative_sampler
 

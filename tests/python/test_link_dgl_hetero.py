@@ -14,7 +14,7 @@ dgl = pytest.importorskip("dgl")
 
 import graphferry  # noqa: E402
 import graphferry.dgl as gfdgl  # noqa: E402
-from graphferry.dgl_link import HeteroEdgeDataLoader  # noqa: E402
+from graphferry.dgl import HeteroEdgeDataLoader  # noqa: E402
 
 NS = dgl.dataloading.negative_sampler
 

@@ -31,14 +31,16 @@ done
 
 @pytest.fixture
 def source(tmp_path):
-    """A copy of python/ beside what setup.py needs (go.mod, capi/ with the build
-    scripts it runs)."""
+    """A copy of python/ beside what setup.py checks for (go.mod, capi/) and runs
+    (capi/build.sh, which hashes the source folders with capi/source_id.sh)."""
     root = tmp_path / "repo"
     shutil.copytree(
         REPO / "python", root / "python", ignore=shutil.ignore_patterns("build", "*.egg-info", "__pycache__", "lib")
     )  # as cloned
-    shutil.copy(REPO / "go.mod", root / "go.mod")
-    (root / "capi").mkdir()
+    for name in ("go.mod", "go.sum"):
+        shutil.copy(REPO / name, root / name)
+    for folder in ("capi", "engine", "cuda", "include"):
+        (root / folder).mkdir()
     for script in ("build.sh", "source_id.sh"):
         shutil.copy(REPO / "capi" / script, root / "capi" / script)
     go = tmp_path / "go"
@@ -58,7 +60,7 @@ def test_build_prints_no_warnings(source, tmp_path, hook):
         from setuptools import build_meta
         print(build_meta.{hook}({str(out)!r}))
     """)
-    env = dict(os.environ, GRAPHFERRY_GO=str(go))
+    env = dict(os.environ, GRAPHFERRY_GO=str(go), GRAPHFERRY_BUILD_CUDA="0")  # no CUDA library here
     proc = subprocess.run(
         [sys.executable, "-c", code], cwd=root / "python", env=env, capture_output=True, text=True, timeout=300
     )
@@ -66,4 +68,10 @@ def test_build_prints_no_warnings(source, tmp_path, hook):
     assert "Warning" not in proc.stderr, proc.stderr[-4000:]
     (wheel,) = out.glob("*.whl")
     if hook == "build_wheel":
-        assert "graphferry/lib/libgraphferry.so" in zipfile.ZipFile(wheel).namelist()
+        names = zipfile.ZipFile(wheel).namelist()
+        assert "graphferry/lib/libgraphferry.so" in names
+        # Every module of every subpackage of python/graphferry, and nothing of python/tools.
+        package = REPO / "python" / "graphferry"
+        for module in package.rglob("*.py"):
+            assert f"graphferry/{module.relative_to(package).as_posix()}" in names, module
+        assert not any(n.startswith("tools/") for n in names), names

@@ -188,7 +188,7 @@ def test_engine_rejects_bad_assignment(citeseer, tmp_path):
 
     import torch
 
-    from graphferry._dlpack import borrow
+    from graphferry._native.dlpack import borrow
 
     src_dir, data = citeseer[0], citeseer[1]
     n = len(data["label"])

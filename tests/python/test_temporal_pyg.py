@@ -22,6 +22,7 @@ from torch_geometric.loader import NodeLoader  # noqa: E402
 import graphferry  # noqa: E402
 import graphferry.pyg as gfpyg  # noqa: E402
 from graphferry._options import SampleOptions  # noqa: E402
+from graphferry.pyg import base as pyg_base  # noqa: E402
 from graphferry.sampling import sample_with_options  # noqa: E402
 
 NUM_NODES, NUM_EDGES = 200, 1600
@@ -90,7 +91,7 @@ def test_engine_disjoint_matches_the_per_seed_order(data, fanouts):
     options = SampleOptions(fanouts, frontier="new", seed=1)
     subs = [sample_with_options(graph, seeds[i : i + 1], options) for i in range(seeds.numel())]
     want = concat_disjoint(subs, len(fanouts))
-    out = gfpyg._directional(sample_with_options(graph, seeds, options.replace_fields(disjoint=True)))
+    out = pyg_base.directional(sample_with_options(graph, seeds, options.replace_fields(disjoint=True)))
     got = (out.node, out.batch, out.row, out.col, out.edge, out.num_sampled_nodes, out.num_sampled_edges)
     for name, a, b in zip(("node", "batch", "row", "col", "edge", "nodes/hop", "edges/hop"), got, want):
         if isinstance(a, torch.Tensor):

@@ -137,7 +137,7 @@ def _open_typed_arrow(path, types=None, **kw):
     # the package's own binder (its C prototype is in graphferry.h).
     import ctypes
 
-    from graphferry import _lib
+    from graphferry._native import lib as _lib
     from graphferry.graph import _graph_options
 
     @_lib.cfunc(

@@ -1,6 +1,6 @@
 """The engine's typed view of a typed graph's sample (SampledSubgraph.typed,
 GF_FIELD_TYPED_*): the same split by node type and relation as the plain
-Python split of the sample (_pyg_hetero.split_output, still used for induced
+Python split of the sample (graphferry.pyg.hetero.split_output, still used for induced
 subgraphs), for synchronous samples and loader batches, frontier "all" and
 "new", disjoint or not; absent on untyped graphs."""
 
@@ -15,7 +15,8 @@ from test_hetero_pyg import make_hetero  # noqa: E402
 
 import graphferry  # noqa: E402
 import graphferry.pyg as gfpyg  # noqa: E402
-from graphferry import _pyg_hetero  # noqa: E402
+from graphferry.pyg import base as pyg_base  # noqa: E402
+from graphferry.pyg import hetero as _pyg_hetero  # noqa: E402
 
 
 def _same(a, b) -> None:
@@ -34,7 +35,7 @@ def _same(a, b) -> None:
 
 
 def _python_split(hg, sub):
-    out = gfpyg._directional(sub)
+    out = pyg_base.directional(sub)
     return _pyg_hetero.split_output(
         hg,
         out.node,

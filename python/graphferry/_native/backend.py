@@ -32,7 +32,6 @@ so PyTorch's current device) as they found it.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import sys
 import threading
@@ -166,53 +165,8 @@ def library_path(libdir: Path, explicit: bool = False) -> Path:
 
 
 # ---------------------------------------------------------------------------
-# The CUDA library's hooks
+# Devices (the CUDA library's hooks are declared in lib.py: CudaHooks)
 # ---------------------------------------------------------------------------
-
-
-class CudaHooks:
-    """The CUDA library's check and test hooks (capi/cuda_on.go), typed.
-    Each returns the hook's JSON report, or raises :class:`BackendError` with
-    its message."""
-
-    _REPORT = 1 << 16
-
-    def __init__(self, lib: ctypes.CDLL, forked: Callable[[], bool]) -> None:
-        self._forked = forked
-        c_char_p, c_size_t, i32 = ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32
-        self._check = lib.gfcuda_check
-        self._check.argtypes = [i32, c_char_p, c_size_t]
-        self._selfcheck = lib.gfcuda_selfcheck
-        self._selfcheck.argtypes = [i32, ctypes.c_int64, i32, ctypes.c_uint64, c_char_p, c_size_t]
-        self._epoch = lib.gfcuda_epoch
-        self._epoch.argtypes = [i32, c_char_p, c_char_p, c_size_t]
-        self._fault = lib.gfcuda_fault
-        self._fault.argtypes = [i32, c_char_p, c_char_p, c_size_t]
-        for f in (self._check, self._selfcheck, self._epoch, self._fault):
-            f.restype = ctypes.c_int
-
-    def _call(self, fn: Any, *args: Any) -> Any:
-        if self._forked():
-            raise BackendError("graphferry cannot be used in a forked child process")
-        buf = ctypes.create_string_buffer(self._REPORT)
-        rc = fn(*args, buf, len(buf))
-        text = buf.value.decode("utf-8", errors="replace")
-        if rc != 0:
-            raise BackendError(text)
-        return json.loads(text)
-
-    def check(self, ordinal: int) -> dict[str, Any]:
-        return self._call(self._check, ordinal)
-
-    def selfcheck(self, ordinal: int, nodes: int, batches: int, seed: int) -> dict[str, Any]:
-        return self._call(self._selfcheck, ordinal, nodes, batches, seed)
-
-    def epoch(self, ordinal: int, config: Mapping[str, Any]) -> dict[str, Any]:
-        return self._call(self._epoch, ordinal, json.dumps(config).encode())
-
-    def fault(self, ordinal: int, kind: str) -> str:
-        """The error graphferry reported for a deliberately faulty launch."""
-        return self._call(self._fault, ordinal, kind.encode())
 
 
 def device_ordinal(device: Any = None) -> int:
@@ -248,7 +202,7 @@ _checked: dict[int, dict[str, Any]] = {}
 _checked_lock = threading.Lock()
 
 
-def check_device(hooks: CudaHooks, device: Any = None) -> dict[str, Any]:
+def check_device(hooks: Any, device: Any = None) -> dict[str, Any]:
     """Checks, once per device, that graphferry's CUDA backend works on it
     (the device exists, its architecture is sm_70 or newer, the driver is
     new enough for the kernels' PTX, the driver accepts the PTX) and returns

@@ -1,4 +1,5 @@
-"""DLPack across the ctypes boundary, without copies.
+"""DLPack across the ctypes boundary, without copies (the structs are declared
+in :mod:`graphferry._native.lib`).
 
 Three directions, as include/graphferry.h defines them:
 
@@ -31,122 +32,39 @@ import numpy as np
 import torch
 import torch.utils.dlpack
 
+from . import lib
+from .lib import (
+    DLPACK_DELETER,
+    DLPACK_MAJOR_VERSION,
+    DLDataType,
+    DLDevice,
+    DLManagedTensor,
+    DLManagedTensorVersioned,
+    DLTensor,
+    PyCapsule_Destructor,
+    PyCapsule_GetPointer,
+    PyCapsule_GetPointer_raw,
+    PyCapsule_IsValid,
+    PyCapsule_New,
+    PyCapsule_SetName,
+    kDLBfloat,
+    kDLBool,
+    kDLComplex,
+    kDLCPU,
+    kDLFloat,
+    kDLInt,
+    kDLUInt,
+)
+
 __all__ = [
-    "DLDevice",
-    "DLDataType",
-    "DLTensor",
-    "DLManagedTensor",
-    "DLPackVersion",
-    "DLManagedTensorVersioned",
     "ManagedTensor",
     "BorrowedTensor",
     "ExportedTensor",
     "as_cpu_tensor",
+    "borrow",
+    "ref_or_null",
     "tensor_from_managed",
 ]
-
-# DLDeviceType
-kDLCPU = 1
-kDLCUDA = 2
-kDLCUDAHost = 3
-
-# DLDataTypeCode
-kDLInt = 0
-kDLUInt = 1
-kDLFloat = 2
-kDLBfloat = 4
-kDLComplex = 5
-kDLBool = 6
-
-
-# typedef struct { DLDeviceType device_type; int32_t device_id; } DLDevice;
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int32)]
-
-
-# typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
-class DLDataType(ctypes.Structure):
-    _fields_ = [
-        ("code", ctypes.c_uint8),
-        ("bits", ctypes.c_uint8),
-        ("lanes", ctypes.c_uint16),
-    ]
-
-
-# typedef struct {
-#   void *data; DLDevice device; int32_t ndim; DLDataType dtype;
-#   int64_t *shape; int64_t *strides; uint64_t byte_offset;
-# } DLTensor;
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-# typedef struct DLManagedTensor {
-#   DLTensor dl_tensor; void *manager_ctx;
-#   void (*deleter)(struct DLManagedTensor *self);
-# } DLManagedTensor;
-class DLManagedTensor(ctypes.Structure):
-    _fields_ = [
-        ("dl_tensor", DLTensor),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-    ]
-
-
-# typedef struct { uint32_t major; uint32_t minor; } DLPackVersion;
-class DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
-
-
-# typedef struct DLManagedTensorVersioned {
-#   DLPackVersion version; void *manager_ctx;
-#   void (*deleter)(struct DLManagedTensorVersioned *self);
-#   uint64_t flags; DLTensor dl_tensor;
-# } DLManagedTensorVersioned;
-class DLManagedTensorVersioned(ctypes.Structure):
-    _fields_ = [
-        ("version", DLPackVersion),
-        ("manager_ctx", ctypes.c_void_p),
-        ("deleter", ctypes.c_void_p),
-        ("flags", ctypes.c_uint64),
-        ("dl_tensor", DLTensor),
-    ]
-
-
-DLPACK_MAJOR_VERSION = 1
-DLPACK_MINOR_VERSION = 1
-DLPACK_FLAG_BITMASK_READ_ONLY = 1 << 0
-DLPACK_FLAG_BITMASK_IS_COPIED = 1 << 1
-DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED = 1 << 2
-
-_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
-
-# Python C API functions, bound as private prototypes so that the argtypes of
-# ctypes.pythonapi's shared attributes (which other libraries set too) are left
-# alone. PYFUNCTYPE keeps the GIL held during these calls.
-_PyCapsule_New = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
-    ("PyCapsule_New", ctypes.pythonapi)
-)
-_PyCapsule_IsValid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_IsValid", ctypes.pythonapi)
-)
-_PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", ctypes.pythonapi)
-)
-_PyCapsule_GetPointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
-    ("PyCapsule_GetPointer", ctypes.pythonapi)
-)
-_PyCapsule_SetName = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
-    ("PyCapsule_SetName", ctypes.pythonapi)
-)
 
 # Capsule names must outlive the capsules: module-level constants do.
 _DLTENSOR = b"dltensor"
@@ -155,13 +73,13 @@ _DLTENSOR_VERSIONED = b"dltensor_versioned"
 _USED_DLTENSOR_VERSIONED = b"used_dltensor_versioned"
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+@PyCapsule_Destructor
 def _capsule_destructor(capsule: int) -> None:
     # Module-level so that it lives as long as any capsule that points at it.
     # Runs when a capsule is collected: frees the tensor only if no consumer
     # renamed (took) it.
-    if _PyCapsule_IsValid(capsule, _DLTENSOR):
-        managed = _PyCapsule_GetPointer_raw(capsule, _DLTENSOR)
+    if PyCapsule_IsValid(capsule, _DLTENSOR):
+        managed = PyCapsule_GetPointer_raw(capsule, _DLTENSOR)
         if managed:
             _call_deleter(managed)
 
@@ -169,14 +87,14 @@ def _capsule_destructor(capsule: int) -> None:
 def _call_deleter(managed: int) -> None:
     deleter = DLManagedTensor.from_address(managed).deleter
     if deleter:
-        _DELETER(deleter)(managed)
+        DLPACK_DELETER(deleter)(managed)
 
 
-@ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+@PyCapsule_Destructor
 def _versioned_capsule_destructor(capsule: int) -> None:
     # As _capsule_destructor, for "dltensor_versioned" capsules.
-    if _PyCapsule_IsValid(capsule, _DLTENSOR_VERSIONED):
-        managed = _PyCapsule_GetPointer_raw(capsule, _DLTENSOR_VERSIONED)
+    if PyCapsule_IsValid(capsule, _DLTENSOR_VERSIONED):
+        managed = PyCapsule_GetPointer_raw(capsule, _DLTENSOR_VERSIONED)
         if managed:
             _call_versioned_deleter(managed)
 
@@ -186,7 +104,7 @@ def _call_versioned_deleter(managed: int) -> None:
     # layout, so it may be called whatever the tensor's version.
     deleter = DLManagedTensorVersioned.from_address(managed).deleter
     if deleter:
-        _DELETER(deleter)(managed)
+        DLPACK_DELETER(deleter)(managed)
 
 
 _CAPSULE_DESTRUCTOR_PTR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).value
@@ -233,14 +151,12 @@ class ManagedTensor:
         if managed is None:
             raise BufferError("this graphferry tensor was already exported through __dlpack__")
         if max_version is not None and max_version[0] >= DLPACK_MAJOR_VERSION:
-            from . import _lib  # _lib imports this module
-
             out = ctypes.c_void_p()
-            _lib.gf_tensor_to_versioned(managed, ctypes.byref(out))  # raises, keeping managed ours
+            lib.gf_tensor_to_versioned(managed, ctypes.byref(out))  # raises, keeping managed ours
             self._managed = None
-            return _PyCapsule_New(out.value, _DLTENSOR_VERSIONED, _VERSIONED_CAPSULE_DESTRUCTOR_PTR)
+            return PyCapsule_New(out.value, _DLTENSOR_VERSIONED, _VERSIONED_CAPSULE_DESTRUCTOR_PTR)
         self._managed = None
-        return _PyCapsule_New(managed, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)
+        return PyCapsule_New(managed, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)
 
     def __del__(self) -> None:
         managed, self._managed = getattr(self, "_managed", None), None
@@ -370,8 +286,8 @@ class ExportedTensor:
     def __init__(self, obj: Any, name: str):
         self.tensor = as_cpu_tensor(obj, name)
         self.capsule = torch.utils.dlpack.to_dlpack(self.tensor)
-        self.pointer = _PyCapsule_GetPointer(self.capsule, _DLTENSOR)
+        self.pointer = PyCapsule_GetPointer(self.capsule, _DLTENSOR)
 
     def consumed(self) -> None:
         """Marks the capsule as taken so torch never calls the deleter."""
-        _PyCapsule_SetName(self.capsule, _USED_DLTENSOR)
+        PyCapsule_SetName(self.capsule, _USED_DLTENSOR)

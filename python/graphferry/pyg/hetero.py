@@ -1,8 +1,9 @@
-"""PyG's ``HeteroData`` through graphferry: :func:`from_pyg`, the argument
-readers of the heterogeneous loader and sampler, and the split of a sample
-over the global ids of a :class:`~graphferry.HeteroGraph` into PyG's
-per-type output (``HeteroSamplerOutput`` and the ``HeteroData`` batch PyG's
-``NodeLoader.filter_fn`` makes of it).
+"""The heterogeneous side of PyG's output: a sample over the global ids of a
+:class:`~graphferry.HeteroGraph` split into PyG's per-type output
+(``HeteroSamplerOutput`` and the ``HeteroData`` batch PyG's
+``NodeLoader.filter_fn`` makes of it), and the readers of the arguments that
+only heterogeneous loaders take (``num_neighbors`` per edge type,
+``input_nodes=(node type, ids)``).
 
 A typed sample is an ordinary :class:`~graphferry.SampledSubgraph` over the
 global ids (issue 13's design): every node has one position in ``nodes`` and
@@ -11,7 +12,9 @@ every sampled edge one global edge id. Splitting keeps the order of
 nodes stay hop by hop, as PyG's heterogeneous sampler orders them) and the
 order of the edges within each relation (hop by hop, destination by
 destination: ``col`` stays sorted, as PyG's ``EdgeIndex(sort_order="col")``
-claims).
+claims). The engine makes that split with the batch, in its threads
+(:attr:`SampledSubgraph.typed`, read by :func:`split_typed`);
+:func:`split_output` makes it here for edges the engine did not sample.
 """
 
 from __future__ import annotations
@@ -19,21 +22,17 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-import numpy as np
 import torch
 from torch_geometric.data import HeteroData
 from torch_geometric.edge_index import EdgeIndex
 from torch_geometric.loader.utils import filter_hetero_data
 from torch_geometric.sampler import HeteroSamplerOutput
 
-from . import _cache
-from ._dlpack import as_cpu_tensor
-from .hetero import HeteroGraph
-from .sampling import TypedView
+from .._native.dlpack import as_cpu_tensor
+from ..hetero import HeteroGraph
+from ..sampling import TypedView
 
 __all__ = [
-    "from_pyg",
-    "as_hetero_graph",
     "split_output",
     "split_typed",
     "hetero_fanouts",
@@ -41,155 +40,6 @@ __all__ = [
     "filter_batch",
     "build_batch",
 ]
-
-
-def _time_level(stores: Any, edge_stores: Any, time_attr: str) -> str:
-    """``"node"`` or ``"edge"``: where ``time_attr`` lives, as PyG decides."""
-    in_nodes = any(time_attr in store for store in stores)
-    in_edges = any(time_attr in store for store in edge_stores)
-    if in_nodes and in_edges:
-        raise ValueError(f"'time_attr': '{time_attr}' holds both node-level and edge-level times")
-    if not in_nodes and not in_edges:
-        raise ValueError(f"'time_attr': '{time_attr}' is neither a node-level nor an edge-level attribute")
-    return "node" if in_nodes else "edge"
-
-
-def time_tensor(value: Any, what: str) -> torch.Tensor:
-    """``value`` as int64 times; floating or bool times are refused (the
-    engine compares int64 timestamps)."""
-    if isinstance(value, np.ndarray):
-        value = torch.from_numpy(value)
-    if not isinstance(value, torch.Tensor):
-        raise TypeError(f"{what} must be a tensor of times (got '{type(value).__name__}')")
-    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
-        raise TypeError(f"{what} must hold integer timestamps (got dtype {value.dtype})")
-    if value.dim() != 1:
-        raise ValueError(f"{what} must be 1-D, one time per node or edge (got shape {list(value.shape)})")
-    return value.cpu().to(torch.int64)
-
-
-def hetero_time_level(data: HeteroData, time_attr: str | None) -> str | None:
-    """Where ``time_attr`` lives in ``data`` (None without one)."""
-    if time_attr is None:
-        return None
-    if not isinstance(time_attr, str):
-        raise TypeError(f"'time_attr' must name an attribute (got '{type(time_attr).__name__}')")
-    return _time_level(data.node_stores, data.edge_stores, time_attr)
-
-
-def from_pyg(
-    data: HeteroData,
-    *,
-    weight_attr: str | None = None,
-    time_attr: str | None = None,
-    num_patches: int = 1,
-    partition: Any = "range",
-    seed: int = 0,
-) -> HeteroGraph:
-    r"""Converts a ``torch_geometric.data.HeteroData`` on the CPU into a
-    :class:`~graphferry.HeteroGraph`: node types in ``data.node_types``
-    order, edge types in ``data.edge_types`` order, edge ``j`` of an edge
-    type being column ``j`` of its ``edge_index`` (row 0 the source type,
-    row 1 the destination type). Node features stay in ``data`` (the loaders
-    gather them from there, as PyG does).
-
-    Args:
-        data (torch_geometric.data.HeteroData): the graph; every edge type
-            needs an ``edge_index`` and every node type a number of nodes.
-        weight_attr (str, optional): the edge attribute holding edge weights
-            for biased sampling (PyG's ``weight_attr``); edge types without
-            it are sampled uniformly. (default: :obj:`None`)
-        time_attr (str, optional): the attribute holding timestamps for
-            temporal sampling (PyG's ``time_attr``): node-level (in node
-            stores: the nodes' times) or edge-level (in edge stores: the
-            edges' times); types without it are never filtered out.
-            (default: :obj:`None`)
-        num_patches, partition, seed: as in
-            :meth:`graphferry.HeteroGraph.from_coo`.
-    """
-    if not isinstance(data, HeteroData):
-        raise TypeError(f"expected a 'torch_geometric.data.HeteroData' (got '{type(data).__name__}')")
-    if weight_attr is not None and not isinstance(weight_attr, str):
-        raise TypeError(f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')")
-    level = hetero_time_level(data, time_attr)
-    num_nodes = {}
-    for nt in data.node_types:
-        n = data[nt].num_nodes
-        if n is None:
-            raise ValueError(f"node type '{nt}' of the HeteroData has no number of nodes (set data['{nt}'].num_nodes)")
-        num_nodes[nt] = int(n)
-    edges = {}
-    weights = {}
-    edge_time = {}
-    for et in data.edge_types:
-        store = data[et]
-        edge_index = store.get("edge_index")
-        if edge_index is None:
-            raise TypeError(
-                f"edge type {et} of the HeteroData has no 'edge_index' (graphferry reads COO edges; "
-                f"it has {sorted(store.keys())})"
-            )
-        edge_index = as_cpu_tensor(edge_index, f"data[{et}].edge_index")
-        if edge_index.dim() != 2 or edge_index.size(0) != 2:
-            raise ValueError(f"data[{et}].edge_index must have shape [2, E] (got {list(edge_index.shape)})")
-        edges[et] = (edge_index[0], edge_index[1])
-        if weight_attr is not None and weight_attr in store:
-            weights[et] = as_cpu_tensor(store[weight_attr], f"data[{et}].{weight_attr}")
-        if level == "edge" and time_attr in store:
-            edge_time[et] = time_tensor(store[time_attr], f"data[{et}].{time_attr}")
-    if weight_attr is not None and not weights:
-        raise KeyError(f"'weight_attr': no edge type of the HeteroData has an attribute '{weight_attr}'")
-    node_time = None
-    if level == "node":
-        node_time = {
-            nt: time_tensor(data[nt][time_attr], f"data['{nt}'].{time_attr}")
-            for nt in data.node_types
-            if time_attr in data[nt]
-        }
-    return HeteroGraph.from_coo(
-        num_nodes,
-        edges,
-        edge_weights=weights or None,
-        node_time=node_time,
-        edge_time=edge_time or None,
-        num_patches=num_patches,
-        partition=partition,
-        seed=seed,
-    )
-
-
-def _signature(data: HeteroData, weight_attr: str | None, time_attr: str | None) -> Any:
-    sig = _cache.tensor_signature
-    parts: list[Any] = [tuple(data.node_types), tuple(data.edge_types), weight_attr, time_attr]
-    for nt in data.node_types:
-        store = data[nt]
-        parts.append((store.num_nodes, sig(store[time_attr]) if time_attr and time_attr in store else None))
-    for et in data.edge_types:
-        store = data[et]
-        extra = tuple(
-            sig(store[k]) if isinstance(store[k], torch.Tensor) else None
-            for k in (weight_attr, time_attr)
-            if k is not None and k in store
-        )
-        parts.append((sig(store["edge_index"]) if "edge_index" in store else None, extra))
-    return tuple(parts)
-
-
-def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | None = None) -> HeteroGraph:
-    """``data`` if it is a :class:`HeteroGraph`, else the (cached)
-    :func:`from_pyg` conversion of a ``HeteroData``."""
-    if isinstance(data, HeteroGraph):
-        return data
-    if not isinstance(data, HeteroData):
-        raise TypeError(
-            f"expected a 'torch_geometric.data.HeteroData' or 'graphferry.HeteroGraph' (got '{type(data).__name__}')"
-        )
-    return _cache.cached_graph(
-        data,
-        _signature(data, weight_attr, time_attr),
-        lambda: from_pyg(data, weight_attr=weight_attr, time_attr=time_attr),
-        kind="hetero",
-    )
 
 
 def _etype_key(hg: HeteroGraph, key: Any) -> Any:

@@ -1,4 +1,8 @@
-"""ctypes declarations of include/graphferry.h, the library's C interface.
+"""ctypes declarations of the C interfaces graphferry calls: include/graphferry.h
+(the library), the dlpack.h structs it passes, the CUDA library's check hooks
+and the few Python C API functions that handle DLPack capsules. Every
+``ctypes`` declaration of the package is here, once; the modules above call
+these and declare nothing.
 
 Each C function is declared once: its prototype quoted in a comment, then
 ``@cfunc(name, argtypes, restype)`` over a typed, positional-only stub that the
@@ -14,30 +18,31 @@ have, so a call there raises ``GraphferryError(GF_EFORK)`` before reaching C
 unguarded foreign function without errcheck, for tests of the C behaviour.
 
 The library is found at ``$GRAPHFERRY_LIB_PATH`` (a file path), else at
-``graphferry/lib/libgraphferry.so`` (where ``pip install`` builds it). Its
-major version must equal the package's.
+``graphferry/lib/libgraphferry.so`` (where ``pip install`` builds it), the CPU
+or the CUDA build as :mod:`graphferry._native.backend` chooses. Its major
+version must equal the package's.
 """
 
 from __future__ import annotations
 
 import ctypes
 import functools
+import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Callable, NewType
 
-from . import _backend
-from ._backend import CudaHooks
-from ._dlpack import DLManagedTensor, DLTensor
-from ._version import __version__
-from .errors import (
+from .. import _version
+from ..errors import (
     GF_DONE,
     GF_EFORK,
     GF_OK,
     GraphferryError,
     error_for_status,
 )
+from . import backend
+from .backend import BackendError
 
 # ---------------------------------------------------------------------------
 # Finding and loading the library
@@ -52,8 +57,8 @@ def _candidate_paths() -> list[Path]:
     override = os.environ.get(ENV_LIB_PATH)
     if override:
         paths.append(Path(override))
-    # The CPU or the CUDA library: graphferry/_backend.py.
-    paths.append(_backend.library_path(Path(__file__).resolve().parent / "lib", explicit=bool(override)))
+    # The CPU or the CUDA library (backend.py), in graphferry/lib/.
+    paths.append(backend.library_path(Path(__file__).resolve().parent.parent / "lib", explicit=bool(override)))
     return paths
 
 
@@ -115,9 +120,15 @@ gf_loader_p = NewType("gf_loader_p", int)
 gf_graph_p_ctypes = ctypes.c_void_p
 gf_batch_p_ctypes = ctypes.c_void_p
 gf_loader_p_ctypes = ctypes.c_void_p
+gf_edge_sampler_p_ctypes = ctypes.c_void_p
+gf_part_p_ctypes = ctypes.c_void_p
 
 # What ctypes accepts for a pointer argument: ctypes.byref(x), a pointer, None.
 CtypesRef = Any
+
+c_int64_p = ctypes.POINTER(ctypes.c_int64)
+c_int32_p = ctypes.POINTER(ctypes.c_int32)
+c_void_pp = ctypes.POINTER(ctypes.c_void_p)
 
 # ---------------------------------------------------------------------------
 # Constants (see include/graphferry.h)
@@ -129,6 +140,7 @@ GF_PARTITION_GIVEN = 2
 
 GF_GRAPH_REMOVE_DUPLICATES = 1
 GF_GRAPH_REMOVE_SELF_LOOPS = 2
+GF_GRAPH_VERIFY_CHECKSUMS = 4  # gf_graph_open only
 
 GF_FRONTIER_ALL = 0
 GF_FRONTIER_NEW = 1
@@ -145,12 +157,142 @@ GF_FIELD_INDPTR = 4
 GF_FIELD_INDICES = 5
 GF_FIELD_EDGE_IDS = 6
 GF_FIELD_BATCH = 7
+# A typed graph's batch, split by type and relation by the engine.
+GF_FIELD_TYPED_NODES = 8
+GF_FIELD_TYPED_ORDER = 9
+GF_FIELD_TYPED_NODE_OFFSETS = 10
+GF_FIELD_TYPED_HOP_COUNTS = 11
+GF_FIELD_TYPED_BLOCK_SHAPE = 12
+GF_FIELD_TYPED_EDGE_OFFSETS = 13
+GF_FIELD_TYPED_SRC = 14
+GF_FIELD_TYPED_DST = 15
+GF_FIELD_TYPED_EDGE_IDS = 16
+GF_FIELD_TYPED_INDPTR = 17
 
 GF_TEMPORAL_NONE = 0
 GF_TEMPORAL_NODE = 1
 GF_TEMPORAL_EDGE = 2
 GF_TEMPORAL_UNIFORM = 0
 GF_TEMPORAL_LAST = 1
+
+GF_CACHE_IN_DEGREE = 1
+GF_CACHE_PRESAMPLING = 2
+
+GF_LINK_DGL = 1
+GF_LINK_PYG = 2
+
+GF_NEG_NONE = 0
+GF_NEG_PER_SOURCE_UNIFORM = 1
+GF_NEG_GLOBAL_UNIFORM = 2
+GF_NEG_BINARY = 3
+GF_NEG_TRIPLET = 4
+
+GF_EXCLUDE_NONE = 0
+GF_EXCLUDE_SELF = 1
+GF_EXCLUDE_REVERSE_ID = 2
+
+GF_LINK_POS_SRC = 0
+GF_LINK_POS_DST = 1
+GF_LINK_NEG_SRC = 2
+GF_LINK_NEG_DST = 3
+GF_LINK_SRC_INDEX = 4
+GF_LINK_DST_POS_INDEX = 5
+GF_LINK_DST_NEG_INDEX = 6
+
+GF_LAYOUT_DSP = 0
+GF_LAYOUT_SELF_RELIANT = 1
+GF_LAYOUT_HYBRID = 2
+
+GF_PART_VERIFY = 1  # gf_part_open: check every file's CRC-32C
+
+# ---------------------------------------------------------------------------
+# DLPack (include/dlpack.h)
+# ---------------------------------------------------------------------------
+
+# DLDeviceType
+kDLCPU = 1
+kDLCUDA = 2
+kDLCUDAHost = 3
+
+# DLDataTypeCode
+kDLInt = 0
+kDLUInt = 1
+kDLFloat = 2
+kDLBfloat = 4
+kDLComplex = 5
+kDLBool = 6
+
+
+# typedef struct { DLDeviceType device_type; int32_t device_id; } DLDevice;
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int), ("device_id", ctypes.c_int32)]
+
+
+# typedef struct { uint8_t code; uint8_t bits; uint16_t lanes; } DLDataType;
+class DLDataType(ctypes.Structure):
+    _fields_ = [
+        ("code", ctypes.c_uint8),
+        ("bits", ctypes.c_uint8),
+        ("lanes", ctypes.c_uint16),
+    ]
+
+
+# typedef struct {
+#   void *data; DLDevice device; int32_t ndim; DLDataType dtype;
+#   int64_t *shape; int64_t *strides; uint64_t byte_offset;
+# } DLTensor;
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+# typedef struct DLManagedTensor {
+#   DLTensor dl_tensor; void *manager_ctx;
+#   void (*deleter)(struct DLManagedTensor *self);
+# } DLManagedTensor;
+class DLManagedTensor(ctypes.Structure):
+    _fields_ = [
+        ("dl_tensor", DLTensor),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", ctypes.c_void_p),
+    ]
+
+
+# typedef struct { uint32_t major; uint32_t minor; } DLPackVersion;
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+# typedef struct DLManagedTensorVersioned {
+#   DLPackVersion version; void *manager_ctx;
+#   void (*deleter)(struct DLManagedTensorVersioned *self);
+#   uint64_t flags; DLTensor dl_tensor;
+# } DLManagedTensorVersioned;
+class DLManagedTensorVersioned(ctypes.Structure):
+    _fields_ = [
+        ("version", DLPackVersion),
+        ("manager_ctx", ctypes.c_void_p),
+        ("deleter", ctypes.c_void_p),
+        ("flags", ctypes.c_uint64),
+        ("dl_tensor", DLTensor),
+    ]
+
+
+DLPACK_MAJOR_VERSION = 1
+DLPACK_MINOR_VERSION = 1
+DLPACK_FLAG_BITMASK_READ_ONLY = 1 << 0
+DLPACK_FLAG_BITMASK_IS_COPIED = 1 << 1
+DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED = 1 << 2
+
+DLPACK_DELETER = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
 
 # ---------------------------------------------------------------------------
 # Structs
@@ -309,6 +451,195 @@ def arrow_release(struct: Any) -> None:
         ctypes.CFUNCTYPE(None, ctypes.c_void_p)(struct.release)(ctypes.addressof(struct))
 
 
+# typedef struct gf_stage_stats {
+#   int64_t busy_ns, blocked_ns, waiting_ns, batches;
+# } gf_stage_stats;
+class gf_stage_stats(ctypes.Structure):
+    _fields_ = [
+        ("busy_ns", ctypes.c_int64),
+        ("blocked_ns", ctypes.c_int64),
+        ("waiting_ns", ctypes.c_int64),
+        ("batches", ctypes.c_int64),
+    ]
+
+
+# typedef struct gf_loader_counters {
+#   gf_stage_stats sampler, loader, consumer;
+#   int64_t bytes_host, bytes_pinned, bytes_device, rows_hot, rows_cold, wall_ns;
+# } gf_loader_counters;
+class gf_loader_counters(ctypes.Structure):
+    _fields_ = [
+        ("sampler", gf_stage_stats),
+        ("loader", gf_stage_stats),
+        ("consumer", gf_stage_stats),
+        ("bytes_host", ctypes.c_int64),
+        ("bytes_pinned", ctypes.c_int64),
+        ("bytes_device", ctypes.c_int64),
+        ("rows_hot", ctypes.c_int64),
+        ("rows_cold", ctypes.c_int64),
+        ("wall_ns", ctypes.c_int64),
+    ]
+
+
+# typedef struct gf_loader_statistics {
+#   uint32_t struct_size; int32_t workers; uint64_t epoch; int64_t epochs;
+#   gf_loader_counters current, total;
+# } gf_loader_statistics;
+class gf_loader_statistics(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("workers", ctypes.c_int32),
+        ("epoch", ctypes.c_uint64),
+        ("epochs", ctypes.c_int64),
+        ("current", gf_loader_counters),
+        ("total", gf_loader_counters),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_loader_statistics), **fields)
+
+
+# typedef struct gf_cache_options {
+#   uint32_t struct_size; int32_t policy; int64_t bytes; double fraction;
+#   int32_t auto_size; int64_t budget; int64_t reserve; int32_t presample_epochs;
+# } gf_cache_options;
+class gf_cache_options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("policy", ctypes.c_int32),
+        ("bytes", ctypes.c_int64),
+        ("fraction", ctypes.c_double),
+        ("auto_size", ctypes.c_int32),
+        ("budget", ctypes.c_int64),
+        ("reserve", ctypes.c_int64),
+        ("presample_epochs", ctypes.c_int32),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_cache_options), **fields)
+
+
+# typedef struct gf_edge_sampler_options {
+#   uint32_t struct_size; const gf_sample_options *sample; int32_t mode;
+#   int32_t negative; double amount; int32_t exclude;
+#   const DLTensor *reverse_eids; int64_t reverse_half;
+# } gf_edge_sampler_options;
+class gf_edge_sampler_options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("sample", ctypes.POINTER(gf_sample_options)),
+        ("mode", ctypes.c_int32),
+        ("negative", ctypes.c_int32),
+        ("amount", ctypes.c_double),
+        ("exclude", ctypes.c_int32),
+        ("reverse_eids", ctypes.POINTER(DLTensor)),
+        ("reverse_half", ctypes.c_int64),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_edge_sampler_options), **fields)
+
+
+# The callbacks of a gf_comm (include/graphferry.h, "Communicators").
+gf_exchange_sizes_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, c_int64_p, c_int64_p)
+gf_all_to_all_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, c_void_pp, c_int64_p, c_void_pp, c_int64_p)
+gf_errmsg_fn = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
+# send and recv (CCC's control messages) are left NULL from Python for now:
+# the loader then samples with one worker per rank.
+gf_send_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
+gf_recv_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, c_int64_p)
+
+
+# typedef struct gf_comm { uint32_t struct_size; int32_t rank; int32_t size;
+#   void *user; exchange_sizes; all_to_all; errmsg; send; recv; } gf_comm;
+class gf_comm(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("rank", ctypes.c_int32),
+        ("size", ctypes.c_int32),
+        ("user", ctypes.c_void_p),
+        ("exchange_sizes", gf_exchange_sizes_fn),
+        ("all_to_all", gf_all_to_all_fn),
+        ("errmsg", gf_errmsg_fn),
+        ("send", gf_send_fn),
+        ("recv", gf_recv_fn),
+    ]
+
+
+# typedef struct gf_part_info {
+#   uint32_t struct_size; int32_t rank; int32_t num_parts; int32_t layout;
+#   int32_t num_hops; int64_t num_nodes; int64_t num_owned; int64_t num_edges;
+# } gf_part_info;
+class gf_part_info(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("rank", ctypes.c_int32),
+        ("num_parts", ctypes.c_int32),
+        ("layout", ctypes.c_int32),
+        ("num_hops", ctypes.c_int32),
+        ("num_nodes", ctypes.c_int64),
+        ("num_owned", ctypes.c_int64),
+        ("num_edges", ctypes.c_int64),
+    ]
+
+
+# void (*progress)(void *progress_user, int64_t done, int64_t total);
+gf_progress_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+
+
+# typedef struct gf_partition_options {
+#   uint32_t struct_size; int32_t method; int32_t num_parts; int32_t layout;
+#   int32_t num_hops; uint64_t seed; const DLTensor *assignment;
+#   const char *method_name;
+#   void (*progress)(void *progress_user, int64_t done, int64_t total);
+#   void *progress_user;
+# } gf_partition_options;
+class gf_partition_options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("method", ctypes.c_int32),
+        ("num_parts", ctypes.c_int32),
+        ("layout", ctypes.c_int32),
+        ("num_hops", ctypes.c_int32),
+        ("seed", ctypes.c_uint64),
+        ("assignment", ctypes.POINTER(DLTensor)),
+        ("method_name", ctypes.c_char_p),
+        ("progress", gf_progress_fn),
+        ("progress_user", ctypes.c_void_p),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_partition_options), **fields)
+
+
+# ---------------------------------------------------------------------------
+# Python's C API: DLPack capsules
+# ---------------------------------------------------------------------------
+
+# Bound as private prototypes so that the argtypes of ctypes.pythonapi's shared
+# attributes (which other libraries set too) are left alone. PYFUNCTYPE keeps
+# the GIL held during these calls.
+PyCapsule_New = ctypes.PYFUNCTYPE(ctypes.py_object, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p)(
+    ("PyCapsule_New", ctypes.pythonapi)
+)
+PyCapsule_IsValid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_IsValid", ctypes.pythonapi)
+)
+# PyCapsule_GetPointer on a capsule's address (in its destructor) or on the capsule.
+PyCapsule_GetPointer_raw = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+PyCapsule_GetPointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_GetPointer", ctypes.pythonapi)
+)
+PyCapsule_SetName = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.c_char_p)(
+    ("PyCapsule_SetName", ctypes.pythonapi)
+)
+PyCapsule_GetName = ctypes.PYFUNCTYPE(ctypes.c_char_p, ctypes.py_object)(("PyCapsule_GetName", ctypes.pythonapi))
+# void (*PyCapsule_Destructor)(PyObject *capsule)
+PyCapsule_Destructor = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+
+
 # ---------------------------------------------------------------------------
 # The binding decorator and errcheck
 # ---------------------------------------------------------------------------
@@ -373,9 +704,6 @@ def cfunc(
     return decorator
 
 
-c_int64_p = ctypes.POINTER(ctypes.c_int64)
-c_int32_p = ctypes.POINTER(ctypes.c_int32)
-c_void_pp = ctypes.POINTER(ctypes.c_void_p)
 DLTensor_p = ctypes.POINTER(DLTensor)
 DLManagedTensor_p = ctypes.POINTER(DLManagedTensor)
 gf_graph_options_p = ctypes.POINTER(gf_graph_options)
@@ -760,20 +1088,227 @@ def gf_tensor_to_versioned(tensor: int, out_tensor: CtypesRef, /) -> int: ...
 
 
 # ---------------------------------------------------------------------------
+# Induced subgraphs
+# ---------------------------------------------------------------------------
+
+
+# int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
+#                               DLManagedTensor **out_src,
+#                               DLManagedTensor **out_dst,
+#                               DLManagedTensor **out_edge_ids);
+@cfunc(
+    "gf_graph_induced_subgraph",
+    [gf_graph_p_ctypes, DLTensor_p, c_void_pp, c_void_pp, c_void_pp],
+    ctypes.c_int,
+)
+def gf_graph_induced_subgraph(
+    graph: gf_graph_p | None,
+    nodes: CtypesRef,
+    out_src: CtypesRef,
+    out_dst: CtypesRef,
+    out_edge_ids: CtypesRef,
+    /,
+) -> int: ...
+
+
+# ---------------------------------------------------------------------------
+# Loader statistics and the hot tier
+# ---------------------------------------------------------------------------
+
+
+# int gf_loader_stats(const gf_loader *loader, gf_loader_statistics *out);
+@cfunc(
+    "gf_loader_stats",
+    [gf_loader_p_ctypes, ctypes.POINTER(gf_loader_statistics)],
+    ctypes.c_int,
+)
+def gf_loader_stats(loader: gf_loader_p | None, out: CtypesRef, /) -> int: ...
+
+
+# int gf_loader_set_cache(gf_loader *loader, const gf_cache_options *options, int64_t *out_rows);
+@cfunc(
+    "gf_loader_set_cache",
+    [gf_loader_p_ctypes, ctypes.POINTER(gf_cache_options), ctypes.POINTER(ctypes.c_int64)],
+    ctypes.c_int,
+)
+def gf_loader_set_cache(loader: gf_loader_p | None, options: CtypesRef, out_rows: CtypesRef, /) -> int: ...
+
+
+# ---------------------------------------------------------------------------
+# Edge-level sampling
+# ---------------------------------------------------------------------------
+
+
+# int gf_edge_sampler_open(gf_graph *graph, const gf_edge_sampler_options *options,
+#                          gf_edge_sampler **out_sampler);
+@cfunc(
+    "gf_edge_sampler_open",
+    [gf_graph_p_ctypes, ctypes.POINTER(gf_edge_sampler_options), c_void_pp],
+    ctypes.c_int,
+)
+def gf_edge_sampler_open(graph: int | None, options: CtypesRef, out_sampler: CtypesRef, /) -> int: ...
+
+
+# int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seeds,
+#                            const DLTensor *seeds_dst, uint64_t batch_key,
+#                            gf_batch **out_batch);
+@cfunc(
+    "gf_edge_sampler_sample",
+    [gf_edge_sampler_p_ctypes, DLTensor_p, DLTensor_p, ctypes.c_uint64, c_void_pp],
+    ctypes.c_int,
+)
+def gf_edge_sampler_sample(
+    sampler: int | None, seeds: CtypesRef, seeds_dst: CtypesRef, batch_key: int, out_batch: CtypesRef, /
+) -> int: ...
+
+
+# void gf_edge_sampler_close(gf_edge_sampler *sampler);
+@cfunc("gf_edge_sampler_close", [gf_edge_sampler_p_ctypes], None, errcheck=None)
+def gf_edge_sampler_close(sampler: int | None, /) -> None: ...
+
+
+# int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **out_tensor);
+@cfunc("gf_batch_take_link", [gf_batch_p_ctypes, ctypes.c_int32, c_void_pp], ctypes.c_int)
+def gf_batch_take_link(batch: gf_batch_p | None, field: int, out_tensor: CtypesRef, /) -> int: ...
+
+
+# ---------------------------------------------------------------------------
+# Communicators and rank parts
+# ---------------------------------------------------------------------------
+
+
+# int gf_loader_open_comm(gf_graph *graph, const DLTensor *seeds,
+#                         const gf_loader_options *options, const gf_comm *comm,
+#                         gf_loader **out_loader);
+@cfunc(
+    "gf_loader_open_comm",
+    [gf_graph_p_ctypes, DLTensor_p, gf_loader_options_p, ctypes.POINTER(gf_comm), c_void_pp],
+    ctypes.c_int,
+)
+def gf_loader_open_comm(graph: Any, seeds: Any, options: Any, comm: Any, out_loader: Any, /) -> int: ...
+
+
+# int gf_part_open(const char *dir, int32_t rank, uint32_t flags, gf_part **out_part);
+@cfunc("gf_part_open", [ctypes.c_char_p, ctypes.c_int32, ctypes.c_uint32, c_void_pp], ctypes.c_int)
+def gf_part_open(path: bytes, rank: int, flags: int, out_part: Any, /) -> int: ...
+
+
+# void gf_part_close(gf_part *part);
+@cfunc("gf_part_close", [gf_part_p_ctypes], None, errcheck=None)
+def gf_part_close(part: Any, /) -> None: ...
+
+
+# int gf_part_get_info(gf_part *part, gf_part_info *out_info);
+@cfunc("gf_part_get_info", [gf_part_p_ctypes, ctypes.POINTER(gf_part_info)], ctypes.c_int)
+def gf_part_get_info(part: Any, out_info: Any, /) -> int: ...
+
+
+# int gf_part_owned_nodes(gf_part *part, DLManagedTensor **out_tensor);
+@cfunc("gf_part_owned_nodes", [gf_part_p_ctypes, c_void_pp], ctypes.c_int)
+def gf_part_owned_nodes(part: Any, out_tensor: Any, /) -> int: ...
+
+
+# int gf_part_get_node_data(gf_part *part, const char *name, DLManagedTensor **out_tensor);
+@cfunc("gf_part_get_node_data", [gf_part_p_ctypes, ctypes.c_char_p, c_void_pp], ctypes.c_int)
+def gf_part_get_node_data(part: Any, name: bytes, out_tensor: Any, /) -> int: ...
+
+
+# int gf_part_node_data_names(gf_part *part, char **out_names);
+@cfunc("gf_part_node_data_names", [gf_part_p_ctypes, c_void_pp], ctypes.c_int)
+def gf_part_node_data_names(part: Any, out_names: Any, /) -> int: ...
+
+
+# int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
+#                         const gf_loader_options *options, const gf_comm *comm,
+#                         gf_loader **out_loader);
+@cfunc(
+    "gf_loader_open_part",
+    [gf_part_p_ctypes, DLTensor_p, gf_loader_options_p, ctypes.POINTER(gf_comm), c_void_pp],
+    ctypes.c_int,
+)
+def gf_loader_open_part(part: Any, seeds: Any, options: Any, comm: Any, out_loader: Any, /) -> int: ...
+
+
+# ---------------------------------------------------------------------------
+# Partitioning a dataset into rank folders
+# ---------------------------------------------------------------------------
+
+
+# int gf_dataset_partition(const char *src_dir, const char *dst_dir,
+#                          const gf_partition_options *options);
+@cfunc(
+    "gf_dataset_partition",
+    [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(gf_partition_options)],
+    ctypes.c_int,
+)
+def gf_dataset_partition(src_dir: bytes, dst_dir: bytes, options: Any, /) -> int: ...
+
+
+# ---------------------------------------------------------------------------
 # Version check at import
 # ---------------------------------------------------------------------------
 
 LIB_VERSION_NUMBER: int = gf_version_number()
 LIB_VERSION: str = (gf_version() or b"").decode("ascii", errors="replace")
 LIB_BUILD_ID: str = (gf_build_id() or b"").decode("ascii", errors="replace")
-_PACKAGE_MAJOR = int(__version__.split(".")[0])
+_PACKAGE_MAJOR = int(_version.__version__.split(".")[0])
 
 if LIB_VERSION_NUMBER // 1000000 != _PACKAGE_MAJOR:
     raise ImportError(
-        f"graphferry {__version__} needs libgraphferry major version {_PACKAGE_MAJOR}, "
+        f"graphferry {_version.__version__} needs libgraphferry major version {_PACKAGE_MAJOR}, "
         f"but {LIB_PATH} is version {LIB_VERSION} (gf_version_number() = {LIB_VERSION_NUMBER}); "
         "rebuild it with `pip install ./python` or point GRAPHFERRY_LIB_PATH at a matching build"
     )
 
-# The CUDA library's hooks, when this process loaded it (graphferry/_backend.py).
-CUDA: CudaHooks | None = CudaHooks(_lib, in_forked_child) if _backend.BACKEND == "cuda" else None
+# ---------------------------------------------------------------------------
+# The CUDA library's check and test hooks (capi/cuda_on.go)
+# ---------------------------------------------------------------------------
+
+
+class CudaHooks:
+    """The CUDA library's check and test hooks (capi/cuda_on.go), typed.
+    Each returns the hook's JSON report, or raises :class:`BackendError` with
+    its message."""
+
+    _REPORT = 1 << 16
+
+    def __init__(self, lib: ctypes.CDLL, forked: Callable[[], bool]) -> None:
+        self._forked = forked
+        c_char_p, c_size_t, i32 = ctypes.c_char_p, ctypes.c_size_t, ctypes.c_int32
+        self._check = lib.gfcuda_check
+        self._check.argtypes = [i32, c_char_p, c_size_t]
+        self._selfcheck = lib.gfcuda_selfcheck
+        self._selfcheck.argtypes = [i32, ctypes.c_int64, i32, ctypes.c_uint64, c_char_p, c_size_t]
+        self._epoch = lib.gfcuda_epoch
+        self._epoch.argtypes = [i32, c_char_p, c_char_p, c_size_t]
+        self._fault = lib.gfcuda_fault
+        self._fault.argtypes = [i32, c_char_p, c_char_p, c_size_t]
+        for f in (self._check, self._selfcheck, self._epoch, self._fault):
+            f.restype = ctypes.c_int
+
+    def _call(self, fn: Any, *args: Any) -> Any:
+        if self._forked():
+            raise BackendError("graphferry cannot be used in a forked child process")
+        buf = ctypes.create_string_buffer(self._REPORT)
+        rc = fn(*args, buf, len(buf))
+        text = buf.value.decode("utf-8", errors="replace")
+        if rc != 0:
+            raise BackendError(text)
+        return json.loads(text)
+
+    def check(self, ordinal: int) -> dict[str, Any]:
+        return self._call(self._check, ordinal)
+
+    def selfcheck(self, ordinal: int, nodes: int, batches: int, seed: int) -> dict[str, Any]:
+        return self._call(self._selfcheck, ordinal, nodes, batches, seed)
+
+    def epoch(self, ordinal: int, config: Mapping[str, Any]) -> dict[str, Any]:
+        return self._call(self._epoch, ordinal, json.dumps(config).encode())
+
+    def fault(self, ordinal: int, kind: str) -> str:
+        """The error graphferry reported for a deliberately faulty launch."""
+        return self._call(self._fault, ordinal, kind.encode())
+
+
+# The CUDA library's hooks, when this process loaded it (backend.py).
+CUDA: CudaHooks | None = CudaHooks(_lib, in_forked_child) if backend.BACKEND == "cuda" else None

@@ -1,0 +1,343 @@
+"""graphferry's :class:`DataLoader`, in place of ``dgl.dataloading.DataLoader``:
+the arguments every input shares (DGL's and torch's ``DataLoader``
+arguments, the seed, ``use_ddp``) read once, then the batches made by the
+kind of input it was given: node batches of a homogeneous graph
+(:mod:`.node`), of a heterograph (:mod:`.hetero`), or edge batches
+(:mod:`.edge`)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import torch
+import torch.distributed as dist
+
+from .._loader import EngineLoader, loader_seed, refuse_workers
+from .._stats import LoaderStats
+from ..errors import GraphferryError, error_for_status
+from ..sampling import SampledSubgraph
+from .blocks import to_device
+from .convert import is_hetero_input
+from .edge import EdgeBatches, HeteroEdgeBatches, edge_settings, is_edge_sampler
+from .hetero import HeteroBlocks
+from .node import NodeBlocks
+from .sampler import sampler_settings
+
+__all__ = ["DataLoader", "ddp_split"]
+
+
+# DataLoader arguments of DGL (and of torch's DataLoader, which DGL passes
+# them to) that only tune machinery graphferry replaces with its own
+# pipeline: accepted and ignored.
+_IGNORED = {
+    "use_prefetch_thread",  # DGL's feature-slicing thread: the engine gathers on its own threads
+    "use_alternate_streams",  # CUDA streams of DGL's prefetcher
+    "pin_prefetcher",  # pinning of DGL's prefetched features
+    "gpu_cache",  # DGL's HugeCTR GPU feature cache
+    "persistent_workers",  # torch worker processes (graphferry has none)
+    "prefetch_factor",  # batches per torch worker: see queue_capacity
+    "timeout",  # for torch workers
+    "worker_init_fn",  # torch never calls it without workers
+    "multiprocessing_context",  # for torch workers
+    "pin_memory",  # torch's pinning of the sampler's outputs (CPU-only here)
+    "pin_memory_device",
+    "in_order",  # order of torch workers' batches: ours always arrive in order
+}
+
+# torch DataLoader arguments that would replace DGL's own batching: DGL
+# refuses them too (its dataset is an IterableDataset with its own collate).
+_REFUSED = {"sampler", "batch_sampler", "collate_fn"}
+
+
+def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
+    """Checks the DataLoader keywords graphferry does not use (every kind of
+    input alike) and returns ``generator`` (or None)."""
+    refuse_workers(kwargs.pop("num_workers", 0))
+    generator = kwargs.pop("generator", None)
+    for name in kwargs:
+        if name in _REFUSED:
+            raise ValueError(
+                f"graphferry.dgl.DataLoader does not take '{name}': it batches the seeds itself, "
+                "as dgl.dataloading.DataLoader does"
+            )
+        if name not in _IGNORED:
+            raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
+    if use_uva:
+        raise ValueError("use_uva=True is not supported: this version of graphferry is CPU-only")
+    return generator
+
+
+def ddp_seeds(indices: torch.Tensor, drop_last: bool) -> torch.Tensor:
+    """This rank's seeds under ``use_ddp=True``, split as DGL splits them:
+    rank ``r`` of ``w`` takes the ``r``-th of ``w`` contiguous equal slices
+    (``floor(n / w)`` seeds with ``drop_last``, else ``ceil(n / w)``), so
+    every rank has the same number of batches. A short last slice is padded
+    to that size; DGL pads it with repeats of the rank's own seeds, graphferry
+    with the first seeds of the whole set (a batch's seeds must be
+    distinct), as torch's DistributedSampler pads."""
+    if not (dist.is_available() and dist.is_initialized()):
+        raise RuntimeError(
+            "use_ddp=True needs an initialised torch.distributed process group "
+            "(torch.distributed.init_process_group), as DGL's DataLoader does"
+        )
+    return ddp_split(indices, dist.get_rank(), dist.get_world_size(), drop_last)
+
+
+def ddp_split(indices: torch.Tensor, rank: int, world_size: int, drop_last: bool) -> torch.Tensor:
+    """The seeds of ``rank`` among ``world_size`` ranks (see :func:`ddp_seeds`)."""
+    n = len(indices)
+    per_rank = n // world_size if drop_last else -(-n // world_size)
+    lo, hi = rank * per_rank, (rank + 1) * per_rank
+    local = indices[lo:hi]
+    if len(local) < per_rank:
+        local = torch.cat([local, indices[: per_rank - len(local)]])
+    return local
+
+
+_FANOUT_INDEX = re.compile(r"fanouts?\[(\d+)\]")
+
+
+def user_order_error(err: GraphferryError, num_layers: int) -> GraphferryError:
+    """``err`` with the engine's hop numbers (from the seeds) turned into
+    the user's (DGL's ``fanouts[i]`` is ``blocks[i]``, the seeds' last)."""
+
+    def flip(match: re.Match) -> str:
+        return f"fanouts[{num_layers - 1 - int(match.group(1))}]"
+
+    message = _FANOUT_INDEX.sub(flip, err.message)
+    if message == err.message:
+        return err
+    return error_for_status(err.code, message + " (DGL order: fanouts[i] samples blocks[i])")
+
+
+class DataLoader(EngineLoader):
+    r"""DGL-style mini-batch loader backed by the graphferry engine.
+
+    Yields ``(input_nodes, output_nodes, blocks)`` like
+    ``dgl.dataloading.DataLoader`` with a ``NeighborSampler``: ``blocks`` are
+    real DGL blocks (``blocks[0]`` the outermost layer) in the graph's
+    idtype; ``prefetch_node_feats`` arrive on ``blocks[0].srcdata`` and
+    ``prefetch_labels`` on ``blocks[-1].dstdata``, gathered by the engine,
+    and, as with DGL, every block also carries all of the graph's node and
+    edge data, attached lazily. Each :func:`iter` is a new, independent
+    epoch (two iterators of one loader run two epochs, as DGL's do),
+    shuffled from ``seed`` and the epoch number.
+
+    One class for every input, as DGL's ``DataLoader``, branching on it:
+
+    * a homogeneous graph and a node sampler: the batches above
+      (:class:`~graphferry.dgl.node.NodeBlocks`);
+    * a DGL heterograph or a :class:`graphferry.HeteroGraph` (or seeds
+      ``{ntype: ids}``): heterogeneous blocks, every node and edge type
+      (:class:`~graphferry.dgl.hetero.HeteroBlocks`);
+    * an edge prediction sampler (:func:`as_edge_prediction_sampler`, or
+      DGL's) and seed EDGE ids (``{etype: eids}`` on a heterograph):
+      ``(input_nodes, pair_graph, neg_pair_graph, blocks)``
+      (:mod:`graphferry.dgl.edge`), and :meth:`sample` draws the batch of
+      given seed edges.
+
+    Node data replaced after the loader was made (``g.ndata["feat"] = h``)
+    is served from the new tensor: each epoch hands the replaced tensors to
+    the engine, and a batch whose tensor changed since serves it through
+    DGL's lazy columns.
+
+    Args:
+        graph (dgl.DGLGraph or graphferry.Graph): the graph; a DGLGraph is
+            converted once (its topology and node data) and cached.
+        indices (Tensor or dict): ids of the seed nodes; on a heterograph
+            ``{ntype: ids}`` (type-local ids, or a bool mask over the type; a
+            tensor for a graph with a single node type); with an edge
+            prediction sampler, the seed edge ids (``{etype: eids}`` on a
+            heterograph).
+        graph_sampler: a ``dgl.dataloading.NeighborSampler`` (its
+            ``fanouts``, ``replace``, ``prob`` (or ``mask``), and prefetch
+            lists are read), a ``dgl.dataloading.LaborSampler`` (LABOR-0:
+            its ``fanouts``, ``layer_dependency`` and prefetch lists; ``prob``,
+            ``importance_sampling`` other than 0 and ``batch_dependency``
+            other than 1 raise ``NotImplementedError``) or a
+            :class:`graphferry.dgl.NeighborSampler`.
+            With ``prob`` the weights come from ``graph.edata[prob]`` (a
+            ``graphferry.Graph`` must already have them).
+        device (str or torch.device, optional): where outputs are moved.
+            (default: :obj:`None`, the graph's device: the CPU)
+        use_ddp (bool): split the seeds across the ``torch.distributed``
+            ranks as DGL does, the same number of batches on each.
+            (default: :obj:`False`)
+        ddp_seed (int): with ``use_ddp``, the seed of shuffling and sampling
+            when ``seed`` is not given (the same on every rank).
+            (default: :obj:`0`)
+        comm (graphferry.distributed.Communicator, optional): sample
+            across the ranks with the collective sampling primitive instead
+            of splitting the seeds: ``graph`` must be a ``graphferry.Graph``
+            opened with ``num_patches=comm.size``, and each rank gets every
+            ``comm.size``-th batch of the single-process epoch, padded (see
+            :mod:`graphferry.distributed`). Iterate one epoch at a time, to
+            its end, on every rank. (default: :obj:`None`)
+        batch_size (int): seeds per batch. (default: :obj:`1`)
+        drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
+        shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
+        use_prefetch_thread, use_alternate_streams, pin_prefetcher, gpu_cache:
+            DGL's prefetcher settings; accepted and ignored (the engine
+            gathers on its own threads).
+        use_uva (bool): unsupported in this CPU-only version; must be False.
+            (default: :obj:`False`)
+        seed (int, optional): seed of shuffling and sampling.
+            (default: :obj:`None`, drawn from torch's generator, or from
+            ``generator`` when given)
+        queue_capacity (int): batches buffered per pipeline stage.
+            (default: :obj:`2`)
+        num_threads (int): the engine's sampling threads; ``<= 0`` uses every
+            core. (default: :obj:`0`)
+        **kwargs: torch ``DataLoader`` arguments, as DGL passes them on:
+            ``num_workers`` must be 0 (graphferry samples on its own
+            threads); ``generator`` seeds the shuffles when ``seed`` is not
+            given; ``persistent_workers``, ``prefetch_factor``, ``timeout``,
+            ``worker_init_fn``, ``multiprocessing_context``, ``pin_memory``
+            and ``pin_memory_device`` only tune torch's workers and are
+            ignored; ``sampler``, ``batch_sampler`` and ``collate_fn`` are
+            refused (as DGL's loader does its own batching).
+    """
+
+    def __init__(
+        self,
+        graph: Any,
+        indices: Any,
+        graph_sampler: Any,
+        device: str | torch.device | None = None,
+        use_ddp: bool = False,
+        ddp_seed: int = 0,
+        batch_size: int = 1,
+        drop_last: bool = False,
+        shuffle: bool = False,
+        use_prefetch_thread: bool | None = None,
+        use_alternate_streams: bool | None = None,
+        pin_prefetcher: bool | None = None,
+        use_uva: bool = False,
+        gpu_cache: Any = None,
+        *,
+        seed: int | None = None,
+        queue_capacity: int = 2,
+        num_threads: int = 0,
+        comm: Any = None,
+        **kwargs: Any,
+    ):
+        self._loaders = []
+        self._blocks: NodeBlocks | HeteroBlocks | None = None
+        self._edges: EdgeBatches | None = None
+        generator = check_loader_kwargs(kwargs, use_uva)
+        self.graph = graph
+        self.indices = indices
+        self.graph_sampler = graph_sampler
+        self.batch_size = batch_size
+        self.shuffle = shuffle
+        self.drop_last = drop_last
+        self.use_ddp = bool(use_ddp)
+        self.ddp_seed = ddp_seed
+        self.device = torch.device("cpu" if device is None else device)
+        per_type = is_hetero_input(graph, indices)
+        edges = is_edge_sampler(graph_sampler)
+        if comm is not None and (per_type or edges):
+            what = "heterographs" if per_type else "edge batches"
+            raise NotImplementedError(f"graphferry samples {what} in one process: comm= is not supported")
+        if edges and self.use_ddp:
+            raise NotImplementedError("use_ddp is not implemented for graphferry's edge loader yet")
+        # The seed is drawn (from torch's generator or the given one) once
+        # the input is read: a loader that cannot be made draws nothing.
+        shared = ddp_seed if self.use_ddp or comm is not None else None  # the same on every rank
+        if edges:
+            batches = HeteroEdgeBatches if per_type else EdgeBatches
+            self._edges = batches(
+                graph,
+                indices,
+                edge_settings(graph_sampler),
+                batch_size=batch_size,
+                drop_last=drop_last,
+                shuffle=shuffle,
+                device=self.device,
+            )
+            self.hetero_graph = getattr(self._edges, "hetero_graph", None)
+            self.seed = loader_seed(seed, shared=shared, generator=generator)
+            self._edges.open(self.seed, num_threads)
+            return
+        self.settings = sampler_settings(graph_sampler)
+        blocks = self._blocks = (HeteroBlocks if per_type else NodeBlocks)(graph, indices, self.settings)
+        self.hetero_graph = getattr(blocks, "hetero_graph", None)
+        seeds = blocks.seeds
+        if self.use_ddp and comm is None:
+            seeds = ddp_seeds(seeds, drop_last)
+        self.seed = loader_seed(seed, shared=shared, generator=generator)
+        options = blocks.options(self.seed, num_threads)
+        try:
+            self._open_engine(
+                blocks.graph,
+                seeds,
+                options,
+                batch_size=batch_size,
+                shuffle=shuffle,
+                drop_last=drop_last,
+                queue_capacity=queue_capacity,
+                feature_names=blocks.feature_names,
+                label_names=blocks.label_names,
+                comm=comm,
+            )
+        except GraphferryError as err:
+            raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
+
+    def _before_epoch(self) -> None:
+        self._blocks.before_epoch()
+
+    def _convert(self, sub: SampledSubgraph) -> tuple:
+        batch = self._blocks.convert(sub)
+        return batch if self.device.type == "cpu" else to_device(batch, self.device)
+
+    def __iter__(self) -> Any:
+        if self._edges is not None:
+            return self._keep_alive(iter(self._edges))
+        return super().__iter__()
+
+    def _keep_alive(self, batches: Iterator[tuple]) -> Iterator[tuple]:
+        # A generator of this loader's: iterating it keeps the loader alive
+        # (collecting the loader would close its edge sampler mid-epoch).
+        yield from batches
+
+    def __len__(self) -> int:
+        if self._edges is not None:
+            return len(self._edges)
+        return super().__len__()
+
+    def sample(self, eids: Any, key: int = 0) -> tuple:
+        """With an edge prediction sampler: the batch of the seed edges
+        ``eids`` (edge ids; ``{etype: ids}`` or global edge ids on a
+        heterograph) under batch key ``key`` (what one step of an epoch
+        yields)."""
+        if self._edges is None:
+            raise TypeError("DataLoader.sample draws the batch of given seed edges: give an edge prediction sampler")
+        return self._edges.sample(eids, key=key)
+
+    def _engine_only(self, what: str) -> None:
+        if self._edges is not None:
+            raise NotImplementedError(
+                f"{what}: the edge loader draws its batches in Python, not on the engine's pipeline (not yet)"
+            )
+
+    def stats(self) -> LoaderStats:
+        """The engine's statistics of the latest epoch and in total
+        (:meth:`graphferry.Loader.stats`); node batches only (the edge
+        batches are not drawn on the engine's pipeline yet)."""
+        self._engine_only("stats()")
+        return super().stats()
+
+    def set_cache(self, size: int | float | str, **kwargs: Any) -> int:
+        """A hot tier for the feature rows (:meth:`graphferry.Loader.set_cache`:
+        same arguments); node batches only. Returns the number of hot rows."""
+        self._engine_only("set_cache()")
+        return super().set_cache(size, **kwargs)
+
+    def close(self) -> None:
+        """Stops the engine's threads of this loader. Idempotent."""
+        super().close()
+        edges = getattr(self, "_edges", None)
+        if edges is not None:
+            edges.close()

@@ -1,0 +1,201 @@
+r"""graphferry as DGL's node-classification loader on heterogeneous graphs.
+
+:class:`graphferry.dgl.DataLoader` given a DGL heterograph (or a
+:class:`graphferry.HeteroGraph`), a dict of seeds ``{ntype: ids}`` and a
+``NeighborSampler`` whose fan-outs are ints or ``{etype: k}`` dicts yields
+``(input_nodes, output_nodes, blocks)`` as DGL's own loader does:
+
+* ``blocks`` are heterogeneous DGL blocks over every node type and every
+  canonical edge type (a relation with no sampled edge is there, empty), each
+  type's destination nodes first among its source nodes; ``dgl.NID`` per node
+  type and ``dgl.EID`` per edge type hold type-local ids in the graph's idtype;
+* ``input_nodes`` is ``blocks[0].srcdata[dgl.NID]`` (a dict over every node
+  type) and ``output_nodes`` the batch's seeds per type (only the types that
+  have seeds in the batch, as DGL);
+* node data: from a DGL heterograph every block carries all of its node and
+  edge data, attached lazily through DGL's frames (as DGL's sampler attaches
+  them); from a :class:`~graphferry.HeteroGraph` without a DGL graph the
+  ``prefetch_node_feats`` of each type go on ``blocks[0].srcdata`` and the
+  ``prefetch_labels`` on ``blocks[-1].dstdata``.
+
+The engine samples over the graph's global ids (one typed CSC): frontier node
+``v`` draws, for every relation into ``v``'s type, that relation's fan-out of
+its in-edges of that relation, as DGL's per-edge-type fan-outs.
+
+.. code-block:: python
+
+    sampler = dgl.dataloading.NeighborSampler([{"cites": 10, "writes": 5, "rev_writes": 5}] * 2)
+    loader = graphferry.dgl.DataLoader(g, {"paper": train_idx}, sampler, batch_size=1024, shuffle=True)
+    for input_nodes, output_nodes, blocks in loader:
+        h = model(blocks, {nt: blocks[0].srcnodes[nt].data["feat"] for nt in blocks[0].srctypes})
+
+:class:`HeteroBlocks` is what the loader opens the engine with and what it
+makes of each batch; :func:`hetero_options` the engine's options, which the
+edge-level loader on heterographs shares.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import dgl
+import torch
+
+from .._options import SampleOptions
+from ..errors import GraphferryError, error_for_status
+from ..hetero import HeteroGraph
+from ..sampling import SampledSubgraph
+from .blocks import to_hetero_blocks
+from .convert import as_hetero_graph
+from .sampler import NeighborSampler
+
+__all__ = ["HeteroBlocks", "hetero_options"]
+
+
+def _per_type_names(names: Any, hg: HeteroGraph, what: str) -> dict[str, list[str]]:
+    """DGL's prefetch lists: a list (each type that has the data) or a dict
+    ``{ntype: names}``; as ``{ntype: names}`` over ``hg``'s node data."""
+    if not names:
+        return {}
+    if isinstance(names, Mapping):
+        out = {}
+        for nt, ns in names.items():
+            hg.ntype_index(nt)
+            ns = [ns] if isinstance(ns, str) else list(ns)
+            missing = [n for n in ns if not hg.has_node_data(nt, n)]
+            if missing:
+                raise ValueError(
+                    f"'{what}': node type '{nt}' has no node data {missing} (it has {hg.node_data_names(nt)})"
+                )
+            out[nt] = ns
+        return out
+    names = [names] if isinstance(names, str) else list(names)
+    out = {nt: [n for n in names if hg.has_node_data(nt, n)] for nt in hg.node_types}
+    missing = [n for n in names if not any(n in ns for ns in out.values())]
+    if missing:
+        raise ValueError(f"'{what}': no node type has node data {missing}")
+    return {nt: ns for nt, ns in out.items() if ns}
+
+
+def _hetero_exclude(exclude: Any, hg: HeteroGraph) -> Any:
+    """``exclude_edges`` as global edge ids: a dict ``{etype: local ids}``
+    (DGL's form for heterographs), or already global ids."""
+    if exclude is None or not isinstance(exclude, Mapping):
+        return exclude
+    parts = [hg.edge_to_global(et, ids) for et, ids in exclude.items()]
+    return torch.cat(parts) if parts else None
+
+
+def hetero_options(hg: HeteroGraph, settings: Any, seed: int, num_threads: int) -> SampleOptions:
+    """The engine's options for a DGL node sampler's ``settings`` over
+    ``hg`` (the node and the edge loaders on heterographs share them)."""
+    if settings.scheme not in ("node", "labor"):
+        raise NotImplementedError(
+            "graphferry samples heterographs node-wise (NeighborSampler) or with LABOR-0 (LaborSampler), "
+            f"not layer-wise (got scheme '{settings.scheme}')"
+        )
+    hops = hg.relation_fanouts(settings.fanouts)
+    return SampleOptions(
+        (),  # the hops are those of relation_fanouts
+        relation_fanouts=tuple(reversed(hops)),  # the engine counts hops from the seeds
+        replace=settings.replace,
+        frontier="all",
+        scheme=settings.scheme,
+        layer_dependency=settings.layer_dependency,
+        biased=settings.prob is not None,
+        exclude_edges=_hetero_exclude(settings.exclude_edges, hg),
+        seed=seed,
+        num_threads=num_threads,
+    )
+
+
+class HeteroBlocks:
+    """How :class:`graphferry.dgl.DataLoader` makes a heterograph's node
+    batches (see the module's docstring): what the engine loader is opened
+    with (:attr:`graph`, :attr:`seeds` as global ids, :meth:`options`) and
+    what each of its batches becomes (:meth:`convert`).
+
+    ``graph`` is a DGL graph (converted once, :meth:`HeteroGraph.from_dgl`,
+    and cached) or a :class:`~graphferry.HeteroGraph`, which must already
+    carry its weights (as a :class:`graphferry.Graph`); ``indices`` are
+    ``{ntype: ids}`` (type-local ids, or a bool mask over the type), a
+    tensor for a graph with a single node type. Batches mix the types, as
+    DGL's.
+    """
+
+    feature_names: tuple = ()  # the node data is gathered here, per type
+    label_names: tuple = ()
+
+    def __init__(self, graph: Any, indices: Any, settings: NeighborSampler):
+        self.settings = settings
+        self.given_graph = graph
+        hg = self.hetero_graph = as_hetero_graph(graph, settings.prob)
+        self.graph = hg.graph
+        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else hg.dgl_graph
+        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
+        if not isinstance(indices, Mapping):
+            if hg.num_node_types != 1:
+                raise TypeError(
+                    f"the graph has node types {hg.node_types}: give the seeds as a dict {{ntype: ids}} "
+                    f"(got '{type(indices).__name__}')"
+                )
+            indices = {hg.node_types[0]: indices}
+        if not indices:
+            raise ValueError("'indices' is an empty dict: give the seeds of at least one node type")
+        self._seed_types = [hg.node_types[hg.ntype_index(nt)] for nt in indices]
+        self.seeds = hg.to_global_nodes(indices)
+        if settings.prefetch_edge_feats and self.dgl_graph is None:
+            raise ValueError(
+                "prefetch_edge_feats needs a DGL graph (a graphferry.HeteroGraph holds no edge data); "
+                f"got prefetch_edge_feats={settings.prefetch_edge_feats}"
+            )
+        if self.dgl_graph is None:
+            self._node_feats = _per_type_names(settings.prefetch_node_feats_raw, hg, "prefetch_node_feats")
+            self._labels = _per_type_names(settings.prefetch_labels_raw, hg, "prefetch_labels")
+        else:  # DGL's frames carry all of the graph's data
+            self._node_feats, self._labels = {}, {}
+            for what, names in (
+                ("prefetch_node_feats", settings.prefetch_node_feats_raw),
+                ("prefetch_labels", settings.prefetch_labels_raw),
+            ):
+                _per_type_names(names, hg, what)  # errors for data the graph lacks, as the homogeneous path
+
+    def options(self, seed: Any, num_threads: int) -> SampleOptions:
+        return hetero_options(self.hetero_graph, self.settings, seed, num_threads)
+
+    def before_epoch(self) -> None:
+        pass
+
+    def user_error(self, err: GraphferryError) -> GraphferryError:
+        """The engine's error, saying where the weights come from when
+        ``prob`` was given with a :class:`~graphferry.HeteroGraph`."""
+        if self.settings.prob is not None and isinstance(self.given_graph, HeteroGraph) and "weights" in err.message:
+            return error_for_status(
+                err.code,
+                f"{err.message} (prob={self.settings.prob!r} on a graphferry.HeteroGraph samples by the weights it "
+                "holds: give them with HeteroGraph.from_coo(edge_weights=...) or set_edge_weights)",
+            )
+        return err
+
+    def convert(self, sub: SampledSubgraph) -> tuple:
+        """``(input_nodes, output_nodes, blocks)`` of one engine batch, as
+        DGL's: heterogeneous blocks over every type, ``input_nodes`` a dict
+        over every node type, ``output_nodes`` the seeds of the types the
+        batch has."""
+        hg = self.hetero_graph
+        blocks = to_hetero_blocks(
+            sub, hg, idtype=self.idtype, g=self.dgl_graph, node_feats=self._node_feats, labels=self._labels
+        )
+        # A dict over every node type (a tensor for a single one, as DGL's).
+        input_nodes = blocks[0].srcdata[dgl.NID] if blocks else hg.nodes_by_type(sub.nodes)
+        last = blocks[-1] if blocks else None
+        output_nodes = {}
+        for nt in self._seed_types:
+            if last is not None:
+                ids = last.dstnodes[nt].data[dgl.NID]
+            else:
+                ids = hg.nodes_by_type(sub.seeds)[nt].to(self.idtype)
+            if ids.numel():
+                output_nodes[nt] = ids
+        return input_nodes, output_nodes, blocks

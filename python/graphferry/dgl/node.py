@@ -1,0 +1,138 @@
+"""The batches of :class:`graphferry.dgl.DataLoader` on a homogeneous graph
+with a node sampler (node classification): the engine samples DGL's
+message-flow blocks and gathers the prefetched node data on its threads, and
+each batch becomes ``(input_nodes, output_nodes, blocks)``, real DGL blocks
+in the graph's idtype."""
+
+from __future__ import annotations
+
+import warnings
+from collections.abc import Mapping
+from typing import Any
+
+import dgl
+import torch
+
+from .. import _cache
+from .._options import SampleOptions
+from ..errors import GF_EINVAL, InvalidArgumentError
+from ..sampling import SampledSubgraph
+from .blocks import to_blocks
+from .convert import as_graph, sync_node_data
+from .sampler import NeighborSampler
+
+__all__ = ["NodeBlocks", "check_homogeneous_settings", "neighbor_options"]
+
+
+def check_homogeneous_settings(settings: Any) -> None:
+    """Raises for per-edge-type fan-outs on a homogeneous loader."""
+    if any(isinstance(f, Mapping) for f in settings.fanouts):
+        raise TypeError(
+            "per-edge-type fan-outs ({etype: k} dicts) need a heterogeneous graph: give a DGL heterograph "
+            "or a graphferry.HeteroGraph"
+        )
+
+
+def neighbor_options(settings: NeighborSampler, seed: Any, num_threads: int) -> SampleOptions:
+    """The engine's options for a DGL node sampler's ``settings`` on a
+    homogeneous graph (the node and the edge loaders share them): DGL's
+    message-flow blocks, fan-outs reversed (the engine counts hops from the
+    seeds)."""
+    return SampleOptions(
+        list(reversed(settings.fanouts)),  # the engine counts hops from the seeds
+        replace=settings.replace,
+        frontier="all",
+        scheme=settings.scheme,
+        biased=settings.prob is not None,
+        layer_without_replacement=settings.layer_without_replacement,
+        layer_dependency=settings.layer_dependency,
+        exclude_edges=settings.exclude_edges,
+        seed=seed,
+        num_threads=num_threads,
+    )
+
+
+class NodeBlocks:
+    """How :class:`graphferry.dgl.DataLoader` makes a homogeneous graph's
+    node batches: what the engine loader is opened with (:attr:`graph`,
+    :attr:`seeds`, :meth:`options`, the node data it gathers) and what each
+    of its batches becomes (:meth:`convert`).
+
+    Node data a ``dgl.DGLGraph`` replaces after the loader was made
+    (``g.ndata["feat"] = h``) is served from the new tensor: each epoch hands
+    the replaced tensors to the engine (:meth:`before_epoch`), and a batch
+    whose tensor changed since serves it through DGL's lazy columns.
+    """
+
+    def __init__(self, graph: Any, indices: Any, settings: NeighborSampler):
+        check_homogeneous_settings(settings)
+        self.settings = settings
+        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
+        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
+        self.graph = as_graph(graph, settings.prob)
+        seeds = indices if isinstance(indices, torch.Tensor) else torch.as_tensor(indices)
+        if seeds.dtype == torch.int32:
+            seeds = seeds.to(torch.int64)  # the engine takes int64 ids; outputs are in the graph's idtype
+        self.seeds = seeds
+        wanted = list(dict.fromkeys(settings.prefetch_node_feats + settings.prefetch_labels))
+        if settings.prefetch_edge_feats:
+            # Edge data reaches the blocks through DGL's frames, attached
+            # lazily like DGL's own: only a DGLGraph has them.
+            if self.dgl_graph is None:
+                raise ValueError(
+                    "prefetch_edge_feats needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
+                    f"got prefetch_edge_feats={settings.prefetch_edge_feats}"
+                )
+            missing = [n for n in settings.prefetch_edge_feats if n not in self.dgl_graph.edata]
+            if missing:
+                raise InvalidArgumentError(
+                    GF_EINVAL,
+                    f"the DGLGraph has no edata field {missing} to prefetch (it has {sorted(self.dgl_graph.edata)})",
+                )
+        if self.dgl_graph is not None:
+            missing = [n for n in wanted if n not in self.dgl_graph.ndata]
+            if missing:
+                raise InvalidArgumentError(
+                    GF_EINVAL,
+                    f"the DGLGraph has no ndata field {missing} to prefetch (it has {sorted(self.dgl_graph.ndata)})",
+                )
+            sync_node_data(self.graph, self.dgl_graph, wanted)
+        # Node data the engine cannot gather (a dtype it does not carry, or
+        # not in the graph yet) is served by DGL's lazy columns instead.
+        held = set(self.graph.node_data_names())
+        lazy = [n for n in wanted if n not in held and self.dgl_graph is not None]
+        if lazy:
+            warnings.warn(
+                f"graphferry cannot gather node data {lazy} on its threads (a dtype the engine "
+                "does not carry); the blocks serve it through DGL's lazy columns",
+                stacklevel=4,  # the caller of graphferry.dgl.DataLoader(...)
+            )
+        self.feature_names = [n for n in settings.prefetch_node_feats if n not in lazy]
+        self.label_names = [n for n in settings.prefetch_labels if n not in lazy]
+
+    def options(self, seed: Any, num_threads: int) -> SampleOptions:
+        return neighbor_options(self.settings, seed, num_threads)
+
+    def user_error(self, err: Any) -> Any:
+        """The engine's error as the user should read it: as it is."""
+        return err
+
+    def before_epoch(self) -> None:
+        """Hands the engine the node data ``g.ndata`` replaced since."""
+        if self.dgl_graph is not None:
+            sync_node_data(self.graph, self.dgl_graph, self.feature_names + self.label_names)
+
+    def convert(self, sub: SampledSubgraph) -> tuple:
+        """``(input_nodes, output_nodes, blocks)`` of one engine batch."""
+        g = self.dgl_graph
+        if g is not None:
+            # Tensors replaced since the engine got them: leave them to the
+            # lazy columns, which read g's current data.
+            sources = self.graph._dgl_sources
+            for data in (sub.node_data, sub.labels):
+                for name in list(data):
+                    value = g.ndata[name] if name in g.ndata else None
+                    if value is None or sources.get(name) != _cache.tensor_signature(value):
+                        del data[name]
+        blocks = to_blocks(sub, g, idtype=self.idtype)
+        return blocks[0].srcdata[dgl.NID], blocks[-1].dstdata[dgl.NID], blocks

@@ -1,0 +1,311 @@
+"""What :mod:`graphferry.pyg`'s sampler and loaders share: PyG's sampling
+arguments read once (``num_neighbors``, ``subgraph_type``, ``disjoint``,
+``time_attr`` and the seeds' times, ``weight_attr``), the engine's options for
+a homogeneous or a heterogeneous graph (:func:`sample_options`), and one
+sampled batch in PyG's terms (:class:`Output`): its edges as PyG's COO
+``edge_index``, made bidirectional or induced as ``subgraph_type`` asks, split
+per type for a heterogeneous graph (:func:`split`).
+"""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch_geometric.data import Data, HeteroData
+from torch_geometric.sampler import HeteroSamplerOutput
+from torch_geometric.sampler.utils import to_bidirectional
+
+from .._native.dlpack import as_cpu_tensor
+from .._options import SampleOptions, fanout_values
+from ..graph import Graph
+from ..hetero import HeteroGraph
+from ..sampling import SampledSubgraph, TypedView, induced_subgraph, sample_with_options
+from .convert import time_level, time_tensor
+from .hetero import hetero_fanouts, split_output, split_typed
+
+SUBGRAPH_TYPES = ("directional", "bidirectional", "induced")
+
+# ---------------------------------------------------------------------------
+# Arguments
+# ---------------------------------------------------------------------------
+
+
+def num_neighbors_list(num_neighbors: Any) -> list[int]:
+    values = num_neighbors
+    if not isinstance(values, dict):  # a dict's .values is a method
+        values = getattr(num_neighbors, "values", num_neighbors)  # torch_geometric NumNeighbors
+    if isinstance(values, dict):
+        raise TypeError(
+            "per-edge-type num_neighbors need a heterogeneous graph (a HeteroData or graphferry.HeteroGraph); "
+            "this graph is homogeneous: give a list of ints"
+        )
+    return list(fanout_values(values, "num_neighbors"))
+
+
+def check_weight_attr(weight_attr: Any) -> str | None:
+    if weight_attr is not None and not isinstance(weight_attr, str):
+        raise TypeError(f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')")
+    return weight_attr
+
+
+def subgraph_type_of(subgraph_type: Any, directed: bool = True) -> str:
+    value = getattr(subgraph_type, "value", subgraph_type)  # torch_geometric.sampler.SubgraphType
+    if not isinstance(value, str) or value not in SUBGRAPH_TYPES:
+        raise ValueError(f"'subgraph_type' must be one of {', '.join(SUBGRAPH_TYPES)} (got {subgraph_type!r})")
+    if not directed:
+        # As PyG: directed=False is the deprecated spelling of "induced".
+        warnings.warn(
+            "The usage of the 'directed' argument is deprecated. Use `subgraph_type='induced'` instead.",
+            stacklevel=3,
+        )
+        value = "induced"
+    return value
+
+
+def _temporal_strategy(strategy: Any) -> str:
+    if strategy not in ("uniform", "last"):
+        raise ValueError(f"'temporal_strategy' must be 'uniform' or 'last' (got {strategy!r})")
+    return strategy
+
+
+def _disjoint_flag(disjoint: Any, subgraph_type: str) -> bool:
+    disjoint = bool(disjoint)
+    if disjoint and subgraph_type == "induced":
+        # PyG refuses the combination too.
+        raise ValueError("'disjoint' sampling is not supported together with subgraph_type='induced'")
+    return disjoint
+
+
+def sampling_settings(
+    data: Any, subgraph_type: Any, directed: bool, disjoint: Any, time_attr: Any, temporal_strategy: Any
+) -> tuple[str, str | None, str, bool]:
+    """PyG's ``subgraph_type`` (and its deprecated ``directed``),
+    ``time_attr``, ``temporal_strategy`` and ``disjoint``, checked, as
+    ``(subgraph type, where the times live or None, temporal strategy,
+    disjoint)``. Temporal sampling is disjoint, as PyG's ``NeighborSampler``
+    makes it."""
+    kind = subgraph_type_of(subgraph_type, directed)
+    temporal = time_level(data, time_attr)
+    strategy = _temporal_strategy(temporal_strategy)
+    return kind, temporal, strategy, _disjoint_flag(bool(disjoint) or temporal is not None, kind)
+
+
+def seed_times(
+    data: Any, level: str | None, time_attr: str | None, input_time: Any, nodes: torch.Tensor, input_type: Any = None
+) -> torch.Tensor | None:
+    """The time of every seed of ``nodes`` for temporal sampling (None
+    without): ``input_time`` when given, else the seeds' own node times, as
+    PyG takes them. ``nodes`` are the seeds' ids in ``data`` (type-local,
+    of ``input_type``, for a ``HeteroData``)."""
+    if level is None:
+        if input_time is not None:
+            raise ValueError(
+                "seed times ('input_time') were given but the sampling is not temporal: give 'time_attr' too"
+            )
+        return None
+    if input_time is not None:
+        times = time_tensor(as_cpu_tensor(input_time, "input_time"), "'input_time'")
+        if times.numel() != nodes.numel():
+            raise ValueError(f"'input_time' has {times.numel()} times for {nodes.numel()} seeds (want one per seed)")
+        return times
+    if level == "edge":
+        raise ValueError(
+            f"temporal sampling by edge time ('{time_attr}' is an edge attribute) needs the seeds' times: "
+            "give 'input_time'"
+        )
+    if isinstance(data, Data):
+        return time_tensor(data[time_attr], f"data.{time_attr}")[nodes]
+    if isinstance(data, HeteroData):
+        store = data[input_type]
+        if time_attr not in store:
+            raise ValueError(
+                f"input node type '{input_type}' has no node time '{time_attr}': give 'input_time' for its seeds"
+            )
+        return time_tensor(store[time_attr], f"data['{input_type}'].{time_attr}")[nodes]
+    raise ValueError(
+        f"temporal sampling on a graphferry.{type(data).__name__} needs the seeds' times: give 'input_time'"
+    )
+
+
+# ---------------------------------------------------------------------------
+# The engine's options
+# ---------------------------------------------------------------------------
+
+
+def sample_options(
+    hetero: HeteroGraph | None,
+    num_neighbors: Any,
+    *,
+    replace: bool,
+    biased: bool,
+    scheme: str,
+    layer_without_replacement: bool,
+    exclude_edges: Any,
+    disjoint: bool,
+    temporal: str | None,
+    temporal_strategy: str,
+    seed: int,
+    num_threads: int = 0,
+) -> SampleOptions:
+    """PyG's sampling as the engine's options, PyG's frontier (each hop
+    expands the nodes first reached in the hop before): for a homogeneous
+    graph (``hetero`` None) ``num_neighbors`` is a list per hop; for
+    ``hetero``, PyG's ``num_neighbors`` per relation (:func:`hetero_fanouts`)
+    and ``exclude_edges`` may be a dict of edge type -> relation-local ids."""
+    if hetero is None:
+        fanouts, relation_fanouts = num_neighbors, None
+        timing = _disjoint_options(disjoint, temporal, temporal_strategy)
+    else:
+        relation_fanouts = hetero_fanouts(hetero, num_neighbors)
+        # Ignored by the engine with relation_fanouts; kept as the per-hop
+        # maximum for whoever reads the options.
+        fanouts = tuple(-1 if -1 in hop else max(hop, default=0) for hop in relation_fanouts)
+        if isinstance(exclude_edges, dict):  # {edge type: relation-local edge ids}
+            parts = [hetero.edge_to_global(et, ids) for et, ids in exclude_edges.items()]
+            exclude_edges = torch.cat(parts) if parts else None
+        timing = dict(disjoint=disjoint, temporal=temporal, temporal_strategy=temporal_strategy)
+    return SampleOptions(
+        fanouts,
+        relation_fanouts=relation_fanouts,
+        replace=replace,
+        frontier="new",
+        scheme=scheme,
+        biased=biased,
+        layer_without_replacement=layer_without_replacement,
+        exclude_edges=exclude_edges,
+        seed=seed,
+        num_threads=num_threads,
+        **timing,
+    )
+
+
+def _disjoint_options(disjoint: bool, temporal: str | None, temporal_strategy: str) -> dict[str, Any]:
+    """The disjoint and temporal fields of :class:`SampleOptions` (left out
+    when neither is asked for)."""
+    if not disjoint:
+        return {}
+    fields: dict[str, Any] = {"disjoint": True}
+    if temporal is not None:
+        fields.update(temporal=temporal, temporal_strategy=temporal_strategy)
+    return fields
+
+
+# ---------------------------------------------------------------------------
+# One sampled batch in PyG's terms
+# ---------------------------------------------------------------------------
+
+
+@dataclass
+class Output:
+    """One sampled batch in PyG's terms (the fields of ``SamplerOutput``).
+    ``row``, ``col`` and ``edge`` are None for a sample whose split by type
+    the engine made (``typed``) when the caller only splits it
+    (:func:`directional` with ``per_type``)."""
+
+    node: torch.Tensor
+    row: torch.Tensor | None
+    col: torch.Tensor | None
+    edge: torch.Tensor | None
+    batch: torch.Tensor | None
+    num_sampled_nodes: list[int] | None
+    num_sampled_edges: list[int] | None
+    # The engine's split by type and relation (samples of typed graphs).
+    typed: TypedView | None = None
+
+
+def edge_index(sub: SampledSubgraph) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(row, col, edge)``: the sampled edges hop after hop, their sources
+    and targets as positions in ``sub.nodes`` (PyG's COO ``edge_index`` is
+    ``[row, col]``), and their original edge ids. The targets of every hop
+    are expanded from the blocks' CSC in one ``repeat_interleave`` (each
+    hop's destinations are consecutive positions), on the training thread."""
+    blocks = sub.blocks
+    if not blocks:
+        empty = torch.empty(0, dtype=torch.int64)
+        return empty, empty, empty
+    row = torch.cat([b.indices for b in blocks])
+    targets = torch.cat([torch.arange(b.dst_offset, b.dst_offset + b.num_dst, dtype=torch.int64) for b in blocks])
+    in_degrees = torch.cat([b.indptr[1:] - b.indptr[:-1] for b in blocks])
+    col = targets.repeat_interleave(in_degrees, output_size=row.numel())
+    return row, col, torch.cat([b.edge_ids for b in blocks])
+
+
+def directional(sub: SampledSubgraph, *, per_type: bool = False) -> Output:
+    """``sub`` in PyG's terms; a disjoint sample (the engine's: nodes hop by
+    hop and within a hop seed by seed) brings its ``batch``. With
+    ``per_type`` (the caller splits the sample by type: :func:`split`) the
+    COO edges are left out when the engine split the sample already: the
+    split does not read them."""
+    row = col = edge = None
+    if not (per_type and sub.typed is not None):
+        row, col, edge = edge_index(sub)
+    return Output(
+        sub.nodes,
+        row,
+        col,
+        edge,
+        getattr(sub, "batch", None),
+        sub.hop_counts.tolist(),
+        [b.num_edges for b in sub.blocks],
+        sub.typed,
+    )
+
+
+def finish(out: Output, graph: Graph, subgraph_type: str) -> Output:
+    """Applies ``subgraph_type`` to a directional sample, as PyG's
+    ``NeighborSampler`` does: the counts per hop no longer apply to the
+    other two kinds and become None."""
+    if subgraph_type == "bidirectional":
+        row, col, edge = to_bidirectional(
+            row=out.row, col=out.col, rev_row=out.row, rev_col=out.col, edge_id=out.edge, rev_edge_id=out.edge
+        )
+        return Output(out.node, row, col, edge, out.batch, None, None)
+    if subgraph_type == "induced":
+        row, col, edge = induced_subgraph(graph, out.node)
+        return Output(out.node, row, col, edge, out.batch, None, None)
+    return out
+
+
+def sample(
+    graph: Graph,
+    seeds: torch.Tensor,
+    options: SampleOptions,
+    seed: int,
+    subgraph_type: str,
+    seed_times: torch.Tensor | None = None,
+    *,
+    per_type: bool = False,
+) -> Output:
+    """Samples around ``seeds`` in the caller's thread (disjoint and
+    temporal as ``options`` say); ``per_type`` as :func:`directional`."""
+    changes: dict[str, Any] = {"seed": seed}
+    if seed_times is not None:
+        changes["seed_times"] = seed_times
+    out = directional(sample_with_options(graph, seeds, options.replace_fields(**changes)), per_type=per_type)
+    return finish(out, graph, subgraph_type)
+
+
+def split(hetero: HeteroGraph, out: Output, subgraph_type: str) -> HeteroSamplerOutput:
+    """A directional sample over the global ids of ``hetero`` as PyG's
+    per-type output, made bidirectional or induced as PyG's heterogeneous
+    sampler does (``bidirectional`` pairs an edge type with its reverse type,
+    PyG's ``HeteroSamplerOutput.to_bidirectional``)."""
+    if subgraph_type == "induced":
+        out = finish(out, hetero.graph, "induced")
+    if out.typed is not None:  # split by the engine, in its threads
+        split = split_typed(hetero, out.typed, batch=out.batch)
+    else:  # induced edges: split here
+        split = split_output(
+            hetero,
+            out.node,
+            out.row,
+            out.col,
+            out.edge,
+            batch=out.batch,
+            hop_counts=out.num_sampled_nodes,
+            edges_per_hop=out.num_sampled_edges,
+        )
+    return split.to_bidirectional() if subgraph_type == "bidirectional" else split

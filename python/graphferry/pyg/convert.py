@@ -1,0 +1,269 @@
+"""PyG's graphs as the engine's: ``Data`` to :class:`~graphferry.Graph`
+(:func:`as_graph`) and ``HeteroData`` to :class:`~graphferry.HeteroGraph`
+(:func:`from_pyg`, :func:`as_hetero_graph`), each converted once and cached
+while its tensors stay the same, with its edge weights and its node or edge
+times; and where ``time_attr`` puts the times (:func:`time_level`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+from torch_geometric.data import Data, HeteroData
+
+from .. import _cache
+from .._native.dlpack import as_cpu_tensor
+from ..graph import Graph, pyg_node_attrs
+from ..hetero import HeteroGraph
+
+__all__ = ["as_graph", "from_pyg", "as_hetero_graph", "is_hetero", "time_level", "time_tensor", "check_node_rows"]
+
+
+def _pyg_signature(data: Data, weight_attr: str | None = None, time_attr: str | None = None) -> Any:
+    weights = getattr(data, weight_attr, None) if weight_attr is not None else None
+    times = getattr(data, time_attr, None) if time_attr is not None else None
+    return (
+        data.num_nodes,
+        _cache.tensor_signature(data.edge_index),
+        tuple((name, _cache.tensor_signature(data[name])) for name in pyg_node_attrs(data)),
+        (weight_attr, _cache.tensor_signature(weights)) if isinstance(weights, torch.Tensor) else None,
+        (time_attr, _cache.tensor_signature(times)) if isinstance(times, torch.Tensor) else None,
+    )
+
+
+def time_level(data: Any, time_attr: str | None) -> str | None:
+    """Where the times of ``time_attr`` live: ``"node"``, ``"edge"`` or
+    None (no temporal sampling). For a ``Data``, as PyG decides (a node
+    attribute first); a :class:`graphferry.Graph` or
+    :class:`graphferry.HeteroGraph` holds its times already
+    (``set_node_time``/``set_edge_time``) and ``time_attr`` says which
+    (``"node"`` or ``"edge"``)."""
+    if time_attr is None:
+        return None
+    if not isinstance(time_attr, str):
+        raise TypeError(f"'time_attr' must name an attribute (got '{type(time_attr).__name__}')")
+    if isinstance(data, Data):
+        if time_attr in data and data.is_node_attr(time_attr):
+            return "node"
+        if time_attr in data and data.is_edge_attr(time_attr):
+            return "edge"
+        raise ValueError(
+            f"'time_attr': '{time_attr}' is neither a node-level nor an edge-level attribute of the Data "
+            f"(it has {sorted(data.keys())})"
+        )
+    if isinstance(data, HeteroData):
+        return hetero_time_level(data, time_attr)
+    if isinstance(data, (Graph, HeteroGraph)):
+        if time_attr not in ("node", "edge"):
+            raise ValueError(
+                f"'time_attr' with a graphferry.{type(data).__name__} is 'node' or 'edge' (the times the graph "
+                f"holds: set_node_time / set_edge_time), got {time_attr!r}"
+            )
+        return time_attr
+    raise TypeError(f"'time_attr' needs a Data or HeteroData (got '{type(data).__name__}')")
+
+
+def _graph_of_data(data: Data, weight_attr: str | None, time_attr: str | None) -> Graph:
+    graph = Graph.from_pyg(data, edge_weights=weight_attr)
+    try:
+        level = time_level(data, time_attr)
+        if level == "node":
+            graph.set_node_time(time_tensor(data[time_attr], f"data.{time_attr}"))
+        elif level == "edge":
+            graph.set_edge_time(time_tensor(data[time_attr], f"data.{time_attr}"))
+    except BaseException:
+        graph.close()
+        raise
+    return graph
+
+
+def as_graph(data: Any, weight_attr: str | None = None, time_attr: str | None = None) -> Graph:
+    """``data`` if it is a :class:`graphferry.Graph`, else the (cached)
+    conversion of a ``torch_geometric.data.Data``, with the edge weights of
+    ``data[weight_attr]`` when ``weight_attr`` is given and the node or edge
+    times of ``data[time_attr]`` when ``time_attr`` is given."""
+    if isinstance(data, Data) and weight_attr is not None:
+        if not isinstance(getattr(data, weight_attr, None), torch.Tensor):
+            raise KeyError(
+                f"'weight_attr': the Data has no tensor attribute '{weight_attr}' (it has {sorted(data.keys())})"
+            )
+    if isinstance(data, Data) and time_attr is not None:
+        time_level(data, time_attr)  # a clear error before converting
+    return _cache.as_graph(
+        data,
+        Data,
+        "torch_geometric.data.Data",
+        lambda: _pyg_signature(data, weight_attr, time_attr),
+        lambda: _graph_of_data(data, weight_attr, time_attr),
+    )
+
+
+def is_hetero(data: Any) -> bool:
+    return isinstance(data, (HeteroData, HeteroGraph))
+
+
+def check_node_rows(data: Data) -> None:
+    """A ``Data`` whose ``x`` (or ``pos``) does not hold one row per node is
+    an error: PyG would take it for a graph-level attribute and copy it
+    whole into every batch."""
+    num_nodes = data.num_nodes
+    for key in ("x", "pos"):
+        value = getattr(data, key, None)
+        if isinstance(value, (torch.Tensor, np.ndarray)) and value.ndim >= 1:
+            rows = value.shape[data.__cat_dim__(key, value)]
+            if rows != num_nodes:
+                raise ValueError(
+                    f"Data attribute '{key}' has {rows} rows but the graph has {num_nodes} nodes "
+                    "(want one row per node)"
+                )
+
+
+def _stores_time_level(stores: Any, edge_stores: Any, time_attr: str) -> str:
+    """``"node"`` or ``"edge"``: where ``time_attr`` lives, as PyG decides."""
+    in_nodes = any(time_attr in store for store in stores)
+    in_edges = any(time_attr in store for store in edge_stores)
+    if in_nodes and in_edges:
+        raise ValueError(f"'time_attr': '{time_attr}' holds both node-level and edge-level times")
+    if not in_nodes and not in_edges:
+        raise ValueError(f"'time_attr': '{time_attr}' is neither a node-level nor an edge-level attribute")
+    return "node" if in_nodes else "edge"
+
+
+def time_tensor(value: Any, what: str) -> torch.Tensor:
+    """``value`` as int64 times; floating or bool times are refused (the
+    engine compares int64 timestamps)."""
+    if isinstance(value, np.ndarray):
+        value = torch.from_numpy(value)
+    if not isinstance(value, torch.Tensor):
+        raise TypeError(f"{what} must be a tensor of times (got '{type(value).__name__}')")
+    if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
+        raise TypeError(f"{what} must hold integer timestamps (got dtype {value.dtype})")
+    if value.dim() != 1:
+        raise ValueError(f"{what} must be 1-D, one time per node or edge (got shape {list(value.shape)})")
+    return value.cpu().to(torch.int64)
+
+
+def hetero_time_level(data: HeteroData, time_attr: str | None) -> str | None:
+    """Where ``time_attr`` lives in ``data`` (None without one)."""
+    if time_attr is None:
+        return None
+    if not isinstance(time_attr, str):
+        raise TypeError(f"'time_attr' must name an attribute (got '{type(time_attr).__name__}')")
+    return _stores_time_level(data.node_stores, data.edge_stores, time_attr)
+
+
+def from_pyg(
+    data: HeteroData,
+    *,
+    weight_attr: str | None = None,
+    time_attr: str | None = None,
+    num_patches: int = 1,
+    partition: Any = "range",
+    seed: int = 0,
+) -> HeteroGraph:
+    r"""Converts a ``torch_geometric.data.HeteroData`` on the CPU into a
+    :class:`~graphferry.HeteroGraph`: node types in ``data.node_types``
+    order, edge types in ``data.edge_types`` order, edge ``j`` of an edge
+    type being column ``j`` of its ``edge_index`` (row 0 the source type,
+    row 1 the destination type). Node features stay in ``data`` (the loaders
+    gather them from there, as PyG does).
+
+    Args:
+        data (torch_geometric.data.HeteroData): the graph; every edge type
+            needs an ``edge_index`` and every node type a number of nodes.
+        weight_attr (str, optional): the edge attribute holding edge weights
+            for biased sampling (PyG's ``weight_attr``); edge types without
+            it are sampled uniformly. (default: :obj:`None`)
+        time_attr (str, optional): the attribute holding timestamps for
+            temporal sampling (PyG's ``time_attr``): node-level (in node
+            stores: the nodes' times) or edge-level (in edge stores: the
+            edges' times); types without it are never filtered out.
+            (default: :obj:`None`)
+        num_patches, partition, seed: as in
+            :meth:`graphferry.HeteroGraph.from_coo`.
+    """
+    if not isinstance(data, HeteroData):
+        raise TypeError(f"expected a 'torch_geometric.data.HeteroData' (got '{type(data).__name__}')")
+    if weight_attr is not None and not isinstance(weight_attr, str):
+        raise TypeError(f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')")
+    level = hetero_time_level(data, time_attr)
+    num_nodes = {}
+    for nt in data.node_types:
+        n = data[nt].num_nodes
+        if n is None:
+            raise ValueError(f"node type '{nt}' of the HeteroData has no number of nodes (set data['{nt}'].num_nodes)")
+        num_nodes[nt] = int(n)
+    edges = {}
+    weights = {}
+    edge_time = {}
+    for et in data.edge_types:
+        store = data[et]
+        edge_index = store.get("edge_index")
+        if edge_index is None:
+            raise TypeError(
+                f"edge type {et} of the HeteroData has no 'edge_index' (graphferry reads COO edges; "
+                f"it has {sorted(store.keys())})"
+            )
+        edge_index = as_cpu_tensor(edge_index, f"data[{et}].edge_index")
+        if edge_index.dim() != 2 or edge_index.size(0) != 2:
+            raise ValueError(f"data[{et}].edge_index must have shape [2, E] (got {list(edge_index.shape)})")
+        edges[et] = (edge_index[0], edge_index[1])
+        if weight_attr is not None and weight_attr in store:
+            weights[et] = as_cpu_tensor(store[weight_attr], f"data[{et}].{weight_attr}")
+        if level == "edge" and time_attr in store:
+            edge_time[et] = time_tensor(store[time_attr], f"data[{et}].{time_attr}")
+    if weight_attr is not None and not weights:
+        raise KeyError(f"'weight_attr': no edge type of the HeteroData has an attribute '{weight_attr}'")
+    node_time = None
+    if level == "node":
+        node_time = {
+            nt: time_tensor(data[nt][time_attr], f"data['{nt}'].{time_attr}")
+            for nt in data.node_types
+            if time_attr in data[nt]
+        }
+    return HeteroGraph.from_coo(
+        num_nodes,
+        edges,
+        edge_weights=weights or None,
+        node_time=node_time,
+        edge_time=edge_time or None,
+        num_patches=num_patches,
+        partition=partition,
+        seed=seed,
+    )
+
+
+def _hetero_signature(data: HeteroData, weight_attr: str | None, time_attr: str | None) -> Any:
+    sig = _cache.tensor_signature
+    parts: list[Any] = [tuple(data.node_types), tuple(data.edge_types), weight_attr, time_attr]
+    for nt in data.node_types:
+        store = data[nt]
+        parts.append((store.num_nodes, sig(store[time_attr]) if time_attr and time_attr in store else None))
+    for et in data.edge_types:
+        store = data[et]
+        extra = tuple(
+            sig(store[k]) if isinstance(store[k], torch.Tensor) else None
+            for k in (weight_attr, time_attr)
+            if k is not None and k in store
+        )
+        parts.append((sig(store["edge_index"]) if "edge_index" in store else None, extra))
+    return tuple(parts)
+
+
+def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | None = None) -> HeteroGraph:
+    """``data`` if it is a :class:`HeteroGraph`, else the (cached)
+    :func:`from_pyg` conversion of a ``HeteroData``."""
+    if isinstance(data, HeteroGraph):
+        return data
+    if not isinstance(data, HeteroData):
+        raise TypeError(
+            f"expected a 'torch_geometric.data.HeteroData' or 'graphferry.HeteroGraph' (got '{type(data).__name__}')"
+        )
+    return _cache.cached_graph(
+        data,
+        _hetero_signature(data, weight_attr, time_attr),
+        lambda: from_pyg(data, weight_attr=weight_attr, time_attr=time_attr),
+        kind="hetero",
+    )

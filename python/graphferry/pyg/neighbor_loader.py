@@ -1,0 +1,370 @@
+"""graphferry as PyG's ``NeighborLoader``: :class:`NeighborLoader` runs the
+engine's own pipeline (sampling and feature gathering on its threads) and
+yields the ``Data`` (or ``HeteroData``) batches that
+``torch_geometric.loader.NeighborLoader`` yields."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+import torch_geometric.data
+from torch_geometric.data import Data, FeatureStore, HeteroData
+from torch_geometric.edge_index import EdgeIndex
+from torch_geometric.loader.utils import filter_custom_store, filter_edge_store_, get_input_nodes, index_select
+
+from .._loader import EngineLoader, loader_seed, mix_seed, refuse_workers
+from .._native.dlpack import as_cpu_tensor
+from ..graph import Graph, pyg_node_attrs
+from ..hetero import HeteroGraph
+from ..sampling import SampledSubgraph
+from .base import (
+    Output,
+    check_weight_attr,
+    directional,
+    finish,
+    num_neighbors_list,
+    sample,
+    sample_options,
+    sampling_settings,
+    seed_times,
+    split,
+)
+from .convert import as_graph, as_hetero_graph, check_node_rows, is_hetero, time_tensor
+from .hetero import build_batch, input_nodes_of
+from .stores import GraphStore, graph_of_store
+
+__all__ = ["NeighborLoader"]
+
+
+class NeighborLoader(EngineLoader):
+    r"""A ``torch_geometric.loader.NeighborLoader`` backed by the graphferry
+    engine's pipeline (sampling and feature gathering on its own threads).
+
+    Yields ``torch_geometric.data.Data`` with the fields PyG's loader gives:
+    every node-level attribute (``x``, ``y``, masks, NumPy arrays, ...)
+    gathered for all sampled nodes, edge-level attributes indexed by
+    ``e_id``, ``edge_index`` (local ids, row = source, col = target),
+    ``n_id``, ``e_id``, ``batch_size``, ``num_sampled_nodes`` and
+    ``num_sampled_edges`` (lists, per hop), ``input_id``, and with
+    ``disjoint=True`` ``batch``. The seeds are the first ``batch_size``
+    nodes. Like PyG's loaders, ``loader(index)`` samples one batch from the
+    seeds at positions ``index`` of ``input_nodes``.
+
+    Args:
+        data (torch_geometric.data.Data, graphferry.Graph or tuple): the
+            graph; a ``Data`` is converted once and cached. Or, as PyG's
+            remote backends, a ``(FeatureStore, GraphStore)`` pair: the
+            graph of the ``GraphStore`` is sampled (a :class:`GraphStore`
+            directly, any other converted once) and the node features are
+            read from the ``FeatureStore``; ``input_nodes`` is then needed
+            as in PyG (here, None means every node).
+        num_neighbors (list of int): neighbours per hop from the seeds.
+        input_nodes (Tensor, optional): seed node ids, or a bool mask.
+            (default: :obj:`None`, all nodes)
+        batch_size (int): seeds per batch. (default: :obj:`1`)
+        shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
+        drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
+        replace (bool): sample with replacement. (default: :obj:`False`)
+        subgraph_type (str): ``"directional"``, ``"bidirectional"`` or
+            ``"induced"``, as in :class:`Sampler`. (default:
+            :obj:`"directional"`)
+        disjoint (bool): each seed its own subgraph, as in :class:`Sampler`
+            (a seed may repeat in ``input_nodes``). (default: :obj:`False`)
+        directed (bool): PyG's deprecated spelling: ``False`` is
+            ``subgraph_type="induced"``. (default: :obj:`True`)
+        time_attr (str, optional): temporal sampling, as in :class:`Sampler`:
+            the node or edge attribute of ``data`` holding integer times.
+            Makes the sampling disjoint. (default: :obj:`None`)
+        input_time (Tensor, optional): the time of each seed of
+            ``input_nodes`` (one per seed, in their order); by default each
+            seed's own node time (needed with edge times). The batch's
+            ``seed_time`` holds them, as in PyG. (default: :obj:`None`)
+        temporal_strategy (str): ``"uniform"`` or ``"last"``, as in
+            :class:`Sampler`. (default: :obj:`"uniform"`)
+        weight_attr (str, optional): the edge attribute of ``data`` holding
+            edge weights, for biased sampling, as in :class:`Sampler`.
+            (default: :obj:`None`)
+        scheme (str): ``"node"`` (node-wise, PyG's) or ``"layer"``
+            (layer-wise, DSP Eq. 2: ``num_neighbors[h]`` is the budget of the
+            whole hop). (default: :obj:`"node"`)
+        layer_without_replacement (bool): with ``scheme="layer"``, draw
+            distinct frontier nodes. (default: :obj:`False`)
+        exclude_edges (Tensor, optional): edge ids (columns of
+            ``edge_index``) never sampled. (default: :obj:`None`)
+        seed (int, optional): seed of shuffling and sampling.
+            (default: :obj:`None`, drawn from torch's generator)
+        num_workers (int): must be 0: graphferry samples on its own threads.
+            (default: :obj:`0`)
+        queue_capacity (int): batches buffered per pipeline stage.
+            (default: :obj:`2`)
+        num_threads (int): the engine's sampling threads; ``<= 0`` uses every
+            core. (default: :obj:`0`)
+
+    With a ``HeteroData`` (or a :class:`graphferry.HeteroGraph`) as
+    ``data`` it yields ``HeteroData`` batches as PyG's heterogeneous
+    ``NeighborLoader`` does: per node type every node attribute gathered,
+    ``n_id`` and ``num_sampled_nodes`` (per hop), per edge type
+    ``edge_index`` (row: positions among the source type's nodes, col: among
+    the destination type's), edge attributes, ``e_id`` and
+    ``num_sampled_edges``, and on the input type ``input_id``,
+    ``batch_size`` (and ``seed_time``); ``batch`` per node type when
+    disjoint. Then ``num_neighbors`` is a list (every edge type) or a dict
+    of edge type -> list (every edge type given), ``input_nodes`` a node
+    type or ``(node_type, ids or bool mask)``, ``time_attr`` may name node
+    attributes of several node types (types without it are never filtered
+    out) or edge attributes, and ``exclude_edges`` is a dict of edge type
+    -> edge ids of that type (or global ids). One class for both, as PyG's
+    ``NeighborLoader``: it branches on ``data``.
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        num_neighbors: Sequence[int],
+        *,
+        input_nodes: Any = None,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        replace: bool = False,
+        subgraph_type: Any = "directional",
+        disjoint: bool = False,
+        directed: bool = True,
+        weight_attr: str | None = None,
+        scheme: str = "node",
+        layer_without_replacement: bool = False,
+        exclude_edges: Any = None,
+        seed: int | None = None,
+        num_workers: int = 0,
+        queue_capacity: int = 2,
+        num_threads: int = 0,
+        time_attr: str | None = None,
+        input_time: Any = None,
+        temporal_strategy: str = "uniform",
+    ):
+        self._loaders = []
+        refuse_workers(num_workers)
+        self.data = data
+        per_type = is_hetero(data)
+        self.num_neighbors = num_neighbors if per_type else num_neighbors_list(num_neighbors)
+        if input_time is not None and time_attr is None:
+            raise ValueError("'input_time' is given but 'time_attr' is not: temporal sampling needs both")
+        if isinstance(data, tuple) and time_attr is not None:
+            raise ValueError("'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair")
+        self.subgraph_type, self._temporal, self.temporal_strategy, self.disjoint = sampling_settings(
+            data, subgraph_type, directed, disjoint, time_attr, temporal_strategy
+        )
+        self.time_attr = time_attr
+        self.batch_size = batch_size
+        self.weight_attr = check_weight_attr(weight_attr)
+        self._hetero: HeteroGraph | None = None
+        self._stores: tuple[FeatureStore, Any] | None = None
+        self._edge_perm: torch.Tensor | None = None
+        self._node_attrs: list[str] = []
+        self._other_node_attrs: list[str] = []
+        self._graph_node_data: dict[str, torch.Tensor] = {}
+        self._input_time = (
+            None if input_time is None else time_tensor(as_cpu_tensor(input_time, "input_time"), "'input_time'")
+        )
+        if per_type:
+            graph, seeds = self._seeds_per_type(data, input_nodes)
+        else:
+            graph, seeds = self._seeds_of(data, input_nodes)
+        self._seed = int(loader_seed(seed))
+        self._calls = 0
+        options = sample_options(
+            self._hetero,
+            self.num_neighbors,
+            replace=replace,
+            biased=self.weight_attr is not None,
+            scheme=scheme,
+            layer_without_replacement=layer_without_replacement,
+            exclude_edges=exclude_edges,
+            disjoint=self.disjoint,
+            temporal=self._temporal,
+            temporal_strategy=self.temporal_strategy,
+            seed=self._seed,
+            num_threads=num_threads,
+        )
+        self._open_engine(
+            graph,
+            seeds,
+            options,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            queue_capacity=queue_capacity,
+            # Without stores, the engine gathers every node attribute it holds.
+            feature_names=self._node_attrs if self._stores is None else (),
+            seed_times=self._seed_times,
+        )
+
+    def _seeds_of(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:
+        """The engine graph and the seeds of a homogeneous ``data``: a
+        ``Data``, a :class:`graphferry.Graph` or a ``(FeatureStore,
+        GraphStore)`` pair; with the node attributes to gather and the seeds'
+        ``input_id`` and times."""
+        if isinstance(data, tuple):
+            graph = self._open_stores(data)
+            index_of: Any = data
+            if input_nodes is None:
+                input_nodes = torch.arange(graph.num_nodes)
+        else:
+            if isinstance(data, Data):
+                check_node_rows(data)
+            graph = as_graph(data, self.weight_attr, self.time_attr)
+            if isinstance(data, Data):
+                self._node_attrs = pyg_node_attrs(data)
+                # Node attributes the engine does not hold (e.g. NumPy
+                # arrays, memory maps): indexed per batch, as PyG's
+                # filter_node_store_ indexes them.
+                self._other_node_attrs = [
+                    key
+                    for key in data.keys()
+                    if key not in self._node_attrs and (key == "num_nodes" or data._store.is_node_attr(key))
+                ]
+            else:
+                self._node_attrs = graph.node_data_names()
+            index_of = data if isinstance(data, Data) else Data(num_nodes=graph.num_nodes)
+        # Seeds and input_id as PyG's own loaders make them (None: all nodes;
+        # a bool mask: its nonzero ids, input_id the node ids; ids: input_id
+        # the positions, left None here).
+        if input_nodes is not None and not isinstance(input_nodes, torch.Tensor):
+            input_nodes = as_cpu_tensor(input_nodes, "input_nodes")
+        _, seeds, self._input_id = get_input_nodes(index_of, input_nodes)[:3]
+        self._seed_times = seed_times(data, self._temporal, self.time_attr, self._input_time, seeds)
+        return graph, seeds
+
+    def _seeds_per_type(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:
+        """The engine graph and the seeds (global ids) of a ``HeteroData`` or
+        :class:`graphferry.HeteroGraph`, ``input_nodes`` being ``(node type,
+        ids or mask)``; with the input type and the seeds' ``input_id`` and
+        times."""
+        hetero = self._hetero = as_hetero_graph(data, self.weight_attr, self.time_attr)
+        self._input_type, local, self._input_id = input_nodes_of(hetero, input_nodes)
+        self._seed_times = seed_times(data, self._temporal, self.time_attr, self._input_time, local, self._input_type)
+        return hetero.graph, hetero.to_global(self._input_type, local)
+
+    def _open_stores(self, data: tuple) -> Graph:
+        if len(data) != 2:
+            raise TypeError(f"expected a (FeatureStore, GraphStore) pair (got a tuple of {len(data)})")
+        feature_store, graph_store = data
+        if not isinstance(feature_store, FeatureStore):
+            raise TypeError(
+                f"expected a 'torch_geometric.data.FeatureStore' first (got '{type(feature_store).__name__}')"
+            )
+        if not isinstance(graph_store, torch_geometric.data.GraphStore):
+            raise TypeError(f"expected a 'torch_geometric.data.GraphStore' second (got '{type(graph_store).__name__}')")
+        if self.weight_attr is not None:
+            raise ValueError("'weight_attr' needs a Data; with a GraphStore, set weights on its graph")
+        self._stores = (feature_store, graph_store)
+        if isinstance(graph_store, GraphStore):
+            return graph_store.graph
+        graph, self._edge_perm = graph_of_store(graph_store)
+        return graph
+
+    def _next_seed(self) -> int:
+        self._calls += 1
+        return mix_seed(self._seed, self._calls)
+
+    def _batch_index(self, index: Any) -> torch.Tensor:
+        self._check_open()
+        if not isinstance(index, torch.Tensor):
+            index = torch.tensor(index, dtype=torch.long)
+        return index
+
+    def _seed_time_of(self, positions: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """(the times the engine samples with, the batch's ``seed_time`` as
+        PyG sets it: ``input_time`` when given, else None)."""
+        times = self._seed_times[positions] if self._seed_times is not None else None
+        given = self._input_time[positions] if self._input_time is not None else None
+        return times, given
+
+    def __call__(self, index: Any) -> Data | HeteroData:
+        """Samples one batch from the seeds at positions ``index`` of
+        ``input_nodes`` (as PyG's ``NodeLoader.__call__``), in the caller's
+        thread."""
+        index = self._batch_index(index)
+        seeds = self._seeds[index]
+        input_id = self._input_id[index] if self._input_id is not None else index
+        times, given = self._seed_time_of(index)
+        per_type = self._hetero is not None
+        out = sample(self._graph, seeds, self._options, self._next_seed(), "directional", times, per_type=per_type)
+        return self._batch(out, {}, input_id, given)
+
+    def _convert(self, sub: SampledSubgraph) -> Data | HeteroData:
+        positions = sub.input_index
+        input_id = self._input_id[positions] if self._input_id is not None else positions
+        out = directional(sub, per_type=self._hetero is not None)
+        return self._batch(out, sub.node_data, input_id, self._seed_time_of(positions)[1])
+
+    def _batch(
+        self,
+        out: Output,
+        node_data: dict[str, torch.Tensor],
+        input_id: torch.Tensor,
+        seed_time: torch.Tensor | None,
+    ) -> Data | HeteroData:
+        """The batch of a directional sample ``out``, ``subgraph_type``
+        applied: a ``HeteroData`` split by type, or a ``Data``."""
+        if self._hetero is not None:
+            output = split(self._hetero, out, self.subgraph_type)
+            return build_batch(self.data, self._hetero, output, self._input_type, input_id, seed_time)
+        return self._build(finish(out, self._graph, self.subgraph_type), node_data, input_id, seed_time)
+
+    def _node_data_of_graph(self, name: str) -> torch.Tensor:
+        # Read once: gathering in this thread needs the whole column.
+        if name not in self._graph_node_data:
+            self._graph_node_data[name] = self._graph.get_node_data(name)
+        return self._graph_node_data[name]
+
+    def _build(
+        self,
+        out: Output,
+        node_data: dict[str, torch.Tensor],
+        input_id: torch.Tensor,
+        seed_time: torch.Tensor | None = None,
+    ) -> Data:
+        """The ``Data`` PyG's ``NodeLoader.filter_fn`` makes of ``out`` (a
+        sample of a homogeneous graph, ``subgraph_type`` applied); node data
+        the engine gathered is taken as it is."""
+        node, row, col, edge = out.node, out.row, out.col, out.edge
+        source = self.data
+        if self._stores is not None:
+            data = filter_custom_store(*self._stores, node, row, col, edge)
+            if self._edge_perm is not None:
+                edge = self._edge_perm[edge]
+        elif isinstance(source, Data):
+            # PyG's filter_data, except that the node attributes the engine
+            # gathered are taken as they are rather than gathered again.
+            data = copy.copy(source)
+            for key in self._node_attrs + self._other_node_attrs:
+                if key in node_data:
+                    data[key] = node_data[key]
+                elif key == "num_nodes":
+                    data.num_nodes = node.numel()
+                else:
+                    value = source[key]
+                    data[key] = index_select(value, node, dim=source.__cat_dim__(key, value))
+            filter_edge_store_(source._store, data._store, row, col, edge)
+        else:
+            data = Data(num_nodes=node.numel())
+            for key in self._node_attrs:
+                data[key] = node_data[key] if key in node_data else self._node_data_of_graph(key)[node]
+            # As PyG's filter_edge_store_: the targets (col) are sorted.
+            data.edge_index = EdgeIndex(torch.stack([row, col]), sparse_size=data.size(), sort_order="col")
+        data.n_id = node
+        data.e_id = edge
+        data.batch = out.batch  # None (no disjoint) removes it, as in PyG
+        data.num_sampled_nodes = out.num_sampled_nodes
+        data.num_sampled_edges = out.num_sampled_edges
+        data.input_id = input_id
+        data.seed_time = seed_time  # None (no input_time) removes it, as in PyG
+        data.batch_size = int(input_id.numel())
+        return data
+
+    def __repr__(self) -> str:
+        return f"{self.__class__.__name__}()"

@@ -1,0 +1,121 @@
+"""PyG's remote-backend interface: :class:`GraphStore` serves a graphferry
+graph to PyG as a ``torch_geometric.data.GraphStore``, and
+:func:`graph_of_store` converts any other (homogeneous) ``GraphStore`` for
+the engine."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+import torch_geometric.data
+from torch_geometric.data import EdgeAttr
+
+from ..graph import Graph
+from ..sampling import induced_subgraph
+from .convert import as_graph
+
+__all__ = ["GraphStore", "graph_of_store"]
+
+
+def graph_of_store(graph_store: Any) -> tuple[Graph, torch.Tensor | None]:
+    """A graphferry graph of a homogeneous PyG ``GraphStore``, and the
+    permutation from its COO order to the store's edge order (None: the
+    same), which PyG applies to ``e_id``."""
+    attrs = graph_store.get_all_edge_attrs()
+    if len(attrs) != 1 or attrs[0].edge_type is not None:
+        raise TypeError(
+            "graphferry supports homogeneous graphs only "
+            f"(the GraphStore has edge types {[a.edge_type for a in attrs]})"
+        )
+    row, col, perm = graph_store.coo()  # tensors for a homogeneous store
+    if isinstance(row, dict):
+        ((row, col, perm),) = zip(row.values(), col.values(), perm.values())
+    size = attrs[0].size
+    num_nodes = max(size) if size is not None and None not in size else None
+    return Graph.from_coo(row, col, num_nodes=num_nodes), perm
+
+
+class GraphStore(torch_geometric.data.GraphStore):
+    r"""A ``torch_geometric.data.GraphStore`` over a graphferry graph, for
+    PyG's remote-backend interface: ``NeighborLoader((feature_store,
+    graphferry.pyg.GraphStore(graph)), ...)`` samples with the engine and
+    reads features from any ``FeatureStore``.
+
+    It holds one homogeneous edge set (``edge_type=None``), edge ``i``
+    having id ``i``. ``put_edge_index`` replaces the graph (COO, CSR or CSC);
+    ``get_edge_index`` reads it back from the engine in any layout.
+
+    Args:
+        graph (graphferry.Graph or torch_geometric.data.Data, optional):
+            the graph (a ``Data`` is converted and cached).
+            (default: :obj:`None`, put one with ``put_edge_index``)
+    """
+
+    def __init__(self, graph: Any = None):
+        super().__init__()
+        self._graph: Graph | None = None if graph is None else as_graph(graph)
+
+    @property
+    def graph(self) -> Graph:
+        """The graph held."""
+        if self._graph is None:
+            raise ValueError("this GraphStore holds no graph yet: call put_edge_index first")
+        return self._graph
+
+    @staticmethod
+    def _check_type(edge_attr: EdgeAttr) -> None:
+        if edge_attr.edge_type is not None:
+            raise ValueError(
+                f"graphferry supports homogeneous graphs only (got edge_type={edge_attr.edge_type!r}; use None)"
+            )
+
+    def _put_edge_index(self, edge_index: Any, edge_attr: EdgeAttr) -> bool:
+        self._check_type(edge_attr)
+        layout = getattr(edge_attr.layout, "value", edge_attr.layout)
+        size = edge_attr.size
+        num_nodes = max(size) if size is not None and None not in size else None
+        first, second = edge_index
+        if layout == "coo":
+            self._graph = Graph.from_coo(first, second, num_nodes=num_nodes)
+        elif layout == "csc":  # (row, colptr)
+            self._graph = Graph.from_csc(second, first)
+        elif layout == "csr":  # (rowptr, col)
+            self._graph = Graph.from_csr(first, second)
+        else:
+            raise ValueError(f"unknown edge layout {edge_attr.layout!r}")
+        return True
+
+    def _get_edge_index(self, edge_attr: EdgeAttr) -> Any:
+        self._check_type(edge_attr)
+        if self._graph is None:
+            return None
+        graph = self._graph
+        src, dst, eid = induced_subgraph(graph, torch.arange(graph.num_nodes))  # every edge, by target
+        layout = getattr(edge_attr.layout, "value", edge_attr.layout)
+        if layout == "coo":
+            order = torch.argsort(eid)
+            return src[order], dst[order]
+        if layout == "csc":
+            colptr = torch.zeros(graph.num_nodes + 1, dtype=torch.int64)
+            torch.cumsum(torch.bincount(dst, minlength=graph.num_nodes), 0, out=colptr[1:])
+            return src, colptr
+        if layout == "csr":
+            order = torch.argsort(src, stable=True)
+            rowptr = torch.zeros(graph.num_nodes + 1, dtype=torch.int64)
+            torch.cumsum(torch.bincount(src, minlength=graph.num_nodes), 0, out=rowptr[1:])
+            return rowptr, dst[order]
+        raise ValueError(f"unknown edge layout {edge_attr.layout!r}")
+
+    def _remove_edge_index(self, edge_attr: EdgeAttr) -> bool:
+        self._check_type(edge_attr)
+        if self._graph is None:
+            return False
+        self._graph = None
+        return True
+
+    def get_all_edge_attrs(self) -> list[EdgeAttr]:
+        if self._graph is None:
+            return []
+        n = self._graph.num_nodes
+        return [EdgeAttr(edge_type=None, layout="coo", is_sorted=False, size=(n, n))]
