@@ -916,6 +916,18 @@ GF_API int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_samp
    GF_FIELD_TYPED_BLOCK_SHAPE): c_d+1 entries from 0 to r's edge count;
    sum over r of (c_{dst(r)} + 1) entries in all. */
 #define GF_FIELD_TYPED_INDPTR 17
+/*
+ * The sampled edges as one edge list (layer 0): the edges of hop 0, then of
+ * hop 1, ..., each hop's in CSC order (PyG's edge_index and e_id). Batches
+ * of edge loaders opened with gf_edge_loader_options.coo only, computed by
+ * the loader's sampler threads; GF_EINVAL for other batches.
+ */
+/* [E]: each edge's source, as a position in GF_FIELD_NODES. */
+#define GF_FIELD_COO_ROW 18
+/* [E]: each edge's destination, as a position in GF_FIELD_NODES. */
+#define GF_FIELD_COO_COL 19
+/* [E]: each edge's original id. */
+#define GF_FIELD_COO_EDGE_IDS 20
 
 /*
  * gf_batch_num_hops sets *out to the number of hops (blocks) L.
@@ -1576,6 +1588,9 @@ typedef struct gf_edge_loader_options {
      edges, taken with gf_batch_take_edge_data. Borrowed. */
   int32_t num_edge_feature_names;
   const char *const *edge_feature_names;
+  /* Non-zero: every batch also holds its sampled edges as one edge list
+     (GF_FIELD_COO_*), made by the sampler threads. */
+  int32_t coo;
 } gf_edge_loader_options;
 
 /*

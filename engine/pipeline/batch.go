@@ -45,6 +45,9 @@ type Batch struct {
 	// in engine/linkload's LinkField order, made by its Maker); nil for a
 	// node batch.
 	Link []mem.Tensor
+	// COO is set for the batches of pipelines with Options.COO: the
+	// batch's sampled edges as one edge list (see SetCOO).
+	COO *COO
 
 	alloc mem.Allocator
 }
@@ -83,6 +86,66 @@ func (b *Batch) Release() {
 	for i := range b.Link {
 		free(&b.Link[i])
 	}
+	if b.COO != nil {
+		free(&b.COO.Row)
+		free(&b.COO.Col)
+		free(&b.COO.EdgeIDs)
+	}
+}
+
+// COO is a batch's sampled edges as one edge list, the edges of Blocks[0]
+// then of Blocks[1], ..., each block's in its CSC order: what PyG's
+// edge_index ([Row, Col]) and e_id are. All int64 [E], from the batch's
+// allocator.
+type COO struct {
+	Row     mem.Tensor // each edge's source, as a position in Batch.Nodes
+	Col     mem.Tensor // each edge's destination, as a position in Batch.Nodes
+	EdgeIDs mem.Tensor // each edge's original id
+}
+
+// SetCOO computes b.COO from b's blocks (not taken yet), in the workers of
+// a pipeline with Options.COO, so that the consumer does not expand the
+// blocks' CSC itself. On error b.COO stays nil and nothing stays allocated.
+func (b *Batch) SetCOO() error {
+	if b.COO != nil {
+		return errors.New("pipeline: SetCOO: the batch already has its COO")
+	}
+	var n int64
+	for h, blk := range b.Blocks {
+		if shapeLen(blk.Indices) != int64(len(mem.Int64s(blk.Indices.Data))) || shapeLen(blk.Indptr) != blk.NumDst+1 {
+			return fmt.Errorf("pipeline: SetCOO: block %d was taken or is malformed", h)
+		}
+		n += shapeLen(blk.Indices)
+	}
+	alloc := b.Allocator()
+	c := &COO{}
+	var views [3][]int64
+	for i, t := range []*mem.Tensor{&c.Row, &c.Col, &c.EdgeIDs} {
+		buf, view, err := mem.AllocInt64(alloc, int(n))
+		if err != nil {
+			for _, u := range []*mem.Tensor{&c.Row, &c.Col, &c.EdgeIDs}[:i] {
+				alloc.Free(u.Data)
+			}
+			return err
+		}
+		*t = mem.Tensor{DType: mem.Int64, Shape: []int64{n}, Data: buf}
+		views[i] = view
+	}
+	row, col, ids := views[0], views[1], views[2]
+	at := 0
+	for _, blk := range b.Blocks {
+		indptr := mem.Int64s(blk.Indptr.Data)
+		k := copy(row[at:], mem.Int64s(blk.Indices.Data))
+		copy(ids[at:], mem.Int64s(blk.EdgeIDs.Data))
+		for v := int64(0); v < blk.NumDst; v++ {
+			for p := indptr[v]; p < indptr[v+1]; p++ {
+				col[at+int(p)] = blk.DstOffset + v
+			}
+		}
+		at += k
+	}
+	b.COO = c
+	return nil
 }
 
 // NewBatch returns an empty batch whose tensors come from alloc (nil: the

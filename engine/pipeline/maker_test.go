@@ -184,3 +184,60 @@ func TestNodePipelineEdgeData(t *testing.T) {
 		checkEdgeData(t, b)
 	}
 }
+
+// checkCOO checks b.COO against b's blocks: every edge of Blocks[0], then
+// Blocks[1], ..., its source, destination (DstOffset + its CSC row) and id.
+func checkCOO(t *testing.T, b *Batch) {
+	t.Helper()
+	require.NotNil(t, b.COO)
+	var row, col, ids []int64
+	for _, blk := range b.Blocks {
+		indptr := i64(blk.Indptr)
+		for v := int64(0); v < blk.NumDst; v++ {
+			for p := indptr[v]; p < indptr[v+1]; p++ {
+				row = append(row, i64(blk.Indices)[p])
+				col = append(col, blk.DstOffset+v)
+				ids = append(ids, i64(blk.EdgeIDs)[p])
+			}
+		}
+	}
+	require.NotEmpty(t, row)
+	require.Equal(t, row, i64(b.COO.Row))
+	require.Equal(t, col, i64(b.COO.Col))
+	require.Equal(t, ids, i64(b.COO.EdgeIDs))
+}
+
+// Options.COO: the workers add every batch's edges as one edge list, for
+// node and maker pipelines, with PyG's frontier (blocks with a DstOffset).
+func TestPipelineCOO(t *testing.T) {
+	req := defaultSample
+	req.Frontier = sample.FrontierNew
+	f := newFixture(t, 2, true, req)
+	opt := defaultOpts()
+	opt.COO = true
+	alloc := mem.NewChecked(mem.Heap{})
+	seeds := seedRange(60)
+	for _, maker := range []bool{false, true} {
+		var pl *Pipeline
+		var err error
+		if maker {
+			pl, err = NewMaker(&seedMaker{s: f.s, seeds: seeds, fail: -1}, f.p, f.store, len(seeds), opt, alloc)
+		} else {
+			pl, err = New(f.s, f.p, f.store, seeds, opt, alloc)
+		}
+		require.NoError(t, err)
+		require.NoError(t, pl.Start(1))
+		bs := drain(t, pl)
+		offsets := false
+		for _, b := range bs {
+			checkCOO(t, b)
+			offsets = offsets || b.Blocks[len(b.Blocks)-1].DstOffset > 0
+			require.Error(t, b.SetCOO(), "a second SetCOO")
+		}
+		require.True(t, offsets, "PyG's frontier: later hops' destinations start after the seeds")
+		releaseAll(bs)
+		require.NoError(t, pl.Close())
+	}
+	n, _ := alloc.Outstanding()
+	require.Zero(t, n, "the COO tensors are released with their batches")
+}

@@ -63,6 +63,10 @@ type Options struct {
 	// is the number of rows), by original edge id. Read only while the
 	// pipeline runs; needed when EdgeFeatureNames are given.
 	EdgeStore feature.Gatherer
+	// COO makes the sampler workers add each batch's edges as one edge
+	// list (Batch.SetCOO: PyG's edge_index and e_id), off the consumer's
+	// thread.
+	COO bool
 }
 
 // timedWorker is a worker that samples with seed times.
@@ -776,10 +780,8 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 				seeds[t] = pl.seedsOrig[q]
 			}
 			b, err := materializeTopology(rs, seeds, pos, pl.p, pl.alloc)
-			if err == nil && pl.opt.Types != nil {
-				if err = b.SetTyped(pl.opt.Types); err != nil {
-					b.Release()
-				}
+			if err == nil {
+				err = pl.addViews(b)
 			}
 			jb := job{index: index, b: b, res: rs, s: s}
 			if err == nil && rows != nil {
@@ -804,6 +806,23 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 			}
 		}
 	}
+}
+
+// addViews adds to b, in a sampler worker, the views the options ask for:
+// the typed view (Options.Types) and the COO (Options.COO). On error b is
+// released.
+func (pl *Pipeline) addViews(b *Batch) error {
+	var err error
+	if pl.opt.Types != nil {
+		err = b.SetTyped(pl.opt.Types)
+	}
+	if err == nil && pl.opt.COO {
+		err = b.SetCOO()
+	}
+	if err != nil {
+		b.Release()
+	}
+	return err
 }
 
 // workerQueue is a worker's end of its queue to the loader, which times the
@@ -860,9 +879,8 @@ func (pl *Pipeline) makeLoop(r *run, order []int64, m maker, w int, jobs chan<- 
 		q.t0 = time.Now()
 		index := int64(i)
 		b, res, err := m.Make(context.Background(), pl.batchSeeds(order, i), BatchKey(r.epoch, index), pl.alloc)
-		if err == nil && pl.opt.Types != nil {
-			if err = b.SetTyped(pl.opt.Types); err != nil {
-				b.Release()
+		if err == nil {
+			if err = pl.addViews(b); err != nil {
 				m.Recycle(res)
 			}
 		}

@@ -62,6 +62,7 @@ static void options_init(options *o, const gf_allocator *a) {
   o->el.loader = &o->lo;
   o->el.num_edge_feature_names = 1;
   o->el.edge_feature_names = o->edge_feats;
+  o->el.coo = 1;
 }
 
 /* The edge data "w": row e = (e, -e), float32, freed by its deleter. */
@@ -92,7 +93,7 @@ static int set_edge_rows(gf_graph *g, int64_t num_edges) {
 }
 
 /* A batch's fields, pair fields, node data and edge data, taken out. */
-enum { NTOP = 9, NLINK = GF_LINK_NEG_OFFSETS + 1, NALL = NTOP + NLINK + 2 };
+enum { NTOP = 9, NLINK = GF_LINK_NEG_OFFSETS + 1, NCOO = 3, NALL = NTOP + NLINK + 2 + NCOO };
 static const struct {
   int32_t field, layer;
 } TOP[NTOP] = {
@@ -102,7 +103,7 @@ static const struct {
 };
 
 /* take_all takes everything out of b (b is closed); out[NTOP + f] is pair
-   field f, then "feat", then "w". Returns how many it took. */
+   field f, then "feat", "w" and the edge list. Returns how many it took. */
 static int take_all(gf_batch *b, DLManagedTensor **out) {
   int n = 0;
   for (int i = 0; i < NTOP; i++, n++) {
@@ -120,6 +121,10 @@ static int take_all(gf_batch *b, DLManagedTensor **out) {
   out[n] = NULL;
   CHECK(gf_batch_take_edge_data(b, "w", &out[n]) == GF_OK && out[n], "take edge data w");
   n++;
+  for (int32_t f = GF_FIELD_COO_ROW; f <= GF_FIELD_COO_EDGE_IDS; f++, n++) {
+    out[n] = NULL;
+    CHECK(gf_batch_take(b, f, 0, &out[n]) == GF_OK && out[n], "take edge list field %d", f);
+  }
   gf_batch_close(b);
   return n;
 }
@@ -135,7 +140,7 @@ static const int64_t *i64s(const DLManagedTensor *t) { return (const int64_t *)t
 /* check_edge_rows: the rows of "w" are those of the batch's edge ids,
    layer 0's then layer 1's. */
 static void check_edge_rows(DLManagedTensor **t, int batch) {
-  const DLTensor *w = &t[NALL - 1]->dl_tensor;
+  const DLTensor *w = &t[NTOP + NLINK + 1]->dl_tensor;
   int64_t n0 = t[5]->dl_tensor.shape[0], n1 = t[8]->dl_tensor.shape[0];
   CHECK(w->ndim == 2 && w->shape[0] == n0 + n1 && w->shape[1] == 2, "batch %d: edge data shape", batch);
   if (w->ndim != 2 || w->shape[0] != n0 + n1) return;
@@ -146,6 +151,23 @@ static void check_edge_rows(DLManagedTensor **t, int batch) {
     bad += rows[2 * i] != (float)e || rows[2 * i + 1] != -(float)e;
   }
   CHECK(bad == 0 && n0 + n1 > 0, "batch %d: %d edge rows differ from the graph's", batch, bad);
+}
+
+/* check_coo: the edge list holds the blocks' edges, layer 0's then layer
+   1's: sources, destinations (CSC rows) and ids. */
+static void check_coo(DLManagedTensor **t, int batch) {
+  const int64_t *row = i64s(t[NALL - 3]), *col = i64s(t[NALL - 2]), *ids = i64s(t[NALL - 1]);
+  int64_t at = 0, bad = 0, n = t[NALL - 1]->dl_tensor.shape[0];
+  for (int layer = 0; layer < 2; layer++) {
+    const DLManagedTensor *indptr = t[3 + 3 * layer], *indices = t[4 + 3 * layer], *eids = t[5 + 3 * layer];
+    int64_t nd = indptr->dl_tensor.shape[0] - 1;
+    for (int64_t v = 0; v < nd; v++) {
+      for (int64_t p = i64s(indptr)[v]; p < i64s(indptr)[v + 1] && at < n; p++, at++) {
+        bad += row[at] != i64s(indices)[p] || col[at] != v || ids[at] != i64s(eids)[p];
+      }
+    }
+  }
+  CHECK(bad == 0 && at == n && n > 0, "batch %d: the edge list is not the blocks' edges (%lld bad)", batch, (long long)bad);
 }
 
 /* check_sampler_batch: the loader's batch is the edge sampler's of its
@@ -239,6 +261,7 @@ static void test_every_byte_from_the_host(const char *dir) {
       tensors++;
     }
     check_edge_rows(th, batches);
+    check_coo(th, batches);
     if (batches < 2) check_sampler_batch(g, &own, seeds, to, (epoch << 32) | (uint64_t)batches, batches);
     for (int i = 0; i < m; i++) gft_drop(to[i]);
     if (batches < KEEP) { /* dropped after everything is closed */
@@ -441,6 +464,7 @@ static void test_open_errors(const char *dir) {
   DLTensor st = gft_i64(seeds, &n), st2 = gft_i64(seeds, &two);
   options o;
   options_init(&o, NULL);
+  o.el.coo = 0;
   o.el.num_edge_feature_names = 0;
   gf_loader *l = NULL;
   CHECK_ERR(gf_edge_loader_open(g, &st, NULL, NULL, &l), GF_EINVAL, "options is NULL");
@@ -487,6 +511,7 @@ static void test_open_errors(const char *dir) {
   DLManagedTensor *t = NULL;
   CHECK_ERR(gf_batch_take_edge_data(b, "w", &t), GF_EINVAL, "no edge data named");
   CHECK_ERR(gf_batch_take_link(b, NLINK, &t), GF_EINVAL, "not a GF_LINK_* value");
+  CHECK_ERR(gf_batch_take(b, GF_FIELD_COO_ROW, 0, &t), GF_EINVAL, "options->coo");
   CHECK(gf_batch_take_link(b, GF_LINK_POS_SRC, &t) == GF_OK, "take a pair field");
   gft_drop(t);
   CHECK_ERR(gf_batch_take_link(b, GF_LINK_POS_SRC, &t), GF_ESTATE, "already taken");
