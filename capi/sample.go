@@ -198,12 +198,15 @@ func (o *batchObj) field(field, layer int32) (*mem.Tensor, error) {
 			return nil, errorf(gfEInval, "field GF_FIELD_BATCH: the batch is not disjoint (sample with options->disjoint set)")
 		}
 		return &o.b.Batch, nil
-	case C.GF_FIELD_COO_ROW, C.GF_FIELD_COO_COL, C.GF_FIELD_COO_EDGE_IDS:
+	case C.GF_FIELD_COO_INDEX, C.GF_FIELD_COO_EDGE_IDS:
 		c := o.b.COO
 		if c == nil {
 			return nil, errorf(gfEInval, "field %d (GF_FIELD_COO_*): the batch has no edge list (open the edge loader with options->coo set)", field)
 		}
-		return []*mem.Tensor{&c.Row, &c.Col, &c.EdgeIDs}[field-C.GF_FIELD_COO_ROW], nil
+		if field == C.GF_FIELD_COO_INDEX {
+			return &c.Index, nil
+		}
+		return &c.EdgeIDs, nil
 	}
 	if field >= C.GF_FIELD_TYPED_NODES && field <= C.GF_FIELD_TYPED_INDPTR {
 		return o.typedField(field, layer)

@@ -922,12 +922,11 @@ GF_API int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_samp
  * of edge loaders opened with gf_edge_loader_options.coo only, computed by
  * the loader's sampler threads; GF_EINVAL for other batches.
  */
-/* [E]: each edge's source, as a position in GF_FIELD_NODES. */
-#define GF_FIELD_COO_ROW 18
-/* [E]: each edge's destination, as a position in GF_FIELD_NODES. */
-#define GF_FIELD_COO_COL 19
+/* [2, E]: row 0 each edge's source, row 1 its destination, as positions in
+   GF_FIELD_NODES. */
+#define GF_FIELD_COO_INDEX 18
 /* [E]: each edge's original id. */
-#define GF_FIELD_COO_EDGE_IDS 20
+#define GF_FIELD_COO_EDGE_IDS 19
 
 /*
  * gf_batch_num_hops sets *out to the number of hops (blocks) L.

@@ -87,20 +87,19 @@ func (b *Batch) Release() {
 		free(&b.Link[i])
 	}
 	if b.COO != nil {
-		free(&b.COO.Row)
-		free(&b.COO.Col)
+		free(&b.COO.Index)
 		free(&b.COO.EdgeIDs)
 	}
 }
 
 // COO is a batch's sampled edges as one edge list, the edges of Blocks[0]
 // then of Blocks[1], ..., each block's in its CSC order: what PyG's
-// edge_index ([Row, Col]) and e_id are. All int64 [E], from the batch's
-// allocator.
+// edge_index and e_id are. int64, from the batch's allocator.
 type COO struct {
-	Row     mem.Tensor // each edge's source, as a position in Batch.Nodes
-	Col     mem.Tensor // each edge's destination, as a position in Batch.Nodes
-	EdgeIDs mem.Tensor // each edge's original id
+	// Index is [2, E]: row 0 each edge's source, row 1 its destination,
+	// as positions in Batch.Nodes (PyG's edge_index, one buffer).
+	Index   mem.Tensor
+	EdgeIDs mem.Tensor // [E] each edge's original id
 }
 
 // SetCOO computes b.COO from b's blocks (not taken yet), in the workers of
@@ -118,20 +117,20 @@ func (b *Batch) SetCOO() error {
 		n += shapeLen(blk.Indices)
 	}
 	alloc := b.Allocator()
-	c := &COO{}
-	var views [3][]int64
-	for i, t := range []*mem.Tensor{&c.Row, &c.Col, &c.EdgeIDs} {
-		buf, view, err := mem.AllocInt64(alloc, int(n))
-		if err != nil {
-			for _, u := range []*mem.Tensor{&c.Row, &c.Col, &c.EdgeIDs}[:i] {
-				alloc.Free(u.Data)
-			}
-			return err
-		}
-		*t = mem.Tensor{DType: mem.Int64, Shape: []int64{n}, Data: buf}
-		views[i] = view
+	ibuf, index, err := mem.AllocInt64(alloc, int(2*n))
+	if err != nil {
+		return err
 	}
-	row, col, ids := views[0], views[1], views[2]
+	ebuf, ids, err := mem.AllocInt64(alloc, int(n))
+	if err != nil {
+		alloc.Free(ibuf)
+		return err
+	}
+	c := &COO{
+		Index:   mem.Tensor{DType: mem.Int64, Shape: []int64{2, n}, Data: ibuf},
+		EdgeIDs: mem.Tensor{DType: mem.Int64, Shape: []int64{n}, Data: ebuf},
+	}
+	row, col := index[:n], index[n:]
 	at := 0
 	for _, blk := range b.Blocks {
 		indptr := mem.Int64s(blk.Indptr.Data)

@@ -202,8 +202,8 @@ func checkCOO(t *testing.T, b *Batch) {
 		}
 	}
 	require.NotEmpty(t, row)
-	require.Equal(t, row, i64(b.COO.Row))
-	require.Equal(t, col, i64(b.COO.Col))
+	require.Equal(t, []int64{2, int64(len(row))}, b.COO.Index.Shape)
+	require.Equal(t, append(row, col...), i64(b.COO.Index))
 	require.Equal(t, ids, i64(b.COO.EdgeIDs))
 }
 

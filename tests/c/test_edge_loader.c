@@ -93,7 +93,7 @@ static int set_edge_rows(gf_graph *g, int64_t num_edges) {
 }
 
 /* A batch's fields, pair fields, node data and edge data, taken out. */
-enum { NTOP = 9, NLINK = GF_LINK_NEG_OFFSETS + 1, NCOO = 3, NALL = NTOP + NLINK + 2 + NCOO };
+enum { NTOP = 9, NLINK = GF_LINK_NEG_OFFSETS + 1, NCOO = 2, NALL = NTOP + NLINK + 2 + NCOO };
 static const struct {
   int32_t field, layer;
 } TOP[NTOP] = {
@@ -121,7 +121,7 @@ static int take_all(gf_batch *b, DLManagedTensor **out) {
   out[n] = NULL;
   CHECK(gf_batch_take_edge_data(b, "w", &out[n]) == GF_OK && out[n], "take edge data w");
   n++;
-  for (int32_t f = GF_FIELD_COO_ROW; f <= GF_FIELD_COO_EDGE_IDS; f++, n++) {
+  for (int32_t f = GF_FIELD_COO_INDEX; f <= GF_FIELD_COO_EDGE_IDS; f++, n++) {
     out[n] = NULL;
     CHECK(gf_batch_take(b, f, 0, &out[n]) == GF_OK && out[n], "take edge list field %d", f);
   }
@@ -156,8 +156,10 @@ static void check_edge_rows(DLManagedTensor **t, int batch) {
 /* check_coo: the edge list holds the blocks' edges, layer 0's then layer
    1's: sources, destinations (CSC rows) and ids. */
 static void check_coo(DLManagedTensor **t, int batch) {
-  const int64_t *row = i64s(t[NALL - 3]), *col = i64s(t[NALL - 2]), *ids = i64s(t[NALL - 1]);
   int64_t at = 0, bad = 0, n = t[NALL - 1]->dl_tensor.shape[0];
+  const int64_t *row = i64s(t[NALL - 2]), *col = row + n, *ids = i64s(t[NALL - 1]);
+  CHECK(t[NALL - 2]->dl_tensor.ndim == 2 && t[NALL - 2]->dl_tensor.shape[0] == 2 && t[NALL - 2]->dl_tensor.shape[1] == n,
+        "batch %d: the edge list's index is [2, E]", batch);
   for (int layer = 0; layer < 2; layer++) {
     const DLManagedTensor *indptr = t[3 + 3 * layer], *indices = t[4 + 3 * layer], *eids = t[5 + 3 * layer];
     int64_t nd = indptr->dl_tensor.shape[0] - 1;
@@ -511,7 +513,7 @@ static void test_open_errors(const char *dir) {
   DLManagedTensor *t = NULL;
   CHECK_ERR(gf_batch_take_edge_data(b, "w", &t), GF_EINVAL, "no edge data named");
   CHECK_ERR(gf_batch_take_link(b, NLINK, &t), GF_EINVAL, "not a GF_LINK_* value");
-  CHECK_ERR(gf_batch_take(b, GF_FIELD_COO_ROW, 0, &t), GF_EINVAL, "options->coo");
+  CHECK_ERR(gf_batch_take(b, GF_FIELD_COO_INDEX, 0, &t), GF_EINVAL, "options->coo");
   CHECK(gf_batch_take_link(b, GF_LINK_POS_SRC, &t) == GF_OK, "take a pair field");
   gft_drop(t);
   CHECK_ERR(gf_batch_take_link(b, GF_LINK_POS_SRC, &t), GF_ESTATE, "already taken");
