@@ -246,6 +246,8 @@ class DataLoader(EngineLoader):
         # the input is read: a loader that cannot be made draws nothing.
         shared = ddp_seed if self.use_ddp or comm is not None else None  # the same on every rank
         if edges:
+            if int(batch_size) <= 0:  # the engine loader opens on first use: checked here
+                raise ValueError(f"batch_size must be positive (got {batch_size})")
             batches = HeteroEdgeBatches if per_type else EdgeBatches
             edge_batches = self._edges = batches(graph, indices, edge_settings(graph_sampler))
             self.hetero_graph = getattr(edge_batches, "hetero_graph", None)
