@@ -2,8 +2,8 @@
 (as_edge_prediction_sampler + dgl.dataloading.DataLoader) beside
 graphferry.dgl.DataLoader with the same sampler, and graphferry's PyG
 LinkNeighborLoader. A sampling epoch iterates the loader and touches each
-batch (its pair graph and blocks), with no model, so that it measures what
-the loader costs the training thread.
+batch's structure (pair graphs and blocks, not features), with no model, so
+that it measures what making the batches costs the training thread.
 
 The graph is examples/train_link.py's training graph (both directions of 85%
 of CiteSeer's undirected edges, edge e and e + E reverses), every edge a seed,
@@ -56,8 +56,9 @@ def main():
     kw = dict(exclude="reverse_id", reverse_eids=reverse, negative_sampler=dgl.dataloading.negative_sampler.Uniform(1))
 
     def touch_dgl(batch):
+        # The batch's structure, not its features: a sampling epoch.
         _, pair, neg, blocks = batch
-        pair.num_edges(), neg.num_edges(), blocks[0].srcdata["feat"].shape
+        pair.num_edges(), neg.num_edges(), [b.num_edges() for b in blocks]
 
     ours = graphferry.dgl.DataLoader(
         g,
@@ -83,11 +84,11 @@ def main():
     except ImportError:
         return
     src, dst = g.edges()
-    data = Data(x=feat, edge_index=torch.stack([src, dst]), num_nodes=g.num_nodes())
+    data = Data(edge_index=torch.stack([src, dst]), num_nodes=g.num_nodes())
     pyg = gfpyg.LinkNeighborLoader(
         data, [10, 10], neg_sampling="binary", batch_size=512, shuffle=True, seed=0, num_threads=args.threads
     )
-    t_pyg = epochs(pyg, args.epochs, lambda b: b.x.shape)
+    t_pyg = epochs(pyg, args.epochs, lambda b: b.edge_index.shape)
     print(f"graphferry.pyg.LinkNeighborLoader: {t_pyg:.3f} s an epoch")
 
 
