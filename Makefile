@@ -97,8 +97,9 @@ fakecuda: $(FAKECUDA)
 
 # The CUDA side without a GPU: the library's driver dependency and hooks; vet;
 # the kernels on the emulator; the fake driver's own C test; the GPU device
-# tests (-tags cuda) over the fake driver, once in order and once with each
-# launch's threads run concurrently on 3 host threads in a seeded order; and
+# tests (-tags cuda) over the fake driver, once in order and with each
+# launch's threads run concurrently on 3 host threads in seeded orders (the
+# kernels and the mode-2 pipeline on three schedules); and
 # tests/gpu/run.sh --dry-run (the GPU script, every step that runs here).
 test-cuda: lib lib-cuda $(FAKECUDA)
 	readelf -d $(LIB_CUDA) | grep -q 'NEEDED.*\[libcuda\.so\.1\]'
@@ -108,7 +109,11 @@ test-cuda: lib lib-cuda $(FAKECUDA)
 	PYTHON=$(abspath $(PY)) bash cuda/fakedriver/test.sh $(dir $(FAKECUDA))
 	cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 ../$(GPU_TEST_BIN) -test.run '^TestGPU' -test.count=1
 	cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=11 \
-	  ../$(GPU_TEST_BIN) -test.run '^TestGPU(SelfCheck|ConcurrentUse|EpochCora)$$' -test.count=1
+	  ../$(GPU_TEST_BIN) -test.run '^TestGPU(SelfCheck|ConcurrentUse|EpochCora|PipelineCheck|PipelinePinnedTopology|DeviceStage)$$' -test.count=1
+	for seed in 12 13; do \
+	  (cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=$$seed \
+	    ../$(GPU_TEST_BIN) -test.run '^TestGPU(SelfCheck|PipelineCheck)$$' -test.count=1) || exit 1; \
+	done
 	PYTHON=$(abspath $(PY)) bash tests/gpu/run.sh --dry-run
 
 $(LIB_CHECK): $(GO_SRC) build/source_id

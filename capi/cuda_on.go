@@ -5,9 +5,12 @@ package main
 // The CUDA library (make lib-cuda: go build -tags cuda) links the device
 // backend, package cuda, which brings gorgonia.org/cu and so NEEDED
 // libcuda.so.1 and a cuInit at load time. This file is its only link to
-// capi. Until the device path joins the pipeline, it exports test and check
+// capi. Until the C API exposes the device pipeline stage, it exports test and check
 // hooks, not part of include/graphferry.h (graphferry/_backend.py and
-// tests/gpu use them):
+// tests/gpu use them; gfcuda_selfcheck compares the kernels and then the
+// mode-2 pipeline with the CPU engine; gfcuda_epoch times the device
+// sampler stage's epoch and, with GatherRows, the gather per tier beside
+// the device's copies, cuda.EpochBench):
 //
 //	int gfcuda_check(int32_t ordinal, char *report, size_t cap);
 //	int gfcuda_selfcheck(int32_t ordinal, int64_t nodes, int32_t batches,
@@ -99,6 +102,10 @@ func gfcudago_check(ordinal C.int32_t, report *C.char, cap C.size_t) C.int {
 	})
 }
 
+// selfcheckPipelineSchemes is how many schemes gfcuda_selfcheck runs the
+// pipeline check on (of every layout).
+const selfcheckPipelineSchemes = 8
+
 //export gfcudago_selfcheck
 func gfcudago_selfcheck(ordinal C.int32_t, nodes C.int64_t, batches C.int32_t, seed C.uint64_t, report *C.char, cap C.size_t) C.int {
 	return hook(report, cap, func() (any, error) {
@@ -110,8 +117,22 @@ func gfcudago_selfcheck(ordinal C.int32_t, nodes C.int64_t, batches C.int32_t, s
 			return nil, err
 		}
 		defer dev.Close()
-		return cuda.SelfCheck(dev, cuda.CheckConfig{Nodes: int64(nodes), AvgDegree: 8, Hubs: 4, Patches: 3,
-			Batches: int(batches), BatchSize: 64, Seed: uint64(seed)})
+		cfg := cuda.CheckConfig{Nodes: int64(nodes), AvgDegree: 8, Hubs: 4, Patches: 3, Batches: int(batches), BatchSize: 64, Seed: uint64(seed)}
+		kernels, err := cuda.SelfCheck(dev, cfg)
+		if err != nil {
+			return nil, err
+		}
+		// The mode-2 pipeline (device sampler stage, tiers, gather,
+		// outputs) on a spread of the schemes: TestGPUPipelineCheck runs
+		// every one.
+		pl, err := cuda.PipelineCheck(dev, cfg, selfcheckPipelineSchemes)
+		if err != nil {
+			return nil, fmt.Errorf("mode-2 pipeline: %w", err)
+		}
+		return struct {
+			cuda.CheckReport
+			Pipeline cuda.CheckReport `json:"pipeline"`
+		}{kernels, pl}, nil
 	})
 }
 

@@ -30,40 +30,38 @@ func Fault(dev Device, kind string) (reported, err error) {
 	if err != nil {
 		return nil, err
 	}
-	s, err := NewSampler(dev, &partition.Partitioned{Graph: g.Wide(), Offsets: []int64{0, 4}}, sample.Request{Fanouts: []int{2}})
+	s, err := NewSampler(dev, &partition.Partitioned{Graph: g.Wide(), Offsets: []int64{0, 4}}, sample.Request{Fanouts: []int{2}}, SamplerOptions{})
 	if err != nil {
 		return nil, err
 	}
 	defer s.Close()
-	m := &batchMem{s: s}
-	defer m.release()
-	nodes, err := m.get(16)
+	d := &devBatch{m: batchMem{pool: s.pool}}
+	defer d.m.release()
+	// The frontier nodes[0:*hi) = {0, 2^40}, its counts.
+	buf, err := d.m.get(4 * 8)
 	if err != nil {
 		return nil, err
 	}
-	counts, err := m.get(16)
-	if err != nil {
+	if err := s.st.CopyIn(buf, int64Bytes([]int64{0, 1 << 40, 2})); err != nil {
 		return nil, err
 	}
-	if err := dev.CopyIn(nodes, int64Bytes([]int64{0, 1 << 40})); err != nil {
-		return nil, err
-	}
-	args := []uint64{uint64(s.graph), uint64(nodes), 0, 2, 2, uint64(counts)}
+	args := []uint64{uint64(s.gs), uint64(buf), 0, uint64(buf + 16), 2, uint64(buf + 24)}
 	switch kind {
 	case "node":
-		if err := s.launch("gf_count", 2, args...); err != nil {
+		if err := launch(s.st, "gf_count", 2, args...); err != nil {
 			return nil, err
 		}
-		return s.checkStatus(), nil
+		meta, err := s.readMeta(d)
+		if err != nil {
+			return nil, err
+		}
+		return s.status(meta), nil
 	case "launch":
-		if err := dev.CopyIn(nodes, int64Bytes([]int64{0, 1})); err != nil {
-			return nil, err
-		}
-		reported = dev.Launch("gf_count", 1, 2048, args...)
+		reported = s.st.Launch("gf_count", 1, 2048, args...)
 		if reported != nil {
 			reported = fmt.Errorf("cuda: launching gf_count: %w", reported)
 		}
-		return reported, nil
+		return reported, s.st.Sync()
 	}
 	return nil, errors.New("cuda: Fault: unknown kind " + fmt.Sprintf("%q", kind) + " (node, launch)")
 }

@@ -6,6 +6,7 @@ package cuda
 #define _GNU_SOURCE
 #include <cuda.h>
 #include <dlfcn.h>
+#include <stdint.h>
 
 // 1 when the process's libcuda.so.1 is graphferry's fake driver
 // (cuda/fakedriver, tests on machines without a GPU), which exports this
@@ -19,6 +20,9 @@ static const char *gf_cu_error_name(int code) {
 	if (cuGetErrorName((CUresult)code, &s) != CUDA_SUCCESS) return 0;
 	return s;
 }
+// Streams and events by the handles other libraries hold (uintptr_t).
+static CUresult gf_stream_wait_event(CUstream s, uintptr_t e) { return cuStreamWaitEvent(s, (CUevent)e, 0); }
+static CUresult gf_event_record(CUevent e, uintptr_t s) { return cuEventRecord(e, (CUstream)s); }
 static const char *gf_cu_error_string(int code) {
 	const char *s = 0;
 	if (cuGetErrorString((CUresult)code, &s) != CUDA_SUCCESS) return 0;
@@ -36,9 +40,11 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/mem"
 	"gorgonia.org/cu"
 )
 
@@ -51,29 +57,42 @@ var kernelsPTX string
 // GPU is the Device of one CUDA GPU: its primary context (the one PyTorch
 // uses, so device pointers are shared with it), the kernels module (loaded
 // once per context, shared by every GPU of that context, unloaded with the
-// last), one non-blocking stream on which every operation is issued in order.
-// Host copies wait for the stream (Go memory must not be read after a call
-// returns), kernel launches do not.
+// last), and non-blocking streams: a default one, on which the GPU's own
+// CopyIn, CopyOut, Memset, Launch and Sync work (its host copies wait), and
+// those NewStream makes, each used by one goroutine while the others run
+// theirs (a pipeline worker's). Page-locked host memory is allocated
+// mapped (AllocHost) or registered in place (RegisterHost, reference
+// counted per range), read by the kernels over the bus.
 //
 // Every method leaves the calling thread's current CUDA context as it found
 // it (the context is pushed on entry and popped on return), so PyTorch's
 // current device and context never change under it. Every launch is
 // checked; errors of asynchronous work surface at the next wait and name the
-// kernels launched since the last successful one. A sticky error (a fault
-// inside a kernel) makes the context unusable for the whole process: the GPU
-// then refuses every call with that error.
+// kernels launched on that stream since its last successful wait. A sticky
+// error (a fault inside a kernel) makes the context unusable for the whole
+// process: the GPU then refuses every call with that error.
 type GPU struct {
-	mu       sync.Mutex
 	ordinal  int
 	dev      cu.Device
 	ctx      cu.CUContext
 	mod      *module
-	stream   cu.Stream
 	info     Info
-	closed   bool
-	sticky   error    // set once a sticky error was seen
-	inflight []string // kernels launched since the last successful wait
-	blocking bool     // wait after every launch (GRAPHFERRY_CUDA_LAUNCH_BLOCKING=1)
+	blocking bool // wait after every launch (GRAPHFERRY_CUDA_LAUNCH_BLOCKING=1)
+	def      *gpuStream
+
+	closed atomic.Bool
+	sticky atomic.Pointer[error] // set once a sticky error was seen
+
+	mu      sync.Mutex // serialises the device-level calls; guards what follows
+	streams map[*gpuStream]bool
+	events  map[*gpuEvent]bool
+	regs    map[hostRange]int // registered host ranges, by reference count
+}
+
+// hostRange is a registered range of host memory.
+type hostRange struct {
+	p uintptr
+	n int
 }
 
 // Info describes the device and the driver a GPU was opened on.
@@ -120,7 +139,8 @@ func OpenGPU(ordinal int) (*GPU, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cuda: retaining the primary context of device %d: %s", ordinal, describe(err))
 	}
-	g := &GPU{dev: dev, ctx: ctx, ordinal: ordinal, info: info, blocking: os.Getenv("GRAPHFERRY_CUDA_LAUNCH_BLOCKING") == "1"}
+	g := &GPU{dev: dev, ctx: ctx, ordinal: ordinal, info: info, blocking: os.Getenv("GRAPHFERRY_CUDA_LAUNCH_BLOCKING") == "1",
+		streams: map[*gpuStream]bool{}, events: map[*gpuEvent]bool{}, regs: map[hostRange]int{}}
 	if err := cu.PushCurrentCtx(ctx); err != nil {
 		_ = dev.ReleasePrimaryCtx()
 		return nil, fmt.Errorf("cuda: making the primary context of device %d current: %s", ordinal, describe(err))
@@ -136,11 +156,13 @@ func OpenGPU(ordinal int) (*GPU, error) {
 	if g.mod, err = acquireModule(ctx, info); err != nil {
 		return fail(err)
 	}
-	if g.stream, err = cu.MakeStream(cu.NonBlocking); err != nil {
+	stream, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
 		return fail(fmt.Errorf("cuda: creating a stream on device %d: %s", ordinal, describe(err)))
 	}
+	g.def = &gpuStream{g: g, s: stream}
 	if _, err := cu.PopCurrentCtx(); err != nil {
-		_ = g.stream.Destroy()
+		_ = stream.Destroy()
 		releaseModule(ctx, g.mod)
 		_ = dev.ReleasePrimaryCtx()
 		return nil, fmt.Errorf("cuda: restoring the caller's context: %s", describe(err))
@@ -251,28 +273,52 @@ func (m *module) function(name string) (cu.Function, error) {
 	return fn, nil
 }
 
-// enter makes the GPU's context current on this OS thread (pushed over
-// whatever was current); the caller defers the returned function, which
-// pops it, restoring the caller's context.
-func (g *GPU) enter() (func(), error) {
-	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
-		return nil, errors.New("cuda: the GPU device is closed")
+// errClosed is the error of a call on a closed GPU.
+var errClosed = errors.New("cuda: the GPU device is closed")
+
+// usable returns the reason g cannot be used (closed, or poisoned by a
+// sticky error), or nil.
+func (g *GPU) usable() error {
+	if g.closed.Load() {
+		return errClosed
 	}
-	if g.sticky != nil {
-		g.mu.Unlock()
-		return nil, g.sticky
+	if e := g.sticky.Load(); e != nil {
+		return *e
 	}
+	return nil
+}
+
+// push makes the GPU's context current on this OS thread (pushed over
+// whatever was current, the thread locked); the returned function pops it,
+// restoring the caller's context.
+func (g *GPU) push() (func(), error) {
 	runtime.LockOSThread()
 	if err := cu.PushCurrentCtx(g.ctx); err != nil {
 		runtime.UnlockOSThread()
-		g.mu.Unlock()
 		return nil, fmt.Errorf("cuda: making the context of device %d current: %s", g.ordinal, describe(err))
 	}
 	return func() {
 		_, _ = cu.PopCurrentCtx()
 		runtime.UnlockOSThread()
+	}, nil
+}
+
+// enter serialises a device-level call (allocations, registrations, new
+// streams and events) and makes the context current; the caller defers the
+// returned function.
+func (g *GPU) enter() (func(), error) {
+	g.mu.Lock()
+	if err := g.usable(); err != nil {
+		g.mu.Unlock()
+		return nil, err
+	}
+	pop, err := g.push()
+	if err != nil {
+		g.mu.Unlock()
+		return nil, err
+	}
+	return func() {
+		pop()
 		g.mu.Unlock()
 	}, nil
 }
@@ -285,6 +331,20 @@ func (g *GPU) Info() Info { return g.info }
 
 // Ordinal is the device's ordinal.
 func (g *GPU) Ordinal() int { return g.ordinal }
+
+// MemInfo returns the device's free and total memory.
+func (g *GPU) MemInfo() (free, total int64, err error) {
+	leave, err := g.enter()
+	if err != nil {
+		return 0, 0, err
+	}
+	defer leave()
+	free, total, err = cu.MemInfo()
+	if err != nil {
+		return 0, 0, g.fail("reading the free memory", err)
+	}
+	return free, total, nil
+}
 
 func (g *GPU) Alloc(bytes int64) (Ptr, error) {
 	leave, err := g.enter()
@@ -311,8 +371,42 @@ func (g *GPU) Free(p Ptr) error {
 	return nil
 }
 
-func (g *GPU) CopyIn(dst Ptr, src []byte) error {
-	if len(src) == 0 {
+// driverError is a CUresult of a call graphferry makes itself (not through
+// gorgonia.org/cu).
+type driverError int
+
+func (e driverError) Error() string { return codeName(int(e)) }
+
+func check(r C.CUresult) error {
+	if r == C.CUDA_SUCCESS {
+		return nil
+	}
+	return driverError(r)
+}
+
+// AllocHost allocates page-locked host memory mapped for the device
+// (cuMemHostAlloc, DEVICEMAP | PORTABLE).
+func (g *GPU) AllocHost(bytes int64) (HostMem, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return HostMem{}, err
+	}
+	defer leave()
+	var p unsafe.Pointer
+	if err := check(C.cuMemHostAlloc(&p, C.size_t(max(bytes, 1)), C.CU_MEMHOSTALLOC_DEVICEMAP|C.CU_MEMHOSTALLOC_PORTABLE)); err != nil {
+		return HostMem{}, fmt.Errorf("cuda: allocating %d bytes of pinned host memory: %s", bytes, describe(err))
+	}
+	var d C.CUdeviceptr
+	if err := check(C.cuMemHostGetDevicePointer(&d, p, 0)); err != nil {
+		_ = C.cuMemFreeHost(p)
+		return HostMem{}, fmt.Errorf("cuda: mapping pinned host memory for device %d: %s", g.ordinal, describe(err))
+	}
+	return HostMem{Bytes: unsafe.Slice((*byte)(p), bytes), Ptr: Ptr(d)}, nil
+}
+
+// FreeHost frees memory from AllocHost.
+func (g *GPU) FreeHost(h HostMem) error {
+	if len(h.Bytes) == 0 {
 		return nil
 	}
 	leave, err := g.enter()
@@ -320,64 +414,239 @@ func (g *GPU) CopyIn(dst Ptr, src []byte) error {
 		return err
 	}
 	defer leave()
-	if err := cu.MemcpyHtoDAsync(cu.DevicePtr(dst), unsafe.Pointer(&src[0]), int64(len(src)), g.stream); err != nil {
-		return g.fail("copying to the device", err)
+	if err := check(C.cuMemFreeHost(unsafe.Pointer(&h.Bytes[0]))); err != nil {
+		return g.fail("freeing pinned host memory", err)
 	}
-	return g.wait("copying to the device")
+	return nil
+}
+
+// RegisterHost page-locks b in place and maps it for the device
+// (cuMemHostRegister, DEVICEMAP | PORTABLE, READ_ONLY where the system
+// offers it: memory-mapped files are read-only mappings).
+func (g *GPU) RegisterHost(b []byte) (Ptr, error) {
+	if len(b) == 0 {
+		return 0, errors.New("cuda: registering an empty range")
+	}
+	leave, err := g.enter()
+	if err != nil {
+		return 0, err
+	}
+	defer leave()
+	p := unsafe.Pointer(&b[0])
+	r := hostRange{uintptr(p), len(b)}
+	if g.regs[r] == 0 {
+		flags := C.uint(C.CU_MEMHOSTREGISTER_DEVICEMAP | C.CU_MEMHOSTREGISTER_PORTABLE)
+		err := check(C.cuMemHostRegister(p, C.size_t(len(b)), flags|C.CU_MEMHOSTREGISTER_READ_ONLY))
+		if err != nil {
+			err = check(C.cuMemHostRegister(p, C.size_t(len(b)), flags))
+		}
+		if err != nil {
+			return 0, fmt.Errorf("cuda: registering %d bytes of host memory with device %d: %s", len(b), g.ordinal, describe(err))
+		}
+	}
+	var d C.CUdeviceptr
+	if err := check(C.cuMemHostGetDevicePointer(&d, p, 0)); err != nil {
+		if g.regs[r] == 0 {
+			_ = C.cuMemHostUnregister(p)
+		}
+		return 0, fmt.Errorf("cuda: mapping registered host memory for device %d: %s", g.ordinal, describe(err))
+	}
+	g.regs[r]++
+	return Ptr(d), nil
+}
+
+// UnregisterHost drops one registration of b, unregistering it with the
+// last.
+func (g *GPU) UnregisterHost(b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	leave, err := g.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	p := unsafe.Pointer(&b[0])
+	r := hostRange{uintptr(p), len(b)}
+	switch g.regs[r] {
+	case 0:
+		return errors.New("cuda: unregistering host memory that is not registered")
+	case 1:
+		delete(g.regs, r)
+		if err := check(C.cuMemHostUnregister(p)); err != nil {
+			return g.fail("unregistering host memory", err)
+		}
+	default:
+		g.regs[r]--
+	}
+	return nil
+}
+
+// NewStream creates a non-blocking stream of the GPU.
+func (g *GPU) NewStream() (Stream, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	s, err := cu.MakeStream(cu.NonBlocking)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: creating a stream on device %d: %s", g.ordinal, describe(err))
+	}
+	st := &gpuStream{g: g, s: s}
+	g.streams[st] = true
+	return st, nil
+}
+
+// NewEvent creates an event of the GPU (without timing: cheaper).
+func (g *GPU) NewEvent() (Event, error) {
+	leave, err := g.enter()
+	if err != nil {
+		return nil, err
+	}
+	defer leave()
+	var e C.CUevent
+	if err := check(C.cuEventCreate(&e, C.CU_EVENT_DISABLE_TIMING)); err != nil {
+		return nil, fmt.Errorf("cuda: creating an event on device %d: %s", g.ordinal, describe(err))
+	}
+	ev := &gpuEvent{g: g, e: e}
+	g.events[ev] = true
+	return ev, nil
+}
+
+// The default stream's work: host copies wait (Go memory must not be read
+// after a call returns), kernel launches do not.
+
+func (g *GPU) CopyIn(dst Ptr, src []byte) error {
+	if err := g.def.CopyIn(dst, src); err != nil {
+		return err
+	}
+	return g.def.Sync()
 }
 
 func (g *GPU) CopyOut(dst []byte, src Ptr) error {
+	if err := g.def.CopyOut(dst, src); err != nil {
+		return err
+	}
+	return g.def.Sync()
+}
+
+func (g *GPU) CopyDev(dst, src Ptr, bytes int64) error { return g.def.CopyDev(dst, src, bytes) }
+
+func (g *GPU) Memset(dst Ptr, b byte, bytes int64) error { return g.def.Memset(dst, b, bytes) }
+
+func (g *GPU) Launch(kernel string, grid, block int, args ...uint64) error {
+	return g.def.Launch(kernel, grid, block, args...)
+}
+
+// Sync waits for the work issued so far on the default stream and reports
+// its errors.
+func (g *GPU) Sync() error { return g.def.Sync() }
+
+// gpuStream is a stream of a GPU.
+type gpuStream struct {
+	g        *GPU
+	mu       sync.Mutex // one call at a time
+	s        cu.Stream
+	inflight []string // kernels launched since the last successful wait
+	closed   bool
+}
+
+// enter starts a call on the stream: its lock, the GPU usable, the context
+// current.
+func (st *gpuStream) enter() (func(), error) {
+	st.mu.Lock()
+	err := st.g.usable()
+	if err == nil && st.closed {
+		err = errors.New("cuda: the stream is closed")
+	}
+	if err != nil {
+		st.mu.Unlock()
+		return nil, err
+	}
+	pop, err := st.g.push()
+	if err != nil {
+		st.mu.Unlock()
+		return nil, err
+	}
+	return func() {
+		pop()
+		st.mu.Unlock()
+	}, nil
+}
+
+func (st *gpuStream) c() C.CUstream { return C.CUstream(unsafe.Pointer(st.s.C())) }
+
+// Handle is the CUstream.
+func (st *gpuStream) Handle() mem.Stream { return mem.Stream(uintptr(unsafe.Pointer(st.s.C()))) }
+
+func (st *gpuStream) CopyIn(dst Ptr, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	leave, err := st.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	if err := cu.MemcpyHtoDAsync(cu.DevicePtr(dst), unsafe.Pointer(&src[0]), int64(len(src)), st.s); err != nil {
+		return st.fail("copying to the device", err)
+	}
+	return nil
+}
+
+func (st *gpuStream) CopyOut(dst []byte, src Ptr) error {
 	if len(dst) == 0 {
 		return nil
 	}
-	leave, err := g.enter()
+	leave, err := st.enter()
 	if err != nil {
 		return err
 	}
 	defer leave()
-	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), cu.DevicePtr(src), int64(len(dst)), g.stream); err != nil {
-		return g.fail("copying from the device", err)
-	}
-	return g.wait("copying from the device")
-}
-
-func (g *GPU) CopyDev(dst, src Ptr, bytes int64) error {
-	if bytes == 0 {
-		return nil
-	}
-	leave, err := g.enter()
-	if err != nil {
-		return err
-	}
-	defer leave()
-	if err := cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), bytes, g.stream); err != nil {
-		return g.fail("copying on the device", err)
+	if err := cu.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), cu.DevicePtr(src), int64(len(dst)), st.s); err != nil {
+		return st.fail("copying from the device", err)
 	}
 	return nil
 }
 
-func (g *GPU) Memset(dst Ptr, b byte, bytes int64) error {
+func (st *gpuStream) CopyDev(dst, src Ptr, bytes int64) error {
 	if bytes == 0 {
 		return nil
 	}
-	leave, err := g.enter()
+	leave, err := st.enter()
 	if err != nil {
 		return err
 	}
 	defer leave()
-	if err := cu.MemsetD8Async(cu.DevicePtr(dst), b, bytes, g.stream); err != nil {
-		return g.fail("setting device memory", err)
+	if err := cu.MemcpyDtoDAsync(cu.DevicePtr(dst), cu.DevicePtr(src), bytes, st.s); err != nil {
+		return st.fail("copying on the device", err)
 	}
 	return nil
 }
 
-func (g *GPU) Launch(kernel string, grid, block int, args ...uint64) error {
-	leave, err := g.enter()
+func (st *gpuStream) Memset(dst Ptr, b byte, bytes int64) error {
+	if bytes == 0 {
+		return nil
+	}
+	leave, err := st.enter()
 	if err != nil {
 		return err
 	}
 	defer leave()
-	fn, err := g.mod.function(kernel)
+	if err := cu.MemsetD8Async(cu.DevicePtr(dst), b, bytes, st.s); err != nil {
+		return st.fail("setting device memory", err)
+	}
+	return nil
+}
+
+func (st *gpuStream) Launch(kernel string, grid, block int, args ...uint64) error {
+	leave, err := st.enter()
+	if err != nil {
+		return err
+	}
+	defer leave()
+	fn, err := st.g.mod.function(kernel)
 	if err != nil {
 		return err
 	}
@@ -385,37 +654,163 @@ func (g *GPU) Launch(kernel string, grid, block int, args ...uint64) error {
 	for i := range args {
 		params[i] = unsafe.Pointer(&args[i]) // cu copies the values to C memory
 	}
-	if err := fn.Launch(grid, 1, 1, block, 1, 1, 0, g.stream, params); err != nil {
-		return g.fail(fmt.Sprintf("launching kernel %s (%d blocks of %d threads)", kernel, grid, block), err)
+	if err := fn.Launch(grid, 1, 1, block, 1, 1, 0, st.s, params); err != nil {
+		return st.fail(fmt.Sprintf("launching kernel %s (%d blocks of %d threads)", kernel, grid, block), err)
 	}
-	g.inflight = append(g.inflight, kernel)
-	if g.blocking {
-		return g.wait("running kernel " + kernel)
+	st.inflight = append(st.inflight, kernel)
+	if st.g.blocking {
+		return st.wait("running kernel " + kernel)
 	}
 	return nil
 }
 
-// Sync waits for the work issued so far and reports its errors.
-func (g *GPU) Sync() error {
-	leave, err := g.enter()
+// Wait makes the stream's later work wait for the event of handle e.
+func (st *gpuStream) Wait(e mem.Event) error {
+	if e == mem.NoEvent {
+		return nil
+	}
+	leave, err := st.enter()
 	if err != nil {
 		return err
 	}
 	defer leave()
-	return g.wait("waiting for the device")
+	if err := check(C.gf_stream_wait_event(st.c(), C.uintptr_t(e))); err != nil {
+		return st.fail("waiting for an event", err)
+	}
+	return nil
 }
 
-// wait synchronises the stream (context entered); an error names the
-// kernels launched since the last successful wait.
-func (g *GPU) wait(what string) error {
-	if err := g.stream.Synchronize(); err != nil {
-		if len(g.inflight) > 0 {
-			what += " after kernels " + strings.Join(dedupe(g.inflight), ", ")
-		}
-		return g.fail(what, err)
+// Sync waits for the work issued so far on the stream and reports its
+// errors.
+func (st *gpuStream) Sync() error {
+	leave, err := st.enter()
+	if err != nil {
+		return err
 	}
-	g.inflight = g.inflight[:0]
+	defer leave()
+	return st.wait("waiting for the device")
+}
+
+// wait synchronises the stream (entered); an error names the kernels
+// launched since the last successful wait.
+func (st *gpuStream) wait(what string) error {
+	if err := st.s.Synchronize(); err != nil {
+		if len(st.inflight) > 0 {
+			what += " after kernels " + strings.Join(dedupe(st.inflight), ", ")
+		}
+		return st.fail(what, err)
+	}
+	st.inflight = st.inflight[:0]
 	return nil
+}
+
+func (st *gpuStream) fail(what string, err error) error {
+	st.inflight = st.inflight[:0]
+	return st.g.fail(what, err)
+}
+
+// Close waits for the stream and destroys it (a no-op once closed).
+func (st *gpuStream) Close() error {
+	leave, err := st.enter()
+	if err != nil {
+		if errors.Is(err, errClosed) || st.closed {
+			return nil
+		}
+		return err
+	}
+	defer leave()
+	return st.destroy()
+}
+
+// destroy waits for and destroys the stream (entered, or at the GPU's
+// Close).
+func (st *gpuStream) destroy() error {
+	if st.closed {
+		return nil
+	}
+	st.closed = true
+	var errs []error
+	if st.g.sticky.Load() == nil {
+		if err := st.s.Synchronize(); err != nil {
+			errs = append(errs, fmt.Errorf("cuda: device %d: waiting for a stream: %s", st.g.ordinal, describe(err)))
+		}
+	}
+	if err := st.s.Destroy(); err != nil {
+		errs = append(errs, fmt.Errorf("cuda: destroying a stream: %s", describe(err)))
+	}
+	st.g.mu.Lock()
+	delete(st.g.streams, st)
+	st.g.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// gpuEvent is an event of a GPU.
+type gpuEvent struct {
+	g      *GPU
+	e      C.CUevent
+	closed bool // guarded by g.mu
+}
+
+// Handle is the CUevent.
+func (ev *gpuEvent) Handle() mem.Event { return mem.Event(uintptr(unsafe.Pointer(ev.e))) }
+
+// eventCall runs fn with the context current, the GPU usable.
+func (ev *gpuEvent) call(what string, fn func() C.CUresult) error {
+	if err := ev.g.usable(); err != nil {
+		return err
+	}
+	pop, err := ev.g.push()
+	if err != nil {
+		return err
+	}
+	defer pop()
+	if err := check(fn()); err != nil {
+		return ev.g.fail(what, err)
+	}
+	return nil
+}
+
+// RecordOn records the event on the stream of handle s.
+func (ev *gpuEvent) RecordOn(s mem.Stream) error {
+	return ev.call("recording an event", func() C.CUresult {
+		return C.gf_event_record(ev.e, C.uintptr_t(s))
+	})
+}
+
+// Done reports whether the work before the event's last record completed.
+func (ev *gpuEvent) Done() (bool, error) {
+	var r C.CUresult
+	err := ev.call("querying an event", func() C.CUresult {
+		r = C.cuEventQuery(ev.e)
+		if r == C.CUDA_ERROR_NOT_READY {
+			return C.CUDA_SUCCESS
+		}
+		return r
+	})
+	return err == nil && r == C.CUDA_SUCCESS, err
+}
+
+// Sync waits on the host for the event.
+func (ev *gpuEvent) Sync() error {
+	return ev.call("waiting for an event", func() C.CUresult { return C.cuEventSynchronize(ev.e) })
+}
+
+// Close destroys the event (a no-op once closed).
+func (ev *gpuEvent) Close() error {
+	leave, err := ev.g.enter()
+	if err != nil {
+		if errors.Is(err, errClosed) {
+			return nil
+		}
+		return err
+	}
+	defer leave()
+	if ev.closed {
+		return nil
+	}
+	ev.closed = true
+	delete(ev.g.events, ev)
+	return check(C.cuEventDestroy(ev.e))
 }
 
 // fail wraps a driver error of device g; a sticky one poisons the GPU.
@@ -423,11 +818,10 @@ func (g *GPU) fail(what string, err error) error {
 	msg := fmt.Sprintf("cuda: device %d: %s: %s", g.ordinal, what, describe(err))
 	if code, ok := errCode(err); ok && stickyCodes[code] {
 		msg += "; this error is sticky: the CUDA context of this process is unusable and the process must be restarted (GRAPHFERRY_CUDA_LAUNCH_BLOCKING=1 names the failing kernel exactly)"
-		g.sticky = errors.New(msg)
-		g.inflight = g.inflight[:0]
-		return g.sticky
+		e := errors.New(msg)
+		g.sticky.CompareAndSwap(nil, &e)
+		return *g.sticky.Load()
 	}
-	g.inflight = g.inflight[:0]
 	return errors.New(msg)
 }
 
@@ -463,31 +857,40 @@ func (g *GPU) CopyBandwidth(bytes int64, reps int) (float64, error) {
 	return float64(bytes) / best.Seconds(), nil
 }
 
-// Close waits for the stream, destroys it, drops the module (unloaded with
-// its context's last GPU) and releases the primary context. A closed GPU
+// Close destroys the streams and events made here (waiting for the
+// streams), drops the module (unloaded with its context's last GPU) and
+// releases the primary context. Registered host memory and pinned
+// allocations still held are released with the context by the driver
+// only when it is destroyed: their owners free them first. A closed GPU
 // refuses every call; closing twice is a no-op.
 func (g *GPU) Close() error {
 	g.mu.Lock()
-	if g.closed {
-		g.mu.Unlock()
+	defer g.mu.Unlock()
+	if g.closed.Swap(true) {
 		return nil
 	}
-	g.closed = true
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	defer g.mu.Unlock()
 	if err := cu.PushCurrentCtx(g.ctx); err != nil {
 		return fmt.Errorf("cuda: closing device %d: %s", g.ordinal, describe(err))
 	}
 	var errs []error
-	if g.sticky == nil {
-		if err := g.stream.Synchronize(); err != nil {
-			errs = append(errs, fmt.Errorf("cuda: closing device %d: %s", g.ordinal, describe(err)))
-		}
+	streams := []*gpuStream{g.def}
+	for st := range g.streams {
+		streams = append(streams, st)
 	}
-	if err := g.stream.Destroy(); err != nil {
-		errs = append(errs, fmt.Errorf("cuda: destroying the stream: %s", describe(err)))
+	g.mu.Unlock() // destroy takes it
+	for _, st := range streams {
+		st.mu.Lock()
+		errs = append(errs, st.destroy())
+		st.mu.Unlock()
 	}
+	g.mu.Lock()
+	for ev := range g.events {
+		ev.closed = true
+		errs = append(errs, check(C.cuEventDestroy(ev.e)))
+	}
+	g.events = map[*gpuEvent]bool{}
 	errs = append(errs, releaseModule(g.ctx, g.mod))
 	_, _ = cu.PopCurrentCtx()
 	if err := g.dev.ReleasePrimaryCtx(); err != nil {

@@ -9,12 +9,21 @@ package cuda
 // machine. Every test is named TestGPU*: run.sh selects them so.
 
 import (
+	"context"
+	"errors"
+	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"sync"
 	"testing"
 
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/sample"
 	"github.com/stretchr/testify/require"
 	"gorgonia.org/cu"
 )
@@ -72,10 +81,11 @@ func exercise(t *testing.T, ordinal int, want cu.CUContext) {
 	require.Equal(t, want, current(t), "CopyIn")
 	require.NoError(t, g.Memset(p, 1, 64))
 	require.Equal(t, want, current(t), "Memset")
-	// The one-thread scan of 3 partial sums: 1,1,1 with init 5 -> 5,6,7,8.
-	vals := []int64{1, 1, 1, 0}
+	// The one-thread scan of 3 partial sums (level 1 of chunks of 1 value,
+	// n = 3 and the initial value 5 read on the device): 1,1,1 -> 5,6,7,8.
+	vals := []int64{1, 1, 1, 0, 3, 5}
 	require.NoError(t, g.CopyIn(p, int64Bytes(vals)))
-	require.NoError(t, g.Launch("gf_scan_partials", 1, 1, uint64(p), 3, 5))
+	require.NoError(t, g.Launch("gf_scan_partials", 1, 1, uint64(p), 0, uint64(p+32), 1, 1, uint64(p+40), 0))
 	require.Equal(t, want, current(t), "Launch")
 	require.NoError(t, g.Sync())
 	require.Equal(t, want, current(t), "Sync")
@@ -163,7 +173,7 @@ func TestGPUFaultsAreReported(t *testing.T) {
 	require.ErrorContains(t, reported, "CUDA_ERROR_INVALID_VALUE")
 	_, err = Fault(g, "nonsense")
 	require.ErrorContains(t, err, "unknown kind")
-	require.Nil(t, g.sticky)
+	require.Nil(t, g.sticky.Load())
 	_, err = SelfCheck(g, smallCheck(3))
 	require.NoError(t, err, "the device must stay usable after the reported faults")
 }
@@ -259,4 +269,115 @@ func TestGPUEpochCora(t *testing.T) {
 	require.True(t, res.Identical)
 	require.Equal(t, res.Batches, res.ComparedBatches)
 	require.Positive(t, res.Batches)
+}
+
+// The mode-2 pipeline on the device: the device sampler stage (batches in
+// device memory and on the host) and the mixed mode, node data from the
+// tiered gatherer, equal the CPU engine's pipeline over a feature.Store for
+// every scheme the GPU offers, batch for batch and row for row, and the
+// hot tier served exactly the rows it holds (PipelineCheck). Over the fake
+// driver make test runs it in order and on concurrent schedules of several
+// seeds.
+func TestGPUPipelineCheck(t *testing.T) {
+	g, err := OpenGPU(0)
+	require.NoError(t, err)
+	defer g.Close()
+	rep, err := PipelineCheck(g, CheckConfig{Nodes: 1200, AvgDegree: 6, Hubs: 2, Patches: 3, Batches: 3, BatchSize: 32, Seed: 21}, 0)
+	require.NoError(t, err)
+	require.Equal(t, 3*len(checkSchemes()), rep.Schemes)
+	require.Equal(t, rep.Schemes*2*3, rep.Batches)
+}
+
+// The topology in pinned host memory, registered in place (not copied),
+// read by the kernels over the bus: the same pipelines.
+func TestGPUPipelinePinnedTopology(t *testing.T) {
+	g, err := OpenGPU(0)
+	require.NoError(t, err)
+	defer g.Close()
+	p := &partition.Partitioned{Graph: smallCSC(t), Offsets: []int64{0, 4}}
+	s, err := NewSampler(g, p, sample.Request{Fanouts: []int{2}}, SamplerOptions{Placement: PlacePinned})
+	require.NoError(t, err)
+	where, _, copied := s.Placement()
+	require.Equal(t, PlacePinned, where)
+	require.Zero(t, copied, "the graph's arrays are registered in place")
+	require.NoError(t, s.Close())
+	rep, err := PipelineCheck(g, CheckConfig{Nodes: 800, AvgDegree: 5, Hubs: 1, Patches: 3, Batches: 2, BatchSize: 32, Seed: 22,
+		Placement: PlacePinned}, 12)
+	require.NoError(t, err)
+	require.Equal(t, 3*12, rep.Schemes)
+}
+
+func smallCSC(t *testing.T) *graph.CSC {
+	c, err := graph.FromCSC(4, []int64{0, 2, 3, 3, 5}, []int64{1, 2, 0, 0, 1}, nil, nil)
+	require.NoError(t, err)
+	return c.Wide()
+}
+
+// The device stage on the device: one host synchronisation per batch;
+// its batches read after their Ready event and released after the reading
+// stream's work; a warm pool allocates nothing for a repeated wave (its
+// blocks given back after another stream's work included); closing the
+// sampler frees all its device memory.
+func TestGPUDeviceStage(t *testing.T) {
+	g, err := OpenGPU(0)
+	require.NoError(t, err)
+	defer g.Close()
+	r := rand.New(rand.NewPCG(4, 1))
+	c, err := checkGraph(CheckConfig{Nodes: 4000, AvgDegree: 10, Hubs: 3}, r)
+	require.NoError(t, err)
+	p := &partition.Partitioned{Graph: c, Offsets: []int64{0, c.NumNodes}}
+	seeds := make([]int64, 1000)
+	for i, v := range r.Perm(int(c.NumNodes))[:1000] {
+		seeds[i] = int64(v)
+	}
+	free0, _, err := g.MemInfo()
+	require.NoError(t, err)
+	s, err := NewSampler(g, p, sample.Request{Fanouts: []int{15, 10, 5}, Seed: 3}, SamplerOptions{})
+	require.NoError(t, err)
+	pl, err := pipeline.New(s, p, nil, seeds, pipeline.Options{BatchSize: 128, Shuffle: true, Workers: 3}, nil)
+	require.NoError(t, err)
+	st, err := g.NewStream()
+	require.NoError(t, err)
+	epoch := func(e uint64) int {
+		require.NoError(t, pl.Start(e))
+		n := 0
+		for {
+			b, err := pl.Next(context.Background())
+			if errors.Is(err, io.EOF) {
+				return n
+			}
+			require.NoError(t, err)
+			require.NoError(t, st.Wait(b.Ready()))
+			nodes, err := ReadTensor(st, b.Nodes)
+			require.NoError(t, err)
+			require.Len(t, nodes, int(b.Nodes.Shape[0])*8)
+			b.ReleaseAfter(st.Handle())
+			n++
+		}
+	}
+	n := epoch(0)
+	require.Equal(t, 8, n)
+	require.Equal(t, int64(n), totalSyncs(s), "one host synchronisation per batch")
+	epoch(1)
+	pl.Close()
+	// A wave made twice, released in between: the second allocates nothing.
+	wave := pipeline.MaterializeRequest{Batches: [][]int64{seeds[:128], seeds[128:256]}, Keys: []uint64{1, 2},
+		Seeds: [][]int64{seeds[:128], seeds[128:256]}, InputIndex: [][]int64{seeds[:128], seeds[128:256]}, Alloc: mem.Heap{}}
+	held := int64(-1)
+	for range 2 {
+		out, err := s.SampleMaterialized(context.Background(), wave)
+		require.NoError(t, err)
+		for _, m := range out {
+			m.Batch.ReleaseAfter(st.Handle())
+		}
+		if held >= 0 {
+			require.Equal(t, held, s.PoolBytes(), "a warm pool allocates nothing")
+		}
+		held = s.PoolBytes()
+	}
+	require.NoError(t, st.Close())
+	require.NoError(t, s.Close())
+	free1, _, err := g.MemInfo()
+	require.NoError(t, err)
+	require.Equal(t, free0, free1, "closing the sampler frees its memory")
 }

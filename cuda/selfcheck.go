@@ -21,6 +21,8 @@ type CheckConfig struct {
 	Batches   int    // batches per scheme
 	BatchSize int    // seeds per batch
 	Seed      uint64 // graph, seeds and sampling seed
+	// Placement of the topology (PlaceAuto: device memory when it fits).
+	Placement Placement
 }
 
 // CheckReport is what SelfCheck compared.
@@ -84,6 +86,36 @@ func checkGraph(cfg CheckConfig, r *rand.Rand) (*graph.CSC, error) {
 	return graph.FromCSC(n, indptr, indices, ids, w)
 }
 
+// checkLayouts generates cfg's graph and returns it in the three layouts
+// the checks compare: int32 sources through a random partition into
+// cfg.Patches patches (renumbered); int64 sources on one patch; the same
+// without edge ids (id = position).
+func checkLayouts(cfg CheckConfig, r *rand.Rand) (*graph.CSC, []*partition.Partitioned, error) {
+	g, err := checkGraph(cfg, r)
+	if err != nil {
+		return nil, nil, err
+	}
+	parted, err := partition.Build(g, partition.Options{Method: partition.Random, NumPatches: max(1, cfg.Patches), Seed: cfg.Seed})
+	if err != nil {
+		return nil, nil, err
+	}
+	wide := &partition.Partitioned{Graph: g.Wide(), Offsets: []int64{0, g.NumNodes}}
+	noIDs := *g.Wide()
+	noIDs.EdgeIDs = nil
+	positional := &partition.Partitioned{Graph: &noIDs, Offsets: []int64{0, g.NumNodes}}
+	return g, []*partition.Partitioned{parted, wide, positional}, nil
+}
+
+// excludedThird returns the ids of a third of layout's edges (every third
+// position): the excluded edges of the schemes that exclude.
+func excludedThird(layout *partition.Partitioned) []int64 {
+	var excluded []int64
+	for p := int64(0); p < layout.Graph.NumEdges(); p += 3 {
+		excluded = append(excluded, layout.Graph.EdgeID(p))
+	}
+	return excluded
+}
+
 // SelfCheck samples batches of generated graphs on dev and with the CPU
 // engine, for every scheme the GPU offers and three layouts (int32 sources
 // through a partition into cfg.Patches patches; int64 sources on one patch;
@@ -94,19 +126,10 @@ func checkGraph(cfg CheckConfig, r *rand.Rand) (*graph.CSC, error) {
 func SelfCheck(dev Device, cfg CheckConfig) (CheckReport, error) {
 	var rep CheckReport
 	r := rand.New(rand.NewPCG(cfg.Seed, 0x5eed))
-	g, err := checkGraph(cfg, r)
+	g, layouts, err := checkLayouts(cfg, r)
 	if err != nil {
 		return rep, err
 	}
-	parted, err := partition.Build(g, partition.Options{Method: partition.Random, NumPatches: max(1, cfg.Patches), Seed: cfg.Seed})
-	if err != nil {
-		return rep, err
-	}
-	wide := &partition.Partitioned{Graph: g.Wide(), Offsets: []int64{0, g.NumNodes}}
-	// Without edge ids (id = position).
-	noIDs := *g.Wide()
-	noIDs.EdgeIDs = nil
-	positional := &partition.Partitioned{Graph: &noIDs, Offsets: []int64{0, g.NumNodes}}
 	batches := make([][]int64, cfg.Batches)
 	keys := make([]uint64, cfg.Batches)
 	for b := range batches {
@@ -118,11 +141,8 @@ func SelfCheck(dev Device, cfg CheckConfig) (CheckReport, error) {
 		}
 		keys[b] = uint64(b)<<32 | uint64(r.Uint32())
 	}
-	for _, layout := range []*partition.Partitioned{parted, wide, positional} {
-		var excluded []int64
-		for p := int64(0); p < layout.Graph.NumEdges(); p += 3 {
-			excluded = append(excluded, layout.Graph.EdgeID(p)) // a third of the edges
-		}
+	for _, layout := range layouts {
+		excluded := excludedThird(layout)
 		for _, req := range checkSchemes() {
 			if req.ExcludeEdges != nil {
 				req.ExcludeEdges = excluded
@@ -149,11 +169,11 @@ func SelfCheck(dev Device, cfg CheckConfig) (CheckReport, error) {
 			if err != nil {
 				return rep, fmt.Errorf("%s: CPU engine: %w", name, err)
 			}
-			gs, err := NewSampler(dev, layout, req)
+			gs, err := NewSampler(dev, layout, req, SamplerOptions{Placement: cfg.Placement})
 			if err != nil {
 				return rep, fmt.Errorf("%s: device sampler: %w", name, err)
 			}
-			got, err := gs.SampleBatches(cfg.Seed, in, keys)
+			got, err := gs.SampleBatches(context.Background(), in, keys)
 			cerr := gs.Close()
 			if err != nil {
 				return rep, fmt.Errorf("%s: device: %w", name, err)
@@ -190,9 +210,8 @@ func EqualResults(a, b *sample.Result) error {
 	}
 	for h := range a.Blocks {
 		x, y := &a.Blocks[h], &b.Blocks[h]
-		if x.NumDst != y.NumDst || x.NumSrc != y.NumSrc || x.DstOffset != y.DstOffset {
-			return fmt.Errorf("block %d: shape (dst %d, src %d, offset %d) vs (dst %d, src %d, offset %d)",
-				h, x.NumDst, x.NumSrc, x.DstOffset, y.NumDst, y.NumSrc, y.DstOffset)
+		if err := blockShape(h, [3]int64{x.NumDst, x.NumSrc, x.DstOffset}, [3]int64{y.NumDst, y.NumSrc, y.DstOffset}); err != nil {
+			return err
 		}
 		for _, f := range []struct {
 			name string
@@ -202,6 +221,14 @@ func EqualResults(a, b *sample.Result) error {
 				return fmt.Errorf("block %d: %s differ: %s", h, f.name, firstDiff(f.a, f.b))
 			}
 		}
+	}
+	return nil
+}
+
+// blockShape compares block h's shapes (dst nodes, src nodes, dst offset).
+func blockShape(h int, a, b [3]int64) error {
+	if a != b {
+		return fmt.Errorf("block %d: shape (dst %d, src %d, offset %d) vs (dst %d, src %d, offset %d)", h, a[0], a[1], a[2], b[0], b[1], b[2])
 	}
 	return nil
 }

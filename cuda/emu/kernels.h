@@ -47,21 +47,34 @@ struct Kernel {
     void (*run)(const unsigned long long *args);  // one GPU thread
 };
 
+// runKernel runs kernel F on the words args (one GPU thread).
 template <typename... A>
-Kernel wrap(void (*k)(A...)) {
+void callWords(void (*k)(A...), const unsigned long long *args) {
+    call(k, args, std::index_sequence_for<A...>{});
+}
+template <auto F>
+void runKernel(const unsigned long long *args) {
+    callWords(F, args);
+}
+
+template <typename... A>
+Kernel describe(void (*)(A...), void (*run)(const unsigned long long *)) {
     static_assert(sizeof...(A) <= 64, "at most 64 parameters");
-    // One kernel per instantiation, stored in a static so that run can be a
-    // plain function pointer.
-    static void (*kernel)(A...) = k;
     // isptr[0] is a placeholder that keeps the array non-empty.
     const bool isptr[] = {false, std::is_pointer<A>::value...};
     unsigned long long ptrs = 0;
     for (std::size_t i = 0; i < sizeof...(A); i++) {
         if (isptr[i + 1]) ptrs |= 1ULL << i;
     }
-    return Kernel{sizeof...(A), ptrs, [](const unsigned long long *args) {
-                      call(kernel, args, std::index_sequence_for<A...>{});
-                  }};
+    return Kernel{sizeof...(A), ptrs, run};
+}
+
+// wrap describes kernel F. The kernel is a template argument, so that
+// kernels of the same signature get runners of their own (a runner keyed by
+// the signature alone would run the first such kernel for all of them).
+template <auto F>
+Kernel wrap() {
+    return describe(F, &runKernel<F>);
 }
 
 // The kernel table, by name (built once, never destroyed: a library's
@@ -69,7 +82,7 @@ Kernel wrap(void (*k)(A...)) {
 inline const std::map<std::string, Kernel> &kernels() {
     static const std::map<std::string, Kernel> &table = *[] {
         auto *m = new std::map<std::string, Kernel>;
-#define K(name) (*m)[#name] = wrap(name)
+#define K(name) (*m)[#name] = wrap<name>()
         K(gf_count);
         K(gf_sample);
         K(gf_scan_chunks);
@@ -80,6 +93,9 @@ inline const std::map<std::string, Kernel> &kernels() {
         K(gf_au_flag);
         K(gf_au_assign);
         K(gf_au_resolve);
+        K(gf_gather);
+        K(gf_map_ids);
+        K(gf_count_hot);
 #undef K
         return m;
     }();
@@ -171,23 +187,32 @@ inline void run(const Kernel &k, unsigned grid, unsigned block, const unsigned l
     }
     const detail::Permutation perm(total, s.seed);
     std::atomic<unsigned long long> next{0};
-    auto worker = [&] {
+    unsigned n = (unsigned long long)s.threads < total ? s.threads : (unsigned)total;
+    std::atomic<unsigned> started{0};
+    auto worker = [&](unsigned w) {
         gridDim = {grid, 1, 1};
         blockDim = {block, 1, 1};
+        // Schedule points on (shim.h), seeded per host thread.
+        gf_sched_state = detail::mix(s.seed ^ (0x5ced0000ULL + w)) | 1;
+        // Start together, so that the host threads' GPU threads interleave
+        // from the first one on (a thread created late would otherwise run
+        // its share after the others).
+        started.fetch_add(1);
+        while (started.load() < n) std::this_thread::yield();
         for (;;) {
             unsigned long long i = next.fetch_add(1, std::memory_order_relaxed);
-            if (i >= total) return;
+            if (i >= total) break;
             unsigned long long p = perm(i);
             blockIdx = {(unsigned)(p / block), 0, 0};
             threadIdx = {(unsigned)(p % block), 0, 0};
             k.run(args);
         }
+        gf_sched_state = 0;
     };
-    unsigned n = (unsigned long long)s.threads < total ? s.threads : (unsigned)total;
     std::vector<std::thread> pool;
     pool.reserve(n - 1);
-    for (unsigned w = 1; w < n; w++) pool.emplace_back(worker);
-    worker();
+    for (unsigned w = 1; w < n; w++) pool.emplace_back(worker, w);
+    worker(0);
     for (auto &th : pool) th.join();
 }
 

@@ -11,8 +11,15 @@
 // 3 write(u64 ptr, u64 n, n bytes); 4 read(u64 ptr, u64 n) -> n bytes;
 // 5 memset(u64 ptr, u64 byte, u64 n); 6 launch(u32 len, name, u32 grid,
 // u32 block, u32 nargs, nargs u64) ; 7 log(u64 n, n doubles) -> n doubles
-// (gf_log, for its test against Go's math.Log); 8 quit.
+// (gf_log, for its test against Go's math.Log); 8 quit; 9 map(u32 len,
+// path, u64 n) -> u64 ptr: maps the file at path (n bytes, shared), which
+// the client maps too: pinned host memory, read by the kernels in place
+// and written by the client without copies; 10 unmap(u64 ptr, u64 n).
 #include "kernels.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
@@ -96,6 +103,26 @@ int main() {
             for (auto &v : x) v = gf_log(v);
             put<unsigned>(0);
             writeFull(x.data(), n * 8);
+            break;
+        }
+        case 9: {
+            unsigned len = get<unsigned>();
+            std::string path(len, '\0');
+            readFull(&path[0], len);
+            unsigned long long n = get<unsigned long long>();
+            void *p = MAP_FAILED;
+            int fd = open(path.c_str(), O_RDWR);
+            if (fd >= 0) {
+                p = mmap(nullptr, n, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+                close(fd);
+            }
+            put<unsigned>(p == MAP_FAILED ? 1 : 0);
+            put<unsigned long long>(p == MAP_FAILED ? 0 : (unsigned long long)p);
+            break;
+        }
+        case 10: {
+            unsigned long long p = get<unsigned long long>(), n = get<unsigned long long>();
+            put<unsigned>(munmap((void *)p, n) == 0 ? 0 : 1);
             break;
         }
         case 8:

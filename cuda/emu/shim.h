@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <thread>
 
 struct gf_dim3 {
     unsigned int x, y, z;
@@ -47,11 +48,36 @@ inline unsigned long long atomicCAS(unsigned long long *p, unsigned long long cm
     __atomic_compare_exchange_n(p, &cmp, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
     return cmp;  // the old value either way
 }
+inline unsigned long long atomicAdd(unsigned long long *p, unsigned long long val) {
+    return __atomic_fetch_add(p, val, __ATOMIC_SEQ_CST);
+}
 inline long long atomicMin(long long *p, long long val) {
     long long old = __atomic_load_n(p, __ATOMIC_SEQ_CST);
     while (val < old && !__atomic_compare_exchange_n(p, &old, val, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST)) {
     }
     return old;
 }
+
+// Schedule points (GF_SCHED() in the kernels, nothing on the device). When
+// a launch runs its grid on several host threads (the fake driver's
+// GF_FAKECUDA_THREADS), the launcher seeds gf_sched_state on each of them,
+// and a schedule point then, at a seeded choice of one in four, spins a
+// little and yields the host thread: other GPU threads run inside the window
+// between the read before the point and the write after it. Off (0) on the
+// in-order schedule.
+inline thread_local unsigned long long gf_sched_state = 0;
+inline void gf_sched_point() {
+    unsigned long long x = gf_sched_state;
+    if (!x) return;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    gf_sched_state = x;
+    if ((x & 3) != 0) return;
+    for (volatile int i = 0; i < 64; i = i + 1) {
+    }
+    std::this_thread::yield();
+}
+#define GF_SCHED() gf_sched_point()
 
 #endif

@@ -2,3 +2,4 @@
 #include "sample.cu"
 #include "scan.cu"
 #include "unique.cu"
+#include "gather.cu"

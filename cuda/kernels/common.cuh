@@ -44,6 +44,7 @@ struct gf_graph {
 #define GF_ST_SAMPLE_NODE 2  // gf_sample: frontier node outside [0, num_nodes)
 #define GF_ST_TABLE_FULL 3   // gf_table_insert: no free slot
 #define GF_ST_AU_FULL 4      // gf_au_insert: no free slot
+#define GF_ST_GATHER_NODE 5  // gf_gather: node outside [0, num_nodes)
 
 __device__ __forceinline__ void gf_report(gf_u64 *status, gf_u64 code, gf_i64 detail) {
     if (atomicCAS(&status[0], 0ULL, code) == 0ULL) status[1] = (gf_u64)detail;
@@ -176,6 +177,24 @@ __device__ __forceinline__ bool gf_candidate(const gf_graph *g, gf_i64 p) {
 __device__ __forceinline__ bool gf_filtered(const gf_graph *g) {
     return g->biased || g->excl;
 }
+
+// ---------------------------------------------------------------------------
+// Sizes that live on the device. A batch is sampled without the host reading
+// any size between its kernels (cuda/sampler.go): every kernel is launched on
+// a grid sized from an upper bound the host knows, and reads the actual
+// extent of its range from device memory, [lo ? *lo : 0, *hi).
+// ---------------------------------------------------------------------------
+
+__device__ __forceinline__ gf_i64 gf_lo(const gf_i64 *lo) { return lo ? *lo : 0; }
+
+// Schedule points. On the device they are nothing. The fake driver and the
+// emulator (cuda/emu/shim.h) define GF_SCHED to let the host thread running
+// this GPU thread yield at that point when a launch runs on several host
+// threads, so that code which relies on the window between a read and a
+// write not being interleaved (a missing atomic) is interleaved there.
+#ifndef GF_SCHED
+#define GF_SCHED() ((void)0)
+#endif
 
 // Grid-stride loop over [0, n).
 #define GF_FOR(i, n) \

@@ -5,6 +5,9 @@
 // task's sampled sources and edge ids straight into its slots of the block
 // (no COO intermediate, FastSample's fused layout). Append-unique (unique.cu)
 // then turns the sources into the block's Indices.
+//
+// The hop's frontier is nodes[*lo, *hi) (lo null: from 0), read on the
+// device: the host launches on a grid sized from an upper bound.
 #include "common.cuh"
 
 // Number of candidates of v (filter.go's effDegree).
@@ -23,9 +26,11 @@ __device__ __forceinline__ gf_i64 gf_task_count(const gf_graph *g, gf_i64 deg, g
     return deg < fanout ? deg : fanout;
 }
 
-// gf_count: counts[t] for the tasks nodes[start+t], t < nd.
-extern "C" __global__ void gf_count(const gf_graph *g, const gf_i64 *nodes, gf_i64 start, gf_i64 nd,
+// gf_count: counts[t] for the tasks nodes[start+t], t < nd, where the
+// frontier is nodes[start, start+nd) = nodes[*lo, *hi).
+extern "C" __global__ void gf_count(const gf_graph *g, const gf_i64 *nodes, const gf_i64 *lo, const gf_i64 *hi,
                                     gf_i64 fanout, gf_i64 *counts) {
+    const gf_i64 start = gf_lo(lo), nd = *hi - start;
     GF_FOR(t, nd) {
         gf_i64 v = nodes[start + t];
         if (!gf_node_ok(g, v)) {
@@ -135,10 +140,11 @@ __device__ void gf_weighted_no_replace(const gf_graph *g, gf_stream *r, gf_i64 b
 // gf_sample: every task t < nd writes its indptr[t+1]-indptr[t] sampled
 // neighbours: sources into nbrs, edge ids into eids, at [indptr[t],
 // indptr[t+1]). keys is scratch of the same length (biased sampling without
-// replacement only).
-extern "C" __global__ void gf_sample(const gf_graph *g, const gf_i64 *nodes, gf_i64 start, gf_i64 nd,
+// replacement only). The frontier is nodes[*lo, *hi), as gf_count's.
+extern "C" __global__ void gf_sample(const gf_graph *g, const gf_i64 *nodes, const gf_i64 *lo, const gf_i64 *hi,
                                      gf_i64 fanout, gf_u64 seed, gf_u64 key, gf_u64 hop, const gf_i64 *indptr,
                                      gf_i64 *nbrs, gf_i64 *eids, double *keys) {
+    const gf_i64 start = gf_lo(lo), nd = *hi - start;
     GF_FOR(t, nd) {
         gf_i64 off = indptr[t];
         gf_i64 c = indptr[t + 1] - off;

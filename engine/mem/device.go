@@ -66,6 +66,17 @@ type Stream uintptr
 // NoStream is the stream of synchronous (host) work.
 const NoStream Stream = 0
 
+// Event is an opaque handle of a marker in a stream's work (a CUDA event,
+// cudaEvent_t): it completes once the work queued on its stream before it
+// was recorded has completed, and another stream can be made to wait for
+// it without the host waiting. A device backend's batch records one after
+// its last work, so that a consumer orders its own stream after the batch.
+// NoEvent means there is nothing to wait for.
+type Event uintptr
+
+// NoEvent is the event of work that is complete (host work).
+const NoEvent Event = 0
+
 // Buffer is a run of bytes of some kind of memory. Host and pinned buffers
 // carry a Go slice over their memory (Bytes), so host code reads them
 // without unsafe code and at no cost; a device buffer carries only its

@@ -28,7 +28,8 @@
 //
 // Work on device memory is ordered on streams. Stream is an opaque handle
 // (a CUDA stream); NoStream means synchronous work and is what host memory
-// uses.
+// uses. An Event (a CUDA event) marks a point in a stream's work: a
+// consumer's stream can wait for it without the host waiting.
 //
 // A BufferAllocator hands out buffers of one Device, ordered on a stream:
 // AllocBuffer(n, s) and FreeBuffer(b, s), and Device() to say what it hands

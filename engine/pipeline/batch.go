@@ -50,21 +50,26 @@ type Batch struct {
 	COO *COO
 
 	alloc mem.Allocator
+	dev   *deviceOut // set for a device backend's batches (NewDeviceBatch)
 }
 
 // Release frees every tensor whose Data is non-nil through the allocator the
 // batch came from and sets its Data to nil. Callers that take a tensor's
 // Data (the C API wraps it in DLPack and frees it later) set that tensor's
-// Data to nil first. Idempotent; a nil *Batch is a no-op.
+// Data to nil first. Device tensors of a device backend's batch go back
+// to its device allocator in the order of the batch's stream (see
+// ReleaseAfter). Idempotent; a nil *Batch is a no-op.
 func (b *Batch) Release() {
 	if b == nil || b.alloc == nil {
 		return
 	}
+	defer b.dev.finish()
 	free := func(t *mem.Tensor) {
 		if t.Data != nil {
 			b.alloc.Free(t.Data)
 			t.Data = nil
 		}
+		b.dev.free(t)
 	}
 	free(&b.Seeds)
 	free(&b.InputIndex)

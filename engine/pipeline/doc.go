@@ -31,6 +31,15 @@
 // The loader stage also gathers edge data (Options.EdgeFeatureNames: one
 // row per edge id) over the edge ids of a batch's blocks, in block order.
 //
+// A device backend's forks also implement Materializer: its workers then
+// make their batches themselves (SampleMaterialized) in place of the copy
+// of each sample.Result into allocator buffers, with tensors in device
+// memory (NewDeviceBatch: the batch records the stream it was made on and
+// an event, Ready, that a consumer's stream waits for; Release gives the
+// device memory back in that stream's order, ReleaseAfter after the
+// consumer's) or copied from the device straight into the allocator's
+// buffers; they may gather the node data too, on the device.
+//
 // # Epochs
 //
 // Per epoch, Start shuffles the seeds with a permutation that is a function

@@ -241,3 +241,33 @@ func TestPipelineCOO(t *testing.T) {
 	n, _ := alloc.Outstanding()
 	require.Zero(t, n, "the COO tensors are released with their batches")
 }
+
+// materializing is a sampler whose forks make their batches themselves (a
+// device backend's): they cannot have the host-side views.
+type materializing struct{ *sample.Sampler }
+
+func (m materializing) Fork(threads int) (materializing, error) {
+	f, err := m.Sampler.Fork(threads)
+	return materializing{f}, err
+}
+
+func (materializing) SampleMaterialized(context.Context, MaterializeRequest) ([]Materialized, error) {
+	return nil, errors.New("not reached")
+}
+
+// A materializing sampler refuses the edge list and edge data, which the
+// pipeline computes from host blocks.
+func TestMaterializerRefusesCOOAndEdgeData(t *testing.T) {
+	f := newFixture(t, 1, false, defaultSample)
+	for _, opt := range []Options{
+		{BatchSize: 8, COO: true},
+		{BatchSize: 8, EdgeFeatureNames: []string{"w"}, EdgeStore: edgeStore(t, f.g.NumEdges())},
+	} {
+		pl, err := New(materializing{f.s}, f.p, nil, seedRange(20), opt, nil)
+		require.NoError(t, err)
+		require.NoError(t, pl.Start(0))
+		_, err = pl.Next(context.Background())
+		require.ErrorContains(t, err, "no edge list (Options.COO) nor edge data")
+		require.NoError(t, pl.Close())
+	}
+}

@@ -756,6 +756,12 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 				times[j] = ts
 			}
 		}
+		if m, ok := s.(Materializer); ok && times == nil {
+			if !pl.sampleMaterialized(r, m, s, i, batches, keys, order, send) {
+				return
+			}
+			continue
+		}
 		// Not cancelled on stop: an aborted collective would leave the
 		// sampler's comm unusable for later epochs.
 		var res []*sample.Result
@@ -774,11 +780,7 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 			// The batch's topology goes to output memory here, in the
 			// worker, so that the loader stage only gathers node data.
 			index := pl.index(i + j)
-			pos := pl.batchSeeds(order, int(index))
-			seeds := make([]int64, len(pos))
-			for t, q := range pos {
-				seeds[t] = pl.seedsOrig[q]
-			}
+			pos, seeds := pl.batchInputs(order, index)
 			b, err := materializeTopology(rs, seeds, pos, pl.p, pl.alloc)
 			if err == nil {
 				err = pl.addViews(b)

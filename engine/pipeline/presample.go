@@ -40,6 +40,10 @@ func PreSample[S BatchSampler[S]](ctx context.Context, s S, p *partition.Partiti
 			if err != nil {
 				return nil, fmt.Errorf("pipeline: pre-sampling: %w", err)
 			}
+			if b.Nodes.Device.Kind == mem.KindDevice {
+				b.Release()
+				return nil, errors.New("pipeline: pre-sampling reads the batches' nodes on the host, and this sampler's batches are in device memory (use Pipeline.ReadCounts)")
+			}
 			for _, v := range mem.Int64s(b.Nodes.Data) {
 				if p.OldToNew != nil {
 					v = p.OldToNew[v]

@@ -139,7 +139,8 @@ static uint64_t next_rand(void) {
 }
 
 /* scan runs the three scan kernels on n random values and checks the
- * exclusive prefix sums against the host's. */
+ * exclusive prefix sums against the host's. The kernels read n (hi - lo)
+ * and the initial value from device memory and write the total there. */
 static void scan(CUmodule mod, int64_t n, int64_t chunk, unsigned block) {
     CUfunction fc, fp, fa;
     OK(cuModuleGetFunction(&fc, mod, "gf_scan_chunks"));
@@ -152,20 +153,25 @@ static void scan(CUmodule mod, int64_t n, int64_t chunk, unsigned block) {
         in[i] = (int64_t)(next_rand() % 1000);
         want[i + 1] = want[i] + in[i];
     }
-    CUdeviceptr din = dalloc((size_t)n * 8), dout = dalloc((size_t)(n + 1) * 8), dpart = dalloc((size_t)(chunks + 1) * 8);
+    CUdeviceptr din = dalloc((size_t)n * 8), dout = dalloc((size_t)(n + 1) * 8), dpart = dalloc((size_t)(chunks + 1) * 8),
+                dw = dalloc(4 * 8);
+    int64_t words[4] = {5, n + 5, init, -1}; /* lo, hi, init, total */
     OK(cuMemcpyHtoD(din, in, (size_t)n * 8));
+    OK(cuMemcpyHtoD(dw, words, sizeof words));
     unsigned grid = (unsigned)((chunks + block - 1) / block);
-    uint64_t a1[] = {din, (uint64_t)n, (uint64_t)chunk, dpart};
-    OK(launch(fc, grid, block, NULL, a1, 4));
-    uint64_t a2[] = {dpart, (uint64_t)chunks, (uint64_t)init};
-    OK(launch(fp, 1, 1, NULL, a2, 3));
-    uint64_t a3[] = {din, (uint64_t)n, (uint64_t)chunk, dpart, dout};
-    OK(launch(fa, grid, block, NULL, a3, 5));
+    /* Two levels: the input's chunk sums (level 1) scanned by one thread. */
+    uint64_t a1[] = {din, dw, dw + 8, 0, (uint64_t)chunk, dpart};
+    OK(launch(fc, grid, block, NULL, a1, 6));
+    uint64_t a2[] = {dpart, dw, dw + 8, 1, (uint64_t)chunk, dw + 16, dw + 24};
+    OK(launch(fp, 1, 1, NULL, a2, 7));
+    uint64_t a3[] = {din, dw, dw + 8, 0, (uint64_t)chunk, dpart, dout};
+    OK(launch(fa, grid, block, NULL, a3, 7));
     OK(cuMemcpyDtoH(got, dout, (size_t)(n + 1) * 8));
     TRUE(memcmp(got, want, (size_t)(n + 1) * 8) == 0);
-    OK(cuMemFree(din));
-    OK(cuMemFree(dout));
-    OK(cuMemFree(dpart));
+    OK(cuMemcpyDtoH(words, dw, sizeof words));
+    TRUE(words[3] == want[n]);
+    CUdeviceptr all[] = {din, dout, dpart, dw};
+    for (int i = 0; i < 4; i++) OK(cuMemFree(all[i]));
     free(in);
     free(want);
     free(got);
@@ -193,8 +199,11 @@ static void count(CUmodule mod, int64_t n, int64_t fanout) {
      * newer kernels: a zeroed buffer suits both). */
     uint64_t g[11] = {dindptr, didx, 0, 0, 0, 0, 0, (uint64_t)n, 0, 0, dstatus};
     OK(cuMemcpyHtoD(dg, g, sizeof g));
-    int64_t start = 3, nd = n - 3;
-    uint64_t args[] = {dg, dnodes, (uint64_t)start, (uint64_t)nd, (uint64_t)fanout, dcounts};
+    /* The frontier nodes[*lo, *hi), both read on the device. */
+    int64_t start = 3, nd = n - 3, span[2] = {start, n};
+    CUdeviceptr dspan = dalloc(16);
+    OK(cuMemcpyHtoD(dspan, span, sizeof span));
+    uint64_t args[] = {dg, dnodes, dspan, dspan + 8, (uint64_t)fanout, dcounts};
     OK(launch(f, (unsigned)((nd + 255) / 256), 256, NULL, args, 6));
     OK(cuMemcpyDtoH(got, dcounts, (size_t)nd * 8));
     int bad = 0;
@@ -203,8 +212,8 @@ static void count(CUmodule mod, int64_t n, int64_t fanout) {
         if (got[t] != (deg < fanout ? deg : fanout)) bad++;
     }
     TRUE(bad == 0);
-    CUdeviceptr all[] = {dindptr, didx, dnodes, dcounts, dstatus, dg};
-    for (int i = 0; i < 6; i++) OK(cuMemFree(all[i]));
+    CUdeviceptr all[] = {dindptr, didx, dnodes, dcounts, dstatus, dg, dspan};
+    for (int i = 0; i < 7; i++) OK(cuMemFree(all[i]));
     free(indptr);
     free(nodes);
     free(got);
@@ -242,6 +251,42 @@ static int64_t last_writer(CUmodule mod, const char *ptx, int64_t n) {
     CUdeviceptr all[] = {keys, vals, nodes, status};
     for (int i = 0; i < 4; i++) OK(cuMemFree(all[i]));
     return last;
+}
+
+/* claims inserts n distinct nodes with gf_table_insert into a table of
+ * 2n slots (rounded to a power of two): every node must own exactly one
+ * slot holding its position. Threads racing for a slot are told apart by
+ * the kernel's atomicCAS; a plain check-then-write loses claims on a
+ * concurrent schedule, and two nodes end up in one slot. Returns the nodes
+ * misplaced. */
+static int64_t claims(CUmodule mod, int64_t n) {
+    CUfunction f;
+    OK(cuModuleGetFunction(&f, mod, "gf_table_insert"));
+    int64_t slots = 64;
+    while (slots < 2 * n) slots <<= 1;
+    int64_t *nodes = malloc((size_t)n * 8), *keys = malloc((size_t)slots * 8), *vals = malloc((size_t)slots * 8);
+    for (int64_t i = 0; i < n; i++) nodes[i] = i * 7919 + 3; /* distinct */
+    CUdeviceptr dk = dalloc((size_t)slots * 8), dv = dalloc((size_t)slots * 8), dn = dalloc((size_t)n * 8), ds = dalloc(16);
+    OK(cuMemsetD8(dk, 0xff, (size_t)slots * 8));
+    OK(cuMemsetD8(dv, 0x7f, (size_t)slots * 8));
+    OK(cuMemsetD8(ds, 0, 16));
+    OK(cuMemcpyHtoD(dn, nodes, (size_t)n * 8));
+    uint64_t args[] = {dk, dv, (uint64_t)(slots - 1), dn, (uint64_t)n, ds};
+    OK(launch(f, (unsigned)((n + 255) / 256), 256, NULL, args, 6));
+    OK(cuMemcpyDtoH(keys, dk, (size_t)slots * 8));
+    OK(cuMemcpyDtoH(vals, dv, (size_t)slots * 8));
+    int64_t found = 0;
+    for (int64_t s = 0; s < slots; s++) {
+        if (keys[s] == -1) continue;
+        int64_t i = vals[s];
+        if (i >= 0 && i < n && nodes[i] == keys[s]) found++;
+    }
+    CUdeviceptr all[] = {dk, dv, dn, ds};
+    for (int i = 0; i < 4; i++) OK(cuMemFree(all[i]));
+    free(nodes);
+    free(keys);
+    free(vals);
+    return n - found;
 }
 
 static CUmodule load(const char *ptx) {
@@ -543,7 +588,9 @@ static void basic(char **ptx) {
     EXPECT(cuModuleGetFunction(&f70, mod70, "gf_count"), CUDA_ERROR_INVALID_HANDLE);
 
     /* Launch validation. */
-    uint64_t args[6] = {0, 0, 0, 0, 1, 0}; /* gf_count over nothing: nd = 0 */
+    CUdeviceptr zero = dalloc(8);
+    OK(cuMemsetD8(zero, 0, 8));
+    uint64_t args[6] = {0, 0, 0, zero, 1, 0}; /* gf_count over nothing: nodes[0, *zero) */
     void *params[6];
     for (int i = 0; i < 6; i++) params[i] = &args[i];
     OK(cuLaunchKernel(fcount, 1, 1, 1, 32, 1, 1, 0, st, params, NULL));
@@ -569,7 +616,9 @@ static void basic(char **ptx) {
     scan(mod, 64, 64, 256);
     count(mod, 5000, 5);
     TRUE(last_writer(mod, k80, 4096) == 4095); /* the in-order schedule */
-    TRUE(stats(0).kernel_launches == launches0 + 3 + 3 + 1 + 1);
+    TRUE(claims(mod, 3000) == 0);
+    TRUE(stats(0).kernel_launches == launches0 + 3 + 3 + 1 + 1 + 1);
+    OK(cuMemFree(zero));
 
     /* A pointer parameter outside the context's memory: the launch fails as
      * a faulting kernel would, and the context is unusable afterwards. */
@@ -745,6 +794,7 @@ static void concurrent(char **ptx) {
     scan(mod, 100003, 317, 32);
     scan(mod, 5000, 64, 1);
     count(mod, 20000, 7);
+    for (int i = 0; i < 4; i++) TRUE(claims(mod, 20000) == 0);
     /* An order-dependent kernel does not: the last writer is rarely n-1. */
     int differs = 0;
     for (int i = 0; i < 8; i++) differs += last_writer(mod, ptx[0], 4096) != 4095;

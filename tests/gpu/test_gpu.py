@@ -119,6 +119,9 @@ def test_pytorch_state_unchanged_by_every_call(gf, hooks, torch, driver):
 def test_kernels_match_cpu_engine(hooks, seed):
     rep = hooks.selfcheck(0, 4000, 3, seed)
     assert rep["Schemes"] == 144 and rep["Edges"] > 0
+    # The mode-2 pipeline (device sampler stage, tiers, gather, outputs) on
+    # 8 schemes of each of 3 layouts, against the CPU engine's pipeline.
+    assert rep["pipeline"]["Schemes"] == 24 and rep["pipeline"]["Batches"] > 0
 
 
 def test_epoch_on_cora_identical(hooks):
@@ -130,9 +133,19 @@ def test_epoch_on_cora_identical(hooks):
         "Seed": 5,
         "Compare": 1000,
         "CPUThreads": 4,
+        "GatherRows": 4096,
     }
     res = hooks.epoch(0, cfg)
     assert res["identical"] and res["compared_batches"] == res["batches"] > 0
+    # The device stage: one host synchronisation per batch, the topology in
+    # device memory (it fits), the gather measured on both tiers.
+    assert res["host_syncs_per_batch"] == 1 and res["placement"] == "device"
+    g = res["gather"]
+    assert g["row_bytes"] == 1433 * 4 and g["width"] == 4
+    assert (
+        min(g["hot_gather_bytes_per_second"], g["zero_copy_gather_bytes_per_second"], g["d2d_copy_bytes_per_second"])
+        > 0
+    )
 
 
 @pytest.mark.parametrize(

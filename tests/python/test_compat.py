@@ -89,4 +89,4 @@ def test_versioned_dlpack_flag_matches_what_torch_asks():
     assert _compat.torch_imports_versioned_dlpack() == asks_versioned
     if asks_versioned:
         assert len(producer.calls) == 1, "torch took the versioned capsule at the first call"
-        assert _compat._PyCapsule_GetName(src.__dlpack__(max_version=(1, 0))) == b"dltensor_versioned"
+        assert _compat.PyCapsule_GetName(src.__dlpack__(max_version=(1, 0))) == b"dltensor_versioned"

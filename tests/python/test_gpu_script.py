@@ -6,6 +6,8 @@ the whole script with --dry-run (make test-cuda)."""
 from __future__ import annotations
 
 import importlib.util
+import os
+import re
 import shutil
 import subprocess
 import sys
@@ -125,3 +127,20 @@ def test_run_sh_accepts_binaries_of_this_checkout_and_refuses_others(tmp_path):
     (stale / cpu.name).unlink()
     res = _run_builds(stale, test_bin)
     assert res.returncode == 1 and f"MISSING {stale / cpu.name}" in res.stdout
+
+
+def test_run_sh_keeps_to_its_time_budget():
+    """A step reached with less than 10 s of the budget left fails as not
+    run (the whole script stays within the device call's limit)."""
+    _built()
+    res = subprocess.run(
+        ["bash", "tests/gpu/run.sh", "--dry-run", "--only", "builds"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, GF_GPU_BUDGET="5"),
+    )
+    assert res.returncode == 1, res.stdout
+    assert re.search(r"=== builds: not run: [0-5]s left of the 5s budget", res.stdout), res.stdout
+    assert "FAIL (not run: out of time)  builds" in res.stdout
