@@ -118,6 +118,13 @@ static inline size_t gft_tensor_bytes(const DLTensor *t) {
   return n;
 }
 
+/* gft_same_tensor: a and b hold the same bytes (both NULL counts). */
+static inline int gft_same_tensor(const DLManagedTensor *a, const DLManagedTensor *b) {
+  if (a == NULL || b == NULL) return a == b;
+  size_t n = gft_tensor_bytes(&a->dl_tensor);
+  return n == gft_tensor_bytes(&b->dl_tensor) && memcmp(a->dl_tensor.data, b->dl_tensor.data, n) == 0;
+}
+
 /* gft_drop calls the deleter of t, if any. */
 static inline void gft_drop(DLManagedTensor *t) {
   if (t != NULL && t->deleter != NULL) t->deleter(t);

@@ -79,11 +79,6 @@ static int take_all(gf_batch *b, DLManagedTensor **out) {
   return n;
 }
 
-static int same_tensor(const DLManagedTensor *a, const DLManagedTensor *b) {
-  size_t n = gft_tensor_bytes(&a->dl_tensor);
-  return n == gft_tensor_bytes(&b->dl_tensor) && memcmp(a->dl_tensor.data, b->dl_tensor.data, n) == 0;
-}
-
 /* An epoch with the host's memory equals one with the library's, every byte
    handed out lies in the host's blocks, and every block comes back once,
    also for tensors dropped after the loader and the graph were closed. */
@@ -135,7 +130,7 @@ static void test_every_byte_from_the_host(const char *dir) {
       size_t bytes = gft_tensor_bytes(t);
       CHECK(bytes == 0 || gft_owned(&c, (const char *)t->data + t->byte_offset, bytes),
             "tensor %d of batch %d not in a host block", i, batches);
-      CHECK(same_tensor(th[i], to[i]), "tensor %d of batch %d differs from the library-memory loader's", i, batches);
+      CHECK(gft_same_tensor(th[i], to[i]), "tensor %d of batch %d differs from the library-memory loader's", i, batches);
       tensors++;
       gft_drop(to[i]);
     }

@@ -129,12 +129,6 @@ static int take_all(gf_batch *b, DLManagedTensor **out) {
   return n;
 }
 
-static int same_tensor(const DLManagedTensor *a, const DLManagedTensor *b) {
-  if (a == NULL || b == NULL) return a == b;
-  size_t n = gft_tensor_bytes(&a->dl_tensor);
-  return n == gft_tensor_bytes(&b->dl_tensor) && memcmp(a->dl_tensor.data, b->dl_tensor.data, n) == 0;
-}
-
 static const int64_t *i64s(const DLManagedTensor *t) { return (const int64_t *)t->dl_tensor.data; }
 
 /* check_edge_rows: the rows of "w" are those of the batch's edge ids,
@@ -191,14 +185,14 @@ static void check_sampler_batch(gf_graph *g, options *o, const int64_t *seeds, D
     for (int i = 0; i < NTOP; i++) {
       DLManagedTensor *x = NULL;
       gf_batch_take(b, TOP[i].field, TOP[i].layer, &x);
-      CHECK(same_tensor(x, t[i]), "batch %d: field %d/%d differs from the edge sampler's", batch, TOP[i].field,
+      CHECK(gft_same_tensor(x, t[i]), "batch %d: field %d/%d differs from the edge sampler's", batch, TOP[i].field,
             TOP[i].layer);
       gft_drop(x);
     }
     for (int f = 0; f < NLINK; f++) {
       DLManagedTensor *x = NULL;
       gf_batch_take_link(b, f, &x);
-      CHECK(f == GF_LINK_INPUT_ID || same_tensor(x, t[NTOP + f]), "batch %d: link field %d differs", batch, f);
+      CHECK(f == GF_LINK_INPUT_ID || gft_same_tensor(x, t[NTOP + f]), "batch %d: link field %d differs", batch, f);
       gft_drop(x);
     }
     gf_batch_close(b);
@@ -259,7 +253,7 @@ static void test_every_byte_from_the_host(const char *dir) {
       size_t bytes = gft_tensor_bytes(t);
       CHECK(bytes == 0 || gft_owned(&c, (const char *)t->data + t->byte_offset, bytes),
             "tensor %d of batch %d not in a host block", i, batches);
-      CHECK(same_tensor(th[i], to[i]), "tensor %d of batch %d differs from the library-memory loader's", i, batches);
+      CHECK(gft_same_tensor(th[i], to[i]), "tensor %d of batch %d differs from the library-memory loader's", i, batches);
       tensors++;
     }
     check_edge_rows(th, batches);
