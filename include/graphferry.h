@@ -920,13 +920,14 @@ GF_API int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_samp
  * The sampled edges as one edge list (layer 0): the edges of hop 0, then of
  * hop 1, ..., each hop's in CSC order (PyG's edge_index and e_id). Batches
  * of edge loaders opened with gf_edge_loader_options.coo only, computed by
- * the loader's sampler threads; GF_EINVAL for other batches.
+ * the loader's sampler threads; GF_EINVAL for other batches. (Numbered from
+ * 32: the values after GF_FIELD_TYPED_INDPTR stay free for per-hop views.)
  */
 /* [2, E]: row 0 each edge's source, row 1 its destination, as positions in
    GF_FIELD_NODES. */
-#define GF_FIELD_COO_INDEX 18
+#define GF_FIELD_COO_INDEX 32
 /* [E]: each edge's original id. */
-#define GF_FIELD_COO_EDGE_IDS 19
+#define GF_FIELD_COO_EDGE_IDS 33
 
 /*
  * gf_batch_num_hops sets *out to the number of hops (blocks) L.
