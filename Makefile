@@ -157,7 +157,7 @@ test-big:
 # scaffolding they share) and the library, nothing else of graphferry. Each
 # is built against $(LIB) as build/NAME and against $(LIB_CHECK) as
 # build/cgocheck2/NAME.
-C_TESTS       := test_capi test_comm test_threads test_typed test_alloc test_cancel soak
+C_TESTS       := test_capi test_comm test_threads test_typed test_alloc test_edge_loader test_cancel soak
 C_TEST_CFLAGS := -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Iinclude
 C_TEST_DEPS   := include/graphferry.h include/dlpack.h tests/c/gftest.h
 
@@ -186,12 +186,13 @@ SOAK_ROUNDS ?= 1000
 # The headers alone, as pedantic C99 and as C++; the C test (a forked child
 # included); the typed constructors; the soak; and the library's symbols:
 # exactly the header's GF_API functions exported, no Go test helper linked in.
-test-c: build/test_capi build/test_typed build/test_alloc build/test_cancel build/soak
+test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader build/test_cancel build/soak
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	./build/test_capi
 	./build/test_typed tests/data/typed_edges.arrow
 	./build/test_alloc examples/data/cora
+	./build/test_edge_loader examples/data/cora
 	./build/test_cancel examples/data/cora
 	./build/soak examples/data/cora $(SOAK_ROUNDS)
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
@@ -238,10 +239,11 @@ test-accuracy: venv
 # that only repeat crossings at volume: tests/python/conftest.py) against a
 # library built with GOEXPERIMENT=cgocheck2, which checks every pointer passed
 # between Go and C.
-test-cgocheck: venv $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/test_alloc build/cgocheck2/test_cancel build/cgocheck2/soak
+test-cgocheck: venv $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/test_alloc build/cgocheck2/test_edge_loader build/cgocheck2/test_cancel build/cgocheck2/soak
 	./build/cgocheck2/test_capi
 	./build/cgocheck2/test_threads
 	./build/cgocheck2/test_alloc examples/data/cora
+	./build/cgocheck2/test_edge_loader examples/data/cora
 	./build/cgocheck2/test_cancel examples/data/cora
 	tests/c/check_exports.sh $(LIB_CHECK) include/graphferry.h
 	./build/cgocheck2/soak examples/data/cora 200
@@ -259,7 +261,7 @@ VALGRIND_SLACK ?= 50
 .PHONY: test-valgrind
 VALGRIND_RUN = $(VALGRIND) --quiet --undef-value-errors=no --suppressions=include/graphferry-valgrind.supp --error-exitcode=99 \
 	    --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
-test-valgrind: build/soak build/test_alloc build/test_cancel
+test-valgrind: build/soak build/test_alloc build/test_edge_loader build/test_cancel
 	@if ! command -v $(VALGRIND) >/dev/null 2>&1; then \
 	  echo "test-valgrind: SKIPPED: $(VALGRIND) is not installed (e.g. apt-get install valgrind)"; \
 	else \
@@ -267,6 +269,8 @@ test-valgrind: build/soak build/test_alloc build/test_cancel
 	  $(VALGRIND_RUN) ./build/soak examples/data/cora $(VALGRIND_ROUNDS) && \
 	  echo "$(VALGRIND) ... ./build/test_alloc examples/data/cora" && \
 	  $(VALGRIND_RUN) ./build/test_alloc examples/data/cora && \
+	  echo "$(VALGRIND) ... ./build/test_edge_loader examples/data/cora" && \
+	  $(VALGRIND_RUN) ./build/test_edge_loader examples/data/cora && \
 	  echo "$(VALGRIND) ... ./build/test_cancel examples/data/cora (GF_TEST_SLACK=$(VALGRIND_SLACK))" && \
 	  GF_TEST_SLACK=$(VALGRIND_SLACK) $(VALGRIND_RUN) ./build/test_cancel examples/data/cora; \
 	fi

@@ -44,29 +44,31 @@ func (a loaderAlloc) Free(b []byte) { cAlloc{}.Free(b) }
 
 var allocatorLayout = newLayout("gf_allocator", C.gf_allocator{})
 
-// hostAllocator reads options->allocator: the library's memory when it is
-// NULL, else a gf__host copy of the host's struct (released by
-// releaseLoaderAlloc, or by the caller when the loader is not opened).
-func hostAllocator(o *C.gf_loader_options) (loaderAlloc, error) {
-	o, err := readOptions(o, "options", loaderOptionsLayout)
+// hostAllocator reads the allocator of the loader options arg: the
+// library's memory when it is NULL, else a gf__host copy of the host's
+// struct (released by releaseLoaderAlloc, or by the caller when the loader
+// is not opened).
+func hostAllocator(o *C.gf_loader_options, arg string) (loaderAlloc, error) {
+	o, err := readOptions(o, arg, loaderOptionsLayout)
 	if err != nil || o == nil || o.allocator == nil {
 		return loaderAlloc{}, err
 	}
-	a, err := readOptions(o.allocator, "options->allocator", allocatorLayout)
+	arg += "->allocator"
+	a, err := readOptions(o.allocator, arg, allocatorLayout)
 	if err != nil {
 		return loaderAlloc{}, err
 	}
 	switch {
 	case a.reserved != 0:
-		return loaderAlloc{}, errorf(gfEInval, "options->allocator->reserved = %d (want 0)", uint32(a.reserved))
+		return loaderAlloc{}, errorf(gfEInval, "%s->reserved = %d (want 0)", arg, uint32(a.reserved))
 	case a.alloc == nil:
-		return loaderAlloc{}, errorf(gfEInval, "options->allocator->alloc is NULL")
+		return loaderAlloc{}, errorf(gfEInval, "%s->alloc is NULL", arg)
 	case a.free == nil:
-		return loaderAlloc{}, errorf(gfEInval, "options->allocator->free is NULL")
+		return loaderAlloc{}, errorf(gfEInval, "%s->free is NULL", arg)
 	}
 	h := C.gf__host_new(a)
 	if h == nil {
-		return loaderAlloc{}, errorf(gfENoMem, "out of memory copying options->allocator")
+		return loaderAlloc{}, errorf(gfENoMem, "out of memory copying %s", arg)
 	}
 	return loaderAlloc{host: h}, nil
 }

@@ -330,7 +330,7 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 // options o, and puts its handle in *out; the communicator and the
 // allocator are released again if open fails.
 func openCommLoader(c *C.gf_comm, o *C.gf_loader_options, out *C.uintptr_t, open func(comm.Comm, loaderAlloc) (*core.Loader, error)) error {
-	a, err := hostAllocator(o)
+	a, err := hostAllocator(o, "options")
 	if err != nil {
 		return err
 	}

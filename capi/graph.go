@@ -236,7 +236,19 @@ func gfgo_graph_count(h C.uintptr_t, what C.int, out *C.int64_t) C.int {
 
 //export gfgo_graph_set_node_data
 func gfgo_graph_set_node_data(h C.uintptr_t, name *C.char, t *C.DLManagedTensor) C.int {
-	return call("gf_graph_set_node_data", func() error {
+	return setGraphData("gf_graph_set_node_data", h, name, t, (*core.Graph).SetNodeData)
+}
+
+//export gfgo_graph_set_edge_data
+func gfgo_graph_set_edge_data(h C.uintptr_t, name *C.char, t *C.DLManagedTensor) C.int {
+	return setGraphData("gf_graph_set_edge_data", h, name, t, (*core.Graph).SetEdgeData)
+}
+
+// setGraphData is gf_graph_set_node_data and gf_graph_set_edge_data: set
+// stores a view of the tensor, whose deleter runs when the graph is done
+// with it.
+func setGraphData(fn string, h C.uintptr_t, name *C.char, t *C.DLManagedTensor, set func(*core.Graph, string, mem.Tensor, func()) error) C.int {
+	return call(fn, func() error {
 		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
@@ -252,7 +264,7 @@ func gfgo_graph_set_node_data(h C.uintptr_t, name *C.char, t *C.DLManagedTensor)
 		if err != nil {
 			return err
 		}
-		return g.SetNodeData(n, v, func() { C.gf__call_deleter(t) })
+		return set(g, n, v, func() { C.gf__call_deleter(t) })
 	})
 }
 

@@ -492,6 +492,13 @@ int gf_sample(gf_graph *graph, const DLTensor *seeds,
                      (gf_sample_options *)options, (uintptr_t *)out_batch);
 }
 
+int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_sample_options *options,
+                    uint64_t batch_key, gf_batch **out_batch) {
+  GF_GUARD();
+  return gfgo_sample_keyed((uintptr_t)graph, (DLTensor *)seeds, (gf_sample_options *)options,
+                           batch_key, (uintptr_t *)out_batch);
+}
+
 int gf_batch_num_hops(const gf_batch *batch, int32_t *out) {
   GF_GUARD();
   return gfgo_batch_num_hops((uintptr_t)batch, out);

@@ -1,6 +1,7 @@
-// link.c: the C shims of the edge-level sampling functions (the
-// "Edge-level sampling" section of include/graphferry.h), kept apart from
-// graphferry.c; the same pattern: fork guard, then the Go export.
+// link.c: the C shims of the edge-level sampling and loading functions (the
+// "Edge-level sampling" section of include/graphferry.h) and of edge data,
+// kept apart from graphferry.c; the same pattern: fork guard, then the Go
+// export.
 
 #include "graphferry.h"
 #include "guard.h"
@@ -29,4 +30,21 @@ void gf_edge_sampler_close(gf_edge_sampler *sampler) {
 int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **out_tensor) {
   GF_GUARD();
   return gfgo_batch_take_link((uintptr_t)batch, field, out_tensor);
+}
+
+int gf_edge_loader_open(gf_graph *graph, const DLTensor *seeds, const DLTensor *seeds_dst,
+                        const gf_edge_loader_options *options, gf_loader **out_loader) {
+  GF_GUARD();
+  return gfgo_edge_loader_open((uintptr_t)graph, (DLTensor *)seeds, (DLTensor *)seeds_dst,
+                               (gf_edge_loader_options *)options, (uintptr_t *)out_loader);
+}
+
+int gf_graph_set_edge_data(gf_graph *graph, const char *name, DLManagedTensor *tensor) {
+  GF_GUARD();
+  return gfgo_graph_set_edge_data((uintptr_t)graph, (char *)name, tensor);
+}
+
+int gf_batch_take_edge_data(gf_batch *batch, const char *name, DLManagedTensor **out_tensor) {
+  GF_GUARD();
+  return gfgo_batch_take_edge_data((uintptr_t)batch, (char *)name, out_tensor);
 }

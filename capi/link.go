@@ -7,33 +7,34 @@ import "C"
 
 import (
 	"math"
+	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/linkload"
 	"github.com/graphferry/graphferry/engine/linkpred"
-	"github.com/graphferry/graphferry/engine/mem"
 )
 
-var edgeSamplerOptionsLayout = newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{})
+var (
+	edgeSamplerOptionsLayout = newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{})
+	edgeLoaderOptionsLayout  = newLayout("gf_edge_loader_options", C.gf_edge_loader_options{})
+)
 
-// linkFieldName is the name under which an edge batch keeps pair-index
-// field f among its node data, so that gf_batch_close frees it and
-// gf_batch_take tracking applies. It starts with a NUL byte: no C string
-// can name it, so it never meets a caller's node data.
-func linkFieldName(f core.LinkField) string {
-	return "\x00link" + string(rune('0'+int(f)))
-}
+// linkKey is the key under which a batch records that pair field f was
+// taken (layer -1: no gf_batch_take field has it).
+func linkKey(f int32) fieldKey { return fieldKey{field: f, layer: -1} }
 
-// edgeSamplerOptions reads and checks gf_edge_sampler_options.
-func edgeSamplerOptions(o *C.gf_edge_sampler_options) (core.EdgeSamplerOptions, error) {
+// edgeSamplerOptions reads and checks gf_edge_sampler_options; arg names
+// the struct in messages.
+func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamplerOptions, error) {
 	var opt core.EdgeSamplerOptions
 	if o == nil {
-		return opt, errorf(gfEInval, "options is NULL")
+		return opt, errorf(gfEInval, "%s is NULL", arg)
 	}
-	o, err := readOptions(o, "options", edgeSamplerOptionsLayout)
+	o, err := readOptions(o, arg, edgeSamplerOptionsLayout)
 	if err != nil {
 		return opt, err
 	}
-	if opt.Request, opt.Threads, err = sampleOptions(o.sample, "options->sample"); err != nil {
+	if opt.Request, opt.Threads, err = sampleOptions(o.sample, arg+"->sample"); err != nil {
 		return opt, err
 	}
 	amount := float64(o.amount)
@@ -44,7 +45,7 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options) (core.EdgeSamplerOptions, 
 		k := 0
 		if neg != C.GF_NEG_NONE {
 			if !(amount >= 1 && amount <= math.MaxInt32 && amount == math.Trunc(amount)) {
-				return opt, errorf(gfEInval, "options->amount = %g: DGL's k must be an integer >= 1", amount)
+				return opt, errorf(gfEInval, "%s->amount = %g: DGL's k must be an integer >= 1", arg, amount)
 			}
 			k = int(amount)
 		}
@@ -55,7 +56,7 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options) (core.EdgeSamplerOptions, 
 		case C.GF_NEG_GLOBAL_UNIFORM:
 			opt.DGL.Negative = linkpred.GlobalUniform{K: k, ExcludeSelfLoops: true}
 		default:
-			return opt, errorf(gfEInval, "options->negative = %d: GF_LINK_DGL takes GF_NEG_NONE, GF_NEG_PER_SOURCE_UNIFORM or GF_NEG_GLOBAL_UNIFORM", neg)
+			return opt, errorf(gfEInval, "%s->negative = %d: GF_LINK_DGL takes GF_NEG_NONE, GF_NEG_PER_SOURCE_UNIFORM or GF_NEG_GLOBAL_UNIFORM", arg, neg)
 		}
 		switch o.exclude {
 		case C.GF_EXCLUDE_NONE:
@@ -63,15 +64,15 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options) (core.EdgeSamplerOptions, 
 			opt.DGL.Exclude = linkpred.ExcludeSelfEdges
 		case C.GF_EXCLUDE_REVERSE_ID:
 			opt.DGL.Exclude = linkpred.ExcludeReverseEdges
-			rev, err := indexArray(o.reverse_eids, "options->reverse_eids", true)
+			rev, err := indexArray(o.reverse_eids, arg+"->reverse_eids", true)
 			if err != nil {
 				return opt, err
 			}
 			if rev == nil && o.reverse_half <= 0 {
-				return opt, errorf(gfEInval, "options->exclude = GF_EXCLUDE_REVERSE_ID needs reverse_eids or reverse_half > 0")
+				return opt, errorf(gfEInval, "%s->exclude = GF_EXCLUDE_REVERSE_ID needs reverse_eids or reverse_half > 0", arg)
 			}
 			if rev != nil && o.reverse_half != 0 {
-				return opt, errorf(gfEInval, "options->reverse_eids and options->reverse_half = %d are both given", int64(o.reverse_half))
+				return opt, errorf(gfEInval, "%s->reverse_eids and %s->reverse_half = %d are both given", arg, arg, int64(o.reverse_half))
 			}
 			if rev == nil {
 				opt.DGL.Reverse.Half = int64(o.reverse_half)
@@ -79,10 +80,10 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options) (core.EdgeSamplerOptions, 
 				opt.DGL.Reverse.Map = rev
 			}
 		default:
-			return opt, errorf(gfEInval, "options->exclude = %d (want GF_EXCLUDE_NONE, GF_EXCLUDE_SELF or GF_EXCLUDE_REVERSE_ID)", int32(o.exclude))
+			return opt, errorf(gfEInval, "%s->exclude = %d (want GF_EXCLUDE_NONE, GF_EXCLUDE_SELF or GF_EXCLUDE_REVERSE_ID)", arg, int32(o.exclude))
 		}
 		if o.exclude != C.GF_EXCLUDE_REVERSE_ID && (o.reverse_eids != nil || o.reverse_half != 0) {
-			return opt, errorf(gfEInval, "options->reverse_eids or reverse_half is set but exclude is not GF_EXCLUDE_REVERSE_ID")
+			return opt, errorf(gfEInval, "%s->reverse_eids or reverse_half is set but exclude is not GF_EXCLUDE_REVERSE_ID", arg)
 		}
 	case C.GF_LINK_PYG:
 		opt.Mode = core.LinkPyG
@@ -93,14 +94,14 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options) (core.EdgeSamplerOptions, 
 		case C.GF_NEG_TRIPLET:
 			opt.PyG.Mode = linkpred.PyGTripletMode
 		default:
-			return opt, errorf(gfEInval, "options->negative = %d: GF_LINK_PYG takes GF_NEG_NONE, GF_NEG_BINARY or GF_NEG_TRIPLET", neg)
+			return opt, errorf(gfEInval, "%s->negative = %d: GF_LINK_PYG takes GF_NEG_NONE, GF_NEG_BINARY or GF_NEG_TRIPLET", arg, neg)
 		}
 		opt.PyG.Amount = amount
 		if o.exclude != C.GF_EXCLUDE_NONE || o.reverse_eids != nil || o.reverse_half != 0 {
-			return opt, errorf(gfEInval, "options->exclude, reverse_eids and reverse_half apply to GF_LINK_DGL only")
+			return opt, errorf(gfEInval, "%s->exclude, reverse_eids and reverse_half apply to GF_LINK_DGL only", arg)
 		}
 	default:
-		return opt, errorf(gfEInval, "options->mode = %d (want GF_LINK_DGL or GF_LINK_PYG)", int32(o.mode))
+		return opt, errorf(gfEInval, "%s->mode = %d (want GF_LINK_DGL or GF_LINK_PYG)", arg, int32(o.mode))
 	}
 	return opt, nil
 }
@@ -116,7 +117,7 @@ func gfgo_edge_sampler_open(h C.uintptr_t, o *C.gf_edge_sampler_options, out *C.
 			return errorf(gfEInval, "out_sampler is NULL")
 		}
 		*out = 0
-		opt, err := edgeSamplerOptions(o)
+		opt, err := edgeSamplerOptions(o, "options")
 		if err != nil {
 			return err
 		}
@@ -127,6 +128,32 @@ func gfgo_edge_sampler_open(h C.uintptr_t, o *C.gf_edge_sampler_options, out *C.
 		putHandle(out, newHandle(kindEdgeSampler, s))
 		return nil
 	})
+}
+
+// linkItems reads the seeds of an edge sampler or loader of mode: edge ids
+// (DGL; seeds_dst must be NULL) or pairs (PyG).
+func linkItems(mode core.LinkMode, seedsT, dstT *C.DLTensor) (linkload.Items, error) {
+	seeds, err := indexArray(seedsT, "seeds", false)
+	if err != nil {
+		return linkload.Items{}, err
+	}
+	if mode == core.LinkDGL {
+		if dstT != nil {
+			return linkload.Items{}, errorf(gfEInval, "seeds_dst must be NULL for GF_LINK_DGL (seeds are edge ids)")
+		}
+		return linkload.Items{EdgeIDs: seeds}, nil
+	}
+	if dstT == nil {
+		return linkload.Items{}, errorf(gfEInval, "seeds_dst is NULL (GF_LINK_PYG takes node pairs)")
+	}
+	dst, err := indexArray(dstT, "seeds_dst", false)
+	if err != nil {
+		return linkload.Items{}, err
+	}
+	if len(dst) != len(seeds) {
+		return linkload.Items{}, errorf(gfEInval, "seeds has %d entries but seeds_dst has %d", len(seeds), len(dst))
+	}
+	return linkload.Items{Pairs: linkpred.Pairs{Src: seeds, Dst: dst}}, nil
 }
 
 //export gfgo_edge_sampler_sample
@@ -140,45 +167,20 @@ func gfgo_edge_sampler_sample(h C.uintptr_t, seedsT, dstT *C.DLTensor, key C.uin
 			return errorf(gfEInval, "out_batch is NULL")
 		}
 		*out = 0
-		seeds, err := indexArray(seedsT, "seeds", false)
+		items, err := linkItems(s.Mode(), seedsT, dstT)
 		if err != nil {
 			return err
 		}
 		var eb *core.EdgeBatch
 		if s.Mode() == core.LinkDGL {
-			if dstT != nil {
-				return errorf(gfEInval, "seeds_dst must be NULL for a GF_LINK_DGL sampler (seeds are edge ids)")
-			}
-			eb, err = s.SampleDGL(seeds, uint64(key), cAlloc{})
+			eb, err = s.SampleDGL(items.EdgeIDs, uint64(key), cAlloc{})
 		} else {
-			if dstT == nil {
-				return errorf(gfEInval, "seeds_dst is NULL (a GF_LINK_PYG sampler takes node pairs)")
-			}
-			dst, err := indexArray(dstT, "seeds_dst", false)
-			if err != nil {
-				return err
-			}
-			if len(dst) != len(seeds) {
-				return errorf(gfEInval, "seeds has %d entries but seeds_dst has %d", len(seeds), len(dst))
-			}
-			eb, err = s.SamplePyG(linkpred.Pairs{Src: seeds, Dst: dst}, uint64(key), cAlloc{})
-			if err != nil {
-				return err
-			}
+			eb, err = s.SamplePyG(items.Pairs, uint64(key), cAlloc{})
 		}
 		if err != nil {
 			return err
 		}
-		// The pair indices travel as node data under names no C caller can
-		// give, so that the batch's release frees them.
-		b := eb.Batch
-		if b.NodeData == nil {
-			b.NodeData = map[string]mem.Tensor{}
-		}
-		for f := range core.NumLinkFields {
-			b.NodeData[linkFieldName(f)] = eb.Link[f]
-		}
-		newBatch(b, out)
+		newBatch(eb.Batch, out)
 		return nil
 	})
 }
@@ -189,6 +191,67 @@ func gfgo_edge_sampler_close(h C.uintptr_t) {
 		if s, ok := forget[*core.EdgeSampler](kindEdgeSampler, h); ok {
 			return s.Close()
 		}
+		return nil
+	})
+}
+
+//export gfgo_edge_loader_open
+func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge_loader_options, out *C.uintptr_t) C.int {
+	return call("gf_edge_loader_open", func() error {
+		g, err := lookup[*core.Graph](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_loader is NULL")
+		}
+		*out = 0
+		if o == nil {
+			return errorf(gfEInval, "options is NULL")
+		}
+		o, err = readOptions(o, "options", edgeLoaderOptionsLayout)
+		if err != nil {
+			return err
+		}
+		opt, err := edgeSamplerOptions(o.sampler, "options->sampler")
+		if err != nil {
+			return err
+		}
+		if o.loader == nil {
+			return errorf(gfEInval, "options->loader is NULL")
+		}
+		lo, err := readOptions(o.loader, "options->loader", loaderOptionsLayout)
+		if err != nil {
+			return err
+		}
+		if sampler, _ := readOptions(o.sampler, "options->sampler", edgeSamplerOptionsLayout); lo.sample != nil && lo.sample != sampler.sample {
+			return errorf(gfEInval, "options->loader->sample must be NULL or options->sampler->sample (an edge loader samples with the sampler's options)")
+		}
+		if lo.seed_times != nil {
+			return errorf(gfEInval, "options->loader->seed_times must be NULL (edge loaders do not sample temporally)")
+		}
+		lopt, err := batchOptions(lo, "options->loader")
+		if err != nil {
+			return err
+		}
+		lopt.Threads, lopt.COO = opt.Threads, o.coo != 0
+		if lopt.EdgeFeatureNames, err = cStrings((**C.char)(unsafe.Pointer(o.edge_feature_names)), o.num_edge_feature_names, "options->edge_feature_names"); err != nil {
+			return err
+		}
+		items, err := linkItems(opt.Mode, seedsT, dstT)
+		if err != nil {
+			return err
+		}
+		a, err := hostAllocator(o.loader, "options->loader")
+		if err != nil {
+			return err
+		}
+		l, err := g.OpenEdgeLoader(items, opt, lopt, a)
+		if err != nil {
+			a.release()
+			return err
+		}
+		putLoader(out, l, a)
 		return nil
 	})
 }
@@ -207,19 +270,17 @@ func gfgo_batch_take_link(h C.uintptr_t, field C.int32_t, out **C.DLManagedTenso
 		if field < 0 || core.LinkField(field) >= core.NumLinkFields {
 			return errorf(gfEInval, "field = %d is not a GF_LINK_* value", int32(field))
 		}
-		n := linkFieldName(core.LinkField(field))
-		t, ok := b.b.NodeData[n]
-		if !ok {
-			return errorf(gfEInval, "this batch is not an edge batch (from gf_edge_sampler_sample)")
+		if len(b.b.Link) != int(core.NumLinkFields) {
+			return errorf(gfEInval, "this batch is not an edge batch (from gf_edge_sampler_sample or an edge loader)")
 		}
-		if b.names[n] {
+		key := linkKey(int32(field))
+		if b.taken[key] {
 			return errorf(gfEState, "link field %d was already taken from this batch", int32(field))
 		}
-		if err := take(&t, out); err != nil {
+		if err := take(&b.b.Link[field], out); err != nil {
 			return err
 		}
-		b.b.NodeData[n] = t
-		b.names[n] = true
+		b.taken[key] = true
 		return nil
 	})
 }

@@ -200,6 +200,15 @@ func (o *batchObj) field(field, layer int32) (*mem.Tensor, error) {
 			return nil, errorf(gfEInval, "field GF_FIELD_BATCH: the batch is not disjoint (sample with options->disjoint set)")
 		}
 		return &o.b.Batch, nil
+	case C.GF_FIELD_COO_INDEX, C.GF_FIELD_COO_EDGE_IDS:
+		c := o.b.COO
+		if c == nil {
+			return nil, errorf(gfEInval, "field %d (GF_FIELD_COO_*): the batch has no edge list (open the edge loader with options->coo set)", field)
+		}
+		if field == C.GF_FIELD_COO_INDEX {
+			return &c.Index, nil
+		}
+		return &c.EdgeIDs, nil
 	}
 	if field >= C.GF_FIELD_TYPED_NODES && field <= C.GF_FIELD_TYPED_INDPTR {
 		return o.typedField(field, layer)
@@ -318,7 +327,18 @@ func gfgo_batch_take(h C.uintptr_t, field, layer C.int32_t, out **C.DLManagedTen
 
 //export gfgo_batch_take_node_data
 func gfgo_batch_take_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTensor) C.int {
-	return call("gf_batch_take_node_data", func() error {
+	return takeData("gf_batch_take_node_data", "node", h, name, out)
+}
+
+//export gfgo_batch_take_edge_data
+func gfgo_batch_take_edge_data(h C.uintptr_t, name *C.char, out **C.DLManagedTensor) C.int {
+	return takeData("gf_batch_take_edge_data", "edge", h, name, out)
+}
+
+// takeData is gf_batch_take_node_data and gf_batch_take_edge_data: it moves
+// the node or edge data (what) gathered under name out of the batch.
+func takeData(fn, what string, h C.uintptr_t, name *C.char, out **C.DLManagedTensor) C.int {
+	return call(fn, func() error {
 		b, err := lookup[*batchObj](kindBatch, h)
 		if err != nil {
 			return err
@@ -331,18 +351,24 @@ func gfgo_batch_take_node_data(h C.uintptr_t, name *C.char, out **C.DLManagedTen
 			return errorf(gfEInval, "out_tensor is NULL")
 		}
 		*out = nil
-		if b.names[n] {
-			return errorf(gfEState, "node data %q was already taken from this batch", n)
+		data, key := b.b.NodeData, n
+		if what == "edge" {
+			// A key no C string can spell: edge and node data names are
+			// apart.
+			data, key = b.b.EdgeData, "\x00edge/"+n
 		}
-		t, ok := b.b.NodeData[n]
+		if b.names[key] {
+			return errorf(gfEState, "%s data %q was already taken from this batch", what, n)
+		}
+		t, ok := data[n]
 		if !ok {
-			return errorf(gfEInval, "this batch has no node data named %q", n)
+			return errorf(gfEInval, "this batch has no %s data named %q", what, n)
 		}
 		if err := take(&t, out); err != nil {
 			return err
 		}
-		b.b.NodeData[n] = t
-		b.names[n] = true
+		data[n] = t
+		b.names[key] = true
 		return nil
 	})
 }
@@ -362,7 +388,17 @@ func gfgo_batch_close(h C.uintptr_t) {
 
 //export gfgo_sample
 func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out *C.uintptr_t) C.int {
-	return call("gf_sample", func() error {
+	return sampleKeyed("gf_sample", h, seedsT, o, 0, out)
+}
+
+//export gfgo_sample_keyed
+func gfgo_sample_keyed(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, key C.uint64_t, out *C.uintptr_t) C.int {
+	return sampleKeyed("gf_sample_keyed", h, seedsT, o, key, out)
+}
+
+// sampleKeyed is gf_sample (key 0) and gf_sample_keyed.
+func sampleKeyed(fn string, h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, key C.uint64_t, out *C.uintptr_t) C.int {
+	return call(fn, func() error {
 		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
@@ -383,7 +419,7 @@ func gfgo_sample(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_options, out 
 		if err != nil {
 			return err
 		}
-		b, err := g.SampleTimed(seeds, times, req, threads, cAlloc{})
+		b, err := g.SampleKeyed(seeds, times, req, uint64(key), threads, cAlloc{})
 		if err != nil {
 			return err
 		}
@@ -440,15 +476,7 @@ func loaderArgs(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *
 	if err != nil {
 		return nil, nil, req, lopt, err
 	}
-	if o.batch_size <= 0 {
-		return nil, nil, req, lopt, errorf(gfEInval, "options->batch_size = %d (want > 0)", int64(o.batch_size))
-	}
-	features, err := cStrings((**C.char)(unsafe.Pointer(o.feature_names)), o.num_feature_names, "feature_names")
-	if err != nil {
-		return nil, nil, req, lopt, err
-	}
-	labels, err := cStrings((**C.char)(unsafe.Pointer(o.label_names)), o.num_label_names, "label_names")
-	if err != nil {
+	if lopt, err = batchOptions(o, "options"); err != nil {
 		return nil, nil, req, lopt, err
 	}
 	seeds, err := indexArray(seedsT, "seeds", false)
@@ -466,8 +494,26 @@ func loaderArgs(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *
 	} else if req.Temporal != sample.TemporalNone {
 		return nil, nil, req, lopt, errorf(gfEInval, "options->seed_times is NULL but options->sample->temporal is set (a temporal loader needs one time per seed)")
 	}
-	lopt = pipeline.Options{
-		SeedTimes:     times,
+	lopt.SeedTimes, lopt.Threads = times, threads
+	return g, seeds, req, lopt, nil
+}
+
+// batchOptions reads what gf_loader_options (arg, already read with
+// readOptions) says of batching: batch size, shuffle, queue and the node
+// data names.
+func batchOptions(o *C.gf_loader_options, arg string) (pipeline.Options, error) {
+	if o.batch_size <= 0 {
+		return pipeline.Options{}, errorf(gfEInval, "%s->batch_size = %d (want > 0)", arg, int64(o.batch_size))
+	}
+	features, err := cStrings((**C.char)(unsafe.Pointer(o.feature_names)), o.num_feature_names, "feature_names")
+	if err != nil {
+		return pipeline.Options{}, err
+	}
+	labels, err := cStrings((**C.char)(unsafe.Pointer(o.label_names)), o.num_label_names, "label_names")
+	if err != nil {
+		return pipeline.Options{}, err
+	}
+	return pipeline.Options{
 		BatchSize:     int(o.batch_size),
 		Shuffle:       o.shuffle != 0,
 		DropLast:      o.drop_last != 0,
@@ -475,9 +521,7 @@ func loaderArgs(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *
 		QueueCapacity: int(o.queue_capacity),
 		FeatureNames:  features,
 		LabelNames:    labels,
-		Threads:       threads,
-	}
-	return g, seeds, req, lopt, nil
+	}, nil
 }
 
 //export gfgo_loader_open
@@ -487,7 +531,7 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 		if err != nil {
 			return err
 		}
-		a, err := hostAllocator(o)
+		a, err := hostAllocator(o, "options")
 		if err != nil {
 			return err
 		}

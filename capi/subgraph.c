@@ -1,5 +1,6 @@
-// subgraph.c: the C shim of gf_graph_induced_subgraph (see graphferry.c for
-// what a shim does), apart so that the section stays in its own files.
+// subgraph.c: the C shims of gf_graph_induced_subgraph and gf_graph_edges
+// (see graphferry.c for what a shim does), apart so that the section stays
+// in its own files.
 
 #include "graphferry.h"
 #include "guard.h"
@@ -13,4 +14,12 @@ int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
   GF_GUARD();
   return gfgo_graph_induced_subgraph((uintptr_t)graph, (DLTensor *)nodes,
                                      out_src, out_dst, out_edge_ids);
+}
+
+int gf_graph_edges(gf_graph *graph, int32_t format, int32_t relation,
+                   DLManagedTensor **out_first, DLManagedTensor **out_second,
+                   DLManagedTensor **out_edge_ids) {
+  GF_GUARD();
+  return gfgo_graph_edges((uintptr_t)graph, format, relation, out_first, out_second,
+                          out_edge_ids);
 }

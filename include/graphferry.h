@@ -440,6 +440,30 @@ GF_API int gf_graph_get_node_data_versioned(gf_graph *graph, const char *name,
 GF_API int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
 
 /*
+ * gf_graph_set_edge_data stores tensor under name as edge data (DGL's
+ * g.edata, PyG's edge_attr): row e is the edge whose original id is e, so
+ * shape[0] must be the number of edge ids (the largest edge id + 1: the
+ * number of edges when the graph was built with implicit ids). Edge
+ * loaders gather it over every batch's sampled edges
+ * (gf_edge_loader_options.edge_feature_names, gf_batch_take_edge_data).
+ * Dtypes as gf_graph_set_node_data. Edge ids are never renumbered, so the
+ * memory is kept as it is, never copied.
+ * @param name    non-empty NUL-terminated name; replaces an existing entry.
+ * @param tensor  On GF_OK graphferry owns the tensor and calls its deleter
+ *                when the entry is replaced or the graph's memory released.
+ *                On failure the caller still owns it.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      name NULL or empty, tensor NULL, no dimensions, or
+ *                  shape[0] other than the number of edge ids
+ *   GF_ETYPE       a dtype not accepted, not on the CPU, or not contiguous
+ *   GF_ESTATE      name exists and an open loader reads it
+ *   GF_EBADHANDLE  graph
+ */
+GF_API int gf_graph_set_edge_data(gf_graph *graph, const char *name,
+                                  DLManagedTensor *tensor);
+
+/*
  * gf_graph_set_edge_weights sets the weight of every edge, for biased
  * sampling (gf_sample_options.biased): weights[e] is the weight of the edge
  * whose id is e, so weights must have more entries than the largest edge
@@ -824,6 +848,19 @@ typedef struct gf_batch gf_batch;
 GF_API int gf_sample(gf_graph *graph, const DLTensor *seeds,
                      const gf_sample_options *options, gf_batch **out_batch);
 
+/*
+ * gf_sample_keyed is gf_sample with the batch key of the sample's random
+ * streams, which the library derives from (options->seed, batch_key):
+ * gf_sample is batch_key 0, and a loader's batch i of epoch e uses key
+ * (e << 32) | i, so gf_sample_keyed with that key and that batch's seeds
+ * gives that batch's sample. A host that samples one batch per call (a
+ * framework's sampler called per batch) passes a key per call, so that the
+ * calls have streams of their own without deriving seeds itself. Same
+ * arguments and return codes as gf_sample.
+ */
+GF_API int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_sample_options *options,
+                           uint64_t batch_key, gf_batch **out_batch);
+
 /* Fields of a batch for gf_batch_take. All are int64 tensors. */
 /* All sampled nodes, original ids, seeds first then each hop's new nodes. */
 #define GF_FIELD_NODES 0
@@ -881,6 +918,18 @@ GF_API int gf_sample(gf_graph *graph, const DLTensor *seeds,
    GF_FIELD_TYPED_BLOCK_SHAPE): c_d+1 entries from 0 to r's edge count;
    sum over r of (c_{dst(r)} + 1) entries in all. */
 #define GF_FIELD_TYPED_INDPTR 17
+/*
+ * The sampled edges as one edge list (layer 0): the edges of hop 0, then of
+ * hop 1, ..., each hop's in CSC order (PyG's edge_index and e_id). Batches
+ * of edge loaders opened with gf_edge_loader_options.coo only, computed by
+ * the loader's sampler threads; GF_EINVAL for other batches. (Numbered from
+ * 32: the values after GF_FIELD_TYPED_INDPTR stay free for per-hop views.)
+ */
+/* [2, E]: row 0 each edge's source, row 1 its destination, as positions in
+   GF_FIELD_NODES. */
+#define GF_FIELD_COO_INDEX 32
+/* [E]: each edge's original id. */
+#define GF_FIELD_COO_EDGE_IDS 33
 
 /*
  * gf_batch_num_hops sets *out to the number of hops (blocks) L.
@@ -944,6 +993,22 @@ GF_API int gf_batch_take_node_data(gf_batch *batch, const char *name,
  */
 GF_API int gf_batch_take_node_data_versioned(gf_batch *batch, const char *name,
                                              DLManagedTensorVersioned **out_tensor);
+
+/*
+ * gf_batch_take_edge_data moves out the edge data gathered under name (an
+ * edge loader's edge_feature_names): one row per sampled edge, the edges of
+ * layer 0 (GF_FIELD_EDGE_IDS of layer 0), then of layer 1, and so on. Same
+ * ownership as gf_batch_take; edge and node data have names of their own.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      name NULL, empty or not gathered into this batch;
+ *                  out_tensor NULL
+ *   GF_ESTATE      the data was already taken
+ *   GF_EBADHANDLE  batch
+ *   GF_ENOMEM      no memory for the tensor's header
+ */
+GF_API int gf_batch_take_edge_data(gf_batch *batch, const char *name,
+                                   DLManagedTensor **out_tensor);
 
 /*
  * gf_batch_close releases a batch and every field not taken from it.
@@ -1350,6 +1415,38 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
                                      DLManagedTensor **out_dst,
                                      DLManagedTensor **out_edge_ids);
 
+/* Formats of gf_graph_edges. */
+/* COO: out_first = sources, out_second = destinations, out_edge_ids, one
+   entry per edge in increasing edge id order (for a graph built from a COO
+   with implicit ids: the arrays it was built from). */
+#define GF_EDGES_COO 0
+/* CSC: out_first = indptr [N+1] over the destinations in increasing id
+   order, out_second = the sources of each destination's in-edges in the
+   graph's stored order, out_edge_ids alongside. */
+#define GF_EDGES_CSC 1
+
+/*
+ * gf_graph_edges exports a graph's edges in one call: every edge in
+ * original node and edge ids (relation = -1), or, on a typed graph
+ * (gf_graph_set_types), the edges of relation `relation` in type-local
+ * node ids and relation-local edge ids (for CSC, N is the number of nodes
+ * of its destination type). The result does not depend on the patches.
+ * @param format  GF_EDGES_COO or GF_EDGES_CSC.
+ * @param out_first, out_second, out_edge_ids  receive int64 tensors (see
+ *                the formats); out_edge_ids may be NULL if not wanted. The
+ *                caller owns them and must call their deleters (all are
+ *                NULL on failure).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      format unknown; relation < -1, out of range, or >= 0 on
+ *                  an untyped graph; out_first or out_second NULL
+ *   GF_EBADHANDLE  graph
+ *   GF_ENOMEM      the edges do not fit in memory
+ */
+GF_API int gf_graph_edges(gf_graph *graph, int32_t format, int32_t relation,
+                          DLManagedTensor **out_first, DLManagedTensor **out_second,
+                          DLManagedTensor **out_edge_ids);
+
 /* ---------------------------------------------------------------------------
  * Edge-level sampling (link prediction)
  *
@@ -1369,6 +1466,23 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
  * Negatives are drawn from streams keyed by the sample options' seed and the
  * batch key, in original node ids: a batch depends only on the options, the
  * key and its seed edges, never on the patch or thread count.
+ *
+ * On a typed graph (gf_graph_set_types) the batches are heterogeneous, as
+ * DGL's and PyG's are on heterographs: GF_LINK_DGL groups a batch's seed
+ * edges by relation (each relation's in batch order; GF_LINK_POS_OFFSETS
+ * says where each starts), draws GF_NEG_PER_SOURCE_UNIFORM destinations
+ * among the nodes of the destination type of each edge's relation, and
+ * compacts per node type as dgl.compact_graphs does on heterographs;
+ * GF_LINK_PYG takes pairs of one edge type and draws GF_NEG_BINARY sources
+ * and destinations (GF_NEG_TRIPLET destinations) among the nodes of the
+ * pairs' source (destination) type. The seeds are then grouped by node
+ * type, and every pair index is a position among the seeds of its node's
+ * type (a type-local id of the pair graph, or of PyG's per-type
+ * edge_label_index). GF_NEG_GLOBAL_UNIFORM is not supported there
+ * (GF_ENOTSUP).
+ *
+ * gf_edge_loader_open makes a loader whose batches are these, made ahead of
+ * the consumer by the library's threads (see gf_edge_loader_open).
  */
 typedef struct gf_edge_sampler gf_edge_sampler;
 
@@ -1464,15 +1578,88 @@ GF_API void gf_edge_sampler_close(gf_edge_sampler *sampler);
 #define GF_LINK_SRC_INDEX 4
 #define GF_LINK_DST_POS_INDEX 5
 #define GF_LINK_DST_NEG_INDEX 6
+/* [B]: the position of each positive pair's seed edge (or pair) among the
+   loader's seeds, in pair order (PyG's input_id); for gf_edge_sampler_sample,
+   among the seeds given to it. */
+#define GF_LINK_INPUT_ID 7
+/* DGL: [B] the seed edge ids in pair order (pair_graph.edata[dgl.EID]);
+   relation-local ids on a typed graph. PyG: empty. */
+#define GF_LINK_EDGE_IDS 8
+/* DGL on a typed graph: [R+1] where each relation's positive (negative)
+   pairs start among GF_LINK_POS_* (GF_LINK_NEG_*); empty otherwise. */
+#define GF_LINK_POS_OFFSETS 9
+#define GF_LINK_NEG_OFFSETS 10
 
 /*
- * gf_batch_take_link moves a pair-index field (GF_LINK_*) of a batch from
- * gf_edge_sampler_sample out as a DLPack tensor the caller owns; each field
- * can be taken once.
+ * gf_batch_take_link moves a pair field (GF_LINK_*) of an edge batch (from
+ * gf_edge_sampler_sample, or gf_loader_next on an edge loader) out as a
+ * DLPack tensor the caller owns; each field can be taken once.
  * Returns: GF_OK; GF_EINVAL field out of range, out_tensor NULL, or a batch
  * that is not an edge batch; GF_ESTATE field already taken; GF_EBADHANDLE.
  */
 GF_API int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **out_tensor);
+
+/*
+ * gf_edge_loader_options configures an edge loader. Zero-initialise it and
+ * set struct_size = sizeof(gf_edge_loader_options); fields are only ever
+ * appended, and a zero field takes its default.
+ */
+typedef struct gf_edge_loader_options {
+  uint32_t struct_size;
+  /* How each batch is made, as gf_edge_sampler_open takes it (mode,
+     negatives, exclusion, and the neighbour sampling: its seed roots every
+     random stream, its num_threads is the loader's threads). Required; read
+     during the call. */
+  const gf_edge_sampler_options *sampler;
+  /* How the seeds are batched, as gf_loader_open takes it: batch_size (seed
+     edges or pairs per batch), shuffle, drop_last, shuffle_seed,
+     queue_capacity, feature_names (node data over every node of a batch),
+     label_names (over its seeds), allocator. Its sample must be NULL or
+     sampler->sample, its seed_times NULL. Required; read during the call. */
+  const gf_loader_options *loader;
+  /* Edge data (gf_graph_set_edge_data) gathered over every batch's sampled
+     edges, taken with gf_batch_take_edge_data. Borrowed. */
+  int32_t num_edge_feature_names;
+  const char *const *edge_feature_names;
+  /* Non-zero: every batch also holds its sampled edges as one edge list
+     (GF_FIELD_COO_*), made by the sampler threads. */
+  int32_t coo;
+} gf_edge_loader_options;
+
+/*
+ * gf_edge_loader_open makes an edge loader: a gf_loader (use it with
+ * gf_loader_start, gf_loader_next, gf_loader_num_batches, gf_loader_stats,
+ * gf_loader_set_cache and gf_loader_close) over seed edges (GF_LINK_DGL:
+ * edge ids, repeats allowed) or seed pairs (GF_LINK_PYG: seeds -> seeds_dst;
+ * on a typed graph, of one edge type). Each epoch shuffles the seeds by
+ * (loader->shuffle_seed, epoch) and batch i of epoch e is the batch
+ * gf_edge_sampler_sample makes of its seeds with batch key (e << 32) | i
+ * (its GF_LINK_INPUT_ID giving their positions among the loader's seeds),
+ * made ahead of the consumer by the library's sampler threads, with its
+ * node data and edge data gathered; batches take their fields as
+ * gf_edge_sampler_sample's (gf_batch_take, gf_batch_take_link, ...). No
+ * thread runs until gf_loader_start. *out_loader is NULL on failure.
+ * @param seeds     int64 (or int32) [n]: GF_LINK_DGL: edge ids;
+ *                  GF_LINK_PYG: the pairs' sources. Borrowed (copied).
+ * @param seeds_dst GF_LINK_PYG: int64 [n] the pairs' destinations;
+ *                  GF_LINK_DGL: NULL. Borrowed (copied).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      seeds, options, options->sampler, options->loader or
+ *                  out_loader NULL; invalid options (as gf_edge_sampler_open
+ *                  and gf_loader_open say; loader->sample other than NULL
+ *                  or sampler->sample; loader->seed_times set; an unknown
+ *                  node or edge data name); seeds_dst given in DGL mode or
+ *                  missing in PyG mode, lengths differ; a seed edge id that
+ *                  is not an edge, a node id out of range, pairs of several
+ *                  edge types on a typed graph (the first bad seed named)
+ *   GF_ETYPE       seeds or seeds_dst not int64/int32 CPU contiguous
+ *   GF_ENOTSUP     a valid option this build does not support
+ *   GF_EBADHANDLE  graph
+ * Release with gf_loader_close.
+ */
+GF_API int gf_edge_loader_open(gf_graph *graph, const DLTensor *seeds, const DLTensor *seeds_dst,
+                               const gf_edge_loader_options *options, gf_loader **out_loader);
 
 /* ------------------------------------------------------------------------ */
 /* Communicators                                                            */

@@ -45,6 +45,11 @@ type Graph struct {
 
 	// typed holds the types and times, under mu.
 	typed typedState
+
+	// edges holds the edge data (nil until the first SetEdgeData) and
+	// edgeIDs the number of its rows (0 until computed), under mu.
+	edges   *feature.Store
+	edgeIDs int64
 }
 
 // New partitions g with opt and returns a Graph over it with no node data.
@@ -133,6 +138,9 @@ func (g *Graph) release() {
 	if last {
 		g.runtimes.reset()
 		g.store.Close()
+		if g.edges != nil {
+			g.edges.Close()
+		}
 		if g.ds != nil {
 			g.ds.Close()
 		}

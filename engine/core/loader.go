@@ -77,7 +77,9 @@ func (g *Graph) OpenLoader(seeds []int64, req sample.Request, lopt pipeline.Opti
 			return nil, nil, errorf(nil, "seed times are given but the request is not temporal")
 		}
 		lopt.RepeatedSeeds = req.Disjoint
-		lopt.Types = g.typed.types // fixed while loaders are open (SetTypes refuses)
+		if err := g.edgeOptions(&lopt); err != nil {
+			return nil, nil, err
+		}
 		pl, err := pipeline.New(s, g.part, g.store, seeds, lopt, alloc)
 		return pl, nil, err
 	})

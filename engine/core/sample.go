@@ -115,6 +115,12 @@ func (g *Graph) Sample(seeds []int64, req sample.Request, threads int, alloc mem
 // SampleTimed is Sample with the seed times of a temporal request (one per
 // seed; nil otherwise). With req.Disjoint the seeds may repeat.
 func (g *Graph) SampleTimed(seeds, times []int64, req sample.Request, threads int, alloc mem.Allocator) (*pipeline.Batch, error) {
+	return g.SampleKeyed(seeds, times, req, 0, threads, alloc)
+}
+
+// SampleKeyed is SampleTimed with batch key key: the batch a loader with
+// req gives for that key (pipeline.BatchKey(epoch, index)), over seeds.
+func (g *Graph) SampleKeyed(seeds, times []int64, req sample.Request, key uint64, threads int, alloc mem.Allocator) (*pipeline.Batch, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -131,7 +137,7 @@ func (g *Graph) SampleTimed(seeds, times []int64, req sample.Request, threads in
 		if times != nil {
 			tl = [][]int64{times}
 		}
-		res, err := rt.SampleTimed(context.Background(), req, [][]int64{internal}, tl, []uint64{0})
+		res, err := rt.SampleTimed(context.Background(), req, [][]int64{internal}, tl, []uint64{key})
 		if err != nil {
 			return err
 		}

@@ -3,6 +3,8 @@ package linkpred
 import (
 	"fmt"
 	"math"
+
+	"github.com/graphferry/graphferry/engine/graph"
 )
 
 // Exclude is DGL's exclude argument of as_edge_prediction_sampler on a
@@ -187,16 +189,90 @@ func (p PyGLinkSampler) Validate() error {
 // edge_label_index) over a graph of numNodes nodes, drawing negatives from
 // stream s.
 func (p PyGLinkSampler) Batch(pos Pairs, numNodes int64, s Stream, threads int) (PyGBatch, error) {
+	return p.batch(pos, numNodes, nil, s, threads)
+}
+
+// BatchTyped is Batch on a typed graph, as PyG's LinkNeighborLoader does
+// on a HeteroData: the pairs (original ids) are of one edge type, so every
+// source is of one node type and every destination of one; negative
+// sources are drawn among the nodes of the sources' type and destinations
+// among the destinations' type. The seeds are the sorted distinct ids of
+// the pairs and negatives (grouped by type, each type's sorted: PyG's seeds
+// per type), and the pair indices (Index, SrcIndex, DstPosIndex,
+// DstNegIndex) are positions among the seeds of their node's type. Weights
+// and Disjoint are not supported.
+func (p PyGLinkSampler) BatchTyped(pos Pairs, t *graph.Types, s Stream, threads int) (PyGBatch, error) {
+	if t == nil {
+		return PyGBatch{}, fmt.Errorf("linkpred: BatchTyped: types are nil")
+	}
+	if p.Weights != nil || p.Disjoint {
+		return PyGBatch{}, fmt.Errorf("linkpred: negative sampling weights and disjoint batches are not supported on typed graphs")
+	}
+	numNodes := t.NodeOffsets[t.NumNodeTypes()]
+	if err := pos.validate("edge_label_index", numNodes); err != nil {
+		return PyGBatch{}, err
+	}
+	ranges, err := PairTypes(pos, t)
+	if err != nil {
+		return PyGBatch{}, err
+	}
+	b, err := p.batch(pos, numNodes, ranges, s, threads)
+	if err != nil {
+		return PyGBatch{}, err
+	}
+	if err := TypeLocal(b.Nodes, t, b.Index.Src, b.Index.Dst, b.SrcIndex, b.DstPosIndex, b.DstNegIndex); err != nil {
+		return PyGBatch{}, err
+	}
+	return b, nil
+}
+
+// PairTypes returns the node ranges of the type of pos's sources and of
+// the type of its destinations, which must each be of one type (pairs of
+// one edge type); nil without pairs.
+func PairTypes(pos Pairs, t *graph.Types) (*[2]NodeRange, error) {
+	if pos.Len() == 0 {
+		return nil, nil
+	}
+	var out [2]NodeRange
+	for k, ids := range [][]int64{pos.Src, pos.Dst} {
+		end := []string{"source", "destination"}[k]
+		nt := t.NodeType(ids[0])
+		for i, v := range ids {
+			if u := t.NodeType(v); u != nt {
+				return nil, fmt.Errorf("linkpred: the pairs are not of one edge type: %s %d (node %d) is of node type %d, %s 0 (node %d) of type %d", end, i, v, u, end, ids[0], nt)
+			}
+		}
+		out[k] = TypeRange(t, nt)
+	}
+	return &out, nil
+}
+
+// batch is Batch, with the negatives' sources and destinations drawn from
+// ranges[0] and ranges[1] when ranges is not nil.
+func (p PyGLinkSampler) batch(pos Pairs, numNodes int64, ranges *[2]NodeRange, s Stream, threads int) (PyGBatch, error) {
 	if err := p.Validate(); err != nil {
 		return PyGBatch{}, err
+	}
+	if p.Mode != PyGNone {
+		if err := pos.validate("edge_label_index", numNodes); err != nil {
+			return PyGBatch{}, err
+		}
+	}
+	all := NodeRange{N: numNodes}
+	if ranges == nil {
+		ranges = &[2]NodeRange{all, all}
 	}
 	switch p.Mode {
 	case PyGTripletMode:
 		amount := int(p.Amount)
-		if err := pos.validate("edge_label_index", numNodes); err != nil {
-			return PyGBatch{}, err
+		tr := Triplet{Amount: amount, Weights: p.Weights}
+		var neg []int64
+		var err error
+		if p.Weights != nil {
+			neg, err = tr.Sample(pos.Len(), numNodes, s, threads)
+		} else {
+			neg, err = tr.SampleRange(pos.Len(), ranges[1], s, threads)
 		}
-		neg, err := Triplet{Amount: amount, Weights: p.Weights}.Sample(pos.Len(), numNodes, s, threads)
 		if err != nil {
 			return PyGBatch{}, err
 		}
@@ -208,11 +284,14 @@ func (p PyGLinkSampler) Batch(pos Pairs, numNodes int64, s Stream, threads int) 
 	default:
 		var neg Pairs
 		if p.Mode == PyGBinaryMode {
-			if err := pos.validate("edge_label_index", numNodes); err != nil {
-				return PyGBatch{}, err
-			}
+			bi := Binary{Amount: p.Amount, Weights: p.Weights}
 			var err error
-			if neg, err = (Binary{Amount: p.Amount, Weights: p.Weights}).Sample(pos.Len(), numNodes, s, threads); err != nil {
+			if p.Weights != nil {
+				neg, err = bi.Sample(pos.Len(), numNodes, s, threads)
+			} else {
+				neg, err = bi.SampleRanges(pos.Len(), ranges[0], ranges[1], s, threads)
+			}
+			if err != nil {
 				return PyGBatch{}, err
 			}
 		}

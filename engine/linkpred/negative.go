@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // Pairs is a list of node pairs: pair i is Src[i] -> Dst[i]. Src and Dst
@@ -86,18 +88,8 @@ func (n PerSourceUniform) Sample(src []int64, numNodes int64, s Stream, threads 
 	if tooMany(int64(len(src)), int64(n.K)) {
 		return Pairs{}, fmt.Errorf("linkpred: PerSourceUniform: %d positives times k = %d is too many negatives", len(src), n.K)
 	}
-	k := n.K
-	total := int64(len(src)) * int64(k)
-	out := Pairs{Src: make([]int64, total), Dst: make([]int64, total)}
-	root := s.root(tagPerSource)
-	parallelFor(int(total), threads, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			r := at(root, i)
-			out.Src[i] = src[i/k]
-			out.Dst[i] = int64(r.Below(uint64(numNodes)))
-		}
-	})
-	return out, nil
+	all := NodeRange{N: numNodes}
+	return n.sample(src, func(int) NodeRange { return all }, s, threads), nil
 }
 
 // GlobalUniform is DGL's negative_sampler.GlobalUniform(k,
@@ -276,17 +268,24 @@ func (n Binary) Sample(numPos int, numNodes int64, s Stream, threads int) (Pairs
 	if total > maxNegatives {
 		return Pairs{}, fmt.Errorf("linkpred: binary negative sampling: %d positives times amount = %v is too many negatives", numPos, n.Amount)
 	}
+	draw := func(r *rng.SplitMix64) int64 { return n.Weights.draw(r, numNodes) }
+	return n.draws(numPos, s, threads, draw, draw), nil
+}
+
+// draws draws the NumNegatives(numPos) pairs, pair i's source and
+// destination from stream position i.
+func (n Binary) draws(numPos int, s Stream, threads int, src, dst func(*rng.SplitMix64) int64) Pairs {
 	m := n.NumNegatives(numPos)
 	out := Pairs{Src: make([]int64, m), Dst: make([]int64, m)}
 	root := s.root(tagBinary)
 	parallelFor(int(m), threads, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := at(root, i)
-			out.Src[i] = n.Weights.draw(&r, numNodes)
-			out.Dst[i] = n.Weights.draw(&r, numNodes)
+			out.Src[i] = src(&r)
+			out.Dst[i] = dst(&r)
 		}
 	})
-	return out, nil
+	return out
 }
 
 // Triplet is PyG's NegativeSampling("triplet", amount, weight): Amount
@@ -317,14 +316,20 @@ func (n Triplet) Sample(numPos int, numNodes int64, s Stream, threads int) ([]in
 	if tooMany(int64(numPos), int64(n.Amount)) {
 		return nil, fmt.Errorf("linkpred: triplet negative sampling: %d positives times amount = %d is too many negatives", numPos, n.Amount)
 	}
+	return n.draws(numPos, s, threads, func(r *rng.SplitMix64) int64 { return n.Weights.draw(r, numNodes) }), nil
+}
+
+// draws draws the numPos*Amount destinations, destination f from stream
+// position f.
+func (n Triplet) draws(numPos int, s Stream, threads int, dst func(*rng.SplitMix64) int64) []int64 {
 	m := int64(numPos) * int64(n.Amount)
 	out := make([]int64, m)
 	root := s.root(tagTriplet)
 	parallelFor(int(m), threads, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := at(root, i)
-			out[i] = n.Weights.draw(&r, numNodes)
+			out[i] = dst(&r)
 		}
 	})
-	return out, nil
+	return out
 }

@@ -37,6 +37,17 @@ type Batch struct {
 	// NodeData holds the FeatureNames gathered over Nodes ([n, ...]) and the
 	// LabelNames gathered over the seeds ([B, ...]), in their stored dtypes.
 	NodeData map[string]mem.Tensor
+	// EdgeData holds the EdgeFeatureNames gathered over the batch's sampled
+	// edges: the edge ids of Blocks[0], then of Blocks[1], ... ([sum of the
+	// blocks' edges, ...]), in their stored dtypes.
+	EdgeData map[string]mem.Tensor
+	// Link holds the pair indices of an edge-level batch (int64 tensors,
+	// in engine/linkload's LinkField order, made by its Maker); nil for a
+	// node batch.
+	Link []mem.Tensor
+	// COO is set for the batches of pipelines with Options.COO: the
+	// batch's sampled edges as one edge list (see SetCOO).
+	COO *COO
 
 	alloc mem.Allocator
 	dev   *deviceOut // set for a device backend's batches (NewDeviceBatch)
@@ -71,10 +82,91 @@ func (b *Batch) Release() {
 		free(&b.Blocks[i].Indices)
 		free(&b.Blocks[i].EdgeIDs)
 	}
-	for name, t := range b.NodeData {
-		free(&t)
-		b.NodeData[name] = t
+	for _, m := range []map[string]mem.Tensor{b.NodeData, b.EdgeData} {
+		for name, t := range m {
+			free(&t)
+			m[name] = t
+		}
 	}
+	for i := range b.Link {
+		free(&b.Link[i])
+	}
+	if b.COO != nil {
+		free(&b.COO.Index)
+		free(&b.COO.EdgeIDs)
+	}
+}
+
+// COO is a batch's sampled edges as one edge list, the edges of Blocks[0]
+// then of Blocks[1], ..., each block's in its CSC order: what PyG's
+// edge_index and e_id are. int64, from the batch's allocator.
+type COO struct {
+	// Index is [2, E]: row 0 each edge's source, row 1 its destination,
+	// as positions in Batch.Nodes (PyG's edge_index, one buffer).
+	Index   mem.Tensor
+	EdgeIDs mem.Tensor // [E] each edge's original id
+}
+
+// SetCOO computes b.COO from b's blocks (not taken yet), in the workers of
+// a pipeline with Options.COO, so that the consumer does not expand the
+// blocks' CSC itself. On error b.COO stays nil and nothing stays allocated.
+func (b *Batch) SetCOO() error {
+	if b.COO != nil {
+		return errors.New("pipeline: SetCOO: the batch already has its COO")
+	}
+	var n int64
+	for h, blk := range b.Blocks {
+		if shapeLen(blk.Indices) != int64(len(mem.Int64s(blk.Indices.Data))) || shapeLen(blk.Indptr) != blk.NumDst+1 {
+			return fmt.Errorf("pipeline: SetCOO: block %d was taken or is malformed", h)
+		}
+		n += shapeLen(blk.Indices)
+	}
+	alloc := b.Allocator()
+	ibuf, index, err := mem.AllocInt64(alloc, int(2*n))
+	if err != nil {
+		return err
+	}
+	ebuf, ids, err := mem.AllocInt64(alloc, int(n))
+	if err != nil {
+		alloc.Free(ibuf)
+		return err
+	}
+	c := &COO{
+		Index:   mem.Tensor{DType: mem.Int64, Shape: []int64{2, n}, Data: ibuf},
+		EdgeIDs: mem.Tensor{DType: mem.Int64, Shape: []int64{n}, Data: ebuf},
+	}
+	row, col := index[:n], index[n:]
+	at := 0
+	for _, blk := range b.Blocks {
+		indptr := mem.Int64s(blk.Indptr.Data)
+		k := copy(row[at:], mem.Int64s(blk.Indices.Data))
+		copy(ids[at:], mem.Int64s(blk.EdgeIDs.Data))
+		for v := int64(0); v < blk.NumDst; v++ {
+			for p := indptr[v]; p < indptr[v+1]; p++ {
+				col[at+int(p)] = blk.DstOffset + v
+			}
+		}
+		at += k
+	}
+	b.COO = c
+	return nil
+}
+
+// NewBatch returns an empty batch whose tensors come from alloc (nil: the
+// Go heap), for a Maker to fill.
+func NewBatch(alloc mem.Allocator) *Batch {
+	if alloc == nil {
+		alloc = mem.Heap{}
+	}
+	return &Batch{alloc: alloc, NodeData: map[string]mem.Tensor{}}
+}
+
+// Allocator returns the allocator b's tensors come from.
+func (b *Batch) Allocator() mem.Allocator {
+	if b.alloc == nil {
+		return mem.Heap{}
+	}
+	return b.alloc
 }
 
 // int64Tensor allocates a 1-D int64 tensor holding src through alloc.
@@ -205,8 +297,16 @@ func materializeTopology(res *sample.Result, seedsOrig []int64, inputIndex []int
 // and returns it, for the caller to fill its Data (a RowLoader's rows).
 // A name already in b is an error. On error b is unchanged.
 func (b *Batch) AddNodeData(name string, dtype mem.DType, rows int, rowShape []int64) (mem.Tensor, error) {
-	if _, dup := b.NodeData[name]; dup {
-		return mem.Tensor{}, fmt.Errorf("pipeline: node data %q requested twice", name)
+	if b.NodeData == nil {
+		b.NodeData = map[string]mem.Tensor{}
+	}
+	return b.addData(b.NodeData, "node", name, dtype, rows, rowShape)
+}
+
+// addData allocates a tensor of rows rows from b's allocator into m[name].
+func (b *Batch) addData(m map[string]mem.Tensor, what, name string, dtype mem.DType, rows int, rowShape []int64) (mem.Tensor, error) {
+	if _, dup := m[name]; dup {
+		return mem.Tensor{}, fmt.Errorf("pipeline: %s data %q requested twice", what, name)
 	}
 	if b.alloc == nil {
 		b.alloc = mem.Heap{}
@@ -216,11 +316,46 @@ func (b *Batch) AddNodeData(name string, dtype mem.DType, rows int, rowShape []i
 	if t.Data, err = b.alloc.Alloc(rows * t.RowBytes()); err != nil {
 		return mem.Tensor{}, err
 	}
-	if b.NodeData == nil {
-		b.NodeData = map[string]mem.Tensor{}
-	}
-	b.NodeData[name] = t
+	m[name] = t
 	return t, nil
+}
+
+// loadEdgeData gathers names from store (one row per edge id) over the
+// edge ids of b's blocks, in block order, into b.EdgeData. On error what
+// was gathered so far stays in b, for b.Release. When tc is not nil, the
+// rows are counted in it (host memory).
+func (b *Batch) loadEdgeData(store feature.Gatherer, names []string, threads int, tc *feature.TierCounts) error {
+	if len(names) == 0 {
+		return nil
+	}
+	var ids []int64
+	for h, blk := range b.Blocks {
+		e := mem.Int64s(blk.EdgeIDs.Data)
+		if int64(len(e)) != shapeLen(blk.EdgeIDs) {
+			return fmt.Errorf("pipeline: block %d's edge ids were taken or are malformed", h)
+		}
+		ids = append(ids, e...)
+	}
+	if b.EdgeData == nil {
+		b.EdgeData = map[string]mem.Tensor{}
+	}
+	for _, name := range names {
+		src, ok := store.Get(name)
+		if !ok {
+			return fmt.Errorf("pipeline: no edge data named %q", name)
+		}
+		t, err := b.addData(b.EdgeData, "edge", name, src.DType, len(ids), src.Shape[1:])
+		if err != nil {
+			return err
+		}
+		if err := store.Gather(name, t.Data, ids, threads); err != nil {
+			return fmt.Errorf("pipeline: edge data: %w", err)
+		}
+		if tc != nil {
+			tc.Add(feature.HostCounts(len(ids), src.RowBytes()))
+		}
+	}
+	return nil
 }
 
 // loadNodeData gathers featureNames over res.Nodes and labelNames over the

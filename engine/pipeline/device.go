@@ -179,6 +179,8 @@ func (pl *Pipeline) sampleMaterialized(r *run, m Materializer, s worker, i int, 
 	switch {
 	case pl.opt.Types != nil:
 		return fail(errors.New("the sampler makes its own batches, which have no typed view (Options.Types)"))
+	case pl.opt.COO || len(pl.opt.EdgeFeatureNames) > 0:
+		return fail(errors.New("the sampler makes its own batches, which have no edge list (Options.COO) nor edge data (Options.EdgeFeatureNames)"))
 	case pl.opt.Share != nil && pl.opt.Share.Rows != nil:
 		return fail(errors.New("the sampler makes its own batches, which a RowLoader cannot load"))
 	}

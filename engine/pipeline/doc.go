@@ -20,6 +20,17 @@
 // New is generic over the sampler's type S (a BatchSampler[S], whose Fork
 // returns an S), so that each implementation's Fork keeps its own type.
 //
+// An edge-level loader's batch has seed nodes that are known only once its
+// negatives are drawn: its sampling stage is a Maker (engine/linkload),
+// which makes each batch whole from positions into its own items (seed
+// edges or node pairs) and a batch key. NewMaker builds a pipeline over
+// one; everything else (the epoch shuffle of the positions, batch keys,
+// workers, queues, the loader stage, statistics, Start/Next/Close) is the
+// same code as for node loaders.
+//
+// The loader stage also gathers edge data (Options.EdgeFeatureNames: one
+// row per edge id) over the edge ids of a batch's blocks, in block order.
+//
 // A device backend's forks also implement Materializer: its workers then
 // make their batches themselves (SampleMaterialized) in place of the copy
 // of each sample.Result into allocator buffers, with tensors in device

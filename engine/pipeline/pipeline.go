@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"reflect"
-	"runtime"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -15,6 +14,7 @@ import (
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/par"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/rng"
@@ -56,6 +56,17 @@ type Options struct {
 	// samples on the sampler given to New itself instead of a fork of it
 	// (its communicator may not be duplicable, as a comm.Host's is not).
 	Share *Share
+	// EdgeFeatureNames are edge data gathered by the loader stage for the
+	// sampled edges of every batch (Batch.EdgeData), from EdgeStore.
+	EdgeFeatureNames []string
+	// EdgeStore holds the edge data: one row per edge id (its NumNodes
+	// is the number of rows), by original edge id. Read only while the
+	// pipeline runs; needed when EdgeFeatureNames are given.
+	EdgeStore feature.Gatherer
+	// COO makes the sampler workers add each batch's edges as one edge
+	// list (Batch.SetCOO: PyG's edge_index and e_id), off the consumer's
+	// thread.
+	COO bool
 }
 
 // timedWorker is a worker that samples with seed times.
@@ -128,6 +139,44 @@ type worker interface {
 
 var _ BatchSampler[*sample.Sampler] = (*sample.Sampler)(nil)
 
+// Maker is a pipeline's sampling stage when it makes every batch itself
+// from positions into its own items, instead of sampling seed nodes given
+// to New: an edge-level loader's seed edges or node pairs
+// (engine/linkload), whose batch's seed nodes are known only once its
+// negatives are drawn. NewMaker builds such a pipeline; the epoch shuffle
+// (a permutation of the item positions), the batch keys, the workers, the
+// queues, the loader stage and the statistics are the node pipeline's.
+// M is the type Fork returns, the maker's own.
+type Maker[M any] interface {
+	// Partitioned returns the partition the maker samples.
+	Partitioned() *partition.Partitioned
+	// Threads returns the maker's thread count (<= 0: GOMAXPROCS), which
+	// the workers share.
+	Threads() int
+	// Fork returns an independent copy with threads threads, which makes
+	// the same batches.
+	Fork(threads int) (M, error)
+	maker
+}
+
+// maker is what a worker needs of a Maker's fork.
+type maker interface {
+	// Make makes the batch of the items at positions pos (in epoch order)
+	// with random-stream key key: its seeds, topology and link fields in
+	// memory from alloc (NewBatch(alloc)), Index and Epoch left zero, and
+	// the sample it came from, whose Nodes (internal ids, seeds first) the
+	// loader stage gathers node data for. A batch depends only on (the
+	// maker's options, key, the items at pos).
+	Make(ctx context.Context, pos []int64, key uint64, alloc mem.Allocator) (*Batch, *sample.Result, error)
+	// Recycle takes back results the pipeline no longer uses.
+	Recycle(results ...*sample.Result)
+}
+
+// recycler takes back sample results: a worker or a maker.
+type recycler interface {
+	Recycle(results ...*sample.Result)
+}
+
 // isNil reports whether v is nil or a nil pointer in an interface.
 func isNil(v any) bool {
 	if v == nil {
@@ -146,7 +195,9 @@ func isNil(v any) bool {
 // concurrently with itself.
 type Pipeline struct {
 	workers   []worker // forks of the sampler given to New, one per worker
-	ranks     int      // batches per wave: the sampler's local ranks
+	makers    []maker  // with NewMaker instead: forks of the maker, one per worker
+	numItems  int      // seeds (New) or items (NewMaker) shuffled per epoch
+	ranks     int      // batches per wave: the sampler's local ranks (1 with a maker)
 	p         *partition.Partitioned
 	store     feature.Gatherer
 	seedsOrig []int64
@@ -203,7 +254,7 @@ type job struct {
 	index int64
 	b     *Batch
 	res   *sample.Result
-	s     worker
+	s     recycler
 	rows  feature.TierCounts
 	err   error
 }
@@ -240,11 +291,8 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gathere
 	if s.Partitioned() != p {
 		return nil, errors.New("pipeline: the sampler was built on a different partition")
 	}
-	if opt.BatchSize <= 0 {
-		return nil, fmt.Errorf("pipeline: batch size = %d is invalid (want > 0)", opt.BatchSize)
-	}
-	if opt.QueueCapacity <= 0 {
-		opt.QueueCapacity = 2
+	if err := checkOptions(p, &opt); err != nil {
+		return nil, err
 	}
 	rows := false
 	if opt.Share != nil {
@@ -254,9 +302,134 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gathere
 		}
 		opt.Share, rows = &share, share.Rows != nil
 	}
+	if err := checkNodeNames(p, store, opt, rows); err != nil {
+		return nil, err
+	}
+	seedsNew, err := MapSeeds(p, seeds, !opt.RepeatedSeeds)
+	if err != nil {
+		return nil, err
+	}
+	if opt.SeedTimes != nil {
+		if len(opt.SeedTimes) != len(seeds) {
+			return nil, fmt.Errorf("pipeline: %d seed times for %d seeds (want one per seed)", len(opt.SeedTimes), len(seeds))
+		}
+		if _, ok := any(s).(timedWorker); !ok {
+			return nil, errors.New("pipeline: the sampler does not sample with seed times")
+		}
+		opt.SeedTimes = slices.Clone(opt.SeedTimes)
+	}
+	ranks := len(s.LocalRanks())
+	if ranks < 1 {
+		return nil, errors.New("pipeline: the sampler runs no rank in this process")
+	}
+	pl := newPipeline(p, store, len(seeds), opt, alloc, ranks)
+	pl.seedsOrig, pl.seedsNew = slices.Clone(seeds), seedsNew
+	if pl.opt.Workers <= 0 {
+		pl.opt.Workers = par.Threads(s.Threads())
+	}
+	if opt.Share != nil && pl.opt.Workers == 1 {
+		pl.workers = []worker{s}
+		return pl, nil
+	}
+	forks, err := forkAll(s, pl.opt.Workers)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range forks {
+		pl.workers = append(pl.workers, f)
+	}
+	return pl, nil
+}
+
+// NewMaker returns a pipeline whose batches m makes from the positions of
+// numItems items (see Maker): an epoch shuffles the positions [0,
+// numItems) as New's shuffles its seeds, batch i takes positions [i *
+// BatchSize, (i+1) * BatchSize) of the epoch order and is made with
+// BatchKey(epoch, i) by one of Workers forks of m, and the loader stage
+// gathers its node data (over the nodes of the sample Make returns) and
+// edge data. m must have been built on p. opt.SeedTimes, RepeatedSeeds and
+// Share do not apply (an error); opt.Types makes the workers add typed
+// views.
+func NewMaker[M Maker[M]](m M, p *partition.Partitioned, store feature.Gatherer, numItems int, opt Options, alloc mem.Allocator) (*Pipeline, error) {
+	if isNil(m) {
+		return nil, errors.New("pipeline: maker is nil")
+	}
+	if isNil(store) {
+		store = nil
+	}
+	if p == nil || p.Graph == nil {
+		return nil, errors.New("pipeline: partition (or its graph) is nil")
+	}
+	if m.Partitioned() != p {
+		return nil, errors.New("pipeline: the maker was built on a different partition")
+	}
+	if err := checkOptions(p, &opt); err != nil {
+		return nil, err
+	}
+	if numItems < 0 {
+		return nil, fmt.Errorf("pipeline: %d items (want >= 0)", numItems)
+	}
+	if opt.SeedTimes != nil || opt.RepeatedSeeds || opt.Share != nil {
+		return nil, errors.New("pipeline: seed times, repeated seeds and shares do not apply to a maker's pipeline")
+	}
+	if err := checkNodeNames(p, store, opt, false); err != nil {
+		return nil, err
+	}
+	pl := newPipeline(p, store, numItems, opt, alloc, 1)
+	if pl.opt.Workers <= 0 {
+		pl.opt.Workers = par.Threads(m.Threads())
+	}
+	forks, err := forkAll(m, pl.opt.Workers)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range forks {
+		pl.makers = append(pl.makers, f)
+	}
+	return pl, nil
+}
+
+// forker is what forkAll needs of a sampler or maker.
+type forker[S any] interface {
+	Fork(threads int) (S, error)
+	Threads() int
+}
+
+// forkAll forks s into workers copies that share its threads.
+func forkAll[S forker[S]](s S, workers int) ([]S, error) {
+	threads := par.Threads(s.Threads())
+	out := make([]S, 0, workers)
+	for range workers {
+		f, err := s.Fork(max(1, threads/workers))
+		if err != nil {
+			return nil, fmt.Errorf("pipeline: %w", err)
+		}
+		out = append(out, f)
+	}
+	return out, nil
+}
+
+// newPipeline returns the pipeline New and NewMaker fill with their
+// workers; opt has been checked. Workers <= 0 becomes one per thread of
+// opt.Threads (the sampler's, which the caller sets when it knows them).
+func newPipeline(p *partition.Partitioned, store feature.Gatherer, numItems int, opt Options, alloc mem.Allocator, ranks int) *Pipeline {
+	opt.FeatureNames = slices.Clone(opt.FeatureNames)
+	opt.LabelNames = slices.Clone(opt.LabelNames)
+	opt.EdgeFeatureNames = slices.Clone(opt.EdgeFeatureNames)
+	if alloc == nil {
+		alloc = mem.Heap{}
+	}
+	pl := &Pipeline{p: p, store: store, numItems: numItems, opt: opt, alloc: alloc, ranks: ranks, base: time.Now()}
+	pl.life, pl.endLife = context.WithCancel(context.Background())
+	return pl
+}
+
+// checkNodeNames checks the node data names of opt against store (unless
+// a RowLoader loads the rows) and p's node count.
+func checkNodeNames(p *partition.Partitioned, store feature.Gatherer, opt Options, rows bool) error {
 	n := p.Graph.NumNodes
 	if p.OldToNew != nil && int64(len(p.OldToNew)) != n {
-		return nil, fmt.Errorf("pipeline: len(partition.OldToNew) = %d (want %d)", len(p.OldToNew), n)
+		return fmt.Errorf("pipeline: len(partition.OldToNew) = %d (want %d)", len(p.OldToNew), n)
 	}
 	names := map[string]string{}
 	check := func(kind string, list []string) error {
@@ -282,62 +455,46 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gathere
 		return nil
 	}
 	if err := check("feature names", opt.FeatureNames); err != nil {
-		return nil, err
+		return err
 	}
 	if err := check("label names", opt.LabelNames); err != nil {
-		return nil, err
+		return err
 	}
 	if store != nil && !rows && len(names) > 0 && store.NumNodes() != n {
-		return nil, fmt.Errorf("pipeline: store has %d nodes, graph has %d", store.NumNodes(), n)
+		return fmt.Errorf("pipeline: store has %d nodes, graph has %d", store.NumNodes(), n)
 	}
-	seedsNew, err := MapSeeds(p, seeds, !opt.RepeatedSeeds)
-	if err != nil {
-		return nil, err
+	return nil
+}
+
+// checkOptions checks what New and NewMaker share of opt and sets the
+// queue capacity's default.
+func checkOptions(p *partition.Partitioned, opt *Options) error {
+	if opt.BatchSize <= 0 {
+		return fmt.Errorf("pipeline: batch size = %d is invalid (want > 0)", opt.BatchSize)
 	}
-	if opt.SeedTimes != nil {
-		if len(opt.SeedTimes) != len(seeds) {
-			return nil, fmt.Errorf("pipeline: %d seed times for %d seeds (want one per seed)", len(opt.SeedTimes), len(seeds))
+	if opt.QueueCapacity <= 0 {
+		opt.QueueCapacity = 2
+	}
+	if len(opt.EdgeFeatureNames) == 0 {
+		return nil
+	}
+	if isNil(opt.EdgeStore) {
+		return errors.New("pipeline: edge feature names are given but the edge store is nil")
+	}
+	seen := map[string]bool{}
+	for i, name := range opt.EdgeFeatureNames {
+		if seen[name] {
+			return fmt.Errorf("pipeline: edge feature names[%d] = %q is requested twice", i, name)
 		}
-		if _, ok := any(s).(timedWorker); !ok {
-			return nil, errors.New("pipeline: the sampler does not sample with seed times")
+		seen[name] = true
+		if _, ok := opt.EdgeStore.Get(name); !ok {
+			return fmt.Errorf("pipeline: edge feature names[%d] = %q is not in the edge store (have %v)", i, name, opt.EdgeStore.Names())
 		}
-		opt.SeedTimes = slices.Clone(opt.SeedTimes)
 	}
-	opt.FeatureNames = slices.Clone(opt.FeatureNames)
-	opt.LabelNames = slices.Clone(opt.LabelNames)
-	if alloc == nil {
-		alloc = mem.Heap{}
+	if rows, e := opt.EdgeStore.NumNodes(), p.Graph.NumEdges(); rows < e {
+		return fmt.Errorf("pipeline: the edge store has %d rows, the graph %d edges (want one row per edge id)", rows, e)
 	}
-	threads := s.Threads()
-	if threads <= 0 {
-		threads = runtime.GOMAXPROCS(0)
-	}
-	ranks := len(s.LocalRanks())
-	if ranks < 1 {
-		return nil, errors.New("pipeline: the sampler runs no rank in this process")
-	}
-	if opt.Workers <= 0 {
-		opt.Workers = threads
-	}
-	pl := &Pipeline{
-		p: p, store: store,
-		seedsOrig: slices.Clone(seeds), seedsNew: seedsNew,
-		opt: opt, alloc: alloc, ranks: ranks,
-		base: time.Now(),
-	}
-	pl.life, pl.endLife = context.WithCancel(context.Background())
-	if opt.Share != nil && opt.Workers == 1 {
-		pl.workers = []worker{s}
-		return pl, nil
-	}
-	for range opt.Workers {
-		f, err := s.Fork(max(1, threads/opt.Workers))
-		if err != nil {
-			return nil, fmt.Errorf("pipeline: %w", err)
-		}
-		pl.workers = append(pl.workers, f)
-	}
-	return pl, nil
+	return nil
 }
 
 // SetGatherer replaces the loader stage's source of node data (with a
@@ -392,26 +549,14 @@ func (pl *Pipeline) ReadCounts(ctx context.Context, epochs int) ([]int64, error)
 	}
 	pl.stopLocked()
 	counts := make([]int64, pl.p.Graph.NumNodes)
-	w := pl.workers[0]
 	total := pl.NumBatches()
 	for e := range uint64(epochs) {
-		order := epochOrder(len(pl.seedsOrig), pl.opt.Shuffle, pl.opt.Seed, e)
+		order := epochOrder(pl.numItems, pl.opt.Shuffle, pl.opt.Seed, e)
 		for i := 0; i < total; i += pl.ranks {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
-			k := min(pl.ranks, total-i)
-			batches := make([][]int64, k)
-			keys := make([]uint64, k)
-			for j := range batches {
-				pos := pl.batchSeeds(order, i+j)
-				batches[j] = make([]int64, len(pos))
-				for t, q := range pos {
-					batches[j][t] = pl.seedsNew[q]
-				}
-				keys[j] = BatchKey(e, int64(i+j))
-			}
-			res, err := w.SampleBatches(context.Background(), batches, keys)
+			res, rc, err := pl.sampleOnly(e, order, i, min(pl.ranks, total-i))
 			if err != nil {
 				return nil, fmt.Errorf("pipeline: reading counts, epoch %d, batch %d: %w", e, i, err)
 			}
@@ -420,10 +565,37 @@ func (pl *Pipeline) ReadCounts(ctx context.Context, epochs int) ([]int64, error)
 					counts[v]++
 				}
 			}
-			w.Recycle(res...)
+			rc.Recycle(res...)
 		}
 	}
 	return counts, nil
+}
+
+// sampleOnly samples batches i..i+k-1 of epoch e (order its order) on the
+// first worker, for ReadCounts: the results, and who takes them back.
+func (pl *Pipeline) sampleOnly(e uint64, order []int64, i, k int) ([]*sample.Result, recycler, error) {
+	if pl.makers != nil { // k == 1
+		m := pl.makers[0]
+		b, res, err := m.Make(context.Background(), pl.batchSeeds(order, i), BatchKey(e, int64(i)), pl.alloc)
+		if err != nil {
+			return nil, nil, err
+		}
+		b.Release()
+		return []*sample.Result{res}, m, nil
+	}
+	w := pl.workers[0]
+	batches := make([][]int64, k)
+	keys := make([]uint64, k)
+	for j := range batches {
+		pos := pl.batchSeeds(order, i+j)
+		batches[j] = make([]int64, len(pos))
+		for t, q := range pos {
+			batches[j][t] = pl.seedsNew[q]
+		}
+		keys[j] = BatchKey(e, int64(i+j))
+	}
+	res, err := w.SampleBatches(context.Background(), batches, keys)
+	return res, w, err
 }
 
 // InternalSeeds validates seeds (original ids: each in range, no
@@ -490,7 +662,7 @@ func (pl *Pipeline) Start(epoch uint64) error {
 	pl.endNs.Store(0)
 	pl.epochs.Add(1)
 	pl.epochNum.Store(epoch)
-	order := epochOrder(len(pl.seedsOrig), pl.opt.Shuffle, pl.opt.Seed, epoch)
+	order := epochOrder(pl.numItems, pl.opt.Shuffle, pl.opt.Seed, epoch)
 	r := &run{
 		epoch:      epoch,
 		total:      pl.NumBatches(),
@@ -499,7 +671,7 @@ func (pl *Pipeline) Start(epoch uint64) error {
 		out:        make(chan item, pl.opt.QueueCapacity),
 	}
 	// One queue per worker; together they hold about QueueCapacity batches.
-	w := len(pl.workers)
+	w := pl.numWorkers()
 	jobs := make([]chan job, w)
 	for i := range jobs {
 		jobs[i] = make(chan job, max(1, (pl.opt.QueueCapacity+w-1)/w))
@@ -508,6 +680,9 @@ func (pl *Pipeline) Start(epoch uint64) error {
 	r.wg.Add(w + 1)
 	for i, s := range pl.workers {
 		go pl.sampleLoop(r, order, s, i, jobs[i])
+	}
+	for i, m := range pl.makers {
+		go pl.makeLoop(r, order, m, i, jobs[i])
 	}
 	go pl.loadLoop(r, jobs)
 	pl.cur = r
@@ -534,7 +709,11 @@ func (pl *Pipeline) stopLocked() {
 	}
 }
 
-// batchSeeds returns the positions (into the seeds given to New) of batch i.
+// numWorkers returns the number of sampler workers.
+func (pl *Pipeline) numWorkers() int { return len(pl.workers) + len(pl.makers) }
+
+// batchSeeds returns the positions (into the seeds given to New, or the
+// items of NewMaker) of batch i.
 func (pl *Pipeline) batchSeeds(order []int64, i int) []int64 {
 	lo := i * pl.opt.BatchSize
 	return order[lo:min(lo+pl.opt.BatchSize, len(order))]
@@ -548,23 +727,8 @@ func (pl *Pipeline) batchSeeds(order []int64, i int) []int64 {
 func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan<- job) {
 	defer r.wg.Done()
 	defer close(jobs)
-	var t0 time.Time
-	send := func(j job) bool {
-		t0 = pl.st.busy(samplerStage, t0)
-		defer func() { t0 = pl.st.blocked(samplerStage, t0) }()
-		if j.err == nil {
-			// Counted before the hand-off, so that the stage after
-			// never counts a batch this stage has not.
-			pl.st.batch(samplerStage)
-		}
-		select {
-		case jobs <- j:
-			return true
-		case <-r.stop:
-		case <-r.loaderDone:
-		}
-		return false
-	}
+	q := &workerQueue{pl: pl, r: r, jobs: jobs}
+	send := q.send
 	var rows RowLoader
 	if pl.opt.Share != nil {
 		rows = pl.opt.Share.Rows
@@ -572,14 +736,10 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 	ranks := pl.ranks
 	stride := ranks * len(pl.workers)
 	for i := w * ranks; i < r.total; i += stride {
-		select {
-		case <-r.stop:
+		if q.stopped() {
 			return
-		case <-r.loaderDone:
-			return
-		default:
 		}
-		t0 = time.Now()
+		q.t0 = time.Now()
 		k := min(ranks, r.total-i)
 		batches := make([][]int64, k)
 		keys := make([]uint64, k)
@@ -630,10 +790,8 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 			index := pl.index(i + j)
 			pos, seeds := pl.batchInputs(order, index)
 			b, err := materializeTopology(rs, seeds, pos, pl.p, pl.alloc)
-			if err == nil && pl.opt.Types != nil {
-				if err = b.SetTyped(pl.opt.Types); err != nil {
-					b.Release()
-				}
+			if err == nil {
+				err = pl.addViews(b)
 			}
 			jb := job{index: index, b: b, res: rs, s: s}
 			if err == nil && rows != nil {
@@ -656,6 +814,95 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 				s.Recycle(res[j+1:]...)
 				return
 			}
+		}
+	}
+}
+
+// addViews adds to b, in a sampler worker, the views the options ask for:
+// the typed view (Options.Types) and the COO (Options.COO). On error b is
+// released.
+func (pl *Pipeline) addViews(b *Batch) error {
+	var err error
+	if pl.opt.Types != nil {
+		err = b.SetTyped(pl.opt.Types)
+	}
+	if err == nil && pl.opt.COO {
+		err = b.SetCOO()
+	}
+	if err != nil {
+		b.Release()
+	}
+	return err
+}
+
+// workerQueue is a worker's end of its queue to the loader, which times the
+// worker's busy and blocked spells.
+type workerQueue struct {
+	pl   *Pipeline
+	r    *run
+	jobs chan<- job
+	t0   time.Time // start of the current spell
+}
+
+// send queues j, or reports false when the epoch was stopped meanwhile.
+func (q *workerQueue) send(j job) bool {
+	st := &q.pl.st
+	q.t0 = st.busy(samplerStage, q.t0)
+	defer func() { q.t0 = st.blocked(samplerStage, q.t0) }()
+	if j.err == nil {
+		// Counted before the hand-off, so that the stage after never
+		// counts a batch this stage has not.
+		st.batch(samplerStage)
+	}
+	select {
+	case q.jobs <- j:
+		return true
+	case <-q.r.stop:
+	case <-q.r.loaderDone:
+	}
+	return false
+}
+
+// stopped reports whether the epoch was stopped or its loader is done.
+func (q *workerQueue) stopped() bool {
+	select {
+	case <-q.r.stop:
+		return true
+	case <-q.r.loaderDone:
+		return true
+	default:
+		return false
+	}
+}
+
+// makeLoop is worker w of a maker's pipeline: with W workers, it makes
+// batches w, w+W, w+2W, ... (one batch per wave) and queues them in order
+// on jobs.
+func (pl *Pipeline) makeLoop(r *run, order []int64, m maker, w int, jobs chan<- job) {
+	defer r.wg.Done()
+	defer close(jobs)
+	q := &workerQueue{pl: pl, r: r, jobs: jobs}
+	for i := w; i < r.total; i += len(pl.makers) {
+		if q.stopped() {
+			return
+		}
+		q.t0 = time.Now()
+		index := int64(i)
+		b, res, err := m.Make(pl.life, pl.batchSeeds(order, i), BatchKey(r.epoch, index), pl.alloc) // cancelled by Close
+		if err == nil {
+			if err = pl.addViews(b); err != nil {
+				m.Recycle(res)
+			}
+		}
+		if err != nil {
+			q.send(job{index: index, err: fmt.Errorf("pipeline: epoch %d, making batch %d: %w", r.epoch, index, err)})
+			return
+		}
+		b.Index, b.Epoch = index, r.epoch
+		jb := job{index: index, b: b, res: res, s: m}
+		if !q.send(jb) {
+			jb.drop()
+			return
 		}
 	}
 }
@@ -705,6 +952,9 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 		if j.res != nil { // else a RowLoader loaded the node data
 			err = b.loadNodeData(j.res, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads, &tc)
 			j.recycle() // the batch holds copies of everything it needs
+		}
+		if err == nil {
+			err = b.loadEdgeData(pl.opt.EdgeStore, pl.opt.EdgeFeatureNames, pl.opt.Threads, &tc)
 		}
 		pl.st.gathered(tc)
 		if err != nil {
@@ -812,7 +1062,7 @@ func (pl *Pipeline) Stats() Stats {
 	total := pl.st.total.load()
 	total.Wall += cur.Wall
 	return Stats{
-		Workers: len(pl.workers),
+		Workers: pl.numWorkers(),
 		Epoch:   pl.epochNum.Load(),
 		Epochs:  pl.epochs.Load(),
 		Current: cur,

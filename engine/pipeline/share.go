@@ -62,7 +62,7 @@ func (s *Share) check() error {
 // groupBatches returns the number of batches of an epoch of the whole
 // group (of the whole epoch without a Share).
 func (pl *Pipeline) groupBatches() int {
-	n, b := len(pl.seedsOrig), pl.opt.BatchSize
+	n, b := pl.numItems, pl.opt.BatchSize
 	if pl.opt.DropLast {
 		return n / b
 	}

@@ -1,28 +1,31 @@
-"""Edge-level sampling (link prediction): :class:`EdgeSampler`, the engine
-object (``gf_edge_sampler``) the DGL and PyG edge loaders share.
-
-An edge batch is drawn in one call (``gf_edge_sampler_sample``): the
-negatives, the batch's seeds (the nodes of the pairs), the pairs relabelled
-to positions in those seeds and the neighbourhood of the seeds with the
-batch's excluded edges left out. Negatives come from the engine's random
-streams keyed by the options' seed and the batch key, so equal seeds give
-equal batches whatever the patch or thread count.
+"""Edge-level sampling (link prediction): the engine objects the DGL and PyG
+edge loaders share. :class:`EdgeLoader` is the engine's edge loader
+(``gf_edge_loader_open``): the engine's pipeline shuffles the seed edges (or
+pairs) every epoch and makes each batch ahead of the training loop on its
+threads (negatives, the batch's seeds, the pairs relabelled to positions
+among them, the edges the batch excludes, the neighbourhood of the seeds,
+node and edge data); :class:`EdgeSampler` makes one batch per call
+(``gf_edge_sampler_sample``), the batch an edge loader gives for the same
+seeds and batch key. Negatives come from the engine's random streams keyed
+by the options' seed and the batch key, so equal seeds give equal batches
+whatever the patch or thread count.
 """
 
 from __future__ import annotations
 
 import ctypes
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
 from ._native import lib as _lib
-from ._native.dlpack import BorrowedTensor, borrow, tensor_from_managed
+from ._native.dlpack import BorrowedTensor, borrow
 from ._options import SampleOptions
 from ._resource import Closeable
-from .graph import Graph
-from .sampling import SampledSubgraph, _Batch
+from .graph import Graph, _encode_name
+from .sampling import Loader, SampledSubgraph, _Batch, _names
 
 _NEGATIVES = {
     None: _lib.GF_NEG_NONE,
@@ -34,18 +37,32 @@ _NEGATIVES = {
 _EXCLUDES = {None: _lib.GF_EXCLUDE_NONE, "self": _lib.GF_EXCLUDE_SELF, "reverse_id": _lib.GF_EXCLUDE_REVERSE_ID}
 
 
+def _empty() -> torch.Tensor:
+    return torch.empty(0, dtype=torch.int64)
+
+
 @dataclass
 class EdgeSample:
     r"""One edge batch.
 
     Attributes:
         sub (SampledSubgraph): the neighbourhood of the seeds (``sub.seeds``:
-            DGL's compacted pair-graph nodes, or PyG's sorted unique ids).
+            DGL's compacted pair-graph nodes, or PyG's sorted unique ids;
+            grouped by node type on a typed graph), with the node and edge
+            data an edge loader gathered.
         pos_src, pos_dst (Tensor): DGL: pair_graph's edges; PyG: the rows of
             edge_label_index (positives, then binary negatives). Positions in
-            ``sub.seeds``.
+            ``sub.seeds`` (on a typed graph: among the seeds of their node's
+            type).
         neg_src, neg_dst (Tensor): DGL: neg_pair_graph's edges.
         src_index, dst_pos_index, dst_neg_index (Tensor): PyG triplet mode.
+        input_id (Tensor): the position of each positive pair's seed edge
+            (or pair) among the loader's seeds, in pair order (PyG's
+            ``input_id``).
+        edge_ids (Tensor): DGL: the seed edge ids in pair order
+            (relation-local on a typed graph).
+        pos_offsets, neg_offsets (Tensor): DGL on a typed graph: where each
+            relation's positive (negative) pairs start.
     """
 
     sub: SampledSubgraph
@@ -56,10 +73,52 @@ class EdgeSample:
     src_index: torch.Tensor
     dst_pos_index: torch.Tensor
     dst_neg_index: torch.Tensor
+    input_id: torch.Tensor = field(default_factory=_empty)
+    edge_ids: torch.Tensor = field(default_factory=_empty)
+    pos_offsets: torch.Tensor = field(default_factory=_empty)
+    neg_offsets: torch.Tensor = field(default_factory=_empty)
+
+
+def _read_edge_batch(batch: _Batch, sub: SampledSubgraph) -> EdgeSample:
+    """The pair fields of an engine edge batch, around its sample ``sub``."""
+    return EdgeSample(sub, *(batch.take_link(f) for f in range(_lib.GF_LINK_NEG_OFFSETS + 1)))
+
+
+class _SamplerOptions:
+    """A ``gf_edge_sampler_options`` and what it points to, kept alive
+    together: how the engine makes an edge batch."""
+
+    def __init__(
+        self,
+        options: SampleOptions,
+        *,
+        mode: str,
+        negative: str | None,
+        amount: float,
+        exclude: str | None,
+        reverse_eids: Any,
+    ):
+        if mode not in ("dgl", "pyg"):
+            raise ValueError(f"'mode' must be 'dgl' or 'pyg' (got {mode!r})")
+        if negative not in _NEGATIVES:
+            raise ValueError(f"unknown negative sampler {negative!r}")
+        if exclude not in _EXCLUDES:
+            raise ValueError(f"'exclude' must be None, 'self' or 'reverse_id' (got {exclude!r})")
+        self.sample, self._keep = options.to_c()
+        self._reverse = borrow(reverse_eids, "reverse_eids")
+        self.struct = _lib.gf_edge_sampler_options(
+            sample=ctypes.pointer(self.sample),
+            mode=_lib.GF_LINK_DGL if mode == "dgl" else _lib.GF_LINK_PYG,
+            negative=_NEGATIVES[negative],
+            amount=float(amount),
+            exclude=_EXCLUDES[exclude],
+            reverse_eids=ctypes.pointer(self._reverse.dltensor) if self._reverse is not None else None,
+        )
 
 
 class EdgeSampler(Closeable):
-    r"""The engine's edge-level sampler (``gf_edge_sampler``) over ``graph``.
+    r"""The engine's edge-level sampler (``gf_edge_sampler``) over ``graph``:
+    one edge batch per call, in the caller's thread.
 
     Args:
         graph (Graph): the graph; the sampler holds a reference to it.
@@ -72,7 +131,8 @@ class EdgeSampler(Closeable):
         amount (float): DGL's ``k``, or PyG's ``amount``.
         exclude (str, optional): DGL's ``None``, ``"self"`` or
             ``"reverse_id"``.
-        reverse_eids (Tensor, optional): with ``"reverse_id"``.
+        reverse_eids (Tensor, optional): with ``"reverse_id"`` (``-1``: no
+            reverse).
     """
 
     def __init__(
@@ -87,28 +147,15 @@ class EdgeSampler(Closeable):
         reverse_eids: Any = None,
     ):
         self._handle: int | None = None
-        if mode not in ("dgl", "pyg"):
-            raise ValueError(f"'mode' must be 'dgl' or 'pyg' (got {mode!r})")
-        if negative not in _NEGATIVES:
-            raise ValueError(f"unknown negative sampler {negative!r}")
-        if exclude not in _EXCLUDES:
-            raise ValueError(f"'exclude' must be None, 'self' or 'reverse_id' (got {exclude!r})")
+        opts = _SamplerOptions(
+            options, mode=mode, negative=negative, amount=amount, exclude=exclude, reverse_eids=reverse_eids
+        )
         self.graph = graph
         self.mode = mode
         self.options = options
-        sopts, keep = options.to_c()
-        rev = borrow(reverse_eids, "reverse_eids")
-        opts = _lib.gf_edge_sampler_options(
-            sample=ctypes.pointer(sopts),
-            mode=_lib.GF_LINK_DGL if mode == "dgl" else _lib.GF_LINK_PYG,
-            negative=_NEGATIVES[negative],
-            amount=float(amount),
-            exclude=_EXCLUDES[exclude],
-            reverse_eids=ctypes.pointer(rev.dltensor) if rev is not None else None,
-        )
+        self._typed = graph.num_types[0] > 0
         out = ctypes.c_void_p()
-        _lib.gf_edge_sampler_open(graph.handle, ctypes.byref(opts), ctypes.byref(out))
-        del keep, rev
+        _lib.gf_edge_sampler_open(graph.handle, ctypes.byref(opts.struct), ctypes.byref(out))
         self._handle = out.value
 
     def sample(self, seeds: Any, seeds_dst: Any = None, key: int = 0) -> EdgeSample:
@@ -127,15 +174,103 @@ class EdgeSampler(Closeable):
             ctypes.byref(out),
         )
         with _Batch(out.value) as batch:
-            links = []
-            for field in range(_lib.GF_LINK_DST_NEG_INDEX + 1):
-                ptr = ctypes.c_void_p()
-                _lib.gf_batch_take_link(batch._handle, field, ctypes.byref(ptr))
-                links.append(tensor_from_managed(ptr.value))
-            sub = batch.read(frontier_all=self.options.frontier == "all")
-        return EdgeSample(sub, *links)
+            sub = batch.read(frontier_all=self.options.frontier == "all", typed=self._typed)
+            return _read_edge_batch(batch, sub)
 
     def close(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None and not _lib.in_forked_child():
             _lib.gf_edge_sampler_close(handle)
+
+
+class EdgeLoader(Loader):
+    r"""The engine's edge loader (``gf_edge_loader_open``): a
+    :class:`~graphferry.Loader` over seed edges (``mode="dgl"``: edge ids)
+    or seed pairs (``mode="pyg"``: ``seeds -> seeds_dst``), whose epochs
+    shuffle the seeds from ``options.seed`` and the epoch number and yield
+    :class:`EdgeSample` batches made ahead of the training loop on the
+    engine's threads: batch ``i`` of epoch ``e`` is :class:`EdgeSampler`'s
+    batch of its seeds under key ``(e << 32) | i``. Iteration, statistics,
+    caches and closing are :class:`~graphferry.Loader`'s.
+
+    Args:
+        graph (Graph): the graph.
+        seeds (Tensor): int64 ``[n]`` edge ids (DGL) or pair sources (PyG).
+        seeds_dst (Tensor, optional): int64 ``[n]`` pair destinations (PyG).
+        options (SampleOptions): neighbour sampling; its seed roots the
+            shuffles and every random stream.
+        mode, negative, amount, exclude, reverse_eids: as :class:`EdgeSampler`.
+        batch_size, shuffle, drop_last, queue_capacity: batching.
+        feature_names, label_names: node data gathered over every node of a
+            batch, and over its seeds.
+        edge_feature_names: edge data (:meth:`Graph.set_edge_data`) gathered
+            over every batch's sampled edges (``sub.edge_data``).
+        coo (bool): the engine also makes every batch's edges one edge list
+            (``sub.coo``: PyG's ``edge_index`` and ``e_id``).
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        seeds: Any,
+        seeds_dst: Any,
+        options: SampleOptions,
+        *,
+        mode: str,
+        negative: str | None = None,
+        amount: float = 0.0,
+        exclude: str | None = None,
+        reverse_eids: Any = None,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        queue_capacity: int = 2,
+        feature_names: Sequence[str] = (),
+        label_names: Sequence[str] = (),
+        edge_feature_names: Sequence[str] = (),
+        coo: bool = False,
+    ):
+        self._handle = None
+        self._coo = bool(coo)
+        self._sampler_options = _SamplerOptions(
+            options, mode=mode, negative=negative, amount=amount, exclude=exclude, reverse_eids=reverse_eids
+        )
+        self._seeds_dst = seeds_dst
+        self._edge_features = [
+            (n, _encode_name(n, "edge_feature_names")) for n in _names(edge_feature_names, "edge_feature_names")
+        ]
+        self._edge_array = (ctypes.c_char_p * max(len(self._edge_features), 1))(*[b for _, b in self._edge_features])
+        self._open(
+            graph,
+            seeds,
+            options,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            queue_capacity=queue_capacity,
+            feature_names=feature_names,
+            label_names=label_names,
+        )
+
+    def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
+        sampler = self._sampler_options
+        self._options.sample = ctypes.pointer(sampler.sample)  # the loader samples with the sampler's options
+        options = _lib.gf_edge_loader_options(
+            sampler=ctypes.pointer(sampler.struct),
+            loader=ctypes.pointer(self._options),
+            num_edge_feature_names=len(self._edge_features),
+            edge_feature_names=ctypes.cast(self._edge_array, ctypes.POINTER(ctypes.c_char_p)),
+            coo=int(self._coo),
+        )
+        dst = BorrowedTensor(self._seeds_dst, "seeds_dst") if self._seeds_dst is not None else None
+        _lib.gf_edge_loader_open(
+            graph.handle, seeds.ref, dst.ref if dst is not None else None, ctypes.byref(options), ctypes.byref(out)
+        )
+        self._seeds_dst = None  # copied by the engine
+
+    def _read(self, batch: _Batch) -> EdgeSample:
+        sub = super()._read(batch)
+        sub.edge_data = {name: batch.take_edge_data(raw) for name, raw in self._edge_features}
+        if self._coo:
+            sub.coo = (batch.take(_lib.GF_FIELD_COO_INDEX), batch.take(_lib.GF_FIELD_COO_EDGE_IDS))
+        return _read_edge_batch(batch, sub)

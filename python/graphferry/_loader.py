@@ -15,7 +15,7 @@ runs one epoch at a time), and an abandoned iterator's loader is reused.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,10 +25,19 @@ from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats
 from .distributed import DistributedLoader
-from .graph import Graph
-from .sampling import Loader, SampledSubgraph, random_seed
+from .errors import GF_ESTATE, GraphferryError
+from .graph import Graph, _tensor_signature
+from .sampling import Loader, SampledSubgraph, _closed_error, random_seed
 
-__all__ = ["EngineLoader", "refuse_workers", "loader_seed", "mix_seed", "release_idle_loaders"]
+__all__ = [
+    "EngineLoader",
+    "refuse_workers",
+    "loader_seed",
+    "call_key",
+    "release_idle_loaders",
+    "sync_edge_data",
+    "engine_edge_data",
+]
 
 
 def refuse_workers(num_workers: Any) -> None:
@@ -59,14 +68,14 @@ def loader_seed(seed: Any, *, shared: Any = None, generator: torch.Generator | N
     return random_seed()
 
 
-def mix_seed(seed: int, key: int) -> int:
-    """A seed for the sub-stream ``key`` of ``seed`` (SplitMix64's
-    finaliser): each call of a loader, or each batch of an edge loader, gets
-    its own random streams, reproducible from the loader's seed."""
-    z = (seed + (key + 1) * 0x9E3779B97F4A7C15) & 0xFFFFFFFFFFFFFFFF
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & 0xFFFFFFFFFFFFFFFF
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & 0xFFFFFFFFFFFFFFFF
-    return (z ^ (z >> 31)) & 0x7FFFFFFFFFFFFFFF
+def call_key(n: int) -> int:
+    """The batch key of a loader's ``n``-th one-off call (``loader(index)``,
+    a sampler's ``sample_from_nodes``; ``n`` from 1): ``n - 1``. The engine
+    derives the call's random streams from the loader's seed and this key,
+    so every call has streams of its own, reproducible from the seed, and
+    the first call samples as ``graphferry.sample_neighbors`` does with the
+    same seed (key 0)."""
+    return n - 1
 
 
 class _Epoch:
@@ -109,8 +118,16 @@ class EngineLoader(Closeable):
         comm: Any = None,
         comm_timeout: Any = None,
         seed_times: Any = None,
+        opener: Callable[[], Loader] | None = None,
+        eager: bool = True,
     ) -> None:
+        """Keeps what the engine loaders are opened with and opens the first
+        (with ``eager``; else on first use, so that errors in the seeds
+        surface when the loader is iterated). ``opener``, when given, opens
+        each engine loader instead of :meth:`Loader.from_options` (an edge
+        loader: :class:`graphferry._link.EdgeLoader`)."""
         self._graph = graph
+        self._opener = opener
         self._comm = comm  # a graphferry.distributed.Communicator: one rank's share per epoch
         self._comm_timeout = comm_timeout  # its loaders' bound on an exchange (None: the comm's)
         self._seeds = seeds
@@ -129,11 +146,14 @@ class EngineLoader(Closeable):
         self._epochs: dict[int, weakref.ref] = {}  # id(loader) -> its epoch's iterator
         self._next_epoch = 0
         self._closed = False
-        self._loaders.append(self._new_loader())  # errors in the options surface here
+        if eager:
+            self._loaders.append(self._new_loader())  # errors in the options surface here
         _register(graph, self)
 
     def _new_loader(self) -> Loader:
-        if getattr(self, "_comm", None) is not None:
+        if getattr(self, "_opener", None) is not None:
+            loader = self._opener()
+        elif getattr(self, "_comm", None) is not None:
             loader = DistributedLoader.from_options(
                 self._graph,
                 self._seeds,
@@ -194,7 +214,11 @@ class EngineLoader(Closeable):
         if self._closed:
             raise ValueError(f"this {type(self).__name__} was closed")
         if self._graph.closed:
-            self._loaders[0]._check_open()  # raises: the graph was closed
+            if self._loaders:
+                self._loaders[0]._check_open()  # raises: the graph was closed
+            raise _closed_error(
+                "graphferry.Loader: the graph was closed (closing a graphferry.Graph closes its loaders)"
+            )
 
     def _before_epoch(self) -> None:
         """Called by ``iter()`` before an epoch starts."""
@@ -229,7 +253,7 @@ class EngineLoader(Closeable):
         loader = getattr(self, "_last_loader", None)
         if loader is None:
             self._check_open()
-            loader = self._loaders[0]
+            loader = self._loaders[0] if self._loaders else self._idle_loader()
         return loader.stats()
 
     def close(self) -> None:
@@ -254,3 +278,43 @@ def release_idle_loaders(graph: Graph) -> None:
     for loader in list(_by_graph.get(graph, ())):
         if not loader._closed:
             loader.release_idle()
+
+
+def sync_edge_data(graph: Graph, tensors: Any) -> list[str]:
+    """Puts each tensor of ``tensors`` (name -> one row per edge id: a
+    DGLGraph's ``edata``, a PyG ``Data``'s edge attributes) into the engine
+    graph as edge data, unless the engine already holds that very tensor
+    (same signature), and returns the names the engine holds for them now,
+    for an edge loader to gather on its threads. The engine refuses to
+    replace edge data while loaders are open on the graph, so idle engine
+    loaders are closed first; a name a loader is still reading mid-epoch, or
+    of a dtype the engine does not carry, is left out (the caller serves it
+    its own way)."""
+    sources = getattr(graph, "_edge_sources", None)
+    if sources is None:
+        sources = graph._edge_sources = {}
+    held = []
+    for name, value in tensors.items():
+        if not isinstance(value, torch.Tensor):
+            continue
+        signature = _tensor_signature(value)
+        if sources.get(name) != signature:
+            release_idle_loaders(graph)
+            try:
+                graph.set_edge_data(name, value)
+            except TypeError:  # a dtype the engine does not carry
+                continue
+            except GraphferryError as err:
+                if err.code == GF_ESTATE:  # read by a loader mid-epoch
+                    continue
+                raise
+            sources[name] = signature
+        held.append(name)
+    return held
+
+
+def engine_edge_data(graph: Graph, name: str, value: Any) -> bool:
+    """Whether the engine's edge data ``name`` is ``value`` as it is now
+    (not replaced or changed in place since :func:`sync_edge_data`)."""
+    sources = getattr(graph, "_edge_sources", None) or {}
+    return isinstance(value, torch.Tensor) and sources.get(name) == _tensor_signature(value)

@@ -133,6 +133,10 @@ class SampleOptions:
         seed_times (Tensor, optional): int64 ``[B]``, one time per seed, for
             :func:`~graphferry.sample_neighbors` (loaders take
             ``seed_times=`` themselves).
+        batch_key (int): for :func:`~graphferry.sample_neighbors`: the key
+            of the sample's random streams, which the engine derives from
+            ``(seed, batch_key)`` (``gf_sample_keyed``: a loader's batch ``i``
+            of epoch ``e`` uses ``(e << 32) | i``); loaders ignore it.
     """
 
     fanouts: tuple[int, ...]
@@ -151,6 +155,7 @@ class SampleOptions:
     temporal: Any = None
     temporal_strategy: str = "uniform"
     seed_times: Any = field(default=None, compare=False)
+    batch_key: int = 0
 
     def __post_init__(self) -> None:
         # Normalised in place once; the instance is frozen afterwards.
@@ -164,6 +169,7 @@ class SampleOptions:
         set_(self, "layer_dependency", bool(self.layer_dependency))
         set_(self, "seed", _as_int(self.seed, "seed"))
         set_(self, "num_threads", _as_int(self.num_threads, "num_threads"))
+        set_(self, "batch_key", _as_int(self.batch_key, "batch_key"))
         set_(self, "relation_fanouts", relation_fanout_values(self.relation_fanouts))
         if self.relation_fanouts is not None:
             if not self.fanouts:

@@ -15,6 +15,8 @@ from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, ExportedTensor, borrow, ref_or_null, tensor_from_managed
 from ._resource import Closeable
 
+_EDGE_LAYOUTS = {"coo": _lib.GF_EDGES_COO, "csc": _lib.GF_EDGES_CSC}
+
 __all__ = ["Graph", "convert_npy"]
 
 TensorLike = Union[torch.Tensor, np.ndarray]
@@ -528,6 +530,39 @@ class Graph(Closeable):
         exported = ExportedTensor(tensor, "tensor")
         _lib.gf_graph_set_node_data(self._handle, encoded, exported.pointer)
         exported.consumed()
+
+    def set_edge_data(self, name: str, tensor: TensorLike) -> None:
+        r"""Stores ``tensor`` as edge data ``name``: row ``e`` is the edge
+        whose id is ``e`` (DGL's ``g.edata``, PyG's ``edge_attr``), so it has
+        one row per edge id. Edge loaders gather it for every batch's sampled
+        edges, on the engine's threads. The memory is shared with the engine
+        (DLPack, never copied: edge ids are not renumbered).
+        """
+        encoded = _encode_name(name)
+        exported = ExportedTensor(tensor, "tensor")
+        _lib.gf_graph_set_edge_data(self._handle, encoded, exported.pointer)
+        exported.consumed()
+
+    def edges(self, layout: str = "coo", *, relation: int = -1) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        r"""The graph's edges in one call (``gf_graph_edges``), int64:
+        ``layout="coo"`` gives ``(src, dst, edge_ids)``, one entry per edge in
+        increasing edge id order (for a graph built from a COO: the arrays it
+        was built from); ``layout="csc"`` gives ``(indptr, indices,
+        edge_ids)``, the in-neighbours of each node in id order. With
+        ``relation`` (a typed graph's relation index), the edges of that
+        relation in type-local node ids and relation-local edge ids."""
+        if layout not in _EDGE_LAYOUTS:
+            raise ValueError(f"'layout' must be 'coo' or 'csc' (got {layout!r})")
+        first, second, eids = ctypes.c_void_p(), ctypes.c_void_p(), ctypes.c_void_p()
+        _lib.gf_graph_edges(
+            self._handle,
+            _EDGE_LAYOUTS[layout],
+            _as_int(relation, "relation"),
+            ctypes.byref(first),
+            ctypes.byref(second),
+            ctypes.byref(eids),
+        )
+        return tensor_from_managed(first.value), tensor_from_managed(second.value), tensor_from_managed(eids.value)
 
     def set_edge_weights(self, weights: TensorLike) -> None:
         r"""Sets the weight of every edge, for biased sampling

@@ -45,7 +45,6 @@ import torch
 
 from ._resource import Closeable
 from .graph import Graph, Partition, _as_int
-from .sampling import sample_neighbors
 
 __all__ = ["HeteroGraph", "EdgeType"]
 
@@ -518,22 +517,9 @@ class HeteroGraph(Closeable):
 
     def edges(self, etype: EdgeTypeKey) -> tuple[torch.Tensor, torch.Tensor]:
         """``(src, dst)``: the type-local endpoints of every edge of
-        ``etype``, in edge id order (read back from the engine's topology
-        with one all-neighbour hop over the destination type)."""
-        r = self.etype_index(etype)
-        s, d = self.relation_src_type[r], self.relation_dst_type[r]
-        lo, hi = int(self.edge_offsets[r]), int(self.edge_offsets[r + 1])
-        seeds = torch.arange(int(self.node_offsets[d]), int(self.node_offsets[d + 1]), dtype=torch.int64)
-        if hi == lo or seeds.numel() == 0:
-            empty = torch.empty(0, dtype=torch.int64)
-            return empty, empty.clone()
-        sub = sample_neighbors(self.graph, seeds, [-1])
-        block, sub_nodes = sub.blocks[0], sub.nodes
-        eids = block.edge_ids
-        keep = (eids >= lo) & (eids < hi)
-        order = torch.argsort(eids[keep])
-        src = sub_nodes[block.indices[keep]][order] - self.node_offsets[s]
-        dst = sub_nodes[block.dst_positions()[keep]][order] - self.node_offsets[d]
+        ``etype``, in edge id order (the engine exports them in one call,
+        ``gf_graph_edges``)."""
+        src, dst, _ = self.graph.edges("coo", relation=self.etype_index(etype))
         return src, dst
 
     def to_dgl(self) -> Any:

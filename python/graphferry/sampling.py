@@ -189,6 +189,14 @@ class SampledSubgraph:
         typed (TypedView, optional): samples of a typed graph
             (:meth:`Graph.set_types`): the sample split by node type and
             relation.
+        edge_data (dict): an edge loader's edge feature names -> one row per
+            sampled edge: the edges of ``blocks[0]``, then of ``blocks[1]``,
+            ... (see :meth:`split_edge_data`).
+        coo (tuple of Tensor, optional): ``(index, edge_ids)``, the sampled
+            edges in that order as one edge list, ``index`` ``[2, E]`` the
+            sources and destinations as positions in ``nodes`` (PyG's
+            ``edge_index``), when the engine made it (an edge loader opened
+            with ``coo=True``).
     """
 
     nodes: torch.Tensor
@@ -199,6 +207,12 @@ class SampledSubgraph:
     labels: dict[str, torch.Tensor] = field(default_factory=dict)
     batch: torch.Tensor | None = None
     typed: TypedView | None = None
+    edge_data: dict[str, torch.Tensor] = field(default_factory=dict)
+    coo: tuple[torch.Tensor, torch.Tensor] | None = None
+
+    def split_edge_data(self, name: str) -> list[torch.Tensor]:
+        """``edge_data[name]`` as one view per hop (``blocks[h]``'s edges)."""
+        return list(torch.split(self.edge_data[name], [b.num_edges for b in self.blocks]))
 
     @property
     def batch_size(self) -> int:
@@ -242,6 +256,17 @@ class _Batch(Closeable):
     def take_node_data(self, name: bytes) -> torch.Tensor:
         out = ctypes.c_void_p()
         _lib.gf_batch_take_node_data(self._handle, name, ctypes.byref(out))
+        return tensor_from_managed(out.value)
+
+    def take_edge_data(self, name: bytes) -> torch.Tensor:
+        out = ctypes.c_void_p()
+        _lib.gf_batch_take_edge_data(self._handle, name, ctypes.byref(out))
+        return tensor_from_managed(out.value)
+
+    def take_link(self, field_id: int) -> torch.Tensor:
+        """A pair field (``GF_LINK_*``) of an edge batch."""
+        out = ctypes.c_void_p()
+        _lib.gf_batch_take_link(self._handle, field_id, ctypes.byref(out))
         return tensor_from_managed(out.value)
 
     def read(
@@ -446,7 +471,9 @@ def sample_with_options(graph: Graph, seeds: Any, options: SampleOptions) -> Sam
     opts, keep = options.to_c()
     borrowed = BorrowedTensor(seeds, "seeds")
     out = ctypes.c_void_p()
-    _lib.gf_sample(graph.handle, borrowed.ref, ctypes.byref(opts), ctypes.byref(out))
+    _lib.gf_sample_keyed(
+        graph.handle, borrowed.ref, ctypes.byref(opts), options.batch_key & 0xFFFFFFFFFFFFFFFF, ctypes.byref(out)
+    )
     with _Batch(out.value) as batch:
         return batch.read(
             frontier_all=options.frontier == "all", disjoint=options.disjoint, typed=graph.num_types[0] > 0
@@ -786,14 +813,18 @@ class Loader(Closeable):
             raise StopIteration
         batch_handle, out.value = out.value, None
         with _Batch(batch_handle) as batch:
-            return batch.read(
-                self._features,
-                self._labels,
-                input_index=True,
-                frontier_all=self.frontier == "all",
-                disjoint=self.options.disjoint,
-                typed=self._typed,
-            )
+            return self._read(batch)
+
+    def _read(self, batch: _Batch) -> Any:
+        """What the iteration yields of one engine batch."""
+        return batch.read(
+            self._features,
+            self._labels,
+            input_index=True,
+            frontier_all=self.frontier == "all",
+            disjoint=self.options.disjoint,
+            typed=self._typed,
+        )
 
     def _wait_next(self, it: _EpochIterator, out: ctypes.c_void_p) -> int:
         """Waits for the epoch's next batch (into ``out``) in waits of

@@ -1,9 +1,10 @@
 /*
  * gftest.h: what the C tests (test_capi.c, test_comm.c, test_threads.c,
- * test_typed.c, test_cancel.c, soak.c) share: checks that count and report failures with
- * file:line and gf_errmsg(), the summary line, DLPack tensor builders,
- * fields taken out of batches, control-message queues between ranks that
- * are threads, temporary folders, and the dataset argument.
+ * test_typed.c, test_alloc.c, test_edge_loader.c, test_cancel.c, soak.c)
+ * share: checks that count and report failures with file:line and
+ * gf_errmsg(), the summary line, DLPack tensor builders, fields taken out
+ * of batches, a counting host allocator, control-message queues between
+ * ranks that are threads, temporary folders, and the dataset argument.
  *
  * Header-only (each test is one C file), C99 + POSIX + pthreads, and like
  * the tests it uses nothing of graphferry but the public header and the
@@ -118,6 +119,13 @@ static inline size_t gft_tensor_bytes(const DLTensor *t) {
   return n;
 }
 
+/* gft_same_tensor: a and b hold the same bytes (both NULL counts). */
+static inline int gft_same_tensor(const DLManagedTensor *a, const DLManagedTensor *b) {
+  if (a == NULL || b == NULL) return a == b;
+  size_t n = gft_tensor_bytes(&a->dl_tensor);
+  return n == gft_tensor_bytes(&b->dl_tensor) && memcmp(a->dl_tensor.data, b->dl_tensor.data, n) == 0;
+}
+
 /* gft_drop calls the deleter of t, if any. */
 static inline void gft_drop(DLManagedTensor *t) {
   if (t != NULL && t->deleter != NULL) t->deleter(t);
@@ -197,11 +205,162 @@ static inline void gft_fifo_free(gft_fifo *q) {
 }
 
 /* ---------------------------------------------------------------------- */
+/* A counting host allocator (gf_allocator)                               */
+
+/* gft_counting records every block a loader asks of a host allocator
+   (gft_allocator_of), so that a test can check that every byte handed out
+   lies in a live block (gft_owned) and that every block is freed once, with
+   its size; fail_after makes it fail once it has given that many blocks. */
+#define GFT_MAX_BLOCKS 65536
+
+typedef struct {
+  pthread_mutex_t mu;
+  void *ptr[GFT_MAX_BLOCKS];
+  size_t bytes[GFT_MAX_BLOCKS];
+  int n;              /* live blocks */
+  long allocs, frees; /* totals */
+  long bad_frees;     /* unknown pointer or wrong size */
+  long misaligned;    /* alignment not a power of two <= 4096 */
+  long fail_after;    /* < 0: never fail; else fail once allocs reaches it */
+  long failures;
+} gft_counting;
+
+static inline void *gft_c_alloc(void *user, size_t bytes, size_t alignment) {
+  gft_counting *c = (gft_counting *)user;
+  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > 4096) {
+    __atomic_add_fetch(&c->misaligned, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+  }
+  pthread_mutex_lock(&c->mu);
+  if ((c->fail_after >= 0 && c->allocs >= c->fail_after) || c->n == GFT_MAX_BLOCKS) {
+    c->failures++;
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+  }
+  void *p = NULL;
+  if (posix_memalign(&p, alignment, bytes) != 0) {
+    pthread_mutex_unlock(&c->mu);
+    return NULL;
+  }
+  memset(p, 0xA7, bytes);
+  c->ptr[c->n] = p;
+  c->bytes[c->n] = bytes;
+  c->n++;
+  c->allocs++;
+  pthread_mutex_unlock(&c->mu);
+  return p;
+}
+
+static inline void gft_c_free(void *user, void *ptr, size_t bytes) {
+  gft_counting *c = (gft_counting *)user;
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < c->n; i++) {
+    if (c->ptr[i] == ptr) {
+      if (c->bytes[i] != bytes) c->bad_frees++;
+      c->ptr[i] = c->ptr[c->n - 1];
+      c->bytes[i] = c->bytes[c->n - 1];
+      c->n--;
+      c->frees++;
+      pthread_mutex_unlock(&c->mu);
+      free(ptr);
+      return;
+    }
+  }
+  c->bad_frees++;
+  pthread_mutex_unlock(&c->mu);
+}
+
+/* gft_owned says whether [p, p+len) lies inside one live block of c. */
+static inline int gft_owned(gft_counting *c, const void *p, size_t len) {
+  int ok = 0;
+  pthread_mutex_lock(&c->mu);
+  for (int i = 0; i < c->n && !ok; i++) {
+    const char *b = (const char *)c->ptr[i];
+    ok = (const char *)p >= b && (const char *)p + len <= b + c->bytes[i];
+  }
+  pthread_mutex_unlock(&c->mu);
+  return ok;
+}
+
+static inline void gft_counting_init(gft_counting *c) {
+  memset(c, 0, sizeof *c);
+  pthread_mutex_init(&c->mu, NULL);
+  c->fail_after = -1;
+}
+
+static inline gf_allocator gft_allocator_of(gft_counting *c) {
+  gf_allocator a;
+  memset(&a, 0, sizeof a);
+  a.struct_size = sizeof a;
+  a.user = c;
+  a.alloc = gft_c_alloc;
+  a.free = gft_c_free;
+  return a;
+}
+
+/* gft_failing_allocator_runs opens a loader with open(ctx, a, &loader) on
+   allocators that fail once they have given k blocks, for k = 0, step,
+   2*step, ... below kmax, and reads an epoch of each: an epoch during which
+   the allocator failed must end with GF_ENOMEM naming the host allocator,
+   the others with GF_DONE, and no run may leak a block or free one wrongly.
+   Returns in how many runs the allocator failed. */
+static inline int gft_failing_allocator_runs(int (*open)(void *ctx, const gf_allocator *a, gf_loader **out), void *ctx,
+                                             long kmax, long step) {
+  int failed_runs = 0;
+  for (long k = 0; k < kmax; k += step) {
+    gft_counting c;
+    gft_counting_init(&c);
+    c.fail_after = k;
+    gf_allocator a = gft_allocator_of(&c);
+    gf_loader *l = NULL;
+    CHECK(open(ctx, &a, &l) == GF_OK && l != NULL, "open");
+    if (!l) continue;
+    CHECK(gf_loader_start(l, 0) == GF_OK, "start");
+    int rc = GF_OK;
+    while (rc == GF_OK) {
+      gf_batch *b = NULL;
+      rc = gf_loader_next(l, &b);
+      if (b) gf_batch_close(b);
+    }
+    if (c.failures > 0) {
+      failed_runs++;
+      CHECK(rc == GF_ENOMEM && strstr(gf_errmsg(), "host allocator") != NULL, "k=%ld: next returned %d: %s", k, rc,
+            gf_errmsg());
+    } else {
+      CHECK(rc == GF_DONE, "k=%ld: the epoch ended with %d", k, rc);
+    }
+    gf_loader_close(l);
+    CHECK(c.n == 0 && c.allocs == c.frees, "k=%ld: %d blocks leaked (%ld allocs, %ld frees)", k, c.n, c.allocs,
+          c.frees);
+    CHECK(c.bad_frees == 0, "k=%ld: %ld bad frees", k, c.bad_frees);
+    pthread_mutex_destroy(&c.mu);
+  }
+  return failed_runs;
+}
+
+/* gft_check_all_freed: every block of c was freed once, with its size. */
+#define gft_check_all_freed(c)                                                                                     \
+  do {                                                                                                             \
+    CHECK((c)->n == 0 && (c)->allocs == (c)->frees && (c)->allocs > 0,                                             \
+          "every block freed once: %d live, %ld allocs, %ld frees", (c)->n, (c)->allocs, (c)->frees);              \
+    CHECK((c)->bad_frees == 0 && (c)->misaligned == 0, "%ld bad frees, %ld bad alignments", (c)->bad_frees,       \
+          (c)->misaligned);                                                                                        \
+  } while (0)
+
+/* ---------------------------------------------------------------------- */
 /* Files                                                                  */
 
 /* The shipped Cora, relative to the repository root (where make runs the
    tests). */
 #define GFT_CORA "examples/data/cora"
+
+/* gft_open opens the dataset dir, or fails a check and returns NULL. */
+static inline gf_graph *gft_open(const char *dir) {
+  gf_graph *g = NULL;
+  int rc = gf_graph_open(dir, NULL, &g);
+  CHECK(rc == GF_OK, "gf_graph_open(%s)", dir);
+  return rc == GF_OK ? g : NULL;
+}
 
 /* gft_arg returns argv[i], or fallback when the command line is shorter. */
 static inline const char *gft_arg(int argc, char **argv, int i, const char *fallback) {

@@ -19,93 +19,6 @@
  */
 #include "gftest.h"
 
-#define MAX_BLOCKS 65536
-
-typedef struct {
-  pthread_mutex_t mu;
-  void *ptr[MAX_BLOCKS];
-  size_t bytes[MAX_BLOCKS];
-  int n;              /* live blocks */
-  long allocs, frees; /* totals */
-  long bad_frees;     /* unknown pointer or wrong size */
-  long misaligned;    /* alignment not a power of two <= 4096 */
-  long fail_after;    /* < 0: never fail; else fail once allocs reaches it */
-  long failures;
-} counting;
-
-static void *c_alloc(void *user, size_t bytes, size_t alignment) {
-  counting *c = (counting *)user;
-  if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > 4096) {
-    __atomic_add_fetch(&c->misaligned, 1, __ATOMIC_SEQ_CST);
-    return NULL;
-  }
-  pthread_mutex_lock(&c->mu);
-  if ((c->fail_after >= 0 && c->allocs >= c->fail_after) || c->n == MAX_BLOCKS) {
-    c->failures++;
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
-  }
-  void *p = NULL;
-  if (posix_memalign(&p, alignment, bytes) != 0) {
-    pthread_mutex_unlock(&c->mu);
-    return NULL;
-  }
-  memset(p, 0xA7, bytes);
-  c->ptr[c->n] = p;
-  c->bytes[c->n] = bytes;
-  c->n++;
-  c->allocs++;
-  pthread_mutex_unlock(&c->mu);
-  return p;
-}
-
-static void c_free(void *user, void *ptr, size_t bytes) {
-  counting *c = (counting *)user;
-  pthread_mutex_lock(&c->mu);
-  for (int i = 0; i < c->n; i++) {
-    if (c->ptr[i] == ptr) {
-      if (c->bytes[i] != bytes) c->bad_frees++;
-      c->ptr[i] = c->ptr[c->n - 1];
-      c->bytes[i] = c->bytes[c->n - 1];
-      c->n--;
-      c->frees++;
-      pthread_mutex_unlock(&c->mu);
-      free(ptr);
-      return;
-    }
-  }
-  c->bad_frees++;
-  pthread_mutex_unlock(&c->mu);
-}
-
-/* owned says whether [p, p+len) lies inside one live block of c. */
-static int owned(counting *c, const void *p, size_t len) {
-  int ok = 0;
-  pthread_mutex_lock(&c->mu);
-  for (int i = 0; i < c->n && !ok; i++) {
-    const char *b = (const char *)c->ptr[i];
-    ok = (const char *)p >= b && (const char *)p + len <= b + c->bytes[i];
-  }
-  pthread_mutex_unlock(&c->mu);
-  return ok;
-}
-
-static void counting_init(counting *c) {
-  memset(c, 0, sizeof *c);
-  pthread_mutex_init(&c->mu, NULL);
-  c->fail_after = -1;
-}
-
-static gf_allocator allocator_of(counting *c) {
-  gf_allocator a;
-  memset(&a, 0, sizeof a);
-  a.struct_size = sizeof a;
-  a.user = c;
-  a.alloc = c_alloc;
-  a.free = c_free;
-  return a;
-}
-
 typedef struct {
   gf_sample_options so;
   gf_loader_options lo;
@@ -166,18 +79,13 @@ static int take_all(gf_batch *b, DLManagedTensor **out) {
   return n;
 }
 
-static int same_tensor(const DLManagedTensor *a, const DLManagedTensor *b) {
-  size_t n = gft_tensor_bytes(&a->dl_tensor);
-  return n == gft_tensor_bytes(&b->dl_tensor) && memcmp(a->dl_tensor.data, b->dl_tensor.data, n) == 0;
-}
-
 /* An epoch with the host's memory equals one with the library's, every byte
    handed out lies in the host's blocks, and every block comes back once,
    also for tensors dropped after the loader and the graph were closed. */
 static void test_every_byte_from_the_host(const char *dir) {
-  counting c;
-  counting_init(&c);
-  gf_allocator a = allocator_of(&c);
+  gft_counting c;
+  gft_counting_init(&c);
+  gf_allocator a = gft_allocator_of(&c);
   gf_graph *g = NULL;
   if (gf_graph_open(dir, NULL, &g) != GF_OK) {
     CHECK(0, "gf_graph_open(%s)", dir);
@@ -220,9 +128,9 @@ static void test_every_byte_from_the_host(const char *dir) {
     for (int i = 0; i < k && i < m; i++) {
       const DLTensor *t = &th[i]->dl_tensor;
       size_t bytes = gft_tensor_bytes(t);
-      CHECK(bytes == 0 || owned(&c, (const char *)t->data + t->byte_offset, bytes),
+      CHECK(bytes == 0 || gft_owned(&c, (const char *)t->data + t->byte_offset, bytes),
             "tensor %d of batch %d not in a host block", i, batches);
-      CHECK(same_tensor(th[i], to[i]), "tensor %d of batch %d differs from the library-memory loader's", i, batches);
+      CHECK(gft_same_tensor(th[i], to[i]), "tensor %d of batch %d differs from the library-memory loader's", i, batches);
       tensors++;
       gft_drop(to[i]);
     }
@@ -250,56 +158,34 @@ static void test_every_byte_from_the_host(const char *dir) {
   for (int i = 0; i < KEEP; i++) {
     for (int j = 0; j < nkept[i]; j++) gft_drop(kept[i][j]);
   }
-  CHECK(c.n == 0 && c.allocs == c.frees && c.allocs > 0, "every block freed once: %d live, %ld allocs, %ld frees", c.n,
-        c.allocs, c.frees);
-  CHECK(c.bad_frees == 0 && c.misaligned == 0, "%ld bad frees, %ld bad alignments", c.bad_frees, c.misaligned);
+  gft_check_all_freed(&c);
   free(seeds);
+}
+
+/* open_node_loader opens test_failing_allocator's loader on allocator a. */
+typedef struct {
+  gf_graph *g;
+  DLTensor seeds;
+} node_ctx;
+
+static int open_node_loader(void *ctx, const gf_allocator *a, gf_loader **out) {
+  node_ctx *x = (node_ctx *)ctx;
+  options o;
+  options_init(&o, a);
+  o.lo.queue_capacity = 1;
+  return gf_loader_open(x->g, &x->seeds, &o.lo, out);
 }
 
 /* An allocator that fails after k blocks: gf_loader_next fails clearly, and
    nothing is leaked, for several k (a failure at each point of a batch). */
 static void test_failing_allocator(const char *dir) {
-  gf_graph *g = NULL;
-  if (gf_graph_open(dir, NULL, &g) != GF_OK) {
-    CHECK(0, "gf_graph_open(%s)", dir);
-    return;
-  }
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
   int64_t seeds[256];
   for (int i = 0; i < 256; i++) seeds[i] = i * 3;
   int64_t shape = 256;
-  DLTensor st = gft_i64(seeds, &shape);
-  int failed_runs = 0;
-  for (long k = 0; k < 40; k += 3) {
-    counting c;
-    counting_init(&c);
-    c.fail_after = k;
-    gf_allocator a = allocator_of(&c);
-    options o;
-    options_init(&o, &a);
-    o.lo.queue_capacity = 1;
-    gf_loader *l = NULL;
-    CHECK(gf_loader_open(g, &st, &o.lo, &l) == GF_OK, "open");
-    if (!l) continue;
-    CHECK(gf_loader_start(l, 0) == GF_OK, "start");
-    int rc = GF_OK;
-    while (rc == GF_OK) {
-      gf_batch *b = NULL;
-      rc = gf_loader_next(l, &b);
-      if (b) gf_batch_close(b);
-    }
-    if (c.failures > 0) {
-      failed_runs++;
-      CHECK(rc == GF_ENOMEM && strstr(gf_errmsg(), "host allocator") != NULL, "k=%ld: next returned %d: %s", k, rc,
-            gf_errmsg());
-    } else {
-      CHECK(rc == GF_DONE, "k=%ld: the epoch ended with %d", k, rc);
-    }
-    gf_loader_close(l);
-    CHECK(c.n == 0 && c.allocs == c.frees, "k=%ld: %d blocks leaked (%ld allocs, %ld frees)", k, c.n, c.allocs,
-          c.frees);
-    CHECK(c.bad_frees == 0, "k=%ld: %ld bad frees", k, c.bad_frees);
-    pthread_mutex_destroy(&c.mu);
-  }
+  node_ctx ctx = {g, gft_i64(seeds, &shape)};
+  int failed_runs = gft_failing_allocator_runs(open_node_loader, &ctx, 40, 3);
   CHECK(failed_runs >= 10, "the allocator failed in %d runs", failed_runs);
   gf_graph_close(g);
 }
@@ -313,27 +199,27 @@ static void test_bad_allocators(const char *dir) {
   }
   int64_t seeds[4] = {0, 1, 2, 3}, shape = 4;
   DLTensor st = gft_i64(seeds, &shape);
-  counting c;
-  counting_init(&c);
-  gf_allocator a = allocator_of(&c);
+  gft_counting c;
+  gft_counting_init(&c);
+  gf_allocator a = gft_allocator_of(&c);
   options o;
   options_init(&o, &a);
   gf_loader *l = NULL;
   a.alloc = NULL;
   CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->alloc is NULL");
   CHECK(l == NULL, "no loader on failure");
-  a = allocator_of(&c);
+  a = gft_allocator_of(&c);
   a.free = NULL;
   CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->free is NULL");
-  a = allocator_of(&c);
+  a = gft_allocator_of(&c);
   a.reserved = 1;
   CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->reserved = 1");
-  a = allocator_of(&c);
+  a = gft_allocator_of(&c);
   a.struct_size = 3;
   CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->allocator->struct_size = 3");
   /* A loader options struct of an older size has no allocator: the
      library's memory, whatever follows it. */
-  a = allocator_of(&c);
+  a = gft_allocator_of(&c);
   o.lo.struct_size = 80;
   CHECK(gf_loader_open(g, &st, &o.lo, &l) == GF_OK, "open with the older struct_size");
   if (l) {

@@ -169,6 +169,8 @@ GF_FIELD_TYPED_SRC = 14
 GF_FIELD_TYPED_DST = 15
 GF_FIELD_TYPED_EDGE_IDS = 16
 GF_FIELD_TYPED_INDPTR = 17
+GF_FIELD_COO_INDEX = 32
+GF_FIELD_COO_EDGE_IDS = 33
 
 GF_TEMPORAL_NONE = 0
 GF_TEMPORAL_NODE = 1
@@ -199,6 +201,13 @@ GF_LINK_NEG_DST = 3
 GF_LINK_SRC_INDEX = 4
 GF_LINK_DST_POS_INDEX = 5
 GF_LINK_DST_NEG_INDEX = 6
+GF_LINK_INPUT_ID = 7
+GF_LINK_EDGE_IDS = 8
+GF_LINK_POS_OFFSETS = 9
+GF_LINK_NEG_OFFSETS = 10
+
+GF_EDGES_COO = 0
+GF_EDGES_CSC = 1
 
 GF_LAYOUT_DSP = 0
 GF_LAYOUT_SELF_RELIANT = 1
@@ -541,6 +550,26 @@ class gf_edge_sampler_options(ctypes.Structure):
         super().__init__(struct_size=ctypes.sizeof(gf_edge_sampler_options), **fields)
 
 
+# typedef struct gf_edge_loader_options {
+#   uint32_t struct_size; const gf_edge_sampler_options *sampler;
+#   const gf_loader_options *loader;
+#   int32_t num_edge_feature_names; const char *const *edge_feature_names;
+#   int32_t coo;
+# } gf_edge_loader_options;
+class gf_edge_loader_options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("sampler", ctypes.POINTER(gf_edge_sampler_options)),
+        ("loader", ctypes.POINTER(gf_loader_options)),
+        ("num_edge_feature_names", ctypes.c_int32),
+        ("edge_feature_names", ctypes.POINTER(ctypes.c_char_p)),
+        ("coo", ctypes.c_int32),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_edge_loader_options), **fields)
+
+
 # The callbacks of a gf_comm (include/graphferry.h, "Communicators").
 gf_exchange_sizes_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, c_int64_p, c_int64_p)
 gf_all_to_all_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, c_void_pp, c_int64_p, c_void_pp, c_int64_p)
@@ -858,6 +887,16 @@ def gf_graph_num_patches(graph: gf_graph_p | None, out: CtypesRef, /) -> int: ..
 def gf_graph_set_node_data(graph: gf_graph_p | None, name: bytes, tensor: int, /) -> int: ...
 
 
+# int gf_graph_set_edge_data(gf_graph *graph, const char *name,
+#                            DLManagedTensor *tensor);
+@cfunc(
+    "gf_graph_set_edge_data",
+    [gf_graph_p_ctypes, ctypes.c_char_p, ctypes.c_void_p],
+    ctypes.c_int,
+)
+def gf_graph_set_edge_data(graph: gf_graph_p | None, name: bytes, tensor: int, /) -> int: ...
+
+
 # int gf_graph_get_node_data(gf_graph *graph, const char *name,
 #                            DLManagedTensor **out_tensor);
 @cfunc("gf_graph_get_node_data", [gf_graph_p_ctypes, ctypes.c_char_p, c_void_pp], ctypes.c_int)
@@ -1007,6 +1046,12 @@ def gf_batch_take(batch: gf_batch_p | None, field: int, layer: int, out_tensor: 
 def gf_batch_take_node_data(batch: gf_batch_p | None, name: bytes, out_tensor: CtypesRef, /) -> int: ...
 
 
+# int gf_batch_take_edge_data(gf_batch *batch, const char *name,
+#                             DLManagedTensor **out_tensor);
+@cfunc("gf_batch_take_edge_data", [gf_batch_p_ctypes, ctypes.c_char_p, c_void_pp], ctypes.c_int)
+def gf_batch_take_edge_data(batch: gf_batch_p | None, name: bytes, out_tensor: CtypesRef, /) -> int: ...
+
+
 # int gf_batch_take_versioned(gf_batch *batch, int32_t field, int32_t layer,
 #                             DLManagedTensorVersioned **out_tensor);
 @cfunc(
@@ -1131,6 +1176,25 @@ def gf_graph_induced_subgraph(
 ) -> int: ...
 
 
+# int gf_graph_edges(gf_graph *graph, int32_t format, int32_t relation,
+#                    DLManagedTensor **out_first, DLManagedTensor **out_second,
+#                    DLManagedTensor **out_edge_ids);
+@cfunc(
+    "gf_graph_edges",
+    [gf_graph_p_ctypes, ctypes.c_int32, ctypes.c_int32, c_void_pp, c_void_pp, c_void_pp],
+    ctypes.c_int,
+)
+def gf_graph_edges(
+    graph: gf_graph_p | None,
+    format: int,
+    relation: int,
+    out_first: CtypesRef,
+    out_second: CtypesRef,
+    out_edge_ids: CtypesRef,
+    /,
+) -> int: ...
+
+
 # ---------------------------------------------------------------------------
 # Loader statistics and the hot tier
 # ---------------------------------------------------------------------------
@@ -1190,6 +1254,30 @@ def gf_edge_sampler_close(sampler: int | None, /) -> None: ...
 # int gf_batch_take_link(gf_batch *batch, int32_t field, DLManagedTensor **out_tensor);
 @cfunc("gf_batch_take_link", [gf_batch_p_ctypes, ctypes.c_int32, c_void_pp], ctypes.c_int)
 def gf_batch_take_link(batch: gf_batch_p | None, field: int, out_tensor: CtypesRef, /) -> int: ...
+
+
+# int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_sample_options *options,
+#                     uint64_t batch_key, gf_batch **out_batch);
+@cfunc(
+    "gf_sample_keyed",
+    [gf_graph_p_ctypes, DLTensor_p, ctypes.POINTER(gf_sample_options), ctypes.c_uint64, c_void_pp],
+    ctypes.c_int,
+)
+def gf_sample_keyed(
+    graph: int | None, seeds: CtypesRef, options: CtypesRef, batch_key: int, out_batch: CtypesRef, /
+) -> int: ...
+
+
+# int gf_edge_loader_open(gf_graph *graph, const DLTensor *seeds, const DLTensor *seeds_dst,
+#                         const gf_edge_loader_options *options, gf_loader **out_loader);
+@cfunc(
+    "gf_edge_loader_open",
+    [gf_graph_p_ctypes, DLTensor_p, DLTensor_p, ctypes.POINTER(gf_edge_loader_options), c_void_pp],
+    ctypes.c_int,
+)
+def gf_edge_loader_open(
+    graph: int | None, seeds: CtypesRef, seeds_dst: CtypesRef, options: CtypesRef, out_loader: CtypesRef, /
+) -> int: ...
 
 
 # ---------------------------------------------------------------------------

@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import datetime
 import re
-from collections.abc import Iterator
 from typing import Any
 
 import torch
 import torch.distributed as dist
 
+from .._link import EdgeSample
 from .._loader import EngineLoader, loader_seed, refuse_workers
-from .._stats import LoaderStats
 from ..errors import GraphferryError, error_for_status
 from ..sampling import SampledSubgraph
 from .blocks import to_device
@@ -263,19 +262,26 @@ class DataLoader(EngineLoader):
         # the input is read: a loader that cannot be made draws nothing.
         shared = ddp_seed if self.use_ddp or comm is not None else None  # the same on every rank
         if edges:
+            if int(batch_size) <= 0:  # the engine loader opens on first use: checked here
+                raise ValueError(f"batch_size must be positive (got {batch_size})")
             batches = HeteroEdgeBatches if per_type else EdgeBatches
-            self._edges = batches(
-                graph,
-                indices,
-                edge_settings(graph_sampler),
-                batch_size=batch_size,
-                drop_last=drop_last,
-                shuffle=shuffle,
-                device=self.device,
-            )
-            self.hetero_graph = getattr(self._edges, "hetero_graph", None)
+            edge_batches = self._edges = batches(graph, indices, edge_settings(graph_sampler))
+            self.hetero_graph = getattr(edge_batches, "hetero_graph", None)
             self.seed = loader_seed(seed, shared=shared, generator=generator)
-            self._edges.open(self.seed, num_threads)
+            options = edge_batches.options(self.seed, num_threads)
+            loader_args = dict(
+                batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, queue_capacity=queue_capacity
+            )
+            # Opened on first use: a bad seed edge is reported when the
+            # loader is iterated, as DGL reports it.
+            self._open_engine(
+                edge_batches.graph,
+                edge_batches.seeds,
+                options,
+                **loader_args,
+                opener=lambda: edge_batches.engine_loader(**loader_args),
+                eager=False,
+            )
             return
         self.settings = sampler_settings(graph_sampler)
         blocks = self._blocks = (HeteroBlocks if per_type else NodeBlocks)(graph, indices, self.settings)
@@ -303,54 +309,24 @@ class DataLoader(EngineLoader):
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
 
     def _before_epoch(self) -> None:
-        self._blocks.before_epoch()
+        if self._blocks is not None:
+            self._blocks.before_epoch()
 
-    def _convert(self, sub: SampledSubgraph) -> tuple:
-        batch = self._blocks.convert(sub)
+    def _convert(self, sub: SampledSubgraph | EdgeSample) -> tuple:
+        batch = self._edges.convert(sub) if self._edges is not None else self._blocks.convert(sub)
         return batch if self.device.type == "cpu" else to_device(batch, self.device)
-
-    def __iter__(self) -> Any:
-        if self._edges is not None:
-            return self._keep_alive(iter(self._edges))
-        return super().__iter__()
-
-    def _keep_alive(self, batches: Iterator[tuple]) -> Iterator[tuple]:
-        # A generator of this loader's: iterating it keeps the loader alive
-        # (collecting the loader would close its edge sampler mid-epoch).
-        yield from batches
-
-    def __len__(self) -> int:
-        if self._edges is not None:
-            return len(self._edges)
-        return super().__len__()
 
     def sample(self, eids: Any, key: int = 0) -> tuple:
         """With an edge prediction sampler: the batch of the seed edges
         ``eids`` (edge ids; ``{etype: ids}`` or global edge ids on a
         heterograph) under batch key ``key`` (what one step of an epoch
-        yields)."""
+        yields, batch ``i`` of epoch ``e`` having key ``(e << 32) | i``),
+        drawn in the caller's thread."""
         if self._edges is None:
             raise TypeError("DataLoader.sample draws the batch of given seed edges: give an edge prediction sampler")
-        return self._edges.sample(eids, key=key)
-
-    def _engine_only(self, what: str) -> None:
-        if self._edges is not None:
-            raise NotImplementedError(
-                f"{what}: the edge loader draws its batches in Python, not on the engine's pipeline (not yet)"
-            )
-
-    def stats(self) -> LoaderStats:
-        """The engine's statistics of the latest epoch and in total
-        (:meth:`graphferry.Loader.stats`); node batches only (the edge
-        batches are not drawn on the engine's pipeline yet)."""
-        self._engine_only("stats()")
-        return super().stats()
-
-    def set_cache(self, size: int | float | str, **kwargs: Any) -> int:
-        """A hot tier for the feature rows (:meth:`graphferry.Loader.set_cache`:
-        same arguments); node batches only. Returns the number of hot rows."""
-        self._engine_only("set_cache()")
-        return super().set_cache(size, **kwargs)
+        self._check_open()
+        batch = self._edges.sample(eids, key=key)
+        return batch if self.device.type == "cpu" else to_device(batch, self.device)
 
     def close(self) -> None:
         """Stops the engine's threads of this loader. Idempotent."""

@@ -22,8 +22,8 @@ DGL's own ``dgl.dataloading.as_edge_prediction_sampler(...)`` object is
 accepted too. Supported: ``exclude`` None, ``"self"`` or ``"reverse_id"``,
 and DGL's ``Uniform(k)``, ``PerSourceUniform(k)`` and ``GlobalUniform(k)``
 (its defaults: no self-loops, without replacement). Negatives come from the
-engine's random streams, not torch's: they are as DGL's in distribution, not
-value by value.
+engine's random streams, not torch's, on homogeneous graphs and heterographs
+alike: they are as DGL's in distribution, not value by value.
 
 On a heterograph (a DGL heterograph, a :class:`graphferry.HeteroGraph`, or
 seed edges given as ``{etype: eids}``) the loader is a
@@ -33,10 +33,16 @@ and heterogeneous blocks; ``exclude`` may also be ``"reverse_types"`` (with
 ``reverse_etypes``), ``reverse_eids`` is ``{etype: Tensor}``, and the
 negatives are ``Uniform(k)`` / ``PerSourceUniform(k)`` per seed edge type.
 
-The edge batches are drawn here, in Python (:class:`EdgeBatches`,
-:class:`HeteroEdgeBatches`); :class:`graphferry.dgl.DataLoader` holds one
-when its sampler is an edge prediction sampler, as DGL's ``DataLoader`` holds
-its sampler.
+The edge batches are the engine's (``gf_edge_loader_open``): its pipeline
+shuffles the seed edges every epoch and, on its own threads and ahead of the
+training loop, draws the negatives (on a heterograph: per edge type, among
+the nodes of its destination type), compacts the pairs (per node type on a
+heterograph), leaves the excluded edges out, samples the blocks and gathers
+the edge data of ``prefetch_edge_feats``; the training thread only wraps
+arrays into DGL graphs. :class:`EdgeBatches` and :class:`HeteroEdgeBatches`
+say what the engine loader is opened with and what each of its batches
+becomes; :class:`graphferry.dgl.DataLoader` holds one when its sampler is an
+edge prediction sampler, as DGL's ``DataLoader`` holds its sampler.
 """
 
 from __future__ import annotations
@@ -47,12 +53,13 @@ from typing import Any
 import dgl
 import torch
 
-from .._link import EdgeSampler
-from .._loader import mix_seed
+from .._link import EdgeLoader, EdgeSample, EdgeSampler
+from .._loader import engine_edge_data, sync_edge_data
+from .._options import SampleOptions
 from .._resource import Closeable
+from ..errors import GF_EINVAL, InvalidArgumentError
 from ..hetero import HeteroGraph
-from ..sampling import sample_with_options
-from .blocks import to_blocks, to_device, to_hetero_blocks
+from .blocks import to_blocks, to_hetero_blocks
 from .convert import as_graph, as_hetero_graph
 from .hetero import hetero_options
 from .node import neighbor_options
@@ -173,130 +180,120 @@ def edge_settings(sampler: Any) -> tuple[Any, str | None, int, str | None, Any]:
 
 
 class EdgeBatches(Closeable):
-    r"""The batches of :class:`graphferry.dgl.DataLoader` on a homogeneous
-    graph with an edge prediction sampler: ``(input_nodes, pair_graph,
-    neg_pair_graph, blocks)`` (without a negative sampler ``(input_nodes,
-    pair_graph, blocks)``) of every ``batch_size`` seed edge ids, drawn by
-    the engine's edge sampler one batch per call. A DGLGraph's node and edge
-    data reach the blocks and pair graphs through DGL's lazy frames, as with
-    DGL's loader.
-
-    Made in two steps, as the loader's seed is drawn once its input is read:
-    the constructor checks the input, :meth:`open` opens the engine's edge
-    sampler with the seed.
+    r"""The edge batches of :class:`graphferry.dgl.DataLoader` on a
+    homogeneous graph with an edge prediction sampler: what the engine's edge
+    loader is opened with (:meth:`options`, :meth:`engine_loader`) and what
+    each of its batches becomes (:meth:`convert`): ``(input_nodes,
+    pair_graph, neg_pair_graph, blocks)`` (without a negative sampler
+    ``(input_nodes, pair_graph, blocks)``). A DGLGraph's node and edge data
+    reach the blocks and pair graphs through DGL's lazy frames, as with DGL's
+    loader; the sampler's ``prefetch_edge_feats`` are gathered by the
+    engine, on its threads, into the blocks' ``edata``.
 
     Args:
         graph (dgl.DGLGraph or graphferry.Graph): the graph (homogeneous).
         indices (Tensor): the seed edge ids.
         settings: :func:`edge_settings` of the edge prediction sampler.
-        batch_size, drop_last, shuffle, device: as DGL's DataLoader.
     """
 
-    def __init__(
-        self,
-        graph: Any,
-        indices: Any,
-        settings: tuple,
-        *,
-        batch_size: int,
-        drop_last: bool,
-        shuffle: bool,
-        device: torch.device,
-    ):
+    def __init__(self, graph: Any, indices: Any, settings: tuple):
         self._sampler: EdgeSampler | None = None
-        self._given = graph, settings
         settings, negative, k, exclude, reverse = settings
         if exclude == "reverse_types":
             raise ValueError("exclude='reverse_types' needs a heterograph (edge types); use 'reverse_id' here")
-        self._batching(batch_size, drop_last, shuffle, device, graph if isinstance(graph, dgl.DGLGraph) else None)
+        self.settings = settings
+        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
+        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
         self._has_negative = negative is not None
         eids = indices if isinstance(indices, torch.Tensor) else torch.as_tensor(indices)
-        self.indices = eids.to(torch.int64).contiguous()
-        self._epoch = 0
-
-    def _batching(self, batch_size: int, drop_last: bool, shuffle: bool, device: torch.device, dgl_graph: Any) -> None:
-        """What both kinds of edge batches take alike: the batching, and the
-        DGL graph whose idtype and data the batches carry (None: int64)."""
-        self.batch_size = int(batch_size)
-        if self.batch_size <= 0:
-            raise ValueError(f"batch_size must be positive (got {batch_size})")
-        self.drop_last = bool(drop_last)
-        self.shuffle = bool(shuffle)
-        self.device = device
-        self._dgl_graph = dgl_graph
-        self._idtype = dgl_graph.idtype if dgl_graph is not None else torch.int64
-
-    def open(self, seed: Any, num_threads: int) -> None:
-        """Opens the engine's edge sampler: ``seed`` roots shuffling,
-        negatives and sampling; ``num_threads`` are the engine's threads
-        (<= 0: every core)."""
-        graph, (settings, negative, k, exclude, reverse) = self._given
-        self.seed = int(seed)
-        self._graph = as_graph(graph, settings.prob)
-        options = neighbor_options(settings, self.seed, num_threads)
+        self.seeds = eids.to(torch.int64).contiguous()
+        self.graph = as_graph(graph, settings.prob)
         if reverse is not None:
             reverse = torch.as_tensor(reverse).to(torch.int64).contiguous()
-        self._sampler = EdgeSampler(
-            self._graph, options, mode="dgl", negative=negative, amount=k, exclude=exclude, reverse_eids=reverse
+        self._edge_args = dict(mode="dgl", negative=negative, amount=k, exclude=exclude, reverse_eids=reverse)
+        self.edge_feature_names = self._edge_features(settings.prefetch_edge_feats)
+
+    def _edge_features(self, names: list[str]) -> list[str]:
+        """The prefetched edge data the engine gathers: a DGLGraph's
+        ``edata`` handed to the engine, or a graphferry.Graph's own."""
+        if not names:
+            return []
+        g = self.dgl_graph
+        if g is None:
+            return list(names)  # the graph's edge data (Graph.set_edge_data); the engine names a missing one
+        missing = [n for n in names if n not in g.edata]
+        if missing:
+            raise InvalidArgumentError(
+                GF_EINVAL, f"the DGLGraph has no edata field {missing} to prefetch (it has {sorted(g.edata)})"
+            )
+        return sync_edge_data(self.graph, {n: g.edata[n] for n in names})
+
+    def options(self, seed: Any, num_threads: int) -> SampleOptions:
+        """The engine's sampling options, kept for :meth:`sample` too."""
+        self._options = neighbor_options(self.settings, seed, num_threads)
+        return self._options
+
+    def engine_loader(self, **loader_args: Any) -> EdgeLoader:
+        """A new engine edge loader over the seeds (``loader_args``:
+        batch_size, shuffle, drop_last, queue_capacity)."""
+        if self.dgl_graph is not None and self.settings.prefetch_edge_feats:
+            # Edge data replaced since: handed to the engine (its idle
+            # loaders are closed for it); what it cannot take stays lazy.
+            self.edge_feature_names = self._edge_features(self.settings.prefetch_edge_feats)
+        return EdgeLoader(
+            self.graph,
+            self.seeds,
+            None,
+            self._options,
+            **self._edge_args,
+            edge_feature_names=self.edge_feature_names,
+            **loader_args,
         )
-
-    def __len__(self) -> int:
-        n = len(self.indices)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-
-    def _order(self, epoch: int) -> torch.Tensor:
-        if not self.shuffle:
-            return self.indices
-        gen = torch.Generator().manual_seed((self.seed * 1_000_003 + epoch) & (2**63 - 1))
-        return self.indices[torch.randperm(len(self.indices), generator=gen)]
-
-    def __iter__(self) -> Any:
-        if self._sampler is None:
-            raise ValueError("this EdgeDataLoader was closed")
-        epoch = self._epoch
-        self._epoch += 1
-        order = self._order(epoch)
-        return (self._batch(order[i * self.batch_size : (i + 1) * self.batch_size], epoch, i) for i in range(len(self)))
 
     def sample(self, eids: Any, key: int = 0) -> tuple:
         """The batch of the seed edge ids ``eids`` under batch key ``key``
-        (what one step of an epoch yields)."""
+        (what one step of an epoch yields), drawn in the caller's thread."""
         if self._sampler is None:
-            raise ValueError("this EdgeDataLoader was closed")
+            self._sampler = EdgeSampler(self.graph, self._options, **self._edge_args)
         eids = torch.as_tensor(eids).to(torch.int64).contiguous()
-        return self._convert(eids, self._sampler.sample(eids, key=key))
+        return self.convert(self._sampler.sample(eids, key=key))
 
-    def _batch(self, eids: torch.Tensor, epoch: int, index: int) -> tuple:
-        if self._sampler is None:
-            raise ValueError("this EdgeDataLoader was closed")
-        return self._convert(eids, self._sampler.sample(eids, key=(epoch << 32) | index))
+    def _edge_data(self, sample: EdgeSample) -> dict[str, list[torch.Tensor]]:
+        """The engine-gathered edge data of ``sample``, per hop, that is
+        still the graph's (a replaced ``edata`` column is served lazily)."""
+        g, sub = self.dgl_graph, sample.sub
+        out = {}
+        for name in sub.edge_data:
+            if g is None or engine_edge_data(self.graph, name, g.edata[name] if name in g.edata else None):
+                out[name] = sub.split_edge_data(name)
+        return out
 
-    def _convert(self, eids: torch.Tensor, sample: Any) -> tuple:
-        g, idtype = self._dgl_graph, self._idtype
+    def convert(self, sample: EdgeSample) -> tuple:
+        """DGL's tuple of one engine edge batch."""
+        g, idtype = self.dgl_graph, self.idtype
         blocks = to_blocks(sample.sub, g, idtype=idtype)
+        for name, per_hop in self._edge_data(sample).items():
+            for block, rows in zip(blocks, reversed(per_hop)):  # blocks[0] is the last hop
+                block.edata[name] = rows
         seeds = sample.sub.seeds.to(idtype)
         n = len(seeds)
         pair = dgl.graph((sample.pos_src.to(idtype), sample.pos_dst.to(idtype)), num_nodes=n, idtype=idtype)
-        out_eids = eids.to(idtype)
+        eids = sample.edge_ids.to(idtype)
         if g is not None and (len(g.ndata) > 0 or len(g.edata) > 0):
             dgl.utils.set_new_frames(
                 pair,
                 node_frames=dgl.utils.extract_node_subframes(g, [seeds]),
-                edge_frames=dgl.utils.extract_edge_subframes(g, [out_eids]),
+                edge_frames=dgl.utils.extract_edge_subframes(g, [eids]),
             )
         else:
             pair.ndata[dgl.NID] = seeds
-            pair.edata[dgl.EID] = out_eids
+            pair.edata[dgl.EID] = eids
         input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seeds
         if self._has_negative:
             neg = dgl.graph((sample.neg_src.to(idtype), sample.neg_dst.to(idtype)), num_nodes=n, idtype=idtype)
             neg.ndata[dgl.NID] = seeds
-            out = (input_nodes, pair, neg, blocks)
-        else:
-            out = (input_nodes, pair, blocks)
-        if self.device.type != "cpu":
-            out = to_device(out, self.device)
-        return out
+            return input_nodes, pair, neg, blocks
+        return input_nodes, pair, blocks
 
     def close(self) -> None:
         sampler, self._sampler = self._sampler, None
@@ -305,7 +302,7 @@ class EdgeBatches(Closeable):
 
 
 class HeteroEdgeBatches(EdgeBatches):
-    r"""The batches of :class:`graphferry.dgl.DataLoader` given a DGL
+    r"""The edge batches of :class:`graphferry.dgl.DataLoader` given a DGL
     heterograph (or a :class:`graphferry.HeteroGraph`), seed edges ``{etype:
     eids}`` and an edge prediction sampler. What DGL's loader yields:
     ``input_nodes`` (``{ntype: ids}`` over every node type), ``pair_graph``
@@ -314,40 +311,30 @@ class HeteroEdgeBatches(EdgeBatches):
     ``dgl.compact_graphs`` does) and heterogeneous ``blocks``
     (:func:`graphferry.dgl.blocks.to_hetero_blocks`).
 
-    The pairs are built here, in Python (a batch's worth of ids); the
-    negatives (DGL's ``Uniform(k)`` / ``PerSourceUniform(k)`` per seed edge
-    type: the seed's source, ``k`` destinations uniform over the edge type's
-    destination type) come from a torch generator seeded by the loader's
-    seed and the batch key, so batches repeat under a seed. The excluded
-    edges (``"self"``, ``"reverse_id"`` with ``reverse_eids`` as
-    ``{etype: Tensor}``, ``"reverse_types"`` with ``reverse_etypes``) are
-    left out of neighbour sampling by the engine.
+    The engine makes the batches (``gf_edge_loader_open`` on the typed
+    graph): it groups a batch's seed edges by type, draws DGL's
+    ``Uniform(k)`` / ``PerSourceUniform(k)`` negatives per seed edge type
+    (the seed's source, ``k`` destinations uniform over the edge type's
+    destination type) from its random streams, compacts per node type and
+    leaves the excluded edges out (``"self"``, ``"reverse_id"`` with
+    ``reverse_eids`` as ``{etype: Tensor}``, ``"reverse_types"`` with
+    ``reverse_etypes``: both become one reverse map over the global edge ids,
+    built once here).
     """
 
-    def __init__(
-        self,
-        graph: Any,
-        indices: Any,
-        settings: tuple,
-        *,
-        batch_size: int,
-        drop_last: bool,
-        shuffle: bool,
-        device: torch.device,
-    ):
+    def __init__(self, graph: Any, indices: Any, settings: tuple):
         self._sampler = None
-        self._settings = settings[0]
-        settings, negative, k, exclude, reverse = settings
+        node_settings, negative, k, exclude, reverse = settings
         if negative == "global_uniform":
             raise NotImplementedError(
                 "graphferry's edge loader on heterographs draws Uniform(k) / PerSourceUniform(k) negatives; "
                 "GlobalUniform is supported on homogeneous graphs only"
             )
-        hg = as_hetero_graph(graph, settings.prob)
+        hg = as_hetero_graph(graph, node_settings.prob)
         self.hetero_graph = hg
-        dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else hg.dgl_graph
-        self._batching(batch_size, drop_last, shuffle, device, dgl_graph)
-        self._negative_k = k if negative is not None else 0
+        self.settings = node_settings
+        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else hg.dgl_graph
+        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
         self._has_negative = negative is not None
         if not isinstance(indices, Mapping):
             if hg.num_relations != 1:
@@ -359,101 +346,83 @@ class HeteroEdgeBatches(EdgeBatches):
         if not indices:
             raise ValueError("'indices' is an empty dict: give the seed edges of at least one edge type")
         # DGL's batches list each type's seeds in the order of the dict's keys.
-        self._seed_rels = [hg.etype_index(et) for et in indices]
-        self.indices = torch.cat([hg.edge_to_global(et, ids) for et, ids in indices.items()])
-        self._exclude = exclude
-        self._reverse = self._reverse_map(hg, exclude, reverse)
-        self._endpoints: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
-        self._epoch = 0
+        self.seeds = torch.cat([hg.edge_to_global(et, ids) for et, ids in indices.items()]).contiguous()
+        self.graph = hg.graph
+        engine_exclude, reverse_map = self._reverse_map(hg, exclude, reverse)
+        self._edge_args = dict(
+            mode="dgl", negative=negative, amount=k, exclude=engine_exclude, reverse_eids=reverse_map
+        )
+        self.edge_feature_names = []  # per-type edge data reaches the blocks through DGL's frames
 
-    def open(self, seed: Any, num_threads: int) -> None:
-        self.seed = int(seed)
-        self._options = hetero_options(self.hetero_graph, self._settings, self.seed, num_threads)
-        self._fixed_exclude = self._options.exclude_edges
-        self._sampler = self.hetero_graph  # open marker: close() forgets it (the graph stays with its owner)
+    def options(self, seed: Any, num_threads: int) -> SampleOptions:
+        self._options = hetero_options(self.hetero_graph, self.settings, seed, num_threads)
+        return self._options
 
     @staticmethod
-    def _reverse_map(hg: HeteroGraph, exclude: str | None, reverse: Any) -> dict[int, Any]:
-        """``"reverse_id"``: {relation: reverse eids (local, same type)};
-        ``"reverse_types"``: {relation: reverse relation}."""
+    def _reverse_map(hg: HeteroGraph, exclude: str | None, reverse: Any) -> tuple[str | None, torch.Tensor | None]:
+        """The engine's exclusion: ``"reverse_id"`` (per type: a reverse id
+        of the same type) and ``"reverse_types"`` (the same id of the
+        reverse type) both become ``"reverse_id"`` with a map over the global
+        edge ids (``-1``: no reverse)."""
+        if exclude not in ("reverse_id", "reverse_types"):
+            return exclude, None
+        rev = torch.full((hg.num_edges(),), -1, dtype=torch.int64)
         if exclude == "reverse_id":
             if not isinstance(reverse, Mapping):
                 raise TypeError("exclude='reverse_id' on a heterograph needs reverse_eids as a dict {etype: Tensor}")
-            out = {}
-            for et, rev in reverse.items():
+            for et, local in reverse.items():
                 r = hg.etype_index(et)
-                rev = torch.as_tensor(rev).to(torch.int64)
-                if rev.numel() != hg.num_edges(hg.edge_types[r]):
+                local = torch.as_tensor(local).to(torch.int64)
+                if local.numel() != hg.num_edges(hg.edge_types[r]):
                     raise ValueError(
-                        f"reverse_eids[{hg.edge_types[r]}] has {rev.numel()} entries; "
+                        f"reverse_eids[{hg.edge_types[r]}] has {local.numel()} entries; "
                         f"the edge type has {hg.num_edges(hg.edge_types[r])} edges"
                     )
-                out[r] = rev
-            return out
-        if exclude == "reverse_types":
-            return {hg.etype_index(et): hg.etype_index(rev) for et, rev in reverse.items()}
-        return {}
-
-    def _ends(self, r: int, local: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Type-local (src, dst) of the edges ``local`` of relation ``r``."""
-        if self._dgl_graph is not None:
-            src, dst = self._dgl_graph.find_edges(local.to(self._idtype), etype=self.hetero_graph.edge_types[r])
-            return src.to(torch.int64), dst.to(torch.int64)
-        if r not in self._endpoints:  # read once from the engine
-            self._endpoints[r] = self.hetero_graph.edges(self.hetero_graph.edge_types[r])
-        src, dst = self._endpoints[r]
-        return src[local], dst[local]
+                lo = int(hg.edge_offsets[r])
+                rev[lo : lo + local.numel()] = local + lo
+        else:
+            for et, rev_et in reverse.items():
+                r, q = hg.etype_index(et), hg.etype_index(rev_et)
+                n = min(hg.num_edges(hg.edge_types[r]), hg.num_edges(hg.edge_types[q]))
+                lo, qlo = int(hg.edge_offsets[r]), int(hg.edge_offsets[q])
+                rev[lo : lo + n] = torch.arange(qlo, qlo + n)
+        return "reverse_id", rev
 
     def sample(self, eids: Any, key: int = 0) -> tuple:
         """The batch of the seed edges ``eids`` (``{etype: ids}``, or global
         edge ids) under batch key ``key`` (what one step of an epoch
-        yields)."""
-        if self._sampler is None:
-            raise ValueError("this EdgeDataLoader was closed")
+        yields), drawn in the caller's thread."""
         if isinstance(eids, Mapping):
             eids = torch.cat([self.hetero_graph.edge_to_global(et, ids) for et, ids in eids.items()])
-        return self._sample_global(torch.as_tensor(eids).to(torch.int64), key)
+        return super().sample(eids, key)
 
-    def _batch(self, eids: torch.Tensor, epoch: int, index: int) -> tuple:
-        if self._sampler is None:
-            raise ValueError("this EdgeDataLoader was closed")
-        return self._sample_global(eids, (epoch << 32) | index)
+    def convert(self, sample: EdgeSample) -> tuple:
+        """DGL's tuple of one engine edge batch of the heterograph."""
+        hg, idtype, g = self.hetero_graph, self.idtype, self.dgl_graph
+        # The seeds come grouped by node type; pair indices are positions
+        # among the seeds of their type (the pair graphs' node ids).
+        seeds = sample.sub.seeds
+        counts = sample.sub.typed.hop_counts[:, 0].tolist()
+        starts = [0]
+        for c in counts:
+            starts.append(starts[-1] + c)
+        seed_nids = {
+            nt: (seeds[starts[t] : starts[t + 1]] - int(hg.node_offsets[t])).to(idtype)
+            for t, nt in enumerate(hg.node_types)
+        }
+        num_nodes = dict(zip(hg.node_types, counts))
 
-    def _sample_global(self, eids: torch.Tensor, key: int) -> tuple:
-        hg, idtype = self.hetero_graph, self._idtype
-        rel, local = hg.to_local_edge(eids)
-        order = [r for r in self._seed_rels if bool((rel == r).any())]
-        order += [r for r in sorted(set(rel.tolist())) if r not in order]  # sample() may name other types
-        seed_edges = {r: local[rel == r] for r in order}
-        gen = torch.Generator().manual_seed(mix_seed(self.seed, -1 - key))
-        pos, neg = {}, {}
-        for r, ids in seed_edges.items():
-            src, dst = self._ends(r, ids)
-            pos[r] = (src, dst)
-            if self._has_negative:
-                k = self._negative_k
-                n_dst = hg.num_nodes(hg.node_types[hg.relation_dst_type[r]])
-                neg[r] = (src.repeat_interleave(k), torch.randint(n_dst, (ids.numel() * k,), generator=gen))
-        num_nodes = {nt: hg.num_nodes(nt) for nt in hg.node_types}
-
-        def hetero(edges: dict) -> Any:
+        def pair_graph(src: torch.Tensor, dst: torch.Tensor, offsets: torch.Tensor) -> Any:
+            off = offsets.tolist() if offsets.numel() else [0] * (hg.num_relations + 1)
             data = {}
             for r, et in enumerate(hg.edge_types):
-                s, d = edges.get(r, (_EMPTY, _EMPTY))
-                data[et] = (s.to(idtype), d.to(idtype))
+                data[et] = (src[off[r] : off[r + 1]].to(idtype), dst[off[r] : off[r + 1]].to(idtype))
             return dgl.heterograph(data, num_nodes, idtype=idtype)
 
-        if self._has_negative:
-            pair, neg_pair = dgl.compact_graphs([hetero(pos), hetero(neg)])
-        else:
-            pair, neg_pair = dgl.compact_graphs(hetero(pos)), None
-        seed_nids = {nt: pair.nodes[nt].data[dgl.NID] for nt in hg.node_types}
-        seeds = torch.cat([hg.to_global(nt, seed_nids[nt]) for nt in hg.node_types])
-        edge_ids = {et: seed_edges.get(r, _EMPTY).to(idtype) for r, et in enumerate(hg.edge_types)}
-        options = self._options.replace_fields(seed=mix_seed(self.seed, key), exclude_edges=self._excluded(seed_edges))
-        sub = sample_with_options(hg.graph, seeds, options)
-        g = self._dgl_graph
-        blocks = to_hetero_blocks(sub, hg, idtype=idtype, g=g)
+        pair = pair_graph(sample.pos_src, sample.pos_dst, sample.pos_offsets)
+        off = sample.pos_offsets.tolist()
+        edge_ids = {et: sample.edge_ids[off[r] : off[r + 1]].to(idtype) for r, et in enumerate(hg.edge_types)}
+        blocks = to_hetero_blocks(sample.sub, hg, idtype=idtype, g=g)
         if g is not None and (
             any(len(g.nodes[nt].data) for nt in g.ntypes) or any(len(g.edges[et].data) for et in g.canonical_etypes)
         ):
@@ -463,30 +432,14 @@ class HeteroEdgeBatches(EdgeBatches):
                 edge_frames=dgl.utils.extract_edge_subframes(g, [edge_ids[et] for et in g.canonical_etypes]),
             )
         else:
+            for nt in hg.node_types:
+                pair.nodes[nt].data[dgl.NID] = seed_nids[nt]
             for et in hg.edge_types:
                 pair.edges[et].data[dgl.EID] = edge_ids[et]
         input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seed_nids
-        out = (input_nodes, pair, neg_pair, blocks) if self._has_negative else (input_nodes, pair, blocks)
-        if self.device.type != "cpu":
-            out = to_device(out, self.device)
-        return out
-
-    def _excluded(self, seed_edges: dict[int, torch.Tensor]) -> torch.Tensor | None:
-        """Global ids of the edges the batch leaves out of sampling: the
-        sampler's ``exclude_edges`` plus the seeds (and their reverses)."""
-        hg = self.hetero_graph
-        parts = [] if self._fixed_exclude is None else [torch.as_tensor(self._fixed_exclude).to(torch.int64)]
-        if self._exclude is not None:
-            for r, ids in seed_edges.items():
-                parts.append(hg.edge_to_global(hg.edge_types[r], ids))
-                if self._exclude == "reverse_id" and r in self._reverse:
-                    parts.append(hg.edge_to_global(hg.edge_types[r], self._reverse[r][ids]))
-                elif self._exclude == "reverse_types" and r in self._reverse:
-                    parts.append(hg.edge_to_global(hg.edge_types[self._reverse[r]], ids))
-        return torch.cat(parts) if parts else None
-
-    def close(self) -> None:
-        self._sampler = None
-
-
-_EMPTY = torch.empty(0, dtype=torch.int64)
+        if not self._has_negative:
+            return input_nodes, pair, blocks
+        neg = pair_graph(sample.neg_src, sample.neg_dst, sample.neg_offsets)
+        for nt in hg.node_types:
+            neg.nodes[nt].data[dgl.NID] = seed_nids[nt]
+        return input_nodes, pair, neg, blocks

@@ -221,7 +221,11 @@ def edge_index(sub: SampledSubgraph) -> tuple[torch.Tensor, torch.Tensor, torch.
     and targets as positions in ``sub.nodes`` (PyG's COO ``edge_index`` is
     ``[row, col]``), and their original edge ids. The targets of every hop
     are expanded from the blocks' CSC in one ``repeat_interleave`` (each
-    hop's destinations are consecutive positions), on the training thread."""
+    hop's destinations are consecutive positions), on the training thread,
+    unless the engine made them (``sub.coo``)."""
+    if sub.coo is not None:
+        index, edge = sub.coo
+        return index[0], index[1], edge
     blocks = sub.blocks
     if not blocks:
         empty = torch.empty(0, dtype=torch.int64)
@@ -273,15 +277,17 @@ def sample(
     graph: Graph,
     seeds: torch.Tensor,
     options: SampleOptions,
-    seed: int,
+    key: int,
     subgraph_type: str,
     seed_times: torch.Tensor | None = None,
     *,
     per_type: bool = False,
 ) -> Output:
     """Samples around ``seeds`` in the caller's thread (disjoint and
-    temporal as ``options`` say); ``per_type`` as :func:`directional`."""
-    changes: dict[str, Any] = {"seed": seed}
+    temporal as ``options`` say) with the random streams the engine derives
+    from ``options.seed`` and the batch key ``key``; ``per_type`` as
+    :func:`directional`."""
+    changes: dict[str, Any] = {"batch_key": key}
     if seed_times is not None:
         changes["seed_times"] = seed_times
     out = directional(sample_with_options(graph, seeds, options.replace_fields(**changes)), per_type=per_type)

@@ -13,9 +13,12 @@ of the batch's pairs in ``edge_label_index``) and, by negative sampling mode:
 - ``"triplet"``: ``src_index``, ``dst_pos_index`` and ``dst_neg_index``
   (``[B, amount]``, squeezed when ``amount == 1``).
 
-The engine draws the negatives (from its own random streams: PyG's
-distribution, not its values), takes the sorted unique nodes of the pairs as
-seeds and samples their neighbourhood, in one call per batch.
+The engine's edge loader (``gf_edge_loader_open``) makes the batches on its
+own threads, ahead of the training loop: it shuffles the pairs every epoch,
+draws the negatives (from its own random streams: PyG's distribution, not its
+values), takes the sorted unique nodes of the pairs as seeds, samples their
+neighbourhood and gathers the node attributes and edge attributes (e.g.
+``edge_attr``) the graph holds; the training thread only wraps the arrays.
 
 With a ``HeteroData`` (or :class:`graphferry.HeteroGraph`), the pairs are of
 one edge type (``edge_label_index=edge_type`` or ``(edge_type, [2, N] pairs
@@ -23,38 +26,51 @@ or None)``, as PyG's) and the batch is a ``HeteroData``: the fields above
 are on the edge type (``edge_label_index``, ``edge_label``, ``input_id``;
 ``edge_label_index`` in positions among the source and destination types'
 nodes), or, for ``"triplet"``, ``src_index`` on the source type and
-``dst_pos_index``/``dst_neg_index`` on the destination type. Negatives are
-then drawn in Python from a generator seeded per batch (uniform nodes of the
-source and destination types, PyG's distribution).
+``dst_pos_index``/``dst_neg_index`` on the destination type. The engine
+draws the negatives among the nodes of the edge type's source and
+destination types (PyG's distribution), from the same random streams as on
+a homogeneous graph.
 """
 
 from __future__ import annotations
 
-import math
+import copy
 from collections.abc import Sequence
 from typing import Any
 
 import torch
 from torch_geometric.data import Data, HeteroData
+from torch_geometric.edge_index import EdgeIndex
 from torch_geometric.loader.utils import filter_data
 from torch_geometric.sampler import NegativeSampling
 
-from .._link import EdgeSampler
-from .._loader import loader_seed, mix_seed, refuse_workers
-from .._resource import Closeable
+from .._link import EdgeLoader, EdgeSample, EdgeSampler
+from .._loader import EngineLoader, engine_edge_data, loader_seed, refuse_workers, sync_edge_data
+from ..graph import pyg_node_attrs
 from ..hetero import HeteroGraph
-from .base import check_weight_attr, edge_index, num_neighbors_list, sample, sample_options, split, subgraph_type_of
+from .base import (
+    check_weight_attr,
+    directional,
+    edge_index,
+    num_neighbors_list,
+    sample_options,
+    split,
+    subgraph_type_of,
+)
 from .convert import as_graph, as_hetero_graph, is_hetero
 from .hetero import filter_batch
 
 __all__ = ["LinkNeighborLoader"]
 
+_EMPTY = torch.empty(0, dtype=torch.int64)
+
 # torch DataLoader and PyG loader arguments that only tune worker processes: accepted and ignored.
 _IGNORED = ("persistent_workers", "pin_memory", "prefetch_factor", "filter_per_worker", "directed")
 
 
-class LinkNeighborLoader(Closeable):
-    r"""A ``torch_geometric.loader.LinkNeighborLoader`` backed by the engine.
+class LinkNeighborLoader(EngineLoader):
+    r"""A ``torch_geometric.loader.LinkNeighborLoader`` backed by the
+    engine's edge loader (batches made on its threads, ahead of the loop).
 
     Args:
         data (torch_geometric.data.Data or graphferry.Graph): the graph (a
@@ -75,13 +91,16 @@ class LinkNeighborLoader(Closeable):
         seed (int, optional): seed of shuffling, negatives and sampling.
             (default: drawn from torch's generator)
         num_workers (int): must be 0. (default: :obj:`0`)
+        queue_capacity (int): batches buffered per pipeline stage.
+            (default: :obj:`2`)
         num_threads (int): the engine's threads (<= 0: every core).
 
     Temporal sampling (``edge_label_time``, ``time_attr``) and
     ``disjoint=True`` are refused. A ``HeteroData`` gives ``HeteroData``
     batches (see the module's docstring); ``num_neighbors`` is then a list or
     a dict of edge type -> list, as in :class:`graphferry.pyg.NeighborLoader`.
-    One class for both: it branches on ``data``.
+    One class for both: it branches on ``data``. ``loader(index)`` makes the
+    batch of the pairs at positions ``index`` in the caller's thread.
     """
 
     def __init__(
@@ -106,10 +125,12 @@ class LinkNeighborLoader(Closeable):
         drop_last: bool = False,
         seed: int | None = None,
         num_workers: int = 0,
+        queue_capacity: int = 2,
         num_threads: int = 0,
         **kwargs: Any,
     ):
-        self._sampler: EdgeSampler | HeteroGraph | None = None
+        self._loaders = []
+        self._sampler: EdgeSampler | None = None
         self._hetero: HeteroGraph | None = None
         refuse_workers(num_workers)
         for name in kwargs:
@@ -139,18 +160,31 @@ class LinkNeighborLoader(Closeable):
             raise ValueError(f"batch_size must be positive (got {batch_size})")
         self.shuffle, self.drop_last = bool(shuffle), bool(drop_last)
         self.weight_attr = check_weight_attr(weight_attr)
-        mode, self._amount = _negatives(self.neg_sampling)
-        hetero = None
+        self._mode, self._amount = _negatives(self.neg_sampling)
+        self._node_attrs: list[str] = []
+        self._edge_attrs: list[str] = []
         if per_type:
-            hetero = as_hetero_graph(data, self.weight_attr)
+            hetero = self._hetero = as_hetero_graph(data, self.weight_attr)
             self.input_type, self.edge_label_index = self._edge_label_index(hetero, edge_label_index)
+            graph = hetero.graph
+            # The pairs in global ids: the engine draws the negatives among
+            # the nodes of the pairs' types.
+            src = hetero.to_global(self.input_type[0], self.edge_label_index[0])
+            dst = hetero.to_global(self.input_type[2], self.edge_label_index[1])
         else:
             graph = as_graph(data, self.weight_attr)
             self.edge_label_index = self._pairs(data, edge_label_index)
-        self.edge_label = self._labels(edge_label, mode, self.edge_label_index.size(1) if per_type else None)
+            src, dst = self.edge_label_index[0].contiguous(), self.edge_label_index[1].contiguous()
+            if isinstance(data, Data):
+                # What the engine gathers on its threads: the node attributes
+                # the graph holds and the edge attributes handed to it.
+                held = set(graph.node_data_names())
+                self._node_attrs = [n for n in pyg_node_attrs(data) if n in held]
+                self._edge_attrs = sync_edge_data(graph, _edge_attrs(data))
+        self.edge_label = self._labels(edge_label, self._mode, self.edge_label_index.size(1) if per_type else None)
         self.seed = int(loader_seed(seed))
         options = sample_options(
-            hetero,
+            self._hetero,
             num_neighbors if per_type else num_neighbors_list(num_neighbors),
             replace=replace,
             biased=self.weight_attr is not None,
@@ -163,15 +197,31 @@ class LinkNeighborLoader(Closeable):
             seed=self.seed,
             num_threads=num_threads,
         )
-        if hetero is not None:
-            self._options = options
-            self._hetero = hetero
-            self._graph = hetero.graph
-            self._sampler = hetero  # open marker: close() forgets it (the graph stays with its owner)
-        else:
-            self._graph = graph
-            self._sampler = EdgeSampler(graph, options, mode="pyg", negative=mode, amount=self._amount)
-        self._epoch = 0
+        self._pair_ends = (src, dst)
+        self._edge_args = dict(mode="pyg", negative=self._mode, amount=self._amount)
+        loader_args = dict(
+            batch_size=self.batch_size, shuffle=self.shuffle, drop_last=self.drop_last, queue_capacity=queue_capacity
+        )
+
+        def open_loader() -> EdgeLoader:
+            if self._edge_attrs:
+                # Edge attributes replaced since: handed to the engine.
+                self._edge_attrs = sync_edge_data(graph, _edge_attrs(data))
+            return EdgeLoader(
+                graph,
+                src,
+                dst,
+                options,
+                **self._edge_args,
+                feature_names=self._node_attrs,
+                edge_feature_names=self._edge_attrs,
+                coo=self._hetero is None,  # PyG's edge_index, made by the engine (a typed batch is split there)
+                **loader_args,
+            )
+
+        # Opened on first use: a bad pair is reported when the loader is
+        # iterated, as PyG reports it.
+        self._open_engine(graph, src, options, **loader_args, opener=open_loader, eager=False)
 
     @staticmethod
     def _pairs(data: Any, edge_label_index: Any) -> torch.Tensor:
@@ -244,126 +294,98 @@ class LinkNeighborLoader(Closeable):
         return edge_label
 
     def __len__(self) -> int:
+        self._check_open()
         n = self.edge_label_index.size(1)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
-    def __iter__(self) -> Any:
-        if self._sampler is None:
-            raise ValueError("this LinkNeighborLoader was closed")
-        epoch = self._epoch
-        self._epoch += 1
-        n = self.edge_label_index.size(1)
-        if self.shuffle:
-            gen = torch.Generator().manual_seed((self.seed * 1_000_003 + epoch) & (2**63 - 1))
-            order = torch.randperm(n, generator=gen)
-        else:
-            order = torch.arange(n)
-        return (
-            self._batch(order[i * self.batch_size : (i + 1) * self.batch_size], (epoch << 32) | i)
-            for i in range(len(self))
-        )
-
-    def __call__(self, index: Any) -> Data:
+    def __call__(self, index: Any) -> Data | HeteroData:
         """The batch of the pairs at positions ``index`` of
-        ``edge_label_index`` (batch key 0), as PyG's loaders offer."""
-        return self._batch(torch.as_tensor(index, dtype=torch.int64), 0)
-
-    def _batch(self, input_id: torch.Tensor, key: int) -> Data | HeteroData:
+        ``edge_label_index`` (batch key 0), as PyG's loaders offer, made in
+        the caller's thread."""
+        self._check_open()
+        index = torch.as_tensor(index, dtype=torch.int64)
         if self._sampler is None:
-            raise ValueError("this LinkNeighborLoader was closed")
-        if self._hetero is not None:
-            return self._batch_per_type(input_id, key)
-        return self._batch_of_pairs(input_id, key)
+            self._sampler = EdgeSampler(self._graph, self._options, **self._edge_args)
+        src, dst = self._pair_ends
+        s = self._sampler.sample(src[index].contiguous(), dst[index].contiguous(), key=0)
+        s.input_id = index[s.input_id]  # positions among the pairs of edge_label_index
+        return self._convert(s)
 
-    def _batch_of_pairs(self, input_id: torch.Tensor, key: int) -> Data:
-        """A homogeneous graph's batch: the engine draws the negatives."""
-        pairs = self.edge_label_index[:, input_id]
-        s = self._sampler.sample(pairs[0].contiguous(), pairs[1].contiguous(), key=key)
-        sub = s.sub
-        row, col, edge = edge_index(sub)
-        node = sub.nodes
-        if isinstance(self.data, Data):
-            out = filter_data(self.data, node, row, col, edge, None)
+    def _convert(self, s: EdgeSample) -> Data | HeteroData:
+        """PyG's batch of one engine edge batch."""
+        out = self._batch_per_type(s) if self._hetero is not None else self._batch_of_pairs(s)
+        num_pos = s.input_id.numel()
+        store = out[self.input_type] if self._hetero is not None else out
+        store.input_id = s.input_id
+        if self._mode == "triplet":
+            src_store = out[self.input_type[0]] if self._hetero is not None else out
+            dst_store = out[self.input_type[2]] if self._hetero is not None else out
+            src_store.src_index = s.src_index
+            dst_store.dst_pos_index = s.dst_pos_index
+            dst_store.dst_neg_index = s.dst_neg_index.view(num_pos, -1).squeeze(-1)
+            for name in ("edge_label_index", "edge_label", "edge_label_time"):
+                if name in store:
+                    del store[name]
         else:
-            out = Data(num_nodes=node.numel(), edge_index=torch.stack([row, col]))
-        out.n_id = node
-        out.e_id = edge
-        out.num_sampled_nodes = sub.hop_counts.tolist()
-        out.num_sampled_edges = [b.num_edges for b in sub.blocks]
-        out.input_id = input_id
-        num_pos = input_id.numel()
-        mode = None if self.neg_sampling is None else self.neg_sampling.mode.value
-        if mode == "triplet":
-            out.src_index = s.src_index
-            out.dst_pos_index = s.dst_pos_index
-            out.dst_neg_index = s.dst_neg_index.view(num_pos, -1).squeeze(-1)
-            for key_ in ("edge_label_index", "edge_label_time"):
-                if key_ in out:
-                    del out[key_]
-        else:
-            out.edge_label_index = torch.stack([s.pos_src, s.pos_dst])
-            label = self.edge_label[input_id] if self.edge_label is not None else None
-            if mode == "binary":
+            store.edge_label_index = torch.stack([s.pos_src, s.pos_dst])
+            label = self.edge_label[s.input_id] if self.edge_label is not None else None
+            if self._mode == "binary":
                 num_neg = s.pos_src.numel() - num_pos
                 if label is None:
                     label = torch.ones(num_pos)
                 label = torch.cat([label, label.new_zeros((num_neg,) + label.shape[1:])])
             if label is not None:
-                out.edge_label = label
-            elif "edge_label" in out:
-                del out["edge_label"]
+                store.edge_label = label
+            elif "edge_label" in store:
+                del store["edge_label"]
         return self.transform(out) if self.transform is not None else out
 
-    def _batch_per_type(self, input_id: torch.Tensor, key: int) -> HeteroData:
-        """A heterogeneous graph's batch: the negatives are drawn here."""
-        hetero, (src_t, _, dst_t) = self._hetero, self.input_type
-        pairs = self.edge_label_index[:, input_id]
-        src, dst = pairs[0], pairs[1]
-        num_pos = src.numel()
-        mode, amount = _negatives(self.neg_sampling)
-        gen = torch.Generator().manual_seed(mix_seed(self.seed, -1 - key))
-        label = self.edge_label[input_id] if self.edge_label is not None else None
-        if mode == "binary":
-            num_neg = math.ceil(num_pos * amount)
-            src = torch.cat([src, torch.randint(hetero.num_nodes(src_t), (num_neg,), generator=gen)])
-            dst = torch.cat([dst, torch.randint(hetero.num_nodes(dst_t), (num_neg,), generator=gen)])
-            if label is None:
-                label = torch.ones(num_pos)
-            label = torch.cat([label, label.new_zeros((num_neg,) + label.shape[1:])])
-        elif mode == "triplet":
-            num_neg = math.ceil(num_pos * amount)
-            dst = torch.cat([dst, torch.randint(hetero.num_nodes(dst_t), (num_neg,), generator=gen)])
-        # The seeds: the sorted unique nodes of the pairs, per type (as PyG).
-        if src_t != dst_t:
-            src_u, src_inv = src.unique(return_inverse=True)
-            dst_u, dst_inv = dst.unique(return_inverse=True)
-            seeds = torch.cat([hetero.to_global(src_t, src_u), hetero.to_global(dst_t, dst_u)])
+    def _batch_of_pairs(self, s: EdgeSample) -> Data:
+        """The subgraph of a homogeneous graph's batch: node and edge
+        attributes the engine gathered taken as they are, the others
+        indexed here (as PyG's filter_data)."""
+        sub = s.sub
+        row, col, edge = edge_index(sub)
+        node = sub.nodes
+        # PyG's edge_index, [2, E]: the engine's own buffer when it made one.
+        index = sub.coo[0] if sub.coo is not None else torch.stack([row, col])
+        source = self.data
+        if isinstance(source, Data):
+            edge_data = {
+                name: value
+                for name, value in sub.edge_data.items()
+                if engine_edge_data(self._graph, name, getattr(source, name, None))
+            }
+            taken = list(sub.node_data) + list(edge_data)
+            pruned = copy.copy(source)
+            for name in taken:
+                del pruned[name]
+            # PyG's filter_data for the attributes the engine did not gather
+            # (its edge_index is replaced by the engine's, made as PyG makes
+            # it: sorted by target).
+            out = filter_data(pruned, node, _EMPTY, _EMPTY, edge, None)
+            for name in taken:
+                out[name] = sub.node_data[name] if name in sub.node_data else edge_data[name]
+            n = node.numel()
+            out.edge_index = EdgeIndex(index, sparse_size=(n, n), sort_order="col")
         else:
-            both, inv = torch.cat([src, dst]).unique(return_inverse=True)
-            src_inv, dst_inv = inv[: src.numel()], inv[src.numel() :]
-            seeds = hetero.to_global(src_t, both)
-        out = sample(hetero.graph, seeds, self._options, mix_seed(self.seed, key), "directional", per_type=True)
-        data = filter_batch(self.data, hetero, split(hetero, out, self.subgraph_type))
-        data[self.input_type].input_id = input_id
-        if mode == "triplet":
-            data[src_t].src_index = src_inv
-            data[dst_t].dst_pos_index = dst_inv[:num_pos]
-            data[dst_t].dst_neg_index = dst_inv[num_pos:].view(num_pos, -1).squeeze(-1)
-            for name in ("edge_label_index", "edge_label", "edge_label_time"):
-                if name in data[self.input_type]:
-                    del data[self.input_type][name]
-        else:
-            data[self.input_type].edge_label_index = torch.stack([src_inv, dst_inv])
-            if label is not None:
-                data[self.input_type].edge_label = label
-            elif "edge_label" in data[self.input_type]:
-                del data[self.input_type]["edge_label"]
-        return self.transform(data) if self.transform is not None else data
+            out = Data(num_nodes=node.numel(), edge_index=index)
+        out.n_id = node
+        out.e_id = edge
+        out.num_sampled_nodes = sub.hop_counts.tolist()
+        out.num_sampled_edges = [b.num_edges for b in sub.blocks]
+        return out
+
+    def _batch_per_type(self, s: EdgeSample) -> HeteroData:
+        """The subgraph of a heterogeneous graph's batch, split by type."""
+        hetero = self._hetero
+        return filter_batch(self.data, hetero, split(hetero, directional(s.sub, per_type=True), self.subgraph_type))
 
     def close(self) -> None:
-        sampler, self._sampler = self._sampler, None
-        self._hetero = None
-        if isinstance(sampler, EdgeSampler):
+        """Stops the engine's threads of this loader. Idempotent."""
+        super().close()
+        sampler, self._sampler = getattr(self, "_sampler", None), None
+        if sampler is not None:
             sampler.close()
 
     def __repr__(self) -> str:
@@ -375,3 +397,16 @@ def _negatives(neg_sampling: Any) -> tuple[str | None, float]:
     if neg_sampling is None:
         return None, 0.0
     return neg_sampling.mode.value, float(neg_sampling.amount)
+
+
+def _edge_attrs(data: Data) -> dict[str, torch.Tensor]:
+    """The edge-level tensor attributes of ``data`` (one row per edge:
+    ``edge_attr``, weights, ...) but ``edge_index``."""
+    out = {}
+    for key in data.edge_attrs():
+        value = data[key]
+        if key == "edge_index" or not isinstance(value, torch.Tensor) or value.dim() == 0:
+            continue
+        if data.__cat_dim__(key, value) == 0 and value.size(0) == data.num_edges:
+            out[key] = value
+    return out

@@ -15,7 +15,7 @@ from torch_geometric.data import Data, FeatureStore, HeteroData
 from torch_geometric.edge_index import EdgeIndex
 from torch_geometric.loader.utils import filter_custom_store, filter_edge_store_, get_input_nodes, index_select
 
-from .._loader import EngineLoader, loader_seed, mix_seed, refuse_workers
+from .._loader import EngineLoader, call_key, loader_seed, refuse_workers
 from .._native.dlpack import as_cpu_tensor
 from ..graph import Graph, pyg_node_attrs
 from ..hetero import HeteroGraph
@@ -266,9 +266,9 @@ class NeighborLoader(EngineLoader):
         graph, self._edge_perm = graph_of_store(graph_store)
         return graph
 
-    def _next_seed(self) -> int:
+    def _next_key(self) -> int:
         self._calls += 1
-        return mix_seed(self._seed, self._calls)
+        return call_key(self._calls)
 
     def _batch_index(self, index: Any) -> torch.Tensor:
         self._check_open()
@@ -292,7 +292,7 @@ class NeighborLoader(EngineLoader):
         input_id = self._input_id[index] if self._input_id is not None else index
         times, given = self._seed_time_of(index)
         per_type = self._hetero is not None
-        out = sample(self._graph, seeds, self._options, self._next_seed(), "directional", times, per_type=per_type)
+        out = sample(self._graph, seeds, self._options, self._next_key(), "directional", times, per_type=per_type)
         return self._batch(out, {}, input_id, given)
 
     def _convert(self, sub: SampledSubgraph) -> Data | HeteroData:

@@ -10,7 +10,7 @@ import torch
 from torch_geometric.data import Data
 from torch_geometric.sampler import BaseSampler, HeteroSamplerOutput, NodeSamplerInput, SamplerOutput
 
-from .._loader import loader_seed, mix_seed
+from .._loader import call_key, loader_seed
 from .._native.dlpack import as_cpu_tensor
 from .._options import check_scheme
 from ..graph import Graph
@@ -156,10 +156,10 @@ class Sampler(BaseSampler):
             check_node_rows(self.data)
         self._graph = as_graph(self.data, self.weight_attr, self.time_attr)
 
-    def _next_seed(self) -> int:
+    def _next_key(self) -> int:
         # Each call gets its own random streams, reproducible from `seed`.
         self._calls += 1
-        return mix_seed(self.seed, self._calls)  # as NeighborLoader.__call__
+        return call_key(self._calls)  # as NeighborLoader.__call__
 
     def sample_from_nodes(self, index: NodeSamplerInput, **kwargs: Any) -> SamplerOutput | HeteroSamplerOutput:
         if self._graph is None:  # after unpickling
@@ -173,7 +173,7 @@ class Sampler(BaseSampler):
             )
         seeds = as_cpu_tensor(index.node, "index.node").to(torch.int64)
         times = seed_times(self.data, self._temporal, self.time_attr, index.time, seeds)
-        out = sample(self._graph, seeds, self._options, self._next_seed(), self.subgraph_type, times)
+        out = sample(self._graph, seeds, self._options, self._next_key(), self.subgraph_type, times)
         return SamplerOutput(
             node=out.node,
             row=out.row,
@@ -199,7 +199,7 @@ class Sampler(BaseSampler):
         local = as_cpu_tensor(index.node, "index.node").to(torch.int64)
         seeds = hetero.to_global(index.input_type, local)
         times = seed_times(self.data, self._temporal, self.time_attr, index.time, local, index.input_type)
-        out = sample(hetero.graph, seeds, self._options, self._next_seed(), "directional", times, per_type=True)
+        out = sample(hetero.graph, seeds, self._options, self._next_key(), "directional", times, per_type=True)
         output = split(hetero, out, self.subgraph_type)
         output.metadata = (index.input_id, index.time)
         return output

@@ -12,7 +12,6 @@ import torch_geometric.data
 from torch_geometric.data import EdgeAttr
 
 from ..graph import Graph
-from ..sampling import induced_subgraph
 from .convert import as_graph
 
 __all__ = ["GraphStore", "graph_of_store"]
@@ -91,16 +90,15 @@ class GraphStore(torch_geometric.data.GraphStore):
         if self._graph is None:
             return None
         graph = self._graph
-        src, dst, eid = induced_subgraph(graph, torch.arange(graph.num_nodes))  # every edge, by target
         layout = getattr(edge_attr.layout, "value", edge_attr.layout)
-        if layout == "coo":
-            order = torch.argsort(eid)
-            return src[order], dst[order]
+        if layout == "coo":  # in edge id order
+            src, dst, _ = graph.edges("coo")
+            return src, dst
+        colptr, src, _ = graph.edges("csc")  # every edge, by target
         if layout == "csc":
-            colptr = torch.zeros(graph.num_nodes + 1, dtype=torch.int64)
-            torch.cumsum(torch.bincount(dst, minlength=graph.num_nodes), 0, out=colptr[1:])
             return src, colptr
         if layout == "csr":
+            dst = torch.repeat_interleave(torch.arange(graph.num_nodes), torch.diff(colptr))
             order = torch.argsort(src, stable=True)
             rowptr = torch.zeros(graph.num_nodes + 1, dtype=torch.int64)
             torch.cumsum(torch.bincount(src, minlength=graph.num_nodes), 0, out=rowptr[1:])

@@ -1,0 +1,473 @@
+package linkload
+
+import (
+	"context"
+	"slices"
+
+	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/linkpred"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/sample"
+)
+
+// Mode says whose edge-level loader a Linker follows.
+type Mode int
+
+const (
+	// DGL takes batches of seed edge ids, as DGL's
+	// as_edge_prediction_sampler does.
+	DGL Mode = iota + 1
+	// PyG takes batches of seed pairs (columns of edge_label_index), as
+	// PyG's LinkNeighborLoader does.
+	PyG
+)
+
+// LinkField names the pair fields of an edge batch (Batch.Link[f]), all
+// int64. Pair indices are positions into the batch's seeds (Batch.Seeds,
+// the first nodes of Batch.Nodes); on a typed graph, positions among the
+// seeds of their node's type. A field a batch does not produce is empty
+// ([0]).
+type LinkField int
+
+const (
+	// LinkPosSrc and LinkPosDst: DGL: the edges of pair_graph (one per seed
+	// edge; grouped by relation on a typed graph). PyG (no or binary
+	// negatives): edge_label_index, the NumPos positives then the negatives.
+	LinkPosSrc LinkField = iota
+	LinkPosDst
+	// LinkNegSrc and LinkNegDst: DGL: the edges of neg_pair_graph (empty
+	// without a negative sampler).
+	LinkNegSrc
+	LinkNegDst
+	// LinkSrcIndex, LinkDstPosIndex ([NumPos]) and LinkDstNegIndex
+	// ([NumPos, amount]): PyG's triplet mode.
+	LinkSrcIndex
+	LinkDstPosIndex
+	LinkDstNegIndex
+	// LinkInputID ([NumPos]): the position of each positive pair's seed
+	// edge or pair among the loader's items (PyG's input_id), in pair
+	// order; for a batch of given seeds (EdgeSampler), among those.
+	LinkInputID
+	// LinkEdgeIDs ([NumPos], DGL): the seed edge ids in pair order,
+	// pair_graph.edata[dgl.EID]; relation-local ids on a typed graph.
+	LinkEdgeIDs
+	// LinkPosOffsets and LinkNegOffsets ([R+1], DGL on a typed graph):
+	// where each relation's positive (negative) pairs start.
+	LinkPosOffsets
+	LinkNegOffsets
+	// NumLinkFields is the number of LinkField values.
+	NumLinkFields
+)
+
+// Options configures a Linker.
+type Options struct {
+	// Request is the neighbour sampling of every batch. Its Seed roots the
+	// negative streams too; its ExcludeEdges are excluded in every batch, on
+	// top of the batch's own exclusion (DGL's exclude).
+	Request sample.Request
+	// Threads bounds the parallelism (<= 0: GOMAXPROCS); never changes a
+	// batch.
+	Threads int
+	Mode    Mode
+	// DGL is used with DGL mode. On a typed graph, the negatives are
+	// PerSourceUniform's, drawn among the destination type of each seed
+	// edge's relation (GlobalUniform is not supported there).
+	DGL linkpred.DGLEdgeSampler
+	// PyG is used with PyG mode. Disjoint is not supported: neighbour
+	// sampling takes distinct seeds. On a typed graph the pairs are of one
+	// edge type, and the negatives are drawn among its source and
+	// destination types (node weights are not supported there).
+	PyG linkpred.PyGLinkSampler
+}
+
+// Validate checks opt for a graph typed by types (nil: untyped).
+func (o Options) Validate(types *graph.Types) error {
+	if err := o.Request.Validate(); err != nil {
+		return errs.Errorf(nil, "%v", err)
+	}
+	switch o.Mode {
+	case DGL:
+		if err := o.DGL.Validate(); err != nil {
+			return errs.Errorf(nil, "%v", err)
+		}
+		if _, global := o.DGL.Negative.(linkpred.GlobalUniform); global && types != nil {
+			return errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives are not supported on typed graphs (draw PerSourceUniform negatives per edge type)")
+		}
+	case PyG:
+		if err := o.PyG.Validate(); err != nil {
+			return errs.Errorf(nil, "%v", err)
+		}
+		if o.PyG.Disjoint {
+			return errs.Errorf(errs.ErrNotSupported, "disjoint link sampling is not supported (neighbour sampling takes distinct seeds)")
+		}
+		if o.PyG.Weights != nil && types != nil {
+			return errs.Errorf(errs.ErrNotSupported, "negative sampling weights are not supported on typed graphs")
+		}
+	default:
+		return errs.Errorf(nil, "link mode = %d, must be DGL (%d) or PyG (%d)", o.Mode, DGL, PyG)
+	}
+	if o.Request.Disjoint || o.Request.Temporal != sample.TemporalNone {
+		return errs.Errorf(nil, "edge samplers do not support disjoint or temporal sampling")
+	}
+	return nil
+}
+
+// Linker makes the edge batches of one partitioned graph. It reads the
+// partition and types, which must not change while it is used, and is
+// safe for concurrent use.
+type Linker struct {
+	p     *partition.Partitioned
+	types *graph.Types
+	opt   Options
+	idx   *linkpred.EdgeIndex
+}
+
+// New returns a Linker over p, typed by types (nil: untyped), after
+// checking opt (errors wrap errs classes: errs.ErrNotSupported for valid
+// options this engine does not do).
+func New(p *partition.Partitioned, types *graph.Types, opt Options) (*Linker, error) {
+	if p == nil || p.Graph == nil {
+		return nil, errs.Errorf(nil, "linkload: partition (or its graph) is nil")
+	}
+	if err := opt.Validate(types); err != nil {
+		return nil, err
+	}
+	idx, err := linkpred.NewEdgeIndex(p.Graph, opt.Threads)
+	if err != nil {
+		return nil, errs.Errorf(nil, "%v", err)
+	}
+	opt.Request.Fanouts = slices.Clone(opt.Request.Fanouts)
+	opt.Request.RelationFanouts = slices.Clone(opt.Request.RelationFanouts)
+	opt.Request.ExcludeEdges = slices.Clone(opt.Request.ExcludeEdges)
+	if opt.DGL.Reverse.Map != nil {
+		opt.DGL.Reverse.Map = slices.Clone(opt.DGL.Reverse.Map)
+	}
+	return &Linker{p: p, types: types, opt: opt, idx: idx}, nil
+}
+
+// Mode returns the mode l was made for.
+func (l *Linker) Mode() Mode { return l.opt.Mode }
+
+// Items are the seeds of an edge batch or loader: edge ids (DGL) or node
+// pairs in original ids (PyG).
+type Items struct {
+	EdgeIDs []int64
+	Pairs   linkpred.Pairs
+}
+
+// Len returns the number of items.
+func (it Items) Len() int {
+	if it.EdgeIDs != nil {
+		return len(it.EdgeIDs)
+	}
+	return it.Pairs.Len()
+}
+
+// at returns the items at positions pos.
+func (it Items) at(pos []int64) Items {
+	if it.EdgeIDs != nil {
+		out := make([]int64, len(pos))
+		for i, q := range pos {
+			out[i] = it.EdgeIDs[q]
+		}
+		return Items{EdgeIDs: out}
+	}
+	out := linkpred.Pairs{Src: make([]int64, len(pos)), Dst: make([]int64, len(pos))}
+	for i, q := range pos {
+		out.Src[i], out.Dst[i] = it.Pairs.Src[q], it.Pairs.Dst[q]
+	}
+	return Items{Pairs: out}
+}
+
+// Check validates items for l's mode and graph: DGL: edge ids of the graph
+// (an id that is not one is named); PyG: pairs of node ids (of one edge
+// type on a typed graph).
+func (l *Linker) Check(items Items) error {
+	if l.opt.Mode == DGL {
+		if items.Pairs.Src != nil || items.Pairs.Dst != nil {
+			return errs.Errorf(nil, "a DGL edge loader takes seed edge ids, not pairs")
+		}
+		if _, err := l.idx.Endpoints(items.EdgeIDs); err != nil {
+			return errs.Errorf(nil, "%v", err)
+		}
+		return nil
+	}
+	if items.EdgeIDs != nil {
+		return errs.Errorf(nil, "a PyG edge loader takes seed pairs, not edge ids")
+	}
+	pos := items.Pairs
+	if len(pos.Src) != len(pos.Dst) {
+		return errs.Errorf(nil, "seed pairs: %d sources and %d destinations", len(pos.Src), len(pos.Dst))
+	}
+	n := l.p.Graph.NumNodes
+	for k, ids := range [][]int64{pos.Src, pos.Dst} {
+		for i, v := range ids {
+			if v < 0 || v >= n {
+				return errs.Errorf(nil, "seed pair %s[%d] = %d is out of range [0, %d)", []string{"sources", "destinations"}[k], i, v, n)
+			}
+		}
+	}
+	if l.types != nil {
+		if _, err := linkpred.PairTypes(pos, l.types); err != nil {
+			return errs.Errorf(nil, "%v", err)
+		}
+	}
+	return nil
+}
+
+// link is an edge batch before node sampling: its seed nodes (original
+// ids), the edges it excludes, and its pair fields.
+type link struct {
+	seeds   []int64
+	exclude []int64
+	fields  [NumLinkFields][]int64
+	shapes  map[LinkField][]int64
+	numPos  int
+	numNeg  int
+}
+
+// Make makes the batch of items (non-empty; inputID gives their positions
+// for LinkInputID) with batch key key on rt, a fork of a runtime over l's
+// partition with its types, every tensor from alloc (nil: the Go heap).
+// It returns the batch (Index and Epoch zero), the sample it came from
+// (internal ids; hand it back to rt.Recycle when done) and the numbers of
+// positive and negative pairs (PyG triplet: negative destinations).
+func (l *Linker) Make(ctx context.Context, rt *sample.Runtime, items Items, inputID []int64, key uint64, alloc mem.Allocator, threads int) (*pipeline.Batch, *sample.Result, [2]int, error) {
+	var counts [2]int
+	if items.Len() == 0 {
+		return nil, nil, counts, errs.Errorf(nil, "seed edges are empty")
+	}
+	if inputID == nil {
+		inputID = make([]int64, items.Len())
+		for i := range inputID {
+			inputID[i] = int64(i)
+		}
+	}
+	st := linkpred.Stream{Seed: l.opt.Request.Seed, Key: key}
+	var lk link
+	var err error
+	if l.opt.Mode == DGL {
+		lk, err = l.dgl(items.EdgeIDs, inputID, st, threads)
+	} else {
+		lk, err = l.pyg(items.Pairs, inputID, st, threads)
+	}
+	if err != nil {
+		return nil, nil, counts, errs.Errorf(nil, "%v", err)
+	}
+	internal, err := pipeline.InternalSeeds(l.p, lk.seeds)
+	if err != nil {
+		return nil, nil, counts, errs.Errorf(nil, "link seeds: %v", err)
+	}
+	req := l.opt.Request
+	if len(lk.exclude) > 0 {
+		req.ExcludeEdges = append(slices.Clone(req.ExcludeEdges), lk.exclude...)
+	}
+	res, err := rt.Sample(ctx, req, [][]int64{internal}, []uint64{key})
+	if err != nil {
+		return nil, nil, counts, err
+	}
+	order := make([]int64, len(lk.seeds))
+	for i := range order {
+		order[i] = int64(i)
+	}
+	b, err := pipeline.Materialize(res[0], lk.seeds, order, l.p, nil, nil, nil, alloc, threads)
+	if err == nil {
+		err = fill(b, lk)
+	}
+	if err != nil {
+		rt.Recycle(res...)
+		return nil, nil, counts, err
+	}
+	return b, res[0], [2]int{lk.numPos, lk.numNeg}, nil
+}
+
+// fill copies lk's fields into b.Link, from b's allocator; on failure b is
+// released.
+func fill(b *pipeline.Batch, lk link) error {
+	alloc := b.Allocator()
+	b.Link = make([]mem.Tensor, NumLinkFields)
+	for f, v := range lk.fields {
+		buf, view, err := mem.AllocInt64(alloc, len(v))
+		if err != nil {
+			b.Release()
+			return err
+		}
+		copy(view, v)
+		shape := lk.shapes[LinkField(f)]
+		if shape == nil {
+			shape = []int64{int64(len(v))}
+		}
+		b.Link[f] = mem.Tensor{DType: mem.Int64, Shape: shape, Data: buf}
+	}
+	return nil
+}
+
+// origAdjacency answers HasEdge in original node ids over the partitioned
+// graph, so that negatives are drawn (and checked) in original ids and do
+// not depend on the partition.
+type origAdjacency struct {
+	idx      *linkpred.EdgeIndex
+	oldToNew []int64
+}
+
+func (a origAdjacency) NumNodes() int64 { return a.idx.NumNodes() }
+func (a origAdjacency) NumEdges() int64 { return a.idx.NumEdges() }
+func (a origAdjacency) HasEdge(u, v int64) bool {
+	if a.oldToNew != nil {
+		u, v = a.oldToNew[u], a.oldToNew[v]
+	}
+	return a.idx.HasEdge(u, v)
+}
+
+// endpoints is the EdgeIndex's Endpoints in original node ids.
+func (l *Linker) endpoints(eids []int64) (linkpred.Pairs, error) {
+	pos, err := l.idx.Endpoints(eids)
+	if err != nil {
+		return pos, err
+	}
+	if p := l.p.NewToOld; p != nil {
+		for i := range pos.Src {
+			pos.Src[i], pos.Dst[i] = p[pos.Src[i]], p[pos.Dst[i]]
+		}
+	}
+	return pos, nil
+}
+
+// dgl is DGL's batch of the seed edge ids eids: endpoints, negatives,
+// compaction and exclusion.
+func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int) (link, error) {
+	d := l.opt.DGL
+	var off []int64 // relation offsets of the pairs (typed graphs)
+	if l.types != nil {
+		if _, err := l.idx.Endpoints(eids); err != nil { // names a bad id before typing it
+			return link{}, err
+		}
+		eids, inputID, off = groupByRelation(eids, inputID, l.types)
+	}
+	pos, err := l.endpoints(eids)
+	if err != nil {
+		return link{}, err
+	}
+	n := l.idx.NumNodes()
+	var neg linkpred.Pairs
+	var negOff []int64
+	switch ns := d.Negative.(type) {
+	case linkpred.PerSourceUniform:
+		if l.types == nil {
+			neg, err = ns.Sample(pos.Src, n, st, threads)
+			break
+		}
+		ranges := make([]linkpred.NodeRange, len(eids))
+		for r := 0; r+1 < len(off); r++ {
+			dst := linkpred.TypeRange(l.types, l.types.RelDst[r])
+			for i := off[r]; i < off[r+1]; i++ {
+				ranges[i] = dst
+			}
+		}
+		neg, err = ns.SampleRanges(pos.Src, ranges, st, threads)
+		negOff = make([]int64, len(off))
+		for r, o := range off {
+			negOff[r] = o * int64(ns.K)
+		}
+	case linkpred.GlobalUniform:
+		neg, err = ns.Sample(origAdjacency{l.idx, l.p.OldToNew}, pos.Len(), st, threads)
+	}
+	if err != nil {
+		return link{}, err
+	}
+	var c linkpred.Compacted
+	if l.types == nil {
+		c, err = linkpred.CompactDGL(pos, neg, n)
+	} else {
+		if negOff == nil {
+			negOff = make([]int64, len(off))
+		}
+		if c, err = linkpred.CompactDGLTyped(pos, neg, off, negOff, l.types); err == nil {
+			err = linkpred.TypeLocal(c.Nodes, l.types, c.Pos.Src, c.Pos.Dst, c.Neg.Src, c.Neg.Dst)
+		}
+	}
+	if err != nil {
+		return link{}, err
+	}
+	lk := link{seeds: c.Nodes, numPos: c.Pos.Len(), numNeg: c.Neg.Len()}
+	switch d.Exclude {
+	case linkpred.ExcludeSelfEdges:
+		lk.exclude = linkpred.ExcludeSelf(eids)
+	case linkpred.ExcludeReverseEdges:
+		if lk.exclude, err = linkpred.ExcludeReverseID(eids, d.Reverse); err != nil {
+			return link{}, err
+		}
+	}
+	ids := eids
+	if l.types != nil {
+		ids = make([]int64, len(eids))
+		for r := 0; r+1 < len(off); r++ {
+			for i := off[r]; i < off[r+1]; i++ {
+				ids[i] = eids[i] - l.types.EdgeOffsets[r]
+			}
+		}
+	}
+	lk.fields = [NumLinkFields][]int64{
+		LinkPosSrc: c.Pos.Src, LinkPosDst: c.Pos.Dst, LinkNegSrc: c.Neg.Src, LinkNegDst: c.Neg.Dst,
+		LinkInputID: inputID, LinkEdgeIDs: ids, LinkPosOffsets: off, LinkNegOffsets: negOff,
+	}
+	return lk, nil
+}
+
+// groupByRelation orders the seed edges eids (and their input ids) by
+// relation, stably (DGL's per-type seed edges, each type's in batch
+// order), and returns the relation offsets [R+1].
+func groupByRelation(eids, inputID []int64, t *graph.Types) (ge, gi, off []int64) {
+	r := t.NumRelations()
+	off = make([]int64, r+1)
+	rel := make([]int32, len(eids))
+	for i, e := range eids {
+		rel[i] = t.Relation(e)
+		off[rel[i]+1]++
+	}
+	for k := 1; k <= r; k++ {
+		off[k] += off[k-1]
+	}
+	next := slices.Clone(off[:r])
+	ge, gi = make([]int64, len(eids)), make([]int64, len(eids))
+	for i, e := range eids {
+		at := next[rel[i]]
+		next[rel[i]]++
+		ge[at], gi[at] = e, inputID[i]
+	}
+	return ge, gi, off
+}
+
+// pyg is PyG's batch of the seed pairs pos: negatives, seeds, relabelled
+// pairs.
+func (l *Linker) pyg(pos linkpred.Pairs, inputID []int64, st linkpred.Stream, threads int) (link, error) {
+	if pos.Len() == 0 || len(pos.Dst) != pos.Len() {
+		return link{}, errs.Errorf(nil, "seed pairs: %d sources and %d destinations (want the same, > 0)", len(pos.Src), len(pos.Dst))
+	}
+	var b linkpred.PyGBatch
+	var err error
+	if l.types == nil {
+		b, err = l.opt.PyG.Batch(pos, l.idx.NumNodes(), st, threads)
+	} else {
+		b, err = l.opt.PyG.BatchTyped(pos, l.types, st, threads)
+	}
+	if err != nil {
+		return link{}, err
+	}
+	lk := link{seeds: b.Nodes, numPos: b.NumPos, numNeg: b.NumNeg}
+	if l.opt.PyG.Mode == linkpred.PyGTripletMode {
+		lk.shapes = map[LinkField][]int64{LinkDstNegIndex: {int64(b.NumPos), int64(l.opt.PyG.Amount)}}
+	}
+	lk.fields = [NumLinkFields][]int64{
+		LinkPosSrc: b.Index.Src, LinkPosDst: b.Index.Dst,
+		LinkSrcIndex: b.SrcIndex, LinkDstPosIndex: b.DstPosIndex, LinkDstNegIndex: b.DstNegIndex,
+		LinkInputID: inputID,
+	}
+	return lk, nil
+}
+
+// errorf is an invalid-argument error with a message of its own.
+func errorf(format string, args ...any) error { return errs.Errorf(nil, format, args...) }
