@@ -66,7 +66,7 @@ func hostAllocator(o *C.gf_loader_options, arg string) (loaderAlloc, error) {
 	case a.free == nil:
 		return loaderAlloc{}, errorf(gfEInval, "%s->free is NULL", arg)
 	}
-	h := C.gf__host_new(a)
+	h := C.gf__host_new(*a) // by value: C never reads the Go copy (memcheck loses track of Go memory)
 	if h == nil {
 		return loaderAlloc{}, errorf(gfENoMem, "out of memory copying %s", arg)
 	}

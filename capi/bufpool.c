@@ -175,12 +175,12 @@ struct gf__host {
   int64_t refs;  // atomic
 };
 
-gf__host *gf__host_new(const gf_allocator *a) {
+gf__host *gf__host_new(gf_allocator a) {
   gf__host *h = (gf__host *)calloc(1, sizeof *h);
   if (h == NULL) {
     return NULL;
   }
-  h->a = *a;
+  h->a = a;
   h->refs = 1;
   return h;
 }

@@ -18,7 +18,7 @@ void gf__buf_pool_use(int delta);
 // Host allocators (gf_allocator), reference-counted by their loader and
 // their live buffers.
 typedef struct gf__host gf__host;
-gf__host *gf__host_new(const gf_allocator *a);
+gf__host *gf__host_new(gf_allocator a);
 void gf__host_release(gf__host *h);
 void *gf__buf_alloc_host(gf__host *h, size_t n);
 #ifdef GF_GFTEST

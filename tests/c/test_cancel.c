@@ -495,14 +495,19 @@ static void test_dead_rank(int coordinated, int size) {
       snprintf(want, sizeof want, "comm: no answer within the time-out: rank 1 did not answer within %s", timeout_text);
       CHECK(strstr(rr->msg, "i/o error: rank 0 of 2, ") != NULL, "message: %s", rr->msg);
     }
-    CHECK(strstr(rr->msg, want) != NULL, "rank %d: message without \"%s\": %s", r, want, rr->msg);
+    /* Under memcheck, which runs one thread at a time, a rank's sampler
+       may be starved past the time-out inside an exchange every rank
+       registered: a host exchange's time-out then ends it first (naming
+       the silent peer with two ranks, the candidates with more). */
+    int by_host = coordinated && slack > 5 && strstr(rr->msg, "comm: no answer within the time-out: ") != NULL;
+    CHECK(by_host || strstr(rr->msg, want) != NULL, "rank %d: message without \"%s\": %s", r, want, rr->msg);
     /* Without a coordinator, the one sampler thread's time-out runs from
        an exchange that began after the last one completed. With one,
        from the first registration of an exchange that rank 1 never
        registered, which may precede the completion of another worker's
        exchange (so no lower bound), and the leader checks every quarter
        of the time-out. */
-    double least = coordinated ? 0 : timeout_ms - 5;
+    double least = coordinated ? (by_host ? -1e9 : 0) : timeout_ms - 5;
     double most = timeout_ms * (coordinated ? 1.25 : 1.0) + 100 * slack;
     CHECK(after >= least && after < most, "%s: rank %d failed %.2f ms after the last exchange (want %.0f to %.0f)", how,
           r, after, least, most);
