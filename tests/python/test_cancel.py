@@ -22,7 +22,6 @@ import hashlib
 import os
 import re
 import signal
-import socket
 import threading
 import time
 import traceback
@@ -30,6 +29,7 @@ import traceback
 import pytest
 import torch
 import torch.multiprocessing as mp
+from test_distributed import _free_port, collect
 
 import graphferry
 from graphferry import distributed
@@ -105,15 +105,19 @@ class ThreadComm(distributed.Communicator):
         return torch.cat([row[self.rank] for row in rows])
 
 
-@pytest.fixture
-def two_ranks(cora_dir):
+def _thread_ranks(g: graphferry.Graph, timeout: float) -> list[distributed.DistributedLoader]:
     """Rank 0's and rank 1's loaders of one group, over ThreadComm."""
-    g = graphferry.Graph.open(cora_dir, num_patches=2)
     rv = _Rendezvous(2)
-    loaders = [
-        distributed.DistributedLoader(g, SEEDS, FANOUTS, comm=ThreadComm(rv, r), timeout=30, **_kwargs())
+    return [
+        distributed.DistributedLoader(g, SEEDS, FANOUTS, comm=ThreadComm(rv, r), timeout=timeout, **_kwargs())
         for r in range(2)
     ]
+
+
+@pytest.fixture
+def two_ranks(cora_dir):
+    g = graphferry.Graph.open(cora_dir, num_patches=2)
+    loaders = _thread_ranks(g, timeout=30)
     yield loaders
     for lo in loaders:
         lo.close()
@@ -134,17 +138,34 @@ def _later(delay: float, action) -> threading.Thread:
     return t
 
 
-def test_close_from_another_thread(two_ranks):
-    rank0, _rank1 = two_ranks  # rank 1 never iterates: rank 0's first batch cannot arrive
-    it = rank0.epoch(0)
-    times = {}
+def _close_later(loader, delay: float) -> tuple[threading.Thread, dict[str, float]]:
+    """Closes loader from another thread after delay s; the dict gets when
+    close() began ("close") and returned ("closed")."""
+    times: dict[str, float] = {}
 
     def close():
         times["close"] = time.monotonic()
-        rank0.close()
+        loader.close()
         times["closed"] = time.monotonic()
 
-    timer = _later(0.3, close)
+    return _later(delay, close), times
+
+
+def _interrupt_later(delay: float, send_sigint) -> tuple[threading.Thread, dict[str, float]]:
+    """Calls send_sigint() after delay s; the dict gets when ("at")."""
+    sent: dict[str, float] = {}
+
+    def interrupt():
+        sent["at"] = time.monotonic()
+        send_sigint()
+
+    return _later(delay, interrupt), sent
+
+
+def test_close_from_another_thread(two_ranks):
+    rank0, _rank1 = two_ranks  # rank 1 never iterates: rank 0's first batch cannot arrive
+    it = rank0.epoch(0)
+    timer, times = _close_later(rank0, 0.3)
     with pytest.raises(graphferry.GraphferryError, match=r"closed \(by another thread\) while waiting for a batch"):
         next(it)
     raised = time.monotonic()
@@ -166,13 +187,7 @@ def test_sigint_then_resume(two_ranks, cora_dir):
     rank0, rank1 = two_ranks
     ref = _reference(cora_dir)
     it = rank0.epoch(0)
-    sent = {}
-
-    def interrupt():
-        sent["at"] = time.monotonic()
-        signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-
-    timer = _later(0.3, interrupt)
+    timer, sent = _interrupt_later(0.3, lambda: signal.pthread_kill(threading.main_thread().ident, signal.SIGINT))
     with pytest.raises(KeyboardInterrupt):
         next(it)
     raised = time.monotonic()
@@ -198,11 +213,7 @@ def test_sigint_then_resume(two_ranks, cora_dir):
 
 def test_rank_that_stops_fails_the_other_within_the_timeout(cora_dir):
     g = graphferry.Graph.open(cora_dir, num_patches=2)
-    rv = _Rendezvous(2)
-    loaders = [
-        distributed.DistributedLoader(g, SEEDS, FANOUTS, comm=ThreadComm(rv, r), timeout=1.0, **_kwargs())
-        for r in range(2)
-    ]
+    loaders = _thread_ranks(g, timeout=1.0)
     try:
         stopped = threading.Event()
 
@@ -239,12 +250,6 @@ def test_rank_that_stops_fails_the_other_within_the_timeout(cora_dir):
 TIMEOUT_S = 2.0
 MARGIN_S = 2.0  # on the user's time-out: a loaded 2-core machine
 JOIN_S = 120
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _worker(rank: int, size: int, port: int, path: str, scenario: str, results, done) -> None:
@@ -348,14 +353,7 @@ def _interrupted():
         report = {}
         loader = _open(g, distributed.TorchComm(timeout=60))
         it = iter(loader)
-        times = {}
-
-        def close():
-            times["close"] = time.monotonic()
-            loader.close()
-            times["closed"] = time.monotonic()
-
-        timer = _later(0.5, close)
+        timer, times = _close_later(loader, 0.5)
         try:
             next(it)
             report["close"] = "next() returned a batch"
@@ -367,13 +365,7 @@ def _interrupted():
 
         loader = _open(g, distributed.TorchComm(timeout=60))
         it = iter(loader)
-        sent = {}
-
-        def interrupt():
-            sent["at"] = time.monotonic()
-            os.kill(os.getpid(), signal.SIGINT)
-
-        timer = _later(0.5, interrupt)
+        timer, sent = _interrupt_later(0.5, lambda: os.kill(os.getpid(), signal.SIGINT))
         try:
             next(it)
             report["sigint"] = "next() returned a batch"
@@ -405,30 +397,13 @@ _SCENARIOS = {
 
 
 def _run(path, scenario: str, size: int = 2) -> tuple[dict, list[int | None]]:
+    """Each rank's report, and the processes' exit codes (they are given
+    time to exit on their own: an exit that hangs or crashes shows)."""
     ctx = mp.get_context("spawn")
     results, done = ctx.Queue(), ctx.Event()
     port = _free_port()
     procs = [ctx.Process(target=_worker, args=(r, size, port, str(path), scenario, results, done)) for r in range(size)]
-    for p in procs:
-        p.start()
-    out: dict[int, tuple] = {}
-    deadline = time.monotonic() + JOIN_S
-    try:
-        while len(out) < size and time.monotonic() < deadline:
-            try:
-                rank, status, payload = results.get(timeout=1)
-            except Exception:  # queue.Empty
-                if all(not p.is_alive() for p in procs) and results.empty():
-                    break
-                continue
-            out[rank] = (status, payload)
-        for p in procs:
-            p.join(timeout=max(1.0, deadline - time.monotonic()))
-    finally:
-        for p in procs:
-            if p.is_alive():
-                p.kill()
-                p.join()
+    out = collect(procs, results, JOIN_S, exit_s=30)
     return out, [p.exitcode for p in procs]
 
 

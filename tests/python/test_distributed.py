@@ -127,12 +127,19 @@ def _run(size: int, path: Path, seeds: torch.Tensor, scenario: str) -> dict[int,
         ctx.Process(target=_worker, args=(r, size, port, str(path), seeds, scenario, results), daemon=True)
         for r in range(size)
     ]
+    return collect(procs, results, JOIN_S)
+
+
+def collect(procs: list, results, join_s: float, exit_s: float = 5) -> dict[int, tuple]:
+    """Starts the ranks' processes and returns what each reported on
+    results, ``rank -> (status, payload)``, once every rank has or join_s
+    passed; then waits at most exit_s for each to exit, and kills it."""
     for p in procs:
         p.start()
     out: dict[int, tuple] = {}
-    deadline = time.monotonic() + JOIN_S
+    deadline = time.monotonic() + join_s
     try:
-        while len(out) < size and time.monotonic() < deadline:
+        while len(out) < len(procs) and time.monotonic() < deadline:
             try:
                 rank, status, payload = results.get(timeout=1)
             except Exception:  # queue.Empty
@@ -142,7 +149,7 @@ def _run(size: int, path: Path, seeds: torch.Tensor, scenario: str) -> dict[int,
             out[rank] = (status, payload)
     finally:
         for p in procs:
-            p.join(timeout=5)
+            p.join(timeout=exit_s)
             if p.is_alive():
                 p.kill()
     return out

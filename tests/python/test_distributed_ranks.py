@@ -10,7 +10,6 @@ a self-reliant rank samples its own seeds with no exchange.
 
 from __future__ import annotations
 
-import time
 import traceback
 from pathlib import Path
 
@@ -18,7 +17,7 @@ import pytest
 import testdata
 import torch
 import torch.multiprocessing as mp
-from test_distributed import BATCH, EPOCHS, FANOUTS, _dgl_epochs, _free_port, _loader_kwargs, _td, digest
+from test_distributed import BATCH, EPOCHS, FANOUTS, _dgl_epochs, _free_port, _loader_kwargs, _td, collect, digest
 
 import graphferry
 from graphferry import distributed
@@ -75,24 +74,7 @@ def _run(size: int, jobs: list) -> dict[int, tuple]:
     results = ctx.Queue()
     port = _free_port()
     procs = [ctx.Process(target=_worker, args=(r, size, port, jobs, results), daemon=True) for r in range(size)]
-    for p in procs:
-        p.start()
-    out: dict[int, tuple] = {}
-    deadline = time.monotonic() + JOIN_S
-    try:
-        while len(out) < size and time.monotonic() < deadline:
-            try:
-                rank, status, payload = results.get(timeout=1)
-            except Exception:  # queue.Empty
-                if all(not p.is_alive() for p in procs) and results.empty():
-                    break
-                continue
-            out[rank] = (status, payload)
-    finally:
-        for p in procs:
-            p.join(timeout=5)
-            if p.is_alive():
-                p.kill()
+    out = collect(procs, results, JOIN_S)
     codes = [p.exitcode for p in procs]
     assert sorted(out) == list(range(size)), f"ranks that reported: {sorted(out)}, exit codes {codes}: {out}"
     for rank in range(size):
