@@ -49,14 +49,6 @@ _BUSY_CYCLES = 300_000_000
 
 
 @pytest.fixture(scope="module")
-def torch():
-    import torch
-
-    torch.zeros(1, device="cuda")  # PyTorch's primary context first, as in training
-    return torch
-
-
-@pytest.fixture(scope="module")
 def graph(torch):
     import graphferry
 
