@@ -503,6 +503,29 @@ def test_dropping_the_iterator_stops_its_thread_and_frees_its_loader(cora_pyg):
     loader.close()
 
 
+@pytest.mark.parametrize("thread", [False, True], ids=["inline", "thread"])
+def test_failing_allocator_through_the_prefetch_step(cora_pyg, thread):
+    """The engine's OutOfMemoryError reaches the training thread at its
+    batch, ends the epoch, stops the thread, and leaks no block."""
+    from graphferry.pyg import NeighborLoader
+
+    alloc = HostAllocator(pinned=False, limit_bytes=16 << 20)  # a few batches of Cora's features
+    loader = NeighborLoader(cora_pyg, [5, 3], batch_size=32, input_nodes=torch.arange(1600), num_threads=2)
+    it = loader._iterate(_cpu_transfer(thread, alloc))
+    held = []
+    with pytest.raises(OutOfMemoryError, match="limit of 16777216 bytes") as caught:
+        for batch in it:
+            held.append(batch)  # kept: the live blocks grow past the limit
+    assert held and isinstance(caught.value.__cause__, MemoryError)
+    with pytest.raises(StopIteration):
+        next(it)
+    assert _wait_for(lambda: not _prefetch_threads())
+    loader.close()
+    del held, batch, caught, it
+    gc.collect()
+    assert alloc.live_blocks == 0 and alloc.allocs == alloc.frees > 0 and alloc.unknown_frees == 0
+
+
 def test_closing_the_loader_stops_the_prefetch_step(cora_pyg):
     from graphferry.pyg import NeighborLoader
 
