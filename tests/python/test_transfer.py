@@ -419,10 +419,11 @@ def test_prefetch_step_yields_the_epoch_in_order(cora_pyg, cora_dgl, thread):
             else:
                 assert torch.equal(a[0], b[0]) and torch.equal(a[-1][0].srcdata["feat"], b[-1][0].srcdata["feat"])
                 assert alloc.owns(a[0]), name  # input_nodes: the engine's sampled nodes
-                if name == "dgl node":  # the engine gathers the node loader's prefetch_node_feats and labels
-                    blocks, theirs = a[-1], b[-1]
-                    assert alloc.owns(blocks[0].srcdata["feat"]) and alloc.owns(blocks[-1].dstdata["label"])
-                    assert not alloc.owns(theirs[0].srcdata["feat"])
+                # The engine gathers prefetch_node_feats (and the node loader's labels).
+                blocks, theirs = a[-1], b[-1]
+                assert alloc.owns(blocks[0].srcdata["feat"]) and not alloc.owns(theirs[0].srcdata["feat"]), name
+                if name == "dgl node":
+                    assert alloc.owns(blocks[-1].dstdata["label"])
         assert all(lo.allocator is alloc for lo in ours._loaders if not lo.closed)
         ours.close()
         ref.close()
