@@ -196,18 +196,18 @@ if sys.argv[2] == "raise":
 def test_no_callback_runs_into_a_finalizing_interpreter(cora_dir, how):
     """Loaders whose threads call the allocator are closed at exit, prefetch
     threads first; blocks still held are freed by deleters on the exiting
-    thread. The process exits cleanly, every time."""
-    for _ in range(3):
-        proc = subprocess.run(
-            [sys.executable, "-c", _EXIT_SCRIPT, str(cora_dir), how],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            env=dict(os.environ, PYTHONFAULTHANDLER="1"),
-        )
-        assert "iterating" in proc.stdout, proc.stderr
-        assert proc.returncode == (3 if how == "raise" else 0), proc.stderr
-        assert "Fatal Python error" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
+    thread. The process exits cleanly (one run each: make test's time is
+    short; the C soak and valgrind cover the allocator's races)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _EXIT_SCRIPT, str(cora_dir), how],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, PYTHONFAULTHANDLER="1"),
+    )
+    assert "iterating" in proc.stdout, proc.stderr
+    assert proc.returncode == (3 if how == "raise" else 0), proc.stderr
+    assert "Fatal Python error" not in proc.stderr and "Exception ignored" not in proc.stderr, proc.stderr
 
 
 # ---------------------------------------------------------------------------
@@ -285,9 +285,11 @@ _DGL_SETTINGS = [
 @pytest.mark.parametrize("given, want", _DGL_SETTINGS)
 def test_dgl_settings_are_dgl_s(given, want):
     gpu, thread, streams, pin, adaptor = given
-    got = _transfer.dgl_settings(
-        gpu, use_prefetch_thread=thread, use_alternate_streams=streams, pin_prefetcher=pin, tensor_adaptor=adaptor
-    )
+    warns = pytest.warns(UserWarning, match="TensorAdaptor") if streams and not adaptor else contextlib.nullcontext()
+    with warns:
+        got = _transfer.dgl_settings(
+            gpu, use_prefetch_thread=thread, use_alternate_streams=streams, pin_prefetcher=pin, tensor_adaptor=adaptor
+        )
     assert got == want
 
 
