@@ -31,6 +31,7 @@ help:
 	@echo "  make test-cuda   the CUDA library, kernels on the emulator, GPU device tests over the fake driver, tests/gpu/run.sh --dry-run"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./... (-tags gftest: the capi tests and their helpers)"
+	@echo "  make test-abi    a C program built against the previous release's header (tests/c/abi/) runs on this library"
 	@echo "  make test-c      the header as C99 and C++, the C tests, the C soak, and the symbols of $(LIB) (exports, no test helpers)"
 	@echo "  make test-cgocheck  the C tests and the pytest tests marked boundary against a GOEXPERIMENT=cgocheck2 build"
 	@echo "  make test-valgrind  the C soak under valgrind memcheck (include/graphferry-valgrind.supp)"
@@ -132,7 +133,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-comm test-threads test-py test-py-latest test-cgocheck test-valgrind test-cuda
+test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py test-py-latest test-cgocheck test-valgrind test-cuda
 	@echo "make test: all suites passed"
 
 # The capi tests and their helpers (capi/testhelp.go, capi/abihelp.go) build
@@ -166,6 +167,18 @@ $(addprefix build/,$(C_TESTS)): build/%: tests/c/%.c $(C_TEST_DEPS) $(LIB)
 
 $(addprefix build/cgocheck2/,$(C_TESTS)): build/cgocheck2/%: tests/c/%.c $(C_TEST_DEPS) $(LIB_CHECK)
 	$(CC) $(C_TEST_CFLAGS) -o $@ $< -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
+
+# The ABI promise against the previous release: tests/c/abi/abi_0_1_0.c is
+# compiled against 0.1.0's header as released (tests/c/abi/0.1.0/, verbatim)
+# and run against this checkout's library: old option struct layouts read,
+# signatures and field numbers unchanged.
+ABI_PREV := 0.1.0
+build/abi_0_1_0: tests/c/abi/abi_0_1_0.c tests/c/abi/$(ABI_PREV)/graphferry.h tests/c/abi/$(ABI_PREV)/dlpack.h $(LIB)
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Itests/c/abi/$(ABI_PREV) -o $@ $< -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+
+.PHONY: test-abi
+test-abi: build/abi_0_1_0
+	./build/abi_0_1_0 examples/data/cora
 
 # gf_graph_close while other threads sample, read node data and run loaders
 # on the same graph (a few seconds).
