@@ -29,6 +29,9 @@ help:
 	@echo "  make lib-cuda    build $(LIB_CUDA) (engine + CUDA backend, -tags cuda; no GPU needed, see cuda/README.md)"
 	@echo "  make fakecuda    build the fake CUDA driver $(FAKECUDA) (tests without a GPU; never shipped)"
 	@echo "  make test-cuda   the CUDA library, kernels on the emulator, GPU device tests over the fake driver, tests/gpu/run.sh --dry-run"
+	@echo "  make wheel       dist/graphferry-VERSION-py3-none-manylinux_*.whl: both libraries and the header, tagged by auditwheel"
+	@echo "  make sdist       dist/graphferry-VERSION.tar.gz: the package and the Go sources (installing it builds with Go)"
+	@echo "  make test-wheel  the wheel in a fresh environment without Go: the demo trains, a C program runs on it"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./... (-tags gftest: the capi tests and their helpers)"
 	@echo "  make test-abi    a C program built against the previous release's header (tests/c/abi/) runs on this library"
@@ -133,7 +136,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py test-py-latest test-cgocheck test-valgrind test-cuda
+test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py test-py-latest test-wheel test-cgocheck test-valgrind test-cuda
 	@echo "make test: all suites passed"
 
 # The capi tests and their helpers (capi/testhelp.go, capi/abihelp.go) build
@@ -294,7 +297,7 @@ test-valgrind: build/soak build/test_alloc build/test_edge_loader build/test_can
 # no cycle, no import inside a function but of the optional third-party packages.
 # The venv is a prerequisite only when its own ruff is used (RUFF=... names another).
 RUFF       ?= $(VENV)/bin/ruff
-RUFF_PATHS := python tests/python examples bench
+RUFF_PATHS := python tests/python tests/wheel examples bench
 lint: $(if $(filter $(VENV)/bin/ruff,$(RUFF)),$(VENV)/.stamp)
 	$(RUFF) check --config python/pyproject.toml $(RUFF_PATHS)
 	$(RUFF) format --check --config python/pyproject.toml $(RUFF_PATHS)
@@ -337,5 +340,32 @@ bench-dist: venv
 bench-hetero: venv
 	$(PY) bench/hetero_bench.py --out bench/results/hetero
 
+# Distributions (dist/). The wheel packages the libraries `make lib lib-cuda`
+# built (python/setup.py with GRAPHFERRY_PREBUILT: nothing is built twice and
+# no virtual environment is touched), the header beside them, and is tagged
+# for the oldest manylinux its shared objects satisfy, as auditwheel finds
+# it (python/tools/wheeltag.py). The sdist carries the Go sources and builds
+# the library with Go when installed (python/tools/sdist.py).
+DIST := dist
+.PHONY: wheel sdist dist test-wheel
+wheel: lib lib-cuda
+	rm -rf build/wheel python/build && mkdir -p build/wheel
+	GRAPHFERRY_PREBUILT=$(abspath build) GRAPHFERRY_BUILD_CUDA=1 \
+	  $(PY) -m pip wheel --quiet --no-build-isolation --no-deps -w build/wheel ./python
+	rm -f $(DIST)/graphferry-*.whl
+	$(PY) python/tools/wheeltag.py build/wheel/graphferry-*.whl $(DIST)
+
+sdist: $(VENV)/.stamp
+	rm -f $(DIST)/graphferry-*.tar.gz
+	$(PY) python/tools/sdist.py $(DIST)
+
+dist: wheel sdist
+
+# The wheel installed into a fresh environment without Go: the demo trains,
+# a C program builds and runs against the library inside it; the sdist
+# without Go says what it needs (tests/wheel/test_wheel.py, about a minute).
+test-wheel: wheel sdist
+	$(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
+
 clean:
-	rm -rf build $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx
+	rm -rf build $(DIST) $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx
