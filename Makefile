@@ -29,6 +29,7 @@ help:
 	@echo "  make lib-cuda    build $(LIB_CUDA) (engine + CUDA backend, -tags cuda; no GPU needed, see cuda/README.md)"
 	@echo "  make fakecuda    build the fake CUDA driver $(FAKECUDA) (tests without a GPU; never shipped)"
 	@echo "  make test-cuda   the CUDA library, kernels on the emulator, GPU device tests over the fake driver, tests/gpu/run.sh --dry-run"
+	@echo "  make docs        the documentation site into build/docs/html (Sphinx, warnings as errors)"
 	@echo "  make wheel       dist/graphferry-VERSION-py3-none-manylinux_*.whl: both libraries and the header, tagged by auditwheel"
 	@echo "  make sdist       dist/graphferry-VERSION.tar.gz: the package and the Go sources (installing it builds with Go)"
 	@echo "  make test-wheel  the wheel in a fresh environment without Go: the demo trains, a C program runs on it"
@@ -136,7 +137,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py test-py-latest test-wheel test-cgocheck test-valgrind test-cuda
+test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py test-py-latest test-wheel docs test-cgocheck test-valgrind test-cuda
 	@echo "make test: all suites passed"
 
 # The capi tests and their helpers (capi/testhelp.go, capi/abihelp.go) build
@@ -297,7 +298,7 @@ test-valgrind: build/soak build/test_alloc build/test_edge_loader build/test_can
 # no cycle, no import inside a function but of the optional third-party packages.
 # The venv is a prerequisite only when its own ruff is used (RUFF=... names another).
 RUFF       ?= $(VENV)/bin/ruff
-RUFF_PATHS := python tests/python tests/wheel examples bench
+RUFF_PATHS := python tests/python tests/wheel examples bench docs
 lint: $(if $(filter $(VENV)/bin/ruff,$(RUFF)),$(VENV)/.stamp)
 	$(RUFF) check --config python/pyproject.toml $(RUFF_PATHS)
 	$(RUFF) format --check --config python/pyproject.toml $(RUFF_PATHS)
@@ -339,6 +340,15 @@ bench-dist: venv
 
 bench-hetero: venv
 	$(PY) bench/hetero_bench.py --out bench/results/hetero
+
+# The documentation site (docs/: Sphinx with MyST, pinned in
+# python/requirements.txt) into build/docs/html, warnings as errors; the
+# pages' Python and C examples run in test-py (tests/python/test_docs.py).
+.PHONY: docs
+docs: venv
+	rm -rf build/docs
+	$(PY) -m sphinx -W --keep-going -q -b html docs build/docs/html
+	@echo "docs: build/docs/html/index.html ($$(wc -l <build/docs-verbatim.txt) docstrings shown verbatim: build/docs-verbatim.txt)"
 
 # Distributions (dist/). The wheel packages the libraries `make lib lib-cuda`
 # built (python/setup.py with GRAPHFERRY_PREBUILT: nothing is built twice and
