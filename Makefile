@@ -33,6 +33,7 @@ help:
 	@echo "  make wheel       dist/graphferry-VERSION-py3-none-manylinux_*.whl: both libraries and the header, tagged by auditwheel"
 	@echo "  make sdist       dist/graphferry-VERSION.tar.gz: the package and the Go sources (installing it builds with Go)"
 	@echo "  make test-wheel  the wheel in a fresh environment without Go: the demo trains, a C program runs on it"
+	@echo "  make test-sdist  test-wheel and the sdist installed from source with Go (about 30 s more)"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./... (-tags gftest: the capi tests and their helpers)"
 	@echo "  make test-abi    a C program built against the previous release's header (tests/c/abi/) runs on this library"
@@ -376,6 +377,11 @@ dist: wheel sdist
 # without Go says what it needs (tests/wheel/test_wheel.py, about a minute).
 test-wheel: wheel sdist
 	$(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
+
+# Also the sdist installed from source with Go (about 30 s more; not in make test).
+.PHONY: test-sdist
+test-sdist: wheel sdist
+	GRAPHFERRY_TEST_SDIST_BUILD=1 $(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
 
 clean:
 	rm -rf build $(DIST) $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx

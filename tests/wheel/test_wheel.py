@@ -190,3 +190,25 @@ def test_sdist_says_go_is_needed(venv):
     text = proc.stdout + proc.stderr
     assert "installing from source builds libgraphferry.so with the Go toolchain (go 1.26" in text, text[-3000:]
     assert f"GRAPHFERRY_GO={root / 'no-such-go'} is not an executable" in text, text[-3000:]
+
+
+@pytest.mark.skipif(
+    os.environ.get("GRAPHFERRY_TEST_SDIST_BUILD") != "1", reason="builds the library from the sdist: make test-sdist"
+)
+def test_sdist_builds_with_go(venv):
+    """The sdist installed from source, Go found on PATH: the library it builds
+    from gosrc/ has the checkout's build id (the same sources)."""
+    py, site, env, root = venv
+    sdist = _one(f"graphferry-{VERSION}.tar.gz")
+    go = shutil.which("go") or "/usr/local/go/bin/go"
+    target = root / "from-sdist-go"
+    env = dict(env, PATH=f"{Path(go).parent}:{env['PATH']}", GRAPHFERRY_BUILD_CUDA="0")
+    for key in ("GOPATH", "GOMODCACHE", "GOCACHE", "HOME"):  # the Go caches of this machine, if set
+        if key in os.environ:
+            env[key] = os.environ[key]
+    _run([sys.executable, "-m", "pip", "--python", py, "install", "--quiet", "--no-deps", "--no-index",
+          "--no-build-isolation", "--target", target, sdist], env, root)  # fmt: skip
+    facts = json.loads(_run([py, "-m", "graphferry", "info", "--json", "--no-gpu"], dict(env, PYTHONPATH=target), root))
+    assert facts["library_path"] == str(target / "graphferry" / "lib" / "libgraphferry.so")
+    want = subprocess.run(["bash", REPO / "capi" / "source_id.sh", REPO], capture_output=True, text=True).stdout
+    assert facts["library_build_id"] == want.strip()
