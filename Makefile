@@ -375,12 +375,12 @@ dist: wheel sdist
 # The wheel installed into a fresh environment without Go: the demo trains,
 # a C program builds and runs against the library inside it; the sdist
 # without Go says what it needs (tests/wheel/test_wheel.py, about a minute).
-test-wheel: wheel sdist
+test-wheel: wheel sdist $(FAKECUDA)
 	$(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
 
 # Also the sdist installed from source with Go (about 30 s more; not in make test).
 .PHONY: test-sdist
-test-sdist: wheel sdist
+test-sdist: wheel sdist $(FAKECUDA)
 	GRAPHFERRY_TEST_SDIST_BUILD=1 $(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
 
 clean:

@@ -212,3 +212,29 @@ def test_sdist_builds_with_go(venv):
     assert facts["library_path"] == str(target / "graphferry" / "lib" / "libgraphferry.so")
     want = subprocess.run(["bash", REPO / "capi" / "source_id.sh", REPO], capture_output=True, text=True).stdout
     assert facts["library_build_id"] == want.strip()
+
+
+def test_cuda_library_only_behind_the_fence(venv):
+    """The wheel's CUDA library loads only with GRAPHFERRY_BACKEND=cuda and a
+    driver that initialises (here the fake driver of make fakecuda, which
+    make test-wheel builds); a driver that sees no device is a clean
+    BackendError, not a dead process."""
+    py, site, env, root = venv
+    fake = REPO / "build" / "fakecuda"
+    if not (fake / "libcuda.so.1").is_file():
+        pytest.fail(f"the fake CUDA driver is not built: make fakecuda (looked in {fake})")
+    cuda_env = dict(env, GRAPHFERRY_BACKEND="cuda", LD_LIBRARY_PATH=str(fake), GF_FAKECUDA_DEVICES="1")
+    facts = json.loads(_run([py, "-m", "graphferry", "info", "--json"], cuda_env, root))
+    assert facts["backend"] == "cuda" and facts["library_path"] == facts["cuda_library"], facts
+    assert facts["backend_reason"].startswith("GRAPHFERRY_BACKEND=cuda, and the NVIDIA driver initialised")
+    assert facts["gpu"]["visible"] and facts["gpu"]["devices"] == 1
+    proc = subprocess.run(
+        [py, "-m", "graphferry", "info", "--json"],
+        env=dict(cuda_env, GF_FAKECUDA_DEVICES="0"),
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 1 and "BackendError" in proc.stderr, proc.stderr[-2000:]
+    assert "the driver sees no CUDA device" in proc.stderr
