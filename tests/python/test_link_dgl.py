@@ -186,7 +186,9 @@ def test_refusals():
     g, _ = small_graph()
     sampler = gfdgl.as_edge_prediction_sampler(base)
     with pytest.raises(ValueError, match="num_workers"):
-        gfdgl.DataLoader(g, torch.arange(5), sampler, num_workers=2)
+        gfdgl.DataLoader(g, torch.arange(5), sampler, num_workers=-2)
+    workers = gfdgl.DataLoader(g, torch.arange(5), sampler, batch_size=2, num_workers=4)  # forks nothing
+    assert workers._options.num_threads == 4 and len(batches(workers)) == 3
     loader = gfdgl.DataLoader(g, torch.tensor([0, 400]), sampler, batch_size=2, seed=0)
     with pytest.raises(Exception, match="400"):
         batches(loader)

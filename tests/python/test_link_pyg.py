@@ -146,7 +146,7 @@ def test_refusals():
     with pytest.raises(ValueError, match="triplet"):
         gfpyg.LinkNeighborLoader(data, [2], edge_label=torch.ones(300), neg_sampling="triplet")
     with pytest.raises(ValueError, match="num_workers"):
-        gfpyg.LinkNeighborLoader(data, [2], num_workers=2)
+        gfpyg.LinkNeighborLoader(data, [2], num_workers=-2)
     bad = gfpyg.LinkNeighborLoader(data, [2], edge_label_index=torch.tensor([[0], [50]]))
     with pytest.raises(Exception, match="50"):
         next(iter(bad))

@@ -15,7 +15,7 @@ import torch
 import torch.distributed as dist
 
 from .._link import EdgeSample
-from .._loader import EngineLoader, loader_seed, refuse_workers
+from .._loader import TORCH_WORKER_ARGS, EngineLoader, loader_seed, worker_threads
 from ..errors import GraphferryError, error_for_status
 from ..sampling import SampledSubgraph
 from .blocks import to_device
@@ -31,19 +31,11 @@ __all__ = ["DataLoader", "ddp_split"]
 # DataLoader arguments of DGL (and of torch's DataLoader, which DGL passes
 # them to) that only tune machinery graphferry replaces with its own
 # pipeline: accepted and ignored.
-_IGNORED = {
+_IGNORED = TORCH_WORKER_ARGS | {
     "use_prefetch_thread",  # DGL's feature-slicing thread: the engine gathers on its own threads
     "use_alternate_streams",  # CUDA streams of DGL's prefetcher
     "pin_prefetcher",  # pinning of DGL's prefetched features
     "gpu_cache",  # DGL's HugeCTR GPU feature cache
-    "persistent_workers",  # torch worker processes (graphferry has none)
-    "prefetch_factor",  # batches per torch worker: see queue_capacity
-    "timeout",  # for torch workers; with comm=, the bound on an exchange with the other ranks
-    "worker_init_fn",  # torch never calls it without workers
-    "multiprocessing_context",  # for torch workers
-    "pin_memory",  # torch's pinning of the sampler's outputs (CPU-only here)
-    "pin_memory_device",
-    "in_order",  # order of torch workers' batches: ours always arrive in order
 }
 
 # torch DataLoader arguments that would replace DGL's own batching: DGL
@@ -53,8 +45,8 @@ _REFUSED = {"sampler", "batch_sampler", "collate_fn"}
 
 def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
     """Checks the DataLoader keywords graphferry does not use (every kind of
-    input alike) and returns ``generator`` (or None)."""
-    refuse_workers(kwargs.pop("num_workers", 0))
+    input alike) and returns ``generator`` (or None); ``num_workers`` is
+    read before (:func:`worker_threads`)."""
     generator = kwargs.pop("generator", None)
     for name in kwargs:
         if name in _REFUSED:
@@ -205,8 +197,9 @@ class DataLoader(EngineLoader):
         num_threads (int): the engine's sampling threads; ``<= 0`` uses every
             core. (default: :obj:`0`)
         **kwargs: torch ``DataLoader`` arguments, as DGL passes them on:
-            ``num_workers`` must be 0 (graphferry samples on its own
-            threads); ``generator`` seeds the shuffles when ``seed`` is not
+            ``num_workers > 0`` sets the engine's sampling threads (as
+            ``num_threads``): no worker process is forked, the engine
+            samples and gathers on its own threads; ``generator`` seeds the shuffles when ``seed`` is not
             given; ``persistent_workers``, ``prefetch_factor``,
             ``worker_init_fn``, ``multiprocessing_context``, ``pin_memory``
             and ``pin_memory_device`` only tune torch's workers and are
@@ -241,6 +234,7 @@ class DataLoader(EngineLoader):
         self._blocks: NodeBlocks | HeteroBlocks | None = None
         self._edges: EdgeBatches | None = None
         timeout = kwargs.get("timeout", 0)
+        num_threads = worker_threads(kwargs.pop("num_workers", 0), num_threads)
         generator = check_loader_kwargs(kwargs, use_uva)
         self.graph = graph
         self.indices = indices

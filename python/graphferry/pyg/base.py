@@ -130,6 +130,37 @@ def seed_times(
     )
 
 
+def check_transforms(transform: Any, transform_sampler_output: Any) -> tuple[Any, Any]:
+    """PyG's ``transform`` (applied to each batch) and
+    ``transform_sampler_output`` (applied to each sampler output before the
+    batch is made of it), each None or a callable."""
+    for name, value in (("transform", transform), ("transform_sampler_output", transform_sampler_output)):
+        if value is not None and not callable(value):
+            raise TypeError(f"'{name}' must be callable (got '{type(value).__name__}')")
+    return transform, transform_sampler_output
+
+
+def check_flags(is_sorted: Any, filter_per_worker: Any) -> tuple[bool, bool | None]:
+    """PyG's ``is_sorted`` (a hint that ``edge_index`` is sorted by column:
+    the engine converts the graph once either way, so it changes nothing) and
+    ``filter_per_worker`` (where PyG joins the features, in its worker
+    processes or the main one: graphferry has no workers, the engine joins
+    them on its threads), checked and kept."""
+    if not isinstance(is_sorted, bool):
+        raise TypeError(f"'is_sorted' must be a bool (got '{type(is_sorted).__name__}')")
+    if filter_per_worker is not None and not isinstance(filter_per_worker, bool):
+        raise TypeError(f"'filter_per_worker' must be a bool or None (got '{type(filter_per_worker).__name__}')")
+    return is_sorted, filter_per_worker
+
+
+def given_input_id(input_id: Any, num_seeds: int) -> torch.Tensor:
+    """PyG's ``input_id`` (the seeds' own ids, one per seed in their order)."""
+    ids = as_cpu_tensor(input_id, "input_id").to(torch.int64).view(-1)
+    if ids.numel() != num_seeds:
+        raise ValueError(f"'input_id' has {ids.numel()} ids for {num_seeds} seeds (want one per seed)")
+    return ids
+
+
 # ---------------------------------------------------------------------------
 # The engine's options
 # ---------------------------------------------------------------------------

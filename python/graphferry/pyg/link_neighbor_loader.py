@@ -45,7 +45,14 @@ from torch_geometric.loader.utils import filter_data
 from torch_geometric.sampler import NegativeSampling
 
 from .._link import EdgeLoader, EdgeSample, EdgeSampler
-from .._loader import EngineLoader, engine_edge_data, loader_seed, refuse_workers, sync_edge_data
+from .._loader import (
+    EngineLoader,
+    engine_edge_data,
+    loader_seed,
+    sync_edge_data,
+    torch_loader_kwargs,
+    worker_threads,
+)
 from ..graph import pyg_node_attrs
 from ..hetero import HeteroGraph
 from .base import (
@@ -64,8 +71,9 @@ __all__ = ["LinkNeighborLoader"]
 
 _EMPTY = torch.empty(0, dtype=torch.int64)
 
-# torch DataLoader and PyG loader arguments that only tune worker processes: accepted and ignored.
-_IGNORED = ("persistent_workers", "pin_memory", "prefetch_factor", "filter_per_worker", "directed")
+# PyG loader arguments that only tune worker processes: accepted and ignored
+# (torch DataLoader's too: torch_loader_kwargs).
+_IGNORED = ("filter_per_worker", "directed")
 
 
 class LinkNeighborLoader(EngineLoader):
@@ -90,7 +98,8 @@ class LinkNeighborLoader(EngineLoader):
         batch_size, shuffle, drop_last: as torch's DataLoader.
         seed (int, optional): seed of shuffling, negatives and sampling.
             (default: drawn from torch's generator)
-        num_workers (int): must be 0. (default: :obj:`0`)
+        num_workers (int): the engine's sampling threads (as
+            ``num_threads``): no process is forked. (default: :obj:`0`)
         queue_capacity (int): batches buffered per pipeline stage.
             (default: :obj:`2`)
         num_threads (int): the engine's threads (<= 0: every core).
@@ -132,10 +141,8 @@ class LinkNeighborLoader(EngineLoader):
         self._loaders = []
         self._sampler: EdgeSampler | None = None
         self._hetero: HeteroGraph | None = None
-        refuse_workers(num_workers)
-        for name in kwargs:
-            if name not in _IGNORED:
-                raise TypeError(f"LinkNeighborLoader got an unexpected keyword argument '{name}'")
+        num_threads = worker_threads(num_workers, num_threads)
+        generator = torch_loader_kwargs({k: v for k, v in kwargs.items() if k not in _IGNORED}, type(self).__name__)
         if edge_label_time is not None or time_attr is not None:
             raise NotImplementedError("graphferry's LinkNeighborLoader does not sample temporally")
         if disjoint:
@@ -182,7 +189,7 @@ class LinkNeighborLoader(EngineLoader):
                 self._node_attrs = [n for n in pyg_node_attrs(data) if n in held]
                 self._edge_attrs = sync_edge_data(graph, _edge_attrs(data))
         self.edge_label = self._labels(edge_label, self._mode, self.edge_label_index.size(1) if per_type else None)
-        self.seed = int(loader_seed(seed))
+        self.seed = int(loader_seed(seed, generator=generator))
         options = sample_options(
             self._hetero,
             num_neighbors if per_type else num_neighbors_list(num_neighbors),

@@ -1,0 +1,207 @@
+"""graphferry.pyg as a drop-in for PyG's loaders (issue 20): every argument of
+PyG's NeighborLoader and NodeLoader, transform and transform_sampler_output
+applied where PyG applies them, graphs without edges, and PyG's exceptions
+for bad input.
+
+PyG's own NeighborLoader cannot sample here (no pyg-lib), so the references
+are PyG's NodeLoader (its own filter_fn, transforms and __call__) driven by
+graphferry.pyg.Sampler with the same seed: the same random streams, call
+after call."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+import torch
+
+pytest.importorskip("torch_geometric")
+
+from torch_geometric.data import Data, HeteroData  # noqa: E402
+from torch_geometric.loader import NeighborLoader as PyGNeighborLoader  # noqa: E402
+from torch_geometric.loader import NodeLoader  # noqa: E402
+from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput  # noqa: E402
+from torch_geometric.sampler import NeighborSampler as PyGNeighborSampler  # noqa: E402
+
+import graphferry.pyg as gfpyg  # noqa: E402
+
+NUM_NODES, NUM_EDGES = 80, 400
+FANOUTS = [3, 2]
+WRITES, CITES = ("author", "writes", "paper"), ("paper", "cites", "paper")
+
+
+def make_data() -> Data:
+    g = torch.Generator().manual_seed(0)
+    return Data(
+        x=torch.randn(NUM_NODES, 4, generator=g),
+        y=torch.randint(0, 5, (NUM_NODES,), generator=g),
+        edge_index=torch.randint(0, NUM_NODES, (2, NUM_EDGES), generator=g),
+        edge_attr=torch.randn(NUM_EDGES, 2, generator=g),
+    )
+
+
+def make_hetero() -> HeteroData:
+    g = torch.Generator().manual_seed(1)
+    data = HeteroData()
+    data["paper"].x = torch.randn(30, 4, generator=g)
+    data["author"].x = torch.randn(20, 3, generator=g)
+    data[WRITES].edge_index = torch.stack(
+        [torch.randint(0, 20, (60,), generator=g), torch.randint(0, 30, (60,), generator=g)]
+    )
+    data[CITES].edge_index = torch.randint(0, 30, (2, 90), generator=g)
+    return data
+
+
+def assert_same(a, b) -> None:
+    """The same stores, keys and values (tensors, lists, ints)."""
+    assert type(a) is type(b)
+    for sa, sb in zip(a.stores, b.stores):
+        assert sorted(sa.keys()) == sorted(sb.keys())
+        for key in sa.keys():
+            va, vb = sa[key], sb[key]
+            if isinstance(va, torch.Tensor):
+                assert torch.equal(torch.as_tensor(va), torch.as_tensor(vb)), key
+            else:
+                assert va == vb, key
+
+
+def first_nodes(out: SamplerOutput) -> SamplerOutput:
+    """A transform_sampler_output that changes the sampled nodes: keeps the
+    first half of them and the edges among them, and marks input_id."""
+    keep = max(1, out.node.numel() // 2)
+    mask = (out.row < keep) & (out.col < keep)
+    return SamplerOutput(
+        out.node[:keep],
+        out.row[mask],
+        out.col[mask],
+        out.edge[mask],
+        metadata=(out.metadata[0] + 1000, out.metadata[1]),
+    )
+
+
+def mark(batch):
+    batch.marked = True
+    return batch
+
+
+def test_takes_every_argument_of_pygs_loaders():
+    ours = set(inspect.signature(gfpyg.NeighborLoader.__init__).parameters)
+    for cls in (PyGNeighborLoader, NodeLoader):
+        theirs = set(inspect.signature(cls.__init__).parameters) - {"node_sampler", "kwargs"}
+        assert theirs <= ours, theirs - ours
+    data = make_data()
+    loader = gfpyg.NeighborLoader(
+        data,
+        FANOUTS,
+        None,  # input_nodes, input_time, replace, subgraph_type, disjoint, ... in PyG's order
+        None,
+        False,
+        "directional",
+        False,
+        "uniform",
+        None,
+        None,
+        None,
+        None,
+        True,  # is_sorted
+        True,  # filter_per_worker
+        None,
+        True,
+        batch_size=32,
+        num_workers=2,
+        pin_memory=True,
+        persistent_workers=True,
+        prefetch_factor=2,
+        timeout=0,
+        worker_init_fn=None,
+        generator=torch.Generator().manual_seed(4),
+        collate_fn=None,  # PyG's loaders drop it
+    )
+    assert loader._options.num_threads == 2
+    assert torch.equal(torch.cat([b.n_id[: b.batch_size] for b in loader]), torch.arange(NUM_NODES))
+    loader.close()
+    with pytest.raises(TypeError, match="'transform' must be callable"):
+        gfpyg.NeighborLoader(data, FANOUTS, transform=3)
+    with pytest.raises(TypeError, match="'filter_per_worker' must be a bool"):
+        gfpyg.NeighborLoader(data, FANOUTS, filter_per_worker="yes")
+    with pytest.raises(TypeError, match="'is_sorted' must be a bool"):
+        gfpyg.NeighborLoader(data, FANOUTS, is_sorted=None)
+    with pytest.raises(ValueError, match="'sampler'"):
+        gfpyg.NeighborLoader(data, FANOUTS, sampler=[0, 1])
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        gfpyg.NeighborLoader(data, FANOUTS, bogus=1)
+
+
+@pytest.mark.parametrize("tso", [None, "same_nodes", "other_nodes"])
+def test_transforms_as_pyg_applies_them(tso):
+    data = make_data()
+    transform_sampler_output = {
+        None: None,
+        "same_nodes": lambda out: SamplerOutput(out.node, out.row, out.col, out.edge, metadata=out.metadata),
+        "other_nodes": first_nodes,
+    }[tso]
+    nodes = torch.tensor([5, 17, 3, 60, 42, 8])
+    kwargs = dict(input_nodes=nodes, batch_size=3, transform=mark, transform_sampler_output=transform_sampler_output)
+    ours = gfpyg.NeighborLoader(data, FANOUTS, seed=11, **kwargs)
+    theirs = NodeLoader(data, node_sampler=gfpyg.Sampler(data, FANOUTS, seed=11), **kwargs)
+    for index in ([0, 2, 3], [1, 4]):
+        a, b = ours(index), theirs(index)
+        assert_same(a, b)
+        assert a.marked and torch.equal(a.x, data.x[a.n_id])
+    # the engine's own epoch: the transforms applied to every batch, the
+    # features those of the nodes the transform kept
+    for batch in ours:
+        assert batch.marked and torch.equal(batch.x, data.x[batch.n_id])
+        assert torch.equal(batch.edge_attr, data.edge_attr[batch.e_id])
+        if tso == "other_nodes":
+            assert bool((batch.input_id >= 1000).all())
+    ours.close()
+
+
+def test_transform_sampler_output_on_a_hetero_graph():
+    data = make_hetero()
+
+    def tso(out: HeteroSamplerOutput) -> HeteroSamplerOutput:
+        out.metadata = (out.metadata[0] * 2, out.metadata[1])
+        return out
+
+    kwargs = dict(input_nodes=("paper", torch.arange(10)), batch_size=4, transform=mark, transform_sampler_output=tso)
+    ours = gfpyg.NeighborLoader(data, [2, 2], seed=5, **kwargs)
+    theirs = NodeLoader(data, node_sampler=gfpyg.Sampler(data, [2, 2], seed=5), **kwargs)
+    a, b = ours([1, 3]), theirs([1, 3])
+    assert_same(a, b)
+    assert torch.equal(a["paper"].input_id, torch.tensor([2, 6])) and a.marked
+    bad = gfpyg.NeighborLoader(data, [2], input_nodes="paper", transform_sampler_output=lambda out: None)
+    with pytest.raises(TypeError, match="invalid type"):
+        bad([0])
+    ours.close()
+    bad.close()
+
+
+def test_neighbor_sampler_replaces_the_sampling_arguments():
+    data = make_data()
+    sampler = gfpyg.Sampler(data, [4], seed=3, disjoint=True)
+    given = gfpyg.NeighborLoader(data, [1, 1], neighbor_sampler=sampler, batch_size=5)
+    direct = gfpyg.NeighborLoader(data, [4], seed=3, disjoint=True, batch_size=5)
+    assert_same(given([0, 1, 2]), direct([0, 1, 2]))
+    with pytest.warns(UserWarning):  # PyG's warning without pyg-lib
+        theirs = PyGNeighborSampler(data, [2, 1], disjoint=True, replace=True)
+    from_pyg = gfpyg.NeighborLoader(data, [1], neighbor_sampler=theirs, seed=2)
+    same = gfpyg.NeighborLoader(data, [2, 1], disjoint=True, replace=True, seed=2)
+    assert_same(from_pyg([7, 9]), same([7, 9]))
+    with pytest.raises(ValueError, match="samples another graph"):
+        gfpyg.NeighborLoader(make_data(), [1], neighbor_sampler=sampler)
+    with pytest.raises(TypeError, match="'neighbor_sampler' must be"):
+        gfpyg.NeighborLoader(data, [1], neighbor_sampler=object())
+    for loader in (given, direct, from_pyg, same):
+        loader.close()
+
+
+def test_input_id_as_nodeloaders():
+    data = make_data()
+    nodes, ids = torch.tensor([3, 9, 27]), torch.tensor([100, 200, 300])
+    ours = gfpyg.NeighborLoader(data, FANOUTS, input_nodes=nodes, input_id=ids, batch_size=2, seed=1)
+    theirs = NodeLoader(data, gfpyg.Sampler(data, FANOUTS, seed=1), input_nodes=nodes, input_id=ids, batch_size=2)
+    assert_same(ours([2, 0]), theirs([2, 0]))
+    assert torch.equal(torch.cat([b.input_id for b in ours]), ids)
+    ours.close()
