@@ -205,3 +205,46 @@ def test_input_id_as_nodeloaders():
     assert_same(ours([2, 0]), theirs([2, 0]))
     assert torch.equal(torch.cat([b.input_id for b in ours]), ids)
     ours.close()
+
+
+@pytest.mark.parametrize("edges", ["no_edge_index", "no_edges"])
+def test_a_graph_without_edges_gives_the_seeds_alone(edges):
+    g = torch.Generator().manual_seed(2)
+    data = Data(x=torch.randn(10, 3, generator=g), y=torch.arange(10))
+    if edges == "no_edges":
+        data.edge_index = torch.empty(2, 0, dtype=torch.int64)
+    ours = gfpyg.NeighborLoader(data, FANOUTS, batch_size=4, shuffle=True, seed=1)
+    seen = []
+    for batch in ours:
+        assert batch.n_id.numel() == batch.batch_size and batch.num_sampled_nodes == [batch.batch_size, 0, 0]
+        assert batch.e_id.numel() == 0 and torch.equal(batch.x, data.x[batch.n_id])
+        # PyG's filter_data: a Data without edge_index gives batches without one
+        assert ("edge_index" in batch) == (edges == "no_edges")
+        seen.append(batch.n_id)
+    assert torch.equal(torch.cat(seen).sort().values, torch.arange(10))
+    for disjoint in (False, True):
+        mine = gfpyg.NeighborLoader(data, FANOUTS, batch_size=4, seed=1, disjoint=disjoint)
+        theirs = NodeLoader(data, gfpyg.Sampler(data, FANOUTS, seed=1, disjoint=disjoint), batch_size=4)
+        assert_same(mine([3, 0, 7]), theirs([3, 0, 7]))
+        mine.close()
+    ours.close()
+
+
+def test_a_hetero_graph_without_edge_types_gives_the_seeds_alone():
+    data = HeteroData()
+    data["a"].x = torch.randn(5, 2)
+    data["b"].x = torch.randn(3, 1)
+    for num_neighbors in ([2, 2], {}):
+        ours = gfpyg.NeighborLoader(data, num_neighbors, input_nodes="a", batch_size=2, seed=4)
+        theirs = NodeLoader(data, gfpyg.Sampler(data, num_neighbors, seed=4), input_nodes="a", batch_size=2)
+        assert_same(ours([4, 1]), theirs([4, 1]))
+        batches = list(ours)
+        assert torch.equal(torch.cat([b["a"].n_id for b in batches]), torch.arange(5))
+        for b in batches:
+            assert b["a"].n_id.numel() == b["a"].batch_size and b["b"].n_id.numel() == 0
+            assert torch.equal(b["a"].x, data["a"].x[b["a"].n_id]) and b["b"].x.shape == (0, 1)
+            assert b["a"].num_sampled_nodes[0] == b["a"].batch_size and sum(b["a"].num_sampled_nodes[1:]) == 0
+        ours.close()
+    for kind in ("bidirectional", "induced"):
+        batch = gfpyg.NeighborLoader(data, [2], input_nodes=("b", torch.tensor([2, 0])), subgraph_type=kind)([0, 1])
+        assert torch.equal(batch["b"].n_id, torch.tensor([2, 0])) and batch["a"].n_id.numel() == 0

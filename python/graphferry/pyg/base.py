@@ -189,6 +189,13 @@ def sample_options(
     if hetero is None:
         fanouts, relation_fanouts = num_neighbors, None
         timing = _disjoint_options(disjoint, temporal, temporal_strategy)
+    elif hetero.num_relations == 0:
+        # No edge types: the engine graph is untyped and has no edges, so
+        # every sample is its seeds (PyG's batches of the seeds alone); the
+        # hops are those of num_neighbors, at least one.
+        fanouts, relation_fanouts = (0,) * max(1, len(hetero_fanouts(hetero, num_neighbors))), None
+        exclude_edges = None
+        timing = _disjoint_options(disjoint, temporal, temporal_strategy)
     else:
         relation_fanouts = hetero_fanouts(hetero, num_neighbors)
         # Ignored by the engine with relation_fanouts; kept as the per-hop

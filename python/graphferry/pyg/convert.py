@@ -26,7 +26,7 @@ def _pyg_signature(data: Data, weight_attr: str | None = None, time_attr: str | 
     times = getattr(data, time_attr, None) if time_attr is not None else None
     return (
         data.num_nodes,
-        _cache.tensor_signature(data.edge_index),
+        _cache.tensor_signature(data.edge_index) if data.edge_index is not None else None,
         tuple((name, _cache.tensor_signature(data[name])) for name in pyg_node_attrs(data)),
         (weight_attr, _cache.tensor_signature(weights)) if isinstance(weights, torch.Tensor) else None,
         (time_attr, _cache.tensor_signature(times)) if isinstance(times, torch.Tensor) else None,
