@@ -142,6 +142,8 @@ def test_refusals():
     with pytest.raises(NotImplementedError, match="disjoint"):
         gfpyg.LinkNeighborLoader(data, [2], disjoint=True)
     with pytest.raises(NotImplementedError, match="temporal"):
+        gfpyg.LinkNeighborLoader(data, [2], time_attr="t", edge_label_time=torch.zeros(300, dtype=torch.long))
+    with pytest.raises(ValueError, match="'time_attr' is set while 'edge_label_time' is not"):  # as PyG's
         gfpyg.LinkNeighborLoader(data, [2], time_attr="t")
     with pytest.raises(ValueError, match="triplet"):
         gfpyg.LinkNeighborLoader(data, [2], edge_label=torch.ones(300), neg_sampling="triplet")

@@ -248,3 +248,58 @@ def test_a_hetero_graph_without_edge_types_gives_the_seeds_alone():
     for kind in ("bidirectional", "induced"):
         batch = gfpyg.NeighborLoader(data, [2], input_nodes=("b", torch.tensor([2, 0])), subgraph_type=kind)([0, 1])
         assert torch.equal(batch["b"].n_id, torch.tensor([2, 0])) and batch["a"].n_id.numel() == 0
+
+
+def _raised(make) -> BaseException:
+    with pytest.raises(Exception) as info:
+        make()
+    return info.value
+
+
+def test_bad_input_raises_what_pyg_raises():
+    """The same exception type as PyG's own code raises for the same input,
+    with a message that says the same (a word in common)."""
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+    from torch_geometric.sampler import NumNeighbors
+
+    data, hetero = make_data(), make_hetero()
+    data.t = torch.arange(NUM_NODES)
+    unequal = {WRITES: [2, 2], CITES: [2]}
+
+    def pyg_hops():
+        num_neighbors = NumNeighbors(unequal)
+        num_neighbors.get_mapped_values(hetero.edge_types)
+        return num_neighbors.num_hops
+
+    cases = [
+        # PyG checks the hops when it samples (NumNeighbors.num_hops); graphferry when the loader is made
+        (lambda: gfpyg.NeighborLoader(hetero, unequal, input_nodes="paper"), pyg_hops, "hops"),
+        (lambda: gfpyg.Sampler(hetero, unequal), pyg_hops, "hops"),
+        (lambda: gfpyg.NeighborLoader([1, 2], [2]), lambda: PyGNeighborLoader([1, 2], [2]), "Expected a 'Data'"),
+        (lambda: gfpyg.Sampler(3, [2]), lambda: PyGNeighborSampler(3, [2]), "Expected a 'Data'"),
+        (lambda: gfpyg.LinkNeighborLoader("x", [2]), lambda: PyGLinkNeighborLoader("x", [2]), "Expected a 'Data'"),
+        (
+            lambda: gfpyg.NeighborLoader(data, [2], input_time=torch.zeros(NUM_NODES)),
+            lambda: PyGNeighborLoader(data, [2], input_time=torch.zeros(NUM_NODES)),
+            "'time_attr'",
+        ),
+        (
+            lambda: gfpyg.LinkNeighborLoader(data, [2], time_attr="t"),
+            lambda: PyGLinkNeighborLoader(data, [2], time_attr="t"),
+            "'edge_label_time'",
+        ),
+        (
+            lambda: gfpyg.LinkNeighborLoader(data, [2], edge_label_time=torch.zeros(NUM_EDGES)),
+            lambda: PyGLinkNeighborLoader(data, [2], edge_label_time=torch.zeros(NUM_EDGES)),
+            "'time_attr'",
+        ),
+        (
+            lambda: gfpyg.LinkNeighborLoader(data, [2], neg_sampling=("binary", -1)),
+            lambda: PyGLinkNeighborLoader(data, [2], neg_sampling=("binary", -1)),
+            "positive",
+        ),
+    ]
+    for ours, theirs, words in cases:
+        mine, pygs = _raised(ours), _raised(theirs)
+        assert isinstance(mine, type(pygs)), (mine, pygs)
+        assert words.lower() in str(mine).lower() and words.lower() in str(pygs).lower(), (mine, pygs)

@@ -64,7 +64,7 @@ from .base import (
     split,
     subgraph_type_of,
 )
-from .convert import as_graph, as_hetero_graph, is_hetero
+from .convert import as_graph, as_hetero_graph, check_data, is_hetero
 from .hetero import filter_batch
 
 __all__ = ["LinkNeighborLoader"]
@@ -143,6 +143,13 @@ class LinkNeighborLoader(EngineLoader):
         self._hetero: HeteroGraph | None = None
         num_threads = worker_threads(num_workers, num_threads)
         generator = torch_loader_kwargs({k: v for k, v in kwargs.items() if k not in _IGNORED}, type(self).__name__)
+        check_data(data)
+        if (edge_label_time is not None) != (time_attr is not None):
+            # PyG's LinkNeighborLoader refuses the same.
+            given = "'edge_label_time' is set while 'time_attr' is not"
+            if time_attr is not None:
+                given = "'time_attr' is set while 'edge_label_time' is not"
+            raise ValueError(f"conflicting 'edge_label_time' and 'time_attr': {given}; temporal sampling needs both")
         if edge_label_time is not None or time_attr is not None:
             raise NotImplementedError("graphferry's LinkNeighborLoader does not sample temporally")
         if disjoint:

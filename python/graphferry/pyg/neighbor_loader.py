@@ -37,7 +37,7 @@ from .base import (
     seed_times,
     split,
 )
-from .convert import as_graph, as_hetero_graph, check_node_rows, is_hetero, time_tensor
+from .convert import DataKindError, as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
 from .hetero import build_batch, input_nodes_of
 from .neighbor_sampler import Sampler
 from .stores import GraphStore, graph_of_store
@@ -253,6 +253,7 @@ class NeighborLoader(EngineLoader):
             layer_without_replacement = given.get("layer_without_replacement", layer_without_replacement)
             seed = given.get("seed") if seed is None else seed
         self.neighbor_sampler = neighbor_sampler
+        check_data(data)
         self.data = data
         per_type = is_hetero(data)
         self.num_neighbors = num_neighbors if per_type else num_neighbors_list(num_neighbors)
@@ -358,14 +359,16 @@ class NeighborLoader(EngineLoader):
 
     def _open_stores(self, data: tuple) -> Graph:
         if len(data) != 2:
-            raise TypeError(f"expected a (FeatureStore, GraphStore) pair (got a tuple of {len(data)})")
+            raise DataKindError(f"expected a (FeatureStore, GraphStore) pair (got a tuple of {len(data)})")
         feature_store, graph_store = data
         if not isinstance(feature_store, FeatureStore):
-            raise TypeError(
+            raise DataKindError(
                 f"expected a 'torch_geometric.data.FeatureStore' first (got '{type(feature_store).__name__}')"
             )
         if not isinstance(graph_store, torch_geometric.data.GraphStore):
-            raise TypeError(f"expected a 'torch_geometric.data.GraphStore' second (got '{type(graph_store).__name__}')")
+            raise DataKindError(
+                f"expected a 'torch_geometric.data.GraphStore' second (got '{type(graph_store).__name__}')"
+            )
         if self.weight_attr is not None:
             raise ValueError("'weight_attr' needs a Data; with a GraphStore, set weights on its graph")
         self._stores = (feature_store, graph_store)

@@ -24,7 +24,7 @@ from .base import (
     seed_times,
     split,
 )
-from .convert import as_graph, as_hetero_graph, check_node_rows, is_hetero
+from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero
 
 __all__ = ["Sampler"]
 
@@ -113,6 +113,7 @@ class Sampler(BaseSampler):
         time_attr: str | None = None,
         temporal_strategy: str = "uniform",
     ):
+        check_data(data)
         self.data = data
         self._per_type = is_hetero(data)
         self.num_neighbors = num_neighbors if self._per_type else num_neighbors_list(num_neighbors)
