@@ -15,8 +15,13 @@ import (
 )
 
 var (
-	edgeSamplerOptionsLayout = newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{})
-	edgeLoaderOptionsLayout  = newLayout("gf_edge_loader_options", C.gf_edge_loader_options{})
+	edgeSamplerOptionsLayout = func() *structLayout {
+		l := newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{})
+		// The first layout ended with reverse_half; negative_flags came after.
+		l.min = unsafe.Offsetof(C.gf_edge_sampler_options{}.reverse_half) + unsafe.Sizeof(C.gf_edge_sampler_options{}.reverse_half)
+		return l
+	}()
+	edgeLoaderOptionsLayout = newLayout("gf_edge_loader_options", C.gf_edge_loader_options{})
 )
 
 // linkKey is the key under which a batch records that pair field f was
@@ -54,9 +59,20 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 		case C.GF_NEG_PER_SOURCE_UNIFORM:
 			opt.DGL.Negative = linkpred.PerSourceUniform{K: k}
 		case C.GF_NEG_GLOBAL_UNIFORM:
-			opt.DGL.Negative = linkpred.GlobalUniform{K: k, ExcludeSelfLoops: true}
+			flags := uint32(o.negative_flags)
+			if flags&^uint32(C.GF_NEG_KEEP_SELF_LOOPS|C.GF_NEG_REPLACE) != 0 {
+				return opt, errorf(gfEInval, "%s->negative_flags = %#x: want GF_NEG_KEEP_SELF_LOOPS, GF_NEG_REPLACE or both", arg, flags)
+			}
+			opt.DGL.Negative = linkpred.GlobalUniform{
+				K:                k,
+				ExcludeSelfLoops: flags&C.GF_NEG_KEEP_SELF_LOOPS == 0,
+				Replace:          flags&C.GF_NEG_REPLACE != 0,
+			}
 		default:
 			return opt, errorf(gfEInval, "%s->negative = %d: GF_LINK_DGL takes GF_NEG_NONE, GF_NEG_PER_SOURCE_UNIFORM or GF_NEG_GLOBAL_UNIFORM", arg, neg)
+		}
+		if neg != C.GF_NEG_GLOBAL_UNIFORM && o.negative_flags != 0 {
+			return opt, errorf(gfEInval, "%s->negative_flags = %#x is set but negative is not GF_NEG_GLOBAL_UNIFORM", arg, uint32(o.negative_flags))
 		}
 		switch o.exclude {
 		case C.GF_EXCLUDE_NONE:
@@ -97,6 +113,9 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 			return opt, errorf(gfEInval, "%s->negative = %d: GF_LINK_PYG takes GF_NEG_NONE, GF_NEG_BINARY or GF_NEG_TRIPLET", arg, neg)
 		}
 		opt.PyG.Amount = amount
+		if o.negative_flags != 0 {
+			return opt, errorf(gfEInval, "%s->negative_flags applies to GF_LINK_DGL's GF_NEG_GLOBAL_UNIFORM only", arg)
+		}
 		if o.exclude != C.GF_EXCLUDE_NONE || o.reverse_eids != nil || o.reverse_half != 0 {
 			return opt, errorf(gfEInval, "%s->exclude, reverse_eids and reverse_half apply to GF_LINK_DGL only", arg)
 		}

@@ -1495,6 +1495,11 @@ typedef struct gf_edge_sampler gf_edge_sampler;
 #define GF_NEG_BINARY 3             /* GF_LINK_PYG */
 #define GF_NEG_TRIPLET 4            /* GF_LINK_PYG */
 
+/* gf_edge_sampler_options.negative_flags, GF_NEG_GLOBAL_UNIFORM only; zero
+   is DGL's GlobalUniform defaults (exclude_self_loops=True, replace=False). */
+#define GF_NEG_KEEP_SELF_LOOPS 1 /* exclude_self_loops=False: pairs (u, u) may be drawn */
+#define GF_NEG_REPLACE 2         /* replace=True: repeated pairs are kept */
+
 #define GF_EXCLUDE_NONE 0
 #define GF_EXCLUDE_SELF 1       /* the batch's seed edge ids */
 #define GF_EXCLUDE_REVERSE_ID 2 /* the seed ids and their reverses */
@@ -1524,6 +1529,10 @@ typedef struct gf_edge_sampler_options {
      cat([src, dst]) -> cat([dst, src])). */
   const DLTensor *reverse_eids;
   int64_t reverse_half;
+  /* GF_NEG_GLOBAL_UNIFORM only: GF_NEG_KEEP_SELF_LOOPS | GF_NEG_REPLACE, or
+     0 (DGL's defaults). Appended: a struct_size that ends at reverse_half
+     (the first layout) reads it as 0. */
+  uint32_t negative_flags;
 } gf_edge_sampler_options;
 
 /*

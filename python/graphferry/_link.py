@@ -97,6 +97,7 @@ class _SamplerOptions:
         amount: float,
         exclude: str | None,
         reverse_eids: Any,
+        negative_flags: int = 0,
     ):
         if mode not in ("dgl", "pyg"):
             raise ValueError(f"'mode' must be 'dgl' or 'pyg' (got {mode!r})")
@@ -113,6 +114,7 @@ class _SamplerOptions:
             amount=float(amount),
             exclude=_EXCLUDES[exclude],
             reverse_eids=ctypes.pointer(self._reverse.dltensor) if self._reverse is not None else None,
+            negative_flags=int(negative_flags),
         )
 
 
@@ -133,6 +135,9 @@ class EdgeSampler(Closeable):
             ``"reverse_id"``.
         reverse_eids (Tensor, optional): with ``"reverse_id"`` (``-1``: no
             reverse).
+        negative_flags (int): with ``"global_uniform"``, DGL's
+            ``exclude_self_loops=False`` (``GF_NEG_KEEP_SELF_LOOPS``) and
+            ``replace=True`` (``GF_NEG_REPLACE``); 0: DGL's defaults.
     """
 
     def __init__(
@@ -145,10 +150,17 @@ class EdgeSampler(Closeable):
         amount: float = 0.0,
         exclude: str | None = None,
         reverse_eids: Any = None,
+        negative_flags: int = 0,
     ):
         self._handle: int | None = None
         opts = _SamplerOptions(
-            options, mode=mode, negative=negative, amount=amount, exclude=exclude, reverse_eids=reverse_eids
+            options,
+            mode=mode,
+            negative=negative,
+            amount=amount,
+            exclude=exclude,
+            reverse_eids=reverse_eids,
+            negative_flags=negative_flags,
         )
         self.graph = graph
         self.mode = mode
@@ -199,7 +211,8 @@ class EdgeLoader(Loader):
         seeds_dst (Tensor, optional): int64 ``[n]`` pair destinations (PyG).
         options (SampleOptions): neighbour sampling; its seed roots the
             shuffles and every random stream.
-        mode, negative, amount, exclude, reverse_eids: as :class:`EdgeSampler`.
+        mode, negative, amount, exclude, reverse_eids, negative_flags: as
+            :class:`EdgeSampler`.
         batch_size, shuffle, drop_last, queue_capacity: batching.
         feature_names, label_names: node data gathered over every node of a
             batch, and over its seeds.
@@ -221,6 +234,7 @@ class EdgeLoader(Loader):
         amount: float = 0.0,
         exclude: str | None = None,
         reverse_eids: Any = None,
+        negative_flags: int = 0,
         batch_size: int = 1,
         shuffle: bool = False,
         drop_last: bool = False,
@@ -233,7 +247,13 @@ class EdgeLoader(Loader):
         self._handle = None
         self._coo = bool(coo)
         self._sampler_options = _SamplerOptions(
-            options, mode=mode, negative=negative, amount=amount, exclude=exclude, reverse_eids=reverse_eids
+            options,
+            mode=mode,
+            negative=negative,
+            amount=amount,
+            exclude=exclude,
+            reverse_eids=reverse_eids,
+            negative_flags=negative_flags,
         )
         self._seeds_dst = seeds_dst
         self._edge_features = [

@@ -1015,6 +1015,27 @@ void test_edge_sampler(void) {
   CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "amount");
   CHECK_ERR(gf_edge_sampler_open(g, NULL, &es2), GF_EINVAL, "options");
 
+  /* GlobalUniform's flags: DGL's exclude_self_loops=False and replace=True;
+     unknown bits, or flags on another negative sampler, are refused; the
+     first layout (ending at reverse_half) reads them as 0 */
+  eo.amount = 2;
+  eo.negative = GF_NEG_GLOBAL_UNIFORM;
+  eo.negative_flags = GF_NEG_KEEP_SELF_LOOPS | GF_NEG_REPLACE;
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK && es2, "GlobalUniform with flags");
+  CHECK(gf_edge_sampler_sample(es2, &te, NULL, 1, &b) == GF_OK, "GlobalUniform with flags samples");
+  gf_batch_close(b);
+  gf_edge_sampler_close(es2);
+  eo.negative_flags = 4;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "negative_flags");
+  eo.negative = GF_NEG_PER_SOURCE_UNIFORM;
+  eo.negative_flags = GF_NEG_REPLACE;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "not GF_NEG_GLOBAL_UNIFORM");
+  eo.struct_size = (uint32_t)(offsetof(gf_edge_sampler_options, reverse_half) + sizeof eo.reverse_half);
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK, "the first layout: negative_flags unread");
+  gf_edge_sampler_close(es2);
+  eo.struct_size = sizeof eo;
+  eo.negative_flags = 0;
+
   /* PyG triplet: dst_neg_index is [B, amount] */
   eo.mode = GF_LINK_PYG;
   eo.negative = GF_NEG_TRIPLET;

@@ -190,6 +190,9 @@ GF_NEG_GLOBAL_UNIFORM = 2
 GF_NEG_BINARY = 3
 GF_NEG_TRIPLET = 4
 
+GF_NEG_KEEP_SELF_LOOPS = 1
+GF_NEG_REPLACE = 2
+
 GF_EXCLUDE_NONE = 0
 GF_EXCLUDE_SELF = 1
 GF_EXCLUDE_REVERSE_ID = 2
@@ -532,7 +535,7 @@ class gf_cache_options(ctypes.Structure):
 # typedef struct gf_edge_sampler_options {
 #   uint32_t struct_size; const gf_sample_options *sample; int32_t mode;
 #   int32_t negative; double amount; int32_t exclude;
-#   const DLTensor *reverse_eids; int64_t reverse_half;
+#   const DLTensor *reverse_eids; int64_t reverse_half; uint32_t negative_flags;
 # } gf_edge_sampler_options;
 class gf_edge_sampler_options(ctypes.Structure):
     _fields_ = [
@@ -544,6 +547,7 @@ class gf_edge_sampler_options(ctypes.Structure):
         ("exclude", ctypes.c_int32),
         ("reverse_eids", ctypes.POINTER(DLTensor)),
         ("reverse_half", ctypes.c_int64),
+        ("negative_flags", ctypes.c_uint32),
     ]
 
     def __init__(self, **fields):

@@ -162,8 +162,9 @@ class DataLoader(EngineLoader):
             ``graphferry.Graph`` must already have them).
         device (str or torch.device, optional): where outputs are moved.
             (default: :obj:`None`, the graph's device: the CPU)
-        use_ddp (bool): split the seeds across the ``torch.distributed``
-            ranks as DGL does, the same number of batches on each.
+        use_ddp (bool): split the seeds (seed nodes, or seed edges with an
+            edge prediction sampler) across the ``torch.distributed`` ranks
+            as DGL does, the same number of batches on each.
             (default: :obj:`False`)
         ddp_seed (int): with ``use_ddp``, the seed of shuffling and sampling
             when ``seed`` is not given (the same on every rank).
@@ -250,8 +251,6 @@ class DataLoader(EngineLoader):
         if comm is not None and (per_type or edges):
             what = "heterographs" if per_type else "edge batches"
             raise NotImplementedError(f"graphferry samples {what} in one process: comm= is not supported")
-        if edges and self.use_ddp:
-            raise NotImplementedError("use_ddp is not implemented for graphferry's edge loader yet")
         # The seed is drawn (from torch's generator or the given one) once
         # the input is read: a loader that cannot be made draws nothing.
         shared = ddp_seed if self.use_ddp or comm is not None else None  # the same on every rank
@@ -261,6 +260,8 @@ class DataLoader(EngineLoader):
             batches = HeteroEdgeBatches if per_type else EdgeBatches
             edge_batches = self._edges = batches(graph, indices, edge_settings(graph_sampler))
             self.hetero_graph = getattr(edge_batches, "hetero_graph", None)
+            if self.use_ddp:  # this rank's seed edges, split as DGL splits them
+                edge_batches.seeds = ddp_seeds(edge_batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=shared, generator=generator)
             options = edge_batches.options(self.seed, num_threads)
             loader_args = dict(
@@ -301,6 +302,20 @@ class DataLoader(EngineLoader):
             )
         except GraphferryError as err:
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
+
+    def __iter__(self) -> Any:
+        edges = self._edges
+        if edges is not None and edges.exclude_fn is not None:
+            # DGL's exclude callable is Python: the batches are made in the
+            # caller's thread, one engine call each.
+            self._check_open()
+            epoch = self._next_epoch
+            self._next_epoch += 1
+            return edges.epoch(epoch, self.seed, self.batch_size, self.shuffle, self.drop_last, self._convert_device)
+        return super().__iter__()
+
+    def _convert_device(self, batch: tuple) -> tuple:
+        return batch if self.device.type == "cpu" else to_device(batch, self.device)
 
     def _before_epoch(self) -> None:
         if self._blocks is not None:
