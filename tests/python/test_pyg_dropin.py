@@ -303,3 +303,79 @@ def test_bad_input_raises_what_pyg_raises():
         mine, pygs = _raised(ours), _raised(theirs)
         assert isinstance(mine, type(pygs)), (mine, pygs)
         assert words.lower() in str(mine).lower() and words.lower() in str(pygs).lower(), (mine, pygs)
+
+
+# ---------------------------------------------------------------------------
+# graphferry.pyg.Sampler inside PyG's own LinkNeighborLoader / LinkLoader
+
+
+@pytest.mark.parametrize("neg", [None, "binary", ("binary", 2), ("triplet", 3)])
+@pytest.mark.parametrize("labels", [False, True])
+def test_sample_from_edges_inside_pygs_link_loaders(neg, labels):
+    from torch_geometric.loader import LinkLoader
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+
+    data = make_data()
+    pairs = data.edge_index[:, :40]
+    label = torch.randint(0, 2, (40,), generator=torch.Generator().manual_seed(6)) if labels else None
+    if labels and neg is not None and "triplet" in str(neg):
+        with pytest.raises(ValueError, match="triplet"):  # PyG's own check, before sampling
+            PyGLinkNeighborLoader(data, FANOUTS, edge_label_index=pairs, edge_label=label, neg_sampling=neg)
+        return
+    kwargs = dict(edge_label_index=pairs, edge_label=label, neg_sampling=neg, batch_size=8)
+    ours = gfpyg.LinkNeighborLoader(data, FANOUTS, seed=4, **kwargs)
+    # PyG's loaders, with graphferry's sampler: their __call__ and filter_fn, our sample_from_edges
+    theirs = [
+        PyGLinkNeighborLoader(data, FANOUTS, neighbor_sampler=gfpyg.Sampler(data, FANOUTS, seed=4), **kwargs),
+        LinkLoader(data, link_sampler=gfpyg.Sampler(data, FANOUTS, seed=4), **kwargs),
+    ]
+    index = torch.tensor([3, 0, 9, 17, 4])
+    want = ours(index)  # the first call: batch key 0 in both
+    for loader in theirs:
+        assert_same(loader(index), want)
+    # a whole epoch of PyG's own loop: PyG's link batches on the sampled subgraphs
+    triplet = neg is not None and "triplet" in str(neg)
+    seen = []
+    for batch in theirs[0]:
+        b = batch.input_id.numel()
+        seen.append(batch.input_id)
+        assert torch.equal(batch.x, data.x[batch.n_id]) and torch.equal(batch.edge_attr, data.edge_attr[batch.e_id])
+        if triplet:
+            ends = torch.stack([batch.n_id[batch.src_index], batch.n_id[batch.dst_pos_index]])
+            assert batch.dst_neg_index.shape == (b, 3)
+        else:
+            ends = batch.n_id[batch.edge_label_index[:, :b]]
+            num_neg = batch.edge_label_index.size(1) - b
+            amount = 0 if neg is None else (neg[1] if isinstance(neg, tuple) else 1)
+            assert num_neg == -(-b * amount // 1)
+            if labels:
+                shift = 1 if neg is not None else 0  # PyG's LinkLoader shifts given labels for binary negatives
+                assert torch.equal(batch.edge_label[:b], label[batch.input_id] + shift)
+            if neg is not None:
+                assert bool((batch.edge_label[b:] == 0).all())
+        assert torch.equal(ends, pairs[:, batch.input_id])
+    assert torch.equal(torch.cat(seen).sort().values, torch.arange(40))
+    ours.close()
+
+
+def test_sample_from_edges_on_a_hetero_graph():
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+
+    data = make_hetero()
+    num_neighbors = {WRITES: [2, 1], CITES: [2, 1]}
+    for neg in (None, "binary", ("triplet", 2)):
+        kwargs = dict(edge_label_index=WRITES, neg_sampling=neg, batch_size=16)
+        ours = gfpyg.LinkNeighborLoader(data, num_neighbors, seed=2, **kwargs)
+        sampler = gfpyg.Sampler(data, num_neighbors, seed=2)
+        theirs = PyGLinkNeighborLoader(data, num_neighbors, neighbor_sampler=sampler, **kwargs)
+        assert_same(theirs(torch.arange(6)), ours(torch.arange(6)))
+        batches = list(theirs)
+        assert len(batches) == 4
+        for batch in batches:
+            assert torch.equal(batch["paper"].x, data["paper"].x[batch["paper"].n_id])
+        ours.close()
+    bad = gfpyg.Sampler(data, num_neighbors)
+    with pytest.raises(ValueError, match="edge type"):
+        from torch_geometric.sampler import EdgeSamplerInput
+
+        bad.sample_from_edges(EdgeSamplerInput(None, torch.tensor([0]), torch.tensor([0])))

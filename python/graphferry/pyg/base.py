@@ -130,6 +130,18 @@ def seed_times(
     )
 
 
+def link_negatives(neg_sampling: Any) -> tuple[str | None, float]:
+    """(mode, amount) of PyG's ``NegativeSampling`` (None: no negatives),
+    as the engine's edge sampler takes them; weighted negatives are not
+    drawn by the engine yet."""
+    if neg_sampling is None:
+        return None, 0.0
+    weights = [getattr(neg_sampling, w, None) for w in ("weight", "src_weight", "dst_weight")]
+    if any(w is not None for w in weights):
+        raise NotImplementedError("NegativeSampling(weight=...) is not supported by graphferry yet")
+    return neg_sampling.mode.value, float(neg_sampling.amount)
+
+
 def check_transforms(transform: Any, transform_sampler_output: Any) -> tuple[Any, Any]:
     """PyG's ``transform`` (applied to each batch) and
     ``transform_sampler_output`` (applied to each sampler output before the

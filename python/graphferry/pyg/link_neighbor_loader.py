@@ -59,6 +59,7 @@ from .base import (
     check_weight_attr,
     directional,
     edge_index,
+    link_negatives,
     num_neighbors_list,
     sample_options,
     split,
@@ -164,9 +165,7 @@ class LinkNeighborLoader(EngineLoader):
                 raise ValueError("give neg_sampling or neg_sampling_ratio, not both")
             neg_sampling = NegativeSampling("binary", neg_sampling_ratio)
         self.neg_sampling = NegativeSampling.cast(neg_sampling) if neg_sampling is not None else None
-        weights = [getattr(self.neg_sampling, w, None) for w in ("weight", "src_weight", "dst_weight")]
-        if self.neg_sampling is not None and any(w is not None for w in weights):
-            raise NotImplementedError("NegativeSampling(weight=...) is not supported by graphferry yet")
+        self._mode, self._amount = link_negatives(self.neg_sampling)
         self.data = data
         self.transform = transform
         self.batch_size = int(batch_size)
@@ -174,7 +173,6 @@ class LinkNeighborLoader(EngineLoader):
             raise ValueError(f"batch_size must be positive (got {batch_size})")
         self.shuffle, self.drop_last = bool(shuffle), bool(drop_last)
         self.weight_attr = check_weight_attr(weight_attr)
-        self._mode, self._amount = _negatives(self.neg_sampling)
         self._node_attrs: list[str] = []
         self._edge_attrs: list[str] = []
         if per_type:
@@ -404,13 +402,6 @@ class LinkNeighborLoader(EngineLoader):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}()"
-
-
-def _negatives(neg_sampling: Any) -> tuple[str | None, float]:
-    """(mode, amount) of a ``NegativeSampling`` (None: no negatives)."""
-    if neg_sampling is None:
-        return None, 0.0
-    return neg_sampling.mode.value, float(neg_sampling.amount)
 
 
 def _edge_attrs(data: Data) -> dict[str, torch.Tensor]:

@@ -8,8 +8,16 @@ from typing import Any
 
 import torch
 from torch_geometric.data import Data
-from torch_geometric.sampler import BaseSampler, HeteroSamplerOutput, NodeSamplerInput, SamplerOutput
+from torch_geometric.sampler import (
+    BaseSampler,
+    EdgeSamplerInput,
+    HeteroSamplerOutput,
+    NegativeSampling,
+    NodeSamplerInput,
+    SamplerOutput,
+)
 
+from .._link import EdgeSampler
 from .._loader import call_key, loader_seed
 from .._native.dlpack import as_cpu_tensor
 from .._options import check_scheme
@@ -17,6 +25,9 @@ from ..graph import Graph
 from ..hetero import HeteroGraph
 from .base import (
     check_weight_attr,
+    directional,
+    finish,
+    link_negatives,
     num_neighbors_list,
     sample,
     sample_options,
@@ -36,7 +47,11 @@ class Sampler(BaseSampler):
     expands only the nodes first reached in the previous hop) and returns a
     ``SamplerOutput`` whose ``row``/``col`` are local indices (source/target),
     so ``NodeLoader(data, node_sampler=Sampler(data, ...))`` yields the same
-    kind of ``Data`` as PyG's ``NeighborLoader``.
+    kind of ``Data`` as PyG's ``NeighborLoader``; :meth:`sample_from_edges`
+    serves PyG's ``LinkNeighborLoader(..., neighbor_sampler=Sampler(...))``
+    and ``LinkLoader`` (binary and triplet negatives, with or without
+    ``edge_label``), batch for batch as :class:`LinkNeighborLoader` makes
+    them.
 
     Args:
         data (torch_geometric.data.Data or graphferry.Graph): the graph; a
@@ -130,6 +145,8 @@ class Sampler(BaseSampler):
         self._calls = 0
         self._hetero: HeteroGraph | None = None
         self._graph: Graph | None = None
+        # The engine's edge samplers of sample_from_edges, one per (negative mode, amount).
+        self._edge_samplers: dict[tuple[str | None, float], EdgeSampler] = {}
         self._open()
         # Validated once; each call replaces only the seed (and seed times).
         self._options = sample_options(
@@ -205,10 +222,80 @@ class Sampler(BaseSampler):
         output.metadata = (index.input_id, index.time)
         return output
 
-    def sample_from_edges(self, index: Any, neg_sampling: Any = None) -> SamplerOutput:
-        raise NotImplementedError("graphferry.pyg.Sampler samples from nodes only")
+    def sample_from_edges(
+        self, index: EdgeSamplerInput, neg_sampling: NegativeSampling | None = None
+    ) -> SamplerOutput | HeteroSamplerOutput:
+        """PyG's link sampling (inside ``LinkNeighborLoader``/``LinkLoader``):
+        the engine's edge sampler (``gf_edge_sampler_sample``, PyG mode)
+        draws the negatives (binary or triplet, PyG's distribution from the
+        engine's streams), takes the pairs' sorted unique nodes as seeds and
+        samples around them, in one call; the output's ``metadata`` is
+        PyG's: ``(input_id, edge_label_index, edge_label, edge_label_time)``,
+        or ``(input_id, src_index, dst_pos_index, dst_neg_index, seed_time)``
+        for triplet negatives."""
+        if not isinstance(index, EdgeSamplerInput):
+            raise TypeError(f"sample_from_edges takes an EdgeSamplerInput (got '{type(index).__name__}')")
+        if self._graph is None:  # after unpickling
+            self._open()
+        neg = NegativeSampling.cast(neg_sampling) if neg_sampling is not None else None
+        mode, amount = link_negatives(neg)
+        if index.time is not None:
+            raise NotImplementedError("graphferry.pyg.Sampler.sample_from_edges does not sample temporally yet")
+        if self.disjoint:
+            raise NotImplementedError("graphferry.pyg.Sampler.sample_from_edges does not sample disjoint yet")
+        row = as_cpu_tensor(index.row, "index.row").to(torch.int64)
+        col = as_cpu_tensor(index.col, "index.col").to(torch.int64)
+        hetero = self._hetero
+        if self._per_type:
+            etype = index.input_type
+            if etype is None or tuple(etype) not in hetero.edge_types:
+                raise ValueError(
+                    f"this graphferry.pyg.Sampler samples a heterogeneous graph: the pairs need an edge type "
+                    f"of {hetero.edge_types} (got input_type={etype!r})"
+                )
+            row, col = hetero.to_global(etype[0], row), hetero.to_global(etype[2], col)
+        elif index.input_type is not None:
+            raise ValueError(
+                f"this graphferry.pyg.Sampler was made for a homogeneous graph (got input_type={index.input_type!r})"
+            )
+        if (mode, amount) not in self._edge_samplers:
+            self._edge_samplers[(mode, amount)] = EdgeSampler(
+                self._graph, self._options, mode="pyg", negative=mode, amount=amount
+            )
+        s = self._edge_samplers[(mode, amount)].sample(row.contiguous(), col.contiguous(), key=self._next_key())
+        given = index.input_id if index.input_id is not None else torch.arange(row.numel())
+        input_id = given[s.input_id]
+        num_pos = input_id.numel()
+        if mode == "triplet":
+            if index.label is not None:
+                raise ValueError("'edge_label' needs to be undefined for 'triplet'-based negative sampling")
+            metadata = (input_id, s.src_index, s.dst_pos_index, s.dst_neg_index.view(num_pos, -1).squeeze(-1), None)
+        else:
+            label = index.label[s.input_id] if index.label is not None else None
+            if mode == "binary":
+                if label is None:
+                    label = torch.ones(num_pos)
+                num_neg = s.pos_src.numel() - num_pos
+                label = torch.cat([label, label.new_zeros((num_neg,) + label.shape[1:])])
+            metadata = (input_id, torch.stack([s.pos_src, s.pos_dst]), label, None)
+        if self._per_type:
+            output = split(hetero, directional(s.sub, per_type=True), self.subgraph_type)
+        else:
+            out = finish(directional(s.sub), self._graph, self.subgraph_type)
+            output = SamplerOutput(
+                node=out.node,
+                row=out.row,
+                col=out.col,
+                edge=out.edge,
+                batch=out.batch,
+                num_sampled_nodes=out.num_sampled_nodes,
+                num_sampled_edges=out.num_sampled_edges,
+            )
+        output.metadata = metadata
+        return output
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_graph"] = state["_hetero"] = None  # handles into this process's engine
+        state["_edge_samplers"] = {}
         return state
