@@ -379,3 +379,25 @@ def test_sample_from_edges_on_a_hetero_graph():
         from torch_geometric.sampler import EdgeSamplerInput
 
         bad.sample_from_edges(EdgeSamplerInput(None, torch.tensor([0]), torch.tensor([0])))
+
+
+@pytest.mark.parametrize("subgraph_type", ["bidirectional", "induced"])
+def test_link_loader_subgraph_types_on_a_homogeneous_graph(subgraph_type):
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+
+    data = make_data()
+    kwargs = dict(neg_sampling="binary", batch_size=8, subgraph_type=subgraph_type)
+    ours = gfpyg.LinkNeighborLoader(data, FANOUTS, seed=4, **kwargs)
+    sampler = gfpyg.Sampler(data, FANOUTS, seed=4, subgraph_type=subgraph_type)
+    theirs = PyGLinkNeighborLoader(data, FANOUTS, neighbor_sampler=sampler, **kwargs)
+    assert_same(ours(torch.arange(6)), theirs(torch.arange(6)))
+    for batch in ours:
+        assert "num_sampled_nodes" not in batch and "num_sampled_edges" not in batch  # as PyG's (None)
+        ends = batch.n_id[batch.edge_index]
+        orig = data.edge_index[:, batch.e_id]
+        assert bool(((ends == orig).all(0) | (ends == orig.flip(0)).all(0)).all())
+        assert torch.equal(batch.edge_attr, data.edge_attr[batch.e_id]) and torch.equal(batch.x, data.x[batch.n_id])
+        if subgraph_type == "bidirectional":  # every edge has its reverse
+            pairs = set(map(tuple, batch.edge_index.t().tolist()))
+            assert all((c, r) in pairs for r, c in pairs)
+    ours.close()

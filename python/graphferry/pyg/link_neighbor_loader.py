@@ -59,6 +59,7 @@ from .base import (
     check_weight_attr,
     directional,
     edge_index,
+    finish,
     link_negatives,
     num_neighbors_list,
     sample_options,
@@ -105,8 +106,10 @@ class LinkNeighborLoader(EngineLoader):
             (default: :obj:`2`)
         num_threads (int): the engine's threads (<= 0: every core).
 
-    Temporal sampling (``edge_label_time``, ``time_attr``) and
-    ``disjoint=True`` are refused. A ``HeteroData`` gives ``HeteroData``
+    ``subgraph_type`` is PyG's (``"directional"``, ``"bidirectional"``,
+    ``"induced"``) on homogeneous and heterogeneous graphs alike. Temporal
+    sampling (``edge_label_time``, ``time_attr``) and ``disjoint=True`` are
+    refused. A ``HeteroData`` gives ``HeteroData``
     batches (see the module's docstring); ``num_neighbors`` is then a list or
     a dict of edge type -> list, as in :class:`graphferry.pyg.NeighborLoader`.
     One class for both: it branches on ``data``. ``loader(index)`` makes the
@@ -156,10 +159,7 @@ class LinkNeighborLoader(EngineLoader):
         if disjoint:
             raise NotImplementedError("graphferry's LinkNeighborLoader does not support disjoint=True")
         per_type = is_hetero(data)
-        if per_type:
-            self.subgraph_type = subgraph_type_of(subgraph_type, kwargs.get("directed", True))
-        elif str(getattr(subgraph_type, "value", subgraph_type)) != "directional":
-            raise NotImplementedError(f"subgraph_type={subgraph_type!r}: only 'directional' is supported")
+        self.subgraph_type = subgraph_type_of(subgraph_type, kwargs.get("directed", True))
         if neg_sampling_ratio is not None and neg_sampling_ratio > 0:
             if neg_sampling is not None:
                 raise ValueError("give neg_sampling or neg_sampling_ratio, not both")
@@ -357,11 +357,28 @@ class LinkNeighborLoader(EngineLoader):
         attributes the engine gathered taken as they are, the others
         indexed here (as PyG's filter_data)."""
         sub = s.sub
-        row, col, edge = edge_index(sub)
         node = sub.nodes
+        source = self.data
+        if self.subgraph_type != "directional":
+            # As PyG's sampler: the directional sample made bidirectional
+            # or induced, its per-hop counts dropped; the attributes of its
+            # edges indexed here.
+            out = finish(directional(sub), self._graph, self.subgraph_type)
+            if isinstance(source, Data):
+                pruned = copy.copy(source)
+                for name in sub.node_data:
+                    del pruned[name]
+                batch = filter_data(pruned, node, out.row, out.col, out.edge, None)
+                for name in sub.node_data:
+                    batch[name] = sub.node_data[name]
+            else:
+                batch = Data(num_nodes=node.numel(), edge_index=torch.stack([out.row, out.col]))
+            batch.n_id, batch.e_id = node, out.edge
+            batch.num_sampled_nodes = batch.num_sampled_edges = None
+            return batch
+        row, col, edge = edge_index(sub)
         # PyG's edge_index, [2, E]: the engine's own buffer when it made one.
         index = sub.coo[0] if sub.coo is not None else torch.stack([row, col])
-        source = self.data
         if isinstance(source, Data):
             edge_data = {
                 name: value
