@@ -12,6 +12,7 @@ import (
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/linkload"
 	"github.com/graphferry/graphferry/engine/linkpred"
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
 var (
@@ -98,6 +99,9 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 		default:
 			return opt, errorf(gfEInval, "%s->exclude = %d (want GF_EXCLUDE_NONE, GF_EXCLUDE_SELF or GF_EXCLUDE_REVERSE_ID)", arg, int32(o.exclude))
 		}
+		if o.negative_weights != nil {
+			return opt, errorf(gfEInval, "%s->negative_weights applies to GF_LINK_PYG only", arg)
+		}
 		if o.exclude != C.GF_EXCLUDE_REVERSE_ID && (o.reverse_eids != nil || o.reverse_half != 0) {
 			return opt, errorf(gfEInval, "%s->reverse_eids or reverse_half is set but exclude is not GF_EXCLUDE_REVERSE_ID", arg)
 		}
@@ -113,6 +117,16 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 			return opt, errorf(gfEInval, "%s->negative = %d: GF_LINK_PYG takes GF_NEG_NONE, GF_NEG_BINARY or GF_NEG_TRIPLET", arg, neg)
 		}
 		opt.PyG.Amount = amount
+		if o.negative_weights != nil {
+			if neg == C.GF_NEG_NONE {
+				return opt, errorf(gfEInval, "%s->negative_weights is set but negative is GF_NEG_NONE", arg)
+			}
+			w, err := negativeWeights(o.negative_weights, arg+"->negative_weights")
+			if err != nil {
+				return opt, err
+			}
+			opt.PyG.Weights = w
+		}
 		if o.negative_flags != 0 {
 			return opt, errorf(gfEInval, "%s->negative_flags applies to GF_LINK_DGL's GF_NEG_GLOBAL_UNIFORM only", arg)
 		}
@@ -123,6 +137,44 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 		return opt, errorf(gfEInval, "%s->mode = %d (want GF_LINK_DGL or GF_LINK_PYG)", arg, int32(o.mode))
 	}
 	return opt, nil
+}
+
+// negativeWeights reads PyG's negative sampling weights: a float32 or
+// float64 1-D CPU tensor, as the engine's alias table.
+func negativeWeights(t *C.DLTensor, arg string) (*linkpred.NodeWeights, error) {
+	v, err := viewTensor(t, arg)
+	if err != nil {
+		return nil, err
+	}
+	if len(v.Shape) != 1 {
+		return nil, errorf(gfEInval, "%s must be 1-D (got shape %v)", arg, v.Shape)
+	}
+	w := make([]float64, v.Shape[0])
+	switch v.DType {
+	case mem.Float32:
+		for i, x := range mem.Float32s(v.Data) {
+			w[i] = float64(x)
+		}
+	case mem.Float64:
+		if len(w) > 0 {
+			copy(w, unsafe.Slice((*float64)(unsafe.Pointer(&v.Data[0])), len(w)))
+		}
+	default:
+		return nil, errorf(gfEType, "%s must be float32 or float64 (got %s)", arg, v.DType)
+	}
+	nw, err := linkpred.NewNodeWeights(w)
+	if err != nil {
+		return nil, errorf(gfEInval, "%s: %v", arg, err)
+	}
+	return nw, nil
+}
+
+// checkNegativeWeights: PyG's negative weights hold one weight per node of g.
+func checkNegativeWeights(g *core.Graph, opt core.EdgeSamplerOptions, arg string) error {
+	if w := opt.PyG.Weights; w != nil && w.Len() != g.NumNodes() {
+		return errorf(gfEInval, "%s has %d weights for a graph of %d nodes (want one per node)", arg, w.Len(), g.NumNodes())
+	}
+	return nil
 }
 
 //export gfgo_edge_sampler_open
@@ -138,6 +190,9 @@ func gfgo_edge_sampler_open(h C.uintptr_t, o *C.gf_edge_sampler_options, out *C.
 		*out = 0
 		opt, err := edgeSamplerOptions(o, "options")
 		if err != nil {
+			return err
+		}
+		if err := checkNegativeWeights(g, opt, "options->negative_weights"); err != nil {
 			return err
 		}
 		s, err := g.NewEdgeSampler(opt)
@@ -234,6 +289,9 @@ func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge
 		}
 		opt, err := edgeSamplerOptions(o.sampler, "options->sampler")
 		if err != nil {
+			return err
+		}
+		if err := checkNegativeWeights(g, opt, "options->sampler->negative_weights"); err != nil {
 			return err
 		}
 		if o.loader == nil {

@@ -1533,6 +1533,12 @@ typedef struct gf_edge_sampler_options {
      0 (DGL's defaults). Appended: a struct_size that ends at reverse_half
      (the first layout) reads it as 0. */
   uint32_t negative_flags;
+  /* GF_LINK_PYG with negatives only: float32 or float64 [num_nodes], PyG's
+     NegativeSampling weight: negatives are drawn with probability
+     proportional to their node's weight (with replacement; weights finite,
+     >= 0, with a positive sum). NULL: uniform. Borrowed (copied during the
+     call). Not on typed graphs (GF_ENOTSUP). */
+  const DLTensor *negative_weights;
 } gf_edge_sampler_options;
 
 /*

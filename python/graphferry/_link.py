@@ -98,6 +98,7 @@ class _SamplerOptions:
         exclude: str | None,
         reverse_eids: Any,
         negative_flags: int = 0,
+        negative_weights: Any = None,
     ):
         if mode not in ("dgl", "pyg"):
             raise ValueError(f"'mode' must be 'dgl' or 'pyg' (got {mode!r})")
@@ -107,6 +108,7 @@ class _SamplerOptions:
             raise ValueError(f"'exclude' must be None, 'self' or 'reverse_id' (got {exclude!r})")
         self.sample, self._keep = options.to_c()
         self._reverse = borrow(reverse_eids, "reverse_eids")
+        self._weights = borrow(negative_weights, "negative_weights")
         self.struct = _lib.gf_edge_sampler_options(
             sample=ctypes.pointer(self.sample),
             mode=_lib.GF_LINK_DGL if mode == "dgl" else _lib.GF_LINK_PYG,
@@ -115,6 +117,7 @@ class _SamplerOptions:
             exclude=_EXCLUDES[exclude],
             reverse_eids=ctypes.pointer(self._reverse.dltensor) if self._reverse is not None else None,
             negative_flags=int(negative_flags),
+            negative_weights=ctypes.pointer(self._weights.dltensor) if self._weights is not None else None,
         )
 
 
@@ -138,6 +141,8 @@ class EdgeSampler(Closeable):
         negative_flags (int): with ``"global_uniform"``, DGL's
             ``exclude_self_loops=False`` (``GF_NEG_KEEP_SELF_LOOPS``) and
             ``replace=True`` (``GF_NEG_REPLACE``); 0: DGL's defaults.
+        negative_weights (Tensor, optional): PyG mode: float ``[num_nodes]``
+            weights of the negatives (PyG's ``NegativeSampling`` weight).
     """
 
     def __init__(
@@ -151,6 +156,7 @@ class EdgeSampler(Closeable):
         exclude: str | None = None,
         reverse_eids: Any = None,
         negative_flags: int = 0,
+        negative_weights: Any = None,
     ):
         self._handle: int | None = None
         opts = _SamplerOptions(
@@ -161,6 +167,7 @@ class EdgeSampler(Closeable):
             exclude=exclude,
             reverse_eids=reverse_eids,
             negative_flags=negative_flags,
+            negative_weights=negative_weights,
         )
         self.graph = graph
         self.mode = mode
@@ -211,8 +218,8 @@ class EdgeLoader(Loader):
         seeds_dst (Tensor, optional): int64 ``[n]`` pair destinations (PyG).
         options (SampleOptions): neighbour sampling; its seed roots the
             shuffles and every random stream.
-        mode, negative, amount, exclude, reverse_eids, negative_flags: as
-            :class:`EdgeSampler`.
+        mode, negative, amount, exclude, reverse_eids, negative_flags,
+            negative_weights: as :class:`EdgeSampler`.
         batch_size, shuffle, drop_last, queue_capacity: batching.
         feature_names, label_names: node data gathered over every node of a
             batch, and over its seeds.
@@ -235,6 +242,7 @@ class EdgeLoader(Loader):
         exclude: str | None = None,
         reverse_eids: Any = None,
         negative_flags: int = 0,
+        negative_weights: Any = None,
         batch_size: int = 1,
         shuffle: bool = False,
         drop_last: bool = False,
@@ -254,6 +262,7 @@ class EdgeLoader(Loader):
             exclude=exclude,
             reverse_eids=reverse_eids,
             negative_flags=negative_flags,
+            negative_weights=negative_weights,
         )
         self._seeds_dst = seeds_dst
         self._edge_features = [

@@ -1054,6 +1054,39 @@ void test_edge_sampler(void) {
   CHECK_ERR(gf_edge_sampler_sample(es2, &tsrc, NULL, 0, &bad), GF_EINVAL, "seeds_dst is NULL");
   gf_edge_sampler_close(es2);
 
+  /* PyG's weighted negatives: only nodes of positive weight are drawn */
+  float wv[6] = {0, 0, 0, 0, 0, 1}, ws[3] = {1, 1, 1};
+  int64_t nw = 6, nw_short = 3;
+  DLTensor tw = {.data = wv, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = &nw};
+  eo.negative_weights = &tw;
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK, "weighted PyG edge sampler");
+  CHECK(gf_edge_sampler_sample(es2, &tsrc, &tdst, 0, &b) == GF_OK, "weighted sample");
+  DLManagedTensor *tnn = NULL, *tseeds = NULL;
+  CHECK(gf_batch_take_link(b, GF_LINK_DST_NEG_INDEX, &tnn) == GF_OK, "weighted dst_neg_index");
+  CHECK(gf_batch_take(b, GF_FIELD_SEEDS, 0, &tseeds) == GF_OK, "weighted seeds");
+  for (int64_t i = 0; tnn && tseeds && i < 6; i++) {
+    int64_t pos = ((int64_t *)tnn->dl_tensor.data)[i];
+    CHECK(((int64_t *)tseeds->dl_tensor.data)[pos] == 5, "negative %lld is node 5", (long long)i);
+  }
+  gft_drop(tnn), gft_drop(tseeds);
+  gf_batch_close(b);
+  gf_edge_sampler_close(es2);
+  tw.shape = &nw_short;
+  tw.data = ws;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "3 weights for a graph of");
+  tw.shape = &nw;
+  tw.data = wv;
+  tw.dtype.code = kDLInt;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_ETYPE, "float32 or float64");
+  tw.dtype.code = kDLFloat;
+  eo.negative = GF_NEG_NONE;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "GF_NEG_NONE");
+  eo.negative = GF_NEG_TRIPLET;
+  eo.mode = GF_LINK_DGL;
+  eo.negative = GF_NEG_PER_SOURCE_UNIFORM;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "GF_LINK_PYG only");
+  eo.negative_weights = NULL;
+
   /* a node batch is not an edge batch */
   CHECK(gf_sample(g, &tsrc, &so, &b) == GF_OK, "node sample");
   CHECK_ERR(gf_batch_take_link(b, GF_LINK_POS_SRC, &tn), GF_EINVAL, "not an edge batch");

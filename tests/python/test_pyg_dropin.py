@@ -401,3 +401,49 @@ def test_link_loader_subgraph_types_on_a_homogeneous_graph(subgraph_type):
             pairs = set(map(tuple, batch.edge_index.t().tolist()))
             assert all((c, r) in pairs for r, c in pairs)
     ours.close()
+
+
+@pytest.mark.parametrize("mode", ["binary", "triplet"])
+def test_weighted_negatives(mode):
+    """NegativeSampling's weight: negatives only among the nodes of positive
+    weight, in proportion to it (PyG draws torch.multinomial(weight, ...))."""
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+    from torch_geometric.sampler import NegativeSampling
+
+    data = make_data()
+    weight = torch.zeros(NUM_NODES)
+    weight[7], weight[11] = 1.0, 3.0
+    params = inspect.signature(NegativeSampling.__init__).parameters
+    if "weight" in params:  # PyG 2.5
+        neg = NegativeSampling(mode, 2, weight=weight)
+    else:  # newer PyG: one weight per end
+        neg = NegativeSampling(mode, 2, src_weight=weight, dst_weight=weight)
+    ours = gfpyg.LinkNeighborLoader(data, [1], neg_sampling=neg, batch_size=100, seed=3)
+    theirs = PyGLinkNeighborLoader(data, [1], neighbor_sampler=gfpyg.Sampler(data, [1], seed=3), neg_sampling=neg)
+    assert_same(ours(torch.arange(10)), theirs(torch.arange(10)))
+    drawn = []
+    for _ in range(3):
+        for batch in ours:
+            b = batch.input_id.numel()
+            if mode == "binary":
+                drawn.append(batch.n_id[batch.edge_label_index[:, b:]].reshape(-1))
+            else:
+                drawn.append(batch.n_id[batch.dst_neg_index].reshape(-1))
+    drawn = torch.cat(drawn)
+    assert set(drawn.unique().tolist()) == {7, 11}
+    assert abs(float((drawn == 11).float().mean()) - 0.75) < 0.05
+    if mode == "binary" and "src_weight" in params:
+        with pytest.raises(NotImplementedError, match="src_weight"):
+            gfpyg.LinkNeighborLoader(data, [1], neg_sampling=NegativeSampling(mode, 1, src_weight=weight))
+    with pytest.raises(ValueError, match="weights for a graph of"):  # PyG raises ValueError too
+        bad = NegativeSampling(
+            mode,
+            1,
+            **(
+                {"weight": weight[:12]}
+                if "weight" in params
+                else {"dst_weight": weight[:12], "src_weight": weight[:12]}
+            ),
+        )
+        next(iter(gfpyg.LinkNeighborLoader(data, [1], neg_sampling=bad)))
+    ours.close()

@@ -536,6 +536,7 @@ class gf_cache_options(ctypes.Structure):
 #   uint32_t struct_size; const gf_sample_options *sample; int32_t mode;
 #   int32_t negative; double amount; int32_t exclude;
 #   const DLTensor *reverse_eids; int64_t reverse_half; uint32_t negative_flags;
+#   const DLTensor *negative_weights;
 # } gf_edge_sampler_options;
 class gf_edge_sampler_options(ctypes.Structure):
     _fields_ = [
@@ -548,6 +549,7 @@ class gf_edge_sampler_options(ctypes.Structure):
         ("reverse_eids", ctypes.POINTER(DLTensor)),
         ("reverse_half", ctypes.c_int64),
         ("negative_flags", ctypes.c_uint32),
+        ("negative_weights", ctypes.POINTER(DLTensor)),
     ]
 
     def __init__(self, **fields):

@@ -130,16 +130,31 @@ def seed_times(
     )
 
 
-def link_negatives(neg_sampling: Any) -> tuple[str | None, float]:
-    """(mode, amount) of PyG's ``NegativeSampling`` (None: no negatives),
-    as the engine's edge sampler takes them; weighted negatives are not
-    drawn by the engine yet."""
+def link_negatives(neg_sampling: Any) -> tuple[str | None, float, torch.Tensor | None]:
+    """(mode, amount, node weights or None) of PyG's ``NegativeSampling``
+    (None: no negatives), as the engine's edge sampler takes them. PyG's
+    ``weight`` (``src_weight``/``dst_weight`` in newer PyG) draws negatives
+    in proportion to it; the engine draws both ends by one weight vector, so
+    binary negatives with different source and destination weights are
+    refused."""
     if neg_sampling is None:
-        return None, 0.0
-    weights = [getattr(neg_sampling, w, None) for w in ("weight", "src_weight", "dst_weight")]
-    if any(w is not None for w in weights):
-        raise NotImplementedError("NegativeSampling(weight=...) is not supported by graphferry yet")
-    return neg_sampling.mode.value, float(neg_sampling.amount)
+        return None, 0.0, None
+    mode = neg_sampling.mode.value
+    weights = getattr(neg_sampling, "weight", None)
+    if weights is None and (hasattr(neg_sampling, "src_weight") or hasattr(neg_sampling, "dst_weight")):
+        src, dst = getattr(neg_sampling, "src_weight", None), getattr(neg_sampling, "dst_weight", None)
+        if mode == "triplet":  # only destinations are drawn
+            weights = dst
+        elif src is not None or dst is not None:
+            if src is None or dst is None or not (src is dst or torch.equal(src, dst)):
+                raise NotImplementedError(
+                    "binary negatives with different src_weight and dst_weight: graphferry draws both ends "
+                    "with one weight vector (give the same tensor to both)"
+                )
+            weights = dst
+    if weights is not None:
+        weights = as_cpu_tensor(weights, "NegativeSampling weight")
+    return mode, float(neg_sampling.amount), weights
 
 
 def check_transforms(transform: Any, transform_sampler_output: Any) -> tuple[Any, Any]:

@@ -91,8 +91,10 @@ class LinkNeighborLoader(EngineLoader):
         edge_label (Tensor, optional): one label per pair.
         replace (bool): sample with replacement. (default: :obj:`False`)
         neg_sampling (str or NegativeSampling, optional): ``"binary"``,
-            ``"triplet"`` or a ``NegativeSampling`` (its ``weight`` must be
-            None). (default: :obj:`None`)
+            ``"triplet"`` or a ``NegativeSampling``, weighted or not (newer
+            PyG's ``src_weight`` and ``dst_weight`` must then be the same
+            for binary negatives; not on heterogeneous graphs).
+            (default: :obj:`None`)
         neg_sampling_ratio (float, optional): PyG's older form of
             ``NegativeSampling("binary", neg_sampling_ratio)``.
         weight_attr (str, optional): edge weights for biased sampling.
@@ -165,7 +167,7 @@ class LinkNeighborLoader(EngineLoader):
                 raise ValueError("give neg_sampling or neg_sampling_ratio, not both")
             neg_sampling = NegativeSampling("binary", neg_sampling_ratio)
         self.neg_sampling = NegativeSampling.cast(neg_sampling) if neg_sampling is not None else None
-        self._mode, self._amount = link_negatives(self.neg_sampling)
+        self._mode, self._amount, weights = link_negatives(self.neg_sampling)
         self.data = data
         self.transform = transform
         self.batch_size = int(batch_size)
@@ -210,7 +212,7 @@ class LinkNeighborLoader(EngineLoader):
             num_threads=num_threads,
         )
         self._pair_ends = (src, dst)
-        self._edge_args = dict(mode="pyg", negative=self._mode, amount=self._amount)
+        self._edge_args = dict(mode="pyg", negative=self._mode, amount=self._amount, negative_weights=weights)
         loader_args = dict(
             batch_size=self.batch_size, shuffle=self.shuffle, drop_last=self.drop_last, queue_capacity=queue_capacity
         )

@@ -145,8 +145,9 @@ class Sampler(BaseSampler):
         self._calls = 0
         self._hetero: HeteroGraph | None = None
         self._graph: Graph | None = None
-        # The engine's edge samplers of sample_from_edges, one per (negative mode, amount).
-        self._edge_samplers: dict[tuple[str | None, float], EdgeSampler] = {}
+        # The engine's edge samplers of sample_from_edges, one per (negative
+        # mode, amount, weights), with the weights they were opened with.
+        self._edge_samplers: dict[tuple[str | None, float, int], tuple[EdgeSampler, Any]] = {}
         self._open()
         # Validated once; each call replaces only the seed (and seed times).
         self._options = sample_options(
@@ -238,7 +239,7 @@ class Sampler(BaseSampler):
         if self._graph is None:  # after unpickling
             self._open()
         neg = NegativeSampling.cast(neg_sampling) if neg_sampling is not None else None
-        mode, amount = link_negatives(neg)
+        mode, amount, weights = link_negatives(neg)
         if index.time is not None:
             raise NotImplementedError("graphferry.pyg.Sampler.sample_from_edges does not sample temporally yet")
         if self.disjoint:
@@ -258,11 +259,13 @@ class Sampler(BaseSampler):
             raise ValueError(
                 f"this graphferry.pyg.Sampler was made for a homogeneous graph (got input_type={index.input_type!r})"
             )
-        if (mode, amount) not in self._edge_samplers:
-            self._edge_samplers[(mode, amount)] = EdgeSampler(
-                self._graph, self._options, mode="pyg", negative=mode, amount=amount
+        key = (mode, amount, id(weights))
+        if key not in self._edge_samplers or self._edge_samplers[key][1] is not weights:
+            engine = EdgeSampler(
+                self._graph, self._options, mode="pyg", negative=mode, amount=amount, negative_weights=weights
             )
-        s = self._edge_samplers[(mode, amount)].sample(row.contiguous(), col.contiguous(), key=self._next_key())
+            self._edge_samplers[key] = (engine, weights)  # the weights kept: their id names them
+        s = self._edge_samplers[key][0].sample(row.contiguous(), col.contiguous(), key=self._next_key())
         given = index.input_id if index.input_id is not None else torch.arange(row.numel())
         input_id = given[s.input_id]
         num_pos = input_id.numel()
