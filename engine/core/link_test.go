@@ -176,12 +176,41 @@ func TestEdgeSamplerPyG(t *testing.T) {
 	}
 }
 
+// TestEdgeSamplerDisjoint: PyG's disjoint link batches (its PyG.Disjoint or
+// its Request.Disjoint): every pair end is a seed of its own, repeats
+// included, and a node's batch entry is its seed position modulo the pairs.
+func TestEdgeSamplerDisjoint(t *testing.T) {
+	g := newTestGraph(t, partitions()["range1"])
+	for _, opt := range []EdgeSamplerOptions{
+		{Request: sample.Request{Fanouts: []int{-1, 3}, Seed: 11, Frontier: sample.FrontierNew}, Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Disjoint: true}},
+		{Request: sample.Request{Fanouts: []int{-1, 3}, Seed: 11, Frontier: sample.FrontierNew, Disjoint: true}, Mode: LinkPyG},
+	} {
+		es, err := g.NewEdgeSampler(opt)
+		require.NoError(t, err)
+		b, err := es.SamplePyG(linkpred.Pairs{Src: []int64{1, 1, 4}, Dst: []int64{2, 3, 1}}, 0, nil)
+		require.NoError(t, err)
+		require.Equal(t, []int64{1, 1, 4, 2, 3, 1}, i64(b.Seeds))
+		batch := i64(b.Batch.Batch)
+		require.Len(t, batch, len(i64(b.Nodes)))
+		for i, s := range batch {
+			require.Less(t, s, int64(3), "node %d", i)
+			if i < 6 {
+				require.Equal(t, int64(i%3), s, "seed %d", i)
+			}
+		}
+		b.Release()
+		require.NoError(t, es.Close())
+	}
+}
+
 func TestEdgeSamplerErrors(t *testing.T) {
 	g := newTestGraph(t, partitions()["range1"])
 	_, err := g.NewEdgeSampler(EdgeSamplerOptions{Request: linkRequest()})
 	require.ErrorContains(t, err, "link mode")
-	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: linkRequest(), Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Disjoint: true}})
-	require.ErrorIs(t, err, errs.ErrNotSupported)
+	dis := linkRequest()
+	dis.Disjoint, dis.Frontier = true, sample.FrontierNew
+	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: dis, Mode: LinkDGL})
+	require.ErrorContains(t, err, "PyG mode only")
 	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: linkRequest(), Mode: LinkDGL, DGL: linkpred.DGLEdgeSampler{Negative: linkpred.PerSourceUniform{K: 0}}})
 	require.ErrorContains(t, err, "k = 0")
 	es, err := g.NewEdgeSampler(EdgeSamplerOptions{Request: linkRequest(), Mode: LinkDGL})

@@ -76,16 +76,23 @@ type Options struct {
 	// PerSourceUniform's, drawn among the destination type of each seed
 	// edge's relation (GlobalUniform is not supported there).
 	DGL linkpred.DGLEdgeSampler
-	// PyG is used with PyG mode. Disjoint is not supported: neighbour
-	// sampling takes distinct seeds. On a typed graph the pairs are of one
-	// edge type, and the negatives are drawn among its source and
-	// destination types (node weights are not supported there).
+	// PyG is used with PyG mode. Its Disjoint follows Request.Disjoint
+	// (PyG's disjoint LinkNeighborLoader: every pair end, negatives
+	// included, is a seed of its own subgraph, and a node's batch entry is
+	// its pair's position modulo the positives, as PyG's); untyped graphs
+	// only. On a typed graph the pairs are of one edge type, and the
+	// negatives are drawn among its source and destination types (node
+	// weights are not supported there).
 	PyG linkpred.PyGLinkSampler
 }
 
 // Validate checks opt for a graph typed by types (nil: untyped).
 func (o Options) Validate(types *graph.Types) error {
-	if err := o.Request.Validate(); err != nil {
+	req := o.Request
+	if o.Mode == PyG && o.PyG.Disjoint {
+		req.Disjoint = true // as New makes it
+	}
+	if err := req.Validate(); err != nil {
 		return errs.Errorf(nil, "%v", err)
 	}
 	switch o.Mode {
@@ -100,8 +107,8 @@ func (o Options) Validate(types *graph.Types) error {
 		if err := o.PyG.Validate(); err != nil {
 			return errs.Errorf(nil, "%v", err)
 		}
-		if o.PyG.Disjoint {
-			return errs.Errorf(errs.ErrNotSupported, "disjoint link sampling is not supported (neighbour sampling takes distinct seeds)")
+		if (o.PyG.Disjoint || o.Request.Disjoint) && types != nil {
+			return errs.Errorf(errs.ErrNotSupported, "disjoint link sampling is not supported on typed graphs")
 		}
 		if o.PyG.Weights != nil && types != nil {
 			return errs.Errorf(errs.ErrNotSupported, "negative sampling weights are not supported on typed graphs")
@@ -109,8 +116,11 @@ func (o Options) Validate(types *graph.Types) error {
 	default:
 		return errs.Errorf(nil, "link mode = %d, must be DGL (%d) or PyG (%d)", o.Mode, DGL, PyG)
 	}
-	if o.Request.Disjoint || o.Request.Temporal != sample.TemporalNone {
-		return errs.Errorf(nil, "edge samplers do not support disjoint or temporal sampling")
+	if o.Request.Temporal != sample.TemporalNone {
+		return errs.Errorf(nil, "edge samplers do not support temporal sampling")
+	}
+	if o.Request.Disjoint && o.Mode != PyG {
+		return errs.Errorf(nil, "DGL-mode edge samplers do not support disjoint sampling (PyG mode only)")
 	}
 	return nil
 }
@@ -144,6 +154,10 @@ func New(p *partition.Partitioned, types *graph.Types, opt Options) (*Linker, er
 	opt.Request.ExcludeEdges = slices.Clone(opt.Request.ExcludeEdges)
 	if opt.DGL.Reverse.Map != nil {
 		opt.DGL.Reverse.Map = slices.Clone(opt.DGL.Reverse.Map)
+	}
+	if opt.Mode == PyG && (opt.Request.Disjoint || opt.PyG.Disjoint) {
+		// Either says disjoint: every pair end its own seed, sampled disjoint.
+		opt.PyG.Disjoint, opt.Request.Disjoint = true, true
 	}
 	return &Linker{p: p, types: types, opt: opt, idx: idx}, nil
 }
@@ -257,17 +271,25 @@ func (l *Linker) Make(ctx context.Context, rt *sample.Runtime, items Items, inpu
 	if err != nil {
 		return nil, nil, counts, errs.Errorf(nil, "%v", err)
 	}
-	internal, err := pipeline.InternalSeeds(l.p, lk.seeds)
+	req := l.opt.Request
+	// Disjoint seeds may repeat (a node in two pairs has two subgraphs).
+	internal, err := pipeline.MapSeeds(l.p, lk.seeds, !req.Disjoint)
 	if err != nil {
 		return nil, nil, counts, errs.Errorf(nil, "link seeds: %v", err)
 	}
-	req := l.opt.Request
 	if len(lk.exclude) > 0 {
 		req.ExcludeEdges = append(slices.Clone(req.ExcludeEdges), lk.exclude...)
 	}
 	res, err := rt.Sample(ctx, req, [][]int64{internal}, []uint64{key})
 	if err != nil {
 		return nil, nil, counts, err
+	}
+	if req.Disjoint && lk.numPos > 0 {
+		// PyG's disjoint link batch: a node's subgraph is named by its
+		// pair, the seed position modulo the positives (out.batch % num_pos).
+		for i, b := range res[0].Batch {
+			res[0].Batch[i] = b % int64(lk.numPos)
+		}
 	}
 	order := make([]int64, len(lk.seeds))
 	for i := range order {

@@ -193,7 +193,9 @@ class EdgeSampler(Closeable):
             ctypes.byref(out),
         )
         with _Batch(out.value) as batch:
-            sub = batch.read(frontier_all=self.options.frontier == "all", typed=self._typed)
+            sub = batch.read(
+                frontier_all=self.options.frontier == "all", disjoint=self.options.disjoint, typed=self._typed
+            )
             return _read_edge_batch(batch, sub)
 
     def close(self) -> None:

@@ -447,3 +447,53 @@ def test_weighted_negatives(mode):
         )
         next(iter(gfpyg.LinkNeighborLoader(data, [1], neg_sampling=bad)))
     ours.close()
+
+
+@pytest.mark.parametrize("neg", [None, "binary", ("triplet", 2)])
+def test_disjoint_link_loader(neg):
+    """disjoint=True as PyG's edge_sample makes it (PyG's own code over
+    graphferry's disjoint node sampling is the reference of the layout):
+    every pair end, negatives included, is a seed of its own subgraph, the
+    pair indices are PyG's aranges and batch is the pair modulo the
+    positives."""
+    from torch_geometric.loader import LinkLoader
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+    from torch_geometric.sampler import NodeSamplerInput
+    from torch_geometric.sampler.neighbor_sampler import edge_sample
+
+    class PyGEdgeSample(gfpyg.Sampler):  # PyG's edge_sample over graphferry's node sampling
+        def sample_from_edges(self, index, neg_sampling=None):
+            def sample_fn(seed, seed_time):
+                return self.sample_from_nodes(NodeSamplerInput(input_id=None, node=seed))
+
+            return edge_sample(index, sample_fn, NUM_NODES, True, None, neg_sampling)
+
+    data = make_data()
+    pairs = data.edge_index[:, :40]
+    kwargs = dict(edge_label_index=pairs, neg_sampling=neg, batch_size=8)
+    ours = gfpyg.LinkNeighborLoader(data, FANOUTS, disjoint=True, seed=4, **kwargs)
+    inside = PyGLinkNeighborLoader(
+        data, FANOUTS, neighbor_sampler=gfpyg.Sampler(data, FANOUTS, seed=4, disjoint=True), **kwargs
+    )
+    reference = LinkLoader(data, PyGEdgeSample(data, FANOUTS, disjoint=True), **kwargs)
+    index = torch.tensor([5, 2, 30, 11, 7])
+    a = ours(index)
+    assert_same(a, inside(index))
+    b = reference(index)
+    assert sorted(a.keys()) == sorted(b.keys())
+    for key in ("input_id", "edge_label_index", "src_index", "dst_pos_index", "dst_neg_index"):
+        if key in b:
+            assert torch.equal(a[key], b[key]), key
+    for batch in [a, *ours]:
+        p = batch.input_id.numel()
+        num_seeds = batch.num_sampled_nodes[0]
+        assert torch.equal(batch.batch[:num_seeds], torch.arange(num_seeds) % p)
+        if neg is not None and "triplet" in str(neg):
+            ends = torch.stack([batch.n_id[batch.src_index], batch.n_id[batch.dst_pos_index]])
+        else:
+            ends = batch.n_id[batch.edge_label_index[:, :p]]
+        assert torch.equal(ends, pairs[:, batch.input_id])
+        # every node's subgraph is its pair's: its edges stay within one batch entry
+        assert bool((batch.batch[batch.edge_index[0]] == batch.batch[batch.edge_index[1]]).all())
+        assert torch.equal(batch.x, data.x[batch.n_id])
+    ours.close()

@@ -110,8 +110,10 @@ class LinkNeighborLoader(EngineLoader):
 
     ``subgraph_type`` is PyG's (``"directional"``, ``"bidirectional"``,
     ``"induced"``) on homogeneous and heterogeneous graphs alike. Temporal
-    sampling (``edge_label_time``, ``time_attr``) and ``disjoint=True`` are
-    refused. A ``HeteroData`` gives ``HeteroData``
+    sampling (``edge_label_time``, ``time_attr``) is refused;
+    ``disjoint=True`` (homogeneous graphs) gives every pair end, negatives
+    included, its own subgraph, with ``batch`` (each node's pair, PyG's
+    seed position modulo the positives). A ``HeteroData`` gives ``HeteroData``
     batches (see the module's docstring); ``num_neighbors`` is then a list or
     a dict of edge type -> list, as in :class:`graphferry.pyg.NeighborLoader`.
     One class for both: it branches on ``data``. ``loader(index)`` makes the
@@ -158,8 +160,9 @@ class LinkNeighborLoader(EngineLoader):
             raise ValueError(f"conflicting 'edge_label_time' and 'time_attr': {given}; temporal sampling needs both")
         if edge_label_time is not None or time_attr is not None:
             raise NotImplementedError("graphferry's LinkNeighborLoader does not sample temporally")
-        if disjoint:
-            raise NotImplementedError("graphferry's LinkNeighborLoader does not support disjoint=True")
+        self.disjoint = bool(disjoint)
+        if self.disjoint and is_hetero(data):
+            raise NotImplementedError("graphferry's LinkNeighborLoader samples disjoint on homogeneous graphs only")
         per_type = is_hetero(data)
         self.subgraph_type = subgraph_type_of(subgraph_type, kwargs.get("directed", True))
         if neg_sampling_ratio is not None and neg_sampling_ratio > 0:
@@ -205,7 +208,7 @@ class LinkNeighborLoader(EngineLoader):
             scheme="node",
             layer_without_replacement=False,
             exclude_edges=None,
-            disjoint=False,
+            disjoint=self.disjoint,
             temporal=None,
             temporal_strategy="uniform",
             seed=self.seed,
@@ -375,7 +378,7 @@ class LinkNeighborLoader(EngineLoader):
                     batch[name] = sub.node_data[name]
             else:
                 batch = Data(num_nodes=node.numel(), edge_index=torch.stack([out.row, out.col]))
-            batch.n_id, batch.e_id = node, out.edge
+            batch.n_id, batch.e_id, batch.batch = node, out.edge, out.batch
             batch.num_sampled_nodes = batch.num_sampled_edges = None
             return batch
         row, col, edge = edge_index(sub)
@@ -403,6 +406,7 @@ class LinkNeighborLoader(EngineLoader):
             out = Data(num_nodes=node.numel(), edge_index=index)
         out.n_id = node
         out.e_id = edge
+        out.batch = getattr(sub, "batch", None)  # disjoint: each node's pair (None removes it, as in PyG)
         out.num_sampled_nodes = sub.hop_counts.tolist()
         out.num_sampled_edges = [b.num_edges for b in sub.blocks]
         return out

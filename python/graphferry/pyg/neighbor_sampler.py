@@ -242,8 +242,6 @@ class Sampler(BaseSampler):
         mode, amount, weights = link_negatives(neg)
         if index.time is not None:
             raise NotImplementedError("graphferry.pyg.Sampler.sample_from_edges does not sample temporally yet")
-        if self.disjoint:
-            raise NotImplementedError("graphferry.pyg.Sampler.sample_from_edges does not sample disjoint yet")
         row = as_cpu_tensor(index.row, "index.row").to(torch.int64)
         col = as_cpu_tensor(index.col, "index.col").to(torch.int64)
         hetero = self._hetero
