@@ -259,6 +259,37 @@ func gfgo_edge_sampler_sample(h C.uintptr_t, seedsT, dstT *C.DLTensor, key C.uin
 	})
 }
 
+//export gfgo_edge_sampler_sample_timed
+func gfgo_edge_sampler_sample_timed(h C.uintptr_t, seedsT, dstT, timesT *C.DLTensor, key C.uint64_t, out *C.uintptr_t) C.int {
+	return call("gf_edge_sampler_sample_timed", func() error {
+		s, err := lookup[*core.EdgeSampler](kindEdgeSampler, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_batch is NULL")
+		}
+		*out = 0
+		if s.Mode() != core.LinkPyG {
+			return errorf(gfEInval, "gf_edge_sampler_sample_timed samples GF_LINK_PYG pairs (this sampler is GF_LINK_DGL)")
+		}
+		items, err := linkItems(s.Mode(), seedsT, dstT)
+		if err != nil {
+			return err
+		}
+		times, err := seedTimes(timesT, "seed_times", items.Pairs.Len())
+		if err != nil {
+			return err
+		}
+		eb, err := s.SamplePyGTimed(items.Pairs, times, uint64(key), cAlloc{})
+		if err != nil {
+			return err
+		}
+		newBatch(eb.Batch, out)
+		return nil
+	})
+}
+
 //export gfgo_edge_sampler_close
 func gfgo_edge_sampler_close(h C.uintptr_t) {
 	call("gf_edge_sampler_close", func() error {
@@ -304,8 +335,8 @@ func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge
 		if sampler, _ := readOptions(o.sampler, "options->sampler", edgeSamplerOptionsLayout); lo.sample != nil && lo.sample != sampler.sample {
 			return errorf(gfEInval, "options->loader->sample must be NULL or options->sampler->sample (an edge loader samples with the sampler's options)")
 		}
-		if lo.seed_times != nil {
-			return errorf(gfEInval, "options->loader->seed_times must be NULL (edge loaders do not sample temporally)")
+		if lo.seed_times != nil && opt.Mode != core.LinkPyG {
+			return errorf(gfEInval, "options->loader->seed_times must be NULL for GF_LINK_DGL (PyG's temporal link sampling only)")
 		}
 		lopt, err := batchOptions(lo, "options->loader")
 		if err != nil {
@@ -318,6 +349,11 @@ func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge
 		items, err := linkItems(opt.Mode, seedsT, dstT)
 		if err != nil {
 			return err
+		}
+		if lo.seed_times != nil { // one time per pair, shuffled with the pairs
+			if items.Times, err = seedTimes(lo.seed_times, "options->loader->seed_times", items.Pairs.Len()); err != nil {
+				return err
+			}
 		}
 		a, err := hostAllocator(o.loader, "options->loader")
 		if err != nil {

@@ -1577,6 +1577,25 @@ GF_API int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seed
                                   const DLTensor *seeds_dst, uint64_t batch_key,
                                   gf_batch **out_batch);
 
+/*
+ * gf_edge_sampler_sample_timed is gf_edge_sampler_sample for a GF_LINK_PYG
+ * sampler whose sample options are temporal (PyG's LinkNeighborLoader with
+ * time_attr and edge_label_time): seed_times holds int64 [B], one time per
+ * pair, the seed time of both its ends and of its negatives (as PyG's
+ * edge_sample repeats edge_label_time). Temporal link sampling is disjoint
+ * (every pair end is a seed of its own subgraph, GF_FIELD_BATCH its pair).
+ * Negatives under node times are GF_ENOTSUP at gf_edge_sampler_open (PyG
+ * keeps negatives not later than their seed; give edge times or no
+ * negatives). An edge loader takes the pairs' times as
+ * options->loader->seed_times, shuffled with the pairs.
+ * Returns: as gf_edge_sampler_sample; GF_EINVAL also for a GF_LINK_DGL
+ * sampler, seed_times NULL or not one per pair, or a sampler that is not
+ * temporal.
+ */
+GF_API int gf_edge_sampler_sample_timed(gf_edge_sampler *sampler, const DLTensor *seeds,
+                                        const DLTensor *seeds_dst, const DLTensor *seed_times,
+                                        uint64_t batch_key, gf_batch **out_batch);
+
 /* gf_edge_sampler_close releases the sampler; batches stay valid. NULL: no-op. */
 GF_API void gf_edge_sampler_close(gf_edge_sampler *sampler);
 
@@ -1630,7 +1649,9 @@ typedef struct gf_edge_loader_options {
      edges or pairs per batch), shuffle, drop_last, shuffle_seed,
      queue_capacity, feature_names (node data over every node of a batch),
      label_names (over its seeds), allocator. Its sample must be NULL or
-     sampler->sample, its seed_times NULL. Required; read during the call. */
+     sampler->sample; its seed_times NULL, or for a temporal GF_LINK_PYG
+     sampler one int64 time per pair (see gf_edge_sampler_sample_timed),
+     shuffled with the pairs. Required; read during the call. */
   const gf_loader_options *loader;
   /* Edge data (gf_graph_set_edge_data) gathered over every batch's sampled
      edges, taken with gf_batch_take_edge_data. Borrowed. */
@@ -1663,8 +1684,9 @@ typedef struct gf_edge_loader_options {
  *   GF_EINVAL      seeds, options, options->sampler, options->loader or
  *                  out_loader NULL; invalid options (as gf_edge_sampler_open
  *                  and gf_loader_open say; loader->sample other than NULL
- *                  or sampler->sample; loader->seed_times set; an unknown
- *                  node or edge data name); seeds_dst given in DGL mode or
+ *                  or sampler->sample; loader->seed_times set for
+ *                  GF_LINK_DGL, or not one per pair; an unknown node or
+ *                  edge data name); seeds_dst given in DGL mode or
  *                  missing in PyG mode, lengths differ; a seed edge id that
  *                  is not an edge, a node id out of range, pairs of several
  *                  edge types on a typed graph (the first bad seed named)

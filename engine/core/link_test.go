@@ -203,6 +203,44 @@ func TestEdgeSamplerDisjoint(t *testing.T) {
 	}
 }
 
+// TestEdgeSamplerTemporal: PyG's temporal link batches by edge time: one
+// time per pair, disjoint, no sampled edge later than its pair's time; node
+// times with negatives and DGL mode are refused.
+func TestEdgeSamplerTemporal(t *testing.T) {
+	g := newTestGraph(t, partitions()["range1"])
+	etime := make([]int64, testEdges)
+	for e := range etime {
+		etime[e] = int64(e % 7)
+	}
+	require.NoError(t, g.SetEdgeTime(etime))
+	req := sample.Request{Fanouts: []int{-1, -1}, Seed: 11, Frontier: sample.FrontierNew, Temporal: sample.TemporalEdge}
+	es, err := g.NewEdgeSampler(EdgeSamplerOptions{Request: req, Mode: LinkPyG})
+	require.NoError(t, err)
+	pairs := linkpred.Pairs{Src: []int64{1, 4}, Dst: []int64{2, 3}}
+	_, err = es.SamplePyG(pairs, 0, nil)
+	require.ErrorContains(t, err, "one time per seed pair")
+	b, err := es.SamplePyGTimed(pairs, []int64{2, 5}, 0, nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 4, 2, 3}, i64(b.Seeds))
+	batch, limit := i64(b.Batch.Batch), []int64{2, 5}
+	for _, blk := range b.Blocks {
+		ind, ids := i64(blk.Indptr), i64(blk.EdgeIDs)
+		for d := int64(0); d < blk.NumDst; d++ {
+			for k := ind[d]; k < ind[d+1]; k++ {
+				require.LessOrEqual(t, etime[ids[k]], limit[batch[blk.DstOffset+d]], "edge %d", ids[k])
+			}
+		}
+	}
+	b.Release()
+	require.NoError(t, es.Close())
+	node := req
+	node.Temporal = sample.TemporalNode
+	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: node, Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Mode: linkpred.PyGBinaryMode, Amount: 1}})
+	require.ErrorIs(t, err, errs.ErrNotSupported)
+	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: req, Mode: LinkDGL})
+	require.ErrorIs(t, err, errs.ErrNotSupported)
+}
+
 func TestEdgeSamplerErrors(t *testing.T) {
 	g := newTestGraph(t, partitions()["range1"])
 	_, err := g.NewEdgeSampler(EdgeSamplerOptions{Request: linkRequest()})

@@ -177,21 +177,33 @@ class EdgeSampler(Closeable):
         _lib.gf_edge_sampler_open(graph.handle, ctypes.byref(opts.struct), ctypes.byref(out))
         self._handle = out.value
 
-    def sample(self, seeds: Any, seeds_dst: Any = None, key: int = 0) -> EdgeSample:
+    def sample(self, seeds: Any, seeds_dst: Any = None, key: int = 0, seed_times: Any = None) -> EdgeSample:
         """Samples the edge batch of ``seeds`` (edge ids; with ``seeds_dst``,
-        the sources of node pairs) under batch key ``key``."""
+        the sources of node pairs) under batch key ``key``; a temporal PyG
+        sampler takes ``seed_times``, one time per pair."""
         if self._handle is None:
             raise ValueError("this EdgeSampler was closed")
         src = BorrowedTensor(seeds, "seeds")
         dst = BorrowedTensor(seeds_dst, "seeds_dst") if seeds_dst is not None else None
         out = ctypes.c_void_p()
-        _lib.gf_edge_sampler_sample(
-            self._handle,
-            src.ref,
-            dst.ref if dst is not None else None,
-            key & 0xFFFFFFFFFFFFFFFF,
-            ctypes.byref(out),
-        )
+        if seed_times is not None:
+            times = BorrowedTensor(seed_times, "seed_times")
+            _lib.gf_edge_sampler_sample_timed(
+                self._handle,
+                src.ref,
+                dst.ref if dst is not None else None,
+                times.ref,
+                key & 0xFFFFFFFFFFFFFFFF,
+                ctypes.byref(out),
+            )
+        else:
+            _lib.gf_edge_sampler_sample(
+                self._handle,
+                src.ref,
+                dst.ref if dst is not None else None,
+                key & 0xFFFFFFFFFFFFFFFF,
+                ctypes.byref(out),
+            )
         with _Batch(out.value) as batch:
             sub = batch.read(
                 frontier_all=self.options.frontier == "all", disjoint=self.options.disjoint, typed=self._typed
@@ -229,6 +241,8 @@ class EdgeLoader(Loader):
             over every batch's sampled edges (``sub.edge_data``).
         coo (bool): the engine also makes every batch's edges one edge list
             (``sub.coo``: PyG's ``edge_index`` and ``e_id``).
+        seed_times (Tensor, optional): PyG temporal sampling: int64, one
+            time per pair (``edge_label_time``), shuffled with the pairs.
     """
 
     def __init__(
@@ -253,6 +267,7 @@ class EdgeLoader(Loader):
         label_names: Sequence[str] = (),
         edge_feature_names: Sequence[str] = (),
         coo: bool = False,
+        seed_times: Any = None,
     ):
         self._handle = None
         self._coo = bool(coo)
@@ -281,6 +296,7 @@ class EdgeLoader(Loader):
             queue_capacity=queue_capacity,
             feature_names=feature_names,
             label_names=label_names,
+            seed_times=seed_times,
         )
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:

@@ -1087,6 +1087,37 @@ void test_edge_sampler(void) {
   CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "GF_LINK_PYG only");
   eo.negative_weights = NULL;
 
+  /* PyG's temporal link sampling: one time per pair, disjoint */
+  int64_t etimes[10] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5}, ne_t = 10;
+  DLTensor tet = gft_i64(etimes, &ne_t);
+  CHECK(gf_graph_set_edge_time(g, &tet) == GF_OK, "edge times");
+  gf_sample_options ts_opt = so;
+  ts_opt.frontier = GF_FRONTIER_NEW;
+  ts_opt.disjoint = 1;
+  ts_opt.temporal = GF_TEMPORAL_EDGE;
+  eo.sample = &ts_opt;
+  eo.negative = GF_NEG_NONE;
+  eo.mode = GF_LINK_PYG;
+  eo.exclude = GF_EXCLUDE_NONE;
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK, "temporal PyG edge sampler");
+  int64_t ptimes[] = {1, 9};
+  DLTensor tpt = gft_i64(ptimes, &ne);
+  CHECK(gf_edge_sampler_sample_timed(es2, &tsrc, &tdst, &tpt, 0, &b) == GF_OK, "timed sample");
+  DLManagedTensor *tbt = NULL, *teid = NULL;
+  CHECK(gf_batch_take(b, GF_FIELD_BATCH, 0, &tbt) == GF_OK && tbt->dl_tensor.shape[0] >= 4, "disjoint batch");
+  CHECK(gf_batch_take(b, GF_FIELD_EDGE_IDS, 0, &teid) == GF_OK, "timed edge ids");
+  int64_t *bt = (int64_t *)tbt->dl_tensor.data;
+  CHECK(bt[0] == 0 && bt[1] == 1 && bt[2] == 0 && bt[3] == 1, "each seed's pair");
+  gft_drop(tbt), gft_drop(teid);
+  gf_batch_close(b);
+  CHECK_ERR(gf_edge_sampler_sample_timed(es2, &tsrc, &tdst, NULL, 0, &bad), GF_EINVAL, "seed_times");
+  CHECK_ERR(gf_edge_sampler_sample(es2, &tsrc, &tdst, 0, &bad), GF_EINVAL, "one time per seed pair");
+  gf_edge_sampler_close(es2);
+  eo.sample = &so;
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK, "untimed PyG edge sampler");
+  CHECK_ERR(gf_edge_sampler_sample_timed(es2, &tsrc, &tdst, &tpt, 0, &bad), GF_EINVAL, "not temporal");
+  gf_edge_sampler_close(es2);
+
   /* a node batch is not an edge batch */
   CHECK(gf_sample(g, &tsrc, &so, &b) == GF_OK, "node sample");
   CHECK_ERR(gf_batch_take_link(b, GF_LINK_POS_SRC, &tn), GF_EINVAL, "not an edge batch");

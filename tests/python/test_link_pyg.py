@@ -140,7 +140,8 @@ def test_triplet_amount_and_seeding():
 def test_refusals():
     data = make_data()
     assert gfpyg.LinkNeighborLoader(data, [2], disjoint=True).disjoint  # taken now: test_pyg_dropin checks it
-    with pytest.raises(NotImplementedError, match="temporal"):
+    # temporal sampling is taken now (test_pyg_dropin); an unknown time attribute is PyG's ValueError
+    with pytest.raises(ValueError, match="neither a node-level nor an edge-level"):
         gfpyg.LinkNeighborLoader(data, [2], time_attr="t", edge_label_time=torch.zeros(300, dtype=torch.long))
     with pytest.raises(ValueError, match="'time_attr' is set while 'edge_label_time' is not"):  # as PyG's
         gfpyg.LinkNeighborLoader(data, [2], time_attr="t")

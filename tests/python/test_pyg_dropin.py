@@ -497,3 +497,80 @@ def test_disjoint_link_loader(neg):
         assert bool((batch.batch[batch.edge_index[0]] == batch.batch[batch.edge_index[1]]).all())
         assert torch.equal(batch.x, data.x[batch.n_id])
     ours.close()
+
+
+@pytest.mark.parametrize("neg", [None, "binary", ("triplet", 2)])
+@pytest.mark.parametrize("strategy", ["uniform", "last"])
+def test_temporal_link_loader(neg, strategy):
+    """time_attr (edge times), edge_label_time and temporal_strategy as PyG's
+    edge_sample makes them (PyG's own code over graphferry's temporal node
+    sampling is the reference of the layout and the times): disjoint, every
+    sampled edge not later than its pair's time."""
+    from torch_geometric.loader import LinkLoader
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+    from torch_geometric.sampler import NodeSamplerInput
+    from torch_geometric.sampler.neighbor_sampler import edge_sample
+
+    class PyGEdgeSample(gfpyg.Sampler):  # PyG's edge_sample over graphferry's temporal node sampling
+        def sample_from_edges(self, index, neg_sampling=None):
+            def sample_fn(seed, seed_time):
+                return self.sample_from_nodes(NodeSamplerInput(input_id=None, node=seed, time=seed_time))
+
+            return edge_sample(index, sample_fn, NUM_NODES, True, None, neg_sampling)
+
+    data = make_data()
+    data.etime = torch.randint(0, 100, (NUM_EDGES,), generator=torch.Generator().manual_seed(8))
+    pairs = data.edge_index[:, :40]
+    times = torch.randint(20, 100, (40,), generator=torch.Generator().manual_seed(9))
+    kwargs = dict(
+        edge_label_index=pairs,
+        edge_label_time=times,
+        time_attr="etime",
+        temporal_strategy=strategy,
+        neg_sampling=neg,
+        batch_size=8,
+    )
+    ours = gfpyg.LinkNeighborLoader(data, FANOUTS, seed=4, **kwargs)
+    sampler = dict(time_attr="etime", temporal_strategy=strategy)
+    inside = PyGLinkNeighborLoader(
+        data, FANOUTS, neighbor_sampler=gfpyg.Sampler(data, FANOUTS, seed=4, **sampler), **kwargs
+    )
+    index = torch.tensor([5, 2, 30, 11, 7])
+    a = ours(index)
+    assert_same(a, inside(index))
+    reference = LinkLoader(
+        data,
+        PyGEdgeSample(data, FANOUTS, **sampler),
+        **{k: v for k, v in kwargs.items() if k not in ("time_attr", "temporal_strategy")},
+    )
+    b = reference(index)
+    assert sorted(a.keys()) == sorted(b.keys())
+    for key in ("input_id", "edge_label_index", "edge_label_time", "seed_time", "src_index", "dst_pos_index"):
+        if key in b:
+            assert torch.equal(a[key], b[key]), key
+    seen = []
+    for batch in [a, *ours]:
+        seen.append(batch.input_id)
+        pair_time = times[batch.input_id][batch.batch]  # each node's pair's time
+        assert bool((data.etime[batch.e_id] <= pair_time[batch.edge_index[1]]).all())
+        assert torch.equal(batch.x, data.x[batch.n_id])
+    assert torch.equal(torch.cat(seen[1:]).sort().values, torch.arange(40))
+    ours.close()
+
+
+def test_temporal_link_loader_refusals():
+    data = make_data()
+    data.ntime = torch.arange(NUM_NODES)
+    times = torch.zeros(10, dtype=torch.long)
+    pairs = data.edge_index[:, :10]
+    with pytest.raises(NotImplementedError, match="node times"):
+        gfpyg.LinkNeighborLoader(
+            data, [2], edge_label_index=pairs, time_attr="ntime", edge_label_time=times, neg_sampling="binary"
+        )
+    # node times without negatives are PyG's temporal node sampling around the pairs
+    batch = gfpyg.LinkNeighborLoader(data, [2], edge_label_index=pairs, time_attr="ntime", edge_label_time=times + 50)(
+        [0, 1]
+    )
+    assert bool((data.ntime[batch.n_id[batch.num_sampled_nodes[0] :]] <= 50).all())
+    with pytest.raises(ValueError, match="one per pair"):
+        gfpyg.LinkNeighborLoader(data, [2], edge_label_index=pairs, time_attr="ntime", edge_label_time=times[:3])

@@ -1252,6 +1252,25 @@ def gf_edge_sampler_sample(
 ) -> int: ...
 
 
+# int gf_edge_sampler_sample_timed(gf_edge_sampler *sampler, const DLTensor *seeds,
+#                                  const DLTensor *seeds_dst, const DLTensor *seed_times,
+#                                  uint64_t batch_key, gf_batch **out_batch);
+@cfunc(
+    "gf_edge_sampler_sample_timed",
+    [gf_edge_sampler_p_ctypes, DLTensor_p, DLTensor_p, DLTensor_p, ctypes.c_uint64, c_void_pp],
+    ctypes.c_int,
+)
+def gf_edge_sampler_sample_timed(
+    sampler: int | None,
+    seeds: CtypesRef,
+    seeds_dst: CtypesRef,
+    seed_times: CtypesRef,
+    batch_key: int,
+    out_batch: CtypesRef,
+    /,
+) -> int: ...
+
+
 # void gf_edge_sampler_close(gf_edge_sampler *sampler);
 @cfunc("gf_edge_sampler_close", [gf_edge_sampler_p_ctypes], None, errcheck=None)
 def gf_edge_sampler_close(sampler: int | None, /) -> None: ...

@@ -53,6 +53,7 @@ from .._loader import (
     torch_loader_kwargs,
     worker_threads,
 )
+from .._native.dlpack import as_cpu_tensor
 from ..graph import pyg_node_attrs
 from ..hetero import HeteroGraph
 from .base import (
@@ -66,7 +67,7 @@ from .base import (
     split,
     subgraph_type_of,
 )
-from .convert import as_graph, as_hetero_graph, check_data, is_hetero
+from .convert import as_graph, as_hetero_graph, check_data, is_hetero, time_level, time_tensor
 from .hetero import filter_batch
 
 __all__ = ["LinkNeighborLoader"]
@@ -109,11 +110,16 @@ class LinkNeighborLoader(EngineLoader):
         num_threads (int): the engine's threads (<= 0: every core).
 
     ``subgraph_type`` is PyG's (``"directional"``, ``"bidirectional"``,
-    ``"induced"``) on homogeneous and heterogeneous graphs alike. Temporal
-    sampling (``edge_label_time``, ``time_attr``) is refused;
+    ``"induced"``) on homogeneous and heterogeneous graphs alike.
     ``disjoint=True`` (homogeneous graphs) gives every pair end, negatives
     included, its own subgraph, with ``batch`` (each node's pair, PyG's
-    seed position modulo the positives). A ``HeteroData`` gives ``HeteroData``
+    seed position modulo the positives). Temporal sampling (homogeneous
+    graphs; disjoint, as PyG's): ``time_attr`` names the node or edge times
+    of ``data``, ``edge_label_time`` gives one time per pair (the seed time
+    of both its ends and of its negatives; the batch's ``edge_label_time``,
+    or ``seed_time`` with triplet negatives), ``temporal_strategy`` is
+    ``"uniform"`` or ``"last"``; negatives under node times are refused
+    (PyG keeps negatives not later than their seed). A ``HeteroData`` gives ``HeteroData``
     batches (see the module's docstring); ``num_neighbors`` is then a list or
     a dict of edge type -> list, as in :class:`graphferry.pyg.NeighborLoader`.
     One class for both: it branches on ``data``. ``loader(index)`` makes the
@@ -158,12 +164,16 @@ class LinkNeighborLoader(EngineLoader):
             if time_attr is not None:
                 given = "'time_attr' is set while 'edge_label_time' is not"
             raise ValueError(f"conflicting 'edge_label_time' and 'time_attr': {given}; temporal sampling needs both")
-        if edge_label_time is not None or time_attr is not None:
-            raise NotImplementedError("graphferry's LinkNeighborLoader does not sample temporally")
-        self.disjoint = bool(disjoint)
-        if self.disjoint and is_hetero(data):
-            raise NotImplementedError("graphferry's LinkNeighborLoader samples disjoint on homogeneous graphs only")
         per_type = is_hetero(data)
+        if time_attr is not None and per_type:
+            raise NotImplementedError("graphferry's LinkNeighborLoader samples temporally on homogeneous graphs only")
+        self.time_attr = time_attr
+        self._temporal = time_level(data, time_attr)
+        self.temporal_strategy = temporal_strategy
+        # Temporal sampling is disjoint, as PyG's.
+        self.disjoint = bool(disjoint) or self._temporal is not None
+        if self.disjoint and per_type:
+            raise NotImplementedError("graphferry's LinkNeighborLoader samples disjoint on homogeneous graphs only")
         self.subgraph_type = subgraph_type_of(subgraph_type, kwargs.get("directed", True))
         if neg_sampling_ratio is not None and neg_sampling_ratio > 0:
             if neg_sampling is not None:
@@ -171,6 +181,11 @@ class LinkNeighborLoader(EngineLoader):
             neg_sampling = NegativeSampling("binary", neg_sampling_ratio)
         self.neg_sampling = NegativeSampling.cast(neg_sampling) if neg_sampling is not None else None
         self._mode, self._amount, weights = link_negatives(self.neg_sampling)
+        if self._temporal == "node" and self._mode is not None:
+            raise NotImplementedError(
+                "negatives under node times (PyG keeps negatives not later than their seed) are not supported: "
+                "give edge times as time_attr, or no negatives"
+            )
         self.data = data
         self.transform = transform
         self.batch_size = int(batch_size)
@@ -189,7 +204,7 @@ class LinkNeighborLoader(EngineLoader):
             src = hetero.to_global(self.input_type[0], self.edge_label_index[0])
             dst = hetero.to_global(self.input_type[2], self.edge_label_index[1])
         else:
-            graph = as_graph(data, self.weight_attr)
+            graph = as_graph(data, self.weight_attr, time_attr)
             self.edge_label_index = self._pairs(data, edge_label_index)
             src, dst = self.edge_label_index[0].contiguous(), self.edge_label_index[1].contiguous()
             if isinstance(data, Data):
@@ -199,6 +214,14 @@ class LinkNeighborLoader(EngineLoader):
                 self._node_attrs = [n for n in pyg_node_attrs(data) if n in held]
                 self._edge_attrs = sync_edge_data(graph, _edge_attrs(data))
         self.edge_label = self._labels(edge_label, self._mode, self.edge_label_index.size(1) if per_type else None)
+        self.edge_label_time = None
+        if edge_label_time is not None:
+            self.edge_label_time = time_tensor(as_cpu_tensor(edge_label_time, "edge_label_time"), "'edge_label_time'")
+            if self.edge_label_time.numel() != self.edge_label_index.size(1):
+                raise ValueError(
+                    f"'edge_label_time' has {self.edge_label_time.numel()} times for "
+                    f"{self.edge_label_index.size(1)} pairs (want one per pair)"
+                )
         self.seed = int(loader_seed(seed, generator=generator))
         options = sample_options(
             self._hetero,
@@ -209,8 +232,8 @@ class LinkNeighborLoader(EngineLoader):
             layer_without_replacement=False,
             exclude_edges=None,
             disjoint=self.disjoint,
-            temporal=None,
-            temporal_strategy="uniform",
+            temporal=self._temporal,
+            temporal_strategy=temporal_strategy,
             seed=self.seed,
             num_threads=num_threads,
         )
@@ -233,6 +256,7 @@ class LinkNeighborLoader(EngineLoader):
                 feature_names=self._node_attrs,
                 edge_feature_names=self._edge_attrs,
                 coo=self._hetero is None,  # PyG's edge_index, made by the engine (a typed batch is split there)
+                seed_times=self.edge_label_time,  # temporal: one per pair, shuffled with them
                 **loader_args,
             )
 
@@ -324,7 +348,8 @@ class LinkNeighborLoader(EngineLoader):
         if self._sampler is None:
             self._sampler = EdgeSampler(self._graph, self._options, **self._edge_args)
         src, dst = self._pair_ends
-        s = self._sampler.sample(src[index].contiguous(), dst[index].contiguous(), key=0)
+        times = self.edge_label_time[index].contiguous() if self.edge_label_time is not None else None
+        s = self._sampler.sample(src[index].contiguous(), dst[index].contiguous(), key=0, seed_times=times)
         s.input_id = index[s.input_id]  # positions among the pairs of edge_label_index
         return self._convert(s)
 
@@ -334,6 +359,7 @@ class LinkNeighborLoader(EngineLoader):
         num_pos = s.input_id.numel()
         store = out[self.input_type] if self._hetero is not None else out
         store.input_id = s.input_id
+        times = self.edge_label_time[s.input_id] if self.edge_label_time is not None else None
         if self._mode == "triplet":
             src_store = out[self.input_type[0]] if self._hetero is not None else out
             dst_store = out[self.input_type[2]] if self._hetero is not None else out
@@ -343,6 +369,7 @@ class LinkNeighborLoader(EngineLoader):
             for name in ("edge_label_index", "edge_label", "edge_label_time"):
                 if name in store:
                     del store[name]
+            store.seed_time = times  # PyG's: the pairs' times (None removes it)
         else:
             store.edge_label_index = torch.stack([s.pos_src, s.pos_dst])
             label = self.edge_label[s.input_id] if self.edge_label is not None else None
@@ -355,6 +382,10 @@ class LinkNeighborLoader(EngineLoader):
                 store.edge_label = label
             elif "edge_label" in store:
                 del store["edge_label"]
+            if times is not None:  # PyG's: each pair's time, the negatives' repeated from the positives'
+                store.edge_label_time = times.repeat(-(-s.pos_src.numel() // num_pos))[: s.pos_src.numel()]
+            elif "edge_label_time" in store:
+                del store["edge_label_time"]
         return self.transform(out) if self.transform is not None else out
 
     def _batch_of_pairs(self, s: EdgeSample) -> Data:

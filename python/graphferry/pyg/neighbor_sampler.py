@@ -35,7 +35,7 @@ from .base import (
     seed_times,
     split,
 )
-from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero
+from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
 
 __all__ = ["Sampler"]
 
@@ -240,8 +240,19 @@ class Sampler(BaseSampler):
             self._open()
         neg = NegativeSampling.cast(neg_sampling) if neg_sampling is not None else None
         mode, amount, weights = link_negatives(neg)
+        times = None
+        if (index.time is not None) != (self._temporal is not None):
+            raise ValueError(
+                "temporal link sampling needs both the pairs' times (edge_label_time) and a sampler made with "
+                f"time_attr (got times: {index.time is not None}, time_attr: {self.time_attr!r})"
+            )
         if index.time is not None:
-            raise NotImplementedError("graphferry.pyg.Sampler.sample_from_edges does not sample temporally yet")
+            times = time_tensor(as_cpu_tensor(index.time, "index.time"), "'edge_label_time'").contiguous()
+            if self._temporal == "node" and mode is not None:
+                raise NotImplementedError(
+                    "negatives under node times (PyG keeps negatives not later than their seed) are not supported: "
+                    "give edge times as time_attr, or no negatives"
+                )
         row = as_cpu_tensor(index.row, "index.row").to(torch.int64)
         col = as_cpu_tensor(index.col, "index.col").to(torch.int64)
         hetero = self._hetero
@@ -263,14 +274,24 @@ class Sampler(BaseSampler):
                 self._graph, self._options, mode="pyg", negative=mode, amount=amount, negative_weights=weights
             )
             self._edge_samplers[key] = (engine, weights)  # the weights kept: their id names them
-        s = self._edge_samplers[key][0].sample(row.contiguous(), col.contiguous(), key=self._next_key())
+        s = self._edge_samplers[key][0].sample(
+            row.contiguous(), col.contiguous(), key=self._next_key(), seed_times=times
+        )
         given = index.input_id if index.input_id is not None else torch.arange(row.numel())
         input_id = given[s.input_id]
         num_pos = input_id.numel()
+        # PyG's src_time: the pairs' times, repeated over the binary negatives
+        src_time = times[s.input_id] if times is not None else None
         if mode == "triplet":
             if index.label is not None:
                 raise ValueError("'edge_label' needs to be undefined for 'triplet'-based negative sampling")
-            metadata = (input_id, s.src_index, s.dst_pos_index, s.dst_neg_index.view(num_pos, -1).squeeze(-1), None)
+            metadata = (
+                input_id,
+                s.src_index,
+                s.dst_pos_index,
+                s.dst_neg_index.view(num_pos, -1).squeeze(-1),
+                src_time,
+            )
         else:
             label = index.label[s.input_id] if index.label is not None else None
             if mode == "binary":
@@ -278,7 +299,9 @@ class Sampler(BaseSampler):
                     label = torch.ones(num_pos)
                 num_neg = s.pos_src.numel() - num_pos
                 label = torch.cat([label, label.new_zeros((num_neg,) + label.shape[1:])])
-            metadata = (input_id, torch.stack([s.pos_src, s.pos_dst]), label, None)
+            if src_time is not None:
+                src_time = src_time.repeat(-(-s.pos_src.numel() // num_pos))[: s.pos_src.numel()]
+            metadata = (input_id, torch.stack([s.pos_src, s.pos_dst]), label, src_time)
         if self._per_type:
             output = split(hetero, directional(s.sub, per_type=True), self.subgraph_type)
         else:
