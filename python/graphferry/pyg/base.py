@@ -15,7 +15,7 @@ from typing import Any
 
 import torch
 from torch_geometric.data import Data, HeteroData
-from torch_geometric.sampler import HeteroSamplerOutput
+from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput
 from torch_geometric.sampler.utils import to_bidirectional
 
 from .._native.dlpack import as_cpu_tensor
@@ -279,6 +279,24 @@ class Output:
     num_sampled_edges: list[int] | None
     # The engine's split by type and relation (samples of typed graphs).
     typed: TypedView | None = None
+
+    def to_pyg(self, metadata: Any = None) -> SamplerOutput:
+        """PyG's ``SamplerOutput`` of this (homogeneous) sample."""
+        return SamplerOutput(
+            node=self.node,
+            row=self.row,
+            col=self.col,
+            edge=self.edge,
+            batch=self.batch,
+            num_sampled_nodes=self.num_sampled_nodes,
+            num_sampled_edges=self.num_sampled_edges,
+            metadata=metadata,
+        )
+
+    @classmethod
+    def of_pyg(cls, out: SamplerOutput) -> Output:
+        """A (homogeneous) sample of PyG's ``SamplerOutput``."""
+        return cls(out.node, out.row, out.col, out.edge, out.batch, out.num_sampled_nodes, out.num_sampled_edges)
 
 
 def edge_index(sub: SampledSubgraph) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:

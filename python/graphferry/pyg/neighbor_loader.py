@@ -434,29 +434,11 @@ class NeighborLoader(EngineLoader):
         else:
             out = finish(out, self._graph, self.subgraph_type)
             if self.transform_sampler_output is not None:
-                given = SamplerOutput(
-                    out.node,
-                    out.row,
-                    out.col,
-                    out.edge,
-                    out.batch,
-                    out.num_sampled_nodes,
-                    out.num_sampled_edges,
-                    metadata=(input_id, seed_time),
-                )
-                given = self._transformed(given, SamplerOutput)
+                given = self._transformed(out.to_pyg((input_id, seed_time)), SamplerOutput)
                 if given.node is not out.node:  # the engine gathered the rows of other nodes
                     node_data = {}
                 input_id, seed_time = given.metadata[:2]
-                out = Output(
-                    given.node,
-                    given.row,
-                    given.col,
-                    given.edge,
-                    given.batch,
-                    given.num_sampled_nodes,
-                    given.num_sampled_edges,
-                )
+                out = Output.of_pyg(given)
             data = self._build(out, node_data, input_id, seed_time)
         return data if self.transform is None else self.transform(data)
 

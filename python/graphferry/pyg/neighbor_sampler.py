@@ -193,16 +193,7 @@ class Sampler(BaseSampler):
         seeds = as_cpu_tensor(index.node, "index.node").to(torch.int64)
         times = seed_times(self.data, self._temporal, self.time_attr, index.time, seeds)
         out = sample(self._graph, seeds, self._options, self._next_key(), self.subgraph_type, times)
-        return SamplerOutput(
-            node=out.node,
-            row=out.row,
-            col=out.col,
-            edge=out.edge,
-            batch=out.batch,
-            num_sampled_nodes=out.num_sampled_nodes,
-            num_sampled_edges=out.num_sampled_edges,
-            metadata=(index.input_id, index.time),
-        )
+        return out.to_pyg((index.input_id, index.time))
 
     def _sample_per_type(self, index: NodeSamplerInput) -> HeteroSamplerOutput:
         """:meth:`sample_from_nodes` on a heterogeneous graph: ``(node type,
@@ -304,19 +295,9 @@ class Sampler(BaseSampler):
             metadata = (input_id, torch.stack([s.pos_src, s.pos_dst]), label, src_time)
         if self._per_type:
             output = split(hetero, directional(s.sub, per_type=True), self.subgraph_type)
-        else:
-            out = finish(directional(s.sub), self._graph, self.subgraph_type)
-            output = SamplerOutput(
-                node=out.node,
-                row=out.row,
-                col=out.col,
-                edge=out.edge,
-                batch=out.batch,
-                num_sampled_nodes=out.num_sampled_nodes,
-                num_sampled_edges=out.num_sampled_edges,
-            )
-        output.metadata = metadata
-        return output
+            output.metadata = metadata
+            return output
+        return finish(directional(s.sub), self._graph, self.subgraph_type).to_pyg(metadata)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
