@@ -574,3 +574,47 @@ def test_temporal_link_loader_refusals():
     assert bool((data.ntime[batch.n_id[batch.num_sampled_nodes[0] :]] <= 50).all())
     with pytest.raises(ValueError, match="one per pair"):
         gfpyg.LinkNeighborLoader(data, [2], edge_label_index=pairs, time_attr="ntime", edge_label_time=times[:3])
+
+
+@pytest.mark.parametrize("graph_store", ["graphferry", "pyg"])
+def test_sampler_over_feature_and_graph_stores(graph_store):
+    """graphferry.pyg.Sampler over PyG's (FeatureStore, GraphStore) pair
+    inside PyG's own NodeLoader and LinkNeighborLoader: features from the
+    FeatureStore, e_id in the GraphStore's edge order (edge_permutation)."""
+    from test_pyg_conformance import make_stores
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+
+    data = make_data()
+    fs = make_stores(data)
+    if graph_store == "graphferry":
+        gs = gfpyg.GraphStore(data)
+    else:
+        testing = pytest.importorskip("torch_geometric.testing.graph_store")
+        gs = testing.MyGraphStore()
+        size = (NUM_NODES, NUM_NODES)
+        gs.put_edge_index((data.edge_index[0], data.edge_index[1]), edge_type=None, layout="coo", size=size)
+    nodes = torch.arange(0, NUM_NODES, 3)
+    ours = gfpyg.NeighborLoader((fs, gs), FANOUTS, input_nodes=nodes, batch_size=10, seed=9)
+    theirs = NodeLoader(
+        (fs, gs), node_sampler=gfpyg.Sampler((fs, gs), FANOUTS, seed=9), input_nodes=nodes, batch_size=10
+    )
+    assert_same(ours([0, 5, 7]), theirs([0, 5, 7]))
+    for batch in theirs:
+        assert torch.equal(batch.x, data.x[batch.n_id]) and torch.equal(batch.y, data.y[batch.n_id])
+        ends = batch.n_id[batch.edge_index]
+        assert torch.equal(ends, data.edge_index[:, batch.e_id])  # e_id are the store's edge ids
+    link = PyGLinkNeighborLoader(
+        (fs, gs),
+        FANOUTS,
+        neighbor_sampler=gfpyg.Sampler((fs, gs), FANOUTS, seed=2),
+        edge_label_index=(None, data.edge_index[:, :20]),  # PyG names the (absent) edge type with stores
+        neg_sampling="binary",
+        batch_size=8,
+    )
+    for batch in link:
+        b = batch.input_id.numel()
+        assert torch.equal(batch.n_id[batch.edge_label_index[:, :b]], data.edge_index[:, batch.input_id])
+        assert torch.equal(batch.x, data.x[batch.n_id])
+    with pytest.raises(TypeError, match="GraphStore"):
+        gfpyg.Sampler((fs, object()), FANOUTS)
+    ours.close()

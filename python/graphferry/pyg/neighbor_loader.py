@@ -10,7 +10,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-import torch_geometric.data
 from torch_geometric.data import Data, FeatureStore, HeteroData
 from torch_geometric.edge_index import EdgeIndex
 from torch_geometric.loader.utils import filter_custom_store, filter_edge_store_, get_input_nodes, index_select
@@ -37,10 +36,10 @@ from .base import (
     seed_times,
     split,
 )
-from .convert import DataKindError, as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
+from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
 from .hetero import build_batch, input_nodes_of
 from .neighbor_sampler import Sampler
-from .stores import GraphStore, graph_of_store
+from .stores import open_stores
 
 __all__ = ["NeighborLoader"]
 
@@ -358,23 +357,8 @@ class NeighborLoader(EngineLoader):
         return hetero.graph, hetero.to_global(self._input_type, local)
 
     def _open_stores(self, data: tuple) -> Graph:
-        if len(data) != 2:
-            raise DataKindError(f"expected a (FeatureStore, GraphStore) pair (got a tuple of {len(data)})")
-        feature_store, graph_store = data
-        if not isinstance(feature_store, FeatureStore):
-            raise DataKindError(
-                f"expected a 'torch_geometric.data.FeatureStore' first (got '{type(feature_store).__name__}')"
-            )
-        if not isinstance(graph_store, torch_geometric.data.GraphStore):
-            raise DataKindError(
-                f"expected a 'torch_geometric.data.GraphStore' second (got '{type(graph_store).__name__}')"
-            )
-        if self.weight_attr is not None:
-            raise ValueError("'weight_attr' needs a Data; with a GraphStore, set weights on its graph")
-        self._stores = (feature_store, graph_store)
-        if isinstance(graph_store, GraphStore):
-            return graph_store.graph
-        graph, self._edge_perm = graph_of_store(graph_store)
+        graph, self._edge_perm = open_stores(data, self.weight_attr)
+        self._stores = data
         return graph
 
     def _next_key(self) -> int:

@@ -36,6 +36,7 @@ from .base import (
     split,
 )
 from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
+from .stores import open_stores
 
 __all__ = ["Sampler"]
 
@@ -145,6 +146,7 @@ class Sampler(BaseSampler):
         self._calls = 0
         self._hetero: HeteroGraph | None = None
         self._graph: Graph | None = None
+        self._edge_perm: torch.Tensor | None = None  # a GraphStore's edge order, applied by PyG to e_id
         # The engine's edge samplers of sample_from_edges, one per (negative
         # mode, amount, weights), with the weights they were opened with.
         self._edge_samplers: dict[tuple[str | None, float, int], tuple[EdgeSampler, Any]] = {}
@@ -171,9 +173,25 @@ class Sampler(BaseSampler):
             self._hetero = as_hetero_graph(self.data, self.weight_attr, self.time_attr)
             self._graph = self._hetero.graph
             return
+        if isinstance(self.data, tuple):  # PyG's (FeatureStore, GraphStore)
+            if self.time_attr is not None:
+                raise ValueError(
+                    "'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair"
+                )
+            self._graph, self._edge_perm = open_stores(self.data, self.weight_attr)
+            return
         if isinstance(self.data, Data):
             check_node_rows(self.data)
         self._graph = as_graph(self.data, self.weight_attr, self.time_attr)
+
+    @property
+    def edge_permutation(self) -> torch.Tensor | None:
+        """PyG's ``BaseSampler.edge_permutation``: with a ``(FeatureStore,
+        GraphStore)`` pair whose store is not a :class:`GraphStore`, the
+        store's edge order (PyG's loaders map ``e_id`` through it)."""
+        if self._graph is None and isinstance(self.data, tuple):
+            self._open()
+        return self._edge_perm
 
     def _next_key(self) -> int:
         # Each call gets its own random streams, reproducible from `seed`.
