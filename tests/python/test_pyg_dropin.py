@@ -618,3 +618,31 @@ def test_sampler_over_feature_and_graph_stores(graph_store):
     with pytest.raises(TypeError, match="GraphStore"):
         gfpyg.Sampler((fs, object()), FANOUTS)
     ours.close()
+
+
+@pytest.mark.parametrize("graph_store", ["graphferry", "pyg"])
+def test_link_loader_over_feature_and_graph_stores(graph_store):
+    from test_pyg_conformance import make_stores
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+
+    data = make_data()
+    fs = make_stores(data)
+    if graph_store == "graphferry":
+        gs = gfpyg.GraphStore(data)
+    else:
+        testing = pytest.importorskip("torch_geometric.testing.graph_store")
+        gs = testing.MyGraphStore()
+        size = (NUM_NODES, NUM_NODES)
+        gs.put_edge_index((data.edge_index[0], data.edge_index[1]), edge_type=None, layout="coo", size=size)
+    kwargs = dict(edge_label_index=(None, data.edge_index[:, :20]), neg_sampling="binary", batch_size=8)
+    ours = gfpyg.LinkNeighborLoader((fs, gs), FANOUTS, seed=2, **kwargs)
+    theirs = PyGLinkNeighborLoader(
+        (fs, gs), FANOUTS, neighbor_sampler=gfpyg.Sampler((fs, gs), FANOUTS, seed=2), **kwargs
+    )
+    assert_same(ours(torch.arange(6)), theirs(torch.arange(6)))
+    for batch in ours:
+        b = batch.input_id.numel()
+        assert torch.equal(batch.n_id[batch.edge_label_index[:, :b]], data.edge_index[:, batch.input_id])
+        assert torch.equal(batch.x, data.x[batch.n_id])
+        assert torch.equal(batch.n_id[batch.edge_index], data.edge_index[:, batch.e_id])
+    ours.close()

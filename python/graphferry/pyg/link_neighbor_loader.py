@@ -41,7 +41,7 @@ from typing import Any
 import torch
 from torch_geometric.data import Data, HeteroData
 from torch_geometric.edge_index import EdgeIndex
-from torch_geometric.loader.utils import filter_data
+from torch_geometric.loader.utils import filter_custom_store, filter_data
 from torch_geometric.sampler import NegativeSampling
 
 from .._link import EdgeLoader, EdgeSample, EdgeSampler
@@ -69,6 +69,7 @@ from .base import (
 )
 from .convert import as_graph, as_hetero_graph, check_data, is_hetero, time_level, time_tensor
 from .hetero import filter_batch
+from .stores import open_stores
 
 __all__ = ["LinkNeighborLoader"]
 
@@ -84,8 +85,11 @@ class LinkNeighborLoader(EngineLoader):
     engine's edge loader (batches made on its threads, ahead of the loop).
 
     Args:
-        data (torch_geometric.data.Data or graphferry.Graph): the graph (a
-            ``Data`` is converted once and cached).
+        data (torch_geometric.data.Data, graphferry.Graph or tuple): the
+            graph (a ``Data`` is converted once and cached), or PyG's
+            ``(FeatureStore, GraphStore)`` pair (homogeneous: the store's
+            graph is sampled, the features read from the ``FeatureStore``;
+            ``edge_label_index`` is then ``(None, pairs)``, as PyG's).
         num_neighbors (list of int): neighbours per hop from the seeds.
         edge_label_index (Tensor, optional): ``[2, N]`` the seed pairs.
             (default: :obj:`None`, ``data.edge_index``)
@@ -195,6 +199,8 @@ class LinkNeighborLoader(EngineLoader):
         self.weight_attr = check_weight_attr(weight_attr)
         self._node_attrs: list[str] = []
         self._edge_attrs: list[str] = []
+        self._stores: tuple | None = None
+        self._edge_perm: torch.Tensor | None = None
         if per_type:
             hetero = self._hetero = as_hetero_graph(data, self.weight_attr)
             self.input_type, self.edge_label_index = self._edge_label_index(hetero, edge_label_index)
@@ -204,7 +210,15 @@ class LinkNeighborLoader(EngineLoader):
             src = hetero.to_global(self.input_type[0], self.edge_label_index[0])
             dst = hetero.to_global(self.input_type[2], self.edge_label_index[1])
         else:
-            graph = as_graph(data, self.weight_attr, time_attr)
+            if isinstance(data, tuple):  # PyG's (FeatureStore, GraphStore): features read from the store
+                if time_attr is not None:
+                    raise ValueError(
+                        "'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair"
+                    )
+                graph, self._edge_perm = open_stores(data, self.weight_attr)
+                self._stores = data
+            else:
+                graph = as_graph(data, self.weight_attr, time_attr)
             self.edge_label_index = self._pairs(data, edge_label_index)
             src, dst = self.edge_label_index[0].contiguous(), self.edge_label_index[1].contiguous()
             if isinstance(data, Data):
@@ -270,8 +284,12 @@ class LinkNeighborLoader(EngineLoader):
         default ``data.edge_index``)."""
         if edge_label_index is None:
             if not isinstance(data, Data):
-                raise ValueError("edge_label_index is required with a graphferry.Graph")
+                raise ValueError("edge_label_index is required with a graphferry.Graph or a (FeatureStore, GraphStore)")
             edge_label_index = data.edge_index
+        if isinstance(edge_label_index, tuple) and len(edge_label_index) == 2 and edge_label_index[0] is None:
+            edge_label_index = edge_label_index[1]  # PyG's (edge type None, pairs), as with stores
+            if edge_label_index is None:
+                raise ValueError("edge_label_index is required with a (FeatureStore, GraphStore)")
         if isinstance(edge_label_index, (tuple, list)) and not isinstance(edge_label_index, torch.Tensor):
             raise TypeError("graphferry supports homogeneous graphs only (got an edge type with edge_label_index)")
         edge_label_index = torch.as_tensor(edge_label_index)
@@ -395,6 +413,14 @@ class LinkNeighborLoader(EngineLoader):
         sub = s.sub
         node = sub.nodes
         source = self.data
+        if self._stores is not None:
+            # PyG's filter_custom_store: the features read from the FeatureStore.
+            out = finish(directional(sub), self._graph, self.subgraph_type)
+            batch = filter_custom_store(*self._stores, node, out.row, out.col, out.edge)
+            batch.n_id, batch.batch = node, out.batch
+            batch.e_id = self._edge_perm[out.edge] if self._edge_perm is not None else out.edge
+            batch.num_sampled_nodes, batch.num_sampled_edges = out.num_sampled_nodes, out.num_sampled_edges
+            return batch
         if self.subgraph_type != "directional":
             # As PyG's sampler: the directional sample made bidirectional
             # or induced, its per-hop counts dropped; the attributes of its
