@@ -164,3 +164,35 @@ def test_global_uniform_with_its_arguments(exclude_self_loops, replace):
             repeats += len(s) - len(set(zip(s.tolist(), d.tolist())))
         assert (loops > 0) == (not exclude_self_loops), draw
         assert (repeats > 0) == replace, draw
+
+
+def _edge_set(subg):
+    s, d = subg.edges()
+    nid, eid = subg.ndata[dgl.NID], subg.edata[dgl.EID]
+    return set(zip(nid[s.long()].tolist(), nid[d.long()].tolist(), eid.tolist()))
+
+
+def test_shadow_khop_sampler_as_dgls():
+    """DGL's ShaDowKHopSampler through graphferry's DataLoader: the engine's
+    k-hop sample, then the induced subgraph (one engine call); with fan-out
+    -1 DGL's batches, node and edge for edge."""
+    g, _ = small_graph()
+    g.ndata["label"] = torch.arange(60)
+    seeds = torch.tensor([3, 17, 42, 8, 0, 59, 23])
+    for fanouts in ([-1, -1], [3, 2]):
+        sampler = dgl.dataloading.ShaDowKHopSampler(fanouts, prefetch_node_feats=["feat"])
+        ours = gfdgl.DataLoader(g, seeds, sampler, batch_size=4, seed=1)
+        theirs = dgl.dataloading.DataLoader(g, seeds, sampler, batch_size=4)
+        mine, dgls = list(ours), list(theirs)
+        assert len(mine) == len(dgls) == 2
+        for (a_in, a_out, a_sub), (b_in, b_out, b_sub) in zip(mine, dgls):
+            assert torch.equal(a_out, b_out) and torch.equal(a_in[: len(a_out)], a_out)  # seeds first
+            assert torch.equal(a_sub.ndata[dgl.NID], a_in) and a_sub.idtype == g.idtype
+            assert torch.equal(a_sub.ndata["feat"], g.ndata["feat"][a_in])  # gathered by the engine
+            assert torch.equal(a_sub.ndata["label"], g.ndata["label"][a_in])  # attached lazily, as DGL's
+            # induced: every edge of g among the sampled nodes, by edge id as DGL lists them
+            assert _edge_set(a_sub) == _edge_set(g.subgraph(a_in))
+            assert torch.equal(a_sub.edata[dgl.EID], a_sub.edata[dgl.EID].sort().values)
+            if fanouts == [-1, -1]:  # deterministic: DGL's own batch
+                assert torch.equal(a_in.sort().values, b_in.sort().values)
+                assert _edge_set(a_sub) == _edge_set(b_sub)

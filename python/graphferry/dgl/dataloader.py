@@ -11,6 +11,7 @@ import datetime
 import re
 from typing import Any
 
+import dgl
 import torch
 import torch.distributed as dist
 
@@ -22,7 +23,7 @@ from .blocks import to_device
 from .convert import is_hetero_input
 from .edge import EdgeBatches, HeteroEdgeBatches, edge_settings, is_edge_sampler
 from .hetero import HeteroBlocks
-from .node import NodeBlocks
+from .node import NodeBlocks, ShadowBatches
 from .sampler import sampler_settings
 
 __all__ = ["DataLoader", "ddp_split"]
@@ -132,6 +133,9 @@ class DataLoader(EngineLoader):
     * a DGL heterograph or a :class:`graphferry.HeteroGraph` (or seeds
       ``{ntype: ids}``): heterogeneous blocks, every node and edge type
       (:class:`~graphferry.dgl.hetero.HeteroBlocks`);
+    * DGL's ``ShaDowKHopSampler`` on a homogeneous graph: DGL's
+      ``(input_nodes, output_nodes, subgraph)``, the engine's k-hop sample
+      and the subgraph it induces (:class:`~graphferry.dgl.node.ShadowBatches`);
     * an edge prediction sampler (:func:`as_edge_prediction_sampler`, or
       DGL's) and seed EDGE ids (``{etype: eids}`` on a heterograph):
       ``(input_nodes, pair_graph, neg_pair_graph, blocks)``
@@ -279,7 +283,12 @@ class DataLoader(EngineLoader):
             )
             return
         self.settings = sampler_settings(graph_sampler)
-        blocks = self._blocks = (HeteroBlocks if per_type else NodeBlocks)(graph, indices, self.settings)
+        kind = HeteroBlocks if per_type else NodeBlocks
+        if isinstance(graph_sampler, dgl.dataloading.ShaDowKHopSampler):  # (input_nodes, output_nodes, subgraph)
+            if per_type:
+                raise NotImplementedError("graphferry's ShaDowKHopSampler batches are for homogeneous graphs")
+            kind = ShadowBatches
+        blocks = self._blocks = kind(graph, indices, self.settings)
         self.hetero_graph = getattr(blocks, "hetero_graph", None)
         seeds = blocks.seeds
         if self.use_ddp and comm is None:

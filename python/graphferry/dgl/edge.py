@@ -197,6 +197,10 @@ def edge_settings(sampler: Any) -> EdgeSettings:
     Checks what needs no graph; the loaders check the rest."""
     if not is_edge_sampler(sampler):
         raise TypeError(f"expected an edge prediction sampler (got '{type(sampler).__name__}')")
+    if isinstance(sampler.sampler, dgl.dataloading.ShaDowKHopSampler):
+        raise NotImplementedError(
+            "graphferry's edge loader samples blocks: a ShaDowKHopSampler inside it is not supported"
+        )
     settings = sampler_settings(sampler.sampler)
     exclude = sampler.exclude
     exclude_fn = None

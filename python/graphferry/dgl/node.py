@@ -16,12 +16,12 @@ import torch
 from .. import _cache
 from .._options import SampleOptions
 from ..errors import GF_EINVAL, InvalidArgumentError
-from ..sampling import SampledSubgraph
+from ..sampling import SampledSubgraph, induced_subgraph
 from .blocks import to_blocks
 from .convert import as_graph, sync_node_data
 from .sampler import NeighborSampler
 
-__all__ = ["NodeBlocks", "check_homogeneous_settings", "neighbor_options"]
+__all__ = ["NodeBlocks", "ShadowBatches", "check_homogeneous_settings", "neighbor_options"]
 
 
 def check_homogeneous_settings(settings: Any) -> None:
@@ -136,3 +136,39 @@ class NodeBlocks:
                         del data[name]
         blocks = to_blocks(sub, g, idtype=self.idtype)
         return blocks[0].srcdata[dgl.NID], blocks[-1].dstdata[dgl.NID], blocks
+
+
+class ShadowBatches(NodeBlocks):
+    """The batches of :class:`graphferry.dgl.DataLoader` with DGL's
+    ``ShaDowKHopSampler``: the engine samples the k-hop neighbourhood of the
+    seeds as DGL's does (each hop expands every node reached so far, fan-outs
+    applied from the last) and gathers the prefetched node data on its
+    threads; each batch becomes DGL's ``(input_nodes, output_nodes,
+    subgraph)``, the subgraph induced on the sampled nodes (the engine's
+    induced-subgraph call, ``gf_graph_induced_subgraph``, in the training
+    thread), its nodes in the sample's order (seeds first), its edges in
+    edge-id order as ``dgl.DGLGraph.subgraph`` gives them, with ``dgl.NID``,
+    ``dgl.EID`` and the graph's data attached lazily, as DGL attaches them."""
+
+    def convert(self, sub: SampledSubgraph) -> tuple:
+        g, idtype = self.dgl_graph, self.idtype
+        nodes = sub.nodes
+        src, dst, eids = induced_subgraph(self.graph, nodes)
+        order = torch.argsort(eids)  # DGL's subgraph lists its edges by edge id
+        src, dst, eids = src[order], dst[order], eids[order]
+        subg = dgl.graph((src.to(idtype), dst.to(idtype)), num_nodes=nodes.numel(), idtype=idtype)
+        ids = nodes.to(idtype)
+        if g is not None:
+            dgl.utils.set_new_frames(
+                subg,
+                node_frames=dgl.utils.extract_node_subframes(g, [ids]),
+                edge_frames=dgl.utils.extract_edge_subframes(g, [eids.to(idtype)]),
+            )
+        else:
+            subg.ndata[dgl.NID] = ids
+            subg.edata[dgl.EID] = eids.to(idtype)
+        sources = getattr(self.graph, "_dgl_sources", {})
+        for name, value in sub.node_data.items():  # gathered by the engine: taken as they are
+            if g is None or (name in g.ndata and sources.get(name) == _cache.tensor_signature(g.ndata[name])):
+                subg.ndata[name] = value
+        return ids, sub.seeds.to(idtype), subg
