@@ -576,23 +576,29 @@ def test_temporal_link_loader_refusals():
         gfpyg.LinkNeighborLoader(data, [2], edge_label_index=pairs, time_attr="ntime", edge_label_time=times[:3])
 
 
+def stores_of(data: Data, graph_store: str) -> tuple:
+    """PyG's (FeatureStore, GraphStore) of ``data``: graphferry's GraphStore
+    or PyG's own testing one (its edge order, a permutation of ours)."""
+    from test_pyg_conformance import make_stores
+
+    if graph_store == "graphferry":
+        return make_stores(data), gfpyg.GraphStore(data)
+    testing = pytest.importorskip("torch_geometric.testing.graph_store")
+    gs = testing.MyGraphStore()
+    size = (NUM_NODES, NUM_NODES)
+    gs.put_edge_index((data.edge_index[0], data.edge_index[1]), edge_type=None, layout="coo", size=size)
+    return make_stores(data), gs
+
+
 @pytest.mark.parametrize("graph_store", ["graphferry", "pyg"])
 def test_sampler_over_feature_and_graph_stores(graph_store):
     """graphferry.pyg.Sampler over PyG's (FeatureStore, GraphStore) pair
     inside PyG's own NodeLoader and LinkNeighborLoader: features from the
     FeatureStore, e_id in the GraphStore's edge order (edge_permutation)."""
-    from test_pyg_conformance import make_stores
     from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
 
     data = make_data()
-    fs = make_stores(data)
-    if graph_store == "graphferry":
-        gs = gfpyg.GraphStore(data)
-    else:
-        testing = pytest.importorskip("torch_geometric.testing.graph_store")
-        gs = testing.MyGraphStore()
-        size = (NUM_NODES, NUM_NODES)
-        gs.put_edge_index((data.edge_index[0], data.edge_index[1]), edge_type=None, layout="coo", size=size)
+    fs, gs = stores_of(data, graph_store)
     nodes = torch.arange(0, NUM_NODES, 3)
     ours = gfpyg.NeighborLoader((fs, gs), FANOUTS, input_nodes=nodes, batch_size=10, seed=9)
     theirs = NodeLoader(
@@ -622,18 +628,10 @@ def test_sampler_over_feature_and_graph_stores(graph_store):
 
 @pytest.mark.parametrize("graph_store", ["graphferry", "pyg"])
 def test_link_loader_over_feature_and_graph_stores(graph_store):
-    from test_pyg_conformance import make_stores
     from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
 
     data = make_data()
-    fs = make_stores(data)
-    if graph_store == "graphferry":
-        gs = gfpyg.GraphStore(data)
-    else:
-        testing = pytest.importorskip("torch_geometric.testing.graph_store")
-        gs = testing.MyGraphStore()
-        size = (NUM_NODES, NUM_NODES)
-        gs.put_edge_index((data.edge_index[0], data.edge_index[1]), edge_type=None, layout="coo", size=size)
+    fs, gs = stores_of(data, graph_store)
     kwargs = dict(edge_label_index=(None, data.edge_index[:, :20]), neg_sampling="binary", batch_size=8)
     ours = gfpyg.LinkNeighborLoader((fs, gs), FANOUTS, seed=2, **kwargs)
     theirs = PyGLinkNeighborLoader(
