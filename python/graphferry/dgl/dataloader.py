@@ -23,7 +23,7 @@ from .blocks import to_device
 from .convert import is_hetero_input
 from .edge import EdgeBatches, HeteroEdgeBatches, edge_settings, is_edge_sampler
 from .hetero import HeteroBlocks
-from .node import NodeBlocks, ShadowBatches
+from .node import ClusterBatches, NodeBlocks, ShadowBatches
 from .sampler import sampler_settings
 
 __all__ = ["DataLoader", "ddp_split"]
@@ -136,6 +136,9 @@ class DataLoader(EngineLoader):
     * DGL's ``ShaDowKHopSampler`` on a homogeneous graph: DGL's
       ``(input_nodes, output_nodes, subgraph)``, the engine's k-hop sample
       and the subgraph it induces (:class:`~graphferry.dgl.node.ShadowBatches`);
+    * DGL's ``ClusterGCNSampler`` (seeds: partition ids): the subgraph the
+      engine induces on the batch's partitions, made in the caller's thread
+      (:class:`~graphferry.dgl.node.ClusterBatches`);
     * an edge prediction sampler (:func:`as_edge_prediction_sampler`, or
       DGL's) and seed EDGE ids (``{etype: eids}`` on a heterograph):
       ``(input_nodes, pair_graph, neg_pair_graph, blocks)``
@@ -252,6 +255,19 @@ class DataLoader(EngineLoader):
         self.device = torch.device("cpu" if device is None else device)
         per_type = is_hetero_input(graph, indices)
         edges = is_edge_sampler(graph_sampler)
+        self._clusters: ClusterBatches | None = None
+        if isinstance(graph_sampler, dgl.dataloading.ClusterGCNSampler):
+            # Batches of METIS partitions: made in the caller's thread.
+            if per_type or comm is not None:
+                raise NotImplementedError("graphferry serves ClusterGCNSampler on a homogeneous graph in one process")
+            if int(batch_size) <= 0:
+                raise ValueError(f"batch_size must be positive (got {batch_size})")
+            self._clusters = ClusterBatches(graph, indices, graph_sampler)
+            if self.use_ddp:
+                self._clusters.seeds = ddp_seeds(self._clusters.seeds, drop_last)
+            self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
+            self._graph, self._closed, self._next_epoch = self._clusters.graph, False, 0
+            return
         if comm is not None and (per_type or edges):
             what = "heterographs" if per_type else "edge batches"
             raise NotImplementedError(f"graphferry samples {what} in one process: comm= is not supported")
@@ -312,7 +328,22 @@ class DataLoader(EngineLoader):
         except GraphferryError as err:
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
 
+    def __len__(self) -> int:
+        if getattr(self, "_clusters", None) is not None:
+            n = self._clusters.seeds.numel()
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return super().__len__()
+
     def __iter__(self) -> Any:
+        clusters = getattr(self, "_clusters", None)
+        if clusters is not None:
+            self._check_open()
+            epoch = self._next_epoch
+            self._next_epoch += 1
+            device = self.device
+            return clusters.epoch(
+                epoch, self.seed, self.batch_size, self.shuffle, self.drop_last, lambda sg: sg.to(device)
+            )
         edges = self._edges
         if edges is not None and edges.exclude_fn is not None:
             # DGL's exclude callable is Python: the batches are made in the
