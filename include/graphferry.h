@@ -1495,6 +1495,11 @@ typedef struct gf_edge_sampler gf_edge_sampler;
 #define GF_NEG_BINARY 3             /* GF_LINK_PYG */
 #define GF_NEG_TRIPLET 4            /* GF_LINK_PYG */
 
+/* gf_edge_sampler_options.negative_flags, GF_NEG_GLOBAL_UNIFORM only; zero
+   is DGL's GlobalUniform defaults (exclude_self_loops=True, replace=False). */
+#define GF_NEG_KEEP_SELF_LOOPS 1 /* exclude_self_loops=False: pairs (u, u) may be drawn */
+#define GF_NEG_REPLACE 2         /* replace=True: repeated pairs are kept */
+
 #define GF_EXCLUDE_NONE 0
 #define GF_EXCLUDE_SELF 1       /* the batch's seed edge ids */
 #define GF_EXCLUDE_REVERSE_ID 2 /* the seed ids and their reverses */
@@ -1524,6 +1529,16 @@ typedef struct gf_edge_sampler_options {
      cat([src, dst]) -> cat([dst, src])). */
   const DLTensor *reverse_eids;
   int64_t reverse_half;
+  /* GF_NEG_GLOBAL_UNIFORM only: GF_NEG_KEEP_SELF_LOOPS | GF_NEG_REPLACE, or
+     0 (DGL's defaults). Appended: a struct_size that ends at reverse_half
+     (the first layout) reads it as 0. */
+  uint32_t negative_flags;
+  /* GF_LINK_PYG with negatives only: float32 or float64 [num_nodes], PyG's
+     NegativeSampling weight: negatives are drawn with probability
+     proportional to their node's weight (with replacement; weights finite,
+     >= 0, with a positive sum). NULL: uniform. Borrowed (copied during the
+     call). Not on typed graphs (GF_ENOTSUP). */
+  const DLTensor *negative_weights;
 } gf_edge_sampler_options;
 
 /*
@@ -1561,6 +1576,25 @@ GF_API int gf_edge_sampler_open(gf_graph *graph, const gf_edge_sampler_options *
 GF_API int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seeds,
                                   const DLTensor *seeds_dst, uint64_t batch_key,
                                   gf_batch **out_batch);
+
+/*
+ * gf_edge_sampler_sample_timed is gf_edge_sampler_sample for a GF_LINK_PYG
+ * sampler whose sample options are temporal (PyG's LinkNeighborLoader with
+ * time_attr and edge_label_time): seed_times holds int64 [B], one time per
+ * pair, the seed time of both its ends and of its negatives (as PyG's
+ * edge_sample repeats edge_label_time). Temporal link sampling is disjoint
+ * (every pair end is a seed of its own subgraph, GF_FIELD_BATCH its pair).
+ * Negatives under node times are GF_ENOTSUP at gf_edge_sampler_open (PyG
+ * keeps negatives not later than their seed; give edge times or no
+ * negatives). An edge loader takes the pairs' times as
+ * options->loader->seed_times, shuffled with the pairs.
+ * Returns: as gf_edge_sampler_sample; GF_EINVAL also for a GF_LINK_DGL
+ * sampler, seed_times NULL or not one per pair, or a sampler that is not
+ * temporal.
+ */
+GF_API int gf_edge_sampler_sample_timed(gf_edge_sampler *sampler, const DLTensor *seeds,
+                                        const DLTensor *seeds_dst, const DLTensor *seed_times,
+                                        uint64_t batch_key, gf_batch **out_batch);
 
 /* gf_edge_sampler_close releases the sampler; batches stay valid. NULL: no-op. */
 GF_API void gf_edge_sampler_close(gf_edge_sampler *sampler);
@@ -1615,7 +1649,9 @@ typedef struct gf_edge_loader_options {
      edges or pairs per batch), shuffle, drop_last, shuffle_seed,
      queue_capacity, feature_names (node data over every node of a batch),
      label_names (over its seeds), allocator. Its sample must be NULL or
-     sampler->sample, its seed_times NULL. Required; read during the call. */
+     sampler->sample; its seed_times NULL, or for a temporal GF_LINK_PYG
+     sampler one int64 time per pair (see gf_edge_sampler_sample_timed),
+     shuffled with the pairs. Required; read during the call. */
   const gf_loader_options *loader;
   /* Edge data (gf_graph_set_edge_data) gathered over every batch's sampled
      edges, taken with gf_batch_take_edge_data. Borrowed. */
@@ -1648,8 +1684,9 @@ typedef struct gf_edge_loader_options {
  *   GF_EINVAL      seeds, options, options->sampler, options->loader or
  *                  out_loader NULL; invalid options (as gf_edge_sampler_open
  *                  and gf_loader_open say; loader->sample other than NULL
- *                  or sampler->sample; loader->seed_times set; an unknown
- *                  node or edge data name); seeds_dst given in DGL mode or
+ *                  or sampler->sample; loader->seed_times set for
+ *                  GF_LINK_DGL, or not one per pair; an unknown node or
+ *                  edge data name); seeds_dst given in DGL mode or
  *                  missing in PyG mode, lengths differ; a seed edge id that
  *                  is not an edge, a node id out of range, pairs of several
  *                  edge types on a typed graph (the first bad seed named)

@@ -1,6 +1,6 @@
 """What the engine-backed loaders of :mod:`graphferry.dgl` and
 :mod:`graphferry.pyg` share, in one place: the checks of the arguments every
-loader takes (``num_workers``), the seed of a loader (given, shared by the
+loader takes (``num_workers``, the engine's sampling threads), the seed of a loader (given, shared by the
 ranks, or drawn from a generator) and of its batches, and
 :class:`EngineLoader`, the base that opens, iterates and closes the engine's
 loaders and turns each batch into the framework's.
@@ -40,7 +40,9 @@ from .sampling import Loader, SampledSubgraph, _closed_error, random_seed
 
 __all__ = [
     "EngineLoader",
-    "refuse_workers",
+    "worker_threads",
+    "torch_loader_kwargs",
+    "TORCH_WORKER_ARGS",
     "loader_seed",
     "call_key",
     "release_idle_loaders",
@@ -49,17 +51,59 @@ __all__ = [
 ]
 
 
-def refuse_workers(num_workers: Any) -> None:
-    """Raises ValueError for ``num_workers > 0``: forked DataLoader workers
-    cannot run graphferry."""
+def worker_threads(num_workers: Any, num_threads: Any = 0) -> Any:
+    """The engine's sampling threads of a loader given torch's
+    ``num_workers`` (DGL's and PyG's loaders pass it on to torch's
+    ``DataLoader``): no process is forked, the engine samples and gathers on
+    its own threads, and ``num_workers > 0`` sets how many sample (as
+    ``num_threads`` does; ``0`` leaves ``num_threads``, whose ``<= 0`` means
+    every core). Both given and different is an error."""
     if not isinstance(num_workers, (int, np.integer)) or isinstance(num_workers, bool):
         raise TypeError(f"'num_workers' must be an int (got '{type(num_workers).__name__}')")
-    if num_workers > 0:
-        raise ValueError(
-            f"num_workers={num_workers} is not supported: graphferry samples and gathers on its "
-            "own threads and cannot run in forked DataLoader worker processes; use num_workers=0 "
-            "(the engine already works ahead of the training loop)"
-        )
+    if num_workers < 0:
+        # torch's DataLoader refuses it with the same exception.
+        raise ValueError(f"num_workers option should be non-negative (got {num_workers})")
+    if num_workers == 0:
+        return num_threads
+    if isinstance(num_threads, (int, np.integer)) and not isinstance(num_threads, bool) and num_threads > 0:
+        if num_threads != num_workers:
+            raise ValueError(
+                f"num_workers={num_workers} and num_threads={num_threads} both set the engine's sampling "
+                "threads: give one of them"
+            )
+    return int(num_workers)
+
+
+# torch DataLoader arguments (DGL's and PyG's loaders pass them on) that only
+# tune torch's worker processes and pinning thread, which graphferry does
+# not have: accepted and ignored.
+TORCH_WORKER_ARGS = frozenset(
+    {
+        "persistent_workers",
+        "prefetch_factor",  # batches per worker: see queue_capacity
+        "timeout",
+        "worker_init_fn",  # never called without workers
+        "multiprocessing_context",
+        "pin_memory",
+        "pin_memory_device",
+        "in_order",  # our batches always arrive in order
+    }
+)
+
+
+def torch_loader_kwargs(kwargs: dict, owner: str) -> Any:
+    """Checks the torch ``DataLoader`` keywords a PyG loader passes on and
+    returns ``generator`` (or None): worker settings are ignored, PyG's
+    loaders drop ``dataset`` and ``collate_fn`` (as graphferry does), and
+    ``sampler``/``batch_sampler`` (which would replace the seeds' batching)
+    are refused."""
+    generator = kwargs.pop("generator", None)
+    for name in kwargs:
+        if name in ("sampler", "batch_sampler"):
+            raise ValueError(f"{owner} does not take '{name}': it batches the seeds itself")
+        if name not in TORCH_WORKER_ARGS and name not in ("dataset", "collate_fn"):
+            raise TypeError(f"{owner} got an unexpected keyword argument '{name}'")
+    return generator
 
 
 def loader_seed(seed: Any, *, shared: Any = None, generator: torch.Generator | None = None) -> Any:

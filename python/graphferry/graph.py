@@ -435,7 +435,8 @@ class Graph(Closeable):
         (``x``, ``y``, masks, ...) becomes node data under its name.
 
         Args:
-            data (torch_geometric.data.Data): the graph.
+            data (torch_geometric.data.Data): the graph (without
+                ``edge_index``, a graph without edges).
             num_patches, partition, seed: as in :meth:`from_csc`.
             edge_weights (str or Tensor, optional): the edge weights for
                 biased sampling: the name of an edge attribute of ``data``
@@ -449,6 +450,8 @@ class Graph(Closeable):
         if not isinstance(data, Data):
             raise TypeError(f"expected a 'torch_geometric.data.Data' (got '{type(data).__name__}')")
         edge_index = getattr(data, "edge_index", None)
+        if edge_index is None:  # no edges, as PyG's samplers read it
+            edge_index = torch.empty(2, 0, dtype=torch.int64)
         if not isinstance(edge_index, torch.Tensor):
             raise TypeError(
                 f"expected 'data.edge_index' to be a tensor of shape [2, num_edges] (got '{type(edge_index).__name__}')"

@@ -190,6 +190,9 @@ GF_NEG_GLOBAL_UNIFORM = 2
 GF_NEG_BINARY = 3
 GF_NEG_TRIPLET = 4
 
+GF_NEG_KEEP_SELF_LOOPS = 1
+GF_NEG_REPLACE = 2
+
 GF_EXCLUDE_NONE = 0
 GF_EXCLUDE_SELF = 1
 GF_EXCLUDE_REVERSE_ID = 2
@@ -558,7 +561,8 @@ class gf_cache_options(ctypes.Structure):
 # typedef struct gf_edge_sampler_options {
 #   uint32_t struct_size; const gf_sample_options *sample; int32_t mode;
 #   int32_t negative; double amount; int32_t exclude;
-#   const DLTensor *reverse_eids; int64_t reverse_half;
+#   const DLTensor *reverse_eids; int64_t reverse_half; uint32_t negative_flags;
+#   const DLTensor *negative_weights;
 # } gf_edge_sampler_options;
 class gf_edge_sampler_options(ctypes.Structure):
     _fields_ = [
@@ -570,6 +574,8 @@ class gf_edge_sampler_options(ctypes.Structure):
         ("exclude", ctypes.c_int32),
         ("reverse_eids", ctypes.POINTER(DLTensor)),
         ("reverse_half", ctypes.c_int64),
+        ("negative_flags", ctypes.c_uint32),
+        ("negative_weights", ctypes.POINTER(DLTensor)),
     ]
 
     def __init__(self, **fields):
@@ -1269,6 +1275,25 @@ def gf_edge_sampler_open(graph: int | None, options: CtypesRef, out_sampler: Cty
 )
 def gf_edge_sampler_sample(
     sampler: int | None, seeds: CtypesRef, seeds_dst: CtypesRef, batch_key: int, out_batch: CtypesRef, /
+) -> int: ...
+
+
+# int gf_edge_sampler_sample_timed(gf_edge_sampler *sampler, const DLTensor *seeds,
+#                                  const DLTensor *seeds_dst, const DLTensor *seed_times,
+#                                  uint64_t batch_key, gf_batch **out_batch);
+@cfunc(
+    "gf_edge_sampler_sample_timed",
+    [gf_edge_sampler_p_ctypes, DLTensor_p, DLTensor_p, DLTensor_p, ctypes.c_uint64, c_void_pp],
+    ctypes.c_int,
+)
+def gf_edge_sampler_sample_timed(
+    sampler: int | None,
+    seeds: CtypesRef,
+    seeds_dst: CtypesRef,
+    seed_times: CtypesRef,
+    batch_key: int,
+    out_batch: CtypesRef,
+    /,
 ) -> int: ...
 
 
