@@ -44,7 +44,7 @@ const module = "github.com/graphferry/graphferry"
 //  8. distributed loading over a core.Graph.
 var layers = [][]string{
 	{"errs", "mem", "rng", "internal/par", "stattest", "rowcache"},
-	{"graph", "feature", "comm", "coordinator"},
+	{"graph", "feature", "comm", "coordinator", "diskio"},
 	{"partition", "linkpred", "internal/fileio", "internal/datatest"},
 	{"sample", "fileformat"},
 	{"dataset"},
