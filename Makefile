@@ -157,7 +157,7 @@ test-big:
 # scaffolding they share) and the library, nothing else of graphferry. Each
 # is built against $(LIB) as build/NAME and against $(LIB_CHECK) as
 # build/cgocheck2/NAME.
-C_TESTS       := test_capi test_comm test_threads test_typed test_alloc test_edge_loader test_cancel soak
+C_TESTS       := test_capi test_comm test_threads test_typed test_alloc test_edge_loader test_cancel test_disk soak
 C_TEST_CFLAGS := -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Iinclude
 C_TEST_DEPS   := include/graphferry.h include/dlpack.h tests/c/gftest.h
 
@@ -186,7 +186,7 @@ SOAK_ROUNDS ?= 1000
 # The headers alone, as pedantic C99 and as C++; the C test (a forked child
 # included); the typed constructors; the soak; and the library's symbols:
 # exactly the header's GF_API functions exported, no Go test helper linked in.
-test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader build/test_cancel build/soak
+test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader build/test_cancel build/test_disk build/soak
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	./build/test_capi
@@ -194,6 +194,7 @@ test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader
 	./build/test_alloc examples/data/cora
 	./build/test_edge_loader examples/data/cora
 	./build/test_cancel examples/data/cora
+	./build/test_disk examples/data/cora
 	./build/soak examples/data/cora $(SOAK_ROUNDS)
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 
@@ -239,12 +240,13 @@ test-accuracy: venv
 # that only repeat crossings at volume: tests/python/conftest.py) against a
 # library built with GOEXPERIMENT=cgocheck2, which checks every pointer passed
 # between Go and C.
-test-cgocheck: venv $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/test_alloc build/cgocheck2/test_edge_loader build/cgocheck2/test_cancel build/cgocheck2/soak
+test-cgocheck: venv $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/test_alloc build/cgocheck2/test_edge_loader build/cgocheck2/test_cancel build/cgocheck2/test_disk build/cgocheck2/soak
 	./build/cgocheck2/test_capi
 	./build/cgocheck2/test_threads
 	./build/cgocheck2/test_alloc examples/data/cora
 	./build/cgocheck2/test_edge_loader examples/data/cora
 	./build/cgocheck2/test_cancel examples/data/cora
+	./build/cgocheck2/test_disk examples/data/cora
 	tests/c/check_exports.sh $(LIB_CHECK) include/graphferry.h
 	./build/cgocheck2/soak examples/data/cora 200
 	GRAPHFERRY_LIB_PATH=$(abspath $(LIB_CHECK)) $(PY) -m pytest tests/python -q -m boundary $(PYTEST_ARGS)
