@@ -79,17 +79,36 @@ def call_key(n: int) -> int:
 
 
 class _Epoch:
-    """One epoch of an :class:`EngineLoader`: the engine's batches, converted."""
+    """One epoch of an :class:`EngineLoader`: the engine's batches, converted;
+    it keeps the owner's position (epoch, batches yielded) for its
+    :meth:`~EngineLoader.state_dict`."""
 
-    def __init__(self, owner: EngineLoader, batches: Any):
+    def __init__(self, owner: EngineLoader, batches: Any, number: int, first: int):
         self._owner = owner
         self._batches = batches
+        self._number = number
+        self._yielded = first
+        self._token = object()
+        owner._position = (number, first, False, self._token)
 
     def __iter__(self) -> _Epoch:
         return self
 
     def __next__(self) -> Any:
-        return self._owner._convert(next(self._batches))
+        try:
+            sub = next(self._batches)
+        except StopIteration:
+            self._record(True)
+            raise
+        out = self._owner._convert(sub)
+        self._yielded += 1
+        self._record(False)
+        return out
+
+    def _record(self, done: bool) -> None:
+        pos = self._owner._position
+        if pos is not None and pos[3] is self._token:  # the owner's latest epoch
+            self._owner._position = (self._number, self._yielded, done, self._token)
 
 
 class EngineLoader(Closeable):
@@ -145,6 +164,10 @@ class EngineLoader(Closeable):
         self._loaders = []
         self._epochs: dict[int, weakref.ref] = {}  # id(loader) -> its epoch's iterator
         self._next_epoch = 0
+        # The latest epoch's (number, batches yielded, ended, token) and a
+        # position to resume from on the next iter() (load_state_dict).
+        self._position: tuple[int, int, bool, object] | None = None
+        self._resume: tuple[int, int] | None = None
         self._closed = False
         if eager:
             self._loaders.append(self._new_loader())  # errors in the options surface here
@@ -238,11 +261,44 @@ class EngineLoader(Closeable):
         self._before_epoch()
         loader = self._idle_loader()
         self._last_loader = loader
-        epoch = self._next_epoch
-        self._next_epoch += 1
-        it = _Epoch(self, loader.epoch(epoch))
+        epoch, first = self._resume or (self._next_epoch, 0)
+        self._next_epoch = epoch + 1
+        it = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first)
+        self._resume = None
         self._epochs[id(loader)] = weakref.ref(it)
         return it
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where the loader stands (:meth:`graphferry.Loader.state_dict`, the
+        protocol of torchdata's ``StatefulDataLoader``): the epoch being
+        iterated and how many batches it yielded, or the next epoch."""
+        self._check_open()
+        loader = getattr(self, "_last_loader", None)
+        if loader is None or loader.closed:
+            loader = self._idle_loader()
+        state = loader.state_dict()
+        state["next_epoch"] = self._next_epoch
+        state["epoch"], state["batches_yielded"] = None, 0
+        pos = self._resume or (self._position[:2] if self._position and not self._position[2] else None)
+        if pos is not None:
+            state["epoch"], state["batches_yielded"] = pos
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores a :meth:`state_dict` (:meth:`graphferry.Loader.load_state_dict`):
+        the next ``iter()`` yields exactly the batches of the interrupted epoch
+        that had not been yielded, bit for bit, without sampling the earlier
+        ones; later epochs follow as they would have. The loader must be
+        opened with the same graph, seeds, batching and sampler (seed
+        included) and, distributed, the same rank and number of ranks."""
+        self._check_open()
+        loader = self._idle_loader()
+        loader.load_state_dict(state)  # checks the state against this loader's settings
+        epoch, first = loader._resume or (None, 0)
+        loader._resume = None
+        self._resume = None if epoch is None else (epoch, first)
+        self._position = None
+        self._next_epoch = loader._next_epoch
 
     def stats(self) -> LoaderStats:
         """The statistics (:meth:`graphferry.Loader.stats`) of the engine
