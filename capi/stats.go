@@ -68,10 +68,10 @@ func gfgo_loader_stats(h C.uintptr_t, out *C.gf_loader_statistics) C.int {
 		}
 		st := l.Stats()
 		res := C.gf_loader_statistics{
-			struct_size: out.struct_size,
-			workers:     C.int32_t(st.Workers),
-			epoch:       C.uint64_t(st.Epoch),
-			epochs:      C.int64_t(st.Epochs),
+			struct_size:   out.struct_size,
+			workers:       C.int32_t(st.Workers),
+			epoch:         C.uint64_t(st.Epoch),
+			epochs:        C.int64_t(st.Epochs),
 			current:       loaderCounters(st.Current),
 			total:         loaderCounters(st.Total),
 			current_tiers: tierCounters(st.Current),

@@ -68,8 +68,12 @@ type Plan struct {
 	// NumNodes and NumEdges are the graph's counts.
 	NumNodes, NumEdges int64
 	// Topology is the CSC's bytes (row offsets, sources, edge ids,
-	// weights), resident.
+	// weights): resident, unless TopologyMapped.
 	Topology int64
+	// TopologyMapped says the CSC is the dataset's CSC files mapped
+	// read-only (dataset.WriteCSC): the kernel pages it like file data, so
+	// it is not counted against the budget.
+	TopologyMapped bool
 	// NodeColumns is the bytes of the other node data (labels, masks, ...),
 	// resident.
 	NodeColumns int64
@@ -128,7 +132,11 @@ func planMemory(g *Graph, ds *dataset.Dataset, dir string, opt OpenOptions) (Pla
 		p.Features = int64(len(f.Data))
 		p.FeatureFile = filepath.Join(dir, ds.Meta.Feature.File)
 	}
-	resident := p.Topology + p.NodeColumns + p.Sampling
+	p.TopologyMapped = ds.TopologyMapped() && csc == ds.Graph // not copied by the partition
+	resident := p.NodeColumns + p.Sampling
+	if !p.TopologyMapped {
+		resident += p.Topology
+	}
 	switch {
 	case p.Features == 0:
 		p.FeatureTier, p.Reason = TierMemory, "the dataset has no feature matrix"
@@ -195,7 +203,12 @@ func (p Plan) Report() string {
 	}
 	fmt.Fprintf(&b, "memory budget: %s\n", budget)
 	fmt.Fprintf(&b, "graph: %d nodes, %d edges\n", p.NumNodes, p.NumEdges)
-	fmt.Fprintf(&b, "resident: topology %s, node columns %s, sampling %s\n", bytesString(p.Topology), bytesString(p.NodeColumns), bytesString(p.Sampling))
+	if p.TopologyMapped {
+		fmt.Fprintf(&b, "topology: %s mapped from the dataset's CSC files, paged by the kernel (not resident)\n", bytesString(p.Topology))
+		fmt.Fprintf(&b, "resident: node columns %s, sampling %s\n", bytesString(p.NodeColumns), bytesString(p.Sampling))
+	} else {
+		fmt.Fprintf(&b, "resident: topology %s, node columns %s, sampling %s\n", bytesString(p.Topology), bytesString(p.NodeColumns), bytesString(p.Sampling))
+	}
 	switch {
 	case p.Features == 0:
 		fmt.Fprintf(&b, "features: none\n")

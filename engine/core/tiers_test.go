@@ -144,3 +144,33 @@ func TestMemoryBudgetPlan(t *testing.T) {
 		return g.Plan()
 	}())
 }
+
+// A dataset with CSC files samples from them mapped (one patch, range: the
+// partition does not copy them) with the batches of the built graph; the
+// plan counts the topology as mapped, not resident; several patches copy
+// it (renumbered) and count it resident.
+func TestMappedTopology(t *testing.T) {
+	dir, _ := tinyDataset(t)
+	built, err := Open(dir, partition.Options{NumPatches: 1}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	wantNodes, wantFeats, _ := epochOf(t, built, false)
+	require.False(t, built.Plan().TopologyMapped)
+	require.NoError(t, built.Close())
+
+	require.NoError(t, dataset.WriteCSC(dir))
+	g, err := OpenWith(dir, partition.Options{NumPatches: 1}, graph.COOOptions{}, OpenOptions{MemoryBudget: 1 << 40})
+	require.NoError(t, err)
+	p := g.Plan()
+	require.True(t, p.TopologyMapped)
+	require.Positive(t, p.Topology)
+	require.Contains(t, p.Report(), "mapped from the dataset's CSC files")
+	nodes, feats, _ := epochOf(t, g, true)
+	require.Equal(t, wantNodes, nodes)
+	require.Equal(t, wantFeats, feats)
+	require.NoError(t, g.Close())
+
+	g, err = OpenWith(dir, partition.Options{Method: partition.Random, NumPatches: 3, Seed: 5}, graph.COOOptions{}, OpenOptions{})
+	require.NoError(t, err)
+	require.False(t, g.Plan().TopologyMapped)
+	require.NoError(t, g.Close())
+}

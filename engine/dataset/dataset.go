@@ -71,6 +71,9 @@ type Meta struct {
 	// EdgeArrays are per-edge arrays (raw files, num_edges rows indexed by
 	// edge id), read into EdgeData by name ("time").
 	EdgeArrays []ArrayMeta `json:"edge_data,omitempty"`
+	// CSC, when set, lists the CSC files (WriteCSC), which OpenWith maps
+	// as the graph instead of building it from edges.arrow.
+	CSC *CSCMeta `json:"csc,omitempty"`
 }
 
 // FeatureMeta describes feat.bin: a raw little-endian row-major array.
@@ -219,19 +222,28 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		return nil, err
 	}
 	// COOOptions cannot say "zero nodes" (0 infers), so build with one node
-	// and, when there are none, replace the (edge-free) result.
-	d.Graph, err = fileformat.ReadEdgeTableVerified(edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile))
-	if err != nil {
-		return nil, err
-	}
-	if d.Graph.NumEdges() != m.NumEdges {
-		return nil, fmt.Errorf("dataset: %s has %d edges, %s says num_edges=%d", EdgesFile, d.Graph.NumEdges(), MetaFile, m.NumEdges)
-	}
-	if n == 0 {
-		d.Graph = &graph.CSC{Indptr: []int64{0}}
+	// and, when there are none, replace the (edge-free) result. With CSC
+	// files, the graph is those files, mapped (mapCSC).
+	if m.CSC != nil {
+		if err := d.mapCSC(dir); err != nil {
+			d.Close()
+			return nil, err
+		}
+	} else {
+		d.Graph, err = fileformat.ReadEdgeTableVerified(edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile))
+		if err != nil {
+			return nil, err
+		}
+		if d.Graph.NumEdges() != m.NumEdges {
+			return nil, fmt.Errorf("dataset: %s has %d edges, %s says num_edges=%d", EdgesFile, d.Graph.NumEdges(), MetaFile, m.NumEdges)
+		}
+		if n == 0 {
+			d.Graph = &graph.CSC{Indptr: []int64{0}}
+		}
 	}
 	if m.Feature != nil {
 		if err := d.mapFeatures(featPath, featT); err != nil {
+			d.Close() // the CSC files' mappings
 			return nil, err
 		}
 	}
