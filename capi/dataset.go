@@ -56,6 +56,9 @@ func gfgo_dataset_generate(preset, dst *C.char, seed C.uint64_t, threads C.int32
 		}
 		p.RMAT.Threads = int(threads)
 		p.Features.Threads = int(threads)
+		if p.Streamed {
+			return gen.WriteStreamed(p, d, gen.StreamOptions{})
+		}
 		ds, err := gen.Build(p)
 		if err != nil {
 			return err

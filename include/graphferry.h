@@ -654,7 +654,12 @@ GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
  *                type, labels and years on papers, node and edge
  *                timestamps): "hetero-tiny" (~950 nodes, for tests),
  *                "hetero-small" (~121K nodes, ~2.3M edges) or "mag-like"
- *                (ogbn-mag's counts: 1.94M nodes, ~40M edges).
+ *                (ogbn-mag's counts: 1.94M nodes, ~40M edges); written in
+ *                bounded memory, the topology as CSC files that
+ *                gf_graph_open maps (no edges.arrow): "papers100M-like"
+ *                (ogbn-papers100M's shape: 111M nodes, ~1.6B edges, 128
+ *                float32 features, 57 GB) or "disk-small" (8M nodes, ~32M
+ *                edges, 4.1 GB of features).
  * @param dst_dir created if missing.
  * @param seed    0 keeps the preset's own seed.
  * @param num_threads <= 0 uses every core; the output does not depend on it.

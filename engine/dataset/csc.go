@@ -181,3 +181,48 @@ func view[T int32 | int64](b []byte) []T {
 
 // TopologyMapped reports whether d.Graph is the mapped CSC files.
 func (d *Dataset) TopologyMapped() bool { return d.Meta.CSC != nil && d.Graph != nil }
+
+// WriteStreamed finishes a dataset that a streaming writer produced in dir
+// without holding it in memory: the caller wrote the feature file (FeatFile,
+// described by feat) and the CSC files (int32 sources, edge ids = CSC
+// positions); WriteStreamed writes the node table of nodeData (as Write's
+// node columns), records every file's size and checksum, and writes
+// graphferry.json with meta's Name, NumClasses and Source. There is no
+// edges.arrow: the graph is the CSC files (OpenWith maps them).
+func WriteStreamed(dir string, meta Meta, numNodes, numEdges int64, nodeData map[string]mem.Tensor, feat *FeatureMeta) error {
+	cols, err := nodeColumns(nodeData, numNodes)
+	if err != nil {
+		return err
+	}
+	colData := map[string]mem.Tensor{}
+	for _, c := range cols {
+		colData[c.name] = c.t
+	}
+	if err := checkNodeValues(colData, meta.NumClasses); err != nil {
+		return fmt.Errorf("dataset: NodeData: %w", err)
+	}
+	if err := writeNodeTable(filepath.Join(dir, NodesFile), cols, numNodes); err != nil {
+		return err
+	}
+	m := Meta{
+		Format: Format, Version: Version, Name: meta.Name, NumNodes: numNodes, NumEdges: numEdges,
+		NumClasses: meta.NumClasses, Source: meta.Source, Feature: feat,
+		CSC: &CSCMeta{IndicesDType: "int32"}, Files: map[string]FileSum{},
+	}
+	files := []string{NodesFile, CSCIndptrFile, CSCIndicesFile}
+	if feat != nil {
+		files = append(files, feat.File)
+	}
+	for _, name := range files {
+		sum, err := fileio.SumFile(filepath.Join(dir, name))
+		if err != nil {
+			return err
+		}
+		m.Files[name] = sum
+	}
+	js, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	return fileio.WriteFile(filepath.Join(dir, MetaFile), append(js, '\n'))
+}

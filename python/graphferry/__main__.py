@@ -28,7 +28,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generate",
         help="write a synthetic R-MAT dataset (tiny, small, products-like, papers-like)",
     )
-    generate.add_argument("preset", help="tiny, small, products-like or papers-like")
+    generate.add_argument("preset", help="tiny, small, products-like, papers-like, disk-small or papers100M-like")
     generate.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
     generate.add_argument("--seed", type=int, default=0, help="0 keeps the preset's seed")
     verify = sub.add_parser(

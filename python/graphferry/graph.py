@@ -861,7 +861,7 @@ def convert_npy(src_dir: str | os.PathLike, dst_dir: str | os.PathLike) -> None:
     _lib.gf_dataset_convert_npy(os.fsencode(src_dir), os.fsencode(dst_dir))
 
 
-PRESETS = ("tiny", "small", "products-like", "papers-like")
+PRESETS = ("tiny", "small", "products-like", "papers-like", "disk-small", "papers100M-like")
 
 
 def generate(preset: str, path: str | os.PathLike, *, seed: int = 0, num_threads: int = 0) -> None:
@@ -882,7 +882,12 @@ def generate(preset: str, path: str | os.PathLike, *, seed: int = 0, num_threads
             cites stored both ways, has_topic, with ``rev_`` reverses):
             ``"hetero-tiny"`` (~950 nodes, for tests), ``"hetero-small"``
             (~121K nodes, ~2.3M edges) or ``"mag-like"`` (ogbn-mag's
-            counts, 1.94M nodes, ~40M edges). A typed dataset's
+            counts, 1.94M nodes, ~40M edges); or, written in bounded
+            memory with the topology as CSC files that :meth:`Graph.open`
+            maps (no ``edges.arrow``; for graphs larger than memory),
+            ``"papers100M-like"`` (ogbn-papers100M's shape: 111M nodes,
+            ~1.6B edges, 128 float32 features, 57 GB) or ``"disk-small"``
+            (8M nodes, ~32M edges, 4.1 GB of features). A typed dataset's
             ``graphferry.json`` lists ``"node_types"`` and ``"edge_types"``
             (in global id order); its node data per type is named
             ``"<type>/<name>"`` (``"paper/feat"``, ``"paper/label"``,
