@@ -1,9 +1,7 @@
 package dataset
 
 import (
-	"encoding/json"
 	"fmt"
-	"maps"
 	"path/filepath"
 	"unsafe"
 
@@ -41,6 +39,9 @@ func WriteCSC(dir string) error {
 		return err
 	}
 	defer d.Close()
+	if d.Meta.CSC != nil {
+		return fmt.Errorf("dataset: %s has CSC files already", dir)
+	}
 	if len(d.Meta.NodeTypes) > 0 {
 		return fmt.Errorf("dataset: %s is typed: its topology is built from edges.arrow at every open (no CSC files)", dir)
 	}
@@ -50,20 +51,10 @@ func WriteCSC(dir string) error {
 	}
 	meta := d.Meta
 	meta.CSC = &CSCMeta{IndicesDType: "int64"}
+	var files []string
 	write := func(name string, data []byte) error {
-		if err := fileio.WriteFile(filepath.Join(dir, name), data); err != nil {
-			return err
-		}
-		sum, err := fileio.SumFile(filepath.Join(dir, name))
-		if err != nil {
-			return err
-		}
-		meta.Files[name] = sum
-		return nil
-	}
-	meta.Files = maps.Clone(meta.Files)
-	if meta.Files == nil {
-		meta.Files = map[string]FileSum{}
+		files = append(files, name)
+		return fileio.WriteFile(filepath.Join(dir, name), data)
 	}
 	if err := write(CSCIndptrFile, mem.Bytes(g.Indptr)); err != nil {
 		return err
@@ -84,11 +75,7 @@ func WriteCSC(dir string) error {
 			return err
 		}
 	}
-	js, err := json.MarshalIndent(meta, "", "  ")
-	if err != nil {
-		return fmt.Errorf("dataset: %w", err)
-	}
-	return fileio.WriteFile(filepath.Join(dir, MetaFile), append(js, '\n'))
+	return writeMeta(dir, &meta, files)
 }
 
 // identity reports whether ids is nil or 0, 1, 2, ...
@@ -190,16 +177,9 @@ func (d *Dataset) TopologyMapped() bool { return d.Meta.CSC != nil && d.Graph !=
 // graphferry.json with meta's Name, NumClasses and Source. There is no
 // edges.arrow: the graph is the CSC files (OpenWith maps them).
 func WriteStreamed(dir string, meta Meta, numNodes, numEdges int64, nodeData map[string]mem.Tensor, feat *FeatureMeta) error {
-	cols, err := nodeColumns(nodeData, numNodes)
+	cols, err := checkedColumns(nodeData, numNodes, meta.NumClasses)
 	if err != nil {
 		return err
-	}
-	colData := map[string]mem.Tensor{}
-	for _, c := range cols {
-		colData[c.name] = c.t
-	}
-	if err := checkNodeValues(colData, meta.NumClasses); err != nil {
-		return fmt.Errorf("dataset: NodeData: %w", err)
 	}
 	if err := writeNodeTable(filepath.Join(dir, NodesFile), cols, numNodes); err != nil {
 		return err
@@ -207,22 +187,11 @@ func WriteStreamed(dir string, meta Meta, numNodes, numEdges int64, nodeData map
 	m := Meta{
 		Format: Format, Version: Version, Name: meta.Name, NumNodes: numNodes, NumEdges: numEdges,
 		NumClasses: meta.NumClasses, Source: meta.Source, Feature: feat,
-		CSC: &CSCMeta{IndicesDType: "int32"}, Files: map[string]FileSum{},
+		CSC: &CSCMeta{IndicesDType: "int32"},
 	}
 	files := []string{NodesFile, CSCIndptrFile, CSCIndicesFile}
 	if feat != nil {
 		files = append(files, feat.File)
 	}
-	for _, name := range files {
-		sum, err := fileio.SumFile(filepath.Join(dir, name))
-		if err != nil {
-			return err
-		}
-		m.Files[name] = sum
-	}
-	js, err := json.MarshalIndent(m, "", "  ")
-	if err != nil {
-		return fmt.Errorf("dataset: %w", err)
-	}
-	return fileio.WriteFile(filepath.Join(dir, MetaFile), append(js, '\n'))
+	return writeMeta(dir, &m, files)
 }

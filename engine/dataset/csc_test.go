@@ -67,6 +67,7 @@ func TestCSCFilesMapped(t *testing.T) {
 		require.NoError(t, err)
 		require.False(t, built.TopologyMapped())
 		require.NoError(t, WriteCSC(dir))
+		require.ErrorContains(t, WriteCSC(dir), "has CSC files already")
 		_, err = os.Stat(filepath.Join(dir, CSCEdgeIDsFile))
 		require.Equal(t, shuffled, err == nil, "edge ids stored only when not positions")
 		mapped, err := Open(dir)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -467,19 +468,12 @@ func Write(dir string, d *Dataset) error {
 	if err != nil {
 		return err
 	}
-	cols, err := nodeColumns(global, n)
-	if err != nil {
-		return err
-	}
 	if meta.NumClasses < 0 {
 		return fmt.Errorf("dataset: Meta.NumClasses=%d must be >= 0", meta.NumClasses)
 	}
-	colData := map[string]mem.Tensor{}
-	for _, c := range cols {
-		colData[c.name] = c.t
-	}
-	if err := checkNodeValues(colData, meta.NumClasses); err != nil {
-		return fmt.Errorf("dataset: NodeData: %w", err)
+	cols, err := checkedColumns(global, n, meta.NumClasses)
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("dataset: %w", err)
@@ -513,15 +507,21 @@ func Write(dir string, d *Dataset) error {
 	if err := writeNodeTable(filepath.Join(dir, NodesFile), cols, n); err != nil {
 		return err
 	}
-	// Sizes and checksums of what is on disk now (read back: the files
-	// are in the page cache, and a write that went wrong is not recorded
-	// as right).
 	files := []string{EdgesFile, NodesFile}
 	if meta.Feature != nil {
 		files = append(files, meta.Feature.File)
 	}
-	files = append(files, arrayFiles...)
-	meta.Files = map[string]FileSum{}
+	return writeMeta(dir, &meta, append(files, arrayFiles...))
+}
+
+// writeMeta records the sizes and checksums of files in meta.Files (read
+// back: the files are in the page cache, and a write that went wrong is not
+// recorded as right) beside those it lists, and writes graphferry.json.
+func writeMeta(dir string, meta *Meta, files []string) error {
+	meta.Files = maps.Clone(meta.Files)
+	if meta.Files == nil {
+		meta.Files = map[string]FileSum{}
+	}
 	for _, name := range files {
 		sum, err := fileio.SumFile(filepath.Join(dir, name))
 		if err != nil {
@@ -534,6 +534,23 @@ func Write(dir string, d *Dataset) error {
 		return fmt.Errorf("dataset: %w", err)
 	}
 	return fileio.WriteFile(filepath.Join(dir, MetaFile), append(js, '\n'))
+}
+
+// checkedColumns returns the node table's columns of data (n rows; see
+// nodeColumns) with the label and mask values checked.
+func checkedColumns(data map[string]mem.Tensor, n, numClasses int64) ([]nodeColumn, error) {
+	cols, err := nodeColumns(data, n)
+	if err != nil {
+		return nil, err
+	}
+	colData := map[string]mem.Tensor{}
+	for _, c := range cols {
+		colData[c.name] = c.t
+	}
+	if err := checkNodeValues(colData, numClasses); err != nil {
+		return nil, fmt.Errorf("dataset: NodeData: %w", err)
+	}
+	return cols, nil
 }
 
 // nodeColumn is one column of the node table.

@@ -7,7 +7,6 @@ tier reads around the page cache, O_DIRECT)."""
 
 from __future__ import annotations
 
-import faulthandler
 import json
 import os
 import re
@@ -20,22 +19,15 @@ import numpy as np
 import pytest
 import torch
 
+# As test_damaged: the engine's SIGBUS handler, not faulthandler's, must see
+# a truncated mapping's fault (an autouse fixture).
+from test_damaged import engine_handles_sigbus  # noqa: F401
+
 import graphferry
 
 REPO = Path(__file__).resolve().parents[2]
 CORA = REPO / "examples" / "data" / "cora"
 WIDTH = 24  # feature columns kept in the copies (Cora has 1433)
-
-
-@pytest.fixture(autouse=True)
-def engine_handles_sigbus():
-    # As test_damaged: the engine's SIGBUS handler, not faulthandler's, must
-    # see a truncated mapping's fault.
-    was = faulthandler.is_enabled()
-    faulthandler.disable()
-    yield
-    if was:
-        faulthandler.enable()
 
 
 def _cora_feat() -> np.ndarray:
