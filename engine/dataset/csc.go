@@ -131,7 +131,7 @@ func (d *Dataset) mapCSC(dir string) error {
 		}
 		data[i] = b
 	}
-	g := &graph.CSC{NumNodes: m.NumNodes, Indptr: view[int64](data[0])}
+	g := &graph.CSC{NumNodes: m.NumNodes, Indptr: view[int64](data[0]), Mapped: true}
 	if wide {
 		g.Indices = view[int64](data[1])
 	} else {
