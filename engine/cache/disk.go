@@ -130,4 +130,4 @@ func (d *Disk) ReadRows(dst []byte, ids []int64, _ int) (feature.TierCounts, err
 }
 
 // Close closes the file and drops the cache.
-func (d *Disk) Close() error { return d.r.Close() }
+func (d *Disk) Close() error { return errors.Join(d.r.Close(), d.cache.Close()) }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 )
 
 // Policy is an eviction policy.
@@ -75,6 +76,8 @@ type Cache struct {
 	free  []int32         // slots freed by evictions
 	pol   policy
 
+	closed bool // Close freed data: nothing is inserted any more
+
 	// onEvict, when set (tests), is called with every evicted id.
 	onEvict func(id int64)
 
@@ -111,7 +114,16 @@ func New(bytes int64, rowBytes int, p Policy) (*Cache, error) {
 	}
 	c := &Cache{rowBytes: rowBytes, capacity: int32(rows), policy: p, index: make(map[int64]int32)}
 	c.keys = make([]int64, rows)
-	c.data = make([]byte, rows*int64(rowBytes))
+	// The rows live outside the Go heap (an anonymous mapping, freed by
+	// Close): a large cache on the heap would let the collector's headroom
+	// (GOGC) grow the process by as much again, past a memory budget.
+	if size := rows * int64(rowBytes); size > 0 {
+		data, err := syscall.Mmap(-1, 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+		if err != nil {
+			return nil, fmt.Errorf("rowcache: mapping %d bytes for the rows: %w", size, err)
+		}
+		c.data = data
+	}
 	switch p {
 	case LRU:
 		c.pol = newLRU(rows)
@@ -186,6 +198,10 @@ func (c *Cache) Insert(ids []int64, rows []byte) {
 	rb := c.rowBytes
 	var added int64
 	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return
+	}
 	for i, id := range ids {
 		if _, ok := c.index[id]; ok {
 			continue
@@ -209,6 +225,24 @@ func (c *Cache) Insert(ids []int64, rows []byte) {
 	}
 	c.mu.Unlock()
 	c.inserts.Add(added)
+}
+
+// Close frees the cached rows; the cache then holds nothing and takes
+// nothing (lookups miss). Idempotent.
+func (c *Cache) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return nil
+	}
+	c.closed = true
+	c.index = map[int64]int32{}
+	data := c.data
+	c.data = nil
+	if len(data) == 0 {
+		return nil
+	}
+	return syscall.Munmap(data)
 }
 
 // release frees slot s, which the policy evicted (under mu).

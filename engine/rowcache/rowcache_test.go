@@ -217,3 +217,15 @@ func containsInt(s []int, v int) bool {
 	}
 	return false
 }
+
+// Close frees the rows: lookups then miss and inserts do nothing.
+func TestCloseFreesRows(t *testing.T) {
+	c, err := New(10*int64(8+EntryOverhead), 8, LRU)
+	require.NoError(t, err)
+	c.Insert([]int64{1, 2}, make([]byte, 16))
+	require.NoError(t, c.Close())
+	require.NoError(t, c.Close())
+	require.Equal(t, []int{0, 1}, c.Lookup([]int64{1, 2}, make([]byte, 16), nil))
+	c.Insert([]int64{3}, make([]byte, 8))
+	require.Equal(t, []int{0}, c.Lookup([]int64{3}, make([]byte, 8), nil))
+}
