@@ -48,6 +48,7 @@ help:
 	@echo "  make bench       quick benchmark (minutes): graphferry vs DGL, GraphBolt, PyG, index_select on the real datasets + a small generated graph"
 	@echo "  make bench-full  full benchmark on the products-like and papers-like generated presets (long; cached in bench/.cache)"
 	@echo "  make bench-dist  issue 11: bytes per hop of CSP push vs adjacency pull, 1/2/4 ranks, layouts, edge cut (long, 17 GB)"
+	@echo "  make bench-disk  issue 21: the disk tier vs the mapping in a 1 GiB cgroup v1 memory group (bench/results/disk, ~15 min)"
 	@echo "  make bench-hetero  heterograph sampling: graphferry vs DGL's NeighborSampler (bench/results/hetero, a minute)"
 
 # The checkout's source id (capi/source_id.sh), compiled into every library
@@ -322,6 +323,10 @@ bench-full: venv
 bench-dist: venv
 	$(GO) run ./bench/dspbytes -preset products-like -cache bench/.cache/dspbytes-products-like \
 	  -python $(PY) -out bench/results
+
+.PHONY: bench-disk
+bench-disk: venv lib
+	$(PY) bench/disk_bench.py --out bench/results/disk
 
 bench-hetero: venv
 	$(PY) bench/hetero_bench.py --out bench/results/hetero
