@@ -448,7 +448,8 @@ def plot(res: dict, path: Path) -> None:
     walls = [res["runs"][n]["epochs"][0]["wall_s"] for n in names]
     fig, ax = plt.subplots(figsize=(9, 4))
     ax.barh(names, walls)
-    ax.set_xlabel("first epoch, s (cold; lower is better)")
+    ax.set_xscale("log")
+    ax.set_xlabel("first epoch, s, log scale (cold; lower is better)")
     gib = 1 << 30
     ax.set_title(f"features {res['feature_bytes'] / gib:.1f} GiB, memory limit {res['limit_bytes'] / gib:.1f} GiB")
     fig.tight_layout()
