@@ -473,6 +473,11 @@ int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
   return gfgo_dataset_generate((char *)preset, (char *)dst_dir, seed, num_threads);
 }
 
+int gf_dataset_write_csc(const char *dir) {
+  GF_GUARD();
+  return gfgo_dataset_write_csc((char *)dir);
+}
+
 int gf_graph_from_typed_coo(int32_t num_node_types, const int64_t *node_counts,
                             int32_t num_relations, const int32_t *relation_src_type,
                             const int32_t *relation_dst_type, const DLTensor *const *src,

@@ -672,6 +672,23 @@ GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
 GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
                                int32_t num_threads);
 
+/*
+ * gf_dataset_write_csc adds the CSC files of the graphferry dataset in dir
+ * (csc_indptr.bin, csc_indices.bin, csc_edge_ids.bin when edge ids are not
+ * CSC positions) and records them in its graphferry.json: gf_graph_open then
+ * maps them read-only instead of building the graph from edges.arrow, so a
+ * topology larger than memory stays usable (one patch, range partitioning;
+ * gf_graph_memory_plan reports it as mapped). Writing them reads the dataset
+ * once the usual way (the memory of a normal open).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  dir NULL or empty, or a dataset that cannot have them (typed,
+ *              weighted, or with CSC files already)
+ *   GF_EIO     dir is not a readable dataset, or cannot be written
+ *   GF_ENOMEM  the graph does not fit in memory to be written
+ */
+GF_API int gf_dataset_write_csc(const char *dir);
+
 /* ---------------------------------------------------------------------------
  * Typed (heterogeneous) graphs from data
  *

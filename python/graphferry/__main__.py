@@ -1,6 +1,6 @@
 """Command line: ``python -m graphferry convert SRC DST``, ``python -m graphferry
-generate PRESET DST``, ``python -m graphferry verify DIR``, ``python -m graphferry partition SRC DST
---parts N`` and ``python -m graphferry version``."""
+generate PRESET DST``, ``python -m graphferry csc DIR``, ``python -m graphferry verify DIR``,
+``python -m graphferry partition SRC DST --parts N`` and ``python -m graphferry version``."""
 
 from __future__ import annotations
 
@@ -31,6 +31,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     generate.add_argument("preset", help="tiny, small, products-like, papers-like, disk-small or papers100M-like")
     generate.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
     generate.add_argument("--seed", type=int, default=0, help="0 keeps the preset's seed")
+    csc = sub.add_parser(
+        "csc",
+        help="add the CSC files to a graphferry dataset directory: opening it then maps the topology "
+        "read-only instead of building it from edges.arrow (graphs larger than memory)",
+    )
+    csc.add_argument("dir", help="graphferry dataset directory")
     verify = sub.add_parser(
         "verify",
         help="check a graphferry dataset directory: every file's size and CRC-32C against "
@@ -63,10 +69,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     part.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("version", help="print the package and library versions")
     args = parser.parse_args(argv)
-    if args.command in ("convert", "generate"):
+    if args.command in ("convert", "generate", "csc"):
+        if args.command == "csc":
+            args.dst = args.dir
         try:
             if args.command == "convert":
                 graphferry.convert_npy(args.src, args.dst)
+            elif args.command == "csc":
+                graphferry.write_csc(args.dir)
             else:
                 graphferry.generate(args.preset, args.dst, seed=args.seed)
         except graphferry.GraphferryError as err:

@@ -861,6 +861,17 @@ def convert_npy(src_dir: str | os.PathLike, dst_dir: str | os.PathLike) -> None:
     _lib.gf_dataset_convert_npy(os.fsencode(src_dir), os.fsencode(dst_dir))
 
 
+def write_csc(path: str | os.PathLike) -> None:
+    """Adds the CSC files of the graphferry dataset at ``path``
+    (``csc_indptr.bin``, ``csc_indices.bin``, ``csc_edge_ids.bin`` when edge
+    ids are not CSC positions; ``gf_dataset_write_csc``): :meth:`Graph.open`
+    then maps them read-only instead of building the graph from
+    ``edges.arrow``, so a topology larger than memory stays usable (one
+    patch, range partitioning; :attr:`Graph.memory_plan` reports it as
+    mapped). Writing them needs the memory of a normal open."""
+    _lib.gf_dataset_write_csc(os.fsencode(path))
+
+
 PRESETS = ("tiny", "small", "products-like", "papers-like", "disk-small", "papers100M-like")
 
 

@@ -12,7 +12,10 @@
  *     one; bad options are refused, naming the field;
  *   - gf_loader_position and gf_loader_start_at: an epoch interrupted after
  *     k batches resumes on a fresh loader (another thread count, another
- *     patch count) with exactly the batches it had not delivered.
+ *     patch count) with exactly the batches it had not delivered;
+ *   - gf_dataset_write_csc: a generated dataset with CSC files opens with
+ *     its topology mapped (the plan says so), the same graph; a second
+ *     call and a NULL dir are refused.
  *
  *     test_disk [DATASET_DIR]    (default: the shipped Cora)
  */
@@ -250,9 +253,32 @@ static void test_resume(const char *dir) {
   gf_graph_close(g3);
 }
 
+static void test_write_csc(void) {
+  char dir[256];
+  CHECK(gft_tmpdir(dir, sizeof dir, "test_csc") != NULL, "mkdtemp");
+  CHECK(gf_dataset_generate("tiny", dir, 5, 1) == GF_OK, "generate tiny: %s", gf_errmsg());
+  int64_t e0 = 0, e1 = 0;
+  gf_graph *g = NULL;
+  CHECK(gf_graph_open(dir, NULL, &g) == GF_OK && gf_graph_num_edges(g, &e0) == GF_OK, "open tiny");
+  gf_graph_close(g);
+  CHECK_ERR(gf_dataset_write_csc(NULL), GF_EINVAL, "dir");
+  CHECK(gf_dataset_write_csc(dir) == GF_OK, "gf_dataset_write_csc: %s", gf_errmsg());
+  CHECK_ERR(gf_dataset_write_csc(dir), GF_EINVAL, "CSC files already");
+  g = NULL;
+  CHECK(gf_graph_open(dir, NULL, &g) == GF_OK && gf_graph_num_edges(g, &e1) == GF_OK, "open with CSC files");
+  CHECK(e0 == e1 && e0 > 0, "edges %lld, then %lld", (long long)e0, (long long)e1);
+  char *report = NULL;
+  CHECK(gf_graph_memory_report(g, &report) == GF_OK && report != NULL &&
+            strstr(report, "mapped from the dataset's CSC files") != NULL,
+        "the plan says the topology is mapped: %s", report ? report : gf_errmsg());
+  gf_free(report);
+  gf_graph_close(g);
+}
+
 int main(int argc, char **argv) {
   const char *dir = gft_arg(argc, argv, 1, GFT_CORA);
   test_disk_tier(dir);
   test_resume(dir);
+  test_write_csc();
   return gft_summary("test_disk");
 }

@@ -185,3 +185,28 @@ def test_memory_budget_honoured(tmp_path):
     assert rss == 0
     tier, _, rss = run("memory", 0)
     assert tier == "memory" and rss > feat // 2
+
+
+def test_write_csc_maps_the_topology(tmp_path):
+    """write_csc (and ``python -m graphferry csc``) adds the CSC files: the
+    dataset then opens with its topology mapped, the same batches."""
+
+    def epoch(path) -> tuple[list, str]:
+        with graphferry.Graph.open(path) as g:
+            lo = graphferry.Loader(g, torch.arange(0, 2708, 3), [5, 5], batch_size=128, shuffle=True, seed=4)
+            out = [torch.cat([b.nodes, *(blk.indices for blk in b.blocks)]) for b in lo]
+            lo.close()
+            return out, g.memory_report()
+
+    path = tmp_path / "cora"
+    shutil.copytree(CORA, path)
+    want, report = epoch(path)
+    assert "mapped from the dataset's CSC files" not in report
+    out = subprocess.run([sys.executable, "-m", "graphferry", "csc", str(path)], capture_output=True, text=True)
+    assert out.returncode == 0, out.stderr
+    assert (path / "csc_indptr.bin").stat().st_size == 8 * 2709
+    got, report = epoch(path)
+    assert "mapped from the dataset's CSC files" in report
+    assert len(got) == len(want) and all(torch.equal(a, b) for a, b in zip(got, want))
+    with pytest.raises(graphferry.GraphferryError, match="CSC files already"):
+        graphferry.write_csc(path)

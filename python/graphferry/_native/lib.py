@@ -1049,6 +1049,11 @@ def gf_graph_set_edge_time(graph: gf_graph_p | None, time: CtypesRef, /) -> int:
 def gf_dataset_convert_npy(src_dir: bytes, dst_dir: bytes, /) -> int: ...
 
 
+# int gf_dataset_write_csc(const char *dir);
+@cfunc("gf_dataset_write_csc", [ctypes.c_char_p], ctypes.c_int)
+def gf_dataset_write_csc(dir: bytes, /) -> int: ...
+
+
 # int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
 #                         int32_t num_threads);
 @cfunc("gf_dataset_generate", [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_int32], ctypes.c_int)
