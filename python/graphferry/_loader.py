@@ -10,6 +10,13 @@ DGL's and PyTorch's data loaders: the first one runs on the engine loader
 opened with the :class:`EngineLoader`; a second one started while the first
 is still being iterated gets an engine loader of its own (an engine loader
 runs one epoch at a time), and an abandoned iterator's loader is reused.
+
+A loader for a GPU consumer has a :class:`~graphferry._transfer.Transfer`:
+its engine loaders write the batches into the transfer's host memory
+(page-locked), and each epoch runs through the prefetch step
+(:class:`~graphferry._transfer.DeviceIterator`); without one (CPU
+training) the batches stay in the library's memory and are handed over as
+they are converted.
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from ._hostmem import HostAllocator
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats
+from ._transfer import DeviceIterator, Transfer, pin_batch, to_device
 from .distributed import DistributedLoader
 from .errors import GF_ESTATE, GraphferryError
 from .graph import Graph, _tensor_signature
@@ -79,17 +88,17 @@ def call_key(n: int) -> int:
 
 
 class _Epoch:
-    """One epoch of an :class:`EngineLoader`: the engine's batches, converted;
-    it keeps the owner's position (epoch, batches yielded) for its
-    :meth:`~EngineLoader.state_dict`."""
+    """One epoch of an :class:`EngineLoader`: the engine's batches, converted
+    (and with ``pin``, the rest of each batch made page-locked). With
+    ``count`` it keeps the owner's position (epoch, batches yielded) for its
+    :meth:`~EngineLoader.state_dict`; under the prefetch step the
+    :class:`_DeviceEpoch` handing batches to the consumer counts instead."""
 
-    def __init__(self, owner: EngineLoader, batches: Any, number: int, first: int):
+    def __init__(self, owner: EngineLoader, batches: Any, number: int, first: int, pin: bool = False, count: bool = True):
         self._owner = owner
         self._batches = batches
-        self._number = number
-        self._yielded = first
-        self._token = object()
-        owner._position = (number, first, False, self._token)
+        self._pin = pin
+        self._position = _Position(owner, number, first) if count else None
 
     def __iter__(self) -> _Epoch:
         return self
@@ -98,17 +107,53 @@ class _Epoch:
         try:
             sub = next(self._batches)
         except StopIteration:
-            self._record(True)
+            if self._position is not None:
+                self._position.record(True)
             raise
-        out = self._owner._convert(sub)
-        self._yielded += 1
-        self._record(False)
-        return out
+        batch = self._owner._convert(sub)
+        if self._position is not None:
+            self._position.record(False)
+        return pin_batch(batch) if self._pin else batch
 
-    def _record(self, done: bool) -> None:
+
+class _Position:
+    """The position of one epoch of an :class:`EngineLoader` (its number and
+    the batches the consumer received), recorded in the owner while that
+    epoch is its latest."""
+
+    def __init__(self, owner: EngineLoader, number: int, first: int):
+        self._owner = owner
+        self._number = number
+        self._yielded = first
+        self._token = object()
+        owner._position = (number, first, False, self._token)
+
+    def record(self, done: bool) -> None:
+        """One more batch reached the consumer (done: the epoch ended)."""
+        if not done:
+            self._yielded += 1
         pos = self._owner._position
         if pos is not None and pos[3] is self._token:  # the owner's latest epoch
             self._owner._position = (self._number, self._yielded, done, self._token)
+
+
+class _DeviceEpoch(DeviceIterator):
+    """The prefetch step's iterator that counts the batches it hands to the
+    consumer (those copied ahead are not yielded yet: a state saved now
+    resumes at the first batch the consumer has not received)."""
+
+    def __init__(self, position: _Position, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._position = position
+
+    def __next__(self) -> Any:
+        try:
+            batch = super().__next__()
+        except StopIteration:
+            self._position.record(True)
+            raise
+        self._position.record(False)
+        return batch
 
 
 class EngineLoader(Closeable):
@@ -137,14 +182,18 @@ class EngineLoader(Closeable):
         comm: Any = None,
         comm_timeout: Any = None,
         seed_times: Any = None,
-        opener: Callable[[], Loader] | None = None,
+        opener: Callable[..., Loader] | None = None,
         eager: bool = True,
+        transfer: Transfer | None = None,
     ) -> None:
         """Keeps what the engine loaders are opened with and opens the first
         (with ``eager``; else on first use, so that errors in the seeds
         surface when the loader is iterated). ``opener``, when given, opens
         each engine loader instead of :meth:`Loader.from_options` (an edge
-        loader: :class:`graphferry._link.EdgeLoader`)."""
+        loader: :class:`graphferry._link.EdgeLoader`), given ``allocator=``.
+        ``transfer`` is how batches reach a GPU consumer (None: CPU
+        training)."""
+        self._transfer = transfer
         self._graph = graph
         self._opener = opener
         self._comm = comm  # a graphferry.distributed.Communicator: one rank's share per epoch
@@ -162,7 +211,10 @@ class EngineLoader(Closeable):
         if seed_times is not None:  # temporal sampling: one time per seed, permuted with them
             self._loader_args["seed_times"] = seed_times
         self._loaders = []
-        self._epochs: dict[int, weakref.ref] = {}  # id(loader) -> its epoch's iterator
+        # id(loader) -> what iterates its epoch: the epoch's iterator, or the
+        # prefetch step's state (alive while its thread runs)
+        self._epochs: dict[int, weakref.ref] = {}
+        self._prefetchers: weakref.WeakSet[DeviceIterator] = weakref.WeakSet()
         self._next_epoch = 0
         # The latest epoch's (number, batches yielded, ended, token) and a
         # position to resume from on the next iter() (load_state_dict).
@@ -170,12 +222,13 @@ class EngineLoader(Closeable):
         self._resume: tuple[int, int] | None = None
         self._closed = False
         if eager:
-            self._loaders.append(self._new_loader())  # errors in the options surface here
+            # errors in the options surface here
+            self._loaders.append(self._new_loader(self._allocator()))
         _register(graph, self)
 
-    def _new_loader(self) -> Loader:
+    def _new_loader(self, allocator: HostAllocator | None = None) -> Loader:
         if getattr(self, "_opener", None) is not None:
-            loader = self._opener()
+            loader = self._opener(allocator=allocator)
         elif getattr(self, "_comm", None) is not None:
             loader = DistributedLoader.from_options(
                 self._graph,
@@ -183,10 +236,13 @@ class EngineLoader(Closeable):
                 self._options,
                 comm=self._comm,
                 timeout=getattr(self, "_comm_timeout", None),
+                allocator=allocator,
                 **self._loader_args,
             )
         else:
-            loader = Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)
+            loader = Loader.from_options(
+                self._graph, self._seeds, self._options, allocator=allocator, **self._loader_args
+            )
         cache = getattr(self, "_cache_args", None)
         if cache is not None:
             try:
@@ -208,19 +264,25 @@ class EngineLoader(Closeable):
         self._cache_args = dict(size=size, **kwargs)
         return rows
 
-    def _idle_loader(self) -> Loader:
-        """An engine loader with no epoch that anyone still iterates; opens
-        one if every loader is busy."""
+    def _idle_loader(self, allocator: HostAllocator | None = None) -> Loader:
+        """An engine loader with no epoch that anyone still iterates, whose
+        batches come from ``allocator`` (None: the library's memory); opens
+        one if every loader is busy (an idle one of the other memory is
+        reopened)."""
         for i, loader in enumerate(self._loaders):
             if loader.closed:
                 if self._graph.closed:
                     loader._check_open()  # raises: the graph was closed
-                loader = self._loaders[i] = self._new_loader()  # released by release_idle
+                loader = self._loaders[i] = self._new_loader(allocator)  # released by release_idle
                 return loader
             ref = self._epochs.get(id(loader))
             if not loader.in_epoch or ref is None or ref() is None:
+                if loader.allocator is not allocator:
+                    self._epochs.pop(id(loader), None)
+                    loader.close()
+                    loader = self._loaders[i] = self._new_loader(allocator)
                 return loader
-        loader = self._new_loader()
+        loader = self._new_loader(allocator)
         self._loaders.append(loader)
         return loader
 
@@ -249,24 +311,47 @@ class EngineLoader(Closeable):
     def _convert(self, sub: SampledSubgraph) -> Any:  # pragma: no cover - always overridden
         raise NotImplementedError
 
+    def _move(self, batch: Any, device: Any) -> Any:
+        """The device copy of a converted batch (the prefetch step's; the
+        copies are non-blocking)."""
+        return to_device(batch, device)
+
     def __len__(self) -> int:
         self._check_open()
         loader = next((lo for lo in self._loaders if not lo.closed), None)
         if loader is None:
-            loader = self._idle_loader()
+            loader = self._idle_loader(self._allocator())
         return len(loader)
 
-    def __iter__(self) -> _Epoch:
+    def _allocator(self) -> HostAllocator | None:
+        """The memory of this loader's own epochs (``iter(loader)``)."""
+        transfer = getattr(self, "_transfer", None)
+        return transfer.allocator if transfer is not None else None
+
+    def __iter__(self) -> Any:
+        return self._iterate(getattr(self, "_transfer", None))
+
+    def _iterate(self, transfer: Transfer | None) -> Any:
+        """An epoch whose batches reach their consumer as ``transfer`` says:
+        on its device through the prefetch step, or on the CPU (pinned when
+        it pins; as they are without a transfer)."""
         self._check_open()
         self._before_epoch()
-        loader = self._idle_loader()
+        loader = self._idle_loader(transfer.allocator if transfer is not None else None)
         self._last_loader = loader
         epoch, first = self._resume or (self._next_epoch, 0)
         self._next_epoch = epoch + 1
-        it = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first)
         self._resume = None
-        self._epochs[id(loader)] = weakref.ref(it)
-        return it
+        pin = transfer is not None and transfer.pins
+        if transfer is None or transfer.device is None:
+            it = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, pin=pin)
+            self._epochs[id(loader)] = weakref.ref(it)
+            return it
+        source = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, count=False)
+        device_it = _DeviceEpoch(_Position(self, epoch, first), source, transfer, move=self._move)
+        self._epochs[id(loader)] = weakref.ref(device_it.state)  # busy while iterated or its thread runs
+        self._prefetchers.add(device_it)
+        return device_it
 
     def state_dict(self) -> dict[str, Any]:
         """Where the loader stands (:meth:`graphferry.Loader.state_dict`, the
@@ -275,7 +360,7 @@ class EngineLoader(Closeable):
         self._check_open()
         loader = getattr(self, "_last_loader", None)
         if loader is None or loader.closed:
-            loader = self._idle_loader()
+            loader = self._idle_loader(self._allocator())
         state = loader.state_dict()
         state["next_epoch"] = self._next_epoch
         state["epoch"], state["batches_yielded"] = None, 0
@@ -292,7 +377,7 @@ class EngineLoader(Closeable):
         opened with the same graph, seeds, batching and sampler (seed
         included) and, distributed, the same rank and number of ranks."""
         self._check_open()
-        loader = self._idle_loader()
+        loader = self._idle_loader(self._allocator())
         loader.load_state_dict(state)  # checks the state against this loader's settings
         epoch, first = loader._resume or (None, 0)
         loader._resume = None
@@ -309,14 +394,20 @@ class EngineLoader(Closeable):
         loader = getattr(self, "_last_loader", None)
         if loader is None:
             self._check_open()
-            loader = self._loaders[0] if self._loaders else self._idle_loader()
+            loader = self._loaders[0] if self._loaders else self._idle_loader(self._allocator())
         return loader.stats()
 
     def close(self) -> None:
-        """Stops the engine's threads of this loader. Idempotent."""
+        """Stops the engine's threads of this loader (and its prefetch
+        threads). Idempotent."""
         self._closed = True
+        prefetchers = list(getattr(self, "_prefetchers", ()))
+        for it in prefetchers:
+            it.state.stop(_closed_error(f"graphferry: this {type(self).__name__} was closed during the epoch"))
         for loader in getattr(self, "_loaders", ()):
-            loader.close()
+            loader.close()  # ends a prefetch thread's wait for a batch
+        for it in prefetchers:
+            it.state.join()
 
 
 # Graph -> the EngineLoaders open on it, so that one of them can release the
