@@ -94,7 +94,9 @@ class _Epoch:
     :meth:`~EngineLoader.state_dict`; under the prefetch step the
     :class:`_DeviceEpoch` handing batches to the consumer counts instead."""
 
-    def __init__(self, owner: EngineLoader, batches: Any, number: int, first: int, pin: bool = False, count: bool = True):
+    def __init__(
+        self, owner: EngineLoader, batches: Any, number: int, first: int, pin: bool = False, count: bool = True
+    ):
         self._owner = owner
         self._batches = batches
         self._pin = pin
