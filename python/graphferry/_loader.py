@@ -133,19 +133,73 @@ def call_key(n: int) -> int:
 
 class _Epoch:
     """One epoch of an :class:`EngineLoader`: the engine's batches, converted
-    (and with ``pin``, the rest of each batch made page-locked)."""
+    (and with ``pin``, the rest of each batch made page-locked). With
+    ``count`` it keeps the owner's position (epoch, batches yielded) for its
+    :meth:`~EngineLoader.state_dict`; under the prefetch step the
+    :class:`_DeviceEpoch` handing batches to the consumer counts instead."""
 
-    def __init__(self, owner: EngineLoader, batches: Any, pin: bool = False):
+    def __init__(
+        self, owner: EngineLoader, batches: Any, number: int, first: int, pin: bool = False, count: bool = True
+    ):
         self._owner = owner
         self._batches = batches
         self._pin = pin
+        self._position = _Position(owner, number, first) if count else None
 
     def __iter__(self) -> _Epoch:
         return self
 
     def __next__(self) -> Any:
-        batch = self._owner._convert(next(self._batches))
+        try:
+            sub = next(self._batches)
+        except StopIteration:
+            if self._position is not None:
+                self._position.record(True)
+            raise
+        batch = self._owner._convert(sub)
+        if self._position is not None:
+            self._position.record(False)
         return pin_batch(batch) if self._pin else batch
+
+
+class _Position:
+    """The position of one epoch of an :class:`EngineLoader` (its number and
+    the batches the consumer received), recorded in the owner while that
+    epoch is its latest."""
+
+    def __init__(self, owner: EngineLoader, number: int, first: int):
+        self._owner = owner
+        self._number = number
+        self._yielded = first
+        self._token = object()
+        owner._position = (number, first, False, self._token)
+
+    def record(self, done: bool) -> None:
+        """One more batch reached the consumer (done: the epoch ended)."""
+        if not done:
+            self._yielded += 1
+        pos = self._owner._position
+        if pos is not None and pos[3] is self._token:  # the owner's latest epoch
+            self._owner._position = (self._number, self._yielded, done, self._token)
+
+
+class _DeviceEpoch(DeviceIterator):
+    """The prefetch step's iterator that counts the batches it hands to the
+    consumer (those copied ahead are not yielded yet: a state saved now
+    resumes at the first batch the consumer has not received)."""
+
+    def __init__(self, position: _Position, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._position = position
+
+    def __next__(self) -> Any:
+        try:
+            batch = super().__next__()
+        except StopIteration:
+            self._position.record(True)
+            raise
+        self._position.record(False)
+        return batch
 
 
 class EngineLoader(Closeable):
@@ -208,6 +262,10 @@ class EngineLoader(Closeable):
         self._epochs: dict[int, weakref.ref] = {}
         self._prefetchers: weakref.WeakSet[DeviceIterator] = weakref.WeakSet()
         self._next_epoch = 0
+        # The latest epoch's (number, batches yielded, ended, token) and a
+        # position to resume from on the next iter() (load_state_dict).
+        self._position: tuple[int, int, bool, object] | None = None
+        self._resume: tuple[int, int] | None = None
         self._closed = False
         if eager:
             # errors in the options surface here
@@ -327,17 +385,51 @@ class EngineLoader(Closeable):
         self._before_epoch()
         loader = self._idle_loader(transfer.allocator if transfer is not None else None)
         self._last_loader = loader
-        epoch = self._next_epoch
-        self._next_epoch += 1
+        epoch, first = self._resume or (self._next_epoch, 0)
+        self._next_epoch = epoch + 1
+        self._resume = None
         pin = transfer is not None and transfer.pins
         if transfer is None or transfer.device is None:
-            it = _Epoch(self, loader.epoch(epoch), pin=pin)
+            it = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, pin=pin)
             self._epochs[id(loader)] = weakref.ref(it)
             return it
-        device_it = DeviceIterator(_Epoch(self, loader.epoch(epoch)), transfer, move=self._move)
+        source = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, count=False)
+        device_it = _DeviceEpoch(_Position(self, epoch, first), source, transfer, move=self._move)
         self._epochs[id(loader)] = weakref.ref(device_it.state)  # busy while iterated or its thread runs
         self._prefetchers.add(device_it)
         return device_it
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where the loader stands (:meth:`graphferry.Loader.state_dict`, the
+        protocol of torchdata's ``StatefulDataLoader``): the epoch being
+        iterated and how many batches it yielded, or the next epoch."""
+        self._check_open()
+        loader = getattr(self, "_last_loader", None)
+        if loader is None or loader.closed:
+            loader = self._idle_loader(self._allocator())
+        state = loader.state_dict()
+        state["next_epoch"] = self._next_epoch
+        state["epoch"], state["batches_yielded"] = None, 0
+        pos = self._resume or (self._position[:2] if self._position and not self._position[2] else None)
+        if pos is not None:
+            state["epoch"], state["batches_yielded"] = pos
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores a :meth:`state_dict` (:meth:`graphferry.Loader.load_state_dict`):
+        the next ``iter()`` yields exactly the batches of the interrupted epoch
+        that had not been yielded, bit for bit, without sampling the earlier
+        ones; later epochs follow as they would have. The loader must be
+        opened with the same graph, seeds, batching and sampler (seed
+        included) and, distributed, the same rank and number of ranks."""
+        self._check_open()
+        loader = self._idle_loader(self._allocator())
+        loader.load_state_dict(state)  # checks the state against this loader's settings
+        epoch, first = loader._resume or (None, 0)
+        loader._resume = None
+        self._resume = None if epoch is None else (epoch, first)
+        self._position = None
+        self._next_epoch = loader._next_epoch
 
     def stats(self) -> LoaderStats:
         """The statistics (:meth:`graphferry.Loader.stats`) of the engine
