@@ -29,7 +29,14 @@ func TestOptionLayouts(t *testing.T) {
 	assert.Equal(t, map[uintptr]uintptr{40: 36, 64: 60}, sampleOptionsLayout.older)
 	assert.Equal(t, uintptr(96), sizeofSampleOptions)
 	assert.Equal(t, uintptr(72), loaderOptionsLayout.min)
-	assert.Equal(t, uintptr(88), loaderOptionsLayout.size) // seed_times (80), then allocator (88)
+	// seed_times (80), allocator (88), then device, stream and the hot tier
+	// (120); 104, an early draft's sizeof, is refused
+	assert.Equal(t, uintptr(120), loaderOptionsLayout.size)
+	for _, size := range []uintptr{72, 80, 88, 96, 104, 120} {
+		n, ok := loaderOptionsLayout.readLength(size)
+		assert.True(t, ok && n == size, "size %d", size)
+	}
+	assert.Contains(t, loaderOptionsLayout.refused, uintptr(104))
 	assert.Equal(t, uintptr(32), allocatorLayout.size)
 	assert.Equal(t, allocatorLayout.size, allocatorLayout.min)
 	assert.Equal(t, sizeofSampleOptions, sampleOptionsLayout.size)
