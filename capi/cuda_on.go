@@ -84,7 +84,8 @@ func openCUDALoader(g *core.Graph, seeds []int64, req sample.Request, lopt pipel
 	st := newDevState(d.ordinal, d.stream, dev.WaitOn, teardown)
 	l, err := g.OpenLoaderWith(func(in core.Internals) (*pipeline.Pipeline, io.Closer, error) {
 		var err error
-		if s, err = cuda.NewSampler(dev, in.Part, req, cuda.SamplerOptions{Output: cuda.OutputDevice}); err != nil {
+		place := [...]cuda.Placement{C.GF_TOPOLOGY_AUTO: cuda.PlaceAuto, C.GF_TOPOLOGY_DEVICE: cuda.PlaceDevice, C.GF_TOPOLOGY_PINNED: cuda.PlacePinned}[d.topology]
+		if s, err = cuda.NewSampler(dev, in.Part, req, cuda.SamplerOptions{Output: cuda.OutputDevice, Placement: place, Reserve: d.reserve}); err != nil {
 			return nil, nil, err
 		}
 		var store feature.Gatherer = in.Store

@@ -36,6 +36,10 @@ type deviceOptions struct {
 	stream  mem.Stream // the consumer's, or mem.NoStream
 	hot     cache.Size // the hot tier; zero: none
 	hotOn   bool
+	// topology is GF_TOPOLOGY_*, reserve the bytes the auto choices
+	// leave free.
+	topology int
+	reserve  int64
 }
 
 // openDeviceLoader opens a device loader (cuda_on.go); nil in the CPU
@@ -53,9 +57,9 @@ func readDeviceOptions(o *C.gf_loader_options, arg string, allowDevice bool) (de
 		switch {
 		case o.stream != nil:
 			return d, errorf(gfEInval, "%s->stream is set but %s->device is the host (device_type %d): a consumer stream needs device_type kDLCUDA (2)", arg, arg, typ)
-		case o.device_cache_bytes != 0 || o.device_reserve_bytes != 0:
-			return d, errorf(gfEInval, "%s->device_cache_bytes = %d and device_reserve_bytes = %d apply to device_type kDLCUDA (2) only (device_type is %d)",
-				arg, int64(o.device_cache_bytes), int64(o.device_reserve_bytes), typ)
+		case o.device_cache_bytes != 0 || o.device_reserve_bytes != 0 || o.device_topology != 0:
+			return d, errorf(gfEInval, "%s->device_cache_bytes = %d, device_reserve_bytes = %d and device_topology = %d apply to device_type kDLCUDA (2) only (device_type is %d)",
+				arg, int64(o.device_cache_bytes), int64(o.device_reserve_bytes), int32(o.device_topology), typ)
 		}
 		return d, nil
 	case dlCUDA:
@@ -80,8 +84,9 @@ func readDeviceOptions(o *C.gf_loader_options, arg string, allowDevice bool) (de
 	case cacheBytes < -1:
 		return d, errorf(gfEInval, "%s->device_cache_bytes = %d (want bytes > 0, 0: no hot tier, or -1: auto)", arg, cacheBytes)
 	}
-	if reserve != 0 && cacheBytes != -1 {
-		return d, errorf(gfEInval, "%s->device_reserve_bytes = %d is used by device_cache_bytes = -1 (auto) only (it is %d)", arg, reserve, cacheBytes)
+	d.reserve, d.topology = reserve, int(o.device_topology)
+	if d.topology < C.GF_TOPOLOGY_AUTO || d.topology > C.GF_TOPOLOGY_PINNED {
+		return d, errorf(gfEInval, "%s->device_topology = %d (want GF_TOPOLOGY_AUTO 0, GF_TOPOLOGY_DEVICE 1 or GF_TOPOLOGY_PINNED 2)", arg, d.topology)
 	}
 	if openDeviceLoader == nil {
 		return d, errorf(gfENotSup, "%s->device is kDLCUDA (device %d), but this is the CPU library (libgraphferry.so): device outputs come from the CUDA library, libgraphferry_cuda.so (make lib-cuda; from Python, set GRAPHFERRY_BACKEND=cuda before importing graphferry)", arg, id)

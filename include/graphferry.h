@@ -1135,7 +1135,7 @@ typedef struct gf_allocator {
 /*
  * gf_loader_options configures a loader. Zero-initialise it and set
  * struct_size = sizeof(gf_loader_options). Accepted struct_size (LP64): 72
- * (the end of label_names) to sizeof (120), but 104: an early 0.1.0 draft
+ * (the end of label_names) to sizeof (128), but 104: an early 0.1.0 draft
  * embedded gf_sample_options by value, sizeof 104; that layout is refused
  * (no released header had that size).
  *
@@ -1198,7 +1198,8 @@ typedef struct gf_loader_options {
   /* Where the batches live: device_type 0 (zero-initialised) or kDLCPU: host
      memory (CPU sampling); kDLCUDA: device memory of CUDA device device_id,
      sampled and gathered there (see "Device outputs" above). Other types
-     are GF_ENOTSUP. Read as {0, 0} from an older struct_size (72, 80, 88). */
+     are GF_ENOTSUP. Read as {0, 0} from an older struct_size (72, 80, 88);
+     the fields after it read as 0 from a struct_size that ends before them. */
   DLDevice device;
   /* The consumer's stream (a CUstream of device's primary context; kDLCUDA
      only, else GF_EINVAL), or NULL: gf_loader_next makes it wait for each
@@ -1208,10 +1209,21 @@ typedef struct gf_loader_options {
      nodes of highest in-degree first); the others are read in place from
      pinned host memory by the gather kernel. > 0: that many bytes of rows;
      0: no hot tier; -1: auto, what fits in the device's free memory less
-     device_reserve_bytes (>= 0; memory left for the model). */
+     device_reserve_bytes (>= 0; memory left for the model, also by
+     GF_TOPOLOGY_AUTO). */
   int64_t device_cache_bytes;
   int64_t device_reserve_bytes;
+  /* kDLCUDA only: where the graph's topology lives: GF_TOPOLOGY_AUTO (0)
+     device memory when it fits in the free memory less
+     device_reserve_bytes, else pinned host memory; GF_TOPOLOGY_DEVICE (1);
+     GF_TOPOLOGY_PINNED (2): pinned host memory read in place by the
+     sampling kernels (UVA, as DGL's use_uva=True). */
+  int32_t device_topology;
 } gf_loader_options;
+
+#define GF_TOPOLOGY_AUTO 0
+#define GF_TOPOLOGY_DEVICE 1
+#define GF_TOPOLOGY_PINNED 2
 
 /*
  * gf_loader_open makes a loader over seeds (int64 [n] distinct original

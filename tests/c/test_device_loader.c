@@ -93,6 +93,9 @@ static void test_refusals(gf_graph *g, int cuda) {
   lo.device_cache_bytes = 4096;
   CHECK_ERR(gf_loader_open(g, &seeds, &lo, &l), GF_EINVAL, "apply to device_type kDLCUDA (2) only");
   options(&lo, &so);
+  lo.device_topology = GF_TOPOLOGY_PINNED;
+  CHECK_ERR(gf_loader_open(g, &seeds, &lo, &l), GF_EINVAL, "apply to device_type kDLCUDA (2) only");
+  options(&lo, &so);
   lo.device.device_type = kDLMetal;
   CHECK_ERR(gf_loader_open(g, &seeds, &lo, &l), GF_ENOTSUP, "device.device_type = 8 is not supported");
   options(&lo, &so);
@@ -122,11 +125,13 @@ static void test_refusals(gf_graph *g, int cuda) {
   lo.device.device_id = 0;
   lo.device_cache_bytes = -2;
   CHECK_ERR(gf_loader_open(g, &seeds, &lo, &l), GF_EINVAL, "device_cache_bytes = -2");
-  lo.device_cache_bytes = 1024;
-  lo.device_reserve_bytes = 10;
-  CHECK_ERR(gf_loader_open(g, &seeds, &lo, &l), GF_EINVAL, "device_reserve_bytes = 10 is used by");
   lo.device_cache_bytes = 0;
+  lo.device_reserve_bytes = -1;
+  CHECK_ERR(gf_loader_open(g, &seeds, &lo, &l), GF_EINVAL, "device_reserve_bytes = -1");
   lo.device_reserve_bytes = 0;
+  lo.device_topology = 3;
+  CHECK_ERR(gf_loader_open(g, &seeds, &lo, &l), GF_EINVAL, "device_topology = 3");
+  lo.device_topology = GF_TOPOLOGY_AUTO;
   so.scheme = GF_SCHEME_LAYER_WISE;
   CHECK_ERR(gf_loader_open(g, &seeds, &lo, &l), GF_ENOTSUP, "node-wise only");
   CHECK(l == NULL, "no loader");
@@ -173,7 +178,7 @@ static void compare(DLManagedTensor *a, DLManagedTensor *b, int on_device, const
    dev) with a host loader; stream_in_options: lo.stream is the consumer,
    else each batch is given to gf_batch_wait_stream; versioned: take with
    the DLPack 1.x functions. */
-static void run_epochs(gf_graph *g, int64_t cache_bytes, int stream_in_options, int versioned) {
+static void run_epochs(gf_graph *g, int64_t cache_bytes, int32_t topology, int stream_in_options, int versioned) {
   DLTensor seeds = gft_i64(seeds_buf, &seeds_shape);
   gf_loader_options lo, dlo;
   gf_sample_options so, dso;
@@ -181,6 +186,7 @@ static void run_epochs(gf_graph *g, int64_t cache_bytes, int stream_in_options, 
   options(&dlo, &dso);
   dlo.device.device_type = kDLCUDA;
   dlo.device_cache_bytes = cache_bytes;
+  dlo.device_topology = topology;
   if (cache_bytes == -1) dlo.device_reserve_bytes = 1 << 20;
   if (stream_in_options) dlo.stream = consumer;
   gf_loader *host = NULL, *dev = NULL;
@@ -320,9 +326,12 @@ int main(int argc, char **argv) {
     CU(cuDevicePrimaryCtxRetain(&ctx, d));
     CU(cuCtxSetCurrent(ctx));
     CU(cuStreamCreate(&consumer, CU_STREAM_NON_BLOCKING));
-    run_epochs(g, 0, 1, 0);          /* every row read in place from pinned host memory */
-    run_epochs(g, 4 << 20, 0, 1);    /* 4 MiB of hot rows; the stream per batch; DLPack 1.x */
-    run_epochs(g, -1, 1, 0);         /* auto hot tier */
+    /* every row and the topology read in place from pinned host memory */
+    run_epochs(g, 0, GF_TOPOLOGY_PINNED, 1, 0);
+    /* 4 MiB of hot rows, the topology on the device; the stream per batch; DLPack 1.x */
+    run_epochs(g, 4 << 20, GF_TOPOLOGY_DEVICE, 0, 1);
+    /* both auto */
+    run_epochs(g, -1, GF_TOPOLOGY_AUTO, 1, 0);
     test_outlives_close(g);
     CU(cuStreamDestroy(consumer));
     CU(cuDevicePrimaryCtxRelease(d));
