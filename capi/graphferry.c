@@ -634,7 +634,7 @@ int gf_tensor_to_versioned(DLManagedTensor *tensor,
   }
   // Only our own tensors: their layout (and ndim bound) is known, and their
   // data is ours to re-wrap.
-  if (tensor->deleter != gf__tensor_deleter ||
+  if ((tensor->deleter != gf__tensor_deleter && tensor->deleter != gf__dev_deleter) ||
       tensor->dl_tensor.ndim < 0 || tensor->dl_tensor.ndim > GF__MAX_NDIM) {
     gf__errorf("%s: tensor was not made by graphferry (its deleter is not graphferry's)", fn);
     return GF_EINVAL;

@@ -24,6 +24,7 @@ from ..sampling import SampledSubgraph
 from .base import (
     Output,
     check_weight_attr,
+    device_choice,
     directional,
     finish,
     num_neighbors_list,
@@ -115,6 +116,19 @@ class NeighborLoader(EngineLoader):
             (default: :obj:`False`)
         pin_memory_device (str): torch's; ``""`` or a CUDA device.
             (default: :obj:`""`)
+        device (str or torch.device, optional): a CUDA device: batches come
+            out on it. Mode 2 (the CUDA library samples and gathers there;
+            device tensors through DLPack on PyTorch's current stream) when
+            the CUDA library is loaded and the graph fits in the device's
+            free memory, else mode 1 (the CPU engine into page-locked memory,
+            copied on a side stream as :class:`graphferry.pyg.PrefetchLoader`
+            does); see :mod:`graphferry._device`. ``self.mode`` says which.
+            (default: :obj:`None`: batches on the CPU)
+        sample_on (str, optional): with a CUDA ``device``, ``"cpu"`` (mode 1)
+            or ``"cuda"`` (mode 2; needs ``GRAPHFERRY_BACKEND=cuda``, else
+            :class:`graphferry.BackendError`). Mode 2 serves homogeneous
+            ``Data`` without temporal or disjoint sampling.
+            (default: :obj:`None`: chosen as ``device`` says)
 
     With a ``HeteroData`` (or a :class:`graphferry.HeteroGraph`) as
     ``data`` it yields ``HeteroData`` batches as PyG's heterogeneous
@@ -159,6 +173,8 @@ class NeighborLoader(EngineLoader):
         temporal_strategy: str = "uniform",
         pin_memory: bool = False,
         pin_memory_device: str = "",
+        device: Any = None,
+        sample_on: str | None = None,
     ):
         self._loaders = []
         refuse_workers(num_workers)
@@ -216,7 +232,7 @@ class NeighborLoader(EngineLoader):
             # Without stores, the engine gathers every node attribute it holds.
             feature_names=self._node_attrs if self._stores is None else (),
             seed_times=self._seed_times,
-            transfer=transfer,
+            **device_choice(self, device, sample_on, graph, transfer),
         )
 
     def _seeds_of(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:
