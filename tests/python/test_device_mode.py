@@ -16,9 +16,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-import graphferry
 import pytest
 import torch
+
+import graphferry
 from graphferry import _device
 from graphferry._native import backend as _backend
 from graphferry._native import lib as _lib
@@ -33,9 +34,7 @@ CUDA = torch.device("cuda")
 def test_cpu_device_is_the_cpu_engine():
     for device in (None, "cpu", torch.device("cpu")):
         assert _device.choose_mode(device, backend="cuda").sample_on == "cpu"
-        assert (
-            _device.choose_mode(device, sample_on="cpu", backend="cuda").device is None
-        )
+        assert _device.choose_mode(device, sample_on="cpu", backend="cuda").device is None
         with pytest.raises(ValueError, match="give device='cuda'"):
             _device.choose_mode(device, sample_on="cuda", backend="cuda")
         with pytest.raises(ValueError, match="use_uva=True samples on a GPU"):
@@ -45,51 +44,25 @@ def test_cpu_device_is_the_cpu_engine():
 def test_cuda_device_auto_picks_mode2_when_the_graph_fits():
     size = _device.graph_bytes(1000, 5000, 4000 * 4)
     assert size == 8 * 1001 + 16 * 5000 + 16000
-    fits = _device.choose_mode(
-        CUDA, graph_size=size, free_bytes=size + 100, reserve_bytes=100, backend="cuda"
-    )
+    fits = _device.choose_mode(CUDA, graph_size=size, free_bytes=size + 100, reserve_bytes=100, backend="cuda")
     assert fits.sample_on == "cuda" and fits.device is not None
-    assert (
-        fits.device.topology == _lib.GF_TOPOLOGY_DEVICE
-        and fits.device.cache_bytes == -1
-    )
+    assert fits.device.topology == _lib.GF_TOPOLOGY_DEVICE and fits.device.cache_bytes == -1
     assert fits.device.reserve_bytes == 100
-    tight = _device.choose_mode(
-        CUDA, graph_size=size, free_bytes=size + 99, reserve_bytes=100, backend="cuda"
-    )
-    assert (
-        tight.sample_on == "cpu"
-        and tight.device is None
-        and "do not fit" in tight.reason
-    )
+    tight = _device.choose_mode(CUDA, graph_size=size, free_bytes=size + 99, reserve_bytes=100, backend="cuda")
+    assert tight.sample_on == "cpu" and tight.device is None and "do not fit" in tight.reason
     # the CPU library: mode 1 whatever the size, saying how to get mode 2
     cpu = _device.choose_mode(CUDA, graph_size=1, free_bytes=1 << 40, backend="cpu")
     assert cpu.sample_on == "cpu" and "GRAPHFERRY_BACKEND=cuda" in cpu.reason
-    assert (
-        _device.choose_mode(CUDA, backend="cuda", free_bytes=1 << 40).sample_on == "cpu"
-    )  # size unknown
+    assert _device.choose_mode(CUDA, backend="cuda", free_bytes=1 << 40).sample_on == "cpu"  # size unknown
 
 
 def test_overrides():
     big = 1 << 40
-    assert (
-        _device.choose_mode(
-            CUDA, sample_on="cpu", graph_size=1, free_bytes=big, backend="cuda"
-        ).sample_on
-        == "cpu"
-    )
-    forced = _device.choose_mode(
-        CUDA, sample_on="cuda", graph_size=big, free_bytes=1, backend="cuda"
-    )
-    assert (
-        forced.sample_on == "cuda" and forced.device.topology == _lib.GF_TOPOLOGY_AUTO
-    )
+    assert _device.choose_mode(CUDA, sample_on="cpu", graph_size=1, free_bytes=big, backend="cuda").sample_on == "cpu"
+    forced = _device.choose_mode(CUDA, sample_on="cuda", graph_size=big, free_bytes=1, backend="cuda")
+    assert forced.sample_on == "cuda" and forced.device.topology == _lib.GF_TOPOLOGY_AUTO
     uva = _device.choose_mode(CUDA, use_uva=True, backend="cuda")
-    assert (
-        uva.sample_on == "cuda"
-        and uva.device.topology == _lib.GF_TOPOLOGY_PINNED
-        and uva.device.cache_bytes == 0
-    )
+    assert uva.sample_on == "cuda" and uva.device.topology == _lib.GF_TOPOLOGY_PINNED and uva.device.cache_bytes == 0
     with pytest.raises(ValueError, match="give one of them"):
         _device.choose_mode(CUDA, use_uva=True, sample_on="cpu", backend="cuda")
     with pytest.raises(ValueError, match="sample_on must be"):
@@ -114,12 +87,8 @@ def test_this_process_cpu_library_refuses_a_device():
         with pytest.raises(BackendError, match="GRAPHFERRY_BACKEND=cuda"):
             _device.choose_mode(CUDA, sample_on="cuda")
         opts = graphferry.SampleOptions([1], seed=1)
-        with pytest.raises(
-            graphferry.GraphferryError, match="libgraphferry_cuda.so"
-        ) as err:
-            graphferry.Loader.from_options(
-                g, torch.tensor([0, 1]), opts, device=_device.DeviceOptions(0)
-            )
+        with pytest.raises(graphferry.GraphferryError, match="libgraphferry_cuda.so") as err:
+            graphferry.Loader.from_options(g, torch.tensor([0, 1]), opts, device=_device.DeviceOptions(0))
         assert err.value.code == GF_ENOTSUP
     finally:
         g.close()
@@ -235,18 +204,12 @@ def cuda_package(tmp_path_factory) -> Path:
     """A copy of the package whose lib/ has both libraries, and the fake
     driver (make lib-cuda fakecuda)."""
     if not (FAKE_DRIVER / "libcuda.so.1").is_file():
-        pytest.fail(
-            f"the fake CUDA driver is not built: make fakecuda (looked in {FAKE_DRIVER})"
-        )
+        pytest.fail(f"the fake CUDA driver is not built: make fakecuda (looked in {FAKE_DRIVER})")
     root = tmp_path_factory.mktemp("pkg")
     src = Path(graphferry.__file__).resolve().parent
-    shutil.copytree(
-        src, root / "graphferry", ignore=shutil.ignore_patterns("lib", "__pycache__")
-    )
+    shutil.copytree(src, root / "graphferry", ignore=shutil.ignore_patterns("lib", "__pycache__"))
     (root / "graphferry" / "lib").mkdir()
-    shutil.copy(
-        src / "lib" / _backend.CPU_LIB, root / "graphferry" / "lib" / _backend.CPU_LIB
-    )
+    shutil.copy(src / "lib" / _backend.CPU_LIB, root / "graphferry" / "lib" / _backend.CPU_LIB)
     shutil.copy(_cuda_library(), root / "graphferry" / "lib" / _backend.CUDA_LIB)
     return root
 
@@ -255,8 +218,7 @@ def _run(root: Path, code: str, args: list[str], **env_extra: str) -> dict:
     env = {
         k: v
         for k, v in os.environ.items()
-        if k not in ("GRAPHFERRY_LIB_PATH", "LD_LIBRARY_PATH")
-        and not k.startswith("GF_FAKECUDA")
+        if k not in ("GRAPHFERRY_LIB_PATH", "LD_LIBRARY_PATH") and not k.startswith("GF_FAKECUDA")
     }
     env.update(PYTHONPATH=str(root), LD_LIBRARY_PATH=str(FAKE_DRIVER), **env_extra)
     out = subprocess.run(
@@ -268,9 +230,7 @@ def _run(root: Path, code: str, args: list[str], **env_extra: str) -> dict:
         text=True,
         timeout=300,
     )
-    assert out.returncode == 0, (
-        f"exit {out.returncode}\nstdout: {out.stdout[-3000:]}\nstderr: {out.stderr[-3000:]}"
-    )
+    assert out.returncode == 0, f"exit {out.returncode}\nstdout: {out.stdout[-3000:]}\nstderr: {out.stderr[-3000:]}"
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -288,15 +248,11 @@ def test_device_batches_through_dlpack_over_the_fake_driver(cuda_package, mode, 
     )
     assert res["backend"] == "cuda"
     assert res["sample_on"] == "cuda"
-    assert res["topology"] == (
-        _lib.GF_TOPOLOGY_PINNED if mode == "uva" else _lib.GF_TOPOLOGY_AUTO
-    )
+    assert res["topology"] == (_lib.GF_TOPOLOGY_PINNED if mode == "uva" else _lib.GF_TOPOLOGY_AUTO)
     assert res["auto"] == "cuda"  # Cora fits in the fake's 1 GiB
     assert res["batches"] == 10 and res["diffs"] == []
     assert res["stream0_refused"] and res["twice_refused"]
-    assert (
-        res["live_allocs"] == 0
-    )  # every device block freed after close and the deleters
+    assert res["live_allocs"] == 0  # every device block freed after close and the deleters
 
 
 _SMALL_DEVICE = r"""
@@ -345,17 +301,13 @@ def test_pyg_loader_choice_with_the_cpu_library():
     assert plain.mode.sample_on == "cpu" and plain.mode.device is None
     with pytest.raises(ValueError, match="give device='cuda'"):
         NeighborLoader(data, [2], batch_size=8, sample_on="cuda")
-    with pytest.raises(
-        BackendError, match="set GRAPHFERRY_BACKEND=cuda before importing graphferry"
-    ):
+    with pytest.raises(BackendError, match="set GRAPHFERRY_BACKEND=cuda before importing graphferry"):
         NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cuda")
     # device="cuda" without the CUDA library: mode 1 (here without CUDA the
     # prefetch step falls back to the CPU with PyG's warning)
     with pytest.warns(UserWarning):
         mode1 = NeighborLoader(data, [2], batch_size=8, device="cuda")
-    assert (
-        mode1.mode.sample_on == "cpu" and "GRAPHFERRY_BACKEND=cuda" in mode1.mode.reason
-    )
+    assert mode1.mode.sample_on == "cpu" and "GRAPHFERRY_BACKEND=cuda" in mode1.mode.reason
     assert sum(b.batch_size for b in mode1) == data.num_nodes
     with pytest.warns(UserWarning):
         forced = NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cpu")
@@ -364,6 +316,7 @@ def test_pyg_loader_choice_with_the_cpu_library():
 
 def test_dgl_loader_choice_with_the_cpu_library():
     import dgl
+
     from graphferry import dgl as gfdgl
 
     gd = dgl.graph((torch.tensor([0, 1, 2, 3]), torch.tensor([1, 2, 3, 0])))

@@ -303,6 +303,17 @@ class DataLoader(EngineLoader):
         self.drop_last = drop_last
         self.use_ddp = bool(use_ddp)
         self.ddp_seed = ddp_seed
+        per_type = is_hetero_input(graph, indices)
+        edges = is_edge_sampler(graph_sampler)
+        # mode 2 or not (graphferry._device): asked for, or when the graph
+        # fits; decided first, so that asking for it without the CUDA
+        # library says so whatever the device
+        self.mode = choose_mode(
+            None if device is None else torch.device(device),
+            sample_on=sample_on,
+            use_uva=use_uva,
+            graph_size=None if per_type or edges or comm is not None else _dgl_graph_bytes(graph),
+        )
         # As DGL keeps them: resolved.
         self.device, settings, transfer = dgl_transfer(
             device,
@@ -312,15 +323,6 @@ class DataLoader(EngineLoader):
             tensor_adaptor=is_tensor_adaptor_enabled(),
         )
         self.pin_prefetcher, self.use_prefetch_thread, self.use_alternate_streams = settings
-        per_type = is_hetero_input(graph, indices)
-        edges = is_edge_sampler(graph_sampler)
-        # mode 2 or not (graphferry._device): asked for, or when the graph fits
-        self.mode = choose_mode(
-            self.device,
-            sample_on=sample_on,
-            use_uva=use_uva,
-            graph_size=None if per_type or edges or comm is not None else _dgl_graph_bytes(graph),
-        )
         if self.mode.device is not None:
             if per_type or edges or comm is not None:
                 what = "heterographs" if per_type else "edge batches" if edges else "comm="
