@@ -127,20 +127,26 @@ devl = sampling.Loader.from_options(g, seeds, opts, device=choice.device, **kw)
 get = ctypes.pythonapi.PyCapsule_GetPointer
 get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
 
+calls = [0]
 def read(dt, first):
     if first:
         try:
             dt.__dlpack__(stream=0)
         except ValueError:
             out["stream0_refused"] = True
-    cap = dt.__dlpack__(stream=stream.value)
+    versioned = calls[0] % 2 == 1  # every other tensor as a DLPack 1.x consumer takes it
+    calls[0] += 1
+    cap = dt.__dlpack__(stream=stream.value, max_version=(1, 0) if versioned else None)
     if first:
         try:
             dt.__dlpack__(stream=stream.value)
         except BufferError:
             out["twice_refused"] = True
-    m = L.DLManagedTensor.from_address(get(cap, b"dltensor"))
-    t = m.dl_tensor
+    if versioned:
+        t = L.DLManagedTensorVersioned.from_address(get(cap, b"dltensor_versioned")).dl_tensor
+        out["versioned"] = out.get("versioned", 0) + 1
+    else:
+        t = L.DLManagedTensor.from_address(get(cap, b"dltensor")).dl_tensor
     assert (t.device.device_type, t.device.device_id) == (L.kDLCUDA, 0), (t.device.device_type, t.device.device_id)
     n = t.dtype.bits // 8
     for i in range(t.ndim):
@@ -251,7 +257,9 @@ def test_device_batches_through_dlpack_over_the_fake_driver(cuda_package, mode, 
     assert res["topology"] == (_lib.GF_TOPOLOGY_PINNED if mode == "uva" else _lib.GF_TOPOLOGY_AUTO)
     assert res["auto"] == "cuda"  # Cora fits in the fake's 1 GiB
     assert res["batches"] == 10 and res["diffs"] == []
-    assert res["stream0_refused"] and res["twice_refused"]
+    assert (
+        res["stream0_refused"] and res["twice_refused"] and res["versioned"] == 45
+    )  # 10 batches of 9 device tensors, every other one
     assert res["live_allocs"] == 0  # every device block freed after close and the deleters
 
 

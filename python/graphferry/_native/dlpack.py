@@ -113,6 +113,18 @@ _CAPSULE_DESTRUCTOR_PTR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).valu
 _VERSIONED_CAPSULE_DESTRUCTOR_PTR = ctypes.cast(_versioned_capsule_destructor, ctypes.c_void_p).value
 
 
+def _capsule(managed: int, max_version: tuple[int, int] | None) -> Any:
+    """A capsule handing the ``DLManagedTensor *`` over: a DLPack 1.x
+    ``"dltensor_versioned"`` one when the consumer's ``max_version`` allows,
+    else a legacy ``"dltensor"`` one. On failure ``managed`` is still the
+    caller's."""
+    if max_version is not None and max_version[0] >= DLPACK_MAJOR_VERSION:
+        out = ctypes.c_void_p()
+        lib.gf_tensor_to_versioned(managed, ctypes.byref(out))
+        return PyCapsule_New(out.value, _DLTENSOR_VERSIONED, _VERSIONED_CAPSULE_DESTRUCTOR_PTR)
+    return PyCapsule_New(managed, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)
+
+
 class ManagedTensor:
     """A tensor the library returned (a ``DLManagedTensor *`` the caller
     owns), offered to any DLPack consumer through the array API's
@@ -152,13 +164,9 @@ class ManagedTensor:
         managed = self._managed
         if managed is None:
             raise BufferError("this graphferry tensor was already exported through __dlpack__")
-        if max_version is not None and max_version[0] >= DLPACK_MAJOR_VERSION:
-            out = ctypes.c_void_p()
-            lib.gf_tensor_to_versioned(managed, ctypes.byref(out))  # raises, keeping managed ours
-            self._managed = None
-            return PyCapsule_New(out.value, _DLTENSOR_VERSIONED, _VERSIONED_CAPSULE_DESTRUCTOR_PTR)
+        capsule = _capsule(managed, max_version)  # raises, keeping managed ours
         self._managed = None
-        return PyCapsule_New(managed, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)
+        return capsule
 
     def __del__(self) -> None:
         managed, self._managed = getattr(self, "_managed", None), None
@@ -217,15 +225,11 @@ class DeviceTensor:
             lib.gf_batch_wait_stream(batch, stream)
         managed = self._take()
         self._batch = None
-        if max_version is not None and max_version[0] >= DLPACK_MAJOR_VERSION:
-            out = ctypes.c_void_p()
-            try:
-                lib.gf_tensor_to_versioned(managed, ctypes.byref(out))
-            except BaseException:
-                _call_deleter(managed)
-                raise
-            return PyCapsule_New(out.value, _DLTENSOR_VERSIONED, _VERSIONED_CAPSULE_DESTRUCTOR_PTR)
-        return PyCapsule_New(managed, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)
+        try:
+            return _capsule(managed, max_version)
+        except BaseException:
+            _call_deleter(managed)
+            raise
 
 
 def tensor_from_managed(managed: int) -> torch.Tensor:
