@@ -1235,9 +1235,15 @@ typedef struct gf_loader_options {
  *                  invalid options (struct_size of either struct, batch_size,
  *                  the sample options as in gf_sample, a NULL name, an
  *                  unknown node data name, an allocator's struct_size,
- *                  reserved or NULL function); a seed out of range or
- *                  repeated
+ *                  reserved or NULL function; a stream or device_* field
+ *                  with a host device; a device_id, device_cache_bytes,
+ *                  device_reserve_bytes or device_topology out of range; a
+ *                  CUDA device that cannot be opened); a seed out of range
+ *                  or repeated
  *   GF_ETYPE       seeds not int64/int32, not on the CPU, or not contiguous
+ *   GF_ENOTSUP     device.device_type kDLCUDA in the CPU library, a device
+ *                  type other than kDLCPU/kDLCUDA, or a request the device
+ *                  does not sample (see "Device outputs")
  *   GF_EBADHANDLE  graph
  *   GF_ENOMEM      the loader's buffers do not fit in memory
  * Release with gf_loader_close.
