@@ -105,7 +105,8 @@ type devState struct {
 	// waitOn makes stream s wait for event e of the device.
 	waitOn func(s mem.Stream, e mem.Event) error
 	// teardown releases the device (sampler, tiers, pools, context) once
-	// the loader is closed and no taken tensor is alive.
+	// the loader is closed and no batch of it is open nor taken tensor
+	// alive (outstanding counts both).
 	teardown func() error
 
 	mu          sync.Mutex
@@ -168,12 +169,8 @@ func drainDevice() error {
 			if i := int(r.alloc); i < len(st.allocs) {
 				st.allocs[i].FreeBuffer(mem.DeviceBuffer(uintptr(r.ptr), 0, st.ordinal), mem.Stream(uintptr(r.stream)))
 			}
-			st.outstanding--
-			last := st.closed && st.outstanding == 0
 			st.mu.Unlock()
-			if last {
-				errs = append(errs, st.finish())
-			}
+			errs = append(errs, st.drop())
 		}
 		C.free(unsafe.Pointer(r))
 		r = next
@@ -223,9 +220,7 @@ func (o *batchObj) takeDevice(t *mem.Tensor, out **C.DLManagedTensor) error {
 	if len(t.Shape) > 0 {
 		copy(unsafe.Slice((*int64)(unsafe.Pointer(m.dl_tensor.shape)), len(t.Shape)), t.Shape)
 	}
-	o.dev.mu.Lock()
-	o.dev.outstanding++
-	o.dev.mu.Unlock()
+	o.dev.hold()
 	t.DevicePtr = 0 // the batch no longer frees it
 	*out = m
 	return nil
@@ -249,7 +244,30 @@ func (o *batchObj) release() {
 	}
 	if o.dev != nil {
 		_ = drainDevice()
+		_ = o.dev.drop()
 	}
+}
+
+// hold counts one more user of st's device memory (an open batch, a taken
+// tensor): the device is torn down once the loader is closed and the last
+// user is gone.
+func (st *devState) hold() {
+	st.mu.Lock()
+	st.outstanding++
+	st.mu.Unlock()
+}
+
+// drop ends one user of hold, tearing the device down when it was the last
+// of a closed loader.
+func (st *devState) drop() error {
+	st.mu.Lock()
+	st.outstanding--
+	last := st.closed && st.outstanding == 0
+	st.mu.Unlock()
+	if last {
+		return st.finish()
+	}
+	return nil
 }
 
 //export gfgo_batch_wait_stream

@@ -179,6 +179,7 @@ func newDeviceBatch(b *pipeline.Batch, dev *devState, out *C.uintptr_t) {
 	o := &batchObj{b: b, taken: map[fieldKey]bool{}, names: map[string]bool{}, dev: dev}
 	if dev != nil {
 		o.consumer = dev.consumer
+		dev.hold() // the batch's device memory outlives gf_loader_close
 	}
 	putHandle(out, newHandle(kindBatch, o))
 }

@@ -1163,9 +1163,11 @@ typedef struct gf_allocator {
  *     call for that loader. Without a consumer stream, the caller must have
  *     finished its reads (synchronised) before calling the deleter. Tensors
  *     not taken are freed by gf_batch_close, ordered after the same stream.
- *   - gf_loader_close with device tensors still alive keeps the loader's
- *     device memory until the last of them is deleted (it is released on
- *     the library's next call after that, or at process exit).
+ *   - Batches stay valid after gf_loader_close, device tensors included:
+ *     the loader's device memory is kept until its last batch is closed and
+ *     the last tensor taken from it deleted (released then by
+ *     gf_batch_close, or after a deleter by the library's next loader or
+ *     batch call, or at process exit).
  */
 typedef struct gf_loader_options {
   uint32_t struct_size;

@@ -279,10 +279,11 @@ static void test_outlives_close(gf_graph *g) {
   DLManagedTensor *feat = NULL, *nodes = NULL;
   CHECK(gf_loader_open(g, &seeds, &lo, &l) == GF_OK, "open: %s", gf_errmsg());
   CHECK(gf_loader_start(l, 0) == GF_OK && gf_loader_next(l, &b) == GF_OK, "next: %s", gf_errmsg());
-  CHECK(gf_batch_take_node_data(b, "feat", &feat) == GF_OK && gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK,
-        "take: %s", gf_errmsg());
-  gf_batch_close(b);
   gf_loader_close(l);
+  /* the batch stays valid after gf_loader_close: its device tensors too */
+  CHECK(gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK && gf_batch_take_node_data(b, "feat", &feat) == GF_OK,
+        "take after close: %s", gf_errmsg());
+  gf_batch_close(b);
   if (!feat || !nodes) return;
   size_t n = 0;
   int64_t *ids = (int64_t *)read_tensor(&nodes->dl_tensor, &n);
