@@ -5,7 +5,8 @@ package main
 // The CUDA library (make lib-cuda: go build -tags cuda) links the device
 // backend, package cuda, which brings gorgonia.org/cu and so NEEDED
 // libcuda.so.1 and a cuInit at load time. This file is its only link to
-// capi. Until the C API exposes the device pipeline stage, it exports test and check
+// capi. It opens gf_loader_open's device loaders (openCUDALoader, mode 2;
+// device.go is the part both builds share), and exports test and check
 // hooks, not part of include/graphferry.h (graphferry/_backend.py and
 // tests/gpu use them; gfcuda_selfcheck compares the kernels and then the
 // mode-2 pipeline with the CPU engine; gfcuda_epoch times the device
