@@ -108,7 +108,7 @@ fakecuda: $(FAKECUDA)
 # launch's threads run concurrently on 3 host threads in seeded orders (the
 # kernels and the mode-2 pipeline on three schedules); and
 # tests/gpu/run.sh --dry-run (the GPU script, every step that runs here).
-test-cuda: lib lib-cuda $(FAKECUDA)
+test-cuda: lib lib-cuda $(FAKECUDA) build/cudatest/test_device_loader
 	readelf -d $(LIB_CUDA) | grep -q 'NEEDED.*\[libcuda\.so\.1\]'
 	for h in check selfcheck epoch fault; do nm -D --defined-only $(LIB_CUDA) | grep -q " T gfcuda_$$h$$" || exit 1; done
 	CGO_CFLAGS=-I$(CUDA_INC) $(GO) vet -tags cuda,$(GO_TEST_TAGS) ./cuda ./capi
@@ -121,6 +121,8 @@ test-cuda: lib lib-cuda $(FAKECUDA)
 	  (cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=$$seed \
 	    ../$(GPU_TEST_BIN) -test.run '^TestGPU(SelfCheck|PipelineCheck)$$' -test.count=1) || exit 1; \
 	done
+	LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) ./build/cudatest/test_device_loader cuda examples/data/cora
+	LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=11 ./build/cudatest/test_device_loader cuda examples/data/cora
 	PYTHON=$(abspath $(PY)) bash tests/gpu/run.sh --dry-run
 
 $(LIB_CHECK): $(GO_SRC) build/source_id
@@ -171,6 +173,17 @@ C_TEST_DEPS   := include/graphferry.h include/dlpack.h tests/c/gftest.h
 $(addprefix build/,$(C_TESTS)): build/%: tests/c/%.c $(C_TEST_DEPS) $(LIB)
 	$(CC) $(C_TEST_CFLAGS) -o $@ $< -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
 
+# tests/c/test_device_loader.c twice: against the CPU library (its refusal
+# of a device) and, in build/cudatest/ beside a copy of the CUDA library,
+# against libgraphferry_cuda.so and the driver (the fake one in test-cuda).
+build/test_device_loader: tests/c/test_device_loader.c $(C_TEST_DEPS) $(LIB)
+	$(CC) $(C_TEST_CFLAGS) -Itests/c -o $@ $< -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+build/cudatest/test_device_loader: tests/c/test_device_loader.c $(C_TEST_DEPS) $(LIB_CUDA) $(FAKECUDA)
+	@mkdir -p $(dir $@)
+	cp $(LIB_CUDA) $(dir $@)libgraphferry_cuda.so
+	$(CC) $(C_TEST_CFLAGS) -DGFT_CUDA -Itests/c -I$(CUDA_INC) -Icuda/fakedriver -o $@ $< $(dir $@)libgraphferry_cuda.so \
+	  -L$(dir $(FAKECUDA)) -lcuda -ldl -Wl,-rpath,'$$ORIGIN'
+
 $(addprefix build/cgocheck2/,$(C_TESTS)): build/cgocheck2/%: tests/c/%.c $(C_TEST_DEPS) $(LIB_CHECK)
 	$(CC) $(C_TEST_CFLAGS) -o $@ $< -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
 
@@ -205,7 +218,7 @@ SOAK_ROUNDS ?= 1000
 # The headers alone, as pedantic C99 and as C++; the C test (a forked child
 # included); the typed constructors; the soak; and the library's symbols:
 # exactly the header's GF_API functions exported, no Go test helper linked in.
-test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader build/test_cancel build/test_disk build/soak
+test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader build/test_cancel build/test_disk build/soak build/test_device_loader
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	./build/test_capi
@@ -214,6 +227,7 @@ test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader
 	./build/test_edge_loader examples/data/cora
 	./build/test_cancel examples/data/cora
 	./build/test_disk examples/data/cora
+	./build/test_device_loader cpu examples/data/cora
 	./build/soak examples/data/cora $(SOAK_ROUNDS)
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 

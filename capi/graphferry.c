@@ -170,6 +170,74 @@ DLManagedTensor *gf__make_tensor(void *data, uint8_t code, uint8_t bits,
   return &t->m;
 }
 
+// Device tensors (mode 2, the CUDA library): data is device memory of a
+// loader's pool, which Go must give back; a deleter, plain C that may run
+// on any thread at any time (also after gf_loader_close), only queues the
+// tensor's return record (allocated with it, so that deleting cannot fail)
+// under a mutex. Go drains the queue on its next device call
+// (capi/device.go: gf_loader_next, gf_batch_close, gf_loader_close, ...)
+// and gives each block back after the consumer's stream.
+static pthread_mutex_t gf__devret_mu = PTHREAD_MUTEX_INITIALIZER;
+static gf__devret *gf__devret_head = NULL;
+
+static void gf__dev_return(gf__devret *r) {
+  if (r == NULL) {
+    return;
+  }
+  pthread_mutex_lock(&gf__devret_mu);
+  r->next = gf__devret_head;
+  gf__devret_head = r;
+  pthread_mutex_unlock(&gf__devret_mu);
+}
+
+gf__devret *gf__dev_drain(void) {
+  pthread_mutex_lock(&gf__devret_mu);
+  gf__devret *r = gf__devret_head;
+  gf__devret_head = NULL;
+  pthread_mutex_unlock(&gf__devret_mu);
+  return r;
+}
+
+static void gf__dev_deleter(DLManagedTensor *self) {
+  if (self == NULL) {
+    return;
+  }
+  gf__dev_return((gf__devret *)self->manager_ctx);
+  free(self);
+}
+
+static void gf__dev_vdeleter(DLManagedTensorVersioned *self) {
+  if (self == NULL) {
+    return;
+  }
+  gf__dev_return((gf__devret *)self->manager_ctx);
+  free(self);
+}
+
+// gf__make_dev_tensor is gf__make_tensor for device memory at ptr of CUDA
+// device device_id; Go writes the shape.
+DLManagedTensor *gf__make_dev_tensor(uintptr_t ptr, uint8_t code, uint8_t bits, int32_t ndim, int32_t device_id,
+                                     uint64_t owner, uint64_t alloc, uintptr_t stream) {
+  gf__devret *r = (gf__devret *)calloc(1, sizeof(gf__devret));
+  if (r == NULL) {
+    return NULL;
+  }
+  DLManagedTensor *t = gf__make_tensor((void *)ptr, code, bits, ndim);
+  if (t == NULL) {
+    free(r);
+    return NULL;
+  }
+  r->owner = owner;
+  r->alloc = alloc;
+  r->ptr = ptr;
+  r->stream = stream;
+  t->dl_tensor.device.device_type = kDLCUDA;
+  t->dl_tensor.device.device_id = device_id;
+  t->manager_ctx = r;
+  t->deleter = gf__dev_deleter;
+  return t;
+}
+
 // Versioned tensors made by graphferry: the same layout with the DLPack 1.x
 // header. The shape array has room for GF__MAX_NDIM dimensions, so that the
 // struct can be allocated before a field is taken out of a batch (taking
@@ -213,7 +281,7 @@ static DLManagedTensorVersioned *gf__vtensor_fill(gf__vtensor *v, DLManagedTenso
   v->m.version.major = DLPACK_MAJOR_VERSION;
   v->m.version.minor = DLPACK_MINOR_VERSION;
   v->m.manager_ctx = t->manager_ctx;
-  v->m.deleter = gf__vtensor_deleter;
+  v->m.deleter = t->deleter == gf__dev_deleter ? gf__dev_vdeleter : gf__vtensor_deleter;
   // The memory was made for this tensor and nothing else refers to it.
   v->m.flags = DLPACK_FLAG_BITMASK_IS_COPIED;
   v->m.dl_tensor = t->dl_tensor;
@@ -581,7 +649,7 @@ int gf_tensor_to_versioned(DLManagedTensor *tensor,
   }
   // Only our own tensors: their layout (and ndim bound) is known, and their
   // data is ours to re-wrap.
-  if (tensor->deleter != gf__tensor_deleter ||
+  if ((tensor->deleter != gf__tensor_deleter && tensor->deleter != gf__dev_deleter) ||
       tensor->dl_tensor.ndim < 0 || tensor->dl_tensor.ndim > GF__MAX_NDIM) {
     gf__errorf("%s: tensor was not made by graphferry (its deleter is not graphferry's)", fn);
     return GF_EINVAL;
@@ -619,6 +687,11 @@ int gf_loader_open(gf_graph *graph, const DLTensor *seeds,
   return gfgo_loader_open((uintptr_t)graph, (DLTensor *)seeds,
                           (gf_loader_options *)options,
                           (uintptr_t *)out_loader);
+}
+
+int gf_batch_wait_stream(gf_batch *batch, void *stream) {
+  GF_GUARD();
+  return gfgo_batch_wait_stream((uintptr_t)batch, (uintptr_t)stream);
 }
 
 int gf_loader_num_batches(const gf_loader *loader, int64_t *out) {

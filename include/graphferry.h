@@ -1227,8 +1227,39 @@ typedef struct gf_allocator {
 /*
  * gf_loader_options configures a loader. Zero-initialise it and set
  * struct_size = sizeof(gf_loader_options). Accepted struct_size (LP64): 72
- * (the end of label_names) to sizeof (88). (An early 0.1.0 draft embedded
- * gf_sample_options by value, sizeof 104; that layout is refused.)
+ * (the end of label_names) to sizeof (128), but 104: an early 0.1.0 draft
+ * embedded gf_sample_options by value, sizeof 104; that layout is refused
+ * (no released header had that size).
+ *
+ * Device outputs (mode 2: sampling and gathering on a GPU). With
+ * device.device_type = kDLCUDA the loader samples and gathers on CUDA device
+ * device.device_id, and its batches' tensors (but GF_FIELD_HOP_COUNTS, on
+ * the host) are device memory, taken out as DLPack tensors whose
+ * dl_tensor.device is {kDLCUDA, device_id}. Only the CUDA library
+ * (libgraphferry_cuda.so) offers them; libgraphferry.so returns GF_ENOTSUP
+ * from gf_loader_open, naming the library to use. Node-wise sampling only
+ * (gf_sample_options.scheme GF_SCHEME_NODE, not disjoint, not temporal, not
+ * typed), and gf_loader_open only (not the edge or distributed loaders):
+ * other requests give GF_ENOTSUP. The stream contract:
+ *   - The device work of a batch is queued on the library's streams and is
+ *     complete only at the batch's ready event. A consumer reading the
+ *     batch's device tensors on its stream S first makes S wait for that
+ *     event: gf_batch_wait_stream(batch, S) (the host does not wait), or set
+ *     options.stream = S and gf_loader_next does it for every batch.
+ *   - Who frees what, when: a device tensor taken from a batch belongs to
+ *     the caller, who calls its deleter (plain C, any thread, never blocks,
+ *     never calls the driver) once done with it; the library reuses the
+ *     memory only after the work queued on the consumer's stream (the last
+ *     stream given to gf_batch_wait_stream before the take, else
+ *     options.stream) at the time it takes the memory back, on its next
+ *     call for that loader. Without a consumer stream, the caller must have
+ *     finished its reads (synchronised) before calling the deleter. Tensors
+ *     not taken are freed by gf_batch_close, ordered after the same stream.
+ *   - Batches stay valid after gf_loader_close, device tensors included:
+ *     the loader's device memory is kept until its last batch is closed and
+ *     the last tensor taken from it deleted (released then by
+ *     gf_batch_close, or after a deleter by the library's next loader or
+ *     batch call, or at process exit).
  */
 typedef struct gf_loader_options {
   uint32_t struct_size;
@@ -1258,7 +1289,35 @@ typedef struct gf_loader_options {
   /* The memory of the loader's output tensors (see gf_allocator); NULL: the
      library's own. Copied. Read as NULL from an older struct_size (72, 80). */
   const gf_allocator *allocator;
+  /* Where the batches live: device_type 0 (zero-initialised) or kDLCPU: host
+     memory (CPU sampling); kDLCUDA: device memory of CUDA device device_id,
+     sampled and gathered there (see "Device outputs" above). Other types
+     are GF_ENOTSUP. Read as {0, 0} from an older struct_size (72, 80, 88);
+     the fields after it read as 0 from a struct_size that ends before them. */
+  DLDevice device;
+  /* The consumer's stream (a CUstream of device's primary context; kDLCUDA
+     only, else GF_EINVAL), or NULL: gf_loader_next makes it wait for each
+     batch's ready event, and device memory is reused after its work. */
+  void *stream;
+  /* kDLCUDA only: the node data rows kept in device memory (the hot tier,
+     nodes of highest in-degree first); the others are read in place from
+     pinned host memory by the gather kernel. > 0: that many bytes of rows;
+     0: no hot tier; -1: auto, what fits in the device's free memory less
+     device_reserve_bytes (>= 0; memory left for the model, also by
+     GF_TOPOLOGY_AUTO). */
+  int64_t device_cache_bytes;
+  int64_t device_reserve_bytes;
+  /* kDLCUDA only: where the graph's topology lives: GF_TOPOLOGY_AUTO (0)
+     device memory when it fits in the free memory less
+     device_reserve_bytes, else pinned host memory; GF_TOPOLOGY_DEVICE (1);
+     GF_TOPOLOGY_PINNED (2): pinned host memory read in place by the
+     sampling kernels (UVA, as DGL's use_uva=True). */
+  int32_t device_topology;
 } gf_loader_options;
+
+#define GF_TOPOLOGY_AUTO 0
+#define GF_TOPOLOGY_DEVICE 1
+#define GF_TOPOLOGY_PINNED 2
 
 /*
  * gf_loader_open makes a loader over seeds (int64 [n] distinct original
@@ -1270,15 +1329,35 @@ typedef struct gf_loader_options {
  *                  invalid options (struct_size of either struct, batch_size,
  *                  the sample options as in gf_sample, a NULL name, an
  *                  unknown node data name, an allocator's struct_size,
- *                  reserved or NULL function); a seed out of range or
- *                  repeated
+ *                  reserved or NULL function; a stream or device_* field
+ *                  with a host device; a device_id, device_cache_bytes,
+ *                  device_reserve_bytes or device_topology out of range; a
+ *                  CUDA device that cannot be opened); a seed out of range
+ *                  or repeated
  *   GF_ETYPE       seeds not int64/int32, not on the CPU, or not contiguous
+ *   GF_ENOTSUP     device.device_type kDLCUDA in the CPU library, a device
+ *                  type other than kDLCPU/kDLCUDA, or a request the device
+ *                  does not sample (see "Device outputs")
  *   GF_EBADHANDLE  graph
  *   GF_ENOMEM      the loader's buffers do not fit in memory
  * Release with gf_loader_close.
  */
 GF_API int gf_loader_open(gf_graph *graph, const DLTensor *seeds,
                           const gf_loader_options *options, gf_loader **out_loader);
+
+/*
+ * gf_batch_wait_stream makes the consumer's stream (a CUstream of the
+ * device's primary context) wait, without the host waiting, for the batch's
+ * ready event: the producer's device work on the batch (cuStreamWaitEvent).
+ * Device tensors taken from the batch afterwards have their memory reused
+ * only after the work queued on stream (see "Device outputs" at
+ * gf_loader_options). A host batch has nothing to wait for: GF_OK, and
+ * stream is not used.
+ * Returns GF_OK, GF_EBADHANDLE (batch), GF_EINVAL (stream NULL for a device
+ * batch), or the driver's failure (GF_EINVAL naming the CUDA error, e.g. a
+ * stream of another context).
+ */
+GF_API int gf_batch_wait_stream(gf_batch *batch, void *stream);
 
 /*
  * gf_loader_num_batches sets *out to the number of batches per epoch.

@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ._device import DeviceOptions
 from ._hostmem import HostAllocator
 from ._options import SampleOptions
 from ._resource import Closeable
@@ -231,6 +232,7 @@ class EngineLoader(Closeable):
         opener: Callable[..., Loader] | None = None,
         eager: bool = True,
         transfer: Transfer | None = None,
+        device: DeviceOptions | None = None,
     ) -> None:
         """Keeps what the engine loaders are opened with and opens the first
         (with ``eager``; else on first use, so that errors in the seeds
@@ -238,7 +240,8 @@ class EngineLoader(Closeable):
         each engine loader instead of :meth:`Loader.from_options` (an edge
         loader: :class:`graphferry._link.EdgeLoader`), given ``allocator=``.
         ``transfer`` is how batches reach a GPU consumer (None: CPU
-        training)."""
+        training). ``device``: mode 2, the engine samples and gathers on
+        that CUDA device (:mod:`graphferry._device`; no ``transfer`` then)."""
         self._transfer = transfer
         self._graph = graph
         self._opener = opener
@@ -256,6 +259,8 @@ class EngineLoader(Closeable):
         )
         if seed_times is not None:  # temporal sampling: one time per seed, permuted with them
             self._loader_args["seed_times"] = seed_times
+        if device is not None:  # mode 2
+            self._loader_args["device"] = device
         self._loaders = []
         # id(loader) -> what iterates its epoch: the epoch's iterator, or the
         # prefetch step's state (alive while its thread runs)

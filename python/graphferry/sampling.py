@@ -33,9 +33,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from ._device import DeviceOptions
 from ._hostmem import HostAllocator, register_user
 from ._native import lib as _lib
-from ._native.dlpack import BorrowedTensor, borrow, tensor_from_managed
+from ._native.dlpack import BorrowedTensor, DeviceTensor, borrow, tensor_from_managed
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats, cache_options, read_stats, set_cache
@@ -226,13 +227,37 @@ class SampledSubgraph:
         return self.nodes[: self.batch_size]
 
 
-class _Batch(Closeable):
-    """Wrapper of one ``gf_batch *``; fields are moved out once each."""
+def from_device(tensor: DeviceTensor) -> Any:
+    """A mode-2 batch's device tensor as the consumer gets it: a torch CUDA
+    tensor (``torch.from_dlpack``, on PyTorch's current stream)."""
+    return torch.from_dlpack(tensor)
 
-    def __init__(self, handle: int):
+
+class _Batch(Closeable):
+    """Wrapper of one ``gf_batch *``; fields are moved out once each. A
+    device batch (mode 2: ``device`` is the CUDA ordinal) hands its device
+    tensors over through :class:`DeviceTensor` (the stream contract)."""
+
+    def __init__(self, handle: int, device: int | None = None):
         self._handle: int | None = handle
+        self._device = device
         self._exit_stack = contextlib.ExitStack()
         self._exit_stack.callback(self._free)
+
+    def _out(self, take: Any, host: bool = False) -> Any:
+        """The tensor that ``take(out)`` moves out: a host tensor at once; on
+        a device batch, through ``__dlpack__`` (the consumer's stream first
+        waits for the batch). ``host``: a field that stays on the host."""
+        out = ctypes.c_void_p()
+        if self._device is None or host:
+            take(out)
+            return tensor_from_managed(out.value)
+
+        def taken() -> int:
+            take(out)
+            return out.value
+
+        return from_device(DeviceTensor(self._handle, taken, self._device))
 
     def num_hops(self) -> int:
         out = ctypes.c_int32()
@@ -251,14 +276,13 @@ class _Batch(Closeable):
         return num_dst.value, num_src.value, dst_offset.value
 
     def take(self, field_id: int, layer: int = 0) -> torch.Tensor:
-        out = ctypes.c_void_p()
-        _lib.gf_batch_take(self._handle, field_id, layer, ctypes.byref(out))
-        return tensor_from_managed(out.value)
+        return self._out(
+            lambda out: _lib.gf_batch_take(self._handle, field_id, layer, ctypes.byref(out)),
+            host=field_id == _lib.GF_FIELD_HOP_COUNTS,
+        )
 
     def take_node_data(self, name: bytes) -> torch.Tensor:
-        out = ctypes.c_void_p()
-        _lib.gf_batch_take_node_data(self._handle, name, ctypes.byref(out))
-        return tensor_from_managed(out.value)
+        return self._out(lambda out: _lib.gf_batch_take_node_data(self._handle, name, ctypes.byref(out)))
 
     def take_edge_data(self, name: bytes) -> torch.Tensor:
         out = ctypes.c_void_p()
@@ -692,10 +716,13 @@ class Loader(Closeable):
         label_names: Sequence[str] = (),
         seed_times: Any = None,
         allocator: HostAllocator | None = None,
+        device: DeviceOptions | None = None,
     ) -> Loader:
         """A loader sampling with ``options``; ``options.seed`` also seeds the
         per-epoch shuffles. ``seed_times`` (int64, one per seed, permuted with
-        them) is for temporal options; ``allocator`` as in :class:`Loader`."""
+        them) is for temporal options; ``allocator`` as in :class:`Loader`;
+        ``device``: mode 2 (the CUDA library samples and gathers on that
+        device; see :mod:`graphferry._device`)."""
         self = cls.__new__(cls)
         self._open(
             graph,
@@ -709,6 +736,7 @@ class Loader(Closeable):
             label_names=label_names,
             seed_times=seed_times,
             allocator=allocator,
+            device=device,
         )
         return self
 
@@ -726,8 +754,12 @@ class Loader(Closeable):
         label_names: Sequence[str],
         seed_times: Any = None,
         allocator: HostAllocator | None = None,
+        device: DeviceOptions | None = None,
     ) -> None:
         self._handle: int | None = None
+        if device is not None and not isinstance(device, DeviceOptions):
+            raise TypeError(f"'device' must be graphferry DeviceOptions (got '{type(device).__name__}')")
+        self.device = device
         self._exit_stack = contextlib.ExitStack()
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
@@ -765,6 +797,12 @@ class Loader(Closeable):
             seed_times=ctypes.pointer(self._seed_times.dltensor) if self._seed_times is not None else None,
             allocator=ctypes.pointer(allocator.struct) if allocator is not None else None,
         )
+        if device is not None:
+            o = self._options
+            o.device = _lib.DLDevice(_lib.kDLCUDA, device.ordinal)
+            o.device_topology = device.topology
+            o.device_cache_bytes = device.cache_bytes
+            o.device_reserve_bytes = device.reserve_bytes
         if graph.closed:
             raise _closed_error("graphferry.Loader: the graph was closed")
         borrowed = BorrowedTensor(seeds, "seeds")
@@ -904,7 +942,8 @@ class Loader(Closeable):
             self._position = (it.number, it.yielded, True)
             raise StopIteration
         batch_handle, out.value = out.value, None
-        with _Batch(batch_handle) as batch:
+        device = getattr(self, "device", None)
+        with _Batch(batch_handle, None if device is None else device.ordinal) as batch:
             sub = self._read(batch)
         it.yielded += 1
         if self._active is it.token:

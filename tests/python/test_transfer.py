@@ -323,8 +323,12 @@ def test_dgl_argument_errors(cora_dgl):
             gfdgl.DataLoader(cora_dgl, ids, sampler, device="cuda")
     with pytest.raises(TypeError, match="pin_memory=True"):
         gfdgl.DataLoader(cora_dgl, ids, sampler, pin_memory=True)
-    with pytest.raises(ValueError, match="use_uva=True is not supported"):
+    # use_uva=True is mode 2 (issue 19): with this process's CPU library it
+    # says how to load the CUDA one; without a device it is refused
+    with pytest.raises(graphferry.BackendError, match="set GRAPHFERRY_BACKEND=cuda before importing graphferry"):
         gfdgl.DataLoader(cora_dgl, ids, sampler, device="cuda", use_uva=True)
+    with pytest.raises(ValueError, match="use_uva=True samples on a GPU"):
+        gfdgl.DataLoader(cora_dgl, ids, sampler, use_uva=True)
 
 
 def test_cpu_training_runs_nothing_of_the_gpu_path(cora_dgl, cora_pyg):

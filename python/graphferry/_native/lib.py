@@ -454,10 +454,21 @@ class gf_loader_options(ctypes.Structure):
         ("label_names", ctypes.POINTER(ctypes.c_char_p)),
         ("seed_times", ctypes.POINTER(DLTensor)),
         ("allocator", ctypes.POINTER(gf_allocator)),
+        # device outputs (mode 2): the CUDA library only
+        ("device", DLDevice),
+        ("stream", ctypes.c_void_p),
+        ("device_cache_bytes", ctypes.c_int64),
+        ("device_reserve_bytes", ctypes.c_int64),
+        ("device_topology", ctypes.c_int32),
     ]
 
     def __init__(self, **fields):
         super().__init__(struct_size=ctypes.sizeof(gf_loader_options), **fields)
+
+
+GF_TOPOLOGY_AUTO = 0
+GF_TOPOLOGY_DEVICE = 1
+GF_TOPOLOGY_PINNED = 2
 
 
 # typedef struct gf_walk_options {
@@ -1138,6 +1149,15 @@ def gf_batch_block_shape(
     ctypes.c_int,
 )
 def gf_batch_take(batch: gf_batch_p | None, field: int, layer: int, out_tensor: CtypesRef, /) -> int: ...
+
+
+# int gf_batch_wait_stream(gf_batch *batch, void *stream);
+@cfunc(
+    "gf_batch_wait_stream",
+    [gf_batch_p_ctypes, ctypes.c_void_p],
+    ctypes.c_int,
+)
+def gf_batch_wait_stream(batch: gf_batch_p | None, stream: int | None, /) -> int: ...
 
 
 # int gf_batch_take_node_data(gf_batch *batch, const char *name,

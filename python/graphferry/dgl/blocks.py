@@ -42,16 +42,24 @@ except (ImportError, AttributeError):
 _NO_EIDS = {torch.int64: torch.empty(0, dtype=torch.int64), torch.int32: torch.empty(0, dtype=torch.int32)}
 
 
+def _no_eids(indices: torch.Tensor) -> torch.Tensor:
+    """The empty edge-id array on the device of ``indices`` (mode 2's
+    blocks are CUDA tensors)."""
+    if indices.device.type == "cpu":
+        return _NO_EIDS[indices.dtype]
+    return torch.empty(0, dtype=indices.dtype, device=indices.device)
+
+
 def _csc_block(indptr: torch.Tensor, indices: torch.Tensor, num_src: int, num_dst: int):
     # The block's idtype is that of indptr and indices (int64 or int32).
     """``dgl.create_block(("csc", (indptr, indices, [])), num_src, num_dst)``
     built the way ``create_block`` builds it, minus its checks (see above)."""
     if not _LOW_LEVEL:
         return dgl.create_block(
-            ("csc", (indptr, indices, _NO_EIDS[indices.dtype])), num_src_nodes=num_src, num_dst_nodes=num_dst
+            ("csc", (indptr, indices, _no_eids(indices))), num_src_nodes=num_src, num_dst_nodes=num_dst
         )
     unit = heterograph_index.create_unitgraph_from_csr(
-        2, num_src, num_dst, indptr, indices, _NO_EIDS[indices.dtype], ["coo", "csr", "csc"], True
+        2, num_src, num_dst, indptr, indices, _no_eids(indices), ["coo", "csr", "csc"], True
     )
     index = heterograph_index.create_heterograph_from_relations(
         _UNIT_META, [unit], toindex([num_src, num_dst], "int64")

@@ -16,6 +16,7 @@ import torch
 import torch.distributed as dist
 from dgl._ffi.base import is_tensor_adaptor_enabled
 
+from .._device import choose_mode, graph_bytes
 from .._link import EdgeSample
 from .._loader import TORCH_WORKER_ARGS, EngineLoader, loader_seed, worker_threads
 from .._transfer import dgl_transfer
@@ -43,7 +44,7 @@ _IGNORED = TORCH_WORKER_ARGS | {
 _REFUSED = {"sampler", "batch_sampler", "collate_fn"}
 
 
-def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
+def check_loader_kwargs(kwargs: dict) -> Any:
     """Checks the DataLoader keywords graphferry does not use (every kind of
     input alike) and returns ``generator`` (or None); ``num_workers`` is
     read before (:func:`worker_threads`)."""
@@ -56,11 +57,6 @@ def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
             )
         if name not in _IGNORED:
             raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
-    if use_uva:
-        raise ValueError(
-            "use_uva=True is not supported: graphferry samples on the CPU (give device='cuda' for CPU sampling "
-            "and a GPU consumer)"
-        )
     if kwargs.get("pin_memory"):
         # DGL sets torch's pin_memory itself (to pin_prefetcher) and refuses it.
         raise TypeError(
@@ -68,6 +64,16 @@ def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
             "pin_prefetcher's (on by default with device='cuda')"
         )
     return generator
+
+
+def _dgl_graph_bytes(graph: Any) -> int | None:
+    """Mode 2's device memory for a DGL graph: its topology and node data
+    (None when it cannot tell)."""
+    try:
+        data = sum(t.element_size() * t.numel() for t in graph.ndata.values() if isinstance(t, torch.Tensor))
+        return graph_bytes(int(graph.num_nodes()), int(graph.num_edges()), int(data))
+    except Exception:  # noqa: BLE001 - not a homogeneous DGL graph: unknown
+        return None
 
 
 def comm_timeout(comm: Any, timeout: Any) -> Any:
@@ -224,8 +230,23 @@ class DataLoader(EngineLoader):
             ``device``; True with another device raises ValueError, as in
             DGL)
         gpu_cache: DGL's HugeCTR feature cache; accepted and ignored.
-        use_uva (bool): unsupported (graphferry samples on the CPU); must be
-            False. (default: :obj:`False`)
+        use_uva (bool): with a CUDA ``device``, mode 2 with the graph in
+            pinned host memory: the CUDA library samples and gathers on the
+            GPU, its kernels reading the topology and every feature row in
+            place (UVA), as DGL's UVA sampling reads a pinned graph. Needs
+            ``GRAPHFERRY_BACKEND=cuda`` (else :class:`graphferry.BackendError`);
+            with another device raises ValueError. (default: :obj:`False`)
+        sample_on (str, optional): with a CUDA ``device``, ``"cpu"`` (mode 1:
+            the CPU engine, copies to the device) or ``"cuda"`` (mode 2: the
+            CUDA library samples and gathers on the device, batches arriving
+            as device tensors through DLPack on PyTorch's current stream;
+            needs ``GRAPHFERRY_BACKEND=cuda``, else
+            :class:`graphferry.BackendError`). :obj:`None` picks mode 2 when
+            the CUDA library is loaded and the graph (topology and the node
+            data read) fits in the device's free memory, mode 1 otherwise
+            (see :mod:`graphferry._device`); ``self.mode`` says which and
+            why. Mode 2 serves homogeneous node loaders (node-wise sampling)
+            in one process. (default: :obj:`None`)
         seed (int, optional): seed of shuffling and sampling.
             (default: :obj:`None`, drawn from torch's generator, or from
             ``generator`` when given)
@@ -267,6 +288,7 @@ class DataLoader(EngineLoader):
         queue_capacity: int = 2,
         num_threads: int = 0,
         comm: Any = None,
+        sample_on: str | None = None,
         **kwargs: Any,
     ):
         self._loaders = []
@@ -274,7 +296,7 @@ class DataLoader(EngineLoader):
         self._edges: EdgeBatches | None = None
         timeout = kwargs.get("timeout", 0)
         num_threads = worker_threads(kwargs.pop("num_workers", 0), num_threads)
-        generator = check_loader_kwargs(kwargs, use_uva)
+        generator = check_loader_kwargs(kwargs)
         self.graph = graph
         self.indices = indices
         self.graph_sampler = graph_sampler
@@ -283,6 +305,17 @@ class DataLoader(EngineLoader):
         self.drop_last = drop_last
         self.use_ddp = bool(use_ddp)
         self.ddp_seed = ddp_seed
+        per_type = is_hetero_input(graph, indices)
+        edges = is_edge_sampler(graph_sampler)
+        # mode 2 or not (graphferry._device): asked for, or when the graph
+        # fits; decided first, so that asking for it without the CUDA
+        # library says so whatever the device
+        self.mode = choose_mode(
+            None if device is None else torch.device(device),
+            sample_on=sample_on,
+            use_uva=use_uva,
+            graph_size=None if per_type or edges or comm is not None else _dgl_graph_bytes(graph),
+        )
         # As DGL keeps them: resolved.
         self.device, settings, transfer = dgl_transfer(
             device,
@@ -292,9 +325,23 @@ class DataLoader(EngineLoader):
             tensor_adaptor=is_tensor_adaptor_enabled(),
         )
         self.pin_prefetcher, self.use_prefetch_thread, self.use_alternate_streams = settings
+        if self.mode.device is not None:
+            subgraphs = isinstance(
+                graph_sampler, (dgl.dataloading.ClusterGCNSampler, dgl.dataloading.ShaDowKHopSampler)
+            )
+            if per_type or edges or subgraphs or comm is not None:
+                what = (
+                    "heterographs"
+                    if per_type
+                    else "edge batches"
+                    if edges
+                    else f"{type(graph_sampler).__name__}"
+                    if subgraphs
+                    else "comm="
+                )
+                raise NotImplementedError(f"sampling on the GPU (mode 2) serves homogeneous node loaders: not {what}")
+            transfer = None  # batches are made on the device
         self._transfer = transfer
-        per_type = is_hetero_input(graph, indices)
-        edges = is_edge_sampler(graph_sampler)
         self._clusters: ClusterBatches | None = None
         if isinstance(graph_sampler, dgl.dataloading.ClusterGCNSampler):
             # Batches of METIS partitions: made in the caller's thread.
@@ -366,6 +413,7 @@ class DataLoader(EngineLoader):
                 comm=comm,
                 comm_timeout=comm_timeout(comm, timeout),
                 transfer=transfer,
+                device=self.mode.device,
             )
         except GraphferryError as err:
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None

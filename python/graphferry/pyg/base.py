@@ -18,8 +18,10 @@ from torch_geometric.data import Data, HeteroData
 from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput
 from torch_geometric.sampler.utils import to_bidirectional
 
+from .._device import ModeChoice, choose_mode, graph_bytes
 from .._native.dlpack import as_cpu_tensor
 from .._options import SampleOptions, fanout_values
+from .._transfer import prefetch_transfer
 from ..graph import Graph
 from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph, TypedView, induced_subgraph, sample_with_options
@@ -398,3 +400,33 @@ def split(hetero: HeteroGraph, out: Output, subgraph_type: str) -> HeteroSampler
             edges_per_hop=out.num_sampled_edges,
         )
     return split.to_bidirectional() if subgraph_type == "bidirectional" else split
+
+
+def device_choice(loader: Any, device: Any, sample_on: str | None, graph: Graph, transfer: Any) -> dict[str, Any]:
+    """The mode of a PyG loader with ``device`` (:func:`graphferry._device.choose_mode`),
+    set as ``loader.mode``; returns the engine's ``transfer=`` and
+    ``device=`` (mode 2) arguments. Mode 2 serves homogeneous ``Data``
+    (engine-gathered attributes, no temporal or disjoint sampling)."""
+    if device is None and sample_on is None:
+        loader.mode = ModeChoice("cpu", "no device: batches on the CPU")
+        return {"transfer": transfer}
+    device = torch.device(device) if device is not None else None
+    plain = loader._hetero is None and loader._stores is None and not loader._temporal and not loader.disjoint
+    size = None
+    if plain:
+        data = loader.data
+        try:
+            nbytes = sum(data[a].element_size() * data[a].numel() for a in loader._node_attrs)
+            size = graph_bytes(graph.num_nodes, graph.num_edges, int(nbytes))
+        except Exception:  # noqa: BLE001 - attributes it cannot size: unknown
+            size = None
+    mode = loader.mode = choose_mode(device, sample_on=sample_on, graph_size=size)
+    if mode.device is None:
+        if device is not None and device.type == "cuda":
+            return {"transfer": prefetch_transfer(device)}  # mode 1
+        return {"transfer": transfer}
+    if not plain:
+        raise NotImplementedError(
+            "sampling on the GPU (mode 2) serves homogeneous Data without temporal or disjoint sampling"
+        )
+    return {"transfer": None, "device": mode.device}

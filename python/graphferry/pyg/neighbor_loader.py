@@ -27,6 +27,7 @@ from .base import (
     check_flags,
     check_transforms,
     check_weight_attr,
+    device_choice,
     directional,
     finish,
     given_input_id,
@@ -170,6 +171,19 @@ class NeighborLoader(EngineLoader):
             (default: :obj:`False`)
         pin_memory_device (str): torch's; ``""`` or a CUDA device.
             (default: :obj:`""`)
+        device (str or torch.device, optional): a CUDA device: batches come
+            out on it. Mode 2 (the CUDA library samples and gathers there;
+            device tensors through DLPack on PyTorch's current stream) when
+            the CUDA library is loaded and the graph fits in the device's
+            free memory, else mode 1 (the CPU engine into page-locked memory,
+            copied on a side stream as :class:`graphferry.pyg.PrefetchLoader`
+            does); see :mod:`graphferry._device`. ``self.mode`` says which.
+            (default: :obj:`None`: batches on the CPU)
+        sample_on (str, optional): with a CUDA ``device``, ``"cpu"`` (mode 1)
+            or ``"cuda"`` (mode 2; needs ``GRAPHFERRY_BACKEND=cuda``, else
+            :class:`graphferry.BackendError`). Mode 2 serves homogeneous
+            ``Data`` without temporal or disjoint sampling.
+            (default: :obj:`None`: chosen as ``device`` says)
         transform (callable, optional): applied to every batch, as PyG's.
             (default: :obj:`None`)
         transform_sampler_output (callable, optional): applied to every
@@ -247,6 +261,8 @@ class NeighborLoader(EngineLoader):
         input_id: Any = None,
         pin_memory: bool = False,
         pin_memory_device: str = "",
+        device: Any = None,
+        sample_on: str | None = None,
         **kwargs: Any,
     ):
         self._loaders = []
@@ -323,7 +339,7 @@ class NeighborLoader(EngineLoader):
             # Without stores, the engine gathers every node attribute it holds.
             feature_names=self._node_attrs if self._stores is None else (),
             seed_times=self._seed_times,
-            transfer=transfer,
+            **device_choice(self, device, sample_on, graph, transfer),
         )
 
     def _seeds_of(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:
