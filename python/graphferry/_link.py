@@ -231,7 +231,6 @@ class EdgeLoader(Loader):
         coo: bool = False,
     ):
         self._handle = None
-        self._coo = bool(coo)
         self._sampler_options = _SamplerOptions(
             options, mode=mode, negative=negative, amount=amount, exclude=exclude, reverse_eids=reverse_eids
         )
@@ -250,6 +249,7 @@ class EdgeLoader(Loader):
             queue_capacity=queue_capacity,
             feature_names=feature_names,
             label_names=label_names,
+            coo=coo,
         )
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
@@ -260,7 +260,6 @@ class EdgeLoader(Loader):
             loader=ctypes.pointer(self._options),
             num_edge_feature_names=len(self._edge_features),
             edge_feature_names=ctypes.cast(self._edge_array, ctypes.POINTER(ctypes.c_char_p)),
-            coo=int(self._coo),
         )
         dst = BorrowedTensor(self._seeds_dst, "seeds_dst") if self._seeds_dst is not None else None
         _lib.gf_edge_loader_open(
@@ -271,6 +270,4 @@ class EdgeLoader(Loader):
     def _read(self, batch: _Batch) -> EdgeSample:
         sub = super()._read(batch)
         sub.edge_data = {name: batch.take_edge_data(raw) for name, raw in self._edge_features}
-        if self._coo:
-            sub.coo = (batch.take(_lib.GF_FIELD_COO_INDEX), batch.take(_lib.GF_FIELD_COO_EDGE_IDS))
         return _read_edge_batch(batch, sub)

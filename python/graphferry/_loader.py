@@ -120,12 +120,14 @@ class EngineLoader(Closeable):
         seed_times: Any = None,
         opener: Callable[[], Loader] | None = None,
         eager: bool = True,
+        coo: bool = False,
     ) -> None:
         """Keeps what the engine loaders are opened with and opens the first
         (with ``eager``; else on first use, so that errors in the seeds
         surface when the loader is iterated). ``opener``, when given, opens
         each engine loader instead of :meth:`Loader.from_options` (an edge
-        loader: :class:`graphferry._link.EdgeLoader`)."""
+        loader: :class:`graphferry._link.EdgeLoader`). With ``coo`` the
+        engine also makes every batch's edges one edge list (``sub.coo``)."""
         self._graph = graph
         self._opener = opener
         self._comm = comm  # a graphferry.distributed.Communicator: one rank's share per epoch
@@ -142,6 +144,8 @@ class EngineLoader(Closeable):
         )
         if seed_times is not None:  # temporal sampling: one time per seed, permuted with them
             self._loader_args["seed_times"] = seed_times
+        if coo:
+            self._loader_args["coo"] = True
         self._loaders = []
         self._epochs: dict[int, weakref.ref] = {}  # id(loader) -> its epoch's iterator
         self._next_epoch = 0

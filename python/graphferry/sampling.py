@@ -278,9 +278,11 @@ class _Batch(Closeable):
         frontier_all: bool = False,
         disjoint: bool = False,
         typed: bool = False,
+        coo: bool = False,
     ) -> SampledSubgraph:
         """Moves every field out into a :class:`SampledSubgraph` (with
-        ``typed``, the typed view too when the batch has one)."""
+        ``typed``, the typed view too when the batch has one; with ``coo``,
+        the edge list the engine made)."""
         blocks = []
         for layer in range(self.num_hops()):
             num_dst, num_src, dst_offset = self.block_shape(layer)
@@ -309,6 +311,7 @@ class _Batch(Closeable):
             labels={name: self.take_node_data(raw) for name, raw in label_names},
             batch=self.take(_lib.GF_FIELD_BATCH) if disjoint else None,
             typed=self._read_typed(len(blocks)) if typed else None,
+            coo=(self.take(_lib.GF_FIELD_COO_INDEX), self.take(_lib.GF_FIELD_COO_EDGE_IDS)) if coo else None,
         )
 
     def _read_typed(self, num_hops: int) -> TypedView | None:
@@ -683,10 +686,13 @@ class Loader(Closeable):
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
         seed_times: Any = None,
+        coo: bool = False,
     ) -> Loader:
         """A loader sampling with ``options``; ``options.seed`` also seeds the
         per-epoch shuffles. ``seed_times`` (int64, one per seed, permuted with
-        them) is for temporal options."""
+        them) is for temporal options. With ``coo`` the engine's threads also
+        make every batch's edges one edge list (``sub.coo``: PyG's
+        ``edge_index`` and ``e_id``)."""
         self = cls.__new__(cls)
         self._open(
             graph,
@@ -699,6 +705,7 @@ class Loader(Closeable):
             feature_names=feature_names,
             label_names=label_names,
             seed_times=seed_times,
+            coo=coo,
         )
         return self
 
@@ -715,8 +722,10 @@ class Loader(Closeable):
         feature_names: Sequence[str],
         label_names: Sequence[str],
         seed_times: Any = None,
+        coo: bool = False,
     ) -> None:
         self._handle: int | None = None
+        self._coo = bool(coo)
         self._exit_stack = contextlib.ExitStack()
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
@@ -744,6 +753,7 @@ class Loader(Closeable):
             num_label_names=len(self._labels),
             label_names=ctypes.cast(self._label_array, ctypes.POINTER(ctypes.c_char_p)),
             seed_times=ctypes.pointer(self._seed_times.dltensor) if self._seed_times is not None else None,
+            coo=int(self._coo),
         )
         if graph.closed:
             raise _closed_error("graphferry.Loader: the graph was closed")
@@ -824,6 +834,7 @@ class Loader(Closeable):
             frontier_all=self.frontier == "all",
             disjoint=self.options.disjoint,
             typed=self._typed,
+            coo=self._coo,
         )
 
     def _wait_next(self, it: _EpochIterator, out: ctypes.c_void_p) -> int:

@@ -499,8 +499,10 @@ def test_dlpack_structs_match_header():
     assert _lib.gf_sample_options.scheme.offset == 36
     assert _lib.gf_sample_options.exclude_edges.offset == 48
     assert ctypes.sizeof(_lib.gf_graph_options) == 48
-    assert ctypes.sizeof(_lib.gf_loader_options) == 80
+    assert ctypes.sizeof(_lib.gf_loader_options) == 96  # 80 before allocator and coo were mirrored
     assert _lib.gf_loader_options.seed_times.offset == 72
+    assert _lib.gf_loader_options.allocator.offset == 80
+    assert _lib.gf_loader_options.coo.offset == 88
     assert _lib.gf_loader_options.sample.offset == 8  # now a pointer
     assert _lib.gf_loader_options.batch_size.offset == 16
     assert ctypes.sizeof(_lib.gf_walk_options) == 32

@@ -371,7 +371,7 @@ class gf_sample_options(ctypes.Structure):
 #   int32_t queue_capacity;
 #   int32_t num_feature_names; const char *const *feature_names;
 #   int32_t num_label_names; const char *const *label_names;
-#   const DLTensor *seed_times;
+#   const DLTensor *seed_times; const gf_allocator *allocator; int32_t coo;
 # } gf_loader_options;
 class gf_loader_options(ctypes.Structure):
     _fields_ = [
@@ -387,6 +387,8 @@ class gf_loader_options(ctypes.Structure):
         ("num_label_names", ctypes.c_int32),
         ("label_names", ctypes.POINTER(ctypes.c_char_p)),
         ("seed_times", ctypes.POINTER(DLTensor)),
+        ("allocator", ctypes.c_void_p),  # const gf_allocator *: always NULL (the library's memory)
+        ("coo", ctypes.c_int32),
     ]
 
     def __init__(self, **fields):
