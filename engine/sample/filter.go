@@ -469,21 +469,8 @@ func (s *call) sampleSegment(st uint64, lo, hi int64, fanout int, cut int64, nb,
 	if s.req.Temporal == TemporalNone && (!s.filtered || (!s.req.Biased && s.excludedIn(lo, hi) == 0)) {
 		// Every position is a candidate: draw over [0, hi-lo) directly,
 		// as the loop below would over the identity candidate list.
-		d := hi - lo
-		k := s.taskCount(d, fanout)
-		nb, eb = nb[:k], eb[:k]
-		if k == 0 {
-			return 0
-		}
-		if fanout < 0 || (!s.req.Replace && k == d) {
-			for i := range nb {
-				nb[i] = int64(i)
-			}
-		} else {
-			r := rng.SplitMix64{State: st}
-			drawPositions(&r, d, nb, s.req.Replace, scratch)
-		}
-		finishSegment(g, lo, nb, eb, resolve)
+		k := s.drawUniform(st, hi-lo, fanout, nb, scratch)
+		finishSegment(g, lo, nb[:k], eb[:k], resolve)
 		return k
 	}
 	if s.exclPos != nil && !s.req.Biased && s.req.Temporal == TemporalNone {
@@ -565,20 +552,8 @@ func (s *call) sampleAround(st uint64, lo, hi int64, fanout int, nb, eb []int64,
 	a, _ := slices.BinarySearch(s.exclPos, lo)
 	b, _ := slices.BinarySearch(s.exclPos, hi)
 	ex := s.exclPos[a:b]
-	d := (hi - lo) - int64(len(ex))
-	k := s.taskCount(d, fanout)
+	k := s.drawUniform(st, (hi-lo)-int64(len(ex)), fanout, nb, scratch)
 	nb, eb = nb[:k], eb[:k]
-	if k == 0 {
-		return 0
-	}
-	if fanout < 0 || (!s.req.Replace && k == d) {
-		for i := range nb {
-			nb[i] = int64(i)
-		}
-	} else {
-		r := rng.SplitMix64{State: st}
-		drawPositions(&r, d, nb, s.req.Replace, scratch)
-	}
 	// Candidate j is at relative position j + (the excluded positions at
 	// or before it).
 	for i, j := range nb {
@@ -592,6 +567,26 @@ func (s *call) sampleAround(st uint64, lo, hi int64, fanout int, nb, eb []int64,
 		nb[i] = p
 	}
 	finishSegment(s.g, lo, nb, eb, resolve)
+	return k
+}
+
+// drawUniform writes the uniform draws of a task with fan-out fanout over
+// d candidates, as indices in [0, d), to nb and returns their count
+// (taskCount's): every candidate in order when the task takes them all.
+func (s *call) drawUniform(st uint64, d int64, fanout int, nb []int64, scratch *[]uint64) int64 {
+	k := s.taskCount(d, fanout)
+	nb = nb[:k]
+	if k == 0 {
+		return 0
+	}
+	if fanout < 0 || (!s.req.Replace && k == d) {
+		for i := range nb {
+			nb[i] = int64(i)
+		}
+	} else {
+		r := rng.SplitMix64{State: st}
+		drawPositions(&r, d, nb, s.req.Replace, scratch)
+	}
 	return k
 }
 
