@@ -11,9 +11,9 @@ seed edges, one uniform negative per seed edge (DGL's ``Uniform(1)``, PyG's
 each batch's seed edges and their reverses from the neighbour sampling
 (``exclude="reverse_id"``; PyG's ``LinkNeighborLoader`` has no exclusion).
 
-Two epochs are timed per loader, interleaved with the others' (round ``r``
-runs epoch ``r`` of every loader and mode in turn, so that drifts in the
-machine's load hit all alike):
+Two modes are timed, one after the other; within a mode the loaders'
+epochs are interleaved (round ``r`` runs epoch ``r`` of every loader in
+turn, so that drifts in the machine's load hit all alike):
 
 * ``sample``: the loader asked for no features; each batch's structure is
   touched (pair graphs and blocks, or ``edge_index``), as a training step
@@ -35,6 +35,7 @@ graph as the suite opens it, with the suite's full-run settings (batches of
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -116,15 +117,15 @@ class LinkGraph:
     def graphferry_pyg_input(self, with_features: bool) -> Any:
         """graphferry.pyg's input: in the features mode :meth:`pyg_data`
         (graphferry gathers ``x`` on its threads); in the sampling mode the
-        ``graphferry.Graph`` graphferry converted that ``Data`` to (its
-        LinkNeighborLoader gathers no node data of a ``Graph``; a second
-        ``Data`` without ``x`` would convert the graph again, which
-        products-like has no memory for)."""
+        ``graphferry.Graph`` graphferry.dgl converted :meth:`dgl` to (the same
+        edges and edge ids; graphferry's LinkNeighborLoader gathers no node
+        data of a ``Graph``): products-like has no memory for a second
+        conversion beside DGL's own graph and graphferry.dgl's."""
         if with_features:
             return self.pyg_data()
-        from graphferry.pyg.convert import as_graph
+        from graphferry.dgl.convert import as_graph
 
-        return as_graph(self.pyg_data())
+        return as_graph(self.dgl())
 
     def seed_pairs(self) -> torch.Tensor:
         """The seed edges as PyG's ``edge_label_index`` ([2, B])."""
@@ -178,8 +179,11 @@ def load_preset(preset: str, cache_dir: Path, seed: int = 0) -> LinkGraph:
     u, v = src[half], dst[half]
     del src, dst, half
     fm = meta["feature"]
-    arr = np.memmap(path / fm["file"], dtype=np.dtype(fm["dtype"]), mode="r", shape=tuple(fm["shape"]))
-    feat = torch.from_numpy(np.array(arr, dtype=np.float32))
+    dtype = np.dtype(fm["dtype"])
+    # float32 features stay mapped (copy-on-write: page cache, not this
+    # process's memory; the loaders only read them).
+    arr = np.memmap(path / fm["file"], dtype=dtype, mode="c" if dtype == np.float32 else "r", shape=tuple(fm["shape"]))
+    feat = torch.from_numpy(arr if dtype == np.float32 else np.array(arr, dtype=np.float32))
     return from_pairs(
         f"gen-{preset}", f"graphferry.generate({preset!r}, seed={seed}) at {path}", meta["num_nodes"], u, v, feat
     )
@@ -217,6 +221,12 @@ class EdgeSystem:
 
     def touch(self, batch: Any, features: bool) -> Touched:
         raise NotImplementedError
+
+    def close_mode(self, mode: str) -> None:
+        dl = self._loaders.pop(mode, None)
+        close = getattr(dl, "close", None)
+        if close is not None:
+            close()
 
     def close(self) -> None:
         for dl in self._loaders.values():
@@ -381,16 +391,24 @@ def bench_graph(
     modes: Sequence[str] = MODES,
     tick: Callable[[str], None] = lambda desc: None,
 ) -> dict:
-    """Every loader on one graph, epochs interleaved; per loader and mode the
-    epoch times, and the ratios DGL / this."""
+    """Every loader on one graph, mode after mode (the sampling mode first),
+    the loaders' epochs interleaved within a mode; per loader and mode the
+    epoch times, and the ratios DGL / this. A mode's loaders are closed
+    before the next mode's open (on products-like the features mode's
+    copies of the graph would not fit beside the sampling mode's)."""
     instances = [cls(lg, fanouts, batch_size, seed) for cls in classes]
-    runs = [_Run(s, m) for s in instances for m in modes]
+    runs = [_Run(s, m) for m in modes for s in instances]
     load_before = _loadavg()
     try:
-        for r in range(warmup + epochs):
-            for run in runs:
-                run.epoch(timed=r >= warmup)
-                tick(f"{lg.name} epoch {r + 1}/{warmup + epochs}: {run.system.name} [{run.mode}]")
+        for mode in modes:
+            for r in range(warmup + epochs):
+                for run in runs:
+                    if run.mode == mode:
+                        run.epoch(timed=r >= warmup)
+                        tick(f"{lg.name} epoch {r + 1}/{warmup + epochs}: {run.system.name} [{run.mode}]")
+            for system in instances:
+                system.close_mode(mode)
+            gc.collect()
     finally:
         for s in instances:
             s.close()
@@ -542,15 +560,16 @@ def to_markdown(doc: dict) -> str:
         "## Edge loaders",
         "",
         f"Seed edges in batches of {meta['batch_size']}, one uniform negative each, fan-outs {meta['fanouts']}; the "
-        'DGL loaders exclude the seed edges and their reverses (`exclude="reverse_id"`). Epochs of all loaders '
-        "interleaved; figures are medians (min–max) of the timed epochs after a warm-up; ratios are DGL's edge "
+        'DGL loaders exclude the seed edges and their reverses (`exclude="reverse_id"`). The sampling mode, then '
+        "the features mode, the loaders' epochs interleaved within a mode; figures are medians (min–max) of "
+        "the timed epochs after a warm-up; ratios are DGL's edge "
         "loader's time / the loader's, with the spread [min(DGL)/max(this), max(DGL)/min(this)]. The goal: at "
         f"least {GOAL:g}× in both modes.",
         "",
         "- sampling: the loader asked for no features; each batch's pair graphs and blocks (or `edge_index`) read.",
         '- sampling + features: DGL `NeighborSampler(prefetch_node_feats=["feat"])`, `blocks[0].srcdata["feat"]` '
         "read; PyG a `Data` with `x`, `batch.x` read (graphferry.pyg's sampling mode: the graphferry.Graph "
-        "converted from that `Data`, whose node data its LinkNeighborLoader does not gather).",
+        "converted from the DGL graph, whose node data its LinkNeighborLoader does not gather).",
     ]
     lines += [f"- {note}" for note in meta.get("notes", [])]
     lines.append("")

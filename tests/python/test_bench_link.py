@@ -94,8 +94,9 @@ def test_edge_loaders_on_tiny_graph(doc):
 
 def test_graphferry_pyg_sampling_mode_gathers_no_features():
     """The sampling mode's graphferry.pyg loader is given the graphferry.Graph
-    converted from the Data (a loader on a Data gathers every node attribute
-    it has): its batches carry no features; the features mode's carry ``x``."""
+    converted from the DGL graph (a loader on a Data gathers every node
+    attribute it has): its batches carry no features; the features mode's
+    carry ``x``."""
     lg = tiny_link_graph()
     system = link.GraphferryPyGLink(lg, link.FANOUTS, 64, 0)
     try:
