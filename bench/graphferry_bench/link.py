@@ -693,13 +693,15 @@ def run(
     echo=print,
     progress=True,
     node_graphs: Sequence[Callable[[], data.BenchGraph | None]] = (),
+    node_epochs: int | None = None,
     command: str = "",
 ) -> dict:
     """Every available edge loader on each of ``graphs`` (a graph, or a
     function that loads it when its turn comes, so that one graph at a time
     is held), then the node loaders on each of ``node_graphs`` (functions
-    loading a :class:`.data.BenchGraph`); writes ``results.json`` and
-    ``results.md`` into ``out`` and returns the document."""
+    loading a :class:`.data.BenchGraph`), ``node_epochs`` timed epochs
+    each (default ``epochs``); writes ``results.json`` and ``results.md``
+    into ``out`` and returns the document."""
     import dgl
     import torch_geometric
     from tqdm import tqdm
@@ -716,9 +718,10 @@ def run(
             notes.append(why)
             echo(f"bench: {why}")
     nodes_chosen = [cls for cls in NODE_SYSTEMS if systems.available(cls)[0]]
+    node_epochs = epochs if node_epochs is None else node_epochs
     bar = tqdm(
         total=len(graphs) * len(chosen) * len(MODES) * (warmup + epochs)
-        + len(node_graphs) * len(nodes_chosen) * (warmup + epochs),
+        + len(node_graphs) * len(nodes_chosen) * (warmup + node_epochs),
         disable=not progress,
         file=sys.stderr,
         unit="epoch",
@@ -741,7 +744,7 @@ def run(
         if bg is None:
             continue
         try:
-            nodes.append(bench_nodes(bg, nodes_chosen, epochs=epochs, warmup=warmup, seed=seed, tick=tick))
+            nodes.append(bench_nodes(bg, nodes_chosen, epochs=node_epochs, warmup=warmup, seed=seed, tick=tick))
         finally:
             bg.close()
     bar.close()
@@ -785,6 +788,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--max-seeds", type=int, default=DEFAULT_MAX_SEEDS, help="bound each graph's seed edges (0: all)")
     ap.add_argument("--no-nodes", action="store_true", help="skip the node loaders")
+    ap.add_argument(
+        "--node-epochs",
+        type=int,
+        default=15,
+        help="timed epochs of the node loaders (a fraction of a second each with graphferry: more epochs, "
+        "a steadier median on a loaded machine)",
+    )
     ap.add_argument("--no-progress", action="store_true")
     args = ap.parse_args(argv)
     names = [n for n in args.datasets.split(",") if n]
@@ -819,6 +829,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         notes=notes,
         progress=not args.no_progress,
         node_graphs=node_graphs,
+        node_epochs=args.node_epochs,
         command=" ".join(["python", "bench/link_bench.py", *(sys.argv[1:] if argv is None else argv)]),
     )
     print(to_markdown(doc))
