@@ -29,8 +29,14 @@ help:
 	@echo "  make lib-cuda    build $(LIB_CUDA) (engine + CUDA backend, -tags cuda; no GPU needed, see cuda/README.md)"
 	@echo "  make fakecuda    build the fake CUDA driver $(FAKECUDA) (tests without a GPU; never shipped)"
 	@echo "  make test-cuda   the CUDA library, kernels on the emulator, GPU device tests over the fake driver, tests/gpu/run.sh --dry-run"
+	@echo "  make docs        the documentation site into build/docs/html (Sphinx, warnings as errors)"
+	@echo "  make wheel       dist/graphferry-VERSION-py3-none-manylinux_*.whl: both libraries and the header, tagged by auditwheel"
+	@echo "  make sdist       dist/graphferry-VERSION.tar.gz: the package and the Go sources (installing it builds with Go)"
+	@echo "  make test-wheel  the wheel in a fresh environment without Go: the demo trains, a C program runs on it"
+	@echo "  make test-sdist  test-wheel and the sdist installed from source with Go (about 30 s more)"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./... (-tags gftest: the capi tests and their helpers)"
+	@echo "  make test-abi    a C program built against the previous release's header (tests/c/abi/) runs on this library"
 	@echo "  make test-c      the header as C99 and C++, the C tests, the C soak, and the symbols of $(LIB) (exports, no test helpers)"
 	@echo "  make test-cgocheck  the C tests and the pytest tests marked boundary against a GOEXPERIMENT=cgocheck2 build"
 	@echo "  make test-valgrind  the C soak under valgrind memcheck (include/graphferry-valgrind.supp)"
@@ -134,7 +140,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-comm test-threads test-py test-py-latest test-cgocheck test-valgrind test-cuda
+test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py test-py-latest test-wheel docs test-cgocheck test-valgrind test-cuda
 	@echo "make test: all suites passed"
 
 # The capi tests and their helpers (capi/testhelp.go, capi/abihelp.go) build
@@ -168,6 +174,18 @@ $(addprefix build/,$(C_TESTS)): build/%: tests/c/%.c $(C_TEST_DEPS) $(LIB)
 
 $(addprefix build/cgocheck2/,$(C_TESTS)): build/cgocheck2/%: tests/c/%.c $(C_TEST_DEPS) $(LIB_CHECK)
 	$(CC) $(C_TEST_CFLAGS) -o $@ $< -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
+
+# The ABI promise against the previous release: tests/c/abi/abi_0_1_0.c is
+# compiled against 0.1.0's header as released (tests/c/abi/0.1.0/, verbatim)
+# and run against this checkout's library: old option struct layouts read,
+# signatures and field numbers unchanged.
+ABI_PREV := 0.1.0
+build/abi_0_1_0: tests/c/abi/abi_0_1_0.c tests/c/abi/$(ABI_PREV)/graphferry.h tests/c/abi/$(ABI_PREV)/dlpack.h $(LIB)
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Itests/c/abi/$(ABI_PREV) -o $@ $< -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+
+.PHONY: test-abi
+test-abi: build/abi_0_1_0
+	./build/abi_0_1_0 examples/data/cora
 
 # gf_graph_close while other threads sample, read node data and run loaders
 # on the same graph (a few seconds).
@@ -283,7 +301,7 @@ test-valgrind: build/soak build/test_alloc build/test_edge_loader build/test_can
 # no cycle, no import inside a function but of the optional third-party packages.
 # The venv is a prerequisite only when its own ruff is used (RUFF=... names another).
 RUFF       ?= $(VENV)/bin/ruff
-RUFF_PATHS := python tests/python examples bench
+RUFF_PATHS := python tests/python tests/wheel examples bench docs
 lint: $(if $(filter $(VENV)/bin/ruff,$(RUFF)),$(VENV)/.stamp)
 	$(RUFF) check --config python/pyproject.toml $(RUFF_PATHS)
 	$(RUFF) format --check --config python/pyproject.toml $(RUFF_PATHS)
@@ -331,5 +349,46 @@ bench-hetero: venv
 bench-link: venv
 	$(PY) bench/link_bench.py --out bench/results/link
 
+# The documentation site (docs/: Sphinx with MyST, pinned in
+# python/requirements.txt) into build/docs/html, warnings as errors; the
+# pages' Python and C examples run in test-py (tests/python/test_docs.py).
+.PHONY: docs
+docs: venv
+	rm -rf build/docs
+	$(PY) -m sphinx -W --keep-going -q -b html docs build/docs/html
+	@echo "docs: build/docs/html/index.html ($$(wc -l <build/docs-verbatim.txt) docstrings shown verbatim: build/docs-verbatim.txt)"
+
+# Distributions (dist/). The wheel packages the libraries `make lib lib-cuda`
+# built (python/setup.py with GRAPHFERRY_PREBUILT: nothing is built twice and
+# no virtual environment is touched), the header beside them, and is tagged
+# for the oldest manylinux its shared objects satisfy, as auditwheel finds
+# it (python/tools/wheeltag.py). The sdist carries the Go sources and builds
+# the library with Go when installed (python/tools/sdist.py).
+DIST := dist
+.PHONY: wheel sdist dist test-wheel
+wheel: lib lib-cuda
+	rm -rf build/wheel python/build && mkdir -p build/wheel
+	GRAPHFERRY_PREBUILT=$(abspath build) GRAPHFERRY_BUILD_CUDA=1 \
+	  $(PY) -m pip wheel --quiet --no-build-isolation --no-deps -w build/wheel ./python
+	rm -f $(DIST)/graphferry-*.whl
+	$(PY) python/tools/wheeltag.py build/wheel/graphferry-*.whl $(DIST)
+
+sdist: $(VENV)/.stamp
+	rm -f $(DIST)/graphferry-*.tar.gz
+	$(PY) python/tools/sdist.py $(DIST)
+
+dist: wheel sdist
+
+# The wheel installed into a fresh environment without Go: the demo trains,
+# a C program builds and runs against the library inside it; the sdist
+# without Go says what it needs (tests/wheel/test_wheel.py, about a minute).
+test-wheel: wheel sdist $(FAKECUDA)
+	$(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
+
+# Also the sdist installed from source with Go (about 30 s more; not in make test).
+.PHONY: test-sdist
+test-sdist: wheel sdist $(FAKECUDA)
+	GRAPHFERRY_TEST_SDIST_BUILD=1 $(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
+
 clean:
-	rm -rf build $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx
+	rm -rf build $(DIST) $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx

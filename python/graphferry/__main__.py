@@ -1,6 +1,7 @@
 """Command line: ``python -m graphferry convert SRC DST``, ``python -m graphferry
 generate PRESET DST``, ``python -m graphferry verify DIR``, ``python -m graphferry partition SRC DST
---parts N`` and ``python -m graphferry version``."""
+--parts N``, ``python -m graphferry version`` and ``python -m graphferry info`` (what a bug
+report needs: versions, library, backend, CPUs, GPUs)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 import graphferry
-from graphferry import partition
+from graphferry import _info, partition
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -62,6 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     part.add_argument("--seed", type=int, default=0, help="seed of random (and METIS's randomisation)")
     part.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("version", help="print the package and library versions")
+    info = sub.add_parser(
+        "info",
+        help="print what a bug report needs: versions, library path and build id, backend and why, "
+        "CPUs, torch/DGL/PyG versions, GPUs the driver sees",
+    )
+    info.add_argument("--json", action="store_true", help="one JSON object instead of name: value lines")
+    info.add_argument("--no-gpu", action="store_true", help="do not probe the NVIDIA driver")
     args = parser.parse_args(argv)
     if args.command in ("convert", "generate"):
         try:
@@ -79,6 +87,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _verify(graphferry, args.dir)
     if args.command == "partition":
         return _partition(graphferry, args)
+    if args.command == "info":
+        facts = _info.collect(probe=not args.no_gpu)
+        print(json.dumps(facts, indent=2) if args.json else _info.format_facts(facts))
+        return 0
     print(
         f"graphferry {graphferry.__version__} (library {graphferry.library_version()} at {graphferry.library_path()})"
     )

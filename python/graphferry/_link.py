@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from ._hostmem import HostAllocator
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, borrow
 from ._options import SampleOptions
@@ -207,6 +208,8 @@ class EdgeLoader(Loader):
             over every batch's sampled edges (``sub.edge_data``).
         coo (bool): the engine also makes every batch's edges one edge list
             (``sub.coo``: PyG's ``edge_index`` and ``e_id``).
+        allocator (HostAllocator, optional): the memory of the batches'
+            tensors, as in :class:`~graphferry.Loader`.
     """
 
     def __init__(
@@ -229,6 +232,7 @@ class EdgeLoader(Loader):
         label_names: Sequence[str] = (),
         edge_feature_names: Sequence[str] = (),
         coo: bool = False,
+        allocator: HostAllocator | None = None,
     ):
         self._handle = None
         self._sampler_options = _SamplerOptions(
@@ -250,6 +254,7 @@ class EdgeLoader(Loader):
             feature_names=feature_names,
             label_names=label_names,
             coo=coo,
+            allocator=allocator,
         )
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:

@@ -10,6 +10,13 @@ DGL's and PyTorch's data loaders: the first one runs on the engine loader
 opened with the :class:`EngineLoader`; a second one started while the first
 is still being iterated gets an engine loader of its own (an engine loader
 runs one epoch at a time), and an abandoned iterator's loader is reused.
+
+A loader for a GPU consumer has a :class:`~graphferry._transfer.Transfer`:
+its engine loaders write the batches into the transfer's host memory
+(page-locked), and each epoch runs through the prefetch step
+(:class:`~graphferry._transfer.DeviceIterator`); without one (CPU
+training) the batches stay in the library's memory and are handed over as
+they are converted.
 """
 
 from __future__ import annotations
@@ -21,9 +28,11 @@ from typing import Any
 import numpy as np
 import torch
 
+from ._hostmem import HostAllocator
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats
+from ._transfer import DeviceIterator, Transfer, pin_batch, to_device
 from .distributed import DistributedLoader
 from .errors import GF_ESTATE, GraphferryError
 from .graph import Graph, _tensor_signature
@@ -79,17 +88,20 @@ def call_key(n: int) -> int:
 
 
 class _Epoch:
-    """One epoch of an :class:`EngineLoader`: the engine's batches, converted."""
+    """One epoch of an :class:`EngineLoader`: the engine's batches, converted
+    (and with ``pin``, the rest of each batch made page-locked)."""
 
-    def __init__(self, owner: EngineLoader, batches: Any):
+    def __init__(self, owner: EngineLoader, batches: Any, pin: bool = False):
         self._owner = owner
         self._batches = batches
+        self._pin = pin
 
     def __iter__(self) -> _Epoch:
         return self
 
     def __next__(self) -> Any:
-        return self._owner._convert(next(self._batches))
+        batch = self._owner._convert(next(self._batches))
+        return pin_batch(batch) if self._pin else batch
 
 
 class EngineLoader(Closeable):
@@ -118,16 +130,20 @@ class EngineLoader(Closeable):
         comm: Any = None,
         comm_timeout: Any = None,
         seed_times: Any = None,
-        opener: Callable[[], Loader] | None = None,
+        opener: Callable[..., Loader] | None = None,
         eager: bool = True,
         coo: bool = False,
+        transfer: Transfer | None = None,
     ) -> None:
         """Keeps what the engine loaders are opened with and opens the first
         (with ``eager``; else on first use, so that errors in the seeds
         surface when the loader is iterated). ``opener``, when given, opens
         each engine loader instead of :meth:`Loader.from_options` (an edge
-        loader: :class:`graphferry._link.EdgeLoader`). With ``coo`` the
-        engine also makes every batch's edges one edge list (``sub.coo``)."""
+        loader: :class:`graphferry._link.EdgeLoader`), given ``allocator=``.
+        ``transfer`` is how batches reach a GPU consumer (None: CPU
+        training). With ``coo`` the engine also makes every batch's edges
+        one edge list (``sub.coo``)."""
+        self._transfer = transfer
         self._graph = graph
         self._opener = opener
         self._comm = comm  # a graphferry.distributed.Communicator: one rank's share per epoch
@@ -147,16 +163,20 @@ class EngineLoader(Closeable):
         if coo:
             self._loader_args["coo"] = True
         self._loaders = []
-        self._epochs: dict[int, weakref.ref] = {}  # id(loader) -> its epoch's iterator
+        # id(loader) -> what iterates its epoch: the epoch's iterator, or the
+        # prefetch step's state (alive while its thread runs)
+        self._epochs: dict[int, weakref.ref] = {}
+        self._prefetchers: weakref.WeakSet[DeviceIterator] = weakref.WeakSet()
         self._next_epoch = 0
         self._closed = False
         if eager:
-            self._loaders.append(self._new_loader())  # errors in the options surface here
+            # errors in the options surface here
+            self._loaders.append(self._new_loader(self._allocator()))
         _register(graph, self)
 
-    def _new_loader(self) -> Loader:
+    def _new_loader(self, allocator: HostAllocator | None = None) -> Loader:
         if getattr(self, "_opener", None) is not None:
-            loader = self._opener()
+            loader = self._opener(allocator=allocator)
         elif getattr(self, "_comm", None) is not None:
             loader = DistributedLoader.from_options(
                 self._graph,
@@ -164,10 +184,13 @@ class EngineLoader(Closeable):
                 self._options,
                 comm=self._comm,
                 timeout=getattr(self, "_comm_timeout", None),
+                allocator=allocator,
                 **self._loader_args,
             )
         else:
-            loader = Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)
+            loader = Loader.from_options(
+                self._graph, self._seeds, self._options, allocator=allocator, **self._loader_args
+            )
         cache = getattr(self, "_cache_args", None)
         if cache is not None:
             try:
@@ -189,19 +212,25 @@ class EngineLoader(Closeable):
         self._cache_args = dict(size=size, **kwargs)
         return rows
 
-    def _idle_loader(self) -> Loader:
-        """An engine loader with no epoch that anyone still iterates; opens
-        one if every loader is busy."""
+    def _idle_loader(self, allocator: HostAllocator | None = None) -> Loader:
+        """An engine loader with no epoch that anyone still iterates, whose
+        batches come from ``allocator`` (None: the library's memory); opens
+        one if every loader is busy (an idle one of the other memory is
+        reopened)."""
         for i, loader in enumerate(self._loaders):
             if loader.closed:
                 if self._graph.closed:
                     loader._check_open()  # raises: the graph was closed
-                loader = self._loaders[i] = self._new_loader()  # released by release_idle
+                loader = self._loaders[i] = self._new_loader(allocator)  # released by release_idle
                 return loader
             ref = self._epochs.get(id(loader))
             if not loader.in_epoch or ref is None or ref() is None:
+                if loader.allocator is not allocator:
+                    self._epochs.pop(id(loader), None)
+                    loader.close()
+                    loader = self._loaders[i] = self._new_loader(allocator)
                 return loader
-        loader = self._new_loader()
+        loader = self._new_loader(allocator)
         self._loaders.append(loader)
         return loader
 
@@ -230,23 +259,45 @@ class EngineLoader(Closeable):
     def _convert(self, sub: SampledSubgraph) -> Any:  # pragma: no cover - always overridden
         raise NotImplementedError
 
+    def _move(self, batch: Any, device: Any) -> Any:
+        """The device copy of a converted batch (the prefetch step's; the
+        copies are non-blocking)."""
+        return to_device(batch, device)
+
     def __len__(self) -> int:
         self._check_open()
         loader = next((lo for lo in self._loaders if not lo.closed), None)
         if loader is None:
-            loader = self._idle_loader()
+            loader = self._idle_loader(self._allocator())
         return len(loader)
 
-    def __iter__(self) -> _Epoch:
+    def _allocator(self) -> HostAllocator | None:
+        """The memory of this loader's own epochs (``iter(loader)``)."""
+        transfer = getattr(self, "_transfer", None)
+        return transfer.allocator if transfer is not None else None
+
+    def __iter__(self) -> Any:
+        return self._iterate(getattr(self, "_transfer", None))
+
+    def _iterate(self, transfer: Transfer | None) -> Any:
+        """An epoch whose batches reach their consumer as ``transfer`` says:
+        on its device through the prefetch step, or on the CPU (pinned when
+        it pins; as they are without a transfer)."""
         self._check_open()
         self._before_epoch()
-        loader = self._idle_loader()
+        loader = self._idle_loader(transfer.allocator if transfer is not None else None)
         self._last_loader = loader
         epoch = self._next_epoch
         self._next_epoch += 1
-        it = _Epoch(self, loader.epoch(epoch))
-        self._epochs[id(loader)] = weakref.ref(it)
-        return it
+        pin = transfer is not None and transfer.pins
+        if transfer is None or transfer.device is None:
+            it = _Epoch(self, loader.epoch(epoch), pin=pin)
+            self._epochs[id(loader)] = weakref.ref(it)
+            return it
+        device_it = DeviceIterator(_Epoch(self, loader.epoch(epoch)), transfer, move=self._move)
+        self._epochs[id(loader)] = weakref.ref(device_it.state)  # busy while iterated or its thread runs
+        self._prefetchers.add(device_it)
+        return device_it
 
     def stats(self) -> LoaderStats:
         """The statistics (:meth:`graphferry.Loader.stats`) of the engine
@@ -257,14 +308,20 @@ class EngineLoader(Closeable):
         loader = getattr(self, "_last_loader", None)
         if loader is None:
             self._check_open()
-            loader = self._loaders[0] if self._loaders else self._idle_loader()
+            loader = self._loaders[0] if self._loaders else self._idle_loader(self._allocator())
         return loader.stats()
 
     def close(self) -> None:
-        """Stops the engine's threads of this loader. Idempotent."""
+        """Stops the engine's threads of this loader (and its prefetch
+        threads). Idempotent."""
         self._closed = True
+        prefetchers = list(getattr(self, "_prefetchers", ()))
+        for it in prefetchers:
+            it.state.stop(_closed_error(f"graphferry: this {type(self).__name__} was closed during the epoch"))
         for loader in getattr(self, "_loaders", ()):
-            loader.close()
+            loader.close()  # ends a prefetch thread's wait for a batch
+        for it in prefetchers:
+            it.state.join()
 
 
 # Graph -> the EngineLoaders open on it, so that one of them can release the

@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from ._hostmem import HostAllocator, register_user
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, borrow, tensor_from_managed
 from ._options import SampleOptions
@@ -616,6 +617,10 @@ class Loader(Closeable):
             (default: :obj:`False`)
         exclude_edges (Tensor, optional): int64 edge ids never sampled.
             (default: :obj:`None`)
+        allocator (HostAllocator, optional): the memory of the batches'
+            tensors (``gf_loader_options.allocator``): e.g. page-locked
+            memory from PyTorch for a GPU consumer. (default: :obj:`None`,
+            the library's own)
     """
 
     def __init__(
@@ -643,6 +648,7 @@ class Loader(Closeable):
         temporal: str | None = None,
         temporal_strategy: str = "uniform",
         seed_times: Any = None,
+        allocator: HostAllocator | None = None,
     ):
         options = SampleOptions(
             fanouts,
@@ -670,6 +676,7 @@ class Loader(Closeable):
             feature_names=feature_names,
             label_names=label_names,
             seed_times=seed_times,
+            allocator=allocator,
         )
 
     @classmethod
@@ -686,13 +693,14 @@ class Loader(Closeable):
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
         seed_times: Any = None,
+        allocator: HostAllocator | None = None,
         coo: bool = False,
     ) -> Loader:
         """A loader sampling with ``options``; ``options.seed`` also seeds the
         per-epoch shuffles. ``seed_times`` (int64, one per seed, permuted with
-        them) is for temporal options. With ``coo`` the engine's threads also
-        make every batch's edges one edge list (``sub.coo``: PyG's
-        ``edge_index`` and ``e_id``)."""
+        them) is for temporal options; ``allocator`` as in :class:`Loader`.
+        With ``coo`` the engine's threads also make every batch's edges one
+        edge list (``sub.coo``: PyG's ``edge_index`` and ``e_id``)."""
         self = cls.__new__(cls)
         self._open(
             graph,
@@ -705,6 +713,7 @@ class Loader(Closeable):
             feature_names=feature_names,
             label_names=label_names,
             seed_times=seed_times,
+            allocator=allocator,
             coo=coo,
         )
         return self
@@ -722,6 +731,7 @@ class Loader(Closeable):
         feature_names: Sequence[str],
         label_names: Sequence[str],
         seed_times: Any = None,
+        allocator: HostAllocator | None = None,
         coo: bool = False,
     ) -> None:
         self._handle: int | None = None
@@ -741,6 +751,9 @@ class Loader(Closeable):
         self._labels = [(n, _encode_name(n, "label_names")) for n in _names(label_names, "label_names")]
         self._feature_array = (ctypes.c_char_p * max(len(self._features), 1))(*[b for _, b in self._features])
         self._label_array = (ctypes.c_char_p * max(len(self._labels), 1))(*[b for _, b in self._labels])
+        if allocator is not None and not isinstance(allocator, HostAllocator):
+            raise TypeError(f"'allocator' must be a graphferry HostAllocator (got '{type(allocator).__name__}')")
+        self.allocator = allocator
         self._options = _lib.gf_loader_options(
             sample=ctypes.pointer(self._sample),
             batch_size=_as_int(batch_size, "batch_size"),
@@ -753,6 +766,7 @@ class Loader(Closeable):
             num_label_names=len(self._labels),
             label_names=ctypes.cast(self._label_array, ctypes.POINTER(ctypes.c_char_p)),
             seed_times=ctypes.pointer(self._seed_times.dltensor) if self._seed_times is not None else None,
+            allocator=ctypes.pointer(allocator.struct) if allocator is not None else None,
             coo=int(self._coo),
         )
         if graph.closed:
@@ -763,6 +777,8 @@ class Loader(Closeable):
         self._handle = out.value
         self._exit_stack.callback(self._free)
         graph._add_child(self)
+        if allocator is not None:
+            register_user(self)  # closed at exit: its threads call the allocator
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
         """Opens the engine loader into ``out`` (graphferry.distributed
@@ -858,6 +874,9 @@ class Loader(Closeable):
                     raise _closed_error(
                         "graphferry.Loader: the loader was closed (by another thread) while waiting for a batch"
                     ) from err
+                explained = self.allocator.explain(err) if self.allocator is not None else err
+                if explained is not err:
+                    raise explained from explained.__cause__  # the failed allocation
                 raise
             if status != GF_NOT_READY:
                 return status

@@ -37,14 +37,6 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def torch():
-    import torch
-
-    torch.zeros(1, device="cuda")  # PyTorch's primary context first, as in training
-    return torch
-
-
-@pytest.fixture(scope="module")
 def gf(torch):
     import graphferry
 

@@ -499,10 +499,12 @@ def test_dlpack_structs_match_header():
     assert _lib.gf_sample_options.scheme.offset == 36
     assert _lib.gf_sample_options.exclude_edges.offset == 48
     assert ctypes.sizeof(_lib.gf_graph_options) == 48
-    assert ctypes.sizeof(_lib.gf_loader_options) == 96  # 80 before allocator and coo were mirrored
+    assert ctypes.sizeof(_lib.gf_loader_options) == 96  # 88 before coo
     assert _lib.gf_loader_options.seed_times.offset == 72
     assert _lib.gf_loader_options.allocator.offset == 80
     assert _lib.gf_loader_options.coo.offset == 88
+    assert ctypes.sizeof(_lib.gf_allocator) == 32
+    assert _lib.gf_allocator.alloc.offset == 16 and _lib.gf_allocator.free.offset == 24
     assert _lib.gf_loader_options.sample.offset == 8  # now a pointer
     assert _lib.gf_loader_options.batch_size.offset == 16
     assert ctypes.sizeof(_lib.gf_walk_options) == 32

@@ -365,6 +365,31 @@ class gf_sample_options(ctypes.Structure):
         super().__init__(struct_size=ctypes.sizeof(gf_sample_options), **fields)
 
 
+# The callbacks of a gf_allocator (include/graphferry.h, "Loaders"):
+# void *(*alloc)(void *user, size_t bytes, size_t alignment);
+# void (*free)(void *user, void *ptr, size_t bytes);
+gf_alloc_fn = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
+gf_free_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+
+
+# typedef struct gf_allocator {
+#   uint32_t struct_size; uint32_t reserved; void *user;
+#   void *(*alloc)(void *user, size_t bytes, size_t alignment);
+#   void (*free)(void *user, void *ptr, size_t bytes);
+# } gf_allocator;
+class gf_allocator(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32),
+        ("user", ctypes.c_void_p),
+        ("alloc", gf_alloc_fn),
+        ("free", gf_free_fn),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_allocator), **fields)
+
+
 # typedef struct gf_loader_options {
 #   uint32_t struct_size; const gf_sample_options *sample; int64_t batch_size;
 #   int32_t shuffle; int32_t drop_last; uint64_t shuffle_seed;
@@ -387,7 +412,7 @@ class gf_loader_options(ctypes.Structure):
         ("num_label_names", ctypes.c_int32),
         ("label_names", ctypes.POINTER(ctypes.c_char_p)),
         ("seed_times", ctypes.POINTER(DLTensor)),
-        ("allocator", ctypes.c_void_p),  # const gf_allocator *: always NULL (the library's memory)
+        ("allocator", ctypes.POINTER(gf_allocator)),
         ("coo", ctypes.c_int32),
     ]
 

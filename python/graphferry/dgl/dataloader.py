@@ -13,12 +13,14 @@ from typing import Any
 
 import torch
 import torch.distributed as dist
+from dgl._ffi.base import is_tensor_adaptor_enabled
 
 from .._link import EdgeSample
 from .._loader import EngineLoader, loader_seed, refuse_workers
+from .._transfer import dgl_transfer
 from ..errors import GraphferryError, error_for_status
 from ..sampling import SampledSubgraph
-from .blocks import to_device
+from .blocks import move_batch, to_device
 from .convert import is_hetero_input
 from .edge import EdgeBatches, HeteroEdgeBatches, edge_settings, is_edge_sampler
 from .hetero import HeteroBlocks
@@ -32,16 +34,13 @@ __all__ = ["DataLoader", "ddp_split"]
 # them to) that only tune machinery graphferry replaces with its own
 # pipeline: accepted and ignored.
 _IGNORED = {
-    "use_prefetch_thread",  # DGL's feature-slicing thread: the engine gathers on its own threads
-    "use_alternate_streams",  # CUDA streams of DGL's prefetcher
-    "pin_prefetcher",  # pinning of DGL's prefetched features
     "gpu_cache",  # DGL's HugeCTR GPU feature cache
     "persistent_workers",  # torch worker processes (graphferry has none)
     "prefetch_factor",  # batches per torch worker: see queue_capacity
     "timeout",  # for torch workers; with comm=, the bound on an exchange with the other ranks
     "worker_init_fn",  # torch never calls it without workers
     "multiprocessing_context",  # for torch workers
-    "pin_memory",  # torch's pinning of the sampler's outputs (CPU-only here)
+    "pin_memory",  # torch's pinning, which DGL sets itself (to pin_prefetcher)
     "pin_memory_device",
     "in_order",  # order of torch workers' batches: ours always arrive in order
 }
@@ -65,7 +64,16 @@ def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
         if name not in _IGNORED:
             raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
     if use_uva:
-        raise ValueError("use_uva=True is not supported: this version of graphferry is CPU-only")
+        raise ValueError(
+            "use_uva=True is not supported: graphferry samples on the CPU (give device='cuda' for CPU sampling "
+            "and a GPU consumer)"
+        )
+    if kwargs.get("pin_memory"):
+        # DGL sets torch's pin_memory itself (to pin_prefetcher) and refuses it.
+        raise TypeError(
+            "graphferry.dgl.DataLoader got pin_memory=True: as in DGL, page-locked batches are "
+            "pin_prefetcher's (on by default with device='cuda')"
+        )
     return generator
 
 
@@ -168,8 +176,14 @@ class DataLoader(EngineLoader):
             :class:`graphferry.dgl.NeighborSampler`.
             With ``prob`` the weights come from ``graph.edata[prob]`` (a
             ``graphferry.Graph`` must already have them).
-        device (str or torch.device, optional): where outputs are moved.
-            (default: :obj:`None`, the graph's device: the CPU)
+        device (str or torch.device, optional): where outputs are moved. A
+            CUDA device (``"cuda"``: the current one) takes the GPU data
+            path: each batch, sampled and gathered on the CPU into
+            page-locked memory, is copied to the device while the batch
+            before it trains (see ``pin_prefetcher``,
+            ``use_alternate_streams`` and ``use_prefetch_thread``); it needs
+            no CUDA build of graphferry. (default: :obj:`None`, the graph's
+            device: the CPU)
         use_ddp (bool): split the seeds across the ``torch.distributed``
             ranks as DGL does, the same number of batches on each.
             (default: :obj:`False`)
@@ -192,11 +206,26 @@ class DataLoader(EngineLoader):
         batch_size (int): seeds per batch. (default: :obj:`1`)
         drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
         shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
-        use_prefetch_thread, use_alternate_streams, pin_prefetcher, gpu_cache:
-            DGL's prefetcher settings; accepted and ignored (the engine
-            gathers on its own threads).
-        use_uva (bool): unsupported in this CPU-only version; must be False.
-            (default: :obj:`False`)
+        use_prefetch_thread (bool, optional): with a CUDA ``device``, a
+            prefetch thread takes each batch from the engine, makes its
+            blocks and issues its copies to the device ahead of the training
+            loop. (default: :obj:`None`: True with a CUDA ``device``; True
+            with another device raises ValueError, as in DGL)
+        use_alternate_streams (bool, optional): with a CUDA ``device``, the
+            copies run on a stream of their own while the previous batch
+            trains; the training stream waits for them on an event, never
+            the host. (default: :obj:`None`: True with a CUDA ``device``
+            when DGL's TensorAdaptor is available, as in DGL; asked for
+            without it, turned off with DGL's warning)
+        pin_prefetcher (bool, optional): with a CUDA ``device``, the engine
+            writes every batch (blocks, ids, node data, labels) into
+            page-locked memory from PyTorch, which the device copies
+            asynchronously. (default: :obj:`None`: True with a CUDA
+            ``device``; True with another device raises ValueError, as in
+            DGL)
+        gpu_cache: DGL's HugeCTR feature cache; accepted and ignored.
+        use_uva (bool): unsupported (graphferry samples on the CPU); must be
+            False. (default: :obj:`False`)
         seed (int, optional): seed of shuffling and sampling.
             (default: :obj:`None`, drawn from torch's generator, or from
             ``generator`` when given)
@@ -208,10 +237,12 @@ class DataLoader(EngineLoader):
             ``num_workers`` must be 0 (graphferry samples on its own
             threads); ``generator`` seeds the shuffles when ``seed`` is not
             given; ``persistent_workers``, ``prefetch_factor``,
-            ``worker_init_fn``, ``multiprocessing_context``, ``pin_memory``
-            and ``pin_memory_device`` only tune torch's workers and are
-            ignored; ``sampler``, ``batch_sampler`` and ``collate_fn`` are
-            refused (as DGL's loader does its own batching).
+            ``worker_init_fn``, ``multiprocessing_context`` and
+            ``pin_memory_device`` only tune torch's workers and are ignored,
+            as is ``pin_memory=False`` (``pin_memory=True`` raises
+            TypeError: DGL sets it to ``pin_prefetcher``); ``sampler``,
+            ``batch_sampler`` and ``collate_fn`` are refused (as DGL's loader
+            does its own batching).
     """
 
     def __init__(
@@ -250,7 +281,16 @@ class DataLoader(EngineLoader):
         self.drop_last = drop_last
         self.use_ddp = bool(use_ddp)
         self.ddp_seed = ddp_seed
-        self.device = torch.device("cpu" if device is None else device)
+        # As DGL keeps them: resolved.
+        self.device, settings, transfer = dgl_transfer(
+            device,
+            use_prefetch_thread=use_prefetch_thread,
+            use_alternate_streams=use_alternate_streams,
+            pin_prefetcher=pin_prefetcher,
+            tensor_adaptor=is_tensor_adaptor_enabled(),
+        )
+        self.pin_prefetcher, self.use_prefetch_thread, self.use_alternate_streams = settings
+        self._transfer = transfer
         per_type = is_hetero_input(graph, indices)
         edges = is_edge_sampler(graph_sampler)
         if comm is not None and (per_type or edges):
@@ -279,8 +319,9 @@ class DataLoader(EngineLoader):
                 edge_batches.seeds,
                 options,
                 **loader_args,
-                opener=lambda: edge_batches.engine_loader(**loader_args),
+                opener=lambda **memory: edge_batches.engine_loader(**loader_args, **memory),
                 eager=False,
+                transfer=transfer,
             )
             return
         self.settings = sampler_settings(graph_sampler)
@@ -304,6 +345,7 @@ class DataLoader(EngineLoader):
                 label_names=blocks.label_names,
                 comm=comm,
                 comm_timeout=comm_timeout(comm, timeout),
+                transfer=transfer,
             )
         except GraphferryError as err:
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
@@ -314,7 +356,12 @@ class DataLoader(EngineLoader):
 
     def _convert(self, sub: SampledSubgraph | EdgeSample) -> tuple:
         batch = self._edges.convert(sub) if self._edges is not None else self._blocks.convert(sub)
-        return batch if self.device.type == "cpu" else to_device(batch, self.device)
+        if self._transfer is not None or self.device.type == "cpu":
+            return batch  # a CUDA device: copied by the prefetch step
+        return to_device(batch, self.device)
+
+    def _move(self, batch: tuple, device: torch.device) -> tuple:
+        return move_batch(batch, device)
 
     def sample(self, eids: Any, key: int = 0) -> tuple:
         """With an edge prediction sampler: the batch of the seed edges

@@ -60,9 +60,9 @@ from .._resource import Closeable
 from ..errors import GF_EINVAL, InvalidArgumentError
 from ..hetero import HeteroGraph
 from .blocks import to_blocks, to_hetero_blocks
-from .convert import as_graph, as_hetero_graph
+from .convert import as_graph, as_hetero_graph, sync_node_data
 from .hetero import hetero_options
-from .node import neighbor_options
+from .node import drop_replaced_node_data, lazy_node_data, neighbor_options
 from .sampler import sampler_settings
 
 __all__ = ["EdgePredictionSampler", "as_edge_prediction_sampler", "is_edge_sampler", "EdgeBatches", "HeteroEdgeBatches"]
@@ -212,6 +212,11 @@ class EdgeBatches(Closeable):
             reverse = torch.as_tensor(reverse).to(torch.int64).contiguous()
         self._edge_args = dict(mode="dgl", negative=negative, amount=k, exclude=exclude, reverse_eids=reverse)
         self.edge_feature_names = self._edge_features(settings.prefetch_edge_feats)
+        # prefetch_node_feats: gathered by the engine on its threads (into
+        # the loader's host memory, page-locked for a GPU), as for node batches.
+        wanted = list(dict.fromkeys(settings.prefetch_node_feats))
+        lazy = lazy_node_data(self.graph, self.dgl_graph, wanted)
+        self.feature_names = [n for n in wanted if n not in lazy]
 
     def _edge_features(self, names: list[str]) -> list[str]:
         """The prefetched edge data the engine gathers: a DGLGraph's
@@ -240,12 +245,15 @@ class EdgeBatches(Closeable):
             # Edge data replaced since: handed to the engine (its idle
             # loaders are closed for it); what it cannot take stays lazy.
             self.edge_feature_names = self._edge_features(self.settings.prefetch_edge_feats)
+        if self.dgl_graph is not None and self.feature_names:
+            sync_node_data(self.graph, self.dgl_graph, self.feature_names)  # node data replaced since
         return EdgeLoader(
             self.graph,
             self.seeds,
             None,
             self._options,
             **self._edge_args,
+            feature_names=self.feature_names,
             edge_feature_names=self.edge_feature_names,
             **loader_args,
         )
@@ -271,6 +279,7 @@ class EdgeBatches(Closeable):
     def convert(self, sample: EdgeSample) -> tuple:
         """DGL's tuple of one engine edge batch."""
         g, idtype = self.dgl_graph, self.idtype
+        drop_replaced_node_data(self.graph, g, sample.sub.node_data)
         blocks = to_blocks(sample.sub, g, idtype=idtype)
         for name, per_hop in self._edge_data(sample).items():
             for block, rows in zip(blocks, reversed(per_hop)):  # blocks[0] is the last hop
@@ -353,6 +362,7 @@ class HeteroEdgeBatches(EdgeBatches):
             mode="dgl", negative=negative, amount=k, exclude=engine_exclude, reverse_eids=reverse_map
         )
         self.edge_feature_names = []  # per-type edge data reaches the blocks through DGL's frames
+        self.feature_names = []  # per-type node data too
 
     def options(self, seed: Any, num_threads: int) -> SampleOptions:
         self._options = hetero_options(self.hetero_graph, self.settings, seed, num_threads)

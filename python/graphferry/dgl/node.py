@@ -21,7 +21,7 @@ from .blocks import to_blocks
 from .convert import as_graph, sync_node_data
 from .sampler import NeighborSampler
 
-__all__ = ["NodeBlocks", "check_homogeneous_settings", "neighbor_options"]
+__all__ = ["NodeBlocks", "check_homogeneous_settings", "neighbor_options", "lazy_node_data", "drop_replaced_node_data"]
 
 
 def check_homogeneous_settings(settings: Any) -> None:
@@ -50,6 +50,45 @@ def neighbor_options(settings: NeighborSampler, seed: Any, num_threads: int) -> 
         seed=seed,
         num_threads=num_threads,
     )
+
+
+def lazy_node_data(graph: Any, g: Any, wanted: list[str]) -> list[str]:
+    """Of the node data ``wanted`` (a sampler's prefetched names), those the
+    engine cannot gather, served by DGL's lazy columns instead (a dtype it
+    does not carry: with DGL's warning); the others are handed to the engine
+    graph ``graph`` from the DGLGraph ``g`` (None: a graphferry.Graph, whose
+    own node data the engine gathers). A name ``g`` lacks raises."""
+    if g is None:
+        return []
+    missing = [n for n in wanted if n not in g.ndata]
+    if missing:
+        raise InvalidArgumentError(
+            GF_EINVAL, f"the DGLGraph has no ndata field {missing} to prefetch (it has {sorted(g.ndata)})"
+        )
+    sync_node_data(graph, g, wanted)
+    held = set(graph.node_data_names())
+    lazy = [n for n in wanted if n not in held]
+    if lazy:
+        warnings.warn(
+            f"graphferry cannot gather node data {lazy} on its threads (a dtype the engine "
+            "does not carry); the blocks serve it through DGL's lazy columns",
+            stacklevel=4,  # the caller of graphferry.dgl.DataLoader(...)
+        )
+    return lazy
+
+
+def drop_replaced_node_data(graph: Any, g: Any, *data: dict) -> None:
+    """Removes from a batch's engine-gathered node data (``data``: name ->
+    rows) what the DGLGraph ``g`` replaced since the engine got it: the lazy
+    columns then serve g's current data."""
+    if g is None:
+        return
+    sources = graph._dgl_sources
+    for rows in data:
+        for name in list(rows):
+            value = g.ndata[name] if name in g.ndata else None
+            if value is None or sources.get(name) != _cache.tensor_signature(value):
+                del rows[name]
 
 
 class NodeBlocks:
@@ -89,24 +128,7 @@ class NodeBlocks:
                     GF_EINVAL,
                     f"the DGLGraph has no edata field {missing} to prefetch (it has {sorted(self.dgl_graph.edata)})",
                 )
-        if self.dgl_graph is not None:
-            missing = [n for n in wanted if n not in self.dgl_graph.ndata]
-            if missing:
-                raise InvalidArgumentError(
-                    GF_EINVAL,
-                    f"the DGLGraph has no ndata field {missing} to prefetch (it has {sorted(self.dgl_graph.ndata)})",
-                )
-            sync_node_data(self.graph, self.dgl_graph, wanted)
-        # Node data the engine cannot gather (a dtype it does not carry, or
-        # not in the graph yet) is served by DGL's lazy columns instead.
-        held = set(self.graph.node_data_names())
-        lazy = [n for n in wanted if n not in held and self.dgl_graph is not None]
-        if lazy:
-            warnings.warn(
-                f"graphferry cannot gather node data {lazy} on its threads (a dtype the engine "
-                "does not carry); the blocks serve it through DGL's lazy columns",
-                stacklevel=4,  # the caller of graphferry.dgl.DataLoader(...)
-            )
+        lazy = lazy_node_data(self.graph, self.dgl_graph, wanted)
         self.feature_names = [n for n in settings.prefetch_node_feats if n not in lazy]
         self.label_names = [n for n in settings.prefetch_labels if n not in lazy]
 
@@ -125,14 +147,6 @@ class NodeBlocks:
     def convert(self, sub: SampledSubgraph) -> tuple:
         """``(input_nodes, output_nodes, blocks)`` of one engine batch."""
         g = self.dgl_graph
-        if g is not None:
-            # Tensors replaced since the engine got them: leave them to the
-            # lazy columns, which read g's current data.
-            sources = self.graph._dgl_sources
-            for data in (sub.node_data, sub.labels):
-                for name in list(data):
-                    value = g.ndata[name] if name in g.ndata else None
-                    if value is None or sources.get(name) != _cache.tensor_signature(value):
-                        del data[name]
+        drop_replaced_node_data(self.graph, g, sub.node_data, sub.labels)
         blocks = to_blocks(sub, g, idtype=self.idtype)
         return blocks[0].srcdata[dgl.NID], blocks[-1].dstdata[dgl.NID], blocks

@@ -46,6 +46,7 @@ from torch_geometric.sampler import NegativeSampling
 
 from .._link import EdgeLoader, EdgeSample, EdgeSampler
 from .._loader import EngineLoader, engine_edge_data, loader_seed, refuse_workers, sync_edge_data
+from .._transfer import pin_transfer
 from ..graph import pyg_node_attrs
 from ..hetero import HeteroGraph
 from .base import (
@@ -65,7 +66,7 @@ __all__ = ["LinkNeighborLoader"]
 _EMPTY = torch.empty(0, dtype=torch.int64)
 
 # torch DataLoader and PyG loader arguments that only tune worker processes: accepted and ignored.
-_IGNORED = ("persistent_workers", "pin_memory", "prefetch_factor", "filter_per_worker", "directed")
+_IGNORED = ("persistent_workers", "prefetch_factor", "filter_per_worker", "directed")
 
 
 class LinkNeighborLoader(EngineLoader):
@@ -94,6 +95,10 @@ class LinkNeighborLoader(EngineLoader):
         queue_capacity (int): batches buffered per pipeline stage.
             (default: :obj:`2`)
         num_threads (int): the engine's threads (<= 0: every core).
+        pin_memory (bool): torch's ``DataLoader`` argument: batches in
+            page-locked memory (the engine writes them there), for
+            asynchronous copies to a GPU; see
+            :class:`graphferry.pyg.NeighborLoader`. (default: :obj:`False`)
 
     Temporal sampling (``edge_label_time``, ``time_attr``) and
     ``disjoint=True`` are refused. A ``HeteroData`` gives ``HeteroData``
@@ -133,6 +138,7 @@ class LinkNeighborLoader(EngineLoader):
         self._sampler: EdgeSampler | None = None
         self._hetero: HeteroGraph | None = None
         refuse_workers(num_workers)
+        transfer = pin_transfer(kwargs.pop("pin_memory", False), kwargs.pop("pin_memory_device", ""))
         for name in kwargs:
             if name not in _IGNORED:
                 raise TypeError(f"LinkNeighborLoader got an unexpected keyword argument '{name}'")
@@ -203,7 +209,7 @@ class LinkNeighborLoader(EngineLoader):
             batch_size=self.batch_size, shuffle=self.shuffle, drop_last=self.drop_last, queue_capacity=queue_capacity
         )
 
-        def open_loader() -> EdgeLoader:
+        def open_loader(**memory: Any) -> EdgeLoader:
             if self._edge_attrs:
                 # Edge attributes replaced since: handed to the engine.
                 self._edge_attrs = sync_edge_data(graph, _edge_attrs(data))
@@ -217,11 +223,12 @@ class LinkNeighborLoader(EngineLoader):
                 edge_feature_names=self._edge_attrs,
                 coo=self._hetero is None,  # PyG's edge_index, made by the engine (a typed batch is split there)
                 **loader_args,
+                **memory,
             )
 
         # Opened on first use: a bad pair is reported when the loader is
         # iterated, as PyG reports it.
-        self._open_engine(graph, src, options, **loader_args, opener=open_loader, eager=False)
+        self._open_engine(graph, src, options, **loader_args, opener=open_loader, eager=False, transfer=transfer)
 
     @staticmethod
     def _pairs(data: Any, edge_label_index: Any) -> torch.Tensor:

@@ -17,6 +17,7 @@ from torch_geometric.loader.utils import filter_custom_store, filter_edge_store_
 
 from .._loader import EngineLoader, call_key, loader_seed, refuse_workers
 from .._native.dlpack import as_cpu_tensor
+from .._transfer import pin_transfer
 from ..graph import Graph, pyg_node_attrs
 from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph
@@ -102,6 +103,18 @@ class NeighborLoader(EngineLoader):
             (default: :obj:`2`)
         num_threads (int): the engine's sampling threads; ``<= 0`` uses every
             core. (default: :obj:`0`)
+        pin_memory (bool): torch's ``DataLoader`` argument, which PyG's
+            loaders pass on: every batch comes out in page-locked memory, for
+            asynchronous copies to a GPU (``batch.to(device,
+            non_blocking=True)``, or :class:`graphferry.pyg.PrefetchLoader`,
+            which also overlaps them with training). The engine writes the
+            batch there itself (no copy): graphferry's host allocator takes
+            page-locked memory from PyTorch; what the training thread
+            derives from it (e.g. ``edge_index``) is pinned as torch does.
+            Without CUDA, as torch, a warning and ordinary memory.
+            (default: :obj:`False`)
+        pin_memory_device (str): torch's; ``""`` or a CUDA device.
+            (default: :obj:`""`)
 
     With a ``HeteroData`` (or a :class:`graphferry.HeteroGraph`) as
     ``data`` it yields ``HeteroData`` batches as PyG's heterogeneous
@@ -144,9 +157,12 @@ class NeighborLoader(EngineLoader):
         time_attr: str | None = None,
         input_time: Any = None,
         temporal_strategy: str = "uniform",
+        pin_memory: bool = False,
+        pin_memory_device: str = "",
     ):
         self._loaders = []
         refuse_workers(num_workers)
+        transfer = pin_transfer(pin_memory, pin_memory_device)
         self.data = data
         per_type = is_hetero(data)
         self.num_neighbors = num_neighbors if per_type else num_neighbors_list(num_neighbors)
@@ -202,6 +218,7 @@ class NeighborLoader(EngineLoader):
             seed_times=self._seed_times,
             # PyG's edge_index, made by the engine's threads (a typed batch is split there).
             coo=self._hetero is None,
+            transfer=transfer,
         )
 
     def _seeds_of(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:
