@@ -546,7 +546,9 @@ def to_markdown(doc: dict) -> str:
         "# graphferry benchmark (link prediction)",
         "",
         f"{meta['time']}, {meta['machine']}, {meta['cpus']} CPUs; torch {meta['torch']}, dgl {meta['dgl']}, "
-        f"torch_geometric {meta['torch_geometric']}, graphferry {meta['graphferry']}. Command: `{meta['command']}`.",
+        f"torch_geometric {meta['torch_geometric']}, graphferry {meta['graphferry']}. Command: `{meta['command']}`"
+        + "".join(f", {k}={v}" for k, v in meta.get("env", {}).items())
+        + ".",
         "",
         "## Goals",
         "",
@@ -755,6 +757,8 @@ def run(
             "machine": platform.platform(),
             "cpus": os.cpu_count(),
             "command": command,
+            # the Go runtime's memory settings, when set (they trade GC work for memory)
+            "env": {k: os.environ[k] for k in ("GOGC", "GOMEMLIMIT") if k in os.environ},
             "torch": torch.__version__,
             "dgl": dgl.__version__,
             "torch_geometric": torch_geometric.__version__,
