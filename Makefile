@@ -54,6 +54,7 @@ help:
 	@echo "  make bench       quick benchmark (minutes): graphferry vs DGL, GraphBolt, PyG, index_select on the real datasets + a small generated graph"
 	@echo "  make bench-full  full benchmark on the products-like and papers-like generated presets (long; cached in bench/.cache)"
 	@echo "  make bench-dist  issue 11: bytes per hop of CSP push vs adjacency pull, 1/2/4 ranks, layouts, edge cut (long, 17 GB)"
+	@echo "  make bench-disk  issue 21: the disk tier vs the mapping in a 1 GiB cgroup v1 memory group (bench/results/disk, ~15 min)"
 	@echo "  make bench-hetero  heterograph sampling: graphferry vs DGL's NeighborSampler (bench/results/hetero, a minute)"
 	@echo "  make bench-link  link prediction: graphferry's DGL and PyG edge loaders vs DGL's edge loader, and the node"
 	@echo "                   loaders (graphferry.pyg vs graphferry.dgl), on CiteSeer and products-like (bench/results/link, ~15 min)"
@@ -165,7 +166,7 @@ test-big:
 # scaffolding they share) and the library, nothing else of graphferry. Each
 # is built against $(LIB) as build/NAME and against $(LIB_CHECK) as
 # build/cgocheck2/NAME.
-C_TESTS       := test_capi test_comm test_threads test_typed test_alloc test_edge_loader test_cancel soak
+C_TESTS       := test_capi test_comm test_threads test_typed test_alloc test_edge_loader test_cancel test_disk soak
 C_TEST_CFLAGS := -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Iinclude
 C_TEST_DEPS   := include/graphferry.h include/dlpack.h tests/c/gftest.h
 
@@ -206,7 +207,7 @@ SOAK_ROUNDS ?= 1000
 # The headers alone, as pedantic C99 and as C++; the C test (a forked child
 # included); the typed constructors; the soak; and the library's symbols:
 # exactly the header's GF_API functions exported, no Go test helper linked in.
-test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader build/test_cancel build/soak
+test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader build/test_cancel build/test_disk build/soak
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	./build/test_capi
@@ -214,6 +215,7 @@ test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader
 	./build/test_alloc examples/data/cora
 	./build/test_edge_loader examples/data/cora
 	./build/test_cancel examples/data/cora
+	./build/test_disk examples/data/cora
 	./build/soak examples/data/cora $(SOAK_ROUNDS)
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 
@@ -259,12 +261,13 @@ test-accuracy: venv
 # that only repeat crossings at volume: tests/python/conftest.py) against a
 # library built with GOEXPERIMENT=cgocheck2, which checks every pointer passed
 # between Go and C.
-test-cgocheck: venv $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/test_alloc build/cgocheck2/test_edge_loader build/cgocheck2/test_cancel build/cgocheck2/soak
+test-cgocheck: venv $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/test_alloc build/cgocheck2/test_edge_loader build/cgocheck2/test_cancel build/cgocheck2/test_disk build/cgocheck2/soak
 	./build/cgocheck2/test_capi
 	./build/cgocheck2/test_threads
 	./build/cgocheck2/test_alloc examples/data/cora
 	./build/cgocheck2/test_edge_loader examples/data/cora
 	./build/cgocheck2/test_cancel examples/data/cora
+	./build/cgocheck2/test_disk examples/data/cora
 	tests/c/check_exports.sh $(LIB_CHECK) include/graphferry.h
 	./build/cgocheck2/soak examples/data/cora 200
 	GRAPHFERRY_LIB_PATH=$(abspath $(LIB_CHECK)) $(PY) -m pytest tests/python -q -m boundary $(PYTEST_ARGS)
@@ -340,6 +343,10 @@ bench-full: venv
 bench-dist: venv
 	$(GO) run ./bench/dspbytes -preset products-like -cache bench/.cache/dspbytes-products-like \
 	  -python $(PY) -out bench/results
+
+.PHONY: bench-disk
+bench-disk: venv lib
+	$(PY) bench/disk_bench.py --out bench/results/disk
 
 bench-hetero: venv
 	$(PY) bench/hetero_bench.py --out bench/results/hetero

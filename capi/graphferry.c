@@ -413,6 +413,16 @@ int gf_graph_set_node_data_versioned(gf_graph *graph, const char *name,
   return rc;
 }
 
+int gf_graph_memory_plan(const gf_graph *graph, gf_memory_plan *out) {
+  GF_GUARD();
+  return gfgo_graph_memory_plan((uintptr_t)graph, out);
+}
+
+int gf_graph_memory_report(const gf_graph *graph, char **out_report) {
+  GF_GUARD();
+  return gfgo_graph_memory_report((uintptr_t)graph, out_report);
+}
+
 int gf_graph_node_data_names(const gf_graph *graph, char **out_names) {
   GF_GUARD();
   return gfgo_graph_node_data_names((uintptr_t)graph, out_names);
@@ -461,6 +471,11 @@ int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
                         int32_t num_threads) {
   GF_GUARD();
   return gfgo_dataset_generate((char *)preset, (char *)dst_dir, seed, num_threads);
+}
+
+int gf_dataset_write_csc(const char *dir) {
+  GF_GUARD();
+  return gfgo_dataset_write_csc((char *)dir);
 }
 
 int gf_graph_from_typed_coo(int32_t num_node_types, const int64_t *node_counts,
@@ -614,6 +629,17 @@ int gf_loader_num_batches(const gf_loader *loader, int64_t *out) {
 int gf_loader_start(gf_loader *loader, uint64_t epoch) {
   GF_GUARD();
   return gfgo_loader_start((uintptr_t)loader, epoch);
+}
+
+int gf_loader_start_at(gf_loader *loader, uint64_t epoch, int64_t first_batch) {
+  GF_GUARD();
+  return gfgo_loader_start_at((uintptr_t)loader, epoch, first_batch);
+}
+
+int gf_loader_position(const gf_loader *loader, uint64_t *out_epoch, int64_t *out_delivered,
+                       int32_t *out_started) {
+  GF_GUARD();
+  return gfgo_loader_position((uintptr_t)loader, out_epoch, out_delivered, out_started);
 }
 
 int gf_loader_next(gf_loader *loader, gf_batch **out_batch) {

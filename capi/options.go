@@ -84,7 +84,14 @@ func newLayout(name string, v any) *structLayout {
 }
 
 var (
-	graphOptionsLayout  = newLayout("gf_graph_options", C.gf_graph_options{})
+	graphOptionsLayout = func() *structLayout {
+		l := newLayout("gf_graph_options", C.gf_graph_options{})
+		// The first layout ended with flags (44), padded to 48; the memory
+		// budget and tier fields came after.
+		l.min = unsafe.Offsetof(C.gf_graph_options{}.flags) + unsafe.Sizeof(C.gf_graph_options{}.flags)
+		l.older = map[uintptr]uintptr{unsafe.Offsetof(C.gf_graph_options{}.memory_budget): l.min}
+		return l
+	}()
 	walkOptionsLayout   = newLayout("gf_walk_options", C.gf_walk_options{})
 	loaderOptionsLayout = func() *structLayout {
 		l := newLayout("gf_loader_options", C.gf_loader_options{})

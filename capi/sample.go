@@ -572,6 +572,42 @@ func gfgo_loader_start(h C.uintptr_t, epoch C.uint64_t) C.int {
 	})
 }
 
+//export gfgo_loader_start_at
+func gfgo_loader_start_at(h C.uintptr_t, epoch C.uint64_t, first C.int64_t) C.int {
+	return call("gf_loader_start_at", func() error {
+		l, err := lookup[*core.Loader](kindLoader, h)
+		if err != nil {
+			return err
+		}
+		if n := int64(l.NumBatches()); first < 0 || int64(first) > n {
+			return errorf(gfEInval, "first_batch = %d is outside [0, %d] (the epoch has %d batches)", int64(first), n, n)
+		}
+		return l.StartAt(uint64(epoch), int(first))
+	})
+}
+
+//export gfgo_loader_position
+func gfgo_loader_position(h C.uintptr_t, outEpoch *C.uint64_t, outDelivered *C.int64_t, outStarted *C.int32_t) C.int {
+	return call("gf_loader_position", func() error {
+		l, err := lookup[*core.Loader](kindLoader, h)
+		if err != nil {
+			return err
+		}
+		if outEpoch == nil || outDelivered == nil {
+			return errorf(gfEInval, "out_epoch or out_delivered is NULL")
+		}
+		e, k, started := l.Position()
+		if !started {
+			e = 0
+		}
+		*outEpoch, *outDelivered = C.uint64_t(e), C.int64_t(k)
+		if outStarted != nil {
+			*outStarted = cBool(started)
+		}
+		return nil
+	})
+}
+
 //export gfgo_loader_next
 func gfgo_loader_next(h C.uintptr_t, out *C.uintptr_t) C.int {
 	return loaderNext("gf_loader_next", h, -1, out)

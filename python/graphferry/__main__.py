@@ -1,7 +1,7 @@
 """Command line: ``python -m graphferry convert SRC DST``, ``python -m graphferry
-generate PRESET DST``, ``python -m graphferry verify DIR``, ``python -m graphferry partition SRC DST
---parts N``, ``python -m graphferry version`` and ``python -m graphferry info`` (what a bug
-report needs: versions, library, backend, CPUs, GPUs)."""
+generate PRESET DST``, ``python -m graphferry csc DIR``, ``python -m graphferry verify DIR``,
+``python -m graphferry partition SRC DST --parts N``, ``python -m graphferry version`` and
+``python -m graphferry info`` (what a bug report needs: versions, library, backend, CPUs, GPUs)."""
 
 from __future__ import annotations
 
@@ -29,9 +29,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generate",
         help="write a synthetic R-MAT dataset (tiny, small, products-like, papers-like)",
     )
-    generate.add_argument("preset", help="tiny, small, products-like or papers-like")
+    generate.add_argument("preset", help="tiny, small, products-like, papers-like, disk-small or papers100M-like")
     generate.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
     generate.add_argument("--seed", type=int, default=0, help="0 keeps the preset's seed")
+    csc = sub.add_parser(
+        "csc",
+        help="add the CSC files to a graphferry dataset directory: opening it then maps the topology "
+        "read-only instead of building it from edges.arrow (graphs larger than memory)",
+    )
+    csc.add_argument("dir", help="graphferry dataset directory")
     verify = sub.add_parser(
         "verify",
         help="check a graphferry dataset directory: every file's size and CRC-32C against "
@@ -71,10 +77,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     info.add_argument("--json", action="store_true", help="one JSON object instead of name: value lines")
     info.add_argument("--no-gpu", action="store_true", help="do not probe the NVIDIA driver")
     args = parser.parse_args(argv)
-    if args.command in ("convert", "generate"):
+    if args.command in ("convert", "generate", "csc"):
+        if args.command == "csc":
+            args.dst = args.dir
         try:
             if args.command == "convert":
                 graphferry.convert_npy(args.src, args.dst)
+            elif args.command == "csc":
+                graphferry.write_csc(args.dir)
             else:
                 graphferry.generate(args.preset, args.dst, seed=args.seed)
         except graphferry.GraphferryError as err:

@@ -1,6 +1,6 @@
 """What the engine-backed loaders of :mod:`graphferry.dgl` and
 :mod:`graphferry.pyg` share, in one place: the checks of the arguments every
-loader takes (``num_workers``), the seed of a loader (given, shared by the
+loader takes (``num_workers``, the engine's sampling threads), the seed of a loader (given, shared by the
 ranks, or drawn from a generator) and of its batches, and
 :class:`EngineLoader`, the base that opens, iterates and closes the engine's
 loaders and turns each batch into the framework's.
@@ -40,7 +40,9 @@ from .sampling import Loader, SampledSubgraph, _closed_error, random_seed
 
 __all__ = [
     "EngineLoader",
-    "refuse_workers",
+    "worker_threads",
+    "torch_loader_kwargs",
+    "TORCH_WORKER_ARGS",
     "loader_seed",
     "call_key",
     "release_idle_loaders",
@@ -49,17 +51,59 @@ __all__ = [
 ]
 
 
-def refuse_workers(num_workers: Any) -> None:
-    """Raises ValueError for ``num_workers > 0``: forked DataLoader workers
-    cannot run graphferry."""
+def worker_threads(num_workers: Any, num_threads: Any = 0) -> Any:
+    """The engine's sampling threads of a loader given torch's
+    ``num_workers`` (DGL's and PyG's loaders pass it on to torch's
+    ``DataLoader``): no process is forked, the engine samples and gathers on
+    its own threads, and ``num_workers > 0`` sets how many sample (as
+    ``num_threads`` does; ``0`` leaves ``num_threads``, whose ``<= 0`` means
+    every core). Both given and different is an error."""
     if not isinstance(num_workers, (int, np.integer)) or isinstance(num_workers, bool):
         raise TypeError(f"'num_workers' must be an int (got '{type(num_workers).__name__}')")
-    if num_workers > 0:
-        raise ValueError(
-            f"num_workers={num_workers} is not supported: graphferry samples and gathers on its "
-            "own threads and cannot run in forked DataLoader worker processes; use num_workers=0 "
-            "(the engine already works ahead of the training loop)"
-        )
+    if num_workers < 0:
+        # torch's DataLoader refuses it with the same exception.
+        raise ValueError(f"num_workers option should be non-negative (got {num_workers})")
+    if num_workers == 0:
+        return num_threads
+    if isinstance(num_threads, (int, np.integer)) and not isinstance(num_threads, bool) and num_threads > 0:
+        if num_threads != num_workers:
+            raise ValueError(
+                f"num_workers={num_workers} and num_threads={num_threads} both set the engine's sampling "
+                "threads: give one of them"
+            )
+    return int(num_workers)
+
+
+# torch DataLoader arguments (DGL's and PyG's loaders pass them on) that only
+# tune torch's worker processes and pinning thread, which graphferry does
+# not have: accepted and ignored.
+TORCH_WORKER_ARGS = frozenset(
+    {
+        "persistent_workers",
+        "prefetch_factor",  # batches per worker: see queue_capacity
+        "timeout",
+        "worker_init_fn",  # never called without workers
+        "multiprocessing_context",
+        "pin_memory",
+        "pin_memory_device",
+        "in_order",  # our batches always arrive in order
+    }
+)
+
+
+def torch_loader_kwargs(kwargs: dict, owner: str) -> Any:
+    """Checks the torch ``DataLoader`` keywords a PyG loader passes on and
+    returns ``generator`` (or None): worker settings are ignored, PyG's
+    loaders drop ``dataset`` and ``collate_fn`` (as graphferry does), and
+    ``sampler``/``batch_sampler`` (which would replace the seeds' batching)
+    are refused."""
+    generator = kwargs.pop("generator", None)
+    for name in kwargs:
+        if name in ("sampler", "batch_sampler"):
+            raise ValueError(f"{owner} does not take '{name}': it batches the seeds itself")
+        if name not in TORCH_WORKER_ARGS and name not in ("dataset", "collate_fn"):
+            raise TypeError(f"{owner} got an unexpected keyword argument '{name}'")
+    return generator
 
 
 def loader_seed(seed: Any, *, shared: Any = None, generator: torch.Generator | None = None) -> Any:
@@ -89,19 +133,73 @@ def call_key(n: int) -> int:
 
 class _Epoch:
     """One epoch of an :class:`EngineLoader`: the engine's batches, converted
-    (and with ``pin``, the rest of each batch made page-locked)."""
+    (and with ``pin``, the rest of each batch made page-locked). With
+    ``count`` it keeps the owner's position (epoch, batches yielded) for its
+    :meth:`~EngineLoader.state_dict`; under the prefetch step the
+    :class:`_DeviceEpoch` handing batches to the consumer counts instead."""
 
-    def __init__(self, owner: EngineLoader, batches: Any, pin: bool = False):
+    def __init__(
+        self, owner: EngineLoader, batches: Any, number: int, first: int, pin: bool = False, count: bool = True
+    ):
         self._owner = owner
         self._batches = batches
         self._pin = pin
+        self._position = _Position(owner, number, first) if count else None
 
     def __iter__(self) -> _Epoch:
         return self
 
     def __next__(self) -> Any:
-        batch = self._owner._convert(next(self._batches))
+        try:
+            sub = next(self._batches)
+        except StopIteration:
+            if self._position is not None:
+                self._position.record(True)
+            raise
+        batch = self._owner._convert(sub)
+        if self._position is not None:
+            self._position.record(False)
         return pin_batch(batch) if self._pin else batch
+
+
+class _Position:
+    """The position of one epoch of an :class:`EngineLoader` (its number and
+    the batches the consumer received), recorded in the owner while that
+    epoch is its latest."""
+
+    def __init__(self, owner: EngineLoader, number: int, first: int):
+        self._owner = owner
+        self._number = number
+        self._yielded = first
+        self._token = object()
+        owner._position = (number, first, False, self._token)
+
+    def record(self, done: bool) -> None:
+        """One more batch reached the consumer (done: the epoch ended)."""
+        if not done:
+            self._yielded += 1
+        pos = self._owner._position
+        if pos is not None and pos[3] is self._token:  # the owner's latest epoch
+            self._owner._position = (self._number, self._yielded, done, self._token)
+
+
+class _DeviceEpoch(DeviceIterator):
+    """The prefetch step's iterator that counts the batches it hands to the
+    consumer (those copied ahead are not yielded yet: a state saved now
+    resumes at the first batch the consumer has not received)."""
+
+    def __init__(self, position: _Position, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._position = position
+
+    def __next__(self) -> Any:
+        try:
+            batch = super().__next__()
+        except StopIteration:
+            self._position.record(True)
+            raise
+        self._position.record(False)
+        return batch
 
 
 class EngineLoader(Closeable):
@@ -168,6 +266,10 @@ class EngineLoader(Closeable):
         self._epochs: dict[int, weakref.ref] = {}
         self._prefetchers: weakref.WeakSet[DeviceIterator] = weakref.WeakSet()
         self._next_epoch = 0
+        # The latest epoch's (number, batches yielded, ended, token) and a
+        # position to resume from on the next iter() (load_state_dict).
+        self._position: tuple[int, int, bool, object] | None = None
+        self._resume: tuple[int, int] | None = None
         self._closed = False
         if eager:
             # errors in the options surface here
@@ -287,17 +389,51 @@ class EngineLoader(Closeable):
         self._before_epoch()
         loader = self._idle_loader(transfer.allocator if transfer is not None else None)
         self._last_loader = loader
-        epoch = self._next_epoch
-        self._next_epoch += 1
+        epoch, first = self._resume or (self._next_epoch, 0)
+        self._next_epoch = epoch + 1
+        self._resume = None
         pin = transfer is not None and transfer.pins
         if transfer is None or transfer.device is None:
-            it = _Epoch(self, loader.epoch(epoch), pin=pin)
+            it = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, pin=pin)
             self._epochs[id(loader)] = weakref.ref(it)
             return it
-        device_it = DeviceIterator(_Epoch(self, loader.epoch(epoch)), transfer, move=self._move)
+        source = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, count=False)
+        device_it = _DeviceEpoch(_Position(self, epoch, first), source, transfer, move=self._move)
         self._epochs[id(loader)] = weakref.ref(device_it.state)  # busy while iterated or its thread runs
         self._prefetchers.add(device_it)
         return device_it
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where the loader stands (:meth:`graphferry.Loader.state_dict`, the
+        protocol of torchdata's ``StatefulDataLoader``): the epoch being
+        iterated and how many batches it yielded, or the next epoch."""
+        self._check_open()
+        loader = getattr(self, "_last_loader", None)
+        if loader is None or loader.closed:
+            loader = self._idle_loader(self._allocator())
+        state = loader.state_dict()
+        state["next_epoch"] = self._next_epoch
+        state["epoch"], state["batches_yielded"] = None, 0
+        pos = self._resume or (self._position[:2] if self._position and not self._position[2] else None)
+        if pos is not None:
+            state["epoch"], state["batches_yielded"] = pos
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores a :meth:`state_dict` (:meth:`graphferry.Loader.load_state_dict`):
+        the next ``iter()`` yields exactly the batches of the interrupted epoch
+        that had not been yielded, bit for bit, without sampling the earlier
+        ones; later epochs follow as they would have. The loader must be
+        opened with the same graph, seeds, batching and sampler (seed
+        included) and, distributed, the same rank and number of ranks."""
+        self._check_open()
+        loader = self._idle_loader(self._allocator())
+        loader.load_state_dict(state)  # checks the state against this loader's settings
+        epoch, first = loader._resume or (None, 0)
+        loader._resume = None
+        self._resume = None if epoch is None else (epoch, first)
+        self._position = None
+        self._next_epoch = loader._next_epoch
 
     def stats(self) -> LoaderStats:
         """The statistics (:meth:`graphferry.Loader.stats`) of the engine

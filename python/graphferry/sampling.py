@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -739,6 +740,11 @@ class Loader(Closeable):
         self._exit_stack = contextlib.ExitStack()
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
+        # Where the latest epoch stands (state_dict): its number, the batches
+        # yielded, whether it ended; and a position to resume from on the
+        # next iter() (load_state_dict).
+        self._position: tuple[int, int, bool] | None = None
+        self._resume: tuple[int, int] | None = None
         self.graph = _check_graph(graph)
         self._typed = not graph.closed and graph.num_types[0] > 0
         if not isinstance(options, SampleOptions):
@@ -772,6 +778,7 @@ class Loader(Closeable):
         if graph.closed:
             raise _closed_error("graphferry.Loader: the graph was closed")
         borrowed = BorrowedTensor(seeds, "seeds")
+        self._fingerprint = _fingerprint(borrowed, options, self._options)
         out = ctypes.c_void_p()
         self._open_handle(graph, borrowed, out)
         self._handle = out.value
@@ -802,19 +809,87 @@ class Loader(Closeable):
         return out.value
 
     def __iter__(self) -> _EpochIterator:
+        if self._resume is not None:
+            epoch, first = self._resume
+            it = self.epoch(epoch, first_batch=first)
+            self._next_epoch = epoch + 1
+            return it
         epoch = self._next_epoch
         self._next_epoch += 1
         return self.epoch(epoch)
 
-    def epoch(self, number: int) -> _EpochIterator:
+    def epoch(self, number: int, first_batch: int = 0) -> _EpochIterator:
         """Starts epoch ``number`` (its permutation and random streams depend
-        on it) and returns its iterator."""
+        on it) and returns its iterator. With ``first_batch`` > 0 the epoch
+        starts at that batch (``gf_loader_start_at``): the batches an
+        uninterrupted epoch yields from there on, none of the earlier ones
+        sampled."""
         handle = self._check_open()
         self._active = None
-        _lib.gf_loader_start(handle, _as_int(number, "epoch") & 0xFFFFFFFFFFFFFFFF)
-        it = _EpochIterator(self)
+        number = _as_int(number, "epoch")
+        first_batch = _as_int(first_batch, "first_batch")
+        _lib.gf_loader_start_at(handle, number & 0xFFFFFFFFFFFFFFFF, first_batch)
+        self._resume = None
+        it = _EpochIterator(self, number, first_batch)
         self._active = it.token
+        self._position = (number, first_batch, False)
         return it
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where the loader stands, for :meth:`load_state_dict` in this
+        process or a fresh one (the protocol of torchdata's
+        ``StatefulDataLoader``): the epoch being iterated and how many of its
+        batches were yielded, or, between epochs, the next epoch. A plain
+        dict of ints and strings (save it with the model's checkpoint)."""
+        state: dict[str, Any] = {
+            "format": "graphferry.loader",
+            "version": 1,
+            "next_epoch": self._next_epoch,
+            "epoch": None,
+            "batches_yielded": 0,
+            "fingerprint": dict(self._fingerprint, **self._rank_fingerprint()),
+        }
+        pos = self._resume or (self._position[:2] if self._position and not self._position[2] else None)
+        if pos is not None:
+            state["epoch"], state["batches_yielded"] = pos
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores a :meth:`state_dict`: the next ``iter()`` yields exactly
+        the batches of the interrupted epoch that had not been yielded, bit
+        for bit (none of the earlier ones is sampled again), and the epochs
+        after it follow as they would have. The loader must have been opened
+        with the same graph, seeds, batch size, shuffle, drop_last and sample
+        options (seed included) and, distributed, the same rank and number
+        of ranks; the thread and patch counts may differ. An epoch in
+        progress is dropped."""
+        if not isinstance(state, dict) or state.get("format") != "graphferry.loader":
+            raise ValueError("not a graphferry loader state (from Loader.state_dict())")
+        if state.get("version") != 1:
+            raise ValueError(f"loader state version {state.get('version')!r} is not supported (want 1)")
+        want = dict(self._fingerprint, **self._rank_fingerprint())
+        got = state.get("fingerprint", {})
+        diff = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
+        if diff:
+            raise ValueError(
+                "the loader state was saved by a loader with other settings: "
+                + ", ".join(f"{k} {got.get(k)!r} (this loader: {want.get(k)!r})" for k in diff)
+            )
+        epoch, k = state["epoch"], _as_int(state["batches_yielded"], "batches_yielded")
+        self._active = None
+        if epoch is None:
+            self._resume = None
+            self._position = None
+        else:
+            n = len(self)
+            if not 0 <= k <= n:
+                raise ValueError(f"batches_yielded = {k} is outside [0, {n}]")
+            self._resume = (_as_int(epoch, "epoch"), k)
+        self._next_epoch = _as_int(state["next_epoch"], "next_epoch")
+
+    def _rank_fingerprint(self) -> dict[str, Any]:
+        """What else a state must match: a distributed loader's rank and size."""
+        return {}
 
     @property
     def in_epoch(self) -> bool:
@@ -836,10 +911,15 @@ class Loader(Closeable):
         if not out.value and self._wait_next(it, out) == GF_DONE:
             self._active = None
             it.done = True
+            self._position = (it.number, it.yielded, True)
             raise StopIteration
         batch_handle, out.value = out.value, None
         with _Batch(batch_handle) as batch:
-            return self._read(batch)
+            sub = self._read(batch)
+        it.yielded += 1
+        if self._active is it.token:
+            self._position = (it.number, it.yielded, False)
+        return sub
 
     def _read(self, batch: _Batch) -> Any:
         """What the iteration yields of one engine batch."""
@@ -955,9 +1035,11 @@ class Loader(Closeable):
 class _EpochIterator(Iterator[SampledSubgraph]):
     """The batches of one epoch of a :class:`Loader`."""
 
-    def __init__(self, loader: Loader):
+    def __init__(self, loader: Loader, number: int = 0, first: int = 0):
         self._loader = loader
         self.token = object()
+        self.number = number  # the epoch
+        self.yielded = first  # batches of the epoch yielded so far (those a resume skipped included)
         self.done = False
         self.taken = ctypes.c_void_p()  # a gf_batch taken from the engine, not yet returned
 
@@ -971,6 +1053,24 @@ class _EpochIterator(Iterator[SampledSubgraph]):
         handle, self.taken.value = self.taken.value, None
         if handle and _lib is not None and not _lib.in_forked_child():
             _lib.gf_batch_close(handle)  # batches stay valid after their loader closed
+
+
+def _fingerprint(seeds: BorrowedTensor, options: SampleOptions, lo: Any) -> dict[str, Any]:
+    """What a loader state must match to resume on a loader: the seeds (a
+    digest), the batching and the sample options that decide the batches."""
+    t = seeds.tensor if hasattr(seeds, "tensor") else None
+    digest = ""
+    if t is not None:
+        digest = hashlib.blake2b(t.detach().cpu().contiguous().numpy().tobytes(), digest_size=16).hexdigest()
+    return {
+        "num_seeds": int(seeds.dltensor.shape[0]) if seeds.dltensor.ndim > 0 else 0,
+        "seeds": digest,
+        "batch_size": int(lo.batch_size),
+        "shuffle": bool(lo.shuffle),
+        "drop_last": bool(lo.drop_last),
+        "seed": int(options.seed) & 0xFFFFFFFFFFFFFFFF,
+        "options": options.fingerprint(),
+    }
 
 
 def _closed_error(message: str) -> GraphferryError:

@@ -498,7 +498,10 @@ def test_dlpack_structs_match_header():
     assert _lib.gf_sample_options.seed_times.offset == 88
     assert _lib.gf_sample_options.scheme.offset == 36
     assert _lib.gf_sample_options.exclude_edges.offset == 48
-    assert ctypes.sizeof(_lib.gf_graph_options) == 48
+    # 48 before the disk tier's fields (gf_graph_open reads older sizes too).
+    assert ctypes.sizeof(_lib.gf_graph_options) == 72
+    assert _lib.gf_graph_options.memory_budget.offset == 48
+    assert _lib.gf_graph_options.cache_bytes.offset == 64
     assert ctypes.sizeof(_lib.gf_loader_options) == 96  # 88 before coo
     assert _lib.gf_loader_options.seed_times.offset == 72
     assert _lib.gf_loader_options.allocator.offset == 80

@@ -191,7 +191,7 @@ def test_sampler_output(tiny):
     again = pickle.loads(pickle.dumps(sampler))
     out2 = again.sample_from_nodes(NodeSamplerInput(input_id=None, node=seeds))
     assert torch.equal(out2.node[:3], seeds)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(TypeError, match="EdgeSamplerInput"):  # sample_from_edges: test_pyg_dropin
         sampler.sample_from_edges(None)
 
 

@@ -143,6 +143,14 @@ GF_GRAPH_REMOVE_DUPLICATES = 1
 GF_GRAPH_REMOVE_SELF_LOOPS = 2
 GF_GRAPH_VERIFY_CHECKSUMS = 4  # gf_graph_open only
 
+GF_TIER_AUTO = 0
+GF_TIER_MEMORY = 1
+GF_TIER_DISK = 2
+
+GF_CACHE_S3FIFO = 0
+GF_CACHE_SIEVE = 1
+GF_CACHE_LRU = 2
+
 GF_FRONTIER_ALL = 0
 GF_FRONTIER_NEW = 1
 
@@ -189,6 +197,9 @@ GF_NEG_PER_SOURCE_UNIFORM = 1
 GF_NEG_GLOBAL_UNIFORM = 2
 GF_NEG_BINARY = 3
 GF_NEG_TRIPLET = 4
+
+GF_NEG_KEEP_SELF_LOOPS = 1
+GF_NEG_REPLACE = 2
 
 GF_EXCLUDE_NONE = 0
 GF_EXCLUDE_SELF = 1
@@ -324,10 +335,40 @@ class gf_graph_options(ctypes.Structure):
         ("assignment", ctypes.POINTER(DLTensor)),
         ("num_nodes", ctypes.c_int64),
         ("flags", ctypes.c_uint32),
+        ("memory_budget", ctypes.c_int64),
+        ("feature_tier", ctypes.c_int32),
+        ("cache_policy", ctypes.c_int32),
+        ("cache_bytes", ctypes.c_int64),
     ]
 
     def __init__(self, **fields):
         super().__init__(struct_size=ctypes.sizeof(gf_graph_options), **fields)
+
+
+# typedef struct gf_memory_plan {
+#   uint32_t struct_size; int32_t feature_tier; int64_t budget, num_nodes, num_edges,
+#   topology_bytes, node_column_bytes, sampling_bytes, feature_bytes, cache_bytes;
+#   int32_t cache_policy, direct, io_uring;
+# } gf_memory_plan;
+class gf_memory_plan(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("feature_tier", ctypes.c_int32),
+        ("budget", ctypes.c_int64),
+        ("num_nodes", ctypes.c_int64),
+        ("num_edges", ctypes.c_int64),
+        ("topology_bytes", ctypes.c_int64),
+        ("node_column_bytes", ctypes.c_int64),
+        ("sampling_bytes", ctypes.c_int64),
+        ("feature_bytes", ctypes.c_int64),
+        ("cache_bytes", ctypes.c_int64),
+        ("cache_policy", ctypes.c_int32),
+        ("direct", ctypes.c_int32),
+        ("io_uring", ctypes.c_int32),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_memory_plan), **fields)
 
 
 # typedef struct gf_sample_options {
@@ -518,9 +559,22 @@ class gf_loader_counters(ctypes.Structure):
     ]
 
 
+# typedef struct gf_tier_counters {
+#   int64_t rows_cache, rows_disk, bytes_disk, bytes_disk_read, disk_requests;
+# } gf_tier_counters;
+class gf_tier_counters(ctypes.Structure):
+    _fields_ = [
+        ("rows_cache", ctypes.c_int64),
+        ("rows_disk", ctypes.c_int64),
+        ("bytes_disk", ctypes.c_int64),
+        ("bytes_disk_read", ctypes.c_int64),
+        ("disk_requests", ctypes.c_int64),
+    ]
+
+
 # typedef struct gf_loader_statistics {
 #   uint32_t struct_size; int32_t workers; uint64_t epoch; int64_t epochs;
-#   gf_loader_counters current, total;
+#   gf_loader_counters current, total; gf_tier_counters current_tiers, total_tiers;
 # } gf_loader_statistics;
 class gf_loader_statistics(ctypes.Structure):
     _fields_ = [
@@ -530,6 +584,8 @@ class gf_loader_statistics(ctypes.Structure):
         ("epochs", ctypes.c_int64),
         ("current", gf_loader_counters),
         ("total", gf_loader_counters),
+        ("current_tiers", gf_tier_counters),
+        ("total_tiers", gf_tier_counters),
     ]
 
     def __init__(self, **fields):
@@ -559,7 +615,8 @@ class gf_cache_options(ctypes.Structure):
 # typedef struct gf_edge_sampler_options {
 #   uint32_t struct_size; const gf_sample_options *sample; int32_t mode;
 #   int32_t negative; double amount; int32_t exclude;
-#   const DLTensor *reverse_eids; int64_t reverse_half;
+#   const DLTensor *reverse_eids; int64_t reverse_half; uint32_t negative_flags;
+#   const DLTensor *negative_weights;
 # } gf_edge_sampler_options;
 class gf_edge_sampler_options(ctypes.Structure):
     _fields_ = [
@@ -571,6 +628,8 @@ class gf_edge_sampler_options(ctypes.Structure):
         ("exclude", ctypes.c_int32),
         ("reverse_eids", ctypes.POINTER(DLTensor)),
         ("reverse_half", ctypes.c_int64),
+        ("negative_flags", ctypes.c_uint32),
+        ("negative_weights", ctypes.POINTER(DLTensor)),
     ]
 
     def __init__(self, **fields):
@@ -946,6 +1005,16 @@ def gf_graph_set_node_data_versioned(graph: gf_graph_p | None, name: bytes, tens
 def gf_graph_get_node_data_versioned(graph: gf_graph_p | None, name: bytes, out_tensor: CtypesRef, /) -> int: ...
 
 
+# int gf_graph_memory_plan(const gf_graph *graph, gf_memory_plan *out);
+@cfunc("gf_graph_memory_plan", [gf_graph_p_ctypes, ctypes.POINTER(gf_memory_plan)], ctypes.c_int)
+def gf_graph_memory_plan(graph: gf_graph_p | None, out: CtypesRef, /) -> int: ...
+
+
+# int gf_graph_memory_report(const gf_graph *graph, char **out_report);
+@cfunc("gf_graph_memory_report", [gf_graph_p_ctypes, c_void_pp], ctypes.c_int)
+def gf_graph_memory_report(graph: gf_graph_p | None, out_report: CtypesRef, /) -> int: ...
+
+
 # int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
 @cfunc("gf_graph_node_data_names", [gf_graph_p_ctypes, c_void_pp], ctypes.c_int)
 def gf_graph_node_data_names(graph: gf_graph_p | None, out_names: CtypesRef, /) -> int: ...
@@ -1011,6 +1080,11 @@ def gf_graph_set_edge_time(graph: gf_graph_p | None, time: CtypesRef, /) -> int:
 # int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
 @cfunc("gf_dataset_convert_npy", [ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int)
 def gf_dataset_convert_npy(src_dir: bytes, dst_dir: bytes, /) -> int: ...
+
+
+# int gf_dataset_write_csc(const char *dir);
+@cfunc("gf_dataset_write_csc", [ctypes.c_char_p], ctypes.c_int)
+def gf_dataset_write_csc(dir: bytes, /) -> int: ...
 
 
 # int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
@@ -1148,6 +1222,23 @@ def gf_loader_num_batches(loader: gf_loader_p | None, out: CtypesRef, /) -> int:
 def gf_loader_start(loader: gf_loader_p | None, epoch: int, /) -> int: ...
 
 
+# int gf_loader_start_at(gf_loader *loader, uint64_t epoch, int64_t first_batch);
+@cfunc("gf_loader_start_at", [gf_loader_p_ctypes, ctypes.c_uint64, ctypes.c_int64], ctypes.c_int)
+def gf_loader_start_at(loader: gf_loader_p | None, epoch: int, first_batch: int, /) -> int: ...
+
+
+# int gf_loader_position(const gf_loader *loader, uint64_t *out_epoch, int64_t *out_delivered,
+#                        int32_t *out_started);
+@cfunc(
+    "gf_loader_position",
+    [gf_loader_p_ctypes, ctypes.POINTER(ctypes.c_uint64), c_int64_p, ctypes.POINTER(ctypes.c_int32)],
+    ctypes.c_int,
+)
+def gf_loader_position(
+    loader: gf_loader_p | None, out_epoch: CtypesRef, out_delivered: CtypesRef, out_started: CtypesRef | None, /
+) -> int: ...
+
+
 # int gf_loader_next(gf_loader *loader, gf_batch **out_batch);
 @cfunc(
     "gf_loader_next",
@@ -1270,6 +1361,25 @@ def gf_edge_sampler_open(graph: int | None, options: CtypesRef, out_sampler: Cty
 )
 def gf_edge_sampler_sample(
     sampler: int | None, seeds: CtypesRef, seeds_dst: CtypesRef, batch_key: int, out_batch: CtypesRef, /
+) -> int: ...
+
+
+# int gf_edge_sampler_sample_timed(gf_edge_sampler *sampler, const DLTensor *seeds,
+#                                  const DLTensor *seeds_dst, const DLTensor *seed_times,
+#                                  uint64_t batch_key, gf_batch **out_batch);
+@cfunc(
+    "gf_edge_sampler_sample_timed",
+    [gf_edge_sampler_p_ctypes, DLTensor_p, DLTensor_p, DLTensor_p, ctypes.c_uint64, c_void_pp],
+    ctypes.c_int,
+)
+def gf_edge_sampler_sample_timed(
+    sampler: int | None,
+    seeds: CtypesRef,
+    seeds_dst: CtypesRef,
+    seed_times: CtypesRef,
+    batch_key: int,
+    out_batch: CtypesRef,
+    /,
 ) -> int: ...
 
 

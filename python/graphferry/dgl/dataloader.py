@@ -11,12 +11,13 @@ import datetime
 import re
 from typing import Any
 
+import dgl
 import torch
 import torch.distributed as dist
 from dgl._ffi.base import is_tensor_adaptor_enabled
 
 from .._link import EdgeSample
-from .._loader import EngineLoader, loader_seed, refuse_workers
+from .._loader import TORCH_WORKER_ARGS, EngineLoader, loader_seed, worker_threads
 from .._transfer import dgl_transfer
 from ..errors import GraphferryError, error_for_status
 from ..sampling import SampledSubgraph
@@ -24,7 +25,7 @@ from .blocks import move_batch, to_device
 from .convert import is_hetero_input
 from .edge import EdgeBatches, HeteroEdgeBatches, edge_settings, is_edge_sampler
 from .hetero import HeteroBlocks
-from .node import NodeBlocks
+from .node import ClusterBatches, NodeBlocks, ShadowBatches
 from .sampler import sampler_settings
 
 __all__ = ["DataLoader", "ddp_split"]
@@ -33,16 +34,8 @@ __all__ = ["DataLoader", "ddp_split"]
 # DataLoader arguments of DGL (and of torch's DataLoader, which DGL passes
 # them to) that only tune machinery graphferry replaces with its own
 # pipeline: accepted and ignored.
-_IGNORED = {
+_IGNORED = TORCH_WORKER_ARGS | {
     "gpu_cache",  # DGL's HugeCTR GPU feature cache
-    "persistent_workers",  # torch worker processes (graphferry has none)
-    "prefetch_factor",  # batches per torch worker: see queue_capacity
-    "timeout",  # for torch workers; with comm=, the bound on an exchange with the other ranks
-    "worker_init_fn",  # torch never calls it without workers
-    "multiprocessing_context",  # for torch workers
-    "pin_memory",  # torch's pinning, which DGL sets itself (to pin_prefetcher)
-    "pin_memory_device",
-    "in_order",  # order of torch workers' batches: ours always arrive in order
 }
 
 # torch DataLoader arguments that would replace DGL's own batching: DGL
@@ -52,8 +45,8 @@ _REFUSED = {"sampler", "batch_sampler", "collate_fn"}
 
 def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
     """Checks the DataLoader keywords graphferry does not use (every kind of
-    input alike) and returns ``generator`` (or None)."""
-    refuse_workers(kwargs.pop("num_workers", 0))
+    input alike) and returns ``generator`` (or None); ``num_workers`` is
+    read before (:func:`worker_threads`)."""
     generator = kwargs.pop("generator", None)
     for name in kwargs:
         if name in _REFUSED:
@@ -148,6 +141,12 @@ class DataLoader(EngineLoader):
     * a DGL heterograph or a :class:`graphferry.HeteroGraph` (or seeds
       ``{ntype: ids}``): heterogeneous blocks, every node and edge type
       (:class:`~graphferry.dgl.hetero.HeteroBlocks`);
+    * DGL's ``ShaDowKHopSampler`` on a homogeneous graph: DGL's
+      ``(input_nodes, output_nodes, subgraph)``, the engine's k-hop sample
+      and the subgraph it induces (:class:`~graphferry.dgl.node.ShadowBatches`);
+    * DGL's ``ClusterGCNSampler`` (seeds: partition ids): the subgraph the
+      engine induces on the batch's partitions, made in the caller's thread
+      (:class:`~graphferry.dgl.node.ClusterBatches`);
     * an edge prediction sampler (:func:`as_edge_prediction_sampler`, or
       DGL's) and seed EDGE ids (``{etype: eids}`` on a heterograph):
       ``(input_nodes, pair_graph, neg_pair_graph, blocks)``
@@ -184,8 +183,9 @@ class DataLoader(EngineLoader):
             ``use_alternate_streams`` and ``use_prefetch_thread``); it needs
             no CUDA build of graphferry. (default: :obj:`None`, the graph's
             device: the CPU)
-        use_ddp (bool): split the seeds across the ``torch.distributed``
-            ranks as DGL does, the same number of batches on each.
+        use_ddp (bool): split the seeds (seed nodes, or seed edges with an
+            edge prediction sampler) across the ``torch.distributed`` ranks
+            as DGL does, the same number of batches on each.
             (default: :obj:`False`)
         ddp_seed (int): with ``use_ddp``, the seed of shuffling and sampling
             when ``seed`` is not given (the same on every rank).
@@ -234,8 +234,9 @@ class DataLoader(EngineLoader):
         num_threads (int): the engine's sampling threads; ``<= 0`` uses every
             core. (default: :obj:`0`)
         **kwargs: torch ``DataLoader`` arguments, as DGL passes them on:
-            ``num_workers`` must be 0 (graphferry samples on its own
-            threads); ``generator`` seeds the shuffles when ``seed`` is not
+            ``num_workers > 0`` sets the engine's sampling threads (as
+            ``num_threads``): no worker process is forked, the engine
+            samples and gathers on its own threads; ``generator`` seeds the shuffles when ``seed`` is not
             given; ``persistent_workers``, ``prefetch_factor``,
             ``worker_init_fn``, ``multiprocessing_context`` and
             ``pin_memory_device`` only tune torch's workers and are ignored,
@@ -272,6 +273,7 @@ class DataLoader(EngineLoader):
         self._blocks: NodeBlocks | HeteroBlocks | None = None
         self._edges: EdgeBatches | None = None
         timeout = kwargs.get("timeout", 0)
+        num_threads = worker_threads(kwargs.pop("num_workers", 0), num_threads)
         generator = check_loader_kwargs(kwargs, use_uva)
         self.graph = graph
         self.indices = indices
@@ -293,11 +295,22 @@ class DataLoader(EngineLoader):
         self._transfer = transfer
         per_type = is_hetero_input(graph, indices)
         edges = is_edge_sampler(graph_sampler)
+        self._clusters: ClusterBatches | None = None
+        if isinstance(graph_sampler, dgl.dataloading.ClusterGCNSampler):
+            # Batches of METIS partitions: made in the caller's thread.
+            if per_type or comm is not None:
+                raise NotImplementedError("graphferry serves ClusterGCNSampler on a homogeneous graph in one process")
+            if int(batch_size) <= 0:
+                raise ValueError(f"batch_size must be positive (got {batch_size})")
+            self._clusters = ClusterBatches(graph, indices, graph_sampler)
+            if self.use_ddp:
+                self._clusters.seeds = ddp_seeds(self._clusters.seeds, drop_last)
+            self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
+            self._graph, self._closed, self._next_epoch = self._clusters.graph, False, 0
+            return
         if comm is not None and (per_type or edges):
             what = "heterographs" if per_type else "edge batches"
             raise NotImplementedError(f"graphferry samples {what} in one process: comm= is not supported")
-        if edges and self.use_ddp:
-            raise NotImplementedError("use_ddp is not implemented for graphferry's edge loader yet")
         # The seed is drawn (from torch's generator or the given one) once
         # the input is read: a loader that cannot be made draws nothing.
         shared = ddp_seed if self.use_ddp or comm is not None else None  # the same on every rank
@@ -307,6 +320,8 @@ class DataLoader(EngineLoader):
             batches = HeteroEdgeBatches if per_type else EdgeBatches
             edge_batches = self._edges = batches(graph, indices, edge_settings(graph_sampler))
             self.hetero_graph = getattr(edge_batches, "hetero_graph", None)
+            if self.use_ddp:  # this rank's seed edges, split as DGL splits them
+                edge_batches.seeds = ddp_seeds(edge_batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=shared, generator=generator)
             options = edge_batches.options(self.seed, num_threads)
             loader_args = dict(
@@ -325,7 +340,12 @@ class DataLoader(EngineLoader):
             )
             return
         self.settings = sampler_settings(graph_sampler)
-        blocks = self._blocks = (HeteroBlocks if per_type else NodeBlocks)(graph, indices, self.settings)
+        kind = HeteroBlocks if per_type else NodeBlocks
+        if isinstance(graph_sampler, dgl.dataloading.ShaDowKHopSampler):  # (input_nodes, output_nodes, subgraph)
+            if per_type:
+                raise NotImplementedError("graphferry's ShaDowKHopSampler batches are for homogeneous graphs")
+            kind = ShadowBatches
+        blocks = self._blocks = kind(graph, indices, self.settings)
         self.hetero_graph = getattr(blocks, "hetero_graph", None)
         seeds = blocks.seeds
         if self.use_ddp and comm is None:
@@ -349,6 +369,35 @@ class DataLoader(EngineLoader):
             )
         except GraphferryError as err:
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
+
+    def __len__(self) -> int:
+        if getattr(self, "_clusters", None) is not None:
+            n = self._clusters.seeds.numel()
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return super().__len__()
+
+    def __iter__(self) -> Any:
+        clusters = getattr(self, "_clusters", None)
+        if clusters is not None:
+            self._check_open()
+            epoch = self._next_epoch
+            self._next_epoch += 1
+            device = self.device
+            return clusters.epoch(
+                epoch, self.seed, self.batch_size, self.shuffle, self.drop_last, lambda sg: sg.to(device)
+            )
+        edges = self._edges
+        if edges is not None and edges.exclude_fn is not None:
+            # DGL's exclude callable is Python: the batches are made in the
+            # caller's thread, one engine call each.
+            self._check_open()
+            epoch = self._next_epoch
+            self._next_epoch += 1
+            return edges.epoch(epoch, self.seed, self.batch_size, self.shuffle, self.drop_last, self._convert_device)
+        return super().__iter__()
+
+    def _convert_device(self, batch: tuple) -> tuple:
+        return batch if self.device.type == "cpu" else to_device(batch, self.device)
 
     def _before_epoch(self) -> None:
         if self._blocks is not None:

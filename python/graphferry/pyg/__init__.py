@@ -11,6 +11,11 @@ Two ways in:
       loader = NodeLoader(data, node_sampler=graphferry.pyg.Sampler(data, [10, 10]),
                           input_nodes=data.train_mask, batch_size=128)
 
+  and, for link prediction, PyG's own ``LinkNeighborLoader`` (its
+  ``neighbor_sampler``) or ``LinkLoader`` (its ``link_sampler``):
+  :meth:`Sampler.sample_from_edges` draws binary or triplet negatives and
+  samples around the pairs in one engine call.
+
 * :class:`NeighborLoader` runs the engine's own pipeline (sampling and
   feature gathering on its threads) and yields the ``Data`` objects that
   ``torch_geometric.loader.NeighborLoader`` yields:
