@@ -18,7 +18,7 @@ GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h
 CXX        ?= g++
 PYTEST_ARGS ?=
 
-.PHONY: help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero clean
+.PHONY: help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero bench-link clean
 
 help:
 	@echo "graphferry make targets:"
@@ -56,6 +56,8 @@ help:
 	@echo "  make bench-dist  issue 11: bytes per hop of CSP push vs adjacency pull, 1/2/4 ranks, layouts, edge cut (long, 17 GB)"
 	@echo "  make bench-disk  issue 21: the disk tier vs the mapping in a 1 GiB cgroup v1 memory group (bench/results/disk, ~15 min)"
 	@echo "  make bench-hetero  heterograph sampling: graphferry vs DGL's NeighborSampler (bench/results/hetero, a minute)"
+	@echo "  make bench-link  link prediction: graphferry's DGL and PyG edge loaders vs DGL's edge loader, and the node"
+	@echo "                   loaders (graphferry.pyg vs graphferry.dgl), on CiteSeer and products-like (bench/results/link, ~15 min)"
 
 # The checkout's source id (capi/source_id.sh), compiled into every library
 # by capi/build.sh; build/source_id changes only when the id does, so a
@@ -362,6 +364,11 @@ bench-disk: venv lib
 
 bench-hetero: venv
 	$(PY) bench/hetero_bench.py --out bench/results/hetero
+
+# Link prediction (issue 18): edge loaders on CiteSeer's and products-like's
+# edges, and the node loaders on the same graphs, one run (JSON + Markdown).
+bench-link: venv
+	$(PY) bench/link_bench.py --out bench/results/link
 
 # The documentation site (docs/: Sphinx with MyST, pinned in
 # python/requirements.txt) into build/docs/html, warnings as errors; the

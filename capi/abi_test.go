@@ -29,11 +29,11 @@ func TestOptionLayouts(t *testing.T) {
 	assert.Equal(t, map[uintptr]uintptr{40: 36, 64: 60}, sampleOptionsLayout.older)
 	assert.Equal(t, uintptr(96), sizeofSampleOptions)
 	assert.Equal(t, uintptr(72), loaderOptionsLayout.min)
-	// seed_times (80), allocator (88), then device, stream, the hot tier
-	// and device_topology (124, padded to 128); 104, an early draft's
-	// sizeof, is refused
+	// seed_times (80), allocator (88), then device, stream, the hot tier,
+	// device_topology (124) and coo (128); 104, an early draft's sizeof, is
+	// refused
 	assert.Equal(t, uintptr(128), loaderOptionsLayout.size)
-	for _, tc := range []struct{ size, want uintptr }{{72, 72}, {80, 80}, {88, 88}, {96, 96}, {104, 104}, {120, 120}, {124, 124}, {128, 124}} {
+	for _, tc := range []struct{ size, want uintptr }{{72, 72}, {80, 80}, {88, 88}, {96, 96}, {104, 104}, {120, 120}, {124, 124}, {127, 124}, {128, 128}} {
 		n, ok := loaderOptionsLayout.readLength(tc.size)
 		assert.True(t, ok && n == tc.want, "size %d: %d", tc.size, n)
 	}

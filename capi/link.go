@@ -345,7 +345,8 @@ func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge
 		if _, err := readDeviceOptions(lo, "options->loader", false); err != nil {
 			return err
 		}
-		lopt.Threads, lopt.COO = opt.Threads, o.coo != 0
+		lopt.Threads = opt.Threads
+		lopt.COO = lopt.COO || o.coo != 0
 		if lopt.EdgeFeatureNames, err = cStrings((**C.char)(unsafe.Pointer(o.edge_feature_names)), o.num_edge_feature_names, "options->edge_feature_names"); err != nil {
 			return err
 		}

@@ -102,8 +102,8 @@ var (
 		l.min = unsafe.Offsetof(C.gf_loader_options{}.label_names) + unsafe.Sizeof(C.gf_loader_options{}.label_names)
 		// Releases had 72, 80 (seed_times) and 88 (allocator), then the
 		// device fields (device, stream, the hot tier, the topology's
-		// placement: 128); 104 was an
-		// early 0.1.0 draft's sizeof, with gf_sample_options by value.
+		// placement: 124) and coo (128); 104 was an early 0.1.0 draft's
+		// sizeof, with gf_sample_options by value.
 		l.refused = map[uintptr]string{104: "an early 0.1.0 draft's layout (gf_sample_options embedded by value), which is refused"}
 		return l
 	}()

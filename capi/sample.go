@@ -218,7 +218,7 @@ func (o *batchObj) field(field, layer int32) (*mem.Tensor, error) {
 	case C.GF_FIELD_COO_INDEX, C.GF_FIELD_COO_EDGE_IDS:
 		c := o.b.COO
 		if c == nil {
-			return nil, errorf(gfEInval, "field %d (GF_FIELD_COO_*): the batch has no edge list (open the edge loader with options->coo set)", field)
+			return nil, errorf(gfEInval, "field %d (GF_FIELD_COO_*): the batch has no edge list (open the loader with options->coo set)", field)
 		}
 		if field == C.GF_FIELD_COO_INDEX {
 			return &c.Index, nil
@@ -531,8 +531,8 @@ func loaderArgsHost(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, o
 }
 
 // batchOptions reads what gf_loader_options (arg, already read with
-// readOptions) says of batching: batch size, shuffle, queue and the node
-// data names.
+// readOptions) says of batching: batch size, shuffle, queue, the node
+// data names and whether batches carry their edge list (coo).
 func batchOptions(o *C.gf_loader_options, arg string) (pipeline.Options, error) {
 	if o.batch_size <= 0 {
 		return pipeline.Options{}, errorf(gfEInval, "%s->batch_size = %d (want > 0)", arg, int64(o.batch_size))
@@ -553,6 +553,7 @@ func batchOptions(o *C.gf_loader_options, arg string) (pipeline.Options, error) 
 		QueueCapacity: int(o.queue_capacity),
 		FeatureNames:  features,
 		LabelNames:    labels,
+		COO:           o.coo != 0,
 	}, nil
 }
 

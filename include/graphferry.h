@@ -1013,8 +1013,9 @@ GF_API int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_samp
 /*
  * The sampled edges as one edge list (layer 0): the edges of hop 0, then of
  * hop 1, ..., each hop's in CSC order (PyG's edge_index and e_id). Batches
- * of edge loaders opened with gf_edge_loader_options.coo only, computed by
- * the loader's sampler threads; GF_EINVAL for other batches. (Numbered from
+ * of loaders opened with gf_loader_options.coo (or edge loaders with
+ * gf_edge_loader_options.coo) only, computed by the loader's sampler
+ * threads; GF_EINVAL for other batches. (Numbered from
  * 32: the values after GF_FIELD_TYPED_INDPTR stay free for per-hop views.)
  */
 /* [2, E]: row 0 each edge's source, row 1 its destination, as positions in
@@ -1313,6 +1314,14 @@ typedef struct gf_loader_options {
      GF_TOPOLOGY_PINNED (2): pinned host memory read in place by the
      sampling kernels (UVA, as DGL's use_uva=True). */
   int32_t device_topology;
+  /* Non-zero: every batch also holds its sampled edges as one edge list
+     (GF_FIELD_COO_*: PyG's edge_index and e_id), made by the loader's
+     sampler threads rather than by the consumer. A loader whose sampler
+     makes its own batches (a device sampler) refuses it. An edge loader
+     makes the edge list when either this or gf_edge_loader_options.coo is
+     set. Read as 0 from a struct_size that ends before it (72, 80, 88,
+     124). */
+  int32_t coo;
 } gf_loader_options;
 
 #define GF_TOPOLOGY_AUTO 0

@@ -274,7 +274,6 @@ class EdgeLoader(Loader):
         seed_times: Any = None,
     ):
         self._handle = None
-        self._coo = bool(coo)
         self._sampler_options = _SamplerOptions(
             options,
             mode=mode,
@@ -300,6 +299,7 @@ class EdgeLoader(Loader):
             queue_capacity=queue_capacity,
             feature_names=feature_names,
             label_names=label_names,
+            coo=coo,
             allocator=allocator,
             seed_times=seed_times,
         )
@@ -312,7 +312,6 @@ class EdgeLoader(Loader):
             loader=ctypes.pointer(self._options),
             num_edge_feature_names=len(self._edge_features),
             edge_feature_names=ctypes.cast(self._edge_array, ctypes.POINTER(ctypes.c_char_p)),
-            coo=int(self._coo),
         )
         dst = BorrowedTensor(self._seeds_dst, "seeds_dst") if self._seeds_dst is not None else None
         _lib.gf_edge_loader_open(
@@ -323,6 +322,4 @@ class EdgeLoader(Loader):
     def _read(self, batch: _Batch) -> EdgeSample:
         sub = super()._read(batch)
         sub.edge_data = {name: batch.take_edge_data(raw) for name, raw in self._edge_features}
-        if self._coo:
-            sub.coo = (batch.take(_lib.GF_FIELD_COO_INDEX), batch.take(_lib.GF_FIELD_COO_EDGE_IDS))
         return _read_edge_batch(batch, sub)

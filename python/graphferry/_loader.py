@@ -231,6 +231,7 @@ class EngineLoader(Closeable):
         seed_times: Any = None,
         opener: Callable[..., Loader] | None = None,
         eager: bool = True,
+        coo: bool = False,
         transfer: Transfer | None = None,
         device: DeviceOptions | None = None,
     ) -> None:
@@ -241,7 +242,8 @@ class EngineLoader(Closeable):
         loader: :class:`graphferry._link.EdgeLoader`), given ``allocator=``.
         ``transfer`` is how batches reach a GPU consumer (None: CPU
         training). ``device``: mode 2, the engine samples and gathers on
-        that CUDA device (:mod:`graphferry._device`; no ``transfer`` then)."""
+        that CUDA device (:mod:`graphferry._device`; no ``transfer`` then). With ``coo`` the
+        engine also makes every batch's edges one edge list (``sub.coo``)."""
         self._transfer = transfer
         self._graph = graph
         self._opener = opener
@@ -261,6 +263,8 @@ class EngineLoader(Closeable):
             self._loader_args["seed_times"] = seed_times
         if device is not None:  # mode 2
             self._loader_args["device"] = device
+        if coo:
+            self._loader_args["coo"] = True
         self._loaders = []
         # id(loader) -> what iterates its epoch: the epoch's iterator, or the
         # prefetch step's state (alive while its thread runs)

@@ -304,9 +304,11 @@ class _Batch(Closeable):
         frontier_all: bool = False,
         disjoint: bool = False,
         typed: bool = False,
+        coo: bool = False,
     ) -> SampledSubgraph:
         """Moves every field out into a :class:`SampledSubgraph` (with
-        ``typed``, the typed view too when the batch has one)."""
+        ``typed``, the typed view too when the batch has one; with ``coo``,
+        the edge list the engine made)."""
         blocks = []
         for layer in range(self.num_hops()):
             num_dst, num_src, dst_offset = self.block_shape(layer)
@@ -335,6 +337,7 @@ class _Batch(Closeable):
             labels={name: self.take_node_data(raw) for name, raw in label_names},
             batch=self.take(_lib.GF_FIELD_BATCH) if disjoint else None,
             typed=self._read_typed(len(blocks)) if typed else None,
+            coo=(self.take(_lib.GF_FIELD_COO_INDEX), self.take(_lib.GF_FIELD_COO_EDGE_IDS)) if coo else None,
         )
 
     def _read_typed(self, num_hops: int) -> TypedView | None:
@@ -717,12 +720,15 @@ class Loader(Closeable):
         seed_times: Any = None,
         allocator: HostAllocator | None = None,
         device: DeviceOptions | None = None,
+        coo: bool = False,
     ) -> Loader:
         """A loader sampling with ``options``; ``options.seed`` also seeds the
         per-epoch shuffles. ``seed_times`` (int64, one per seed, permuted with
         them) is for temporal options; ``allocator`` as in :class:`Loader`;
         ``device``: mode 2 (the CUDA library samples and gathers on that
-        device; see :mod:`graphferry._device`)."""
+        device; see :mod:`graphferry._device`). With ``coo`` the engine's
+        threads also make every batch's edges one edge list (``sub.coo``:
+        PyG's ``edge_index`` and ``e_id``)."""
         self = cls.__new__(cls)
         self._open(
             graph,
@@ -737,6 +743,7 @@ class Loader(Closeable):
             seed_times=seed_times,
             allocator=allocator,
             device=device,
+            coo=coo,
         )
         return self
 
@@ -755,11 +762,13 @@ class Loader(Closeable):
         seed_times: Any = None,
         allocator: HostAllocator | None = None,
         device: DeviceOptions | None = None,
+        coo: bool = False,
     ) -> None:
         self._handle: int | None = None
         if device is not None and not isinstance(device, DeviceOptions):
             raise TypeError(f"'device' must be graphferry DeviceOptions (got '{type(device).__name__}')")
         self.device = device
+        self._coo = bool(coo)
         self._exit_stack = contextlib.ExitStack()
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
@@ -796,6 +805,7 @@ class Loader(Closeable):
             label_names=ctypes.cast(self._label_array, ctypes.POINTER(ctypes.c_char_p)),
             seed_times=ctypes.pointer(self._seed_times.dltensor) if self._seed_times is not None else None,
             allocator=ctypes.pointer(allocator.struct) if allocator is not None else None,
+            coo=int(self._coo),
         )
         if device is not None:
             o = self._options
@@ -959,6 +969,7 @@ class Loader(Closeable):
             frontier_all=self.frontier == "all",
             disjoint=self.options.disjoint,
             typed=self._typed,
+            coo=self._coo,
         )
 
     def _wait_next(self, it: _EpochIterator, out: ctypes.c_void_p) -> int:

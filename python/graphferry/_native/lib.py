@@ -438,6 +438,8 @@ class gf_allocator(ctypes.Structure):
 #   int32_t num_feature_names; const char *const *feature_names;
 #   int32_t num_label_names; const char *const *label_names;
 #   const DLTensor *seed_times; const gf_allocator *allocator;
+#   DLDevice device; void *stream; int64_t device_cache_bytes;
+#   int64_t device_reserve_bytes; int32_t device_topology; int32_t coo;
 # } gf_loader_options;
 class gf_loader_options(ctypes.Structure):
     _fields_ = [
@@ -460,6 +462,7 @@ class gf_loader_options(ctypes.Structure):
         ("device_cache_bytes", ctypes.c_int64),
         ("device_reserve_bytes", ctypes.c_int64),
         ("device_topology", ctypes.c_int32),
+        ("coo", ctypes.c_int32),
     ]
 
     def __init__(self, **fields):

@@ -281,6 +281,9 @@ class Output:
     num_sampled_edges: list[int] | None
     # The engine's split by type and relation (samples of typed graphs).
     typed: TypedView | None = None
+    # ``[row, col]`` as one [2, E] tensor when the engine made it (``row``
+    # and ``col`` are its rows): PyG's ``edge_index`` without a copy.
+    index: torch.Tensor | None = None
 
     def to_pyg(self, metadata: Any = None) -> SamplerOutput:
         """PyG's ``SamplerOutput`` of this (homogeneous) sample."""
@@ -340,6 +343,7 @@ def directional(sub: SampledSubgraph, *, per_type: bool = False) -> Output:
         sub.hop_counts.tolist(),
         [b.num_edges for b in sub.blocks],
         sub.typed,
+        sub.coo[0] if sub.coo is not None and row is not None else None,
     )
 
 

@@ -328,6 +328,7 @@ class NeighborLoader(EngineLoader):
             seed=self._seed,
             num_threads=num_threads,
         )
+        choice = device_choice(self, device, sample_on, graph, transfer)
         self._open_engine(
             graph,
             seeds,
@@ -339,7 +340,10 @@ class NeighborLoader(EngineLoader):
             # Without stores, the engine gathers every node attribute it holds.
             feature_names=self._node_attrs if self._stores is None else (),
             seed_times=self._seed_times,
-            **device_choice(self, device, sample_on, graph, transfer),
+            **choice,
+            # PyG's edge_index, made by the engine's threads (a typed batch is
+            # split there; a device sampler makes its own batches).
+            coo=self._hetero is None and "device" not in choice,
         )
 
     def _seeds_of(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:
@@ -505,7 +509,8 @@ class NeighborLoader(EngineLoader):
             for key in self._node_attrs:
                 data[key] = node_data[key] if key in node_data else self._node_data_of_graph(key)[node]
             # As PyG's filter_edge_store_: the targets (col) are sorted.
-            data.edge_index = EdgeIndex(torch.stack([row, col]), sparse_size=data.size(), sort_order="col")
+            index = out.index if out.index is not None else torch.stack([row, col])
+            data.edge_index = EdgeIndex(index, sparse_size=data.size(), sort_order="col")
         data.n_id = node
         data.e_id = edge
         data.batch = out.batch  # None (no disjoint) removes it, as in PyG
