@@ -78,8 +78,8 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 	if m.Version != PartVersion {
 		return nil, fmt.Errorf("dataset: %s: version %d is not supported (want %d)", metaPath, m.Version, PartVersion)
 	}
-	if m.Parts < 1 || len(m.Ranks) != m.Parts {
-		return nil, fmt.Errorf("dataset: %s: parts = %d with %d ranks described (want parts >= 1, one entry per rank)", metaPath, m.Parts, len(m.Ranks))
+	if m.Parts < 1 || m.Parts > MaxParts || len(m.Ranks) != m.Parts {
+		return nil, fmt.Errorf("dataset: %s: parts = %d with %d ranks described (want parts 1 to %d, one entry per rank)", metaPath, m.Parts, len(m.Ranks), MaxParts)
 	}
 	if rank < 0 || rank >= m.Parts {
 		return nil, fmt.Errorf("dataset: rank = %d is outside [0, %d) (the parts of %s)", rank, m.Parts, dst)

@@ -153,6 +153,11 @@ func ParseLayout(name string) (Layout, error) {
 	return 0, fmt.Errorf("dataset: layout %q is unknown (want dsp, self-reliant or hybrid)", name)
 }
 
+// MaxParts is the most ranks a partition has: each is a folder of files
+// and a slot in every per-rank table, so a count beyond any real training
+// job (a typo, an overflow) is refused before anything is written.
+const MaxParts = 1 << 16
+
 // NewPartitioner assigns the nodes of src to opt.Parts ranks and measures
 // the edge cut of that assignment and of the range and random baselines.
 func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, error) {
@@ -164,8 +169,8 @@ func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, e
 		// renumbered per rank; refused rather than written untyped.
 		return nil, errors.New("dataset: partition: typed (heterogeneous) datasets cannot be partitioned into rank folders yet")
 	}
-	if opt.Parts < 1 {
-		return nil, fmt.Errorf("dataset: partition: parts = %d (want >= 1)", opt.Parts)
+	if opt.Parts < 1 || opt.Parts > MaxParts {
+		return nil, fmt.Errorf("dataset: partition: parts = %d (want 1 to %d)", opt.Parts, MaxParts)
 	}
 	if opt.Layout < LayoutDSP || opt.Layout > LayoutHybrid {
 		return nil, fmt.Errorf("dataset: partition: %v is unknown (want dsp, self-reliant or hybrid)", opt.Layout)

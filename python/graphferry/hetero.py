@@ -67,9 +67,19 @@ def _ids(value: Any, what: str) -> torch.Tensor:
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
             value = [int(value)]
         try:
-            value = torch.as_tensor(value, dtype=torch.int64)
+            # No dtype here: torch.as_tensor(..., dtype=int64) would truncate
+            # 1.5 to 1; a float in the list makes a float tensor, refused below.
+            value_in, value = value, torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError):
             raise TypeError(f"'{what}' must be a tensor of integer ids (got '{type(value).__name__}')") from None
+        if value.is_floating_point():
+            flat = np.asarray(value_in, dtype=np.float64).reshape(-1)
+            odd = np.flatnonzero(flat != np.trunc(flat))
+            at = int(odd[0]) if len(odd) else 0
+            raise TypeError(
+                f"'{what}' must hold integer ids (got {float(flat[at])!r} at position {at}: a list of "
+                "floats is refused, never rounded)"
+            )
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
         raise TypeError(f"'{what}' must hold integer ids (got dtype {value.dtype})")
     if value.dim() != 1:

@@ -109,9 +109,18 @@ def metis_assignment(src_dir: str | os.PathLike, parts: int, *, seed: int = 0, q
         bar.update(1)
         if parts == 1 or n == 0:
             assign = np.zeros(n, dtype=np.int64)
+        elif parts > n:
+            # METIS fails there with "Caught an unknown exception!".
+            raise ValueError(
+                f"--method metis cannot split {n} nodes into {parts} parts (at most one part a node; "
+                "range and random write empty ranks)"
+            )
         else:
             opts = pymetis.Options(seed=seed) if seed else None
-            _, membership = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts)
+            try:
+                _, membership = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts)
+            except RuntimeError as err:
+                raise ValueError(f"METIS (pymetis) failed to split {n} nodes into {parts} parts: {err}") from None
             assign = np.asarray(membership, dtype=np.int64)
         bar.update(1)
     return assign
@@ -143,8 +152,9 @@ def partition(
         raise ValueError(f"method must be one of {', '.join(METHODS)} (got {method!r})")
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)} (got {layout!r})")
-    if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
-        raise ValueError(f"parts must be an integer >= 1 (got {parts!r})")
+    if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= _lib.GF_MAX_PARTS:
+        # Checked here too: ctypes would wrap a count past int32 silently.
+        raise ValueError(f"parts must be an integer from 1 to {_lib.GF_MAX_PARTS} (got {parts!r})")
     if isinstance(hops, bool) or not isinstance(hops, int) or hops < 0:
         raise ValueError(f"hops must be an integer >= 0 (got {hops!r})")
     assignment = None
