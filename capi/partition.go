@@ -93,7 +93,10 @@ func gfgo_dataset_partition(src, dst *C.char, o *C.gf_partition_options) C.int {
 		if err != nil {
 			return err
 		}
-		ds, err := dataset.Open(s)
+		// Every recorded checksum is checked before anything is written:
+		// the rank folders get fresh checksums, which would otherwise
+		// certify a damaged source's bytes.
+		ds, err := dataset.OpenWith(s, dataset.OpenOptions{VerifyChecksums: true})
 		if err != nil {
 			return err
 		}

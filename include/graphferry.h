@@ -1960,7 +1960,9 @@ typedef struct gf_partition_options {
  *              the wrong length,
  *              a rank out of range, or given without GF_PARTITION_GIVEN
  *   GF_ETYPE   assignment not int64/int32 CPU contiguous
- *   GF_EIO     src_dir is not a readable dataset, or dst_dir not writable
+ *   GF_EIO     src_dir is not a readable dataset (every file's recorded
+ *              CRC-32C is checked before anything is written), or dst_dir
+ *              not writable
  *   GF_ENOMEM
  */
 GF_API int gf_dataset_partition(const char *src_dir, const char *dst_dir,

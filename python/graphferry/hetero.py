@@ -34,7 +34,6 @@ engine under ``"<ntype>/<name>"`` is read from there.
 
 from __future__ import annotations
 
-import json
 import os
 import weakref
 from collections.abc import Mapping, Sequence
@@ -43,6 +42,7 @@ from typing import Any, Union
 import numpy as np
 import torch
 
+from ._metafile import read_object
 from ._resource import Closeable
 from .graph import Graph, Partition, _as_int
 
@@ -57,6 +57,31 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 # A node or edge without a time (its type was given none) is never filtered
 # out by temporal sampling: it gets the earliest time there is.
 NO_TIME = -(2**63)
+
+
+def _meta_types(path: str, meta: dict, key: str, names: tuple[str, ...], count: str) -> tuple[list, list[int]]:
+    """The entries ``meta[key]`` (``node_types`` or ``edge_types``) as
+    tuples of their string fields ``names`` and a list of their counts,
+    with an error naming the entry and the field that is missing or wrong."""
+    entries = meta[key]
+    if not isinstance(entries, list):
+        raise ValueError(f"'{path}': {key!r} must be a list (got {type(entries).__name__})")
+    types, counts = [], []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ValueError(f"'{path}': {key}[{i}] must be an object (got {type(entry).__name__})")
+        for field in (*names, count):
+            if field not in entry:
+                raise ValueError(f"'{path}': {key}[{i}] has no {field!r}")
+        bad = next((f for f in names if not isinstance(entry[f], str) or not entry[f]), None)
+        if bad is not None:
+            raise ValueError(f"'{path}': {key}[{i}].{bad} must be a non-empty string (got {entry[bad]!r})")
+        n = entry[count]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"'{path}': {key}[{i}].{count} must be an integer >= 0 (got {n!r})")
+        types.append(tuple(entry[f] for f in names))
+        counts.append(n)
+    return types, counts
 
 
 def _ids(value: Any, what: str) -> torch.Tensor:
@@ -341,8 +366,7 @@ class HeteroGraph(Closeable):
         :meth:`graphferry.Graph.open`."""
         meta_path = os.path.join(os.fspath(path), "graphferry.json")
         try:
-            with open(meta_path, encoding="utf-8") as f:
-                meta = json.load(f)
+            meta = read_object(meta_path)
         except FileNotFoundError:
             raise FileNotFoundError(f"'{path}' is not a graphferry dataset directory (no graphferry.json)") from None
         if not meta.get("node_types") or "edge_types" not in meta:
@@ -350,10 +374,9 @@ class HeteroGraph(Closeable):
                 f"'{meta_path}' describes an untyped dataset (no 'node_types'/'edge_types'); "
                 "open it with graphferry.Graph.open"
             )
-        node_types = [str(t["name"]) for t in meta["node_types"]]
-        counts = [int(t["num_nodes"]) for t in meta["node_types"]]
-        edge_types = [(str(t["src"]), str(t["rel"]), str(t["dst"])) for t in meta["edge_types"]]
-        edge_counts = [int(t["num_edges"]) for t in meta["edge_types"]]
+        node_types, counts = _meta_types(meta_path, meta, "node_types", ("name",), "num_nodes")
+        edge_types, edge_counts = _meta_types(meta_path, meta, "edge_types", ("src", "rel", "dst"), "num_edges")
+        node_types = [t[0] for t in node_types]
         graph = Graph.open(path, num_patches=num_patches, partition=partition, seed=seed, verify=verify)
         hetero = cls(graph, node_types, counts, edge_types, edge_counts, _owner=_CONSTRUCTOR_TOKEN)
         try:

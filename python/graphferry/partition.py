@@ -33,12 +33,12 @@ comparison, of range and random.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 
 import numpy as np
 import torch
 
+from ._metafile import read_object
 from ._native import lib as _lib
 from ._native.dlpack import borrow
 from ._native.lib import gf_dataset_partition, gf_partition_options
@@ -79,8 +79,10 @@ def symmetric_csr(src_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, i
     adjncy)`` int64 arrays, with the node count."""
     import pyarrow.ipc
 
-    with open(os.path.join(src_dir, "graphferry.json"), "rb") as f:
-        n = int(json.load(f)["num_nodes"])
+    meta_path = os.path.join(src_dir, "graphferry.json")
+    n = read_object(meta_path).get("num_nodes")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"{meta_path}: num_nodes must be an integer >= 0 (got {n!r})")
     with pyarrow.ipc.open_file(os.path.join(src_dir, "edges.arrow")) as reader:
         table = reader.read_all()
     src = table.column("src").to_numpy()
@@ -173,8 +175,7 @@ def partition(
             progress=progress,
         )
         gf_dataset_partition(os.fsencode(src_dir), os.fsencode(dst_dir), ctypes.byref(opts))
-    with open(os.path.join(dst_dir, "partition.json"), "rb") as f:
-        return json.load(f)
+    return read_object(os.path.join(dst_dir, "partition.json"))
 
 
 def summary(meta: dict) -> str:

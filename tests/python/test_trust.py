@@ -5,7 +5,11 @@ damage laundered into fresh checksums."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,3 +79,98 @@ def test_partition_metis_more_parts_than_nodes(tmp_path):
     with pytest.raises(ValueError, match="metis cannot split 1024 nodes into 2000 parts"):
         partition.partition(src, tmp_path / "out", parts=2000, method="metis")
     assert not (tmp_path / "out").exists()
+
+
+# -- the tools ----------------------------------------------------------------
+
+
+def _run_cli(*args, timeout=60) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    return subprocess.run(
+        [sys.executable, "-m", "graphferry", *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env=env,
+        check=False,
+    )
+
+
+@pytest.fixture
+def typed_copy(tmp_path) -> Path:
+    path = tmp_path / "hetero-tiny"
+    graphferry.generate("hetero-tiny", path)
+    return path
+
+
+def _pipe_meta(path: Path) -> None:
+    (path / "graphferry.json").unlink()
+    os.mkfifo(path / "graphferry.json")
+
+
+def test_tools_refuse_a_pipe_for_graphferry_json(cora_copy, typed_copy, tmp_path):
+    """A named pipe as graphferry.json is refused at once (verify,
+    HeteroGraph.open and partition waited for a writer forever)."""
+    _pipe_meta(cora_copy)
+    _pipe_meta(typed_copy)
+    out = _run_cli("verify", cora_copy, timeout=30)
+    assert out.returncode == 1 and "is not a regular file (a named pipe)" in out.stderr, out.stderr
+    with pytest.raises(OSError, match="is not a regular file"):
+        graphferry.HeteroGraph.open(typed_copy)
+    out = _run_cli("partition", cora_copy, tmp_path / "parts", "--parts", "2", "--method", "metis", timeout=30)
+    assert out.returncode == 1 and "is not a regular file" in out.stderr, out.stderr
+    assert not (tmp_path / "parts").exists()
+
+
+def test_verify_bounds_dev_zero(cora_copy):
+    """graphferry.json linked to /dev/zero: refused, not read until the
+    process is killed."""
+    (cora_copy / "graphferry.json").unlink()
+    (cora_copy / "graphferry.json").symlink_to("/dev/zero")
+    out = _run_cli("verify", cora_copy, timeout=30)
+    assert out.returncode == 1 and "is not a regular file (a character device)" in out.stderr, out.stderr
+
+
+def test_deeply_nested_json(cora_copy, typed_copy):
+    for path in (cora_copy, typed_copy):
+        (path / "graphferry.json").write_text("[" * 100_000 + "]" * 100_000)
+    out = _run_cli("verify", cora_copy)
+    assert out.returncode == 1 and "nested too deeply" in out.stderr and "Traceback" not in out.stderr, out.stderr
+    with pytest.raises(ValueError, match="nested too deeply"):
+        graphferry.HeteroGraph.open(typed_copy)
+
+
+@pytest.mark.parametrize(
+    ("edit", "message"),
+    [
+        (lambda m: m["node_types"][1].pop("name"), r"node_types\[1\] has no 'name'"),
+        (lambda m: m["node_types"][0].update(name=7), r"node_types\[0\]\.name must be a non-empty string \(got 7\)"),
+        (lambda m: m["edge_types"][2].pop("rel"), r"edge_types\[2\] has no 'rel'"),
+        (lambda m: m["edge_types"][0].update(num_edges=-1), r"edge_types\[0\]\.num_edges must be an integer >= 0"),
+        (lambda m: m.update(node_types=[3]), r"node_types\[0\] must be an object"),
+    ],
+)
+def test_typed_meta_fields_named(typed_copy, edit, message):
+    """A typed dataset missing a node type's "name" (or another field) is a
+    ValueError naming the entry and the field (a bare KeyError('name'))."""
+    meta_path = typed_copy / "graphferry.json"
+    meta = json.loads(meta_path.read_text())
+    edit(meta)
+    meta_path.write_text(json.dumps(meta))
+    with pytest.raises(ValueError, match=message):
+        graphferry.HeteroGraph.open(typed_copy)
+
+
+@pytest.mark.parametrize("method", ["range", "metis"])
+def test_partition_verifies_its_source_first(cora_copy, tmp_path, method):
+    """partition refuses a source that fails verify before writing anything
+    (it copied the damage into rank folders under fresh checksums)."""
+    if method == "metis":
+        pytest.importorskip("pymetis")
+    feat = cora_copy / "feat.bin"
+    data = bytearray(feat.read_bytes())
+    data[len(data) // 2] ^= 0x10
+    feat.write_bytes(bytes(data))
+    out = _run_cli("partition", cora_copy, tmp_path / "parts", "--parts", "2", "--method", method, "--quiet")
+    assert out.returncode == 1 and "feat.bin" in out.stderr and "CRC-32C" in out.stderr, out.stderr
+    assert not (tmp_path / "parts").exists()
