@@ -239,6 +239,10 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		d.Close()
 		return nil, err
 	}
+	if err := checkDeclared(metaPath, raw, m); err != nil {
+		d.Close()
+		return nil, err
+	}
 	return d, nil
 }
 
@@ -517,7 +521,11 @@ func Write(dir string, d *Dataset) error {
 		}
 		meta.Files[name] = sum
 	}
-	js, err := json.MarshalIndent(meta, "", "  ")
+	mf, err := withDeclared(meta)
+	if err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(mf, "", "  ")
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}

@@ -90,6 +90,9 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 	if m.NumNodes < 0 || m.NumNodes > maxPartNodes {
 		return nil, fmt.Errorf("dataset: %s: num_nodes = %d is out of range", metaPath, m.NumNodes)
 	}
+	if m.NumEdges < 0 {
+		return nil, fmt.Errorf("dataset: %s: num_edges = %d is out of range", metaPath, m.NumEdges)
+	}
 	p.Info = m.Ranks[rank]
 	info := &p.Info
 	if info.Rank != rank || info.Dir != partDir(rank) {
@@ -119,7 +122,7 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 	if p.GlobalIDs, err = readIDs(dir, GlobalIDsFile, info.Files, opt, info.NumNodes, m.NumNodes); err != nil {
 		return nil, err
 	}
-	if p.GlobalEIDs, err = readIDs(dir, GlobalEIDsFile, info.Files, opt, info.NumEdges, -1); err != nil {
+	if p.GlobalEIDs, err = readIDs(dir, GlobalEIDsFile, info.Files, opt, info.NumEdges, m.NumEdges); err != nil {
 		return nil, err
 	}
 	owned := p.GlobalIDs[:info.NumOwned]
@@ -130,6 +133,9 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 		}
 	}
 	if p.Layout == LayoutSelfReliant {
+		if err := p.checkMeta(metaPath, raw); err != nil {
+			return nil, err
+		}
 		ok = true
 		return p, nil
 	}
@@ -165,8 +171,20 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 			return nil, fmt.Errorf("dataset: %s has shape %v, want %d rows (one per owned node)", path, s, info.NumOwned)
 		}
 	}
+	if err := p.checkMeta(metaPath, raw); err != nil {
+		return nil, err
+	}
 	ok = true
 	return p, nil
+}
+
+// checkMeta checks the rank's feature entry and the declared sum of
+// partition.json (image raw), after everything else was read.
+func (p *Part) checkMeta(metaPath string, raw []byte) error {
+	if err := checkFeature(p, metaPath); err != nil {
+		return err
+	}
+	return fileio.CheckDeclared(metaPath, fileio.ReadDeclared(raw), partDeclarationOf(&p.Meta))
 }
 
 // maxPartNodes bounds partition.json's num_nodes (the id maps are O(N)).
@@ -186,8 +204,8 @@ func checkRecorded(path, name string, files map[string]fileio.FileSum, opt datas
 	return fileio.CheckSize(path, want, PartMetaFile)
 }
 
-// readIDs reads dir/name, a 1-D int64 .npy of n entries each in [0, limit)
-// (limit < 0: >= 0 only), into the Go heap.
+// readIDs reads dir/name, a 1-D int64 .npy of n entries each in [0, limit),
+// into the Go heap.
 func readIDs(dir, name string, files map[string]fileio.FileSum, opt dataset.OpenOptions, n, limit int64) ([]int64, error) {
 	path, err := fileio.Confine(dir, "id map", name)
 	if err != nil {

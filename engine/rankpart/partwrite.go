@@ -128,6 +128,10 @@ type PartRank struct {
 	FeatureRows int64                     `json:"feature_rows"`
 	FeatureFile string                    `json:"feature_file"`
 	Files       map[string]fileio.FileSum `json:"files"`
+	// FeatureDType is the dtype of the rows in FeatureFile ("" in files
+	// written before it was recorded): a feat.npy rewritten with another
+	// dtype of the same width keeps its size.
+	FeatureDType string `json:"feature_dtype,omitempty"`
 }
 
 // Partitioner writes a dataset as one folder per rank (WritePart) and
@@ -348,10 +352,10 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 		switch {
 		case name == dataset.FeatKey && p.opt.Layout != LayoutSelfReliant:
 			ownedFeat = &gt
-			info.FeatureRows, info.FeatureFile = int64(len(owned)), OwnedFeatFile
+			info.FeatureRows, info.FeatureFile, info.FeatureDType = int64(len(owned)), OwnedFeatFile, gt.DType.String()
 			continue
 		case name == dataset.FeatKey:
-			info.FeatureRows, info.FeatureFile = lg.NumNodes, dataset.FeatFile
+			info.FeatureRows, info.FeatureFile, info.FeatureDType = lg.NumNodes, dataset.FeatFile, gt.DType.String()
 		case name == dataset.TrainMaskKey || name == dataset.ValMaskKey || name == dataset.TestMaskKey:
 			// Seeds are co-partitioned: a seed is a seed on its owner only.
 			clear(gt.Data[len(owned):])
@@ -457,7 +461,11 @@ func (p *Partitioner) WriteMeta(dst string) error {
 		return err
 	}
 	p.meta.Files = files
-	js, err := json.MarshalIndent(p.meta, "", "  ")
+	mf, err := partWithDeclared(p.meta)
+	if err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(mf, "", "  ")
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}
