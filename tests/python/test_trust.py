@@ -174,3 +174,51 @@ def test_partition_verifies_its_source_first(cora_copy, tmp_path, method):
     out = _run_cli("partition", cora_copy, tmp_path / "parts", "--parts", "2", "--method", method, "--quiet")
     assert out.returncode == 1 and "feat.bin" in out.stderr and "CRC-32C" in out.stderr, out.stderr
     assert not (tmp_path / "parts").exists()
+
+
+# -- no silent short epoch ----------------------------------------------------
+
+
+def test_superseded_iterator_raises(tmp_path):
+    """A second iter() on the same graphferry.Loader supersedes the first
+    epoch: the first iterator raises at its next step (it stopped quietly,
+    one batch of 22 into its epoch, as if the epoch were complete)."""
+    with graphferry.Graph.open(CORA) as g:
+        loader = graphferry.Loader(g, torch.arange(g.num_nodes), [3], batch_size=128, seed=1)
+        first = iter(loader)
+        next(first)
+        second = iter(loader)
+        with pytest.raises(graphferry.GraphferryError, match="this epoch was superseded before its end") as info:
+            next(first)
+        assert info.value.status_name == "GF_ESTATE"
+        with pytest.raises(StopIteration):  # an iterator that raised is over
+            next(first)
+        assert sum(1 for _ in second) == len(loader)  # the new epoch is whole
+        # An epoch iterated to its end and a later one: nothing raises.
+        assert sum(1 for _ in loader) == len(loader)
+        loader.close()
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda m: m["feature"].update(shape=[m["feature"]["shape"][0], 1, m["feature"]["shape"][1]]),
+        lambda m: m.pop("feature"),
+        lambda m: m.update(feature=None),
+    ],
+    ids=["reshaped", "removed", "null"],
+)
+def test_declarations_edited_refused(tmp_path, edit):
+    """graphferry.json edited by hand but self-consistent (the feature
+    declared 3-D over the same bytes, its entry removed or null) is refused;
+    it was served re-shaped, or as a dataset without features."""
+    path = tmp_path / "tiny"
+    graphferry.generate("tiny", path)
+    meta = json.loads((path / "graphferry.json").read_text())
+    edit(meta)
+    (path / "graphferry.json").write_text(json.dumps(meta))
+    with pytest.raises(OSError, match="edited by hand; rewrite the dataset with graphferry's tools"):
+        graphferry.Graph.open(path)
+    # The shipped Cora predates the declared sum: it opens as before.
+    with graphferry.Graph.open(CORA) as g:
+        assert g.num_nodes == 2708
