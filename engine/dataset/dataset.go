@@ -98,8 +98,9 @@ type Dataset struct {
 
 	mu          sync.Mutex
 	releases    []func() error
-	mapped      []string // NodeData names whose memory a release unmaps
-	mappedEdges []string // EdgeData names whose memory a release unmaps
+	mapped      []string       // NodeData names whose memory a release unmaps
+	mappedEdges []string       // EdgeData names whose memory a release unmaps
+	blocks      *fileio.Blocks // per-block sums of the mapped files (blocks.go)
 }
 
 // requiredNodeColumns are the node columns every dataset has, with types.
@@ -148,6 +149,9 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		return nil, fmt.Errorf("dataset: %s: %w", metaPath, err)
 	}
 	m := &d.Meta
+	if d.blocks, err = readBlocks(metaPath, raw); err != nil {
+		return nil, err
+	}
 	if m.Format != Format {
 		return nil, fmt.Errorf("dataset: %s: format %q, want %q", dir, m.Format, Format)
 	}
@@ -239,7 +243,7 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		d.Close()
 		return nil, err
 	}
-	if err := checkDeclared(metaPath, raw, m); err != nil {
+	if err := checkDeclared(metaPath, raw, m, d.blocks); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -393,6 +397,10 @@ func (d *Dataset) mapFeatures(path string, t mem.Tensor) error {
 		release()
 		return err
 	}
+	if err := d.attachBlocks(path, data); err != nil {
+		release()
+		return err
+	}
 	d.NodeData[FeatKey] = t
 	d.releases = append(d.releases, release)
 	d.mapped = append(d.mapped, FeatKey)
@@ -521,7 +529,15 @@ func Write(dir string, d *Dataset) error {
 		}
 		meta.Files[name] = sum
 	}
-	mf, err := withDeclared(meta)
+	mapped := arrayFiles
+	if meta.Feature != nil {
+		mapped = append([]string{meta.Feature.File}, arrayFiles...)
+	}
+	blocks, err := blockSums(dir, mapped)
+	if err != nil {
+		return err
+	}
+	mf, err := withDeclared(meta, blocks)
 	if err != nil {
 		return err
 	}

@@ -19,33 +19,37 @@ type declaration struct {
 	EdgeTypes  []fileformat.EdgeType `json:"edge_types,omitempty"`
 	NodeArrays []ArrayMeta           `json:"node_data,omitempty"`
 	EdgeArrays []ArrayMeta           `json:"edge_data,omitempty"`
+	Blocks     *fileio.Blocks        `json:"blocks,omitempty"`
 }
 
-func declarationOf(m *Meta) declaration {
+func declarationOf(m *Meta, b *fileio.Blocks) declaration {
 	return declaration{
 		NumNodes: m.NumNodes, NumEdges: m.NumEdges, NumClasses: m.NumClasses, Feature: m.Feature, Files: m.Files,
-		NodeTypes: m.NodeTypes, EdgeTypes: m.EdgeTypes, NodeArrays: m.NodeArrays, EdgeArrays: m.EdgeArrays,
+		NodeTypes: m.NodeTypes, EdgeTypes: m.EdgeTypes, NodeArrays: m.NodeArrays, EdgeArrays: m.EdgeArrays, Blocks: b,
 	}
 }
 
-// metaFile is graphferry.json as Write writes it: Meta and its declared sum.
+// metaFile is graphferry.json as Write writes it: Meta, the per-block sums
+// of its mapped files (blocks.go) and its declared sum.
 type metaFile struct {
 	Meta
-	Declared string `json:"declared"`
+	Blocks   *fileio.Blocks `json:"blocks,omitempty"`
+	Declared string         `json:"declared"`
 }
 
-// withDeclared returns m ready to marshal with its declared sum.
-func withDeclared(m Meta) (metaFile, error) {
-	sum, err := fileio.DeclaredSum(declarationOf(&m))
-	return metaFile{Meta: m, Declared: sum}, err
+// withDeclared returns m and b ready to marshal with their declared sum.
+func withDeclared(m Meta, b *fileio.Blocks) (metaFile, error) {
+	sum, err := fileio.DeclaredSum(declarationOf(&m, b))
+	return metaFile{Meta: m, Blocks: b, Declared: sum}, err
 }
 
 // checkDeclared checks the declared sum of the graphferry.json image raw
-// (parsed into m). A file that records no data file sums (written before
-// they were) or no declared sum (written before those were) passes.
-func checkDeclared(path string, raw []byte, m *Meta) error {
+// (parsed into m, its block sums into b). A file that records no data file
+// sums (written before they were) or no declared sum (written before
+// those were) passes.
+func checkDeclared(path string, raw []byte, m *Meta, b *fileio.Blocks) error {
 	if len(m.Files) == 0 {
 		return nil
 	}
-	return fileio.CheckDeclared(path, fileio.ReadDeclared(raw), declarationOf(m))
+	return fileio.CheckDeclared(path, fileio.ReadDeclared(raw), declarationOf(m, b))
 }
