@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 import os
 import stat
+import threading
+import warnings
 from typing import Any
 
 from .errors import GF_EINVAL, GF_EIO, InvalidArgumentError, StorageError
@@ -78,3 +80,36 @@ def _kind(mode: int) -> str:
         if test(mode):
             return name
     return f"mode {stat.filemode(mode)}"
+
+
+_warned: set[str] = set()
+_warned_lock = threading.Lock()
+
+
+def warn_if_unverified(path: str | os.PathLike) -> None:
+    """Warns, once per dataset directory and process, when the dataset at
+    ``path`` maps data files whose blocks graphferry.json records no sums
+    of (written before graphferry recorded them): those files are then not
+    verified as they are read, only by size at open."""
+    path = os.fspath(path)
+    if not os.path.isdir(path):
+        return
+    try:
+        meta = read_object(os.path.join(path, "graphferry.json"))
+    except (OSError, ValueError):
+        return  # the engine opened it: nothing to add
+    mapped = meta.get("feature") or meta.get("node_data") or meta.get("edge_data")
+    if not mapped or meta.get("blocks"):
+        return
+    key = os.path.realpath(path)
+    with _warned_lock:
+        if key in _warned:
+            return
+        _warned.add(key)
+    warnings.warn(
+        f"{path}: graphferry.json records no per-block checksums (the dataset was written before graphferry "
+        "recorded them), so its feature files are not verified as they are read, only by size; write it "
+        "again (python -m graphferry convert / generate) or open it with verify=True",
+        UserWarning,
+        stacklevel=3,
+    )

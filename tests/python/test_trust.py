@@ -222,3 +222,41 @@ def test_declarations_edited_refused(tmp_path, edit):
     # The shipped Cora predates the declared sum: it opens as before.
     with graphferry.Graph.open(CORA) as g:
         assert g.num_nodes == 2708
+
+
+# -- verified as read -----------------------------------------------------------
+
+
+def test_feature_block_verified_as_read(tmp_path):
+    """A byte of feat.bin changed in place while a loader iterates: the first
+    batch that reads its block fails, naming the file and the block."""
+    path = tmp_path / "tiny"
+    graphferry.generate("tiny", path)
+    feat = path / "feat.bin"
+    with graphferry.Graph.open(path) as g:
+        loader = graphferry.Loader(g, torch.arange(g.num_nodes), [3], batch_size=64, feature_names=["feat"])
+        with open(feat, "r+b") as f:  # in place: the map shares the file
+            f.seek(1000)
+            byte = f.read(1)
+            f.seek(1000)
+            f.write(bytes([byte[0] ^ 0x08]))
+        with pytest.raises(OSError, match=r"feat\.bin: block 0 \(bytes 0 to 65535\) has CRC-32C"):
+            for _ in loader:
+                pass
+        loader.close()
+
+
+def test_old_dataset_warns_once():
+    """A dataset without block sums (the shipped Cora) opens and says once
+    that its features are not verified as read."""
+    import warnings
+
+    from graphferry import _metafile
+
+    _metafile._warned.clear()
+    with pytest.warns(UserWarning, match="records no per-block checksums"):
+        graphferry.Graph.open(CORA).close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        graphferry.Graph.open(CORA).close()
+        graphferry.Graph.open(CORA, verify=True).close()
