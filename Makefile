@@ -18,7 +18,7 @@ GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h
 CXX        ?= g++
 PYTEST_ARGS ?=
 
-.PHONY: help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero clean
+.PHONY: bench-verify help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero clean
 
 help:
 	@echo "graphferry make targets:"
@@ -49,6 +49,7 @@ help:
 	@echo "  make bench-full  full benchmark on the products-like and papers-like generated presets (long; cached in bench/.cache)"
 	@echo "  make bench-dist  issue 11: bytes per hop of CSP push vs adjacency pull, 1/2/4 ranks, layouts, edge cut (long, 17 GB)"
 	@echo "  make bench-hetero  heterograph sampling: graphferry vs DGL's NeighborSampler (bench/results/hetero, a minute)"
+	@echo "  make bench-verify  a loading epoch with and without feat.bin's per-block checks (bench/results/verify_read.md, seconds)"
 
 # The checkout's source id (capi/source_id.sh), compiled into every library
 # by capi/build.sh; build/source_id changes only when the id does, so a
@@ -326,3 +327,7 @@ bench-hetero: venv
 
 clean:
 	rm -rf build $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx
+
+# Issue 23: what checking feat.bin's blocks at their first read costs a loading epoch.
+bench-verify:
+	$(GO) run ./bench/verifyread -out bench/results/verify_read.md
