@@ -47,5 +47,5 @@ func (d *Dataset) HasBlockSums() bool { return d.blocks != nil }
 // attachBlocks attaches the block sums of the file at path to data, its
 // mapping.
 func (d *Dataset) attachBlocks(path string, data []byte) error {
-	return d.blocks.AttachBlocks(filepath.Base(path), data, MetaFile)
+	return d.blocks.AttachBlocks(filepath.Base(path), data, 0, MetaFile)
 }

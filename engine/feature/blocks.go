@@ -30,31 +30,36 @@ type blockTable struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// SetBlockSums attaches per-block sums to the registered mapping that
-// starts at data (see RegisterMapping): blocks of blockSize bytes (a power
-// of two), sums[i] the CRC-32C of block i, as record (the metadata file's
-// name, for messages) says. From then on Gather and Copy check each block
-// the first time they read it.
-func SetBlockSums(data []byte, blockSize int, sums []uint32, record string) error {
+// SetBlockSums attaches per-block sums to the registered mapping (see
+// RegisterMapping) that data lies in, starting at offset base of it (a
+// .npy's array after its header, say): blocks of blockSize bytes (a power
+// of two) of the whole mapped file, sums[i] the CRC-32C of block i, as
+// record (the metadata file's name, for messages) says. From then on
+// Gather and Copy check each block the first time they read it.
+func SetBlockSums(data []byte, base, blockSize int, sums []uint32, record string) error {
 	if len(data) == 0 {
 		return nil
 	}
 	if blockSize < 512 || blockSize&(blockSize-1) != 0 {
 		return fmt.Errorf("feature: block size %d is not a power of two >= 512", blockSize)
 	}
-	if want := (len(data) + blockSize - 1) / blockSize; len(sums) != want {
-		return fmt.Errorf("feature: %d block sums for %d bytes in blocks of %d (want %d)", len(sums), len(data), blockSize, want)
-	}
-	t := &blockTable{size: blockSize, sums: sums, checked: make([]atomic.Uint64, (len(sums)+63)/64), record: record, data: data}
-	for 1<<t.shift < blockSize {
-		t.shift++
-	}
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(data)))
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(data))) - uintptr(base)
 	mapsMu.Lock()
 	defer mapsMu.Unlock()
 	i := sort.Search(len(maps), func(i int) bool { return maps[i].lo >= lo })
-	if i == len(maps) || maps[i].lo != lo || maps[i].hi != lo+uintptr(len(data)) {
+	if i == len(maps) || maps[i].lo != lo || maps[i].hi < lo+uintptr(base+len(data)) {
 		return fmt.Errorf("feature: SetBlockSums of memory that is not a registered mapping")
+	}
+	n := int(maps[i].hi - maps[i].lo)
+	if want := (n + blockSize - 1) / blockSize; len(sums) != want {
+		return fmt.Errorf("feature: %d block sums for %d bytes in blocks of %d (want %d)", len(sums), n, blockSize, want)
+	}
+	// The whole mapping, from data's position in it (the map is not Go
+	// memory: stepping back base bytes stays inside it).
+	whole := unsafe.Slice((*byte)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(data)), -base)), n)
+	t := &blockTable{size: blockSize, sums: sums, checked: make([]atomic.Uint64, (len(sums)+63)/64), record: record, data: whole}
+	for 1<<t.shift < blockSize {
+		t.shift++
 	}
 	maps[i].blocks = t
 	return nil

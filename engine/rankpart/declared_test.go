@@ -11,7 +11,9 @@ import (
 
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/fileformat"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -42,6 +44,17 @@ func TestRankFilesChecked(t *testing.T) {
 		require.NoError(t, err)
 		binary.LittleEndian.PutUint64(raw[len(raw)-8:], 1_095_216_666_307)
 		require.NoError(t, os.WriteFile(path, raw, 0o644))
+		// Id maps are read whole: their sums are checked at every open.
+		_, err = OpenPart(dst, 1, dataset.OpenOptions{})
+		require.ErrorContains(t, err, "global_eids.npy: CRC-32C is")
+		// With the sum recorded anew (an old partition.json without the
+		// declared sum): the bound catches it.
+		sum, err := fileio.SumFile(path)
+		require.NoError(t, err)
+		editPartMeta(t, dst, func(m map[string]any) {
+			delete(m, "declared")
+			m["ranks"].([]any)[1].(map[string]any)["files"].(map[string]any)[GlobalEIDsFile] = sum
+		})
 		_, err = OpenPart(dst, 1, dataset.OpenOptions{})
 		require.ErrorContains(t, err, "= 1095216666307 is outside [0, ")
 	})
@@ -88,4 +101,25 @@ func TestRankFilesChecked(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, p.Close())
 	})
+}
+
+// TestRankFeatBlocks: a byte of a rank's feat.npy flipped in place is an
+// error at the first read of its block (it was served without verify).
+func TestRankFeatBlocks(t *testing.T) {
+	dst := writeParts(t, LayoutDSP)
+	p, err := OpenPart(dst, 1, dataset.OpenOptions{})
+	require.NoError(t, err)
+	defer p.Close()
+	path := filepath.Join(dst, "part-1", OwnedFeatFile)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	require.NoError(t, err)
+	st, err := f.Stat()
+	require.NoError(t, err)
+	_, err = f.WriteAt([]byte{p.OwnedFeat.Data[len(p.OwnedFeat.Data)-1] ^ 0x40}, st.Size()-1)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	dst2 := make([]byte, len(p.OwnedFeat.Data))
+	err = feature.Copy(dst2, p.OwnedFeat.Data)
+	require.ErrorIs(t, err, errs.ErrIO)
+	require.ErrorContains(t, err, "feat.npy: block 0")
 }

@@ -119,10 +119,10 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 	if info.NumOwned < 0 || info.NumOwned > info.NumNodes {
 		return nil, fmt.Errorf("dataset: %s: rank %d owns %d of its %d nodes", metaPath, rank, info.NumOwned, info.NumNodes)
 	}
-	if p.GlobalIDs, err = readIDs(dir, GlobalIDsFile, info.Files, opt, info.NumNodes, m.NumNodes); err != nil {
+	if p.GlobalIDs, err = readIDs(dir, GlobalIDsFile, info.Files, info.NumNodes, m.NumNodes); err != nil {
 		return nil, err
 	}
-	if p.GlobalEIDs, err = readIDs(dir, GlobalEIDsFile, info.Files, opt, info.NumEdges, m.NumEdges); err != nil {
+	if p.GlobalEIDs, err = readIDs(dir, GlobalEIDsFile, info.Files, info.NumEdges, m.NumEdges); err != nil {
 		return nil, err
 	}
 	owned := p.GlobalIDs[:info.NumOwned]
@@ -139,7 +139,7 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 		ok = true
 		return p, nil
 	}
-	if p.Assignment, err = readIDs(dst, PartAssignmentFile, m.Files, opt, m.NumNodes, int64(m.Parts)); err != nil {
+	if p.Assignment, err = readIDs(dst, PartAssignmentFile, m.Files, m.NumNodes, int64(m.Parts)); err != nil {
 		return nil, err
 	}
 	counts := make([]int64, m.Parts)
@@ -169,6 +169,10 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 		}
 		if s := p.OwnedFeat.Shape; len(s) == 0 || s[0] != info.NumOwned {
 			return nil, fmt.Errorf("dataset: %s has shape %v, want %d rows (one per owned node)", path, s, info.NumOwned)
+		}
+		base := int(info.Files[OwnedFeatFile].Size) - len(p.OwnedFeat.Data) // the .npy header
+		if err := info.Blocks.AttachBlocks(OwnedFeatFile, p.OwnedFeat.Data, base, PartMetaFile); err != nil {
+			return nil, err
 		}
 	}
 	if err := p.checkMeta(metaPath, raw); err != nil {
@@ -206,12 +210,14 @@ func checkRecorded(path, name string, files map[string]fileio.FileSum, opt datas
 
 // readIDs reads dir/name, a 1-D int64 .npy of n entries each in [0, limit),
 // into the Go heap.
-func readIDs(dir, name string, files map[string]fileio.FileSum, opt dataset.OpenOptions, n, limit int64) ([]int64, error) {
+func readIDs(dir, name string, files map[string]fileio.FileSum, n, limit int64) ([]int64, error) {
 	path, err := fileio.Confine(dir, "id map", name)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRecorded(path, name, files, opt); err != nil {
+	// Read whole into the heap anyway: their sums are always checked (a
+	// flipped byte within range would be another graph).
+	if err := checkRecorded(path, name, files, dataset.OpenOptions{VerifyChecksums: true}); err != nil {
 		return nil, err
 	}
 	a, err := fileformat.ReadNPY(path)

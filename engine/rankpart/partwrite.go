@@ -132,6 +132,9 @@ type PartRank struct {
 	// written before it was recorded): a feat.npy rewritten with another
 	// dtype of the same width keeps its size.
 	FeatureDType string `json:"feature_dtype,omitempty"`
+	// Blocks holds the per-block sums of feat.npy (checked as its rows are
+	// first read; nil in files written before they were recorded).
+	Blocks *fileio.Blocks `json:"blocks,omitempty"`
 }
 
 // Partitioner writes a dataset as one folder per rank (WritePart) and
@@ -399,6 +402,13 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 		return err
 	}
 	info.Files = files
+	if ownedFeat != nil {
+		sums, err := fileio.SumFileBlocks(filepath.Join(dir, OwnedFeatFile), fileio.BlockSize)
+		if err != nil {
+			return err
+		}
+		info.Blocks = &fileio.Blocks{Size: fileio.BlockSize, Files: map[string]string{OwnedFeatFile: sums}}
+	}
 	p.meta.Ranks[rank] = info
 	p.done[rank] = true
 	return nil

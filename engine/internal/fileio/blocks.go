@@ -54,9 +54,9 @@ func SumFileBlocks(path string, size int) (string, error) {
 }
 
 // AttachBlocks decodes the block sums b records for name and attaches them
-// to data, the mapping of that file (see feature.SetBlockSums); a file b
-// does not list is left as it is.
-func (b *Blocks) AttachBlocks(name string, data []byte, record string) error {
+// to data, the mapping of that file from byte base on (see
+// feature.SetBlockSums); a file b does not list is left as it is.
+func (b *Blocks) AttachBlocks(name string, data []byte, base int, record string) error {
 	if b == nil {
 		return nil
 	}
@@ -72,7 +72,7 @@ func (b *Blocks) AttachBlocks(name string, data []byte, record string) error {
 	for i := range sums {
 		sums[i] = binary.LittleEndian.Uint32(raw[4*i:])
 	}
-	if err := feature.SetBlockSums(data, b.Size, sums, record); err != nil {
+	if err := feature.SetBlockSums(data, base, b.Size, sums, record); err != nil {
 		return fmt.Errorf("dataset: %s: %s: %w (%w)", record, name, err, errs.ErrIO)
 	}
 	return nil
