@@ -261,8 +261,9 @@ func TestDistLoaderCoordinatedWorkers(t *testing.T) {
 
 // TestDistLoaderAllocFailure: allocation failure injection on a two-rank
 // exchange (issue 23). Rank 0's batch buffers come from an allocator whose
-// k-th allocation fails, for k over an epoch (12 of them, seeded): rank 0's epoch fails with errs.ErrNoMem, rank 1's ends (its peer
-// closed: an error naming the exchange, with a bounded wait) or completes,
+// k-th allocation fails, for k over an epoch (12 of them, seeded): rank
+// 0's epoch fails with errs.ErrNoMem, rank 1's ends (its peer closed: an
+// error naming the exchange, with a bounded wait) or completes,
 // and once both loaders are closed nothing of either allocator is left.
 func TestDistLoaderAllocFailure(t *testing.T) {
 	seeds := make([]int64, 48)

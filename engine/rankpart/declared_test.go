@@ -2,7 +2,6 @@ package rankpart
 
 import (
 	"encoding/binary"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
@@ -13,6 +12,7 @@ import (
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/fileformat"
+	"github.com/graphferry/graphferry/engine/internal/datatest"
 	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
@@ -21,15 +21,7 @@ import (
 // sum as it was (a hand edit).
 func editPartMeta(t *testing.T, dst string, edit func(m map[string]any)) {
 	t.Helper()
-	path := filepath.Join(dst, PartMetaFile)
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(raw, &m))
-	edit(m)
-	raw, err = json.Marshal(m)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, raw, 0o644))
+	datatest.EditJSON(t, filepath.Join(dst, PartMetaFile), edit)
 }
 
 // TestRankFilesChecked: without checksums verified, a global edge id out
