@@ -260,3 +260,51 @@ def test_old_dataset_warns_once():
         warnings.simplefilter("error")
         graphferry.Graph.open(CORA).close()
         graphferry.Graph.open(CORA, verify=True).close()
+
+
+# -- distributed: a failing rank named --------------------------------------------
+
+_RANK = r"""
+import sys, torch, torch.distributed as dist, graphferry
+from graphferry import distributed
+rank, port, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=2)
+comm = distributed.TorchComm(timeout=20)
+g = graphferry.Graph.open(path, num_patches=2, partition="random", seed=5)
+loader = distributed.DistributedLoader(g, torch.arange(g.num_nodes), [5, 5], comm=comm, batch_size=64, seed=1)
+for i, sub in enumerate(loader):
+    if rank == 1 and i == 1:
+        raise RuntimeError("rank 1 fails on purpose")
+"""
+
+
+def test_failing_rank_named_to_the_others(tmp_path):
+    """A rank whose exception escapes while its distributed loader is open
+    exits with that exception (status 1, no SIGABRT), and the other rank's
+    error names it and its exception (it said only that Gloo's connection
+    was closed by the peer)."""
+    from test_distributed import _free_port
+
+    path = tmp_path / "tiny"
+    graphferry.generate("tiny", path)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    port = str(_free_port())
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _RANK, str(r), port, str(path)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+        )
+        for r in range(2)
+    ]
+    outs = []
+    for p in procs:
+        try:
+            outs.append(p.communicate(timeout=120)[0])
+        finally:
+            p.kill()
+    assert [p.returncode for p in procs] == [1, 1], outs
+    assert "RuntimeError: rank 1 fails on purpose" in outs[1]
+    assert "rank 1 failed: RuntimeError: rank 1 fails on purpose" in outs[0], outs[0]
