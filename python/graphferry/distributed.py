@@ -28,7 +28,9 @@ exchange is bounded by the loader's time-out (``DistributedLoader(timeout=)``,
 ``graphferry.dgl.DataLoader(..., comm=comm, timeout=)``, by default the
 ``TorchComm``'s, 60 s), after which every other rank's ``next()`` raises,
 naming the rank that did not answer and the time-out (a rank that died is
-named as soon as its connection breaks). ``close()`` from another thread and
+named as soon as its connection breaks; with its own error when it reported
+one: an uncaught exception, one leaving ``with loader:``, or
+:func:`report_failure`). ``close()`` from another thread and
 Ctrl-C interrupt a ``next()`` waiting on the other ranks, as for any
 :class:`~graphferry.Loader`; a closed loader's exchange in progress gives up,
 and the communicator can no longer be used (the ranks are out of step).
@@ -69,7 +71,7 @@ from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
 from .partition import LAYOUTS
 from .sampling import Loader, random_seed
 
-__all__ = ["Communicator", "TorchComm", "CommCancelled", "DistributedLoader", "PartGraph", "global_seeds"]
+__all__ = ["Communicator", "TorchComm", "CommCancelled", "DistributedLoader", "PartGraph", "global_seeds", "report_failure"]
 
 # gf_part_info.layout -> its name
 _LAYOUTS = {number: name for name, number in LAYOUTS.items()}
