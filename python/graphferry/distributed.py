@@ -71,7 +71,15 @@ from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
 from .partition import LAYOUTS
 from .sampling import Loader, random_seed
 
-__all__ = ["Communicator", "TorchComm", "CommCancelled", "DistributedLoader", "PartGraph", "global_seeds", "report_failure"]
+__all__ = [
+    "Communicator",
+    "TorchComm",
+    "CommCancelled",
+    "DistributedLoader",
+    "PartGraph",
+    "global_seeds",
+    "report_failure",
+]
 
 # gf_part_info.layout -> its name
 _LAYOUTS = {number: name for name, number in LAYOUTS.items()}
