@@ -18,7 +18,7 @@ GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h
 CXX        ?= g++
 PYTEST_ARGS ?=
 
-.PHONY: bench-verify help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero clean
+.PHONY: bench-verify help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero bench-link clean
 
 help:
 	@echo "graphferry make targets:"
@@ -29,8 +29,14 @@ help:
 	@echo "  make lib-cuda    build $(LIB_CUDA) (engine + CUDA backend, -tags cuda; no GPU needed, see cuda/README.md)"
 	@echo "  make fakecuda    build the fake CUDA driver $(FAKECUDA) (tests without a GPU; never shipped)"
 	@echo "  make test-cuda   the CUDA library, kernels on the emulator, GPU device tests over the fake driver, tests/gpu/run.sh --dry-run"
+	@echo "  make docs        the documentation site into build/docs/html (Sphinx, warnings as errors)"
+	@echo "  make wheel       dist/graphferry-VERSION-py3-none-manylinux_*.whl: both libraries and the header, tagged by auditwheel"
+	@echo "  make sdist       dist/graphferry-VERSION.tar.gz: the package and the Go sources (installing it builds with Go)"
+	@echo "  make test-wheel  the wheel in a fresh environment without Go: the demo trains, a C program runs on it"
+	@echo "  make test-sdist  test-wheel and the sdist installed from source with Go (about 30 s more)"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./... (-tags gftest: the capi tests and their helpers)"
+	@echo "  make test-abi    a C program built against the previous release's header (tests/c/abi/) runs on this library"
 	@echo "  make test-c      the header as C99 and C++, the C tests, the C soak, and the symbols of $(LIB) (exports, no test helpers)"
 	@echo "  make test-cgocheck  the C tests and the pytest tests marked boundary against a GOEXPERIMENT=cgocheck2 build"
 	@echo "  make test-valgrind  the C soak under valgrind memcheck (include/graphferry-valgrind.supp)"
@@ -48,7 +54,10 @@ help:
 	@echo "  make bench       quick benchmark (minutes): graphferry vs DGL, GraphBolt, PyG, index_select on the real datasets + a small generated graph"
 	@echo "  make bench-full  full benchmark on the products-like and papers-like generated presets (long; cached in bench/.cache)"
 	@echo "  make bench-dist  issue 11: bytes per hop of CSP push vs adjacency pull, 1/2/4 ranks, layouts, edge cut (long, 17 GB)"
+	@echo "  make bench-disk  issue 21: the disk tier vs the mapping in a 1 GiB cgroup v1 memory group (bench/results/disk, ~15 min)"
 	@echo "  make bench-hetero  heterograph sampling: graphferry vs DGL's NeighborSampler (bench/results/hetero, a minute)"
+	@echo "  make bench-link  link prediction: graphferry's DGL and PyG edge loaders vs DGL's edge loader, and the node"
+	@echo "                   loaders (graphferry.pyg vs graphferry.dgl), on CiteSeer and products-like (bench/results/link, ~15 min)"
 	@echo "  make bench-verify  a loading epoch with and without feat.bin's per-block checks (bench/results/verify_read.md, seconds)"
 
 # The checkout's source id (capi/source_id.sh), compiled into every library
@@ -102,7 +111,7 @@ fakecuda: $(FAKECUDA)
 # launch's threads run concurrently on 3 host threads in seeded orders (the
 # kernels and the mode-2 pipeline on three schedules); and
 # tests/gpu/run.sh --dry-run (the GPU script, every step that runs here).
-test-cuda: lib lib-cuda $(FAKECUDA)
+test-cuda: lib lib-cuda $(FAKECUDA) build/cudatest/test_device_loader
 	readelf -d $(LIB_CUDA) | grep -q 'NEEDED.*\[libcuda\.so\.1\]'
 	for h in check selfcheck epoch fault; do nm -D --defined-only $(LIB_CUDA) | grep -q " T gfcuda_$$h$$" || exit 1; done
 	CGO_CFLAGS=-I$(CUDA_INC) $(GO) vet -tags cuda,$(GO_TEST_TAGS) ./cuda ./capi
@@ -115,6 +124,8 @@ test-cuda: lib lib-cuda $(FAKECUDA)
 	  (cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=$$seed \
 	    ../$(GPU_TEST_BIN) -test.run '^TestGPU(SelfCheck|PipelineCheck)$$' -test.count=1) || exit 1; \
 	done
+	LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) ./build/cudatest/test_device_loader cuda examples/data/cora
+	LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=11 ./build/cudatest/test_device_loader cuda examples/data/cora
 	PYTHON=$(abspath $(PY)) bash tests/gpu/run.sh --dry-run
 
 $(LIB_CHECK): $(GO_SRC) build/source_id
@@ -133,7 +144,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-comm test-threads test-py test-py-latest test-cgocheck test-valgrind test-cuda
+test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py test-py-latest test-wheel docs test-cgocheck test-valgrind test-cuda
 	@echo "make test: all suites passed"
 
 # The capi tests and their helpers (capi/testhelp.go, capi/abihelp.go) build
@@ -158,15 +169,38 @@ test-big:
 # scaffolding they share) and the library, nothing else of graphferry. Each
 # is built against $(LIB) as build/NAME and against $(LIB_CHECK) as
 # build/cgocheck2/NAME.
-C_TESTS       := test_capi test_comm test_threads test_typed test_alloc test_edge_loader test_cancel soak
+C_TESTS       := test_capi test_comm test_threads test_typed test_alloc test_edge_loader test_cancel test_disk soak
 C_TEST_CFLAGS := -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Iinclude
 C_TEST_DEPS   := include/graphferry.h include/dlpack.h tests/c/gftest.h
 
 $(addprefix build/,$(C_TESTS)): build/%: tests/c/%.c $(C_TEST_DEPS) $(LIB)
 	$(CC) $(C_TEST_CFLAGS) -o $@ $< -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
 
+# tests/c/test_device_loader.c twice: against the CPU library (its refusal
+# of a device) and, in build/cudatest/ beside a copy of the CUDA library,
+# against libgraphferry_cuda.so and the driver (the fake one in test-cuda).
+build/test_device_loader: tests/c/test_device_loader.c $(C_TEST_DEPS) $(LIB)
+	$(CC) $(C_TEST_CFLAGS) -Itests/c -o $@ $< -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+build/cudatest/test_device_loader: tests/c/test_device_loader.c $(C_TEST_DEPS) $(LIB_CUDA) $(FAKECUDA)
+	@mkdir -p $(dir $@)
+	cp $(LIB_CUDA) $(dir $@)libgraphferry_cuda.so
+	$(CC) $(C_TEST_CFLAGS) -DGFT_CUDA -Itests/c -I$(CUDA_INC) -Icuda/fakedriver -o $@ $< $(dir $@)libgraphferry_cuda.so \
+	  -L$(dir $(FAKECUDA)) -lcuda -ldl -Wl,-rpath,'$$ORIGIN'
+
 $(addprefix build/cgocheck2/,$(C_TESTS)): build/cgocheck2/%: tests/c/%.c $(C_TEST_DEPS) $(LIB_CHECK)
 	$(CC) $(C_TEST_CFLAGS) -o $@ $< -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
+
+# The ABI promise against the previous release: tests/c/abi/abi_0_1_0.c is
+# compiled against 0.1.0's header as released (tests/c/abi/0.1.0/, verbatim)
+# and run against this checkout's library: old option struct layouts read,
+# signatures and field numbers unchanged.
+ABI_PREV := 0.1.0
+build/abi_0_1_0: tests/c/abi/abi_0_1_0.c tests/c/abi/$(ABI_PREV)/graphferry.h tests/c/abi/$(ABI_PREV)/dlpack.h $(LIB)
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Itests/c/abi/$(ABI_PREV) -o $@ $< -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+
+.PHONY: test-abi
+test-abi: build/abi_0_1_0
+	./build/abi_0_1_0 examples/data/cora
 
 # gf_graph_close while other threads sample, read node data and run loaders
 # on the same graph (a few seconds).
@@ -187,7 +221,7 @@ SOAK_ROUNDS ?= 1000
 # The headers alone, as pedantic C99 and as C++; the C test (a forked child
 # included); the typed constructors; the soak; and the library's symbols:
 # exactly the header's GF_API functions exported, no Go test helper linked in.
-test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader build/test_cancel build/soak
+test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader build/test_cancel build/test_disk build/soak build/test_device_loader
 	$(CC) -std=c99 -pedantic -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	$(CXX) -x c++ -std=c++11 -Wall -Wextra -Werror -fsyntax-only -Iinclude include/graphferry.h
 	./build/test_capi
@@ -195,6 +229,8 @@ test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader
 	./build/test_alloc examples/data/cora
 	./build/test_edge_loader examples/data/cora
 	./build/test_cancel examples/data/cora
+	./build/test_disk examples/data/cora
+	./build/test_device_loader cpu examples/data/cora
 	./build/soak examples/data/cora $(SOAK_ROUNDS)
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 
@@ -240,12 +276,13 @@ test-accuracy: venv
 # that only repeat crossings at volume: tests/python/conftest.py) against a
 # library built with GOEXPERIMENT=cgocheck2, which checks every pointer passed
 # between Go and C.
-test-cgocheck: venv $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/test_alloc build/cgocheck2/test_edge_loader build/cgocheck2/test_cancel build/cgocheck2/soak
+test-cgocheck: venv $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/test_alloc build/cgocheck2/test_edge_loader build/cgocheck2/test_cancel build/cgocheck2/test_disk build/cgocheck2/soak
 	./build/cgocheck2/test_capi
 	./build/cgocheck2/test_threads
 	./build/cgocheck2/test_alloc examples/data/cora
 	./build/cgocheck2/test_edge_loader examples/data/cora
 	./build/cgocheck2/test_cancel examples/data/cora
+	./build/cgocheck2/test_disk examples/data/cora
 	tests/c/check_exports.sh $(LIB_CHECK) include/graphferry.h
 	./build/cgocheck2/soak examples/data/cora 200
 	GRAPHFERRY_LIB_PATH=$(abspath $(LIB_CHECK)) $(PY) -m pytest tests/python -q -m boundary $(PYTEST_ARGS)
@@ -282,7 +319,7 @@ test-valgrind: build/soak build/test_alloc build/test_edge_loader build/test_can
 # no cycle, no import inside a function but of the optional third-party packages.
 # The venv is a prerequisite only when its own ruff is used (RUFF=... names another).
 RUFF       ?= $(VENV)/bin/ruff
-RUFF_PATHS := python tests/python examples bench
+RUFF_PATHS := python tests/python tests/wheel examples bench docs
 lint: $(if $(filter $(VENV)/bin/ruff,$(RUFF)),$(VENV)/.stamp)
 	$(RUFF) check --config python/pyproject.toml $(RUFF_PATHS)
 	$(RUFF) format --check --config python/pyproject.toml $(RUFF_PATHS)
@@ -322,11 +359,61 @@ bench-dist: venv
 	$(GO) run ./bench/dspbytes -preset products-like -cache bench/.cache/dspbytes-products-like \
 	  -python $(PY) -out bench/results
 
+.PHONY: bench-disk
+bench-disk: venv lib
+	$(PY) bench/disk_bench.py --out bench/results/disk
+
 bench-hetero: venv
 	$(PY) bench/hetero_bench.py --out bench/results/hetero
 
+# Link prediction (issue 18): edge loaders on CiteSeer's and products-like's
+# edges, and the node loaders on the same graphs, one run (JSON + Markdown).
+bench-link: venv
+	$(PY) bench/link_bench.py --out bench/results/link
+
+# The documentation site (docs/: Sphinx with MyST, pinned in
+# python/requirements.txt) into build/docs/html, warnings as errors; the
+# pages' Python and C examples run in test-py (tests/python/test_docs.py).
+.PHONY: docs
+docs: venv
+	rm -rf build/docs
+	$(PY) -m sphinx -W --keep-going -q -b html docs build/docs/html
+	@echo "docs: build/docs/html/index.html ($$(wc -l <build/docs-verbatim.txt) docstrings shown verbatim: build/docs-verbatim.txt)"
+
+# Distributions (dist/). The wheel packages the libraries `make lib lib-cuda`
+# built (python/setup.py with GRAPHFERRY_PREBUILT: nothing is built twice and
+# no virtual environment is touched), the header beside them, and is tagged
+# for the oldest manylinux its shared objects satisfy, as auditwheel finds
+# it (python/tools/wheeltag.py). The sdist carries the Go sources and builds
+# the library with Go when installed (python/tools/sdist.py).
+DIST := dist
+.PHONY: wheel sdist dist test-wheel
+wheel: lib lib-cuda
+	rm -rf build/wheel python/build && mkdir -p build/wheel
+	GRAPHFERRY_PREBUILT=$(abspath build) GRAPHFERRY_BUILD_CUDA=1 \
+	  $(PY) -m pip wheel --quiet --no-build-isolation --no-deps -w build/wheel ./python
+	rm -f $(DIST)/graphferry-*.whl
+	$(PY) python/tools/wheeltag.py build/wheel/graphferry-*.whl $(DIST)
+
+sdist: $(VENV)/.stamp
+	rm -f $(DIST)/graphferry-*.tar.gz
+	$(PY) python/tools/sdist.py $(DIST)
+
+dist: wheel sdist
+
+# The wheel installed into a fresh environment without Go: the demo trains,
+# a C program builds and runs against the library inside it; the sdist
+# without Go says what it needs (tests/wheel/test_wheel.py, about a minute).
+test-wheel: wheel sdist $(FAKECUDA)
+	$(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
+
+# Also the sdist installed from source with Go (about 30 s more; not in make test).
+.PHONY: test-sdist
+test-sdist: wheel sdist $(FAKECUDA)
+	GRAPHFERRY_TEST_SDIST_BUILD=1 $(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
+
 clean:
-	rm -rf build $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx
+	rm -rf build $(DIST) $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx
 
 # Issue 23: what checking feat.bin's blocks at their first read costs a loading epoch.
 bench-verify:

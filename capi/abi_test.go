@@ -29,7 +29,15 @@ func TestOptionLayouts(t *testing.T) {
 	assert.Equal(t, map[uintptr]uintptr{40: 36, 64: 60}, sampleOptionsLayout.older)
 	assert.Equal(t, uintptr(96), sizeofSampleOptions)
 	assert.Equal(t, uintptr(72), loaderOptionsLayout.min)
-	assert.Equal(t, uintptr(88), loaderOptionsLayout.size) // seed_times (80), then allocator (88)
+	// seed_times (80), allocator (88), then device, stream, the hot tier,
+	// device_topology (124) and coo (128); 104, an early draft's sizeof, is
+	// refused
+	assert.Equal(t, uintptr(128), loaderOptionsLayout.size)
+	for _, tc := range []struct{ size, want uintptr }{{72, 72}, {80, 80}, {88, 88}, {96, 96}, {104, 104}, {120, 120}, {124, 124}, {127, 124}, {128, 128}} {
+		n, ok := loaderOptionsLayout.readLength(tc.size)
+		assert.True(t, ok && n == tc.want, "size %d: %d", tc.size, n)
+	}
+	assert.Contains(t, loaderOptionsLayout.refused, uintptr(104))
 	assert.Equal(t, uintptr(32), allocatorLayout.size)
 	assert.Equal(t, allocatorLayout.size, allocatorLayout.min)
 	assert.Equal(t, sizeofSampleOptions, sampleOptionsLayout.size)

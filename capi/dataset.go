@@ -29,6 +29,17 @@ func gfgo_dataset_convert_npy(src, dst *C.char) C.int {
 	})
 }
 
+//export gfgo_dataset_write_csc
+func gfgo_dataset_write_csc(dir *C.char) C.int {
+	return call("gf_dataset_write_csc", func() error {
+		d, err := goString(dir, "dir")
+		if err != nil {
+			return err
+		}
+		return dataset.WriteCSC(d)
+	})
+}
+
 //export gfgo_dataset_generate
 func gfgo_dataset_generate(preset, dst *C.char, seed C.uint64_t, threads C.int32_t) C.int {
 	return call("gf_dataset_generate", func() error {
@@ -56,6 +67,9 @@ func gfgo_dataset_generate(preset, dst *C.char, seed C.uint64_t, threads C.int32
 		}
 		p.RMAT.Threads = int(threads)
 		p.Features.Threads = int(threads)
+		if p.Streamed {
+			return gen.WriteStreamed(p, d, gen.StreamOptions{})
+		}
 		ds, err := gen.Build(p)
 		if err != nil {
 			return err

@@ -12,10 +12,10 @@ import (
 	"strings"
 
 	"github.com/graphferry/graphferry/engine/core"
-	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/rowcache"
 )
 
 // partitionOptions reads the partitioning fields of gf_graph_options.
@@ -68,23 +68,46 @@ const (
 // checkGraphOptions reads gf_graph_options for a constructor of kind in; the
 // returned bool is GF_GRAPH_VERIFY_CHECKSUMS (gf_graph_open only).
 func checkGraphOptions(o *C.gf_graph_options, in graphInput) (partition.Options, graph.COOOptions, bool, error) {
+	popt, coopt, verify, _, err := checkGraphOpenOptions(o, in)
+	return popt, coopt, verify, err
+}
+
+// checkGraphOpenOptions is checkGraphOptions, also returning the memory
+// budget and tier fields (gf_graph_open only: 0 for the other constructors).
+func checkGraphOpenOptions(o *C.gf_graph_options, in graphInput) (partition.Options, graph.COOOptions, bool, core.OpenOptions, error) {
 	var coopt graph.COOOptions
+	var oo core.OpenOptions
 	verify := false
 	o, err := readOptions(o, "options", graphOptionsLayout)
 	if err != nil {
-		return partition.Options{}, coopt, false, err
+		return partition.Options{}, coopt, false, oo, err
 	}
 	if o != nil {
+		if in != inputOpen && (o.memory_budget != 0 || o.feature_tier != 0 || o.cache_policy != 0 || o.cache_bytes != 0) {
+			return partition.Options{}, coopt, false, oo, errorf(gfEInval, "options: memory_budget, feature_tier, cache_policy and cache_bytes apply to gf_graph_open only (must be 0)")
+		}
+		switch {
+		case o.memory_budget < 0:
+			return partition.Options{}, coopt, false, oo, errorf(gfEInval, "options->memory_budget = %d (want >= 0; 0: no budget)", int64(o.memory_budget))
+		case o.feature_tier < C.GF_TIER_AUTO || o.feature_tier > C.GF_TIER_DISK:
+			return partition.Options{}, coopt, false, oo, errorf(gfEInval, "options->feature_tier = %d (want GF_TIER_AUTO, GF_TIER_MEMORY or GF_TIER_DISK)", int32(o.feature_tier))
+		case o.cache_policy < C.GF_CACHE_S3FIFO || o.cache_policy > C.GF_CACHE_LRU:
+			return partition.Options{}, coopt, false, oo, errorf(gfEInval, "options->cache_policy = %d (want GF_CACHE_S3FIFO, GF_CACHE_SIEVE or GF_CACHE_LRU)", int32(o.cache_policy))
+		case o.cache_bytes < 0:
+			return partition.Options{}, coopt, false, oo, errorf(gfEInval, "options->cache_bytes = %d (want >= 0)", int64(o.cache_bytes))
+		}
+		oo = core.OpenOptions{MemoryBudget: int64(o.memory_budget), FeatureTier: core.Tier(o.feature_tier),
+			CachePolicy: rowcache.Policy(o.cache_policy), CacheBytes: int64(o.cache_bytes)}
 		known := C.uint32_t(C.GF_GRAPH_REMOVE_DUPLICATES | C.GF_GRAPH_REMOVE_SELF_LOOPS | C.GF_GRAPH_VERIFY_CHECKSUMS)
 		if o.flags&^known != 0 {
-			return partition.Options{}, coopt, false, errorf(gfEInval, "options->flags = %#x has unknown bits", uint32(o.flags))
+			return partition.Options{}, coopt, false, oo, errorf(gfEInval, "options->flags = %#x has unknown bits", uint32(o.flags))
 		}
 		if in != inputOpen && o.flags&C.GF_GRAPH_VERIFY_CHECKSUMS != 0 {
-			return partition.Options{}, coopt, false, errorf(gfEInval, "options->flags: GF_GRAPH_VERIFY_CHECKSUMS applies to gf_graph_open only")
+			return partition.Options{}, coopt, false, oo, errorf(gfEInval, "options->flags: GF_GRAPH_VERIFY_CHECKSUMS applies to gf_graph_open only")
 		}
 		verify = o.flags&C.GF_GRAPH_VERIFY_CHECKSUMS != 0
 		if in == inputCompressed && o.flags != 0 {
-			return partition.Options{}, coopt, false, errorf(gfEInval, "options->flags = %#x: removal flags apply to COO and Arrow input only", uint32(o.flags))
+			return partition.Options{}, coopt, false, oo, errorf(gfEInval, "options->flags = %#x: removal flags apply to COO and Arrow input only", uint32(o.flags))
 		}
 		if o.num_nodes > 0 {
 			coopt.NumNodes = int64(o.num_nodes)
@@ -93,7 +116,8 @@ func checkGraphOptions(o *C.gf_graph_options, in graphInput) (partition.Options,
 		coopt.RemoveSelfLoops = o.flags&C.GF_GRAPH_REMOVE_SELF_LOOPS != 0
 	}
 	popt, err := partitionOptions(o)
-	return popt, coopt, verify, err
+	oo.Dataset.VerifyChecksums = verify
+	return popt, coopt, verify, oo, err
 }
 
 // newGraph partitions g, registers the result and stores the handle in out.
@@ -188,17 +212,75 @@ func gfgo_graph_open(path *C.char, o *C.gf_graph_options, out *C.uintptr_t) C.in
 		if err != nil {
 			return err
 		}
-		popt, coopt, verify, err := checkGraphOptions(o, inputOpen)
+		popt, coopt, _, oo, err := checkGraphOpenOptions(o, inputOpen)
 		if err != nil {
 			return err
 		}
-		g, err := core.Open(p, popt, coopt, dataset.OpenOptions{VerifyChecksums: verify})
+		g, err := core.OpenWith(p, popt, coopt, oo)
 		if err != nil {
 			return err
 		}
 		putHandle(out, newHandle(kindGraph, g))
 		return nil
 	})
+}
+
+// memoryPlanMin is the smallest struct_size gf_graph_memory_plan accepts:
+// the first layout, today's.
+const memoryPlanMin = C.sizeof_gf_memory_plan
+
+//export gfgo_graph_memory_plan
+func gfgo_graph_memory_plan(h C.uintptr_t, out *C.gf_memory_plan) C.int {
+	return call("gf_graph_memory_plan", func() error {
+		g, err := lookup[*core.Graph](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out is NULL")
+		}
+		if size := uintptr(out.struct_size); size < memoryPlanMin || size > C.sizeof_gf_memory_plan {
+			return errorf(gfEInval, "out->struct_size = %d is outside the accepted range [%d, %d] of gf_memory_plan sizes (set struct_size = sizeof(gf_memory_plan))",
+				size, memoryPlanMin, C.sizeof_gf_memory_plan)
+		}
+		p := g.Plan()
+		tier := C.int32_t(C.GF_TIER_MEMORY)
+		if p.FeatureTier == core.TierDisk {
+			tier = C.GF_TIER_DISK
+		}
+		*out = C.gf_memory_plan{
+			struct_size: out.struct_size, feature_tier: tier, budget: C.int64_t(p.Budget),
+			num_nodes: C.int64_t(p.NumNodes), num_edges: C.int64_t(p.NumEdges),
+			topology_bytes: C.int64_t(p.Topology), node_column_bytes: C.int64_t(p.NodeColumns),
+			sampling_bytes: C.int64_t(p.Sampling), feature_bytes: C.int64_t(p.Features),
+			cache_bytes: C.int64_t(p.CacheBytes), cache_policy: C.int32_t(p.CachePolicy),
+			direct: cBool(p.Direct), io_uring: cBool(p.Backend == "io_uring"),
+		}
+		return nil
+	})
+}
+
+//export gfgo_graph_memory_report
+func gfgo_graph_memory_report(h C.uintptr_t, out **C.char) C.int {
+	return call("gf_graph_memory_report", func() error {
+		g, err := lookup[*core.Graph](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_report is NULL")
+		}
+		*out = C.CString(g.Plan().Report())
+		return nil
+	})
+}
+
+// cBool is 1 for true, 0 for false.
+func cBool(b bool) C.int32_t {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 //export gfgo_graph_close

@@ -170,6 +170,74 @@ DLManagedTensor *gf__make_tensor(void *data, uint8_t code, uint8_t bits,
   return &t->m;
 }
 
+// Device tensors (mode 2, the CUDA library): data is device memory of a
+// loader's pool, which Go must give back; a deleter, plain C that may run
+// on any thread at any time (also after gf_loader_close), only queues the
+// tensor's return record (allocated with it, so that deleting cannot fail)
+// under a mutex. Go drains the queue on its next device call
+// (capi/device.go: gf_loader_next, gf_batch_close, gf_loader_close, ...)
+// and gives each block back after the consumer's stream.
+static pthread_mutex_t gf__devret_mu = PTHREAD_MUTEX_INITIALIZER;
+static gf__devret *gf__devret_head = NULL;
+
+static void gf__dev_return(gf__devret *r) {
+  if (r == NULL) {
+    return;
+  }
+  pthread_mutex_lock(&gf__devret_mu);
+  r->next = gf__devret_head;
+  gf__devret_head = r;
+  pthread_mutex_unlock(&gf__devret_mu);
+}
+
+gf__devret *gf__dev_drain(void) {
+  pthread_mutex_lock(&gf__devret_mu);
+  gf__devret *r = gf__devret_head;
+  gf__devret_head = NULL;
+  pthread_mutex_unlock(&gf__devret_mu);
+  return r;
+}
+
+static void gf__dev_deleter(DLManagedTensor *self) {
+  if (self == NULL) {
+    return;
+  }
+  gf__dev_return((gf__devret *)self->manager_ctx);
+  free(self);
+}
+
+static void gf__dev_vdeleter(DLManagedTensorVersioned *self) {
+  if (self == NULL) {
+    return;
+  }
+  gf__dev_return((gf__devret *)self->manager_ctx);
+  free(self);
+}
+
+// gf__make_dev_tensor is gf__make_tensor for device memory at ptr of CUDA
+// device device_id; Go writes the shape.
+DLManagedTensor *gf__make_dev_tensor(uintptr_t ptr, uint8_t code, uint8_t bits, int32_t ndim, int32_t device_id,
+                                     uint64_t owner, uint64_t alloc, uintptr_t stream) {
+  gf__devret *r = (gf__devret *)calloc(1, sizeof(gf__devret));
+  if (r == NULL) {
+    return NULL;
+  }
+  DLManagedTensor *t = gf__make_tensor((void *)ptr, code, bits, ndim);
+  if (t == NULL) {
+    free(r);
+    return NULL;
+  }
+  r->owner = owner;
+  r->alloc = alloc;
+  r->ptr = ptr;
+  r->stream = stream;
+  t->dl_tensor.device.device_type = kDLCUDA;
+  t->dl_tensor.device.device_id = device_id;
+  t->manager_ctx = r;
+  t->deleter = gf__dev_deleter;
+  return t;
+}
+
 // Versioned tensors made by graphferry: the same layout with the DLPack 1.x
 // header. The shape array has room for GF__MAX_NDIM dimensions, so that the
 // struct can be allocated before a field is taken out of a batch (taking
@@ -213,7 +281,7 @@ static DLManagedTensorVersioned *gf__vtensor_fill(gf__vtensor *v, DLManagedTenso
   v->m.version.major = DLPACK_MAJOR_VERSION;
   v->m.version.minor = DLPACK_MINOR_VERSION;
   v->m.manager_ctx = t->manager_ctx;
-  v->m.deleter = gf__vtensor_deleter;
+  v->m.deleter = t->deleter == gf__dev_deleter ? gf__dev_vdeleter : gf__vtensor_deleter;
   // The memory was made for this tensor and nothing else refers to it.
   v->m.flags = DLPACK_FLAG_BITMASK_IS_COPIED;
   v->m.dl_tensor = t->dl_tensor;
@@ -413,6 +481,16 @@ int gf_graph_set_node_data_versioned(gf_graph *graph, const char *name,
   return rc;
 }
 
+int gf_graph_memory_plan(const gf_graph *graph, gf_memory_plan *out) {
+  GF_GUARD();
+  return gfgo_graph_memory_plan((uintptr_t)graph, out);
+}
+
+int gf_graph_memory_report(const gf_graph *graph, char **out_report) {
+  GF_GUARD();
+  return gfgo_graph_memory_report((uintptr_t)graph, out_report);
+}
+
 int gf_graph_node_data_names(const gf_graph *graph, char **out_names) {
   GF_GUARD();
   return gfgo_graph_node_data_names((uintptr_t)graph, out_names);
@@ -461,6 +539,11 @@ int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
                         int32_t num_threads) {
   GF_GUARD();
   return gfgo_dataset_generate((char *)preset, (char *)dst_dir, seed, num_threads);
+}
+
+int gf_dataset_write_csc(const char *dir) {
+  GF_GUARD();
+  return gfgo_dataset_write_csc((char *)dir);
 }
 
 int gf_graph_from_typed_coo(int32_t num_node_types, const int64_t *node_counts,
@@ -566,7 +649,7 @@ int gf_tensor_to_versioned(DLManagedTensor *tensor,
   }
   // Only our own tensors: their layout (and ndim bound) is known, and their
   // data is ours to re-wrap.
-  if (tensor->deleter != gf__tensor_deleter ||
+  if ((tensor->deleter != gf__tensor_deleter && tensor->deleter != gf__dev_deleter) ||
       tensor->dl_tensor.ndim < 0 || tensor->dl_tensor.ndim > GF__MAX_NDIM) {
     gf__errorf("%s: tensor was not made by graphferry (its deleter is not graphferry's)", fn);
     return GF_EINVAL;
@@ -606,6 +689,11 @@ int gf_loader_open(gf_graph *graph, const DLTensor *seeds,
                           (uintptr_t *)out_loader);
 }
 
+int gf_batch_wait_stream(gf_batch *batch, void *stream) {
+  GF_GUARD();
+  return gfgo_batch_wait_stream((uintptr_t)batch, (uintptr_t)stream);
+}
+
 int gf_loader_num_batches(const gf_loader *loader, int64_t *out) {
   GF_GUARD();
   return gfgo_loader_num_batches((uintptr_t)loader, out);
@@ -614,6 +702,17 @@ int gf_loader_num_batches(const gf_loader *loader, int64_t *out) {
 int gf_loader_start(gf_loader *loader, uint64_t epoch) {
   GF_GUARD();
   return gfgo_loader_start((uintptr_t)loader, epoch);
+}
+
+int gf_loader_start_at(gf_loader *loader, uint64_t epoch, int64_t first_batch) {
+  GF_GUARD();
+  return gfgo_loader_start_at((uintptr_t)loader, epoch, first_batch);
+}
+
+int gf_loader_position(const gf_loader *loader, uint64_t *out_epoch, int64_t *out_delivered,
+                       int32_t *out_started) {
+  GF_GUARD();
+  return gfgo_loader_position((uintptr_t)loader, out_epoch, out_delivered, out_started);
 }
 
 int gf_loader_next(gf_loader *loader, gf_batch **out_batch) {

@@ -22,6 +22,14 @@ int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seeds,
                                   batch_key, (uintptr_t *)out_batch);
 }
 
+int gf_edge_sampler_sample_timed(gf_edge_sampler *sampler, const DLTensor *seeds,
+                                 const DLTensor *seeds_dst, const DLTensor *seed_times,
+                                 uint64_t batch_key, gf_batch **out_batch) {
+  GF_GUARD();
+  return gfgo_edge_sampler_sample_timed((uintptr_t)sampler, (DLTensor *)seeds, (DLTensor *)seeds_dst,
+                                        (DLTensor *)seed_times, batch_key, (uintptr_t *)out_batch);
+}
+
 void gf_edge_sampler_close(gf_edge_sampler *sampler) {
   GF_GUARD_VOID();
   gfgo_edge_sampler_close((uintptr_t)sampler);

@@ -12,11 +12,17 @@ import (
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/linkload"
 	"github.com/graphferry/graphferry/engine/linkpred"
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
 var (
-	edgeSamplerOptionsLayout = newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{})
-	edgeLoaderOptionsLayout  = newLayout("gf_edge_loader_options", C.gf_edge_loader_options{})
+	edgeSamplerOptionsLayout = func() *structLayout {
+		l := newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{})
+		// The first layout ended with reverse_half; negative_flags came after.
+		l.min = unsafe.Offsetof(C.gf_edge_sampler_options{}.reverse_half) + unsafe.Sizeof(C.gf_edge_sampler_options{}.reverse_half)
+		return l
+	}()
+	edgeLoaderOptionsLayout = newLayout("gf_edge_loader_options", C.gf_edge_loader_options{})
 )
 
 // linkKey is the key under which a batch records that pair field f was
@@ -54,9 +60,20 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 		case C.GF_NEG_PER_SOURCE_UNIFORM:
 			opt.DGL.Negative = linkpred.PerSourceUniform{K: k}
 		case C.GF_NEG_GLOBAL_UNIFORM:
-			opt.DGL.Negative = linkpred.GlobalUniform{K: k, ExcludeSelfLoops: true}
+			flags := uint32(o.negative_flags)
+			if flags&^uint32(C.GF_NEG_KEEP_SELF_LOOPS|C.GF_NEG_REPLACE) != 0 {
+				return opt, errorf(gfEInval, "%s->negative_flags = %#x: want GF_NEG_KEEP_SELF_LOOPS, GF_NEG_REPLACE or both", arg, flags)
+			}
+			opt.DGL.Negative = linkpred.GlobalUniform{
+				K:                k,
+				ExcludeSelfLoops: flags&C.GF_NEG_KEEP_SELF_LOOPS == 0,
+				Replace:          flags&C.GF_NEG_REPLACE != 0,
+			}
 		default:
 			return opt, errorf(gfEInval, "%s->negative = %d: GF_LINK_DGL takes GF_NEG_NONE, GF_NEG_PER_SOURCE_UNIFORM or GF_NEG_GLOBAL_UNIFORM", arg, neg)
+		}
+		if neg != C.GF_NEG_GLOBAL_UNIFORM && o.negative_flags != 0 {
+			return opt, errorf(gfEInval, "%s->negative_flags = %#x is set but negative is not GF_NEG_GLOBAL_UNIFORM", arg, uint32(o.negative_flags))
 		}
 		switch o.exclude {
 		case C.GF_EXCLUDE_NONE:
@@ -82,6 +99,9 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 		default:
 			return opt, errorf(gfEInval, "%s->exclude = %d (want GF_EXCLUDE_NONE, GF_EXCLUDE_SELF or GF_EXCLUDE_REVERSE_ID)", arg, int32(o.exclude))
 		}
+		if o.negative_weights != nil {
+			return opt, errorf(gfEInval, "%s->negative_weights applies to GF_LINK_PYG only", arg)
+		}
 		if o.exclude != C.GF_EXCLUDE_REVERSE_ID && (o.reverse_eids != nil || o.reverse_half != 0) {
 			return opt, errorf(gfEInval, "%s->reverse_eids or reverse_half is set but exclude is not GF_EXCLUDE_REVERSE_ID", arg)
 		}
@@ -97,6 +117,19 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 			return opt, errorf(gfEInval, "%s->negative = %d: GF_LINK_PYG takes GF_NEG_NONE, GF_NEG_BINARY or GF_NEG_TRIPLET", arg, neg)
 		}
 		opt.PyG.Amount = amount
+		if o.negative_weights != nil {
+			if neg == C.GF_NEG_NONE {
+				return opt, errorf(gfEInval, "%s->negative_weights is set but negative is GF_NEG_NONE", arg)
+			}
+			w, err := negativeWeights(o.negative_weights, arg+"->negative_weights")
+			if err != nil {
+				return opt, err
+			}
+			opt.PyG.Weights = w
+		}
+		if o.negative_flags != 0 {
+			return opt, errorf(gfEInval, "%s->negative_flags applies to GF_LINK_DGL's GF_NEG_GLOBAL_UNIFORM only", arg)
+		}
 		if o.exclude != C.GF_EXCLUDE_NONE || o.reverse_eids != nil || o.reverse_half != 0 {
 			return opt, errorf(gfEInval, "%s->exclude, reverse_eids and reverse_half apply to GF_LINK_DGL only", arg)
 		}
@@ -104,6 +137,44 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 		return opt, errorf(gfEInval, "%s->mode = %d (want GF_LINK_DGL or GF_LINK_PYG)", arg, int32(o.mode))
 	}
 	return opt, nil
+}
+
+// negativeWeights reads PyG's negative sampling weights: a float32 or
+// float64 1-D CPU tensor, as the engine's alias table.
+func negativeWeights(t *C.DLTensor, arg string) (*linkpred.NodeWeights, error) {
+	v, err := viewTensor(t, arg)
+	if err != nil {
+		return nil, err
+	}
+	if len(v.Shape) != 1 {
+		return nil, errorf(gfEInval, "%s must be 1-D (got shape %v)", arg, v.Shape)
+	}
+	w := make([]float64, v.Shape[0])
+	switch v.DType {
+	case mem.Float32:
+		for i, x := range mem.Float32s(v.Data) {
+			w[i] = float64(x)
+		}
+	case mem.Float64:
+		if len(w) > 0 {
+			copy(w, unsafe.Slice((*float64)(unsafe.Pointer(&v.Data[0])), len(w)))
+		}
+	default:
+		return nil, errorf(gfEType, "%s must be float32 or float64 (got %s)", arg, v.DType)
+	}
+	nw, err := linkpred.NewNodeWeights(w)
+	if err != nil {
+		return nil, errorf(gfEInval, "%s: %v", arg, err)
+	}
+	return nw, nil
+}
+
+// checkNegativeWeights: PyG's negative weights hold one weight per node of g.
+func checkNegativeWeights(g *core.Graph, opt core.EdgeSamplerOptions, arg string) error {
+	if w := opt.PyG.Weights; w != nil && w.Len() != g.NumNodes() {
+		return errorf(gfEInval, "%s has %d weights for a graph of %d nodes (want one per node)", arg, w.Len(), g.NumNodes())
+	}
+	return nil
 }
 
 //export gfgo_edge_sampler_open
@@ -119,6 +190,9 @@ func gfgo_edge_sampler_open(h C.uintptr_t, o *C.gf_edge_sampler_options, out *C.
 		*out = 0
 		opt, err := edgeSamplerOptions(o, "options")
 		if err != nil {
+			return err
+		}
+		if err := checkNegativeWeights(g, opt, "options->negative_weights"); err != nil {
 			return err
 		}
 		s, err := g.NewEdgeSampler(opt)
@@ -185,6 +259,37 @@ func gfgo_edge_sampler_sample(h C.uintptr_t, seedsT, dstT *C.DLTensor, key C.uin
 	})
 }
 
+//export gfgo_edge_sampler_sample_timed
+func gfgo_edge_sampler_sample_timed(h C.uintptr_t, seedsT, dstT, timesT *C.DLTensor, key C.uint64_t, out *C.uintptr_t) C.int {
+	return call("gf_edge_sampler_sample_timed", func() error {
+		s, err := lookup[*core.EdgeSampler](kindEdgeSampler, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_batch is NULL")
+		}
+		*out = 0
+		if s.Mode() != core.LinkPyG {
+			return errorf(gfEInval, "gf_edge_sampler_sample_timed samples GF_LINK_PYG pairs (this sampler is GF_LINK_DGL)")
+		}
+		items, err := linkItems(s.Mode(), seedsT, dstT)
+		if err != nil {
+			return err
+		}
+		times, err := seedTimes(timesT, "seed_times", items.Pairs.Len())
+		if err != nil {
+			return err
+		}
+		eb, err := s.SamplePyGTimed(items.Pairs, times, uint64(key), cAlloc{})
+		if err != nil {
+			return err
+		}
+		newBatch(eb.Batch, out)
+		return nil
+	})
+}
+
 //export gfgo_edge_sampler_close
 func gfgo_edge_sampler_close(h C.uintptr_t) {
 	call("gf_edge_sampler_close", func() error {
@@ -217,6 +322,9 @@ func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge
 		if err != nil {
 			return err
 		}
+		if err := checkNegativeWeights(g, opt, "options->sampler->negative_weights"); err != nil {
+			return err
+		}
 		if o.loader == nil {
 			return errorf(gfEInval, "options->loader is NULL")
 		}
@@ -227,20 +335,29 @@ func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge
 		if sampler, _ := readOptions(o.sampler, "options->sampler", edgeSamplerOptionsLayout); lo.sample != nil && lo.sample != sampler.sample {
 			return errorf(gfEInval, "options->loader->sample must be NULL or options->sampler->sample (an edge loader samples with the sampler's options)")
 		}
-		if lo.seed_times != nil {
-			return errorf(gfEInval, "options->loader->seed_times must be NULL (edge loaders do not sample temporally)")
+		if lo.seed_times != nil && opt.Mode != core.LinkPyG {
+			return errorf(gfEInval, "options->loader->seed_times must be NULL for GF_LINK_DGL (PyG's temporal link sampling only)")
 		}
 		lopt, err := batchOptions(lo, "options->loader")
 		if err != nil {
 			return err
 		}
-		lopt.Threads, lopt.COO = opt.Threads, o.coo != 0
+		if _, err := readDeviceOptions(lo, "options->loader", false); err != nil {
+			return err
+		}
+		lopt.Threads = opt.Threads
+		lopt.COO = lopt.COO || o.coo != 0
 		if lopt.EdgeFeatureNames, err = cStrings((**C.char)(unsafe.Pointer(o.edge_feature_names)), o.num_edge_feature_names, "options->edge_feature_names"); err != nil {
 			return err
 		}
 		items, err := linkItems(opt.Mode, seedsT, dstT)
 		if err != nil {
 			return err
+		}
+		if lo.seed_times != nil { // one time per pair, shuffled with the pairs
+			if items.Times, err = seedTimes(lo.seed_times, "options->loader->seed_times", items.Pairs.Len()); err != nil {
+				return err
+			}
 		}
 		a, err := hostAllocator(o.loader, "options->loader")
 		if err != nil {

@@ -56,6 +56,9 @@ type structLayout struct {
 	// ends are the offsets just past each field of today's layout,
 	// ascending: only whole fields are read.
 	ends []uintptr
+	// refused are sizes no released layout had that an unreleased draft
+	// did (with other fields), by what to call them in the message.
+	refused map[uintptr]string
 	// older maps the sizeof of each earlier layout to the end of its last
 	// field: its trailing padding (where today's layout may hold a field)
 	// is not read, since C does not promise that padding is zeroed.
@@ -84,12 +87,24 @@ func newLayout(name string, v any) *structLayout {
 }
 
 var (
-	graphOptionsLayout  = newLayout("gf_graph_options", C.gf_graph_options{})
+	graphOptionsLayout = func() *structLayout {
+		l := newLayout("gf_graph_options", C.gf_graph_options{})
+		// The first layout ended with flags (44), padded to 48; the memory
+		// budget and tier fields came after.
+		l.min = unsafe.Offsetof(C.gf_graph_options{}.flags) + unsafe.Sizeof(C.gf_graph_options{}.flags)
+		l.older = map[uintptr]uintptr{unsafe.Offsetof(C.gf_graph_options{}.memory_budget): l.min}
+		return l
+	}()
 	walkOptionsLayout   = newLayout("gf_walk_options", C.gf_walk_options{})
 	loaderOptionsLayout = func() *structLayout {
 		l := newLayout("gf_loader_options", C.gf_loader_options{})
 		// The first layout ended with label_names; seed_times came after.
 		l.min = unsafe.Offsetof(C.gf_loader_options{}.label_names) + unsafe.Sizeof(C.gf_loader_options{}.label_names)
+		// Releases had 72, 80 (seed_times) and 88 (allocator), then the
+		// device fields (device, stream, the hot tier, the topology's
+		// placement: 124) and coo (128); 104 was an early 0.1.0 draft's
+		// sizeof, with gf_sample_options by value.
+		l.refused = map[uintptr]string{104: "an early 0.1.0 draft's layout (gf_sample_options embedded by value), which is refused"}
 		return l
 	}()
 	sampleOptionsLayout = func() *structLayout {
@@ -135,6 +150,9 @@ func readOptions[T any](p *T, arg string, l *structLayout) (*T, error) {
 		return nil, nil
 	}
 	size := uintptr(*(*uint32)(unsafe.Pointer(p)))
+	if what, ok := l.refused[size]; ok {
+		return nil, errorf(gfEInval, "%s->struct_size = %d is %s; zero-initialise the struct and set struct_size = sizeof(%s)", arg, size, what, l.name)
+	}
 	n, ok := l.readLength(size)
 	if !ok {
 		return nil, errorf(gfEInval, "%s->struct_size = %d is outside the accepted range [%d, %d] of %s sizes (zero-initialise the struct and set struct_size = sizeof(%s))",

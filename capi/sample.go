@@ -163,10 +163,25 @@ type batchObj struct {
 	b     *pipeline.Batch
 	taken map[fieldKey]bool
 	names map[string]bool
+	// dev is the device loader's state for a batch with device tensors
+	// (device.go), consumer the stream its device memory is reused after.
+	dev      *devState
+	consumer mem.Stream
 }
 
 func newBatch(b *pipeline.Batch, out *C.uintptr_t) {
-	putHandle(out, newHandle(kindBatch, &batchObj{b: b, taken: map[fieldKey]bool{}, names: map[string]bool{}}))
+	newDeviceBatch(b, nil, out)
+}
+
+// newDeviceBatch is newBatch for a batch of a device loader (dev nil: a
+// host loader's).
+func newDeviceBatch(b *pipeline.Batch, dev *devState, out *C.uintptr_t) {
+	o := &batchObj{b: b, taken: map[fieldKey]bool{}, names: map[string]bool{}, dev: dev}
+	if dev != nil {
+		o.consumer = dev.consumer
+		dev.hold() // the batch's device memory outlives gf_loader_close
+	}
+	putHandle(out, newHandle(kindBatch, o))
 }
 
 // field returns the tensor of a batch field.
@@ -203,7 +218,7 @@ func (o *batchObj) field(field, layer int32) (*mem.Tensor, error) {
 	case C.GF_FIELD_COO_INDEX, C.GF_FIELD_COO_EDGE_IDS:
 		c := o.b.COO
 		if c == nil {
-			return nil, errorf(gfEInval, "field %d (GF_FIELD_COO_*): the batch has no edge list (open the edge loader with options->coo set)", field)
+			return nil, errorf(gfEInval, "field %d (GF_FIELD_COO_*): the batch has no edge list (open the loader with options->coo set)", field)
 		}
 		if field == C.GF_FIELD_COO_INDEX {
 			return &c.Index, nil
@@ -317,7 +332,7 @@ func gfgo_batch_take(h C.uintptr_t, field, layer C.int32_t, out **C.DLManagedTen
 		if b.taken[key] {
 			return errorf(gfEState, "field %d (layer %d) was already taken from this batch", int32(field), int32(layer))
 		}
-		if err := take(t, out); err != nil {
+		if err := b.takeOut(t, out); err != nil {
 			return err
 		}
 		b.taken[key] = true
@@ -364,7 +379,7 @@ func takeData(fn, what string, h C.uintptr_t, name *C.char, out **C.DLManagedTen
 		if !ok {
 			return errorf(gfEInval, "this batch has no %s data named %q", what, n)
 		}
-		if err := take(&t, out); err != nil {
+		if err := b.takeOut(&t, out); err != nil {
 			return err
 		}
 		data[n] = t
@@ -377,7 +392,7 @@ func takeData(fn, what string, h C.uintptr_t, name *C.char, out **C.DLManagedTen
 func gfgo_batch_close(h C.uintptr_t) {
 	call("gf_batch_close", func() error {
 		if b, ok := forget[*batchObj](kindBatch, h); ok {
-			b.b.Release()
+			b.release()
 		}
 		return nil
 	})
@@ -455,6 +470,23 @@ func cStrings(p **C.char, n C.int32_t, arg string) ([]string, error) {
 // gf_loader_open_comm: the graph, the seeds and the loader options; out is
 // cleared first.
 func loaderArgs(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t) (*core.Graph, []int64, sample.Request, pipeline.Options, error) {
+	g, seeds, req, lopt, _, err := loaderArgsDevice(h, seedsT, o, out, false)
+	return g, seeds, req, lopt, err
+}
+
+// loaderArgsDevice is loaderArgs that also reads the device options
+// (gf_loader_open's; allowDevice false refuses kDLCUDA).
+func loaderArgsDevice(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t, allowDevice bool) (*core.Graph, []int64, sample.Request, pipeline.Options, deviceOptions, error) {
+	g, seeds, req, lopt, err := loaderArgsHost(h, seedsT, o, out)
+	if err != nil {
+		return nil, nil, req, lopt, deviceOptions{}, err
+	}
+	o, _ = readOptions(o, "options", loaderOptionsLayout) // read once already
+	d, err := readDeviceOptions(o, "options", allowDevice)
+	return g, seeds, req, lopt, d, err
+}
+
+func loaderArgsHost(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t) (*core.Graph, []int64, sample.Request, pipeline.Options, error) {
 	var req sample.Request
 	var lopt pipeline.Options
 	g, err := lookup[*core.Graph](kindGraph, h)
@@ -499,8 +531,8 @@ func loaderArgs(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *
 }
 
 // batchOptions reads what gf_loader_options (arg, already read with
-// readOptions) says of batching: batch size, shuffle, queue and the node
-// data names.
+// readOptions) says of batching: batch size, shuffle, queue, the node
+// data names and whether batches carry their edge list (coo).
 func batchOptions(o *C.gf_loader_options, arg string) (pipeline.Options, error) {
 	if o.batch_size <= 0 {
 		return pipeline.Options{}, errorf(gfEInval, "%s->batch_size = %d (want > 0)", arg, int64(o.batch_size))
@@ -521,19 +553,30 @@ func batchOptions(o *C.gf_loader_options, arg string) (pipeline.Options, error) 
 		QueueCapacity: int(o.queue_capacity),
 		FeatureNames:  features,
 		LabelNames:    labels,
+		COO:           o.coo != 0,
 	}, nil
 }
 
 //export gfgo_loader_open
 func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t) C.int {
 	return call("gf_loader_open", func() error {
-		g, seeds, req, lopt, err := loaderArgs(h, seedsT, o, out)
+		_ = drainDevice()
+		g, seeds, req, lopt, d, err := loaderArgsDevice(h, seedsT, o, out, true)
 		if err != nil {
 			return err
 		}
 		a, err := hostAllocator(o, "options")
 		if err != nil {
 			return err
+		}
+		if d.on {
+			l, st, err := openDeviceLoader(g, seeds, req, lopt, a, d)
+			if err != nil {
+				a.release()
+				return err
+			}
+			putDeviceLoader(out, l, a, st)
+			return nil
 		}
 		l, err := g.OpenLoader(seeds, req, lopt, a)
 		if err != nil {
@@ -571,6 +614,42 @@ func gfgo_loader_start(h C.uintptr_t, epoch C.uint64_t) C.int {
 	})
 }
 
+//export gfgo_loader_start_at
+func gfgo_loader_start_at(h C.uintptr_t, epoch C.uint64_t, first C.int64_t) C.int {
+	return call("gf_loader_start_at", func() error {
+		l, err := lookup[*core.Loader](kindLoader, h)
+		if err != nil {
+			return err
+		}
+		if n := int64(l.NumBatches()); first < 0 || int64(first) > n {
+			return errorf(gfEInval, "first_batch = %d is outside [0, %d] (the epoch has %d batches)", int64(first), n, n)
+		}
+		return l.StartAt(uint64(epoch), int(first))
+	})
+}
+
+//export gfgo_loader_position
+func gfgo_loader_position(h C.uintptr_t, outEpoch *C.uint64_t, outDelivered *C.int64_t, outStarted *C.int32_t) C.int {
+	return call("gf_loader_position", func() error {
+		l, err := lookup[*core.Loader](kindLoader, h)
+		if err != nil {
+			return err
+		}
+		if outEpoch == nil || outDelivered == nil {
+			return errorf(gfEInval, "out_epoch or out_delivered is NULL")
+		}
+		e, k, started := l.Position()
+		if !started {
+			e = 0
+		}
+		*outEpoch, *outDelivered = C.uint64_t(e), C.int64_t(k)
+		if outStarted != nil {
+			*outStarted = cBool(started)
+		}
+		return nil
+	})
+}
+
 //export gfgo_loader_next
 func gfgo_loader_next(h C.uintptr_t, out *C.uintptr_t) C.int {
 	return loaderNext("gf_loader_next", h, -1, out)
@@ -602,6 +681,12 @@ func loaderNext(fn string, h C.uintptr_t, timeoutMs int64, out *C.uintptr_t) C.i
 			ctx, cancel = context.WithTimeout(ctx, time.Duration(min(timeoutMs, math.MaxInt64/int64(time.Millisecond)))*time.Millisecond)
 			defer cancel()
 		}
+		dev := loaderDev(h)
+		if dev != nil {
+			if err := drainDevice(); err != nil {
+				return err
+			}
+		}
 		b, err := l.Next(ctx)
 		switch {
 		case errors.Is(err, io.EOF):
@@ -615,7 +700,13 @@ func loaderNext(fn string, h C.uintptr_t, timeoutMs int64, out *C.uintptr_t) C.i
 		case err != nil:
 			return err
 		}
-		newBatch(b, out)
+		if dev != nil && dev.consumer != mem.NoStream {
+			if err := dev.waitOn(dev.consumer, b.Ready()); err != nil {
+				b.Release()
+				return err
+			}
+		}
+		newDeviceBatch(b, dev, out)
 		return nil
 	})
 }
@@ -627,7 +718,8 @@ func gfgo_loader_close(h C.uintptr_t) {
 		if !ok {
 			return nil
 		}
-		err := l.Close()
+		err := l.Close() // a device loader's closer is its devState
+		forgetDeviceLoader(h)
 		releaseLoaderAlloc(h)
 		C.gf__buf_pool_use(-1) // the last loader closed empties the pool
 		return err

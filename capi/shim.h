@@ -9,6 +9,19 @@ void gf__set_error(const char *msg);
 DLManagedTensor *gf__make_tensor(void *data, uint8_t code, uint8_t bits,
                                  int32_t ndim);
 void gf__call_deleter(DLManagedTensor *t);
+// Device tensors (the CUDA library's loaders, see graphferry.c): made with
+// their return record; a deleter queues the record, gf__dev_drain hands the
+// queue to Go, which gives the memory back and frees each record.
+typedef struct gf__devret {
+  struct gf__devret *next;
+  uint64_t owner;    // the loader's device state (capi/device.go)
+  uint64_t alloc;    // index of the batch's device allocator in it
+  uintptr_t ptr;     // the device memory
+  uintptr_t stream;  // the consumer's stream to order the reuse after (0: none)
+} gf__devret;
+DLManagedTensor *gf__make_dev_tensor(uintptr_t ptr, uint8_t code, uint8_t bits, int32_t ndim, int32_t device_id,
+                                     uint64_t owner, uint64_t alloc, uintptr_t stream);
+gf__devret *gf__dev_drain(void);
 void gf__release_arrow(struct ArrowSchema *schema, struct ArrowArray *array);
 
 // bufpool.c: buffers of exported tensors (see there).

@@ -14,8 +14,19 @@ import (
 )
 
 // loaderStatsMin is the smallest struct_size gf_loader_stats accepts: the
-// first layout, today's.
-const loaderStatsMin = C.sizeof_gf_loader_statistics
+// first layout, which ended with total (the tiers came after).
+var loaderStatsMin = unsafe.Offsetof(C.gf_loader_statistics{}.current_tiers)
+
+func tierCounters(c pipeline.Counters) C.gf_tier_counters {
+	g := c.Gathered
+	return C.gf_tier_counters{
+		rows_cache:      C.int64_t(g.CacheRows),
+		rows_disk:       C.int64_t(g.DiskRows),
+		bytes_disk:      C.int64_t(g.DiskBytes),
+		bytes_disk_read: C.int64_t(g.DiskRead),
+		disk_requests:   C.int64_t(g.DiskRequests),
+	}
+}
 
 func stageStats(s pipeline.StageStats) C.gf_stage_stats {
 	return C.gf_stage_stats{
@@ -57,12 +68,14 @@ func gfgo_loader_stats(h C.uintptr_t, out *C.gf_loader_statistics) C.int {
 		}
 		st := l.Stats()
 		res := C.gf_loader_statistics{
-			struct_size: out.struct_size,
-			workers:     C.int32_t(st.Workers),
-			epoch:       C.uint64_t(st.Epoch),
-			epochs:      C.int64_t(st.Epochs),
-			current:     loaderCounters(st.Current),
-			total:       loaderCounters(st.Total),
+			struct_size:   out.struct_size,
+			workers:       C.int32_t(st.Workers),
+			epoch:         C.uint64_t(st.Epoch),
+			epochs:        C.int64_t(st.Epochs),
+			current:       loaderCounters(st.Current),
+			total:         loaderCounters(st.Total),
+			current_tiers: tierCounters(st.Current),
+			total_tiers:   tierCounters(st.Total),
 		}
 		// Only the caller's struct_size bytes are written: a later, longer
 		// layout never writes past an older caller's struct.

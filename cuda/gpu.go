@@ -22,6 +22,7 @@ static const char *gf_cu_error_name(int code) {
 }
 // Streams and events by the handles other libraries hold (uintptr_t).
 static CUresult gf_stream_wait_event(CUstream s, uintptr_t e) { return cuStreamWaitEvent(s, (CUevent)e, 0); }
+static CUresult gf_handle_wait_event(uintptr_t s, uintptr_t e) { return cuStreamWaitEvent((CUstream)s, (CUevent)e, 0); }
 static CUresult gf_event_record(CUevent e, uintptr_t s) { return cuEventRecord(e, (CUstream)s); }
 static const char *gf_cu_error_string(int code) {
 	const char *s = 0;
@@ -676,6 +677,31 @@ func (st *gpuStream) Wait(e mem.Event) error {
 	defer leave()
 	if err := check(C.gf_stream_wait_event(st.c(), C.uintptr_t(e))); err != nil {
 		return st.fail("waiting for an event", err)
+	}
+	return nil
+}
+
+// WaitOn makes stream s, a consumer's (a CUstream of the GPU's primary
+// context, such as PyTorch's), wait for the event of handle e without the
+// host waiting: the stream contract of device outputs (mem.NoEvent:
+// nothing to wait for).
+func (g *GPU) WaitOn(s mem.Stream, e mem.Event) error {
+	if e == mem.NoEvent {
+		return nil
+	}
+	if s == mem.NoStream {
+		return errors.New("cuda: waiting for an event: the consumer's stream is NULL")
+	}
+	if err := g.usable(); err != nil {
+		return err
+	}
+	pop, err := g.push()
+	if err != nil {
+		return err
+	}
+	defer pop()
+	if err := check(C.gf_handle_wait_event(C.uintptr_t(s), C.uintptr_t(e))); err != nil {
+		return g.fail("making the consumer's stream wait for a batch", err)
 	}
 	return nil
 }

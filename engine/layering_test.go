@@ -26,7 +26,8 @@ const module = "github.com/graphferry/graphferry"
 // clients and may import anything in the engine.
 //
 //  0. the base: error classes, memory, the random generator, parallel
-//     loops, and the statistical test helpers;
+//     loops, the statistical test helpers, and the row cache of the disk
+//     tier (rowcache);
 //  1. the data structures and the wire: the CSC graph, node data stores and
 //     the gatherer interfaces, communicators, the exchange coordinator;
 //  2. what is built on one of them: the partition into patches, the
@@ -42,8 +43,8 @@ const module = "github.com/graphferry/graphferry"
 //  7. the Graph facade and its node loaders (core);
 //  8. distributed loading over a core.Graph.
 var layers = [][]string{
-	{"errs", "mem", "rng", "internal/par", "stattest"},
-	{"graph", "feature", "comm", "coordinator"},
+	{"errs", "mem", "rng", "internal/par", "stattest", "rowcache"},
+	{"graph", "feature", "comm", "coordinator", "diskio"},
 	{"partition", "linkpred", "internal/fileio", "internal/datatest"},
 	{"sample", "fileformat"},
 	{"dataset"},

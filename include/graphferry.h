@@ -110,12 +110,12 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define GF_VERSION_MAJOR 0
-#define GF_VERSION_MINOR 1
+#define GF_VERSION_MINOR 2
 #define GF_VERSION_PATCH 0
 /* GF_VERSION_NUMBER is MAJOR*1000000 + MINOR*1000 + PATCH. */
 #define GF_VERSION_NUMBER \
   (GF_VERSION_MAJOR * 1000000 + GF_VERSION_MINOR * 1000 + GF_VERSION_PATCH)
-#define GF_VERSION_STRING "0.1.0"
+#define GF_VERSION_STRING "0.2.0"
 
 /*
  * gf_version_number returns GF_VERSION_NUMBER of the library that is
@@ -237,12 +237,24 @@ typedef struct gf_graph gf_graph;
  * tables, are compared at every open. */
 #define GF_GRAPH_VERIFY_CHECKSUMS 4u
 
+/* Feature tiers for gf_graph_options.feature_tier (gf_graph_open of a
+ * dataset directory). */
+#define GF_TIER_AUTO 0   /* by memory_budget: mapped if everything fits, else disk */
+#define GF_TIER_MEMORY 1 /* feat.bin memory-mapped, read through the page cache */
+#define GF_TIER_DISK 2   /* direct reads (O_DIRECT, io_uring or pread workers)
+                            under a CPU cache of rows */
+
+/* CPU cache policies of the disk tier (gf_graph_options.cache_policy). */
+#define GF_CACHE_S3FIFO 0 /* S3-FIFO (SOSP'23), the default */
+#define GF_CACHE_SIEVE 1  /* SIEVE (NSDI'24) */
+#define GF_CACHE_LRU 2    /* least recently used */
+
 /*
  * gf_graph_options configures graph construction. Pass NULL for the
  * defaults (one patch, no renumbering, nothing removed). Zero-initialise it
  * and set struct_size = sizeof(gf_graph_options); fields may be appended in
  * later versions and never move. Accepted struct_size: 44 (0.1.0, the end of
- * flags) to sizeof (48 on LP64 platforms).
+ * flags) to sizeof (72 on LP64 platforms; 48 before memory_budget).
  */
 typedef struct gf_graph_options {
   uint32_t struct_size;
@@ -260,6 +272,18 @@ typedef struct gf_graph_options {
   int64_t num_nodes;
   /* GF_GRAPH_REMOVE_* flags (COO/Arrow only; must be 0 otherwise). */
   uint32_t flags;
+  /* gf_graph_open of a dataset directory only (must be 0 otherwise):
+     memory_budget is the memory in bytes the graph may keep resident (0:
+     no budget); with GF_TIER_AUTO it decides whether feat.bin is mapped
+     or read from disk under a CPU cache of what the budget leaves
+     (gf_graph_memory_plan says what was decided). feature_tier forces the
+     tier; cache_bytes the disk tier's CPU cache (0: what the budget leaves,
+     none without a budget); cache_policy its eviction policy (GF_CACHE_*).
+     Read as 0 from an older struct_size (44, 48). */
+  int64_t memory_budget;
+  int32_t feature_tier;
+  int32_t cache_policy;
+  int64_t cache_bytes;
 } gf_graph_options;
 
 /*
@@ -350,6 +374,52 @@ GF_API int gf_graph_from_arrow(struct ArrowSchema *schema, struct ArrowArray *ar
  */
 GF_API int gf_graph_open(const char *path, const gf_graph_options *options,
                          gf_graph **out_graph);
+
+/*
+ * gf_memory_plan is what gf_graph_open decided about memory (see
+ * gf_graph_options.memory_budget): sizes in bytes and where the features
+ * are read from. Set struct_size = sizeof(gf_memory_plan) before the call.
+ * Accepted struct_size (LP64): 96 to sizeof (96).
+ */
+typedef struct gf_memory_plan {
+  uint32_t struct_size;
+  /* GF_TIER_MEMORY or GF_TIER_DISK (GF_TIER_MEMORY for a graph not opened
+     from a dataset directory, whose sizes below are 0). */
+  int32_t feature_tier;
+  int64_t budget;
+  int64_t num_nodes;
+  int64_t num_edges;
+  /* Resident: the CSC topology, the other node columns (labels, masks),
+     and the loaders' working memory (per sampler worker a node table and
+     workspace). */
+  int64_t topology_bytes;
+  int64_t node_column_bytes;
+  int64_t sampling_bytes;
+  /* The feature matrix (feat.bin). */
+  int64_t feature_bytes;
+  /* The disk tier's CPU cache and its policy (GF_CACHE_*). */
+  int64_t cache_bytes;
+  int32_t cache_policy;
+  /* Disk tier: non-zero when reads bypass the page cache (O_DIRECT), and
+     when they go through io_uring (else a pool of pread workers). */
+  int32_t direct;
+  int32_t io_uring;
+} gf_memory_plan;
+
+/*
+ * gf_graph_memory_plan fills *out with what gf_graph_open decided.
+ * Returns GF_OK, GF_EBADHANDLE (graph), GF_EINVAL (out NULL or a bad
+ * struct_size).
+ */
+GF_API int gf_graph_memory_plan(const gf_graph *graph, gf_memory_plan *out);
+
+/*
+ * gf_graph_memory_report sets *out_report to the same plan in words, one
+ * fact a line (the budget, the counts, what is resident, where features are
+ * read from and why). Free with gf_free.
+ * Returns GF_OK, GF_EBADHANDLE (graph), GF_EINVAL (out_report NULL).
+ */
+GF_API int gf_graph_memory_report(const gf_graph *graph, char **out_report);
 
 /*
  * gf_graph_close releases a graph. Loaders and batches made from it stay
@@ -584,7 +654,12 @@ GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
  *                type, labels and years on papers, node and edge
  *                timestamps): "hetero-tiny" (~950 nodes, for tests),
  *                "hetero-small" (~121K nodes, ~2.3M edges) or "mag-like"
- *                (ogbn-mag's counts: 1.94M nodes, ~40M edges).
+ *                (ogbn-mag's counts: 1.94M nodes, ~40M edges); written in
+ *                bounded memory, the topology as CSC files that
+ *                gf_graph_open maps (no edges.arrow): "papers100M-like"
+ *                (ogbn-papers100M's shape: 111M nodes, ~1.6B edges, 128
+ *                float32 features, 57 GB) or "disk-small" (8M nodes, ~32M
+ *                edges, 4.1 GB of features).
  * @param dst_dir created if missing.
  * @param seed    0 keeps the preset's own seed.
  * @param num_threads <= 0 uses every core; the output does not depend on it.
@@ -596,6 +671,23 @@ GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
  */
 GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
                                int32_t num_threads);
+
+/*
+ * gf_dataset_write_csc adds the CSC files of the graphferry dataset in dir
+ * (csc_indptr.bin, csc_indices.bin, csc_edge_ids.bin when edge ids are not
+ * CSC positions) and records them in its graphferry.json: gf_graph_open then
+ * maps them read-only instead of building the graph from edges.arrow, so a
+ * topology larger than memory stays usable (one patch, range partitioning;
+ * gf_graph_memory_plan reports it as mapped). Writing them reads the dataset
+ * once the usual way (the memory of a normal open).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL  dir NULL or empty, or a dataset that cannot have them (typed,
+ *              weighted, or with CSC files already)
+ *   GF_EIO     dir is not a readable dataset, or cannot be written
+ *   GF_ENOMEM  the graph does not fit in memory to be written
+ */
+GF_API int gf_dataset_write_csc(const char *dir);
 
 /* ---------------------------------------------------------------------------
  * Typed (heterogeneous) graphs from data
@@ -921,8 +1013,9 @@ GF_API int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_samp
 /*
  * The sampled edges as one edge list (layer 0): the edges of hop 0, then of
  * hop 1, ..., each hop's in CSC order (PyG's edge_index and e_id). Batches
- * of edge loaders opened with gf_edge_loader_options.coo only, computed by
- * the loader's sampler threads; GF_EINVAL for other batches. (Numbered from
+ * of loaders opened with gf_loader_options.coo (or edge loaders with
+ * gf_edge_loader_options.coo) only, computed by the loader's sampler
+ * threads; GF_EINVAL for other batches. (Numbered from
  * 32: the values after GF_FIELD_TYPED_INDPTR stay free for per-hop views.)
  */
 /* [2, E]: row 0 each edge's source, row 1 its destination, as positions in
@@ -1135,8 +1228,39 @@ typedef struct gf_allocator {
 /*
  * gf_loader_options configures a loader. Zero-initialise it and set
  * struct_size = sizeof(gf_loader_options). Accepted struct_size (LP64): 72
- * (the end of label_names) to sizeof (88). (An early 0.1.0 draft embedded
- * gf_sample_options by value, sizeof 104; that layout is refused.)
+ * (the end of label_names) to sizeof (128), but 104: an early 0.1.0 draft
+ * embedded gf_sample_options by value, sizeof 104; that layout is refused
+ * (no released header had that size).
+ *
+ * Device outputs (mode 2: sampling and gathering on a GPU). With
+ * device.device_type = kDLCUDA the loader samples and gathers on CUDA device
+ * device.device_id, and its batches' tensors (but GF_FIELD_HOP_COUNTS, on
+ * the host) are device memory, taken out as DLPack tensors whose
+ * dl_tensor.device is {kDLCUDA, device_id}. Only the CUDA library
+ * (libgraphferry_cuda.so) offers them; libgraphferry.so returns GF_ENOTSUP
+ * from gf_loader_open, naming the library to use. Node-wise sampling only
+ * (gf_sample_options.scheme GF_SCHEME_NODE, not disjoint, not temporal, not
+ * typed), and gf_loader_open only (not the edge or distributed loaders):
+ * other requests give GF_ENOTSUP. The stream contract:
+ *   - The device work of a batch is queued on the library's streams and is
+ *     complete only at the batch's ready event. A consumer reading the
+ *     batch's device tensors on its stream S first makes S wait for that
+ *     event: gf_batch_wait_stream(batch, S) (the host does not wait), or set
+ *     options.stream = S and gf_loader_next does it for every batch.
+ *   - Who frees what, when: a device tensor taken from a batch belongs to
+ *     the caller, who calls its deleter (plain C, any thread, never blocks,
+ *     never calls the driver) once done with it; the library reuses the
+ *     memory only after the work queued on the consumer's stream (the last
+ *     stream given to gf_batch_wait_stream before the take, else
+ *     options.stream) at the time it takes the memory back, on its next
+ *     call for that loader. Without a consumer stream, the caller must have
+ *     finished its reads (synchronised) before calling the deleter. Tensors
+ *     not taken are freed by gf_batch_close, ordered after the same stream.
+ *   - Batches stay valid after gf_loader_close, device tensors included:
+ *     the loader's device memory is kept until its last batch is closed and
+ *     the last tensor taken from it deleted (released then by
+ *     gf_batch_close, or after a deleter by the library's next loader or
+ *     batch call, or at process exit).
  */
 typedef struct gf_loader_options {
   uint32_t struct_size;
@@ -1166,7 +1290,43 @@ typedef struct gf_loader_options {
   /* The memory of the loader's output tensors (see gf_allocator); NULL: the
      library's own. Copied. Read as NULL from an older struct_size (72, 80). */
   const gf_allocator *allocator;
+  /* Where the batches live: device_type 0 (zero-initialised) or kDLCPU: host
+     memory (CPU sampling); kDLCUDA: device memory of CUDA device device_id,
+     sampled and gathered there (see "Device outputs" above). Other types
+     are GF_ENOTSUP. Read as {0, 0} from an older struct_size (72, 80, 88);
+     the fields after it read as 0 from a struct_size that ends before them. */
+  DLDevice device;
+  /* The consumer's stream (a CUstream of device's primary context; kDLCUDA
+     only, else GF_EINVAL), or NULL: gf_loader_next makes it wait for each
+     batch's ready event, and device memory is reused after its work. */
+  void *stream;
+  /* kDLCUDA only: the node data rows kept in device memory (the hot tier,
+     nodes of highest in-degree first); the others are read in place from
+     pinned host memory by the gather kernel. > 0: that many bytes of rows;
+     0: no hot tier; -1: auto, what fits in the device's free memory less
+     device_reserve_bytes (>= 0; memory left for the model, also by
+     GF_TOPOLOGY_AUTO). */
+  int64_t device_cache_bytes;
+  int64_t device_reserve_bytes;
+  /* kDLCUDA only: where the graph's topology lives: GF_TOPOLOGY_AUTO (0)
+     device memory when it fits in the free memory less
+     device_reserve_bytes, else pinned host memory; GF_TOPOLOGY_DEVICE (1);
+     GF_TOPOLOGY_PINNED (2): pinned host memory read in place by the
+     sampling kernels (UVA, as DGL's use_uva=True). */
+  int32_t device_topology;
+  /* Non-zero: every batch also holds its sampled edges as one edge list
+     (GF_FIELD_COO_*: PyG's edge_index and e_id), made by the loader's
+     sampler threads rather than by the consumer. A loader whose sampler
+     makes its own batches (a device sampler) refuses it. An edge loader
+     makes the edge list when either this or gf_edge_loader_options.coo is
+     set. Read as 0 from a struct_size that ends before it (72, 80, 88,
+     124). */
+  int32_t coo;
 } gf_loader_options;
+
+#define GF_TOPOLOGY_AUTO 0
+#define GF_TOPOLOGY_DEVICE 1
+#define GF_TOPOLOGY_PINNED 2
 
 /*
  * gf_loader_open makes a loader over seeds (int64 [n] distinct original
@@ -1178,15 +1338,35 @@ typedef struct gf_loader_options {
  *                  invalid options (struct_size of either struct, batch_size,
  *                  the sample options as in gf_sample, a NULL name, an
  *                  unknown node data name, an allocator's struct_size,
- *                  reserved or NULL function); a seed out of range or
- *                  repeated
+ *                  reserved or NULL function; a stream or device_* field
+ *                  with a host device; a device_id, device_cache_bytes,
+ *                  device_reserve_bytes or device_topology out of range; a
+ *                  CUDA device that cannot be opened); a seed out of range
+ *                  or repeated
  *   GF_ETYPE       seeds not int64/int32, not on the CPU, or not contiguous
+ *   GF_ENOTSUP     device.device_type kDLCUDA in the CPU library, a device
+ *                  type other than kDLCPU/kDLCUDA, or a request the device
+ *                  does not sample (see "Device outputs")
  *   GF_EBADHANDLE  graph
  *   GF_ENOMEM      the loader's buffers do not fit in memory
  * Release with gf_loader_close.
  */
 GF_API int gf_loader_open(gf_graph *graph, const DLTensor *seeds,
                           const gf_loader_options *options, gf_loader **out_loader);
+
+/*
+ * gf_batch_wait_stream makes the consumer's stream (a CUstream of the
+ * device's primary context) wait, without the host waiting, for the batch's
+ * ready event: the producer's device work on the batch (cuStreamWaitEvent).
+ * Device tensors taken from the batch afterwards have their memory reused
+ * only after the work queued on stream (see "Device outputs" at
+ * gf_loader_options). A host batch has nothing to wait for: GF_OK, and
+ * stream is not used.
+ * Returns GF_OK, GF_EBADHANDLE (batch), GF_EINVAL (stream NULL for a device
+ * batch), or the driver's failure (GF_EINVAL naming the CUDA error, e.g. a
+ * stream of another context).
+ */
+GF_API int gf_batch_wait_stream(gf_batch *batch, void *stream);
 
 /*
  * gf_loader_num_batches sets *out to the number of batches per epoch.
@@ -1201,6 +1381,34 @@ GF_API int gf_loader_num_batches(const gf_loader *loader, int64_t *out);
  * Returns GF_OK, GF_EBADHANDLE (loader).
  */
 GF_API int gf_loader_start(gf_loader *loader, uint64_t epoch);
+
+/*
+ * gf_loader_start_at begins epoch `epoch` at its first_batch-th batch (as
+ * gf_loader_next counts them: a distributed loader's own share): the
+ * loader delivers the batches an uninterrupted epoch delivers from that
+ * place on, bit for bit, and samples none of the ones before. An epoch
+ * interrupted after k batches (gf_loader_position) resumes, in this
+ * process or a fresh one, with gf_loader_start_at(loader, epoch, k) on a
+ * loader opened with the same seeds, batch size, shuffle and sample
+ * options (seed included) and, for a distributed loader, the same rank and
+ * number of ranks; threads and patches may differ. first_batch ==
+ * gf_loader_num_batches gives an epoch that is already over.
+ * Returns GF_OK, GF_EBADHANDLE (loader), GF_EINVAL (first_batch outside
+ * [0, gf_loader_num_batches]).
+ */
+GF_API int gf_loader_start_at(gf_loader *loader, uint64_t epoch, int64_t first_batch);
+
+/*
+ * gf_loader_position sets *out_epoch to the current (or last) epoch and
+ * *out_delivered to how many of its batches gf_loader_next has returned,
+ * those a gf_loader_start_at skipped included: where to resume it. Before
+ * the first gf_loader_start both are 0 and *out_started (may be NULL) is 0.
+ * May be called from any thread.
+ * Returns GF_OK, GF_EBADHANDLE (loader), GF_EINVAL (out_epoch or
+ * out_delivered NULL).
+ */
+GF_API int gf_loader_position(const gf_loader *loader, uint64_t *out_epoch, int64_t *out_delivered,
+                              int32_t *out_started);
 
 /*
  * gf_loader_next sets *out_batch to the next batch of the current epoch.
@@ -1303,10 +1511,27 @@ typedef struct gf_loader_counters {
 } gf_loader_counters;
 
 /*
+ * gf_tier_counters split a span's cold rows (rows_cold) of node data read
+ * from the disk tier (gf_graph_options.feature_tier): rows served by its
+ * CPU cache (their bytes are in bytes_host) and rows read from disk; the
+ * hit rate of the CPU cache is rows_cache / (rows_cache + rows_disk).
+ */
+typedef struct gf_tier_counters {
+  int64_t rows_cache;
+  int64_t rows_disk;
+  /* Bytes of the rows read from disk; bytes the reads fetched (whole
+     aligned blocks, neighbouring rows coalesced) in disk_requests reads. */
+  int64_t bytes_disk;
+  int64_t bytes_disk_read;
+  int64_t disk_requests;
+} gf_tier_counters;
+
+/*
  * gf_loader_statistics is filled by gf_loader_stats. Set struct_size =
  * sizeof(gf_loader_statistics) before the call: a caller built against an
  * older header gets the fields its struct has, and later versions only
- * append fields. Accepted struct_size (LP64): 312 to sizeof (312).
+ * append fields. Accepted struct_size (LP64): 312 (before the tiers) to
+ * sizeof (392).
  */
 typedef struct gf_loader_statistics {
   uint32_t struct_size;
@@ -1320,6 +1545,9 @@ typedef struct gf_loader_statistics {
   gf_loader_counters current;
   /* Every epoch since gf_loader_open. */
   gf_loader_counters total;
+  /* The disk tier's share of current and total (zero without one). */
+  gf_tier_counters current_tiers;
+  gf_tier_counters total_tiers;
 } gf_loader_statistics;
 
 /*
@@ -1495,6 +1723,11 @@ typedef struct gf_edge_sampler gf_edge_sampler;
 #define GF_NEG_BINARY 3             /* GF_LINK_PYG */
 #define GF_NEG_TRIPLET 4            /* GF_LINK_PYG */
 
+/* gf_edge_sampler_options.negative_flags, GF_NEG_GLOBAL_UNIFORM only; zero
+   is DGL's GlobalUniform defaults (exclude_self_loops=True, replace=False). */
+#define GF_NEG_KEEP_SELF_LOOPS 1 /* exclude_self_loops=False: pairs (u, u) may be drawn */
+#define GF_NEG_REPLACE 2         /* replace=True: repeated pairs are kept */
+
 #define GF_EXCLUDE_NONE 0
 #define GF_EXCLUDE_SELF 1       /* the batch's seed edge ids */
 #define GF_EXCLUDE_REVERSE_ID 2 /* the seed ids and their reverses */
@@ -1524,6 +1757,16 @@ typedef struct gf_edge_sampler_options {
      cat([src, dst]) -> cat([dst, src])). */
   const DLTensor *reverse_eids;
   int64_t reverse_half;
+  /* GF_NEG_GLOBAL_UNIFORM only: GF_NEG_KEEP_SELF_LOOPS | GF_NEG_REPLACE, or
+     0 (DGL's defaults). Appended: a struct_size that ends at reverse_half
+     (the first layout) reads it as 0. */
+  uint32_t negative_flags;
+  /* GF_LINK_PYG with negatives only: float32 or float64 [num_nodes], PyG's
+     NegativeSampling weight: negatives are drawn with probability
+     proportional to their node's weight (with replacement; weights finite,
+     >= 0, with a positive sum). NULL: uniform. Borrowed (copied during the
+     call). Not on typed graphs (GF_ENOTSUP). */
+  const DLTensor *negative_weights;
 } gf_edge_sampler_options;
 
 /*
@@ -1561,6 +1804,25 @@ GF_API int gf_edge_sampler_open(gf_graph *graph, const gf_edge_sampler_options *
 GF_API int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seeds,
                                   const DLTensor *seeds_dst, uint64_t batch_key,
                                   gf_batch **out_batch);
+
+/*
+ * gf_edge_sampler_sample_timed is gf_edge_sampler_sample for a GF_LINK_PYG
+ * sampler whose sample options are temporal (PyG's LinkNeighborLoader with
+ * time_attr and edge_label_time): seed_times holds int64 [B], one time per
+ * pair, the seed time of both its ends and of its negatives (as PyG's
+ * edge_sample repeats edge_label_time). Temporal link sampling is disjoint
+ * (every pair end is a seed of its own subgraph, GF_FIELD_BATCH its pair).
+ * Negatives under node times are GF_ENOTSUP at gf_edge_sampler_open (PyG
+ * keeps negatives not later than their seed; give edge times or no
+ * negatives). An edge loader takes the pairs' times as
+ * options->loader->seed_times, shuffled with the pairs.
+ * Returns: as gf_edge_sampler_sample; GF_EINVAL also for a GF_LINK_DGL
+ * sampler, seed_times NULL or not one per pair, or a sampler that is not
+ * temporal.
+ */
+GF_API int gf_edge_sampler_sample_timed(gf_edge_sampler *sampler, const DLTensor *seeds,
+                                        const DLTensor *seeds_dst, const DLTensor *seed_times,
+                                        uint64_t batch_key, gf_batch **out_batch);
 
 /* gf_edge_sampler_close releases the sampler; batches stay valid. NULL: no-op. */
 GF_API void gf_edge_sampler_close(gf_edge_sampler *sampler);
@@ -1615,7 +1877,9 @@ typedef struct gf_edge_loader_options {
      edges or pairs per batch), shuffle, drop_last, shuffle_seed,
      queue_capacity, feature_names (node data over every node of a batch),
      label_names (over its seeds), allocator. Its sample must be NULL or
-     sampler->sample, its seed_times NULL. Required; read during the call. */
+     sampler->sample; its seed_times NULL, or for a temporal GF_LINK_PYG
+     sampler one int64 time per pair (see gf_edge_sampler_sample_timed),
+     shuffled with the pairs. Required; read during the call. */
   const gf_loader_options *loader;
   /* Edge data (gf_graph_set_edge_data) gathered over every batch's sampled
      edges, taken with gf_batch_take_edge_data. Borrowed. */
@@ -1648,8 +1912,9 @@ typedef struct gf_edge_loader_options {
  *   GF_EINVAL      seeds, options, options->sampler, options->loader or
  *                  out_loader NULL; invalid options (as gf_edge_sampler_open
  *                  and gf_loader_open say; loader->sample other than NULL
- *                  or sampler->sample; loader->seed_times set; an unknown
- *                  node or edge data name); seeds_dst given in DGL mode or
+ *                  or sampler->sample; loader->seed_times set for
+ *                  GF_LINK_DGL, or not one per pair; an unknown node or
+ *                  edge data name); seeds_dst given in DGL mode or
  *                  missing in PyG mode, lengths differ; a seed edge id that
  *                  is not an edge, a node id out of range, pairs of several
  *                  edge types on a typed graph (the first bad seed named)

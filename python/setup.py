@@ -14,7 +14,15 @@ the wheel is platform-specific (py3-none-<platform>).
 
 Environment: GRAPHFERRY_GO names the go binary (default: `go` on PATH, then
 /usr/local/go/bin/go); GRAPHFERRY_GOFLAGS adds flags to `go build`;
-GRAPHFERRY_SOURCE_ROOT overrides the repository root.
+GRAPHFERRY_SOURCE_ROOT overrides the repository root. In an sdist
+(`make sdist`) the Go sources sit in gosrc/ beside this file and are the
+root. GRAPHFERRY_PREBUILT names a folder holding libgraphferry.so (and
+libgraphferry_cuda.so when built) to package instead of building them: `make
+wheel` passes build/, which `make lib lib-cuda` filled.
+
+A wheel (not an editable install) also carries the C header
+(graphferry/include/graphferry.h, dlpack.h, graphferry-valgrind.supp), so
+that C programs can build against the library inside it.
 
 It also builds lib/libgraphferry_cuda.so (the engine with the CUDA backend,
 cuda/tools/build.sh: no GPU needed, but NVRTC from torch's
@@ -49,24 +57,42 @@ HERE = Path(__file__).resolve().parent
 LIB_REL = Path("graphferry") / "lib" / "libgraphferry.so"
 
 
+HEADERS = ("graphferry.h", "dlpack.h", "graphferry-valgrind.supp")
+GO_NEEDED = (
+    "graphferry: installing from source builds libgraphferry.so with the Go toolchain (go 1.26 or newer, "
+    "https://go.dev/dl/) and a C compiler; {why}. Put `go` on PATH or set GRAPHFERRY_GO to the go binary, "
+    "or install a prebuilt wheel (pip install graphferry on Linux x86_64 needs no Go)."
+)
+
+
+def _is_root(root: Path) -> bool:
+    return (root / "go.mod").is_file() and (root / "capi").is_dir()
+
+
 def _repo_root() -> Path:
-    root = Path(os.environ.get("GRAPHFERRY_SOURCE_ROOT", HERE.parent)).resolve()
-    if not (root / "go.mod").is_file() or not (root / "capi").is_dir():
-        raise SystemExit(
-            f"graphferry: cannot build libgraphferry.so: {root} has no go.mod and capi/ "
-            "(install from a checkout of the repository, or set GRAPHFERRY_SOURCE_ROOT)"
-        )
-    return root
+    given = os.environ.get("GRAPHFERRY_SOURCE_ROOT")
+    candidates = [Path(given)] if given else [HERE.parent, HERE / "gosrc"]  # a checkout, an sdist
+    for root in candidates:
+        if _is_root(root):
+            return root.resolve()
+    raise SystemExit(
+        f"graphferry: cannot build libgraphferry.so: none of {', '.join(map(str, candidates))} has go.mod and capi/ "
+        "(install from a checkout of the repository or from graphferry's sdist, or set GRAPHFERRY_SOURCE_ROOT)"
+    )
 
 
 def _go() -> str:
-    go = os.environ.get("GRAPHFERRY_GO") or shutil.which("go")
+    given = os.environ.get("GRAPHFERRY_GO")
+    if given:
+        found = shutil.which(given)
+        if not found:
+            raise SystemExit(GO_NEEDED.format(why=f"GRAPHFERRY_GO={given} is not an executable"))
+        return found
+    go = shutil.which("go")
     if not go and Path("/usr/local/go/bin/go").is_file():
         go = "/usr/local/go/bin/go"
     if not go:
-        raise SystemExit(
-            "graphferry: the Go toolchain is needed to build libgraphferry.so; put `go` on PATH or set GRAPHFERRY_GO"
-        )
+        raise SystemExit(GO_NEEDED.format(why="`go` is not on PATH (nor at /usr/local/go/bin/go)"))
     return go
 
 
@@ -92,6 +118,12 @@ class build_go(Command):
     def run(self) -> None:
         target = self._target()
         target.parent.mkdir(parents=True, exist_ok=True)
+        if not self.editable_mode:
+            self._copy_headers(target.parent.parent / "include")
+        prebuilt = os.environ.get("GRAPHFERRY_PREBUILT")
+        if prebuilt:
+            self._copy_prebuilt(Path(prebuilt), target)
+            return
         # capi/build.sh: go build -buildmode=c-shared with the source id.
         cmd = ["bash", "capi/build.sh", str(target)]
         cmd += shlex.split(os.environ.get("GRAPHFERRY_GOFLAGS", ""))
@@ -99,6 +131,23 @@ class build_go(Command):
         self.announce("running " + " ".join(shlex.quote(c) for c in cmd), level=2)
         subprocess.run(cmd, cwd=_repo_root(), env=env, check=True)
         self._build_cuda(target.with_name("libgraphferry_cuda.so"))
+
+    def _copy_headers(self, dst: Path) -> None:
+        src = _repo_root() / "include"
+        dst.mkdir(parents=True, exist_ok=True)
+        for name in HEADERS:
+            shutil.copyfile(src / name, dst / name)
+
+    def _copy_prebuilt(self, src: Path, target: Path) -> None:
+        """Packages the libraries `make lib lib-cuda` built into ``src``."""
+        if not (src / target.name).is_file():
+            raise SystemExit(f"graphferry: GRAPHFERRY_PREBUILT={src} holds no {target.name} (run make lib)")
+        for name in (target.name, "libgraphferry_cuda.so"):
+            if (src / name).is_file():
+                self.announce(f"packaging {src / name}", level=2)
+                shutil.copyfile(src / name, target.with_name(name))
+            elif os.environ.get("GRAPHFERRY_BUILD_CUDA") == "1":
+                raise SystemExit(f"graphferry: GRAPHFERRY_PREBUILT={src} holds no {name} (run make lib-cuda)")
 
     def _build_cuda(self, target: Path) -> None:
         mode = os.environ.get("GRAPHFERRY_BUILD_CUDA", "")
@@ -114,8 +163,12 @@ class build_go(Command):
             self.warn(f"libgraphferry_cuda.so not built ({err}); the CPU library only")
 
     def get_outputs(self) -> list[str]:
-        cuda = self._target().with_name("libgraphferry_cuda.so")
-        return [] if self.editable_mode else [str(self._target())] + ([str(cuda)] if cuda.is_file() else [])
+        if self.editable_mode:
+            return []
+        target = self._target()
+        cuda = target.with_name("libgraphferry_cuda.so")
+        headers = [str(target.parent.parent / "include" / name) for name in HEADERS]
+        return [str(target)] + ([str(cuda)] if cuda.is_file() else []) + headers
 
     def get_output_mapping(self) -> dict[str, str]:
         return {}

@@ -284,8 +284,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.max_seeds > 0:
         for g in graphs:
             if g.seeds.numel() > args.max_seeds:
-                perm = torch.randperm(g.seeds.numel(), generator=torch.Generator().manual_seed(cfg.seed))
-                g.seeds = g.seeds[perm[: args.max_seeds]].sort().values
+                g.seeds = data.seeded_subset(g.seeds, args.max_seeds, cfg.seed)
                 notes.append(
                     f"{g.name}: seeds limited to a random {args.max_seeds} of its {g.seeds_kind} nodes (--max-seeds)"
                 )

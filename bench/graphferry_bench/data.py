@@ -152,6 +152,12 @@ def _random_features(num_nodes: int, dim: int, seed: int) -> torch.Tensor:
     return torch.randn(num_nodes, dim, generator=gen, dtype=torch.float32)
 
 
+def seeded_subset(seeds: torch.Tensor, k: int, seed: int) -> torch.Tensor:
+    """A seeded random ``k`` of ``seeds``, sorted (``--max-seeds``)."""
+    perm = torch.randperm(seeds.numel(), generator=torch.Generator().manual_seed(seed))
+    return seeds[perm[:k]].sort().values
+
+
 def choose_seeds(train: torch.Tensor | None, num_nodes: int, batch_size: int, min_batches: int = 4):
     """The training split when it makes at least ``min_batches`` batches,
     else every node (the Planetoid splits are 60-140 nodes: one batch)."""
@@ -258,6 +264,20 @@ def have_generator() -> bool:
     return hasattr(graphferry, "generate")
 
 
+def open_generated_dir(preset: str, cache_dir: Path, seed: int = 0) -> tuple[Path, dict]:
+    """The folder of ``preset`` in ``cache_dir`` (generated there once with
+    graphferry.generate) and its ``graphferry.json``."""
+    import graphferry
+
+    path = Path(cache_dir) / f"{preset}-seed{seed}"
+    if not (path / "graphferry.json").exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(path.name + ".tmp")
+        graphferry.generate(preset, str(tmp), seed=seed)
+        os.replace(tmp, path)
+    return path, json.loads((path / "graphferry.json").read_text())
+
+
 def open_generated(preset: str, cache_dir: Path, batch_size: int, seed: int = 0) -> BenchGraph:
     """Generates ``preset`` once into ``cache_dir`` with graphferry.generate and
     opens it: graphferry reads it memory-mapped, the baselines get the edge
@@ -267,13 +287,7 @@ def open_generated(preset: str, cache_dir: Path, batch_size: int, seed: int = 0)
 
     import graphferry
 
-    path = Path(cache_dir) / f"{preset}-seed{seed}"
-    if not (path / "graphferry.json").exists():
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_name(path.name + ".tmp")
-        graphferry.generate(preset, str(tmp), seed=seed)
-        os.replace(tmp, path)
-    meta = json.loads((path / "graphferry.json").read_text())
+    path, meta = open_generated_dir(preset, cache_dir, seed)
     g = graphferry.Graph.open(path)
     n = g.num_nodes
     with pa.memory_map(str(path / "edges.arrow")) as source:

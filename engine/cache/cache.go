@@ -167,13 +167,7 @@ func (t *Tiered) GatherTiers(name string, dst []byte, ids []int64, threads int) 
 	var tc feature.TierCounts
 	h, cached := t.hot[name]
 	if !cached {
-		if err := t.store.Gather(name, dst, ids, threads); err != nil {
-			return tc, err
-		}
-		src, _ := t.store.Get(name)
-		tc.ColdRows = int64(len(ids))
-		tc.Bytes[mem.KindHost] = int64(len(ids)) * int64(src.RowBytes())
-		return tc, nil
+		return t.store.GatherTiers(name, dst, ids, threads)
 	}
 	rb := h.RowBytes()
 	if len(dst) != len(ids)*rb {
@@ -192,13 +186,15 @@ func (t *Tiered) GatherTiers(name string, dst []byte, ids []int64, threads int) 
 			coldPos, coldIDs = append(coldPos, i), append(coldIDs, v)
 		}
 	}
-	tc.HotRows, tc.ColdRows = int64(len(hotPos)), int64(len(coldPos))
-	tc.Bytes[mem.KindHost] = int64(len(ids)) * int64(rb)
+	tc.HotRows = int64(len(hotPos))
+	tc.Bytes[mem.KindHost] = int64(len(hotPos)) * int64(rb)
 	switch {
 	case len(coldPos) == 0:
 		return tc, feature.Gather(dst, h, hotSlots, threads)
 	case len(hotPos) == 0:
-		return tc, t.store.Gather(name, dst, ids, threads)
+		cold, err := t.store.GatherTiers(name, dst, ids, threads)
+		cold.HotRows = tc.HotRows
+		return cold, err
 	}
 	// One gather per tier, then the rows go to their input positions.
 	hbuf := make([]byte, len(hotPos)*rb)
@@ -206,9 +202,11 @@ func (t *Tiered) GatherTiers(name string, dst []byte, ids []int64, threads int) 
 		return tc, err
 	}
 	cbuf := make([]byte, len(coldPos)*rb)
-	if err := t.store.Gather(name, cbuf, coldIDs, threads); err != nil {
+	cold, err := t.store.GatherTiers(name, cbuf, coldIDs, threads)
+	if err != nil {
 		return tc, err
 	}
+	tc.Add(cold)
 	for k, i := range hotPos {
 		copy(dst[i*rb:(i+1)*rb], hbuf[k*rb:(k+1)*rb])
 	}

@@ -25,7 +25,14 @@
 // device tier will hold, so its assignment, policies and statistics are
 // those of the device build.
 //
-// It imports feature, graph and mem only (engine/layering_test.go); in
-// particular not engine/pipeline, which gathers through a Tiered as a
-// feature.TierGatherer.
+// Below the hot tier, an array may live on the disk tier (Disk, a
+// feature.RowSource attached to the store's array): a CPU cache of rows
+// (engine/rowcache: S3-FIFO, SIEVE or LRU, sized in bytes) over batched
+// direct reads of the array's file (engine/diskio). The order of tiers is
+// then device, pinned or host hot rows (Tiered), the CPU cache, the disk;
+// feature.TierCounts says how many rows and bytes each served.
+//
+// It imports feature, graph, mem, rowcache and diskio only
+// (engine/layering_test.go); in particular not engine/pipeline, which
+// gathers through a Tiered as a feature.TierGatherer.
 package cache

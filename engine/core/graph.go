@@ -50,6 +50,14 @@ type Graph struct {
 	// edgeIDs the number of its rows (0 until computed), under mu.
 	edges   *feature.Store
 	edgeIDs int64
+
+	// plan is what OpenWith decided about memory (the zero Plan for a
+	// Graph not opened from a dataset directory).
+	plan Plan
+	// fileOrder names the node data kept in the file's (original) order
+	// on a renumbered Graph: arrays on the disk tier, whose rows the tier
+	// maps (NodeData copies them as they are).
+	fileOrder map[string]bool
 }
 
 // New partitions g with opt and returns a Graph over it with no node data.
@@ -70,6 +78,15 @@ func New(g *graph.CSC, opt partition.Options) (*Graph, error) {
 // dopt applies to a dataset directory (checksum verification); asking it of
 // an edge-table file is an error.
 func Open(path string, popt partition.Options, coopt graph.COOOptions, dopt dataset.OpenOptions) (*Graph, error) {
+	return OpenWith(path, popt, coopt, OpenOptions{Dataset: dopt})
+}
+
+// OpenWith is Open with a memory budget and the disk tier's options (see
+// OpenOptions), which apply to dataset directories only: it decides what is
+// resident and where features are read from (Plan), and puts features on
+// the disk tier when they do not fit.
+func OpenWith(path string, popt partition.Options, coopt graph.COOOptions, opt OpenOptions) (*Graph, error) {
+	dopt := opt.Dataset
 	st, err := os.Stat(path)
 	if err != nil {
 		return nil, &errs.Error{Msg: fmt.Sprintf("path %q: %v", path, err), Class: errs.ErrIO, Cause: err}
@@ -77,6 +94,9 @@ func Open(path string, popt partition.Options, coopt graph.COOOptions, dopt data
 	if !st.IsDir() {
 		if dopt.VerifyChecksums {
 			return nil, errorf(nil, "checksum verification applies to dataset directories only (%q is a file)", path)
+		}
+		if opt.MemoryBudget != 0 || opt.FeatureTier != TierAuto || opt.CacheBytes != 0 {
+			return nil, errorf(nil, "a memory budget and feature tiers apply to dataset directories only (%q is a file)", path)
 		}
 		g, err := fileformat.ReadEdgeTable(path, coopt)
 		if err != nil {
@@ -97,6 +117,10 @@ func Open(path string, popt partition.Options, coopt graph.COOOptions, dopt data
 		return nil, err
 	}
 	g.ds = ds
+	if g.plan, err = planMemory(g, ds, path, opt); err != nil {
+		g.Close()
+		return nil, err
+	}
 	if err := g.openDataset(ds); err != nil {
 		g.Close()
 		return nil, err
@@ -110,10 +134,23 @@ func Open(path string, popt partition.Options, coopt graph.COOOptions, dopt data
 	for _, name := range names {
 		// The dataset's arrays live until the dataset is closed with the
 		// graph: nothing to release per array.
-		if err := g.setNodeData(name, ds.NodeData[name], nil); err != nil {
+		var err error
+		if name == dataset.FeatKey && g.plan.FeatureTier == TierDisk && g.part.NewToOld != nil {
+			// On the disk tier the rows stay in the file's order, which
+			// the tier maps, instead of a permuted copy in memory.
+			err = g.store.Set(name, ds.NodeData[name], nil)
+			g.fileOrder = map[string]bool{name: true}
+		} else {
+			err = g.setNodeData(name, ds.NodeData[name], nil)
+		}
+		if err != nil {
 			g.Close()
 			return nil, err
 		}
+	}
+	if err := g.openTiers(ds, opt); err != nil {
+		g.Close()
+		return nil, err
 	}
 	return g, nil
 }
@@ -197,7 +234,11 @@ func (g *Graph) SetNodeData(name string, t mem.Tensor, release func()) error {
 			return errorf(errs.ErrState, "node data %q is in use by %d open loader(s); close them before replacing it", name, n)
 		}
 	}
-	return g.setNodeData(name, t, release)
+	if err := g.setNodeData(name, t, release); err != nil {
+		return err
+	}
+	delete(g.fileOrder, name) // the new array is in internal order
+	return nil
 }
 
 // setNodeData is SetNodeData under mu (or before the Graph is shared).
@@ -256,7 +297,7 @@ func (g *Graph) NodeData(name string, alloc mem.Allocator) (mem.Tensor, error) {
 	if err != nil {
 		return mem.Tensor{}, err
 	}
-	if g.part.OldToNew == nil || g.store.IsLocal(name) {
+	if g.part.OldToNew == nil || g.store.IsLocal(name) || g.fileOrder[name] {
 		err = feature.Copy(buf, src.Data) // src may map a file: a fault is an error
 	} else {
 		err = feature.Gather(buf, src, g.part.OldToNew, 0)

@@ -163,6 +163,15 @@ func (s *EdgeSampler) SamplePyG(pos linkpred.Pairs, key uint64, alloc mem.Alloca
 	return s.sample(linkload.Items{Pairs: pos}, key, alloc)
 }
 
+// SamplePyGTimed is SamplePyG for a temporal sampler: times holds one time
+// per pair (PyG's edge_label_time).
+func (s *EdgeSampler) SamplePyGTimed(pos linkpred.Pairs, times []int64, key uint64, alloc mem.Allocator) (*EdgeBatch, error) {
+	if s.opt.Mode != LinkPyG {
+		return nil, errorf(errs.ErrState, "SamplePyGTimed on an edge sampler opened for DGL")
+	}
+	return s.sample(linkload.Items{Pairs: pos, Times: times}, key, alloc)
+}
+
 // sample makes the batch of items with the Linker, on the sampler's
 // runtime, and adds its typed view on a typed graph.
 func (s *EdgeSampler) sample(items linkload.Items, key uint64, alloc mem.Allocator) (*EdgeBatch, error) {

@@ -176,12 +176,79 @@ func TestEdgeSamplerPyG(t *testing.T) {
 	}
 }
 
+// TestEdgeSamplerDisjoint: PyG's disjoint link batches (its PyG.Disjoint or
+// its Request.Disjoint): every pair end is a seed of its own, repeats
+// included, and a node's batch entry is its seed position modulo the pairs.
+func TestEdgeSamplerDisjoint(t *testing.T) {
+	g := newTestGraph(t, partitions()["range1"])
+	for _, opt := range []EdgeSamplerOptions{
+		{Request: sample.Request{Fanouts: []int{-1, 3}, Seed: 11, Frontier: sample.FrontierNew}, Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Disjoint: true}},
+		{Request: sample.Request{Fanouts: []int{-1, 3}, Seed: 11, Frontier: sample.FrontierNew, Disjoint: true}, Mode: LinkPyG},
+	} {
+		es, err := g.NewEdgeSampler(opt)
+		require.NoError(t, err)
+		b, err := es.SamplePyG(linkpred.Pairs{Src: []int64{1, 1, 4}, Dst: []int64{2, 3, 1}}, 0, nil)
+		require.NoError(t, err)
+		require.Equal(t, []int64{1, 1, 4, 2, 3, 1}, i64(b.Seeds))
+		batch := i64(b.Batch.Batch)
+		require.Len(t, batch, len(i64(b.Nodes)))
+		for i, s := range batch {
+			require.Less(t, s, int64(3), "node %d", i)
+			if i < 6 {
+				require.Equal(t, int64(i%3), s, "seed %d", i)
+			}
+		}
+		b.Release()
+		require.NoError(t, es.Close())
+	}
+}
+
+// TestEdgeSamplerTemporal: PyG's temporal link batches by edge time: one
+// time per pair, disjoint, no sampled edge later than its pair's time; node
+// times with negatives and DGL mode are refused.
+func TestEdgeSamplerTemporal(t *testing.T) {
+	g := newTestGraph(t, partitions()["range1"])
+	etime := make([]int64, testEdges)
+	for e := range etime {
+		etime[e] = int64(e % 7)
+	}
+	require.NoError(t, g.SetEdgeTime(etime))
+	req := sample.Request{Fanouts: []int{-1, -1}, Seed: 11, Frontier: sample.FrontierNew, Temporal: sample.TemporalEdge}
+	es, err := g.NewEdgeSampler(EdgeSamplerOptions{Request: req, Mode: LinkPyG})
+	require.NoError(t, err)
+	pairs := linkpred.Pairs{Src: []int64{1, 4}, Dst: []int64{2, 3}}
+	_, err = es.SamplePyG(pairs, 0, nil)
+	require.ErrorContains(t, err, "one time per seed pair")
+	b, err := es.SamplePyGTimed(pairs, []int64{2, 5}, 0, nil)
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 4, 2, 3}, i64(b.Seeds))
+	batch, limit := i64(b.Batch.Batch), []int64{2, 5}
+	for _, blk := range b.Blocks {
+		ind, ids := i64(blk.Indptr), i64(blk.EdgeIDs)
+		for d := int64(0); d < blk.NumDst; d++ {
+			for k := ind[d]; k < ind[d+1]; k++ {
+				require.LessOrEqual(t, etime[ids[k]], limit[batch[blk.DstOffset+d]], "edge %d", ids[k])
+			}
+		}
+	}
+	b.Release()
+	require.NoError(t, es.Close())
+	node := req
+	node.Temporal = sample.TemporalNode
+	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: node, Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Mode: linkpred.PyGBinaryMode, Amount: 1}})
+	require.ErrorIs(t, err, errs.ErrNotSupported)
+	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: req, Mode: LinkDGL})
+	require.ErrorIs(t, err, errs.ErrNotSupported)
+}
+
 func TestEdgeSamplerErrors(t *testing.T) {
 	g := newTestGraph(t, partitions()["range1"])
 	_, err := g.NewEdgeSampler(EdgeSamplerOptions{Request: linkRequest()})
 	require.ErrorContains(t, err, "link mode")
-	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: linkRequest(), Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Disjoint: true}})
-	require.ErrorIs(t, err, errs.ErrNotSupported)
+	dis := linkRequest()
+	dis.Disjoint, dis.Frontier = true, sample.FrontierNew
+	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: dis, Mode: LinkDGL})
+	require.ErrorContains(t, err, "PyG mode only")
 	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: linkRequest(), Mode: LinkDGL, DGL: linkpred.DGLEdgeSampler{Negative: linkpred.PerSourceUniform{K: 0}}})
 	require.ErrorContains(t, err, "k = 0")
 	es, err := g.NewEdgeSampler(EdgeSamplerOptions{Request: linkRequest(), Mode: LinkDGL})

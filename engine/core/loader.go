@@ -89,17 +89,29 @@ func (g *Graph) OpenLoader(seeds []int64, req sample.Request, lopt pipeline.Opti
 func (l *Loader) NumBatches() int { return l.pl.NumBatches() }
 
 // Start begins epoch epoch, dropping what is left of the current one.
-func (l *Loader) Start(epoch uint64) error {
+func (l *Loader) Start(epoch uint64) error { return l.StartAt(epoch, 0) }
+
+// StartAt begins epoch epoch at its first-th batch (see
+// pipeline.Pipeline.StartAt): how an epoch interrupted after first batches
+// (Position) resumes, in this process or another, delivering exactly the
+// batches it had not delivered.
+func (l *Loader) StartAt(epoch uint64, first int) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrLoaderClosed
 	}
-	if err := l.pl.Start(epoch); err != nil {
+	if err := l.pl.StartAt(epoch, first); err != nil {
 		return err
 	}
 	l.started = true
 	return nil
+}
+
+// Position returns the current epoch and how many of its batches Next has
+// delivered (started false before the first Start): where to resume it.
+func (l *Loader) Position() (epoch uint64, delivered int, started bool) {
+	return l.pl.Position()
 }
 
 // Next returns the next batch of the current epoch (the caller owns it:

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/graphferry/graphferry/engine/internal/fileio"
 )
@@ -26,6 +27,19 @@ func blockSums(dir string, names []string) (*fileio.Blocks, error) {
 		b.Files[name] = sums
 	}
 	return b, nil
+}
+
+// gatheredFiles are the files of meta whose rows are gathered from their
+// mapping (the feature file, the typed arrays): the ones with block sums.
+func gatheredFiles(meta *Meta) []string {
+	var names []string
+	if meta.Feature != nil {
+		names = append(names, meta.Feature.File)
+	}
+	for _, a := range slices.Concat(meta.NodeArrays, meta.EdgeArrays) {
+		names = append(names, a.File)
+	}
+	return names
 }
 
 // readBlocks returns the "blocks" entry of the graphferry.json image raw

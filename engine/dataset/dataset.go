@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -71,6 +72,9 @@ type Meta struct {
 	// EdgeArrays are per-edge arrays (raw files, num_edges rows indexed by
 	// edge id), read into EdgeData by name ("time").
 	EdgeArrays []ArrayMeta `json:"edge_data,omitempty"`
+	// CSC, when set, lists the CSC files (WriteCSC), which OpenWith maps
+	// as the graph instead of building it from edges.arrow.
+	CSC *CSCMeta `json:"csc,omitempty"`
 }
 
 // FeatureMeta describes feat.bin: a raw little-endian row-major array.
@@ -223,19 +227,28 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		return nil, err
 	}
 	// COOOptions cannot say "zero nodes" (0 infers), so build with one node
-	// and, when there are none, replace the (edge-free) result.
-	d.Graph, err = fileformat.ReadEdgeTableVerified(edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile))
-	if err != nil {
-		return nil, err
-	}
-	if d.Graph.NumEdges() != m.NumEdges {
-		return nil, fmt.Errorf("dataset: %s has %d edges, %s says num_edges=%d", EdgesFile, d.Graph.NumEdges(), MetaFile, m.NumEdges)
-	}
-	if n == 0 {
-		d.Graph = &graph.CSC{Indptr: []int64{0}}
+	// and, when there are none, replace the (edge-free) result. With CSC
+	// files, the graph is those files, mapped (mapCSC).
+	if m.CSC != nil {
+		if err := d.mapCSC(dir); err != nil {
+			d.Close()
+			return nil, err
+		}
+	} else {
+		d.Graph, err = fileformat.ReadEdgeTableVerified(edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile))
+		if err != nil {
+			return nil, err
+		}
+		if d.Graph.NumEdges() != m.NumEdges {
+			return nil, fmt.Errorf("dataset: %s has %d edges, %s says num_edges=%d", EdgesFile, d.Graph.NumEdges(), MetaFile, m.NumEdges)
+		}
+		if n == 0 {
+			d.Graph = &graph.CSC{Indptr: []int64{0}}
+		}
 	}
 	if m.Feature != nil {
 		if err := d.mapFeatures(featPath, featT); err != nil {
+			d.Close() // the CSC files' mappings
 			return nil, err
 		}
 	}
@@ -467,19 +480,12 @@ func Write(dir string, d *Dataset) error {
 	if err != nil {
 		return err
 	}
-	cols, err := nodeColumns(global, n)
-	if err != nil {
-		return err
-	}
 	if meta.NumClasses < 0 {
 		return fmt.Errorf("dataset: Meta.NumClasses=%d must be >= 0", meta.NumClasses)
 	}
-	colData := map[string]mem.Tensor{}
-	for _, c := range cols {
-		colData[c.name] = c.t
-	}
-	if err := checkNodeValues(colData, meta.NumClasses); err != nil {
-		return fmt.Errorf("dataset: NodeData: %w", err)
+	cols, err := checkedColumns(global, n, meta.NumClasses)
+	if err != nil {
+		return err
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("dataset: %w", err)
@@ -513,15 +519,21 @@ func Write(dir string, d *Dataset) error {
 	if err := writeNodeTable(filepath.Join(dir, NodesFile), cols, n); err != nil {
 		return err
 	}
-	// Sizes and checksums of what is on disk now (read back: the files
-	// are in the page cache, and a write that went wrong is not recorded
-	// as right).
 	files := []string{EdgesFile, NodesFile}
 	if meta.Feature != nil {
 		files = append(files, meta.Feature.File)
 	}
-	files = append(files, arrayFiles...)
-	meta.Files = map[string]FileSum{}
+	return writeMeta(dir, &meta, append(files, arrayFiles...))
+}
+
+// writeMeta records the sizes and checksums of files in meta.Files (read
+// back: the files are in the page cache, and a write that went wrong is not
+// recorded as right) beside those it lists, and writes graphferry.json.
+func writeMeta(dir string, meta *Meta, files []string) error {
+	meta.Files = maps.Clone(meta.Files)
+	if meta.Files == nil {
+		meta.Files = map[string]FileSum{}
+	}
 	for _, name := range files {
 		sum, err := fileio.SumFile(filepath.Join(dir, name))
 		if err != nil {
@@ -529,15 +541,11 @@ func Write(dir string, d *Dataset) error {
 		}
 		meta.Files[name] = sum
 	}
-	mapped := arrayFiles
-	if meta.Feature != nil {
-		mapped = append([]string{meta.Feature.File}, arrayFiles...)
-	}
-	blocks, err := blockSums(dir, mapped)
+	blocks, err := blockSums(dir, gatheredFiles(meta))
 	if err != nil {
 		return err
 	}
-	mf, err := withDeclared(meta, blocks)
+	mf, err := withDeclared(*meta, blocks)
 	if err != nil {
 		return err
 	}
@@ -546,6 +554,23 @@ func Write(dir string, d *Dataset) error {
 		return fmt.Errorf("dataset: %w", err)
 	}
 	return fileio.WriteFile(filepath.Join(dir, MetaFile), append(js, '\n'))
+}
+
+// checkedColumns returns the node table's columns of data (n rows; see
+// nodeColumns) with the label and mask values checked.
+func checkedColumns(data map[string]mem.Tensor, n, numClasses int64) ([]nodeColumn, error) {
+	cols, err := nodeColumns(data, n)
+	if err != nil {
+		return nil, err
+	}
+	colData := map[string]mem.Tensor{}
+	for _, c := range cols {
+		colData[c.name] = c.t
+	}
+	if err := checkNodeValues(colData, numClasses); err != nil {
+		return nil, fmt.Errorf("dataset: NodeData: %w", err)
+	}
+	return cols, nil
 }
 
 // nodeColumn is one column of the node table.

@@ -20,12 +20,14 @@ type declaration struct {
 	NodeArrays []ArrayMeta           `json:"node_data,omitempty"`
 	EdgeArrays []ArrayMeta           `json:"edge_data,omitempty"`
 	Blocks     *fileio.Blocks        `json:"blocks,omitempty"`
+	CSC        *CSCMeta              `json:"csc,omitempty"`
 }
 
 func declarationOf(m *Meta, b *fileio.Blocks) declaration {
 	return declaration{
 		NumNodes: m.NumNodes, NumEdges: m.NumEdges, NumClasses: m.NumClasses, Feature: m.Feature, Files: m.Files,
 		NodeTypes: m.NodeTypes, EdgeTypes: m.EdgeTypes, NodeArrays: m.NodeArrays, EdgeArrays: m.EdgeArrays, Blocks: b,
+		CSC: m.CSC,
 	}
 }
 

@@ -93,10 +93,19 @@ var ErrFault = errors.New("memory fault reading mapped data")
 // faultError describes a recovered memory fault.
 func faultError(addr uintptr) error {
 	if m, ok := findMapping(addr); ok {
-		return fmt.Errorf("%w: %s: byte %d is past the end of the file: it was truncated or replaced while mapped (%w)",
-			ErrFault, m.path, addr-m.lo, errs.ErrIO)
+		return PastEnd(m.path, int64(addr-m.lo))
 	}
 	return fmt.Errorf("%w at address %#x (%w)", ErrFault, addr, errs.ErrIO)
+}
+
+// PastEnd is the error of a read of byte offset of the file at path that
+// found the file shorter: it was truncated or replaced while the store
+// held it. Reads through the memory map (a fault) and through the disk
+// tier (a short read) give this same error, wrapping ErrFault and
+// errs.ErrIO.
+func PastEnd(path string, offset int64) error {
+	return fmt.Errorf("%w: %s: byte %d is past the end of the file: it was truncated or replaced while mapped (%w)",
+		ErrFault, path, offset, errs.ErrIO)
 }
 
 // Guard runs fn, which reads memory that may be a memory-mapped file, and

@@ -28,8 +28,9 @@ type Store struct {
 type entry struct {
 	t       mem.Tensor
 	release func()
-	file    string // the file t.Data maps, if any (see RegisterMapping)
-	local   bool   // rows are not the store's nodes (see SetLocal)
+	file    string    // the file t.Data maps, if any (see RegisterMapping)
+	local   bool      // rows are not the store's nodes (see SetLocal)
+	src     RowSource // reads the rows instead of t.Data (see SetSource), or nil
 }
 
 // NewStore returns an empty store for numNodes nodes (a negative count gives
@@ -70,10 +71,59 @@ func (s *Store) set(name string, t mem.Tensor, release func(), local bool) error
 	old, had := s.arrays[name]
 	s.arrays[name] = entry{t: t, release: release, file: MappedFile(t.Data), local: local}
 	s.mu.Unlock()
-	if had && old.release != nil {
-		old.release()
+	if had {
+		old.free()
 	}
 	return nil
+}
+
+// free releases what the store held of e: its source and its array.
+func (e entry) free() {
+	if e.src != nil {
+		e.src.Close()
+	}
+	if e.release != nil {
+		e.release()
+	}
+}
+
+// SetSource makes Gather read the rows of the array name through src (the
+// disk tier) instead of its memory, which Get and whole-array reads still
+// use; the store closes src when the array is replaced, deleted or the
+// store closed, or when another source replaces it. nil removes the
+// source. Gathers in progress finish first.
+func (s *Store) SetSource(name string, src RowSource) error {
+	s.mu.Lock()
+	e, ok := s.arrays[name]
+	if !ok || s.closed {
+		s.mu.Unlock()
+		if src != nil {
+			src.Close()
+		}
+		return fmt.Errorf("feature: no node data named %q", name)
+	}
+	if e.local {
+		s.mu.Unlock()
+		if src != nil {
+			src.Close()
+		}
+		return fmt.Errorf("feature: node data %q has one row per node of its type: it has no disk tier", name)
+	}
+	old := e.src
+	e.src = src
+	s.arrays[name] = e
+	s.mu.Unlock()
+	if old != nil {
+		return old.Close()
+	}
+	return nil
+}
+
+// Source returns the RowSource of the array name, or nil.
+func (s *Store) Source(name string) RowSource {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.arrays[name].src
 }
 
 // CheckName checks that name can name node data: not empty, and without
@@ -133,9 +183,7 @@ func (s *Store) Delete(name string) error {
 	}
 	delete(s.arrays, name)
 	s.mu.Unlock()
-	if e.release != nil {
-		e.release()
-	}
+	e.free()
 	return nil
 }
 
@@ -157,9 +205,7 @@ func (s *Store) Close() {
 	}
 	slices.Sort(names)
 	for _, n := range names {
-		if r := arrays[n].release; r != nil {
-			r()
-		}
+		arrays[n].free()
 	}
 }
 
@@ -167,22 +213,41 @@ func (s *Store) Close() {
 // Gather), holding the store's read lock so that the array cannot be
 // released meanwhile.
 func (s *Store) Gather(name string, dst []byte, ids []int64, threads int) error {
+	_, err := s.GatherTiers(name, dst, ids, threads)
+	return err
+}
+
+// GatherTiers is Gather, and says where the rows came from: host memory
+// (cold rows), or, for an array on the disk tier (SetSource), its CPU
+// cache and the disk.
+func (s *Store) GatherTiers(name string, dst []byte, ids []int64, threads int) (TierCounts, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	e, ok := s.arrays[name]
 	if !ok {
-		return fmt.Errorf("feature: no node data named %q", name)
+		return TierCounts{}, fmt.Errorf("feature: no node data named %q", name)
 	}
 	if e.local {
-		return fmt.Errorf("feature: node data %q has %d rows, one per node of its type, not one per node: it cannot be gathered by node id", name, e.t.Shape[0])
+		return TierCounts{}, fmt.Errorf("feature: node data %q has %d rows, one per node of its type, not one per node: it cannot be gathered by node id", name, e.t.Shape[0])
 	}
-	if err := Gather(dst, e.t, ids, threads); err != nil {
-		if e.file != "" && errors.Is(err, ErrFault) {
-			return fmt.Errorf("feature: gathering %q from %s: %w", name, e.file, err)
+	var tc TierCounts
+	var err error
+	if e.src != nil {
+		err = checkGather(dst, e.t, ids)
+		if err == nil && len(ids) > 0 && e.t.RowBytes() > 0 {
+			tc, err = e.src.ReadRows(dst, ids, threads)
 		}
-		return fmt.Errorf("feature: gathering %q: %w", name, err)
+	} else {
+		err = Gather(dst, e.t, ids, threads)
+		tc = HostCounts(len(ids), e.t.RowBytes())
 	}
-	return nil
+	if err != nil {
+		if e.file != "" && errors.Is(err, ErrFault) {
+			return tc, fmt.Errorf("feature: gathering %q from %s: %w", name, e.file, err)
+		}
+		return tc, fmt.Errorf("feature: gathering %q: %w", name, err)
+	}
+	return tc, nil
 }
 
 func quote(s string) string { return fmt.Sprintf("%q", s) }
@@ -224,19 +289,10 @@ var parallelBytes = 1 << 20
 // a memory-mapped file: a fault reading it (the file truncated under the
 // map) is an error wrapping ErrFault and errs.ErrIO, never a crash.
 func Gather(dst []byte, src mem.Tensor, ids []int64, threads int) error {
-	if err := checkTensor("src", src); err != nil {
+	if err := checkGather(dst, src, ids); err != nil {
 		return err
 	}
 	rb := src.RowBytes()
-	if hi, want := bits.Mul64(uint64(len(ids)), uint64(rb)); hi != 0 || uint64(len(dst)) != want {
-		return fmt.Errorf("feature: len(dst) = %d, want len(ids)*RowBytes = %d*%d", len(dst), len(ids), rb)
-	}
-	rows := src.Shape[0]
-	for i, id := range ids {
-		if id < 0 || id >= rows {
-			return fmt.Errorf("feature: ids[%d] = %d is out of range [0, %d)", i, id, rows)
-		}
-	}
 	if rb == 0 || len(ids) == 0 {
 		return nil
 	}
@@ -250,6 +306,25 @@ func Gather(dst []byte, src mem.Tensor, ids []int64, threads int) error {
 	return parallel(chunks, len(ids), func(lo, hi int) {
 		copyRows(dst[lo*rb:hi*rb], src.Data, ids[lo:hi], rb)
 	})
+}
+
+// checkGather checks Gather's arguments: a well-formed src, ids in range
+// and dst of len(ids) rows.
+func checkGather(dst []byte, src mem.Tensor, ids []int64) error {
+	if err := checkTensor("src", src); err != nil {
+		return err
+	}
+	rb := src.RowBytes()
+	if hi, want := bits.Mul64(uint64(len(ids)), uint64(rb)); hi != 0 || uint64(len(dst)) != want {
+		return fmt.Errorf("feature: len(dst) = %d, want len(ids)*RowBytes = %d*%d", len(dst), len(ids), rb)
+	}
+	rows := src.Shape[0]
+	for i, id := range ids {
+		if id < 0 || id >= rows {
+			return fmt.Errorf("feature: ids[%d] = %d is out of range [0, %d)", i, id, rows)
+		}
+	}
+	return nil
 }
 
 // Copy copies src, which may be a memory-mapped file, into dst (of the same

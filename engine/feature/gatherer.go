@@ -18,7 +18,19 @@ type Gatherer interface {
 	Gather(name string, dst []byte, ids []int64, threads int) error
 }
 
-var _ Gatherer = (*Store)(nil)
+var _ TierGatherer = (*Store)(nil)
+
+// RowSource reads the rows of a store's array from somewhere other than
+// its memory: the disk tier (engine/cache's Disk: a CPU cache over direct
+// reads of the array's file). Safe for concurrent reads.
+type RowSource interface {
+	// ReadRows copies the rows ids (validated) into dst, len(ids) rows of
+	// the array's row size, and says where they came from.
+	ReadRows(dst []byte, ids []int64, threads int) (TierCounts, error)
+	// Close releases the source; the store calls it once, when it lets go
+	// of the array.
+	Close() error
+}
 
 // NumTiers is the number of memory kinds node data can be gathered from
 // (mem.KindHost, mem.KindPinned, mem.KindDevice): the length of
@@ -27,11 +39,21 @@ const NumTiers = 3
 
 // TierCounts says where the rows of a gather came from: bytes read per
 // memory kind (indexed by mem.Kind), and how many rows came from a hot tier
-// (a cache) and how many from the full store.
+// (a cache) and how many from the full store. Of the store's (cold) rows,
+// an array on the disk tier (a RowSource) serves some from its CPU cache
+// (CacheRows, their bytes counted as host memory) and reads the others
+// from disk (DiskRows, their bytes in DiskBytes, not in Bytes).
 type TierCounts struct {
 	Bytes    [NumTiers]int64
 	HotRows  int64
 	ColdRows int64
+	// CacheRows and DiskRows split the cold rows of a disk-tier array:
+	// served by its CPU cache, read from disk.
+	CacheRows, DiskRows int64
+	// DiskBytes is the bytes of the rows read from disk; DiskRead the
+	// bytes the reads fetched (whole aligned blocks, neighbouring rows
+	// coalesced) in DiskRequests requests.
+	DiskBytes, DiskRead, DiskRequests int64
 }
 
 // Add adds o to c.
@@ -41,6 +63,11 @@ func (c *TierCounts) Add(o TierCounts) {
 	}
 	c.HotRows += o.HotRows
 	c.ColdRows += o.ColdRows
+	c.CacheRows += o.CacheRows
+	c.DiskRows += o.DiskRows
+	c.DiskBytes += o.DiskBytes
+	c.DiskRead += o.DiskRead
+	c.DiskRequests += o.DiskRequests
 }
 
 // HostCounts is what a gather of rows rows of rowBytes bytes from a plain

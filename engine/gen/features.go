@@ -39,6 +39,13 @@ type Features struct {
 // Generate returns the [numNodes, Dim] feature matrix and the labels (in
 // [0, NumClasses)) of numNodes nodes.
 func (f Features) Generate(numNodes int64) (feat mem.Tensor, labels []int64, err error) {
+	return f.GenerateRange(0, numNodes)
+}
+
+// GenerateRange returns rows [first, first+numNodes) of the feature matrix
+// Generate would return for more nodes, and their labels (node v's values
+// depend only on (Seed, v)): a writer can produce a large matrix in pieces.
+func (f Features) GenerateRange(first, numNodes int64) (feat mem.Tensor, labels []int64, err error) {
 	dt := f.DType
 	if dt == mem.Invalid {
 		dt = mem.Float32
@@ -48,8 +55,8 @@ func (f Features) Generate(numNodes int64) (feat mem.Tensor, labels []int64, err
 		return feat, nil, fmt.Errorf("gen: Features.Dim=%d must be >= 1", f.Dim)
 	case f.NumClasses < 1:
 		return feat, nil, fmt.Errorf("gen: Features.NumClasses=%d must be >= 1", f.NumClasses)
-	case numNodes < 0:
-		return feat, nil, fmt.Errorf("gen: numNodes=%d must be >= 0", numNodes)
+	case numNodes < 0 || first < 0:
+		return feat, nil, fmt.Errorf("gen: numNodes=%d and first=%d must be >= 0", numNodes, first)
 	case dt != mem.Float32 && dt != mem.Float64 && dt != mem.Float16 && dt != mem.BFloat16:
 		return feat, nil, fmt.Errorf("gen: Features.DType=%v is not supported (float32, float64, float16, bfloat16)", dt)
 	case numNodes > 0 && int64(f.Dim) > math.MaxInt/8/numNodes:
@@ -86,7 +93,7 @@ func (f Features) Generate(numNodes int64) (feat mem.Tensor, labels []int64, err
 	err = parallelFor(numNodes, f.Threads, func(lo, hi int64) error {
 		row := make([]float32, dim)
 		for v := lo; v < hi; v++ {
-			r := stream(f.Seed, tagNode, uint64(v))
+			r := stream(f.Seed, tagNode, uint64(first+v))
 			c := r.BelowFast(nc)
 			labels[v] = int64(c)
 			cen := cent[int64(c)*dim : int64(c+1)*dim]

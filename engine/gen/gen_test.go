@@ -415,3 +415,51 @@ func BenchmarkRMATProductsLikeEdges(b *testing.B) {
 	}
 	b.ReportMetric(edges*float64(b.N)/time.Since(start).Seconds(), "edges/s")
 }
+
+// The streamed presets: papers100M-like has ogbn-papers100M's shape.
+func TestStreamedPresets(t *testing.T) {
+	p := preset(t, "papers100M-like")
+	require.True(t, p.Streamed)
+	assert.Equal(t, int64(111059956), p.RMAT.N())
+	assert.InDelta(t, 1.6e9, float64(2*p.RMAT.NumGenerated()), 0.1e9)
+	assert.Equal(t, 128, p.Features.Dim)
+	assert.Equal(t, mem.Float32, p.Features.DType)
+	assert.Equal(t, int64(56862697472), p.RMAT.N()*int64(p.Features.Dim)*4) // 57 GB of features
+	assert.InDelta(t, 1.2e6, p.TrainFraction*float64(p.RMAT.N()), 0.05e6)
+	d := preset(t, "disk-small")
+	assert.Equal(t, int64(4096000000), d.RMAT.N()*int64(d.Features.Dim)*4)
+	_, err := Build(d)
+	require.ErrorContains(t, err, "WriteStreamed")
+}
+
+// WriteStreamed at a small scale (many destination ranges, many feature
+// pieces, two thread counts) writes Build's dataset: the same features,
+// labels and masks, and every neighbourhood as a sorted set; opening it
+// maps the CSC files.
+func TestWriteStreamedEqualsBuild(t *testing.T) {
+	p := preset(t, "disk-small")
+	p.Streamed = false
+	p.RMAT = graph500(9, 0, 3000, 5)
+	p.Features.Dim = 8
+	want, err := Build(p)
+	require.NoError(t, err)
+	for _, threads := range []int{1, 3} {
+		p.RMAT.Threads, p.Features.Threads = threads, threads
+		dir := t.TempDir()
+		require.NoError(t, WriteStreamed(p, dir, StreamOptions{EdgeBuffer: 4 * 2000, FeatureRows: 700}))
+		got, err := dataset.Open(dir)
+		require.NoError(t, err)
+		require.True(t, got.TopologyMapped())
+		for _, k := range []string{dataset.FeatKey, dataset.LabelKey, dataset.TrainMaskKey, dataset.ValMaskKey, dataset.TestMaskKey} {
+			require.Equal(t, want.NodeData[k].Data, got.NodeData[k].Data, k)
+		}
+		wg, gg := want.Graph, got.Graph
+		require.Equal(t, wg.NumEdges(), gg.NumEdges())
+		for v := range wg.NumNodes {
+			a := slices.Clone(wg.Indices32[wg.Indptr[v]:wg.Indptr[v+1]])
+			slices.Sort(a)
+			require.Equal(t, a, gg.Indices32[gg.Indptr[v]:gg.Indptr[v+1]], "node %d", v)
+		}
+		require.NoError(t, got.Close())
+	}
+}

@@ -19,6 +19,9 @@ type Preset struct {
 	// Hetero, when set, makes the preset heterogeneous (see Hetero; RMAT
 	// then gives only the probabilities, seed, threads and Permute).
 	Hetero *Hetero
+	// Streamed presets are too large to build in memory: they are written
+	// with WriteStreamed (CSC files, no edge table), not Build.
+	Streamed bool
 }
 
 // graph500 returns an undirected, permuted RMAT with the Graph500
@@ -49,6 +52,18 @@ func graph500(seed uint64, scale int, numNodes int64, edgeFactor float64) RMAT {
 //     nodes, 1.6B edges, 57 GiB of features) cannot be held on the 24 GiB
 //     benchmark machine; this size keeps features (2 GiB) and graph (~0.4
 //     GiB) small enough for the baselines to hold their own copies too.
+//
+// The streamed presets (Streamed: written by WriteStreamed in bounded
+// memory, topology as CSC files that opening maps) are for graphs larger
+// than memory and the disk tier:
+//   - "papers100M-like": ogbn-papers100M's shape: 111,059,956 nodes,
+//     833M generated edges stored both ways (~1.6B after removing
+//     duplicates), 128 float32 features (56.9 GB, 53 GiB), 172 classes,
+//     1.1% train / 0.1% validation like its split (1.2M / 125K).
+//   - "disk-small": 8,000,000 nodes, 16M generated edges (~32M stored),
+//     128 float32 features (4.1 GB): features four times the disk tier
+//     benchmark's memory limit (1 GiB), topology and node columns (~0.3
+//     GB) well under it.
 //
 // The heterogeneous presets have ogbn-mag's node types (author,
 // field_of_study, institution, paper) and relations (affiliated_with,
@@ -83,6 +98,16 @@ func Presets() map[string]Preset {
 			Name: "papers-like", RMAT: graph500(4, 0, 4000000, papersEdgeFactor),
 			Features:      Features{Dim: 128, NumClasses: 172, DType: mem.Float32, Seed: 4},
 			TrainFraction: 0.25, ValFraction: 0.05,
+		},
+		"papers100M-like": {
+			Name: "papers100M-like", RMAT: graph500(8, 0, papers100MNodes, 7.5),
+			Features:      Features{Dim: 128, NumClasses: 172, DType: mem.Float32, Seed: 8},
+			TrainFraction: 0.0109, ValFraction: 0.00113, Streamed: true,
+		},
+		"disk-small": {
+			Name: "disk-small", RMAT: graph500(9, 0, 8000000, 2),
+			Features:      Features{Dim: 128, NumClasses: 172, DType: mem.Float32, Seed: 9},
+			TrainFraction: 0.25, ValFraction: 0.05, Streamed: true,
 		},
 		"hetero-tiny":  heteroPreset("hetero-tiny", 5, 4, 0.6, 0.2, magLike(1.0/2048, [4]int{8, 4, 4, 16})),
 		"hetero-small": heteroPreset("hetero-small", 6, 16, 0.3, 0.1, magLike(1.0/16, [4]int{64, 32, 32, 128})),
@@ -127,6 +152,7 @@ func magLike(f float64, dims [4]int) *Hetero {
 // Edge factors of the large presets, chosen so that the stored edge counts
 // after removing duplicates come out near the targets.
 const (
+	papers100MNodes    = 111059956 // ogbn-papers100M's node count
 	productsEdgeFactor = 26
 	papersEdgeFactor   = 13
 )
@@ -140,6 +166,9 @@ const (
 //
 // A heterogeneous preset (Hetero set) is built as buildHetero describes.
 func Build(p Preset) (*dataset.Dataset, error) {
+	if p.Streamed {
+		return nil, fmt.Errorf("gen: preset %q is written by WriteStreamed (too large to build in memory)", p.Name)
+	}
 	if p.Hetero != nil {
 		return buildHetero(p)
 	}
@@ -158,19 +187,7 @@ func Build(p Preset) (*dataset.Dataset, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gen: preset %q: %w", p.Name, err)
 	}
-	nTrain := min(n, int64(p.TrainFraction*float64(n)+0.5))
-	nVal := min(n-nTrain, int64(p.ValFraction*float64(n)+0.5))
-	train, val, test := make([]byte, n), make([]byte, n), make([]byte, n)
-	for i, v := range permutation(n, p.Features.Seed, tagSplit) {
-		switch {
-		case int64(i) < nTrain:
-			train[v] = 1
-		case int64(i) < nTrain+nVal:
-			val[v] = 1
-		default:
-			test[v] = 1
-		}
-	}
+	train, val, test := p.split(n)
 	src, err := provenance(p)
 	if err != nil {
 		return nil, err
@@ -187,6 +204,27 @@ func Build(p Preset) (*dataset.Dataset, error) {
 			dataset.TestMaskKey:  mask(test),
 		},
 	}, nil
+}
+
+// split returns the train, validation and test masks of n nodes: a seeded
+// permutation of the nodes (from Features.Seed) puts the first
+// round(TrainFraction*n) in train, the next round(ValFraction*n) in
+// validation, the rest in test.
+func (p Preset) split(n int64) (train, val, test []byte) {
+	nTrain := min(n, int64(p.TrainFraction*float64(n)+0.5))
+	nVal := min(n-nTrain, int64(p.ValFraction*float64(n)+0.5))
+	train, val, test = make([]byte, n), make([]byte, n), make([]byte, n)
+	for i, v := range permutation(n, p.Features.Seed, tagSplit) {
+		switch {
+		case int64(i) < nTrain:
+			train[v] = 1
+		case int64(i) < nTrain+nVal:
+			val[v] = 1
+		default:
+			test[v] = 1
+		}
+	}
+	return train, val, test
 }
 
 // labelBytes views the labels as bytes (a non-nil empty slice for none).

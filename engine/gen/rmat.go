@@ -233,24 +233,12 @@ func (r RMAT) Edges() (src, dst []int64, err error) {
 	if r.Permute {
 		perm = permutation(n, r.Seed, tagPermute)
 	}
-	ta, tab, tabc := thresholds(r.A, r.B, r.C)
-	reject := n != int64(1)<<s
+	draw := r.drawer(s, n, perm)
 	err = parallelFor(e, r.Threads, func(lo, hi int64) error {
 		for k := lo; k < hi; k++ {
-			sm := stream(r.Seed, tagEdge, uint64(k))
-			var u, v uint64
-			for attempt := 0; ; attempt++ {
-				if attempt == maxAttempts {
-					return fmt.Errorf("gen: edge %d: no sample with both ends < NumNodes=%d in %d attempts", k, n, maxAttempts)
-				}
-				u, v = sample(&sm, s, ta, tab, tabc)
-				if !reject || (u < uint64(n) && v < uint64(n)) {
-					break
-				}
-			}
-			su, sv := int64(u), int64(v)
-			if perm != nil {
-				su, sv = perm[su], perm[sv]
+			su, sv, err := draw(k)
+			if err != nil {
+				return err
 			}
 			if r.Undirected {
 				src[2*k], dst[2*k] = su, sv
@@ -265,6 +253,31 @@ func (r RMAT) Edges() (src, dst []int64, err error) {
 		return nil, nil, err
 	}
 	return src, dst, nil
+}
+
+// drawer returns generated edge k (before Undirected's reverse), relabelled
+// by perm when not nil, for r with s levels and n nodes (r.check).
+func (r RMAT) drawer(s int, n int64, perm []int64) func(k int64) (int64, int64, error) {
+	ta, tab, tabc := thresholds(r.A, r.B, r.C)
+	reject := n != int64(1)<<s
+	return func(k int64) (int64, int64, error) {
+		sm := stream(r.Seed, tagEdge, uint64(k))
+		var u, v uint64
+		for attempt := 0; ; attempt++ {
+			if attempt == maxAttempts {
+				return 0, 0, fmt.Errorf("gen: edge %d: no sample with both ends < NumNodes=%d in %d attempts", k, n, maxAttempts)
+			}
+			u, v = sample(&sm, s, ta, tab, tabc)
+			if !reject || (u < uint64(n) && v < uint64(n)) {
+				break
+			}
+		}
+		su, sv := int64(u), int64(v)
+		if perm != nil {
+			su, sv = perm[su], perm[sv]
+		}
+		return su, sv, nil
+	}
 }
 
 // sample draws one R-MAT edge on 2^s nodes: one 32-bit uniform per level

@@ -41,6 +41,10 @@ type CSC struct {
 	Indices32 []int32
 	EdgeIDs   []int64
 	Weights   []float32
+	// Mapped says the arrays are a read-only file mapping (a dataset's CSC
+	// files): never written, and left to the kernel's paging (no huge-page
+	// advice, which would read them in whole).
+	Mapped bool
 }
 
 // MaxCompactNodes is the largest node count whose ids all fit the int32
@@ -123,6 +127,9 @@ func (g *CSC) CopySources(dst []int64, lo, hi int64) {
 // mem.AdviseHuge): sampling reads them at random. Advice only; g is not
 // modified.
 func (g *CSC) AdviseRandomAccess() {
+	if g.Mapped {
+		return
+	}
 	mem.AdviseHuge(g.Indptr)
 	mem.AdviseHuge(g.Indices)
 	mem.AdviseHuge(g.Indices32)

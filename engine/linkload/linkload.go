@@ -76,16 +76,32 @@ type Options struct {
 	// PerSourceUniform's, drawn among the destination type of each seed
 	// edge's relation (GlobalUniform is not supported there).
 	DGL linkpred.DGLEdgeSampler
-	// PyG is used with PyG mode. Disjoint is not supported: neighbour
-	// sampling takes distinct seeds. On a typed graph the pairs are of one
-	// edge type, and the negatives are drawn among its source and
-	// destination types (node weights are not supported there).
+	// PyG is used with PyG mode. Its Disjoint follows Request.Disjoint
+	// (PyG's disjoint LinkNeighborLoader: every pair end, negatives
+	// included, is a seed of its own subgraph, and a node's batch entry is
+	// its pair's position modulo the positives, as PyG's); untyped graphs
+	// only. On a typed graph the pairs are of one edge type, and the
+	// negatives are drawn among its source and destination types (node
+	// weights are not supported there).
 	PyG linkpred.PyGLinkSampler
 }
 
 // Validate checks opt for a graph typed by types (nil: untyped).
 func (o Options) Validate(types *graph.Types) error {
-	if err := o.Request.Validate(); err != nil {
+	req := o.Request
+	if o.Mode == PyG && (o.PyG.Disjoint || o.Request.Temporal != sample.TemporalNone) {
+		req.Disjoint = true // as New makes it
+	}
+	if o.Request.Temporal != sample.TemporalNone {
+		if o.Mode != PyG || types != nil {
+			return errs.Errorf(errs.ErrNotSupported, "edge samplers sample temporally in PyG mode on untyped graphs only")
+		}
+		if o.Request.Temporal == sample.TemporalNode && o.PyG.Mode != linkpred.PyGNone {
+			// PyG draws negatives not later than their seed by node time.
+			return errs.Errorf(errs.ErrNotSupported, "negatives under node times (PyG keeps negatives not later than their seed) are not supported: give edge times, or no negatives")
+		}
+	}
+	if err := req.Validate(); err != nil {
 		return errs.Errorf(nil, "%v", err)
 	}
 	switch o.Mode {
@@ -100,8 +116,8 @@ func (o Options) Validate(types *graph.Types) error {
 		if err := o.PyG.Validate(); err != nil {
 			return errs.Errorf(nil, "%v", err)
 		}
-		if o.PyG.Disjoint {
-			return errs.Errorf(errs.ErrNotSupported, "disjoint link sampling is not supported (neighbour sampling takes distinct seeds)")
+		if (o.PyG.Disjoint || o.Request.Disjoint) && types != nil {
+			return errs.Errorf(errs.ErrNotSupported, "disjoint link sampling is not supported on typed graphs")
 		}
 		if o.PyG.Weights != nil && types != nil {
 			return errs.Errorf(errs.ErrNotSupported, "negative sampling weights are not supported on typed graphs")
@@ -109,8 +125,8 @@ func (o Options) Validate(types *graph.Types) error {
 	default:
 		return errs.Errorf(nil, "link mode = %d, must be DGL (%d) or PyG (%d)", o.Mode, DGL, PyG)
 	}
-	if o.Request.Disjoint || o.Request.Temporal != sample.TemporalNone {
-		return errs.Errorf(nil, "edge samplers do not support disjoint or temporal sampling")
+	if o.Request.Disjoint && o.Mode != PyG {
+		return errs.Errorf(nil, "DGL-mode edge samplers do not support disjoint sampling (PyG mode only)")
 	}
 	return nil
 }
@@ -145,6 +161,11 @@ func New(p *partition.Partitioned, types *graph.Types, opt Options) (*Linker, er
 	if opt.DGL.Reverse.Map != nil {
 		opt.DGL.Reverse.Map = slices.Clone(opt.DGL.Reverse.Map)
 	}
+	if opt.Mode == PyG && (opt.Request.Disjoint || opt.PyG.Disjoint || opt.Request.Temporal != sample.TemporalNone) {
+		// Either says disjoint (temporal sampling is disjoint, as PyG's):
+		// every pair end its own seed, sampled disjoint.
+		opt.PyG.Disjoint, opt.Request.Disjoint = true, true
+	}
 	return &Linker{p: p, types: types, opt: opt, idx: idx}, nil
 }
 
@@ -156,6 +177,10 @@ func (l *Linker) Mode() Mode { return l.opt.Mode }
 type Items struct {
 	EdgeIDs []int64
 	Pairs   linkpred.Pairs
+	// Times, PyG temporal sampling only (Request.Temporal): one time per
+	// pair (PyG's edge_label_time), the seed time of both its ends and of
+	// its negatives.
+	Times []int64
 }
 
 // Len returns the number of items.
@@ -179,7 +204,14 @@ func (it Items) at(pos []int64) Items {
 	for i, q := range pos {
 		out.Src[i], out.Dst[i] = it.Pairs.Src[q], it.Pairs.Dst[q]
 	}
-	return Items{Pairs: out}
+	var times []int64
+	if it.Times != nil {
+		times = make([]int64, len(pos))
+		for i, q := range pos {
+			times[i] = it.Times[q]
+		}
+	}
+	return Items{Pairs: out, Times: times}
 }
 
 // Check validates items for l's mode and graph: DGL: edge ids of the graph
@@ -202,6 +234,9 @@ func (l *Linker) Check(items Items) error {
 	if len(pos.Src) != len(pos.Dst) {
 		return errs.Errorf(nil, "seed pairs: %d sources and %d destinations", len(pos.Src), len(pos.Dst))
 	}
+	if err := l.checkTimes(items); err != nil {
+		return err
+	}
 	n := l.p.Graph.NumNodes
 	for k, ids := range [][]int64{pos.Src, pos.Dst} {
 		for i, v := range ids {
@@ -216,6 +251,41 @@ func (l *Linker) Check(items Items) error {
 		}
 	}
 	return nil
+}
+
+// checkTimes: a temporal PyG linker takes one time per pair, any other none.
+func (l *Linker) checkTimes(items Items) error {
+	if l.opt.Request.Temporal == sample.TemporalNone {
+		if items.Times != nil {
+			return errs.Errorf(nil, "seed times are given but the sampling is not temporal")
+		}
+		return nil
+	}
+	if len(items.Times) != items.Pairs.Len() {
+		return errs.Errorf(nil, "temporal link sampling needs one time per seed pair (got %d times for %d pairs)", len(items.Times), items.Pairs.Len())
+	}
+	return nil
+}
+
+// pygSeedTimes are the seed times of a temporal PyG batch of numPos pairs
+// of times (seeds: the sources then the destinations, disjoint), as PyG's
+// edge_sample makes them: binary (or no) negatives: every source and
+// destination takes times repeated 1 + ceil(amount) times, cut to
+// numPos + numNeg; triplet: the sources take times, the destinations times
+// repeated 1 + amount times.
+func (l *Linker) pygSeedTimes(times []int64, numSeeds int) []int64 {
+	repeat := func(n int) []int64 {
+		out := make([]int64, n)
+		for i := range out {
+			out[i] = times[i%len(times)]
+		}
+		return out
+	}
+	if l.opt.PyG.Mode == linkpred.PyGTripletMode {
+		return append(slices.Clone(times), repeat(numSeeds-len(times))...)
+	}
+	half := repeat(numSeeds / 2)
+	return append(half, half...)
 }
 
 // link is an edge batch before node sampling: its seed nodes (original
@@ -257,17 +327,36 @@ func (l *Linker) Make(ctx context.Context, rt *sample.Runtime, items Items, inpu
 	if err != nil {
 		return nil, nil, counts, errs.Errorf(nil, "%v", err)
 	}
-	internal, err := pipeline.InternalSeeds(l.p, lk.seeds)
+	req := l.opt.Request
+	// Disjoint seeds may repeat (a node in two pairs has two subgraphs).
+	internal, err := pipeline.MapSeeds(l.p, lk.seeds, !req.Disjoint)
 	if err != nil {
 		return nil, nil, counts, errs.Errorf(nil, "link seeds: %v", err)
 	}
-	req := l.opt.Request
 	if len(lk.exclude) > 0 {
 		req.ExcludeEdges = append(slices.Clone(req.ExcludeEdges), lk.exclude...)
 	}
-	res, err := rt.Sample(ctx, req, [][]int64{internal}, []uint64{key})
+	var res []*sample.Result
+	if l.opt.Mode == PyG {
+		if err := l.checkTimes(items); err != nil {
+			return nil, nil, counts, err
+		}
+	}
+	if req.Temporal != sample.TemporalNone {
+		times := l.pygSeedTimes(items.Times, len(lk.seeds))
+		res, err = rt.SampleTimed(ctx, req, [][]int64{internal}, [][]int64{times}, []uint64{key})
+	} else {
+		res, err = rt.Sample(ctx, req, [][]int64{internal}, []uint64{key})
+	}
 	if err != nil {
 		return nil, nil, counts, err
+	}
+	if req.Disjoint && lk.numPos > 0 {
+		// PyG's disjoint link batch: a node's subgraph is named by its
+		// pair, the seed position modulo the positives (out.batch % num_pos).
+		for i, b := range res[0].Batch {
+			res[0].Batch[i] = b % int64(lk.numPos)
+		}
 	}
 	order := make([]int64, len(lk.seeds))
 	for i := range order {

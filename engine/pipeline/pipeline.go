@@ -228,6 +228,7 @@ type Pipeline struct {
 // run is one epoch in progress.
 type run struct {
 	epoch      uint64
+	first      int // the first batch this run delivers (StartAt); the ones before were delivered by an earlier run
 	total      int
 	stop       chan struct{} // closed to stop the goroutines
 	loaderDone chan struct{} // closed when the loader exits
@@ -236,6 +237,7 @@ type run struct {
 	wg         sync.WaitGroup
 
 	delivered  int
+	position   atomic.Int64 // delivered, for Position from any goroutine
 	err        error
 	lastReturn time.Time // when Next last returned a batch (zero: never)
 }
@@ -649,11 +651,24 @@ func (pl *Pipeline) NumBatches() int {
 // Start begins epoch epoch: stops and drains any epoch in progress (freeing
 // its queued batches), shuffles the seeds by (Seed, epoch) and starts the
 // sampler workers and the loader goroutine.
-func (pl *Pipeline) Start(epoch uint64) error {
+func (pl *Pipeline) Start(epoch uint64) error { return pl.StartAt(epoch, 0) }
+
+// StartAt is Start for the rest of an epoch: it delivers the epoch's
+// batches from the first-th on (counted as Next delivers them: this
+// rank's share with a Share), each the batch an uninterrupted epoch
+// delivers at that place, bit for bit, without sampling the ones before.
+// first == NumBatches starts an epoch that is already over (Next: io.EOF).
+// A run interrupted after k batches (Position) resumes with StartAt(epoch,
+// k), in this process or a fresh one, with any thread, worker or patch
+// count.
+func (pl *Pipeline) StartAt(epoch uint64, first int) error {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if pl.closed {
 		return ErrClosed
+	}
+	if total := pl.NumBatches(); first < 0 || first > total {
+		return fmt.Errorf("pipeline: starting epoch %d at batch %d: the epoch has %d batches (want 0 <= first <= %d)", epoch, first, total, total)
 	}
 	pl.stopLocked()
 	pl.st.total.wall.Add(int64(pl.epochWall()))
@@ -665,6 +680,8 @@ func (pl *Pipeline) Start(epoch uint64) error {
 	order := epochOrder(pl.numItems, pl.opt.Shuffle, pl.opt.Seed, epoch)
 	r := &run{
 		epoch:      epoch,
+		first:      first,
+		delivered:  first,
 		total:      pl.NumBatches(),
 		stop:       make(chan struct{}),
 		loaderDone: make(chan struct{}),
@@ -677,6 +694,7 @@ func (pl *Pipeline) Start(epoch uint64) error {
 		jobs[i] = make(chan job, max(1, (pl.opt.QueueCapacity+w-1)/w))
 	}
 	r.jobs = jobs
+	r.position.Store(int64(first))
 	r.wg.Add(w + 1)
 	for i, s := range pl.workers {
 		go pl.sampleLoop(r, order, s, i, jobs[i])
@@ -735,7 +753,7 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 	}
 	ranks := pl.ranks
 	stride := ranks * len(pl.workers)
-	for i := w * ranks; i < r.total; i += stride {
+	for i := r.first + w*ranks; i < r.total; i += stride {
 		if q.stopped() {
 			return
 		}
@@ -882,7 +900,7 @@ func (pl *Pipeline) makeLoop(r *run, order []int64, m maker, w int, jobs chan<- 
 	defer r.wg.Done()
 	defer close(jobs)
 	q := &workerQueue{pl: pl, r: r, jobs: jobs}
-	for i := w; i < r.total; i += len(pl.makers) {
+	for i := r.first + w; i < r.total; i += len(pl.makers) {
 		if q.stopped() {
 			return
 		}
@@ -929,14 +947,14 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 		}
 	}
 	ranks := pl.ranks
-	for i := 0; i < r.total; i++ {
+	for i := r.first; i < r.total; i++ {
 		var j job
 		var ok bool
 		t0 = time.Now()
 		select {
 		case <-r.stop:
 			return
-		case j, ok = <-jobs[(i/ranks)%len(jobs)]:
+		case j, ok = <-jobs[((i-r.first)/ranks)%len(jobs)]:
 			if !ok {
 				return
 			}
@@ -1021,6 +1039,20 @@ func (pl *Pipeline) Next(ctx context.Context) (*Batch, error) {
 	}
 }
 
+// Position returns the epoch in progress (or the last one) and how many of
+// its batches Next has delivered, counting those a StartAt skipped: the
+// place to resume it from with StartAt. started is false before the first
+// Start (and after Close). Safe from any goroutine.
+func (pl *Pipeline) Position() (epoch uint64, delivered int, started bool) {
+	pl.mu.Lock()
+	r := pl.cur
+	pl.mu.Unlock()
+	if r == nil {
+		return pl.epochNum.Load(), 0, false
+	}
+	return r.epoch, int(r.position.Load()), true
+}
+
 // deliver is Next's answer for what it took from r.out (ok false: closed).
 func (pl *Pipeline) deliver(r *run, it item, ok bool) (*Batch, error) {
 	if !ok {
@@ -1031,6 +1063,7 @@ func (pl *Pipeline) deliver(r *run, it item, ok bool) (*Batch, error) {
 		return nil, it.err
 	}
 	r.delivered++
+	r.position.Store(int64(r.delivered))
 	pl.st.batch(consumerStage)
 	r.lastReturn = time.Now()
 	if r.delivered == r.total {

@@ -79,6 +79,9 @@ type counters struct {
 	sampler, loader, consumer stageCounters
 	bytes                     [feature.NumTiers]atomic.Int64
 	hot, cold                 atomic.Int64
+	cacheRows, diskRows       atomic.Int64
+	diskBytes, diskRead       atomic.Int64
+	diskRequests              atomic.Int64
 	wall                      atomic.Int64 // nanoseconds of finished epochs
 }
 
@@ -93,6 +96,9 @@ func (c *counters) load() Counters {
 		out.Gathered.Bytes[i] = c.bytes[i].Load()
 	}
 	out.Gathered.HotRows, out.Gathered.ColdRows = c.hot.Load(), c.cold.Load()
+	out.Gathered.CacheRows, out.Gathered.DiskRows = c.cacheRows.Load(), c.diskRows.Load()
+	out.Gathered.DiskBytes, out.Gathered.DiskRead = c.diskBytes.Load(), c.diskRead.Load()
+	out.Gathered.DiskRequests = c.diskRequests.Load()
 	return out
 }
 
@@ -146,6 +152,11 @@ func (s *stats) gathered(tc feature.TierCounts) {
 		}
 		c.hot.Add(tc.HotRows)
 		c.cold.Add(tc.ColdRows)
+		c.cacheRows.Add(tc.CacheRows)
+		c.diskRows.Add(tc.DiskRows)
+		c.diskBytes.Add(tc.DiskBytes)
+		c.diskRead.Add(tc.DiskRead)
+		c.diskRequests.Add(tc.DiskRequests)
 	}
 }
 
@@ -160,7 +171,7 @@ func (c *counters) reset() {
 	for i := range c.bytes {
 		c.bytes[i].Store(0)
 	}
-	c.hot.Store(0)
-	c.cold.Store(0)
-	c.wall.Store(0)
+	for _, a := range []*atomic.Int64{&c.hot, &c.cold, &c.cacheRows, &c.diskRows, &c.diskBytes, &c.diskRead, &c.diskRequests, &c.wall} {
+		a.Store(0)
+	}
 }

@@ -1,9 +1,11 @@
 package sample
 
 import (
+	"math"
 	"math/bits"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/par"
@@ -26,7 +28,7 @@ import (
 type filterState struct {
 	biased  bool
 	exclude []int64 // the request's list (a copy): with biased, the key
-	excl    []uint64
+	excluded
 
 	nodeOnce sync.Once
 	nodeW    []float64
@@ -47,7 +49,7 @@ func (s *shared) filterFor(biased bool, exclude []int64, threads int) *filterSta
 			return f
 		}
 	}
-	f := &filterState{biased: biased, exclude: slices.Clone(exclude), excl: buildExcluded(s.g, exclude, threads)}
+	f := &filterState{biased: biased, exclude: slices.Clone(exclude), excluded: s.buildExcluded(exclude, threads)}
 	if len(s.filters) < maxFilters {
 		s.filters = append(s.filters, nil)
 	}
@@ -63,18 +65,123 @@ func (f *filterState) nodeWeights(c *call) []float64 {
 	return f.nodeW
 }
 
-// buildExcluded returns a bitmap over g's edge positions marking the edges
-// whose ids are in ids (nil when none is), with threads goroutines.
-func buildExcluded(g *graph.CSC, ids []int64, threads int) []uint64 {
+// excluded is the set of excluded CSC positions of a filter: a bitmap over
+// every position (excl) when the list is long, or the sorted positions
+// (pos) when it is short, as link prediction's per-batch lists (a batch's
+// seed edges and their reverses) are: a bitmap would cost each batch a
+// pass over the whole graph. Both nil: no edge is excluded.
+type excluded struct {
+	excl []uint64
+	pos  []int64
+}
+
+// any reports whether some position is excluded.
+func (x excluded) any() bool { return x.excl != nil || x.pos != nil }
+
+// sparseExclusion reports whether n excluded ids of a graph of e edges are
+// kept as sorted positions: when they take less memory than the bitmap.
+// A variable, so that the tests can compare both forms.
+var sparseExclusion = func(n, e int64) bool { return n*64 < e }
+
+// buildExcluded returns the excluded positions of s's graph whose edge ids
+// are in ids, with threads goroutines.
+func (s *shared) buildExcluded(ids []int64, threads int) excluded {
 	if len(ids) == 0 {
-		return nil
+		return excluded{}
 	}
+	g := s.g
 	e := g.NumEdges()
-	words := int((e + 63) / 64)
-	set := make([]uint64, words)
 	sorted := slices.Clone(ids)
 	slices.Sort(sorted)
 	sorted = slices.Compact(sorted)
+	if sparseExclusion(int64(len(sorted)), e) {
+		if pos, ok := s.positionsOf(sorted, threads); ok {
+			if len(pos) == 0 {
+				return excluded{}
+			}
+			return excluded{pos: pos}
+		}
+	}
+	return excluded{excl: buildBitmap(g, sorted, threads)}
+}
+
+// positionsOf returns the sorted CSC positions of the edge ids sorted (ids
+// that are no edge of the graph are left out), or false when the graph's
+// edge ids are too sparse to invert densely (see edgePositions).
+func (s *shared) positionsOf(sorted []int64, threads int) ([]int64, bool) {
+	g := s.g
+	e := g.NumEdges()
+	var pos []int64
+	if g.EdgeIDs == nil { // id == position
+		for _, id := range sorted {
+			if id >= 0 && id < e {
+				pos = append(pos, id)
+			}
+		}
+		return pos, true
+	}
+	inv := s.edgePositions(threads)
+	if inv == nil {
+		return nil, false
+	}
+	for _, id := range sorted {
+		if id >= 0 && id < int64(len(inv)) && inv[id] >= 0 {
+			pos = append(pos, int64(inv[id]))
+		}
+	}
+	slices.Sort(pos)
+	return pos, true
+}
+
+// edgePositions returns the inverse of the graph's edge ids, built on first
+// use: inv[id] is the position of edge id (-1: none). int32 positions: 4
+// bytes per edge id. nil when the graph has 2^31 edges or more, ids much
+// larger than its edge count (as after an edge subgraph), which a dense
+// inverse would waste memory on, or an id at two positions (a caller's
+// CSC may repeat one; the bitmap then excludes every position of it).
+func (s *shared) edgePositions(threads int) []int32 {
+	s.invOnce.Do(func() {
+		g := s.g
+		e := g.NumEdges()
+		if e >= math.MaxInt32 {
+			return
+		}
+		maxID := int64(-1)
+		for _, id := range g.EdgeIDs {
+			maxID = max(maxID, id)
+		}
+		if maxID >= 2*e+1024 {
+			return
+		}
+		inv := make([]int32, maxID+1)
+		par.For(len(inv), 1<<16, threads, func(_, a, b int) {
+			for i := a; i < b; i++ {
+				inv[i] = -1
+			}
+		})
+		var repeated atomic.Bool
+		par.For(int(e), 1<<16, threads, func(_, a, b int) {
+			for p := a; p < b; p++ {
+				if !atomic.CompareAndSwapInt32(&inv[g.EdgeIDs[p]], -1, int32(p)) {
+					repeated.Store(true)
+					return
+				}
+			}
+		})
+		if repeated.Load() {
+			return
+		}
+		s.inv = inv
+	})
+	return s.inv
+}
+
+// buildBitmap returns a bitmap over g's edge positions marking the edges
+// whose ids are in sorted (nil when none is), with threads goroutines.
+func buildBitmap(g *graph.CSC, sorted []int64, threads int) []uint64 {
+	e := g.NumEdges()
+	words := int((e + 63) / 64)
+	set := make([]uint64, words)
 	if g.EdgeIDs == nil { // id == position
 		found := false
 		for _, id := range sorted {
@@ -113,7 +220,44 @@ func buildExcluded(g *graph.CSC, ids []int64, threads int) []uint64 {
 
 // excluded reports whether the edge at position p is excluded.
 func (s *call) excluded(p int64) bool {
-	return s.excl != nil && s.excl[p>>6]&(1<<(p&63)) != 0
+	if s.excl != nil {
+		return s.excl[p>>6]&(1<<(p&63)) != 0
+	}
+	if s.exclPos != nil {
+		_, ok := slices.BinarySearch(s.exclPos, p)
+		return ok
+	}
+	return false
+}
+
+// exclusionCursor answers excluded(p) for positions visited in increasing
+// order (a scan of a list): with sorted positions it walks them alongside
+// the scan rather than searching them for every position.
+type exclusionCursor struct {
+	s   *call
+	pos []int64 // the sorted excluded positions not passed yet (sparse form)
+}
+
+// exclusionsFrom returns a cursor for a scan that starts at position lo.
+func (s *call) exclusionsFrom(lo int64) exclusionCursor {
+	c := exclusionCursor{s: s}
+	if s.exclPos != nil {
+		i, _ := slices.BinarySearch(s.exclPos, lo)
+		c.pos = s.exclPos[i:]
+	}
+	return c
+}
+
+// excluded reports whether the edge at position p (at or after the last
+// position asked) is excluded.
+func (c *exclusionCursor) excluded(p int64) bool {
+	if c.s.exclPos == nil {
+		return c.s.excluded(p)
+	}
+	for len(c.pos) > 0 && c.pos[0] < p {
+		c.pos = c.pos[1:]
+	}
+	return len(c.pos) > 0 && c.pos[0] == p
 }
 
 // candidate reports whether the edge at position p may be sampled (by a
@@ -128,7 +272,13 @@ func (s *call) candidate(p int64) bool {
 // candidateAt reports whether the edge at position p may be sampled by a
 // task whose cutoff time is cut (ignored unless the request is temporal).
 func (s *call) candidateAt(p, cut int64) bool {
-	if !s.candidate(p) {
+	return !s.excluded(p) && s.admitted(p, cut)
+}
+
+// admitted reports whether the edge at position p passes the weight and
+// time filters of a task whose cutoff time is cut (exclusion aside).
+func (s *call) admitted(p, cut int64) bool {
+	if s.req.Biased && s.g.Weights[p] <= 0 {
 		return false
 	}
 	switch s.req.Temporal {
@@ -162,8 +312,9 @@ func (s *call) candidatesIn(lo, hi, cut int64) int64 {
 		return (hi - lo) - s.excludedIn(lo, hi)
 	}
 	var d int64
+	ex := s.exclusionsFrom(lo)
 	for p := lo; p < hi; p++ {
-		if s.candidateAt(p, cut) {
+		if !ex.excluded(p) && s.admitted(p, cut) {
 			d++
 		}
 	}
@@ -172,7 +323,15 @@ func (s *call) candidatesIn(lo, hi, cut int64) int64 {
 
 // excludedIn counts the excluded positions in [lo, hi).
 func (s *call) excludedIn(lo, hi int64) int64 {
-	if s.excl == nil || lo >= hi {
+	if lo >= hi {
+		return 0
+	}
+	if s.exclPos != nil {
+		a, _ := slices.BinarySearch(s.exclPos, lo)
+		b, _ := slices.BinarySearch(s.exclPos, hi)
+		return int64(b - a)
+	}
+	if s.excl == nil {
 		return 0
 	}
 	var n int
@@ -307,31 +466,22 @@ func (s *call) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int
 // (and nothing to eb), for the caller to resolve (resolvePositions).
 func (s *call) sampleSegment(st uint64, lo, hi int64, fanout int, cut int64, nb, eb []int64, resolve bool, sc *filterScratch, scratch *[]uint64) int64 {
 	g := s.g
-	if !s.filtered && s.req.Temporal == TemporalNone {
+	if s.req.Temporal == TemporalNone && (!s.filtered || (!s.req.Biased && s.excludedIn(lo, hi) == 0)) {
 		// Every position is a candidate: draw over [0, hi-lo) directly,
 		// as the loop below would over the identity candidate list.
-		d := hi - lo
-		k := s.taskCount(d, fanout)
-		nb, eb = nb[:k], eb[:k]
-		if k == 0 {
-			return 0
-		}
-		if fanout < 0 || (!s.req.Replace && k == d) {
-			for i := range nb {
-				nb[i] = int64(i)
-			}
-		} else {
-			r := rng.SplitMix64{State: st}
-			drawPositions(&r, d, nb, s.req.Replace, scratch)
-		}
-		finishSegment(g, lo, nb, eb, resolve)
+		k := s.drawUniform(st, hi-lo, fanout, nb, scratch)
+		finishSegment(g, lo, nb[:k], eb[:k], resolve)
 		return k
+	}
+	if s.exclPos != nil && !s.req.Biased && s.req.Temporal == TemporalNone {
+		return s.sampleAround(st, lo, hi, fanout, nb, eb, resolve, scratch)
 	}
 	biased := s.req.Biased
 	cand := sc.pos[:0]
 	w := sc.w[:0]
+	ex := s.exclusionsFrom(lo)
 	for p := lo; p < hi; p++ {
-		if !s.candidateAt(p, cut) {
+		if ex.excluded(p) || !s.admitted(p, cut) {
 			continue
 		}
 		cand = append(cand, p-lo)
@@ -388,6 +538,55 @@ func (s *call) sampleSegment(st uint64, lo, hi int64, fanout int, cut int64, nb,
 		}
 	}
 	finishSegment(g, lo, nb, eb, resolve)
+	return k
+}
+
+// sampleAround is sampleSegment's uniform draw for the sorted excluded
+// positions (exclPos) of a short list: the candidates of [lo, hi) are its
+// positions but the few excluded ones, so the draws over [0, d) (d
+// candidates) are mapped to positions by stepping over the excluded ones
+// (cost: the draws times the excluded positions in the list) rather than
+// listing every candidate of the list, which for a hub is the whole list.
+// It draws and returns what the candidate loop would.
+func (s *call) sampleAround(st uint64, lo, hi int64, fanout int, nb, eb []int64, resolve bool, scratch *[]uint64) int64 {
+	a, _ := slices.BinarySearch(s.exclPos, lo)
+	b, _ := slices.BinarySearch(s.exclPos, hi)
+	ex := s.exclPos[a:b]
+	k := s.drawUniform(st, (hi-lo)-int64(len(ex)), fanout, nb, scratch)
+	nb, eb = nb[:k], eb[:k]
+	// Candidate j is at relative position j + (the excluded positions at
+	// or before it).
+	for i, j := range nb {
+		p := j
+		for _, e := range ex {
+			if e-lo > p {
+				break
+			}
+			p++
+		}
+		nb[i] = p
+	}
+	finishSegment(s.g, lo, nb, eb, resolve)
+	return k
+}
+
+// drawUniform writes the uniform draws of a task with fan-out fanout over
+// d candidates, as indices in [0, d), to nb and returns their count
+// (taskCount's): every candidate in order when the task takes them all.
+func (s *call) drawUniform(st uint64, d int64, fanout int, nb []int64, scratch *[]uint64) int64 {
+	k := s.taskCount(d, fanout)
+	nb = nb[:k]
+	if k == 0 {
+		return 0
+	}
+	if fanout < 0 || (!s.req.Replace && k == d) {
+		for i := range nb {
+			nb[i] = int64(i)
+		}
+	} else {
+		r := rng.SplitMix64{State: st}
+		drawPositions(&r, d, nb, s.req.Replace, scratch)
+	}
 	return k
 }
 

@@ -68,8 +68,9 @@ func (s *call) laborSegment(prefix uint64, lo, hi int64, fanout int, cut int64, 
 	// every destination with a larger ratio, exactly.
 	p := float64(fanout) / float64(d)
 	var n int64
+	ex := s.exclusionsFrom(lo)
 	for q := lo; q < hi; q++ {
-		if check && !s.candidateAt(q, cut) {
+		if check && (ex.excluded(q) || !s.admitted(q, cut)) {
 			continue
 		}
 		var u int64

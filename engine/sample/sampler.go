@@ -58,6 +58,10 @@ type shared struct {
 
 	filterMu sync.Mutex
 	filters  []*filterState // most recently used first, at most maxFilters
+
+	// inv inverts g.EdgeIDs for short exclusion lists (edgePositions).
+	invOnce sync.Once
+	inv     []int32
 }
 
 // call is one Sample or RandomWalk call: the runtime with the call's
@@ -68,11 +72,13 @@ type call struct {
 	seed uint64
 
 	// filtered is set when tasks must skip edges (Biased: zero weights;
-	// excl: excluded edges). excl is a bitmap over the CSC's edge positions
-	// (nil when no edge is excluded). nodeW[v] is W_v, v's total candidate
-	// weight (LayerWise only).
+	// excl, exclPos: excluded edges, a bitmap over the CSC's edge
+	// positions or their sorted list, both nil when no edge is excluded;
+	// see the type excluded). nodeW[v] is W_v, v's total candidate weight
+	// (LayerWise only).
 	filtered bool
 	excl     []uint64
+	exclPos  []int64
 	nodeW    []float64
 
 	// general routes the owner stage through the per-task path that
@@ -324,8 +330,8 @@ func (rt *Runtime) begin(req Request, needNodeW bool, what string) (*call, error
 	}
 	if req.Biased || len(req.ExcludeEdges) > 0 {
 		f := rt.filterFor(req.Biased, req.ExcludeEdges, rt.threads)
-		c.excl = f.excl
-		c.filtered = req.Biased || f.excl != nil
+		c.excl, c.exclPos = f.excl, f.pos
+		c.filtered = req.Biased || f.any()
 		if needNodeW {
 			c.nodeW = f.nodeWeights(c)
 		}

@@ -23,7 +23,7 @@ from ._native.backend import BackendError
 from ._stats import LoaderCounters, LoaderStats, StageStats
 from ._version import __version__
 from .errors import GraphferryError, InvalidArgumentError, OutOfMemoryError, StorageError, TypeMismatchError
-from .graph import PRESETS, Graph, convert_npy, generate
+from .graph import PRESETS, Graph, convert_npy, generate, write_csc
 from .hetero import HeteroGraph
 from .sampling import Block, Loader, SampledSubgraph, SampleOptions, random_walk, sample_neighbors
 
@@ -38,6 +38,7 @@ __all__ = [
     "HeteroGraph",
     "convert_npy",
     "generate",
+    "write_csc",
     "PRESETS",
     "sample_neighbors",
     "random_walk",

@@ -1,16 +1,18 @@
 """Command line: ``python -m graphferry convert SRC DST``, ``python -m graphferry
-generate PRESET DST``, ``python -m graphferry verify DIR``, ``python -m graphferry partition SRC DST
---parts N`` and ``python -m graphferry version``."""
+generate PRESET DST``, ``python -m graphferry csc DIR``, ``python -m graphferry verify DIR``,
+``python -m graphferry partition SRC DST --parts N``, ``python -m graphferry version`` and
+``python -m graphferry info`` (what a bug report needs: versions, library, backend, CPUs, GPUs)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 from collections.abc import Sequence
 
 import graphferry
-from graphferry import partition
+from graphferry import _info, partition
 from graphferry._metafile import read_object
 
 
@@ -28,9 +30,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         "generate",
         help="write a synthetic R-MAT dataset (tiny, small, products-like, papers-like)",
     )
-    generate.add_argument("preset", help="tiny, small, products-like or papers-like")
+    generate.add_argument("preset", help="tiny, small, products-like, papers-like, disk-small or papers100M-like")
     generate.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
     generate.add_argument("--seed", type=int, default=0, help="0 keeps the preset's seed")
+    csc = sub.add_parser(
+        "csc",
+        help="add the CSC files to a graphferry dataset directory: opening it then maps the topology "
+        "read-only instead of building it from edges.arrow (graphs larger than memory)",
+    )
+    csc.add_argument("dir", help="graphferry dataset directory")
     verify = sub.add_parser(
         "verify",
         help="check a graphferry dataset directory: every file's size and CRC-32C against "
@@ -62,11 +70,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     part.add_argument("--seed", type=int, default=0, help="seed of random (and METIS's randomisation)")
     part.add_argument("--quiet", action="store_true", help="no progress bars")
     sub.add_parser("version", help="print the package and library versions")
+    info = sub.add_parser(
+        "info",
+        help="print what a bug report needs: versions, library path and build id, backend and why, "
+        "CPUs, torch/DGL/PyG versions, GPUs the driver sees",
+    )
+    info.add_argument("--json", action="store_true", help="one JSON object instead of name: value lines")
+    info.add_argument("--no-gpu", action="store_true", help="do not probe the NVIDIA driver")
     args = parser.parse_args(argv)
-    if args.command in ("convert", "generate"):
+    if args.command in ("convert", "generate", "csc"):
+        if args.command == "csc":
+            args.dst = args.dir
         try:
             if args.command == "convert":
                 graphferry.convert_npy(args.src, args.dst)
+            elif args.command == "csc":
+                graphferry.write_csc(args.dir)
             else:
                 graphferry.generate(args.preset, args.dst, seed=args.seed)
         except graphferry.GraphferryError as err:
@@ -79,6 +98,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _verify(graphferry, args.dir)
     if args.command == "partition":
         return _partition(graphferry, args)
+    if args.command == "info":
+        facts = _info.collect(probe=not args.no_gpu)
+        print(json.dumps(facts, indent=2) if args.json else _info.format_facts(facts))
+        return 0
     print(
         f"graphferry {graphferry.__version__} (library {graphferry.library_version()} at {graphferry.library_path()})"
     )

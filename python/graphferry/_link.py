@@ -20,6 +20,7 @@ from typing import Any
 
 import torch
 
+from ._hostmem import HostAllocator
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, borrow
 from ._options import SampleOptions
@@ -97,6 +98,8 @@ class _SamplerOptions:
         amount: float,
         exclude: str | None,
         reverse_eids: Any,
+        negative_flags: int = 0,
+        negative_weights: Any = None,
     ):
         if mode not in ("dgl", "pyg"):
             raise ValueError(f"'mode' must be 'dgl' or 'pyg' (got {mode!r})")
@@ -106,6 +109,7 @@ class _SamplerOptions:
             raise ValueError(f"'exclude' must be None, 'self' or 'reverse_id' (got {exclude!r})")
         self.sample, self._keep = options.to_c()
         self._reverse = borrow(reverse_eids, "reverse_eids")
+        self._weights = borrow(negative_weights, "negative_weights")
         self.struct = _lib.gf_edge_sampler_options(
             sample=ctypes.pointer(self.sample),
             mode=_lib.GF_LINK_DGL if mode == "dgl" else _lib.GF_LINK_PYG,
@@ -113,6 +117,8 @@ class _SamplerOptions:
             amount=float(amount),
             exclude=_EXCLUDES[exclude],
             reverse_eids=ctypes.pointer(self._reverse.dltensor) if self._reverse is not None else None,
+            negative_flags=int(negative_flags),
+            negative_weights=ctypes.pointer(self._weights.dltensor) if self._weights is not None else None,
         )
 
 
@@ -133,6 +139,11 @@ class EdgeSampler(Closeable):
             ``"reverse_id"``.
         reverse_eids (Tensor, optional): with ``"reverse_id"`` (``-1``: no
             reverse).
+        negative_flags (int): with ``"global_uniform"``, DGL's
+            ``exclude_self_loops=False`` (``GF_NEG_KEEP_SELF_LOOPS``) and
+            ``replace=True`` (``GF_NEG_REPLACE``); 0: DGL's defaults.
+        negative_weights (Tensor, optional): PyG mode: float ``[num_nodes]``
+            weights of the negatives (PyG's ``NegativeSampling`` weight).
     """
 
     def __init__(
@@ -145,10 +156,19 @@ class EdgeSampler(Closeable):
         amount: float = 0.0,
         exclude: str | None = None,
         reverse_eids: Any = None,
+        negative_flags: int = 0,
+        negative_weights: Any = None,
     ):
         self._handle: int | None = None
         opts = _SamplerOptions(
-            options, mode=mode, negative=negative, amount=amount, exclude=exclude, reverse_eids=reverse_eids
+            options,
+            mode=mode,
+            negative=negative,
+            amount=amount,
+            exclude=exclude,
+            reverse_eids=reverse_eids,
+            negative_flags=negative_flags,
+            negative_weights=negative_weights,
         )
         self.graph = graph
         self.mode = mode
@@ -158,23 +178,37 @@ class EdgeSampler(Closeable):
         _lib.gf_edge_sampler_open(graph.handle, ctypes.byref(opts.struct), ctypes.byref(out))
         self._handle = out.value
 
-    def sample(self, seeds: Any, seeds_dst: Any = None, key: int = 0) -> EdgeSample:
+    def sample(self, seeds: Any, seeds_dst: Any = None, key: int = 0, seed_times: Any = None) -> EdgeSample:
         """Samples the edge batch of ``seeds`` (edge ids; with ``seeds_dst``,
-        the sources of node pairs) under batch key ``key``."""
+        the sources of node pairs) under batch key ``key``; a temporal PyG
+        sampler takes ``seed_times``, one time per pair."""
         if self._handle is None:
             raise ValueError("this EdgeSampler was closed")
         src = BorrowedTensor(seeds, "seeds")
         dst = BorrowedTensor(seeds_dst, "seeds_dst") if seeds_dst is not None else None
         out = ctypes.c_void_p()
-        _lib.gf_edge_sampler_sample(
-            self._handle,
-            src.ref,
-            dst.ref if dst is not None else None,
-            key & 0xFFFFFFFFFFFFFFFF,
-            ctypes.byref(out),
-        )
+        if seed_times is not None:
+            times = BorrowedTensor(seed_times, "seed_times")
+            _lib.gf_edge_sampler_sample_timed(
+                self._handle,
+                src.ref,
+                dst.ref if dst is not None else None,
+                times.ref,
+                key & 0xFFFFFFFFFFFFFFFF,
+                ctypes.byref(out),
+            )
+        else:
+            _lib.gf_edge_sampler_sample(
+                self._handle,
+                src.ref,
+                dst.ref if dst is not None else None,
+                key & 0xFFFFFFFFFFFFFFFF,
+                ctypes.byref(out),
+            )
         with _Batch(out.value) as batch:
-            sub = batch.read(frontier_all=self.options.frontier == "all", typed=self._typed)
+            sub = batch.read(
+                frontier_all=self.options.frontier == "all", disjoint=self.options.disjoint, typed=self._typed
+            )
             return _read_edge_batch(batch, sub)
 
     def close(self) -> None:
@@ -199,7 +233,8 @@ class EdgeLoader(Loader):
         seeds_dst (Tensor, optional): int64 ``[n]`` pair destinations (PyG).
         options (SampleOptions): neighbour sampling; its seed roots the
             shuffles and every random stream.
-        mode, negative, amount, exclude, reverse_eids: as :class:`EdgeSampler`.
+        mode, negative, amount, exclude, reverse_eids, negative_flags,
+            negative_weights: as :class:`EdgeSampler`.
         batch_size, shuffle, drop_last, queue_capacity: batching.
         feature_names, label_names: node data gathered over every node of a
             batch, and over its seeds.
@@ -207,6 +242,10 @@ class EdgeLoader(Loader):
             over every batch's sampled edges (``sub.edge_data``).
         coo (bool): the engine also makes every batch's edges one edge list
             (``sub.coo``: PyG's ``edge_index`` and ``e_id``).
+        allocator (HostAllocator, optional): the memory of the batches'
+            tensors, as in :class:`~graphferry.Loader`.
+        seed_times (Tensor, optional): PyG temporal sampling: int64, one
+            time per pair (``edge_label_time``), shuffled with the pairs.
     """
 
     def __init__(
@@ -221,6 +260,8 @@ class EdgeLoader(Loader):
         amount: float = 0.0,
         exclude: str | None = None,
         reverse_eids: Any = None,
+        negative_flags: int = 0,
+        negative_weights: Any = None,
         batch_size: int = 1,
         shuffle: bool = False,
         drop_last: bool = False,
@@ -229,11 +270,19 @@ class EdgeLoader(Loader):
         label_names: Sequence[str] = (),
         edge_feature_names: Sequence[str] = (),
         coo: bool = False,
+        allocator: HostAllocator | None = None,
+        seed_times: Any = None,
     ):
         self._handle = None
-        self._coo = bool(coo)
         self._sampler_options = _SamplerOptions(
-            options, mode=mode, negative=negative, amount=amount, exclude=exclude, reverse_eids=reverse_eids
+            options,
+            mode=mode,
+            negative=negative,
+            amount=amount,
+            exclude=exclude,
+            reverse_eids=reverse_eids,
+            negative_flags=negative_flags,
+            negative_weights=negative_weights,
         )
         self._seeds_dst = seeds_dst
         self._edge_features = [
@@ -250,6 +299,9 @@ class EdgeLoader(Loader):
             queue_capacity=queue_capacity,
             feature_names=feature_names,
             label_names=label_names,
+            coo=coo,
+            allocator=allocator,
+            seed_times=seed_times,
         )
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
@@ -260,7 +312,6 @@ class EdgeLoader(Loader):
             loader=ctypes.pointer(self._options),
             num_edge_feature_names=len(self._edge_features),
             edge_feature_names=ctypes.cast(self._edge_array, ctypes.POINTER(ctypes.c_char_p)),
-            coo=int(self._coo),
         )
         dst = BorrowedTensor(self._seeds_dst, "seeds_dst") if self._seeds_dst is not None else None
         _lib.gf_edge_loader_open(
@@ -271,6 +322,4 @@ class EdgeLoader(Loader):
     def _read(self, batch: _Batch) -> EdgeSample:
         sub = super()._read(batch)
         sub.edge_data = {name: batch.take_edge_data(raw) for name, raw in self._edge_features}
-        if self._coo:
-            sub.coo = (batch.take(_lib.GF_FIELD_COO_INDEX), batch.take(_lib.GF_FIELD_COO_EDGE_IDS))
         return _read_edge_batch(batch, sub)

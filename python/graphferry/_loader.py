@@ -1,6 +1,6 @@
 """What the engine-backed loaders of :mod:`graphferry.dgl` and
 :mod:`graphferry.pyg` share, in one place: the checks of the arguments every
-loader takes (``num_workers``), the seed of a loader (given, shared by the
+loader takes (``num_workers``, the engine's sampling threads), the seed of a loader (given, shared by the
 ranks, or drawn from a generator) and of its batches, and
 :class:`EngineLoader`, the base that opens, iterates and closes the engine's
 loaders and turns each batch into the framework's.
@@ -10,6 +10,13 @@ DGL's and PyTorch's data loaders: the first one runs on the engine loader
 opened with the :class:`EngineLoader`; a second one started while the first
 is still being iterated gets an engine loader of its own (an engine loader
 runs one epoch at a time), and an abandoned iterator's loader is reused.
+
+A loader for a GPU consumer has a :class:`~graphferry._transfer.Transfer`:
+its engine loaders write the batches into the transfer's host memory
+(page-locked), and each epoch runs through the prefetch step
+(:class:`~graphferry._transfer.DeviceIterator`); without one (CPU
+training) the batches stay in the library's memory and are handed over as
+they are converted.
 """
 
 from __future__ import annotations
@@ -21,9 +28,12 @@ from typing import Any
 import numpy as np
 import torch
 
+from ._device import DeviceOptions
+from ._hostmem import HostAllocator
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats
+from ._transfer import DeviceIterator, Transfer, pin_batch, to_device
 from .distributed import DistributedLoader
 from .errors import GF_ESTATE, GraphferryError
 from .graph import Graph, _tensor_signature
@@ -31,7 +41,9 @@ from .sampling import Loader, SampledSubgraph, _closed_error, random_seed
 
 __all__ = [
     "EngineLoader",
-    "refuse_workers",
+    "worker_threads",
+    "torch_loader_kwargs",
+    "TORCH_WORKER_ARGS",
     "loader_seed",
     "call_key",
     "release_idle_loaders",
@@ -40,17 +52,59 @@ __all__ = [
 ]
 
 
-def refuse_workers(num_workers: Any) -> None:
-    """Raises ValueError for ``num_workers > 0``: forked DataLoader workers
-    cannot run graphferry."""
+def worker_threads(num_workers: Any, num_threads: Any = 0) -> Any:
+    """The engine's sampling threads of a loader given torch's
+    ``num_workers`` (DGL's and PyG's loaders pass it on to torch's
+    ``DataLoader``): no process is forked, the engine samples and gathers on
+    its own threads, and ``num_workers > 0`` sets how many sample (as
+    ``num_threads`` does; ``0`` leaves ``num_threads``, whose ``<= 0`` means
+    every core). Both given and different is an error."""
     if not isinstance(num_workers, (int, np.integer)) or isinstance(num_workers, bool):
         raise TypeError(f"'num_workers' must be an int (got '{type(num_workers).__name__}')")
-    if num_workers > 0:
-        raise ValueError(
-            f"num_workers={num_workers} is not supported: graphferry samples and gathers on its "
-            "own threads and cannot run in forked DataLoader worker processes; use num_workers=0 "
-            "(the engine already works ahead of the training loop)"
-        )
+    if num_workers < 0:
+        # torch's DataLoader refuses it with the same exception.
+        raise ValueError(f"num_workers option should be non-negative (got {num_workers})")
+    if num_workers == 0:
+        return num_threads
+    if isinstance(num_threads, (int, np.integer)) and not isinstance(num_threads, bool) and num_threads > 0:
+        if num_threads != num_workers:
+            raise ValueError(
+                f"num_workers={num_workers} and num_threads={num_threads} both set the engine's sampling "
+                "threads: give one of them"
+            )
+    return int(num_workers)
+
+
+# torch DataLoader arguments (DGL's and PyG's loaders pass them on) that only
+# tune torch's worker processes and pinning thread, which graphferry does
+# not have: accepted and ignored.
+TORCH_WORKER_ARGS = frozenset(
+    {
+        "persistent_workers",
+        "prefetch_factor",  # batches per worker: see queue_capacity
+        "timeout",
+        "worker_init_fn",  # never called without workers
+        "multiprocessing_context",
+        "pin_memory",
+        "pin_memory_device",
+        "in_order",  # our batches always arrive in order
+    }
+)
+
+
+def torch_loader_kwargs(kwargs: dict, owner: str) -> Any:
+    """Checks the torch ``DataLoader`` keywords a PyG loader passes on and
+    returns ``generator`` (or None): worker settings are ignored, PyG's
+    loaders drop ``dataset`` and ``collate_fn`` (as graphferry does), and
+    ``sampler``/``batch_sampler`` (which would replace the seeds' batching)
+    are refused."""
+    generator = kwargs.pop("generator", None)
+    for name in kwargs:
+        if name in ("sampler", "batch_sampler"):
+            raise ValueError(f"{owner} does not take '{name}': it batches the seeds itself")
+        if name not in TORCH_WORKER_ARGS and name not in ("dataset", "collate_fn"):
+            raise TypeError(f"{owner} got an unexpected keyword argument '{name}'")
+    return generator
 
 
 def loader_seed(seed: Any, *, shared: Any = None, generator: torch.Generator | None = None) -> Any:
@@ -79,17 +133,74 @@ def call_key(n: int) -> int:
 
 
 class _Epoch:
-    """One epoch of an :class:`EngineLoader`: the engine's batches, converted."""
+    """One epoch of an :class:`EngineLoader`: the engine's batches, converted
+    (and with ``pin``, the rest of each batch made page-locked). With
+    ``count`` it keeps the owner's position (epoch, batches yielded) for its
+    :meth:`~EngineLoader.state_dict`; under the prefetch step the
+    :class:`_DeviceEpoch` handing batches to the consumer counts instead."""
 
-    def __init__(self, owner: EngineLoader, batches: Any):
+    def __init__(
+        self, owner: EngineLoader, batches: Any, number: int, first: int, pin: bool = False, count: bool = True
+    ):
         self._owner = owner
         self._batches = batches
+        self._pin = pin
+        self._position = _Position(owner, number, first) if count else None
 
     def __iter__(self) -> _Epoch:
         return self
 
     def __next__(self) -> Any:
-        return self._owner._convert(next(self._batches))
+        try:
+            sub = next(self._batches)
+        except StopIteration:
+            if self._position is not None:
+                self._position.record(True)
+            raise
+        batch = self._owner._convert(sub)
+        if self._position is not None:
+            self._position.record(False)
+        return pin_batch(batch) if self._pin else batch
+
+
+class _Position:
+    """The position of one epoch of an :class:`EngineLoader` (its number and
+    the batches the consumer received), recorded in the owner while that
+    epoch is its latest."""
+
+    def __init__(self, owner: EngineLoader, number: int, first: int):
+        self._owner = owner
+        self._number = number
+        self._yielded = first
+        self._token = object()
+        owner._position = (number, first, False, self._token)
+
+    def record(self, done: bool) -> None:
+        """One more batch reached the consumer (done: the epoch ended)."""
+        if not done:
+            self._yielded += 1
+        pos = self._owner._position
+        if pos is not None and pos[3] is self._token:  # the owner's latest epoch
+            self._owner._position = (self._number, self._yielded, done, self._token)
+
+
+class _DeviceEpoch(DeviceIterator):
+    """The prefetch step's iterator that counts the batches it hands to the
+    consumer (those copied ahead are not yielded yet: a state saved now
+    resumes at the first batch the consumer has not received)."""
+
+    def __init__(self, position: _Position, *args: Any, **kwargs: Any):
+        super().__init__(*args, **kwargs)
+        self._position = position
+
+    def __next__(self) -> Any:
+        try:
+            batch = super().__next__()
+        except StopIteration:
+            self._position.record(True)
+            raise
+        self._position.record(False)
+        return batch
 
 
 class EngineLoader(Closeable):
@@ -118,14 +229,22 @@ class EngineLoader(Closeable):
         comm: Any = None,
         comm_timeout: Any = None,
         seed_times: Any = None,
-        opener: Callable[[], Loader] | None = None,
+        opener: Callable[..., Loader] | None = None,
         eager: bool = True,
+        coo: bool = False,
+        transfer: Transfer | None = None,
+        device: DeviceOptions | None = None,
     ) -> None:
         """Keeps what the engine loaders are opened with and opens the first
         (with ``eager``; else on first use, so that errors in the seeds
         surface when the loader is iterated). ``opener``, when given, opens
         each engine loader instead of :meth:`Loader.from_options` (an edge
-        loader: :class:`graphferry._link.EdgeLoader`)."""
+        loader: :class:`graphferry._link.EdgeLoader`), given ``allocator=``.
+        ``transfer`` is how batches reach a GPU consumer (None: CPU
+        training). ``device``: mode 2, the engine samples and gathers on
+        that CUDA device (:mod:`graphferry._device`; no ``transfer`` then). With ``coo`` the
+        engine also makes every batch's edges one edge list (``sub.coo``)."""
+        self._transfer = transfer
         self._graph = graph
         self._opener = opener
         self._comm = comm  # a graphferry.distributed.Communicator: one rank's share per epoch
@@ -142,17 +261,29 @@ class EngineLoader(Closeable):
         )
         if seed_times is not None:  # temporal sampling: one time per seed, permuted with them
             self._loader_args["seed_times"] = seed_times
+        if device is not None:  # mode 2
+            self._loader_args["device"] = device
+        if coo:
+            self._loader_args["coo"] = True
         self._loaders = []
-        self._epochs: dict[int, weakref.ref] = {}  # id(loader) -> its epoch's iterator
+        # id(loader) -> what iterates its epoch: the epoch's iterator, or the
+        # prefetch step's state (alive while its thread runs)
+        self._epochs: dict[int, weakref.ref] = {}
+        self._prefetchers: weakref.WeakSet[DeviceIterator] = weakref.WeakSet()
         self._next_epoch = 0
+        # The latest epoch's (number, batches yielded, ended, token) and a
+        # position to resume from on the next iter() (load_state_dict).
+        self._position: tuple[int, int, bool, object] | None = None
+        self._resume: tuple[int, int] | None = None
         self._closed = False
         if eager:
-            self._loaders.append(self._new_loader())  # errors in the options surface here
+            # errors in the options surface here
+            self._loaders.append(self._new_loader(self._allocator()))
         _register(graph, self)
 
-    def _new_loader(self) -> Loader:
+    def _new_loader(self, allocator: HostAllocator | None = None) -> Loader:
         if getattr(self, "_opener", None) is not None:
-            loader = self._opener()
+            loader = self._opener(allocator=allocator)
         elif getattr(self, "_comm", None) is not None:
             loader = DistributedLoader.from_options(
                 self._graph,
@@ -160,10 +291,13 @@ class EngineLoader(Closeable):
                 self._options,
                 comm=self._comm,
                 timeout=getattr(self, "_comm_timeout", None),
+                allocator=allocator,
                 **self._loader_args,
             )
         else:
-            loader = Loader.from_options(self._graph, self._seeds, self._options, **self._loader_args)
+            loader = Loader.from_options(
+                self._graph, self._seeds, self._options, allocator=allocator, **self._loader_args
+            )
         cache = getattr(self, "_cache_args", None)
         if cache is not None:
             try:
@@ -185,19 +319,25 @@ class EngineLoader(Closeable):
         self._cache_args = dict(size=size, **kwargs)
         return rows
 
-    def _idle_loader(self) -> Loader:
-        """An engine loader with no epoch that anyone still iterates; opens
-        one if every loader is busy."""
+    def _idle_loader(self, allocator: HostAllocator | None = None) -> Loader:
+        """An engine loader with no epoch that anyone still iterates, whose
+        batches come from ``allocator`` (None: the library's memory); opens
+        one if every loader is busy (an idle one of the other memory is
+        reopened)."""
         for i, loader in enumerate(self._loaders):
             if loader.closed:
                 if self._graph.closed:
                     loader._check_open()  # raises: the graph was closed
-                loader = self._loaders[i] = self._new_loader()  # released by release_idle
+                loader = self._loaders[i] = self._new_loader(allocator)  # released by release_idle
                 return loader
             ref = self._epochs.get(id(loader))
             if not loader.in_epoch or ref is None or ref() is None:
+                if loader.allocator is not allocator:
+                    self._epochs.pop(id(loader), None)
+                    loader.close()
+                    loader = self._loaders[i] = self._new_loader(allocator)
                 return loader
-        loader = self._new_loader()
+        loader = self._new_loader(allocator)
         self._loaders.append(loader)
         return loader
 
@@ -226,23 +366,79 @@ class EngineLoader(Closeable):
     def _convert(self, sub: SampledSubgraph) -> Any:  # pragma: no cover - always overridden
         raise NotImplementedError
 
+    def _move(self, batch: Any, device: Any) -> Any:
+        """The device copy of a converted batch (the prefetch step's; the
+        copies are non-blocking)."""
+        return to_device(batch, device)
+
     def __len__(self) -> int:
         self._check_open()
         loader = next((lo for lo in self._loaders if not lo.closed), None)
         if loader is None:
-            loader = self._idle_loader()
+            loader = self._idle_loader(self._allocator())
         return len(loader)
 
-    def __iter__(self) -> _Epoch:
+    def _allocator(self) -> HostAllocator | None:
+        """The memory of this loader's own epochs (``iter(loader)``)."""
+        transfer = getattr(self, "_transfer", None)
+        return transfer.allocator if transfer is not None else None
+
+    def __iter__(self) -> Any:
+        return self._iterate(getattr(self, "_transfer", None))
+
+    def _iterate(self, transfer: Transfer | None) -> Any:
+        """An epoch whose batches reach their consumer as ``transfer`` says:
+        on its device through the prefetch step, or on the CPU (pinned when
+        it pins; as they are without a transfer)."""
         self._check_open()
         self._before_epoch()
-        loader = self._idle_loader()
+        loader = self._idle_loader(transfer.allocator if transfer is not None else None)
         self._last_loader = loader
-        epoch = self._next_epoch
-        self._next_epoch += 1
-        it = _Epoch(self, loader.epoch(epoch))
-        self._epochs[id(loader)] = weakref.ref(it)
-        return it
+        epoch, first = self._resume or (self._next_epoch, 0)
+        self._next_epoch = epoch + 1
+        self._resume = None
+        pin = transfer is not None and transfer.pins
+        if transfer is None or transfer.device is None:
+            it = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, pin=pin)
+            self._epochs[id(loader)] = weakref.ref(it)
+            return it
+        source = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, count=False)
+        device_it = _DeviceEpoch(_Position(self, epoch, first), source, transfer, move=self._move)
+        self._epochs[id(loader)] = weakref.ref(device_it.state)  # busy while iterated or its thread runs
+        self._prefetchers.add(device_it)
+        return device_it
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where the loader stands (:meth:`graphferry.Loader.state_dict`, the
+        protocol of torchdata's ``StatefulDataLoader``): the epoch being
+        iterated and how many batches it yielded, or the next epoch."""
+        self._check_open()
+        loader = getattr(self, "_last_loader", None)
+        if loader is None or loader.closed:
+            loader = self._idle_loader(self._allocator())
+        state = loader.state_dict()
+        state["next_epoch"] = self._next_epoch
+        state["epoch"], state["batches_yielded"] = None, 0
+        pos = self._resume or (self._position[:2] if self._position and not self._position[2] else None)
+        if pos is not None:
+            state["epoch"], state["batches_yielded"] = pos
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores a :meth:`state_dict` (:meth:`graphferry.Loader.load_state_dict`):
+        the next ``iter()`` yields exactly the batches of the interrupted epoch
+        that had not been yielded, bit for bit, without sampling the earlier
+        ones; later epochs follow as they would have. The loader must be
+        opened with the same graph, seeds, batching and sampler (seed
+        included) and, distributed, the same rank and number of ranks."""
+        self._check_open()
+        loader = self._idle_loader(self._allocator())
+        loader.load_state_dict(state)  # checks the state against this loader's settings
+        epoch, first = loader._resume or (None, 0)
+        loader._resume = None
+        self._resume = None if epoch is None else (epoch, first)
+        self._position = None
+        self._next_epoch = loader._next_epoch
 
     def stats(self) -> LoaderStats:
         """The statistics (:meth:`graphferry.Loader.stats`) of the engine
@@ -253,14 +449,20 @@ class EngineLoader(Closeable):
         loader = getattr(self, "_last_loader", None)
         if loader is None:
             self._check_open()
-            loader = self._loaders[0] if self._loaders else self._idle_loader()
+            loader = self._loaders[0] if self._loaders else self._idle_loader(self._allocator())
         return loader.stats()
 
     def close(self) -> None:
-        """Stops the engine's threads of this loader. Idempotent."""
+        """Stops the engine's threads of this loader (and its prefetch
+        threads). Idempotent."""
         self._closed = True
+        prefetchers = list(getattr(self, "_prefetchers", ()))
+        for it in prefetchers:
+            it.state.stop(_closed_error(f"graphferry: this {type(self).__name__} was closed during the epoch"))
         for loader in getattr(self, "_loaders", ()):
-            loader.close()
+            loader.close()  # ends a prefetch thread's wait for a batch
+        for it in prefetchers:
+            it.state.join()
 
 
 # Graph -> the EngineLoaders open on it, so that one of them can release the

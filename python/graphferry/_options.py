@@ -186,6 +186,18 @@ class SampleOptions:
             self, "temporal_strategy", _check_choice(self.temporal_strategy, "temporal_strategy", _TEMPORAL_STRATEGIES)
         )
 
+    def fingerprint(self) -> str:
+        """The options that decide a loader's batches, as a string (a loader
+        state's check): every field but the thread count, the one-off batch
+        key and the tensors (the seed times and excluded edges, which the
+        state checks apart)."""
+        keep = {
+            f.name: getattr(self, f.name)
+            for f in dataclasses.fields(self)
+            if f.name not in ("num_threads", "batch_key", "exclude_edges", "seed_times")
+        }
+        return repr(sorted(keep.items()))
+
     def replace_fields(self, **changes: Any) -> SampleOptions:
         """A copy with ``changes`` applied (and validated)."""
         return dataclasses.replace(self, **changes)

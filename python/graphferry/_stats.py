@@ -46,9 +46,18 @@ class LoaderCounters:
     rows_cold: int
     wall: float  # seconds
     workers: int  # sampler workers, to compare the stages' loads
+    # The disk tier's split of rows_cold: rows served by its CPU cache
+    # (counted in bytes_host) and read from disk; the bytes of the rows read
+    # from disk, the bytes the reads fetched (aligned blocks, neighbours
+    # coalesced) and the number of reads.
+    rows_cache: int = 0
+    rows_disk: int = 0
+    bytes_disk: int = 0
+    bytes_disk_read: int = 0
+    disk_requests: int = 0
 
     @classmethod
-    def _of(cls, c: _lib.gf_loader_counters, workers: int) -> LoaderCounters:
+    def _of(cls, c: _lib.gf_loader_counters, workers: int, t: _lib.gf_tier_counters) -> LoaderCounters:
         return cls(
             StageStats._of(c.sampler),
             StageStats._of(c.loader),
@@ -60,6 +69,11 @@ class LoaderCounters:
             int(c.rows_cold),
             c.wall_ns / 1e9,
             workers,
+            int(t.rows_cache),
+            int(t.rows_disk),
+            int(t.bytes_disk),
+            int(t.bytes_disk_read),
+            int(t.disk_requests),
         )
 
     @property
@@ -67,6 +81,13 @@ class LoaderCounters:
         """Rows served by a hot tier over all rows gathered (0 without any)."""
         n = self.rows_hot + self.rows_cold
         return self.rows_hot / n if n else 0.0
+
+    @property
+    def cache_hit_rate(self) -> float:
+        """Rows the disk tier's CPU cache served over the rows the disk tier
+        served (cache and disk; 0 without a disk tier)."""
+        n = self.rows_cache + self.rows_disk
+        return self.rows_cache / n if n else 0.0
 
     @property
     def batches_per_second(self) -> float:
@@ -119,8 +140,8 @@ def read_stats(handle: int) -> LoaderStats:
         w,
         int(out.epoch),
         int(out.epochs),
-        LoaderCounters._of(out.current, w),
-        LoaderCounters._of(out.total, w),
+        LoaderCounters._of(out.current, w, out.current_tiers),
+        LoaderCounters._of(out.total, w, out.total_tiers),
     )
 
 

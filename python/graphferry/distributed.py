@@ -801,6 +801,10 @@ class DistributedLoader(Loader):
             self._comm.report_failure(f"{type(value).__name__}: {value}")
         self.close()
 
+    def _rank_fingerprint(self) -> dict[str, Any]:
+        """A rank resumes its own share: the state names the rank and size."""
+        return {"rank": int(self._comm.rank), "world_size": int(self._comm.size)}
+
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
         session = self._comm._open_session(self.timeout)
         table = self._comm._table(session)

@@ -24,6 +24,10 @@ TensorLike = Union[torch.Tensor, np.ndarray]
 Partition = Union[str, TensorLike]
 
 
+# The disk tier's CPU cache policies (Graph.open's cache_policy).
+_CACHE_POLICIES = {"s3fifo": _lib.GF_CACHE_S3FIFO, "sieve": _lib.GF_CACHE_SIEVE, "lru": _lib.GF_CACHE_LRU}
+
+
 def _graph_options(
     *,
     num_nodes: int | None = None,
@@ -324,11 +328,28 @@ class Graph(Closeable):
         partition: Partition = "range",
         seed: int = 0,
         verify: bool = False,
+        memory_budget: int | None = None,
+        feature_tier: str = "auto",
+        cache_policy: str = "s3fifo",
+        cache_bytes: int | None = None,
     ) -> Graph:
         r"""Opens a graph stored on disk (memory-mapped): a graphferry dataset
         directory (node data ``"feat"``, ``"label"``, ``"train_mask"``,
         ``"val_mask"``, ``"test_mask"`` when present) or an Arrow IPC file
         holding an edge table with columns ``src`` and ``dst``.
+
+        For a dataset directory, ``memory_budget`` (bytes) says how much
+        memory the graph may keep resident: the topology, the other node
+        columns and the loaders' working memory stay resident, and
+        ``feat.bin`` stays memory-mapped when it fits beside them, else it
+        is read from disk with direct reads (``O_DIRECT``; io_uring where
+        the kernel allows it, else a pool of pread workers, neighbouring
+        rows coalesced) under a CPU cache of what the budget leaves.
+        :attr:`memory_plan` and :meth:`memory_report` say what was decided.
+        ``feature_tier`` forces ``"memory"`` or ``"disk"``; ``cache_policy``
+        is the CPU cache's eviction policy (``"s3fifo"``, ``"sieve"`` or
+        ``"lru"``) and ``cache_bytes`` its size (default: what the budget
+        leaves; none without a budget).
 
         The sizes of a dataset's files, and the CRC-32C of its Arrow tables
         (read whole anyway), are compared with those recorded in its
@@ -347,6 +368,15 @@ class Graph(Closeable):
             seed=seed,
             flags=_lib.GF_GRAPH_VERIFY_CHECKSUMS if verify else 0,
         )
+        tiers = {"auto": _lib.GF_TIER_AUTO, "memory": _lib.GF_TIER_MEMORY, "disk": _lib.GF_TIER_DISK}
+        if feature_tier not in tiers:
+            raise ValueError(f"'feature_tier' must be one of {sorted(tiers)} (got {feature_tier!r})")
+        if cache_policy not in _CACHE_POLICIES:
+            raise ValueError(f"'cache_policy' must be one of {sorted(_CACHE_POLICIES)} (got {cache_policy!r})")
+        opts.memory_budget = 0 if memory_budget is None else _as_int(memory_budget, "memory_budget")
+        opts.feature_tier = tiers[feature_tier]
+        opts.cache_policy = _CACHE_POLICIES[cache_policy]
+        opts.cache_bytes = 0 if cache_bytes is None else _as_int(cache_bytes, "cache_bytes")
         encoded = os.fsencode(path)
         graph = cls._make(lambda out: _lib.gf_graph_open(encoded, ctypes.byref(opts), out))
         if not verify:
@@ -442,7 +472,8 @@ class Graph(Closeable):
         (``x``, ``y``, masks, ...) becomes node data under its name.
 
         Args:
-            data (torch_geometric.data.Data): the graph.
+            data (torch_geometric.data.Data): the graph (without
+                ``edge_index``, a graph without edges).
             num_patches, partition, seed: as in :meth:`from_csc`.
             edge_weights (str or Tensor, optional): the edge weights for
                 biased sampling: the name of an edge attribute of ``data``
@@ -456,6 +487,8 @@ class Graph(Closeable):
         if not isinstance(data, Data):
             raise TypeError(f"expected a 'torch_geometric.data.Data' (got '{type(data).__name__}')")
         edge_index = getattr(data, "edge_index", None)
+        if edge_index is None:  # no edges, as PyG's samplers read it
+            edge_index = torch.empty(2, 0, dtype=torch.int64)
         if not isinstance(edge_index, torch.Tensor):
             raise TypeError(
                 f"expected 'data.edge_index' to be a tensor of shape [2, num_edges] (got '{type(edge_index).__name__}')"
@@ -516,6 +549,44 @@ class Graph(Closeable):
         return out.value
 
     # -- node data -----------------------------------------------------------
+
+    @property
+    def memory_plan(self) -> dict[str, Any]:
+        """What :meth:`open` decided about memory (``gf_graph_memory_plan``):
+        ``feature_tier`` (``"memory"``: ``feat.bin`` memory-mapped, or
+        ``"disk"``), the ``budget`` and the sizes in bytes it counted
+        (``topology_bytes``, ``node_column_bytes``, ``sampling_bytes``: the
+        resident part; ``feature_bytes``), and on the disk tier the CPU
+        cache's ``cache_bytes`` and ``cache_policy`` and whether reads are
+        ``direct`` and go through ``io_uring``."""
+        out = _lib.gf_memory_plan()
+        _lib.gf_graph_memory_plan(self.handle, ctypes.byref(out))
+        policies = {v: k for k, v in _CACHE_POLICIES.items()}
+        return {
+            "feature_tier": "disk" if out.feature_tier == _lib.GF_TIER_DISK else "memory",
+            "budget": int(out.budget),
+            "num_nodes": int(out.num_nodes),
+            "num_edges": int(out.num_edges),
+            "topology_bytes": int(out.topology_bytes),
+            "node_column_bytes": int(out.node_column_bytes),
+            "sampling_bytes": int(out.sampling_bytes),
+            "feature_bytes": int(out.feature_bytes),
+            "cache_bytes": int(out.cache_bytes),
+            "cache_policy": policies.get(int(out.cache_policy), str(out.cache_policy)),
+            "direct": bool(out.direct),
+            "io_uring": bool(out.io_uring),
+        }
+
+    def memory_report(self) -> str:
+        """:attr:`memory_plan` in words (``gf_graph_memory_report``): the
+        budget, the counts, what is resident, where features are read from
+        and why."""
+        out = ctypes.c_void_p()
+        _lib.gf_graph_memory_report(self.handle, ctypes.byref(out))
+        try:
+            return ctypes.string_at(out.value).decode("utf-8") if out.value else ""
+        finally:
+            _lib.gf_free(out.value)
 
     def node_data_names(self) -> list[str]:
         """The names of the node data, sorted."""
@@ -800,7 +871,18 @@ def convert_npy(src_dir: str | os.PathLike, dst_dir: str | os.PathLike) -> None:
     _lib.gf_dataset_convert_npy(os.fsencode(src_dir), os.fsencode(dst_dir))
 
 
-PRESETS = ("tiny", "small", "products-like", "papers-like")
+def write_csc(path: str | os.PathLike) -> None:
+    """Adds the CSC files of the graphferry dataset at ``path``
+    (``csc_indptr.bin``, ``csc_indices.bin``, ``csc_edge_ids.bin`` when edge
+    ids are not CSC positions; ``gf_dataset_write_csc``): :meth:`Graph.open`
+    then maps them read-only instead of building the graph from
+    ``edges.arrow``, so a topology larger than memory stays usable (one
+    patch, range partitioning; :attr:`Graph.memory_plan` reports it as
+    mapped). Writing them needs the memory of a normal open."""
+    _lib.gf_dataset_write_csc(os.fsencode(path))
+
+
+PRESETS = ("tiny", "small", "products-like", "papers-like", "disk-small", "papers100M-like")
 
 
 def generate(preset: str, path: str | os.PathLike, *, seed: int = 0, num_threads: int = 0) -> None:
@@ -821,7 +903,12 @@ def generate(preset: str, path: str | os.PathLike, *, seed: int = 0, num_threads
             cites stored both ways, has_topic, with ``rev_`` reverses):
             ``"hetero-tiny"`` (~950 nodes, for tests), ``"hetero-small"``
             (~121K nodes, ~2.3M edges) or ``"mag-like"`` (ogbn-mag's
-            counts, 1.94M nodes, ~40M edges). A typed dataset's
+            counts, 1.94M nodes, ~40M edges); or, written in bounded
+            memory with the topology as CSC files that :meth:`Graph.open`
+            maps (no ``edges.arrow``; for graphs larger than memory),
+            ``"papers100M-like"`` (ogbn-papers100M's shape: 111M nodes,
+            ~1.6B edges, 128 float32 features, 57 GB) or ``"disk-small"``
+            (8M nodes, ~32M edges, 4.1 GB of features). A typed dataset's
             ``graphferry.json`` lists ``"node_types"`` and ``"edge_types"``
             (in global id order); its node data per type is named
             ``"<type>/<name>"`` (``"paper/feat"``, ``"paper/label"``,

@@ -389,6 +389,11 @@ class HeteroGraph(Closeable):
         return hetero
 
     def _set_types(self) -> None:
+        if not self.edge_types:
+            # Nothing for the engine to type: a graph without relations is
+            # sampled untyped (every sample is its seeds) and split by the
+            # node offsets here.
+            return
         self.graph.set_types(
             self.node_offsets.tolist(),
             self.edge_offsets.tolist(),

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -32,8 +33,10 @@ from typing import Any
 import numpy as np
 import torch
 
+from ._device import DeviceOptions
+from ._hostmem import HostAllocator, register_user
 from ._native import lib as _lib
-from ._native.dlpack import BorrowedTensor, borrow, tensor_from_managed
+from ._native.dlpack import BorrowedTensor, DeviceTensor, borrow, tensor_from_managed
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats, cache_options, read_stats, set_cache
@@ -224,13 +227,37 @@ class SampledSubgraph:
         return self.nodes[: self.batch_size]
 
 
-class _Batch(Closeable):
-    """Wrapper of one ``gf_batch *``; fields are moved out once each."""
+def from_device(tensor: DeviceTensor) -> Any:
+    """A mode-2 batch's device tensor as the consumer gets it: a torch CUDA
+    tensor (``torch.from_dlpack``, on PyTorch's current stream)."""
+    return torch.from_dlpack(tensor)
 
-    def __init__(self, handle: int):
+
+class _Batch(Closeable):
+    """Wrapper of one ``gf_batch *``; fields are moved out once each. A
+    device batch (mode 2: ``device`` is the CUDA ordinal) hands its device
+    tensors over through :class:`DeviceTensor` (the stream contract)."""
+
+    def __init__(self, handle: int, device: int | None = None):
         self._handle: int | None = handle
+        self._device = device
         self._exit_stack = contextlib.ExitStack()
         self._exit_stack.callback(self._free)
+
+    def _out(self, take: Any, host: bool = False) -> Any:
+        """The tensor that ``take(out)`` moves out: a host tensor at once; on
+        a device batch, through ``__dlpack__`` (the consumer's stream first
+        waits for the batch). ``host``: a field that stays on the host."""
+        out = ctypes.c_void_p()
+        if self._device is None or host:
+            take(out)
+            return tensor_from_managed(out.value)
+
+        def taken() -> int:
+            take(out)
+            return out.value
+
+        return from_device(DeviceTensor(self._handle, taken, self._device))
 
     def num_hops(self) -> int:
         out = ctypes.c_int32()
@@ -249,14 +276,13 @@ class _Batch(Closeable):
         return num_dst.value, num_src.value, dst_offset.value
 
     def take(self, field_id: int, layer: int = 0) -> torch.Tensor:
-        out = ctypes.c_void_p()
-        _lib.gf_batch_take(self._handle, field_id, layer, ctypes.byref(out))
-        return tensor_from_managed(out.value)
+        return self._out(
+            lambda out: _lib.gf_batch_take(self._handle, field_id, layer, ctypes.byref(out)),
+            host=field_id == _lib.GF_FIELD_HOP_COUNTS,
+        )
 
     def take_node_data(self, name: bytes) -> torch.Tensor:
-        out = ctypes.c_void_p()
-        _lib.gf_batch_take_node_data(self._handle, name, ctypes.byref(out))
-        return tensor_from_managed(out.value)
+        return self._out(lambda out: _lib.gf_batch_take_node_data(self._handle, name, ctypes.byref(out)))
 
     def take_edge_data(self, name: bytes) -> torch.Tensor:
         out = ctypes.c_void_p()
@@ -278,9 +304,11 @@ class _Batch(Closeable):
         frontier_all: bool = False,
         disjoint: bool = False,
         typed: bool = False,
+        coo: bool = False,
     ) -> SampledSubgraph:
         """Moves every field out into a :class:`SampledSubgraph` (with
-        ``typed``, the typed view too when the batch has one)."""
+        ``typed``, the typed view too when the batch has one; with ``coo``,
+        the edge list the engine made)."""
         blocks = []
         for layer in range(self.num_hops()):
             num_dst, num_src, dst_offset = self.block_shape(layer)
@@ -309,6 +337,7 @@ class _Batch(Closeable):
             labels={name: self.take_node_data(raw) for name, raw in label_names},
             batch=self.take(_lib.GF_FIELD_BATCH) if disjoint else None,
             typed=self._read_typed(len(blocks)) if typed else None,
+            coo=(self.take(_lib.GF_FIELD_COO_INDEX), self.take(_lib.GF_FIELD_COO_EDGE_IDS)) if coo else None,
         )
 
     def _read_typed(self, num_hops: int) -> TypedView | None:
@@ -613,6 +642,10 @@ class Loader(Closeable):
             (default: :obj:`False`)
         exclude_edges (Tensor, optional): int64 edge ids never sampled.
             (default: :obj:`None`)
+        allocator (HostAllocator, optional): the memory of the batches'
+            tensors (``gf_loader_options.allocator``): e.g. page-locked
+            memory from PyTorch for a GPU consumer. (default: :obj:`None`,
+            the library's own)
     """
 
     def __init__(
@@ -640,6 +673,7 @@ class Loader(Closeable):
         temporal: str | None = None,
         temporal_strategy: str = "uniform",
         seed_times: Any = None,
+        allocator: HostAllocator | None = None,
     ):
         options = SampleOptions(
             fanouts,
@@ -667,6 +701,7 @@ class Loader(Closeable):
             feature_names=feature_names,
             label_names=label_names,
             seed_times=seed_times,
+            allocator=allocator,
         )
 
     @classmethod
@@ -683,10 +718,17 @@ class Loader(Closeable):
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
         seed_times: Any = None,
+        allocator: HostAllocator | None = None,
+        device: DeviceOptions | None = None,
+        coo: bool = False,
     ) -> Loader:
         """A loader sampling with ``options``; ``options.seed`` also seeds the
         per-epoch shuffles. ``seed_times`` (int64, one per seed, permuted with
-        them) is for temporal options."""
+        them) is for temporal options; ``allocator`` as in :class:`Loader`;
+        ``device``: mode 2 (the CUDA library samples and gathers on that
+        device; see :mod:`graphferry._device`). With ``coo`` the engine's
+        threads also make every batch's edges one edge list (``sub.coo``:
+        PyG's ``edge_index`` and ``e_id``)."""
         self = cls.__new__(cls)
         self._open(
             graph,
@@ -699,6 +741,9 @@ class Loader(Closeable):
             feature_names=feature_names,
             label_names=label_names,
             seed_times=seed_times,
+            allocator=allocator,
+            device=device,
+            coo=coo,
         )
         return self
 
@@ -715,11 +760,23 @@ class Loader(Closeable):
         feature_names: Sequence[str],
         label_names: Sequence[str],
         seed_times: Any = None,
+        allocator: HostAllocator | None = None,
+        device: DeviceOptions | None = None,
+        coo: bool = False,
     ) -> None:
         self._handle: int | None = None
+        if device is not None and not isinstance(device, DeviceOptions):
+            raise TypeError(f"'device' must be graphferry DeviceOptions (got '{type(device).__name__}')")
+        self.device = device
+        self._coo = bool(coo)
         self._exit_stack = contextlib.ExitStack()
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
+        # Where the latest epoch stands (state_dict): its number, the batches
+        # yielded, whether it ended; and a position to resume from on the
+        # next iter() (load_state_dict).
+        self._position: tuple[int, int, bool] | None = None
+        self._resume: tuple[int, int] | None = None
         self.graph = _check_graph(graph)
         self._typed = not graph.closed and graph.num_types[0] > 0
         if not isinstance(options, SampleOptions):
@@ -732,6 +789,9 @@ class Loader(Closeable):
         self._labels = [(n, _encode_name(n, "label_names")) for n in _names(label_names, "label_names")]
         self._feature_array = (ctypes.c_char_p * max(len(self._features), 1))(*[b for _, b in self._features])
         self._label_array = (ctypes.c_char_p * max(len(self._labels), 1))(*[b for _, b in self._labels])
+        if allocator is not None and not isinstance(allocator, HostAllocator):
+            raise TypeError(f"'allocator' must be a graphferry HostAllocator (got '{type(allocator).__name__}')")
+        self.allocator = allocator
         self._options = _lib.gf_loader_options(
             sample=ctypes.pointer(self._sample),
             batch_size=_as_int(batch_size, "batch_size"),
@@ -744,15 +804,26 @@ class Loader(Closeable):
             num_label_names=len(self._labels),
             label_names=ctypes.cast(self._label_array, ctypes.POINTER(ctypes.c_char_p)),
             seed_times=ctypes.pointer(self._seed_times.dltensor) if self._seed_times is not None else None,
+            allocator=ctypes.pointer(allocator.struct) if allocator is not None else None,
+            coo=int(self._coo),
         )
+        if device is not None:
+            o = self._options
+            o.device = _lib.DLDevice(_lib.kDLCUDA, device.ordinal)
+            o.device_topology = device.topology
+            o.device_cache_bytes = device.cache_bytes
+            o.device_reserve_bytes = device.reserve_bytes
         if graph.closed:
             raise _closed_error("graphferry.Loader: the graph was closed")
         borrowed = BorrowedTensor(seeds, "seeds")
+        self._fingerprint = _fingerprint(borrowed, options, self._options)
         out = ctypes.c_void_p()
         self._open_handle(graph, borrowed, out)
         self._handle = out.value
         self._exit_stack.callback(self._free)
         graph._add_child(self)
+        if allocator is not None:
+            register_user(self)  # closed at exit: its threads call the allocator
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
         """Opens the engine loader into ``out`` (graphferry.distributed
@@ -776,19 +847,87 @@ class Loader(Closeable):
         return out.value
 
     def __iter__(self) -> _EpochIterator:
+        if self._resume is not None:
+            epoch, first = self._resume
+            it = self.epoch(epoch, first_batch=first)
+            self._next_epoch = epoch + 1
+            return it
         epoch = self._next_epoch
         self._next_epoch += 1
         return self.epoch(epoch)
 
-    def epoch(self, number: int) -> _EpochIterator:
+    def epoch(self, number: int, first_batch: int = 0) -> _EpochIterator:
         """Starts epoch ``number`` (its permutation and random streams depend
-        on it) and returns its iterator."""
+        on it) and returns its iterator. With ``first_batch`` > 0 the epoch
+        starts at that batch (``gf_loader_start_at``): the batches an
+        uninterrupted epoch yields from there on, none of the earlier ones
+        sampled."""
         handle = self._check_open()
         self._active = None
-        _lib.gf_loader_start(handle, _as_int(number, "epoch") & 0xFFFFFFFFFFFFFFFF)
-        it = _EpochIterator(self)
+        number = _as_int(number, "epoch")
+        first_batch = _as_int(first_batch, "first_batch")
+        _lib.gf_loader_start_at(handle, number & 0xFFFFFFFFFFFFFFFF, first_batch)
+        self._resume = None
+        it = _EpochIterator(self, number, first_batch)
         self._active = it.token
+        self._position = (number, first_batch, False)
         return it
+
+    def state_dict(self) -> dict[str, Any]:
+        """Where the loader stands, for :meth:`load_state_dict` in this
+        process or a fresh one (the protocol of torchdata's
+        ``StatefulDataLoader``): the epoch being iterated and how many of its
+        batches were yielded, or, between epochs, the next epoch. A plain
+        dict of ints and strings (save it with the model's checkpoint)."""
+        state: dict[str, Any] = {
+            "format": "graphferry.loader",
+            "version": 1,
+            "next_epoch": self._next_epoch,
+            "epoch": None,
+            "batches_yielded": 0,
+            "fingerprint": dict(self._fingerprint, **self._rank_fingerprint()),
+        }
+        pos = self._resume or (self._position[:2] if self._position and not self._position[2] else None)
+        if pos is not None:
+            state["epoch"], state["batches_yielded"] = pos
+        return state
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        """Restores a :meth:`state_dict`: the next ``iter()`` yields exactly
+        the batches of the interrupted epoch that had not been yielded, bit
+        for bit (none of the earlier ones is sampled again), and the epochs
+        after it follow as they would have. The loader must have been opened
+        with the same graph, seeds, batch size, shuffle, drop_last and sample
+        options (seed included) and, distributed, the same rank and number
+        of ranks; the thread and patch counts may differ. An epoch in
+        progress is dropped."""
+        if not isinstance(state, dict) or state.get("format") != "graphferry.loader":
+            raise ValueError("not a graphferry loader state (from Loader.state_dict())")
+        if state.get("version") != 1:
+            raise ValueError(f"loader state version {state.get('version')!r} is not supported (want 1)")
+        want = dict(self._fingerprint, **self._rank_fingerprint())
+        got = state.get("fingerprint", {})
+        diff = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
+        if diff:
+            raise ValueError(
+                "the loader state was saved by a loader with other settings: "
+                + ", ".join(f"{k} {got.get(k)!r} (this loader: {want.get(k)!r})" for k in diff)
+            )
+        epoch, k = state["epoch"], _as_int(state["batches_yielded"], "batches_yielded")
+        self._active = None
+        if epoch is None:
+            self._resume = None
+            self._position = None
+        else:
+            n = len(self)
+            if not 0 <= k <= n:
+                raise ValueError(f"batches_yielded = {k} is outside [0, {n}]")
+            self._resume = (_as_int(epoch, "epoch"), k)
+        self._next_epoch = _as_int(state["next_epoch"], "next_epoch")
+
+    def _rank_fingerprint(self) -> dict[str, Any]:
+        """What else a state must match: a distributed loader's rank and size."""
+        return {}
 
     @property
     def in_epoch(self) -> bool:
@@ -819,10 +958,16 @@ class Loader(Closeable):
         if not out.value and self._wait_next(it, out) == GF_DONE:
             self._active = None
             it.done = True
+            self._position = (it.number, it.yielded, True)
             raise StopIteration
         batch_handle, out.value = out.value, None
-        with _Batch(batch_handle) as batch:
-            return self._read(batch)
+        device = getattr(self, "device", None)
+        with _Batch(batch_handle, None if device is None else device.ordinal) as batch:
+            sub = self._read(batch)
+        it.yielded += 1
+        if self._active is it.token:
+            self._position = (it.number, it.yielded, False)
+        return sub
 
     def _read(self, batch: _Batch) -> Any:
         """What the iteration yields of one engine batch."""
@@ -833,6 +978,7 @@ class Loader(Closeable):
             frontier_all=self.frontier == "all",
             disjoint=self.options.disjoint,
             typed=self._typed,
+            coo=self._coo,
         )
 
     def _wait_next(self, it: _EpochIterator, out: ctypes.c_void_p) -> int:
@@ -856,6 +1002,9 @@ class Loader(Closeable):
                     raise _closed_error(
                         "graphferry.Loader: the loader was closed (by another thread) while waiting for a batch"
                     ) from err
+                explained = self.allocator.explain(err) if self.allocator is not None else err
+                if explained is not err:
+                    raise explained from explained.__cause__  # the failed allocation
                 raise
             if status != GF_NOT_READY:
                 return status
@@ -934,9 +1083,11 @@ class Loader(Closeable):
 class _EpochIterator(Iterator[SampledSubgraph]):
     """The batches of one epoch of a :class:`Loader`."""
 
-    def __init__(self, loader: Loader):
+    def __init__(self, loader: Loader, number: int = 0, first: int = 0):
         self._loader = loader
         self.token = object()
+        self.number = number  # the epoch
+        self.yielded = first  # batches of the epoch yielded so far (those a resume skipped included)
         self.done = False
         self.taken = ctypes.c_void_p()  # a gf_batch taken from the engine, not yet returned
 
@@ -950,6 +1101,24 @@ class _EpochIterator(Iterator[SampledSubgraph]):
         handle, self.taken.value = self.taken.value, None
         if handle and _lib is not None and not _lib.in_forked_child():
             _lib.gf_batch_close(handle)  # batches stay valid after their loader closed
+
+
+def _fingerprint(seeds: BorrowedTensor, options: SampleOptions, lo: Any) -> dict[str, Any]:
+    """What a loader state must match to resume on a loader: the seeds (a
+    digest), the batching and the sample options that decide the batches."""
+    t = seeds.tensor if hasattr(seeds, "tensor") else None
+    digest = ""
+    if t is not None:
+        digest = hashlib.blake2b(t.detach().cpu().contiguous().numpy().tobytes(), digest_size=16).hexdigest()
+    return {
+        "num_seeds": int(seeds.dltensor.shape[0]) if seeds.dltensor.ndim > 0 else 0,
+        "seeds": digest,
+        "batch_size": int(lo.batch_size),
+        "shuffle": bool(lo.shuffle),
+        "drop_last": bool(lo.drop_last),
+        "seed": int(options.seed) & 0xFFFFFFFFFFFFFFFF,
+        "options": options.fingerprint(),
+    }
 
 
 def _closed_error(message: str) -> GraphferryError:

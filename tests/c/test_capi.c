@@ -1015,6 +1015,27 @@ void test_edge_sampler(void) {
   CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "amount");
   CHECK_ERR(gf_edge_sampler_open(g, NULL, &es2), GF_EINVAL, "options");
 
+  /* GlobalUniform's flags: DGL's exclude_self_loops=False and replace=True;
+     unknown bits, or flags on another negative sampler, are refused; the
+     first layout (ending at reverse_half) reads them as 0 */
+  eo.amount = 2;
+  eo.negative = GF_NEG_GLOBAL_UNIFORM;
+  eo.negative_flags = GF_NEG_KEEP_SELF_LOOPS | GF_NEG_REPLACE;
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK && es2, "GlobalUniform with flags");
+  CHECK(gf_edge_sampler_sample(es2, &te, NULL, 1, &b) == GF_OK, "GlobalUniform with flags samples");
+  gf_batch_close(b);
+  gf_edge_sampler_close(es2);
+  eo.negative_flags = 4;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "negative_flags");
+  eo.negative = GF_NEG_PER_SOURCE_UNIFORM;
+  eo.negative_flags = GF_NEG_REPLACE;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "not GF_NEG_GLOBAL_UNIFORM");
+  eo.struct_size = (uint32_t)(offsetof(gf_edge_sampler_options, reverse_half) + sizeof eo.reverse_half);
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK, "the first layout: negative_flags unread");
+  gf_edge_sampler_close(es2);
+  eo.struct_size = sizeof eo;
+  eo.negative_flags = 0;
+
   /* PyG triplet: dst_neg_index is [B, amount] */
   eo.mode = GF_LINK_PYG;
   eo.negative = GF_NEG_TRIPLET;
@@ -1031,6 +1052,70 @@ void test_edge_sampler(void) {
   gft_drop(tn);
   gf_batch_close(b);
   CHECK_ERR(gf_edge_sampler_sample(es2, &tsrc, NULL, 0, &bad), GF_EINVAL, "seeds_dst is NULL");
+  gf_edge_sampler_close(es2);
+
+  /* PyG's weighted negatives: only nodes of positive weight are drawn */
+  float wv[6] = {0, 0, 0, 0, 0, 1}, ws[3] = {1, 1, 1};
+  int64_t nw = 6, nw_short = 3;
+  DLTensor tw = {.data = wv, .device = {kDLCPU, 0}, .ndim = 1, .dtype = {kDLFloat, 32, 1}, .shape = &nw};
+  eo.negative_weights = &tw;
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK, "weighted PyG edge sampler");
+  CHECK(gf_edge_sampler_sample(es2, &tsrc, &tdst, 0, &b) == GF_OK, "weighted sample");
+  DLManagedTensor *tnn = NULL, *tseeds = NULL;
+  CHECK(gf_batch_take_link(b, GF_LINK_DST_NEG_INDEX, &tnn) == GF_OK, "weighted dst_neg_index");
+  CHECK(gf_batch_take(b, GF_FIELD_SEEDS, 0, &tseeds) == GF_OK, "weighted seeds");
+  for (int64_t i = 0; tnn && tseeds && i < 6; i++) {
+    int64_t pos = ((int64_t *)tnn->dl_tensor.data)[i];
+    CHECK(((int64_t *)tseeds->dl_tensor.data)[pos] == 5, "negative %lld is node 5", (long long)i);
+  }
+  gft_drop(tnn), gft_drop(tseeds);
+  gf_batch_close(b);
+  gf_edge_sampler_close(es2);
+  tw.shape = &nw_short;
+  tw.data = ws;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "3 weights for a graph of");
+  tw.shape = &nw;
+  tw.data = wv;
+  tw.dtype.code = kDLInt;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_ETYPE, "float32 or float64");
+  tw.dtype.code = kDLFloat;
+  eo.negative = GF_NEG_NONE;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "GF_NEG_NONE");
+  eo.negative = GF_NEG_TRIPLET;
+  eo.mode = GF_LINK_DGL;
+  eo.negative = GF_NEG_PER_SOURCE_UNIFORM;
+  CHECK_ERR(gf_edge_sampler_open(g, &eo, &es2), GF_EINVAL, "GF_LINK_PYG only");
+  eo.negative_weights = NULL;
+
+  /* PyG's temporal link sampling: one time per pair, disjoint */
+  int64_t etimes[10] = {5, 5, 5, 5, 5, 5, 5, 5, 5, 5}, ne_t = 10;
+  DLTensor tet = gft_i64(etimes, &ne_t);
+  CHECK(gf_graph_set_edge_time(g, &tet) == GF_OK, "edge times");
+  gf_sample_options ts_opt = so;
+  ts_opt.frontier = GF_FRONTIER_NEW;
+  ts_opt.disjoint = 1;
+  ts_opt.temporal = GF_TEMPORAL_EDGE;
+  eo.sample = &ts_opt;
+  eo.negative = GF_NEG_NONE;
+  eo.mode = GF_LINK_PYG;
+  eo.exclude = GF_EXCLUDE_NONE;
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK, "temporal PyG edge sampler");
+  int64_t ptimes[] = {1, 9};
+  DLTensor tpt = gft_i64(ptimes, &ne);
+  CHECK(gf_edge_sampler_sample_timed(es2, &tsrc, &tdst, &tpt, 0, &b) == GF_OK, "timed sample");
+  DLManagedTensor *tbt = NULL, *teid = NULL;
+  CHECK(gf_batch_take(b, GF_FIELD_BATCH, 0, &tbt) == GF_OK && tbt->dl_tensor.shape[0] >= 4, "disjoint batch");
+  CHECK(gf_batch_take(b, GF_FIELD_EDGE_IDS, 0, &teid) == GF_OK, "timed edge ids");
+  int64_t *bt = (int64_t *)tbt->dl_tensor.data;
+  CHECK(bt[0] == 0 && bt[1] == 1 && bt[2] == 0 && bt[3] == 1, "each seed's pair");
+  gft_drop(tbt), gft_drop(teid);
+  gf_batch_close(b);
+  CHECK_ERR(gf_edge_sampler_sample_timed(es2, &tsrc, &tdst, NULL, 0, &bad), GF_EINVAL, "seed_times");
+  CHECK_ERR(gf_edge_sampler_sample(es2, &tsrc, &tdst, 0, &bad), GF_EINVAL, "one time per seed pair");
+  gf_edge_sampler_close(es2);
+  eo.sample = &so;
+  CHECK(gf_edge_sampler_open(g, &eo, &es2) == GF_OK, "untimed PyG edge sampler");
+  CHECK_ERR(gf_edge_sampler_sample_timed(es2, &tsrc, &tdst, &tpt, 0, &bad), GF_EINVAL, "not temporal");
   gf_edge_sampler_close(es2);
 
   /* a node batch is not an edge batch */

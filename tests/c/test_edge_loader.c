@@ -577,6 +577,55 @@ static void test_sample_keyed(const char *dir) {
   gf_graph_close(g);
 }
 
+/* A node loader opened with gf_loader_options.coo carries the edge list too
+   (PyG's NeighborLoader asks for it), the blocks' edges as check_coo reads
+   them; one opened without it answers GF_EINVAL for the edge list. */
+static void test_node_loader_edge_list(const char *dir) {
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
+  options o;
+  options_init(&o, NULL);
+  o.lo.sample = &o.so;
+  o.lo.batch_size = 64;
+  o.lo.num_feature_names = 0;
+  int64_t seeds[300], n = 300;
+  for (int i = 0; i < 300; i++) seeds[i] = i * 2;
+  DLTensor st = gft_i64(seeds, &n);
+  for (int coo = 0; coo <= 1; coo++) {
+    o.lo.coo = coo;
+    gf_loader *l = NULL;
+    CHECK(gf_loader_open(g, &st, &o.lo, &l) == GF_OK && l, "node loader (coo = %d)", coo);
+    if (!l) continue;
+    CHECK(gf_loader_start(l, 0) == GF_OK, "start");
+    gf_batch *b = NULL;
+    int batches = 0;
+    while (gf_loader_next(l, &b) == GF_OK && b) {
+      DLManagedTensor *t[NALL] = {0};
+      for (int i = 3; i < NTOP; i++) {
+        CHECK(gf_batch_take(b, TOP[i].field, TOP[i].layer, &t[i]) == GF_OK, "take field %d/%d", TOP[i].field,
+              TOP[i].layer);
+      }
+      if (coo) {
+        CHECK(gf_batch_take(b, GF_FIELD_COO_INDEX, 0, &t[NALL - 2]) == GF_OK &&
+                  gf_batch_take(b, GF_FIELD_COO_EDGE_IDS, 0, &t[NALL - 1]) == GF_OK,
+              "batch %d: the edge list", batches);
+        if (t[NALL - 2] && t[NALL - 1]) check_coo(t, batches);
+      } else {
+        CHECK_ERR(gf_batch_take(b, GF_FIELD_COO_INDEX, 0, &t[NALL - 2]), GF_EINVAL, "options->coo");
+      }
+      for (int i = 0; i < NALL; i++) {
+        if (t[i]) gft_drop(t[i]);
+      }
+      gf_batch_close(b);
+      b = NULL;
+      batches++;
+    }
+    CHECK(batches == 5, "5 batches of 300 seeds (got %d)", batches);
+    gf_loader_close(l);
+  }
+  gf_graph_close(g);
+}
+
 int main(int argc, char **argv) {
   const char *dir = gft_arg(argc, argv, 1, GFT_CORA);
   test_every_byte_from_the_host(dir);
@@ -584,5 +633,6 @@ int main(int argc, char **argv) {
   test_graph_edges();
   test_open_errors(dir);
   test_sample_keyed(dir);
+  test_node_loader_edge_list(dir);
   return gft_summary("test_edge_loader");
 }

@@ -26,9 +26,13 @@
 #               to the CPU engine's, context discipline, faults, streams
 #   bench       bench/gpu_bench.py -> bench/results/gpu/results.{json,md}:
 #               the device stage's sampling epoch on products-like, gather
-#               bandwidth per tier beside device and pinned copies, against
-#               the issue's goals
-#   pytest      tests/gpu and the GPU tests of tests/python/test_backend.py
+#               bandwidth per tier beside device and pinned copies, mode 1
+#               (CPU sampling, GPU training: GraphSAGE over the training-only
+#               floor, the synchronous copy and the side-stream prefetch),
+#               against the issue's goals
+#   pytest      tests/gpu (test_handoff.py: mode 1's pinned batches, device
+#               batches equal to the CPU's, the training stream ordered by an
+#               event, not the host) and the GPU tests of test_backend.py
 #   memcheck, racecheck, initcheck, synccheck
 #               compute-sanitizer on tests/gpu/selfcheck.py (the kernels and
 #               the mode-2 pipeline against the CPU engine, then the
@@ -235,7 +239,7 @@ if [[ $dry -eq 1 ]]; then
     step go 170 run_go LD_LIBRARY_PATH="$fake" GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=7
   fi
   step bench 150 env GRAPHFERRY_BACKEND=cpu "$py" bench/gpu_bench.py --device cpu --dataset examples/data/cora \
-    --max-batches 3 --cpu-threads 2 --out "$results"
+    --max-batches 3 --cpu-threads 2 --train-repeats 1 --out "$results"
   step pytest 120 collect_pytest
   for tool in memcheck racecheck initcheck synccheck; do
     dry_only "$tool" "needs a GPU" compute-sanitizer --tool "$tool" "$py" tests/gpu/selfcheck.py

@@ -37,14 +37,6 @@ pytestmark = [
 
 
 @pytest.fixture(scope="module")
-def torch():
-    import torch
-
-    torch.zeros(1, device="cuda")  # PyTorch's primary context first, as in training
-    return torch
-
-
-@pytest.fixture(scope="module")
 def gf(torch):
     import graphferry
 
@@ -143,14 +135,21 @@ def test_epoch_on_cora_identical(hooks):
     g = res["gather"]
     assert g["row_bytes"] == 1433 * 4 and g["width"] == 4
     assert (
-        min(g["hot_gather_bytes_per_second"], g["zero_copy_gather_bytes_per_second"], g["d2d_copy_bytes_per_second"])
+        min(
+            g["hot_gather_bytes_per_second"],
+            g["zero_copy_gather_bytes_per_second"],
+            g["d2d_copy_bytes_per_second"],
+        )
         > 0
     )
 
 
 @pytest.mark.parametrize(
     ("kind", "words"),
-    [("node", ["kernel gf_count", "outside the graph"]), ("launch", ["gf_count", "CUDA_ERROR_INVALID_VALUE"])],
+    [
+        ("node", ["kernel gf_count", "outside the graph"]),
+        ("launch", ["gf_count", "CUDA_ERROR_INVALID_VALUE"]),
+    ],
 )
 def test_faults_are_reported_and_pytorch_still_works(hooks, torch, kind, words):
     message = hooks.fault(0, kind)
@@ -186,3 +185,127 @@ def test_cpu_api_works_in_the_cuda_library(gf):
     g = gf.Graph.from_coo([0, 1, 2, 3], [1, 2, 3, 0], num_nodes=4)
     sub = gf.sample_neighbors(g, [0, 1], [2, 2])
     assert sub.nodes[:2].tolist() == [0, 1]
+
+
+# --- mode 2 through the C API, DLPack and the loaders (not yet run on a GPU) --
+
+
+def _cora(gf):
+    return gf.Graph.open(str(REPO / "examples" / "data" / "cora"))
+
+
+def test_mode2_loader_batches_match_the_cpu_engine_on_a_side_stream(gf, torch):
+    """The device loader's batches, taken with torch.from_dlpack on a side
+    stream (the stream contract: that stream waits on the producer's event,
+    no host sync), equal the CPU engine's byte for byte, every placement."""
+    from graphferry import _device, sampling
+
+    g = _cora(gf)
+    seeds = torch.arange(0, 600) * 7 % g.num_nodes
+    opts = gf.SampleOptions([10, 5], seed=11)
+    kw = {"batch_size": 64, "shuffle": True, "feature_names": ["feat"]}
+    side = torch.cuda.Stream()
+    for topology, cache in (
+        (_device._lib.GF_TOPOLOGY_DEVICE, -1),
+        (_device._lib.GF_TOPOLOGY_PINNED, 0),
+    ):
+        dev = _device.DeviceOptions(torch.cuda.current_device(), topology, cache, 0)
+        host = sampling.Loader.from_options(g, seeds, opts, **kw)
+        devl = sampling.Loader.from_options(g, seeds, opts, device=dev, **kw)
+        n = 0
+        for epoch in range(2):
+            with torch.cuda.stream(side):
+                for a, b in zip(iter(host), iter(devl), strict=True):
+                    assert b.nodes.is_cuda and b.node_data["feat"].is_cuda and not b.hop_counts.is_cuda
+                    pairs = [
+                        (a.nodes, b.nodes),
+                        (a.input_index, b.input_index),
+                        (a.node_data["feat"], b.node_data["feat"]),
+                    ]
+                    for x, y in zip(a.blocks, b.blocks, strict=True):
+                        pairs += [
+                            (x.indptr, y.indptr),
+                            (x.indices, y.indices),
+                            (x.edge_ids, y.edge_ids),
+                        ]
+                    for x, y in pairs:
+                        assert torch.equal(x, y.cpu()), (epoch, n)
+                    assert torch.equal(a.hop_counts, b.hop_counts)
+                    n += 1
+        assert n > 0
+        host.close()
+        devl.close()
+    g.close()
+
+
+def test_mode2_device_memory_returns_after_close(gf, torch):
+    """Tensors kept past the loader's close stay readable; 20 open/iterate/
+    close rounds do not grow the device's used memory."""
+    from graphferry import _device, sampling
+
+    g = _cora(gf)
+    seeds = torch.arange(0, 256)
+    opts = gf.SampleOptions([5, 5], seed=3)
+    dev = _device.DeviceOptions(torch.cuda.current_device())
+    kept = None
+    used = []
+    for _ in range(20):
+        loader = sampling.Loader.from_options(g, seeds, opts, device=dev, batch_size=64, feature_names=["feat"])
+        for b in loader:
+            kept = b.node_data["feat"]
+        loader.close()
+        assert float(kept.sum()) == float(kept.cpu().sum())
+        kept = None
+        torch.cuda.synchronize()
+        free, total = torch.cuda.mem_get_info()
+        used.append(total - free)
+    assert used[-1] <= used[2] + (8 << 20), used
+    g.close()
+
+
+@pytest.mark.parametrize("how", [{"sample_on": "cuda"}, {"use_uva": True}])
+def test_dgl_loader_mode2_matches_mode1(gf, torch, how):
+    import dgl
+    from graphferry import dgl as gfdgl
+
+    src, dst = torch.randint(0, 2000, (2, 20000), generator=torch.Generator().manual_seed(1))
+    gd = dgl.graph((src, dst), num_nodes=2000)
+    gd.ndata["feat"] = torch.randn(2000, 16, generator=torch.Generator().manual_seed(2))
+    sampler = gfdgl.NeighborSampler([5, 5])
+    args = {"batch_size": 128, "shuffle": True, "seed": 9, "device": "cuda"}
+    two = gfdgl.DataLoader(gd, torch.arange(2000), sampler, **args, **how)
+    one = gfdgl.DataLoader(gd, torch.arange(2000), sampler, **args, sample_on="cpu")
+    assert two.mode.sample_on == "cuda" and one.mode.sample_on == "cpu"
+    for (i2, o2, b2), (i1, o1, b1) in zip(two, one, strict=True):
+        assert i2.is_cuda and torch.equal(i2, i1) and torch.equal(o2, o1)
+        assert torch.equal(b2[0].srcdata["feat"], b1[0].srcdata["feat"])
+        for x, y in zip(b2, b1, strict=True):
+            assert [t.tolist() for t in x.edges()] == [t.tolist() for t in y.edges()]
+
+
+def test_dgl_loader_auto_picks_mode2_when_the_graph_fits(gf, torch):
+    import dgl
+    from graphferry import dgl as gfdgl
+
+    gd = dgl.graph((torch.tensor([0, 1, 2]), torch.tensor([1, 2, 0])))
+    loader = gfdgl.DataLoader(gd, torch.arange(3), gfdgl.NeighborSampler([2]), device="cuda")
+    assert loader.mode.sample_on == "cuda", loader.mode.reason
+
+
+def test_pyg_loader_mode2_matches_mode1(gf, torch):
+    from graphferry.pyg import NeighborLoader
+    from torch_geometric.data import Data
+
+    g = torch.Generator().manual_seed(4)
+    n = 3000
+    data = Data(
+        x=torch.randn(n, 8, generator=g),
+        edge_index=torch.randint(0, n, (2, 30000), generator=g),
+        num_nodes=n,
+    )
+    two = NeighborLoader(data, [5, 5], batch_size=100, seed=2, device="cuda", sample_on="cuda")
+    one = NeighborLoader(data, [5, 5], batch_size=100, seed=2, device="cuda", sample_on="cpu")
+    assert two.mode.sample_on == "cuda" and one.mode.sample_on == "cpu"
+    for a, b in zip(two, one, strict=True):
+        assert a.x.is_cuda and torch.equal(a.n_id.cpu(), b.n_id.cpu())
+        assert torch.equal(a.edge_index.cpu(), b.edge_index.cpu()) and torch.equal(a.x.cpu(), b.x.cpu())

@@ -70,6 +70,9 @@ NOT_BOUNDARY = {
     "test_packaging.py": "builds wheels; loads no library",
     "test_testdata.py": "reads the test data; calls no library",
     "test_link_train.py": "trains link prediction through the edge loader test_link_dgl.py covers, for minutes",
+    "test_info.py": "runs python -m graphferry info in fresh interpreters, which load the installed library",
+    "test_version.py": "compares version strings; one gf_version call",
+    "test_docs.py": "the documentation's examples: loaders and samples the loader tests cover",
 }
 
 

@@ -493,8 +493,10 @@ def test_accepts_every_dgl_dataloader_argument(tiny):
         gd, torch.arange(9), sampler, "cpu", use_prefetch_thread=False, pin_prefetcher=False, batch_size=4
     )
     assert len(loader) == 3
+    # num_workers sets the engine's sampling threads (nothing is forked)
+    assert gfdgl.DataLoader(gd, torch.arange(9), sampler, num_workers=2)._options.num_threads == 2
     with pytest.raises(ValueError, match="num_workers"):
-        gfdgl.DataLoader(gd, torch.arange(9), sampler, num_workers=2)
+        gfdgl.DataLoader(gd, torch.arange(9), sampler, num_workers=-1)
     with pytest.raises(ValueError, match="collate_fn"):
         gfdgl.DataLoader(gd, torch.arange(9), sampler, collate_fn=list)
     with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):

@@ -332,14 +332,29 @@ def test_graph_not_picklable(tiny_graph):
 # -- loaders --------------------------------------------------------------------
 
 
-def test_num_workers_refused(tiny, tiny_graph):
+def test_num_workers_sets_the_engine_threads(tiny, tiny_graph):
+    """num_workers > 0 (DGL's examples pass 4) forks nothing: it is the
+    engine's sampling threads; bad values raise as torch's DataLoader does."""
     dgl = pytest.importorskip("dgl")
+    import multiprocessing
+
     import graphferry.dgl as gfdgl
 
     sampler = dgl.dataloading.NeighborSampler([2, 2])
-    with pytest.raises(ValueError, match="num_workers=0") as info:
-        gfdgl.DataLoader(tiny_graph, torch.arange(10), sampler, num_workers=2)
-    assert "own threads" in str(info.value) and "fork" in str(info.value)
+    loader = gfdgl.DataLoader(tiny_graph, torch.arange(10), sampler, batch_size=4, num_workers=3)
+    assert loader._options.num_threads == 3 and len(list(loader)) == 3
+    assert not multiprocessing.active_children()
+    # num_threads alone, or both alike, stay as they were
+    assert gfdgl.DataLoader(tiny_graph, torch.arange(10), sampler, num_threads=2)._options.num_threads == 2
+    assert (
+        gfdgl.DataLoader(tiny_graph, torch.arange(10), sampler, num_workers=2, num_threads=2)._options.num_threads == 2
+    )
+    with pytest.raises(ValueError, match="non-negative"):
+        gfdgl.DataLoader(tiny_graph, torch.arange(10), sampler, num_workers=-1)
+    with pytest.raises(TypeError, match="'num_workers' must be an int"):
+        gfdgl.DataLoader(tiny_graph, torch.arange(10), sampler, num_workers=True)
+    with pytest.raises(ValueError, match="give one of them"):
+        gfdgl.DataLoader(tiny_graph, torch.arange(10), sampler, num_workers=2, num_threads=4)
 
     pytest.importorskip("torch_geometric")
     from torch_geometric.data import Data
@@ -347,8 +362,11 @@ def test_num_workers_refused(tiny, tiny_graph):
     import graphferry.pyg as gfpyg
 
     data = Data(x=torch.randn(tiny.num_nodes, 2), edge_index=torch.stack([tiny.src, tiny.dst]))
-    with pytest.raises(ValueError, match="num_workers=0"):
-        gfpyg.NeighborLoader(data, [2], num_workers=1)
+    loader = gfpyg.NeighborLoader(data, [2], batch_size=4, num_workers=2)
+    assert loader._options.num_threads == 2 and len(list(loader)) == len(loader)
+    with pytest.raises(ValueError, match="non-negative"):
+        gfpyg.NeighborLoader(data, [2], num_workers=-1)
+    assert not multiprocessing.active_children()
 
 
 def test_dgl_loader_unknown_feature(tiny, still_works):

@@ -498,9 +498,19 @@ def test_dlpack_structs_match_header():
     assert _lib.gf_sample_options.seed_times.offset == 88
     assert _lib.gf_sample_options.scheme.offset == 36
     assert _lib.gf_sample_options.exclude_edges.offset == 48
-    assert ctypes.sizeof(_lib.gf_graph_options) == 48
-    assert ctypes.sizeof(_lib.gf_loader_options) == 80
+    # 48 before the disk tier's fields (gf_graph_open reads older sizes too).
+    assert ctypes.sizeof(_lib.gf_graph_options) == 72
+    assert _lib.gf_graph_options.memory_budget.offset == 48
+    assert _lib.gf_graph_options.cache_bytes.offset == 64
+    # 88 before the device fields and coo (coo fills device_topology's padding)
+    assert ctypes.sizeof(_lib.gf_loader_options) == 128
     assert _lib.gf_loader_options.seed_times.offset == 72
+    assert _lib.gf_loader_options.allocator.offset == 80
+    assert _lib.gf_loader_options.device.offset == 88
+    assert _lib.gf_loader_options.device_topology.offset == 120
+    assert _lib.gf_loader_options.coo.offset == 124
+    assert ctypes.sizeof(_lib.gf_allocator) == 32
+    assert _lib.gf_allocator.alloc.offset == 16 and _lib.gf_allocator.free.offset == 24
     assert _lib.gf_loader_options.sample.offset == 8  # now a pointer
     assert _lib.gf_loader_options.batch_size.offset == 16
     assert ctypes.sizeof(_lib.gf_walk_options) == 32

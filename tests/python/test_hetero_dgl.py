@@ -302,8 +302,8 @@ def test_bad_input_errors():
     with graphferry.HeteroGraph.from_coo({"paper": 2}, {("paper", "cites", "paper"): ([0], [1])}) as hg:
         with pytest.raises(graphferry.InvalidArgumentError, match="give them with HeteroGraph.from_coo"):
             gfdgl.DataLoader(hg, {"paper": [1]}, gfdgl.NeighborSampler([1], prob="w"))
-    with pytest.raises(ValueError, match="num_workers=2"):
-        gfdgl.DataLoader(g, {"paper": torch.tensor([0])}, sampler, num_workers=2)
+    with pytest.raises(ValueError, match="num_workers=2 and num_threads=3"):
+        gfdgl.DataLoader(g, {"paper": torch.tensor([0])}, sampler, num_workers=2, num_threads=3)
 
 
 def test_homogeneous_loader_refuses_dict_fanouts():

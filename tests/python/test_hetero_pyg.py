@@ -593,7 +593,9 @@ def test_link_loader_hetero_errors(data):
     with pytest.raises(ValueError, match="out of range"):
         gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=(WRITES, torch.tensor([[40], [0]])))
     with pytest.raises(NotImplementedError, match="temporally"):
-        gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=WRITES, time_attr="t")
+        gfpyg.LinkNeighborLoader(
+            data, FANOUTS, edge_label_index=WRITES, time_attr="t", edge_label_time=torch.zeros(150, dtype=torch.long)
+        )
     loader = gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=WRITES)
     loader.close()
     with pytest.raises(ValueError, match="closed"):

@@ -11,6 +11,7 @@ dgl = pytest.importorskip("dgl")
 
 import graphferry.dgl as gfdgl  # noqa: E402
 from graphferry.dgl import EdgeDataLoader  # noqa: E402
+from graphferry.dgl.edge import edge_settings  # noqa: E402
 
 NS = dgl.dataloading.negative_sampler
 
@@ -181,12 +182,15 @@ def test_refusals():
         gfdgl.as_edge_prediction_sampler(base, exclude="reverse_types")
     with pytest.raises(TypeError, match="negative_sampler"):
         gfdgl.as_edge_prediction_sampler(base, negative_sampler=lambda g, e: None)
-    with pytest.raises(NotImplementedError, match="GlobalUniform"):
-        gfdgl.as_edge_prediction_sampler(base, negative_sampler=NS.GlobalUniform(1, replace=True))
+    # GlobalUniform's arguments are taken now (test_dgl_dropin checks them against DGL)
+    replacing = gfdgl.as_edge_prediction_sampler(base, negative_sampler=NS.GlobalUniform(1, replace=True))
+    assert edge_settings(replacing).negative_flags == 2  # GF_NEG_REPLACE
     g, _ = small_graph()
     sampler = gfdgl.as_edge_prediction_sampler(base)
     with pytest.raises(ValueError, match="num_workers"):
-        gfdgl.DataLoader(g, torch.arange(5), sampler, num_workers=2)
+        gfdgl.DataLoader(g, torch.arange(5), sampler, num_workers=-2)
+    workers = gfdgl.DataLoader(g, torch.arange(5), sampler, batch_size=2, num_workers=4)  # forks nothing
+    assert workers._options.num_threads == 4 and len(batches(workers)) == 3
     loader = gfdgl.DataLoader(g, torch.tensor([0, 400]), sampler, batch_size=2, seed=0)
     with pytest.raises(Exception, match="400"):
         batches(loader)

@@ -139,14 +139,16 @@ def test_triplet_amount_and_seeding():
 
 def test_refusals():
     data = make_data()
-    with pytest.raises(NotImplementedError, match="disjoint"):
-        gfpyg.LinkNeighborLoader(data, [2], disjoint=True)
-    with pytest.raises(NotImplementedError, match="temporal"):
+    assert gfpyg.LinkNeighborLoader(data, [2], disjoint=True).disjoint  # taken now: test_pyg_dropin checks it
+    # temporal sampling is taken now (test_pyg_dropin); an unknown time attribute is PyG's ValueError
+    with pytest.raises(ValueError, match="neither a node-level nor an edge-level"):
+        gfpyg.LinkNeighborLoader(data, [2], time_attr="t", edge_label_time=torch.zeros(300, dtype=torch.long))
+    with pytest.raises(ValueError, match="'time_attr' is set while 'edge_label_time' is not"):  # as PyG's
         gfpyg.LinkNeighborLoader(data, [2], time_attr="t")
     with pytest.raises(ValueError, match="triplet"):
         gfpyg.LinkNeighborLoader(data, [2], edge_label=torch.ones(300), neg_sampling="triplet")
     with pytest.raises(ValueError, match="num_workers"):
-        gfpyg.LinkNeighborLoader(data, [2], num_workers=2)
+        gfpyg.LinkNeighborLoader(data, [2], num_workers=-2)
     bad = gfpyg.LinkNeighborLoader(data, [2], edge_label_index=torch.tensor([[0], [50]]))
     with pytest.raises(Exception, match="50"):
         next(iter(bad))

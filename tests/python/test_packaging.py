@@ -43,6 +43,8 @@ def source(tmp_path):
         (root / folder).mkdir()
     for script in ("build.sh", "source_id.sh"):
         shutil.copy(REPO / "capi" / script, root / "capi" / script)
+    for header in ("graphferry.h", "dlpack.h", "graphferry-valgrind.supp"):  # a wheel carries them
+        shutil.copy(REPO / "include" / header, root / "include" / header)
     go = tmp_path / "go"
     go.write_text(FAKE_GO)
     go.chmod(0o755)

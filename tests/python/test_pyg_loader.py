@@ -191,7 +191,7 @@ def test_sampler_output(tiny):
     again = pickle.loads(pickle.dumps(sampler))
     out2 = again.sample_from_nodes(NodeSamplerInput(input_id=None, node=seeds))
     assert torch.equal(out2.node[:3], seeds)
-    with pytest.raises(NotImplementedError):
+    with pytest.raises(TypeError, match="EdgeSamplerInput"):  # sample_from_edges: test_pyg_dropin
         sampler.sample_from_edges(None)
 
 
@@ -344,3 +344,32 @@ def test_neighbor_loader_on_a_graphferry_graph(tiny):
         # two live iterators: two independent epochs
         pairs = list(zip(loader, loader))
         assert len(pairs) == len(loader)
+
+
+def test_engine_edge_list_is_the_blocks_expanded(cora_pyg):
+    """A loader opened with ``coo`` carries each batch's edges as one edge
+    list made by the engine's threads (what NeighborLoader's ``edge_index``
+    and ``e_id`` are): the blocks' CSC expanded hop after hop, as the
+    consumer would expand it, and the sampling is the same with and
+    without it."""
+    from graphferry.pyg.base import edge_index
+
+    g = gfpyg.convert.as_graph(cora_pyg)
+    options = graphferry.SampleOptions([5, 3], frontier="new", seed=3)
+    seeds = torch.arange(300)
+    with (
+        graphferry.Loader.from_options(g, seeds, options, batch_size=64, shuffle=True, coo=True) as with_coo,
+        graphferry.Loader.from_options(g, seeds, options, batch_size=64, shuffle=True) as without,
+    ):
+        n = 0
+        for a, b in zip(with_coo, without, strict=True):
+            assert b.coo is None and a.coo is not None
+            index, ids = a.coo
+            row, col, edge = edge_index(b)
+            assert index.shape == (2, row.numel()) and index.is_contiguous()
+            assert torch.equal(index[0], row) and torch.equal(index[1], col) and torch.equal(ids, edge)
+            assert torch.equal(a.nodes, b.nodes)
+            n += 1
+        assert n == 5
+    batch = next(iter(gfpyg.NeighborLoader(cora_pyg, [5, 3], batch_size=64, seed=3)))
+    check_batch(cora_pyg, batch, [5, 3])

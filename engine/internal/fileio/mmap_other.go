@@ -46,3 +46,6 @@ func MapFile(path string) ([]byte, func() error, error) {
 	}
 	return data, func() error { return nil }, nil
 }
+
+// Advise does nothing where mappings take no advice.
+func Advise(data []byte, sequential bool) {}

@@ -63,3 +63,17 @@ func MapFile(path string) ([]byte, func() error, error) {
 		return syscall.Munmap(data)
 	}, nil
 }
+
+// Advise gives the kernel access advice for a mapping made by MapFile:
+// sequential (read ahead eagerly) or random (no read-ahead). Advice only:
+// a kernel refusing it changes nothing.
+func Advise(data []byte, sequential bool) {
+	if len(data) == 0 {
+		return
+	}
+	advice := syscall.MADV_RANDOM
+	if sequential {
+		advice = syscall.MADV_SEQUENTIAL
+	}
+	_ = syscall.Madvise(data, advice)
+}

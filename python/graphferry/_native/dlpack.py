@@ -51,12 +51,14 @@ from .lib import (
     kDLBool,
     kDLComplex,
     kDLCPU,
+    kDLCUDA,
     kDLFloat,
     kDLInt,
     kDLUInt,
 )
 
 __all__ = [
+    "DeviceTensor",
     "ManagedTensor",
     "BorrowedTensor",
     "ExportedTensor",
@@ -111,6 +113,18 @@ _CAPSULE_DESTRUCTOR_PTR = ctypes.cast(_capsule_destructor, ctypes.c_void_p).valu
 _VERSIONED_CAPSULE_DESTRUCTOR_PTR = ctypes.cast(_versioned_capsule_destructor, ctypes.c_void_p).value
 
 
+def _capsule(managed: int, max_version: tuple[int, int] | None) -> Any:
+    """A capsule handing the ``DLManagedTensor *`` over: a DLPack 1.x
+    ``"dltensor_versioned"`` one when the consumer's ``max_version`` allows,
+    else a legacy ``"dltensor"`` one. On failure ``managed`` is still the
+    caller's."""
+    if max_version is not None and max_version[0] >= DLPACK_MAJOR_VERSION:
+        out = ctypes.c_void_p()
+        lib.gf_tensor_to_versioned(managed, ctypes.byref(out))
+        return PyCapsule_New(out.value, _DLTENSOR_VERSIONED, _VERSIONED_CAPSULE_DESTRUCTOR_PTR)
+    return PyCapsule_New(managed, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)
+
+
 class ManagedTensor:
     """A tensor the library returned (a ``DLManagedTensor *`` the caller
     owns), offered to any DLPack consumer through the array API's
@@ -150,18 +164,72 @@ class ManagedTensor:
         managed = self._managed
         if managed is None:
             raise BufferError("this graphferry tensor was already exported through __dlpack__")
-        if max_version is not None and max_version[0] >= DLPACK_MAJOR_VERSION:
-            out = ctypes.c_void_p()
-            lib.gf_tensor_to_versioned(managed, ctypes.byref(out))  # raises, keeping managed ours
-            self._managed = None
-            return PyCapsule_New(out.value, _DLTENSOR_VERSIONED, _VERSIONED_CAPSULE_DESTRUCTOR_PTR)
+        capsule = _capsule(managed, max_version)  # raises, keeping managed ours
         self._managed = None
-        return PyCapsule_New(managed, _DLTENSOR, _CAPSULE_DESTRUCTOR_PTR)
+        return capsule
 
     def __del__(self) -> None:
         managed, self._managed = getattr(self, "_managed", None), None
         if managed:
             _call_deleter(managed)
+
+
+class DeviceTensor:
+    """A device tensor of a mode-2 batch (``kDLCUDA``), still in its batch:
+    ``__dlpack__(stream=S)`` makes the consumer's stream ``S`` wait for the
+    batch's ready event (``gf_batch_wait_stream``: the host does not wait),
+    then takes the tensor out as a capsule; the memory is reused only after
+    the work queued on ``S`` when its deleter ran. ``stream`` follows the
+    array API's CUDA convention: None or 1 the legacy default stream, 2 the
+    per-thread default stream, -1 no wait (the consumer orders its reads
+    itself and finishes them before deleting the tensor), any other int a
+    ``CUstream``; 0 is refused as ambiguous. ``torch.from_dlpack`` passes
+    its current stream. Once only, while the batch is open."""
+
+    __slots__ = ("_batch", "_take", "_ordinal")
+
+    def __init__(self, batch: int, take: Any, ordinal: int):
+        self._batch: int | None = batch
+        self._take = take  # () -> DLManagedTensor * (the legacy tensor, ours)
+        self._ordinal = ordinal
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (kDLCUDA, self._ordinal)
+
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Any:
+        if dl_device is not None and tuple(dl_device) != (kDLCUDA, self._ordinal):
+            raise BufferError(
+                f"this graphferry tensor is on CUDA device {self._ordinal}; cannot export to {tuple(dl_device)}"
+            )
+        if copy:
+            raise BufferError("graphferry hands device tensors over without a copy (copy=True is not offered)")
+        batch = self._batch
+        if batch is None:
+            raise BufferError("this graphferry tensor was already exported through __dlpack__")
+        if stream is None:
+            stream = 1  # the legacy default stream (the array API's default for CUDA)
+        if isinstance(stream, bool) or not isinstance(stream, int):
+            raise TypeError(f"stream must be an int or None (got {type(stream).__name__})")
+        if stream == 0:
+            raise ValueError(
+                "stream=0 is ambiguous for CUDA: pass 1 (legacy default), 2 (per-thread default) or a CUstream"
+            )
+        if stream != -1:
+            lib.gf_batch_wait_stream(batch, stream)
+        managed = self._take()
+        self._batch = None
+        try:
+            return _capsule(managed, max_version)
+        except BaseException:
+            _call_deleter(managed)
+            raise
 
 
 def tensor_from_managed(managed: int) -> torch.Tensor:

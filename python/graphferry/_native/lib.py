@@ -145,6 +145,14 @@ GF_GRAPH_REMOVE_DUPLICATES = 1
 GF_GRAPH_REMOVE_SELF_LOOPS = 2
 GF_GRAPH_VERIFY_CHECKSUMS = 4  # gf_graph_open only
 
+GF_TIER_AUTO = 0
+GF_TIER_MEMORY = 1
+GF_TIER_DISK = 2
+
+GF_CACHE_S3FIFO = 0
+GF_CACHE_SIEVE = 1
+GF_CACHE_LRU = 2
+
 GF_FRONTIER_ALL = 0
 GF_FRONTIER_NEW = 1
 
@@ -191,6 +199,9 @@ GF_NEG_PER_SOURCE_UNIFORM = 1
 GF_NEG_GLOBAL_UNIFORM = 2
 GF_NEG_BINARY = 3
 GF_NEG_TRIPLET = 4
+
+GF_NEG_KEEP_SELF_LOOPS = 1
+GF_NEG_REPLACE = 2
 
 GF_EXCLUDE_NONE = 0
 GF_EXCLUDE_SELF = 1
@@ -327,10 +338,40 @@ class gf_graph_options(ctypes.Structure):
         ("assignment", ctypes.POINTER(DLTensor)),
         ("num_nodes", ctypes.c_int64),
         ("flags", ctypes.c_uint32),
+        ("memory_budget", ctypes.c_int64),
+        ("feature_tier", ctypes.c_int32),
+        ("cache_policy", ctypes.c_int32),
+        ("cache_bytes", ctypes.c_int64),
     ]
 
     def __init__(self, **fields):
         super().__init__(struct_size=ctypes.sizeof(gf_graph_options), **fields)
+
+
+# typedef struct gf_memory_plan {
+#   uint32_t struct_size; int32_t feature_tier; int64_t budget, num_nodes, num_edges,
+#   topology_bytes, node_column_bytes, sampling_bytes, feature_bytes, cache_bytes;
+#   int32_t cache_policy, direct, io_uring;
+# } gf_memory_plan;
+class gf_memory_plan(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("feature_tier", ctypes.c_int32),
+        ("budget", ctypes.c_int64),
+        ("num_nodes", ctypes.c_int64),
+        ("num_edges", ctypes.c_int64),
+        ("topology_bytes", ctypes.c_int64),
+        ("node_column_bytes", ctypes.c_int64),
+        ("sampling_bytes", ctypes.c_int64),
+        ("feature_bytes", ctypes.c_int64),
+        ("cache_bytes", ctypes.c_int64),
+        ("cache_policy", ctypes.c_int32),
+        ("direct", ctypes.c_int32),
+        ("io_uring", ctypes.c_int32),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_memory_plan), **fields)
 
 
 # typedef struct gf_sample_options {
@@ -368,13 +409,40 @@ class gf_sample_options(ctypes.Structure):
         super().__init__(struct_size=ctypes.sizeof(gf_sample_options), **fields)
 
 
+# The callbacks of a gf_allocator (include/graphferry.h, "Loaders"):
+# void *(*alloc)(void *user, size_t bytes, size_t alignment);
+# void (*free)(void *user, void *ptr, size_t bytes);
+gf_alloc_fn = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_size_t)
+gf_free_fn = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_size_t)
+
+
+# typedef struct gf_allocator {
+#   uint32_t struct_size; uint32_t reserved; void *user;
+#   void *(*alloc)(void *user, size_t bytes, size_t alignment);
+#   void (*free)(void *user, void *ptr, size_t bytes);
+# } gf_allocator;
+class gf_allocator(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("reserved", ctypes.c_uint32),
+        ("user", ctypes.c_void_p),
+        ("alloc", gf_alloc_fn),
+        ("free", gf_free_fn),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_allocator), **fields)
+
+
 # typedef struct gf_loader_options {
 #   uint32_t struct_size; const gf_sample_options *sample; int64_t batch_size;
 #   int32_t shuffle; int32_t drop_last; uint64_t shuffle_seed;
 #   int32_t queue_capacity;
 #   int32_t num_feature_names; const char *const *feature_names;
 #   int32_t num_label_names; const char *const *label_names;
-#   const DLTensor *seed_times;
+#   const DLTensor *seed_times; const gf_allocator *allocator;
+#   DLDevice device; void *stream; int64_t device_cache_bytes;
+#   int64_t device_reserve_bytes; int32_t device_topology; int32_t coo;
 # } gf_loader_options;
 class gf_loader_options(ctypes.Structure):
     _fields_ = [
@@ -390,10 +458,23 @@ class gf_loader_options(ctypes.Structure):
         ("num_label_names", ctypes.c_int32),
         ("label_names", ctypes.POINTER(ctypes.c_char_p)),
         ("seed_times", ctypes.POINTER(DLTensor)),
+        ("allocator", ctypes.POINTER(gf_allocator)),
+        # device outputs (mode 2): the CUDA library only
+        ("device", DLDevice),
+        ("stream", ctypes.c_void_p),
+        ("device_cache_bytes", ctypes.c_int64),
+        ("device_reserve_bytes", ctypes.c_int64),
+        ("device_topology", ctypes.c_int32),
+        ("coo", ctypes.c_int32),
     ]
 
     def __init__(self, **fields):
         super().__init__(struct_size=ctypes.sizeof(gf_loader_options), **fields)
+
+
+GF_TOPOLOGY_AUTO = 0
+GF_TOPOLOGY_DEVICE = 1
+GF_TOPOLOGY_PINNED = 2
 
 
 # typedef struct gf_walk_options {
@@ -494,9 +575,22 @@ class gf_loader_counters(ctypes.Structure):
     ]
 
 
+# typedef struct gf_tier_counters {
+#   int64_t rows_cache, rows_disk, bytes_disk, bytes_disk_read, disk_requests;
+# } gf_tier_counters;
+class gf_tier_counters(ctypes.Structure):
+    _fields_ = [
+        ("rows_cache", ctypes.c_int64),
+        ("rows_disk", ctypes.c_int64),
+        ("bytes_disk", ctypes.c_int64),
+        ("bytes_disk_read", ctypes.c_int64),
+        ("disk_requests", ctypes.c_int64),
+    ]
+
+
 # typedef struct gf_loader_statistics {
 #   uint32_t struct_size; int32_t workers; uint64_t epoch; int64_t epochs;
-#   gf_loader_counters current, total;
+#   gf_loader_counters current, total; gf_tier_counters current_tiers, total_tiers;
 # } gf_loader_statistics;
 class gf_loader_statistics(ctypes.Structure):
     _fields_ = [
@@ -506,6 +600,8 @@ class gf_loader_statistics(ctypes.Structure):
         ("epochs", ctypes.c_int64),
         ("current", gf_loader_counters),
         ("total", gf_loader_counters),
+        ("current_tiers", gf_tier_counters),
+        ("total_tiers", gf_tier_counters),
     ]
 
     def __init__(self, **fields):
@@ -535,7 +631,8 @@ class gf_cache_options(ctypes.Structure):
 # typedef struct gf_edge_sampler_options {
 #   uint32_t struct_size; const gf_sample_options *sample; int32_t mode;
 #   int32_t negative; double amount; int32_t exclude;
-#   const DLTensor *reverse_eids; int64_t reverse_half;
+#   const DLTensor *reverse_eids; int64_t reverse_half; uint32_t negative_flags;
+#   const DLTensor *negative_weights;
 # } gf_edge_sampler_options;
 class gf_edge_sampler_options(ctypes.Structure):
     _fields_ = [
@@ -547,6 +644,8 @@ class gf_edge_sampler_options(ctypes.Structure):
         ("exclude", ctypes.c_int32),
         ("reverse_eids", ctypes.POINTER(DLTensor)),
         ("reverse_half", ctypes.c_int64),
+        ("negative_flags", ctypes.c_uint32),
+        ("negative_weights", ctypes.POINTER(DLTensor)),
     ]
 
     def __init__(self, **fields):
@@ -931,6 +1030,16 @@ def gf_graph_set_node_data_versioned(graph: gf_graph_p | None, name: bytes, tens
 def gf_graph_get_node_data_versioned(graph: gf_graph_p | None, name: bytes, out_tensor: CtypesRef, /) -> int: ...
 
 
+# int gf_graph_memory_plan(const gf_graph *graph, gf_memory_plan *out);
+@cfunc("gf_graph_memory_plan", [gf_graph_p_ctypes, ctypes.POINTER(gf_memory_plan)], ctypes.c_int)
+def gf_graph_memory_plan(graph: gf_graph_p | None, out: CtypesRef, /) -> int: ...
+
+
+# int gf_graph_memory_report(const gf_graph *graph, char **out_report);
+@cfunc("gf_graph_memory_report", [gf_graph_p_ctypes, c_void_pp], ctypes.c_int)
+def gf_graph_memory_report(graph: gf_graph_p | None, out_report: CtypesRef, /) -> int: ...
+
+
 # int gf_graph_node_data_names(const gf_graph *graph, char **out_names);
 @cfunc("gf_graph_node_data_names", [gf_graph_p_ctypes, c_void_pp], ctypes.c_int)
 def gf_graph_node_data_names(graph: gf_graph_p | None, out_names: CtypesRef, /) -> int: ...
@@ -998,6 +1107,11 @@ def gf_graph_set_edge_time(graph: gf_graph_p | None, time: CtypesRef, /) -> int:
 def gf_dataset_convert_npy(src_dir: bytes, dst_dir: bytes, /) -> int: ...
 
 
+# int gf_dataset_write_csc(const char *dir);
+@cfunc("gf_dataset_write_csc", [ctypes.c_char_p], ctypes.c_int)
+def gf_dataset_write_csc(dir: bytes, /) -> int: ...
+
+
 # int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
 #                         int32_t num_threads);
 @cfunc("gf_dataset_generate", [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_int32], ctypes.c_int)
@@ -1050,6 +1164,15 @@ def gf_batch_block_shape(
     ctypes.c_int,
 )
 def gf_batch_take(batch: gf_batch_p | None, field: int, layer: int, out_tensor: CtypesRef, /) -> int: ...
+
+
+# int gf_batch_wait_stream(gf_batch *batch, void *stream);
+@cfunc(
+    "gf_batch_wait_stream",
+    [gf_batch_p_ctypes, ctypes.c_void_p],
+    ctypes.c_int,
+)
+def gf_batch_wait_stream(batch: gf_batch_p | None, stream: int | None, /) -> int: ...
 
 
 # int gf_batch_take_node_data(gf_batch *batch, const char *name,
@@ -1131,6 +1254,23 @@ def gf_loader_num_batches(loader: gf_loader_p | None, out: CtypesRef, /) -> int:
 # int gf_loader_start(gf_loader *loader, uint64_t epoch);
 @cfunc("gf_loader_start", [gf_loader_p_ctypes, ctypes.c_uint64], ctypes.c_int)
 def gf_loader_start(loader: gf_loader_p | None, epoch: int, /) -> int: ...
+
+
+# int gf_loader_start_at(gf_loader *loader, uint64_t epoch, int64_t first_batch);
+@cfunc("gf_loader_start_at", [gf_loader_p_ctypes, ctypes.c_uint64, ctypes.c_int64], ctypes.c_int)
+def gf_loader_start_at(loader: gf_loader_p | None, epoch: int, first_batch: int, /) -> int: ...
+
+
+# int gf_loader_position(const gf_loader *loader, uint64_t *out_epoch, int64_t *out_delivered,
+#                        int32_t *out_started);
+@cfunc(
+    "gf_loader_position",
+    [gf_loader_p_ctypes, ctypes.POINTER(ctypes.c_uint64), c_int64_p, ctypes.POINTER(ctypes.c_int32)],
+    ctypes.c_int,
+)
+def gf_loader_position(
+    loader: gf_loader_p | None, out_epoch: CtypesRef, out_delivered: CtypesRef, out_started: CtypesRef | None, /
+) -> int: ...
 
 
 # int gf_loader_next(gf_loader *loader, gf_batch **out_batch);
@@ -1255,6 +1395,25 @@ def gf_edge_sampler_open(graph: int | None, options: CtypesRef, out_sampler: Cty
 )
 def gf_edge_sampler_sample(
     sampler: int | None, seeds: CtypesRef, seeds_dst: CtypesRef, batch_key: int, out_batch: CtypesRef, /
+) -> int: ...
+
+
+# int gf_edge_sampler_sample_timed(gf_edge_sampler *sampler, const DLTensor *seeds,
+#                                  const DLTensor *seeds_dst, const DLTensor *seed_times,
+#                                  uint64_t batch_key, gf_batch **out_batch);
+@cfunc(
+    "gf_edge_sampler_sample_timed",
+    [gf_edge_sampler_p_ctypes, DLTensor_p, DLTensor_p, DLTensor_p, ctypes.c_uint64, c_void_pp],
+    ctypes.c_int,
+)
+def gf_edge_sampler_sample_timed(
+    sampler: int | None,
+    seeds: CtypesRef,
+    seeds_dst: CtypesRef,
+    seed_times: CtypesRef,
+    batch_key: int,
+    out_batch: CtypesRef,
+    /,
 ) -> int: ...
 
 

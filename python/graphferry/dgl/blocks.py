@@ -2,21 +2,25 @@
 :func:`to_hetero_blocks` (a heterograph, every node and edge type), built
 with DGL's low-level constructors (``dgl.create_block`` when this DGL lacks
 them) and carrying the graph's node and edge data through DGL's lazy frames
-as DGL's own samplers do; and :func:`to_device` for a loader's batch.
+as DGL's own samplers do; :func:`to_device` for a loader's batch, and
+:func:`move_batch`, its copy in the GPU data path's prefetch step.
 """
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 import dgl
 import torch
+from dgl.frame import Column
 
+from .. import _transfer
 from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph
 
-__all__ = ["to_blocks", "to_hetero_blocks", "to_device"]
+__all__ = ["to_blocks", "to_hetero_blocks", "to_device", "move_batch"]
 
 # DGL's low-level block constructors, which dgl.create_block calls after its
 # Python-side checks (a scan of every index array for its maximum, a new
@@ -38,16 +42,24 @@ except (ImportError, AttributeError):
 _NO_EIDS = {torch.int64: torch.empty(0, dtype=torch.int64), torch.int32: torch.empty(0, dtype=torch.int32)}
 
 
+def _no_eids(indices: torch.Tensor) -> torch.Tensor:
+    """The empty edge-id array on the device of ``indices`` (mode 2's
+    blocks are CUDA tensors)."""
+    if indices.device.type == "cpu":
+        return _NO_EIDS[indices.dtype]
+    return torch.empty(0, dtype=indices.dtype, device=indices.device)
+
+
 def _csc_block(indptr: torch.Tensor, indices: torch.Tensor, num_src: int, num_dst: int):
     # The block's idtype is that of indptr and indices (int64 or int32).
     """``dgl.create_block(("csc", (indptr, indices, [])), num_src, num_dst)``
     built the way ``create_block`` builds it, minus its checks (see above)."""
     if not _LOW_LEVEL:
         return dgl.create_block(
-            ("csc", (indptr, indices, _NO_EIDS[indices.dtype])), num_src_nodes=num_src, num_dst_nodes=num_dst
+            ("csc", (indptr, indices, _no_eids(indices))), num_src_nodes=num_src, num_dst_nodes=num_dst
         )
     unit = heterograph_index.create_unitgraph_from_csr(
-        2, num_src, num_dst, indptr, indices, _NO_EIDS[indices.dtype], ["coo", "csr", "csc"], True
+        2, num_src, num_dst, indptr, indices, _no_eids(indices), ["coo", "csr", "csc"], True
     )
     index = heterograph_index.create_heterograph_from_relations(
         _UNIT_META, [unit], toindex([num_src, num_dst], "int64")
@@ -249,3 +261,22 @@ def _to(x: Any, device: torch.device) -> Any:
     if isinstance(x, Mapping):
         return {k: v.to(device) for k, v in x.items()}
     return x.to(device)
+
+
+def move_batch(batch: tuple, device: torch.device) -> tuple:
+    """The prefetch step's copy of a loader's batch to ``device`` (on the
+    current stream, every copy non-blocking): tensors as they are, each DGL
+    graph through its ``to`` with the data the batch brought (the engine's
+    node data and labels, the ids) copied now rather than on first use on
+    the training stream; the graph's own data attached lazily stays lazy, as
+    with DGL's prefetcher."""
+    return _transfer.to_device(batch, device, _graph_to)
+
+
+def _graph_to(g: Any, device: torch.device) -> Any:
+    out = g.to(device, non_blocking=True)
+    for frame in itertools.chain(out._node_frames, out._edge_frames):
+        for column in frame._columns.values():
+            if isinstance(column, Column) and column.index is None:
+                column.data  # noqa: B018 - materialises the column: its copy, issued here
+    return out

@@ -11,18 +11,22 @@ import datetime
 import re
 from typing import Any
 
+import dgl
 import torch
 import torch.distributed as dist
+from dgl._ffi.base import is_tensor_adaptor_enabled
 
+from .._device import choose_mode, graph_bytes
 from .._link import EdgeSample
-from .._loader import EngineLoader, loader_seed, refuse_workers
+from .._loader import TORCH_WORKER_ARGS, EngineLoader, loader_seed, worker_threads
+from .._transfer import dgl_transfer
 from ..errors import GraphferryError, error_for_status
 from ..sampling import SampledSubgraph
-from .blocks import to_device
+from .blocks import move_batch, to_device
 from .convert import is_hetero_input
 from .edge import EdgeBatches, HeteroEdgeBatches, edge_settings, is_edge_sampler
 from .hetero import HeteroBlocks
-from .node import NodeBlocks
+from .node import ClusterBatches, NodeBlocks, ShadowBatches
 from .sampler import sampler_settings
 
 __all__ = ["DataLoader", "ddp_split"]
@@ -31,19 +35,8 @@ __all__ = ["DataLoader", "ddp_split"]
 # DataLoader arguments of DGL (and of torch's DataLoader, which DGL passes
 # them to) that only tune machinery graphferry replaces with its own
 # pipeline: accepted and ignored.
-_IGNORED = {
-    "use_prefetch_thread",  # DGL's feature-slicing thread: the engine gathers on its own threads
-    "use_alternate_streams",  # CUDA streams of DGL's prefetcher
-    "pin_prefetcher",  # pinning of DGL's prefetched features
+_IGNORED = TORCH_WORKER_ARGS | {
     "gpu_cache",  # DGL's HugeCTR GPU feature cache
-    "persistent_workers",  # torch worker processes (graphferry has none)
-    "prefetch_factor",  # batches per torch worker: see queue_capacity
-    "timeout",  # for torch workers; with comm=, the bound on an exchange with the other ranks
-    "worker_init_fn",  # torch never calls it without workers
-    "multiprocessing_context",  # for torch workers
-    "pin_memory",  # torch's pinning of the sampler's outputs (CPU-only here)
-    "pin_memory_device",
-    "in_order",  # order of torch workers' batches: ours always arrive in order
 }
 
 # torch DataLoader arguments that would replace DGL's own batching: DGL
@@ -51,10 +44,10 @@ _IGNORED = {
 _REFUSED = {"sampler", "batch_sampler", "collate_fn"}
 
 
-def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
+def check_loader_kwargs(kwargs: dict) -> Any:
     """Checks the DataLoader keywords graphferry does not use (every kind of
-    input alike) and returns ``generator`` (or None)."""
-    refuse_workers(kwargs.pop("num_workers", 0))
+    input alike) and returns ``generator`` (or None); ``num_workers`` is
+    read before (:func:`worker_threads`)."""
     generator = kwargs.pop("generator", None)
     for name in kwargs:
         if name in _REFUSED:
@@ -64,9 +57,23 @@ def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
             )
         if name not in _IGNORED:
             raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
-    if use_uva:
-        raise ValueError("use_uva=True is not supported: this version of graphferry is CPU-only")
+    if kwargs.get("pin_memory"):
+        # DGL sets torch's pin_memory itself (to pin_prefetcher) and refuses it.
+        raise TypeError(
+            "graphferry.dgl.DataLoader got pin_memory=True: as in DGL, page-locked batches are "
+            "pin_prefetcher's (on by default with device='cuda')"
+        )
     return generator
+
+
+def _dgl_graph_bytes(graph: Any) -> int | None:
+    """Mode 2's device memory for a DGL graph: its topology and node data
+    (None when it cannot tell)."""
+    try:
+        data = sum(t.element_size() * t.numel() for t in graph.ndata.values() if isinstance(t, torch.Tensor))
+        return graph_bytes(int(graph.num_nodes()), int(graph.num_edges()), int(data))
+    except Exception:  # noqa: BLE001 - not a homogeneous DGL graph: unknown
+        return None
 
 
 def comm_timeout(comm: Any, timeout: Any) -> Any:
@@ -140,6 +147,12 @@ class DataLoader(EngineLoader):
     * a DGL heterograph or a :class:`graphferry.HeteroGraph` (or seeds
       ``{ntype: ids}``): heterogeneous blocks, every node and edge type
       (:class:`~graphferry.dgl.hetero.HeteroBlocks`);
+    * DGL's ``ShaDowKHopSampler`` on a homogeneous graph: DGL's
+      ``(input_nodes, output_nodes, subgraph)``, the engine's k-hop sample
+      and the subgraph it induces (:class:`~graphferry.dgl.node.ShadowBatches`);
+    * DGL's ``ClusterGCNSampler`` (seeds: partition ids): the subgraph the
+      engine induces on the batch's partitions, made in the caller's thread
+      (:class:`~graphferry.dgl.node.ClusterBatches`);
     * an edge prediction sampler (:func:`as_edge_prediction_sampler`, or
       DGL's) and seed EDGE ids (``{etype: eids}`` on a heterograph):
       ``(input_nodes, pair_graph, neg_pair_graph, blocks)``
@@ -168,10 +181,17 @@ class DataLoader(EngineLoader):
             :class:`graphferry.dgl.NeighborSampler`.
             With ``prob`` the weights come from ``graph.edata[prob]`` (a
             ``graphferry.Graph`` must already have them).
-        device (str or torch.device, optional): where outputs are moved.
-            (default: :obj:`None`, the graph's device: the CPU)
-        use_ddp (bool): split the seeds across the ``torch.distributed``
-            ranks as DGL does, the same number of batches on each.
+        device (str or torch.device, optional): where outputs are moved. A
+            CUDA device (``"cuda"``: the current one) takes the GPU data
+            path: each batch, sampled and gathered on the CPU into
+            page-locked memory, is copied to the device while the batch
+            before it trains (see ``pin_prefetcher``,
+            ``use_alternate_streams`` and ``use_prefetch_thread``); it needs
+            no CUDA build of graphferry. (default: :obj:`None`, the graph's
+            device: the CPU)
+        use_ddp (bool): split the seeds (seed nodes, or seed edges with an
+            edge prediction sampler) across the ``torch.distributed`` ranks
+            as DGL does, the same number of batches on each.
             (default: :obj:`False`)
         ddp_seed (int): with ``use_ddp``, the seed of shuffling and sampling
             when ``seed`` is not given (the same on every rank).
@@ -192,11 +212,41 @@ class DataLoader(EngineLoader):
         batch_size (int): seeds per batch. (default: :obj:`1`)
         drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
         shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
-        use_prefetch_thread, use_alternate_streams, pin_prefetcher, gpu_cache:
-            DGL's prefetcher settings; accepted and ignored (the engine
-            gathers on its own threads).
-        use_uva (bool): unsupported in this CPU-only version; must be False.
-            (default: :obj:`False`)
+        use_prefetch_thread (bool, optional): with a CUDA ``device``, a
+            prefetch thread takes each batch from the engine, makes its
+            blocks and issues its copies to the device ahead of the training
+            loop. (default: :obj:`None`: True with a CUDA ``device``; True
+            with another device raises ValueError, as in DGL)
+        use_alternate_streams (bool, optional): with a CUDA ``device``, the
+            copies run on a stream of their own while the previous batch
+            trains; the training stream waits for them on an event, never
+            the host. (default: :obj:`None`: True with a CUDA ``device``
+            when DGL's TensorAdaptor is available, as in DGL; asked for
+            without it, turned off with DGL's warning)
+        pin_prefetcher (bool, optional): with a CUDA ``device``, the engine
+            writes every batch (blocks, ids, node data, labels) into
+            page-locked memory from PyTorch, which the device copies
+            asynchronously. (default: :obj:`None`: True with a CUDA
+            ``device``; True with another device raises ValueError, as in
+            DGL)
+        gpu_cache: DGL's HugeCTR feature cache; accepted and ignored.
+        use_uva (bool): with a CUDA ``device``, mode 2 with the graph in
+            pinned host memory: the CUDA library samples and gathers on the
+            GPU, its kernels reading the topology and every feature row in
+            place (UVA), as DGL's UVA sampling reads a pinned graph. Needs
+            ``GRAPHFERRY_BACKEND=cuda`` (else :class:`graphferry.BackendError`);
+            with another device raises ValueError. (default: :obj:`False`)
+        sample_on (str, optional): with a CUDA ``device``, ``"cpu"`` (mode 1:
+            the CPU engine, copies to the device) or ``"cuda"`` (mode 2: the
+            CUDA library samples and gathers on the device, batches arriving
+            as device tensors through DLPack on PyTorch's current stream;
+            needs ``GRAPHFERRY_BACKEND=cuda``, else
+            :class:`graphferry.BackendError`). :obj:`None` picks mode 2 when
+            the CUDA library is loaded and the graph (topology and the node
+            data read) fits in the device's free memory, mode 1 otherwise
+            (see :mod:`graphferry._device`); ``self.mode`` says which and
+            why. Mode 2 serves homogeneous node loaders (node-wise sampling)
+            in one process. (default: :obj:`None`)
         seed (int, optional): seed of shuffling and sampling.
             (default: :obj:`None`, drawn from torch's generator, or from
             ``generator`` when given)
@@ -205,13 +255,16 @@ class DataLoader(EngineLoader):
         num_threads (int): the engine's sampling threads; ``<= 0`` uses every
             core. (default: :obj:`0`)
         **kwargs: torch ``DataLoader`` arguments, as DGL passes them on:
-            ``num_workers`` must be 0 (graphferry samples on its own
-            threads); ``generator`` seeds the shuffles when ``seed`` is not
+            ``num_workers > 0`` sets the engine's sampling threads (as
+            ``num_threads``): no worker process is forked, the engine
+            samples and gathers on its own threads; ``generator`` seeds the shuffles when ``seed`` is not
             given; ``persistent_workers``, ``prefetch_factor``,
-            ``worker_init_fn``, ``multiprocessing_context``, ``pin_memory``
-            and ``pin_memory_device`` only tune torch's workers and are
-            ignored; ``sampler``, ``batch_sampler`` and ``collate_fn`` are
-            refused (as DGL's loader does its own batching).
+            ``worker_init_fn``, ``multiprocessing_context`` and
+            ``pin_memory_device`` only tune torch's workers and are ignored,
+            as is ``pin_memory=False`` (``pin_memory=True`` raises
+            TypeError: DGL sets it to ``pin_prefetcher``); ``sampler``,
+            ``batch_sampler`` and ``collate_fn`` are refused (as DGL's loader
+            does its own batching).
     """
 
     def __init__(
@@ -235,13 +288,15 @@ class DataLoader(EngineLoader):
         queue_capacity: int = 2,
         num_threads: int = 0,
         comm: Any = None,
+        sample_on: str | None = None,
         **kwargs: Any,
     ):
         self._loaders = []
         self._blocks: NodeBlocks | HeteroBlocks | None = None
         self._edges: EdgeBatches | None = None
         timeout = kwargs.get("timeout", 0)
-        generator = check_loader_kwargs(kwargs, use_uva)
+        num_threads = worker_threads(kwargs.pop("num_workers", 0), num_threads)
+        generator = check_loader_kwargs(kwargs)
         self.graph = graph
         self.indices = indices
         self.graph_sampler = graph_sampler
@@ -250,14 +305,59 @@ class DataLoader(EngineLoader):
         self.drop_last = drop_last
         self.use_ddp = bool(use_ddp)
         self.ddp_seed = ddp_seed
-        self.device = torch.device("cpu" if device is None else device)
         per_type = is_hetero_input(graph, indices)
         edges = is_edge_sampler(graph_sampler)
+        # mode 2 or not (graphferry._device): asked for, or when the graph
+        # fits; decided first, so that asking for it without the CUDA
+        # library says so whatever the device
+        self.mode = choose_mode(
+            None if device is None else torch.device(device),
+            sample_on=sample_on,
+            use_uva=use_uva,
+            graph_size=None if per_type or edges or comm is not None else _dgl_graph_bytes(graph),
+        )
+        # As DGL keeps them: resolved.
+        self.device, settings, transfer = dgl_transfer(
+            device,
+            use_prefetch_thread=use_prefetch_thread,
+            use_alternate_streams=use_alternate_streams,
+            pin_prefetcher=pin_prefetcher,
+            tensor_adaptor=is_tensor_adaptor_enabled(),
+        )
+        self.pin_prefetcher, self.use_prefetch_thread, self.use_alternate_streams = settings
+        if self.mode.device is not None:
+            subgraphs = isinstance(
+                graph_sampler, (dgl.dataloading.ClusterGCNSampler, dgl.dataloading.ShaDowKHopSampler)
+            )
+            if per_type or edges or subgraphs or comm is not None:
+                what = (
+                    "heterographs"
+                    if per_type
+                    else "edge batches"
+                    if edges
+                    else f"{type(graph_sampler).__name__}"
+                    if subgraphs
+                    else "comm="
+                )
+                raise NotImplementedError(f"sampling on the GPU (mode 2) serves homogeneous node loaders: not {what}")
+            transfer = None  # batches are made on the device
+        self._transfer = transfer
+        self._clusters: ClusterBatches | None = None
+        if isinstance(graph_sampler, dgl.dataloading.ClusterGCNSampler):
+            # Batches of METIS partitions: made in the caller's thread.
+            if per_type or comm is not None:
+                raise NotImplementedError("graphferry serves ClusterGCNSampler on a homogeneous graph in one process")
+            if int(batch_size) <= 0:
+                raise ValueError(f"batch_size must be positive (got {batch_size})")
+            self._clusters = ClusterBatches(graph, indices, graph_sampler)
+            if self.use_ddp:
+                self._clusters.seeds = ddp_seeds(self._clusters.seeds, drop_last)
+            self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
+            self._graph, self._closed, self._next_epoch = self._clusters.graph, False, 0
+            return
         if comm is not None and (per_type or edges):
             what = "heterographs" if per_type else "edge batches"
             raise NotImplementedError(f"graphferry samples {what} in one process: comm= is not supported")
-        if edges and self.use_ddp:
-            raise NotImplementedError("use_ddp is not implemented for graphferry's edge loader yet")
         # The seed is drawn (from torch's generator or the given one) once
         # the input is read: a loader that cannot be made draws nothing.
         shared = ddp_seed if self.use_ddp or comm is not None else None  # the same on every rank
@@ -267,6 +367,8 @@ class DataLoader(EngineLoader):
             batches = HeteroEdgeBatches if per_type else EdgeBatches
             edge_batches = self._edges = batches(graph, indices, edge_settings(graph_sampler))
             self.hetero_graph = getattr(edge_batches, "hetero_graph", None)
+            if self.use_ddp:  # this rank's seed edges, split as DGL splits them
+                edge_batches.seeds = ddp_seeds(edge_batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=shared, generator=generator)
             options = edge_batches.options(self.seed, num_threads)
             loader_args = dict(
@@ -279,12 +381,18 @@ class DataLoader(EngineLoader):
                 edge_batches.seeds,
                 options,
                 **loader_args,
-                opener=lambda: edge_batches.engine_loader(**loader_args),
+                opener=lambda **memory: edge_batches.engine_loader(**loader_args, **memory),
                 eager=False,
+                transfer=transfer,
             )
             return
         self.settings = sampler_settings(graph_sampler)
-        blocks = self._blocks = (HeteroBlocks if per_type else NodeBlocks)(graph, indices, self.settings)
+        kind = HeteroBlocks if per_type else NodeBlocks
+        if isinstance(graph_sampler, dgl.dataloading.ShaDowKHopSampler):  # (input_nodes, output_nodes, subgraph)
+            if per_type:
+                raise NotImplementedError("graphferry's ShaDowKHopSampler batches are for homogeneous graphs")
+            kind = ShadowBatches
+        blocks = self._blocks = kind(graph, indices, self.settings)
         self.hetero_graph = getattr(blocks, "hetero_graph", None)
         seeds = blocks.seeds
         if self.use_ddp and comm is None:
@@ -304,9 +412,40 @@ class DataLoader(EngineLoader):
                 label_names=blocks.label_names,
                 comm=comm,
                 comm_timeout=comm_timeout(comm, timeout),
+                transfer=transfer,
+                device=self.mode.device,
             )
         except GraphferryError as err:
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
+
+    def __len__(self) -> int:
+        if getattr(self, "_clusters", None) is not None:
+            n = self._clusters.seeds.numel()
+            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        return super().__len__()
+
+    def __iter__(self) -> Any:
+        clusters = getattr(self, "_clusters", None)
+        if clusters is not None:
+            self._check_open()
+            epoch = self._next_epoch
+            self._next_epoch += 1
+            device = self.device
+            return clusters.epoch(
+                epoch, self.seed, self.batch_size, self.shuffle, self.drop_last, lambda sg: sg.to(device)
+            )
+        edges = self._edges
+        if edges is not None and edges.exclude_fn is not None:
+            # DGL's exclude callable is Python: the batches are made in the
+            # caller's thread, one engine call each.
+            self._check_open()
+            epoch = self._next_epoch
+            self._next_epoch += 1
+            return edges.epoch(epoch, self.seed, self.batch_size, self.shuffle, self.drop_last, self._convert_device)
+        return super().__iter__()
+
+    def _convert_device(self, batch: tuple) -> tuple:
+        return batch if self.device.type == "cpu" else to_device(batch, self.device)
 
     def _before_epoch(self) -> None:
         if self._blocks is not None:
@@ -314,7 +453,12 @@ class DataLoader(EngineLoader):
 
     def _convert(self, sub: SampledSubgraph | EdgeSample) -> tuple:
         batch = self._edges.convert(sub) if self._edges is not None else self._blocks.convert(sub)
-        return batch if self.device.type == "cpu" else to_device(batch, self.device)
+        if self._transfer is not None or self.device.type == "cpu":
+            return batch  # a CUDA device: copied by the prefetch step
+        return to_device(batch, self.device)
+
+    def _move(self, batch: tuple, device: torch.device) -> tuple:
+        return move_batch(batch, device)
 
     def sample(self, eids: Any, key: int = 0) -> tuple:
         """With an edge prediction sampler: the batch of the seed edges

@@ -19,11 +19,19 @@ edges out of neighbour sampling and samples, in one call per batch.
         ...
 
 DGL's own ``dgl.dataloading.as_edge_prediction_sampler(...)`` object is
-accepted too. Supported: ``exclude`` None, ``"self"`` or ``"reverse_id"``,
-and DGL's ``Uniform(k)``, ``PerSourceUniform(k)`` and ``GlobalUniform(k)``
-(its defaults: no self-loops, without replacement). Negatives come from the
-engine's random streams, not torch's, on homogeneous graphs and heterographs
-alike: they are as DGL's in distribution, not value by value.
+accepted too. Supported: ``exclude`` None, ``"self"``, ``"reverse_id"`` or a
+callable (DGL's documented form: given the batch's seed edges, it returns the
+edge ids to leave out; it runs in the training thread, batch by batch, each
+batch made by the engine in one call, the seed edges shuffled by torch), and
+DGL's ``Uniform(k)``, ``PerSourceUniform(k)`` and ``GlobalUniform(k,
+exclude_self_loops, replace)``. Negatives come from the engine's random
+streams, not torch's, on homogeneous graphs and heterographs alike: they are
+as DGL's in distribution, not value by value.
+
+One difference is kept on purpose: with excluded edges, each node draws its
+``k`` neighbours among the edges that are not excluded, where DGL draws ``k``
+and then drops the excluded ones (DGL's blocks may then hold fewer than ``k``
+edges for a node; ours hold ``min(k, allowed)``).
 
 On a heterograph (a DGL heterograph, a :class:`graphferry.HeteroGraph`, or
 seed edges given as ``{etype: eids}``) the loader is a
@@ -47,7 +55,8 @@ edge prediction sampler, as DGL's ``DataLoader`` holds its sampler.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import dgl
@@ -55,14 +64,15 @@ import torch
 
 from .._link import EdgeLoader, EdgeSample, EdgeSampler
 from .._loader import engine_edge_data, sync_edge_data
+from .._native import lib as _lib
 from .._options import SampleOptions
 from .._resource import Closeable
 from ..errors import GF_EINVAL, InvalidArgumentError
 from ..hetero import HeteroGraph
 from .blocks import to_blocks, to_hetero_blocks
-from .convert import as_graph, as_hetero_graph
+from .convert import as_graph, as_hetero_graph, sync_node_data
 from .hetero import hetero_options
-from .node import neighbor_options
+from .node import drop_replaced_node_data, lazy_node_data, neighbor_options
 from .sampler import sampler_settings
 
 __all__ = ["EdgePredictionSampler", "as_edge_prediction_sampler", "is_edge_sampler", "EdgeBatches", "HeteroEdgeBatches"]
@@ -107,18 +117,20 @@ def as_edge_prediction_sampler(
     Args:
         sampler: a ``dgl.dataloading.NeighborSampler`` or
             :class:`graphferry.dgl.NeighborSampler`.
-        exclude (str, optional): ``None``, ``"self"`` (the batch's seed
-            edges are never sampled), ``"reverse_id"`` (nor their reverses,
-            ``reverse_eids[eid]``) or, on heterographs, ``"reverse_types"``
-            (nor the edges of the same ids of ``reverse_etypes[etype]``).
-            (default: :obj:`None`)
+        exclude (str or callable, optional): ``None``, ``"self"`` (the
+            batch's seed edges are never sampled), ``"reverse_id"`` (nor
+            their reverses, ``reverse_eids[eid]``), on heterographs
+            ``"reverse_types"`` (nor the edges of the same ids of
+            ``reverse_etypes[etype]``), or a callable given the batch's seed
+            edges (``{etype: ids}`` on a heterograph) that returns the edge
+            ids to leave out (as DGL's). (default: :obj:`None`)
         reverse_eids (Tensor or dict, optional): int64 ``[E]`` (a
             heterograph: ``{etype: Tensor}``), for ``"reverse_id"``.
         reverse_etypes (dict, optional): ``{etype: reverse etype}``, for
             ``"reverse_types"``.
         negative_sampler: ``dgl.dataloading.negative_sampler.Uniform(k)``,
-            ``PerSourceUniform(k)``, ``GlobalUniform(k)`` (homogeneous
-            graphs) or None.
+            ``PerSourceUniform(k)``, ``GlobalUniform(k, exclude_self_loops,
+            replace)`` (homogeneous graphs) or None.
         prefetch_labels (list of str, optional): edge data wanted on
             ``pair_graph.edata`` (every edge field of the DGLGraph is
             attached lazily anyway).
@@ -133,38 +145,71 @@ def is_edge_sampler(obj: Any) -> bool:
     return isinstance(obj, (EdgePredictionSampler, dgl.dataloading.EdgePredictionSampler))
 
 
-def _negative(neg: Any) -> tuple[str | None, int]:
+def _negative(neg: Any) -> tuple[str | None, int, int]:
+    """(the engine's negative sampler, k, its flags) of DGL's ``negative_sampler``."""
     ns = dgl.dataloading.negative_sampler
     if neg is None:
-        return None, 0
+        return None, 0, 0
     if isinstance(neg, ns.PerSourceUniform):
-        return "per_source_uniform", int(neg.k)
+        return "per_source_uniform", int(neg.k), 0
     if isinstance(neg, ns.GlobalUniform):
-        if not neg.exclude_self_loops or neg.replace:
-            raise NotImplementedError(
-                "graphferry implements GlobalUniform with its defaults only "
-                f"(exclude_self_loops=True, replace=False; got {neg.exclude_self_loops}, {neg.replace})"
-            )
-        return "global_uniform", int(neg.k)
+        flags = (0 if neg.exclude_self_loops else _lib.GF_NEG_KEEP_SELF_LOOPS) | (
+            _lib.GF_NEG_REPLACE if neg.replace else 0
+        )
+        return "global_uniform", int(neg.k), flags
     raise TypeError(
         "graphferry draws negatives itself: negative_sampler must be DGL's Uniform(k), "
-        f"PerSourceUniform(k) or GlobalUniform(k), or None (got '{type(neg).__name__}')"
+        f"PerSourceUniform(k) or GlobalUniform(k, exclude_self_loops, replace), or None (got '{type(neg).__name__}')"
     )
 
 
-def edge_settings(sampler: Any) -> tuple[Any, str | None, int, str | None, Any]:
-    """(node sampler settings, negative, k, exclude, reverse) of ours or
-    DGL's EdgePredictionSampler; ``reverse`` is ``reverse_eids`` for
-    ``"reverse_id"``, ``reverse_etypes`` for ``"reverse_types"``, else None.
+def _edge_ids(value: Any, what: str) -> torch.Tensor:
+    """``value`` as int64 edge ids (a tensor or a sequence of ints)."""
+    try:
+        ids = torch.as_tensor(value)
+    except (TypeError, ValueError, RuntimeError) as err:
+        raise TypeError(f"{what} must be edge ids (got '{type(value).__name__}')") from err
+    if ids.dtype.is_floating_point or ids.dtype == torch.bool or ids.dtype.is_complex:
+        raise TypeError(f"{what} must be integer edge ids (got {ids.dtype})")
+    return ids.to(torch.int64).view(-1).contiguous()
+
+
+@dataclass
+class EdgeSettings:
+    """What an edge prediction sampler asks for: the node sampler's
+    settings, the negatives (the engine's sampler name, ``k`` and its
+    flags), ``exclude`` (None, ``"self"``, ``"reverse_id"`` or
+    ``"reverse_types"``, or None with ``exclude_fn`` for DGL's callable
+    form) and ``reverse`` (``reverse_eids`` for ``"reverse_id"``,
+    ``reverse_etypes`` for ``"reverse_types"``)."""
+
+    node: Any
+    negative: str | None
+    k: int
+    negative_flags: int
+    exclude: str | None
+    reverse: Any
+    exclude_fn: Callable[[Any], Any] | None = None
+
+
+def edge_settings(sampler: Any) -> EdgeSettings:
+    """The :class:`EdgeSettings` of ours or DGL's EdgePredictionSampler.
     Checks what needs no graph; the loaders check the rest."""
     if not is_edge_sampler(sampler):
         raise TypeError(f"expected an edge prediction sampler (got '{type(sampler).__name__}')")
+    if isinstance(sampler.sampler, dgl.dataloading.ShaDowKHopSampler):
+        raise NotImplementedError(
+            "graphferry's edge loader samples blocks: a ShaDowKHopSampler inside it is not supported"
+        )
     settings = sampler_settings(sampler.sampler)
     exclude = sampler.exclude
-    if exclude not in (None, "self", "reverse_id", "reverse_types"):
+    exclude_fn = None
+    if callable(exclude):
+        exclude, exclude_fn = None, exclude
+    elif exclude not in (None, "self", "reverse_id", "reverse_types"):
         raise ValueError(
-            "graphferry's edge loader takes exclude=None, 'self', 'reverse_id' or 'reverse_types' "
-            f"(got {exclude!r}); a callable would run Python per batch"
+            "graphferry's edge loader takes exclude=None, 'self', 'reverse_id', 'reverse_types' "
+            f"or a callable (got {exclude!r})"
         )
     reverse = None
     if exclude == "reverse_id":
@@ -175,8 +220,8 @@ def edge_settings(sampler: Any) -> tuple[Any, str | None, int, str | None, Any]:
         reverse = getattr(sampler, "reverse_etypes", None)
         if not isinstance(reverse, Mapping):
             raise ValueError("exclude='reverse_types' needs reverse_etypes, a dict {etype: reverse etype}")
-    negative, k = _negative(sampler.negative_sampler)
-    return settings, negative, k, exclude, reverse
+    negative, k, flags = _negative(sampler.negative_sampler)
+    return EdgeSettings(settings, negative, k, flags, exclude, reverse, exclude_fn)
 
 
 class EdgeBatches(Closeable):
@@ -193,12 +238,14 @@ class EdgeBatches(Closeable):
     Args:
         graph (dgl.DGLGraph or graphferry.Graph): the graph (homogeneous).
         indices (Tensor): the seed edge ids.
-        settings: :func:`edge_settings` of the edge prediction sampler.
+        edge (EdgeSettings): :func:`edge_settings` of the edge prediction
+            sampler.
     """
 
-    def __init__(self, graph: Any, indices: Any, settings: tuple):
+    def __init__(self, graph: Any, indices: Any, edge: EdgeSettings):
         self._sampler: EdgeSampler | None = None
-        settings, negative, k, exclude, reverse = settings
+        settings, negative, k, exclude, reverse = edge.node, edge.negative, edge.k, edge.exclude, edge.reverse
+        self.exclude_fn = edge.exclude_fn
         if exclude == "reverse_types":
             raise ValueError("exclude='reverse_types' needs a heterograph (edge types); use 'reverse_id' here")
         self.settings = settings
@@ -210,8 +257,20 @@ class EdgeBatches(Closeable):
         self.graph = as_graph(graph, settings.prob)
         if reverse is not None:
             reverse = torch.as_tensor(reverse).to(torch.int64).contiguous()
-        self._edge_args = dict(mode="dgl", negative=negative, amount=k, exclude=exclude, reverse_eids=reverse)
+        self._edge_args = dict(
+            mode="dgl",
+            negative=negative,
+            amount=k,
+            negative_flags=edge.negative_flags,
+            exclude=exclude,
+            reverse_eids=reverse,
+        )
         self.edge_feature_names = self._edge_features(settings.prefetch_edge_feats)
+        # prefetch_node_feats: gathered by the engine on its threads (into
+        # the loader's host memory, page-locked for a GPU), as for node batches.
+        wanted = list(dict.fromkeys(settings.prefetch_node_feats))
+        lazy = lazy_node_data(self.graph, self.dgl_graph, wanted)
+        self.feature_names = [n for n in wanted if n not in lazy]
 
     def _edge_features(self, names: list[str]) -> list[str]:
         """The prefetched edge data the engine gathers: a DGLGraph's
@@ -240,12 +299,15 @@ class EdgeBatches(Closeable):
             # Edge data replaced since: handed to the engine (its idle
             # loaders are closed for it); what it cannot take stays lazy.
             self.edge_feature_names = self._edge_features(self.settings.prefetch_edge_feats)
+        if self.dgl_graph is not None and self.feature_names:
+            sync_node_data(self.graph, self.dgl_graph, self.feature_names)  # node data replaced since
         return EdgeLoader(
             self.graph,
             self.seeds,
             None,
             self._options,
             **self._edge_args,
+            feature_names=self.feature_names,
             edge_feature_names=self.edge_feature_names,
             **loader_args,
         )
@@ -253,10 +315,42 @@ class EdgeBatches(Closeable):
     def sample(self, eids: Any, key: int = 0) -> tuple:
         """The batch of the seed edge ids ``eids`` under batch key ``key``
         (what one step of an epoch yields), drawn in the caller's thread."""
+        eids = torch.as_tensor(eids).to(torch.int64).contiguous()
+        if self.exclude_fn is not None:
+            # DGL's exclude callable: the edges it names for this batch's
+            # seed edges are left out of the batch's neighbour sampling (on
+            # top of the sampler's own exclude_edges), one engine call.
+            excluded = self._excluded(eids)
+            static = self._options.exclude_edges
+            if static is not None:
+                excluded = torch.cat([torch.as_tensor(static).to(torch.int64).view(-1), excluded])
+            with EdgeSampler(self.graph, self._options.replace_fields(exclude_edges=excluded), **self._edge_args) as s:
+                return self.convert(s.sample(eids, key=key))
         if self._sampler is None:
             self._sampler = EdgeSampler(self.graph, self._options, **self._edge_args)
-        eids = torch.as_tensor(eids).to(torch.int64).contiguous()
         return self.convert(self._sampler.sample(eids, key=key))
+
+    def _excluded(self, eids: torch.Tensor) -> torch.Tensor:
+        """The edge ids ``exclude_fn`` names for the seed edges ``eids``
+        (given and returned as DGL's: ids in the graph's idtype)."""
+        out = self.exclude_fn(eids.to(self.idtype))
+        return _edge_ids(out, "the exclude callable's result")
+
+    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
+        """Epoch ``number`` made in the caller's thread, batch by batch
+        (:meth:`sample`; batch ``i`` under key ``(number << 32) | i``, as the
+        engine's edge loader keys it), the seed edges shuffled by torch from
+        ``seed`` and ``number`` when ``shuffle``; ``finish`` is applied to
+        every batch."""
+        n = self.seeds.numel()
+        if shuffle:
+            generator = torch.Generator().manual_seed((int(seed) * 1_000_003 + number) & 0x7FFF_FFFF_FFFF_FFFF)
+            order = torch.randperm(n, generator=generator)
+        else:
+            order = torch.arange(n)
+        stop = n - n % batch_size if drop_last else n
+        for i, lo in enumerate(range(0, stop, batch_size)):
+            yield finish(self.sample(self.seeds[order[lo : lo + batch_size]], key=(number << 32) | i))
 
     def _edge_data(self, sample: EdgeSample) -> dict[str, list[torch.Tensor]]:
         """The engine-gathered edge data of ``sample``, per hop, that is
@@ -271,6 +365,7 @@ class EdgeBatches(Closeable):
     def convert(self, sample: EdgeSample) -> tuple:
         """DGL's tuple of one engine edge batch."""
         g, idtype = self.dgl_graph, self.idtype
+        drop_replaced_node_data(self.graph, g, sample.sub.node_data)
         blocks = to_blocks(sample.sub, g, idtype=idtype)
         for name, per_hop in self._edge_data(sample).items():
             for block, rows in zip(blocks, reversed(per_hop)):  # blocks[0] is the last hop
@@ -322,9 +417,10 @@ class HeteroEdgeBatches(EdgeBatches):
     built once here).
     """
 
-    def __init__(self, graph: Any, indices: Any, settings: tuple):
+    def __init__(self, graph: Any, indices: Any, edge: EdgeSettings):
         self._sampler = None
-        node_settings, negative, k, exclude, reverse = settings
+        node_settings, negative, k, exclude, reverse = edge.node, edge.negative, edge.k, edge.exclude, edge.reverse
+        self.exclude_fn = edge.exclude_fn
         if negative == "global_uniform":
             raise NotImplementedError(
                 "graphferry's edge loader on heterographs draws Uniform(k) / PerSourceUniform(k) negatives; "
@@ -353,6 +449,7 @@ class HeteroEdgeBatches(EdgeBatches):
             mode="dgl", negative=negative, amount=k, exclude=engine_exclude, reverse_eids=reverse_map
         )
         self.edge_feature_names = []  # per-type edge data reaches the blocks through DGL's frames
+        self.feature_names = []  # per-type node data too
 
     def options(self, seed: Any, num_threads: int) -> SampleOptions:
         self._options = hetero_options(self.hetero_graph, self.settings, seed, num_threads)
@@ -395,6 +492,20 @@ class HeteroEdgeBatches(EdgeBatches):
         if isinstance(eids, Mapping):
             eids = torch.cat([self.hetero_graph.edge_to_global(et, ids) for et, ids in eids.items()])
         return super().sample(eids, key)
+
+    def _excluded(self, eids: torch.Tensor) -> torch.Tensor:
+        """As DGL calls it on a heterograph: ``{etype: ids}`` in, ``{etype:
+        ids}`` out (canonical edge types, type-local ids)."""
+        hg = self.hetero_graph
+        rel, local = hg.to_local_edge(eids)
+        given = {et: local[rel == r].to(self.idtype) for r, et in enumerate(hg.edge_types) if bool((rel == r).any())}
+        out = self.exclude_fn(given)
+        if not isinstance(out, Mapping):
+            raise TypeError(f"the exclude callable must return a dict {{etype: edge ids}} (got '{type(out).__name__}')")
+        parts = [
+            hg.edge_to_global(et, _edge_ids(ids, f"the exclude callable's ids of {et}")) for et, ids in out.items()
+        ]
+        return torch.cat(parts) if parts else torch.empty(0, dtype=torch.int64)
 
     def convert(self, sample: EdgeSample) -> tuple:
         """DGL's tuple of one engine edge batch of the heterograph."""

@@ -16,12 +16,21 @@ import torch
 from .. import _cache
 from .._options import SampleOptions
 from ..errors import GF_EINVAL, InvalidArgumentError
-from ..sampling import SampledSubgraph
+from ..sampling import SampledSubgraph, induced_subgraph
 from .blocks import to_blocks
 from .convert import as_graph, sync_node_data
 from .sampler import NeighborSampler
 
-__all__ = ["NodeBlocks", "check_homogeneous_settings", "neighbor_options"]
+__all__ = [
+    "NodeBlocks",
+    "ShadowBatches",
+    "ClusterBatches",
+    "induced_dgl",
+    "check_homogeneous_settings",
+    "neighbor_options",
+    "lazy_node_data",
+    "drop_replaced_node_data",
+]
 
 
 def check_homogeneous_settings(settings: Any) -> None:
@@ -50,6 +59,45 @@ def neighbor_options(settings: NeighborSampler, seed: Any, num_threads: int) -> 
         seed=seed,
         num_threads=num_threads,
     )
+
+
+def lazy_node_data(graph: Any, g: Any, wanted: list[str]) -> list[str]:
+    """Of the node data ``wanted`` (a sampler's prefetched names), those the
+    engine cannot gather, served by DGL's lazy columns instead (a dtype it
+    does not carry: with DGL's warning); the others are handed to the engine
+    graph ``graph`` from the DGLGraph ``g`` (None: a graphferry.Graph, whose
+    own node data the engine gathers). A name ``g`` lacks raises."""
+    if g is None:
+        return []
+    missing = [n for n in wanted if n not in g.ndata]
+    if missing:
+        raise InvalidArgumentError(
+            GF_EINVAL, f"the DGLGraph has no ndata field {missing} to prefetch (it has {sorted(g.ndata)})"
+        )
+    sync_node_data(graph, g, wanted)
+    held = set(graph.node_data_names())
+    lazy = [n for n in wanted if n not in held]
+    if lazy:
+        warnings.warn(
+            f"graphferry cannot gather node data {lazy} on its threads (a dtype the engine "
+            "does not carry); the blocks serve it through DGL's lazy columns",
+            stacklevel=4,  # the caller of graphferry.dgl.DataLoader(...)
+        )
+    return lazy
+
+
+def drop_replaced_node_data(graph: Any, g: Any, *data: dict) -> None:
+    """Removes from a batch's engine-gathered node data (``data``: name ->
+    rows) what the DGLGraph ``g`` replaced since the engine got it: the lazy
+    columns then serve g's current data."""
+    if g is None:
+        return
+    sources = graph._dgl_sources
+    for rows in data:
+        for name in list(rows):
+            value = g.ndata[name] if name in g.ndata else None
+            if value is None or sources.get(name) != _cache.tensor_signature(value):
+                del rows[name]
 
 
 class NodeBlocks:
@@ -89,24 +137,7 @@ class NodeBlocks:
                     GF_EINVAL,
                     f"the DGLGraph has no edata field {missing} to prefetch (it has {sorted(self.dgl_graph.edata)})",
                 )
-        if self.dgl_graph is not None:
-            missing = [n for n in wanted if n not in self.dgl_graph.ndata]
-            if missing:
-                raise InvalidArgumentError(
-                    GF_EINVAL,
-                    f"the DGLGraph has no ndata field {missing} to prefetch (it has {sorted(self.dgl_graph.ndata)})",
-                )
-            sync_node_data(self.graph, self.dgl_graph, wanted)
-        # Node data the engine cannot gather (a dtype it does not carry, or
-        # not in the graph yet) is served by DGL's lazy columns instead.
-        held = set(self.graph.node_data_names())
-        lazy = [n for n in wanted if n not in held and self.dgl_graph is not None]
-        if lazy:
-            warnings.warn(
-                f"graphferry cannot gather node data {lazy} on its threads (a dtype the engine "
-                "does not carry); the blocks serve it through DGL's lazy columns",
-                stacklevel=4,  # the caller of graphferry.dgl.DataLoader(...)
-            )
+        lazy = lazy_node_data(self.graph, self.dgl_graph, wanted)
         self.feature_names = [n for n in settings.prefetch_node_feats if n not in lazy]
         self.label_names = [n for n in settings.prefetch_labels if n not in lazy]
 
@@ -125,14 +156,91 @@ class NodeBlocks:
     def convert(self, sub: SampledSubgraph) -> tuple:
         """``(input_nodes, output_nodes, blocks)`` of one engine batch."""
         g = self.dgl_graph
-        if g is not None:
-            # Tensors replaced since the engine got them: leave them to the
-            # lazy columns, which read g's current data.
-            sources = self.graph._dgl_sources
-            for data in (sub.node_data, sub.labels):
-                for name in list(data):
-                    value = g.ndata[name] if name in g.ndata else None
-                    if value is None or sources.get(name) != _cache.tensor_signature(value):
-                        del data[name]
+        drop_replaced_node_data(self.graph, g, sub.node_data, sub.labels)
         blocks = to_blocks(sub, g, idtype=self.idtype)
         return blocks[0].srcdata[dgl.NID], blocks[-1].dstdata[dgl.NID], blocks
+
+
+def induced_dgl(graph: Any, g: Any, nodes: torch.Tensor, idtype: Any) -> Any:
+    """The subgraph of ``graph`` induced on ``nodes`` (the engine's call,
+    ``gf_graph_induced_subgraph``) as ``dgl.DGLGraph.subgraph`` gives it:
+    nodes in the given order, edges by source then edge id, ``dgl.NID``/``dgl.EID`` and
+    the data of the DGLGraph ``g`` (None: a graphferry graph) attached
+    lazily."""
+    src, dst, eids = induced_subgraph(graph, nodes)
+    # DGL's subgraph lists the edges by source (in the nodes' order), then edge id.
+    order = torch.argsort(src * (int(eids.max()) + 1 if eids.numel() else 1) + eids)
+    src, dst, eids = src[order], dst[order], eids[order]
+    subg = dgl.graph((src.to(idtype), dst.to(idtype)), num_nodes=nodes.numel(), idtype=idtype)
+    ids = nodes.to(idtype)
+    if g is not None:
+        dgl.utils.set_new_frames(
+            subg,
+            node_frames=dgl.utils.extract_node_subframes(g, [ids]),
+            edge_frames=dgl.utils.extract_edge_subframes(g, [eids.to(idtype)]),
+        )
+    else:
+        subg.ndata[dgl.NID] = ids
+        subg.edata[dgl.EID] = eids.to(idtype)
+    return subg
+
+
+class ClusterBatches:
+    """The batches of :class:`graphferry.dgl.DataLoader` with DGL's
+    ``ClusterGCNSampler``: the seeds are partition ids of the sampler's
+    METIS partition (computed by DGL when the sampler was made), and each
+    batch is the subgraph the engine induces on the nodes of its partitions
+    (``gf_graph_induced_subgraph``), in the sampler's node order, as DGL's
+    ``ClusterGCNSampler.sample`` gives it. Batches are made in the caller's
+    thread, one engine call each (no sampling runs ahead)."""
+
+    def __init__(self, graph: Any, indices: Any, sampler: Any):
+        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
+        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
+        self.graph = as_graph(graph)
+        self.seeds = torch.as_tensor(indices).to(torch.int64).view(-1)
+        self.offsets = torch.as_tensor(sampler.partition_offset).to(torch.int64)
+        self.node_ids = torch.as_tensor(sampler.partition_node_ids).to(torch.int64)
+        k = self.offsets.numel() - 1
+        if self.seeds.numel() and (int(self.seeds.min()) < 0 or int(self.seeds.max()) >= k):
+            raise ValueError(f"partition ids out of range [0, {k}) (the ClusterGCNSampler has {k} partitions)")
+
+    def batch(self, parts: torch.Tensor) -> Any:
+        nodes = torch.cat([self.node_ids[self.offsets[i] : self.offsets[i + 1]] for i in parts.tolist()])
+        return induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
+
+    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
+        """Epoch ``number``: the partition ids batched (shuffled by torch
+        from ``seed`` and ``number`` when ``shuffle``), each batch's
+        subgraph made here; ``finish`` is applied to every batch."""
+        n = self.seeds.numel()
+        order = torch.arange(n)
+        if shuffle:
+            generator = torch.Generator().manual_seed((int(seed) * 1_000_003 + number) & 0x7FFF_FFFF_FFFF_FFFF)
+            order = torch.randperm(n, generator=generator)
+        stop = n - n % batch_size if drop_last else n
+        for lo in range(0, stop, batch_size):
+            yield finish(self.batch(self.seeds[order[lo : lo + batch_size]]))
+
+
+class ShadowBatches(NodeBlocks):
+    """The batches of :class:`graphferry.dgl.DataLoader` with DGL's
+    ``ShaDowKHopSampler``: the engine samples the k-hop neighbourhood of the
+    seeds as DGL's does (each hop expands every node reached so far, fan-outs
+    applied from the last) and gathers the prefetched node data on its
+    threads; each batch becomes DGL's ``(input_nodes, output_nodes,
+    subgraph)``, the subgraph induced on the sampled nodes (the engine's
+    induced-subgraph call, ``gf_graph_induced_subgraph``, in the training
+    thread), its nodes in the sample's order (seeds first), its edges in
+    the order ``dgl.DGLGraph.subgraph`` gives them, with ``dgl.NID``,
+    ``dgl.EID`` and the graph's data attached lazily, as DGL attaches them."""
+
+    def convert(self, sub: SampledSubgraph) -> tuple:
+        g, idtype = self.dgl_graph, self.idtype
+        subg = induced_dgl(self.graph, g, sub.nodes, idtype)
+        ids = subg.ndata[dgl.NID]
+        sources = getattr(self.graph, "_dgl_sources", {})
+        for name, value in sub.node_data.items():  # gathered by the engine: taken as they are
+            if g is None or (name in g.ndata and sources.get(name) == _cache.tensor_signature(g.ndata[name])):
+                subg.ndata[name] = value
+        return ids, sub.seeds.to(idtype), subg

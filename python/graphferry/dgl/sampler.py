@@ -153,19 +153,22 @@ def sampler_settings(sampler: Any) -> NeighborSampler:
     labor = getattr(dgl.dataloading, "LaborSampler", None)
     if labor is not None and isinstance(sampler, labor):
         return _labor_settings(sampler)
-    if isinstance(sampler, dgl.dataloading.NeighborSampler):
-        if getattr(sampler, "edge_dir", "in") != "in":
-            raise ValueError(f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')")
-        prob = getattr(sampler, "prob", None)  # DGL stores `prob or mask` here
-        if prob is not None and not isinstance(prob, str):
-            raise TypeError(
-                "graphferry reads edge weights from an edata field: 'prob'/'mask' must be its "
-                f"name (got '{type(prob).__name__}')"
-            )
+    shadow = getattr(dgl.dataloading, "ShaDowKHopSampler", None)
+    if shadow is not None and isinstance(sampler, shadow):
         return NeighborSampler(
             list(sampler.fanouts),
             replace=bool(sampler.replace),
-            prob=prob,
+            prob=_prob_name(sampler.prob),
+            prefetch_node_feats=_dgl_names(sampler.prefetch_node_feats),
+            prefetch_edge_feats=_flat_names(_dgl_names(sampler.prefetch_edge_feats)),
+        )
+    if isinstance(sampler, dgl.dataloading.NeighborSampler):
+        if getattr(sampler, "edge_dir", "in") != "in":
+            raise ValueError(f"graphferry samples in-neighbours only (got edge_dir='{sampler.edge_dir}')")
+        return NeighborSampler(
+            list(sampler.fanouts),
+            replace=bool(sampler.replace),
+            prob=_prob_name(getattr(sampler, "prob", None)),  # DGL stores `prob or mask` here
             prefetch_node_feats=_dgl_names(sampler.prefetch_node_feats),
             prefetch_labels=_dgl_names(sampler.prefetch_labels),
             prefetch_edge_feats=_flat_names(_dgl_names(sampler.prefetch_edge_feats)),
@@ -174,6 +177,16 @@ def sampler_settings(sampler: Any) -> NeighborSampler:
         "expected a 'dgl.dataloading.NeighborSampler' or 'graphferry.dgl.NeighborSampler' "
         f"(got '{type(sampler).__name__}')"
     )
+
+
+def _prob_name(prob: Any) -> str | None:
+    """DGL's ``prob`` (or ``mask``): the name of an edata field, or None."""
+    if prob is not None and not isinstance(prob, str):
+        raise TypeError(
+            "graphferry reads edge weights from an edata field: 'prob'/'mask' must be its "
+            f"name (got '{type(prob).__name__}')"
+        )
+    return prob
 
 
 def _dgl_names(names: Any) -> Any:

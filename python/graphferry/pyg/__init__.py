@@ -11,6 +11,11 @@ Two ways in:
       loader = NodeLoader(data, node_sampler=graphferry.pyg.Sampler(data, [10, 10]),
                           input_nodes=data.train_mask, batch_size=128)
 
+  and, for link prediction, PyG's own ``LinkNeighborLoader`` (its
+  ``neighbor_sampler``) or ``LinkLoader`` (its ``link_sampler``):
+  :meth:`Sampler.sample_from_edges` draws binary or triplet negatives and
+  samples around the pairs in one engine call.
+
 * :class:`NeighborLoader` runs the engine's own pipeline (sampling and
   feature gathering on its threads) and yields the ``Data`` objects that
   ``torch_geometric.loader.NeighborLoader`` yields:
@@ -22,6 +27,16 @@ Two ways in:
       for batch in loader:
           out = model(batch.x, batch.edge_index)[:batch.batch_size]
           loss = F.cross_entropy(out, batch.y[:batch.batch_size])
+
+Training on a GPU: ``pin_memory=True`` makes the loaders' batches
+page-locked (the engine writes them there), and :class:`PrefetchLoader`
+copies each batch to the device on a side stream while the one before it
+trains:
+
+.. code-block:: python
+
+    loader = graphferry.pyg.PrefetchLoader(graphferry.pyg.NeighborLoader(data, [10, 10], batch_size=1024),
+                                           device="cuda")
 
 Both take PyG's ``subgraph_type`` (``"directional"``, ``"bidirectional"``,
 ``"induced"``) and ``disjoint``; the loader is callable
@@ -63,7 +78,8 @@ module importing only those above it in this list:
 * :mod:`.stores`: :class:`GraphStore`, PyG's remote-backend interface;
 * :mod:`.neighbor_sampler`: :class:`Sampler`; :mod:`.neighbor_loader`:
   :class:`NeighborLoader`; :mod:`.link_neighbor_loader`:
-  :class:`LinkNeighborLoader`; :mod:`.walk`: :func:`random_walk`.
+  :class:`LinkNeighborLoader`; :mod:`.walk`: :func:`random_walk`;
+  :mod:`.prefetch`: :class:`PrefetchLoader`, the GPU data path.
 
 Each public class takes a homogeneous graph (``Data``, :class:`graphferry.Graph`)
 or a heterogeneous one (``HeteroData``, :class:`graphferry.HeteroGraph`) and
@@ -77,6 +93,7 @@ from .convert import as_graph, as_hetero_graph, from_pyg
 from .link_neighbor_loader import LinkNeighborLoader
 from .neighbor_loader import NeighborLoader
 from .neighbor_sampler import Sampler
+from .prefetch import PrefetchLoader
 from .stores import GraphStore
 from .walk import random_walk
 
@@ -88,6 +105,7 @@ __all__ = [
     "from_pyg",
     "random_walk",
     "LinkNeighborLoader",
+    "PrefetchLoader",
     "as_hetero_graph",
     "SUBGRAPH_TYPES",
 ]

@@ -15,11 +15,13 @@ from typing import Any
 
 import torch
 from torch_geometric.data import Data, HeteroData
-from torch_geometric.sampler import HeteroSamplerOutput
+from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput
 from torch_geometric.sampler.utils import to_bidirectional
 
+from .._device import ModeChoice, choose_mode, graph_bytes
 from .._native.dlpack import as_cpu_tensor
 from .._options import SampleOptions, fanout_values
+from .._transfer import prefetch_transfer
 from ..graph import Graph
 from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph, TypedView, induced_subgraph, sample_with_options
@@ -130,6 +132,64 @@ def seed_times(
     )
 
 
+def link_negatives(neg_sampling: Any) -> tuple[str | None, float, torch.Tensor | None]:
+    """(mode, amount, node weights or None) of PyG's ``NegativeSampling``
+    (None: no negatives), as the engine's edge sampler takes them. PyG's
+    ``weight`` (``src_weight``/``dst_weight`` in newer PyG) draws negatives
+    in proportion to it; the engine draws both ends by one weight vector, so
+    binary negatives with different source and destination weights are
+    refused."""
+    if neg_sampling is None:
+        return None, 0.0, None
+    mode = neg_sampling.mode.value
+    weights = getattr(neg_sampling, "weight", None)
+    if weights is None and (hasattr(neg_sampling, "src_weight") or hasattr(neg_sampling, "dst_weight")):
+        src, dst = getattr(neg_sampling, "src_weight", None), getattr(neg_sampling, "dst_weight", None)
+        if mode == "triplet":  # only destinations are drawn
+            weights = dst
+        elif src is not None or dst is not None:
+            if src is None or dst is None or not (src is dst or torch.equal(src, dst)):
+                raise NotImplementedError(
+                    "binary negatives with different src_weight and dst_weight: graphferry draws both ends "
+                    "with one weight vector (give the same tensor to both)"
+                )
+            weights = dst
+    if weights is not None:
+        weights = as_cpu_tensor(weights, "NegativeSampling weight")
+    return mode, float(neg_sampling.amount), weights
+
+
+def check_transforms(transform: Any, transform_sampler_output: Any) -> tuple[Any, Any]:
+    """PyG's ``transform`` (applied to each batch) and
+    ``transform_sampler_output`` (applied to each sampler output before the
+    batch is made of it), each None or a callable."""
+    for name, value in (("transform", transform), ("transform_sampler_output", transform_sampler_output)):
+        if value is not None and not callable(value):
+            raise TypeError(f"'{name}' must be callable (got '{type(value).__name__}')")
+    return transform, transform_sampler_output
+
+
+def check_flags(is_sorted: Any, filter_per_worker: Any) -> tuple[bool, bool | None]:
+    """PyG's ``is_sorted`` (a hint that ``edge_index`` is sorted by column:
+    the engine converts the graph once either way, so it changes nothing) and
+    ``filter_per_worker`` (where PyG joins the features, in its worker
+    processes or the main one: graphferry has no workers, the engine joins
+    them on its threads), checked and kept."""
+    if not isinstance(is_sorted, bool):
+        raise TypeError(f"'is_sorted' must be a bool (got '{type(is_sorted).__name__}')")
+    if filter_per_worker is not None and not isinstance(filter_per_worker, bool):
+        raise TypeError(f"'filter_per_worker' must be a bool or None (got '{type(filter_per_worker).__name__}')")
+    return is_sorted, filter_per_worker
+
+
+def given_input_id(input_id: Any, num_seeds: int) -> torch.Tensor:
+    """PyG's ``input_id`` (the seeds' own ids, one per seed in their order)."""
+    ids = as_cpu_tensor(input_id, "input_id").to(torch.int64).view(-1)
+    if ids.numel() != num_seeds:
+        raise ValueError(f"'input_id' has {ids.numel()} ids for {num_seeds} seeds (want one per seed)")
+    return ids
+
+
 # ---------------------------------------------------------------------------
 # The engine's options
 # ---------------------------------------------------------------------------
@@ -157,6 +217,13 @@ def sample_options(
     and ``exclude_edges`` may be a dict of edge type -> relation-local ids."""
     if hetero is None:
         fanouts, relation_fanouts = num_neighbors, None
+        timing = _disjoint_options(disjoint, temporal, temporal_strategy)
+    elif hetero.num_relations == 0:
+        # No edge types: the engine graph is untyped and has no edges, so
+        # every sample is its seeds (PyG's batches of the seeds alone); the
+        # hops are those of num_neighbors, at least one.
+        fanouts, relation_fanouts = (0,) * max(1, len(hetero_fanouts(hetero, num_neighbors))), None
+        exclude_edges = None
         timing = _disjoint_options(disjoint, temporal, temporal_strategy)
     else:
         relation_fanouts = hetero_fanouts(hetero, num_neighbors)
@@ -214,6 +281,27 @@ class Output:
     num_sampled_edges: list[int] | None
     # The engine's split by type and relation (samples of typed graphs).
     typed: TypedView | None = None
+    # ``[row, col]`` as one [2, E] tensor when the engine made it (``row``
+    # and ``col`` are its rows): PyG's ``edge_index`` without a copy.
+    index: torch.Tensor | None = None
+
+    def to_pyg(self, metadata: Any = None) -> SamplerOutput:
+        """PyG's ``SamplerOutput`` of this (homogeneous) sample."""
+        return SamplerOutput(
+            node=self.node,
+            row=self.row,
+            col=self.col,
+            edge=self.edge,
+            batch=self.batch,
+            num_sampled_nodes=self.num_sampled_nodes,
+            num_sampled_edges=self.num_sampled_edges,
+            metadata=metadata,
+        )
+
+    @classmethod
+    def of_pyg(cls, out: SamplerOutput) -> Output:
+        """A (homogeneous) sample of PyG's ``SamplerOutput``."""
+        return cls(out.node, out.row, out.col, out.edge, out.batch, out.num_sampled_nodes, out.num_sampled_edges)
 
 
 def edge_index(sub: SampledSubgraph) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -255,6 +343,7 @@ def directional(sub: SampledSubgraph, *, per_type: bool = False) -> Output:
         sub.hop_counts.tolist(),
         [b.num_edges for b in sub.blocks],
         sub.typed,
+        sub.coo[0] if sub.coo is not None and row is not None else None,
     )
 
 
@@ -315,3 +404,33 @@ def split(hetero: HeteroGraph, out: Output, subgraph_type: str) -> HeteroSampler
             edges_per_hop=out.num_sampled_edges,
         )
     return split.to_bidirectional() if subgraph_type == "bidirectional" else split
+
+
+def device_choice(loader: Any, device: Any, sample_on: str | None, graph: Graph, transfer: Any) -> dict[str, Any]:
+    """The mode of a PyG loader with ``device`` (:func:`graphferry._device.choose_mode`),
+    set as ``loader.mode``; returns the engine's ``transfer=`` and
+    ``device=`` (mode 2) arguments. Mode 2 serves homogeneous ``Data``
+    (engine-gathered attributes, no temporal or disjoint sampling)."""
+    if device is None and sample_on is None:
+        loader.mode = ModeChoice("cpu", "no device: batches on the CPU")
+        return {"transfer": transfer}
+    device = torch.device(device) if device is not None else None
+    plain = loader._hetero is None and loader._stores is None and not loader._temporal and not loader.disjoint
+    size = None
+    if plain:
+        data = loader.data
+        try:
+            nbytes = sum(data[a].element_size() * data[a].numel() for a in loader._node_attrs)
+            size = graph_bytes(graph.num_nodes, graph.num_edges, int(nbytes))
+        except Exception:  # noqa: BLE001 - attributes it cannot size: unknown
+            size = None
+    mode = loader.mode = choose_mode(device, sample_on=sample_on, graph_size=size)
+    if mode.device is None:
+        if device is not None and device.type == "cuda":
+            return {"transfer": prefetch_transfer(device)}  # mode 1
+        return {"transfer": transfer}
+    if not plain:
+        raise NotImplementedError(
+            "sampling on the GPU (mode 2) serves homogeneous Data without temporal or disjoint sampling"
+        )
+    return {"transfer": None, "device": mode.device}

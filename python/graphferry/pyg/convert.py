@@ -18,7 +18,35 @@ from .._native.dlpack import as_cpu_tensor
 from ..graph import Graph, pyg_node_attrs
 from ..hetero import HeteroGraph
 
-__all__ = ["as_graph", "from_pyg", "as_hetero_graph", "is_hetero", "time_level", "time_tensor", "check_node_rows"]
+__all__ = [
+    "DataKindError",
+    "check_data",
+    "as_graph",
+    "from_pyg",
+    "as_hetero_graph",
+    "is_hetero",
+    "time_level",
+    "time_tensor",
+    "check_node_rows",
+]
+
+
+class DataKindError(TypeError, ValueError):
+    """A graph input of a kind the loaders do not take: a TypeError, and the
+    ValueError PyG's samplers and loaders raise for it (``except ValueError``
+    written for PyG catches it)."""
+
+
+def check_data(data: Any) -> None:
+    """``data`` is a graph PyG's loaders take (a ``Data``, a
+    ``HeteroData`` or a pair), or a graphferry graph; the pair's parts are
+    checked where they are opened."""
+    if isinstance(data, (Data, HeteroData, Graph, HeteroGraph)) or (isinstance(data, tuple) and len(data) == 2):
+        return
+    raise DataKindError(
+        "Expected a 'Data', 'HeteroData', a tuple of 'FeatureStore' and 'GraphStore', "
+        f"or a graphferry.Graph or HeteroGraph (got '{type(data).__name__}')"
+    )
 
 
 def _pyg_signature(data: Data, weight_attr: str | None = None, time_attr: str | None = None) -> Any:
@@ -26,7 +54,7 @@ def _pyg_signature(data: Data, weight_attr: str | None = None, time_attr: str | 
     times = getattr(data, time_attr, None) if time_attr is not None else None
     return (
         data.num_nodes,
-        _cache.tensor_signature(data.edge_index),
+        _cache.tensor_signature(data.edge_index) if data.edge_index is not None else None,
         tuple((name, _cache.tensor_signature(data[name])) for name in pyg_node_attrs(data)),
         (weight_attr, _cache.tensor_signature(weights)) if isinstance(weights, torch.Tensor) else None,
         (time_attr, _cache.tensor_signature(times)) if isinstance(times, torch.Tensor) else None,

@@ -73,6 +73,8 @@ def hetero_fanouts(hg: HeteroGraph, num_neighbors: Any) -> tuple[tuple[int, ...]
                 )
             given.update({et: list(default) for et in missing})
         if not given:
+            if hg.num_relations == 0:
+                return ()  # no edge type to give, as PyG takes it: no hop
             raise ValueError("'num_neighbors' is empty")
         return hg.relation_fanouts(given)
     if isinstance(values, torch.Tensor):

@@ -41,31 +41,44 @@ from typing import Any
 import torch
 from torch_geometric.data import Data, HeteroData
 from torch_geometric.edge_index import EdgeIndex
-from torch_geometric.loader.utils import filter_data
+from torch_geometric.loader.utils import filter_custom_store, filter_data
 from torch_geometric.sampler import NegativeSampling
 
 from .._link import EdgeLoader, EdgeSample, EdgeSampler
-from .._loader import EngineLoader, engine_edge_data, loader_seed, refuse_workers, sync_edge_data
+from .._loader import (
+    EngineLoader,
+    engine_edge_data,
+    loader_seed,
+    sync_edge_data,
+    torch_loader_kwargs,
+    worker_threads,
+)
+from .._native.dlpack import as_cpu_tensor
+from .._transfer import pin_transfer
 from ..graph import pyg_node_attrs
 from ..hetero import HeteroGraph
 from .base import (
     check_weight_attr,
     directional,
     edge_index,
+    finish,
+    link_negatives,
     num_neighbors_list,
     sample_options,
     split,
     subgraph_type_of,
 )
-from .convert import as_graph, as_hetero_graph, is_hetero
+from .convert import as_graph, as_hetero_graph, check_data, is_hetero, time_level, time_tensor
 from .hetero import filter_batch
+from .stores import open_stores
 
 __all__ = ["LinkNeighborLoader"]
 
 _EMPTY = torch.empty(0, dtype=torch.int64)
 
-# torch DataLoader and PyG loader arguments that only tune worker processes: accepted and ignored.
-_IGNORED = ("persistent_workers", "pin_memory", "prefetch_factor", "filter_per_worker", "directed")
+# PyG loader arguments that only tune worker processes: accepted and ignored
+# (torch DataLoader's too: torch_loader_kwargs).
+_IGNORED = ("filter_per_worker", "directed")
 
 
 class LinkNeighborLoader(EngineLoader):
@@ -73,16 +86,21 @@ class LinkNeighborLoader(EngineLoader):
     engine's edge loader (batches made on its threads, ahead of the loop).
 
     Args:
-        data (torch_geometric.data.Data or graphferry.Graph): the graph (a
-            ``Data`` is converted once and cached).
+        data (torch_geometric.data.Data, graphferry.Graph or tuple): the
+            graph (a ``Data`` is converted once and cached), or PyG's
+            ``(FeatureStore, GraphStore)`` pair (homogeneous: the store's
+            graph is sampled, the features read from the ``FeatureStore``;
+            ``edge_label_index`` is then ``(None, pairs)``, as PyG's).
         num_neighbors (list of int): neighbours per hop from the seeds.
         edge_label_index (Tensor, optional): ``[2, N]`` the seed pairs.
             (default: :obj:`None`, ``data.edge_index``)
         edge_label (Tensor, optional): one label per pair.
         replace (bool): sample with replacement. (default: :obj:`False`)
         neg_sampling (str or NegativeSampling, optional): ``"binary"``,
-            ``"triplet"`` or a ``NegativeSampling`` (its ``weight`` must be
-            None). (default: :obj:`None`)
+            ``"triplet"`` or a ``NegativeSampling``, weighted or not (newer
+            PyG's ``src_weight`` and ``dst_weight`` must then be the same
+            for binary negatives; not on heterogeneous graphs).
+            (default: :obj:`None`)
         neg_sampling_ratio (float, optional): PyG's older form of
             ``NegativeSampling("binary", neg_sampling_ratio)``.
         weight_attr (str, optional): edge weights for biased sampling.
@@ -90,13 +108,27 @@ class LinkNeighborLoader(EngineLoader):
         batch_size, shuffle, drop_last: as torch's DataLoader.
         seed (int, optional): seed of shuffling, negatives and sampling.
             (default: drawn from torch's generator)
-        num_workers (int): must be 0. (default: :obj:`0`)
+        num_workers (int): the engine's sampling threads (as
+            ``num_threads``): no process is forked. (default: :obj:`0`)
         queue_capacity (int): batches buffered per pipeline stage.
             (default: :obj:`2`)
         num_threads (int): the engine's threads (<= 0: every core).
+        pin_memory (bool): torch's ``DataLoader`` argument: batches in
+            page-locked memory (the engine writes them there), for
+            asynchronous copies to a GPU; see
+            :class:`graphferry.pyg.NeighborLoader`. (default: :obj:`False`)
 
-    Temporal sampling (``edge_label_time``, ``time_attr``) and
-    ``disjoint=True`` are refused. A ``HeteroData`` gives ``HeteroData``
+    ``subgraph_type`` is PyG's (``"directional"``, ``"bidirectional"``,
+    ``"induced"``) on homogeneous and heterogeneous graphs alike.
+    ``disjoint=True`` (homogeneous graphs) gives every pair end, negatives
+    included, its own subgraph, with ``batch`` (each node's pair, PyG's
+    seed position modulo the positives). Temporal sampling (homogeneous
+    graphs; disjoint, as PyG's): ``time_attr`` names the node or edge times
+    of ``data``, ``edge_label_time`` gives one time per pair (the seed time
+    of both its ends and of its negatives; the batch's ``edge_label_time``,
+    or ``seed_time`` with triplet negatives), ``temporal_strategy`` is
+    ``"uniform"`` or ``"last"``; negatives under node times are refused
+    (PyG keeps negatives not later than their seed). A ``HeteroData`` gives ``HeteroData``
     batches (see the module's docstring); ``num_neighbors`` is then a list or
     a dict of edge type -> list, as in :class:`graphferry.pyg.NeighborLoader`.
     One class for both: it branches on ``data``. ``loader(index)`` makes the
@@ -132,27 +164,38 @@ class LinkNeighborLoader(EngineLoader):
         self._loaders = []
         self._sampler: EdgeSampler | None = None
         self._hetero: HeteroGraph | None = None
-        refuse_workers(num_workers)
-        for name in kwargs:
-            if name not in _IGNORED:
-                raise TypeError(f"LinkNeighborLoader got an unexpected keyword argument '{name}'")
-        if edge_label_time is not None or time_attr is not None:
-            raise NotImplementedError("graphferry's LinkNeighborLoader does not sample temporally")
-        if disjoint:
-            raise NotImplementedError("graphferry's LinkNeighborLoader does not support disjoint=True")
+        num_threads = worker_threads(num_workers, num_threads)
+        transfer = pin_transfer(kwargs.pop("pin_memory", False), kwargs.pop("pin_memory_device", ""))
+        generator = torch_loader_kwargs({k: v for k, v in kwargs.items() if k not in _IGNORED}, type(self).__name__)
+        check_data(data)
+        if (edge_label_time is not None) != (time_attr is not None):
+            # PyG's LinkNeighborLoader refuses the same.
+            given = "'edge_label_time' is set while 'time_attr' is not"
+            if time_attr is not None:
+                given = "'time_attr' is set while 'edge_label_time' is not"
+            raise ValueError(f"conflicting 'edge_label_time' and 'time_attr': {given}; temporal sampling needs both")
         per_type = is_hetero(data)
-        if per_type:
-            self.subgraph_type = subgraph_type_of(subgraph_type, kwargs.get("directed", True))
-        elif str(getattr(subgraph_type, "value", subgraph_type)) != "directional":
-            raise NotImplementedError(f"subgraph_type={subgraph_type!r}: only 'directional' is supported")
+        if time_attr is not None and per_type:
+            raise NotImplementedError("graphferry's LinkNeighborLoader samples temporally on homogeneous graphs only")
+        self.time_attr = time_attr
+        self._temporal = time_level(data, time_attr)
+        self.temporal_strategy = temporal_strategy
+        # Temporal sampling is disjoint, as PyG's.
+        self.disjoint = bool(disjoint) or self._temporal is not None
+        if self.disjoint and per_type:
+            raise NotImplementedError("graphferry's LinkNeighborLoader samples disjoint on homogeneous graphs only")
+        self.subgraph_type = subgraph_type_of(subgraph_type, kwargs.get("directed", True))
         if neg_sampling_ratio is not None and neg_sampling_ratio > 0:
             if neg_sampling is not None:
                 raise ValueError("give neg_sampling or neg_sampling_ratio, not both")
             neg_sampling = NegativeSampling("binary", neg_sampling_ratio)
         self.neg_sampling = NegativeSampling.cast(neg_sampling) if neg_sampling is not None else None
-        weights = [getattr(self.neg_sampling, w, None) for w in ("weight", "src_weight", "dst_weight")]
-        if self.neg_sampling is not None and any(w is not None for w in weights):
-            raise NotImplementedError("NegativeSampling(weight=...) is not supported by graphferry yet")
+        self._mode, self._amount, weights = link_negatives(self.neg_sampling)
+        if self._temporal == "node" and self._mode is not None:
+            raise NotImplementedError(
+                "negatives under node times (PyG keeps negatives not later than their seed) are not supported: "
+                "give edge times as time_attr, or no negatives"
+            )
         self.data = data
         self.transform = transform
         self.batch_size = int(batch_size)
@@ -160,9 +203,10 @@ class LinkNeighborLoader(EngineLoader):
             raise ValueError(f"batch_size must be positive (got {batch_size})")
         self.shuffle, self.drop_last = bool(shuffle), bool(drop_last)
         self.weight_attr = check_weight_attr(weight_attr)
-        self._mode, self._amount = _negatives(self.neg_sampling)
         self._node_attrs: list[str] = []
         self._edge_attrs: list[str] = []
+        self._stores: tuple | None = None
+        self._edge_perm: torch.Tensor | None = None
         if per_type:
             hetero = self._hetero = as_hetero_graph(data, self.weight_attr)
             self.input_type, self.edge_label_index = self._edge_label_index(hetero, edge_label_index)
@@ -172,7 +216,15 @@ class LinkNeighborLoader(EngineLoader):
             src = hetero.to_global(self.input_type[0], self.edge_label_index[0])
             dst = hetero.to_global(self.input_type[2], self.edge_label_index[1])
         else:
-            graph = as_graph(data, self.weight_attr)
+            if isinstance(data, tuple):  # PyG's (FeatureStore, GraphStore): features read from the store
+                if time_attr is not None:
+                    raise ValueError(
+                        "'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair"
+                    )
+                graph, self._edge_perm = open_stores(data, self.weight_attr)
+                self._stores = data
+            else:
+                graph = as_graph(data, self.weight_attr, time_attr)
             self.edge_label_index = self._pairs(data, edge_label_index)
             src, dst = self.edge_label_index[0].contiguous(), self.edge_label_index[1].contiguous()
             if isinstance(data, Data):
@@ -182,7 +234,15 @@ class LinkNeighborLoader(EngineLoader):
                 self._node_attrs = [n for n in pyg_node_attrs(data) if n in held]
                 self._edge_attrs = sync_edge_data(graph, _edge_attrs(data))
         self.edge_label = self._labels(edge_label, self._mode, self.edge_label_index.size(1) if per_type else None)
-        self.seed = int(loader_seed(seed))
+        self.edge_label_time = None
+        if edge_label_time is not None:
+            self.edge_label_time = time_tensor(as_cpu_tensor(edge_label_time, "edge_label_time"), "'edge_label_time'")
+            if self.edge_label_time.numel() != self.edge_label_index.size(1):
+                raise ValueError(
+                    f"'edge_label_time' has {self.edge_label_time.numel()} times for "
+                    f"{self.edge_label_index.size(1)} pairs (want one per pair)"
+                )
+        self.seed = int(loader_seed(seed, generator=generator))
         options = sample_options(
             self._hetero,
             num_neighbors if per_type else num_neighbors_list(num_neighbors),
@@ -191,19 +251,19 @@ class LinkNeighborLoader(EngineLoader):
             scheme="node",
             layer_without_replacement=False,
             exclude_edges=None,
-            disjoint=False,
-            temporal=None,
-            temporal_strategy="uniform",
+            disjoint=self.disjoint,
+            temporal=self._temporal,
+            temporal_strategy=temporal_strategy,
             seed=self.seed,
             num_threads=num_threads,
         )
         self._pair_ends = (src, dst)
-        self._edge_args = dict(mode="pyg", negative=self._mode, amount=self._amount)
+        self._edge_args = dict(mode="pyg", negative=self._mode, amount=self._amount, negative_weights=weights)
         loader_args = dict(
             batch_size=self.batch_size, shuffle=self.shuffle, drop_last=self.drop_last, queue_capacity=queue_capacity
         )
 
-        def open_loader() -> EdgeLoader:
+        def open_loader(**memory: Any) -> EdgeLoader:
             if self._edge_attrs:
                 # Edge attributes replaced since: handed to the engine.
                 self._edge_attrs = sync_edge_data(graph, _edge_attrs(data))
@@ -216,12 +276,14 @@ class LinkNeighborLoader(EngineLoader):
                 feature_names=self._node_attrs,
                 edge_feature_names=self._edge_attrs,
                 coo=self._hetero is None,  # PyG's edge_index, made by the engine (a typed batch is split there)
+                seed_times=self.edge_label_time,  # temporal: one per pair, shuffled with them
                 **loader_args,
+                **memory,
             )
 
         # Opened on first use: a bad pair is reported when the loader is
         # iterated, as PyG reports it.
-        self._open_engine(graph, src, options, **loader_args, opener=open_loader, eager=False)
+        self._open_engine(graph, src, options, **loader_args, opener=open_loader, eager=False, transfer=transfer)
 
     @staticmethod
     def _pairs(data: Any, edge_label_index: Any) -> torch.Tensor:
@@ -229,8 +291,12 @@ class LinkNeighborLoader(EngineLoader):
         default ``data.edge_index``)."""
         if edge_label_index is None:
             if not isinstance(data, Data):
-                raise ValueError("edge_label_index is required with a graphferry.Graph")
+                raise ValueError("edge_label_index is required with a graphferry.Graph or a (FeatureStore, GraphStore)")
             edge_label_index = data.edge_index
+        if isinstance(edge_label_index, tuple) and len(edge_label_index) == 2 and edge_label_index[0] is None:
+            edge_label_index = edge_label_index[1]  # PyG's (edge type None, pairs), as with stores
+            if edge_label_index is None:
+                raise ValueError("edge_label_index is required with a (FeatureStore, GraphStore)")
         if isinstance(edge_label_index, (tuple, list)) and not isinstance(edge_label_index, torch.Tensor):
             raise TypeError("graphferry supports homogeneous graphs only (got an edge type with edge_label_index)")
         edge_label_index = torch.as_tensor(edge_label_index)
@@ -307,7 +373,8 @@ class LinkNeighborLoader(EngineLoader):
         if self._sampler is None:
             self._sampler = EdgeSampler(self._graph, self._options, **self._edge_args)
         src, dst = self._pair_ends
-        s = self._sampler.sample(src[index].contiguous(), dst[index].contiguous(), key=0)
+        times = self.edge_label_time[index].contiguous() if self.edge_label_time is not None else None
+        s = self._sampler.sample(src[index].contiguous(), dst[index].contiguous(), key=0, seed_times=times)
         s.input_id = index[s.input_id]  # positions among the pairs of edge_label_index
         return self._convert(s)
 
@@ -317,6 +384,7 @@ class LinkNeighborLoader(EngineLoader):
         num_pos = s.input_id.numel()
         store = out[self.input_type] if self._hetero is not None else out
         store.input_id = s.input_id
+        times = self.edge_label_time[s.input_id] if self.edge_label_time is not None else None
         if self._mode == "triplet":
             src_store = out[self.input_type[0]] if self._hetero is not None else out
             dst_store = out[self.input_type[2]] if self._hetero is not None else out
@@ -326,6 +394,7 @@ class LinkNeighborLoader(EngineLoader):
             for name in ("edge_label_index", "edge_label", "edge_label_time"):
                 if name in store:
                     del store[name]
+            store.seed_time = times  # PyG's: the pairs' times (None removes it)
         else:
             store.edge_label_index = torch.stack([s.pos_src, s.pos_dst])
             label = self.edge_label[s.input_id] if self.edge_label is not None else None
@@ -338,6 +407,10 @@ class LinkNeighborLoader(EngineLoader):
                 store.edge_label = label
             elif "edge_label" in store:
                 del store["edge_label"]
+            if times is not None:  # PyG's: each pair's time, the negatives' repeated from the positives'
+                store.edge_label_time = times.repeat(-(-s.pos_src.numel() // num_pos))[: s.pos_src.numel()]
+            elif "edge_label_time" in store:
+                del store["edge_label_time"]
         return self.transform(out) if self.transform is not None else out
 
     def _batch_of_pairs(self, s: EdgeSample) -> Data:
@@ -345,11 +418,36 @@ class LinkNeighborLoader(EngineLoader):
         attributes the engine gathered taken as they are, the others
         indexed here (as PyG's filter_data)."""
         sub = s.sub
-        row, col, edge = edge_index(sub)
         node = sub.nodes
+        source = self.data
+        if self._stores is not None:
+            # PyG's filter_custom_store: the features read from the FeatureStore.
+            out = finish(directional(sub), self._graph, self.subgraph_type)
+            batch = filter_custom_store(*self._stores, node, out.row, out.col, out.edge)
+            batch.n_id, batch.batch = node, out.batch
+            batch.e_id = self._edge_perm[out.edge] if self._edge_perm is not None else out.edge
+            batch.num_sampled_nodes, batch.num_sampled_edges = out.num_sampled_nodes, out.num_sampled_edges
+            return batch
+        if self.subgraph_type != "directional":
+            # As PyG's sampler: the directional sample made bidirectional
+            # or induced, its per-hop counts dropped; the attributes of its
+            # edges indexed here.
+            out = finish(directional(sub), self._graph, self.subgraph_type)
+            if isinstance(source, Data):
+                pruned = copy.copy(source)
+                for name in sub.node_data:
+                    del pruned[name]
+                batch = filter_data(pruned, node, out.row, out.col, out.edge, None)
+                for name in sub.node_data:
+                    batch[name] = sub.node_data[name]
+            else:
+                batch = Data(num_nodes=node.numel(), edge_index=torch.stack([out.row, out.col]))
+            batch.n_id, batch.e_id, batch.batch = node, out.edge, out.batch
+            batch.num_sampled_nodes = batch.num_sampled_edges = None
+            return batch
+        row, col, edge = edge_index(sub)
         # PyG's edge_index, [2, E]: the engine's own buffer when it made one.
         index = sub.coo[0] if sub.coo is not None else torch.stack([row, col])
-        source = self.data
         if isinstance(source, Data):
             edge_data = {
                 name: value
@@ -372,6 +470,7 @@ class LinkNeighborLoader(EngineLoader):
             out = Data(num_nodes=node.numel(), edge_index=index)
         out.n_id = node
         out.e_id = edge
+        out.batch = getattr(sub, "batch", None)  # disjoint: each node's pair (None removes it, as in PyG)
         out.num_sampled_nodes = sub.hop_counts.tolist()
         out.num_sampled_edges = [b.num_edges for b in sub.blocks]
         return out
@@ -390,13 +489,6 @@ class LinkNeighborLoader(EngineLoader):
 
     def __repr__(self) -> str:
         return f"{self.__class__.__name__}()"
-
-
-def _negatives(neg_sampling: Any) -> tuple[str | None, float]:
-    """(mode, amount) of a ``NegativeSampling`` (None: no negatives)."""
-    if neg_sampling is None:
-        return None, 0.0
-    return neg_sampling.mode.value, float(neg_sampling.amount)
 
 
 def _edge_attrs(data: Data) -> dict[str, torch.Tensor]:

@@ -6,25 +6,31 @@ yields the ``Data`` (or ``HeteroData``) batches that
 from __future__ import annotations
 
 import copy
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import torch
-import torch_geometric.data
 from torch_geometric.data import Data, FeatureStore, HeteroData
 from torch_geometric.edge_index import EdgeIndex
 from torch_geometric.loader.utils import filter_custom_store, filter_edge_store_, get_input_nodes, index_select
+from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput
+from torch_geometric.sampler import NeighborSampler as PyGNeighborSampler
 
-from .._loader import EngineLoader, call_key, loader_seed, refuse_workers
+from .._loader import EngineLoader, call_key, loader_seed, torch_loader_kwargs, worker_threads
 from .._native.dlpack import as_cpu_tensor
+from .._transfer import pin_transfer
 from ..graph import Graph, pyg_node_attrs
 from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph
 from .base import (
     Output,
+    check_flags,
+    check_transforms,
     check_weight_attr,
+    device_choice,
     directional,
     finish,
+    given_input_id,
     num_neighbors_list,
     sample,
     sample_options,
@@ -32,11 +38,60 @@ from .base import (
     seed_times,
     split,
 )
-from .convert import as_graph, as_hetero_graph, check_node_rows, is_hetero, time_tensor
+from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
 from .hetero import build_batch, input_nodes_of
-from .stores import GraphStore, graph_of_store
+from .neighbor_sampler import Sampler
+from .stores import open_stores
 
 __all__ = ["NeighborLoader"]
+
+
+# The sampling settings a loader takes from a given ``neighbor_sampler``.
+SAMPLER_SETTINGS = (
+    "num_neighbors",
+    "replace",
+    "subgraph_type",
+    "disjoint",
+    "temporal_strategy",
+    "time_attr",
+    "weight_attr",
+)
+
+
+def settings_of_sampler(sampler: Any, data: Any) -> dict[str, Any]:
+    """The sampling settings of PyG's ``neighbor_sampler`` argument: a
+    :class:`graphferry.pyg.Sampler` of the same ``data`` (every setting,
+    its seed included), or PyG's own ``NeighborSampler`` (its fan-outs,
+    ``replace``, ``subgraph_type``, ``disjoint`` and ``temporal_strategy``;
+    its times and weights are tensors, not attribute names: give
+    ``time_attr``/``weight_attr`` to a graphferry sampler instead)."""
+    if isinstance(sampler, Sampler):
+        if sampler.data is not data:
+            raise ValueError("'neighbor_sampler' samples another graph: make it over this loader's data")
+        names = SAMPLER_SETTINGS + ("scheme", "layer_without_replacement", "exclude_edges", "seed")
+        return {name: getattr(sampler, name) for name in names}
+    if isinstance(sampler, PyGNeighborSampler):
+        for name in ("node_time", "edge_time", "edge_weight"):
+            if getattr(sampler, name, None) is not None:
+                raise NotImplementedError(
+                    f"a PyG NeighborSampler with {name} as 'neighbor_sampler': give the loader "
+                    "time_attr/weight_attr (or a graphferry.pyg.Sampler) instead"
+                )
+        if getattr(sampler, "sample_direction", "forward") != "forward":
+            raise NotImplementedError("a PyG NeighborSampler with sample_direction='backward' is not supported")
+        return dict(
+            num_neighbors=sampler.num_neighbors.values,
+            replace=sampler.replace,
+            subgraph_type=sampler.subgraph_type,
+            disjoint=sampler.disjoint,
+            temporal_strategy=sampler.temporal_strategy,
+            time_attr=None,
+            weight_attr=None,
+        )
+    raise TypeError(
+        "'neighbor_sampler' must be a graphferry.pyg.Sampler or a torch_geometric.sampler.NeighborSampler "
+        f"(got '{type(sampler).__name__}')"
+    )
 
 
 class NeighborLoader(EngineLoader):
@@ -96,12 +151,65 @@ class NeighborLoader(EngineLoader):
             ``edge_index``) never sampled. (default: :obj:`None`)
         seed (int, optional): seed of shuffling and sampling.
             (default: :obj:`None`, drawn from torch's generator)
-        num_workers (int): must be 0: graphferry samples on its own threads.
-            (default: :obj:`0`)
+        num_workers (int): torch's worker processes, here the engine's
+            sampling threads (as ``num_threads``): no process is forked,
+            graphferry samples and gathers on its own threads.
+            (default: :obj:`0`, ``num_threads``)
         queue_capacity (int): batches buffered per pipeline stage.
             (default: :obj:`2`)
         num_threads (int): the engine's sampling threads; ``<= 0`` uses every
             core. (default: :obj:`0`)
+        pin_memory (bool): torch's ``DataLoader`` argument, which PyG's
+            loaders pass on: every batch comes out in page-locked memory, for
+            asynchronous copies to a GPU (``batch.to(device,
+            non_blocking=True)``, or :class:`graphferry.pyg.PrefetchLoader`,
+            which also overlaps them with training). The engine writes the
+            batch there itself (no copy): graphferry's host allocator takes
+            page-locked memory from PyTorch; what the training thread
+            derives from it (e.g. ``edge_index``) is pinned as torch does.
+            Without CUDA, as torch, a warning and ordinary memory.
+            (default: :obj:`False`)
+        pin_memory_device (str): torch's; ``""`` or a CUDA device.
+            (default: :obj:`""`)
+        device (str or torch.device, optional): a CUDA device: batches come
+            out on it. Mode 2 (the CUDA library samples and gathers there;
+            device tensors through DLPack on PyTorch's current stream) when
+            the CUDA library is loaded and the graph fits in the device's
+            free memory, else mode 1 (the CPU engine into page-locked memory,
+            copied on a side stream as :class:`graphferry.pyg.PrefetchLoader`
+            does); see :mod:`graphferry._device`. ``self.mode`` says which.
+            (default: :obj:`None`: batches on the CPU)
+        sample_on (str, optional): with a CUDA ``device``, ``"cpu"`` (mode 1)
+            or ``"cuda"`` (mode 2; needs ``GRAPHFERRY_BACKEND=cuda``, else
+            :class:`graphferry.BackendError`). Mode 2 serves homogeneous
+            ``Data`` without temporal or disjoint sampling.
+            (default: :obj:`None`: chosen as ``device`` says)
+        transform (callable, optional): applied to every batch, as PyG's.
+            (default: :obj:`None`)
+        transform_sampler_output (callable, optional): applied to every
+            sampler output (a ``SamplerOutput`` or ``HeteroSamplerOutput``
+            whose ``metadata`` is ``(input_id, seed_time)``) before the batch
+            is made of it, as PyG applies it. (default: :obj:`None`)
+        is_sorted (bool): PyG's hint that ``edge_index`` is sorted by
+            column; the engine converts the graph once either way, so it
+            changes nothing. (default: :obj:`False`)
+        filter_per_worker (bool, optional): where PyG joins the features
+            (worker processes or the main one); graphferry has no workers and
+            joins them on the engine's threads: checked and kept.
+            (default: :obj:`None`)
+        neighbor_sampler (optional): a :class:`graphferry.pyg.Sampler` over
+            ``data`` or PyG's ``NeighborSampler`` (without times or
+            weights) whose settings replace the sampling arguments, as in
+            PyG. (default: :obj:`None`)
+        custom_cls (optional): with a ``(FeatureStore, GraphStore)`` pair,
+            the class of the batches, as PyG's. (default: :obj:`None`)
+        input_id (Tensor, optional): the seeds' ids in the batches'
+            ``input_id``, as PyG's ``NodeLoader``. (default: :obj:`None`)
+        **kwargs: torch ``DataLoader`` arguments, as PyG passes them on:
+            ``generator`` seeds the shuffles when ``seed`` is not given;
+            ``persistent_workers``, ``prefetch_factor``, ``timeout``,
+            ``worker_init_fn``, ``multiprocessing_context`` and ``in_order``
+            only tune torch's workers and are ignored; ``sampler`` and ``batch_sampler`` are refused.
 
     With a ``HeteroData`` (or a :class:`graphferry.HeteroGraph`) as
     ``data`` it yields ``HeteroData`` batches as PyG's heterogeneous
@@ -124,16 +232,24 @@ class NeighborLoader(EngineLoader):
         self,
         data: Any,
         num_neighbors: Sequence[int],
-        *,
         input_nodes: Any = None,
-        batch_size: int = 1,
-        shuffle: bool = False,
-        drop_last: bool = False,
+        input_time: Any = None,
         replace: bool = False,
         subgraph_type: Any = "directional",
         disjoint: bool = False,
-        directed: bool = True,
+        temporal_strategy: str = "uniform",
+        time_attr: str | None = None,
         weight_attr: str | None = None,
+        transform: Callable | None = None,
+        transform_sampler_output: Callable | None = None,
+        is_sorted: bool = False,
+        filter_per_worker: bool | None = None,
+        neighbor_sampler: Any = None,
+        directed: bool = True,
+        *,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
         scheme: str = "node",
         layer_without_replacement: bool = False,
         exclude_edges: Any = None,
@@ -141,12 +257,33 @@ class NeighborLoader(EngineLoader):
         num_workers: int = 0,
         queue_capacity: int = 2,
         num_threads: int = 0,
-        time_attr: str | None = None,
-        input_time: Any = None,
-        temporal_strategy: str = "uniform",
+        custom_cls: Any = None,
+        input_id: Any = None,
+        pin_memory: bool = False,
+        pin_memory_device: str = "",
+        device: Any = None,
+        sample_on: str | None = None,
+        **kwargs: Any,
     ):
         self._loaders = []
-        refuse_workers(num_workers)
+        num_threads = worker_threads(num_workers, num_threads)
+        transfer = pin_transfer(pin_memory, pin_memory_device)
+        generator = torch_loader_kwargs(kwargs, type(self).__name__)
+        self.transform, self.transform_sampler_output = check_transforms(transform, transform_sampler_output)
+        self.is_sorted, self.filter_per_worker = check_flags(is_sorted, filter_per_worker)
+        self.custom_cls = custom_cls
+        if neighbor_sampler is not None:
+            # As PyG: the given sampler's settings replace the loader's.
+            given = settings_of_sampler(neighbor_sampler, data)
+            num_neighbors, replace, directed = given["num_neighbors"], given["replace"], True
+            subgraph_type, disjoint = given["subgraph_type"], given["disjoint"]
+            time_attr, temporal_strategy = given["time_attr"], given["temporal_strategy"]
+            weight_attr, exclude_edges = given["weight_attr"], given.get("exclude_edges", exclude_edges)
+            scheme = given.get("scheme", scheme)
+            layer_without_replacement = given.get("layer_without_replacement", layer_without_replacement)
+            seed = given.get("seed") if seed is None else seed
+        self.neighbor_sampler = neighbor_sampler
+        check_data(data)
         self.data = data
         per_type = is_hetero(data)
         self.num_neighbors = num_neighbors if per_type else num_neighbors_list(num_neighbors)
@@ -173,7 +310,9 @@ class NeighborLoader(EngineLoader):
             graph, seeds = self._seeds_per_type(data, input_nodes)
         else:
             graph, seeds = self._seeds_of(data, input_nodes)
-        self._seed = int(loader_seed(seed))
+        if input_id is not None and input_nodes is not None:  # NodeLoader's: the seeds' own ids
+            self._input_id = given_input_id(input_id, seeds.numel())
+        self._seed = int(loader_seed(seed, generator=generator))
         self._calls = 0
         options = sample_options(
             self._hetero,
@@ -189,6 +328,7 @@ class NeighborLoader(EngineLoader):
             seed=self._seed,
             num_threads=num_threads,
         )
+        choice = device_choice(self, device, sample_on, graph, transfer)
         self._open_engine(
             graph,
             seeds,
@@ -200,6 +340,10 @@ class NeighborLoader(EngineLoader):
             # Without stores, the engine gathers every node attribute it holds.
             feature_names=self._node_attrs if self._stores is None else (),
             seed_times=self._seed_times,
+            **choice,
+            # PyG's edge_index, made by the engine's threads (a typed batch is
+            # split there; a device sampler makes its own batches).
+            coo=self._hetero is None and "device" not in choice,
         )
 
     def _seeds_of(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:
@@ -249,21 +393,8 @@ class NeighborLoader(EngineLoader):
         return hetero.graph, hetero.to_global(self._input_type, local)
 
     def _open_stores(self, data: tuple) -> Graph:
-        if len(data) != 2:
-            raise TypeError(f"expected a (FeatureStore, GraphStore) pair (got a tuple of {len(data)})")
-        feature_store, graph_store = data
-        if not isinstance(feature_store, FeatureStore):
-            raise TypeError(
-                f"expected a 'torch_geometric.data.FeatureStore' first (got '{type(feature_store).__name__}')"
-            )
-        if not isinstance(graph_store, torch_geometric.data.GraphStore):
-            raise TypeError(f"expected a 'torch_geometric.data.GraphStore' second (got '{type(graph_store).__name__}')")
-        if self.weight_attr is not None:
-            raise ValueError("'weight_attr' needs a Data; with a GraphStore, set weights on its graph")
-        self._stores = (feature_store, graph_store)
-        if isinstance(graph_store, GraphStore):
-            return graph_store.graph
-        graph, self._edge_perm = graph_of_store(graph_store)
+        graph, self._edge_perm = open_stores(data, self.weight_attr)
+        self._stores = data
         return graph
 
     def _next_key(self) -> int:
@@ -309,11 +440,34 @@ class NeighborLoader(EngineLoader):
         seed_time: torch.Tensor | None,
     ) -> Data | HeteroData:
         """The batch of a directional sample ``out``, ``subgraph_type``
-        applied: a ``HeteroData`` split by type, or a ``Data``."""
+        applied: a ``HeteroData`` split by type, or a ``Data``; as PyG's
+        ``NodeLoader.filter_fn``, ``transform_sampler_output`` is applied to
+        the sampler's output before the batch is made of it, and
+        ``transform`` to the batch."""
         if self._hetero is not None:
             output = split(self._hetero, out, self.subgraph_type)
-            return build_batch(self.data, self._hetero, output, self._input_type, input_id, seed_time)
-        return self._build(finish(out, self._graph, self.subgraph_type), node_data, input_id, seed_time)
+            if self.transform_sampler_output is not None:
+                output.metadata = (input_id, seed_time)
+                output = self._transformed(output, HeteroSamplerOutput)
+                input_id, seed_time = output.metadata[:2]
+            data = build_batch(self.data, self._hetero, output, self._input_type, input_id, seed_time)
+        else:
+            out = finish(out, self._graph, self.subgraph_type)
+            if self.transform_sampler_output is not None:
+                given = self._transformed(out.to_pyg((input_id, seed_time)), SamplerOutput)
+                if given.node is not out.node:  # the engine gathered the rows of other nodes
+                    node_data = {}
+                input_id, seed_time = given.metadata[:2]
+                out = Output.of_pyg(given)
+            data = self._build(out, node_data, input_id, seed_time)
+        return data if self.transform is None else self.transform(data)
+
+    def _transformed(self, output: Any, kind: type) -> Any:
+        output = self.transform_sampler_output(output)
+        if not isinstance(output, kind):
+            # PyG's NodeLoader.filter_fn raises the same for an output it cannot join.
+            raise TypeError(f"'{type(self).__name__}' found invalid type: '{type(output)}'")
+        return output
 
     def _node_data_of_graph(self, name: str) -> torch.Tensor:
         # Read once: gathering in this thread needs the whole column.
@@ -334,7 +488,7 @@ class NeighborLoader(EngineLoader):
         node, row, col, edge = out.node, out.row, out.col, out.edge
         source = self.data
         if self._stores is not None:
-            data = filter_custom_store(*self._stores, node, row, col, edge)
+            data = filter_custom_store(*self._stores, node, row, col, edge, self.custom_cls)
             if self._edge_perm is not None:
                 edge = self._edge_perm[edge]
         elif isinstance(source, Data):
@@ -355,7 +509,8 @@ class NeighborLoader(EngineLoader):
             for key in self._node_attrs:
                 data[key] = node_data[key] if key in node_data else self._node_data_of_graph(key)[node]
             # As PyG's filter_edge_store_: the targets (col) are sorted.
-            data.edge_index = EdgeIndex(torch.stack([row, col]), sparse_size=data.size(), sort_order="col")
+            index = out.index if out.index is not None else torch.stack([row, col])
+            data.edge_index = EdgeIndex(index, sparse_size=data.size(), sort_order="col")
         data.n_id = node
         data.e_id = edge
         data.batch = out.batch  # None (no disjoint) removes it, as in PyG

@@ -8,8 +8,16 @@ from typing import Any
 
 import torch
 from torch_geometric.data import Data
-from torch_geometric.sampler import BaseSampler, HeteroSamplerOutput, NodeSamplerInput, SamplerOutput
+from torch_geometric.sampler import (
+    BaseSampler,
+    EdgeSamplerInput,
+    HeteroSamplerOutput,
+    NegativeSampling,
+    NodeSamplerInput,
+    SamplerOutput,
+)
 
+from .._link import EdgeSampler
 from .._loader import call_key, loader_seed
 from .._native.dlpack import as_cpu_tensor
 from .._options import check_scheme
@@ -17,6 +25,9 @@ from ..graph import Graph
 from ..hetero import HeteroGraph
 from .base import (
     check_weight_attr,
+    directional,
+    finish,
+    link_negatives,
     num_neighbors_list,
     sample,
     sample_options,
@@ -24,7 +35,8 @@ from .base import (
     seed_times,
     split,
 )
-from .convert import as_graph, as_hetero_graph, check_node_rows, is_hetero
+from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
+from .stores import open_stores
 
 __all__ = ["Sampler"]
 
@@ -36,7 +48,11 @@ class Sampler(BaseSampler):
     expands only the nodes first reached in the previous hop) and returns a
     ``SamplerOutput`` whose ``row``/``col`` are local indices (source/target),
     so ``NodeLoader(data, node_sampler=Sampler(data, ...))`` yields the same
-    kind of ``Data`` as PyG's ``NeighborLoader``.
+    kind of ``Data`` as PyG's ``NeighborLoader``; :meth:`sample_from_edges`
+    serves PyG's ``LinkNeighborLoader(..., neighbor_sampler=Sampler(...))``
+    and ``LinkLoader`` (binary and triplet negatives, with or without
+    ``edge_label``), batch for batch as :class:`LinkNeighborLoader` makes
+    them.
 
     Args:
         data (torch_geometric.data.Data or graphferry.Graph): the graph; a
@@ -113,6 +129,7 @@ class Sampler(BaseSampler):
         time_attr: str | None = None,
         temporal_strategy: str = "uniform",
     ):
+        check_data(data)
         self.data = data
         self._per_type = is_hetero(data)
         self.num_neighbors = num_neighbors if self._per_type else num_neighbors_list(num_neighbors)
@@ -129,6 +146,10 @@ class Sampler(BaseSampler):
         self._calls = 0
         self._hetero: HeteroGraph | None = None
         self._graph: Graph | None = None
+        self._edge_perm: torch.Tensor | None = None  # a GraphStore's edge order, applied by PyG to e_id
+        # The engine's edge samplers of sample_from_edges, one per (negative
+        # mode, amount, weights), with the weights they were opened with.
+        self._edge_samplers: dict[tuple[str | None, float, int], tuple[EdgeSampler, Any]] = {}
         self._open()
         # Validated once; each call replaces only the seed (and seed times).
         self._options = sample_options(
@@ -152,9 +173,25 @@ class Sampler(BaseSampler):
             self._hetero = as_hetero_graph(self.data, self.weight_attr, self.time_attr)
             self._graph = self._hetero.graph
             return
+        if isinstance(self.data, tuple):  # PyG's (FeatureStore, GraphStore)
+            if self.time_attr is not None:
+                raise ValueError(
+                    "'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair"
+                )
+            self._graph, self._edge_perm = open_stores(self.data, self.weight_attr)
+            return
         if isinstance(self.data, Data):
             check_node_rows(self.data)
         self._graph = as_graph(self.data, self.weight_attr, self.time_attr)
+
+    @property
+    def edge_permutation(self) -> torch.Tensor | None:
+        """PyG's ``BaseSampler.edge_permutation``: with a ``(FeatureStore,
+        GraphStore)`` pair whose store is not a :class:`GraphStore`, the
+        store's edge order (PyG's loaders map ``e_id`` through it)."""
+        if self._graph is None and isinstance(self.data, tuple):
+            self._open()
+        return self._edge_perm
 
     def _next_key(self) -> int:
         # Each call gets its own random streams, reproducible from `seed`.
@@ -174,16 +211,7 @@ class Sampler(BaseSampler):
         seeds = as_cpu_tensor(index.node, "index.node").to(torch.int64)
         times = seed_times(self.data, self._temporal, self.time_attr, index.time, seeds)
         out = sample(self._graph, seeds, self._options, self._next_key(), self.subgraph_type, times)
-        return SamplerOutput(
-            node=out.node,
-            row=out.row,
-            col=out.col,
-            edge=out.edge,
-            batch=out.batch,
-            num_sampled_nodes=out.num_sampled_nodes,
-            num_sampled_edges=out.num_sampled_edges,
-            metadata=(index.input_id, index.time),
-        )
+        return out.to_pyg((index.input_id, index.time))
 
     def _sample_per_type(self, index: NodeSamplerInput) -> HeteroSamplerOutput:
         """:meth:`sample_from_nodes` on a heterogeneous graph: ``(node type,
@@ -204,10 +232,93 @@ class Sampler(BaseSampler):
         output.metadata = (index.input_id, index.time)
         return output
 
-    def sample_from_edges(self, index: Any, neg_sampling: Any = None) -> SamplerOutput:
-        raise NotImplementedError("graphferry.pyg.Sampler samples from nodes only")
+    def sample_from_edges(
+        self, index: EdgeSamplerInput, neg_sampling: NegativeSampling | None = None
+    ) -> SamplerOutput | HeteroSamplerOutput:
+        """PyG's link sampling (inside ``LinkNeighborLoader``/``LinkLoader``):
+        the engine's edge sampler (``gf_edge_sampler_sample``, PyG mode)
+        draws the negatives (binary or triplet, PyG's distribution from the
+        engine's streams), takes the pairs' sorted unique nodes as seeds and
+        samples around them, in one call; the output's ``metadata`` is
+        PyG's: ``(input_id, edge_label_index, edge_label, edge_label_time)``,
+        or ``(input_id, src_index, dst_pos_index, dst_neg_index, seed_time)``
+        for triplet negatives."""
+        if not isinstance(index, EdgeSamplerInput):
+            raise TypeError(f"sample_from_edges takes an EdgeSamplerInput (got '{type(index).__name__}')")
+        if self._graph is None:  # after unpickling
+            self._open()
+        neg = NegativeSampling.cast(neg_sampling) if neg_sampling is not None else None
+        mode, amount, weights = link_negatives(neg)
+        times = None
+        if (index.time is not None) != (self._temporal is not None):
+            raise ValueError(
+                "temporal link sampling needs both the pairs' times (edge_label_time) and a sampler made with "
+                f"time_attr (got times: {index.time is not None}, time_attr: {self.time_attr!r})"
+            )
+        if index.time is not None:
+            times = time_tensor(as_cpu_tensor(index.time, "index.time"), "'edge_label_time'").contiguous()
+            if self._temporal == "node" and mode is not None:
+                raise NotImplementedError(
+                    "negatives under node times (PyG keeps negatives not later than their seed) are not supported: "
+                    "give edge times as time_attr, or no negatives"
+                )
+        row = as_cpu_tensor(index.row, "index.row").to(torch.int64)
+        col = as_cpu_tensor(index.col, "index.col").to(torch.int64)
+        hetero = self._hetero
+        if self._per_type:
+            etype = index.input_type
+            if etype is None or tuple(etype) not in hetero.edge_types:
+                raise ValueError(
+                    f"this graphferry.pyg.Sampler samples a heterogeneous graph: the pairs need an edge type "
+                    f"of {hetero.edge_types} (got input_type={etype!r})"
+                )
+            row, col = hetero.to_global(etype[0], row), hetero.to_global(etype[2], col)
+        elif index.input_type is not None:
+            raise ValueError(
+                f"this graphferry.pyg.Sampler was made for a homogeneous graph (got input_type={index.input_type!r})"
+            )
+        key = (mode, amount, id(weights))
+        if key not in self._edge_samplers or self._edge_samplers[key][1] is not weights:
+            engine = EdgeSampler(
+                self._graph, self._options, mode="pyg", negative=mode, amount=amount, negative_weights=weights
+            )
+            self._edge_samplers[key] = (engine, weights)  # the weights kept: their id names them
+        s = self._edge_samplers[key][0].sample(
+            row.contiguous(), col.contiguous(), key=self._next_key(), seed_times=times
+        )
+        given = index.input_id if index.input_id is not None else torch.arange(row.numel())
+        input_id = given[s.input_id]
+        num_pos = input_id.numel()
+        # PyG's src_time: the pairs' times, repeated over the binary negatives
+        src_time = times[s.input_id] if times is not None else None
+        if mode == "triplet":
+            if index.label is not None:
+                raise ValueError("'edge_label' needs to be undefined for 'triplet'-based negative sampling")
+            metadata = (
+                input_id,
+                s.src_index,
+                s.dst_pos_index,
+                s.dst_neg_index.view(num_pos, -1).squeeze(-1),
+                src_time,
+            )
+        else:
+            label = index.label[s.input_id] if index.label is not None else None
+            if mode == "binary":
+                if label is None:
+                    label = torch.ones(num_pos)
+                num_neg = s.pos_src.numel() - num_pos
+                label = torch.cat([label, label.new_zeros((num_neg,) + label.shape[1:])])
+            if src_time is not None:
+                src_time = src_time.repeat(-(-s.pos_src.numel() // num_pos))[: s.pos_src.numel()]
+            metadata = (input_id, torch.stack([s.pos_src, s.pos_dst]), label, src_time)
+        if self._per_type:
+            output = split(hetero, directional(s.sub, per_type=True), self.subgraph_type)
+            output.metadata = metadata
+            return output
+        return finish(directional(s.sub), self._graph, self.subgraph_type).to_pyg(metadata)
 
     def __getstate__(self) -> dict:
         state = self.__dict__.copy()
         state["_graph"] = state["_hetero"] = None  # handles into this process's engine
+        state["_edge_samplers"] = {}
         return state

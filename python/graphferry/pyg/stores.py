@@ -12,9 +12,9 @@ import torch_geometric.data
 from torch_geometric.data import EdgeAttr
 
 from ..graph import Graph
-from .convert import as_graph
+from .convert import DataKindError, as_graph
 
-__all__ = ["GraphStore", "graph_of_store"]
+__all__ = ["GraphStore", "graph_of_store", "open_stores"]
 
 
 def graph_of_store(graph_store: Any) -> tuple[Graph, torch.Tensor | None]:
@@ -33,6 +33,26 @@ def graph_of_store(graph_store: Any) -> tuple[Graph, torch.Tensor | None]:
     size = attrs[0].size
     num_nodes = max(size) if size is not None and None not in size else None
     return Graph.from_coo(row, col, num_nodes=num_nodes), perm
+
+
+def open_stores(data: tuple, weight_attr: Any = None) -> tuple[Graph, torch.Tensor | None]:
+    """The engine graph of PyG's ``(FeatureStore, GraphStore)`` pair (its
+    parts checked), and the permutation PyG applies to ``e_id`` (None for a
+    :class:`GraphStore`, whose edge ``i`` has id ``i``)."""
+    if len(data) != 2:
+        raise DataKindError(f"expected a (FeatureStore, GraphStore) pair (got a tuple of {len(data)})")
+    feature_store, graph_store = data
+    if not isinstance(feature_store, torch_geometric.data.FeatureStore):
+        raise DataKindError(
+            f"expected a 'torch_geometric.data.FeatureStore' first (got '{type(feature_store).__name__}')"
+        )
+    if not isinstance(graph_store, torch_geometric.data.GraphStore):
+        raise DataKindError(f"expected a 'torch_geometric.data.GraphStore' second (got '{type(graph_store).__name__}')")
+    if weight_attr is not None:
+        raise ValueError("'weight_attr' needs a Data; with a GraphStore, set weights on its graph")
+    if isinstance(graph_store, GraphStore):
+        return graph_store.graph, None
+    return graph_of_store(graph_store)
 
 
 class GraphStore(torch_geometric.data.GraphStore):

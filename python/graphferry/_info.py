@@ -1,0 +1,133 @@
+"""What ``python -m graphferry info`` reports: the facts a bug report needs.
+
+The package's and the library's versions, the library's path and build id,
+the backend this process loaded and why, the CPUs, the Python, torch, DGL and
+PyG versions installed, and what the NVIDIA driver sees. Nothing here imports
+torch, DGL or PyG (their versions are read from the installed distributions'
+metadata) and nothing initialises CUDA in this process: the driver is probed
+in a child interpreter (:func:`graphferry._native.backend.probe_driver`, run
+from its file without importing graphferry), so that a driver that hangs or
+ends its process costs the report one line, not the report.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from ._native import backend as _backend
+from ._native import lib as _lib
+from ._version import __version__
+
+#: The distributions whose versions are reported (distribution name, label).
+DISTRIBUTIONS = (("torch", "torch"), ("dgl", "dgl"), ("torch_geometric", "torch_geometric"), ("numpy", "numpy"))
+
+#: Seconds the child that probes the driver may take.
+PROBE_TIMEOUT = 60.0
+
+_PROBE = """
+import importlib.util, json, sys
+spec = importlib.util.spec_from_file_location("gf_backend_probe", sys.argv[1])
+mod = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(mod)
+try:
+    print(json.dumps(mod.probe_driver()))
+except mod.BackendError as err:
+    print(json.dumps({"error": str(err)}))
+"""
+
+
+def _distribution_version(name: str) -> str:
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def backend_reason(environ: Any = os.environ) -> str:
+    """Why this process loaded the library it did, in one sentence."""
+    chosen = _backend.BACKEND
+    if chosen == "explicit":
+        return f"{_lib.ENV_LIB_PATH}={environ.get(_lib.ENV_LIB_PATH, '')} names the library"
+    raw = environ.get(_backend.ENV_BACKEND)
+    said = f"{_backend.ENV_BACKEND}={raw}" if raw else f"{_backend.ENV_BACKEND} is unset"
+    if chosen == "cuda":
+        drv = _backend.DRIVER or {}
+        return (
+            f"{said}, and the NVIDIA driver initialised (driver version {drv.get('driver_version')}, "
+            f"{drv.get('devices')} device(s))"
+        )
+    return f"{said}: the CPU library is loaded unless {_backend.ENV_BACKEND}=cuda asks for the CUDA one"
+
+
+def probe_gpu(timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
+    """What the NVIDIA driver sees, asked in a child interpreter: ``visible``
+    (bool), ``devices`` and ``driver_version`` when visible, else ``reason``."""
+    proc = None
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", _PROBE, _backend.__file__],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"visible": False, "reason": f"the driver probe did not answer within {timeout:g} s"}
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or [""])[-1]
+        return {"visible": False, "reason": f"the driver probe ended with status {proc.returncode} {tail}".strip()}
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    if "error" in found:
+        # probe_driver speaks to a user who asked for the CUDA backend; here
+        # only its finding matters.
+        reason = found["error"].removeprefix(f"graphferry: {_backend.ENV_BACKEND}=cuda, but ")
+        reason = reason.removesuffix(f" Use {_backend.ENV_BACKEND}=cpu.")
+        return {"visible": False, "reason": reason}
+    return {"visible": True, **found}
+
+
+def collect(probe: bool = True) -> dict[str, Any]:
+    """Every fact of the report, as a dict (``python -m graphferry info --json``)."""
+    libdir = Path(_lib.__file__).resolve().parent.parent / "lib"
+    cuda_lib = libdir / _backend.CUDA_LIB
+    try:
+        usable = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        usable = os.cpu_count()
+    facts: dict[str, Any] = {
+        "graphferry": __version__,
+        "library_version": _lib.LIB_VERSION,
+        "library_path": str(_lib.LIB_PATH),
+        "library_build_id": _lib.LIB_BUILD_ID,
+        "backend": _backend.BACKEND,
+        "backend_reason": backend_reason(),
+        "cuda_library": str(cuda_lib) if cuda_lib.is_file() else "not installed",
+        "cpu_count": os.cpu_count(),
+        "cpus_usable": usable,
+        "python": f"{platform.python_version()} ({sys.executable})",
+        "platform": platform.platform(),
+    }
+    for dist, label in DISTRIBUTIONS:
+        facts[label] = _distribution_version(dist)
+    facts["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
+    facts["gpu"] = probe_gpu() if probe else {"visible": False, "reason": "not probed (--no-gpu)"}
+    return facts
+
+
+def format_facts(facts: dict[str, Any]) -> str:
+    """The report as ``name: value`` lines."""
+    lines = []
+    for key, value in facts.items():
+        if key == "gpu":
+            if value.get("visible"):
+                value = f"{value['devices']} device(s), driver version {value['driver_version']}"
+            else:
+                value = f"none visible: {value['reason']}"
+        lines.append(f"{key}: {value}")
+    return "\n".join(lines)

@@ -1,0 +1,368 @@
+"""Mode 2 from Python (graphferry._device, sampling.Loader's ``device``,
+DLPack's stream contract through DeviceTensor): the choice of mode that
+``device="cuda"`` makes, in process; and, in fresh interpreters over the fake
+CUDA driver (cuda/fakedriver, as test_backend.py), the CUDA library's device
+batches read through ``__dlpack__(stream=...)`` byte for byte equal to the
+CPU engine's, and the CPU library's refusal. torch has no CUDA here, so the
+device tensors are read with the driver, not torch; tests/gpu/test_gpu.py
+runs the torch side on a GPU."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import graphferry
+from graphferry import _device
+from graphferry._native import backend as _backend
+from graphferry._native import lib as _lib
+from graphferry._native.backend import BackendError
+from graphferry.errors import GF_ENOTSUP
+
+REPO = Path(__file__).resolve().parents[2]
+FAKE_DRIVER = REPO / "build" / "fakecuda"
+CUDA = torch.device("cuda")
+
+
+def test_cpu_device_is_the_cpu_engine():
+    for device in (None, "cpu", torch.device("cpu")):
+        assert _device.choose_mode(device, backend="cuda").sample_on == "cpu"
+        assert _device.choose_mode(device, sample_on="cpu", backend="cuda").device is None
+        with pytest.raises(ValueError, match="give device='cuda'"):
+            _device.choose_mode(device, sample_on="cuda", backend="cuda")
+        with pytest.raises(ValueError, match="use_uva=True samples on a GPU"):
+            _device.choose_mode(device, use_uva=True, backend="cuda")
+
+
+def test_cuda_device_auto_picks_mode2_when_the_graph_fits():
+    size = _device.graph_bytes(1000, 5000, 4000 * 4)
+    assert size == 8 * 1001 + 16 * 5000 + 16000
+    fits = _device.choose_mode(CUDA, graph_size=size, free_bytes=size + 100, reserve_bytes=100, backend="cuda")
+    assert fits.sample_on == "cuda" and fits.device is not None
+    assert fits.device.topology == _lib.GF_TOPOLOGY_DEVICE and fits.device.cache_bytes == -1
+    assert fits.device.reserve_bytes == 100
+    tight = _device.choose_mode(CUDA, graph_size=size, free_bytes=size + 99, reserve_bytes=100, backend="cuda")
+    assert tight.sample_on == "cpu" and tight.device is None and "do not fit" in tight.reason
+    # the CPU library: mode 1 whatever the size, saying how to get mode 2
+    cpu = _device.choose_mode(CUDA, graph_size=1, free_bytes=1 << 40, backend="cpu")
+    assert cpu.sample_on == "cpu" and "GRAPHFERRY_BACKEND=cuda" in cpu.reason
+    assert _device.choose_mode(CUDA, backend="cuda", free_bytes=1 << 40).sample_on == "cpu"  # size unknown
+
+
+def test_overrides():
+    big = 1 << 40
+    assert _device.choose_mode(CUDA, sample_on="cpu", graph_size=1, free_bytes=big, backend="cuda").sample_on == "cpu"
+    forced = _device.choose_mode(CUDA, sample_on="cuda", graph_size=big, free_bytes=1, backend="cuda")
+    assert forced.sample_on == "cuda" and forced.device.topology == _lib.GF_TOPOLOGY_AUTO
+    uva = _device.choose_mode(CUDA, use_uva=True, backend="cuda")
+    assert uva.sample_on == "cuda" and uva.device.topology == _lib.GF_TOPOLOGY_PINNED and uva.device.cache_bytes == 0
+    with pytest.raises(ValueError, match="give one of them"):
+        _device.choose_mode(CUDA, use_uva=True, sample_on="cpu", backend="cuda")
+    with pytest.raises(ValueError, match="sample_on must be"):
+        _device.choose_mode(CUDA, sample_on="gpu", backend="cuda")
+    with pytest.raises(ValueError, match="reserve_bytes"):
+        _device.choose_mode(CUDA, reserve_bytes=-1, backend="cuda")
+    for kw in ({"sample_on": "cuda"}, {"use_uva": True}):
+        with pytest.raises(
+            BackendError,
+            match="set GRAPHFERRY_BACKEND=cuda before importing graphferry",
+        ):
+            _device.choose_mode(CUDA, backend="cpu", **kw)
+
+
+def test_this_process_cpu_library_refuses_a_device():
+    """This test process loaded the CPU library: the engine refuses a
+    device loader with GF_ENOTSUP naming the CUDA library."""
+    if _lib.CUDA is not None:
+        pytest.skip("this process loaded the CUDA library")  # pragma: no cover
+    g = graphferry.Graph.from_csc(torch.tensor([0, 1, 2]), torch.tensor([1, 0]))
+    try:
+        with pytest.raises(BackendError, match="GRAPHFERRY_BACKEND=cuda"):
+            _device.choose_mode(CUDA, sample_on="cuda")
+        opts = graphferry.SampleOptions([1], seed=1)
+        with pytest.raises(graphferry.GraphferryError, match="libgraphferry_cuda.so") as err:
+            graphferry.Loader.from_options(g, torch.tensor([0, 1]), opts, device=_device.DeviceOptions(0))
+        assert err.value.code == GF_ENOTSUP
+    finally:
+        g.close()
+
+
+# --- over the fake driver, in a fresh interpreter with the CUDA library ----
+
+_CHILD = r"""
+import ctypes, json, sys
+import torch
+import graphferry
+from graphferry import _device, sampling
+from graphferry._native import lib as L
+
+out = {"backend": graphferry.backend()}
+drv = ctypes.CDLL("libcuda.so.1")
+ok = lambda rc: rc == 0 or sys.exit(f"driver call failed: {rc}")
+ok(drv.cuInit(0))
+dev, ctx, stream = ctypes.c_int(), ctypes.c_void_p(), ctypes.c_void_p()
+ok(drv.cuDeviceGet(ctypes.byref(dev), 0))
+ok(drv.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev))
+ok(drv.cuCtxSetCurrent(ctx))
+ok(drv.cuStreamCreate(ctypes.byref(stream), 1))
+
+g = graphferry.Graph.open(sys.argv[1])
+size = _device.graph_bytes(g.num_nodes, g.num_edges, g.num_nodes * 1433 * 4)
+out["auto"] = _device.choose_mode(torch.device("cuda"), graph_size=size).sample_on
+choice = _device.choose_mode(torch.device("cuda"), sample_on=sys.argv[2] if sys.argv[2] != "uva" else None,
+                             use_uva=sys.argv[2] == "uva")
+seeds = torch.arange(0, 300) * 7 % g.num_nodes
+opts = graphferry.SampleOptions([5, 3], seed=7)
+kw = dict(batch_size=64, shuffle=True, feature_names=["feat"])
+host = sampling.Loader.from_options(g, seeds, opts, **kw)
+devl = sampling.Loader.from_options(g, seeds, opts, device=choice.device, **kw)
+
+get = ctypes.pythonapi.PyCapsule_GetPointer
+get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+calls = [0]
+def read(dt, first):
+    if first:
+        try:
+            dt.__dlpack__(stream=0)
+        except ValueError:
+            out["stream0_refused"] = True
+    versioned = calls[0] % 2 == 1  # every other tensor as a DLPack 1.x consumer takes it
+    calls[0] += 1
+    cap = dt.__dlpack__(stream=stream.value, max_version=(1, 0) if versioned else None)
+    if first:
+        try:
+            dt.__dlpack__(stream=stream.value)
+        except BufferError:
+            out["twice_refused"] = True
+    if versioned:
+        t = L.DLManagedTensorVersioned.from_address(get(cap, b"dltensor_versioned")).dl_tensor
+        out["versioned"] = out.get("versioned", 0) + 1
+    else:
+        t = L.DLManagedTensor.from_address(get(cap, b"dltensor")).dl_tensor
+    assert (t.device.device_type, t.device.device_id) == (L.kDLCUDA, 0), (t.device.device_type, t.device.device_id)
+    n = t.dtype.bits // 8
+    for i in range(t.ndim):
+        n *= t.shape[i]
+    buf = ctypes.create_string_buffer(max(n, 1))
+    ok(drv.cuStreamSynchronize(stream))
+    if n:
+        ok(drv.cuMemcpyDtoH_v2(buf, ctypes.c_uint64(t.data), ctypes.c_size_t(n)))
+    return buf.raw[:n]  # the capsule, dropped here, calls the deleter
+
+# This torch has no CUDA: the batch's device tensors are consumed as
+# torch.from_dlpack would, while the batch is open, by reading them with the
+# driver on our stream.
+first = [True]
+def consume(dt):
+    data = read(dt, first[0])
+    first[0] = False
+    return data
+sampling.from_device = consume
+
+def same(a, data, first=False):
+    return a.contiguous().numpy().tobytes() == data
+
+batches, diffs = 0, []
+for epoch in range(2):
+    for a, b in zip(iter(host), iter(devl), strict=True):
+        checks = {
+            "nodes": same(a.nodes, b.nodes),
+            "input_index": same(a.input_index, b.input_index),
+            "feat": same(a.node_data["feat"], b.node_data["feat"]),
+            "hop_counts": torch.equal(a.hop_counts, b.hop_counts),
+        }
+        for h, (x, y) in enumerate(zip(a.blocks, b.blocks, strict=True)):
+            checks[f"indptr{h}"] = same(x.indptr, y.indptr)
+            checks[f"indices{h}"] = same(x.indices, y.indices)
+            checks[f"edge_ids{h}"] = same(x.edge_ids, y.edge_ids)
+        diffs += [f"{epoch}/{batches}/{k}" for k, v in checks.items() if not v]
+        batches += 1
+out.update(batches=batches, diffs=diffs[:5], sample_on=choice.sample_on,
+           topology=choice.device.topology if choice.device else None)
+host.close(); devl.close(); g.close()
+stats = (ctypes.c_int64 * 16)()
+drv.gf_fakecuda_stats(0, stats)
+out["live_allocs"] = stats[0]
+print(json.dumps(out))
+"""
+
+
+def _cuda_library() -> Path:
+    for p in (
+        REPO / "build" / "libgraphferry_cuda.so",
+        REPO / "python" / "graphferry" / "lib" / "libgraphferry_cuda.so",
+    ):
+        if p.is_file():
+            return p
+    pytest.fail("the CUDA library is not built: make lib-cuda")
+
+
+@pytest.fixture(scope="module")
+def cuda_package(tmp_path_factory) -> Path:
+    """A copy of the package whose lib/ has both libraries, and the fake
+    driver (make lib-cuda fakecuda)."""
+    if not (FAKE_DRIVER / "libcuda.so.1").is_file():
+        pytest.fail(f"the fake CUDA driver is not built: make fakecuda (looked in {FAKE_DRIVER})")
+    root = tmp_path_factory.mktemp("pkg")
+    src = Path(graphferry.__file__).resolve().parent
+    shutil.copytree(src, root / "graphferry", ignore=shutil.ignore_patterns("lib", "__pycache__"))
+    (root / "graphferry" / "lib").mkdir()
+    shutil.copy(src / "lib" / _backend.CPU_LIB, root / "graphferry" / "lib" / _backend.CPU_LIB)
+    shutil.copy(_cuda_library(), root / "graphferry" / "lib" / _backend.CUDA_LIB)
+    return root
+
+
+def _run(root: Path, code: str, args: list[str], **env_extra: str) -> dict:
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GRAPHFERRY_LIB_PATH", "LD_LIBRARY_PATH") and not k.startswith("GF_FAKECUDA")
+    }
+    env.update(PYTHONPATH=str(root), LD_LIBRARY_PATH=str(FAKE_DRIVER), **env_extra)
+    out = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        check=False,
+        env=env,
+        cwd=root,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert out.returncode == 0, f"exit {out.returncode}\nstdout: {out.stdout[-3000:]}\nstderr: {out.stderr[-3000:]}"
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize(
+    "mode,extra",
+    [("cuda", {}), ("uva", {"GF_FAKECUDA_THREADS": "3", "GF_FAKECUDA_SEED": "5"})],
+)
+def test_device_batches_through_dlpack_over_the_fake_driver(cuda_package, mode, extra):
+    res = _run(
+        cuda_package,
+        _CHILD,
+        [str(REPO / "examples" / "data" / "cora"), mode],
+        GRAPHFERRY_BACKEND="cuda",
+        **extra,
+    )
+    assert res["backend"] == "cuda"
+    assert res["sample_on"] == "cuda"
+    assert res["topology"] == (_lib.GF_TOPOLOGY_PINNED if mode == "uva" else _lib.GF_TOPOLOGY_AUTO)
+    assert res["auto"] == "cuda"  # Cora fits in the fake's 1 GiB
+    assert res["batches"] == 10 and res["diffs"] == []
+    assert (
+        res["stream0_refused"] and res["twice_refused"] and res["versioned"] == 45
+    )  # 10 batches of 9 device tensors, every other one
+    assert res["live_allocs"] == 0  # every device block freed after close and the deleters
+
+
+_SMALL_DEVICE = r"""
+import json, sys, torch
+import graphferry
+from graphferry import _device
+g = graphferry.Graph.open(sys.argv[1])
+size = _device.graph_bytes(g.num_nodes, g.num_edges, g.num_nodes * 1433 * 4)
+c = _device.choose_mode(torch.device("cuda"), graph_size=size)
+print(json.dumps({"sample_on": c.sample_on, "reason": c.reason}))
+"""
+
+
+def test_auto_falls_back_to_mode1_when_the_graph_does_not_fit(cuda_package):
+    res = _run(
+        cuda_package,
+        _SMALL_DEVICE,
+        [str(REPO / "examples" / "data" / "cora")],
+        GRAPHFERRY_BACKEND="cuda",
+        GF_FAKECUDA_MEM="8M",
+    )
+    assert res["sample_on"] == "cpu" and "do not fit" in res["reason"], res
+
+
+# --- the loaders' hooks ------------------------------------------------------
+
+
+def _pyg_data(n: int = 40):
+    from torch_geometric.data import Data
+
+    g = torch.Generator().manual_seed(0)
+    src, dst = torch.randint(0, n, (2, 4 * n), generator=g)
+    return Data(
+        x=torch.randn(n, 3, generator=g),
+        y=torch.arange(n),
+        edge_index=torch.stack([src, dst]),
+        num_nodes=n,
+    )
+
+
+def test_pyg_loader_choice_with_the_cpu_library():
+    from graphferry.pyg import NeighborLoader
+
+    data = _pyg_data()
+    plain = NeighborLoader(data, [2], batch_size=8)
+    assert plain.mode.sample_on == "cpu" and plain.mode.device is None
+    with pytest.raises(ValueError, match="give device='cuda'"):
+        NeighborLoader(data, [2], batch_size=8, sample_on="cuda")
+    with pytest.raises(BackendError, match="set GRAPHFERRY_BACKEND=cuda before importing graphferry"):
+        NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cuda")
+    # device="cuda" without the CUDA library: mode 1 (here without CUDA the
+    # prefetch step falls back to the CPU with PyG's warning)
+    with pytest.warns(UserWarning):
+        mode1 = NeighborLoader(data, [2], batch_size=8, device="cuda")
+    assert mode1.mode.sample_on == "cpu" and "GRAPHFERRY_BACKEND=cuda" in mode1.mode.reason
+    assert sum(b.batch_size for b in mode1) == data.num_nodes
+    with pytest.warns(UserWarning):
+        forced = NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cpu")
+    assert forced.mode.sample_on == "cpu" and "sample_on='cpu'" in forced.mode.reason
+
+
+def test_dgl_loader_choice_with_the_cpu_library():
+    import dgl
+
+    from graphferry import dgl as gfdgl
+
+    gd = dgl.graph((torch.tensor([0, 1, 2, 3]), torch.tensor([1, 2, 3, 0])))
+    sampler = gfdgl.NeighborSampler([2])
+    loader = gfdgl.DataLoader(gd, torch.arange(4), sampler, batch_size=2)
+    assert loader.mode.sample_on == "cpu" and loader.mode.device is None
+    with pytest.raises(ValueError, match="give device='cuda'"):
+        gfdgl.DataLoader(gd, torch.arange(4), sampler, sample_on="cuda")
+    with pytest.raises(ValueError, match="sample_on must be"):
+        gfdgl.DataLoader(gd, torch.arange(4), sampler, sample_on="gpu")
+
+
+_PYG_MODE2 = r"""
+import json, torch
+import graphferry
+from torch_geometric.data import Data
+from graphferry.pyg import NeighborLoader
+g = torch.Generator().manual_seed(0)
+n = 40
+src, dst = torch.randint(0, n, (2, 4 * n), generator=g)
+data = Data(x=torch.randn(n, 3, generator=g), edge_index=torch.stack([src, dst]), num_nodes=n)
+auto = NeighborLoader(data, [2], batch_size=8, device="cuda")
+uva = NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cuda")
+out = {"auto": auto.mode.sample_on, "reason": auto.mode.reason, "forced": uva.mode.sample_on, "batches": len(auto)}
+try:
+    NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cuda", disjoint=True)
+except NotImplementedError as e:
+    out["disjoint"] = str(e)
+print(json.dumps(out))
+"""
+
+
+def test_pyg_loader_picks_mode2_with_the_cuda_library(cuda_package):
+    """With the CUDA library over the fake driver, device="cuda" opens the
+    engine's device loader (mode 2) for a graph that fits; torch has no CUDA
+    here, so the batches themselves are read in the test above and on a GPU
+    by tests/gpu/test_gpu.py."""
+    res = _run(cuda_package, _PYG_MODE2, [], GRAPHFERRY_BACKEND="cuda")
+    assert res["auto"] == "cuda" and "fits" in res["reason"], res
+    assert res["forced"] == "cuda" and res["batches"] == 5
+    assert "mode 2" in res["disjoint"]
