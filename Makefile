@@ -18,7 +18,7 @@ GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h
 CXX        ?= g++
 PYTEST_ARGS ?=
 
-.PHONY: help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero bench-link clean
+.PHONY: bench-verify help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero bench-link clean
 
 help:
 	@echo "graphferry make targets:"
@@ -58,6 +58,7 @@ help:
 	@echo "  make bench-hetero  heterograph sampling: graphferry vs DGL's NeighborSampler (bench/results/hetero, a minute)"
 	@echo "  make bench-link  link prediction: graphferry's DGL and PyG edge loaders vs DGL's edge loader, and the node"
 	@echo "                   loaders (graphferry.pyg vs graphferry.dgl), on CiteSeer and products-like (bench/results/link, ~15 min)"
+	@echo "  make bench-verify  a loading epoch with and without feat.bin's per-block checks (bench/results/verify_read.md, seconds)"
 
 # The checkout's source id (capi/source_id.sh), compiled into every library
 # by capi/build.sh; build/source_id changes only when the id does, so a
@@ -413,3 +414,7 @@ test-sdist: wheel sdist $(FAKECUDA)
 
 clean:
 	rm -rf build $(DIST) $(PKG_LIB) $(PKG_LIB_CUDA) cuda/kernels.ptx
+
+# Issue 23: what checking feat.bin's blocks at their first read costs a loading epoch.
+bench-verify:
+	$(GO) run ./bench/verifyread -out bench/results/verify_read.md

@@ -37,8 +37,8 @@ func datasetPartitionOptions(p *C.gf_partition_options) (rankpart.PartitionOptio
 	default:
 		return opt, errorf(gfEInval, "options->method = %d (want GF_PARTITION_RANGE, GF_PARTITION_RANDOM or GF_PARTITION_GIVEN)", int32(o.method))
 	}
-	if o.num_parts < 1 {
-		return opt, errorf(gfEInval, "options->num_parts = %d (want >= 1)", int32(o.num_parts))
+	if o.num_parts < 1 || o.num_parts > C.GF_MAX_PARTS {
+		return opt, errorf(gfEInval, "options->num_parts = %d (want 1 to GF_MAX_PARTS = %d)", int32(o.num_parts), C.GF_MAX_PARTS)
 	}
 	opt.Parts = int(o.num_parts)
 	switch o.layout {
@@ -93,7 +93,10 @@ func gfgo_dataset_partition(src, dst *C.char, o *C.gf_partition_options) C.int {
 		if err != nil {
 			return err
 		}
-		ds, err := dataset.Open(s)
+		// Every recorded checksum is checked before anything is written:
+		// the rank folders get fresh checksums, which would otherwise
+		// certify a damaged source's bytes.
+		ds, err := dataset.OpenWith(s, dataset.OpenOptions{VerifyChecksums: true})
 		if err != nil {
 			return err
 		}

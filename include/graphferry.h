@@ -2185,6 +2185,9 @@ GF_API int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
 #define GF_LAYOUT_SELF_RELIANT 1 /* PaGraph: L-hop neighbourhoods, no exchange */
 #define GF_LAYOUT_HYBRID 2       /* FastSample: topology everywhere, features split */
 
+/* The most ranks gf_dataset_partition writes (and gf_part_open reads). */
+#define GF_MAX_PARTS 65536
+
 /*
  * Options of gf_dataset_partition. Set struct_size to sizeof(*options);
  * fields are only ever appended, and a zero field takes its default.
@@ -2193,7 +2196,7 @@ typedef struct gf_partition_options {
   uint32_t struct_size;
   /* GF_PARTITION_RANGE (default), GF_PARTITION_RANDOM or GF_PARTITION_GIVEN. */
   int32_t method;
-  /* Number of ranks (>= 1; required). */
+  /* Number of ranks (1 to GF_MAX_PARTS; required). */
   int32_t num_parts;
   /* GF_LAYOUT_DSP (default), GF_LAYOUT_SELF_RELIANT or GF_LAYOUT_HYBRID. */
   int32_t layout;
@@ -2217,11 +2220,14 @@ typedef struct gf_partition_options {
  * dst_dir (created if missing) as described above.
  * Returns:
  *   GF_OK
- *   GF_EINVAL  a path or options NULL; num_parts < 1; method, layout or
- *              num_hops out of range; an assignment with the wrong length,
+ *   GF_EINVAL  a path or options NULL; num_parts outside [1, GF_MAX_PARTS];
+ *              method, layout or num_hops out of range; an assignment with
+ *              the wrong length,
  *              a rank out of range, or given without GF_PARTITION_GIVEN
  *   GF_ETYPE   assignment not int64/int32 CPU contiguous
- *   GF_EIO     src_dir is not a readable dataset, or dst_dir not writable
+ *   GF_EIO     src_dir is not a readable dataset (every file's recorded
+ *              CRC-32C is checked before anything is written), or dst_dir
+ *              not writable
  *   GF_ENOMEM
  */
 GF_API int gf_dataset_partition(const char *src_dir, const char *dst_dir,

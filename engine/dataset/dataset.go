@@ -102,8 +102,9 @@ type Dataset struct {
 
 	mu          sync.Mutex
 	releases    []func() error
-	mapped      []string // NodeData names whose memory a release unmaps
-	mappedEdges []string // EdgeData names whose memory a release unmaps
+	mapped      []string       // NodeData names whose memory a release unmaps
+	mappedEdges []string       // EdgeData names whose memory a release unmaps
+	blocks      *fileio.Blocks // per-block sums of the mapped files (blocks.go)
 }
 
 // requiredNodeColumns are the node columns every dataset has, with types.
@@ -152,6 +153,9 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		return nil, fmt.Errorf("dataset: %s: %w", metaPath, err)
 	}
 	m := &d.Meta
+	if d.blocks, err = readBlocks(metaPath, raw); err != nil {
+		return nil, err
+	}
 	if m.Format != Format {
 		return nil, fmt.Errorf("dataset: %s: format %q, want %q", dir, m.Format, Format)
 	}
@@ -249,6 +253,10 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		}
 	}
 	if err := d.openTyped(ty, arrays); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := checkDeclared(metaPath, raw, m, d.blocks); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -402,6 +410,10 @@ func (d *Dataset) mapFeatures(path string, t mem.Tensor) error {
 		release()
 		return err
 	}
+	if err := d.attachBlocks(path, data); err != nil {
+		release()
+		return err
+	}
 	d.NodeData[FeatKey] = t
 	d.releases = append(d.releases, release)
 	d.mapped = append(d.mapped, FeatKey)
@@ -529,7 +541,15 @@ func writeMeta(dir string, meta *Meta, files []string) error {
 		}
 		meta.Files[name] = sum
 	}
-	js, err := json.MarshalIndent(meta, "", "  ")
+	blocks, err := blockSums(dir, gatheredFiles(meta))
+	if err != nil {
+		return err
+	}
+	mf, err := withDeclared(*meta, blocks)
+	if err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(mf, "", "  ")
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}

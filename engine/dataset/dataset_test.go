@@ -209,13 +209,5 @@ func TestOpenErrors(t *testing.T) {
 // editMeta rewrites graphferry.json in dir through edit.
 func editMeta(t *testing.T, dir string, edit func(map[string]any)) {
 	t.Helper()
-	path := filepath.Join(dir, MetaFile)
-	raw, err := os.ReadFile(path)
-	require.NoError(t, err)
-	var m map[string]any
-	require.NoError(t, json.Unmarshal(raw, &m))
-	edit(m)
-	raw, err = json.Marshal(m)
-	require.NoError(t, err)
-	require.NoError(t, os.WriteFile(path, raw, 0o644))
+	datatest.EditJSON(t, filepath.Join(dir, MetaFile), edit)
 }

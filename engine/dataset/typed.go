@@ -326,7 +326,10 @@ func (d *Dataset) openTyped(ty *fileformat.Types, arrays []pendingArray) error {
 		}
 		t := a.t
 		t.Data = data
-		if err := fileio.CheckTensor(a.path, t); err != nil {
+		if err := fileio.CheckTensor(a.path, t); err == nil {
+			err = d.attachBlocks(a.path, data)
+		}
+		if err != nil {
 			release()
 			return err
 		}

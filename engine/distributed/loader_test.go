@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -254,5 +256,90 @@ func TestDistLoaderCoordinatedWorkers(t *testing.T) {
 				require.Equal(t, want, got[r][e], "round %d rank %d epoch %d", round, r, e)
 			}
 		}
+	}
+}
+
+// TestDistLoaderAllocFailure: allocation failure injection on a two-rank
+// exchange (issue 23). Rank 0's batch buffers come from an allocator whose
+// k-th allocation fails, for k over an epoch (12 of them, seeded): rank
+// 0's epoch fails with errs.ErrNoMem, rank 1's ends (its peer closed: an
+// error naming the exchange, with a bounded wait) or completes,
+// and once both loaders are closed nothing of either allocator is left.
+func TestDistLoaderAllocFailure(t *testing.T) {
+	seeds := make([]int64, 48)
+	for i := range seeds {
+		seeds[i] = int64(7*i+1) % testgraph.Nodes
+	}
+	lopt := testgraph.Loader()
+	lopt.BatchSize = 8
+	run := func(k int) (n int, errs0, errs1 error) {
+		local := comm.NewLocal(2)
+		fail := mem.NewFailing(mem.Heap{}, errs.ErrNoMem)
+		checked := [2]*mem.Checked{mem.NewChecked(fail), mem.NewChecked(mem.Heap{})}
+		var out [2]error
+		var wg sync.WaitGroup
+		for r := range 2 {
+			g := newTestGraph(t, partition.Options{Method: partition.Range, NumPatches: 2})
+			withNodeData(t, g)
+			h, err := comm.NewHostWith(r, 2, local.Exchanger(r), comm.HostOptions{Timeout: 300 * time.Millisecond})
+			require.NoError(t, err)
+			ld, err := OpenLoader(g, h, seeds, testgraph.Sample(), lopt, checked[r])
+			require.NoError(t, err)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				defer ld.Close()
+				if r == 0 {
+					fail.Arm(k)
+				}
+				if out[r] = ld.Start(0); out[r] != nil {
+					return
+				}
+				for {
+					b, err := ld.Next(context.Background())
+					if err == io.EOF {
+						return
+					}
+					if err != nil {
+						out[r] = err
+						return
+					}
+					b.Release()
+				}
+			}()
+		}
+		wg.Wait()
+		for r := range 2 {
+			live, _ := checked[r].Outstanding()
+			require.Zero(t, live, "k=%d: rank %d leaked buffers", k, r)
+		}
+		n, _ = fail.Allocs()
+		return n, out[0], out[1]
+	}
+	n, e0, e1 := run(0)
+	require.NoError(t, e0)
+	require.NoError(t, e1)
+	ks := []int{}
+	for k := 1; k <= n; k++ {
+		ks = append(ks, k)
+	}
+	// A rank whose peer's loader closed outside an exchange waits for the
+	// time-out (300 ms): a seeded sample of 12 k keeps the test short.
+	if n > 12 {
+		r := rand.New(rand.NewPCG(23, 2))
+		ks = []int{1, n}
+		for range 10 {
+			ks = append(ks, 1+r.IntN(n))
+		}
+		t.Logf("%d allocations on rank 0: 12 values of k sampled (seed 23)", n)
+	}
+	for _, k := range ks {
+		start := time.Now()
+		_, e0, e1 := run(k)
+		require.ErrorIs(t, e0, errs.ErrNoMem, "k=%d", k)
+		if e1 != nil {
+			require.NotErrorIs(t, e1, errs.ErrNoMem, "k=%d: rank 1's allocator never fails", k)
+		}
+		require.Less(t, time.Since(start), 10*time.Second, "k=%d", k)
 	}
 }

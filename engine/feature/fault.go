@@ -23,6 +23,7 @@ import (
 type mapping struct {
 	lo, hi uintptr // [lo, hi)
 	path   string
+	blocks *blockTable // per-block sums (blocks.go), nil without
 }
 
 var (
@@ -51,7 +52,7 @@ func RegisterMapping(data []byte, path string) (unregister func()) {
 			mapsMu.Lock()
 			defer mapsMu.Unlock()
 			for j := range maps {
-				if maps[j] == m {
+				if maps[j].lo == m.lo && maps[j].hi == m.hi && maps[j].path == m.path {
 					maps = append(maps[:j], maps[j+1:]...)
 					return
 				}

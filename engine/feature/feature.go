@@ -296,6 +296,9 @@ func Gather(dst []byte, src mem.Tensor, ids []int64, threads int) error {
 	if rb == 0 || len(ids) == 0 {
 		return nil
 	}
+	if err := checkRows(src.Data, ids, rb); err != nil { // blocks.go: verified as read
+		return err
+	}
 	if threads <= 0 {
 		threads = runtime.GOMAXPROCS(0)
 	}
@@ -330,6 +333,9 @@ func checkGather(dst []byte, src mem.Tensor, ids []int64) error {
 func Copy(dst, src []byte) error {
 	if len(dst) != len(src) {
 		return fmt.Errorf("feature: Copy of %d bytes into %d", len(src), len(dst))
+	}
+	if err := checkRange(src); err != nil { // blocks.go: verified as read
+		return err
 	}
 	chunks := min(runtime.GOMAXPROCS(0), len(dst)/parallelBytes)
 	return parallel(chunks, len(dst), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })

@@ -39,8 +39,17 @@ func batches(t *testing.T, file []byte) []*bodyWalk {
 // TestZSTDBodyFlips flips every byte of the compressed buffers of an edge
 // table in turn: each flip must give an error or the very same graph (the
 // Arrow reader alone reads most of them as a different graph: it never
-// reaches the ZSTD frame checksum).
+// reaches the ZSTD frame checksum). The same holds when the file's
+// checksum was recorded after the damage (verify accepts the file): the
+// frames are checked whether or not a checksum is recorded.
 func TestZSTDBodyFlips(t *testing.T) {
+	t.Run("unrecorded", func(t *testing.T) { zstdBodyFlips(t, nil) })
+	t.Run("recorded after the damage", func(t *testing.T) {
+		zstdBodyFlips(t, func([]byte) error { return nil })
+	})
+}
+
+func zstdBodyFlips(t *testing.T, verify func([]byte) error) {
 	r := rand.New(rand.NewPCG(3, 4))
 	const n, e = 50, 60
 	src, dst, w := make([]int64, e), make([]int64, e), make([]float32, e)
@@ -76,7 +85,7 @@ func TestZSTDBodyFlips(t *testing.T) {
 			data := slices.Clone(valid)
 			data[p] ^= 0x20
 			require.NoError(t, os.WriteFile(path, data, 0o644))
-			got, err := ReadEdgeTable(path, graph.COOOptions{NumNodes: n})
+			got, err := ReadEdgeTableVerified(path, graph.COOOptions{NumNodes: n}, verify)
 			flips++
 			if err != nil {
 				caught++

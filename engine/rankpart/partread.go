@@ -78,8 +78,8 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 	if m.Version != PartVersion {
 		return nil, fmt.Errorf("dataset: %s: version %d is not supported (want %d)", metaPath, m.Version, PartVersion)
 	}
-	if m.Parts < 1 || len(m.Ranks) != m.Parts {
-		return nil, fmt.Errorf("dataset: %s: parts = %d with %d ranks described (want parts >= 1, one entry per rank)", metaPath, m.Parts, len(m.Ranks))
+	if m.Parts < 1 || m.Parts > MaxParts || len(m.Ranks) != m.Parts {
+		return nil, fmt.Errorf("dataset: %s: parts = %d with %d ranks described (want parts 1 to %d, one entry per rank)", metaPath, m.Parts, len(m.Ranks), MaxParts)
 	}
 	if rank < 0 || rank >= m.Parts {
 		return nil, fmt.Errorf("dataset: rank = %d is outside [0, %d) (the parts of %s)", rank, m.Parts, dst)
@@ -89,6 +89,9 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 	}
 	if m.NumNodes < 0 || m.NumNodes > maxPartNodes {
 		return nil, fmt.Errorf("dataset: %s: num_nodes = %d is out of range", metaPath, m.NumNodes)
+	}
+	if m.NumEdges < 0 {
+		return nil, fmt.Errorf("dataset: %s: num_edges = %d is out of range", metaPath, m.NumEdges)
 	}
 	p.Info = m.Ranks[rank]
 	info := &p.Info
@@ -116,10 +119,10 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 	if info.NumOwned < 0 || info.NumOwned > info.NumNodes {
 		return nil, fmt.Errorf("dataset: %s: rank %d owns %d of its %d nodes", metaPath, rank, info.NumOwned, info.NumNodes)
 	}
-	if p.GlobalIDs, err = readIDs(dir, GlobalIDsFile, info.Files, opt, info.NumNodes, m.NumNodes); err != nil {
+	if p.GlobalIDs, err = readIDs(dir, GlobalIDsFile, info.Files, info.NumNodes, m.NumNodes); err != nil {
 		return nil, err
 	}
-	if p.GlobalEIDs, err = readIDs(dir, GlobalEIDsFile, info.Files, opt, info.NumEdges, -1); err != nil {
+	if p.GlobalEIDs, err = readIDs(dir, GlobalEIDsFile, info.Files, info.NumEdges, m.NumEdges); err != nil {
 		return nil, err
 	}
 	owned := p.GlobalIDs[:info.NumOwned]
@@ -130,10 +133,13 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 		}
 	}
 	if p.Layout == LayoutSelfReliant {
+		if err := p.checkMeta(metaPath, raw); err != nil {
+			return nil, err
+		}
 		ok = true
 		return p, nil
 	}
-	if p.Assignment, err = readIDs(dst, PartAssignmentFile, m.Files, opt, m.NumNodes, int64(m.Parts)); err != nil {
+	if p.Assignment, err = readIDs(dst, PartAssignmentFile, m.Files, m.NumNodes, int64(m.Parts)); err != nil {
 		return nil, err
 	}
 	counts := make([]int64, m.Parts)
@@ -164,9 +170,25 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 		if s := p.OwnedFeat.Shape; len(s) == 0 || s[0] != info.NumOwned {
 			return nil, fmt.Errorf("dataset: %s has shape %v, want %d rows (one per owned node)", path, s, info.NumOwned)
 		}
+		base := int(info.Files[OwnedFeatFile].Size) - len(p.OwnedFeat.Data) // the .npy header
+		if err := info.Blocks.AttachBlocks(OwnedFeatFile, p.OwnedFeat.Data, base, PartMetaFile); err != nil {
+			return nil, err
+		}
+	}
+	if err := p.checkMeta(metaPath, raw); err != nil {
+		return nil, err
 	}
 	ok = true
 	return p, nil
+}
+
+// checkMeta checks the rank's feature entry and the declared sum of
+// partition.json (image raw), after everything else was read.
+func (p *Part) checkMeta(metaPath string, raw []byte) error {
+	if err := checkFeature(p, metaPath); err != nil {
+		return err
+	}
+	return fileio.CheckDeclared(metaPath, fileio.ReadDeclared(raw), partDeclarationOf(&p.Meta))
 }
 
 // maxPartNodes bounds partition.json's num_nodes (the id maps are O(N)).
@@ -186,14 +208,16 @@ func checkRecorded(path, name string, files map[string]fileio.FileSum, opt datas
 	return fileio.CheckSize(path, want, PartMetaFile)
 }
 
-// readIDs reads dir/name, a 1-D int64 .npy of n entries each in [0, limit)
-// (limit < 0: >= 0 only), into the Go heap.
-func readIDs(dir, name string, files map[string]fileio.FileSum, opt dataset.OpenOptions, n, limit int64) ([]int64, error) {
+// readIDs reads dir/name, a 1-D int64 .npy of n entries each in [0, limit),
+// into the Go heap.
+func readIDs(dir, name string, files map[string]fileio.FileSum, n, limit int64) ([]int64, error) {
 	path, err := fileio.Confine(dir, "id map", name)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkRecorded(path, name, files, opt); err != nil {
+	// Read whole into the heap anyway: their sums are always checked (a
+	// flipped byte within range would be another graph).
+	if err := checkRecorded(path, name, files, dataset.OpenOptions{VerifyChecksums: true}); err != nil {
 		return nil, err
 	}
 	a, err := fileformat.ReadNPY(path)

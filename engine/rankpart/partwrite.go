@@ -128,6 +128,13 @@ type PartRank struct {
 	FeatureRows int64                     `json:"feature_rows"`
 	FeatureFile string                    `json:"feature_file"`
 	Files       map[string]fileio.FileSum `json:"files"`
+	// FeatureDType is the dtype of the rows in FeatureFile ("" in files
+	// written before it was recorded): a feat.npy rewritten with another
+	// dtype of the same width keeps its size.
+	FeatureDType string `json:"feature_dtype,omitempty"`
+	// Blocks holds the per-block sums of feat.npy (checked as its rows are
+	// first read; nil in files written before they were recorded).
+	Blocks *fileio.Blocks `json:"blocks,omitempty"`
 }
 
 // Partitioner writes a dataset as one folder per rank (WritePart) and
@@ -153,6 +160,11 @@ func ParseLayout(name string) (Layout, error) {
 	return 0, fmt.Errorf("dataset: layout %q is unknown (want dsp, self-reliant or hybrid)", name)
 }
 
+// MaxParts is the most ranks a partition has: each is a folder of files
+// and a slot in every per-rank table, so a count beyond any real training
+// job (a typo, an overflow) is refused before anything is written.
+const MaxParts = 1 << 16
+
 // NewPartitioner assigns the nodes of src to opt.Parts ranks and measures
 // the edge cut of that assignment and of the range and random baselines.
 func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, error) {
@@ -164,8 +176,8 @@ func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, e
 		// renumbered per rank; refused rather than written untyped.
 		return nil, errors.New("dataset: partition: typed (heterogeneous) datasets cannot be partitioned into rank folders yet")
 	}
-	if opt.Parts < 1 {
-		return nil, fmt.Errorf("dataset: partition: parts = %d (want >= 1)", opt.Parts)
+	if opt.Parts < 1 || opt.Parts > MaxParts {
+		return nil, fmt.Errorf("dataset: partition: parts = %d (want 1 to %d)", opt.Parts, MaxParts)
 	}
 	if opt.Layout < LayoutDSP || opt.Layout > LayoutHybrid {
 		return nil, fmt.Errorf("dataset: partition: %v is unknown (want dsp, self-reliant or hybrid)", opt.Layout)
@@ -343,10 +355,10 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 		switch {
 		case name == dataset.FeatKey && p.opt.Layout != LayoutSelfReliant:
 			ownedFeat = &gt
-			info.FeatureRows, info.FeatureFile = int64(len(owned)), OwnedFeatFile
+			info.FeatureRows, info.FeatureFile, info.FeatureDType = int64(len(owned)), OwnedFeatFile, gt.DType.String()
 			continue
 		case name == dataset.FeatKey:
-			info.FeatureRows, info.FeatureFile = lg.NumNodes, dataset.FeatFile
+			info.FeatureRows, info.FeatureFile, info.FeatureDType = lg.NumNodes, dataset.FeatFile, gt.DType.String()
 		case name == dataset.TrainMaskKey || name == dataset.ValMaskKey || name == dataset.TestMaskKey:
 			// Seeds are co-partitioned: a seed is a seed on its owner only.
 			clear(gt.Data[len(owned):])
@@ -390,6 +402,13 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 		return err
 	}
 	info.Files = files
+	if ownedFeat != nil {
+		sums, err := fileio.SumFileBlocks(filepath.Join(dir, OwnedFeatFile), fileio.BlockSize)
+		if err != nil {
+			return err
+		}
+		info.Blocks = &fileio.Blocks{Size: fileio.BlockSize, Files: map[string]string{OwnedFeatFile: sums}}
+	}
 	p.meta.Ranks[rank] = info
 	p.done[rank] = true
 	return nil
@@ -452,7 +471,11 @@ func (p *Partitioner) WriteMeta(dst string) error {
 		return err
 	}
 	p.meta.Files = files
-	js, err := json.MarshalIndent(p.meta, "", "  ")
+	mf, err := partWithDeclared(p.meta)
+	if err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(mf, "", "  ")
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
 	}

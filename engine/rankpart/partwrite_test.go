@@ -347,6 +347,7 @@ func TestPartitionErrors(t *testing.T) {
 	dst := t.TempDir()
 	for name, opt := range map[string]PartitionOptions{
 		"parts":      {Parts: 0},
+		"huge":       {Parts: MaxParts + 1},
 		"layout":     {Parts: 2, Layout: 9},
 		"hops":       {Parts: 2, Hops: -1},
 		"short":      {Parts: 2, Method: partition.Given, Assignment: []int64{0}},

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 
 import graphferry
 from graphferry import _info, partition
+from graphferry._metafile import read_object
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -156,10 +157,12 @@ def _verify(graphferry, path: str) -> int:
     file) otherwise."""
     meta_path = os.path.join(path, "graphferry.json")
     try:
-        with open(meta_path, "rb") as f:
-            files = json.load(f).get("files") or {}
-    except (OSError, ValueError, AttributeError) as err:
+        files = read_object(meta_path).get("files") or {}
+    except (OSError, ValueError) as err:
         print(f"graphferry verify: {meta_path}: {err}", file=sys.stderr)
+        return 1
+    if not isinstance(files, dict):
+        print(f"graphferry verify: {meta_path}: 'files' must be an object", file=sys.stderr)
         return 1
     try:
         with graphferry.Graph.open(path, verify=True) as g:

@@ -28,7 +28,9 @@ exchange is bounded by the loader's time-out (``DistributedLoader(timeout=)``,
 ``graphferry.dgl.DataLoader(..., comm=comm, timeout=)``, by default the
 ``TorchComm``'s, 60 s), after which every other rank's ``next()`` raises,
 naming the rank that did not answer and the time-out (a rank that died is
-named as soon as its connection breaks). ``close()`` from another thread and
+named as soon as its connection breaks; with its own error when it reported
+one: an uncaught exception, one leaving ``with loader:``, or
+:func:`report_failure`). ``close()`` from another thread and
 Ctrl-C interrupt a ``next()`` waiting on the other ranks, as for any
 :class:`~graphferry.Loader`; a closed loader's exchange in progress gives up,
 and the communicator can no longer be used (the ranks are out of step).
@@ -52,6 +54,7 @@ import atexit
 import ctypes
 import datetime
 import os
+import sys
 import threading
 import time
 import warnings
@@ -68,7 +71,15 @@ from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
 from .partition import LAYOUTS
 from .sampling import Loader, random_seed
 
-__all__ = ["Communicator", "TorchComm", "CommCancelled", "DistributedLoader", "PartGraph", "global_seeds"]
+__all__ = [
+    "Communicator",
+    "TorchComm",
+    "CommCancelled",
+    "DistributedLoader",
+    "PartGraph",
+    "global_seeds",
+    "report_failure",
+]
 
 # gf_part_info.layout -> its name
 _LAYOUTS = {number: name for name, number in LAYOUTS.items()}
@@ -291,6 +302,48 @@ class Communicator:
 # interpreter exit, when its last reference goes) would wait that long.
 _abandoned_groups: list[Any] = []
 
+# The TorchComms of this process (for the failure reports of an uncaught
+# exception) and how many were made (their store keys).
+_live_comms: weakref.WeakSet[TorchComm] = weakref.WeakSet()
+_comm_count = 0
+_hook_installed = False
+
+
+def _store() -> Any:
+    """torch.distributed's default store, or None."""
+    try:
+        return dist.distributed_c10d._get_default_store()
+    except Exception:  # noqa: BLE001 - no process group, or a torch without it
+        return None
+
+
+def report_failure(exc: BaseException) -> None:
+    """Reports ``exc`` to the other ranks of every TorchComm of this process
+    (see :meth:`TorchComm.report_failure`): call it where a rank catches an
+    exception that ends its part in the training. Uncaught exceptions are
+    reported by themselves."""
+    reason = f"{type(exc).__name__}: {exc}"
+    for comm in list(_live_comms):
+        comm.report_failure(reason)
+
+
+def _install_excepthook() -> None:
+    """Chains sys.excepthook so that an uncaught exception on a rank is
+    reported to the others before the interpreter exits (and closes the
+    rank's connections)."""
+    global _hook_installed
+    if _hook_installed:
+        return
+    _hook_installed = True
+    previous = sys.excepthook
+
+    def hook(kind: Any, value: Any, tb: Any) -> None:
+        if value is not None and not isinstance(value, KeyboardInterrupt):
+            report_failure(value)
+        previous(kind, value, tb)
+
+    sys.excepthook = hook
+
 
 class TorchComm(Communicator):
     """A :class:`Communicator` over a ``torch.distributed`` process group.
@@ -350,6 +403,13 @@ class TorchComm(Communicator):
         if method == "auto":
             method = "all_to_all" if _has_all_to_all(self._group, self.size) else "p2p"
         self.method = method
+        # Every rank makes its TorchComms in the same order: the n-th one's
+        # failure reports share a key prefix in the process group's store.
+        global _comm_count
+        _comm_count += 1
+        self._failure_prefix = f"graphferry/comm{_comm_count}/failed/"
+        _live_comms.add(self)
+        _install_excepthook()
 
     @property
     def group(self) -> Any:
@@ -429,11 +489,44 @@ class TorchComm(Communicator):
         if timed_out:
             who = f"rank {timed_out[0]}" if len(timed_out) == 1 else f"ranks {timed_out}"
             parts.append(f"{who} did not answer within {timeout:g} s")
-        parts += [f"rank {j} failed ({e})" for j, e in sorted(broke.items())]
+            parts += [f"rank {j} failed: {why}" for j in timed_out if (why := self._failure_of(j))]
+        for j, e in sorted(broke.items()):
+            why = self._failure_of(j)
+            named = f"rank {j} failed: {why} (then its connection closed: {e})"
+            parts.append(named if why else f"rank {j} failed ({e})")
         message = f"{what}: " + "; ".join(parts)
         if self._broken is None:
             self._broken = f"rank {self.rank}'s {message}"
         raise (TimeoutError if timed_out else ConnectionError)(message)
+
+    def report_failure(self, reason: str) -> None:
+        """Tells the other ranks why this rank is failing: they name it in
+        the error of the exchange its failure breaks. Written to the process
+        group's store (torch.distributed's rendezvous store, which outlives a
+        rank's connections; with a rank 0 that hosts it and fails itself, the
+        others may miss it). Never raises."""
+        store = _store()
+        if store is None:
+            return
+        key = self._failure_prefix + str(self.rank)
+        try:
+            store.set(key, reason[:2000])
+            store.add(key + "/n", 1)  # set last: a reader that sees it finds the reason
+        except Exception:  # noqa: BLE001 - reporting must never be what fails
+            pass
+
+    def _failure_of(self, rank: int) -> str | None:
+        """What rank reported of its failure (report_failure), if anything."""
+        store = _store()
+        if store is None:
+            return None
+        key = self._failure_prefix + str(rank)
+        try:
+            if store.add(key + "/n", 0) == 0:  # add(0): a read that never blocks
+                return None
+            return store.get(key).decode("utf-8", errors="replace")
+        except Exception:  # noqa: BLE001 - the store may be gone with a failed rank 0
+            return None
 
     def _silent_ranks(self) -> list[int]:
         """The ranks a failed collective waited for in vain: the other one
@@ -700,6 +793,13 @@ class DistributedLoader(Loader):
     @property
     def comm(self) -> Communicator:
         return self._comm
+
+    def __exit__(self, kind: Any, value: Any, tb: Any) -> None:
+        # An exception leaving `with loader:` ends this rank's part: the
+        # other ranks learn it by name (TorchComm.report_failure).
+        if value is not None and not isinstance(value, KeyboardInterrupt) and isinstance(self._comm, TorchComm):
+            self._comm.report_failure(f"{type(value).__name__}: {value}")
+        self.close()
 
     def _rank_fingerprint(self) -> dict[str, Any]:
         """A rank resumes its own share: the state names the rank and size."""

@@ -11,6 +11,7 @@ from typing import Any, Callable, Union
 import numpy as np
 import torch
 
+from ._metafile import warn_if_unverified
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, ExportedTensor, borrow, ref_or_null, tensor_from_managed
 from ._resource import Closeable
@@ -352,11 +353,14 @@ class Graph(Closeable):
 
         The sizes of a dataset's files, and the CRC-32C of its Arrow tables
         (read whole anyway), are compared with those recorded in its
-        ``graphferry.json`` at every open. With ``verify=True`` (dataset
-        directories only) ``feat.bin`` is read whole and checked too. A
-        damaged or changed file raises an error naming it. Datasets written
-        before checksums were recorded open either way (``python -m
-        graphferry verify DIR`` says so).
+        ``graphferry.json`` at every open, and each 256 KiB block of
+        ``feat.bin`` (and of the typed arrays) is checked against its recorded
+        CRC-32C the first time a gather reads it. With ``verify=True``
+        (dataset directories only) every file is read whole and checked at
+        open. A damaged or changed file raises an error naming it (and the
+        block). Datasets written before checksums were recorded open either
+        way (``python -m graphferry verify DIR`` says so); those without
+        block checksums warn once.
         """
         opts, keep = _graph_options(
             num_patches=num_patches,
@@ -374,7 +378,10 @@ class Graph(Closeable):
         opts.cache_policy = _CACHE_POLICIES[cache_policy]
         opts.cache_bytes = 0 if cache_bytes is None else _as_int(cache_bytes, "cache_bytes")
         encoded = os.fsencode(path)
-        return cls._make(lambda out: _lib.gf_graph_open(encoded, ctypes.byref(opts), out))
+        graph = cls._make(lambda out: _lib.gf_graph_open(encoded, ctypes.byref(opts), out))
+        if not verify:
+            warn_if_unverified(path)
+        return graph
 
     @classmethod
     def from_dgl(

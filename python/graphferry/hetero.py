@@ -34,7 +34,6 @@ engine under ``"<ntype>/<name>"`` is read from there.
 
 from __future__ import annotations
 
-import json
 import os
 import weakref
 from collections.abc import Mapping, Sequence
@@ -43,6 +42,7 @@ from typing import Any, Union
 import numpy as np
 import torch
 
+from ._metafile import read_object
 from ._resource import Closeable
 from .graph import Graph, Partition, _as_int
 
@@ -59,6 +59,31 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 NO_TIME = -(2**63)
 
 
+def _meta_types(path: str, meta: dict, key: str, names: tuple[str, ...], count: str) -> tuple[list, list[int]]:
+    """The entries ``meta[key]`` (``node_types`` or ``edge_types``) as
+    tuples of their string fields ``names`` and a list of their counts,
+    with an error naming the entry and the field that is missing or wrong."""
+    entries = meta[key]
+    if not isinstance(entries, list):
+        raise ValueError(f"'{path}': {key!r} must be a list (got {type(entries).__name__})")
+    types, counts = [], []
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise ValueError(f"'{path}': {key}[{i}] must be an object (got {type(entry).__name__})")
+        for field in (*names, count):
+            if field not in entry:
+                raise ValueError(f"'{path}': {key}[{i}] has no {field!r}")
+        bad = next((f for f in names if not isinstance(entry[f], str) or not entry[f]), None)
+        if bad is not None:
+            raise ValueError(f"'{path}': {key}[{i}].{bad} must be a non-empty string (got {entry[bad]!r})")
+        n = entry[count]
+        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+            raise ValueError(f"'{path}': {key}[{i}].{count} must be an integer >= 0 (got {n!r})")
+        types.append(tuple(entry[f] for f in names))
+        counts.append(n)
+    return types, counts
+
+
 def _ids(value: Any, what: str) -> torch.Tensor:
     """``value`` (Tensor, ndarray, list or int) as a 1-D int64 CPU tensor."""
     if isinstance(value, np.ndarray):
@@ -67,9 +92,19 @@ def _ids(value: Any, what: str) -> torch.Tensor:
         if isinstance(value, (int, np.integer)) and not isinstance(value, bool):
             value = [int(value)]
         try:
-            value = torch.as_tensor(value, dtype=torch.int64)
+            # No dtype here: torch.as_tensor(..., dtype=int64) would truncate
+            # 1.5 to 1; a float in the list makes a float tensor, refused below.
+            value_in, value = value, torch.as_tensor(value)
         except (TypeError, ValueError, RuntimeError):
             raise TypeError(f"'{what}' must be a tensor of integer ids (got '{type(value).__name__}')") from None
+        if value.is_floating_point():
+            flat = np.asarray(value_in, dtype=np.float64).reshape(-1)
+            odd = np.flatnonzero(flat != np.trunc(flat))
+            at = int(odd[0]) if len(odd) else 0
+            raise TypeError(
+                f"'{what}' must hold integer ids (got {float(flat[at])!r} at position {at}: a list of "
+                "floats is refused, never rounded)"
+            )
     if value.is_floating_point() or value.is_complex() or value.dtype == torch.bool:
         raise TypeError(f"'{what}' must hold integer ids (got dtype {value.dtype})")
     if value.dim() != 1:
@@ -331,8 +366,7 @@ class HeteroGraph(Closeable):
         :meth:`graphferry.Graph.open`."""
         meta_path = os.path.join(os.fspath(path), "graphferry.json")
         try:
-            with open(meta_path, encoding="utf-8") as f:
-                meta = json.load(f)
+            meta = read_object(meta_path)
         except FileNotFoundError:
             raise FileNotFoundError(f"'{path}' is not a graphferry dataset directory (no graphferry.json)") from None
         if not meta.get("node_types") or "edge_types" not in meta:
@@ -340,10 +374,9 @@ class HeteroGraph(Closeable):
                 f"'{meta_path}' describes an untyped dataset (no 'node_types'/'edge_types'); "
                 "open it with graphferry.Graph.open"
             )
-        node_types = [str(t["name"]) for t in meta["node_types"]]
-        counts = [int(t["num_nodes"]) for t in meta["node_types"]]
-        edge_types = [(str(t["src"]), str(t["rel"]), str(t["dst"])) for t in meta["edge_types"]]
-        edge_counts = [int(t["num_edges"]) for t in meta["edge_types"]]
+        node_types, counts = _meta_types(meta_path, meta, "node_types", ("name",), "num_nodes")
+        edge_types, edge_counts = _meta_types(meta_path, meta, "edge_types", ("src", "rel", "dst"), "num_edges")
+        node_types = [t[0] for t in node_types]
         graph = Graph.open(path, num_patches=num_patches, partition=partition, seed=seed, verify=verify)
         hetero = cls(graph, node_types, counts, edge_types, edge_counts, _owner=_CONSTRUCTOR_TOKEN)
         try:

@@ -33,12 +33,12 @@ comparison, of range and random.
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 
 import numpy as np
 import torch
 
+from ._metafile import read_object
 from ._native import lib as _lib
 from ._native.dlpack import borrow
 from ._native.lib import gf_dataset_partition, gf_partition_options
@@ -79,8 +79,10 @@ def symmetric_csr(src_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, i
     adjncy)`` int64 arrays, with the node count."""
     import pyarrow.ipc
 
-    with open(os.path.join(src_dir, "graphferry.json"), "rb") as f:
-        n = int(json.load(f)["num_nodes"])
+    meta_path = os.path.join(src_dir, "graphferry.json")
+    n = read_object(meta_path).get("num_nodes")
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise ValueError(f"{meta_path}: num_nodes must be an integer >= 0 (got {n!r})")
     with pyarrow.ipc.open_file(os.path.join(src_dir, "edges.arrow")) as reader:
         table = reader.read_all()
     src = table.column("src").to_numpy()
@@ -109,9 +111,18 @@ def metis_assignment(src_dir: str | os.PathLike, parts: int, *, seed: int = 0, q
         bar.update(1)
         if parts == 1 or n == 0:
             assign = np.zeros(n, dtype=np.int64)
+        elif parts > n:
+            # METIS fails there with "Caught an unknown exception!".
+            raise ValueError(
+                f"--method metis cannot split {n} nodes into {parts} parts (at most one part a node; "
+                "range and random write empty ranks)"
+            )
         else:
             opts = pymetis.Options(seed=seed) if seed else None
-            _, membership = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts)
+            try:
+                _, membership = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts)
+            except RuntimeError as err:
+                raise ValueError(f"METIS (pymetis) failed to split {n} nodes into {parts} parts: {err}") from None
             assign = np.asarray(membership, dtype=np.int64)
         bar.update(1)
     return assign
@@ -143,8 +154,9 @@ def partition(
         raise ValueError(f"method must be one of {', '.join(METHODS)} (got {method!r})")
     if layout not in LAYOUTS:
         raise ValueError(f"layout must be one of {', '.join(LAYOUTS)} (got {layout!r})")
-    if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
-        raise ValueError(f"parts must be an integer >= 1 (got {parts!r})")
+    if isinstance(parts, bool) or not isinstance(parts, int) or not 1 <= parts <= _lib.GF_MAX_PARTS:
+        # Checked here too: ctypes would wrap a count past int32 silently.
+        raise ValueError(f"parts must be an integer from 1 to {_lib.GF_MAX_PARTS} (got {parts!r})")
     if isinstance(hops, bool) or not isinstance(hops, int) or hops < 0:
         raise ValueError(f"hops must be an integer >= 0 (got {hops!r})")
     assignment = None
@@ -163,8 +175,7 @@ def partition(
             progress=progress,
         )
         gf_dataset_partition(os.fsencode(src_dir), os.fsencode(dst_dir), ctypes.byref(opts))
-    with open(os.path.join(dst_dir, "partition.json"), "rb") as f:
-        return json.load(f)
+    return read_object(os.path.join(dst_dir, "partition.json"))
 
 
 def summary(meta: dict) -> str:

@@ -40,7 +40,7 @@ from ._native.dlpack import BorrowedTensor, DeviceTensor, borrow, tensor_from_ma
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats, cache_options, read_stats, set_cache
-from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GF_EINVAL, GF_NOT_READY, GraphferryError
+from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GF_EINVAL, GF_ESTATE, GF_NOT_READY, GraphferryError
 from .graph import Graph, _as_int, _encode_name
 
 __all__ = [
@@ -943,8 +943,17 @@ class Loader(Closeable):
             it.done = True
             self._check_open()
         if self._active is not it.token:
+            # A newer epoch of this loader started (its one engine loader
+            # serves one epoch at a time): an error, never a short epoch that
+            # a training loop cannot tell from a full one.
             it.done = True
-            raise StopIteration  # a newer epoch of this loader started
+            raise GraphferryError(
+                GF_ESTATE,
+                "graphferry.Loader: this epoch was superseded before its end: iter(), epoch() or set_cache() "
+                "started another epoch of the same loader, and its remaining batches will not come (one "
+                "Loader serves one epoch at a time; open one per concurrent epoch, or use graphferry.dgl / "
+                "graphferry.pyg loaders, whose iterators each keep their own epoch)",
+            )
         out = it.taken  # a batch taken but not returned (an interrupt came between) is returned now
         if not out.value and self._wait_next(it, out) == GF_DONE:
             self._active = None

@@ -1206,6 +1206,8 @@ void test_dataset_partition(void) {
   bad = go;
   bad.num_parts = 0;
   CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "num_parts = 0");
+  bad.num_parts = GF_MAX_PARTS + 1;
+  CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "num_parts = 65537");
   bad = go;
   bad.layout = 9;
   CHECK_ERR(gf_dataset_partition(src, dst, &bad), GF_EINVAL, "options->layout = 9");

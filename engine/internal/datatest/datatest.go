@@ -6,7 +6,11 @@ package datatest
 
 import (
 	"encoding/binary"
+	"encoding/json"
+	"os"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -63,4 +67,18 @@ func Synthetic(t testing.TB) (*graph.CSC, map[string]mem.Tensor) {
 		"pos":        {DType: mem.Float64, Shape: []int64{5, 2}, Data: mem.Bytes([]float32{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20})},
 		"flag":       {DType: mem.Bool, Shape: []int64{5}, Data: []byte{1, 0, 1, 1, 0}},
 	}
+}
+
+// EditJSON rewrites the JSON object in the file at path through edit, as a
+// hand edit would (what edit does not touch is kept, key order aside).
+func EditJSON(t *testing.T, path string, edit func(map[string]any)) {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(raw, &m))
+	edit(m)
+	raw, err = json.Marshal(m)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, raw, 0o644))
 }

@@ -29,6 +29,7 @@ import ctypes
 import functools
 import json
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Callable, NewType
@@ -36,6 +37,7 @@ from typing import Any, Callable, NewType
 from .. import _version
 from ..errors import (
     GF_DONE,
+    GF_EBADHANDLE,
     GF_EFORK,
     GF_NOT_READY,
     GF_OK,
@@ -223,6 +225,7 @@ GF_EDGES_CSC = 1
 GF_LAYOUT_DSP = 0
 GF_LAYOUT_SELF_RELIANT = 1
 GF_LAYOUT_HYBRID = 2
+GF_MAX_PARTS = 65536  # gf_dataset_partition's largest num_parts
 
 GF_PART_VERIFY = 1  # gf_part_open: check every file's CRC-32C
 
@@ -780,11 +783,20 @@ _raw_errmsg = ctypes.CFUNCTYPE(ctypes.c_char_p)(("gf_errmsg", _lib))
 _raw_status_str = ctypes.CFUNCTYPE(ctypes.c_char_p, ctypes.c_int)(("gf_status_str", _lib))
 
 
+# The library's words for a NULL handle ("gf_x: graph handle is NULL"). The
+# Python objects pass NULL only once closed, so that is what a user reads.
+_NULL_HANDLE = re.compile(r"^(?P<fn>[\w.]+): (?P<kind>[\w ]+) handle is NULL$")
+
+
 def _last_error(name: str, status: int) -> GraphferryError:
     message = (_raw_errmsg() or b"").decode("utf-8", errors="replace")
     if not message:
         text = (_raw_status_str(status) or b"").decode("utf-8", errors="replace")
         message = f"{name}: {text} (status {status})"
+    null = _NULL_HANDLE.match(message) if status == GF_EBADHANDLE else None
+    if null is not None:
+        kind = null["kind"]
+        message = f"{null['fn']}: the {kind} is closed (its close() was called, or the object it belongs to was closed)"
     return error_for_status(status, message)
 
 
