@@ -144,7 +144,7 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py test-py-latest test-wheel docs test-cgocheck test-valgrind test-cuda
+test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py-once test-py-latest test-wheel docs test-cgocheck test-valgrind test-cuda
 	@echo "make test: all suites passed"
 
 # The capi tests and their helpers (capi/testhelp.go, capi/abihelp.go) build
@@ -238,6 +238,14 @@ test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader
 test-py: venv lib-cuda $(FAKECUDA)
 	$(PY) -m pytest tests/python -q -m "not slow" $(PYTEST_ARGS)
 
+# `make test` runs each Python test once: those marked `boundary` (nearly
+# all: tests/python/conftest.py) against the cgocheck2 build in
+# test-cgocheck, the others (fresh interpreters, volume, no library) here
+# against the shipped build. `make test-py` still runs every test against
+# the shipped build.
+test-py-once: venv lib-cuda $(FAKECUDA)
+	$(PY) -m pytest tests/python -q -m "not slow and not boundary" $(PYTEST_ARGS)
+
 # A second environment with the newest torch and torch_geometric of the package
 # index and no DGL (DGL pins .venv to torch 2.2), for the PyG users who run a
 # current torch. test-py-latest runs there what depends on torch's and PyG's
@@ -273,10 +281,11 @@ test-accuracy: venv
 	$(PY) -m pytest tests/python -q -s -m slow $(PYTEST_ARGS)
 
 # The C tests and the Python tests marked `boundary` (every test but those
-# that only repeat crossings at volume: tests/python/conftest.py) against a
+# that only repeat crossings at volume: tests/python/conftest.py; in `make
+# test` their only run, see test-py-once) against a
 # library built with GOEXPERIMENT=cgocheck2, which checks every pointer passed
 # between Go and C.
-test-cgocheck: venv $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/test_alloc build/cgocheck2/test_edge_loader build/cgocheck2/test_cancel build/cgocheck2/test_disk build/cgocheck2/soak
+test-cgocheck: venv lib-cuda $(FAKECUDA) $(LIB_CHECK) build/cgocheck2/test_capi build/cgocheck2/test_threads build/cgocheck2/test_alloc build/cgocheck2/test_edge_loader build/cgocheck2/test_cancel build/cgocheck2/test_disk build/cgocheck2/soak
 	./build/cgocheck2/test_capi
 	./build/cgocheck2/test_threads
 	./build/cgocheck2/test_alloc examples/data/cora

@@ -55,13 +55,15 @@ except (ImportError, OSError) as err:  # FileNotFoundError is an OSError
 # The cgocheck2 pass
 # ---------------------------------------------------------------------------
 
-# `make test` runs the suite once, then the tests marked `boundary` again
-# against a library built with GOEXPERIMENT=cgocheck2, which checks every
-# pointer crossing between Go and C (entry points and their errors, DLPack
-# in and out with the deleters, Arrow, the loaders' threads). Every test is
+# `make test` runs each test once: the tests marked `boundary` against a
+# library built with GOEXPERIMENT=cgocheck2, which checks every pointer
+# crossing between Go and C (entry points and their errors, DLPack in and out
+# with the deleters, Arrow, the loaders' threads), the others against the
+# shipped library (`make test-py` runs them all against it). Every test is
 # marked but those below, which repeat the crossings other tests make once, at
-# volume, or make none: they would multiply the pass's time and check nothing
-# more. New test files are in the pass unless listed here.
+# volume, or make none, or must load the installed library: under cgocheck2
+# they would multiply the pass's time and check nothing more. New test files
+# are in the pass unless listed here.
 NOT_BOUNDARY = {
     "test_accuracy.py": "trains GraphSAGE through the loaders the loader tests cover, for minutes",
     "test_dgl_crosscheck.py": "150 repetitions of one sample_neighbors call, for statistics",
