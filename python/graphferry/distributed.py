@@ -740,7 +740,10 @@ def _close_open_loaders() -> None:
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(group))
 
 
-def _shared_seed(comm: Communicator) -> int:
-    """A random seed drawn on rank 0 and shared with every rank."""
-    send = torch.full((comm.size,), random_seed() if comm.rank == 0 else 0, dtype=torch.int64)
+def _shared_seed(comm: Communicator, drawn: int | None = None) -> int:
+    """Rank 0's seed shared with every rank (a collective): ``drawn``, or a
+    random one when None."""
+    if comm.rank == 0 and drawn is None:
+        drawn = random_seed()
+    send = torch.full((comm.size,), drawn if comm.rank == 0 else 0, dtype=torch.int64)
     return int(comm.exchange_sizes(send)[0])

@@ -7,7 +7,6 @@ kind of input it was given: node batches of a homogeneous graph
 
 from __future__ import annotations
 
-import datetime
 import re
 from typing import Any
 
@@ -17,7 +16,7 @@ import torch.distributed as dist
 from dgl._ffi.base import is_tensor_adaptor_enabled
 
 from .._link import EdgeSample
-from .._loader import TORCH_WORKER_ARGS, EngineLoader, loader_seed, worker_threads
+from .._loader import TORCH_WORKER_ARGS, EngineLoader, comm_timeout, loader_seed, worker_threads
 from .._transfer import dgl_transfer
 from ..errors import GraphferryError, error_for_status
 from ..sampling import SampledSubgraph
@@ -68,14 +67,6 @@ def check_loader_kwargs(kwargs: dict, use_uva: bool) -> Any:
             "pin_prefetcher's (on by default with device='cuda')"
         )
     return generator
-
-
-def comm_timeout(comm: Any, timeout: Any) -> Any:
-    """torch's ``timeout`` with ``comm``: the loaders' bound on an exchange
-    (None, the communicator's own, for torch's default 0)."""
-    if comm is None or (not isinstance(timeout, datetime.timedelta) and timeout == 0):
-        return None
-    return timeout  # checked by DistributedLoader
 
 
 def ddp_seeds(indices: torch.Tensor, drop_last: bool) -> torch.Tensor:

@@ -1,0 +1,156 @@
+"""graphferry.pyg.NeighborLoader with comm=: ranks as processes over a partitioned Cora.
+
+Two ranks are spawned (torch.multiprocessing, "spawn") on Gloo over 127.0.0.1;
+each opens only its own folder of a dsp partition of examples/data/cora
+(graphferry.partition, as ``python -m graphferry partition`` writes it), or the
+whole graph with one patch per rank. Each rank's ``Data`` batches, node
+attributes fetched from the owning rank included, must equal the
+single-process ``graphferry.pyg.NeighborLoader`` batches ``rank, rank + 2,
+...`` (padded) on the whole graph, field for field, as the engine promises for
+its distributed loaders.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import traceback
+from pathlib import Path
+
+import pytest
+import torch
+import torch.multiprocessing as mp
+from test_distributed import _free_port, _td, collect
+
+import graphferry
+from graphferry import distributed
+from graphferry.partition import partition
+
+pytest.importorskip("torch_geometric")
+
+CORA = Path(__file__).resolve().parents[2] / "examples" / "data" / "cora"
+NUM_NEIGHBORS = [5, 3]
+BATCH = 32
+SEED = 11
+EPOCHS = 2
+JOIN_S = 120
+FIELDS = ("x", "y", "feat", "label", "train_mask", "test_mask", "n_id", "e_id", "input_id")
+
+
+def pyg_digest(data) -> str:
+    """A hash of everything a PyG batch holds that the ranks must agree on."""
+    h = hashlib.sha256()
+    for key in FIELDS:
+        if key in data:
+            h.update(key.encode())
+            h.update(data[key].contiguous().numpy().tobytes())
+    h.update(data.edge_index.as_tensor().contiguous().numpy().tobytes())
+    h.update(repr((data.batch_size, list(data.num_sampled_nodes), list(data.num_sampled_edges))).encode())
+    return h.hexdigest()
+
+
+def _epochs(data, seeds: torch.Tensor, comm=None, **kwargs) -> tuple[int, list[list[str]]]:
+    from graphferry.pyg import NeighborLoader
+
+    loader = NeighborLoader(
+        data,
+        NUM_NEIGHBORS,
+        input_nodes=seeds,
+        batch_size=BATCH,
+        shuffle=True,
+        seed=SEED,
+        num_threads=1,
+        comm=comm,
+        **kwargs,
+    )
+    try:
+        return len(loader), [[pyg_digest(b) for b in loader] for _ in range(EPOCHS)]
+    finally:
+        loader.close()
+
+
+def _worker(rank: int, size: int, port: int, part_dir: str, seeds: torch.Tensor, results) -> None:
+    import torch.distributed as dist
+
+    try:
+        dist.init_process_group(
+            "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=size, timeout=_td(30)
+        )
+        comm = distributed.TorchComm(timeout=20)
+        out = {}
+        part = distributed.PartGraph.open(part_dir, rank)
+        out["dsp"] = _epochs(part, seeds, comm)
+        # seed=None: rank 0's draw, the same on every rank (checked by the parent).
+        from graphferry.pyg import NeighborLoader
+
+        shared = NeighborLoader(part, NUM_NEIGHBORS, input_nodes=seeds, batch_size=BATCH, comm=comm)
+        out["seed"] = shared._seed
+        shared.close()
+        part.close()
+        g = graphferry.Graph.open(CORA, num_patches=size, partition="random", seed=5)
+        out["replicated"] = _epochs(g, seeds, comm)
+        g.close()
+        results.put((rank, "ok", out))
+        dist.destroy_process_group()
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        results.put((rank, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+
+@pytest.fixture(scope="module")
+def cora() -> Path:
+    if not (CORA / "graphferry.json").exists():
+        pytest.skip("examples/data/cora is not available")
+    return CORA
+
+
+def test_two_ranks_equal_single_process(cora, tmp_path):
+    g = graphferry.Graph.open(cora)
+    seeds = g.train_idx  # 140 seeds: 5 batches of 32, which 2 ranks do not divide (padding)
+    _, ref = _epochs(g, seeds)
+    g.close()
+    total = len(ref[0])
+    assert total == 5 and len(set(ref[0])) == total and ref[0] != ref[1]  # distinct batches, reshuffled
+    dst = tmp_path / "cora-dsp"
+    partition(cora, dst, parts=2, method="random", layout="dsp", seed=1)
+
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    port = _free_port()
+    procs = [ctx.Process(target=_worker, args=(r, 2, port, str(dst), seeds, results), daemon=True) for r in (0, 1)]
+    out = collect(procs, results, JOIN_S)
+    assert sorted(out) == [0, 1], f"ranks that reported: {out}"
+    per_rank = -(-total // 2)
+    for rank in (0, 1):
+        status, payload = out[rank]
+        assert status == "ok", payload
+        for name in ("dsp", "replicated"):
+            n, got = payload[name]
+            assert n == per_rank, name
+            for e in range(EPOCHS):
+                want = [ref[e][(k * 2 + rank) % total] for k in range(per_rank)]
+                assert got[e] == want, f"{name}: rank {rank}, epoch {e}"
+    assert out[0][1]["seed"] == out[1][1]["seed"]
+
+
+def test_comm_arguments_checked(cora):
+    from torch_geometric.data import Data
+
+    from graphferry.pyg import NeighborLoader
+
+    class Never(distributed.Communicator):  # never exchanges: argument errors come first
+        pass
+
+    g = graphferry.Graph.open(cora, num_patches=2)
+    try:
+        with pytest.raises(NotImplementedError, match="must be a graphferry.Graph"):
+            NeighborLoader(Data(edge_index=torch.tensor([[0], [1]]), num_nodes=2), [2], comm=Never(0, 2), seed=1)
+        with pytest.raises(NotImplementedError, match="directional subgraphs only"):
+            NeighborLoader(g, [2], subgraph_type="induced", comm=Never(0, 2), seed=1)
+        with pytest.raises(ValueError, match="num_patches=3"):
+            NeighborLoader(g, [2], comm=Never(0, 3), seed=1)
+        # A communicator whose exchanges raise: the consumer gets the message.
+        loader = NeighborLoader(g, [2], input_nodes=g.train_idx, batch_size=BATCH, comm=Never(0, 2), seed=1)
+        with pytest.raises(graphferry.GraphferryError, match="rank 0 of 2: NotImplementedError"):
+            next(iter(loader))
+        loader.close()
+    finally:
+        g.close()
