@@ -229,7 +229,7 @@ VENV_LATEST := .venv-latest
 PY_LATEST   := $(VENV_LATEST)/bin/python
 LATEST_TESTS = tests/python/test_compat.py $(wildcard tests/python/test_pyg*.py) \
                tests/python/test_hetero_pyg.py tests/python/test_temporal_pyg.py \
-               tests/python/test_errors.py tests/python/test_graph.py \
+               tests/python/test_errors.py tests/python/test_graph.py tests/python/test_distributed_pyg.py \
                tests/python/test_fork.py::test_torch_dataloader_fork_worker_fails_cleanly
 LATEST_SKIP  = not cli and not library_ and not major_version
 

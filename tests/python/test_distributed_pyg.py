@@ -13,13 +13,15 @@ its distributed loaders.
 from __future__ import annotations
 
 import hashlib
+import time
 import traceback
+import warnings
 from pathlib import Path
 
 import pytest
 import torch
 import torch.multiprocessing as mp
-from test_distributed import _free_port, _td, collect
+from test_distributed import _free_port, _td, collect, digest
 
 import graphferry
 from graphferry import distributed
@@ -33,6 +35,10 @@ BATCH = 32
 SEED = 11
 EPOCHS = 2
 JOIN_S = 120
+# graphferry.Loader's settings for the engine's own DistributedLoader.
+ENGINE_KW = dict(
+    batch_size=BATCH, shuffle=True, seed=SEED, feature_names=["feat"], label_names=["label"], num_threads=2
+)
 FIELDS = ("x", "y", "feat", "label", "train_mask", "test_mask", "n_id", "e_id", "input_id")
 
 
@@ -49,21 +55,18 @@ def pyg_digest(data) -> str:
 
 
 def _epochs(data, seeds: torch.Tensor, comm=None, **kwargs) -> tuple[int, list[list[str]]]:
+    """len() and the batches' digests of each epoch; with ``workers=True``
+    also the engine's sampler workers."""
     from graphferry.pyg import NeighborLoader
 
+    workers = kwargs.pop("workers", False)
+    kwargs.setdefault("num_threads", 1)
     loader = NeighborLoader(
-        data,
-        NUM_NEIGHBORS,
-        input_nodes=seeds,
-        batch_size=BATCH,
-        shuffle=True,
-        seed=SEED,
-        num_threads=1,
-        comm=comm,
-        **kwargs,
+        data, NUM_NEIGHBORS, input_nodes=seeds, batch_size=BATCH, shuffle=True, seed=SEED, comm=comm, **kwargs
     )
     try:
-        return len(loader), [[pyg_digest(b) for b in loader] for _ in range(EPOCHS)]
+        out = len(loader), [[pyg_digest(b) for b in loader] for _ in range(EPOCHS)]
+        return (*out, loader._loaders[0].stats().workers) if workers else out
     finally:
         loader.close()
 
@@ -85,6 +88,23 @@ def _worker(rank: int, size: int, port: int, part_dir: str, seeds: torch.Tensor,
         shared = NeighborLoader(part, NUM_NEIGHBORS, input_nodes=seeds, batch_size=BATCH, comm=comm)
         out["seed"] = shared._seed
         shared.close()
+        # Several sampler workers per rank, their exchanges ordered by the
+        # engine's coordinator over the TorchComm's control messages.
+        coordinated = distributed.TorchComm(timeout=20, coordinated=True)
+        out["dsp-2-workers"] = _epochs(part, seeds, coordinated, num_workers=2, num_threads=0, workers=True)
+        out["dsp-3-threads"] = _epochs(part, seeds, coordinated, num_threads=3, workers=True)
+        loader = distributed.DistributedLoader(part, seeds, NUM_NEIGHBORS, comm=coordinated, **ENGINE_KW)
+        out["engine-2-workers"] = [[digest(sub) for sub in loader.epoch(e)] for e in range(EPOCHS)]
+        out["engine-workers"] = loader.stats().workers
+        loader.close()
+        # Closed mid-epoch (every rank): the coordinator's waiting recv gives up.
+        loader = distributed.DistributedLoader(part, seeds, NUM_NEIGHBORS, comm=coordinated, **ENGINE_KW)
+        next(iter(loader))
+        start = time.monotonic()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            loader.close()
+        out["close"] = (time.monotonic() - start, [str(w.message) for w in caught])
         part.close()
         g = graphferry.Graph.open(CORA, num_patches=size, partition="random", seed=5)
         out["replicated"] = _epochs(g, seeds, comm)
@@ -106,6 +126,9 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
     g = graphferry.Graph.open(cora)
     seeds = g.train_idx  # 140 seeds: 5 batches of 32, which 2 ranks do not divide (padding)
     _, ref = _epochs(g, seeds)
+    loader = graphferry.Loader(g, seeds, NUM_NEIGHBORS, **{**ENGINE_KW, "num_threads": 1})
+    engine_ref = [[digest(sub) for sub in loader.epoch(e)] for e in range(EPOCHS)]
+    loader.close()
     g.close()
     total = len(ref[0])
     assert total == 5 and len(set(ref[0])) == total and ref[0] != ref[1]  # distinct batches, reshuffled
@@ -122,12 +145,20 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
     for rank in (0, 1):
         status, payload = out[rank]
         assert status == "ok", payload
-        for name in ("dsp", "replicated"):
-            n, got = payload[name]
+        for name in ("dsp", "replicated", "dsp-2-workers", "dsp-3-threads"):
+            n, got = payload[name][:2]
             assert n == per_rank, name
             for e in range(EPOCHS):
                 want = [ref[e][(k * 2 + rank) % total] for k in range(per_rank)]
                 assert got[e] == want, f"{name}: rank {rank}, epoch {e}"
+        # The coordinated loaders did sample with several workers.
+        assert payload["dsp-2-workers"][2] == 2 and payload["dsp-3-threads"][2] == 3
+        assert payload["engine-workers"] == 2
+        close_s, caught = payload["close"]
+        assert close_s < 5 and not caught, payload["close"]
+        for e in range(EPOCHS):
+            want = [engine_ref[e][(k * 2 + rank) % total] for k in range(per_rank)]
+            assert payload["engine-2-workers"][e] == want, f"engine: rank {rank}, epoch {e}"
     assert out[0][1]["seed"] == out[1][1]["seed"]
 
 
