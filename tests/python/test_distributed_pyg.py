@@ -39,7 +39,7 @@ JOIN_S = 120
 ENGINE_KW = dict(
     batch_size=BATCH, shuffle=True, seed=SEED, feature_names=["feat"], label_names=["label"], num_threads=2
 )
-FIELDS = ("x", "y", "feat", "label", "train_mask", "test_mask", "n_id", "e_id", "input_id")
+FIELDS = ("x", "y", "feat", "label", "train_mask", "test_mask", "n_id", "e_id", "input_id", "batch")
 
 
 def pyg_digest(data) -> str:
@@ -82,6 +82,7 @@ def _worker(rank: int, size: int, port: int, part_dir: str, seeds: torch.Tensor,
         out = {}
         part = distributed.PartGraph.open(part_dir, rank)
         out["dsp"] = _epochs(part, seeds, comm)
+        out["dsp-disjoint"] = _epochs(part, seeds, comm, disjoint=True)
         # seed=None: rank 0's draw, the same on every rank (checked by the parent).
         from graphferry.pyg import NeighborLoader
 
@@ -126,6 +127,8 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
     g = graphferry.Graph.open(cora)
     seeds = g.train_idx  # 140 seeds: 5 batches of 32, which 2 ranks do not divide (padding)
     _, ref = _epochs(g, seeds)
+    _, ref_disjoint = _epochs(g, seeds, disjoint=True)
+    assert ref_disjoint != ref
     loader = graphferry.Loader(g, seeds, NUM_NEIGHBORS, **{**ENGINE_KW, "num_threads": 1})
     engine_ref = [[digest(sub) for sub in loader.epoch(e)] for e in range(EPOCHS)]
     loader.close()
@@ -159,6 +162,8 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
         for e in range(EPOCHS):
             want = [engine_ref[e][(k * 2 + rank) % total] for k in range(per_rank)]
             assert payload["engine-2-workers"][e] == want, f"engine: rank {rank}, epoch {e}"
+            want = [ref_disjoint[e][(k * 2 + rank) % total] for k in range(per_rank)]
+            assert payload["dsp-disjoint"][1][e] == want, f"disjoint: rank {rank}, epoch {e}"
     assert out[0][1]["seed"] == out[1][1]["seed"]
 
 

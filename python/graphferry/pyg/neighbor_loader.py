@@ -217,8 +217,8 @@ class NeighborLoader(EngineLoader):
             seeds of the whole graph (the same on every rank), and each rank
             gets every ``comm.size``-th batch of the single-process epoch,
             the same ``Data`` (padded: see :mod:`graphferry.distributed`).
-            Directional sampling only (the engine's distributed loaders do
-            not sample disjoint or temporal yet; bidirectional and induced
+            Directional sampling, disjoint or not (the engine's distributed
+            loaders do not sample temporal yet; bidirectional and induced
             subgraphs need the whole topology in this process); ``seed=None``
             takes rank 0's draw. Torch's ``timeout`` (seconds, or a
             ``datetime.timedelta``) then bounds each exchange (0: the
