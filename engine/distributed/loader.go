@@ -83,9 +83,6 @@ func openShare(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, lo
 		if lopt.BatchSize <= 0 {
 			return nil, nil, errs.Errorf(nil, "batch size = %d is invalid (want > 0)", lopt.BatchSize)
 		}
-		if req.Temporal != sample.TemporalNone || lopt.SeedTimes != nil {
-			return nil, nil, errs.Errorf(nil, "distributed loaders do not support temporal sampling yet")
-		}
 		if err := checkNames(in.Store, lopt, "graph"); err != nil {
 			return nil, nil, err
 		}

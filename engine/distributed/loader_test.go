@@ -13,6 +13,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/coordinator"
+	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/internal/testgraph"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -41,6 +42,7 @@ func refEpochs(t *testing.T, seeds []int64, lopt pipeline.Options, epochs int) [
 func refEpochsOf(t *testing.T, seeds []int64, req sample.Request, lopt pipeline.Options, epochs int) [][]string {
 	g := newTestGraph(t, partition.Options{Method: partition.Range, NumPatches: 2})
 	withNodeData(t, g)
+	withNodeTimes(t, g, req)
 	l, err := g.OpenLoader(seeds, req, lopt, nil)
 	require.NoError(t, err)
 	defer l.Close()
@@ -75,11 +77,36 @@ func TestDistLoaderEqualsSingleProcess(t *testing.T) {
 	// PyG's disjoint sampling: every seed its own subgraph.
 	disjoint := testgraph.Sample()
 	disjoint.Disjoint, disjoint.Frontier = true, sample.FrontierNew
-	for _, req := range []sample.Request{testgraph.Sample(), disjoint} {
-		ref := refEpochsOf(t, seeds, req, lopt, epochs)
+	// PyG's temporal sampling: node times, one time per seed.
+	temporal := disjoint
+	temporal.Temporal = sample.TemporalNode
+	for _, req := range []sample.Request{testgraph.Sample(), disjoint, temporal} {
+		o := lopt
+		if req.Temporal != sample.TemporalNone {
+			o.SeedTimes = make([]int64, len(seeds))
+			for i := range seeds {
+				o.SeedTimes[i] = int64(i*11) % 50
+			}
+		}
+		ref := refEpochsOf(t, seeds, req, o, epochs)
 		require.Len(t, ref[0], 12)
-		runDistEquals(t, seeds, req, lopt, ref)
+		if req.Temporal != sample.TemporalNone {
+			require.NotEqual(t, refEpochsOf(t, seeds, disjoint, lopt, epochs), ref)
+		}
+		runDistEquals(t, seeds, req, o, ref)
 	}
+}
+
+// withNodeTimes gives g node times when req is temporal.
+func withNodeTimes(t *testing.T, g *core.Graph, req sample.Request) {
+	if req.Temporal == sample.TemporalNone {
+		return
+	}
+	times := make([]int64, testgraph.Nodes)
+	for v := range times {
+		times[v] = int64(v*7) % 50
+	}
+	require.NoError(t, g.SetNodeTime(times))
 }
 
 // runDistEquals checks groups of 1, 3 and 5 ranks against ref, the
@@ -88,7 +115,7 @@ func runDistEquals(t *testing.T, seeds []int64, req sample.Request, lopt pipelin
 	epochs := len(ref)
 	for _, size := range []int{1, 3, 5} {
 		for _, method := range []partition.Method{partition.Range, partition.Random} {
-			t.Run(fmt.Sprintf("%d-%v-disjoint=%v", size, method, req.Disjoint), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%d-%v-disjoint=%v-temporal=%v", size, method, req.Disjoint, req.Temporal), func(t *testing.T) {
 				l := comm.NewLocal(size)
 				got := make([][][]string, size)
 				var wg sync.WaitGroup
@@ -96,6 +123,7 @@ func runDistEquals(t *testing.T, seeds []int64, req sample.Request, lopt pipelin
 				for r := range size {
 					g := newTestGraph(t, partition.Options{Method: method, NumPatches: size, Seed: 11})
 					withNodeData(t, g)
+					withNodeTimes(t, g, req)
 					h, err := comm.NewHost(r, size, l.Exchanger(r))
 					require.NoError(t, err)
 					ld, err := OpenLoader(g, h, seeds, req, lopt, mem.NewChecked(mem.Heap{}))

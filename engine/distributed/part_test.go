@@ -328,4 +328,9 @@ func TestPartOpenValidates(t *testing.T) {
 	lopt.FeatureNames = []string{"nope"}
 	_, err = p.OpenLoader(h1, seeds, testgraph.Sample(), lopt, nil)
 	require.ErrorContains(t, err, `"nope"`)
+	req = testgraph.Sample()
+	req.Disjoint, req.Frontier, req.Temporal = true, sample.FrontierNew, sample.TemporalNode
+	_, err = p.OpenLoader(h1, seeds, req, testgraph.Loader(), nil)
+	require.ErrorIs(t, err, errs.ErrNotSupported)
+	require.ErrorContains(t, err, "temporal")
 }

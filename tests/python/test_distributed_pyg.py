@@ -39,7 +39,18 @@ JOIN_S = 120
 ENGINE_KW = dict(
     batch_size=BATCH, shuffle=True, seed=SEED, feature_names=["feat"], label_names=["label"], num_threads=2
 )
-FIELDS = ("x", "y", "feat", "label", "train_mask", "test_mask", "n_id", "e_id", "input_id", "batch")
+
+
+def NODE_TIME(n: int) -> torch.Tensor:  # noqa: N802 - a constant's recipe
+    return (torch.arange(n) * 7) % 50
+
+
+def _temporal(seeds: torch.Tensor) -> dict:
+    """PyG's temporal sampling over a graphferry.Graph's node times."""
+    return dict(time_attr="node", input_time=(torch.arange(seeds.numel()) * 11) % 50)
+
+
+FIELDS = ("x", "y", "feat", "label", "train_mask", "test_mask", "n_id", "e_id", "input_id", "batch", "seed_time")
 
 
 def pyg_digest(data) -> str:
@@ -109,6 +120,8 @@ def _worker(rank: int, size: int, port: int, part_dir: str, seeds: torch.Tensor,
         part.close()
         g = graphferry.Graph.open(CORA, num_patches=size, partition="random", seed=5)
         out["replicated"] = _epochs(g, seeds, comm)
+        g.set_node_time(NODE_TIME(g.num_nodes))
+        out["replicated-temporal"] = _epochs(g, seeds, comm, **_temporal(seeds))
         g.close()
         results.put((rank, "ok", out))
         dist.destroy_process_group()
@@ -129,6 +142,9 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
     _, ref = _epochs(g, seeds)
     _, ref_disjoint = _epochs(g, seeds, disjoint=True)
     assert ref_disjoint != ref
+    g.set_node_time(NODE_TIME(g.num_nodes))
+    _, ref_temporal = _epochs(g, seeds, **_temporal(seeds))
+    assert ref_temporal != ref_disjoint
     loader = graphferry.Loader(g, seeds, NUM_NEIGHBORS, **{**ENGINE_KW, "num_threads": 1})
     engine_ref = [[digest(sub) for sub in loader.epoch(e)] for e in range(EPOCHS)]
     loader.close()
@@ -164,6 +180,8 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
             assert payload["engine-2-workers"][e] == want, f"engine: rank {rank}, epoch {e}"
             want = [ref_disjoint[e][(k * 2 + rank) % total] for k in range(per_rank)]
             assert payload["dsp-disjoint"][1][e] == want, f"disjoint: rank {rank}, epoch {e}"
+            want = [ref_temporal[e][(k * 2 + rank) % total] for k in range(per_rank)]
+            assert payload["replicated-temporal"][1][e] == want, f"temporal: rank {rank}, epoch {e}"
     assert out[0][1]["seed"] == out[1][1]["seed"]
 
 

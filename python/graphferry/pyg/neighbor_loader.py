@@ -217,9 +217,10 @@ class NeighborLoader(EngineLoader):
             seeds of the whole graph (the same on every rank), and each rank
             gets every ``comm.size``-th batch of the single-process epoch,
             the same ``Data`` (padded: see :mod:`graphferry.distributed`).
-            Directional sampling, disjoint or not (the engine's distributed
-            loaders do not sample temporal yet; bidirectional and induced
-            subgraphs need the whole topology in this process); ``seed=None``
+            Directional sampling, disjoint or not, and temporal over a
+            ``Graph``'s times (a rank's part carries no times yet;
+            bidirectional and induced subgraphs need the whole topology in
+            this process); ``seed=None``
             takes rank 0's draw. Torch's ``timeout`` (seconds, or a
             ``datetime.timedelta``) then bounds each exchange (0: the
             communicator's own). (default: :obj:`None`)
