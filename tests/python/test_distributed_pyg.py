@@ -41,6 +41,41 @@ ENGINE_KW = dict(
 )
 
 
+def _hetero_graph(num_patches: int = 1) -> graphferry.HeteroGraph:
+    """test_hetero_pyg's typed graph (three node types, five relations)."""
+    from test_hetero_pyg import NUM, make_hetero
+
+    data = make_hetero()
+    edges = {et: tuple(data[et].edge_index) for et in data.edge_types}
+    return graphferry.HeteroGraph.from_coo(NUM, edges, num_patches=num_patches, partition="random", seed=3)
+
+
+def _hetero_epochs(hetero, comm=None) -> list[list[str]]:
+    """Digests of typed batches: per type n_id, per relation edge_index and e_id."""
+    from test_hetero_pyg import FANOUTS
+
+    from graphferry.pyg import NeighborLoader
+
+    loader = NeighborLoader(
+        hetero, FANOUTS, input_nodes="paper", batch_size=16, shuffle=True, seed=SEED, num_threads=1, comm=comm
+    )
+    out = []
+    try:
+        for _ in range(EPOCHS):
+            got = []
+            for b in loader:
+                h = hashlib.sha256()
+                for nt in b.node_types:
+                    h.update(b[nt].n_id.numpy().tobytes() + repr(list(b[nt].num_sampled_nodes)).encode())
+                for et in b.edge_types:
+                    h.update(b[et].edge_index.numpy().tobytes() + b[et].e_id.numpy().tobytes())
+                got.append(h.hexdigest())
+            out.append(got)
+        return out
+    finally:
+        loader.close()
+
+
 def NODE_TIME(n: int) -> torch.Tensor:  # noqa: N802 - a constant's recipe
     return (torch.arange(n) * 7) % 50
 
@@ -123,6 +158,9 @@ def _worker(rank: int, size: int, port: int, part_dir: str, seeds: torch.Tensor,
         g.set_node_time(NODE_TIME(g.num_nodes))
         out["replicated-temporal"] = _epochs(g, seeds, comm, **_temporal(seeds))
         g.close()
+        hetero = _hetero_graph(num_patches=size)
+        out["hetero"] = _hetero_epochs(hetero, comm)
+        hetero.close()
         results.put((rank, "ok", out))
         dist.destroy_process_group()
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
@@ -145,6 +183,10 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
     g.set_node_time(NODE_TIME(g.num_nodes))
     _, ref_temporal = _epochs(g, seeds, **_temporal(seeds))
     assert ref_temporal != ref_disjoint
+    hetero = _hetero_graph()
+    ref_hetero = _hetero_epochs(hetero)  # 60 papers: 4 batches of 16
+    assert len(set(ref_hetero[0])) == 4 and ref_hetero[0] != ref_hetero[1]
+    hetero.close()
     loader = graphferry.Loader(g, seeds, NUM_NEIGHBORS, **{**ENGINE_KW, "num_threads": 1})
     engine_ref = [[digest(sub) for sub in loader.epoch(e)] for e in range(EPOCHS)]
     loader.close()
@@ -182,6 +224,8 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
             assert payload["dsp-disjoint"][1][e] == want, f"disjoint: rank {rank}, epoch {e}"
             want = [ref_temporal[e][(k * 2 + rank) % total] for k in range(per_rank)]
             assert payload["replicated-temporal"][1][e] == want, f"temporal: rank {rank}, epoch {e}"
+            want = [ref_hetero[e][k * 2 + rank] for k in range(2)]
+            assert payload["hetero"][e] == want, f"typed: rank {rank}, epoch {e}"
     assert out[0][1]["seed"] == out[1][1]["seed"]
 
 

@@ -95,12 +95,12 @@ def settings_of_sampler(sampler: Any, data: Any) -> dict[str, Any]:
 
 
 def check_comm_data(data: Any, subgraph_type: str) -> None:
-    """What a loader with ``comm=`` samples: a :class:`graphferry.Graph`
-    (opened with one patch per rank) or a rank's
-    :class:`~graphferry.distributed.PartGraph`, directionally."""
-    if not isinstance(data, Graph):
+    """What a loader with ``comm=`` samples: a :class:`graphferry.Graph` or
+    :class:`graphferry.HeteroGraph` (opened with one patch per rank) or a
+    rank's :class:`~graphferry.distributed.PartGraph`, directionally."""
+    if not isinstance(data, (Graph, HeteroGraph)):
         raise NotImplementedError(
-            "with comm=, 'data' must be a graphferry.Graph opened with num_patches=comm.size or a "
+            "with comm=, 'data' must be a graphferry.Graph or HeteroGraph opened with num_patches=comm.size or a "
             f"graphferry.distributed.PartGraph (got '{type(data).__name__}')"
         )
     if subgraph_type != "directional":
@@ -211,7 +211,8 @@ class NeighborLoader(EngineLoader):
         comm (graphferry.distributed.Communicator, optional): sample
             together with the other ranks, one rank per process, as
             :class:`graphferry.distributed.DistributedLoader` does: ``data``
-            is then a :class:`graphferry.Graph` opened with
+            is then a :class:`graphferry.Graph` or
+            :class:`graphferry.HeteroGraph` opened with
             ``num_patches=comm.size`` or this rank's
             :class:`graphferry.distributed.PartGraph`, ``input_nodes`` the
             seeds of the whole graph (the same on every rank), and each rank
