@@ -101,6 +101,7 @@ func openShare(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, lo
 			workers = defaultWorkers(lopt)
 		}
 		lopt.Workers = workers
+		lopt.Types = in.Types // a typed graph's batches carry their typed view, as one process's do
 		share := &pipeline.Share{Rank: ranks[0], Size: c.Size()}
 		if rows != nil && len(lopt.FeatureNames)+len(lopt.LabelNames) > 0 {
 			// One exchange channel per sampler worker (c itself for one).

@@ -76,6 +76,33 @@ def _hetero_epochs(hetero, comm=None) -> list[list[str]]:
         loader.close()
 
 
+def _dgl_hetero_epochs(hetero, comm=None) -> list[list[str]]:
+    """Digests of graphferry.dgl.DataLoader's typed batches over the same graph."""
+    import graphferry.dgl as gdgl
+
+    sampler = gdgl.NeighborSampler([2, 3])
+    seeds = {"paper": torch.arange(60)}
+    loader = gdgl.DataLoader(hetero, seeds, sampler, batch_size=16, shuffle=True, seed=SEED, num_threads=1, comm=comm)
+    out = []
+    try:
+        for _ in range(EPOCHS):
+            got = []
+            for input_nodes, output_nodes, blocks in loader:
+                h = hashlib.sha256()
+                for nodes in (input_nodes, output_nodes):
+                    for nt in sorted(nodes):
+                        h.update(nt.encode() + nodes[nt].numpy().tobytes())
+                for block in blocks:
+                    for et in block.canonical_etypes:
+                        for t in block.edges(etype=et):
+                            h.update(repr(et).encode() + t.numpy().tobytes())
+                got.append(h.hexdigest())
+            out.append(got)
+        return out
+    finally:
+        loader.close()
+
+
 def NODE_TIME(n: int) -> torch.Tensor:  # noqa: N802 - a constant's recipe
     return (torch.arange(n) * 7) % 50
 
@@ -160,11 +187,21 @@ def _worker(rank: int, size: int, port: int, part_dir: str, seeds: torch.Tensor,
         g.close()
         hetero = _hetero_graph(num_patches=size)
         out["hetero"] = _hetero_epochs(hetero, comm)
+        if _has_dgl():
+            out["hetero-dgl"] = _dgl_hetero_epochs(hetero, comm)
         hetero.close()
         results.put((rank, "ok", out))
         dist.destroy_process_group()
     except BaseException as exc:  # noqa: BLE001 - reported to the parent
         results.put((rank, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+
+def _has_dgl() -> bool:
+    try:
+        import dgl  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 @pytest.fixture(scope="module")
@@ -186,6 +223,8 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
     hetero = _hetero_graph()
     ref_hetero = _hetero_epochs(hetero)  # 60 papers: 4 batches of 16
     assert len(set(ref_hetero[0])) == 4 and ref_hetero[0] != ref_hetero[1]
+    ref_dgl_hetero = _dgl_hetero_epochs(hetero) if _has_dgl() else None
+    assert ref_dgl_hetero is None or len(set(ref_dgl_hetero[0])) == 4
     hetero.close()
     loader = graphferry.Loader(g, seeds, NUM_NEIGHBORS, **{**ENGINE_KW, "num_threads": 1})
     engine_ref = [[digest(sub) for sub in loader.epoch(e)] for e in range(EPOCHS)]
@@ -226,6 +265,9 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
             assert payload["replicated-temporal"][1][e] == want, f"temporal: rank {rank}, epoch {e}"
             want = [ref_hetero[e][k * 2 + rank] for k in range(2)]
             assert payload["hetero"][e] == want, f"typed: rank {rank}, epoch {e}"
+            if ref_dgl_hetero is not None:
+                want = [ref_dgl_hetero[e][k * 2 + rank] for k in range(2)]
+                assert payload["hetero-dgl"][e] == want, f"typed DGL: rank {rank}, epoch {e}"
     assert out[0][1]["seed"] == out[1][1]["seed"]
 
 
@@ -250,5 +292,13 @@ def test_comm_arguments_checked(cora):
         with pytest.raises(graphferry.GraphferryError, match="rank 0 of 2: NotImplementedError"):
             next(iter(loader))
         loader.close()
+        if _has_dgl():  # DGL's loader takes a graphferry.HeteroGraph with comm=, not a DGL heterograph
+            import dgl
+
+            import graphferry.dgl as gdgl
+
+            hg = dgl.heterograph({("a", "r", "b"): ([0, 1], [1, 0]), ("b", "s", "a"): ([0], [1])})
+            with pytest.raises(NotImplementedError, match="graphferry.HeteroGraph opened with num_patches"):
+                gdgl.DataLoader(hg, {"a": [0]}, gdgl.NeighborSampler([1]), comm=Never(0, 2), seed=1)
     finally:
         g.close()

@@ -19,6 +19,7 @@ from .._link import EdgeSample
 from .._loader import TORCH_WORKER_ARGS, EngineLoader, comm_timeout, loader_seed, worker_threads
 from .._transfer import dgl_transfer
 from ..errors import GraphferryError, error_for_status
+from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph
 from .blocks import move_batch, to_device
 from .convert import is_hetero_input
@@ -184,7 +185,9 @@ class DataLoader(EngineLoader):
         comm (graphferry.distributed.Communicator, optional): sample
             across the ranks with the collective sampling primitive instead
             of splitting the seeds: ``graph`` must be a ``graphferry.Graph``
-            opened with ``num_patches=comm.size``, and each rank gets every
+            or ``graphferry.HeteroGraph`` opened with
+            ``num_patches=comm.size`` (or a rank's
+            ``graphferry.distributed.PartGraph``), and each rank gets every
             ``comm.size``-th batch of the single-process epoch, padded (see
             :mod:`graphferry.distributed`). Iterate one epoch at a time, to
             its end, on every rank. (default: :obj:`None`)
@@ -299,9 +302,13 @@ class DataLoader(EngineLoader):
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
             self._graph, self._closed, self._next_epoch = self._clusters.graph, False, 0
             return
-        if comm is not None and (per_type or edges):
-            what = "heterographs" if per_type else "edge batches"
-            raise NotImplementedError(f"graphferry samples {what} in one process: comm= is not supported")
+        if comm is not None and (edges or (per_type and not isinstance(graph, HeteroGraph))):
+            if edges:
+                raise NotImplementedError("graphferry samples edge batches in one process: comm= is not supported")
+            raise NotImplementedError(
+                "with comm=, a heterograph is a graphferry.HeteroGraph opened with num_patches=comm.size "
+                "(a DGL heterograph is converted for one process)"
+            )
         # The seed is drawn (from torch's generator or the given one) once
         # the input is read: a loader that cannot be made draws nothing.
         shared = ddp_seed if self.use_ddp or comm is not None else None  # the same on every rank
