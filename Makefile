@@ -216,8 +216,12 @@ test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 
 # The Python suite (the 60-second soak included) but the slow accuracy test.
+# The torchrun launches run in a pytest process of their own: after
+# test_distributed.py in the same process, a launch's rank has hung (cause
+# not found yet; alone, or after test_distributed_ranks.py, they pass).
 test-py: venv lib-cuda $(FAKECUDA)
-	$(PY) -m pytest tests/python -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest tests/python -q -m "not slow and not torchrun" $(PYTEST_ARGS)
+	$(PY) -m pytest tests/python/test_torchrun.py -q -m "torchrun and not slow" $(PYTEST_ARGS)
 
 # A second environment with the newest torch and torch_geometric of the package
 # index and no DGL (DGL pins .venv to torch 2.2), for the PyG users who run a

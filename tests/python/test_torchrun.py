@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import pytest
 from graphferry.partition import partition
 
 pytest.importorskip("dgl")
+pytestmark = pytest.mark.torchrun  # make test-py runs it in a pytest process of its own
 
 REPO = Path(__file__).resolve().parents[2]
 CORA = REPO / "examples" / "data" / "cora"
@@ -84,16 +86,26 @@ def test_two_nodes_of_two_ranks_train_to_single_process_accuracy(tmp_path):
         f"--rdzv-endpoint=127.0.0.1:{_free_port()}",
         "--rdzv-id=graphferry-test",
     ]
-    cmd = _torchrun(*rdzv) + ["--partition", str(parts), "--batch-size", str(BATCH)]
-    nodes = [subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) for _ in "ab"]
+    nodes = []
     outs = []
     try:
+        # The first launch hosts the rendezvous store (is_host), as the
+        # machine named by --rdzv-endpoint would; each launch is a session
+        # of its own, so that a hung one is killed with its ranks.
+        for is_host in (1, 0):
+            cmd = _torchrun(*rdzv, f"--rdzv-conf=is_host={is_host}")
+            cmd += ["--partition", str(parts), "--batch-size", str(BATCH), "--timeout", "60"]
+            nodes.append(
+                subprocess.Popen(
+                    cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
+                )
+            )
         for node in nodes:
             outs.append(node.communicate(timeout=LAUNCH_S))
     finally:
         for node in nodes:
             if node.poll() is None:
-                node.kill()
+                os.killpg(node.pid, signal.SIGKILL)  # the launch and the ranks it started
                 node.communicate()
     for node, (_, err) in zip(nodes, outs):
         assert node.returncode == 0, err[-4000:]
