@@ -235,8 +235,12 @@ test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 
 # The Python suite (the 60-second soak included) but the slow accuracy test.
+# The torchrun launches run in a pytest process of their own: after
+# test_distributed.py in the same process, a launch's rank has hung (cause
+# not found yet; alone, or after test_distributed_ranks.py, they pass).
 test-py: venv lib-cuda $(FAKECUDA)
-	$(PY) -m pytest tests/python -q -m "not slow" $(PYTEST_ARGS)
+	$(PY) -m pytest tests/python -q -m "not slow and not torchrun" $(PYTEST_ARGS)
+	$(PY) -m pytest tests/python/test_torchrun.py -q -m "torchrun and not slow" $(PYTEST_ARGS)
 
 # `make test` runs each Python test once: those marked `boundary` (nearly
 # all: tests/python/conftest.py) against the cgocheck2 build in
@@ -244,7 +248,8 @@ test-py: venv lib-cuda $(FAKECUDA)
 # against the shipped build. `make test-py` still runs every test against
 # the shipped build.
 test-py-once: venv lib-cuda $(FAKECUDA)
-	$(PY) -m pytest tests/python -q -m "not slow and not boundary" $(PYTEST_ARGS)
+	$(PY) -m pytest tests/python -q -m "not slow and not boundary and not torchrun" $(PYTEST_ARGS)
+	$(PY) -m pytest tests/python/test_torchrun.py -q -m "torchrun and not slow" $(PYTEST_ARGS)
 
 # A second environment with the newest torch and torch_geometric of the package
 # index and no DGL (DGL pins .venv to torch 2.2), for the PyG users who run a
@@ -256,7 +261,7 @@ VENV_LATEST := .venv-latest
 PY_LATEST   := $(VENV_LATEST)/bin/python
 LATEST_TESTS = tests/python/test_compat.py $(wildcard tests/python/test_pyg*.py) \
                tests/python/test_hetero_pyg.py tests/python/test_temporal_pyg.py \
-               tests/python/test_errors.py tests/python/test_graph.py \
+               tests/python/test_errors.py tests/python/test_graph.py tests/python/test_distributed_pyg.py \
                tests/python/test_fork.py::test_torch_dataloader_fork_worker_fails_cleanly
 LATEST_SKIP  = not cli and not library_ and not major_version
 

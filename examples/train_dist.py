@@ -7,6 +7,11 @@
     python -m graphferry partition examples/data/cora /tmp/cora-2 --parts 2 --method metis --layout dsp
     torchrun --nproc_per_node=2 examples/train_dist.py --partition /tmp/cora-2
 
+    # two "machines" of two ranks each (here both on this one), DGL's loader interface:
+    python -m graphferry partition examples/data/cora /tmp/cora-4 --parts 4 --layout dsp
+    torchrun --nnodes=2 --nproc-per-node=2 --rdzv-backend=c10d --rdzv-endpoint=127.0.0.1:29400 \
+        --rdzv-id=cora examples/train_dist.py --partition /tmp/cora-4 --loader dgl   # run on each node
+
 With --dataset, every rank opens the dataset with one patch per rank (each
 process holds the whole graph and its features; rank r owns patch r for
 sampling). With --partition, rank r opens only DST/part-<r> (a
@@ -18,7 +23,9 @@ seeds' neighbourhoods and every feature it needs (each rank trains on its own
 seeds, no exchange). Either way a graphferry.distributed.DistributedLoader
 over a TorchComm (Gloo) gives each rank every size-th batch of the
 single-process epoch (padded so that every rank runs the same number of
-steps; self-reliant: its own batches). The model is DGL's SAGEConv wrapped
+steps; self-reliant: its own batches); with --loader dgl the training batches
+come from graphferry.dgl.DataLoader(..., comm=comm) instead, as DGL blocks
+(the same batches). The model is DGL's SAGEConv wrapped
 in DistributedDataParallel. With --dataset every rank evaluates the whole
 validation and test sets with a local loader; with --partition the ranks
 evaluate together (dsp, hybrid: a distributed loader over the whole sets;
@@ -59,6 +66,12 @@ def main():
     parser.add_argument("--lr", type=float, default=0.01)
     parser.add_argument("--weight-decay", type=float, default=5e-4)
     parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--loader",
+        choices=["engine", "dgl"],
+        default="engine",
+        help="training batches from graphferry.distributed.DistributedLoader or graphferry.dgl.DataLoader(comm=)",
+    )
     parser.add_argument("--timeout", type=float, default=60.0, help="seconds a collective may wait for a peer")
     args = parser.parse_args()
 
@@ -105,7 +118,14 @@ def main():
             label_names=["label"],
         )
 
-    train_loader = dist_loader("train_mask", args.fanouts, True, args.batch_size)
+    if args.loader == "dgl":
+        # DGL's interface: (input_nodes, output_nodes, blocks), the same batches.
+        sampler = graphferry.dgl.NeighborSampler(args.fanouts, prefetch_node_feats=["feat"], prefetch_labels=["label"])
+        train_loader = graphferry.dgl.DataLoader(
+            graph, seeds_of("train_mask"), sampler, batch_size=args.batch_size, shuffle=True, seed=args.seed, comm=comm
+        )
+    else:
+        train_loader = dist_loader("train_mask", args.fanouts, True, args.batch_size)
     if args.partition:
         # Every rank takes part in every evaluation batch (collective).
         own = graph.layout == "self-reliant"
@@ -124,13 +144,11 @@ def main():
     for epoch in range(args.epochs):
         model.train()
         start, total_loss, steps = time.perf_counter(), 0.0, 0
-        for sub in train_loader.epoch(epoch):
-            blocks = graphferry.dgl.to_blocks(sub)
-            x = sub.node_data["feat"]
+        for blocks, x, y in train_batches(train_loader, epoch, args.loader):
             if normalise:
                 x = x / x.sum(1, keepdim=True).clamp(min=1)
             logits = model(blocks, x)
-            loss = F.cross_entropy(logits, sub.labels["label"])
+            loss = F.cross_entropy(logits, y)
             opt.zero_grad()
             loss.backward()  # DDP all-reduces the gradients: every rank runs the same number of steps
             opt.step()
@@ -158,6 +176,16 @@ def main():
     test_loader.close()
     graph.close()
     dist.destroy_process_group()
+
+
+def train_batches(loader, epoch, kind):
+    """(blocks, input features, output labels) of each training batch."""
+    if kind == "dgl":  # each iter() is the next epoch
+        for _input_nodes, _output_nodes, blocks in loader:
+            yield blocks, blocks[0].srcdata["feat"], blocks[-1].dstdata["label"]
+        return
+    for sub in loader.epoch(epoch):
+        yield graphferry.dgl.to_blocks(sub), sub.node_data["feat"], sub.labels["label"]
 
 
 class PartEval:

@@ -5,6 +5,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -13,11 +14,15 @@ import (
 // Internals is what a package that builds on a Graph (engine/distributed's
 // loaders and rank parts) reads of it, during a call of Use or
 // OpenLoaderWith only: the partition, the node data store in internal row
-// order, and the sample.RuntimeOptions of the graph's types and times.
+// order, the sample.RuntimeOptions of the graph's types and times, and the
+// types themselves.
 type Internals struct {
 	Part    *partition.Partitioned
 	Store   *feature.Store
 	Runtime func(threads int) sample.RuntimeOptions
+	// Types are the graph's types (nil: untyped), for the batches' typed
+	// view (pipeline.Options.Types).
+	Types *graph.Types
 }
 
 // Use calls f with g's internals, holding a reference to g and its read
@@ -33,7 +38,7 @@ func (g *Graph) Use(f func(Internals) error) error {
 }
 
 func (g *Graph) internals() Internals {
-	return Internals{Part: g.part, Store: g.store, Runtime: g.runtimeOptions}
+	return Internals{Part: g.part, Store: g.store, Runtime: g.runtimeOptions, Types: g.typed.types}
 }
 
 // OpenLoaderWith opens a loader over the pipeline that open builds from

@@ -83,9 +83,6 @@ func openShare(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, lo
 		if lopt.BatchSize <= 0 {
 			return nil, nil, errs.Errorf(nil, "batch size = %d is invalid (want > 0)", lopt.BatchSize)
 		}
-		if req.Disjoint || req.Temporal != sample.TemporalNone || lopt.SeedTimes != nil {
-			return nil, nil, errs.Errorf(nil, "distributed loaders do not support disjoint or temporal sampling yet")
-		}
 		if err := checkNames(in.Store, lopt, "graph"); err != nil {
 			return nil, nil, err
 		}
@@ -104,6 +101,7 @@ func openShare(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, lo
 			workers = defaultWorkers(lopt)
 		}
 		lopt.Workers = workers
+		lopt.Types = in.Types // a typed graph's batches carry their typed view, as one process's do
 		share := &pipeline.Share{Rank: ranks[0], Size: c.Size()}
 		if rows != nil && len(lopt.FeatureNames)+len(lopt.LabelNames) > 0 {
 			// One exchange channel per sampler worker (c itself for one).

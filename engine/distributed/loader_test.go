@@ -15,17 +15,19 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/coordinator"
+	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/internal/testgraph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/sample"
 )
 
 // batchBytes is a digest of everything a batch holds (with its index in
 // clear), to compare batches.
 func batchBytes(b *pipeline.Batch) string {
-	s := fmt.Sprint(b.Index, b.Epoch, testgraph.I64(b.Seeds), testgraph.I64(b.InputIndex), testgraph.I64(b.Nodes), testgraph.I64(b.HopCounts))
+	s := fmt.Sprint(b.Index, b.Epoch, testgraph.I64(b.Seeds), testgraph.I64(b.InputIndex), testgraph.I64(b.Nodes), testgraph.I64(b.HopCounts), testgraph.I64(b.Batch))
 	for _, bl := range b.Blocks {
 		s += fmt.Sprint(testgraph.I64(bl.Indptr), testgraph.I64(bl.Indices), testgraph.I64(bl.EdgeIDs))
 	}
@@ -35,9 +37,15 @@ func batchBytes(b *pipeline.Batch) string {
 
 // refEpochs reads epochs of a single-process loader: batches[epoch][index].
 func refEpochs(t *testing.T, seeds []int64, lopt pipeline.Options, epochs int) [][]string {
+	return refEpochsOf(t, seeds, testgraph.Sample(), lopt, epochs)
+}
+
+// refEpochsOf is refEpochs sampling with req.
+func refEpochsOf(t *testing.T, seeds []int64, req sample.Request, lopt pipeline.Options, epochs int) [][]string {
 	g := newTestGraph(t, partition.Options{Method: partition.Range, NumPatches: 2})
 	withNodeData(t, g)
-	l, err := g.OpenLoader(seeds, testgraph.Sample(), lopt, nil)
+	withNodeTimes(t, g, req)
+	l, err := g.OpenLoader(seeds, req, lopt, nil)
 	require.NoError(t, err)
 	defer l.Close()
 	out := make([][]string, epochs)
@@ -68,11 +76,48 @@ func TestDistLoaderEqualsSingleProcess(t *testing.T) {
 	lopt := testgraph.Loader()
 	lopt.BatchSize = 8 // 12 batches: 3 ranks divide them, 5 do not
 	const epochs = 2
-	ref := refEpochs(t, seeds, lopt, epochs)
-	require.Len(t, ref[0], 12)
+	// PyG's disjoint sampling: every seed its own subgraph.
+	disjoint := testgraph.Sample()
+	disjoint.Disjoint, disjoint.Frontier = true, sample.FrontierNew
+	// PyG's temporal sampling: node times, one time per seed.
+	temporal := disjoint
+	temporal.Temporal = sample.TemporalNode
+	for _, req := range []sample.Request{testgraph.Sample(), disjoint, temporal} {
+		o := lopt
+		if req.Temporal != sample.TemporalNone {
+			o.SeedTimes = make([]int64, len(seeds))
+			for i := range seeds {
+				o.SeedTimes[i] = int64(i*11) % 50
+			}
+		}
+		ref := refEpochsOf(t, seeds, req, o, epochs)
+		require.Len(t, ref[0], 12)
+		if req.Temporal != sample.TemporalNone {
+			require.NotEqual(t, refEpochsOf(t, seeds, disjoint, lopt, epochs), ref)
+		}
+		runDistEquals(t, seeds, req, o, ref)
+	}
+}
+
+// withNodeTimes gives g node times when req is temporal.
+func withNodeTimes(t *testing.T, g *core.Graph, req sample.Request) {
+	if req.Temporal == sample.TemporalNone {
+		return
+	}
+	times := make([]int64, testgraph.Nodes)
+	for v := range times {
+		times[v] = int64(v*7) % 50
+	}
+	require.NoError(t, g.SetNodeTime(times))
+}
+
+// runDistEquals checks groups of 1, 3 and 5 ranks against ref, the
+// single-process loader's epochs.
+func runDistEquals(t *testing.T, seeds []int64, req sample.Request, lopt pipeline.Options, ref [][]string) {
+	epochs := len(ref)
 	for _, size := range []int{1, 3, 5} {
 		for _, method := range []partition.Method{partition.Range, partition.Random} {
-			t.Run(fmt.Sprintf("%d-%v", size, method), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%d-%v-disjoint=%v-temporal=%v", size, method, req.Disjoint, req.Temporal), func(t *testing.T) {
 				l := comm.NewLocal(size)
 				got := make([][][]string, size)
 				var wg sync.WaitGroup
@@ -80,9 +125,10 @@ func TestDistLoaderEqualsSingleProcess(t *testing.T) {
 				for r := range size {
 					g := newTestGraph(t, partition.Options{Method: method, NumPatches: size, Seed: 11})
 					withNodeData(t, g)
+					withNodeTimes(t, g, req)
 					h, err := comm.NewHost(r, size, l.Exchanger(r))
 					require.NoError(t, err)
-					ld, err := OpenLoader(g, h, seeds, testgraph.Sample(), lopt, mem.NewChecked(mem.Heap{}))
+					ld, err := OpenLoader(g, h, seeds, req, lopt, mem.NewChecked(mem.Heap{}))
 					require.NoError(t, err)
 					require.Equal(t, (12+size-1)/size, ld.NumBatches())
 					wg.Add(1)

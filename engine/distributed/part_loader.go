@@ -48,6 +48,10 @@ func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt p
 	if c.Size() != p.meta.Parts || !slices.Equal(c.LocalRanks(), []int{p.info.Rank}) {
 		return nil, errs.Errorf(nil, "the communicator runs ranks %v of %d, but this is part %d of %d", c.LocalRanks(), c.Size(), p.info.Rank, p.meta.Parts)
 	}
+	if req.Temporal != sample.TemporalNone || lopt.SeedTimes != nil {
+		// A partition carries no node or edge times (yet).
+		return nil, errs.Errorf(errs.ErrNotSupported, "the loaders of rank parts do not support temporal sampling yet")
+	}
 	if p.layout == rankpart.LayoutSelfReliant {
 		return p.openLocal(c, seeds, req, lopt, alloc)
 	}

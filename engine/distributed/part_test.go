@@ -106,20 +106,32 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer whole.Close()
-	ref, err := whole.OpenLoader(seeds, testgraph.Sample(), lopt, nil)
-	require.NoError(t, err)
-	want, err := readEpochs(ref, epochs)
-	require.NoError(t, err)
-	ref.Close()
-	global := len(want[0])
+	// PyG's disjoint sampling too: every seed its own subgraph.
+	disjoint := testgraph.Sample()
+	disjoint.Disjoint, disjoint.Frontier = true, sample.FrontierNew
+	wants := map[bool][][]string{}
+	for _, req := range []sample.Request{testgraph.Sample(), disjoint} {
+		ref, err := whole.OpenLoader(seeds, req, lopt, nil)
+		require.NoError(t, err)
+		wants[req.Disjoint], err = readEpochs(ref, epochs)
+		require.NoError(t, err)
+		ref.Close()
+	}
+	require.NotEqual(t, wants[false], wants[true])
 	type tc struct {
 		size        int
 		coordinated bool // 3 sampler workers per rank, CCC over one channel
+		disjoint    bool
 	}
 	for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {
-		for _, c := range []tc{{2, false}, {3, false}, {4, false}, {3, true}} {
+		for _, c := range []tc{{2, false, false}, {3, false, false}, {4, false, false}, {3, true, false}, {2, false, true}, {3, true, true}} {
 			size := c.size
-			t.Run(fmt.Sprintf("%v-%d-%v", layout, size, c.coordinated), func(t *testing.T) {
+			req, want := testgraph.Sample(), wants[c.disjoint]
+			if c.disjoint {
+				req = disjoint
+			}
+			global := len(want[0])
+			t.Run(fmt.Sprintf("%v-%d-%v-disjoint=%v", layout, size, c.coordinated, c.disjoint), func(t *testing.T) {
 				dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
 				l := comm.NewLocal(size)
 				mesh := coordinator.NewMesh(size)
@@ -143,7 +155,7 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 						require.NoError(t, err)
 						o.Workers = 3
 					}
-					ld, err := p.OpenLoader(h, seeds, testgraph.Sample(), o, mem.NewChecked(mem.Heap{}))
+					ld, err := p.OpenLoader(h, seeds, req, o, mem.NewChecked(mem.Heap{}))
 					require.NoError(t, err)
 					if c.coordinated {
 						require.Equal(t, 3, ld.Stats().Workers) // each with its row exchange channel
@@ -316,4 +328,9 @@ func TestPartOpenValidates(t *testing.T) {
 	lopt.FeatureNames = []string{"nope"}
 	_, err = p.OpenLoader(h1, seeds, testgraph.Sample(), lopt, nil)
 	require.ErrorContains(t, err, `"nope"`)
+	req = testgraph.Sample()
+	req.Disjoint, req.Frontier, req.Temporal = true, sample.FrontierNew, sample.TemporalNode
+	_, err = p.OpenLoader(h1, seeds, req, testgraph.Loader(), nil)
+	require.ErrorIs(t, err, errs.ErrNotSupported)
+	require.ErrorContains(t, err, "temporal")
 }

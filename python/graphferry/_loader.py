@@ -21,6 +21,7 @@ they are converted.
 
 from __future__ import annotations
 
+import datetime
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -46,6 +47,7 @@ __all__ = [
     "TORCH_WORKER_ARGS",
     "loader_seed",
     "call_key",
+    "comm_timeout",
     "release_idle_loaders",
     "sync_edge_data",
     "engine_edge_data",
@@ -120,6 +122,14 @@ def loader_seed(seed: Any, *, shared: Any = None, generator: torch.Generator | N
     if generator is not None:
         return int(torch.randint(0, 2**63 - 1, (), generator=generator))
     return random_seed()
+
+
+def comm_timeout(comm: Any, timeout: Any) -> Any:
+    """torch's ``timeout`` with ``comm``: the loaders' bound on an exchange
+    (None, the communicator's own, for torch's default 0)."""
+    if comm is None or (not isinstance(timeout, datetime.timedelta) and timeout == 0):
+        return None
+    return timeout  # checked by DistributedLoader
 
 
 def call_key(n: int) -> int:

@@ -35,6 +35,12 @@ Ctrl-C interrupt a ``next()`` waiting on the other ranks, as for any
 :class:`~graphferry.Loader`; a closed loader's exchange in progress gives up,
 and the communicator can no longer be used (the ranks are out of step).
 
+Each loader samples with one worker thread, unless its communicator carries
+the control messages of the engine's coordinator
+(``TorchComm(coordinated=True)``): then with ``min(num_threads, 4)``
+workers, whose exchanges the coordinator starts in one order on every rank;
+the batches are the same.
+
 .. code-block:: python
 
     dist.init_process_group("gloo")
@@ -158,6 +164,13 @@ class Communicator:
     #: and give up when :meth:`cancelled` (the engine then adds no time-out).
     bounds_waits = False
 
+    #: Whether :meth:`send` and :meth:`recv` carry the control messages of
+    #: the engine's coordinator, which orders the exchanges of several
+    #: sampler workers per rank (DSP's CCC): a loader then samples with
+    #: ``min(num_threads, 4)`` workers (every core when ``num_threads <=
+    #: 0``); without, with one.
+    coordinated = False
+
     def __init__(self, rank: int, size: int, *, timeout: datetime.timedelta | float = 60.0):
         if not (isinstance(size, int) and size >= 1 and isinstance(rank, int) and 0 <= rank < size):
             raise ValueError(f"rank = {rank!r} and size = {size!r}: want 0 <= rank < size")
@@ -174,6 +187,8 @@ class Communicator:
             _lib.gf_exchange_sizes_fn(self._c_exchange_sizes),
             _lib.gf_all_to_all_fn(self._c_all_to_all),
             _lib.gf_errmsg_fn(self._c_errmsg),
+            _lib.gf_send_fn(self._c_send),
+            _lib.gf_recv_fn(self._c_recv),
         )
 
     # Subclasses implement these two.
@@ -187,6 +202,29 @@ class Communicator:
         0, 1, ... back to back, ``send_splits`` their lengths; returns the
         messages from every rank back to back (``recv_splits`` long)."""
         raise NotImplementedError
+
+    def send(self, to: int, msg: bytes) -> None:
+        """Delivers a control message (at most 4110 bytes) to rank ``to``,
+        after every earlier one to that rank (with :attr:`coordinated`). It
+        must not wait behind :meth:`all_to_all` (another channel), and must
+        fail within bounded time when the peer is gone."""
+        raise NotImplementedError
+
+    def recv(self, peer: int) -> bytes:
+        """The next control message from rank ``peer`` (with
+        :attr:`coordinated`), waiting however long it takes; called from
+        one thread per peer at once, and should give up (raise) once
+        :meth:`cancelled`. Messages are per loader: :meth:`session_key`
+        names the loader the calling thread runs for, the same on every
+        rank."""
+        raise NotImplementedError
+
+    def session_key(self) -> int:
+        """The loader the calling thread's callback runs for: loaders are
+        numbered in the order they are opened on this communicator (which
+        every rank follows), 0 outside the engine's callbacks."""
+        session = getattr(self._local, "session", None)
+        return 0 if session is None else session.key
 
     def exchange_timeout(self) -> float:
         """The bound (s) on the exchange the calling thread runs: its
@@ -215,6 +253,8 @@ class Communicator:
             exchange_sizes=self._callbacks[0],
             all_to_all=self._callbacks[1],
             errmsg=self._callbacks[2],
+            send=self._callbacks[3] if self.coordinated else _lib.gf_send_fn(),
+            recv=self._callbacks[4] if self.coordinated else _lib.gf_recv_fn(),
             timeout_ms=timeout_ms,
         )
 
@@ -290,6 +330,21 @@ class Communicator:
                 if rs[j]:
                     ctypes.memmove(recv[j], base + off, rs[j])
                 off += rs[j]
+
+        return self._run(user, exchange)
+
+    def _c_send(self, user: Any, to: int, msg: Any, size: int) -> int:
+        return self._run(user, lambda: self.send(int(to), ctypes.string_at(msg, size) if size else b""))
+
+    def _c_recv(self, user: Any, peer: int, buf: Any, capacity: int, size: Any) -> int:
+        def exchange() -> None:
+            data = self.recv(int(peer))
+            if not isinstance(data, (bytes, bytearray)):
+                raise TypeError(f"recv returned {type(data).__name__}, want bytes")
+            if len(data) > capacity:
+                raise RuntimeError(f"recv returned {len(data)} bytes, want at most {capacity}")
+            ctypes.memmove(buf, bytes(data), len(data))
+            size[0] = len(data)
 
         return self._run(user, exchange)
 
@@ -377,6 +432,15 @@ class TorchComm(Communicator):
         method: ``"all_to_all"`` (``all_to_all_single``), ``"p2p"``
             (``isend``/``irecv`` pairs, for backends without all-to-all) or
             ``"auto"``: all_to_all where the backend has it.
+        coordinated: carry the engine coordinator's control messages, so
+            that each loader samples with several workers
+            (``min(num_threads, 4)``) whose exchanges the coordinator orders
+            the same on every rank (see :attr:`Communicator.coordinated`).
+            They travel through the process group's key-value store
+            (torch's ``TCPStore``: not the group's collectives, behind which
+            they must never wait), under this TorchComm's group name; a
+            waiting ``recv`` polls it and gives up when its loader closes.
+            The batches are the same as with one worker. (default: False)
     """
 
     bounds_waits = True
@@ -388,6 +452,7 @@ class TorchComm(Communicator):
         backend: str = "gloo",
         timeout: datetime.timedelta | float = 60.0,
         method: str = "auto",
+        coordinated: bool = False,
     ):
         if not dist.is_available() or not dist.is_initialized():
             raise RuntimeError("graphferry.distributed.TorchComm: call torch.distributed.init_process_group first")
@@ -410,6 +475,14 @@ class TorchComm(Communicator):
         self._failure_prefix = f"graphferry/comm{_comm_count}/failed/"
         _live_comms.add(self)
         _install_excepthook()
+        self.coordinated = bool(coordinated)
+        self._store: Any = None
+        self._store_lock = threading.Lock()
+        self._sent: dict[tuple[int, int], int] = {}  # (loader, to) -> messages sent
+        self._received: dict[tuple[int, int], int] = {}  # (loader, from) -> messages received
+        if self.coordinated:
+            name = getattr(self._group, "group_name", None) or dist.distributed_c10d._world.pg_names[self._group]
+            self._store = dist.PrefixStore(f"graphferry/control/{name}/", dist.distributed_c10d._get_default_store())
 
     @property
     def group(self) -> Any:
@@ -438,6 +511,37 @@ class TorchComm(Communicator):
             return out
         chunks = list(torch.split(send, send_splits))
         return torch.cat(self._p2p(chunks, recv_splits, torch.uint8, "data exchange"))
+
+    def send(self, to: int, msg: bytes) -> None:
+        if not self.coordinated:
+            raise RuntimeError("this TorchComm carries no control messages: make it with coordinated=True")
+        key = (self.session_key(), to)
+        seq = self._sent.get(key, 0)  # one sending thread
+        channel = f"{key[0]}/{self.rank}>{to}"
+        with self._store_lock:
+            self._store.set(f"{channel}/{seq}", msg)
+            self._store.add(f"{channel}/count", 1)  # after the message: the receiver polls the count
+        self._sent[key] = seq + 1
+
+    def recv(self, peer: int) -> bytes:
+        if not self.coordinated:
+            raise RuntimeError("this TorchComm carries no control messages: make it with coordinated=True")
+        key = (self.session_key(), peer)
+        seq = self._received.get(key, 0)  # one receiving thread per peer
+        channel = f"{key[0]}/{peer}>{self.rank}"
+        pause = 5e-5
+        while True:
+            with self._store_lock:  # add(0) reads the count without waiting
+                if self._store.add(f"{channel}/count", 0) > seq:
+                    data = self._store.get(f"{channel}/{seq}")
+                    self._store.delete_key(f"{channel}/{seq}")
+                    break
+            if self.cancelled():
+                raise CommCancelled("control message: given up, the loader was closed")
+            time.sleep(pause)
+            pause = min(pause * 2, 2e-3)
+        self._received[key] = seq + 1
+        return data
 
     def _check_usable(self) -> None:
         if self._broken is not None:
@@ -844,7 +948,10 @@ def _close_open_loaders() -> None:
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(group))
 
 
-def _shared_seed(comm: Communicator) -> int:
-    """A random seed drawn on rank 0 and shared with every rank."""
-    send = torch.full((comm.size,), random_seed() if comm.rank == 0 else 0, dtype=torch.int64)
+def _shared_seed(comm: Communicator, drawn: int | None = None) -> int:
+    """Rank 0's seed shared with every rank (a collective): ``drawn``, or a
+    random one when None."""
+    if comm.rank == 0 and drawn is None:
+        drawn = random_seed()
+    send = torch.full((comm.size,), drawn if comm.rank == 0 else 0, dtype=torch.int64)
     return int(comm.exchange_sizes(send)[0])

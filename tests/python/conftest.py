@@ -75,6 +75,7 @@ NOT_BOUNDARY = {
     "test_info.py": "runs python -m graphferry info in fresh interpreters, which load the installed library",
     "test_version.py": "compares version strings; one gf_version call",
     "test_docs.py": "the documentation's examples: loaders and samples the loader tests cover",
+    "test_torchrun.py": "trains in torchrun's processes, which load the library test_distributed_pyg.py covers",
 }
 
 

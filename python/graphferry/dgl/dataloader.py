@@ -7,7 +7,6 @@ kind of input it was given: node batches of a homogeneous graph
 
 from __future__ import annotations
 
-import datetime
 import re
 from typing import Any
 
@@ -18,9 +17,10 @@ from dgl._ffi.base import is_tensor_adaptor_enabled
 
 from .._device import choose_mode, graph_bytes
 from .._link import EdgeSample
-from .._loader import TORCH_WORKER_ARGS, EngineLoader, loader_seed, worker_threads
+from .._loader import TORCH_WORKER_ARGS, EngineLoader, comm_timeout, loader_seed, worker_threads
 from .._transfer import dgl_transfer
 from ..errors import GraphferryError, error_for_status
+from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph
 from .blocks import move_batch, to_device
 from .convert import is_hetero_input
@@ -74,14 +74,6 @@ def _dgl_graph_bytes(graph: Any) -> int | None:
         return graph_bytes(int(graph.num_nodes()), int(graph.num_edges()), int(data))
     except Exception:  # noqa: BLE001 - not a homogeneous DGL graph: unknown
         return None
-
-
-def comm_timeout(comm: Any, timeout: Any) -> Any:
-    """torch's ``timeout`` with ``comm``: the loaders' bound on an exchange
-    (None, the communicator's own, for torch's default 0)."""
-    if comm is None or (not isinstance(timeout, datetime.timedelta) and timeout == 0):
-        return None
-    return timeout  # checked by DistributedLoader
 
 
 def ddp_seeds(indices: torch.Tensor, drop_last: bool) -> torch.Tensor:
@@ -199,7 +191,9 @@ class DataLoader(EngineLoader):
         comm (graphferry.distributed.Communicator, optional): sample
             across the ranks with the collective sampling primitive instead
             of splitting the seeds: ``graph`` must be a ``graphferry.Graph``
-            opened with ``num_patches=comm.size``, and each rank gets every
+            or ``graphferry.HeteroGraph`` opened with
+            ``num_patches=comm.size`` (or a rank's
+            ``graphferry.distributed.PartGraph``), and each rank gets every
             ``comm.size``-th batch of the single-process epoch, padded (see
             :mod:`graphferry.distributed`). Iterate one epoch at a time, to
             its end, on every rank. (default: :obj:`None`)
@@ -355,9 +349,13 @@ class DataLoader(EngineLoader):
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
             self._graph, self._closed, self._next_epoch = self._clusters.graph, False, 0
             return
-        if comm is not None and (per_type or edges):
-            what = "heterographs" if per_type else "edge batches"
-            raise NotImplementedError(f"graphferry samples {what} in one process: comm= is not supported")
+        if comm is not None and (edges or (per_type and not isinstance(graph, HeteroGraph))):
+            if edges:
+                raise NotImplementedError("graphferry samples edge batches in one process: comm= is not supported")
+            raise NotImplementedError(
+                "with comm=, a heterograph is a graphferry.HeteroGraph opened with num_patches=comm.size "
+                "(a DGL heterograph is converted for one process)"
+            )
         # The seed is drawn (from torch's generator or the given one) once
         # the input is read: a loader that cannot be made draws nothing.
         shared = ddp_seed if self.use_ddp or comm is not None else None  # the same on every rank

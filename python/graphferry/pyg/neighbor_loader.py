@@ -16,9 +16,10 @@ from torch_geometric.loader.utils import filter_custom_store, filter_edge_store_
 from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput
 from torch_geometric.sampler import NeighborSampler as PyGNeighborSampler
 
-from .._loader import EngineLoader, call_key, loader_seed, torch_loader_kwargs, worker_threads
+from .._loader import EngineLoader, call_key, comm_timeout, loader_seed, torch_loader_kwargs, worker_threads
 from .._native.dlpack import as_cpu_tensor
 from .._transfer import pin_transfer
+from ..distributed import PartGraph, _shared_seed
 from ..graph import Graph, pyg_node_attrs
 from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph
@@ -92,6 +93,22 @@ def settings_of_sampler(sampler: Any, data: Any) -> dict[str, Any]:
         "'neighbor_sampler' must be a graphferry.pyg.Sampler or a torch_geometric.sampler.NeighborSampler "
         f"(got '{type(sampler).__name__}')"
     )
+
+
+def check_comm_data(data: Any, subgraph_type: str) -> None:
+    """What a loader with ``comm=`` samples: a :class:`graphferry.Graph` or
+    :class:`graphferry.HeteroGraph` (opened with one patch per rank) or a
+    rank's :class:`~graphferry.distributed.PartGraph`, directionally."""
+    if not isinstance(data, (Graph, HeteroGraph)):
+        raise NotImplementedError(
+            "with comm=, 'data' must be a graphferry.Graph or HeteroGraph opened with num_patches=comm.size or a "
+            f"graphferry.distributed.PartGraph (got '{type(data).__name__}')"
+        )
+    if subgraph_type != "directional":
+        raise NotImplementedError(
+            "with comm=, graphferry samples directional subgraphs only (bidirectional and induced ones need "
+            "the whole topology in this process)"
+        )
 
 
 class NeighborLoader(EngineLoader):
@@ -205,6 +222,23 @@ class NeighborLoader(EngineLoader):
             the class of the batches, as PyG's. (default: :obj:`None`)
         input_id (Tensor, optional): the seeds' ids in the batches'
             ``input_id``, as PyG's ``NodeLoader``. (default: :obj:`None`)
+        comm (graphferry.distributed.Communicator, optional): sample
+            together with the other ranks, one rank per process, as
+            :class:`graphferry.distributed.DistributedLoader` does: ``data``
+            is then a :class:`graphferry.Graph` or
+            :class:`graphferry.HeteroGraph` opened with
+            ``num_patches=comm.size`` or this rank's
+            :class:`graphferry.distributed.PartGraph`, ``input_nodes`` the
+            seeds of the whole graph (the same on every rank), and each rank
+            gets every ``comm.size``-th batch of the single-process epoch,
+            the same ``Data`` (padded: see :mod:`graphferry.distributed`).
+            Directional sampling, disjoint or not, and temporal over a
+            ``Graph``'s times (a rank's part carries no times yet;
+            bidirectional and induced subgraphs need the whole topology in
+            this process); ``seed=None``
+            takes rank 0's draw. Torch's ``timeout`` (seconds, or a
+            ``datetime.timedelta``) then bounds each exchange (0: the
+            communicator's own). (default: :obj:`None`)
         **kwargs: torch ``DataLoader`` arguments, as PyG passes them on:
             ``generator`` seeds the shuffles when ``seed`` is not given;
             ``persistent_workers``, ``prefetch_factor``, ``timeout``,
@@ -263,9 +297,11 @@ class NeighborLoader(EngineLoader):
         pin_memory_device: str = "",
         device: Any = None,
         sample_on: str | None = None,
+        comm: Any = None,
         **kwargs: Any,
     ):
         self._loaders = []
+        timeout = kwargs.get("timeout", 0)
         num_threads = worker_threads(num_workers, num_threads)
         transfer = pin_transfer(pin_memory, pin_memory_device)
         generator = torch_loader_kwargs(kwargs, type(self).__name__)
@@ -285,6 +321,7 @@ class NeighborLoader(EngineLoader):
         self.neighbor_sampler = neighbor_sampler
         check_data(data)
         self.data = data
+        self.comm = comm
         per_type = is_hetero(data)
         self.num_neighbors = num_neighbors if per_type else num_neighbors_list(num_neighbors)
         if input_time is not None and time_attr is None:
@@ -294,6 +331,8 @@ class NeighborLoader(EngineLoader):
         self.subgraph_type, self._temporal, self.temporal_strategy, self.disjoint = sampling_settings(
             data, subgraph_type, directed, disjoint, time_attr, temporal_strategy
         )
+        if comm is not None:
+            check_comm_data(data, self.subgraph_type)
         self.time_attr = time_attr
         self.batch_size = batch_size
         self.weight_attr = check_weight_attr(weight_attr)
@@ -312,6 +351,8 @@ class NeighborLoader(EngineLoader):
             graph, seeds = self._seeds_of(data, input_nodes)
         if input_id is not None and input_nodes is not None:  # NodeLoader's: the seeds' own ids
             self._input_id = given_input_id(input_id, seeds.numel())
+        if comm is not None and seed is None:  # the same on every rank
+            seed = _shared_seed(comm, int(loader_seed(None, generator=generator)))
         self._seed = int(loader_seed(seed, generator=generator))
         self._calls = 0
         options = sample_options(
@@ -329,6 +370,8 @@ class NeighborLoader(EngineLoader):
             num_threads=num_threads,
         )
         choice = device_choice(self, device, sample_on, graph, transfer)
+        if "device" in choice and comm is not None:
+            raise NotImplementedError("sampling on the GPU (mode 2) serves single-process loaders: not comm=")
         self._open_engine(
             graph,
             seeds,
@@ -342,8 +385,11 @@ class NeighborLoader(EngineLoader):
             seed_times=self._seed_times,
             **choice,
             # PyG's edge_index, made by the engine's threads (a typed batch is
-            # split there; a device sampler makes its own batches).
-            coo=self._hetero is None and "device" not in choice,
+            # split there; a device sampler makes its own batches; a
+            # distributed loader's batches are built from their blocks).
+            coo=self._hetero is None and "device" not in choice and comm is None,
+            comm=comm,
+            comm_timeout=comm_timeout(comm, timeout),
         )
 
     def _seeds_of(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:
@@ -419,6 +465,10 @@ class NeighborLoader(EngineLoader):
         ``input_nodes`` (as PyG's ``NodeLoader.__call__``), in the caller's
         thread."""
         index = self._batch_index(index)
+        if isinstance(self._graph, PartGraph):
+            raise NotImplementedError(
+                "loader(index) samples in this process, which holds only its part of the graph: iterate the loader"
+            )
         seeds = self._seeds[index]
         input_id = self._input_id[index] if self._input_id is not None else index
         times, given = self._seed_time_of(index)
