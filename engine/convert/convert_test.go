@@ -235,6 +235,7 @@ func TestShippedCora(t *testing.T) {
 	require.Equal(t, int64(2708), d.Graph.NumNodes)
 	require.Equal(t, int64(10556), d.Graph.NumEdges())
 	require.Equal(t, []int64{2708, 1433}, d.NodeData[dataset.FeatKey].Shape)
+	require.True(t, d.HasBlockSums(), "the shipped graphferry.json records feat.bin's block sums")
 	for i, key := range []string{dataset.TrainMaskKey, dataset.ValMaskKey, dataset.TestMaskKey} {
 		count := 0
 		for _, b := range d.NodeData[key].Data {
