@@ -19,6 +19,12 @@
  *    between exchanges: the coordinator names the rank that did not
  *    register the next one.
  *
+ * 4. gf_cancel tokens (long single calls): a token bound to the calling
+ *    thread and cancelled before a walk makes it return GF_ECANCELED with
+ *    its outputs NULL; cancelled from another thread during a long walk
+ *    (many seeds), the walk returns GF_ECANCELED within the bound; the
+ *    graph stays usable; argument checks.
+ *
  * Latencies are printed. The bounds checked are the issue's 100 ms times
  * GF_TEST_SLACK (default 5, for a loaded 2-core machine; the valgrind run
  * sets a larger one, since memcheck slows the Go runtime tens of times).
@@ -530,6 +536,85 @@ static void test_dead_rank(int coordinated, int size) {
   group_free(&g);
 }
 
+typedef struct {
+  gf_cancel *tok;
+  double delay_ms;
+  double requested;
+} canceller;
+
+static void *cancel_later(void *arg) {
+  canceller *c = (canceller *)arg;
+  struct timespec ts = {0, (long)(c->delay_ms * 1e6)};
+  nanosleep(&ts, NULL);
+  c->requested = now_ms();
+  gf_cancel_request(c->tok);
+  return NULL;
+}
+
+/* walk runs a walk of n seeds (ids i % 2708) and length len. */
+static int walk(gf_graph *g, int64_t n, int32_t len, DLManagedTensor **traces, DLManagedTensor **eids) {
+  int64_t *ids = (int64_t *)malloc((size_t)n * sizeof *ids);
+  for (int64_t i = 0; i < n; i++) ids[i] = i % 2708;
+  int64_t shape[1] = {n};
+  DLTensor t = gft_i64(ids, shape);
+  gf_walk_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.length = len;
+  o.num_threads = 1;
+  int rc = gf_random_walk(g, &t, &o, traces, eids);
+  free(ids);
+  return rc;
+}
+
+static void test_cancel_token(void) {
+  gf_graph *g = gft_open(dataset);
+  if (g == NULL) return;
+  gf_cancel *tok = NULL;
+  CHECK_ERR(gf_cancel_new(NULL), GF_EINVAL, "out is NULL");
+  CHECK(gf_cancel_request(NULL) == GF_EINVAL, "gf_cancel_request(NULL) accepted");
+  CHECK(gf_cancel_new(&tok) == GF_OK && tok != NULL, "gf_cancel_new: %s", gf_errmsg());
+  int32_t flag = -1;
+  CHECK(gf_cancel_is_requested(tok, NULL) == GF_EINVAL, "NULL out accepted");
+  CHECK(gf_cancel_is_requested(tok, &flag) == GF_OK && flag == 0, "fresh token: flag %d", flag);
+  DLManagedTensor *tr = (DLManagedTensor *)1, *ei = (DLManagedTensor *)1;
+
+  /* Cancelled before the call. */
+  CHECK(gf_cancel_request(tok) == GF_OK, "request");
+  CHECK(gf_cancel_is_requested(tok, &flag) == GF_OK && flag == 1, "cancelled token: flag %d", flag);
+  CHECK(gf_cancel_bind(tok) == GF_OK, "bind: %s", gf_errmsg());
+  CHECK_ERR(walk(g, 100, 4, &tr, &ei), GF_ECANCELED, "gf_random_walk: cancelled");
+  CHECK(tr == NULL && ei == NULL, "outputs set by a cancelled call");
+  CHECK(gf_cancel_bind(NULL) == GF_OK, "unbind");
+  CHECK(walk(g, 100, 4, &tr, &ei) == GF_OK, "walk after unbinding: %s", gf_errmsg());
+  gft_drop(tr);
+  gft_drop(ei);
+  gf_cancel_free(tok);
+
+  /* Cancelled from another thread during a long walk (2M steps). */
+  CHECK(gf_cancel_new(&tok) == GF_OK, "gf_cancel_new: %s", gf_errmsg());
+  canceller c = {tok, 30, 0};
+  pthread_t th;
+  gf_cancel_bind(tok);
+  pthread_create(&th, NULL, cancel_later, &c);
+  int rc = walk(g, 200000, 10, &tr, &ei);
+  double returned = now_ms();
+  pthread_join(th, NULL);
+  gf_cancel_free(tok); /* unbinds it too */
+  double bound = 100 * slack;
+  printf("test_cancel: walk cancelled %.1f ms after the request (rc %d)\n", returned - c.requested, rc);
+  if (rc == GF_OK) {
+    gft_drop(tr);
+    gft_drop(ei);
+  }
+  CHECK(rc == GF_ECANCELED, "long walk: status %d (%s), want GF_ECANCELED", rc, gf_errmsg());
+  CHECK(returned - c.requested < bound, "walk returned %.1f ms after the request (bound %.0f)", returned - c.requested, bound);
+  CHECK(walk(g, 100, 4, &tr, &ei) == GF_OK, "walk after a cancelled one: %s", gf_errmsg());
+  gft_drop(tr);
+  gft_drop(ei);
+  gf_graph_close(g);
+}
+
 int main(int argc, char **argv) {
   if (argc > 2) {
     fprintf(stderr, "usage: %s [DATASET_DIR] (default %s)\n", argv[0], GFT_CORA);
@@ -552,5 +637,6 @@ int main(int argc, char **argv) {
   test_dead_rank(0, 2);
   test_dead_rank(1, 2);
   test_dead_rank(1, 3);
+  test_cancel_token();
   return gft_summary("test_cancel");
 }
