@@ -180,9 +180,10 @@ GF_API void gf_free(void *ptr);
 /*
  * A gf_cancel token stops long single calls early: bind it to the thread
  * that makes the call (gf_cancel_bind), and cancel it from any other thread
- * or a signal handler (gf_cancel_request). The calls that check it, in
- * their long loops: gf_graph_open, gf_random_walk, gf_sample and
- * gf_sample_keyed. Such a call, finding its thread's token cancelled,
+ * or a signal handler (gf_cancel_request). The calls that check it:
+ * gf_graph_open of a dataset directory (between its steps, and every 16 MiB
+ * of a checksum), gf_random_walk (every step), gf_sample and
+ * gf_sample_keyed (every hop). Such a call, finding its thread's token cancelled,
  * returns GF_ECANCELED (its outputs unset, nothing leaked) within a few
  * milliseconds of work; a call that completes first returns as usual. A
  * token stays cancelled until freed: use a fresh one per call.

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,6 +127,19 @@ type OpenOptions struct {
 	// written before checksums were recorded still opens (Meta.Files is
 	// empty then).
 	VerifyChecksums bool
+	// Context, when set, stops the open early (with its error, the
+	// dataset's files released) when it is done: it is checked between
+	// the open's steps (each file's check, the node table, the edge
+	// table, the mappings).
+	Context context.Context
+}
+
+// stopped returns the error of o.Context once it is done, else nil.
+func (o *OpenOptions) stopped() error {
+	if o.Context == nil {
+		return nil
+	}
+	return o.Context.Err()
 }
 
 // Open opens the dataset in dir with the default options (see OpenWith).
@@ -187,11 +201,14 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 			return nil, err
 		}
 		if opt.VerifyChecksums && name != EdgesFile && name != NodesFile { // those: on reading
-			err = fileio.CheckSum(path, m.Files[name], MetaFile)
+			err = fileio.CheckSumContext(opt.Context, path, m.Files[name], MetaFile)
 		} else {
 			err = fileio.CheckSize(path, m.Files[name], MetaFile)
 		}
 		if err != nil {
+			return nil, err
+		}
+		if err := opt.stopped(); err != nil {
 			return nil, err
 		}
 	}
@@ -221,6 +238,9 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 	if err := d.readNodes(nodesPath, verifier(nodesPath, m.Files, NodesFile)); err != nil {
 		return nil, err
 	}
+	if err := opt.stopped(); err != nil {
+		return nil, err
+	}
 	// The edge sort's indptr, before the edges are read (readEdgeTable
 	// checks the rest against the edges it has read, not num_edges).
 	if err := fileio.CheckAlloc(8*uint64(n+2), fmt.Sprintf("the graph of %d nodes", n)); err != nil {
@@ -246,6 +266,10 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 			d.Graph = &graph.CSC{Indptr: []int64{0}}
 		}
 	}
+	if err := opt.stopped(); err != nil {
+		d.Close()
+		return nil, err
+	}
 	if m.Feature != nil {
 		if err := d.mapFeatures(featPath, featT); err != nil {
 			d.Close() // the CSC files' mappings
@@ -257,6 +281,10 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		return nil, err
 	}
 	if err := checkDeclared(metaPath, raw, m, d.blocks); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := opt.stopped(); err != nil {
 		d.Close()
 		return nil, err
 	}

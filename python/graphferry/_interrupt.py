@@ -29,7 +29,7 @@ WAIT_S = 0.02
 # How long an interrupted call may take to notice its token (s) before the
 # exception is raised anyway; the worker then releases what the call
 # returns, and its token is left allocated (the call may still read it).
-GIVE_UP_S = 2.0
+GIVE_UP_S = 0.9
 
 
 def call(run: Callable[[], Any], discard: Callable[[Any], None] | None = None) -> Any:

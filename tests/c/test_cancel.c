@@ -20,8 +20,8 @@
  *    register the next one.
  *
  * 4. gf_cancel tokens (long single calls): a token bound to the calling
- *    thread and cancelled before a walk makes it return GF_ECANCELED with
- *    its outputs NULL; cancelled from another thread during a long walk
+ *    thread and cancelled before a walk or an open makes it return
+ *    GF_ECANCELED with its outputs NULL; cancelled from another thread during a long walk
  *    (many seeds), the walk returns GF_ECANCELED within the bound; the
  *    graph stays usable; argument checks.
  *
@@ -585,6 +585,9 @@ static void test_cancel_token(void) {
   CHECK(gf_cancel_bind(tok) == GF_OK, "bind: %s", gf_errmsg());
   CHECK_ERR(walk(g, 100, 4, &tr, &ei), GF_ECANCELED, "gf_random_walk: cancelled");
   CHECK(tr == NULL && ei == NULL, "outputs set by a cancelled call");
+  gf_graph *g2 = (gf_graph *)1;
+  CHECK_ERR(gf_graph_open(dataset, NULL, &g2), GF_ECANCELED, "gf_graph_open: cancelled");
+  CHECK(g2 == NULL, "a cancelled open set its output");
   CHECK(gf_cancel_bind(NULL) == GF_OK, "unbind");
   CHECK(walk(g, 100, 4, &tr, &ei) == GF_OK, "walk after unbinding: %s", gf_errmsg());
   gft_drop(tr);

@@ -45,6 +45,8 @@ except KeyboardInterrupt:
     print("interrupted", flush=True)
 traces, _ = graphferry.random_walk(G, torch.arange(5), 3)
 print("usable", tuple(traces.shape), flush=True)
+import threading
+print("workers", sum(t.name == "graphferry-call" and t.is_alive() for t in threading.enumerate()), flush=True)
 """
 
 
@@ -81,7 +83,9 @@ def _interrupt(
         proc.send_signal(signal.SIGINT)
         line = proc.stdout.readline().strip()
         dt = time.monotonic() - t
-        rest, err = proc.communicate(timeout=60)
+        rest = proc.stdout.read()  # not communicate(): it would skip what readline buffered
+        err = proc.stderr.read()
+        proc.wait(timeout=60)
         return line, dt, rest.strip() + err, proc.returncode
     finally:
         if proc.poll() is None:
@@ -98,6 +102,52 @@ def test_ctrl_c_stops_a_long_call(what, patches):
         f"KeyboardInterrupt {dt:.3f} s after SIGINT (bound {BOUND_S} s)"
     )
     assert rc == 0 and "usable (5, 4)" in rest, rest
+    assert "workers 0" in rest, (
+        rest
+    )  # the engine stopped the call (no abandoned worker)
+
+
+_OPEN_CHILD = r"""
+import sys, threading, time, graphferry
+print("ready", flush=True)
+t = time.monotonic()
+try:
+    graphferry.Graph.open(sys.argv[1], verify=True)
+    print(f"opened {time.monotonic() - t:.2f}", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+except graphferry.GraphferryError as err:
+    print(f"failed {time.monotonic() - t:.2f} {err}", flush=True)
+print("workers", sum(t.name == "graphferry-call" and t.is_alive() for t in threading.enumerate()), flush=True)
+with graphferry.Graph.open(sys.argv[2]) as g:
+    print("usable", g.num_edges, flush=True)
+"""
+
+
+def test_ctrl_c_stops_a_long_open(tmp_path):
+    """Graph.open(verify=True) of a dataset whose feat.bin is 1 GiB (a
+    sparse file: no disk used; its recorded sum is wrong, so that an open
+    left to finish fails, after reading it all, seconds on this machine):
+    SIGINT stops the checksum loop within the bound."""
+    import json
+    import shutil
+
+    cora = Path(__file__).resolve().parents[2] / "examples" / "data" / "cora"
+    big = tmp_path / "big"
+    shutil.copytree(cora, big)
+    size = 1 << 30
+    with open(big / "feat.bin", "r+b") as f:
+        f.truncate(size)
+    meta = json.loads((big / "graphferry.json").read_text())
+    meta["files"]["feat.bin"] = {"size": size, "crc32c": "00000000"}
+    del meta["blocks"], meta["declared"]
+    (big / "graphferry.json").write_text(json.dumps(meta))
+    line, dt, rest, rc = _interrupt(["-c", _OPEN_CHILD, str(big), str(cora)], delay=0.3)
+    assert line == "interrupted", (line, rest)
+    assert dt < BOUND_S, (
+        f"KeyboardInterrupt {dt:.3f} s after SIGINT (bound {BOUND_S} s)"
+    )
+    assert rc == 0 and "workers 0" in rest and "usable 10556" in rest, rest
 
 
 def test_cancel_token_through_ctypes():
