@@ -32,9 +32,13 @@ WAIT_S = 0.02
 GIVE_UP_S = 0.9
 
 
-def call(run: Callable[[], Any], discard: Callable[[Any], None] | None = None) -> Any:
+def call(
+    run: Callable[[], Any], discard: Callable[[Any], None] | None = None, give_up_s: float | None = GIVE_UP_S
+) -> Any:
     """Returns ``run()`` (a status-returning library call that checks the
-    thread's cancel token), interruptible by Ctrl-C as described above."""
+    thread's cancel token), interruptible by Ctrl-C as described above.
+    ``give_up_s=None`` waits for the call however long it takes to stop:
+    for writers, which remove what they wrote before returning."""
     if threading.current_thread() is not threading.main_thread():
         return run()
     tok = ctypes.c_void_p()
@@ -56,19 +60,23 @@ def call(run: Callable[[], Any], discard: Callable[[Any], None] | None = None) -
             abandoned = state.get("abandoned", False)
         if abandoned and "value" in state and discard is not None:
             discard(state["value"])
+        finished.set()
 
+    # Waited for through an Event, not Thread.join: a join interrupted by
+    # KeyboardInterrupt can mark a running thread as stopped (CPython 3.11).
+    finished = threading.Event()
     worker = threading.Thread(target=work, name="graphferry-call", daemon=True)
     worker.start()
     interrupt: BaseException | None = None
     deadline = None
-    while worker.is_alive():
+    while not finished.is_set():
         try:
-            worker.join(WAIT_S)
+            finished.wait(WAIT_S)
         except BaseException as exc:  # KeyboardInterrupt, or a handler's exception
             if interrupt is None:
                 interrupt = exc
                 _lib.gf_cancel_request(tok)
-                deadline = time.monotonic() + GIVE_UP_S
+                deadline = None if give_up_s is None else time.monotonic() + give_up_s
             continue
         if deadline is not None and time.monotonic() > deadline:
             with lock:
