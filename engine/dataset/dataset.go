@@ -488,7 +488,18 @@ func (d *Dataset) Close() error {
 // (a missing label is written as -1, a missing mask as 0). From d.Meta only
 // Name, NumClasses, Source, NodeTypes and EdgeTypes are used; the rest is
 // derived.
-func Write(dir string, d *Dataset) error {
+func Write(dir string, d *Dataset) error { return WriteContext(nil, dir, d) }
+
+// WriteContext is Write stopped early, with ctx's error, when ctx (nil:
+// never) is done: checked between the files it writes (graphferry.json,
+// removed first, is then not written).
+func WriteContext(ctx context.Context, dir string, d *Dataset) error {
+	stopped := func() error {
+		if ctx == nil {
+			return nil
+		}
+		return ctx.Err()
+	}
 	if d == nil || d.Graph == nil {
 		return errors.New("dataset: Write needs a dataset with a graph")
 	}
@@ -524,6 +535,9 @@ func Write(dir string, d *Dataset) error {
 		return fmt.Errorf("dataset: %w", err)
 	}
 
+	if err := stopped(); err != nil {
+		return err
+	}
 	if feat, ok := global[FeatKey]; ok {
 		if err := fileio.WriteFile(filepath.Join(dir, FeatFile), feat.Data); err != nil {
 			return err
@@ -537,7 +551,13 @@ func Write(dir string, d *Dataset) error {
 	if err != nil {
 		return err
 	}
+	if err := stopped(); err != nil {
+		return err
+	}
 	if err := fileformat.WriteEdgeTable(filepath.Join(dir, EdgesFile), src, dst, weights); err != nil {
+		return err
+	}
+	if err := stopped(); err != nil {
 		return err
 	}
 	arrayFiles, err := writeArrays(dir, d, ty, typed, order, &meta)
@@ -545,6 +565,9 @@ func Write(dir string, d *Dataset) error {
 		return err
 	}
 	if err := writeNodeTable(filepath.Join(dir, NodesFile), cols, n); err != nil {
+		return err
+	}
+	if err := stopped(); err != nil {
 		return err
 	}
 	files := []string{EdgesFile, NodesFile}

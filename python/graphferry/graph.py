@@ -874,7 +874,8 @@ def convert_npy(src_dir: str | os.PathLike, dst_dir: str | os.PathLike) -> None:
     graphferry dataset directory ``dst_dir`` (created if missing), which
     :meth:`Graph.open` reads.
     """
-    _lib.gf_dataset_convert_npy(os.fsencode(src_dir), os.fsencode(dst_dir))
+    # Ctrl-C stops it; the call removes what it wrote (waited for).
+    _interrupt.call(lambda: _lib.gf_dataset_convert_npy(os.fsencode(src_dir), os.fsencode(dst_dir)), give_up_s=None)
 
 
 def write_csc(path: str | os.PathLike) -> None:
