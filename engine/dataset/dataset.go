@@ -554,7 +554,7 @@ func WriteContext(ctx context.Context, dir string, d *Dataset) error {
 	if err := stopped(); err != nil {
 		return err
 	}
-	if err := fileformat.WriteEdgeTable(filepath.Join(dir, EdgesFile), src, dst, weights); err != nil {
+	if err := fileformat.WriteEdgeTableContext(ctx, filepath.Join(dir, EdgesFile), src, dst, weights); err != nil {
 		return err
 	}
 	if err := stopped(); err != nil {

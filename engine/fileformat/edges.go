@@ -1,6 +1,7 @@
 package fileformat
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -269,6 +270,12 @@ func edgeSchema(weighted bool) *arrow.Schema {
 // weight is not nil) to path as a ZSTD-compressed Arrow IPC file in batches
 // of about a million rows.
 func WriteEdgeTable(path string, src, dst []int64, weight []float32) error {
+	return WriteEdgeTableContext(nil, path, src, dst, weight)
+}
+
+// WriteEdgeTableContext is WriteEdgeTable stopped early, with ctx's error,
+// when ctx (nil: never) is done: checked before each record batch.
+func WriteEdgeTableContext(ctx context.Context, path string, src, dst []int64, weight []float32) error {
 	if len(src) != len(dst) {
 		return fmt.Errorf("dataset: len(src)=%d does not equal len(dst)=%d", len(src), len(dst))
 	}
@@ -277,6 +284,9 @@ func WriteEdgeTable(path string, src, dst []int64, weight []float32) error {
 	}
 	schema := edgeSchema(weight != nil)
 	return WriteIPCFile(path, schema, int64(len(src)), func(lo, hi int64) ([]arrow.Array, error) {
+		if ctx != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		s, _ := primitiveArray(mem.Int64, hi-lo, mem.Bytes(src[lo:hi]))
 		d, _ := primitiveArray(mem.Int64, hi-lo, mem.Bytes(dst[lo:hi]))
 		cols := []arrow.Array{s, d}
