@@ -19,8 +19,9 @@ import sys
 import time
 from pathlib import Path
 
-import graphferry
 import pytest
+
+import graphferry
 from graphferry._native import lib as _lib
 from graphferry.errors import GF_ECANCELED
 
@@ -51,9 +52,7 @@ print("workers", sum(t.name == "graphferry-call" and t.is_alive() for t in threa
 """
 
 
-def _interrupt(
-    args: list[str], first_line: str = "ready", delay: float = 0.4
-) -> tuple[str, float, str, int]:
+def _interrupt(args: list[str], first_line: str = "ready", delay: float = 0.4) -> tuple[str, float, str, int]:
     """Runs the child code with args, sends SIGINT delay s after it printed
     first_line; returns its next line, the seconds from the signal to that
     line, the rest of its output and its exit status."""
@@ -84,9 +83,7 @@ def _interrupt(
         proc.send_signal(signal.SIGINT)
         line = proc.stdout.readline().strip()
         dt = time.monotonic() - t
-        rest = (
-            proc.stdout.read()
-        )  # not communicate(): it would skip what readline buffered
+        rest = proc.stdout.read()  # not communicate(): it would skip what readline buffered
         err = proc.stderr.read()
         proc.wait(timeout=60)
         return line, dt, rest.strip() + err, proc.returncode
@@ -101,13 +98,9 @@ def _interrupt(
 def test_ctrl_c_stops_a_long_call(what, patches):
     line, dt, rest, rc = _interrupt(["-c", _CHILD, what, str(patches)])
     assert line == "interrupted", (line, rest)
-    assert dt < BOUND_S, (
-        f"KeyboardInterrupt {dt:.3f} s after SIGINT (bound {BOUND_S} s)"
-    )
+    assert dt < BOUND_S, f"KeyboardInterrupt {dt:.3f} s after SIGINT (bound {BOUND_S} s)"
     assert rc == 0 and "usable (5, 4)" in rest, rest
-    assert "workers 0" in rest, (
-        rest
-    )  # the engine stopped the call (no abandoned worker)
+    assert "workers 0" in rest, rest  # the engine stopped the call (no abandoned worker)
 
 
 _OPEN_CHILD = r"""
@@ -148,9 +141,7 @@ def test_ctrl_c_stops_a_long_open(tmp_path):
     (big / "graphferry.json").write_text(json.dumps(meta))
     line, dt, rest, rc = _interrupt(["-c", _OPEN_CHILD, str(big), str(cora)], delay=0.3)
     assert line == "interrupted", (line, rest)
-    assert dt < BOUND_S, (
-        f"KeyboardInterrupt {dt:.3f} s after SIGINT (bound {BOUND_S} s)"
-    )
+    assert dt < BOUND_S, f"KeyboardInterrupt {dt:.3f} s after SIGINT (bound {BOUND_S} s)"
     assert rc == 0 and "workers 0" in rest and "usable 10556" in rest, rest
 
 
@@ -172,9 +163,7 @@ def test_cancel_token_through_ctypes():
         assert flag.value == 1
         _lib.gf_cancel_bind(tok)
         try:
-            with pytest.raises(
-                graphferry.GraphferryError, match="gf_random_walk: cancelled"
-            ) as exc:
+            with pytest.raises(graphferry.GraphferryError, match="gf_random_walk: cancelled") as exc:
                 _walk_direct(g)
             assert exc.value.code == GF_ECANCELED
         finally:
@@ -192,11 +181,10 @@ def _walk_direct(g):
     """gf_random_walk on this thread (graphferry.random_walk runs it on a
     worker thread when called from the main thread)."""
     import torch
+
     from graphferry._native.dlpack import BorrowedTensor, tensor_from_managed
 
-    opts = _lib.gf_walk_options(
-        length=2, restart_prob=0.0, biased=0, num_threads=1, seed=0
-    )
+    opts = _lib.gf_walk_options(length=2, restart_prob=0.0, biased=0, num_threads=1, seed=0)
     borrowed = BorrowedTensor(torch.tensor([0]), "seeds")
     traces, eids = ctypes.c_void_p(), ctypes.c_void_p()
     _lib.gf_random_walk(
@@ -231,13 +219,9 @@ def test_ctrl_c_stops_partition_leaving_nothing(tmp_path):
     src, dst = tmp_path / "src", tmp_path / "dst"
     graphferry.generate("small", src)
     dst.mkdir()
-    line, dt, rest, rc = _interrupt(
-        ["-c", _PARTITION_CHILD, str(src), str(dst)], delay=1.0
-    )
+    line, dt, rest, rc = _interrupt(["-c", _PARTITION_CHILD, str(src), str(dst)], delay=1.0)
     assert line == "interrupted", (line, rest)
-    assert dt < BOUND_S, (
-        f"KeyboardInterrupt {dt:.3f} s after SIGINT (bound {BOUND_S} s)"
-    )
+    assert dt < BOUND_S, f"KeyboardInterrupt {dt:.3f} s after SIGINT (bound {BOUND_S} s)"
     assert rc == 0 and "left []" in rest, rest
     assert sorted(os.listdir(dst)) == []
 
@@ -274,15 +258,9 @@ def test_ctrl_c_stops_convert_leaving_nothing(tmp_path):
     np.cumsum(rng.multinomial(e, np.full(n, 1 / n)), out=indptr[1:])
     np.save(src / "indptr.npy", indptr)
     np.save(src / "indices.npy", rng.integers(0, n, e, dtype=np.int64))
-    (src / "meta.json").write_text(
-        json.dumps({"name": "generated", "num_nodes": n, "num_edges": e})
-    )
-    line, dt, rest, rc = _interrupt(
-        ["-c", _CONVERT_CHILD, str(src), str(dst)], delay=0.3
-    )
+    (src / "meta.json").write_text(json.dumps({"name": "generated", "num_nodes": n, "num_edges": e}))
+    line, dt, rest, rc = _interrupt(["-c", _CONVERT_CHILD, str(src), str(dst)], delay=0.3)
     assert line == "interrupted", (line, rest)
-    assert dt < BOUND_S, (
-        f"KeyboardInterrupt {dt:.3f} s after SIGINT (bound {BOUND_S} s)"
-    )
+    assert dt < BOUND_S, f"KeyboardInterrupt {dt:.3f} s after SIGINT (bound {BOUND_S} s)"
     assert rc == 0 and ("left []" in rest or "left None" in rest), rest
     print(f"convert: KeyboardInterrupt {dt:.3f} s after SIGINT")
