@@ -255,7 +255,7 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 			return nil, err
 		}
 	} else {
-		d.Graph, err = fileformat.ReadEdgeTableVerified(edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile))
+		d.Graph, err = fileformat.ReadEdgeTableVerifiedContext(opt.Context, edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile))
 		if err != nil {
 			return nil, err
 		}

@@ -32,7 +32,14 @@ func ReadEdgeTable(path string, opt graph.COOOptions) (*graph.CSC, error) {
 // are recorded: verify, when not nil, checks the whole file first (see
 // ReadIPCFile).
 func ReadEdgeTableVerified(path string, opt graph.COOOptions, verify func(file []byte) error) (*graph.CSC, error) {
-	recs, err := ReadIPCFile(path, verify)
+	return ReadEdgeTableVerifiedContext(nil, path, opt, verify)
+}
+
+// ReadEdgeTableVerifiedContext is ReadEdgeTableVerified stopped early, with
+// ctx's error, when ctx (nil: never) is done: checked before each record
+// batch is decoded and before the graph is built.
+func ReadEdgeTableVerifiedContext(ctx context.Context, path string, opt graph.COOOptions, verify func(file []byte) error) (*graph.CSC, error) {
+	recs, err := ReadIPCFileContext(ctx, path, verify)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +55,9 @@ func ReadEdgeTableVerified(path string, opt graph.COOOptions, verify func(file [
 	}
 	if err := checkGraphAlloc(src, dst, opt); err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", path, err)
+	}
+	if ctx != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
 	g, err := graph.FromCOO(src, dst, w, opt)
 	if err != nil {
