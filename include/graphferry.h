@@ -183,10 +183,12 @@ GF_API void gf_free(void *ptr);
  * or a signal handler (gf_cancel_request). The calls that check it:
  * gf_graph_open of a dataset directory (between its steps, and every 16 MiB
  * of a checksum), gf_random_walk (every step), gf_sample and
- * gf_sample_keyed (every hop). Such a call, finding its thread's token cancelled,
- * returns GF_ECANCELED (its outputs unset, nothing leaked) within a few
- * milliseconds of work; a call that completes first returns as usual. A
- * token stays cancelled until freed: use a fresh one per call.
+ * gf_sample_keyed (every hop), gf_dataset_convert_npy (between files and
+ * record batches) and gf_dataset_partition (between rank folders). Such a
+ * call returns GF_ECANCELED at its first check after the token is
+ * cancelled, its outputs unset and nothing leaked; a writer first removes
+ * what it wrote. A call that completes first returns as usual. A token
+ * stays cancelled until freed: use a fresh one per call.
  *
  *   gf_cancel *tok; gf_cancel_new(&tok);
  *   gf_cancel_bind(tok);          // on the calling thread
