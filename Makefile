@@ -313,7 +313,7 @@ VALGRIND_SLACK ?= 50
 .PHONY: test-valgrind
 VALGRIND_RUN = $(VALGRIND) --quiet --undef-value-errors=no --suppressions=include/graphferry-valgrind.supp --error-exitcode=99 \
 	    --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite
-test-valgrind: build/soak build/test_alloc build/test_edge_loader build/test_cancel
+test-valgrind: build/soak build/test_alloc build/test_edge_loader build/test_cancel build/test_typed
 	@if ! command -v $(VALGRIND) >/dev/null 2>&1; then \
 	  echo "test-valgrind: SKIPPED: $(VALGRIND) is not installed (e.g. apt-get install valgrind)"; \
 	else \
@@ -323,6 +323,8 @@ test-valgrind: build/soak build/test_alloc build/test_edge_loader build/test_can
 	  $(VALGRIND_RUN) ./build/test_alloc examples/data/cora && \
 	  echo "$(VALGRIND) ... ./build/test_edge_loader examples/data/cora" && \
 	  $(VALGRIND_RUN) ./build/test_edge_loader examples/data/cora && \
+	  echo "$(VALGRIND) ... ./build/test_typed tests/data/typed_edges.arrow" && \
+	  $(VALGRIND_RUN) ./build/test_typed tests/data/typed_edges.arrow && \
 	  echo "$(VALGRIND) ... ./build/test_cancel examples/data/cora (GF_TEST_SLACK=$(VALGRIND_SLACK))" && \
 	  GF_TEST_SLACK=$(VALGRIND_SLACK) $(VALGRIND_RUN) ./build/test_cancel examples/data/cora; \
 	fi

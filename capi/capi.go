@@ -48,6 +48,7 @@ const (
 	gfEIO        = C.GF_EIO
 	gfENotSup    = C.GF_ENOTSUP
 	gfEInternal  = C.GF_EINTERNAL
+	gfECanceled  = C.GF_ECANCELED
 	gfDone       = C.GF_DONE
 	gfNotReady   = C.GF_NOT_READY
 )

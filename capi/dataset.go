@@ -25,7 +25,9 @@ func gfgo_dataset_convert_npy(src, dst *C.char) C.int {
 		if err != nil {
 			return err
 		}
-		return convert.ConvertNPY(s, d)
+		ctx, end := callContext()
+		defer end()
+		return cancelled(ctx, convert.ConvertNPYContext(ctx, s, d))
 	})
 }
 

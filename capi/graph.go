@@ -216,9 +216,16 @@ func gfgo_graph_open(path *C.char, o *C.gf_graph_options, out *C.uintptr_t) C.in
 		if err != nil {
 			return err
 		}
+		ctx, end := callContext()
+		defer end()
+		oo.Dataset.Context = ctx
 		g, err := core.OpenWith(p, popt, coopt, oo)
 		if err != nil {
-			return err
+			return cancelled(ctx, err)
+		}
+		if ctx.Err() != nil {
+			g.Close()
+			return cancelled(ctx, ctx.Err())
 		}
 		putHandle(out, newHandle(kindGraph, g))
 		return nil

@@ -118,6 +118,7 @@ const char *gf_status_str(int status) {
     case GF_ENOTSUP: return "not supported";
     case GF_EFORK: return "called in a forked child process";
     case GF_EINTERNAL: return "internal error";
+    case GF_ECANCELED: return "cancelled";
     case GF_DONE: return "done";
     case GF_NOT_READY: return "not ready";
   }
@@ -125,6 +126,83 @@ const char *gf_status_str(int status) {
 }
 
 void gf_free(void *ptr) { free(ptr); }
+
+// ---------------------------------------------------------------------------
+// Cancel tokens: plain C (an atomic flag), so that cancelling never enters
+// Go and is safe from a signal handler; the engine reads the calling
+// thread's token at the start of a cancellable call (gf__cancel_current,
+// from Go: a C->Go call runs on the caller's thread) and polls its flag.
+
+struct gf_cancel {
+  int32_t magic;
+  int32_t flag;  // accessed with __atomic builtins
+};
+
+enum { GF__CANCEL_MAGIC = 0x67666378 };
+
+static __thread gf_cancel *gf__cancel_tls = NULL;
+
+int gf_cancel_new(gf_cancel **out) {
+  if (out == NULL) {
+    gf__errorf("gf_cancel_new: out is NULL");
+    return GF_EINVAL;
+  }
+  *out = NULL;
+  gf_cancel *t = (gf_cancel *)malloc(sizeof *t);
+  if (t == NULL) {
+    gf__errorf("gf_cancel_new: out of memory");
+    return GF_ENOMEM;
+  }
+  t->magic = GF__CANCEL_MAGIC;
+  __atomic_store_n(&t->flag, 0, __ATOMIC_SEQ_CST);
+  *out = t;
+  return GF_OK;
+}
+
+int gf_cancel_request(gf_cancel *token) {
+  if (token == NULL || token->magic != GF__CANCEL_MAGIC) {
+    return GF_EINVAL;  // no message: this may run in a signal handler
+  }
+  __atomic_store_n(&token->flag, 1, __ATOMIC_SEQ_CST);
+  return GF_OK;
+}
+
+int gf_cancel_is_requested(const gf_cancel *token, int32_t *out) {
+  if (token == NULL || token->magic != GF__CANCEL_MAGIC) {
+    return GF_EINVAL;
+  }
+  if (out == NULL) {
+    return GF_EINVAL;
+  }
+  *out = __atomic_load_n(&token->flag, __ATOMIC_SEQ_CST);
+  return GF_OK;
+}
+
+int gf_cancel_bind(gf_cancel *token) {
+  if (token != NULL && token->magic != GF__CANCEL_MAGIC) {
+    gf__errorf("gf_cancel_bind: token is not a gf_cancel token (freed?)");
+    return GF_EINVAL;
+  }
+  gf__cancel_tls = token;
+  return GF_OK;
+}
+
+void gf_cancel_free(gf_cancel *token) {
+  if (token == NULL) {
+    return;
+  }
+  if (gf__cancel_tls == token) {
+    gf__cancel_tls = NULL;
+  }
+  token->magic = 0;
+  free(token);
+}
+
+void *gf__cancel_current(void) { return gf__cancel_tls; }
+
+int32_t gf__cancel_flag(void *token) {
+  return __atomic_load_n(&((gf_cancel *)token)->flag, __ATOMIC_SEQ_CST);
+}
 
 // ---------------------------------------------------------------------------
 // DLPack tensors made by graphferry: one malloc holds the DLManagedTensor and

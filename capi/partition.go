@@ -96,15 +96,18 @@ func gfgo_dataset_partition(src, dst *C.char, o *C.gf_partition_options) C.int {
 		// Every recorded checksum is checked before anything is written:
 		// the rank folders get fresh checksums, which would otherwise
 		// certify a damaged source's bytes.
-		ds, err := dataset.OpenWith(s, dataset.OpenOptions{VerifyChecksums: true})
+		ctx, end := callContext()
+		defer end()
+		ds, err := dataset.OpenWith(s, dataset.OpenOptions{VerifyChecksums: true, Context: ctx})
 		if err != nil {
-			return err
+			return cancelled(ctx, err)
 		}
 		defer ds.Close()
 		if opt.Method == partition.Given && int64(len(opt.Assignment)) != ds.Meta.NumNodes {
 			return errorf(gfEInval, "options->assignment has %d entries, the dataset %d nodes", len(opt.Assignment), ds.Meta.NumNodes)
 		}
+		opt.Context = ctx
 		_, err = rankpart.Partition(ds, d, opt)
-		return err
+		return cancelled(ctx, err)
 	})
 }

@@ -434,9 +434,11 @@ func sampleKeyed(fn string, h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_op
 		if err != nil {
 			return err
 		}
-		b, err := g.SampleKeyed(seeds, times, req, uint64(key), threads, cAlloc{})
+		ctx, end := callContext()
+		defer end()
+		b, err := g.SampleKeyedContext(ctx, seeds, times, req, uint64(key), threads, cAlloc{})
 		if err != nil {
-			return err
+			return cancelled(ctx, err)
 		}
 		newBatch(b, out)
 		return nil
@@ -762,14 +764,16 @@ func gfgo_random_walk(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_walk_options, o
 		if err != nil {
 			return err
 		}
-		w, err := g.RandomWalk(seeds, sample.WalkRequest{
+		ctx, end := callContext()
+		defer end()
+		w, err := g.RandomWalkContext(ctx, seeds, sample.WalkRequest{
 			Length:      length,
 			RestartProb: p,
 			Biased:      o.biased != 0,
 			Seed:        uint64(o.seed),
 		}, int(o.num_threads), cAlloc{})
 		if err != nil {
-			return err
+			return cancelled(ctx, err)
 		}
 		tt, err := exportTensor(w.Traces)
 		if err != nil {

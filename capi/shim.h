@@ -38,4 +38,9 @@ void *gf__buf_alloc_host(gf__host *h, size_t n);
 void gf__buf_pool_stats(int64_t *count, int64_t *bytes, int64_t *users);
 #endif
 
+// Cancel tokens (graphferry.c): the calling thread's token (NULL: none) and
+// its flag.
+void *gf__cancel_current(void);
+int32_t gf__cancel_flag(void *token);
+
 #endif

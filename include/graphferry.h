@@ -149,6 +149,7 @@ GF_API const char *gf_build_id(void);
 #define GF_ENOTSUP 7      /* Valid, but not supported by this build */
 #define GF_EFORK 8        /* Called in a process forked after loading */
 #define GF_EINTERNAL 9    /* A bug in graphferry; the message says where */
+#define GF_ECANCELED 10   /* Stopped early: the call's gf_cancel token was cancelled */
 #define GF_DONE 100       /* Not an error: an iteration has ended */
 #define GF_NOT_READY 101  /* Not an error: nothing arrived within the wait; call again */
 
@@ -172,6 +173,51 @@ GF_API const char *gf_errmsg(void);
  * with gf_free". gf_free(NULL) does nothing.
  */
 GF_API void gf_free(void *ptr);
+
+/* ------------------------------------------------------------------------ */
+/* Cancelling a long call                                                   */
+/* ------------------------------------------------------------------------ */
+/*
+ * A gf_cancel token stops long single calls early: bind it to the thread
+ * that makes the call (gf_cancel_bind), and cancel it from any other thread
+ * or a signal handler (gf_cancel_request). The calls that check it:
+ * gf_graph_open of a dataset directory (between its steps, and every 16 MiB
+ * of a checksum), gf_random_walk (every step), gf_sample and
+ * gf_sample_keyed (every hop), gf_dataset_convert_npy (between files and
+ * record batches) and gf_dataset_partition (between rank folders). Such a
+ * call returns GF_ECANCELED at its first check after the token is
+ * cancelled, its outputs unset and nothing leaked; a writer first removes
+ * what it wrote. A call that completes first returns as usual. A token
+ * stays cancelled until freed: use a fresh one per call.
+ *
+ *   gf_cancel *tok; gf_cancel_new(&tok);
+ *   gf_cancel_bind(tok);          // on the calling thread
+ *   rc = gf_random_walk(...);     // GF_ECANCELED once another thread
+ *                                 // called gf_cancel_request(tok)
+ *   gf_cancel_bind(NULL);
+ *   gf_cancel_free(tok);          // after every call that uses it returned
+ *
+ * gf_cancel_request and gf_cancel_is_requested are plain C (one atomic
+ * store or load: async-signal-safe, never entering the engine).
+ */
+typedef struct gf_cancel gf_cancel;
+
+/* gf_cancel_new makes a token, not cancelled (*out NULL on failure). */
+GF_API int gf_cancel_new(gf_cancel **out);
+
+/* gf_cancel_request cancels token (GF_EINVAL for NULL). */
+GF_API int gf_cancel_request(gf_cancel *token);
+
+/* gf_cancel_is_requested sets *out to 1 if token is cancelled, else 0. */
+GF_API int gf_cancel_is_requested(const gf_cancel *token, int32_t *out);
+
+/* gf_cancel_bind makes token the calling thread's (NULL: none); the token
+ * must outlive the binding. */
+GF_API int gf_cancel_bind(gf_cancel *token);
+
+/* gf_cancel_free frees token (NULL: nothing); unbinds it from the calling
+ * thread. No call may be using it. */
+GF_API void gf_cancel_free(gf_cancel *token);
 
 /* ------------------------------------------------------------------------ */
 /* Arrow C Data Interface                                                   */

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"context"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -25,19 +26,83 @@ import (
 // the dataset layout in dstDir. graphferry.json takes name and num_classes
 // from meta.json (num_classes defaults to max label + 1) and keeps the whole
 // original meta.json as "source".
-func ConvertNPY(srcDir, dstDir string) error {
-	c := &converter{dir: srcDir}
+func ConvertNPY(srcDir, dstDir string) error { return ConvertNPYContext(nil, srcDir, dstDir) }
+
+// ConvertNPYContext is ConvertNPY stopped early, with ctx's error, when ctx
+// (nil: never) is done: checked after the input is read and after the
+// output is written. The output is written into a temporary folder inside
+// dstDir and moved into place only when complete (the data files, then
+// graphferry.json), so that a stopped or failed conversion leaves nothing
+// of itself in dstDir (a dataset already there stays whole until the move).
+func ConvertNPYContext(ctx context.Context, srcDir, dstDir string) error {
+	stopped := func() error {
+		if ctx == nil {
+			return nil
+		}
+		return ctx.Err()
+	}
+	c := &converter{dir: srcDir, ctx: ctx}
 	defer c.close()
 	d, err := c.load()
 	if err != nil {
 		return err
 	}
-	return dataset.Write(dstDir, d)
+	if err := stopped(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dstDir, 0o755); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	tmp, err := os.MkdirTemp(dstDir, ".convert-*")
+	if err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+	if err := dataset.WriteContext(ctx, tmp, d); err != nil {
+		return err
+	}
+	if err := stopped(); err != nil {
+		return err
+	}
+	return moveDataset(tmp, dstDir)
+}
+
+// moveDataset renames every file of the dataset folder src into dst, the
+// metadata file last (removed first from dst, so that dst never holds a
+// graphferry.json over a mix of old and new files).
+func moveDataset(src, dst string) error {
+	if err := os.Remove(filepath.Join(dst, dataset.MetaFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("convert: %w", err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	// As dataset.Write into dst would: no stale feature file beside a
+	// dataset without features.
+	if _, err := os.Stat(filepath.Join(src, dataset.FeatFile)); errors.Is(err, os.ErrNotExist) {
+		if err := os.Remove(filepath.Join(dst, dataset.FeatFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("convert: %w", err)
+		}
+	}
+	for _, e := range entries {
+		if e.Name() == dataset.MetaFile {
+			continue
+		}
+		if err := os.Rename(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
+			return fmt.Errorf("convert: %w", err)
+		}
+	}
+	if err := os.Rename(filepath.Join(src, dataset.MetaFile), filepath.Join(dst, dataset.MetaFile)); err != nil {
+		return fmt.Errorf("convert: %w", err)
+	}
+	return nil
 }
 
 // converter keeps the mapped input arrays open until the output is written.
 type converter struct {
 	dir  string
+	ctx  context.Context // nil: never stopped; checked before each file is read
 	open []*fileformat.NPY
 }
 
@@ -49,6 +114,9 @@ func (c *converter) close() {
 
 // read maps srcDir/name; a missing file gives (nil, nil) when optional.
 func (c *converter) read(name string, optional, allowFortran bool) (*fileformat.NPY, bool, error) {
+	if c.ctx != nil && c.ctx.Err() != nil {
+		return nil, false, c.ctx.Err()
+	}
 	path := filepath.Join(c.dir, name)
 	if optional {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {

@@ -1,6 +1,7 @@
 package convert
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -235,6 +236,7 @@ func TestShippedCora(t *testing.T) {
 	require.Equal(t, int64(2708), d.Graph.NumNodes)
 	require.Equal(t, int64(10556), d.Graph.NumEdges())
 	require.Equal(t, []int64{2708, 1433}, d.NodeData[dataset.FeatKey].Shape)
+	require.True(t, d.HasBlockSums(), "the shipped graphferry.json records feat.bin's block sums")
 	for i, key := range []string{dataset.TrainMaskKey, dataset.ValMaskKey, dataset.TestMaskKey} {
 		count := 0
 		for _, b := range d.NodeData[key].Data {
@@ -318,4 +320,31 @@ func TestConvertNoDenseFeatures(t *testing.T) {
 			assert.Nil(t, d.Meta.Feature)
 		})
 	}
+}
+
+// TestConvertNPYContext: a conversion whose context is done stops with its
+// error and leaves nothing in dst (written into a temporary folder there,
+// removed); an existing dataset in dst stays whole.
+func TestConvertNPYContext(t *testing.T) {
+	src := writeNPYDir(t, `{"name": "Synth"}`, map[string]mem.Tensor{
+		"indptr.npy":  i64(0, 2, 3, 3, 6),
+		"indices.npy": i64(1, 2, 0, 0, 1, 2),
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dst := filepath.Join(t.TempDir(), "out")
+	require.ErrorIs(t, ConvertNPYContext(ctx, src, dst), context.Canceled)
+	_, err := os.Stat(dst)
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	require.NoError(t, ConvertNPY(src, dst))
+	before, err := os.ReadDir(dst)
+	require.NoError(t, err)
+	require.ErrorIs(t, ConvertNPYContext(ctx, src, dst), context.Canceled)
+	after, err := os.ReadDir(dst)
+	require.NoError(t, err)
+	require.Equal(t, len(before), len(after), "no temporary folder left")
+	d, err := dataset.OpenWith(dst, dataset.OpenOptions{VerifyChecksums: true})
+	require.NoError(t, err)
+	require.NoError(t, d.Close())
 }

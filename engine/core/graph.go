@@ -117,6 +117,10 @@ func OpenWith(path string, popt partition.Options, coopt graph.COOOptions, opt O
 		return nil, err
 	}
 	g.ds = ds
+	if dopt.Context != nil && dopt.Context.Err() != nil {
+		g.Close()
+		return nil, dopt.Context.Err()
+	}
 	if g.plan, err = planMemory(g, ds, path, opt); err != nil {
 		g.Close()
 		return nil, err

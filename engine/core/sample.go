@@ -2,6 +2,7 @@ package core
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"sync"
 
@@ -121,6 +122,12 @@ func (g *Graph) SampleTimed(seeds, times []int64, req sample.Request, threads in
 // SampleKeyed is SampleTimed with batch key key: the batch a loader with
 // req gives for that key (pipeline.BatchKey(epoch, index)), over seeds.
 func (g *Graph) SampleKeyed(seeds, times []int64, req sample.Request, key uint64, threads int, alloc mem.Allocator) (*pipeline.Batch, error) {
+	return g.SampleKeyedContext(context.Background(), seeds, times, req, key, threads, alloc)
+}
+
+// SampleKeyedContext is SampleKeyed stopped early, with ctx's error, when
+// ctx is done (checked at every hop's exchange).
+func (g *Graph) SampleKeyedContext(ctx context.Context, seeds, times []int64, req sample.Request, key uint64, threads int, alloc mem.Allocator) (*pipeline.Batch, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -137,7 +144,7 @@ func (g *Graph) SampleKeyed(seeds, times []int64, req sample.Request, key uint64
 		if times != nil {
 			tl = [][]int64{times}
 		}
-		res, err := rt.SampleTimed(context.Background(), req, [][]int64{internal}, tl, []uint64{key})
+		res, err := rt.SampleTimed(ctx, req, [][]int64{internal}, tl, []uint64{key})
 		if err != nil {
 			return err
 		}
@@ -172,8 +179,14 @@ func (g *Graph) withRuntime(threads int, fn func(rt *sample.Runtime) error) erro
 	if err != nil {
 		return err
 	}
-	defer g.runtimes.put(rt, gen)
-	return fn(rt)
+	err = fn(rt)
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		// Stopped mid-exchange: its communicator may be aborted; a
+		// fresh fork serves the next call.
+		return err
+	}
+	g.runtimes.put(rt, gen)
+	return err
 }
 
 // Walk is the result of RandomWalk, in memory from the allocator given to
@@ -191,6 +204,12 @@ type Walk struct {
 // in-edges as req says, on threads threads (<= 0: GOMAXPROCS; never changes
 // the walks).
 func (g *Graph) RandomWalk(seeds []int64, req sample.WalkRequest, threads int, alloc mem.Allocator) (*Walk, error) {
+	return g.RandomWalkContext(context.Background(), seeds, req, threads, alloc)
+}
+
+// RandomWalkContext is RandomWalk stopped early, with ctx's error, when ctx
+// is done (checked at every step).
+func (g *Graph) RandomWalkContext(ctx context.Context, seeds []int64, req sample.WalkRequest, threads int, alloc mem.Allocator) (*Walk, error) {
 	if req.Length < 0 {
 		return nil, errorf(nil, "walk length = %d is negative", req.Length)
 	}
@@ -207,7 +226,7 @@ func (g *Graph) RandomWalk(seeds []int64, req sample.WalkRequest, threads int, a
 			return errorf(nil, "seeds: %v", err)
 		}
 		var err error
-		res, err = rt.RandomWalk(context.Background(), req, [][]int64{internal}, []uint64{0})
+		res, err = rt.RandomWalk(ctx, req, [][]int64{internal}, []uint64{0})
 		return err
 	})
 	if err != nil {

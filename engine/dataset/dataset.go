@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -126,6 +127,19 @@ type OpenOptions struct {
 	// written before checksums were recorded still opens (Meta.Files is
 	// empty then).
 	VerifyChecksums bool
+	// Context, when set, stops the open early (with its error, the
+	// dataset's files released) when it is done: it is checked between
+	// the open's steps (each file's check, the node table, the edge
+	// table, the mappings).
+	Context context.Context
+}
+
+// stopped returns the error of o.Context once it is done, else nil.
+func (o *OpenOptions) stopped() error {
+	if o.Context == nil {
+		return nil
+	}
+	return o.Context.Err()
 }
 
 // Open opens the dataset in dir with the default options (see OpenWith).
@@ -187,11 +201,14 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 			return nil, err
 		}
 		if opt.VerifyChecksums && name != EdgesFile && name != NodesFile { // those: on reading
-			err = fileio.CheckSum(path, m.Files[name], MetaFile)
+			err = fileio.CheckSumContext(opt.Context, path, m.Files[name], MetaFile)
 		} else {
 			err = fileio.CheckSize(path, m.Files[name], MetaFile)
 		}
 		if err != nil {
+			return nil, err
+		}
+		if err := opt.stopped(); err != nil {
 			return nil, err
 		}
 	}
@@ -221,6 +238,9 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 	if err := d.readNodes(nodesPath, verifier(nodesPath, m.Files, NodesFile)); err != nil {
 		return nil, err
 	}
+	if err := opt.stopped(); err != nil {
+		return nil, err
+	}
 	// The edge sort's indptr, before the edges are read (readEdgeTable
 	// checks the rest against the edges it has read, not num_edges).
 	if err := fileio.CheckAlloc(8*uint64(n+2), fmt.Sprintf("the graph of %d nodes", n)); err != nil {
@@ -235,7 +255,7 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 			return nil, err
 		}
 	} else {
-		d.Graph, err = fileformat.ReadEdgeTableVerified(edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile))
+		d.Graph, err = fileformat.ReadEdgeTableVerifiedContext(opt.Context, edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile))
 		if err != nil {
 			return nil, err
 		}
@@ -245,6 +265,10 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		if n == 0 {
 			d.Graph = &graph.CSC{Indptr: []int64{0}}
 		}
+	}
+	if err := opt.stopped(); err != nil {
+		d.Close()
+		return nil, err
 	}
 	if m.Feature != nil {
 		if err := d.mapFeatures(featPath, featT); err != nil {
@@ -257,6 +281,10 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		return nil, err
 	}
 	if err := checkDeclared(metaPath, raw, m, d.blocks); err != nil {
+		d.Close()
+		return nil, err
+	}
+	if err := opt.stopped(); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -460,7 +488,18 @@ func (d *Dataset) Close() error {
 // (a missing label is written as -1, a missing mask as 0). From d.Meta only
 // Name, NumClasses, Source, NodeTypes and EdgeTypes are used; the rest is
 // derived.
-func Write(dir string, d *Dataset) error {
+func Write(dir string, d *Dataset) error { return WriteContext(nil, dir, d) }
+
+// WriteContext is Write stopped early, with ctx's error, when ctx (nil:
+// never) is done: checked between the files it writes (graphferry.json,
+// removed first, is then not written).
+func WriteContext(ctx context.Context, dir string, d *Dataset) error {
+	stopped := func() error {
+		if ctx == nil {
+			return nil
+		}
+		return ctx.Err()
+	}
 	if d == nil || d.Graph == nil {
 		return errors.New("dataset: Write needs a dataset with a graph")
 	}
@@ -496,6 +535,9 @@ func Write(dir string, d *Dataset) error {
 		return fmt.Errorf("dataset: %w", err)
 	}
 
+	if err := stopped(); err != nil {
+		return err
+	}
 	if feat, ok := global[FeatKey]; ok {
 		if err := fileio.WriteFile(filepath.Join(dir, FeatFile), feat.Data); err != nil {
 			return err
@@ -509,7 +551,13 @@ func Write(dir string, d *Dataset) error {
 	if err != nil {
 		return err
 	}
-	if err := fileformat.WriteEdgeTable(filepath.Join(dir, EdgesFile), src, dst, weights); err != nil {
+	if err := stopped(); err != nil {
+		return err
+	}
+	if err := fileformat.WriteEdgeTableContext(ctx, filepath.Join(dir, EdgesFile), src, dst, weights); err != nil {
+		return err
+	}
+	if err := stopped(); err != nil {
 		return err
 	}
 	arrayFiles, err := writeArrays(dir, d, ty, typed, order, &meta)
@@ -517,6 +565,9 @@ func Write(dir string, d *Dataset) error {
 		return err
 	}
 	if err := writeNodeTable(filepath.Join(dir, NodesFile), cols, n); err != nil {
+		return err
+	}
+	if err := stopped(); err != nil {
 		return err
 	}
 	files := []string{EdgesFile, NodesFile}

@@ -2,6 +2,7 @@ package fileformat
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"math/bits"
 	"os"
@@ -38,6 +39,12 @@ var RecordBatchRows int64 = 1 << 20
 // verify: a sum recorded after the damage (a copy made by a tool that
 // re-sums what it writes) certifies nothing about the frames.
 func ReadIPCFile(path string, verify func(file []byte) error) (recs []arrow.Record, err error) {
+	return ReadIPCFileContext(nil, path, verify)
+}
+
+// ReadIPCFileContext is ReadIPCFile stopped early, with ctx's error, when
+// ctx (nil: never) is done: checked before each record batch is decoded.
+func ReadIPCFileContext(ctx context.Context, path string, verify func(file []byte) error) (recs []arrow.Record, err error) {
 	data, release, err := fileio.MapFile(path)
 	if err != nil {
 		return nil, err
@@ -92,6 +99,10 @@ func ReadIPCFile(path string, verify func(file []byte) error) (recs []arrow.Reco
 				i++
 				next.Unlock()
 				if j >= n {
+					return
+				}
+				if ctx != nil && ctx.Err() != nil {
+					errs[j] = ctx.Err()
 					return
 				}
 				errs[j] = CatchPanic(func() error {

@@ -1,6 +1,7 @@
 package fileformat
 
 import (
+	"context"
 	"fmt"
 	"runtime"
 	"sync"
@@ -31,7 +32,14 @@ func ReadEdgeTable(path string, opt graph.COOOptions) (*graph.CSC, error) {
 // are recorded: verify, when not nil, checks the whole file first (see
 // ReadIPCFile).
 func ReadEdgeTableVerified(path string, opt graph.COOOptions, verify func(file []byte) error) (*graph.CSC, error) {
-	recs, err := ReadIPCFile(path, verify)
+	return ReadEdgeTableVerifiedContext(nil, path, opt, verify)
+}
+
+// ReadEdgeTableVerifiedContext is ReadEdgeTableVerified stopped early, with
+// ctx's error, when ctx (nil: never) is done: checked before each record
+// batch is decoded and before the graph is built.
+func ReadEdgeTableVerifiedContext(ctx context.Context, path string, opt graph.COOOptions, verify func(file []byte) error) (*graph.CSC, error) {
+	recs, err := ReadIPCFileContext(ctx, path, verify)
 	if err != nil {
 		return nil, err
 	}
@@ -47,6 +55,9 @@ func ReadEdgeTableVerified(path string, opt graph.COOOptions, verify func(file [
 	}
 	if err := checkGraphAlloc(src, dst, opt); err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", path, err)
+	}
+	if ctx != nil && ctx.Err() != nil {
+		return nil, ctx.Err()
 	}
 	g, err := graph.FromCOO(src, dst, w, opt)
 	if err != nil {
@@ -269,6 +280,12 @@ func edgeSchema(weighted bool) *arrow.Schema {
 // weight is not nil) to path as a ZSTD-compressed Arrow IPC file in batches
 // of about a million rows.
 func WriteEdgeTable(path string, src, dst []int64, weight []float32) error {
+	return WriteEdgeTableContext(nil, path, src, dst, weight)
+}
+
+// WriteEdgeTableContext is WriteEdgeTable stopped early, with ctx's error,
+// when ctx (nil: never) is done: checked before each record batch.
+func WriteEdgeTableContext(ctx context.Context, path string, src, dst []int64, weight []float32) error {
 	if len(src) != len(dst) {
 		return fmt.Errorf("dataset: len(src)=%d does not equal len(dst)=%d", len(src), len(dst))
 	}
@@ -277,6 +294,9 @@ func WriteEdgeTable(path string, src, dst []int64, weight []float32) error {
 	}
 	schema := edgeSchema(weight != nil)
 	return WriteIPCFile(path, schema, int64(len(src)), func(lo, hi int64) ([]arrow.Array, error) {
+		if ctx != nil && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
 		s, _ := primitiveArray(mem.Int64, hi-lo, mem.Bytes(src[lo:hi]))
 		d, _ := primitiveArray(mem.Int64, hi-lo, mem.Bytes(dst[lo:hi]))
 		cols := []arrow.Array{s, d}

@@ -1,6 +1,7 @@
 package rankpart
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,6 +88,12 @@ type PartitionOptions struct {
 	// Progress, if set, is called by Partition after each rank's folder
 	// is written, with the number written and Parts.
 	Progress func(done, total int)
+	// Context, when set, stops Partition early when it is done: checked
+	// before each rank's folder and before partition.json; what the call
+	// wrote is then removed (its rank folders and assignment.npy), and
+	// partition.json, removed before the first folder is written, is not
+	// written.
+	Context context.Context
 }
 
 // PartMeta is the content of partition.json.
@@ -488,13 +495,29 @@ func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta
 	if err != nil {
 		return PartMeta{}, err
 	}
+	stopped := func(written int) error {
+		if opt.Context == nil || opt.Context.Err() == nil {
+			return nil
+		}
+		for r := range written {
+			os.RemoveAll(filepath.Join(dst, partDir(r)))
+		}
+		os.Remove(filepath.Join(dst, PartAssignmentFile))
+		return opt.Context.Err()
+	}
 	for r := range opt.Parts {
+		if err := stopped(r); err != nil {
+			return PartMeta{}, err
+		}
 		if err := p.WritePart(dst, r); err != nil {
 			return PartMeta{}, err
 		}
 		if opt.Progress != nil {
 			opt.Progress(r+1, opt.Parts)
 		}
+	}
+	if err := stopped(opt.Parts); err != nil {
+		return PartMeta{}, err
 	}
 	if err := p.WriteMeta(dst); err != nil {
 		return PartMeta{}, err

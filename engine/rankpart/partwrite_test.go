@@ -1,6 +1,7 @@
 package rankpart
 
 import (
+	"context"
 	"encoding/json"
 	"math/rand/v2"
 	"os"
@@ -409,4 +410,18 @@ func TestPartitionRefusesTyped(t *testing.T) {
 	typed := &dataset.Dataset{Graph: g, Meta: dataset.Meta{NodeTypes: []fileformat.NodeType{{Name: "a", NumNodes: 2}}}}
 	_, err = NewPartitioner(typed, PartitionOptions{Parts: 2})
 	require.ErrorContains(t, err, "typed (heterogeneous) datasets cannot be partitioned")
+}
+
+// TestPartitionContext: a partition whose context is done writes nothing
+// that stays (no rank folder, no assignment.npy, no partition.json).
+func TestPartitionContext(t *testing.T) {
+	src := randomDataset(t, 300, 4)
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dst := t.TempDir()
+	_, err := Partition(src, dst, PartitionOptions{Method: partition.Range, Parts: 3, Layout: LayoutDSP, Context: ctx})
+	require.ErrorIs(t, err, context.Canceled)
+	left, err := os.ReadDir(dst)
+	require.NoError(t, err)
+	require.Empty(t, left)
 }

@@ -11,6 +11,7 @@ from typing import Any, Callable, Union
 import numpy as np
 import torch
 
+from . import _interrupt
 from ._metafile import warn_if_unverified
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, ExportedTensor, borrow, ref_or_null, tensor_from_managed
@@ -378,7 +379,12 @@ class Graph(Closeable):
         opts.cache_policy = _CACHE_POLICIES[cache_policy]
         opts.cache_bytes = 0 if cache_bytes is None else _as_int(cache_bytes, "cache_bytes")
         encoded = os.fsencode(path)
-        graph = cls._make(lambda out: _lib.gf_graph_open(encoded, ctypes.byref(opts), out))
+        out = ctypes.c_void_p()
+        _interrupt.call(  # Ctrl-C stops a long open (see _interrupt)
+            lambda: _lib.gf_graph_open(encoded, ctypes.byref(opts), ctypes.byref(out)),
+            discard=lambda _: _lib.gf_graph_close(out.value),
+        )
+        graph = cls(out.value, _owner=_CONSTRUCTOR_TOKEN)
         if not verify:
             warn_if_unverified(path)
         return graph
@@ -868,7 +874,8 @@ def convert_npy(src_dir: str | os.PathLike, dst_dir: str | os.PathLike) -> None:
     graphferry dataset directory ``dst_dir`` (created if missing), which
     :meth:`Graph.open` reads.
     """
-    _lib.gf_dataset_convert_npy(os.fsencode(src_dir), os.fsencode(dst_dir))
+    # Ctrl-C stops it; the call removes what it wrote (waited for).
+    _interrupt.call(lambda: _lib.gf_dataset_convert_npy(os.fsencode(src_dir), os.fsencode(dst_dir)), give_up_s=None)
 
 
 def write_csc(path: str | os.PathLike) -> None:

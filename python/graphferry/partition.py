@@ -38,6 +38,7 @@ import os
 import numpy as np
 import torch
 
+from . import _interrupt
 from ._metafile import read_object
 from ._native import lib as _lib
 from ._native.dlpack import borrow
@@ -174,7 +175,12 @@ def partition(
             method_name=method.encode(),
             progress=progress,
         )
-        gf_dataset_partition(os.fsencode(src_dir), os.fsencode(dst_dir), ctypes.byref(opts))
+        # Ctrl-C stops it after the rank folder being written; the call
+        # then removes what it wrote (waited for: give_up_s=None).
+        _interrupt.call(
+            lambda: gf_dataset_partition(os.fsencode(src_dir), os.fsencode(dst_dir), ctypes.byref(opts)),
+            give_up_s=None,
+        )
     return read_object(os.path.join(dst_dir, "partition.json"))
 
 

@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from . import _interrupt
 from ._device import DeviceOptions
 from ._hostmem import HostAllocator, register_user
 from ._native import lib as _lib
@@ -500,8 +501,11 @@ def sample_with_options(graph: Graph, seeds: Any, options: SampleOptions) -> Sam
     opts, keep = options.to_c()
     borrowed = BorrowedTensor(seeds, "seeds")
     out = ctypes.c_void_p()
-    _lib.gf_sample_keyed(
-        graph.handle, borrowed.ref, ctypes.byref(opts), options.batch_key & 0xFFFFFFFFFFFFFFFF, ctypes.byref(out)
+    _interrupt.call(
+        lambda: _lib.gf_sample_keyed(
+            graph.handle, borrowed.ref, ctypes.byref(opts), options.batch_key & 0xFFFFFFFFFFFFFFFF, ctypes.byref(out)
+        ),
+        discard=lambda _: _lib.gf_batch_close(out.value),
     )
     with _Batch(out.value) as batch:
         return batch.read(
@@ -560,12 +564,20 @@ def random_walk(
     )
     borrowed = BorrowedTensor(seeds, "seeds")
     traces, edge_ids = ctypes.c_void_p(), ctypes.c_void_p()
-    _lib.gf_random_walk(
-        graph.handle,
-        borrowed.ref,
-        ctypes.byref(opts),
-        ctypes.byref(traces),
-        ctypes.byref(edge_ids),
+
+    def discard(_: Any) -> None:
+        tensor_from_managed(traces.value)  # frees them
+        tensor_from_managed(edge_ids.value)
+
+    _interrupt.call(
+        lambda: _lib.gf_random_walk(
+            graph.handle,
+            borrowed.ref,
+            ctypes.byref(opts),
+            ctypes.byref(traces),
+            ctypes.byref(edge_ids),
+        ),
+        discard=discard,
     )
     try:
         trace_tensor = tensor_from_managed(traces.value)

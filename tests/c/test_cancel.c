@@ -19,6 +19,18 @@
  *    between exchanges: the coordinator names the rank that did not
  *    register the next one.
  *
+ * 4. gf_cancel tokens (long single calls): a token bound to the calling
+ *    thread and cancelled before a walk or an open makes it return
+ *    GF_ECANCELED with its outputs NULL; cancelled from another thread during a long walk
+ *    (many seeds), the walk returns GF_ECANCELED within the bound; the
+ *    graph stays usable; argument checks.
+ *
+ * 5. Two ranks exchanging (host exchanges, time-out), one whose host
+ *    allocator (gf_loader_options.allocator) fails after k blocks, for
+ *    sampled k: the failing rank's epoch ends with GF_ENOMEM naming the
+ *    host allocator, its peer's with GF_DONE or GF_EIO, and neither
+ *    allocator leaks a block (issue 23's two-rank exchange sweep).
+ *
  * Latencies are printed. The bounds checked are the issue's 100 ms times
  * GF_TEST_SLACK (default 5, for a loaded 2-core machine; the valgrind run
  * sets a larger one, since memcheck slows the Go runtime tens of times).
@@ -530,6 +542,189 @@ static void test_dead_rank(int coordinated, int size) {
   group_free(&g);
 }
 
+typedef struct {
+  gf_cancel *tok;
+  double delay_ms;
+  double requested;
+} canceller;
+
+static void *cancel_later(void *arg) {
+  canceller *c = (canceller *)arg;
+  struct timespec ts = {0, (long)(c->delay_ms * 1e6)};
+  nanosleep(&ts, NULL);
+  c->requested = now_ms();
+  gf_cancel_request(c->tok);
+  return NULL;
+}
+
+/* walk runs a walk of n seeds (ids i % 2708) and length len. */
+static int walk(gf_graph *g, int64_t n, int32_t len, DLManagedTensor **traces, DLManagedTensor **eids) {
+  int64_t *ids = (int64_t *)malloc((size_t)n * sizeof *ids);
+  for (int64_t i = 0; i < n; i++) ids[i] = i % 2708;
+  int64_t shape[1] = {n};
+  DLTensor t = gft_i64(ids, shape);
+  gf_walk_options o;
+  memset(&o, 0, sizeof o);
+  o.struct_size = sizeof o;
+  o.length = len;
+  o.num_threads = 1;
+  int rc = gf_random_walk(g, &t, &o, traces, eids);
+  free(ids);
+  return rc;
+}
+
+static void test_cancel_token(void) {
+  gf_graph *g = gft_open(dataset);
+  if (g == NULL) return;
+  gf_cancel *tok = NULL;
+  CHECK_ERR(gf_cancel_new(NULL), GF_EINVAL, "out is NULL");
+  CHECK(gf_cancel_request(NULL) == GF_EINVAL, "gf_cancel_request(NULL) accepted");
+  CHECK(gf_cancel_new(&tok) == GF_OK && tok != NULL, "gf_cancel_new: %s", gf_errmsg());
+  int32_t flag = -1;
+  CHECK(gf_cancel_is_requested(tok, NULL) == GF_EINVAL, "NULL out accepted");
+  CHECK(gf_cancel_is_requested(tok, &flag) == GF_OK && flag == 0, "fresh token: flag %d", flag);
+  DLManagedTensor *tr = (DLManagedTensor *)1, *ei = (DLManagedTensor *)1;
+
+  /* Cancelled before the call. */
+  CHECK(gf_cancel_request(tok) == GF_OK, "request");
+  CHECK(gf_cancel_is_requested(tok, &flag) == GF_OK && flag == 1, "cancelled token: flag %d", flag);
+  CHECK(gf_cancel_bind(tok) == GF_OK, "bind: %s", gf_errmsg());
+  CHECK_ERR(walk(g, 100, 4, &tr, &ei), GF_ECANCELED, "gf_random_walk: cancelled");
+  CHECK(tr == NULL && ei == NULL, "outputs set by a cancelled call");
+  gf_graph *g2 = (gf_graph *)1;
+  CHECK_ERR(gf_graph_open(dataset, NULL, &g2), GF_ECANCELED, "gf_graph_open: cancelled");
+  CHECK(g2 == NULL, "a cancelled open set its output");
+  CHECK(gf_cancel_bind(NULL) == GF_OK, "unbind");
+  CHECK(walk(g, 100, 4, &tr, &ei) == GF_OK, "walk after unbinding: %s", gf_errmsg());
+  gft_drop(tr);
+  gft_drop(ei);
+  gf_cancel_free(tok);
+
+  /* Cancelled from another thread during a long walk (2M steps). */
+  CHECK(gf_cancel_new(&tok) == GF_OK, "gf_cancel_new: %s", gf_errmsg());
+  canceller c = {tok, 30, 0};
+  pthread_t th;
+  gf_cancel_bind(tok);
+  pthread_create(&th, NULL, cancel_later, &c);
+  int rc = walk(g, 200000, 10, &tr, &ei);
+  double returned = now_ms();
+  pthread_join(th, NULL);
+  gf_cancel_free(tok); /* unbinds it too */
+  double bound = 100 * slack;
+  printf("test_cancel: walk cancelled %.1f ms after the request (rc %d)\n", returned - c.requested, rc);
+  if (rc == GF_OK) {
+    gft_drop(tr);
+    gft_drop(ei);
+  }
+  CHECK(rc == GF_ECANCELED, "long walk: status %d (%s), want GF_ECANCELED", rc, gf_errmsg());
+  CHECK(returned - c.requested < bound, "walk returned %.1f ms after the request (bound %.0f)", returned - c.requested, bound);
+  CHECK(walk(g, 100, 4, &tr, &ei) == GF_OK, "walk after a cancelled one: %s", gf_errmsg());
+  gft_drop(tr);
+  gft_drop(ei);
+  gf_graph_close(g);
+}
+
+/* ---------------------------------------------------------------------- */
+/* 5. Two ranks exchanging, one whose host allocator fails (issue 23).    */
+
+typedef struct {
+  member m;
+  pthread_barrier_t *opened;
+  gft_counting *c;
+  gf_loader *l;
+  int rc, batches;
+  char msg[1024];
+} alloc_run;
+
+static void *alloc_rank_main(void *arg) {
+  alloc_run *r = (alloc_run *)arg;
+  gf_graph *g = open_graph(2);
+  if (g != NULL) {
+    gf_sample_options so;
+    gf_loader_options lo;
+    options(&so, &lo, 1);
+    gf_allocator a = gft_allocator_of(r->c);
+    lo.allocator = &a;
+    DLTensor st = gft_i64(seeds, seeds_shape);
+    gf_comm c = comm_of(&r->m, 0, timeout_ms);
+    CHECK(gf_loader_open_comm(g, &st, &lo, &c, &r->l) == GF_OK, "gf_loader_open_comm rank %d: %s", r->m.rank,
+          gf_errmsg());
+    gf_graph_close(g);
+  }
+  pthread_barrier_wait(r->opened);
+  if (r->l == NULL) return NULL;
+  CHECK(gf_loader_start(r->l, 0) == GF_OK, "start rank %d", r->m.rank);
+  for (;;) {
+    gf_batch *b = NULL;
+    r->rc = gf_loader_next(r->l, &b);
+    if (r->rc != GF_OK) break;
+    r->batches++;
+    gf_batch_close(b);
+  }
+  snprintf(r->msg, sizeof r->msg, "%s", gf_errmsg());
+  return NULL;
+}
+
+/* test_failing_allocator_two_ranks: rank `failing` of two ranks (threads
+   exchanging through the group, time-out timeout_ms) gets a host allocator
+   that fails once it has given k blocks, for k = 0, step, ... below kmax
+   (sampled: every block of an epoch would be hundreds of runs of a
+   time-out each). The failing rank's epoch must end with GF_ENOMEM naming
+   the host allocator; its peer's with GF_DONE or a GF_EIO (the failing
+   rank stopped exchanging); both loaders close; neither allocator may
+   leak a block or be given a wrong free; no exchange callback stays
+   inside. */
+static void test_failing_allocator_two_ranks(int failing, long kmax, long step) {
+  int failed_runs = 0;
+  for (long k = 0; k < kmax; k += step) {
+    group g;
+    group_init(&g, 2);
+    alloc_run runs[2];
+    memset(runs, 0, sizeof runs);
+    pthread_t th[2];
+    pthread_barrier_t opened;
+    pthread_barrier_init(&opened, NULL, 2);
+    for (int r = 0; r < 2; r++) {
+      runs[r].m.g = &g;
+      runs[r].m.rank = r;
+      runs[r].opened = &opened;
+      runs[r].c = (gft_counting *)malloc(sizeof(gft_counting));
+      gft_counting_init(runs[r].c);
+      if (r == failing) runs[r].c->fail_after = k;
+      pthread_create(&th[r], NULL, alloc_rank_main, &runs[r]);
+    }
+    for (int r = 0; r < 2; r++) pthread_join(th[r], NULL);
+    pthread_barrier_destroy(&opened);
+    alloc_run *f = &runs[failing], *peer = &runs[1 - failing];
+    if (f->c->failures > 0) {
+      failed_runs++;
+      CHECK(f->rc == GF_ENOMEM && strstr(f->msg, "host allocator") != NULL,
+            "k=%ld: the failing rank %d ended with %d: %s", k, failing, f->rc, f->msg);
+    } else {
+      CHECK(f->rc == GF_DONE, "k=%ld: rank %d ended with %d: %s", k, failing, f->rc, f->msg);
+    }
+    CHECK(peer->rc == GF_DONE || peer->rc == GF_EIO, "k=%ld: the peer ended with %d: %s", k, peer->rc, peer->msg);
+    for (int r = 0; r < 2; r++) gf_loader_close(runs[r].l);
+    group_abort(&g);
+    sleep_ms(50); /* the callbacks left blocked return */
+    int inside = 0;
+    group_count(&g, &inside);
+    CHECK(inside == 0, "k=%ld: %d callbacks still inside", k, inside);
+    for (int r = 0; r < 2; r++) {
+      gft_counting *c = runs[r].c;
+      CHECK(c->n == 0 && c->allocs == c->frees, "k=%ld rank %d: %d blocks leaked (%ld allocs, %ld frees)", k, r, c->n,
+            c->allocs, c->frees);
+      CHECK(c->bad_frees == 0, "k=%ld rank %d: %ld bad frees", k, r, c->bad_frees);
+      pthread_mutex_destroy(&c->mu);
+      free(c);
+    }
+    group_free(&g);
+  }
+  printf("test_cancel: two ranks, rank %d's host allocator failing: it failed in %d of the runs k < %ld step %ld\n",
+         failing, failed_runs, kmax, step);
+  CHECK(failed_runs >= (int)(kmax / step) - 1, "the allocator failed in only %d runs", failed_runs);
+}
+
 int main(int argc, char **argv) {
   if (argc > 2) {
     fprintf(stderr, "usage: %s [DATASET_DIR] (default %s)\n", argv[0], GFT_CORA);
@@ -552,5 +747,8 @@ int main(int argc, char **argv) {
   test_dead_rank(0, 2);
   test_dead_rank(1, 2);
   test_dead_rank(1, 3);
+  test_cancel_token();
+  test_failing_allocator_two_ranks(0, 36, 12);
+  test_failing_allocator_two_ranks(1, 36, 12);
   return gft_summary("test_cancel");
 }

@@ -162,6 +162,43 @@ static void test_typed_arrow(const char *path) {
   CHECK(g == NULL, "out_graph NULL after every failure");
 }
 
+/* A typed loader over a host allocator that fails after k blocks (issue 23:
+   the heterogeneous loader's allocation-failure sweep through the C API). */
+typedef struct {
+  gf_graph *g;
+  DLTensor seeds;
+} typed_ctx;
+
+static int open_typed_loader(void *ctx, const gf_allocator *a, gf_loader **out) {
+  typed_ctx *x = (typed_ctx *)ctx;
+  static const int32_t fanouts[2] = {4, 3};
+  gf_sample_options so;
+  memset(&so, 0, sizeof so);
+  so.struct_size = sizeof so;
+  so.num_hops = 2;
+  so.fanouts = fanouts;
+  so.seed = 5;
+  so.num_threads = 2;
+  gf_loader_options lo;
+  memset(&lo, 0, sizeof lo);
+  lo.struct_size = sizeof lo;
+  lo.sample = &so;
+  lo.batch_size = 32;
+  lo.queue_capacity = 1;
+  lo.allocator = a;
+  return gf_loader_open(x->g, &x->seeds, &lo, out);
+}
+
+static void test_typed_failing_allocator(gf_graph *g) {
+  int64_t seeds[192];
+  for (int i = 0; i < 192; i++) seeds[i] = i;
+  int64_t shape = 192;
+  typed_ctx ctx = {g, gft_i64(seeds, &shape)};
+  int failed_runs = gft_failing_allocator_runs(open_typed_loader, &ctx, 60, 5);
+  printf("test_typed: typed loader, failing host allocator: failed in %d runs of k < 60 step 5\n", failed_runs);
+  CHECK(failed_runs >= 10, "the allocator failed in only %d runs", failed_runs);
+}
+
 static void test_typed_dataset(void) {
   char dir[200];
   if (!gft_tmpdir(dir, sizeof dir, "typed")) {
@@ -185,6 +222,7 @@ static void test_typed_dataset(void) {
               strstr(names, "author/feat\n"),
           "per-type node data listed: %s", names ? names : "(null)");
     gf_free(names);
+    test_typed_failing_allocator(g);
     DLManagedTensor *t = NULL;
     CHECK(gf_graph_get_node_data(g, "paper/feat", &t) == GF_OK && t, "get paper/feat");
     if (t) {

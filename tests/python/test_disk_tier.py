@@ -45,6 +45,10 @@ def _copy_with_feat(dst: Path, feat: np.ndarray, dtype: str) -> Path:
     meta["feature"] = {"file": "feat.bin", "dtype": dtype, "shape": list(feat.shape)}
     meta["files"].pop("feat.bin")  # size recorded below; no checksum (verify=False)
     meta["files"]["feat.bin"] = {"size": len(raw)}
+    # A hand-made copy: no block or declared sums (those of the shipped
+    # feat.bin would refuse the new one), opened like an older dataset.
+    meta.pop("blocks", None)
+    meta.pop("declared", None)
     (dst / "graphferry.json").write_text(json.dumps(meta))
     return dst
 

@@ -74,3 +74,36 @@ def test_example_without_dataset_names_the_shipped_one(tmp_path):
     msg = str(exc.value)
     assert str(testdata.REPO / "examples" / "data" / "cora") in msg, msg
     assert "python -m graphferry convert" in msg and "/work/" not in msg.replace(str(testdata.REPO), "")
+
+
+def test_shipped_cora_opens_without_warning():
+    """The shipped Cora records its per-block sums and its declared sum
+    (issue 23): Graph.open verifies its feat.bin as read and has nothing
+    to warn about, in the demo or in any test that opens it."""
+    import os
+    import warnings
+
+    import graphferry
+    from graphferry import _metafile
+
+    cora = testdata.REPO / "examples" / "data" / "cora"
+    meta = json.loads((cora / "graphferry.json").read_text())
+    assert meta.get("blocks") and meta.get("declared"), "the shipped graphferry.json lacks its block or declared sum"
+    _metafile._warned.discard(os.path.realpath(cora))  # warned once per process: forget an earlier open
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with graphferry.Graph.open(cora) as g:
+            assert g.num_edges == 10556
+
+
+def test_shipped_cora_is_what_convert_writes(tmp_path):
+    """The shipped Cora is exactly what ``python -m graphferry convert``
+    writes from its .npy form (graphferry.json included, byte for byte):
+    it went through our own tools, and can be written again by them."""
+    import graphferry
+
+    cora = testdata.REPO / "examples" / "data" / "cora"
+    src = testdata.unpack("cora", tmp_path / "npy")
+    graphferry.convert_npy(src, tmp_path / "gf")
+    for f in ("edges.arrow", "nodes.arrow", "feat.bin", "graphferry.json"):
+        assert (tmp_path / "gf" / f).read_bytes() == (cora / f).read_bytes(), f

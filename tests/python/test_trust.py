@@ -248,20 +248,24 @@ def test_feature_block_verified_as_read(tmp_path):
         loader.close()
 
 
-def test_old_dataset_warns_once():
-    """A dataset without block sums (the shipped Cora) opens and says once
-    that its features are not verified as read."""
+def test_old_dataset_warns_once(cora_copy):
+    """A dataset without block sums (Cora as graphferry wrote it before it
+    recorded them: no "blocks", no "declared") opens and says once that its
+    features are not verified as read."""
     import warnings
 
     from graphferry import _metafile
 
+    meta = json.loads((cora_copy / "graphferry.json").read_text())
+    del meta["blocks"], meta["declared"]
+    (cora_copy / "graphferry.json").write_text(json.dumps(meta, indent=2))
     _metafile._warned.clear()
     with pytest.warns(UserWarning, match="records no per-block checksums"):
-        graphferry.Graph.open(CORA).close()
+        graphferry.Graph.open(cora_copy).close()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        graphferry.Graph.open(CORA).close()
-        graphferry.Graph.open(CORA, verify=True).close()
+        graphferry.Graph.open(cora_copy).close()
+        graphferry.Graph.open(cora_copy, verify=True).close()
 
 
 # -- distributed: a failing rank named --------------------------------------------

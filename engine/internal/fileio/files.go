@@ -11,6 +11,7 @@
 package fileio
 
 import (
+	"context"
 	"fmt"
 	"hash/crc32"
 	"io"
@@ -94,10 +95,29 @@ func ReadSmall(path string, limit int64) ([]byte, error) {
 }
 
 // SumBytes returns the FileSum of data.
-func SumBytes(data []byte) (FileSum, error) {
+func SumBytes(data []byte) (FileSum, error) { return SumBytesContext(nil, data) }
+
+// sumChunk is how many bytes SumBytesContext sums between two looks at its
+// context (a few milliseconds of CRC).
+const sumChunk = 16 << 20
+
+// SumBytesContext is SumBytes stopped early, with ctx's error, when ctx (nil:
+// never) is done: checked every sumChunk bytes.
+func SumBytesContext(ctx context.Context, data []byte) (FileSum, error) {
 	var crc uint32
-	err := feature.Guard(func() { crc = crc32.Update(0, castagnoli, data) })
-	return FileSum{Size: int64(len(data)), CRC32C: fmt.Sprintf("%08x", crc)}, err
+	for off := 0; ; off += sumChunk {
+		if ctx != nil && ctx.Err() != nil {
+			return FileSum{}, ctx.Err()
+		}
+		chunk := data[off:min(off+sumChunk, len(data))]
+		if err := feature.Guard(func() { crc = crc32.Update(crc, castagnoli, chunk) }); err != nil {
+			return FileSum{}, err
+		}
+		if off+sumChunk >= len(data) {
+			break
+		}
+	}
+	return FileSum{Size: int64(len(data)), CRC32C: fmt.Sprintf("%08x", crc)}, nil
 }
 
 // SumFile returns the FileSum of the file at path.
@@ -133,19 +153,32 @@ func CheckSize(path string, want FileSum, record string) error {
 // CheckSum compares the checksum of the file at path with the one record
 // records.
 func CheckSum(path string, want FileSum, record string) error {
+	return CheckSumContext(nil, path, want, record)
+}
+
+// CheckSumContext is CheckSum stopped early, with ctx's error, when ctx
+// (nil: never) is done.
+func CheckSumContext(ctx context.Context, path string, want FileSum, record string) error {
 	data, release, err := MapFile(path)
 	if err != nil {
 		return err
 	}
 	defer release()
-	return CheckSumBytes(path, data, want, record)
+	return checkSumBytes(ctx, path, data, want, record)
 }
 
 // CheckSumBytes compares the size and checksum of data, the contents of the
 // file at path, with the ones record records.
 func CheckSumBytes(path string, data []byte, want FileSum, record string) error {
-	got, err := SumBytes(data)
+	return checkSumBytes(nil, path, data, want, record)
+}
+
+func checkSumBytes(ctx context.Context, path string, data []byte, want FileSum, record string) error {
+	got, err := SumBytesContext(ctx, data)
 	if err != nil {
+		if ctx != nil && ctx.Err() != nil {
+			return err
+		}
 		return fmt.Errorf("dataset: %s: %w", path, err)
 	}
 	if got.Size != want.Size {

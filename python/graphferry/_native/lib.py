@@ -902,6 +902,36 @@ def gf_free(ptr: int | None, /) -> None: ...
 
 
 # ---------------------------------------------------------------------------
+# Cancel tokens
+# ---------------------------------------------------------------------------
+
+
+# int gf_cancel_new(gf_cancel **out);
+@cfunc("gf_cancel_new", [ctypes.c_void_p], ctypes.c_int)
+def gf_cancel_new(out: Any, /) -> int: ...
+
+
+# int gf_cancel_request(gf_cancel *token);
+@cfunc("gf_cancel_request", [ctypes.c_void_p], ctypes.c_int, errcheck=None)
+def gf_cancel_request(token: int | None, /) -> int: ...
+
+
+# int gf_cancel_is_requested(const gf_cancel *token, int32_t *out);
+@cfunc("gf_cancel_is_requested", [ctypes.c_void_p, ctypes.c_void_p], ctypes.c_int)
+def gf_cancel_is_requested(token: int | None, out: Any, /) -> int: ...
+
+
+# int gf_cancel_bind(gf_cancel *token);
+@cfunc("gf_cancel_bind", [ctypes.c_void_p], ctypes.c_int)
+def gf_cancel_bind(token: int | None, /) -> int: ...
+
+
+# void gf_cancel_free(gf_cancel *token);
+@cfunc("gf_cancel_free", [ctypes.c_void_p], None, errcheck=None)
+def gf_cancel_free(token: int | None, /) -> None: ...
+
+
+# ---------------------------------------------------------------------------
 # Graphs
 # ---------------------------------------------------------------------------
 
