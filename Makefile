@@ -115,7 +115,6 @@ test-cuda: lib lib-cuda $(FAKECUDA) build/cudatest/test_device_loader
 	readelf -d $(LIB_CUDA) | grep -q 'NEEDED.*\[libcuda\.so\.1\]'
 	for h in check selfcheck epoch fault; do nm -D --defined-only $(LIB_CUDA) | grep -q " T gfcuda_$$h$$" || exit 1; done
 	CGO_CFLAGS=-I$(CUDA_INC) $(GO) vet -tags cuda,$(GO_TEST_TAGS) ./cuda ./capi
-	$(GO) test -count=1 ./cuda
 	PYTHON=$(abspath $(PY)) bash cuda/fakedriver/test.sh $(dir $(FAKECUDA))
 	cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 ../$(GPU_TEST_BIN) -test.run '^TestGPU' -test.count=1
 	cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=11 \
@@ -144,8 +143,18 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py-once test-py-latest test-wheel docs test-cgocheck test-valgrind test-cuda
+test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py-once test-py-latest test-cgocheck test-side-by-side
 	@echo "make test: all suites passed"
+
+# The last suites of `make test` two at a time: valgrind's runs are
+# single-threaded (memcheck serialises a program's threads) and, like the
+# fake driver's tests, the wheel's and the documentation's builds, assert
+# nothing about time (test_cancel's bounds under memcheck carry
+# GF_TEST_SLACK=$(VALGRIND_SLACK)), so they share the two cores; the timed
+# suites above run alone.
+.PHONY: test-side-by-side
+test-side-by-side: venv lib-cuda $(FAKECUDA)
+	$(MAKE) --no-print-directory -j2 test-valgrind test-cuda test-wheel docs
 
 # The capi tests and their helpers (capi/testhelp.go, capi/abihelp.go) build
 # only with the tag gftest, so that the shipped library carries no test code
@@ -234,7 +243,7 @@ test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader
 	./build/soak examples/data/cora $(SOAK_ROUNDS)
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 
-# The Python suite (the 60-second soak included) but the slow accuracy test.
+# The Python suite (the 25-second soak included) but the slow accuracy test.
 # The torchrun launches run in a pytest process of their own: after
 # test_distributed.py in the same process, a launch's rank has hung (cause
 # not found yet; alone, or after test_distributed_ranks.py, they pass).
