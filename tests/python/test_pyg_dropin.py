@@ -18,6 +18,7 @@ import torch
 pytest.importorskip("torch_geometric")
 
 from torch_geometric.data import Data, HeteroData  # noqa: E402
+from torch_geometric.loader import LinkNeighborLoader as PyGLink  # noqa: E402
 from torch_geometric.loader import NeighborLoader as PyGNeighborLoader  # noqa: E402
 from torch_geometric.loader import NodeLoader  # noqa: E402
 from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput  # noqa: E402
@@ -644,3 +645,23 @@ def test_link_loader_over_feature_and_graph_stores(graph_store):
         assert torch.equal(batch.x, data.x[batch.n_id])
         assert torch.equal(batch.n_id[batch.edge_index], data.edge_index[:, batch.e_id])
     ours.close()
+
+
+def test_link_loader_takes_every_argument_of_pygs_at_its_default():
+    # Every keyword of PyG's own LinkNeighborLoader, at PyG's default, is
+    # accepted (an unchanged script runs); set hooks we do not apply are refused.
+    ei = torch.randint(0, 50, (2, 300), generator=torch.Generator().manual_seed(3))
+    data = Data(x=torch.randn(50, 4), edge_index=ei, num_nodes=50)
+    sig = inspect.signature(PyGLink.__init__)
+    kw = {
+        k: p.default
+        for k, p in sig.parameters.items()
+        if k not in ("self", "data", "num_neighbors", "kwargs") and p.default is not inspect.Parameter.empty
+    }
+    kw.update(edge_label_index=ei[:, :20], batch_size=8)
+    batch = next(iter(gfpyg.LinkNeighborLoader(data, [3, 2], **kw)))
+    assert batch.edge_label_index.shape[1] == 8
+    with pytest.raises(NotImplementedError, match="transform_sampler_output"):
+        gfpyg.LinkNeighborLoader(data, [3, 2], edge_label_index=ei[:, :20], transform_sampler_output=lambda o: o)
+    with pytest.raises(TypeError, match="is_sorted"):
+        gfpyg.LinkNeighborLoader(data, [3, 2], edge_label_index=ei[:, :20], is_sorted="yes")

@@ -58,6 +58,7 @@ from .._transfer import pin_transfer
 from ..graph import pyg_node_attrs
 from ..hetero import HeteroGraph
 from .base import (
+    check_flags,
     check_weight_attr,
     directional,
     edge_index,
@@ -166,6 +167,14 @@ class LinkNeighborLoader(EngineLoader):
         self._hetero: HeteroGraph | None = None
         num_threads = worker_threads(num_workers, num_threads)
         transfer = pin_transfer(kwargs.pop("pin_memory", False), kwargs.pop("pin_memory_device", ""))
+        # PyG's LinkNeighborLoader arguments past transform: is_sorted and
+        # filter_per_worker change nothing here (checked); a sampler output
+        # transform or a given neighbor_sampler are NodeLoader-side hooks the
+        # edge batches do not take yet (refused when set, accepted at None).
+        check_flags(kwargs.pop("is_sorted", False), kwargs.get("filter_per_worker"))
+        for name in ("transform_sampler_output", "neighbor_sampler"):
+            if kwargs.pop(name, None) is not None:
+                raise NotImplementedError(f"graphferry's LinkNeighborLoader does not take '{name}' (only None)")
         generator = torch_loader_kwargs({k: v for k, v in kwargs.items() if k not in _IGNORED}, type(self).__name__)
         check_data(data)
         if (edge_label_time is not None) != (time_attr is not None):
