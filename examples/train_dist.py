@@ -175,6 +175,13 @@ def main():
     val_loader.close()
     test_loader.close()
     graph.close()
+    # DDP's process group goes with the model: let it go while the tensors
+    # of this script's own collectives (PartEval.counts, classes) are still
+    # held. With torch before 2.8 a Gloo group destroyed while its worker
+    # still releases a collective's tensor that Python dropped first
+    # deadlocks the process (the destructor holds the GIL the worker needs;
+    # pytorch/pytorch#56297). graphferry's TorchComm guards its own group.
+    del model, opt
     dist.destroy_process_group()
 
 
@@ -201,6 +208,7 @@ class PartEval:
         self.batches = -(-n // self.BATCH)  # the group's (self-reliant: this rank's)
         self.rank, self.step = (0, 1) if own_seeds else (dist.get_rank(), dist.get_world_size())
         self.normalise = normalise
+        self.counts = torch.zeros(2, dtype=torch.int64)  # reused: held until the end (see main)
 
     def evaluate(self, model):
         model.eval()
@@ -215,7 +223,8 @@ class PartEval:
                 pred = model(graphferry.dgl.to_blocks(sub), x).argmax(1)
                 correct += int((pred == sub.labels["label"]).sum())
                 total += int(sub.hop_counts[0])
-        counts = torch.tensor([correct, total], dtype=torch.int64)
+        counts = self.counts
+        counts[0], counts[1] = correct, total
         dist.all_reduce(counts)
         return int(counts[0]) / max(int(counts[1]), 1)
 

@@ -112,6 +112,10 @@ class CommCancelled(RuntimeError):
 
 # How often a waiting exchange looks at whether its loader was closed (s).
 _POLL_S = 0.02
+# How long a TorchComm waits at its end for Gloo's workers to let go of its
+# exchanges' tensors (TorchComm._settle; they take microseconds once they
+# hold the GIL, which the wait releases).
+_SETTLE_S = 2.0
 
 
 class _Session:
@@ -473,6 +477,10 @@ class TorchComm(Communicator):
         global _comm_count
         _comm_count += 1
         self._failure_prefix = f"graphferry/comm{_comm_count}/failed/"
+        # The tensors this TorchComm gave its group's collectives, as weak
+        # references: settled (see _settle) before the group can go.
+        self._given: list[weakref.ref] = []
+        self._given_lock = threading.Lock()
         _live_comms.add(self)
         _install_excepthook()
         self.coordinated = bool(coordinated)
@@ -489,9 +497,48 @@ class TorchComm(Communicator):
         """The process group the sampler exchanges on."""
         return self._group
 
+    def _give(self, *tensors: torch.Tensor) -> None:
+        """Records tensors handed to a collective of the group (see _settle)."""
+        with self._given_lock:
+            self._given = [r for r in self._given if r() is not None]
+            self._given += [weakref.ref(t) for t in tensors]
+
+    def _settle(self, timeout: float = _SETTLE_S) -> bool:
+        """Waits, the GIL released, until Gloo's workers have let go of
+        every tensor this TorchComm gave its group; True when they have.
+
+        With torch before 2.8 a Gloo process group's destructor holds the
+        GIL while it waits for its worker threads, and a worker letting go
+        of a finished collective's tensor whose Python object was dropped
+        first needs the GIL to free it: destroying the group in that
+        window deadlocks the process (pytorch/pytorch#56297, fixed by
+        #154976). The group can only go after this TorchComm does (it holds
+        the group) or at exit, so both settle first. A group whose
+        collective was abandoned is never destroyed: nothing to wait for.
+        """
+        if self._broken is not None:
+            return True
+        deadline = time.monotonic() + timeout
+        while True:
+            with self._given_lock:
+                self._given = [r for r in self._given if r() is not None]
+                if not self._given:
+                    return True
+            if time.monotonic() > deadline:
+                return False
+            time.sleep(0.001)
+
+    def __del__(self) -> None:
+        try:
+            if getattr(self, "_given", None) is not None:
+                self._settle()
+        except Exception:  # noqa: BLE001 - late in interpreter exit the modules may be gone
+            pass
+
     def exchange_sizes(self, send: torch.Tensor) -> torch.Tensor:
         if self.method == "all_to_all":
             out = torch.empty_like(send)
+            self._give(out, send)
             self._collective(
                 lambda: self._dist.all_to_all_single(out, send, group=self._group, async_op=True), "size exchange"
             )
@@ -502,6 +549,7 @@ class TorchComm(Communicator):
     def all_to_all(self, send: torch.Tensor, send_splits: list[int], recv_splits: list[int]) -> torch.Tensor:
         if self.method == "all_to_all":
             out = torch.empty(sum(recv_splits), dtype=torch.uint8)
+            self._give(out, send)
             self._collective(
                 lambda: self._dist.all_to_all_single(
                     out, send, recv_splits, send_splits, group=self._group, async_op=True
@@ -640,6 +688,7 @@ class TorchComm(Communicator):
         if len(peers) == 1:
             return peers
         token = torch.full((1,), self.rank, dtype=torch.int64)
+        self._give(token)
         sends = []  # kept until the end: dropping a send's work drops the send
         for j in peers:
             try:
@@ -650,6 +699,7 @@ class TorchComm(Communicator):
         deadline = time.monotonic() + min(_PROBE_GRACE_S, self.exchange_timeout())
         for _ in peers:  # from any rank, as they come: Gloo fails every pending wait once one timed out
             buf = torch.empty(1, dtype=torch.int64)
+            self._give(buf)
             try:
                 work = self._dist.irecv(buf, None, group=self._group, tag=_PROBE_TAG)
                 work.wait(timeout=datetime.timedelta(seconds=max(deadline - time.monotonic(), 0.001)))
@@ -666,6 +716,7 @@ class TorchComm(Communicator):
         timeout = self.exchange_timeout()
         deadline = time.monotonic() + timeout
         recv = [torch.empty(n, dtype=dtype) for n in recv_sizes]
+        self._give(*send, *recv)
         works = []
         for j in range(self.size):
             if j == self.rank:
@@ -673,7 +724,9 @@ class TorchComm(Communicator):
                 continue
             peer = self._global[j]
             if send[j].numel():
-                works.append((j, self._dist.isend(send[j].contiguous(), peer, group=self._group)))
+                chunk = send[j].contiguous()
+                self._give(chunk)
+                works.append((j, self._dist.isend(chunk, peer, group=self._group)))
             if recv_sizes[j]:
                 works.append((j, self._dist.irecv(recv[j], peer, group=self._group)))
         failed: dict[int, str] = {}
@@ -943,6 +996,9 @@ _open_loaders: weakref.WeakSet[DistributedLoader] = weakref.WeakSet()
 def _close_open_loaders() -> None:
     for loader in list(_open_loaders):
         loader.close()
+    # Before Python finalizes and torch destroys the groups (TorchComm._settle).
+    for comm in list(_live_comms):
+        comm._settle()
     # Never destroyed: the exit would wait for their abandoned collectives.
     for group in _abandoned_groups:
         ctypes.pythonapi.Py_IncRef(ctypes.py_object(group))

@@ -261,3 +261,42 @@ def test_dgl_dataloader_with_comm(citeseer_dir, seeds):
         assert per_rank == 4
         for e in range(EPOCHS):
             assert got[e] == [ref[e][(k * 2 + rank) % total] for k in range(per_rank)], f"rank {rank} epoch {e}"
+
+
+def _settle_worker(port: int, results) -> None:
+    """One rank: what TorchComm._settle says about its exchanges' tensors."""
+    import torch.distributed as dist
+
+    try:
+        dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{port}", rank=0, world_size=1, timeout=_td(30))
+        comm = distributed.TorchComm(timeout=20)
+        for _ in range(20):  # tensors the callers drop at once
+            comm.exchange_sizes(torch.arange(1, dtype=torch.int64))
+            comm.all_to_all(torch.arange(8, dtype=torch.uint8), [8], [8])
+        released = comm._settle(timeout=5.0)
+        left = len(comm._given)
+        kept = comm.all_to_all(torch.arange(8, dtype=torch.uint8), [8], [8])  # a caller still holds this one
+        start = time.monotonic()
+        waited_for_held = not comm._settle(timeout=0.2) and time.monotonic() - start >= 0.2
+        del kept
+        after_release = comm._settle(timeout=5.0)
+        results.put((0, "ok", (released, left, waited_for_held, after_release)))
+        del comm  # settles, then lets the group go
+        dist.destroy_process_group()
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        results.put((0, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+
+def test_torchcomm_settles_its_tensors_before_its_group_goes():
+    # torch < 2.8: a Gloo group destroyed while its worker still releases a
+    # collective's tensor (dropped by Python first) deadlocks the process, so a
+    # TorchComm waits until Gloo let go of every tensor it gave the group
+    # before the group can go (its end, interpreter exit). The wait ends when
+    # they are released and is bounded when a caller keeps one.
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    proc = ctx.Process(target=_settle_worker, args=(_free_port(), results), daemon=True)
+    out = collect([proc], results, JOIN_S)
+    assert out.get(0, ("missing", None))[0] == "ok", out
+    assert out[0][1] == (True, 0, True, True)
+    assert proc.exitcode == 0
