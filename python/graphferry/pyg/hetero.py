@@ -25,7 +25,7 @@ from typing import Any
 import torch
 from torch_geometric.data import HeteroData
 from torch_geometric.edge_index import EdgeIndex
-from torch_geometric.loader.utils import filter_hetero_data
+from torch_geometric.loader.utils import filter_custom_hetero_store, filter_hetero_data
 from torch_geometric.sampler import HeteroSamplerOutput
 
 from .._native.dlpack import as_cpu_tensor
@@ -286,22 +286,34 @@ def _data_of_graph(hg: HeteroGraph, out: HeteroSamplerOutput) -> HeteroData:
     return data
 
 
-def filter_batch(source: Any, hg: HeteroGraph, out: HeteroSamplerOutput) -> HeteroData:
+def filter_batch(
+    source: Any,
+    hg: HeteroGraph,
+    out: HeteroSamplerOutput,
+    edge_perm: Mapping[Any, torch.Tensor | None] | None = None,
+    custom_cls: Any = None,
+) -> HeteroData:
     """The ``HeteroData`` PyG's loaders make of ``out`` before adding their
     seed fields: node attributes per type indexed by ``n_id``, edge
     attributes by ``e_id``, ``edge_index`` per edge type, and the counts and
-    ``batch`` per type."""
+    ``batch`` per type. ``source`` a ``(FeatureStore, GraphStore)`` pair:
+    the attributes are read from the FeatureStore (``custom_cls`` the batch's
+    class), and ``e_id`` is in the GraphStore's order (``edge_perm``), as
+    PyG's ``NodeLoader`` makes them."""
     if isinstance(source, HeteroData):
         # filter_hetero_data fills in the types it is not given; the
         # dicts are copied so that ``out`` stays as it was.
         data = filter_hetero_data(source, dict(out.node), dict(out.row), dict(out.col), dict(out.edge))
+    elif isinstance(source, tuple):
+        data = filter_custom_hetero_store(*source, out.node, out.row, out.col, out.edge, custom_cls)
     else:
         data = _data_of_graph(hg, out)
     for nt, ids in out.node.items():
         data[nt].n_id = ids
     for et, ids in out.edge.items():
         if ids is not None:
-            data[et].e_id = ids
+            perm = None if edge_perm is None else edge_perm.get(et)
+            data[et].e_id = ids if perm is None else perm[ids]
     data.set_value_dict("batch", out.batch)
     data.set_value_dict("num_sampled_nodes", out.num_sampled_nodes)
     data.set_value_dict("num_sampled_edges", out.num_sampled_edges)
@@ -315,11 +327,13 @@ def build_batch(
     input_type: str,
     input_id: torch.Tensor,
     seed_time: torch.Tensor | None,
+    edge_perm: Mapping[Any, torch.Tensor | None] | None = None,
+    custom_cls: Any = None,
 ) -> HeteroData:
     """The ``HeteroData`` batch PyG's ``NodeLoader.filter_fn`` makes of
     ``out``: :func:`filter_batch`, and ``input_id``, ``seed_time`` and
     ``batch_size`` on the input type."""
-    data = filter_batch(source, hg, out)
+    data = filter_batch(source, hg, out, edge_perm, custom_cls)
     data[input_type].input_id = input_id
     data[input_type].seed_time = seed_time
     data[input_type].batch_size = int(input_id.numel())

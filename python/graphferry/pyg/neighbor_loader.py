@@ -42,7 +42,7 @@ from .base import (
 from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
 from .hetero import build_batch, input_nodes_of
 from .neighbor_sampler import Sampler
-from .stores import open_stores
+from .stores import hetero_graph_of_stores, is_hetero_stores, open_stores
 
 __all__ = ["NeighborLoader"]
 
@@ -132,7 +132,11 @@ class NeighborLoader(EngineLoader):
             graph of the ``GraphStore`` is sampled (a :class:`GraphStore`
             directly, any other converted once) and the node features are
             read from the ``FeatureStore``; ``input_nodes`` is then needed
-            as in PyG (here, None means every node).
+            as in PyG (here, None means every node). A ``GraphStore`` of
+            typed edges gives ``HeteroData`` batches (node types: the
+            FeatureStore's groups, then those only edge types name; a type's
+            count from its edges' ``size``, else its FeatureStore rows, else
+            its largest id; no edge attributes, as PyG's stores).
         num_neighbors (list of int): neighbours per hop from the seeds.
         input_nodes (Tensor, optional): seed node ids, or a bool mask.
             (default: :obj:`None`, all nodes)
@@ -322,7 +326,7 @@ class NeighborLoader(EngineLoader):
         check_data(data)
         self.data = data
         self.comm = comm
-        per_type = is_hetero(data)
+        per_type = is_hetero(data) or is_hetero_stores(data)
         self.num_neighbors = num_neighbors if per_type else num_neighbors_list(num_neighbors)
         if input_time is not None and time_attr is None:
             raise ValueError("'input_time' is given but 'time_attr' is not: temporal sampling needs both")
@@ -338,7 +342,7 @@ class NeighborLoader(EngineLoader):
         self.weight_attr = check_weight_attr(weight_attr)
         self._hetero: HeteroGraph | None = None
         self._stores: tuple[FeatureStore, Any] | None = None
-        self._edge_perm: torch.Tensor | None = None
+        self._edge_perm: torch.Tensor | dict[Any, torch.Tensor | None] | None = None
         self._node_attrs: list[str] = []
         self._other_node_attrs: list[str] = []
         self._graph_node_data: dict[str, torch.Tensor] = {}
@@ -433,7 +437,12 @@ class NeighborLoader(EngineLoader):
         :class:`graphferry.HeteroGraph`, ``input_nodes`` being ``(node type,
         ids or mask)``; with the input type and the seeds' ``input_id`` and
         times."""
-        hetero = self._hetero = as_hetero_graph(data, self.weight_attr, self.time_attr)
+        if isinstance(data, tuple):  # (FeatureStore, GraphStore) of typed edges
+            hetero, self._edge_perm = hetero_graph_of_stores(data, self.weight_attr)
+            self._stores = data
+            self._hetero = hetero
+        else:
+            hetero = self._hetero = as_hetero_graph(data, self.weight_attr, self.time_attr)
         self._input_type, local, self._input_id = input_nodes_of(hetero, input_nodes)
         self._seed_times = seed_times(data, self._temporal, self.time_attr, self._input_time, local, self._input_type)
         return hetero.graph, hetero.to_global(self._input_type, local)
@@ -500,7 +509,9 @@ class NeighborLoader(EngineLoader):
                 output.metadata = (input_id, seed_time)
                 output = self._transformed(output, HeteroSamplerOutput)
                 input_id, seed_time = output.metadata[:2]
-            data = build_batch(self.data, self._hetero, output, self._input_type, input_id, seed_time)
+            data = build_batch(
+                self.data, self._hetero, output, self._input_type, input_id, seed_time, self._edge_perm, self.custom_cls
+            )
         else:
             out = finish(out, self._graph, self.subgraph_type)
             if self.transform_sampler_output is not None:

@@ -12,9 +12,10 @@ import torch_geometric.data
 from torch_geometric.data import EdgeAttr
 
 from ..graph import Graph
+from ..hetero import HeteroGraph
 from .convert import DataKindError, as_graph
 
-__all__ = ["GraphStore", "graph_of_store", "open_stores"]
+__all__ = ["GraphStore", "graph_of_store", "hetero_graph_of_stores", "is_hetero_stores", "open_stores"]
 
 
 def graph_of_store(graph_store: Any) -> tuple[Graph, torch.Tensor | None]:
@@ -35,10 +36,69 @@ def graph_of_store(graph_store: Any) -> tuple[Graph, torch.Tensor | None]:
     return Graph.from_coo(row, col, num_nodes=num_nodes), perm
 
 
-def open_stores(data: tuple, weight_attr: Any = None) -> tuple[Graph, torch.Tensor | None]:
-    """The engine graph of PyG's ``(FeatureStore, GraphStore)`` pair (its
-    parts checked), and the permutation PyG applies to ``e_id`` (None for a
-    :class:`GraphStore`, whose edge ``i`` has id ``i``)."""
+def is_hetero_stores(data: Any) -> bool:
+    """Whether ``data`` is a ``(FeatureStore, GraphStore)`` pair whose
+    GraphStore holds typed edges (``edge_type`` not None)."""
+    if not (isinstance(data, tuple) and len(data) == 2):
+        return False
+    graph_store = data[1]
+    if not isinstance(graph_store, torch_geometric.data.GraphStore) or isinstance(graph_store, GraphStore):
+        return False
+    attrs = graph_store.get_all_edge_attrs()
+    return bool(attrs) and all(a.edge_type is not None for a in attrs)
+
+
+def hetero_graph_of_stores(
+    data: tuple, weight_attr: Any = None
+) -> tuple[HeteroGraph, dict[tuple[str, str, str], torch.Tensor | None]]:
+    """The :class:`graphferry.HeteroGraph` of a heterogeneous ``(FeatureStore,
+    GraphStore)`` pair, and per edge type the permutation PyG applies to
+    ``e_id`` (None: the store's order).
+
+    Node types are the FeatureStore's groups, then those only the edge types
+    name, in the order the stores list them; a type's count is its edges' ``size`` when the
+    GraphStore gives one, else the rows of its FeatureStore tensors, else
+    one past the largest id its edges name (as PyG's own samplers count
+    them)."""
+    feature_store, graph_store = _checked_pair(data, weight_attr)
+    attrs = graph_store.get_all_edge_attrs()
+    if not attrs or any(a.edge_type is None for a in attrs):
+        raise TypeError(
+            "expected a GraphStore of typed edges (a heterogeneous graph); "
+            f"got edge types {[a.edge_type for a in attrs]}"
+        )
+    edge_types = list(dict.fromkeys(tuple(a.edge_type) for a in attrs))
+    rows, cols, perms = graph_store.coo(edge_types)
+    counts: dict[str, int | None] = {}
+    for attr in feature_store.get_all_tensor_attrs():
+        if isinstance(attr.group_name, str):
+            counts.setdefault(attr.group_name, None)
+    for et in edge_types:
+        counts.setdefault(et[0], None)
+        counts.setdefault(et[2], None)
+    for attr in attrs:  # the GraphStore's sizes first
+        size = attr.size
+        if size is not None:
+            for nt, n in ((attr.edge_type[0], size[0]), (attr.edge_type[2], size[1])):
+                if n is not None:
+                    counts[nt] = max(int(n), counts[nt] or 0)
+    for attr in feature_store.get_all_tensor_attrs():
+        nt = attr.group_name
+        if isinstance(nt, str) and counts.get(nt) is None:
+            size = feature_store.get_tensor_size(attr)
+            if size is not None and len(size) >= 1:
+                counts[nt] = int(size[0])
+    for et in edge_types:  # else: one past the largest id named
+        for nt, ids in ((et[0], rows[et]), (et[2], cols[et])):
+            if ids.numel():
+                counts[nt] = max(counts[nt] or 0, int(ids.max()) + 1)
+    num_nodes = {nt: n or 0 for nt, n in counts.items()}
+    hetero = HeteroGraph.from_coo(num_nodes, {et: (rows[et], cols[et]) for et in edge_types})
+    return hetero, {et: perms.get(et) for et in edge_types}
+
+
+def _checked_pair(data: tuple, weight_attr: Any) -> tuple[Any, Any]:
+    """PyG's ``(FeatureStore, GraphStore)`` pair, its parts checked."""
     if len(data) != 2:
         raise DataKindError(f"expected a (FeatureStore, GraphStore) pair (got a tuple of {len(data)})")
     feature_store, graph_store = data
@@ -50,6 +110,14 @@ def open_stores(data: tuple, weight_attr: Any = None) -> tuple[Graph, torch.Tens
         raise DataKindError(f"expected a 'torch_geometric.data.GraphStore' second (got '{type(graph_store).__name__}')")
     if weight_attr is not None:
         raise ValueError("'weight_attr' needs a Data; with a GraphStore, set weights on its graph")
+    return feature_store, graph_store
+
+
+def open_stores(data: tuple, weight_attr: Any = None) -> tuple[Graph, torch.Tensor | None]:
+    """The engine graph of PyG's ``(FeatureStore, GraphStore)`` pair (its
+    parts checked), and the permutation PyG applies to ``e_id`` (None for a
+    :class:`GraphStore`, whose edge ``i`` has id ``i``)."""
+    _, graph_store = _checked_pair(data, weight_attr)
     if isinstance(graph_store, GraphStore):
         return graph_store.graph, None
     return graph_of_store(graph_store)
