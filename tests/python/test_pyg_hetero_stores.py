@@ -138,3 +138,21 @@ def test_hetero_stores_errors(data):
     bad.put_edge_index((src, dst), edge_type=et, layout="coo", size=(3, data["paper"].num_nodes))  # too few authors
     with pytest.raises(ValueError):
         gfpyg.NeighborLoader((fs, bad), FANOUTS, input_nodes=("paper", None))
+
+
+def test_our_sampler_over_the_stores_in_pyg_nodeloader(data):
+    # graphferry.pyg.Sampler given the stores themselves, inside PyG's NodeLoader
+    stores = make_stores(data, layout="csc")
+    seeds = ("paper", torch.arange(data["paper"].num_nodes))
+    sampler = gfpyg.Sampler(stores, FANOUTS, seed=11)
+    assert isinstance(sampler.edge_permutation, dict)
+    theirs = NodeLoader(stores, node_sampler=sampler, input_nodes=seeds)
+    ours = gfpyg.NeighborLoader(stores, FANOUTS, input_nodes=seeds, seed=11)
+    a, b = ours([2, 8, 31]), theirs([2, 8, 31])
+    for nt in data.node_types:
+        assert torch.equal(a[nt].n_id, b[nt].n_id)
+    for et in data.edge_types:
+        assert torch.equal(torch.as_tensor(a[et].edge_index), torch.as_tensor(b[et].edge_index))
+        assert torch.equal(a[et].e_id, b[et].e_id)
+    with pytest.raises(TypeError, match="'time_attr' needs a Data or HeteroData"):
+        gfpyg.Sampler(stores, FANOUTS, time_attr="t")

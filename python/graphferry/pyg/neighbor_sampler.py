@@ -36,7 +36,7 @@ from .base import (
     split,
 )
 from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
-from .stores import open_stores
+from .stores import hetero_graph_of_stores, is_hetero_stores, open_stores
 
 __all__ = ["Sampler"]
 
@@ -131,7 +131,7 @@ class Sampler(BaseSampler):
     ):
         check_data(data)
         self.data = data
-        self._per_type = is_hetero(data)
+        self._per_type = is_hetero(data) or is_hetero_stores(data)
         self.num_neighbors = num_neighbors if self._per_type else num_neighbors_list(num_neighbors)
         self.subgraph_type, self._temporal, self.temporal_strategy, self.disjoint = sampling_settings(
             data, subgraph_type, directed, disjoint, time_attr, temporal_strategy
@@ -146,7 +146,8 @@ class Sampler(BaseSampler):
         self._calls = 0
         self._hetero: HeteroGraph | None = None
         self._graph: Graph | None = None
-        self._edge_perm: torch.Tensor | None = None  # a GraphStore's edge order, applied by PyG to e_id
+        # A GraphStore's edge order, applied by PyG to e_id (per edge type: a dict).
+        self._edge_perm: torch.Tensor | dict[Any, torch.Tensor | None] | None = None
         # The engine's edge samplers of sample_from_edges, one per (negative
         # mode, amount, weights), with the weights they were opened with.
         self._edge_samplers: dict[tuple[str | None, float, int], tuple[EdgeSampler, Any]] = {}
@@ -169,15 +170,16 @@ class Sampler(BaseSampler):
     def _open(self) -> None:
         """The engine graph of ``data``: converted (and cached) here, and again
         after unpickling (a graph is a handle into one process's engine)."""
+        if isinstance(self.data, tuple) and self.time_attr is not None:  # PyG's (FeatureStore, GraphStore)
+            raise ValueError("'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair")
         if self._per_type:
-            self._hetero = as_hetero_graph(self.data, self.weight_attr, self.time_attr)
+            if isinstance(self.data, tuple):  # of typed edges
+                self._hetero, self._edge_perm = hetero_graph_of_stores(self.data, self.weight_attr)
+            else:
+                self._hetero = as_hetero_graph(self.data, self.weight_attr, self.time_attr)
             self._graph = self._hetero.graph
             return
-        if isinstance(self.data, tuple):  # PyG's (FeatureStore, GraphStore)
-            if self.time_attr is not None:
-                raise ValueError(
-                    "'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair"
-                )
+        if isinstance(self.data, tuple):
             self._graph, self._edge_perm = open_stores(self.data, self.weight_attr)
             return
         if isinstance(self.data, Data):
@@ -185,10 +187,11 @@ class Sampler(BaseSampler):
         self._graph = as_graph(self.data, self.weight_attr, self.time_attr)
 
     @property
-    def edge_permutation(self) -> torch.Tensor | None:
+    def edge_permutation(self) -> torch.Tensor | dict[Any, torch.Tensor | None] | None:
         """PyG's ``BaseSampler.edge_permutation``: with a ``(FeatureStore,
         GraphStore)`` pair whose store is not a :class:`GraphStore`, the
-        store's edge order (PyG's loaders map ``e_id`` through it)."""
+        store's edge order (PyG's loaders map ``e_id`` through it; per edge
+        type for typed edges)."""
         if self._graph is None and isinstance(self.data, tuple):
             self._open()
         return self._edge_perm
