@@ -129,10 +129,8 @@ def metis_parts(
         return np.zeros(n, dtype=np.int64)
     if parts > n:
         # METIS fails there with "Caught an unknown exception!".
-        raise ValueError(
-            f"{who} cannot split {n} nodes into {parts} parts (at most one part a node; "
-            "range and random write empty ranks)"
-        )
+        also = "; range and random write empty ranks" if who == "--method metis" else ""
+        raise ValueError(f"{who} cannot split {n} nodes into {parts} parts (at most one part a node{also})")
     opts = pymetis.Options(seed=seed) if seed else None
     try:
         _, membership = pymetis.part_graph(

@@ -1,0 +1,132 @@
+r"""PyG's ``torch_geometric.loader.ShaDowKHopSampler`` served by the engine
+(PyG's needs ``torch_sparse``'s ``ego_k_hop_sample_adj``): every seed of a
+batch gets a subgraph of its own, the ``depth``-hop in-neighbourhood the
+engine samples around it (disjoint sampling, ``num_neighbors`` per node and
+hop) and every edge of the graph among those nodes (the engine's
+induced-subgraph call, one per seed), batched as PyG batches them.
+
+.. code-block:: python
+
+    loader = graphferry.pyg.ShaDowKHopSampler(data, depth=2, num_neighbors=5,
+                                              node_idx=data.train_mask, batch_size=64)
+    for batch in loader:
+        out = model(batch.x, batch.edge_index, batch.batch, batch.root_n_id)
+        loss = F.cross_entropy(out, batch.y)  # y: the roots' labels
+"""
+
+from __future__ import annotations
+
+import copy
+import numbers
+from typing import Any
+
+import torch
+from torch_geometric.data import Batch
+
+from .._options import SampleOptions
+from .._subgraph import in_process_kwargs
+from ..sampling import random_seed, sample_with_options
+from .subgraph import check_edge_index, induced_coo, topology_graph
+
+__all__ = ["ShaDowKHopSampler"]
+
+
+class ShaDowKHopSampler(torch.utils.data.DataLoader):
+    r"""PyG's ``ShaDowKHopSampler`` by the engine: batches of ``node_idx``,
+    each seed's own subgraph, as a ``Batch`` with PyG's fields: ``batch``
+    (the subgraph of every node), ``ptr``, ``root_n_id`` (each seed's
+    position), ``edge_index`` (positions in the batch, sorted by source then
+    target), node-level tensors indexed to the nodes (``y``: the roots'
+    rows only), edge-level tensors to the edges, the others copied.
+
+    A subgraph's nodes are the seed and what ``depth`` hops of sampling
+    reach from it (in increasing id order), each hop expanding the nodes the
+    hop before reached first (PyG expands every node it reached in that hop,
+    again if reached before); ``num_neighbors`` in-neighbours per node and
+    hop, all of them where it has fewer, ``-1`` all of them (PyG takes none).
+
+    Args:
+        data (torch_geometric.data.Data): the graph, with ``edge_index`` on
+            the CPU.
+        depth (int): hops.
+        num_neighbors (int): in-neighbours sampled per node and hop.
+        node_idx (Tensor, optional): the seeds: ids, or a bool mask.
+            (default: :obj:`None`: every node)
+        replace (bool): sample with replacement. (default: :obj:`False`)
+        **kwargs: torch ``DataLoader`` arguments (``batch_size``,
+            ``shuffle``, ...). ``num_workers > 0`` sets the engine's sampling
+            threads: nothing is forked; the worker-only arguments are
+            ignored.
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        depth: int,
+        num_neighbors: int,
+        node_idx: torch.Tensor | None = None,
+        replace: bool = False,
+        **kwargs: Any,
+    ):
+        kwargs, self.num_threads = in_process_kwargs(kwargs)
+        edge_index = check_edge_index(data, "ShaDowKHopSampler")
+        for name, value, least in (("depth", depth, 0), ("num_neighbors", num_neighbors, -1)):
+            if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < least:
+                raise ValueError(f"ShaDowKHopSampler's '{name}' must be an int >= {least} (got {value!r})")
+        self.data = copy.copy(data)
+        self.depth = int(depth)
+        self.num_neighbors = int(num_neighbors)
+        self.replace = bool(replace)
+        self.num_nodes = int(data.num_nodes)
+        self.num_edges = int(edge_index.size(1))
+        self.graph = topology_graph(data, edge_index, self.num_nodes)
+        if node_idx is None:
+            node_idx = torch.arange(self.num_nodes)
+        elif node_idx.dtype == torch.bool:
+            node_idx = node_idx.nonzero(as_tuple=False).view(-1)
+        self.node_idx = node_idx
+        super().__init__(node_idx.tolist(), collate_fn=self.__collate__, **kwargs)
+
+    def __collate__(self, n_id: list) -> Batch:
+        seeds = torch.as_tensor(n_id, dtype=torch.int64)
+        n, b = self.num_nodes, seeds.numel()
+        options = SampleOptions(
+            [self.num_neighbors] * self.depth,
+            replace=self.replace,
+            frontier="new",
+            disjoint=True,
+            seed=random_seed(),
+            num_threads=self.num_threads,
+        )
+        sub = sample_with_options(self.graph, seeds, options)
+        # every subgraph's distinct nodes, in increasing id order, one
+        # subgraph after the other
+        keys = (sub.batch * n + sub.nodes).unique()
+        batch, node = keys // n, keys % n
+        ptr = torch.zeros(b + 1, dtype=torch.int64)
+        torch.cumsum(torch.bincount(batch, minlength=b), 0, out=ptr[1:])
+        root_n_id = torch.searchsorted(keys, torch.arange(b) * n + seeds)
+        rows, cols, eids = [], [], []
+        for g in range(b):
+            lo, hi = int(ptr[g]), int(ptr[g + 1])
+            row, col, eid = induced_coo(self.graph, node[lo:hi])
+            rows.append(row + lo)
+            cols.append(col + lo)
+            eids.append(eid)
+        e_id = torch.cat(eids)
+        out = Batch(batch=batch, ptr=ptr)
+        out.root_n_id = root_n_id
+        out.edge_index = torch.stack([torch.cat(rows), torch.cat(cols)], dim=0)
+        for k, v in self.data:
+            if k in ("edge_index", "adj_t", "num_nodes", "batch", "ptr"):
+                continue
+            rows_of = v.size(0) if isinstance(v, torch.Tensor) and v.dim() > 0 else None
+            if k == "y" and rows_of == self.num_nodes:
+                out[k] = v[node][root_n_id]
+            elif rows_of == self.num_nodes:
+                out[k] = v[node]
+            elif rows_of == self.num_edges:
+                out[k] = v[e_id]
+            else:
+                out[k] = v
+        return out
