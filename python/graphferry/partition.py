@@ -133,9 +133,7 @@ def metis_parts(
         raise ValueError(f"{who} cannot split {n} nodes into {parts} parts (at most one part a node{also})")
     opts = pymetis.Options(seed=seed) if seed else None
     try:
-        _, membership = pymetis.part_graph(
-            parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts, recursive=recursive
-        )
+        _, membership = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts, recursive=recursive)
     except RuntimeError as err:
         raise ValueError(f"METIS (pymetis) failed to split {n} nodes into {parts} parts: {err}") from None
     return np.asarray(membership, dtype=np.int64)

@@ -57,8 +57,13 @@ def communities(k=4, size=30, seed=2):
     s, d = torch.cat(src), torch.cat(dst)
     edge_index = torch.stack([torch.cat([s, d]), torch.cat([d, s])])
     n = k * size
-    return Data(x=torch.randn(n, 4, generator=gen), nid=torch.arange(n), edge_index=edge_index,
-                eid=torch.arange(edge_index.size(1)), num_nodes=n)
+    return Data(
+        x=torch.randn(n, 4, generator=gen),
+        nid=torch.arange(n),
+        edge_index=edge_index,
+        eid=torch.arange(edge_index.size(1)),
+        num_nodes=n,
+    )
 
 
 def test_pygs_own_loaders_cannot_run_here():
@@ -92,8 +97,9 @@ def check_induced_data(data, batch):
     nid = batch.nid
     assert torch.equal(nid, nid.unique()), "nodes in increasing id order"
     assert batch.num_nodes == nid.numel()
-    ref_index, _, mask = subgraph(nid, data.edge_index, relabel_nodes=True, num_nodes=data.num_nodes,
-                                  return_edge_mask=True)
+    ref_index, _, mask = subgraph(
+        nid, data.edge_index, relabel_nodes=True, num_nodes=data.num_nodes, return_edge_mask=True
+    )
     ref_eid = mask.nonzero().view(-1)
     key = ref_index[0] * nid.numel() + ref_index[1]
     order = torch.argsort(key * (data.edge_index.size(1) + 1) + ref_eid)
@@ -175,8 +181,9 @@ def test_graph_saint_norm_as_pygs(cls, kw, tmp_path):
     data = directed_data()
     n, coverage, steps = data.num_nodes, 5, 4
     torch.manual_seed(3)
-    loader = cls(data, batch_size=12, num_steps=steps, sample_coverage=coverage, log=False,
-                 save_dir=str(tmp_path), **kw)
+    loader = cls(
+        data, batch_size=12, num_steps=steps, sample_coverage=coverage, log=False, save_dir=str(tmp_path), **kw
+    )
     torch.manual_seed(3)
     replay = cls(data, batch_size=12, num_steps=steps, log=False, **kw)
     node_count, edge_count = torch.zeros(n), torch.zeros(data.edge_index.size(1))
@@ -197,15 +204,17 @@ def test_graph_saint_norm_as_pygs(cls, kw, tmp_path):
     assert torch.equal(batch.node_norm, loader.node_norm[batch.nid])
     assert torch.equal(batch.edge_norm, loader.edge_norm[batch.eid])
     assert len(list(tmp_path.iterdir())) == 1
-    reread = cls(data, batch_size=12, num_steps=steps, sample_coverage=coverage, log=False,
-                 save_dir=str(tmp_path), **kw)
+    reread = cls(
+        data, batch_size=12, num_steps=steps, sample_coverage=coverage, log=False, save_dir=str(tmp_path), **kw
+    )
     assert torch.equal(reread.node_norm, loader.node_norm)
 
 
 def test_graph_saint_arguments():
     data = directed_data()
-    loader = gp.GraphSAINTNodeSampler(data, batch_size=5, num_steps=2, num_workers=4, persistent_workers=True,
-                                      prefetch_factor=2, log=False)
+    loader = gp.GraphSAINTNodeSampler(
+        data, batch_size=5, num_steps=2, num_workers=4, persistent_workers=True, prefetch_factor=2, log=False
+    )
     assert loader.num_workers == 0 and len(list(loader)) == 2  # nothing forked
     with pytest.raises(ValueError, match="node_norm"):
         gp.GraphSAINTNodeSampler(Data(edge_index=data.edge_index, node_norm=torch.ones(80)), batch_size=5)
@@ -240,8 +249,15 @@ def test_shadow_batches_are_pygs():
             seen.append(root)
             assert lo <= int(batch.root_n_id[g]) < hi and torch.equal(nid, nid.unique())
             mask = (batch.edge_index[0] >= lo) & (batch.edge_index[0] < hi)
-            part = Data(nid=nid, num_nodes=hi - lo, edge_index=batch.edge_index[:, mask] - lo,
-                        eid=batch.eid[mask], x=batch.x[lo:hi], y=data.y[nid], edge_weight=batch.edge_weight[mask])
+            part = Data(
+                nid=nid,
+                num_nodes=hi - lo,
+                edge_index=batch.edge_index[:, mask] - lo,
+                eid=batch.eid[mask],
+                x=batch.x[lo:hi],
+                y=data.y[nid],
+                edge_weight=batch.edge_weight[mask],
+            )
             check_induced_data(data, part)
             assert bool(((batch.edge_index[1][mask] >= lo) & (batch.edge_index[1][mask] < hi)).all())
             # within depth in-hops of the root, at most k new in-neighbours a node

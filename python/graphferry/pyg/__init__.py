@@ -97,10 +97,10 @@ from __future__ import annotations
 from .base import SUBGRAPH_TYPES
 from .cluster import ClusterData, ClusterLoader
 from .convert import as_graph, as_hetero_graph, from_pyg
+from .graph_saint import GraphSAINTEdgeSampler, GraphSAINTNodeSampler, GraphSAINTRandomWalkSampler, GraphSAINTSampler
 from .link_neighbor_loader import LinkNeighborLoader
 from .neighbor_loader import NeighborLoader
 from .neighbor_sampler import Sampler
-from .graph_saint import GraphSAINTEdgeSampler, GraphSAINTNodeSampler, GraphSAINTRandomWalkSampler, GraphSAINTSampler
 from .prefetch import PrefetchLoader
 from .shadow import ShaDowKHopSampler
 from .stores import GraphStore
