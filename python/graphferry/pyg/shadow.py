@@ -3,7 +3,8 @@ r"""PyG's ``torch_geometric.loader.ShaDowKHopSampler`` served by the engine
 batch gets a subgraph of its own, the ``depth``-hop in-neighbourhood the
 engine samples around it (disjoint sampling, ``num_neighbors`` per node and
 hop) and every edge of the graph among those nodes (the engine's
-induced-subgraph call, one per seed), batched as PyG batches them.
+induced-subgraph call on the batch's nodes, each edge then given to every
+subgraph holding both its ends), batched as PyG batches them.
 
 .. code-block:: python
 
@@ -25,8 +26,8 @@ from torch_geometric.data import Batch
 
 from .._options import SampleOptions
 from .._subgraph import in_process_kwargs
-from ..sampling import random_seed, sample_with_options
-from .subgraph import check_edge_index, induced_coo, topology_graph
+from ..sampling import induced_subgraph, random_seed, sample_with_options
+from .subgraph import check_edge_index, sort_coo, topology_graph
 
 __all__ = ["ShaDowKHopSampler"]
 
@@ -106,17 +107,10 @@ class ShaDowKHopSampler(torch.utils.data.DataLoader):
         ptr = torch.zeros(b + 1, dtype=torch.int64)
         torch.cumsum(torch.bincount(batch, minlength=b), 0, out=ptr[1:])
         root_n_id = torch.searchsorted(keys, torch.arange(b) * n + seeds)
-        rows, cols, eids = [], [], []
-        for g in range(b):
-            lo, hi = int(ptr[g]), int(ptr[g + 1])
-            row, col, eid = induced_coo(self.graph, node[lo:hi])
-            rows.append(row + lo)
-            cols.append(col + lo)
-            eids.append(eid)
-        e_id = torch.cat(eids)
+        row, col, e_id = self._edges(batch, node)
         out = Batch(batch=batch, ptr=ptr)
         out.root_n_id = root_n_id
-        out.edge_index = torch.stack([torch.cat(rows), torch.cat(cols)], dim=0)
+        out.edge_index = torch.stack([row, col], dim=0)
         for k, v in self.data:
             if k in ("edge_index", "adj_t", "num_nodes", "batch", "ptr"):
                 continue
@@ -130,3 +124,29 @@ class ShaDowKHopSampler(torch.utils.data.DataLoader):
             else:
                 out[k] = v
         return out
+
+    def _edges(self, batch: torch.Tensor, node: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Every subgraph's induced edges as positions in the batch (entry
+        ``j`` is node ``node[j]`` of subgraph ``batch[j]``; entries sorted
+        by subgraph, then node), with their edge ids: the engine induces
+        the subgraph of the batch's distinct nodes once, and each of its
+        edges belongs to every subgraph holding both its ends."""
+        distinct = node.unique()
+        u = max(int(distinct.numel()), 1)
+        src, dst, eid = induced_subgraph(self.graph, distinct)
+        at = torch.searchsorted(distinct, node)  # each entry's position in distinct
+        # the entries of each distinct node, grouped: CSR over distinct
+        by_node = torch.argsort(at, stable=True)
+        counts = torch.bincount(at, minlength=u)
+        starts = torch.cumsum(counts, 0) - counts
+        # one candidate per (edge, subgraph holding its source)
+        per_edge = counts[src]
+        edge = torch.repeat_interleave(torch.arange(src.numel()), per_edge)
+        first = torch.repeat_interleave(starts[src] - (torch.cumsum(per_edge, 0) - per_edge), per_edge)
+        row = by_node[first + torch.arange(edge.numel())]
+        # kept where the same subgraph holds the target
+        keys = batch * u + at  # sorted, as the entries are
+        want = batch[row] * u + dst[edge]
+        col = torch.searchsorted(keys, want).clamp_(max=max(keys.numel() - 1, 0))
+        keep = keys[col] == want if keys.numel() else want[:0] == 0
+        return sort_coo(row[keep], col[keep], eid[edge[keep]], int(node.numel()))

@@ -15,7 +15,7 @@ from .. import _cache
 from ..graph import Graph
 from ..sampling import induced_subgraph
 
-__all__ = ["topology_graph", "induced_coo", "check_edge_index"]
+__all__ = ["topology_graph", "induced_coo", "sort_coo", "check_edge_index"]
 
 
 def check_edge_index(data: Any, owner: str) -> torch.Tensor:
@@ -53,15 +53,22 @@ def induced_coo(
 ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     """The subgraph the engine induces on ``nodes`` (distinct ids;
     ``gf_graph_induced_subgraph``) as ``(row, col, edge_ids)``, ``row`` and
-    ``col`` positions in ``nodes``, sorted as PyG lists them: by ``row``
+    ``col`` positions in ``nodes``, sorted as PyG lists them (see
+    :func:`sort_coo`)."""
+    row, col, eid = induced_subgraph(graph, nodes)
+    return sort_coo(row, col, eid, int(nodes.numel()), by, then)
+
+
+def sort_coo(
+    row: torch.Tensor, col: torch.Tensor, eid: torch.Tensor, n: int, by: str = "src", then: str = "other"
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Edges ``row -> col`` (positions among ``n`` nodes) sorted by ``row``
     (``by="src"``, CSR) or by ``col`` (``by="dst"``, CSC), then by the other
     end (``then="other"``: a ``SparseTensor``'s order, multi-edges by edge
     id) or by edge id alone (``then="eid"``: the order of a graph whose edge
     ids are its CSR or CSC positions, as ``ClusterData``'s)."""
-    row, col, eid = induced_subgraph(graph, nodes)
-    n = max(int(nodes.numel()), 1)
     major, minor = (row, col) if by == "src" else (col, row)
     order = torch.argsort(eid, stable=True)
-    key = major * n + minor if then == "other" else major
+    key = major * max(n, 1) + minor if then == "other" else major
     order = order[torch.argsort(key[order], stable=True)]
     return row[order], col[order], eid[order]
