@@ -269,6 +269,8 @@ def test_shadow_batches_are_pygs():
             assert set(nid.tolist()) <= reach
             assert nid.numel() <= 1 + k + k * k
     assert seen == roots.tolist()
+    (alone,) = list(gp.ShaDowKHopSampler(data, 0, k, node_idx=roots, batch_size=5))  # depth 0: the roots
+    assert alone.nid.tolist() == roots.tolist() and alone.edge_index.size(1) == 0
     with pytest.raises(ValueError, match="'depth' must be an int >= 0"):
         gp.ShaDowKHopSampler(data, -1, 3)
 

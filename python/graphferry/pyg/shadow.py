@@ -92,17 +92,21 @@ class ShaDowKHopSampler(torch.utils.data.DataLoader):
         seeds = torch.as_tensor(n_id, dtype=torch.int64)
         n, b = self.num_nodes, seeds.numel()
         options = SampleOptions(
-            [self.num_neighbors] * self.depth,
+            [self.num_neighbors] * max(self.depth, 1),
             replace=self.replace,
             frontier="new",
             disjoint=True,
             seed=random_seed(),
             num_threads=self.num_threads,
         )
-        sub = sample_with_options(self.graph, seeds, options)
+        if self.depth > 0:
+            sub = sample_with_options(self.graph, seeds, options)
+            sample_batch, sample_nodes = sub.batch, sub.nodes
+        else:  # the roots alone (the engine samples one hop or more)
+            sample_batch, sample_nodes = torch.arange(b), seeds
         # every subgraph's distinct nodes, in increasing id order, one
         # subgraph after the other
-        keys = (sub.batch * n + sub.nodes).unique()
+        keys = (sample_batch * n + sample_nodes).unique()
         batch, node = keys // n, keys % n
         ptr = torch.zeros(b + 1, dtype=torch.int64)
         torch.cumsum(torch.bincount(batch, minlength=b), 0, out=ptr[1:])
