@@ -78,6 +78,9 @@ def test_saint_batches_are_dgls_subgraphs(mode, budget, idtype):
             assert sg.num_nodes() > 0
             if mode == "walk":
                 assert sg.num_nodes() <= budget[0] * (budget[1] + 1)
+                # reached by walks: every node but the roots has the node
+                # its walk came from in the subgraph (an in-edge there)
+                assert int((sg.in_degrees() == 0).sum()) <= budget[0]
             elif mode == "node":
                 assert sg.num_nodes() <= budget
             else:

@@ -120,6 +120,10 @@ def test_graph_saint_batches_are_induced_subgraphs(cls, kw):
     for batch in batches:
         assert type(batch) is Data and "node_norm" not in batch
         check_induced_data(data, batch)
+        if cls is gp.GraphSAINTRandomWalkSampler:  # reached by walks: all but the roots have an in-edge there
+            entered = torch.zeros(batch.num_nodes, dtype=torch.bool)
+            entered[batch.edge_index[1]] = True
+            assert int((~entered).sum()) <= 12
     torch.manual_seed(0)
     again = list(cls(data, batch_size=12, num_steps=5, log=False, **kw))
     assert all(torch.equal(a.nid, b.nid) for a, b in zip(batches, again)), "torch.manual_seed reproduces an epoch"
