@@ -75,9 +75,8 @@ def _bar(total: int, desc: str, quiet: bool):
 
 
 def symmetric_csr(src_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, int]:
-    """The dataset's graph as METIS wants it: undirected (each edge in both
-    directions), without self-loops or repeated edges, as CSR ``(xadj,
-    adjncy)`` int64 arrays, with the node count."""
+    """The dataset's graph as METIS wants it (see :func:`symmetric_adjacency`),
+    with the node count."""
     import pyarrow.ipc
 
     meta_path = os.path.join(src_dir, "graphferry.json")
@@ -86,8 +85,15 @@ def symmetric_csr(src_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, i
         raise ValueError(f"{meta_path}: num_nodes must be an integer >= 0 (got {n!r})")
     with pyarrow.ipc.open_file(os.path.join(src_dir, "edges.arrow")) as reader:
         table = reader.read_all()
-    src = table.column("src").to_numpy()
-    dst = table.column("dst").to_numpy()
+    xadj, adjncy = symmetric_adjacency(table.column("src").to_numpy(), table.column("dst").to_numpy(), n)
+    return xadj, adjncy, n
+
+
+def symmetric_adjacency(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The graph of edges ``src[i] -> dst[i]`` over ``n`` nodes as METIS wants
+    it: undirected (each edge in both directions), without self-loops or
+    repeated edges, as CSR ``(xadj, adjncy)`` int64 arrays."""
+    src, dst = np.asarray(src, dtype=np.int64), np.asarray(dst, dtype=np.int64)
     keep = src != dst
     src, dst = src[keep], dst[keep]
     # Both directions, each pair once (np.unique sorts by row, then column).
@@ -95,36 +101,51 @@ def symmetric_csr(src_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, i
     rows, cols = np.divmod(keys, max(n, 1))
     xadj = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=xadj[1:])
-    return xadj, cols.astype(np.int64), n
+    return xadj, cols.astype(np.int64)
+
+
+def metis_parts(
+    xadj: np.ndarray,
+    adjncy: np.ndarray,
+    n: int,
+    parts: int,
+    *,
+    seed: int = 0,
+    recursive: bool | None = None,
+    who: str = "--method metis",
+) -> np.ndarray:
+    """The part of every node of the undirected CSR graph ``(xadj, adjncy)``
+    (:func:`symmetric_adjacency`) from METIS, through ``pymetis``: k-way with
+    ``recursive=False``, recursive bisection with ``True``, pymetis's choice
+    with None (bisection up to 8 parts): int64 ``[n]`` in ``[0, parts)``.
+    ``who`` names the caller in errors."""
+    try:
+        import pymetis
+    except ImportError as err:
+        raise ImportError(
+            f"{who} needs pymetis (pip install pymetis==2025.2.2, listed in python/requirements.txt)"
+        ) from err
+    if parts == 1 or n == 0:
+        return np.zeros(n, dtype=np.int64)
+    if parts > n:
+        # METIS fails there with "Caught an unknown exception!".
+        also = "; range and random write empty ranks" if who == "--method metis" else ""
+        raise ValueError(f"{who} cannot split {n} nodes into {parts} parts (at most one part a node{also})")
+    opts = pymetis.Options(seed=seed) if seed else None
+    try:
+        _, membership = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts, recursive=recursive)
+    except RuntimeError as err:
+        raise ValueError(f"METIS (pymetis) failed to split {n} nodes into {parts} parts: {err}") from None
+    return np.asarray(membership, dtype=np.int64)
 
 
 def metis_assignment(src_dir: str | os.PathLike, parts: int, *, seed: int = 0, quiet: bool = True) -> np.ndarray:
     """The rank of every node from METIS (through ``pymetis``) on the
     symmetrised graph: int64 ``[num_nodes]`` in ``[0, parts)``."""
-    try:
-        import pymetis
-    except ImportError as err:
-        raise ImportError(
-            "--method metis needs pymetis (pip install pymetis==2025.2.2, listed in python/requirements.txt)"
-        ) from err
     with _bar(2, "metis", quiet) as bar:
         xadj, adjncy, n = symmetric_csr(src_dir)
         bar.update(1)
-        if parts == 1 or n == 0:
-            assign = np.zeros(n, dtype=np.int64)
-        elif parts > n:
-            # METIS fails there with "Caught an unknown exception!".
-            raise ValueError(
-                f"--method metis cannot split {n} nodes into {parts} parts (at most one part a node; "
-                "range and random write empty ranks)"
-            )
-        else:
-            opts = pymetis.Options(seed=seed) if seed else None
-            try:
-                _, membership = pymetis.part_graph(parts, pymetis.CSRAdjacency(xadj, adjncy), options=opts)
-            except RuntimeError as err:
-                raise ValueError(f"METIS (pymetis) failed to split {n} nodes into {parts} parts: {err}") from None
-            assign = np.asarray(membership, dtype=np.int64)
+        assign = metis_parts(xadj, adjncy, n, parts, seed=seed)
         bar.update(1)
     return assign
 

@@ -35,8 +35,9 @@ only those above it in this list:
 * :mod:`.convert`: DGL graphs as engine graphs, converted once and cached;
 * :mod:`.blocks`: engine samples as DGL blocks;
 * :mod:`.node` and :mod:`.hetero`: the node batches of a homogeneous graph
-  and of a heterograph; :mod:`.edge`: edge prediction samplers and their
-  batches;
+  (DGL's ShaDow and ClusterGCN samplers' too) and of a heterograph;
+  :mod:`.edge`: edge prediction samplers and their batches; :mod:`.saint`:
+  DGL's ``SAINTSampler``'s batches;
 * :mod:`.dataloader`: :class:`DataLoader`, one class for every input, as
   DGL's; :mod:`.walk`: :func:`random_walk`.
 """

@@ -26,7 +26,8 @@ from .blocks import move_batch, to_device
 from .convert import is_hetero_input
 from .edge import EdgeBatches, HeteroEdgeBatches, edge_settings, is_edge_sampler
 from .hetero import HeteroBlocks
-from .node import ClusterBatches, NodeBlocks, ShadowBatches
+from .node import ClusterBatches, NodeBlocks, ShadowBatches, SubgraphBatches
+from .saint import SaintBatches
 from .sampler import sampler_settings
 
 __all__ = ["DataLoader", "ddp_split"]
@@ -145,6 +146,11 @@ class DataLoader(EngineLoader):
     * DGL's ``ClusterGCNSampler`` (seeds: partition ids): the subgraph the
       engine induces on the batch's partitions, made in the caller's thread
       (:class:`~graphferry.dgl.node.ClusterBatches`);
+    * DGL's ``SAINTSampler`` (modes ``'node'``, ``'edge'``, ``'walk'``;
+      seeds: DGL's placeholders, one subgraph a batch): the nodes drawn as
+      DGL draws them (walks by the engine) and the subgraph the engine
+      induces on them, made in the caller's thread, reproducible from
+      ``seed`` (:class:`~graphferry.dgl.saint.SaintBatches`);
     * an edge prediction sampler (:func:`as_edge_prediction_sampler`, or
       DGL's) and seed EDGE ids (``{etype: eids}`` on a heterograph):
       ``(input_nodes, pair_graph, neg_pair_graph, blocks)``
@@ -321,7 +327,8 @@ class DataLoader(EngineLoader):
         self.pin_prefetcher, self.use_prefetch_thread, self.use_alternate_streams = settings
         if self.mode.device is not None:
             subgraphs = isinstance(
-                graph_sampler, (dgl.dataloading.ClusterGCNSampler, dgl.dataloading.ShaDowKHopSampler)
+                graph_sampler,
+                (dgl.dataloading.ClusterGCNSampler, dgl.dataloading.ShaDowKHopSampler, dgl.dataloading.SAINTSampler),
             )
             if per_type or edges or subgraphs or comm is not None:
                 what = (
@@ -336,18 +343,23 @@ class DataLoader(EngineLoader):
                 raise NotImplementedError(f"sampling on the GPU (mode 2) serves homogeneous node loaders: not {what}")
             transfer = None  # batches are made on the device
         self._transfer = transfer
-        self._clusters: ClusterBatches | None = None
-        if isinstance(graph_sampler, dgl.dataloading.ClusterGCNSampler):
-            # Batches of METIS partitions: made in the caller's thread.
+        self._subgraphs: SubgraphBatches | None = None
+        one_by_one = {dgl.dataloading.ClusterGCNSampler: ClusterBatches, dgl.dataloading.SAINTSampler: SaintBatches}
+        kind = next((k for s, k in one_by_one.items() if isinstance(graph_sampler, s)), None)
+        if kind is not None:
+            # One subgraph a batch (METIS partitions, GraphSAINT's draws):
+            # made in the caller's thread.
             if per_type or comm is not None:
-                raise NotImplementedError("graphferry serves ClusterGCNSampler on a homogeneous graph in one process")
+                raise NotImplementedError(
+                    f"graphferry serves {type(graph_sampler).__name__} on a homogeneous graph in one process"
+                )
             if int(batch_size) <= 0:
                 raise ValueError(f"batch_size must be positive (got {batch_size})")
-            self._clusters = ClusterBatches(graph, indices, graph_sampler)
+            self._subgraphs = kind(graph, indices, graph_sampler)
             if self.use_ddp:
-                self._clusters.seeds = ddp_seeds(self._clusters.seeds, drop_last)
+                self._subgraphs.seeds = ddp_seeds(self._subgraphs.seeds, drop_last)
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
-            self._graph, self._closed, self._next_epoch = self._clusters.graph, False, 0
+            self._graph, self._closed, self._next_epoch = self._subgraphs.graph, False, 0
             return
         if comm is not None and (edges or (per_type and not isinstance(graph, HeteroGraph))):
             if edges:
@@ -417,19 +429,19 @@ class DataLoader(EngineLoader):
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
 
     def __len__(self) -> int:
-        if getattr(self, "_clusters", None) is not None:
-            n = self._clusters.seeds.numel()
+        if getattr(self, "_subgraphs", None) is not None:
+            n = self._subgraphs.seeds.numel()
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         return super().__len__()
 
     def __iter__(self) -> Any:
-        clusters = getattr(self, "_clusters", None)
-        if clusters is not None:
+        subgraphs = getattr(self, "_subgraphs", None)
+        if subgraphs is not None:
             self._check_open()
             epoch = self._next_epoch
             self._next_epoch += 1
             device = self.device
-            return clusters.epoch(
+            return subgraphs.epoch(
                 epoch, self.seed, self.batch_size, self.shuffle, self.drop_last, lambda sg: sg.to(device)
             )
         edges = self._edges

@@ -25,6 +25,7 @@ __all__ = [
     "NodeBlocks",
     "ShadowBatches",
     "ClusterBatches",
+    "SubgraphBatches",
     "induced_dgl",
     "check_homogeneous_settings",
     "neighbor_options",
@@ -185,14 +186,44 @@ def induced_dgl(graph: Any, g: Any, nodes: torch.Tensor, idtype: Any) -> Any:
     return subg
 
 
-class ClusterBatches:
+class SubgraphBatches:
+    """Batches of :class:`graphferry.dgl.DataLoader` made in the caller's
+    thread, one subgraph each, by the engine's calls (no sampling runs
+    ahead): DGL's ``ClusterGCNSampler`` (:class:`ClusterBatches`) and
+    ``SAINTSampler`` (:class:`graphferry.dgl.saint.SaintBatches`). A subclass
+    sets :attr:`graph` (the engine graph), :attr:`seeds` (what is batched)
+    and :meth:`batch`."""
+
+    graph: Any
+    seeds: torch.Tensor
+
+    def batch(self, seeds: torch.Tensor, seed: Any, key: int) -> Any:
+        """The subgraph of the batch of ``seeds``; ``key`` (``(epoch << 32) |
+        i`` for batch ``i``) and the loader's ``seed`` make its random
+        draws."""
+        raise NotImplementedError
+
+    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
+        """Epoch ``number``: the seeds batched (shuffled by torch from
+        ``seed`` and ``number`` when ``shuffle``), each batch's subgraph
+        made here; ``finish`` is applied to every batch."""
+        n = self.seeds.numel()
+        order = torch.arange(n)
+        if shuffle:
+            generator = torch.Generator().manual_seed((int(seed) * 1_000_003 + number) & 0x7FFF_FFFF_FFFF_FFFF)
+            order = torch.randperm(n, generator=generator)
+        stop = n - n % batch_size if drop_last else n
+        for i, lo in enumerate(range(0, stop, batch_size)):
+            yield finish(self.batch(self.seeds[order[lo : lo + batch_size]], seed, (number << 32) | i))
+
+
+class ClusterBatches(SubgraphBatches):
     """The batches of :class:`graphferry.dgl.DataLoader` with DGL's
     ``ClusterGCNSampler``: the seeds are partition ids of the sampler's
     METIS partition (computed by DGL when the sampler was made), and each
     batch is the subgraph the engine induces on the nodes of its partitions
     (``gf_graph_induced_subgraph``), in the sampler's node order, as DGL's
-    ``ClusterGCNSampler.sample`` gives it. Batches are made in the caller's
-    thread, one engine call each (no sampling runs ahead)."""
+    ``ClusterGCNSampler.sample`` gives it."""
 
     def __init__(self, graph: Any, indices: Any, sampler: Any):
         self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
@@ -205,22 +236,9 @@ class ClusterBatches:
         if self.seeds.numel() and (int(self.seeds.min()) < 0 or int(self.seeds.max()) >= k):
             raise ValueError(f"partition ids out of range [0, {k}) (the ClusterGCNSampler has {k} partitions)")
 
-    def batch(self, parts: torch.Tensor) -> Any:
+    def batch(self, parts: torch.Tensor, seed: Any = None, key: int = 0) -> Any:
         nodes = torch.cat([self.node_ids[self.offsets[i] : self.offsets[i + 1]] for i in parts.tolist()])
         return induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
-
-    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
-        """Epoch ``number``: the partition ids batched (shuffled by torch
-        from ``seed`` and ``number`` when ``shuffle``), each batch's
-        subgraph made here; ``finish`` is applied to every batch."""
-        n = self.seeds.numel()
-        order = torch.arange(n)
-        if shuffle:
-            generator = torch.Generator().manual_seed((int(seed) * 1_000_003 + number) & 0x7FFF_FFFF_FFFF_FFFF)
-            order = torch.randperm(n, generator=generator)
-        stop = n - n % batch_size if drop_last else n
-        for lo in range(0, stop, batch_size):
-            yield finish(self.batch(self.seeds[order[lo : lo + batch_size]]))
 
 
 class ShadowBatches(NodeBlocks):

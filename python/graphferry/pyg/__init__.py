@@ -79,7 +79,13 @@ module importing only those above it in this list:
 * :mod:`.neighbor_sampler`: :class:`Sampler`; :mod:`.neighbor_loader`:
   :class:`NeighborLoader`; :mod:`.link_neighbor_loader`:
   :class:`LinkNeighborLoader`; :mod:`.walk`: :func:`random_walk`;
-  :mod:`.prefetch`: :class:`PrefetchLoader`, the GPU data path.
+  :mod:`.prefetch`: :class:`PrefetchLoader`, the GPU data path;
+* :mod:`.subgraph`: what the subgraph loaders share; :mod:`.shadow`:
+  :class:`ShaDowKHopSampler`; :mod:`.graph_saint`: the
+  ``GraphSAINT*Sampler`` loaders; :mod:`.cluster`: :class:`ClusterData`
+  and :class:`ClusterLoader` (METIS by ``pymetis``). PyG's own need
+  ``torch_sparse`` or ``pyg-lib``; these use the engine's walks, samples
+  and induced subgraphs.
 
 Each public class takes a homogeneous graph (``Data``, :class:`graphferry.Graph`)
 or a heterogeneous one (``HeteroData``, :class:`graphferry.HeteroGraph`) and
@@ -89,11 +95,14 @@ branches on it, as PyG's own classes do.
 from __future__ import annotations
 
 from .base import SUBGRAPH_TYPES
+from .cluster import ClusterData, ClusterLoader
 from .convert import as_graph, as_hetero_graph, from_pyg
+from .graph_saint import GraphSAINTEdgeSampler, GraphSAINTNodeSampler, GraphSAINTRandomWalkSampler, GraphSAINTSampler
 from .link_neighbor_loader import LinkNeighborLoader
 from .neighbor_loader import NeighborLoader
 from .neighbor_sampler import Sampler
 from .prefetch import PrefetchLoader
+from .shadow import ShaDowKHopSampler
 from .stores import GraphStore
 from .walk import random_walk
 
@@ -108,4 +117,11 @@ __all__ = [
     "PrefetchLoader",
     "as_hetero_graph",
     "SUBGRAPH_TYPES",
+    "ShaDowKHopSampler",
+    "ClusterData",
+    "ClusterLoader",
+    "GraphSAINTSampler",
+    "GraphSAINTNodeSampler",
+    "GraphSAINTEdgeSampler",
+    "GraphSAINTRandomWalkSampler",
 ]

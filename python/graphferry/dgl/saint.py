@@ -1,0 +1,177 @@
+"""The batches of :class:`graphferry.dgl.DataLoader` with DGL's
+``SAINTSampler`` (GraphSAINT): each batch draws a node set as DGL's sampler
+of that mode draws it, and is the subgraph the engine induces on it
+(``gf_graph_induced_subgraph``), as ``SAINTSampler.sample`` returns it.
+
+* ``mode='node'``: ``budget`` nodes drawn with replacement, node ``v`` with
+  probability in proportion to its out-degree (at least 1), the distinct
+  ones kept;
+* ``mode='edge'``: ``budget`` edges drawn with replacement, edge ``u -> v``
+  in proportion to ``1 / in_degree(v) + 1 / out_degree(u)`` (each at least
+  1), the distinct ends of the distinct edges kept;
+* ``mode='walk'``: ``budget = (num_roots, walk_length)``: that many roots
+  drawn uniformly, a random walk of ``walk_length`` steps along out-edges
+  from each (the engine's walk, ``gf_random_walk``, on the reversed graph),
+  every node visited kept.
+
+The draws of nodes and edges are torch's, as DGL's are (see
+:class:`graphferry._subgraph.WeightedDraw`), from the batch's own generator
+(the loader's seed and the batch key), so that an epoch is reproducible
+from ``seed``.
+"""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import dgl
+import torch
+
+from .. import _cache
+from .._subgraph import WeightedDraw, batch_generator, visited
+from ..errors import GF_EINVAL, InvalidArgumentError
+from .convert import as_graph
+from .node import SubgraphBatches, induced_dgl
+from .walk import random_walk
+
+__all__ = ["SaintBatches", "saint_mode"]
+
+_SAINT = dgl.dataloading.SAINTSampler
+_MODES = {"node_sampler": "node", "edge_sampler": "edge", "walk_sampler": "walk"}
+
+
+def saint_mode(sampler: Any) -> str | None:
+    """The mode of a DGL ``SAINTSampler`` (``'node'``, ``'edge'`` or
+    ``'walk'``), read from the draw it was made with; None when a subclass
+    replaced that draw with its own."""
+    draw = getattr(sampler.sampler, "__func__", None)
+    for name, mode in _MODES.items():
+        if draw is getattr(_SAINT, name):
+            return mode
+    return None
+
+
+def _count(value: Any, what: str) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"SAINTSampler's {what} must be an int (got {value!r})")
+    value = int(value)
+    if value < 0:
+        raise ValueError(f"SAINTSampler's {what} must be >= 0 (got {value})")
+    return value
+
+
+class SaintBatches(SubgraphBatches):
+    """How :class:`graphferry.dgl.DataLoader` serves DGL's ``SAINTSampler``:
+    the seeds are DGL's placeholders (only their number counts: one
+    subgraph per batch of them), and each batch is the subgraph of the
+    nodes its mode draws (see the module's doc), made here, its nodes in
+    increasing id order, its edges as ``dgl.DGLGraph.subgraph`` lists them,
+    ``dgl.NID``/``dgl.EID`` and the graph's data attached as DGL attaches
+    them and ``prefetch_ndata``/``prefetch_edata`` gathered. A subclass of
+    ``SAINTSampler`` with a draw of its own has it called on the DGLGraph,
+    and the engine induces the subgraph of the nodes it returns."""
+
+    def __init__(self, graph: Any, indices: Any, sampler: Any):
+        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
+        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
+        self.graph = as_graph(graph)
+        self.seeds = torch.as_tensor(indices).view(-1)
+        self.sampler = sampler
+        self.mode = saint_mode(sampler)
+        if self.mode is None and self.dgl_graph is None:
+            raise TypeError("a SAINTSampler with a draw of its own needs the dgl.DGLGraph to call it on")
+        if self.mode == "walk":
+            budget = sampler.budget
+            if not isinstance(budget, (tuple, list)) or len(budget) != 2:
+                raise TypeError(f"SAINTSampler('walk')'s budget is (num_roots, walk_length) (got {budget!r})")
+            self.num_roots = _count(budget[0], "budget[0] (num_roots)")
+            self.walk_length = _count(budget[1], "budget[1] (walk_length)")
+        elif self.mode is not None:
+            self.budget = _count(sampler.budget, "budget")
+        self._draw: WeightedDraw | None = None
+        self.prefetch_ndata = list(sampler.prefetch_ndata)
+        self.prefetch_edata = list(sampler.prefetch_edata)
+        self._node_data: dict[str, torch.Tensor] = {}
+        g = self.dgl_graph
+        if g is not None:
+            for what, names, have in (("ndata", self.prefetch_ndata, g.ndata), ("edata", self.prefetch_edata, g.edata)):
+                missing = [n for n in names if n not in have]
+                if missing:
+                    raise InvalidArgumentError(
+                        GF_EINVAL, f"the DGLGraph has no {what} field {missing} to prefetch (it has {sorted(have)})"
+                    )
+        else:
+            if self.prefetch_edata:
+                raise ValueError(
+                    "prefetch_edata needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
+                    f"got prefetch_edata={self.prefetch_edata}"
+                )
+            held = self.graph.node_data_names()
+            missing = [n for n in self.prefetch_ndata if n not in held]
+            if missing:
+                raise InvalidArgumentError(
+                    GF_EINVAL, f"the graphferry.Graph has no node data {missing} to prefetch (it has {sorted(held)})"
+                )
+            self._node_data = {n: self.graph.get_node_data(n) for n in self.prefetch_ndata}
+
+    def _edges(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The graph's edges ``(src, dst)``, int64, in edge id order."""
+        if self.dgl_graph is not None:
+            src, dst = self.dgl_graph.edges(order="eid")
+            return src.to(torch.int64), dst.to(torch.int64)
+        src, dst, _ = self.graph.edges("coo")
+        return src, dst
+
+    def _weights(self) -> WeightedDraw:
+        """DGL's probabilities of the node or edge mode, made once."""
+        if self._draw is None:
+            n = self.graph.num_nodes
+            src, dst = self._edges()
+            out_deg = torch.bincount(src, minlength=n).to(torch.float64).clamp(min=1)
+            if self.mode == "node":
+                self._draw = WeightedDraw(out_deg, "nodes")
+            else:
+                in_deg = torch.bincount(dst, minlength=n).to(torch.float64).clamp(min=1)
+                self._draw = WeightedDraw(1.0 / in_deg[dst] + 1.0 / out_deg[src], "edges")
+        return self._draw
+
+    def _walk(self, roots: torch.Tensor, seed: int) -> torch.Tensor:
+        """The engine's walks from ``roots`` along out-edges."""
+        if self.dgl_graph is not None:
+            return random_walk(self.dgl_graph, roots, length=self.walk_length, seed=seed)[0]
+
+        def edges():
+            src, dst = self._edges()
+            return src, dst, self.graph.num_nodes, None
+
+        traces, _ = _cache.walk_reversed(
+            self.graph, "out", edges, roots, self.walk_length, biased=False, restart_prob=0.0, seed=seed
+        )
+        return traces
+
+    def nodes(self, generator: torch.Generator) -> torch.Tensor:
+        """The distinct nodes of one draw, sorted, int64."""
+        if self.mode == "node":
+            return self._weights()(self.budget, generator).unique()
+        if self.mode == "edge":
+            edges = self._weights()(self.budget, generator).unique()
+            src, dst = self._edges()
+            return torch.cat([src[edges], dst[edges]]).unique()
+        if self.mode == "walk":
+            roots = torch.randint(0, max(self.graph.num_nodes, 1), (self.num_roots,), generator=generator)
+            if self.graph.num_nodes == 0:
+                roots = roots[:0]
+            seed = int(torch.randint(0, 2**63 - 1, (), generator=generator))
+            return visited(self._walk(roots, seed))
+        return torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
+
+    def batch(self, seeds: torch.Tensor, seed: Any, key: int) -> Any:
+        nodes = self.nodes(batch_generator(seed, key))
+        subg = induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
+        # DGL's loader prefetches these: gathered now, not when first read
+        for name in self.prefetch_ndata:
+            subg.ndata[name] = self._node_data[name][nodes] if self.dgl_graph is None else subg.ndata[name]
+        for name in self.prefetch_edata:
+            subg.edata[name] = subg.edata[name]
+        return subg

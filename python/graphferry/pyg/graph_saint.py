@@ -1,0 +1,231 @@
+r"""PyG's GraphSAINT loaders (``torch_geometric.loader.GraphSAINTNodeSampler``,
+``GraphSAINTEdgeSampler``, ``GraphSAINTRandomWalkSampler``) served by the
+engine: PyG's need ``torch_sparse`` (its ``SparseTensor`` and its walks),
+which graphferry does not use. Each step draws a node set as PyG's sampler
+of that kind draws it and yields the ``Data`` PyG's yields: the subgraph the
+engine induces on those nodes (``gf_graph_induced_subgraph``), its nodes in
+increasing id order, its edges sorted by source then target as PyG's
+``SparseTensor`` lists them, every node-level and edge-level tensor of the
+``Data`` indexed to them, and with ``sample_coverage > 0`` PyG's
+``node_norm``/``edge_norm``.
+
+.. code-block:: python
+
+    loader = graphferry.pyg.GraphSAINTRandomWalkSampler(data, batch_size=6000, walk_length=2,
+                                                        num_steps=5, sample_coverage=100)
+    for batch in loader:
+        out = model(batch.x, batch.edge_index, batch.edge_norm * batch.edge_weight)
+        loss = (F.nll_loss(out, batch.y, reduction="none") * batch.node_norm)[batch.train_mask].sum()
+
+Draws are torch's, from torch's default generator as PyG's are
+(``torch.manual_seed`` makes an epoch reproducible); the walks are the
+engine's (``gf_random_walk``), seeded from the same generator.
+"""
+
+from __future__ import annotations
+
+import os.path as osp
+from typing import Any
+
+import torch
+
+from .._subgraph import WeightedDraw, in_process_kwargs, visited
+from ..sampling import random_seed
+from .subgraph import check_edge_index, induced_coo, topology_graph
+from .walk import random_walk
+
+__all__ = ["GraphSAINTSampler", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler", "GraphSAINTRandomWalkSampler"]
+
+
+class GraphSAINTSampler(torch.utils.data.DataLoader):
+    r"""PyG's ``GraphSAINTSampler`` base class, by the engine: ``num_steps``
+    subgraphs an epoch, each the subgraph induced on the nodes
+    :meth:`_sample_nodes` draws (see the subclasses).
+
+    Args:
+        data (torch_geometric.data.Data): the graph, with ``edge_index`` on
+            the CPU (no ``node_norm``/``edge_norm`` attribute).
+        batch_size (int): the sampler's budget (roots, nodes or edges drawn;
+            see the subclass).
+        num_steps (int): subgraphs per epoch. (default: :obj:`1`)
+        sample_coverage (int): with ``> 0``, the normalisation of PyG's
+            (``node_norm``, ``edge_norm`` on every batch) estimated from
+            subgraphs drawn until every node was sampled that many times on
+            average. (default: :obj:`0`)
+        save_dir (str, optional): where the normalisation is saved and
+            read back, under PyG's file name. (default: :obj:`None`)
+        log (bool): a progress bar while estimating it. (default: :obj:`True`)
+        **kwargs: torch ``DataLoader`` arguments (``shuffle``,
+            ``pin_memory``, ...). ``num_workers`` is accepted: nothing is
+            forked (the engine's library must not cross a fork), the
+            subgraphs are made in the calling process; the worker-only
+            arguments are ignored.
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        batch_size: int,
+        num_steps: int = 1,
+        sample_coverage: int = 0,
+        save_dir: str | None = None,
+        log: bool = True,
+        **kwargs: Any,
+    ):
+        kwargs, self.num_threads = in_process_kwargs(kwargs)
+        edge_index = check_edge_index(data, type(self).__name__)
+        for name in ("node_norm", "edge_norm"):
+            if name in data:
+                raise ValueError(f"{type(self).__name__}: the Data has '{name}' already (the loader sets it)")
+        self.num_steps = num_steps
+        self._batch_size = batch_size
+        self.sample_coverage = sample_coverage
+        self.save_dir = save_dir
+        self.log = log
+        self.N = N = int(data.num_nodes)
+        self.E = int(edge_index.size(1))
+        self.edge_index = edge_index
+        self.row, self.col = edge_index[0].to(torch.int64), edge_index[1].to(torch.int64)
+        self.data = data
+        self.graph = topology_graph(data, edge_index, N)
+        super().__init__(self, batch_size=1, collate_fn=self._collate, **kwargs)
+        if self.sample_coverage > 0:
+            path = osp.join(save_dir or "", self._filename)
+            if save_dir is not None and osp.exists(path):
+                self.node_norm, self.edge_norm = torch.load(path)
+            else:
+                self.node_norm, self.edge_norm = self._compute_norm()
+                if save_dir is not None:
+                    torch.save((self.node_norm, self.edge_norm), path)
+
+    @property
+    def _filename(self) -> str:
+        return f"{self.__class__.__name__.lower()}_{self.sample_coverage}.pt"
+
+    def __len__(self) -> int:
+        return self.num_steps
+
+    def _sample_nodes(self, batch_size: int) -> torch.Tensor:
+        raise NotImplementedError
+
+    def __getitem__(self, idx: int) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        node_idx = self._sample_nodes(self._batch_size).unique()
+        return node_idx, induced_coo(self.graph, node_idx)
+
+    def _collate(self, data_list: list) -> Any:
+        (node_idx, (row, col, edge_idx)) = data_list[0]
+        data = self.data.__class__()
+        data.num_nodes = node_idx.size(0)
+        data.edge_index = torch.stack([row, col], dim=0)
+        for key, item in self.data:
+            if key in ("edge_index", "num_nodes"):
+                continue
+            if isinstance(item, torch.Tensor) and item.dim() > 0 and item.size(0) == self.N:
+                data[key] = item[node_idx]
+            elif isinstance(item, torch.Tensor) and item.dim() > 0 and item.size(0) == self.E:
+                data[key] = item[edge_idx]
+            else:
+                data[key] = item
+        if self.sample_coverage > 0:
+            data.node_norm = self.node_norm[node_idx]
+            data.edge_norm = self.edge_norm[edge_idx]
+        return data
+
+    def _compute_norm(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """PyG's estimate: subgraphs drawn ``num_steps`` at a time until
+        ``N * sample_coverage`` nodes were sampled; ``node_norm[v]`` is
+        (subgraphs drawn) / (subgraphs holding v) / N, ``edge_norm[e]`` the
+        count of e's source over the count of e (clamped to 1e4; 0.1 where
+        neither was drawn)."""
+        node_count = torch.zeros(self.N, dtype=torch.float)
+        edge_count = torch.zeros(self.E, dtype=torch.float)
+        bar = None
+        if self.log:
+            from tqdm import tqdm
+
+            bar = tqdm(total=self.N * self.sample_coverage, desc="Compute GraphSAINT normalization")
+        num_samples = total_sampled_nodes = 0
+        while total_sampled_nodes < self.N * self.sample_coverage:
+            for i in range(self.num_steps):
+                node_idx, (_, _, edge_idx) = self[i]
+                node_count[node_idx] += 1
+                edge_count[edge_idx] += 1
+                total_sampled_nodes += node_idx.size(0)
+                if bar is not None:
+                    bar.update(node_idx.size(0))
+            num_samples += self.num_steps
+            if self.num_steps <= 0:
+                break
+        if bar is not None:
+            bar.close()
+        edge_norm = (node_count[self.row] / edge_count).clamp_(0, 1e4)
+        edge_norm[torch.isnan(edge_norm)] = 0.1
+        node_count[node_count == 0] = 0.1
+        node_norm = num_samples / node_count / self.N
+        return node_norm, edge_norm
+
+
+class GraphSAINTNodeSampler(GraphSAINTSampler):
+    r"""PyG's ``GraphSAINTNodeSampler``: ``batch_size`` nodes drawn with
+    replacement, each the source of an edge drawn uniformly (so in
+    proportion to its out-degree), the distinct ones kept (see
+    :class:`GraphSAINTSampler`)."""
+
+    def _sample_nodes(self, batch_size: int) -> torch.Tensor:
+        if self.E == 0:
+            raise ValueError("GraphSAINTNodeSampler draws the sources of edges: the graph has none")
+        return self.row[torch.randint(0, self.E, (batch_size,), dtype=torch.long)]
+
+
+class GraphSAINTEdgeSampler(GraphSAINTSampler):
+    r"""PyG's ``GraphSAINTEdgeSampler``: ``batch_size`` edges drawn with
+    replacement, edge ``u -> v`` with probability in proportion to PyG's
+    weight ``in_degree(u) + out_degree(v)`` (PyG's code; the paper's
+    ``1/deg(u) + 1/deg(v)`` is DGL's ``SAINTSampler('edge')``), and the ends
+    of the edges drawn kept (see :class:`GraphSAINTSampler`). PyG draws
+    the same distribution with a ``[batch_size, E]`` random matrix; this
+    draws from the cumulative weights instead."""
+
+    def _sample_nodes(self, batch_size: int) -> torch.Tensor:
+        draw = getattr(self, "_draw", None)
+        if draw is None:
+            in_deg = torch.bincount(self.col, minlength=self.N).to(torch.float64)
+            out_deg = torch.bincount(self.row, minlength=self.N).to(torch.float64)
+            draw = self._draw = WeightedDraw(in_deg[self.row] + out_deg[self.col] + 1e-10, "edges")
+        edges = draw(batch_size)
+        return torch.cat([self.col[edges], self.row[edges]], -1)
+
+
+class GraphSAINTRandomWalkSampler(GraphSAINTSampler):
+    r"""PyG's ``GraphSAINTRandomWalkSampler``: ``batch_size`` roots drawn
+    uniformly and a walk of ``walk_length`` steps along out-edges from each
+    (the engine's walks), every node visited kept (see
+    :class:`GraphSAINTSampler`). A walk that reaches a node without
+    out-edges stops there (``torch_cluster`` stays on it): the same nodes.
+
+    Args:
+        walk_length (int): steps per walk.
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        batch_size: int,
+        walk_length: int,
+        num_steps: int = 1,
+        sample_coverage: int = 0,
+        save_dir: str | None = None,
+        log: bool = True,
+        **kwargs: Any,
+    ):
+        self.walk_length = walk_length
+        super().__init__(data, batch_size, num_steps, sample_coverage, save_dir, log, **kwargs)
+
+    @property
+    def _filename(self) -> str:
+        return f"{self.__class__.__name__.lower()}_{self.walk_length}_{self.sample_coverage}.pt"
+
+    def _sample_nodes(self, batch_size: int) -> torch.Tensor:
+        start = torch.randint(0, self.N, (batch_size,), dtype=torch.long)
+        traces = random_walk(self.edge_index, start, self.walk_length, num_nodes=self.N, seed=random_seed())
+        return visited(traces)
