@@ -9,6 +9,7 @@ import (
 	"github.com/graphferry/graphferry/engine/cache"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/diskio"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/rowcache"
 )
 
@@ -175,8 +176,12 @@ func (g *Graph) openTiers(ds *dataset.Dataset, opt OpenOptions) error {
 	if g.part.NewToOld != nil {
 		rows = g.part.NewToOld
 	}
+	// The feature file's block sums (on its mapping, when the dataset
+	// records them): the disk tier checks each block the first time it reads
+	// from it, as the mapping would.
+	sums := feature.BlockSumsOf(ds.NodeData[dataset.FeatKey].Data)
 	d, err := cache.OpenDisk(g.plan.FeatureFile, 0, t, rows, cache.DiskOptions{
-		CacheBytes: g.plan.CacheBytes, Policy: g.plan.CachePolicy, Reader: opt.Reader,
+		CacheBytes: g.plan.CacheBytes, Policy: g.plan.CachePolicy, Reader: opt.Reader, Blocks: sums,
 	})
 	if err != nil {
 		return err

@@ -1,8 +1,8 @@
 """The disk tier from Python (issue 21): Graph.open's memory_budget,
 feature_tier, cache_policy and cache_bytes; the plan it reports; rows read
 through every tier (hot, CPU cache, disk) equal the dataset's for every
-dtype; a truncated feature file read through the disk tier is the mapping's
-error; the budget is honoured (feat.bin's pages are never mapped in: the
+dtype; a truncated, damaged or rewritten feature file read through the disk
+tier is the mapping's error; the budget is honoured (feat.bin's pages are never mapped in: the
 tier reads around the page cache, O_DIRECT)."""
 
 from __future__ import annotations
@@ -144,6 +144,52 @@ def test_truncated_feature_file_same_error(tmp_path):
     assert disk[0] is mapped[0]
     assert byte.sub("byte N is past the end", disk[1]) == byte.sub("byte N is past the end", mapped[1])
     assert int(byte.search(disk[1]).group(1)) >= 4096 and int(byte.search(mapped[1]).group(1)) >= 4096
+
+
+def _epoch_error(path: Path, tier: str, damage) -> str:
+    """The error of an epoch over path's Cora (block sums recorded) after
+    damage(feat.bin) changed it in place under the open graph."""
+    with graphferry.Graph.open(path, feature_tier=tier, cache_bytes=0 if tier == "disk" else None) as g:
+        assert g.memory_plan["feature_tier"] == tier
+        loader = graphferry.Loader(
+            g, torch.arange(2708), [3], batch_size=256, seed=1, feature_names=["feat"], num_threads=1
+        )
+        damage(path / "feat.bin")
+        try:
+            with pytest.raises(OSError, match=r"feat\.bin: block \d+ \(bytes \d+ to \d+\) has CRC-32C") as info:
+                for _ in loader:
+                    pass
+        finally:
+            loader.close()
+            shutil.copyfile(CORA / "feat.bin", path / "feat.bin")
+    return str(info.value)
+
+
+def _flip(feat: Path) -> None:
+    with open(feat, "r+b") as f:  # in place: the same file under both tiers
+        f.seek(5 * 262144 + 12345)
+        b = f.read(1)
+        f.seek(5 * 262144 + 12345)
+        f.write(bytes([b[0] ^ 0x40]))
+
+
+def _rewrite(feat: Path) -> None:
+    data = np.fromfile(feat, dtype=np.float32) + 1  # the same size
+    with open(feat, "r+b") as f:
+        f.write(data.tobytes())
+
+
+def test_damaged_feature_file_disk_tier_same_error(tmp_path):
+    """One flipped byte in feat.bin (Cora records its block sums) read
+    through the disk tier is the mapping's error, naming the file and the
+    block (the disk tier read rows unchecked); a same-size rewrite too."""
+    path = tmp_path / "cora"
+    shutil.copytree(CORA, path)
+    assert "blocks" in json.loads((path / "graphferry.json").read_text())
+    mapped = _epoch_error(path, "memory", _flip)
+    disk = _epoch_error(path, "disk", _flip)
+    assert disk == mapped and f"{path / 'feat.bin'}: block 5 (bytes 1310720 to 1572863)" in disk
+    assert "the file is damaged or was changed" in _epoch_error(path, "disk", _rewrite)
 
 
 _RSS = """
