@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/par"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -534,7 +535,13 @@ func runRanks[R any](ctx context.Context, ranks []int, batches [][]int64, keys [
 // when has is false): per hop, shuffle -> sample -> reshuffle -> merge. It
 // leaves the rank's dense table (if any) empty.
 func (s *call) runRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*Result, error) {
-	res, err := s.sampleRank(ctx, rank, seeds, key, has)
+	var res *Result
+	var err error
+	// A fault reading the mapped CSC files (truncated under the graph) is
+	// an error naming the file, not the end of the process.
+	if fault := feature.Guard(func() { res, err = s.sampleRank(ctx, rank, seeds, key, has) }); fault != nil {
+		res, err = nil, fault
+	}
 	if ws := s.ws[rank]; s.dense && !s.disjoint && ws.dense != nil {
 		if err != nil {
 			clear(ws.dense) // the entries set are not all recorded in a Result

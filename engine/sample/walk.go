@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/internal/par"
 	"github.com/graphferry/graphferry/engine/mem"
 )
@@ -98,8 +99,12 @@ func (rt *Runtime) RandomWalk(ctx context.Context, req WalkRequest, batches [][]
 
 func (s *call) walkWave(ctx context.Context, batches [][]int64, keys []uint64, out []*WalkResult, length int, restartProb float64) error {
 	return runRanks(ctx, s.ranks, batches, keys, out,
-		func(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*WalkResult, error) {
-			return s.walkRank(ctx, rank, seeds, key, has, length, restartProb)
+		func(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (res *WalkResult, err error) {
+			// A fault reading the mapped CSC files is an error (runRank).
+			if fault := feature.Guard(func() { res, err = s.walkRank(ctx, rank, seeds, key, has, length, restartProb) }); fault != nil {
+				return nil, fault
+			}
+			return res, err
 		})
 }
 

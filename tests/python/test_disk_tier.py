@@ -260,3 +260,28 @@ def test_write_csc_maps_the_topology(tmp_path):
     assert len(got) == len(want) and all(torch.equal(a, b) for a, b in zip(got, want))
     with pytest.raises(graphferry.GraphferryError, match="CSC files already"):
         graphferry.write_csc(path)
+
+
+@pytest.mark.parametrize("name", ["csc_indptr.bin", "csc_indices.bin"])
+def test_truncated_csc_file_is_an_error(tmp_path, name):
+    """A CSC file truncated while the graph maps it: sampling, a walk and a
+    loader's epoch raise an error naming the file (the process died of
+    SIGBUS), and the graph still closes."""
+    path = tmp_path / "cora"
+    shutil.copytree(CORA, path)
+    graphferry.write_csc(path)
+    with graphferry.Graph.open(path) as g:
+        assert "mapped from the dataset's CSC files" in g.memory_report()
+        seeds = torch.arange(0, 2708, 2)
+        graphferry.sample_neighbors(g, seeds, [-1, -1], num_threads=2)
+        os.truncate(path / name, 0)
+        message = re.escape(f"{path / name}: byte ") + r"\d+ is past the end of the file: it was truncated"
+        with pytest.raises(graphferry.StorageError, match=message):
+            graphferry.sample_neighbors(g, seeds, [-1, -1], num_threads=2)
+        with pytest.raises(graphferry.StorageError, match=message):
+            graphferry.random_walk(g, seeds, 10, num_threads=2)
+        loader = graphferry.Loader(g, seeds, [5, 5], batch_size=256, num_threads=2)
+        with pytest.raises(graphferry.StorageError, match=message):
+            for _ in loader:
+                pass
+        loader.close()
