@@ -22,6 +22,12 @@ touches the features):
   fio-floor                the disk's own random-read rate (fio, O_DIRECT,
                            io_uring) at the disk tier's request size and
                            queue depth, on feat.bin
+  gf-disk-unverified/...   with --compare-verify: each disk tier run again
+                           on a copy of the dataset without per-block
+                           checksums (hard links, graphferry.json without
+                           "blocks" and "declared": an older dataset), so
+                           rows are read unchecked; the other runs read the
+                           whole 256 KiB block of a row first, once per block
 
 Writes disk.json, disk.md and (with matplotlib) disk.png into --out. The
 dataset defaults to the "disk-small" preset (4.1 GB of features), generated
@@ -175,6 +181,23 @@ class Cgroup:
                 time.sleep(0.1)
 
 
+def unverified_copy(ds: Path) -> Path:
+    """ds as a dataset of an earlier version: the same files (hard links)
+    and graphferry.json without its block and declared sums, so the disk
+    tier reads its rows unchecked."""
+    dst = ds.parent / (ds.name + "-unverified")
+    if not dst.exists():
+        dst.mkdir()
+        for f in ds.iterdir():
+            if f.name != "graphferry.json":
+                os.link(f, dst / f.name)
+        meta = json.loads((ds / "graphferry.json").read_text())
+        meta.pop("blocks", None)
+        meta.pop("declared", None)
+        (dst / "graphferry.json").write_text(json.dumps(meta))
+    return dst
+
+
 def drop_cache(ds: Path) -> None:
     """Drops the dataset's pages from the page cache (clean pages: others'
     caches stay)."""
@@ -259,6 +282,11 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=3, help="epochs of the disk tier runs (the first warms the cache)")
     ap.add_argument("--mmap-epochs", type=int, default=1, help="epochs of the mapped runs (slow: minutes each)")
     ap.add_argument("--no-mapped", action="store_true", help="only the disk tier runs and the floor (a repeat)")
+    ap.add_argument(
+        "--compare-verify",
+        action="store_true",
+        help="each disk tier run also on a copy without per-block checksums (rows read unchecked)",
+    )
     ap.add_argument("--fio-seconds", type=int, default=15)
     ap.add_argument("--timeout", type=float, default=900)
     args = ap.parse_args()
@@ -280,11 +308,14 @@ def main() -> int:
         "threads": args.threads,
         "epochs": args.epochs,
     }
-    configs = [
-        dict(base, kind="gf-disk", policy=p, cache_bytes=parse_size(c), name=f"gf-disk/{p}/{c}")
-        for c in args.cache_sizes.split(",")
-        for p in args.policies.split(",")
-    ]
+    configs = []
+    for c in args.cache_sizes.split(","):
+        for p in args.policies.split(","):
+            disk = dict(base, kind="gf-disk", policy=p, cache_bytes=parse_size(c), name=f"gf-disk/{p}/{c}")
+            configs.append(disk)
+            if args.compare_verify:  # interleaved: the same load on both
+                plain = str(unverified_copy(ds))
+                configs.append(dict(disk, dataset=plain, name=f"gf-disk-unverified/{p}/{c}"))
     mapped = dict(base, epochs=args.mmap_epochs)
     configs += (
         []
@@ -415,6 +446,24 @@ def markdown(res: dict) -> str:
             f"{f('epoch1_speedup_vs_mmap_random')}x | "
             f"{f('wall_over_floor')} | {f('loader_busy_over_floor')} | {r['cgroup_peak_bytes'] / (1 << 20):.0f} |"
         )
+    pairs = [(n, n.replace("gf-disk/", "gf-disk-unverified/", 1)) for n in res["runs"] if n.startswith("gf-disk/")]
+    pairs = [(a, b) for a, b in pairs if "epochs" in res["runs"][a] and "epochs" in res["runs"].get(b, {})]
+    if pairs:
+        lines += [
+            "",
+            "Per-block checks on the disk tier: each run with feat.bin's 256 KiB block sums (a block read and "
+            "checked whole the first time a row in it misses the cache) over the same run on the copy without "
+            "them (rows read unchecked).",
+            "",
+            "| run | epoch | checked s | unchecked s | ratio | checked MB read | unchecked MB read |",
+            "|---|---|---|---|---|---|---|",
+        ]
+        for a, b in pairs:
+            for i, (ea, eb) in enumerate(zip(res["runs"][a]["epochs"], res["runs"][b]["epochs"])):
+                lines.append(
+                    f"| {a} | {i + 1} | {ea['wall_s']:.2f} | {eb['wall_s']:.2f} | {ea['wall_s'] / eb['wall_s']:.2f} | "
+                    f"{ea['bytes_disk_read'] / 1e6:.1f} | {eb['bytes_disk_read'] / 1e6:.1f} |"
+                )
     fl = res.get("floor", {})
     lines += [
         "",
