@@ -72,6 +72,13 @@ type call struct {
 	req  Request
 	seed uint64
 
+	// ctx is the call's context; done its Done channel (nil: never),
+	// which long loops inside a hop or a walk step poll (stopped) so that
+	// a cancelled call ends within a bounded amount of work, not only at
+	// the next exchange.
+	ctx  context.Context
+	done <-chan struct{}
+
 	// filtered is set when tasks must skip edges (Biased: zero weights;
 	// excl, exclPos: excluded edges, a bitmap over the CSC's edge
 	// positions or their sorted list, both nil when no edge is excluded;
@@ -390,6 +397,7 @@ func (rt *Runtime) SampleTimed(ctx context.Context, req Request, batches, times 
 	if err != nil {
 		return nil, err
 	}
+	c.watch(ctx)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if err := rt.checkSeeds(batches, req.Disjoint); err != nil {
@@ -471,6 +479,38 @@ func (s *Runtime) checkSeedsDense(ws *workspace, b int, seeds []int64) error {
 	}
 	clearDense(d, seeds[:i])
 	return err
+}
+
+// stopEvery is how many items a sequential loop inside a hop or a walk
+// step handles between two looks at the call's cancellation (about a
+// millisecond of work).
+const stopEvery = 1 << 16
+
+// watch makes the call's long loops stop when ctx is done.
+func (s *call) watch(ctx context.Context) {
+	s.ctx, s.done = ctx, ctx.Done()
+}
+
+// stopped reports whether the call was cancelled (its context is done).
+// Loops that see it leave their work unfinished; the stage then returns
+// stopErr, and the call's result is dropped: nothing half-made is handed
+// out.
+func (s *call) stopped() bool {
+	if s.done == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopErr is the error of a stage that stopped: the context's, saying
+// where.
+func (s *call) stopErr(where string) error {
+	return fmt.Errorf("sample: %s: %w", where, s.ctx.Err())
 }
 
 // wave runs every local rank once; local rank i handles batches[i] when

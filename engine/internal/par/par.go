@@ -127,6 +127,37 @@ func For[T Int](n, grain T, threads int, fn func(worker int, lo, hi T)) {
 	g.Wait()
 }
 
+// ForStop is For that stops handing out chunks once stop returns true
+// (asked before every chunk, by every worker), so that a long loop of a
+// cancelled call ends within a chunk's work. With one worker it runs the
+// chunks in order, fn(0, lo, hi) each, instead of one fn(0, 0, n): the
+// same calls For's workers make, so the same result. It does not say
+// whether it stopped: the caller asks stop again. A nil stop is For.
+func ForStop[T Int](n, grain T, threads int, stop func() bool, fn func(worker int, lo, hi T)) {
+	if stop == nil {
+		For(n, grain, threads, fn)
+		return
+	}
+	if n <= 0 {
+		return
+	}
+	if grain < 1 {
+		grain = 1
+	}
+	chunks := (n + grain - 1) / grain
+	if min(T(Threads(threads)), chunks) <= 1 {
+		for lo := T(0); lo < n && !stop(); lo += grain {
+			fn(0, lo, min(lo+grain, n))
+		}
+		return
+	}
+	For(chunks, 1, threads, func(w int, c0, c1 T) {
+		for c := c0; c < c1 && !stop(); c++ {
+			fn(w, c*grain, min((c+1)*grain, n))
+		}
+	})
+}
+
 // ForErr runs fn over [0, n) in chunks of grain items like For, and returns
 // the error of the lowest failing chunk, so that the error does not depend
 // on scheduling. With one worker the chunks run in order and the first

@@ -125,3 +125,27 @@ func TestWorkerFaultReachesCaller(t *testing.T) {
 		require.Greater(t, ran.Load(), int64(1), name)
 	}
 }
+
+// ForStop covers every index once when stop stays false, and hands out no
+// chunk after stop turned true, with one worker and with several.
+func TestForStop(t *testing.T) {
+	for _, threads := range []int{1, 4} {
+		seen := make([]atomic.Int32, 10000)
+		ForStop(len(seen), 100, threads, func() bool { return false }, func(_ int, lo, hi int) {
+			require.LessOrEqual(t, hi-lo, 100)
+			for i := lo; i < hi; i++ {
+				seen[i].Add(1)
+			}
+		})
+		for i := range seen {
+			require.EqualValues(t, 1, seen[i].Load(), "index %d, %d threads", i, threads)
+		}
+		var chunks, stopped atomic.Int64
+		ForStop(10000, 100, threads, func() bool { return stopped.Load() != 0 }, func(_ int, lo, _ int) {
+			if chunks.Add(1) == 5 {
+				stopped.Store(1)
+			}
+		})
+		require.Less(t, chunks.Load(), int64(5+threads), "%d threads", threads)
+	}
+}
