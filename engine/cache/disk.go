@@ -3,9 +3,11 @@ package cache
 import (
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"slices"
 
 	"github.com/graphferry/graphferry/engine/diskio"
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/rowcache"
@@ -28,7 +30,54 @@ type DiskOptions struct {
 	// reads), so that damage is the mapping's error naming the file and
 	// the block.
 	Blocks *feature.BlockSums
+	// Pages are the file's page sums (a CRC-32C per page of the file,
+	// dataset.FeaturePageSums), or nil. With them every request read from
+	// disk is checked page by page before rows are copied out of it (the
+	// direct reads fetch whole pages anyway: no extra read), and Blocks is
+	// not used.
+	Pages *PageSums
 }
+
+// PageSums are the CRC-32C of each Size bytes of a file (the last page may
+// be short), as the file Record holds them.
+type PageSums struct {
+	Size   int
+	Sums   []uint32
+	Record string
+}
+
+// pageCheck checks the pages of the disk tier's reads (diskio.Options.Check).
+type pageCheck struct {
+	PageSums
+	path   string
+	length int64 // the file's bytes when the sums were made (its last page may be short)
+}
+
+// check compares each page of data (the file's bytes from off, a multiple
+// of the page size) with its sum. A page the read did not get whole (the
+// file was truncated since) gets no verdict, as a block through the
+// mapping: a row past the file's new end is then a short read.
+func (p *pageCheck) check(off int64, data []byte) error {
+	size := int64(p.Size)
+	for lo := int64(0); lo < int64(len(data)); lo += size {
+		i := (off + lo) / size
+		if i >= int64(len(p.Sums)) {
+			break
+		}
+		want := min(size, p.length-i*size) // the page's bytes when the sums were made
+		if int64(len(data))-lo < want {
+			break // cut short
+		}
+		hi := lo + want
+		if got := crc32.Checksum(data[lo:hi], castagnoli); got != p.Sums[i] {
+			return fmt.Errorf("%s: page %d (bytes %d to %d) has CRC-32C %08x, %s says %08x: the file is damaged or was changed (%w)",
+				p.path, i, off+lo, off+hi-1, got, p.Record, p.Sums[i], errs.ErrIO)
+		}
+	}
+	return nil
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // verifyChunk is the number of blocks the disk tier reads and checks at a
 // time (8 MiB of 256 KiB blocks): the buffer a batch that meets many
@@ -69,10 +118,24 @@ func OpenDisk(path string, base int64, t mem.Tensor, rows []int64, opt DiskOptio
 	if rows != nil && int64(len(rows)) != t.Shape[0] {
 		return nil, fmt.Errorf("cache: %d row numbers for %d rows", len(rows), t.Shape[0])
 	}
-	if b := opt.Blocks; b != nil {
-		if _, end := b.Bounds(b.Len() - 1); end < base+t.Shape[0]*int64(rb) {
-			return nil, fmt.Errorf("cache: block sums of %d bytes for %d rows of %d bytes from byte %d", end, t.Shape[0], rb, base)
+	end := base + t.Shape[0]*int64(rb)
+	if b := opt.Blocks; b != nil && opt.Pages == nil {
+		if _, bend := b.Bounds(b.Len() - 1); bend < end {
+			return nil, fmt.Errorf("cache: block sums of %d bytes for %d rows of %d bytes from byte %d", bend, t.Shape[0], rb, base)
 		}
+	}
+	var pages *pageCheck
+	if p := opt.Pages; p != nil {
+		if p.Size != diskio.Align {
+			return nil, fmt.Errorf("cache: page sums of %d-byte pages (the disk tier reads %d-byte pages)", p.Size, diskio.Align)
+		}
+		if want := (end + int64(p.Size) - 1) / int64(p.Size); int64(len(p.Sums)) != want {
+			// The sums cover the whole file, which ends with the array.
+			return nil, fmt.Errorf("cache: %d page sums for %d rows of %d bytes from byte %d (want %d)", len(p.Sums), t.Shape[0], rb, base, want)
+		}
+		pages = &pageCheck{PageSums: *p, path: path, length: end}
+		opt.Reader.Check = pages.check
+		opt.Blocks = nil
 	}
 	r, err := diskio.Open(path, opt.Reader)
 	if err != nil {

@@ -173,3 +173,95 @@ func TestDiskTierBlockSumsTooShort(t *testing.T) {
 	_, err := cache.OpenDisk(path, 0, bigger, nil, cache.DiskOptions{Blocks: sums})
 	require.ErrorContains(t, err, "block sums of 896000 bytes")
 }
+
+// pageSumsOf returns the page sums of the file at path.
+func pageSumsOf(t *testing.T, path string) *cache.PageSums {
+	t.Helper()
+	raw, err := fileio.SumFilePages(path, fileio.PageSize)
+	require.NoError(t, err)
+	st, err := os.Stat(path)
+	require.NoError(t, err)
+	sums, err := fileio.DecodePageSums(raw, st.Size(), fileio.PageSize, "feat.bin.pages")
+	require.NoError(t, err)
+	return &cache.PageSums{Size: fileio.PageSize, Sums: sums, Record: "feat.bin.pages"}
+}
+
+// With page sums, every page of every read is checked: rows equal the
+// file's and nothing more is read than without (no block reads); a byte
+// flipped in a page, even one read before, or a same-size rewrite is an
+// error naming the file and the page at the next read of it from disk,
+// with both backends and buffered reads; a truncation is the mapping's
+// error; the block sums are not used.
+func TestDiskTierChecksPages(t *testing.T) {
+	for _, ro := range []diskio.Options{{Backend: diskio.Pread}, {Backend: diskio.URing}, {Backend: diskio.Pread, Buffered: true}} {
+		mapped, want, blocks, path := blockArray(t)
+		d, err := cache.OpenDisk(path, 0, want, nil, cache.DiskOptions{Pages: pageSumsOf(t, path), Blocks: blocks, Reader: ro})
+		if err != nil && ro.Backend == diskio.URing {
+			t.Skipf("io_uring is not available: %v", err)
+		}
+		require.NoError(t, err)
+		s := feature.NewStore(verifiedRows)
+		require.NoError(t, s.Set("x", want, nil))
+		require.NoError(t, s.SetSource("x", d))
+		rb := want.RowBytes()
+		orig := append([]byte(nil), want.Data...)
+		ids := []int64{5, 6, 1000, verifiedRows - 1, 2500}
+		got := make([]byte, len(ids)*rb)
+		tc, err := s.GatherTiers("x", got, ids, 1)
+		require.NoError(t, err)
+		exp := make([]byte, len(got))
+		for k, id := range ids { // a plain copy: Gather would check the blocks
+			copy(exp[k*rb:(k+1)*rb], want.Data[id*int64(rb):(id+1)*int64(rb)])
+		}
+		require.Equal(t, exp, got)
+		require.LessOrEqual(t, tc.DiskRead, int64(len(ids)*2*fileio.PageSize), "no block reads")
+		require.False(t, blocks.Checked(0), "the block sums are not used")
+
+		// Row 1000 (bytes 256000 to 256255: page 62) read before, then a
+		// byte of its page flipped: the next read of it fails.
+		f, err := os.OpenFile(path, os.O_RDWR, 0)
+		require.NoError(t, err)
+		_, err = f.WriteAt([]byte{0x5a ^ orig[62*4096+10]}, 62*4096+10)
+		require.NoError(t, err)
+		require.NoError(t, f.Close())
+		err = s.Gather("x", make([]byte, rb), []int64{1000}, 1)
+		require.ErrorIs(t, err, errs.ErrIO, "%+v", ro)
+		require.ErrorContains(t, err, path+": page 62 (bytes 253952 to 258047) has CRC-32C")
+		require.ErrorContains(t, err, "feat.bin.pages says")
+		require.NoError(t, s.Gather("x", make([]byte, rb), []int64{5}, 1)) // other pages still read
+		// A same-size rewrite.
+		b := append([]byte(nil), orig...)
+		for i := range b {
+			b[i] ^= 0x11
+		}
+		require.NoError(t, os.WriteFile(path, b, 0o644))
+		require.ErrorContains(t, s.Gather("x", make([]byte, rb), []int64{5}, 1), ": page 0 (bytes 0 to 4095) has CRC-32C")
+		// The short last page is checked too.
+		require.ErrorContains(t, s.Gather("x", make([]byte, rb), []int64{verifiedRows - 1}, 1), ": page 218 (bytes 892928 to 895999) has CRC-32C")
+		// Truncated: the mapping's error.
+		require.NoError(t, os.WriteFile(path, orig, 0o644))
+		require.NoError(t, os.Truncate(path, 100000))
+		errDisk := s.Gather("x", make([]byte, rb), []int64{3000}, 1)
+		require.ErrorIs(t, errDisk, feature.ErrFault)
+		errMap := mapped.Gather("x", make([]byte, rb), []int64{3000}, 1)
+		require.Equal(t, errMap.Error(), errDisk.Error())
+		// Rows before the cut read (the cut page gets no verdict).
+		require.NoError(t, s.Gather("x", make([]byte, rb), []int64{385}, 1)) // page 24, cut at byte 100000
+		s.Close()
+	}
+}
+
+// Page sums that do not cover the array, or of another page size, are
+// refused.
+func TestDiskTierPageSumsChecked(t *testing.T) {
+	_, want, _, path := blockArray(t)
+	p := pageSumsOf(t, path)
+	short := *p
+	short.Sums = short.Sums[:10]
+	_, err := cache.OpenDisk(path, 0, want, nil, cache.DiskOptions{Pages: &short})
+	require.ErrorContains(t, err, "10 page sums for 3500 rows")
+	big := *p
+	big.Size = 8192
+	_, err = cache.OpenDisk(path, 0, want, nil, cache.DiskOptions{Pages: &big})
+	require.ErrorContains(t, err, "8192-byte pages")
+}

@@ -585,6 +585,13 @@ func writeMeta(dir string, meta *Meta, files []string) error {
 	if meta.Files == nil {
 		meta.Files = map[string]FileSum{}
 	}
+	pages, err := writePageSums(dir, meta)
+	if err != nil {
+		return err
+	}
+	for name := range pages {
+		files = append(files, pages[name])
+	}
 	for _, name := range files {
 		sum, err := fileio.SumFile(filepath.Join(dir, name))
 		if err != nil {
@@ -595,6 +602,9 @@ func writeMeta(dir string, meta *Meta, files []string) error {
 	blocks, err := blockSums(dir, gatheredFiles(meta))
 	if err != nil {
 		return err
+	}
+	if pages != nil {
+		blocks.Pages, blocks.PageSize = pages, fileio.PageSize
 	}
 	mf, err := withDeclared(*meta, blocks)
 	if err != nil {

@@ -192,6 +192,34 @@ def test_damaged_feature_file_disk_tier_same_error(tmp_path):
     assert "the file is damaged or was changed" in _epoch_error(path, "disk", _rewrite)
 
 
+def test_page_sums_checked_on_every_disk_read(tmp_path):
+    """A dataset written today records feat.bin's page sums
+    (feat.bin.pages): the disk tier checks every page it reads (no block
+    read first), so a byte flipped in a page already read is an error
+    naming the file and the page at the next read of it from disk."""
+    path = tmp_path / "tiny"
+    graphferry.generate("tiny", path)
+    assert (path / "feat.bin.pages").stat().st_size == 4 * (((path / "feat.bin").stat().st_size + 4095) // 4096)
+    with graphferry.Graph.open(path, feature_tier="disk", cache_bytes=0) as g:
+        assert "disk reads verified: every page read, against feat.bin.pages" in g.memory_report()
+        loader = graphferry.Loader(g, torch.arange(g.num_nodes), [0], batch_size=1024, feature_names=["feat"])
+        for _ in loader:  # every page read once, whole
+            pass
+        _flip_at(path / "feat.bin", 5000)
+        with pytest.raises(graphferry.StorageError, match=re.escape(f"{path / 'feat.bin'}: page 1 (bytes 4096 to 8191)")):
+            for _ in loader:
+                pass
+        loader.close()
+
+
+def _flip_at(feat: Path, offset: int) -> None:
+    with open(feat, "r+b") as f:
+        f.seek(offset)
+        b = f.read(1)
+        f.seek(offset)
+        f.write(bytes([b[0] ^ 0x40]))
+
+
 _RSS = """
 import sys, torch, graphferry
 tier, budget = sys.argv[2], int(sys.argv[3]) or None
