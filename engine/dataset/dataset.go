@@ -543,8 +543,12 @@ func WriteContext(ctx context.Context, dir string, d *Dataset) error {
 			return err
 		}
 		meta.Feature = &FeatureMeta{File: FeatFile, DType: feat.DType.String(), Shape: slices.Clone(feat.Shape)}
-	} else if err := os.Remove(filepath.Join(dir, FeatFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("dataset: %w", err)
+	} else {
+		for _, name := range []string{FeatFile, FeatFile + fileio.PagesSuffix} { // and its page sums
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("dataset: %w", err)
+			}
+		}
 	}
 
 	src, dst, weights, order, err := edgeRows(g, ty != nil)

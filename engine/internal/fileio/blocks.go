@@ -49,6 +49,13 @@ type Blocks struct {
 
 // SumBlocks returns the base64 block sums of data (see Blocks).
 func SumBlocks(data []byte, size int) (string, error) {
+	raw, err := sumChunks(data, size)
+	return base64.StdEncoding.EncodeToString(raw), err
+}
+
+// sumChunks returns the CRC-32C of each size bytes of data (the last chunk
+// may be short) as little-endian uint32s.
+func sumChunks(data []byte, size int) ([]byte, error) {
 	n := (len(data) + size - 1) / size
 	raw := make([]byte, 4*n)
 	err := feature.Guard(func() {
@@ -57,7 +64,16 @@ func SumBlocks(data []byte, size int) (string, error) {
 			binary.LittleEndian.PutUint32(raw[4*i:], crc)
 		}
 	})
-	return base64.StdEncoding.EncodeToString(raw), err
+	return raw, err
+}
+
+// decodeSums reads little-endian uint32s (len(raw) a multiple of 4).
+func decodeSums(raw []byte) []uint32 {
+	sums := make([]uint32, len(raw)/4)
+	for i := range sums {
+		sums[i] = binary.LittleEndian.Uint32(raw[4*i:])
+	}
+	return sums
 }
 
 // SumFilePages maps the file at path and returns the CRC-32C of each size
@@ -69,15 +85,7 @@ func SumFilePages(path string, size int) ([]byte, error) {
 		return nil, err
 	}
 	defer release()
-	n := (len(data) + size - 1) / size
-	raw := make([]byte, 4*n)
-	err = feature.Guard(func() {
-		for i := range n {
-			crc := crc32.Checksum(data[i*size:min((i+1)*size, len(data))], castagnoli)
-			binary.LittleEndian.PutUint32(raw[4*i:], crc)
-		}
-	})
-	return raw, err
+	return sumChunks(data, size)
 }
 
 // DecodePageSums returns the sums of a page sums file's content raw, for a
@@ -91,11 +99,7 @@ func DecodePageSums(raw []byte, dataLen int64, size int, record string) ([]uint3
 	if int64(len(raw)) != 4*n {
 		return nil, fmt.Errorf("dataset: %s is %d bytes, want %d (4 per %d-byte page of %d bytes) (%w)", record, len(raw), 4*n, size, dataLen, errs.ErrIO)
 	}
-	sums := make([]uint32, n)
-	for i := range sums {
-		sums[i] = binary.LittleEndian.Uint32(raw[4*i:])
-	}
-	return sums, nil
+	return decodeSums(raw), nil
 }
 
 // SumFileBlocks maps the file at path and returns its block sums.
@@ -123,11 +127,7 @@ func (b *Blocks) AttachBlocks(name string, data []byte, base int, record string)
 	if err != nil || len(raw)%4 != 0 {
 		return fmt.Errorf("dataset: %s: the block sums of %s are not base64 of 4-byte sums (%w)", record, filepath.Base(name), errs.ErrIO)
 	}
-	sums := make([]uint32, len(raw)/4)
-	for i := range sums {
-		sums[i] = binary.LittleEndian.Uint32(raw[4*i:])
-	}
-	if err := feature.SetBlockSums(data, base, b.Size, sums, record); err != nil {
+	if err := feature.SetBlockSums(data, base, b.Size, decodeSums(raw), record); err != nil {
 		return fmt.Errorf("dataset: %s: %s: %w (%w)", record, name, err, errs.ErrIO)
 	}
 	return nil
