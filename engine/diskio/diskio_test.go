@@ -217,7 +217,7 @@ func TestCheck(t *testing.T) {
 		for i, v := range rows {
 			require.Equal(t, data[7+v*100:7+v*100+100], dst[i*100:(i+1)*100], name)
 		}
-		require.GreaterOrEqual(t, seen, 2*Align, name) // rows 3 and 12 share a page
+		require.GreaterOrEqual(t, seen, 2*Align, name)       // rows 3 and 12 share a page
 		_, err = r.ReadRows(dst[:100], []int64{499}, 100, 7) // bytes 49907 to 50006
 		require.EqualError(t, err, "bad page", name)
 	}

@@ -206,7 +206,8 @@ def test_page_sums_checked_on_every_disk_read(tmp_path):
         for _ in loader:  # every page read once, whole
             pass
         _flip_at(path / "feat.bin", 5000)
-        with pytest.raises(graphferry.StorageError, match=re.escape(f"{path / 'feat.bin'}: page 1 (bytes 4096 to 8191)")):
+        message = re.escape(f"{path / 'feat.bin'}: page 1 (bytes 4096 to 8191)")
+        with pytest.raises(graphferry.StorageError, match=message):
             for _ in loader:
                 pass
         loader.close()
