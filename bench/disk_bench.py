@@ -22,6 +22,13 @@ touches the features):
   fio-floor                the disk's own random-read rate (fio, O_DIRECT,
                            io_uring) at the disk tier's request size and
                            queue depth, on feat.bin
+  gf-disk-blocks/...       with --compare-verify: each disk tier run again
+  gf-disk-unverified/...   on copies of the dataset (hard links) whose
+                           graphferry.json records no page sums (the tier
+                           then reads a row's whole 256 KiB block first,
+                           once per block) or no sums at all (rows read
+                           unchecked); the gf-disk runs check every page
+                           read against feat.bin.pages
 
 Writes disk.json, disk.md and (with matplotlib) disk.png into --out. The
 dataset defaults to the "disk-small" preset (4.1 GB of features), generated
@@ -175,6 +182,28 @@ class Cgroup:
                 time.sleep(0.1)
 
 
+def older_copy(ds: Path, keep_blocks: bool) -> Path:
+    """ds as a dataset of an earlier version: the same files (hard links)
+    and graphferry.json without its page sums (keep_blocks: the disk tier
+    checks whole 256 KiB blocks) or without any block or page sums (rows
+    read unchecked), and without its declared sum."""
+    dst = ds.parent / (ds.name + ("-blocks" if keep_blocks else "-unverified"))
+    if not dst.exists():
+        dst.mkdir()
+        for f in ds.iterdir():
+            if f.name != "graphferry.json":
+                os.link(f, dst / f.name)
+        meta = json.loads((ds / "graphferry.json").read_text())
+        blocks = meta.pop("blocks", None)
+        if keep_blocks and blocks:
+            blocks.pop("pages", None)
+            blocks.pop("page_size", None)
+            meta["blocks"] = blocks
+        meta.pop("declared", None)
+        (dst / "graphferry.json").write_text(json.dumps(meta))
+    return dst
+
+
 def drop_cache(ds: Path) -> None:
     """Drops the dataset's pages from the page cache (clean pages: others'
     caches stay)."""
@@ -259,6 +288,11 @@ def main() -> int:
     ap.add_argument("--epochs", type=int, default=3, help="epochs of the disk tier runs (the first warms the cache)")
     ap.add_argument("--mmap-epochs", type=int, default=1, help="epochs of the mapped runs (slow: minutes each)")
     ap.add_argument("--no-mapped", action="store_true", help="only the disk tier runs and the floor (a repeat)")
+    ap.add_argument(
+        "--compare-verify",
+        action="store_true",
+        help="each disk tier run also on copies with block sums only and with no sums (rows read unchecked)",
+    )
     ap.add_argument("--fio-seconds", type=int, default=15)
     ap.add_argument("--timeout", type=float, default=900)
     args = ap.parse_args()
@@ -280,11 +314,14 @@ def main() -> int:
         "threads": args.threads,
         "epochs": args.epochs,
     }
-    configs = [
-        dict(base, kind="gf-disk", policy=p, cache_bytes=parse_size(c), name=f"gf-disk/{p}/{c}")
-        for c in args.cache_sizes.split(",")
-        for p in args.policies.split(",")
-    ]
+    configs = []
+    for c in args.cache_sizes.split(","):
+        for p in args.policies.split(","):
+            disk = dict(base, kind="gf-disk", policy=p, cache_bytes=parse_size(c), name=f"gf-disk/{p}/{c}")
+            configs.append(disk)
+            if args.compare_verify:  # interleaved: the same load on each
+                for keep, kind in ((True, "blocks"), (False, "unverified")):
+                    configs.append(dict(disk, dataset=str(older_copy(ds, keep)), name=f"gf-disk-{kind}/{p}/{c}"))
     mapped = dict(base, epochs=args.mmap_epochs)
     configs += (
         []
@@ -415,6 +452,32 @@ def markdown(res: dict) -> str:
             f"{f('epoch1_speedup_vs_mmap_random')}x | "
             f"{f('wall_over_floor')} | {f('loader_busy_over_floor')} | {r['cgroup_peak_bytes'] / (1 << 20):.0f} |"
         )
+    runs = res["runs"]
+    trios = [
+        (n, n.replace("gf-disk/", "gf-disk-blocks/", 1), n.replace("gf-disk/", "gf-disk-unverified/", 1))
+        for n in runs
+        if n.startswith("gf-disk/")
+    ]
+    trios = [t for t in trios if all("epochs" in runs.get(n, {}) for n in t)]
+    if trios:
+        lines += [
+            "",
+            "Checked disk reads: each run checking every page read against feat.bin.pages (pages), the same run "
+            "on a copy recording only the 256 KiB block sums (blocks: a block read and checked whole the first "
+            "time a row in it misses the cache) and on one recording neither (unchecked).",
+            "",
+            "| run | epoch | pages s | blocks s | unchecked s | pages / unchecked | blocks / unchecked | "
+            "pages MB read | blocks MB read | unchecked MB read |",
+            "|---|---|---|---|---|---|---|---|---|---|",
+        ]
+        for a, b, c in trios:
+            for i, (ea, eb, ec) in enumerate(zip(runs[a]["epochs"], runs[b]["epochs"], runs[c]["epochs"])):
+                lines.append(
+                    f"| {a} | {i + 1} | {ea['wall_s']:.2f} | {eb['wall_s']:.2f} | {ec['wall_s']:.2f} | "
+                    f"{ea['wall_s'] / ec['wall_s']:.2f} | {eb['wall_s'] / ec['wall_s']:.2f} | "
+                    f"{ea['bytes_disk_read'] / 1e6:.1f} | {eb['bytes_disk_read'] / 1e6:.1f} | "
+                    f"{ec['bytes_disk_read'] / 1e6:.1f} |"
+                )
     fl = res.get("floor", {})
     lines += [
         "",

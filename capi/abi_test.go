@@ -21,13 +21,13 @@ import (
 var abiIndptr, abiIndices = []int64{0, 2, 5, 6, 8, 8, 10}, []int64{1, 2, 0, 3, 4, 0, 1, 5, 2, 3}
 
 func TestOptionLayouts(t *testing.T) {
-	// Today's sample options end with seed_times (a pointer); the first
+	// Today's sample options end with allocator (a pointer); the first
 	// layout ends with num_threads and has 4 bytes of padding, the layout
 	// ending with layer_dependency (60) has 4 bytes of padding where
 	// num_relations now lies.
 	assert.Equal(t, uintptr(36), sampleOptionsLayout.min)
 	assert.Equal(t, map[uintptr]uintptr{40: 36, 64: 60}, sampleOptionsLayout.older)
-	assert.Equal(t, uintptr(96), sizeofSampleOptions)
+	assert.Equal(t, uintptr(104), sizeofSampleOptions)
 	assert.Equal(t, uintptr(72), loaderOptionsLayout.min)
 	// seed_times (80), allocator (88), then device, stream, the hot tier,
 	// device_topology (124) and coo (128); 104, an early draft's sizeof, is
@@ -50,9 +50,10 @@ func TestOptionLayouts(t *testing.T) {
 		// the next with layer_dependency (60) and 4 bytes of padding
 		{56, 56}, {60, 60}, {63, 60}, {64, 60},
 		// then num_relations (64), relation_fanouts (72), disjoint (76),
-		// temporal (80), temporal_strategy (84), padding, seed_times (96)
+		// temporal (80), temporal_strategy (84), padding, seed_times (96),
+		// allocator (104)
 		{68, 64}, {72, 72}, {76, 76}, {80, 80}, {84, 84}, {88, 84},
-		{sizeofSampleOptions - 1, 84}, {sizeofSampleOptions, 96},
+		{95, 84}, {96, 96}, {sizeofSampleOptions - 1, 96}, {sizeofSampleOptions, 104},
 	} {
 		n, ok := sampleOptionsLayout.readLength(tc.size)
 		assert.True(t, ok, "size %d", tc.size)

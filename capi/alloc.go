@@ -53,8 +53,24 @@ func hostAllocator(o *C.gf_loader_options, arg string) (loaderAlloc, error) {
 	if err != nil || o == nil || o.allocator == nil {
 		return loaderAlloc{}, err
 	}
-	arg += "->allocator"
-	a, err := readOptions(o.allocator, arg, allocatorLayout)
+	return readAllocator(o.allocator, arg+"->allocator")
+}
+
+// sampleAllocator reads gf_sample's options->allocator (see hostAllocator;
+// the caller releases it when the call returns: every block holds a
+// reference of its own).
+func sampleAllocator(o *C.gf_sample_options, arg string) (loaderAlloc, error) {
+	o, err := readOptions(o, arg, sampleOptionsLayout)
+	if err != nil || o == nil || o.allocator == nil {
+		return loaderAlloc{}, err
+	}
+	return readAllocator((*C.gf_allocator)(unsafe.Pointer(o.allocator)), arg+"->allocator")
+}
+
+// readAllocator copies the host's gf_allocator p (the argument arg) into a
+// gf__host, after checking it.
+func readAllocator(p *C.gf_allocator, arg string) (loaderAlloc, error) {
+	a, err := readOptions(p, arg, allocatorLayout)
 	if err != nil {
 		return loaderAlloc{}, err
 	}

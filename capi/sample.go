@@ -34,6 +34,9 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, err
 	if err != nil {
 		return req, 0, err
 	}
+	if o.allocator != nil && arg != "options" { // a loader's: gf_sample's own is "options"
+		return req, 0, errorf(gfEInval, "%s->allocator is set: it is gf_sample's; a loader's tensors come from its options->allocator", arg)
+	}
 	if o.num_hops <= 0 || o.num_hops > maxHops {
 		return req, 0, errorf(gfEInval, "%s->num_hops = %d: the fan-out list must have 1 to %d entries", arg, int(o.num_hops), maxHops)
 	}
@@ -434,9 +437,14 @@ func sampleKeyed(fn string, h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_op
 		if err != nil {
 			return err
 		}
+		alloc, err := sampleAllocator(o, "options")
+		if err != nil {
+			return err
+		}
+		defer alloc.release() // the batch's blocks hold references of their own
 		ctx, end := callContext()
 		defer end()
-		b, err := g.SampleKeyedContext(ctx, seeds, times, req, uint64(key), threads, cAlloc{})
+		b, err := g.SampleKeyedContext(ctx, seeds, times, req, uint64(key), threads, alloc)
 		if err != nil {
 			return cancelled(ctx, err)
 		}

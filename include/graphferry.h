@@ -875,7 +875,7 @@ GF_API int gf_graph_open_typed_arrow(const char *path, const char *types_json,
 /*
  * gf_sample_options configures neighbour sampling. Zero-initialise it and
  * set struct_size = sizeof(gf_sample_options). Accepted struct_size (LP64):
- * 36 to sizeof (96). 0.1.0's first layout ended with num_threads (36 bytes,
+ * 36 to sizeof (104). 0.1.0's first layout ended with num_threads (36 bytes,
  * sizeof 40); a struct of that size is read up to num_threads and the
  * fields from scheme on take their defaults. The layout ending with
  * layer_dependency (sizeof 64) is read up to layer_dependency.
@@ -948,6 +948,14 @@ typedef struct gf_sample_options {
      (loaders take theirs from gf_loader_options.seed_times and ignore this).
      Borrowed (copied). */
   const DLTensor *seed_times;
+  /* gf_sample and gf_sample_keyed only: the memory of the batch's tensors
+     (see gf_allocator; copied for the call, its blocks freed through it
+     when the batch's tensors are), or NULL for the library's own. A block
+     it does not give fails the call with GF_ENOMEM naming the host
+     allocator, every block already taken freed. Loaders take theirs from
+     gf_loader_options.allocator and refuse this one (GF_EINVAL). A
+     struct_size of 96 (the layout before it) reads it as NULL. */
+  const struct gf_allocator *allocator;
 } gf_sample_options;
 
 /* Values of gf_sample_options.temporal and .temporal_strategy. */

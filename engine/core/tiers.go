@@ -9,6 +9,7 @@ import (
 	"github.com/graphferry/graphferry/engine/cache"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/diskio"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/rowcache"
 )
 
@@ -93,6 +94,8 @@ type Plan struct {
 	CachePolicy rowcache.Policy
 	Backend     string
 	Direct      bool
+	// Verified says what the disk tier checks its reads against.
+	Verified string
 	// Reason says why the features are where they are.
 	Reason string
 }
@@ -175,9 +178,26 @@ func (g *Graph) openTiers(ds *dataset.Dataset, opt OpenOptions) error {
 	if g.part.NewToOld != nil {
 		rows = g.part.NewToOld
 	}
-	d, err := cache.OpenDisk(g.plan.FeatureFile, 0, t, rows, cache.DiskOptions{
-		CacheBytes: g.plan.CacheBytes, Policy: g.plan.CachePolicy, Reader: opt.Reader,
-	})
+	// What the disk tier checks its reads against: the feature file's page
+	// sums (every page of every read), else its block sums (on its mapping:
+	// a block read whole and checked the first time a row in it is read, as
+	// through the mapping), else nothing (a dataset written before either).
+	dopt := cache.DiskOptions{CacheBytes: g.plan.CacheBytes, Policy: g.plan.CachePolicy, Reader: opt.Reader}
+	pages, size, record, err := ds.FeaturePageSums(filepath.Dir(g.plan.FeatureFile))
+	switch {
+	case err != nil:
+		return err
+	case pages != nil:
+		dopt.Pages = &cache.PageSums{Size: size, Sums: pages, Record: filepath.Base(record)}
+		g.plan.Verified = "every page read, against " + filepath.Base(record)
+	default:
+		dopt.Blocks = feature.BlockSumsOf(ds.NodeData[dataset.FeatKey].Data)
+		g.plan.Verified = "not checked (the dataset records no page or block sums)"
+		if dopt.Blocks != nil {
+			g.plan.Verified = "each 256 KiB block, read whole the first time a row in it is read"
+		}
+	}
+	d, err := cache.OpenDisk(g.plan.FeatureFile, 0, t, rows, dopt)
 	if err != nil {
 		return err
 	}
@@ -215,6 +235,9 @@ func (p Plan) Report() string {
 	case p.FeatureTier == TierDisk:
 		fmt.Fprintf(&b, "features: %s on disk (%s), read with %s%s reads under a %s CPU cache of %s\n",
 			bytesString(p.Features), p.FeatureFile, map[bool]string{true: "direct ", false: "buffered "}[p.Direct], p.Backend, p.CachePolicy, bytesString(p.CacheBytes))
+		if p.Verified != "" {
+			fmt.Fprintf(&b, "disk reads verified: %s\n", p.Verified)
+		}
 	default:
 		fmt.Fprintf(&b, "features: %s memory-mapped (%s), read through the page cache\n", bytesString(p.Features), p.FeatureFile)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/internal/fileio"
 )
 
@@ -62,4 +63,65 @@ func (d *Dataset) HasBlockSums() bool { return d.blocks != nil }
 // mapping.
 func (d *Dataset) attachBlocks(path string, data []byte) error {
 	return d.blocks.AttachBlocks(filepath.Base(path), data, 0, MetaFile)
+}
+
+// writePageSums writes the page sums file of meta's feature file (see
+// fileio.PageSize) into dir and returns {feature file: page sums file}
+// (nil without a feature file).
+func writePageSums(dir string, meta *Meta) (map[string]string, error) {
+	if meta.Feature == nil {
+		return nil, nil
+	}
+	name := meta.Feature.File
+	raw, err := fileio.SumFilePages(filepath.Join(dir, name), fileio.PageSize)
+	if err != nil {
+		return nil, err
+	}
+	pages := name + fileio.PagesSuffix
+	if err := fileio.WriteFile(filepath.Join(dir, pages), raw); err != nil {
+		return nil, err
+	}
+	return map[string]string{name: pages}, nil
+}
+
+// FeaturePageSums reads the page sums of the feature file of the dataset
+// opened from dir (fileio.PageSize): the sums, their page size and the
+// page sums file's path; nil sums when graphferry.json records none (a
+// dataset written before they were). The file is checked against the size
+// and CRC-32C graphferry.json records for it: a damaged table is an error,
+// never a reason to distrust good data.
+func (d *Dataset) FeaturePageSums(dir string) ([]uint32, int, string, error) {
+	if d.blocks == nil || d.Meta.Feature == nil {
+		return nil, 0, "", nil
+	}
+	name, ok := d.blocks.Pages[d.Meta.Feature.File]
+	if !ok {
+		return nil, 0, "", nil
+	}
+	path, err := fileio.Confine(dir, "page sums file", name)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	feat, ok := d.NodeData[FeatKey]
+	if !ok {
+		return nil, 0, "", nil
+	}
+	want, ok := d.Meta.Files[name]
+	if !ok {
+		return nil, 0, "", fmt.Errorf("dataset: %s names the page sums file %s but records no sum of it (%w)", MetaFile, name, errs.ErrIO)
+	}
+	raw, err := fileio.ReadSmall(path, want.Size)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	got, err := fileio.SumBytes(raw)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if got != want {
+		return nil, 0, "", fmt.Errorf("dataset: %s has %d bytes of CRC-32C %s, %s says %d bytes of %s: it is damaged or was changed (%w)",
+			path, got.Size, got.CRC32C, MetaFile, want.Size, want.CRC32C, errs.ErrIO)
+	}
+	sums, err := fileio.DecodePageSums(raw, int64(len(feat.Data)), d.blocks.PageSize, path)
+	return sums, d.blocks.PageSize, path, err
 }

@@ -2,6 +2,7 @@ package dataset
 
 import (
 	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"testing"
@@ -151,4 +152,43 @@ func TestEveryFileFlipped(t *testing.T) {
 			require.ErrorIs(t, err, errs.ErrIO, "%s byte %d", name, pos)
 		}
 	}
+}
+
+// TestFeaturePageSums: Write records feat.bin's page sums in
+// feat.bin.pages (a CRC-32C per 4 KiB, named in graphferry.json's blocks
+// and summed in its files), FeaturePageSums reads them back; a damaged or
+// resized page sums file is an error naming it; a dataset written before
+// them has none.
+func TestFeaturePageSums(t *testing.T) {
+	dir := blockDataset(t)
+	d, err := Open(dir)
+	require.NoError(t, err)
+	sums, size, path, err := d.FeaturePageSums(dir)
+	require.NoError(t, err)
+	require.Equal(t, fileio.PageSize, size)
+	require.Equal(t, filepath.Join(dir, FeatFile+fileio.PagesSuffix), path)
+	require.Len(t, sums, 1<<20/fileio.PageSize)
+	feat := d.NodeData[FeatKey].Data
+	for i, s := range sums {
+		require.Equal(t, crc32.Checksum(feat[i*size:(i+1)*size], crc32.MakeTable(crc32.Castagnoli)), s, "page %d", i)
+	}
+	require.Contains(t, d.Meta.Files, FeatFile+fileio.PagesSuffix)
+	d.Close()
+
+	writeAt(t, path, 17, []byte{0xff})
+	d, err = Open(dir)
+	require.NoError(t, err) // read by the disk tier only
+	_, _, _, err = d.FeaturePageSums(dir)
+	require.ErrorIs(t, err, errs.ErrIO)
+	require.ErrorContains(t, err, path+" has 1024 bytes of CRC-32C")
+	d.Close()
+
+	dir = blockDataset(t)
+	editMeta(t, dir, func(m map[string]any) { delete(m, "blocks"); delete(m, "declared") })
+	d, err = Open(dir)
+	require.NoError(t, err)
+	defer d.Close()
+	sums, _, _, err = d.FeaturePageSums(dir)
+	require.NoError(t, err)
+	require.Nil(t, sums)
 }

@@ -543,8 +543,12 @@ func WriteContext(ctx context.Context, dir string, d *Dataset) error {
 			return err
 		}
 		meta.Feature = &FeatureMeta{File: FeatFile, DType: feat.DType.String(), Shape: slices.Clone(feat.Shape)}
-	} else if err := os.Remove(filepath.Join(dir, FeatFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("dataset: %w", err)
+	} else {
+		for _, name := range []string{FeatFile, FeatFile + fileio.PagesSuffix} { // and its page sums
+			if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("dataset: %w", err)
+			}
+		}
 	}
 
 	src, dst, weights, order, err := edgeRows(g, ty != nil)
@@ -585,6 +589,13 @@ func writeMeta(dir string, meta *Meta, files []string) error {
 	if meta.Files == nil {
 		meta.Files = map[string]FileSum{}
 	}
+	pages, err := writePageSums(dir, meta)
+	if err != nil {
+		return err
+	}
+	for name := range pages {
+		files = append(files, pages[name])
+	}
 	for _, name := range files {
 		sum, err := fileio.SumFile(filepath.Join(dir, name))
 		if err != nil {
@@ -595,6 +606,9 @@ func writeMeta(dir string, meta *Meta, files []string) error {
 	blocks, err := blockSums(dir, gatheredFiles(meta))
 	if err != nil {
 		return err
+	}
+	if pages != nil {
+		blocks.Pages, blocks.PageSize = pages, fileio.PageSize
 	}
 	mf, err := withDeclared(*meta, blocks)
 	if err != nil {

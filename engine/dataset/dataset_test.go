@@ -57,8 +57,8 @@ func TestWriteOpenRoundTrip(t *testing.T) {
 	defer d.Close()
 	assert.JSONEq(t, `{"origin":"test"}`, string(d.Meta.Source))
 	d.Meta.Source = nil
-	require.Len(t, d.Meta.Files, 3)
-	for _, name := range []string{EdgesFile, NodesFile, FeatFile} {
+	require.Len(t, d.Meta.Files, 4) // and the feature file's page sums
+	for _, name := range []string{EdgesFile, NodesFile, FeatFile, FeatFile + fileio.PagesSuffix} {
 		sum, err := fileio.SumFile(filepath.Join(dir, name))
 		require.NoError(t, err)
 		assert.Equal(t, sum, d.Meta.Files[name], name)

@@ -47,6 +47,12 @@ type Options struct {
 	// MaxRequest caps a coalesced request, in bytes (<= 0: 128 KiB; at
 	// least one aligned row).
 	MaxRequest int
+	// Check, when set, is called with every request's bytes as read
+	// (data, from file byte off, a multiple of Align: requests are then
+	// aligned even when reads are buffered) before any row is copied out
+	// of them; an error fails the batch. The disk tier checks page sums
+	// with it.
+	Check func(off int64, data []byte) error
 }
 
 // Align is the alignment of direct reads: offsets, lengths and buffers.
@@ -88,6 +94,7 @@ type Reader struct {
 	backend Backend
 	depth   int
 	maxReq  int
+	check   func(off int64, data []byte) error
 
 	mu      sync.Mutex
 	buffers [][]byte // free request buffers, maxReq bytes each
@@ -99,7 +106,7 @@ type Reader struct {
 
 // Open opens path for row reads.
 func Open(path string, opt Options) (*Reader, error) {
-	r := &Reader{path: path, depth: opt.QueueDepth, maxReq: opt.MaxRequest}
+	r := &Reader{path: path, depth: opt.QueueDepth, maxReq: opt.MaxRequest, check: opt.Check}
 	if r.depth <= 0 {
 		r.depth = 64
 	}
@@ -203,7 +210,7 @@ func (r *Reader) plan(rows []int64, rb int, base int64, order []int32, maxReq in
 		return 0
 	})
 	align := int64(1)
-	if r.direct {
+	if r.direct || r.check != nil {
 		align = Align
 	}
 	var reqs []request
@@ -276,6 +283,11 @@ type batch struct {
 // deliver copies the rows of request q out of buf, of which got bytes
 // were read.
 func (b *batch) deliver(q request, buf []byte, got int) error {
+	if b.r.check != nil {
+		if err := b.r.check(q.off, buf[:got]); err != nil {
+			return err
+		}
+	}
 	rb := int64(b.rb)
 	for _, i := range b.order[q.lo:q.hi] {
 		start := b.base + b.rows[i]*rb

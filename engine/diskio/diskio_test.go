@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -186,5 +187,38 @@ func TestConcurrentBatches(t *testing.T) {
 		for range 4 {
 			require.NoError(t, <-errc)
 		}
+	}
+}
+
+// Options.Check sees every request's bytes as read, from aligned offsets
+// (buffered reads too), before the rows are copied out, and its error
+// fails the batch.
+func TestCheck(t *testing.T) {
+	path, data := writeFile(t, 100_000)
+	for name, opt := range configs() {
+		var mu sync.Mutex
+		var seen int
+		opt.Check = func(off int64, b []byte) error {
+			mu.Lock()
+			defer mu.Unlock()
+			require.Zero(t, off%Align, name)
+			require.Equal(t, data[off:off+int64(len(b))], b, name)
+			seen += len(b)
+			if off <= 50_000 && 50_000 < off+int64(len(b)) {
+				return errors.New("bad page")
+			}
+			return nil
+		}
+		r := open(t, path, opt)
+		rows := []int64{3, 700, 12}
+		dst := make([]byte, 3*100)
+		_, err := r.ReadRows(dst, rows, 100, 7)
+		require.NoError(t, err, name)
+		for i, v := range rows {
+			require.Equal(t, data[7+v*100:7+v*100+100], dst[i*100:(i+1)*100], name)
+		}
+		require.GreaterOrEqual(t, seen, 2*Align, name)       // rows 3 and 12 share a page
+		_, err = r.ReadRows(dst[:100], []int64{499}, 100, 7) // bytes 49907 to 50006
+		require.EqualError(t, err, "bad page", name)
 	}
 }

@@ -23,7 +23,7 @@ import (
 type mapping struct {
 	lo, hi uintptr // [lo, hi)
 	path   string
-	blocks *blockTable // per-block sums (blocks.go), nil without
+	blocks *BlockSums // per-block sums (blocks.go), nil without
 }
 
 var (

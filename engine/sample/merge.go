@@ -173,6 +173,9 @@ func (s *call) appendUnique(ws *workspace, nbrs, indices []int64, nodes *[]int64
 		if uint64(u) >= uint64(n) {
 			return s.badNode(hop, u)
 		}
+		if k%stopEvery == stopEvery-1 && s.stopped() {
+			return s.stopErr(fmt.Sprintf("hop %d", hop))
+		}
 		pos, isNew := ws.table.insert(u, int32(len(ns)))
 		if isNew {
 			ns = append(ns, u)
@@ -377,6 +380,9 @@ func (s *call) appendUniqueDense(ws *workspace, nbrs, indices []int64, nodes *[]
 	}
 	ns := *nodes
 	for k, u := range nbrs {
+		if k%stopEvery == stopEvery-1 && s.stopped() {
+			return s.stopErr(fmt.Sprintf("hop %d", hop)) // runRank clears the dense table
+		}
 		if p := indices[k]; p != 0 {
 			indices[k] = p - 1
 			continue

@@ -57,7 +57,7 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 	var bad error
 	// Labor counts depend on the variates: see labor.go.
 	labor := s.req.Scheme == Labor
-	par.For(total, countGrain, s.rankThreads(), func(_, a, b int) {
+	par.ForStop(total, countGrain, s.rankThreads(), s.stopped, func(_, a, b int) {
 		if bounds != nil {
 			// Typed tasks: every list's bounds first, in a loop whose
 			// loads do not wait for each other, then the searches of
@@ -116,6 +116,9 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 	if bad != nil {
 		return nil, bad
 	}
+	if s.stopped() {
+		return nil, s.stopErr(fmt.Sprintf("hop %d", hop))
+	}
 
 	// Lay out the answers: counts, then neighbours, then edge ids; offs[t]
 	// is task t's first slot among its requester's neighbours.
@@ -148,7 +151,7 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 		ws.fscratch = append(ws.fscratch, make([]filterScratch, threads-len(ws.fscratch))...)
 	}
 	fscratch := ws.fscratch
-	par.For(total, sampleGrain, threads, func(w, a, b int) {
+	par.ForStop(total, sampleGrain, threads, s.stopped, func(w, a, b int) {
 		if s.general {
 			s.generalChunk(in, outs, counts, offs, bounds, a, b, hop, fanout, &fscratch[w], &scratch[w])
 			return
@@ -173,6 +176,9 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 			s.sampleFiltered(in[j].key, uint64(hop), v, f, nb, eb, &fscratch[w], &scratch[w])
 		}
 	})
+	if s.stopped() {
+		return nil, s.stopErr(fmt.Sprintf("hop %d", hop))
+	}
 	return back, nil
 }
 

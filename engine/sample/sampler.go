@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/par"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -70,6 +71,13 @@ type call struct {
 	*Runtime
 	req  Request
 	seed uint64
+
+	// ctx is the call's context; done its Done channel (nil: never),
+	// which long loops inside a hop or a walk step poll (stopped) so that
+	// a cancelled call ends within a bounded amount of work, not only at
+	// the next exchange.
+	ctx  context.Context
+	done <-chan struct{}
 
 	// filtered is set when tasks must skip edges (Biased: zero weights;
 	// excl, exclPos: excluded edges, a bitmap over the CSC's edge
@@ -389,6 +397,7 @@ func (rt *Runtime) SampleTimed(ctx context.Context, req Request, batches, times 
 	if err != nil {
 		return nil, err
 	}
+	c.watch(ctx)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if err := rt.checkSeeds(batches, req.Disjoint); err != nil {
@@ -472,6 +481,38 @@ func (s *Runtime) checkSeedsDense(ws *workspace, b int, seeds []int64) error {
 	return err
 }
 
+// stopEvery is how many items a sequential loop inside a hop or a walk
+// step handles between two looks at the call's cancellation (about a
+// millisecond of work).
+const stopEvery = 1 << 16
+
+// watch makes the call's long loops stop when ctx is done.
+func (s *call) watch(ctx context.Context) {
+	s.ctx, s.done = ctx, ctx.Done()
+}
+
+// stopped reports whether the call was cancelled (its context is done).
+// Loops that see it leave their work unfinished; the stage then returns
+// stopErr, and the call's result is dropped: nothing half-made is handed
+// out.
+func (s *call) stopped() bool {
+	if s.done == nil {
+		return false
+	}
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// stopErr is the error of a stage that stopped: the context's, saying
+// where.
+func (s *call) stopErr(where string) error {
+	return fmt.Errorf("sample: %s: %w", where, s.ctx.Err())
+}
+
 // wave runs every local rank once; local rank i handles batches[i] when
 // i < len(batches).
 func (s *call) wave(ctx context.Context, batches [][]int64, keys []uint64, out []*Result) error {
@@ -534,7 +575,13 @@ func runRanks[R any](ctx context.Context, ranks []int, batches [][]int64, keys [
 // when has is false): per hop, shuffle -> sample -> reshuffle -> merge. It
 // leaves the rank's dense table (if any) empty.
 func (s *call) runRank(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*Result, error) {
-	res, err := s.sampleRank(ctx, rank, seeds, key, has)
+	var res *Result
+	var err error
+	// A fault reading the mapped CSC files (truncated under the graph) is
+	// an error naming the file, not the end of the process.
+	if fault := feature.Guard(func() { res, err = s.sampleRank(ctx, rank, seeds, key, has) }); fault != nil {
+		res, err = nil, fault
+	}
 	if ws := s.ws[rank]; s.dense && !s.disjoint && ws.dense != nil {
 		if err != nil {
 			clear(ws.dense) // the entries set are not all recorded in a Result

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/internal/par"
 	"github.com/graphferry/graphferry/engine/mem"
 )
@@ -80,6 +81,7 @@ func (rt *Runtime) RandomWalk(ctx context.Context, req WalkRequest, batches [][]
 	if err != nil {
 		return nil, err
 	}
+	s.watch(ctx)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if err := ctx.Err(); err != nil {
@@ -98,8 +100,12 @@ func (rt *Runtime) RandomWalk(ctx context.Context, req WalkRequest, batches [][]
 
 func (s *call) walkWave(ctx context.Context, batches [][]int64, keys []uint64, out []*WalkResult, length int, restartProb float64) error {
 	return runRanks(ctx, s.ranks, batches, keys, out,
-		func(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (*WalkResult, error) {
-			return s.walkRank(ctx, rank, seeds, key, has, length, restartProb)
+		func(ctx context.Context, rank int, seeds []int64, key uint64, has bool) (res *WalkResult, err error) {
+			// A fault reading the mapped CSC files is an error (runRank).
+			if fault := feature.Guard(func() { res, err = s.walkRank(ctx, rank, seeds, key, has, length, restartProb) }); fault != nil {
+				return nil, fault
+			}
+			return res, err
 		})
 }
 
@@ -128,6 +134,9 @@ func (s *call) walkRank(ctx context.Context, rank int, seeds []int64, key uint64
 	for t := 0; t < length; t++ {
 		tasks, widx := wk.tasks[:0], wk.widx[:0]
 		for i, v := range cur {
+			if i%stopEvery == stopEvery-1 && s.stopped() {
+				return nil, s.stopErr(fmt.Sprintf("walk step %d", t))
+			}
 			if v < 0 {
 				continue // dead
 			}
@@ -181,6 +190,10 @@ func (s *call) walkRank(ctx context.Context, rank int, seeds []int64, key uint64
 			ans[o] = answer{nbrs: m[:sent[o]], eids: m[sent[o]:]}
 		}
 		for k, i := range widx {
+			if k%stopEvery == stopEvery-1 && s.stopped() {
+				clear(ans)
+				return nil, s.stopErr(fmt.Sprintf("walk step %d", t))
+			}
 			o := 0
 			if owners != nil {
 				o = int(owners[k])
@@ -233,7 +246,7 @@ func (s *call) walkStage(ws *workspace, rank int, recv []mem.Buffer, step int) (
 		back[j] = message(out)
 	}
 	g := s.g
-	par.For(total, sampleGrain, s.rankThreads(), func(_, a, b int) {
+	par.ForStop(total, sampleGrain, s.rankThreads(), s.stopped, func(_, a, b int) {
 		j := 0
 		for t := a; t < b; t++ {
 			j = inboxOf(in, j, t)
@@ -251,5 +264,8 @@ func (s *call) walkStage(ws *workspace, rank int, recv []mem.Buffer, step int) (
 			}
 		}
 	})
+	if s.stopped() {
+		return nil, s.stopErr(fmt.Sprintf("walk step %d", step))
+	}
 	return back, nil
 }

@@ -13,7 +13,11 @@
  *   - an allocator that fails after k blocks makes gf_loader_next fail with
  *     GF_ENOMEM naming the host allocator, and leaks nothing;
  *   - bad allocators are refused at gf_loader_open (struct_size, reserved,
- *     NULL functions).
+ *     NULL functions);
+ *   - gf_sample with options->allocator: for every k, an allocator that
+ *     fails after k blocks makes the call fail with GF_ENOMEM naming the
+ *     host allocator and no batch, every block freed, and the graph then
+ *     samples as before; a loader refuses a sample allocator.
  *
  *     test_alloc [DATASET_DIR]    (default: the shipped Cora)
  */
@@ -232,10 +236,96 @@ static void test_bad_allocators(const char *dir) {
   gf_graph_close(g);
 }
 
+/* gf_sample on a host allocator failing after k blocks, for every k up to
+   the blocks a batch takes and one more: GF_ENOMEM naming the host
+   allocator and no batch when it failed, a batch whose tensors all lie in
+   its blocks otherwise; never a block leaked or freed wrongly; the graph
+   samples the same batch afterwards. */
+static void test_sample_failing_allocator(const char *dir) {
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
+  int64_t seeds[300];
+  for (int i = 0; i < 300; i++) seeds[i] = i * 7;
+  int64_t shape = 300;
+  DLTensor st = gft_i64(seeds, &shape);
+  options o;
+  options_init(&o, NULL);
+  /* The library's memory: the reference batch. */
+  gf_batch *ref = NULL;
+  CHECK(gf_sample(g, &st, &o.so, &ref) == GF_OK && ref != NULL, "gf_sample: %s", gf_errmsg());
+  if (!ref) {
+    gf_graph_close(g);
+    return;
+  }
+  DLManagedTensor *want = NULL;
+  CHECK(gf_batch_take(ref, GF_FIELD_NODES, 0, &want) == GF_OK, "take nodes");
+  gf_batch_close(ref);
+  long blocks = -1;
+  int failed_runs = 0;
+  static gft_counting c; /* large: off the stack (valgrind's is small) */
+  for (long k = -1; k <= blocks; k++) { /* k = -1: never fails, counts the blocks */
+    gft_counting_init(&c);
+    gf_allocator a = gft_allocator_of(&c);
+    o.so.allocator = &a;
+    c.fail_after = k;
+    gf_batch *b = NULL;
+    int rc = gf_sample(g, &st, &o.so, &b);
+    if (c.failures > 0) {
+      failed_runs++;
+      CHECK(rc == GF_ENOMEM && strstr(gf_errmsg(), "host allocator") != NULL, "k=%ld: gf_sample returned %d: %s", k,
+            rc, gf_errmsg());
+      CHECK(b == NULL, "k=%ld: no batch on failure", k);
+    } else {
+      CHECK(rc == GF_OK && b != NULL, "k=%ld: gf_sample returned %d: %s", k, rc, gf_errmsg());
+      DLManagedTensor *nodes = NULL;
+      if (b && gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK && nodes && want) {
+        const DLTensor *t = &nodes->dl_tensor, *w = &want->dl_tensor;
+        CHECK(t->shape[0] == w->shape[0] && memcmp(t->data, w->data, (size_t)w->shape[0] * 8) == 0,
+              "k=%ld: the nodes equal the library memory's", k);
+        CHECK(gft_owned(&c, t->data, (size_t)t->shape[0] * 8), "k=%ld: the nodes lie in a host block", k);
+      }
+      if (b) gf_batch_close(b); /* the blocks left in the batch */
+      if (nodes) nodes->deleter(nodes); /* the block taken out */
+      if (blocks < 0) {
+        blocks = c.allocs;
+        CHECK(blocks >= 4, "a two-hop batch takes %ld host blocks", blocks);
+      }
+    }
+    CHECK(c.n == 0 && c.allocs == c.frees, "k=%ld: %d blocks leaked (%ld allocs, %ld frees)", k, c.n, c.allocs,
+          c.frees);
+    CHECK(c.bad_frees == 0 && c.misaligned == 0, "k=%ld: %ld bad frees, %ld misaligned", k, c.bad_frees,
+          c.misaligned);
+    pthread_mutex_destroy(&c.mu);
+  }
+  CHECK(failed_runs == blocks, "the allocator failed in %d of %ld runs", failed_runs, blocks);
+  /* Usable afterwards, on the library's memory. */
+  o.so.allocator = NULL;
+  gf_batch *b = NULL;
+  CHECK(gf_sample(g, &st, &o.so, &b) == GF_OK && b != NULL, "gf_sample after the sweep: %s", gf_errmsg());
+  if (b) gf_batch_close(b);
+  /* A sample allocator behind an older struct_size is not read; a loader
+     refuses one. */
+  gft_counting_init(&c);
+  gf_allocator a = gft_allocator_of(&c);
+  o.so.allocator = &a;
+  o.so.struct_size = 96;
+  CHECK(gf_sample(g, &st, &o.so, &b) == GF_OK && b != NULL, "gf_sample with struct_size 96: %s", gf_errmsg());
+  if (b) gf_batch_close(b);
+  CHECK(c.allocs == 0, "an allocator beyond struct_size is not used: %ld allocs", c.allocs);
+  o.so.struct_size = sizeof o.so;
+  gf_loader *l = NULL;
+  CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l), GF_EINVAL, "options->sample->allocator is set");
+  CHECK(l == NULL, "no loader");
+  pthread_mutex_destroy(&c.mu);
+  if (want) want->deleter(want);
+  gf_graph_close(g);
+}
+
 int main(int argc, char **argv) {
   const char *dir = gft_arg(argc, argv, 1, GFT_CORA);
   test_every_byte_from_the_host(dir);
   test_failing_allocator(dir);
   test_bad_allocators(dir);
+  test_sample_failing_allocator(dir);
   return gft_summary("test_alloc");
 }

@@ -1,8 +1,8 @@
 """The disk tier from Python (issue 21): Graph.open's memory_budget,
 feature_tier, cache_policy and cache_bytes; the plan it reports; rows read
 through every tier (hot, CPU cache, disk) equal the dataset's for every
-dtype; a truncated feature file read through the disk tier is the mapping's
-error; the budget is honoured (feat.bin's pages are never mapped in: the
+dtype; a truncated, damaged or rewritten feature file read through the disk
+tier is the mapping's error; the budget is honoured (feat.bin's pages are never mapped in: the
 tier reads around the page cache, O_DIRECT)."""
 
 from __future__ import annotations
@@ -146,6 +146,81 @@ def test_truncated_feature_file_same_error(tmp_path):
     assert int(byte.search(disk[1]).group(1)) >= 4096 and int(byte.search(mapped[1]).group(1)) >= 4096
 
 
+def _epoch_error(path: Path, tier: str, damage) -> str:
+    """The error of an epoch over path's Cora (block sums recorded) after
+    damage(feat.bin) changed it in place under the open graph."""
+    with graphferry.Graph.open(path, feature_tier=tier, cache_bytes=0 if tier == "disk" else None) as g:
+        assert g.memory_plan["feature_tier"] == tier
+        loader = graphferry.Loader(
+            g, torch.arange(2708), [3], batch_size=256, seed=1, feature_names=["feat"], num_threads=1
+        )
+        damage(path / "feat.bin")
+        try:
+            with pytest.raises(OSError, match=r"feat\.bin: block \d+ \(bytes \d+ to \d+\) has CRC-32C") as info:
+                for _ in loader:
+                    pass
+        finally:
+            loader.close()
+            shutil.copyfile(CORA / "feat.bin", path / "feat.bin")
+    return str(info.value)
+
+
+def _flip(feat: Path) -> None:
+    with open(feat, "r+b") as f:  # in place: the same file under both tiers
+        f.seek(5 * 262144 + 12345)
+        b = f.read(1)
+        f.seek(5 * 262144 + 12345)
+        f.write(bytes([b[0] ^ 0x40]))
+
+
+def _rewrite(feat: Path) -> None:
+    data = np.fromfile(feat, dtype=np.float32) + 1  # the same size
+    with open(feat, "r+b") as f:
+        f.write(data.tobytes())
+
+
+def test_damaged_feature_file_disk_tier_same_error(tmp_path):
+    """One flipped byte in feat.bin (Cora records its block sums) read
+    through the disk tier is the mapping's error, naming the file and the
+    block (the disk tier read rows unchecked); a same-size rewrite too."""
+    path = tmp_path / "cora"
+    shutil.copytree(CORA, path)
+    assert "blocks" in json.loads((path / "graphferry.json").read_text())
+    mapped = _epoch_error(path, "memory", _flip)
+    disk = _epoch_error(path, "disk", _flip)
+    assert disk == mapped and f"{path / 'feat.bin'}: block 5 (bytes 1310720 to 1572863)" in disk
+    assert "the file is damaged or was changed" in _epoch_error(path, "disk", _rewrite)
+
+
+def test_page_sums_checked_on_every_disk_read(tmp_path):
+    """A dataset written today records feat.bin's page sums
+    (feat.bin.pages): the disk tier checks every page it reads (no block
+    read first), so a byte flipped in a page already read is an error
+    naming the file and the page at the next read of it from disk."""
+    path = tmp_path / "tiny"
+    graphferry.generate("tiny", path)
+    assert (path / "feat.bin.pages").stat().st_size == 4 * (((path / "feat.bin").stat().st_size + 4095) // 4096)
+    with graphferry.Graph.open(path, feature_tier="disk", cache_bytes=0) as g:
+        assert "disk reads verified: every page read, against feat.bin.pages" in g.memory_report()
+        loader = graphferry.Loader(g, torch.arange(g.num_nodes), [0], batch_size=1024, feature_names=["feat"])
+        for _ in loader:  # every page read once, whole
+            pass
+        _flip_at(path / "feat.bin", 5000)
+        message = re.escape(f"{path / 'feat.bin'}: page 1 (bytes 4096 to 8191)")
+        with pytest.raises(graphferry.StorageError, match=message):
+            for _ in loader:
+                pass
+        loader.close()
+
+
+def _flip_at(feat: Path, offset: int) -> None:
+    with open(feat, "r+b") as f:
+        f.seek(offset)
+        b = f.read(1)
+        f.seek(offset)
+        f.write(bytes([b[0] ^ 0x40]))
+
+
 _RSS = """
 import sys, torch, graphferry
 tier, budget = sys.argv[2], int(sys.argv[3]) or None
@@ -214,3 +289,28 @@ def test_write_csc_maps_the_topology(tmp_path):
     assert len(got) == len(want) and all(torch.equal(a, b) for a, b in zip(got, want))
     with pytest.raises(graphferry.GraphferryError, match="CSC files already"):
         graphferry.write_csc(path)
+
+
+@pytest.mark.parametrize("name", ["csc_indptr.bin", "csc_indices.bin"])
+def test_truncated_csc_file_is_an_error(tmp_path, name):
+    """A CSC file truncated while the graph maps it: sampling, a walk and a
+    loader's epoch raise an error naming the file (the process died of
+    SIGBUS), and the graph still closes."""
+    path = tmp_path / "cora"
+    shutil.copytree(CORA, path)
+    graphferry.write_csc(path)
+    with graphferry.Graph.open(path) as g:
+        assert "mapped from the dataset's CSC files" in g.memory_report()
+        seeds = torch.arange(0, 2708, 2)
+        graphferry.sample_neighbors(g, seeds, [-1, -1], num_threads=2)
+        os.truncate(path / name, 0)
+        message = re.escape(f"{path / name}: byte ") + r"\d+ is past the end of the file: it was truncated"
+        with pytest.raises(graphferry.StorageError, match=message):
+            graphferry.sample_neighbors(g, seeds, [-1, -1], num_threads=2)
+        with pytest.raises(graphferry.StorageError, match=message):
+            graphferry.random_walk(g, seeds, 10, num_threads=2)
+        loader = graphferry.Loader(g, seeds, [5, 5], batch_size=256, num_threads=2)
+        with pytest.raises(graphferry.StorageError, match=message):
+            for _ in loader:
+                pass
+        loader.close()

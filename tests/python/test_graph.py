@@ -490,7 +490,8 @@ def test_major_version_mismatch_refused(tmp_path):
 def test_dlpack_structs_match_header():
     assert ctypes.sizeof(_lib.DLTensor) == 48
     assert ctypes.sizeof(_lib.DLManagedTensor) == 64
-    assert ctypes.sizeof(_lib.gf_sample_options) == 96
+    assert ctypes.sizeof(_lib.gf_sample_options) == 104
+    assert _lib.gf_sample_options.allocator.offset == 96
     assert _lib.gf_sample_options.layer_dependency.offset == 56
     assert _lib.gf_sample_options.num_relations.offset == 60
     assert _lib.gf_sample_options.relation_fanouts.offset == 64

@@ -7,15 +7,76 @@
 // each chunk's partial result, combined in chunk order) so that the output
 // is the same for any number of threads.
 //
+// Workers run with the caller's debug.SetPanicOnFault setting, and a
+// memory fault a worker meets under it (a mapped file truncated while it
+// is read: the sampler's CSC files) is raised again in the caller's
+// goroutine once every worker returned, where the caller's recover (a
+// feature.Guard) turns it into an error; without it, it would kill the
+// process from the worker's goroutine. Other panics stay where they are.
+//
 // It imports nothing of the engine: it is its lowest layer (engine/layering_test.go).
 package par
 
 import (
 	"runtime"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
 )
+
+// group is a set of worker goroutines that inherit their caller's
+// SetPanicOnFault setting and hand a memory fault back to it (Wait).
+type group struct {
+	wg     sync.WaitGroup
+	fault  bool // the caller's SetPanicOnFault
+	mu     sync.Mutex
+	caught any // the first fault a worker met
+}
+
+func newGroup() *group {
+	g := &group{fault: debug.SetPanicOnFault(false)}
+	debug.SetPanicOnFault(g.fault)
+	return g
+}
+
+// Go runs fn in a worker.
+func (g *group) Go(fn func()) {
+	g.wg.Add(1)
+	go func() {
+		defer g.wg.Done()
+		defer g.catch()
+		if g.fault {
+			debug.SetPanicOnFault(true)
+		}
+		fn()
+	}()
+}
+
+// catch keeps a memory fault (a panic carrying the faulting address, which
+// only SetPanicOnFault gives) for Wait and lets other panics go on.
+func (g *group) catch() {
+	r := recover()
+	if r == nil {
+		return
+	}
+	if _, ok := r.(interface{ Addr() uintptr }); !ok || !g.fault {
+		panic(r)
+	}
+	g.mu.Lock()
+	if g.caught == nil {
+		g.caught = r
+	}
+	g.mu.Unlock()
+}
+
+// Wait waits for the workers and raises a fault one of them met.
+func (g *group) Wait() {
+	g.wg.Wait()
+	if g.caught != nil {
+		panic(g.caught)
+	}
+}
 
 // MinGrain is the smallest amount of work (elements) worth a goroutine for
 // the fixed splits (ChunkCount, Rows).
@@ -50,11 +111,9 @@ func For[T Int](n, grain T, threads int, fn func(worker int, lo, hi T)) {
 		return
 	}
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	g := newGroup()
 	for w := range int(workers) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for {
 				c := T(next.Add(1) - 1)
 				if c >= chunks {
@@ -63,9 +122,40 @@ func For[T Int](n, grain T, threads int, fn func(worker int, lo, hi T)) {
 				lo := c * grain
 				fn(w, lo, min(lo+grain, n))
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
+}
+
+// ForStop is For that stops handing out chunks once stop returns true
+// (asked before every chunk, by every worker), so that a long loop of a
+// cancelled call ends within a chunk's work. With one worker it runs the
+// chunks in order, fn(0, lo, hi) each, instead of one fn(0, 0, n): the
+// same calls For's workers make, so the same result. It does not say
+// whether it stopped: the caller asks stop again. A nil stop is For.
+func ForStop[T Int](n, grain T, threads int, stop func() bool, fn func(worker int, lo, hi T)) {
+	if stop == nil {
+		For(n, grain, threads, fn)
+		return
+	}
+	if n <= 0 {
+		return
+	}
+	if grain < 1 {
+		grain = 1
+	}
+	chunks := (n + grain - 1) / grain
+	if min(T(Threads(threads)), chunks) <= 1 {
+		for lo := T(0); lo < n && !stop(); lo += grain {
+			fn(0, lo, min(lo+grain, n))
+		}
+		return
+	}
+	For(chunks, 1, threads, func(w int, c0, c1 T) {
+		for c := c0; c < c1 && !stop(); c++ {
+			fn(w, c*grain, min((c+1)*grain, n))
+		}
+	})
 }
 
 // ForErr runs fn over [0, n) in chunks of grain items like For, and returns
@@ -127,16 +217,12 @@ func Chunks(n int64, k int, fn func(c int, lo, hi int64)) {
 		fn(0, 0, n)
 		return
 	}
-	var wg sync.WaitGroup
-	wg.Add(k)
+	g := newGroup()
 	for c := range k {
 		lo, hi := ChunkBounds(n, k, c)
-		go func() {
-			defer wg.Done()
-			fn(c, lo, hi)
-		}()
+		g.Go(func() { fn(c, lo, hi) })
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 // Rows splits the rows [0, len(indptr)-1) of a row pointer into at most
@@ -154,7 +240,7 @@ func Rows(indptr []int64, threads int, fn func(lo, hi int64)) {
 		fn(0, n)
 		return
 	}
-	var wg sync.WaitGroup
+	g := newGroup()
 	lo := int64(0)
 	for c := 1; c <= k; c++ {
 		hi := n
@@ -164,15 +250,12 @@ func Rows(indptr []int64, threads int, fn func(lo, hi int64)) {
 			hi = max(lo, int64(sort.Search(int(n), func(r int) bool { return indptr[r]+int64(r) >= target })))
 		}
 		if hi > lo {
-			wg.Add(1)
-			go func(lo, hi int64) {
-				defer wg.Done()
-				fn(lo, hi)
-			}(lo, hi)
+			a, b := lo, hi
+			g.Go(func() { fn(a, b) })
 		}
 		lo = hi
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 // FirstError returns the first non-nil error of errs (chunk order), so that

@@ -3,6 +3,7 @@ package par
 import (
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"sync/atomic"
 	"testing"
 
@@ -76,4 +77,75 @@ func TestChunksAndRows(t *testing.T) {
 	}
 	require.NoError(t, FirstError([]error{nil, nil}))
 	require.EqualError(t, FirstError([]error{nil, errors.New("a"), errors.New("b")}), "a")
+}
+
+// fakeFault is a panic value like a memory fault's (it carries an address).
+type fakeFault struct{ addr uintptr }
+
+func (f fakeFault) Error() string { return "fault" }
+func (f fakeFault) Addr() uintptr { return f.addr }
+
+// Workers run with the caller's SetPanicOnFault, and a fault one meets is
+// raised again in the caller's goroutine (where a recover turns it into an
+// error) after every worker returned, from For, Chunks and Rows.
+func TestWorkerFaultReachesCaller(t *testing.T) {
+	old := debug.SetPanicOnFault(true)
+	defer debug.SetPanicOnFault(old)
+	var inherited, ran atomic.Int64
+	body := func(lo int64) {
+		ran.Add(1)
+		if debug.SetPanicOnFault(true) {
+			inherited.Add(1)
+		}
+		if lo == 0 {
+			panic(fakeFault{addr: 0x1234})
+		}
+	}
+	loops := map[string]func(){
+		"For":    func() { For(int64(64), 1, 4, func(_ int, lo, _ int64) { body(lo) }) },
+		"Chunks": func() { Chunks(64, 4, func(_ int, lo, _ int64) { body(lo) }) },
+		"Rows": func() {
+			indptr := make([]int64, 1<<17)
+			for i := range indptr {
+				indptr[i] = int64(i)
+			}
+			Rows(indptr, 4, func(lo, _ int64) { body(lo) })
+		},
+	}
+	for name, loop := range loops {
+		inherited.Store(0)
+		ran.Store(0)
+		var got any
+		func() {
+			defer func() { got = recover() }()
+			loop()
+		}()
+		require.Equal(t, fakeFault{addr: 0x1234}, got, name)
+		require.Equal(t, ran.Load(), inherited.Load(), name)
+		require.Greater(t, ran.Load(), int64(1), name)
+	}
+}
+
+// ForStop covers every index once when stop stays false, and hands out no
+// chunk after stop turned true, with one worker and with several.
+func TestForStop(t *testing.T) {
+	for _, threads := range []int{1, 4} {
+		seen := make([]atomic.Int32, 10000)
+		ForStop(len(seen), 100, threads, func() bool { return false }, func(_ int, lo, hi int) {
+			require.LessOrEqual(t, hi-lo, 100)
+			for i := lo; i < hi; i++ {
+				seen[i].Add(1)
+			}
+		})
+		for i := range seen {
+			require.EqualValues(t, 1, seen[i].Load(), "index %d, %d threads", i, threads)
+		}
+		var chunks, stopped atomic.Int64
+		ForStop(10000, 100, threads, func() bool { return stopped.Load() != 0 }, func(_ int, lo, _ int) {
+			if chunks.Add(1) == 5 {
+				stopped.Store(1)
+			}
+		})
+		require.Less(t, chunks.Load(), int64(5+threads), "%d threads", threads)
+	}
 }

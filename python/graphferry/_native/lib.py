@@ -381,7 +381,7 @@ class gf_memory_plan(ctypes.Structure):
 #   const DLTensor *exclude_edges; int32_t layer_dependency;
 #   int32_t num_relations; const int32_t *relation_fanouts;
 #   int32_t disjoint; int32_t temporal; int32_t temporal_strategy;
-#   const DLTensor *seed_times;
+#   const DLTensor *seed_times; const struct gf_allocator *allocator;
 # } gf_sample_options;
 class gf_sample_options(ctypes.Structure):
     _fields_ = [
@@ -403,6 +403,7 @@ class gf_sample_options(ctypes.Structure):
         ("temporal", ctypes.c_int32),
         ("temporal_strategy", ctypes.c_int32),
         ("seed_times", ctypes.POINTER(DLTensor)),
+        ("allocator", ctypes.c_void_p),  # gf_sample's host allocator: unused here (NULL)
     ]
 
     def __init__(self, **fields):
