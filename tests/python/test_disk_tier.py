@@ -156,7 +156,7 @@ def _epoch_error(path: Path, tier: str, damage) -> str:
         )
         damage(path / "feat.bin")
         try:
-            with pytest.raises(OSError, match=r"feat\.bin: block \d+ \(bytes \d+ to \d+\) has CRC-32C") as info:
+            with pytest.raises(OSError, match=r"feat\.bin: (block|page) \d+ \(bytes \d+ to \d+\) has CRC-32C") as info:
                 for _ in loader:
                     pass
         finally:
@@ -180,15 +180,23 @@ def _rewrite(feat: Path) -> None:
 
 
 def test_damaged_feature_file_disk_tier_same_error(tmp_path):
-    """One flipped byte in feat.bin (Cora records its block sums) read
-    through the disk tier is the mapping's error, naming the file and the
-    block (the disk tier read rows unchecked); a same-size rewrite too."""
+    """One flipped byte in feat.bin (Cora records its block and page sums)
+    read through the disk tier is the mapping's error, naming the file and
+    the damaged block (mapping) or page (disk tier; the disk tier once read
+    rows unchecked); a same-size rewrite too."""
     path = tmp_path / "cora"
     shutil.copytree(CORA, path)
     assert "blocks" in json.loads((path / "graphferry.json").read_text())
     mapped = _epoch_error(path, "memory", _flip)
     disk = _epoch_error(path, "disk", _flip)
-    assert disk == mapped and f"{path / 'feat.bin'}: block 5 (bytes 1310720 to 1572863)" in disk
+    flipped = 5 * 262144 + 12345
+    assert f"{path / 'feat.bin'}: block 5 (bytes 1310720 to 1572863)" in mapped
+    page = flipped // 4096
+    assert f"{path / 'feat.bin'}: page {page} (bytes {page * 4096} to {page * 4096 + 4095})" in disk
+    unit = re.compile(
+        r"(block|page) \d+ \(bytes \d+ to \d+\) has CRC-32C \w+, (graphferry\.json|feat\.bin\.pages) says \w+"
+    )
+    assert unit.sub("UNIT", disk) == unit.sub("UNIT", mapped)  # the same error otherwise
     assert "the file is damaged or was changed" in _epoch_error(path, "disk", _rewrite)
 
 

@@ -105,5 +105,5 @@ def test_shipped_cora_is_what_convert_writes(tmp_path):
     cora = testdata.REPO / "examples" / "data" / "cora"
     src = testdata.unpack("cora", tmp_path / "npy")
     graphferry.convert_npy(src, tmp_path / "gf")
-    for f in ("edges.arrow", "nodes.arrow", "feat.bin", "graphferry.json"):
+    for f in ("edges.arrow", "nodes.arrow", "feat.bin", "feat.bin.pages", "graphferry.json"):
         assert (tmp_path / "gf" / f).read_bytes() == (cora / f).read_bytes(), f
