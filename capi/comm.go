@@ -319,7 +319,7 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
-		return openCommLoader(c, o, out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+		return openCommLoader(c, o, "options", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
 			return distributed.OpenLoader(g, hc, seeds, req, lopt, a)
 		})
 	})
@@ -327,10 +327,10 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 
 // openCommLoader opens a loader over the host's communicator c (last: with
 // send and recv it starts the coordinator's threads) and the allocator of
-// options o, and puts its handle in *out; the communicator and the
+// options o (named arg), and puts its handle in *out; the communicator and the
 // allocator are released again if open fails.
-func openCommLoader(c *C.gf_comm, o *C.gf_loader_options, out *C.uintptr_t, open func(comm.Comm, loaderAlloc) (*core.Loader, error)) error {
-	a, err := hostAllocator(o, "options")
+func openCommLoader(c *C.gf_comm, o *C.gf_loader_options, arg string, out *C.uintptr_t, open func(comm.Comm, loaderAlloc) (*core.Loader, error)) error {
+	a, err := hostAllocator(o, arg)
 	if err != nil {
 		return err
 	}
