@@ -71,6 +71,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from ._link import EdgeLoader
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, tensor_from_managed
 from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
@@ -82,6 +83,7 @@ __all__ = [
     "TorchComm",
     "CommCancelled",
     "DistributedLoader",
+    "DistributedEdgeLoader",
     "PartGraph",
     "global_seeds",
     "report_failure",
@@ -963,11 +965,18 @@ class DistributedLoader(Loader):
         return {"rank": int(self._comm.rank), "world_size": int(self._comm.size)}
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
+        open_loader = _lib.gf_loader_open_part if isinstance(graph, PartGraph) else _lib.gf_loader_open_comm
+        self._open_in_session(
+            lambda table: open_loader(graph.handle, seeds.ref, ctypes.byref(self._options), table, ctypes.byref(out))
+        )
+
+    def _open_in_session(self, open_loader: Any) -> None:
+        """Calls ``open_loader(table)`` with the ``gf_comm`` table of a new
+        session of the communicator, kept until the loader closes."""
         session = self._comm._open_session(self.timeout)
         table = self._comm._table(session)
-        open_loader = _lib.gf_loader_open_part if isinstance(graph, PartGraph) else _lib.gf_loader_open_comm
         try:
-            open_loader(graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(table), ctypes.byref(out))
+            open_loader(ctypes.byref(table))
         except BaseException:
             self._comm._close_session(session)
             raise
@@ -985,6 +994,49 @@ class DistributedLoader(Loader):
         super()._free()
         if session is not None:
             self._comm._close_session(session)
+
+
+class DistributedEdgeLoader(DistributedLoader, EdgeLoader):
+    """One rank's share of an edge loader's epochs (link prediction: the
+    engine's edge loader, :class:`graphferry._link.EdgeLoader`, under
+    ``graphferry.pyg.LinkNeighborLoader`` and DGL's edge ``DataLoader``).
+
+    Every rank opens it with the same graph (opened with
+    ``num_patches=comm.size``; untyped) or its own :class:`PartGraph` (dsp
+    or hybrid), the same seed edges (``mode="dgl"``: edge ids) or pairs
+    (``mode="pyg"``: ``seeds -> seeds_dst``, original ids of the whole
+    graph) and the same options (``options.seed`` included). Each epoch it
+    yields ``ceil(batches / comm.size)`` batches: the single-process edge
+    loader's batches ``comm.rank, comm.rank + comm.size, ...`` (negatives,
+    exclusions and samples as in one process), padded as
+    :class:`DistributedLoader` pads. Other arguments are
+    :class:`~graphferry._link.EdgeLoader`'s; ``timeout`` is
+    :class:`DistributedLoader`'s.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        seeds: Any,
+        seeds_dst: Any,
+        options: Any,
+        *,
+        comm: Communicator,
+        timeout: datetime.timedelta | float | None = None,
+        **kwargs: Any,
+    ):
+        self._set_comm(graph, comm, timeout)
+        if graph.num_types[0] > 0:
+            raise NotImplementedError("distributed edge loaders serve homogeneous graphs: not typed ones")
+        EdgeLoader.__init__(self, graph, seeds, seeds_dst, options, **kwargs)
+
+    def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
+        open_loader = _lib.gf_edge_loader_open_part if isinstance(graph, PartGraph) else _lib.gf_edge_loader_open_comm
+        self._open_edges(
+            lambda dst, options: self._open_in_session(
+                lambda table: open_loader(graph.handle, seeds.ref, dst, options, table, ctypes.byref(out))
+            )
+        )
 
 
 # The distributed loaders still open: closed at interpreter exit, before

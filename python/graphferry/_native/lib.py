@@ -1544,7 +1544,14 @@ def gf_loader_open_part(part: Any, seeds: Any, options: Any, comm: Any, out_load
 #                              gf_loader **out_loader);
 @cfunc(
     "gf_edge_loader_open_comm",
-    [gf_graph_p_ctypes, DLTensor_p, DLTensor_p, ctypes.POINTER(gf_edge_loader_options), ctypes.POINTER(gf_comm), c_void_pp],
+    [
+        gf_graph_p_ctypes,
+        DLTensor_p,
+        DLTensor_p,
+        ctypes.POINTER(gf_edge_loader_options),
+        ctypes.POINTER(gf_comm),
+        c_void_pp,
+    ],
     ctypes.c_int,
 )
 def gf_edge_loader_open_comm(
@@ -1557,7 +1564,14 @@ def gf_edge_loader_open_comm(
 #                              gf_loader **out_loader);
 @cfunc(
     "gf_edge_loader_open_part",
-    [gf_part_p_ctypes, DLTensor_p, DLTensor_p, ctypes.POINTER(gf_edge_loader_options), ctypes.POINTER(gf_comm), c_void_pp],
+    [
+        gf_part_p_ctypes,
+        DLTensor_p,
+        DLTensor_p,
+        ctypes.POINTER(gf_edge_loader_options),
+        ctypes.POINTER(gf_comm),
+        c_void_pp,
+    ],
     ctypes.c_int,
 )
 def gf_edge_loader_open_part(
