@@ -1,10 +1,8 @@
 package distributed
 
 import (
-	"context"
 	"crypto/sha256"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"testing"
@@ -35,28 +33,6 @@ func edgeBatchBytes(b *pipeline.Batch) string {
 	}
 	s += fmt.Sprint(b.EdgeData["w"].Data)
 	return fmt.Sprintf("batch %d epoch %d: %x", b.Index, b.Epoch, sha256.Sum256([]byte(s)))
-}
-
-// readEdgeEpochs reads epochs of l: digests per epoch.
-func readEdgeEpochs(l *core.Loader, epochs int) ([][]string, error) {
-	out := make([][]string, epochs)
-	for e := range epochs {
-		if err := l.Start(uint64(e)); err != nil {
-			return nil, err
-		}
-		for {
-			b, err := l.Next(context.Background())
-			if err == io.EOF {
-				break
-			}
-			if err != nil {
-				return nil, err
-			}
-			out[e] = append(out[e], edgeBatchBytes(b))
-			b.Release()
-		}
-	}
-	return out, nil
 }
 
 // linkCase is an edge loader's options and items.
@@ -144,7 +120,7 @@ func runRanks(t *testing.T, size, workers, epochs int, open func(r int, c comm.C
 				errc <- fmt.Errorf("rank %d: %d workers, want %d", r, ld.Stats().Workers, workers)
 				return
 			}
-			if got[r], err = readEdgeEpochs(ld, epochs); err != nil {
+			if got[r], err = readEpochsWith(ld, epochs, edgeBatchBytes); err != nil {
 				errc <- err
 			}
 		}()
@@ -196,7 +172,7 @@ func TestDistEdgeLoaderEqualsSingleProcess(t *testing.T) {
 		lopt.EdgeFeatureNames = []string{"w"}
 		ref, err := newGraph(t, partition.Options{Method: partition.Range, NumPatches: 2}).OpenEdgeLoader(tc.items, tc.opt, lopt, nil)
 		require.NoError(t, err)
-		want, err := readEdgeEpochs(ref, epochs)
+		want, err := readEpochsWith(ref, epochs, edgeBatchBytes)
 		require.NoError(t, err)
 		ref.Close()
 		require.NotEqual(t, want[0], want[1])
@@ -231,7 +207,7 @@ func TestPartEdgeLoaderEqualsSingleProcess(t *testing.T) {
 		lopt := linkLoader()
 		ref, err := whole.OpenEdgeLoader(tc.items, tc.opt, lopt, nil)
 		require.NoError(t, err)
-		want, err := readEdgeEpochs(ref, epochs)
+		want, err := readEpochsWith(ref, epochs, edgeBatchBytes)
 		require.NoError(t, err)
 		ref.Close()
 		for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {

@@ -296,15 +296,7 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gathere
 	if err := checkOptions(p, &opt); err != nil {
 		return nil, err
 	}
-	rows := false
-	if opt.Share != nil {
-		share := *opt.Share
-		if err := share.check(); err != nil {
-			return nil, err
-		}
-		opt.Share, rows = &share, share.Rows != nil
-	}
-	if err := checkNodeNames(p, store, opt, rows); err != nil {
+	if err := checkShareAndNames(p, store, &opt); err != nil {
 		return nil, err
 	}
 	seedsNew, err := MapSeeds(p, seeds, !opt.RepeatedSeeds)
@@ -376,15 +368,7 @@ func NewMaker[M Maker[M]](m M, p *partition.Partitioned, store feature.Gatherer,
 	if opt.SeedTimes != nil || opt.RepeatedSeeds {
 		return nil, errors.New("pipeline: seed times and repeated seeds do not apply to a maker's pipeline")
 	}
-	rows := false
-	if opt.Share != nil {
-		share := *opt.Share
-		if err := share.check(); err != nil {
-			return nil, err
-		}
-		opt.Share, rows = &share, share.Rows != nil
-	}
-	if err := checkNodeNames(p, store, opt, rows); err != nil {
+	if err := checkShareAndNames(p, store, &opt); err != nil {
 		return nil, err
 	}
 	pl := newPipeline(p, store, numItems, opt, alloc, 1)
@@ -440,6 +424,20 @@ func newPipeline(p *partition.Partitioned, store feature.Gatherer, numItems int,
 	pl := &Pipeline{p: p, store: store, numItems: numItems, opt: opt, alloc: alloc, ranks: ranks, base: time.Now()}
 	pl.life, pl.endLife = context.WithCancel(context.Background())
 	return pl
+}
+
+// checkShareAndNames checks opt's Share (copied into opt) and its node
+// data names against store (unless the Share's RowLoader loads the rows).
+func checkShareAndNames(p *partition.Partitioned, store feature.Gatherer, opt *Options) error {
+	rows := false
+	if opt.Share != nil {
+		share := *opt.Share
+		if err := share.check(); err != nil {
+			return err
+		}
+		opt.Share, rows = &share, share.Rows != nil
+	}
+	return checkNodeNames(p, store, *opt, rows)
 }
 
 // checkNodeNames checks the node data names of opt against store (unless

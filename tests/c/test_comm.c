@@ -207,23 +207,66 @@ typedef struct {
   int n;
 } rank_run;
 
+/* Runs ranks threads, rank r main_fn(&runs[r]), over a new mailbox (never
+   freed: a coordinator's receiving thread may still be waiting on the queues
+   when the loaders have closed, which the header allows), and joins them. */
+static void run_ranks(int ranks, void *(*main_fn)(void *), rank_run *runs) {
+  mailbox *boxp = (mailbox *)calloc(1, sizeof(mailbox));
+  boxp->size = ranks;
+  pthread_barrier_init(&boxp->bar, NULL, (unsigned)ranks);
+  pthread_mutex_init(&boxp->mu, NULL);
+  pthread_cond_init(&boxp->cv, NULL);
+  pthread_t th[MAX_RANKS];
+  for (int r = 0; r < ranks; r++) {
+    memset(&runs[r], 0, sizeof runs[r]);
+    runs[r].ctx.box = boxp;
+    runs[r].ctx.rank = r;
+    pthread_create(&th[r], NULL, main_fn, &runs[r]);
+  }
+  for (int r = 0; r < ranks; r++) pthread_join(th[r], NULL);
+}
+
+/* Checks that rank r read the single-process batches (k * ranks + r) %
+   total of ref, ceil(total / ranks) of them per epoch. */
+static void check_shares(const char *what, int ranks, int total, const rank_run *runs,
+                         uint64_t ref[EPOCHS][MAX_BATCHES]) {
+  int per_rank = (total + ranks - 1) / ranks;
+  for (int r = 0; r < ranks; r++) {
+    CHECK(runs[r].n == per_rank, "%s, %d ranks%s: rank %d read %d batches per epoch, want %d", what, ranks,
+          coordinated ? " (coordinated)" : "", r, runs[r].n, per_rank);
+    if (runs[r].n != per_rank) continue;
+    for (int e = 0; e < EPOCHS; e++) {
+      for (int k = 0; k < per_rank; k++) {
+        int want = (k * ranks + r) % total;
+        CHECK(runs[r].got[e][k] == ref[e][want], "%s, %d ranks: rank %d epoch %d batch %d differs from single-process batch %d",
+              what, ranks, r, e, k, want);
+      }
+    }
+  }
+}
+
+/* Rank r's table over the mailbox (with send and recv when coordinated). */
+static void rank_comm(rank_run *r, gf_comm *c) {
+  memset(c, 0, sizeof *c);
+  c->struct_size = sizeof *c;
+  c->rank = r->ctx.rank;
+  c->size = r->ctx.box->size;
+  c->user = &r->ctx;
+  c->exchange_sizes = box_exchange_sizes;
+  c->all_to_all = box_all_to_all;
+  if (coordinated) {
+    c->send = box_send;
+    c->recv = box_recv;
+  }
+}
+
 static void *rank_main(void *arg) {
   rank_run *r = (rank_run *)arg;
   r->n = -1;
   gf_graph *g = open_graph(r->ctx.box->size);
   if (g == NULL) return NULL;
   gf_comm c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.rank = r->ctx.rank;
-  c.size = r->ctx.box->size;
-  c.user = &r->ctx;
-  c.exchange_sizes = box_exchange_sizes;
-  c.all_to_all = box_all_to_all;
-  if (coordinated) {
-    c.send = box_send;
-    c.recv = box_recv;
-  }
+  rank_comm(r, &c);
   gf_sample_options so;
   gf_loader_options lo;
   options(&so, &lo);
@@ -253,36 +296,9 @@ static void test_ranks_equal_single_process(int ranks) {
   CHECK(total == (NUM_SEEDS + BATCH - 1) / BATCH, "reference batches = %d", total);
   if (total <= 0) return;
 
-  /* Never freed: a coordinator's receiving thread may still be waiting on
-     the queues when the loaders have closed (the header allows it). */
-  mailbox *boxp = (mailbox *)calloc(1, sizeof(mailbox));
-  boxp->size = ranks;
-  pthread_barrier_init(&boxp->bar, NULL, (unsigned)ranks);
-  pthread_mutex_init(&boxp->mu, NULL);
-  pthread_cond_init(&boxp->cv, NULL);
   static rank_run runs[MAX_RANKS];
-  pthread_t th[MAX_RANKS];
-  for (int r = 0; r < ranks; r++) {
-    memset(&runs[r], 0, sizeof runs[r]);
-    runs[r].ctx.box = boxp;
-    runs[r].ctx.rank = r;
-    pthread_create(&th[r], NULL, rank_main, &runs[r]);
-  }
-  for (int r = 0; r < ranks; r++) pthread_join(th[r], NULL);
-
-  int per_rank = (total + ranks - 1) / ranks;
-  for (int r = 0; r < ranks; r++) {
-    CHECK(runs[r].n == per_rank, "%d ranks%s: rank %d read %d batches per epoch, want %d", ranks,
-          coordinated ? " (coordinated)" : "", r, runs[r].n, per_rank);
-    if (runs[r].n != per_rank) continue;
-    for (int e = 0; e < EPOCHS; e++) {
-      for (int k = 0; k < per_rank; k++) {
-        int want = (k * ranks + r) % total;
-        CHECK(runs[r].got[e][k] == ref[e][want], "%d ranks: rank %d epoch %d batch %d differs from single-process batch %d",
-              ranks, r, e, k, want);
-      }
-    }
-  }
+  run_ranks(ranks, rank_main, runs);
+  check_shares("loader", ranks, total, runs, ref);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -371,17 +387,7 @@ static void *rank_main_part(void *arg) {
   CHECK(gf_part_open(part_dir, r->ctx.rank, 0, &p) == GF_OK, "gf_part_open rank %d: %s", r->ctx.rank, gf_errmsg());
   if (p == NULL) return NULL;
   gf_comm c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.rank = r->ctx.rank;
-  c.size = r->ctx.box->size;
-  c.user = &r->ctx;
-  c.exchange_sizes = box_exchange_sizes;
-  c.all_to_all = box_all_to_all;
-  if (coordinated) {
-    c.send = box_send;
-    c.recv = box_recv;
-  }
+  rank_comm(r, &c);
   gf_sample_options so;
   gf_loader_options lo;
   options(&so, &lo);
@@ -422,33 +428,9 @@ static void test_parts_equal_single_process(int ranks, int layout) {
   po.seed = 5;
   CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
 
-  mailbox *boxp = (mailbox *)calloc(1, sizeof(mailbox)); /* never freed: see above */
-  boxp->size = ranks;
-  pthread_barrier_init(&boxp->bar, NULL, (unsigned)ranks);
-  pthread_mutex_init(&boxp->mu, NULL);
-  pthread_cond_init(&boxp->cv, NULL);
   static rank_run runs[MAX_RANKS];
-  pthread_t th[MAX_RANKS];
-  for (int r = 0; r < ranks; r++) {
-    memset(&runs[r], 0, sizeof runs[r]);
-    runs[r].ctx.box = boxp;
-    runs[r].ctx.rank = r;
-    pthread_create(&th[r], NULL, rank_main_part, &runs[r]);
-  }
-  for (int r = 0; r < ranks; r++) pthread_join(th[r], NULL);
-  int per_rank = (total + ranks - 1) / ranks;
-  for (int r = 0; r < ranks; r++) {
-    CHECK(runs[r].n == per_rank, "parts, %d ranks, layout %d%s: rank %d read %d batches, want %d", ranks, layout,
-          coordinated ? " (coordinated)" : "", r, runs[r].n, per_rank);
-    if (runs[r].n != per_rank) continue;
-    for (int e = 0; e < EPOCHS; e++) {
-      for (int k = 0; k < per_rank; k++) {
-        int want = (k * ranks + r) % total;
-        CHECK(runs[r].got[e][k] == ref[e][want], "parts, %d ranks: rank %d epoch %d batch %d differs from batch %d",
-              ranks, r, e, k, want);
-      }
-    }
-  }
+  run_ranks(ranks, rank_main_part, runs);
+  check_shares(layout == GF_LAYOUT_DSP ? "dsp parts" : "hybrid parts", ranks, total, runs, ref);
 }
 
 /* The argument checks of the part functions. */
@@ -577,20 +559,6 @@ static int read_edge_epochs(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES]) {
 
 static int edge_on_parts = 0; /* rank_main_edge opens its part (else a replicated graph) */
 
-static void rank_comm(rank_run *r, gf_comm *c) {
-  memset(c, 0, sizeof *c);
-  c->struct_size = sizeof *c;
-  c->rank = r->ctx.rank;
-  c->size = r->ctx.box->size;
-  c->user = &r->ctx;
-  c->exchange_sizes = box_exchange_sizes;
-  c->all_to_all = box_all_to_all;
-  if (coordinated) {
-    c->send = box_send;
-    c->recv = box_recv;
-  }
-}
-
 static void *rank_main_edge(void *arg) {
   rank_run *r = (rank_run *)arg;
   r->n = -1;
@@ -649,33 +617,10 @@ static void test_edge_ranks_equal_single_process(int ranks, int parts, int layou
     CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
   }
   edge_on_parts = parts;
-  mailbox *boxp = (mailbox *)calloc(1, sizeof(mailbox)); /* never freed: see above */
-  boxp->size = ranks;
-  pthread_barrier_init(&boxp->bar, NULL, (unsigned)ranks);
-  pthread_mutex_init(&boxp->mu, NULL);
-  pthread_cond_init(&boxp->cv, NULL);
   static rank_run runs[MAX_RANKS];
-  pthread_t th[MAX_RANKS];
-  for (int r = 0; r < ranks; r++) {
-    memset(&runs[r], 0, sizeof runs[r]);
-    runs[r].ctx.box = boxp;
-    runs[r].ctx.rank = r;
-    pthread_create(&th[r], NULL, rank_main_edge, &runs[r]);
-  }
-  for (int r = 0; r < ranks; r++) pthread_join(th[r], NULL);
-  int per_rank = (total + ranks - 1) / ranks;
-  for (int r = 0; r < ranks; r++) {
-    CHECK(runs[r].n == per_rank, "edges, %d ranks, parts %d layout %d%s: rank %d read %d batches, want %d", ranks,
-          parts, layout, coordinated ? " (coordinated)" : "", r, runs[r].n, per_rank);
-    if (runs[r].n != per_rank) continue;
-    for (int e = 0; e < EPOCHS; e++) {
-      for (int k = 0; k < per_rank; k++) {
-        int want = (k * ranks + r) % total;
-        CHECK(runs[r].got[e][k] == ref[e][want], "edges, %d ranks, parts %d: rank %d epoch %d batch %d differs from batch %d",
-              ranks, parts, r, e, k, want);
-      }
-    }
-  }
+  run_ranks(ranks, rank_main_edge, runs);
+  check_shares(!parts ? "edge loader" : layout == GF_LAYOUT_DSP ? "edge loader, dsp parts" : "edge loader, hybrid parts",
+               ranks, total, runs, ref);
 }
 
 /* The argument checks of the edge loaders over a communicator, before any

@@ -24,6 +24,7 @@ import pytest
 import torch
 import torch.multiprocessing as mp
 from test_distributed import _free_port, _td, collect
+from test_distributed_pyg import _has_dgl
 
 import graphferry
 from graphferry import distributed
@@ -52,14 +53,6 @@ PYG_FIELDS = (
     "dst_pos_index",
     "dst_neg_index",
 )
-
-
-def _has_dgl() -> bool:
-    try:
-        import dgl  # noqa: F401
-    except ImportError:
-        return False
-    return True
 
 
 def _seed_edges(g: graphferry.Graph) -> tuple[torch.Tensor, torch.Tensor]:
