@@ -165,9 +165,22 @@ func TestDistEdgeLoaderEqualsSingleProcess(t *testing.T) {
 			w[e] = float32(e)
 		}
 		require.NoError(t, g.SetEdgeData("w", mem.Tensor{DType: mem.Float32, Shape: []int64{testgraph.Edges}, Data: mem.Bytes(w)}, nil))
+		temporal := sample.Request{Temporal: sample.TemporalNode}
+		withNodeTimes(t, g, temporal)
 		return g
 	}
-	for _, tc := range linkCases(src, dst) {
+	cases := linkCases(src, dst)
+	// PyG's temporal link sampling over node times (no negatives: PyG keeps
+	// negatives not later than their seed), one time per pair.
+	temporal := cases[len(cases)-1]
+	temporal.name = "pyg-temporal"
+	temporal.opt.Request.Temporal = sample.TemporalNode
+	temporal.opt.PyG.Mode, temporal.opt.PyG.Amount = linkpred.PyGNone, 0
+	temporal.items.Times = make([]int64, temporal.items.Pairs.Len())
+	for i := range temporal.items.Times {
+		temporal.items.Times[i] = int64(i*13) % 50
+	}
+	for _, tc := range append(cases, temporal) {
 		lopt := linkLoader()
 		lopt.EdgeFeatureNames = []string{"w"}
 		ref, err := newGraph(t, partition.Options{Method: partition.Range, NumPatches: 2}).OpenEdgeLoader(tc.items, tc.opt, lopt, nil)
