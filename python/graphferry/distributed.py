@@ -1028,6 +1028,8 @@ class DistributedEdgeLoader(DistributedLoader, EdgeLoader):
         self._set_comm(graph, comm, timeout)
         if graph.num_types[0] > 0:
             raise NotImplementedError("distributed edge loaders serve homogeneous graphs: not typed ones")
+        if isinstance(graph, PartGraph):
+            _check_part_edges(graph, options, kwargs)
         EdgeLoader.__init__(self, graph, seeds, seeds_dst, options, **kwargs)
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
@@ -1036,6 +1038,25 @@ class DistributedEdgeLoader(DistributedLoader, EdgeLoader):
             lambda dst, options: self._open_in_session(
                 lambda table: open_loader(graph.handle, seeds.ref, dst, options, table, ctypes.byref(out))
             )
+        )
+
+
+def _check_part_edges(part: PartGraph, options: Any, kwargs: dict) -> None:
+    """What a rank part's edge loader does not serve, refused by name
+    before any exchange (the engine refuses them too, GF_ENOTSUP)."""
+    if part.layout not in ("dsp", "hybrid"):
+        raise NotImplementedError(
+            f"the edge loaders of rank parts serve the dsp and hybrid layouts (this part is {part.layout}: a "
+            "self-reliant rank holds the neighbourhoods of its own seed nodes, not of seed edges)"
+        )
+    if getattr(options, "temporal", None) is not None or kwargs.get("seed_times") is not None:
+        raise NotImplementedError("the loaders of rank parts do not sample temporally (a part holds no times)")
+    if kwargs.get("edge_feature_names"):
+        raise NotImplementedError("the edge loaders of rank parts gather no edge data (a part holds none)")
+    if kwargs.get("negative") == "global_uniform" and part.layout == "dsp":
+        raise NotImplementedError(
+            "GlobalUniform negatives reject the pairs that are edges of the whole graph, which a rank of the dsp "
+            "layout does not hold: use the hybrid layout, or per-source negatives"
         )
 
 

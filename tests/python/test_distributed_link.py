@@ -203,7 +203,7 @@ class _Never(distributed.Communicator):
     NotImplementedError): argument errors come first."""
 
 
-def test_comm_arguments_checked(cora):
+def test_comm_arguments_checked(cora, tmp_path):
     """What the edge loaders do not serve with comm= is refused by name,
     before any exchange."""
     from torch_geometric.data import Data
@@ -241,6 +241,29 @@ def test_comm_arguments_checked(cora):
                     seed=1,
                 )
         hetero.close()
+        # A rank part: what its edge loaders do not serve.
+        dst = tmp_path / "cora-dsp"
+        partition(cora, dst, parts=2, method="random", layout="dsp", seed=1)
+        part = distributed.PartGraph.open(dst, 0)
+        times = dict(time_attr="node", edge_label_time=torch.tensor([1, 2]))
+        with pytest.raises(NotImplementedError, match="temporally"):
+            LinkNeighborLoader(part, [2], edge_label_index=pairs, comm=_Never(0, 2), seed=1, **times)
+        with pytest.raises(NotImplementedError, match="hybrid layout"):
+            distributed.DistributedEdgeLoader(
+                part,
+                torch.arange(4),
+                None,
+                graphferry.SampleOptions([2], seed=1),
+                comm=_Never(0, 2),
+                mode="dgl",
+                negative="global_uniform",
+                amount=1,
+            )
+        links = LinkNeighborLoader(part, [2], edge_label_index=pairs, comm=_Never(0, 2), seed=1)
+        with pytest.raises(NotImplementedError, match="only its part"):
+            links(torch.tensor([0]))
+        links.close()
+        part.close()
         # The engine's first exchange raises: the consumer gets the message.
         loader = LinkNeighborLoader(g, [2], edge_label_index=pairs, batch_size=1, comm=_Never(0, 2), seed=1)
         with pytest.raises(graphferry.GraphferryError, match="rank 0 of 2: NotImplementedError"):
