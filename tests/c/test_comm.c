@@ -320,6 +320,17 @@ static const char *failing_msg(void *user) {
   return "peer rank 1 is gone";
 }
 
+/* Rank 0 of 2 whose first exchange fails with failing_msg's message. */
+static void failing_comm(gf_comm *c) {
+  memset(c, 0, sizeof *c);
+  c->struct_size = sizeof *c;
+  c->rank = 0;
+  c->size = 2;
+  c->exchange_sizes = failing_sizes;
+  c->all_to_all = never_called;
+  c->errmsg = failing_msg;
+}
+
 static void test_failures(void) {
   gf_sample_options so;
   gf_loader_options lo;
@@ -328,13 +339,7 @@ static void test_failures(void) {
   gf_graph *g = open_graph(2);
   if (g == NULL) return;
   gf_comm c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.rank = 0;
-  c.size = 2;
-  c.exchange_sizes = failing_sizes;
-  c.all_to_all = never_called;
-  c.errmsg = failing_msg;
+  failing_comm(&c);
   gf_loader *l = NULL;
 
   /* Invalid tables. */
@@ -633,13 +638,7 @@ static void test_edge_errors(void) {
   gf_graph *g = open_graph(2);
   if (g == NULL) return;
   gf_comm c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.rank = 0;
-  c.size = 2;
-  c.exchange_sizes = failing_sizes;
-  c.all_to_all = never_called;
-  c.errmsg = failing_msg;
+  failing_comm(&c);
   gf_loader *l = (gf_loader *)1;
   CHECK(gf_edge_loader_open_comm(g, &st, NULL, &o.el, NULL, &l) == GF_EINVAL && l == NULL, "NULL comm");
   CHECK(strstr(gf_errmsg(), "gf_edge_loader_open_comm: comm is NULL") != NULL, "message: %s", gf_errmsg());
