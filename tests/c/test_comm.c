@@ -180,8 +180,9 @@ static gf_graph *open_graph(int patches) {
   return g;
 }
 
-/* Reads epochs of l into out[epoch][i]; returns the batches per epoch. */
-static int read_epochs(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES]) {
+/* Reads epochs of l into out[epoch][i], each batch's digest_of; returns
+   the batches per epoch. */
+static int read_epochs_with(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES], uint64_t (*digest_of)(gf_batch *)) {
   int n = 0;
   for (int e = 0; e < EPOCHS; e++) {
     CHECK(gf_loader_start(l, (uint64_t)e) == GF_OK, "gf_loader_start");
@@ -190,14 +191,16 @@ static int read_epochs(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES]) {
       gf_batch *b = NULL;
       int rc = gf_loader_next(l, &b);
       if (rc == GF_DONE) break;
-      CHECK(rc == GF_OK, "gf_loader_next = %d", rc);
+      CHECK(rc == GF_OK, "gf_loader_next = %d: %s", rc, gf_errmsg());
       if (rc != GF_OK || i == MAX_BATCHES) return -1;
-      out[e][i++] = digest(b);
+      out[e][i++] = digest_of(b);
     }
     n = i;
   }
   return n;
 }
+
+static int read_epochs(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES]) { return read_epochs_with(l, out, digest); }
 
 /* ---------------------------------------------------------------------- */
 
@@ -545,21 +548,7 @@ static void edge_options_init(edge_options *o) {
 }
 
 static int read_edge_epochs(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES]) {
-  int n = 0;
-  for (int e = 0; e < EPOCHS; e++) {
-    CHECK(gf_loader_start(l, (uint64_t)e) == GF_OK, "gf_loader_start");
-    int i = 0;
-    for (;;) {
-      gf_batch *b = NULL;
-      int rc = gf_loader_next(l, &b);
-      if (rc == GF_DONE) break;
-      CHECK(rc == GF_OK, "gf_loader_next = %d: %s", rc, gf_errmsg());
-      if (rc != GF_OK || i == MAX_BATCHES) return -1;
-      out[e][i++] = edge_digest(b);
-    }
-    n = i;
-  }
-  return n;
+  return read_epochs_with(l, out, edge_digest);
 }
 
 static int edge_on_parts = 0; /* rank_main_edge opens its part (else a replicated graph) */
