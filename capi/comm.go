@@ -6,23 +6,26 @@ package main
 #include "shim.h"
 
 // The host's callbacks, called through these because Go cannot call a C
-// function pointer. The table is passed by value: it holds only C pointers.
-static inline int gf__comm_exchange_sizes(gf_comm c, const int64_t *send, int64_t *recv) {
-  return c.exchange_sizes(c.user, send, recv);
+// function pointer. The table is passed by pointer, never by value: its
+// user field is the caller's (any value, a small integer too), which Go
+// must never hold in a pointer-typed slot of a goroutine stack (copying a
+// stack that holds one below 4096 is a fatal error).
+static inline int gf__comm_exchange_sizes(const gf_comm *c, const int64_t *send, int64_t *recv) {
+  return c->exchange_sizes(c->user, send, recv);
 }
-static inline int gf__comm_all_to_all(gf_comm c, void **send, const int64_t *send_sizes,
+static inline int gf__comm_all_to_all(const gf_comm *c, void **send, const int64_t *send_sizes,
                                void **recv, const int64_t *recv_sizes) {
-  return c.all_to_all(c.user, (const void *const *)send, send_sizes,
+  return c->all_to_all(c->user, (const void *const *)send, send_sizes,
                       (void *const *)recv, recv_sizes);
 }
-static inline const char *gf__comm_errmsg(gf_comm c) {
-  return c.errmsg != NULL ? c.errmsg(c.user) : NULL;
+static inline const char *gf__comm_errmsg(const gf_comm *c) {
+  return c->errmsg != NULL ? c->errmsg(c->user) : NULL;
 }
-static inline int gf__comm_send(gf_comm c, int32_t to, const void *msg, int64_t size) {
-  return c.send(c.user, to, msg, size);
+static inline int gf__comm_send(const gf_comm *c, int32_t to, const void *msg, int64_t size) {
+  return c->send(c->user, to, msg, size);
 }
-static inline int gf__comm_recv(gf_comm c, int32_t from, void *buf, int64_t capacity, int64_t *size) {
-  return c.recv(c.user, from, buf, capacity, size);
+static inline int gf__comm_recv(const gf_comm *c, int32_t from, void *buf, int64_t capacity, int64_t *size) {
+  return c->recv(c->user, from, buf, capacity, size);
 }
 */
 import "C"
@@ -102,7 +105,7 @@ func hostCall(ctx context.Context, call func() C.int, release func()) (rc C.int,
 // the loader closed) is left to return on its own, and frees its buffers
 // then; no Go memory is touched after the wait ended.
 type cExchanger struct {
-	c    C.gf_comm // a copy of the caller's table (C pointers only)
+	c    C.gf_comm // a copy of the caller's table (C pointers and the caller's user value), on the heap: passed to C by pointer
 	size int
 }
 
@@ -110,7 +113,7 @@ type cExchanger struct {
 // host's message.
 func (x *cExchanger) hostError(callback string, rc C.int) error {
 	msg := ""
-	if p := C.gf__comm_errmsg(x.c); p != nil {
+	if p := C.gf__comm_errmsg(&x.c); p != nil {
 		msg = C.GoString(p)
 	}
 	if msg == "" {
@@ -129,7 +132,7 @@ func (x *cExchanger) ExchangeSizes(ctx context.Context, send, recv []int64) erro
 	copy(buf, send)
 	clear(buf[n:])
 	rc, ok, err := hostCall(ctx, func() C.int {
-		return C.gf__comm_exchange_sizes(x.c, (*C.int64_t)(p), (*C.int64_t)(unsafe.Add(p, 8*n)))
+		return C.gf__comm_exchange_sizes(&x.c, (*C.int64_t)(p), (*C.int64_t)(unsafe.Add(p, 8*n)))
 	}, func() { C.free(p) })
 	if !ok {
 		return err
@@ -175,7 +178,7 @@ func (x *cExchanger) Exchange(ctx context.Context, send, recv [][]byte) error {
 		}
 	}
 	rc, ok, err := hostCall(ctx, func() C.int {
-		return C.gf__comm_all_to_all(x.c, (*unsafe.Pointer)(p), (*C.int64_t)(unsafe.Add(p, 2*8*n)),
+		return C.gf__comm_all_to_all(&x.c, (*unsafe.Pointer)(p), (*C.int64_t)(unsafe.Add(p, 2*8*n)),
 			(*unsafe.Pointer)(unsafe.Add(p, 8*n)), (*C.int64_t)(unsafe.Add(p, 3*8*n)))
 	}, func() { C.free(p) })
 	if !ok {
@@ -215,7 +218,7 @@ func (t cTransport) Send(ctx context.Context, to int, msg []byte) error {
 		defer cancel()
 	}
 	rc, ok, err := hostCall(ctx, func() C.int {
-		return C.gf__comm_send(t.x.c, C.int32_t(to), p, C.int64_t(len(msg)))
+		return C.gf__comm_send(&t.x.c, C.int32_t(to), p, C.int64_t(len(msg)))
 	}, func() { C.free(p) })
 	if !ok {
 		return err
@@ -235,7 +238,7 @@ func (t cTransport) Recv(ctx context.Context, from int) ([]byte, error) {
 	size := (*C.int64_t)(unsafe.Add(p, coordinator.MaxMessageSize))
 	*size = -1
 	rc, ok, err := hostCall(ctx, func() C.int {
-		return C.gf__comm_recv(t.x.c, C.int32_t(from), p, C.int64_t(coordinator.MaxMessageSize), size)
+		return C.gf__comm_recv(&t.x.c, C.int32_t(from), p, C.int64_t(coordinator.MaxMessageSize), size)
 	}, func() { C.free(p) })
 	if !ok {
 		return nil, err
@@ -319,7 +322,7 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
-		return openCommLoader(c, o, out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+		return openCommLoader(c, o, "options", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
 			return distributed.OpenLoader(g, hc, seeds, req, lopt, a)
 		})
 	})
@@ -327,10 +330,10 @@ func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 
 // openCommLoader opens a loader over the host's communicator c (last: with
 // send and recv it starts the coordinator's threads) and the allocator of
-// options o, and puts its handle in *out; the communicator and the
+// options o (named arg), and puts its handle in *out; the communicator and the
 // allocator are released again if open fails.
-func openCommLoader(c *C.gf_comm, o *C.gf_loader_options, out *C.uintptr_t, open func(comm.Comm, loaderAlloc) (*core.Loader, error)) error {
-	a, err := hostAllocator(o, "options")
+func openCommLoader(c *C.gf_comm, o *C.gf_loader_options, arg string, out *C.uintptr_t, open func(comm.Comm, loaderAlloc) (*core.Loader, error)) error {
+	a, err := hostAllocator(o, arg)
 	if err != nil {
 		return err
 	}

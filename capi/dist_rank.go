@@ -118,7 +118,7 @@ func gfgo_loader_open_part(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		if err != nil {
 			return err
 		}
-		return openCommLoader(c, o, out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+		return openCommLoader(c, o, "options", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
 			return p.OpenLoader(hc, seeds, req, lopt, a)
 		})
 	})

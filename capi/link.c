@@ -56,3 +56,21 @@ int gf_batch_take_edge_data(gf_batch *batch, const char *name, DLManagedTensor *
   GF_GUARD();
   return gfgo_batch_take_edge_data((uintptr_t)batch, (char *)name, out_tensor);
 }
+
+int gf_edge_loader_open_comm(gf_graph *graph, const DLTensor *seeds, const DLTensor *seeds_dst,
+                             const gf_edge_loader_options *options, const gf_comm *comm,
+                             gf_loader **out_loader) {
+  GF_GUARD();
+  return gfgo_edge_loader_open_comm((uintptr_t)graph, (DLTensor *)seeds, (DLTensor *)seeds_dst,
+                                    (gf_edge_loader_options *)options, (gf_comm *)comm,
+                                    (uintptr_t *)out_loader);
+}
+
+int gf_edge_loader_open_part(gf_part *part, const DLTensor *seeds, const DLTensor *seeds_dst,
+                             const gf_edge_loader_options *options, const gf_comm *comm,
+                             gf_loader **out_loader) {
+  GF_GUARD();
+  return gfgo_edge_loader_open_part((uintptr_t)part, (DLTensor *)seeds, (DLTensor *)seeds_dst,
+                                    (gf_edge_loader_options *)options, (gf_comm *)comm,
+                                    (uintptr_t *)out_loader);
+}

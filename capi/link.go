@@ -9,10 +9,13 @@ import (
 	"math"
 	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/distributed"
 	"github.com/graphferry/graphferry/engine/linkload"
 	"github.com/graphferry/graphferry/engine/linkpred"
 	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/pipeline"
 )
 
 var (
@@ -307,59 +310,11 @@ func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge
 		if err != nil {
 			return err
 		}
-		if out == nil {
-			return errorf(gfEInval, "out_loader is NULL")
-		}
-		*out = 0
-		if o == nil {
-			return errorf(gfEInval, "options is NULL")
-		}
-		o, err = readOptions(o, "options", edgeLoaderOptionsLayout)
+		items, opt, lopt, lo, err := edgeLoaderArgs(g, seedsT, dstT, o, out)
 		if err != nil {
 			return err
 		}
-		opt, err := edgeSamplerOptions(o.sampler, "options->sampler")
-		if err != nil {
-			return err
-		}
-		if err := checkNegativeWeights(g, opt, "options->sampler->negative_weights"); err != nil {
-			return err
-		}
-		if o.loader == nil {
-			return errorf(gfEInval, "options->loader is NULL")
-		}
-		lo, err := readOptions(o.loader, "options->loader", loaderOptionsLayout)
-		if err != nil {
-			return err
-		}
-		if sampler, _ := readOptions(o.sampler, "options->sampler", edgeSamplerOptionsLayout); lo.sample != nil && lo.sample != sampler.sample {
-			return errorf(gfEInval, "options->loader->sample must be NULL or options->sampler->sample (an edge loader samples with the sampler's options)")
-		}
-		if lo.seed_times != nil && opt.Mode != core.LinkPyG {
-			return errorf(gfEInval, "options->loader->seed_times must be NULL for GF_LINK_DGL (PyG's temporal link sampling only)")
-		}
-		lopt, err := batchOptions(lo, "options->loader")
-		if err != nil {
-			return err
-		}
-		if _, err := readDeviceOptions(lo, "options->loader", false); err != nil {
-			return err
-		}
-		lopt.Threads = opt.Threads
-		lopt.COO = lopt.COO || o.coo != 0
-		if lopt.EdgeFeatureNames, err = cStrings((**C.char)(unsafe.Pointer(o.edge_feature_names)), o.num_edge_feature_names, "options->edge_feature_names"); err != nil {
-			return err
-		}
-		items, err := linkItems(opt.Mode, seedsT, dstT)
-		if err != nil {
-			return err
-		}
-		if lo.seed_times != nil { // one time per pair, shuffled with the pairs
-			if items.Times, err = seedTimes(lo.seed_times, "options->loader->seed_times", items.Pairs.Len()); err != nil {
-				return err
-			}
-		}
-		a, err := hostAllocator(o.loader, "options->loader")
+		a, err := hostAllocator(lo, "options->loader")
 		if err != nil {
 			return err
 		}
@@ -370,6 +325,100 @@ func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge
 		}
 		putLoader(out, l, a)
 		return nil
+	})
+}
+
+// edgeLoaderArgs reads gf_edge_loader_open's arguments over g, shared
+// with gf_edge_loader_open_comm and gf_edge_loader_open_part: the items,
+// the sampler and loader options, and options->loader (for its
+// allocator); out is cleared first.
+func edgeLoaderArgs(g *core.Graph, seedsT, dstT *C.DLTensor, o *C.gf_edge_loader_options, out *C.uintptr_t) (linkload.Items, core.EdgeSamplerOptions, pipeline.Options, *C.gf_loader_options, error) {
+	var items linkload.Items
+	var opt core.EdgeSamplerOptions
+	var lopt pipeline.Options
+	if out == nil {
+		return items, opt, lopt, nil, errorf(gfEInval, "out_loader is NULL")
+	}
+	*out = 0
+	if o == nil {
+		return items, opt, lopt, nil, errorf(gfEInval, "options is NULL")
+	}
+	o, err := readOptions(o, "options", edgeLoaderOptionsLayout)
+	if err != nil {
+		return items, opt, lopt, nil, err
+	}
+	if opt, err = edgeSamplerOptions(o.sampler, "options->sampler"); err != nil {
+		return items, opt, lopt, nil, err
+	}
+	if err := checkNegativeWeights(g, opt, "options->sampler->negative_weights"); err != nil {
+		return items, opt, lopt, nil, err
+	}
+	if o.loader == nil {
+		return items, opt, lopt, nil, errorf(gfEInval, "options->loader is NULL")
+	}
+	lo, err := readOptions(o.loader, "options->loader", loaderOptionsLayout)
+	if err != nil {
+		return items, opt, lopt, nil, err
+	}
+	if sampler, _ := readOptions(o.sampler, "options->sampler", edgeSamplerOptionsLayout); lo.sample != nil && lo.sample != sampler.sample {
+		return items, opt, lopt, nil, errorf(gfEInval, "options->loader->sample must be NULL or options->sampler->sample (an edge loader samples with the sampler's options)")
+	}
+	if lo.seed_times != nil && opt.Mode != core.LinkPyG {
+		return items, opt, lopt, nil, errorf(gfEInval, "options->loader->seed_times must be NULL for GF_LINK_DGL (PyG's temporal link sampling only)")
+	}
+	if lopt, err = batchOptions(lo, "options->loader"); err != nil {
+		return items, opt, lopt, nil, err
+	}
+	if _, err := readDeviceOptions(lo, "options->loader", false); err != nil {
+		return items, opt, lopt, nil, err
+	}
+	lopt.Threads = opt.Threads
+	lopt.COO = lopt.COO || o.coo != 0
+	if lopt.EdgeFeatureNames, err = cStrings((**C.char)(unsafe.Pointer(o.edge_feature_names)), o.num_edge_feature_names, "options->edge_feature_names"); err != nil {
+		return items, opt, lopt, nil, err
+	}
+	if items, err = linkItems(opt.Mode, seedsT, dstT); err != nil {
+		return items, opt, lopt, nil, err
+	}
+	if lo.seed_times != nil { // one time per pair, shuffled with the pairs
+		if items.Times, err = seedTimes(lo.seed_times, "options->loader->seed_times", items.Pairs.Len()); err != nil {
+			return items, opt, lopt, nil, err
+		}
+	}
+	return items, opt, lopt, o.loader, nil
+}
+
+//export gfgo_edge_loader_open_comm
+func gfgo_edge_loader_open_comm(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge_loader_options, c *C.gf_comm, out *C.uintptr_t) C.int {
+	return call("gf_edge_loader_open_comm", func() error {
+		g, err := lookup[*core.Graph](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		items, opt, lopt, lo, err := edgeLoaderArgs(g, seedsT, dstT, o, out)
+		if err != nil {
+			return err
+		}
+		return openCommLoader(c, lo, "options->loader", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+			return distributed.OpenEdgeLoader(g, hc, items, opt, lopt, a)
+		})
+	})
+}
+
+//export gfgo_edge_loader_open_part
+func gfgo_edge_loader_open_part(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge_loader_options, c *C.gf_comm, out *C.uintptr_t) C.int {
+	return call("gf_edge_loader_open_part", func() error {
+		p, err := lookup[*distributed.Part](kindPart, h)
+		if err != nil {
+			return err
+		}
+		items, opt, lopt, lo, err := edgeLoaderArgs(p.Graph(), seedsT, dstT, o, out)
+		if err != nil {
+			return err
+		}
+		return openCommLoader(c, lo, "options->loader", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+			return p.OpenEdgeLoader(hc, items, opt, lopt, a)
+		})
 	})
 }
 

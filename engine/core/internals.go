@@ -23,6 +23,9 @@ type Internals struct {
 	// Types are the graph's types (nil: untyped), for the batches' typed
 	// view (pipeline.Options.Types).
 	Types *graph.Types
+	// Edges is the graph's edge data (nil: none), for an edge loader's
+	// edge feature names (pipeline.Options.EdgeStore).
+	Edges *feature.Store
 }
 
 // Use calls f with g's internals, holding a reference to g and its read
@@ -38,7 +41,7 @@ func (g *Graph) Use(f func(Internals) error) error {
 }
 
 func (g *Graph) internals() Internals {
-	return Internals{Part: g.part, Store: g.store, Runtime: g.runtimeOptions, Types: g.typed.types}
+	return Internals{Part: g.part, Store: g.store, Runtime: g.runtimeOptions, Types: g.typed.types, Edges: g.edges}
 }
 
 // OpenLoaderWith opens a loader over the pipeline that open builds from

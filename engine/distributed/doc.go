@@ -9,6 +9,11 @@
 //     (Part), whose loaders (Part.OpenLoader) fetch the node data of each
 //     batch from the ranks that own it (dsp, hybrid) or sample the rank's
 //     own neighbourhoods alone (self-reliant);
+//   - OpenEdgeLoader and Part.OpenEdgeLoader open the edge (link
+//     prediction) loaders of the same two kinds: a pipeline over
+//     engine/linkload's Source with the same Share, whose batches exclude
+//     their seed edges in turns (linkload.Source.MakeGroup); a dsp rank
+//     resolves the endpoints of the seed edges with the others at open;
 //   - CoordinatedComm lets several sampler workers share a host's single
 //     channel, their exchanges ordered by an engine/coordinator
 //     Coordinator.
@@ -19,7 +24,7 @@
 // single-process loader with the same seeds and options, bit for bit, and
 // Start, Next, Close and the statistics are the pipeline's.
 //
-// It is the engine's top layer: it imports core, pipeline, rankpart,
-// dataset, coordinator, sample, partition, comm, feature, graph, mem and
-// errs, and nothing in the engine imports it (engine/layering_test.go).
+// It is the engine's top layer: it imports core, pipeline, linkload,
+// linkpred, rankpart, dataset, coordinator, sample, partition, comm,
+// feature, graph, mem and errs, and nothing in the engine imports it (engine/layering_test.go).
 package distributed

@@ -69,6 +69,21 @@ func OpenLoader(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, l
 // from the ranks that own it, on the workers' channels.
 func openShare(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator,
 	rows func(in core.Internals, channels []comm.Comm) pipeline.RowLoader) (*core.Loader, error) {
+	return openGroup(g, c, lopt, rows, func(in core.Internals, rt *sample.Runtime, lopt pipeline.Options) (*pipeline.Pipeline, error) {
+		s, err := bind(rt, req)
+		if err != nil {
+			return nil, err
+		}
+		return pipeline.New(s, in.Part, in.Store, seeds, lopt, alloc)
+	})
+}
+
+// openGroup opens rank c.LocalRanks()[0]'s share of the group's epochs on
+// g: it checks the group, makes the rank's sampling runtime over c and the
+// options of its share (workers, share, rows: see openShare), and build
+// makes the pipeline (a node or edge loader's) from them.
+func openGroup(g *core.Graph, c comm.Comm, lopt pipeline.Options, rows func(in core.Internals, channels []comm.Comm) pipeline.RowLoader,
+	build func(in core.Internals, rt *sample.Runtime, lopt pipeline.Options) (*pipeline.Pipeline, error)) (*core.Loader, error) {
 	if c == nil {
 		return nil, errs.Errorf(nil, "communicator is nil")
 	}
@@ -87,10 +102,6 @@ func openShare(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, lo
 			return nil, nil, err
 		}
 		rt, err := sample.NewRuntime(in.Part, c, in.Runtime(lopt.Threads))
-		if err != nil {
-			return nil, nil, err
-		}
-		s, err := bind(rt, req)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -117,7 +128,7 @@ func openShare(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, lo
 			share.Rows = rows(in, channels)
 		}
 		lopt.Share = share
-		pl, err := pipeline.New(s, in.Part, in.Store, seeds, lopt, alloc)
+		pl, err := build(in, rt, lopt)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -45,8 +45,8 @@ func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt p
 	if c == nil {
 		return nil, errs.Errorf(nil, "communicator is nil")
 	}
-	if c.Size() != p.meta.Parts || !slices.Equal(c.LocalRanks(), []int{p.info.Rank}) {
-		return nil, errs.Errorf(nil, "the communicator runs ranks %v of %d, but this is part %d of %d", c.LocalRanks(), c.Size(), p.info.Rank, p.meta.Parts)
+	if err := p.checkComm(c); err != nil {
+		return nil, err
 	}
 	if req.Temporal != sample.TemporalNone || lopt.SeedTimes != nil {
 		// A partition carries no node or edge times (yet).
@@ -58,9 +58,13 @@ func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt p
 	if p.layout == rankpart.LayoutDSP && req.Scheme == sample.LayerWise {
 		return nil, errs.Errorf(errs.ErrNotSupported, "layer-wise sampling needs the degree of every node, which a rank of the dsp layout holds for its own nodes only (use the hybrid layout)")
 	}
-	return openShare(p.g, c, seeds, req, lopt, alloc, func(in core.Internals, channels []comm.Comm) pipeline.RowLoader {
-		return &rowExchange{c: channels, rank: p.info.Rank, offsets: in.Part.Offsets, store: in.Store}
-	})
+	return openShare(p.g, c, seeds, req, lopt, alloc, p.rows)
+}
+
+// rows makes the row exchange of a dsp or hybrid part's loader, on the
+// workers' channels.
+func (p *Part) rows(in core.Internals, channels []comm.Comm) pipeline.RowLoader {
+	return &rowExchange{c: channels, rank: p.info.Rank, offsets: in.Part.Offsets, store: in.Store}
 }
 
 // openLocal opens a self-reliant part's loader (see OpenLoader): a

@@ -74,6 +74,11 @@ func partitionTestDataset(t *testing.T, src string, opt rankpart.PartitionOption
 
 // readEpochs reads epochs of l: digests per epoch.
 func readEpochs(l *core.Loader, epochs int) ([][]string, error) {
+	return readEpochsWith(l, epochs, batchBytes)
+}
+
+// readEpochsWith reads epochs of l: digest's per epoch.
+func readEpochsWith(l *core.Loader, epochs int, digest func(*pipeline.Batch) string) ([][]string, error) {
 	out := make([][]string, epochs)
 	for e := range epochs {
 		if err := l.Start(uint64(e)); err != nil {
@@ -87,7 +92,7 @@ func readEpochs(l *core.Loader, epochs int) ([][]string, error) {
 			if err != nil {
 				return nil, err
 			}
-			out[e] = append(out[e], batchBytes(b))
+			out[e] = append(out[e], digest(b))
 			b.Release()
 		}
 	}

@@ -138,7 +138,19 @@ type Linker struct {
 	p     *partition.Partitioned
 	types *graph.Types
 	opt   Options
-	idx   *linkpred.EdgeIndex
+	idx   EdgeLookup
+	adj   linkpred.Adjacency // whether u->v is an edge (internal ids); nil: unknown
+}
+
+// EdgeLookup is what a Linker asks of its graph's edges besides
+// adjacency: the node count and the endpoints of edge ids (internal node
+// ids, in the order given; an id it cannot resolve is an error naming its
+// position). linkpred.EdgeIndex answers it over a whole graph; a rank
+// that holds part of the edges answers it for the seed edges it resolved
+// with the other ranks (engine/distributed).
+type EdgeLookup interface {
+	NumNodes() int64
+	Endpoints(eids []int64) (linkpred.Pairs, error)
 }
 
 // New returns a Linker over p, typed by types (nil: untyped), after
@@ -155,6 +167,28 @@ func New(p *partition.Partitioned, types *graph.Types, opt Options) (*Linker, er
 	if err != nil {
 		return nil, errs.Errorf(nil, "%v", err)
 	}
+	return newLinker(p, types, opt, idx, idx), nil
+}
+
+// NewOver is New for a graph whose edges the partition holds only in
+// part (a rank of a dsp partition, engine/distributed): seed edge ids are
+// resolved by edges, and negatives that must know whether a pair is an
+// edge (GlobalUniform) are refused (errs.ErrNotSupported).
+func NewOver(p *partition.Partitioned, types *graph.Types, opt Options, edges EdgeLookup) (*Linker, error) {
+	if p == nil || p.Graph == nil || edges == nil {
+		return nil, errs.Errorf(nil, "linkload: partition (or its graph) or edge lookup is nil")
+	}
+	if err := opt.Validate(types); err != nil {
+		return nil, err
+	}
+	if _, global := opt.DGL.Negative.(linkpred.GlobalUniform); global && opt.Mode == DGL {
+		return nil, errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives reject the pairs that are edges, which needs every edge of the graph; this graph holds part of them")
+	}
+	return newLinker(p, types, opt, edges, nil), nil
+}
+
+// newLinker returns the Linker of a checked opt.
+func newLinker(p *partition.Partitioned, types *graph.Types, opt Options, idx EdgeLookup, adj linkpred.Adjacency) *Linker {
 	opt.Request.Fanouts = slices.Clone(opt.Request.Fanouts)
 	opt.Request.RelationFanouts = slices.Clone(opt.Request.RelationFanouts)
 	opt.Request.ExcludeEdges = slices.Clone(opt.Request.ExcludeEdges)
@@ -166,7 +200,7 @@ func New(p *partition.Partitioned, types *graph.Types, opt Options) (*Linker, er
 		// every pair end its own seed, sampled disjoint.
 		opt.PyG.Disjoint, opt.Request.Disjoint = true, true
 	}
-	return &Linker{p: p, types: types, opt: opt, idx: idx}, nil
+	return &Linker{p: p, types: types, opt: opt, idx: idx, adj: adj}
 }
 
 // Mode returns the mode l was made for.
@@ -306,9 +340,33 @@ type link struct {
 // (internal ids; hand it back to rt.Recycle when done) and the numbers of
 // positive and negative pairs (PyG triplet: negative destinations).
 func (l *Linker) Make(ctx context.Context, rt *sample.Runtime, items Items, inputID []int64, key uint64, alloc mem.Allocator, threads int) (*pipeline.Batch, *sample.Result, [2]int, error) {
-	var counts [2]int
+	pr, err := l.prepare(items, inputID, key, threads)
+	if err != nil {
+		return nil, nil, [2]int{}, err
+	}
+	res, err := pr.sample(ctx, rt)
+	if err != nil {
+		return nil, nil, [2]int{}, err
+	}
+	return l.finish(rt, pr, res, alloc, threads)
+}
+
+// prepared is an edge batch before node sampling: its link, its seeds in
+// internal ids and the request that samples them (the batch's exclusion
+// added).
+type prepared struct {
+	lk       link
+	internal []int64
+	req      sample.Request
+	times    []int64 // seed times (temporal requests)
+	key      uint64
+}
+
+// prepare draws the negatives of the batch of items and relabels its
+// pairs (see Make).
+func (l *Linker) prepare(items Items, inputID []int64, key uint64, threads int) (prepared, error) {
 	if items.Len() == 0 {
-		return nil, nil, counts, errs.Errorf(nil, "seed edges are empty")
+		return prepared{}, errs.Errorf(nil, "seed edges are empty")
 	}
 	if inputID == nil {
 		inputID = make([]int64, items.Len())
@@ -325,52 +383,67 @@ func (l *Linker) Make(ctx context.Context, rt *sample.Runtime, items Items, inpu
 		lk, err = l.pyg(items.Pairs, inputID, st, threads)
 	}
 	if err != nil {
-		return nil, nil, counts, errs.Errorf(nil, "%v", err)
+		return prepared{}, errs.Errorf(nil, "%v", err)
 	}
-	req := l.opt.Request
+	pr := prepared{lk: lk, req: l.opt.Request, key: key}
 	// Disjoint seeds may repeat (a node in two pairs has two subgraphs).
-	internal, err := pipeline.MapSeeds(l.p, lk.seeds, !req.Disjoint)
+	pr.internal, err = pipeline.MapSeeds(l.p, lk.seeds, !pr.req.Disjoint)
 	if err != nil {
-		return nil, nil, counts, errs.Errorf(nil, "link seeds: %v", err)
+		return prepared{}, errs.Errorf(nil, "link seeds: %v", err)
 	}
 	if len(lk.exclude) > 0 {
-		req.ExcludeEdges = append(slices.Clone(req.ExcludeEdges), lk.exclude...)
+		pr.req.ExcludeEdges = append(slices.Clone(pr.req.ExcludeEdges), lk.exclude...)
 	}
-	var res []*sample.Result
 	if l.opt.Mode == PyG {
 		if err := l.checkTimes(items); err != nil {
-			return nil, nil, counts, err
+			return prepared{}, err
 		}
 	}
-	if req.Temporal != sample.TemporalNone {
-		times := l.pygSeedTimes(items.Times, len(lk.seeds))
-		res, err = rt.SampleTimed(ctx, req, [][]int64{internal}, [][]int64{times}, []uint64{key})
+	if pr.req.Temporal != sample.TemporalNone {
+		pr.times = l.pygSeedTimes(items.Times, len(lk.seeds))
+	}
+	return pr, nil
+}
+
+// sample samples the neighbourhood of pr's seeds on rt.
+func (pr prepared) sample(ctx context.Context, rt *sample.Runtime) (*sample.Result, error) {
+	var res []*sample.Result
+	var err error
+	if pr.req.Temporal != sample.TemporalNone {
+		res, err = rt.SampleTimed(ctx, pr.req, [][]int64{pr.internal}, [][]int64{pr.times}, []uint64{pr.key})
 	} else {
-		res, err = rt.Sample(ctx, req, [][]int64{internal}, []uint64{key})
+		res, err = rt.Sample(ctx, pr.req, [][]int64{pr.internal}, []uint64{pr.key})
 	}
 	if err != nil {
-		return nil, nil, counts, err
+		return nil, err
 	}
-	if req.Disjoint && lk.numPos > 0 {
+	return res[0], nil
+}
+
+// finish makes the batch of pr from its sample res (recycled to rt on
+// failure).
+func (l *Linker) finish(rt *sample.Runtime, pr prepared, res *sample.Result, alloc mem.Allocator, threads int) (*pipeline.Batch, *sample.Result, [2]int, error) {
+	lk := pr.lk
+	if pr.req.Disjoint && lk.numPos > 0 {
 		// PyG's disjoint link batch: a node's subgraph is named by its
 		// pair, the seed position modulo the positives (out.batch % num_pos).
-		for i, b := range res[0].Batch {
-			res[0].Batch[i] = b % int64(lk.numPos)
+		for i, b := range res.Batch {
+			res.Batch[i] = b % int64(lk.numPos)
 		}
 	}
 	order := make([]int64, len(lk.seeds))
 	for i := range order {
 		order[i] = int64(i)
 	}
-	b, err := pipeline.Materialize(res[0], lk.seeds, order, l.p, nil, nil, nil, alloc, threads)
+	b, err := pipeline.Materialize(res, lk.seeds, order, l.p, nil, nil, nil, alloc, threads)
 	if err == nil {
 		err = fill(b, lk)
 	}
 	if err != nil {
-		rt.Recycle(res...)
-		return nil, nil, counts, err
+		rt.Recycle(res)
+		return nil, nil, [2]int{}, err
 	}
-	return b, res[0], [2]int{lk.numPos, lk.numNeg}, nil
+	return b, res, [2]int{lk.numPos, lk.numNeg}, nil
 }
 
 // fill copies lk's fields into b.Link, from b's allocator; on failure b is
@@ -398,17 +471,17 @@ func fill(b *pipeline.Batch, lk link) error {
 // graph, so that negatives are drawn (and checked) in original ids and do
 // not depend on the partition.
 type origAdjacency struct {
-	idx      *linkpred.EdgeIndex
+	adj      linkpred.Adjacency
 	oldToNew []int64
 }
 
-func (a origAdjacency) NumNodes() int64 { return a.idx.NumNodes() }
-func (a origAdjacency) NumEdges() int64 { return a.idx.NumEdges() }
+func (a origAdjacency) NumNodes() int64 { return a.adj.NumNodes() }
+func (a origAdjacency) NumEdges() int64 { return a.adj.NumEdges() }
 func (a origAdjacency) HasEdge(u, v int64) bool {
 	if a.oldToNew != nil {
 		u, v = a.oldToNew[u], a.oldToNew[v]
 	}
-	return a.idx.HasEdge(u, v)
+	return a.adj.HasEdge(u, v)
 }
 
 // endpoints is the EdgeIndex's Endpoints in original node ids.
@@ -462,7 +535,10 @@ func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int) (li
 			negOff[r] = o * int64(ns.K)
 		}
 	case linkpred.GlobalUniform:
-		neg, err = ns.Sample(origAdjacency{l.idx, l.p.OldToNew}, pos.Len(), st, threads)
+		if l.adj == nil {
+			return link{}, errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives need every edge of the graph")
+		}
+		neg, err = ns.Sample(origAdjacency{l.adj, l.p.OldToNew}, pos.Len(), st, threads)
 	}
 	if err != nil {
 		return link{}, err
@@ -482,13 +558,8 @@ func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int) (li
 		return link{}, err
 	}
 	lk := link{seeds: c.Nodes, numPos: c.Pos.Len(), numNeg: c.Neg.Len()}
-	switch d.Exclude {
-	case linkpred.ExcludeSelfEdges:
-		lk.exclude = linkpred.ExcludeSelf(eids)
-	case linkpred.ExcludeReverseEdges:
-		if lk.exclude, err = linkpred.ExcludeReverseID(eids, d.Reverse); err != nil {
-			return link{}, err
-		}
+	if lk.exclude, err = l.exclusion(eids); err != nil {
+		return link{}, err
 	}
 	ids := eids
 	if l.types != nil {
@@ -504,6 +575,22 @@ func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int) (li
 		LinkInputID: inputID, LinkEdgeIDs: ids, LinkPosOffsets: off, LinkNegOffsets: negOff,
 	}
 	return lk, nil
+}
+
+// exclusion returns the edges a DGL batch of the seed edges eids excludes
+// on top of the request's (DGL's exclude): none, eids, or eids and their
+// reverses.
+func (l *Linker) exclusion(eids []int64) ([]int64, error) {
+	d := l.opt.DGL
+	switch {
+	case l.opt.Mode != DGL:
+		return nil, nil
+	case d.Exclude == linkpred.ExcludeSelfEdges:
+		return linkpred.ExcludeSelf(eids), nil
+	case d.Exclude == linkpred.ExcludeReverseEdges:
+		return linkpred.ExcludeReverseID(eids, d.Reverse)
+	}
+	return nil, nil
 }
 
 // groupByRelation orders the seed edges eids (and their input ids) by

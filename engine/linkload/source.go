@@ -2,7 +2,9 @@ package linkload
 
 import (
 	"context"
+	"slices"
 
+	"github.com/graphferry/graphferry/engine/linkpred"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
@@ -61,6 +63,63 @@ func (s *Source) Fork(threads int) (*Source, error) {
 func (s *Source) Make(ctx context.Context, pos []int64, key uint64, alloc mem.Allocator) (*pipeline.Batch, *sample.Result, error) {
 	b, res, _, err := s.l.Make(ctx, s.rt, s.items.at(pos), pos, key, alloc, s.rt.Threads())
 	return b, res, err
+}
+
+// MakeGroup makes rank's batch of a round of a group of ranks that sample
+// together, one batch each (pipeline.GroupMaker: group[j] holds the
+// positions of rank j's batch, keys[j] its key); it is Make(group[rank],
+// keys[rank]), bit for bit. An owner answers the sampling tasks it
+// receives under its own request, so when every batch excludes edges of
+// its own (DGL's exclude) the ranks cannot sample their batches at once:
+// they take turns, rank j sampling its batch in turn j while the others
+// take part with no seeds under batch j's request (its exclusion they
+// compute from group[j]). Without such exclusions the request is the same
+// on every rank and each samples its own batch at once, as Make does.
+func (s *Source) MakeGroup(ctx context.Context, group [][]int64, keys []uint64, rank int, alloc mem.Allocator) (*pipeline.Batch, *sample.Result, error) {
+	if rank < 0 || rank >= len(group) || len(keys) != len(group) {
+		return nil, nil, errorf("linkload: rank %d of a group of %d batches and %d keys", rank, len(group), len(keys))
+	}
+	if s.l.opt.Mode != DGL || s.l.opt.DGL.Exclude == linkpred.ExcludeNone {
+		return s.Make(ctx, group[rank], keys[rank], alloc)
+	}
+	threads := s.rt.Threads()
+	own, err := s.l.prepare(s.items.at(group[rank]), group[rank], keys[rank], threads)
+	if err != nil {
+		return nil, nil, err
+	}
+	var res *sample.Result
+	for j := range group {
+		turn := own
+		if j != rank {
+			// Batch j's request over no seeds of this rank's.
+			excl, err := s.l.exclusion(s.items.at(group[j]).EdgeIDs)
+			if err != nil {
+				s.recycle(res)
+				return nil, nil, err
+			}
+			turn = prepared{req: s.l.opt.Request, key: keys[j], internal: []int64{}}
+			turn.req.ExcludeEdges = append(slices.Clone(turn.req.ExcludeEdges), excl...)
+		}
+		r, err := turn.sample(ctx, s.rt)
+		if err != nil {
+			s.recycle(res)
+			return nil, nil, err
+		}
+		if j == rank {
+			res = r
+		} else {
+			s.rt.Recycle(r)
+		}
+	}
+	b, res, _, err := s.l.finish(s.rt, own, res, alloc, threads)
+	return b, res, err
+}
+
+// recycle hands res back to the runtime, if any.
+func (s *Source) recycle(res *sample.Result) {
+	if res != nil {
+		s.rt.Recycle(res)
+	}
 }
 
 // Recycle hands results back to the runtime that made them.

@@ -3,6 +3,8 @@ package pipeline
 import (
 	"context"
 	"errors"
+	"slices"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -148,7 +150,7 @@ func TestMakerErrors(t *testing.T) {
 	bad := []Options{
 		{BatchSize: 0},
 		{BatchSize: 4, SeedTimes: []int64{1}},
-		{BatchSize: 4, Share: &Share{Size: 1}},
+		{BatchSize: 4, Share: &Share{Rank: 1, Size: 1}},
 		{BatchSize: 4, FeatureNames: []string{"nope"}},
 		{BatchSize: 4, EdgeFeatureNames: []string{"w"}},
 		{BatchSize: 4, EdgeFeatureNames: []string{"nope"}, EdgeStore: edgeStore(t, f.g.NumEdges())},
@@ -269,5 +271,68 @@ func TestMaterializerRefusesCOOAndEdgeData(t *testing.T) {
 		_, err = pl.Next(context.Background())
 		require.ErrorContains(t, err, "no edge list (Options.COO) nor edge data")
 		require.NoError(t, pl.Close())
+	}
+}
+
+// groupMaker is a seedMaker that is a GroupMaker: it makes group[rank] and
+// records the batch indices of every round it was given.
+type groupMaker struct {
+	*seedMaker
+	log *roundLog // shared by the forks
+}
+
+type roundLog struct {
+	mu     sync.Mutex
+	rounds [][]int64
+}
+
+func (m *groupMaker) Fork(threads int) (*groupMaker, error) {
+	f, err := m.seedMaker.Fork(threads)
+	return &groupMaker{seedMaker: f, log: m.log}, err
+}
+
+func (m *groupMaker) MakeGroup(ctx context.Context, group [][]int64, keys []uint64, rank int, alloc mem.Allocator) (*Batch, *sample.Result, error) {
+	round := make([]int64, len(keys))
+	for j, k := range keys {
+		round[j] = int64(k & 0xffffffff)
+	}
+	m.log.mu.Lock()
+	m.log.rounds = append(m.log.rounds, round)
+	m.log.mu.Unlock()
+	return m.Make(ctx, group[rank], keys[rank], alloc)
+}
+
+// A maker's pipeline with a Share deals out the batches of the maker's
+// pipeline without one, as New's does; a GroupMaker is given every rank's
+// batch of each round.
+func TestMakerShare(t *testing.T) {
+	f := newFixture(t, 1, true, defaultSample)
+	seeds := seedRange(90)
+	opt := defaultOpts()
+	opt.BatchSize = 8 // 12 batches
+	m := &seedMaker{s: f.s, seeds: seeds, fail: -1}
+	whole, err := NewMaker(m, f.p, f.store, len(seeds), opt, nil)
+	require.NoError(t, err)
+	defer whole.Close()
+	const epoch, size = 2, 5
+	ref := epochDigests(t, whole, epoch)
+	require.Len(t, ref, 12)
+	for _, workers := range []int{1, 2} {
+		for rank := range size {
+			log := &roundLog{}
+			o := opt
+			o.Workers = workers
+			o.Share = &Share{Rank: rank, Size: size}
+			pl, err := NewMaker(&groupMaker{seedMaker: m, log: log}, f.p, f.store, len(seeds), o, nil)
+			require.NoError(t, err)
+			got := epochDigests(t, pl, epoch)
+			require.NoError(t, pl.Close())
+			require.Len(t, got, 3)
+			for k := range got {
+				require.Equal(t, ref[(k*size+rank)%12], got[k], "workers %d rank %d batch %d", workers, rank, k)
+			}
+			slices.SortFunc(log.rounds, func(a, b []int64) int { return int(a[0] - b[0]) })
+			require.Equal(t, [][]int64{{0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}, {10, 11, 0, 1, 2}}, log.rounds)
+		}
 	}
 }

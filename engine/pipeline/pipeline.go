@@ -296,15 +296,7 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gathere
 	if err := checkOptions(p, &opt); err != nil {
 		return nil, err
 	}
-	rows := false
-	if opt.Share != nil {
-		share := *opt.Share
-		if err := share.check(); err != nil {
-			return nil, err
-		}
-		opt.Share, rows = &share, share.Rows != nil
-	}
-	if err := checkNodeNames(p, store, opt, rows); err != nil {
+	if err := checkShareAndNames(p, store, &opt); err != nil {
 		return nil, err
 	}
 	seedsNew, err := MapSeeds(p, seeds, !opt.RepeatedSeeds)
@@ -349,9 +341,11 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gathere
 // BatchSize, (i+1) * BatchSize) of the epoch order and is made with
 // BatchKey(epoch, i) by one of Workers forks of m, and the loader stage
 // gathers its node data (over the nodes of the sample Make returns) and
-// edge data. m must have been built on p. opt.SeedTimes, RepeatedSeeds and
-// Share do not apply (an error); opt.Types makes the workers add typed
-// views.
+// edge data. m must have been built on p. opt.SeedTimes and
+// RepeatedSeeds do not apply (an error); opt.Types makes the workers add
+// typed views. A Share deals the batches out as New's does (one worker
+// makes them on m itself; a GroupMaker makes each with the other ranks'
+// batches of its round; the Share's RowLoader loads the node data).
 func NewMaker[M Maker[M]](m M, p *partition.Partitioned, store feature.Gatherer, numItems int, opt Options, alloc mem.Allocator) (*Pipeline, error) {
 	if isNil(m) {
 		return nil, errors.New("pipeline: maker is nil")
@@ -371,15 +365,21 @@ func NewMaker[M Maker[M]](m M, p *partition.Partitioned, store feature.Gatherer,
 	if numItems < 0 {
 		return nil, fmt.Errorf("pipeline: %d items (want >= 0)", numItems)
 	}
-	if opt.SeedTimes != nil || opt.RepeatedSeeds || opt.Share != nil {
-		return nil, errors.New("pipeline: seed times, repeated seeds and shares do not apply to a maker's pipeline")
+	if opt.SeedTimes != nil || opt.RepeatedSeeds {
+		return nil, errors.New("pipeline: seed times and repeated seeds do not apply to a maker's pipeline")
 	}
-	if err := checkNodeNames(p, store, opt, false); err != nil {
+	if err := checkShareAndNames(p, store, &opt); err != nil {
 		return nil, err
 	}
 	pl := newPipeline(p, store, numItems, opt, alloc, 1)
 	if pl.opt.Workers <= 0 {
 		pl.opt.Workers = par.Threads(m.Threads())
+	}
+	if opt.Share != nil && pl.opt.Workers == 1 {
+		// As New: one worker of a share makes its batches on m itself
+		// (whose communicator may not be duplicated).
+		pl.makers = []maker{m}
+		return pl, nil
 	}
 	forks, err := forkAll(m, pl.opt.Workers)
 	if err != nil {
@@ -424,6 +424,20 @@ func newPipeline(p *partition.Partitioned, store feature.Gatherer, numItems int,
 	pl := &Pipeline{p: p, store: store, numItems: numItems, opt: opt, alloc: alloc, ranks: ranks, base: time.Now()}
 	pl.life, pl.endLife = context.WithCancel(context.Background())
 	return pl
+}
+
+// checkShareAndNames checks opt's Share (copied into opt) and its node
+// data names against store (unless the Share's RowLoader loads the rows).
+func checkShareAndNames(p *partition.Partitioned, store feature.Gatherer, opt *Options) error {
+	rows := false
+	if opt.Share != nil {
+		share := *opt.Share
+		if err := share.check(); err != nil {
+			return err
+		}
+		opt.Share, rows = &share, share.Rows != nil
+	}
+	return checkNodeNames(p, store, *opt, rows)
 }
 
 // checkNodeNames checks the node data names of opt against store (unless
@@ -894,30 +908,58 @@ func (q *workerQueue) stopped() bool {
 }
 
 // makeLoop is worker w of a maker's pipeline: with W workers, it makes
-// batches w, w+W, w+2W, ... (one batch per wave) and queues them in order
-// on jobs.
+// the epoch's batches w, w+W, w+2W, ... (one batch per wave) and queues
+// them in order on jobs. The k-th batch of an epoch is the group's batch
+// index(k) (k itself without a Share); with a Share, a GroupMaker makes it
+// with the other ranks' batches of its round, and the Share's RowLoader
+// loads the node data here, after making.
 func (pl *Pipeline) makeLoop(r *run, order []int64, m maker, w int, jobs chan<- job) {
 	defer r.wg.Done()
 	defer close(jobs)
 	q := &workerQueue{pl: pl, r: r, jobs: jobs}
+	var rows RowLoader
+	gm, grouped := m.(GroupMaker)
+	if pl.opt.Share != nil {
+		rows = pl.opt.Share.Rows
+	} else {
+		grouped = false
+	}
 	for i := r.first + w; i < r.total; i += len(pl.makers) {
 		if q.stopped() {
 			return
 		}
 		q.t0 = time.Now()
-		index := int64(i)
-		b, res, err := m.Make(pl.life, pl.batchSeeds(order, i), BatchKey(r.epoch, index), pl.alloc) // cancelled by Close
+		index := pl.index(i)
+		var b *Batch
+		var res *sample.Result
+		var err error
+		if grouped {
+			group, keys := pl.round(order, r.epoch, i)
+			b, res, err = gm.MakeGroup(pl.life, group, keys, pl.opt.Share.Rank, pl.alloc)
+		} else {
+			b, res, err = m.Make(pl.life, pl.batchSeeds(order, int(index)), BatchKey(r.epoch, index), pl.alloc) // cancelled by Close
+		}
 		if err == nil {
 			if err = pl.addViews(b); err != nil {
 				m.Recycle(res)
 			}
 		}
 		if err != nil {
-			q.send(job{index: index, err: fmt.Errorf("pipeline: epoch %d, making batch %d: %w", r.epoch, index, err)})
+			q.send(job{index: index, err: fmt.Errorf("pipeline: %sepoch %d, making batch %d: %w", pl.where(), r.epoch, index, err)})
 			return
 		}
 		b.Index, b.Epoch = index, r.epoch
 		jb := job{index: index, b: b, res: res, s: m}
+		if rows != nil {
+			jb.rows, err = rows.LoadRows(pl.life, w, b, res.Nodes, int(res.HopCounts[0]), pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads)
+			m.Recycle(res) // the batch holds copies of everything it needs
+			jb.res = nil
+			if err != nil {
+				b.Release()
+				q.send(job{index: index, err: fmt.Errorf("pipeline: %sepoch %d, loading batch %d: %w", pl.where(), r.epoch, index, err)})
+				return
+			}
+		}
 		if !q.send(jb) {
 			jb.drop()
 			return

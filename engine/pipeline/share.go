@@ -6,6 +6,8 @@ import (
 
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/sample"
 )
 
 // Share makes a Pipeline deliver one rank's share of the epochs of a group
@@ -46,6 +48,31 @@ type RowLoader interface {
 	// the pipeline's workers - 1. ctx is cancelled when the pipeline is
 	// closed: exchanges in flight should then return.
 	LoadRows(ctx context.Context, worker int, b *Batch, nodes []int64, numSeeds int, featureNames, labelNames []string, threads int) (feature.TierCounts, error)
+}
+
+// GroupMaker is a Maker whose batches a Share's pipeline makes together
+// with the other ranks' batches of the same round (an edge loader whose
+// batches exclude edges of their own: engine/linkload's Source). In
+// round k every rank makes its k-th batch with MakeGroup: group[j] holds
+// the positions of rank j's k-th batch and keys[j] its batch key, the
+// same on every rank; rank is the caller's. It returns what Make returns
+// for group[rank] and keys[rank].
+type GroupMaker interface {
+	MakeGroup(ctx context.Context, group [][]int64, keys []uint64, rank int, alloc mem.Allocator) (*Batch, *sample.Result, error)
+}
+
+// round returns the positions and keys of every rank's k-th batch of an
+// epoch (epoch its number, order its order), for a GroupMaker.
+func (pl *Pipeline) round(order []int64, epoch uint64, k int) ([][]int64, []uint64) {
+	s, g := pl.opt.Share, pl.groupBatches()
+	group := make([][]int64, s.Size)
+	keys := make([]uint64, s.Size)
+	for j := range group {
+		index := (k*s.Size + j) % g
+		group[j] = pl.batchSeeds(order, index)
+		keys[j] = BatchKey(epoch, int64(index))
+	}
+	return group, keys
 }
 
 // check validates s.

@@ -305,6 +305,12 @@ class EdgeLoader(Loader):
         )
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
+        self._open_edges(lambda dst, options: _lib.gf_edge_loader_open(graph.handle, seeds.ref, dst, options, out))
+
+    def _open_edges(self, open_loader: Any) -> None:
+        """Calls ``open_loader(seeds_dst, options)`` with the ``ctypes``
+        arguments of a ``gf_edge_loader_open*`` call: the pairs'
+        destinations (or None) and the ``gf_edge_loader_options``."""
         sampler = self._sampler_options
         self._options.sample = ctypes.pointer(sampler.sample)  # the loader samples with the sampler's options
         options = _lib.gf_edge_loader_options(
@@ -314,9 +320,7 @@ class EdgeLoader(Loader):
             edge_feature_names=ctypes.cast(self._edge_array, ctypes.POINTER(ctypes.c_char_p)),
         )
         dst = BorrowedTensor(self._seeds_dst, "seeds_dst") if self._seeds_dst is not None else None
-        _lib.gf_edge_loader_open(
-            graph.handle, seeds.ref, dst.ref if dst is not None else None, ctypes.byref(options), ctypes.byref(out)
-        )
+        open_loader(dst.ref if dst is not None else None, ctypes.byref(options))
         self._seeds_dst = None  # copied by the engine
 
     def _read(self, batch: _Batch) -> EdgeSample:

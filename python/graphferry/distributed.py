@@ -71,6 +71,7 @@ from typing import Any
 import torch
 import torch.distributed as dist
 
+from ._link import EdgeLoader
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, tensor_from_managed
 from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
@@ -82,6 +83,7 @@ __all__ = [
     "TorchComm",
     "CommCancelled",
     "DistributedLoader",
+    "DistributedEdgeLoader",
     "PartGraph",
     "global_seeds",
     "report_failure",
@@ -963,11 +965,18 @@ class DistributedLoader(Loader):
         return {"rank": int(self._comm.rank), "world_size": int(self._comm.size)}
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
+        open_loader = _lib.gf_loader_open_part if isinstance(graph, PartGraph) else _lib.gf_loader_open_comm
+        self._open_in_session(
+            lambda table: open_loader(graph.handle, seeds.ref, ctypes.byref(self._options), table, ctypes.byref(out))
+        )
+
+    def _open_in_session(self, open_loader: Any) -> None:
+        """Calls ``open_loader(table)`` with the ``gf_comm`` table of a new
+        session of the communicator, kept until the loader closes."""
         session = self._comm._open_session(self.timeout)
         table = self._comm._table(session)
-        open_loader = _lib.gf_loader_open_part if isinstance(graph, PartGraph) else _lib.gf_loader_open_comm
         try:
-            open_loader(graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(table), ctypes.byref(out))
+            open_loader(ctypes.byref(table))
         except BaseException:
             self._comm._close_session(session)
             raise
@@ -985,6 +994,70 @@ class DistributedLoader(Loader):
         super()._free()
         if session is not None:
             self._comm._close_session(session)
+
+
+class DistributedEdgeLoader(DistributedLoader, EdgeLoader):
+    """One rank's share of an edge loader's epochs (link prediction: the
+    engine's edge loader, :class:`graphferry._link.EdgeLoader`, under
+    ``graphferry.pyg.LinkNeighborLoader`` and DGL's edge ``DataLoader``).
+
+    Every rank opens it with the same graph (opened with
+    ``num_patches=comm.size``; untyped) or its own :class:`PartGraph` (dsp
+    or hybrid), the same seed edges (``mode="dgl"``: edge ids) or pairs
+    (``mode="pyg"``: ``seeds -> seeds_dst``, original ids of the whole
+    graph) and the same options (``options.seed`` included). Each epoch it
+    yields ``ceil(batches / comm.size)`` batches: the single-process edge
+    loader's batches ``comm.rank, comm.rank + comm.size, ...`` (negatives,
+    exclusions and samples as in one process), padded as
+    :class:`DistributedLoader` pads. Other arguments are
+    :class:`~graphferry._link.EdgeLoader`'s; ``timeout`` is
+    :class:`DistributedLoader`'s.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        seeds: Any,
+        seeds_dst: Any,
+        options: Any,
+        *,
+        comm: Communicator,
+        timeout: datetime.timedelta | float | None = None,
+        **kwargs: Any,
+    ):
+        self._set_comm(graph, comm, timeout)
+        if graph.num_types[0] > 0:
+            raise NotImplementedError("distributed edge loaders serve homogeneous graphs: not typed ones")
+        if isinstance(graph, PartGraph):
+            _check_part_edges(graph, options, kwargs)
+        EdgeLoader.__init__(self, graph, seeds, seeds_dst, options, **kwargs)
+
+    def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
+        open_loader = _lib.gf_edge_loader_open_part if isinstance(graph, PartGraph) else _lib.gf_edge_loader_open_comm
+        self._open_edges(
+            lambda dst, options: self._open_in_session(
+                lambda table: open_loader(graph.handle, seeds.ref, dst, options, table, ctypes.byref(out))
+            )
+        )
+
+
+def _check_part_edges(part: PartGraph, options: Any, kwargs: dict) -> None:
+    """What a rank part's edge loader does not serve, refused by name
+    before any exchange (the engine refuses them too, GF_ENOTSUP)."""
+    if part.layout not in ("dsp", "hybrid"):
+        raise NotImplementedError(
+            f"the edge loaders of rank parts serve the dsp and hybrid layouts (this part is {part.layout}: a "
+            "self-reliant rank holds the neighbourhoods of its own seed nodes, not of seed edges)"
+        )
+    if getattr(options, "temporal", None) is not None or kwargs.get("seed_times") is not None:
+        raise NotImplementedError("the loaders of rank parts do not sample temporally (a part holds no times)")
+    if kwargs.get("edge_feature_names"):
+        raise NotImplementedError("the edge loaders of rank parts gather no edge data (a part holds none)")
+    if kwargs.get("negative") == "global_uniform" and part.layout == "dsp":
+        raise NotImplementedError(
+            "GlobalUniform negatives reject the pairs that are edges of the whole graph, which a rank of the dsp "
+            "layout does not hold: use the hybrid layout, or per-source negatives"
+        )
 
 
 # The distributed loaders still open: closed at interpreter exit, before

@@ -11,9 +11,12 @@
  * coordinator orders over the one channel, and the batches must not change.
  * Then the failure paths: a callback that fails makes gf_loader_next return
  * GF_EIO with the host's message, and invalid tables are refused.
- * Last, rank parts: the dataset partitioned into a temporary folder, every
+ * Then rank parts: the dataset partitioned into a temporary folder, every
  * rank opens only its part (gf_part_open, gf_loader_open_part) and must get
  * the same batches, node data fetched from the other ranks included.
+ * Last, edge loaders (gf_edge_loader_open_comm, gf_edge_loader_open_part:
+ * DGL's, the seed edges excluded): the same, against gf_edge_loader_open,
+ * and their argument checks.
  *
  * Usage: test_comm [DATASET_DIR] (default: the shipped Cora). C99 + pthreads;
  * public header only.
@@ -177,8 +180,9 @@ static gf_graph *open_graph(int patches) {
   return g;
 }
 
-/* Reads epochs of l into out[epoch][i]; returns the batches per epoch. */
-static int read_epochs(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES]) {
+/* Reads epochs of l into out[epoch][i], each batch's digest_of; returns
+   the batches per epoch. */
+static int read_epochs_with(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES], uint64_t (*digest_of)(gf_batch *)) {
   int n = 0;
   for (int e = 0; e < EPOCHS; e++) {
     CHECK(gf_loader_start(l, (uint64_t)e) == GF_OK, "gf_loader_start");
@@ -187,14 +191,16 @@ static int read_epochs(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES]) {
       gf_batch *b = NULL;
       int rc = gf_loader_next(l, &b);
       if (rc == GF_DONE) break;
-      CHECK(rc == GF_OK, "gf_loader_next = %d", rc);
+      CHECK(rc == GF_OK, "gf_loader_next = %d: %s", rc, gf_errmsg());
       if (rc != GF_OK || i == MAX_BATCHES) return -1;
-      out[e][i++] = digest(b);
+      out[e][i++] = digest_of(b);
     }
     n = i;
   }
   return n;
 }
+
+static int read_epochs(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES]) { return read_epochs_with(l, out, digest); }
 
 /* ---------------------------------------------------------------------- */
 
@@ -204,23 +210,66 @@ typedef struct {
   int n;
 } rank_run;
 
+/* Runs ranks threads, rank r main_fn(&runs[r]), over a new mailbox (never
+   freed: a coordinator's receiving thread may still be waiting on the queues
+   when the loaders have closed, which the header allows), and joins them. */
+static void run_ranks(int ranks, void *(*main_fn)(void *), rank_run *runs) {
+  mailbox *boxp = (mailbox *)calloc(1, sizeof(mailbox));
+  boxp->size = ranks;
+  pthread_barrier_init(&boxp->bar, NULL, (unsigned)ranks);
+  pthread_mutex_init(&boxp->mu, NULL);
+  pthread_cond_init(&boxp->cv, NULL);
+  pthread_t th[MAX_RANKS];
+  for (int r = 0; r < ranks; r++) {
+    memset(&runs[r], 0, sizeof runs[r]);
+    runs[r].ctx.box = boxp;
+    runs[r].ctx.rank = r;
+    pthread_create(&th[r], NULL, main_fn, &runs[r]);
+  }
+  for (int r = 0; r < ranks; r++) pthread_join(th[r], NULL);
+}
+
+/* Checks that rank r read the single-process batches (k * ranks + r) %
+   total of ref, ceil(total / ranks) of them per epoch. */
+static void check_shares(const char *what, int ranks, int total, const rank_run *runs,
+                         uint64_t ref[EPOCHS][MAX_BATCHES]) {
+  int per_rank = (total + ranks - 1) / ranks;
+  for (int r = 0; r < ranks; r++) {
+    CHECK(runs[r].n == per_rank, "%s, %d ranks%s: rank %d read %d batches per epoch, want %d", what, ranks,
+          coordinated ? " (coordinated)" : "", r, runs[r].n, per_rank);
+    if (runs[r].n != per_rank) continue;
+    for (int e = 0; e < EPOCHS; e++) {
+      for (int k = 0; k < per_rank; k++) {
+        int want = (k * ranks + r) % total;
+        CHECK(runs[r].got[e][k] == ref[e][want], "%s, %d ranks: rank %d epoch %d batch %d differs from single-process batch %d",
+              what, ranks, r, e, k, want);
+      }
+    }
+  }
+}
+
+/* Rank r's table over the mailbox (with send and recv when coordinated). */
+static void rank_comm(rank_run *r, gf_comm *c) {
+  memset(c, 0, sizeof *c);
+  c->struct_size = sizeof *c;
+  c->rank = r->ctx.rank;
+  c->size = r->ctx.box->size;
+  c->user = &r->ctx;
+  c->exchange_sizes = box_exchange_sizes;
+  c->all_to_all = box_all_to_all;
+  if (coordinated) {
+    c->send = box_send;
+    c->recv = box_recv;
+  }
+}
+
 static void *rank_main(void *arg) {
   rank_run *r = (rank_run *)arg;
   r->n = -1;
   gf_graph *g = open_graph(r->ctx.box->size);
   if (g == NULL) return NULL;
   gf_comm c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.rank = r->ctx.rank;
-  c.size = r->ctx.box->size;
-  c.user = &r->ctx;
-  c.exchange_sizes = box_exchange_sizes;
-  c.all_to_all = box_all_to_all;
-  if (coordinated) {
-    c.send = box_send;
-    c.recv = box_recv;
-  }
+  rank_comm(r, &c);
   gf_sample_options so;
   gf_loader_options lo;
   options(&so, &lo);
@@ -250,36 +299,9 @@ static void test_ranks_equal_single_process(int ranks) {
   CHECK(total == (NUM_SEEDS + BATCH - 1) / BATCH, "reference batches = %d", total);
   if (total <= 0) return;
 
-  /* Never freed: a coordinator's receiving thread may still be waiting on
-     the queues when the loaders have closed (the header allows it). */
-  mailbox *boxp = (mailbox *)calloc(1, sizeof(mailbox));
-  boxp->size = ranks;
-  pthread_barrier_init(&boxp->bar, NULL, (unsigned)ranks);
-  pthread_mutex_init(&boxp->mu, NULL);
-  pthread_cond_init(&boxp->cv, NULL);
   static rank_run runs[MAX_RANKS];
-  pthread_t th[MAX_RANKS];
-  for (int r = 0; r < ranks; r++) {
-    memset(&runs[r], 0, sizeof runs[r]);
-    runs[r].ctx.box = boxp;
-    runs[r].ctx.rank = r;
-    pthread_create(&th[r], NULL, rank_main, &runs[r]);
-  }
-  for (int r = 0; r < ranks; r++) pthread_join(th[r], NULL);
-
-  int per_rank = (total + ranks - 1) / ranks;
-  for (int r = 0; r < ranks; r++) {
-    CHECK(runs[r].n == per_rank, "%d ranks%s: rank %d read %d batches per epoch, want %d", ranks,
-          coordinated ? " (coordinated)" : "", r, runs[r].n, per_rank);
-    if (runs[r].n != per_rank) continue;
-    for (int e = 0; e < EPOCHS; e++) {
-      for (int k = 0; k < per_rank; k++) {
-        int want = (k * ranks + r) % total;
-        CHECK(runs[r].got[e][k] == ref[e][want], "%d ranks: rank %d epoch %d batch %d differs from single-process batch %d",
-              ranks, r, e, k, want);
-      }
-    }
-  }
+  run_ranks(ranks, rank_main, runs);
+  check_shares("loader", ranks, total, runs, ref);
 }
 
 /* ---------------------------------------------------------------------- */
@@ -301,6 +323,17 @@ static const char *failing_msg(void *user) {
   return "peer rank 1 is gone";
 }
 
+/* Rank 0 of 2 whose first exchange fails with failing_msg's message. */
+static void failing_comm(gf_comm *c) {
+  memset(c, 0, sizeof *c);
+  c->struct_size = sizeof *c;
+  c->rank = 0;
+  c->size = 2;
+  c->exchange_sizes = failing_sizes;
+  c->all_to_all = never_called;
+  c->errmsg = failing_msg;
+}
+
 static void test_failures(void) {
   gf_sample_options so;
   gf_loader_options lo;
@@ -309,13 +342,7 @@ static void test_failures(void) {
   gf_graph *g = open_graph(2);
   if (g == NULL) return;
   gf_comm c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.rank = 0;
-  c.size = 2;
-  c.exchange_sizes = failing_sizes;
-  c.all_to_all = never_called;
-  c.errmsg = failing_msg;
+  failing_comm(&c);
   gf_loader *l = NULL;
 
   /* Invalid tables. */
@@ -368,17 +395,7 @@ static void *rank_main_part(void *arg) {
   CHECK(gf_part_open(part_dir, r->ctx.rank, 0, &p) == GF_OK, "gf_part_open rank %d: %s", r->ctx.rank, gf_errmsg());
   if (p == NULL) return NULL;
   gf_comm c;
-  memset(&c, 0, sizeof c);
-  c.struct_size = sizeof c;
-  c.rank = r->ctx.rank;
-  c.size = r->ctx.box->size;
-  c.user = &r->ctx;
-  c.exchange_sizes = box_exchange_sizes;
-  c.all_to_all = box_all_to_all;
-  if (coordinated) {
-    c.send = box_send;
-    c.recv = box_recv;
-  }
+  rank_comm(r, &c);
   gf_sample_options so;
   gf_loader_options lo;
   options(&so, &lo);
@@ -419,33 +436,9 @@ static void test_parts_equal_single_process(int ranks, int layout) {
   po.seed = 5;
   CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
 
-  mailbox *boxp = (mailbox *)calloc(1, sizeof(mailbox)); /* never freed: see above */
-  boxp->size = ranks;
-  pthread_barrier_init(&boxp->bar, NULL, (unsigned)ranks);
-  pthread_mutex_init(&boxp->mu, NULL);
-  pthread_cond_init(&boxp->cv, NULL);
   static rank_run runs[MAX_RANKS];
-  pthread_t th[MAX_RANKS];
-  for (int r = 0; r < ranks; r++) {
-    memset(&runs[r], 0, sizeof runs[r]);
-    runs[r].ctx.box = boxp;
-    runs[r].ctx.rank = r;
-    pthread_create(&th[r], NULL, rank_main_part, &runs[r]);
-  }
-  for (int r = 0; r < ranks; r++) pthread_join(th[r], NULL);
-  int per_rank = (total + ranks - 1) / ranks;
-  for (int r = 0; r < ranks; r++) {
-    CHECK(runs[r].n == per_rank, "parts, %d ranks, layout %d%s: rank %d read %d batches, want %d", ranks, layout,
-          coordinated ? " (coordinated)" : "", r, runs[r].n, per_rank);
-    if (runs[r].n != per_rank) continue;
-    for (int e = 0; e < EPOCHS; e++) {
-      for (int k = 0; k < per_rank; k++) {
-        int want = (k * ranks + r) % total;
-        CHECK(runs[r].got[e][k] == ref[e][want], "parts, %d ranks: rank %d epoch %d batch %d differs from batch %d",
-              ranks, r, e, k, want);
-      }
-    }
-  }
+  run_ranks(ranks, rank_main_part, runs);
+  check_shares(layout == GF_LAYOUT_DSP ? "dsp parts" : "hybrid parts", ranks, total, runs, ref);
 }
 
 /* The argument checks of the part functions. */
@@ -515,6 +508,186 @@ static void test_part_errors(void) {
   CHECK(gf_part_get_info(p, &info) == GF_EBADHANDLE, "closed part");
 }
 
+/* ---------------------------------------------------------------------- */
+/* Edge loaders: gf_edge_loader_open_comm and gf_edge_loader_open_part.    */
+
+static int64_t seed_edges[NUM_SEEDS];
+
+/* An edge batch's digest: digest()'s fields and its pair fields. */
+static uint64_t edge_digest(gf_batch *b) {
+  uint64_t h = 14695981039346656037ull;
+  for (int f = GF_LINK_POS_SRC; f <= GF_LINK_EDGE_IDS; f++) {
+    DLManagedTensor *m = NULL;
+    CHECK(gf_batch_take_link(b, f, &m) == GF_OK, "gf_batch_take_link(%d)", f);
+    h = fold(h, m);
+  }
+  return h ^ digest(b); /* closes b */
+}
+
+typedef struct {
+  gf_sample_options so;
+  gf_loader_options lo;
+  gf_edge_sampler_options es;
+  gf_edge_loader_options el;
+} edge_options;
+
+/* DGL's edge loader: 2 per-source negatives, the seed edges excluded. */
+static void edge_options_init(edge_options *o) {
+  options(&o->so, &o->lo);
+  memset(&o->es, 0, sizeof o->es);
+  o->es.struct_size = sizeof o->es;
+  o->es.sample = &o->so;
+  o->es.mode = GF_LINK_DGL;
+  o->es.negative = GF_NEG_PER_SOURCE_UNIFORM;
+  o->es.amount = 2;
+  o->es.exclude = GF_EXCLUDE_SELF;
+  memset(&o->el, 0, sizeof o->el);
+  o->el.struct_size = sizeof o->el;
+  o->el.sampler = &o->es;
+  o->el.loader = &o->lo;
+}
+
+static int read_edge_epochs(gf_loader *l, uint64_t out[EPOCHS][MAX_BATCHES]) {
+  return read_epochs_with(l, out, edge_digest);
+}
+
+static int edge_on_parts = 0; /* rank_main_edge opens its part (else a replicated graph) */
+
+static void *rank_main_edge(void *arg) {
+  rank_run *r = (rank_run *)arg;
+  r->n = -1;
+  gf_comm c;
+  rank_comm(r, &c);
+  edge_options o;
+  edge_options_init(&o);
+  int64_t shape[1] = {NUM_SEEDS};
+  DLTensor st = gft_i64(seed_edges, shape);
+  gf_loader *l = NULL;
+  if (edge_on_parts) {
+    gf_part *p = NULL;
+    CHECK(gf_part_open(part_dir, r->ctx.rank, 0, &p) == GF_OK, "gf_part_open rank %d: %s", r->ctx.rank, gf_errmsg());
+    if (p == NULL) return NULL;
+    CHECK(gf_edge_loader_open_part(p, &st, NULL, &o.el, &c, &l) == GF_OK, "gf_edge_loader_open_part rank %d: %s",
+          c.rank, gf_errmsg());
+    gf_part_close(p);
+  } else {
+    gf_graph *g = open_graph(r->ctx.box->size);
+    if (g == NULL) return NULL;
+    CHECK(gf_edge_loader_open_comm(g, &st, NULL, &o.el, &c, &l) == GF_OK, "gf_edge_loader_open_comm rank %d: %s",
+          c.rank, gf_errmsg());
+    gf_graph_close(g);
+  }
+  if (l == NULL) return NULL;
+  r->n = read_edge_epochs(l, r->got);
+  gf_loader_close(l);
+  return NULL;
+}
+
+/* Every rank's edge batches are the single-process edge loader's batches
+   r, r+ranks, ... (on a replicated graph, or on the parts in part_dir). */
+static void test_edge_ranks_equal_single_process(int ranks, int parts, int layout) {
+  edge_options o;
+  edge_options_init(&o);
+  int64_t shape[1] = {NUM_SEEDS};
+  DLTensor st = gft_i64(seed_edges, shape);
+  gf_graph *g = open_graph(1);
+  if (g == NULL) return;
+  gf_loader *l = NULL;
+  CHECK(gf_edge_loader_open(g, &st, NULL, &o.el, &l) == GF_OK, "gf_edge_loader_open: %s", gf_errmsg());
+  static uint64_t ref[EPOCHS][MAX_BATCHES];
+  int total = l ? read_edge_epochs(l, ref) : -1;
+  gf_loader_close(l);
+  gf_graph_close(g);
+  CHECK(total == (NUM_SEEDS + BATCH - 1) / BATCH, "reference edge batches = %d", total);
+  if (total <= 0) return;
+  if (parts) {
+    gf_partition_options po;
+    memset(&po, 0, sizeof po);
+    po.struct_size = sizeof po;
+    po.method = GF_PARTITION_RANDOM;
+    po.num_parts = ranks;
+    po.layout = layout;
+    po.seed = 5;
+    CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
+  }
+  edge_on_parts = parts;
+  static rank_run runs[MAX_RANKS];
+  run_ranks(ranks, rank_main_edge, runs);
+  check_shares(!parts ? "edge loader" : layout == GF_LAYOUT_DSP ? "edge loader, dsp parts" : "edge loader, hybrid parts",
+               ranks, total, runs, ref);
+}
+
+/* The argument checks of the edge loaders over a communicator, before any
+   exchange. */
+static void test_edge_errors(void) {
+  edge_options o;
+  edge_options_init(&o);
+  int64_t shape[1] = {NUM_SEEDS};
+  DLTensor st = gft_i64(seed_edges, shape);
+  gf_graph *g = open_graph(2);
+  if (g == NULL) return;
+  gf_comm c;
+  failing_comm(&c);
+  gf_loader *l = (gf_loader *)1;
+  CHECK(gf_edge_loader_open_comm(g, &st, NULL, &o.el, NULL, &l) == GF_EINVAL && l == NULL, "NULL comm");
+  CHECK(strstr(gf_errmsg(), "gf_edge_loader_open_comm: comm is NULL") != NULL, "message: %s", gf_errmsg());
+  CHECK(gf_edge_loader_open_comm(g, &st, NULL, NULL, &c, &l) == GF_EINVAL, "NULL options");
+  CHECK(gf_edge_loader_open_comm(g, &st, NULL, &o.el, &c, NULL) == GF_EINVAL, "NULL out_loader");
+  CHECK(gf_edge_loader_open_comm(NULL, &st, NULL, &o.el, &c, &l) == GF_EBADHANDLE, "NULL graph");
+  CHECK(gf_edge_loader_open_comm(g, &st, &st, &o.el, &c, &l) == GF_EINVAL, "seeds_dst in DGL mode");
+  CHECK(strstr(gf_errmsg(), "seeds_dst must be NULL") != NULL, "message: %s", gf_errmsg());
+  gf_comm bad = c;
+  bad.size = 3;
+  CHECK(gf_edge_loader_open_comm(g, &st, NULL, &o.el, &bad, &l) == GF_EINVAL, "size != patches");
+  CHECK(strstr(gf_errmsg(), "2 patches but the communicator 3 ranks") != NULL, "message: %s", gf_errmsg());
+  int64_t bad_edges[2] = {1, 10556};
+  int64_t bad_shape[1] = {2};
+  DLTensor bt = gft_i64(bad_edges, bad_shape);
+  CHECK(gf_edge_loader_open_comm(g, &bt, NULL, &o.el, &c, &l) == GF_EINVAL, "an edge id that is not an edge");
+  CHECK(strstr(gf_errmsg(), "ids[1] = 10556") != NULL, "message: %s", gf_errmsg());
+  /* A host failure reaches gf_loader_next as GF_EIO with the host's message. */
+  CHECK(gf_edge_loader_open_comm(g, &st, NULL, &o.el, &c, &l) == GF_OK, "gf_edge_loader_open_comm: %s", gf_errmsg());
+  if (l != NULL) {
+    CHECK(gf_loader_start(l, 0) == GF_OK, "start");
+    gf_batch *b = NULL;
+    CHECK(gf_loader_next(l, &b) == GF_EIO && b == NULL, "next after a host failure");
+    CHECK(strstr(gf_errmsg(), "peer rank 1 is gone") != NULL, "message: %s", gf_errmsg());
+    gf_loader_close(l);
+  }
+  gf_graph_close(g);
+
+  /* Parts: what a part does not serve is GF_ENOTSUP, before any exchange. */
+  const int layouts[] = {GF_LAYOUT_DSP, GF_LAYOUT_SELF_RELIANT};
+  for (int i = 0; i < 2; i++) {
+    int layout = layouts[i];
+    gf_partition_options po;
+    memset(&po, 0, sizeof po);
+    po.struct_size = sizeof po;
+    po.num_parts = 2;
+    po.layout = layout;
+    po.num_hops = 2;
+    CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
+    gf_part *p = NULL;
+    CHECK(gf_part_open(part_dir, 0, 0, &p) == GF_OK, "gf_part_open: %s", gf_errmsg());
+    if (p == NULL) return;
+    if (layout == GF_LAYOUT_SELF_RELIANT) {
+      CHECK(gf_edge_loader_open_part(p, &st, NULL, &o.el, &c, &l) == GF_ENOTSUP, "self-reliant: %s", gf_errmsg());
+    } else {
+      o.es.negative = GF_NEG_GLOBAL_UNIFORM;
+      CHECK(gf_edge_loader_open_part(p, &st, NULL, &o.el, &c, &l) == GF_ENOTSUP, "GlobalUniform on dsp");
+      CHECK(strstr(gf_errmsg(), "hybrid layout") != NULL, "message: %s", gf_errmsg());
+      o.es.negative = GF_NEG_PER_SOURCE_UNIFORM;
+      c.rank = 1;
+      CHECK(gf_edge_loader_open_part(p, &st, NULL, &o.el, &c, &l) == GF_EINVAL, "comm rank 1 on part 0");
+      CHECK(strstr(gf_errmsg(), "this is part 0 of 2") != NULL, "message: %s", gf_errmsg());
+      c.rank = 0;
+      CHECK(gf_edge_loader_open_part(NULL, &st, NULL, &o.el, &c, &l) == GF_EBADHANDLE, "NULL part");
+      CHECK(gf_edge_loader_open_part(p, &st, NULL, &o.el, NULL, &l) == GF_EINVAL, "NULL comm");
+    }
+    gf_part_close(p);
+  }
+}
+
 int main(int argc, char **argv) {
   if (argc > 2) {
     fprintf(stderr, "usage: %s [DATASET_DIR] (default %s)\n", argv[0], GFT_CORA);
@@ -536,6 +709,14 @@ int main(int argc, char **argv) {
   test_parts_equal_single_process(3, GF_LAYOUT_HYBRID);
   coordinated = 1;
   test_parts_equal_single_process(3, GF_LAYOUT_DSP);
+  coordinated = 0;
+  for (int i = 0; i < NUM_SEEDS; i++) seed_edges[i] = (int64_t)((i * 37 + 5) % 10556);
+  test_edge_errors();
+  test_edge_ranks_equal_single_process(2, 0, 0);
+  test_edge_ranks_equal_single_process(3, 1, GF_LAYOUT_DSP);
+  coordinated = 1;
+  test_edge_ranks_equal_single_process(3, 0, 0);
+  test_edge_ranks_equal_single_process(2, 1, GF_LAYOUT_HYBRID);
   coordinated = 0;
   CHECK(gft_rmtree(part_dir) == 0, "remove %s", part_dir);
   return gft_summary("test_comm");

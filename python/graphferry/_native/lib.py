@@ -1539,6 +1539,46 @@ def gf_part_node_data_names(part: Any, out_names: Any, /) -> int: ...
 def gf_loader_open_part(part: Any, seeds: Any, options: Any, comm: Any, out_loader: Any, /) -> int: ...
 
 
+# int gf_edge_loader_open_comm(gf_graph *graph, const DLTensor *seeds, const DLTensor *seeds_dst,
+#                              const gf_edge_loader_options *options, const gf_comm *comm,
+#                              gf_loader **out_loader);
+@cfunc(
+    "gf_edge_loader_open_comm",
+    [
+        gf_graph_p_ctypes,
+        DLTensor_p,
+        DLTensor_p,
+        ctypes.POINTER(gf_edge_loader_options),
+        ctypes.POINTER(gf_comm),
+        c_void_pp,
+    ],
+    ctypes.c_int,
+)
+def gf_edge_loader_open_comm(
+    graph: Any, seeds: Any, seeds_dst: Any, options: Any, comm: Any, out_loader: Any, /
+) -> int: ...
+
+
+# int gf_edge_loader_open_part(gf_part *part, const DLTensor *seeds, const DLTensor *seeds_dst,
+#                              const gf_edge_loader_options *options, const gf_comm *comm,
+#                              gf_loader **out_loader);
+@cfunc(
+    "gf_edge_loader_open_part",
+    [
+        gf_part_p_ctypes,
+        DLTensor_p,
+        DLTensor_p,
+        ctypes.POINTER(gf_edge_loader_options),
+        ctypes.POINTER(gf_comm),
+        c_void_pp,
+    ],
+    ctypes.c_int,
+)
+def gf_edge_loader_open_part(
+    part: Any, seeds: Any, seeds_dst: Any, options: Any, comm: Any, out_loader: Any, /
+) -> int: ...
+
+
 # ---------------------------------------------------------------------------
 # Partitioning a dataset into rank folders
 # ---------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph
 from .blocks import move_batch, to_device
 from .convert import is_hetero_input
-from .edge import EdgeBatches, HeteroEdgeBatches, edge_settings, is_edge_sampler
+from .edge import EdgeBatches, HeteroEdgeBatches, check_edge_comm, edge_settings, is_edge_sampler
 from .hetero import HeteroBlocks
 from .node import ClusterBatches, NodeBlocks, ShadowBatches, SubgraphBatches
 from .saint import SaintBatches
@@ -361,9 +361,9 @@ class DataLoader(EngineLoader):
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
             self._graph, self._closed, self._next_epoch = self._subgraphs.graph, False, 0
             return
-        if comm is not None and (edges or (per_type and not isinstance(graph, HeteroGraph))):
-            if edges:
-                raise NotImplementedError("graphferry samples edge batches in one process: comm= is not supported")
+        if comm is not None and edges:
+            check_edge_comm(graph, per_type, edge_settings(graph_sampler))
+        elif comm is not None and per_type and not isinstance(graph, HeteroGraph):
             raise NotImplementedError(
                 "with comm=, a heterograph is a graphferry.HeteroGraph opened with num_patches=comm.size "
                 "(a DGL heterograph is converted for one process)"
@@ -377,7 +377,7 @@ class DataLoader(EngineLoader):
             batches = HeteroEdgeBatches if per_type else EdgeBatches
             edge_batches = self._edges = batches(graph, indices, edge_settings(graph_sampler))
             self.hetero_graph = getattr(edge_batches, "hetero_graph", None)
-            if self.use_ddp:  # this rank's seed edges, split as DGL splits them
+            if self.use_ddp and comm is None:  # this rank's seed edges, split as DGL splits them
                 edge_batches.seeds = ddp_seeds(edge_batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=shared, generator=generator)
             options = edge_batches.options(self.seed, num_threads)
@@ -391,7 +391,9 @@ class DataLoader(EngineLoader):
                 edge_batches.seeds,
                 options,
                 **loader_args,
-                opener=lambda **memory: edge_batches.engine_loader(**loader_args, **memory),
+                opener=lambda **memory: edge_batches.engine_loader(
+                    comm=comm, timeout=comm_timeout(comm, timeout), **loader_args, **memory
+                ),
                 eager=False,
                 transfer=transfer,
             )

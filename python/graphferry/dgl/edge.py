@@ -67,7 +67,9 @@ from .._loader import engine_edge_data, sync_edge_data
 from .._native import lib as _lib
 from .._options import SampleOptions
 from .._resource import Closeable
+from ..distributed import DistributedEdgeLoader, PartGraph
 from ..errors import GF_EINVAL, InvalidArgumentError
+from ..graph import Graph
 from ..hetero import HeteroGraph
 from .blocks import to_blocks, to_hetero_blocks
 from .convert import as_graph, as_hetero_graph, sync_node_data
@@ -138,6 +140,27 @@ def as_edge_prediction_sampler(
     settings = EdgePredictionSampler(sampler, exclude, reverse_eids, reverse_etypes, negative_sampler, prefetch_labels)
     edge_settings(settings)  # errors surface here, as DGL's checks do
     return settings
+
+
+def check_edge_comm(graph: Any, per_type: bool, edge: EdgeSettings) -> None:
+    """What the edge ``DataLoader`` samples with ``comm=``: a homogeneous
+    :class:`graphferry.Graph` opened with one patch per rank or a rank's
+    :class:`~graphferry.distributed.PartGraph`, with the engine's own
+    exclusion (not a callable, whose batches are made in the caller's
+    thread)."""
+    if per_type or isinstance(graph, HeteroGraph):
+        raise NotImplementedError(
+            "with comm=, graphferry makes edge batches of homogeneous graphs: a heterograph's are made in one process"
+        )
+    if not isinstance(graph, Graph):
+        raise NotImplementedError(
+            "with comm=, the edge DataLoader takes a graphferry.Graph opened with num_patches=comm.size or a "
+            f"graphferry.distributed.PartGraph (got '{type(graph).__name__}')"
+        )
+    if edge.exclude_fn is not None:
+        raise NotImplementedError(
+            "with comm=, 'exclude' is None, 'self' or 'reverse_id': a callable's batches are made in one process"
+        )
 
 
 def is_edge_sampler(obj: Any) -> bool:
@@ -292,16 +315,21 @@ class EdgeBatches(Closeable):
         self._options = neighbor_options(self.settings, seed, num_threads)
         return self._options
 
-    def engine_loader(self, **loader_args: Any) -> EdgeLoader:
+    def engine_loader(self, comm: Any = None, timeout: Any = None, **loader_args: Any) -> EdgeLoader:
         """A new engine edge loader over the seeds (``loader_args``:
-        batch_size, shuffle, drop_last, queue_capacity)."""
+        batch_size, shuffle, drop_last, queue_capacity); with ``comm``, this
+        rank's share of the group's epochs
+        (:class:`~graphferry.distributed.DistributedEdgeLoader`, bounded by
+        ``timeout``)."""
         if self.dgl_graph is not None and self.settings.prefetch_edge_feats:
             # Edge data replaced since: handed to the engine (its idle
             # loaders are closed for it); what it cannot take stays lazy.
             self.edge_feature_names = self._edge_features(self.settings.prefetch_edge_feats)
         if self.dgl_graph is not None and self.feature_names:
             sync_node_data(self.graph, self.dgl_graph, self.feature_names)  # node data replaced since
-        return EdgeLoader(
+        if comm is not None:
+            loader_args.update(comm=comm, timeout=timeout)
+        return (DistributedEdgeLoader if comm is not None else EdgeLoader)(
             self.graph,
             self.seeds,
             None,
@@ -315,6 +343,10 @@ class EdgeBatches(Closeable):
     def sample(self, eids: Any, key: int = 0) -> tuple:
         """The batch of the seed edge ids ``eids`` under batch key ``key``
         (what one step of an epoch yields), drawn in the caller's thread."""
+        if isinstance(self.graph, PartGraph):
+            raise NotImplementedError(
+                "sample() draws in this process, which holds only its part of the graph: iterate the loader"
+            )
         eids = torch.as_tensor(eids).to(torch.int64).contiguous()
         if self.exclude_fn is not None:
             # DGL's exclude callable: the edges it names for this batch's

@@ -47,6 +47,7 @@ from torch_geometric.sampler import NegativeSampling
 from .._link import EdgeLoader, EdgeSample, EdgeSampler
 from .._loader import (
     EngineLoader,
+    comm_timeout,
     engine_edge_data,
     loader_seed,
     sync_edge_data,
@@ -55,7 +56,8 @@ from .._loader import (
 )
 from .._native.dlpack import as_cpu_tensor
 from .._transfer import pin_transfer
-from ..graph import pyg_node_attrs
+from ..distributed import DistributedEdgeLoader, PartGraph, _shared_seed
+from ..graph import Graph, pyg_node_attrs
 from ..hetero import HeteroGraph
 from .base import (
     check_flags,
@@ -71,6 +73,7 @@ from .base import (
 )
 from .convert import as_graph, as_hetero_graph, check_data, is_hetero, time_level, time_tensor
 from .hetero import filter_batch
+from .neighbor_loader import check_comm_data
 from .stores import open_stores
 
 __all__ = ["LinkNeighborLoader"]
@@ -118,6 +121,18 @@ class LinkNeighborLoader(EngineLoader):
             page-locked memory (the engine writes them there), for
             asynchronous copies to a GPU; see
             :class:`graphferry.pyg.NeighborLoader`. (default: :obj:`False`)
+        comm (graphferry.distributed.Communicator, optional): sample
+            across processes, one rank each, as
+            :class:`graphferry.distributed.DistributedEdgeLoader` does:
+            ``data`` is a :class:`graphferry.Graph` opened with
+            ``num_patches=comm.size`` or this rank's
+            :class:`graphferry.distributed.PartGraph` (dsp or hybrid),
+            ``edge_label_index`` the pairs of the whole graph (the same on
+            every rank), and each rank gets every ``comm.size``-th batch of
+            the single-process epoch, the same ``Data`` (padded: see
+            :mod:`graphferry.distributed`). Homogeneous, directional,
+            non-temporal on a part; ``seed=None`` takes rank 0's draw.
+            (default: :obj:`None`)
 
     ``subgraph_type`` is PyG's (``"directional"``, ``"bidirectional"``,
     ``"induced"``) on homogeneous and heterogeneous graphs alike.
@@ -160,11 +175,14 @@ class LinkNeighborLoader(EngineLoader):
         num_workers: int = 0,
         queue_capacity: int = 2,
         num_threads: int = 0,
+        comm: Any = None,
         **kwargs: Any,
     ):
         self._loaders = []
         self._sampler: EdgeSampler | None = None
         self._hetero: HeteroGraph | None = None
+        self.comm = comm
+        timeout = kwargs.get("timeout", 0)
         num_threads = worker_threads(num_workers, num_threads)
         transfer = pin_transfer(kwargs.pop("pin_memory", False), kwargs.pop("pin_memory_device", ""))
         # PyG's LinkNeighborLoader arguments past transform: is_sorted and
@@ -194,6 +212,15 @@ class LinkNeighborLoader(EngineLoader):
         if self.disjoint and per_type:
             raise NotImplementedError("graphferry's LinkNeighborLoader samples disjoint on homogeneous graphs only")
         self.subgraph_type = subgraph_type_of(subgraph_type, kwargs.get("directed", True))
+        if comm is not None:
+            check_comm_data(data, self.subgraph_type)
+            if per_type:
+                raise NotImplementedError(
+                    "with comm=, graphferry's LinkNeighborLoader samples homogeneous graphs: "
+                    "a heterogeneous graph's edge batches are made in one process"
+                )
+            if time_attr is not None and isinstance(data, PartGraph):
+                raise NotImplementedError("the loaders of rank parts do not sample temporally (a part holds no times)")
         if neg_sampling_ratio is not None and neg_sampling_ratio > 0:
             if neg_sampling is not None:
                 raise ValueError("give neg_sampling or neg_sampling_ratio, not both")
@@ -242,6 +269,8 @@ class LinkNeighborLoader(EngineLoader):
                 held = set(graph.node_data_names())
                 self._node_attrs = [n for n in pyg_node_attrs(data) if n in held]
                 self._edge_attrs = sync_edge_data(graph, _edge_attrs(data))
+            elif isinstance(data, Graph):
+                self._node_attrs = graph.node_data_names()  # every node attribute the graph holds, as NeighborLoader
         self.edge_label = self._labels(edge_label, self._mode, self.edge_label_index.size(1) if per_type else None)
         self.edge_label_time = None
         if edge_label_time is not None:
@@ -251,6 +280,8 @@ class LinkNeighborLoader(EngineLoader):
                     f"'edge_label_time' has {self.edge_label_time.numel()} times for "
                     f"{self.edge_label_index.size(1)} pairs (want one per pair)"
                 )
+        if comm is not None and seed is None:  # the same on every rank
+            seed = _shared_seed(comm, int(loader_seed(None, generator=generator)))
         self.seed = int(loader_seed(seed, generator=generator))
         options = sample_options(
             self._hetero,
@@ -276,6 +307,22 @@ class LinkNeighborLoader(EngineLoader):
             if self._edge_attrs:
                 # Edge attributes replaced since: handed to the engine.
                 self._edge_attrs = sync_edge_data(graph, _edge_attrs(data))
+            if comm is not None:
+                return DistributedEdgeLoader(
+                    graph,
+                    src,
+                    dst,
+                    options,
+                    comm=comm,
+                    timeout=comm_timeout(comm, timeout),
+                    **self._edge_args,
+                    feature_names=self._node_attrs,
+                    edge_feature_names=self._edge_attrs,
+                    coo=True,
+                    seed_times=self.edge_label_time,
+                    **loader_args,
+                    **memory,
+                )
             return EdgeLoader(
                 graph,
                 src,
@@ -371,13 +418,20 @@ class LinkNeighborLoader(EngineLoader):
     def __len__(self) -> int:
         self._check_open()
         n = self.edge_label_index.size(1)
-        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        batches = n // self.batch_size if self.drop_last else -(-n // self.batch_size)
+        if self.comm is not None and batches > 0:  # this rank's share, padded
+            return -(-batches // self.comm.size)
+        return batches
 
     def __call__(self, index: Any) -> Data | HeteroData:
         """The batch of the pairs at positions ``index`` of
         ``edge_label_index`` (batch key 0), as PyG's loaders offer, made in
         the caller's thread."""
         self._check_open()
+        if isinstance(self._graph, PartGraph):
+            raise NotImplementedError(
+                "loader(index) samples in this process, which holds only its part of the graph: iterate the loader"
+            )
         index = torch.as_tensor(index, dtype=torch.int64)
         if self._sampler is None:
             self._sampler = EdgeSampler(self._graph, self._options, **self._edge_args)
@@ -477,6 +531,8 @@ class LinkNeighborLoader(EngineLoader):
             out.edge_index = EdgeIndex(index, sparse_size=(n, n), sort_order="col")
         else:
             out = Data(num_nodes=node.numel(), edge_index=index)
+            for name, value in sub.node_data.items():  # a graphferry.Graph's node data
+                out[name] = value
         out.n_id = node
         out.e_id = edge
         out.batch = getattr(sub, "batch", None)  # disjoint: each node's pair (None removes it, as in PyG)

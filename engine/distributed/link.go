@@ -1,0 +1,217 @@
+package distributed
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/linkload"
+	"github.com/graphferry/graphferry/engine/linkpred"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/rankpart"
+	"github.com/graphferry/graphferry/engine/sample"
+)
+
+// OpenEdgeLoader opens one rank's edge loader (link prediction: DGL's
+// as_edge_prediction_sampler, PyG's LinkNeighborLoader) of a group of
+// processes that sample together, as OpenLoader opens a node loader: every
+// rank opens it with the same seed edges or pairs (items) and options on
+// the same graph, partitioned into c.Size() patches (rank r owns patch r
+// for sampling); topology, node and edge data are replicated.
+//
+// The epoch's batches are those of the single-process edge loader
+// (core.Graph.OpenEdgeLoader) with the same items and options, bit for
+// bit (the same shuffle, batch keys, negatives, pairs and samples), dealt
+// out round-robin with padding as OpenLoader deals them: rank r gets
+// batches r, r+size, ...; every rank ceil(G/size). Negatives are drawn
+// from the same streams as in one process. Batches that exclude edges of
+// their own (DGL's exclude "self" or "reverse_id", global edge ids) are
+// sampled in turns within a round (linkload.Source.MakeGroup), since an
+// owner answers every rank's tasks under its own request; the others are
+// sampled by every rank at once.
+//
+// Untyped graphs only (errs.ErrNotSupported for a typed one). Consumption
+// rules, sampler workers and closing are OpenLoader's.
+func OpenEdgeLoader(g *core.Graph, c comm.Comm, items linkload.Items, opt linkload.Options, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
+	return openEdgeShare(g, c, items, opt, lopt, alloc, nil, nil)
+}
+
+// openEdgeShare opens rank c.LocalRanks()[0]'s share of the group's edge
+// epochs on g (see OpenEdgeLoader). rows is openShare's; edges, when not
+// nil, resolves the seed edge ids (a dsp part holds the in-edges of its
+// own nodes only).
+func openEdgeShare(g *core.Graph, c comm.Comm, items linkload.Items, opt linkload.Options, lopt pipeline.Options, alloc mem.Allocator,
+	rows func(in core.Internals, channels []comm.Comm) pipeline.RowLoader, edges linkload.EdgeLookup) (*core.Loader, error) {
+	return openGroup(g, c, lopt, rows, func(in core.Internals, rt *sample.Runtime, lopt pipeline.Options) (*pipeline.Pipeline, error) {
+		if in.Types != nil {
+			return nil, errs.Errorf(errs.ErrNotSupported, "distributed edge loaders serve untyped (homogeneous) graphs only")
+		}
+		var lk *linkload.Linker
+		var err error
+		if edges != nil {
+			lk, err = linkload.NewOver(in.Part, nil, opt, edges)
+		} else {
+			lk, err = linkload.New(in.Part, nil, opt)
+		}
+		if err != nil {
+			return nil, err
+		}
+		src, err := lk.Source(rt, items)
+		if err != nil {
+			return nil, err
+		}
+		if len(lopt.EdgeFeatureNames) > 0 {
+			if in.Edges == nil {
+				return nil, errs.Errorf(nil, "edge feature names %v are requested but the graph has no edge data", lopt.EdgeFeatureNames)
+			}
+			lopt.EdgeStore = in.Edges
+		}
+		return pipeline.NewMaker(src, in.Part, in.Store, src.NumItems(), lopt, alloc)
+	})
+}
+
+// OpenEdgeLoader opens the part's edge loader: every rank of the group
+// opens it on its own part (the same partition) with c (as Part.OpenLoader
+// takes it), the same items (seed edge ids, or pairs, of the whole graph in
+// original ids) and the same options. The batches are OpenEdgeLoader's
+// (the package function's): the single-process edge loader's batches of
+// the whole graph with the same items and options, bit for bit, node data
+// of other ranks' nodes fetched from their owners after each batch is
+// made, as Part.OpenLoader fetches it.
+//
+// dsp: a rank holds the in-edges of its own nodes only, so the endpoints
+// of the seed edges (DGL) are resolved at open, in one exchange over c
+// where each rank answers for the edges into its nodes; GlobalUniform
+// negatives, which reject the pairs that are edges of the whole graph, are
+// refused (errs.ErrNotSupported: use the hybrid layout, which holds the
+// whole topology). Self-reliant parts, temporal sampling and edge data are
+// refused too (errs.ErrNotSupported).
+func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Options, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
+	if c == nil {
+		return nil, errs.Errorf(nil, "communicator is nil")
+	}
+	if err := p.checkComm(c); err != nil {
+		return nil, err
+	}
+	switch {
+	case p.layout == rankpart.LayoutSelfReliant:
+		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts serve the dsp and hybrid layouts (a self-reliant rank holds the neighbourhoods of its own seed nodes, not of seed edges)")
+	case opt.Request.Temporal != sample.TemporalNone || items.Times != nil:
+		return nil, errs.Errorf(errs.ErrNotSupported, "the loaders of rank parts do not support temporal sampling yet")
+	case len(lopt.EdgeFeatureNames) > 0:
+		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts gather no edge data (a part holds none)")
+	case p.layout == rankpart.LayoutDSP && opt.Request.Scheme == sample.LayerWise:
+		return nil, errs.Errorf(errs.ErrNotSupported, "layer-wise sampling needs the degree of every node, which a rank of the dsp layout holds for its own nodes only (use the hybrid layout)")
+	}
+	if p.layout != rankpart.LayoutDSP || opt.Mode != linkload.DGL {
+		return openEdgeShare(p.g, c, items, opt, lopt, alloc, p.rows, nil)
+	}
+	if _, global := opt.DGL.Negative.(linkpred.GlobalUniform); global {
+		return nil, errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives reject the pairs that are edges of the whole graph, which a rank of the dsp layout does not hold (use the hybrid layout, or per-source negatives)")
+	}
+	// Checked here as the loader would check them, before the exchange,
+	// so that every rank fails alike instead of leaving the others in it.
+	if err := opt.Validate(nil); err != nil {
+		return nil, err
+	}
+	if lopt.BatchSize <= 0 {
+		return nil, errs.Errorf(nil, "batch size = %d is invalid (want > 0)", lopt.BatchSize)
+	}
+	if items.Pairs.Src != nil || items.Pairs.Dst != nil {
+		return nil, errs.Errorf(nil, "a DGL edge loader takes seed edge ids, not pairs")
+	}
+	var edges *seedEdges
+	err := p.g.Use(func(in core.Internals) error {
+		var err error
+		edges, err = resolveSeedEdges(c, p.info.Rank, in.Part, p.meta.NumEdges, items.EdgeIDs)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return openEdgeShare(p.g, c, items, opt, lopt, alloc, p.rows, edges)
+}
+
+// checkComm checks that c runs this part's rank of its group.
+func (p *Part) checkComm(c comm.Comm) error {
+	if c.Size() != p.meta.Parts || len(c.LocalRanks()) != 1 || c.LocalRanks()[0] != p.info.Rank {
+		return errs.Errorf(nil, "the communicator runs ranks %v of %d, but this is part %d of %d", c.LocalRanks(), c.Size(), p.info.Rank, p.meta.Parts)
+	}
+	return nil
+}
+
+// seedEdges is the linkload.EdgeLookup of a dsp rank: the endpoints
+// (internal ids) of the loader's seed edges, which the ranks resolved
+// together.
+type seedEdges struct {
+	numNodes int64
+	numEdges int64
+	ends     map[int64][2]int64
+}
+
+func (s *seedEdges) NumNodes() int64 { return s.numNodes }
+
+func (s *seedEdges) Endpoints(eids []int64) (linkpred.Pairs, error) {
+	out := linkpred.Pairs{Src: make([]int64, len(eids)), Dst: make([]int64, len(eids))}
+	for i, e := range eids {
+		uv, ok := s.ends[e]
+		if !ok {
+			return linkpred.Pairs{}, fmt.Errorf("seed edge ids[%d] = %d is not an edge of the graph (%d edges)", i, e, s.numEdges)
+		}
+		out.Src[i], out.Dst[i] = uv[0], uv[1]
+	}
+	return out, nil
+}
+
+// resolveSeedEdges finds the endpoints of the seed edge ids eids (global
+// ids, the same on every rank) with the other ranks of c: each rank looks
+// them up among the in-edges its part holds (p.Graph, internal node ids,
+// global edge ids) and sends what it found to every rank, in one
+// all-to-all, so that every rank knows them all. An id no rank holds is
+// reported by every rank alike (its first position in eids).
+func resolveSeedEdges(c comm.Comm, rank int, p *partition.Partitioned, numEdges int64, eids []int64) (*seedEdges, error) {
+	want := make(map[int64]bool, len(eids))
+	for _, e := range eids {
+		want[e] = true
+	}
+	g := p.Graph
+	var found []int64 // (edge id, source, destination) triples
+	for u := range g.NumNodes {
+		for pos := g.Indptr[u]; pos < g.Indptr[u+1]; pos++ {
+			if e := g.EdgeID(pos); want[e] {
+				found = append(found, e, g.Source(pos), u)
+				delete(want, e) // an edge id names one edge
+			}
+		}
+	}
+	send := make([]mem.Buffer, c.Size())
+	for j := range send {
+		send[j] = mem.HostBuffer(mem.Bytes(found))
+	}
+	recv, err := c.AllToAll(context.Background(), rank, send, mem.NoStream)
+	if err != nil {
+		return nil, err
+	}
+	s := &seedEdges{numNodes: g.NumNodes, numEdges: numEdges, ends: make(map[int64][2]int64, len(eids))}
+	for q, b := range recv {
+		raw := b.Bytes()
+		if len(raw)%24 != 0 {
+			return nil, fmt.Errorf("rank %d sent %d bytes of seed edges (want triples of int64)", q, len(raw))
+		}
+		t := mem.Int64s(raw)
+		for i := 0; i < len(t); i += 3 {
+			if t[i+1] < 0 || t[i+1] >= g.NumNodes || t[i+2] < 0 || t[i+2] >= g.NumNodes {
+				return nil, fmt.Errorf("rank %d sent seed edge %d with endpoints %d -> %d out of range [0, %d)", q, t[i], t[i+1], t[i+2], g.NumNodes)
+			}
+			s.ends[t[i]] = [2]int64{t[i+1], t[i+2]}
+		}
+	}
+	if _, err := s.Endpoints(eids); err != nil {
+		return nil, errs.Errorf(nil, "%v", err)
+	}
+	return s, nil
+}
