@@ -118,14 +118,16 @@ class LinkGraph:
         """graphferry.pyg's input: in the features mode :meth:`pyg_data`
         (graphferry gathers ``x`` on its threads); in the sampling mode the
         ``graphferry.Graph`` graphferry.dgl converted :meth:`dgl` to (the same
-        edges and edge ids; graphferry's LinkNeighborLoader gathers no node
-        data of a ``Graph``): products-like has no memory for a second
-        conversion beside DGL's own graph and graphferry.dgl's."""
+        edges and edge ids), as PyG's remote backend with an empty
+        FeatureStore, so that no node data is gathered (a loader given the
+        ``Graph`` itself gathers its node data): products-like has no memory
+        for a second conversion beside DGL's own graph and graphferry.dgl's."""
         if with_features:
             return self.pyg_data()
+        import graphferry.pyg
         from graphferry.dgl.convert import as_graph
 
-        return as_graph(self.dgl())
+        return _NoFeatures(), graphferry.pyg.GraphStore(as_graph(self.dgl()))
 
     def seed_pairs(self) -> torch.Tensor:
         """The seed edges as PyG's ``edge_label_index`` ([2, B])."""
@@ -291,6 +293,34 @@ class GraphferryDGLEdge(_DGLStyle):
             shuffle=True,
             seed=self.seed,
         )
+
+
+def _no_features_class() -> type:
+    from torch_geometric.data import FeatureStore
+
+    class NoFeatures(FeatureStore):
+        """A FeatureStore holding nothing: batches of the topology alone."""
+
+        def _put_tensor(self, tensor: Any, attr: Any) -> bool:
+            raise NotImplementedError("the sampling mode's FeatureStore holds nothing")
+
+        def _get_tensor(self, attr: Any) -> Any:
+            return None
+
+        def _remove_tensor(self, attr: Any) -> bool:
+            return False
+
+        def _get_tensor_size(self, attr: Any) -> Any:
+            return None
+
+        def get_all_tensor_attrs(self) -> list:
+            return []
+
+    return NoFeatures
+
+
+def _NoFeatures() -> Any:  # noqa: N802 - a class made on first use (torch_geometric imported late)
+    return _no_features_class()()
 
 
 class _PyGStyle(EdgeSystem):

@@ -169,7 +169,9 @@ def _child_env(root: Path, backend: str | None, driver: Path | None = None, **ex
 
 def _run(root: Path, code: str, env: dict) -> dict:
     out = subprocess.run([sys.executable, "-c", code], env=env, cwd=root, capture_output=True, text=True, timeout=300)
-    assert out.returncode == 0, f"exit {out.returncode}\nstdout: {out.stdout[-3000:]}\nstderr: {out.stderr[-3000:]}"
+    # A Go runtime's fatal error leads its stderr (the goroutines follow): show both ends.
+    err = out.stderr if len(out.stderr) <= 6000 else f"{out.stderr[:3000]}\n[...]\n{out.stderr[-3000:]}"
+    assert out.returncode == 0, f"exit {out.returncode}\nstdout: {out.stdout[-3000:]}\nstderr: {err}"
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
