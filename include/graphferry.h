@@ -1761,7 +1761,11 @@ GF_API int gf_graph_edges(gf_graph *graph, int32_t format, int32_t relation,
  * type, and every pair index is a position among the seeds of its node's
  * type (a type-local id of the pair graph, or of PyG's per-type
  * edge_label_index). GF_NEG_GLOBAL_UNIFORM is not supported there
- * (GF_ENOTSUP).
+ * (GF_ENOTSUP). A disjoint (or temporal) GF_LINK_PYG batch on a typed graph
+ * keeps PyG's disjoint seeds (every pair end and negative, in PyG's order,
+ * not grouped by type) and its pair indices and GF_FIELD_BATCH are ranks
+ * among the seeds of their node's type (GF_FIELD_BATCH modulo the
+ * positives), as PyG's heterogeneous edge_sample numbers them.
  *
  * gf_edge_loader_open makes a loader whose batches are these, made ahead of
  * the consumer by the library's threads (see gf_edge_loader_open).
@@ -1866,9 +1870,11 @@ GF_API int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seed
  * pair, the seed time of both its ends and of its negatives (as PyG's
  * edge_sample repeats edge_label_time). Temporal link sampling is disjoint
  * (every pair end is a seed of its own subgraph, GF_FIELD_BATCH its pair).
- * Negatives under node times are GF_ENOTSUP at gf_edge_sampler_open (PyG
- * keeps negatives not later than their seed; give edge times or no
- * negatives). An edge loader takes the pairs' times as
+ * Under node times (gf_graph_set_node_time) every negative is kept not
+ * later than its pair's time, as PyG's neg_sample: a later one is drawn
+ * again (up to five times), then replaced by the earliest node of its
+ * range (of its type on a typed graph). An edge loader takes the pairs'
+ * times as
  * options->loader->seed_times, shuffled with the pairs.
  * Returns: as gf_edge_sampler_sample; GF_EINVAL also for a GF_LINK_DGL
  * sampler, seed_times NULL or not one per pair, or a sampler that is not

@@ -79,11 +79,18 @@ type Options struct {
 	// PyG is used with PyG mode. Its Disjoint follows Request.Disjoint
 	// (PyG's disjoint LinkNeighborLoader: every pair end, negatives
 	// included, is a seed of its own subgraph, and a node's batch entry is
-	// its pair's position modulo the positives, as PyG's); untyped graphs
-	// only. On a typed graph the pairs are of one edge type, and the
-	// negatives are drawn among its source and destination types (node
-	// weights are not supported there).
+	// its pair's position modulo the positives, as PyG's; on a typed
+	// graph, the seed's rank among its type's seeds modulo the positives).
+	// On a typed graph the pairs are of one edge type, and the negatives
+	// are drawn among its source and destination types (node weights are
+	// not supported there).
 	PyG linkpred.PyGLinkSampler
+	// NodeTime is the time of every node (original ids), for negatives
+	// under node times (Request.Temporal = TemporalNode with negative
+	// sampling): a negative later than its pair's seed time is drawn again,
+	// as PyG's neg_sample (linkpred.NodeTimes). Read, not copied: it must
+	// not change while the Linker is used.
+	NodeTime []int64
 }
 
 // Validate checks opt for a graph typed by types (nil: untyped).
@@ -93,12 +100,12 @@ func (o Options) Validate(types *graph.Types) error {
 		req.Disjoint = true // as New makes it
 	}
 	if o.Request.Temporal != sample.TemporalNone {
-		if o.Mode != PyG || types != nil {
-			return errs.Errorf(errs.ErrNotSupported, "edge samplers sample temporally in PyG mode on untyped graphs only")
+		if o.Mode != PyG {
+			return errs.Errorf(errs.ErrNotSupported, "edge samplers sample temporally in PyG mode only")
 		}
-		if o.Request.Temporal == sample.TemporalNode && o.PyG.Mode != linkpred.PyGNone {
+		if o.Request.Temporal == sample.TemporalNode && o.PyG.Mode != linkpred.PyGNone && len(o.NodeTime) == 0 {
 			// PyG draws negatives not later than their seed by node time.
-			return errs.Errorf(errs.ErrNotSupported, "negatives under node times (PyG keeps negatives not later than their seed) are not supported: give edge times, or no negatives")
+			return errs.Errorf(nil, "negatives under node times need the graph's node times (none are set)")
 		}
 	}
 	if err := req.Validate(); err != nil {
@@ -115,9 +122,6 @@ func (o Options) Validate(types *graph.Types) error {
 	case PyG:
 		if err := o.PyG.Validate(); err != nil {
 			return errs.Errorf(nil, "%v", err)
-		}
-		if (o.PyG.Disjoint || o.Request.Disjoint) && types != nil {
-			return errs.Errorf(errs.ErrNotSupported, "disjoint link sampling is not supported on typed graphs")
 		}
 		if o.PyG.Weights != nil && types != nil {
 			return errs.Errorf(errs.ErrNotSupported, "negative sampling weights are not supported on typed graphs")
@@ -380,7 +384,10 @@ func (l *Linker) prepare(items Items, inputID []int64, key uint64, threads int) 
 	if l.opt.Mode == DGL {
 		lk, err = l.dgl(items.EdgeIDs, inputID, st, threads)
 	} else {
-		lk, err = l.pyg(items.Pairs, inputID, st, threads)
+		if err := l.checkTimes(items); err != nil {
+			return prepared{}, err
+		}
+		lk, err = l.pyg(items.Pairs, items.Times, inputID, st, threads)
 	}
 	if err != nil {
 		return prepared{}, errs.Errorf(nil, "%v", err)
@@ -393,11 +400,6 @@ func (l *Linker) prepare(items Items, inputID []int64, key uint64, threads int) 
 	}
 	if len(lk.exclude) > 0 {
 		pr.req.ExcludeEdges = append(slices.Clone(pr.req.ExcludeEdges), lk.exclude...)
-	}
-	if l.opt.Mode == PyG {
-		if err := l.checkTimes(items); err != nil {
-			return prepared{}, err
-		}
 	}
 	if pr.req.Temporal != sample.TemporalNone {
 		pr.times = l.pygSeedTimes(items.Times, len(lk.seeds))
@@ -427,7 +429,16 @@ func (l *Linker) finish(rt *sample.Runtime, pr prepared, res *sample.Result, all
 	if pr.req.Disjoint && lk.numPos > 0 {
 		// PyG's disjoint link batch: a node's subgraph is named by its
 		// pair, the seed position modulo the positives (out.batch % num_pos).
+		// On a typed graph, the seed's rank among its type's seeds (PyG
+		// numbers each type's seeds from 0).
+		var rank []int64
+		if l.types != nil {
+			rank = linkpred.SeedRanks(lk.seeds, l.types)
+		}
 		for i, b := range res.Batch {
+			if rank != nil {
+				b = rank[b]
+			}
 			res.Batch[i] = b % int64(lk.numPos)
 		}
 	}
@@ -619,16 +630,20 @@ func groupByRelation(eids, inputID []int64, t *graph.Types) (ge, gi, off []int64
 
 // pyg is PyG's batch of the seed pairs pos: negatives, seeds, relabelled
 // pairs.
-func (l *Linker) pyg(pos linkpred.Pairs, inputID []int64, st linkpred.Stream, threads int) (link, error) {
+func (l *Linker) pyg(pos linkpred.Pairs, times, inputID []int64, st linkpred.Stream, threads int) (link, error) {
 	if pos.Len() == 0 || len(pos.Dst) != pos.Len() {
 		return link{}, errs.Errorf(nil, "seed pairs: %d sources and %d destinations (want the same, > 0)", len(pos.Src), len(pos.Dst))
+	}
+	var nt *linkpred.NodeTimes
+	if l.opt.Request.Temporal == sample.TemporalNode && l.opt.PyG.Mode != linkpred.PyGNone {
+		nt = &linkpred.NodeTimes{Node: l.opt.NodeTime, Seeds: times}
 	}
 	var b linkpred.PyGBatch
 	var err error
 	if l.types == nil {
-		b, err = l.opt.PyG.Batch(pos, l.idx.NumNodes(), st, threads)
+		b, err = l.opt.PyG.BatchTimed(pos, l.idx.NumNodes(), nt, st, threads)
 	} else {
-		b, err = l.opt.PyG.BatchTyped(pos, l.types, st, threads)
+		b, err = l.opt.PyG.BatchTypedTimed(pos, l.types, nt, st, threads)
 	}
 	if err != nil {
 		return link{}, err

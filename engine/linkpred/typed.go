@@ -250,3 +250,30 @@ func TypeLocal(nodes []int64, t *graph.Types, lists ...[]int64) error {
 	}
 	return nil
 }
+
+// TypeRanks rewrites positions into nodes (original ids in any order, as
+// the seeds of a disjoint typed link batch are) as the rank of their node
+// among the nodes of its type, in order: what PyG's heterogeneous disjoint
+// edge_label_index and batch hold (each type's seeds numbered from 0).
+// Each list of lists is rewritten in place; positions must be in range.
+func TypeRanks(nodes []int64, t *graph.Types, lists ...[]int64) {
+	rank := SeedRanks(nodes, t)
+	for _, l := range lists {
+		for i, p := range l {
+			l[i] = rank[p]
+		}
+	}
+}
+
+// SeedRanks returns the rank of every node of nodes among the nodes of its
+// type, in order.
+func SeedRanks(nodes []int64, t *graph.Types) []int64 {
+	next := make([]int64, t.NumNodeTypes())
+	rank := make([]int64, len(nodes))
+	for i, v := range nodes {
+		nt := t.NodeType(v)
+		rank[i] = next[nt]
+		next[nt]++
+	}
+	return rank
+}

@@ -199,7 +199,7 @@ func TestPyGBatchTyped(t *testing.T) {
 	}
 	_, err := PyGLinkSampler{Mode: PyGBinaryMode, Amount: 1}.BatchTyped(Pairs{Src: []int64{3, 25}, Dst: []int64{25, 26}}, two, s, 0)
 	require.ErrorContains(t, err, "not of one edge type")
-	_, err = PyGLinkSampler{Disjoint: true}.BatchTyped(pos, two, s, 0)
+	_, err = PyGLinkSampler{Weights: &NodeWeights{}}.BatchTyped(pos, two, s, 0)
 	require.ErrorContains(t, err, "not supported")
 	_, err = PyGLinkSampler{}.BatchTyped(Pairs{Src: []int64{50}, Dst: []int64{0}}, two, s, 0)
 	require.ErrorContains(t, err, "not a node id")

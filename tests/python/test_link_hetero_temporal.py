@@ -1,0 +1,395 @@
+"""graphferry.pyg.LinkNeighborLoader on heterogeneous graphs with
+``disjoint=True`` and temporal sampling (node and edge times), and negatives
+under node times (homogeneous and typed), against PyG.
+
+PyG's own heterogeneous LinkNeighborLoader cannot sample here (no pyg-lib or
+torch-sparse), so the references are: our homogeneous loader on the
+equivalent graph (a HeteroData of one node and one edge type gives the same
+batch, with full fan-outs), PyG's pure-Python ``edge_sample`` (its seeds per
+type, seed times and label metadata), PyG's own ``LinkNeighborLoader`` over
+``graphferry.pyg.Sampler`` (PyG's filter and field placement), and the
+invariants PyG documents: every sampled edge exists with its type, disjoint
+subgraphs per pair, nothing later than its pair's time, negatives not later
+than their seed under node times. Runs in .venv (PyG 2.5) and .venv-latest
+(PyG 2.8)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+pyg = pytest.importorskip("torch_geometric")
+
+from torch_geometric.data import Data, HeteroData  # noqa: E402
+from torch_geometric.sampler import EdgeSamplerInput, HeteroSamplerOutput, NegativeSampling  # noqa: E402
+from torch_geometric.sampler.neighbor_sampler import edge_sample  # noqa: E402
+
+import graphferry.pyg as gfpyg  # noqa: E402
+
+WRITES = ("author", "writes", "paper")
+REV = ("paper", "rev_writes", "author")
+CITES = ("paper", "cites", "paper")
+NUM = {"author": 30, "paper": 50}
+FANOUTS = {WRITES: [3, 2], REV: [2, 2], CITES: [3, 2]}
+NEGS = [None, "binary", ("triplet", 2)]
+
+
+def make_hetero(seed: int = 0) -> HeteroData:
+    g = torch.Generator().manual_seed(seed)
+    data = HeteroData()
+    for nt, n in NUM.items():
+        data[nt].x = torch.randn(n, 4, generator=g)
+        data[nt].time = torch.randint(0, 100, (n,), generator=g)
+    src = torch.randint(0, NUM["author"], (200,), generator=g)
+    dst = torch.randint(0, NUM["paper"], (200,), generator=g)
+    data[WRITES].edge_index = torch.stack([src, dst])
+    data[REV].edge_index = torch.stack([dst, src])
+    data[CITES].edge_index = torch.randint(0, NUM["paper"], (2, 240), generator=g)
+    for et in (WRITES, REV, CITES):
+        data[et].etime = torch.randint(0, 100, (data[et].edge_index.size(1),), generator=g)
+    return data
+
+
+def pair_times(n: int, seed: int = 1) -> torch.Tensor:
+    return torch.randint(40, 100, (n,), generator=torch.Generator().manual_seed(seed))
+
+
+def label_fields(batch: HeteroData, et, neg):
+    """(pair ends as (src ids, dst ids) of the positives, number of positives)."""
+    p = batch[et].input_id.numel()
+    s, d = batch[et[0]].n_id, batch[et[2]].n_id
+    if neg is not None and "triplet" in str(neg):
+        return torch.stack([s[batch[et[0]].src_index], d[batch[et[2]].dst_pos_index]]), p
+    eli = batch[et].edge_label_index
+    return torch.stack([s[eli[0, :p]], d[eli[1, :p]]]), p
+
+
+def check_invariants(data: HeteroData, batch: HeteroData, et, pairs, times=None, level=None, neg=None):
+    """PyG's documented invariants of a disjoint (temporal) heterogeneous
+    link batch."""
+    ends, p = label_fields(batch, et, neg)
+    assert torch.equal(ends, pairs[:, batch[et].input_id])
+    pair_time = times[batch[et].input_id] if times is not None else None
+    for nt in data.node_types:
+        assert torch.equal(batch[nt].x, data[nt].x[batch[nt].n_id])
+        assert batch[nt].batch.numel() == batch[nt].n_id.numel()
+        assert batch[nt].batch.numel() == 0 or int(batch[nt].batch.max()) < p
+    for rel in data.edge_types:
+        ei = torch.as_tensor(batch[rel].edge_index)
+        src, dst = batch[rel[0]].n_id[ei[0]], batch[rel[2]].n_id[ei[1]]
+        # every sampled edge exists with its type
+        assert torch.equal(data[rel].edge_index[:, batch[rel].e_id], torch.stack([src, dst]))
+        # disjoint: an edge stays within its pair's subgraph
+        assert torch.equal(batch[rel[0]].batch[ei[0]], batch[rel[2]].batch[ei[1]])
+        if level == "edge":
+            assert bool((data[rel].etime[batch[rel].e_id] <= pair_time[batch[rel[2]].batch[ei[1]]]).all())
+    if level == "node":
+        for nt in data.node_types:
+            k = batch[nt].num_sampled_nodes[0]  # the seeds (the pairs' ends and negatives)
+            later = batch[nt].n_id[k:]
+            assert bool((data[nt].time[later] <= pair_time[batch[nt].batch[k:]]).all())
+    # the seeds of each type: ranked from 0 per type, their pair the rank modulo the positives
+    for nt in {et[0], et[2]}:
+        k = batch[nt].num_sampled_nodes[0]
+        assert torch.equal(batch[nt].batch[:k], torch.arange(k) % p)
+
+
+@pytest.mark.parametrize("neg", NEGS)
+@pytest.mark.parametrize(
+    "temporal", [dict(disjoint=True), dict(time_attr="time"), dict(time_attr="etime")], ids=["disjoint", "node", "edge"]
+)
+def test_one_type_matches_homogeneous(neg, temporal):
+    """A HeteroData of one node type and one edge type gives our
+    homogeneous loader's batch (full fan-outs: no draw depends on the
+    graph's typing): nodes, batch, edges, labels, times, triplet indices."""
+    g = torch.Generator().manual_seed(5)
+    n, e = 40, 160
+    ei = torch.randint(0, n, (2, e), generator=g)
+    x, ntime, etime = (
+        torch.randn(n, 4, generator=g),
+        torch.randint(0, 50, (n,), generator=g),
+        torch.randint(0, 50, (e,), generator=g),
+    )
+    et = ("p", "c", "p")
+    hd = HeteroData()
+    hd["p"].x, hd["p"].time = x, ntime
+    hd[et].edge_index, hd[et].etime = ei, etime
+    d = Data(x=x, edge_index=ei, num_nodes=n)
+    d.time, d.etime = ntime, etime
+    pairs = ei[:, :30]
+    kw = dict(temporal)
+    if "time_attr" in kw:
+        kw["edge_label_time"] = torch.randint(10, 50, (30,), generator=g)
+    args = dict(neg_sampling=neg, batch_size=8, seed=3, **kw)
+    hetero = gfpyg.LinkNeighborLoader(hd, [-1, -1], edge_label_index=(et, pairs), **args)
+    homo = gfpyg.LinkNeighborLoader(d, [-1, -1], edge_label_index=pairs, **args)
+    for index in (torch.arange(8), torch.tensor([29, 3, 17])):
+        a, b = hetero(index), homo(index)
+        compared = 0
+        for key in b.keys():
+            if key in ("x", "time", "etime", "num_nodes", "num_sampled_nodes", "num_sampled_edges"):
+                continue
+            store = a[et] if key in a[et] else a["p"]
+            assert key in store, key
+            assert torch.equal(torch.as_tensor(store[key]), torch.as_tensor(b[key])), key
+            compared += 1
+        assert compared >= 6
+        assert a["p"].num_sampled_nodes == b.num_sampled_nodes
+    hetero.close()
+    homo.close()
+
+
+@pytest.mark.parametrize("neg", NEGS)
+@pytest.mark.parametrize("level", [None, "node", "edge"])
+@pytest.mark.parametrize("et", [WRITES, CITES], ids=["two_types", "one_type"])
+def test_invariants(et, level, neg):
+    """Disjoint and temporal batches on a graph of two node types: every
+    sampled edge exists with its type, each pair's subgraph is its own,
+    nothing is later than its pair's time, the seeds of each type are
+    numbered from 0 (PyG's batch = seed rank % positives); iterated and
+    called."""
+    data = make_hetero()
+    pairs = data[et].edge_index[:, :48]
+    times = pair_times(48)
+    kw = dict(disjoint=True) if level is None else dict(time_attr={"node": "time", "edge": "etime"}[level])
+    if level is not None:
+        kw["edge_label_time"] = times
+    loader = gfpyg.LinkNeighborLoader(
+        data, FANOUTS, edge_label_index=(et, pairs), neg_sampling=neg, batch_size=10, shuffle=True, seed=7, **kw
+    )
+    seen = []
+    for batch in loader:
+        check_invariants(data, batch, et, pairs, times if level else None, level, neg)
+        seen.append(batch[et].input_id)
+    assert torch.equal(torch.cat(seen).sort().values, torch.arange(48))
+    batch = loader(torch.tensor([4, 40, 2]))
+    check_invariants(data, batch, et, pairs, times if level else None, level, neg)
+    if level is not None:
+        p = 3
+        if neg is not None and "triplet" in str(neg):
+            for nt in {et[0], et[2]}:  # PyG's: on the source and destination types
+                assert torch.equal(batch[nt].seed_time, times[batch[et].input_id])
+            assert "edge_label_time" not in batch[et]
+        else:
+            m = batch[et].edge_label_index.size(1)
+            assert torch.equal(batch[et].edge_label_time, times[batch[et].input_id].repeat(m)[:m])
+            assert m == (p if neg is None else 2 * p)
+    loader.close()
+
+
+class _Seeds:
+    """PyG's edge_sample's sample_fn: records the seeds and seed times it is
+    given, answers the batch pyg-lib gives the seeds of a disjoint sample
+    (each type's seeds numbered from 0)."""
+
+    def __call__(self, seed_dict, seed_time_dict):
+        self.seeds, self.times = seed_dict, seed_time_dict
+        batch = {nt: torch.arange(s.numel()) for nt, s in seed_dict.items()}
+        return HeteroSamplerOutput(node=seed_dict, row={}, col={}, edge={}, batch=batch)
+
+
+@pytest.mark.parametrize("neg", NEGS)
+@pytest.mark.parametrize("et", [WRITES, CITES], ids=["two_types", "one_type"])
+def test_seeds_and_labels_as_pyg_edge_sample(et, neg):
+    """Our seeds per type (the pairs' ends then the negatives', in PyG's
+    order), their times, ``batch`` of the seeds and the label fields are
+    PyG's edge_sample's, given our negatives (replayed through a
+    NegativeSampling whose sample() returns them)."""
+    data = make_hetero()
+    pairs = data[et].edge_index[:, :12]
+    times = pair_times(12)
+    loader = gfpyg.LinkNeighborLoader(
+        data, FANOUTS, edge_label_index=(et, pairs), edge_label_time=times, time_attr="etime", neg_sampling=neg, seed=2
+    )
+    index = torch.tensor([3, 0, 7, 11, 5])
+    ours = loader(index)
+    loader.close()
+    seeds = {nt: ours[nt].n_id[: ours[nt].num_sampled_nodes[0]] for nt in {et[0], et[2]}}
+    p = index.numel()
+    neg_sampling = None
+    if neg is not None:
+        ns = NegativeSampling.cast(neg)
+        if ns.is_binary():
+            k = seeds[et[0]].numel() // 2 if et[0] == et[2] else seeds[et[0]].numel()
+            src_all = seeds[et[0]][:k]
+            dst_all = seeds[et[2]][k:] if et[0] == et[2] else seeds[et[2]]
+            replay = [src_all[p:], dst_all[p:]]
+        else:
+            replay = [seeds[et[2]][2 * p :] if et[0] == et[2] else seeds[et[2]][p:]]
+
+        class Replay(NegativeSampling):
+            def sample(self, num_samples, *args, **kwargs):
+                out = replay.pop(0)
+                assert out.numel() == num_samples
+                return out
+
+        neg_sampling = Replay(ns.mode, ns.amount)
+    fn = _Seeds()
+    inputs = EdgeSamplerInput(
+        input_id=index, row=pairs[0, index], col=pairs[1, index], time=times[index], input_type=et
+    )
+    out = edge_sample(inputs, fn, dict(NUM), True, None, neg_sampling)
+    for nt in seeds:
+        assert torch.equal(seeds[nt], fn.seeds[nt]), nt
+        k = seeds[nt].numel()
+        assert torch.equal(ours[nt].batch[:k], out.batch[nt]), nt
+    meta = out.metadata
+    assert torch.equal(ours[et].input_id, meta[0])
+    if neg is not None and "triplet" in str(neg):
+        assert torch.equal(ours[et[0]].src_index, meta[1])
+        assert torch.equal(ours[et[2]].dst_pos_index, meta[2])
+        assert torch.equal(ours[et[2]].dst_neg_index, meta[3])
+        assert torch.equal(ours[et[0]].seed_time, meta[4])
+    else:
+        assert torch.equal(ours[et].edge_label_index, meta[1])
+        if meta[2] is not None:
+            assert torch.equal(ours[et].edge_label, meta[2])
+        assert torch.equal(ours[et].edge_label_time, meta[3])
+
+
+@pytest.mark.parametrize("neg", NEGS)
+@pytest.mark.parametrize("level", ["node", "edge"])
+def test_sampler_inside_pyg_link_loader(level, neg):
+    """graphferry.pyg.Sampler inside PyG's own LinkNeighborLoader on a
+    HeteroData, temporal: PyG's filter over our edge sampler gives the batch
+    our loader gives."""
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+
+    data = make_hetero()
+    pairs = data[WRITES].edge_index[:, :20]
+    times = pair_times(20)
+    attr = {"node": "time", "edge": "etime"}[level]
+    kwargs = dict(edge_label_index=(WRITES, pairs), edge_label_time=times, time_attr=attr, neg_sampling=neg)
+    ours = gfpyg.LinkNeighborLoader(data, FANOUTS, seed=4, **kwargs)
+    inside = PyGLinkNeighborLoader(
+        data, FANOUTS, neighbor_sampler=gfpyg.Sampler(data, FANOUTS, seed=4, time_attr=attr), **kwargs
+    )
+    index = torch.tensor([5, 2, 19, 11])
+    a, b = ours(index), inside(index)
+    for key, store in [(nt, a[nt]) for nt in a.node_types] + [(et, a[et]) for et in a.edge_types]:
+        other = b[key]
+        for name in store.keys():
+            if name in ("num_sampled_nodes", "num_sampled_edges"):
+                continue
+            assert name in other, (key, name)
+            va, vb = store[name], other[name]
+            if isinstance(va, torch.Tensor):
+                assert torch.equal(torch.as_tensor(va), torch.as_tensor(vb)), (key, name)
+    check_invariants(data, a, WRITES, pairs, times, level, neg)
+    ours.close()
+
+
+def _negatives(batch, neg, p):
+    """The negative nodes of a homogeneous batch: (sources or None,
+    destinations), draw f belonging to positive f % p."""
+    if "triplet" in str(neg):
+        # dst_neg_index[i, j] is draw j * p + i (PyG's view(-1, num_pos).t())
+        return None, batch.n_id[batch.dst_neg_index.reshape(p, -1).t().reshape(-1)]
+    eli = batch.edge_label_index[:, p:]
+    return batch.n_id[eli[0]], batch.n_id[eli[1]]
+
+
+@pytest.mark.parametrize("neg", ["binary", NegativeSampling("binary", 2.5), ("triplet", 3)])
+def test_negatives_under_node_times_homogeneous(neg):
+    """PyG's neg_sample under node times: every negative is not later than
+    its positive's seed time; when no redraw is early enough, the earliest
+    node (PyG's node_time.argmin()); the negatives vary over the nodes that
+    are early enough (not one fallback)."""
+    g = torch.Generator().manual_seed(3)
+    n = 60
+    data = Data(x=torch.randn(n, 2, generator=g), edge_index=torch.randint(0, n, (2, 300), generator=g), num_nodes=n)
+    data.ntime = torch.arange(n) % 20 + 10  # times 10..29
+    data.ntime[17] = 0  # the earliest node
+    pairs = data.edge_index[:, :40]
+    times = torch.randint(12, 30, (40,), generator=g)
+    times[::5] = 5  # only node 17 is early enough for these
+    loader = gfpyg.LinkNeighborLoader(
+        data,
+        [2, 2],
+        edge_label_index=pairs,
+        edge_label_time=times,
+        time_attr="ntime",
+        neg_sampling=neg,
+        batch_size=8,
+        seed=1,
+    )
+    drawn = []
+    for batch in loader:
+        p = batch.input_id.numel()
+        seed_time = times[batch.input_id]
+        for side in _negatives(batch, neg, p):
+            if side is None:
+                continue
+            cut = seed_time.repeat(-(-side.numel() // p))[: side.numel()]
+            assert bool((data.ntime[side] <= cut).all())
+            assert bool((side[cut == 5] == 17).all())
+            drawn.append(side)
+    assert torch.cat(drawn).unique().numel() > 20
+    loader.close()
+
+
+@pytest.mark.parametrize("neg", ["binary", ("triplet", 2)])
+@pytest.mark.parametrize("et", [WRITES, CITES], ids=["two_types", "one_type"])
+def test_negatives_under_node_times_typed(et, neg):
+    """On a HeteroData, the negatives of each side are of its node type and
+    not later than their seed (PyG's node_time per type); the fallback is
+    the earliest node of that type."""
+    data = make_hetero()
+    data["author"].time[7] = -1
+    data["paper"].time[9] = -1
+    pairs = data[et].edge_index[:, :30]
+    times = pair_times(30)
+    times[::4] = -1
+    loader = gfpyg.LinkNeighborLoader(
+        data,
+        FANOUTS,
+        edge_label_index=(et, pairs),
+        edge_label_time=times,
+        time_attr="time",
+        neg_sampling=neg,
+        batch_size=6,
+        seed=9,
+    )
+    earliest = {"author": 7, "paper": 9}
+    for batch in loader:
+        check_invariants(data, batch, et, pairs, times, "node", neg)
+        p = batch[et].input_id.numel()
+        seed_time = times[batch[et].input_id]
+        if "triplet" in str(neg):
+            idx = batch[et[2]].dst_neg_index.reshape(p, -1).t().reshape(-1)
+            sides = [(et[2], batch[et[2]].n_id[idx])]
+        else:
+            eli = batch[et].edge_label_index[:, p:]
+            sides = [(et[0], batch[et[0]].n_id[eli[0]]), (et[2], batch[et[2]].n_id[eli[1]])]
+        for nt, ids in sides:
+            assert int(ids.max()) < NUM[nt]
+            cut = seed_time.repeat(-(-ids.numel() // p))[: ids.numel()]
+            assert bool((data[nt].time[ids] <= cut).all())
+            assert bool((ids[cut == -1] == earliest[nt]).all())
+    loader.close()
+
+
+def test_negatives_under_node_times_inside_pyg_loader():
+    """graphferry.pyg.Sampler inside PyG's LinkNeighborLoader takes node
+    times with negatives too (no longer refused): the batch is our
+    loader's."""
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+
+    g = torch.Generator().manual_seed(2)
+    data = Data(x=torch.randn(30, 2, generator=g), edge_index=torch.randint(0, 30, (2, 90), generator=g), num_nodes=30)
+    data.ntime = torch.randint(0, 50, (30,), generator=g)
+    pairs = data.edge_index[:, :16]
+    times = torch.randint(10, 50, (16,), generator=g)
+    kwargs = dict(edge_label_index=pairs, edge_label_time=times, time_attr="ntime", neg_sampling="binary")
+    ours = gfpyg.LinkNeighborLoader(data, [2, 2], seed=6, **kwargs)
+    inside = PyGLinkNeighborLoader(
+        data, [2, 2], neighbor_sampler=gfpyg.Sampler(data, [2, 2], seed=6, time_attr="ntime"), **kwargs
+    )
+    index = torch.tensor([1, 9, 4])
+    a, b = ours(index), inside(index)
+    for key in a.keys():
+        if isinstance(a[key], torch.Tensor):
+            assert torch.equal(torch.as_tensor(a[key]), torch.as_tensor(b[key])), key
+    neg = a.n_id[a.edge_label_index[:, 3:]]
+    assert bool((data.ntime[neg] <= times[index].repeat(2)[:3]).all())
+    ours.close()
