@@ -1823,7 +1823,10 @@ typedef struct gf_edge_sampler_options {
      NegativeSampling weight: negatives are drawn with probability
      proportional to their node's weight (with replacement; weights finite,
      >= 0, with a positive sum). NULL: uniform. Borrowed (copied during the
-     call). Not on typed graphs (GF_ENOTSUP). */
+     call). On a typed graph: one weight per node of the type it draws, by
+     the type's own ids (triplet: the pairs' destination type; binary: both
+     end types, which must then have that many nodes), checked with the
+     pairs (GF_EINVAL naming the sizes). */
   const DLTensor *negative_weights;
 } gf_edge_sampler_options;
 

@@ -82,8 +82,8 @@ type Options struct {
 	// its pair's position modulo the positives, as PyG's; on a typed
 	// graph, the seed's rank among its type's seeds modulo the positives).
 	// On a typed graph the pairs are of one edge type, and the negatives
-	// are drawn among its source and destination types (node weights are
-	// not supported there).
+	// are drawn among its source and destination types (node weights then
+	// hold one weight per node of the type they draw).
 	PyG linkpred.PyGLinkSampler
 	// NodeTime is the time of every node (original ids), for negatives
 	// under node times (Request.Temporal = TemporalNode with negative
@@ -122,9 +122,6 @@ func (o Options) Validate(types *graph.Types) error {
 	case PyG:
 		if err := o.PyG.Validate(); err != nil {
 			return errs.Errorf(nil, "%v", err)
-		}
-		if o.PyG.Weights != nil && types != nil {
-			return errs.Errorf(errs.ErrNotSupported, "negative sampling weights are not supported on typed graphs")
 		}
 	default:
 		return errs.Errorf(nil, "link mode = %d, must be DGL (%d) or PyG (%d)", o.Mode, DGL, PyG)
@@ -284,8 +281,32 @@ func (l *Linker) Check(items Items) error {
 		}
 	}
 	if l.types != nil {
-		if _, err := linkpred.PairTypes(pos, l.types); err != nil {
+		ranges, err := linkpred.PairTypes(pos, l.types)
+		if err != nil {
 			return errs.Errorf(nil, "%v", err)
+		}
+		if err := l.checkTypedWeights(ranges); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTypedWeights: on a typed graph, PyG's negative weights hold one
+// weight per node of each type they draw (the destinations' type; binary:
+// the sources' type too).
+func (l *Linker) checkTypedWeights(ranges *[2]linkpred.NodeRange) error {
+	w := l.opt.PyG.Weights
+	if w == nil || ranges == nil || l.opt.PyG.Mode == linkpred.PyGNone {
+		return nil
+	}
+	for k, r := range ranges {
+		if k == 0 && l.opt.PyG.Mode == linkpred.PyGTripletMode {
+			continue // triplet draws destinations only
+		}
+		if w.Len() != r.N {
+			side := []string{"source", "destination"}[k]
+			return errs.Errorf(nil, "negative sampling weights: %d weights for the %d nodes of the pairs' %s type (want one per node of that type)", w.Len(), r.N, side)
 		}
 	}
 	return nil

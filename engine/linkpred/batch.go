@@ -211,8 +211,10 @@ func (p PyGLinkSampler) BatchTimed(pos Pairs, numNodes int64, times *NodeTimes, 
 // Disjoint, the seeds are PyG's disjoint ones (every pair end, negatives
 // included, in Batch's order: not grouped by type) and the pair indices
 // their ranks among the seeds of their type, as PyG's heterogeneous
-// disjoint edge_label_index (an arange per type). Weights are not
-// supported.
+// disjoint edge_label_index (an arange per type). Weights hold one weight
+// per node of the type they draw (PyG's weight of a heterogeneous
+// NegativeSampling, by the type's own ids): binary negatives draw both
+// ends by them, so both types have that many nodes.
 func (p PyGLinkSampler) BatchTyped(pos Pairs, t *graph.Types, s Stream, threads int) (PyGBatch, error) {
 	return p.BatchTypedTimed(pos, t, nil, s, threads)
 }
@@ -223,9 +225,6 @@ func (p PyGLinkSampler) BatchTyped(pos Pairs, t *graph.Types, s Stream, threads 
 func (p PyGLinkSampler) BatchTypedTimed(pos Pairs, t *graph.Types, times *NodeTimes, s Stream, threads int) (PyGBatch, error) {
 	if t == nil {
 		return PyGBatch{}, fmt.Errorf("linkpred: BatchTyped: types are nil")
-	}
-	if p.Weights != nil {
-		return PyGBatch{}, fmt.Errorf("linkpred: negative sampling weights are not supported on typed graphs")
 	}
 	numNodes := t.NodeOffsets[t.NumNodeTypes()]
 	if err := pos.validate("edge_label_index", numNodes); err != nil {
@@ -287,25 +286,21 @@ func (p PyGLinkSampler) batch(pos Pairs, numNodes int64, ranges *[2]NodeRange, t
 			}
 		}
 	}
+	typed := ranges != nil
 	all := NodeRange{N: numNodes}
-	if ranges == nil {
+	if !typed {
 		ranges = &[2]NodeRange{all, all}
 	}
-	// A side's draw as the first draws make it (weighted over every node,
-	// or uniform in the side's range), for redraws under node times.
-	drawIn := func(r NodeRange) func(*rng.SplitMix64) int64 {
-		if p.Weights != nil {
-			return func(x *rng.SplitMix64) int64 { return p.Weights.draw(x, numNodes) }
-		}
-		return r.draw
-	}
+	// A side's draw as the first draws make it, for redraws under node
+	// times.
+	drawIn := func(r NodeRange) func(*rng.SplitMix64) int64 { return r.weighted(p.Weights) }
 	switch p.Mode {
 	case PyGTripletMode:
 		amount := int(p.Amount)
 		tr := Triplet{Amount: amount, Weights: p.Weights}
 		var neg []int64
 		var err error
-		if p.Weights != nil {
+		if p.Weights != nil && !typed {
 			neg, err = tr.Sample(pos.Len(), numNodes, s, threads)
 		} else {
 			neg, err = tr.SampleRange(pos.Len(), ranges[1], s, threads)
@@ -326,7 +321,7 @@ func (p PyGLinkSampler) batch(pos Pairs, numNodes int64, ranges *[2]NodeRange, t
 		if p.Mode == PyGBinaryMode {
 			bi := Binary{Amount: p.Amount, Weights: p.Weights}
 			var err error
-			if p.Weights != nil {
+			if p.Weights != nil && !typed {
 				neg, err = bi.Sample(pos.Len(), numNodes, s, threads)
 			} else {
 				neg, err = bi.SampleRanges(pos.Len(), ranges[0], ranges[1], s, threads)

@@ -393,3 +393,91 @@ def test_negatives_under_node_times_inside_pyg_loader():
     neg = a.n_id[a.edge_label_index[:, 3:]]
     assert bool((data.ntime[neg] <= times[index].repeat(2)[:3]).all())
     ours.close()
+
+
+def weighted(mode: str, amount: float, weight: torch.Tensor) -> NegativeSampling:
+    """PyG's weighted NegativeSampling: ``weight`` (PyG 2.5) or the same
+    ``src_weight`` and ``dst_weight`` (newer PyG)."""
+    import inspect
+
+    if "src_weight" in inspect.signature(NegativeSampling).parameters:
+        return NegativeSampling(mode, amount, src_weight=weight, dst_weight=weight)
+    return NegativeSampling(mode, amount, weight)
+
+
+@pytest.mark.parametrize("mode", ["binary", "triplet"])
+def test_weighted_negatives_one_type_match_homogeneous(mode):
+    """Weighted negatives on a HeteroData of one node type are our
+    homogeneous loader's (the weight vector of the type is PyG's over
+    every node): same negatives, same batch."""
+    g = torch.Generator().manual_seed(6)
+    n = 40
+    ei = torch.randint(0, n, (2, 160), generator=g)
+    x = torch.randn(n, 3, generator=g)
+    weight = torch.rand(n, generator=g)
+    weight[::3] = 0
+    et = ("p", "c", "p")
+    hd = HeteroData()
+    hd["p"].x = x
+    hd[et].edge_index = ei
+    d = Data(x=x, edge_index=ei, num_nodes=n)
+    args = dict(neg_sampling=weighted(mode, 2, weight), batch_size=8, seed=5)
+    a = gfpyg.LinkNeighborLoader(hd, [-1], edge_label_index=(et, ei[:, :24]), **args)(torch.arange(8))
+    b = gfpyg.LinkNeighborLoader(d, [-1], edge_label_index=ei[:, :24], **args)(torch.arange(8))
+    for key in ("edge_label_index", "edge_label", "src_index", "dst_pos_index", "dst_neg_index", "n_id", "batch"):
+        if key in b:
+            store = a[et] if key in a[et] else a["p"]
+            assert torch.equal(store[key], b[key]), key
+    if mode == "triplet":
+        negs = a["p"].n_id[a["p"].dst_neg_index]
+    else:
+        negs = a["p"].n_id[a[et].edge_label_index[:, 8:]]
+    assert bool((weight[negs] > 0).all())
+
+
+@pytest.mark.parametrize("mode", ["binary", "triplet"])
+def test_weighted_negatives_two_types(mode):
+    """On a graph of two node types the weight vector is by the drawn type's
+    own ids (PyG's NegativeSampling.sample(num, num_nodes of the type)):
+    triplet destinations by the destination type's weights, binary ends by
+    one vector over both types, which must then have its length (refused
+    with the sizes otherwise, as PyG refuses a weight of the wrong length);
+    zero weights are never drawn; graphferry.pyg.Sampler inside PyG's own
+    LinkNeighborLoader gives the same batch."""
+    from torch_geometric.loader import LinkNeighborLoader as PyGLinkNeighborLoader
+
+    data = make_hetero()
+    g = torch.Generator().manual_seed(7)
+    if mode == "binary":  # both ends by one vector: two types of one size
+        data["author"].x = torch.randn(NUM["paper"], 4, generator=g)
+        data["author"].time = torch.randint(0, 100, (NUM["paper"],), generator=g)
+    weight = torch.rand(NUM["paper"], generator=g)
+    weight[weight < 0.5] = 0
+    pairs = data[WRITES].edge_index[:, :30]
+    kwargs = dict(edge_label_index=(WRITES, pairs), neg_sampling=weighted(mode, 3, weight), batch_size=10)
+    ours = gfpyg.LinkNeighborLoader(data, FANOUTS, seed=2, **kwargs)
+    for batch in ours:
+        p = batch[WRITES].input_id.numel()
+        if mode == "triplet":
+            sides = [batch["paper"].n_id[batch["paper"].dst_neg_index.reshape(-1)]]
+        else:
+            eli = batch[WRITES].edge_label_index[:, p:]
+            sides = [batch["author"].n_id[eli[0]], batch["paper"].n_id[eli[1]]]
+        for ids in sides:
+            assert ids.numel() == 3 * p and bool((weight[ids] > 0).all())
+    inside = PyGLinkNeighborLoader(data, FANOUTS, neighbor_sampler=gfpyg.Sampler(data, FANOUTS, seed=2), **kwargs)
+    index = torch.tensor([3, 14, 8])
+    a, b = ours(index), inside(index)
+    for nt in ("author", "paper"):
+        assert torch.equal(a[nt].n_id, b[nt].n_id)
+    for key in ("edge_label_index", "edge_label"):
+        if key in a[WRITES]:
+            assert torch.equal(a[WRITES][key], b[WRITES][key])
+    if mode == "triplet":
+        assert torch.equal(a["paper"].dst_neg_index, b["paper"].dst_neg_index)
+    ours.close()
+    wrong = gfpyg.LinkNeighborLoader(
+        make_hetero(), FANOUTS, edge_label_index=WRITES, neg_sampling=weighted("binary", 1, weight), seed=1
+    )
+    with pytest.raises(ValueError, match="50 weights for the 30 nodes of the pairs' source type"):
+        next(iter(wrong))

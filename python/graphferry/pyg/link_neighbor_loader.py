@@ -103,7 +103,8 @@ class LinkNeighborLoader(EngineLoader):
         neg_sampling (str or NegativeSampling, optional): ``"binary"``,
             ``"triplet"`` or a ``NegativeSampling``, weighted or not (newer
             PyG's ``src_weight`` and ``dst_weight`` must then be the same
-            for binary negatives; not on heterogeneous graphs).
+            for binary negatives; on a heterogeneous graph one weight per
+            node of the drawn type, as PyG's).
             (default: :obj:`None`)
         neg_sampling_ratio (float, optional): PyG's older form of
             ``NegativeSampling("binary", neg_sampling_ratio)``.
