@@ -1760,8 +1760,13 @@ GF_API int gf_graph_edges(gf_graph *graph, int32_t format, int32_t relation,
  * pairs' source (destination) type. The seeds are then grouped by node
  * type, and every pair index is a position among the seeds of its node's
  * type (a type-local id of the pair graph, or of PyG's per-type
- * edge_label_index). GF_NEG_GLOBAL_UNIFORM is not supported there
- * (GF_ENOTSUP). A disjoint (or temporal) GF_LINK_PYG batch on a typed graph
+ * edge_label_index). GF_NEG_GLOBAL_UNIFORM draws per relation, as DGL's
+ * global_uniform_negative_sampling per canonical edge type: at most k pairs
+ * per seed edge of the relation, uniform over its source x destination
+ * type, rejecting its own edges (an edge of another relation between the
+ * same types may be a negative), self-loops only on a relation within one
+ * node type (GF_NEG_KEEP_SELF_LOOPS keeps them); GF_LINK_NEG_OFFSETS says
+ * where each relation's negatives start. A disjoint (or temporal) GF_LINK_PYG batch on a typed graph
  * keeps PyG's disjoint seeds (every pair end and negative, in PyG's order,
  * not grouped by type) and its pair indices and GF_FIELD_BATCH are ranks
  * among the seeds of their node's type (GF_FIELD_BATCH modulo the

@@ -72,9 +72,10 @@ type Options struct {
 	// batch.
 	Threads int
 	Mode    Mode
-	// DGL is used with DGL mode. On a typed graph, the negatives are
-	// PerSourceUniform's, drawn among the destination type of each seed
-	// edge's relation (GlobalUniform is not supported there).
+	// DGL is used with DGL mode. On a typed graph, PerSourceUniform
+	// negatives are drawn among the destination type of each seed edge's
+	// relation, GlobalUniform ones per relation among the pairs of its node
+	// types that are not its edges (as DGL draws per canonical edge type).
 	DGL linkpred.DGLEdgeSampler
 	// PyG is used with PyG mode. Its Disjoint follows Request.Disjoint
 	// (PyG's disjoint LinkNeighborLoader: every pair end, negatives
@@ -115,9 +116,6 @@ func (o Options) Validate(types *graph.Types) error {
 	case DGL:
 		if err := o.DGL.Validate(); err != nil {
 			return errs.Errorf(nil, "%v", err)
-		}
-		if _, global := o.DGL.Negative.(linkpred.GlobalUniform); global && types != nil {
-			return errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives are not supported on typed graphs (draw PerSourceUniform negatives per edge type)")
 		}
 	case PyG:
 		if err := o.PyG.Validate(); err != nil {
@@ -570,7 +568,11 @@ func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int) (li
 		if l.adj == nil {
 			return link{}, errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives need every edge of the graph")
 		}
-		neg, err = ns.Sample(origAdjacency{l.adj, l.p.OldToNew}, pos.Len(), st, threads)
+		if l.types == nil {
+			neg, err = ns.Sample(origAdjacency{l.adj, l.p.OldToNew}, pos.Len(), st, threads)
+			break
+		}
+		neg, negOff, err = l.globalTyped(ns, off, st, threads)
 	}
 	if err != nil {
 		return link{}, err
@@ -607,6 +609,73 @@ func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int) (li
 		LinkInputID: inputID, LinkEdgeIDs: ids, LinkPosOffsets: off, LinkNegOffsets: negOff,
 	}
 	return lk, nil
+}
+
+// globalTyped draws DGL's GlobalUniform negatives of a typed batch whose
+// seed edges are grouped by relation at offsets off: relation by relation,
+// as DGL draws per canonical edge type, among the pairs of its node types
+// that are not its edges. It returns the pairs and their relation offsets.
+func (l *Linker) globalTyped(ns linkpred.GlobalUniform, off []int64, st linkpred.Stream, threads int) (linkpred.Pairs, []int64, error) {
+	t := l.types
+	out := linkpred.Pairs{Src: []int64{}, Dst: []int64{}}
+	negOff := make([]int64, len(off))
+	for r := 0; r+1 < len(off); r++ {
+		negOff[r] = int64(out.Len())
+		if off[r+1] == off[r] {
+			continue
+		}
+		adj := relAdjacency{origAdjacency: origAdjacency{l.adj, l.p.OldToNew}, g: l.p.Graph, types: t, rel: int32(r), shared: sharedTypes(t, r)}
+		src, dst := linkpred.TypeRange(t, t.RelSrc[r]), linkpred.TypeRange(t, t.RelDst[r])
+		neg, err := ns.SampleRelation(adj, t.EdgeOffsets[r+1]-t.EdgeOffsets[r], r, int(off[r+1]-off[r]), src, dst, st, threads)
+		if err != nil {
+			return linkpred.Pairs{}, nil, err
+		}
+		out.Src = append(out.Src, neg.Src...)
+		out.Dst = append(out.Dst, neg.Dst...)
+	}
+	negOff[len(off)-1] = int64(out.Len())
+	return out, negOff, nil
+}
+
+// sharedTypes reports whether another relation of t joins relation r's
+// source and destination node types.
+func sharedTypes(t *graph.Types, r int) bool {
+	for q := range t.RelSrc {
+		if q != r && t.RelSrc[q] == t.RelSrc[r] && t.RelDst[q] == t.RelDst[r] {
+			return true
+		}
+	}
+	return false
+}
+
+// relAdjacency answers HasEdge (original ids) for the edges of relation
+// rel of a typed graph alone: an edge u->v of any relation is one of rel's
+// unless another relation joins the same node types (shared), when v's
+// in-edges from u are looked up by relation.
+type relAdjacency struct {
+	origAdjacency
+	g      *graph.CSC
+	types  *graph.Types
+	rel    int32
+	shared bool
+}
+
+func (a relAdjacency) HasEdge(u, v int64) bool {
+	if !a.origAdjacency.HasEdge(u, v) {
+		return false
+	}
+	if !a.shared {
+		return true
+	}
+	if m := a.oldToNew; m != nil {
+		u, v = m[u], m[v]
+	}
+	for pos := a.g.Indptr[v]; pos < a.g.Indptr[v+1]; pos++ {
+		if a.g.Source(pos) == u && a.types.Relation(a.g.EdgeID(pos)) == a.rel {
+			return true
+		}
+	}
+	return false
 }
 
 // exclusion returns the edges a DGL batch of the seed edges eids excludes

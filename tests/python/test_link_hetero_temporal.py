@@ -481,3 +481,116 @@ def test_weighted_negatives_two_types(mode):
     )
     with pytest.raises(ValueError, match="50 weights for the 30 nodes of the pairs' source type"):
         next(iter(wrong))
+
+
+def _dgl_graph(dgl, reviews_all_but_writes: bool = False):
+    g = torch.Generator().manual_seed(11)
+    na, npap = 12, 20
+    writes = (torch.randint(0, na, (60,), generator=g), torch.randint(0, npap, (60,), generator=g))
+    rels = {
+        ("paper", "cites", "paper"): (
+            torch.randint(0, npap, (90,), generator=g),
+            torch.randint(0, npap, (90,), generator=g),
+        ),
+        ("author", "writes", "paper"): writes,
+        ("paper", "rev_writes", "author"): (writes[1], writes[0]),
+    }
+    if reviews_all_but_writes:  # every author -> paper pair that is not a writes edge
+        a, p = torch.meshgrid(torch.arange(na), torch.arange(npap), indexing="ij")
+        a, p = a.reshape(-1), p.reshape(-1)
+        is_write = torch.zeros(na, npap, dtype=torch.bool)
+        is_write[writes[0], writes[1]] = True
+        keep = ~is_write[a, p]
+        rels[("author", "reviews", "paper")] = (a[keep], p[keep])
+    return dgl.heterograph(rels, num_nodes_dict={"author": na, "paper": npap})
+
+
+def _negatives_per_type(neg):
+    out = {}
+    for et in neg.canonical_etypes:
+        s, d = neg.edges(etype=et)
+        out[et] = (neg.nodes[et[0]].data["_ID"][s.long()], neg.nodes[et[2]].data["_ID"][d.long()])
+    return out
+
+
+@pytest.mark.parametrize("replace", [False, True])
+@pytest.mark.parametrize("self_loops", [True, False])
+def test_dgl_global_uniform_on_heterographs(self_loops, replace):
+    """DGL 2.1's edge DataLoader with GlobalUniform on a heterograph is the
+    reference of the batch's structure (negative graph's types, node sets,
+    keys); per edge type our negatives are pairs of its node types that are
+    not its edges, at most k per seed edge, unique without replace, no
+    self-loops on a one-type relation unless asked, as DGL's
+    global_uniform_negative_sampling draws them."""
+    dgl = pytest.importorskip("dgl")
+    import graphferry.dgl as gfdgl
+
+    g = _dgl_graph(dgl)
+    ns = dgl.dataloading.negative_sampler.GlobalUniform(3, exclude_self_loops=self_loops, replace=replace)
+    seeds = {"writes": torch.arange(0, 60, 2), "cites": torch.arange(0, 90, 3)}
+    fan = [{"cites": 2, "writes": 2, "rev_writes": 2}]
+    ours = gfdgl.DataLoader(
+        g,
+        seeds,
+        gfdgl.as_edge_prediction_sampler(dgl.dataloading.NeighborSampler(fan), negative_sampler=ns),
+        batch_size=20,
+        seed=4,
+    )
+    theirs = dgl.dataloading.DataLoader(
+        g,
+        seeds,
+        dgl.dataloading.as_edge_prediction_sampler(dgl.dataloading.NeighborSampler(fan), negative_sampler=ns),
+        batch_size=20,
+    )
+    self_loop_seen = False
+    for (in_a, pair_a, neg_a, blocks_a), (in_b, pair_b, neg_b, blocks_b) in zip(ours, theirs):
+        assert neg_a.ntypes == neg_b.ntypes and neg_a.canonical_etypes == neg_b.canonical_etypes
+        assert pair_a.canonical_etypes == pair_b.canonical_etypes
+        assert set(in_a) == set(in_b) and len(blocks_a) == len(blocks_b)
+        for nt in g.ntypes:
+            assert neg_a.num_nodes(nt) == pair_a.num_nodes(nt)  # compacted together
+            assert set(neg_a.nodes[nt].data.keys()) == set(neg_b.nodes[nt].data.keys())
+        for et, (s, d) in _negatives_per_type(neg_a).items():
+            n_pos = pair_a.num_edges(etype=et)
+            assert s.numel() <= 3 * n_pos
+            if n_pos:
+                assert s.numel() > 0
+            assert not bool(g.has_edges_between(s, d, etype=et).any()), et
+            if not replace:
+                assert torch.unique(s * 1000 + d).numel() == s.numel()
+            if et[0] == et[2]:
+                self_loop_seen |= bool((s == d).any())
+                if self_loops:
+                    assert not bool((s == d).any())
+    if self_loops:
+        assert not self_loop_seen
+    ours.close()
+
+
+def test_dgl_global_uniform_checks_its_own_edge_type():
+    """Two edge types joining the same node types: a negative of one may be
+    an edge of the other (DGL checks the canonical edge type only). Here
+    every author -> paper pair that is not a writes edge is a reviews edge,
+    so writes' negatives are reviews edges, and the reverse."""
+    dgl = pytest.importorskip("dgl")
+    import graphferry.dgl as gfdgl
+
+    g = _dgl_graph(dgl, reviews_all_but_writes=True)
+    ns = dgl.dataloading.negative_sampler.GlobalUniform(2)
+    fan = [{et: 1 for et in g.etypes}]
+    seeds = {"writes": torch.arange(0, 60, 3), "reviews": torch.arange(0, 100, 5)}
+    loader = gfdgl.DataLoader(
+        g,
+        seeds,
+        gfdgl.as_edge_prediction_sampler(dgl.dataloading.NeighborSampler(fan), negative_sampler=ns),
+        batch_size=40,
+        seed=1,
+    )
+    _, pair, neg, _ = next(iter(loader))
+    negs = _negatives_per_type(neg)
+    for et, other in ((("author", "writes", "paper"), "reviews"), (("author", "reviews", "paper"), "writes")):
+        s, d = negs[et]
+        assert s.numel() > 0, et
+        assert not bool(g.has_edges_between(s, d, etype=et).any())
+        assert bool(g.has_edges_between(s, d, etype=other).all())
+    loader.close()
