@@ -172,8 +172,13 @@ func negativeWeights(t *C.DLTensor, arg string) (*linkpred.NodeWeights, error) {
 	return nw, nil
 }
 
-// checkNegativeWeights: PyG's negative weights hold one weight per node of g.
+// checkNegativeWeights: PyG's negative weights hold one weight per node of
+// g; on a typed graph, one per node of the type they draw (checked with the
+// pairs, whose edge type says which).
 func checkNegativeWeights(g *core.Graph, opt core.EdgeSamplerOptions, arg string) error {
+	if g.Types() != nil {
+		return nil
+	}
 	if w := opt.PyG.Weights; w != nil && w.Len() != g.NumNodes() {
 		return errorf(gfEInval, "%s has %d weights for a graph of %d nodes (want one per node)", arg, w.Len(), g.NumNodes())
 	}

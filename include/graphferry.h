@@ -1760,8 +1760,17 @@ GF_API int gf_graph_edges(gf_graph *graph, int32_t format, int32_t relation,
  * pairs' source (destination) type. The seeds are then grouped by node
  * type, and every pair index is a position among the seeds of its node's
  * type (a type-local id of the pair graph, or of PyG's per-type
- * edge_label_index). GF_NEG_GLOBAL_UNIFORM is not supported there
- * (GF_ENOTSUP).
+ * edge_label_index). GF_NEG_GLOBAL_UNIFORM draws per relation, as DGL's
+ * global_uniform_negative_sampling per canonical edge type: at most k pairs
+ * per seed edge of the relation, uniform over its source x destination
+ * type, rejecting its own edges (an edge of another relation between the
+ * same types may be a negative), self-loops only on a relation within one
+ * node type (GF_NEG_KEEP_SELF_LOOPS keeps them); GF_LINK_NEG_OFFSETS says
+ * where each relation's negatives start. A disjoint (or temporal) GF_LINK_PYG batch on a typed graph
+ * keeps PyG's disjoint seeds (every pair end and negative, in PyG's order,
+ * not grouped by type) and its pair indices and GF_FIELD_BATCH are ranks
+ * among the seeds of their node's type (GF_FIELD_BATCH modulo the
+ * positives), as PyG's heterogeneous edge_sample numbers them.
  *
  * gf_edge_loader_open makes a loader whose batches are these, made ahead of
  * the consumer by the library's threads (see gf_edge_loader_open).
@@ -1819,7 +1828,10 @@ typedef struct gf_edge_sampler_options {
      NegativeSampling weight: negatives are drawn with probability
      proportional to their node's weight (with replacement; weights finite,
      >= 0, with a positive sum). NULL: uniform. Borrowed (copied during the
-     call). Not on typed graphs (GF_ENOTSUP). */
+     call). On a typed graph: one weight per node of the type it draws, by
+     the type's own ids (triplet: the pairs' destination type; binary: both
+     end types, which must then have that many nodes), checked with the
+     pairs (GF_EINVAL naming the sizes). */
   const DLTensor *negative_weights;
 } gf_edge_sampler_options;
 
@@ -1866,9 +1878,11 @@ GF_API int gf_edge_sampler_sample(gf_edge_sampler *sampler, const DLTensor *seed
  * pair, the seed time of both its ends and of its negatives (as PyG's
  * edge_sample repeats edge_label_time). Temporal link sampling is disjoint
  * (every pair end is a seed of its own subgraph, GF_FIELD_BATCH its pair).
- * Negatives under node times are GF_ENOTSUP at gf_edge_sampler_open (PyG
- * keeps negatives not later than their seed; give edge times or no
- * negatives). An edge loader takes the pairs' times as
+ * Under node times (gf_graph_set_node_time) every negative is kept not
+ * later than its pair's time, as PyG's neg_sample: a later one is drawn
+ * again (up to five times), then replaced by the earliest node of its
+ * range (of its type on a typed graph). An edge loader takes the pairs'
+ * times as
  * options->loader->seed_times, shuffled with the pairs.
  * Returns: as gf_edge_sampler_sample; GF_EINVAL also for a GF_LINK_DGL
  * sampler, seed_times NULL or not one per pair, or a sampler that is not

@@ -90,7 +90,10 @@ func (b *EdgeBatch) Release() {
 // NewEdgeSampler returns an EdgeSampler over g. It checks opt and the
 // graph once.
 func (g *Graph) NewEdgeSampler(opt EdgeSamplerOptions) (*EdgeSampler, error) {
-	if err := opt.Validate(g.Types()); err != nil {
+	g.mu.RLock()
+	err := g.linkOptions(opt).Validate(g.typed.types)
+	g.mu.RUnlock()
+	if err != nil {
 		return nil, err
 	}
 	if err := g.acquire(); err != nil {
@@ -131,7 +134,7 @@ func (s *EdgeSampler) runtime() (*sample.Runtime, *linkload.Linker, error) {
 	}
 	gen := s.g.runtimes.generation()
 	if s.rt == nil || w != s.weights || gen != s.gen {
-		lk, err := linkload.New(s.g.part, s.g.typed.types, s.opt)
+		lk, err := linkload.New(s.g.part, s.g.typed.types, s.g.linkOptions(s.opt))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -211,7 +214,7 @@ func (s *EdgeSampler) sample(items linkload.Items, key uint64, alloc mem.Allocat
 // buffer comes from alloc (nil: the Go heap).
 func (g *Graph) OpenEdgeLoader(items linkload.Items, opt EdgeSamplerOptions, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
 	return g.OpenLoaderWith(func(Internals) (*pipeline.Pipeline, io.Closer, error) {
-		lk, err := linkload.New(g.part, g.typed.types, opt)
+		lk, err := linkload.New(g.part, g.typed.types, g.linkOptions(opt))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -233,4 +236,12 @@ func (g *Graph) OpenEdgeLoader(items linkload.Items, opt EdgeSamplerOptions, lop
 		pl, err := pipeline.NewMaker(src, g.part, g.store, src.NumItems(), lopt, alloc)
 		return pl, nil, err
 	})
+}
+
+// linkOptions returns opt with g's node times (negatives under node
+// times); the caller holds g.mu. SetNodeTime replaces the slice, never
+// writes it, so a Linker may keep it.
+func (g *Graph) linkOptions(opt EdgeSamplerOptions) EdgeSamplerOptions {
+	opt.NodeTime = g.typed.nodeTime
+	return opt
 }

@@ -404,20 +404,16 @@ func TestTypedEdgeLoaderErrors(t *testing.T) {
 	require.NoError(t, g.SetTypes(ty))
 	req := sample.Request{RelationFanouts: [][]int{{2, 3, 1}}, Seed: 1}
 	lopt := pipeline.Options{BatchSize: 4}
-	global := EdgeSamplerOptions{Request: req, Mode: LinkDGL, DGL: linkpred.DGLEdgeSampler{Negative: linkpred.GlobalUniform{K: 1}}}
-	_, err := g.OpenEdgeLoader(linkload.Items{EdgeIDs: []int64{0}}, global, lopt, nil)
-	require.ErrorIs(t, err, errs.ErrNotSupported)
-	_, err = g.NewEdgeSampler(global)
-	require.ErrorIs(t, err, errs.ErrNotSupported)
 	ones := make([]float64, 100)
 	for i := range ones {
 		ones[i] = 1
 	}
 	w, err := linkpred.NewNodeWeights(ones)
 	require.NoError(t, err)
+	// Weights hold one weight per node of the drawn type (A: 40 nodes).
 	weighted := EdgeSamplerOptions{Request: req, Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Mode: linkpred.PyGBinaryMode, Amount: 1, Weights: w}}
-	_, err = g.NewEdgeSampler(weighted)
-	require.ErrorIs(t, err, errs.ErrNotSupported)
+	_, err = g.OpenEdgeLoader(linkload.Items{Pairs: linkpred.Pairs{Src: []int64{1, 2}, Dst: []int64{60, 61}}}, weighted, lopt, nil)
+	require.ErrorContains(t, err, "100 weights for the 40 nodes of the pairs' source type")
 	pyg := EdgeSamplerOptions{Request: req, Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Mode: linkpred.PyGBinaryMode, Amount: 1}}
 	// A -> B and B -> B pairs: not of one edge type.
 	_, err = g.OpenEdgeLoader(linkload.Items{Pairs: linkpred.Pairs{Src: []int64{1, 50}, Dst: []int64{60, 61}}}, pyg, lopt, nil)
@@ -426,4 +422,73 @@ func TestTypedEdgeLoaderErrors(t *testing.T) {
 	require.NoError(t, err)
 	require.ErrorIs(t, g.SetTypes(ty), errs.ErrState, "types are fixed while an edge loader is open")
 	require.NoError(t, l.Close())
+}
+
+// TestTypedGlobalUniform: DGL's GlobalUniform on a typed graph draws per
+// relation among the pairs of its node types that are not its edges (no
+// self-loops on the B -> B relation), unique pairs, at most k per seed
+// edge, the same batch on every partition.
+func TestTypedGlobalUniform(t *testing.T) {
+	req := sample.Request{RelationFanouts: [][]int{{2, 3, 1}}, Seed: 1}
+	opt := EdgeSamplerOptions{Request: req, Mode: LinkDGL, DGL: linkpred.DGLEdgeSampler{Negative: linkpred.GlobalUniform{K: 3, ExcludeSelfLoops: true}}}
+	eids := []int64{3, 160, 1, 301, 155, 0, 299}
+	var first [][]int64
+	for name, popt := range typedPartitions() {
+		g, ty := typedTestGraph(t, popt)
+		require.NoError(t, g.SetTypes(ty))
+		all, err := g.Edges(EdgesCOO, -1, nil)
+		require.NoError(t, err)
+		src, dst := i64(all.First), i64(all.Second)
+		es, err := g.NewEdgeSampler(opt)
+		require.NoError(t, err)
+		b, err := es.SampleDGL(eids, 5, nil)
+		require.NoError(t, err)
+		off, noff := i64(b.Link[LinkPosOffsets]), i64(b.Link[LinkNegOffsets])
+		ns, nd := i64(b.Link[LinkNegSrc]), i64(b.Link[LinkNegDst])
+		require.Equal(t, []int64{0, 3, 6, 7}, off)
+		for r := range 3 {
+			edges := map[[2]int64]bool{}
+			for e := ty.EdgeOffsets[r]; e < ty.EdgeOffsets[r+1]; e++ {
+				edges[[2]int64{src[e], dst[e]}] = true
+			}
+			s, d := ofType(b.Batch, ty, ty.RelSrc[r]), ofType(b.Batch, ty, ty.RelDst[r])
+			n := noff[r+1] - noff[r]
+			require.Positive(t, n, name)
+			require.LessOrEqual(t, n, 3*(off[r+1]-off[r]), name)
+			seen := map[[2]int64]bool{}
+			for j := noff[r]; j < noff[r+1]; j++ {
+				pair := [2]int64{s[ns[j]], d[nd[j]]}
+				require.False(t, edges[pair], "%s: relation %d negative %v is an edge", name, r, pair)
+				require.False(t, seen[pair], "%s: repeated negative %v", name, pair)
+				seen[pair] = true
+				if r == 1 {
+					require.NotEqual(t, pair[0], pair[1], "self-loop")
+				}
+			}
+		}
+		got := [][]int64{noff, globalOf(b.Batch, ty, ns, noff, true), globalOf(b.Batch, ty, nd, noff, false)}
+		if first == nil {
+			first = got
+		}
+		require.Equal(t, first, got, name)
+		b.Release()
+		require.NoError(t, es.Close())
+	}
+}
+
+// globalOf returns the original ids of a typed DGL batch's negative
+// sources (or destinations), relation by relation.
+func globalOf(b *pipeline.Batch, ty graph.Types, local, noff []int64, source bool) []int64 {
+	out := make([]int64, len(local))
+	for r := 0; r+1 < len(noff); r++ {
+		nt := ty.RelDst[r]
+		if source {
+			nt = ty.RelSrc[r]
+		}
+		ids := ofType(b, ty, nt)
+		for j := noff[r]; j < noff[r+1]; j++ {
+			out[j] = ids[local[j]]
+		}
+	}
+	return out
 }

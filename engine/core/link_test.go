@@ -205,7 +205,8 @@ func TestEdgeSamplerDisjoint(t *testing.T) {
 
 // TestEdgeSamplerTemporal: PyG's temporal link batches by edge time: one
 // time per pair, disjoint, no sampled edge later than its pair's time; node
-// times with negatives and DGL mode are refused.
+// times with negatives keep them not later than their seed (PyG's
+// neg_sample); DGL mode is refused.
 func TestEdgeSamplerTemporal(t *testing.T) {
 	g := newTestGraph(t, partitions()["range1"])
 	etime := make([]int64, testEdges)
@@ -235,8 +236,33 @@ func TestEdgeSamplerTemporal(t *testing.T) {
 	require.NoError(t, es.Close())
 	node := req
 	node.Temporal = sample.TemporalNode
-	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: node, Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Mode: linkpred.PyGBinaryMode, Amount: 1}})
-	require.ErrorIs(t, err, errs.ErrNotSupported)
+	neg := EdgeSamplerOptions{Request: node, Mode: LinkPyG, PyG: linkpred.PyGLinkSampler{Mode: linkpred.PyGBinaryMode, Amount: 3}}
+	_, err = g.NewEdgeSampler(neg)
+	require.ErrorContains(t, err, "node times")
+	// Negatives under node times: none later than its pair's seed time
+	// (PyG's neg_sample), node i's time i % 5.
+	ntime := make([]int64, testNodes)
+	for v := range ntime {
+		ntime[v] = int64(v % 5)
+	}
+	require.NoError(t, g.SetNodeTime(ntime))
+	es, err = g.NewEdgeSampler(neg)
+	require.NoError(t, err)
+	seedTimes := []int64{0, 2}
+	b, err = es.SamplePyGTimed(pairs, seedTimes, 7, nil)
+	require.NoError(t, err)
+	seeds := i64(b.Seeds)
+	p, n := b.NumPos, b.NumNeg
+	require.Equal(t, 2, p)
+	require.Equal(t, 6, n)
+	require.Len(t, seeds, 2*(p+n))
+	for f := 0; f < n; f++ {
+		for _, v := range []int64{seeds[p+f], seeds[2*p+n+f]} {
+			require.LessOrEqual(t, ntime[v], seedTimes[f%p], "negative %d = %d", f, v)
+		}
+	}
+	b.Release()
+	require.NoError(t, es.Close())
 	_, err = g.NewEdgeSampler(EdgeSamplerOptions{Request: req, Mode: LinkDGL})
 	require.ErrorIs(t, err, errs.ErrNotSupported)
 }

@@ -52,6 +52,7 @@ func openEdgeShare(g *core.Graph, c comm.Comm, items linkload.Items, opt linkloa
 		}
 		var lk *linkload.Linker
 		var err error
+		opt.NodeTime = in.Runtime(0).NodeTime // negatives under node times
 		if edges != nil {
 			lk, err = linkload.NewOver(in.Part, nil, opt, edges)
 		} else {

@@ -72,18 +72,26 @@ type Options struct {
 	// batch.
 	Threads int
 	Mode    Mode
-	// DGL is used with DGL mode. On a typed graph, the negatives are
-	// PerSourceUniform's, drawn among the destination type of each seed
-	// edge's relation (GlobalUniform is not supported there).
+	// DGL is used with DGL mode. On a typed graph, PerSourceUniform
+	// negatives are drawn among the destination type of each seed edge's
+	// relation, GlobalUniform ones per relation among the pairs of its node
+	// types that are not its edges (as DGL draws per canonical edge type).
 	DGL linkpred.DGLEdgeSampler
 	// PyG is used with PyG mode. Its Disjoint follows Request.Disjoint
 	// (PyG's disjoint LinkNeighborLoader: every pair end, negatives
 	// included, is a seed of its own subgraph, and a node's batch entry is
-	// its pair's position modulo the positives, as PyG's); untyped graphs
-	// only. On a typed graph the pairs are of one edge type, and the
-	// negatives are drawn among its source and destination types (node
-	// weights are not supported there).
+	// its pair's position modulo the positives, as PyG's; on a typed
+	// graph, the seed's rank among its type's seeds modulo the positives).
+	// On a typed graph the pairs are of one edge type, and the negatives
+	// are drawn among its source and destination types (node weights then
+	// hold one weight per node of the type they draw).
 	PyG linkpred.PyGLinkSampler
+	// NodeTime is the time of every node (original ids), for negatives
+	// under node times (Request.Temporal = TemporalNode with negative
+	// sampling): a negative later than its pair's seed time is drawn again,
+	// as PyG's neg_sample (linkpred.NodeTimes). Read, not copied: it must
+	// not change while the Linker is used.
+	NodeTime []int64
 }
 
 // Validate checks opt for a graph typed by types (nil: untyped).
@@ -93,12 +101,12 @@ func (o Options) Validate(types *graph.Types) error {
 		req.Disjoint = true // as New makes it
 	}
 	if o.Request.Temporal != sample.TemporalNone {
-		if o.Mode != PyG || types != nil {
-			return errs.Errorf(errs.ErrNotSupported, "edge samplers sample temporally in PyG mode on untyped graphs only")
+		if o.Mode != PyG {
+			return errs.Errorf(errs.ErrNotSupported, "edge samplers sample temporally in PyG mode only")
 		}
-		if o.Request.Temporal == sample.TemporalNode && o.PyG.Mode != linkpred.PyGNone {
+		if o.Request.Temporal == sample.TemporalNode && o.PyG.Mode != linkpred.PyGNone && len(o.NodeTime) == 0 {
 			// PyG draws negatives not later than their seed by node time.
-			return errs.Errorf(errs.ErrNotSupported, "negatives under node times (PyG keeps negatives not later than their seed) are not supported: give edge times, or no negatives")
+			return errs.Errorf(nil, "negatives under node times need the graph's node times (none are set)")
 		}
 	}
 	if err := req.Validate(); err != nil {
@@ -109,18 +117,9 @@ func (o Options) Validate(types *graph.Types) error {
 		if err := o.DGL.Validate(); err != nil {
 			return errs.Errorf(nil, "%v", err)
 		}
-		if _, global := o.DGL.Negative.(linkpred.GlobalUniform); global && types != nil {
-			return errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives are not supported on typed graphs (draw PerSourceUniform negatives per edge type)")
-		}
 	case PyG:
 		if err := o.PyG.Validate(); err != nil {
 			return errs.Errorf(nil, "%v", err)
-		}
-		if (o.PyG.Disjoint || o.Request.Disjoint) && types != nil {
-			return errs.Errorf(errs.ErrNotSupported, "disjoint link sampling is not supported on typed graphs")
-		}
-		if o.PyG.Weights != nil && types != nil {
-			return errs.Errorf(errs.ErrNotSupported, "negative sampling weights are not supported on typed graphs")
 		}
 	default:
 		return errs.Errorf(nil, "link mode = %d, must be DGL (%d) or PyG (%d)", o.Mode, DGL, PyG)
@@ -280,8 +279,32 @@ func (l *Linker) Check(items Items) error {
 		}
 	}
 	if l.types != nil {
-		if _, err := linkpred.PairTypes(pos, l.types); err != nil {
+		ranges, err := linkpred.PairTypes(pos, l.types)
+		if err != nil {
 			return errs.Errorf(nil, "%v", err)
+		}
+		if err := l.checkTypedWeights(ranges); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTypedWeights: on a typed graph, PyG's negative weights hold one
+// weight per node of each type they draw (the destinations' type; binary:
+// the sources' type too).
+func (l *Linker) checkTypedWeights(ranges *[2]linkpred.NodeRange) error {
+	w := l.opt.PyG.Weights
+	if w == nil || ranges == nil || l.opt.PyG.Mode == linkpred.PyGNone {
+		return nil
+	}
+	for k, r := range ranges {
+		if k == 0 && l.opt.PyG.Mode == linkpred.PyGTripletMode {
+			continue // triplet draws destinations only
+		}
+		if w.Len() != r.N {
+			side := []string{"source", "destination"}[k]
+			return errs.Errorf(nil, "negative sampling weights: %d weights for the %d nodes of the pairs' %s type (want one per node of that type)", w.Len(), r.N, side)
 		}
 	}
 	return nil
@@ -380,7 +403,10 @@ func (l *Linker) prepare(items Items, inputID []int64, key uint64, threads int) 
 	if l.opt.Mode == DGL {
 		lk, err = l.dgl(items.EdgeIDs, inputID, st, threads)
 	} else {
-		lk, err = l.pyg(items.Pairs, inputID, st, threads)
+		if err := l.checkTimes(items); err != nil {
+			return prepared{}, err
+		}
+		lk, err = l.pyg(items.Pairs, items.Times, inputID, st, threads)
 	}
 	if err != nil {
 		return prepared{}, errs.Errorf(nil, "%v", err)
@@ -393,11 +419,6 @@ func (l *Linker) prepare(items Items, inputID []int64, key uint64, threads int) 
 	}
 	if len(lk.exclude) > 0 {
 		pr.req.ExcludeEdges = append(slices.Clone(pr.req.ExcludeEdges), lk.exclude...)
-	}
-	if l.opt.Mode == PyG {
-		if err := l.checkTimes(items); err != nil {
-			return prepared{}, err
-		}
 	}
 	if pr.req.Temporal != sample.TemporalNone {
 		pr.times = l.pygSeedTimes(items.Times, len(lk.seeds))
@@ -427,7 +448,16 @@ func (l *Linker) finish(rt *sample.Runtime, pr prepared, res *sample.Result, all
 	if pr.req.Disjoint && lk.numPos > 0 {
 		// PyG's disjoint link batch: a node's subgraph is named by its
 		// pair, the seed position modulo the positives (out.batch % num_pos).
+		// On a typed graph, the seed's rank among its type's seeds (PyG
+		// numbers each type's seeds from 0).
+		var rank []int64
+		if l.types != nil {
+			rank = linkpred.SeedRanks(lk.seeds, l.types)
+		}
 		for i, b := range res.Batch {
+			if rank != nil {
+				b = rank[b]
+			}
 			res.Batch[i] = b % int64(lk.numPos)
 		}
 	}
@@ -538,7 +568,11 @@ func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int) (li
 		if l.adj == nil {
 			return link{}, errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives need every edge of the graph")
 		}
-		neg, err = ns.Sample(origAdjacency{l.adj, l.p.OldToNew}, pos.Len(), st, threads)
+		if l.types == nil {
+			neg, err = ns.Sample(origAdjacency{l.adj, l.p.OldToNew}, pos.Len(), st, threads)
+			break
+		}
+		neg, negOff, err = l.globalTyped(ns, off, st, threads)
 	}
 	if err != nil {
 		return link{}, err
@@ -575,6 +609,73 @@ func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int) (li
 		LinkInputID: inputID, LinkEdgeIDs: ids, LinkPosOffsets: off, LinkNegOffsets: negOff,
 	}
 	return lk, nil
+}
+
+// globalTyped draws DGL's GlobalUniform negatives of a typed batch whose
+// seed edges are grouped by relation at offsets off: relation by relation,
+// as DGL draws per canonical edge type, among the pairs of its node types
+// that are not its edges. It returns the pairs and their relation offsets.
+func (l *Linker) globalTyped(ns linkpred.GlobalUniform, off []int64, st linkpred.Stream, threads int) (linkpred.Pairs, []int64, error) {
+	t := l.types
+	out := linkpred.Pairs{Src: []int64{}, Dst: []int64{}}
+	negOff := make([]int64, len(off))
+	for r := 0; r+1 < len(off); r++ {
+		negOff[r] = int64(out.Len())
+		if off[r+1] == off[r] {
+			continue
+		}
+		adj := relAdjacency{origAdjacency: origAdjacency{l.adj, l.p.OldToNew}, g: l.p.Graph, types: t, rel: int32(r), shared: sharedTypes(t, r)}
+		src, dst := linkpred.TypeRange(t, t.RelSrc[r]), linkpred.TypeRange(t, t.RelDst[r])
+		neg, err := ns.SampleRelation(adj, t.EdgeOffsets[r+1]-t.EdgeOffsets[r], r, int(off[r+1]-off[r]), src, dst, st, threads)
+		if err != nil {
+			return linkpred.Pairs{}, nil, err
+		}
+		out.Src = append(out.Src, neg.Src...)
+		out.Dst = append(out.Dst, neg.Dst...)
+	}
+	negOff[len(off)-1] = int64(out.Len())
+	return out, negOff, nil
+}
+
+// sharedTypes reports whether another relation of t joins relation r's
+// source and destination node types.
+func sharedTypes(t *graph.Types, r int) bool {
+	for q := range t.RelSrc {
+		if q != r && t.RelSrc[q] == t.RelSrc[r] && t.RelDst[q] == t.RelDst[r] {
+			return true
+		}
+	}
+	return false
+}
+
+// relAdjacency answers HasEdge (original ids) for the edges of relation
+// rel of a typed graph alone: an edge u->v of any relation is one of rel's
+// unless another relation joins the same node types (shared), when v's
+// in-edges from u are looked up by relation.
+type relAdjacency struct {
+	origAdjacency
+	g      *graph.CSC
+	types  *graph.Types
+	rel    int32
+	shared bool
+}
+
+func (a relAdjacency) HasEdge(u, v int64) bool {
+	if !a.origAdjacency.HasEdge(u, v) {
+		return false
+	}
+	if !a.shared {
+		return true
+	}
+	if m := a.oldToNew; m != nil {
+		u, v = m[u], m[v]
+	}
+	for pos := a.g.Indptr[v]; pos < a.g.Indptr[v+1]; pos++ {
+		if a.g.Source(pos) == u && a.types.Relation(a.g.EdgeID(pos)) == a.rel {
+			return true
+		}
+	}
+	return false
 }
 
 // exclusion returns the edges a DGL batch of the seed edges eids excludes
@@ -619,16 +720,20 @@ func groupByRelation(eids, inputID []int64, t *graph.Types) (ge, gi, off []int64
 
 // pyg is PyG's batch of the seed pairs pos: negatives, seeds, relabelled
 // pairs.
-func (l *Linker) pyg(pos linkpred.Pairs, inputID []int64, st linkpred.Stream, threads int) (link, error) {
+func (l *Linker) pyg(pos linkpred.Pairs, times, inputID []int64, st linkpred.Stream, threads int) (link, error) {
 	if pos.Len() == 0 || len(pos.Dst) != pos.Len() {
 		return link{}, errs.Errorf(nil, "seed pairs: %d sources and %d destinations (want the same, > 0)", len(pos.Src), len(pos.Dst))
+	}
+	var nt *linkpred.NodeTimes
+	if l.opt.Request.Temporal == sample.TemporalNode && l.opt.PyG.Mode != linkpred.PyGNone {
+		nt = &linkpred.NodeTimes{Node: l.opt.NodeTime, Seeds: times}
 	}
 	var b linkpred.PyGBatch
 	var err error
 	if l.types == nil {
-		b, err = l.opt.PyG.Batch(pos, l.idx.NumNodes(), st, threads)
+		b, err = l.opt.PyG.BatchTimed(pos, l.idx.NumNodes(), nt, st, threads)
 	} else {
-		b, err = l.opt.PyG.BatchTyped(pos, l.types, st, threads)
+		b, err = l.opt.PyG.BatchTypedTimed(pos, l.types, nt, st, threads)
 	}
 	if err != nil {
 		return link{}, err

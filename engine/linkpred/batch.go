@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/rng"
 )
 
 // Exclude is DGL's exclude argument of as_edge_prediction_sampler on a
@@ -189,7 +190,14 @@ func (p PyGLinkSampler) Validate() error {
 // edge_label_index) over a graph of numNodes nodes, drawing negatives from
 // stream s.
 func (p PyGLinkSampler) Batch(pos Pairs, numNodes int64, s Stream, threads int) (PyGBatch, error) {
-	return p.batch(pos, numNodes, nil, s, threads)
+	return p.batch(pos, numNodes, nil, nil, s, threads)
+}
+
+// BatchTimed is Batch under node times (times not nil): every negative
+// later than its positive's seed time is drawn again as PyG's neg_sample
+// does (see NodeTimes).
+func (p PyGLinkSampler) BatchTimed(pos Pairs, numNodes int64, times *NodeTimes, s Stream, threads int) (PyGBatch, error) {
+	return p.batch(pos, numNodes, nil, times, s, threads)
 }
 
 // BatchTyped is Batch on a typed graph, as PyG's LinkNeighborLoader does
@@ -199,14 +207,24 @@ func (p PyGLinkSampler) Batch(pos Pairs, numNodes int64, s Stream, threads int) 
 // among the destinations' type. The seeds are the sorted distinct ids of
 // the pairs and negatives (grouped by type, each type's sorted: PyG's seeds
 // per type), and the pair indices (Index, SrcIndex, DstPosIndex,
-// DstNegIndex) are positions among the seeds of their node's type. Weights
-// and Disjoint are not supported.
+// DstNegIndex) are positions among the seeds of their node's type. With
+// Disjoint, the seeds are PyG's disjoint ones (every pair end, negatives
+// included, in Batch's order: not grouped by type) and the pair indices
+// their ranks among the seeds of their type, as PyG's heterogeneous
+// disjoint edge_label_index (an arange per type). Weights hold one weight
+// per node of the type they draw (PyG's weight of a heterogeneous
+// NegativeSampling, by the type's own ids): binary negatives draw both
+// ends by them, so both types have that many nodes.
 func (p PyGLinkSampler) BatchTyped(pos Pairs, t *graph.Types, s Stream, threads int) (PyGBatch, error) {
+	return p.BatchTypedTimed(pos, t, nil, s, threads)
+}
+
+// BatchTypedTimed is BatchTyped under node times (times not nil; see
+// BatchTimed): a redrawn negative stays in its side's node type, and the
+// fallback is the earliest node of that type.
+func (p PyGLinkSampler) BatchTypedTimed(pos Pairs, t *graph.Types, times *NodeTimes, s Stream, threads int) (PyGBatch, error) {
 	if t == nil {
 		return PyGBatch{}, fmt.Errorf("linkpred: BatchTyped: types are nil")
-	}
-	if p.Weights != nil || p.Disjoint {
-		return PyGBatch{}, fmt.Errorf("linkpred: negative sampling weights and disjoint batches are not supported on typed graphs")
 	}
 	numNodes := t.NodeOffsets[t.NumNodeTypes()]
 	if err := pos.validate("edge_label_index", numNodes); err != nil {
@@ -216,9 +234,13 @@ func (p PyGLinkSampler) BatchTyped(pos Pairs, t *graph.Types, s Stream, threads 
 	if err != nil {
 		return PyGBatch{}, err
 	}
-	b, err := p.batch(pos, numNodes, ranges, s, threads)
+	b, err := p.batch(pos, numNodes, ranges, times, s, threads)
 	if err != nil {
 		return PyGBatch{}, err
+	}
+	if p.Disjoint {
+		TypeRanks(b.Nodes, t, b.Index.Src, b.Index.Dst, b.SrcIndex, b.DstPosIndex, b.DstNegIndex)
+		return b, nil
 	}
 	if err := TypeLocal(b.Nodes, t, b.Index.Src, b.Index.Dst, b.SrcIndex, b.DstPosIndex, b.DstNegIndex); err != nil {
 		return PyGBatch{}, err
@@ -248,8 +270,9 @@ func PairTypes(pos Pairs, t *graph.Types) (*[2]NodeRange, error) {
 }
 
 // batch is Batch, with the negatives' sources and destinations drawn from
-// ranges[0] and ranges[1] when ranges is not nil.
-func (p PyGLinkSampler) batch(pos Pairs, numNodes int64, ranges *[2]NodeRange, s Stream, threads int) (PyGBatch, error) {
+// ranges[0] and ranges[1] when ranges is not nil, and kept under node
+// times when times is not nil.
+func (p PyGLinkSampler) batch(pos Pairs, numNodes int64, ranges *[2]NodeRange, times *NodeTimes, s Stream, threads int) (PyGBatch, error) {
 	if err := p.Validate(); err != nil {
 		return PyGBatch{}, err
 	}
@@ -257,24 +280,36 @@ func (p PyGLinkSampler) batch(pos Pairs, numNodes int64, ranges *[2]NodeRange, s
 		if err := pos.validate("edge_label_index", numNodes); err != nil {
 			return PyGBatch{}, err
 		}
+		if times != nil {
+			if err := times.validate(numNodes, pos.Len()); err != nil {
+				return PyGBatch{}, err
+			}
+		}
 	}
+	typed := ranges != nil
 	all := NodeRange{N: numNodes}
-	if ranges == nil {
+	if !typed {
 		ranges = &[2]NodeRange{all, all}
 	}
+	// A side's draw as the first draws make it, for redraws under node
+	// times.
+	drawIn := func(r NodeRange) func(*rng.SplitMix64) int64 { return r.weighted(p.Weights) }
 	switch p.Mode {
 	case PyGTripletMode:
 		amount := int(p.Amount)
 		tr := Triplet{Amount: amount, Weights: p.Weights}
 		var neg []int64
 		var err error
-		if p.Weights != nil {
+		if p.Weights != nil && !typed {
 			neg, err = tr.Sample(pos.Len(), numNodes, s, threads)
 		} else {
 			neg, err = tr.SampleRange(pos.Len(), ranges[1], s, threads)
 		}
 		if err != nil {
 			return PyGBatch{}, err
+		}
+		if times != nil {
+			times.keep(neg, 1, ranges[1], drawIn(ranges[1]), s, threads)
 		}
 		t, err := PyGTripletSeeds(pos, neg, amount, numNodes, p.Disjoint)
 		if err != nil {
@@ -286,13 +321,17 @@ func (p PyGLinkSampler) batch(pos Pairs, numNodes int64, ranges *[2]NodeRange, s
 		if p.Mode == PyGBinaryMode {
 			bi := Binary{Amount: p.Amount, Weights: p.Weights}
 			var err error
-			if p.Weights != nil {
+			if p.Weights != nil && !typed {
 				neg, err = bi.Sample(pos.Len(), numNodes, s, threads)
 			} else {
 				neg, err = bi.SampleRanges(pos.Len(), ranges[0], ranges[1], s, threads)
 			}
 			if err != nil {
 				return PyGBatch{}, err
+			}
+			if times != nil {
+				times.keep(neg.Src, 0, ranges[0], drawIn(ranges[0]), s, threads)
+				times.keep(neg.Dst, 1, ranges[1], drawIn(ranges[1]), s, threads)
 			}
 		}
 		b, err := PyGBinarySeeds(pos, neg, numNodes, p.Disjoint)

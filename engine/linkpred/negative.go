@@ -134,6 +134,43 @@ func (n GlobalUniform) Sample(adj Adjacency, numPos int, s Stream, threads int) 
 	if err := checkNumNodes("GlobalUniform", nn); err != nil {
 		return Pairs{}, err
 	}
+	all := NodeRange{N: nn}
+	return n.sample(adj, adj.NumEdges(), numPos, all, all, s.root(tagGlobal), threads)
+}
+
+// SampleRelation is Sample for the numPos positive edges of relation rel
+// of a typed graph, as DGL's GlobalUniform draws on a heterograph (per
+// canonical edge type): pairs (u', v') uniform over src x dst (the
+// relation's source and destination node types) that are not edges of the
+// relation (adj.HasEdge answers for it alone; numEdges is its edge count,
+// for DGL's sizing), self-loops rejected only when ExcludeSelfLoops and
+// the two types are one (DGL's utype == vtype). Each relation draws from
+// its own streams.
+func (n GlobalUniform) SampleRelation(adj Adjacency, numEdges int64, rel int, numPos int, src, dst NodeRange, s Stream, threads int) (Pairs, error) {
+	if n.K <= 0 {
+		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: k = %d, must be positive", n.K)
+	}
+	if adj == nil {
+		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: adjacency is nil")
+	}
+	if numPos < 0 || rel < 0 || numEdges < 0 {
+		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: positives = %d, relation = %d, edges = %d, must be >= 0", numPos, rel, numEdges)
+	}
+	if err := src.check("GlobalUniform (sources)"); err != nil {
+		return Pairs{}, err
+	}
+	if err := dst.check("GlobalUniform (destinations)"); err != nil {
+		return Pairs{}, err
+	}
+	if src != dst {
+		n.ExcludeSelfLoops = false
+	}
+	return n.sample(adj, numEdges, numPos, src, dst, s.root(tagGlobal+uint64(rel+1)<<40), threads)
+}
+
+// sample draws GlobalUniform's pairs over src x dst (numEdges edges among
+// them) from the streams under root.
+func (n GlobalUniform) sample(adj Adjacency, numEdges int64, numPos int, srcR, dstR NodeRange, root uint64, threads int) (Pairs, error) {
 	if tooMany(int64(numPos), int64(n.K)) {
 		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: %d positives times k = %d is too many negatives", numPos, n.K)
 	}
@@ -141,21 +178,19 @@ func (n GlobalUniform) Sample(adj Adjacency, numPos int, s Stream, threads int) 
 	if want == 0 {
 		return Pairs{Src: []int64{}, Dst: []int64{}}, nil
 	}
-	slots := globalSlots(want, adj.NumEdges(), float64(nn)*float64(nn))
+	slots := globalSlots(want, numEdges, float64(srcR.N)*float64(dstR.N))
 	if slots > 4*maxNegatives {
 		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: the graph is too dense to draw %d negatives (%d slots needed)", want, slots)
 	}
 	src := make([]int64, slots)
 	dst := make([]int64, slots)
-	root := s.root(tagGlobal)
-	nu := uint64(nn)
 	parallelFor(int(slots), threads, func(lo, hi int) {
 		for i := lo; i < hi; i++ {
 			r := at(root, i)
 			src[i], dst[i] = -1, -1
 			for range globalTrials {
-				u := int64(r.Below(nu))
-				v := int64(r.Below(nu))
+				u := srcR.draw(&r)
+				v := dstR.draw(&r)
 				if (n.ExcludeSelfLoops && u == v) || adj.HasEdge(u, v) {
 					continue
 				}

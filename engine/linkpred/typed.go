@@ -27,6 +27,24 @@ func TypeRange(t *graph.Types, nt int32) NodeRange {
 
 func (r NodeRange) draw(x *rng.SplitMix64) int64 { return r.Lo + int64(x.Below(uint64(r.N))) }
 
+// weighted returns r's draw by w (weights of r's nodes, by their position
+// in r: PyG's weight vector of a node type), or r's uniform draw when w is
+// nil. With r = [0, numNodes) it is the untyped samplers' draw.
+func (r NodeRange) weighted(w *NodeWeights) func(*rng.SplitMix64) int64 {
+	if w == nil {
+		return r.draw
+	}
+	return func(x *rng.SplitMix64) int64 { return r.Lo + w.draw(x, r.N) }
+}
+
+// checkWeights checks that w (nil: uniform) has one weight per node of r.
+func (r NodeRange) checkWeights(fn, side string, w *NodeWeights) error {
+	if w != nil && w.Len() != r.N {
+		return fmt.Errorf("linkpred: %s: the weight vector has %d entries for the %d nodes of the %s' type (node ids [%d, %d))", fn, w.Len(), r.N, side, r.Lo, r.Lo+r.N)
+	}
+	return nil
+}
+
 func (r NodeRange) check(fn string) error {
 	if r.N <= 0 || r.Lo < 0 {
 		return fmt.Errorf("linkpred: %s: no node to draw negatives from (node ids [%d, %d))", fn, r.Lo, r.Lo+r.N)
@@ -76,11 +94,12 @@ func (n PerSourceUniform) sample(src []int64, dst func(i int) NodeRange, s Strea
 	return out
 }
 
-// SampleRanges is Sample with sources drawn uniformly from src and
-// destinations from dst (on a typed graph: the nodes of the pairs' source
-// and destination types, PyG's heterogeneous binary negatives). Weights
-// must be nil: PyG's weight vector covers every node. Ranges [0, numNodes)
-// give Sample's pairs.
+// SampleRanges is Sample with sources drawn from src and destinations from
+// dst (on a typed graph: the nodes of the pairs' source and destination
+// types, PyG's heterogeneous binary negatives), uniformly or by Weights,
+// which then hold one weight per node of each range (PyG's weight of a
+// node type: both types have its length). Ranges [0, numNodes) give
+// Sample's pairs.
 func (n Binary) SampleRanges(numPos int, src, dst NodeRange, s Stream, threads int) (Pairs, error) {
 	if !(n.Amount > 0) || math.IsInf(n.Amount, 0) {
 		return Pairs{}, fmt.Errorf("linkpred: binary negative sampling: amount = %v, must be positive and finite", n.Amount)
@@ -88,24 +107,28 @@ func (n Binary) SampleRanges(numPos int, src, dst NodeRange, s Stream, threads i
 	if numPos < 0 {
 		return Pairs{}, fmt.Errorf("linkpred: binary negative sampling: number of positive edges = %d, must be >= 0", numPos)
 	}
-	if n.Weights != nil {
-		return Pairs{}, fmt.Errorf("linkpred: binary negative sampling: node weights cannot be combined with node ranges (typed graphs)")
-	}
 	if err := src.check("binary negative sampling (sources)"); err != nil {
 		return Pairs{}, err
 	}
 	if err := dst.check("binary negative sampling (destinations)"); err != nil {
 		return Pairs{}, err
 	}
+	if err := src.checkWeights("binary negative sampling", "sources", n.Weights); err != nil {
+		return Pairs{}, err
+	}
+	if err := dst.checkWeights("binary negative sampling", "destinations", n.Weights); err != nil {
+		return Pairs{}, err
+	}
 	if float64(numPos)*n.Amount > maxNegatives {
 		return Pairs{}, fmt.Errorf("linkpred: binary negative sampling: %d positives times amount = %v is too many negatives", numPos, n.Amount)
 	}
-	return n.draws(numPos, s, threads, src.draw, dst.draw), nil
+	return n.draws(numPos, s, threads, src.weighted(n.Weights), dst.weighted(n.Weights)), nil
 }
 
-// SampleRange is Sample with the destinations drawn uniformly from dst (on
-// a typed graph: the nodes of the pairs' destination type). Weights must be
-// nil. The range [0, numNodes) gives Sample's destinations.
+// SampleRange is Sample with the destinations drawn from dst (on a typed
+// graph: the nodes of the pairs' destination type), uniformly or by
+// Weights, which then hold one weight per node of dst. The range [0,
+// numNodes) gives Sample's destinations.
 func (n Triplet) SampleRange(numPos int, dst NodeRange, s Stream, threads int) ([]int64, error) {
 	if n.Amount <= 0 {
 		return nil, fmt.Errorf("linkpred: triplet negative sampling: amount = %d, must be positive", n.Amount)
@@ -113,16 +136,16 @@ func (n Triplet) SampleRange(numPos int, dst NodeRange, s Stream, threads int) (
 	if numPos < 0 {
 		return nil, fmt.Errorf("linkpred: triplet negative sampling: number of positive edges = %d, must be >= 0", numPos)
 	}
-	if n.Weights != nil {
-		return nil, fmt.Errorf("linkpred: triplet negative sampling: node weights cannot be combined with a node range (typed graphs)")
-	}
 	if err := dst.check("triplet negative sampling"); err != nil {
+		return nil, err
+	}
+	if err := dst.checkWeights("triplet negative sampling", "destinations", n.Weights); err != nil {
 		return nil, err
 	}
 	if tooMany(int64(numPos), int64(n.Amount)) {
 		return nil, fmt.Errorf("linkpred: triplet negative sampling: %d positives times amount = %d is too many negatives", numPos, n.Amount)
 	}
-	return n.draws(numPos, s, threads, dst.draw), nil
+	return n.draws(numPos, s, threads, dst.weighted(n.Weights)), nil
 }
 
 // CompactDGLTyped is CompactDGL on a typed graph, as dgl.compact_graphs
@@ -249,4 +272,31 @@ func TypeLocal(nodes []int64, t *graph.Types, lists ...[]int64) error {
 		}
 	}
 	return nil
+}
+
+// TypeRanks rewrites positions into nodes (original ids in any order, as
+// the seeds of a disjoint typed link batch are) as the rank of their node
+// among the nodes of its type, in order: what PyG's heterogeneous disjoint
+// edge_label_index and batch hold (each type's seeds numbered from 0).
+// Each list of lists is rewritten in place; positions must be in range.
+func TypeRanks(nodes []int64, t *graph.Types, lists ...[]int64) {
+	rank := SeedRanks(nodes, t)
+	for _, l := range lists {
+		for i, p := range l {
+			l[i] = rank[p]
+		}
+	}
+}
+
+// SeedRanks returns the rank of every node of nodes among the nodes of its
+// type, in order.
+func SeedRanks(nodes []int64, t *graph.Types) []int64 {
+	next := make([]int64, t.NumNodeTypes())
+	rank := make([]int64, len(nodes))
+	for i, v := range nodes {
+		nt := t.NodeType(v)
+		rank[i] = next[nt]
+		next[nt]++
+	}
+	return rank
 }

@@ -91,7 +91,38 @@ func TestRangedNegativesStayInTheirRanges(t *testing.T) {
 	_, err = PerSourceUniform{K: 1}.SampleRanges([]int64{1}, nil, s, 0)
 	require.ErrorContains(t, err, "ranges")
 	_, err = Binary{Amount: 1, Weights: &NodeWeights{}}.SampleRanges(1, a, b, s, 0)
-	require.ErrorContains(t, err, "weights")
+	require.ErrorContains(t, err, "the weight vector has 0 entries for the 5 nodes of the sources' type")
+	// Weights by position in the range: a zero weight is never drawn.
+	w, err := NewNodeWeights([]float64{1, 0, 2})
+	require.NoError(t, err)
+	d, err = Triplet{Amount: 20, Weights: w}.SampleRange(10, b, s, 0)
+	require.NoError(t, err)
+	counts := map[int64]int{}
+	for _, v := range d {
+		counts[v]++
+	}
+	require.Zero(t, counts[101])
+	require.Greater(t, counts[102], counts[100])
+	require.Equal(t, 200, counts[100]+counts[102])
+	_, err = Binary{Amount: 1, Weights: w}.SampleRanges(1, a, b, s, 0)
+	require.ErrorContains(t, err, "3 entries for the 5 nodes of the sources' type")
+	p, err = Binary{Amount: 1, Weights: w}.SampleRanges(50, b, b, s, 0)
+	require.NoError(t, err)
+	for i := range p.Src {
+		require.True(t, p.Src[i] != 101 && p.Dst[i] != 101)
+	}
+	// The range of every node draws what the untyped weighted samplers draw.
+	all := NodeRange{N: 3}
+	want, err := Binary{Amount: 2, Weights: w}.Sample(7, 3, s, 0)
+	require.NoError(t, err)
+	p, err = Binary{Amount: 2, Weights: w}.SampleRanges(7, all, all, s, 0)
+	require.NoError(t, err)
+	require.Equal(t, want, p)
+	wantDst, err := Triplet{Amount: 2, Weights: w}.Sample(7, 3, s, 0)
+	require.NoError(t, err)
+	d, err = Triplet{Amount: 2, Weights: w}.SampleRange(7, all, s, 0)
+	require.NoError(t, err)
+	require.Equal(t, wantDst, d)
 	_, err = Triplet{Amount: 1}.SampleRange(1, NodeRange{}, s, 0)
 	require.ErrorContains(t, err, "no node")
 }
@@ -199,8 +230,8 @@ func TestPyGBatchTyped(t *testing.T) {
 	}
 	_, err := PyGLinkSampler{Mode: PyGBinaryMode, Amount: 1}.BatchTyped(Pairs{Src: []int64{3, 25}, Dst: []int64{25, 26}}, two, s, 0)
 	require.ErrorContains(t, err, "not of one edge type")
-	_, err = PyGLinkSampler{Disjoint: true}.BatchTyped(pos, two, s, 0)
-	require.ErrorContains(t, err, "not supported")
+	_, err = PyGLinkSampler{Mode: PyGTripletMode, Amount: 1, Weights: &NodeWeights{}}.BatchTyped(pos, two, s, 0)
+	require.ErrorContains(t, err, "the weight vector has 0 entries")
 	_, err = PyGLinkSampler{}.BatchTyped(Pairs{Src: []int64{50}, Dst: []int64{0}}, two, s, 0)
 	require.ErrorContains(t, err, "not a node id")
 }

@@ -592,9 +592,9 @@ def test_link_loader_hetero_errors(data):
         gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=("paper", "likes", "paper"))
     with pytest.raises(ValueError, match="out of range"):
         gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=(WRITES, torch.tensor([[40], [0]])))
-    with pytest.raises(NotImplementedError, match="temporally"):
+    with pytest.raises(ValueError, match="neither a node-level"):  # temporal: test_link_hetero_temporal.py
         gfpyg.LinkNeighborLoader(
-            data, FANOUTS, edge_label_index=WRITES, time_attr="t", edge_label_time=torch.zeros(150, dtype=torch.long)
+            data, FANOUTS, edge_label_index=WRITES, time_attr="t", edge_label_time=torch.zeros(149, dtype=torch.long)
         )
     loader = gfpyg.LinkNeighborLoader(data, FANOUTS, edge_label_index=WRITES)
     loader.close()

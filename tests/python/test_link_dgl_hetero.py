@@ -203,8 +203,6 @@ def test_hetero_graph_input():
 def test_errors():
     g = _graph()
     ns = dgl.dataloading.NeighborSampler(FANOUTS)
-    with pytest.raises(NotImplementedError, match="GlobalUniform"):
-        gfdgl.DataLoader(g, SEEDS, gfdgl.as_edge_prediction_sampler(ns, negative_sampler=NS.GlobalUniform(1)))
     with pytest.raises(ValueError, match="reverse_etypes"):
         gfdgl.as_edge_prediction_sampler(ns, exclude="reverse_types")
     with pytest.raises(TypeError, match="dict"):

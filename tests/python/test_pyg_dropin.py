@@ -564,10 +564,12 @@ def test_temporal_link_loader_refusals():
     data.ntime = torch.arange(NUM_NODES)
     times = torch.zeros(10, dtype=torch.long)
     pairs = data.edge_index[:, :10]
-    with pytest.raises(NotImplementedError, match="node times"):
-        gfpyg.LinkNeighborLoader(
-            data, [2], edge_label_index=pairs, time_attr="ntime", edge_label_time=times, neg_sampling="binary"
-        )
+    # negatives under node times are kept not later than their seed, as PyG's
+    # neg_sample (tests/python/test_link_hetero_temporal.py)
+    batch = gfpyg.LinkNeighborLoader(
+        data, [2], edge_label_index=pairs, time_attr="ntime", edge_label_time=times + 5, neg_sampling="binary"
+    )([0, 1])
+    assert bool((data.ntime[batch.n_id[batch.edge_label_index[:, 2:]]] <= 5).all())
     # node times without negatives are PyG's temporal node sampling around the pairs
     batch = gfpyg.LinkNeighborLoader(data, [2], edge_label_index=pairs, time_attr="ntime", edge_label_time=times + 50)(
         [0, 1]

@@ -442,7 +442,10 @@ class HeteroEdgeBatches(EdgeBatches):
     graph): it groups a batch's seed edges by type, draws DGL's
     ``Uniform(k)`` / ``PerSourceUniform(k)`` negatives per seed edge type
     (the seed's source, ``k`` destinations uniform over the edge type's
-    destination type) from its random streams, compacts per node type and
+    destination type) or ``GlobalUniform(k, exclude_self_loops, replace)``
+    ones (per seed edge type, at most ``k`` per seed edge, uniform over the
+    pairs of its node types that are not its edges, as DGL's
+    ``global_uniform_negative_sampling``) from its random streams, compacts per node type and
     leaves the excluded edges out (``"self"``, ``"reverse_id"`` with
     ``reverse_eids`` as ``{etype: Tensor}``, ``"reverse_types"`` with
     ``reverse_etypes``: both become one reverse map over the global edge ids,
@@ -453,11 +456,6 @@ class HeteroEdgeBatches(EdgeBatches):
         self._sampler = None
         node_settings, negative, k, exclude, reverse = edge.node, edge.negative, edge.k, edge.exclude, edge.reverse
         self.exclude_fn = edge.exclude_fn
-        if negative == "global_uniform":
-            raise NotImplementedError(
-                "graphferry's edge loader on heterographs draws Uniform(k) / PerSourceUniform(k) negatives; "
-                "GlobalUniform is supported on homogeneous graphs only"
-            )
         hg = as_hetero_graph(graph, node_settings.prob)
         self.hetero_graph = hg
         self.settings = node_settings
@@ -478,7 +476,12 @@ class HeteroEdgeBatches(EdgeBatches):
         self.graph = hg.graph
         engine_exclude, reverse_map = self._reverse_map(hg, exclude, reverse)
         self._edge_args = dict(
-            mode="dgl", negative=negative, amount=k, exclude=engine_exclude, reverse_eids=reverse_map
+            mode="dgl",
+            negative=negative,
+            amount=k,
+            exclude=engine_exclude,
+            reverse_eids=reverse_map,
+            negative_flags=edge.negative_flags,
         )
         self.edge_feature_names = []  # per-type edge data reaches the blocks through DGL's frames
         self.feature_names = []  # per-type node data too

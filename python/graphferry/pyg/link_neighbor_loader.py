@@ -103,7 +103,8 @@ class LinkNeighborLoader(EngineLoader):
         neg_sampling (str or NegativeSampling, optional): ``"binary"``,
             ``"triplet"`` or a ``NegativeSampling``, weighted or not (newer
             PyG's ``src_weight`` and ``dst_weight`` must then be the same
-            for binary negatives; not on heterogeneous graphs).
+            for binary negatives; on a heterogeneous graph one weight per
+            node of the drawn type, as PyG's).
             (default: :obj:`None`)
         neg_sampling_ratio (float, optional): PyG's older form of
             ``NegativeSampling("binary", neg_sampling_ratio)``.
@@ -136,15 +137,18 @@ class LinkNeighborLoader(EngineLoader):
 
     ``subgraph_type`` is PyG's (``"directional"``, ``"bidirectional"``,
     ``"induced"``) on homogeneous and heterogeneous graphs alike.
-    ``disjoint=True`` (homogeneous graphs) gives every pair end, negatives
-    included, its own subgraph, with ``batch`` (each node's pair, PyG's
-    seed position modulo the positives). Temporal sampling (homogeneous
-    graphs; disjoint, as PyG's): ``time_attr`` names the node or edge times
-    of ``data``, ``edge_label_time`` gives one time per pair (the seed time
-    of both its ends and of its negatives; the batch's ``edge_label_time``,
-    or ``seed_time`` with triplet negatives), ``temporal_strategy`` is
-    ``"uniform"`` or ``"last"``; negatives under node times are refused
-    (PyG keeps negatives not later than their seed). A ``HeteroData`` gives ``HeteroData``
+    ``disjoint=True`` gives every pair end, negatives included, its own
+    subgraph, with ``batch`` (each node's pair, PyG's seed position modulo
+    the positives; on a heterogeneous graph the seed's position among the
+    seeds of its type). Temporal sampling (disjoint, as PyG's):
+    ``time_attr`` names the node or edge times of ``data`` (per type on a
+    heterogeneous graph), ``edge_label_time`` gives one time per pair (the
+    seed time of both its ends and of its negatives; the batch's
+    ``edge_label_time``, or ``seed_time`` with triplet negatives, on the
+    source and destination node types of a ``HeteroData``),
+    ``temporal_strategy`` is ``"uniform"`` or ``"last"``; under node times
+    every negative is not later than its pair's time (drawn again as PyG's
+    ``neg_sample`` does, then the earliest node). A ``HeteroData`` gives ``HeteroData``
     batches (see the module's docstring); ``num_neighbors`` is then a list or
     a dict of edge type -> list, as in :class:`graphferry.pyg.NeighborLoader`.
     One class for both: it branches on ``data``. ``loader(index)`` makes the
@@ -202,15 +206,11 @@ class LinkNeighborLoader(EngineLoader):
                 given = "'time_attr' is set while 'edge_label_time' is not"
             raise ValueError(f"conflicting 'edge_label_time' and 'time_attr': {given}; temporal sampling needs both")
         per_type = is_hetero(data)
-        if time_attr is not None and per_type:
-            raise NotImplementedError("graphferry's LinkNeighborLoader samples temporally on homogeneous graphs only")
         self.time_attr = time_attr
         self._temporal = time_level(data, time_attr)
         self.temporal_strategy = temporal_strategy
         # Temporal sampling is disjoint, as PyG's.
         self.disjoint = bool(disjoint) or self._temporal is not None
-        if self.disjoint and per_type:
-            raise NotImplementedError("graphferry's LinkNeighborLoader samples disjoint on homogeneous graphs only")
         self.subgraph_type = subgraph_type_of(subgraph_type, kwargs.get("directed", True))
         if comm is not None:
             check_comm_data(data, self.subgraph_type)
@@ -226,12 +226,9 @@ class LinkNeighborLoader(EngineLoader):
                 raise ValueError("give neg_sampling or neg_sampling_ratio, not both")
             neg_sampling = NegativeSampling("binary", neg_sampling_ratio)
         self.neg_sampling = NegativeSampling.cast(neg_sampling) if neg_sampling is not None else None
+        # Under node times the engine keeps negatives not later than their
+        # seed, as PyG's neg_sample.
         self._mode, self._amount, weights = link_negatives(self.neg_sampling)
-        if self._temporal == "node" and self._mode is not None:
-            raise NotImplementedError(
-                "negatives under node times (PyG keeps negatives not later than their seed) are not supported: "
-                "give edge times as time_attr, or no negatives"
-            )
         self.data = data
         self.transform = transform
         self.batch_size = int(batch_size)
@@ -244,7 +241,7 @@ class LinkNeighborLoader(EngineLoader):
         self._stores: tuple | None = None
         self._edge_perm: torch.Tensor | None = None
         if per_type:
-            hetero = self._hetero = as_hetero_graph(data, self.weight_attr)
+            hetero = self._hetero = as_hetero_graph(data, self.weight_attr, time_attr)
             self.input_type, self.edge_label_index = self._edge_label_index(hetero, edge_label_index)
             graph = hetero.graph
             # The pairs in global ids: the engine draws the negatives among
@@ -457,7 +454,10 @@ class LinkNeighborLoader(EngineLoader):
             for name in ("edge_label_index", "edge_label", "edge_label_time"):
                 if name in store:
                     del store[name]
-            store.seed_time = times  # PyG's: the pairs' times (None removes it)
+            # PyG's: the pairs' times (None removes it); on a HeteroData on
+            # the source and destination types.
+            for seed_store in (src_store, dst_store) if self._hetero is not None else (store,):
+                seed_store.seed_time = times
         else:
             store.edge_label_index = torch.stack([s.pos_src, s.pos_dst])
             label = self.edge_label[s.input_id] if self.edge_label is not None else None

@@ -259,12 +259,9 @@ class Sampler(BaseSampler):
                 f"time_attr (got times: {index.time is not None}, time_attr: {self.time_attr!r})"
             )
         if index.time is not None:
+            # Under node times the engine keeps negatives not later than
+            # their seed, as PyG's neg_sample.
             times = time_tensor(as_cpu_tensor(index.time, "index.time"), "'edge_label_time'").contiguous()
-            if self._temporal == "node" and mode is not None:
-                raise NotImplementedError(
-                    "negatives under node times (PyG keeps negatives not later than their seed) are not supported: "
-                    "give edge times as time_attr, or no negatives"
-                )
         row = as_cpu_tensor(index.row, "index.row").to(torch.int64)
         col = as_cpu_tensor(index.col, "index.col").to(torch.int64)
         hetero = self._hetero
