@@ -5,11 +5,10 @@ package main
 import (
 	"context"
 	"runtime"
-	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/gctest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -26,28 +25,10 @@ func TestCommExchangeUnderCollection(t *testing.T) {
 	const ranks = 2
 	x := loopbackExchanger(ranks)
 	send := [][]byte{[]byte("to rank zero"), []byte("to rank one!")}
-	live := make([]byte, 1<<20+64) // its span's last page has an unused tail
-	bad := uintptr(unsafe.Pointer(unsafe.SliceData(live))) + uintptr(len(live)) + 8
+	bad, live := gctest.BadPointer()
 	// Exchange's block: send and recv pointers and sizes, then the data.
 	block := 4*8*ranks + 2*(len(send[0])+len(send[1]))
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				runtime.GC()
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
+	defer gctest.Collect()()
 	runtime.LockOSThread() // the scribbled blocks are this thread's
 	defer runtime.UnlockOSThread()
 	for i, start := 0, time.Now(); i < 500 || time.Since(start) < time.Second; i++ {

@@ -21,8 +21,8 @@ import (
 	"sync"
 	"testing"
 	"time"
-	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/gctest"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -430,29 +430,8 @@ func launchUnderCollection(t *testing.T) {
 	defer g.Free(n)
 	require.NoError(t, g.Memset(n, 0, 8))
 	require.NoError(t, g.Sync())
-	// A large object of a size that is not a whole number of pages: its
-	// span's last page has an unused tail, a pointer into which is a bad
-	// pointer to the collector while the object lives.
-	live := make([]byte, 1<<20+64)
-	bad := uintptr(unsafe.Pointer(unsafe.SliceData(live))) + uintptr(len(live)) + 8
-	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				runtime.GC()
-			}
-		}
-	}()
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
+	bad, live := gctest.BadPointer()
+	defer gctest.Collect()()
 	runtime.LockOSThread() // the scribbled blocks are this thread's
 	defer runtime.UnlockOSThread()
 	launches := 0
