@@ -85,7 +85,8 @@ PKG_LIB_CUDA := python/graphferry/lib/libgraphferry_cuda.so
 CUDA_SRC     := $(wildcard cuda/*.go cuda/kernels/*.cu cuda/kernels/*.cuh cuda/tools/*)
 
 # With it, build/gpu/cuda.test: the cuda package's Go tests (go test -c
-# -tags cuda), which tests/gpu/run.sh runs on a GPU machine.
+# -tags cuda,gftest: gftest adds the C helpers of the tests, never shipped),
+# which tests/gpu/run.sh runs on a GPU machine.
 GPU_TEST_BIN := build/gpu/cuda.test
 $(LIB_CUDA): $(GO_SRC) $(CUDA_SRC) $(VENV)/.stamp build/source_id
 	PYTHON=$(abspath $(PY)) GO=$(GO) cuda/tools/build.sh $@ --test $(GPU_TEST_BIN)

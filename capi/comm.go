@@ -158,14 +158,18 @@ func (x *cExchanger) Exchange(ctx context.Context, send, recv [][]byte) error {
 		return fmt.Errorf("out of memory for %d bytes of messages", total)
 	}
 	block := unsafe.Slice((*byte)(p), head+total)
-	ptrs := unsafe.Slice((*unsafe.Pointer)(p), 2*n)
+	// The pointers are written as integers: a Go pointer store into C
+	// memory runs the collector's write barrier on the word it overwrites,
+	// and a fresh malloc block holds leftovers that may look like Go heap
+	// addresses (the collector then dies with a bad or freed pointer).
+	ptrs := unsafe.Slice((*uintptr)(p), 2*n)
 	sizes := unsafe.Slice((*int64)(unsafe.Pointer(&block[2*8*n])), 2*n)
 	off := head
 	for j := range n {
-		ptrs[j], ptrs[n+j] = nil, nil
+		ptrs[j], ptrs[n+j] = 0, 0
 		sizes[j], sizes[n+j] = int64(len(send[j])), int64(len(recv[j]))
 		if len(send[j]) > 0 {
-			ptrs[j] = unsafe.Pointer(&block[off])
+			ptrs[j] = uintptr(unsafe.Pointer(&block[off]))
 			off += copy(block[off:], send[j])
 		}
 	}
@@ -173,7 +177,7 @@ func (x *cExchanger) Exchange(ctx context.Context, send, recv [][]byte) error {
 	for j := range n {
 		recvOff[j] = off
 		if len(recv[j]) > 0 {
-			ptrs[n+j] = unsafe.Pointer(&block[off])
+			ptrs[n+j] = uintptr(unsafe.Pointer(&block[off]))
 			off += len(recv[j])
 		}
 	}

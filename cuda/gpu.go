@@ -7,6 +7,7 @@ package cuda
 #include <cuda.h>
 #include <dlfcn.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 // 1 when the process's libcuda.so.1 is graphferry's fake driver
 // (cuda/fakedriver, tests on machines without a GPU), which exports this
@@ -28,6 +29,26 @@ static const char *gf_cu_error_string(int code) {
 	const char *s = 0;
 	if (cuGetErrorString((CUresult)code, &s) != CUDA_SUCCESS) return 0;
 	return s;
+}
+
+// The most parameters a kernel launch takes (the kernels have at most 16).
+#define GF_MAX_PARAMS 64
+
+// gf_launch launches f on a 1-D grid of grid blocks of block threads on
+// stream s with the n 8-byte parameters args. The parameters and the array
+// of pointers to them are built here, on the C stack, by C: the driver
+// copies the values at the launch, and no Go code ever stores into C memory
+// (a Go pointer store into C memory runs the garbage collector's write
+// barrier on the word it overwrites; see launch in gpu.go).
+static CUresult gf_launch(CUfunction f, unsigned grid, unsigned block, CUstream s, const uint64_t *args, int n) {
+	uint64_t vals[GF_MAX_PARAMS];
+	void *params[GF_MAX_PARAMS];
+	if (n < 0 || n > GF_MAX_PARAMS) return CUDA_ERROR_INVALID_VALUE;
+	for (int i = 0; i < n; i++) {
+		vals[i] = args[i];
+		params[i] = &vals[i];
+	}
+	return cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, n ? params : NULL, NULL);
 }
 */
 import "C"
@@ -110,11 +131,14 @@ type Info struct {
 	FakeDriver       bool   `json:"fake_driver"`        // graphferry's test double of the driver answered
 }
 
-// module is the kernels' module of one context, shared by its GPUs.
+// module is the kernels' module of one context, shared by its GPUs. The
+// module and its functions are the driver's handles, loaded and looked up
+// here rather than through gorgonia.org/cu, whose Function.Launch is not
+// safe with Go's garbage collector (see gpuStream.Launch).
 type module struct {
-	mod   cu.Module
+	mod   C.CUmodule
 	refs  int
-	funcs map[string]cu.Function
+	funcs map[string]C.CUfunction
 }
 
 // modules holds the loaded kernel modules by context.
@@ -233,12 +257,14 @@ func acquireModule(ctx cu.CUContext, info Info) (*module, error) {
 		m.refs++
 		return m, nil
 	}
-	mod, err := cu.LoadData(kernelsPTX)
-	if err != nil {
+	image := C.CString(kernelsPTX)
+	defer C.free(unsafe.Pointer(image))
+	var mod C.CUmodule
+	if err := check(C.cuModuleLoadData(&mod, unsafe.Pointer(image))); err != nil {
 		return nil, fmt.Errorf("cuda: the driver rejected graphferry's kernels (PTX ISA %s, %s) on device %d (%s, compute %d.%d, driver CUDA %s): %s",
 			info.PTXISA, info.PTXTarget, info.Ordinal, info.Name, info.ComputeMajor, info.ComputeMinor, cudaVersion(info.DriverVersion), describe(err))
 	}
-	m := &module{mod: mod, refs: 1, funcs: map[string]cu.Function{}}
+	m := &module{mod: mod, refs: 1, funcs: map[string]C.CUfunction{}}
 	modules.m[ctx] = m
 	return m, nil
 }
@@ -253,21 +279,23 @@ func releaseModule(ctx cu.CUContext, m *module) error {
 		return nil
 	}
 	delete(modules.m, ctx)
-	if err := m.mod.Unload(); err != nil {
+	if err := check(C.cuModuleUnload(m.mod)); err != nil {
 		return fmt.Errorf("cuda: unloading the kernels: %s", describe(err))
 	}
 	return nil
 }
 
 // function returns the kernel's handle (m's lock: modules').
-func (m *module) function(name string) (cu.Function, error) {
+func (m *module) function(name string) (C.CUfunction, error) {
 	modules.Lock()
 	defer modules.Unlock()
 	if fn, ok := m.funcs[name]; ok {
 		return fn, nil
 	}
-	fn, err := m.mod.Function(name)
-	if err != nil {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var fn C.CUfunction
+	if err := check(C.cuModuleGetFunction(&fn, m.mod, cname)); err != nil {
 		return fn, fmt.Errorf("cuda: kernel %s: %s", name, describe(err))
 	}
 	m.funcs[name] = fn
@@ -651,11 +679,7 @@ func (st *gpuStream) Launch(kernel string, grid, block int, args ...uint64) erro
 	if err != nil {
 		return err
 	}
-	params := make([]unsafe.Pointer, len(args))
-	for i := range args {
-		params[i] = unsafe.Pointer(&args[i]) // cu copies the values to C memory
-	}
-	if err := fn.Launch(grid, 1, 1, block, 1, 1, 0, st.s, params); err != nil {
+	if err := launchKernel(fn, grid, block, st.c(), args); err != nil {
 		return st.fail(fmt.Sprintf("launching kernel %s (%d blocks of %d threads)", kernel, grid, block), err)
 	}
 	st.inflight = append(st.inflight, kernel)
@@ -663,6 +687,30 @@ func (st *gpuStream) Launch(kernel string, grid, block int, args ...uint64) erro
 		return st.wait("running kernel " + kernel)
 	}
 	return nil
+}
+
+// launchKernel launches fn with the 8-byte parameters args, which C copies
+// into its own memory (gf_launch): the driver reads them during the call
+// only, and args holds no Go pointer, so passing it is cgo's rule kept.
+//
+// Not gorgonia.org/cu's Function.Launch: it stores the parameters' C
+// addresses into fresh C.malloc memory with a Go pointer store
+// (*(*unsafe.Pointer)(p) = q). While the collector marks, that store's
+// write barrier hands the word it overwrites, whatever malloc's block held
+// before, to the collector as a Go pointer. Blocks freed by earlier
+// launches hold their kernel parameters, among them addresses of Go arrays
+// registered for the kernels (a store's cold tier), so the collector found
+// "a bad pointer in Go heap" or marked an object freed meanwhile and died
+// with "found pointer to free object" (TestGPULaunchUnderCollection).
+func launchKernel(fn C.CUfunction, grid, block int, s C.CUstream, args []uint64) error {
+	if len(args) > C.GF_MAX_PARAMS {
+		return fmt.Errorf("cuda: %d kernel parameters (at most %d)", len(args), C.GF_MAX_PARAMS)
+	}
+	var p *C.uint64_t
+	if len(args) > 0 {
+		p = (*C.uint64_t)(unsafe.Pointer(&args[0]))
+	}
+	return check(C.gf_launch(fn, C.uint(grid), C.uint(block), s, p, C.int(len(args))))
 }
 
 // Wait makes the stream's later work wait for the event of handle e.

@@ -14,11 +14,15 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
+	"time"
 
+	"github.com/graphferry/graphferry/engine/gctest"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -380,4 +384,63 @@ func TestGPUDeviceStage(t *testing.T) {
 	free1, _, err := g.MemInfo()
 	require.NoError(t, err)
 	require.Equal(t, free0, free1, "closing the sampler frees its memory")
+}
+
+// A kernel launch leaves the garbage collector alone, whatever the C memory
+// it builds the launch from held before: the parameters are written there
+// by C, so a collection that runs meanwhile never reads a stale word of
+// that memory as a Go pointer. gorgonia.org/cu's Function.Launch wrote the
+// parameter pointers into fresh C.malloc memory with a Go pointer store;
+// during a collection's mark phase that store's write barrier hands the old
+// word (malloc's leftovers: often a kernel parameter of an earlier launch,
+// such as the address of a registered Go array) to the collector, which
+// dies with "found bad pointer in Go heap" or, the object freed meanwhile,
+// "found pointer to free object" (1 run in 7-20 of the Python fence test).
+// Here the launching thread's malloc blocks of the parameters' size are
+// filled with a word in the unused tail of a live large object's span,
+// which the collector always rejects, before each of many launches while
+// collections run back to back. The launches run in a child process: the
+// collector's fatal error cannot be recovered.
+func TestGPULaunchUnderCollection(t *testing.T) {
+	if os.Getenv("GF_TEST_LAUNCH_CHILD") == "1" {
+		launchUnderCollection(t)
+		return
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestGPULaunchUnderCollection$", "-test.count=1", "-test.v")
+	cmd.Env = append(os.Environ(), "GF_TEST_LAUNCH_CHILD=1")
+	out, err := cmd.CombinedOutput()
+	// The fatal error and the stack of the goroutine that hit it, not
+	// every goroutine's.
+	text := string(out)
+	if i := strings.Index(text, "\n\ngoroutine "); i > 0 {
+		if j := strings.Index(text[i+2:], "\n\ngoroutine "); j > 0 {
+			text = text[:i+2+j]
+		}
+	}
+	require.NoError(t, err, "the launches under collection failed:\n%s", text)
+	require.Contains(t, text, "--- PASS: TestGPULaunchUnderCollection")
+}
+
+func launchUnderCollection(t *testing.T) {
+	g, err := OpenGPU(0)
+	require.NoError(t, err)
+	defer g.Close()
+	n, err := g.Alloc(8)
+	require.NoError(t, err)
+	defer g.Free(n)
+	require.NoError(t, g.Memset(n, 0, 8))
+	require.NoError(t, g.Sync())
+	bad, live := gctest.BadPointer()
+	defer gctest.Collect()()
+	runtime.LockOSThread() // the scribbled blocks are this thread's
+	defer runtime.UnlockOSThread()
+	launches := 0
+	for start := time.Now(); launches < 20000 && (launches < 500 || time.Since(start) < 2*time.Second); launches++ {
+		// gf_map_ids over *n = 0 rows: nothing runs; 4 parameters.
+		scribbleMalloc(4*8, bad, 4)
+		require.NoError(t, g.Launch("gf_map_ids", 1, 32, 0, uint64(n), uint64(n), uint64(n)))
+	}
+	require.NoError(t, g.Sync())
+	runtime.KeepAlive(live)
+	t.Logf("%d launches", launches)
 }

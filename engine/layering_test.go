@@ -26,8 +26,9 @@ const module = "github.com/graphferry/graphferry"
 // clients and may import anything in the engine.
 //
 //  0. the base: error classes, memory, the random generator, parallel
-//     loops, the statistical test helpers, and the row cache of the disk
-//     tier (rowcache);
+//     loops, the statistical test helpers, the garbage collector helpers of
+//     the cgo tests (gctest), and the row cache of the disk tier
+//     (rowcache);
 //  1. the data structures and the wire: the CSC graph, node data stores and
 //     the gatherer interfaces, communicators, the exchange coordinator;
 //  2. what is built on one of them: the partition into patches, the
@@ -43,7 +44,7 @@ const module = "github.com/graphferry/graphferry"
 //  7. the Graph facade and its node loaders (core);
 //  8. distributed loading over a core.Graph.
 var layers = [][]string{
-	{"errs", "mem", "rng", "internal/par", "stattest", "rowcache"},
+	{"errs", "mem", "rng", "internal/par", "stattest", "gctest", "rowcache"},
 	{"graph", "feature", "comm", "coordinator", "diskio"},
 	{"partition", "linkpred", "internal/fileio", "internal/datatest"},
 	{"sample", "fileformat"},
@@ -55,7 +56,7 @@ var layers = [][]string{
 }
 
 // testOnly are packages that only test files may import.
-var testOnly = []string{"stattest", "internal/datatest", "internal/testgraph"}
+var testOnly = []string{"stattest", "gctest", "internal/datatest", "internal/testgraph"}
 
 // outside are the module's packages outside the engine that no engine
 // package may import: the C API, the CUDA backend and the benchmarks sit

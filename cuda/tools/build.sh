@@ -2,8 +2,9 @@
 # Builds the CUDA library OUT (libgraphferry_cuda.so) on a machine without a
 # GPU or CUDA toolkit: the whole engine + C API with the device backend
 # (capi/build.sh OUT -tags cuda), and with --test TEST also the cuda
-# package's Go test binary (go test -c -tags cuda), which tests/gpu/run.sh
-# runs on a GPU machine (no Go there).
+# package's Go test binary (go test -c -tags cuda,gftest: gftest adds the
+# tests' C helpers), which tests/gpu/run.sh runs on a GPU machine (no Go
+# there).
 #
 #   1. cuda/kernels -> cuda/kernels.ptx (NVRTC, compute_70), embedded by
 #      cuda/gpu.go; checked with ptxas for sm_70 and sm_90 when $PTXAS names
@@ -73,7 +74,7 @@ echo "build.sh: $out ($(echo "$syms" | wc -l) driver symbols from libcuda.so.1, 
 if [[ -n $test_bin ]]; then
   # The stub must define what the test binary needs too: it links the same
   # package (and cgo test files may call more of the driver).
-  "$go" test -c -tags cuda -ldflags "-X github.com/graphferry/graphferry/cuda.BuildID=gfbuild:$(capi/source_id.sh)" \
+  "$go" test -c -tags cuda,gftest -ldflags "-X github.com/graphferry/graphferry/cuda.BuildID=gfbuild:$(capi/source_id.sh)" \
     -o "$test_bin" ./cuda
-  echo "build.sh: $test_bin (go test -c -tags cuda ./cuda)"
+  echo "build.sh: $test_bin (go test -c -tags cuda,gftest ./cuda)"
 fi

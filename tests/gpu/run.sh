@@ -7,7 +7,7 @@
 # It needs, built here on a CPU machine by `make lib lib-cuda` and brought
 # along (the device tool: carry ["python/graphferry/lib", "build/gpu"]):
 # python/graphferry/lib/libgraphferry.so and libgraphferry_cuda.so, and
-# build/gpu/cuda.test (the cuda package's Go tests, go test -c -tags cuda).
+# build/gpu/cuda.test (the cuda package's Go tests, go test -c -tags cuda,gftest).
 # On the GPU machine: python3 with torch and pytest, nvidia-smi, and
 # compute-sanitizer on PATH or in /usr/local/cuda/bin.
 #
