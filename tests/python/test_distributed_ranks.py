@@ -282,6 +282,7 @@ def _train_worker(rank: int, size: int, port: int, path: str, results) -> None:
         results.put((rank, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
 
 
+@pytest.mark.slow  # two trainings, about 20 s on 2 cores: make test-accuracy, beside the other training runs
 def test_two_rank_training_matches_single_process(tmp_path):
     if not (CORA / "graphferry.json").exists():
         pytest.skip("examples/data/cora is not available")

@@ -7,7 +7,7 @@ through DLPack; it takes a few batches of each loader, breaks out of the epochs
 and drops every object, so that the handles, mappings, buffers and engine threads
 of the round must all be released for the process to stay flat.
 
-Rounds: SOAK_ROUNDS (1,000) or as many as fit SOAK_SECONDS (25 s), whichever
+Rounds: SOAK_ROUNDS (1,000) or as many as fit SOAK_SECONDS (15 s), whichever
 comes first (``GRAPHFERRY_SOAK_SECONDS`` changes the bound); the test fails if
 fewer than MIN_ROUNDS fit, as the growth checks would then mean little. After
 WARMUP rounds (allocator pools, Go heap and thread pools reach their working
@@ -42,7 +42,7 @@ except ImportError:
     Data = None
 
 SOAK_ROUNDS = 1000
-SOAK_SECONDS = float(os.environ.get("GRAPHFERRY_SOAK_SECONDS", "25"))
+SOAK_SECONDS = float(os.environ.get("GRAPHFERRY_SOAK_SECONDS", "15"))
 MIN_ROUNDS = 200
 WARMUP = 50
 
