@@ -282,3 +282,12 @@ def check_subgraph(sub, seeds, fanouts, edges: torch.Tensor, *, frontier: str, r
 
 def in_degrees(num_nodes: int, dst: torch.Tensor) -> torch.Tensor:
     return torch.bincount(dst, minlength=num_nodes)
+
+
+@pytest.fixture(scope="module")
+def cora() -> Path:
+    """The shipped Cora (examples/data/cora), or a skip when it is missing."""
+    path = REPO / "examples" / "data" / "cora"
+    if not (path / "graphferry.json").exists():
+        pytest.skip("examples/data/cora is not available")
+    return path

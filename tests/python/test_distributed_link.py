@@ -158,13 +158,6 @@ def _worker(rank: int, size: int, port: int, part_dir: str, eids, pairs, results
         results.put((rank, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
 
 
-@pytest.fixture(scope="module")
-def cora() -> Path:
-    if not (CORA / "graphferry.json").exists():
-        pytest.skip("examples/data/cora is not available")
-    return CORA
-
-
 def test_two_ranks_equal_single_process(cora, tmp_path):
     g = graphferry.Graph.open(cora)
     eids, pairs = _seed_edges(g)

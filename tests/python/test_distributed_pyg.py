@@ -204,13 +204,6 @@ def _has_dgl() -> bool:
     return True
 
 
-@pytest.fixture(scope="module")
-def cora() -> Path:
-    if not (CORA / "graphferry.json").exists():
-        pytest.skip("examples/data/cora is not available")
-    return CORA
-
-
 def test_two_ranks_equal_single_process(cora, tmp_path):
     g = graphferry.Graph.open(cora)
     seeds = g.train_idx  # 140 seeds: 5 batches of 32, which 2 ranks do not divide (padding)
