@@ -82,8 +82,9 @@ func validateCompressed[I int32 | int64](kind string, n int64, indptr []int64, i
 			}
 		}
 		if weights != nil {
+			name := kind + " weights" // once a chunk, not once an edge
 			for i, w := range weights[lo:hi] {
-				if err := checkWeight(kind+" weights", lo+int64(i), w); err != nil {
+				if err := checkWeight(name, lo+int64(i), w); err != nil {
 					errs[c] = err
 					return
 				}
