@@ -47,3 +47,13 @@ int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
                                (gf_loader_options *)options, (gf_comm *)comm,
                                (uintptr_t *)out_loader);
 }
+
+int gf_part_set_node_time(gf_part *part, const DLTensor *time, const gf_comm *comm) {
+  GF_GUARD();
+  return gfgo_part_set_node_time((uintptr_t)part, (DLTensor *)time, (gf_comm *)comm);
+}
+
+int gf_part_set_edge_time(gf_part *part, const DLTensor *time) {
+  GF_GUARD();
+  return gfgo_part_set_edge_time((uintptr_t)part, (DLTensor *)time);
+}

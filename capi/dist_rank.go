@@ -8,6 +8,7 @@ package main
 import "C"
 
 import (
+	"io"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/comm"
@@ -121,5 +122,45 @@ func gfgo_loader_open_part(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		return openCommLoader(c, o, "options", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
 			return p.OpenLoader(hc, seeds, req, lopt, a)
 		})
+	})
+}
+
+//export gfgo_part_set_node_time
+func gfgo_part_set_node_time(h C.uintptr_t, t *C.DLTensor, c *C.gf_comm) C.int {
+	return call("gf_part_set_node_time", func() error {
+		p, err := lookup[*distributed.Part](kindPart, h)
+		if err != nil {
+			return err
+		}
+		v, err := int64Vector(t, "time")
+		if err != nil {
+			return err
+		}
+		if c == nil {
+			return p.SetNodeTime(v)
+		}
+		hc, err := hostComm(c)
+		if err != nil {
+			return err
+		}
+		if cl, ok := hc.(io.Closer); ok {
+			defer cl.Close()
+		}
+		return p.ShareNodeTime(hc, v)
+	})
+}
+
+//export gfgo_part_set_edge_time
+func gfgo_part_set_edge_time(h C.uintptr_t, t *C.DLTensor) C.int {
+	return call("gf_part_set_edge_time", func() error {
+		p, err := lookup[*distributed.Part](kindPart, h)
+		if err != nil {
+			return err
+		}
+		v, err := int64Vector(t, "time")
+		if err != nil {
+			return err
+		}
+		return p.SetEdgeTime(v)
 	})
 }

@@ -2194,6 +2194,27 @@ GF_API int gf_part_get_node_data(gf_part *part, const char *name, DLManagedTenso
 GF_API int gf_part_node_data_names(gf_part *part, char **out_names);
 
 /*
+ * Temporal sampling on a part (GF_TEMPORAL_NODE, GF_TEMPORAL_EDGE): a
+ * partition carries no times, so the ranks give them after gf_part_open
+ * and before opening loaders (which refuse temporal requests, GF_ESTATE,
+ * until then). Every rank needs every node's time: the sources it keeps or
+ * drops can be any node.
+ * gf_part_set_node_time with comm NULL: time is int64 [N], the time of
+ * every node of the whole graph by original id. With comm: a collective
+ * (every rank calls it, comm->rank the part's rank, comm->size its
+ * num_parts), time is int64 [num_owned], the times of the rank's own nodes
+ * in gf_part_owned_nodes order; one all-to-all gives every rank the whole
+ * vector. A rank giving another length makes the call fail on every rank.
+ * gf_part_set_edge_time: int64, by original edge id (more entries than the
+ * largest original edge id the part holds).
+ * Borrowed (copied). Returns: GF_OK; GF_EINVAL time NULL, not 1-D, a wrong
+ * length, a bad comm; GF_ETYPE time not int64 on the CPU; GF_ESTATE loaders
+ * are open on the part; GF_EIO an exchange failed; GF_EBADHANDLE.
+ */
+GF_API int gf_part_set_node_time(gf_part *part, const DLTensor *time, const gf_comm *comm);
+GF_API int gf_part_set_edge_time(gf_part *part, const DLTensor *time);
+
+/*
  * gf_loader_open_part opens rank comm->rank's loader on its part: every
  * rank calls it on its own part of the same partition, with the same
  * options, comm->rank the part's rank and comm->size its num_parts.

@@ -89,8 +89,9 @@ func openEdgeShare(g *core.Graph, c comm.Comm, items linkload.Items, opt linkloa
 // where each rank answers for the edges into its nodes; GlobalUniform
 // negatives, which reject the pairs that are edges of the whole graph, are
 // refused (errs.ErrNotSupported: use the hybrid layout, which holds the
-// whole topology). Self-reliant parts, temporal sampling and edge data are
-// refused too (errs.ErrNotSupported).
+// whole topology). Self-reliant parts and edge data are refused too
+// (errs.ErrNotSupported); temporal sampling needs the part's times
+// (SetNodeTime, ShareNodeTime, SetEdgeTime).
 func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Options, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
 	if c == nil {
 		return nil, errs.Errorf(nil, "communicator is nil")
@@ -98,11 +99,12 @@ func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Op
 	if err := p.checkComm(c); err != nil {
 		return nil, err
 	}
+	if err := p.checkTimes(opt.Request.Temporal); err != nil {
+		return nil, err
+	}
 	switch {
 	case p.layout == rankpart.LayoutSelfReliant:
 		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts serve the dsp and hybrid layouts (a self-reliant rank holds the neighbourhoods of its own seed nodes, not of seed edges)")
-	case opt.Request.Temporal != sample.TemporalNone || items.Times != nil:
-		return nil, errs.Errorf(errs.ErrNotSupported, "the loaders of rank parts do not support temporal sampling yet")
 	case len(lopt.EdgeFeatureNames) > 0:
 		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts gather no edge data (a part holds none)")
 	case p.layout == rankpart.LayoutDSP && opt.Request.Scheme == sample.LayerWise:

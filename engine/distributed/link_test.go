@@ -280,7 +280,8 @@ func TestEdgeLoaderRefuses(t *testing.T) {
 		temporal := cases[4].opt
 		temporal.Request.Temporal = sample.TemporalEdge
 		_, err = p.OpenEdgeLoader(h, cases[4].items, temporal, linkLoader(), nil)
-		require.ErrorIs(t, err, errs.ErrNotSupported)
+		require.ErrorIs(t, err, errs.ErrState) // the part holds no edge times yet
+		require.ErrorContains(t, err, "needs the edge times")
 		_, err = p.OpenEdgeLoader(h, cases[0].items, cases[0].opt, lopt, nil)
 		require.ErrorContains(t, err, "gather no edge data")
 		_, err = p.OpenEdgeLoader(h, cases[3].items, cases[3].opt, linkLoader(), nil)

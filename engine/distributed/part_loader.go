@@ -48,9 +48,8 @@ func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt p
 	if err := p.checkComm(c); err != nil {
 		return nil, err
 	}
-	if req.Temporal != sample.TemporalNone || lopt.SeedTimes != nil {
-		// A partition carries no node or edge times (yet).
-		return nil, errs.Errorf(errs.ErrNotSupported, "the loaders of rank parts do not support temporal sampling yet")
+	if err := p.checkTimes(req.Temporal); err != nil {
+		return nil, err
 	}
 	if p.layout == rankpart.LayoutSelfReliant {
 		return p.openLocal(c, seeds, req, lopt, alloc)
@@ -107,7 +106,7 @@ func (p *Part) openLocal(c comm.Comm, seeds []int64, req sample.Request, lopt pi
 		if err := checkNames(store, lopt, "part"); err != nil {
 			return nil, nil, err
 		}
-		rt, err := sample.NewRuntime(in.Part, comm.NewLocal(1), sample.RuntimeOptions{Threads: lopt.Threads})
+		rt, err := sample.NewRuntime(in.Part, comm.NewLocal(1), in.Runtime(lopt.Threads)) // the part's times, if set
 		if err != nil {
 			return nil, nil, err
 		}

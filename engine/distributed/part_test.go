@@ -336,6 +336,6 @@ func TestPartOpenValidates(t *testing.T) {
 	req = testgraph.Sample()
 	req.Disjoint, req.Frontier, req.Temporal = true, sample.FrontierNew, sample.TemporalNode
 	_, err = p.OpenLoader(h1, seeds, req, testgraph.Loader(), nil)
-	require.ErrorIs(t, err, errs.ErrNotSupported)
+	require.ErrorIs(t, err, errs.ErrState) // until the part holds times (TestPartTimesValidate)
 	require.ErrorContains(t, err, "temporal")
 }

@@ -837,6 +837,48 @@ class PartGraph(Graph):
         _lib.gf_part_get_node_data(self._handle, _encode_name(name), ctypes.byref(out))
         return tensor_from_managed(out.value)
 
+    def set_node_time(self, time: Any, comm: Communicator | None = None) -> None:  # type: ignore[override]
+        """Sets the node times for temporal sampling (``temporal="node"``,
+        PyG's ``time_attr``), which a partition does not carry: every rank
+        needs the time of every node (the sources a rank keeps or drops can
+        be any rank's).
+
+        Args:
+            time: int64. Without ``comm``: ``[num_nodes]``, the time of every
+                node of the whole graph by original id. With ``comm``:
+                ``[num_owned]``, the times of this rank's own nodes in
+                :meth:`owned_nodes` order (e.g. ``part.get_node_data("time")``).
+                Copied.
+            comm (Communicator, optional): a collective: every rank calls
+                it with its own nodes' times and one exchange gives every
+                rank the whole vector; a rank giving another length fails
+                every rank's call.
+
+        Raises:
+            InvalidArgumentError: a wrong length. TypeMismatchError: not
+            int64. GraphferryError: (``GF_ESTATE``) loaders are open on the
+            part; (``GF_EIO``) the exchange failed.
+        """
+        borrowed = BorrowedTensor(time, "time")
+        if comm is None:
+            _lib.gf_part_set_node_time(self._handle, borrowed.ref, None)
+            return
+        DistributedLoader._check_comm(self, comm)
+        session = comm._open_session(comm.timeout)
+        try:
+            table = comm._table(session)
+            _lib.gf_part_set_node_time(self._handle, borrowed.ref, ctypes.byref(table))
+        finally:
+            comm._close_session(session)
+
+    def set_edge_time(self, time: Any) -> None:
+        """Sets the edge times for temporal sampling (``temporal="edge"``):
+        int64, indexed by original edge id (more entries than the largest
+        original edge id this part holds; the whole graph's vector will
+        do). Copied. Raises as :meth:`set_node_time`."""
+        borrowed = BorrowedTensor(time, "time")
+        _lib.gf_part_set_edge_time(self._handle, borrowed.ref)
+
     def _mask_index(self, name: str) -> torch.Tensor | None:
         """The owned nodes whose mask ``name`` is set: this rank's seeds."""
         if name not in self.node_data_names():
@@ -1049,8 +1091,6 @@ def _check_part_edges(part: PartGraph, options: Any, kwargs: dict) -> None:
             f"the edge loaders of rank parts serve the dsp and hybrid layouts (this part is {part.layout}: a "
             "self-reliant rank holds the neighbourhoods of its own seed nodes, not of seed edges)"
         )
-    if getattr(options, "temporal", None) is not None or kwargs.get("seed_times") is not None:
-        raise NotImplementedError("the loaders of rank parts do not sample temporally (a part holds no times)")
     if kwargs.get("edge_feature_names"):
         raise NotImplementedError("the edge loaders of rank parts gather no edge data (a part holds none)")
     if kwargs.get("negative") == "global_uniform" and part.layout == "dsp":

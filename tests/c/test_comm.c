@@ -409,6 +409,51 @@ static void *rank_main_part(void *arg) {
   return NULL;
 }
 
+/* Every rank gives its own nodes' times (gf_part_set_node_time with the
+   communicator, a collective); r->n is its status. With r->ctx.rank == 1
+   and times_short set, rank 1 gives one time too few: every rank fails. */
+static int times_short;
+
+static void *rank_main_times(void *arg) {
+  rank_run *r = (rank_run *)arg;
+  r->n = -1;
+  gf_part *p = NULL;
+  CHECK(gf_part_open(part_dir, r->ctx.rank, 0, &p) == GF_OK, "gf_part_open rank %d: %s", r->ctx.rank, gf_errmsg());
+  if (p == NULL) return NULL;
+  gf_comm c;
+  rank_comm(r, &c);
+  DLManagedTensor *owned = NULL;
+  CHECK(gf_part_owned_nodes(p, &owned) == GF_OK, "owned nodes");
+  if (owned != NULL) {
+    int64_t shape[1] = {owned->dl_tensor.shape[0] - (times_short && r->ctx.rank == 1)};
+    DLTensor t = gft_i64((int64_t *)owned->dl_tensor.data, shape); /* any int64 will do: the ids */
+    r->n = gf_part_set_node_time(p, &t, &c);
+    if (r->n != GF_OK) {
+      CHECK(strstr(gf_errmsg(), "times") != NULL, "rank %d message: %s", r->ctx.rank, gf_errmsg());
+    }
+    owned->deleter(owned);
+  }
+  gf_part_close(p);
+  return NULL;
+}
+
+/* The ranks' times assembled by a collective; a rank of the wrong length
+   fails every rank's call, none left waiting. */
+static void test_part_times(void) {
+  gf_partition_options po;
+  memset(&po, 0, sizeof po);
+  po.struct_size = sizeof po;
+  po.num_parts = 2;
+  CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
+  static rank_run runs[MAX_RANKS];
+  times_short = 0;
+  run_ranks(2, rank_main_times, runs);
+  CHECK(runs[0].n == GF_OK && runs[1].n == GF_OK, "shared node times: %d %d", runs[0].n, runs[1].n);
+  times_short = 1;
+  run_ranks(2, rank_main_times, runs);
+  CHECK(runs[0].n == GF_EINVAL && runs[1].n == GF_EINVAL, "one rank short: %d %d", runs[0].n, runs[1].n);
+}
+
 /* Partitions the dataset into part_dir with layout and checks that every
    rank's batches, node data fetched from the other ranks included, are the
    single-process loader's batches r, r+ranks, ... */
@@ -486,6 +531,24 @@ static void test_part_errors(void) {
   int64_t n = 0;
   CHECK(gf_graph_num_nodes(as_graph, &n) == GF_EBADHANDLE, "a part is not a graph");
 
+  /* Times: the whole vector without a communicator; checked arguments. */
+  static int64_t times[2708];
+  int64_t times_shape[1] = {2708}, short_shape[1] = {5};
+  DLTensor tt = gft_i64(times, times_shape), tshort = gft_i64(times, short_shape);
+  CHECK(gf_part_set_node_time(p, &tt, NULL) == GF_OK, "gf_part_set_node_time: %s", gf_errmsg());
+  CHECK(gf_part_set_node_time(p, &tshort, NULL) == GF_EINVAL, "5 node times");
+  CHECK(strstr(gf_errmsg(), "node times have 5 entries, want one per node of the whole graph (2708)") != NULL,
+        "message: %s", gf_errmsg());
+  CHECK(gf_part_set_node_time(p, NULL, NULL) == GF_EINVAL, "NULL time");
+  DLTensor tf = tt;
+  tf.dtype.code = kDLFloat;
+  CHECK(gf_part_set_node_time(p, &tf, NULL) == GF_ETYPE, "float times");
+  CHECK(gf_part_set_node_time(NULL, &tt, NULL) == GF_EBADHANDLE, "NULL part");
+  CHECK(gf_part_set_edge_time(p, &tshort) == GF_EINVAL, "5 edge times");
+  CHECK(strstr(gf_errmsg(), "edge times have 5 entries") != NULL, "message: %s", gf_errmsg());
+  CHECK(gf_part_set_edge_time(p, NULL) == GF_EINVAL, "NULL edge time");
+  CHECK(gf_part_set_edge_time(NULL, &tt) == GF_EBADHANDLE, "NULL part");
+
   gf_sample_options so;
   gf_loader_options lo;
   options(&so, &lo);
@@ -502,6 +565,10 @@ static void test_part_errors(void) {
   CHECK(strstr(gf_errmsg(), "this is part 1 of 2") != NULL, "message: %s", gf_errmsg());
   CHECK(gf_loader_open_part(p, &st, &lo, NULL, &l) == GF_EINVAL, "NULL comm");
   CHECK(gf_loader_open_part(NULL, &st, &lo, &c, &l) == GF_EBADHANDLE, "NULL part");
+  int64_t owned_shape[1] = {info.num_owned};
+  DLTensor towned = gft_i64(times, owned_shape);
+  CHECK(gf_part_set_node_time(p, &towned, &c) == GF_EINVAL, "comm rank 0 on part 1");
+  CHECK(strstr(gf_errmsg(), "this is part 1 of 2") != NULL, "message: %s", gf_errmsg());
   gf_part_close(p);
   gf_part_close(p); /* twice: ignored */
   gf_part_close(NULL);
@@ -705,6 +772,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   test_part_errors();
+  test_part_times();
   test_parts_equal_single_process(2, GF_LAYOUT_DSP);
   test_parts_equal_single_process(3, GF_LAYOUT_HYBRID);
   coordinated = 1;

@@ -75,7 +75,7 @@ def pyg_digest(data) -> str:
     return h.hexdigest()
 
 
-def _pyg_epochs(data, pairs: torch.Tensor, neg: str, comm=None) -> tuple[int, list[list[str]]]:
+def _pyg_epochs(data, pairs: torch.Tensor, neg: str, comm=None, **kwargs) -> tuple[int, list[list[str]]]:
     """len() and the digests of each epoch of a LinkNeighborLoader."""
     from graphferry.pyg import LinkNeighborLoader
 
@@ -89,6 +89,7 @@ def _pyg_epochs(data, pairs: torch.Tensor, neg: str, comm=None) -> tuple[int, li
         seed=SEED,
         num_threads=1,
         comm=comm,
+        **kwargs,
     )
     try:
         return len(loader), [[pyg_digest(b) for b in loader] for _ in range(EPOCHS)]
@@ -127,11 +128,22 @@ def _dgl_epochs(g, eids: torch.Tensor, comm=None) -> tuple[int, list[list[str]]]
         loader.close()
 
 
+def _node_time(n: int) -> torch.Tensor:
+    return (torch.arange(n) * 7) % 50
+
+
 def _run_all(data, eids: torch.Tensor, pairs: torch.Tensor, comm=None) -> dict:
     out = {
         "pyg-binary": _pyg_epochs(data, pairs, "binary", comm),
         "pyg-triplet": _pyg_epochs(data, pairs, "triplet", comm),
     }
+    # Temporal over node times (a part is given its ranks' own: a collective).
+    if isinstance(data, distributed.PartGraph):
+        data.set_node_time(_node_time(data.num_nodes)[data.owned_nodes()], comm)
+    else:
+        data.set_node_time(_node_time(data.num_nodes))
+    times = (torch.arange(pairs.shape[1]) * 13) % 50 + 10
+    out["pyg-temporal"] = _pyg_epochs(data, pairs, "binary", comm, time_attr="node", edge_label_time=times)
     if _has_dgl():
         out["dgl"] = _dgl_epochs(data, eids, comm)
     return out
@@ -167,6 +179,7 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
     for name, (n, epochs) in ref.items():
         # distinct batches, reshuffled: a rank that got the wrong one shows
         assert n == total and len(set(epochs[0])) == total and epochs[0] != epochs[1], name
+    assert ref["pyg-temporal"][1] != ref["pyg-binary"][1]  # the times matter
     dst = tmp_path / "cora-dsp"
     partition(cora, dst, parts=2, method="random", layout="dsp", seed=1)
 
@@ -239,8 +252,9 @@ def test_comm_arguments_checked(cora, tmp_path):
         partition(cora, dst, parts=2, method="random", layout="dsp", seed=1)
         part = distributed.PartGraph.open(dst, 0)
         times = dict(time_attr="node", edge_label_time=torch.tensor([1, 2]))
-        with pytest.raises(NotImplementedError, match="temporally"):
-            LinkNeighborLoader(part, [2], edge_label_index=pairs, comm=_Never(0, 2), seed=1, **times)
+        # Temporal sampling needs the part's times, which a partition does not carry.
+        with pytest.raises(graphferry.GraphferryError, match="needs the node times, which a partition does not carry"):
+            next(iter(LinkNeighborLoader(part, [2], edge_label_index=pairs, comm=_Never(0, 2), seed=1, **times)))
         with pytest.raises(NotImplementedError, match="hybrid layout"):
             distributed.DistributedEdgeLoader(
                 part,

@@ -37,7 +37,12 @@ EPOCHS = 2
 JOIN_S = 120
 # graphferry.Loader's settings for the engine's own DistributedLoader.
 ENGINE_KW = dict(
-    batch_size=BATCH, shuffle=True, seed=SEED, feature_names=["feat"], label_names=["label"], num_threads=2
+    batch_size=BATCH,
+    shuffle=True,
+    seed=SEED,
+    feature_names=["feat"],
+    label_names=["label"],
+    num_threads=2,
 )
 
 
@@ -57,7 +62,14 @@ def _hetero_epochs(hetero, comm=None) -> list[list[str]]:
     from graphferry.pyg import NeighborLoader
 
     loader = NeighborLoader(
-        hetero, FANOUTS, input_nodes="paper", batch_size=16, shuffle=True, seed=SEED, num_threads=1, comm=comm
+        hetero,
+        FANOUTS,
+        input_nodes="paper",
+        batch_size=16,
+        shuffle=True,
+        seed=SEED,
+        num_threads=1,
+        comm=comm,
     )
     out = []
     try:
@@ -82,7 +94,16 @@ def _dgl_hetero_epochs(hetero, comm=None) -> list[list[str]]:
 
     sampler = gdgl.NeighborSampler([2, 3])
     seeds = {"paper": torch.arange(60)}
-    loader = gdgl.DataLoader(hetero, seeds, sampler, batch_size=16, shuffle=True, seed=SEED, num_threads=1, comm=comm)
+    loader = gdgl.DataLoader(
+        hetero,
+        seeds,
+        sampler,
+        batch_size=16,
+        shuffle=True,
+        seed=SEED,
+        num_threads=1,
+        comm=comm,
+    )
     out = []
     try:
         for _ in range(EPOCHS):
@@ -112,7 +133,19 @@ def _temporal(seeds: torch.Tensor) -> dict:
     return dict(time_attr="node", input_time=(torch.arange(seeds.numel()) * 11) % 50)
 
 
-FIELDS = ("x", "y", "feat", "label", "train_mask", "test_mask", "n_id", "e_id", "input_id", "batch", "seed_time")
+FIELDS = (
+    "x",
+    "y",
+    "feat",
+    "label",
+    "train_mask",
+    "test_mask",
+    "n_id",
+    "e_id",
+    "input_id",
+    "batch",
+    "seed_time",
+)
 
 
 def pyg_digest(data) -> str:
@@ -123,7 +156,15 @@ def pyg_digest(data) -> str:
             h.update(key.encode())
             h.update(data[key].contiguous().numpy().tobytes())
     h.update(data.edge_index.as_tensor().contiguous().numpy().tobytes())
-    h.update(repr((data.batch_size, list(data.num_sampled_nodes), list(data.num_sampled_edges))).encode())
+    h.update(
+        repr(
+            (
+                data.batch_size,
+                list(data.num_sampled_nodes),
+                list(data.num_sampled_edges),
+            )
+        ).encode()
+    )
     return h.hexdigest()
 
 
@@ -135,7 +176,14 @@ def _epochs(data, seeds: torch.Tensor, comm=None, **kwargs) -> tuple[int, list[l
     workers = kwargs.pop("workers", False)
     kwargs.setdefault("num_threads", 1)
     loader = NeighborLoader(
-        data, NUM_NEIGHBORS, input_nodes=seeds, batch_size=BATCH, shuffle=True, seed=SEED, comm=comm, **kwargs
+        data,
+        NUM_NEIGHBORS,
+        input_nodes=seeds,
+        batch_size=BATCH,
+        shuffle=True,
+        seed=SEED,
+        comm=comm,
+        **kwargs,
     )
     try:
         out = len(loader), [[pyg_digest(b) for b in loader] for _ in range(EPOCHS)]
@@ -149,13 +197,20 @@ def _worker(rank: int, size: int, port: int, part_dir: str, seeds: torch.Tensor,
 
     try:
         dist.init_process_group(
-            "gloo", init_method=f"tcp://127.0.0.1:{port}", rank=rank, world_size=size, timeout=_td(30)
+            "gloo",
+            init_method=f"tcp://127.0.0.1:{port}",
+            rank=rank,
+            world_size=size,
+            timeout=_td(30),
         )
         comm = distributed.TorchComm(timeout=20)
         out = {}
         part = distributed.PartGraph.open(part_dir, rank)
         out["dsp"] = _epochs(part, seeds, comm)
         out["dsp-disjoint"] = _epochs(part, seeds, comm, disjoint=True)
+        # A part holds no times: each rank gives its own nodes' (a collective).
+        part.set_node_time(NODE_TIME(part.num_nodes)[part.owned_nodes()], comm)
+        out["dsp-temporal"] = _epochs(part, seeds, comm, **_temporal(seeds))
         # seed=None: rank 0's draw, the same on every rank (checked by the parent).
         from graphferry.pyg import NeighborLoader
 
@@ -256,6 +311,7 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
             assert payload["dsp-disjoint"][1][e] == want, f"disjoint: rank {rank}, epoch {e}"
             want = [ref_temporal[e][(k * 2 + rank) % total] for k in range(per_rank)]
             assert payload["replicated-temporal"][1][e] == want, f"temporal: rank {rank}, epoch {e}"
+            assert payload["dsp-temporal"][1][e] == want, f"temporal on parts: rank {rank}, epoch {e}"
             want = [ref_hetero[e][k * 2 + rank] for k in range(2)]
             assert payload["hetero"][e] == want, f"typed: rank {rank}, epoch {e}"
             if ref_dgl_hetero is not None:
@@ -275,7 +331,12 @@ def test_comm_arguments_checked(cora):
     g = graphferry.Graph.open(cora, num_patches=2)
     try:
         with pytest.raises(NotImplementedError, match="must be a graphferry.Graph"):
-            NeighborLoader(Data(edge_index=torch.tensor([[0], [1]]), num_nodes=2), [2], comm=Never(0, 2), seed=1)
+            NeighborLoader(
+                Data(edge_index=torch.tensor([[0], [1]]), num_nodes=2),
+                [2],
+                comm=Never(0, 2),
+                seed=1,
+            )
         with pytest.raises(NotImplementedError, match="directional subgraphs only"):
             NeighborLoader(g, [2], subgraph_type="induced", comm=Never(0, 2), seed=1)
         with pytest.raises(ValueError, match="num_patches=3"):
@@ -291,7 +352,33 @@ def test_comm_arguments_checked(cora):
             import graphferry.dgl as gdgl
 
             hg = dgl.heterograph({("a", "r", "b"): ([0, 1], [1, 0]), ("b", "s", "a"): ([0], [1])})
-            with pytest.raises(NotImplementedError, match="graphferry.HeteroGraph opened with num_patches"):
+            with pytest.raises(
+                NotImplementedError,
+                match="graphferry.HeteroGraph opened with num_patches",
+            ):
                 gdgl.DataLoader(hg, {"a": [0]}, gdgl.NeighborSampler([1]), comm=Never(0, 2), seed=1)
     finally:
         g.close()
+
+
+def test_part_times_checked(cora, tmp_path):
+    """A part's times: the whole vector without a communicator, checked by
+    name (the collective is in test_two_ranks_equal_single_process)."""
+    dst = tmp_path / "parts"
+    partition(cora, dst, parts=2, method="random", layout="dsp", seed=1)
+    part = distributed.PartGraph.open(dst, 0)
+    try:
+        part.set_node_time(NODE_TIME(part.num_nodes))
+        with pytest.raises(
+            graphferry.InvalidArgumentError,
+            match=r"node times have 5 entries, want one per node of the whole graph \(2708\)",
+        ):
+            part.set_node_time(NODE_TIME(5))
+        with pytest.raises(graphferry.TypeMismatchError, match="time must be int64"):
+            part.set_node_time(NODE_TIME(part.num_nodes).float())
+        with pytest.raises(graphferry.InvalidArgumentError, match="edge times have 3 entries"):
+            part.set_edge_time(NODE_TIME(3))
+        with pytest.raises(TypeError, match="'comm' must be a graphferry.distributed.Communicator"):
+            part.set_node_time(NODE_TIME(part.num_owned), comm="world")
+    finally:
+        part.close()

@@ -1528,6 +1528,16 @@ def gf_part_get_node_data(part: Any, name: bytes, out_tensor: Any, /) -> int: ..
 def gf_part_node_data_names(part: Any, out_names: Any, /) -> int: ...
 
 
+# int gf_part_set_node_time(gf_part *part, const DLTensor *time, const gf_comm *comm);
+@cfunc("gf_part_set_node_time", [gf_part_p_ctypes, DLTensor_p, ctypes.POINTER(gf_comm)], ctypes.c_int)
+def gf_part_set_node_time(part: Any, time: CtypesRef, comm: Any, /) -> int: ...
+
+
+# int gf_part_set_edge_time(gf_part *part, const DLTensor *time);
+@cfunc("gf_part_set_edge_time", [gf_part_p_ctypes, DLTensor_p], ctypes.c_int)
+def gf_part_set_edge_time(part: Any, time: CtypesRef, /) -> int: ...
+
+
 # int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
 #                         const gf_loader_options *options, const gf_comm *comm,
 #                         gf_loader **out_loader);

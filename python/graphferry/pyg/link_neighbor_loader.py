@@ -219,8 +219,6 @@ class LinkNeighborLoader(EngineLoader):
                     "with comm=, graphferry's LinkNeighborLoader samples homogeneous graphs: "
                     "a heterogeneous graph's edge batches are made in one process"
                 )
-            if time_attr is not None and isinstance(data, PartGraph):
-                raise NotImplementedError("the loaders of rank parts do not sample temporally (a part holds no times)")
         if neg_sampling_ratio is not None and neg_sampling_ratio > 0:
             if neg_sampling is not None:
                 raise ValueError("give neg_sampling or neg_sampling_ratio, not both")
