@@ -34,8 +34,12 @@ import (
 // owner answers every rank's tasks under its own request; the others are
 // sampled by every rank at once.
 //
-// Untyped graphs only (errs.ErrNotSupported for a typed one). Consumption
-// rules, sampler workers and closing are OpenLoader's.
+// On a typed graph (core.Graph.SetTypes, the same types on every rank) the
+// batches are the single-process typed edge loader's: DGL's seed edges
+// grouped by relation with negatives per relation, PyG's pairs of one edge
+// type with negatives among its end types, each batch with its typed view
+// (pipeline.Options.Types). Consumption rules, sampler workers and closing
+// are OpenLoader's.
 func OpenEdgeLoader(g *core.Graph, c comm.Comm, items linkload.Items, opt linkload.Options, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
 	return openEdgeShare(g, c, items, opt, lopt, alloc, nil, nil)
 }
@@ -47,16 +51,13 @@ func OpenEdgeLoader(g *core.Graph, c comm.Comm, items linkload.Items, opt linklo
 func openEdgeShare(g *core.Graph, c comm.Comm, items linkload.Items, opt linkload.Options, lopt pipeline.Options, alloc mem.Allocator,
 	rows func(in core.Internals, channels []comm.Comm) pipeline.RowLoader, edges linkload.EdgeLookup) (*core.Loader, error) {
 	return openGroup(g, c, lopt, rows, func(in core.Internals, rt *sample.Runtime, lopt pipeline.Options) (*pipeline.Pipeline, error) {
-		if in.Types != nil {
-			return nil, errs.Errorf(errs.ErrNotSupported, "distributed edge loaders serve untyped (homogeneous) graphs only")
-		}
 		var lk *linkload.Linker
 		var err error
 		opt.NodeTime = in.Runtime(0).NodeTime // negatives under node times
 		if edges != nil {
-			lk, err = linkload.NewOver(in.Part, nil, opt, edges)
+			lk, err = linkload.NewOver(in.Part, in.Types, opt, edges)
 		} else {
-			lk, err = linkload.New(in.Part, nil, opt)
+			lk, err = linkload.New(in.Part, in.Types, opt)
 		}
 		if err != nil {
 			return nil, err
@@ -90,8 +91,8 @@ func openEdgeShare(g *core.Graph, c comm.Comm, items linkload.Items, opt linkloa
 // negatives, which reject the pairs that are edges of the whole graph, are
 // refused (errs.ErrNotSupported: use the hybrid layout, which holds the
 // whole topology). Self-reliant parts and edge data are refused too
-// (errs.ErrNotSupported); temporal sampling needs the part's times
-// (SetNodeTime, ShareNodeTime, SetEdgeTime).
+// (errs.ErrNotSupported), and so are typed parts; temporal sampling needs
+// the part's times (SetNodeTime, ShareNodeTime, SetEdgeTime).
 func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Options, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
 	if c == nil {
 		return nil, errs.Errorf(nil, "communicator is nil")
@@ -103,6 +104,8 @@ func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Op
 		return nil, err
 	}
 	switch {
+	case p.typed():
+		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts serve untyped (homogeneous) parts only (typed edge batches are served over a replicated graph: OpenEdgeLoader)")
 	case p.layout == rankpart.LayoutSelfReliant:
 		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts serve the dsp and hybrid layouts (a self-reliant rank holds the neighbourhoods of its own seed nodes, not of seed edges)")
 	case len(lopt.EdgeFeatureNames) > 0:
@@ -137,6 +140,12 @@ func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Op
 		return nil, err
 	}
 	return openEdgeShare(p.g, c, items, opt, lopt, alloc, p.rows, edges)
+}
+
+// typed reports whether the part's graph is typed.
+func (p *Part) typed() bool {
+	nodeTypes, _ := p.g.NumTypes()
+	return nodeTypes > 0
 }
 
 // checkComm checks that c runs this part's rank of its group.

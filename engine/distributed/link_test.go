@@ -90,6 +90,13 @@ func linkLoader() pipeline.Options {
 // epochs of each.
 func runRanks(t *testing.T, size, workers, epochs int, open func(r int, c comm.Comm, lopt pipeline.Options) (*core.Loader, error)) [][][]string {
 	t.Helper()
+	return runRanksWith(t, size, workers, epochs, edgeBatchBytes, open)
+}
+
+// runRanksWith is runRanks with the batches' digest.
+func runRanksWith(t *testing.T, size, workers, epochs int, digest func(*pipeline.Batch) string,
+	open func(r int, c comm.Comm, lopt pipeline.Options) (*core.Loader, error)) [][][]string {
+	t.Helper()
 	l := comm.NewLocal(size)
 	mesh := coordinator.NewMesh(size)
 	got := make([][][]string, size)
@@ -120,7 +127,7 @@ func runRanks(t *testing.T, size, workers, epochs int, open func(r int, c comm.C
 				errc <- fmt.Errorf("rank %d: %d workers, want %d", r, ld.Stats().Workers, workers)
 				return
 			}
-			if got[r], err = readEpochsWith(ld, epochs, edgeBatchBytes); err != nil {
+			if got[r], err = readEpochsWith(ld, epochs, digest); err != nil {
 				errc <- err
 			}
 		}()
