@@ -2245,7 +2245,7 @@ GF_API int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
  * gf_edge_loader_open_comm opens rank comm->rank's edge loader (link
  * prediction) of a group that samples together, as gf_loader_open_comm
  * opens a node loader: every rank calls it with the same graph (opened
- * with num_patches = comm->size; untyped), seeds, seeds_dst and options,
+ * with num_patches = comm->size; typed or not), seeds, seeds_dst and options,
  * which are gf_edge_loader_open's. The epoch's batches are the
  * single-process edge loader's (gf_edge_loader_open with the same
  * arguments: the same shuffle, batch keys, negatives, pairs, samples, node
@@ -2254,10 +2254,13 @@ GF_API int gf_loader_open_part(gf_part *part, const DLTensor *seeds,
  * every rank ceil(batches / size). With GF_EXCLUDE_SELF or
  * GF_EXCLUDE_REVERSE_ID (global edge ids) the ranks sample the batches of
  * a round in turns, since every rank answers the others' sampling tasks
- * under the request of the batch being sampled. Every rank must read every
- * epoch to its end, as with gf_loader_open_comm.
- * Returns what gf_edge_loader_open returns, the GF_EINVAL of
- * gf_loader_open_comm for comm, and GF_ENOTSUP for a typed graph.
+ * under the request of the batch being sampled. On a typed graph
+ * (gf_graph_set_types, the same types on every rank) the batches are
+ * gf_edge_loader_open's typed ones (seed edges grouped by relation,
+ * negatives per type, typed views). Every rank must read every epoch to
+ * its end, as with gf_loader_open_comm.
+ * Returns what gf_edge_loader_open returns and the GF_EINVAL of
+ * gf_loader_open_comm for comm.
  */
 GF_API int gf_edge_loader_open_comm(gf_graph *graph, const DLTensor *seeds, const DLTensor *seeds_dst,
                                     const gf_edge_loader_options *options, const gf_comm *comm,
@@ -2274,7 +2277,8 @@ GF_API int gf_edge_loader_open_comm(gf_graph *graph, const DLTensor *seeds, cons
  * of GF_LINK_DGL seed edges are resolved at open, in one exchange (each
  * rank holds the in-edges of its own nodes): every rank must call it.
  * Returns what gf_edge_loader_open_comm returns, the GF_EINVAL of
- * gf_loader_open_part for comm, and GF_ENOTSUP for GF_LAYOUT_SELF_RELIANT,
+ * gf_loader_open_part for comm, and GF_ENOTSUP for a typed part,
+ * GF_LAYOUT_SELF_RELIANT,
  * temporal sampling, edge_feature_names (a part holds no edge data),
  * GF_NEG_GLOBAL_UNIFORM on GF_LAYOUT_DSP (rejecting the pairs that are
  * edges needs the whole topology: use GF_LAYOUT_HYBRID) and layer-wise

@@ -1044,8 +1044,9 @@ class DistributedEdgeLoader(DistributedLoader, EdgeLoader):
     ``graphferry.pyg.LinkNeighborLoader`` and DGL's edge ``DataLoader``).
 
     Every rank opens it with the same graph (opened with
-    ``num_patches=comm.size``; untyped) or its own :class:`PartGraph` (dsp
-    or hybrid), the same seed edges (``mode="dgl"``: edge ids) or pairs
+    ``num_patches=comm.size``, typed or not: a typed graph's batches are
+    the single-process typed edge loader's) or its own :class:`PartGraph`
+    (dsp or hybrid), the same seed edges (``mode="dgl"``: edge ids) or pairs
     (``mode="pyg"``: ``seeds -> seeds_dst``, original ids of the whole
     graph) and the same options (``options.seed`` included). Each epoch it
     yields ``ceil(batches / comm.size)`` batches: the single-process edge
@@ -1068,8 +1069,6 @@ class DistributedEdgeLoader(DistributedLoader, EdgeLoader):
         **kwargs: Any,
     ):
         self._set_comm(graph, comm, timeout)
-        if graph.num_types[0] > 0:
-            raise NotImplementedError("distributed edge loaders serve homogeneous graphs: not typed ones")
         if isinstance(graph, PartGraph):
             _check_part_edges(graph, options, kwargs)
         EdgeLoader.__init__(self, graph, seeds, seeds_dst, options, **kwargs)

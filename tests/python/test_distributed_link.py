@@ -230,17 +230,28 @@ def test_comm_arguments_checked(cora, tmp_path):
         hetero = graphferry.HeteroGraph.from_coo(
             {"a": 2, "b": 2}, {("a", "to", "b"): (torch.tensor([0, 1]), torch.tensor([1, 0]))}, num_patches=2
         )
-        with pytest.raises(NotImplementedError, match="homogeneous"):
-            LinkNeighborLoader(hetero, [2], edge_label_index=("a", "to", "b"), comm=_Never(0, 2), seed=1)
+        # A typed graph's edge loader is served (its first exchange raises
+        # here), on a graph opened with one patch per rank.
+        with pytest.raises(ValueError, match="num_patches=3"):
+            next(iter(LinkNeighborLoader(hetero, [2], edge_label_index=("a", "to", "b"), comm=_Never(0, 3), seed=1)))
+        typed = LinkNeighborLoader(hetero, [2], edge_label_index=("a", "to", "b"), comm=_Never(0, 2), seed=1)
+        with pytest.raises(graphferry.GraphferryError, match="rank 0 of 2: NotImplementedError"):
+            next(iter(typed))
+        typed.close()
         if _has_dgl():
+            import dgl
+
             import graphferry.dgl as gdgl
 
             sampler = gdgl.as_edge_prediction_sampler(gdgl.NeighborSampler([2]), exclude=lambda eids: eids)
             with pytest.raises(NotImplementedError, match="callable"):
                 gdgl.DataLoader(g, torch.arange(4), sampler, comm=_Never(0, 2), seed=1)
-            with pytest.raises(NotImplementedError, match="homogeneous"):
+            with pytest.raises(NotImplementedError, match="callable"):
+                gdgl.DataLoader(hetero, {("a", "to", "b"): torch.arange(2)}, sampler, comm=_Never(0, 2), seed=1)
+            hg = dgl.heterograph({("a", "to", "b"): ([0, 1], [1, 0]), ("b", "back", "a"): ([0], [1])})
+            with pytest.raises(NotImplementedError, match="graphferry.HeteroGraph opened with num_patches"):
                 gdgl.DataLoader(
-                    hetero,
+                    hg,
                     {("a", "to", "b"): torch.arange(2)},
                     gdgl.as_edge_prediction_sampler(gdgl.NeighborSampler([2])),
                     comm=_Never(0, 2),

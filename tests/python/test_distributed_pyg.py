@@ -7,7 +7,9 @@ whole graph with one patch per rank. Each rank's ``Data`` batches, node
 attributes fetched from the owning rank included, must equal the
 single-process ``graphferry.pyg.NeighborLoader`` batches ``rank, rank + 2,
 ...`` (padded) on the whole graph, field for field, as the engine promises for
-its distributed loaders.
+its distributed loaders. The same holds for typed batches over a replicated
+``graphferry.HeteroGraph``: PyG's NeighborLoader and LinkNeighborLoader
+(binary and triplet negatives) and graphferry.dgl's node and edge DataLoader.
 """
 
 from __future__ import annotations
@@ -118,6 +120,77 @@ def _dgl_hetero_epochs(hetero, comm=None) -> list[list[str]]:
                         for t in block.edges(etype=et):
                             h.update(repr(et).encode() + t.numpy().tobytes())
                 got.append(h.hexdigest())
+            out.append(got)
+        return out
+    finally:
+        loader.close()
+
+
+def _typed_digest(tensors: dict) -> str:
+    """A hash of ``{name: tensor}`` in name order."""
+    h = hashlib.sha256()
+    for name in sorted(tensors):
+        h.update(name.encode() + tensors[name].contiguous().numpy().tobytes())
+    return h.hexdigest()
+
+
+def _hetero_link_epochs(hetero, neg: str, comm=None) -> list[list[str]]:
+    """Digests of graphferry.pyg.LinkNeighborLoader's typed batches (every
+    tensor of every node and edge type's store) over the writes pairs."""
+    from test_hetero_pyg import FANOUTS, WRITES
+
+    from graphferry.pyg import LinkNeighborLoader
+
+    loader = LinkNeighborLoader(
+        hetero, FANOUTS, edge_label_index=WRITES, neg_sampling=neg, batch_size=32, shuffle=True, seed=SEED,
+        num_threads=1, comm=comm,
+    )  # fmt: skip
+    out = []
+    try:
+        for _ in range(EPOCHS):
+            got = []
+            for b in loader:
+                tensors = {}
+                for store in b.stores:
+                    for key, value in store.items():
+                        if isinstance(value, torch.Tensor):
+                            tensors[f"{store._key}.{key}"] = value
+                got.append(_typed_digest(tensors))
+            out.append(got)
+        return out
+    finally:
+        loader.close()
+
+
+def _dgl_hetero_edge_epochs(hetero, comm=None) -> list[list[str]]:
+    """Digests of graphferry.dgl.DataLoader's typed edge batches (seed edges
+    of two types, their reverses excluded, two uniform negatives each)."""
+    import dgl
+    from test_hetero_pyg import CITES, REV_WRITES, WRITES
+
+    import graphferry.dgl as gdgl
+
+    sampler = gdgl.as_edge_prediction_sampler(
+        gdgl.NeighborSampler([2, 3]),
+        exclude="reverse_types",
+        reverse_etypes={WRITES: REV_WRITES, REV_WRITES: WRITES},
+        negative_sampler=dgl.dataloading.negative_sampler.Uniform(2),
+    )
+    seeds = {WRITES: torch.arange(0, 150, 2), CITES: torch.arange(0, 200, 3)}
+    loader = gdgl.DataLoader(hetero, seeds, sampler, batch_size=32, shuffle=True, seed=SEED, num_threads=1, comm=comm)
+    out = []
+    try:
+        for _ in range(EPOCHS):
+            got = []
+            for input_nodes, pair, neg, blocks in loader:
+                tensors = {f"in.{nt}": ids for nt, ids in input_nodes.items()}
+                for name, g in [("pair", pair), ("neg", neg)] + [(f"block{i}", b) for i, b in enumerate(blocks)]:
+                    for et in g.canonical_etypes:
+                        src, dst = g.edges(etype=et)
+                        tensors[f"{name}.{et}.src"], tensors[f"{name}.{et}.dst"] = src, dst
+                        if name != "neg":
+                            tensors[f"{name}.{et}.eid"] = g.edges[et].data[dgl.EID]
+                got.append(_typed_digest(tensors))
             out.append(got)
         return out
     finally:
@@ -242,8 +315,11 @@ def _worker(rank: int, size: int, port: int, part_dir: str, seeds: torch.Tensor,
         g.close()
         hetero = _hetero_graph(num_patches=size)
         out["hetero"] = _hetero_epochs(hetero, comm)
+        for neg in ("binary", "triplet"):
+            out[f"hetero-link-{neg}"] = _hetero_link_epochs(hetero, neg, comm)
         if _has_dgl():
             out["hetero-dgl"] = _dgl_hetero_epochs(hetero, comm)
+            out["hetero-dgl-edges"] = _dgl_hetero_edge_epochs(hetero, comm)
         hetero.close()
         results.put((rank, "ok", out))
         dist.destroy_process_group()
@@ -273,6 +349,13 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
     assert len(set(ref_hetero[0])) == 4 and ref_hetero[0] != ref_hetero[1]
     ref_dgl_hetero = _dgl_hetero_epochs(hetero) if _has_dgl() else None
     assert ref_dgl_hetero is None or len(set(ref_dgl_hetero[0])) == 4
+    # Typed edge batches: 150 writes pairs, 5 batches of 32 (padding); DGL's
+    # 75 + 67 seed edges, 5 batches of 32.
+    ref_typed_edges = {f"hetero-link-{neg}": _hetero_link_epochs(hetero, neg) for neg in ("binary", "triplet")}
+    if _has_dgl():
+        ref_typed_edges["hetero-dgl-edges"] = _dgl_hetero_edge_epochs(hetero)
+    for name, epochs in ref_typed_edges.items():
+        assert len(set(epochs[0])) == 5 and epochs[0] != epochs[1], name
     hetero.close()
     loader = graphferry.Loader(g, seeds, NUM_NEIGHBORS, **{**ENGINE_KW, "num_threads": 1})
     engine_ref = [[digest(sub) for sub in loader.epoch(e)] for e in range(EPOCHS)]
@@ -317,6 +400,9 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
             if ref_dgl_hetero is not None:
                 want = [ref_dgl_hetero[e][k * 2 + rank] for k in range(2)]
                 assert payload["hetero-dgl"][e] == want, f"typed DGL: rank {rank}, epoch {e}"
+            for name, ref_edges in ref_typed_edges.items():
+                want = [ref_edges[e][(k * 2 + rank) % 5] for k in range(3)]
+                assert payload[name][e] == want, f"{name}: rank {rank}, epoch {e}"
     assert out[0][1]["seed"] == out[1][1]["seed"]
 
 

@@ -143,16 +143,19 @@ def as_edge_prediction_sampler(
 
 
 def check_edge_comm(graph: Any, per_type: bool, edge: EdgeSettings) -> None:
-    """What the edge ``DataLoader`` samples with ``comm=``: a homogeneous
-    :class:`graphferry.Graph` opened with one patch per rank or a rank's
+    """What the edge ``DataLoader`` samples with ``comm=``: a
+    :class:`graphferry.Graph` or :class:`graphferry.HeteroGraph` opened with
+    one patch per rank (replicated) or a rank's (homogeneous)
     :class:`~graphferry.distributed.PartGraph`, with the engine's own
     exclusion (not a callable, whose batches are made in the caller's
     thread)."""
     if per_type or isinstance(graph, HeteroGraph):
-        raise NotImplementedError(
-            "with comm=, graphferry makes edge batches of homogeneous graphs: a heterograph's are made in one process"
-        )
-    if not isinstance(graph, Graph):
+        if not isinstance(graph, HeteroGraph):
+            raise NotImplementedError(
+                "with comm=, a heterograph is a graphferry.HeteroGraph opened with num_patches=comm.size "
+                "(a DGL heterograph is converted for one process)"
+            )
+    elif not isinstance(graph, Graph):
         raise NotImplementedError(
             "with comm=, the edge DataLoader takes a graphferry.Graph opened with num_patches=comm.size or a "
             f"graphferry.distributed.PartGraph (got '{type(graph).__name__}')"

@@ -125,14 +125,17 @@ class LinkNeighborLoader(EngineLoader):
         comm (graphferry.distributed.Communicator, optional): sample
             across processes, one rank each, as
             :class:`graphferry.distributed.DistributedEdgeLoader` does:
-            ``data`` is a :class:`graphferry.Graph` opened with
+            ``data`` is a :class:`graphferry.Graph` or
+            :class:`graphferry.HeteroGraph` opened with
             ``num_patches=comm.size`` or this rank's
             :class:`graphferry.distributed.PartGraph` (dsp or hybrid),
             ``edge_label_index`` the pairs of the whole graph (the same on
             every rank), and each rank gets every ``comm.size``-th batch of
-            the single-process epoch, the same ``Data`` (padded: see
-            :mod:`graphferry.distributed`). Homogeneous, directional,
-            non-temporal on a part; ``seed=None`` takes rank 0's draw.
+            the single-process epoch, the same ``Data`` or ``HeteroData``
+            (padded: see :mod:`graphferry.distributed`). Directional;
+            homogeneous on a part (temporal once the part has its times:
+            ``PartGraph.set_node_time``); ``seed=None`` takes rank 0's
+            draw.
             (default: :obj:`None`)
 
     ``subgraph_type`` is PyG's (``"directional"``, ``"bidirectional"``,
@@ -214,11 +217,6 @@ class LinkNeighborLoader(EngineLoader):
         self.subgraph_type = subgraph_type_of(subgraph_type, kwargs.get("directed", True))
         if comm is not None:
             check_comm_data(data, self.subgraph_type)
-            if per_type:
-                raise NotImplementedError(
-                    "with comm=, graphferry's LinkNeighborLoader samples homogeneous graphs: "
-                    "a heterogeneous graph's edge batches are made in one process"
-                )
         if neg_sampling_ratio is not None and neg_sampling_ratio > 0:
             if neg_sampling is not None:
                 raise ValueError("give neg_sampling or neg_sampling_ratio, not both")
@@ -313,7 +311,7 @@ class LinkNeighborLoader(EngineLoader):
                     **self._edge_args,
                     feature_names=self._node_attrs,
                     edge_feature_names=self._edge_attrs,
-                    coo=True,
+                    coo=self._hetero is None,
                     seed_times=self.edge_label_time,
                     **loader_args,
                     **memory,
