@@ -16,6 +16,7 @@
  * the same batches, node data fetched from the other ranks included.
  * Last, edge loaders (gf_edge_loader_open_comm, gf_edge_loader_open_part:
  * DGL's, the seed edges excluded): the same, against gf_edge_loader_open,
+ * on a typed graph too (gf_graph_set_types: one node type, one relation),
  * and their argument checks.
  *
  * Usage: test_comm [DATASET_DIR] (default: the shipped Cora). C99 + pthreads;
@@ -168,6 +169,8 @@ static void options(gf_sample_options *so, gf_loader_options *lo) {
   lo->label_names = labels;
 }
 
+static int typed_graphs = 0; /* open_graph makes the graph typed (one node type, one relation) */
+
 static gf_graph *open_graph(int patches) {
   gf_graph_options go;
   memset(&go, 0, sizeof go);
@@ -177,6 +180,14 @@ static gf_graph *open_graph(int patches) {
   go.seed = 3;
   gf_graph *g = NULL;
   CHECK(gf_graph_open(dataset, &go, &g) == GF_OK, "gf_graph_open(%s, %d patches)", dataset, patches);
+  if (g != NULL && typed_graphs) {
+    int64_t n = 0, e = 0;
+    CHECK(gf_graph_num_nodes(g, &n) == GF_OK && gf_graph_num_edges(g, &e) == GF_OK, "graph size");
+    int64_t node_offsets[2] = {0, n}, edge_offsets[2] = {0, e};
+    int32_t rel_src[1] = {0}, rel_dst[1] = {0};
+    CHECK(gf_graph_set_types(g, 1, node_offsets, 1, edge_offsets, rel_src, rel_dst) == GF_OK, "gf_graph_set_types: %s",
+          gf_errmsg());
+  }
   return g;
 }
 
@@ -583,9 +594,16 @@ static int64_t seed_edges[NUM_SEEDS];
 /* An edge batch's digest: digest()'s fields and its pair fields. */
 static uint64_t edge_digest(gf_batch *b) {
   uint64_t h = 14695981039346656037ull;
-  for (int f = GF_LINK_POS_SRC; f <= GF_LINK_EDGE_IDS; f++) {
+  int last = typed_graphs ? GF_LINK_NEG_OFFSETS : GF_LINK_EDGE_IDS; /* a typed batch's relation offsets too */
+  for (int f = GF_LINK_POS_SRC; f <= last; f++) {
     DLManagedTensor *m = NULL;
     CHECK(gf_batch_take_link(b, f, &m) == GF_OK, "gf_batch_take_link(%d)", f);
+    h = fold(h, m);
+  }
+  if (typed_graphs) { /* the typed view */
+    DLManagedTensor *m = NULL;
+    CHECK(gf_batch_take(b, GF_FIELD_TYPED_NODES, 0, &m) == GF_OK, "gf_batch_take(GF_FIELD_TYPED_NODES): %s",
+          gf_errmsg());
     h = fold(h, m);
   }
   return h ^ digest(b); /* closes b */
@@ -786,6 +804,11 @@ int main(int argc, char **argv) {
   test_edge_ranks_equal_single_process(3, 0, 0);
   test_edge_ranks_equal_single_process(2, 1, GF_LAYOUT_HYBRID);
   coordinated = 0;
+  /* A typed graph replicated in every rank: the one-process typed edge
+     batches (relation offsets, typed view). */
+  typed_graphs = 1;
+  test_edge_ranks_equal_single_process(2, 0, 0);
+  typed_graphs = 0;
   CHECK(gft_rmtree(part_dir) == 0, "remove %s", part_dir);
   return gft_summary("test_comm");
 }
