@@ -62,20 +62,29 @@ func linkCases(src, dst []int64) []linkCase {
 	disjoint := req
 	disjoint.Disjoint, disjoint.Frontier = true, sample.FrontierNew
 	dgl := func(neg linkpred.DGLNegative, ex linkpred.Exclude) linkload.Options {
-		return linkload.Options{Request: req, Mode: linkload.DGL, DGL: linkpred.DGLEdgeSampler{Negative: neg, Exclude: ex, Reverse: linkpred.Reverse{Map: rev}}}
-	}
-	pyg := func(r sample.Request, mode linkpred.PyGMode, amount float64) linkload.Options {
-		return linkload.Options{Request: r, Mode: linkload.PyG, PyG: linkpred.PyGLinkSampler{Mode: mode, Amount: amount}}
+		return dglOptions(req, neg, ex, rev)
 	}
 	return []linkCase{
 		{"dgl", dgl(linkpred.PerSourceUniform{K: 2}, linkpred.ExcludeNone), linkload.Items{EdgeIDs: eids}},
 		{"dgl-self", dgl(linkpred.PerSourceUniform{K: 2}, linkpred.ExcludeSelfEdges), linkload.Items{EdgeIDs: eids}},
 		{"dgl-reverse", dgl(nil, linkpred.ExcludeReverseEdges), linkload.Items{EdgeIDs: eids}},
 		{"dgl-global", dgl(linkpred.GlobalUniform{K: 1, ExcludeSelfLoops: true}, linkpred.ExcludeSelfEdges), linkload.Items{EdgeIDs: eids}},
-		{"pyg-binary", pyg(req, linkpred.PyGBinaryMode, 1.5), linkload.Items{Pairs: pairs}},
-		{"pyg-triplet", pyg(req, linkpred.PyGTripletMode, 2), linkload.Items{Pairs: pairs}},
-		{"pyg-disjoint", pyg(disjoint, linkpred.PyGBinaryMode, 1), linkload.Items{Pairs: pairs}},
+		{"pyg-binary", pygOptions(req, linkpred.PyGBinaryMode, 1.5), linkload.Items{Pairs: pairs}},
+		{"pyg-triplet", pygOptions(req, linkpred.PyGTripletMode, 2), linkload.Items{Pairs: pairs}},
+		{"pyg-disjoint", pygOptions(disjoint, linkpred.PyGBinaryMode, 1), linkload.Items{Pairs: pairs}},
 	}
+}
+
+// dglOptions are DGL's edge loader options sampling with req, negatives
+// neg, exclusion ex, reverse edges rev.
+func dglOptions(req sample.Request, neg linkpred.DGLNegative, ex linkpred.Exclude, rev []int64) linkload.Options {
+	return linkload.Options{Request: req, Mode: linkload.DGL, DGL: linkpred.DGLEdgeSampler{Negative: neg, Exclude: ex, Reverse: linkpred.Reverse{Map: rev}}}
+}
+
+// pygOptions are PyG's edge loader options sampling with req, negatives
+// of mode and amount.
+func pygOptions(req sample.Request, mode linkpred.PyGMode, amount float64) linkload.Options {
+	return linkload.Options{Request: req, Mode: linkload.PyG, PyG: linkpred.PyGLinkSampler{Mode: mode, Amount: amount}}
 }
 
 // linkLoader is the tests' edge loader options: batches of 16 items.

@@ -168,10 +168,7 @@ func typedLinkCases() []linkCase {
 	temporal := disjoint
 	temporal.Temporal = sample.TemporalNode
 	dgl := func(neg linkpred.DGLNegative, ex linkpred.Exclude) linkload.Options {
-		return linkload.Options{Request: req, Mode: linkload.DGL, DGL: linkpred.DGLEdgeSampler{Negative: neg, Exclude: ex, Reverse: linkpred.Reverse{Map: rev}}}
-	}
-	pyg := func(r sample.Request, mode linkpred.PyGMode, amount float64) linkload.Options {
-		return linkload.Options{Request: r, Mode: linkload.PyG, PyG: linkpred.PyGLinkSampler{Mode: mode, Amount: amount}}
+		return dglOptions(req, neg, ex, rev)
 	}
 	times := make([]int64, pairs.Len())
 	for i := range times {
@@ -182,10 +179,10 @@ func typedLinkCases() []linkCase {
 		{"dgl-self", dgl(linkpred.PerSourceUniform{K: 2}, linkpred.ExcludeSelfEdges), linkload.Items{EdgeIDs: eids}},
 		{"dgl-reverse", dgl(nil, linkpred.ExcludeReverseEdges), linkload.Items{EdgeIDs: eids}},
 		{"dgl-global", dgl(linkpred.GlobalUniform{K: 1, ExcludeSelfLoops: true}, linkpred.ExcludeSelfEdges), linkload.Items{EdgeIDs: eids}},
-		{"pyg-binary", pyg(req, linkpred.PyGBinaryMode, 1.5), linkload.Items{Pairs: pairs}},
-		{"pyg-triplet", pyg(req, linkpred.PyGTripletMode, 2), linkload.Items{Pairs: pairs}},
-		{"pyg-disjoint", pyg(disjoint, linkpred.PyGBinaryMode, 1), linkload.Items{Pairs: pairs}},
-		{"pyg-temporal", pyg(temporal, linkpred.PyGNone, 0), linkload.Items{Pairs: pairs, Times: times}},
+		{"pyg-binary", pygOptions(req, linkpred.PyGBinaryMode, 1.5), linkload.Items{Pairs: pairs}},
+		{"pyg-triplet", pygOptions(req, linkpred.PyGTripletMode, 2), linkload.Items{Pairs: pairs}},
+		{"pyg-disjoint", pygOptions(disjoint, linkpred.PyGBinaryMode, 1), linkload.Items{Pairs: pairs}},
+		{"pyg-temporal", pygOptions(temporal, linkpred.PyGNone, 0), linkload.Items{Pairs: pairs, Times: times}},
 	}
 }
 

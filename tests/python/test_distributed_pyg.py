@@ -57,11 +57,28 @@ def _hetero_graph(num_patches: int = 1) -> graphferry.HeteroGraph:
     return graphferry.HeteroGraph.from_coo(NUM, edges, num_patches=num_patches, partition="random", seed=3)
 
 
+def _read_epochs(loader, digest_of) -> list[list[str]]:
+    """``digest_of(batch)`` of every batch of EPOCHS epochs of loader, which
+    is closed after."""
+    try:
+        return [[digest_of(b) for b in loader] for _ in range(EPOCHS)]
+    finally:
+        loader.close()
+
+
 def _hetero_epochs(hetero, comm=None) -> list[list[str]]:
     """Digests of typed batches: per type n_id, per relation edge_index and e_id."""
     from test_hetero_pyg import FANOUTS
 
     from graphferry.pyg import NeighborLoader
+
+    def digest_of(b) -> str:
+        h = hashlib.sha256()
+        for nt in b.node_types:
+            h.update(b[nt].n_id.numpy().tobytes() + repr(list(b[nt].num_sampled_nodes)).encode())
+        for et in b.edge_types:
+            h.update(b[et].edge_index.numpy().tobytes() + b[et].e_id.numpy().tobytes())
+        return h.hexdigest()
 
     loader = NeighborLoader(
         hetero,
@@ -73,57 +90,29 @@ def _hetero_epochs(hetero, comm=None) -> list[list[str]]:
         num_threads=1,
         comm=comm,
     )
-    out = []
-    try:
-        for _ in range(EPOCHS):
-            got = []
-            for b in loader:
-                h = hashlib.sha256()
-                for nt in b.node_types:
-                    h.update(b[nt].n_id.numpy().tobytes() + repr(list(b[nt].num_sampled_nodes)).encode())
-                for et in b.edge_types:
-                    h.update(b[et].edge_index.numpy().tobytes() + b[et].e_id.numpy().tobytes())
-                got.append(h.hexdigest())
-            out.append(got)
-        return out
-    finally:
-        loader.close()
+    return _read_epochs(loader, digest_of)
 
 
 def _dgl_hetero_epochs(hetero, comm=None) -> list[list[str]]:
     """Digests of graphferry.dgl.DataLoader's typed batches over the same graph."""
     import graphferry.dgl as gdgl
 
+    def digest_of(batch) -> str:
+        input_nodes, output_nodes, blocks = batch
+        h = hashlib.sha256()
+        for nodes in (input_nodes, output_nodes):
+            for nt in sorted(nodes):
+                h.update(nt.encode() + nodes[nt].numpy().tobytes())
+        for block in blocks:
+            for et in block.canonical_etypes:
+                for t in block.edges(etype=et):
+                    h.update(repr(et).encode() + t.numpy().tobytes())
+        return h.hexdigest()
+
     sampler = gdgl.NeighborSampler([2, 3])
     seeds = {"paper": torch.arange(60)}
-    loader = gdgl.DataLoader(
-        hetero,
-        seeds,
-        sampler,
-        batch_size=16,
-        shuffle=True,
-        seed=SEED,
-        num_threads=1,
-        comm=comm,
-    )
-    out = []
-    try:
-        for _ in range(EPOCHS):
-            got = []
-            for input_nodes, output_nodes, blocks in loader:
-                h = hashlib.sha256()
-                for nodes in (input_nodes, output_nodes):
-                    for nt in sorted(nodes):
-                        h.update(nt.encode() + nodes[nt].numpy().tobytes())
-                for block in blocks:
-                    for et in block.canonical_etypes:
-                        for t in block.edges(etype=et):
-                            h.update(repr(et).encode() + t.numpy().tobytes())
-                got.append(h.hexdigest())
-            out.append(got)
-        return out
-    finally:
-        loader.close()
+    loader = gdgl.DataLoader(hetero, seeds, sampler, batch_size=16, shuffle=True, seed=SEED, num_threads=1, comm=comm)
+    return _read_epochs(loader, digest_of)
 
 
 def _typed_digest(tensors: dict) -> str:
@@ -141,25 +130,16 @@ def _hetero_link_epochs(hetero, neg: str, comm=None) -> list[list[str]]:
 
     from graphferry.pyg import LinkNeighborLoader
 
+    def digest_of(b) -> str:
+        return _typed_digest(
+            {f"{st._key}.{key}": v for st in b.stores for key, v in st.items() if isinstance(v, torch.Tensor)}
+        )
+
     loader = LinkNeighborLoader(
         hetero, FANOUTS, edge_label_index=WRITES, neg_sampling=neg, batch_size=32, shuffle=True, seed=SEED,
         num_threads=1, comm=comm,
     )  # fmt: skip
-    out = []
-    try:
-        for _ in range(EPOCHS):
-            got = []
-            for b in loader:
-                tensors = {}
-                for store in b.stores:
-                    for key, value in store.items():
-                        if isinstance(value, torch.Tensor):
-                            tensors[f"{store._key}.{key}"] = value
-                got.append(_typed_digest(tensors))
-            out.append(got)
-        return out
-    finally:
-        loader.close()
+    return _read_epochs(loader, digest_of)
 
 
 def _dgl_hetero_edge_epochs(hetero, comm=None) -> list[list[str]]:
@@ -170,6 +150,17 @@ def _dgl_hetero_edge_epochs(hetero, comm=None) -> list[list[str]]:
 
     import graphferry.dgl as gdgl
 
+    def digest_of(batch) -> str:
+        input_nodes, pair, neg, blocks = batch
+        tensors = {f"in.{nt}": ids for nt, ids in input_nodes.items()}
+        for name, g in [("pair", pair), ("neg", neg)] + [(f"block{i}", b) for i, b in enumerate(blocks)]:
+            for et in g.canonical_etypes:
+                src, dst = g.edges(etype=et)
+                tensors[f"{name}.{et}.src"], tensors[f"{name}.{et}.dst"] = src, dst
+                if name != "neg":
+                    tensors[f"{name}.{et}.eid"] = g.edges[et].data[dgl.EID]
+        return _typed_digest(tensors)
+
     sampler = gdgl.as_edge_prediction_sampler(
         gdgl.NeighborSampler([2, 3]),
         exclude="reverse_types",
@@ -178,23 +169,7 @@ def _dgl_hetero_edge_epochs(hetero, comm=None) -> list[list[str]]:
     )
     seeds = {WRITES: torch.arange(0, 150, 2), CITES: torch.arange(0, 200, 3)}
     loader = gdgl.DataLoader(hetero, seeds, sampler, batch_size=32, shuffle=True, seed=SEED, num_threads=1, comm=comm)
-    out = []
-    try:
-        for _ in range(EPOCHS):
-            got = []
-            for input_nodes, pair, neg, blocks in loader:
-                tensors = {f"in.{nt}": ids for nt, ids in input_nodes.items()}
-                for name, g in [("pair", pair), ("neg", neg)] + [(f"block{i}", b) for i, b in enumerate(blocks)]:
-                    for et in g.canonical_etypes:
-                        src, dst = g.edges(etype=et)
-                        tensors[f"{name}.{et}.src"], tensors[f"{name}.{et}.dst"] = src, dst
-                        if name != "neg":
-                            tensors[f"{name}.{et}.eid"] = g.edges[et].data[dgl.EID]
-                got.append(_typed_digest(tensors))
-            out.append(got)
-        return out
-    finally:
-        loader.close()
+    return _read_epochs(loader, digest_of)
 
 
 def NODE_TIME(n: int) -> torch.Tensor:  # noqa: N802 - a constant's recipe
