@@ -22,12 +22,12 @@ import (
 // (the default on the disk tier), on the dataset in
 // $GRAPHFERRY_DISK_DATASET (skipped when unset: bench/disk_bench.py's
 // disk-small, say): $GRAPHFERRY_DISK_SEEDS seeds (default 4096, as the
-// bench) in batches of 512, fan-outs [10, 5], two threads. One op is one
-// epoch of each, alternating (the disk's rate drifts; both see the same
-// drift), after a warm-up epoch of each; it reports each one's disk
-// requests per second and their ratio (ahead over serial: above 1 is
-// faster), and each one's requests per epoch (a row that two batches
-// gathered at once both miss is read twice).
+// bench) in batches of 512, fan-outs [10, 5], two threads, caches of 32, 8
+// and 2 MiB of each policy. One op is one epoch of each, alternating (the
+// disk's rate drifts; both see the same drift), after a warm-up epoch of
+// each; it reports each one's disk requests per second and their ratio
+// (ahead over serial: above 1 is faster), and each one's requests per
+// epoch (a row that two batches gathered at once both miss is read twice).
 func BenchmarkDiskTierGatherAhead(b *testing.B) {
 	dir := os.Getenv("GRAPHFERRY_DISK_DATASET")
 	if dir == "" {
@@ -40,7 +40,7 @@ func BenchmarkDiskTierGatherAhead(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	for _, size := range []int64{2 << 20, 32 << 20} {
+	for _, size := range []int64{32 << 20, 8 << 20, 2 << 20} {
 		for _, pol := range []rowcache.Policy{rowcache.S3FIFO, rowcache.SIEVE, rowcache.LRU} {
 			b.Run(fmt.Sprintf("%dM/%s", size>>20, pol), func(b *testing.B) {
 				g, err := OpenWith(dir, partition.Options{}, graph.COOOptions{}, OpenOptions{FeatureTier: TierDisk, CacheBytes: size, CachePolicy: pol})
