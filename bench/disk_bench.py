@@ -428,6 +428,14 @@ def summarize(res: dict) -> None:
             t = last["disk_requests"] / ws["iops"]
             s["wall_over_ws_floor"] = last["wall_s"] / t
             s["loader_busy_over_ws_floor"] = last["loader_busy_s"] / t
+        # Every epoch after the first (warm cache) together: a longer
+        # measurement of the same configuration (--epochs), each epoch's
+        # start and end included.
+        warm = r["epochs"][1:]
+        reqs = sum(e["disk_requests"] for e in warm)
+        for key, fl in (("floor", floor), ("ws_floor", ws)):
+            if reqs and fl.get("iops"):
+                s[f"warm_wall_over_{key}"] = sum(e["wall_s"] for e in warm) / (reqs / fl["iops"])
         r["summary"] = s
 
 
@@ -449,13 +457,13 @@ def markdown(res: dict) -> str:
         "bytes | major faults | MB read | epoch 1 vs gf-mmap | epoch 1 vs mmap index_select | epoch 1 vs mmap "
         "MADV_RANDOM | wall / floor | "
         "loader busy / floor | "
-        "wall / ws floor | loader busy / ws floor | "
+        "wall / ws floor | loader busy / ws floor | epochs 2+ wall / floor | epochs 2+ wall / ws floor | "
         "cgroup peak MiB |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for name, r in res["runs"].items():
         if "epochs" not in r:
-            lines.append(f"| {name} | error: {r['error'][:200]} |" + " |" * 16)
+            lines.append(f"| {name} | error: {r['error'][:200]} |" + " |" * 18)
             continue
         e0, e = r["epochs"][0], r["epochs"][-1]
         s = r.get("summary", {})
@@ -471,7 +479,8 @@ def markdown(res: dict) -> str:
             f"{f('epoch1_speedup_vs_gf_mmap')}x | {f('epoch1_speedup_vs_mmap_index_select')}x | "
             f"{f('epoch1_speedup_vs_mmap_random')}x | "
             f"{f('wall_over_floor')} | {f('loader_busy_over_floor')} | "
-            f"{f('wall_over_ws_floor')} | {f('loader_busy_over_ws_floor')} | {r['cgroup_peak_bytes'] / (1 << 20):.0f} |"
+            f"{f('wall_over_ws_floor')} | {f('loader_busy_over_ws_floor')} | "
+            f"{f('warm_wall_over_floor')} | {f('warm_wall_over_ws_floor')} | {r['cgroup_peak_bytes'] / (1 << 20):.0f} |"
         )
     runs = res["runs"]
     trios = [
@@ -525,7 +534,9 @@ def markdown(res: dict) -> str:
         "stage's busy time over it (the time during which at least one of the loader's gathers runs: the disk "
         "tier gathers one batch ahead). `ws floor`: the same over the working-set floor, the stricter one on a "
         "disk whose host caches recent reads (the tier's epochs re-read one working set; the floor reads the "
-        "whole file at random).",
+        "whole file at random). `epochs 2+`: every epoch after the first together over the floor's time for "
+        "their requests (a longer measurement of the same configuration: `--epochs`; each epoch's start and its "
+        "last batch, which nothing overlaps, included).",
         "",
     ]
     return "\n".join(lines)
