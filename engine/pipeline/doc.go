@@ -61,7 +61,11 @@
 // batches' ids and blocks into allocator buffers; the loader takes batch i
 // from the queue of the worker that sampled it, gathers the feature rows of
 // all its nodes and the label rows of its seeds, and delivers it, so Next
-// gets batches in order.
+// gets batches in order. With Options.GatherAhead the loader gathers up to
+// that many later batches at the same time as batch i, each on a goroutine
+// of its own (the disk tier's loaders gather one ahead, so that one
+// batch's reads overlap another's cache work instead of the disk idling),
+// and still delivers in order.
 //
 // Sampling results hold no allocator memory (Go heap); only materialized
 // batches do, and every path that drops one (stop mid-epoch, error, Close)
@@ -87,7 +91,8 @@
 // waited on an empty queue before it, the batches it passed on, and where
 // the gathered node data came from (bytes per memory kind, rows from a hot
 // tier and from the store: a feature.TierGatherer such as engine/cache's
-// says). They are atomic counters and monotonic clock readings, a few per
+// says). The loader's busy time is the time during which at least one of
+// its gathers runs (with GatherAhead they overlap). They are atomic counters and monotonic clock readings, a few per
 // batch and stage. The stage with the largest busy share of the wall time
 // (the sampler's divided by its workers) is the bottleneck.
 //

@@ -67,6 +67,16 @@ type Options struct {
 	// list (Batch.SetCOO: PyG's edge_index and e_id), off the consumer's
 	// thread.
 	COO bool
+	// GatherAhead is how many batches beyond the oldest one not yet
+	// delivered the loader stage gathers at the same time (<= 0: none,
+	// one batch at a time; engine/core's loaders set 1 when it is 0 and
+	// the features are on the disk tier): with node data on disk
+	// (engine/cache's Disk),
+	// the next batch's reads then overlap the current batch's, instead of
+	// the disk idling while a batch's reads drain and its rows are copied
+	// out and cached. Batches are still delivered in order; each batch
+	// gathered ahead holds its node data's memory meanwhile.
+	GatherAhead int
 }
 
 // timedWorker is a worker that samples with seed times.
@@ -968,15 +978,29 @@ func (pl *Pipeline) makeLoop(r *run, order []int64, m maker, w int, jobs chan<- 
 }
 
 // loadLoop takes the batches in order (batch i from the queue of the worker
-// that samples its wave), gathers their node data and delivers them.
+// that samples its wave), gathers their node data and delivers them. With
+// Options.GatherAhead, it gathers up to GatherAhead batches beyond the
+// oldest one not yet delivered at the same time (each on a goroutine of
+// its own), and still delivers in order.
 func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 	defer r.wg.Done()
 	defer close(r.out)
 	defer close(r.loaderDone)
-	t0 := time.Now()
+	ahead := max(0, pl.opt.GatherAhead)
+	var pending []*loading // gathers started and not yet delivered, in batch order
+	defer func() {
+		// Stopped or failed: the gathers still running finish, and what
+		// they hold is dropped.
+		for _, l := range pending {
+			<-l.done
+			if l.err == nil && l.j.b != nil {
+				l.j.b.Release()
+			}
+		}
+	}()
 	deliver := func(it item) bool {
-		t0 = pl.st.busy(loaderStage, t0)
-		defer func() { t0 = pl.st.blocked(loaderStage, t0) }()
+		t0 := time.Now()
+		defer pl.st.blocked(loaderStage, t0)
 		if it.err == nil {
 			pl.st.batch(loaderStage) // before the hand-off, as in sampleLoop
 		}
@@ -988,44 +1012,112 @@ func (pl *Pipeline) loadLoop(r *run, jobs []chan job) {
 			return false
 		}
 	}
+	var busy spells
 	ranks := pl.ranks
-	for i := r.first; i < r.total; i++ {
-		var j job
-		var ok bool
-		t0 = time.Now()
+	next, inputDone := r.first, false
+	for len(pending) > 0 || (next < r.total && !inputDone) {
+		var in chan job
+		if next < r.total && !inputDone && len(pending) <= ahead {
+			in = jobs[((next-r.first)/ranks)%len(jobs)]
+		}
+		var done chan struct{}
+		if len(pending) > 0 {
+			done = pending[0].done
+		}
+		t0 := time.Now()
 		select {
 		case <-r.stop:
 			return
-		case j, ok = <-jobs[((i-r.first)/ranks)%len(jobs)]:
+		case j, ok := <-in:
+			if len(pending) == 0 { // no gather ran meanwhile: the stage waited
+				pl.st.waiting(loaderStage, t0)
+			}
 			if !ok {
+				inputDone = true // stopped: deliver what was taken
+				continue
+			}
+			next++
+			l := &loading{j: j, done: make(chan struct{})}
+			pending = append(pending, l)
+			switch {
+			case j.err != nil:
+				l.err = j.err
+				close(l.done)
+			case ahead == 0:
+				pl.gather(r, l, &busy)
+			default:
+				go pl.gather(r, l, &busy)
+			}
+		case <-done:
+			l := pending[0]
+			pending = pending[1:]
+			if l.err != nil {
+				deliver(item{err: l.err})
+				return
+			}
+			if !deliver(item{b: l.j.b}) {
 				return
 			}
 		}
-		if j.err != nil {
-			deliver(item{err: j.err})
-			return
-		}
-		t0 = pl.st.waiting(loaderStage, t0)
-		b := j.b
-		tc := j.rows
-		var err error
-		if j.res != nil { // else a RowLoader loaded the node data
-			err = b.loadNodeData(j.res, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads, &tc)
-			j.recycle() // the batch holds copies of everything it needs
-		}
-		if err == nil {
-			err = b.loadEdgeData(pl.opt.EdgeStore, pl.opt.EdgeFeatureNames, pl.opt.Threads, &tc)
-		}
-		pl.st.gathered(tc)
-		if err != nil {
-			b.Release()
-			deliver(item{err: fmt.Errorf("pipeline: %sepoch %d, loading batch %d: %w", pl.where(), r.epoch, j.index, err)})
-			return
-		}
-		if !deliver(item{b: b}) {
-			return
-		}
 	}
+}
+
+// loading is a batch whose node data the loader stage gathers: done is
+// closed when it has (err set if it failed; the batch is then released).
+type loading struct {
+	j    job
+	err  error
+	done chan struct{}
+}
+
+// gather loads the node and edge data of l's batch and closes l.done,
+// counting its time as the loader stage's busy time (busy: the spells
+// during which at least one gather runs).
+func (pl *Pipeline) gather(r *run, l *loading, busy *spells) {
+	defer close(l.done)
+	busy.begin()
+	defer busy.end(&pl.st)
+	j := l.j
+	b := j.b
+	tc := j.rows
+	var err error
+	if j.res != nil { // else a RowLoader loaded the node data
+		err = b.loadNodeData(j.res, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads, &tc)
+		j.recycle() // the batch holds copies of everything it needs
+	}
+	if err == nil {
+		err = b.loadEdgeData(pl.opt.EdgeStore, pl.opt.EdgeFeatureNames, pl.opt.Threads, &tc)
+	}
+	pl.st.gathered(tc)
+	if err != nil {
+		b.Release()
+		l.err = fmt.Errorf("pipeline: %sepoch %d, loading batch %d: %w", pl.where(), r.epoch, j.index, err)
+	}
+}
+
+// spells counts the loader stage's busy time when gathers overlap: the
+// time during which at least one runs.
+type spells struct {
+	mu      sync.Mutex
+	running int
+	since   time.Time
+}
+
+func (s *spells) begin() {
+	s.mu.Lock()
+	if s.running == 0 {
+		s.since = time.Now()
+	}
+	s.running++
+	s.mu.Unlock()
+}
+
+func (s *spells) end(st *stats) {
+	s.mu.Lock()
+	if s.running--; s.running == 0 {
+		st.busy(loaderStage, s.since)
+	}
+	s.mu.Unlock()
 }
 
 // Next returns the next batch of the current epoch in batch order, io.EOF at

@@ -559,44 +559,49 @@ func TestErrorsAreCarried(t *testing.T) {
 	base := runtime.NumGoroutine()
 	f := newFixture(t, 2, false, defaultSample)
 
-	// An allocation failure in the loader, in the middle of a batch.
-	checked := mem.NewChecked(nil)
-	alloc := &failingAlloc{Checked: checked, ok: 14*3 + 5}
-	// One worker: with one per thread, workers running ahead could spend the
-	// allocations before the first batch is gathered.
-	oneWorker := defaultOpts()
-	oneWorker.Workers = 1
-	pl, err := New(f.s, f.p, f.store, seedRange(200), oneWorker, alloc)
-	require.NoError(t, err)
-	require.NoError(t, pl.Start(0))
-	var got []*Batch
-	for {
-		b, err := pl.Next(context.Background())
-		if err != nil {
-			// Workers materialize topologies concurrently with the loader's
-			// gathers, so which batch meets the failing allocation varies;
-			// every batch before it arrives, and the error names it.
-			assert.ErrorContains(t, err, "out of device memory")
-			assert.ErrorContains(t, err, fmt.Sprintf("pipeline: epoch 0, loading batch %d:", len(got)))
-			_, err2 := pl.Next(context.Background())
-			assert.Equal(t, err, err2, "the error sticks")
-			break
+	// An allocation failure in the loader, in the middle of a batch; with
+	// batches gathered ahead too (those after the failing one are freed).
+	for _, ahead := range []int{0, 2} {
+		checked := mem.NewChecked(nil)
+		alloc := &failingAlloc{Checked: checked, ok: 14*3 + 5}
+		// One worker: with one per thread, workers running ahead could spend the
+		// allocations before the first batch is gathered.
+		oneWorker := defaultOpts()
+		oneWorker.Workers = 1
+		oneWorker.GatherAhead = ahead
+		pl, err := New(f.s, f.p, f.store, seedRange(200), oneWorker, alloc)
+		require.NoError(t, err)
+		require.NoError(t, pl.Start(0))
+		var got []*Batch
+		for {
+			b, err := pl.Next(context.Background())
+			if err != nil {
+				// Workers materialize topologies concurrently with the loader's
+				// gathers, so which batch meets the failing allocation varies;
+				// every batch before it arrives, in order, and the error names it.
+				assert.ErrorContains(t, err, "out of device memory")
+				assert.ErrorContains(t, err, fmt.Sprintf("pipeline: epoch 0, loading batch %d:", len(got)))
+				_, err2 := pl.Next(context.Background())
+				assert.Equal(t, err, err2, "the error sticks")
+				break
+			}
+			assert.Equal(t, int64(len(got)), b.Index)
+			got = append(got, b)
 		}
-		got = append(got, b)
+		assert.NotEmpty(t, got)
+		assert.Less(t, len(got), 13)
+		releaseAll(got)
+		settleGoroutines(t, base+0) // both goroutines exit after an error
+		require.NoError(t, pl.Close())
+		n, _ := checked.Outstanding()
+		assert.Zero(t, n, "ahead %d: the partial batch was freed", ahead)
 	}
-	assert.NotEmpty(t, got)
-	assert.Less(t, len(got), 13)
-	releaseAll(got)
-	settleGoroutines(t, base+0) // both goroutines exit after an error
-	require.NoError(t, pl.Close())
-	n, _ := checked.Outstanding()
-	assert.Zero(t, n, "the partial batch was freed")
 
 	// A feature gather failure: the array disappears mid-epoch.
 	alloc2 := mem.NewChecked(nil)
 	opt := defaultOpts()
 	opt.QueueCapacity = 1
-	pl, err = New(f.s, f.p, f.store, seedRange(200), opt, alloc2)
+	pl, err := New(f.s, f.p, f.store, seedRange(200), opt, alloc2)
 	require.NoError(t, err)
 	require.NoError(t, pl.Start(0))
 	b, err := pl.Next(context.Background())
@@ -612,7 +617,7 @@ func TestErrorsAreCarried(t *testing.T) {
 		b.Release()
 	}
 	require.NoError(t, pl.Close())
-	n, _ = alloc2.Outstanding()
+	n, _ := alloc2.Outstanding()
 	assert.Zero(t, n)
 	settleGoroutines(t, base)
 }

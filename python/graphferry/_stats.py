@@ -20,7 +20,10 @@ class StageStats:
     """One pipeline stage's time (seconds, summed over its threads) and
     batches: ``busy`` working, ``blocked`` waiting for the next stage to take
     a batch (a full queue), ``waiting`` for a batch from the stage before
-    (for the consumer: the time spent waiting for the loader)."""
+    (for the consumer: the time spent waiting for the loader). The loader's
+    ``busy`` is the time during which at least one of its gathers runs: on
+    the disk tier it gathers the next batch while the current one finishes,
+    and that overlap is counted once."""
 
     busy: float
     blocked: float
