@@ -386,7 +386,10 @@ def markdown(res: dict) -> str:
         ]
         if g.get("cold_copied"):
             lines.append("")
-            lines.append("(the features could not be registered in place: the cold tier is a pinned copy)")
+            lines.append(
+                "(the features are on the Go heap or the driver refused to register them: "
+                "the cold tier is a pinned copy, not the mapped feat.bin)"
+            )
     m1 = res.get("mode1")
     if m1:
         lines += [

@@ -335,7 +335,9 @@ func gfgo_graph_set_edge_data(h C.uintptr_t, name *C.char, t *C.DLManagedTensor)
 
 // setGraphData is gf_graph_set_node_data and gf_graph_set_edge_data: set
 // stores a view of the tensor, whose deleter runs when the graph is done
-// with it.
+// with it. The caller's memory is marked off the Go heap meanwhile
+// (mem.MarkOffHeap), so that the CUDA backend may register it with the
+// driver in place instead of copying it.
 func setGraphData(fn string, h C.uintptr_t, name *C.char, t *C.DLManagedTensor, set func(*core.Graph, string, mem.Tensor, func()) error) C.int {
 	return call(fn, func() error {
 		g, err := lookup[*core.Graph](kindGraph, h)
@@ -353,7 +355,12 @@ func setGraphData(fn string, h C.uintptr_t, name *C.char, t *C.DLManagedTensor, 
 		if err != nil {
 			return err
 		}
-		return set(g, n, v, func() { C.gf__call_deleter(t) })
+		unmark := mem.MarkOffHeap(v.Data)
+		if err := set(g, n, v, func() { unmark(); C.gf__call_deleter(t) }); err != nil {
+			unmark()
+			return err
+		}
+		return nil
 	})
 }
 

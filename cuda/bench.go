@@ -42,7 +42,8 @@ type EpochResult struct {
 	Device    string `json:"device"`
 	Placement string `json:"placement"`
 	// Topology bytes, and its arrays copied into pinned allocations
-	// (PlacePinned: the others were registered in place).
+	// (PlacePinned: those on the Go heap or refused by the driver; the
+	// others, off the Go heap, were registered in place).
 	TopologyBytes  int64 `json:"topology_bytes"`
 	TopologyCopied int   `json:"topology_copied_arrays"`
 	Workers        int   `json:"workers"`
@@ -84,8 +85,8 @@ type GatherResult struct {
 	// The issue's goals: hot >= 80% of d2d, zero-copy >= 70% of h2d.
 	HotOfD2D  float64 `json:"hot_of_d2d"`
 	ColdOfH2D float64 `json:"zero_copy_of_h2d"`
-	// ColdCopied: the features could not be registered in place and were
-	// copied into a pinned allocation.
+	// ColdCopied: the features were copied into a pinned allocation (they
+	// are on the Go heap, or the driver refused to register them in place).
 	ColdCopied bool `json:"cold_copied"`
 }
 

@@ -30,10 +30,12 @@ type Device interface {
 	// FreeHost releases memory from AllocHost.
 	FreeHost(h HostMem) error
 	// RegisterHost page-locks b in place and returns its device address:
-	// kernels read it over the bus (zero-copy). Registering the same slice
-	// again counts a reference. An error (a device or memory that cannot
-	// be registered) leaves b unregistered: callers copy into AllocHost
-	// memory instead.
+	// kernels read it over the bus (zero-copy). b must be off the Go heap
+	// (mem.OffHeap: a file mapping, C memory); Go-heap memory is refused,
+	// never handed to the driver. Registering the same slice again counts
+	// a reference. An error (Go-heap memory, a device or memory that
+	// cannot be registered) leaves b unregistered: callers copy into
+	// AllocHost memory instead.
 	RegisterHost(b []byte) (Ptr, error)
 	// UnregisterHost drops one registration of b.
 	UnregisterHost(b []byte) error

@@ -34,9 +34,11 @@ type GatherOptions struct {
 
 // Gatherer is node data in tiers on a device: the hot rows (a policy's
 // top nodes) in device memory, the whole of every array in pinned host
-// memory (the store's arrays registered in place, or copied into pinned
-// allocations where they cannot be), which the gather kernel reads over the
-// bus. One kernel (gf_gather) gathers from both tiers into one output, rows
+// memory, which the gather kernel reads over the bus: the store's arrays
+// that are off the Go heap (mem.OffHeap: memory-mapped dataset files, a
+// caller's memory handed in through the C API) registered in place, the
+// others (and any the driver refuses) copied into pinned allocations of
+// the driver. One kernel (gf_gather) gathers from both tiers into one output, rows
 // in input order, dtypes kept, in 16-byte words when rows and addresses are
 // aligned.
 //
@@ -67,8 +69,8 @@ type tier struct {
 	rowBytes int64
 	hot      Ptr // len(hot) rows in device memory (0: none)
 	cold     Ptr // every row, pinned host memory
-	// coldCopied: the array could not be registered in place and was
-	// copied into a pinned allocation.
+	// coldCopied: the array was copied into a pinned allocation (it is on
+	// the Go heap, or the driver refused to register it in place).
 	coldCopied bool
 }
 
@@ -76,7 +78,7 @@ var _ feature.TierGatherer = (*Gatherer)(nil)
 
 // NewGatherer places store's node data on dev in tiers (see Gatherer).
 // The store's arrays must not change while the gatherer lives (the cold
-// tier may read them in place).
+// tier reads those off the Go heap in place; the others are copied now).
 func NewGatherer(dev Device, store *feature.Store, opts GatherOptions) (*Gatherer, error) {
 	if dev == nil || store == nil {
 		return nil, errors.New("cuda: device or store is nil")

@@ -451,10 +451,14 @@ func (g *GPU) FreeHost(h HostMem) error {
 
 // RegisterHost page-locks b in place and maps it for the device
 // (cuMemHostRegister, DEVICEMAP | PORTABLE, READ_ONLY where the system
-// offers it: memory-mapped files are read-only mappings).
+// offers it: memory-mapped files are read-only mappings). b must be off
+// the Go heap (mem.OffHeap): the driver keeps Go-heap memory nowhere.
 func (g *GPU) RegisterHost(b []byte) (Ptr, error) {
 	if len(b) == 0 {
 		return 0, errors.New("cuda: registering an empty range")
+	}
+	if !mem.OffHeap(b) {
+		return 0, fmt.Errorf("cuda: refusing to register %d bytes in place: not known to be off the Go heap (mem.MarkOffHeap); copy it into pinned memory (AllocHost)", len(b))
 	}
 	leave, err := g.enter()
 	if err != nil {
@@ -699,9 +703,10 @@ func (st *gpuStream) Launch(kernel string, grid, block int, args ...uint64) erro
 // write barrier hands the word it overwrites, whatever malloc's block held
 // before, to the collector as a Go pointer. Blocks freed by earlier
 // launches hold their kernel parameters, among them addresses of Go arrays
-// registered for the kernels (a store's cold tier), so the collector found
-// "a bad pointer in Go heap" or marked an object freed meanwhile and died
-// with "found pointer to free object" (TestGPULaunchUnderCollection).
+// then registered for the kernels (a store's cold tier; only memory off
+// the Go heap is registered now), so the collector found "a bad pointer
+// in Go heap" or marked an object freed meanwhile and died with "found
+// pointer to free object" (TestGPULaunchUnderCollection).
 func launchKernel(fn C.CUfunction, grid, block int, s C.CUstream, args []uint64) error {
 	if len(args) > C.GF_MAX_PARAMS {
 		return fmt.Errorf("cuda: %d kernel parameters (at most %d)", len(args), C.GF_MAX_PARAMS)

@@ -17,11 +17,16 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/cache"
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/gctest"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -292,8 +297,10 @@ func TestGPUPipelineCheck(t *testing.T) {
 	require.Equal(t, rep.Schemes*2*3, rep.Batches)
 }
 
-// The topology in pinned host memory, registered in place (not copied),
-// read by the kernels over the bus: the same pipelines.
+// The topology in pinned host memory (the generated graphs are on the Go
+// heap: copied into pinned allocations of the driver, not registered), read
+// by the kernels over the bus: the same pipelines. A mapped graph's arrays
+// are registered in place: TestGPUPinnedRegistersOnlyOffHeap.
 func TestGPUPipelinePinnedTopology(t *testing.T) {
 	g, err := OpenGPU(0)
 	require.NoError(t, err)
@@ -303,12 +310,142 @@ func TestGPUPipelinePinnedTopology(t *testing.T) {
 	require.NoError(t, err)
 	where, _, copied := s.Placement()
 	require.Equal(t, PlacePinned, where)
-	require.Zero(t, copied, "the graph's arrays are registered in place")
+	require.Equal(t, 2, copied, "indptr and sources, on the Go heap, are copied")
 	require.NoError(t, s.Close())
 	rep, err := PipelineCheck(g, CheckConfig{Nodes: 800, AvgDegree: 5, Hubs: 1, Patches: 3, Batches: 2, BatchSize: 32, Seed: 22,
 		Placement: PlacePinned}, 12)
 	require.NoError(t, err)
 	require.Equal(t, 3*12, rep.Schemes)
+}
+
+// mappedCora is a copy of the shipped Cora with its CSC files added, open:
+// its topology and features are memory maps of its files (off the Go heap),
+// as a large dataset's are.
+func mappedCora(t *testing.T) *dataset.Dataset {
+	dir := t.TempDir()
+	src := filepath.Join("..", "examples", "data", "cora")
+	entries, err := os.ReadDir(src)
+	require.NoError(t, err)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, e.Name()), b, 0o644))
+	}
+	require.NoError(t, dataset.WriteCSC(dir))
+	ds, err := dataset.Open(dir)
+	require.NoError(t, err)
+	t.Cleanup(func() { ds.Close() })
+	require.True(t, ds.TopologyMapped())
+	return ds
+}
+
+// gpuRegistered reports whether g holds a registration overlapping b.
+func gpuRegistered(g *GPU, b []byte) bool {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	hi := lo + uintptr(len(b))
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for r := range g.regs {
+		if r.p < hi && lo < r.p+uintptr(r.n) {
+			return true
+		}
+	}
+	return false
+}
+
+// Pinned host memory takes only memory off the Go heap in place: a mapped
+// dataset's topology (PlacePinned) and features (the gatherer's cold tier)
+// are registered with the driver; the same arrays copied onto the Go heap
+// are copied into pinned allocations of the driver and never registered
+// (over the fake driver, its own record of registrations says so too). The
+// batches and the gathered rows equal the CPU engine's either way.
+func TestGPUPinnedRegistersOnlyOffHeap(t *testing.T) {
+	g, err := OpenGPU(0)
+	require.NoError(t, err)
+	defer g.Close()
+	total0, _, fake := fakeRegistrations()
+	_, err = g.RegisterHost(make([]byte, 4096))
+	require.ErrorContains(t, err, "not known to be off the Go heap", "the GPU refuses Go-heap memory itself")
+	if total, _, _ := fakeRegistrations(); fake {
+		require.Equal(t, total0, total, "the refused Go-heap memory reached the driver")
+	}
+	ds := mappedCora(t)
+	feat := ds.NodeData[dataset.FeatKey]
+	require.True(t, mem.OffHeap(int64Bytes(ds.Graph.Indptr)) && mem.OffHeap(feat.Data), "the dataset's files are mapped")
+	mg := ds.Graph
+	hg := &graph.CSC{NumNodes: mg.NumNodes, Indptr: slices.Clone(mg.Indptr), Indices: slices.Clone(mg.Indices),
+		Indices32: slices.Clone(mg.Indices32), EdgeIDs: slices.Clone(mg.EdgeIDs)}
+	heapFeat := feat
+	heapFeat.Data = slices.Clone(feat.Data)
+	require.False(t, mem.OffHeap(heapFeat.Data))
+
+	req := sample.Request{Fanouts: []int{5, 3}, Seed: 3}
+	n := mg.NumNodes
+	batches, keys := [][]int64{{0, 1, 2, 100, n - 1}, {500, 1000}}, []uint64{1, 2}
+	ids := []int64{n - 1, 0, 5, 5, 1999, 633}
+	want := make([]byte, len(ids)*feat.RowBytes())
+	for _, c := range []struct {
+		name    string
+		g       *graph.CSC
+		feat    mem.Tensor
+		offHeap bool
+	}{{"mapped", mg, feat, true}, {"go heap", hg, heapFeat, false}} {
+		total0, live0, fake := fakeRegistrations()
+		p := &partition.Partitioned{Graph: c.g, Offsets: []int64{0, n}}
+		s, err := NewSampler(g, p, req, SamplerOptions{Placement: PlacePinned})
+		require.NoError(t, err, c.name)
+		store := feature.NewStore(n)
+		require.NoError(t, store.Set(dataset.FeatKey, c.feat, nil))
+		gat, err := NewGatherer(g, store, GatherOptions{Policy: "degree", Graph: c.g, Size: cache.Size{Fraction: 0.2}})
+		require.NoError(t, err, c.name)
+
+		var arrays [][]byte // the topology's, then the features
+		for _, a := range [][]byte{int64Bytes(c.g.Indptr), int64Bytes(c.g.Indices), int32Bytes(c.g.Indices32), int64Bytes(c.g.EdgeIDs)} {
+			if len(a) > 0 {
+				arrays = append(arrays, a)
+			}
+		}
+		_, _, copied := s.Placement()
+		if c.offHeap {
+			require.Zero(t, copied, "the mapped topology is registered in place")
+		} else {
+			require.Equal(t, len(arrays), copied, "the Go-heap topology is copied")
+		}
+		require.Equal(t, !c.offHeap, gat.tiers[dataset.FeatKey].coldCopied, c.name)
+		arrays = append(arrays, c.feat.Data)
+		for i, a := range arrays {
+			require.Equal(t, c.offHeap, gpuRegistered(g, a), "%s: array %d", c.name, i)
+			if reg, ok := fakeRegistered(a); ok {
+				require.Equal(t, c.offHeap, reg, "%s: array %d, the fake driver's record", c.name, i)
+			}
+		}
+		if fake {
+			regs := int64(0)
+			if c.offHeap {
+				regs = int64(len(arrays))
+			}
+			total, live, _ := fakeRegistrations()
+			require.Equal(t, [2]int64{total0 + regs, live0 + regs}, [2]int64{total, live}, "%s: registrations (total, live)", c.name)
+		}
+
+		got, err := s.SampleBatches(context.Background(), batches, keys)
+		require.NoError(t, err)
+		for b, w := range cpuBatches(t, p, req, batches, keys) {
+			require.NoError(t, EqualResults(w, got[b]), "%s: batch %d", c.name, b)
+		}
+		rows := make([]byte, len(want))
+		require.NoError(t, gat.Gather(dataset.FeatKey, rows, ids, 1))
+		require.NoError(t, store.Gather(dataset.FeatKey, want, ids, 1))
+		require.Equal(t, want, rows, c.name)
+
+		require.NoError(t, errors.Join(s.Close(), gat.Close()))
+		for _, a := range arrays {
+			require.False(t, gpuRegistered(g, a), "%s: closed, still registered", c.name)
+		}
+		if _, live, ok := fakeRegistrations(); ok {
+			require.Equal(t, live0, live, "%s: closed, registrations left", c.name)
+		}
+	}
 }
 
 func smallCSC(t *testing.T) *graph.CSC {

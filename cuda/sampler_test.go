@@ -6,9 +6,12 @@ import (
 	"io"
 	"math/rand/v2"
 	"slices"
+	"syscall"
 	"testing"
+	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -423,5 +426,103 @@ func TestEpochBenchEmulated(t *testing.T) {
 	require.Equal(t, int64(4), res.Gather.Width, "Cora's rows are 5732 bytes: 4-byte words")
 	for _, v := range []float64{res.Gather.HotBytesPerSecond, res.Gather.ColdBytesPerSecond, res.Gather.D2DBytesPerSecond, res.Gather.H2DBytesPerSecond} {
 		require.Positive(t, v)
+	}
+}
+
+// registerSpy is a Device that counts the arrays it is asked to register
+// in place, and those of them on the Go heap.
+type registerSpy struct {
+	Device
+	asked, goHeap int
+}
+
+func (d *registerSpy) RegisterHost(b []byte) (Ptr, error) {
+	d.asked++
+	if !mem.OffHeap(b) {
+		d.goHeap++
+	}
+	return d.Device.RegisterHost(b)
+}
+
+// offHeapCopy returns a copy of b in an anonymous memory map marked off
+// the Go heap (as a mapped dataset file is), unmarked and unmapped at the
+// test's end.
+func offHeapCopy[T int64 | int32 | float32 | uint16 | uint64](t *testing.T, s []T) []T {
+	t.Helper()
+	if len(s) == 0 {
+		return s
+	}
+	b := mem.Bytes(s)
+	m, err := syscall.Mmap(-1, 0, len(b), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	require.NoError(t, err)
+	copy(m, b)
+	unmark := mem.MarkOffHeap(m)
+	t.Cleanup(func() {
+		unmark()
+		require.NoError(t, syscall.Munmap(m))
+	})
+	return unsafe.Slice((*T)(unsafe.Pointer(&m[0])), len(s))
+}
+
+// TestPinnedRegistersOnlyOffHeap: pinned placement and the gatherer's cold
+// tier never ask the device to register Go-heap memory in place (they copy
+// it into pinned allocations); memory off the Go heap is asked for (the
+// emulator refuses, so it is copied too). The batches and rows equal the
+// CPU engine's either way.
+func TestPinnedRegistersOnlyOffHeap(t *testing.T) {
+	spy := &registerSpy{Device: startEmu(t)}
+	heap := productsLike(t, 600, 5)
+	mapped := *heap
+	mg := *heap.Graph
+	mg.Indptr, mg.Indices32, mg.EdgeIDs = offHeapCopy(t, mg.Indptr), offHeapCopy(t, mg.Indices32), offHeapCopy(t, mg.EdgeIDs)
+	mapped.Graph = &mg
+	require.NotNil(t, mg.Indices32, "the partition stores int32 sources")
+	require.NotNil(t, mg.EdgeIDs, "the partition keeps the edge ids")
+	req := sample.Request{Fanouts: []int{3, 3}, Seed: 4}
+	batches, keys := [][]int64{{1, 2, 3, 50}, {9, 400, 599}}, []uint64{7, 8}
+	want := cpuBatches(t, heap, req, batches, keys)
+
+	feat := make([]float32, 600*5)
+	for i := range feat {
+		feat[i] = float32(i) / 3
+	}
+	ids := []int64{599, 0, 17, 17, 300}
+	wantRows := make([]byte, len(ids)*5*4)
+	for i, v := range ids {
+		copy(wantRows[i*20:], mem.Bytes(feat[v*5:(v+1)*5]))
+	}
+
+	// The topology's arrays: indptr, sources, edge ids, and NewToOld (on
+	// the Go heap in both cases).
+	for _, c := range []struct {
+		name  string
+		p     *partition.Partitioned
+		feat  []float32
+		asked int // arrays the device is asked to register
+	}{{"go heap", heap, feat, 0}, {"off heap", &mapped, offHeapCopy(t, feat), 3 + 1}} {
+		spy.asked, spy.goHeap = 0, 0
+		s, err := NewSampler(spy, c.p, req, SamplerOptions{Placement: PlacePinned})
+		require.NoError(t, err, c.name)
+		_, _, copied := s.Placement()
+		require.Equal(t, 4, copied, "%s: every array copied (on the Go heap, or refused by the emulator)", c.name)
+		got, err := s.SampleBatches(context.Background(), batches, keys)
+		require.NoError(t, err)
+		for b := range want {
+			require.NoError(t, EqualResults(want[b], got[b]), c.name)
+		}
+		require.NoError(t, s.Close())
+
+		store := feature.NewStore(600)
+		require.NoError(t, store.Set("feat", mem.Tensor{DType: mem.Float32, Shape: []int64{600, 5}, Data: mem.Bytes(c.feat)}, nil))
+		gat, err := NewGatherer(spy, store, GatherOptions{})
+		require.NoError(t, err)
+		require.True(t, gat.tiers["feat"].coldCopied)
+		rows := make([]byte, len(wantRows))
+		require.NoError(t, gat.Gather("feat", rows, ids, 1))
+		require.Equal(t, wantRows, rows, c.name)
+		require.NoError(t, gat.Close())
+
+		require.Zero(t, spy.goHeap, "%s: asked to register Go-heap memory", c.name)
+		require.Equal(t, c.asked, spy.asked, c.name)
 	}
 }

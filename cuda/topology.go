@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
 // Placement says where the graph's topology lives for the kernels.
@@ -17,10 +19,11 @@ const (
 	// PlaceDevice copies the topology into device memory.
 	PlaceDevice
 	// PlacePinned leaves the topology in host memory, page-locked and
-	// mapped for the device (the graph's arrays registered in place, or
-	// copied into pinned allocations where they cannot be): the kernels
-	// read it over the bus (zero-copy), for graphs larger than the
-	// device's memory.
+	// mapped for the device: the graph's arrays that are off the Go heap
+	// (memory-mapped dataset files, a caller's memory) registered in
+	// place, the others (and any the driver refuses) copied into pinned
+	// allocations of the driver. The kernels read it over the bus
+	// (zero-copy), for graphs larger than the device's memory.
 	PlacePinned
 )
 
@@ -38,24 +41,26 @@ func (p Placement) String() string {
 }
 
 // placed is a set of host arrays made readable by the kernels: in device
-// memory, or pinned host memory (registered in place, or copied into a
-// pinned allocation). The topology of a sampler and the cold tier of node
-// data are placed.
+// memory, or pinned host memory (registered in place when off the Go heap,
+// else copied into a pinned allocation). The topology of a sampler and the
+// cold tier of node data are placed.
 type placed struct {
 	dev   Device
 	where Placement // PlaceDevice or PlacePinned
 	ptrs  []Ptr     // per array (0 for an empty one)
 	bytes int64
-	// Copied counts the arrays that could not be registered in place and
-	// were copied into pinned allocations.
+	// Copied counts the arrays (PlacePinned) copied into pinned
+	// allocations: on the Go heap, which is never handed to the driver to
+	// keep, or refused by the driver's registration.
 	copied int
 	undo   []func() error
 }
 
 // place makes arrays readable by dev's kernels where says (PlaceAuto:
 // device memory when their total fits in the free memory less reserve).
-// Empty arrays get address 0. The host arrays must stay alive and
-// unchanged until release (registered memory is read in place).
+// Empty arrays get address 0. Arrays off the Go heap (mem.OffHeap) must
+// stay mapped and unchanged until release (registered memory is read in
+// place); Go-heap arrays are copied.
 func place(dev Device, arrays [][]byte, where Placement, reserve int64) (*placed, error) {
 	pl := &placed{dev: dev, ptrs: make([]Ptr, len(arrays))}
 	for _, a := range arrays {
@@ -116,11 +121,17 @@ func (pl *placed) upload(st Stream, i int, a []byte) error {
 	return st.CopyIn(p, a)
 }
 
+// pin makes a readable in pinned host memory: registered in place when it
+// is off the Go heap (the Go heap is never handed to the driver to keep:
+// the driver and the kernels would read it behind the collector's back),
+// else copied into a pinned allocation of the driver.
 func (pl *placed) pin(i int, a []byte) error {
-	if p, err := pl.dev.RegisterHost(a); err == nil {
-		pl.undo = append(pl.undo, func() error { return pl.dev.UnregisterHost(a) })
-		pl.ptrs[i] = p
-		return nil
+	if mem.OffHeap(a) {
+		if p, err := pl.dev.RegisterHost(a); err == nil {
+			pl.undo = append(pl.undo, func() error { return pl.dev.UnregisterHost(a) })
+			pl.ptrs[i] = p
+			return nil
+		}
 	}
 	h, err := pl.dev.AllocHost(int64(len(a)))
 	if err != nil {

@@ -1356,7 +1356,10 @@ typedef struct gf_loader_options {
   void *stream;
   /* kDLCUDA only: the node data rows kept in device memory (the hot tier,
      nodes of highest in-degree first); the others are read in place from
-     pinned host memory by the gather kernel. > 0: that many bytes of rows;
+     pinned host memory by the gather kernel (a dataset's mapped files and
+     the caller's tensors page-locked where they are; arrays the library
+     made itself, renumbered node data, copied into pinned memory first).
+     > 0: that many bytes of rows;
      0: no hot tier; -1: auto, what fits in the device's free memory less
      device_reserve_bytes (>= 0; memory left for the model, also by
      GF_TOPOLOGY_AUTO). */
@@ -1366,7 +1369,9 @@ typedef struct gf_loader_options {
      device memory when it fits in the free memory less
      device_reserve_bytes, else pinned host memory; GF_TOPOLOGY_DEVICE (1);
      GF_TOPOLOGY_PINNED (2): pinned host memory read in place by the
-     sampling kernels (UVA, as DGL's use_uva=True). */
+     sampling kernels (UVA, as DGL's use_uva=True): a dataset's mapped CSC
+     files page-locked where they are, a topology built in memory copied
+     into pinned memory first. */
   int32_t device_topology;
   /* Non-zero: every batch also holds its sampled edges as one edge list
      (GF_FIELD_COO_*: PyG's edge_index and e_id), made by the loader's

@@ -220,6 +220,7 @@ CUresult initResult = CUDA_SUCCESS;
 Config &cfg = forever<Config>();
 std::vector<Device> &devices = forever<std::vector<Device>>();
 std::map<uintptr_t, Range> &ranges = forever<std::map<uintptr_t, Range>>();  // by start address
+int64_t hostRegistrations = 0;  // successful cuMemHostRegister calls since cuInit (gf_fakecuda_registrations)
 // Every handle ever made (never freed: see the file comment).
 using Handles = std::unordered_set<const void *>;
 Handles &ctxs = forever<Handles>(), &modules = forever<Handles>(), &functions = forever<Handles>(),
@@ -1171,6 +1172,7 @@ CUresult CUDAAPI cuMemHostRegister(void *p, size_t bytesize, unsigned int Flags)
         }
     }
     ranges[lo] = Range{Range::REGISTERED, bytesize, 0, nullptr};
+    hostRegistrations++;
     return CUDA_SUCCESS;
 }
 
@@ -1620,6 +1622,25 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
 int gf_fakecuda_is_fake(void) { return 1; }
 
 const char *gf_fakecuda_last_reason(void) { return lastReason.c_str(); }
+
+int gf_fakecuda_registrations(int64_t *total, int64_t *live) {
+    LOCK;
+    if (initState != INIT_OK || !total || !live) return -1;
+    *total = hostRegistrations;
+    *live = 0;
+    for (const auto &kv : ranges) {
+        if (kv.second.kind == Range::REGISTERED) ++*live;
+    }
+    return 0;
+}
+
+int gf_fakecuda_is_registered(uintptr_t p, size_t n) {
+    LOCK;
+    if (initState != INIT_OK || n == 0) return 0;
+    uintptr_t base;
+    Range *r = findRange(p, &base);
+    return r && r->kind == Range::REGISTERED && n <= r->size - (p - base);
+}
 
 int gf_fakecuda_stats(int dev, gf_fakecuda_stats_t *out) {
     LOCK;

@@ -6,6 +6,7 @@
 #ifndef GF_FAKECUDA_H
 #define GF_FAKECUDA_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -32,6 +33,17 @@ typedef struct {
  * the driver is not initialised, the device does not exist or out is
  * NULL. */
 int gf_fakecuda_stats(int device, gf_fakecuda_stats_t *out);
+
+/* Host memory registered in place (cuMemHostRegister), all devices:
+ * *total the successful registrations since cuInit, *live the ranges
+ * registered now. 0, or -1 when the driver is not initialised or an output
+ * is NULL. */
+int gf_fakecuda_registrations(int64_t *total, int64_t *live);
+
+/* 1 when [p, p+n) lies inside one host range registered now with
+ * cuMemHostRegister (not a pinned allocation), else 0. p is an address
+ * only: it is never read. */
+int gf_fakecuda_is_registered(uintptr_t p, size_t n);
 
 /* 1: this libcuda.so.1 is the fake. */
 int gf_fakecuda_is_fake(void);

@@ -9,6 +9,7 @@ import (
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/mem"
 )
 
 // Node data may be a memory map of a file (feat.bin of a dataset). If the
@@ -32,12 +33,15 @@ var (
 )
 
 // RegisterMapping records that data is a memory map of the file at path, so
-// that a fault while reading it is reported as an error naming the file. The
-// returned function removes the record; call it before unmapping data.
+// that a fault while reading it is reported as an error naming the file,
+// and marks it as memory off the Go heap (mem.MarkOffHeap: a device backend
+// may register it with its driver in place). The returned function removes
+// both records; call it before unmapping data.
 func RegisterMapping(data []byte, path string) (unregister func()) {
 	if len(data) == 0 {
 		return func() {}
 	}
+	unmark := mem.MarkOffHeap(data)
 	m := mapping{lo: uintptr(unsafe.Pointer(unsafe.SliceData(data))), path: path}
 	m.hi = m.lo + uintptr(len(data))
 	mapsMu.Lock()
@@ -49,6 +53,7 @@ func RegisterMapping(data []byte, path string) (unregister func()) {
 	var once sync.Once
 	return func() {
 		once.Do(func() {
+			unmark()
 			mapsMu.Lock()
 			defer mapsMu.Unlock()
 			for j := range maps {

@@ -46,6 +46,8 @@ func TestGatherTruncatedMapping(t *testing.T) {
 	defer unregister()
 	assert.Equal(t, path, MappedFile(m[100:200]))
 	assert.Equal(t, "", MappedFile(make([]byte, 8)))
+	assert.True(t, mem.OffHeap(m[100:200]), "a registered mapping is off the Go heap")
+	assert.False(t, mem.OffHeap(make([]byte, 8)))
 
 	s := NewStore(rows)
 	require.NoError(t, s.Set("feat", mem.Tensor{DType: mem.Float32, Shape: []int64{rows, width}, Data: m}, nil))
@@ -77,6 +79,7 @@ func TestGatherTruncatedMapping(t *testing.T) {
 	assert.Equal(t, m[3*width*4:4*width*4], got[:width*4])
 
 	unregister()
+	assert.False(t, mem.OffHeap(m), "unregistering the mapping unmarks it")
 	err = Copy(make([]byte, len(m)), m)
 	require.ErrorIs(t, err, errs.ErrIO, "an unregistered mapping still faults into an error")
 	assert.NotContains(t, err.Error(), path)

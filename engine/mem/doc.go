@@ -44,5 +44,12 @@
 // unchanged); a device tensor has Data nil and its address in DevicePtr.
 // Tensor.Buffer and TensorIn convert between the two views without copies.
 //
+// # Off the Go heap
+//
+// Go-heap memory is never handed to C or to a device driver to keep. Code
+// that obtains memory elsewhere marks it (MarkOffHeap: a file's memory map,
+// a caller's array from the C API), and OffHeap answers for a slice: a
+// device backend registers only such memory in place and copies the rest.
+//
 // It imports nothing of the engine: it is its lowest layer (engine/layering_test.go).
 package mem

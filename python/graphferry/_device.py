@@ -14,6 +14,10 @@ The choice (:func:`choose_mode`), for a CUDA ``device``:
 - ``use_uva=True`` (DGL): mode 2 with the topology and every feature row
   in pinned host memory, read in place by the kernels (nothing copied to
   the device up front), as DGL's UVA sampling reads a pinned graph.
+  Pinned host memory is the dataset's mapped files and the caller's
+  tensors, page-locked in place; what the engine built itself (a topology
+  from edges, renumbered node data) is first copied into pinned memory
+  (``docs/limitations.md``).
 - neither (``sample_on=None``): mode 2 when the CUDA library is loaded and
   the graph (topology and the requested node data) fits in the device's
   free memory less ``reserve_bytes``; mode 1 otherwise.

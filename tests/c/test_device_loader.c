@@ -327,7 +327,8 @@ int main(int argc, char **argv) {
     CU(cuDevicePrimaryCtxRetain(&ctx, d));
     CU(cuCtxSetCurrent(ctx));
     CU(cuStreamCreate(&consumer, CU_STREAM_NON_BLOCKING));
-    /* every row and the topology read in place from pinned host memory */
+    /* every row and the topology read from pinned host memory: feat.bin
+     * (mapped) registered in place, the topology (on the Go heap) copied */
     run_epochs(g, 0, GF_TOPOLOGY_PINNED, 1, 0);
     /* 4 MiB of hot rows, the topology on the device; the stream per batch; DLPack 1.x */
     run_epochs(g, 4 << 20, GF_TOPOLOGY_DEVICE, 0, 1);

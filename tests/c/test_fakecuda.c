@@ -317,6 +317,7 @@ static void basic(char **ptx) {
 
     /* Initialisation. */
     TRUE(gf_fakecuda_stats(0, &(gf_fakecuda_stats_t){0}) == -1);
+    TRUE(gf_fakecuda_registrations(&(int64_t){0}, &(int64_t){0}) == -1);
     EXPECT(cuDeviceGetCount(&n), CUDA_ERROR_NOT_INITIALIZED);
     EXPECT(cuMemAlloc(&(CUdeviceptr){0}, 8), CUDA_ERROR_NOT_INITIALIZED);
     OK(cuDriverGetVersion(&v)); /* allowed before cuInit */
@@ -537,12 +538,25 @@ static void basic(char **ptx) {
     void *pinned2;
     OK(cuMemAllocHost(&pinned2, 100));
     char *reg = malloc(1 << 16);
+    int64_t regs0, live0, regs, live;
+    TRUE(gf_fakecuda_registrations(&regs0, &live0) == 0);
+    TRUE(gf_fakecuda_registrations(NULL, &live0) == -1);
     OK(cuMemHostRegister(reg, 1 << 16, 0));
     EXPECT(cuMemHostRegister(reg + 100, 10, 0), CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED);
+    /* Registrations are recorded: counted (the refused one not), and the
+     * ranges inside a registered one answer 1, pinned allocations 0. */
+    TRUE(gf_fakecuda_registrations(&regs, &live) == 0 && regs == regs0 + 1 && live == live0 + 1);
+    TRUE(gf_fakecuda_is_registered((uintptr_t)reg + 100, 1000) == 1);
+    TRUE(gf_fakecuda_is_registered((uintptr_t)reg, (1 << 16) + 1) == 0);
+    TRUE(gf_fakecuda_is_registered((uintptr_t)reg, 0) == 0);
+    TRUE(gf_fakecuda_is_registered((uintptr_t)pinned, 8) == 0);
+    TRUE(gf_fakecuda_is_registered((uintptr_t)host, 8) == 0);
     OK(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)reg, host, 4096));
     TRUE(stats(0).live_host_ranges == 3);
     EXPECT(cuMemHostUnregister(reg + 1), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     OK(cuMemHostUnregister(reg));
+    TRUE(gf_fakecuda_registrations(&regs, &live) == 0 && regs == regs0 + 1 && live == live0);
+    TRUE(gf_fakecuda_is_registered((uintptr_t)reg + 100, 1000) == 0);
     EXPECT(cuMemHostUnregister(reg), CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED);
     EXPECT(cuMemcpyHtoD((CUdeviceptr)(uintptr_t)reg, host, 8), CUDA_ERROR_INVALID_VALUE);
     free(reg);

@@ -23,7 +23,9 @@
 #   go          the Go device tests (build/gpu/cuda.test -test.run ^TestGPU):
 #               the kernels and the mode-2 pipeline (device sampler stage,
 #               tiers, gather, device and host outputs, every scheme) equal
-#               to the CPU engine's, context discipline, faults, streams
+#               to the CPU engine's, context discipline, faults, streams,
+#               pinned host memory (a mapped dataset registered in place,
+#               Go-heap arrays copied, never registered)
 #   bench       bench/gpu_bench.py -> bench/results/gpu/results.{json,md}:
 #               the device stage's sampling epoch on products-like, gather
 #               bandwidth per tier beside device and pinned copies, mode 1

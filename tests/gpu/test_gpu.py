@@ -134,6 +134,9 @@ def test_epoch_on_cora_identical(hooks):
     assert res["host_syncs_per_batch"] == 1 and res["placement"] == "device"
     g = res["gather"]
     assert g["row_bytes"] == 1433 * 4 and g["width"] == 4
+    # Cora's feat.bin is a memory map (off the Go heap): the cold tier
+    # registers it in place, no pinned copy.
+    assert g["cold_copied"] is False
     assert (
         min(
             g["hot_gather_bytes_per_second"],

@@ -263,6 +263,48 @@ def test_device_batches_through_dlpack_over_the_fake_driver(cuda_package, mode, 
     assert res["live_allocs"] == 0  # every device block freed after close and the deleters
 
 
+_PINNED_SOURCES = r"""
+import ctypes, json, sys
+import torch
+import graphferry
+from graphferry import _device, sampling
+
+drv = ctypes.CDLL("libcuda.so.1")
+drv.gf_fakecuda_is_registered.argtypes = [ctypes.c_size_t, ctypes.c_size_t]
+def registrations():
+    total, live = ctypes.c_int64(), ctypes.c_int64()
+    assert drv.gf_fakecuda_registrations(ctypes.byref(total), ctypes.byref(live)) == 0
+    return total.value, live.value
+
+g = graphferry.Graph.open(sys.argv[1])
+x = torch.arange(g.num_nodes * 6, dtype=torch.float32).reshape(g.num_nodes, 6)
+g.set_node_data("x", x)  # the caller's memory, shared with the engine
+choice = _device.choose_mode(torch.device("cuda"), use_uva=True)  # the topology in pinned host memory
+seeds = torch.arange(0, 200) * 7 % g.num_nodes
+opts = graphferry.SampleOptions([5, 3], seed=7)
+kw = dict(batch_size=64, feature_names=["x", "feat"])
+devl = sampling.Loader.from_options(g, seeds, opts, device=choice.device, **kw)
+out = {"x_registered": drv.gf_fakecuda_is_registered(x.data_ptr(), x.numel() * 4), "open": registrations()}
+devl.close()
+out["x_registered_after_close"] = drv.gf_fakecuda_is_registered(x.data_ptr(), x.numel() * 4)
+out["closed"] = registrations()
+g.close()
+print(json.dumps(out))
+"""
+
+
+def test_pinned_memory_registers_only_memory_off_the_go_heap(cuda_package):
+    """In the device loader with the topology and node data in pinned host
+    memory, the caller's tensor (shared through DLPack) and Cora's mapped
+    feat.bin are registered with the driver in place; the topology, built
+    on the Go heap, is copied into pinned allocations, never registered."""
+    res = _run(cuda_package, _PINNED_SOURCES, [str(REPO / "examples" / "data" / "cora")], GRAPHFERRY_BACKEND="cuda")
+    assert res["x_registered"] == 1 and res["x_registered_after_close"] == 0
+    total, live = res["open"]
+    assert (total, live) == (2, 2), res  # x and feat.bin: nothing of the topology
+    assert res["closed"] == [2, 0], res
+
+
 _SMALL_DEVICE = r"""
 import json, sys, torch
 import graphferry
