@@ -400,7 +400,10 @@ func (g *Graph) setWeights(w mem.Tensor, what string, key func(*graph.CSC, int64
 // typedState is what a Graph knows of its types and times (see SetTypes,
 // SetNodeTime, SetEdgeTime), read under mu.
 type typedState struct {
-	types    *graph.Types
+	types *graph.Types
+	// edgeSpan is the edge count types span when the graph holds some of
+	// a larger graph's edges (FromTypedPartition); 0: its own.
+	edgeSpan int64
 	nodeTime []int64 // by original node id
 	edgeTime []int64 // by original edge id
 }
@@ -408,7 +411,7 @@ type typedState struct {
 // runtimeOptions returns the sample.RuntimeOptions of g's types and times
 // with threads threads. Callers hold mu (read or write).
 func (g *Graph) runtimeOptions(threads int) sample.RuntimeOptions {
-	return sample.RuntimeOptions{Threads: threads, Types: g.typed.types, NodeTime: g.typed.nodeTime, EdgeTime: g.typed.edgeTime}
+	return sample.RuntimeOptions{Threads: threads, Types: g.typed.types, TypedEdges: g.typed.edgeSpan, NodeTime: g.typed.nodeTime, EdgeTime: g.typed.edgeTime}
 }
 
 // SetTypes makes g typed (heterogeneous) with t, by original ids (see
@@ -432,7 +435,7 @@ func (g *Graph) SetTypes(t graph.Types) error {
 	if err := tc.Validate(g.part.Graph, g.part.NewToOld); err != nil {
 		return errorf(nil, "%s", strings.TrimPrefix(err.Error(), "graph: "))
 	}
-	g.typed.types = tc
+	g.typed.types, g.typed.edgeSpan = tc, 0
 	g.runtimes.reset()
 	return nil
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"io"
+	"strings"
 
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/feature"
@@ -70,4 +71,19 @@ func (g *Graph) OpenLoaderWith(open func(Internals) (*pipeline.Pipeline, io.Clos
 // closed with its memory.
 func FromPartition(p *partition.Partitioned, store *feature.Store, ds *dataset.Dataset) *Graph {
 	return &Graph{part: p, store: store, ds: ds, refs: 1}
+}
+
+// FromTypedPartition is FromPartition for a rank's part of a typed graph
+// of numEdges edges whose rows hold some of them: t, by original node and
+// edge ids as the whole graph's types, is checked against p's rows
+// (graph.Types.ValidateSpan) and copied. On error nothing is owned: the
+// caller closes store and ds.
+func FromTypedPartition(p *partition.Partitioned, store *feature.Store, ds *dataset.Dataset, t graph.Types, numEdges int64) (*Graph, error) {
+	tc := t.Clone()
+	if err := tc.ValidateSpan(p.Graph, p.NewToOld, numEdges); err != nil {
+		return nil, errorf(nil, "%s", strings.TrimPrefix(err.Error(), "graph: "))
+	}
+	g := FromPartition(p, store, ds)
+	g.typed.types, g.typed.edgeSpan = tc, numEdges
+	return g, nil
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -53,6 +54,13 @@ type Part struct {
 	// marks the rows of the rank's seeds (owned train, val or test nodes).
 	localRow []int64
 	seed     []bool
+	// types are a typed partition's (nil: untyped); typeOwned[t] counts
+	// the owned nodes of type t, which are local ids [ownedStart[t],
+	// ownedStart[t]+typeOwned[t]) (owned nodes increase in global id, and
+	// the types own consecutive global ids).
+	types      *fileformat.Types
+	typeOwned  []int64
+	ownedStart []int64
 }
 
 // OpenPart opens rank's part of the partitioned dataset in dst (see Part).
@@ -73,7 +81,14 @@ func OpenPart(dst string, rank int, dopt dataset.OpenOptions) (*Part, error) {
 // newPart builds the Part of an opened folder; on success the Part's Graph
 // owns d (closing it releases d's mappings).
 func newPart(d *rankpart.Part) (*Part, error) {
-	p := &Part{meta: d.Meta, info: d.Info, layout: d.Layout, owned: slices.Clone(d.GlobalIDs[:d.Info.NumOwned])}
+	p := &Part{meta: d.Meta, info: d.Info, layout: d.Layout, owned: slices.Clone(d.GlobalIDs[:d.Info.NumOwned]),
+		types: d.Types, typeOwned: slices.Clone(d.TypeOwned)}
+	if d.Types != nil {
+		p.ownedStart = make([]int64, len(p.typeOwned))
+		for t := 1; t < len(p.typeOwned); t++ {
+			p.ownedStart[t] = p.ownedStart[t-1] + p.typeOwned[t-1]
+		}
+	}
 	var pt *partition.Partitioned
 	var err error
 	var rows int64 // rows of node data
@@ -116,6 +131,10 @@ func newPart(d *rankpart.Part) (*Part, error) {
 			return nil, err
 		}
 	}
+	if err := setTypedArrays(store, d); err != nil {
+		store.Close()
+		return nil, err
+	}
 	if d.Layout == rankpart.LayoutSelfReliant {
 		p.localRow = make([]int64, d.Meta.NumNodes)
 		for i := range p.localRow {
@@ -132,11 +151,64 @@ func newPart(d *rankpart.Part) (*Part, error) {
 				}
 			}
 		}
+		p.typedSeeds(d)
 	}
 	data := d.Data
+	if d.Types == nil {
+		d.Data = nil // the Graph closes it
+		p.g = core.FromPartition(pt, store, data)
+		return p, nil
+	}
+	ty := d.Types
+	g, err := core.FromTypedPartition(pt, store, data,
+		graph.Types{NodeOffsets: ty.NodeOffsets, EdgeOffsets: ty.EdgeOffsets, RelSrc: ty.RelSrc, RelDst: ty.RelDst}, d.Meta.NumEdges)
+	if err != nil {
+		store.Close()
+		return nil, &errs.Error{Msg: fmt.Sprintf("part %d of %s: %v (%v)", d.Info.Rank, d.Meta.Layout, err, rankpart.ErrTypes),
+			Class: errs.ErrIO, Cause: rankpart.ErrTypes}
+	}
 	d.Data = nil // the Graph closes it
-	p.g = core.FromPartition(pt, store, data)
+	p.g = g
 	return p, nil
+}
+
+// setTypedArrays puts a typed part's per-type node data into store (as
+// per-type data, which loaders do not gather by node id), each unmapped
+// with the store.
+func setTypedArrays(store *feature.Store, d *rankpart.Part) error {
+	names := make([]string, 0, len(d.NodeArrays))
+	for name := range d.NodeArrays {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		a := d.NodeArrays[name]
+		if err := store.SetLocal(name, a.Tensor(), func() { a.Close() }); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// typedSeeds adds a typed self-reliant part's per-type masks to p.seed:
+// mask "<type>/..." holds the rows of the rank's nodes of that type, the
+// owned ones first.
+func (p *Part) typedSeeds(d *rankpart.Part) {
+	if d.Types == nil {
+		return
+	}
+	for _, a := range d.Info.NodeArrays {
+		if a.Name != dataset.TrainMaskKey && a.Name != dataset.ValMaskKey && a.Name != dataset.TestMaskKey {
+			continue
+		}
+		nt := d.Types.NodeTypeIndex(a.NodeType)
+		data := d.NodeArrays[a.NodeType+fileformat.TypeSep+a.Name].Data
+		for j := range p.typeOwned[nt] {
+			if data[j] != 0 {
+				p.seed[p.ownedStart[nt]+j] = true
+			}
+		}
+	}
 }
 
 // patchTopology builds the dsp and hybrid topology: N nodes renumbered
@@ -288,6 +360,8 @@ func (p *Part) NodeDataNames() ([]string, error) { return p.g.NodeDataNames() }
 
 // OwnedNodeData returns a copy of node data name's rows of the owned
 // nodes (in OwnedNodes' order), in memory from alloc (nil: the Go heap).
+// For a typed part's per-type data ("<type>/<name>") they are the rows of
+// the owned nodes of that type (OwnedTypeRange).
 func (p *Part) OwnedNodeData(name string, alloc mem.Allocator) (mem.Tensor, error) {
 	if alloc == nil {
 		alloc = mem.Heap{}
@@ -299,21 +373,42 @@ func (p *Part) OwnedNodeData(name string, alloc mem.Allocator) (mem.Tensor, erro
 			return errs.Errorf(nil, "no node data named %q (have %v)", name, in.Store.Names())
 		}
 		rb := int64(src.RowBytes())
-		buf, err := alloc.Alloc(int(p.info.NumOwned * rb))
+		rows := p.info.NumOwned
+		if p.types != nil {
+			if nt, _, ok := p.types.SplitName(name); ok && in.Store.IsLocal(name) {
+				rows = p.typeOwned[nt] // the owned nodes of its type come first
+			}
+		}
+		buf, err := alloc.Alloc(int(rows * rb))
 		if err != nil {
 			return err
 		}
 		// Owned rows come first in every layout.
-		if err := feature.Copy(buf, src.Data[:p.info.NumOwned*rb]); err != nil {
+		if err := feature.Copy(buf, src.Data[:rows*rb]); err != nil {
 			alloc.Free(buf)
 			return err
 		}
 		shape := slices.Clone(src.Shape)
-		shape[0] = p.info.NumOwned
+		shape[0] = rows
 		out = mem.Tensor{DType: src.DType, Shape: shape, Data: buf}
 		return nil
 	})
 	return out, err
+}
+
+// Types returns a typed part's types (by original ids, as the whole
+// graph's; nil when untyped).
+func (p *Part) Types() *fileformat.Types { return p.types }
+
+// OwnedTypeRange returns where the owned nodes of node type t lie among
+// OwnedNodes: [lo, hi) (the owned nodes increase in original id, and a
+// type owns consecutive original ids). 0, 0 on an untyped part or a type
+// out of range.
+func (p *Part) OwnedTypeRange(t int) (lo, hi int64) {
+	if p.types == nil || t < 0 || t >= len(p.typeOwned) {
+		return 0, 0
+	}
+	return p.ownedStart[t], p.ownedStart[t] + p.typeOwned[t]
 }
 
 // Hops returns the neighbourhood depth of a self-reliant partition (0 for

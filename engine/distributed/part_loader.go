@@ -51,6 +51,9 @@ func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt p
 	if err := p.checkTimes(req.Temporal); err != nil {
 		return nil, err
 	}
+	if err := p.checkTypedNames(lopt); err != nil {
+		return nil, err
+	}
 	if p.layout == rankpart.LayoutSelfReliant {
 		return p.openLocal(c, seeds, req, lopt, alloc)
 	}
@@ -58,6 +61,23 @@ func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt p
 		return nil, errs.Errorf(errs.ErrNotSupported, "layer-wise sampling needs the degree of every node, which a rank of the dsp layout holds for its own nodes only (use the hybrid layout)")
 	}
 	return openShare(p.g, c, seeds, req, lopt, alloc, p.rows)
+}
+
+// checkTypedNames refuses per-type node data ("<type>/<name>") among the
+// node data lopt names, as a replicated graph's loader does: its rows are
+// not node ids.
+func (p *Part) checkTypedNames(lopt pipeline.Options) error {
+	if p.types == nil {
+		return nil
+	}
+	for _, list := range [][]string{lopt.FeatureNames, lopt.LabelNames} {
+		for _, name := range list {
+			if _, _, ok := p.types.SplitName(name); ok {
+				return errs.Errorf(nil, "node data %q is per-type data (one row per node of its type): a loader gathers node data with one row per node (read a rank's own rows with OwnedNodeData)", name)
+			}
+		}
+	}
+	return nil
 }
 
 // rows makes the row exchange of a dsp or hybrid part's loader, on the
@@ -116,6 +136,7 @@ func (p *Part) openLocal(c comm.Comm, seeds []int64, req sample.Request, lopt pi
 		}
 		lopt.Workers = defaultWorkers(lopt)
 		lopt.Share = &pipeline.Share{Rank: 0, Size: 1, Batches: int(most)}
+		lopt.Types = in.Types // a typed part's batches carry their typed view
 		pl, err := pipeline.New(s, in.Part, store, seeds, lopt, alloc)
 		return pl, nil, err
 	})

@@ -187,7 +187,15 @@ func checkTypeOffsets(name string, off []int64, end int64, what string) error {
 // relation in increasing order. The error names the first bad node (by
 // original id) and edge. Large graphs are checked in parallel.
 func (t *Types) Validate(g *CSC, newToOld []int64) error {
-	if err := t.CheckShape(g.NumNodes, g.NumEdges()); err != nil {
+	return t.ValidateSpan(g, newToOld, g.NumEdges())
+}
+
+// ValidateSpan is Validate for a CSC that may hold some of the edges of a
+// larger graph of numEdges edges (a rank's part, whose edge ids are the
+// whole graph's): EdgeOffsets end at numEdges, and every edge id is below
+// it.
+func (t *Types) ValidateSpan(g *CSC, newToOld []int64, numEdges int64) error {
+	if err := t.CheckShape(g.NumNodes, numEdges); err != nil {
 		return err
 	}
 	orig := func(v int64) int64 {
@@ -196,7 +204,7 @@ func (t *Types) Validate(g *CSC, newToOld []int64) error {
 		}
 		return v
 	}
-	e := g.NumEdges()
+	e := numEdges
 	// The first bad row (in internal order) wins, so that the message does
 	// not depend on the threads.
 	var mu errFirst

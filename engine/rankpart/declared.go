@@ -5,6 +5,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/internal/fileio"
 )
 
@@ -20,10 +21,14 @@ type partDeclaration struct {
 	NumEdges int64                     `json:"num_edges"`
 	Files    map[string]fileio.FileSum `json:"files"`
 	Ranks    []PartRank                `json:"ranks"`
+	// Typed sources only (omitted for untyped ones, whose sums stay).
+	NodeTypes []fileformat.NodeType `json:"node_types,omitempty"`
+	EdgeTypes []fileformat.EdgeType `json:"edge_types,omitempty"`
 }
 
 func partDeclarationOf(m *PartMeta) partDeclaration {
-	return partDeclaration{Parts: m.Parts, Layout: m.Layout, Hops: m.Hops, NumNodes: m.NumNodes, NumEdges: m.NumEdges, Files: m.Files, Ranks: m.Ranks}
+	return partDeclaration{Parts: m.Parts, Layout: m.Layout, Hops: m.Hops, NumNodes: m.NumNodes, NumEdges: m.NumEdges, Files: m.Files, Ranks: m.Ranks,
+		NodeTypes: m.NodeTypes, EdgeTypes: m.EdgeTypes}
 }
 
 // partMetaFile is partition.json as WriteMeta writes it.

@@ -37,6 +37,16 @@ type Part struct {
 	// OwnedFeat is feat.npy, the feature rows of the owned nodes (dsp and
 	// hybrid), memory-mapped until Close; nil when the source had none.
 	OwnedFeat *fileformat.NPY
+	// Types are the types of a typed partition (Meta.NodeTypes and
+	// EdgeTypes parsed; nil when untyped): by global ids, as the source's.
+	Types *fileformat.Types
+	// NodeArrays are a typed partition's per-type node data, by node-data
+	// name "<type>/<name>", memory-mapped until Close: the rows of the
+	// rank's nodes of that type the layout keeps data for (see
+	// PartRank.NodeArrays), TypeRows[t] of type t, the TypeOwned[t] owned
+	// ones first.
+	NodeArrays          map[string]*fileformat.NPY
+	TypeRows, TypeOwned []int64
 }
 
 // Close unmaps the part's files. Idempotent.
@@ -44,6 +54,9 @@ func (p *Part) Close() error {
 	var err error
 	if p.OwnedFeat != nil {
 		err = p.OwnedFeat.Close()
+	}
+	for _, a := range p.NodeArrays {
+		err = errors.Join(err, a.Close())
 	}
 	if p.Data != nil {
 		err = errors.Join(err, p.Data.Close())
@@ -131,6 +144,9 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 			return nil, fmt.Errorf("dataset: %s/%s: owned nodes are not in increasing order at local id %d (%d after %d)",
 				dir, GlobalIDsFile, i, owned[i], owned[i-1])
 		}
+	}
+	if err := p.openTyped(dir, metaPath, opt); err != nil {
+		return nil, err
 	}
 	if p.Layout == LayoutSelfReliant {
 		if err := p.checkMeta(metaPath, raw); err != nil {

@@ -115,6 +115,13 @@ type PartMeta struct {
 	// Files are the size and checksum of assignment.npy.
 	Files map[string]fileio.FileSum `json:"files"`
 	Ranks []PartRank                `json:"ranks"`
+	// NodeTypes and EdgeTypes are the types of a typed (heterogeneous)
+	// source, as its graphferry.json lists them (empty: untyped). Node
+	// and edge ids are the source's, so a node's type (an edge's
+	// relation) is an offset lookup on its global id (GlobalIDs,
+	// GlobalEIDs): the rank folders themselves are untyped datasets.
+	NodeTypes []fileformat.NodeType `json:"node_types,omitempty"`
+	EdgeTypes []fileformat.EdgeType `json:"edge_types,omitempty"`
 }
 
 // PartRank describes DST/part-<rank>.
@@ -142,6 +149,13 @@ type PartRank struct {
 	// Blocks holds the per-block sums of feat.npy (checked as its rows are
 	// first read; nil in files written before they were recorded).
 	Blocks *fileio.Blocks `json:"blocks,omitempty"`
+	// NodeArrays are, for a typed source, the rank's rows of its per-type
+	// node data ("<type>/<name>"), one .npy file each (TypedFile): the
+	// rows of the rank's nodes of that type that the layout keeps data
+	// for (dsp and hybrid: the owned ones; self-reliant: every node it
+	// holds), in local id order, so the owned ones first. Masks are set on
+	// owned rows only. Shape is the file's.
+	NodeArrays []dataset.ArrayMeta `json:"node_data,omitempty"`
 }
 
 // Partitioner writes a dataset as one folder per rank (WritePart) and
@@ -150,6 +164,7 @@ type PartRank struct {
 type Partitioner struct {
 	src    *dataset.Dataset
 	opt    PartitionOptions
+	types  *fileformat.Types // nil: untyped
 	assign []int64   // rank of each source node
 	owned  [][]int64 // owned global ids per rank, increasing
 	meta   PartMeta
@@ -178,10 +193,9 @@ func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, e
 	if src == nil || src.Graph == nil {
 		return nil, errors.New("dataset: partition: the source dataset is nil")
 	}
-	if len(src.Meta.NodeTypes) > 0 {
-		// The rank folders would need per-type node data and relations
-		// renumbered per rank; refused rather than written untyped.
-		return nil, errors.New("dataset: partition: typed (heterogeneous) datasets cannot be partitioned into rank folders yet")
+	types, err := sourceTypes(src)
+	if err != nil {
+		return nil, err
 	}
 	if opt.Parts < 1 || opt.Parts > MaxParts {
 		return nil, fmt.Errorf("dataset: partition: parts = %d (want 1 to %d)", opt.Parts, MaxParts)
@@ -204,7 +218,7 @@ func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, e
 	if name == "" {
 		name = opt.Method.String()
 	}
-	p := &Partitioner{src: src, opt: opt, assign: assign, done: make([]bool, opt.Parts)}
+	p := &Partitioner{src: src, opt: opt, types: types, assign: assign, done: make([]bool, opt.Parts)}
 	p.owned = make([][]int64, opt.Parts)
 	for v, r := range assign {
 		p.owned[r] = append(p.owned[r], int64(v))
@@ -225,6 +239,9 @@ func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, e
 		Format: PartFormat, Version: PartVersion, Method: name, Parts: opt.Parts, Layout: opt.Layout.String(),
 		Hops: opt.Hops, Seed: opt.Seed, NumNodes: g.NumNodes, NumEdges: g.NumEdges(), EdgeCut: cut, EdgeCuts: cuts,
 		Ranks: make([]PartRank, opt.Parts),
+	}
+	if types != nil {
+		p.meta.NodeTypes, p.meta.EdgeTypes = types.NodeTypes, types.EdgeTypes
 	}
 	return p, nil
 }
@@ -351,6 +368,9 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	data := map[string]mem.Tensor{}
 	var ownedFeat *mem.Tensor
 	for name, t := range p.src.NodeData {
+		if p.isTyped(name) {
+			continue // written by writeTyped
+		}
 		rows := nodes
 		if name == dataset.FeatKey && p.opt.Layout != LayoutSelfReliant {
 			rows = owned
@@ -387,6 +407,10 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	dir := filepath.Join(dst, info.Dir)
 	meta := p.src.Meta
 	meta.Name = fmt.Sprintf("%s (part %d of %d, %s)", p.src.Meta.Name, rank, p.opt.Parts, p.opt.Layout)
+	// A rank's folder is untyped (its local ids are not consecutive per
+	// type): partition.json records the types, and the per-type node data
+	// is written beside it (writeTyped).
+	meta.NodeTypes, meta.EdgeTypes, meta.NodeArrays, meta.EdgeArrays = nil, nil, nil, nil
 	if err := dataset.Write(dir, &dataset.Dataset{Meta: meta, Graph: lg, NodeData: data}); err != nil {
 		return err
 	}
@@ -404,7 +428,11 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 			return err
 		}
 	}
-	files, err := sumFiles(dir, append(datasetFiles(dir), GlobalIDsFile, GlobalEIDsFile, OwnedFeatFile))
+	typedFiles, err := p.writeTyped(dir, &info, owned, nodes)
+	if err != nil {
+		return err
+	}
+	files, err := sumFiles(dir, append(append(datasetFiles(dir), GlobalIDsFile, GlobalEIDsFile, OwnedFeatFile), typedFiles...))
 	if err != nil {
 		return err
 	}
@@ -452,10 +480,19 @@ func (p *Partitioner) neighbourhood(rank int) []int32 {
 	return depth
 }
 
-// isSeed says whether v is a train, val or test node of the source.
+// isSeed says whether v is a train, val or test node of the source (by
+// the global masks or, in a typed dataset, those of v's type).
 func (p *Partitioner) isSeed(v int64) bool {
+	prefix, row := "", v
+	if p.types != nil {
+		nt := typeOf(p.types.NodeOffsets, v)
+		prefix, row = p.types.NodeTypes[nt].Name+fileformat.TypeSep, v-p.types.NodeOffsets[nt]
+	}
 	for _, name := range []string{dataset.TrainMaskKey, dataset.ValMaskKey, dataset.TestMaskKey} {
 		if t, ok := p.src.NodeData[name]; ok && t.Data[v] != 0 {
+			return true
+		}
+		if t, ok := p.src.NodeData[prefix+name]; ok && prefix != "" && t.Data[row] != 0 {
 			return true
 		}
 	}

@@ -404,14 +404,6 @@ func TestPartitionOpenedDataset(t *testing.T) {
 	}
 }
 
-func TestPartitionRefusesTyped(t *testing.T) {
-	g, err := graph.FromCOO([]int64{0}, []int64{1}, nil, graph.COOOptions{NumNodes: 2})
-	require.NoError(t, err)
-	typed := &dataset.Dataset{Graph: g, Meta: dataset.Meta{NodeTypes: []fileformat.NodeType{{Name: "a", NumNodes: 2}}}}
-	_, err = NewPartitioner(typed, PartitionOptions{Parts: 2})
-	require.ErrorContains(t, err, "typed (heterogeneous) datasets cannot be partitioned")
-}
-
 // TestPartitionContext: a partition whose context is done writes nothing
 // that stays (no rank folder, no assignment.npy, no partition.json).
 func TestPartitionContext(t *testing.T) {

@@ -90,6 +90,11 @@ type RuntimeOptions struct {
 	// (Request.RelationFanouts). It must be valid for the partition's
 	// graph (graph.Types.Validate): NewRuntime checks its shape only.
 	Types *graph.Types
+	// TypedEdges, when > 0, is the number of edges Types span, for a
+	// partition graph holding some of the edges of a larger typed graph
+	// (a rank's part, whose edge ids are the whole graph's; see
+	// graph.Types.ValidateSpan). 0: the graph's own edge count.
+	TypedEdges int64
 	// NodeTime is the time of every node, by original id (NumNodes
 	// entries), for Request.Temporal = TemporalNode.
 	NodeTime []int64

@@ -178,7 +178,11 @@ func NewRuntime(p *partition.Partitioned, c comm.Comm, opt RuntimeOptions) (*Run
 func (sh *shared) setTyped(opt RuntimeOptions) error {
 	g := sh.g
 	if t := opt.Types; t != nil {
-		if err := t.CheckShape(g.NumNodes, g.NumEdges()); err != nil {
+		span := g.NumEdges()
+		if opt.TypedEdges > 0 {
+			span = opt.TypedEdges
+		}
+		if err := t.CheckShape(g.NumNodes, span); err != nil {
 			return fmt.Errorf("sample: RuntimeOptions.Types: %w", err)
 		}
 		sh.types = t
