@@ -165,8 +165,8 @@ type Partitioner struct {
 	src    *dataset.Dataset
 	opt    PartitionOptions
 	types  *fileformat.Types // nil: untyped
-	assign []int64   // rank of each source node
-	owned  [][]int64 // owned global ids per rank, increasing
+	assign []int64           // rank of each source node
+	owned  [][]int64         // owned global ids per rank, increasing
 	meta   PartMeta
 	done   []bool
 }
