@@ -275,13 +275,19 @@ func TestSelfReliantPartSamplesLocally(t *testing.T) {
 
 // sampleWithKey samples seeds on g (identity numbering) with batch key.
 func sampleWithKey(g *core.Graph, seeds []int64, key uint64) (*pipeline.Batch, error) {
+	return sampleReqWithKey(g, testgraph.Sample(), seeds, key)
+}
+
+// sampleReqWithKey samples seeds on g (identity numbering) with req and
+// batch key.
+func sampleReqWithKey(g *core.Graph, req sample.Request, seeds []int64, key uint64) (*pipeline.Batch, error) {
 	var b *pipeline.Batch
 	err := g.Use(func(in core.Internals) error {
 		rt, err := sample.NewRuntime(in.Part, comm.NewLocal(in.Part.NumPatches()), in.Runtime(1))
 		if err != nil {
 			return err
 		}
-		res, err := rt.Sample(context.Background(), testgraph.Sample(), [][]int64{seeds}, []uint64{key})
+		res, err := rt.Sample(context.Background(), req, [][]int64{seeds}, []uint64{key})
 		if err != nil {
 			return err
 		}

@@ -1,0 +1,244 @@
+package distributed
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"fmt"
+	"io"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/graphferry/graphferry/engine/comm"
+	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/gen"
+	"github.com/graphferry/graphferry/engine/graph"
+	"github.com/graphferry/graphferry/engine/internal/testgraph"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/rankpart"
+	"github.com/graphferry/graphferry/engine/sample"
+)
+
+// writeTypedDataset writes the hetero-tiny preset (ogbn-mag's types, ~950
+// nodes) and returns its folder, the dataset and its paper train seeds
+// (global ids).
+func writeTypedDataset(t *testing.T) (string, *dataset.Dataset, []int64) {
+	t.Helper()
+	p, ok := gen.Presets()["hetero-tiny"]
+	require.True(t, ok)
+	d, err := gen.Build(p)
+	require.NoError(t, err)
+	dir := filepath.Join(t.TempDir(), "typed")
+	require.NoError(t, dataset.Write(dir, d))
+	ty, err := d.Types()
+	require.NoError(t, err)
+	paper := ty.NodeTypeIndex("paper")
+	var seeds []int64
+	for i, b := range d.NodeData["paper/train_mask"].Data {
+		if b != 0 {
+			seeds = append(seeds, ty.NodeOffsets[paper]+int64(i))
+		}
+	}
+	return dir, d, seeds
+}
+
+// typedRequest samples two hops per relation of hetero-tiny's seven
+// (some relations all, some none).
+func typedRequest() sample.Request {
+	return sample.Request{Seed: 5, RelationFanouts: [][]int{{3, 2, -1, 2, 0, 3, 1}, {2, 1, 2, 0, 2, 1, 2}}}
+}
+
+// typedBytes is batchBytes with the batch's typed view and its "time"
+// rows (a global column, fetched from the owners on a part).
+func typedBytes(b *pipeline.Batch) string {
+	s := batchBytes(b)
+	if v := b.Typed; v != nil {
+		s += fmt.Sprint(testgraph.I64(v.Nodes), testgraph.I64(v.Order), testgraph.I64(v.NodeOffsets), testgraph.I64(v.HopCounts))
+		for _, tb := range v.Blocks {
+			s += fmt.Sprint(testgraph.I64(tb.Shape), testgraph.I64(tb.EdgeOffsets), testgraph.I64(tb.Src), testgraph.I64(tb.Dst), testgraph.I64(tb.EdgeIDs), testgraph.I64(tb.Indptr))
+		}
+	}
+	s += fmt.Sprint(b.NodeData["time"].Data)
+	return fmt.Sprintf("%s typed=%v %x", s[:20], b.Typed != nil, sha256.Sum256([]byte(s)))
+}
+
+// TestTypedPartLoaderEqualsReplicated opens every rank's part of a dsp and
+// a hybrid partition of a typed dataset and checks that each rank's
+// batches (typed views and the global column fetched from the owners
+// included) are the batches r, r+size, ... of the loader over the whole
+// typed dataset, which the replicated group's ranks deliver
+// (TestDistLoaderEqualsSingleProcess).
+func TestTypedPartLoaderEqualsReplicated(t *testing.T) {
+	src, _, seeds := writeTypedDataset(t)
+	req := typedRequest()
+	lopt := pipeline.Options{BatchSize: 16, Shuffle: true, Seed: 3, FeatureNames: []string{"time"}, Threads: testgraph.Threads}
+	const epochs = 2
+	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	defer whole.Close()
+	ref, err := whole.OpenLoader(seeds, req, lopt, nil)
+	require.NoError(t, err)
+	want, err := readEpochsWith(ref, epochs, typedBytes)
+	require.NoError(t, err)
+	ref.Close()
+	global := len(want[0])
+	require.Greater(t, global, 3)
+	require.Contains(t, want[0][0], "typed=true")
+	for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {
+		for _, size := range []int{2, 3} {
+			t.Run(fmt.Sprintf("%v-%d", layout, size), func(t *testing.T) {
+				dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
+				l := comm.NewLocal(size)
+				got := make([][][]string, size)
+				errc := make(chan error, size)
+				var wg sync.WaitGroup
+				for r := range size {
+					p, err := OpenPart(dst, r, dataset.OpenOptions{VerifyChecksums: true})
+					require.NoError(t, err)
+					require.NotNil(t, p.Types())
+					h, err := comm.NewHost(r, size, l.Exchanger(r))
+					require.NoError(t, err)
+					ld, err := p.OpenLoader(h, seeds, req, lopt, mem.NewChecked(mem.Heap{}))
+					require.NoError(t, err)
+					require.NoError(t, p.Close())
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						defer ld.Close()
+						var err error
+						if got[r], err = readEpochsWith(ld, epochs, typedBytes); err != nil {
+							errc <- err
+						}
+					}()
+				}
+				wg.Wait()
+				close(errc)
+				for err := range errc {
+					require.NoError(t, err)
+				}
+				for r := range size {
+					for e := range epochs {
+						var w []string
+						for k := range (global + size - 1) / size {
+							w = append(w, want[e][(k*size+r)%global])
+						}
+						require.Equal(t, w, got[r][e], "rank %d epoch %d", r, e)
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestTypedPartNodeData: a typed part keeps the owned rows of every
+// per-type array (OwnedNodeData, OwnedTypeRange), and its loaders refuse
+// per-type names by name, as a replicated graph's do.
+func TestTypedPartNodeData(t *testing.T) {
+	src, d, seeds := writeTypedDataset(t)
+	ty, err := d.Types()
+	require.NoError(t, err)
+	dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Random, Parts: 2, Seed: 1, Layout: rankpart.LayoutDSP})
+	p, err := OpenPart(dst, 1, dataset.OpenOptions{})
+	require.NoError(t, err)
+	defer p.Close()
+	owned := p.OwnedNodes()
+	for nt, typ := range ty.NodeTypes {
+		lo, hi := p.OwnedTypeRange(nt)
+		feat, err := p.OwnedNodeData(typ.Name+"/feat", nil)
+		require.NoError(t, err)
+		require.Equal(t, hi-lo, feat.Shape[0], typ.Name)
+		whole := d.NodeData[typ.Name+"/feat"]
+		rb := int64(whole.RowBytes())
+		for i := lo; i < hi; i++ {
+			v := owned[i] - ty.NodeOffsets[nt]
+			require.GreaterOrEqual(t, v, int64(0))
+			require.Less(t, v, typ.NumNodes)
+			require.True(t, bytes.Equal(whole.Data[v*rb:(v+1)*rb], feat.Data[(i-lo)*rb:(i-lo+1)*rb]), "%s row %d", typ.Name, i)
+		}
+	}
+	h, err := comm.NewHost(1, 2, comm.NewLocal(2).Exchanger(1))
+	require.NoError(t, err)
+	lopt := pipeline.Options{BatchSize: 16, FeatureNames: []string{"paper/feat"}}
+	_, err = p.OpenLoader(h, seeds, typedRequest(), lopt, nil)
+	require.ErrorContains(t, err, `node data "paper/feat" is per-type data`)
+}
+
+// TestTypedSelfReliantPart: a typed self-reliant rank takes its seeds from
+// the per-type masks and samples them alone, each batch the whole typed
+// graph's sample of the same seeds and key, with its typed view.
+func TestTypedSelfReliantPart(t *testing.T) {
+	src, _, _ := writeTypedDataset(t)
+	const size = 2
+	dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Random, Seed: 2, Parts: size, Layout: rankpart.LayoutSelfReliant, Hops: 2})
+	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	defer whole.Close()
+	req := typedRequest()
+	lopt := pipeline.Options{BatchSize: 9, Threads: testgraph.Threads}
+	l := comm.NewLocal(size)
+	var wg sync.WaitGroup
+	errc := make(chan error, size)
+	for r := range size {
+		p, err := OpenPart(dst, r, dataset.OpenOptions{})
+		require.NoError(t, err)
+		defer p.Close()
+		paper := p.Types().NodeTypeIndex("paper")
+		lo, hi := p.OwnedTypeRange(paper)
+		train, err := p.OwnedNodeData("paper/train_mask", nil)
+		require.NoError(t, err)
+		var seeds []int64
+		for i := lo; i < hi; i++ {
+			if train.Data[i-lo] != 0 {
+				seeds = append(seeds, p.OwnedNodes()[i])
+			}
+		}
+		require.NotEmpty(t, seeds, "rank %d", r)
+		h, err := comm.NewHost(r, size, l.Exchanger(r))
+		require.NoError(t, err)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			ld, err := p.OpenLoader(h, seeds, req, lopt, nil)
+			if err != nil {
+				errc <- err
+				return
+			}
+			defer ld.Close()
+			if err := ld.Start(1); err != nil {
+				errc <- err
+				return
+			}
+			for {
+				b, err := ld.Next(context.Background())
+				if err == io.EOF {
+					return
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+				refRes, err := sampleReqWithKey(whole, req, testgraph.I64(b.Seeds), pipeline.BatchKey(1, b.Index))
+				if err != nil {
+					errc <- err
+					return
+				}
+				if b.Typed == nil || !equalSamples(b, refRes) {
+					errc <- fmt.Errorf("rank %d batch %d differs from the whole graph's typed sample", r, b.Index)
+				}
+				refRes.Release()
+				b.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		require.NoError(t, err)
+	}
+}
