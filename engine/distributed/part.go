@@ -61,6 +61,10 @@ type Part struct {
 	types      *fileformat.Types
 	typeOwned  []int64
 	ownedStart []int64
+	// typeStart (dsp, hybrid) and typedRow (self-reliant) find per-type
+	// rows (typed parts only; see typedTables).
+	typeStart [][]int64
+	typedRow  []int64
 }
 
 // OpenPart opens rank's part of the partitioned dataset in dst (see Part).
@@ -131,6 +135,7 @@ func newPart(d *rankpart.Part) (*Part, error) {
 			return nil, err
 		}
 	}
+	p.typedTables(d)
 	if err := setTypedArrays(store, d); err != nil {
 		store.Close()
 		return nil, err

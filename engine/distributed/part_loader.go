@@ -51,9 +51,6 @@ func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt p
 	if err := p.checkTimes(req.Temporal); err != nil {
 		return nil, err
 	}
-	if err := p.checkTypedNames(lopt); err != nil {
-		return nil, err
-	}
 	if p.layout == rankpart.LayoutSelfReliant {
 		return p.openLocal(c, seeds, req, lopt, alloc)
 	}
@@ -63,27 +60,11 @@ func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt p
 	return openShare(p.g, c, seeds, req, lopt, alloc, p.rows)
 }
 
-// checkTypedNames refuses per-type node data ("<type>/<name>") among the
-// node data lopt names, as a replicated graph's loader does: its rows are
-// not node ids.
-func (p *Part) checkTypedNames(lopt pipeline.Options) error {
-	if p.types == nil {
-		return nil
-	}
-	for _, list := range [][]string{lopt.FeatureNames, lopt.LabelNames} {
-		for _, name := range list {
-			if _, _, ok := p.types.SplitName(name); ok {
-				return errs.Errorf(nil, "node data %q is per-type data (one row per node of its type): a loader gathers node data with one row per node (read a rank's own rows with OwnedNodeData)", name)
-			}
-		}
-	}
-	return nil
-}
-
 // rows makes the row exchange of a dsp or hybrid part's loader, on the
 // workers' channels.
 func (p *Part) rows(in core.Internals, channels []comm.Comm) pipeline.RowLoader {
-	return &rowExchange{c: channels, rank: p.info.Rank, offsets: in.Part.Offsets, store: in.Store}
+	return &rowExchange{c: channels, rank: p.info.Rank, offsets: in.Part.Offsets, store: in.Store,
+		typeStart: p.typeStart, nameType: p.nameType(in.Store)}
 }
 
 // openLocal opens a self-reliant part's loader (see OpenLoader): a
@@ -136,6 +117,10 @@ func (p *Part) openLocal(c comm.Comm, seeds []int64, req sample.Request, lopt pi
 		}
 		lopt.Workers = defaultWorkers(lopt)
 		lopt.Share = &pipeline.Share{Rank: 0, Size: 1, Batches: int(most)}
+		if p.types != nil && len(lopt.FeatureNames)+len(lopt.LabelNames) > 0 {
+			// Per-type names gather rows of their type only.
+			lopt.Share.Rows = &localRows{p: p, store: in.Store, nameType: p.nameType(in.Store)}
+		}
 		lopt.Types = in.Types // a typed part's batches carry their typed view
 		pl, err := pipeline.New(s, in.Part, store, seeds, lopt, alloc)
 		return pl, nil, err
@@ -206,6 +191,11 @@ type rowExchange struct {
 	rank    int
 	offsets []int64
 	store   *feature.Store
+	// typeStart[q] (typed parts only) gives where the owned nodes of each
+	// type start among rank q's rows (T+1 entries); nameType the node type
+	// of a per-type name (-1 for a global one).
+	typeStart [][]int64
+	nameType  func(name string) int
 }
 
 var _ pipeline.RowLoader = (*rowExchange)(nil)
@@ -235,8 +225,12 @@ func (x *rowExchange) owner(v int64) int {
 
 // load gathers featureNames over nodes and labelNames over nodes[:nb]
 // (internal ids) into b.NodeData. Requests: to each owner q, the rows it
-// must send ([#feature rows, #label rows, rows...] as int64). Answers: the
-// rows of each feature name, then of each label name, back to back.
+// must send ([#feature rows, #label rows, rows...] as int64, rows relative
+// to q's patch). Answers: the rows of each feature name, then of each label
+// name, back to back. A typed part's per-type name ("<type>/<name>") takes
+// the rows asked of its type only, which both sides tell apart by the
+// owners' type ranges (typeStart), and fills one row per batch node (seed)
+// of its type, in batch order.
 func (x *rowExchange) load(ctx context.Context, c comm.Comm, b *pipeline.Batch, nodes []int64, nb int, featureNames, labelNames []string, threads int) error {
 	store := x.store
 	size := len(x.offsets) - 1
@@ -299,9 +293,19 @@ func (x *rowExchange) load(ctx context.Context, c comm.Comm, b *pipeline.Batch, 
 				if !ok {
 					return fmt.Errorf("no node data named %q on rank %d", name, x.rank)
 				}
+				nt := x.nameType(name)
+				sel := rows
+				if nt >= 0 {
+					sel = x.typedRows(x.rank, nt, rows)
+				}
 				at := len(out)
-				out = append(out, make([]byte, len(rows)*t.RowBytes())...)
-				if err := store.Gather(name, out[at:], rows, threads); err != nil {
+				out = append(out, make([]byte, len(sel)*t.RowBytes())...)
+				if nt >= 0 {
+					err = feature.Gather(out[at:], t, sel, threads)
+				} else {
+					err = store.Gather(name, out[at:], sel, threads)
+				}
+				if err != nil {
 					return err
 				}
 			}
@@ -311,6 +315,21 @@ func (x *rowExchange) load(ctx context.Context, c comm.Comm, b *pipeline.Batch, 
 	back, err := c.AllToAll(ctx, x.rank, answers, mem.NoStream)
 	if err != nil {
 		return err
+	}
+	// The type of every node and its rank among the batch's nodes of its
+	// type (typed parts only).
+	var ntype []int
+	var rank []int64
+	var count []int64
+	if x.typeStart != nil && hasTyped(x.nameType, featureNames, labelNames) {
+		ntype, rank = make([]int, len(nodes)), make([]int64, len(nodes))
+		count = make([]int64, len(x.typeStart[0])-1)
+		for i, v := range nodes {
+			q := x.owner(v)
+			ntype[i] = typeAt(x.typeStart[q], v-x.offsets[q])
+			rank[i] = count[ntype[i]]
+			count[ntype[i]]++
+		}
 	}
 	// Scatter the answers into the batch's tensors.
 	offs := make([]int, size)
@@ -322,7 +341,17 @@ func (x *rowExchange) load(ctx context.Context, c comm.Comm, b *pipeline.Batch, 
 		for _, name := range list {
 			src, _ := store.Get(name)
 			rb := src.RowBytes()
-			t, err := b.AddNodeData(name, src.DType, n, src.Shape[1:])
+			nt := x.nameType(name)
+			rows := n
+			if nt >= 0 {
+				rows = 0
+				for _, ty := range ntype[:n] {
+					if ty == nt {
+						rows++
+					}
+				}
+			}
+			t, err := b.AddNodeData(name, src.DType, rows, src.Shape[1:])
 			if err != nil {
 				return err
 			}
@@ -332,13 +361,22 @@ func (x *rowExchange) load(ctx context.Context, c comm.Comm, b *pipeline.Batch, 
 					at = ws[q].labelAt
 				}
 				raw := back[q].Bytes()
-				if offs[q]+len(at)*rb > len(raw) {
-					return fmt.Errorf("rank %d answered %d bytes of rows, fewer than asked", q, len(raw))
+				m := 0 // rows of this name answered by q
+				for _, i := range at {
+					dst := int64(i)
+					if nt >= 0 {
+						if ntype[i] != nt {
+							continue
+						}
+						dst = rank[i]
+					}
+					if offs[q]+(m+1)*rb > len(raw) {
+						return fmt.Errorf("rank %d answered %d bytes of rows, fewer than asked", q, len(raw))
+					}
+					copy(t.Data[dst*int64(rb):(dst+1)*int64(rb)], raw[offs[q]+m*rb:])
+					m++
 				}
-				for j, i := range at {
-					copy(t.Data[i*rb:(i+1)*rb], raw[offs[q]+j*rb:])
-				}
-				offs[q] += len(at) * rb
+				offs[q] += m * rb
 			}
 		}
 	}

@@ -54,18 +54,47 @@ func typedRequest() sample.Request {
 	return sample.Request{Seed: 5, RelationFanouts: [][]int{{3, 2, -1, 2, 0, 3, 1}, {2, 1, 2, 0, 2, 1, 2}}}
 }
 
-// typedBytes is batchBytes with the batch's typed view and its "time"
-// rows (a global column, fetched from the owners on a part).
-func typedBytes(b *pipeline.Batch) string {
-	s := batchBytes(b)
-	if v := b.Typed; v != nil {
+// typedDigest returns a digest of a batch: batchBytes with the batch's
+// typed view and its "time" rows (a global column, fetched from the owners
+// on a part), and the rows of every per-type name of feats and labels:
+// the batch's own (fromBatch), or those a caller of a replicated loader
+// gathers from d's whole arrays at the batch's typed view.
+func typedDigest(d *dataset.Dataset, feats, labels []string, fromBatch bool) func(*pipeline.Batch) string {
+	return func(b *pipeline.Batch) string {
+		s := batchBytes(b)
+		v := b.Typed
+		if v == nil {
+			return s + " typed=false"
+		}
 		s += fmt.Sprint(testgraph.I64(v.Nodes), testgraph.I64(v.Order), testgraph.I64(v.NodeOffsets), testgraph.I64(v.HopCounts))
 		for _, tb := range v.Blocks {
 			s += fmt.Sprint(testgraph.I64(tb.Shape), testgraph.I64(tb.EdgeOffsets), testgraph.I64(tb.Src), testgraph.I64(tb.Dst), testgraph.I64(tb.EdgeIDs), testgraph.I64(tb.Indptr))
 		}
+		s += fmt.Sprint(b.NodeData["time"].Data)
+		ty, _ := d.Types()
+		off, nodes, hops := testgraph.I64(v.NodeOffsets), testgraph.I64(v.Nodes), testgraph.I64(v.HopCounts)
+		for k, list := range [][]string{feats, labels} {
+			for _, name := range list {
+				if fromBatch {
+					s += fmt.Sprint(name, b.NodeData[name].Shape, b.NodeData[name].Data)
+					continue
+				}
+				nt, _, _ := ty.SplitName(name)
+				ids := nodes[off[nt]:off[nt+1]]
+				if k == 1 {
+					ids = ids[:hops[nt*(len(b.Blocks)+1)]] // the seeds of the type
+				}
+				whole := d.NodeData[name]
+				rb := int64(whole.RowBytes())
+				var rows []byte
+				for _, x := range ids {
+					rows = append(rows, whole.Data[x*rb:(x+1)*rb]...)
+				}
+				s += fmt.Sprint(name, append([]int64{int64(len(ids))}, whole.Shape[1:]...), rows)
+			}
+		}
+		return fmt.Sprintf("%s typed=true %x", s[:20], sha256.Sum256([]byte(s)))
 	}
-	s += fmt.Sprint(b.NodeData["time"].Data)
-	return fmt.Sprintf("%s typed=%v %x", s[:20], b.Typed != nil, sha256.Sum256([]byte(s)))
 }
 
 // TestTypedPartLoaderEqualsReplicated opens every rank's part of a dsp and
@@ -75,16 +104,21 @@ func typedBytes(b *pipeline.Batch) string {
 // typed dataset, which the replicated group's ranks deliver
 // (TestDistLoaderEqualsSingleProcess).
 func TestTypedPartLoaderEqualsReplicated(t *testing.T) {
-	src, _, seeds := writeTypedDataset(t)
+	src, d, seeds := writeTypedDataset(t)
 	req := typedRequest()
 	lopt := pipeline.Options{BatchSize: 16, Shuffle: true, Seed: 3, FeatureNames: []string{"time"}, Threads: testgraph.Threads}
+	// The parts' loaders gather per-type data too, which the replicated
+	// one leaves to its caller.
+	feats, labels := []string{"paper/feat", "author/feat"}, []string{"paper/label"}
+	popt := lopt
+	popt.FeatureNames, popt.LabelNames = append([]string{"time"}, feats...), labels
 	const epochs = 2
 	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer whole.Close()
 	ref, err := whole.OpenLoader(seeds, req, lopt, nil)
 	require.NoError(t, err)
-	want, err := readEpochsWith(ref, epochs, typedBytes)
+	want, err := readEpochsWith(ref, epochs, typedDigest(d, feats, labels, false))
 	require.NoError(t, err)
 	ref.Close()
 	global := len(want[0])
@@ -104,7 +138,7 @@ func TestTypedPartLoaderEqualsReplicated(t *testing.T) {
 					require.NotNil(t, p.Types())
 					h, err := comm.NewHost(r, size, l.Exchanger(r))
 					require.NoError(t, err)
-					ld, err := p.OpenLoader(h, seeds, req, lopt, mem.NewChecked(mem.Heap{}))
+					ld, err := p.OpenLoader(h, seeds, req, popt, mem.NewChecked(mem.Heap{}))
 					require.NoError(t, err)
 					require.NoError(t, p.Close())
 					wg.Add(1)
@@ -112,7 +146,7 @@ func TestTypedPartLoaderEqualsReplicated(t *testing.T) {
 						defer wg.Done()
 						defer ld.Close()
 						var err error
-						if got[r], err = readEpochsWith(ld, epochs, typedBytes); err != nil {
+						if got[r], err = readEpochsWith(ld, epochs, typedDigest(d, feats, labels, true)); err != nil {
 							errc <- err
 						}
 					}()
@@ -137,10 +171,9 @@ func TestTypedPartLoaderEqualsReplicated(t *testing.T) {
 }
 
 // TestTypedPartNodeData: a typed part keeps the owned rows of every
-// per-type array (OwnedNodeData, OwnedTypeRange), and its loaders refuse
-// per-type names by name, as a replicated graph's do.
+// per-type array (OwnedNodeData, OwnedTypeRange).
 func TestTypedPartNodeData(t *testing.T) {
-	src, d, seeds := writeTypedDataset(t)
+	src, d, _ := writeTypedDataset(t)
 	ty, err := d.Types()
 	require.NoError(t, err)
 	dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Random, Parts: 2, Seed: 1, Layout: rankpart.LayoutDSP})
@@ -162,25 +195,22 @@ func TestTypedPartNodeData(t *testing.T) {
 			require.True(t, bytes.Equal(whole.Data[v*rb:(v+1)*rb], feat.Data[(i-lo)*rb:(i-lo+1)*rb]), "%s row %d", typ.Name, i)
 		}
 	}
-	h, err := comm.NewHost(1, 2, comm.NewLocal(2).Exchanger(1))
-	require.NoError(t, err)
-	lopt := pipeline.Options{BatchSize: 16, FeatureNames: []string{"paper/feat"}}
-	_, err = p.OpenLoader(h, seeds, typedRequest(), lopt, nil)
-	require.ErrorContains(t, err, `node data "paper/feat" is per-type data`)
 }
 
 // TestTypedSelfReliantPart: a typed self-reliant rank takes its seeds from
 // the per-type masks and samples them alone, each batch the whole typed
-// graph's sample of the same seeds and key, with its typed view.
+// graph's sample of the same seeds and key, with its typed view and its
+// per-type rows gathered from the rank's own.
 func TestTypedSelfReliantPart(t *testing.T) {
-	src, _, _ := writeTypedDataset(t)
+	src, d, _ := writeTypedDataset(t)
 	const size = 2
 	dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Random, Seed: 2, Parts: size, Layout: rankpart.LayoutSelfReliant, Hops: 2})
 	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer whole.Close()
 	req := typedRequest()
-	lopt := pipeline.Options{BatchSize: 9, Threads: testgraph.Threads}
+	feats, labels := []string{"paper/feat", "field_of_study/feat"}, []string{"paper/label"}
+	lopt := pipeline.Options{BatchSize: 9, Threads: testgraph.Threads, FeatureNames: append([]string{"time"}, feats...), LabelNames: labels}
 	l := comm.NewLocal(size)
 	var wg sync.WaitGroup
 	errc := make(chan error, size)
@@ -230,6 +260,10 @@ func TestTypedSelfReliantPart(t *testing.T) {
 				}
 				if b.Typed == nil || !equalSamples(b, refRes) {
 					errc <- fmt.Errorf("rank %d batch %d differs from the whole graph's typed sample", r, b.Index)
+				}
+				// Its per-type rows are the whole arrays' at its typed view.
+				if typedDigest(d, feats, labels, true)(b) != typedDigest(d, feats, labels, false)(b) {
+					errc <- fmt.Errorf("rank %d batch %d: per-type rows differ from the whole arrays'", r, b.Index)
 				}
 				refRes.Release()
 				b.Release()
