@@ -72,6 +72,7 @@ import torch
 import torch.distributed as dist
 
 from ._link import EdgeLoader
+from ._metafile import read_object
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, tensor_from_managed
 from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
@@ -802,6 +803,10 @@ class PartGraph(Graph):
         self.rank, self.num_parts = info.rank, info.num_parts
         self.layout, self.num_hops = _LAYOUTS.get(info.layout, str(info.layout)), info.num_hops
         self._num_nodes, self.num_owned, self._num_edges = info.num_nodes, info.num_owned, info.num_edges
+        # A typed partition's types (the engine checked them at open).
+        meta = read_object(os.path.join(os.fspath(path), "partition.json"))
+        self.node_types = [t["name"] for t in meta.get("node_types") or []]
+        self.edge_types = [(t["src"], t["rel"], t["dst"]) for t in meta.get("edge_types") or []]
         return self
 
     @property
@@ -820,9 +825,10 @@ class PartGraph(Graph):
 
     @property
     def num_types(self) -> tuple[int, int]:
-        """``(0, 0)``: rank parts are untyped (``python -m graphferry
-        partition`` refuses typed datasets)."""
-        return 0, 0
+        """``(number of node types, number of relations)`` of a typed
+        partition (:attr:`node_types`, :attr:`edge_types`: the whole
+        graph's, by original ids); ``(0, 0)`` for an untyped one."""
+        return len(self.node_types), len(self.edge_types)
 
     def owned_nodes(self) -> torch.Tensor:
         """int64 original ids of the nodes this rank owns, increasing."""
