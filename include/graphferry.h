@@ -2137,6 +2137,12 @@ GF_API int gf_loader_open_comm(gf_graph *graph, const DLTensor *seeds,
  * Memory that grows with the whole graph's node count N on every rank: 8
  * bytes a node for the CSC's row offsets, and for dsp and hybrid 16 more
  * for the id maps (plus the sampler's table, 4 bytes a node up to 2^24).
+ * A typed partition's part (partition.json lists node_types and
+ * edge_types) is typed by the whole graph's types (gf_graph_num_types'
+ * sense; its batches carry the typed fields), and its per-type node data
+ * ("<type>/<name>") holds the rows of its nodes of that type: loaders on
+ * it take per-type names, one row per batch node of the type (labels: per
+ * seed of the type) in the batch's typed order, fetched like the others.
  * Must be closed with gf_part_close; loaders opened on it keep working
  * until they are closed.
  * ------------------------------------------------------------------------- */
@@ -2183,7 +2189,9 @@ GF_API int gf_part_get_info(gf_part *part, gf_part_info *out_info);
  * gf_part_owned_nodes returns the original ids of the rank's owned nodes,
  * increasing (int64 [num_owned]), as a DLPack tensor the caller owns.
  * gf_part_get_node_data returns node data name ("feat", "label",
- * "train_mask", ...) of those nodes, one row each in the same order.
+ * "train_mask", ...) of those nodes, one row each in the same order (a
+ * typed part's per-type name "<type>/<name>": the owned nodes of that
+ * type, in the same order).
  * Returns: GF_OK; GF_EINVAL name or out_tensor NULL, unknown name;
  * GF_ENOMEM; GF_EIO a mapped file that can no longer be read;
  * GF_EBADHANDLE.

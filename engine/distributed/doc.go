@@ -8,7 +8,10 @@
 //   - OpenPart opens one rank's folder of a dataset split by engine/rankpart
 //     (Part), whose loaders (Part.OpenLoader) fetch the node data of each
 //     batch from the ranks that own it (dsp, hybrid) or sample the rank's
-//     own neighbourhoods alone (self-reliant);
+//     own neighbourhoods alone (self-reliant); a typed partition's part
+//     is a typed graph (the whole graph's types by original ids), whose
+//     loaders give the typed batches of the replicated graph's and fetch
+//     per-type node data by name (typed_rows.go);
 //   - OpenEdgeLoader and Part.OpenEdgeLoader open the edge (link
 //     prediction) loaders of the same two kinds: a pipeline over
 //     engine/linkload's Source with the same Share, whose batches exclude

@@ -37,6 +37,15 @@ import (
 //     its folder expands (those closer than Hops to one of its seeds), node
 //     data of every node it holds. Nothing is exchanged while sampling.
 //
+// A typed partition's part is typed by the whole graph's types: node types
+// and relations are offset lookups on original ids, which its rows keep,
+// and its edges' ids are the whole graph's (the types span all of them,
+// core.FromTypedPartition), so its batches and their typed views are the
+// replicated typed graph's. Its per-type node data holds, per type, the
+// rows of the owned nodes (dsp, hybrid) or of every node it holds
+// (self-reliant), in local order (stored as per-type data, see
+// feature.Store.SetLocal).
+//
 // What is O(N) per rank (8 bytes a node each): the CSC's indptr, and for
 // dsp and hybrid the two id maps and the assignment read to build them;
 // the sampler's dense node table adds 4 bytes a node on graphs of up to

@@ -41,6 +41,13 @@ import (
 // exchange over c) on the number of batches per epoch, the largest of the
 // ranks', and a rank with fewer repeats its first ones, so that collective
 // training steps pair up. Duplicate seeds are refused.
+//
+// On a typed part the batches carry their typed view, as a typed graph's,
+// and lopt may name per-type node data ("<type>/<name>"), which a
+// replicated graph's loader refuses: NodeData[name] then holds one row per
+// batch node of that type (label names: per seed of that type), in the
+// order of that type's nodes in the typed view, fetched with the batch's
+// other rows (see typed_rows.go).
 func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
 	if c == nil {
 		return nil, errs.Errorf(nil, "communicator is nil")

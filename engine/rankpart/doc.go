@@ -12,6 +12,14 @@
 // features). OpenPart reads what one rank needs and nothing of the other
 // ranks' folders, checking every file against partition.json.
 //
+// A typed (heterogeneous) source is partitioned the same way (see typed.go
+// for the layout): partition.json records its types, every rank's folder
+// stays an untyped dataset whose id maps give each local node's type and
+// each local edge's relation by offset lookup on its global id, and the
+// per-type node data is written per rank beside it (PartRank.NodeArrays).
+// OpenPart checks every local edge against the types and every per-type
+// array against the rank's nodes of its type (errors wrap ErrTypes).
+//
 // Turning an opened Part into a graph that samples with the other ranks is
 // engine/distributed's business. It imports dataset, fileformat,
 // partition, graph, feature, mem and internal/fileio (engine/layering_test.go).

@@ -24,6 +24,15 @@ so each seed lives on exactly one rank, its owner. By layout:
 * ``hybrid`` (FastSample): every node and edge on every rank; features of
   owned nodes only, in ``feat.npy``.
 
+A typed (heterogeneous) dataset is partitioned the same way: node and edge
+ids stay its global ones (type after type, relation after relation), so a
+node's type and an edge's relation follow from ``global_ids.npy`` and
+``global_eids.npy``; ``partition.json`` records ``node_types`` and
+``edge_types``, each folder stays an untyped dataset, and the per-type node
+data (``"paper/feat"``, ...) is written per rank as ``node-data-<i>.npy``
+(listed under the rank's ``node_data``): the rows of its owned nodes of that
+type (self-reliant: of every node of that type it holds), in local order.
+
 ``partition.json`` records method, parts, layout, hops, seed, per-rank counts
 (nodes, owned, edges, train/val/test seeds, feature rows and file), the size
 and CRC-32C of every file, and the edge cut of this method and, for
