@@ -135,23 +135,13 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 			if c.disjoint {
 				req = disjoint
 			}
-			global := len(want[0])
 			t.Run(fmt.Sprintf("%v-%d-%v-disjoint=%v", layout, size, c.coordinated, c.disjoint), func(t *testing.T) {
 				dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
-				l := comm.NewLocal(size)
 				mesh := coordinator.NewMesh(size)
-				got := make([][][]string, size)
-				errc := make(chan error, size)
-				var wg sync.WaitGroup
-				for r := range size {
-					p, err := OpenPart(dst, r, dataset.OpenOptions{VerifyChecksums: true})
-					require.NoError(t, err)
+				got := readPartGroup(t, dst, size, epochs, readEpochs, func(r int, p *Part, h comm.Comm) *core.Loader {
 					if layout == rankpart.LayoutDSP {
 						require.Less(t, p.NumEdges(), int64(testgraph.Edges))
 					}
-					var h comm.Comm
-					h, err = comm.NewHost(r, size, l.Exchanger(r))
-					require.NoError(t, err)
 					o := lopt
 					if c.coordinated {
 						coord, err := coordinator.New(coordinator.Config{Rank: r, Size: size, Transport: mesh.Endpoint(r)})
@@ -165,34 +155,49 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 					if c.coordinated {
 						require.Equal(t, 3, ld.Stats().Workers) // each with its row exchange channel
 					}
-					require.NoError(t, p.Close()) // the loader keeps what it needs
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						defer ld.Close()
-						var err error
-						if got[r], err = readEpochs(ld, epochs); err != nil {
-							errc <- err
-						}
-					}()
-				}
-				wg.Wait()
-				close(errc)
-				for err := range errc {
-					require.NoError(t, err)
-				}
-				for r := range size {
-					for e := range epochs {
-						var w []string
-						for k := range (global + size - 1) / size {
-							w = append(w, want[e][(k*size+r)%global])
-						}
-						require.Equal(t, w, got[r][e], "rank %d epoch %d", r, e)
-					}
-				}
+					return ld
+				})
+				requireShares(t, want, got)
 			})
 		}
 	}
+}
+
+// readPartGroup opens every rank's part of dst (size ranks, checksums
+// verified) with a comm.Host each, opens its loader with open (given the
+// rank, the part and the host), closes the part (the loader keeps what it
+// needs) and reads epochs of every rank's loader concurrently: digests
+// per rank and epoch.
+func readPartGroup(t *testing.T, dst string, size, epochs int, read func(*core.Loader, int) ([][]string, error),
+	open func(r int, p *Part, h comm.Comm) *core.Loader) [][][]string {
+	t.Helper()
+	l := comm.NewLocal(size)
+	got := make([][][]string, size)
+	errc := make(chan error, size)
+	var wg sync.WaitGroup
+	for r := range size {
+		p, err := OpenPart(dst, r, dataset.OpenOptions{VerifyChecksums: true})
+		require.NoError(t, err)
+		h, err := comm.NewHost(r, size, l.Exchanger(r))
+		require.NoError(t, err)
+		ld := open(r, p, h)
+		require.NoError(t, p.Close())
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer ld.Close()
+			var err error
+			if got[r], err = read(ld, epochs); err != nil {
+				errc <- err
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		require.NoError(t, err)
+	}
+	return got
 }
 
 // TestSelfReliantPartSamplesLocally checks that a self-reliant rank's

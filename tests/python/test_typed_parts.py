@@ -42,7 +42,12 @@ def typed_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def typed_parts(typed_dir, tmp_path_factory) -> Path:
     dst = tmp_path_factory.mktemp("hetero_parts") / "parts"
-    assert main(["partition", str(typed_dir), str(dst), "--parts", "2", "--method", "random", "--layout", "dsp", "--quiet"]) == 0
+    assert (
+        main(
+            ["partition", str(typed_dir), str(dst), "--parts", "2", "--method", "random", "--layout", "dsp", "--quiet"]
+        )
+        == 0
+    )
     return dst
 
 
@@ -171,10 +176,10 @@ def _worker(rank: int, size: int, port: int, path: str, seeds: list[int], result
 def test_typed_parts_two_ranks_match_single_process(typed_dir, typed_parts):
     g = graphferry.Graph.open(typed_dir)
     try:
-        names = [t["name"] for t in json.loads((typed_dir / "graphferry.json").read_text())["node_types"]]
+        node_types = json.loads((typed_dir / "graphferry.json").read_text())["node_types"]
+        names = [t["name"] for t in node_types]
         arrays = {name: g.get_node_data(name) for name in FEATS + LABELS}
-        paper = names.index("paper")
-        offset = int(sum(t["num_nodes"] for t in json.loads((typed_dir / "graphferry.json").read_text())["node_types"][:paper]))
+        offset = sum(t["num_nodes"] for t in node_types[: names.index("paper")])
         seeds = (torch.nonzero(g.get_node_data("paper/train_mask")).flatten() + offset).tolist()
         loader = graphferry.Loader(g, torch.tensor(seeds), [3, 2], **_kwargs(["time"], []))
         ref = [[_digest(sub, _whole_rows(sub, arrays, names)) for sub in loader.epoch(e)] for e in range(EPOCHS)]
