@@ -806,6 +806,9 @@ class PartGraph(Graph):
         # A typed partition's types (the engine checked them at open).
         meta = read_object(os.path.join(os.fspath(path), "partition.json"))
         self.node_types = [t["name"] for t in meta.get("node_types") or []]
+        self._type_offsets = [0]
+        for t in meta.get("node_types") or []:
+            self._type_offsets.append(self._type_offsets[-1] + int(t["num_nodes"]))
         self.edge_types = [(t["src"], t["rel"], t["dst"]) for t in meta.get("edge_types") or []]
         return self
 
@@ -889,7 +892,13 @@ class PartGraph(Graph):
         """The owned nodes whose mask ``name`` is set: this rank's seeds."""
         if name not in self.node_data_names():
             return None
-        return self.owned_nodes()[self.get_node_data(name).bool()]
+        owned = self.owned_nodes()
+        ntype = name.split("/", 1)[0]
+        if "/" in name and ntype in self.node_types:
+            # A typed part's per-type mask has a row per owned node of its type.
+            t = self.node_types.index(ntype)
+            owned = owned[(owned >= self._type_offsets[t]) & (owned < self._type_offsets[t + 1])]
+        return owned[self.get_node_data(name).bool()]
 
     def node_data_names(self) -> list[str]:
         """The names of the part's node data, sorted."""
@@ -917,7 +926,9 @@ def global_seeds(part: PartGraph, comm: Communicator, mask: str = "train_mask") 
     """Every rank's seeds of ``mask`` (its owned nodes with the mask set),
     gathered over ``comm`` and sorted: the seeds a single process takes from
     the whole dataset (``graph.train_idx``), for a dsp or hybrid
-    :class:`DistributedLoader`. A collective: every rank calls it."""
+    :class:`DistributedLoader`. A collective: every rank calls it. On a
+    typed part ``mask`` may be a per-type mask (``"paper/train_mask"``):
+    the global ids of that type's seeds."""
     local = part._mask_index(mask)
     if local is None:
         raise ValueError(f"the part has no node data {mask!r}")

@@ -154,6 +154,7 @@ def _worker(rank: int, size: int, port: int, path: str, seeds: list[int], result
         )
         comm = distributed.TorchComm(timeout=20)
         part = distributed.PartGraph.open(path, rank)
+        assert distributed.global_seeds(part, comm, "paper/train_mask").tolist() == seeds
         loader = distributed.DistributedLoader(
             part, torch.tensor(seeds), [3, 2], comm=comm, **_kwargs(["time", *FEATS], LABELS)
         )
