@@ -15,9 +15,11 @@ import (
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/gen"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/testgraph"
+	"github.com/graphferry/graphferry/engine/linkload"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
@@ -143,7 +145,8 @@ func TestTypedPartLoaderEqualsReplicated(t *testing.T) {
 }
 
 // TestTypedPartNodeData: a typed part keeps the owned rows of every
-// per-type array (OwnedNodeData, OwnedTypeRange).
+// per-type array (OwnedNodeData, OwnedTypeRange); its edge loaders are
+// refused by name, before any exchange.
 func TestTypedPartNodeData(t *testing.T) {
 	src, d, _ := writeTypedDataset(t)
 	ty, err := d.Types()
@@ -167,6 +170,11 @@ func TestTypedPartNodeData(t *testing.T) {
 			require.True(t, bytes.Equal(whole.Data[v*rb:(v+1)*rb], feat.Data[(i-lo)*rb:(i-lo+1)*rb]), "%s row %d", typ.Name, i)
 		}
 	}
+	h, err := comm.NewHost(1, 2, comm.NewLocal(2).Exchanger(1))
+	require.NoError(t, err)
+	_, err = p.OpenEdgeLoader(h, linkload.Items{EdgeIDs: []int64{0, 1}}, linkload.Options{Mode: linkload.DGL}, pipeline.Options{BatchSize: 2}, nil)
+	require.ErrorIs(t, err, errs.ErrNotSupported)
+	require.ErrorContains(t, err, "untyped (homogeneous) parts only")
 }
 
 // TestTypedSelfReliantPart: a typed self-reliant rank takes its seeds from
