@@ -370,6 +370,14 @@ class HeteroGraph(Closeable):
         except FileNotFoundError:
             raise FileNotFoundError(f"'{path}' is not a graphferry dataset directory (no graphferry.json)") from None
         if not meta.get("node_types") or "edge_types" not in meta:
+            parent = os.path.dirname(os.path.abspath(os.fspath(path)))
+            if os.path.exists(os.path.join(os.fspath(path), "global_ids.npy")) and os.path.exists(
+                os.path.join(parent, "partition.json")
+            ):
+                raise ValueError(
+                    f"'{path}' is a rank's folder of the partition in '{parent}' (its types are the "
+                    "partition's): open it with graphferry.distributed.PartGraph.open(partition_dir, rank)"
+                )
             raise ValueError(
                 f"'{meta_path}' describes an untyped dataset (no 'node_types'/'edge_types'); "
                 "open it with graphferry.Graph.open"

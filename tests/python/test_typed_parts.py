@@ -145,6 +145,12 @@ def test_typed_part_mismatch_named(typed_parts, tmp_path):
     assert "goes from node" in str(err.value)
 
 
+def test_typed_rank_folder_opened_as_hetero_graph_named(typed_parts):
+    """A rank's folder opened as a typed dataset says what it is."""
+    with pytest.raises(ValueError, match=r"rank's folder of the partition .*PartGraph\.open"):
+        graphferry.HeteroGraph.open(typed_parts / "part-0")
+
+
 def _worker(rank: int, size: int, port: int, path: str, seeds: list[int], results) -> None:
     import torch.distributed as dist
 
