@@ -356,6 +356,7 @@ class DataLoader(EngineLoader):
             if int(batch_size) <= 0:
                 raise ValueError(f"batch_size must be positive (got {batch_size})")
             self._subgraphs = kind(graph, indices, graph_sampler)
+            self._subgraphs.num_threads = num_threads
             if self.use_ddp:
                 self._subgraphs.seeds = ddp_seeds(self._subgraphs.seeds, drop_last)
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
@@ -490,3 +491,6 @@ class DataLoader(EngineLoader):
         edges = getattr(self, "_edges", None)
         if edges is not None:
             edges.close()
+        subgraphs = getattr(self, "_subgraphs", None)
+        if subgraphs is not None and hasattr(subgraphs, "close"):
+            subgraphs.close()

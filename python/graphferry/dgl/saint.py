@@ -14,10 +14,15 @@ of that mode draws it, and is the subgraph the engine induces on it
   from each (the engine's walk, ``gf_random_walk``, on the reversed graph),
   every node visited kept.
 
-The draws of nodes and edges are torch's, as DGL's are (see
-:class:`graphferry._subgraph.WeightedDraw`), from the batch's own generator
-(the loader's seed and the batch key), so that an epoch is reproducible
-from ``seed``.
+The three modes are the engine's subgraph loader
+(:class:`graphferry._subgraph.SubgraphLoader`, ``gf_subgraph_loader_open``):
+the engine draws each batch's nodes from its own random stream (the
+loader's seed and the batch key, so that an epoch is reproducible from
+``seed``), induces the subgraph and gathers ``prefetch_ndata`` /
+``prefetch_edata`` on its threads, ahead of the training loop; this module
+turns each batch into the ``DGLGraph`` DGL's sampler returns. A subclass
+with a draw of its own is called here, batch by batch, and the engine
+induces the subgraph of the nodes it returns.
 """
 
 from __future__ import annotations
@@ -29,11 +34,11 @@ import dgl
 import torch
 
 from .. import _cache
-from .._subgraph import WeightedDraw, batch_generator, visited
+from .._loader import sync_edge_data
+from .._subgraph import SubgraphLoader, SubgraphSample, batch_generator
 from ..errors import GF_EINVAL, InvalidArgumentError
 from .convert import as_graph
-from .node import SubgraphBatches, induced_dgl
-from .walk import random_walk
+from .node import SubgraphBatches, drop_replaced_node_data, induced_dgl, lazy_node_data
 
 __all__ = ["SaintBatches", "saint_mode"]
 
@@ -89,7 +94,8 @@ class SaintBatches(SubgraphBatches):
             self.walk_length = _count(budget[1], "budget[1] (walk_length)")
         elif self.mode is not None:
             self.budget = _count(sampler.budget, "budget")
-        self._draw: WeightedDraw | None = None
+        self.num_threads = 0  # the engine's threads (the DataLoader sets them)
+        self._loader: SubgraphLoader | None = None
         self.prefetch_ndata = list(sampler.prefetch_ndata)
         self.prefetch_edata = list(sampler.prefetch_edata)
         self._node_data: dict[str, torch.Tensor] = {}
@@ -115,58 +121,106 @@ class SaintBatches(SubgraphBatches):
                 )
             self._node_data = {n: self.graph.get_node_data(n) for n in self.prefetch_ndata}
 
-    def _edges(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The graph's edges ``(src, dst)``, int64, in edge id order."""
-        if self.dgl_graph is not None:
-            src, dst = self.dgl_graph.edges(order="eid")
-            return src.to(torch.int64), dst.to(torch.int64)
-        src, dst, _ = self.graph.edges("coo")
-        return src, dst
-
-    def _weights(self) -> WeightedDraw:
-        """DGL's probabilities of the node or edge mode, made once."""
-        if self._draw is None:
-            n = self.graph.num_nodes
-            src, dst = self._edges()
-            out_deg = torch.bincount(src, minlength=n).to(torch.float64).clamp(min=1)
-            if self.mode == "node":
-                self._draw = WeightedDraw(out_deg, "nodes")
-            else:
-                in_deg = torch.bincount(dst, minlength=n).to(torch.float64).clamp(min=1)
-                self._draw = WeightedDraw(1.0 / in_deg[dst] + 1.0 / out_deg[src], "edges")
-        return self._draw
-
-    def _walk(self, roots: torch.Tensor, seed: int) -> torch.Tensor:
-        """The engine's walks from ``roots`` along out-edges."""
-        if self.dgl_graph is not None:
-            return random_walk(self.dgl_graph, roots, length=self.walk_length, seed=seed)[0]
-
-        def edges():
-            src, dst = self._edges()
-            return src, dst, self.graph.num_nodes, None
-
-        traces, _ = _cache.walk_reversed(
-            self.graph, "out", edges, roots, self.walk_length, biased=False, restart_prob=0.0, seed=seed
+    def _data_signature(self) -> tuple:
+        """What the engine loader's gathers depend on: the prefetched
+        tensors of the DGLGraph."""
+        g = self.dgl_graph
+        if g is None:
+            return ()
+        return tuple(_cache.tensor_signature(g.ndata[n]) for n in self.prefetch_ndata) + tuple(
+            _cache.tensor_signature(g.edata[n]) for n in self.prefetch_edata
         )
-        return traces
+
+    def _engine_loader(self, seed: Any, batch_size: int, drop_last: bool) -> SubgraphLoader:
+        """The engine's loader of this mode (opened once, reopened when the
+        DGLGraph's prefetched data was replaced since): the node data and
+        edge data the engine holds are gathered on its threads; the rest is
+        served by DGL's lazy columns."""
+        signature = (self._data_signature(), int(seed), int(batch_size), bool(drop_last), self.seeds.numel())
+        loader = getattr(self, "_loader", None)
+        if loader is not None and not loader.closed and self._loader_signature == signature:
+            return loader
+        self.close()
+        g = self.dgl_graph
+        if g is not None:
+            lazy = lazy_node_data(self.graph, g, self.prefetch_ndata)
+            self._engine_ndata = [n for n in self.prefetch_ndata if n not in lazy]
+            self._engine_edata = sync_edge_data(self.graph, {n: g.edata[n] for n in self.prefetch_edata})
+            self._edata_signatures = {n: _cache.tensor_signature(g.edata[n]) for n in self._engine_edata}
+        else:
+            self._engine_ndata, self._engine_edata = list(self.prefetch_ndata), []
+        if self.mode == "walk":
+            draw = dict(kind="walks", budget=self.num_roots, walk_length=self.walk_length)
+        else:
+            weighting = "out_degree_min1" if self.mode == "node" else "inverse_degree"
+            draw = dict(kind=f"{self.mode}s", weighting=weighting, budget=self.budget)
+        self._loader = SubgraphLoader(
+            self.graph,
+            torch.arange(self.seeds.numel()),  # placeholders: only their number counts
+            **draw,
+            edge_order="src_eid",
+            seed=int(seed),
+            batch_size=batch_size,
+            drop_last=drop_last,
+            feature_names=self._engine_ndata,
+            edge_feature_names=self._engine_edata,
+            num_threads=self.num_threads,
+        )
+        self._loader_signature = signature
+        return self._loader
+
+    def close(self) -> None:
+        """Closes the engine loader (it reopens on the next epoch)."""
+        loader, self._loader = getattr(self, "_loader", None), None
+        if loader is not None:
+            loader.close()
+
+    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
+        """Epoch ``number``: the engine's batches (made ahead on its
+        threads), each converted to DGL's subgraph; a subclass's own draw is
+        made here, batch by batch. Placeholders are never shuffled: only
+        their number counts."""
+        if self.mode is None:
+            yield from super().epoch(number, seed, batch_size, shuffle, drop_last, finish)
+            return
+        for sample in self._engine_loader(seed, batch_size, drop_last).epoch(number):
+            yield finish(self._subgraph(sample))
+
+    def _subgraph(self, sample: SubgraphSample) -> Any:
+        """The DGLGraph of one engine batch, as ``dgl.DGLGraph.subgraph``
+        gives it (the engine lists the edges in its order), with the
+        gathered data in place of the lazy columns."""
+        g, nodes, idtype = self.dgl_graph, sample.nodes, self.idtype
+        src, dst = sample.edge_index[0], sample.edge_index[1]
+        subg = dgl.graph((src.to(idtype), dst.to(idtype)), num_nodes=nodes.numel(), idtype=idtype)
+        if g is not None:
+            dgl.utils.set_new_frames(
+                subg,
+                node_frames=dgl.utils.extract_node_subframes(g, [nodes.to(idtype)]),
+                edge_frames=dgl.utils.extract_edge_subframes(g, [sample.edge_ids.to(idtype)]),
+            )
+            drop_replaced_node_data(self.graph, g, sample.node_data)
+        else:
+            subg.ndata[dgl.NID] = nodes.to(idtype)
+            subg.edata[dgl.EID] = sample.edge_ids.to(idtype)
+        for name, rows in sample.node_data.items():
+            subg.ndata[name] = rows
+        for name, rows in sample.edge_data.items():
+            if _cache.tensor_signature(g.edata[name]) == self._edata_signatures.get(name):  # not replaced since
+                subg.edata[name] = rows
+        # DGL's loader prefetches these: read now, not when first used
+        for name in self.prefetch_ndata:
+            subg.ndata[name] = subg.ndata[name]
+        for name in self.prefetch_edata:
+            subg.edata[name] = subg.edata[name]
+        return subg
 
     def nodes(self, generator: torch.Generator) -> torch.Tensor:
-        """The distinct nodes of one draw, sorted, int64."""
-        if self.mode == "node":
-            return self._weights()(self.budget, generator).unique()
-        if self.mode == "edge":
-            edges = self._weights()(self.budget, generator).unique()
-            src, dst = self._edges()
-            return torch.cat([src[edges], dst[edges]]).unique()
-        if self.mode == "walk":
-            roots = torch.randint(0, max(self.graph.num_nodes, 1), (self.num_roots,), generator=generator)
-            if self.graph.num_nodes == 0:
-                roots = roots[:0]
-            seed = int(torch.randint(0, 2**63 - 1, (), generator=generator))
-            return visited(self._walk(roots, seed))
+        """The distinct nodes a subclass's own draw returns, sorted, int64."""
         return torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
 
     def batch(self, seeds: torch.Tensor, seed: Any, key: int) -> Any:
+        """The batch of a subclass's own draw, made here."""
         nodes = self.nodes(batch_generator(seed, key))
         subg = induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
         # DGL's loader prefetches these: gathered now, not when first read
