@@ -179,7 +179,8 @@ def test_graph_saint_draws_as_pygs_code_defines(cls, kw):
 @pytest.mark.parametrize("cls,kw", SAINTS)
 def test_graph_saint_norm_as_pygs(cls, kw, tmp_path):
     """sample_coverage > 0: PyG's normalisation, recomputed here from the
-    same draws (torch's generator replayed): node_norm = samples / count /
+    same draws (the engine's, from the seed torch's generator gave the
+    loader, replayed): node_norm = samples / count /
     N, edge_norm = count(source) / count(edge) clamped to 1e4, 0.1 where
     undefined; saved under PyG's file name and read back."""
     data = directed_data()
@@ -192,9 +193,10 @@ def test_graph_saint_norm_as_pygs(cls, kw, tmp_path):
     replay = cls(data, batch_size=12, num_steps=steps, log=False, **kw)
     node_count, edge_count = torch.zeros(n), torch.zeros(data.edge_index.size(1))
     samples = total = 0
+    draws = replay._norm_samples()  # the engine's draws of the estimate, from the same seed
     while total < n * coverage:
         for i in range(steps):
-            node_idx, (_, _, edge_idx) = replay[i]
+            node_idx, edge_idx = next(draws)
             node_count[node_idx] += 1
             edge_count[edge_idx] += 1
             total += node_idx.numel()
@@ -212,6 +214,30 @@ def test_graph_saint_norm_as_pygs(cls, kw, tmp_path):
         data, batch_size=12, num_steps=steps, sample_coverage=coverage, log=False, save_dir=str(tmp_path), **kw
     )
     assert torch.equal(reread.node_norm, loader.node_norm)
+
+
+@pytest.mark.parametrize("cls,kw", SAINTS)
+def test_graph_saint_batches_are_made_ahead(cls, kw):
+    """The engine makes the subgraphs on its threads: after the first
+    batch, while the training thread holds no work, more batches are
+    finished than were consumed; every epoch draws anew."""
+    import time
+
+    data = directed_data()
+    loader = cls(data, batch_size=12, num_steps=6, log=False, **kw)
+    it = iter(loader)
+    first = next(it)
+    engine = loader._loader
+    deadline = time.monotonic() + 10
+    while engine.stats().current.loader.batches < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert engine.stats().current.loader.batches >= 3
+    assert len(list(it)) == 5
+    second = next(iter(loader))
+    assert not torch.equal(first.nid, second.nid) or not torch.equal(first.eid, second.eid)
+    loader.close()
+    assert engine.closed
+    assert len(list(loader)) == 6  # reopens
 
 
 def test_graph_saint_arguments():
