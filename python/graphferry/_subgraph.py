@@ -2,10 +2,10 @@
 and :mod:`graphferry.pyg` (``GraphSAINT*Sampler``, ``ShaDowKHopSampler``,
 ``ClusterLoader``) share: the engine's subgraph loader
 (:class:`SubgraphLoader`, ``gf_subgraph_loader_open``), whose batches --
-GraphSAINT's draws and the subgraph they induce, with their node and edge
-data -- are made ahead by the engine's threads; GraphSAINT's weighted draws
-and the random generator of one batch for what is still drawn here (a
-``SAINTSampler`` subclass's own draw, PyG's normalisation estimate); and the
+GraphSAINT's draws, Cluster-GCN's parts and the subgraph they induce, with
+their node and edge data -- are made ahead by the engine's threads; the
+random generator of one batch for what is still drawn here (a
+``SAINTSampler`` subclass's own draw); and the
 torch ``DataLoader`` keywords of PyG's subgraph loaders, run in one process.
 """
 
@@ -30,9 +30,7 @@ from .sampling import Loader, _Batch, _names
 __all__ = [
     "SubgraphLoader",
     "SubgraphSample",
-    "WeightedDraw",
     "batch_generator",
-    "visited",
     "in_process_kwargs",
     "WORKER_ONLY_ARGS",
 ]
@@ -193,36 +191,6 @@ def batch_generator(seed: Any, key: int) -> torch.Generator:
     stream, reproducible from the seed, independent of the other batches'."""
     state = np.random.SeedSequence([int(seed) & _MASK64, int(key) & _MASK64]).generate_state(1, np.uint64)[0]
     return torch.Generator().manual_seed(int(state) & 0x7FFF_FFFF_FFFF_FFFF)
-
-
-class WeightedDraw:
-    """Draws ids ``i`` in ``[0, len(weights))`` with probability
-    ``weights[i] / weights.sum()``, with replacement: the cumulative weights
-    once (float64), then one ``searchsorted`` per draw of ``k``
-    (``O(k log n)``). ``torch.multinomial`` draws the same distribution but
-    refuses more than ``2**24`` categories, fewer edges than a large graph
-    has. An id of weight 0 is never drawn."""
-
-    def __init__(self, weights: torch.Tensor, what: str):
-        w = weights.detach().to(torch.float64).reshape(-1)
-        if w.numel() == 0:
-            raise ValueError(f"no {what} to draw from (the graph has none)")
-        if not bool(torch.isfinite(w).all()) or bool((w < 0).any()):
-            raise ValueError(f"the weights of the {what} must be finite and >= 0")
-        self.cdf = torch.cumsum(w, 0)
-        if float(self.cdf[-1]) <= 0:
-            raise ValueError(f"the weights of the {what} sum to 0")
-
-    def __call__(self, k: int, generator: torch.Generator | None = None) -> torch.Tensor:
-        """int64 ``[k]``: ``k`` ids drawn independently."""
-        u = torch.rand(int(k), dtype=torch.float64, generator=generator) * self.cdf[-1]
-        return torch.searchsorted(self.cdf, u, right=True).clamp_(max=self.cdf.numel() - 1)
-
-
-def visited(traces: torch.Tensor) -> torch.Tensor:
-    """The distinct nodes of random walks' ``traces`` (the engine pads a
-    walk that stopped with ``-1``), sorted."""
-    return traces[traces >= 0].unique()
 
 
 # torch DataLoader arguments that only configure worker processes: PyG's
