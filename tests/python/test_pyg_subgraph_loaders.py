@@ -232,12 +232,28 @@ def test_graph_saint_batches_are_made_ahead(cls, kw):
     while engine.stats().current.loader.batches < 3 and time.monotonic() < deadline:
         time.sleep(0.01)
     assert engine.stats().current.loader.batches >= 3
+    # the engine gathers the node attributes and edge attributes too
+    assert {"x", "y", "nid"} <= {name for name, _ in engine._features}
+    assert {"edge_weight", "eid"} <= {name for name, _ in engine._edge_features}
     assert len(list(it)) == 5
     second = next(iter(loader))
     assert not torch.equal(first.nid, second.nid) or not torch.equal(first.eid, second.eid)
     loader.close()
     assert engine.closed
     assert len(list(loader)) == 6  # reopens
+
+
+def test_graph_saint_serves_replaced_attributes():
+    """Attributes replaced between epochs reach the next epoch's batches
+    (the engine's copies are refreshed), node- and edge-level."""
+    data = directed_data()
+    loader = gp.GraphSAINTEdgeSampler(data, batch_size=12, num_steps=3, log=False)
+    for batch in loader:
+        check_induced_data(data, batch)
+    data.x = data.x * 2 + 1
+    data.edge_weight = data.edge_weight + 3
+    for batch in loader:
+        check_induced_data(data, batch)
 
 
 def test_graph_saint_arguments():

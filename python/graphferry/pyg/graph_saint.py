@@ -33,9 +33,12 @@ from typing import Any
 
 import torch
 
+from .. import _cache
+from .._loader import sync_edge_data
 from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
 from ..sampling import random_seed
-from .subgraph import check_edge_index, topology_graph
+from .convert import as_graph
+from .subgraph import check_edge_index
 
 # Added to the loader's seed for the normalisation estimate's draws, so
 # that they are not the training epochs'.
@@ -94,10 +97,13 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         self.edge_index = edge_index
         self.row, self.col = edge_index[0].to(torch.int64), edge_index[1].to(torch.int64)
         self.data = data
-        self.graph = topology_graph(data, edge_index, N)
+        # The engine graph with the Data's node attributes (as PyG's
+        # NeighborLoader converts it): the engine gathers them.
+        self.graph = as_graph(data)
         self.seed = random_seed()  # from torch's generator, as PyG's draws are
         self._epoch = 0
         self._loader: SubgraphLoader | None = None
+        self._engine_edges: dict[str, Any] = {}
         super().__init__(self, batch_size=1, collate_fn=self._collate, **kwargs)
         if self.sample_coverage > 0:
             path = osp.join(save_dir or "", self._filename)
@@ -120,9 +126,17 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         weighting and budget)."""
         raise NotImplementedError
 
-    def _engine(self, seed: int) -> SubgraphLoader:
+    def _engine(self, seed: int, gather: bool = True) -> SubgraphLoader:
         """An engine loader of ``num_steps`` batches an epoch, edges sorted
-        by source then target as PyG's ``SparseTensor`` lists them."""
+        by source then target as PyG's ``SparseTensor`` lists them; with
+        ``gather``, the node and edge attributes the engine holds are
+        gathered on its threads."""
+        nodes, edges = [], []
+        if gather:
+            held = set(self.graph.node_data_names())
+            nodes = [key for key, item in self._attrs(self.N) if key in held]
+            edges = sync_edge_data(self.graph, dict(self._attrs(self.E)))
+        self._engine_edges = {key: _cache.tensor_signature(self.data[key]) for key in edges}
         return SubgraphLoader(
             self.graph,
             torch.arange(max(int(self.num_steps), 0)),  # placeholders: one batch each
@@ -130,8 +144,23 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
             edge_order="src_dst",
             seed=seed,
             batch_size=1,
+            feature_names=nodes,
+            edge_feature_names=edges,
             num_threads=self.num_threads,
         )
+
+    def _attrs(self, rows: int) -> list:
+        """The tensor attributes of the Data with ``rows`` rows (node-level:
+        the node count; edge-level: the edge count), as ``_collate`` indexes
+        them."""
+        return [
+            (key, item)
+            for key, item in self.data
+            if key not in ("edge_index", "num_nodes")
+            and isinstance(item, torch.Tensor)
+            and item.dim() > 0
+            and item.size(0) == rows
+        ]
 
     def __getitem__(self, idx: int) -> Any:
         raise TypeError(
@@ -142,7 +171,11 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
     def __iter__(self) -> Any:
         """One epoch: the engine's ``num_steps`` batches (made ahead on its
         threads), each turned into PyG's ``Data``."""
-        if self._loader is None or self._loader.closed:
+        graph = as_graph(self.data)  # reconverted when the Data's node attributes changed
+        replaced = any(_cache.tensor_signature(self.data[k]) != sig for k, sig in self._engine_edges.items())
+        if self._loader is None or self._loader.closed or graph is not self.graph or replaced:
+            self.close()
+            self.graph = graph
             self._loader = self._engine(self.seed)
         epoch, self._epoch = self._epoch, self._epoch + 1
         for sample in self._loader.epoch(epoch):
@@ -164,9 +197,13 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
             if key in ("edge_index", "num_nodes"):
                 continue
             if isinstance(item, torch.Tensor) and item.dim() > 0 and item.size(0) == self.N:
-                data[key] = item[node_idx]
+                gathered = sample.node_data.get(key)  # the engine's, unless it does not hold the attribute
+                data[key] = gathered if gathered is not None else item[node_idx]
             elif isinstance(item, torch.Tensor) and item.dim() > 0 and item.size(0) == self.E:
-                data[key] = item[edge_idx]
+                gathered = sample.edge_data.get(key)
+                if gathered is None or _cache.tensor_signature(item) != self._engine_edges.get(key):
+                    gathered = item[edge_idx]  # not held, or replaced since the engine got it
+                data[key] = gathered
             else:
                 data[key] = item
         if self.sample_coverage > 0:
@@ -180,7 +217,7 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         plus a constant (not the training epochs' draws)."""
         if self.num_steps <= 0:
             return
-        loader = self._engine((self.seed + _NORM_SEED) & 0xFFFF_FFFF_FFFF_FFFF)
+        loader = self._engine((self.seed + _NORM_SEED) & 0xFFFF_FFFF_FFFF_FFFF, gather=False)
         try:
             epoch = 0
             while True:
