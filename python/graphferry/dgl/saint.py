@@ -33,12 +33,10 @@ from typing import Any
 import dgl
 import torch
 
-from .. import _cache
-from .._loader import sync_edge_data
-from .._subgraph import SubgraphLoader, SubgraphSample, batch_generator
+from .._subgraph import batch_generator
 from ..errors import GF_EINVAL, InvalidArgumentError
 from .convert import as_graph
-from .node import SubgraphBatches, drop_replaced_node_data, induced_dgl, lazy_node_data
+from .node import SubgraphBatches, induced_dgl
 
 __all__ = ["SaintBatches", "saint_mode"]
 
@@ -94,8 +92,6 @@ class SaintBatches(SubgraphBatches):
             self.walk_length = _count(budget[1], "budget[1] (walk_length)")
         elif self.mode is not None:
             self.budget = _count(sampler.budget, "budget")
-        self.num_threads = 0  # the engine's threads (the DataLoader sets them)
-        self._loader: SubgraphLoader | None = None
         self.prefetch_ndata = list(sampler.prefetch_ndata)
         self.prefetch_edata = list(sampler.prefetch_edata)
         self._node_data: dict[str, torch.Tensor] = {}
@@ -121,99 +117,24 @@ class SaintBatches(SubgraphBatches):
                 )
             self._node_data = {n: self.graph.get_node_data(n) for n in self.prefetch_ndata}
 
-    def _data_signature(self) -> tuple:
-        """What the engine loader's gathers depend on: the prefetched
-        tensors of the DGLGraph."""
-        g = self.dgl_graph
-        if g is None:
-            return ()
-        return tuple(_cache.tensor_signature(g.ndata[n]) for n in self.prefetch_ndata) + tuple(
-            _cache.tensor_signature(g.edata[n]) for n in self.prefetch_edata
-        )
-
-    def _engine_loader(self, seed: Any, batch_size: int, drop_last: bool) -> SubgraphLoader:
-        """The engine's loader of this mode (opened once, reopened when the
-        DGLGraph's prefetched data was replaced since): the node data and
-        edge data the engine holds are gathered on its threads; the rest is
-        served by DGL's lazy columns."""
-        signature = (self._data_signature(), int(seed), int(batch_size), bool(drop_last), self.seeds.numel())
-        loader = getattr(self, "_loader", None)
-        if loader is not None and not loader.closed and self._loader_signature == signature:
-            return loader
-        self.close()
-        g = self.dgl_graph
-        if g is not None:
-            lazy = lazy_node_data(self.graph, g, self.prefetch_ndata)
-            self._engine_ndata = [n for n in self.prefetch_ndata if n not in lazy]
-            self._engine_edata = sync_edge_data(self.graph, {n: g.edata[n] for n in self.prefetch_edata})
-            self._edata_signatures = {n: _cache.tensor_signature(g.edata[n]) for n in self._engine_edata}
-        else:
-            self._engine_ndata, self._engine_edata = list(self.prefetch_ndata), []
+    def engine_draw(self) -> dict | None:
+        """The engine's draw of a built-in mode (None: a subclass's own,
+        made here)."""
+        if self.mode is None:
+            return None
         if self.mode == "walk":
-            draw = dict(kind="walks", budget=self.num_roots, walk_length=self.walk_length)
-        else:
-            weighting = "out_degree_min1" if self.mode == "node" else "inverse_degree"
-            draw = dict(kind=f"{self.mode}s", weighting=weighting, budget=self.budget)
-        self._loader = SubgraphLoader(
-            self.graph,
-            torch.arange(self.seeds.numel()),  # placeholders: only their number counts
-            **draw,
-            edge_order="src_eid",
-            seed=int(seed),
-            batch_size=batch_size,
-            drop_last=drop_last,
-            feature_names=self._engine_ndata,
-            edge_feature_names=self._engine_edata,
-            num_threads=self.num_threads,
-        )
-        self._loader_signature = signature
-        return self._loader
+            return dict(kind="walks", budget=self.num_roots, walk_length=self.walk_length)
+        weighting = "out_degree_min1" if self.mode == "node" else "inverse_degree"
+        return dict(kind=f"{self.mode}s", weighting=weighting, budget=self.budget)
 
-    def close(self) -> None:
-        """Closes the engine loader (it reopens on the next epoch)."""
-        loader, self._loader = getattr(self, "_loader", None), None
-        if loader is not None:
-            loader.close()
+    def engine_items(self) -> torch.Tensor:
+        """Placeholders: only their number counts (one node set a batch)."""
+        return torch.arange(self.seeds.numel())
 
     def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
-        """Epoch ``number``: the engine's batches (made ahead on its
-        threads), each converted to DGL's subgraph; a subclass's own draw is
-        made here, batch by batch. Placeholders are never shuffled: only
-        their number counts."""
-        if self.mode is None:
-            yield from super().epoch(number, seed, batch_size, shuffle, drop_last, finish)
-            return
-        for sample in self._engine_loader(seed, batch_size, drop_last).epoch(number):
-            yield finish(self._subgraph(sample))
-
-    def _subgraph(self, sample: SubgraphSample) -> Any:
-        """The DGLGraph of one engine batch, as ``dgl.DGLGraph.subgraph``
-        gives it (the engine lists the edges in its order), with the
-        gathered data in place of the lazy columns."""
-        g, nodes, idtype = self.dgl_graph, sample.nodes, self.idtype
-        src, dst = sample.edge_index[0], sample.edge_index[1]
-        subg = dgl.graph((src.to(idtype), dst.to(idtype)), num_nodes=nodes.numel(), idtype=idtype)
-        if g is not None:
-            dgl.utils.set_new_frames(
-                subg,
-                node_frames=dgl.utils.extract_node_subframes(g, [nodes.to(idtype)]),
-                edge_frames=dgl.utils.extract_edge_subframes(g, [sample.edge_ids.to(idtype)]),
-            )
-            drop_replaced_node_data(self.graph, g, sample.node_data)
-        else:
-            subg.ndata[dgl.NID] = nodes.to(idtype)
-            subg.edata[dgl.EID] = sample.edge_ids.to(idtype)
-        for name, rows in sample.node_data.items():
-            subg.ndata[name] = rows
-        for name, rows in sample.edge_data.items():
-            if _cache.tensor_signature(g.edata[name]) == self._edata_signatures.get(name):  # not replaced since
-                subg.edata[name] = rows
-        # DGL's loader prefetches these: read now, not when first used
-        for name in self.prefetch_ndata:
-            subg.ndata[name] = subg.ndata[name]
-        for name in self.prefetch_edata:
-            subg.edata[name] = subg.edata[name]
-        return subg
+        """As :class:`SubgraphBatches`'s; the placeholders are never
+        shuffled (only their number counts)."""
+        return super().epoch(number, seed, batch_size, False, drop_last, finish)
 
     def nodes(self, generator: torch.Generator) -> torch.Tensor:
         """The distinct nodes a subclass's own draw returns, sorted, int64."""
