@@ -413,3 +413,29 @@ def test_cluster_data_metis_partition():
             assert_same_data(batch, cd[i])
     with pytest.raises(ValueError, match="cannot split 120 nodes into 500 parts"):
         gp.ClusterData(data, num_parts=500, log=False)
+
+
+def test_cluster_loader_batches_are_made_ahead():
+    """The engine's threads make the batches (the subgraph and the
+    attributes it holds) ahead of the training loop; a replaced attribute
+    reaches the next epoch."""
+    import time
+
+    data = directed_data()
+    cd = gp.ClusterData(data, num_parts=8, log=False)
+    loader = gp.ClusterLoader(cd, batch_size=1)
+    it = iter(loader)
+    next(it)
+    engine = loader._loader
+    deadline = time.monotonic() + 10
+    while engine.stats().current.loader.batches < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert engine.stats().current.loader.batches >= 3
+    assert {"x", "y"} <= {name for name, _ in engine._features}
+    assert "edge_weight" in {name for name, _ in engine._edge_features}
+    assert len(list(it)) == 7
+    cd.data.x = cd.data.x + 1
+    cd.data.edge_weight = cd.data.edge_weight * 2
+    for ours, theirs in zip(loader, PyGClusterLoader(cd, batch_size=1)):
+        assert_same_data(ours, theirs)
+    loader.close()
