@@ -11,6 +11,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/sample"
 	"github.com/graphferry/graphferry/engine/subload"
 )
 
@@ -156,14 +157,25 @@ func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgra
 		if err != nil {
 			return err
 		}
-		if lo.sample != nil {
-			return errorf(gfEInval, "options->loader->sample must be NULL (a subgraph loader draws its node sets by options->kind)")
+		khop := opt.Kind == subload.KHop
+		var req sample.Request
+		if khop {
+			if lo.sample == nil {
+				return errorf(gfEInval, "options->loader->sample is NULL (GF_SUBGRAPH_KHOP samples with it)")
+			}
+			if req, opt.Threads, err = sampleOptions(lo.sample, "options->loader->sample"); err != nil {
+				return err
+			}
+		} else {
+			if lo.sample != nil {
+				return errorf(gfEInval, "options->loader->sample must be NULL (a subgraph loader draws its node sets by options->kind; only GF_SUBGRAPH_KHOP samples)")
+			}
+			if lo.num_label_names != 0 {
+				return errorf(gfEInval, "options->loader->num_label_names = %d (want 0: a subgraph batch has no seeds; gather node data as feature_names)", int32(lo.num_label_names))
+			}
 		}
 		if lo.seed_times != nil {
-			return errorf(gfEInval, "options->loader->seed_times must be NULL (a subgraph loader has no seeds)")
-		}
-		if lo.num_label_names != 0 {
-			return errorf(gfEInval, "options->loader->num_label_names = %d (want 0: a subgraph batch has no seeds; gather node data as feature_names)", int32(lo.num_label_names))
+			return errorf(gfEInval, "options->loader->seed_times must be NULL (a subgraph loader does not sample temporally)")
 		}
 		if _, err := readDeviceOptions(lo, "options->loader", false); err != nil {
 			return err
@@ -194,7 +206,13 @@ func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgra
 		if err != nil {
 			return err
 		}
-		l, err := g.OpenSubgraphLoader(items, opt, lopt, a)
+		var l *core.Loader
+		if khop {
+			lopt.Threads = opt.Threads
+			l, err = g.OpenShadowLoader(items, req, opt, lopt, a)
+		} else {
+			l, err = g.OpenSubgraphLoader(items, opt, lopt, a)
+		}
 		if err != nil {
 			a.release()
 			return err
@@ -217,8 +235,10 @@ func subgraphOptions(o *C.gf_subgraph_loader_options) (subload.Options, error) {
 		opt.Kind = subload.Walks
 	case C.GF_SUBGRAPH_PARTS:
 		opt.Kind = subload.Parts
+	case C.GF_SUBGRAPH_KHOP:
+		opt.Kind = subload.KHop
 	default:
-		return opt, errorf(gfEInval, "options->kind = %d (want GF_SUBGRAPH_NODES, _EDGES, _WALKS or _PARTS)", int32(o.kind))
+		return opt, errorf(gfEInval, "options->kind = %d (want GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS or _KHOP)", int32(o.kind))
 	}
 	weights := map[C.int32_t]subload.Weighting{
 		C.GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1: subload.OutDegreeAtLeast1,

@@ -1723,6 +1723,15 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
 #define GF_SUBGRAPH_WALKS 3
 /* The items are part ids: the union of the batch's parts' nodes. */
 #define GF_SUBGRAPH_PARTS 4
+/* The items are seed nodes (ShaDow-GNN): the k-hop sample of the batch's
+   seeds with loader->sample (required; not temporal) made induced: the
+   sample's nodes in its order, seeds first (GF_FIELD_SEEDS, HOP_COUNTS
+   the sample's; label_names gathered over the seeds), or with
+   loader->sample->disjoint every seed's subgraph of its own: its distinct
+   nodes in increasing id order, subgraph after subgraph (GF_FIELD_BATCH:
+   the seed position of each node's subgraph), each edge in every subgraph
+   holding both its ends; no label names then. */
+#define GF_SUBGRAPH_KHOP 5
 /* Weightings (GF_SUBGRAPH_NODES, GF_SUBGRAPH_EDGES). */
 /* Node v: max(out_degree(v), 1) (DGL's SAINTSampler('node')). */
 #define GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1 0
@@ -1746,12 +1755,14 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
  */
 typedef struct gf_subgraph_loader_options {
   uint32_t struct_size;
-  /* GF_SUBGRAPH_NODES, _EDGES, _WALKS or _PARTS. */
+  /* GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS or _KHOP. */
   int32_t kind;
   /* Batching (batch_size items a batch, shuffle, drop_last, queue_capacity),
      shuffle_seed (which also roots the draws), feature_names (gathered over
-     every node), allocator. Its sample must be NULL, its label_names and
-     seed_times empty, its device the host's. Borrowed; required. */
+     every node), allocator. Its sample must be NULL (GF_SUBGRAPH_KHOP: the
+     sampling, required) and its label_names empty (GF_SUBGRAPH_KHOP
+     without disjoint: over the seeds), its seed_times NULL, its device the
+     host's. Borrowed; required. */
   const gf_loader_options *loader;
   /* GF_SUBGRAPH_WEIGHT_*: of nodes for GF_SUBGRAPH_NODES, of edges for
      GF_SUBGRAPH_EDGES; ignored by the other kinds. */
@@ -1778,7 +1789,8 @@ typedef struct gf_subgraph_loader_options {
  * gf_subgraph_loader_open makes a subgraph loader: a gf_loader (use it with
  * gf_loader_start, gf_loader_next, gf_loader_num_batches, gf_loader_stats
  * and gf_loader_close) over items: int64/int32 [n] part ids in
- * [0, k) for GF_SUBGRAPH_PARTS, else placeholders whose number alone counts
+ * [0, k) for GF_SUBGRAPH_PARTS, seed node ids for GF_SUBGRAPH_KHOP
+ * (distinct unless disjoint), else placeholders whose number alone counts
  * (each batch draws its own node set); borrowed (copied). Untyped graphs.
  * *out_loader is NULL on failure.
  * Returns:
@@ -1786,10 +1798,12 @@ typedef struct gf_subgraph_loader_options {
  *   GF_EINVAL      items, options, options->loader or out_loader NULL;
  *                  invalid options (a struct_size, kind, weighting for the
  *                  kind, edge_order, a negative budget or walk_length,
- *                  loader->batch_size, a non-NULL loader->sample, label
+ *                  loader->batch_size, loader->sample (NULL or not, as
+ *                  the kind wants; its options as in gf_sample), label
  *                  names, seed times or a device, an unknown node or edge
  *                  data name, part offsets or nodes, a part id out of
- *                  range); a graph without edges to draw from; a typed graph
+ *                  range, a seed out of range or repeated); a graph without
+ *                  edges to draw from; a typed graph
  *   GF_ETYPE       items, part_offsets or part_nodes not int64/int32, not
  *                  on the CPU, or not contiguous
  *   GF_EBADHANDLE  graph

@@ -18,13 +18,22 @@
 //     along out-edges from each (sample.Runtime.RandomWalk on the reversed
 //     graph, keyed by Seed and the batch key), every node visited kept;
 //   - Parts: the items are part ids and a batch is the union of its parts'
-//     nodes (PartOffsets, PartNodes), parts in batch order.
+//     nodes (PartOffsets, PartNodes), parts in batch order;
+//   - KHop (NewKHop): the items are seed nodes and a batch is the k-hop
+//     sample of its seeds (sample.Runtime.Sample with the source's
+//     request, keyed by the batch key) made induced (ShaDow-GNN): the
+//     sample's nodes in its order (seeds first) or, for a disjoint
+//     request, every seed's subgraph of its own (its distinct nodes in
+//     increasing id order, subgraph after subgraph, Batch.Batch saying
+//     whose each node is, each edge in every subgraph holding its ends).
 //
 // Drawn node sets are in increasing id order. The loader stage gathers
 // node data over the batch's nodes and edge data over its edges; the
 // batch has no blocks: its edges are its COO (Batch.COO), in the Order
 // asked for, node positions relative to Batch.Nodes. HopCounts is
-// [0, nodes] (a subgraph batch has no seeds).
+// [0, nodes] (a subgraph batch has no seeds), but for KHop's batches
+// without Disjoint: the sample's (its seeds are Batch.Seeds, the first
+// nodes, whose label rows the loader stage gathers).
 //
 // It imports pipeline, sample, partition, graph, comm, mem and rng
 // (engine/layering_test.go).
@@ -56,6 +65,7 @@ const (
 	Edges
 	Walks
 	Parts
+	KHop
 )
 
 // Weighting is the draw probability of a node (Nodes) or edge (Edges).
@@ -120,6 +130,7 @@ type Source struct {
 	sh    *shared
 	items []int64
 	walk  *sample.Runtime // Walks: the reversed graph's runtime (this fork's)
+	rt    *sample.Runtime // KHop: the sampling runtime (this fork's)
 	local []int32         // position of an internal id in the batch being made, -1 elsewhere
 }
 
@@ -127,8 +138,9 @@ type Source struct {
 type shared struct {
 	p   *partition.Partitioned
 	opt Options
-	cdf []float64 // Nodes: by original node id; Edges: by edge id
-	pos []int64   // Edges: the CSC position of each edge id
+	cdf []float64      // Nodes: by original node id; Edges: by edge id
+	pos []int64        // Edges: the CSC position of each edge id
+	req sample.Request // KHop
 }
 
 var _ pipeline.Maker[*Source] = (*Source)(nil)
@@ -168,6 +180,8 @@ func New(p *partition.Partitioned, items []int64, opt Options) (*Source, error) 
 		s.walk, err = sh.reversedRuntime(opt.Threads)
 	case Parts:
 		err = sh.checkParts(s.items)
+	case KHop:
+		err = errors.New("subload: a KHop source is made by NewKHop")
 	default:
 		err = fmt.Errorf("subload: kind %d is unknown (want Nodes, Edges, Walks or Parts)", opt.Kind)
 	}
@@ -177,6 +191,43 @@ func New(p *partition.Partitioned, items []int64, opt Options) (*Source, error) 
 	return s, nil
 }
 
+// NewKHop returns the source of a ShaDow loader over seeds (original ids,
+// distinct unless req.Disjoint) that samples with req on forks of rt
+// (the source's own, over p) and makes each sample induced; opt.Kind is
+// KHop (set here), opt.Order the edges' order, opt.Threads the
+// parallelism.
+func NewKHop(p *partition.Partitioned, rt *sample.Runtime, req sample.Request, seeds []int64, opt Options) (*Source, error) {
+	if p == nil || p.Graph == nil {
+		return nil, errors.New("subload: the partition (or its graph) is nil")
+	}
+	if rt == nil || rt.Partitioned() != p {
+		return nil, errors.New("subload: the runtime is nil or samples another partition")
+	}
+	if err := req.Validate(); err != nil {
+		return nil, err
+	}
+	if req.Temporal != sample.TemporalNone {
+		return nil, errors.New("subload: a ShaDow loader does not sample temporally")
+	}
+	if opt.Order < BySrcThenEID || opt.Order > ByDstThenEID {
+		return nil, fmt.Errorf("subload: edge order = %d is unknown", opt.Order)
+	}
+	n := p.Graph.NumNodes
+	seen := map[int64]int{}
+	for i, v := range seeds {
+		if v < 0 || v >= n {
+			return nil, fmt.Errorf("subload: seeds[%d] = %d is out of range [0, %d)", i, v, n)
+		}
+		if j, dup := seen[v]; dup && !req.Disjoint {
+			return nil, fmt.Errorf("subload: seeds[%d] = %d repeats seeds[%d] (want distinct seeds, or a disjoint request)", i, v, j)
+		}
+		seen[v] = i
+	}
+	opt.Kind = KHop
+	sh := &shared{p: p, opt: opt, req: req}
+	return &Source{sh: sh, items: slices.Clone(seeds), rt: rt}, nil
+}
+
 // NumItems returns the number of items the pipeline batches.
 func (s *Source) NumItems() int { return len(s.items) }
 
@@ -184,7 +235,12 @@ func (s *Source) NumItems() int { return len(s.items) }
 func (s *Source) Partitioned() *partition.Partitioned { return s.sh.p }
 
 // Threads returns the source's thread count (<= 0: GOMAXPROCS).
-func (s *Source) Threads() int { return s.sh.opt.Threads }
+func (s *Source) Threads() int {
+	if s.rt != nil {
+		return s.rt.Threads()
+	}
+	return s.sh.opt.Threads
+}
 
 // Fork returns a copy that makes the same batches, with workspaces (and a
 // walk runtime) of its own.
@@ -196,6 +252,13 @@ func (s *Source) Fork(threads int) (*Source, error) {
 			return nil, err
 		}
 		f.walk = rt
+	}
+	if s.rt != nil {
+		rt, err := s.rt.Fork(threads)
+		if err != nil {
+			return nil, err
+		}
+		f.rt = rt
 	}
 	return f, nil
 }
@@ -444,48 +507,156 @@ func (s *Source) Make(ctx context.Context, pos []int64, key uint64, alloc mem.Al
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
+	if s.sh.opt.Kind == KHop {
+		return s.makeKHop(ctx, pos, key, alloc)
+	}
 	nodes, err := s.nodeSet(ctx, pos, key)
 	if err != nil {
 		return nil, nil, err
 	}
-	sh, g := s.sh, s.sh.p.Graph
 	internal := make([]int64, len(nodes))
+	for i, v := range nodes {
+		internal[i] = s.sh.internal(v)
+	}
+	edges, err := s.induced(internal, 0, nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	sortEdges(edges, s.sh.opt.Order)
+	b, err := batchOf(nodes, edges, nil, alloc)
+	if err != nil {
+		return nil, nil, err
+	}
+	return b, &sample.Result{Nodes: internal, HopCounts: []int64{0, int64(len(nodes))}}, nil
+}
+
+// induced appends to edges the edges among internal (internal ids,
+// distinct), positions offset by base.
+func (s *Source) induced(internal []int64, base int64, edges []edge) ([]edge, error) {
+	g := s.sh.p.Graph
 	if s.local == nil {
 		s.local = make([]int32, g.NumNodes)
 		for i := range s.local {
 			s.local[i] = -1
 		}
 	}
-	if int64(len(nodes)) > math.MaxInt32 {
-		return nil, nil, fmt.Errorf("subload: %d nodes in one batch are too many", len(nodes))
+	if int64(len(internal)) > math.MaxInt32 {
+		return nil, fmt.Errorf("subload: %d nodes in one batch are too many", len(internal))
 	}
+	marked := 0
 	defer func() {
-		for _, v := range internal {
+		for _, v := range internal[:marked] {
 			s.local[v] = -1
 		}
 	}()
-	for i, v := range nodes {
-		u := sh.internal(v)
+	for i, u := range internal {
 		if s.local[u] >= 0 {
-			internal = internal[:i] // only these were marked
-			return nil, nil, fmt.Errorf("subload: node %d is in two parts of the batch (a part repeated in it?)", v)
+			return nil, fmt.Errorf("subload: node %d is in two parts of the batch (a part repeated in it?)", s.sh.orig(u))
 		}
-		internal[i], s.local[u] = u, int32(i)
+		s.local[u] = int32(i)
+		marked++
 	}
-	var edges []edge
 	for j, v := range internal {
 		for p := g.Indptr[v]; p < g.Indptr[v+1]; p++ {
 			if i := s.local[g.Source(p)]; i >= 0 {
-				edges = append(edges, edge{int64(i), int64(j), g.EdgeID(p)})
+				edges = append(edges, edge{base + int64(i), base + int64(j), g.EdgeID(p)})
 			}
 		}
 	}
-	sortEdges(edges, sh.opt.Order)
-	b, err := batchOf(nodes, edges, alloc)
+	return edges, nil
+}
+
+// makeKHop makes the ShaDow batch of the seeds at pos: their k-hop sample
+// (key key) made induced.
+func (s *Source) makeKHop(ctx context.Context, pos []int64, key uint64, alloc mem.Allocator) (*pipeline.Batch, *sample.Result, error) {
+	sh := s.sh
+	seeds := make([]int64, len(pos))
+	internalSeeds := make([]int64, len(pos))
+	for i, at := range pos {
+		seeds[i] = s.items[at]
+		internalSeeds[i] = sh.internal(seeds[i])
+	}
+	results, err := s.rt.Sample(ctx, sh.req, [][]int64{internalSeeds}, []uint64{key})
 	if err != nil {
 		return nil, nil, err
 	}
-	return b, &sample.Result{Nodes: internal, HopCounts: []int64{0, int64(len(nodes))}}, nil
+	r := results[0]
+	defer s.rt.Recycle(r)
+	var internal, owner []int64
+	var hops []int64
+	var edges []edge
+	if !sh.req.Disjoint {
+		internal = slices.Clone(r.Nodes)
+		hops = slices.Clone(r.HopCounts)
+		if edges, err = s.induced(internal, 0, nil); err != nil {
+			return nil, nil, err
+		}
+		sortEdges(edges, sh.opt.Order)
+	} else {
+		// every seed's distinct nodes, by original id, subgraph after subgraph
+		type entry struct{ sub, orig, internal int64 }
+		entries := make([]entry, len(r.Nodes))
+		for i, v := range r.Nodes {
+			entries[i] = entry{r.Batch[i], sh.orig(v), v}
+		}
+		slices.SortFunc(entries, func(a, b entry) int {
+			if a.sub != b.sub {
+				return cmp(a.sub, b.sub)
+			}
+			return cmp(a.orig, b.orig)
+		})
+		entries = slices.CompactFunc(entries, func(a, b entry) bool { return a.sub == b.sub && a.orig == b.orig })
+		internal = make([]int64, len(entries))
+		owner = make([]int64, len(entries))
+		for i, e := range entries {
+			internal[i], owner[i] = e.internal, e.sub
+		}
+		for lo := 0; lo < len(entries); {
+			hi := lo
+			for hi < len(entries) && entries[hi].sub == entries[lo].sub {
+				hi++
+			}
+			first := len(edges)
+			if edges, err = s.induced(internal[lo:hi], int64(lo), edges); err != nil {
+				return nil, nil, err
+			}
+			sortEdges(edges[first:], sh.opt.Order)
+			lo = hi
+		}
+		hops = []int64{0, int64(len(internal))}
+	}
+	nodes := make([]int64, len(internal))
+	for i, v := range internal {
+		nodes[i] = sh.orig(v)
+	}
+	b, err := batchOf(nodes, edges, owner, alloc)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := fillKHop(b, seeds, hops); err != nil {
+		b.Release()
+		return nil, nil, err
+	}
+	return b, &sample.Result{Nodes: internal, HopCounts: hops}, nil
+}
+
+// fillKHop replaces b's empty seeds and its hop counts with a ShaDow
+// batch's.
+func fillKHop(b *pipeline.Batch, seeds, hops []int64) error {
+	a := b.Allocator()
+	for _, f := range []struct {
+		t    *mem.Tensor
+		data []int64
+	}{{&b.Seeds, seeds}, {&b.HopCounts, hops}} {
+		buf, view, err := mem.AllocInt64(a, len(f.data))
+		if err != nil {
+			return err
+		}
+		a.Free(f.t.Data)
+		copy(view, f.data)
+		*f.t = mem.Tensor{DType: mem.Int64, Shape: []int64{int64(len(f.data))}, Data: buf}
+	}
+	return nil
 }
 
 func sortEdges(edges []edge, order Order) {
@@ -521,8 +692,9 @@ func cmp(a, b int64) int {
 	return 0
 }
 
-// batchOf returns the batch of nodes and edges in memory from alloc.
-func batchOf(nodes []int64, edges []edge, alloc mem.Allocator) (*pipeline.Batch, error) {
+// batchOf returns the batch of nodes and edges (and with owner, each
+// node's subgraph: Batch.Batch) in memory from alloc.
+func batchOf(nodes []int64, edges []edge, owner []int64, alloc mem.Allocator) (*pipeline.Batch, error) {
 	b := pipeline.NewBatch(alloc)
 	a := b.Allocator()
 	n, e := int64(len(nodes)), int64(len(edges))
@@ -569,6 +741,13 @@ func batchOf(nodes []int64, edges []edge, alloc mem.Allocator) (*pipeline.Batch,
 	}
 	for k, ed := range edges {
 		index[k], index[e+int64(k)], eids[k] = ed.src, ed.dst, ed.eid
+	}
+	if owner != nil {
+		subs, err := tensor(&b.Batch, n)
+		if err != nil {
+			return fail(err)
+		}
+		copy(subs, owner)
 	}
 	return b, nil
 }

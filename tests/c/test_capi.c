@@ -991,6 +991,51 @@ static void test_subgraph_loader(gf_graph *g) {
     gf_loader_close(l);
   }
 
+  /* GF_SUBGRAPH_KHOP: every neighbour of seeds 3 and 1, two hops, made
+   * induced: the sample's nodes, seeds first, and the edges among them */
+  {
+    int32_t fan[] = {-1, -1};
+    gf_sample_options ks = {.struct_size = sizeof ks, .num_hops = 2, .fanouts = fan, .frontier = GF_FRONTIER_ALL};
+    int64_t kseeds[] = {3, 1}, kshape = 2;
+    DLTensor tk = gft_i64(kseeds, &kshape);
+    gf_loader_options klo = lo;
+    klo.sample = &ks;
+    klo.batch_size = 2;
+    gf_subgraph_loader_options kh = {.struct_size = sizeof kh, .kind = GF_SUBGRAPH_KHOP, .loader = &klo};
+    l = NULL;
+    CHECK(gf_subgraph_loader_open(g, &tk, &kh, &l) == GF_OK && l, "subgraph loader: open (khop)");
+    gf_batch *b = NULL;
+    if (l && gf_loader_start(l, 0) == GF_OK && gf_loader_next(l, &b) == GF_OK && b) {
+      DLManagedTensor *seeds = NULL, *nodes = NULL, *index = NULL;
+      CHECK(gf_batch_take(b, GF_FIELD_SEEDS, 0, &seeds) == GF_OK && seeds && seeds->dl_tensor.shape[0] == 2,
+            "khop batch: its seeds");
+      CHECK(gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK && nodes && nodes->dl_tensor.shape[0] >= 2,
+            "khop batch: its nodes");
+      CHECK(gf_batch_take(b, GF_FIELD_COO_INDEX, 0, &index) == GF_OK && index, "khop batch: its edges");
+      if (seeds && nodes && nodes->dl_tensor.shape[0] >= 2) {
+        const int64_t *sd = seeds->dl_tensor.data, *v = nodes->dl_tensor.data;
+        CHECK(sd[0] == 3 && sd[1] == 1 && v[0] == 3 && v[1] == 1, "khop batch: seeds first");
+      }
+      if (index && nodes) {
+        int64_t e = index->dl_tensor.shape[1], n = nodes->dl_tensor.shape[0];
+        const int64_t *ix = index->dl_tensor.data;
+        for (int64_t i = 0; i < 2 * e; i++) CHECK(ix[i] >= 0 && ix[i] < n, "khop edge end in range");
+      }
+      if (seeds) seeds->deleter(seeds);
+      if (nodes) nodes->deleter(nodes);
+      if (index) index->deleter(index);
+      gf_batch_close(b);
+    }
+    gf_loader_close(l);
+    l = NULL;
+    kh.loader = &lo; /* no sample */
+    CHECK_ERR(gf_subgraph_loader_open(g, &tk, &kh, &l), GF_EINVAL, "GF_SUBGRAPH_KHOP samples with it");
+    int64_t krep[] = {3, 3};
+    DLTensor tkr = gft_i64(krep, &kshape);
+    kh.loader = &klo;
+    CHECK_ERR(gf_subgraph_loader_open(g, &tkr, &kh, &l), GF_EINVAL, "repeats");
+  }
+
   /* errors name the argument and leave *out NULL */
   l = (gf_loader *)&lo;
   CHECK_ERR(gf_subgraph_loader_open(g, NULL, &so, &l), GF_EINVAL, "items");
