@@ -40,6 +40,7 @@ _KINDS = {
     "edges": _lib.GF_SUBGRAPH_EDGES,
     "walks": _lib.GF_SUBGRAPH_WALKS,
     "parts": _lib.GF_SUBGRAPH_PARTS,
+    "khop": _lib.GF_SUBGRAPH_KHOP,
 }
 _WEIGHTS = {
     None: 0,
@@ -60,13 +61,18 @@ class SubgraphSample:
     """One batch of a :class:`SubgraphLoader`: ``nodes`` (int64 original
     ids), ``edge_index`` (int64 ``[2, E]``, positions in ``nodes``),
     ``edge_ids`` (int64 ``[E]``), the node data gathered over every node and
-    the edge data over every edge."""
+    the edge data over every edge; ``kind="khop"``: ``seeds`` (the batch's
+    seeds), ``labels`` (the label names over them) and, for disjoint
+    options, ``batch`` (each node's subgraph: a seed position)."""
 
     nodes: torch.Tensor
     edge_index: torch.Tensor
     edge_ids: torch.Tensor
     node_data: dict[str, torch.Tensor] = field(default_factory=dict)
     edge_data: dict[str, torch.Tensor] = field(default_factory=dict)
+    seeds: torch.Tensor | None = None
+    labels: dict[str, torch.Tensor] = field(default_factory=dict)
+    batch: torch.Tensor | None = None
 
 
 def _choice(table: dict, value: Any, what: str) -> int:
@@ -85,9 +91,14 @@ class SubgraphLoader(Loader):
 
     Args:
         graph (Graph): the graph (untyped).
-        items (Tensor): int64 part ids (``kind="parts"``), else placeholders
-            whose number alone counts: ``batch_size`` of them a batch.
-        kind (str): ``"nodes"``, ``"edges"``, ``"walks"`` or ``"parts"``.
+        items (Tensor): int64 part ids (``kind="parts"``), seed nodes
+            (``kind="khop"``), else placeholders whose number alone counts:
+            ``batch_size`` of them a batch.
+        kind (str): ``"nodes"``, ``"edges"``, ``"walks"``, ``"parts"`` or
+            ``"khop"`` (ShaDow: the k-hop sample of the seeds with
+            ``options``, made induced).
+        options (SampleOptions): ``"khop"``'s sampling (its seed roots the
+            shuffles and the samples; ``seed`` is not used then).
         weighting (str): the draw weights of ``"nodes"``
             (``"out_degree_min1"``: DGL's, ``"out_degree"``: PyG's) or
             ``"edges"`` (``"inverse_degree"``: DGL's, ``"degree_sum"``:
@@ -101,6 +112,8 @@ class SubgraphLoader(Loader):
             (PyG's ``SparseTensor``) or ``"dst_eid"``.
         seed (int): roots the shuffles and the draws.
         feature_names (list of str): node data gathered over every node.
+        label_names (list of str): ``"khop"`` without ``disjoint``: node
+            data gathered over the seeds.
         edge_feature_names (list of str): edge data
             (:meth:`Graph.set_edge_data`) gathered over every edge.
         num_threads (int): the engine's threads; ``<= 0`` every core.
@@ -119,11 +132,13 @@ class SubgraphLoader(Loader):
         part_nodes: Any = None,
         edge_order: str = "src_eid",
         seed: int = 0,
+        options: SampleOptions | None = None,
         batch_size: int = 1,
         shuffle: bool = False,
         drop_last: bool = False,
         queue_capacity: int = 2,
         feature_names: Sequence[str] = (),
+        label_names: Sequence[str] = (),
         edge_feature_names: Sequence[str] = (),
         num_threads: int = 0,
         allocator: HostAllocator | None = None,
@@ -138,9 +153,13 @@ class SubgraphLoader(Loader):
             (n, _encode_name(n, "edge_feature_names")) for n in _names(edge_feature_names, "edge_feature_names")
         ]
         self._edge_array = (ctypes.c_char_p * max(len(self._edge_features), 1))(*[b for _, b in self._edge_features])
-        # The options the Loader records (fingerprint, shuffle seed); the
-        # engine draws by kind, not by them.
-        options = SampleOptions([1], seed=int(seed), num_threads=int(num_threads))
+        self._khop = kind == "khop"
+        if self._khop != (options is not None):
+            raise ValueError("SubgraphLoader: kind='khop' samples with 'options' (and only it takes them)")
+        if options is None:
+            # The options the Loader records (fingerprint, shuffle seed);
+            # the engine draws by kind, not by them.
+            options = SampleOptions([1], seed=int(seed), num_threads=int(num_threads))
         self._open(
             graph,
             items,
@@ -150,12 +169,13 @@ class SubgraphLoader(Loader):
             drop_last=drop_last,
             queue_capacity=queue_capacity,
             feature_names=feature_names,
-            label_names=(),
+            label_names=label_names,
             allocator=allocator,
         )
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
-        self._options.sample = None  # a subgraph loader draws by kind
+        if not self._khop:
+            self._options.sample = None  # the engine draws by kind
         offsets, nodes = self._parts
         options = _lib.gf_subgraph_loader_options(
             kind=self._kind,
@@ -180,6 +200,9 @@ class SubgraphLoader(Loader):
             edge_ids=batch.take(_lib.GF_FIELD_COO_EDGE_IDS),
             node_data={name: batch.take_node_data(raw) for name, raw in self._features},
             edge_data={name: batch.take_edge_data(raw) for name, raw in self._edge_features},
+            seeds=batch.take(_lib.GF_FIELD_SEEDS) if self._khop else None,
+            labels={name: batch.take_node_data(raw) for name, raw in self._labels},
+            batch=batch.take(_lib.GF_FIELD_BATCH) if self._khop and self.options.disjoint else None,
         )
 
 _MASK64 = (1 << 64) - 1

@@ -185,6 +185,9 @@ def test_shadow_khop_sampler_as_dgls():
         theirs = dgl.dataloading.DataLoader(g, seeds, sampler, batch_size=4)
         mine, dgls = list(ours), list(theirs)
         assert len(mine) == len(dgls) == 2
+        # the engine's ShaDow loader made them (sampled and induced on its threads)
+        (engine,) = ours._loaders
+        assert type(engine).__name__ == "SubgraphLoader" and engine.stats().total.loader.batches == 2
         for (a_in, a_out, a_sub), (b_in, b_out, b_sub) in zip(mine, dgls):
             assert torch.equal(a_out, b_out) and torch.equal(a_in[: len(a_out)], a_out)  # seeds first
             assert torch.equal(a_sub.ndata[dgl.NID], a_in) and a_sub.idtype == g.idtype

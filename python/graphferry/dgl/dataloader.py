@@ -412,6 +412,11 @@ class DataLoader(EngineLoader):
             seeds = ddp_seeds(seeds, drop_last)
         self.seed = loader_seed(seed, shared=shared, generator=generator)
         options = blocks.options(self.seed, num_threads)
+        opener = None
+        if isinstance(blocks, ShadowBatches) and comm is None:
+            # the engine's ShaDow loader: the subgraphs made induced ahead
+            batching = dict(batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, queue_capacity=queue_capacity)
+            opener = lambda **memory: blocks.engine_loader(seeds, options, **batching, **memory)  # noqa: E731
         try:
             self._open_engine(
                 blocks.graph,
@@ -425,6 +430,7 @@ class DataLoader(EngineLoader):
                 label_names=blocks.label_names,
                 comm=comm,
                 comm_timeout=comm_timeout(comm, timeout),
+                opener=opener,
                 transfer=transfer,
                 device=self.mode.device,
             )

@@ -29,6 +29,7 @@ __all__ = [
     "ClusterBatches",
     "SubgraphBatches",
     "induced_dgl",
+    "dgl_subgraph",
     "check_homogeneous_settings",
     "neighbor_options",
     "lazy_node_data",
@@ -173,8 +174,16 @@ def induced_dgl(graph: Any, g: Any, nodes: torch.Tensor, idtype: Any) -> Any:
     src, dst, eids = induced_subgraph(graph, nodes)
     # DGL's subgraph lists the edges by source (in the nodes' order), then edge id.
     order = torch.argsort(src * (int(eids.max()) + 1 if eids.numel() else 1) + eids)
-    src, dst, eids = src[order], dst[order], eids[order]
-    subg = dgl.graph((src.to(idtype), dst.to(idtype)), num_nodes=nodes.numel(), idtype=idtype)
+    return dgl_subgraph(g, nodes, torch.stack([src[order], dst[order]]), eids[order], idtype)
+
+
+def dgl_subgraph(g: Any, nodes: torch.Tensor, edge_index: torch.Tensor, eids: torch.Tensor, idtype: Any) -> Any:
+    """The DGLGraph of a subgraph the engine made (``edge_index``: positions
+    in ``nodes``, in the order to keep; ``eids`` the edges' ids), with
+    ``dgl.NID``/``dgl.EID`` and the data of the DGLGraph ``g`` (None: a
+    graphferry graph) attached lazily, as ``dgl.DGLGraph.subgraph``
+    attaches them."""
+    subg = dgl.graph((edge_index[0].to(idtype), edge_index[1].to(idtype)), num_nodes=nodes.numel(), idtype=idtype)
     ids = nodes.to(idtype)
     if g is not None:
         dgl.utils.set_new_frames(
@@ -305,19 +314,10 @@ class SubgraphBatches:
         """The DGLGraph of one engine batch, as ``dgl.DGLGraph.subgraph``
         gives it (the engine lists the edges in its order), with the
         gathered data in place of the lazy columns."""
-        g, nodes, idtype = self.dgl_graph, sample.nodes, self.idtype
-        src, dst = sample.edge_index[0], sample.edge_index[1]
-        subg = dgl.graph((src.to(idtype), dst.to(idtype)), num_nodes=nodes.numel(), idtype=idtype)
+        g = self.dgl_graph
+        subg = dgl_subgraph(g, sample.nodes, sample.edge_index, sample.edge_ids, self.idtype)
         if g is not None:
-            dgl.utils.set_new_frames(
-                subg,
-                node_frames=dgl.utils.extract_node_subframes(g, [nodes.to(idtype)]),
-                edge_frames=dgl.utils.extract_edge_subframes(g, [sample.edge_ids.to(idtype)]),
-            )
             drop_replaced_node_data(self.graph, g, sample.node_data)
-        else:
-            subg.ndata[dgl.NID] = nodes.to(idtype)
-            subg.edata[dgl.EID] = sample.edge_ids.to(idtype)
         for name, rows in sample.node_data.items():
             subg.ndata[name] = rows
         for name, rows in sample.edge_data.items():
@@ -365,17 +365,37 @@ class ShadowBatches(NodeBlocks):
     """The batches of :class:`graphferry.dgl.DataLoader` with DGL's
     ``ShaDowKHopSampler``: the engine samples the k-hop neighbourhood of the
     seeds as DGL's does (each hop expands every node reached so far, fan-outs
-    applied from the last) and gathers the prefetched node data on its
-    threads; each batch becomes DGL's ``(input_nodes, output_nodes,
-    subgraph)``, the subgraph induced on the sampled nodes (the engine's
-    induced-subgraph call, ``gf_graph_induced_subgraph``, in the training
-    thread), its nodes in the sample's order (seeds first), its edges in
-    the order ``dgl.DGLGraph.subgraph`` gives them, with ``dgl.NID``,
-    ``dgl.EID`` and the graph's data attached lazily, as DGL attaches them."""
+    applied from the last), makes it induced and gathers the prefetched node
+    data on its threads, ahead of the training loop (its ShaDow loader,
+    :meth:`engine_loader`); each batch becomes DGL's ``(input_nodes,
+    output_nodes, subgraph)``, its nodes in the sample's order (seeds
+    first), its edges in the order ``dgl.DGLGraph.subgraph`` gives them,
+    with ``dgl.NID``, ``dgl.EID`` and the graph's data attached lazily, as
+    DGL attaches them. (With ``comm=``, the distributed loader samples and
+    the subgraph is induced in the training thread.)"""
 
-    def convert(self, sub: SampledSubgraph) -> tuple:
+    def engine_loader(self, seeds: torch.Tensor, options: SampleOptions, **kwargs: Any) -> SubgraphLoader:
+        """The engine's ShaDow loader over ``seeds`` sampling with
+        ``options``; ``kwargs``: batching and memory, as
+        :class:`~graphferry._subgraph.SubgraphLoader` takes them."""
+        return SubgraphLoader(
+            self.graph,
+            seeds,
+            kind="khop",
+            options=options,
+            edge_order="src_eid",
+            feature_names=self.feature_names,
+            label_names=self.label_names,
+            **kwargs,
+        )
+
+
+    def convert(self, sub: SampledSubgraph | SubgraphSample) -> tuple:
         g, idtype = self.dgl_graph, self.idtype
-        subg = induced_dgl(self.graph, g, sub.nodes, idtype)
+        if isinstance(sub, SubgraphSample):  # made induced by the engine, ahead
+            subg = dgl_subgraph(g, sub.nodes, sub.edge_index, sub.edge_ids, idtype)
+        else:  # a distributed loader's sample: induced here
+            subg = induced_dgl(self.graph, g, sub.nodes, idtype)
         ids = subg.ndata[dgl.NID]
         sources = getattr(self.graph, "_dgl_sources", {})
         for name, value in sub.node_data.items():  # gathered by the engine: taken as they are
