@@ -321,6 +321,36 @@ def test_shadow_batches_are_pygs():
         gp.ShaDowKHopSampler(data, -1, 3)
 
 
+def test_shadow_batches_are_made_ahead_and_reproducible():
+    """The engine's threads sample, induce and gather ahead of the training
+    loop; torch.manual_seed repeats the epochs (the seed and the shuffle are
+    torch's draws), and the next epoch samples anew."""
+    import time
+
+    data = directed_data()
+    torch.manual_seed(1)
+    loader = gp.ShaDowKHopSampler(data, 2, 3, batch_size=8, shuffle=True)
+    it = iter(loader)
+    first = [next(it)]
+    engine = loader._loader
+    deadline = time.monotonic() + 10
+    while engine.stats().current.loader.batches < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert engine.stats().current.loader.batches >= 3
+    assert {"x", "y"} <= {name for name, _ in engine._features}
+    first += list(it)
+    second = list(loader)
+    torch.manual_seed(1)
+    again = gp.ShaDowKHopSampler(data, 2, 3, batch_size=8, shuffle=True)
+    for epoch in (first, second):
+        mine = list(again)
+        assert len(mine) == len(epoch) == 10
+        for a, b in zip(mine, epoch):
+            assert torch.equal(a.nid, b.nid) and torch.equal(a.edge_index, b.edge_index)
+    assert any(not torch.equal(a.nid, b.nid) for a, b in zip(first, second))
+    loader.close()
+
+
 def test_shadow_as_dgls_shadow_on_the_same_edges():
     """Taking every neighbour (fan-out -1 / num_neighbors >= max degree),
     PyG's ShaDow subgraph of a root is DGL's ShaDowKHopSampler's batch of

@@ -33,12 +33,10 @@ from typing import Any
 
 import torch
 
-from .. import _cache
-from .._loader import sync_edge_data
 from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
 from ..sampling import random_seed
 from .convert import as_graph
-from .subgraph import check_edge_index
+from .subgraph import HeldAttributes, check_edge_index
 
 # Added to the loader's seed for the normalisation estimate's draws, so
 # that they are not the training epochs'.
@@ -103,7 +101,7 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         self.seed = random_seed()  # from torch's generator, as PyG's draws are
         self._epoch = 0
         self._loader: SubgraphLoader | None = None
-        self._engine_edges: dict[str, Any] = {}
+        self._held: HeldAttributes | None = None
         super().__init__(self, batch_size=1, collate_fn=self._collate, **kwargs)
         if self.sample_coverage > 0:
             path = osp.join(save_dir or "", self._filename)
@@ -133,10 +131,8 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         gathered on its threads."""
         nodes, edges = [], []
         if gather:
-            held = set(self.graph.node_data_names())
-            nodes = [key for key, item in self._attrs(self.N) if key in held]
-            edges = sync_edge_data(self.graph, dict(self._attrs(self.E)))
-        self._engine_edges = {key: _cache.tensor_signature(self.data[key]) for key in edges}
+            self._held = HeldAttributes(self.data, self.graph, self.N, self.E)
+            nodes, edges = self._held.node_names, self._held.edge_names
         return SubgraphLoader(
             self.graph,
             torch.arange(max(int(self.num_steps), 0)),  # placeholders: one batch each
@@ -149,19 +145,6 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
             num_threads=self.num_threads,
         )
 
-    def _attrs(self, rows: int) -> list:
-        """The tensor attributes of the Data with ``rows`` rows (node-level:
-        the node count; edge-level: the edge count), as ``_collate`` indexes
-        them."""
-        return [
-            (key, item)
-            for key, item in self.data
-            if key not in ("edge_index", "num_nodes")
-            and isinstance(item, torch.Tensor)
-            and item.dim() > 0
-            and item.size(0) == rows
-        ]
-
     def __getitem__(self, idx: int) -> Any:
         raise TypeError(
             f"graphferry's {type(self).__name__} draws its subgraphs on the engine's threads, ahead of the "
@@ -172,7 +155,7 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         """One epoch: the engine's ``num_steps`` batches (made ahead on its
         threads), each turned into PyG's ``Data``."""
         graph = as_graph(self.data)  # reconverted when the Data's node attributes changed
-        replaced = any(_cache.tensor_signature(self.data[k]) != sig for k, sig in self._engine_edges.items())
+        replaced = self._held is not None and self._held.replaced()
         if self._loader is None or self._loader.closed or graph is not self.graph or replaced:
             self.close()
             self.graph = graph
@@ -196,16 +179,8 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         for key, item in self.data:
             if key in ("edge_index", "num_nodes"):
                 continue
-            if isinstance(item, torch.Tensor) and item.dim() > 0 and item.size(0) == self.N:
-                gathered = sample.node_data.get(key)  # the engine's, unless it does not hold the attribute
-                data[key] = gathered if gathered is not None else item[node_idx]
-            elif isinstance(item, torch.Tensor) and item.dim() > 0 and item.size(0) == self.E:
-                gathered = sample.edge_data.get(key)
-                if gathered is None or _cache.tensor_signature(item) != self._engine_edges.get(key):
-                    gathered = item[edge_idx]  # not held, or replaced since the engine got it
-                data[key] = gathered
-            else:
-                data[key] = item
+            rows = self._held.rows(key, item, sample) if isinstance(item, torch.Tensor) else None
+            data[key] = rows if rows is not None else item
         if self.sample_coverage > 0:
             data.node_norm = self.node_norm[node_idx]
             data.edge_norm = self.edge_norm[edge_idx]
