@@ -205,6 +205,7 @@ class SubgraphLoader(Loader):
             batch=batch.take(_lib.GF_FIELD_BATCH) if self._khop and self.options.disjoint else None,
         )
 
+
 _MASK64 = (1 << 64) - 1
 
 

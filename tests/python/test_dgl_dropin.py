@@ -222,7 +222,9 @@ def test_cluster_gcn_sampler_as_dgls(tmp_path):
     for batches in epochs:
         nodes = torch.cat(batches)
         assert torch.equal(nodes.sort().values, torch.arange(60))  # every partition once per epoch
-    again = [sg.ndata[dgl.NID] for sg in gfdgl.DataLoader(g, torch.arange(6), sampler, batch_size=2, shuffle=True, seed=3)]
+    again = [
+        sg.ndata[dgl.NID] for sg in gfdgl.DataLoader(g, torch.arange(6), sampler, batch_size=2, shuffle=True, seed=3)
+    ]
     assert all(torch.equal(a, b) for a, b in zip(again, epochs[0]))  # the engine's shuffle, from the seed
     with pytest.raises(ValueError, match="partition ids out of range"):
         gfdgl.DataLoader(g, torch.tensor([6]), sampler)

@@ -195,7 +195,7 @@ def test_graph_saint_norm_as_pygs(cls, kw, tmp_path):
     samples = total = 0
     draws = replay._norm_samples()  # the engine's draws of the estimate, from the same seed
     while total < n * coverage:
-        for i in range(steps):
+        for _ in range(steps):
             node_idx, edge_idx = next(draws)
             node_count[node_idx] += 1
             edge_count[edge_idx] += 1

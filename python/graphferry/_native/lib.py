@@ -1404,7 +1404,9 @@ def gf_graph_induced_subgraph(
     [gf_graph_p_ctypes, DLTensor_p, ctypes.POINTER(gf_subgraph_loader_options), c_void_pp],
     ctypes.c_int,
 )
-def gf_subgraph_loader_open(graph: int | None, items: CtypesRef, options: CtypesRef, out_loader: CtypesRef, /) -> int: ...
+def gf_subgraph_loader_open(
+    graph: int | None, items: CtypesRef, options: CtypesRef, out_loader: CtypesRef, /
+) -> int: ...
 
 
 # int gf_graph_edges(gf_graph *graph, int32_t format, int32_t relation,

@@ -330,6 +330,7 @@ class SubgraphBatches:
             subg.edata[name] = subg.edata[name]
         return subg
 
+
 class ClusterBatches(SubgraphBatches):
     """The batches of :class:`graphferry.dgl.DataLoader` with DGL's
     ``ClusterGCNSampler``: the seeds are partition ids of the sampler's
@@ -388,7 +389,6 @@ class ShadowBatches(NodeBlocks):
             label_names=self.label_names,
             **kwargs,
         )
-
 
     def convert(self, sub: SampledSubgraph | SubgraphSample) -> tuple:
         g, idtype = self.dgl_graph, self.idtype

@@ -90,7 +90,7 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         self.sample_coverage = sample_coverage
         self.save_dir = save_dir
         self.log = log
-        self.N = N = int(data.num_nodes)
+        self.N = int(data.num_nodes)
         self.E = int(edge_index.size(1))
         self.edge_index = edge_index
         self.row, self.col = edge_index[0].to(torch.int64), edge_index[1].to(torch.int64)
