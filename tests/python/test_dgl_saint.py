@@ -17,6 +17,8 @@ import graphferry  # noqa: E402
 import graphferry.dgl as gfdgl  # noqa: E402
 from graphferry.errors import InvalidArgumentError  # noqa: E402
 
+from conftest import wait_made_ahead  # noqa: E402
+
 SAINT = dgl.dataloading.SAINTSampler
 
 
@@ -195,17 +197,12 @@ def test_saint_batches_are_made_ahead():
     loop: after the first batch is taken and the loop idles, the loader
     stage has passed on more batches than were consumed (the queue filled
     while the training thread did nothing)."""
-    import time
-
     g = directed_graph()
     loader = gfdgl.DataLoader(g, torch.arange(20), SAINT("edge", 10, prefetch_ndata=["feat"]), seed=4)
     it = iter(loader)
     next(it)
     engine = loader._subgraphs._loader
-    deadline = time.monotonic() + 10
-    while engine.stats().current.loader.batches < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)  # the training thread holds no work
-    assert engine.stats().current.loader.batches >= 3  # 1 consumed, 2 more made ahead (queue capacity 2)
+    assert wait_made_ahead(engine) >= 3  # 1 consumed, 2 more made ahead (queue capacity 2)
     assert len(list(it)) == 19
     loader.close()
     assert engine.closed

@@ -18,6 +18,8 @@ from torch_geometric.utils import subgraph
 
 import graphferry.pyg as gp
 
+from conftest import wait_made_ahead
+
 pytest.importorskip("pymetis")
 
 
@@ -221,17 +223,12 @@ def test_graph_saint_batches_are_made_ahead(cls, kw):
     """The engine makes the subgraphs on its threads: after the first
     batch, while the training thread holds no work, more batches are
     finished than were consumed; every epoch draws anew."""
-    import time
-
     data = directed_data()
     loader = cls(data, batch_size=12, num_steps=6, log=False, **kw)
     it = iter(loader)
     first = next(it)
     engine = loader._loader
-    deadline = time.monotonic() + 10
-    while engine.stats().current.loader.batches < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert engine.stats().current.loader.batches >= 3
+    assert wait_made_ahead(engine) >= 3
     # the engine gathers the node attributes and edge attributes too
     assert {"x", "y", "nid"} <= {name for name, _ in engine._features}
     assert {"edge_weight", "eid"} <= {name for name, _ in engine._edge_features}
@@ -325,18 +322,13 @@ def test_shadow_batches_are_made_ahead_and_reproducible():
     """The engine's threads sample, induce and gather ahead of the training
     loop; torch.manual_seed repeats the epochs (the seed and the shuffle are
     torch's draws), and the next epoch samples anew."""
-    import time
-
     data = directed_data()
     torch.manual_seed(1)
     loader = gp.ShaDowKHopSampler(data, 2, 3, batch_size=8, shuffle=True)
     it = iter(loader)
     first = [next(it)]
     engine = loader._loader
-    deadline = time.monotonic() + 10
-    while engine.stats().current.loader.batches < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert engine.stats().current.loader.batches >= 3
+    assert wait_made_ahead(engine) >= 3
     assert {"x", "y"} <= {name for name, _ in engine._features}
     first += list(it)
     second = list(loader)
@@ -449,18 +441,13 @@ def test_cluster_loader_batches_are_made_ahead():
     """The engine's threads make the batches (the subgraph and the
     attributes it holds) ahead of the training loop; a replaced attribute
     reaches the next epoch."""
-    import time
-
     data = directed_data()
     cd = gp.ClusterData(data, num_parts=8, log=False)
     loader = gp.ClusterLoader(cd, batch_size=1)
     it = iter(loader)
     next(it)
     engine = loader._loader
-    deadline = time.monotonic() + 10
-    while engine.stats().current.loader.batches < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    assert engine.stats().current.loader.batches >= 3
+    assert wait_made_ahead(engine) >= 3
     assert {"x", "y"} <= {name for name, _ in engine._features}
     assert "edge_weight" in {name for name, _ in engine._edge_features}
     assert len(list(it)) == 7
