@@ -2,11 +2,10 @@
 and :mod:`graphferry.pyg` (``GraphSAINT*Sampler``, ``ShaDowKHopSampler``,
 ``ClusterLoader``) share: the engine's subgraph loader
 (:class:`SubgraphLoader`, ``gf_subgraph_loader_open``), whose batches --
-GraphSAINT's draws, Cluster-GCN's parts and the subgraph they induce, with
-their node and edge data -- are made ahead by the engine's threads; the
-random generator of one batch for what is still drawn here (a
-``SAINTSampler`` subclass's own draw); and the
-torch ``DataLoader`` keywords of PyG's subgraph loaders, run in one process.
+GraphSAINT's draws, Cluster-GCN's parts or ShaDow's k-hop samples and the
+subgraph they induce, with their node and edge data -- are made ahead by
+the engine's threads; and the torch ``DataLoader`` keywords of PyG's
+subgraph loaders, run in one process.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import torch
 
 from ._hostmem import HostAllocator
@@ -30,7 +28,6 @@ from .sampling import Loader, _Batch, _names
 __all__ = [
     "SubgraphLoader",
     "SubgraphSample",
-    "batch_generator",
     "in_process_kwargs",
     "WORKER_ONLY_ARGS",
 ]
@@ -204,17 +201,6 @@ class SubgraphLoader(Loader):
             labels={name: batch.take_node_data(raw) for name, raw in self._labels},
             batch=batch.take(_lib.GF_FIELD_BATCH) if self._khop and self.options.disjoint else None,
         )
-
-
-_MASK64 = (1 << 64) - 1
-
-
-def batch_generator(seed: Any, key: int) -> torch.Generator:
-    """The torch generator of the batch with key ``key`` (batch ``i`` of
-    epoch ``e``: ``(e << 32) | i``) of a loader seeded with ``seed``: its own
-    stream, reproducible from the seed, independent of the other batches'."""
-    state = np.random.SeedSequence([int(seed) & _MASK64, int(key) & _MASK64]).generate_state(1, np.uint64)[0]
-    return torch.Generator().manual_seed(int(state) & 0x7FFF_FFFF_FFFF_FFFF)
 
 
 # torch DataLoader arguments that only configure worker processes: PyG's

@@ -33,7 +33,6 @@ from typing import Any
 import dgl
 import torch
 
-from .._subgraph import batch_generator
 from ..errors import GF_EINVAL, InvalidArgumentError
 from .convert import as_graph
 from .node import SubgraphBatches, induced_dgl
@@ -68,12 +67,14 @@ class SaintBatches(SubgraphBatches):
     """How :class:`graphferry.dgl.DataLoader` serves DGL's ``SAINTSampler``:
     the seeds are DGL's placeholders (only their number counts: one
     subgraph per batch of them), and each batch is the subgraph of the
-    nodes its mode draws (see the module's doc), made here, its nodes in
-    increasing id order, its edges as ``dgl.DGLGraph.subgraph`` lists them,
-    ``dgl.NID``/``dgl.EID`` and the graph's data attached as DGL attaches
-    them and ``prefetch_ndata``/``prefetch_edata`` gathered. A subclass of
+    nodes its mode draws (see the module's doc), made ahead by the engine's
+    subgraph loader, its nodes in increasing id order, its edges as
+    ``dgl.DGLGraph.subgraph`` lists them, ``dgl.NID``/``dgl.EID`` and the
+    graph's data attached as DGL attaches them and
+    ``prefetch_ndata``/``prefetch_edata`` gathered. A subclass of
     ``SAINTSampler`` with a draw of its own has it called on the DGLGraph,
-    and the engine induces the subgraph of the nodes it returns."""
+    in the caller's thread, and the engine induces the subgraph of the
+    nodes it returns."""
 
     def __init__(self, graph: Any, indices: Any, sampler: Any):
         self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
@@ -94,7 +95,6 @@ class SaintBatches(SubgraphBatches):
             self.budget = _count(sampler.budget, "budget")
         self.prefetch_ndata = list(sampler.prefetch_ndata)
         self.prefetch_edata = list(sampler.prefetch_edata)
-        self._node_data: dict[str, torch.Tensor] = {}
         g = self.dgl_graph
         if g is not None:
             for what, names, have in (("ndata", self.prefetch_ndata, g.ndata), ("edata", self.prefetch_edata, g.edata)):
@@ -115,7 +115,6 @@ class SaintBatches(SubgraphBatches):
                 raise InvalidArgumentError(
                     GF_EINVAL, f"the graphferry.Graph has no node data {missing} to prefetch (it has {sorted(held)})"
                 )
-            self._node_data = {n: self.graph.get_node_data(n) for n in self.prefetch_ndata}
 
     def engine_draw(self) -> dict | None:
         """The engine's draw of a built-in mode (None: a subclass's own,
@@ -136,17 +135,14 @@ class SaintBatches(SubgraphBatches):
         shuffled (only their number counts)."""
         return super().epoch(number, seed, batch_size, False, drop_last, finish)
 
-    def nodes(self, generator: torch.Generator) -> torch.Tensor:
-        """The distinct nodes a subclass's own draw returns, sorted, int64."""
-        return torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
-
     def batch(self, seeds: torch.Tensor, seed: Any, key: int) -> Any:
-        """The batch of a subclass's own draw, made here."""
-        nodes = self.nodes(batch_generator(seed, key))
+        """The batch of a subclass's own draw (called on the DGLGraph, from
+        torch's and DGL's generators as DGL calls it), made here."""
+        nodes = torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
         subg = induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
-        # DGL's loader prefetches these: gathered now, not when first read
+        # DGL's loader prefetches these: read now, not when first used
         for name in self.prefetch_ndata:
-            subg.ndata[name] = self._node_data[name][nodes] if self.dgl_graph is None else subg.ndata[name]
+            subg.ndata[name] = subg.ndata[name]
         for name in self.prefetch_edata:
             subg.edata[name] = subg.edata[name]
         return subg
