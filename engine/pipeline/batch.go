@@ -39,7 +39,8 @@ type Batch struct {
 	NodeData map[string]mem.Tensor
 	// EdgeData holds the EdgeFeatureNames gathered over the batch's sampled
 	// edges: the edge ids of Blocks[0], then of Blocks[1], ... ([sum of the
-	// blocks' edges, ...]), in their stored dtypes.
+	// blocks' edges, ...]; a batch without blocks, engine/subload's: its
+	// COO's edges), in their stored dtypes.
 	EdgeData map[string]mem.Tensor
 	// Link holds the pair indices of an edge-level batch (int64 tensors,
 	// in engine/linkload's LinkField order, made by its Maker); nil for a
