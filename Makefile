@@ -18,7 +18,7 @@ GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h
 CXX        ?= g++
 PYTEST_ARGS ?=
 
-.PHONY: bench-verify help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero bench-link clean
+.PHONY: bench-subgraph bench-verify help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero bench-link clean
 
 help:
 	@echo "graphferry make targets:"
@@ -58,6 +58,8 @@ help:
 	@echo "  make bench-hetero  heterograph sampling: graphferry vs DGL's NeighborSampler (bench/results/hetero, a minute)"
 	@echo "  make bench-link  link prediction: graphferry's DGL and PyG edge loaders vs DGL's edge loader, and the node"
 	@echo "                   loaders (graphferry.pyg vs graphferry.dgl), on CiteSeer and products-like (bench/results/link, ~15 min)"
+	@echo "  make bench-subgraph  GraphSAINT epochs: the engine's pipelined subgraph loader vs the same batches on the"
+	@echo "                   training thread and DGL's DataLoader, on Cora (bench/results/subgraph, a minute)"
 	@echo "  make bench-verify  a loading epoch with and without feat.bin's per-block checks (bench/results/verify_read.md, seconds)"
 
 # The checkout's source id (capi/source_id.sh), compiled into every library
@@ -391,6 +393,9 @@ fuzz:
 
 bench: venv
 	$(PY) bench/run.py --quick --out bench/results
+
+bench-subgraph: venv lib
+	for m in node edge walk; do $(PY) bench/subgraph_bench.py --mode $$m --out bench/results/subgraph || exit 1; done
 
 bench-full: venv
 	$(PY) bench/run.py --full --out bench/results/full

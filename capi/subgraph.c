@@ -23,3 +23,12 @@ int gf_graph_edges(gf_graph *graph, int32_t format, int32_t relation,
   return gfgo_graph_edges((uintptr_t)graph, format, relation, out_first, out_second,
                           out_edge_ids);
 }
+
+int gf_subgraph_loader_open(gf_graph *graph, const DLTensor *items,
+                            const gf_subgraph_loader_options *options,
+                            gf_loader **out_loader) {
+  GF_GUARD();
+  return gfgo_subgraph_loader_open((uintptr_t)graph, (DLTensor *)items,
+                                   (gf_subgraph_loader_options *)options,
+                                   (uintptr_t *)out_loader);
+}

@@ -7,9 +7,15 @@ package main
 import "C"
 
 import (
+	"unsafe"
+
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/sample"
+	"github.com/graphferry/graphferry/engine/subload"
 )
+
+var subgraphLoaderOptionsLayout = newLayout("gf_subgraph_loader_options", C.gf_subgraph_loader_options{})
 
 // ---------------------------------------------------------------------------
 // Induced subgraphs
@@ -115,4 +121,158 @@ func gfgo_graph_edges(h C.uintptr_t, format, relation C.int32_t, outFirst, outSe
 		}
 		return exportAll([]mem.Tensor{el.First, el.Second, el.EdgeIDs}, []**C.DLManagedTensor{outFirst, outSecond, outEdges})
 	})
+}
+
+// ---------------------------------------------------------------------------
+// Subgraph loaders
+
+//export gfgo_subgraph_loader_open
+func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgraph_loader_options, out *C.uintptr_t) C.int {
+	return call("gf_subgraph_loader_open", func() error {
+		g, err := lookup[*core.Graph](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_loader is NULL")
+		}
+		*out = 0
+		if itemsT == nil {
+			return errorf(gfEInval, "items is NULL")
+		}
+		if o == nil {
+			return errorf(gfEInval, "options is NULL")
+		}
+		if o, err = readOptions(o, "options", subgraphLoaderOptionsLayout); err != nil {
+			return err
+		}
+		opt, err := subgraphOptions(o)
+		if err != nil {
+			return err
+		}
+		if o.loader == nil {
+			return errorf(gfEInval, "options->loader is NULL")
+		}
+		lo, err := readOptions(o.loader, "options->loader", loaderOptionsLayout)
+		if err != nil {
+			return err
+		}
+		khop := opt.Kind == subload.KHop
+		var req sample.Request
+		if khop {
+			if lo.sample == nil {
+				return errorf(gfEInval, "options->loader->sample is NULL (GF_SUBGRAPH_KHOP samples with it)")
+			}
+			if req, opt.Threads, err = sampleOptions(lo.sample, "options->loader->sample"); err != nil {
+				return err
+			}
+		} else {
+			if lo.sample != nil {
+				return errorf(gfEInval, "options->loader->sample must be NULL (a subgraph loader draws its node sets by options->kind; only GF_SUBGRAPH_KHOP samples)")
+			}
+			if lo.num_label_names != 0 {
+				return errorf(gfEInval, "options->loader->num_label_names = %d (want 0: a subgraph batch has no seeds; gather node data as feature_names)", int32(lo.num_label_names))
+			}
+		}
+		if lo.seed_times != nil {
+			return errorf(gfEInval, "options->loader->seed_times must be NULL (a subgraph loader does not sample temporally)")
+		}
+		if _, err := readDeviceOptions(lo, "options->loader", false); err != nil {
+			return err
+		}
+		lopt, err := batchOptions(lo, "options->loader")
+		if err != nil {
+			return err
+		}
+		opt.Seed = lopt.Seed
+		if lopt.EdgeFeatureNames, err = cStrings((**C.char)(unsafe.Pointer(o.edge_feature_names)), o.num_edge_feature_names, "options->edge_feature_names"); err != nil {
+			return err
+		}
+		items, err := indexArray(itemsT, "items", false)
+		if err != nil {
+			return err
+		}
+		if opt.Kind == subload.Parts {
+			if opt.PartOffsets, err = indexArray(o.part_offsets, "options->part_offsets", false); err != nil {
+				return err
+			}
+			if opt.PartNodes, err = indexArray(o.part_nodes, "options->part_nodes", true); err != nil {
+				return err
+			}
+		} else if o.part_offsets != nil || o.part_nodes != nil {
+			return errorf(gfEInval, "options->part_offsets and part_nodes are for GF_SUBGRAPH_PARTS only (kind = %d)", int32(o.kind))
+		}
+		a, err := hostAllocator(lo, "options->loader")
+		if err != nil {
+			return err
+		}
+		var l *core.Loader
+		if khop {
+			lopt.Threads = opt.Threads
+			l, err = g.OpenShadowLoader(items, req, opt, lopt, a)
+		} else {
+			l, err = g.OpenSubgraphLoader(items, opt, lopt, a)
+		}
+		if err != nil {
+			a.release()
+			return err
+		}
+		putLoader(out, l, a)
+		return nil
+	})
+}
+
+// subgraphOptions reads the kind, weighting, order, budget, walk length
+// and threads of o (already read with readOptions), checking each.
+func subgraphOptions(o *C.gf_subgraph_loader_options) (subload.Options, error) {
+	var opt subload.Options
+	switch o.kind {
+	case C.GF_SUBGRAPH_NODES:
+		opt.Kind = subload.Nodes
+	case C.GF_SUBGRAPH_EDGES:
+		opt.Kind = subload.Edges
+	case C.GF_SUBGRAPH_WALKS:
+		opt.Kind = subload.Walks
+	case C.GF_SUBGRAPH_PARTS:
+		opt.Kind = subload.Parts
+	case C.GF_SUBGRAPH_KHOP:
+		opt.Kind = subload.KHop
+	default:
+		return opt, errorf(gfEInval, "options->kind = %d (want GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS or _KHOP)", int32(o.kind))
+	}
+	weights := map[C.int32_t]subload.Weighting{
+		C.GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1: subload.OutDegreeAtLeast1,
+		C.GF_SUBGRAPH_WEIGHT_OUT_DEGREE:      subload.OutDegree,
+		C.GF_SUBGRAPH_WEIGHT_INVERSE_DEGREE:  subload.InverseDegree,
+		C.GF_SUBGRAPH_WEIGHT_DEGREE_SUM:      subload.DegreeSum,
+	}
+	w, known := weights[o.weighting]
+	switch {
+	case opt.Kind == subload.Nodes && known && (w == subload.OutDegreeAtLeast1 || w == subload.OutDegree):
+		opt.Weighting = w
+	case opt.Kind == subload.Edges && known && (w == subload.InverseDegree || w == subload.DegreeSum):
+		opt.Weighting = w
+	case opt.Kind == subload.Nodes:
+		return opt, errorf(gfEInval, "options->weighting = %d does not weigh nodes (want GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1 or _OUT_DEGREE)", int32(o.weighting))
+	case opt.Kind == subload.Edges:
+		return opt, errorf(gfEInval, "options->weighting = %d does not weigh edges (want GF_SUBGRAPH_WEIGHT_INVERSE_DEGREE or _DEGREE_SUM)", int32(o.weighting))
+	}
+	orders := map[C.int32_t]subload.Order{
+		C.GF_SUBGRAPH_ORDER_SRC_EID: subload.BySrcThenEID,
+		C.GF_SUBGRAPH_ORDER_SRC_DST: subload.BySrcThenDst,
+		C.GF_SUBGRAPH_ORDER_DST_EID: subload.ByDstThenEID,
+	}
+	order, ok := orders[o.edge_order]
+	if !ok {
+		return opt, errorf(gfEInval, "options->edge_order = %d (want GF_SUBGRAPH_ORDER_SRC_EID, _SRC_DST or _DST_EID)", int32(o.edge_order))
+	}
+	opt.Order = order
+	if o.budget < 0 || int64(o.budget) > 1<<40 {
+		return opt, errorf(gfEInval, "options->budget = %d (want >= 0)", int64(o.budget))
+	}
+	if o.walk_length < 0 || int64(o.walk_length) > 1<<30 {
+		return opt, errorf(gfEInval, "options->walk_length = %d (want >= 0)", int64(o.walk_length))
+	}
+	opt.Budget, opt.WalkLength, opt.Threads = int(o.budget), int(o.walk_length), int(o.num_threads)
+	return opt, nil
 }

@@ -39,8 +39,8 @@ const module = "github.com/graphferry/graphferry"
 //  5. what reads datasets or runs samplers: the pipeline, the hot tier
 //     (cache, which must not import the pipeline), npy conversion, rank
 //     partitioning, the synthetic generators;
-//  6. the edge-level loaders' batches (linkload, a pipeline Maker), and
-//     the test graph that core's and distributed's tests share;
+//  6. the edge-level loaders' batches (linkload, a pipeline Maker), the
+//     subgraph loaders' (subload, another), and the test graph that core's and distributed's tests share;
 //  7. the Graph facade and its node loaders (core);
 //  8. distributed loading over a core.Graph.
 var layers = [][]string{
@@ -50,7 +50,7 @@ var layers = [][]string{
 	{"sample", "fileformat"},
 	{"dataset"},
 	{"pipeline", "cache", "convert", "rankpart", "gen"},
-	{"internal/testgraph", "linkload"},
+	{"internal/testgraph", "linkload", "subload"},
 	{"core"},
 	{"distributed"},
 }

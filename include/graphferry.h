@@ -1702,6 +1702,124 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
                                      DLManagedTensor **out_dst,
                                      DLManagedTensor **out_edge_ids);
 
+/*
+ * Subgraph loaders (GraphSAINT, Cluster-GCN): a gf_loader whose batch is a
+ * node set and the subgraph it induces, made ahead of the consumer by the
+ * loader's threads. Batch i of epoch e depends only on (the options, the
+ * graph, the items of the batch, the batch key (e << 32) | i): its node set
+ * is drawn from the random stream keyed by loader->shuffle_seed and the
+ * batch key, never from the thread or patch count.
+ *
+ * A batch has no blocks (gf_batch_num_hops: 0): GF_FIELD_NODES holds its
+ * nodes (original ids; drawn sets in increasing id order, parts' nodes
+ * part after part), GF_FIELD_COO_INDEX [2, E] its edges as positions in
+ * NODES and GF_FIELD_COO_EDGE_IDS [E] their original ids, in edge_order;
+ * GF_FIELD_HOP_COUNTS is [0, nodes] and GF_FIELD_SEEDS / INPUT_INDEX are
+ * empty. gf_batch_take_node_data has loader->feature_names over every
+ * node; gf_batch_take_edge_data the edge_feature_names over every edge.
+ */
+/* Kinds: how a batch's node set is made. */
+/* budget nodes drawn with replacement by weighting, the distinct kept. */
+#define GF_SUBGRAPH_NODES 1
+/* budget edges drawn with replacement by weighting, their distinct ends. */
+#define GF_SUBGRAPH_EDGES 2
+/* budget roots drawn uniformly, a walk of walk_length steps along
+   out-edges from each (the engine's walks), every node visited. */
+#define GF_SUBGRAPH_WALKS 3
+/* The items are part ids: the union of the batch's parts' nodes. */
+#define GF_SUBGRAPH_PARTS 4
+/* The items are seed nodes (ShaDow-GNN): the k-hop sample of the batch's
+   seeds with loader->sample (required; not temporal) made induced: the
+   sample's nodes in its order, seeds first (GF_FIELD_SEEDS, HOP_COUNTS
+   the sample's; label_names gathered over the seeds), or with
+   loader->sample->disjoint every seed's subgraph of its own: its distinct
+   nodes in increasing id order, subgraph after subgraph (GF_FIELD_BATCH:
+   the seed position of each node's subgraph), each edge in every subgraph
+   holding both its ends; no label names then. */
+#define GF_SUBGRAPH_KHOP 5
+/* Weightings (GF_SUBGRAPH_NODES, GF_SUBGRAPH_EDGES). */
+/* Node v: max(out_degree(v), 1) (DGL's SAINTSampler('node')). */
+#define GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1 0
+/* Node v: out_degree(v) (PyG's GraphSAINTNodeSampler). */
+#define GF_SUBGRAPH_WEIGHT_OUT_DEGREE 1
+/* Edge u->v: 1/max(in_degree(v),1) + 1/max(out_degree(u),1) (DGL's 'edge'). */
+#define GF_SUBGRAPH_WEIGHT_INVERSE_DEGREE 2
+/* Edge u->v: in_degree(u) + out_degree(v) + 1e-10 (PyG's GraphSAINTEdgeSampler). */
+#define GF_SUBGRAPH_WEIGHT_DEGREE_SUM 3
+/* Edge orders of a batch. */
+/* By source position, then edge id (DGL's DGLGraph.subgraph). */
+#define GF_SUBGRAPH_ORDER_SRC_EID 0
+/* By source, then destination position, then edge id (PyG's SparseTensor). */
+#define GF_SUBGRAPH_ORDER_SRC_DST 1
+/* By destination position, then edge id (a CSC's order). */
+#define GF_SUBGRAPH_ORDER_DST_EID 2
+
+/*
+ * gf_subgraph_loader_options configures a subgraph loader. Zero-initialise
+ * it and set struct_size = sizeof(gf_subgraph_loader_options).
+ */
+typedef struct gf_subgraph_loader_options {
+  uint32_t struct_size;
+  /* GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS or _KHOP. */
+  int32_t kind;
+  /* Batching (batch_size items a batch, shuffle, drop_last, queue_capacity),
+     shuffle_seed (which also roots the draws), feature_names (gathered over
+     every node), allocator. Its sample must be NULL (GF_SUBGRAPH_KHOP: the
+     sampling, required) and its label_names empty (GF_SUBGRAPH_KHOP
+     without disjoint: over the seeds), its seed_times NULL, its device the
+     host's. Borrowed; required. */
+  const gf_loader_options *loader;
+  /* GF_SUBGRAPH_WEIGHT_*: of nodes for GF_SUBGRAPH_NODES, of edges for
+     GF_SUBGRAPH_EDGES; ignored by the other kinds. */
+  int32_t weighting;
+  /* GF_SUBGRAPH_ORDER_*: the order of each batch's edges. */
+  int32_t edge_order;
+  /* Nodes or edges drawn, or walk roots, per batch (>= 0). */
+  int64_t budget;
+  /* Steps of every walk (GF_SUBGRAPH_WALKS, >= 0). */
+  int64_t walk_length;
+  /* GF_SUBGRAPH_PARTS: int64 [k+1] offsets from 0, non-decreasing, and
+     int64 [offsets[k]] distinct node ids (NULL: nodes 0..offsets[k]-1):
+     part j is part_nodes[offsets[j]:offsets[j+1]]. Borrowed (copied). */
+  const DLTensor *part_offsets;
+  const DLTensor *part_nodes;
+  /* Threads the loader's workers share; <= 0: every core. */
+  int32_t num_threads;
+  /* Edge data (gf_graph_set_edge_data) gathered over every batch's edges. */
+  int32_t num_edge_feature_names;
+  const char *const *edge_feature_names;
+} gf_subgraph_loader_options;
+
+/*
+ * gf_subgraph_loader_open makes a subgraph loader: a gf_loader (use it with
+ * gf_loader_start, gf_loader_next, gf_loader_num_batches, gf_loader_stats
+ * and gf_loader_close) over items: int64/int32 [n] part ids in
+ * [0, k) for GF_SUBGRAPH_PARTS, seed node ids for GF_SUBGRAPH_KHOP
+ * (distinct unless disjoint), else placeholders whose number alone counts
+ * (each batch draws its own node set); borrowed (copied). Untyped graphs.
+ * *out_loader is NULL on failure.
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      items, options, options->loader or out_loader NULL;
+ *                  invalid options (a struct_size, kind, weighting for the
+ *                  kind, edge_order, a negative budget or walk_length,
+ *                  loader->batch_size, loader->sample (NULL or not, as
+ *                  the kind wants; its options as in gf_sample), label
+ *                  names, seed times or a device, an unknown node or edge
+ *                  data name, part offsets or nodes, a part id out of
+ *                  range, a seed out of range or repeated); a graph without
+ *                  edges to draw from; a typed graph
+ *   GF_ETYPE       items, part_offsets or part_nodes not int64/int32, not
+ *                  on the CPU, or not contiguous
+ *   GF_EBADHANDLE  graph
+ *   GF_ENOMEM      the loader's buffers do not fit in memory
+ * A batch with a part repeated in it fails at gf_loader_next (GF_EINVAL).
+ * Release with gf_loader_close.
+ */
+GF_API int gf_subgraph_loader_open(gf_graph *graph, const DLTensor *items,
+                                   const gf_subgraph_loader_options *options,
+                                   gf_loader **out_loader);
+
 /* Formats of gf_graph_edges. */
 /* COO: out_first = sources, out_second = destinations, out_edge_ids, one
    entry per edge in increasing edge id order (for a graph built from a COO

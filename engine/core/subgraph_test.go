@@ -1,6 +1,9 @@
 package core
 
 import (
+	"context"
+	"errors"
+	"io"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -8,6 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/pipeline"
+	"github.com/graphferry/graphferry/engine/sample"
+	"github.com/graphferry/graphferry/engine/subload"
 )
 
 // inducedEdge is one edge of an induced subgraph: local endpoints and id.
@@ -93,4 +100,72 @@ func TestInducedSubgraphEdgeCases(t *testing.T) {
 	require.NoError(t, g.Close())
 	_, err = g.InducedSubgraph([]int64{0}, nil)
 	require.ErrorIs(t, err, errs.ErrClosed)
+}
+
+// drain returns an epoch's batches' nodes, checking each batch's gathered
+// features and, with labels, its seeds' labels.
+func drain(t *testing.T, l *Loader, epoch uint64, labels bool) [][]int64 {
+	t.Helper()
+	require.NoError(t, l.Start(epoch))
+	var out [][]int64
+	for {
+		b, err := l.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			return out
+		}
+		require.NoError(t, err)
+		nodes := slices.Clone(i64(b.Nodes))
+		feat := mem.Float32s(b.NodeData["feat"].Data)
+		require.Len(t, feat, len(nodes)*featDim)
+		for i, v := range nodes {
+			require.Equal(t, featOf(v), feat[i*featDim:(i+1)*featDim])
+		}
+		if labels {
+			seeds := i64(b.Seeds)
+			got := i64(b.NodeData["label"])
+			for i, v := range seeds {
+				require.Equal(t, labelOf(v), got[i])
+			}
+		}
+		out = append(out, nodes)
+		b.Release()
+	}
+}
+
+// The subgraph and ShaDow loaders: their batches, node data gathered,
+// are the same whatever the patches and the workers.
+func TestSubgraphLoadersAcrossPartitions(t *testing.T) {
+	var saint, shadow [][]int64
+	for name, popt := range partitions() {
+		t.Run(name, func(t *testing.T) {
+			g := newTestGraph(t, popt)
+			withNodeData(t, g)
+			lopt := pipeline.Options{BatchSize: 2, FeatureNames: []string{"feat"}, Seed: 9, Workers: 2}
+			l, err := g.OpenSubgraphLoader(make([]int64, 6), SubgraphLoaderOptions{Kind: subload.Edges, Weighting: subload.InverseDegree, Budget: 20, Seed: 9}, lopt, nil)
+			require.NoError(t, err)
+			got := drain(t, l, 3, false)
+			require.NoError(t, l.Close())
+			require.Len(t, got, 3)
+			if saint == nil {
+				saint = got
+			}
+			require.Equal(t, saint, got)
+
+			lopt.LabelNames = []string{"label"}
+			_, err = g.OpenSubgraphLoader(make([]int64, 6), SubgraphLoaderOptions{Kind: subload.Nodes}, lopt, nil)
+			require.ErrorContains(t, err, "has no seeds")
+			req := sample.Request{Fanouts: []int{3, 2}, Seed: 9}
+			l, err = g.OpenShadowLoader([]int64{5, 17, 40, 2, 99}, req, SubgraphLoaderOptions{}, lopt, nil)
+			require.NoError(t, err)
+			got = drain(t, l, 1, true)
+			require.NoError(t, l.Close())
+			if shadow == nil {
+				shadow = got
+			}
+			require.Equal(t, shadow, got)
+			req.Disjoint = true
+			_, err = g.OpenShadowLoader([]int64{5}, req, SubgraphLoaderOptions{}, lopt, nil)
+			require.ErrorContains(t, err, "disjoint ShaDow batch")
+		})
+	}
 }

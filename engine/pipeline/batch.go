@@ -39,7 +39,8 @@ type Batch struct {
 	NodeData map[string]mem.Tensor
 	// EdgeData holds the EdgeFeatureNames gathered over the batch's sampled
 	// edges: the edge ids of Blocks[0], then of Blocks[1], ... ([sum of the
-	// blocks' edges, ...]), in their stored dtypes.
+	// blocks' edges, ...]; a batch without blocks, engine/subload's: its
+	// COO's edges), in their stored dtypes.
 	EdgeData map[string]mem.Tensor
 	// Link holds the pair indices of an edge-level batch (int64 tensors,
 	// in engine/linkload's LinkField order, made by its Maker); nil for a
@@ -321,7 +322,8 @@ func (b *Batch) addData(m map[string]mem.Tensor, what, name string, dtype mem.DT
 }
 
 // loadEdgeData gathers names from store (one row per edge id) over the
-// edge ids of b's blocks, in block order, into b.EdgeData. On error what
+// edge ids of b's blocks, in block order (a batch without blocks: of its
+// COO), into b.EdgeData. On error what
 // was gathered so far stays in b, for b.Release. When tc is not nil, the
 // rows are counted in it (host memory).
 func (b *Batch) loadEdgeData(store feature.Gatherer, names []string, threads int, tc *feature.TierCounts) error {
@@ -329,6 +331,12 @@ func (b *Batch) loadEdgeData(store feature.Gatherer, names []string, threads int
 		return nil
 	}
 	var ids []int64
+	if len(b.Blocks) == 0 && b.COO != nil { // a subgraph batch (engine/subload): its edges are its COO
+		ids = mem.Int64s(b.COO.EdgeIDs.Data)
+		if int64(len(ids)) != shapeLen(b.COO.EdgeIDs) {
+			return errors.New("pipeline: the batch's COO edge ids were taken or are malformed")
+		}
+	}
 	for h, blk := range b.Blocks {
 		e := mem.Int64s(blk.EdgeIDs.Data)
 		if int64(len(e)) != shapeLen(blk.EdgeIDs) {

@@ -29,7 +29,9 @@
 // same code as for node loaders.
 //
 // The loader stage also gathers edge data (Options.EdgeFeatureNames: one
-// row per edge id) over the edge ids of a batch's blocks, in block order.
+// row per edge id) over the edge ids of a batch's blocks, in block order,
+// or of its COO for a batch without blocks (a subgraph loader's Maker,
+// engine/subload, makes its batches' edges one edge list).
 //
 // A device backend's forks also implement Materializer: its workers then
 // make their batches themselves (SampleMaterialized) in place of the copy

@@ -1,66 +1,206 @@
 """What the subgraph samplers of :mod:`graphferry.dgl` (``SAINTSampler``)
 and :mod:`graphferry.pyg` (``GraphSAINT*Sampler``, ``ShaDowKHopSampler``,
-``ClusterLoader``) share: GraphSAINT's weighted draws of nodes or edges, the
-nodes random walks visit, the random generator of one batch, and the torch
-``DataLoader`` keywords of PyG's subgraph loaders, run in one process.
-
-The graph work of these samplers is the engine's (its random walks,
-``gf_random_walk``, and its induced-subgraph call,
-``gf_graph_induced_subgraph``); what is drawn here is the batch's seed
-set, as DGL and PyG draw it with torch: roots uniformly, nodes or edges with
-probabilities they define.
+``ClusterLoader``) share: the engine's subgraph loader
+(:class:`SubgraphLoader`, ``gf_subgraph_loader_open``), whose batches --
+GraphSAINT's draws, Cluster-GCN's parts or ShaDow's k-hop samples and the
+subgraph they induce, with their node and edge data -- are made ahead by
+the engine's threads; and the torch ``DataLoader`` keywords of PyG's
+subgraph loaders, run in one process.
 """
 
 from __future__ import annotations
 
+import ctypes
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import torch
 
+from ._hostmem import HostAllocator
 from ._loader import worker_threads
+from ._native import lib as _lib
+from ._native.dlpack import BorrowedTensor, borrow
+from ._options import SampleOptions
+from .graph import Graph, _encode_name
+from .sampling import Loader, _Batch, _names
 
-__all__ = ["WeightedDraw", "batch_generator", "visited", "in_process_kwargs", "WORKER_ONLY_ARGS"]
+__all__ = [
+    "SubgraphLoader",
+    "SubgraphSample",
+    "in_process_kwargs",
+    "WORKER_ONLY_ARGS",
+]
 
-_MASK64 = (1 << 64) - 1
-
-
-def batch_generator(seed: Any, key: int) -> torch.Generator:
-    """The torch generator of the batch with key ``key`` (batch ``i`` of
-    epoch ``e``: ``(e << 32) | i``) of a loader seeded with ``seed``: its own
-    stream, reproducible from the seed, independent of the other batches'."""
-    state = np.random.SeedSequence([int(seed) & _MASK64, int(key) & _MASK64]).generate_state(1, np.uint64)[0]
-    return torch.Generator().manual_seed(int(state) & 0x7FFF_FFFF_FFFF_FFFF)
-
-
-class WeightedDraw:
-    """Draws ids ``i`` in ``[0, len(weights))`` with probability
-    ``weights[i] / weights.sum()``, with replacement: the cumulative weights
-    once (float64), then one ``searchsorted`` per draw of ``k``
-    (``O(k log n)``). ``torch.multinomial`` draws the same distribution but
-    refuses more than ``2**24`` categories, fewer edges than a large graph
-    has. An id of weight 0 is never drawn."""
-
-    def __init__(self, weights: torch.Tensor, what: str):
-        w = weights.detach().to(torch.float64).reshape(-1)
-        if w.numel() == 0:
-            raise ValueError(f"no {what} to draw from (the graph has none)")
-        if not bool(torch.isfinite(w).all()) or bool((w < 0).any()):
-            raise ValueError(f"the weights of the {what} must be finite and >= 0")
-        self.cdf = torch.cumsum(w, 0)
-        if float(self.cdf[-1]) <= 0:
-            raise ValueError(f"the weights of the {what} sum to 0")
-
-    def __call__(self, k: int, generator: torch.Generator | None = None) -> torch.Tensor:
-        """int64 ``[k]``: ``k`` ids drawn independently."""
-        u = torch.rand(int(k), dtype=torch.float64, generator=generator) * self.cdf[-1]
-        return torch.searchsorted(self.cdf, u, right=True).clamp_(max=self.cdf.numel() - 1)
+_KINDS = {
+    "nodes": _lib.GF_SUBGRAPH_NODES,
+    "edges": _lib.GF_SUBGRAPH_EDGES,
+    "walks": _lib.GF_SUBGRAPH_WALKS,
+    "parts": _lib.GF_SUBGRAPH_PARTS,
+    "khop": _lib.GF_SUBGRAPH_KHOP,
+}
+_WEIGHTS = {
+    None: 0,
+    "out_degree_min1": _lib.GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1,
+    "out_degree": _lib.GF_SUBGRAPH_WEIGHT_OUT_DEGREE,
+    "inverse_degree": _lib.GF_SUBGRAPH_WEIGHT_INVERSE_DEGREE,
+    "degree_sum": _lib.GF_SUBGRAPH_WEIGHT_DEGREE_SUM,
+}
+_ORDERS = {
+    "src_eid": _lib.GF_SUBGRAPH_ORDER_SRC_EID,
+    "src_dst": _lib.GF_SUBGRAPH_ORDER_SRC_DST,
+    "dst_eid": _lib.GF_SUBGRAPH_ORDER_DST_EID,
+}
 
 
-def visited(traces: torch.Tensor) -> torch.Tensor:
-    """The distinct nodes of random walks' ``traces`` (the engine pads a
-    walk that stopped with ``-1``), sorted."""
-    return traces[traces >= 0].unique()
+@dataclass
+class SubgraphSample:
+    """One batch of a :class:`SubgraphLoader`: ``nodes`` (int64 original
+    ids), ``edge_index`` (int64 ``[2, E]``, positions in ``nodes``),
+    ``edge_ids`` (int64 ``[E]``), the node data gathered over every node and
+    the edge data over every edge; ``kind="khop"``: ``seeds`` (the batch's
+    seeds), ``labels`` (the label names over them) and, for disjoint
+    options, ``batch`` (each node's subgraph: a seed position)."""
+
+    nodes: torch.Tensor
+    edge_index: torch.Tensor
+    edge_ids: torch.Tensor
+    node_data: dict[str, torch.Tensor] = field(default_factory=dict)
+    edge_data: dict[str, torch.Tensor] = field(default_factory=dict)
+    seeds: torch.Tensor | None = None
+    labels: dict[str, torch.Tensor] = field(default_factory=dict)
+    batch: torch.Tensor | None = None
+
+
+def _choice(table: dict, value: Any, what: str) -> int:
+    if value not in table:
+        raise ValueError(f"{what} must be one of {sorted(k for k in table if k is not None)} (got {value!r})")
+    return table[value]
+
+
+class SubgraphLoader(Loader):
+    r"""The engine's subgraph loader (``gf_subgraph_loader_open``): a
+    :class:`~graphferry.Loader` whose batch ``i`` of epoch ``e`` is a node
+    set the engine makes from the stream keyed by ``seed`` and
+    ``(e << 32) | i`` and the subgraph it induces, made ahead of the
+    consumer by the engine's threads, as :class:`SubgraphSample`.
+    Iteration, statistics and closing are :class:`~graphferry.Loader`'s.
+
+    Args:
+        graph (Graph): the graph (untyped).
+        items (Tensor): int64 part ids (``kind="parts"``), seed nodes
+            (``kind="khop"``), else placeholders whose number alone counts:
+            ``batch_size`` of them a batch.
+        kind (str): ``"nodes"``, ``"edges"``, ``"walks"``, ``"parts"`` or
+            ``"khop"`` (ShaDow: the k-hop sample of the seeds with
+            ``options``, made induced).
+        options (SampleOptions): ``"khop"``'s sampling (its seed roots the
+            shuffles and the samples; ``seed`` is not used then).
+        weighting (str): the draw weights of ``"nodes"``
+            (``"out_degree_min1"``: DGL's, ``"out_degree"``: PyG's) or
+            ``"edges"`` (``"inverse_degree"``: DGL's, ``"degree_sum"``:
+            PyG's).
+        budget (int): nodes or edges drawn, or walk roots, per batch.
+        walk_length (int): steps of every walk.
+        part_offsets, part_nodes (Tensor): ``"parts"``: part ``j`` is
+            ``part_nodes[part_offsets[j]:part_offsets[j + 1]]`` (None:
+            node ids ``0..``).
+        edge_order (str): ``"src_eid"`` (DGL's subgraph), ``"src_dst"``
+            (PyG's ``SparseTensor``) or ``"dst_eid"``.
+        seed (int): roots the shuffles and the draws.
+        feature_names (list of str): node data gathered over every node.
+        label_names (list of str): ``"khop"`` without ``disjoint``: node
+            data gathered over the seeds.
+        edge_feature_names (list of str): edge data
+            (:meth:`Graph.set_edge_data`) gathered over every edge.
+        num_threads (int): the engine's threads; ``<= 0`` every core.
+    """
+
+    def __init__(
+        self,
+        graph: Graph,
+        items: Any,
+        *,
+        kind: str,
+        weighting: str | None = None,
+        budget: int = 0,
+        walk_length: int = 0,
+        part_offsets: Any = None,
+        part_nodes: Any = None,
+        edge_order: str = "src_eid",
+        seed: int = 0,
+        options: SampleOptions | None = None,
+        batch_size: int = 1,
+        shuffle: bool = False,
+        drop_last: bool = False,
+        queue_capacity: int = 2,
+        feature_names: Sequence[str] = (),
+        label_names: Sequence[str] = (),
+        edge_feature_names: Sequence[str] = (),
+        num_threads: int = 0,
+        allocator: HostAllocator | None = None,
+    ):
+        self._handle = None
+        self._kind = _choice(_KINDS, kind, "kind")
+        self._weighting = _choice(_WEIGHTS, weighting, "weighting")
+        self._order = _choice(_ORDERS, edge_order, "edge_order")
+        self._budget, self._walk_length, self._threads = int(budget), int(walk_length), int(num_threads)
+        self._parts = [borrow(part_offsets, "part_offsets"), borrow(part_nodes, "part_nodes")]
+        self._edge_features = [
+            (n, _encode_name(n, "edge_feature_names")) for n in _names(edge_feature_names, "edge_feature_names")
+        ]
+        self._edge_array = (ctypes.c_char_p * max(len(self._edge_features), 1))(*[b for _, b in self._edge_features])
+        self._khop = kind == "khop"
+        if self._khop != (options is not None):
+            raise ValueError("SubgraphLoader: kind='khop' samples with 'options' (and only it takes them)")
+        if options is None:
+            # The options the Loader records (fingerprint, shuffle seed);
+            # the engine draws by kind, not by them.
+            options = SampleOptions([1], seed=int(seed), num_threads=int(num_threads))
+        self._open(
+            graph,
+            items,
+            options,
+            batch_size=batch_size,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            queue_capacity=queue_capacity,
+            feature_names=feature_names,
+            label_names=label_names,
+            allocator=allocator,
+        )
+
+    def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
+        if not self._khop:
+            self._options.sample = None  # the engine draws by kind
+        offsets, nodes = self._parts
+        options = _lib.gf_subgraph_loader_options(
+            kind=self._kind,
+            loader=ctypes.pointer(self._options),
+            weighting=self._weighting,
+            edge_order=self._order,
+            budget=self._budget,
+            walk_length=self._walk_length,
+            part_offsets=ctypes.pointer(offsets.dltensor) if offsets is not None else None,
+            part_nodes=ctypes.pointer(nodes.dltensor) if nodes is not None else None,
+            num_threads=self._threads,
+            num_edge_feature_names=len(self._edge_features),
+            edge_feature_names=ctypes.cast(self._edge_array, ctypes.POINTER(ctypes.c_char_p)),
+        )
+        _lib.gf_subgraph_loader_open(graph.handle, seeds.ref, ctypes.byref(options), out)
+        self._parts = [None, None]  # copied by the engine
+
+    def _read(self, batch: _Batch) -> SubgraphSample:
+        return SubgraphSample(
+            nodes=batch.take(_lib.GF_FIELD_NODES),
+            edge_index=batch.take(_lib.GF_FIELD_COO_INDEX),
+            edge_ids=batch.take(_lib.GF_FIELD_COO_EDGE_IDS),
+            node_data={name: batch.take_node_data(raw) for name, raw in self._features},
+            edge_data={name: batch.take_edge_data(raw) for name, raw in self._edge_features},
+            seeds=batch.take(_lib.GF_FIELD_SEEDS) if self._khop else None,
+            labels={name: batch.take_node_data(raw) for name, raw in self._labels},
+            batch=batch.take(_lib.GF_FIELD_BATCH) if self._khop and self.options.disjoint else None,
+        )
 
 
 # torch DataLoader arguments that only configure worker processes: PyG's

@@ -421,6 +421,7 @@ static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loade
 }
 
 static void test_induced_subgraph(gf_graph *g);
+static void test_subgraph_loader(gf_graph *g);
 static void test_forked_child(gf_graph *g, const DLTensor *seeds, const gf_loader_options *lo);
 static void test_hetero(void);
 static void test_typed_fields(void);
@@ -841,6 +842,7 @@ int main(void) {
   gf_batch_close(b);
 
   test_induced_subgraph(g);
+  test_subgraph_loader(g);
 
   /* use after close is detected */
   gf_graph_close(g);
@@ -915,6 +917,181 @@ static void test_induced_subgraph(gf_graph *g) {
   CHECK_ERR(gf_graph_induced_subgraph(g, &tn, NULL, &dst, NULL), GF_EINVAL, "out_src");
   CHECK_ERR(gf_graph_induced_subgraph(g, &tn, &src, NULL, NULL), GF_EINVAL, "out_dst");
   CHECK_ERR(gf_graph_induced_subgraph(NULL, &tn, &src, &dst, NULL), GF_EBADHANDLE, "graph");
+}
+
+/* gf_subgraph_loader_open on the 6-node graph: parts {3, 1, 0} and
+ * {2, 4, 5}; the batch of part 0 is the subgraph test_induced_subgraph
+ * checks, its edges by destination then id; a drawn batch is sorted and
+ * the same from the same seed; the options are checked, by name. */
+static void test_subgraph_loader(gf_graph *g) {
+  int64_t items[] = {0, 1}, ishape = 2, offsets[] = {0, 3, 6}, oshape = 3, pnodes[] = {3, 1, 0, 2, 4, 5}, pshape = 6;
+  DLTensor ti = gft_i64(items, &ishape), toff = gft_i64(offsets, &oshape), tpn = gft_i64(pnodes, &pshape);
+  gf_loader_options lo = {.struct_size = sizeof lo, .batch_size = 1, .shuffle_seed = 7};
+  gf_subgraph_loader_options so = {.struct_size = sizeof so, .kind = GF_SUBGRAPH_PARTS, .loader = &lo,
+                                   .edge_order = GF_SUBGRAPH_ORDER_DST_EID, .part_offsets = &toff, .part_nodes = &tpn};
+  gf_loader *l = NULL;
+  CHECK(gf_subgraph_loader_open(g, &ti, &so, &l) == GF_OK && l, "subgraph loader: open (parts)");
+  int64_t nb = 0;
+  if (l && gf_loader_num_batches(l, &nb) == GF_OK && gf_loader_start(l, 0) == GF_OK) {
+    CHECK(nb == 2, "subgraph loader: one batch a part (%lld)", (long long)nb);
+    gf_batch *b = NULL;
+    CHECK(gf_loader_next(l, &b) == GF_OK && b, "subgraph loader: a batch");
+    if (b) {
+      int32_t hops = -1;
+      CHECK(gf_batch_num_hops(b, &hops) == GF_OK && hops == 0, "subgraph batch: no blocks (%d)", hops);
+      DLManagedTensor *nodes = NULL, *index = NULL, *eids = NULL;
+      CHECK(gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK && nodes && nodes->dl_tensor.shape[0] == 3,
+            "subgraph batch: part 0's 3 nodes");
+      CHECK(gf_batch_take(b, GF_FIELD_COO_INDEX, 0, &index) == GF_OK && index && index->dl_tensor.shape[1] == 4,
+            "subgraph batch: 4 edges");
+      CHECK(gf_batch_take(b, GF_FIELD_COO_EDGE_IDS, 0, &eids) == GF_OK && eids, "subgraph batch: edge ids");
+      if (nodes && index && eids && index->dl_tensor.shape[1] == 4 && nodes->dl_tensor.shape[0] == 3) {
+        static const int64_t want_nodes[] = {3, 1, 0}, want_src[] = {1, 2, 0, 1}, want_dst[] = {0, 1, 1, 2},
+                             want_eid[] = {6, 2, 3, 0};
+        const int64_t *v = nodes->dl_tensor.data, *ix = index->dl_tensor.data, *e = eids->dl_tensor.data;
+        for (int i = 0; i < 3; i++) CHECK(v[i] == want_nodes[i], "subgraph node %d: %lld", i, (long long)v[i]);
+        for (int i = 0; i < 4; i++) {
+          CHECK(ix[i] == want_src[i] && ix[4 + i] == want_dst[i] && e[i] == want_eid[i],
+                "subgraph edge %d: (%lld, %lld, id %lld)", i, (long long)ix[i], (long long)ix[4 + i], (long long)e[i]);
+        }
+      }
+      if (nodes) nodes->deleter(nodes);
+      if (index) index->deleter(index);
+      if (eids) eids->deleter(eids);
+      gf_batch_close(b);
+    }
+  }
+  gf_loader_close(l);
+
+  /* drawn node sets: sorted, and the same from the same seed */
+  int64_t first[6] = {0}, nfirst = -1;
+  for (int round = 0; round < 2; round++) {
+    gf_subgraph_loader_options ds = {.struct_size = sizeof ds, .kind = GF_SUBGRAPH_EDGES, .loader = &lo,
+                                     .weighting = GF_SUBGRAPH_WEIGHT_INVERSE_DEGREE, .budget = 3};
+    l = NULL;
+    CHECK(gf_subgraph_loader_open(g, &ti, &ds, &l) == GF_OK && l, "subgraph loader: open (edges)");
+    gf_batch *b = NULL;
+    if (l && gf_loader_start(l, 3) == GF_OK && gf_loader_next(l, &b) == GF_OK && b) {
+      DLManagedTensor *nodes = NULL;
+      if (gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK && nodes) {
+        int64_t n = nodes->dl_tensor.shape[0];
+        const int64_t *v = nodes->dl_tensor.data;
+        CHECK(n >= 2 && n <= 6, "edge draw: 2 to 6 ends (%lld)", (long long)n);
+        for (int64_t i = 1; i < n; i++) CHECK(v[i - 1] < v[i], "edge draw: sorted, distinct");
+        if (round == 0) {
+          nfirst = n;
+          for (int64_t i = 0; i < n && i < 6; i++) first[i] = v[i];
+        } else {
+          CHECK(n == nfirst && memcmp(first, v, (size_t)n * sizeof *v) == 0, "edge draw: the same from the same seed");
+        }
+        nodes->deleter(nodes);
+      }
+      gf_batch_close(b);
+    }
+    gf_loader_close(l);
+  }
+
+  /* GF_SUBGRAPH_KHOP: every neighbour of seeds 3 and 1, two hops, made
+   * induced: the sample's nodes, seeds first, and the edges among them */
+  {
+    int32_t fan[] = {-1, -1};
+    gf_sample_options ks = {.struct_size = sizeof ks, .num_hops = 2, .fanouts = fan, .frontier = GF_FRONTIER_ALL};
+    int64_t kseeds[] = {3, 1}, kshape = 2;
+    DLTensor tk = gft_i64(kseeds, &kshape);
+    gf_loader_options klo = lo;
+    klo.sample = &ks;
+    klo.batch_size = 2;
+    gf_subgraph_loader_options kh = {.struct_size = sizeof kh, .kind = GF_SUBGRAPH_KHOP, .loader = &klo};
+    l = NULL;
+    CHECK(gf_subgraph_loader_open(g, &tk, &kh, &l) == GF_OK && l, "subgraph loader: open (khop)");
+    gf_batch *b = NULL;
+    if (l && gf_loader_start(l, 0) == GF_OK && gf_loader_next(l, &b) == GF_OK && b) {
+      DLManagedTensor *seeds = NULL, *nodes = NULL, *index = NULL;
+      CHECK(gf_batch_take(b, GF_FIELD_SEEDS, 0, &seeds) == GF_OK && seeds && seeds->dl_tensor.shape[0] == 2,
+            "khop batch: its seeds");
+      CHECK(gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK && nodes && nodes->dl_tensor.shape[0] >= 2,
+            "khop batch: its nodes");
+      CHECK(gf_batch_take(b, GF_FIELD_COO_INDEX, 0, &index) == GF_OK && index, "khop batch: its edges");
+      if (seeds && nodes && nodes->dl_tensor.shape[0] >= 2) {
+        const int64_t *sd = seeds->dl_tensor.data, *v = nodes->dl_tensor.data;
+        CHECK(sd[0] == 3 && sd[1] == 1 && v[0] == 3 && v[1] == 1, "khop batch: seeds first");
+      }
+      if (index && nodes) {
+        int64_t e = index->dl_tensor.shape[1], n = nodes->dl_tensor.shape[0];
+        const int64_t *ix = index->dl_tensor.data;
+        for (int64_t i = 0; i < 2 * e; i++) CHECK(ix[i] >= 0 && ix[i] < n, "khop edge end in range");
+      }
+      if (seeds) seeds->deleter(seeds);
+      if (nodes) nodes->deleter(nodes);
+      if (index) index->deleter(index);
+      gf_batch_close(b);
+    }
+    gf_loader_close(l);
+    l = NULL;
+    kh.loader = &lo; /* no sample */
+    CHECK_ERR(gf_subgraph_loader_open(g, &tk, &kh, &l), GF_EINVAL, "GF_SUBGRAPH_KHOP samples with it");
+    int64_t krep[] = {3, 3};
+    DLTensor tkr = gft_i64(krep, &kshape);
+    kh.loader = &klo;
+    CHECK_ERR(gf_subgraph_loader_open(g, &tkr, &kh, &l), GF_EINVAL, "repeats");
+  }
+
+  /* errors name the argument and leave *out NULL */
+  l = (gf_loader *)&lo;
+  CHECK_ERR(gf_subgraph_loader_open(g, NULL, &so, &l), GF_EINVAL, "items");
+  CHECK(l == NULL, "subgraph loader: out NULL after an error");
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, NULL, &l), GF_EINVAL, "options");
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &so, NULL), GF_EINVAL, "out_loader");
+  CHECK_ERR(gf_subgraph_loader_open(NULL, &ti, &so, &l), GF_EBADHANDLE, "graph");
+  gf_subgraph_loader_options bad = so;
+  bad.struct_size = 8;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "struct_size");
+  bad = so;
+  bad.kind = 9;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "kind");
+  bad = so;
+  bad.kind = GF_SUBGRAPH_NODES;
+  bad.weighting = GF_SUBGRAPH_WEIGHT_DEGREE_SUM;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "does not weigh nodes");
+  bad = so;
+  bad.edge_order = 5;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "edge_order");
+  bad = so;
+  bad.kind = GF_SUBGRAPH_WALKS;
+  bad.budget = -1;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "budget");
+  bad = so;
+  bad.loader = NULL;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "options->loader");
+  gf_sample_options sample = {.struct_size = sizeof sample};
+  gf_loader_options lbad = lo;
+  lbad.sample = &sample;
+  bad = so;
+  bad.loader = &lbad;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "sample must be NULL");
+  const char *label[] = {"label"};
+  lbad = lo;
+  lbad.num_label_names = 1;
+  lbad.label_names = label;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "no seeds");
+  lbad = lo;
+  lbad.batch_size = 0;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "batch_size");
+  int64_t far[] = {0, 2}, fshape = 2;
+  DLTensor tf = gft_i64(far, &fshape);
+  CHECK_ERR(gf_subgraph_loader_open(g, &tf, &so, &l), GF_EINVAL, "not a part id");
+  bad = so;
+  bad.part_offsets = NULL;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "part_offsets");
+  bad = so;
+  bad.kind = GF_SUBGRAPH_WALKS;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "GF_SUBGRAPH_PARTS only");
+  int64_t rep[] = {3, 3, 0, 2, 4, 5};
+  DLTensor trep = gft_i64(rep, &pshape);
+  bad = so;
+  bad.part_nodes = &trep;
+  CHECK_ERR(gf_subgraph_loader_open(g, &ti, &bad, &l), GF_EINVAL, "in two parts");
+  CHECK(l == NULL, "subgraph loader: still NULL");
 }
 
 /* ---------------------------------------------------------------------------

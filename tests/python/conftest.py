@@ -291,3 +291,16 @@ def cora() -> Path:
     if not (path / "graphferry.json").exists():
         pytest.skip("examples/data/cora is not available")
     return path
+
+
+def wait_made_ahead(engine, batches: int = 3, timeout: float = 10.0) -> int:
+    """The batches an engine loader's loader stage has finished in its
+    current epoch, once it reached ``batches`` or ``timeout`` seconds passed
+    while the calling (training) thread held no work: how the tests see
+    that batches are made ahead of their consumer."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while engine.stats().current.loader.batches < batches and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return engine.stats().current.loader.batches

@@ -185,6 +185,9 @@ def test_shadow_khop_sampler_as_dgls():
         theirs = dgl.dataloading.DataLoader(g, seeds, sampler, batch_size=4)
         mine, dgls = list(ours), list(theirs)
         assert len(mine) == len(dgls) == 2
+        # the engine's ShaDow loader made them (sampled and induced on its threads)
+        (engine,) = ours._loaders
+        assert type(engine).__name__ == "SubgraphLoader" and engine.stats().total.loader.batches == 2
         for (a_in, a_out, a_sub), (b_in, b_out, b_sub) in zip(mine, dgls):
             assert torch.equal(a_out, b_out) and torch.equal(a_in[: len(a_out)], a_out)  # seeds first
             assert torch.equal(a_sub.ndata[dgl.NID], a_in) and a_sub.idtype == g.idtype
@@ -212,8 +215,16 @@ def test_cluster_gcn_sampler_as_dgls(tmp_path):
         assert torch.equal(a.edata[dgl.EID], b.edata[dgl.EID])
         assert torch.equal(torch.stack(a.edges()), torch.stack(b.edges()))
         assert torch.equal(a.ndata["feat"], b.ndata["feat"])
+    # made by the engine's subgraph loader, on its threads
+    assert ours._subgraphs._loader.stats().total.loader.batches == 2
     shuffled = gfdgl.DataLoader(g, torch.arange(6), sampler, batch_size=2, shuffle=True, seed=3)
-    nodes = torch.cat([sg.ndata[dgl.NID] for sg in shuffled])
-    assert torch.equal(nodes.sort().values, torch.arange(60))  # every partition once per epoch
+    epochs = [[sg.ndata[dgl.NID] for sg in shuffled] for _ in range(2)]
+    for batches in epochs:
+        nodes = torch.cat(batches)
+        assert torch.equal(nodes.sort().values, torch.arange(60))  # every partition once per epoch
+    again = [
+        sg.ndata[dgl.NID] for sg in gfdgl.DataLoader(g, torch.arange(6), sampler, batch_size=2, shuffle=True, seed=3)
+    ]
+    assert all(torch.equal(a, b) for a, b in zip(again, epochs[0]))  # the engine's shuffle, from the seed
     with pytest.raises(ValueError, match="partition ids out of range"):
         gfdgl.DataLoader(g, torch.tensor([6]), sampler)

@@ -17,6 +17,8 @@ import graphferry  # noqa: E402
 import graphferry.dgl as gfdgl  # noqa: E402
 from graphferry.errors import InvalidArgumentError  # noqa: E402
 
+from conftest import wait_made_ahead  # noqa: E402
+
 SAINT = dgl.dataloading.SAINTSampler
 
 
@@ -188,3 +190,19 @@ def test_saint_use_ddp_splits_the_placeholders(tmp_path):
         assert len(loader) == len(list(loader)) == 3
     finally:
         dist.destroy_process_group()
+
+
+def test_saint_batches_are_made_ahead():
+    """The engine makes the batches on its threads, ahead of the training
+    loop: after the first batch is taken and the loop idles, the loader
+    stage has passed on more batches than were consumed (the queue filled
+    while the training thread did nothing)."""
+    g = directed_graph()
+    loader = gfdgl.DataLoader(g, torch.arange(20), SAINT("edge", 10, prefetch_ndata=["feat"]), seed=4)
+    it = iter(loader)
+    next(it)
+    engine = loader._subgraphs._loader
+    assert wait_made_ahead(engine) >= 3  # 1 consumed, 2 more made ahead (queue capacity 2)
+    assert len(list(it)) == 19
+    loader.close()
+    assert engine.closed

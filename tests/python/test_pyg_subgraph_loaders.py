@@ -18,6 +18,8 @@ from torch_geometric.utils import subgraph
 
 import graphferry.pyg as gp
 
+from conftest import wait_made_ahead
+
 pytest.importorskip("pymetis")
 
 
@@ -179,7 +181,8 @@ def test_graph_saint_draws_as_pygs_code_defines(cls, kw):
 @pytest.mark.parametrize("cls,kw", SAINTS)
 def test_graph_saint_norm_as_pygs(cls, kw, tmp_path):
     """sample_coverage > 0: PyG's normalisation, recomputed here from the
-    same draws (torch's generator replayed): node_norm = samples / count /
+    same draws (the engine's, from the seed torch's generator gave the
+    loader, replayed): node_norm = samples / count /
     N, edge_norm = count(source) / count(edge) clamped to 1e4, 0.1 where
     undefined; saved under PyG's file name and read back."""
     data = directed_data()
@@ -192,9 +195,10 @@ def test_graph_saint_norm_as_pygs(cls, kw, tmp_path):
     replay = cls(data, batch_size=12, num_steps=steps, log=False, **kw)
     node_count, edge_count = torch.zeros(n), torch.zeros(data.edge_index.size(1))
     samples = total = 0
+    draws = replay._norm_samples()  # the engine's draws of the estimate, from the same seed
     while total < n * coverage:
-        for i in range(steps):
-            node_idx, (_, _, edge_idx) = replay[i]
+        for _ in range(steps):
+            node_idx, edge_idx = next(draws)
             node_count[node_idx] += 1
             edge_count[edge_idx] += 1
             total += node_idx.numel()
@@ -212,6 +216,41 @@ def test_graph_saint_norm_as_pygs(cls, kw, tmp_path):
         data, batch_size=12, num_steps=steps, sample_coverage=coverage, log=False, save_dir=str(tmp_path), **kw
     )
     assert torch.equal(reread.node_norm, loader.node_norm)
+
+
+@pytest.mark.parametrize("cls,kw", SAINTS)
+def test_graph_saint_batches_are_made_ahead(cls, kw):
+    """The engine makes the subgraphs on its threads: after the first
+    batch, while the training thread holds no work, more batches are
+    finished than were consumed; every epoch draws anew."""
+    data = directed_data()
+    loader = cls(data, batch_size=12, num_steps=6, log=False, **kw)
+    it = iter(loader)
+    first = next(it)
+    engine = loader._loader
+    assert wait_made_ahead(engine) >= 3
+    # the engine gathers the node attributes and edge attributes too
+    assert {"x", "y", "nid"} <= {name for name, _ in engine._features}
+    assert {"edge_weight", "eid"} <= {name for name, _ in engine._edge_features}
+    assert len(list(it)) == 5
+    second = next(iter(loader))
+    assert not torch.equal(first.nid, second.nid) or not torch.equal(first.eid, second.eid)
+    loader.close()
+    assert engine.closed
+    assert len(list(loader)) == 6  # reopens
+
+
+def test_graph_saint_serves_replaced_attributes():
+    """Attributes replaced between epochs reach the next epoch's batches
+    (the engine's copies are refreshed), node- and edge-level."""
+    data = directed_data()
+    loader = gp.GraphSAINTEdgeSampler(data, batch_size=12, num_steps=3, log=False)
+    for batch in loader:
+        check_induced_data(data, batch)
+    data.x = data.x * 2 + 1
+    data.edge_weight = data.edge_weight + 3
+    for batch in loader:
+        check_induced_data(data, batch)
 
 
 def test_graph_saint_arguments():
@@ -277,6 +316,31 @@ def test_shadow_batches_are_pygs():
     assert alone.nid.tolist() == roots.tolist() and alone.edge_index.size(1) == 0
     with pytest.raises(ValueError, match="'depth' must be an int >= 0"):
         gp.ShaDowKHopSampler(data, -1, 3)
+
+
+def test_shadow_batches_are_made_ahead_and_reproducible():
+    """The engine's threads sample, induce and gather ahead of the training
+    loop; torch.manual_seed repeats the epochs (the seed and the shuffle are
+    torch's draws), and the next epoch samples anew."""
+    data = directed_data()
+    torch.manual_seed(1)
+    loader = gp.ShaDowKHopSampler(data, 2, 3, batch_size=8, shuffle=True)
+    it = iter(loader)
+    first = [next(it)]
+    engine = loader._loader
+    assert wait_made_ahead(engine) >= 3
+    assert {"x", "y"} <= {name for name, _ in engine._features}
+    first += list(it)
+    second = list(loader)
+    torch.manual_seed(1)
+    again = gp.ShaDowKHopSampler(data, 2, 3, batch_size=8, shuffle=True)
+    for epoch in (first, second):
+        mine = list(again)
+        assert len(mine) == len(epoch) == 10
+        for a, b in zip(mine, epoch):
+            assert torch.equal(a.nid, b.nid) and torch.equal(a.edge_index, b.edge_index)
+    assert any(not torch.equal(a.nid, b.nid) for a, b in zip(first, second))
+    loader.close()
 
 
 def test_shadow_as_dgls_shadow_on_the_same_edges():
@@ -371,3 +435,24 @@ def test_cluster_data_metis_partition():
             assert_same_data(batch, cd[i])
     with pytest.raises(ValueError, match="cannot split 120 nodes into 500 parts"):
         gp.ClusterData(data, num_parts=500, log=False)
+
+
+def test_cluster_loader_batches_are_made_ahead():
+    """The engine's threads make the batches (the subgraph and the
+    attributes it holds) ahead of the training loop; a replaced attribute
+    reaches the next epoch."""
+    data = directed_data()
+    cd = gp.ClusterData(data, num_parts=8, log=False)
+    loader = gp.ClusterLoader(cd, batch_size=1)
+    it = iter(loader)
+    next(it)
+    engine = loader._loader
+    assert wait_made_ahead(engine) >= 3
+    assert {"x", "y"} <= {name for name, _ in engine._features}
+    assert "edge_weight" in {name for name, _ in engine._edge_features}
+    assert len(list(it)) == 7
+    cd.data.x = cd.data.x + 1
+    cd.data.edge_weight = cd.data.edge_weight * 2
+    for ours, theirs in zip(loader, PyGClusterLoader(cd, batch_size=1)):
+        assert_same_data(ours, theirs)
+    loader.close()

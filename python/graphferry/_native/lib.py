@@ -219,6 +219,18 @@ GF_LINK_EDGE_IDS = 8
 GF_LINK_POS_OFFSETS = 9
 GF_LINK_NEG_OFFSETS = 10
 
+GF_SUBGRAPH_NODES = 1
+GF_SUBGRAPH_EDGES = 2
+GF_SUBGRAPH_WALKS = 3
+GF_SUBGRAPH_PARTS = 4
+GF_SUBGRAPH_KHOP = 5
+GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1 = 0
+GF_SUBGRAPH_WEIGHT_OUT_DEGREE = 1
+GF_SUBGRAPH_WEIGHT_INVERSE_DEGREE = 2
+GF_SUBGRAPH_WEIGHT_DEGREE_SUM = 3
+GF_SUBGRAPH_ORDER_SRC_EID = 0
+GF_SUBGRAPH_ORDER_SRC_DST = 1
+GF_SUBGRAPH_ORDER_DST_EID = 2
 GF_EDGES_COO = 0
 GF_EDGES_CSC = 1
 
@@ -671,6 +683,32 @@ class gf_edge_loader_options(ctypes.Structure):
 
     def __init__(self, **fields):
         super().__init__(struct_size=ctypes.sizeof(gf_edge_loader_options), **fields)
+
+
+# typedef struct gf_subgraph_loader_options {
+#   uint32_t struct_size; int32_t kind; const gf_loader_options *loader;
+#   int32_t weighting; int32_t edge_order; int64_t budget; int64_t walk_length;
+#   const DLTensor *part_offsets; const DLTensor *part_nodes; int32_t num_threads;
+#   int32_t num_edge_feature_names; const char *const *edge_feature_names;
+# } gf_subgraph_loader_options;
+class gf_subgraph_loader_options(ctypes.Structure):
+    _fields_ = [
+        ("struct_size", ctypes.c_uint32),
+        ("kind", ctypes.c_int32),
+        ("loader", ctypes.POINTER(gf_loader_options)),
+        ("weighting", ctypes.c_int32),
+        ("edge_order", ctypes.c_int32),
+        ("budget", ctypes.c_int64),
+        ("walk_length", ctypes.c_int64),
+        ("part_offsets", ctypes.POINTER(DLTensor)),
+        ("part_nodes", ctypes.POINTER(DLTensor)),
+        ("num_threads", ctypes.c_int32),
+        ("num_edge_feature_names", ctypes.c_int32),
+        ("edge_feature_names", ctypes.POINTER(ctypes.c_char_p)),
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_subgraph_loader_options), **fields)
 
 
 # The callbacks of a gf_comm (include/graphferry.h, "Communicators").
@@ -1356,6 +1394,18 @@ def gf_graph_induced_subgraph(
     out_dst: CtypesRef,
     out_edge_ids: CtypesRef,
     /,
+) -> int: ...
+
+
+# int gf_subgraph_loader_open(gf_graph *graph, const DLTensor *items,
+#                             const gf_subgraph_loader_options *options, gf_loader **out_loader);
+@cfunc(
+    "gf_subgraph_loader_open",
+    [gf_graph_p_ctypes, DLTensor_p, ctypes.POINTER(gf_subgraph_loader_options), c_void_pp],
+    ctypes.c_int,
+)
+def gf_subgraph_loader_open(
+    graph: int | None, items: CtypesRef, options: CtypesRef, out_loader: CtypesRef, /
 ) -> int: ...
 
 

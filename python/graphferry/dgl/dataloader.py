@@ -142,14 +142,15 @@ class DataLoader(EngineLoader):
       (:class:`~graphferry.dgl.hetero.HeteroBlocks`);
     * DGL's ``ShaDowKHopSampler`` on a homogeneous graph: DGL's
       ``(input_nodes, output_nodes, subgraph)``, the engine's k-hop sample
-      and the subgraph it induces (:class:`~graphferry.dgl.node.ShadowBatches`);
+      and the subgraph it induces, made ahead on the engine's threads
+      (:class:`~graphferry.dgl.node.ShadowBatches`);
     * DGL's ``ClusterGCNSampler`` (seeds: partition ids): the subgraph the
-      engine induces on the batch's partitions, made in the caller's thread
-      (:class:`~graphferry.dgl.node.ClusterBatches`);
+      engine induces on the batch's partitions, made ahead on the engine's
+      threads (:class:`~graphferry.dgl.node.ClusterBatches`);
     * DGL's ``SAINTSampler`` (modes ``'node'``, ``'edge'``, ``'walk'``;
-      seeds: DGL's placeholders, one subgraph a batch): the nodes drawn as
-      DGL draws them (walks by the engine) and the subgraph the engine
-      induces on them, made in the caller's thread, reproducible from
+      seeds: DGL's placeholders, one subgraph a batch): the nodes the
+      engine draws as DGL's sampler defines the draw, and the subgraph it
+      induces on them, made ahead on its threads, reproducible from
       ``seed`` (:class:`~graphferry.dgl.saint.SaintBatches`);
     * an edge prediction sampler (:func:`as_edge_prediction_sampler`, or
       DGL's) and seed EDGE ids (``{etype: eids}`` on a heterograph):
@@ -348,7 +349,7 @@ class DataLoader(EngineLoader):
         kind = next((k for s, k in one_by_one.items() if isinstance(graph_sampler, s)), None)
         if kind is not None:
             # One subgraph a batch (METIS partitions, GraphSAINT's draws):
-            # made in the caller's thread.
+            # the engine's subgraph loader makes them ahead.
             if per_type or comm is not None:
                 raise NotImplementedError(
                     f"graphferry serves {type(graph_sampler).__name__} on a homogeneous graph in one process"
@@ -356,6 +357,7 @@ class DataLoader(EngineLoader):
             if int(batch_size) <= 0:
                 raise ValueError(f"batch_size must be positive (got {batch_size})")
             self._subgraphs = kind(graph, indices, graph_sampler)
+            self._subgraphs.num_threads = num_threads
             if self.use_ddp:
                 self._subgraphs.seeds = ddp_seeds(self._subgraphs.seeds, drop_last)
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
@@ -411,6 +413,11 @@ class DataLoader(EngineLoader):
             seeds = ddp_seeds(seeds, drop_last)
         self.seed = loader_seed(seed, shared=shared, generator=generator)
         options = blocks.options(self.seed, num_threads)
+        opener = None
+        if isinstance(blocks, ShadowBatches) and comm is None:
+            # the engine's ShaDow loader: the subgraphs made induced ahead
+            batching = dict(batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, queue_capacity=queue_capacity)
+            opener = lambda **memory: blocks.engine_loader(seeds, options, **batching, **memory)  # noqa: E731
         try:
             self._open_engine(
                 blocks.graph,
@@ -424,6 +431,7 @@ class DataLoader(EngineLoader):
                 label_names=blocks.label_names,
                 comm=comm,
                 comm_timeout=comm_timeout(comm, timeout),
+                opener=opener,
                 transfer=transfer,
                 device=self.mode.device,
             )
@@ -490,3 +498,6 @@ class DataLoader(EngineLoader):
         edges = getattr(self, "_edges", None)
         if edges is not None:
             edges.close()
+        subgraphs = getattr(self, "_subgraphs", None)
+        if subgraphs is not None and hasattr(subgraphs, "close"):
+            subgraphs.close()

@@ -14,7 +14,9 @@ import dgl
 import torch
 
 from .. import _cache
+from .._loader import sync_edge_data
 from .._options import SampleOptions
+from .._subgraph import SubgraphLoader, SubgraphSample
 from ..errors import GF_EINVAL, InvalidArgumentError
 from ..sampling import SampledSubgraph, induced_subgraph
 from .blocks import to_blocks
@@ -27,6 +29,7 @@ __all__ = [
     "ClusterBatches",
     "SubgraphBatches",
     "induced_dgl",
+    "dgl_subgraph",
     "check_homogeneous_settings",
     "neighbor_options",
     "lazy_node_data",
@@ -171,8 +174,16 @@ def induced_dgl(graph: Any, g: Any, nodes: torch.Tensor, idtype: Any) -> Any:
     src, dst, eids = induced_subgraph(graph, nodes)
     # DGL's subgraph lists the edges by source (in the nodes' order), then edge id.
     order = torch.argsort(src * (int(eids.max()) + 1 if eids.numel() else 1) + eids)
-    src, dst, eids = src[order], dst[order], eids[order]
-    subg = dgl.graph((src.to(idtype), dst.to(idtype)), num_nodes=nodes.numel(), idtype=idtype)
+    return dgl_subgraph(g, nodes, torch.stack([src[order], dst[order]]), eids[order], idtype)
+
+
+def dgl_subgraph(g: Any, nodes: torch.Tensor, edge_index: torch.Tensor, eids: torch.Tensor, idtype: Any) -> Any:
+    """The DGLGraph of a subgraph the engine made (``edge_index``: positions
+    in ``nodes``, in the order to keep; ``eids`` the edges' ids), with
+    ``dgl.NID``/``dgl.EID`` and the data of the DGLGraph ``g`` (None: a
+    graphferry graph) attached lazily, as ``dgl.DGLGraph.subgraph``
+    attaches them."""
+    subg = dgl.graph((edge_index[0].to(idtype), edge_index[1].to(idtype)), num_nodes=nodes.numel(), idtype=idtype)
     ids = nodes.to(idtype)
     if g is not None:
         dgl.utils.set_new_frames(
@@ -187,26 +198,51 @@ def induced_dgl(graph: Any, g: Any, nodes: torch.Tensor, idtype: Any) -> Any:
 
 
 class SubgraphBatches:
-    """Batches of :class:`graphferry.dgl.DataLoader` made in the caller's
-    thread, one subgraph each, by the engine's calls (no sampling runs
-    ahead): DGL's ``ClusterGCNSampler`` (:class:`ClusterBatches`) and
-    ``SAINTSampler`` (:class:`graphferry.dgl.saint.SaintBatches`). A subclass
-    sets :attr:`graph` (the engine graph), :attr:`seeds` (what is batched)
-    and :meth:`batch`."""
+    """Batches of :class:`graphferry.dgl.DataLoader` that are one subgraph
+    each: DGL's ``ClusterGCNSampler`` (:class:`ClusterBatches`) and
+    ``SAINTSampler`` (:class:`graphferry.dgl.saint.SaintBatches`). A
+    subclass sets :attr:`graph` (the engine graph), :attr:`seeds` (what is
+    batched), :attr:`dgl_graph`, :attr:`idtype`, :attr:`prefetch_ndata`
+    and :attr:`prefetch_edata`, and :meth:`engine_draw`: the engine's
+    subgraph loader (:class:`graphferry._subgraph.SubgraphLoader`) then
+    makes the batches ahead on its threads -- node sets, induced subgraphs,
+    the prefetched data -- and each becomes DGL's subgraph here. Without
+    one (:meth:`engine_draw` None), :meth:`batch` makes each batch in the
+    caller's thread."""
 
     graph: Any
     seeds: torch.Tensor
+    dgl_graph: Any = None
+    idtype: Any = torch.int64
+    prefetch_ndata: list = []
+    prefetch_edata: list = []
+    num_threads: int = 0  # the engine's threads (the DataLoader sets them)
+    _loader: SubgraphLoader | None = None
+
+    def engine_draw(self) -> dict | None:
+        """The :class:`~graphferry._subgraph.SubgraphLoader` keywords of the
+        engine's node sets (``kind``, ...), or None."""
+        return None
+
+    def engine_items(self) -> torch.Tensor:
+        """What the engine loader batches: the seeds."""
+        return self.seeds
 
     def batch(self, seeds: torch.Tensor, seed: Any, key: int) -> Any:
-        """The subgraph of the batch of ``seeds``; ``key`` (``(epoch << 32) |
-        i`` for batch ``i``) and the loader's ``seed`` make its random
-        draws."""
+        """The subgraph of the batch of ``seeds``, made here; ``key``
+        (``(epoch << 32) | i`` for batch ``i``) and the loader's ``seed``
+        make its random draws."""
         raise NotImplementedError
 
     def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
-        """Epoch ``number``: the seeds batched (shuffled by torch from
-        ``seed`` and ``number`` when ``shuffle``), each batch's subgraph
-        made here; ``finish`` is applied to every batch."""
+        """Epoch ``number``: the engine loader's batches (made ahead on its
+        threads; shuffled by the engine from ``seed`` and ``number``), or
+        without an engine draw the seeds batched (shuffled by torch) and
+        each batch made here; ``finish`` is applied to every batch."""
+        if self.engine_draw() is not None:
+            for sample in self._engine_loader(seed, batch_size, shuffle, drop_last).epoch(number):
+                yield finish(self._subgraph(sample))
+            return
         n = self.seeds.numel()
         order = torch.arange(n)
         if shuffle:
@@ -216,14 +252,93 @@ class SubgraphBatches:
         for i, lo in enumerate(range(0, stop, batch_size)):
             yield finish(self.batch(self.seeds[order[lo : lo + batch_size]], seed, (number << 32) | i))
 
+    def _data_signature(self) -> tuple:
+        """What the engine loader's gathers depend on: the prefetched
+        tensors of the DGLGraph."""
+        g = self.dgl_graph
+        if g is None:
+            return ()
+        return tuple(_cache.tensor_signature(g.ndata[n]) for n in self.prefetch_ndata) + tuple(
+            _cache.tensor_signature(g.edata[n]) for n in self.prefetch_edata
+        )
+
+    def _engine_loader(self, seed: Any, batch_size: int, shuffle: bool, drop_last: bool) -> SubgraphLoader:
+        """The engine's loader (opened once, reopened when the DGLGraph's
+        prefetched data was replaced since): the node data and edge data the
+        engine holds are gathered on its threads; the rest is served by
+        DGL's lazy columns."""
+        items = self.engine_items()
+        signature = (
+            self._data_signature(),
+            int(seed),
+            int(batch_size),
+            bool(shuffle),
+            bool(drop_last),
+            _cache.tensor_signature(self.seeds),
+        )
+        loader = getattr(self, "_loader", None)
+        if loader is not None and not loader.closed and self._loader_signature == signature:
+            return loader
+        self.close()
+        g = self.dgl_graph
+        if g is not None:
+            lazy = lazy_node_data(self.graph, g, self.prefetch_ndata)
+            self._engine_ndata = [n for n in self.prefetch_ndata if n not in lazy]
+            self._engine_edata = sync_edge_data(self.graph, {n: g.edata[n] for n in self.prefetch_edata})
+            self._edata_signatures = {n: _cache.tensor_signature(g.edata[n]) for n in self._engine_edata}
+        else:
+            self._engine_ndata, self._engine_edata = list(self.prefetch_ndata), []
+        self._loader = SubgraphLoader(
+            self.graph,
+            items,
+            **self.engine_draw(),
+            edge_order="src_eid",
+            seed=int(seed),
+            batch_size=batch_size,
+            shuffle=shuffle,
+            drop_last=drop_last,
+            feature_names=self._engine_ndata,
+            edge_feature_names=self._engine_edata,
+            num_threads=self.num_threads,
+        )
+        self._loader_signature = signature
+        return self._loader
+
+    def close(self) -> None:
+        """Closes the engine loader (it reopens on the next epoch)."""
+        loader, self._loader = getattr(self, "_loader", None), None
+        if loader is not None:
+            loader.close()
+
+    def _subgraph(self, sample: SubgraphSample) -> Any:
+        """The DGLGraph of one engine batch, as ``dgl.DGLGraph.subgraph``
+        gives it (the engine lists the edges in its order), with the
+        gathered data in place of the lazy columns."""
+        g = self.dgl_graph
+        subg = dgl_subgraph(g, sample.nodes, sample.edge_index, sample.edge_ids, self.idtype)
+        if g is not None:
+            drop_replaced_node_data(self.graph, g, sample.node_data)
+        for name, rows in sample.node_data.items():
+            subg.ndata[name] = rows
+        for name, rows in sample.edge_data.items():
+            if _cache.tensor_signature(g.edata[name]) == self._edata_signatures.get(name):  # not replaced since
+                subg.edata[name] = rows
+        # DGL's loader prefetches these: read now, not when first used
+        for name in self.prefetch_ndata:
+            subg.ndata[name] = subg.ndata[name]
+        for name in self.prefetch_edata:
+            subg.edata[name] = subg.edata[name]
+        return subg
+
 
 class ClusterBatches(SubgraphBatches):
     """The batches of :class:`graphferry.dgl.DataLoader` with DGL's
     ``ClusterGCNSampler``: the seeds are partition ids of the sampler's
     METIS partition (computed by DGL when the sampler was made), and each
-    batch is the subgraph the engine induces on the nodes of its partitions
-    (``gf_graph_induced_subgraph``), in the sampler's node order, as DGL's
-    ``ClusterGCNSampler.sample`` gives it."""
+    batch is the subgraph the engine induces on the nodes of its partitions,
+    in the sampler's node order, as DGL's ``ClusterGCNSampler.sample`` gives
+    it, made ahead on the engine's threads with ``prefetch_ndata`` /
+    ``prefetch_edata`` (the engine's subgraph loader over the parts)."""
 
     def __init__(self, graph: Any, indices: Any, sampler: Any):
         self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
@@ -235,27 +350,52 @@ class ClusterBatches(SubgraphBatches):
         k = self.offsets.numel() - 1
         if self.seeds.numel() and (int(self.seeds.min()) < 0 or int(self.seeds.max()) >= k):
             raise ValueError(f"partition ids out of range [0, {k}) (the ClusterGCNSampler has {k} partitions)")
+        self.prefetch_ndata = list(getattr(sampler, "prefetch_ndata", None) or [])
+        self.prefetch_edata = list(getattr(sampler, "prefetch_edata", None) or [])
+        if self.dgl_graph is None and self.prefetch_edata:
+            raise ValueError(
+                "prefetch_edata needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
+                f"got prefetch_edata={self.prefetch_edata}"
+            )
 
-    def batch(self, parts: torch.Tensor, seed: Any = None, key: int = 0) -> Any:
-        nodes = torch.cat([self.node_ids[self.offsets[i] : self.offsets[i + 1]] for i in parts.tolist()])
-        return induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
+    def engine_draw(self) -> dict:
+        return dict(kind="parts", part_offsets=self.offsets, part_nodes=self.node_ids)
 
 
 class ShadowBatches(NodeBlocks):
     """The batches of :class:`graphferry.dgl.DataLoader` with DGL's
     ``ShaDowKHopSampler``: the engine samples the k-hop neighbourhood of the
     seeds as DGL's does (each hop expands every node reached so far, fan-outs
-    applied from the last) and gathers the prefetched node data on its
-    threads; each batch becomes DGL's ``(input_nodes, output_nodes,
-    subgraph)``, the subgraph induced on the sampled nodes (the engine's
-    induced-subgraph call, ``gf_graph_induced_subgraph``, in the training
-    thread), its nodes in the sample's order (seeds first), its edges in
-    the order ``dgl.DGLGraph.subgraph`` gives them, with ``dgl.NID``,
-    ``dgl.EID`` and the graph's data attached lazily, as DGL attaches them."""
+    applied from the last), makes it induced and gathers the prefetched node
+    data on its threads, ahead of the training loop (its ShaDow loader,
+    :meth:`engine_loader`); each batch becomes DGL's ``(input_nodes,
+    output_nodes, subgraph)``, its nodes in the sample's order (seeds
+    first), its edges in the order ``dgl.DGLGraph.subgraph`` gives them,
+    with ``dgl.NID``, ``dgl.EID`` and the graph's data attached lazily, as
+    DGL attaches them. (With ``comm=``, the distributed loader samples and
+    the subgraph is induced in the training thread.)"""
 
-    def convert(self, sub: SampledSubgraph) -> tuple:
+    def engine_loader(self, seeds: torch.Tensor, options: SampleOptions, **kwargs: Any) -> SubgraphLoader:
+        """The engine's ShaDow loader over ``seeds`` sampling with
+        ``options``; ``kwargs``: batching and memory, as
+        :class:`~graphferry._subgraph.SubgraphLoader` takes them."""
+        return SubgraphLoader(
+            self.graph,
+            seeds,
+            kind="khop",
+            options=options,
+            edge_order="src_eid",
+            feature_names=self.feature_names,
+            label_names=self.label_names,
+            **kwargs,
+        )
+
+    def convert(self, sub: SampledSubgraph | SubgraphSample) -> tuple:
         g, idtype = self.dgl_graph, self.idtype
-        subg = induced_dgl(self.graph, g, sub.nodes, idtype)
+        if isinstance(sub, SubgraphSample):  # made induced by the engine, ahead
+            subg = dgl_subgraph(g, sub.nodes, sub.edge_index, sub.edge_ids, idtype)
+        else:  # a distributed loader's sample: induced here
+            subg = induced_dgl(self.graph, g, sub.nodes, idtype)
         ids = subg.ndata[dgl.NID]
         sources = getattr(self.graph, "_dgl_sources", {})
         for name, value in sub.node_data.items():  # gathered by the engine: taken as they are

@@ -14,10 +14,15 @@ of that mode draws it, and is the subgraph the engine induces on it
   from each (the engine's walk, ``gf_random_walk``, on the reversed graph),
   every node visited kept.
 
-The draws of nodes and edges are torch's, as DGL's are (see
-:class:`graphferry._subgraph.WeightedDraw`), from the batch's own generator
-(the loader's seed and the batch key), so that an epoch is reproducible
-from ``seed``.
+The three modes are the engine's subgraph loader
+(:class:`graphferry._subgraph.SubgraphLoader`, ``gf_subgraph_loader_open``):
+the engine draws each batch's nodes from its own random stream (the
+loader's seed and the batch key, so that an epoch is reproducible from
+``seed``), induces the subgraph and gathers ``prefetch_ndata`` /
+``prefetch_edata`` on its threads, ahead of the training loop; this module
+turns each batch into the ``DGLGraph`` DGL's sampler returns. A subclass
+with a draw of its own is called here, batch by batch, and the engine
+induces the subgraph of the nodes it returns.
 """
 
 from __future__ import annotations
@@ -28,12 +33,9 @@ from typing import Any
 import dgl
 import torch
 
-from .. import _cache
-from .._subgraph import WeightedDraw, batch_generator, visited
 from ..errors import GF_EINVAL, InvalidArgumentError
 from .convert import as_graph
 from .node import SubgraphBatches, induced_dgl
-from .walk import random_walk
 
 __all__ = ["SaintBatches", "saint_mode"]
 
@@ -65,12 +67,14 @@ class SaintBatches(SubgraphBatches):
     """How :class:`graphferry.dgl.DataLoader` serves DGL's ``SAINTSampler``:
     the seeds are DGL's placeholders (only their number counts: one
     subgraph per batch of them), and each batch is the subgraph of the
-    nodes its mode draws (see the module's doc), made here, its nodes in
-    increasing id order, its edges as ``dgl.DGLGraph.subgraph`` lists them,
-    ``dgl.NID``/``dgl.EID`` and the graph's data attached as DGL attaches
-    them and ``prefetch_ndata``/``prefetch_edata`` gathered. A subclass of
+    nodes its mode draws (see the module's doc), made ahead by the engine's
+    subgraph loader, its nodes in increasing id order, its edges as
+    ``dgl.DGLGraph.subgraph`` lists them, ``dgl.NID``/``dgl.EID`` and the
+    graph's data attached as DGL attaches them and
+    ``prefetch_ndata``/``prefetch_edata`` gathered. A subclass of
     ``SAINTSampler`` with a draw of its own has it called on the DGLGraph,
-    and the engine induces the subgraph of the nodes it returns."""
+    in the caller's thread, and the engine induces the subgraph of the
+    nodes it returns."""
 
     def __init__(self, graph: Any, indices: Any, sampler: Any):
         self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
@@ -89,10 +93,8 @@ class SaintBatches(SubgraphBatches):
             self.walk_length = _count(budget[1], "budget[1] (walk_length)")
         elif self.mode is not None:
             self.budget = _count(sampler.budget, "budget")
-        self._draw: WeightedDraw | None = None
         self.prefetch_ndata = list(sampler.prefetch_ndata)
         self.prefetch_edata = list(sampler.prefetch_edata)
-        self._node_data: dict[str, torch.Tensor] = {}
         g = self.dgl_graph
         if g is not None:
             for what, names, have in (("ndata", self.prefetch_ndata, g.ndata), ("edata", self.prefetch_edata, g.edata)):
@@ -113,65 +115,34 @@ class SaintBatches(SubgraphBatches):
                 raise InvalidArgumentError(
                     GF_EINVAL, f"the graphferry.Graph has no node data {missing} to prefetch (it has {sorted(held)})"
                 )
-            self._node_data = {n: self.graph.get_node_data(n) for n in self.prefetch_ndata}
 
-    def _edges(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The graph's edges ``(src, dst)``, int64, in edge id order."""
-        if self.dgl_graph is not None:
-            src, dst = self.dgl_graph.edges(order="eid")
-            return src.to(torch.int64), dst.to(torch.int64)
-        src, dst, _ = self.graph.edges("coo")
-        return src, dst
-
-    def _weights(self) -> WeightedDraw:
-        """DGL's probabilities of the node or edge mode, made once."""
-        if self._draw is None:
-            n = self.graph.num_nodes
-            src, dst = self._edges()
-            out_deg = torch.bincount(src, minlength=n).to(torch.float64).clamp(min=1)
-            if self.mode == "node":
-                self._draw = WeightedDraw(out_deg, "nodes")
-            else:
-                in_deg = torch.bincount(dst, minlength=n).to(torch.float64).clamp(min=1)
-                self._draw = WeightedDraw(1.0 / in_deg[dst] + 1.0 / out_deg[src], "edges")
-        return self._draw
-
-    def _walk(self, roots: torch.Tensor, seed: int) -> torch.Tensor:
-        """The engine's walks from ``roots`` along out-edges."""
-        if self.dgl_graph is not None:
-            return random_walk(self.dgl_graph, roots, length=self.walk_length, seed=seed)[0]
-
-        def edges():
-            src, dst = self._edges()
-            return src, dst, self.graph.num_nodes, None
-
-        traces, _ = _cache.walk_reversed(
-            self.graph, "out", edges, roots, self.walk_length, biased=False, restart_prob=0.0, seed=seed
-        )
-        return traces
-
-    def nodes(self, generator: torch.Generator) -> torch.Tensor:
-        """The distinct nodes of one draw, sorted, int64."""
-        if self.mode == "node":
-            return self._weights()(self.budget, generator).unique()
-        if self.mode == "edge":
-            edges = self._weights()(self.budget, generator).unique()
-            src, dst = self._edges()
-            return torch.cat([src[edges], dst[edges]]).unique()
+    def engine_draw(self) -> dict | None:
+        """The engine's draw of a built-in mode (None: a subclass's own,
+        made here)."""
+        if self.mode is None:
+            return None
         if self.mode == "walk":
-            roots = torch.randint(0, max(self.graph.num_nodes, 1), (self.num_roots,), generator=generator)
-            if self.graph.num_nodes == 0:
-                roots = roots[:0]
-            seed = int(torch.randint(0, 2**63 - 1, (), generator=generator))
-            return visited(self._walk(roots, seed))
-        return torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
+            return dict(kind="walks", budget=self.num_roots, walk_length=self.walk_length)
+        weighting = "out_degree_min1" if self.mode == "node" else "inverse_degree"
+        return dict(kind=f"{self.mode}s", weighting=weighting, budget=self.budget)
+
+    def engine_items(self) -> torch.Tensor:
+        """Placeholders: only their number counts (one node set a batch)."""
+        return torch.arange(self.seeds.numel())
+
+    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
+        """As :class:`SubgraphBatches`'s; the placeholders are never
+        shuffled (only their number counts)."""
+        return super().epoch(number, seed, batch_size, False, drop_last, finish)
 
     def batch(self, seeds: torch.Tensor, seed: Any, key: int) -> Any:
-        nodes = self.nodes(batch_generator(seed, key))
+        """The batch of a subclass's own draw (called on the DGLGraph, from
+        torch's and DGL's generators as DGL calls it), made here."""
+        nodes = torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
         subg = induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
-        # DGL's loader prefetches these: gathered now, not when first read
+        # DGL's loader prefetches these: read now, not when first used
         for name in self.prefetch_ndata:
-            subg.ndata[name] = self._node_data[name][nodes] if self.dgl_graph is None else subg.ndata[name]
+            subg.ndata[name] = subg.ndata[name]
         for name in self.prefetch_edata:
             subg.edata[name] = subg.edata[name]
         return subg

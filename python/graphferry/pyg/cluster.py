@@ -8,10 +8,13 @@ subgraphs: PyG's ``ClusterData`` partitions with ``torch_sparse``'s or
   graph made undirected without self-loops (METIS partitions undirected
   graphs; PyG hands it the edges as they are): the same permuted ``data``
   and ``partition`` as PyG's, so PyG's own ``ClusterLoader`` takes it too.
-* :class:`ClusterLoader` is PyG's, each batch (the union of its clusters)
-  made by the engine's induced-subgraph call on the partitioned graph: the
-  ``Data`` PyG's ``ClusterLoader`` gives, node for node and edge for edge.
-  It takes PyG's ``ClusterData`` too.
+* :class:`ClusterLoader` is PyG's, each batch (the union of its clusters,
+  the subgraph they induce in the partitioned graph and the node and edge
+  attributes gathered for it) made ahead of the training loop by the
+  engine's subgraph loader (:class:`graphferry._subgraph.SubgraphLoader`),
+  in the order torch's sampler gives the clusters (``shuffle=True``: from
+  torch's generator, as PyG's): the ``Data`` PyG's ``ClusterLoader`` gives,
+  node for node and edge for edge. It takes PyG's ``ClusterData`` too.
 
 .. code-block:: python
 
@@ -32,10 +35,11 @@ from torch_geometric.loader import ClusterLoader as _ClusterLoader
 from torch_geometric.utils import select
 
 from .. import _cache
-from .._subgraph import in_process_kwargs
+from .._loader import sync_edge_data
+from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
+from ..errors import GF_ESTATE, GraphferryError
 from ..graph import Graph
 from ..partition import metis_parts, symmetric_adjacency
-from .subgraph import induced_coo
 
 __all__ = ["ClusterData", "ClusterLoader"]
 
@@ -73,31 +77,107 @@ class ClusterLoader(_ClusterLoader):
     :class:`ClusterData` or PyG's), each the subgraph the engine induces on
     their nodes, as PyG's: nodes cluster after cluster, edges by source
     (``sparse_format="csr"``; by target with ``"csc"``) in the partition's
-    order, node- and edge-level attributes indexed to them.
-    ``num_workers > 0`` is accepted and nothing is forked (the engine's
-    library must not cross a fork); the worker-only arguments are ignored.
+    order, node- and edge-level attributes indexed to them. The engine's
+    threads make the batches ahead of the training loop, the attributes
+    they can hold gathered with them; the clusters' order is torch's
+    sampler's (PyG's shuffle). ``num_workers > 0`` is accepted and nothing
+    is forked (the engine's library must not cross a fork); the
+    worker-only arguments are ignored.
     """
 
     def __init__(self, cluster_data: Any, **kwargs: Any):
-        kwargs, _ = in_process_kwargs(kwargs)
+        kwargs, self.num_threads = in_process_kwargs(kwargs)
         self.graph = _partition_graph(cluster_data)
+        self._loader: SubgraphLoader | None = None
+        self._order: torch.Tensor | None = None
+        self._held: tuple[list[str], dict[str, Any]] = ([], {})
         super().__init__(cluster_data, **kwargs)
 
-    def _collate(self, batch: Any) -> Any:
-        batch = torch.as_tensor(batch, dtype=torch.int64).view(-1)
+    def _hold(self) -> tuple[list[str], dict[str, Any]]:
+        """Hands the engine graph the data's node attributes (rows along
+        dim 0, a dtype it carries) and edge attributes it does not hold
+        yet: the names it gathers, and the signatures of the edge
+        attributes it got."""
         data = self.cluster_data.data
-        part = self.cluster_data.partition
-        starts, ends = part.partptr[batch], part.partptr[batch + 1]
-        node = torch.cat([torch.arange(int(s), int(e)) for s, e in zip(starts, ends)])
-        by = "src" if part.sparse_format == "csr" else "dst"
-        row, col, edge = induced_coo(self.graph, node, by=by, then="eid")
+        nodes = []
+        sources = getattr(self.graph, "_cluster_sources", None)
+        if sources is None:
+            sources = self.graph._cluster_sources = {}
+        edges = {}
+        for key, value in data.items():
+            if not isinstance(value, torch.Tensor) or value.dim() == 0 or data.__cat_dim__(key, value) != 0:
+                continue
+            if data.is_node_attr(key):
+                signature = _cache.tensor_signature(value)
+                if sources.get(key) != signature:
+                    try:
+                        self.graph.set_node_data(key, value)
+                    except TypeError:  # a dtype the engine does not carry
+                        continue
+                    except GraphferryError as err:
+                        if err.code == GF_ESTATE:  # another loader reads it: indexed here
+                            continue
+                        raise
+                    sources[key] = signature
+                nodes.append(key)
+            elif data.is_edge_attr(key) and key != "edge_index":
+                edges[key] = value
+        held = sync_edge_data(self.graph, edges)
+        return nodes, {key: _cache.tensor_signature(edges[key]) for key in held}
+
+    def __iter__(self) -> Any:
+        """One epoch: the clusters in torch's sampler's order, batched, each
+        batch made ahead by the engine."""
+        # torch's own iteration (its draws, as PyG's loader makes them) of
+        # the cluster ids: _collate keeps each batch's ids
+        order = torch.cat([torch.zeros(0, dtype=torch.int64), *super().__iter__()])
+        held = self._held
+        if self._loader is None or self._loader.closed or not torch.equal(order, self._order):
+            self.close()
+            self._held = held = self._hold()
+            part = self.cluster_data.partition
+            self._loader = SubgraphLoader(
+                self.graph,
+                order,
+                kind="parts",
+                part_offsets=part.partptr.to(torch.int64),
+                edge_order="src_eid" if part.sparse_format == "csr" else "dst_eid",
+                batch_size=self.batch_size,
+                drop_last=self.drop_last,
+                feature_names=held[0],
+                edge_feature_names=list(held[1]),
+                num_threads=self.num_threads,
+            )
+            self._order = order
+        for sample in self._loader.epoch(0):
+            yield self._data(sample)
+
+    def close(self) -> None:
+        """Stops the engine's threads of this loader (they restart on the
+        next epoch)."""
+        if self._loader is not None:
+            self._loader.close()
+
+    def _collate(self, batch: Any) -> torch.Tensor:
+        """The cluster ids of one batch of torch's sampler."""
+        return torch.as_tensor(batch, dtype=torch.int64).view(-1)
+
+    def _data(self, sample: SubgraphSample) -> Any:
+        data = self.cluster_data.data
+        node, edge = sample.nodes, sample.edge_ids
         out = copy.copy(data)
         for key, value in data.items():
             if key == "num_nodes":
                 out.num_nodes = node.numel()
             elif data.is_node_attr(key):
-                out[key] = select(value, node, dim=data.__cat_dim__(key, value))
+                rows = sample.node_data.get(key)
+                if rows is None or _cache.tensor_signature(value) != self.graph._cluster_sources.get(key):
+                    rows = select(value, node, dim=data.__cat_dim__(key, value))
+                out[key] = rows
             elif data.is_edge_attr(key):
-                out[key] = select(value, edge, dim=data.__cat_dim__(key, value))
-        out.edge_index = torch.stack([row, col], dim=0)
+                rows = sample.edge_data.get(key)
+                if rows is None or _cache.tensor_signature(value) != self._held[1].get(key):
+                    rows = select(value, edge, dim=data.__cat_dim__(key, value))
+                out[key] = rows
+        out.edge_index = sample.edge_index
         return out

@@ -17,9 +17,13 @@ increasing id order, its edges sorted by source then target as PyG's
         out = model(batch.x, batch.edge_index, batch.edge_norm * batch.edge_weight)
         loss = (F.nll_loss(out, batch.y, reduction="none") * batch.node_norm)[batch.train_mask].sum()
 
-Draws are torch's, from torch's default generator as PyG's are
-(``torch.manual_seed`` makes an epoch reproducible); the walks are the
-engine's (``gf_random_walk``), seeded from the same generator.
+The draws, the induced subgraphs and their node and edge indices are the
+engine's subgraph loader's (:class:`graphferry._subgraph.SubgraphLoader`),
+made ahead of the training loop on its threads; this module turns each
+batch into PyG's ``Data``. The loader's seed is drawn from torch's default
+generator when it is made (``torch.manual_seed`` before it makes its
+epochs reproducible); epoch ``e``'s batches come from the engine's streams
+of that seed and ``e``.
 """
 
 from __future__ import annotations
@@ -29,10 +33,14 @@ from typing import Any
 
 import torch
 
-from .._subgraph import WeightedDraw, in_process_kwargs, visited
+from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
 from ..sampling import random_seed
-from .subgraph import check_edge_index, induced_coo, topology_graph
-from .walk import random_walk
+from .convert import as_graph
+from .subgraph import HeldAttributes, check_edge_index
+
+# Added to the loader's seed for the normalisation estimate's draws, so
+# that they are not the training epochs'.
+_NORM_SEED = 0x6E6F726D
 
 __all__ = ["GraphSAINTSampler", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler", "GraphSAINTRandomWalkSampler"]
 
@@ -82,12 +90,18 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         self.sample_coverage = sample_coverage
         self.save_dir = save_dir
         self.log = log
-        self.N = N = int(data.num_nodes)
+        self.N = int(data.num_nodes)
         self.E = int(edge_index.size(1))
         self.edge_index = edge_index
         self.row, self.col = edge_index[0].to(torch.int64), edge_index[1].to(torch.int64)
         self.data = data
-        self.graph = topology_graph(data, edge_index, N)
+        # The engine graph with the Data's node attributes (as PyG's
+        # NeighborLoader converts it): the engine gathers them.
+        self.graph = as_graph(data)
+        self.seed = random_seed()  # from torch's generator, as PyG's draws are
+        self._epoch = 0
+        self._loader: SubgraphLoader | None = None
+        self._held: HeldAttributes | None = None
         super().__init__(self, batch_size=1, collate_fn=self._collate, **kwargs)
         if self.sample_coverage > 0:
             path = osp.join(save_dir or "", self._filename)
@@ -105,31 +119,88 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
     def __len__(self) -> int:
         return self.num_steps
 
-    def _sample_nodes(self, batch_size: int) -> torch.Tensor:
+    def _draw(self) -> dict:
+        """The engine's draw of this sampler (``SubgraphLoader``'s kind,
+        weighting and budget)."""
         raise NotImplementedError
 
-    def __getitem__(self, idx: int) -> tuple[torch.Tensor, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
-        node_idx = self._sample_nodes(self._batch_size).unique()
-        return node_idx, induced_coo(self.graph, node_idx)
+    def _engine(self, seed: int, gather: bool = True) -> SubgraphLoader:
+        """An engine loader of ``num_steps`` batches an epoch, edges sorted
+        by source then target as PyG's ``SparseTensor`` lists them; with
+        ``gather``, the node and edge attributes the engine holds are
+        gathered on its threads."""
+        nodes, edges = [], []
+        if gather:
+            self._held = HeldAttributes(self.data, self.graph, self.N, self.E)
+            nodes, edges = self._held.node_names, self._held.edge_names
+        return SubgraphLoader(
+            self.graph,
+            torch.arange(max(int(self.num_steps), 0)),  # placeholders: one batch each
+            **self._draw(),
+            edge_order="src_dst",
+            seed=seed,
+            batch_size=1,
+            feature_names=nodes,
+            edge_feature_names=edges,
+            num_threads=self.num_threads,
+        )
+
+    def __getitem__(self, idx: int) -> Any:
+        raise TypeError(
+            f"graphferry's {type(self).__name__} draws its subgraphs on the engine's threads, ahead of the "
+            "training loop: iterate the loader (no batch is drawn by index)"
+        )
+
+    def __iter__(self) -> Any:
+        """One epoch: the engine's ``num_steps`` batches (made ahead on its
+        threads), each turned into PyG's ``Data``."""
+        graph = as_graph(self.data)  # reconverted when the Data's node attributes changed
+        replaced = self._held is not None and self._held.replaced()
+        if self._loader is None or self._loader.closed or graph is not self.graph or replaced:
+            self.close()
+            self.graph = graph
+            self._loader = self._engine(self.seed)
+        epoch, self._epoch = self._epoch, self._epoch + 1
+        for sample in self._loader.epoch(epoch):
+            yield self._collate([sample])
+
+    def close(self) -> None:
+        """Stops the engine's threads of this loader (they restart on the
+        next epoch)."""
+        if self._loader is not None:
+            self._loader.close()
 
     def _collate(self, data_list: list) -> Any:
-        (node_idx, (row, col, edge_idx)) = data_list[0]
+        sample: SubgraphSample = data_list[0]
+        node_idx, edge_idx = sample.nodes, sample.edge_ids
         data = self.data.__class__()
         data.num_nodes = node_idx.size(0)
-        data.edge_index = torch.stack([row, col], dim=0)
+        data.edge_index = sample.edge_index
         for key, item in self.data:
             if key in ("edge_index", "num_nodes"):
                 continue
-            if isinstance(item, torch.Tensor) and item.dim() > 0 and item.size(0) == self.N:
-                data[key] = item[node_idx]
-            elif isinstance(item, torch.Tensor) and item.dim() > 0 and item.size(0) == self.E:
-                data[key] = item[edge_idx]
-            else:
-                data[key] = item
+            rows = self._held.rows(key, item, sample) if isinstance(item, torch.Tensor) else None
+            data[key] = rows if rows is not None else item
         if self.sample_coverage > 0:
             data.node_norm = self.node_norm[node_idx]
             data.edge_norm = self.edge_norm[edge_idx]
         return data
+
+    def _norm_samples(self) -> Any:
+        """The normalisation estimate's draws, ``(node_idx, edge_idx)`` of
+        each subgraph: the engine's epochs 0, 1, ... of the loader's seed
+        plus a constant (not the training epochs' draws)."""
+        if self.num_steps <= 0:
+            return
+        loader = self._engine((self.seed + _NORM_SEED) & 0xFFFF_FFFF_FFFF_FFFF, gather=False)
+        try:
+            epoch = 0
+            while True:
+                for sample in loader.epoch(epoch):
+                    yield sample.nodes, sample.edge_ids
+                epoch += 1
+        finally:
+            loader.close()
 
     def _compute_norm(self) -> tuple[torch.Tensor, torch.Tensor]:
         """PyG's estimate: subgraphs drawn ``num_steps`` at a time until
@@ -145,17 +216,17 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
 
             bar = tqdm(total=self.N * self.sample_coverage, desc="Compute GraphSAINT normalization")
         num_samples = total_sampled_nodes = 0
-        while total_sampled_nodes < self.N * self.sample_coverage:
-            for i in range(self.num_steps):
-                node_idx, (_, _, edge_idx) = self[i]
+        draws = self._norm_samples()
+        while total_sampled_nodes < self.N * self.sample_coverage and self.num_steps > 0:
+            for _ in range(self.num_steps):
+                node_idx, edge_idx = next(draws)
                 node_count[node_idx] += 1
                 edge_count[edge_idx] += 1
                 total_sampled_nodes += node_idx.size(0)
                 if bar is not None:
                     bar.update(node_idx.size(0))
             num_samples += self.num_steps
-            if self.num_steps <= 0:
-                break
+        draws.close()
         if bar is not None:
             bar.close()
         edge_norm = (node_count[self.row] / edge_count).clamp_(0, 1e4)
@@ -169,12 +240,12 @@ class GraphSAINTNodeSampler(GraphSAINTSampler):
     r"""PyG's ``GraphSAINTNodeSampler``: ``batch_size`` nodes drawn with
     replacement, each the source of an edge drawn uniformly (so in
     proportion to its out-degree), the distinct ones kept (see
-    :class:`GraphSAINTSampler`)."""
+    :class:`GraphSAINTSampler`); the engine's draws."""
 
-    def _sample_nodes(self, batch_size: int) -> torch.Tensor:
+    def _draw(self) -> dict:
         if self.E == 0:
             raise ValueError("GraphSAINTNodeSampler draws the sources of edges: the graph has none")
-        return self.row[torch.randint(0, self.E, (batch_size,), dtype=torch.long)]
+        return dict(kind="nodes", weighting="out_degree", budget=self._batch_size)
 
 
 class GraphSAINTEdgeSampler(GraphSAINTSampler):
@@ -182,18 +253,12 @@ class GraphSAINTEdgeSampler(GraphSAINTSampler):
     replacement, edge ``u -> v`` with probability in proportion to PyG's
     weight ``in_degree(u) + out_degree(v)`` (PyG's code; the paper's
     ``1/deg(u) + 1/deg(v)`` is DGL's ``SAINTSampler('edge')``), and the ends
-    of the edges drawn kept (see :class:`GraphSAINTSampler`). PyG draws
-    the same distribution with a ``[batch_size, E]`` random matrix; this
-    draws from the cumulative weights instead."""
+    of the edges drawn kept (see :class:`GraphSAINTSampler`); the engine's
+    draws (PyG draws the same distribution with a ``[batch_size, E]``
+    random matrix)."""
 
-    def _sample_nodes(self, batch_size: int) -> torch.Tensor:
-        draw = getattr(self, "_draw", None)
-        if draw is None:
-            in_deg = torch.bincount(self.col, minlength=self.N).to(torch.float64)
-            out_deg = torch.bincount(self.row, minlength=self.N).to(torch.float64)
-            draw = self._draw = WeightedDraw(in_deg[self.row] + out_deg[self.col] + 1e-10, "edges")
-        edges = draw(batch_size)
-        return torch.cat([self.col[edges], self.row[edges]], -1)
+    def _draw(self) -> dict:
+        return dict(kind="edges", weighting="degree_sum", budget=self._batch_size)
 
 
 class GraphSAINTRandomWalkSampler(GraphSAINTSampler):
@@ -225,7 +290,5 @@ class GraphSAINTRandomWalkSampler(GraphSAINTSampler):
     def _filename(self) -> str:
         return f"{self.__class__.__name__.lower()}_{self.walk_length}_{self.sample_coverage}.pt"
 
-    def _sample_nodes(self, batch_size: int) -> torch.Tensor:
-        start = torch.randint(0, self.N, (batch_size,), dtype=torch.long)
-        traces = random_walk(self.edge_index, start, self.walk_length, num_nodes=self.N, seed=random_seed())
-        return visited(traces)
+    def _draw(self) -> dict:
+        return dict(kind="walks", budget=self._batch_size, walk_length=self.walk_length)

@@ -2,9 +2,11 @@ r"""PyG's ``torch_geometric.loader.ShaDowKHopSampler`` served by the engine
 (PyG's needs ``torch_sparse``'s ``ego_k_hop_sample_adj``): every seed of a
 batch gets a subgraph of its own, the ``depth``-hop in-neighbourhood the
 engine samples around it (disjoint sampling, ``num_neighbors`` per node and
-hop) and every edge of the graph among those nodes (the engine's
-induced-subgraph call on the batch's nodes, each edge then given to every
-subgraph holding both its ends), batched as PyG batches them.
+hop) and every edge of the graph among those nodes, batched as PyG batches
+them. The engine's ShaDow loader (:class:`graphferry._subgraph.SubgraphLoader`,
+``kind="khop"``) samples, makes the subgraphs induced and gathers the
+attributes it holds on its threads, ahead of the training loop, the seeds
+in the order torch's sampler gives them (PyG's shuffle).
 
 .. code-block:: python
 
@@ -25,9 +27,10 @@ import torch
 from torch_geometric.data import Batch
 
 from .._options import SampleOptions
-from .._subgraph import in_process_kwargs
-from ..sampling import induced_subgraph, random_seed, sample_with_options
-from .subgraph import check_edge_index, sort_coo, topology_graph
+from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
+from ..sampling import random_seed
+from .convert import as_graph
+from .subgraph import HeldAttributes, check_edge_index
 
 __all__ = ["ShaDowKHopSampler"]
 
@@ -80,77 +83,87 @@ class ShaDowKHopSampler(torch.utils.data.DataLoader):
         self.replace = bool(replace)
         self.num_nodes = int(data.num_nodes)
         self.num_edges = int(edge_index.size(1))
-        self.graph = topology_graph(data, edge_index, self.num_nodes)
+        self.graph = as_graph(data)  # with the node attributes, which the engine gathers
         if node_idx is None:
             node_idx = torch.arange(self.num_nodes)
         elif node_idx.dtype == torch.bool:
             node_idx = node_idx.nonzero(as_tuple=False).view(-1)
         self.node_idx = node_idx
+        # every batch's samples come from this seed (torch's generator
+        # gives it, as PyG's draws come from torch's) and the epoch
+        self.seed = random_seed()
+        self._epoch = 0
+        self._loader: SubgraphLoader | None = None
+        self._order: torch.Tensor | None = None
+        self._held: HeldAttributes | None = None
         super().__init__(node_idx.tolist(), collate_fn=self.__collate__, **kwargs)
 
-    def __collate__(self, n_id: list) -> Batch:
-        seeds = torch.as_tensor(n_id, dtype=torch.int64)
-        n, b = self.num_nodes, seeds.numel()
+    def __collate__(self, n_id: list) -> torch.Tensor:
+        """The seeds of one batch of torch's sampler."""
+        return torch.as_tensor(n_id, dtype=torch.int64).view(-1)
+
+    def _engine(self, order: torch.Tensor) -> SubgraphLoader:
+        """The engine's ShaDow loader over the seeds in ``order``."""
+        self._held = HeldAttributes(self.data, self.graph, self.num_nodes, self.num_edges)
         options = SampleOptions(
-            [self.num_neighbors] * max(self.depth, 1),
+            [self.num_neighbors] * self.depth if self.depth > 0 else [0],  # fan-out 0: the roots alone
             replace=self.replace,
             frontier="new",
             disjoint=True,
-            seed=random_seed(),
+            seed=self.seed,
             num_threads=self.num_threads,
         )
-        if self.depth > 0:
-            sub = sample_with_options(self.graph, seeds, options)
-            sample_batch, sample_nodes = sub.batch, sub.nodes
-        else:  # the roots alone (the engine samples one hop or more)
-            sample_batch, sample_nodes = torch.arange(b), seeds
-        # every subgraph's distinct nodes, in increasing id order, one
-        # subgraph after the other
-        keys = (sample_batch * n + sample_nodes).unique()
-        batch, node = keys // n, keys % n
+        return SubgraphLoader(
+            self.graph,
+            order,
+            kind="khop",
+            options=options,
+            edge_order="src_dst",
+            batch_size=self.batch_size,
+            drop_last=self.drop_last,
+            feature_names=self._held.node_names,
+            edge_feature_names=self._held.edge_names,
+        )
+
+    def __iter__(self) -> Any:
+        """One epoch: the seeds in torch's sampler's order, every batch's
+        subgraphs made ahead by the engine."""
+        order = torch.cat([torch.zeros(0, dtype=torch.int64), *super().__iter__()])
+        graph = as_graph(self.data)  # reconverted when the Data's node attributes changed
+        stale = self._held is None or self._held.replaced() or graph is not self.graph
+        if self._loader is None or self._loader.closed or stale or not torch.equal(order, self._order):
+            self.close()
+            self.graph = graph
+            self._loader = self._engine(order)
+            self._order = order
+        epoch, self._epoch = self._epoch, self._epoch + 1
+        for sample in self._loader.epoch(epoch):
+            yield self._batch(sample)
+
+    def close(self) -> None:
+        """Stops the engine's threads of this loader (they restart on the
+        next epoch)."""
+        if self._loader is not None:
+            self._loader.close()
+
+    def _batch(self, sample: SubgraphSample) -> Batch:
+        """PyG's ``Batch`` of one engine batch."""
+        seeds, n = sample.seeds, self.num_nodes
+        b = seeds.numel()
+        batch, node = sample.batch, sample.nodes
         ptr = torch.zeros(b + 1, dtype=torch.int64)
         torch.cumsum(torch.bincount(batch, minlength=b), 0, out=ptr[1:])
-        root_n_id = torch.searchsorted(keys, torch.arange(b) * n + seeds)
-        row, col, e_id = self._edges(batch, node)
+        # each root's position: its subgraph's nodes are sorted
+        root_n_id = torch.searchsorted(batch * n + node, torch.arange(b) * n + seeds)
         out = Batch(batch=batch, ptr=ptr)
         out.root_n_id = root_n_id
-        out.edge_index = torch.stack([row, col], dim=0)
+        out.edge_index = sample.edge_index
         for k, v in self.data:
             if k in ("edge_index", "adj_t", "num_nodes", "batch", "ptr"):
                 continue
-            rows_of = v.size(0) if isinstance(v, torch.Tensor) and v.dim() > 0 else None
-            if k == "y" and rows_of == self.num_nodes:
-                out[k] = v[node][root_n_id]
-            elif rows_of == self.num_nodes:
-                out[k] = v[node]
-            elif rows_of == self.num_edges:
-                out[k] = v[e_id]
+            rows = self._held.rows(k, v, sample) if isinstance(v, torch.Tensor) else None
+            if k == "y" and rows is not None and v.size(0) == self.num_nodes:
+                out[k] = rows[root_n_id]
             else:
-                out[k] = v
+                out[k] = rows if rows is not None else v
         return out
-
-    def _edges(self, batch: torch.Tensor, node: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Every subgraph's induced edges as positions in the batch (entry
-        ``j`` is node ``node[j]`` of subgraph ``batch[j]``; entries sorted
-        by subgraph, then node), with their edge ids: the engine induces
-        the subgraph of the batch's distinct nodes once, and each of its
-        edges belongs to every subgraph holding both its ends."""
-        distinct = node.unique()
-        u = max(int(distinct.numel()), 1)
-        src, dst, eid = induced_subgraph(self.graph, distinct)
-        at = torch.searchsorted(distinct, node)  # each entry's position in distinct
-        # the entries of each distinct node, grouped: CSR over distinct
-        by_node = torch.argsort(at, stable=True)
-        counts = torch.bincount(at, minlength=u)
-        starts = torch.cumsum(counts, 0) - counts
-        # one candidate per (edge, subgraph holding its source)
-        per_edge = counts[src]
-        edge = torch.repeat_interleave(torch.arange(src.numel()), per_edge)
-        first = torch.repeat_interleave(starts[src] - (torch.cumsum(per_edge, 0) - per_edge), per_edge)
-        row = by_node[first + torch.arange(edge.numel())]
-        # kept where the same subgraph holds the target
-        keys = batch * u + at  # sorted, as the entries are
-        want = batch[row] * u + dst[edge]
-        col = torch.searchsorted(keys, want).clamp_(max=max(keys.numel() - 1, 0))
-        keep = keys[col] == want if keys.numel() else want[:0] == 0
-        return sort_coo(row[keep], col[keep], eid[edge[keep]], int(node.numel()))

@@ -1,8 +1,7 @@
 """What graphferry's PyG subgraph loaders (:mod:`.shadow`,
-:mod:`.graph_saint`, :mod:`.cluster`) share: the topology of a ``Data`` as
-an engine graph (converted once, without its node data: these loaders index
-the ``Data``'s tensors themselves, as PyG's do), and the engine's induced
-subgraph in the edge order PyG's ``SparseTensor`` gives it."""
+:mod:`.graph_saint`, :mod:`.cluster`) share: the ``Data``'s checked
+``edge_index``, and :class:`HeldAttributes`: which of a ``Data``'s
+attributes the engine's subgraph loader gathers on its threads."""
 
 from __future__ import annotations
 
@@ -12,10 +11,61 @@ import torch
 from torch_geometric.data import Data
 
 from .. import _cache
+from .._loader import sync_edge_data
 from ..graph import Graph
-from ..sampling import induced_subgraph
 
-__all__ = ["topology_graph", "induced_coo", "sort_coo", "check_edge_index"]
+__all__ = ["check_edge_index", "HeldAttributes"]
+
+
+class HeldAttributes:
+    """The tensor attributes of a ``Data`` with one row per node or per
+    edge, and those of them the engine graph (the ``Data`` converted as
+    PyG's ``NeighborLoader`` converts it: its node attributes are node
+    data) gathers for a subgraph loader's batches: node attributes it
+    holds, edge attributes handed to it (:func:`sync_edge_data`). A batch
+    takes the engine's rows while the ``Data`` holds the same tensors, and
+    indexes the attribute itself otherwise (replaced since, or a dtype the
+    engine does not carry)."""
+
+    def __init__(self, data: Any, graph: Graph, num_nodes: int, num_edges: int):
+        self.data, self.num_nodes, self.num_edges = data, num_nodes, num_edges
+        held = set(graph.node_data_names())
+        self.node_names = [key for key, _ in self.attrs(num_nodes) if key in held]
+        self.edge_names = sync_edge_data(graph, dict(self.attrs(num_edges)))
+        self._signatures = {key: _cache.tensor_signature(data[key]) for key in self.edge_names}
+
+    def attrs(self, rows: int) -> list[tuple[str, torch.Tensor]]:
+        """The ``Data``'s tensor attributes with ``rows`` rows (but the
+        topology)."""
+        return [
+            (key, item)
+            for key, item in self.data
+            if key not in ("edge_index", "num_nodes")
+            and isinstance(item, torch.Tensor)
+            and item.dim() > 0
+            and item.size(0) == rows
+        ]
+
+    def replaced(self) -> bool:
+        """Whether an edge attribute handed to the engine was replaced."""
+        return any(_cache.tensor_signature(self.data[k]) != sig for k, sig in self._signatures.items())
+
+    def rows(self, key: str, item: torch.Tensor, sample: Any) -> torch.Tensor | None:
+        """The rows of attribute ``key`` (``item``) for one engine batch
+        ``sample`` (a :class:`~graphferry._subgraph.SubgraphSample`): the
+        engine's, or indexed here; None for an attribute of neither
+        level."""
+        if item.dim() == 0:
+            return None
+        if item.size(0) == self.num_nodes:
+            rows = sample.node_data.get(key)
+            return rows if rows is not None else item[sample.nodes]
+        if item.size(0) == self.num_edges:
+            rows = sample.edge_data.get(key)
+            if rows is None or _cache.tensor_signature(item) != self._signatures.get(key):
+                rows = item[sample.edge_ids]
+            return rows
+        return None
 
 
 def check_edge_index(data: Any, owner: str) -> torch.Tensor:
@@ -33,42 +83,3 @@ def check_edge_index(data: Any, owner: str) -> torch.Tensor:
     if edge_index.is_cuda:
         raise ValueError(f"{owner}: 'data.edge_index' must be on the CPU (as PyG's loaders require)")
     return edge_index
-
-
-def topology_graph(source: Any, edge_index: torch.Tensor, num_nodes: int) -> Graph:
-    """The engine graph of the edges ``edge_index`` (row 0 the sources; edge
-    ``i`` is column ``i``) over ``num_nodes`` nodes, converted once for
-    ``source`` (the ``Data`` or loader they belong to) while they stay the
-    same."""
-    return _cache.cached_graph(
-        source,
-        (int(num_nodes), _cache.tensor_signature(edge_index)),
-        lambda: Graph.from_coo(edge_index[0], edge_index[1], num_nodes=int(num_nodes)),
-        kind="topology",
-    )
-
-
-def induced_coo(
-    graph: Graph, nodes: torch.Tensor, by: str = "src", then: str = "other"
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """The subgraph the engine induces on ``nodes`` (distinct ids;
-    ``gf_graph_induced_subgraph``) as ``(row, col, edge_ids)``, ``row`` and
-    ``col`` positions in ``nodes``, sorted as PyG lists them (see
-    :func:`sort_coo`)."""
-    row, col, eid = induced_subgraph(graph, nodes)
-    return sort_coo(row, col, eid, int(nodes.numel()), by, then)
-
-
-def sort_coo(
-    row: torch.Tensor, col: torch.Tensor, eid: torch.Tensor, n: int, by: str = "src", then: str = "other"
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    """Edges ``row -> col`` (positions among ``n`` nodes) sorted by ``row``
-    (``by="src"``, CSR) or by ``col`` (``by="dst"``, CSC), then by the other
-    end (``then="other"``: a ``SparseTensor``'s order, multi-edges by edge
-    id) or by edge id alone (``then="eid"``: the order of a graph whose edge
-    ids are its CSR or CSC positions, as ``ClusterData``'s)."""
-    major, minor = (row, col) if by == "src" else (col, row)
-    order = torch.argsort(eid, stable=True)
-    key = major * max(n, 1) + minor if then == "other" else major
-    order = order[torch.argsort(key[order], stable=True)]
-    return row[order], col[order], eid[order]
