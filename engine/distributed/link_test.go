@@ -225,15 +225,9 @@ func TestDistEdgeLoaderEqualsSingleProcess(t *testing.T) {
 // edges' endpoints, the exclusions and GlobalUniform's questions (which
 // candidate pairs are edges) cross the ranks.
 func TestPartEdgeLoaderEqualsSingleProcess(t *testing.T) {
-	srcDir, _ := writeTestDataset(t)
-	whole, err := core.Open(srcDir, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
-	require.NoError(t, err)
-	defer whole.Close()
-	ed, err := whole.Edges(core.EdgesCOO, -1, nil)
-	require.NoError(t, err)
-	src, dst := testgraph.I64(ed.First), testgraph.I64(ed.Second)
+	srcDir, whole, cases := wholeLinkCases(t)
 	const epochs = 2
-	for _, tc := range linkCases(src, dst) {
+	for _, tc := range cases {
 		lopt := linkLoader()
 		ref, err := whole.OpenEdgeLoader(tc.items, tc.opt, lopt, nil)
 		require.NoError(t, err)
@@ -244,15 +238,7 @@ func TestPartEdgeLoaderEqualsSingleProcess(t *testing.T) {
 			for _, c := range []struct{ size, workers int }{{2, 1}, {3, 1}, {3, 2}} {
 				t.Run(fmt.Sprintf("%s-%v-%d-workers=%d", tc.name, layout, c.size, c.workers), func(t *testing.T) {
 					dir := partitionTestDataset(t, srcDir, rankpart.PartitionOptions{Method: partition.Random, Parts: c.size, Seed: 4, Layout: layout})
-					got := runRanks(t, c.size, c.workers, epochs, func(r int, h comm.Comm, o pipeline.Options) (*core.Loader, error) {
-						p, err := OpenPart(dir, r, dataset.OpenOptions{})
-						if err != nil {
-							return nil, err
-						}
-						defer p.Close() // the loader keeps what it needs
-						return p.OpenEdgeLoader(h, tc.items, tc.opt, o, mem.NewChecked(mem.Heap{}))
-					})
-					requireShares(t, want, got)
+					requireShares(t, want, runRanks(t, c.size, c.workers, epochs, openPartEdges(dir, tc)))
 				})
 			}
 		}
@@ -266,13 +252,8 @@ func TestPartEdgeLoaderEqualsSingleProcess(t *testing.T) {
 // Replace keeps the negatives in slot order, so a trial answered wrongly
 // shows.
 func TestPartEdgeLoaderGlobalUniformPadded(t *testing.T) {
-	srcDir, _ := writeTestDataset(t)
-	whole, err := core.Open(srcDir, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
-	require.NoError(t, err)
-	defer whole.Close()
-	ed, err := whole.Edges(core.EdgesCOO, -1, nil)
-	require.NoError(t, err)
-	tc := linkCases(testgraph.I64(ed.First), testgraph.I64(ed.Second))[3]
+	srcDir, whole, cases := wholeLinkCases(t)
+	tc := cases[3]
 	require.Equal(t, "dgl-global", tc.name)
 	tc.opt.DGL.Negative = linkpred.GlobalUniform{K: 3, Replace: true}
 	tc.opt.DGL.Exclude = linkpred.ExcludeNone
@@ -283,15 +264,33 @@ func TestPartEdgeLoaderGlobalUniformPadded(t *testing.T) {
 	ref.Close()
 	dir := partitionTestDataset(t, srcDir, rankpart.PartitionOptions{Method: partition.Random, Parts: 4, Seed: 4, Layout: rankpart.LayoutDSP})
 	for _, workers := range []int{1, 2} {
-		got := runRanks(t, 4, workers, 2, func(r int, h comm.Comm, o pipeline.Options) (*core.Loader, error) {
-			p, err := OpenPart(dir, r, dataset.OpenOptions{})
-			if err != nil {
-				return nil, err
-			}
-			defer p.Close()
-			return p.OpenEdgeLoader(h, tc.items, tc.opt, o, mem.NewChecked(mem.Heap{}))
-		})
-		requireShares(t, want, got)
+		requireShares(t, want, runRanks(t, 4, workers, 2, openPartEdges(dir, tc)))
+	}
+}
+
+// wholeLinkCases writes the test dataset and opens it whole (closed at the
+// end of the test): its folder, the graph and linkCases over its edges.
+func wholeLinkCases(t *testing.T) (string, *core.Graph, []linkCase) {
+	t.Helper()
+	srcDir, _ := writeTestDataset(t)
+	whole, err := core.Open(srcDir, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { whole.Close() })
+	ed, err := whole.Edges(core.EdgesCOO, -1, nil)
+	require.NoError(t, err)
+	return srcDir, whole, linkCases(testgraph.I64(ed.First), testgraph.I64(ed.Second))
+}
+
+// openPartEdges opens rank r's part of the partition in dir and tc's edge
+// loader on it, for runRanks.
+func openPartEdges(dir string, tc linkCase) func(r int, h comm.Comm, o pipeline.Options) (*core.Loader, error) {
+	return func(r int, h comm.Comm, o pipeline.Options) (*core.Loader, error) {
+		p, err := OpenPart(dir, r, dataset.OpenOptions{})
+		if err != nil {
+			return nil, err
+		}
+		defer p.Close() // the loader keeps what it needs
+		return p.OpenEdgeLoader(h, tc.items, tc.opt, o, mem.NewChecked(mem.Heap{}))
 	}
 }
 
