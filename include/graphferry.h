@@ -2406,14 +2406,15 @@ GF_API int gf_edge_loader_open_comm(gf_graph *graph, const DLTensor *seeds, cons
  * whole dataset; node data of other ranks' nodes is fetched from their
  * owners as gf_loader_open_part fetches it. On GF_LAYOUT_DSP the endpoints
  * of GF_LINK_DGL seed edges are resolved at open, in one exchange (each
- * rank holds the in-edges of its own nodes): every rank must call it.
+ * rank holds the in-edges of its own nodes): every rank must call it;
+ * GF_NEG_GLOBAL_UNIFORM negatives then ask the owners which candidate
+ * pairs are edges, in one exchange round per batch (the same negatives as
+ * one process).
  * Returns what gf_edge_loader_open_comm returns, the GF_EINVAL of
  * gf_loader_open_part for comm, and GF_ENOTSUP for a typed part,
  * GF_LAYOUT_SELF_RELIANT,
- * temporal sampling, edge_feature_names (a part holds no edge data),
- * GF_NEG_GLOBAL_UNIFORM on GF_LAYOUT_DSP (rejecting the pairs that are
- * edges needs the whole topology: use GF_LAYOUT_HYBRID) and layer-wise
- * sampling on GF_LAYOUT_DSP.
+ * temporal sampling, edge_feature_names (a part holds no edge data) and
+ * layer-wise sampling on GF_LAYOUT_DSP.
  */
 GF_API int gf_edge_loader_open_part(gf_part *part, const DLTensor *seeds, const DLTensor *seeds_dst,
                                     const gf_edge_loader_options *options, const gf_comm *comm,

@@ -16,7 +16,9 @@
 //     prediction) loaders of the same two kinds: a pipeline over
 //     engine/linkload's Source with the same Share, whose batches exclude
 //     their seed edges in turns (linkload.Source.MakeGroup); a dsp rank
-//     resolves the endpoints of the seed edges with the others at open;
+//     resolves the endpoints of the seed edges with the others at open,
+//     and asks the owners which GlobalUniform candidates are edges, once
+//     per batch (seedEdges.AreEdges);
 //     on a replicated typed graph (core.Graph.SetTypes) both kinds serve
 //     the single-process typed batches, typed views included (the edge
 //     loaders of a typed Part are refused);

@@ -87,12 +87,17 @@ func openEdgeShare(g *core.Graph, c comm.Comm, items linkload.Items, opt linkloa
 //
 // dsp: a rank holds the in-edges of its own nodes only, so the endpoints
 // of the seed edges (DGL) are resolved at open, in one exchange over c
-// where each rank answers for the edges into its nodes; GlobalUniform
-// negatives, which reject the pairs that are edges of the whole graph, are
-// refused (errs.ErrNotSupported: use the hybrid layout, which holds the
-// whole topology). Self-reliant parts and edge data are refused too
-// (errs.ErrNotSupported), and so are typed parts; temporal sampling needs
-// the part's times (SetNodeTime, ShareNodeTime, SetEdgeTime).
+// where each rank answers for the edges into its nodes. GlobalUniform
+// negatives reject the pairs that are edges of the whole graph: each
+// batch draws every trial pair of its slots up front and asks the owners
+// of their destinations which are edges, in one exchange round (two
+// all-to-alls) that every rank runs for every batch it makes, padded ones
+// included, on the runtime of the sampler worker that samples it, right
+// before the batch's sampling exchanges (seedEdges.AreEdges); the
+// negatives are the single-process ones, bit for bit. Self-reliant parts
+// and edge data are refused (errs.ErrNotSupported), and so are typed
+// parts; temporal sampling needs the part's times (SetNodeTime,
+// ShareNodeTime, SetEdgeTime).
 func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Options, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
 	if c == nil {
 		return nil, errs.Errorf(nil, "communicator is nil")
@@ -115,9 +120,6 @@ func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Op
 	}
 	if p.layout != rankpart.LayoutDSP || opt.Mode != linkload.DGL {
 		return openEdgeShare(p.g, c, items, opt, lopt, alloc, p.rows, nil)
-	}
-	if _, global := opt.DGL.Negative.(linkpred.GlobalUniform); global {
-		return nil, errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives reject the pairs that are edges of the whole graph, which a rank of the dsp layout does not hold (use the hybrid layout, or per-source negatives)")
 	}
 	// Checked here as the loader would check them, before the exchange,
 	// so that every rank fails alike instead of leaving the others in it.
@@ -156,16 +158,87 @@ func (p *Part) checkComm(c comm.Comm) error {
 	return nil
 }
 
-// seedEdges is the linkload.EdgeLookup of a dsp rank: the endpoints
+// seedEdges is the linkload.EdgeAsker of a dsp rank: the endpoints
 // (internal ids) of the loader's seed edges, which the ranks resolved
-// together.
+// together, and the rank's side of the ranks' answers to which pairs are
+// edges (adj: the in-edges of the rank's own nodes, internal ids offsets[rank]
+// to offsets[rank+1]).
 type seedEdges struct {
 	numNodes int64
 	numEdges int64
 	ends     map[int64][2]int64
+	rank     int
+	offsets  []int64
+	adj      *linkpred.EdgeIndex
 }
 
+var _ linkload.EdgeAsker = (*seedEdges)(nil)
+
 func (s *seedEdges) NumNodes() int64 { return s.numNodes }
+func (s *seedEdges) NumEdges() int64 { return s.numEdges }
+
+// AreEdges asks the owner of each pair's destination whether the pair is
+// one of its in-edges, in one exchange round on rt (sample.Runtime.Exchange):
+// requests (u, v pairs as int64) to each owner, then one answer byte per
+// pair back. Every rank runs it once per batch it makes, with or without
+// pairs, so that the rounds pair up.
+func (s *seedEdges) AreEdges(ctx context.Context, rt *sample.Runtime, pairs linkpred.Pairs) ([]bool, error) {
+	size := len(s.offsets) - 1
+	asked := make([][]int64, size) // per owner: u, v, u, v, ...
+	at := make([][]int, size)      // per owner: the positions of its pairs
+	for i, v := range pairs.Dst {
+		u := pairs.Src[i]
+		if u < 0 || u >= s.numNodes || v < 0 || v >= s.numNodes {
+			return nil, fmt.Errorf("pair %d (%d -> %d) is out of range [0, %d)", i, u, v, s.numNodes)
+		}
+		q := ownerOf(s.offsets, v)
+		asked[q] = append(asked[q], u, v)
+		at[q] = append(at[q], i)
+	}
+	send := make([]mem.Buffer, size)
+	for q := range send {
+		send[q] = mem.HostBuffer(mem.Bytes(asked[q]))
+	}
+	recv, err := rt.Exchange(ctx, send)
+	if err != nil {
+		return nil, err
+	}
+	lo, hi := s.offsets[s.rank], s.offsets[s.rank+1]
+	answers := make([]mem.Buffer, size)
+	for q, b := range recv {
+		raw := b.Bytes()
+		if len(raw)%16 != 0 {
+			return nil, fmt.Errorf("rank %d asked about %d bytes of pairs (want pairs of int64)", q, len(raw))
+		}
+		req := mem.Int64s(raw) // read before the next exchange
+		out := make([]byte, len(req)/2)
+		for k := range out {
+			u, v := req[2*k], req[2*k+1]
+			if u < 0 || u >= s.numNodes || v < lo || v >= hi {
+				return nil, fmt.Errorf("rank %d asked whether %d -> %d is an edge of rank %d, which owns nodes [%d, %d)", q, u, v, s.rank, lo, hi)
+			}
+			if s.adj.HasEdge(u, v) {
+				out[k] = 1
+			}
+		}
+		answers[q] = mem.HostBuffer(out)
+	}
+	back, err := rt.Exchange(ctx, answers)
+	if err != nil {
+		return nil, err
+	}
+	edge := make([]bool, pairs.Len())
+	for q, b := range back {
+		raw := b.Bytes()
+		if len(raw) != len(at[q]) {
+			return nil, fmt.Errorf("rank %d answered %d of the %d pairs asked", q, len(raw), len(at[q]))
+		}
+		for k, i := range at[q] {
+			edge[i] = raw[k] != 0
+		}
+	}
+	return edge, nil
+}
 
 func (s *seedEdges) Endpoints(eids []int64) (linkpred.Pairs, error) {
 	out := linkpred.Pairs{Src: make([]int64, len(eids)), Dst: make([]int64, len(eids))}
@@ -208,7 +281,11 @@ func resolveSeedEdges(c comm.Comm, rank int, p *partition.Partitioned, numEdges 
 	if err != nil {
 		return nil, err
 	}
-	s := &seedEdges{numNodes: g.NumNodes, numEdges: numEdges, ends: make(map[int64][2]int64, len(eids))}
+	adj, err := linkpred.NewEdgeIndex(g, 0)
+	if err != nil {
+		return nil, err
+	}
+	s := &seedEdges{numNodes: g.NumNodes, numEdges: numEdges, ends: make(map[int64][2]int64, len(eids)), rank: rank, offsets: p.Offsets, adj: adj}
 	for q, b := range recv {
 		raw := b.Bytes()
 		if len(raw)%24 != 0 {

@@ -222,17 +222,12 @@ func TestDistEdgeLoaderEqualsSingleProcess(t *testing.T) {
 // and a hybrid partition and checks that each rank's edge batches, node
 // data fetched from the owners included, are the single-process edge
 // loader's batches r, r+size, ... of the whole dataset: on dsp the seed
-// edges' endpoints and the exclusions cross the ranks.
+// edges' endpoints, the exclusions and GlobalUniform's questions (which
+// candidate pairs are edges) cross the ranks.
 func TestPartEdgeLoaderEqualsSingleProcess(t *testing.T) {
-	srcDir, _ := writeTestDataset(t)
-	whole, err := core.Open(srcDir, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
-	require.NoError(t, err)
-	defer whole.Close()
-	ed, err := whole.Edges(core.EdgesCOO, -1, nil)
-	require.NoError(t, err)
-	src, dst := testgraph.I64(ed.First), testgraph.I64(ed.Second)
+	srcDir, whole, cases := wholeLinkCases(t)
 	const epochs = 2
-	for _, tc := range linkCases(src, dst) {
+	for _, tc := range cases {
 		lopt := linkLoader()
 		ref, err := whole.OpenEdgeLoader(tc.items, tc.opt, lopt, nil)
 		require.NoError(t, err)
@@ -242,23 +237,60 @@ func TestPartEdgeLoaderEqualsSingleProcess(t *testing.T) {
 		for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {
 			for _, c := range []struct{ size, workers int }{{2, 1}, {3, 1}, {3, 2}} {
 				t.Run(fmt.Sprintf("%s-%v-%d-workers=%d", tc.name, layout, c.size, c.workers), func(t *testing.T) {
-					_, global := tc.opt.DGL.Negative.(linkpred.GlobalUniform)
-					if layout == rankpart.LayoutDSP && global {
-						t.Skip("refused on dsp parts (TestEdgeLoaderRefuses)")
-					}
 					dir := partitionTestDataset(t, srcDir, rankpart.PartitionOptions{Method: partition.Random, Parts: c.size, Seed: 4, Layout: layout})
-					got := runRanks(t, c.size, c.workers, epochs, func(r int, h comm.Comm, o pipeline.Options) (*core.Loader, error) {
-						p, err := OpenPart(dir, r, dataset.OpenOptions{})
-						if err != nil {
-							return nil, err
-						}
-						defer p.Close() // the loader keeps what it needs
-						return p.OpenEdgeLoader(h, tc.items, tc.opt, o, mem.NewChecked(mem.Heap{}))
-					})
-					requireShares(t, want, got)
+					requireShares(t, want, runRanks(t, c.size, c.workers, epochs, openPartEdges(dir, tc)))
 				})
 			}
 		}
+	}
+}
+
+// GlobalUniform negatives on dsp parts, without an exclusion (each rank
+// makes its batches alone, linkload.Source.Make) and with 4 ranks, so that
+// 6 batches are padded to 8: every rank, padded batches included, asks
+// the owners once per batch, and the batches are the single process's.
+// Replace keeps the negatives in slot order, so a trial answered wrongly
+// shows.
+func TestPartEdgeLoaderGlobalUniformPadded(t *testing.T) {
+	srcDir, whole, cases := wholeLinkCases(t)
+	tc := cases[3]
+	require.Equal(t, "dgl-global", tc.name)
+	tc.opt.DGL.Negative = linkpred.GlobalUniform{K: 3, Replace: true}
+	tc.opt.DGL.Exclude = linkpred.ExcludeNone
+	ref, err := whole.OpenEdgeLoader(tc.items, tc.opt, linkLoader(), nil)
+	require.NoError(t, err)
+	want, err := readEpochsWith(ref, 2, edgeBatchBytes)
+	require.NoError(t, err)
+	ref.Close()
+	dir := partitionTestDataset(t, srcDir, rankpart.PartitionOptions{Method: partition.Random, Parts: 4, Seed: 4, Layout: rankpart.LayoutDSP})
+	for _, workers := range []int{1, 2} {
+		requireShares(t, want, runRanks(t, 4, workers, 2, openPartEdges(dir, tc)))
+	}
+}
+
+// wholeLinkCases writes the test dataset and opens it whole (closed at the
+// end of the test): its folder, the graph and linkCases over its edges.
+func wholeLinkCases(t *testing.T) (string, *core.Graph, []linkCase) {
+	t.Helper()
+	srcDir, _ := writeTestDataset(t)
+	whole, err := core.Open(srcDir, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { whole.Close() })
+	ed, err := whole.Edges(core.EdgesCOO, -1, nil)
+	require.NoError(t, err)
+	return srcDir, whole, linkCases(testgraph.I64(ed.First), testgraph.I64(ed.Second))
+}
+
+// openPartEdges opens rank r's part of the partition in dir and tc's edge
+// loader on it, for runRanks.
+func openPartEdges(dir string, tc linkCase) func(r int, h comm.Comm, o pipeline.Options) (*core.Loader, error) {
+	return func(r int, h comm.Comm, o pipeline.Options) (*core.Loader, error) {
+		p, err := OpenPart(dir, r, dataset.OpenOptions{})
+		if err != nil {
+			return nil, err
+		}
+		defer p.Close() // the loader keeps what it needs
+		return p.OpenEdgeLoader(h, tc.items, tc.opt, o, mem.NewChecked(mem.Heap{}))
 	}
 }
 
@@ -300,9 +332,6 @@ func TestEdgeLoaderRefuses(t *testing.T) {
 		require.ErrorContains(t, err, "needs the edge times")
 		_, err = p.OpenEdgeLoader(h, cases[0].items, cases[0].opt, lopt, nil)
 		require.ErrorContains(t, err, "gather no edge data")
-		_, err = p.OpenEdgeLoader(h, cases[3].items, cases[3].opt, linkLoader(), nil)
-		require.ErrorIs(t, err, errs.ErrNotSupported)
-		require.ErrorContains(t, err, "hybrid layout")
 		h1, err := comm.NewHost(1, 2, comm.NewLocal(2).Exchanger(1))
 		require.NoError(t, err)
 		_, err = p.OpenEdgeLoader(h1, cases[0].items, cases[0].opt, linkLoader(), nil)

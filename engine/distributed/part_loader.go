@@ -225,8 +225,12 @@ func (x *rowExchange) LoadRows(ctx context.Context, worker int, b *pipeline.Batc
 }
 
 // owner returns the rank owning internal id v.
-func (x *rowExchange) owner(v int64) int {
-	q, _ := slices.BinarySearch(x.offsets, v+1)
+func (x *rowExchange) owner(v int64) int { return ownerOf(x.offsets, v) }
+
+// ownerOf returns the rank owning internal id v of a partition whose rank
+// q owns ids [offsets[q], offsets[q+1]).
+func ownerOf(offsets []int64, v int64) int {
+	q, _ := slices.BinarySearch(offsets, v+1)
 	return q - 1
 }
 

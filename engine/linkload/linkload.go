@@ -139,6 +139,7 @@ type Linker struct {
 	opt   Options
 	idx   EdgeLookup
 	adj   linkpred.Adjacency // whether u->v is an edge (internal ids); nil: unknown
+	ask   EdgeAsker          // asks the ranks instead when adj is nil; nil: neither
 }
 
 // EdgeLookup is what a Linker asks of its graph's edges besides
@@ -150,6 +151,21 @@ type Linker struct {
 type EdgeLookup interface {
 	NumNodes() int64
 	Endpoints(eids []int64) (linkpred.Pairs, error)
+}
+
+// EdgeAsker is an EdgeLookup of a rank that holds part of the edges and
+// asks the other ranks of its group which pairs are edges of the whole
+// graph (engine/distributed's dsp ranks), for GlobalUniform negatives.
+type EdgeAsker interface {
+	EdgeLookup
+	// NumEdges returns the whole graph's edge count.
+	NumEdges() int64
+	// AreEdges reports whether each pair (internal node ids) is an edge of
+	// the whole graph. It is collective: every rank of the group calls it
+	// exactly once for each batch it makes (before sampling it), on rt,
+	// the runtime that samples the batch, whose exchanges pair up across
+	// the ranks (sample.Runtime.Exchange).
+	AreEdges(ctx context.Context, rt *sample.Runtime, pairs linkpred.Pairs) ([]bool, error)
 }
 
 // New returns a Linker over p, typed by types (nil: untyped), after
@@ -171,8 +187,12 @@ func New(p *partition.Partitioned, types *graph.Types, opt Options) (*Linker, er
 
 // NewOver is New for a graph whose edges the partition holds only in
 // part (a rank of a dsp partition, engine/distributed): seed edge ids are
-// resolved by edges, and negatives that must know whether a pair is an
-// edge (GlobalUniform) are refused (errs.ErrNotSupported).
+// resolved by edges. Negatives that must know whether a pair is an edge
+// (GlobalUniform) ask the ranks when edges is an EdgeAsker (untyped
+// graphs; each batch draws its candidates, asks, then keeps the pairs
+// that are not edges: linkpred.GlobalUniform.SampleAsking, the same pairs
+// as over the whole graph), and are refused (errs.ErrNotSupported)
+// otherwise.
 func NewOver(p *partition.Partitioned, types *graph.Types, opt Options, edges EdgeLookup) (*Linker, error) {
 	if p == nil || p.Graph == nil || edges == nil {
 		return nil, errs.Errorf(nil, "linkload: partition (or its graph) or edge lookup is nil")
@@ -180,10 +200,13 @@ func NewOver(p *partition.Partitioned, types *graph.Types, opt Options, edges Ed
 	if err := opt.Validate(types); err != nil {
 		return nil, err
 	}
-	if _, global := opt.DGL.Negative.(linkpred.GlobalUniform); global && opt.Mode == DGL {
-		return nil, errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives reject the pairs that are edges, which needs every edge of the graph; this graph holds part of them")
+	ask, asks := edges.(EdgeAsker)
+	if _, global := opt.DGL.Negative.(linkpred.GlobalUniform); global && opt.Mode == DGL && (!asks || types != nil) {
+		return nil, errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives reject the pairs that are edges, which needs every edge of the graph (or, untyped, ranks to ask); this graph holds part of them")
 	}
-	return newLinker(p, types, opt, edges, nil), nil
+	l := newLinker(p, types, opt, edges, nil)
+	l.ask = ask
+	return l, nil
 }
 
 // newLinker returns the Linker of a checked opt.
@@ -363,7 +386,7 @@ type link struct {
 // (internal ids; hand it back to rt.Recycle when done) and the numbers of
 // positive and negative pairs (PyG triplet: negative destinations).
 func (l *Linker) Make(ctx context.Context, rt *sample.Runtime, items Items, inputID []int64, key uint64, alloc mem.Allocator, threads int) (*pipeline.Batch, *sample.Result, [2]int, error) {
-	pr, err := l.prepare(items, inputID, key, threads)
+	pr, err := l.prepare(ctx, rt, items, inputID, key, threads)
 	if err != nil {
 		return nil, nil, [2]int{}, err
 	}
@@ -386,8 +409,9 @@ type prepared struct {
 }
 
 // prepare draws the negatives of the batch of items and relabels its
-// pairs (see Make).
-func (l *Linker) prepare(items Items, inputID []int64, key uint64, threads int) (prepared, error) {
+// pairs (see Make). rt is the runtime that samples the batch: a Linker
+// that asks the ranks which pairs are edges (NewOver) exchanges on it.
+func (l *Linker) prepare(ctx context.Context, rt *sample.Runtime, items Items, inputID []int64, key uint64, threads int) (prepared, error) {
 	if items.Len() == 0 {
 		return prepared{}, errs.Errorf(nil, "seed edges are empty")
 	}
@@ -401,7 +425,7 @@ func (l *Linker) prepare(items Items, inputID []int64, key uint64, threads int) 
 	var lk link
 	var err error
 	if l.opt.Mode == DGL {
-		lk, err = l.dgl(items.EdgeIDs, inputID, st, threads)
+		lk, err = l.dgl(items.EdgeIDs, inputID, st, threads, l.asking(ctx, rt))
 	} else {
 		if err := l.checkTimes(items); err != nil {
 			return prepared{}, err
@@ -528,9 +552,28 @@ func (l *Linker) endpoints(eids []int64) (linkpred.Pairs, error) {
 	return pos, nil
 }
 
+// asking returns the query that asks the ranks, on rt, which pairs
+// (original ids) are edges: nil unless l asks (NewOver with an EdgeAsker).
+func (l *Linker) asking(ctx context.Context, rt *sample.Runtime) func(linkpred.Pairs) ([]bool, error) {
+	if l.ask == nil {
+		return nil
+	}
+	return func(orig linkpred.Pairs) ([]bool, error) {
+		in := orig
+		if m := l.p.OldToNew; m != nil {
+			in = linkpred.Pairs{Src: make([]int64, orig.Len()), Dst: make([]int64, orig.Len())}
+			for i := range orig.Src {
+				in.Src[i], in.Dst[i] = m[orig.Src[i]], m[orig.Dst[i]]
+			}
+		}
+		return l.ask.AreEdges(ctx, rt, in)
+	}
+}
+
 // dgl is DGL's batch of the seed edge ids eids: endpoints, negatives,
-// compaction and exclusion.
-func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int) (link, error) {
+// compaction and exclusion. ask, when not nil, asks the ranks which pairs
+// are edges (GlobalUniform negatives of a Linker without the adjacency).
+func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int, ask func(linkpred.Pairs) ([]bool, error)) (link, error) {
 	d := l.opt.DGL
 	var off []int64 // relation offsets of the pairs (typed graphs)
 	if l.types != nil {
@@ -565,6 +608,10 @@ func (l *Linker) dgl(eids, inputID []int64, st linkpred.Stream, threads int) (li
 			negOff[r] = o * int64(ns.K)
 		}
 	case linkpred.GlobalUniform:
+		if l.adj == nil && ask != nil && l.types == nil {
+			neg, err = ns.SampleAsking(n, l.ask.NumEdges(), pos.Len(), st, threads, ask)
+			break
+		}
 		if l.adj == nil {
 			return link{}, errs.Errorf(errs.ErrNotSupported, "GlobalUniform negatives need every edge of the graph")
 		}

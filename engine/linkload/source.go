@@ -83,7 +83,7 @@ func (s *Source) MakeGroup(ctx context.Context, group [][]int64, keys []uint64, 
 		return s.Make(ctx, group[rank], keys[rank], alloc)
 	}
 	threads := s.rt.Threads()
-	own, err := s.l.prepare(s.items.at(group[rank]), group[rank], keys[rank], threads)
+	own, err := s.l.prepare(ctx, s.rt, s.items.at(group[rank]), group[rank], keys[rank], threads)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -171,16 +171,12 @@ func (n GlobalUniform) SampleRelation(adj Adjacency, numEdges int64, rel int, nu
 // sample draws GlobalUniform's pairs over src x dst (numEdges edges among
 // them) from the streams under root.
 func (n GlobalUniform) sample(adj Adjacency, numEdges int64, numPos int, srcR, dstR NodeRange, root uint64, threads int) (Pairs, error) {
-	if tooMany(int64(numPos), int64(n.K)) {
-		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: %d positives times k = %d is too many negatives", numPos, n.K)
+	want, slots, err := n.size(numEdges, numPos, srcR, dstR)
+	if err != nil {
+		return Pairs{}, err
 	}
-	want := int64(numPos) * int64(n.K)
 	if want == 0 {
 		return Pairs{Src: []int64{}, Dst: []int64{}}, nil
-	}
-	slots := globalSlots(want, numEdges, float64(srcR.N)*float64(dstR.N))
-	if slots > 4*maxNegatives {
-		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: the graph is too dense to draw %d negatives (%d slots needed)", want, slots)
 	}
 	src := make([]int64, slots)
 	dst := make([]int64, slots)
@@ -199,7 +195,109 @@ func (n GlobalUniform) sample(adj Adjacency, numEdges int64, numPos int, srcR, d
 			}
 		}
 	})
-	// Drop the failed slots, keeping slot order.
+	return n.keep(src, dst, want), nil
+}
+
+// SampleAsking is Sample for a graph whose edges are known elsewhere
+// (the ranks of a dsp partition, each holding the in-edges of its own
+// nodes): numNodes and numEdges are the graph's, and isEdge answers, once
+// per call, which of the candidate pairs it is given are edges. Every
+// slot's 3 trial pairs are drawn up front (a slot's stream is its own, so
+// the trials Sample would not have drawn change nothing), the trials that
+// are not rejected self-loops are asked of isEdge in one call (with none
+// when the batch draws nothing, so that callers that exchange in it do so
+// for every batch), and each slot keeps its first trial that is not an
+// edge: the pairs are Sample's over an adjacency that answers as isEdge,
+// bit for bit. isEdge must return one answer per candidate.
+func (n GlobalUniform) SampleAsking(numNodes, numEdges int64, numPos int, s Stream, threads int, isEdge func(Pairs) ([]bool, error)) (Pairs, error) {
+	if isEdge == nil {
+		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: edge query is nil")
+	}
+	if n.K <= 0 {
+		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: k = %d, must be positive", n.K)
+	}
+	if numPos < 0 || numEdges < 0 {
+		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: positives = %d, edges = %d, must be >= 0", numPos, numEdges)
+	}
+	if err := checkNumNodes("GlobalUniform", numNodes); err != nil {
+		return Pairs{}, err
+	}
+	all := NodeRange{N: numNodes}
+	want, slots, err := n.size(numEdges, numPos, all, all)
+	if err != nil {
+		return Pairs{}, err
+	}
+	// trial[i*3+t] is slot i's trial t: its index among the candidates
+	// asked, or -1 for a rejected self-loop.
+	const trials = globalTrials
+	us := make([]int64, slots*trials)
+	vs := make([]int64, slots*trials)
+	root := s.root(tagGlobal)
+	parallelFor(int(slots), threads, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			r := at(root, i)
+			for t := range trials {
+				us[i*trials+t] = all.draw(&r)
+				vs[i*trials+t] = all.draw(&r)
+			}
+		}
+	})
+	trial := make([]int, len(us))
+	cand := Pairs{Src: make([]int64, 0, len(us)), Dst: make([]int64, 0, len(us))}
+	for k := range us {
+		if n.ExcludeSelfLoops && us[k] == vs[k] {
+			trial[k] = -1
+			continue
+		}
+		trial[k] = cand.Len()
+		cand.Src = append(cand.Src, us[k])
+		cand.Dst = append(cand.Dst, vs[k])
+	}
+	edge, err := isEdge(cand)
+	if err != nil {
+		return Pairs{}, err
+	}
+	if len(edge) != cand.Len() {
+		return Pairs{}, fmt.Errorf("linkpred: GlobalUniform: the edge query answered %d of %d candidate pairs", len(edge), cand.Len())
+	}
+	if want == 0 {
+		return Pairs{Src: []int64{}, Dst: []int64{}}, nil
+	}
+	src := make([]int64, slots)
+	dst := make([]int64, slots)
+	for i := range src {
+		src[i], dst[i] = -1, -1
+		for t := range trials {
+			if k := trial[i*trials+t]; k >= 0 && !edge[k] {
+				src[i], dst[i] = cand.Src[k], cand.Dst[k]
+				break
+			}
+		}
+	}
+	return n.keep(src, dst, want), nil
+}
+
+// size returns the number of negatives a batch of numPos positives wants
+// and DGL's number of slots that draw them (none when it wants none).
+func (n GlobalUniform) size(numEdges int64, numPos int, srcR, dstR NodeRange) (want, slots int64, err error) {
+	if tooMany(int64(numPos), int64(n.K)) {
+		return 0, 0, fmt.Errorf("linkpred: GlobalUniform: %d positives times k = %d is too many negatives", numPos, n.K)
+	}
+	want = int64(numPos) * int64(n.K)
+	if want == 0 {
+		return 0, 0, nil
+	}
+	slots = globalSlots(want, numEdges, float64(srcR.N)*float64(dstR.N))
+	if slots > 4*maxNegatives {
+		return 0, 0, fmt.Errorf("linkpred: GlobalUniform: the graph is too dense to draw %d negatives (%d slots needed)", want, slots)
+	}
+	return want, slots, nil
+}
+
+// keep returns the pairs of the slots that did not fail (src[i] >= 0), in
+// slot order with Replace, sorted and deduplicated without, at most want
+// of them; it reuses src and dst.
+func (n GlobalUniform) keep(src, dst []int64, want int64) Pairs {
 	k := 0
 	for i := range src {
 		if src[i] >= 0 {
@@ -212,7 +310,7 @@ func (n GlobalUniform) sample(adj Adjacency, numEdges int64, numPos int, srcR, d
 		src, dst = sortUniquePairs(src, dst)
 	}
 	m := min(int64(len(src)), want)
-	return Pairs{Src: slices.Clip(src[:m]), Dst: slices.Clip(dst[:m])}, nil
+	return Pairs{Src: slices.Clip(src[:m]), Dst: slices.Clip(dst[:m])}
 }
 
 // globalSlots is DGL's sizing of GlobalUniform: the smallest N whose

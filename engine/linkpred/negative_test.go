@@ -131,6 +131,53 @@ func TestGlobalUniformDGLSemantics(t *testing.T) {
 	require.Zero(t, g.Len())
 }
 
+// SampleAsking (all trials drawn up front, asked in one call) keeps
+// Sample's pairs bit for bit: sparse and dense graphs (where slots fail
+// and later trials matter), with and without self-loops and replacement,
+// under any thread count; it asks once, not the rejected self-loops, and
+// even when the batch draws nothing.
+func TestGlobalUniformSampleAskingEqualsSample(t *testing.T) {
+	for _, tc := range []struct {
+		n int64
+		e int
+	}{{200, 3000}, {30, 600}, {12, 140}} {
+		idx := randomIndex(t, tc.n, tc.e)
+		for _, replace := range []bool{false, true} {
+			for _, self := range []bool{false, true} {
+				for _, numPos := range []int{0, 1, 37, 400} {
+					n := GlobalUniform{K: 3, ExcludeSelfLoops: self, Replace: replace}
+					s := Stream{Seed: 8, Key: uint64(numPos)}
+					want, err := n.Sample(idx, numPos, s, 3)
+					require.NoError(t, err)
+					calls := 0
+					got, err := n.SampleAsking(idx.NumNodes(), idx.NumEdges(), numPos, s, 2, func(c Pairs) ([]bool, error) {
+						calls++
+						out := make([]bool, c.Len())
+						for i := range out {
+							require.False(t, self && c.Src[i] == c.Dst[i], "a rejected self-loop is asked")
+							out[i] = idx.HasEdge(c.Src[i], c.Dst[i])
+						}
+						return out, nil
+					})
+					require.NoError(t, err)
+					require.Equal(t, 1, calls)
+					require.Equal(t, want, got, "n=%d e=%d replace=%v self=%v pos=%d", tc.n, tc.e, replace, self, numPos)
+				}
+			}
+		}
+	}
+	idx := randomIndex(t, 30, 100)
+	n := GlobalUniform{K: 2}
+	_, err := n.SampleAsking(30, 100, 5, Stream{}, 0, func(c Pairs) ([]bool, error) { return make([]bool, c.Len()-1), nil })
+	require.ErrorContains(t, err, "answered")
+	_, err = n.SampleAsking(30, 100, 5, Stream{}, 0, nil)
+	require.ErrorContains(t, err, "edge query is nil")
+	_, err = n.SampleAsking(0, 100, 5, Stream{}, 0, func(Pairs) ([]bool, error) { return nil, nil })
+	require.ErrorContains(t, err, "no nodes")
+	_, err = GlobalUniform{}.SampleAsking(idx.NumNodes(), idx.NumEdges(), 5, Stream{}, 0, func(Pairs) ([]bool, error) { return nil, nil })
+	require.ErrorContains(t, err, "k = 0")
+}
+
 func indexes(n int) []int {
 	x := make([]int, n)
 	for i := range x {

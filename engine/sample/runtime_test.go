@@ -257,3 +257,40 @@ func TestDeviceMessageRefused(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, []int64{4, 5}, m)
 }
+
+// Exchange runs one all-to-all of the runtime's one rank, paired with the
+// other ranks' calls; a runtime over several local ranks, or messages for
+// the wrong number of ranks, are refused.
+func TestExchange(t *testing.T) {
+	p := rangePartition(tinyGraph(), 2)
+	shared := comm.NewLocal(2)
+	got := make([][]int64, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for r := range 2 {
+		rt, err := NewRuntime(p, rankView{shared, r}, RuntimeOptions{Threads: 1})
+		require.NoError(t, err)
+		_, err = rt.Exchange(t.Context(), []mem.Buffer{message([]int64{1})})
+		require.ErrorContains(t, err, "1 messages for 2 ranks")
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			send := []mem.Buffer{message([]int64{int64(10*r + 0)}), message([]int64{int64(10*r + 1)})}
+			recv, err := rt.Exchange(t.Context(), send)
+			if errs[r] = err; err == nil {
+				for _, b := range recv {
+					v, err := messageInt64s(b)
+					errs[r] = errors.Join(errs[r], err)
+					got[r] = append(got[r], v...)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, errors.Join(errs...))
+	require.Equal(t, [][]int64{{0, 10}, {1, 11}}, got)
+	local, err := NewRuntime(p, comm.NewLocal(2), RuntimeOptions{})
+	require.NoError(t, err)
+	_, err = local.Exchange(t.Context(), make([]mem.Buffer, 2))
+	require.ErrorContains(t, err, "one local rank")
+}

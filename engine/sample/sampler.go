@@ -289,6 +289,33 @@ func checkOffsets(off []int64, n int64) error {
 	return nil
 }
 
+// Exchange runs one all-to-all on the runtime's communicator for its one
+// local rank (send[j] goes to rank j; recv[j] came from rank j and is valid
+// until the runtime's next exchange), in turn with its Sample calls. A
+// caller whose ranks each make the same sequence of Sample and Exchange
+// calls on runtimes that pair up across the ranks (the same runtime, or
+// forks made in the same order) adds exchanges of its own that pair up as
+// the samples' do: a dsp edge loader asks the owners which negative pairs
+// are edges (engine/distributed). A runtime over several local ranks
+// (comm.Local) has no single rank to exchange for: an error.
+func (rt *Runtime) Exchange(ctx context.Context, send []mem.Buffer) ([]mem.Buffer, error) {
+	if rt == nil {
+		return nil, errors.New("sample: Exchange on a nil *Runtime")
+	}
+	if len(rt.ranks) != 1 {
+		return nil, fmt.Errorf("sample: Exchange needs a runtime of one local rank (this one runs %d)", len(rt.ranks))
+	}
+	if len(send) != rt.c.Size() {
+		return nil, fmt.Errorf("sample: Exchange: %d messages for %d ranks", len(send), rt.c.Size())
+	}
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.c.AllToAll(ctx, rt.ranks[0], send, mem.NoStream)
+}
+
 // NumRanks returns the number of ranks (the comm size, = patches).
 func (rt *Runtime) NumRanks() int { return rt.c.Size() }
 

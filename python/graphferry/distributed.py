@@ -1109,11 +1109,6 @@ def _check_part_edges(part: PartGraph, options: Any, kwargs: dict) -> None:
         )
     if kwargs.get("edge_feature_names"):
         raise NotImplementedError("the edge loaders of rank parts gather no edge data (a part holds none)")
-    if kwargs.get("negative") == "global_uniform" and part.layout == "dsp":
-        raise NotImplementedError(
-            "GlobalUniform negatives reject the pairs that are edges of the whole graph, which a rank of the dsp "
-            "layout does not hold: use the hybrid layout, or per-source negatives"
-        )
 
 
 # The distributed loaders still open: closed at interpreter exit, before

@@ -616,14 +616,17 @@ typedef struct {
   gf_edge_loader_options el;
 } edge_options;
 
-/* DGL's edge loader: 2 per-source negatives, the seed edges excluded. */
+static int edge_negative = GF_NEG_PER_SOURCE_UNIFORM; /* edge_options_init's negatives */
+
+/* DGL's edge loader: 2 per-source negatives (or edge_negative's), the seed
+   edges excluded. */
 static void edge_options_init(edge_options *o) {
   options(&o->so, &o->lo);
   memset(&o->es, 0, sizeof o->es);
   o->es.struct_size = sizeof o->es;
   o->es.sample = &o->so;
   o->es.mode = GF_LINK_DGL;
-  o->es.negative = GF_NEG_PER_SOURCE_UNIFORM;
+  o->es.negative = edge_negative;
   o->es.amount = 2;
   o->es.exclude = GF_EXCLUDE_SELF;
   memset(&o->el, 0, sizeof o->el);
@@ -758,9 +761,12 @@ static void test_edge_errors(void) {
     if (layout == GF_LAYOUT_SELF_RELIANT) {
       CHECK(gf_edge_loader_open_part(p, &st, NULL, &o.el, &c, &l) == GF_ENOTSUP, "self-reliant: %s", gf_errmsg());
     } else {
+      /* GlobalUniform is served on dsp: the open reaches its exchange,
+         which this communicator fails. */
       o.es.negative = GF_NEG_GLOBAL_UNIFORM;
-      CHECK(gf_edge_loader_open_part(p, &st, NULL, &o.el, &c, &l) == GF_ENOTSUP, "GlobalUniform on dsp");
-      CHECK(strstr(gf_errmsg(), "hybrid layout") != NULL, "message: %s", gf_errmsg());
+      CHECK(gf_edge_loader_open_part(p, &st, NULL, &o.el, &c, &l) == GF_EIO && l == NULL, "GlobalUniform on dsp: %s",
+            gf_errmsg());
+      CHECK(strstr(gf_errmsg(), "peer rank 1 is gone") != NULL, "message: %s", gf_errmsg());
       o.es.negative = GF_NEG_PER_SOURCE_UNIFORM;
       c.rank = 1;
       CHECK(gf_edge_loader_open_part(p, &st, NULL, &o.el, &c, &l) == GF_EINVAL, "comm rank 1 on part 0");
@@ -803,6 +809,11 @@ int main(int argc, char **argv) {
   coordinated = 1;
   test_edge_ranks_equal_single_process(3, 0, 0);
   test_edge_ranks_equal_single_process(2, 1, GF_LAYOUT_HYBRID);
+  /* GlobalUniform on dsp parts: the owners are asked which candidate
+     pairs are edges, once per batch. */
+  edge_negative = GF_NEG_GLOBAL_UNIFORM;
+  test_edge_ranks_equal_single_process(2, 1, GF_LAYOUT_DSP);
+  edge_negative = GF_NEG_PER_SOURCE_UNIFORM;
   coordinated = 0;
   /* A typed graph replicated in every rank: the one-process typed edge
      batches (relation offsets, typed view). */

@@ -10,8 +10,10 @@ loader's batches for the same seed: rank ``r`` gets batches ``r, r + 2, ...``
 of the single-process epoch (padded), field for field: pairs, negatives,
 labels, sampled subgraph, node features (fetched from the owning rank on a
 dsp part). DGL's ``exclude="self"`` (the seed edges left out of each batch's
-sampling, by global edge id) is among them: on a dsp part the seed edges'
-endpoints and the exclusions cross the ranks.
+sampling, by global edge id) is among them, with per-source and
+``GlobalUniform`` negatives: on a dsp part the seed edges' endpoints, the
+exclusions and whether ``GlobalUniform``'s candidate pairs are edges cross the
+ranks.
 """
 
 from __future__ import annotations
@@ -97,8 +99,9 @@ def _pyg_epochs(data, pairs: torch.Tensor, neg: str, comm=None, **kwargs) -> tup
         loader.close()
 
 
-def _dgl_epochs(g, eids: torch.Tensor, comm=None) -> tuple[int, list[list[str]]]:
-    """len() and the digests of each epoch of graphferry.dgl's edge DataLoader."""
+def _dgl_epochs(g, eids: torch.Tensor, comm=None, negative=None) -> tuple[int, list[list[str]]]:
+    """len() and the digests of each epoch of graphferry.dgl's edge DataLoader
+    (negatives: ``Uniform(2)`` unless given)."""
     import dgl
 
     import graphferry.dgl as gdgl
@@ -106,7 +109,7 @@ def _dgl_epochs(g, eids: torch.Tensor, comm=None) -> tuple[int, list[list[str]]]
     sampler = gdgl.as_edge_prediction_sampler(
         gdgl.NeighborSampler(list(reversed(NUM_NEIGHBORS)), prefetch_node_feats=["feat"]),
         exclude="self",
-        negative_sampler=dgl.dataloading.negative_sampler.Uniform(2),
+        negative_sampler=negative or dgl.dataloading.negative_sampler.Uniform(2),
     )
     loader = gdgl.DataLoader(g, eids, sampler, batch_size=BATCH, shuffle=True, seed=SEED, num_threads=1, comm=comm)
     out = []
@@ -145,7 +148,13 @@ def _run_all(data, eids: torch.Tensor, pairs: torch.Tensor, comm=None) -> dict:
     times = (torch.arange(pairs.shape[1]) * 13) % 50 + 10
     out["pyg-temporal"] = _pyg_epochs(data, pairs, "binary", comm, time_attr="node", edge_label_time=times)
     if _has_dgl():
+        import dgl
+
         out["dgl"] = _dgl_epochs(data, eids, comm)
+        # GlobalUniform rejects the pairs that are edges of the whole graph:
+        # on a dsp part the owners are asked per batch.
+        global_uniform = dgl.dataloading.negative_sampler.GlobalUniform(3, replace=True)
+        out["dgl-global"] = _dgl_epochs(data, eids, comm, global_uniform)
     return out
 
 
@@ -266,17 +275,6 @@ def test_comm_arguments_checked(cora, tmp_path):
         # Temporal sampling needs the part's times, which a partition does not carry.
         with pytest.raises(graphferry.GraphferryError, match="needs the node times, which a partition does not carry"):
             next(iter(LinkNeighborLoader(part, [2], edge_label_index=pairs, comm=_Never(0, 2), seed=1, **times)))
-        with pytest.raises(NotImplementedError, match="hybrid layout"):
-            distributed.DistributedEdgeLoader(
-                part,
-                torch.arange(4),
-                None,
-                graphferry.SampleOptions([2], seed=1),
-                comm=_Never(0, 2),
-                mode="dgl",
-                negative="global_uniform",
-                amount=1,
-            )
         links = LinkNeighborLoader(part, [2], edge_label_index=pairs, comm=_Never(0, 2), seed=1)
         with pytest.raises(NotImplementedError, match="only its part"):
             links(torch.tensor([0]))
