@@ -30,8 +30,13 @@ const (
 	offSQEs   = 0x10000000
 
 	featSingleMmap = 1
-	enterGetEvents = 1
-	opRead         = 22 // IORING_OP_READ, Linux 5.6
+	// setupCoopTaskrun (Linux 5.19) lets the kernel run completion work
+	// when the ring's user next enters the kernel (which it does to wait)
+	// instead of interrupting it with an inter-processor interrupt per
+	// completion.
+	setupCoopTaskrun = 1 << 8
+	enterGetEvents   = 1
+	opRead           = 22 // IORING_OP_READ, Linux 5.6
 )
 
 // sqringOffsets, cqringOffsets and uringParams mirror struct
@@ -91,8 +96,12 @@ type ring struct {
 
 // newRing sets up a ring of at least depth entries.
 func newRing(depth int) (*ring, error) {
-	var p uringParams
+	p := uringParams{flags: setupCoopTaskrun}
 	fd, _, e := syscall.Syscall(sysIOURingSetup, uintptr(depth), uintptr(unsafe.Pointer(&p)), 0)
+	if e == syscall.EINVAL { // a kernel before 5.19: without the flag
+		p = uringParams{}
+		fd, _, e = syscall.Syscall(sysIOURingSetup, uintptr(depth), uintptr(unsafe.Pointer(&p)), 0)
+	}
 	if e != 0 {
 		return nil, fmt.Errorf("io_uring_setup: %w", e)
 	}

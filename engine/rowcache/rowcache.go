@@ -122,6 +122,7 @@ func New(bytes int64, rowBytes int, p Policy) (*Cache, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rowcache: mapping %d bytes for the rows: %w", size, err)
 		}
+		adviseHuge(data)
 		c.data = data
 	}
 	switch p {
