@@ -166,7 +166,7 @@ func (d *Disk) ReadRows(dst []byte, ids []int64, _ int) (feature.TierCounts, err
 	if len(dst) != len(ids)*rb {
 		return tc, fmt.Errorf("cache: len(dst) = %d, want %d rows of %d bytes", len(dst), len(ids), rb)
 	}
-	miss := d.cache.Lookup(ids, dst, nil)
+	miss := d.cache.Lookup(ids, dst, make([]int, 0, len(ids)))
 	hits := len(ids) - len(miss)
 	tc.ColdRows = int64(len(ids))
 	tc.CacheRows = int64(hits)
