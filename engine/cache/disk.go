@@ -166,7 +166,7 @@ func (d *Disk) ReadRows(dst []byte, ids []int64, _ int) (feature.TierCounts, err
 	if len(dst) != len(ids)*rb {
 		return tc, fmt.Errorf("cache: len(dst) = %d, want %d rows of %d bytes", len(dst), len(ids), rb)
 	}
-	miss := d.cache.Lookup(ids, dst, nil)
+	miss := d.cache.Lookup(ids, dst, make([]int, 0, len(ids)))
 	hits := len(ids) - len(miss)
 	tc.ColdRows = int64(len(ids))
 	tc.CacheRows = int64(hits)
@@ -174,29 +174,25 @@ func (d *Disk) ReadRows(dst []byte, ids []int64, _ int) (feature.TierCounts, err
 	if len(miss) == 0 {
 		return tc, nil
 	}
-	keys := make([]int64, len(miss))
 	fileRows := make([]int64, len(miss))
 	for k, i := range miss {
 		v := ids[i]
 		if v < 0 || v >= d.n {
 			return tc, fmt.Errorf("cache: ids[%d] = %d is out of range [0, %d)", i, v, d.n)
 		}
-		keys[k] = v
 		if d.rows != nil {
 			v = d.rows[v]
 		}
 		fileRows[k] = v
-	}
-	buf := dst
-	if len(miss) != len(ids) {
-		buf = make([]byte, len(miss)*rb)
 	}
 	vc, err := d.verify(fileRows)
 	tc.DiskRequests, tc.DiskRead = vc.Requests, vc.Bytes
 	if err != nil {
 		return tc, err
 	}
-	c, err := d.r.ReadRows(buf, fileRows, rb, d.base)
+	// The misses are read straight into their rows of dst, and inserted
+	// in the cache from there.
+	c, err := d.r.ReadRowsAt(dst, miss, fileRows, rb, d.base)
 	tc.DiskRequests += c.Requests
 	tc.DiskRead += c.Bytes
 	if err != nil {
@@ -208,12 +204,7 @@ func (d *Disk) ReadRows(dst []byte, ids []int64, _ int) (feature.TierCounts, err
 	}
 	tc.DiskRows = int64(len(miss))
 	tc.DiskBytes = int64(len(miss)) * int64(rb)
-	if len(miss) != len(ids) {
-		for k, i := range miss {
-			copy(dst[i*rb:(i+1)*rb], buf[k*rb:(k+1)*rb])
-		}
-	}
-	d.cache.Insert(keys, buf)
+	d.cache.InsertAt(ids, miss, dst)
 	return tc, nil
 }
 

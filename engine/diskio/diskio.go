@@ -235,10 +235,31 @@ func (r *Reader) plan(rows []int64, rb int, base int64, order []int32, maxReq in
 // bytes [base + rows[i]*rb, base + (rows[i]+1)*rb). Rows must be >= 0 and
 // len(dst) == len(rows)*rb; ids may repeat.
 func (r *Reader) ReadRows(dst []byte, rows []int64, rb int, base int64) (Counts, error) {
-	var c Counts
 	if rb <= 0 || len(dst) != len(rows)*rb {
-		return c, fmt.Errorf("diskio: %d bytes for %d rows of %d bytes", len(dst), len(rows), rb)
+		return Counts{}, fmt.Errorf("diskio: %d bytes for %d rows of %d bytes", len(dst), len(rows), rb)
 	}
+	return r.read(dst, nil, rows, rb, base)
+}
+
+// ReadRowsAt is ReadRows into rows of dst at given positions: rows[k]
+// goes to dst[pos[k]*rb:(pos[k]+1)*rb], straight from the request that
+// read it (no batch-sized buffer in between). Positions must be distinct
+// rows of dst (len(pos) == len(rows)).
+func (r *Reader) ReadRowsAt(dst []byte, pos []int, rows []int64, rb int, base int64) (Counts, error) {
+	if rb <= 0 || len(pos) != len(rows) {
+		return Counts{}, fmt.Errorf("diskio: %d positions for %d rows of %d bytes", len(pos), len(rows), rb)
+	}
+	for k, p := range pos {
+		if p < 0 || (p+1)*rb > len(dst) {
+			return Counts{}, fmt.Errorf("diskio: pos[%d] = %d is not a row of %d bytes of %d", k, p, rb, len(dst))
+		}
+	}
+	return r.read(dst, pos, rows, rb, base)
+}
+
+// read is ReadRows (pos nil: row i to dst row i) and ReadRowsAt.
+func (r *Reader) read(dst []byte, pos []int, rows []int64, rb int, base int64) (Counts, error) {
+	var c Counts
 	if len(rows) == 0 {
 		return c, nil
 	}
@@ -257,7 +278,7 @@ func (r *Reader) ReadRows(dst []byte, rows []int64, rb int, base int64) (Counts,
 	for _, q := range reqs {
 		c.Bytes += int64(q.n)
 	}
-	b := batch{r: r, dst: dst, rows: rows, rb: rb, base: base, order: order, reqs: reqs, bufSize: maxReq}
+	b := batch{r: r, dst: dst, pos: pos, rows: rows, rb: rb, base: base, order: order, reqs: reqs, bufSize: maxReq}
 	var err error
 	if r.backend == URing {
 		err = b.readURing()
@@ -271,6 +292,7 @@ func (r *Reader) ReadRows(dst []byte, rows []int64, rb int, base int64) (Counts,
 type batch struct {
 	r     *Reader
 	dst   []byte
+	pos   []int // row i goes to dst row pos[i] (nil: row i)
 	rows  []int64
 	rb    int
 	base  int64
@@ -295,7 +317,11 @@ func (b *batch) deliver(q request, buf []byte, got int) error {
 		if from+rb > int64(got) {
 			return &ShortReadError{Path: b.r.path, Offset: start}
 		}
-		copy(b.dst[int64(i)*rb:(int64(i)+1)*rb], buf[from:from+rb])
+		to := int64(i)
+		if b.pos != nil {
+			to = int64(b.pos[i])
+		}
+		copy(b.dst[to*rb:(to+1)*rb], buf[from:from+rb])
 	}
 	return nil
 }

@@ -79,6 +79,22 @@ func TestReadRows(t *testing.T) {
 				require.Positive(t, c.Requests)
 				require.LessOrEqual(t, c.Requests, int64(len(ids)))
 				require.GreaterOrEqual(t, c.Bytes, int64(rb)*(c.Requests)/2)
+				// ReadRowsAt puts the same rows at the given rows of a
+				// larger dst (here in reverse, one row in three) and writes
+				// nothing else.
+				at := make([]byte, 3*len(ids)*rb)
+				pos := make([]int, len(ids))
+				for i := range pos {
+					pos[i] = 3 * (len(ids) - 1 - i)
+				}
+				c2, err := r.ReadRowsAt(at, pos, ids, rb, base)
+				require.NoError(t, err)
+				require.Equal(t, c, c2)
+				for i := range ids {
+					require.Equal(t, dst[i*rb:(i+1)*rb], at[pos[i]*rb:(pos[i]+1)*rb], "row %d of %d bytes", i, rb)
+					clear(at[pos[i]*rb : (pos[i]+1)*rb])
+				}
+				require.Equal(t, make([]byte, len(at)), at)
 				// Empty batches read nothing.
 				c, err = r.ReadRows(nil, nil, rb, base)
 				require.NoError(t, err)
@@ -148,6 +164,12 @@ func TestArguments(t *testing.T) {
 	require.Error(t, err)
 	_, err = r.ReadRows(make([]byte, 8), []int64{1}, 8, -4)
 	require.Error(t, err)
+	_, err = r.ReadRowsAt(make([]byte, 16), []int{2}, []int64{1}, 8, 0)
+	require.ErrorContains(t, err, "pos[0] = 2")
+	_, err = r.ReadRowsAt(make([]byte, 16), []int{-1}, []int64{1}, 8, 0)
+	require.ErrorContains(t, err, "pos[0] = -1")
+	_, err = r.ReadRowsAt(make([]byte, 16), []int{0, 1}, []int64{1}, 8, 0)
+	require.ErrorContains(t, err, "2 positions for 1 rows")
 	_, err = Open(filepath.Join(t.TempDir(), "missing"), Options{})
 	require.ErrorIs(t, err, errs.ErrIO)
 	require.NoError(t, r.Close())

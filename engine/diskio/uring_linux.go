@@ -22,16 +22,25 @@ func fadviseRandom(fd int) {
 // The io_uring system calls (the same numbers on every architecture) and
 // the constants of linux/io_uring.h used here.
 const (
-	sysIOURingSetup = 425
-	sysIOURingEnter = 426
+	sysIOURingSetup    = 425
+	sysIOURingEnter    = 426
+	sysIOURingRegister = 427
+
+	registerBuffers = 0
 
 	offSQRing = 0
 	offCQRing = 0x8000000
 	offSQEs   = 0x10000000
 
 	featSingleMmap = 1
-	enterGetEvents = 1
-	opRead         = 22 // IORING_OP_READ, Linux 5.6
+	// setupCoopTaskrun (Linux 5.19) lets the kernel run completion work
+	// when the ring's user next enters the kernel (which it does to wait)
+	// instead of interrupting it with an inter-processor interrupt per
+	// completion.
+	setupCoopTaskrun = 1 << 8
+	enterGetEvents   = 1
+	opRead           = 22 // IORING_OP_READ, Linux 5.6
+	opReadFixed      = 4  // IORING_OP_READ_FIXED: into a registered buffer
 )
 
 // sqringOffsets, cqringOffsets and uringParams mirror struct
@@ -87,12 +96,31 @@ type ring struct {
 	cqMask         uint32
 	cqes           []cqe
 	entries        uint32
+	// fixed, when not nil, is a buffer registered with the ring: slot s
+	// of a batch reads a request of at most fixedSlot bytes into
+	// fixed[s*fixedSlot:] with READ_FIXED, which spares the kernel pinning
+	// and releasing the buffer's pages on every read.
+	fixed []byte
 }
+
+// fixedSlot is the size of a ring's registered buffer per request in
+// flight: most requests of rows under a page are one or a few pages; a
+// larger one is read into a buffer of the pool. Registered memory counts
+// against RLIMIT_MEMLOCK (64 slots: 1 MiB a ring); a ring that cannot
+// register it reads every request into the pool's buffers.
+const fixedSlot = 16 << 10
+
+// noFixed, set by tests, makes new rings go without a fixed buffer.
+var noFixed bool
 
 // newRing sets up a ring of at least depth entries.
 func newRing(depth int) (*ring, error) {
-	var p uringParams
+	p := uringParams{flags: setupCoopTaskrun}
 	fd, _, e := syscall.Syscall(sysIOURingSetup, uintptr(depth), uintptr(unsafe.Pointer(&p)), 0)
+	if e == syscall.EINVAL { // a kernel before 5.19: without the flag
+		p = uringParams{}
+		fd, _, e = syscall.Syscall(sysIOURingSetup, uintptr(depth), uintptr(unsafe.Pointer(&p)), 0)
+	}
 	if e != 0 {
 		return nil, fmt.Errorf("io_uring_setup: %w", e)
 	}
@@ -128,7 +156,38 @@ func newRing(depth int) (*ring, error) {
 	r.cqHead, r.cqTail = u32(r.cqMem, p.cqOff.head), u32(r.cqMem, p.cqOff.tail)
 	r.cqMask = *u32(r.cqMem, p.cqOff.ringMask)
 	r.cqes = unsafe.Slice((*cqe)(unsafe.Pointer(&r.cqMem[p.cqOff.cqes])), p.cqEntries)
+	r.registerFixed(min(depth, int(p.sqEntries)))
 	return r, nil
+}
+
+// registerFixed maps and registers slots*fixedSlot bytes as the ring's
+// fixed buffer; on any failure (the memory-lock limit, say) the ring goes
+// without.
+func (r *ring) registerFixed(slots int) {
+	if noFixed {
+		return
+	}
+	buf, err := syscall.Mmap(-1, 0, slots*fixedSlot, syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_PRIVATE|syscall.MAP_ANON)
+	if err != nil {
+		return
+	}
+	iov := syscall.Iovec{Base: &buf[0]}
+	iov.SetLen(len(buf))
+	if _, _, e := syscall.Syscall6(sysIOURingRegister, uintptr(r.fd), registerBuffers, uintptr(unsafe.Pointer(&iov)), 1, 0, 0); e != 0 {
+		syscall.Munmap(buf)
+		return
+	}
+	r.fixed = buf
+}
+
+// slotBuffer returns the buffer that slot s reads a request of n bytes
+// into: its part of the fixed buffer when the ring has one and n fits,
+// else pool, and whether it is the fixed one.
+func (r *ring) slotBuffer(s, n int, pool []byte) ([]byte, bool) {
+	if n <= fixedSlot && (s+1)*fixedSlot <= len(r.fixed) {
+		return r.fixed[s*fixedSlot : s*fixedSlot+n], true
+	}
+	return pool[:n], false
 }
 
 func (r *ring) close() error {
@@ -146,14 +205,20 @@ func (r *ring) close() error {
 	if r.fd > 0 {
 		errList = append(errList, syscall.Close(r.fd))
 	}
+	unmap(r.fixed) // pinned pages stay the kernel's until it drops the ring
 	return errors.Join(errList...)
 }
 
-// submitRead queues a read of len(buf) bytes at off into buf, tagged tag.
-func (r *ring) submitRead(fd int, buf []byte, off int64, tag uint64) {
+// submitRead queues a read of len(buf) bytes at off into buf, tagged tag;
+// fixed says buf lies in the ring's registered buffer.
+func (r *ring) submitRead(fd int, buf []byte, off int64, tag uint64, fixed bool) {
 	tail := atomic.LoadUint32(r.sqTail)
 	i := tail & r.sqMask
-	r.sqes[i] = sqe{opcode: opRead, fd: int32(fd), off: uint64(off), addr: uint64(uintptr(unsafe.Pointer(&buf[0]))), len: uint32(len(buf)), userData: tag}
+	op := uint8(opRead)
+	if fixed {
+		op = opReadFixed // buf_index 0 (pad[0]'s low bits): the one buffer registered
+	}
+	r.sqes[i] = sqe{opcode: op, fd: int32(fd), off: uint64(off), addr: uint64(uintptr(unsafe.Pointer(&buf[0]))), len: uint32(len(buf)), userData: tag}
 	r.sqArray[i] = i
 	atomic.StoreUint32(r.sqTail, tail+1)
 }
@@ -228,9 +293,12 @@ func (b *batch) readURing() error {
 		b.r.putRing(rg)
 		return err
 	}
-	// slot s holds request inflight[s] (-1: free) with got[s] bytes read.
+	// slot s holds request inflight[s] (-1: free) with got[s] bytes read
+	// into buf[s] (fixed[s]: the ring's registered buffer).
 	inflight := make([]int, depth)
 	got := make([]int, depth)
+	buf := make([][]byte, depth)
+	fixed := make([]bool, depth)
 	free := make([]int, 0, depth)
 	for s := range depth {
 		free = append(free, s)
@@ -243,7 +311,8 @@ func (b *batch) readURing() error {
 			free = free[:len(free)-1]
 			q := b.reqs[next]
 			inflight[s], got[s] = next, 0
-			rg.submitRead(b.r.fd, bufs[s][:q.n], q.off, uint64(s))
+			buf[s], fixed[s] = rg.slotBuffer(s, q.n, bufs[s])
+			rg.submitRead(b.r.fd, buf[s], q.off, uint64(s), fixed[s])
 			next++
 			pending++
 			submitted++
@@ -267,12 +336,12 @@ func (b *batch) readURing() error {
 				}
 			case c.res > 0 && !b.r.direct && got[s]+int(c.res) < q.n:
 				got[s] += int(c.res) // buffered short read: read on
-				rg.submitRead(b.r.fd, bufs[s][got[s]:q.n], q.off+int64(got[s]), uint64(s))
+				rg.submitRead(b.r.fd, buf[s][got[s]:], q.off+int64(got[s]), uint64(s), fixed[s])
 				submitted++
 				return
 			default:
 				got[s] += int(c.res)
-				if err := b.deliver(q, bufs[s], got[s]); err != nil && first == nil {
+				if err := b.deliver(q, buf[s], got[s]); err != nil && first == nil {
 					first = err
 				}
 			}

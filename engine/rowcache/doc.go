@@ -25,7 +25,12 @@
 //
 // Capacity is counted in rows: the byte size divided by the row size plus
 // the per-row bookkeeping (EntryOverhead), so that the cache's memory stays
-// within its size. Lookups and inserts take batches of ids under one lock.
+// within its size. Lookups and inserts take batches of ids under one lock
+// (InsertAt inserts a Lookup's misses from their rows of its dst). The
+// index from row id to slot, and S3-FIFO's ghost index, are open-addressing
+// tables (linear probing, at most half full, deletion by shifting back),
+// sized once: no Go map on the per-row path. The rows are asked onto
+// transparent huge pages (rows are touched at random).
 //
 // It imports nothing of the engine (engine/layering_test.go: layer 0).
 package rowcache

@@ -69,11 +69,11 @@ type Cache struct {
 	policy   Policy
 
 	mu    sync.Mutex
-	index map[int64]int32 // id -> slot
-	keys  []int64         // slot -> id
-	data  []byte          // slot s holds data[s*rowBytes:(s+1)*rowBytes]
-	used  int32           // slots handed out so far: slots used..capacity-1 were never used
-	free  []int32         // slots freed by evictions
+	index *table[int32] // id -> slot
+	keys  []int64       // slot -> id
+	data  []byte        // slot s holds data[s*rowBytes:(s+1)*rowBytes]
+	used  int32         // slots handed out so far: slots used..capacity-1 were never used
+	free  []int32       // slots freed by evictions
 	pol   policy
 
 	closed bool // Close freed data: nothing is inserted any more
@@ -112,7 +112,7 @@ func New(bytes int64, rowBytes int, p Policy) (*Cache, error) {
 	if rows > 1<<31-1 {
 		return nil, fmt.Errorf("rowcache: %d rows, too many (at most 2^31-1)", rows)
 	}
-	c := &Cache{rowBytes: rowBytes, capacity: int32(rows), policy: p, index: make(map[int64]int32)}
+	c := &Cache{rowBytes: rowBytes, capacity: int32(rows), policy: p, index: newTable[int32](rows)}
 	c.keys = make([]int64, rows)
 	// The rows live outside the Go heap (an anonymous mapping, freed by
 	// Close): a large cache on the heap would let the collector's headroom
@@ -122,6 +122,7 @@ func New(bytes int64, rowBytes int, p Policy) (*Cache, error) {
 		if err != nil {
 			return nil, fmt.Errorf("rowcache: mapping %d bytes for the rows: %w", size, err)
 		}
+		adviseHuge(data)
 		c.data = data
 	}
 	switch p {
@@ -151,7 +152,7 @@ func (c *Cache) Bytes() int64 { return int64(len(c.data)) }
 func (c *Cache) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return len(c.index)
+	return c.index.len()
 }
 
 // Stats returns the cache's counters.
@@ -174,7 +175,7 @@ func (c *Cache) Lookup(ids []int64, dst []byte, miss []int) []int {
 	hits := 0
 	c.mu.Lock()
 	for i, id := range ids {
-		s, ok := c.index[id]
+		s, ok := c.index.get(id)
 		if !ok {
 			miss = append(miss, i)
 			continue
@@ -190,8 +191,17 @@ func (c *Cache) Lookup(ids []int64, dst []byte, miss []int) []int {
 }
 
 // Insert adds the rows of ids (row i at rows[i*RowBytes:]), evicting as
-// the policy says when full; an id already cached is left as it is.
-func (c *Cache) Insert(ids []int64, rows []byte) {
+// the policy says when full; an id already cached is left as it is (a
+// negative one is not cached).
+func (c *Cache) Insert(ids []int64, rows []byte) { c.insert(ids, nil, rows) }
+
+// InsertAt adds the rows ids[p] for p in pos, row ids[p] at
+// rows[p*RowBytes:] (the misses of a Lookup, once read into its dst), as
+// Insert does.
+func (c *Cache) InsertAt(ids []int64, pos []int, rows []byte) { c.insert(ids, pos, rows) }
+
+// insert is Insert (pos nil: every id, row i at i) and InsertAt.
+func (c *Cache) insert(ids []int64, pos []int, rows []byte) {
 	if c.capacity == 0 {
 		return
 	}
@@ -202,11 +212,20 @@ func (c *Cache) Insert(ids []int64, rows []byte) {
 		c.mu.Unlock()
 		return
 	}
-	for i, id := range ids {
-		if _, ok := c.index[id]; ok {
-			continue
+	n := len(ids)
+	if pos != nil {
+		n = len(pos)
+	}
+	for k := range n {
+		i := k
+		if pos != nil {
+			i = pos[k]
 		}
-		for int32(len(c.index)) >= c.capacity {
+		id := ids[i]
+		if _, ok := c.index.get(id); ok || id < 0 {
+			continue // cached, or not a row id
+		}
+		for int32(c.index.len()) >= c.capacity {
 			c.pol.evict(c.release)
 		}
 		var s int32
@@ -218,7 +237,7 @@ func (c *Cache) Insert(ids []int64, rows []byte) {
 			c.used++
 		}
 		c.keys[s] = id
-		c.index[id] = s
+		c.index.put(id, s)
 		copy(c.data[int(s)*rb:(int(s)+1)*rb], rows[i*rb:(i+1)*rb])
 		c.pol.admit(s, id)
 		added++
@@ -236,7 +255,7 @@ func (c *Cache) Close() error {
 		return nil
 	}
 	c.closed = true
-	c.index = map[int64]int32{}
+	c.index = newTable[int32](0)
 	data := c.data
 	c.data = nil
 	if len(data) == 0 {
@@ -248,7 +267,7 @@ func (c *Cache) Close() error {
 // release frees slot s, which the policy evicted (under mu).
 func (c *Cache) release(s int32) {
 	old := c.keys[s]
-	delete(c.index, old)
+	c.index.del(old)
 	c.free = append(c.free, s)
 	c.evictions.Add(1)
 	if c.onEvict != nil {
@@ -366,8 +385,8 @@ type s3fifo struct {
 	ghost      []ghostEntry // FIFO, oldest first from ghostHead; entries whose id left are dead
 	ghostHead  int
 	ghostLive  int
-	ghostSeq   uint64           // sequence number of the last ghost entry (from 1)
-	ghostIndex map[int64]uint64 // id -> sequence number of its live ghost entry
+	ghostSeq   uint64         // sequence number of the last ghost entry (from 1)
+	ghostIndex *table[uint64] // id -> sequence number of its live ghost entry
 }
 
 type ghostEntry struct {
@@ -380,9 +399,10 @@ func newS3FIFO(n int64, keys []int64) *s3fifo {
 	p := &s3fifo{
 		l: newLinks(n), small: newQueue(), main: newQueue(),
 		freq: make([]uint8, n), keys: keys,
-		smallCap: small, mainCap: int32(n) - small, ghostIndex: map[int64]uint64{},
+		smallCap: small, mainCap: int32(n) - small,
 	}
 	p.ghostCap = max(1, int(p.mainCap))
+	p.ghostIndex = newTable[uint64](int64(p.ghostCap) + 1) // addGhost adds before it drops
 	return p
 }
 
@@ -390,8 +410,8 @@ func (p *s3fifo) hit(s int32) { p.freq[s] = min(p.freq[s]+1, 3) }
 
 func (p *s3fifo) admit(s int32, id int64) {
 	p.freq[s] = 0
-	if _, ghost := p.ghostIndex[id]; ghost {
-		delete(p.ghostIndex, id)
+	if _, ghost := p.ghostIndex.get(id); ghost {
+		p.ghostIndex.del(id)
 		p.ghostLive--
 		p.l.pushHead(&p.main, s)
 		return
@@ -452,13 +472,13 @@ func (p *s3fifo) evictMain(free func(int32)) {
 func (p *s3fifo) addGhost(id int64) {
 	p.ghostSeq++
 	p.ghost = append(p.ghost, ghostEntry{id: id, seq: p.ghostSeq})
-	p.ghostIndex[id] = p.ghostSeq
+	p.ghostIndex.put(id, p.ghostSeq)
 	p.ghostLive++
 	for p.ghostLive > p.ghostCap {
 		e := p.ghost[p.ghostHead]
 		p.ghostHead++
-		if p.ghostIndex[e.id] == e.seq {
-			delete(p.ghostIndex, e.id)
+		if seq, ok := p.ghostIndex.get(e.id); ok && seq == e.seq {
+			p.ghostIndex.del(e.id)
 			p.ghostLive--
 		}
 	}
