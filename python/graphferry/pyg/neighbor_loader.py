@@ -443,6 +443,9 @@ class NeighborLoader(EngineLoader):
             self._hetero = hetero
         else:
             hetero = self._hetero = as_hetero_graph(data, self.weight_attr, self.time_attr)
+            # A typed part's node data, every type's, comes with each batch
+            # from the owners (none for a whole graph: gathered per type).
+            self._node_attrs = list(hetero.engine_names())
         self._input_type, local, self._input_id = input_nodes_of(hetero, input_nodes)
         self._seed_times = seed_times(data, self._temporal, self.time_attr, self._input_time, local, self._input_type)
         return hetero.graph, hetero.to_global(self._input_type, local)
@@ -506,11 +509,22 @@ class NeighborLoader(EngineLoader):
         if self._hetero is not None:
             output = split(self._hetero, out, self.subgraph_type)
             if self.transform_sampler_output is not None:
+                nodes = dict(output.node)
                 output.metadata = (input_id, seed_time)
                 output = self._transformed(output, HeteroSamplerOutput)
                 input_id, seed_time = output.metadata[:2]
+                if any(output.node.get(nt) is not ids for nt, ids in nodes.items()):
+                    node_data = {}  # the engine fetched the rows of other nodes
             data = build_batch(
-                self.data, self._hetero, output, self._input_type, input_id, seed_time, self._edge_perm, self.custom_cls
+                self.data,
+                self._hetero,
+                output,
+                self._input_type,
+                input_id,
+                seed_time,
+                self._edge_perm,
+                self.custom_cls,
+                rows=node_data,
             )
         else:
             out = finish(out, self._graph, self.subgraph_type)
