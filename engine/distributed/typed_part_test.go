@@ -256,3 +256,73 @@ func TestTypedSelfReliantPart(t *testing.T) {
 		require.NoError(t, err)
 	}
 }
+
+// TestTypedPartTemporalEqualsReplicated: temporal typed requests on typed
+// parts. Given the node times by original (global) id, or the edge times
+// by original edge id, every rank's typed batches of a dsp or hybrid part
+// are the single-process temporal typed loader's batches r, r+size, ...
+// over the whole typed dataset with the same times and seed times.
+func TestTypedPartTemporalEqualsReplicated(t *testing.T) {
+	src, d, seeds := writeTypedDataset(t)
+	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	defer whole.Close()
+	nodeTime := make([]int64, whole.NumNodes())
+	for v := range nodeTime {
+		nodeTime[v] = int64(v*7) % 50
+	}
+	edgeTime := make([]int64, whole.NumEdges())
+	for e := range edgeTime {
+		edgeTime[e] = int64(e*5) % 60
+	}
+	require.NoError(t, whole.SetNodeTime(nodeTime))
+	require.NoError(t, whole.SetEdgeTime(edgeTime))
+	seedTimes := make([]int64, len(seeds))
+	for i := range seedTimes {
+		seedTimes[i] = int64(i*11)%50 + 5
+	}
+	feats, labels := []string{"paper/feat", "author/feat"}, []string{"paper/label"}
+	const epochs = 2
+	for _, temporal := range []sample.Temporal{sample.TemporalNode, sample.TemporalEdge} {
+		req := typedRequest()
+		req.Temporal, req.Disjoint, req.Frontier = temporal, true, sample.FrontierNew // PyG: a subgraph per seed, each with its own time
+		lopt := pipeline.Options{BatchSize: 16, Shuffle: true, Seed: 3, FeatureNames: []string{"time"}, SeedTimes: seedTimes, Threads: testgraph.Threads}
+		ref, err := whole.OpenLoader(seeds, req, lopt, nil)
+		require.NoError(t, err)
+		want, err := readEpochsWith(ref, epochs, typedDigest(d, feats, labels, false))
+		require.NoError(t, err)
+		ref.Close()
+		require.Greater(t, len(want[0]), 3)
+		require.Contains(t, want[0][0], "typed=true")
+		// The times filter: the temporal batches are not the plain ones.
+		plain := lopt
+		plain.SeedTimes = nil
+		untimedReq := req
+		untimedReq.Temporal = sample.TemporalNone
+		ref, err = whole.OpenLoader(seeds, untimedReq, plain, nil)
+		require.NoError(t, err)
+		untimed, err := readEpochsWith(ref, 1, typedDigest(d, feats, labels, false))
+		require.NoError(t, err)
+		ref.Close()
+		require.NotEqual(t, untimed[0], want[0])
+		popt := lopt
+		popt.FeatureNames, popt.LabelNames = append([]string{"time"}, feats...), labels
+		for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {
+			t.Run(fmt.Sprintf("%s-times-%v", map[sample.Temporal]string{sample.TemporalNode: "node", sample.TemporalEdge: "edge"}[temporal], layout), func(t *testing.T) {
+				const size = 2
+				dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
+				digest := typedDigest(d, feats, labels, true)
+				got := readPartGroup(t, dst, size, epochs, func(l *core.Loader, epochs int) ([][]string, error) {
+					return readEpochsWith(l, epochs, digest)
+				}, func(_ int, p *Part, h comm.Comm) *core.Loader {
+					require.NoError(t, p.SetNodeTime(nodeTime))
+					require.NoError(t, p.SetEdgeTime(edgeTime))
+					ld, err := p.OpenLoader(h, seeds, req, popt, mem.NewChecked(mem.Heap{}))
+					require.NoError(t, err)
+					return ld
+				})
+				requireShares(t, want, got)
+			})
+		}
+	}
+}
