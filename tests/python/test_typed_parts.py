@@ -217,7 +217,7 @@ def _dgl_digest(batch) -> str:
     return h.hexdigest()
 
 
-def _pyg_loader(graph, local_seeds: torch.Tensor, comm=None):
+def _pyg_loader(graph, local_seeds: torch.Tensor, comm=None, **kwargs):
     """graphferry.pyg.NeighborLoader's typed batches of the paper seeds."""
     from graphferry.pyg import NeighborLoader
 
@@ -230,7 +230,18 @@ def _pyg_loader(graph, local_seeds: torch.Tensor, comm=None):
         seed=17,
         num_threads=1,
         comm=comm,
+        **kwargs,
     )
+
+
+def _node_time(ids: torch.Tensor) -> torch.Tensor:
+    """The test's node times, by global id."""
+    return ids * 7 % 50
+
+
+def _temporal(num_seeds: int) -> dict:
+    """A temporal loader's arguments: node times, one time per seed."""
+    return {"time_attr": "node", "input_time": torch.arange(num_seeds) * 11 % 50 + 5}
 
 
 def _dgl_loader(graph, local_seeds: torch.Tensor, comm=None):
@@ -286,6 +297,10 @@ def _worker(rank: int, size: int, port: int, path: str, seeds: list[int], offset
         got["pyg"] = _epochs(_pyg_loader(part, local, comm), _pyg_digest)
         if importlib.util.find_spec("dgl") is not None:
             got["dgl"] = _epochs(_dgl_loader(part, local, comm), _dgl_digest)
+        # Temporal typed batches: the ranks give the part their own nodes'
+        # times (a collective), every rank then holds every node's.
+        part.set_node_time(_node_time(part.owned_nodes()), comm)
+        got["pyg-temporal"] = _epochs(_pyg_loader(part, local, comm, **_temporal(local.numel())), _pyg_digest)
         part.close()
         results.put((rank, "ok", got))
         dist.destroy_process_group()
@@ -309,7 +324,7 @@ def typed_seeds(typed_dir) -> tuple[list[int], int]:
 @pytest.fixture(scope="module")
 def two_ranks(typed_parts, typed_seeds) -> dict[int, dict]:
     """What each of two spawned Gloo ranks read from its typed dsp part:
-    ``rank -> {"loader" | "pyg" | "dgl": digests per epoch}``."""
+    ``rank -> {"loader" | "pyg" | "dgl" | "pyg-temporal": digests per epoch}``."""
     size = 2
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
@@ -379,3 +394,18 @@ def test_dgl_hetero_loader_on_typed_parts(typed_dir, typed_seeds, two_ranks):
         ref = _epochs(_dgl_loader(hg, torch.tensor(seeds) - offset), _dgl_digest)
         assert "feat" in blocks[0].srcnodes["author"].data and "label" in blocks[-1].dstnodes["paper"].data
     _check_shares(ref, two_ranks, "dgl")
+
+
+def test_pyg_temporal_hetero_loader_on_typed_parts(typed_dir, typed_seeds, two_ranks):
+    """Temporal typed batches on typed parts (node times shared by the
+    ranks, PartGraph.set_node_time(own, comm)): the one-process temporal
+    heterogeneous loader's, rank by rank; the times do filter."""
+    seeds, offset = typed_seeds
+    local = torch.tensor(seeds) - offset
+    with graphferry.HeteroGraph.open(typed_dir) as hg:
+        off = hg.node_offsets
+        hg.set_node_time({nt: _node_time(torch.arange(off[t], off[t + 1])) for t, nt in enumerate(hg.node_types)})
+        ref = _epochs(_pyg_loader(hg, local, **_temporal(local.numel())), _pyg_digest)
+        untimed = _epochs(_pyg_loader(hg, local, disjoint=True), _pyg_digest)
+    assert ref[0] != untimed[0]
+    _check_shares(ref, two_ranks, "pyg-temporal")
