@@ -17,9 +17,9 @@
 //     engine/linkload's Source with the same Share, whose batches exclude
 //     their seed edges in turns (linkload.Source.MakeGroup); a dsp rank
 //     resolves the endpoints of the seed edges with the others at open;
-//     on a replicated typed graph (core.Graph.SetTypes) both kinds serve
-//     the single-process typed batches, typed views included (the edge
-//     loaders of a typed Part are refused);
+//     on a replicated typed graph (core.Graph.SetTypes) and on a typed
+//     Part (dsp, hybrid) both kinds serve the single-process typed
+//     batches, typed views included;
 //   - CoordinatedComm lets several sampler workers share a host's single
 //     channel, their exchanges ordered by an engine/coordinator
 //     Coordinator.

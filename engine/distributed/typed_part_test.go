@@ -15,11 +15,11 @@ import (
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/dataset"
-	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/gen"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/testgraph"
 	"github.com/graphferry/graphferry/engine/linkload"
+	"github.com/graphferry/graphferry/engine/linkpred"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
@@ -145,8 +145,7 @@ func TestTypedPartLoaderEqualsReplicated(t *testing.T) {
 }
 
 // TestTypedPartNodeData: a typed part keeps the owned rows of every
-// per-type array (OwnedNodeData, OwnedTypeRange); its edge loaders are
-// refused by name, before any exchange.
+// per-type array (OwnedNodeData, OwnedTypeRange).
 func TestTypedPartNodeData(t *testing.T) {
 	src, d, _ := writeTypedDataset(t)
 	ty, err := d.Types()
@@ -170,11 +169,6 @@ func TestTypedPartNodeData(t *testing.T) {
 			require.True(t, bytes.Equal(whole.Data[v*rb:(v+1)*rb], feat.Data[(i-lo)*rb:(i-lo+1)*rb]), "%s row %d", typ.Name, i)
 		}
 	}
-	h, err := comm.NewHost(1, 2, comm.NewLocal(2).Exchanger(1))
-	require.NoError(t, err)
-	_, err = p.OpenEdgeLoader(h, linkload.Items{EdgeIDs: []int64{0, 1}}, linkload.Options{Mode: linkload.DGL}, pipeline.Options{BatchSize: 2}, nil)
-	require.ErrorIs(t, err, errs.ErrNotSupported)
-	require.ErrorContains(t, err, "untyped (homogeneous) parts only")
 }
 
 // TestTypedSelfReliantPart: a typed self-reliant rank takes its seeds from
@@ -320,6 +314,117 @@ func TestTypedPartTemporalEqualsReplicated(t *testing.T) {
 					ld, err := p.OpenLoader(h, seeds, req, popt, mem.NewChecked(mem.Heap{}))
 					require.NoError(t, err)
 					return ld
+				})
+				requireShares(t, want, got)
+			})
+		}
+	}
+}
+
+// typedPartLinkCases are typed edge loaders over hetero-tiny (the whole
+// graph's edges src, dst by global edge id, its types ty): DGL's seed
+// edges of several relations interleaved (per-source negatives of each
+// relation's destination type, the seed edges or their reverses
+// excluded, global negatives per relation), PyG's pairs of the writes
+// relation with binary, triplet and disjoint negatives, and PyG's
+// temporal sampling under node times.
+func typedPartLinkCases(src, dst []int64, edgeOffsets []int64) []linkCase {
+	var eids []int64
+	for i := range int64(30) {
+		for _, r := range []int64{1, 4, 6} { // writes, cites, rev_writes
+			n := edgeOffsets[r+1] - edgeOffsets[r]
+			eids = append(eids, edgeOffsets[r]+(i*37)%n)
+		}
+	}
+	eids[9] = eids[4] // DGL takes repeated seed edges
+	writes := edgeOffsets[1]
+	var pairs linkpred.Pairs
+	for e := writes; e < edgeOffsets[2] && pairs.Len() < 80; e += 31 {
+		pairs.Src, pairs.Dst = append(pairs.Src, src[e]), append(pairs.Dst, dst[e])
+	}
+	rev := make([]int64, len(src))
+	for e := range rev {
+		rev[e] = int64(len(src)) - 1 - int64(e) // any map will do
+	}
+	req := sample.Request{RelationFanouts: [][]int{{3, 2, -1, 2, 0, 3, 1}, {2, 1, 2, 0, 2, 1, 2}}, Seed: 9}
+	disjoint := req
+	disjoint.Disjoint, disjoint.Frontier = true, sample.FrontierNew
+	temporal := disjoint
+	temporal.Temporal = sample.TemporalNode
+	dgl := func(neg linkpred.DGLNegative, ex linkpred.Exclude) linkload.Options {
+		return dglOptions(req, neg, ex, rev)
+	}
+	times := make([]int64, pairs.Len())
+	for i := range times {
+		times[i] = int64(i*13)%50 + 5
+	}
+	return []linkCase{
+		{"dgl", dgl(linkpred.PerSourceUniform{K: 2}, linkpred.ExcludeNone), linkload.Items{EdgeIDs: eids}},
+		{"dgl-self", dgl(linkpred.PerSourceUniform{K: 2}, linkpred.ExcludeSelfEdges), linkload.Items{EdgeIDs: eids}},
+		{"dgl-reverse", dgl(nil, linkpred.ExcludeReverseEdges), linkload.Items{EdgeIDs: eids}},
+		{"dgl-global", dgl(linkpred.GlobalUniform{K: 1, ExcludeSelfLoops: true}, linkpred.ExcludeSelfEdges), linkload.Items{EdgeIDs: eids}},
+		{"pyg-binary", pygOptions(req, linkpred.PyGBinaryMode, 1.5), linkload.Items{Pairs: pairs}},
+		{"pyg-triplet", pygOptions(req, linkpred.PyGTripletMode, 2), linkload.Items{Pairs: pairs}},
+		{"pyg-disjoint", pygOptions(disjoint, linkpred.PyGBinaryMode, 1), linkload.Items{Pairs: pairs}},
+		{"pyg-temporal", pygOptions(temporal, linkpred.PyGNone, 0), linkload.Items{Pairs: pairs, Times: times}},
+	}
+}
+
+// TestTypedPartEdgeLoaderEqualsReplicated: the edge loaders of typed dsp
+// and hybrid parts give every rank the single-process typed edge loader's
+// batches r, r+size, ... over the whole typed dataset: seed edges grouped
+// by relation (resolved with the other ranks on dsp), negatives per type,
+// samples, typed views, and per-type node data fetched from the owners
+// equal to the whole arrays' rows at each batch's typed view.
+func TestTypedPartEdgeLoaderEqualsReplicated(t *testing.T) {
+	srcDir, d, _ := writeTypedDataset(t)
+	whole, err := core.Open(srcDir, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	defer whole.Close()
+	nodeTime := make([]int64, whole.NumNodes())
+	for v := range nodeTime {
+		nodeTime[v] = int64(v*7) % 50
+	}
+	require.NoError(t, whole.SetNodeTime(nodeTime))
+	ed, err := whole.Edges(core.EdgesCOO, -1, nil)
+	require.NoError(t, err)
+	ty, err := d.Types()
+	require.NoError(t, err)
+	feats := []string{"paper/feat", "author/feat"}
+	digest := func(fromBatch bool) func(*pipeline.Batch) string {
+		rows := typedDigest(d, feats, nil, fromBatch)
+		return func(b *pipeline.Batch) string { return typedBatchBytes(b) + " " + rows(b) }
+	}
+	const epochs = 2
+	for _, tc := range typedPartLinkCases(testgraph.I64(ed.First), testgraph.I64(ed.Second), ty.EdgeOffsets) {
+		lopt := linkLoader()
+		lopt.FeatureNames, lopt.LabelNames = []string{"time"}, nil
+		ref, err := whole.OpenEdgeLoader(tc.items, tc.opt, lopt, nil)
+		require.NoError(t, err)
+		want, err := readEpochsWith(ref, epochs, digest(false))
+		require.NoError(t, err)
+		ref.Close()
+		require.Greater(t, len(want[0]), 3)
+		require.NotContains(t, want[0][0], "no typed view")
+		for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {
+			t.Run(fmt.Sprintf("%s-%v", tc.name, layout), func(t *testing.T) {
+				_, global := tc.opt.DGL.Negative.(linkpred.GlobalUniform)
+				if layout == rankpart.LayoutDSP && global {
+					t.Skip("refused on dsp parts (TestEdgeLoaderRefuses)")
+				}
+				const size = 2
+				dir := partitionTestDataset(t, srcDir, rankpart.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
+				got := runRanksWith(t, size, 1, epochs, digest(true), func(r int, h comm.Comm, o pipeline.Options) (*core.Loader, error) {
+					p, err := OpenPart(dir, r, dataset.OpenOptions{})
+					if err != nil {
+						return nil, err
+					}
+					defer p.Close() // the loader keeps what it needs
+					if err := p.SetNodeTime(nodeTime); err != nil {
+						return nil, err
+					}
+					o.FeatureNames, o.LabelNames = append([]string{"time"}, feats...), nil
+					return p.OpenEdgeLoader(h, tc.items, tc.opt, o, mem.NewChecked(mem.Heap{}))
 				})
 				requireShares(t, want, got)
 			})

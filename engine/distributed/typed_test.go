@@ -10,8 +10,6 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/core"
-	"github.com/graphferry/graphferry/engine/dataset"
-	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/testgraph"
 	"github.com/graphferry/graphferry/engine/linkload"
@@ -19,7 +17,6 @@ import (
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
-	"github.com/graphferry/graphferry/engine/rankpart"
 	"github.com/graphferry/graphferry/engine/sample"
 )
 
@@ -208,8 +205,7 @@ func TestDistTypedEdgeLoaderEqualsSingleProcess(t *testing.T) {
 }
 
 // A typed edge loader refuses by name, before any exchange, what the
-// single-process one refuses (pairs of two edge types), and the edge
-// loaders of a rank's part refuse typed parts.
+// single-process one refuses (pairs of two edge types).
 func TestTypedEdgeLoaderRefuses(t *testing.T) {
 	src, dst, ty := typedCOO()
 	h, err := comm.NewHost(0, 2, comm.NewLocal(2).Exchanger(0))
@@ -221,16 +217,4 @@ func TestTypedEdgeLoaderRefuses(t *testing.T) {
 	require.ErrorContains(t, err, "not of one edge type")
 	_, err = g.OpenEdgeLoader(linkload.Items{Pairs: mixed}, opt, linkLoader(), nil)
 	require.ErrorContains(t, err, "not of one edge type", "refused as in one process")
-
-	srcDir, _ := writeTestDataset(t)
-	dir := partitionTestDataset(t, srcDir, rankpart.PartitionOptions{Method: partition.Range, Parts: 2, Layout: rankpart.LayoutHybrid})
-	p, err := OpenPart(dir, 0, dataset.OpenOptions{})
-	require.NoError(t, err)
-	defer p.Close()
-	nodes, edges := p.g.NumNodes(), p.g.NumEdges()
-	require.NoError(t, p.g.SetTypes(graph.Types{NodeOffsets: []int64{0, nodes}, EdgeOffsets: []int64{0, edges}, RelSrc: []int32{0}, RelDst: []int32{0}}))
-	cases := linkCases(src, dst)
-	_, err = p.OpenEdgeLoader(h, cases[0].items, cases[0].opt, linkLoader(), nil)
-	require.ErrorIs(t, err, errs.ErrNotSupported)
-	require.ErrorContains(t, err, "untyped (homogeneous) parts only")
 }
