@@ -2290,9 +2290,8 @@ GF_API int gf_edge_loader_open_comm(gf_graph *graph, const DLTensor *seeds, cons
  * of GF_LINK_DGL seed edges are resolved at open, in one exchange (each
  * rank holds the in-edges of its own nodes): every rank must call it.
  * Returns what gf_edge_loader_open_comm returns, the GF_EINVAL of
- * gf_loader_open_part for comm, and GF_ENOTSUP for a typed part,
- * GF_LAYOUT_SELF_RELIANT,
- * temporal sampling, edge_feature_names (a part holds no edge data),
+ * gf_loader_open_part for comm, and GF_ENOTSUP for GF_LAYOUT_SELF_RELIANT,
+ * temporal sampling before the part has its times, edge_feature_names (a part holds no edge data),
  * GF_NEG_GLOBAL_UNIFORM on GF_LAYOUT_DSP (rejecting the pairs that are
  * edges needs the whole topology: use GF_LAYOUT_HYBRID) and layer-wise
  * sampling on GF_LAYOUT_DSP.

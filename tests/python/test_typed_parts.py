@@ -258,6 +258,62 @@ def _dgl_loader(graph, local_seeds: torch.Tensor, comm=None):
     )
 
 
+WRITES, REV_WRITES, CITES = (
+    ("author", "writes", "paper"),
+    ("paper", "rev_writes", "author"),
+    ("paper", "cites", "paper"),
+)
+
+
+def _pyg_link_loader(graph, pairs: torch.Tensor, comm=None):
+    """graphferry.pyg.LinkNeighborLoader's typed batches of writes pairs
+    (type-local ids), binary negatives."""
+    from graphferry.pyg import LinkNeighborLoader
+
+    return LinkNeighborLoader(
+        graph,
+        {et: [f1, f0] for et, f0, f1 in zip(_edge_types(graph), *RELATION_FANOUTS)},
+        edge_label_index=(WRITES, pairs),
+        neg_sampling="binary",
+        batch_size=32,
+        shuffle=True,
+        seed=17,
+        num_threads=1,
+        comm=comm,
+    )
+
+
+def _dgl_edge_loader(graph, comm=None):
+    """graphferry.dgl.DataLoader's typed edge batches: seed edges of two
+    types, their reverses excluded, two uniform negatives each."""
+    import dgl
+
+    import graphferry.dgl as gdgl
+
+    ets = _edge_types(graph)
+    sampler = gdgl.as_edge_prediction_sampler(
+        gdgl.NeighborSampler([dict(zip(ets, hop)) for hop in RELATION_FANOUTS]),
+        exclude="reverse_types",
+        reverse_etypes={WRITES: REV_WRITES, REV_WRITES: WRITES},
+        negative_sampler=dgl.dataloading.negative_sampler.Uniform(2),
+    )
+    seeds = {WRITES: torch.arange(0, 600, 5), CITES: torch.arange(0, 900, 7)}
+    return gdgl.DataLoader(graph, seeds, sampler, batch_size=32, shuffle=True, seed=17, num_threads=1, comm=comm)
+
+
+def _dgl_edge_digest(batch) -> str:
+    """``(input_nodes, pair_graph, neg_pair_graph, blocks)``."""
+    input_nodes, pair, neg, blocks = batch
+    h = hashlib.sha256()
+    _hash_tensors(h, input_nodes.items())
+    for g in [pair, neg, *blocks]:
+        for et in g.canonical_etypes:
+            h.update(repr(et).encode())
+            _hash_tensors(h, zip("uv", g.edges(etype=et)))
+            _hash_tensors(h, g.edges[et].data.items())
+    return h.hexdigest()
+
+
 def _edge_types(graph) -> list:
     return [tuple(et) for et in graph.edge_types]
 
@@ -269,7 +325,9 @@ def _epochs(loader, digest_of) -> list[list[str]]:
         loader.close()
 
 
-def _worker(rank: int, size: int, port: int, path: str, seeds: list[int], offset: int, results) -> None:
+def _worker(
+    rank: int, size: int, port: int, path: str, seeds: list[int], offset: int, pairs: torch.Tensor, results
+) -> None:
     import torch.distributed as dist
 
     try:
@@ -295,8 +353,10 @@ def _worker(rank: int, size: int, port: int, path: str, seeds: list[int], offset
         # type's node data comes from its owners with each batch.
         local = torch.tensor(seeds) - offset
         got["pyg"] = _epochs(_pyg_loader(part, local, comm), _pyg_digest)
+        got["pyg-link"] = _epochs(_pyg_link_loader(part, pairs, comm), _pyg_digest)
         if importlib.util.find_spec("dgl") is not None:
             got["dgl"] = _epochs(_dgl_loader(part, local, comm), _dgl_digest)
+            got["dgl-edge"] = _epochs(_dgl_edge_loader(part, comm), _dgl_edge_digest)
         # Temporal typed batches: the ranks give the part their own nodes'
         # times (a collective), every rank then holds every node's.
         part.set_node_time(_node_time(part.owned_nodes()), comm)
@@ -322,15 +382,26 @@ def typed_seeds(typed_dir) -> tuple[list[int], int]:
 
 
 @pytest.fixture(scope="module")
-def two_ranks(typed_parts, typed_seeds) -> dict[int, dict]:
+def writes_pairs(typed_dir) -> torch.Tensor:
+    """Every 7th writes edge (type-local ids), the link loaders' pairs."""
+    with graphferry.HeteroGraph.open(typed_dir) as hg:
+        src, dst = hg.edges(WRITES)
+    return torch.stack([src[::7], dst[::7]])
+
+
+@pytest.fixture(scope="module")
+def two_ranks(typed_parts, typed_seeds, writes_pairs) -> dict[int, dict]:
     """What each of two spawned Gloo ranks read from its typed dsp part:
-    ``rank -> {"loader" | "pyg" | "dgl" | "pyg-temporal": digests per epoch}``."""
+    ``rank -> {"loader" | "pyg" | "dgl" | "pyg-link" | "dgl-edge" |
+    "pyg-temporal": digests per epoch}``."""
     size = 2
     ctx = mp.get_context("spawn")
     results = ctx.Queue()
     port = _free_port()
     procs = [
-        ctx.Process(target=_worker, args=(r, size, port, str(typed_parts), *typed_seeds, results), daemon=True)
+        ctx.Process(
+            target=_worker, args=(r, size, port, str(typed_parts), *typed_seeds, writes_pairs, results), daemon=True
+        )
         for r in range(size)
     ]
     out = collect(procs, results, JOIN_S)
@@ -409,3 +480,26 @@ def test_pyg_temporal_hetero_loader_on_typed_parts(typed_dir, typed_seeds, two_r
         untimed = _epochs(_pyg_loader(hg, local, disjoint=True), _pyg_digest)
     assert ref[0] != untimed[0]
     _check_shares(ref, two_ranks, "pyg-temporal")
+
+
+def test_pyg_link_loader_on_typed_parts(typed_dir, writes_pairs, two_ranks):
+    """graphferry.pyg.LinkNeighborLoader(part, ..., edge_label_index=(writes,
+    pairs), comm=): the one-process typed link batches (every type's node
+    data, fetched from the owners), rank by rank."""
+    with graphferry.HeteroGraph.open(typed_dir) as hg:
+        loader = _pyg_link_loader(hg, writes_pairs)
+        batch = next(iter(loader))
+        loader.close()
+        assert "feat" in batch["author"] and "edge_label" in batch[WRITES]  # the digests cover them
+        ref = _epochs(_pyg_link_loader(hg, writes_pairs), _pyg_digest)
+    _check_shares(ref, two_ranks, "pyg-link")
+
+
+def test_dgl_edge_loader_on_typed_parts(typed_dir, two_ranks):
+    """graphferry.dgl.DataLoader(part, {etype: eids}, edge sampler, comm=):
+    the one-process typed edge batches (seed edges resolved with the other
+    ranks, reverses excluded, negatives per type), rank by rank."""
+    pytest.importorskip("dgl")
+    with graphferry.HeteroGraph.open(typed_dir) as hg:
+        ref = _epochs(_dgl_edge_loader(hg), _dgl_edge_digest)
+    _check_shares(ref, two_ranks, "dgl-edge")
