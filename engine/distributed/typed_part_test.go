@@ -18,7 +18,6 @@ import (
 	"github.com/graphferry/graphferry/engine/gen"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/testgraph"
-	"github.com/graphferry/graphferry/engine/linkload"
 	"github.com/graphferry/graphferry/engine/linkpred"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
@@ -99,6 +98,20 @@ func typedDigest(d *dataset.Dataset, feats, labels []string, fromBatch bool) fun
 	}
 }
 
+// readTyped reads epochs of the single-process typed loader over whole,
+// digested, and checks that they are typed and have batches for every rank.
+func readTyped(t *testing.T, whole *core.Graph, seeds []int64, req sample.Request, lopt pipeline.Options, epochs int, digest func(*pipeline.Batch) string) [][]string {
+	t.Helper()
+	ref, err := whole.OpenLoader(seeds, req, lopt, nil)
+	require.NoError(t, err)
+	defer ref.Close()
+	want, err := readEpochsWith(ref, epochs, digest)
+	require.NoError(t, err)
+	require.Greater(t, len(want[0]), 3)
+	require.Contains(t, want[0][0], "typed=true")
+	return want
+}
+
 // TestTypedPartLoaderEqualsReplicated opens every rank's part of a dsp and
 // a hybrid partition of a typed dataset and checks that each rank's
 // batches (typed views and the global column fetched from the owners
@@ -118,13 +131,7 @@ func TestTypedPartLoaderEqualsReplicated(t *testing.T) {
 	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer whole.Close()
-	ref, err := whole.OpenLoader(seeds, req, lopt, nil)
-	require.NoError(t, err)
-	want, err := readEpochsWith(ref, epochs, typedDigest(d, feats, labels, false))
-	require.NoError(t, err)
-	ref.Close()
-	require.Greater(t, len(want[0]), 3)
-	require.Contains(t, want[0][0], "typed=true")
+	want := readTyped(t, whole, seeds, req, lopt, epochs, typedDigest(d, feats, labels, false))
 	for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {
 		for _, size := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%v-%d", layout, size), func(t *testing.T) {
@@ -251,6 +258,21 @@ func TestTypedSelfReliantPart(t *testing.T) {
 	}
 }
 
+// openWithNodeTimes opens the whole dataset in src (closed with the test)
+// with the test's node times, which it returns (by global id).
+func openWithNodeTimes(t *testing.T, src string) (*core.Graph, []int64) {
+	t.Helper()
+	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { whole.Close() })
+	nodeTime := make([]int64, whole.NumNodes())
+	for v := range nodeTime {
+		nodeTime[v] = int64(v*7) % 50
+	}
+	require.NoError(t, whole.SetNodeTime(nodeTime))
+	return whole, nodeTime
+}
+
 // TestTypedPartTemporalEqualsReplicated: temporal typed requests on typed
 // parts. Given the node times by original (global) id, or the edge times
 // by original edge id, every rank's typed batches of a dsp or hybrid part
@@ -258,18 +280,11 @@ func TestTypedSelfReliantPart(t *testing.T) {
 // over the whole typed dataset with the same times and seed times.
 func TestTypedPartTemporalEqualsReplicated(t *testing.T) {
 	src, d, seeds := writeTypedDataset(t)
-	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
-	require.NoError(t, err)
-	defer whole.Close()
-	nodeTime := make([]int64, whole.NumNodes())
-	for v := range nodeTime {
-		nodeTime[v] = int64(v*7) % 50
-	}
+	whole, nodeTime := openWithNodeTimes(t, src)
 	edgeTime := make([]int64, whole.NumEdges())
 	for e := range edgeTime {
 		edgeTime[e] = int64(e*5) % 60
 	}
-	require.NoError(t, whole.SetNodeTime(nodeTime))
 	require.NoError(t, whole.SetEdgeTime(edgeTime))
 	seedTimes := make([]int64, len(seeds))
 	for i := range seedTimes {
@@ -281,23 +296,13 @@ func TestTypedPartTemporalEqualsReplicated(t *testing.T) {
 		req := typedRequest()
 		req.Temporal, req.Disjoint, req.Frontier = temporal, true, sample.FrontierNew // PyG: a subgraph per seed, each with its own time
 		lopt := pipeline.Options{BatchSize: 16, Shuffle: true, Seed: 3, FeatureNames: []string{"time"}, SeedTimes: seedTimes, Threads: testgraph.Threads}
-		ref, err := whole.OpenLoader(seeds, req, lopt, nil)
-		require.NoError(t, err)
-		want, err := readEpochsWith(ref, epochs, typedDigest(d, feats, labels, false))
-		require.NoError(t, err)
-		ref.Close()
-		require.Greater(t, len(want[0]), 3)
-		require.Contains(t, want[0][0], "typed=true")
+		want := readTyped(t, whole, seeds, req, lopt, epochs, typedDigest(d, feats, labels, false))
 		// The times filter: the temporal batches are not the plain ones.
 		plain := lopt
 		plain.SeedTimes = nil
 		untimedReq := req
 		untimedReq.Temporal = sample.TemporalNone
-		ref, err = whole.OpenLoader(seeds, untimedReq, plain, nil)
-		require.NoError(t, err)
-		untimed, err := readEpochsWith(ref, 1, typedDigest(d, feats, labels, false))
-		require.NoError(t, err)
-		ref.Close()
+		untimed := readTyped(t, whole, seeds, untimedReq, plain, 1, typedDigest(d, feats, labels, false))
 		require.NotEqual(t, untimed[0], want[0])
 		popt := lopt
 		popt.FeatureNames, popt.LabelNames = append([]string{"time"}, feats...), labels
@@ -337,37 +342,12 @@ func typedPartLinkCases(src, dst []int64, edgeOffsets []int64) []linkCase {
 		}
 	}
 	eids[9] = eids[4] // DGL takes repeated seed edges
-	writes := edgeOffsets[1]
 	var pairs linkpred.Pairs
-	for e := writes; e < edgeOffsets[2] && pairs.Len() < 80; e += 31 {
+	for e := edgeOffsets[1]; e < edgeOffsets[2] && pairs.Len() < 80; e += 31 { // writes
 		pairs.Src, pairs.Dst = append(pairs.Src, src[e]), append(pairs.Dst, dst[e])
 	}
-	rev := make([]int64, len(src))
-	for e := range rev {
-		rev[e] = int64(len(src)) - 1 - int64(e) // any map will do
-	}
 	req := sample.Request{RelationFanouts: [][]int{{3, 2, -1, 2, 0, 3, 1}, {2, 1, 2, 0, 2, 1, 2}}, Seed: 9}
-	disjoint := req
-	disjoint.Disjoint, disjoint.Frontier = true, sample.FrontierNew
-	temporal := disjoint
-	temporal.Temporal = sample.TemporalNode
-	dgl := func(neg linkpred.DGLNegative, ex linkpred.Exclude) linkload.Options {
-		return dglOptions(req, neg, ex, rev)
-	}
-	times := make([]int64, pairs.Len())
-	for i := range times {
-		times[i] = int64(i*13)%50 + 5
-	}
-	return []linkCase{
-		{"dgl", dgl(linkpred.PerSourceUniform{K: 2}, linkpred.ExcludeNone), linkload.Items{EdgeIDs: eids}},
-		{"dgl-self", dgl(linkpred.PerSourceUniform{K: 2}, linkpred.ExcludeSelfEdges), linkload.Items{EdgeIDs: eids}},
-		{"dgl-reverse", dgl(nil, linkpred.ExcludeReverseEdges), linkload.Items{EdgeIDs: eids}},
-		{"dgl-global", dgl(linkpred.GlobalUniform{K: 1, ExcludeSelfLoops: true}, linkpred.ExcludeSelfEdges), linkload.Items{EdgeIDs: eids}},
-		{"pyg-binary", pygOptions(req, linkpred.PyGBinaryMode, 1.5), linkload.Items{Pairs: pairs}},
-		{"pyg-triplet", pygOptions(req, linkpred.PyGTripletMode, 2), linkload.Items{Pairs: pairs}},
-		{"pyg-disjoint", pygOptions(disjoint, linkpred.PyGBinaryMode, 1), linkload.Items{Pairs: pairs}},
-		{"pyg-temporal", pygOptions(temporal, linkpred.PyGNone, 0), linkload.Items{Pairs: pairs, Times: times}},
-	}
+	return typedLinkCasesOf(req, len(src), eids, pairs)
 }
 
 // TestTypedPartEdgeLoaderEqualsReplicated: the edge loaders of typed dsp
@@ -378,14 +358,7 @@ func typedPartLinkCases(src, dst []int64, edgeOffsets []int64) []linkCase {
 // equal to the whole arrays' rows at each batch's typed view.
 func TestTypedPartEdgeLoaderEqualsReplicated(t *testing.T) {
 	srcDir, d, _ := writeTypedDataset(t)
-	whole, err := core.Open(srcDir, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
-	require.NoError(t, err)
-	defer whole.Close()
-	nodeTime := make([]int64, whole.NumNodes())
-	for v := range nodeTime {
-		nodeTime[v] = int64(v*7) % 50
-	}
-	require.NoError(t, whole.SetNodeTime(nodeTime))
+	whole, nodeTime := openWithNodeTimes(t, srcDir)
 	ed, err := whole.Edges(core.EdgesCOO, -1, nil)
 	require.NoError(t, err)
 	ty, err := d.Types()

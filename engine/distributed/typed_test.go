@@ -155,11 +155,17 @@ func typedLinkCases() []linkCase {
 	for e := ty.EdgeOffsets[0]; e < ty.EdgeOffsets[1] && pairs.Len() < 80; e += 9 {
 		pairs.Src, pairs.Dst = append(pairs.Src, src[e]), append(pairs.Dst, dst[e])
 	}
-	rev := make([]int64, len(src))
+	return typedLinkCasesOf(sample.Request{RelationFanouts: [][]int{{2, 3, 1}, {1, 1, 2}}, Seed: 9}, len(src), eids, pairs)
+}
+
+// typedLinkCasesOf are typedLinkCases' loaders sampling with req on a graph
+// of numEdges edges: DGL's over the seed edge ids eids, PyG's over pairs
+// (of one edge type).
+func typedLinkCasesOf(req sample.Request, numEdges int, eids []int64, pairs linkpred.Pairs) []linkCase {
+	rev := make([]int64, numEdges)
 	for e := range rev {
-		rev[e] = int64(len(src)) - 1 - int64(e)
+		rev[e] = int64(numEdges) - 1 - int64(e) // any map will do
 	}
-	req := sample.Request{RelationFanouts: [][]int{{2, 3, 1}, {1, 1, 2}}, Seed: 9}
 	disjoint := req
 	disjoint.Disjoint, disjoint.Frontier = true, sample.FrontierNew
 	temporal := disjoint
