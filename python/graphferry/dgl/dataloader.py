@@ -200,7 +200,8 @@ class DataLoader(EngineLoader):
             of splitting the seeds: ``graph`` must be a ``graphferry.Graph``
             or ``graphferry.HeteroGraph`` opened with
             ``num_patches=comm.size`` (or a rank's
-            ``graphferry.distributed.PartGraph``), and each rank gets every
+            ``graphferry.distributed.PartGraph``; a typed partition's gives
+            heterogeneous blocks, as a ``HeteroGraph``), and each rank gets every
             ``comm.size``-th batch of the single-process epoch, padded (see
             :mod:`graphferry.distributed`). Iterate one epoch at a time, to
             its end, on every rank. (default: :obj:`None`)

@@ -232,14 +232,16 @@ class NeighborLoader(EngineLoader):
             is then a :class:`graphferry.Graph` or
             :class:`graphferry.HeteroGraph` opened with
             ``num_patches=comm.size`` or this rank's
-            :class:`graphferry.distributed.PartGraph`, ``input_nodes`` the
+            :class:`graphferry.distributed.PartGraph` (a typed partition's
+            gives ``HeteroData``, every type's node data fetched from the
+            owners with each batch), ``input_nodes`` the
             seeds of the whole graph (the same on every rank), and each rank
             gets every ``comm.size``-th batch of the single-process epoch,
             the same ``Data`` (padded: see :mod:`graphferry.distributed`).
-            Directional sampling, disjoint or not, and temporal over a
-            ``Graph``'s times (a rank's part carries no times yet;
-            bidirectional and induced subgraphs need the whole topology in
-            this process); ``seed=None``
+            Directional sampling, disjoint or not, and temporal over the
+            graph's times (a rank's part once given them:
+            ``PartGraph.set_node_time``; bidirectional and induced subgraphs
+            need the whole topology in this process); ``seed=None``
             takes rank 0's draw. Torch's ``timeout`` (seconds, or a
             ``datetime.timedelta``) then bounds each exchange (0: the
             communicator's own). (default: :obj:`None`)
