@@ -2411,10 +2411,9 @@ GF_API int gf_edge_loader_open_comm(gf_graph *graph, const DLTensor *seeds, cons
  * pairs are edges, in one exchange round per batch (the same negatives as
  * one process).
  * Returns what gf_edge_loader_open_comm returns, the GF_EINVAL of
- * gf_loader_open_part for comm, and GF_ENOTSUP for a typed part,
- * GF_LAYOUT_SELF_RELIANT,
- * temporal sampling, edge_feature_names (a part holds no edge data) and
- * layer-wise sampling on GF_LAYOUT_DSP.
+ * gf_loader_open_part for comm, and GF_ENOTSUP for GF_LAYOUT_SELF_RELIANT,
+ * temporal sampling before the part has its times, edge_feature_names (a
+ * part holds no edge data) and layer-wise sampling on GF_LAYOUT_DSP.
  */
 GF_API int gf_edge_loader_open_part(gf_part *part, const DLTensor *seeds, const DLTensor *seeds_dst,
                                     const gf_edge_loader_options *options, const gf_comm *comm,

@@ -19,9 +19,9 @@
 //     resolves the endpoints of the seed edges with the others at open,
 //     and asks the owners which GlobalUniform candidates are edges, once
 //     per batch (seedEdges.AreEdges);
-//     on a replicated typed graph (core.Graph.SetTypes) both kinds serve
-//     the single-process typed batches, typed views included (the edge
-//     loaders of a typed Part are refused);
+//     on a replicated typed graph (core.Graph.SetTypes) and on a typed
+//     Part (dsp, hybrid) both kinds serve the single-process typed
+//     batches, typed views included;
 //   - CoordinatedComm lets several sampler workers share a host's single
 //     channel, their exchanges ordered by an engine/coordinator
 //     Coordinator.

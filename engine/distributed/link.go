@@ -95,9 +95,11 @@ func openEdgeShare(g *core.Graph, c comm.Comm, items linkload.Items, opt linkloa
 // included, on the runtime of the sampler worker that samples it, right
 // before the batch's sampling exchanges (seedEdges.AreEdges); the
 // negatives are the single-process ones, bit for bit. Self-reliant parts
-// and edge data are refused (errs.ErrNotSupported), and so are typed
-// parts; temporal sampling needs the part's times (SetNodeTime,
-// ShareNodeTime, SetEdgeTime).
+// and edge data are refused (errs.ErrNotSupported); temporal sampling
+// needs the part's times (SetNodeTime, ShareNodeTime, SetEdgeTime). A
+// typed part's batches are the typed edge loader's of the whole typed
+// graph (seed edges grouped by relation, negatives per type, typed views),
+// its per-type node data fetched as Part.OpenLoader fetches it.
 func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Options, lopt pipeline.Options, alloc mem.Allocator) (*core.Loader, error) {
 	if c == nil {
 		return nil, errs.Errorf(nil, "communicator is nil")
@@ -109,8 +111,6 @@ func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Op
 		return nil, err
 	}
 	switch {
-	case p.typed():
-		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts serve untyped (homogeneous) parts only (typed edge batches are served over a replicated graph: OpenEdgeLoader)")
 	case p.layout == rankpart.LayoutSelfReliant:
 		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts serve the dsp and hybrid layouts (a self-reliant rank holds the neighbourhoods of its own seed nodes, not of seed edges)")
 	case len(lopt.EdgeFeatureNames) > 0:
@@ -142,12 +142,6 @@ func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Op
 		return nil, err
 	}
 	return openEdgeShare(p.g, c, items, opt, lopt, alloc, p.rows, edges)
-}
-
-// typed reports whether the part's graph is typed.
-func (p *Part) typed() bool {
-	nodeTypes, _ := p.g.NumTypes()
-	return nodeTypes > 0
 }
 
 // checkComm checks that c runs this part's rank of its group.

@@ -15,11 +15,10 @@ import (
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/dataset"
-	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/gen"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/testgraph"
-	"github.com/graphferry/graphferry/engine/linkload"
+	"github.com/graphferry/graphferry/engine/linkpred"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
@@ -99,6 +98,20 @@ func typedDigest(d *dataset.Dataset, feats, labels []string, fromBatch bool) fun
 	}
 }
 
+// readTyped reads epochs of the single-process typed loader over whole,
+// digested, and checks that they are typed and have batches for every rank.
+func readTyped(t *testing.T, whole *core.Graph, seeds []int64, req sample.Request, lopt pipeline.Options, epochs int, digest func(*pipeline.Batch) string) [][]string {
+	t.Helper()
+	ref, err := whole.OpenLoader(seeds, req, lopt, nil)
+	require.NoError(t, err)
+	defer ref.Close()
+	want, err := readEpochsWith(ref, epochs, digest)
+	require.NoError(t, err)
+	require.Greater(t, len(want[0]), 3)
+	require.Contains(t, want[0][0], "typed=true")
+	return want
+}
+
 // TestTypedPartLoaderEqualsReplicated opens every rank's part of a dsp and
 // a hybrid partition of a typed dataset and checks that each rank's
 // batches (typed views and the global column fetched from the owners
@@ -118,13 +131,7 @@ func TestTypedPartLoaderEqualsReplicated(t *testing.T) {
 	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
 	require.NoError(t, err)
 	defer whole.Close()
-	ref, err := whole.OpenLoader(seeds, req, lopt, nil)
-	require.NoError(t, err)
-	want, err := readEpochsWith(ref, epochs, typedDigest(d, feats, labels, false))
-	require.NoError(t, err)
-	ref.Close()
-	require.Greater(t, len(want[0]), 3)
-	require.Contains(t, want[0][0], "typed=true")
+	want := readTyped(t, whole, seeds, req, lopt, epochs, typedDigest(d, feats, labels, false))
 	for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {
 		for _, size := range []int{2, 3} {
 			t.Run(fmt.Sprintf("%v-%d", layout, size), func(t *testing.T) {
@@ -145,8 +152,7 @@ func TestTypedPartLoaderEqualsReplicated(t *testing.T) {
 }
 
 // TestTypedPartNodeData: a typed part keeps the owned rows of every
-// per-type array (OwnedNodeData, OwnedTypeRange); its edge loaders are
-// refused by name, before any exchange.
+// per-type array (OwnedNodeData, OwnedTypeRange).
 func TestTypedPartNodeData(t *testing.T) {
 	src, d, _ := writeTypedDataset(t)
 	ty, err := d.Types()
@@ -170,11 +176,6 @@ func TestTypedPartNodeData(t *testing.T) {
 			require.True(t, bytes.Equal(whole.Data[v*rb:(v+1)*rb], feat.Data[(i-lo)*rb:(i-lo+1)*rb]), "%s row %d", typ.Name, i)
 		}
 	}
-	h, err := comm.NewHost(1, 2, comm.NewLocal(2).Exchanger(1))
-	require.NoError(t, err)
-	_, err = p.OpenEdgeLoader(h, linkload.Items{EdgeIDs: []int64{0, 1}}, linkload.Options{Mode: linkload.DGL}, pipeline.Options{BatchSize: 2}, nil)
-	require.ErrorIs(t, err, errs.ErrNotSupported)
-	require.ErrorContains(t, err, "untyped (homogeneous) parts only")
 }
 
 // TestTypedSelfReliantPart: a typed self-reliant rank takes its seeds from
@@ -254,5 +255,152 @@ func TestTypedSelfReliantPart(t *testing.T) {
 	close(errc)
 	for err := range errc {
 		require.NoError(t, err)
+	}
+}
+
+// openWithNodeTimes opens the whole dataset in src (closed with the test)
+// with the test's node times, which it returns (by global id).
+func openWithNodeTimes(t *testing.T, src string) (*core.Graph, []int64) {
+	t.Helper()
+	whole, err := core.Open(src, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { whole.Close() })
+	nodeTime := make([]int64, whole.NumNodes())
+	for v := range nodeTime {
+		nodeTime[v] = int64(v*7) % 50
+	}
+	require.NoError(t, whole.SetNodeTime(nodeTime))
+	return whole, nodeTime
+}
+
+// TestTypedPartTemporalEqualsReplicated: temporal typed requests on typed
+// parts. Given the node times by original (global) id, or the edge times
+// by original edge id, every rank's typed batches of a dsp or hybrid part
+// are the single-process temporal typed loader's batches r, r+size, ...
+// over the whole typed dataset with the same times and seed times.
+func TestTypedPartTemporalEqualsReplicated(t *testing.T) {
+	src, d, seeds := writeTypedDataset(t)
+	whole, nodeTime := openWithNodeTimes(t, src)
+	edgeTime := make([]int64, whole.NumEdges())
+	for e := range edgeTime {
+		edgeTime[e] = int64(e*5) % 60
+	}
+	require.NoError(t, whole.SetEdgeTime(edgeTime))
+	seedTimes := make([]int64, len(seeds))
+	for i := range seedTimes {
+		seedTimes[i] = int64(i*11)%50 + 5
+	}
+	feats, labels := []string{"paper/feat", "author/feat"}, []string{"paper/label"}
+	const epochs = 2
+	for _, temporal := range []sample.Temporal{sample.TemporalNode, sample.TemporalEdge} {
+		req := typedRequest()
+		req.Temporal, req.Disjoint, req.Frontier = temporal, true, sample.FrontierNew // PyG: a subgraph per seed, each with its own time
+		lopt := pipeline.Options{BatchSize: 16, Shuffle: true, Seed: 3, FeatureNames: []string{"time"}, SeedTimes: seedTimes, Threads: testgraph.Threads}
+		want := readTyped(t, whole, seeds, req, lopt, epochs, typedDigest(d, feats, labels, false))
+		// The times filter: the temporal batches are not the plain ones.
+		plain := lopt
+		plain.SeedTimes = nil
+		untimedReq := req
+		untimedReq.Temporal = sample.TemporalNone
+		untimed := readTyped(t, whole, seeds, untimedReq, plain, 1, typedDigest(d, feats, labels, false))
+		require.NotEqual(t, untimed[0], want[0])
+		popt := lopt
+		popt.FeatureNames, popt.LabelNames = append([]string{"time"}, feats...), labels
+		for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {
+			t.Run(fmt.Sprintf("%s-times-%v", map[sample.Temporal]string{sample.TemporalNode: "node", sample.TemporalEdge: "edge"}[temporal], layout), func(t *testing.T) {
+				const size = 2
+				dst := partitionTestDataset(t, src, rankpart.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
+				digest := typedDigest(d, feats, labels, true)
+				got := readPartGroup(t, dst, size, epochs, func(l *core.Loader, epochs int) ([][]string, error) {
+					return readEpochsWith(l, epochs, digest)
+				}, func(_ int, p *Part, h comm.Comm) *core.Loader {
+					require.NoError(t, p.SetNodeTime(nodeTime))
+					require.NoError(t, p.SetEdgeTime(edgeTime))
+					ld, err := p.OpenLoader(h, seeds, req, popt, mem.NewChecked(mem.Heap{}))
+					require.NoError(t, err)
+					return ld
+				})
+				requireShares(t, want, got)
+			})
+		}
+	}
+}
+
+// typedPartLinkCases are typed edge loaders over hetero-tiny (the whole
+// graph's edges src, dst by global edge id, its types ty): DGL's seed
+// edges of several relations interleaved (per-source negatives of each
+// relation's destination type, the seed edges or their reverses
+// excluded, global negatives per relation), PyG's pairs of the writes
+// relation with binary, triplet and disjoint negatives, and PyG's
+// temporal sampling under node times.
+func typedPartLinkCases(src, dst []int64, edgeOffsets []int64) []linkCase {
+	var eids []int64
+	for i := range int64(30) {
+		for _, r := range []int64{1, 4, 6} { // writes, cites, rev_writes
+			n := edgeOffsets[r+1] - edgeOffsets[r]
+			eids = append(eids, edgeOffsets[r]+(i*37)%n)
+		}
+	}
+	eids[9] = eids[4] // DGL takes repeated seed edges
+	var pairs linkpred.Pairs
+	for e := edgeOffsets[1]; e < edgeOffsets[2] && pairs.Len() < 80; e += 31 { // writes
+		pairs.Src, pairs.Dst = append(pairs.Src, src[e]), append(pairs.Dst, dst[e])
+	}
+	req := sample.Request{RelationFanouts: [][]int{{3, 2, -1, 2, 0, 3, 1}, {2, 1, 2, 0, 2, 1, 2}}, Seed: 9}
+	return typedLinkCasesOf(req, len(src), eids, pairs)
+}
+
+// TestTypedPartEdgeLoaderEqualsReplicated: the edge loaders of typed dsp
+// and hybrid parts give every rank the single-process typed edge loader's
+// batches r, r+size, ... over the whole typed dataset: seed edges grouped
+// by relation (resolved with the other ranks on dsp), negatives per type,
+// samples, typed views, and per-type node data fetched from the owners
+// equal to the whole arrays' rows at each batch's typed view.
+func TestTypedPartEdgeLoaderEqualsReplicated(t *testing.T) {
+	srcDir, d, _ := writeTypedDataset(t)
+	whole, nodeTime := openWithNodeTimes(t, srcDir)
+	ed, err := whole.Edges(core.EdgesCOO, -1, nil)
+	require.NoError(t, err)
+	ty, err := d.Types()
+	require.NoError(t, err)
+	feats := []string{"paper/feat", "author/feat"}
+	digest := func(fromBatch bool) func(*pipeline.Batch) string {
+		rows := typedDigest(d, feats, nil, fromBatch)
+		return func(b *pipeline.Batch) string { return typedBatchBytes(b) + " " + rows(b) }
+	}
+	const epochs = 2
+	for _, tc := range typedPartLinkCases(testgraph.I64(ed.First), testgraph.I64(ed.Second), ty.EdgeOffsets) {
+		lopt := linkLoader()
+		lopt.FeatureNames, lopt.LabelNames = []string{"time"}, nil
+		ref, err := whole.OpenEdgeLoader(tc.items, tc.opt, lopt, nil)
+		require.NoError(t, err)
+		want, err := readEpochsWith(ref, epochs, digest(false))
+		require.NoError(t, err)
+		ref.Close()
+		require.Greater(t, len(want[0]), 3)
+		require.NotContains(t, want[0][0], "no typed view")
+		for _, layout := range []rankpart.Layout{rankpart.LayoutDSP, rankpart.LayoutHybrid} {
+			t.Run(fmt.Sprintf("%s-%v", tc.name, layout), func(t *testing.T) {
+				_, global := tc.opt.DGL.Negative.(linkpred.GlobalUniform)
+				if layout == rankpart.LayoutDSP && global {
+					t.Skip("refused on dsp parts (TestEdgeLoaderRefuses)")
+				}
+				const size = 2
+				dir := partitionTestDataset(t, srcDir, rankpart.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: layout})
+				got := runRanksWith(t, size, 1, epochs, digest(true), func(r int, h comm.Comm, o pipeline.Options) (*core.Loader, error) {
+					p, err := OpenPart(dir, r, dataset.OpenOptions{})
+					if err != nil {
+						return nil, err
+					}
+					defer p.Close() // the loader keeps what it needs
+					if err := p.SetNodeTime(nodeTime); err != nil {
+						return nil, err
+					}
+					o.FeatureNames, o.LabelNames = append([]string{"time"}, feats...), nil
+					return p.OpenEdgeLoader(h, tc.items, tc.opt, o, mem.NewChecked(mem.Heap{}))
+				})
+				requireShares(t, want, got)
+			})
+		}
 	}
 }

@@ -10,8 +10,6 @@ import (
 
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/core"
-	"github.com/graphferry/graphferry/engine/dataset"
-	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/testgraph"
 	"github.com/graphferry/graphferry/engine/linkload"
@@ -19,7 +17,6 @@ import (
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
-	"github.com/graphferry/graphferry/engine/rankpart"
 	"github.com/graphferry/graphferry/engine/sample"
 )
 
@@ -158,11 +155,17 @@ func typedLinkCases() []linkCase {
 	for e := ty.EdgeOffsets[0]; e < ty.EdgeOffsets[1] && pairs.Len() < 80; e += 9 {
 		pairs.Src, pairs.Dst = append(pairs.Src, src[e]), append(pairs.Dst, dst[e])
 	}
-	rev := make([]int64, len(src))
+	return typedLinkCasesOf(sample.Request{RelationFanouts: [][]int{{2, 3, 1}, {1, 1, 2}}, Seed: 9}, len(src), eids, pairs)
+}
+
+// typedLinkCasesOf are typedLinkCases' loaders sampling with req on a graph
+// of numEdges edges: DGL's over the seed edge ids eids, PyG's over pairs
+// (of one edge type).
+func typedLinkCasesOf(req sample.Request, numEdges int, eids []int64, pairs linkpred.Pairs) []linkCase {
+	rev := make([]int64, numEdges)
 	for e := range rev {
-		rev[e] = int64(len(src)) - 1 - int64(e)
+		rev[e] = int64(numEdges) - 1 - int64(e) // any map will do
 	}
-	req := sample.Request{RelationFanouts: [][]int{{2, 3, 1}, {1, 1, 2}}, Seed: 9}
 	disjoint := req
 	disjoint.Disjoint, disjoint.Frontier = true, sample.FrontierNew
 	temporal := disjoint
@@ -208,8 +211,7 @@ func TestDistTypedEdgeLoaderEqualsSingleProcess(t *testing.T) {
 }
 
 // A typed edge loader refuses by name, before any exchange, what the
-// single-process one refuses (pairs of two edge types), and the edge
-// loaders of a rank's part refuse typed parts.
+// single-process one refuses (pairs of two edge types).
 func TestTypedEdgeLoaderRefuses(t *testing.T) {
 	src, dst, ty := typedCOO()
 	h, err := comm.NewHost(0, 2, comm.NewLocal(2).Exchanger(0))
@@ -221,16 +223,4 @@ func TestTypedEdgeLoaderRefuses(t *testing.T) {
 	require.ErrorContains(t, err, "not of one edge type")
 	_, err = g.OpenEdgeLoader(linkload.Items{Pairs: mixed}, opt, linkLoader(), nil)
 	require.ErrorContains(t, err, "not of one edge type", "refused as in one process")
-
-	srcDir, _ := writeTestDataset(t)
-	dir := partitionTestDataset(t, srcDir, rankpart.PartitionOptions{Method: partition.Range, Parts: 2, Layout: rankpart.LayoutHybrid})
-	p, err := OpenPart(dir, 0, dataset.OpenOptions{})
-	require.NoError(t, err)
-	defer p.Close()
-	nodes, edges := p.g.NumNodes(), p.g.NumEdges()
-	require.NoError(t, p.g.SetTypes(graph.Types{NodeOffsets: []int64{0, nodes}, EdgeOffsets: []int64{0, edges}, RelSrc: []int32{0}, RelDst: []int32{0}}))
-	cases := linkCases(src, dst)
-	_, err = p.OpenEdgeLoader(h, cases[0].items, cases[0].opt, linkLoader(), nil)
-	require.ErrorIs(t, err, errs.ErrNotSupported)
-	require.ErrorContains(t, err, "untyped (homogeneous) parts only")
 }

@@ -35,7 +35,7 @@ from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats
 from ._transfer import DeviceIterator, Transfer, pin_batch, to_device
-from .distributed import DistributedLoader
+from .distributed import DistributedLoader, PartGraph
 from .errors import GF_ESTATE, GraphferryError
 from .graph import Graph, _tensor_signature
 from .sampling import Loader, SampledSubgraph, _closed_error, random_seed
@@ -254,6 +254,10 @@ class EngineLoader(Closeable):
         training). ``device``: mode 2, the engine samples and gathers on
         that CUDA device (:mod:`graphferry._device`; no ``transfer`` then). With ``coo`` the
         engine also makes every batch's edges one edge list (``sub.coo``)."""
+        if comm is None and opener is None and isinstance(graph, PartGraph):
+            raise ValueError(
+                f"{graph!r} is one rank's part of a partition: its loaders sample with the other ranks, give comm="
+            )
         self._transfer = transfer
         self._graph = graph
         self._opener = opener

@@ -76,6 +76,7 @@ from ._metafile import read_object
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, tensor_from_managed
 from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
+from .hetero import HeteroGraph
 from .partition import LAYOUTS
 from .sampling import Loader, random_seed
 
@@ -810,7 +811,18 @@ class PartGraph(Graph):
         for t in meta.get("node_types") or []:
             self._type_offsets.append(self._type_offsets[-1] + int(t["num_nodes"]))
         self.edge_types = [(t["src"], t["rel"], t["dst"]) for t in meta.get("edge_types") or []]
+        self._edge_counts = [int(t["num_edges"]) for t in meta.get("edge_types") or []]
         return self
+
+    def hetero_view(self) -> HeteroGraph:
+        """This typed part as the :class:`~graphferry.HeteroGraph` the
+        heterogeneous loaders take (``graphferry.pyg.NeighborLoader(part,
+        ..., comm=)``, ``graphferry.dgl.DataLoader(part, {ntype: ids}, ...,
+        comm=)``): the whole graph's types over this part, which it does not
+        own (closing the part closes it). Its node data is fetched by the
+        loaders per batch (``"<ntype>/<name>"``), a part holding only its own
+        rows. ValueError for an untyped part."""
+        return HeteroGraph._of_part(self, self._type_offsets, self._edge_counts)
 
     @property
     def num_nodes(self) -> int:
@@ -920,6 +932,12 @@ class PartGraph(Graph):
             f"PartGraph(rank={getattr(self, 'rank', None)} of {getattr(self, 'num_parts', None)}, "
             f"layout={getattr(self, 'layout', None)!r}, num_owned={getattr(self, 'num_owned', None)})"
         )
+
+
+def is_typed_part(graph: Any) -> bool:
+    """Whether ``graph`` is a rank's part of a typed partition (its loaders
+    are the heterogeneous ones, over :meth:`PartGraph.hetero_view`)."""
+    return isinstance(graph, PartGraph) and bool(graph.node_types)
 
 
 def global_seeds(part: PartGraph, comm: Communicator, mask: str = "train_mask") -> torch.Tensor:

@@ -192,6 +192,7 @@ class HeteroGraph(Closeable):
             self.edge_offsets[1:] = torch.tensor(list(edge_counts), dtype=torch.int64).cumsum(0)
         self._node_data: dict[str, dict[str, torch.Tensor]] = {nt: {} for nt in self.node_types}
         self._dgl_ref: Any = None
+        self.part: Any = None  # a typed rank part this graph is a view of (_of_part)
 
     # -- constructors ---------------------------------------------------------
 
@@ -395,6 +396,22 @@ class HeteroGraph(Closeable):
             hetero.close()
             raise
         return hetero
+
+    @classmethod
+    def _of_part(cls, part: Graph, node_offsets: Sequence[int], edge_counts: Sequence[int]) -> HeteroGraph:
+        """A typed :class:`~graphferry.distributed.PartGraph` as a view
+        (``PartGraph.hetero_view``): the whole graph's types and counts, the
+        part sampling them. The view owns nothing; its node data is the
+        part's loaders' (fetched per batch), never read whole."""
+        if not part.node_types:
+            raise ValueError(
+                "the part is of an untyped partition: its loaders are the homogeneous ones "
+                "(partition a typed dataset for heterogeneous batches)"
+            )
+        counts = [int(b) - int(a) for a, b in zip(node_offsets[:-1], node_offsets[1:])]
+        view = cls(part, part.node_types, counts, part.edge_types, edge_counts, _owner=_CONSTRUCTOR_TOKEN)
+        view.part = part
+        return view
 
     def _set_types(self) -> None:
         if not self.edge_types:
@@ -721,6 +738,11 @@ class HeteroGraph(Closeable):
     def get_node_data(self, ntype: str, name: str) -> torch.Tensor:
         """Node data ``name`` of ``ntype``, one row per node of the type."""
         self.ntype_index(ntype)
+        if self.part is not None:
+            raise ValueError(
+                f"a typed rank part holds only its own rows of '{ntype}/{name}': its loaders fetch each batch's "
+                f"rows from their owners (PartGraph.get_node_data('{ntype}/{name}') gives the rank's own)"
+            )
         value = self._node_data[ntype].get(name)
         if value is not None:
             return value
@@ -729,6 +751,34 @@ class HeteroGraph(Closeable):
             self._node_data[ntype][name] = value  # read once
             return value
         raise KeyError(f"node type '{ntype}' has no node data '{name}' (it has {self.node_data_names(ntype)})")
+
+    def batch_rows(
+        self, ntype: str, name: str, ids: torch.Tensor, fetched: Mapping[str, torch.Tensor] | None = None
+    ) -> torch.Tensor:
+        """The rows of node data ``name`` of ``ntype`` at the type-local
+        ``ids`` of a batch: the rows the engine fetched with the batch
+        (``fetched["<ntype>/<name>"]``, one per id, in the order of ``ids``:
+        the batch's typed view) when it carries them, as a typed part's
+        loader does; else gathered from the whole array."""
+        value = None if fetched is None else fetched.get(f"{ntype}/{name}")
+        if value is None:
+            return self.get_node_data(ntype, name)[ids]
+        if value.shape[0] != ids.numel():
+            raise ValueError(
+                f"the batch carries {value.shape[0]} rows of '{ntype}/{name}' for {ids.numel()} nodes of the type"
+            )
+        return value
+
+    def engine_names(self, names: Mapping[str, Sequence[str]] | None = None) -> tuple[str, ...]:
+        """The node data the engine fetches with each batch of this graph:
+        ``"<ntype>/<name>"`` of ``names`` (``{ntype: names}``; every node
+        data of every type when None) for a typed part's view; none for a
+        whole graph, whose rows are gathered per type in Python."""
+        if self.part is None:
+            return ()
+        if names is None:
+            names = {nt: self.node_data_names(nt) for nt in self.node_types}
+        return tuple(f"{nt}/{name}" for nt, ns in names.items() for name in ns)
 
     def _concat_edges(self, per_type: Mapping[EdgeTypeKey, Any], fill: Any, what: str, dtype: Any) -> torch.Tensor:
         """One tensor over the global edge ids from ``{etype: [E_r]}``;
@@ -800,9 +850,10 @@ class HeteroGraph(Closeable):
     # -- lifetime ----------------------------------------------------------------
 
     def close(self) -> None:
-        """Releases the engine graph (and the loaders open on it). Idempotent."""
+        """Releases the engine graph (and the loaders open on it). Idempotent.
+        A typed part's view releases nothing: the part is its caller's."""
         graph = getattr(self, "graph", None)
-        if graph is not None:
+        if graph is not None and getattr(self, "part", None) is None:
             graph.close()
 
     def __reduce__(self):

@@ -166,6 +166,8 @@ def to_hetero_blocks(
     g: Any = None,
     node_feats: Mapping[str, Sequence[str]] | None = None,
     labels: Mapping[str, Sequence[str]] | None = None,
+    rows: Mapping[str, torch.Tensor] | None = None,
+    label_rows: Mapping[str, torch.Tensor] | None = None,
 ) -> list:
     r"""Heterogeneous DGL blocks of a ``frontier="all"`` sample over ``hg``'s
     global ids, outermost first (``blocks[i]`` is hop ``L - 1 - i``).
@@ -187,6 +189,10 @@ def to_hetero_blocks(
             put on ``blocks[0].srcdata``. (default: :obj:`None`)
         labels (dict, optional): ``{ntype: names}`` put on
             ``blocks[-1].dstdata``. (default: :obj:`None`)
+        rows, label_rows (dict, optional): the node data and labels the
+            engine fetched with the batch (``sub.node_data``, ``sub.labels``:
+            ``"<ntype>/<name>"``, a typed part's); the rest is gathered from
+            ``hg``. (default: :obj:`None`)
     """
     T, R = hg.num_node_types, hg.num_relations
     tv = sub.typed
@@ -241,11 +247,11 @@ def to_hetero_blocks(
         for nt, names in (node_feats or {}).items():
             ids = first.srcnodes[nt].data[dgl.NID]
             for name in names:
-                first.srcnodes[nt].data[name] = hg.get_node_data(nt, name)[ids.long()]
+                first.srcnodes[nt].data[name] = hg.batch_rows(nt, name, ids.long(), rows)
         for nt, names in (labels or {}).items():
             ids = last.dstnodes[nt].data[dgl.NID]
             for name in names:
-                last.dstnodes[nt].data[name] = hg.get_node_data(nt, name)[ids.long()]
+                last.dstnodes[nt].data[name] = hg.batch_rows(nt, name, ids.long(), label_rows)
     return blocks
 
 

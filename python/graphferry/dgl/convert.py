@@ -14,6 +14,7 @@ import dgl
 import torch
 
 from .. import _cache, _loader
+from ..distributed import is_typed_part
 from ..errors import GF_ESTATE, GraphferryError
 from ..graph import Graph
 from ..hetero import HeteroGraph
@@ -124,6 +125,8 @@ def as_hetero_graph(graph: Any, prob: str | None = None) -> HeteroGraph:
     conversion of a ``dgl.DGLGraph`` with the weights of ``edata[prob]``."""
     if isinstance(graph, HeteroGraph):
         return graph
+    if is_typed_part(graph):
+        return graph.hetero_view()
     if isinstance(graph, dgl.DGLGraph):
         if prob is not None and not any(prob in graph.edges[et].data for et in graph.canonical_etypes):
             raise KeyError(f"'prob': no edge type of the DGLGraph has an edata field '{prob}'")
@@ -140,6 +143,6 @@ def is_hetero_input(graph: Any, indices: Any, sampler: Any = None) -> bool:
     """Whether a loader over ``graph`` and ``indices`` takes the
     heterogeneous path: a :class:`HeteroGraph`, a DGL graph with several
     node or edge types, or a dict of seeds."""
-    if isinstance(graph, HeteroGraph) or isinstance(indices, Mapping):
+    if isinstance(graph, HeteroGraph) or isinstance(indices, Mapping) or is_typed_part(graph):
         return True
     return isinstance(graph, dgl.DGLGraph) and not graph.is_homogeneous

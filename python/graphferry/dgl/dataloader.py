@@ -19,6 +19,7 @@ from .._device import choose_mode, graph_bytes
 from .._link import EdgeSample
 from .._loader import TORCH_WORKER_ARGS, EngineLoader, comm_timeout, loader_seed, worker_threads
 from .._transfer import dgl_transfer
+from ..distributed import is_typed_part
 from ..errors import GraphferryError, error_for_status
 from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph
@@ -200,7 +201,8 @@ class DataLoader(EngineLoader):
             of splitting the seeds: ``graph`` must be a ``graphferry.Graph``
             or ``graphferry.HeteroGraph`` opened with
             ``num_patches=comm.size`` (or a rank's
-            ``graphferry.distributed.PartGraph``), and each rank gets every
+            ``graphferry.distributed.PartGraph``; a typed partition's gives
+            heterogeneous blocks, as a ``HeteroGraph``), and each rank gets every
             ``comm.size``-th batch of the single-process epoch, padded (see
             :mod:`graphferry.distributed`). Iterate one epoch at a time, to
             its end, on every rank. (default: :obj:`None`)
@@ -365,10 +367,10 @@ class DataLoader(EngineLoader):
             return
         if comm is not None and edges:
             check_edge_comm(graph, per_type, edge_settings(graph_sampler))
-        elif comm is not None and per_type and not isinstance(graph, HeteroGraph):
+        elif comm is not None and per_type and not isinstance(graph, HeteroGraph) and not is_typed_part(graph):
             raise NotImplementedError(
                 "with comm=, a heterograph is a graphferry.HeteroGraph opened with num_patches=comm.size "
-                "(a DGL heterograph is converted for one process)"
+                "or a rank's PartGraph of a typed partition (a DGL heterograph is converted for one process)"
             )
         # The seed is drawn (from torch's generator or the given one) once
         # the input is read: a loader that cannot be made draws nothing.

@@ -67,7 +67,7 @@ from .._loader import engine_edge_data, sync_edge_data
 from .._native import lib as _lib
 from .._options import SampleOptions
 from .._resource import Closeable
-from ..distributed import DistributedEdgeLoader, PartGraph
+from ..distributed import DistributedEdgeLoader, PartGraph, is_typed_part
 from ..errors import GF_EINVAL, InvalidArgumentError
 from ..graph import Graph
 from ..hetero import HeteroGraph
@@ -145,15 +145,15 @@ def as_edge_prediction_sampler(
 def check_edge_comm(graph: Any, per_type: bool, edge: EdgeSettings) -> None:
     """What the edge ``DataLoader`` samples with ``comm=``: a
     :class:`graphferry.Graph` or :class:`graphferry.HeteroGraph` opened with
-    one patch per rank (replicated) or a rank's (homogeneous)
-    :class:`~graphferry.distributed.PartGraph`, with the engine's own
+    one patch per rank (replicated) or a rank's
+    :class:`~graphferry.distributed.PartGraph` (typed or not), with the engine's own
     exclusion (not a callable, whose batches are made in the caller's
     thread)."""
     if per_type or isinstance(graph, HeteroGraph):
-        if not isinstance(graph, HeteroGraph):
+        if not isinstance(graph, HeteroGraph) and not is_typed_part(graph):
             raise NotImplementedError(
                 "with comm=, a heterograph is a graphferry.HeteroGraph opened with num_patches=comm.size "
-                "(a DGL heterograph is converted for one process)"
+                "or a rank's PartGraph of a typed partition (a DGL heterograph is converted for one process)"
             )
     elif not isinstance(graph, Graph):
         raise NotImplementedError(

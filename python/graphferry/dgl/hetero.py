@@ -124,7 +124,7 @@ class HeteroBlocks:
     DGL's.
     """
 
-    feature_names: tuple = ()  # the node data is gathered here, per type
+    feature_names: tuple = ()  # the node data is gathered here, per type (a typed part's: fetched)
     label_names: tuple = ()
 
     def __init__(self, graph: Any, indices: Any, settings: NeighborSampler):
@@ -153,6 +153,9 @@ class HeteroBlocks:
         if self.dgl_graph is None:
             self._node_feats = _per_type_names(settings.prefetch_node_feats_raw, hg, "prefetch_node_feats")
             self._labels = _per_type_names(settings.prefetch_labels_raw, hg, "prefetch_labels")
+            # A typed part's rows come with each batch from their owners.
+            self.feature_names = hg.engine_names(self._node_feats)
+            self.label_names = hg.engine_names(self._labels)
         else:  # DGL's frames carry all of the graph's data
             self._node_feats, self._labels = {}, {}
             for what, names in (
@@ -185,7 +188,14 @@ class HeteroBlocks:
         batch has."""
         hg = self.hetero_graph
         blocks = to_hetero_blocks(
-            sub, hg, idtype=self.idtype, g=self.dgl_graph, node_feats=self._node_feats, labels=self._labels
+            sub,
+            hg,
+            idtype=self.idtype,
+            g=self.dgl_graph,
+            node_feats=self._node_feats,
+            labels=self._labels,
+            rows=sub.node_data,
+            label_rows=sub.labels,
         )
         # A dict over every node type (a tensor for a single one, as DGL's).
         input_nodes = blocks[0].srcdata[dgl.NID] if blocks else hg.nodes_by_type(sub.nodes)

@@ -15,6 +15,7 @@ from torch_geometric.data import Data, HeteroData
 
 from .. import _cache
 from .._native.dlpack import as_cpu_tensor
+from ..distributed import is_typed_part
 from ..graph import Graph, pyg_node_attrs
 from ..hetero import HeteroGraph
 
@@ -129,7 +130,7 @@ def as_graph(data: Any, weight_attr: str | None = None, time_attr: str | None = 
 
 
 def is_hetero(data: Any) -> bool:
-    return isinstance(data, (HeteroData, HeteroGraph))
+    return isinstance(data, (HeteroData, HeteroGraph)) or is_typed_part(data)
 
 
 def check_node_rows(data: Data) -> None:
@@ -285,6 +286,8 @@ def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | 
     :func:`from_pyg` conversion of a ``HeteroData``."""
     if isinstance(data, HeteroGraph):
         return data
+    if is_typed_part(data):
+        return data.hetero_view()
     if not isinstance(data, HeteroData):
         raise TypeError(
             f"expected a 'torch_geometric.data.HeteroData' or 'graphferry.HeteroGraph' (got '{type(data).__name__}')"

@@ -268,16 +268,19 @@ def split_typed(hg: HeteroGraph, typed: TypedView, *, batch: torch.Tensor | None
     )
 
 
-def _data_of_graph(hg: HeteroGraph, out: HeteroSamplerOutput) -> HeteroData:
+def _data_of_graph(
+    hg: HeteroGraph, out: HeteroSamplerOutput, rows: Mapping[str, torch.Tensor] | None = None
+) -> HeteroData:
     """The ``HeteroData`` of a sample of a :class:`HeteroGraph` (no
-    ``HeteroData`` behind it): its node data per type, gathered, and every
-    edge type's ``edge_index``."""
+    ``HeteroData`` behind it): its node data per type (the ``rows`` the
+    engine fetched with the batch, ``"<ntype>/<name>"``, else gathered), and
+    every edge type's ``edge_index``."""
     data = HeteroData()
     for nt in hg.node_types:
         ids = out.node[nt]
         names = hg.node_data_names(nt)
         for name in names:
-            data[nt][name] = hg.get_node_data(nt, name)[ids]
+            data[nt][name] = hg.batch_rows(nt, name, ids, rows)
         if not names:
             data[nt].num_nodes = ids.numel()
     for et in hg.edge_types:
@@ -292,6 +295,7 @@ def filter_batch(
     out: HeteroSamplerOutput,
     edge_perm: Mapping[Any, torch.Tensor | None] | None = None,
     custom_cls: Any = None,
+    rows: Mapping[str, torch.Tensor] | None = None,
 ) -> HeteroData:
     """The ``HeteroData`` PyG's loaders make of ``out`` before adding their
     seed fields: node attributes per type indexed by ``n_id``, edge
@@ -299,7 +303,8 @@ def filter_batch(
     ``batch`` per type. ``source`` a ``(FeatureStore, GraphStore)`` pair:
     the attributes are read from the FeatureStore (``custom_cls`` the batch's
     class), and ``e_id`` is in the GraphStore's order (``edge_perm``), as
-    PyG's ``NodeLoader`` makes them."""
+    PyG's ``NodeLoader`` makes them. ``rows``: node data the engine fetched
+    with the batch (a typed part's, ``"<ntype>/<name>"``)."""
     if isinstance(source, HeteroData):
         # filter_hetero_data fills in the types it is not given; the
         # dicts are copied so that ``out`` stays as it was.
@@ -307,7 +312,7 @@ def filter_batch(
     elif isinstance(source, tuple):
         data = filter_custom_hetero_store(*source, out.node, out.row, out.col, out.edge, custom_cls)
     else:
-        data = _data_of_graph(hg, out)
+        data = _data_of_graph(hg, out, rows)
     for nt, ids in out.node.items():
         data[nt].n_id = ids
     for et, ids in out.edge.items():
@@ -329,11 +334,12 @@ def build_batch(
     seed_time: torch.Tensor | None,
     edge_perm: Mapping[Any, torch.Tensor | None] | None = None,
     custom_cls: Any = None,
+    rows: Mapping[str, torch.Tensor] | None = None,
 ) -> HeteroData:
     """The ``HeteroData`` batch PyG's ``NodeLoader.filter_fn`` makes of
     ``out``: :func:`filter_batch`, and ``input_id``, ``seed_time`` and
     ``batch_size`` on the input type."""
-    data = filter_batch(source, hg, out, edge_perm, custom_cls)
+    data = filter_batch(source, hg, out, edge_perm, custom_cls, rows)
     data[input_type].input_id = input_id
     data[input_type].seed_time = seed_time
     data[input_type].batch_size = int(input_id.numel())

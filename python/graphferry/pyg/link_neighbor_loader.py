@@ -244,6 +244,7 @@ class LinkNeighborLoader(EngineLoader):
             # the nodes of the pairs' types.
             src = hetero.to_global(self.input_type[0], self.edge_label_index[0])
             dst = hetero.to_global(self.input_type[2], self.edge_label_index[1])
+            self._node_attrs = list(hetero.engine_names())  # a typed part's: fetched with each batch
         else:
             if isinstance(data, tuple):  # PyG's (FeatureStore, GraphStore): features read from the store
                 if time_attr is not None:
@@ -539,7 +540,8 @@ class LinkNeighborLoader(EngineLoader):
     def _batch_per_type(self, s: EdgeSample) -> HeteroData:
         """The subgraph of a heterogeneous graph's batch, split by type."""
         hetero = self._hetero
-        return filter_batch(self.data, hetero, split(hetero, directional(s.sub, per_type=True), self.subgraph_type))
+        out = split(hetero, directional(s.sub, per_type=True), self.subgraph_type)
+        return filter_batch(self.data, hetero, out, rows=s.sub.node_data)
 
     def close(self) -> None:
         """Stops the engine's threads of this loader. Idempotent."""

@@ -232,14 +232,16 @@ class NeighborLoader(EngineLoader):
             is then a :class:`graphferry.Graph` or
             :class:`graphferry.HeteroGraph` opened with
             ``num_patches=comm.size`` or this rank's
-            :class:`graphferry.distributed.PartGraph`, ``input_nodes`` the
+            :class:`graphferry.distributed.PartGraph` (a typed partition's
+            gives ``HeteroData``, every type's node data fetched from the
+            owners with each batch), ``input_nodes`` the
             seeds of the whole graph (the same on every rank), and each rank
             gets every ``comm.size``-th batch of the single-process epoch,
             the same ``Data`` (padded: see :mod:`graphferry.distributed`).
-            Directional sampling, disjoint or not, and temporal over a
-            ``Graph``'s times (a rank's part carries no times yet;
-            bidirectional and induced subgraphs need the whole topology in
-            this process); ``seed=None``
+            Directional sampling, disjoint or not, and temporal over the
+            graph's times (a rank's part once given them:
+            ``PartGraph.set_node_time``; bidirectional and induced subgraphs
+            need the whole topology in this process); ``seed=None``
             takes rank 0's draw. Torch's ``timeout`` (seconds, or a
             ``datetime.timedelta``) then bounds each exchange (0: the
             communicator's own). (default: :obj:`None`)
@@ -443,6 +445,9 @@ class NeighborLoader(EngineLoader):
             self._hetero = hetero
         else:
             hetero = self._hetero = as_hetero_graph(data, self.weight_attr, self.time_attr)
+            # A typed part's node data, every type's, comes with each batch
+            # from the owners (none for a whole graph: gathered per type).
+            self._node_attrs = list(hetero.engine_names())
         self._input_type, local, self._input_id = input_nodes_of(hetero, input_nodes)
         self._seed_times = seed_times(data, self._temporal, self.time_attr, self._input_time, local, self._input_type)
         return hetero.graph, hetero.to_global(self._input_type, local)
@@ -506,11 +511,22 @@ class NeighborLoader(EngineLoader):
         if self._hetero is not None:
             output = split(self._hetero, out, self.subgraph_type)
             if self.transform_sampler_output is not None:
+                nodes = dict(output.node)
                 output.metadata = (input_id, seed_time)
                 output = self._transformed(output, HeteroSamplerOutput)
                 input_id, seed_time = output.metadata[:2]
+                if any(output.node.get(nt) is not ids for nt, ids in nodes.items()):
+                    node_data = {}  # the engine fetched the rows of other nodes
             data = build_batch(
-                self.data, self._hetero, output, self._input_type, input_id, seed_time, self._edge_perm, self.custom_cls
+                self.data,
+                self._hetero,
+                output,
+                self._input_type,
+                input_id,
+                seed_time,
+                self._edge_perm,
+                self.custom_cls,
+                rows=node_data,
             )
         else:
             out = finish(out, self._graph, self.subgraph_type)
