@@ -752,7 +752,13 @@ GF_API int gf_dataset_write_csc(const char *dir);
  * "edge_types" ([{"src", "rel", "dst", "num_edges"}], in edge id order);
  * node data of one node type is named "<type>/<name>" ("paper/feat") and has
  * that type's node count of rows (read it with gf_graph_get_node_data;
- * loaders gather only node data with one row per node); the graph's node
+ * loaders take such names among their feature and label names and gather,
+ * per batch, one row per batch node of the type (labels: per seed of the
+ * type), in the order of the type's nodes in the batch's typed view: the
+ * rows of their type-local ids; on a typed graph not opened from a
+ * dataset, per-type data set with gf_graph_set_node_data is gathered so
+ * when one node type alone has its row count, else a loader refuses it);
+ * the graph's node
  * times (gf_graph_set_node_time) are set from the int64 node column "time"
  * (by global node id, also kept as node data) and its edge times
  * (gf_graph_set_edge_time) from the dataset's edge_data "time" (int64, by

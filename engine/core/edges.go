@@ -81,13 +81,15 @@ func (g *Graph) EdgeDataNames() ([]string, error) {
 }
 
 // edgeOptions sets in lopt what a loader of g reads of it besides the node
-// data: the types (fixed while loaders are open: SetTypes refuses) and,
+// data: the types (fixed while loaders are open: SetTypes refuses), the
+// per-type node data's types and,
 // when it gathers edge data, the edge store. With the features on the disk
 // tier, the loader also gathers one batch ahead (pipeline.Options'
 // GatherAhead), so that the disk does not idle between batches. Callers
 // hold mu.
 func (g *Graph) edgeOptions(lopt *pipeline.Options) error {
 	lopt.Types = g.typed.types
+	lopt.NodeDataTypes = g.nodeDataTypes()
 	if g.plan.FeatureTier == TierDisk && lopt.GatherAhead == 0 {
 		lopt.GatherAhead = 1
 	}

@@ -24,6 +24,10 @@ type Internals struct {
 	// Types are the graph's types (nil: untyped), for the batches' typed
 	// view (pipeline.Options.Types).
 	Types *graph.Types
+	// NodeDataTypes are the per-type node data and their node types (nil:
+	// untyped), which a replicated graph's loader gathers for the batch's
+	// nodes of the type (pipeline.Options.NodeDataTypes).
+	NodeDataTypes map[string]int
 	// Edges is the graph's edge data (nil: none), for an edge loader's
 	// edge feature names (pipeline.Options.EdgeStore).
 	Edges *feature.Store
@@ -42,7 +46,7 @@ func (g *Graph) Use(f func(Internals) error) error {
 }
 
 func (g *Graph) internals() Internals {
-	return Internals{Part: g.part, Store: g.store, Runtime: g.runtimeOptions, Types: g.typed.types, Edges: g.edges}
+	return Internals{Part: g.part, Store: g.store, Runtime: g.runtimeOptions, Types: g.typed.types, NodeDataTypes: g.nodeDataTypes(), Edges: g.edges}
 }
 
 // OpenLoaderWith opens a loader over the pipeline that open builds from

@@ -100,3 +100,60 @@ func (g *Graph) localNodeData(name string, t mem.Tensor) (local bool, hint strin
 	}
 	return false, ""
 }
+
+// nodeDataTypes returns the per-type node data of a typed g (nil for an
+// untyped one) by name, with its node type, which a loader gathers for the
+// batch's nodes of that type (pipeline.Options.NodeDataTypes). A name's
+// type is found as localNodeData finds it: by name on a Graph opened from
+// a typed dataset, else the one type with as many nodes as the data has
+// rows; data whose type is ambiguous (several types of that size) is left
+// out, and a loader asking for it is refused. Callers hold mu.
+func (g *Graph) nodeDataTypes() map[string]int {
+	ty := g.typed.types
+	if ty == nil {
+		return nil
+	}
+	var named *fileformat.Types
+	if g.ds != nil {
+		if t, err := g.ds.Types(); err == nil {
+			named = t
+		}
+	}
+	out := map[string]int{}
+	for _, name := range g.store.Names() {
+		if !g.store.IsLocal(name) {
+			continue
+		}
+		src, ok := g.store.Get(name)
+		if !ok || len(src.Shape) == 0 {
+			continue
+		}
+		if nt := localType(named, ty.NodeOffsets, name, src.Shape[0]); nt >= 0 {
+			out[name] = nt
+		}
+	}
+	return out
+}
+
+// localType returns the node type of per-type data name with rows rows:
+// by name among named's types (when not nil), else the one type of offs
+// with that many nodes; -1 when there is none or several.
+func localType(named *fileformat.Types, offs []int64, name string, rows int64) int {
+	if named != nil {
+		if i, _, ok := named.SplitName(name); ok && named.NodeTypes[i].NumNodes == rows {
+			return i
+		}
+		return -1
+	}
+	found := -1
+	for i := 0; i+1 < len(offs); i++ {
+		if offs[i+1]-offs[i] != rows {
+			continue
+		}
+		if found >= 0 {
+			return -1
+		}
+		found = i
+	}
+	return found
+}

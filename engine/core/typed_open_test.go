@@ -1,6 +1,9 @@
 package core
 
 import (
+	"context"
+	"errors"
+	"io"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -59,18 +62,74 @@ func TestOpenTypedDataset(t *testing.T) {
 	}
 }
 
-// TestLoaderRefusesPerTypeData checks that a loader asked to gather
-// per-type node data (whose rows are not node ids) fails at once.
-func TestLoaderRefusesPerTypeData(t *testing.T) {
-	ds, err := gen.Build(gen.Presets()["hetero-tiny"])
+// TestLoaderGathersPerTypeData: a loader of a typed graph takes per-type
+// node data ("<type>/<name>") among its feature and label names and
+// gathers, per batch, the rows of the type-local ids of the batch's nodes
+// (labels: seeds) of that type, in batch order; data whose type the
+// engine cannot tell (no dataset names it, several types have its row
+// count) is refused when the loader opens.
+func TestLoaderGathersPerTypeData(t *testing.T) {
+	// Types: a = [0, 2), b = [2, 5); one relation b -> a.
+	g0, err := graph.FromCOO([]int64{2, 3, 4, 4}, []int64{0, 1, 1, 0}, nil, graph.COOOptions{NumNodes: 5})
 	require.NoError(t, err)
-	dir := t.TempDir()
-	require.NoError(t, dataset.Write(dir, ds))
-	g, err := Open(dir, partition.Options{NumPatches: 2}, graph.COOOptions{}, dataset.OpenOptions{})
+	g, err := New(g0, partition.Options{Method: partition.Random, NumPatches: 2, Seed: 1})
 	require.NoError(t, err)
 	defer g.Close()
-	_, err = g.OpenLoader([]int64{0, 1, 2}, sample.Request{Fanouts: []int{2}}, pipeline.Options{BatchSize: 2, FeatureNames: []string{"paper/feat"}}, nil)
-	require.ErrorContains(t, err, `"paper/feat" has 360 rows, one per node of its type`)
+	require.NoError(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 5}, EdgeOffsets: []int64{0, 4}, RelSrc: []int32{1}, RelDst: []int32{0}}))
+	x := []int64{70, 80, 90}
+	require.NoError(t, g.SetNodeData("b/x", mem.Tensor{DType: mem.Int64, Shape: []int64{3}, Data: mem.Bytes(x)}, nil))
+	seeds := []int64{0, 3, 1, 4, 2}
+	l, err := g.OpenLoader(seeds, sample.Request{Fanouts: []int{-1}}, pipeline.Options{BatchSize: 2, FeatureNames: []string{"b/x"}, Threads: 1}, nil)
+	require.NoError(t, err)
+	defer l.Close()
+	lab, err := g.OpenLoader(seeds, sample.Request{Fanouts: []int{-1}}, pipeline.Options{BatchSize: 2, LabelNames: []string{"b/x"}, Threads: 1}, nil)
+	require.NoError(t, err)
+	defer lab.Close()
+	ofB := func(ids []int64) []int64 {
+		out := []int64{}
+		for _, v := range ids {
+			if v >= 2 {
+				out = append(out, x[v-2])
+			}
+		}
+		return out
+	}
+	batches := 0
+	for _, c := range []struct {
+		l      *Loader
+		labels bool
+	}{{l, false}, {lab, true}} {
+		require.NoError(t, c.l.Start(0))
+		for {
+			b, err := c.l.Next(context.Background())
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			ids := mem.Int64s(b.Nodes.Data)
+			if c.labels {
+				ids = mem.Int64s(b.Seeds.Data)
+			}
+			got := b.NodeData["b/x"]
+			want := ofB(ids)
+			assert.Equal(t, []int64{int64(len(want))}, got.Shape)
+			assert.Equal(t, want, append([]int64{}, mem.Int64s(got.Data)...), "nodes %v", ids)
+			b.Release()
+			batches++
+		}
+	}
+	assert.Equal(t, 6, batches)
+
+	// Two types of two nodes: "b/y" could be either's.
+	g1, err := graph.FromCOO([]int64{2, 3}, []int64{0, 1}, nil, graph.COOOptions{NumNodes: 4})
+	require.NoError(t, err)
+	h, err := New(g1, partition.Options{NumPatches: 1})
+	require.NoError(t, err)
+	defer h.Close()
+	require.NoError(t, h.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 4}, EdgeOffsets: []int64{0, 2}, RelSrc: []int32{1}, RelDst: []int32{0}}))
+	require.NoError(t, h.SetNodeData("b/y", mem.Tensor{DType: mem.Int8, Shape: []int64{2}, Data: []byte{1, 2}}, nil))
+	_, err = h.OpenLoader([]int64{0}, sample.Request{Fanouts: []int{1}}, pipeline.Options{BatchSize: 1, FeatureNames: []string{"b/y"}}, nil)
+	require.ErrorContains(t, err, `"b/y" has 2 rows, one per node of its type: a loader gathers it only on a typed graph that knows its node type`)
 }
 
 // TestPerTypeNodeDataOnTypedGraph: on a typed graph built without a

@@ -113,6 +113,7 @@ func openGroup(g *core.Graph, c comm.Comm, lopt pipeline.Options, rows func(in c
 		}
 		lopt.Workers = workers
 		lopt.Types = in.Types // a typed graph's batches carry their typed view, as one process's do
+		lopt.NodeDataTypes = in.NodeDataTypes
 		share := &pipeline.Share{Rank: ranks[0], Size: c.Size()}
 		if rows != nil && len(lopt.FeatureNames)+len(lopt.LabelNames) > 0 {
 			// One exchange channel per sampler worker (c itself for one).

@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -196,7 +197,7 @@ func Materialize(res *sample.Result, seedsOrig []int64, inputIndex []int64, p *p
 	if err != nil {
 		return nil, err
 	}
-	if err := b.loadNodeData(res, store, featureNames, labelNames, threads, nil); err != nil {
+	if err := b.loadNodeData(res, store, typedNames{}, featureNames, labelNames, threads, nil); err != nil {
 		b.Release()
 		return nil, err
 	}
@@ -370,12 +371,15 @@ func (b *Batch) loadEdgeData(store feature.Gatherer, names []string, threads int
 // seeds into b (allocated from b's allocator). On error the node data
 // gathered so far stays in b, for b.Release.
 // When tc is not nil, where the rows came from is added to it.
-func (b *Batch) loadNodeData(res *sample.Result, store feature.Gatherer, featureNames, labelNames []string, threads int, tc *feature.TierCounts) error {
+func (b *Batch) loadNodeData(res *sample.Result, store feature.Gatherer, typed typedNames, featureNames, labelNames []string, threads int, tc *feature.TierCounts) error {
 	nb := int(res.HopCounts[0])
 	gather := func(name string, ids []int64) error {
 		src, found := store.Get(name)
 		if !found {
 			return fmt.Errorf("pipeline: no node data named %q in the store", name)
+		}
+		if nt, ok := typed.names[name]; ok {
+			return b.loadTyped(name, src, typed.types.NodeOffsets, nt, len(ids), threads, tc)
 		}
 		t, err := b.AddNodeData(name, src.DType, len(ids), src.Shape[1:])
 		if err != nil {
@@ -405,6 +409,52 @@ func (b *Batch) loadNodeData(res *sample.Result, store feature.Gatherer, feature
 		if err := gather(name, res.Nodes[:nb]); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// typedNames are the per-type node data a pipeline gathers by type
+// (Options.NodeDataTypes) and the graph's types; empty for none.
+type typedNames struct {
+	types *graph.Types
+	names map[string]int
+}
+
+// typedNames returns the per-type node data pl gathers by type.
+func (pl *Pipeline) typedNames() typedNames {
+	if pl.opt.Types == nil {
+		return typedNames{}
+	}
+	return typedNames{types: pl.opt.Types, names: pl.opt.NodeDataTypes}
+}
+
+// loadTyped gathers per-type node data src (one row per node of type nt,
+// in type-local order; offs the node type offsets) into b.NodeData[name]:
+// a row per node of type nt among b's first n nodes (all of them, or the
+// seeds), in batch order (the order of the type's nodes in the typed
+// view), the row of its type-local id.
+func (b *Batch) loadTyped(name string, src mem.Tensor, offs []int64, nt, n int, threads int, tc *feature.TierCounts) error {
+	nodes := mem.Int64s(b.Nodes.Data)
+	if n > len(nodes) {
+		return fmt.Errorf("pipeline: %d rows of %q asked of a batch of %d nodes", n, name, len(nodes))
+	}
+	nodes = nodes[:n]
+	lo, hi := offs[nt], offs[nt+1]
+	rows := make([]int64, 0, len(nodes))
+	for _, v := range nodes {
+		if v >= lo && v < hi {
+			rows = append(rows, v-lo)
+		}
+	}
+	t, err := b.AddNodeData(name, src.DType, len(rows), src.Shape[1:])
+	if err != nil {
+		return err
+	}
+	if err := feature.Gather(t.Data, src, rows, threads); err != nil {
+		return err
+	}
+	if tc != nil {
+		tc.Add(feature.HostCounts(len(rows), src.RowBytes()))
 	}
 	return nil
 }

@@ -51,6 +51,15 @@ type Options struct {
 	// pipeline runs): the sampler workers add each batch's typed view
 	// (Batch.SetTyped), off the consumer's thread.
 	Types *graph.Types
+	// NodeDataTypes, with Types, names the per-type node data among the
+	// store's ("<type>/<name>", one row per node of its type in type-local
+	// order) with its node type. FeatureNames and LabelNames may then name
+	// it: the batch's NodeData[name] holds one row per batch node (label
+	// names: per seed) of that type, in batch order, which is the order of
+	// the type's nodes in the batch's typed view (TypedView.Nodes); the
+	// rows are those of the nodes' type-local ids. Read only while the
+	// pipeline runs.
+	NodeDataTypes map[string]int
 	// Share, when not nil, makes the pipeline deliver one rank's share of
 	// a group's epochs (see Share). With one worker, such a pipeline
 	// samples on the sampler given to New itself instead of a fork of it
@@ -475,7 +484,9 @@ func checkNodeNames(p *partition.Partitioned, store feature.Gatherer, opt Option
 				return fmt.Errorf("pipeline: %s[%d] = %q is not in the store (have %v)", kind, i, name, store.Names())
 			}
 			if len(t.Shape) > 0 && t.Shape[0] != n { // per-node-type data of a typed graph
-				return fmt.Errorf("pipeline: %s[%d] = %q has %d rows, one per node of its type: a loader gathers node data with one row per node (%d)", kind, i, name, t.Shape[0], n)
+				if err := checkTypedName(opt, name, t.Shape[0], n); err != nil {
+					return fmt.Errorf("pipeline: %s[%d] = %q has %d rows, one per node of its type: %w", kind, i, name, t.Shape[0], err)
+				}
 			}
 		}
 		return nil
@@ -488,6 +499,20 @@ func checkNodeNames(p *partition.Partitioned, store feature.Gatherer, opt Option
 	}
 	if store != nil && !rows && len(names) > 0 && store.NumNodes() != n {
 		return fmt.Errorf("pipeline: store has %d nodes, graph has %d", store.NumNodes(), n)
+	}
+	return nil
+}
+
+// checkTypedName checks that per-type node data name with rows rows is
+// gathered by type: the options' types give its type that many nodes.
+func checkTypedName(opt Options, name string, rows, n int64) error {
+	nt, ok := opt.NodeDataTypes[name]
+	if opt.Types == nil || !ok {
+		return fmt.Errorf("a loader gathers it only on a typed graph that knows its node type (by the dataset's type names, or as the one type of %d nodes), else one row per node (%d)", rows, n)
+	}
+	offs := opt.Types.NodeOffsets
+	if nt < 0 || nt+1 >= len(offs) || offs[nt+1]-offs[nt] != rows {
+		return fmt.Errorf("its node type %d does not have %d nodes (node type offsets %v)", nt, rows, offs)
 	}
 	return nil
 }
@@ -1082,7 +1107,7 @@ func (pl *Pipeline) gather(r *run, l *loading, busy *spells) {
 	tc := j.rows
 	var err error
 	if j.res != nil { // else a RowLoader loaded the node data
-		err = b.loadNodeData(j.res, pl.store, pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads, &tc)
+		err = b.loadNodeData(j.res, pl.store, pl.typedNames(), pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads, &tc)
 		j.recycle() // the batch holds copies of everything it needs
 	}
 	if err == nil {
