@@ -193,6 +193,11 @@ class HeteroGraph(Closeable):
         self._node_data: dict[str, dict[str, torch.Tensor]] = {nt: {} for nt in self.node_types}
         self._dgl_ref: Any = None
         self.part: Any = None  # a typed rank part this graph is a view of (_of_part)
+        # The engine knows the node types by name (opened from a typed
+        # dataset), not only by their counts; and the names of the node data
+        # read from the engine into _node_data (its own, not the caller's).
+        self._named_types = False
+        self._from_engine: dict[str, set[str]] = {nt: set() for nt in self.node_types}
 
     # -- constructors ---------------------------------------------------------
 
@@ -388,6 +393,7 @@ class HeteroGraph(Closeable):
         node_types = [t[0] for t in node_types]
         graph = Graph.open(path, num_patches=num_patches, partition=partition, seed=seed, verify=verify)
         hetero = cls(graph, node_types, counts, edge_types, edge_counts, _owner=_CONSTRUCTOR_TOKEN)
+        hetero._named_types = True
         try:
             if graph.num_types == (0, 0):
                 hetero._set_types()  # an engine that does not type datasets on open
@@ -722,6 +728,7 @@ class HeteroGraph(Closeable):
                 f"node data '{name}' of node type '{ntype}' must have {rows} rows (got shape {list(tensor.shape)})"
             )
         self._node_data[ntype][name] = tensor
+        self._from_engine[ntype].discard(name)
 
     def node_data_names(self, ntype: str) -> list[str]:
         """The names of ``ntype``'s node data (held here or in the engine as
@@ -749,6 +756,7 @@ class HeteroGraph(Closeable):
         if f"{ntype}/{name}" in self.graph.node_data_names():
             value = self.graph.get_node_data(f"{ntype}/{name}")
             self._node_data[ntype][name] = value  # read once
+            self._from_engine[ntype].add(name)
             return value
         raise KeyError(f"node type '{ntype}' has no node data '{name}' (it has {self.node_data_names(ntype)})")
 
@@ -758,8 +766,8 @@ class HeteroGraph(Closeable):
         """The rows of node data ``name`` of ``ntype`` at the type-local
         ``ids`` of a batch: the rows the engine fetched with the batch
         (``fetched["<ntype>/<name>"]``, one per id, in the order of ``ids``:
-        the batch's typed view) when it carries them, as a typed part's
-        loader does; else gathered from the whole array."""
+        the batch's typed view) when it carries them (:meth:`engine_names`);
+        else gathered from the whole array."""
         value = None if fetched is None else fetched.get(f"{ntype}/{name}")
         if value is None:
             return self.get_node_data(ntype, name)[ids]
@@ -770,15 +778,31 @@ class HeteroGraph(Closeable):
         return value
 
     def engine_names(self, names: Mapping[str, Sequence[str]] | None = None) -> tuple[str, ...]:
-        """The node data the engine fetches with each batch of this graph:
-        ``"<ntype>/<name>"`` of ``names`` (``{ntype: names}``; every node
-        data of every type when None) for a typed part's view; none for a
-        whole graph, whose rows are gathered per type in Python."""
-        if self.part is None:
-            return ()
+        """The node data the engine gathers with each batch of this graph,
+        ahead of the training thread: ``"<ntype>/<name>"`` of ``names``
+        (``{ntype: names}``; every node data of every type when None), one
+        row per batch node of the type in the typed view's order. A typed
+        part's view: all of them (fetched from the owners). A whole graph:
+        those the engine holds (a typed dataset's, or set on the engine
+        graph) and can tell the type of (the dataset names it, or no other
+        type has as many nodes); the rest, data kept here
+        (:meth:`set_node_data`, a DGL graph's), is gathered per type in
+        Python (:meth:`batch_rows`)."""
         if names is None:
             names = {nt: self.node_data_names(nt) for nt in self.node_types}
-        return tuple(f"{nt}/{name}" for nt, ns in names.items() for name in ns)
+        if self.part is not None:
+            return tuple(f"{nt}/{name}" for nt, ns in names.items() for name in ns)
+        held = set(self.graph.node_data_names())
+        counts = (self.node_offsets[1:] - self.node_offsets[:-1]).tolist()
+        out = []
+        for nt, ns in names.items():
+            t = self.ntype_index(nt)
+            typed = self._named_types or counts.count(counts[t]) == 1
+            for name in ns:
+                mine = name in self._node_data[nt] and name not in self._from_engine[nt]
+                if typed and not mine and f"{nt}/{name}" in held:
+                    out.append(f"{nt}/{name}")
+        return tuple(out)
 
     def _concat_edges(self, per_type: Mapping[EdgeTypeKey, Any], fill: Any, what: str, dtype: Any) -> torch.Tensor:
         """One tensor over the global edge ids from ``{etype: [E_r]}``;

@@ -191,7 +191,7 @@ def to_hetero_blocks(
             ``blocks[-1].dstdata``. (default: :obj:`None`)
         rows, label_rows (dict, optional): the node data and labels the
             engine fetched with the batch (``sub.node_data``, ``sub.labels``:
-            ``"<ntype>/<name>"``, a typed part's); the rest is gathered from
+            ``"<ntype>/<name>"``, :meth:`HeteroGraph.engine_names`); the rest is gathered from
             ``hg``. (default: :obj:`None`)
     """
     T, R = hg.num_node_types, hg.num_relations

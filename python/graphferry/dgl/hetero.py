@@ -124,7 +124,7 @@ class HeteroBlocks:
     DGL's.
     """
 
-    feature_names: tuple = ()  # the node data is gathered here, per type (a typed part's: fetched)
+    feature_names: tuple = ()  # per-type node data the engine gathers (HeteroGraph.engine_names)
     label_names: tuple = ()
 
     def __init__(self, graph: Any, indices: Any, settings: NeighborSampler):
@@ -153,9 +153,12 @@ class HeteroBlocks:
         if self.dgl_graph is None:
             self._node_feats = _per_type_names(settings.prefetch_node_feats_raw, hg, "prefetch_node_feats")
             self._labels = _per_type_names(settings.prefetch_labels_raw, hg, "prefetch_labels")
-            # A typed part's rows come with each batch from their owners.
+            # The engine gathers the rows it holds with each batch (a typed
+            # part's: from their owners); the rest are gathered per type here.
             self.feature_names = hg.engine_names(self._node_feats)
-            self.label_names = hg.engine_names(self._labels)
+            self.label_names = tuple(
+                n for n in hg.engine_names(self._labels) if hg.part is not None or n not in self.feature_names
+            )
         else:  # DGL's frames carry all of the graph's data
             self._node_feats, self._labels = {}, {}
             for what, names in (

@@ -244,7 +244,7 @@ class LinkNeighborLoader(EngineLoader):
             # the nodes of the pairs' types.
             src = hetero.to_global(self.input_type[0], self.edge_label_index[0])
             dst = hetero.to_global(self.input_type[2], self.edge_label_index[1])
-            self._node_attrs = list(hetero.engine_names())  # a typed part's: fetched with each batch
+            self._node_attrs = list(hetero.engine_names())  # gathered by the engine with each batch
         else:
             if isinstance(data, tuple):  # PyG's (FeatureStore, GraphStore): features read from the store
                 if time_attr is not None:
