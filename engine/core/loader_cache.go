@@ -3,6 +3,7 @@ package core
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/graphferry/graphferry/engine/cache"
 )
@@ -28,7 +29,8 @@ type CacheOptions struct {
 	PreSampleEpochs int
 }
 
-// SetCache puts the hot rows of the loader's feature names, chosen by opt,
+// SetCache puts the hot rows of the loader's feature names (but per-type
+// node data, which it gathers by type), chosen by opt,
 // in a hot tier (engine/cache) that later epochs gather from, and returns
 // the number of hot rows. It stops the epoch in progress, as Start does.
 // The graph refuses to replace node data while the loader is open, so the
@@ -42,7 +44,9 @@ func (l *Loader) SetCache(ctx context.Context, opt CacheOptions) (int64, error) 
 	g := l.g
 	g.mu.RLock()
 	defer g.mu.RUnlock()
-	names := l.pl.FeatureNames()
+	// Per-type node data ("<type>/<name>") is not indexed by node id: the
+	// loader gathers it by type, past the hot tier, which holds the rest.
+	names := slices.DeleteFunc(l.pl.FeatureNames(), g.store.IsLocal)
 	var rowBytes int64
 	for _, name := range names {
 		t, ok := g.store.Get(name)

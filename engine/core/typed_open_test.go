@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/cache"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/gen"
 	"github.com/graphferry/graphferry/engine/graph"
@@ -94,6 +95,9 @@ func TestLoaderGathersPerTypeData(t *testing.T) {
 		}
 		return out
 	}
+	// A hot tier holds node-indexed rows only: the per-type ones go past it.
+	_, err = l.SetCache(context.Background(), CacheOptions{Policy: CacheByInDegree, Size: cache.Size{Fraction: 0.5}})
+	require.NoError(t, err)
 	batches := 0
 	for _, c := range []struct {
 		l      *Loader
