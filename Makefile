@@ -157,8 +157,16 @@ venv: $(VENV)/.stamp lib
 demo: venv
 	$(PY) examples/train_dgl.py --dataset examples/data/cora
 
-test: venv lint test-go test-nocgo test-big test-c test-abi test-comm test-threads test-py-once test-cgocheck test-side-by-side
+test: venv lint test-go test-nocgo test-c test-untimed-pairs test-py-once test-cgocheck test-side-by-side
 	@echo "make test: all suites passed"
+
+# Suites that assert nothing about time, two at a time: the 8 GiB graph
+# (test-big: one core, about 30 s) beside the ABI, communicator and
+# close-while-busy C tests. (test-c's cancellation latencies and
+# test-py-once's soak, which counts rounds in a fixed time, run alone.)
+.PHONY: test-untimed-pairs
+test-untimed-pairs:
+	$(MAKE) --no-print-directory -j2 test-big test-abi test-comm test-threads
 
 # The last suites of `make test` two at a time: valgrind's runs are
 # single-threaded (memcheck serialises a program's threads) and, like the
