@@ -32,10 +32,15 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/errs"
 )
 
 func main() {}
+
+// The engine's default thread count is this process's share of the host
+// when a launcher started several ranks on it (LOCAL_WORLD_SIZE).
+func init() { core.FitThreadsToHost(os.Getenv) }
 
 // Status codes, mirroring include/graphferry.h.
 const (

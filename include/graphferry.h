@@ -63,6 +63,12 @@
  *   collector; the receiver owns each one and must call its deleter exactly
  *   once. Deleters are plain C, may be called from any thread, and never
  *   call back into graphferry. A tensor with no elements has data NULL.
+ * - Threads: a thread count of 0 (or <= 0) in any options struct means
+ *   the default: every core this process may run on, or, when a launcher
+ *   says that several ranks share this host (the environment variable
+ *   LOCAL_WORLD_SIZE, which torchrun sets), that divided by their number
+ *   (at least 1), so that N ranks do not start N times the host's threads.
+ *   GOMAXPROCS in the environment, when set, is the default instead.
  * - Processes that fork: the library runs its own threads. In a child
  *   process forked after the library was loaded, every function fails with
  *   GF_EFORK (and the destructors do nothing) rather than hang. Create
@@ -708,7 +714,7 @@ GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
  *                edges, 4.1 GB of features).
  * @param dst_dir created if missing.
  * @param seed    0 keeps the preset's own seed.
- * @param num_threads <= 0 uses every core; the output does not depend on it.
+ * @param num_threads <= 0: the default (see Threads); the output does not depend on it.
  * Returns:
  *   GF_OK
  *   GF_EINVAL  preset or dst_dir NULL or empty, or an unknown preset
@@ -901,7 +907,7 @@ typedef struct gf_sample_options {
   int32_t frontier;
   /* Seed of the random streams; equal seeds give equal samples. */
   uint64_t seed;
-  /* Worker threads per sampling step; <= 0 uses every core. */
+  /* Worker threads per sampling step; <= 0: the default (see Threads). */
   int32_t num_threads;
   /* GF_SCHEME_NODE_WISE (0, the default), GF_SCHEME_LAYER_WISE or
      GF_SCHEME_LABOR. */
@@ -1184,7 +1190,7 @@ typedef struct gf_walk_options {
   /* Non-zero: step to in-neighbour u of v with probability proportional to
      the edge weight (see gf_sample_options.biased); else uniformly. */
   int32_t biased;
-  /* Worker threads; <= 0 uses every core. */
+  /* Worker threads; <= 0: the default (see Threads). */
   int32_t num_threads;
   /* Seed of the random streams. */
   uint64_t seed;
@@ -1789,7 +1795,7 @@ typedef struct gf_subgraph_loader_options {
      part j is part_nodes[offsets[j]:offsets[j+1]]. Borrowed (copied). */
   const DLTensor *part_offsets;
   const DLTensor *part_nodes;
-  /* Threads the loader's workers share; <= 0: every core. */
+  /* Threads the loader's workers share; <= 0: the default (see Threads). */
   int32_t num_threads;
   /* Edge data (gf_graph_set_edge_data) gathered over every batch's edges. */
   int32_t num_edge_feature_names;
@@ -2173,7 +2179,7 @@ GF_API int gf_edge_loader_open(gf_graph *graph, const DLTensor *seeds, const DLT
  * exchanges of concurrent sampler workers (DSP's CCC: every rank starts
  * them in one global order, so that they cannot deadlock or pair up
  * wrongly). With them, a loader samples with min(num_threads, 4) workers
- * (every core when num_threads <= 0) over the one exchange channel; without,
+ * (the default thread count when num_threads <= 0) over the one exchange channel; without,
  * with one. They must not share a channel with the exchanges (a control
  * message must never wait behind an exchange). send delivers size bytes to
  * rank `to`; recv blocks until the next message from rank `from` arrives,

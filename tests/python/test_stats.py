@@ -114,3 +114,28 @@ def test_dgl_loader_cache(cora_dgl, cora_npy):
         assert torch.equal(blocks[0].srcdata["feat"], cora_dgl.ndata["feat"][input_nodes])
     assert loader.stats().current.rows_hot > 0
     loader.close()
+
+
+@pytest.mark.parametrize("local_world_size", [None, "2", "64"])
+def test_default_threads_are_this_ranks_share_of_the_host(local_world_size):
+    """Without num_threads, a loader's workers are the host's cores divided
+    by the ranks a launcher (torchrun: LOCAL_WORLD_SIZE) started on it."""
+    import os
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    code = (
+        "import graphferry, torch\n"
+        f"g = graphferry.Graph.open({str(REPO / 'examples' / 'data' / 'cora')!r})\n"
+        "loader = graphferry.Loader(g, torch.arange(100), [2], batch_size=10)\n"
+        "print(loader.stats().workers)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in ("LOCAL_WORLD_SIZE", "GOMAXPROCS")}
+    if local_world_size is not None:
+        env["LOCAL_WORLD_SIZE"] = local_world_size
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    cpus = len(os.sched_getaffinity(0))
+    want = cpus if local_world_size is None else max(1, cpus // int(local_world_size))
+    assert int(out.stdout.strip()) == want
