@@ -60,6 +60,7 @@ help:
 	@echo "                   loaders (graphferry.pyg vs graphferry.dgl), on CiteSeer and products-like (bench/results/link, ~15 min)"
 	@echo "  make bench-subgraph  GraphSAINT epochs: the engine's pipelined subgraph loader vs the same batches on the"
 	@echo "                   training thread and DGL's DataLoader, on Cora (bench/results/subgraph, a minute)"
+	@echo "  make bench-kinds  every loader kind's sampling epoch beside DGL's loader (bench/results/kinds, minutes)"
 	@echo "  make bench-verify  a loading epoch with and without feat.bin's per-block checks (bench/results/verify_read.md, seconds)"
 
 # The checkout's source id (capi/source_id.sh), compiled into every library
@@ -414,6 +415,10 @@ fuzz:
 
 bench: venv
 	$(PY) bench/run.py --quick --out bench/results
+
+.PHONY: bench-kinds
+bench-kinds: venv lib
+	$(PY) bench/kinds_bench.py
 
 bench-subgraph: venv lib
 	for m in node edge walk; do $(PY) bench/subgraph_bench.py --mode $$m --out bench/results/subgraph || exit 1; done
