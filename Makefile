@@ -269,10 +269,16 @@ test-c: build/test_capi build/test_typed build/test_alloc build/test_edge_loader
 	./build/soak examples/data/cora $(SOAK_ROUNDS)
 	tests/c/check_exports.sh $(LIB) include/graphferry.h
 
+# The modules each environment installs: in `make test` a test that needs
+# one of them fails when it cannot be imported, rather than being skipped
+# (tests/python/conftest.py); a plain `pytest` still skips with the reason.
+REQUIRE_MAIN   := GRAPHFERRY_TEST_REQUIRE=dgl,torch_geometric,pymetis,pyarrow,setuptools,wheel
+REQUIRE_LATEST := GRAPHFERRY_TEST_REQUIRE=torch_geometric
+
 # The Python suite (the 15-second soak included) but the slow accuracy test
 # and the torchrun launches (test-torchrun).
 test-py: venv lib-cuda $(FAKECUDA)
-	$(PY) -m pytest tests/python -q -m "not slow and not torchrun" $(PYTEST_ARGS)
+	$(REQUIRE_MAIN) $(PY) -m pytest tests/python -q -m "not slow and not torchrun" $(PYTEST_ARGS)
 
 # `make test` runs each Python test once: those marked `boundary` (nearly
 # all: tests/python/conftest.py) against the cgocheck2 build in
@@ -280,7 +286,7 @@ test-py: venv lib-cuda $(FAKECUDA)
 # against the shipped build. `make test-py` still runs every test against
 # the shipped build.
 test-py-once: venv lib-cuda $(FAKECUDA)
-	$(PY) -m pytest tests/python -q -m "not slow and not boundary and not torchrun" $(PYTEST_ARGS)
+	$(REQUIRE_MAIN) $(PY) -m pytest tests/python -q -m "not slow and not boundary and not torchrun" $(PYTEST_ARGS)
 
 # Two torchrun launches of two ranks each (--nnodes=2 on 127.0.0.1), training
 # partitioned Cora. Not in `make test`, for its time (a minute or more of the
@@ -318,7 +324,7 @@ venv-latest: $(VENV_LATEST)/.stamp lib
 	$(call editable,$(VENV_LATEST))
 
 test-py-latest: venv-latest
-	$(PY_LATEST) -m pytest $(LATEST_TESTS) -q -m "not slow" -k "$(LATEST_SKIP)" $(PYTEST_ARGS)
+	$(REQUIRE_LATEST) $(PY_LATEST) -m pytest $(LATEST_TESTS) -q -m "not slow" -k "$(LATEST_SKIP)" $(PYTEST_ARGS)
 
 # The training runs (marked slow): GraphSAGE trained through our loaders
 # matches DGL's own loader on Cora and CiteSeer (5 seeds each), two ranks
@@ -349,7 +355,7 @@ test-cgocheck: venv lib-cuda $(FAKECUDA) $(LIB_CHECK) build/cgocheck2/test_capi 
 # interpreters finish in about half the time on two cores. Each shard's
 # pytest keeps no cache (-p no:cacheprovider), so that they share no files.
 PY_TEST_FILES = $(sort $(wildcard tests/python/test_*.py))
-PY_CGOCHECK = GRAPHFERRY_LIB_PATH=$(abspath $(LIB_CHECK)) $(PY) -m pytest -q -m boundary -p no:cacheprovider $(PYTEST_ARGS)
+PY_CGOCHECK = $(REQUIRE_MAIN) GRAPHFERRY_LIB_PATH=$(abspath $(LIB_CHECK)) $(PY) -m pytest -q -m boundary -p no:cacheprovider $(PYTEST_ARGS)
 PY_SHARD = $(shell $(PY) -c 'import sys; print(" ".join(sys.argv[2:][int(sys.argv[1])::2]))' $(1) $(PY_TEST_FILES))
 .PHONY: test-cgocheck-py-0 test-cgocheck-py-1
 test-cgocheck-py-0: venv $(LIB_CHECK)
