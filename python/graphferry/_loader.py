@@ -22,6 +22,7 @@ they are converted.
 from __future__ import annotations
 
 import datetime
+import threading
 import weakref
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -142,6 +143,10 @@ def call_key(n: int) -> int:
     return n - 1
 
 
+# Held while an EngineLoader picks the engine loader of a new epoch.
+_STARTING = threading.RLock()
+
+
 class _Epoch:
     """One epoch of an :class:`EngineLoader`: the engine's batches, converted
     (and with ``pin``, the rest of each batch made page-locked). With
@@ -156,20 +161,22 @@ class _Epoch:
         self._batches = batches
         self._pin = pin
         self._position = _Position(owner, number, first) if count else None
+        self._turn = threading.Lock()  # threads sharing the iterator take a batch each
 
     def __iter__(self) -> _Epoch:
         return self
 
     def __next__(self) -> Any:
-        try:
-            sub = next(self._batches)
-        except StopIteration:
+        with self._turn:
+            try:
+                sub = next(self._batches)
+            except StopIteration:
+                if self._position is not None:
+                    self._position.record(True)
+                raise
+            batch = self._owner._convert(sub)
             if self._position is not None:
-                self._position.record(True)
-            raise
-        batch = self._owner._convert(sub)
-        if self._position is not None:
-            self._position.record(False)
+                self._position.record(False)
         return pin_batch(batch) if self._pin else batch
 
 
@@ -405,12 +412,16 @@ class EngineLoader(Closeable):
         on its device through the prefetch step, or on the CPU (pinned when
         it pins; as they are without a transfer)."""
         self._check_open()
-        self._before_epoch()
-        loader = self._idle_loader(transfer.allocator if transfer is not None else None)
-        self._last_loader = loader
-        epoch, first = self._resume or (self._next_epoch, 0)
-        self._next_epoch = epoch + 1
-        self._resume = None
+        with _STARTING:  # two threads starting epochs get an engine loader each
+            self._before_epoch()
+            loader = self._idle_loader(transfer.allocator if transfer is not None else None)
+            self._last_loader = loader
+            epoch, first = self._resume or (self._next_epoch, 0)
+            self._next_epoch = epoch + 1
+            self._resume = None
+            return self._epoch_on(loader, transfer, epoch, first)
+
+    def _epoch_on(self, loader: Loader, transfer: Transfer | None, epoch: int, first: int) -> Any:
         pin = transfer is not None and transfer.pins
         if transfer is None or transfer.device is None:
             it = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, pin=pin)

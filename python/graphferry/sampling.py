@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import hashlib
+import threading
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -782,6 +783,11 @@ class Loader(Closeable):
         self.device = device
         self._coo = bool(coo)
         self._exit_stack = contextlib.ExitStack()
+        # The engine loader is used by one thread at a time (the header's
+        # rule; close() excepted): threads that share this loader take turns
+        # for each call, so that an epoch one thread starts supersedes
+        # another's whole, never in the middle of taking a batch.
+        self._turn = threading.RLock()
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
         # Where the latest epoch stands (state_dict): its number, the batches
@@ -859,14 +865,15 @@ class Loader(Closeable):
         return out.value
 
     def __iter__(self) -> _EpochIterator:
-        if self._resume is not None:
-            epoch, first = self._resume
-            it = self.epoch(epoch, first_batch=first)
-            self._next_epoch = epoch + 1
-            return it
-        epoch = self._next_epoch
-        self._next_epoch += 1
-        return self.epoch(epoch)
+        with self._turn:
+            if self._resume is not None:
+                epoch, first = self._resume
+                it = self.epoch(epoch, first_batch=first)
+                self._next_epoch = epoch + 1
+                return it
+            epoch = self._next_epoch
+            self._next_epoch += 1
+            return self.epoch(epoch)
 
     def epoch(self, number: int, first_batch: int = 0) -> _EpochIterator:
         """Starts epoch ``number`` (its permutation and random streams depend
@@ -874,16 +881,17 @@ class Loader(Closeable):
         starts at that batch (``gf_loader_start_at``): the batches an
         uninterrupted epoch yields from there on, none of the earlier ones
         sampled."""
-        handle = self._check_open()
-        self._active = None
         number = _as_int(number, "epoch")
         first_batch = _as_int(first_batch, "first_batch")
-        _lib.gf_loader_start_at(handle, number & 0xFFFFFFFFFFFFFFFF, first_batch)
-        self._resume = None
-        it = _EpochIterator(self, number, first_batch)
-        self._active = it.token
-        self._position = (number, first_batch, False)
-        return it
+        with self._turn:
+            handle = self._check_open()
+            self._active = None
+            _lib.gf_loader_start_at(handle, number & 0xFFFFFFFFFFFFFFFF, first_batch)
+            self._resume = None
+            it = _EpochIterator(self, number, first_batch)
+            self._active = it.token
+            self._position = (number, first_batch, False)
+            return it
 
     def state_dict(self) -> dict[str, Any]:
         """Where the loader stands, for :meth:`load_state_dict` in this
@@ -947,6 +955,20 @@ class Loader(Closeable):
         return self._active is not None
 
     def _next_batch(self, it: _EpochIterator) -> SampledSubgraph:
+        with it.turn:  # threads sharing the iterator take a batch each
+            return self._take_batch(it)
+
+    def _superseded(self, it: _EpochIterator) -> GraphferryError:
+        it.done = True
+        return GraphferryError(
+            GF_ESTATE,
+            "graphferry.Loader: this epoch was superseded before its end: iter(), epoch() or set_cache() "
+            "started another epoch of the same loader, and its remaining batches will not come (one "
+            "Loader serves one epoch at a time; open one per concurrent epoch, or use graphferry.dgl / "
+            "graphferry.pyg loaders, whose iterators each keep their own epoch)",
+        )
+
+    def _take_batch(self, it: _EpochIterator) -> SampledSubgraph:
         if it.done:
             raise StopIteration
         if self._handle is None:
@@ -958,14 +980,7 @@ class Loader(Closeable):
             # A newer epoch of this loader started (its one engine loader
             # serves one epoch at a time): an error, never a short epoch that
             # a training loop cannot tell from a full one.
-            it.done = True
-            raise GraphferryError(
-                GF_ESTATE,
-                "graphferry.Loader: this epoch was superseded before its end: iter(), epoch() or set_cache() "
-                "started another epoch of the same loader, and its remaining batches will not come (one "
-                "Loader serves one epoch at a time; open one per concurrent epoch, or use graphferry.dgl / "
-                "graphferry.pyg loaders, whose iterators each keep their own epoch)",
-            )
+            raise self._superseded(it)
         out = it.taken  # a batch taken but not returned (an interrupt came between) is returned now
         if not out.value and self._wait_next(it, out) == GF_DONE:
             self._active = None
@@ -1006,8 +1021,13 @@ class Loader(Closeable):
             try:
                 if handle is None:
                     self._check_open()  # raises
-                status = _lib.gf_loader_next_wait(handle, NEXT_WAIT_MS, ctypes.byref(out))
+                with self._turn:  # between waits, another thread may start an epoch
+                    if self._active is not it.token:
+                        raise self._superseded(it)
+                    status = _lib.gf_loader_next_wait(handle, NEXT_WAIT_MS, ctypes.byref(out))
             except GraphferryError as err:
+                if it.done and self._active is not None and self._active is not it.token:
+                    raise  # superseded: the newer epoch goes on
                 self._active = None  # the error ended the epoch
                 it.done = True
                 if self._handle is None and not self.graph.closed:
@@ -1057,8 +1077,9 @@ class Loader(Closeable):
                 this loader, sampled ahead: GNNLab, DSP).
         """
         opts = cache_options(size, policy, budget, reserve, presample_epochs)
-        self._active = None  # the engine stops the epoch in progress
-        return set_cache(self._check_open(), opts)
+        with self._turn:
+            self._active = None  # the engine stops the epoch in progress
+            return set_cache(self._check_open(), opts)
 
     def _free(self) -> None:
         handle, self._handle = self._handle, None
@@ -1102,6 +1123,7 @@ class _EpochIterator(Iterator[SampledSubgraph]):
         self.yielded = first  # batches of the epoch yielded so far (those a resume skipped included)
         self.done = False
         self.taken = ctypes.c_void_p()  # a gf_batch taken from the engine, not yet returned
+        self.turn = threading.Lock()  # held while a thread takes a batch
 
     def __iter__(self) -> _EpochIterator:
         return self
