@@ -39,7 +39,7 @@ from ._transfer import DeviceIterator, Transfer, pin_batch, to_device
 from .distributed import DistributedLoader, PartGraph
 from .errors import GF_ESTATE, GraphferryError
 from .graph import Graph, _tensor_signature
-from .sampling import Loader, SampledSubgraph, _closed_error, random_seed
+from .sampling import Loader, SampledSubgraph, _closed_error, random_seed, state_kind
 
 __all__ = [
     "EngineLoader",
@@ -442,12 +442,18 @@ class EngineLoader(Closeable):
         if loader is None or loader.closed:
             loader = self._idle_loader(self._allocator())
         state = loader.state_dict()
+        state["kind"] = self.state_kind
         state["next_epoch"] = self._next_epoch
         state["epoch"], state["batches_yielded"] = None, 0
         pos = self._resume or (self._position[:2] if self._position and not self._position[2] else None)
         if pos is not None:
             state["epoch"], state["batches_yielded"] = pos
         return state
+
+    @property
+    def state_kind(self) -> str:
+        """What a state of this loader says it belongs to: its class."""
+        return state_kind(self)
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
         """Restores a :meth:`state_dict` (:meth:`graphferry.Loader.load_state_dict`):
@@ -458,7 +464,7 @@ class EngineLoader(Closeable):
         included) and, distributed, the same rank and number of ranks."""
         self._check_open()
         loader = self._idle_loader(self._allocator())
-        loader.load_state_dict(state)  # checks the state against this loader's settings
+        loader.load_state_dict(state, kind=self.state_kind)  # checks it against this loader's settings
         epoch, first = loader._resume or (None, 0)
         loader._resume = None
         self._resume = None if epoch is None else (epoch, first)

@@ -889,6 +889,7 @@ class Loader(Closeable):
             _lib.gf_loader_start_at(handle, number & 0xFFFFFFFFFFFFFFFF, first_batch)
             self._resume = None
             it = _EpochIterator(self, number, first_batch)
+            self._next_epoch = max(self._next_epoch, number + 1)  # the epochs after it follow it
             self._active = it.token
             self._position = (number, first_batch, False)
             return it
@@ -897,22 +898,36 @@ class Loader(Closeable):
         """Where the loader stands, for :meth:`load_state_dict` in this
         process or a fresh one (the protocol of torchdata's
         ``StatefulDataLoader``): the epoch being iterated and how many of its
-        batches were yielded, or, between epochs, the next epoch. A plain
-        dict of ints and strings (save it with the model's checkpoint)."""
+        batches were yielded, or, between epochs, the next epoch, with what
+        the state belongs to (the kind of loader, the graph's size, the
+        seeds, the batching and sampling options).
+        A plain dict of ints and strings (save it with the model's
+        checkpoint)."""
         state: dict[str, Any] = {
             "format": "graphferry.loader",
-            "version": 1,
+            "version": STATE_VERSION,
+            "kind": self.state_kind,
             "next_epoch": self._next_epoch,
             "epoch": None,
             "batches_yielded": 0,
-            "fingerprint": dict(self._fingerprint, **self._rank_fingerprint()),
+            "num_batches": len(self),
+            "fingerprint": self._state_fingerprint(),
         }
         pos = self._resume or (self._position[:2] if self._position and not self._position[2] else None)
         if pos is not None:
             state["epoch"], state["batches_yielded"] = pos
         return state
 
-    def load_state_dict(self, state: dict[str, Any]) -> None:
+    @property
+    def state_kind(self) -> str:
+        """What a state of this loader says it belongs to: its class."""
+        return state_kind(self)
+
+    def _state_fingerprint(self) -> dict[str, Any]:
+        graph = {"num_nodes": int(self.graph.num_nodes), "num_edges": int(self.graph.num_edges)}
+        return dict(self._fingerprint, graph=graph, **self._rank_fingerprint())
+
+    def load_state_dict(self, state: dict[str, Any], *, kind: str | None = None) -> None:
         """Restores a :meth:`state_dict`: the next ``iter()`` yields exactly
         the batches of the interrupted epoch that had not been yielded, bit
         for bit (none of the earlier ones is sampled again), and the epochs
@@ -920,30 +935,31 @@ class Loader(Closeable):
         with the same graph, seeds, batch size, shuffle, drop_last and sample
         options (seed included) and, distributed, the same rank and number
         of ranks; the thread and patch counts may differ. An epoch in
-        progress is dropped."""
-        if not isinstance(state, dict) or state.get("format") != "graphferry.loader":
-            raise ValueError("not a graphferry loader state (from Loader.state_dict())")
-        if state.get("version") != 1:
-            raise ValueError(f"loader state version {state.get('version')!r} is not supported (want 1)")
-        want = dict(self._fingerprint, **self._rank_fingerprint())
-        got = state.get("fingerprint", {})
+        progress is dropped. A state of another kind of loader, of another
+        graph, seeds or options, or with numbers out of range (an epoch that
+        is not before the next, more batches than an epoch has) is refused
+        with a ValueError that says which (``kind``: the kind the state must
+        be of, by default this loader's :attr:`state_kind`)."""
+        check_state(state, kind or self.state_kind)
+        want = self._state_fingerprint()
+        got = state["fingerprint"]
+        if state["version"] == 1:  # 0.3.0's states recorded no graph
+            want.pop("graph")
         diff = sorted(k for k in set(want) | set(got) if want.get(k) != got.get(k))
         if diff:
             raise ValueError(
                 "the loader state was saved by a loader with other settings: "
                 + ", ".join(f"{k} {got.get(k)!r} (this loader: {want.get(k)!r})" for k in diff)
             )
-        epoch, k = state["epoch"], _as_int(state["batches_yielded"], "batches_yielded")
-        self._active = None
-        if epoch is None:
-            self._resume = None
-            self._position = None
-        else:
-            n = len(self)
-            if not 0 <= k <= n:
-                raise ValueError(f"batches_yielded = {k} is outside [0, {n}]")
-            self._resume = (_as_int(epoch, "epoch"), k)
-        self._next_epoch = _as_int(state["next_epoch"], "next_epoch")
+        next_epoch, epoch, k = check_position(state, len(self))
+        with self._turn:
+            self._active = None
+            if epoch is None:
+                self._resume = None
+                self._position = None
+            else:
+                self._resume = (epoch, k)
+            self._next_epoch = next_epoch
 
     def _rank_fingerprint(self) -> dict[str, Any]:
         """What else a state must match: a distributed loader's rank and size."""
@@ -1135,6 +1151,58 @@ class _EpochIterator(Iterator[SampledSubgraph]):
         handle, self.taken.value = self.taken.value, None
         if handle and _lib is not None and not _lib.in_forked_child():
             _lib.gf_batch_close(handle)  # batches stay valid after their loader closed
+
+
+STATE_VERSION = 2
+
+
+def state_kind(loader: Any) -> str:
+    """The kind of loader a state belongs to: its class, named from its
+    package (``graphferry.Loader``, ``graphferry.dgl.DataLoader``, ...)."""
+    return f"{type(loader).__module__.rsplit('.', 1)[0]}.{type(loader).__qualname__}"
+
+
+def _state_int(state: dict[str, Any], key: str, upper: int) -> int:
+    value = state.get(key)
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < upper:
+        raise ValueError(f"the loader state's {key!r} must be an int in [0, {upper}) (got {value!r})")
+    return value
+
+
+def check_state(state: Any, kind: str) -> None:
+    """Refuses, naming the problem, what is not a loader state, or one that
+    another kind of loader saved."""
+    if not isinstance(state, dict) or state.get("format") != "graphferry.loader":
+        raise ValueError(f"not a graphferry loader state (from a loader's state_dict()); got {type(state).__name__}")
+    version = state.get("version")
+    if version not in (1, STATE_VERSION):
+        raise ValueError(f"loader state version {version!r} is not supported (want {STATE_VERSION}, or 1)")
+    if not isinstance(state.get("fingerprint"), dict):
+        raise ValueError(
+            f"the loader state's 'fingerprint' must be a dict (got {type(state.get('fingerprint')).__name__})"
+        )
+    if version != 1 and state.get("kind") != kind:
+        raise ValueError(f"the loader state was saved by a {state.get('kind')!r}, not by a {kind!r}")
+
+
+def check_position(state: dict[str, Any], num_batches: int) -> tuple[int, int | None, int]:
+    """The (next epoch, epoch, batches yielded) of a loader state whose
+    epochs have ``num_batches`` batches, each in range: the epoch being
+    iterated is one before the next, and at most every batch was yielded."""
+    if state["version"] != 1 and state.get("num_batches") != num_batches:
+        raise ValueError(
+            f"the loader state's epochs have {state.get('num_batches')!r} batches; this loader's have {num_batches}"
+        )
+    next_epoch = _state_int(state, "next_epoch", 2**63)
+    epoch, k = state.get("epoch"), state.get("batches_yielded")
+    if epoch is None:
+        return next_epoch, None, 0
+    epoch = _state_int(state, "epoch", 2**63)
+    if epoch >= next_epoch:
+        raise ValueError(f"the loader state's epoch {epoch} is not before its next epoch {next_epoch}")
+    if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= num_batches:
+        raise ValueError(f"batches_yielded = {k!r} is outside [0, {num_batches}]")
+    return next_epoch, epoch, k
 
 
 def _fingerprint(seeds: BorrowedTensor, options: SampleOptions, lo: Any) -> dict[str, Any]:
