@@ -46,6 +46,7 @@ __all__ = [
     "worker_threads",
     "torch_loader_kwargs",
     "TORCH_WORKER_ARGS",
+    "check_worker_init_fn",
     "loader_seed",
     "call_key",
     "comm_timeout",
@@ -80,19 +81,34 @@ def worker_threads(num_workers: Any, num_threads: Any = 0) -> Any:
 
 # torch DataLoader arguments (DGL's and PyG's loaders pass them on) that only
 # tune torch's worker processes and pinning thread, which graphferry does
-# not have: accepted and ignored.
+# not have: accepted and ignored (worker_init_fn only as None: see
+# check_worker_init_fn).
 TORCH_WORKER_ARGS = frozenset(
     {
         "persistent_workers",
         "prefetch_factor",  # batches per worker: see queue_capacity
         "timeout",
-        "worker_init_fn",  # never called without workers
+        "worker_init_fn",
         "multiprocessing_context",
         "pin_memory",
         "pin_memory_device",
         "in_order",  # our batches always arrive in order
     }
 )
+
+
+def check_worker_init_fn(kwargs: dict, owner: str) -> None:
+    """torch calls ``worker_init_fn`` in each worker process before it loads
+    data; graphferry starts no worker process (its engine's threads run no
+    Python), so a function given would never run where torch promises:
+    refused by name rather than silently not called (calling it in the
+    training process would re-seed or reconfigure that process instead)."""
+    if kwargs.get("worker_init_fn") is not None:
+        raise ValueError(
+            f"{owner} got worker_init_fn: graphferry starts no worker processes (its engine samples on its own "
+            "threads, which run no Python), so it would never be called; remove it (the loader's seed= or "
+            "torch.manual_seed makes the batches reproducible)"
+        )
 
 
 def torch_loader_kwargs(kwargs: dict, owner: str) -> Any:
@@ -102,6 +118,7 @@ def torch_loader_kwargs(kwargs: dict, owner: str) -> Any:
     ``sampler``/``batch_sampler`` (which would replace the seeds' batching)
     are refused."""
     generator = kwargs.pop("generator", None)
+    check_worker_init_fn(kwargs, owner)
     for name in kwargs:
         if name in ("sampler", "batch_sampler"):
             raise ValueError(f"{owner} does not take '{name}': it batches the seeds itself")

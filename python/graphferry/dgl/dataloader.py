@@ -17,7 +17,7 @@ from dgl._ffi.base import is_tensor_adaptor_enabled
 
 from .._device import choose_mode, graph_bytes
 from .._link import EdgeSample
-from .._loader import TORCH_WORKER_ARGS, EngineLoader, comm_timeout, loader_seed, worker_threads
+from .._loader import TORCH_WORKER_ARGS, EngineLoader, check_worker_init_fn, comm_timeout, loader_seed, worker_threads
 from .._transfer import dgl_transfer
 from ..distributed import is_typed_part
 from ..errors import GraphferryError, error_for_status
@@ -51,6 +51,7 @@ def check_loader_kwargs(kwargs: dict) -> Any:
     input alike) and returns ``generator`` (or None); ``num_workers`` is
     read before (:func:`worker_threads`)."""
     generator = kwargs.pop("generator", None)
+    check_worker_init_fn(kwargs, "graphferry.dgl.DataLoader")
     for name in kwargs:
         if name in _REFUSED:
             raise ValueError(

@@ -1,0 +1,34 @@
+"""torch DataLoader arguments that concern worker processes, which
+graphferry does not start: each either does what torch documents or is
+refused by name (issue 29)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+SEEDS = torch.arange(0, 2708, 5)
+
+
+def _seed_worker(worker_id: int) -> None:  # the usual reproducibility recipe
+    torch.manual_seed(worker_id)
+
+
+def test_dgl_worker_init_fn_is_refused_by_name(cora_dgl):
+    import dgl
+
+    import graphferry.dgl as gdgl
+
+    sampler = dgl.dataloading.NeighborSampler([3, 2])
+    with pytest.raises(ValueError, match="worker_init_fn: graphferry starts no worker processes"):
+        gdgl.DataLoader(cora_dgl, SEEDS, sampler, batch_size=64, num_workers=2, worker_init_fn=_seed_worker)
+    gdgl.DataLoader(cora_dgl, SEEDS, sampler, batch_size=64, num_workers=2, worker_init_fn=None).close()
+
+
+def test_pyg_worker_init_fn_is_refused_by_name(cora_pyg):
+    import graphferry.pyg as gpyg
+
+    with pytest.raises(ValueError, match="worker_init_fn: graphferry starts no worker processes"):
+        gpyg.NeighborLoader(cora_pyg, [3, 2], input_nodes=SEEDS, batch_size=64, worker_init_fn=_seed_worker)
+    with pytest.raises(ValueError, match="worker_init_fn"):
+        gpyg.LinkNeighborLoader(cora_pyg, [3, 2], batch_size=64, worker_init_fn=_seed_worker)
