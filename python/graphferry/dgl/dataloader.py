@@ -263,8 +263,9 @@ class DataLoader(EngineLoader):
             ``num_threads``): no worker process is forked, the engine
             samples and gathers on its own threads; ``generator`` seeds the shuffles when ``seed`` is not
             given; ``persistent_workers``, ``prefetch_factor``,
-            ``worker_init_fn``, ``multiprocessing_context`` and
-            ``pin_memory_device`` only tune torch's workers and are ignored,
+            ``multiprocessing_context`` and ``pin_memory_device`` only tune
+            torch's workers and are ignored (``worker_init_fn`` must be None:
+            there is no worker process to call it in),
             as is ``pin_memory=False`` (``pin_memory=True`` raises
             TypeError: DGL sets it to ``pin_prefetcher``); ``sampler``,
             ``batch_sampler`` and ``collate_fn`` are refused (as DGL's loader

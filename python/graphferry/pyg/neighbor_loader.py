@@ -248,8 +248,10 @@ class NeighborLoader(EngineLoader):
         **kwargs: torch ``DataLoader`` arguments, as PyG passes them on:
             ``generator`` seeds the shuffles when ``seed`` is not given;
             ``persistent_workers``, ``prefetch_factor``, ``timeout``,
-            ``worker_init_fn``, ``multiprocessing_context`` and ``in_order``
-            only tune torch's workers and are ignored; ``sampler`` and ``batch_sampler`` are refused.
+            ``multiprocessing_context`` and ``in_order`` only tune torch's
+            workers and are ignored (``worker_init_fn`` must be None: there
+            is no worker process to call it in); ``sampler`` and
+            ``batch_sampler`` are refused.
 
     With a ``HeteroData`` (or a :class:`graphferry.HeteroGraph`) as
     ``data`` it yields ``HeteroData`` batches as PyG's heterogeneous
