@@ -4,9 +4,9 @@ graphferry.pyg.LinkNeighborLoader, homogeneous and heterogeneous.
 
 - their batches depend on the seed, the epoch and the batch only: the same
   for any patch and thread count;
-- the training thread does no sampling between two batches: once the engine
-  had the time to make the next batch, next() returns in a fraction of one
-  batch's sampling time (measured here, on a graph big enough to tell);
+- the training thread does no sampling between two batches: while the
+  consumer holds a batch and asks for nothing, the engine makes the next
+  ones (its statistics count them; the time saved is bench/'s);
 - edge data (DGL's prefetch_edge_feats, PyG's edge attributes) is gathered
   by the engine and equals the graph's rows for the batch's edge ids;
 - the loaders' statistics are the engine's;
@@ -14,9 +14,6 @@ graphferry.pyg.LinkNeighborLoader, homogeneous and heterogeneous.
   graph was built from."""
 
 from __future__ import annotations
-
-import statistics
-import time
 
 import pytest
 import torch
@@ -29,6 +26,8 @@ from torch_geometric.data import Data, HeteroData  # noqa: E402
 import graphferry  # noqa: E402
 import graphferry.dgl as gfdgl  # noqa: E402
 import graphferry.pyg as gfpyg  # noqa: E402
+
+from conftest import wait_made_ahead  # noqa: E402
 
 NS = dgl.dataloading.negative_sampler
 
@@ -160,63 +159,38 @@ def test_hetero_negatives_come_from_the_engine_streams():
 
 @pytest.fixture(scope="module")
 def big_graph():
-    """A graph on which one edge batch takes tens of milliseconds to make."""
-    src, dst = random_edges(200_000, 3_000_000, 11)
-    g = graphferry.Graph.from_coo(src, dst, num_nodes=200_000)
+    src, dst = random_edges(20_000, 300_000, 11)
+    g = graphferry.Graph.from_coo(src, dst, num_nodes=20_000)
     yield g
     g.close()
 
 
-def _wait_times(batches, pause: float, rounds: int = 4) -> list[float]:
-    """How long next() takes after the consumer paused ``pause`` seconds
-    (after two warm-up batches: the first batches' buffers are new memory).
-    The loaders run one sampler thread, so that the training thread's own
-    work (wrapping the arrays) has a core while the engine works ahead."""
-    it = iter(batches)
+def _check_prefetched(loader) -> None:
+    """Once the consumer holds its first batch and asks for nothing, the
+    engine makes the next ones (its loader stage counts them): the batches
+    are made ahead of the consumer. (How much waiting that saves is
+    measured in bench/, not asserted here.)"""
+    it = iter(loader)
     next(it)
-    next(it)
-    times = []
-    for _ in range(rounds):
-        time.sleep(pause)
-        t0 = time.perf_counter()
-        next(it)
-        times.append(time.perf_counter() - t0)
-    return times
-
-
-def _check_prefetched(loader, make_one) -> None:
-    """``make_one(i)`` makes batch ``i`` in this thread (what sampling one
-    batch costs); after the consumer paused, next() must take a fraction of
-    that: the engine made the batch meanwhile."""
-    sample_times = []
-    for i in range(3):
-        t0 = time.perf_counter()
-        make_one(i)
-        sample_times.append(time.perf_counter() - t0)
-    one_batch = statistics.median(sample_times)
-    assert one_batch > 0.02, f"the graph is too small to tell ({one_batch * 1e3:.1f} ms a batch)"
-    waits = _wait_times(loader, pause=3 * one_batch + 0.1)
+    assert wait_made_ahead(loader, batches=3, timeout=60) >= 3  # 1 taken, 2 queued (capacity 2)
     loader.close()
-    assert statistics.median(waits) < one_batch / 4, (
-        f"next() took {[f'{w * 1e3:.1f}' for w in waits]} ms after a pause, one batch takes {one_batch * 1e3:.1f} ms"
-    )
 
 
 def test_dgl_edge_loader_prefetches(big_graph):
     sampler = gfdgl.as_edge_prediction_sampler(
         dgl.dataloading.NeighborSampler([15, 10]), exclude="self", negative_sampler=NS.Uniform(4)
     )
-    eids = torch.arange(0, 3_000_000, 97)
-    loader = gfdgl.DataLoader(big_graph, eids, sampler, batch_size=2048, shuffle=True, seed=1, num_threads=1)
-    _check_prefetched(loader, lambda i: loader.sample(eids[i * 2048 : (i + 1) * 2048], key=i))
+    eids = torch.arange(0, 300_000, 97)
+    loader = gfdgl.DataLoader(big_graph, eids, sampler, batch_size=512, shuffle=True, seed=1, num_threads=1)
+    _check_prefetched(loader)
 
 
 def test_pyg_link_loader_prefetches(big_graph):
-    pairs = torch.stack(random_edges(200_000, 40_000, 12))
+    pairs = torch.stack(random_edges(20_000, 10_000, 12))
     loader = gfpyg.LinkNeighborLoader(
-        big_graph, [15, 10], edge_label_index=pairs, neg_sampling="binary", batch_size=2048, seed=1, num_threads=1
+        big_graph, [15, 10], edge_label_index=pairs, neg_sampling="binary", batch_size=512, seed=1, num_threads=1
     )
-    _check_prefetched(loader, lambda i: loader(torch.arange(i * 2048, (i + 1) * 2048)))
+    _check_prefetched(loader)
 
 
 # ---------------------------------------------------------------------------
