@@ -7,9 +7,9 @@ through DLPack; it takes a few batches of each loader, breaks out of the epochs
 and drops every object, so that the handles, mappings, buffers and engine threads
 of the round must all be released for the process to stay flat.
 
-Rounds: SOAK_ROUNDS (1,000) or as many as fit SOAK_SECONDS (15 s), whichever
-comes first (``GRAPHFERRY_SOAK_SECONDS`` changes the bound); the test fails if
-fewer than MIN_ROUNDS fit, as the growth checks would then mean little. After
+Rounds: SOAK_ROUNDS (200, ``GRAPHFERRY_SOAK_ROUNDS`` changes it), however long
+they take: a count, not a time, so that a slow or busy machine soaks as much
+as a fast one (enough rounds to see growth; no timing is asserted). After
 WARMUP rounds (allocator pools, Go heap and thread pools reach their working
 size), it records the process's resident memory, open file descriptors and
 memory mappings, and requires them flat at the end (tolerances below).
@@ -41,9 +41,7 @@ try:
 except ImportError:
     Data = None
 
-SOAK_ROUNDS = 1000
-SOAK_SECONDS = float(os.environ.get("GRAPHFERRY_SOAK_SECONDS", "15"))
-MIN_ROUNDS = 200
+SOAK_ROUNDS = max(int(os.environ.get("GRAPHFERRY_SOAK_ROUNDS", "200")), 150)  # 3 x WARMUP at least
 WARMUP = 50
 
 # Tolerances, between the median of the WARMUP..2*WARMUP rounds and the median of
@@ -136,22 +134,15 @@ def test_soak_open_iterate_break_drop():
     proc = psutil.Process()
     samples = []  # (rss, fds, maps) after each round
     start = time.monotonic()
-    rounds = 0
-    while rounds < SOAK_ROUNDS and time.monotonic() - start < SOAK_SECONDS:
-        _round(path, dgl_graph, pyg_data, rounds)
-        rounds += 1
-        if rounds % 10 == 0:
+    rounds = SOAK_ROUNDS
+    for r in range(rounds):
+        _round(path, dgl_graph, pyg_data, r)
+        if (r + 1) % 10 == 0:
             gc.collect()  # the loaders' reference cycles, if any, go at a steady pace
         samples.append((proc.memory_info().rss, proc.num_fds(), _maps()))
-    elapsed = time.monotonic() - start
     print(
-        f"\nsoak: {rounds} rounds in {elapsed:.1f} s "
-        f"(bound: {SOAK_ROUNDS} rounds or {SOAK_SECONDS:.0f} s); DGL {'on' if dgl_graph is not None else 'off'}, "
-        f"PyG {'on' if pyg_data is not None else 'off'}"
-    )
-    assert rounds >= MIN_ROUNDS, (
-        f"only {rounds} rounds fit in {SOAK_SECONDS:.0f} s (at least {MIN_ROUNDS} are needed to see growth); "
-        f"a round took {elapsed / rounds:.3f} s"
+        f"\nsoak: {rounds} rounds in {time.monotonic() - start:.1f} s; "
+        f"DGL {'on' if dgl_graph is not None else 'off'}, PyG {'on' if pyg_data is not None else 'off'}"
     )
     early, late = samples[WARMUP : 2 * WARMUP], samples[-WARMUP:]
     for i, (name, tol, unit) in enumerate(
