@@ -17,14 +17,24 @@ import (
 	"github.com/graphferry/graphferry/engine/partition"
 )
 
-// The bound on how long a blocked Next takes to end (Close,
-// cancellation) is 100 ms. The tests allow 5 times that: they run with the
-// race detector on a loaded 2-core machine, where the Go side alone takes
-// a few milliseconds.
-const (
-	cancelBound = 100 * time.Millisecond
-	cancelSlack = 5
-)
+// These tests assert what ends a blocked Next (Close, cancellation, a
+// peer's time-out) and with which error, never how fast: the latencies are
+// logged, and a call that never returns fails at the watchdog (a hang, not
+// a slow machine).
+const watchdog = time.Minute
+
+// await is the result of a Next running in the background, or a failure
+// when it has not returned after the watchdog.
+func await(t *testing.T, done <-chan nextResult) nextResult {
+	t.Helper()
+	select {
+	case r := <-done:
+		return r
+	case <-time.After(watchdog):
+		t.Fatalf("Next did not return within %v", watchdog)
+		return nextResult{}
+	}
+}
 
 // stuckLoader opens rank 0's loader of a group of size ranks whose other
 // ranks never take part (their side of the Local never exchanges), so that
@@ -96,13 +106,10 @@ func TestNextUnblocksOnClose(t *testing.T) {
 				require.NoError(t, err)
 			}
 			closed := time.Since(t0)
-			r := <-done // Close returns after the Next it interrupted
-			waited := r.at.Sub(t0)
-			t.Logf("%s: Next returned %v after Close began, Close took %v", name, waited, closed)
+			r := await(t, done) // Close returns after the Next it interrupted
+			t.Logf("%s: Next returned %v after Close began, Close took %v", name, r.at.Sub(t0), closed)
 			require.ErrorIs(t, r.err, core.ErrClosedWhileWaiting)
 			require.ErrorIs(t, r.err, errs.ErrClosed)
-			require.Less(t, waited, cancelSlack*cancelBound)
-			require.Less(t, closed, cancelSlack*cancelBound)
 			n, _ := alloc.Outstanding()
 			require.Zero(t, n, "every batch buffer was freed")
 			// The handle's later calls fail as after any Close.
@@ -118,11 +125,9 @@ func TestNextUnblocksOnContext(t *testing.T) {
 	done := nextInBackground(t, ctx, l)
 	t0 := time.Now()
 	cancel()
-	r := <-done
-	waited := r.at.Sub(t0)
-	t.Logf("Next returned %v after its context was cancelled", waited)
+	r := await(t, done)
+	t.Logf("Next returned %v after its context was cancelled", r.at.Sub(t0))
 	require.ErrorIs(t, r.err, context.Canceled)
-	require.Less(t, waited, cancelSlack*cancelBound)
 
 	// The loader is unchanged: the next Next waits for the same batch (a
 	// deadline ends it the same way), and Close still interrupts it.
@@ -132,7 +137,7 @@ func TestNextUnblocksOnContext(t *testing.T) {
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	done = nextInBackground(t, context.Background(), l)
 	require.NoError(t, l.Close())
-	require.ErrorIs(t, (<-done).err, core.ErrClosedWhileWaiting)
+	require.ErrorIs(t, await(t, done).err, core.ErrClosedWhileWaiting)
 	n, _ := alloc.Outstanding()
 	require.Zero(t, n)
 	// A polled wait is waiting time, not the consumer's: no batch was
@@ -163,16 +168,13 @@ func TestPeerTimeoutNamesRank(t *testing.T) {
 		require.ErrorIs(t, err, errs.ErrIO)
 		require.ErrorContains(t, err, "rank 0 of "+string(rune('0'+tc.size))+", size exchange")
 		require.ErrorContains(t, err, tc.want)
-		// The loader's exchanges started after Start: at least the
-		// time-out, and not much more (the same slack as above).
+		// The loader's exchanges started after Start: it failed because
+		// the time-out passed, not before.
 		require.GreaterOrEqual(t, took, timeout-10*time.Millisecond)
-		require.Less(t, took, timeout+cancelSlack*cancelBound)
-		// The failure is final and the loader closes promptly.
+		// The failure is final and the loader closes.
 		_, err2 := l.Next(context.Background())
 		require.True(t, errors.Is(err2, comm.ErrTimeout), "%v", err2)
-		t0 = time.Now()
 		require.NoError(t, l.Close())
-		require.Less(t, time.Since(t0), cancelSlack*cancelBound)
 	}
 }
 
@@ -193,7 +195,6 @@ func TestCoordinatedTimeoutNamesRank(t *testing.T) {
 	t.Logf("Next failed after %v: %v", took, err)
 	require.ErrorIs(t, err, coordinator.ErrMismatch)
 	require.ErrorContains(t, err, "registered by rank 0 but not by rank 1 within 300ms")
-	// The leader checks every quarter of the time-out.
-	require.Less(t, took, timeout+timeout/4+cancelSlack*cancelBound)
+	require.GreaterOrEqual(t, took, timeout-10*time.Millisecond, "it failed because the time-out passed")
 	require.ErrorIs(t, l.Close(), coordinator.ErrMismatch) // the coordinator's failure, once more
 }
