@@ -1276,6 +1276,10 @@ typedef struct gf_loader gf_loader;
  * must stay valid (with `user`) until every block from them was freed. Only
  * loaders' output tensors come from the allocator; in a process forked after
  * the library was loaded, blocks are not given back (free is not called).
+ * free comes when the last tensor in the block was deleted: a host whose
+ * consumer queues reads that run later (non-blocking device copies) must
+ * not reuse the block before they ran; gf_host_pool (below) is such an
+ * allocator, owned by the library.
  */
 typedef struct gf_allocator {
   uint32_t struct_size;
