@@ -44,6 +44,11 @@ def _cuda_stream() -> Any:
     return torch.cuda.current_stream()
 
 
+def _close(pool: int) -> None:
+    if not _lib.in_forked_child():  # a forked child leaves its parent's pools alone
+        _lib.gf_host_pool_close(pool)
+
+
 class HostAllocator:
     """The memory of a loader's batches: a host pool of the library's
     (``gf_host_pool``), page-locked for a GPU consumer (``pinned``) or not.
@@ -103,7 +108,7 @@ class HostAllocator:
         if self.pinned:
             _PAGE_LOCKED.append(self)  # never closed: its registration lasts as long as the process
         else:
-            weakref.finalize(self, _lib.gf_host_pool_close, self._pool)
+            weakref.finalize(self, _close, self._pool)
 
     def __repr__(self) -> str:
         kind = "pinned" if self.pinned else "pageable"
