@@ -82,7 +82,11 @@ func readAllocator(p *C.gf_allocator, arg string) (loaderAlloc, error) {
 	case a.free == nil:
 		return loaderAlloc{}, errorf(gfEInval, "%s->free is NULL", arg)
 	}
-	h := C.gf__host_new(*a) // by value: C never reads the Go copy (memcheck loses track of Go memory)
+	var closed C.int
+	h := C.gf__host_new(*a, &closed) // by value: C never reads the Go copy (memcheck loses track of Go memory)
+	if closed != 0 {
+		return loaderAlloc{}, errorf(gfEInval, "%s is a gf_host_pool's allocator whose pool was closed", arg)
+	}
 	if h == nil {
 		return loaderAlloc{}, errorf(gfENoMem, "out of memory copying %s", arg)
 	}

@@ -28,10 +28,13 @@ void gf__release_arrow(struct ArrowSchema *schema, struct ArrowArray *array);
 void *gf__buf_alloc(size_t n);
 void gf__buf_free(void *data);
 void gf__buf_pool_use(int delta);
+// The pools the buffers come from (the default one, gf_host_pool's).
+typedef struct gf__pool gf__pool;
 // Host allocators (gf_allocator), reference-counted by their loader and
-// their live buffers.
+// their live buffers; NULL when out of memory or (*closed_pool set) a for
+// host pool's allocator whose pool was closed.
 typedef struct gf__host gf__host;
-gf__host *gf__host_new(gf_allocator a);
+gf__host *gf__host_new(gf_allocator a, int *closed_pool);
 void gf__host_release(gf__host *h);
 void *gf__buf_alloc_host(gf__host *h, size_t n);
 #ifdef GF_GFTEST

@@ -1282,6 +1282,10 @@ typedef struct gf_loader gf_loader;
  * must stay valid (with `user`) until every block from them was freed. Only
  * loaders' output tensors come from the allocator; in a process forked after
  * the library was loaded, blocks are not given back (free is not called).
+ * free comes when the last tensor in the block was deleted: a host whose
+ * consumer queues reads that run later (non-blocking device copies) must
+ * not reuse the block before they ran; gf_host_pool (below) is such an
+ * allocator, owned by the library.
  */
 typedef struct gf_allocator {
   uint32_t struct_size;
@@ -1290,6 +1294,108 @@ typedef struct gf_allocator {
   void *(*alloc)(void *user, size_t bytes, size_t alignment);
   void (*free)(void *user, void *ptr, size_t bytes);
 } gf_allocator;
+
+/*
+ * gf_host_pool: host memory owned by the library for the tensors loaders
+ * hand out, offered as a gf_allocator (gf_host_pool_open fills one in: give
+ * it as gf_loader_options.allocator or gf_sample_options.allocator). Its
+ * alloc and free are plain C inside the library: no host code runs per
+ * buffer. Every buffer is a mapping of its own (page-aligned; no page shared
+ * with another buffer), kept by the pool for reuse until the pool is closed.
+ * The library's own memory (no allocator) comes from the same code, a pool
+ * that keeps only large buffers, and only while a loader is open.
+ *
+ * Page-locking (a GPU consumer's copies from host memory are asynchronous
+ * only from page-locked memory): gf_host_pool_new_chunks reports each
+ * mapping once, after it was made and before a tensor in it is handed out
+ * by a batch taken since, so that the host can page-lock it once (for CUDA,
+ * cudaHostRegister on the thread that takes the batches); the library makes
+ * no GPU call. A pool that was page-locked must stay open as long as the
+ * registration (closing unmaps its free buffers).
+ *
+ * When a buffer is reused: a buffer goes back to its pool when the last
+ * tensor in it is deleted. Without GF_HOST_POOL_FENCED it can be handed out
+ * again at once; that is right when nothing reads it after its tensors are
+ * gone. A consumer may however queue reads that run later (a non-blocking
+ * device copy, queued on a stream) and drop its tensors before they ran.
+ * With GF_HOST_POOL_FENCED a freed buffer is handed out again only after a
+ * fence started after its free has passed: the host starts fences with
+ * gf_host_pool_fence (say, each time it takes a batch, recording an event
+ * on the stream its consumer copies on) and reports each as passed (the
+ * `passed` of a later gf_host_pool_fence) once the reads queued before it
+ * completed (the event completed). Passing fence n passes every earlier
+ * one. Until then the freed buffer waits, unmodified.
+ */
+typedef struct gf_host_pool gf_host_pool;
+
+typedef struct gf_host_pool_options {
+  uint32_t struct_size; /* sizeof(gf_host_pool_options) */
+  /* GF_HOST_POOL_* flags: FENCED (see above); POISON (for tests: a buffer
+     is filled with 0xA5 bytes when it becomes reusable, so that a reader
+     still holding it sees the bytes change); LIMIT (an allocation that would
+     take the capacity of the live buffers past limit_bytes fails: the batch
+     fails with GF_ENOMEM naming the host allocator). */
+  int32_t flags;
+  int64_t limit_bytes;
+} gf_host_pool_options;
+
+#define GF_HOST_POOL_FENCED 1
+#define GF_HOST_POOL_POISON 2
+#define GF_HOST_POOL_LIMIT 4
+
+/* What a host pool holds (gf_host_pool_stats). Set struct_size. */
+typedef struct gf_host_pool_statistics {
+  uint32_t struct_size;
+  int32_t last_failure_errno; /* the latest failed allocation: 0 the limit, else mmap's errno */
+  int64_t allocs;             /* buffers handed out */
+  int64_t frees;              /* buffers given back */
+  int64_t bad_frees;          /* frees of buffers not handed out (freed twice, or not the pool's): ignored */
+  int64_t live_buffers;       /* handed out and not given back */
+  int64_t live_bytes;         /* their capacity */
+  int64_t waiting;            /* freed buffers waiting for a fence */
+  int64_t chunks;             /* mappings the pool holds: live, waiting or free */
+  int64_t chunk_bytes;        /* their length */
+  int64_t failures;           /* allocations refused */
+  int64_t last_failure_bytes; /* the bytes the latest of them asked for */
+} gf_host_pool_statistics;
+
+/*
+ * gf_host_pool_open makes a host pool (options NULL: no flags) and fills in
+ * *out_allocator with it. The pool lives until gf_host_pool_close and then as
+ * long as a loader opened with its allocator is open or a buffer from it is
+ * live. Returns GF_OK; GF_EINVAL (an out pointer NULL, struct_size, unknown
+ * flags, a negative limit); GF_ENOMEM.
+ */
+GF_API int gf_host_pool_open(const gf_host_pool_options *options, gf_host_pool **out_pool,
+                             gf_allocator *out_allocator);
+
+/*
+ * gf_host_pool_new_chunks writes the mappings made since the previous call
+ * (up to capacity of them: call again while *out_count == capacity) into
+ * ptrs and lens (start, length in bytes). GF_EBADHANDLE: pool not open.
+ */
+GF_API int gf_host_pool_new_chunks(gf_host_pool *pool, void **ptrs, size_t *lens, int64_t capacity,
+                                   int64_t *out_count);
+
+/*
+ * gf_host_pool_fence reports fence `passed` (0: none) passed, which makes the
+ * buffers freed before it started reusable, and starts a new fence, its
+ * number in *out_fence (NULL: none started). Numbers start at 1 and grow by
+ * one. GF_EINVAL: `passed` was not started yet; GF_EBADHANDLE: pool not open.
+ */
+GF_API int gf_host_pool_fence(gf_host_pool *pool, uint64_t passed, uint64_t *out_fence);
+
+/* gf_host_pool_stats: what the pool holds. GF_EINVAL: out NULL or its
+   struct_size; GF_EBADHANDLE: pool not open. */
+GF_API int gf_host_pool_stats(gf_host_pool *pool, gf_host_pool_statistics *out);
+
+/*
+ * gf_host_pool_close closes the pool: its free buffers and those waiting
+ * for a fence are unmapped (the host's fences are over), later frees unmap
+ * theirs; loaders opened with its allocator keep working until closed, but
+ * no new one accepts it (GF_EINVAL). NULL: nothing. GF_EBADHANDLE: not open.
+ */
+GF_API int gf_host_pool_close(gf_host_pool *pool);
 
 /*
  * gf_loader_options configures a loader. Zero-initialise it and set

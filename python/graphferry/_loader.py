@@ -12,11 +12,11 @@ is still being iterated gets an engine loader of its own (an engine loader
 runs one epoch at a time), and an abandoned iterator's loader is reused.
 
 A loader for a GPU consumer has a :class:`~graphferry._transfer.Transfer`:
-its engine loaders write the batches into the transfer's host memory
-(page-locked), and each epoch runs through the prefetch step
-(:class:`~graphferry._transfer.DeviceIterator`); without one (CPU
-training) the batches stay in the library's memory and are handed over as
-they are converted.
+its engine loaders write the batches into the transfer's host memory (the
+engine's page-locked pool), and each epoch issues the device copy of batch
+k+1 when it hands batch k over (:class:`~graphferry._transfer.DeviceStage`,
+a step of the same iteration); without one (CPU training) the batches stay
+in the library's memory and are handed over as they are converted.
 """
 
 from __future__ import annotations
@@ -35,7 +35,7 @@ from ._hostmem import HostAllocator
 from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats
-from ._transfer import DeviceIterator, Transfer, pin_batch, to_device
+from ._transfer import DeviceStage, Transfer, pin_batch, to_device
 from .distributed import DistributedLoader, PartGraph
 from .errors import GF_ESTATE, GraphferryError
 from .graph import Graph, _tensor_signature
@@ -166,35 +166,37 @@ _STARTING = threading.RLock()
 
 class _Epoch:
     """One epoch of an :class:`EngineLoader`: the engine's batches, converted
-    (and with ``pin``, the rest of each batch made page-locked). With
-    ``count`` it keeps the owner's position (epoch, batches yielded) for its
-    :meth:`~EngineLoader.state_dict`; under the prefetch step the
-    :class:`_DeviceEpoch` handing batches to the consumer counts instead."""
+    (with a transfer that pins, the rest of each batch made page-locked; with
+    a device, copied there ahead by :class:`DeviceStage`). It keeps the
+    owner's position (epoch, batches the consumer received: those copied
+    ahead are not yet) for its :meth:`~EngineLoader.state_dict`."""
 
-    def __init__(
-        self, owner: EngineLoader, batches: Any, number: int, first: int, pin: bool = False, count: bool = True
-    ):
+    def __init__(self, owner: EngineLoader, batches: Any, number: int, first: int, transfer: Transfer | None = None):
         self._owner = owner
         self._batches = batches
-        self._pin = pin
-        self._position = _Position(owner, number, first) if count else None
+        self._pin = transfer is not None and transfer.pins
+        self._stage = None
+        if transfer is not None and transfer.device is not None:
+            self._stage = DeviceStage(transfer, owner._move)
+        self._position = _Position(owner, number, first)
         self._turn = threading.Lock()  # threads sharing the iterator take a batch each
 
     def __iter__(self) -> _Epoch:
         return self
 
+    def _take(self) -> Any:
+        batch = self._owner._convert(next(self._batches))
+        return pin_batch(batch) if self._pin else batch
+
     def __next__(self) -> Any:
         with self._turn:
             try:
-                sub = next(self._batches)
+                batch = self._take() if self._stage is None else self._stage.next(self._take)
             except StopIteration:
-                if self._position is not None:
-                    self._position.record(True)
+                self._position.record(True)
                 raise
-            batch = self._owner._convert(sub)
-            if self._position is not None:
-                self._position.record(False)
-        return pin_batch(batch) if self._pin else batch
+            self._position.record(False)
+        return batch
 
 
 class _Position:
@@ -216,25 +218,6 @@ class _Position:
         pos = self._owner._position
         if pos is not None and pos[3] is self._token:  # the owner's latest epoch
             self._owner._position = (self._number, self._yielded, done, self._token)
-
-
-class _DeviceEpoch(DeviceIterator):
-    """The prefetch step's iterator that counts the batches it hands to the
-    consumer (those copied ahead are not yielded yet: a state saved now
-    resumes at the first batch the consumer has not received)."""
-
-    def __init__(self, position: _Position, *args: Any, **kwargs: Any):
-        super().__init__(*args, **kwargs)
-        self._position = position
-
-    def __next__(self) -> Any:
-        try:
-            batch = super().__next__()
-        except StopIteration:
-            self._position.record(True)
-            raise
-        self._position.record(False)
-        return batch
 
 
 class EngineLoader(Closeable):
@@ -304,10 +287,8 @@ class EngineLoader(Closeable):
         if coo:
             self._loader_args["coo"] = True
         self._loaders = []
-        # id(loader) -> what iterates its epoch: the epoch's iterator, or the
-        # prefetch step's state (alive while its thread runs)
+        # id(loader) -> the iterator of its epoch
         self._epochs: dict[int, weakref.ref] = {}
-        self._prefetchers: weakref.WeakSet[DeviceIterator] = weakref.WeakSet()
         self._next_epoch = 0
         # The latest epoch's (number, batches yielded, ended, token) and a
         # position to resume from on the next iter() (load_state_dict).
@@ -426,8 +407,8 @@ class EngineLoader(Closeable):
 
     def _iterate(self, transfer: Transfer | None) -> Any:
         """An epoch whose batches reach their consumer as ``transfer`` says:
-        on its device through the prefetch step, or on the CPU (pinned when
-        it pins; as they are without a transfer)."""
+        on its device, copied one batch ahead, or on the CPU (pinned when it
+        pins; as they are without a transfer)."""
         self._check_open()
         with _STARTING:  # two threads starting epochs get an engine loader each
             self._before_epoch()
@@ -436,19 +417,9 @@ class EngineLoader(Closeable):
             epoch, first = self._resume or (self._next_epoch, 0)
             self._next_epoch = epoch + 1
             self._resume = None
-            return self._epoch_on(loader, transfer, epoch, first)
-
-    def _epoch_on(self, loader: Loader, transfer: Transfer | None, epoch: int, first: int) -> Any:
-        pin = transfer is not None and transfer.pins
-        if transfer is None or transfer.device is None:
-            it = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, pin=pin)
+            it = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, transfer)
             self._epochs[id(loader)] = weakref.ref(it)
             return it
-        source = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, count=False)
-        device_it = _DeviceEpoch(_Position(self, epoch, first), source, transfer, move=self._move)
-        self._epochs[id(loader)] = weakref.ref(device_it.state)  # busy while iterated or its thread runs
-        self._prefetchers.add(device_it)
-        return device_it
 
     def state_dict(self) -> dict[str, Any]:
         """Where the loader stands (:meth:`graphferry.Loader.state_dict`, the
@@ -501,16 +472,11 @@ class EngineLoader(Closeable):
         return loader.stats()
 
     def close(self) -> None:
-        """Stops the engine's threads of this loader (and its prefetch
-        threads). Idempotent."""
+        """Stops the engine's threads of this loader. Idempotent. An epoch
+        being iterated then raises on its next batch."""
         self._closed = True
-        prefetchers = list(getattr(self, "_prefetchers", ()))
-        for it in prefetchers:
-            it.state.stop(_closed_error(f"graphferry: this {type(self).__name__} was closed during the epoch"))
         for loader in getattr(self, "_loaders", ()):
-            loader.close()  # ends a prefetch thread's wait for a batch
-        for it in prefetchers:
-            it.state.join()
+            loader.close()
 
 
 # Graph -> the EngineLoaders open on it, so that one of them can release the

@@ -36,7 +36,7 @@ import torch
 
 from . import _interrupt
 from ._device import DeviceOptions
-from ._hostmem import HostAllocator, register_user
+from ._hostmem import HostAllocator
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, DeviceTensor, borrow, tensor_from_managed
 from ._options import SampleOptions
@@ -656,8 +656,8 @@ class Loader(Closeable):
         exclude_edges (Tensor, optional): int64 edge ids never sampled.
             (default: :obj:`None`)
         allocator (HostAllocator, optional): the memory of the batches'
-            tensors (``gf_loader_options.allocator``): e.g. page-locked
-            memory from PyTorch for a GPU consumer. (default: :obj:`None`,
+            tensors (``gf_loader_options.allocator``): a host pool of the
+            library's, e.g. page-locked for a GPU consumer. (default: :obj:`None`,
             the library's own)
     """
 
@@ -840,8 +840,6 @@ class Loader(Closeable):
         self._handle = out.value
         self._exit_stack.callback(self._free)
         graph._add_child(self)
-        if allocator is not None:
-            register_user(self)  # closed at exit: its threads call the allocator
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
         """Opens the engine loader into ``out`` (graphferry.distributed
@@ -1007,6 +1005,8 @@ class Loader(Closeable):
         device = getattr(self, "device", None)
         with _Batch(batch_handle, None if device is None else device.ordinal) as batch:
             sub = self._read(batch)
+        if self.allocator is not None:
+            self.allocator.step()  # page-locks new memory, fences its reuse on the consumer's stream
         it.yielded += 1
         if self._active is it.token:
             self._position = (it.number, it.yielded, False)

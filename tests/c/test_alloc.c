@@ -17,7 +17,13 @@
  *   - gf_sample with options->allocator: for every k, an allocator that
  *     fails after k blocks makes the call fail with GF_ENOMEM naming the
  *     host allocator and no batch, every block freed, and the graph then
- *     samples as before; a loader refuses a sample allocator.
+ *     samples as before; a loader refuses a sample allocator;
+ *   - a host pool (gf_host_pool_open's allocator): every tensor in a mapping
+ *     reported once by gf_host_pool_new_chunks; fenced, a freed buffer that
+ *     a reader still holds (a pending copy's stand-in) keeps its bytes until
+ *     the fence started after its free passed, while poisoned buffers show
+ *     any early reuse; its limit fails a batch with GF_ENOMEM; bad calls and
+ *     a closed pool are refused; every buffer comes back once.
  *
  *     test_alloc [DATASET_DIR]    (default: the shipped Cora)
  */
@@ -321,11 +327,146 @@ static void test_sample_failing_allocator(const char *dir) {
   gf_graph_close(g);
 }
 
+/* in_chunks: whether [p, p+n) lies in one of the reported chunks. */
+static int in_chunks(void **ptrs, size_t *lens, int64_t nchunks, const void *p, size_t n) {
+  for (int64_t i = 0; i < nchunks; i++) {
+    const char *s = (const char *)ptrs[i];
+    if ((const char *)p >= s && (const char *)p + n <= s + lens[i]) return 1;
+  }
+  return 0;
+}
+
+static void test_host_pool(const char *dir) {
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
+  int64_t seeds[640];
+  for (int i = 0; i < 640; i++) seeds[i] = i;
+  int64_t shape = 640;
+  DLTensor st = gft_i64(seeds, &shape);
+  gf_host_pool_options po = {sizeof po, GF_HOST_POOL_FENCED | GF_HOST_POOL_POISON, 0};
+  gf_host_pool *pool = NULL;
+  gf_allocator a;
+  CHECK(gf_host_pool_open(&po, &pool, &a) == GF_OK && pool != NULL, "gf_host_pool_open: %s", gf_errmsg());
+  if (!pool) return;
+  options o;
+  options_init(&o, &a);
+  o.lo.shuffle = 0;
+  gf_loader *l = NULL;
+  CHECK(gf_loader_open(g, &st, &o.lo, &l) == GF_OK && l != NULL, "open on the pool: %s", gf_errmsg());
+  if (!l) return;
+  static void *ptrs[4096];
+  static size_t lens[4096];
+  int64_t nchunks = 0, got = 0;
+  uint64_t fence = 0, first_fence = 0;
+  gf_host_pool_statistics ps;
+  memset(&ps, 0, sizeof ps);
+  ps.struct_size = sizeof ps;
+  /* Batch 0's nodes: a reader keeps reading them after the tensor is gone
+     (a copy queued on a stream), a fence started after the drop is never
+     passed during the epoch. */
+  DLManagedTensor *nodes = NULL;
+  int64_t saved[64];
+  const int64_t *reader = NULL;
+  int batches = 0;
+  CHECK(gf_loader_start(l, 0) == GF_OK, "start");
+  for (;;) {
+    gf_batch *b = NULL;
+    int rc = gf_loader_next(l, &b);
+    if (rc != GF_OK) {
+      CHECK(rc == GF_DONE, "next: %d %s", rc, gf_errmsg());
+      break;
+    }
+    CHECK(gf_host_pool_new_chunks(pool, ptrs + nchunks, lens + nchunks, 4096 - nchunks, &got) == GF_OK, "chunks");
+    nchunks += got;
+    DLManagedTensor *t[NFIELDS + 2];
+    int k = take_all(b, t);
+    for (int i = 0; i < k; i++) {
+      const DLTensor *d = &t[i]->dl_tensor;
+      size_t n = gft_tensor_bytes(d);
+      CHECK(n == 0 || in_chunks(ptrs, lens, nchunks, (const char *)d->data + d->byte_offset, n),
+            "tensor %d of batch %d is not in a reported chunk", i, batches);
+    }
+    if (batches == 0) {
+      nodes = t[0];
+      reader = (const int64_t *)nodes->dl_tensor.data;
+      memcpy(saved, reader, sizeof saved);
+      nodes->deleter(nodes); /* the tensor is gone; the reader is not */
+      CHECK(gf_host_pool_fence(pool, 0, &first_fence) == GF_OK && first_fence == 1, "first fence %llu",
+            (unsigned long long)first_fence);
+    }
+    for (int i = batches == 0 ? 1 : 0; i < k; i++) gft_drop(t[i]);
+    if (batches > 0) {
+      CHECK(memcmp(saved, reader, sizeof saved) == 0, "batch %d: a buffer was reused before its fence passed", batches);
+    }
+    batches++;
+  }
+  CHECK(batches >= 10, "%d batches", batches);
+  CHECK(gf_host_pool_stats(pool, &ps) == GF_OK && ps.waiting > 0, "buffers wait for the fence: %lld",
+        (long long)ps.waiting);
+  /* Passing the first fence releases batch 0's buffers: poisoned. */
+  CHECK(gf_host_pool_fence(pool, first_fence, &fence) == GF_OK && fence == 2, "fence %llu", (unsigned long long)fence);
+  CHECK(reader[0] == (int64_t)0xA5A5A5A5A5A5A5A5LL, "the released buffer is poisoned");
+  CHECK(gf_host_pool_fence(pool, fence, NULL) == GF_OK, "pass the second fence");
+  CHECK(gf_host_pool_stats(pool, &ps) == GF_OK && ps.waiting == 0 && ps.live_buffers == 0, "%lld waiting, %lld live",
+        (long long)ps.waiting, (long long)ps.live_buffers);
+  CHECK(ps.allocs == ps.frees && ps.allocs > 0 && ps.bad_frees == 0, "%lld allocs, %lld frees, %lld bad",
+        (long long)ps.allocs, (long long)ps.frees, (long long)ps.bad_frees);
+  CHECK(ps.chunks == nchunks, "every chunk reported once: %lld held, %lld reported", (long long)ps.chunks,
+        (long long)nchunks);
+  /* Bad calls. */
+  CHECK_ERR(gf_host_pool_fence(pool, 99, NULL), GF_EINVAL, "passed = 99, a fence not started yet");
+  CHECK_ERR(gf_host_pool_fence(NULL, 0, NULL), GF_EINVAL, "pool is NULL");
+  CHECK_ERR(gf_host_pool_new_chunks(pool, NULL, NULL, 1, &got), GF_EINVAL, "ptrs or lens is NULL");
+  gf_host_pool_statistics bad;
+  memset(&bad, 0, sizeof bad);
+  bad.struct_size = 3;
+  CHECK_ERR(gf_host_pool_stats(pool, &bad), GF_EINVAL, "out->struct_size = 3");
+  gf_host_pool_options bo = {sizeof bo, 64, 0};
+  gf_host_pool *p2 = NULL;
+  gf_allocator a2;
+  CHECK_ERR(gf_host_pool_open(&bo, &p2, &a2), GF_EINVAL, "unknown bits");
+  bo.struct_size = 7;
+  CHECK_ERR(gf_host_pool_open(&bo, &p2, &a2), GF_EINVAL, "options->struct_size = 7");
+  /* Closed under an open loader: the loader goes on; a new one refuses it. */
+  CHECK(gf_host_pool_close(pool) == GF_OK, "close");
+  CHECK_ERR(gf_host_pool_stats(pool, &ps), GF_EBADHANDLE, "not an open gf_host_pool");
+  CHECK_ERR(gf_host_pool_close(pool), GF_EBADHANDLE, "not an open gf_host_pool");
+  gf_loader *l2 = NULL;
+  CHECK_ERR(gf_loader_open(g, &st, &o.lo, &l2), GF_EINVAL, "whose pool was closed");
+  CHECK(gf_loader_start(l, 1) == GF_OK, "start epoch 1");
+  gf_batch *b = NULL;
+  CHECK(gf_loader_next(l, &b) == GF_OK && b != NULL, "a batch from the closed pool: %s", gf_errmsg());
+  DLManagedTensor *late = NULL;
+  if (b) {
+    CHECK(gf_batch_take(b, GF_FIELD_NODES, 0, &late) == GF_OK, "take");
+    gf_batch_close(b);
+  }
+  gf_loader_close(l);
+  if (late) late->deleter(late); /* the pool's last buffer: the pool goes with it */
+  /* A limit: the first buffer passes it. */
+  gf_host_pool_options lo = {sizeof lo, GF_HOST_POOL_LIMIT, 100};
+  CHECK(gf_host_pool_open(&lo, &p2, &a2) == GF_OK, "open with a limit");
+  options_init(&o, &a2);
+  CHECK(gf_loader_open(g, &st, &o.lo, &l2) == GF_OK && l2 != NULL, "open on the limited pool");
+  if (l2) {
+    CHECK(gf_loader_start(l2, 0) == GF_OK, "start");
+    b = NULL;
+    CHECK_ERR(gf_loader_next(l2, &b), GF_ENOMEM, "host allocator");
+    CHECK(gf_host_pool_stats(p2, &ps) == GF_OK && ps.failures > 0 && ps.last_failure_errno == 0 &&
+              ps.live_buffers == 0,
+          "%lld failures", (long long)ps.failures);
+    gf_loader_close(l2);
+  }
+  CHECK(gf_host_pool_close(p2) == GF_OK, "close the limited pool");
+  gf_graph_close(g);
+}
+
 int main(int argc, char **argv) {
   const char *dir = gft_arg(argc, argv, 1, GFT_CORA);
   test_every_byte_from_the_host(dir);
   test_failing_allocator(dir);
   test_bad_allocators(dir);
   test_sample_failing_allocator(dir);
+  test_host_pool(dir);
   return gft_summary("test_alloc");
 }

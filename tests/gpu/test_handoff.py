@@ -3,10 +3,14 @@ hand-off): tests/gpu/run.sh runs them on a GPU. They need CUDA through
 PyTorch, not graphferry's CUDA library: mode 1 runs on the CPU library too.
 
 * every tensor of a batch for a GPU consumer is page-locked: the engine's
-  outputs in the page-locked host allocator's blocks (freed exactly once),
-  what the conversion derives pinned after it;
+  outputs in the page-locked host pool's mappings (registered once, freed
+  exactly once), what the conversion derives pinned after it;
+* pin_memory=True is safe for the user's own non_blocking copies: copies
+  queued behind a busy stream, the batches dropped at once, still read the
+  batches' bytes (the pool hands a buffer out again only after an event
+  recorded on the consumer's stream after the drop has passed);
 * the batches on the device equal the CPU batches of the same seed (node
-  and edge loaders, with and without the prefetch thread);
+  and edge loaders, through the loader's prefetch step and PrefetchLoader);
 * the training stream waits for the copies on an event, never the host:
   with the side stream held busy on the device, next() returns at once,
   the copy's event has not passed, nothing synchronised the host, and the
@@ -134,14 +138,30 @@ def test_engine_outputs_in_page_locked_blocks_freed_once(torch, graph):
     assert alloc.allocs > 0 and alloc.live_blocks == 0 and alloc.allocs == alloc.frees and alloc.unknown_frees == 0
 
 
-@pytest.mark.parametrize("thread", [False, True], ids=["inline", "thread"])
+def test_pin_memory_is_safe_for_the_user_s_non_blocking_copies(torch, graph):
+    ours, ref = _make("node", graph, torch, pin_memory=True), _make("node", graph, torch)
+    device = torch.device("cuda", torch.cuda.current_device())
+    copies, n = [], 0
+    for batch in ours:
+        torch.cuda._sleep(_BUSY_CYCLES // 8)  # the copy below runs well after the batch is dropped
+        copies.append(batch.x.to(device, non_blocking=True))
+        del batch
+        n += 1
+    assert n == len(ref) >= 4
+    for x, theirs in zip(copies, ref):
+        assert torch.equal(x.cpu(), theirs.x), "a copy read a buffer handed out again before it ran"
+    ours.close()
+    ref.close()
+
+
+@pytest.mark.parametrize("how", ["iterate", "PrefetchLoader"])
 @pytest.mark.parametrize("kind", ["node", "edge"])
-def test_batches_on_the_device_equal_the_cpu_batches(torch, graph, kind, thread):
-    from graphferry import _transfer
+def test_batches_on_the_device_equal_the_cpu_batches(torch, graph, kind, how):
+    from graphferry import _loader, _transfer
     from graphferry.pyg import PrefetchLoader
 
     ours, ref = _make(kind, graph, torch), _make(kind, graph, torch)
-    if thread:
+    if how == "PrefetchLoader":
         it = iter(PrefetchLoader(ours, "cuda"))
     else:
         transfer = _transfer.Transfer(
@@ -150,7 +170,7 @@ def test_batches_on_the_device_equal_the_cpu_batches(torch, graph, kind, thread)
             side_stream=True,
         )
         it = ours._iterate(transfer)
-    assert isinstance(it, _transfer.DeviceIterator) and it.stream is not None
+    assert isinstance(it, _loader._Epoch) and it._stage.stream is not None
     n = 0
     for a, b in zip(it, ref):
         ta, tb = _tensors(a, torch), _tensors(b, torch)
@@ -184,8 +204,7 @@ class _Source:
         return {"x": self.values[self.i - 1].pin_memory()}
 
 
-@pytest.mark.parametrize("thread", [False, True], ids=["inline", "thread"])
-def test_training_stream_waits_on_an_event_not_the_host(torch, thread, monkeypatch):
+def test_training_stream_waits_on_an_event_not_the_host(torch, monkeypatch):
     from graphferry import _transfer
 
     device = torch.device("cuda", torch.cuda.current_device())
@@ -201,9 +220,9 @@ def test_training_stream_waits_on_an_event_not_the_host(torch, thread, monkeypat
         monkeypatch.setattr(owner, name, spy)
 
     source = _Source(torch, 6)
-    transfer = _transfer.Transfer(device=device, allocator=None, thread=thread, side_stream=True)
-    it = _transfer.DeviceIterator(source, transfer)
-    side = it.stream
+    stage = _transfer.DeviceStage(_transfer.Transfer(device=device, allocator=None, side_stream=True))
+    it = iter(lambda: stage.next(lambda: next(source)), object())
+    side = stage.stream
     with torch.cuda.stream(side):
         torch.cuda._sleep(_BUSY_CYCLES)  # the side stream busy before the first copies are issued
     source.gate.set()
@@ -215,12 +234,11 @@ def test_training_stream_waits_on_an_event_not_the_host(torch, thread, monkeypat
         batch = next(it)
         returned = time.perf_counter() - t0
         assert returned < 0.1, f"next() blocked the host for {returned:.3f} s"
-        event, _ = _transfer._pending[-1]  # the copy's event; its host memory is kept until it passes
-        if k == 0:
-            assert not event.query(), "the copy had finished: the host waited for it"
-        if not thread and k + 1 < len(source.values):
-            ahead = it.state.ahead[0]  # batch k+1, its copies issued before batch k was handed over
-            assert isinstance(ahead, _transfer._Staged) and ahead.stream == side
+        if k + 1 < len(source.values):
+            ahead = stage._ahead[0]  # batch k+1, its copies issued on the side stream before batch k was handed over
+            assert isinstance(ahead, _transfer._Staged)
+            if k == 0:
+                assert not ahead.event.query(), "the copy had finished: the host waited for it"
         # Ordered after the copies on the device: the right values, read on the training stream.
         assert batch["x"].is_cuda
         total = batch["x"].double().sum()
@@ -230,6 +248,5 @@ def test_training_stream_waits_on_an_event_not_the_host(torch, thread, monkeypat
             torch.cuda._sleep(_BUSY_CYCLES // 4)  # copies issued from now on finish later
     with pytest.raises(StopIteration):
         next(it)
-    it.close()
     assert got == 6
     assert host_waits == [], f"the prefetch step synchronised the host: {host_waits}"

@@ -1,23 +1,30 @@
 """The GPU data path, everything of it but the CUDA calls (those are
 tests/gpu/test_transfer.py's, run on a GPU by tests/gpu/run.sh):
 
-* graphferry's host allocator (the C API's gf_allocator over PyTorch's host
-  memory) under node and edge loaders: every output byte from it, the
-  batches those of the library's memory, every block freed exactly once
-  (also for batches dropped after the loader and the graph were closed),
-  a failing allocator a clear error that leaks nothing, no callback into a
-  finalizing interpreter;
+* graphferry's host allocator (the C API's host pool, gf_host_pool, given to
+  the engine as its gf_allocator) under node and edge loaders: every output
+  byte from it, the batches those of the library's memory, every block
+  freed exactly once (also for batches dropped after the loader and the
+  graph were closed), a failing pool a clear error that leaks nothing, a
+  clean exit with batches held;
+* a block is handed out again only after the copies that read it ran: a
+  consumer holding a batch's memory and a stand-in for its pending
+  non_blocking copies (a stream whose copies run late) over a pool that
+  poisons reusable blocks; each new mapping page-locked once, before a
+  tensor in it is handed over;
 * which loaders take the path: PyG's ``pin_memory=True`` passes the
   allocator to the engine loaders; DGL's ``device``, ``pin_prefetcher``,
   ``use_prefetch_thread``, ``use_alternate_streams`` read as DGL reads them,
   with DGL's errors; CPU training runs nothing of it;
-* the prefetch step (``DeviceIterator``) with a CPU device: order, errors,
-  Ctrl-C, stopping its thread, closing the loader under it.
+* the prefetch step (``DeviceStage``, a step of ``EngineLoader._iterate``)
+  with a CPU device: order, errors, Ctrl-C, closing the loader under it, no
+  thread.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import dataclasses
 import gc
 import os
@@ -27,6 +34,7 @@ import sys
 import threading
 import time
 import warnings
+from typing import Any
 
 import pytest
 import torch
@@ -157,14 +165,11 @@ def test_failing_allocator_is_a_clear_error_and_leaks_nothing(graph, kind):
     assert failed == 5
 
 
-@pytest.mark.skipif(CUDA, reason="page-locked memory can be had here: the allocation does not fail")
-def test_page_locked_memory_without_cuda_fails_with_torch_s_reason(graph):
-    alloc = HostAllocator(pinned=True)
-    with open_loader("node", graph, alloc) as loader:
-        with pytest.raises(OutOfMemoryError, match="page-locked memory of [0-9]+ bytes could not be allocated") as c:
-            next(iter(loader))
+@pytest.mark.skipif(CUDA, reason="page-locked memory can be had here")
+def test_page_locked_memory_without_cuda_fails_with_torch_s_reason():
+    with pytest.raises(RuntimeError, match="page-locked memory needs CUDA") as c:
+        HostAllocator(pinned=True)
     assert isinstance(c.value.__cause__, RuntimeError)  # torch's
-    assert alloc.live_blocks == 0 and alloc.allocs == 0 and alloc.failures >= 1
 
 
 def test_allocator_argument_is_checked(graph):
@@ -184,8 +189,8 @@ loader = graphferry.Loader(g, torch.arange(0, 2000), [10, 5], batch_size=16, fea
 it = iter(loader)
 held = next(it)  # a batch held at exit, the pipeline full of batches in flight
 pyg = graphferry.pyg.NeighborLoader(g, [10, 5], batch_size=16, input_nodes=torch.arange(2000), num_threads=2)
-prefetching = pyg._iterate(Transfer(device=torch.device("cpu"), allocator=alloc, thread=True))
-held2 = next(prefetching)  # a prefetch thread running at exit
+prefetching = pyg._iterate(Transfer(device=torch.device("cpu"), allocator=alloc))
+held2 = next(prefetching)  # a batch staged ahead at exit
 print("iterating", flush=True)
 if sys.argv[2] == "raise":
     raise SystemExit(3)
@@ -194,10 +199,10 @@ if sys.argv[2] == "raise":
 
 @pytest.mark.parametrize("how", ["return", "raise"])
 def test_no_callback_runs_into_a_finalizing_interpreter(cora_dir, how):
-    """Loaders whose threads call the allocator are closed at exit, prefetch
-    threads first; blocks still held are freed by deleters on the exiting
-    thread. The process exits cleanly (one run each: make test's time is
-    short; the C soak and valgrind cover the allocator's races)."""
+    """Loaders on a host pool, open at exit with batches held and in flight:
+    their threads call no Python (the pool's alloc and free are C), and the
+    process exits cleanly (one run each: make test's time is short; the C
+    soak and valgrind cover the pool's races)."""
     proc = subprocess.run(
         [sys.executable, "-c", _EXIT_SCRIPT, str(cora_dir), how],
         capture_output=True,
@@ -233,7 +238,7 @@ def test_pyg_pin_memory_passes_the_allocator(cora_pyg, kind):
         pinned = make(pin_memory=True)
     plain = make()
     transfer = pinned._transfer
-    assert transfer.device is None and not transfer.thread and transfer.pins == CUDA
+    assert transfer.device is None and transfer.pins == CUDA
     alloc = transfer.allocator
     assert alloc is _hostmem.shared_allocator(CUDA)
     assert plain._transfer is None
@@ -374,28 +379,111 @@ def test_cpu_training_runs_nothing_of_the_gpu_path(cora_dgl, cora_pyg):
 
 
 # ---------------------------------------------------------------------------
+# When a block is handed out again
+
+
+class _LateStream:
+    """A stand-in for the consumer's CUDA stream on the CPU: ``copy(t)``
+    queues a non_blocking copy of ``t`` that reads its bytes only when the
+    stream runs (``run()``), through a view that does not keep ``t`` alive;
+    an event recorded on it completes once the copies queued before it ran."""
+
+    def __init__(self):
+        self.queued: list = []
+        self.ran = 0
+
+    def copy(self, t: torch.Tensor) -> None:
+        self.queued.append((ctypes.c_uint8 * (t.numel() * t.element_size())).from_address(t.data_ptr()))
+
+    def run(self) -> list[bytes]:
+        out = [bytes(view) for view in self.queued[self.ran :]]
+        self.ran = len(self.queued)
+        return out
+
+    def record_event(self):
+        stream, mark = self, len(self.queued)
+        return type("Event", (), {"query": lambda self: stream.ran >= mark})()
+
+
+@pytest.mark.parametrize("fenced", [True, False], ids=["fenced", "unfenced"])
+def test_a_block_is_reused_only_after_the_copies_that_read_it(cora_pyg, fenced):
+    """The consumer copies each batch's tensors non_blocking (the copies run
+    a few batches later), drops the batch, and holds two batches whole. The
+    pool poisons a block when it can be handed out again. Fenced (what
+    pin_memory=True gives a GPU consumer), every copy reads the batch's
+    bytes; unfenced (a block reusable once its tensors are gone, as the
+    allocator over PyTorch's pinned memory was before), the copies read
+    poisoned or later batches' bytes: the test's check fails there."""
+    from graphferry.pyg import NeighborLoader
+
+    stream = _LateStream()
+    alloc = HostAllocator(pinned=False, poison=True, stream=(lambda: stream) if fenced else None)
+    loader = NeighborLoader(cora_pyg, [5, 3], batch_size=32, input_nodes=torch.arange(1600), seed=3, num_threads=2)
+    ref = NeighborLoader(cora_pyg, [5, 3], batch_size=32, input_nodes=torch.arange(1600), seed=3, num_threads=2)
+    want, held, changed, n = [], [], 0, 0
+    for batch, theirs in zip(loader._iterate(_transfer.Transfer(device=None, allocator=alloc)), ref):
+        for key in ("x", "n_id", "e_id"):  # what the engine wrote (edge_index is made in Python)
+            assert alloc.owns(batch[key]), key
+            stream.copy(batch[key])
+            want.append(bytes(theirs[key].contiguous().numpy().tobytes()))
+        if n in (1, 4):
+            held.append((batch, theirs))  # the consumer holds them: never reused
+        del batch
+        n += 1
+        if n % 4 == 0:  # the queued copies run, several batches late
+            got = stream.run()
+            changed += sum(a != b for a, b in zip(got, want[-len(got) :]))
+    got = stream.run()
+    changed += sum(a != b for a, b in zip(got, want[-len(got) :]))
+    assert n == 50 and len(held) == 2
+    for batch, theirs in held:
+        assert all(torch.equal(batch[k], theirs[k]) for k in ("x", "n_id", "edge_index"))
+    if fenced:
+        assert changed == 0, f"{changed} copies read a block handed out again before they ran"
+        assert alloc.waiting > 0  # freed after the latest fence: not reusable yet
+    else:
+        assert changed > 0  # the check sees reuse under pending copies
+    loader.close()
+    ref.close()
+
+
+def test_each_mapping_is_page_locked_once_before_its_batch_is_handed_over(graph):
+    """The GPU path's page-locking (cudaHostRegister there) with a stand-in
+    that records the ranges: each mapping of the pool once, and every tensor
+    of a batch in a locked range when the batch is handed over."""
+    locked: list[tuple[int, int]] = []
+    alloc = HostAllocator(pinned=False, page_lock=lambda address, size: locked.append((address, size)))
+    with open_loader("node", graph, alloc, queue_capacity=1) as loader:
+        for _ in range(3):
+            for sub in loader:
+                for t in tensors_of(sub):
+                    start = t.data_ptr()
+                    end = start + t.numel() * t.element_size()
+                    assert not t.numel() or any(a <= start and end <= a + n for a, n in locked)
+            del sub, t
+    assert len(locked) == len(set(locked)) > 0 and alloc.frees == alloc.allocs
+    assert len(locked) < alloc.allocs / 2  # mappings are reused: locked once, handed out many times
+
+
+# ---------------------------------------------------------------------------
 # The prefetch step with a CPU device
 
 
-def _cpu_transfer(thread: bool, allocator: HostAllocator | None = None) -> _transfer.Transfer:
-    return _transfer.Transfer(device=torch.device("cpu"), allocator=allocator, thread=thread)
+def _cpu_transfer(allocator: HostAllocator | None = None) -> _transfer.Transfer:
+    return _transfer.Transfer(device=torch.device("cpu"), allocator=allocator)
+
+
+def _staged(source) -> Any:
+    """``source``'s items through the prefetch step."""
+    stage = _transfer.DeviceStage(_cpu_transfer())
+    return iter(lambda: stage.next(lambda: next(source)), object())
 
 
 def _prefetch_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == "graphferry-prefetch" and t.is_alive()]
+    return [t for t in threading.enumerate() if "prefetch" in t.name and t.is_alive()]
 
 
-def _wait_for(cond, timeout=10.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.01)
-    return cond()
-
-
-@pytest.mark.parametrize("thread", [False, True], ids=["inline", "thread"])
-def test_prefetch_step_yields_the_epoch_in_order(cora_pyg, cora_dgl, thread):
+def test_prefetch_step_yields_the_epoch_in_order(cora_pyg, cora_dgl):
     dgl = pytest.importorskip("dgl")
     import graphferry.dgl as gfdgl
     from graphferry.pyg import LinkNeighborLoader, NeighborLoader
@@ -413,10 +501,10 @@ def test_prefetch_step_yields_the_epoch_in_order(cora_pyg, cora_dgl, thread):
     }
     for name, make in makers.items():
         ours, ref = make(), make()
-        it = ours._iterate(_cpu_transfer(thread, alloc))
-        assert isinstance(it, _transfer.DeviceIterator), name
-        assert bool(_prefetch_threads()) == thread
+        it = ours._iterate(_cpu_transfer(alloc))
+        assert type(it) is _loader._Epoch and it._stage is not None, name  # the one path, with the step
         got, want = list(it), list(ref)
+        assert not _prefetch_threads()
         assert len(got) == len(want) >= 2, name
         for a, b in zip(got, want):
             if name.startswith("pyg"):
@@ -433,7 +521,24 @@ def test_prefetch_step_yields_the_epoch_in_order(cora_pyg, cora_dgl, thread):
         assert all(lo.allocator is alloc for lo in ours._loaders if not lo.closed)
         ours.close()
         ref.close()
-    assert _wait_for(lambda: not _prefetch_threads())
+
+
+def test_prefetch_step_is_one_batch_ahead_and_counts_what_it_handed_over(cora_pyg):
+    """Batch k+1 is taken (and its copies issued) when batch k is handed
+    over; state_dict counts the batches the consumer received."""
+    from graphferry.pyg import NeighborLoader
+
+    loader = NeighborLoader(cora_pyg, [3], batch_size=64, input_nodes=torch.arange(640), seed=1, num_threads=2)
+    taken = []
+    convert = loader._convert
+    loader._convert = lambda sub: taken.append(1) or convert(sub)
+    it = loader._iterate(_cpu_transfer())
+    for k in range(3):
+        next(it)
+        assert len(taken) == k + 2
+        assert loader.state_dict()["batches_yielded"] == k + 1
+    assert len(list(it)) == 7 and len(taken) == 10
+    loader.close()
 
 
 class _Items:
@@ -459,19 +564,17 @@ class _Items:
         return torch.tensor([self.i - 1])
 
 
-@pytest.mark.parametrize("thread", [False, True], ids=["inline", "thread"])
-def test_prefetch_errors_reach_the_training_thread_at_their_batch(thread):
-    it = _transfer.DeviceIterator(_Items(6, at=3, fail=ValueError), _cpu_transfer(thread))
+def test_prefetch_errors_reach_the_training_thread_at_their_batch():
+    it = _staged(_Items(6, at=3, fail=ValueError))
     assert [int(next(it)) for _ in range(3)] == [0, 1, 2]
     with pytest.raises(ValueError, match="source failed"):
         next(it)
     with pytest.raises(StopIteration):
         next(it)
-    it.close()
 
 
 def test_prefetch_inline_interrupt_loses_no_batch():
-    it = _transfer.DeviceIterator(_Items(6, at=3, fail=KeyboardInterrupt), _cpu_transfer(False))
+    it = _staged(_Items(6, at=3, fail=KeyboardInterrupt))
     got, interrupts = [], 0
     while True:
         try:
@@ -483,8 +586,8 @@ def test_prefetch_inline_interrupt_loses_no_batch():
     assert got == list(range(6)) and interrupts == 1
 
 
-def test_prefetch_thread_ctrl_c_leaves_the_epoch_resumable():
-    it = _transfer.DeviceIterator(_Items(5, delay=0.3), _cpu_transfer(True))
+def test_prefetch_ctrl_c_leaves_the_epoch_resumable():
+    it = _staged(_Items(5, delay=0.3))
     timer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT))
     timer.start()
     with pytest.raises(KeyboardInterrupt):
@@ -493,32 +596,29 @@ def test_prefetch_thread_ctrl_c_leaves_the_epoch_resumable():
     assert [int(x) for x in it] == list(range(5))
 
 
-def test_dropping_the_iterator_stops_its_thread_and_frees_its_loader(cora_pyg):
+def test_dropping_the_iterator_frees_its_loader(cora_pyg):
     from graphferry.pyg import NeighborLoader
 
     loader = NeighborLoader(cora_pyg, [3, 2], batch_size=16, input_nodes=torch.arange(800), num_threads=2)
-    transfer = _cpu_transfer(True, HostAllocator(pinned=False))
+    transfer = _cpu_transfer(HostAllocator(pinned=False))
     it = loader._iterate(transfer)
     next(it)
-    assert len(_prefetch_threads()) == 1
     del it
     gc.collect()
-    assert _wait_for(lambda: not _prefetch_threads())
     it = loader._iterate(transfer)  # the same engine loader, idle again
     assert len(loader._loaders) == 1
     assert sum(1 for _ in it) == len(loader)
     loader.close()
 
 
-@pytest.mark.parametrize("thread", [False, True], ids=["inline", "thread"])
-def test_failing_allocator_through_the_prefetch_step(cora_pyg, thread):
+def test_failing_allocator_through_the_prefetch_step(cora_pyg):
     """The engine's OutOfMemoryError reaches the training thread at its
-    batch, ends the epoch, stops the thread, and leaks no block."""
+    batch, ends the epoch, and leaks no block."""
     from graphferry.pyg import NeighborLoader
 
     alloc = HostAllocator(pinned=False, limit_bytes=16 << 20)  # a few batches of Cora's features
     loader = NeighborLoader(cora_pyg, [5, 3], batch_size=32, input_nodes=torch.arange(1600), num_threads=2)
-    it = loader._iterate(_cpu_transfer(thread, alloc))
+    it = loader._iterate(_cpu_transfer(alloc))
     held = []
     with pytest.raises(OutOfMemoryError, match="limit of 16777216 bytes") as caught:
         for batch in it:
@@ -526,7 +626,6 @@ def test_failing_allocator_through_the_prefetch_step(cora_pyg, thread):
     assert held and isinstance(caught.value.__cause__, MemoryError)
     with pytest.raises(StopIteration):
         next(it)
-    assert _wait_for(lambda: not _prefetch_threads())
     loader.close()
     del held, batch, caught, it
     gc.collect()
@@ -537,13 +636,12 @@ def test_closing_the_loader_stops_the_prefetch_step(cora_pyg):
     from graphferry.pyg import NeighborLoader
 
     loader = NeighborLoader(cora_pyg, [3, 2], batch_size=16, input_nodes=torch.arange(800), num_threads=2)
-    it = loader._iterate(_cpu_transfer(True))
+    it = loader._iterate(_cpu_transfer())
     next(it)
     threading.Timer(0.05, loader.close).start()
     with pytest.raises(GraphferryError, match="was closed"):
         for _ in it:
             time.sleep(0.01)
-    assert _wait_for(lambda: not _prefetch_threads())
 
 
 def test_to_device_keeps_the_batch_s_structure():

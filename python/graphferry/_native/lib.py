@@ -1452,6 +1452,74 @@ def gf_loader_set_cache(loader: gf_loader_p | None, options: CtypesRef, out_rows
 
 
 # ---------------------------------------------------------------------------
+# Host pools (include/graphferry.h, "gf_host_pool")
+# ---------------------------------------------------------------------------
+
+GF_HOST_POOL_FENCED = 1
+GF_HOST_POOL_POISON = 2
+GF_HOST_POOL_LIMIT = 4
+
+
+class gf_host_pool_options(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("flags", ctypes.c_int32), ("limit_bytes", ctypes.c_int64)]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_host_pool_options), **fields)
+
+
+class gf_host_pool_statistics(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("last_failure_errno", ctypes.c_int32)] + [
+        (name, ctypes.c_int64)
+        for name in (
+            "allocs",
+            "frees",
+            "bad_frees",
+            "live_buffers",
+            "live_bytes",
+            "waiting",
+            "chunks",
+            "chunk_bytes",
+            "failures",
+            "last_failure_bytes",
+        )
+    ]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_host_pool_statistics), **fields)
+
+
+# int gf_host_pool_open(const gf_host_pool_options *options, gf_host_pool **out_pool,
+#                       gf_allocator *out_allocator);
+@cfunc("gf_host_pool_open", [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p], ctypes.c_int)
+def gf_host_pool_open(options: CtypesRef, out_pool: CtypesRef, out_allocator: CtypesRef, /) -> int: ...
+
+
+# int gf_host_pool_new_chunks(gf_host_pool *pool, void **ptrs, size_t *lens, int64_t capacity,
+#                             int64_t *out_count);
+@cfunc(
+    "gf_host_pool_new_chunks",
+    [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int64, ctypes.c_void_p],
+    ctypes.c_int,
+)
+def gf_host_pool_new_chunks(pool: int, ptrs: Any, lens: Any, capacity: int, out_count: CtypesRef, /) -> int: ...
+
+
+# int gf_host_pool_fence(gf_host_pool *pool, uint64_t passed, uint64_t *out_fence);
+@cfunc("gf_host_pool_fence", [ctypes.c_void_p, ctypes.c_uint64, ctypes.c_void_p], ctypes.c_int)
+def gf_host_pool_fence(pool: int, passed: int, out_fence: CtypesRef | None, /) -> int: ...
+
+
+# int gf_host_pool_stats(gf_host_pool *pool, gf_host_pool_statistics *out);
+@cfunc("gf_host_pool_stats", [ctypes.c_void_p, ctypes.c_void_p], ctypes.c_int)
+def gf_host_pool_stats(pool: int, out: CtypesRef, /) -> int: ...
+
+
+# int gf_host_pool_close(gf_host_pool *pool);
+@cfunc("gf_host_pool_close", [ctypes.c_void_p], ctypes.c_int)
+def gf_host_pool_close(pool: int | None, /) -> int: ...
+
+
+# ---------------------------------------------------------------------------
 # Edge-level sampling
 # ---------------------------------------------------------------------------
 

@@ -216,11 +216,12 @@ class DataLoader(EngineLoader):
         batch_size (int): seeds per batch. (default: :obj:`1`)
         drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
         shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
-        use_prefetch_thread (bool, optional): with a CUDA ``device``, a
-            prefetch thread takes each batch from the engine, makes its
-            blocks and issues its copies to the device ahead of the training
-            loop. (default: :obj:`None`: True with a CUDA ``device``; True
-            with another device raises ValueError, as in DGL)
+        use_prefetch_thread (bool, optional): accepted and kept as DGL
+            keeps it; either way the copies of batch k+1 to a CUDA
+            ``device`` are issued when batch k is handed over (no thread:
+            the engine's threads sample and gather ahead). (default:
+            :obj:`None`: True with a CUDA ``device``; True with another
+            device raises ValueError, as in DGL)
         use_alternate_streams (bool, optional): with a CUDA ``device``, the
             copies run on a stream of their own while the previous batch
             trains; the training stream waits for them on an event, never
@@ -228,9 +229,8 @@ class DataLoader(EngineLoader):
             when DGL's TensorAdaptor is available, as in DGL; asked for
             without it, turned off with DGL's warning)
         pin_prefetcher (bool, optional): with a CUDA ``device``, the engine
-            writes every batch (blocks, ids, node data, labels) into
-            page-locked memory from PyTorch, which the device copies
-            asynchronously. (default: :obj:`None`: True with a CUDA
+            writes every batch (blocks, ids, node data, labels) into its
+            page-locked pool, which the device copies asynchronously. (default: :obj:`None`: True with a CUDA
             ``device``; True with another device raises ValueError, as in
             DGL)
         gpu_cache: DGL's HugeCTR feature cache; accepted and ignored.

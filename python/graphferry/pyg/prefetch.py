@@ -20,13 +20,13 @@ class PrefetchLoader:
     their batches on ``device``.
 
     The GPU data path: the engine samples and gathers each batch on the CPU
-    straight into page-locked memory (graphferry's host allocator over
-    PyTorch's pinned memory, whatever the loader's ``pin_memory``); a
-    prefetch thread converts it into the ``Data`` batch and copies it to the
-    device on a side stream while the training loop runs on the batch
-    before it; the training stream waits for the copies on an event (never
-    the host), and the batch's device memory is recorded on it so that
-    PyTorch does not reuse it early. It needs no CUDA build of graphferry.
+    straight into its page-locked pool (whatever the loader's
+    ``pin_memory``); when a batch is handed over, the next one is converted
+    into its ``Data`` batch and its copies to the device are issued on a
+    side stream, to run while the training loop runs on the batch before
+    it; the training stream waits for the copies on an event (never the
+    host), and the batch's device memory is recorded on it so that PyTorch
+    does not reuse it early. It needs no CUDA build of graphferry.
 
     Any other loader is handed to PyG's ``PrefetchLoader``.
 
