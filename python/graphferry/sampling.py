@@ -780,7 +780,7 @@ class Loader(Closeable):
         if device is not None and not isinstance(device, DeviceOptions):
             raise TypeError(f"'device' must be graphferry DeviceOptions (got '{type(device).__name__}')")
         self.device = device
-        self._coo = bool(coo)
+        self._coo = int(coo)  # 0, or which edge list (GF_COO_*; True: the sampled edges)
         self._exit_stack = contextlib.ExitStack()
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
@@ -868,17 +868,24 @@ class Loader(Closeable):
         self._next_epoch += 1
         return self.epoch(epoch)
 
-    def epoch(self, number: int, first_batch: int = 0) -> _EpochIterator:
+    def epoch(self, number: int, first_batch: int = 0, order: Any = None) -> _EpochIterator:
         """Starts epoch ``number`` (its permutation and random streams depend
         on it) and returns its iterator. With ``first_batch`` > 0 the epoch
         starts at that batch (``gf_loader_start_at``): the batches an
         uninterrupted epoch yields from there on, none of the earlier ones
-        sampled."""
+        sampled. ``order`` (int64, a permutation of the seeds' positions)
+        batches the seeds in that order instead of the loader's shuffle
+        (``gf_loader_start_ordered``)."""
         handle = self._check_open()
         self._active = None
         number = _as_int(number, "epoch")
         first_batch = _as_int(first_batch, "first_batch")
-        _lib.gf_loader_start_at(handle, number & 0xFFFFFFFFFFFFFFFF, first_batch)
+        if order is None:
+            _lib.gf_loader_start_at(handle, number & 0xFFFFFFFFFFFFFFFF, first_batch)
+        else:
+            _lib.gf_loader_start_ordered(
+                handle, number & 0xFFFFFFFFFFFFFFFF, first_batch, BorrowedTensor(order, "order").ref
+            )
         self._resume = None
         it = _EpochIterator(self, number, first_batch)
         self._active = it.token

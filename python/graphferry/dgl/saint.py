@@ -76,6 +76,8 @@ class SaintBatches(SubgraphBatches):
     in the caller's thread, and the engine induces the subgraph of the
     nodes it returns."""
 
+    shuffles = False  # the placeholders: only their number counts
+
     def __init__(self, graph: Any, indices: Any, sampler: Any):
         self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
         self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
@@ -126,23 +128,21 @@ class SaintBatches(SubgraphBatches):
         weighting = "out_degree_min1" if self.mode == "node" else "inverse_degree"
         return dict(kind=f"{self.mode}s", weighting=weighting, budget=self.budget)
 
-    def engine_items(self) -> torch.Tensor:
+    def engine_items(self, seeds: torch.Tensor) -> torch.Tensor:
         """Placeholders: only their number counts (one node set a batch)."""
-        return torch.arange(self.seeds.numel())
+        return torch.arange(seeds.numel())
 
-    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
-        """As :class:`SubgraphBatches`'s; the placeholders are never
-        shuffled (only their number counts)."""
-        return super().epoch(number, seed, batch_size, False, drop_last, finish)
-
-    def batch(self, seeds: torch.Tensor, seed: Any, key: int) -> Any:
-        """The batch of a subclass's own draw (called on the DGLGraph, from
-        torch's and DGL's generators as DGL calls it), made here."""
-        nodes = torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
-        subg = induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
-        # DGL's loader prefetches these: read now, not when first used
-        for name in self.prefetch_ndata:
-            subg.ndata[name] = subg.ndata[name]
-        for name in self.prefetch_edata:
-            subg.edata[name] = subg.edata[name]
-        return subg
+    def custom_epoch(self, batch_size: int, drop_last: bool, device: Any) -> Any:
+        """An epoch of a subclass's own draw, made in the caller's thread:
+        the draw called on the DGLGraph (from torch's and DGL's generators,
+        as DGL calls it) once a batch, the engine's subgraph of its nodes."""
+        n = self.seeds.numel()
+        for _ in range(0, n - n % batch_size if drop_last else n, batch_size):
+            nodes = torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
+            subg = induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
+            # DGL's loader prefetches these: read now, not when first used
+            for name in self.prefetch_ndata:
+                subg.ndata[name] = subg.ndata[name]
+            for name in self.prefetch_edata:
+                subg.edata[name] = subg.edata[name]
+            yield subg.to(device)
