@@ -290,8 +290,7 @@ class EngineLoader(Closeable):
         # position to resume from on the next iter() (load_state_dict).
         self._position: tuple[int, int, bool, object] | None = None
         self._resume: tuple[int, int] | None = None
-        # The caller's order of the latest epoch (_epoch_order), and one to
-        # resume with (load_state_dict).
+        # The caller's order of the latest epoch, and one to resume with
         self._order: torch.Tensor | None = None
         self._resume_order: torch.Tensor | None = None
         self._closed = False
@@ -383,11 +382,8 @@ class EngineLoader(Closeable):
         """Called by ``iter()`` before an epoch starts."""
 
     def _epoch_order(self) -> torch.Tensor | None:
-        """The order of the seeds of a new epoch when the loader's caller
-        shuffles them (PyG's loaders that keep torch's sampler's order): a
-        permutation of their positions, given to the engine
-        (``gf_loader_start_ordered``) and kept for :meth:`state_dict`;
-        None: the engine's own order."""
+        """A new epoch's order of the seeds when the caller shuffles them (a
+        permutation of their positions, kept in :meth:`state_dict`); None: the engine's."""
         return None
 
     def _convert(self, sub: SampledSubgraph) -> Any:  # pragma: no cover - always overridden

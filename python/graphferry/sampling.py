@@ -880,12 +880,11 @@ class Loader(Closeable):
         self._active = None
         number = _as_int(number, "epoch")
         first_batch = _as_int(first_batch, "first_batch")
+        e = number & 0xFFFFFFFFFFFFFFFF
         if order is None:
-            _lib.gf_loader_start_at(handle, number & 0xFFFFFFFFFFFFFFFF, first_batch)
+            _lib.gf_loader_start_at(handle, e, first_batch)
         else:
-            _lib.gf_loader_start_ordered(
-                handle, number & 0xFFFFFFFFFFFFFFFF, first_batch, BorrowedTensor(order, "order").ref
-            )
+            _lib.gf_loader_start_ordered(handle, e, first_batch, BorrowedTensor(order, "order").ref)
         self._resume = None
         it = _EpochIterator(self, number, first_batch)
         self._active = it.token

@@ -362,8 +362,8 @@ class DataLoader(EngineLoader):
             if self.use_ddp:
                 batches.seeds = ddp_seeds(batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
-            if batches.engine_draw() is None:  # a SAINTSampler subclass's own draw: SaintBatches.custom_epoch
-                self._graph, self._closed, self._next_epoch = batches.graph, False, 0
+            if batches.engine_draw() is None:  # a SAINTSampler subclass's own draw: made in the caller's thread
+                self._graph, self._closed, self._custom = batches.graph, False, batches
                 return
             batches.prepare()
             batching = dict(
@@ -457,23 +457,16 @@ class DataLoader(EngineLoader):
         except GraphferryError as err:
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
 
-    def _custom(self) -> Any:
-        """The SaintBatches of a SAINTSampler subclass with its own draw
-        (made in the caller's thread), else None."""
-        subgraphs = getattr(self, "_subgraphs", None)
-        return subgraphs if subgraphs is not None and subgraphs.engine_draw() is None else None
-
     def __len__(self) -> int:
-        if self._custom() is not None:
-            n = self._subgraphs.seeds.numel()
+        if getattr(self, "_custom", None) is not None:
+            n = self._custom.seeds.numel()
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         return super().__len__()
 
     def __iter__(self) -> Any:
-        custom = self._custom()
-        if custom is not None:
+        if getattr(self, "_custom", None) is not None:
             self._check_open()
-            return custom.custom_epoch(self.batch_size, self.drop_last, self.device)
+            return self._custom.custom_epoch(self.batch_size, self.drop_last, self.device)
         edges = self._edges
         if edges is not None and edges.exclude_fn is not None:
             # DGL's exclude callable is Python: the batches are made in the

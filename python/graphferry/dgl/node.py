@@ -218,6 +218,19 @@ class SubgraphBatches:
     shuffles = True  # whether the DataLoader's shuffle permutes the seeds
     _loader: SubgraphLoader | None = None  # the engine loader opened last
 
+    def __init__(self, graph: Any, indices: Any, sampler: Any):
+        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
+        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
+        self.graph = as_graph(graph)
+        self.seeds = torch.as_tensor(indices).view(-1)
+        self.prefetch_ndata = list(getattr(sampler, "prefetch_ndata", None) or [])
+        self.prefetch_edata = list(getattr(sampler, "prefetch_edata", None) or [])
+        if self.dgl_graph is None and self.prefetch_edata:
+            raise ValueError(
+                "prefetch_edata needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
+                f"got prefetch_edata={self.prefetch_edata}"
+            )
+
     def engine_draw(self) -> dict | None:
         """The :class:`~graphferry._subgraph.SubgraphLoader` keywords of the
         engine's node sets (``kind``, ...), or None."""
@@ -295,22 +308,13 @@ class ClusterBatches(SubgraphBatches):
     ``prefetch_edata`` (the engine's subgraph loader over the parts)."""
 
     def __init__(self, graph: Any, indices: Any, sampler: Any):
-        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
-        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
-        self.graph = as_graph(graph)
-        self.seeds = torch.as_tensor(indices).to(torch.int64).view(-1)
+        super().__init__(graph, indices, sampler)
+        self.seeds = self.seeds.to(torch.int64)
         self.offsets = torch.as_tensor(sampler.partition_offset).to(torch.int64)
         self.node_ids = torch.as_tensor(sampler.partition_node_ids).to(torch.int64)
         k = self.offsets.numel() - 1
         if self.seeds.numel() and (int(self.seeds.min()) < 0 or int(self.seeds.max()) >= k):
             raise ValueError(f"partition ids out of range [0, {k}) (the ClusterGCNSampler has {k} partitions)")
-        self.prefetch_ndata = list(getattr(sampler, "prefetch_ndata", None) or [])
-        self.prefetch_edata = list(getattr(sampler, "prefetch_edata", None) or [])
-        if self.dgl_graph is None and self.prefetch_edata:
-            raise ValueError(
-                "prefetch_edata needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
-                f"got prefetch_edata={self.prefetch_edata}"
-            )
 
     def engine_draw(self) -> dict:
         return dict(kind="parts", part_offsets=self.offsets, part_nodes=self.node_ids)

@@ -34,7 +34,6 @@ import dgl
 import torch
 
 from ..errors import GF_EINVAL, InvalidArgumentError
-from .convert import as_graph
 from .node import SubgraphBatches, induced_dgl
 
 __all__ = ["SaintBatches", "saint_mode"]
@@ -79,10 +78,7 @@ class SaintBatches(SubgraphBatches):
     shuffles = False  # the placeholders: only their number counts
 
     def __init__(self, graph: Any, indices: Any, sampler: Any):
-        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
-        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
-        self.graph = as_graph(graph)
-        self.seeds = torch.as_tensor(indices).view(-1)
+        super().__init__(graph, indices, sampler)
         self.sampler = sampler
         self.mode = saint_mode(sampler)
         if self.mode is None and self.dgl_graph is None:
@@ -95,8 +91,6 @@ class SaintBatches(SubgraphBatches):
             self.walk_length = _count(budget[1], "budget[1] (walk_length)")
         elif self.mode is not None:
             self.budget = _count(sampler.budget, "budget")
-        self.prefetch_ndata = list(sampler.prefetch_ndata)
-        self.prefetch_edata = list(sampler.prefetch_edata)
         g = self.dgl_graph
         if g is not None:
             for what, names, have in (("ndata", self.prefetch_ndata, g.ndata), ("edata", self.prefetch_edata, g.edata)):
@@ -106,11 +100,6 @@ class SaintBatches(SubgraphBatches):
                         GF_EINVAL, f"the DGLGraph has no {what} field {missing} to prefetch (it has {sorted(have)})"
                     )
         else:
-            if self.prefetch_edata:
-                raise ValueError(
-                    "prefetch_edata needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
-                    f"got prefetch_edata={self.prefetch_edata}"
-                )
             held = self.graph.node_data_names()
             missing = [n for n in self.prefetch_ndata if n not in held]
             if missing:

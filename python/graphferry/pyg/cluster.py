@@ -36,11 +36,11 @@ from torch_geometric.utils import select
 
 from .. import _cache
 from .._loader import sync_edge_data
-from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
+from .._subgraph import SubgraphLoader, SubgraphSample
 from ..errors import GF_ESTATE, GraphferryError
 from ..graph import Graph
 from ..partition import metis_parts, symmetric_adjacency
-from .subgraph import SubgraphEpochs
+from .subgraph import SubgraphEpochs, in_process_kwargs
 
 __all__ = ["ClusterData", "ClusterLoader"]
 

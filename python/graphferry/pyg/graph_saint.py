@@ -28,15 +28,16 @@ of that seed and ``e``.
 
 from __future__ import annotations
 
+import itertools
 import os.path as osp
 from typing import Any
 
 import torch
 
-from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
+from .._subgraph import SubgraphLoader, SubgraphSample
 from ..sampling import random_seed
 from .convert import as_graph
-from .subgraph import HeldAttributes, SubgraphEpochs, check_edge_index
+from .subgraph import HeldAttributes, SubgraphEpochs, check_edge_index, in_process_kwargs
 
 # Added to the loader's seed for the normalisation estimate's draws, so
 # that they are not the training epochs'.
@@ -101,8 +102,7 @@ class GraphSAINTSampler(SubgraphEpochs, torch.utils.data.DataLoader):
         # NeighborLoader converts it): the engine gathers them.
         self.graph = as_graph(data)
         self.seed = random_seed()  # from torch's generator, as PyG's draws are
-        self._held: HeldAttributes | None = None
-        super().__init__(self, batch_size=1, collate_fn=self._collate, **kwargs)
+        super().__init__(self, batch_size=1, collate_fn=self._convert, **kwargs)
         self._open_subgraphs(self.graph, torch.arange(max(int(self.num_steps), 0)), 1, False)
         if self.sample_coverage > 0:
             path = osp.join(save_dir or "", self._filename)
@@ -151,20 +151,7 @@ class GraphSAINTSampler(SubgraphEpochs, torch.utils.data.DataLoader):
             "training loop: iterate the loader (no batch is drawn by index)"
         )
 
-    def _before_epoch(self) -> None:
-        """Reopens the engine loader when the ``Data``'s attributes were
-        replaced (its node attributes reconverted, an edge attribute
-        replaced)."""
-        graph = as_graph(self.data)
-        if graph is not self.graph or self._held.replaced():
-            self.release_idle()
-            self.graph = self._graph = graph
-
     def _convert(self, sample: SubgraphSample) -> Any:
-        return self._collate([sample])
-
-    def _collate(self, data_list: list) -> Any:
-        sample: SubgraphSample = data_list[0]
         node_idx, edge_idx = sample.nodes, sample.edge_ids
         data = self.data.__class__()
         data.num_nodes = node_idx.size(0)
@@ -187,11 +174,9 @@ class GraphSAINTSampler(SubgraphEpochs, torch.utils.data.DataLoader):
             return
         loader = self._engine(seed=(self.seed + _NORM_SEED) & 0xFFFF_FFFF_FFFF_FFFF)
         try:
-            epoch = 0
-            while True:
+            for epoch in itertools.count():
                 for sample in loader.epoch(epoch):
                     yield sample.nodes, sample.edge_ids
-                epoch += 1
         finally:
             loader.close()
 

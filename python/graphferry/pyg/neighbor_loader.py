@@ -98,11 +98,7 @@ def settings_of_sampler(sampler: Any, data: Any) -> dict[str, Any]:
 
 
 # gf_loader_options.coo of each subgraph_type: the edge list the engine makes
-_COO = {
-    "directional": _lib.GF_COO_SAMPLED,
-    "bidirectional": _lib.GF_COO_BIDIRECTIONAL,
-    "induced": _lib.GF_COO_INDUCED,
-}
+_COO = {"directional": _lib.GF_COO_SAMPLED, "bidirectional": _lib.GF_COO_BIDIRECTIONAL, "induced": _lib.GF_COO_INDUCED}
 
 
 def check_comm_data(data: Any, subgraph_type: str) -> None:

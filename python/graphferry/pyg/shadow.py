@@ -27,10 +27,10 @@ import torch
 from torch_geometric.data import Batch
 
 from .._options import SampleOptions
-from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
+from .._subgraph import SubgraphLoader, SubgraphSample
 from ..sampling import random_seed
 from .convert import as_graph
-from .subgraph import HeldAttributes, SubgraphEpochs, check_edge_index
+from .subgraph import HeldAttributes, SubgraphEpochs, check_edge_index, in_process_kwargs
 
 __all__ = ["ShaDowKHopSampler"]
 
@@ -92,13 +92,8 @@ class ShaDowKHopSampler(SubgraphEpochs, torch.utils.data.DataLoader):
         # every batch's samples come from this seed (torch's generator
         # gives it, as PyG's draws come from torch's) and the epoch
         self.seed = random_seed()
-        self._held: HeldAttributes | None = None
-        super().__init__(node_idx.tolist(), collate_fn=self.__collate__, **kwargs)
+        super().__init__(node_idx.tolist(), **kwargs)
         self._open_subgraphs(self.graph, torch.as_tensor(node_idx, dtype=torch.int64), self.batch_size, self.drop_last)
-
-    def __collate__(self, n_id: list) -> torch.Tensor:
-        """The seeds of one batch of torch's sampler."""
-        return torch.as_tensor(n_id, dtype=torch.int64).view(-1)
 
     def _engine(self, allocator: Any = None) -> SubgraphLoader:
         """The engine's ShaDow loader over the seeds (each epoch in torch's
@@ -124,14 +119,6 @@ class ShaDowKHopSampler(SubgraphEpochs, torch.utils.data.DataLoader):
             edge_feature_names=self._held.edge_names,
             allocator=allocator,
         )
-
-    def _before_epoch(self) -> None:
-        """Reopens the engine loader when the ``Data``'s attributes were
-        replaced."""
-        graph = as_graph(self.data)  # reconverted when the Data's node attributes changed
-        if graph is not self.graph or self._held.replaced():
-            self.release_idle()
-            self.graph = self._graph = graph
 
     def _convert(self, sample: SubgraphSample) -> Batch:
         """PyG's ``Batch`` of one engine batch."""

@@ -12,11 +12,23 @@ import torch
 from torch_geometric.data import Data
 
 from .. import _cache
-from .._loader import EngineLoader, sync_edge_data
+from .._loader import EngineLoader, sync_edge_data, worker_threads
 from .._transfer import pin_transfer
 from ..graph import Graph
+from .convert import as_graph
 
-__all__ = ["check_edge_index", "HeldAttributes", "SubgraphEpochs"]
+__all__ = ["check_edge_index", "HeldAttributes", "SubgraphEpochs", "in_process_kwargs"]
+
+
+def in_process_kwargs(kwargs: dict) -> tuple[dict, int]:
+    """The torch ``DataLoader`` keywords of a PyG subgraph loader (a torch
+    ``DataLoader`` itself) as graphferry's runs them, and the engine's
+    threads: ``num_workers > 0`` sets them (:func:`~graphferry._loader.worker_threads`),
+    nothing is forked, so the worker-only keywords are dropped, as are
+    ``dataset`` and ``collate_fn`` (PyG's GraphSAINT loaders drop them too)."""
+    threads = worker_threads(kwargs.get("num_workers", 0))
+    dropped = {"num_workers", "persistent_workers", "prefetch_factor", "worker_init_fn", "multiprocessing_context"}
+    return {k: v for k, v in kwargs.items() if k not in dropped | {"dataset", "collate_fn"}}, threads
 
 
 class SubgraphEpochs(EngineLoader):
@@ -51,6 +63,15 @@ class SubgraphEpochs(EngineLoader):
 
     def _engine(self, allocator: Any = None) -> Any:  # pragma: no cover - always overridden
         raise NotImplementedError
+
+    def _before_epoch(self) -> None:
+        """Reopens the engine loader when the ``Data``'s attributes were
+        replaced (its node attributes reconverted, an edge attribute
+        replaced)."""
+        graph = as_graph(self.data)
+        if graph is not self.graph or self._held.replaced():
+            self.release_idle()
+            self.graph = self._graph = graph
 
     def _epoch_order(self) -> torch.Tensor | None:
         """torch's order of the items, drawn as torch's ``DataLoader``
