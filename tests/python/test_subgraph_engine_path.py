@@ -251,3 +251,14 @@ def test_engine_induced_and_bidirectional_equal_the_python_results(kind, disjoin
     assert n == len(ours)
     ours.close()
     plain.close()
+
+
+def test_a_torch_order_that_is_not_a_permutation_is_refused():
+    """PyG's ClusterLoader with a torch sampler that drops clusters: the
+    engine takes an epoch's order only as a permutation, and says so."""
+    from graphferry import GraphferryError
+
+    loader = make("pyg_cluster", shuffle=False, sampler=torch.utils.data.SubsetRandomSampler(range(3)))
+    with pytest.raises(GraphferryError, match="want a permutation"):
+        list(loader)
+    loader.close()
