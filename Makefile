@@ -59,7 +59,8 @@ help:
 	@echo "  make bench-link  link prediction: graphferry's DGL and PyG edge loaders vs DGL's edge loader, and the node"
 	@echo "                   loaders (graphferry.pyg vs graphferry.dgl), on CiteSeer and products-like (bench/results/link, ~15 min)"
 	@echo "  make bench-subgraph  GraphSAINT epochs: the engine's pipelined subgraph loader vs the same batches on the"
-	@echo "                   training thread and DGL's DataLoader, on Cora (bench/results/subgraph, a minute)"
+	@echo "                   training thread and DGL's DataLoader; every other subgraph loader kind beside DGL's or"
+	@echo "                   PyG's where it runs, on Cora (bench/results/subgraph, minutes)"
 	@echo "  make bench-kinds  every loader kind's sampling epoch beside DGL's loader (bench/results/kinds, minutes)"
 	@echo "  make bench-verify  a loading epoch with and without feat.bin's per-block checks (bench/results/verify_read.md, seconds)"
 
@@ -428,6 +429,7 @@ bench-kinds: venv lib
 
 bench-subgraph: venv lib
 	for m in node edge walk; do $(PY) bench/subgraph_bench.py --mode $$m --out bench/results/subgraph || exit 1; done
+	for k in dgl_cluster dgl_shadow pyg_cluster pyg_saint pyg_shadow; do $(PY) bench/subgraph_bench.py --kind $$k --out bench/results/subgraph || exit 1; done
 
 bench-full: venv
 	$(PY) bench/run.py --full --out bench/results/full

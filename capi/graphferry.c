@@ -787,6 +787,12 @@ int gf_loader_start_at(gf_loader *loader, uint64_t epoch, int64_t first_batch) {
   return gfgo_loader_start_at((uintptr_t)loader, epoch, first_batch);
 }
 
+int gf_loader_start_ordered(gf_loader *loader, uint64_t epoch, int64_t first_batch,
+                            const DLTensor *order) {
+  GF_GUARD();
+  return gfgo_loader_start_ordered((uintptr_t)loader, epoch, first_batch, (DLTensor *)order);
+}
+
 int gf_loader_position(const gf_loader *loader, uint64_t *out_epoch, int64_t *out_delivered,
                        int32_t *out_started) {
   GF_GUARD();

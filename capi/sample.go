@@ -555,6 +555,14 @@ func batchOptions(o *C.gf_loader_options, arg string) (pipeline.Options, error) 
 	if err != nil {
 		return pipeline.Options{}, err
 	}
+	edges := map[C.int32_t]pipeline.COOEdges{
+		0: pipeline.SampledEdges, C.GF_COO_SAMPLED: pipeline.SampledEdges,
+		C.GF_COO_BIDIRECTIONAL: pipeline.BidirectionalEdges, C.GF_COO_INDUCED: pipeline.InducedEdges,
+	}
+	cooEdges, ok := edges[o.coo]
+	if !ok {
+		return pipeline.Options{}, errorf(gfEInval, "%s->coo = %d (want 0, GF_COO_SAMPLED, GF_COO_BIDIRECTIONAL or GF_COO_INDUCED)", arg, int32(o.coo))
+	}
 	return pipeline.Options{
 		BatchSize:     int(o.batch_size),
 		Shuffle:       o.shuffle != 0,
@@ -564,6 +572,7 @@ func batchOptions(o *C.gf_loader_options, arg string) (pipeline.Options, error) 
 		FeatureNames:  features,
 		LabelNames:    labels,
 		COO:           o.coo != 0,
+		COOEdges:      cooEdges,
 	}, nil
 }
 
@@ -635,6 +644,27 @@ func gfgo_loader_start_at(h C.uintptr_t, epoch C.uint64_t, first C.int64_t) C.in
 			return errorf(gfEInval, "first_batch = %d is outside [0, %d] (the epoch has %d batches)", int64(first), n, n)
 		}
 		return l.StartAt(uint64(epoch), int(first))
+	})
+}
+
+//export gfgo_loader_start_ordered
+func gfgo_loader_start_ordered(h C.uintptr_t, epoch C.uint64_t, first C.int64_t, orderT *C.DLTensor) C.int {
+	return call("gf_loader_start_ordered", func() error {
+		l, err := lookup[*core.Loader](kindLoader, h)
+		if err != nil {
+			return err
+		}
+		if n := int64(l.NumBatches()); first < 0 || int64(first) > n {
+			return errorf(gfEInval, "first_batch = %d is outside [0, %d] (the epoch has %d batches)", int64(first), n, n)
+		}
+		if orderT == nil {
+			return errorf(gfEInval, "order is NULL (gf_loader_start_at starts an epoch in the loader's own order)")
+		}
+		order, err := indexArray(orderT, "order", false)
+		if err != nil {
+			return err
+		}
+		return l.StartOrdered(uint64(epoch), int(first), order)
 	})
 }
 

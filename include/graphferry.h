@@ -1090,6 +1090,19 @@ GF_API int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_samp
 /* [E]: each edge's original id. */
 #define GF_FIELD_COO_EDGE_IDS 33
 
+/* gf_loader_options.coo: which edges the edge list holds. */
+/* The sampled edges, hop after hop, each hop's in CSC order. */
+#define GF_COO_SAMPLED 1
+/* The sampled edges made bidirectional as PyG's to_bidirectional makes
+   them: each edge and its reverse with the same id, one edge per (source,
+   destination) pair, sorted by destination then source; a pair listed
+   twice keeps the id of its last listing (the sampled edges, then their
+   reverses). */
+#define GF_COO_BIDIRECTIONAL 2
+/* Every edge of the graph among the batch's nodes (the subgraph they
+   induce, as gf_graph_induced_subgraph lists it); no per-hop meaning. */
+#define GF_COO_INDUCED 3
+
 /*
  * gf_batch_num_hops sets *out to the number of hops (blocks) L.
  * Returns GF_OK, GF_EBADHANDLE (batch), GF_EINVAL (out is NULL).
@@ -1497,7 +1510,9 @@ typedef struct gf_loader_options {
      makes its own batches (a device sampler) refuses it. An edge loader
      makes the edge list when either this or gf_edge_loader_options.coo is
      set. Read as 0 from a struct_size that ends before it (72, 80, 88,
-     124). */
+     124). GF_COO_SAMPLED (1) is the sampled edges; GF_COO_BIDIRECTIONAL
+     and GF_COO_INDUCED (PyG's subgraph_type) make other edge lists there
+     too; another value is GF_EINVAL. */
   int32_t coo;
 } gf_loader_options;
 
@@ -1574,6 +1589,23 @@ GF_API int gf_loader_start(gf_loader *loader, uint64_t epoch);
  * [0, gf_loader_num_batches]).
  */
 GF_API int gf_loader_start_at(gf_loader *loader, uint64_t epoch, int64_t first_batch);
+
+/*
+ * gf_loader_start_ordered is gf_loader_start_at with the epoch's order of
+ * the seeds (a subgraph loader's items) given by the caller instead of the
+ * loader's own shuffle: order is int64 (or int32) [n], a permutation of the
+ * positions [0, n) of the n seeds the loader was opened with; batch i
+ * takes positions order[i*batch_size ...] and samples with the epoch's
+ * random streams as any epoch does. A caller that shuffles with its own
+ * generator (torch's sampler) gives each epoch's order here, and resumes
+ * an interrupted epoch with the same order and first_batch. Read during
+ * the call.
+ * Returns GF_OK, GF_EBADHANDLE (loader), GF_EINVAL (order NULL, not a
+ * permutation of [0, n), or first_batch outside [0, gf_loader_num_batches]),
+ * GF_ETYPE (order not int64/int32).
+ */
+GF_API int gf_loader_start_ordered(gf_loader *loader, uint64_t epoch, int64_t first_batch,
+                                   const DLTensor *order);
 
 /*
  * gf_loader_position sets *out_epoch to the current (or last) epoch and

@@ -95,13 +95,18 @@ func (l *Loader) Start(epoch uint64) error { return l.StartAt(epoch, 0) }
 // pipeline.Pipeline.StartAt): how an epoch interrupted after first batches
 // (Position) resumes, in this process or another, delivering exactly the
 // batches it had not delivered.
-func (l *Loader) StartAt(epoch uint64, first int) error {
+func (l *Loader) StartAt(epoch uint64, first int) error { return l.StartOrdered(epoch, first, nil) }
+
+// StartOrdered is StartAt with the epoch's order of the seeds (items)
+// given by the caller (see pipeline.Pipeline.StartOrdered; nil: the
+// loader's own shuffle).
+func (l *Loader) StartOrdered(epoch uint64, first int, order []int64) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
 		return ErrLoaderClosed
 	}
-	if err := l.pl.StartAt(epoch, first); err != nil {
+	if err := l.pl.StartOrdered(epoch, first, order); err != nil {
 		return err
 	}
 	l.started = true

@@ -1,7 +1,9 @@
 package core
 
 import (
+	"errors"
 	"io"
+	"slices"
 
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
@@ -39,58 +41,29 @@ func (g *Graph) InducedSubgraph(nodes []int64, alloc mem.Allocator) (*Subgraph, 
 	if err := g.part.ToNew(nodes, internal); err != nil {
 		return nil, errorf(nil, "nodes: %v", err)
 	}
-	// Local position of each internal id. A map rather than a dense array:
-	// the node set is usually tiny beside the graph.
-	local := make(map[int64]int64, len(internal))
-	for i, v := range internal {
-		if j, dup := local[v]; dup {
-			return nil, errorf(nil, "nodes[%d] = %d repeats nodes[%d] (want distinct ids)", i, nodes[i], j)
-		}
-		local[v] = int64(i)
-	}
-	csc := g.part.Graph
-	// Two passes: count, then fill buffers of the exact size.
-	var n int64
-	for _, v := range internal {
-		for pos := csc.Indptr[v]; pos < csc.Indptr[v+1]; pos++ {
-			if _, ok := local[csc.Source(pos)]; ok {
-				n++
-			}
-		}
+	src, dst, ids, err := pipeline.InducedEdgeList(g.part.Graph, internal)
+	var rep *pipeline.RepeatError
+	if errors.As(err, &rep) {
+		return nil, errorf(nil, "nodes[%d] = %d repeats nodes[%d] (want distinct ids)", rep.At, nodes[rep.At], rep.First)
 	}
 	out := &Subgraph{}
-	shape := []int64{n}
-	bufs := make([][]byte, 0, 3)
-	free := func() {
-		for _, b := range bufs {
-			alloc.Free(b)
-		}
-	}
-	views := make([][]int64, 3)
-	for k := range views {
-		buf, view, err := mem.AllocInt64(alloc, int(n))
+	shape := []int64{int64(len(ids))}
+	for _, f := range []struct {
+		t    *mem.Tensor
+		list []int64
+	}{{&out.Src, src}, {&out.Dst, dst}, {&out.EdgeIDs, ids}} {
+		buf, view, err := mem.AllocInt64(alloc, len(f.list))
 		if err != nil {
-			free()
+			for _, t := range []*mem.Tensor{&out.Src, &out.Dst} {
+				if t.Data != nil {
+					alloc.Free(t.Data)
+				}
+			}
 			return nil, err
 		}
-		bufs = append(bufs, buf)
-		views[k] = view
+		copy(view, f.list)
+		*f.t = mem.Tensor{DType: mem.Int64, Shape: slices.Clone(shape), Data: buf}
 	}
-	src, dst, eid := views[0], views[1], views[2]
-	var e int
-	for j, v := range internal {
-		for pos := csc.Indptr[v]; pos < csc.Indptr[v+1]; pos++ {
-			i, ok := local[csc.Source(pos)]
-			if !ok {
-				continue
-			}
-			src[e], dst[e], eid[e] = i, int64(j), csc.EdgeID(pos)
-			e++
-		}
-	}
-	out.Src = mem.Tensor{DType: mem.Int64, Shape: shape, Data: bufs[0]}
-	out.Dst = mem.Tensor{DType: mem.Int64, Shape: append([]int64(nil), shape...), Data: bufs[1]}
-	out.EdgeIDs = mem.Tensor{DType: mem.Int64, Shape: append([]int64(nil), shape...), Data: bufs[2]}
 	return out, nil
 }
 
@@ -153,7 +126,7 @@ func (g *Graph) openSubgraph(lopt pipeline.Options, alloc mem.Allocator, newSour
 		if err := g.edgeOptions(&lopt); err != nil {
 			return nil, nil, err
 		}
-		lopt.COO = false // the batches are their COO
+		lopt.COO, lopt.COOEdges = false, pipeline.SampledEdges // the batches are their COO
 		pl, err := pipeline.NewMaker(src, g.part, g.store, src.NumItems(), lopt, alloc)
 		return pl, nil, err
 	})

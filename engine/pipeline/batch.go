@@ -154,6 +154,133 @@ func (b *Batch) SetCOO() error {
 	return nil
 }
 
+// COOEdges says which edges a batch's edge list holds (Options.COOEdges).
+type COOEdges int
+
+// The edge lists a pipeline with Options.COO makes.
+const (
+	// SampledEdges are the batch's sampled edges, hop after hop (SetCOO).
+	SampledEdges COOEdges = iota
+	// BidirectionalEdges are the sampled edges made bidirectional as
+	// PyG's subgraph_type="bidirectional" makes them (to_bidirectional):
+	// every sampled edge u->v and its reverse v->u with the same edge id,
+	// one edge per (source, destination) pair, sorted by destination then
+	// source; a pair listed more than once keeps the id of its last
+	// listing (the sampled edges in order, then their reverses in order).
+	BidirectionalEdges
+	// InducedEdges are every edge of the graph among the batch's nodes
+	// (PyG's subgraph_type="induced"), as InducedEdgeList lists them.
+	InducedEdges
+)
+
+// setEdges makes b's edge list of kind k (b has blocks; internal are its
+// nodes' internal ids on p).
+func (b *Batch) setEdges(k COOEdges, p *partition.Partitioned, internal []int64) error {
+	if k == InducedEdges {
+		src, dst, ids, err := InducedEdgeList(p.Graph, internal)
+		if err != nil {
+			return err
+		}
+		return b.setCOOLists(src, dst, ids)
+	}
+	if err := b.SetCOO(); err != nil || k != BidirectionalEdges {
+		return err
+	}
+	c := b.COO
+	index, ids := mem.Int64s(c.Index.Data), mem.Int64s(c.EdgeIDs.Data)
+	n := len(ids)
+	// 2n listings: the sampled edges, then their reverses
+	type listing struct{ src, dst, id int64 }
+	all := make([]listing, 2*n)
+	for k := range n {
+		all[k] = listing{index[k], index[n+k], ids[k]}
+		all[n+k] = listing{index[n+k], index[k], ids[k]}
+	}
+	slices.SortStableFunc(all, func(a, b listing) int {
+		if a.dst != b.dst {
+			return cmpInt(a.dst, b.dst)
+		}
+		return cmpInt(a.src, b.src)
+	})
+	src, dst, out := make([]int64, 0, 2*n), make([]int64, 0, 2*n), make([]int64, 0, 2*n)
+	for k, l := range all {
+		if k+1 < len(all) && all[k+1].src == l.src && all[k+1].dst == l.dst {
+			continue // the last listing of the pair stands
+		}
+		src, dst, out = append(src, l.src), append(dst, l.dst), append(out, l.id)
+	}
+	b.COO = nil
+	a := b.Allocator()
+	a.Free(c.Index.Data)
+	a.Free(c.EdgeIDs.Data)
+	return b.setCOOLists(src, dst, out)
+}
+
+// setCOOLists sets b.COO to the edges src[k] -> dst[k] with ids ids.
+func (b *Batch) setCOOLists(src, dst, ids []int64) error {
+	n := len(ids)
+	alloc := b.Allocator()
+	ibuf, index, err := mem.AllocInt64(alloc, 2*n)
+	if err != nil {
+		return err
+	}
+	ebuf, eids, err := mem.AllocInt64(alloc, n)
+	if err != nil {
+		alloc.Free(ibuf)
+		return err
+	}
+	copy(index, src)
+	copy(index[n:], dst)
+	copy(eids, ids)
+	b.COO = &COO{
+		Index:   mem.Tensor{DType: mem.Int64, Shape: []int64{2, int64(n)}, Data: ibuf},
+		EdgeIDs: mem.Tensor{DType: mem.Int64, Shape: []int64{int64(n)}, Data: ebuf},
+	}
+	return nil
+}
+
+// InducedEdgeList returns every edge of g whose ends are both in internal
+// (internal ids, distinct): the subgraph they induce, as positions in
+// internal (src, dst) and original edge ids, grouped by destination in
+// the order of internal, a destination's edges in the order of its
+// neighbour list (which renumbering into patches keeps).
+func InducedEdgeList(g *graph.CSC, internal []int64) (src, dst, ids []int64, err error) {
+	// A map rather than a dense array: the node set is usually tiny
+	// beside the graph.
+	local := make(map[int64]int64, len(internal))
+	for i, v := range internal {
+		if j, dup := local[v]; dup {
+			return nil, nil, nil, &RepeatError{At: i, First: int(j)}
+		}
+		local[v] = int64(i)
+	}
+	for j, v := range internal {
+		for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
+			if i, ok := local[g.Source(pos)]; ok {
+				src, dst, ids = append(src, i), append(dst, int64(j)), append(ids, g.EdgeID(pos))
+			}
+		}
+	}
+	return src, dst, ids, nil
+}
+
+// RepeatError says that a node list repeats a node: At repeats First.
+type RepeatError struct{ At, First int }
+
+func (e *RepeatError) Error() string {
+	return fmt.Sprintf("pipeline: nodes[%d] repeats nodes[%d] (want distinct ids)", e.At, e.First)
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
 // NewBatch returns an empty batch whose tensors come from alloc (nil: the
 // Go heap), for a Maker to fill.
 func NewBatch(alloc mem.Allocator) *Batch {

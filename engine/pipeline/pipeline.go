@@ -76,6 +76,11 @@ type Options struct {
 	// list (Batch.SetCOO: PyG's edge_index and e_id), off the consumer's
 	// thread.
 	COO bool
+	// COOEdges, with COO, says which edges the edge list holds: the
+	// sampled ones, made bidirectional, or every edge among the batch's
+	// nodes (see COOEdges), made by the sampler workers ahead of the
+	// consumer.
+	COOEdges COOEdges
 	// GatherAhead is how many batches beyond the oldest one not yet
 	// delivered the loader stage gathers at the same time (<= 0: none,
 	// one batch at a time; engine/core's loaders set 1 when it is 0 and
@@ -526,6 +531,12 @@ func checkOptions(p *partition.Partitioned, opt *Options) error {
 	if opt.QueueCapacity <= 0 {
 		opt.QueueCapacity = 2
 	}
+	if opt.COOEdges < SampledEdges || opt.COOEdges > InducedEdges {
+		return fmt.Errorf("pipeline: COO edges = %d is unknown (want SampledEdges, BidirectionalEdges or InducedEdges)", opt.COOEdges)
+	}
+	if opt.COOEdges != SampledEdges && !opt.COO {
+		return errors.New("pipeline: COO edges other than the sampled ones need Options.COO")
+	}
 	if len(opt.EdgeFeatureNames) == 0 {
 		return nil
 	}
@@ -710,7 +721,25 @@ func (pl *Pipeline) Start(epoch uint64) error { return pl.StartAt(epoch, 0) }
 // A run interrupted after k batches (Position) resumes with StartAt(epoch,
 // k), in this process or a fresh one, with any thread, worker or patch
 // count.
-func (pl *Pipeline) StartAt(epoch uint64, first int) error {
+func (pl *Pipeline) StartAt(epoch uint64, first int) error { return pl.StartOrdered(epoch, first, nil) }
+
+// StartOrdered is StartAt with the epoch's order of the items given by the
+// caller instead of the pipeline's own (the Shuffle by (Seed, epoch), or
+// none): order is a permutation of the positions [0, numItems) of the
+// seeds given to New (the items of NewMaker), batch i takes positions
+// order[i*BatchSize : (i+1)*BatchSize] and is made with BatchKey(epoch,
+// i) as in any epoch; nil is the pipeline's own order. A caller that
+// shuffles by its own generator (PyG's loaders, torch's sampler) gives
+// each epoch's order here rather than reopening the pipeline, and resumes
+// an interrupted run with the same order and first. With a Share every
+// rank gives the same order.
+func (pl *Pipeline) StartOrdered(epoch uint64, first int, order []int64) error {
+	if order != nil {
+		if err := checkOrder(order, pl.numItems); err != nil {
+			return err
+		}
+		order = slices.Clone(order)
+	}
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if pl.closed {
@@ -719,6 +748,9 @@ func (pl *Pipeline) StartAt(epoch uint64, first int) error {
 	if total := pl.NumBatches(); first < 0 || first > total {
 		return fmt.Errorf("pipeline: starting epoch %d at batch %d: the epoch has %d batches (want 0 <= first <= %d)", epoch, first, total, total)
 	}
+	if order == nil {
+		order = epochOrder(pl.numItems, pl.opt.Shuffle, pl.opt.Seed, epoch)
+	}
 	pl.stopLocked()
 	pl.st.total.wall.Add(int64(pl.epochWall()))
 	pl.st.epoch.reset()
@@ -726,7 +758,6 @@ func (pl *Pipeline) StartAt(epoch uint64, first int) error {
 	pl.endNs.Store(0)
 	pl.epochs.Add(1)
 	pl.epochNum.Store(epoch)
-	order := epochOrder(pl.numItems, pl.opt.Shuffle, pl.opt.Seed, epoch)
 	r := &run{
 		epoch:      epoch,
 		first:      first,
@@ -858,7 +889,7 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 			pos, seeds := pl.batchInputs(order, index)
 			b, err := materializeTopology(rs, seeds, pos, pl.p, pl.alloc)
 			if err == nil {
-				err = pl.addViews(b)
+				err = pl.addViews(b, rs.Nodes)
 			}
 			jb := job{index: index, b: b, res: rs, s: s}
 			if err == nil && rows != nil {
@@ -886,15 +917,16 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 }
 
 // addViews adds to b, in a sampler worker, the views the options ask for:
-// the typed view (Options.Types) and the COO (Options.COO). On error b is
-// released.
-func (pl *Pipeline) addViews(b *Batch) error {
+// the typed view (Options.Types) and the COO (Options.COO, of the
+// Options.COOEdges; internal: the batch's nodes' internal ids). On error b
+// is released.
+func (pl *Pipeline) addViews(b *Batch, internal []int64) error {
 	var err error
 	if pl.opt.Types != nil {
 		err = b.SetTyped(pl.opt.Types)
 	}
 	if err == nil && pl.opt.COO {
-		err = b.SetCOO()
+		err = b.setEdges(pl.opt.COOEdges, pl.p, internal)
 	}
 	if err != nil {
 		b.Release()
@@ -975,7 +1007,7 @@ func (pl *Pipeline) makeLoop(r *run, order []int64, m maker, w int, jobs chan<- 
 			b, res, err = m.Make(pl.life, pl.batchSeeds(order, int(index)), BatchKey(r.epoch, index), pl.alloc) // cancelled by Close
 		}
 		if err == nil {
-			if err = pl.addViews(b); err != nil {
+			if err = pl.addViews(b, res.Nodes); err != nil {
 				m.Recycle(res)
 			}
 		}
@@ -1277,6 +1309,24 @@ func (pl *Pipeline) Close() error {
 	}
 	pl.closed = true
 	pl.stopLocked()
+	return nil
+}
+
+// checkOrder checks that order is a permutation of [0, n).
+func checkOrder(order []int64, n int) error {
+	if len(order) != n {
+		return fmt.Errorf("pipeline: the epoch order has %d positions for %d items (want a permutation of [0, %d))", len(order), n, n)
+	}
+	seen := make([]bool, n)
+	for i, v := range order {
+		if v < 0 || v >= int64(n) {
+			return fmt.Errorf("pipeline: order[%d] = %d is out of range [0, %d)", i, v, n)
+		}
+		if seen[v] {
+			return fmt.Errorf("pipeline: order[%d] = %d repeats an earlier position (want a permutation of [0, %d))", i, v, n)
+		}
+		seen[v] = true
+	}
 	return nil
 }
 

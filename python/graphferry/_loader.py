@@ -248,7 +248,7 @@ class EngineLoader(Closeable):
         seed_times: Any = None,
         opener: Callable[..., Loader] | None = None,
         eager: bool = True,
-        coo: bool = False,
+        coo: int = 0,
         transfer: Transfer | None = None,
         device: DeviceOptions | None = None,
     ) -> None:
@@ -260,7 +260,8 @@ class EngineLoader(Closeable):
         ``transfer`` is how batches reach a GPU consumer (None: CPU
         training). ``device``: mode 2, the engine samples and gathers on
         that CUDA device (:mod:`graphferry._device`; no ``transfer`` then). With ``coo`` the
-        engine also makes every batch's edges one edge list (``sub.coo``)."""
+        engine also makes every batch's edges one edge list (``sub.coo``; a
+        ``GF_COO_*``: which edges)."""
         if comm is None and opener is None and isinstance(graph, PartGraph):
             raise ValueError(
                 f"{graph!r} is one rank's part of a partition: its loaders sample with the other ranks, give comm="
@@ -285,7 +286,7 @@ class EngineLoader(Closeable):
         if device is not None:  # mode 2
             self._loader_args["device"] = device
         if coo:
-            self._loader_args["coo"] = True
+            self._loader_args["coo"] = coo
         self._loaders = []
         # id(loader) -> the iterator of its epoch
         self._epochs: dict[int, weakref.ref] = {}
@@ -294,6 +295,9 @@ class EngineLoader(Closeable):
         # position to resume from on the next iter() (load_state_dict).
         self._position: tuple[int, int, bool, object] | None = None
         self._resume: tuple[int, int] | None = None
+        # The caller's order of the latest epoch, and one to resume with
+        self._order: torch.Tensor | None = None
+        self._resume_order: torch.Tensor | None = None
         self._closed = False
         if eager:
             # errors in the options surface here
@@ -382,6 +386,11 @@ class EngineLoader(Closeable):
     def _before_epoch(self) -> None:
         """Called by ``iter()`` before an epoch starts."""
 
+    def _epoch_order(self) -> torch.Tensor | None:
+        """A new epoch's order of the seeds when the caller shuffles them (a
+        permutation of their positions, kept in :meth:`state_dict`); None: the engine's."""
+        return None
+
     def _convert(self, sub: SampledSubgraph) -> Any:  # pragma: no cover - always overridden
         raise NotImplementedError
 
@@ -415,9 +424,12 @@ class EngineLoader(Closeable):
             loader = self._idle_loader(transfer.allocator if transfer is not None else None)
             self._last_loader = loader
             epoch, first = self._resume or (self._next_epoch, 0)
+            order = self._resume_order if self._resume else self._epoch_order()
+            batches = loader.epoch(epoch, first_batch=first, order=order)
+            self._order, self._resume_order = order, None
             self._next_epoch = epoch + 1
             self._resume = None
-            it = _Epoch(self, loader.epoch(epoch, first_batch=first), epoch, first, transfer)
+            it = _Epoch(self, batches, epoch, first, transfer)
             self._epochs[id(loader)] = weakref.ref(it)
             return it
 
@@ -436,6 +448,9 @@ class EngineLoader(Closeable):
         pos = self._resume or (self._position[:2] if self._position and not self._position[2] else None)
         if pos is not None:
             state["epoch"], state["batches_yielded"] = pos
+            order = self._resume_order if self._resume else self._order
+            if order is not None:  # the caller's order of that epoch: the rest is batched from it
+                state["order"] = order.tolist()
         return state
 
     @property
@@ -456,6 +471,8 @@ class EngineLoader(Closeable):
         epoch, first = loader._resume or (None, 0)
         loader._resume = None
         self._resume = None if epoch is None else (epoch, first)
+        order = state.get("order") if epoch is not None else None
+        self._resume_order = None if order is None else torch.as_tensor(order, dtype=torch.int64)
         self._position = None
         self._next_epoch = loader._next_epoch
 

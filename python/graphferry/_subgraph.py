@@ -4,8 +4,7 @@ and :mod:`graphferry.pyg` (``GraphSAINT*Sampler``, ``ShaDowKHopSampler``,
 (:class:`SubgraphLoader`, ``gf_subgraph_loader_open``), whose batches --
 GraphSAINT's draws, Cluster-GCN's parts or ShaDow's k-hop samples and the
 subgraph they induce, with their node and edge data -- are made ahead by
-the engine's threads; and the torch ``DataLoader`` keywords of PyG's
-subgraph loaders, run in one process.
+the engine's threads.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ from typing import Any
 import torch
 
 from ._hostmem import HostAllocator
-from ._loader import worker_threads
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, borrow
 from ._options import SampleOptions
@@ -28,8 +26,6 @@ from .sampling import Loader, _Batch, _names
 __all__ = [
     "SubgraphLoader",
     "SubgraphSample",
-    "in_process_kwargs",
-    "WORKER_ONLY_ARGS",
 ]
 
 _KINDS = {
@@ -201,25 +197,3 @@ class SubgraphLoader(Loader):
             labels={name: batch.take_node_data(raw) for name, raw in self._labels},
             batch=batch.take(_lib.GF_FIELD_BATCH) if self._khop and self.options.disjoint else None,
         )
-
-
-# torch DataLoader arguments that only configure worker processes: PyG's
-# subgraph loaders pass them on to torch; graphferry's run in the calling
-# process (the engine's threads do the graph work), so they are dropped.
-WORKER_ONLY_ARGS = frozenset({"persistent_workers", "prefetch_factor", "worker_init_fn", "multiprocessing_context"})
-
-
-def in_process_kwargs(kwargs: dict) -> tuple[dict, int]:
-    """The torch ``DataLoader`` keywords of a PyG subgraph loader (a torch
-    ``DataLoader`` itself) as graphferry's runs them, with the engine's
-    sampling threads: ``num_workers > 0`` sets the threads (see
-    :func:`~graphferry._loader.worker_threads`) and no worker process is
-    forked (the engine's library must not cross a fork), so the worker-only
-    keywords are dropped, as are ``dataset`` and ``collate_fn`` (the loader
-    makes its own; PyG's GraphSAINT loaders drop them too, for PyTorch
-    Lightning)."""
-    kwargs = dict(kwargs)
-    threads = worker_threads(kwargs.pop("num_workers", 0))
-    for name in WORKER_ONLY_ARGS | {"dataset", "collate_fn"}:
-        kwargs.pop(name, None)
-    return kwargs, threads

@@ -781,7 +781,7 @@ class Loader(Closeable):
         if device is not None and not isinstance(device, DeviceOptions):
             raise TypeError(f"'device' must be graphferry DeviceOptions (got '{type(device).__name__}')")
         self.device = device
-        self._coo = bool(coo)
+        self._coo = int(coo)  # 0, or which edge list (GF_COO_*; True: the sampled edges)
         self._exit_stack = contextlib.ExitStack()
         # The engine loader is used by one thread at a time (the header's
         # rule; close() excepted): threads that share this loader take turns
@@ -873,18 +873,24 @@ class Loader(Closeable):
             self._next_epoch += 1
             return self.epoch(epoch)
 
-    def epoch(self, number: int, first_batch: int = 0) -> _EpochIterator:
+    def epoch(self, number: int, first_batch: int = 0, order: Any = None) -> _EpochIterator:
         """Starts epoch ``number`` (its permutation and random streams depend
         on it) and returns its iterator. With ``first_batch`` > 0 the epoch
         starts at that batch (``gf_loader_start_at``): the batches an
         uninterrupted epoch yields from there on, none of the earlier ones
-        sampled."""
+        sampled. ``order`` (int64, a permutation of the seeds' positions)
+        batches the seeds in that order instead of the loader's shuffle
+        (``gf_loader_start_ordered``)."""
         number = _as_int(number, "epoch")
         first_batch = _as_int(first_batch, "first_batch")
+        e = number & 0xFFFFFFFFFFFFFFFF
         with self._turn:
             handle = self._check_open()
             self._active = None
-            _lib.gf_loader_start_at(handle, number & 0xFFFFFFFFFFFFFFFF, first_batch)
+            if order is None:
+                _lib.gf_loader_start_at(handle, e, first_batch)
+            else:
+                _lib.gf_loader_start_ordered(handle, e, first_batch, BorrowedTensor(order, "order").ref)
             self._resume = None
             it = _EpochIterator(self, number, first_batch)
             self._next_epoch = max(self._next_epoch, number + 1)  # the epochs after it follow it

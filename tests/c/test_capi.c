@@ -322,6 +322,32 @@ static void test_versioned(gf_graph *g, const DLTensor *seeds, const gf_sample_o
  * growing struct_size, and the error paths. */
 static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loader_options *lo) {
   gf_loader *l = NULL;
+  /* gf_loader_options.coo: an unknown edge list is refused; GF_COO_INDUCED
+   * batches hold every edge among their nodes (gf_graph_induced_subgraph's) */
+  gf_loader_options cooo = *lo;
+  cooo.coo = 9;
+  CHECK_ERR(gf_loader_open(g, seeds, &cooo, &l), GF_EINVAL, "options->coo = 9");
+  CHECK(l == NULL, "coo = 9: no loader");
+  cooo.coo = GF_COO_INDUCED;
+  CHECK(gf_loader_open(g, seeds, &cooo, &l) == GF_OK && l, "coo induced: open");
+  gf_batch *ib = NULL;
+  if (l && gf_loader_start(l, 0) == GF_OK && gf_loader_next(l, &ib) == GF_OK && ib) {
+    DLManagedTensor *nodes = NULL, *eids = NULL, *src = NULL, *dst = NULL, *want = NULL;
+    if (gf_batch_take(ib, GF_FIELD_NODES, 0, &nodes) == GF_OK &&
+        gf_batch_take(ib, GF_FIELD_COO_EDGE_IDS, 0, &eids) == GF_OK &&
+        gf_graph_induced_subgraph(g, &nodes->dl_tensor, &src, &dst, &want) == GF_OK) {
+      int64_t n = eids->dl_tensor.shape[0];
+      CHECK(n == want->dl_tensor.shape[0] &&
+                memcmp(eids->dl_tensor.data, want->dl_tensor.data, (size_t)n * sizeof(int64_t)) == 0,
+            "coo induced: the induced subgraph's edges (%lld)", (long long)n);
+    }
+    DLManagedTensor *all[] = {nodes, eids, src, dst, want};
+    for (int i = 0; i < 5; i++)
+      if (all[i]) all[i]->deleter(all[i]);
+    gf_batch_close(ib);
+  }
+  gf_loader_close(l);
+  l = NULL;
   CHECK(gf_loader_open(g, seeds, lo, &l) == GF_OK && l, "stats: loader open");
   gf_loader_statistics st;
   memset(&st, 0, sizeof st);
@@ -962,6 +988,35 @@ static void test_subgraph_loader(gf_graph *g) {
     }
   }
   gf_loader_close(l);
+
+  /* gf_loader_start_ordered: the caller's order of the items (part 1 first);
+   * bad orders refused with the loader unchanged */
+  l = NULL;
+  CHECK(gf_subgraph_loader_open(g, &ti, &so, &l) == GF_OK && l, "subgraph loader: reopen (parts)");
+  if (l) {
+    int64_t order[] = {1, 0}, oshape2 = 2, twice[] = {0, 0}, out_of[] = {0, 2}, one = 1;
+    float fl[] = {1, 0};
+    DLTensor tord = gft_i64(order, &oshape2), ttwice = gft_i64(twice, &oshape2), tout = gft_i64(out_of, &oshape2);
+    DLTensor tshort = gft_i64(order, &one), tfl = gft_vec(fl, &oshape2, kDLFloat, 32);
+    CHECK_ERR(gf_loader_start_ordered(l, 0, 0, NULL), GF_EINVAL, "order is NULL");
+    CHECK_ERR(gf_loader_start_ordered(l, 0, 0, &ttwice), GF_EINVAL, "order[1] = 0 repeats");
+    CHECK_ERR(gf_loader_start_ordered(l, 0, 0, &tout), GF_EINVAL, "order[1] = 2 is out of range");
+    CHECK_ERR(gf_loader_start_ordered(l, 0, 0, &tshort), GF_EINVAL, "1 positions for 2 items");
+    CHECK_ERR(gf_loader_start_ordered(l, 0, 0, &tfl), GF_ETYPE, "order must be int64 or int32");
+    CHECK_ERR(gf_loader_start_ordered(l, 0, 3, &tord), GF_EINVAL, "first_batch = 3");
+    CHECK_ERR(gf_loader_start_ordered(NULL, 0, 0, &tord), GF_EBADHANDLE, "");
+    gf_batch *b = NULL;
+    DLManagedTensor *nodes = NULL;
+    CHECK(gf_loader_start_ordered(l, 0, 0, &tord) == GF_OK && gf_loader_next(l, &b) == GF_OK && b,
+          "start_ordered: a batch");
+    if (b && gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK && nodes) {
+      const int64_t *v = nodes->dl_tensor.data;
+      CHECK(nodes->dl_tensor.shape[0] == 3 && v[0] == 2 && v[1] == 4 && v[2] == 5, "start_ordered: part 1 first");
+      nodes->deleter(nodes);
+    }
+    if (b) gf_batch_close(b);
+    gf_loader_close(l);
+  }
 
   /* drawn node sets: sorted, and the same from the same seed */
   int64_t first[6] = {0}, nfirst = -1;

@@ -181,6 +181,9 @@ GF_FIELD_TYPED_EDGE_IDS = 16
 GF_FIELD_TYPED_INDPTR = 17
 GF_FIELD_COO_INDEX = 32
 GF_FIELD_COO_EDGE_IDS = 33
+GF_COO_SAMPLED = 1
+GF_COO_BIDIRECTIONAL = 2
+GF_COO_INDUCED = 3
 
 GF_TEMPORAL_NONE = 0
 GF_TEMPORAL_NODE = 1
@@ -1328,6 +1331,12 @@ def gf_loader_start(loader: gf_loader_p | None, epoch: int, /) -> int: ...
 # int gf_loader_start_at(gf_loader *loader, uint64_t epoch, int64_t first_batch);
 @cfunc("gf_loader_start_at", [gf_loader_p_ctypes, ctypes.c_uint64, ctypes.c_int64], ctypes.c_int)
 def gf_loader_start_at(loader: gf_loader_p | None, epoch: int, first_batch: int, /) -> int: ...
+
+
+# int gf_loader_start_ordered(gf_loader *loader, uint64_t epoch, int64_t first_batch,
+#                             const DLTensor *order);
+@cfunc("gf_loader_start_ordered", [gf_loader_p_ctypes, ctypes.c_uint64, ctypes.c_int64, DLTensor_p], ctypes.c_int)
+def gf_loader_start_ordered(loader: gf_loader_p | None, epoch: int, first_batch: int, order: CtypesRef, /) -> int: ...
 
 
 # int gf_loader_position(const gf_loader *loader, uint64_t *out_epoch, int64_t *out_delivered,

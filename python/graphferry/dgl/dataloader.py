@@ -297,7 +297,7 @@ class DataLoader(EngineLoader):
         **kwargs: Any,
     ):
         self._loaders = []
-        self._blocks: NodeBlocks | HeteroBlocks | None = None
+        self._blocks: NodeBlocks | HeteroBlocks | SubgraphBatches | None = None
         self._edges: EdgeBatches | None = None
         timeout = kwargs.get("timeout", 0)
         num_threads = worker_threads(kwargs.pop("num_workers", 0), num_threads)
@@ -360,12 +360,29 @@ class DataLoader(EngineLoader):
                 )
             if int(batch_size) <= 0:
                 raise ValueError(f"batch_size must be positive (got {batch_size})")
-            self._subgraphs = kind(graph, indices, graph_sampler)
-            self._subgraphs.num_threads = num_threads
+            batches = self._blocks = self._subgraphs = kind(graph, indices, graph_sampler)
             if self.use_ddp:
-                self._subgraphs.seeds = ddp_seeds(self._subgraphs.seeds, drop_last)
+                batches.seeds = ddp_seeds(batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
-            self._graph, self._closed, self._next_epoch = self._subgraphs.graph, False, 0
+            if batches.engine_draw() is None:  # a SAINTSampler subclass's own draw: made in the caller's thread
+                self._graph, self._closed, self._custom = batches.graph, False, batches
+                return
+            batches.prepare()
+            batching = dict(
+                batch_size=batch_size,
+                shuffle=shuffle and batches.shuffles,
+                drop_last=drop_last,
+                queue_capacity=queue_capacity,
+            )
+            seeds = batches.seeds
+            self._open_engine(
+                batches.graph,
+                seeds,
+                None,
+                **batching,
+                opener=lambda **memory: batches.engine_loader(seeds, self.seed, num_threads, **batching, **memory),
+                transfer=transfer,
+            )
             return
         if comm is not None and edges:
             check_edge_comm(graph, per_type, edge_settings(graph_sampler))
@@ -443,21 +460,15 @@ class DataLoader(EngineLoader):
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
 
     def __len__(self) -> int:
-        if getattr(self, "_subgraphs", None) is not None:
-            n = self._subgraphs.seeds.numel()
+        if getattr(self, "_custom", None) is not None:
+            n = self._custom.seeds.numel()
             return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
         return super().__len__()
 
     def __iter__(self) -> Any:
-        subgraphs = getattr(self, "_subgraphs", None)
-        if subgraphs is not None:
+        if getattr(self, "_custom", None) is not None:
             self._check_open()
-            epoch = self._next_epoch
-            self._next_epoch += 1
-            device = self.device
-            return subgraphs.epoch(
-                epoch, self.seed, self.batch_size, self.shuffle, self.drop_last, lambda sg: sg.to(device)
-            )
+            return self._custom.custom_epoch(self.batch_size, self.drop_last, self.device)
         edges = self._edges
         if edges is not None and edges.exclude_fn is not None:
             # DGL's exclude callable is Python: the batches are made in the
@@ -502,6 +513,3 @@ class DataLoader(EngineLoader):
         edges = getattr(self, "_edges", None)
         if edges is not None:
             edges.close()
-        subgraphs = getattr(self, "_subgraphs", None)
-        if subgraphs is not None and hasattr(subgraphs, "close"):
-            subgraphs.close()

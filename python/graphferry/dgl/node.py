@@ -204,11 +204,10 @@ class SubgraphBatches:
     subclass sets :attr:`graph` (the engine graph), :attr:`seeds` (what is
     batched), :attr:`dgl_graph`, :attr:`idtype`, :attr:`prefetch_ndata`
     and :attr:`prefetch_edata`, and :meth:`engine_draw`: the engine's
-    subgraph loader (:class:`graphferry._subgraph.SubgraphLoader`) then
-    makes the batches ahead on its threads -- node sets, induced subgraphs,
-    the prefetched data -- and each becomes DGL's subgraph here. Without
-    one (:meth:`engine_draw` None), :meth:`batch` makes each batch in the
-    caller's thread."""
+    subgraph loader (:meth:`engine_loader`, opened by the DataLoader's
+    engine path) makes the batches ahead on its threads -- node sets,
+    induced subgraphs, the prefetched data -- and :meth:`convert` turns
+    each into DGL's subgraph."""
 
     graph: Any
     seeds: torch.Tensor
@@ -216,101 +215,69 @@ class SubgraphBatches:
     idtype: Any = torch.int64
     prefetch_ndata: list = []
     prefetch_edata: list = []
-    num_threads: int = 0  # the engine's threads (the DataLoader sets them)
-    _loader: SubgraphLoader | None = None
+    shuffles = True  # whether the DataLoader's shuffle permutes the seeds
+    _loader: SubgraphLoader | None = None  # the engine loader opened last
+
+    def __init__(self, graph: Any, indices: Any, sampler: Any):
+        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
+        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
+        self.graph = as_graph(graph)
+        self.seeds = torch.as_tensor(indices).view(-1)
+        self.prefetch_ndata = list(getattr(sampler, "prefetch_ndata", None) or [])
+        self.prefetch_edata = list(getattr(sampler, "prefetch_edata", None) or [])
+        if self.dgl_graph is None and self.prefetch_edata:
+            raise ValueError(
+                "prefetch_edata needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
+                f"got prefetch_edata={self.prefetch_edata}"
+            )
 
     def engine_draw(self) -> dict | None:
         """The :class:`~graphferry._subgraph.SubgraphLoader` keywords of the
         engine's node sets (``kind``, ...), or None."""
         return None
 
-    def engine_items(self) -> torch.Tensor:
+    def engine_items(self, seeds: torch.Tensor) -> torch.Tensor:
         """What the engine loader batches: the seeds."""
-        return self.seeds
+        return seeds
 
-    def batch(self, seeds: torch.Tensor, seed: Any, key: int) -> Any:
-        """The subgraph of the batch of ``seeds``, made here; ``key``
-        (``(epoch << 32) | i`` for batch ``i``) and the loader's ``seed``
-        make its random draws."""
-        raise NotImplementedError
-
-    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
-        """Epoch ``number``: the engine loader's batches (made ahead on its
-        threads; shuffled by the engine from ``seed`` and ``number``), or
-        without an engine draw the seeds batched (shuffled by torch) and
-        each batch made here; ``finish`` is applied to every batch."""
-        if self.engine_draw() is not None:
-            for sample in self._engine_loader(seed, batch_size, shuffle, drop_last).epoch(number):
-                yield finish(self._subgraph(sample))
-            return
-        n = self.seeds.numel()
-        order = torch.arange(n)
-        if shuffle:
-            generator = torch.Generator().manual_seed((int(seed) * 1_000_003 + number) & 0x7FFF_FFFF_FFFF_FFFF)
-            order = torch.randperm(n, generator=generator)
-        stop = n - n % batch_size if drop_last else n
-        for i, lo in enumerate(range(0, stop, batch_size)):
-            yield finish(self.batch(self.seeds[order[lo : lo + batch_size]], seed, (number << 32) | i))
-
-    def _data_signature(self) -> tuple:
-        """What the engine loader's gathers depend on: the prefetched
-        tensors of the DGLGraph."""
+    def prepare(self) -> None:
+        """Hands the engine the prefetched data it can gather (the rest is
+        served by DGL's lazy columns, with DGL's warning)."""
         g = self.dgl_graph
+        lazy = lazy_node_data(self.graph, g, self.prefetch_ndata) if g is not None else []
+        self._engine_ndata = [n for n in self.prefetch_ndata if n not in lazy]
+        self.before_epoch()
+
+    def before_epoch(self) -> None:
+        """Hands the engine the prefetched data the DGLGraph replaced since
+        (idle engine loaders reopen with it)."""
+        g = self.dgl_graph
+        self._engine_edata, self._edata_signatures = [], {}
         if g is None:
-            return ()
-        return tuple(_cache.tensor_signature(g.ndata[n]) for n in self.prefetch_ndata) + tuple(
-            _cache.tensor_signature(g.edata[n]) for n in self.prefetch_edata
-        )
+            return
+        sync_node_data(self.graph, g, self._engine_ndata)
+        self._engine_edata = sync_edge_data(self.graph, {n: g.edata[n] for n in self.prefetch_edata})
+        self._edata_signatures = {n: _cache.tensor_signature(g.edata[n]) for n in self._engine_edata}
 
-    def _engine_loader(self, seed: Any, batch_size: int, shuffle: bool, drop_last: bool) -> SubgraphLoader:
-        """The engine's loader (opened once, reopened when the DGLGraph's
-        prefetched data was replaced since): the node data and edge data the
-        engine holds are gathered on its threads; the rest is served by
-        DGL's lazy columns."""
-        items = self.engine_items()
-        signature = (
-            self._data_signature(),
-            int(seed),
-            int(batch_size),
-            bool(shuffle),
-            bool(drop_last),
-            _cache.tensor_signature(self.seeds),
-        )
-        loader = getattr(self, "_loader", None)
-        if loader is not None and not loader.closed and self._loader_signature == signature:
-            return loader
-        self.close()
-        g = self.dgl_graph
-        if g is not None:
-            lazy = lazy_node_data(self.graph, g, self.prefetch_ndata)
-            self._engine_ndata = [n for n in self.prefetch_ndata if n not in lazy]
-            self._engine_edata = sync_edge_data(self.graph, {n: g.edata[n] for n in self.prefetch_edata})
-            self._edata_signatures = {n: _cache.tensor_signature(g.edata[n]) for n in self._engine_edata}
-        else:
-            self._engine_ndata, self._engine_edata = list(self.prefetch_ndata), []
+    def engine_loader(self, seeds: torch.Tensor, seed: Any, num_threads: int, **kwargs: Any) -> SubgraphLoader:
+        """The engine's loader of these batches over ``seeds``, drawing from
+        ``seed``, gathering the prefetched data the engine holds; ``kwargs``:
+        batching and memory, as :class:`~graphferry._subgraph.SubgraphLoader`
+        takes them."""
         self._loader = SubgraphLoader(
             self.graph,
-            items,
+            self.engine_items(seeds),
             **self.engine_draw(),
             edge_order="src_eid",
             seed=int(seed),
-            batch_size=batch_size,
-            shuffle=shuffle,
-            drop_last=drop_last,
             feature_names=self._engine_ndata,
             edge_feature_names=self._engine_edata,
-            num_threads=self.num_threads,
+            num_threads=num_threads,
+            **kwargs,
         )
-        self._loader_signature = signature
         return self._loader
 
-    def close(self) -> None:
-        """Closes the engine loader (it reopens on the next epoch)."""
-        loader, self._loader = getattr(self, "_loader", None), None
-        if loader is not None:
-            loader.close()
-
-    def _subgraph(self, sample: SubgraphSample) -> Any:
+    def convert(self, sample: SubgraphSample) -> Any:
         """The DGLGraph of one engine batch, as ``dgl.DGLGraph.subgraph``
         gives it (the engine lists the edges in its order), with the
         gathered data in place of the lazy columns."""
@@ -341,22 +308,13 @@ class ClusterBatches(SubgraphBatches):
     ``prefetch_edata`` (the engine's subgraph loader over the parts)."""
 
     def __init__(self, graph: Any, indices: Any, sampler: Any):
-        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
-        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
-        self.graph = as_graph(graph)
-        self.seeds = torch.as_tensor(indices).to(torch.int64).view(-1)
+        super().__init__(graph, indices, sampler)
+        self.seeds = self.seeds.to(torch.int64)
         self.offsets = torch.as_tensor(sampler.partition_offset).to(torch.int64)
         self.node_ids = torch.as_tensor(sampler.partition_node_ids).to(torch.int64)
         k = self.offsets.numel() - 1
         if self.seeds.numel() and (int(self.seeds.min()) < 0 or int(self.seeds.max()) >= k):
             raise ValueError(f"partition ids out of range [0, {k}) (the ClusterGCNSampler has {k} partitions)")
-        self.prefetch_ndata = list(getattr(sampler, "prefetch_ndata", None) or [])
-        self.prefetch_edata = list(getattr(sampler, "prefetch_edata", None) or [])
-        if self.dgl_graph is None and self.prefetch_edata:
-            raise ValueError(
-                "prefetch_edata needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
-                f"got prefetch_edata={self.prefetch_edata}"
-            )
 
     def engine_draw(self) -> dict:
         return dict(kind="parts", part_offsets=self.offsets, part_nodes=self.node_ids)

@@ -34,7 +34,6 @@ import dgl
 import torch
 
 from ..errors import GF_EINVAL, InvalidArgumentError
-from .convert import as_graph
 from .node import SubgraphBatches, induced_dgl
 
 __all__ = ["SaintBatches", "saint_mode"]
@@ -76,11 +75,10 @@ class SaintBatches(SubgraphBatches):
     in the caller's thread, and the engine induces the subgraph of the
     nodes it returns."""
 
+    shuffles = False  # the placeholders: only their number counts
+
     def __init__(self, graph: Any, indices: Any, sampler: Any):
-        self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
-        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
-        self.graph = as_graph(graph)
-        self.seeds = torch.as_tensor(indices).view(-1)
+        super().__init__(graph, indices, sampler)
         self.sampler = sampler
         self.mode = saint_mode(sampler)
         if self.mode is None and self.dgl_graph is None:
@@ -93,8 +91,6 @@ class SaintBatches(SubgraphBatches):
             self.walk_length = _count(budget[1], "budget[1] (walk_length)")
         elif self.mode is not None:
             self.budget = _count(sampler.budget, "budget")
-        self.prefetch_ndata = list(sampler.prefetch_ndata)
-        self.prefetch_edata = list(sampler.prefetch_edata)
         g = self.dgl_graph
         if g is not None:
             for what, names, have in (("ndata", self.prefetch_ndata, g.ndata), ("edata", self.prefetch_edata, g.edata)):
@@ -104,11 +100,6 @@ class SaintBatches(SubgraphBatches):
                         GF_EINVAL, f"the DGLGraph has no {what} field {missing} to prefetch (it has {sorted(have)})"
                     )
         else:
-            if self.prefetch_edata:
-                raise ValueError(
-                    "prefetch_edata needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
-                    f"got prefetch_edata={self.prefetch_edata}"
-                )
             held = self.graph.node_data_names()
             missing = [n for n in self.prefetch_ndata if n not in held]
             if missing:
@@ -126,23 +117,21 @@ class SaintBatches(SubgraphBatches):
         weighting = "out_degree_min1" if self.mode == "node" else "inverse_degree"
         return dict(kind=f"{self.mode}s", weighting=weighting, budget=self.budget)
 
-    def engine_items(self) -> torch.Tensor:
+    def engine_items(self, seeds: torch.Tensor) -> torch.Tensor:
         """Placeholders: only their number counts (one node set a batch)."""
-        return torch.arange(self.seeds.numel())
+        return torch.arange(seeds.numel())
 
-    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
-        """As :class:`SubgraphBatches`'s; the placeholders are never
-        shuffled (only their number counts)."""
-        return super().epoch(number, seed, batch_size, False, drop_last, finish)
-
-    def batch(self, seeds: torch.Tensor, seed: Any, key: int) -> Any:
-        """The batch of a subclass's own draw (called on the DGLGraph, from
-        torch's and DGL's generators as DGL calls it), made here."""
-        nodes = torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
-        subg = induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
-        # DGL's loader prefetches these: read now, not when first used
-        for name in self.prefetch_ndata:
-            subg.ndata[name] = subg.ndata[name]
-        for name in self.prefetch_edata:
-            subg.edata[name] = subg.edata[name]
-        return subg
+    def custom_epoch(self, batch_size: int, drop_last: bool, device: Any) -> Any:
+        """An epoch of a subclass's own draw, made in the caller's thread:
+        the draw called on the DGLGraph (from torch's and DGL's generators,
+        as DGL calls it) once a batch, the engine's subgraph of its nodes."""
+        n = self.seeds.numel()
+        for _ in range(0, n - n % batch_size if drop_last else n, batch_size):
+            nodes = torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
+            subg = induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
+            # DGL's loader prefetches these: read now, not when first used
+            for name in self.prefetch_ndata:
+                subg.ndata[name] = subg.ndata[name]
+            for name in self.prefetch_edata:
+                subg.edata[name] = subg.edata[name]
+            yield subg.to(device)

@@ -36,10 +36,11 @@ from torch_geometric.utils import select
 
 from .. import _cache
 from .._loader import sync_edge_data
-from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
+from .._subgraph import SubgraphLoader, SubgraphSample
 from ..errors import GF_ESTATE, GraphferryError
 from ..graph import Graph
 from ..partition import metis_parts, symmetric_adjacency
+from .subgraph import SubgraphEpochs, in_process_kwargs
 
 __all__ = ["ClusterData", "ClusterLoader"]
 
@@ -71,7 +72,7 @@ def _partition_graph(cluster_data: Any) -> Graph:
     )
 
 
-class ClusterLoader(_ClusterLoader):
+class ClusterLoader(SubgraphEpochs, _ClusterLoader):
     r"""PyG's ``ClusterLoader`` (same arguments): batches of
     ``batch_size`` clusters of ``cluster_data`` (graphferry's
     :class:`ClusterData` or PyG's), each the subgraph the engine induces on
@@ -88,16 +89,15 @@ class ClusterLoader(_ClusterLoader):
     def __init__(self, cluster_data: Any, **kwargs: Any):
         kwargs, self.num_threads = in_process_kwargs(kwargs)
         self.graph = _partition_graph(cluster_data)
-        self._loader: SubgraphLoader | None = None
-        self._order: torch.Tensor | None = None
-        self._held: tuple[list[str], dict[str, Any]] = ([], {})
         super().__init__(cluster_data, **kwargs)
+        self._held = self._hold()
+        self._open_subgraphs(self.graph, torch.arange(len(cluster_data)), self.batch_size, self.drop_last)
 
-    def _hold(self) -> tuple[list[str], dict[str, Any]]:
+    def _hold(self) -> tuple[list[str], dict[str, Any], tuple]:
         """Hands the engine graph the data's node attributes (rows along
         dim 0, a dtype it carries) and edge attributes it does not hold
-        yet: the names it gathers, and the signatures of the edge
-        attributes it got."""
+        yet: the names it gathers, the signatures of the edge attributes it
+        got, and those of every attribute (to tell a replaced one)."""
         data = self.cluster_data.data
         nodes = []
         sources = getattr(self.graph, "_cluster_sources", None)
@@ -123,46 +123,37 @@ class ClusterLoader(_ClusterLoader):
             elif data.is_edge_attr(key) and key != "edge_index":
                 edges[key] = value
         held = sync_edge_data(self.graph, edges)
-        return nodes, {key: _cache.tensor_signature(edges[key]) for key in held}
+        return nodes, {key: _cache.tensor_signature(edges[key]) for key in held}, self._signature()
 
-    def __iter__(self) -> Any:
-        """One epoch: the clusters in torch's sampler's order, batched, each
-        batch made ahead by the engine."""
-        # torch's own iteration (its draws, as PyG's loader makes them) of
-        # the cluster ids: _collate keeps each batch's ids
-        order = torch.cat([torch.zeros(0, dtype=torch.int64), *super().__iter__()])
-        held = self._held
-        if self._loader is None or self._loader.closed or not torch.equal(order, self._order):
-            self.close()
-            self._held = held = self._hold()
-            part = self.cluster_data.partition
-            self._loader = SubgraphLoader(
-                self.graph,
-                order,
-                kind="parts",
-                part_offsets=part.partptr.to(torch.int64),
-                edge_order="src_eid" if part.sparse_format == "csr" else "dst_eid",
-                batch_size=self.batch_size,
-                drop_last=self.drop_last,
-                feature_names=held[0],
-                edge_feature_names=list(held[1]),
-                num_threads=self.num_threads,
-            )
-            self._order = order
-        for sample in self._loader.epoch(0):
-            yield self._data(sample)
+    def _signature(self) -> tuple:
+        return tuple((k, _cache.tensor_signature(v)) for k, v in self.cluster_data.data.items() if torch.is_tensor(v))
 
-    def close(self) -> None:
-        """Stops the engine's threads of this loader (they restart on the
-        next epoch)."""
-        if self._loader is not None:
-            self._loader.close()
+    def _engine(self, allocator: Any = None) -> SubgraphLoader:
+        """The engine's loader over the clusters (each epoch in torch's
+        sampler's order), gathering the attributes it holds."""
+        part = self.cluster_data.partition
+        return SubgraphLoader(
+            self.graph,
+            torch.arange(len(self.cluster_data)),
+            kind="parts",
+            part_offsets=part.partptr.to(torch.int64),
+            edge_order="src_eid" if part.sparse_format == "csr" else "dst_eid",
+            batch_size=self.batch_size,
+            drop_last=self.drop_last,
+            feature_names=self._held[0],
+            edge_feature_names=list(self._held[1]),
+            num_threads=self.num_threads,
+            allocator=allocator,
+        )
 
-    def _collate(self, batch: Any) -> torch.Tensor:
-        """The cluster ids of one batch of torch's sampler."""
-        return torch.as_tensor(batch, dtype=torch.int64).view(-1)
+    def _before_epoch(self) -> None:
+        """Hands the engine the attributes replaced since (its idle loaders
+        reopen with them)."""
+        if self._held[2] != self._signature():
+            self.release_idle()
+            self._held = self._hold()
 
-    def _data(self, sample: SubgraphSample) -> Any:
+    def _convert(self, sample: SubgraphSample) -> Any:
         data = self.cluster_data.data
         node, edge = sample.nodes, sample.edge_ids
         out = copy.copy(data)

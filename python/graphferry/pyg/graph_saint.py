@@ -28,15 +28,16 @@ of that seed and ``e``.
 
 from __future__ import annotations
 
+import itertools
 import os.path as osp
 from typing import Any
 
 import torch
 
-from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
+from .._subgraph import SubgraphLoader, SubgraphSample
 from ..sampling import random_seed
 from .convert import as_graph
-from .subgraph import HeldAttributes, check_edge_index
+from .subgraph import HeldAttributes, SubgraphEpochs, check_edge_index, in_process_kwargs
 
 # Added to the loader's seed for the normalisation estimate's draws, so
 # that they are not the training epochs'.
@@ -45,7 +46,7 @@ _NORM_SEED = 0x6E6F726D
 __all__ = ["GraphSAINTSampler", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler", "GraphSAINTRandomWalkSampler"]
 
 
-class GraphSAINTSampler(torch.utils.data.DataLoader):
+class GraphSAINTSampler(SubgraphEpochs, torch.utils.data.DataLoader):
     r"""PyG's ``GraphSAINTSampler`` base class, by the engine: ``num_steps``
     subgraphs an epoch, each the subgraph induced on the nodes
     :meth:`_sample_nodes` draws (see the subclasses).
@@ -69,6 +70,8 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
             subgraphs are made in the calling process; the worker-only
             arguments are ignored.
     """
+
+    _torch_order = False  # num_steps draws, in the engine's order
 
     def __init__(
         self,
@@ -99,10 +102,8 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         # NeighborLoader converts it): the engine gathers them.
         self.graph = as_graph(data)
         self.seed = random_seed()  # from torch's generator, as PyG's draws are
-        self._epoch = 0
-        self._loader: SubgraphLoader | None = None
-        self._held: HeldAttributes | None = None
-        super().__init__(self, batch_size=1, collate_fn=self._collate, **kwargs)
+        super().__init__(self, batch_size=1, collate_fn=self._convert, **kwargs)
+        self._open_subgraphs(self.graph, torch.arange(max(int(self.num_steps), 0)), 1, False)
         if self.sample_coverage > 0:
             path = osp.join(save_dir or "", self._filename)
             if save_dir is not None and osp.exists(path):
@@ -116,21 +117,19 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
     def _filename(self) -> str:
         return f"{self.__class__.__name__.lower()}_{self.sample_coverage}.pt"
 
-    def __len__(self) -> int:
-        return self.num_steps
-
     def _draw(self) -> dict:
         """The engine's draw of this sampler (``SubgraphLoader``'s kind,
         weighting and budget)."""
         raise NotImplementedError
 
-    def _engine(self, seed: int, gather: bool = True) -> SubgraphLoader:
+    def _engine(self, allocator: Any = None, seed: int | None = None) -> SubgraphLoader:
         """An engine loader of ``num_steps`` batches an epoch, edges sorted
-        by source then target as PyG's ``SparseTensor`` lists them; with
-        ``gather``, the node and edge attributes the engine holds are
-        gathered on its threads."""
+        by source then target as PyG's ``SparseTensor`` lists them; the
+        training epochs' (no ``seed``) gather the node and edge attributes
+        the engine holds on its threads."""
         nodes, edges = [], []
-        if gather:
+        if seed is None:
+            seed = self.seed
             self._held = HeldAttributes(self.data, self.graph, self.N, self.E)
             nodes, edges = self._held.node_names, self._held.edge_names
         return SubgraphLoader(
@@ -143,6 +142,7 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
             feature_names=nodes,
             edge_feature_names=edges,
             num_threads=self.num_threads,
+            allocator=allocator,
         )
 
     def __getitem__(self, idx: int) -> Any:
@@ -151,27 +151,7 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
             "training loop: iterate the loader (no batch is drawn by index)"
         )
 
-    def __iter__(self) -> Any:
-        """One epoch: the engine's ``num_steps`` batches (made ahead on its
-        threads), each turned into PyG's ``Data``."""
-        graph = as_graph(self.data)  # reconverted when the Data's node attributes changed
-        replaced = self._held is not None and self._held.replaced()
-        if self._loader is None or self._loader.closed or graph is not self.graph or replaced:
-            self.close()
-            self.graph = graph
-            self._loader = self._engine(self.seed)
-        epoch, self._epoch = self._epoch, self._epoch + 1
-        for sample in self._loader.epoch(epoch):
-            yield self._collate([sample])
-
-    def close(self) -> None:
-        """Stops the engine's threads of this loader (they restart on the
-        next epoch)."""
-        if self._loader is not None:
-            self._loader.close()
-
-    def _collate(self, data_list: list) -> Any:
-        sample: SubgraphSample = data_list[0]
+    def _convert(self, sample: SubgraphSample) -> Any:
         node_idx, edge_idx = sample.nodes, sample.edge_ids
         data = self.data.__class__()
         data.num_nodes = node_idx.size(0)
@@ -192,13 +172,11 @@ class GraphSAINTSampler(torch.utils.data.DataLoader):
         plus a constant (not the training epochs' draws)."""
         if self.num_steps <= 0:
             return
-        loader = self._engine((self.seed + _NORM_SEED) & 0xFFFF_FFFF_FFFF_FFFF, gather=False)
+        loader = self._engine(seed=(self.seed + _NORM_SEED) & 0xFFFF_FFFF_FFFF_FFFF)
         try:
-            epoch = 0
-            while True:
+            for epoch in itertools.count():
                 for sample in loader.epoch(epoch):
                     yield sample.nodes, sample.edge_ids
-                epoch += 1
         finally:
             loader.close()
 

@@ -6,6 +6,7 @@ yields the ``Data`` (or ``HeteroData``) batches that
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -17,6 +18,7 @@ from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput
 from torch_geometric.sampler import NeighborSampler as PyGNeighborSampler
 
 from .._loader import EngineLoader, call_key, comm_timeout, loader_seed, torch_loader_kwargs, worker_threads
+from .._native import lib as _lib
 from .._native.dlpack import as_cpu_tensor
 from .._transfer import pin_transfer
 from ..distributed import PartGraph, _shared_seed
@@ -93,6 +95,10 @@ def settings_of_sampler(sampler: Any, data: Any) -> dict[str, Any]:
         "'neighbor_sampler' must be a graphferry.pyg.Sampler or a torch_geometric.sampler.NeighborSampler "
         f"(got '{type(sampler).__name__}')"
     )
+
+
+# gf_loader_options.coo of each subgraph_type: the edge list the engine makes
+_COO = {"directional": _lib.GF_COO_SAMPLED, "bidirectional": _lib.GF_COO_BIDIRECTIONAL, "induced": _lib.GF_COO_INDUCED}
 
 
 def check_comm_data(data: Any, subgraph_type: str) -> None:
@@ -392,10 +398,11 @@ class NeighborLoader(EngineLoader):
             feature_names=self._node_attrs if self._stores is None else (),
             seed_times=self._seed_times,
             **choice,
-            # PyG's edge_index, made by the engine's threads (a typed batch is
-            # split there; a device sampler makes its own batches; a
-            # distributed loader's batches are built from their blocks).
-            coo=self._hetero is None and "device" not in choice and comm is None,
+            # PyG's edge_index, made by the engine's threads, bidirectional or
+            # induced as subgraph_type asks (a typed batch is split there; a
+            # device sampler makes its own batches; a distributed loader's
+            # batches are built from their blocks).
+            coo=_COO[self.subgraph_type] if self._hetero is None and "device" not in choice and comm is None else 0,
             comm=comm,
             comm_timeout=comm_timeout(comm, timeout),
         )
@@ -490,13 +497,16 @@ class NeighborLoader(EngineLoader):
         times, given = self._seed_time_of(index)
         per_type = self._hetero is not None
         out = sample(self._graph, seeds, self._options, self._next_key(), "directional", times, per_type=per_type)
-        return self._batch(out, {}, input_id, given)
+        return self._batch(out, {}, input_id, given, self.subgraph_type)
 
     def _convert(self, sub: SampledSubgraph) -> Data | HeteroData:
         positions = sub.input_index
         input_id = self._input_id[positions] if self._input_id is not None else positions
         out = directional(sub, per_type=self._hetero is not None)
-        return self._batch(out, sub.node_data, input_id, self._seed_time_of(positions)[1])
+        kind = self.subgraph_type
+        if sub.coo is not None and kind != "directional":  # made by the engine's threads, ahead
+            out, kind = dataclasses.replace(out, num_sampled_nodes=None, num_sampled_edges=None), "directional"
+        return self._batch(out, sub.node_data, input_id, self._seed_time_of(positions)[1], kind)
 
     def _batch(
         self,
@@ -504,14 +514,15 @@ class NeighborLoader(EngineLoader):
         node_data: dict[str, torch.Tensor],
         input_id: torch.Tensor,
         seed_time: torch.Tensor | None,
+        subgraph_type: str,
     ) -> Data | HeteroData:
-        """The batch of a directional sample ``out``, ``subgraph_type``
-        applied: a ``HeteroData`` split by type, or a ``Data``; as PyG's
+        """The batch of a sample ``out``, ``subgraph_type`` applied to it
+        (``"directional"``: as it is): a ``HeteroData`` split by type, or a ``Data``; as PyG's
         ``NodeLoader.filter_fn``, ``transform_sampler_output`` is applied to
         the sampler's output before the batch is made of it, and
         ``transform`` to the batch."""
         if self._hetero is not None:
-            output = split(self._hetero, out, self.subgraph_type)
+            output = split(self._hetero, out, subgraph_type)
             if self.transform_sampler_output is not None:
                 nodes = dict(output.node)
                 output.metadata = (input_id, seed_time)
@@ -531,7 +542,7 @@ class NeighborLoader(EngineLoader):
                 rows=node_data,
             )
         else:
-            out = finish(out, self._graph, self.subgraph_type)
+            out = finish(out, self._graph, subgraph_type)
             if self.transform_sampler_output is not None:
                 given = self._transformed(out.to_pyg((input_id, seed_time)), SamplerOutput)
                 if given.node is not out.node:  # the engine gathered the rows of other nodes

@@ -27,15 +27,15 @@ import torch
 from torch_geometric.data import Batch
 
 from .._options import SampleOptions
-from .._subgraph import SubgraphLoader, SubgraphSample, in_process_kwargs
+from .._subgraph import SubgraphLoader, SubgraphSample
 from ..sampling import random_seed
 from .convert import as_graph
-from .subgraph import HeldAttributes, check_edge_index
+from .subgraph import HeldAttributes, SubgraphEpochs, check_edge_index, in_process_kwargs
 
 __all__ = ["ShaDowKHopSampler"]
 
 
-class ShaDowKHopSampler(torch.utils.data.DataLoader):
+class ShaDowKHopSampler(SubgraphEpochs, torch.utils.data.DataLoader):
     r"""PyG's ``ShaDowKHopSampler`` by the engine: batches of ``node_idx``,
     each seed's own subgraph, as a ``Batch`` with PyG's fields: ``batch``
     (the subgraph of every node), ``ptr``, ``root_n_id`` (each seed's
@@ -92,18 +92,12 @@ class ShaDowKHopSampler(torch.utils.data.DataLoader):
         # every batch's samples come from this seed (torch's generator
         # gives it, as PyG's draws come from torch's) and the epoch
         self.seed = random_seed()
-        self._epoch = 0
-        self._loader: SubgraphLoader | None = None
-        self._order: torch.Tensor | None = None
-        self._held: HeldAttributes | None = None
-        super().__init__(node_idx.tolist(), collate_fn=self.__collate__, **kwargs)
+        super().__init__(node_idx.tolist(), **kwargs)
+        self._open_subgraphs(self.graph, torch.as_tensor(node_idx, dtype=torch.int64), self.batch_size, self.drop_last)
 
-    def __collate__(self, n_id: list) -> torch.Tensor:
-        """The seeds of one batch of torch's sampler."""
-        return torch.as_tensor(n_id, dtype=torch.int64).view(-1)
-
-    def _engine(self, order: torch.Tensor) -> SubgraphLoader:
-        """The engine's ShaDow loader over the seeds in ``order``."""
+    def _engine(self, allocator: Any = None) -> SubgraphLoader:
+        """The engine's ShaDow loader over the seeds (each epoch in torch's
+        sampler's order)."""
         self._held = HeldAttributes(self.data, self.graph, self.num_nodes, self.num_edges)
         options = SampleOptions(
             [self.num_neighbors] * self.depth if self.depth > 0 else [0],  # fan-out 0: the roots alone
@@ -115,7 +109,7 @@ class ShaDowKHopSampler(torch.utils.data.DataLoader):
         )
         return SubgraphLoader(
             self.graph,
-            order,
+            torch.as_tensor(self.node_idx, dtype=torch.int64),
             kind="khop",
             options=options,
             edge_order="src_dst",
@@ -123,30 +117,10 @@ class ShaDowKHopSampler(torch.utils.data.DataLoader):
             drop_last=self.drop_last,
             feature_names=self._held.node_names,
             edge_feature_names=self._held.edge_names,
+            allocator=allocator,
         )
 
-    def __iter__(self) -> Any:
-        """One epoch: the seeds in torch's sampler's order, every batch's
-        subgraphs made ahead by the engine."""
-        order = torch.cat([torch.zeros(0, dtype=torch.int64), *super().__iter__()])
-        graph = as_graph(self.data)  # reconverted when the Data's node attributes changed
-        stale = self._held is None or self._held.replaced() or graph is not self.graph
-        if self._loader is None or self._loader.closed or stale or not torch.equal(order, self._order):
-            self.close()
-            self.graph = graph
-            self._loader = self._engine(order)
-            self._order = order
-        epoch, self._epoch = self._epoch, self._epoch + 1
-        for sample in self._loader.epoch(epoch):
-            yield self._batch(sample)
-
-    def close(self) -> None:
-        """Stops the engine's threads of this loader (they restart on the
-        next epoch)."""
-        if self._loader is not None:
-            self._loader.close()
-
-    def _batch(self, sample: SubgraphSample) -> Batch:
+    def _convert(self, sample: SubgraphSample) -> Batch:
         """PyG's ``Batch`` of one engine batch."""
         seeds, n = sample.seeds, self.num_nodes
         b = seeds.numel()

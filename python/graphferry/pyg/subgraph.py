@@ -1,7 +1,8 @@
 """What graphferry's PyG subgraph loaders (:mod:`.shadow`,
-:mod:`.graph_saint`, :mod:`.cluster`) share: the ``Data``'s checked
-``edge_index``, and :class:`HeldAttributes`: which of a ``Data``'s
-attributes the engine's subgraph loader gathers on its threads."""
+:mod:`.graph_saint`, :mod:`.cluster`) share: :class:`SubgraphEpochs`, their
+epochs on the engine's subgraph loader through the one iteration path; the
+``Data``'s checked ``edge_index``; and :class:`HeldAttributes`: which of a
+``Data``'s attributes the engine's subgraph loader gathers on its threads."""
 
 from __future__ import annotations
 
@@ -11,10 +12,86 @@ import torch
 from torch_geometric.data import Data
 
 from .. import _cache
-from .._loader import sync_edge_data
+from .._loader import EngineLoader, sync_edge_data, worker_threads
+from .._transfer import pin_transfer
 from ..graph import Graph
+from .convert import as_graph
 
-__all__ = ["check_edge_index", "HeldAttributes"]
+__all__ = ["check_edge_index", "HeldAttributes", "SubgraphEpochs", "in_process_kwargs"]
+
+
+def in_process_kwargs(kwargs: dict) -> tuple[dict, int]:
+    """The torch ``DataLoader`` keywords of a PyG subgraph loader (a torch
+    ``DataLoader`` itself) as graphferry's runs them, and the engine's
+    threads: ``num_workers > 0`` sets them (:func:`~graphferry._loader.worker_threads`),
+    nothing is forked, so the worker-only keywords are dropped, as are
+    ``dataset`` and ``collate_fn`` (PyG's GraphSAINT loaders drop them too)."""
+    threads = worker_threads(kwargs.get("num_workers", 0))
+    dropped = {"num_workers", "persistent_workers", "prefetch_factor", "worker_init_fn", "multiprocessing_context"}
+    return {k: v for k, v in kwargs.items() if k not in dropped | {"dataset", "collate_fn"}}, threads
+
+
+class SubgraphEpochs(EngineLoader):
+    """Base of graphferry's PyG subgraph loaders (each also a torch
+    ``DataLoader``, as PyG's are): every epoch runs on one engine subgraph
+    loader (:meth:`_engine`, opened once and reopened only when the
+    ``Data``'s attributes were replaced) through
+    :class:`~graphferry._loader.EngineLoader`'s iteration, so that the
+    batches are made ahead, ``state_dict``/``load_state_dict`` resume
+    mid-epoch, ``pin_memory=True`` hands them over page-locked, Ctrl-C and
+    a close from another thread end a waiting step, and ``stats()`` reports
+    every stage. Loaders that keep torch's sampler's order (PyG's shuffle)
+    give it to the engine as each epoch's order (:meth:`_epoch_order`).
+    :meth:`close` stops the engine's threads; the next epoch reopens them."""
+
+    _torch_order = True
+
+    def _open_subgraphs(self, graph: Graph, items: torch.Tensor, batch_size: int, drop_last: bool) -> None:
+        """Opens the engine loader over ``items`` with the torch
+        ``DataLoader``'s ``pin_memory`` (read after its ``__init__``)."""
+        self._open_engine(
+            graph,
+            items,
+            None,
+            batch_size=batch_size,
+            shuffle=False,
+            drop_last=drop_last,
+            queue_capacity=2,
+            opener=self._engine,
+            transfer=pin_transfer(self.pin_memory, self.pin_memory_device),
+        )
+
+    def _engine(self, allocator: Any = None) -> Any:  # pragma: no cover - always overridden
+        raise NotImplementedError
+
+    def _before_epoch(self) -> None:
+        """Reopens the engine loader when the ``Data``'s attributes were
+        replaced (its node attributes reconverted, an edge attribute
+        replaced)."""
+        graph = as_graph(self.data)
+        if graph is not self.graph or self._held.replaced():
+            self.release_idle()
+            self.graph = self._graph = graph
+
+    def _epoch_order(self) -> torch.Tensor | None:
+        """torch's order of the items, drawn as torch's ``DataLoader``
+        iteration draws it (its iterator's base seed, then the sampler's
+        order), so that ``torch.manual_seed`` gives PyG's batches."""
+        if not self._torch_order:
+            return None
+        torch.empty((), dtype=torch.int64).random_(generator=self.generator)
+        return torch.as_tensor(list(self.sampler), dtype=torch.int64)
+
+    @property
+    def _loader(self) -> Any:
+        """The engine loader of the latest epoch."""
+        return getattr(self, "_last_loader", None)
+
+    def close(self) -> None:
+        """Stops the engine's threads of this loader; the next epoch
+        restarts them (an epoch being iterated raises on its next step)."""
+        super().close()
+        self._closed = False
 
 
 class HeldAttributes:
