@@ -6,9 +6,11 @@ package main
 import "C"
 
 import (
+	"encoding/json"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 )
@@ -107,4 +109,70 @@ func int64Vector(t *C.DLTensor, arg string) ([]int64, error) {
 		return nil, errorf(gfEType, "%s must be int64 (got %s)", arg, v.DType)
 	}
 	return mem.Int64s(v.Data), nil
+}
+
+//export gfgo_graph_set_type_names
+func gfgo_graph_set_type_names(h C.uintptr_t, numNodeTypes C.int32_t, nodeTypes **C.char, numRelations C.int32_t, relations **C.char) C.int {
+	return call("gf_graph_set_type_names", func() error {
+		g, err := lookup[*core.Graph](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		nt, nr := g.NumTypes()
+		if nt == 0 {
+			return errorf(gfEInval, "the graph is not typed: gf_graph_set_types first")
+		}
+		if int(numNodeTypes) != nt || int(numRelations) != nr {
+			return errorf(gfEInval, "num_node_types = %d and num_relations = %d, but the graph has %d node types and %d relations (one name each)",
+				int(numNodeTypes), int(numRelations), nt, nr)
+		}
+		nodes, err := typeNames(nodeTypes, nt, "node_types")
+		if err != nil {
+			return err
+		}
+		rels, err := typeNames(relations, nr, "relations")
+		if err != nil {
+			return err
+		}
+		return g.SetTypeNames(nodes, rels)
+	})
+}
+
+// typeNames reads n C strings of p (NULL array or entry: an error naming
+// arg); their content is checked by the engine.
+func typeNames(p **C.char, n int, arg string) ([]string, error) {
+	if p == nil {
+		return nil, errorf(gfEInval, "%s is NULL", arg)
+	}
+	out := make([]string, n)
+	for i, s := range unsafe.Slice(p, n) {
+		if s == nil {
+			return nil, errorf(gfEInval, "%s[%d] is NULL", arg, i)
+		}
+		out[i] = C.GoString(s)
+	}
+	return out, nil
+}
+
+//export gfgo_graph_types_json
+func gfgo_graph_types_json(h C.uintptr_t, out **C.char) C.int {
+	return call("gf_graph_types_json", func() error {
+		g, err := lookup[*core.Graph](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_json is NULL")
+		}
+		tj := fileformat.TypesJSON{NodeTypes: []fileformat.NodeType{}, EdgeTypes: []fileformat.EdgeType{}}
+		if ty := g.NamedTypes(); ty != nil {
+			tj.NodeTypes, tj.EdgeTypes = ty.NodeTypes, ty.EdgeTypes
+		}
+		raw, err := json.Marshal(tj)
+		if err != nil {
+			return err
+		}
+		*out = C.CString(string(raw))
+		return nil
+	})
 }

@@ -620,8 +620,11 @@ GF_API int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights)
  * edge list given relation by relation (edge id = position) builds exactly
  * that. The engine stores nothing per edge: the type of a node or edge is
  * an offset lookup on its original id, so partitioning, int32 storage,
- * weights, exclusion and reproducibility are unchanged. Type names are the
- * caller's (the Python layer, a dataset's graphferry.json).
+ * weights, exclusion and reproducibility are unchanged. The types have
+ * names, held by the engine with them: a dataset's graphferry.json gives
+ * them (gf_graph_open), gf_graph_set_type_names sets them, and types set
+ * without names are named by their index ("0", "1", ...).
+ * gf_graph_types_json reads them.
  */
 
 /*
@@ -651,6 +654,40 @@ GF_API int gf_graph_set_types(gf_graph *graph, int32_t num_node_types, const int
  * Returns GF_OK, GF_EINVAL (an out pointer NULL), GF_EBADHANDLE (graph).
  */
 GF_API int gf_graph_num_types(const gf_graph *graph, int32_t *num_node_types, int32_t *num_relations);
+
+/*
+ * gf_graph_set_type_names names the types of a typed graph: node type t is
+ * node_types[t], relation r is relations[r], whose canonical triple is
+ * (node_types[relation_src_type[r]], relations[r],
+ * node_types[relation_dst_type[r]]). Per-type node data "<type>/<name>" is
+ * that of the node type named <type> (see "Typed (heterogeneous) graphs
+ * from data"), so the names are set before any such data.
+ * @param num_node_types, num_relations  the graph's (gf_graph_num_types).
+ * @param node_types  T names: not empty, no '/', newline or NUL, unique.
+ * @param relations   R names: not empty, no newline or NUL; the triples
+ *                    unique. Both arrays borrowed (copied).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      the graph untyped; a count not the graph's; an array or
+ *                  entry NULL; a name empty or holding a character it may
+ *                  not; a node type or triple named twice (the message
+ *                  names the entry)
+ *   GF_ESTATE      loaders are open on the graph, or per-type node data is
+ *                  held (it is keyed by the names)
+ *   GF_EBADHANDLE  graph
+ */
+GF_API int gf_graph_set_type_names(gf_graph *graph, int32_t num_node_types, const char *const *node_types,
+                                   int32_t num_relations, const char *const *relations);
+
+/*
+ * gf_graph_types_json sets *out_json to the graph's types as JSON, in a
+ * string the caller frees with gf_free: {"node_types": [{"name",
+ * "num_nodes"}, ...], "edge_types": [{"src", "rel", "dst", "num_edges"},
+ * ...]}, in type (global id) order, the form of a typed dataset's
+ * graphferry.json; both lists empty for an untyped graph.
+ * Returns GF_OK, GF_EINVAL (out_json NULL), GF_EBADHANDLE (graph).
+ */
+GF_API int gf_graph_types_json(const gf_graph *graph, char **out_json);
 
 /*
  * gf_graph_set_node_time sets the time of every node for temporal sampling
@@ -744,7 +781,8 @@ GF_API int gf_dataset_write_csc(const char *dir);
  * edge_offsets[r+1]), every edge of r going from a node of
  * relation_src_type[r] to one of relation_dst_type[r] (see
  * gf_graph_set_types). The constructors below take type-local ids and build
- * that numbering; the type names stay with the caller (or in the file).
+ * that numbering; types without names in the input are named by their
+ * index (gf_graph_set_type_names names them).
  *
  * A typed dataset directory (gf_dataset_generate's "hetero-*" presets)
  * opens with gf_graph_open, which sets its types: its graphferry.json lists
@@ -755,10 +793,10 @@ GF_API int gf_dataset_write_csc(const char *dir);
  * loaders take such names among their feature and label names and gather,
  * per batch, one row per batch node of the type (labels: per seed of the
  * type), in the order of the type's nodes in the batch's typed view: the
- * rows of their type-local ids; on a typed graph not opened from a
- * dataset, per-type data set with gf_graph_set_node_data is gathered so
- * when one node type alone has its row count, else a loader refuses it);
- * the graph's node
+ * rows of their type-local ids; on any typed graph, data set with
+ * gf_graph_set_node_data under "<type>/<name>", <type> one of its node
+ * type names exactly, with that type's node count of rows, is such data:
+ * the type is named, never inferred from a row count); the graph's node
  * times (gf_graph_set_node_time) are set from the int64 node column "time"
  * (by global node id, also kept as node data) and its edge times
  * (gf_graph_set_edge_time) from the dataset's edge_data "time" (int64, by

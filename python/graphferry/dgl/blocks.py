@@ -190,9 +190,10 @@ def to_hetero_blocks(
         labels (dict, optional): ``{ntype: names}`` put on
             ``blocks[-1].dstdata``. (default: :obj:`None`)
         rows, label_rows (dict, optional): the node data and labels the
-            engine fetched with the batch (``sub.node_data``, ``sub.labels``:
-            ``"<ntype>/<name>"``, :meth:`HeteroGraph.engine_names`); the rest is gathered from
-            ``hg``. (default: :obj:`None`)
+            engine gathered with the batch (``sub.node_data``, ``sub.labels``:
+            ``"<ntype>/<name>"``, as every loader's batch carries them); a
+            sample without them (``sample_neighbors``) reads ``hg``'s.
+            (default: :obj:`None`)
     """
     T, R = hg.num_node_types, hg.num_relations
     tv = sub.typed
@@ -244,14 +245,19 @@ def to_hetero_blocks(
         blocks.append(block)
     if blocks:
         first, last = blocks[0], blocks[-1]
+        rows, label_rows = rows or {}, label_rows or {}
         for nt, names in (node_feats or {}).items():
-            ids = first.srcnodes[nt].data[dgl.NID]
+            frame = first.srcnodes[nt].data
             for name in names:
-                first.srcnodes[nt].data[name] = hg.batch_rows(nt, name, ids.long(), rows)
+                frame[name] = hg.batch_rows(nt, name, frame[dgl.NID].long(), rows)
         for nt, names in (labels or {}).items():
-            ids = last.dstnodes[nt].data[dgl.NID]
+            frame = last.dstnodes[nt].data
             for name in names:
-                last.dstnodes[nt].data[name] = hg.batch_rows(nt, name, ids.long(), label_rows)
+                key = f"{nt}/{name}"
+                if key not in label_rows and key in rows:  # gathered as a feature: the seeds' rows lead
+                    frame[name] = rows[key][: last.num_dst_nodes(nt)]
+                else:
+                    frame[name] = hg.batch_rows(nt, name, frame[dgl.NID].long(), label_rows)
     return blocks
 
 

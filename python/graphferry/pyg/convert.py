@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch_geometric.data import Data, HeteroData
 
-from .. import _cache
+from .. import _cache, _loader
 from .._native.dlpack import as_cpu_tensor
 from ..distributed import is_typed_part
 from ..graph import Graph, pyg_node_attrs
@@ -196,8 +196,10 @@ def from_pyg(
     :class:`~graphferry.HeteroGraph`: node types in ``data.node_types``
     order, edge types in ``data.edge_types`` order, edge ``j`` of an edge
     type being column ``j`` of its ``edge_index`` (row 0 the source type,
-    row 1 the destination type). Node features stay in ``data`` (the loaders
-    gather them from there, as PyG does).
+    row 1 the destination type). The node attributes of every type are
+    handed to the engine (not copied; as ``"<ntype>/<name>"``), which the
+    loaders gather them from with each batch; those of a dtype the engine
+    does not carry stay in ``data``, gathered as PyG does.
 
     Args:
         data (torch_geometric.data.HeteroData): the graph; every edge type
@@ -252,7 +254,7 @@ def from_pyg(
             for nt in data.node_types
             if time_attr in data[nt]
         }
-    return HeteroGraph.from_coo(
+    hetero = HeteroGraph.from_coo(
         num_nodes,
         edges,
         edge_weights=weights or None,
@@ -262,6 +264,31 @@ def from_pyg(
         partition=partition,
         seed=seed,
     )
+    try:
+        for key, value in hetero_node_tensors(data).items():
+            hetero._hold(key, value, skip_dtype=True)
+    except BaseException:
+        hetero.close()
+        raise
+    return hetero
+
+
+def hetero_node_tensors(data: HeteroData) -> dict[str, torch.Tensor]:
+    """The node attributes of every node type of ``data`` (tensors on the
+    CPU, one row per node of the type) by engine name ``"<ntype>/<name>"``."""
+    out = {}
+    for nt in data.node_types:
+        store = data[nt]
+        for key in store.node_attrs():
+            value = store[key]
+            if (
+                isinstance(value, torch.Tensor)
+                and value.dim() >= 1
+                and value.device.type == "cpu"
+                and value.shape[0] == store.num_nodes
+            ):
+                out[f"{nt}/{key}"] = value
+    return out
 
 
 def _hetero_signature(data: HeteroData, weight_attr: str | None, time_attr: str | None) -> Any:
@@ -292,9 +319,12 @@ def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | 
         raise TypeError(
             f"expected a 'torch_geometric.data.HeteroData' or 'graphferry.HeteroGraph' (got '{type(data).__name__}')"
         )
-    return _cache.cached_graph(
+    hetero = _cache.cached_graph(
         data,
         _hetero_signature(data, weight_attr, time_attr),
         lambda: from_pyg(data, weight_attr=weight_attr, time_attr=time_attr),
         kind="hetero",
     )
+    # Node attributes set or replaced since the conversion go to the engine.
+    _loader.sync_node_data(hetero.graph, hetero_node_tensors(data))
+    return hetero
