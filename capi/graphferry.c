@@ -598,11 +598,9 @@ int gf_graph_num_types(const gf_graph *graph, int32_t *num_node_types, int32_t *
   return gfgo_graph_num_types((uintptr_t)graph, num_node_types, num_relations);
 }
 
-int gf_graph_set_type_names(gf_graph *graph, int32_t num_node_types, const char *const *node_types,
-                            int32_t num_relations, const char *const *relations) {
+int gf_graph_set_types_json(gf_graph *graph, const char *types_json) {
   GF_GUARD();
-  return gfgo_graph_set_type_names((uintptr_t)graph, num_node_types, (char **)node_types, num_relations,
-                                   (char **)relations);
+  return gfgo_graph_set_types_json((uintptr_t)graph, (char *)types_json);
 }
 
 int gf_graph_types_json(const gf_graph *graph, char **out_json) {

@@ -111,47 +111,23 @@ func int64Vector(t *C.DLTensor, arg string) ([]int64, error) {
 	return mem.Int64s(v.Data), nil
 }
 
-//export gfgo_graph_set_type_names
-func gfgo_graph_set_type_names(h C.uintptr_t, numNodeTypes C.int32_t, nodeTypes **C.char, numRelations C.int32_t, relations **C.char) C.int {
-	return call("gf_graph_set_type_names", func() error {
+//export gfgo_graph_set_types_json
+func gfgo_graph_set_types_json(h C.uintptr_t, typesJSON *C.char) C.int {
+	return call("gf_graph_set_types_json", func() error {
 		g, err := lookup[*core.Graph](kindGraph, h)
 		if err != nil {
 			return err
 		}
-		nt, nr := g.NumTypes()
-		if nt == 0 {
-			return errorf(gfEInval, "the graph is not typed: gf_graph_set_types first")
-		}
-		if int(numNodeTypes) != nt || int(numRelations) != nr {
-			return errorf(gfEInval, "num_node_types = %d and num_relations = %d, but the graph has %d node types and %d relations (one name each)",
-				int(numNodeTypes), int(numRelations), nt, nr)
-		}
-		nodes, err := typeNames(nodeTypes, nt, "node_types")
+		raw, err := goString(typesJSON, "types_json")
 		if err != nil {
 			return err
 		}
-		rels, err := typeNames(relations, nr, "relations")
+		ty, err := fileformat.ParseTypesJSON([]byte(raw))
 		if err != nil {
-			return err
+			return errorf(gfEInval, "types_json: %v", err)
 		}
-		return g.SetTypeNames(nodes, rels)
+		return core.SetDatasetTypes(g, ty)
 	})
-}
-
-// typeNames reads n C strings of p (NULL array or entry: an error naming
-// arg); their content is checked by the engine.
-func typeNames(p **C.char, n int, arg string) ([]string, error) {
-	if p == nil {
-		return nil, errorf(gfEInval, "%s is NULL", arg)
-	}
-	out := make([]string, n)
-	for i, s := range unsafe.Slice(p, n) {
-		if s == nil {
-			return nil, errorf(gfEInval, "%s[%d] is NULL", arg, i)
-		}
-		out[i] = C.GoString(s)
-	}
-	return out, nil
 }
 
 //export gfgo_graph_types_json

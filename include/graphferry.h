@@ -622,9 +622,9 @@ GF_API int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights)
  * an offset lookup on its original id, so partitioning, int32 storage,
  * weights, exclusion and reproducibility are unchanged. The types have
  * names, held by the engine with them: a dataset's graphferry.json gives
- * them (gf_graph_open), gf_graph_set_type_names sets them, and types set
- * without names are named by their index ("0", "1", ...).
- * gf_graph_types_json reads them.
+ * them (gf_graph_open), gf_graph_set_types_json sets types with names,
+ * types set without names (gf_graph_set_types) are named by their index
+ * ("0", "1", ...), and gf_graph_types_json reads them.
  */
 
 /*
@@ -656,28 +656,28 @@ GF_API int gf_graph_set_types(gf_graph *graph, int32_t num_node_types, const int
 GF_API int gf_graph_num_types(const gf_graph *graph, int32_t *num_node_types, int32_t *num_relations);
 
 /*
- * gf_graph_set_type_names names the types of a typed graph: node type t is
- * node_types[t], relation r is relations[r], whose canonical triple is
- * (node_types[relation_src_type[r]], relations[r],
- * node_types[relation_dst_type[r]]). Per-type node data "<type>/<name>" is
- * that of the node type named <type> (see "Typed (heterogeneous) graphs
- * from data"), so the names are set before any such data.
- * @param num_node_types, num_relations  the graph's (gf_graph_num_types).
- * @param node_types  T names: not empty, no '/', newline or NUL, unique.
- * @param relations   R names: not empty, no newline or NUL; the triples
- *                    unique. Both arrays borrowed (copied).
+ * gf_graph_set_types_json makes graph typed with named types, replacing
+ * earlier types: types_json is {"node_types": [{"name", "num_nodes"},
+ * ...], "edge_types": [{"src", "rel", "dst", "num_edges"}, ...]} (the form
+ * of a typed dataset's graphferry.json and of gf_graph_types_json), in
+ * type (global id) order: the counts give the offsets of
+ * gf_graph_set_types, src and dst name the node types of each relation.
+ * Per-type node data "<type>/<name>" is that of the node type named
+ * <type> (see "Typed (heterogeneous) graphs from data"), so the types are
+ * set before any such data. Borrowed (read during the call).
  * Returns:
  *   GF_OK
- *   GF_EINVAL      the graph untyped; a count not the graph's; an array or
- *                  entry NULL; a name empty or holding a character it may
- *                  not; a node type or triple named twice (the message
- *                  names the entry)
+ *   GF_EINVAL      types_json NULL, empty or malformed; a name empty or
+ *                  holding a character it may not ('/' in a node type,
+ *                  newline, NUL); a node type or a (src, rel, dst) triple
+ *                  named twice; src or dst not a node type; counts that do
+ *                  not fit the graph (as gf_graph_set_types; the message
+ *                  names the field)
  *   GF_ESTATE      loaders are open on the graph, or per-type node data is
  *                  held (it is keyed by the names)
  *   GF_EBADHANDLE  graph
  */
-GF_API int gf_graph_set_type_names(gf_graph *graph, int32_t num_node_types, const char *const *node_types,
-                                   int32_t num_relations, const char *const *relations);
+GF_API int gf_graph_set_types_json(gf_graph *graph, const char *types_json);
 
 /*
  * gf_graph_types_json sets *out_json to the graph's types as JSON, in a
@@ -782,7 +782,7 @@ GF_API int gf_dataset_write_csc(const char *dir);
  * relation_src_type[r] to one of relation_dst_type[r] (see
  * gf_graph_set_types). The constructors below take type-local ids and build
  * that numbering; types without names in the input are named by their
- * index (gf_graph_set_type_names names them).
+ * index (gf_graph_set_types_json names them).
  *
  * A typed dataset directory (gf_dataset_generate's "hetero-*" presets)
  * opens with gf_graph_open, which sets its types: its graphferry.json lists

@@ -401,7 +401,7 @@ func (g *Graph) setWeights(w mem.Tensor, what string, key func(*graph.CSC, int64
 // SetNodeTime, SetEdgeTime), read under mu.
 type typedState struct {
 	types *graph.Types
-	// names names types (set with them; see SetTypeNames).
+	// names names types (set with them; see SetDatasetTypes).
 	names *fileformat.Types
 	// edgeSpan is the edge count types span when the graph holds some of
 	// a larger graph's edges (FromTypedPartition); 0: its own.
@@ -421,8 +421,8 @@ func (g *Graph) runtimeOptions(threads int) sample.RuntimeOptions {
 // node (edge) count, relation types in range, every edge id below the edge
 // count, every edge of a relation between nodes of its types, every
 // in-neighbour list grouped by relation in increasing order. It replaces
-// earlier types, which are named by their indices until SetTypeNames
-// names them; t is copied. Fails (errs.ErrState) while loaders are open or
+// earlier types, named by their indices ("0", "1", ...; SetDatasetTypes
+// sets named types); t is copied. Fails (errs.ErrState) while loaders are open or
 // per-type node data is held (its rows are its type's).
 func (g *Graph) SetTypes(t graph.Types) error {
 	return g.setTypes(t, nil)
@@ -448,7 +448,7 @@ func (g *Graph) setTypes(t graph.Types, named *fileformat.Types) error {
 	}
 	if named == nil {
 		var err error
-		if named, err = namedTypes(tc, nil, nil); err != nil {
+		if named, err = indexNamed(tc); err != nil {
 			return errorf(nil, "%v", err)
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"strconv"
 
 	"github.com/graphferry/graphferry/engine/dataset"
-	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
@@ -17,8 +16,8 @@ import (
 // names (node types; relations as (src, rel, dst) triples), and node data
 // per node type, keyed "<type>/<name>" with the type named exactly.
 
-// SetDatasetTypes sets a typed topology with its names, read from a
-// dataset or a typed edge table, on g (see SetTypes, SetTypeNames).
+// SetDatasetTypes sets a typed topology with its names (read from a
+// dataset, a typed edge table or the caller's JSON) on g (see SetTypes).
 func SetDatasetTypes(g *Graph, ty *fileformat.Types) error {
 	return g.setTypes(offsetsOf(ty), ty)
 }
@@ -27,77 +26,19 @@ func offsetsOf(ty *fileformat.Types) graph.Types {
 	return graph.Types{NodeOffsets: ty.NodeOffsets, EdgeOffsets: ty.EdgeOffsets, RelSrc: ty.RelSrc, RelDst: ty.RelDst}
 }
 
-// namedTypes names the types t: node type i nodeTypes[i], relation r
-// (nodeTypes[RelSrc[r]], relations[r], nodeTypes[RelDst[r]]); nil names
-// name every type by its index in decimal ("0", "1", ...). The names are
-// checked as a dataset's are (fileformat.ParseTypes: not empty, no NUL or
-// newline, no "/" in a node type, node types and relation triples unique).
-func namedTypes(t *graph.Types, nodeTypes, relations []string) (*fileformat.Types, error) {
-	nt, nr := t.NumNodeTypes(), t.NumRelations()
-	if nodeTypes == nil {
-		nodeTypes = indexNames(nt)
+// indexNamed names the types t (checked against the graph) by their
+// indices in decimal: node type i "i", relation r ("<src>", "r", "<dst>").
+func indexNamed(t *graph.Types) (*fileformat.Types, error) {
+	nts := make([]fileformat.NodeType, t.NumNodeTypes())
+	for i := range nts {
+		nts[i] = fileformat.NodeType{Name: strconv.Itoa(i), NumNodes: t.NodeOffsets[i+1] - t.NodeOffsets[i]}
 	}
-	if relations == nil {
-		relations = indexNames(nr)
-	}
-	if len(nodeTypes) != nt || len(relations) != nr {
-		return nil, fmt.Errorf("%d node type names and %d relation names for a graph of %d node types and %d relations", len(nodeTypes), len(relations), nt, nr)
-	}
-	nts := make([]fileformat.NodeType, nt)
-	for i, name := range nodeTypes {
-		nts[i] = fileformat.NodeType{Name: name, NumNodes: t.NodeOffsets[i+1] - t.NodeOffsets[i]}
-	}
-	ets := make([]fileformat.EdgeType, nr)
-	for r, rel := range relations {
-		src, dst := "", ""
-		if s := t.RelSrc[r]; s >= 0 && int(s) < nt {
-			src = nodeTypes[s]
-		}
-		if d := t.RelDst[r]; d >= 0 && int(d) < nt {
-			dst = nodeTypes[d]
-		}
-		ets[r] = fileformat.EdgeType{Src: src, Rel: rel, Dst: dst, NumEdges: t.EdgeOffsets[r+1] - t.EdgeOffsets[r]}
+	ets := make([]fileformat.EdgeType, t.NumRelations())
+	for r := range ets {
+		ets[r] = fileformat.EdgeType{Src: nts[t.RelSrc[r]].Name, Rel: strconv.Itoa(r), Dst: nts[t.RelDst[r]].Name,
+			NumEdges: t.EdgeOffsets[r+1] - t.EdgeOffsets[r]}
 	}
 	return fileformat.ParseTypes(nts, ets)
-}
-
-func indexNames(n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = strconv.Itoa(i)
-	}
-	return out
-}
-
-// SetTypeNames names the types of a typed g: node type i nodeTypes[i],
-// relation r relations[r] (its canonical triple is (node type of its
-// source, relations[r], node type of its destination)). Types set without
-// names (SetTypes) are named by their index ("0", "1", ...). Per-type node
-// data is keyed by its type's name, so the names are fixed once some is
-// held; and while loaders are open (errs.ErrState).
-func (g *Graph) SetTypeNames(nodeTypes, relations []string) error {
-	if err := g.acquire(); err != nil {
-		return err
-	}
-	defer g.release()
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	t := g.typed.types
-	if t == nil {
-		return errorf(nil, "the graph is not typed: set its types (offsets) before their names")
-	}
-	if n := g.loaders.Load(); n > 0 {
-		return errorf(errs.ErrState, "%d loader(s) are open on this graph; close them before naming its types", n)
-	}
-	if name, ok := g.perTypeData(); ok {
-		return errorf(errs.ErrState, "per-type node data %q is held under the current type names; name the types before setting per-type data", name)
-	}
-	named, err := namedTypes(t, nodeTypes, relations)
-	if err != nil {
-		return errorf(nil, "%v", err)
-	}
-	g.typed.names = named
-	return nil
 }
 
 // perTypeData returns the name of some per-type node data g holds. Callers

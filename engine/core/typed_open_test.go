@@ -76,8 +76,7 @@ func TestLoaderGathersPerTypeData(t *testing.T) {
 	g, err := New(g0, partition.Options{Method: partition.Random, NumPatches: 2, Seed: 1})
 	require.NoError(t, err)
 	defer g.Close()
-	require.NoError(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 5}, EdgeOffsets: []int64{0, 4}, RelSrc: []int32{1}, RelDst: []int32{0}}))
-	require.NoError(t, g.SetTypeNames([]string{"a", "b"}, []string{"r"}))
+	require.NoError(t, setNamed(g, []fileformat.NodeType{{Name: "a", NumNodes: 2}, {Name: "b", NumNodes: 3}}, []fileformat.EdgeType{{Src: "b", Rel: "r", Dst: "a", NumEdges: 4}}))
 	x := []int64{70, 80, 90}
 	require.NoError(t, g.SetNodeData("b/x", mem.Tensor{DType: mem.Int64, Shape: []int64{3}, Data: mem.Bytes(x)}, nil))
 	seeds := []int64{0, 3, 1, 4, 2}
@@ -138,8 +137,7 @@ func TestPerTypeNodeDataOnTypedGraph(t *testing.T) {
 	defer g.Close()
 	three := mem.Tensor{DType: mem.Int64, Shape: []int64{3}, Data: mem.Bytes([]int64{7, 8, 9})}
 	require.ErrorContains(t, g.SetNodeData("b/x", three, nil), "want one row per node (5)", "untyped: no per-type data")
-	require.NoError(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 5}, EdgeOffsets: []int64{0, 3}, RelSrc: []int32{1}, RelDst: []int32{0}}))
-	require.NoError(t, g.SetTypeNames([]string{"a", "b"}, []string{"r"}))
+	require.NoError(t, setNamed(g, []fileformat.NodeType{{Name: "a", NumNodes: 2}, {Name: "b", NumNodes: 3}}, []fileformat.EdgeType{{Src: "b", Rel: "r", Dst: "a", NumEdges: 3}}))
 	require.NoError(t, g.SetNodeData("b/x", three, nil))
 	got, err := g.NodeData("b/x", nil)
 	require.NoError(t, err)
@@ -161,8 +159,8 @@ func TestEqualSizedTypesServeTheirOwnData(t *testing.T) {
 	for _, popt := range []partition.Options{{NumPatches: 1}, {Method: partition.Random, NumPatches: 2, Seed: 3}} {
 		g, err := New(g0, popt)
 		require.NoError(t, err)
-		require.NoError(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 3, 6}, EdgeOffsets: []int64{0, 3, 6}, RelSrc: []int32{1, 0}, RelDst: []int32{0, 1}}))
-		require.NoError(t, g.SetTypeNames([]string{"a", "b"}, []string{"ba", "ab"}))
+		require.NoError(t, setNamed(g, []fileformat.NodeType{{Name: "a", NumNodes: 3}, {Name: "b", NumNodes: 3}},
+			[]fileformat.EdgeType{{Src: "b", Rel: "ba", Dst: "a", NumEdges: 3}, {Src: "a", Rel: "ab", Dst: "b", NumEdges: 3}}))
 		xa, xb := []int64{10, 11, 12}, []int64{20, 21, 22}
 		require.NoError(t, g.SetNodeData("a/x", mem.Tensor{DType: mem.Int64, Shape: []int64{3}, Data: mem.Bytes(xa)}, nil))
 		require.NoError(t, g.SetNodeData("b/x", mem.Tensor{DType: mem.Int64, Shape: []int64{3}, Data: mem.Bytes(xb)}, nil))
@@ -197,9 +195,19 @@ func TestEqualSizedTypesServeTheirOwnData(t *testing.T) {
 	}
 }
 
-// TestTypeNames: types set without names are named by their index; names
-// are checked (count, empty, "/", duplicates) and fixed once per-type data
-// is held or while loaders are open; a dataset's names come with its types.
+// setNamed sets types with names on g, as a dataset's graphferry.json
+// gives them.
+func setNamed(g *Graph, nodes []fileformat.NodeType, edges []fileformat.EdgeType) error {
+	ty, err := fileformat.ParseTypes(nodes, edges)
+	if err != nil {
+		return err
+	}
+	return SetDatasetTypes(g, ty)
+}
+
+// TestTypeNames: types set without names are named by their index; named
+// types replace them until per-type data is held (it is keyed by the
+// names), and are checked against the graph like offsets.
 func TestTypeNames(t *testing.T) {
 	g0, err := graph.FromCOO([]int64{2, 3, 4}, []int64{0, 1, 1}, nil, graph.COOOptions{NumNodes: 5})
 	require.NoError(t, err)
@@ -207,30 +215,24 @@ func TestTypeNames(t *testing.T) {
 	require.NoError(t, err)
 	defer g.Close()
 	assert.Nil(t, g.NamedTypes())
-	require.ErrorContains(t, g.SetTypeNames([]string{"a"}, []string{"r"}), "the graph is not typed")
 	require.NoError(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 5}, EdgeOffsets: []int64{0, 3}, RelSrc: []int32{1}, RelDst: []int32{0}}))
 	named := g.NamedTypes()
 	require.NotNil(t, named)
 	assert.Equal(t, []fileformat.NodeType{{Name: "0", NumNodes: 2}, {Name: "1", NumNodes: 3}}, named.NodeTypes)
 	assert.Equal(t, []fileformat.EdgeType{{Src: "1", Rel: "0", Dst: "0", NumEdges: 3}}, named.EdgeTypes)
-	for _, c := range []struct {
-		nodes, rels []string
-		msg         string
-	}{
-		{[]string{"a"}, []string{"r"}, "1 node type names and 1 relation names for a graph of 2 node types and 1 relations"},
-		{[]string{"a", ""}, []string{"r"}, "node_types[1] is empty"},
-		{[]string{"a", "b/c"}, []string{"r"}, `node_types[1] = "b/c" holds "/"`},
-		{[]string{"a", "a"}, []string{"r"}, `node_types[1].name = "a" appears twice`},
-		{[]string{"a", "b"}, []string{""}, "edge_types[0] is empty"},
-	} {
-		require.ErrorContains(t, g.SetTypeNames(c.nodes, c.rels), c.msg)
-	}
-	require.NoError(t, g.SetTypeNames([]string{"a", "b"}, []string{"r"}))
+	a, b := fileformat.NodeType{Name: "a", NumNodes: 2}, fileformat.NodeType{Name: "b", NumNodes: 3}
+	require.ErrorContains(t, setNamed(g, []fileformat.NodeType{a, {Name: "b", NumNodes: 4}}, []fileformat.EdgeType{{Src: "b", Rel: "r", Dst: "a", NumEdges: 3}}),
+		"node_offsets[2] = 6, want the number of nodes (5)")
+	require.ErrorContains(t, setNamed(g, []fileformat.NodeType{a, b}, []fileformat.EdgeType{{Src: "a", Rel: "r", Dst: "b", NumEdges: 3}}),
+		"but the relation's destination type is 1")
+	assert.Equal(t, "1", g.NamedTypes().NodeTypes[1].Name, "a refused call keeps the names")
+	require.NoError(t, setNamed(g, []fileformat.NodeType{a, b}, []fileformat.EdgeType{{Src: "b", Rel: "r", Dst: "a", NumEdges: 3}}))
 	assert.Equal(t, "b", g.NamedTypes().NodeTypes[1].Name)
 	require.NoError(t, g.SetNodeData("1/x", mem.Tensor{DType: mem.Int8, Shape: []int64{5}, Data: make([]byte, 5)}, nil), "no type named 1 now: global data")
 	require.NoError(t, g.SetNodeData("b/x", mem.Tensor{DType: mem.Int8, Shape: []int64{3}, Data: make([]byte, 3)}, nil))
-	require.ErrorIs(t, g.SetTypeNames([]string{"c", "d"}, []string{"r"}), errs.ErrState)
-	require.ErrorContains(t, g.SetTypeNames([]string{"c", "d"}, []string{"r"}), `per-type node data "b/x" is held`)
+	err = setNamed(g, []fileformat.NodeType{{Name: "c", NumNodes: 2}, {Name: "d", NumNodes: 3}}, []fileformat.EdgeType{{Src: "d", Rel: "r", Dst: "c", NumEdges: 3}})
+	require.ErrorIs(t, err, errs.ErrState)
+	require.ErrorContains(t, err, `per-type node data "b/x" is held`)
 	require.ErrorContains(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 5}, EdgeOffsets: []int64{0, 3}, RelSrc: []int32{1}, RelDst: []int32{0}}), `per-type node data "b/x" is held`)
 	assert.Equal(t, "b", g.NamedTypes().NodeTypes[1].Name, "a refused call keeps the names")
 }

@@ -145,35 +145,17 @@ def _offsets(counts: Sequence[int]) -> torch.Tensor:
     return out
 
 
-def _engine_types(graph: Graph) -> dict:
-    """The engine's typed model of ``graph`` (``gf_graph_types_json``)."""
+def _engine_types(graph: Graph, types: Mapping[str, Any] | None = None) -> dict:
+    """The engine's typed model of ``graph`` (``gf_graph_types_json``'s
+    form), after setting it to ``types`` when given."""
+    if types is not None:
+        _lib.gf_graph_set_types_json(graph.handle, json.dumps(types).encode("utf-8"))
     out = ctypes.c_void_p()
     _lib.gf_graph_types_json(graph.handle, ctypes.byref(out))
     try:
         return json.loads(ctypes.string_at(out.value).decode("utf-8"))
     finally:
         _lib.gf_free(out.value)
-
-
-def _set_engine_types(graph: Graph, types: Mapping[str, Any]) -> dict:
-    """Types ``graph`` with ``types`` (``gf_graph_types_json``'s form):
-    offsets, then names; returns the engine's model."""
-    nodes, edges = types["node_types"], types["edge_types"]
-    index = {t["name"]: i for i, t in enumerate(nodes)}
-    graph.set_types(
-        _offsets([t["num_nodes"] for t in nodes]).tolist(),
-        _offsets([t["num_edges"] for t in edges]).tolist(),
-        [index[t["src"]] for t in edges],
-        [index[t["dst"]] for t in edges],
-    )
-
-    def strings(values: list[str]) -> Any:
-        return (ctypes.c_char_p * len(values))(*(v.encode("utf-8") for v in values))
-
-    _lib.gf_graph_set_type_names(
-        graph.handle, len(nodes), strings([t["name"] for t in nodes]), len(edges), strings([t["rel"] for t in edges])
-    )
-    return _engine_types(graph)
 
 
 class HeteroGraph(Closeable):
@@ -315,7 +297,7 @@ class HeteroGraph(Closeable):
         }
         try:
             if edge_types:
-                types = _set_engine_types(graph, types)
+                types = _engine_types(graph, types)
             # else: nothing for the engine to type (it types graphs with
             # relations): every sample is its seeds, split by the offsets here.
             hetero = cls(graph, types, _owner=_CONSTRUCTOR_TOKEN)

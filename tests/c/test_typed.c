@@ -199,7 +199,7 @@ static void test_typed_failing_allocator(gf_graph *g) {
   CHECK(failed_runs >= 10, "the allocator failed in only %d runs", failed_runs);
 }
 
-/* Type names: gf_graph_set_type_names and gf_graph_types_json on the small
+/* Type names: gf_graph_set_types_json and gf_graph_types_json on the small
  * graph (types named by index until named), every argument refused with a
  * message naming it, and per-type node data keyed by the name given. */
 static void test_type_names(void) {
@@ -217,24 +217,38 @@ static void test_type_names(void) {
                          "{\"src\":\"1\",\"rel\":\"1\",\"dst\":\"0\",\"num_edges\":3}]}") == 0,
         "types named by index: %s", json ? json : "(null)");
   gf_free(json);
-  const char *nodes[] = {"user", "item"}, *rels[] = {"buys", "rev_buys"};
-  CHECK_ERR(gf_graph_set_type_names(NULL, 2, nodes, 2, rels), GF_EBADHANDLE, "");
-  CHECK_ERR(gf_graph_set_type_names(g, 2, NULL, 2, rels), GF_EINVAL, "node_types is NULL");
-  CHECK_ERR(gf_graph_set_type_names(g, 2, nodes, 2, NULL), GF_EINVAL, "relations is NULL");
-  CHECK_ERR(gf_graph_set_type_names(g, 3, nodes, 2, rels), GF_EINVAL,
-            "num_node_types = 3 and num_relations = 2, but the graph has 2 node types and 2 relations");
-  CHECK_ERR(gf_graph_set_type_names(g, 2, nodes, 1, rels), GF_EINVAL, "num_relations = 1");
-  CHECK_ERR(gf_graph_set_type_names(g, -1, nodes, 2, rels), GF_EINVAL, "num_node_types = -1");
-  const char *null_entry[] = {"user", NULL};
-  CHECK_ERR(gf_graph_set_type_names(g, 2, null_entry, 2, rels), GF_EINVAL, "node_types[1] is NULL");
-  const char *dup[] = {"user", "user"};
-  CHECK_ERR(gf_graph_set_type_names(g, 2, dup, 2, rels), GF_EINVAL, "node_types[1].name = \"user\" appears twice");
-  const char *slash[] = {"user", "it/em"};
-  CHECK_ERR(gf_graph_set_type_names(g, 2, slash, 2, rels), GF_EINVAL, "node_types[1] = \"it/em\" holds \"/\"");
-  const char *empty[] = {"", "rev"};
-  CHECK_ERR(gf_graph_set_type_names(g, 2, nodes, 2, empty), GF_EINVAL, "edge_types[0] is empty");
+  static const char named[] =
+      "{\"node_types\": [{\"name\": \"user\", \"num_nodes\": 3}, {\"name\": \"item\", \"num_nodes\": 2}],"
+      " \"edge_types\": [{\"src\": \"user\", \"rel\": \"buys\", \"dst\": \"item\", \"num_edges\": 3},"
+      " {\"src\": \"item\", \"rel\": \"rev_buys\", \"dst\": \"user\", \"num_edges\": 3}]}";
+  CHECK_ERR(gf_graph_set_types_json(NULL, named), GF_EBADHANDLE, "");
+  CHECK_ERR(gf_graph_set_types_json(g, NULL), GF_EINVAL, "types_json is NULL");
+  CHECK_ERR(gf_graph_set_types_json(g, ""), GF_EINVAL, "types_json is empty");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": ["), GF_EINVAL, "types_json: type metadata");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [{\"name\": \"user\", \"num_nodes\": 5}], \"edge_types\": []}"),
+            GF_EINVAL, "edge_types is empty");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [{\"name\": \"user\", \"num_nodes\": 3}, {\"name\": \"user\", "
+                                       "\"num_nodes\": 2}], \"edge_types\": [{\"src\": \"user\", \"rel\": \"r\", "
+                                       "\"dst\": \"user\", \"num_edges\": 6}]}"),
+            GF_EINVAL, "node_types[1].name = \"user\" appears twice");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [{\"name\": \"us/er\", \"num_nodes\": 5}], \"edge_types\": "
+                                       "[{\"src\": \"us/er\", \"rel\": \"r\", \"dst\": \"us/er\", \"num_edges\": 6}]}"),
+            GF_EINVAL, "holds \"/\"");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [{\"name\": \"user\", \"num_nodes\": 5}], \"edge_types\": "
+                                       "[{\"src\": \"user\", \"rel\": \"r\", \"dst\": \"item\", \"num_edges\": 6}]}"),
+            GF_EINVAL, "edge_types[0].dst = \"item\" is not a node type");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [{\"name\": \"user\", \"num_nodes\": 4}, {\"name\": \"item\", "
+                                       "\"num_nodes\": 2}], \"edge_types\": [{\"src\": \"user\", \"rel\": \"r\", "
+                                       "\"dst\": \"item\", \"num_edges\": 6}]}"),
+            GF_EINVAL, "want the number of nodes (5)");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [], \"edge_types\": [], \"extra\": 1}"), GF_EINVAL,
+            "unknown field \"extra\"");
   CHECK_ERR(gf_graph_types_json(g, NULL), GF_EINVAL, "out_json is NULL");
-  CHECK(gf_graph_set_type_names(g, 2, nodes, 2, rels) == GF_OK, "set type names: %s", gf_errmsg());
+  json = NULL;
+  CHECK(gf_graph_types_json(g, &json) == GF_OK && json && strstr(json, "{\"name\":\"0\",\"num_nodes\":3}"),
+        "a refused call keeps the types: %s", json ? json : "(null)");
+  gf_free(json);
+  CHECK(gf_graph_set_types_json(g, named) == GF_OK, "set named types: %s", gf_errmsg());
   json = NULL;
   CHECK(gf_graph_types_json(g, &json) == GF_OK && json &&
             strstr(json, "{\"src\":\"item\",\"rel\":\"rev_buys\",\"dst\":\"user\",\"num_edges\":3}"),
@@ -248,7 +262,7 @@ static void test_type_names(void) {
   DLManagedTensor m3 = gft_managed(gft_i64(x, two));
   CHECK_ERR(gf_graph_set_node_data(g, "user/x", &m3), GF_EINVAL, "or one per node of type \"user\" (3)");
   CHECK_ERR(gf_graph_set_node_data(g, "1/x", &m3), GF_EINVAL, "node types \"user\", \"item\"");
-  CHECK_ERR(gf_graph_set_type_names(g, 2, nodes, 2, rels), GF_ESTATE, "per-type node data \"item/x\" is held");
+  CHECK_ERR(gf_graph_set_types_json(g, named), GF_ESTATE, "per-type node data \"item/x\" is held");
   DLManagedTensor *t = NULL;
   CHECK(gf_graph_get_node_data(g, "item/x", &t) == GF_OK && t && t->dl_tensor.shape[0] == 2 &&
             ((int64_t *)t->dl_tensor.data)[1] == 8,
@@ -262,7 +276,7 @@ static void test_type_names(void) {
   gf_graph *u = NULL;
   CHECK(gf_graph_from_csc(&ip, &ix, NULL, NULL, &u) == GF_OK && u, "untyped graph: %s", gf_errmsg());
   if (u) {
-    CHECK_ERR(gf_graph_set_type_names(u, 2, nodes, 2, rels), GF_EINVAL, "the graph is not typed");
+    CHECK_ERR(gf_graph_set_types_json(u, named), GF_EINVAL, "node_offsets[2] = 5, want the number of nodes (2)");
     json = NULL;
     CHECK(gf_graph_types_json(u, &json) == GF_OK && json && strcmp(json, "{\"node_types\":[],\"edge_types\":[]}") == 0,
           "untyped: %s", json ? json : "(null)");

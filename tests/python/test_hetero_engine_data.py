@@ -38,7 +38,7 @@ def test_type_names_live_in_the_engine():
         assert [(t["src"], t["rel"], t["dst"]) for t in got["edge_types"]] == hg.edge_types
         assert hg.graph.node_data_names() == ["a/x", "b/x"]
         with pytest.raises(graphferry.GraphferryError, match='per-type node data "a/x" is held'):
-            graphferry.hetero._set_engine_types(hg.graph, got)
+            graphferry.hetero._engine_types(hg.graph, got)
 
 
 def test_equal_sized_types_each_serve_their_own_data():

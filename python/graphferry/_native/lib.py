@@ -1161,22 +1161,9 @@ def gf_graph_set_types(
 def gf_graph_num_types(graph: gf_graph_p | None, num_node_types: CtypesRef, num_relations: CtypesRef, /) -> int: ...
 
 
-# int gf_graph_set_type_names(gf_graph *graph, int32_t num_node_types, const char *const *node_types,
-#                             int32_t num_relations, const char *const *relations);
-@cfunc(
-    "gf_graph_set_type_names",
-    [
-        gf_graph_p_ctypes,
-        ctypes.c_int32,
-        ctypes.POINTER(ctypes.c_char_p),
-        ctypes.c_int32,
-        ctypes.POINTER(ctypes.c_char_p),
-    ],
-    ctypes.c_int,
-)
-def gf_graph_set_type_names(
-    graph: gf_graph_p | None, num_node_types: int, node_types: Any, num_relations: int, relations: Any, /
-) -> int: ...
+# int gf_graph_set_types_json(gf_graph *graph, const char *types_json);
+@cfunc("gf_graph_set_types_json", [gf_graph_p_ctypes, ctypes.c_char_p], ctypes.c_int)
+def gf_graph_set_types_json(graph: gf_graph_p | None, types_json: bytes, /) -> int: ...
 
 
 # int gf_graph_types_json(const gf_graph *graph, char **out_json);
