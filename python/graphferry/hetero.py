@@ -61,31 +61,6 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 NO_TIME = -(2**63)
 
 
-def _meta_types(path: str, meta: dict, key: str, names: tuple[str, ...], count: str) -> tuple[list, list[int]]:
-    """The entries ``meta[key]`` (``node_types`` or ``edge_types``) as
-    tuples of their string fields ``names`` and a list of their counts,
-    with an error naming the entry and the field that is missing or wrong."""
-    entries = meta[key]
-    if not isinstance(entries, list):
-        raise ValueError(f"'{path}': {key!r} must be a list (got {type(entries).__name__})")
-    types, counts = [], []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise ValueError(f"'{path}': {key}[{i}] must be an object (got {type(entry).__name__})")
-        for field in (*names, count):
-            if field not in entry:
-                raise ValueError(f"'{path}': {key}[{i}] has no {field!r}")
-        bad = next((f for f in names if not isinstance(entry[f], str) or not entry[f]), None)
-        if bad is not None:
-            raise ValueError(f"'{path}': {key}[{i}].{bad} must be a non-empty string (got {entry[bad]!r})")
-        n = entry[count]
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"'{path}': {key}[{i}].{count} must be an integer >= 0 (got {n!r})")
-        types.append(tuple(entry[f] for f in names))
-        counts.append(n)
-    return types, counts
-
-
 def _ids(value: Any, what: str) -> torch.Tensor:
     """``value`` (Tensor, ndarray, list or int) as a 1-D int64 CPU tensor."""
     if isinstance(value, np.ndarray):
@@ -414,9 +389,6 @@ class HeteroGraph(Closeable):
                 f"'{meta_path}' describes an untyped dataset (no 'node_types'/'edge_types'); "
                 "open it with graphferry.Graph.open"
             )
-        # Fields named in Python's words first; the engine reads the types.
-        _meta_types(meta_path, meta, "node_types", ("name",), "num_nodes")
-        _meta_types(meta_path, meta, "edge_types", ("src", "rel", "dst"), "num_edges")
         graph = Graph.open(path, num_patches=num_patches, partition=partition, seed=seed, verify=verify)
         try:
             return cls(graph, _engine_types(graph), _owner=_CONSTRUCTOR_TOKEN)
