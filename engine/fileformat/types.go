@@ -179,9 +179,6 @@ func ParseTypesJSON(raw []byte) (*Types, error) {
 	if len(raw) > fileio.MaxMetaBytes {
 		return nil, fmt.Errorf("type metadata is %d bytes, more than %d", len(raw), fileio.MaxMetaBytes)
 	}
-	if err := CheckTypeFields(raw); err != nil {
-		return nil, fmt.Errorf("type metadata: %w", err)
-	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	var tj TypesJSON
@@ -197,8 +194,8 @@ func ParseTypesJSON(raw []byte) (*Types, error) {
 // CheckTypeFields checks the fields of the "node_types" and "edge_types"
 // entries of a JSON object raw (graphferry.json, TypesJSON) before they are
 // decoded, naming the entry and the field: each entry an object, its names
-// non-empty strings, its count an integer >= 0. Other JSON errors are
-// left to the decoder.
+// strings, its count an integer >= 0 (what ParseTypes checks of the values,
+// it names). Other JSON errors are left to the decoder.
 func CheckTypeFields(raw []byte) error {
 	var lists struct {
 		NodeTypes json.RawMessage `json:"node_types"`
@@ -231,13 +228,13 @@ func CheckTypeFields(raw []byte) error {
 			}
 			for _, f := range l.names {
 				var v string
-				if json.Unmarshal(fields[f], &v) != nil || v == "" {
+				if json.Unmarshal(fields[f], &v) != nil { // "" is ParseTypes' to name
 					return fmt.Errorf("%s[%d].%s must be a non-empty string (got %s)", l.key, i, f, fields[f])
 				}
 			}
 			var n int64
 			if json.Unmarshal(fields[l.count], &n) != nil || n < 0 {
-				return fmt.Errorf("%s[%d].%s must be an integer >= 0 (got %s)", l.key, i, l.count, fields[l.count])
+				return fmt.Errorf("%s[%d].%s must be an integer >= 0: %s[%d].%s = %s", l.key, i, l.count, l.key, i, l.count, fields[l.count])
 			}
 		}
 	}

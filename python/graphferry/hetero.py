@@ -247,8 +247,6 @@ class HeteroGraph(Closeable):
             for end in (et[0], et[2]):
                 if end not in offsets:
                     raise ValueError(f"edge type {et}: unknown node type '{end}' (node types: {node_types})")
-            if et in edge_types:
-                raise ValueError(f"edge type {et} given twice")
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise TypeError(f"edges[{et}] must be a pair (src, dst) (got '{type(pair).__name__}')")
             src, dst = _ids(pair[0], f"edges[{et}][0]"), _ids(pair[1], f"edges[{et}][1]")
@@ -747,16 +745,6 @@ class HeteroGraph(Closeable):
             raise KeyError(f"node type '{ntype}' has no node data '{name}' (it has {self.node_data_names(ntype)})")
         given = self._given.get(key)
         return given if given is not None else self.graph.get_node_data(key)
-
-    def batch_rows(
-        self, ntype: str, name: str, ids: torch.Tensor, fetched: Mapping[str, torch.Tensor] | None = None
-    ) -> torch.Tensor:
-        """The rows of node data ``name`` of ``ntype`` at the type-local
-        ``ids`` of a batch: those the engine gathered with it
-        (``fetched["<ntype>/<name>"]``: every loader's batch carries them);
-        for a sample drawn without them (``sample_neighbors``), read here."""
-        value = None if fetched is None else fetched.get(f"{ntype}/{name}")
-        return self.get_node_data(ntype, name)[ids] if value is None else value
 
     def engine_names(self, names: Mapping[str, Sequence[str]] | None = None) -> tuple[str, ...]:
         """The engine names ``"<ntype>/<name>"`` of ``names`` (``{ntype:

@@ -72,7 +72,7 @@ def test_equal_sized_types_each_serve_their_own_data():
 
 def _capture_batches(monkeypatch, cls):
     """Records every engine batch's node data that ``cls._convert`` sees,
-    and makes HeteroGraph.batch_rows (the Python gather) fail."""
+    and makes HeteroGraph.get_node_data (a Python gather) fail."""
     seen = []
     convert = cls._convert
 

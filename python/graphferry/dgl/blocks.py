@@ -246,18 +246,15 @@ def to_hetero_blocks(
     if blocks:
         first, last = blocks[0], blocks[-1]
         rows, label_rows = rows or {}, label_rows or {}
-        for nt, names in (node_feats or {}).items():
-            frame = first.srcnodes[nt].data
-            for name in names:
-                frame[name] = hg.batch_rows(nt, name, frame[dgl.NID].long(), rows)
-        for nt, names in (labels or {}).items():
-            frame = last.dstnodes[nt].data
-            for name in names:
-                key = f"{nt}/{name}"
-                if key not in label_rows and key in rows:  # gathered as a feature: the seeds' rows lead
-                    frame[name] = rows[key][: last.num_dst_nodes(nt)]
-                else:
-                    frame[name] = hg.batch_rows(nt, name, frame[dgl.NID].long(), label_rows)
+        for frames, wanted, fetched in ((first.srcnodes, node_feats, rows), (last.dstnodes, labels, label_rows)):
+            for nt, names in (wanted or {}).items():
+                frame, n = frames[nt].data, frames[nt].data[dgl.NID].numel()
+                for name in names:
+                    key = f"{nt}/{name}"
+                    # The engine's rows (labels that are features: the seeds'
+                    # rows lead); a sample without them reads hg's array.
+                    value = fetched.get(key, rows.get(key))
+                    frame[name] = value[:n] if value is not None else hg.get_node_data(nt, name)[frame[dgl.NID].long()]
     return blocks
 
 

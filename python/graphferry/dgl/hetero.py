@@ -173,29 +173,25 @@ class HeteroBlocks:
             n for n in hg.engine_names(self._labels) if hg.part is not None or n not in self.feature_names
         )
 
-    def _sync(self) -> list[str]:
-        """Hands the engine the DGL graph's prefetched tensors it does not
-        hold as they are now; the engine names of those it holds."""
+    def _current(self) -> dict[str, Any]:
+        """The DGL graph's prefetched tensors as they are now, by engine name."""
         g = self.dgl_graph
-        return _loader.sync_node_data(
-            self.graph,
-            {
-                f"{nt}/{n}": g.nodes[nt].data[n]
-                for d in (self._node_feats, self._labels)
-                for nt, ns in d.items()
-                for n in ns
-                if n in g.nodes[nt].data
-            },
-        )
+        names = [(nt, n) for d in (self._node_feats, self._labels) for nt, ns in d.items() for n in ns]
+        return {f"{nt}/{n}": g.nodes[nt].data.get(n) for nt, n in names}
+
+    def _sync(self) -> list[str]:
+        """Hands the engine the DGL graph's tensors it does not hold as they
+        are now; the engine names of those it holds."""
+        return _loader.sync_node_data(self.graph, self._current())
 
     def _fresh(self, names: dict[str, list[str]]) -> dict[str, list[str]]:
         """Of ``names``, those whose engine rows are the DGL graph's data as it
         is now (what g replaced since is served by its lazy frames)."""
-        g = self.dgl_graph
-        if g is None:
+        if self.dgl_graph is None:
             return names
+        now = self._current()
         return {
-            nt: [n for n in ns if _loader.engine_node_data(self.graph, f"{nt}/{n}", g.nodes[nt].data.get(n))]
+            nt: [n for n in ns if _loader.engine_node_data(self.graph, f"{nt}/{n}", now[f"{nt}/{n}"])]
             for nt, ns in names.items()
         }
 

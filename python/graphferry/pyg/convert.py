@@ -196,10 +196,10 @@ def from_pyg(
     :class:`~graphferry.HeteroGraph`: node types in ``data.node_types``
     order, edge types in ``data.edge_types`` order, edge ``j`` of an edge
     type being column ``j`` of its ``edge_index`` (row 0 the source type,
-    row 1 the destination type). The node attributes of every type are
-    handed to the engine (not copied; as ``"<ntype>/<name>"``), which the
-    loaders gather them from with each batch; those of a dtype the engine
-    does not carry stay in ``data``, gathered as PyG does.
+    row 1 the destination type). The loaders hand the node attributes of
+    every type to the engine (:func:`as_hetero_graph`; not copied, as
+    ``"<ntype>/<name>"``), which gathers them with each batch; those of a
+    dtype it does not carry are gathered from ``data``, as PyG does.
 
     Args:
         data (torch_geometric.data.HeteroData): the graph; every edge type
@@ -254,7 +254,7 @@ def from_pyg(
             for nt in data.node_types
             if time_attr in data[nt]
         }
-    hetero = HeteroGraph.from_coo(
+    return HeteroGraph.from_coo(
         num_nodes,
         edges,
         edge_weights=weights or None,
@@ -264,31 +264,18 @@ def from_pyg(
         partition=partition,
         seed=seed,
     )
-    try:
-        for key, value in hetero_node_tensors(data).items():
-            hetero._hold(key, value, skip_dtype=True)
-    except BaseException:
-        hetero.close()
-        raise
-    return hetero
 
 
 def hetero_node_tensors(data: HeteroData) -> dict[str, torch.Tensor]:
-    """The node attributes of every node type of ``data`` (tensors on the
-    CPU, one row per node of the type) by engine name ``"<ntype>/<name>"``."""
-    out = {}
-    for nt in data.node_types:
-        store = data[nt]
-        for key in store.node_attrs():
-            value = store[key]
-            if (
-                isinstance(value, torch.Tensor)
-                and value.dim() >= 1
-                and value.device.type == "cpu"
-                and value.shape[0] == store.num_nodes
-            ):
-                out[f"{nt}/{key}"] = value
-    return out
+    """The node attributes of every node type of ``data`` (CPU tensors, one
+    row per node of the type) by engine name ``"<ntype>/<name>"``."""
+    return {
+        f"{nt}/{key}": value
+        for nt in data.node_types
+        for key, value in ((k, data[nt][k]) for k in data[nt].node_attrs())
+        if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.device.type == "cpu"
+        if value.shape[0] == data[nt].num_nodes
+    }
 
 
 def _hetero_signature(data: HeteroData, weight_attr: str | None, time_attr: str | None) -> Any:
@@ -325,6 +312,6 @@ def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | 
         lambda: from_pyg(data, weight_attr=weight_attr, time_attr=time_attr),
         kind="hetero",
     )
-    # Node attributes set or replaced since the conversion go to the engine.
+    # The node attributes go to the engine (again when replaced since).
     _loader.sync_node_data(hetero.graph, hetero_node_tensors(data))
     return hetero

@@ -282,7 +282,8 @@ def _data_of_graph(
         ids = out.node[nt]
         names = hg.node_data_names(nt)
         for name in names:
-            data[nt][name] = hg.batch_rows(nt, name, ids, rows)
+            value = (rows or {}).get(f"{nt}/{name}")
+            data[nt][name] = value if value is not None else hg.get_node_data(nt, name)[ids]
         if not names:
             data[nt].num_nodes = ids.numel()
     for et in hg.edge_types:
