@@ -543,14 +543,9 @@ def _sync(graph: Graph, tensors: Any, put: Callable[[str, Any], None], attr: str
 def engine_edge_data(graph: Graph, name: str, value: Any) -> bool:
     """Whether the engine's edge data ``name`` is ``value`` as it is now
     (not replaced or changed in place since :func:`sync_edge_data`)."""
-    return _current(graph, "_edge_sources", name, value)
+    return isinstance(value, torch.Tensor) and getattr(graph, "_edge_sources", {}).get(name) == _tensor_signature(value)
 
 
 def engine_node_data(graph: Graph, name: str, value: Any) -> bool:
     """:func:`engine_edge_data` for node data (:func:`sync_node_data`)."""
-    return _current(graph, "_node_sources", name, value)
-
-
-def _current(graph: Graph, attr: str, name: str, value: Any) -> bool:
-    sources = getattr(graph, attr, None) or {}
-    return isinstance(value, torch.Tensor) and sources.get(name) == _tensor_signature(value)
+    return isinstance(value, torch.Tensor) and getattr(graph, "_node_sources", {}).get(name) == _tensor_signature(value)

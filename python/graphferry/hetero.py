@@ -33,6 +33,7 @@ engine's threads.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import json
 import os
@@ -46,7 +47,7 @@ import torch
 from ._metafile import read_object
 from ._native import lib as _lib
 from ._resource import Closeable
-from .graph import Graph, Partition, _as_int, _tensor_signature
+from .graph import Graph, Partition, _as_int
 
 __all__ = ["HeteroGraph", "EdgeType"]
 
@@ -347,7 +348,8 @@ class HeteroGraph(Closeable):
             for nt in g.ntypes:
                 for name, value in g.nodes[nt].data.items():
                     if isinstance(value, torch.Tensor):
-                        hetero._hold(f"{nt}/{name}", value, skip_dtype=True)
+                        with contextlib.suppress(TypeError):  # a dtype the engine lacks: DGL's frames serve it
+                            hetero.set_node_data(nt, name, value)
         except BaseException:
             hetero.close()
             raise
@@ -701,24 +703,8 @@ class HeteroGraph(Closeable):
             raise ValueError(
                 f"node data '{name}' of node type '{ntype}' must have {rows} rows (got shape {list(tensor.shape)})"
             )
-        self._hold(f"{ntype}/{name}", tensor)
-
-    def _hold(self, key: str, tensor: torch.Tensor, *, skip_dtype: bool = False) -> None:
-        """Hands ``tensor`` to the engine as node data ``key`` and notes which
-        tensor it is (``graph._node_sources``, as ``_loader.sync_node_data``
-        does). With ``skip_dtype`` a dtype the engine does not carry is left
-        out (the framework serves it) rather than raised."""
-        try:
-            self.graph.set_node_data(key, tensor)
-        except TypeError:
-            if skip_dtype:
-                return
-            raise
-        sources = getattr(self.graph, "_node_sources", None)
-        if sources is None:
-            sources = self.graph._node_sources = {}
-        sources[key] = _tensor_signature(tensor)
-        self._given[key] = tensor
+        self.graph.set_node_data(f"{ntype}/{name}", tensor)
+        self._given[f"{ntype}/{name}"] = tensor
 
     def node_data_names(self, ntype: str) -> list[str]:
         """The names of ``ntype``'s node data (engine names
@@ -748,10 +734,8 @@ class HeteroGraph(Closeable):
 
     def engine_names(self, names: Mapping[str, Sequence[str]] | None = None) -> tuple[str, ...]:
         """The engine names ``"<ntype>/<name>"`` of ``names`` (``{ntype:
-        names}``; every node data of every type when None): the node data
-        the loaders ask the engine to gather with each batch, one row per
-        batch node of the type in the typed view's order (a typed part's
-        view: fetched from their owners)."""
+        names}``; all node data when None), which the loaders gather with
+        each batch (a typed part's: from their owners)."""
         if names is None:
             names = {nt: self.node_data_names(nt) for nt in self.node_types}
         return tuple(f"{nt}/{name}" for nt, ns in names.items() for name in ns)

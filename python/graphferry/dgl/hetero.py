@@ -56,7 +56,7 @@ from .sampler import NeighborSampler
 __all__ = ["HeteroBlocks", "hetero_options"]
 
 
-def _per_type_names(names: Any, node_types: list[str], has: Any, what: str) -> dict[str, list[str]]:
+def _per_type_names(names: Any, hg: HeteroGraph, has: Any, what: str) -> dict[str, list[str]]:
     """DGL's prefetch lists: a list (each type that has the data) or a dict
     ``{ntype: names}``; as ``{ntype: names}``, ``has(ntype)`` being the
     names a type has."""
@@ -65,8 +65,7 @@ def _per_type_names(names: Any, node_types: list[str], has: Any, what: str) -> d
     if isinstance(names, Mapping):
         out = {}
         for nt, ns in names.items():
-            if nt not in node_types:
-                raise ValueError(f"unknown node type {nt!r} (node types: {node_types})")
+            hg.ntype_index(nt)
             ns = [ns] if isinstance(ns, str) else list(ns)
             missing = [n for n in ns if n not in has(nt)]
             if missing:
@@ -74,7 +73,7 @@ def _per_type_names(names: Any, node_types: list[str], has: Any, what: str) -> d
             out[nt] = ns
         return out
     names = [names] if isinstance(names, str) else list(names)
-    out = {nt: [n for n in names if n in has(nt)] for nt in node_types}
+    out = {nt: [n for n in names if n in has(nt)] for nt in hg.node_types}
     missing = [n for n in names if not any(n in ns for ns in out.values())]
     if missing:
         raise ValueError(f"'{what}': no node type has node data {missing}")
@@ -155,8 +154,8 @@ class HeteroBlocks:
             )
         g = self.dgl_graph
         has = hg.node_data_names if g is None else (lambda nt: list(g.nodes[nt].data.keys()))
-        self._node_feats = _per_type_names(settings.prefetch_node_feats_raw, hg.node_types, has, "prefetch_node_feats")
-        self._labels = _per_type_names(settings.prefetch_labels_raw, hg.node_types, has, "prefetch_labels")
+        self._node_feats = _per_type_names(settings.prefetch_node_feats_raw, hg, has, "prefetch_node_feats")
+        self._labels = _per_type_names(settings.prefetch_labels_raw, hg, has, "prefetch_labels")
         if g is not None:
             # The DGL graph's data goes to the engine (once, not copied; again
             # when g replaces it); what it cannot take (a dtype it does not

@@ -292,12 +292,6 @@ def _data_of_graph(
     return data
 
 
-def _store_value(data: HeteroData, key: str) -> Any:
-    """The attribute of ``data`` that engine name ``"<ntype>/<name>"`` names."""
-    nt, name = key.split("/", 1)
-    return data[nt].get(name) if nt in data.node_types else None
-
-
 def filter_batch(
     source: Any,
     hg: HeteroGraph,
@@ -320,20 +314,18 @@ def filter_batch(
         # The rows the engine gathered of the attributes as they are now;
         # PyG's filter indexes the rest (and what was replaced since).
         fresh = {
-            key: value
+            tuple(key.split("/", 1)): value
             for key, value in (rows or {}).items()
-            if _loader.engine_node_data(hg.graph, key, _store_value(source, key))
+            if _loader.engine_node_data(hg.graph, key, source[key.split("/", 1)[0]].get(key.split("/", 1)[1]))
         }
         if fresh:
             source = copy.copy(source)  # its stores' dicts are copies
-            for key in fresh:
-                nt, name = key.split("/", 1)
+            for nt, name in fresh:
                 del source[nt][name]
         # filter_hetero_data fills in the types it is not given; the
         # dicts are copied so that ``out`` stays as it was.
         data = filter_hetero_data(source, dict(out.node), dict(out.row), dict(out.col), dict(out.edge))
-        for key, value in fresh.items():
-            nt, name = key.split("/", 1)
+        for (nt, name), value in fresh.items():
             data[nt][name] = value
     elif isinstance(source, tuple):
         data = filter_custom_hetero_store(*source, out.node, out.row, out.col, out.edge, custom_cls)
