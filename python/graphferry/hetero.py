@@ -135,9 +135,9 @@ def _engine_types(graph: Graph, types: Mapping[str, Any] | None = None) -> dict:
 
 
 class HeteroGraph(Closeable):
-    r"""A heterogeneous graph held by the graphferry engine: a typed
-    :class:`~graphferry.Graph` (:attr:`graph`, global ids as in the module
-    docstring) with the names of its node and edge types.
+    r"""A heterogeneous graph held by the graphferry engine: a view of a
+    typed :class:`~graphferry.Graph` (:attr:`graph`, global ids as in the
+    module docstring) and of its types' names, which the engine holds.
 
     Make one with :meth:`from_coo`, :meth:`from_dgl` or :meth:`open` (PyG's
     ``HeteroData`` goes through :func:`graphferry.pyg.from_pyg`). It owns
@@ -224,7 +224,7 @@ class HeteroGraph(Closeable):
 
         Raises:
             ValueError: an edge type naming an unknown node type, ids out of
-                range, mismatched lengths, or a type given twice.
+                range, or mismatched lengths.
             TypeError: a malformed argument.
         """
         if not isinstance(num_nodes, Mapping):

@@ -70,13 +70,9 @@ def as_graph(graph: Any, prob: str | None = None) -> Graph:
 
 
 def sync_node_data(graph: Graph, g: Any, names: Sequence[str]) -> None:
-    """Puts ``g.ndata[name]`` into the engine graph for each of ``names``
-    whose tensor was replaced (or changed in place) since the engine got it
-    (:func:`graphferry._loader.sync_node_data`: idle loaders on the graph
-    are closed first; while some epoch is still being iterated the
-    replacement waits for a later epoch, the batches meanwhile serving the
-    new tensor through DGL's lazy columns, see
-    :meth:`~graphferry.dgl.node.NodeBlocks.convert`)."""
+    """Hands the engine ``g.ndata[name]`` for each of ``names`` replaced (or
+    changed in place) since (:func:`graphferry._loader.sync_node_data`;
+    meanwhile the batches serve it through DGL's lazy columns)."""
     if getattr(graph, "_dgl_sources", None) is not None:
         _loader.sync_node_data(graph, {name: g.ndata[name] for name in names if name in g.ndata})
 

@@ -266,18 +266,6 @@ def from_pyg(
     )
 
 
-def hetero_node_tensors(data: HeteroData) -> dict[str, torch.Tensor]:
-    """The node attributes of every node type of ``data`` (CPU tensors, one
-    row per node of the type) by engine name ``"<ntype>/<name>"``."""
-    return {
-        f"{nt}/{key}": value
-        for nt in data.node_types
-        for key, value in ((k, data[nt][k]) for k in data[nt].node_attrs())
-        if isinstance(value, torch.Tensor) and value.dim() >= 1 and value.device.type == "cpu"
-        if value.shape[0] == data[nt].num_nodes
-    }
-
-
 def _hetero_signature(data: HeteroData, weight_attr: str | None, time_attr: str | None) -> Any:
     sig = _cache.tensor_signature
     parts: list[Any] = [tuple(data.node_types), tuple(data.edge_types), weight_attr, time_attr]
@@ -312,6 +300,11 @@ def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | 
         lambda: from_pyg(data, weight_attr=weight_attr, time_attr=time_attr),
         kind="hetero",
     )
-    # The node attributes go to the engine (again when replaced since).
-    _loader.sync_node_data(hetero.graph, hetero_node_tensors(data))
+    # Every type's node attributes go to the engine as "<ntype>/<name>"
+    # (again when replaced since); other dtypes or devices stay in data.
+    stores = [(nt, data[nt], data[nt].num_nodes) for nt in data.node_types]
+    tensors = {
+        f"{nt}/{k}": s[k] for nt, s, n in stores for k in s.node_attrs() if getattr(s[k], "shape", ())[:1] == (n,)
+    }
+    _loader.sync_node_data(hetero.graph, tensors)
     return hetero
