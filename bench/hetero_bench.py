@@ -14,6 +14,16 @@ fields, 8 relations with their reverses), per epoch over the training papers, pe
 
 Every system sees the same seeds, fan-outs and batch size; the figure is the median epoch over --epochs
 timed epochs after one warm-up epoch, and the ratio is DGL's median / that system's.
+
+Node data (issue 29), the same engine loader with every type's ``feat`` per batch, in the same run:
+
+- Python-held: the data kept in Python, each batch's rows of each type gathered on the consumer thread
+  (``feat[ntype][type-local ids of the batch]``, what ``HeteroGraph.batch_rows`` did for data handed in
+  from DGL, PyG or ``set_node_data`` before the engine held it);
+- engine-held: the same tensors handed to the engine once (``HeteroGraph.set_node_data``, not copied) and
+  gathered with each batch on the engine's threads, ahead of the consumer.
+
+The ratio is the Python-held median / the engine-held one.
 """
 
 from __future__ import annotations
@@ -115,6 +125,41 @@ def bench(papers: int, epochs: int, threads: int, seed: int = 0) -> dict:
     base = results[0]["median_s"]
     for r in results:
         r["dgl_over_this"] = base / r["median_s"] if r["median_s"] > 0 else None
+
+    # Node data: gathered in Python per batch vs by the engine ahead.
+    feat = {nt: g.nodes[nt].data["feat"] for nt in g.ntypes}
+    names = hg.engine_names({nt: ["feat"] for nt in g.ntypes})
+    options = graphferry.SampleOptions((), relation_fanouts=relation_fanouts, seed=seed, num_threads=threads)
+    seeds_global = hg.to_global_nodes(seeds)
+
+    def data_run(engine_held: bool):
+        loader = graphferry.Loader.from_options(
+            hg.graph, seeds_global, options, batch_size=BATCH, shuffle=True, feature_names=names if engine_held else ()
+        )
+
+        def run():
+            n = nbytes = 0
+            for sub in loader:
+                tv = sub.typed
+                for t, nt in enumerate(hg.node_types):
+                    if engine_held:
+                        rows = sub.node_data[f"{nt}/feat"]
+                    else:
+                        rows = feat[nt][tv.nodes[tv.node_offsets[t] : tv.node_offsets[t + 1]]]
+                    nbytes += rows.numel() * rows.element_size()
+                n += 1
+            return n, nbytes
+
+        try:
+            return _epochs(run, epochs)
+        finally:
+            loader.close()
+
+    data_results = [
+        {"system": "Python-held data, gathered per batch on the consumer thread", **data_run(False)},
+        {"system": "engine-held data, gathered ahead on the engine's threads", **data_run(True)},
+    ]
+    data_ratio = data_results[0]["median_s"] / data_results[1]["median_s"]
     return {
         "graph": {
             "num_nodes": {nt: g.num_nodes(nt) for nt in g.ntypes},
@@ -133,6 +178,8 @@ def bench(papers: int, epochs: int, threads: int, seed: int = 0) -> dict:
         "dgl": dgl.__version__,
         "graphferry": graphferry.__version__,
         "systems": results,
+        # _epochs' "sampled_edges" holds the feature bytes of an epoch here.
+        "node_data": {"systems": data_results, "python_over_engine": data_ratio},
     }
 
 
@@ -155,6 +202,22 @@ def markdown(res: dict) -> str:
         lines.append(
             f"| {r['system']} | {r['median_s']:.4f} | {r['min_s']:.4f}-{r['max_s']:.4f} | {r['batches']} | "
             f"{r['sampled_edges']} | {r['edges_per_second'] / 1e6:.2f} | {r['dgl_over_this']:.2f} |"
+        )
+    nd = res["node_data"]
+    lines += [
+        "",
+        "## Node data: held in Python vs held by the engine (issue 29)",
+        "",
+        "The same engine loader, every node type's `feat` per batch (rows of the batch's nodes of each type); "
+        "median s/epoch, same run as above.",
+        "",
+        "| node data | median s/epoch | min-max | batches | feature MB/epoch | Python-held / this |",
+        "|---|---:|---|---:|---:|---:|",
+    ]
+    for r in nd["systems"]:
+        lines.append(
+            f"| {r['system']} | {r['median_s']:.4f} | {r['min_s']:.4f}-{r['max_s']:.4f} | {r['batches']} | "
+            f"{r['sampled_edges'] / 1e6:.1f} | {nd['systems'][0]['median_s'] / r['median_s']:.2f} |"
         )
     return "\n".join(lines) + "\n"
 

@@ -7,6 +7,7 @@ import "C"
 
 import (
 	"fmt"
+	"strconv"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
@@ -58,7 +59,7 @@ func gfgo_graph_from_typed_coo(numNodeTypes C.int32_t, nodeCounts *C.int64_t, nu
 			if c < 0 {
 				return errorf(gfEInval, "node_counts[%d] = %d must be >= 0", t, c)
 			}
-			nts[t] = fileformat.NodeType{Name: fmt.Sprintf("type %d", t), NumNodes: c}
+			nts[t] = fileformat.NodeType{Name: strconv.Itoa(t), NumNodes: c} // named by index, as gf_graph_set_types names types
 		}
 		ets := make([]fileformat.EdgeType, nr)
 		rs := unsafe.Slice((*int32)(unsafe.Pointer(relSrc)), nr)
@@ -73,7 +74,7 @@ func gfgo_graph_from_typed_coo(numNodeTypes C.int32_t, nodeCounts *C.int64_t, nu
 			if rd[r] < 0 || int(rd[r]) >= nt {
 				return errorf(gfEInval, "relation_dst_type[%d] = %d is outside [0, num_node_types = %d)", r, rd[r], nt)
 			}
-			ets[r] = fileformat.EdgeType{Src: nts[rs[r]].Name, Rel: fmt.Sprintf("relation %d", r), Dst: nts[rd[r]].Name}
+			ets[r] = fileformat.EdgeType{Src: nts[rs[r]].Name, Rel: strconv.Itoa(r), Dst: nts[rd[r]].Name}
 			if srcs[r], err = indexArray(ts[r], fmt.Sprintf("src[%d]", r), false); err != nil {
 				return err
 			}

@@ -598,6 +598,16 @@ int gf_graph_num_types(const gf_graph *graph, int32_t *num_node_types, int32_t *
   return gfgo_graph_num_types((uintptr_t)graph, num_node_types, num_relations);
 }
 
+int gf_graph_set_types_json(gf_graph *graph, const char *types_json) {
+  GF_GUARD();
+  return gfgo_graph_set_types_json((uintptr_t)graph, (char *)types_json);
+}
+
+int gf_graph_types_json(const gf_graph *graph, char **out_json) {
+  GF_GUARD();
+  return gfgo_graph_types_json((uintptr_t)graph, out_json);
+}
+
 int gf_graph_set_node_time(gf_graph *graph, const DLTensor *time) {
   GF_GUARD();
   return gfgo_graph_set_node_time((uintptr_t)graph, (DLTensor *)time);

@@ -6,9 +6,11 @@ package main
 import "C"
 
 import (
+	"encoding/json"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 )
@@ -107,4 +109,46 @@ func int64Vector(t *C.DLTensor, arg string) ([]int64, error) {
 		return nil, errorf(gfEType, "%s must be int64 (got %s)", arg, v.DType)
 	}
 	return mem.Int64s(v.Data), nil
+}
+
+//export gfgo_graph_set_types_json
+func gfgo_graph_set_types_json(h C.uintptr_t, typesJSON *C.char) C.int {
+	return call("gf_graph_set_types_json", func() error {
+		g, err := lookup[*core.Graph](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		raw, err := goString(typesJSON, "types_json")
+		if err != nil {
+			return err
+		}
+		ty, err := fileformat.ParseTypesJSON([]byte(raw))
+		if err != nil {
+			return errorf(gfEInval, "types_json: %v", err)
+		}
+		return core.SetDatasetTypes(g, ty)
+	})
+}
+
+//export gfgo_graph_types_json
+func gfgo_graph_types_json(h C.uintptr_t, out **C.char) C.int {
+	return call("gf_graph_types_json", func() error {
+		g, err := lookup[*core.Graph](kindGraph, h)
+		if err != nil {
+			return err
+		}
+		if out == nil {
+			return errorf(gfEInval, "out_json is NULL")
+		}
+		tj := fileformat.TypesJSON{NodeTypes: []fileformat.NodeType{}, EdgeTypes: []fileformat.EdgeType{}}
+		if ty := g.NamedTypes(); ty != nil {
+			tj.NodeTypes, tj.EdgeTypes = ty.NodeTypes, ty.EdgeTypes
+		}
+		raw, err := json.Marshal(tj)
+		if err != nil {
+			return err
+		}
+		*out = C.CString(string(raw))
+		return nil
+	})
 }

@@ -626,8 +626,11 @@ GF_API int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights)
  * edge list given relation by relation (edge id = position) builds exactly
  * that. The engine stores nothing per edge: the type of a node or edge is
  * an offset lookup on its original id, so partitioning, int32 storage,
- * weights, exclusion and reproducibility are unchanged. Type names are the
- * caller's (the Python layer, a dataset's graphferry.json).
+ * weights, exclusion and reproducibility are unchanged. The types have
+ * names, held by the engine with them: a dataset's graphferry.json gives
+ * them (gf_graph_open), gf_graph_set_types_json sets types with names,
+ * types set without names (gf_graph_set_types) are named by their index
+ * ("0", "1", ...), and gf_graph_types_json reads them.
  */
 
 /*
@@ -657,6 +660,40 @@ GF_API int gf_graph_set_types(gf_graph *graph, int32_t num_node_types, const int
  * Returns GF_OK, GF_EINVAL (an out pointer NULL), GF_EBADHANDLE (graph).
  */
 GF_API int gf_graph_num_types(const gf_graph *graph, int32_t *num_node_types, int32_t *num_relations);
+
+/*
+ * gf_graph_set_types_json makes graph typed with named types, replacing
+ * earlier types: types_json is {"node_types": [{"name", "num_nodes"},
+ * ...], "edge_types": [{"src", "rel", "dst", "num_edges"}, ...]} (the form
+ * of a typed dataset's graphferry.json and of gf_graph_types_json), in
+ * type (global id) order: the counts give the offsets of
+ * gf_graph_set_types, src and dst name the node types of each relation.
+ * Per-type node data "<type>/<name>" is that of the node type named
+ * <type> (see "Typed (heterogeneous) graphs from data"), so the types are
+ * set before any such data. Borrowed (read during the call).
+ * Returns:
+ *   GF_OK
+ *   GF_EINVAL      types_json NULL, empty or malformed; a name empty or
+ *                  holding a character it may not ('/' in a node type,
+ *                  newline, NUL); a node type or a (src, rel, dst) triple
+ *                  named twice; src or dst not a node type; counts that do
+ *                  not fit the graph (as gf_graph_set_types; the message
+ *                  names the field)
+ *   GF_ESTATE      loaders are open on the graph, or per-type node data is
+ *                  held (it is keyed by the names)
+ *   GF_EBADHANDLE  graph
+ */
+GF_API int gf_graph_set_types_json(gf_graph *graph, const char *types_json);
+
+/*
+ * gf_graph_types_json sets *out_json to the graph's types as JSON, in a
+ * string the caller frees with gf_free: {"node_types": [{"name",
+ * "num_nodes"}, ...], "edge_types": [{"src", "rel", "dst", "num_edges"},
+ * ...]}, in type (global id) order, the form of a typed dataset's
+ * graphferry.json; both lists empty for an untyped graph.
+ * Returns GF_OK, GF_EINVAL (out_json NULL), GF_EBADHANDLE (graph).
+ */
+GF_API int gf_graph_types_json(const gf_graph *graph, char **out_json);
 
 /*
  * gf_graph_set_node_time sets the time of every node for temporal sampling
@@ -750,7 +787,8 @@ GF_API int gf_dataset_write_csc(const char *dir);
  * edge_offsets[r+1]), every edge of r going from a node of
  * relation_src_type[r] to one of relation_dst_type[r] (see
  * gf_graph_set_types). The constructors below take type-local ids and build
- * that numbering; the type names stay with the caller (or in the file).
+ * that numbering; types without names in the input are named by their
+ * index (gf_graph_set_types_json names them).
  *
  * A typed dataset directory (gf_dataset_generate's "hetero-*" presets)
  * opens with gf_graph_open, which sets its types: its graphferry.json lists
@@ -761,10 +799,10 @@ GF_API int gf_dataset_write_csc(const char *dir);
  * loaders take such names among their feature and label names and gather,
  * per batch, one row per batch node of the type (labels: per seed of the
  * type), in the order of the type's nodes in the batch's typed view: the
- * rows of their type-local ids; on a typed graph not opened from a
- * dataset, per-type data set with gf_graph_set_node_data is gathered so
- * when one node type alone has its row count, else a loader refuses it);
- * the graph's node
+ * rows of their type-local ids; on any typed graph, data set with
+ * gf_graph_set_node_data under "<type>/<name>", <type> one of its node
+ * type names exactly, with that type's node count of rows, is such data:
+ * the type is named, never inferred from a row count); the graph's node
  * times (gf_graph_set_node_time) are set from the int64 node column "time"
  * (by global node id, also kept as node data) and its edge times
  * (gf_graph_set_edge_time) from the dataset's edge_data "time" (int64, by

@@ -401,6 +401,8 @@ func (g *Graph) setWeights(w mem.Tensor, what string, key func(*graph.CSC, int64
 // SetNodeTime, SetEdgeTime), read under mu.
 type typedState struct {
 	types *graph.Types
+	// names names types (set with them; see SetDatasetTypes).
+	names *fileformat.Types
 	// edgeSpan is the edge count types span when the graph holds some of
 	// a larger graph's edges (FromTypedPartition); 0: its own.
 	edgeSpan int64
@@ -419,9 +421,15 @@ func (g *Graph) runtimeOptions(threads int) sample.RuntimeOptions {
 // node (edge) count, relation types in range, every edge id below the edge
 // count, every edge of a relation between nodes of its types, every
 // in-neighbour list grouped by relation in increasing order. It replaces
-// earlier types; t is copied. Fails (errs.ErrState) while loaders are
-// open.
+// earlier types, named by their indices ("0", "1", ...; SetDatasetTypes
+// sets named types); t is copied. Fails (errs.ErrState) while loaders are open or
+// per-type node data is held (its rows are its type's).
 func (g *Graph) SetTypes(t graph.Types) error {
+	return g.setTypes(t, nil)
+}
+
+// setTypes is SetTypes with the types' names (nil: their indices).
+func (g *Graph) setTypes(t graph.Types, named *fileformat.Types) error {
 	if err := g.acquire(); err != nil {
 		return err
 	}
@@ -432,10 +440,19 @@ func (g *Graph) SetTypes(t graph.Types) error {
 	if n := g.loaders.Load(); n > 0 {
 		return errorf(errs.ErrState, "%d loader(s) are open on this graph; close them before setting its types", n)
 	}
+	if name, ok := g.perTypeData(); ok {
+		return errorf(errs.ErrState, "per-type node data %q is held: the types of a graph are set before its per-type data", name)
+	}
 	if err := tc.Validate(g.part.Graph, g.part.NewToOld); err != nil {
 		return errorf(nil, "%s", strings.TrimPrefix(err.Error(), "graph: "))
 	}
-	g.typed.types, g.typed.edgeSpan = tc, 0
+	if named == nil {
+		var err error
+		if named, err = indexNamed(tc); err != nil {
+			return errorf(nil, "%v", err)
+		}
+	}
+	g.typed.types, g.typed.names, g.typed.edgeSpan = tc, named, 0
 	g.runtimes.reset()
 	return nil
 }

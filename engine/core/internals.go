@@ -6,6 +6,7 @@ import (
 
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
@@ -78,16 +79,17 @@ func FromPartition(p *partition.Partitioned, store *feature.Store, ds *dataset.D
 }
 
 // FromTypedPartition is FromPartition for a rank's part of a typed graph
-// of numEdges edges whose rows hold some of them: t, by original node and
-// edge ids as the whole graph's types, is checked against p's rows
-// (graph.Types.ValidateSpan) and copied. On error nothing is owned: the
-// caller closes store and ds.
-func FromTypedPartition(p *partition.Partitioned, store *feature.Store, ds *dataset.Dataset, t graph.Types, numEdges int64) (*Graph, error) {
+// of numEdges edges whose rows hold some of them: ty, by original node and
+// edge ids as the whole graph's types (with their names), is checked
+// against p's rows (graph.Types.ValidateSpan) and copied. On error nothing
+// is owned: the caller closes store and ds.
+func FromTypedPartition(p *partition.Partitioned, store *feature.Store, ds *dataset.Dataset, ty *fileformat.Types, numEdges int64) (*Graph, error) {
+	t := offsetsOf(ty)
 	tc := t.Clone()
 	if err := tc.ValidateSpan(p.Graph, p.NewToOld, numEdges); err != nil {
 		return nil, errorf(nil, "%s", strings.TrimPrefix(err.Error(), "graph: "))
 	}
 	g := FromPartition(p, store, ds)
-	g.typed.types, g.typed.edgeSpan = tc, numEdges
+	g.typed.types, g.typed.names, g.typed.edgeSpan = tc, ty, numEdges
 	return g, nil
 }

@@ -2,7 +2,8 @@ package core
 
 import (
 	"fmt"
-	"strings"
+	"slices"
+	"strconv"
 
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/feature"
@@ -11,12 +12,62 @@ import (
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
-// Typed datasets and per-node-type node data (see dataset's typed layout).
+// The typed model: a typed Graph's types (offsets, graph.Types) and their
+// names (node types; relations as (src, rel, dst) triples), and node data
+// per node type, keyed "<type>/<name>" with the type named exactly.
 
-// SetDatasetTypes sets a typed topology read from a dataset or a typed edge
-// table on g (see SetTypes).
+// SetDatasetTypes sets a typed topology with its names (read from a
+// dataset, a typed edge table or the caller's JSON) on g (see SetTypes).
 func SetDatasetTypes(g *Graph, ty *fileformat.Types) error {
-	return g.SetTypes(graph.Types{NodeOffsets: ty.NodeOffsets, EdgeOffsets: ty.EdgeOffsets, RelSrc: ty.RelSrc, RelDst: ty.RelDst})
+	return g.setTypes(offsetsOf(ty), ty)
+}
+
+func offsetsOf(ty *fileformat.Types) graph.Types {
+	return graph.Types{NodeOffsets: ty.NodeOffsets, EdgeOffsets: ty.EdgeOffsets, RelSrc: ty.RelSrc, RelDst: ty.RelDst}
+}
+
+// indexNamed names the types t (checked against the graph) by their
+// indices in decimal: node type i "i", relation r ("<src>", "r", "<dst>").
+func indexNamed(t *graph.Types) (*fileformat.Types, error) {
+	nts := make([]fileformat.NodeType, t.NumNodeTypes())
+	for i := range nts {
+		nts[i] = fileformat.NodeType{Name: strconv.Itoa(i), NumNodes: t.NodeOffsets[i+1] - t.NodeOffsets[i]}
+	}
+	ets := make([]fileformat.EdgeType, t.NumRelations())
+	for r := range ets {
+		ets[r] = fileformat.EdgeType{Src: nts[t.RelSrc[r]].Name, Rel: strconv.Itoa(r), Dst: nts[t.RelDst[r]].Name,
+			NumEdges: t.EdgeOffsets[r+1] - t.EdgeOffsets[r]}
+	}
+	return fileformat.ParseTypes(nts, ets)
+}
+
+// perTypeData returns the name of some per-type node data g holds. Callers
+// hold mu.
+func (g *Graph) perTypeData() (string, bool) {
+	for _, name := range g.store.Names() {
+		if g.store.IsLocal(name) {
+			return name, true
+		}
+	}
+	return "", false
+}
+
+// NamedTypes returns a copy of g's types with their names (nil when g is
+// untyped): the node types with their counts and the relations as (src,
+// rel, dst) triples with theirs, as a typed dataset's graphferry.json
+// lists them (fileformat.TypesJSON).
+func (g *Graph) NamedTypes() *fileformat.Types {
+	g.mu.RLock()
+	defer g.mu.RUnlock()
+	n := g.typed.names
+	if n == nil {
+		return nil
+	}
+	return &fileformat.Types{
+		NodeTypes: slices.Clone(n.NodeTypes), EdgeTypes: slices.Clone(n.EdgeTypes),
+		NodeOffsets: slices.Clone(n.NodeOffsets), EdgeOffsets: slices.Clone(n.EdgeOffsets),
+		RelSrc: slices.Clone(n.RelSrc), RelDst: slices.Clone(n.RelDst),
+	}
 }
 
 // times copies int64 timestamps out of t, which may map a file (a fault
@@ -33,9 +84,9 @@ func times(t mem.Tensor, what string) ([]int64, error) {
 }
 
 // openDataset sets what a dataset carries beside its node data on a Graph
-// opened from it: its types, and its node and edge timestamps ("time").
-// It runs before the node data is registered, so that the per-type arrays
-// find the types.
+// opened from it: its types with their names, and its node and edge
+// timestamps ("time"). It runs before the node data is registered, so that
+// the per-type arrays find their types.
 func (g *Graph) openDataset(ds *dataset.Dataset) error {
 	ty, err := ds.Types()
 	if err != nil {
@@ -67,93 +118,49 @@ func (g *Graph) openDataset(ds *dataset.Dataset) error {
 	return nil
 }
 
+// nodeType returns the node type of per-type node data name, "<type>/<x>"
+// whose <type> names one of g's node types exactly; ok is false for other
+// names (and on an untyped g). Callers hold mu, or g is not shared yet.
+func (g *Graph) nodeType(name string) (t int, ok bool) {
+	if g.typed.names == nil {
+		return 0, false
+	}
+	t, _, ok = g.typed.names.SplitName(name)
+	return t, ok
+}
+
 // localNodeData reports whether t, whose row count is not the graph's
-// node count, is per-node-type data: a name "<type>/<name>" with one row
-// per node of that type. On a Graph opened from a typed dataset the type
-// is found by name; on another typed Graph (whose types have no names in
-// the engine) any type with that many nodes will do. When it is not, hint
-// says what a per-type name needs (for the error message).
+// node count, is per-node-type data: a name "<type>/<name>" whose type is
+// one of g's node types, with one row per node of that type. When it is
+// not, hint says what a per-type name needs (for the error message).
 func (g *Graph) localNodeData(name string, t mem.Tensor) (local bool, hint string) {
-	if !strings.Contains(name, fileformat.TypeSep) {
+	n := g.typed.names
+	if n == nil {
 		return false, ""
 	}
-	rows := t.Shape[0]
-	if g.ds != nil {
-		if ty, err := g.ds.Types(); err == nil && ty != nil {
-			if i, _, ok := ty.SplitName(name); ok {
-				nt := ty.NodeTypes[i]
-				return nt.NumNodes == rows, fmt.Sprintf(", or one per node of type %q (%d)", nt.Name, nt.NumNodes)
-			}
-		}
+	if i, ok := g.nodeType(name); ok {
+		nt := n.NodeTypes[i]
+		return nt.NumNodes == t.Shape[0], fmt.Sprintf(", or one per node of type %q (%d)", nt.Name, nt.NumNodes)
 	}
-	var offs []int64
-	if ty := g.typed.types; ty != nil { // the caller holds mu, or g is not shared yet
-		offs = ty.NodeOffsets
-	}
-	for i := 0; i+1 < len(offs); i++ {
-		if offs[i+1]-offs[i] == rows {
-			return true, ""
-		}
-	}
-	if len(offs) > 1 {
-		return false, fmt.Sprintf(", or, for per-type data \"<type>/<name>\", one per node of its type (node type offsets %v)", offs)
-	}
-	return false, ""
+	return false, fmt.Sprintf(", or, for per-type data \"<type>/<name>\", one per node of its type (node types %s)", fileformat.NodeTypeNames(n.NodeTypes))
 }
 
 // nodeDataTypes returns the per-type node data of a typed g (nil for an
-// untyped one) by name, with its node type, which a loader gathers for the
-// batch's nodes of that type (pipeline.Options.NodeDataTypes). A name's
-// type is found as localNodeData finds it: by name on a Graph opened from
-// a typed dataset, else the one type with as many nodes as the data has
-// rows; data whose type is ambiguous (several types of that size) is left
-// out, and a loader asking for it is refused. Callers hold mu.
+// untyped one) by name, with its node type (named in the data's name),
+// which a loader gathers for the batch's nodes of that type
+// (pipeline.Options.NodeDataTypes). Callers hold mu.
 func (g *Graph) nodeDataTypes() map[string]int {
-	ty := g.typed.types
-	if ty == nil {
+	if g.typed.types == nil {
 		return nil
-	}
-	var named *fileformat.Types
-	if g.ds != nil {
-		if t, err := g.ds.Types(); err == nil {
-			named = t
-		}
 	}
 	out := map[string]int{}
 	for _, name := range g.store.Names() {
 		if !g.store.IsLocal(name) {
 			continue
 		}
-		src, ok := g.store.Get(name)
-		if !ok || len(src.Shape) == 0 {
-			continue
-		}
-		if nt := localType(named, ty.NodeOffsets, name, src.Shape[0]); nt >= 0 {
+		if nt, ok := g.nodeType(name); ok {
 			out[name] = nt
 		}
 	}
 	return out
-}
-
-// localType returns the node type of per-type data name with rows rows:
-// by name among named's types (when not nil), else the one type of offs
-// with that many nodes; -1 when there is none or several.
-func localType(named *fileformat.Types, offs []int64, name string, rows int64) int {
-	if named != nil {
-		if i, _, ok := named.SplitName(name); ok && named.NodeTypes[i].NumNodes == rows {
-			return i
-		}
-		return -1
-	}
-	found := -1
-	for i := 0; i+1 < len(offs); i++ {
-		if offs[i+1]-offs[i] != rows {
-			continue
-		}
-		if found >= 0 {
-			return -1
-		}
-		found = i
-	}
-	return found
 }

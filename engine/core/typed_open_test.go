@@ -11,6 +11,8 @@ import (
 
 	"github.com/graphferry/graphferry/engine/cache"
 	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/gen"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -66,9 +68,7 @@ func TestOpenTypedDataset(t *testing.T) {
 // TestLoaderGathersPerTypeData: a loader of a typed graph takes per-type
 // node data ("<type>/<name>") among its feature and label names and
 // gathers, per batch, the rows of the type-local ids of the batch's nodes
-// (labels: seeds) of that type, in batch order; data whose type the
-// engine cannot tell (no dataset names it, several types have its row
-// count) is refused when the loader opens.
+// (labels: seeds) of that type, in batch order.
 func TestLoaderGathersPerTypeData(t *testing.T) {
 	// Types: a = [0, 2), b = [2, 5); one relation b -> a.
 	g0, err := graph.FromCOO([]int64{2, 3, 4, 4}, []int64{0, 1, 1, 0}, nil, graph.COOOptions{NumNodes: 5})
@@ -76,7 +76,7 @@ func TestLoaderGathersPerTypeData(t *testing.T) {
 	g, err := New(g0, partition.Options{Method: partition.Random, NumPatches: 2, Seed: 1})
 	require.NoError(t, err)
 	defer g.Close()
-	require.NoError(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 5}, EdgeOffsets: []int64{0, 4}, RelSrc: []int32{1}, RelDst: []int32{0}}))
+	require.NoError(t, setNamed(g, []fileformat.NodeType{{Name: "a", NumNodes: 2}, {Name: "b", NumNodes: 3}}, []fileformat.EdgeType{{Src: "b", Rel: "r", Dst: "a", NumEdges: 4}}))
 	x := []int64{70, 80, 90}
 	require.NoError(t, g.SetNodeData("b/x", mem.Tensor{DType: mem.Int64, Shape: []int64{3}, Data: mem.Bytes(x)}, nil))
 	seeds := []int64{0, 3, 1, 4, 2}
@@ -123,22 +123,11 @@ func TestLoaderGathersPerTypeData(t *testing.T) {
 		}
 	}
 	assert.Equal(t, 6, batches)
-
-	// Two types of two nodes: "b/y" could be either's.
-	g1, err := graph.FromCOO([]int64{2, 3}, []int64{0, 1}, nil, graph.COOOptions{NumNodes: 4})
-	require.NoError(t, err)
-	h, err := New(g1, partition.Options{NumPatches: 1})
-	require.NoError(t, err)
-	defer h.Close()
-	require.NoError(t, h.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 4}, EdgeOffsets: []int64{0, 2}, RelSrc: []int32{1}, RelDst: []int32{0}}))
-	require.NoError(t, h.SetNodeData("b/y", mem.Tensor{DType: mem.Int8, Shape: []int64{2}, Data: []byte{1, 2}}, nil))
-	_, err = h.OpenLoader([]int64{0}, sample.Request{Fanouts: []int{1}}, pipeline.Options{BatchSize: 1, FeatureNames: []string{"b/y"}}, nil)
-	require.ErrorContains(t, err, `"b/y" has 2 rows, one per node of its type: a loader gathers it only on a typed graph that knows its node type`)
 }
 
 // TestPerTypeNodeDataOnTypedGraph: on a typed graph built without a
-// dataset (the engine knows offsets, not names), "<type>/<name>" data is
-// accepted with the row count of a node type, and only then.
+// dataset (types set, then named), "<type>/<name>" data is accepted with
+// the row count of the node type it names, and only then.
 func TestPerTypeNodeDataOnTypedGraph(t *testing.T) {
 	// Types: 2 nodes, then 3; one relation 1 -> 0 type-wise.
 	g0, err := graph.FromCOO([]int64{2, 3, 4}, []int64{0, 1, 1}, nil, graph.COOOptions{NumNodes: 5})
@@ -148,12 +137,102 @@ func TestPerTypeNodeDataOnTypedGraph(t *testing.T) {
 	defer g.Close()
 	three := mem.Tensor{DType: mem.Int64, Shape: []int64{3}, Data: mem.Bytes([]int64{7, 8, 9})}
 	require.ErrorContains(t, g.SetNodeData("b/x", three, nil), "want one row per node (5)", "untyped: no per-type data")
-	require.NoError(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 5}, EdgeOffsets: []int64{0, 3}, RelSrc: []int32{1}, RelDst: []int32{0}}))
+	require.NoError(t, setNamed(g, []fileformat.NodeType{{Name: "a", NumNodes: 2}, {Name: "b", NumNodes: 3}}, []fileformat.EdgeType{{Src: "b", Rel: "r", Dst: "a", NumEdges: 3}}))
 	require.NoError(t, g.SetNodeData("b/x", three, nil))
 	got, err := g.NodeData("b/x", nil)
 	require.NoError(t, err)
 	assert.Equal(t, three.Data, got.Data, "kept in type order")
 	require.ErrorContains(t, g.SetNodeData("x", three, nil), "want one row per node (5)")
 	four := mem.Tensor{DType: mem.Int8, Shape: []int64{4}, Data: make([]byte, 4)}
-	require.ErrorContains(t, g.SetNodeData("b/y", four, nil), "node type offsets [0 2 5]")
+	require.ErrorContains(t, g.SetNodeData("b/y", four, nil), `or one per node of type "b" (3)`)
+	require.ErrorContains(t, g.SetNodeData("c/y", four, nil), `one per node of its type (node types "a", "b")`)
+}
+
+// TestEqualSizedTypesServeTheirOwnData: two node types of the same node
+// count, each with per-type data of the same name: the type is the one the
+// name names (never inferred from the row count), and a loader gathers
+// each type's rows for the batch's nodes of that type.
+func TestEqualSizedTypesServeTheirOwnData(t *testing.T) {
+	// Types: a = [0, 3), b = [3, 6); relations b -> a (edges 0..2), a -> b (3..5).
+	g0, err := graph.FromCOO([]int64{3, 4, 5, 0, 1, 2}, []int64{0, 1, 2, 3, 4, 5}, nil, graph.COOOptions{NumNodes: 6})
+	require.NoError(t, err)
+	for _, popt := range []partition.Options{{NumPatches: 1}, {Method: partition.Random, NumPatches: 2, Seed: 3}} {
+		g, err := New(g0, popt)
+		require.NoError(t, err)
+		require.NoError(t, setNamed(g, []fileformat.NodeType{{Name: "a", NumNodes: 3}, {Name: "b", NumNodes: 3}},
+			[]fileformat.EdgeType{{Src: "b", Rel: "ba", Dst: "a", NumEdges: 3}, {Src: "a", Rel: "ab", Dst: "b", NumEdges: 3}}))
+		xa, xb := []int64{10, 11, 12}, []int64{20, 21, 22}
+		require.NoError(t, g.SetNodeData("a/x", mem.Tensor{DType: mem.Int64, Shape: []int64{3}, Data: mem.Bytes(xa)}, nil))
+		require.NoError(t, g.SetNodeData("b/x", mem.Tensor{DType: mem.Int64, Shape: []int64{3}, Data: mem.Bytes(xb)}, nil))
+		assert.Equal(t, map[string]int{"a/x": 0, "b/x": 1}, g.nodeDataTypes())
+		l, err := g.OpenLoader([]int64{0, 4, 2, 3, 5, 1}, sample.Request{Fanouts: []int{-1}},
+			pipeline.Options{BatchSize: 2, FeatureNames: []string{"a/x", "b/x"}, Threads: 1}, nil)
+		require.NoError(t, err)
+		require.NoError(t, l.Start(0))
+		batches := 0
+		for {
+			b, err := l.Next(context.Background())
+			if errors.Is(err, io.EOF) {
+				break
+			}
+			require.NoError(t, err)
+			wantA, wantB := []int64{}, []int64{}
+			for _, v := range mem.Int64s(b.Nodes.Data) {
+				if v < 3 {
+					wantA = append(wantA, xa[v])
+				} else {
+					wantB = append(wantB, xb[v-3])
+				}
+			}
+			assert.Equal(t, wantA, append([]int64{}, mem.Int64s(b.NodeData["a/x"].Data)...))
+			assert.Equal(t, wantB, append([]int64{}, mem.Int64s(b.NodeData["b/x"].Data)...))
+			b.Release()
+			batches++
+		}
+		assert.Equal(t, 3, batches)
+		l.Close()
+		g.Close()
+	}
+}
+
+// setNamed sets types with names on g, as a dataset's graphferry.json
+// gives them.
+func setNamed(g *Graph, nodes []fileformat.NodeType, edges []fileformat.EdgeType) error {
+	ty, err := fileformat.ParseTypes(nodes, edges)
+	if err != nil {
+		return err
+	}
+	return SetDatasetTypes(g, ty)
+}
+
+// TestTypeNames: types set without names are named by their index; named
+// types replace them until per-type data is held (it is keyed by the
+// names), and are checked against the graph like offsets.
+func TestTypeNames(t *testing.T) {
+	g0, err := graph.FromCOO([]int64{2, 3, 4}, []int64{0, 1, 1}, nil, graph.COOOptions{NumNodes: 5})
+	require.NoError(t, err)
+	g, err := New(g0, partition.Options{NumPatches: 1})
+	require.NoError(t, err)
+	defer g.Close()
+	assert.Nil(t, g.NamedTypes())
+	require.NoError(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 5}, EdgeOffsets: []int64{0, 3}, RelSrc: []int32{1}, RelDst: []int32{0}}))
+	named := g.NamedTypes()
+	require.NotNil(t, named)
+	assert.Equal(t, []fileformat.NodeType{{Name: "0", NumNodes: 2}, {Name: "1", NumNodes: 3}}, named.NodeTypes)
+	assert.Equal(t, []fileformat.EdgeType{{Src: "1", Rel: "0", Dst: "0", NumEdges: 3}}, named.EdgeTypes)
+	a, b := fileformat.NodeType{Name: "a", NumNodes: 2}, fileformat.NodeType{Name: "b", NumNodes: 3}
+	require.ErrorContains(t, setNamed(g, []fileformat.NodeType{a, {Name: "b", NumNodes: 4}}, []fileformat.EdgeType{{Src: "b", Rel: "r", Dst: "a", NumEdges: 3}}),
+		"node_offsets[2] = 6, want the number of nodes (5)")
+	require.ErrorContains(t, setNamed(g, []fileformat.NodeType{a, b}, []fileformat.EdgeType{{Src: "a", Rel: "r", Dst: "b", NumEdges: 3}}),
+		"but the relation's destination type is 1")
+	assert.Equal(t, "1", g.NamedTypes().NodeTypes[1].Name, "a refused call keeps the names")
+	require.NoError(t, setNamed(g, []fileformat.NodeType{a, b}, []fileformat.EdgeType{{Src: "b", Rel: "r", Dst: "a", NumEdges: 3}}))
+	assert.Equal(t, "b", g.NamedTypes().NodeTypes[1].Name)
+	require.NoError(t, g.SetNodeData("1/x", mem.Tensor{DType: mem.Int8, Shape: []int64{5}, Data: make([]byte, 5)}, nil), "no type named 1 now: global data")
+	require.NoError(t, g.SetNodeData("b/x", mem.Tensor{DType: mem.Int8, Shape: []int64{3}, Data: make([]byte, 3)}, nil))
+	err = setNamed(g, []fileformat.NodeType{{Name: "c", NumNodes: 2}, {Name: "d", NumNodes: 3}}, []fileformat.EdgeType{{Src: "d", Rel: "r", Dst: "c", NumEdges: 3}})
+	require.ErrorIs(t, err, errs.ErrState)
+	require.ErrorContains(t, err, `per-type node data "b/x" is held`)
+	require.ErrorContains(t, g.SetTypes(graph.Types{NodeOffsets: []int64{0, 2, 5}, EdgeOffsets: []int64{0, 3}, RelSrc: []int32{1}, RelDst: []int32{0}}), `per-type node data "b/x" is held`)
+	assert.Equal(t, "b", g.NamedTypes().NodeTypes[1].Name, "a refused call keeps the names")
 }

@@ -163,6 +163,9 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		return nil, err
 	}
 	d := &Dataset{NodeData: map[string]mem.Tensor{}}
+	if err := fileformat.CheckTypeFields(raw); err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", metaPath, err)
+	}
 	if err := json.Unmarshal(raw, &d.Meta); err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", metaPath, err)
 	}

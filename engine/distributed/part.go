@@ -174,8 +174,7 @@ func newPart(d *rankpart.Part) (*Part, error) {
 		return p, nil
 	}
 	ty := d.Types
-	g, err := core.FromTypedPartition(pt, store, data,
-		graph.Types{NodeOffsets: ty.NodeOffsets, EdgeOffsets: ty.EdgeOffsets, RelSrc: ty.RelSrc, RelDst: ty.RelDst}, d.Meta.NumEdges)
+	g, err := core.FromTypedPartition(pt, store, data, ty, d.Meta.NumEdges)
 	if err != nil {
 		store.Close()
 		return nil, &errs.Error{Msg: fmt.Sprintf("part %d of %s: %v (%v)", d.Info.Rank, d.Meta.Layout, err, rankpart.ErrTypes),

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
@@ -188,6 +189,56 @@ func ParseTypesJSON(raw []byte) (*Types, error) {
 		return nil, errors.New("type metadata: more than one JSON value")
 	}
 	return ParseTypes(tj.NodeTypes, tj.EdgeTypes)
+}
+
+// CheckTypeFields checks the fields of the "node_types" and "edge_types"
+// entries of a JSON object raw (graphferry.json, TypesJSON) before they are
+// decoded, naming the entry and the field: each entry an object, its names
+// strings, its count an integer >= 0 (what ParseTypes checks of the values,
+// it names). Other JSON errors are left to the decoder.
+func CheckTypeFields(raw []byte) error {
+	var lists struct {
+		NodeTypes json.RawMessage `json:"node_types"`
+		EdgeTypes json.RawMessage `json:"edge_types"`
+	}
+	if json.Unmarshal(raw, &lists) != nil {
+		return nil
+	}
+	for _, l := range []struct {
+		key, count string
+		raw        json.RawMessage
+		names      []string
+	}{{"node_types", "num_nodes", lists.NodeTypes, []string{"name"}}, {"edge_types", "num_edges", lists.EdgeTypes, []string{"src", "rel", "dst"}}} {
+		if len(l.raw) == 0 || string(l.raw) == "null" {
+			continue
+		}
+		var entries []json.RawMessage
+		if json.Unmarshal(l.raw, &entries) != nil {
+			return fmt.Errorf("%s must be a list (got %s)", l.key, l.raw)
+		}
+		for i, e := range entries {
+			var fields map[string]json.RawMessage
+			if json.Unmarshal(e, &fields) != nil || fields == nil {
+				return fmt.Errorf("%s[%d] must be an object (got %s)", l.key, i, e)
+			}
+			for _, f := range append(slices.Clone(l.names), l.count) {
+				if _, ok := fields[f]; !ok {
+					return fmt.Errorf("%s[%d] has no '%s'", l.key, i, f)
+				}
+			}
+			for _, f := range l.names {
+				var v string
+				if json.Unmarshal(fields[f], &v) != nil { // "" is ParseTypes' to name
+					return fmt.Errorf("%s[%d].%s must be a non-empty string (got %s)", l.key, i, f, fields[f])
+				}
+			}
+			var n int64
+			if json.Unmarshal(fields[l.count], &n) != nil || n < 0 {
+				return fmt.Errorf("%s[%d].%s must be an integer >= 0: %s[%d].%s = %s", l.key, i, l.count, l.key, i, l.count, fields[l.count])
+			}
+		}
+	}
+	return nil
 }
 
 // NumNodes returns the number of nodes of all types.

@@ -48,3 +48,26 @@ func FuzzParseTypesJSON(f *testing.F) {
 		}
 	})
 }
+
+// TestCheckTypeFields: a malformed entry of node_types or edge_types is
+// named with its field before the entries are decoded.
+func TestCheckTypeFields(t *testing.T) {
+	ok := `{"node_types": [{"name": "a", "num_nodes": 2}], "edge_types": [{"src": "a", "rel": "r", "dst": "a", "num_edges": 0}]}`
+	require.NoError(t, CheckTypeFields([]byte(ok)))
+	require.NoError(t, CheckTypeFields([]byte(`{"num_nodes": 3}`)), "untyped")
+	require.NoError(t, CheckTypeFields([]byte(`[`)), "not JSON: left to the decoder")
+	for raw, msg := range map[string]string{
+		`{"node_types": 3}`:                                                        "node_types must be a list (got 3)",
+		`{"node_types": [3]}`:                                                      "node_types[0] must be an object (got 3)",
+		`{"node_types": [null]}`:                                                   "node_types[0] must be an object (got null)",
+		`{"node_types": [{"num_nodes": 1}]}`:                                       "node_types[0] has no 'name'",
+		`{"node_types": [{"name": 7, "num_nodes": 1}]}`:                            "node_types[0].name must be a non-empty string (got 7)",
+		`{"node_types": [{"name": "a", "num_nodes": -1}]}`:                         "node_types[0].num_nodes must be an integer >= 0: node_types[0].num_nodes = -1",
+		`{"node_types": [{"name": "a", "num_nodes": 1.5}]}`:                        "node_types[0].num_nodes must be an integer >= 0: node_types[0].num_nodes = 1.5",
+		`{"edge_types": [{"src": "a", "dst": "a", "num_edges": 1}]}`:               "edge_types[0] has no 'rel'",
+		`{"edge_types": [{"src": "a", "rel": "r", "dst": "a", "num_edges": "1"}]}`: `edge_types[0].num_edges must be an integer >= 0: edge_types[0].num_edges = "1"`,
+	} {
+		require.EqualError(t, CheckTypeFields([]byte(raw)), msg, raw)
+	}
+	require.NoError(t, CheckTypeFields([]byte(`{"node_types": [{"name": "", "num_nodes": 1}]}`)), "an empty name is ParseTypes' to name")
+}

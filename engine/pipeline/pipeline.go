@@ -513,7 +513,7 @@ func checkNodeNames(p *partition.Partitioned, store feature.Gatherer, opt Option
 func checkTypedName(opt Options, name string, rows, n int64) error {
 	nt, ok := opt.NodeDataTypes[name]
 	if opt.Types == nil || !ok {
-		return fmt.Errorf("a loader gathers it only on a typed graph that knows its node type (by the dataset's type names, or as the one type of %d nodes), else one row per node (%d)", rows, n)
+		return fmt.Errorf("a loader gathers its %d rows only on a typed graph one of whose node types it names (\"<type>/<name>\"), else one row per node (%d)", rows, n)
 	}
 	offs := opt.Types.NodeOffsets
 	if nt < 0 || nt+1 >= len(offs) || offs[nt+1]-offs[nt] != rows {

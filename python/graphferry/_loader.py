@@ -523,9 +523,20 @@ def sync_edge_data(graph: Graph, tensors: Any) -> list[str]:
     loaders are closed first; a name a loader is still reading mid-epoch, or
     of a dtype the engine does not carry, is left out (the caller serves it
     its own way)."""
-    sources = getattr(graph, "_edge_sources", None)
+    return _sync(graph, tensors, graph.set_edge_data, "_edge_sources")
+
+
+def sync_node_data(graph: Graph, tensors: Any) -> list[str]:
+    """:func:`sync_edge_data` for node data (engine names -> tensors: a
+    heterograph's or a ``HeteroData``'s per-type data, ``"<ntype>/<name>"``)."""
+    return _sync(graph, tensors, graph.set_node_data, "_node_sources")
+
+
+def _sync(graph: Graph, tensors: Any, put: Callable[[str, Any], None], attr: str) -> list[str]:
+    sources = getattr(graph, attr, None)
     if sources is None:
-        sources = graph._edge_sources = {}
+        sources = {}
+        setattr(graph, attr, sources)
     held = []
     for name, value in tensors.items():
         if not isinstance(value, torch.Tensor):
@@ -534,7 +545,7 @@ def sync_edge_data(graph: Graph, tensors: Any) -> list[str]:
         if sources.get(name) != signature:
             release_idle_loaders(graph)
             try:
-                graph.set_edge_data(name, value)
+                put(name, value)
             except TypeError:  # a dtype the engine does not carry
                 continue
             except GraphferryError as err:
@@ -549,5 +560,9 @@ def sync_edge_data(graph: Graph, tensors: Any) -> list[str]:
 def engine_edge_data(graph: Graph, name: str, value: Any) -> bool:
     """Whether the engine's edge data ``name`` is ``value`` as it is now
     (not replaced or changed in place since :func:`sync_edge_data`)."""
-    sources = getattr(graph, "_edge_sources", None) or {}
-    return isinstance(value, torch.Tensor) and sources.get(name) == _tensor_signature(value)
+    return isinstance(value, torch.Tensor) and getattr(graph, "_edge_sources", {}).get(name) == _tensor_signature(value)
+
+
+def engine_node_data(graph: Graph, name: str, value: Any) -> bool:
+    """:func:`engine_edge_data` for node data (:func:`sync_node_data`)."""
+    return isinstance(value, torch.Tensor) and getattr(graph, "_node_sources", {}).get(name) == _tensor_signature(value)

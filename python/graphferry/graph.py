@@ -704,8 +704,8 @@ class Graph(Closeable):
         ``relation_dst_type[r]``, owns the edge ids
         ``[edge_offsets[r], edge_offsets[r+1])``; every node's in-edges are
         grouped by relation in increasing order (an edge list given relation
-        by relation, edge id = position, gives exactly that). Names are the
-        caller's; the engine knows indices.
+        by relation, edge id = position, gives exactly that). The types are
+        named by their index (a :class:`~graphferry.HeteroGraph` names them).
 
         Args:
             node_offsets (sequence of int): ``T+1`` values from 0 to

@@ -12,14 +12,13 @@ the type offsets (issue 13's design, DGL's ``to_homogeneous`` numbering):
   type)``) owns the global edge ids ``[edge_offsets[r], edge_offsets[r + 1])``
   and its edge ``j`` is the global edge ``edge_offsets[r] + j``.
 
-The type of a node or of an edge is an offset lookup on its global id, so a
-sample over the global ids (nodes, blocks, edge ids) is split into types in
-Python (:meth:`HeteroGraph.split_nodes`, :meth:`HeteroGraph.to_local_edge`).
-Type names live here; the engine knows indices and offsets only.
-
-Node data is kept per node type, type-local rows, in Python
-(:meth:`HeteroGraph.set_node_data`); data a typed dataset registered in the
-engine under ``"<ntype>/<name>"`` is read from there.
+The type of a node or of an edge is an offset lookup on its global id. The
+engine holds the typed model: the offsets, the node type names and the
+canonical relations (``gf_graph_types_json``); a :class:`HeteroGraph` is a
+view of it. Node data of a type is engine node data ``"<ntype>/<name>"``,
+type-local rows (:meth:`HeteroGraph.set_node_data` hands a tensor to the
+engine, not copied), which the loaders gather with each batch on the
+engine's threads.
 
 .. code-block:: python
 
@@ -34,6 +33,9 @@ engine under ``"<ntype>/<name>"`` is read from there.
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import json
 import os
 import weakref
 from collections.abc import Mapping, Sequence
@@ -43,6 +45,7 @@ import numpy as np
 import torch
 
 from ._metafile import read_object
+from ._native import lib as _lib
 from ._resource import Closeable
 from .graph import Graph, Partition, _as_int
 
@@ -57,31 +60,6 @@ _INT32_MIN, _INT32_MAX = -(2**31), 2**31 - 1
 # A node or edge without a time (its type was given none) is never filtered
 # out by temporal sampling: it gets the earliest time there is.
 NO_TIME = -(2**63)
-
-
-def _meta_types(path: str, meta: dict, key: str, names: tuple[str, ...], count: str) -> tuple[list, list[int]]:
-    """The entries ``meta[key]`` (``node_types`` or ``edge_types``) as
-    tuples of their string fields ``names`` and a list of their counts,
-    with an error naming the entry and the field that is missing or wrong."""
-    entries = meta[key]
-    if not isinstance(entries, list):
-        raise ValueError(f"'{path}': {key!r} must be a list (got {type(entries).__name__})")
-    types, counts = [], []
-    for i, entry in enumerate(entries):
-        if not isinstance(entry, dict):
-            raise ValueError(f"'{path}': {key}[{i}] must be an object (got {type(entry).__name__})")
-        for field in (*names, count):
-            if field not in entry:
-                raise ValueError(f"'{path}': {key}[{i}] has no {field!r}")
-        bad = next((f for f in names if not isinstance(entry[f], str) or not entry[f]), None)
-        if bad is not None:
-            raise ValueError(f"'{path}': {key}[{i}].{bad} must be a non-empty string (got {entry[bad]!r})")
-        n = entry[count]
-        if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-            raise ValueError(f"'{path}': {key}[{i}].{count} must be an integer >= 0 (got {n!r})")
-        types.append(tuple(entry[f] for f in names))
-        counts.append(n)
-    return types, counts
 
 
 def _ids(value: Any, what: str) -> torch.Tensor:
@@ -136,10 +114,30 @@ def _fanout_int(value: Any, what: str) -> int:
     return value
 
 
+def _offsets(counts: Sequence[int]) -> torch.Tensor:
+    out = torch.zeros(len(counts) + 1, dtype=torch.int64)
+    if counts:
+        out[1:] = torch.tensor(list(counts), dtype=torch.int64).cumsum(0)
+    return out
+
+
+def _engine_types(graph: Graph, types: Mapping[str, Any] | None = None) -> dict:
+    """The engine's typed model of ``graph`` (``gf_graph_types_json``'s
+    form), after setting it to ``types`` when given."""
+    if types is not None:
+        _lib.gf_graph_set_types_json(graph.handle, json.dumps(types).encode("utf-8"))
+    out = ctypes.c_void_p()
+    _lib.gf_graph_types_json(graph.handle, ctypes.byref(out))
+    try:
+        return json.loads(ctypes.string_at(out.value).decode("utf-8"))
+    finally:
+        _lib.gf_free(out.value)
+
+
 class HeteroGraph(Closeable):
-    r"""A heterogeneous graph held by the graphferry engine: a typed
-    :class:`~graphferry.Graph` (:attr:`graph`, global ids as in the module
-    docstring) with the names of its node and edge types.
+    r"""A heterogeneous graph held by the graphferry engine: a view of a
+    typed :class:`~graphferry.Graph` (:attr:`graph`, global ids as in the
+    module docstring) and of its types' names, which the engine holds.
 
     Make one with :meth:`from_coo`, :meth:`from_dgl` or :meth:`open` (PyG's
     ``HeteroData`` goes through :func:`graphferry.pyg.from_pyg`). It owns
@@ -156,24 +154,17 @@ class HeteroGraph(Closeable):
             destination node type index of each relation.
     """
 
-    def __init__(
-        self,
-        graph: Graph,
-        node_types: Sequence[str],
-        node_counts: Sequence[int],
-        edge_types: Sequence[EdgeType],
-        edge_counts: Sequence[int],
-        *,
-        _owner: object = None,
-    ):
-        if _owner is not _CONSTRUCTOR_TOKEN:
+    def __init__(self, *args: Any, _owner: object = None):
+        if _owner is not _CONSTRUCTOR_TOKEN or len(args) != 2:
             raise TypeError(
                 "graphferry.HeteroGraph cannot be constructed directly; use HeteroGraph.from_coo, "
                 "from_dgl or open (or graphferry.pyg.from_pyg)"
             )
-        self.graph = graph
-        self.node_types = list(node_types)
-        self.edge_types = [tuple(et) for et in edge_types]
+        # (the graph, its typed model in gf_graph_types_json's form)
+        graph, types = args
+        self.graph: Graph = graph
+        self.node_types = [t["name"] for t in types["node_types"]]
+        self.edge_types = [(t["src"], t["rel"], t["dst"]) for t in types["edge_types"]]
         self._ntype_index = {nt: i for i, nt in enumerate(self.node_types)}
         self._etype_index: dict[Any, int] = {}
         names: dict[str, list[int]] = {}
@@ -185,19 +176,13 @@ class HeteroGraph(Closeable):
         self._ambiguous = {name: rs for name, rs in names.items() if len(rs) > 1}
         self.relation_src_type = [self._ntype_index[et[0]] for et in self.edge_types]
         self.relation_dst_type = [self._ntype_index[et[2]] for et in self.edge_types]
-        self.node_offsets = torch.zeros(len(self.node_types) + 1, dtype=torch.int64)
-        self.node_offsets[1:] = torch.tensor(list(node_counts), dtype=torch.int64).cumsum(0)
-        self.edge_offsets = torch.zeros(len(self.edge_types) + 1, dtype=torch.int64)
-        if self.edge_types:
-            self.edge_offsets[1:] = torch.tensor(list(edge_counts), dtype=torch.int64).cumsum(0)
-        self._node_data: dict[str, dict[str, torch.Tensor]] = {nt: {} for nt in self.node_types}
+        self.node_offsets = _offsets([t["num_nodes"] for t in types["node_types"]])
+        self.edge_offsets = _offsets([t["num_edges"] for t in types["edge_types"]])
+        # The tensors handed to the engine as node data, by engine name (what
+        # get_node_data returns for them: the caller's own tensor).
+        self._given: dict[str, torch.Tensor] = {}
         self._dgl_ref: Any = None
         self.part: Any = None  # a typed rank part this graph is a view of (_of_part)
-        # The engine knows the node types by name (opened from a typed
-        # dataset), not only by their counts; and the names of the node data
-        # read from the engine into _node_data (its own, not the caller's).
-        self._named_types = False
-        self._from_engine: dict[str, set[str]] = {nt: set() for nt in self.node_types}
 
     # -- constructors ---------------------------------------------------------
 
@@ -239,7 +224,7 @@ class HeteroGraph(Closeable):
 
         Raises:
             ValueError: an edge type naming an unknown node type, ids out of
-                range, mismatched lengths, or a type given twice.
+                range, or mismatched lengths.
             TypeError: a malformed argument.
         """
         if not isinstance(num_nodes, Mapping):
@@ -263,8 +248,6 @@ class HeteroGraph(Closeable):
             for end in (et[0], et[2]):
                 if end not in offsets:
                     raise ValueError(f"edge type {et}: unknown node type '{end}' (node types: {node_types})")
-            if et in edge_types:
-                raise ValueError(f"edge type {et} given twice")
             if not (isinstance(pair, (tuple, list)) and len(pair) == 2):
                 raise TypeError(f"edges[{et}] must be a pair (src, dst) (got '{type(pair).__name__}')")
             src, dst = _ids(pair[0], f"edges[{et}][0]"), _ids(pair[1], f"edges[{et}][1]")
@@ -280,9 +263,22 @@ class HeteroGraph(Closeable):
         src = torch.cat(srcs) if srcs else torch.empty(0, dtype=torch.int64)
         dst = torch.cat(dsts) if dsts else torch.empty(0, dtype=torch.int64)
         graph = Graph.from_coo(src, dst, num_nodes=total, num_patches=num_patches, partition=partition, seed=seed)
-        hetero = cls(graph, node_types, counts, edge_types, edge_counts, _owner=_CONSTRUCTOR_TOKEN)
+        types = {
+            "node_types": [{"name": nt, "num_nodes": n} for nt, n in zip(node_types, counts)],
+            "edge_types": [
+                {"src": s, "rel": r, "dst": d, "num_edges": n} for (s, r, d), n in zip(edge_types, edge_counts)
+            ],
+        }
         try:
-            hetero._set_types()
+            if edge_types:
+                types = _engine_types(graph, types)
+            # else: nothing for the engine to type (it types graphs with
+            # relations): every sample is its seeds, split by the offsets here.
+            hetero = cls(graph, types, _owner=_CONSTRUCTOR_TOKEN)
+        except BaseException:
+            graph.close()
+            raise
+        try:
             if edge_weights is not None:
                 hetero.set_edge_weights(edge_weights)
             if node_time is not None:
@@ -348,10 +344,15 @@ class HeteroGraph(Closeable):
             partition=partition,
             seed=seed,
         )
-        for nt in g.ntypes:
-            for name, value in g.nodes[nt].data.items():
-                if isinstance(value, torch.Tensor):
-                    hetero._node_data[nt][name] = value
+        try:
+            for nt in g.ntypes:
+                for name, value in g.nodes[nt].data.items():
+                    if isinstance(value, torch.Tensor):
+                        with contextlib.suppress(TypeError):  # a dtype the engine lacks: DGL's frames serve it
+                            hetero.set_node_data(nt, name, value)
+        except BaseException:
+            hetero.close()
+            raise
         hetero._dgl_ref = weakref.ref(g)
         return hetero
 
@@ -388,20 +389,12 @@ class HeteroGraph(Closeable):
                 f"'{meta_path}' describes an untyped dataset (no 'node_types'/'edge_types'); "
                 "open it with graphferry.Graph.open"
             )
-        node_types, counts = _meta_types(meta_path, meta, "node_types", ("name",), "num_nodes")
-        edge_types, edge_counts = _meta_types(meta_path, meta, "edge_types", ("src", "rel", "dst"), "num_edges")
-        node_types = [t[0] for t in node_types]
         graph = Graph.open(path, num_patches=num_patches, partition=partition, seed=seed, verify=verify)
-        hetero = cls(graph, node_types, counts, edge_types, edge_counts, _owner=_CONSTRUCTOR_TOKEN)
-        hetero._named_types = True
         try:
-            if graph.num_types == (0, 0):
-                hetero._set_types()  # an engine that does not type datasets on open
-            hetero._check_engine_types()
+            return cls(graph, _engine_types(graph), _owner=_CONSTRUCTOR_TOKEN)
         except BaseException:
-            hetero.close()
+            graph.close()
             raise
-        return hetero
 
     @classmethod
     def _of_part(cls, part: Graph, node_offsets: Sequence[int], edge_counts: Sequence[int]) -> HeteroGraph:
@@ -415,35 +408,15 @@ class HeteroGraph(Closeable):
                 "(partition a typed dataset for heterogeneous batches)"
             )
         counts = [int(b) - int(a) for a, b in zip(node_offsets[:-1], node_offsets[1:])]
-        view = cls(part, part.node_types, counts, part.edge_types, edge_counts, _owner=_CONSTRUCTOR_TOKEN)
+        types = {
+            "node_types": [{"name": nt, "num_nodes": n} for nt, n in zip(part.node_types, counts)],
+            "edge_types": [
+                {"src": s, "rel": r, "dst": d, "num_edges": n} for (s, r, d), n in zip(part.edge_types, edge_counts)
+            ],
+        }
+        view = cls(part, types, _owner=_CONSTRUCTOR_TOKEN)
         view.part = part
         return view
-
-    def _set_types(self) -> None:
-        if not self.edge_types:
-            # Nothing for the engine to type: a graph without relations is
-            # sampled untyped (every sample is its seeds) and split by the
-            # node offsets here.
-            return
-        self.graph.set_types(
-            self.node_offsets.tolist(),
-            self.edge_offsets.tolist(),
-            self.relation_src_type,
-            self.relation_dst_type,
-        )
-
-    def _check_engine_types(self) -> None:
-        if self.graph.num_nodes != int(self.node_offsets[-1]):
-            raise ValueError(
-                f"the node types count {int(self.node_offsets[-1])} nodes; the graph has {self.graph.num_nodes}"
-            )
-        if self.graph.num_edges != int(self.edge_offsets[-1]):
-            raise ValueError(
-                f"the edge types count {int(self.edge_offsets[-1])} edges; the graph has {self.graph.num_edges}"
-            )
-        want = (len(self.node_types), len(self.edge_types))
-        if tuple(self.graph.num_types) != want:
-            raise ValueError(f"the engine graph has {self.graph.num_types} (node, edge) types; expected {want}")
 
     @property
     def dgl_graph(self) -> Any:
@@ -713,8 +686,11 @@ class HeteroGraph(Closeable):
     # -- data per type ---------------------------------------------------------
 
     def set_node_data(self, ntype: str, name: str, tensor: Any) -> None:
-        """Keeps ``tensor`` (one row per node of ``ntype``, type-local order)
-        as node data ``name`` of ``ntype``; not copied."""
+        """Hands ``tensor`` (one row per node of ``ntype``, type-local order)
+        to the engine as node data ``name`` of ``ntype`` (engine name
+        ``"<ntype>/<name>"``), not copied: the loaders gather its rows with
+        each batch on the engine's threads. Replacing data that open loaders
+        read is refused (``GF_ESTATE``): close them first."""
         t = self.ntype_index(ntype)
         if not isinstance(name, str):
             raise TypeError(f"'name' must be a str (got '{type(name).__name__}')")
@@ -727,82 +703,42 @@ class HeteroGraph(Closeable):
             raise ValueError(
                 f"node data '{name}' of node type '{ntype}' must have {rows} rows (got shape {list(tensor.shape)})"
             )
-        self._node_data[ntype][name] = tensor
-        self._from_engine[ntype].discard(name)
+        self.graph.set_node_data(f"{ntype}/{name}", tensor)
+        self._given[f"{ntype}/{name}"] = tensor
 
     def node_data_names(self, ntype: str) -> list[str]:
-        """The names of ``ntype``'s node data (held here or in the engine as
+        """The names of ``ntype``'s node data (engine names
         ``"<ntype>/<name>"``), sorted."""
         self.ntype_index(ntype)
-        names = set(self._node_data[ntype])
         prefix = ntype + "/"
-        names.update(n[len(prefix) :] for n in self.graph.node_data_names() if n.startswith(prefix))
-        return sorted(names)
+        return sorted(n[len(prefix) :] for n in self.graph.node_data_names() if n.startswith(prefix))
 
     def has_node_data(self, ntype: str, name: str) -> bool:
         return name in self.node_data_names(ntype)
 
     def get_node_data(self, ntype: str, name: str) -> torch.Tensor:
-        """Node data ``name`` of ``ntype``, one row per node of the type."""
+        """Node data ``name`` of ``ntype``, one row per node of the type: the
+        tensor handed in (:meth:`set_node_data`, a DGL graph's), else a copy
+        of the engine's (a dataset's)."""
         self.ntype_index(ntype)
+        key = f"{ntype}/{name}"
         if self.part is not None:
             raise ValueError(
-                f"a typed rank part holds only its own rows of '{ntype}/{name}': its loaders fetch each batch's "
-                f"rows from their owners (PartGraph.get_node_data('{ntype}/{name}') gives the rank's own)"
+                f"a typed rank part holds only its own rows of '{key}': its loaders fetch each batch's "
+                f"rows from their owners (PartGraph.get_node_data('{key}') gives the rank's own)"
             )
-        value = self._node_data[ntype].get(name)
-        if value is not None:
-            return value
-        if f"{ntype}/{name}" in self.graph.node_data_names():
-            value = self.graph.get_node_data(f"{ntype}/{name}")
-            self._node_data[ntype][name] = value  # read once
-            self._from_engine[ntype].add(name)
-            return value
-        raise KeyError(f"node type '{ntype}' has no node data '{name}' (it has {self.node_data_names(ntype)})")
-
-    def batch_rows(
-        self, ntype: str, name: str, ids: torch.Tensor, fetched: Mapping[str, torch.Tensor] | None = None
-    ) -> torch.Tensor:
-        """The rows of node data ``name`` of ``ntype`` at the type-local
-        ``ids`` of a batch: the rows the engine fetched with the batch
-        (``fetched["<ntype>/<name>"]``, one per id, in the order of ``ids``:
-        the batch's typed view) when it carries them (:meth:`engine_names`);
-        else gathered from the whole array."""
-        value = None if fetched is None else fetched.get(f"{ntype}/{name}")
-        if value is None:
-            return self.get_node_data(ntype, name)[ids]
-        if value.shape[0] != ids.numel():
-            raise ValueError(
-                f"the batch carries {value.shape[0]} rows of '{ntype}/{name}' for {ids.numel()} nodes of the type"
-            )
-        return value
+        if key not in self.graph.node_data_names():
+            raise KeyError(f"node type '{ntype}' has no node data '{name}' (it has {self.node_data_names(ntype)})")
+        given = self._given.get(key)
+        return given if given is not None else self.graph.get_node_data(key)
 
     def engine_names(self, names: Mapping[str, Sequence[str]] | None = None) -> tuple[str, ...]:
-        """The node data the engine gathers with each batch of this graph,
-        ahead of the training thread: ``"<ntype>/<name>"`` of ``names``
-        (``{ntype: names}``; every node data of every type when None), one
-        row per batch node of the type in the typed view's order. A typed
-        part's view: all of them (fetched from the owners). A whole graph:
-        those the engine holds (a typed dataset's, or set on the engine
-        graph) and can tell the type of (the dataset names it, or no other
-        type has as many nodes); the rest, data kept here
-        (:meth:`set_node_data`, a DGL graph's), is gathered per type in
-        Python (:meth:`batch_rows`)."""
+        """The engine names ``"<ntype>/<name>"`` of ``names`` (``{ntype:
+        names}``; all node data when None), which the loaders gather with
+        each batch (a typed part's: from their owners)."""
         if names is None:
             names = {nt: self.node_data_names(nt) for nt in self.node_types}
-        if self.part is not None:
-            return tuple(f"{nt}/{name}" for nt, ns in names.items() for name in ns)
-        held = set(self.graph.node_data_names())
-        counts = (self.node_offsets[1:] - self.node_offsets[:-1]).tolist()
-        out = []
-        for nt, ns in names.items():
-            t = self.ntype_index(nt)
-            typed = self._named_types or counts.count(counts[t]) == 1
-            for name in ns:
-                mine = name in self._node_data[nt] and name not in self._from_engine[nt]
-                if typed and not mine and f"{nt}/{name}" in held:
-                    out.append(f"{nt}/{name}")
-        return tuple(out)
+        return tuple(f"{nt}/{name}" for nt, ns in names.items() for name in ns)
 
     def _concat_edges(self, per_type: Mapping[EdgeTypeKey, Any], fill: Any, what: str, dtype: Any) -> torch.Tensor:
         """One tensor over the global edge ids from ``{etype: [E_r]}``;

@@ -199,6 +199,92 @@ static void test_typed_failing_allocator(gf_graph *g) {
   CHECK(failed_runs >= 10, "the allocator failed in only %d runs", failed_runs);
 }
 
+/* Type names: gf_graph_set_types_json and gf_graph_types_json on the small
+ * graph (types named by index until named), every argument refused with a
+ * message naming it, and per-type node data keyed by the name given. */
+static void test_type_names(void) {
+  DLTensor s0 = gft_vec(buys_src, n3, kDLInt, 64), d0 = gft_vec(buys_dst, n3, kDLInt, 64);
+  DLTensor s1 = gft_vec(rev_src, n3, kDLInt, 32), d1 = gft_vec(rev_dst, n3, kDLInt, 32);
+  const DLTensor *src[] = {&s0, &s1}, *dst[] = {&d0, &d1};
+  gf_graph *g = NULL;
+  CHECK(gf_graph_from_typed_coo(2, counts, 2, rel_src, rel_dst, src, dst, NULL, &g) == GF_OK && g,
+        "gf_graph_from_typed_coo");
+  if (!g) return;
+  char *json = NULL;
+  CHECK(gf_graph_types_json(g, &json) == GF_OK && json &&
+            strcmp(json, "{\"node_types\":[{\"name\":\"0\",\"num_nodes\":3},{\"name\":\"1\",\"num_nodes\":2}],"
+                         "\"edge_types\":[{\"src\":\"0\",\"rel\":\"0\",\"dst\":\"1\",\"num_edges\":3},"
+                         "{\"src\":\"1\",\"rel\":\"1\",\"dst\":\"0\",\"num_edges\":3}]}") == 0,
+        "types named by index: %s", json ? json : "(null)");
+  gf_free(json);
+  static const char named[] =
+      "{\"node_types\": [{\"name\": \"user\", \"num_nodes\": 3}, {\"name\": \"item\", \"num_nodes\": 2}],"
+      " \"edge_types\": [{\"src\": \"user\", \"rel\": \"buys\", \"dst\": \"item\", \"num_edges\": 3},"
+      " {\"src\": \"item\", \"rel\": \"rev_buys\", \"dst\": \"user\", \"num_edges\": 3}]}";
+  CHECK_ERR(gf_graph_set_types_json(NULL, named), GF_EBADHANDLE, "");
+  CHECK_ERR(gf_graph_set_types_json(g, NULL), GF_EINVAL, "types_json is NULL");
+  CHECK_ERR(gf_graph_set_types_json(g, ""), GF_EINVAL, "types_json is empty");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": ["), GF_EINVAL, "types_json: type metadata");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [{\"name\": \"user\", \"num_nodes\": 5}], \"edge_types\": []}"),
+            GF_EINVAL, "edge_types is empty");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [{\"name\": \"user\", \"num_nodes\": 3}, {\"name\": \"user\", "
+                                       "\"num_nodes\": 2}], \"edge_types\": [{\"src\": \"user\", \"rel\": \"r\", "
+                                       "\"dst\": \"user\", \"num_edges\": 6}]}"),
+            GF_EINVAL, "node_types[1].name = \"user\" appears twice");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [{\"name\": \"us/er\", \"num_nodes\": 5}], \"edge_types\": "
+                                       "[{\"src\": \"us/er\", \"rel\": \"r\", \"dst\": \"us/er\", \"num_edges\": 6}]}"),
+            GF_EINVAL, "holds \"/\"");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [{\"name\": \"user\", \"num_nodes\": 5}], \"edge_types\": "
+                                       "[{\"src\": \"user\", \"rel\": \"r\", \"dst\": \"item\", \"num_edges\": 6}]}"),
+            GF_EINVAL, "edge_types[0].dst = \"item\" is not a node type");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [{\"name\": \"user\", \"num_nodes\": 4}, {\"name\": \"item\", "
+                                       "\"num_nodes\": 2}], \"edge_types\": [{\"src\": \"user\", \"rel\": \"r\", "
+                                       "\"dst\": \"item\", \"num_edges\": 6}]}"),
+            GF_EINVAL, "want the number of nodes (5)");
+  CHECK_ERR(gf_graph_set_types_json(g, "{\"node_types\": [], \"edge_types\": [], \"extra\": 1}"), GF_EINVAL,
+            "unknown field \"extra\"");
+  CHECK_ERR(gf_graph_types_json(g, NULL), GF_EINVAL, "out_json is NULL");
+  json = NULL;
+  CHECK(gf_graph_types_json(g, &json) == GF_OK && json && strstr(json, "{\"name\":\"0\",\"num_nodes\":3}"),
+        "a refused call keeps the types: %s", json ? json : "(null)");
+  gf_free(json);
+  CHECK(gf_graph_set_types_json(g, named) == GF_OK, "set named types: %s", gf_errmsg());
+  json = NULL;
+  CHECK(gf_graph_types_json(g, &json) == GF_OK && json &&
+            strstr(json, "{\"src\":\"item\",\"rel\":\"rev_buys\",\"dst\":\"user\",\"num_edges\":3}"),
+        "named: %s", json ? json : "(null)");
+  gf_free(json);
+
+  /* Per-type data of the type named: two rows for the items. */
+  int64_t x[] = {7, 8}, two[] = {2};
+  DLManagedTensor m = gft_managed(gft_i64(x, two));
+  CHECK(gf_graph_set_node_data(g, "item/x", &m) == GF_OK, "item/x: %s", gf_errmsg());
+  DLManagedTensor m3 = gft_managed(gft_i64(x, two));
+  CHECK_ERR(gf_graph_set_node_data(g, "user/x", &m3), GF_EINVAL, "or one per node of type \"user\" (3)");
+  CHECK_ERR(gf_graph_set_node_data(g, "1/x", &m3), GF_EINVAL, "node types \"user\", \"item\"");
+  CHECK_ERR(gf_graph_set_types_json(g, named), GF_ESTATE, "per-type node data \"item/x\" is held");
+  DLManagedTensor *t = NULL;
+  CHECK(gf_graph_get_node_data(g, "item/x", &t) == GF_OK && t && t->dl_tensor.shape[0] == 2 &&
+            ((int64_t *)t->dl_tensor.data)[1] == 8,
+        "item/x read back");
+  if (t) t->deleter(t);
+  gf_graph_close(g);
+
+  /* An untyped graph has no types to name. */
+  int64_t indptr[] = {0, 1, 1}, indices[] = {1}, n1[] = {1}, n2[] = {3};
+  DLTensor ip = gft_i64(indptr, n2), ix = gft_i64(indices, n1);
+  gf_graph *u = NULL;
+  CHECK(gf_graph_from_csc(&ip, &ix, NULL, NULL, &u) == GF_OK && u, "untyped graph: %s", gf_errmsg());
+  if (u) {
+    CHECK_ERR(gf_graph_set_types_json(u, named), GF_EINVAL, "node_offsets[2] = 5, want the number of nodes (2)");
+    json = NULL;
+    CHECK(gf_graph_types_json(u, &json) == GF_OK && json && strcmp(json, "{\"node_types\":[],\"edge_types\":[]}") == 0,
+          "untyped: %s", json ? json : "(null)");
+    gf_free(json);
+  }
+  gf_graph_close(u);
+}
+
 static void test_typed_dataset(void) {
   char dir[200];
   if (!gft_tmpdir(dir, sizeof dir, "typed")) {
@@ -222,6 +308,11 @@ static void test_typed_dataset(void) {
               strstr(names, "author/feat\n"),
           "per-type node data listed: %s", names ? names : "(null)");
     gf_free(names);
+    char *json = NULL;
+    CHECK(gf_graph_types_json(g, &json) == GF_OK && json && strstr(json, "{\"name\":\"paper\",") &&
+              strstr(json, "\"rel\":\"writes\""),
+          "the dataset's type names: %s", json ? json : "(null)");
+    gf_free(json);
     test_typed_failing_allocator(g);
     DLManagedTensor *t = NULL;
     CHECK(gf_graph_get_node_data(g, "paper/feat", &t) == GF_OK && t, "get paper/feat");
@@ -240,6 +331,7 @@ int main(int argc, char **argv) {
   const char *path = gft_arg(argc, argv, 1, "tests/data/typed_edges.arrow");
   test_typed_coo();
   test_typed_arrow(path);
+  test_type_names();
   test_typed_dataset();
   return gft_summary("test_typed");
 }

@@ -1,8 +1,8 @@
 """Per-type node data ("<type>/<name>") gathered by the engine's loader of
 a whole typed graph, ahead of the training thread: the rows of the batch's
 nodes of each type in the typed view's order, which the heterogeneous
-loaders (PyG's, DGL's) over a HeteroGraph now ask the engine for; data the
-engine does not hold, or whose type it cannot tell, is gathered in Python."""
+loaders (PyG's, DGL's) ask the engine for: every type's data, a dataset's and
+what set_node_data, a DGL heterograph or a HeteroData handed it."""
 
 from __future__ import annotations
 
@@ -66,9 +66,10 @@ def test_engine_loader_gathers_per_type_rows(typed_dir):
 
 
 def test_engine_names_of_a_whole_graph(typed_dir):
-    """What the loaders ask the engine for: every type's node data the engine
-    holds, not data kept in Python (set_node_data, also over an engine name),
-    nor, on a graph without type names, data two types could own."""
+    """What the loaders ask the engine for: every type's node data, the
+    dataset's and what set_node_data handed it (also over an engine name),
+    on any typed graph: the type is the one named, also when two types have
+    as many nodes."""
     with graphferry.HeteroGraph.open(typed_dir) as hg:
         held = set(hg.engine_names())
         assert {"paper/feat", "author/feat", "paper/label"} <= held
@@ -76,23 +77,25 @@ def test_engine_names_of_a_whole_graph(typed_dir):
         assert "paper/feat" in hg.engine_names()
         extra = torch.arange(hg.num_nodes("paper"))
         hg.set_node_data("paper", "extra", extra)
-        hg.set_node_data("author", "feat", torch.zeros(hg.num_nodes("author"), 2))
+        shadow = torch.zeros(hg.num_nodes("author"), 2)
+        hg.set_node_data("author", "feat", shadow)
         names = set(hg.engine_names())
-        assert "paper/extra" not in names and "author/feat" not in names and "paper/feat" in names
+        assert {"paper/extra", "author/feat", "paper/feat"} <= names
+        assert torch.equal(hg.graph.get_node_data("author/feat"), shadow), "the engine holds the new tensor"
         assert hg.engine_names({"paper": ["label"]}) == ("paper/label",)
     edges = {("a", "r", "b"): (torch.tensor([0, 1]), torch.tensor([1, 0]))}
     with graphferry.HeteroGraph.from_coo({"a": 2, "b": 2}, edges) as hg:
         hg.graph.set_node_data("b/x", torch.tensor([5, 6]))
-        assert hg.engine_names() == ()  # a and b both have 2 nodes: the engine cannot tell
+        assert hg.engine_names() == ("b/x",)  # a and b both have 2 nodes: "b/x" names b
     with graphferry.HeteroGraph.from_coo({"a": 2, "b": 3}, edges) as hg:
         hg.graph.set_node_data("b/x", torch.tensor([5, 6, 7]))
         assert hg.engine_names() == ("b/x",)
 
 
 def test_pyg_loader_mixes_engine_and_python_rows(typed_dir):
-    """PyG's NeighborLoader over a HeteroGraph: the engine's rows and the
-    ones kept in Python (a new name, and one shadowing the engine's) are
-    each the node's row of its type."""
+    """PyG's NeighborLoader over a HeteroGraph: the dataset's rows and the
+    ones handed in from Python (a new name, and one replacing the
+    dataset's) are each the node's row of its type."""
     from graphferry.pyg import NeighborLoader
 
     with graphferry.HeteroGraph.open(typed_dir) as hg:
@@ -102,7 +105,7 @@ def test_pyg_loader_mixes_engine_and_python_rows(typed_dir):
         hg.set_node_data("author", "feat", shadow)
         fanouts = {et: [2, 1] for et in hg.edge_types}
         loader = NeighborLoader(hg, fanouts, input_nodes=("paper", torch.arange(64)), batch_size=16, num_threads=1)
-        assert "paper/feat" in loader._node_attrs and "author/feat" not in loader._node_attrs
+        assert "paper/feat" in loader._node_attrs and "author/feat" in loader._node_attrs  # all the engine's
         batches = 0
         for batch in loader:
             batches += 1

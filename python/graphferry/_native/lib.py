@@ -1164,6 +1164,16 @@ def gf_graph_set_types(
 def gf_graph_num_types(graph: gf_graph_p | None, num_node_types: CtypesRef, num_relations: CtypesRef, /) -> int: ...
 
 
+# int gf_graph_set_types_json(gf_graph *graph, const char *types_json);
+@cfunc("gf_graph_set_types_json", [gf_graph_p_ctypes, ctypes.c_char_p], ctypes.c_int)
+def gf_graph_set_types_json(graph: gf_graph_p | None, types_json: bytes, /) -> int: ...
+
+
+# int gf_graph_types_json(const gf_graph *graph, char **out_json);
+@cfunc("gf_graph_types_json", [gf_graph_p_ctypes, c_void_pp], ctypes.c_int)
+def gf_graph_types_json(graph: gf_graph_p | None, out_json: CtypesRef, /) -> int: ...
+
+
 # int gf_graph_set_node_time(gf_graph *graph, const DLTensor *time);
 @cfunc("gf_graph_set_node_time", [gf_graph_p_ctypes, DLTensor_p], ctypes.c_int)
 def gf_graph_set_node_time(graph: gf_graph_p | None, time: CtypesRef, /) -> int: ...

@@ -190,9 +190,10 @@ def to_hetero_blocks(
         labels (dict, optional): ``{ntype: names}`` put on
             ``blocks[-1].dstdata``. (default: :obj:`None`)
         rows, label_rows (dict, optional): the node data and labels the
-            engine fetched with the batch (``sub.node_data``, ``sub.labels``:
-            ``"<ntype>/<name>"``, :meth:`HeteroGraph.engine_names`); the rest is gathered from
-            ``hg``. (default: :obj:`None`)
+            engine gathered with the batch (``sub.node_data``, ``sub.labels``:
+            ``"<ntype>/<name>"``, as every loader's batch carries them); a
+            sample without them (``sample_neighbors``) reads ``hg``'s.
+            (default: :obj:`None`)
     """
     T, R = hg.num_node_types, hg.num_relations
     tv = sub.typed
@@ -244,14 +245,16 @@ def to_hetero_blocks(
         blocks.append(block)
     if blocks:
         first, last = blocks[0], blocks[-1]
-        for nt, names in (node_feats or {}).items():
-            ids = first.srcnodes[nt].data[dgl.NID]
-            for name in names:
-                first.srcnodes[nt].data[name] = hg.batch_rows(nt, name, ids.long(), rows)
-        for nt, names in (labels or {}).items():
-            ids = last.dstnodes[nt].data[dgl.NID]
-            for name in names:
-                last.dstnodes[nt].data[name] = hg.batch_rows(nt, name, ids.long(), label_rows)
+        rows, label_rows = rows or {}, label_rows or {}
+        for frames, wanted, fetched in ((first.srcnodes, node_feats, rows), (last.dstnodes, labels, label_rows)):
+            for nt, names in (wanted or {}).items():
+                frame, n = frames[nt].data, frames[nt].data[dgl.NID].numel()
+                for name in names:
+                    key = f"{nt}/{name}"
+                    # The engine's rows (labels that are features: the seeds'
+                    # rows lead); a sample without them reads hg's array.
+                    value = fetched.get(key, rows.get(key))
+                    frame[name] = value[:n] if value is not None else hg.get_node_data(nt, name)[frame[dgl.NID].long()]
     return blocks
 
 

@@ -15,7 +15,6 @@ import torch
 
 from .. import _cache, _loader
 from ..distributed import is_typed_part
-from ..errors import GF_ESTATE, GraphferryError
 from ..graph import Graph
 from ..hetero import HeteroGraph
 
@@ -42,9 +41,10 @@ def topology_signature(g: Any, prob: str | None = None) -> Any:
 
 def _convert_dgl(g: Any, prob: str | None) -> Graph:
     graph = Graph.from_dgl(g, edge_weights=prob)
-    # The node data the engine holds, as of which tensor (see sync_node_data).
+    # The node data the engine holds, as of which tensor (see sync_node_data;
+    # the loaders read it as _dgl_sources).
     held = set(graph.node_data_names())
-    graph._dgl_sources = {
+    graph._node_sources = graph._dgl_sources = {
         name: _cache.tensor_signature(value)
         for name, value in g.ndata.items()
         if isinstance(value, torch.Tensor) and name in held
@@ -70,36 +70,11 @@ def as_graph(graph: Any, prob: str | None = None) -> Graph:
 
 
 def sync_node_data(graph: Graph, g: Any, names: Sequence[str]) -> None:
-    """Puts ``g.ndata[name]`` into the engine graph for each of ``names``
-    whose tensor was replaced (or changed in place) since the engine got it.
-
-    The engine refuses to replace node data while loaders are open on the
-    graph, so the idle engine loaders of every graphferry loader on it are
-    closed first (they reopen on their next epoch). When some epoch is still
-    being iterated the replacement waits for a later epoch; meanwhile the
-    batches serve the new tensor through DGL's lazy columns (see
-    :meth:`~graphferry.dgl.node.NodeBlocks.convert`), so the data served is always current."""
-    sources = getattr(graph, "_dgl_sources", None)
-    if sources is None:
-        return
-    for name in names:
-        value = g.ndata.get(name) if name in g.ndata else None
-        if not isinstance(value, torch.Tensor):
-            continue
-        signature = _cache.tensor_signature(value)
-        if sources.get(name) == signature or graph.skipped_node_data.get(name) == signature:
-            continue
-        _loader.release_idle_loaders(graph)
-        try:
-            graph.set_node_data(name, value)
-        except TypeError:  # a dtype the engine does not carry: served by DGL's columns
-            graph.skipped_node_data[name] = signature
-            continue
-        except GraphferryError as err:
-            if err.code == GF_ESTATE:  # a loader is mid-epoch: a later epoch retries
-                continue
-            raise
-        sources[name] = signature
+    """Hands the engine ``g.ndata[name]`` for each of ``names`` replaced (or
+    changed in place) since (:func:`graphferry._loader.sync_node_data`;
+    meanwhile the batches serve it through DGL's lazy columns)."""
+    if getattr(graph, "_dgl_sources", None) is not None:
+        _loader.sync_node_data(graph, {name: g.ndata[name] for name in names if name in g.ndata})
 
 
 def _hetero_signature(g: Any, prob: str | None) -> Any:

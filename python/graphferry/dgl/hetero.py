@@ -12,11 +12,13 @@ r"""graphferry as DGL's node-classification loader on heterogeneous graphs.
 * ``input_nodes`` is ``blocks[0].srcdata[dgl.NID]`` (a dict over every node
   type) and ``output_nodes`` the batch's seeds per type (only the types that
   have seeds in the batch, as DGL);
-* node data: from a DGL heterograph every block carries all of its node and
-  edge data, attached lazily through DGL's frames (as DGL's sampler attaches
-  them); from a :class:`~graphferry.HeteroGraph` without a DGL graph the
-  ``prefetch_node_feats`` of each type go on ``blocks[0].srcdata`` and the
-  ``prefetch_labels`` on ``blocks[-1].dstdata``.
+* node data: the ``prefetch_node_feats`` of each type go on
+  ``blocks[0].srcdata`` and the ``prefetch_labels`` on ``blocks[-1].dstdata``,
+  gathered by the engine with each batch (a DGL heterograph's data is handed
+  to the engine once, not copied, and again when the graph replaces it);
+  from a DGL heterograph every block also carries all of its node and edge
+  data, attached lazily through DGL's frames (as DGL's sampler attaches
+  them).
 
 The engine samples over the graph's global ids (one typed CSC): frontier node
 ``v`` draws, for every relation into ``v``'s type, that relation's fan-out of
@@ -42,6 +44,7 @@ from typing import Any
 import dgl
 import torch
 
+from .. import _loader
 from .._options import SampleOptions
 from ..errors import GraphferryError, error_for_status
 from ..hetero import HeteroGraph
@@ -53,9 +56,10 @@ from .sampler import NeighborSampler
 __all__ = ["HeteroBlocks", "hetero_options"]
 
 
-def _per_type_names(names: Any, hg: HeteroGraph, what: str) -> dict[str, list[str]]:
+def _per_type_names(names: Any, hg: HeteroGraph, has: Any, what: str) -> dict[str, list[str]]:
     """DGL's prefetch lists: a list (each type that has the data) or a dict
-    ``{ntype: names}``; as ``{ntype: names}`` over ``hg``'s node data."""
+    ``{ntype: names}``; as ``{ntype: names}``, ``has(ntype)`` being the
+    names a type has."""
     if not names:
         return {}
     if isinstance(names, Mapping):
@@ -63,15 +67,13 @@ def _per_type_names(names: Any, hg: HeteroGraph, what: str) -> dict[str, list[st
         for nt, ns in names.items():
             hg.ntype_index(nt)
             ns = [ns] if isinstance(ns, str) else list(ns)
-            missing = [n for n in ns if not hg.has_node_data(nt, n)]
+            missing = [n for n in ns if n not in has(nt)]
             if missing:
-                raise ValueError(
-                    f"'{what}': node type '{nt}' has no node data {missing} (it has {hg.node_data_names(nt)})"
-                )
+                raise ValueError(f"'{what}': node type '{nt}' has no node data {missing} (it has {sorted(has(nt))})")
             out[nt] = ns
         return out
     names = [names] if isinstance(names, str) else list(names)
-    out = {nt: [n for n in names if hg.has_node_data(nt, n)] for nt in hg.node_types}
+    out = {nt: [n for n in names if n in has(nt)] for nt in hg.node_types}
     missing = [n for n in names if not any(n in ns for ns in out.values())]
     if missing:
         raise ValueError(f"'{what}': no node type has node data {missing}")
@@ -150,28 +152,55 @@ class HeteroBlocks:
                 "prefetch_edge_feats needs a DGL graph (a graphferry.HeteroGraph holds no edge data); "
                 f"got prefetch_edge_feats={settings.prefetch_edge_feats}"
             )
-        if self.dgl_graph is None:
-            self._node_feats = _per_type_names(settings.prefetch_node_feats_raw, hg, "prefetch_node_feats")
-            self._labels = _per_type_names(settings.prefetch_labels_raw, hg, "prefetch_labels")
-            # The engine gathers the rows it holds with each batch (a typed
-            # part's: from their owners); the rest are gathered per type here.
-            self.feature_names = hg.engine_names(self._node_feats)
-            self.label_names = tuple(
-                n for n in hg.engine_names(self._labels) if hg.part is not None or n not in self.feature_names
+        g = self.dgl_graph
+        has = hg.node_data_names if g is None else (lambda nt: list(g.nodes[nt].data.keys()))
+        self._node_feats = _per_type_names(settings.prefetch_node_feats_raw, hg, has, "prefetch_node_feats")
+        self._labels = _per_type_names(settings.prefetch_labels_raw, hg, has, "prefetch_labels")
+        if g is not None:
+            # The DGL graph's data goes to the engine (once, not copied; again
+            # when g replaces it); what it cannot take (a dtype it does not
+            # carry) is served by DGL's lazy frames, as the rest of g's data.
+            held = set(self._sync())
+            self._node_feats, self._labels = (
+                {nt: [n for n in ns if f"{nt}/{n}" in held] for nt, ns in d.items()}
+                for d in (self._node_feats, self._labels)
             )
-        else:  # DGL's frames carry all of the graph's data
-            self._node_feats, self._labels = {}, {}
-            for what, names in (
-                ("prefetch_node_feats", settings.prefetch_node_feats_raw),
-                ("prefetch_labels", settings.prefetch_labels_raw),
-            ):
-                _per_type_names(names, hg, what)  # errors for data the graph lacks, as the homogeneous path
+        # The engine gathers the rows with each batch (a typed part's: from
+        # their owners); labels that are features too are the seeds' rows.
+        self.feature_names = hg.engine_names(self._node_feats)
+        self.label_names = tuple(
+            n for n in hg.engine_names(self._labels) if hg.part is not None or n not in self.feature_names
+        )
+
+    def _current(self) -> dict[str, Any]:
+        """The DGL graph's prefetched tensors as they are now, by engine name."""
+        g = self.dgl_graph
+        names = [(nt, n) for d in (self._node_feats, self._labels) for nt, ns in d.items() for n in ns]
+        return {f"{nt}/{n}": g.nodes[nt].data.get(n) for nt, n in names}
+
+    def _sync(self) -> list[str]:
+        """Hands the engine the DGL graph's tensors it does not hold as they
+        are now; the engine names of those it holds."""
+        return _loader.sync_node_data(self.graph, self._current())
+
+    def _fresh(self, names: dict[str, list[str]]) -> dict[str, list[str]]:
+        """Of ``names``, those whose engine rows are the DGL graph's data as it
+        is now (what g replaced since is served by its lazy frames)."""
+        if self.dgl_graph is None:
+            return names
+        now = self._current()
+        return {
+            nt: [n for n in ns if _loader.engine_node_data(self.graph, f"{nt}/{n}", now[f"{nt}/{n}"])]
+            for nt, ns in names.items()
+        }
 
     def options(self, seed: Any, num_threads: int) -> SampleOptions:
         return hetero_options(self.hetero_graph, self.settings, seed, num_threads)
 
     def before_epoch(self) -> None:
-        pass
+        """Hands the engine the DGL graph's data replaced since."""
+        if self.dgl_graph is not None:
+            self._sync()
 
     def user_error(self, err: GraphferryError) -> GraphferryError:
         """The engine's error, saying where the weights come from when
@@ -195,8 +224,8 @@ class HeteroBlocks:
             hg,
             idtype=self.idtype,
             g=self.dgl_graph,
-            node_feats=self._node_feats,
-            labels=self._labels,
+            node_feats=self._fresh(self._node_feats),
+            labels=self._fresh(self._labels),
             rows=sub.node_data,
             label_rows=sub.labels,
         )

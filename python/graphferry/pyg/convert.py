@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch_geometric.data import Data, HeteroData
 
-from .. import _cache
+from .. import _cache, _loader
 from .._native.dlpack import as_cpu_tensor
 from ..distributed import is_typed_part
 from ..graph import Graph, pyg_node_attrs
@@ -196,8 +196,10 @@ def from_pyg(
     :class:`~graphferry.HeteroGraph`: node types in ``data.node_types``
     order, edge types in ``data.edge_types`` order, edge ``j`` of an edge
     type being column ``j`` of its ``edge_index`` (row 0 the source type,
-    row 1 the destination type). Node features stay in ``data`` (the loaders
-    gather them from there, as PyG does).
+    row 1 the destination type). The loaders hand the node attributes of
+    every type to the engine (:func:`as_hetero_graph`; not copied, as
+    ``"<ntype>/<name>"``), which gathers them with each batch; those of a
+    dtype it does not carry are gathered from ``data``, as PyG does.
 
     Args:
         data (torch_geometric.data.HeteroData): the graph; every edge type
@@ -292,9 +294,17 @@ def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | 
         raise TypeError(
             f"expected a 'torch_geometric.data.HeteroData' or 'graphferry.HeteroGraph' (got '{type(data).__name__}')"
         )
-    return _cache.cached_graph(
+    hetero = _cache.cached_graph(
         data,
         _hetero_signature(data, weight_attr, time_attr),
         lambda: from_pyg(data, weight_attr=weight_attr, time_attr=time_attr),
         kind="hetero",
     )
+    # Every type's node attributes go to the engine as "<ntype>/<name>"
+    # (again when replaced since); other dtypes or devices stay in data.
+    stores = [(nt, data[nt], data[nt].num_nodes) for nt in data.node_types]
+    tensors = {
+        f"{nt}/{k}": s[k] for nt, s, n in stores for k in s.node_attrs() if getattr(s[k], "shape", ())[:1] == (n,)
+    }
+    _loader.sync_node_data(hetero.graph, tensors)
+    return hetero

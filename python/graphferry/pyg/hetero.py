@@ -19,6 +19,7 @@ claims). The engine makes that split with the batch, in its threads
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -28,6 +29,7 @@ from torch_geometric.edge_index import EdgeIndex
 from torch_geometric.loader.utils import filter_custom_hetero_store, filter_hetero_data
 from torch_geometric.sampler import HeteroSamplerOutput
 
+from .. import _loader
 from .._native.dlpack import as_cpu_tensor
 from ..hetero import HeteroGraph
 from ..sampling import TypedView
@@ -280,7 +282,8 @@ def _data_of_graph(
         ids = out.node[nt]
         names = hg.node_data_names(nt)
         for name in names:
-            data[nt][name] = hg.batch_rows(nt, name, ids, rows)
+            value = (rows or {}).get(f"{nt}/{name}")
+            data[nt][name] = value if value is not None else hg.get_node_data(nt, name)[ids]
         if not names:
             data[nt].num_nodes = ids.numel()
     for et in hg.edge_types:
@@ -303,12 +306,27 @@ def filter_batch(
     ``batch`` per type. ``source`` a ``(FeatureStore, GraphStore)`` pair:
     the attributes are read from the FeatureStore (``custom_cls`` the batch's
     class), and ``e_id`` is in the GraphStore's order (``edge_perm``), as
-    PyG's ``NodeLoader`` makes them. ``rows``: node data the engine fetched
-    with the batch (a typed part's, ``"<ntype>/<name>"``)."""
+    PyG's ``NodeLoader`` makes them. ``rows``: node data the engine
+    gathered with the batch (``"<ntype>/<name>"``): taken as it is, not
+    gathered again (of a ``HeteroData``: while the attribute is the tensor
+    the engine holds)."""
     if isinstance(source, HeteroData):
+        # The rows the engine gathered of the attributes as they are now;
+        # PyG's filter indexes the rest (and what was replaced since).
+        fresh = {
+            tuple(key.split("/", 1)): value
+            for key, value in (rows or {}).items()
+            if _loader.engine_node_data(hg.graph, key, source[key.split("/", 1)[0]].get(key.split("/", 1)[1]))
+        }
+        if fresh:
+            source = copy.copy(source)  # its stores' dicts are copies
+            for nt, name in fresh:
+                del source[nt][name]
         # filter_hetero_data fills in the types it is not given; the
         # dicts are copied so that ``out`` stays as it was.
         data = filter_hetero_data(source, dict(out.node), dict(out.row), dict(out.col), dict(out.edge))
+        for (nt, name), value in fresh.items():
+            data[nt][name] = value
     elif isinstance(source, tuple):
         data = filter_custom_hetero_store(*source, out.node, out.row, out.col, out.edge, custom_cls)
     else:

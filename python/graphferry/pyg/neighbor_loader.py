@@ -454,8 +454,8 @@ class NeighborLoader(EngineLoader):
             self._hetero = hetero
         else:
             hetero = self._hetero = as_hetero_graph(data, self.weight_attr, self.time_attr)
-            # Every type's node data the engine holds comes with each batch
-            # (a typed part's from the owners); the rest is gathered per type.
+            # Every type's node data comes with each batch, gathered by the
+            # engine (a typed part's from the owners).
             self._node_attrs = list(hetero.engine_names())
         self._input_type, local, self._input_id = input_nodes_of(hetero, input_nodes)
         self._seed_times = seed_times(data, self._temporal, self.time_attr, self._input_time, local, self._input_type)
