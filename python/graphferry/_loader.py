@@ -142,6 +142,18 @@ def loader_seed(seed: Any, *, shared: Any = None, generator: torch.Generator | N
     return random_seed()
 
 
+def batch_timeout(timeout: Any) -> float:
+    """torch's ``timeout`` (seconds, or a ``datetime.timedelta``) as the
+    bound on the wait for each batch, in seconds (0: none), as torch's
+    ``DataLoader`` bounds the wait for a batch from its workers."""
+    seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else timeout
+    if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
+        raise TypeError(f"'timeout' must be a number of seconds (got '{type(timeout).__name__}')")
+    if seconds < 0:
+        raise ValueError("timeout option should be non-negative")  # torch's words
+    return float(seconds)
+
+
 def comm_timeout(comm: Any, timeout: Any) -> Any:
     """torch's ``timeout`` with ``comm``: the loaders' bound on an exchange
     (None, the communicator's own, for torch's default 0)."""
@@ -245,6 +257,7 @@ class EngineLoader(Closeable):
         label_names: Sequence[str] = (),
         comm: Any = None,
         comm_timeout: Any = None,
+        timeout: Any = 0,
         seed_times: Any = None,
         opener: Callable[..., Loader] | None = None,
         eager: bool = True,
@@ -271,6 +284,9 @@ class EngineLoader(Closeable):
         self._opener = opener
         self._comm = comm  # a graphferry.distributed.Communicator: one rank's share per epoch
         self._comm_timeout = comm_timeout  # its loaders' bound on an exchange (None: the comm's)
+        # torch's timeout: the bound on the wait for each batch (with comm,
+        # the bound on each exchange, comm_timeout, says more: the rank)
+        self._wait_timeout = batch_timeout(timeout) if comm is None else 0.0
         self._seeds = seeds
         self._options = options
         self._loader_args = dict(
@@ -321,6 +337,7 @@ class EngineLoader(Closeable):
             loader = Loader.from_options(
                 self._graph, self._seeds, self._options, allocator=allocator, **self._loader_args
             )
+        loader.wait_timeout = getattr(self, "_wait_timeout", 0.0)
         cache = getattr(self, "_cache_args", None)
         if cache is not None:
             try:

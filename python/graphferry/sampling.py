@@ -27,6 +27,7 @@ import contextlib
 import ctypes
 import hashlib
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -788,6 +789,9 @@ class Loader(Closeable):
         # for each call, so that an epoch one thread starts supersedes
         # another's whole, never in the middle of taking a batch.
         self._turn = threading.RLock()
+        # Seconds a next() waits for a batch before it raises (torch's
+        # DataLoader timeout; 0: no bound). The epoch goes on.
+        self.wait_timeout = 0.0
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
         # Where the latest epoch stands (state_dict): its number, the batches
@@ -1037,7 +1041,11 @@ class Loader(Closeable):
         raises KeyboardInterrupt here within about one wait. The epoch goes
         on (the loader is as it was: iterating again resumes it, close()
         stops it). A close() from another thread ends the wait with an
-        error saying so. Returns GF_OK or GF_DONE."""
+        error saying so. With :attr:`wait_timeout`, a batch not ready within
+        that many seconds raises RuntimeError (torch's DataLoader's words);
+        the epoch goes on and the next call waits for the same batch.
+        Returns GF_OK or GF_DONE."""
+        deadline = time.monotonic() + self.wait_timeout if self.wait_timeout > 0 else None
         while True:
             handle = self._handle
             try:
@@ -1062,6 +1070,8 @@ class Loader(Closeable):
                 raise
             if status != GF_NOT_READY:
                 return status
+            if deadline is not None and time.monotonic() >= deadline:
+                raise RuntimeError(f"DataLoader timed out after {self.wait_timeout:g} seconds")
 
     def stats(self) -> LoaderStats:
         """The pipeline's statistics: per stage (sampler workers, loader,

@@ -32,3 +32,23 @@ def test_pyg_worker_init_fn_is_refused_by_name(cora_pyg):
         gpyg.NeighborLoader(cora_pyg, [3, 2], input_nodes=SEEDS, batch_size=64, worker_init_fn=_seed_worker)
     with pytest.raises(ValueError, match="worker_init_fn"):
         gpyg.LinkNeighborLoader(cora_pyg, [3, 2], batch_size=64, worker_init_fn=_seed_worker)
+
+
+def test_timeout_bounds_the_wait_for_each_batch(cora_dgl, cora_pyg):
+    """torch's ``timeout``: the seconds a next() waits for a batch (0: no
+    bound); a negative one is refused with torch's words."""
+    import dgl
+
+    import graphferry.dgl as gdgl
+    import graphferry.pyg as gpyg
+
+    sampler = dgl.dataloading.NeighborSampler([3, 2])
+    lo = gdgl.DataLoader(cora_dgl, SEEDS, sampler, batch_size=64, timeout=2.5)
+    assert [engine.wait_timeout for engine in lo._loaders] == [2.5]
+    assert sum(1 for _ in lo) == len(lo)  # batches come well within it
+    lo.close()
+    lo = gpyg.NeighborLoader(cora_pyg, [3, 2], input_nodes=SEEDS, batch_size=64)
+    assert [engine.wait_timeout for engine in lo._loaders] == [0.0]
+    lo.close()
+    with pytest.raises(ValueError, match="timeout option should be non-negative"):
+        gpyg.NeighborLoader(cora_pyg, [3, 2], input_nodes=SEEDS, batch_size=64, timeout=-1)

@@ -382,6 +382,7 @@ class DataLoader(EngineLoader):
                 **batching,
                 opener=lambda **memory: batches.engine_loader(seeds, self.seed, num_threads, **batching, **memory),
                 transfer=transfer,
+                timeout=timeout,
             )
             return
         if comm is not None and edges:
@@ -419,6 +420,7 @@ class DataLoader(EngineLoader):
                 ),
                 eager=False,
                 transfer=transfer,
+                timeout=0 if comm is not None else timeout,
             )
             return
         self.settings = sampler_settings(graph_sampler)
@@ -452,6 +454,7 @@ class DataLoader(EngineLoader):
                 label_names=blocks.label_names,
                 comm=comm,
                 comm_timeout=comm_timeout(comm, timeout),
+                timeout=timeout,
                 opener=opener,
                 transfer=transfer,
                 device=self.mode.device,

@@ -333,7 +333,16 @@ class LinkNeighborLoader(EngineLoader):
 
         # Opened on first use: a bad pair is reported when the loader is
         # iterated, as PyG reports it.
-        self._open_engine(graph, src, options, **loader_args, opener=open_loader, eager=False, transfer=transfer)
+        self._open_engine(
+            graph,
+            src,
+            options,
+            **loader_args,
+            opener=open_loader,
+            eager=False,
+            transfer=transfer,
+            timeout=0 if comm is not None else timeout,
+        )
 
     @staticmethod
     def _pairs(data: Any, edge_label_index: Any) -> torch.Tensor:

@@ -405,6 +405,7 @@ class NeighborLoader(EngineLoader):
             coo=_COO[self.subgraph_type] if self._hetero is None and "device" not in choice and comm is None else 0,
             comm=comm,
             comm_timeout=comm_timeout(comm, timeout),
+            timeout=timeout,
         )
 
     def _seeds_of(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:

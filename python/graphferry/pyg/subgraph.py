@@ -59,6 +59,7 @@ class SubgraphEpochs(EngineLoader):
             queue_capacity=2,
             opener=self._engine,
             transfer=pin_transfer(self.pin_memory, self.pin_memory_device),
+            timeout=self.timeout,
         )
 
     def _engine(self, allocator: Any = None) -> Any:  # pragma: no cover - always overridden
