@@ -20,11 +20,13 @@ from typing import Any
 
 import torch
 
-from ._hostmem import HostAllocator
+from ._callback import BatchCallback, reraise
+from ._hostmem import HostAllocator, register_user
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, borrow
 from ._options import SampleOptions
 from ._resource import Closeable
+from .errors import GraphferryError
 from .graph import Graph, _encode_name
 from .sampling import Loader, SampledSubgraph, _Batch, _names
 
@@ -100,6 +102,7 @@ class _SamplerOptions:
         reverse_eids: Any,
         negative_flags: int = 0,
         negative_weights: Any = None,
+        exclude_callback: BatchCallback | None = None,
     ):
         if mode not in ("dgl", "pyg"):
             raise ValueError(f"'mode' must be 'dgl' or 'pyg' (got {mode!r})")
@@ -110,6 +113,7 @@ class _SamplerOptions:
         self.sample, self._keep = options.to_c()
         self._reverse = borrow(reverse_eids, "reverse_eids")
         self._weights = borrow(negative_weights, "negative_weights")
+        self.callback = exclude_callback
         self.struct = _lib.gf_edge_sampler_options(
             sample=ctypes.pointer(self.sample),
             mode=_lib.GF_LINK_DGL if mode == "dgl" else _lib.GF_LINK_PYG,
@@ -119,6 +123,7 @@ class _SamplerOptions:
             reverse_eids=ctypes.pointer(self._reverse.dltensor) if self._reverse is not None else None,
             negative_flags=int(negative_flags),
             negative_weights=ctypes.pointer(self._weights.dltensor) if self._weights is not None else None,
+            exclude_callback=ctypes.pointer(exclude_callback.struct) if exclude_callback is not None else None,
         )
 
 
@@ -144,6 +149,10 @@ class EdgeSampler(Closeable):
             ``replace=True`` (``GF_NEG_REPLACE``); 0: DGL's defaults.
         negative_weights (Tensor, optional): PyG mode: float ``[num_nodes]``
             weights of the negatives (PyG's ``NegativeSampling`` weight).
+        exclude_callback (BatchCallback, optional): DGL mode: given each
+            batch's seed edge ids, the edge ids it also excludes (DGL's
+            callable ``exclude``), called on the thread making the batch;
+            an exception it raises is raised where that batch is asked for.
     """
 
     def __init__(
@@ -158,9 +167,10 @@ class EdgeSampler(Closeable):
         reverse_eids: Any = None,
         negative_flags: int = 0,
         negative_weights: Any = None,
+        exclude_callback: BatchCallback | None = None,
     ):
         self._handle: int | None = None
-        opts = _SamplerOptions(
+        opts = self._sampler_options = _SamplerOptions(
             options,
             mode=mode,
             negative=negative,
@@ -169,6 +179,7 @@ class EdgeSampler(Closeable):
             reverse_eids=reverse_eids,
             negative_flags=negative_flags,
             negative_weights=negative_weights,
+            exclude_callback=exclude_callback,
         )
         self.graph = graph
         self.mode = mode
@@ -187,24 +198,27 @@ class EdgeSampler(Closeable):
         src = BorrowedTensor(seeds, "seeds")
         dst = BorrowedTensor(seeds_dst, "seeds_dst") if seeds_dst is not None else None
         out = ctypes.c_void_p()
-        if seed_times is not None:
-            times = BorrowedTensor(seed_times, "seed_times")
-            _lib.gf_edge_sampler_sample_timed(
-                self._handle,
-                src.ref,
-                dst.ref if dst is not None else None,
-                times.ref,
-                key & 0xFFFFFFFFFFFFFFFF,
-                ctypes.byref(out),
-            )
-        else:
-            _lib.gf_edge_sampler_sample(
-                self._handle,
-                src.ref,
-                dst.ref if dst is not None else None,
-                key & 0xFFFFFFFFFFFFFFFF,
-                ctypes.byref(out),
-            )
+        try:
+            if seed_times is not None:
+                times = BorrowedTensor(seed_times, "seed_times")
+                _lib.gf_edge_sampler_sample_timed(
+                    self._handle,
+                    src.ref,
+                    dst.ref if dst is not None else None,
+                    times.ref,
+                    key & 0xFFFFFFFFFFFFFFFF,
+                    ctypes.byref(out),
+                )
+            else:
+                _lib.gf_edge_sampler_sample(
+                    self._handle,
+                    src.ref,
+                    dst.ref if dst is not None else None,
+                    key & 0xFFFFFFFFFFFFFFFF,
+                    ctypes.byref(out),
+                )
+        except GraphferryError as err:
+            reraise(self._sampler_options.callback, err)
         with _Batch(out.value) as batch:
             sub = batch.read(
                 frontier_all=self.options.frontier == "all", disjoint=self.options.disjoint, typed=self._typed
@@ -234,7 +248,8 @@ class EdgeLoader(Loader):
         options (SampleOptions): neighbour sampling; its seed roots the
             shuffles and every random stream.
         mode, negative, amount, exclude, reverse_eids, negative_flags,
-            negative_weights: as :class:`EdgeSampler`.
+            negative_weights, exclude_callback: as :class:`EdgeSampler`
+            (the callback runs on the engine's threads, ahead).
         batch_size, shuffle, drop_last, queue_capacity: batching.
         feature_names, label_names: node data gathered over every node of a
             batch, and over its seeds.
@@ -262,6 +277,7 @@ class EdgeLoader(Loader):
         reverse_eids: Any = None,
         negative_flags: int = 0,
         negative_weights: Any = None,
+        exclude_callback: BatchCallback | None = None,
         batch_size: int = 1,
         shuffle: bool = False,
         drop_last: bool = False,
@@ -283,6 +299,7 @@ class EdgeLoader(Loader):
             reverse_eids=reverse_eids,
             negative_flags=negative_flags,
             negative_weights=negative_weights,
+            exclude_callback=exclude_callback,
         )
         self._seeds_dst = seeds_dst
         self._edge_features = [
@@ -303,6 +320,14 @@ class EdgeLoader(Loader):
             allocator=allocator,
             seed_times=seed_times,
         )
+        if exclude_callback is not None:
+            register_user(self)  # closed at exit: its threads call into Python
+
+    def _wait_next(self, it: Any, out: ctypes.c_void_p) -> int:
+        try:
+            return super()._wait_next(it, out)
+        except GraphferryError as err:  # a batch the exclude callback failed: its exception
+            reraise(self._sampler_options.callback, err)
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
         self._open_edges(lambda dst, options: _lib.gf_edge_loader_open(graph.handle, seeds.ref, dst, options, out))

@@ -21,8 +21,9 @@ edges out of neighbour sampling and samples, in one call per batch.
 DGL's own ``dgl.dataloading.as_edge_prediction_sampler(...)`` object is
 accepted too. Supported: ``exclude`` None, ``"self"``, ``"reverse_id"`` or a
 callable (DGL's documented form: given the batch's seed edges, it returns the
-edge ids to leave out; it runs in the training thread, batch by batch, each
-batch made by the engine in one call, the seed edges shuffled by torch), and
+edge ids to leave out; the engine calls it on its threads, ahead of the
+training loop, for each batch before sampling it, and an exception it raises
+is raised where that batch is asked for), and
 DGL's ``Uniform(k)``, ``PerSourceUniform(k)`` and ``GlobalUniform(k,
 exclude_self_loops, replace)``. Negatives come from the engine's random
 streams, not torch's, on homogeneous graphs and heterographs alike: they are
@@ -62,6 +63,7 @@ from typing import Any
 import dgl
 import torch
 
+from .._callback import BatchCallback
 from .._link import EdgeLoader, EdgeSample, EdgeSampler
 from .._loader import engine_edge_data, sync_edge_data
 from .._native import lib as _lib
@@ -147,8 +149,7 @@ def check_edge_comm(graph: Any, per_type: bool, edge: EdgeSettings) -> None:
     :class:`graphferry.Graph` or :class:`graphferry.HeteroGraph` opened with
     one patch per rank (replicated) or a rank's
     :class:`~graphferry.distributed.PartGraph` (typed or not), with the engine's own
-    exclusion (not a callable, whose batches are made in the caller's
-    thread)."""
+    exclusion (not a callable)."""
     if per_type or isinstance(graph, HeteroGraph):
         if not isinstance(graph, HeteroGraph) and not is_typed_part(graph):
             raise NotImplementedError(
@@ -162,7 +163,7 @@ def check_edge_comm(graph: Any, per_type: bool, edge: EdgeSettings) -> None:
         )
     if edge.exclude_fn is not None:
         raise NotImplementedError(
-            "with comm=, 'exclude' is None, 'self' or 'reverse_id': a callable's batches are made in one process"
+            "with comm=, 'exclude' is None, 'self' or 'reverse_id' (a callable is served in one process)"
         )
 
 
@@ -198,6 +199,28 @@ def _edge_ids(value: Any, what: str) -> torch.Tensor:
     if ids.dtype.is_floating_point or ids.dtype == torch.bool or ids.dtype.is_complex:
         raise TypeError(f"{what} must be integer edge ids (got {ids.dtype})")
     return ids.to(torch.int64).view(-1).contiguous()
+
+
+def _exclusion(exclude_fn: Callable | None, idtype: torch.dtype, hg: HeteroGraph | None = None) -> BatchCallback | None:
+    """DGL's callable ``exclude`` as the engine's exclude callback: given a
+    batch's seed edge ids, the ids it names (ids in the graph's idtype; on
+    a heterograph ``{etype: type-local ids}`` in and out, as DGL calls it).
+    It references none of the loader's objects (no cycle through them)."""
+    if exclude_fn is None:
+        return None
+
+    def excluded(eids: torch.Tensor, key: int) -> torch.Tensor:
+        if hg is None:
+            return _edge_ids(exclude_fn(eids.to(idtype)), "the exclude callable's result")
+        rel, local = hg.to_local_edge(eids)
+        given = {et: local[rel == r].to(idtype) for r, et in enumerate(hg.edge_types) if bool((rel == r).any())}
+        out = exclude_fn(given)
+        if not isinstance(out, Mapping):
+            raise TypeError(f"the exclude callable must return a dict {{etype: edge ids}} (got '{type(out).__name__}')")
+        parts = [hg.edge_to_global(et, _edge_ids(v, f"the exclude callable's ids of {et}")) for et, v in out.items()]
+        return torch.cat(parts) if parts else torch.empty(0, dtype=torch.int64)
+
+    return BatchCallback(excluded, "the exclude callable")
 
 
 @dataclass
@@ -271,7 +294,6 @@ class EdgeBatches(Closeable):
     def __init__(self, graph: Any, indices: Any, edge: EdgeSettings):
         self._sampler: EdgeSampler | None = None
         settings, negative, k, exclude, reverse = edge.node, edge.negative, edge.k, edge.exclude, edge.reverse
-        self.exclude_fn = edge.exclude_fn
         if exclude == "reverse_types":
             raise ValueError("exclude='reverse_types' needs a heterograph (edge types); use 'reverse_id' here")
         self.settings = settings
@@ -290,6 +312,7 @@ class EdgeBatches(Closeable):
             negative_flags=edge.negative_flags,
             exclude=exclude,
             reverse_eids=reverse,
+            exclude_callback=_exclusion(edge.exclude_fn, self.idtype),
         )
         self.edge_feature_names = self._edge_features(settings.prefetch_edge_feats)
         # prefetch_node_feats: gathered by the engine on its threads (into
@@ -351,41 +374,9 @@ class EdgeBatches(Closeable):
                 "sample() draws in this process, which holds only its part of the graph: iterate the loader"
             )
         eids = torch.as_tensor(eids).to(torch.int64).contiguous()
-        if self.exclude_fn is not None:
-            # DGL's exclude callable: the edges it names for this batch's
-            # seed edges are left out of the batch's neighbour sampling (on
-            # top of the sampler's own exclude_edges), one engine call.
-            excluded = self._excluded(eids)
-            static = self._options.exclude_edges
-            if static is not None:
-                excluded = torch.cat([torch.as_tensor(static).to(torch.int64).view(-1), excluded])
-            with EdgeSampler(self.graph, self._options.replace_fields(exclude_edges=excluded), **self._edge_args) as s:
-                return self.convert(s.sample(eids, key=key))
         if self._sampler is None:
             self._sampler = EdgeSampler(self.graph, self._options, **self._edge_args)
         return self.convert(self._sampler.sample(eids, key=key))
-
-    def _excluded(self, eids: torch.Tensor) -> torch.Tensor:
-        """The edge ids ``exclude_fn`` names for the seed edges ``eids``
-        (given and returned as DGL's: ids in the graph's idtype)."""
-        out = self.exclude_fn(eids.to(self.idtype))
-        return _edge_ids(out, "the exclude callable's result")
-
-    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
-        """Epoch ``number`` made in the caller's thread, batch by batch
-        (:meth:`sample`; batch ``i`` under key ``(number << 32) | i``, as the
-        engine's edge loader keys it), the seed edges shuffled by torch from
-        ``seed`` and ``number`` when ``shuffle``; ``finish`` is applied to
-        every batch."""
-        n = self.seeds.numel()
-        if shuffle:
-            generator = torch.Generator().manual_seed((int(seed) * 1_000_003 + number) & 0x7FFF_FFFF_FFFF_FFFF)
-            order = torch.randperm(n, generator=generator)
-        else:
-            order = torch.arange(n)
-        stop = n - n % batch_size if drop_last else n
-        for i, lo in enumerate(range(0, stop, batch_size)):
-            yield finish(self.sample(self.seeds[order[lo : lo + batch_size]], key=(number << 32) | i))
 
     def _edge_data(self, sample: EdgeSample) -> dict[str, list[torch.Tensor]]:
         """The engine-gathered edge data of ``sample``, per hop, that is
@@ -458,7 +449,6 @@ class HeteroEdgeBatches(EdgeBatches):
     def __init__(self, graph: Any, indices: Any, edge: EdgeSettings):
         self._sampler = None
         node_settings, negative, k, exclude, reverse = edge.node, edge.negative, edge.k, edge.exclude, edge.reverse
-        self.exclude_fn = edge.exclude_fn
         hg = as_hetero_graph(graph, node_settings.prob)
         self.hetero_graph = hg
         self.settings = node_settings
@@ -485,6 +475,7 @@ class HeteroEdgeBatches(EdgeBatches):
             exclude=engine_exclude,
             reverse_eids=reverse_map,
             negative_flags=edge.negative_flags,
+            exclude_callback=_exclusion(edge.exclude_fn, self.idtype, hg),
         )
         self.edge_feature_names = []  # per-type edge data reaches the blocks through DGL's frames
         self.feature_names = []  # per-type node data too
@@ -530,20 +521,6 @@ class HeteroEdgeBatches(EdgeBatches):
         if isinstance(eids, Mapping):
             eids = torch.cat([self.hetero_graph.edge_to_global(et, ids) for et, ids in eids.items()])
         return super().sample(eids, key)
-
-    def _excluded(self, eids: torch.Tensor) -> torch.Tensor:
-        """As DGL calls it on a heterograph: ``{etype: ids}`` in, ``{etype:
-        ids}`` out (canonical edge types, type-local ids)."""
-        hg = self.hetero_graph
-        rel, local = hg.to_local_edge(eids)
-        given = {et: local[rel == r].to(self.idtype) for r, et in enumerate(hg.edge_types) if bool((rel == r).any())}
-        out = self.exclude_fn(given)
-        if not isinstance(out, Mapping):
-            raise TypeError(f"the exclude callable must return a dict {{etype: edge ids}} (got '{type(out).__name__}')")
-        parts = [
-            hg.edge_to_global(et, _edge_ids(ids, f"the exclude callable's ids of {et}")) for et, ids in out.items()
-        ]
-        return torch.cat(parts) if parts else torch.empty(0, dtype=torch.int64)
 
     def convert(self, sample: EdgeSample) -> tuple:
         """DGL's tuple of one engine edge batch of the heterograph."""

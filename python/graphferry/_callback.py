@@ -1,0 +1,95 @@
+"""A Python callable as the engine's per-batch callback (``gf_batch_callback``,
+include/graphferry.h "Per-batch callbacks"): the engine calls it on the
+thread making each batch (a loader's sampler threads, ahead of the training
+loop), given the batch's ids (an int64 tensor, a copy) and its batch key, and
+makes the batch with the ids it returns (a tensor, array or sequence of
+int64 or int32 ids, handed over through DLPack).
+
+An exception the callable raises is kept, and the batch fails with a message
+that marks it; :meth:`BatchCallback.explain` turns the engine's error for
+that batch, where the consumer meets it, back into the exception itself,
+chained to the engine's error (its ``__cause__``, which names the batch).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import itertools
+import re
+import threading
+from collections.abc import Callable
+from typing import Any, NoReturn
+
+import torch
+
+from ._native import lib as _lib
+from ._native.dlpack import ExportedTensor
+from .errors import GF_EINVAL, GraphferryError
+
+__all__ = ["BatchCallback", "reraise"]
+
+_marks = itertools.count(1)
+_MARK = re.compile(r" \[Python exception (\d+)\]")
+# Exceptions kept per callback (of batches made ahead that no consumer reached).
+_KEPT = 16
+
+
+def _call(fn: Callable, what: str, raised: dict, lock: threading.Lock, _user, key, inp, _max, output, message, size):
+    # The thunk's body: state passed in, so that the thunk holds no
+    # reference to its BatchCallback (no cycle for a collection to break on
+    # an engine thread).
+    try:
+        n, data = int(inp.contents.shape[0]), inp.contents.data
+        ids = torch.empty(0, dtype=torch.int64)
+        if n > 0:
+            ids = torch.frombuffer((ctypes.c_int64 * n).from_address(data), dtype=torch.int64).clone()
+        out = ExportedTensor(fn(ids, int(key)), f"{what}'s result")
+        output[0] = out.pointer
+        out.consumed()  # torch's deleter, called by the engine once it copied the ids
+        return 0
+    except BaseException as exc:  # noqa: BLE001 - a callback must not raise: handed to the consumer
+        mark = next(_marks)
+        with lock:
+            raised[mark] = exc
+            while len(raised) > _KEPT:
+                raised.pop(next(iter(raised)))
+        tail = f" [Python exception {mark}]".encode()
+        head = f"{what} raised {type(exc).__name__}: {exc}".encode(errors="replace")
+        text = head[: max(int(size) - len(tail) - 1, 0)] + tail
+        ctypes.memmove(message, text + b"\0", min(len(text) + 1, int(size)))
+        return GF_EINVAL
+
+
+class BatchCallback:
+    """``fn(ids, key)`` as a ``gf_batch_callback`` (:attr:`struct`); keep
+    this object alive for as long as the loader or sampler opened with it.
+
+    Args:
+        fn: given the batch's ids (int64 tensor) and its batch key, returns
+            ids (anything :func:`torch.as_tensor` takes; int64 or int32).
+        what: how messages name ``fn`` (``"the exclude callable"``).
+    """
+
+    def __init__(self, fn: Callable[[torch.Tensor, int], Any], what: str):
+        self._raised: dict[int, BaseException] = {}
+        self._lock = threading.Lock()
+        self._thunk = _lib.gf_batch_callback_fn(functools.partial(_call, fn, what, self._raised, self._lock))
+        self.struct = _lib.gf_batch_callback(fn=self._thunk)
+
+    def explain(self, err: BaseException) -> BaseException:
+        """The exception ``fn`` raised that failed the engine call ``err``
+        (chained to ``err``), or ``err`` itself."""
+        mark = _MARK.search(err.message) if isinstance(err, GraphferryError) else None
+        with self._lock:
+            exc = self._raised.pop(int(mark[1]), None) if mark else None
+        if exc is None:
+            return err
+        if exc.__cause__ is None:
+            exc.__cause__ = err
+        return exc
+
+
+def reraise(callback: BatchCallback | None, err: BaseException) -> NoReturn:
+    """Raises :meth:`BatchCallback.explain` of ``callback`` (``err`` without one)."""
+    raise err if callback is None else callback.explain(err)
