@@ -1,15 +1,10 @@
 """A Python callable as the engine's per-batch callback (``gf_batch_callback``,
-include/graphferry.h "Per-batch callbacks"): the engine calls it on the
-thread making each batch (a loader's sampler threads, ahead of the training
-loop), given the batch's ids (an int64 tensor, a copy) and its batch key, and
-makes the batch with the ids it returns (a tensor, array or sequence of
-int64 or int32 ids, handed over through DLPack).
-
-An exception the callable raises is kept, and the batch fails with a message
-that marks it; :meth:`BatchCallback.explain` turns the engine's error for
-that batch, where the consumer meets it, back into the exception itself,
-chained to the engine's error (its ``__cause__``, which names the batch).
-"""
+include/graphferry.h): the engine calls it on the thread making each batch,
+ahead of the training loop, with the batch's ids and key, and makes the batch
+with the ids it returns. An exception it raises fails the batch with a
+message that marks it; :func:`reraise` turns the engine's error for that
+batch, where the consumer meets it, back into the exception itself, chained
+to the engine's error (which names the batch)."""
 
 from __future__ import annotations
 
@@ -36,9 +31,8 @@ _KEPT = 16
 
 
 def _call(fn: Callable, what: str, raised: dict, lock: threading.Lock, _user, key, inp, _max, output, message, size):
-    # The thunk's body: state passed in, so that the thunk holds no
-    # reference to its BatchCallback (no cycle for a collection to break on
-    # an engine thread).
+    # The thunk's body, given its state: the thunk references no
+    # BatchCallback (no cycle for a collection on an engine thread).
     try:
         n, data = int(inp.contents.shape[0]), inp.contents.data
         ids = torch.empty(0, dtype=torch.int64)
@@ -62,14 +56,10 @@ def _call(fn: Callable, what: str, raised: dict, lock: threading.Lock, _user, ke
 
 
 class BatchCallback:
-    """``fn(ids, key)`` as a ``gf_batch_callback`` (:attr:`struct`); keep
-    this object alive for as long as the loader or sampler opened with it.
-
-    Args:
-        fn: given the batch's ids (int64 tensor) and its batch key, returns
-            ids (anything :func:`torch.as_tensor` takes; int64 or int32).
-        what: how messages name ``fn`` (``"the exclude callable"``).
-    """
+    """``fn(ids, key)`` as a ``gf_batch_callback`` (:attr:`struct`), alive
+    as long as what was opened with it: given a batch's ids (an int64
+    tensor) and key, ``fn`` returns int64 or int32 ids (anything
+    :func:`torch.as_tensor` takes); ``what`` names it in messages."""
 
     def __init__(self, fn: Callable[[torch.Tensor, int], Any], what: str):
         self._raised: dict[int, BaseException] = {}
@@ -77,19 +67,14 @@ class BatchCallback:
         self._thunk = _lib.gf_batch_callback_fn(functools.partial(_call, fn, what, self._raised, self._lock))
         self.struct = _lib.gf_batch_callback(fn=self._thunk)
 
-    def explain(self, err: BaseException) -> BaseException:
-        """The exception ``fn`` raised that failed the engine call ``err``
-        (chained to ``err``), or ``err`` itself."""
-        mark = _MARK.search(err.message) if isinstance(err, GraphferryError) else None
-        with self._lock:
-            exc = self._raised.pop(int(mark[1]), None) if mark else None
-        if exc is None:
-            return err
-        if exc.__cause__ is None:
-            exc.__cause__ = err
-        return exc
 
-
-def reraise(callback: BatchCallback | None, err: BaseException) -> NoReturn:
-    """Raises :meth:`BatchCallback.explain` of ``callback`` (``err`` without one)."""
-    raise err if callback is None else callback.explain(err)
+def reraise(callback: BatchCallback | None, err: GraphferryError) -> NoReturn:
+    """Raises the exception ``callback``'s ``fn`` raised that failed the
+    engine call ``err`` (chained to ``err``), else ``err``."""
+    exc = None
+    if callback is not None and (mark := _MARK.search(err.message)):
+        with callback._lock:
+            exc = callback._raised.pop(int(mark[1]), None)
+    if exc is not None and exc.__cause__ is None:
+        exc.__cause__ = err
+    raise err if exc is None else exc

@@ -21,7 +21,7 @@ from typing import Any
 import torch
 
 from ._callback import BatchCallback, reraise
-from ._hostmem import HostAllocator, register_user
+from ._hostmem import register_user
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, borrow
 from ._options import SampleOptions
@@ -87,6 +87,11 @@ def _read_edge_batch(batch: _Batch, sub: SampledSubgraph) -> EdgeSample:
     return EdgeSample(sub, *(batch.take_link(f) for f in range(_lib.GF_LINK_NEG_OFFSETS + 1)))
 
 
+_SAMPLER_ARGS = frozenset(
+    ("mode", "negative", "amount", "exclude", "reverse_eids", "negative_flags", "negative_weights", "exclude_callback")
+)
+
+
 class _SamplerOptions:
     """A ``gf_edge_sampler_options`` and what it points to, kept alive
     together: how the engine makes an edge batch."""
@@ -96,10 +101,10 @@ class _SamplerOptions:
         options: SampleOptions,
         *,
         mode: str,
-        negative: str | None,
-        amount: float,
-        exclude: str | None,
-        reverse_eids: Any,
+        negative: str | None = None,
+        amount: float = 0.0,
+        exclude: str | None = None,
+        reverse_eids: Any = None,
         negative_flags: int = 0,
         negative_weights: Any = None,
         exclude_callback: BatchCallback | None = None,
@@ -113,7 +118,7 @@ class _SamplerOptions:
         self.sample, self._keep = options.to_c()
         self._reverse = borrow(reverse_eids, "reverse_eids")
         self._weights = borrow(negative_weights, "negative_weights")
-        self.callback = exclude_callback
+        self.mode, self.callback = mode, exclude_callback
         self.struct = _lib.gf_edge_sampler_options(
             sample=ctypes.pointer(self.sample),
             mode=_lib.GF_LINK_DGL if mode == "dgl" else _lib.GF_LINK_PYG,
@@ -155,34 +160,11 @@ class EdgeSampler(Closeable):
             an exception it raises is raised where that batch is asked for.
     """
 
-    def __init__(
-        self,
-        graph: Graph,
-        options: SampleOptions,
-        *,
-        mode: str,
-        negative: str | None = None,
-        amount: float = 0.0,
-        exclude: str | None = None,
-        reverse_eids: Any = None,
-        negative_flags: int = 0,
-        negative_weights: Any = None,
-        exclude_callback: BatchCallback | None = None,
-    ):
+    def __init__(self, graph: Graph, options: SampleOptions, **sampler_args: Any):
         self._handle: int | None = None
-        opts = self._sampler_options = _SamplerOptions(
-            options,
-            mode=mode,
-            negative=negative,
-            amount=amount,
-            exclude=exclude,
-            reverse_eids=reverse_eids,
-            negative_flags=negative_flags,
-            negative_weights=negative_weights,
-            exclude_callback=exclude_callback,
-        )
+        opts = self._sampler_options = _SamplerOptions(options, **sampler_args)
         self.graph = graph
-        self.mode = mode
+        self.mode = opts.mode
         self.options = options
         self._typed = graph.num_types[0] > 0
         out = ctypes.c_void_p()
@@ -198,25 +180,11 @@ class EdgeSampler(Closeable):
         src = BorrowedTensor(seeds, "seeds")
         dst = BorrowedTensor(seeds_dst, "seeds_dst") if seeds_dst is not None else None
         out = ctypes.c_void_p()
+        args = [self._handle, src.ref, dst.ref if dst is not None else None]
+        times = BorrowedTensor(seed_times, "seed_times") if seed_times is not None else None
+        sample = _lib.gf_edge_sampler_sample if times is None else _lib.gf_edge_sampler_sample_timed
         try:
-            if seed_times is not None:
-                times = BorrowedTensor(seed_times, "seed_times")
-                _lib.gf_edge_sampler_sample_timed(
-                    self._handle,
-                    src.ref,
-                    dst.ref if dst is not None else None,
-                    times.ref,
-                    key & 0xFFFFFFFFFFFFFFFF,
-                    ctypes.byref(out),
-                )
-            else:
-                _lib.gf_edge_sampler_sample(
-                    self._handle,
-                    src.ref,
-                    dst.ref if dst is not None else None,
-                    key & 0xFFFFFFFFFFFFFFFF,
-                    ctypes.byref(out),
-                )
+            sample(*args, *([] if times is None else [times.ref]), key & 0xFFFFFFFFFFFFFFFF, ctypes.byref(out))
         except GraphferryError as err:
             reraise(self._sampler_options.callback, err)
         with _Batch(out.value) as batch:
@@ -270,14 +238,6 @@ class EdgeLoader(Loader):
         seeds_dst: Any,
         options: SampleOptions,
         *,
-        mode: str,
-        negative: str | None = None,
-        amount: float = 0.0,
-        exclude: str | None = None,
-        reverse_eids: Any = None,
-        negative_flags: int = 0,
-        negative_weights: Any = None,
-        exclude_callback: BatchCallback | None = None,
         batch_size: int = 1,
         shuffle: bool = False,
         drop_last: bool = False,
@@ -285,22 +245,11 @@ class EdgeLoader(Loader):
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
         edge_feature_names: Sequence[str] = (),
-        coo: bool = False,
-        allocator: HostAllocator | None = None,
-        seed_times: Any = None,
+        **args: Any,
     ):
         self._handle = None
-        self._sampler_options = _SamplerOptions(
-            options,
-            mode=mode,
-            negative=negative,
-            amount=amount,
-            exclude=exclude,
-            reverse_eids=reverse_eids,
-            negative_flags=negative_flags,
-            negative_weights=negative_weights,
-            exclude_callback=exclude_callback,
-        )
+        sampler = {k: args.pop(k) for k in list(args) if k in _SAMPLER_ARGS}
+        self._sampler_options = _SamplerOptions(options, **sampler)
         self._seeds_dst = seeds_dst
         self._edge_features = [
             (n, _encode_name(n, "edge_feature_names")) for n in _names(edge_feature_names, "edge_feature_names")
@@ -316,11 +265,9 @@ class EdgeLoader(Loader):
             queue_capacity=queue_capacity,
             feature_names=feature_names,
             label_names=label_names,
-            coo=coo,
-            allocator=allocator,
-            seed_times=seed_times,
+            **args,  # coo, allocator, seed_times
         )
-        if exclude_callback is not None:
+        if self._sampler_options.callback is not None:
             register_user(self)  # closed at exit: its threads call into Python
 
     def _wait_next(self, it: Any, out: ctypes.c_void_p) -> int:

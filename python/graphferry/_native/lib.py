@@ -643,16 +643,8 @@ class gf_cache_options(ctypes.Structure):
 
 # typedef int (*gf_batch_callback_fn)(void *user, uint64_t batch_key, const DLTensor *input,
 #     int64_t max_output, DLManagedTensor **output, char *message, size_t message_size);
-gf_batch_callback_fn = ctypes.CFUNCTYPE(
-    ctypes.c_int,
-    ctypes.c_void_p,
-    ctypes.c_uint64,
-    ctypes.POINTER(DLTensor),
-    ctypes.c_int64,
-    ctypes.POINTER(ctypes.c_void_p),
-    ctypes.c_void_p,
-    ctypes.c_size_t,
-)
+_callback_args = (ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(DLTensor), ctypes.c_int64, c_void_pp)
+gf_batch_callback_fn = ctypes.CFUNCTYPE(ctypes.c_int, *_callback_args, ctypes.c_void_p, ctypes.c_size_t)
 
 
 # typedef struct gf_batch_callback {

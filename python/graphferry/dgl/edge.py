@@ -4,9 +4,7 @@ r"""graphferry as DGL's edge-level loader (link prediction).
 :class:`graphferry.dgl.DataLoader` given such a sampler and seed EDGE ids
 yields ``(input_nodes, pair_graph, neg_pair_graph, blocks)`` (without a
 negative sampler: ``(input_nodes, pair_graph, blocks)``), like
-``dgl.dataloading.DataLoader``. The engine draws the negatives, compacts the
-pairs (``dgl.compact_graphs``' node order), leaves the batch's excluded
-edges out of neighbour sampling and samples, in one call per batch.
+``dgl.dataloading.DataLoader``.
 
 .. code-block:: python
 
@@ -20,10 +18,9 @@ edges out of neighbour sampling and samples, in one call per batch.
 
 DGL's own ``dgl.dataloading.as_edge_prediction_sampler(...)`` object is
 accepted too. Supported: ``exclude`` None, ``"self"``, ``"reverse_id"`` or a
-callable (DGL's documented form: given the batch's seed edges, it returns the
-edge ids to leave out; the engine calls it on its threads, ahead of the
-training loop, for each batch before sampling it, and an exception it raises
-is raised where that batch is asked for), and
+callable (DGL's form: given the batch's seed edges, the edge ids to leave
+out; the engine calls it on its threads for each batch, before sampling it,
+and an exception it raises is raised where that batch is asked for), and
 DGL's ``Uniform(k)``, ``PerSourceUniform(k)`` and ``GlobalUniform(k,
 exclude_self_loops, replace)``. Negatives come from the engine's random
 streams, not torch's, on homogeneous graphs and heterographs alike: they are
@@ -44,11 +41,11 @@ negatives are ``Uniform(k)`` / ``PerSourceUniform(k)`` per seed edge type.
 
 The edge batches are the engine's (``gf_edge_loader_open``): its pipeline
 shuffles the seed edges every epoch and, on its own threads and ahead of the
-training loop, draws the negatives (on a heterograph: per edge type, among
-the nodes of its destination type), compacts the pairs (per node type on a
-heterograph), leaves the excluded edges out, samples the blocks and gathers
-the edge data of ``prefetch_edge_feats``; the training thread only wraps
-arrays into DGL graphs. :class:`EdgeBatches` and :class:`HeteroEdgeBatches`
+training loop, draws the negatives (on a heterograph: per edge type),
+compacts the pairs (``dgl.compact_graphs``' order, per node type on a
+heterograph), leaves the excluded edges out, samples and gathers
+``prefetch_edge_feats``; the training thread only wraps arrays into DGL
+graphs. :class:`EdgeBatches` and :class:`HeteroEdgeBatches`
 say what the engine loader is opened with and what each of its batches
 becomes; :class:`graphferry.dgl.DataLoader` holds one when its sampler is an
 edge prediction sampler, as DGL's ``DataLoader`` holds its sampler.
@@ -82,25 +79,20 @@ from .sampler import sampler_settings
 __all__ = ["EdgePredictionSampler", "as_edge_prediction_sampler", "is_edge_sampler", "EdgeBatches", "HeteroEdgeBatches"]
 
 
+@dataclass(eq=False)
 class EdgePredictionSampler:
     r"""The settings of :func:`as_edge_prediction_sampler`, with the meaning
     of DGL's ``dgl.dataloading.EdgePredictionSampler``."""
 
-    def __init__(
-        self,
-        sampler: Any,
-        exclude: Any = None,
-        reverse_eids: Any = None,
-        reverse_etypes: Any = None,
-        negative_sampler: Any = None,
-        prefetch_labels: Any = None,
-    ):
-        self.sampler = sampler
-        self.exclude = exclude
-        self.reverse_eids = reverse_eids
-        self.reverse_etypes = reverse_etypes
-        self.negative_sampler = negative_sampler
-        self.prefetch_labels = list(prefetch_labels or [])
+    sampler: Any
+    exclude: Any = None
+    reverse_eids: Any = None
+    reverse_etypes: Any = None
+    negative_sampler: Any = None
+    prefetch_labels: Any = None
+
+    def __post_init__(self):
+        self.prefetch_labels = list(self.prefetch_labels or [])
 
     def __repr__(self) -> str:
         return (
@@ -147,9 +139,8 @@ def as_edge_prediction_sampler(
 def check_edge_comm(graph: Any, per_type: bool, edge: EdgeSettings) -> None:
     """What the edge ``DataLoader`` samples with ``comm=``: a
     :class:`graphferry.Graph` or :class:`graphferry.HeteroGraph` opened with
-    one patch per rank (replicated) or a rank's
-    :class:`~graphferry.distributed.PartGraph` (typed or not), with the engine's own
-    exclusion (not a callable)."""
+    one patch per rank or a rank's :class:`~graphferry.distributed.PartGraph`
+    (typed or not), with the engine's own exclusion (not a callable)."""
     if per_type or isinstance(graph, HeteroGraph):
         if not isinstance(graph, HeteroGraph) and not is_typed_part(graph):
             raise NotImplementedError(
@@ -282,44 +273,43 @@ class EdgeBatches(Closeable):
     ``(input_nodes, pair_graph, blocks)``). A DGLGraph's node and edge data
     reach the blocks and pair graphs through DGL's lazy frames, as with DGL's
     loader; the sampler's ``prefetch_edge_feats`` are gathered by the
-    engine, on its threads, into the blocks' ``edata``.
-
-    Args:
-        graph (dgl.DGLGraph or graphferry.Graph): the graph (homogeneous).
-        indices (Tensor): the seed edge ids.
-        edge (EdgeSettings): :func:`edge_settings` of the edge prediction
-            sampler.
+    engine, on its threads, into the blocks' ``edata``. Made of the graph
+    (a homogeneous ``dgl.DGLGraph`` or :class:`graphferry.Graph`), the seed
+    edge ids and the sampler's :func:`edge_settings`.
     """
 
     def __init__(self, graph: Any, indices: Any, edge: EdgeSettings):
-        self._sampler: EdgeSampler | None = None
-        settings, negative, k, exclude, reverse = edge.node, edge.negative, edge.k, edge.exclude, edge.reverse
-        if exclude == "reverse_types":
+        if edge.exclude == "reverse_types":
             raise ValueError("exclude='reverse_types' needs a heterograph (edge types); use 'reverse_id' here")
-        self.settings = settings
         self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
-        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
-        self._has_negative = negative is not None
+        settings = edge.node
         eids = indices if isinstance(indices, torch.Tensor) else torch.as_tensor(indices)
         self.seeds = eids.to(torch.int64).contiguous()
         self.graph = as_graph(graph, settings.prob)
-        if reverse is not None:
-            reverse = torch.as_tensor(reverse).to(torch.int64).contiguous()
-        self._edge_args = dict(
-            mode="dgl",
-            negative=negative,
-            amount=k,
-            negative_flags=edge.negative_flags,
-            exclude=exclude,
-            reverse_eids=reverse,
-            exclude_callback=_exclusion(edge.exclude_fn, self.idtype),
-        )
+        reverse = None if edge.reverse is None else torch.as_tensor(edge.reverse).to(torch.int64).contiguous()
+        self._set_edge_args(edge, edge.exclude, reverse)
         self.edge_feature_names = self._edge_features(settings.prefetch_edge_feats)
         # prefetch_node_feats: gathered by the engine on its threads (into
         # the loader's host memory, page-locked for a GPU), as for node batches.
         wanted = list(dict.fromkeys(settings.prefetch_node_feats))
         lazy = lazy_node_data(self.graph, self.dgl_graph, wanted)
         self.feature_names = [n for n in wanted if n not in lazy]
+
+    def _set_edge_args(self, edge: EdgeSettings, exclude: str | None, reverse: Any, hg: Any = None) -> None:
+        """What the engine makes every batch with (the sampler's settings,
+        the engine's exclusion and reverse map, DGL's exclude callable)."""
+        self._sampler: EdgeSampler | None = None
+        self.settings, self._has_negative = edge.node, edge.negative is not None
+        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
+        self._edge_args = dict(
+            mode="dgl",
+            negative=edge.negative,
+            amount=edge.k,
+            negative_flags=edge.negative_flags,
+            exclude=exclude,
+            reverse_eids=reverse,
+            exclude_callback=_exclusion(edge.exclude_fn, self.idtype, hg),
+        )
 
     def _edge_features(self, names: list[str]) -> list[str]:
         """The prefetched edge data the engine gathers: a DGLGraph's
@@ -367,8 +357,11 @@ class EdgeBatches(Closeable):
         )
 
     def sample(self, eids: Any, key: int = 0) -> tuple:
-        """The batch of the seed edge ids ``eids`` under batch key ``key``
-        (what one step of an epoch yields), drawn in the caller's thread."""
+        """The batch of the seed edge ids ``eids`` (on a heterograph
+        ``{etype: ids}`` or global ids) under batch key ``key`` (what one
+        step of an epoch yields), drawn in the caller's thread."""
+        if isinstance(eids, Mapping):
+            eids = torch.cat([self.hetero_graph.edge_to_global(et, ids) for et, ids in eids.items()])
         if isinstance(self.graph, PartGraph):
             raise NotImplementedError(
                 "sample() draws in this process, which holds only its part of the graph: iterate the loader"
@@ -430,31 +423,15 @@ class HeteroEdgeBatches(EdgeBatches):
     and ``neg_pair_graph`` (heterographs over every edge type, holding the
     batch's seed edges, resp. negatives, per type, compacted together as
     ``dgl.compact_graphs`` does) and heterogeneous ``blocks``
-    (:func:`graphferry.dgl.blocks.to_hetero_blocks`).
-
-    The engine makes the batches (``gf_edge_loader_open`` on the typed
-    graph): it groups a batch's seed edges by type, draws DGL's
-    ``Uniform(k)`` / ``PerSourceUniform(k)`` negatives per seed edge type
-    (the seed's source, ``k`` destinations uniform over the edge type's
-    destination type) or ``GlobalUniform(k, exclude_self_loops, replace)``
-    ones (per seed edge type, at most ``k`` per seed edge, uniform over the
-    pairs of its node types that are not its edges, as DGL's
-    ``global_uniform_negative_sampling``) from its random streams, compacts per node type and
-    leaves the excluded edges out (``"self"``, ``"reverse_id"`` with
-    ``reverse_eids`` as ``{etype: Tensor}``, ``"reverse_types"`` with
-    ``reverse_etypes``: both become one reverse map over the global edge ids,
-    built once here).
+    (:func:`graphferry.dgl.blocks.to_hetero_blocks`), made by the engine
+    on the typed graph (see the module's doc); ``"reverse_id"`` (with
+    ``reverse_eids`` as ``{etype: Tensor}``) and ``"reverse_types"`` become
+    one reverse map over the global edge ids, built once here.
     """
 
     def __init__(self, graph: Any, indices: Any, edge: EdgeSettings):
-        self._sampler = None
-        node_settings, negative, k, exclude, reverse = edge.node, edge.negative, edge.k, edge.exclude, edge.reverse
-        hg = as_hetero_graph(graph, node_settings.prob)
-        self.hetero_graph = hg
-        self.settings = node_settings
+        hg = self.hetero_graph = as_hetero_graph(graph, edge.node.prob)
         self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else hg.dgl_graph
-        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
-        self._has_negative = negative is not None
         if not isinstance(indices, Mapping):
             if hg.num_relations != 1:
                 raise TypeError(
@@ -467,16 +444,7 @@ class HeteroEdgeBatches(EdgeBatches):
         # DGL's batches list each type's seeds in the order of the dict's keys.
         self.seeds = torch.cat([hg.edge_to_global(et, ids) for et, ids in indices.items()]).contiguous()
         self.graph = hg.graph
-        engine_exclude, reverse_map = self._reverse_map(hg, exclude, reverse)
-        self._edge_args = dict(
-            mode="dgl",
-            negative=negative,
-            amount=k,
-            exclude=engine_exclude,
-            reverse_eids=reverse_map,
-            negative_flags=edge.negative_flags,
-            exclude_callback=_exclusion(edge.exclude_fn, self.idtype, hg),
-        )
+        self._set_edge_args(edge, *self._reverse_map(hg, edge.exclude, edge.reverse), hg)
         self.edge_feature_names = []  # per-type edge data reaches the blocks through DGL's frames
         self.feature_names = []  # per-type node data too
 
@@ -513,14 +481,6 @@ class HeteroEdgeBatches(EdgeBatches):
                 lo, qlo = int(hg.edge_offsets[r]), int(hg.edge_offsets[q])
                 rev[lo : lo + n] = torch.arange(qlo, qlo + n)
         return "reverse_id", rev
-
-    def sample(self, eids: Any, key: int = 0) -> tuple:
-        """The batch of the seed edges ``eids`` (``{etype: ids}``, or global
-        edge ids) under batch key ``key`` (what one step of an epoch
-        yields), drawn in the caller's thread."""
-        if isinstance(eids, Mapping):
-            eids = torch.cat([self.hetero_graph.edge_to_global(et, ids) for et, ids in eids.items()])
-        return super().sample(eids, key)
 
     def convert(self, sample: EdgeSample) -> tuple:
         """DGL's tuple of one engine edge batch of the heterograph."""
