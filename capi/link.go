@@ -139,7 +139,11 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 	default:
 		return opt, errorf(gfEInval, "%s->mode = %d (want GF_LINK_DGL or GF_LINK_PYG)", arg, int32(o.mode))
 	}
-	return opt, nil
+	if o.exclude_callback != nil && opt.Mode != core.LinkDGL {
+		return opt, errorf(gfEInval, "%s->exclude_callback applies to GF_LINK_DGL only", arg)
+	}
+	opt.ExcludeFunc, err = batchCallback(o.exclude_callback, arg+"->exclude_callback")
+	return opt, err
 }
 
 // negativeWeights reads PyG's negative sampling weights: a float32 or

@@ -2041,6 +2041,55 @@ GF_API int gf_graph_edges(gf_graph *graph, int32_t format, int32_t relation,
                           DLManagedTensor **out_edge_ids);
 
 /* ---------------------------------------------------------------------------
+ * Per-batch callbacks
+ *
+ * A gf_batch_callback is a function of the caller that the library calls
+ * once for each batch it makes, before making it, where an option takes
+ * one (gf_edge_sampler_options.exclude_callback: DGL's callable exclude):
+ * given ids of the batch it answers ids of its own, which the batch is
+ * then made with. The table is read (copied) when the loader or sampler
+ * opens; user must stay valid until it is closed.
+ *
+ * Threads. fn runs on the thread that makes the batch: one of a loader's
+ * sampler threads, ahead of the consumer, or the caller's own thread for a
+ * one-off batch (gf_edge_sampler_sample). Calls for different batches may
+ * run at the same time on different threads, so fn must be safe to call
+ * concurrently. It must not call the loader or sampler it serves.
+ * gf_loader_close waits for a call in progress to return.
+ *
+ * Arguments. batch_key is the batch's key ((epoch << 32) | index for a
+ * loader's batch). input, borrowed for the call, is int64 [n] CPU
+ * contiguous (n >= 0; data NULL when n is 0): the batch's ids (its seed
+ * edge ids). fn answers in *output (NULL on entry): NULL for no ids, or a
+ * DLManagedTensor of int64 or int32 [m] CPU contiguous ids, m <=
+ * max_output, that it hands over: the library copies the ids, then calls
+ * output->deleter (plain C; it may run on any thread of the library).
+ *
+ * Errors. fn returns 0, or a non-zero status after writing a NUL-terminated
+ * message into message (message_size bytes, at least 256): that batch then
+ * fails, and the consumer's gf_loader_next (gf_edge_sampler_sample for a
+ * one-off batch) returns that status (GF_EINVAL for a value that is not a
+ * GF_E* error status) with a message naming the batch and ending with
+ * fn's; a loader's epoch ends there. An *output fn set is released either
+ * way. An output that breaks the rules above (dtype, device, ndim, layout,
+ * more than max_output ids, ids the option does not take) fails the batch
+ * the same way, with GF_ETYPE or GF_EINVAL and a message naming the fault.
+ */
+typedef int (*gf_batch_callback_fn)(void *user, uint64_t batch_key, const DLTensor *input,
+                                    int64_t max_output, DLManagedTensor **output, char *message,
+                                    size_t message_size);
+
+/* Set struct_size to sizeof(gf_batch_callback); fields are only ever
+   appended. */
+typedef struct gf_batch_callback {
+  uint32_t struct_size;
+  /* Passed to fn as it is (the library never reads it). */
+  void *user;
+  /* Required. */
+  gf_batch_callback_fn fn;
+} gf_batch_callback;
+
+/* ---------------------------------------------------------------------------
  * Edge-level sampling (link prediction)
  *
  * A gf_edge_sampler turns a batch of seed edges into a gf_batch: negative
@@ -2144,6 +2193,17 @@ typedef struct gf_edge_sampler_options {
      end types, which must then have that many nodes), checked with the
      pairs (GF_EINVAL naming the sizes). */
   const DLTensor *negative_weights;
+  /* GF_LINK_DGL only (NULL: none): DGL's callable exclude (see "Per-batch
+     callbacks"), called for each batch with its seed edge ids (input, in
+     batch order; global ids on a typed graph) and returning edge ids of
+     the graph (at most 2 x (edges + seed edges), repeats allowed) that the
+     batch's neighbour sampling leaves out, on top of sample->exclude_edges
+     and exclude. Read during gf_edge_sampler_open and gf_edge_loader_open;
+     refused (GF_ENOTSUP) by gf_edge_loader_open_part. With
+     gf_edge_loader_open_comm every rank calls it for every batch of a
+     round (the ranks sample a round's batches in turns, as with exclude):
+     it must give every rank the same edges for the same seed edges. */
+  const gf_batch_callback *exclude_callback;
 } gf_edge_sampler_options;
 
 /*

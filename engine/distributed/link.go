@@ -115,6 +115,8 @@ func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Op
 		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts serve the dsp and hybrid layouts (a self-reliant rank holds the neighbourhoods of its own seed nodes, not of seed edges)")
 	case len(lopt.EdgeFeatureNames) > 0:
 		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts gather no edge data (a part holds none)")
+	case opt.ExcludeFunc != nil:
+		return nil, errs.Errorf(errs.ErrNotSupported, "the edge loaders of rank parts take no exclude callback (it names edges of the whole graph)")
 	case p.layout == rankpart.LayoutDSP && opt.Request.Scheme == sample.LayerWise:
 		return nil, errs.Errorf(errs.ErrNotSupported, "layer-wise sampling needs the degree of every node, which a rank of the dsp layout holds for its own nodes only (use the hybrid layout)")
 	}

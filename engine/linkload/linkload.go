@@ -2,6 +2,7 @@ package linkload
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/graphferry/graphferry/engine/errs"
@@ -86,6 +87,14 @@ type Options struct {
 	// are drawn among its source and destination types (node weights then
 	// hold one weight per node of the type they draw).
 	PyG linkpred.PyGLinkSampler
+	// ExcludeFunc, DGL mode only (nil: none), is DGL's callable exclude:
+	// called for each batch with its seed edge ids (in the batch's order)
+	// and its batch key, on the thread that makes the batch, before the
+	// batch is sampled; the edge ids it returns (at most 2 x (the graph's
+	// edges + the batch's seed edges), each an edge of the graph, repeats
+	// allowed) are excluded on top of Request.ExcludeEdges and DGL.Exclude.
+	// An error it returns fails the batch with that error.
+	ExcludeFunc pipeline.BatchFunc
 	// NodeTime is the time of every node (original ids), for negatives
 	// under node times (Request.Temporal = TemporalNode with negative
 	// sampling): a negative later than its pair's seed time is drawn again,
@@ -123,6 +132,9 @@ func (o Options) Validate(types *graph.Types) error {
 		}
 	default:
 		return errs.Errorf(nil, "link mode = %d, must be DGL (%d) or PyG (%d)", o.Mode, DGL, PyG)
+	}
+	if o.ExcludeFunc != nil && o.Mode != DGL {
+		return errs.Errorf(nil, "an exclude callback applies to DGL-mode edge samplers only (PyG mode has no exclusion)")
 	}
 	if o.Request.Disjoint && o.Mode != PyG {
 		return errs.Errorf(nil, "DGL-mode edge samplers do not support disjoint sampling (PyG mode only)")
@@ -199,6 +211,9 @@ func NewOver(p *partition.Partitioned, types *graph.Types, opt Options, edges Ed
 	}
 	if err := opt.Validate(types); err != nil {
 		return nil, err
+	}
+	if opt.ExcludeFunc != nil {
+		return nil, errs.Errorf(errs.ErrNotSupported, "an exclude callback names edges of the whole graph; this graph holds part of them")
 	}
 	ask, asks := edges.(EdgeAsker)
 	if _, global := opt.DGL.Negative.(linkpred.GlobalUniform); global && opt.Mode == DGL && (!asks || types != nil) {
@@ -434,6 +449,13 @@ func (l *Linker) prepare(ctx context.Context, rt *sample.Runtime, items Items, i
 	}
 	if err != nil {
 		return prepared{}, errs.Errorf(nil, "%v", err)
+	}
+	if l.opt.ExcludeFunc != nil {
+		extra, err := l.excludeFunc(ctx, items.EdgeIDs, key)
+		if err != nil {
+			return prepared{}, err
+		}
+		lk.exclude = append(lk.exclude, extra...)
 	}
 	pr := prepared{lk: lk, req: l.opt.Request, key: key}
 	// Disjoint seeds may repeat (a node in two pairs has two subgraphs).
@@ -739,6 +761,37 @@ func (l *Linker) exclusion(eids []int64) ([]int64, error) {
 		return linkpred.ExcludeReverseID(eids, d.Reverse)
 	}
 	return nil, nil
+}
+
+// excludeFunc calls ExcludeFunc for the batch of the seed edges eids
+// under key and checks what it returns: edge ids of the graph.
+func (l *Linker) excludeFunc(ctx context.Context, eids []int64, key uint64) ([]int64, error) {
+	e := l.p.Graph.NumEdges()
+	out, err := l.opt.ExcludeFunc(ctx, key, slices.Clone(eids), int(2*(e+int64(len(eids)))))
+	if err != nil {
+		return nil, fmt.Errorf("exclude callback: %w", err)
+	}
+	for i, id := range out {
+		if id < 0 || id >= e {
+			return nil, errs.Errorf(nil, "exclude callback: its result[%d] = %d is not an edge id (the graph has %d edges)", i, id, e)
+		}
+	}
+	return out, nil
+}
+
+// batchExclusion returns every edge the DGL batch of the seed edges eids
+// under key excludes on top of the request's: exclusion's and
+// ExcludeFunc's.
+func (l *Linker) batchExclusion(ctx context.Context, eids []int64, key uint64) ([]int64, error) {
+	out, err := l.exclusion(eids)
+	if err != nil || l.opt.ExcludeFunc == nil {
+		return out, err
+	}
+	extra, err := l.excludeFunc(ctx, eids, key)
+	if err != nil {
+		return nil, err
+	}
+	return append(out, extra...), nil
 }
 
 // groupByRelation orders the seed edges eids (and their input ids) by

@@ -70,7 +70,8 @@ func (s *Source) Make(ctx context.Context, pos []int64, key uint64, alloc mem.Al
 // positions of rank j's batch, keys[j] its key); it is Make(group[rank],
 // keys[rank]), bit for bit. An owner answers the sampling tasks it
 // receives under its own request, so when every batch excludes edges of
-// its own (DGL's exclude) the ranks cannot sample their batches at once:
+// its own (DGL's exclude, or its callback: called here for every batch of
+// the round) the ranks cannot sample their batches at once:
 // they take turns, rank j sampling its batch in turn j while the others
 // take part with no seeds under batch j's request (its exclusion they
 // compute from group[j]). Without such exclusions the request is the same
@@ -79,7 +80,7 @@ func (s *Source) MakeGroup(ctx context.Context, group [][]int64, keys []uint64, 
 	if rank < 0 || rank >= len(group) || len(keys) != len(group) {
 		return nil, nil, errorf("linkload: rank %d of a group of %d batches and %d keys", rank, len(group), len(keys))
 	}
-	if s.l.opt.Mode != DGL || s.l.opt.DGL.Exclude == linkpred.ExcludeNone {
+	if s.l.opt.Mode != DGL || (s.l.opt.DGL.Exclude == linkpred.ExcludeNone && s.l.opt.ExcludeFunc == nil) {
 		return s.Make(ctx, group[rank], keys[rank], alloc)
 	}
 	threads := s.rt.Threads()
@@ -92,7 +93,7 @@ func (s *Source) MakeGroup(ctx context.Context, group [][]int64, keys []uint64, 
 		turn := own
 		if j != rank {
 			// Batch j's request over no seeds of this rank's.
-			excl, err := s.l.exclusion(s.items.at(group[j]).EdgeIDs)
+			excl, err := s.l.batchExclusion(ctx, s.items.at(group[j]).EdgeIDs, keys[j])
 			if err != nil {
 				s.recycle(res)
 				return nil, nil, err

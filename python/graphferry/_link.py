@@ -20,11 +20,12 @@ from typing import Any
 
 import torch
 
-from ._hostmem import HostAllocator
+from ._callback import BatchCallback, reraise
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, borrow
 from ._options import SampleOptions
 from ._resource import Closeable
+from .errors import GraphferryError
 from .graph import Graph, _encode_name
 from .sampling import Loader, SampledSubgraph, _Batch, _names
 
@@ -85,6 +86,11 @@ def _read_edge_batch(batch: _Batch, sub: SampledSubgraph) -> EdgeSample:
     return EdgeSample(sub, *(batch.take_link(f) for f in range(_lib.GF_LINK_NEG_OFFSETS + 1)))
 
 
+_SAMPLER_ARGS = frozenset(
+    ("mode", "negative", "amount", "exclude", "reverse_eids", "negative_flags", "negative_weights", "exclude_callback")
+)
+
+
 class _SamplerOptions:
     """A ``gf_edge_sampler_options`` and what it points to, kept alive
     together: how the engine makes an edge batch."""
@@ -94,12 +100,13 @@ class _SamplerOptions:
         options: SampleOptions,
         *,
         mode: str,
-        negative: str | None,
-        amount: float,
-        exclude: str | None,
-        reverse_eids: Any,
+        negative: str | None = None,
+        amount: float = 0.0,
+        exclude: str | None = None,
+        reverse_eids: Any = None,
         negative_flags: int = 0,
         negative_weights: Any = None,
+        exclude_callback: BatchCallback | None = None,
     ):
         if mode not in ("dgl", "pyg"):
             raise ValueError(f"'mode' must be 'dgl' or 'pyg' (got {mode!r})")
@@ -110,6 +117,7 @@ class _SamplerOptions:
         self.sample, self._keep = options.to_c()
         self._reverse = borrow(reverse_eids, "reverse_eids")
         self._weights = borrow(negative_weights, "negative_weights")
+        self.mode, self.callback = mode, exclude_callback
         self.struct = _lib.gf_edge_sampler_options(
             sample=ctypes.pointer(self.sample),
             mode=_lib.GF_LINK_DGL if mode == "dgl" else _lib.GF_LINK_PYG,
@@ -119,6 +127,7 @@ class _SamplerOptions:
             reverse_eids=ctypes.pointer(self._reverse.dltensor) if self._reverse is not None else None,
             negative_flags=int(negative_flags),
             negative_weights=ctypes.pointer(self._weights.dltensor) if self._weights is not None else None,
+            exclude_callback=ctypes.pointer(exclude_callback.struct) if exclude_callback is not None else None,
         )
 
 
@@ -144,34 +153,17 @@ class EdgeSampler(Closeable):
             ``replace=True`` (``GF_NEG_REPLACE``); 0: DGL's defaults.
         negative_weights (Tensor, optional): PyG mode: float ``[num_nodes]``
             weights of the negatives (PyG's ``NegativeSampling`` weight).
+        exclude_callback (BatchCallback, optional): DGL mode: given each
+            batch's seed edge ids, the edge ids it also excludes (DGL's
+            callable ``exclude``), called on the thread making the batch;
+            an exception it raises is raised where that batch is asked for.
     """
 
-    def __init__(
-        self,
-        graph: Graph,
-        options: SampleOptions,
-        *,
-        mode: str,
-        negative: str | None = None,
-        amount: float = 0.0,
-        exclude: str | None = None,
-        reverse_eids: Any = None,
-        negative_flags: int = 0,
-        negative_weights: Any = None,
-    ):
+    def __init__(self, graph: Graph, options: SampleOptions, **sampler_args: Any):
         self._handle: int | None = None
-        opts = _SamplerOptions(
-            options,
-            mode=mode,
-            negative=negative,
-            amount=amount,
-            exclude=exclude,
-            reverse_eids=reverse_eids,
-            negative_flags=negative_flags,
-            negative_weights=negative_weights,
-        )
+        opts = self._sampler_options = _SamplerOptions(options, **sampler_args)
         self.graph = graph
-        self.mode = mode
+        self.mode = opts.mode
         self.options = options
         self._typed = graph.num_types[0] > 0
         out = ctypes.c_void_p()
@@ -187,24 +179,14 @@ class EdgeSampler(Closeable):
         src = BorrowedTensor(seeds, "seeds")
         dst = BorrowedTensor(seeds_dst, "seeds_dst") if seeds_dst is not None else None
         out = ctypes.c_void_p()
-        if seed_times is not None:
-            times = BorrowedTensor(seed_times, "seed_times")
-            _lib.gf_edge_sampler_sample_timed(
-                self._handle,
-                src.ref,
-                dst.ref if dst is not None else None,
-                times.ref,
-                key & 0xFFFFFFFFFFFFFFFF,
-                ctypes.byref(out),
-            )
-        else:
-            _lib.gf_edge_sampler_sample(
-                self._handle,
-                src.ref,
-                dst.ref if dst is not None else None,
-                key & 0xFFFFFFFFFFFFFFFF,
-                ctypes.byref(out),
-            )
+        args = [self._handle, src.ref, dst.ref if dst is not None else None]
+        times = BorrowedTensor(seed_times, "seed_times") if seed_times is not None else None
+        sample = _lib.gf_edge_sampler_sample if times is None else _lib.gf_edge_sampler_sample_timed
+        try:
+            sample(*args, *([] if times is None else [times.ref]), key & 0xFFFFFFFFFFFFFFFF, ctypes.byref(out))
+        except GraphferryError as err:
+            callback = self._sampler_options.callback
+            reraise([] if callback is None else [callback], err)
         with _Batch(out.value) as batch:
             sub = batch.read(
                 frontier_all=self.options.frontier == "all", disjoint=self.options.disjoint, typed=self._typed
@@ -234,7 +216,8 @@ class EdgeLoader(Loader):
         options (SampleOptions): neighbour sampling; its seed roots the
             shuffles and every random stream.
         mode, negative, amount, exclude, reverse_eids, negative_flags,
-            negative_weights: as :class:`EdgeSampler`.
+            negative_weights, exclude_callback: as :class:`EdgeSampler`
+            (the callback runs on the engine's threads, ahead).
         batch_size, shuffle, drop_last, queue_capacity: batching.
         feature_names, label_names: node data gathered over every node of a
             batch, and over its seeds.
@@ -255,13 +238,6 @@ class EdgeLoader(Loader):
         seeds_dst: Any,
         options: SampleOptions,
         *,
-        mode: str,
-        negative: str | None = None,
-        amount: float = 0.0,
-        exclude: str | None = None,
-        reverse_eids: Any = None,
-        negative_flags: int = 0,
-        negative_weights: Any = None,
         batch_size: int = 1,
         shuffle: bool = False,
         drop_last: bool = False,
@@ -269,21 +245,11 @@ class EdgeLoader(Loader):
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
         edge_feature_names: Sequence[str] = (),
-        coo: bool = False,
-        allocator: HostAllocator | None = None,
-        seed_times: Any = None,
+        **args: Any,
     ):
         self._handle = None
-        self._sampler_options = _SamplerOptions(
-            options,
-            mode=mode,
-            negative=negative,
-            amount=amount,
-            exclude=exclude,
-            reverse_eids=reverse_eids,
-            negative_flags=negative_flags,
-            negative_weights=negative_weights,
-        )
+        sampler = {k: args.pop(k) for k in list(args) if k in _SAMPLER_ARGS}
+        self._sampler_options = _SamplerOptions(options, **sampler)
         self._seeds_dst = seeds_dst
         self._edge_features = [
             (n, _encode_name(n, "edge_feature_names")) for n in _names(edge_feature_names, "edge_feature_names")
@@ -299,10 +265,13 @@ class EdgeLoader(Loader):
             queue_capacity=queue_capacity,
             feature_names=feature_names,
             label_names=label_names,
-            coo=coo,
-            allocator=allocator,
-            seed_times=seed_times,
+            **args,  # coo, allocator, seed_times
         )
+
+    @property
+    def _callbacks(self) -> list:
+        callback = self._sampler_options.callback
+        return [] if callback is None else [callback]
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
         self._open_edges(lambda dst, options: _lib.gf_edge_loader_open(graph.handle, seeds.ref, dst, options, out))

@@ -36,6 +36,7 @@ import numpy as np
 import torch
 
 from . import _interrupt
+from ._callback import BatchCallback, close_at_exit, reraise
 from ._device import DeviceOptions
 from ._hostmem import HostAllocator
 from ._native import lib as _lib
@@ -844,6 +845,15 @@ class Loader(Closeable):
         self._handle = out.value
         self._exit_stack.callback(self._free)
         graph._add_child(self)
+        if self._callbacks:
+            close_at_exit(self)  # its threads call into Python
+
+    @property
+    def _callbacks(self) -> list[BatchCallback]:
+        """The Python functions the engine calls for each batch (a DGL
+        exclude callable, a custom draw): a batch one of them failed raises
+        its exception."""
+        return []
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
         """Opens the engine loader into ``out`` (graphferry.distributed
@@ -1067,7 +1077,7 @@ class Loader(Closeable):
                 explained = self.allocator.explain(err) if self.allocator is not None else err
                 if explained is not err:
                     raise explained from explained.__cause__  # the failed allocation
-                raise
+                reraise(self._callbacks, err)  # a callback's exception, else err
             if status != GF_NOT_READY:
                 return status
             if deadline is not None and time.monotonic() >= deadline:

@@ -17,7 +17,11 @@
  *     arguments are refused, naming them;
  *   - gf_edge_loader_open refuses bad arguments, naming them;
  *   - gf_sample_keyed with a loader batch's seeds and key (epoch << 32) | i
- *     gives that batch, and with key 0 gf_sample's.
+ *     gives that batch, and with key 0 gf_sample's;
+ *   - an exclude callback (gf_batch_callback) that names a batch's own seed
+ *     edges gives GF_EXCLUDE_SELF's batches, called once per batch with its
+ *     key; its error fails that batch with its status and message; a bad
+ *     table is refused at open, naming it.
  *
  *     test_edge_loader [DATASET_DIR]    (default: the shipped Cora)
  */
@@ -577,6 +581,110 @@ static void test_sample_keyed(const char *dir) {
   gf_graph_close(g);
 }
 
+/* An exclude callback: the batch's own seed edges (GF_EXCLUDE_SELF's), or,
+   for the batch whose index is *user (>= 0), a failure. Counts its calls
+   and the batch indices it saw (a bit each). */
+static int cb_calls = 0;
+static uint64_t cb_seen = 0;
+
+static void cb_deleter(DLManagedTensor *self) {
+  free(self->dl_tensor.data);
+  free(self->dl_tensor.shape);
+  free(self);
+}
+
+static int cb_exclude(void *user, uint64_t key, const DLTensor *in, int64_t max_output, DLManagedTensor **out,
+                      char *message, size_t size) {
+  __atomic_add_fetch(&cb_calls, 1, __ATOMIC_SEQ_CST);
+  uint32_t index = (uint32_t)key;
+  if (index < 64) __atomic_fetch_or(&cb_seen, (uint64_t)1 << index, __ATOMIC_SEQ_CST);
+  if (*(int *)user == (int)index) {
+    snprintf(message, size, "refused batch %u", index);
+    return GF_ENOTSUP;
+  }
+  int64_t n = in->shape[0];
+  if (in->ndim != 1 || in->dtype.code != kDLInt || in->dtype.bits != 64 || n > max_output) return GF_EINTERNAL;
+  DLManagedTensor *m = (DLManagedTensor *)calloc(1, sizeof *m);
+  int64_t *shape = (int64_t *)malloc(sizeof(int64_t));
+  int64_t *ids = (int64_t *)malloc((size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+  shape[0] = n;
+  if (n > 0) memcpy(ids, in->data, (size_t)n * sizeof(int64_t));
+  m->dl_tensor = gft_i64(ids, shape);
+  m->deleter = cb_deleter;
+  *out = m;
+  return GF_OK;
+}
+
+static void test_exclude_callback(const char *dir) {
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
+  int64_t seeds[600], n = 600, two = 2;
+  for (int i = 0; i < 600; i++) seeds[i] = i * 7;
+  DLTensor st = gft_i64(seeds, &n);
+  options self, cb;
+  options_init(&self, NULL);
+  options_init(&cb, NULL);
+  for (options *o = &self; o; o = o == &self ? &cb : NULL) {
+    o->el.coo = 0;
+    o->el.num_edge_feature_names = 0;
+    o->lo.num_feature_names = 0;
+  }
+  int fail_at = -1;
+  gf_batch_callback table = {sizeof table, &fail_at, cb_exclude};
+  cb.es.exclude = GF_EXCLUDE_NONE;
+  cb.es.exclude_callback = &table;
+  gf_loader *a = NULL, *b = NULL;
+  CHECK(gf_edge_loader_open(g, &st, NULL, &self.el, &a) == GF_OK && a, "GF_EXCLUDE_SELF loader");
+  CHECK(gf_edge_loader_open(g, &st, NULL, &cb.el, &b) == GF_OK && b, "exclude callback loader");
+  if (!a || !b) return;
+  int64_t batches = 0;
+  gf_loader_num_batches(b, &batches);
+  CHECK(gf_loader_start(a, 2) == GF_OK && gf_loader_start(b, 2) == GF_OK, "start");
+  for (int i = 0;; i++) {
+    gf_batch *x = NULL, *y = NULL;
+    int ra = gf_loader_next(a, &x), rb = gf_loader_next(b, &y);
+    CHECK(ra == rb, "batch %d: both loaders answer alike", i);
+    if (ra != GF_OK || rb != GF_OK) break;
+    CHECK(same_batch(x, y), "batch %d: the callback's exclusion is GF_EXCLUDE_SELF's", i);
+  }
+  CHECK(cb_calls == batches && cb_seen == ((uint64_t)1 << batches) - 1, "one call per batch, with its key (%d calls)",
+        cb_calls);
+  gf_loader_close(a);
+  /* An error of the callback fails its batch, with its status and message. */
+  fail_at = 2;
+  CHECK(gf_loader_start(b, 3) == GF_OK, "start again");
+  gf_batch *x = NULL;
+  CHECK(gf_loader_next(b, &x) == GF_OK && x, "batch 0");
+  gf_batch_close(x);
+  CHECK(gf_loader_next(b, &x) == GF_OK && x, "batch 1");
+  gf_batch_close(x);
+  CHECK_ERR(gf_loader_next(b, &x), GF_ENOTSUP, "refused batch 2");
+  CHECK(strstr(gf_errmsg(), "epoch 3") != NULL, "the message names the batch: %s", gf_errmsg());
+  gf_loader_close(b);
+  gf_edge_sampler *s = NULL;
+  CHECK(gf_edge_sampler_open(g, &cb.es, &s) == GF_OK && s, "edge sampler with the callback");
+  DLTensor s2 = gft_i64(seeds, &two);
+  CHECK_ERR(gf_edge_sampler_sample(s, &s2, NULL, 2, &x), GF_ENOTSUP, "refused batch 2");
+  CHECK(x == NULL, "no batch on failure");
+  CHECK(gf_edge_sampler_sample(s, &s2, NULL, 1, &x) == GF_OK && x, "another key");
+  gf_batch_close(x);
+  gf_edge_sampler_close(s);
+  /* A bad table is refused at open, naming it. */
+  gf_loader *l = NULL;
+  table.fn = NULL;
+  CHECK_ERR(gf_edge_loader_open(g, &st, NULL, &cb.el, &l), GF_EINVAL, "options->sampler->exclude_callback->fn is NULL");
+  CHECK_ERR(gf_edge_sampler_open(g, &cb.es, &s), GF_EINVAL, "options->exclude_callback->fn is NULL");
+  table.fn = cb_exclude;
+  table.struct_size = 2;
+  CHECK_ERR(gf_edge_loader_open(g, &st, NULL, &cb.el, &l), GF_EINVAL, "exclude_callback->struct_size = 2");
+  table.struct_size = sizeof table;
+  cb.es.mode = GF_LINK_PYG;
+  cb.es.negative = GF_NEG_BINARY;
+  CHECK_ERR(gf_edge_loader_open(g, &st, &st, &cb.el, &l), GF_EINVAL, "exclude_callback applies to GF_LINK_DGL only");
+  CHECK(l == NULL, "no loader on failure");
+  gf_graph_close(g);
+}
+
 /* A node loader opened with gf_loader_options.coo carries the edge list too
    (PyG's NeighborLoader asks for it), the blocks' edges as check_coo reads
    them; one opened without it answers GF_EINVAL for the edge list. */
@@ -633,6 +741,7 @@ int main(int argc, char **argv) {
   test_graph_edges();
   test_open_errors(dir);
   test_sample_keyed(dir);
+  test_exclude_callback(dir);
   test_node_loader_edge_list(dir);
   return gft_summary("test_edge_loader");
 }

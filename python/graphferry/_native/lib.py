@@ -644,11 +644,27 @@ class gf_cache_options(ctypes.Structure):
         super().__init__(struct_size=ctypes.sizeof(gf_cache_options), **fields)
 
 
+# typedef int (*gf_batch_callback_fn)(void *user, uint64_t batch_key, const DLTensor *input,
+#     int64_t max_output, DLManagedTensor **output, char *message, size_t message_size);
+_callback_args = (ctypes.c_void_p, ctypes.c_uint64, ctypes.POINTER(DLTensor), ctypes.c_int64, c_void_pp)
+gf_batch_callback_fn = ctypes.CFUNCTYPE(ctypes.c_int, *_callback_args, ctypes.c_void_p, ctypes.c_size_t)
+
+
+# typedef struct gf_batch_callback {
+#   uint32_t struct_size; void *user; gf_batch_callback_fn fn;
+# } gf_batch_callback;
+class gf_batch_callback(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("user", ctypes.c_void_p), ("fn", gf_batch_callback_fn)]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_batch_callback), **fields)
+
+
 # typedef struct gf_edge_sampler_options {
 #   uint32_t struct_size; const gf_sample_options *sample; int32_t mode;
 #   int32_t negative; double amount; int32_t exclude;
 #   const DLTensor *reverse_eids; int64_t reverse_half; uint32_t negative_flags;
-#   const DLTensor *negative_weights;
+#   const DLTensor *negative_weights; const gf_batch_callback *exclude_callback;
 # } gf_edge_sampler_options;
 class gf_edge_sampler_options(ctypes.Structure):
     _fields_ = [
@@ -662,6 +678,7 @@ class gf_edge_sampler_options(ctypes.Structure):
         ("reverse_half", ctypes.c_int64),
         ("negative_flags", ctypes.c_uint32),
         ("negative_weights", ctypes.POINTER(DLTensor)),
+        ("exclude_callback", ctypes.POINTER(gf_batch_callback)),
     ]
 
     def __init__(self, **fields):

@@ -472,18 +472,7 @@ class DataLoader(EngineLoader):
         if getattr(self, "_custom", None) is not None:
             self._check_open()
             return self._custom.custom_epoch(self.batch_size, self.drop_last, self.device)
-        edges = self._edges
-        if edges is not None and edges.exclude_fn is not None:
-            # DGL's exclude callable is Python: the batches are made in the
-            # caller's thread, one engine call each.
-            self._check_open()
-            epoch = self._next_epoch
-            self._next_epoch += 1
-            return edges.epoch(epoch, self.seed, self.batch_size, self.shuffle, self.drop_last, self._convert_device)
         return super().__iter__()
-
-    def _convert_device(self, batch: tuple) -> tuple:
-        return batch if self.device.type == "cpu" else to_device(batch, self.device)
 
     def _before_epoch(self) -> None:
         if self._blocks is not None:

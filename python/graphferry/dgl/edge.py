@@ -4,9 +4,7 @@ r"""graphferry as DGL's edge-level loader (link prediction).
 :class:`graphferry.dgl.DataLoader` given such a sampler and seed EDGE ids
 yields ``(input_nodes, pair_graph, neg_pair_graph, blocks)`` (without a
 negative sampler: ``(input_nodes, pair_graph, blocks)``), like
-``dgl.dataloading.DataLoader``. The engine draws the negatives, compacts the
-pairs (``dgl.compact_graphs``' node order), leaves the batch's excluded
-edges out of neighbour sampling and samples, in one call per batch.
+``dgl.dataloading.DataLoader``.
 
 .. code-block:: python
 
@@ -20,9 +18,9 @@ edges out of neighbour sampling and samples, in one call per batch.
 
 DGL's own ``dgl.dataloading.as_edge_prediction_sampler(...)`` object is
 accepted too. Supported: ``exclude`` None, ``"self"``, ``"reverse_id"`` or a
-callable (DGL's documented form: given the batch's seed edges, it returns the
-edge ids to leave out; it runs in the training thread, batch by batch, each
-batch made by the engine in one call, the seed edges shuffled by torch), and
+callable (DGL's form: given the batch's seed edges, the edge ids to leave
+out; the engine calls it on its threads for each batch, before sampling it,
+and an exception it raises is raised where that batch is asked for), and
 DGL's ``Uniform(k)``, ``PerSourceUniform(k)`` and ``GlobalUniform(k,
 exclude_self_loops, replace)``. Negatives come from the engine's random
 streams, not torch's, on homogeneous graphs and heterographs alike: they are
@@ -43,11 +41,11 @@ negatives are ``Uniform(k)`` / ``PerSourceUniform(k)`` per seed edge type.
 
 The edge batches are the engine's (``gf_edge_loader_open``): its pipeline
 shuffles the seed edges every epoch and, on its own threads and ahead of the
-training loop, draws the negatives (on a heterograph: per edge type, among
-the nodes of its destination type), compacts the pairs (per node type on a
-heterograph), leaves the excluded edges out, samples the blocks and gathers
-the edge data of ``prefetch_edge_feats``; the training thread only wraps
-arrays into DGL graphs. :class:`EdgeBatches` and :class:`HeteroEdgeBatches`
+training loop, draws the negatives (on a heterograph: per edge type),
+compacts the pairs (``dgl.compact_graphs``' order, per node type on a
+heterograph), leaves the excluded edges out, samples and gathers
+``prefetch_edge_feats``; the training thread only wraps arrays into DGL
+graphs. :class:`EdgeBatches` and :class:`HeteroEdgeBatches`
 say what the engine loader is opened with and what each of its batches
 becomes; :class:`graphferry.dgl.DataLoader` holds one when its sampler is an
 edge prediction sampler, as DGL's ``DataLoader`` holds its sampler.
@@ -62,6 +60,7 @@ from typing import Any
 import dgl
 import torch
 
+from .._callback import BatchCallback
 from .._link import EdgeLoader, EdgeSample, EdgeSampler
 from .._loader import engine_edge_data, sync_edge_data
 from .._native import lib as _lib
@@ -80,25 +79,20 @@ from .sampler import sampler_settings
 __all__ = ["EdgePredictionSampler", "as_edge_prediction_sampler", "is_edge_sampler", "EdgeBatches", "HeteroEdgeBatches"]
 
 
+@dataclass(eq=False)
 class EdgePredictionSampler:
     r"""The settings of :func:`as_edge_prediction_sampler`, with the meaning
     of DGL's ``dgl.dataloading.EdgePredictionSampler``."""
 
-    def __init__(
-        self,
-        sampler: Any,
-        exclude: Any = None,
-        reverse_eids: Any = None,
-        reverse_etypes: Any = None,
-        negative_sampler: Any = None,
-        prefetch_labels: Any = None,
-    ):
-        self.sampler = sampler
-        self.exclude = exclude
-        self.reverse_eids = reverse_eids
-        self.reverse_etypes = reverse_etypes
-        self.negative_sampler = negative_sampler
-        self.prefetch_labels = list(prefetch_labels or [])
+    sampler: Any
+    exclude: Any = None
+    reverse_eids: Any = None
+    reverse_etypes: Any = None
+    negative_sampler: Any = None
+    prefetch_labels: Any = None
+
+    def __post_init__(self):
+        self.prefetch_labels = list(self.prefetch_labels or [])
 
     def __repr__(self) -> str:
         return (
@@ -145,10 +139,8 @@ def as_edge_prediction_sampler(
 def check_edge_comm(graph: Any, per_type: bool, edge: EdgeSettings) -> None:
     """What the edge ``DataLoader`` samples with ``comm=``: a
     :class:`graphferry.Graph` or :class:`graphferry.HeteroGraph` opened with
-    one patch per rank (replicated) or a rank's
-    :class:`~graphferry.distributed.PartGraph` (typed or not), with the engine's own
-    exclusion (not a callable, whose batches are made in the caller's
-    thread)."""
+    one patch per rank or a rank's :class:`~graphferry.distributed.PartGraph`
+    (typed or not), with the engine's own exclusion (not a callable)."""
     if per_type or isinstance(graph, HeteroGraph):
         if not isinstance(graph, HeteroGraph) and not is_typed_part(graph):
             raise NotImplementedError(
@@ -162,7 +154,7 @@ def check_edge_comm(graph: Any, per_type: bool, edge: EdgeSettings) -> None:
         )
     if edge.exclude_fn is not None:
         raise NotImplementedError(
-            "with comm=, 'exclude' is None, 'self' or 'reverse_id': a callable's batches are made in one process"
+            "with comm=, 'exclude' is None, 'self' or 'reverse_id' (a callable is served in one process)"
         )
 
 
@@ -198,6 +190,28 @@ def _edge_ids(value: Any, what: str) -> torch.Tensor:
     if ids.dtype.is_floating_point or ids.dtype == torch.bool or ids.dtype.is_complex:
         raise TypeError(f"{what} must be integer edge ids (got {ids.dtype})")
     return ids.to(torch.int64).view(-1).contiguous()
+
+
+def _exclusion(exclude_fn: Callable | None, idtype: torch.dtype, hg: HeteroGraph | None = None) -> BatchCallback | None:
+    """DGL's callable ``exclude`` as the engine's exclude callback: given a
+    batch's seed edge ids, the ids it names (ids in the graph's idtype; on
+    a heterograph ``{etype: type-local ids}`` in and out, as DGL calls it).
+    It references none of the loader's objects (no cycle through them)."""
+    if exclude_fn is None:
+        return None
+
+    def excluded(eids: torch.Tensor, key: int) -> torch.Tensor:
+        if hg is None:
+            return _edge_ids(exclude_fn(eids.to(idtype)), "the exclude callable's result")
+        rel, local = hg.to_local_edge(eids)
+        given = {et: local[rel == r].to(idtype) for r, et in enumerate(hg.edge_types) if bool((rel == r).any())}
+        out = exclude_fn(given)
+        if not isinstance(out, Mapping):
+            raise TypeError(f"the exclude callable must return a dict {{etype: edge ids}} (got '{type(out).__name__}')")
+        parts = [hg.edge_to_global(et, _edge_ids(v, f"the exclude callable's ids of {et}")) for et, v in out.items()]
+        return torch.cat(parts) if parts else torch.empty(0, dtype=torch.int64)
+
+    return BatchCallback(excluded, "the exclude callable")
 
 
 @dataclass
@@ -259,44 +273,43 @@ class EdgeBatches(Closeable):
     ``(input_nodes, pair_graph, blocks)``). A DGLGraph's node and edge data
     reach the blocks and pair graphs through DGL's lazy frames, as with DGL's
     loader; the sampler's ``prefetch_edge_feats`` are gathered by the
-    engine, on its threads, into the blocks' ``edata``.
-
-    Args:
-        graph (dgl.DGLGraph or graphferry.Graph): the graph (homogeneous).
-        indices (Tensor): the seed edge ids.
-        edge (EdgeSettings): :func:`edge_settings` of the edge prediction
-            sampler.
+    engine, on its threads, into the blocks' ``edata``. Made of the graph
+    (a homogeneous ``dgl.DGLGraph`` or :class:`graphferry.Graph`), the seed
+    edge ids and the sampler's :func:`edge_settings`.
     """
 
     def __init__(self, graph: Any, indices: Any, edge: EdgeSettings):
-        self._sampler: EdgeSampler | None = None
-        settings, negative, k, exclude, reverse = edge.node, edge.negative, edge.k, edge.exclude, edge.reverse
-        self.exclude_fn = edge.exclude_fn
-        if exclude == "reverse_types":
+        if edge.exclude == "reverse_types":
             raise ValueError("exclude='reverse_types' needs a heterograph (edge types); use 'reverse_id' here")
-        self.settings = settings
         self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else None
-        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
-        self._has_negative = negative is not None
+        settings = edge.node
         eids = indices if isinstance(indices, torch.Tensor) else torch.as_tensor(indices)
         self.seeds = eids.to(torch.int64).contiguous()
         self.graph = as_graph(graph, settings.prob)
-        if reverse is not None:
-            reverse = torch.as_tensor(reverse).to(torch.int64).contiguous()
-        self._edge_args = dict(
-            mode="dgl",
-            negative=negative,
-            amount=k,
-            negative_flags=edge.negative_flags,
-            exclude=exclude,
-            reverse_eids=reverse,
-        )
+        reverse = None if edge.reverse is None else torch.as_tensor(edge.reverse).to(torch.int64).contiguous()
+        self._set_edge_args(edge, edge.exclude, reverse)
         self.edge_feature_names = self._edge_features(settings.prefetch_edge_feats)
         # prefetch_node_feats: gathered by the engine on its threads (into
         # the loader's host memory, page-locked for a GPU), as for node batches.
         wanted = list(dict.fromkeys(settings.prefetch_node_feats))
         lazy = lazy_node_data(self.graph, self.dgl_graph, wanted)
         self.feature_names = [n for n in wanted if n not in lazy]
+
+    def _set_edge_args(self, edge: EdgeSettings, exclude: str | None, reverse: Any, hg: Any = None) -> None:
+        """What the engine makes every batch with (the sampler's settings,
+        the engine's exclusion and reverse map, DGL's exclude callable)."""
+        self._sampler: EdgeSampler | None = None
+        self.settings, self._has_negative = edge.node, edge.negative is not None
+        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
+        self._edge_args = dict(
+            mode="dgl",
+            negative=edge.negative,
+            amount=edge.k,
+            negative_flags=edge.negative_flags,
+            exclude=exclude,
+            reverse_eids=reverse,
+            exclude_callback=_exclusion(edge.exclude_fn, self.idtype, hg),
+        )
 
     def _edge_features(self, names: list[str]) -> list[str]:
         """The prefetched edge data the engine gathers: a DGLGraph's
@@ -344,48 +357,19 @@ class EdgeBatches(Closeable):
         )
 
     def sample(self, eids: Any, key: int = 0) -> tuple:
-        """The batch of the seed edge ids ``eids`` under batch key ``key``
-        (what one step of an epoch yields), drawn in the caller's thread."""
+        """The batch of the seed edge ids ``eids`` (on a heterograph
+        ``{etype: ids}`` or global ids) under batch key ``key`` (what one
+        step of an epoch yields), drawn in the caller's thread."""
+        if isinstance(eids, Mapping):
+            eids = torch.cat([self.hetero_graph.edge_to_global(et, ids) for et, ids in eids.items()])
         if isinstance(self.graph, PartGraph):
             raise NotImplementedError(
                 "sample() draws in this process, which holds only its part of the graph: iterate the loader"
             )
         eids = torch.as_tensor(eids).to(torch.int64).contiguous()
-        if self.exclude_fn is not None:
-            # DGL's exclude callable: the edges it names for this batch's
-            # seed edges are left out of the batch's neighbour sampling (on
-            # top of the sampler's own exclude_edges), one engine call.
-            excluded = self._excluded(eids)
-            static = self._options.exclude_edges
-            if static is not None:
-                excluded = torch.cat([torch.as_tensor(static).to(torch.int64).view(-1), excluded])
-            with EdgeSampler(self.graph, self._options.replace_fields(exclude_edges=excluded), **self._edge_args) as s:
-                return self.convert(s.sample(eids, key=key))
         if self._sampler is None:
             self._sampler = EdgeSampler(self.graph, self._options, **self._edge_args)
         return self.convert(self._sampler.sample(eids, key=key))
-
-    def _excluded(self, eids: torch.Tensor) -> torch.Tensor:
-        """The edge ids ``exclude_fn`` names for the seed edges ``eids``
-        (given and returned as DGL's: ids in the graph's idtype)."""
-        out = self.exclude_fn(eids.to(self.idtype))
-        return _edge_ids(out, "the exclude callable's result")
-
-    def epoch(self, number: int, seed: Any, batch_size: int, shuffle: bool, drop_last: bool, finish: Any) -> Any:
-        """Epoch ``number`` made in the caller's thread, batch by batch
-        (:meth:`sample`; batch ``i`` under key ``(number << 32) | i``, as the
-        engine's edge loader keys it), the seed edges shuffled by torch from
-        ``seed`` and ``number`` when ``shuffle``; ``finish`` is applied to
-        every batch."""
-        n = self.seeds.numel()
-        if shuffle:
-            generator = torch.Generator().manual_seed((int(seed) * 1_000_003 + number) & 0x7FFF_FFFF_FFFF_FFFF)
-            order = torch.randperm(n, generator=generator)
-        else:
-            order = torch.arange(n)
-        stop = n - n % batch_size if drop_last else n
-        for i, lo in enumerate(range(0, stop, batch_size)):
-            yield finish(self.sample(self.seeds[order[lo : lo + batch_size]], key=(number << 32) | i))
 
     def _edge_data(self, sample: EdgeSample) -> dict[str, list[torch.Tensor]]:
         """The engine-gathered edge data of ``sample``, per hop, that is
@@ -439,32 +423,15 @@ class HeteroEdgeBatches(EdgeBatches):
     and ``neg_pair_graph`` (heterographs over every edge type, holding the
     batch's seed edges, resp. negatives, per type, compacted together as
     ``dgl.compact_graphs`` does) and heterogeneous ``blocks``
-    (:func:`graphferry.dgl.blocks.to_hetero_blocks`).
-
-    The engine makes the batches (``gf_edge_loader_open`` on the typed
-    graph): it groups a batch's seed edges by type, draws DGL's
-    ``Uniform(k)`` / ``PerSourceUniform(k)`` negatives per seed edge type
-    (the seed's source, ``k`` destinations uniform over the edge type's
-    destination type) or ``GlobalUniform(k, exclude_self_loops, replace)``
-    ones (per seed edge type, at most ``k`` per seed edge, uniform over the
-    pairs of its node types that are not its edges, as DGL's
-    ``global_uniform_negative_sampling``) from its random streams, compacts per node type and
-    leaves the excluded edges out (``"self"``, ``"reverse_id"`` with
-    ``reverse_eids`` as ``{etype: Tensor}``, ``"reverse_types"`` with
-    ``reverse_etypes``: both become one reverse map over the global edge ids,
-    built once here).
+    (:func:`graphferry.dgl.blocks.to_hetero_blocks`), made by the engine
+    on the typed graph (see the module's doc); ``"reverse_id"`` (with
+    ``reverse_eids`` as ``{etype: Tensor}``) and ``"reverse_types"`` become
+    one reverse map over the global edge ids, built once here.
     """
 
     def __init__(self, graph: Any, indices: Any, edge: EdgeSettings):
-        self._sampler = None
-        node_settings, negative, k, exclude, reverse = edge.node, edge.negative, edge.k, edge.exclude, edge.reverse
-        self.exclude_fn = edge.exclude_fn
-        hg = as_hetero_graph(graph, node_settings.prob)
-        self.hetero_graph = hg
-        self.settings = node_settings
+        hg = self.hetero_graph = as_hetero_graph(graph, edge.node.prob)
         self.dgl_graph = graph if isinstance(graph, dgl.DGLGraph) else hg.dgl_graph
-        self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
-        self._has_negative = negative is not None
         if not isinstance(indices, Mapping):
             if hg.num_relations != 1:
                 raise TypeError(
@@ -477,15 +444,7 @@ class HeteroEdgeBatches(EdgeBatches):
         # DGL's batches list each type's seeds in the order of the dict's keys.
         self.seeds = torch.cat([hg.edge_to_global(et, ids) for et, ids in indices.items()]).contiguous()
         self.graph = hg.graph
-        engine_exclude, reverse_map = self._reverse_map(hg, exclude, reverse)
-        self._edge_args = dict(
-            mode="dgl",
-            negative=negative,
-            amount=k,
-            exclude=engine_exclude,
-            reverse_eids=reverse_map,
-            negative_flags=edge.negative_flags,
-        )
+        self._set_edge_args(edge, *self._reverse_map(hg, edge.exclude, edge.reverse), hg)
         self.edge_feature_names = []  # per-type edge data reaches the blocks through DGL's frames
         self.feature_names = []  # per-type node data too
 
@@ -522,28 +481,6 @@ class HeteroEdgeBatches(EdgeBatches):
                 lo, qlo = int(hg.edge_offsets[r]), int(hg.edge_offsets[q])
                 rev[lo : lo + n] = torch.arange(qlo, qlo + n)
         return "reverse_id", rev
-
-    def sample(self, eids: Any, key: int = 0) -> tuple:
-        """The batch of the seed edges ``eids`` (``{etype: ids}``, or global
-        edge ids) under batch key ``key`` (what one step of an epoch
-        yields), drawn in the caller's thread."""
-        if isinstance(eids, Mapping):
-            eids = torch.cat([self.hetero_graph.edge_to_global(et, ids) for et, ids in eids.items()])
-        return super().sample(eids, key)
-
-    def _excluded(self, eids: torch.Tensor) -> torch.Tensor:
-        """As DGL calls it on a heterograph: ``{etype: ids}`` in, ``{etype:
-        ids}`` out (canonical edge types, type-local ids)."""
-        hg = self.hetero_graph
-        rel, local = hg.to_local_edge(eids)
-        given = {et: local[rel == r].to(self.idtype) for r, et in enumerate(hg.edge_types) if bool((rel == r).any())}
-        out = self.exclude_fn(given)
-        if not isinstance(out, Mapping):
-            raise TypeError(f"the exclude callable must return a dict {{etype: edge ids}} (got '{type(out).__name__}')")
-        parts = [
-            hg.edge_to_global(et, _edge_ids(ids, f"the exclude callable's ids of {et}")) for et, ids in out.items()
-        ]
-        return torch.cat(parts) if parts else torch.empty(0, dtype=torch.int64)
 
     def convert(self, sample: EdgeSample) -> tuple:
         """DGL's tuple of one engine edge batch of the heterograph."""
