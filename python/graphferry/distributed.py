@@ -175,9 +175,7 @@ class Communicator:
     def __init__(self, rank: int, size: int, *, timeout: datetime.timedelta | float = 60.0):
         if not (isinstance(size, int) and size >= 1 and isinstance(rank, int) and 0 <= rank < size):
             raise ValueError(f"rank = {rank!r} and size = {size!r}: want 0 <= rank < size")
-        self.rank = rank
-        self.size = size
-        self.timeout = _seconds(timeout, "timeout")
+        self.rank, self.size, self.timeout = rank, size, _seconds(timeout, "timeout")
         self._error = ctypes.create_string_buffer(b"")
         self._lock = threading.Lock()
         self._sessions: dict[int, _Session] = {}
@@ -204,9 +202,7 @@ class Communicator:
         messages from every rank back to back (``recv_splits`` long)."""
         raise NotImplementedError
 
-    def all_to_all_into(
-        self, send: torch.Tensor, send_splits: list[int], recv_splits: list[int], out: torch.Tensor
-    ) -> None:
+    def all_to_all_into(self, send: Any, send_splits: list[int], recv_splits: list[int], out: Any) -> None:
         """:meth:`all_to_all` into ``out`` (uint8, ``sum(recv_splits)``
         bytes), the form the engine calls: ``send`` and ``out`` are the
         engine's own memory (no copy). This default copies what
@@ -256,9 +252,7 @@ class Communicator:
     # Loaders' sessions.
     def _table(self, session: _Session) -> Any:
         """The gf_comm the engine calls, for one loader's session."""
-        timeout_ms = 0
-        if not self.bounds_waits:
-            timeout_ms = max(1, round(session.timeout * 1000))  # the engine bounds what we do not
+        timeout_ms = 0 if self.bounds_waits else max(1, round(session.timeout * 1000))  # the engine bounds the rest
         return _lib.gf_comm(
             struct_size=ctypes.sizeof(_lib.gf_comm),
             rank=self.rank,
@@ -332,12 +326,8 @@ class Communicator:
         return self._run(user, exchange)
 
     def _c_all_to_all(self, user: Any, send: Any, send_sizes: Any, recv: Any, recv_sizes: Any) -> int:
-        # The messages stay where the engine put them (gf_comm.all_to_all_dl):
-        # send and recv are DLPack tensors over its C block, handed to the
-        # transport as they are; the engine copied send in and copies recv
-        # out, one copy each way. Taken first, whatever follows: their
-        # deleters free the block once torch (and Gloo, which may hold them
-        # after an exchange it gave up on) let go.
+        # gf_comm.all_to_all_dl: DLPack tensors over the engine's C block (it copies send in, recv out), taken
+        # first: their deleters free it once torch (and Gloo, even after an exchange it gave up on) let go.
         try:
             send, recv = tensor_from_managed(send), tensor_from_managed(recv)
         except BaseException as exc:  # noqa: BLE001 - reported to the engine
@@ -544,36 +534,30 @@ class TorchComm(Communicator):
             pass
 
     def exchange_sizes(self, send: torch.Tensor) -> torch.Tensor:
-        if self.method == "all_to_all":
-            out = torch.empty_like(send)
-            self._give(out, send)
-            self._collective(
-                lambda: self._dist.all_to_all_single(out, send, group=self._group, async_op=True), "size exchange"
-            )
-            return out
         out = torch.empty_like(send)
-        self._p2p(list(send.split(1)), list(out.split(1)), "size exchange")
+        self._exchange(send.view(torch.uint8), [8] * self.size, out.view(torch.uint8), [8] * self.size, "size exchange")
         return out
 
     def all_to_all(self, send: torch.Tensor, send_splits: list[int], recv_splits: list[int]) -> torch.Tensor:
         out = torch.empty(sum(recv_splits), dtype=torch.uint8)
-        self.all_to_all_into(send, send_splits, recv_splits, out)
+        self._exchange(send, send_splits, out, recv_splits, "data exchange")
         return out
 
-    def all_to_all_into(
-        self, send: torch.Tensor, send_splits: list[int], recv_splits: list[int], out: torch.Tensor
-    ) -> None:
-        # send and out go to torch.distributed as they are (no copy).
+    def all_to_all_into(self, send: Any, send_splits: list[int], recv_splits: list[int], out: Any) -> None:
+        self._exchange(send, send_splits, out, recv_splits, "data exchange")
+
+    def _exchange(self, send: Any, send_splits: list[int], out: Any, recv_splits: list[int], what: str) -> None:
+        """send and out go to torch.distributed as they are (no copy)."""
         if self.method == "all_to_all":
             self._give(out, send)
             self._collective(
                 lambda: self._dist.all_to_all_single(
                     out, send, recv_splits, send_splits, group=self._group, async_op=True
                 ),
-                "data exchange",
+                what,
             )
         else:
-            self._p2p(list(torch.split(send, send_splits)), list(torch.split(out, recv_splits)), "data exchange")
+            self._p2p(list(send.split(send_splits)), list(out.split(recv_splits)), what)
 
     def send(self, to: int, msg: bytes) -> None:
         if not self.coordinated:

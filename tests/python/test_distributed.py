@@ -343,6 +343,7 @@ def _engine_memory_worker(rank: int, port: int, path: str, seeds: torch.Tensor, 
 
     class EngineMemory(distributed.TorchComm):
         def _c_all_to_all(self, user, send, send_sizes, recv, recv_sizes):
+            self._dist.handed.clear()  # the size exchange's
             self.blocks = []  # the engine's send and recv memory: (address, bytes)
             for p, sizes in ((send, send_sizes), (recv, recv_sizes)):
                 t = DLManagedTensor.from_address(p).dl_tensor
@@ -361,7 +362,6 @@ def _engine_memory_worker(rank: int, port: int, path: str, seeds: torch.Tensor, 
                 address, size, _ = self.blocks[kind == "recv"]
                 inside = inside and address <= ptr and ptr + n <= address + size
             self.in_place.append((inside, len(self._dist.handed)))
-            self._dist.handed.clear()
             return rc
 
     try:

@@ -719,8 +719,6 @@ gf_all_to_all_dl_fn = ctypes.CFUNCTYPE(
     ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, c_int64_p, ctypes.c_void_p, c_int64_p
 )
 gf_errmsg_fn = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
-# send and recv (CCC's control messages) are left NULL from Python for now:
-# the loader then samples with one worker per rank.
 gf_send_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 gf_recv_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, c_int64_p)
 
