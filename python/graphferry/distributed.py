@@ -74,7 +74,7 @@ import torch.distributed as dist
 from ._link import EdgeLoader
 from ._metafile import read_object
 from ._native import lib as _lib
-from ._native.dlpack import BorrowedTensor, tensor_from_managed
+from ._native.dlpack import BorrowedTensor, _capsule, tensor_from_managed
 from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
 from .hetero import HeteroGraph
 from .partition import LAYOUTS
@@ -327,9 +327,10 @@ class Communicator:
 
     def _c_all_to_all(self, user: Any, send: Any, send_sizes: Any, recv: Any, recv_sizes: Any) -> int:
         # gf_comm.all_to_all_dl: DLPack tensors over the engine's C block (it copies send in, recv out), taken
-        # first: their deleters free it once torch (and Gloo, even after an exchange it gave up on) let go.
+        # first: their deleters free it once torch (and Gloo, even after an exchange it gave up on) let go. As
+        # legacy capsules, whatever torch asks for: gf_tensor_to_versioned re-wraps only a batch's tensors.
         try:
-            send, recv = tensor_from_managed(send), tensor_from_managed(recv)
+            send, recv = (torch.from_dlpack(_capsule(p, None)) for p in (send, recv))
         except BaseException as exc:  # noqa: BLE001 - reported to the engine
             return self._fail(exc)
         n = self.size
