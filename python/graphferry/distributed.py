@@ -328,9 +328,11 @@ class Communicator:
     def _c_all_to_all(self, user: Any, send: Any, send_sizes: Any, recv: Any, recv_sizes: Any) -> int:
         # gf_comm.all_to_all_dl: DLPack tensors over the engine's C block (it copies send in, recv out), taken
         # first: their deleters free it once torch (and Gloo, even after an exchange it gave up on) let go. As
-        # legacy capsules, whatever torch asks for: gf_tensor_to_versioned re-wraps only a batch's tensors.
+        # legacy capsules, whatever torch asks for: gf_tensor_to_versioned re-wraps only a batch's tensors. Both
+        # capsules first: one torch did not take lets its tensor go when it is collected.
         try:
-            send, recv = (torch.from_dlpack(_capsule(p, None)) for p in (send, recv))
+            capsules = [_capsule(p, None) for p in (send, recv)]
+            send, recv = (torch.from_dlpack(c) for c in capsules)
         except BaseException as exc:  # noqa: BLE001 - reported to the engine
             return self._fail(exc)
         n = self.size
