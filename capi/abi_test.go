@@ -66,9 +66,15 @@ func TestOptionLayouts(t *testing.T) {
 }
 
 func TestCommLayout(t *testing.T) {
-	// gf_comm's first layout ends with recv; timeout_ms came after it.
+	// gf_comm's first layout ends with recv; timeout_ms came after it
+	// (0.3.0's layout, 72 bytes), then all_to_all_dl.
 	assert.Equal(t, uintptr(64), commLayout.min)
-	assert.Equal(t, uintptr(72), commLayout.size)
+	assert.Equal(t, uintptr(80), commLayout.size)
+	for _, size := range []uintptr{64, 72, 80} {
+		n, ok := commLayout.readLength(size)
+		assert.True(t, ok, "size %d", size)
+		assert.Equal(t, size, n, "size %d", size)
+	}
 }
 
 // A program built against 0.1.0's first gf_sample_options (40 bytes, the

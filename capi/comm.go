@@ -13,11 +13,10 @@ package main
 static inline int gf__comm_exchange_sizes(const gf_comm *c, const int64_t *send, int64_t *recv) {
   return c->exchange_sizes(c->user, send, recv);
 }
-static inline int gf__comm_all_to_all(const gf_comm *c, void **send, const int64_t *send_sizes,
-                               void **recv, const int64_t *recv_sizes) {
-  return c->all_to_all(c->user, (const void *const *)send, send_sizes,
-                      (void *const *)recv, recv_sizes);
-}
+// comm.c: exchange blocks and the call of all_to_all or all_to_all_dl.
+void *gf__xblock_new(size_t n);
+void gf__xblock_release(void *p);
+int gf__comm_all_to_all(const gf_comm *c, void *p, int32_t n, int64_t send_total, int64_t recv_total);
 static inline const char *gf__comm_errmsg(const gf_comm *c) {
   return c->errmsg != NULL ? c->errmsg(c->user) : NULL;
 }
@@ -99,11 +98,12 @@ func hostCall(ctx context.Context, call func() C.int, release func()) (rc C.int,
 }
 
 // cExchanger is a comm.Exchanger over a host's gf_comm. Every buffer it
-// passes to the host is C memory from malloc, filled from and copied back
-// into Go memory around the call, so the host never sees a Go pointer. A
-// callback still running when its ctx ends (the communicator's time-out,
-// the loader closed) is left to return on its own, and frees its buffers
-// then; no Go memory is touched after the wait ended.
+// passes to the host is C memory, filled from and copied back into Go
+// memory around the call, so the host never sees a Go pointer. A callback
+// still running when its ctx ends (the communicator's time-out, the loader
+// closed) is left to return on its own, and frees its buffers then (an
+// exchange's block lives on while all_to_all_dl's tensors do); no Go
+// memory is touched after the wait ended.
 type cExchanger struct {
 	c    C.gf_comm // a copy of the caller's table (C pointers and the caller's user value), on the heap: passed to C by pointer
 	size int
@@ -145,19 +145,32 @@ func (x *cExchanger) ExchangeSizes(ctx context.Context, send, recv []int64) erro
 	return nil
 }
 
+// exchangeBlock is the size of an exchange's block past its header
+// (comm.c's gf__xblock) for n ranks and total bytes of messages: send and
+// recv pointers, send and recv sizes, then the messages.
+func exchangeBlock(n, total int) int { return 4*8*n + total }
+
+// Exchange moves the bytes with one copy each way (counting the copies
+// the library and the host make, not the transport's own): send[j] (Go
+// memory) is copied once into the C block, which the host's all_to_all_dl
+// takes as a DLPack tensor and hands to its transport as it is
+// (TorchComm: torch.distributed reads it in place); the transport writes
+// the answer into the block's recv tensor in place, and it is copied once
+// out into recv[j]. (The host's all_to_all gets pointers into the same
+// block: what it copies is its own.)
 func (x *cExchanger) Exchange(ctx context.Context, send, recv [][]byte) error {
 	n := x.size
-	total := 0
+	sendTotal, recvTotal := 0, 0
 	for j := range n {
-		total += len(send[j]) + len(recv[j])
+		sendTotal += len(send[j])
+		recvTotal += len(recv[j])
 	}
-	// One block: send and recv pointers, send and recv sizes, then data.
-	head := 4 * 8 * n
-	p := C.malloc(C.size_t(head + total))
+	head := exchangeBlock(n, 0)
+	p := C.gf__xblock_new(C.size_t(exchangeBlock(n, sendTotal+recvTotal)))
 	if p == nil {
-		return fmt.Errorf("out of memory for %d bytes of messages", total)
+		return fmt.Errorf("out of memory for %d bytes of messages", sendTotal+recvTotal)
 	}
-	block := unsafe.Slice((*byte)(p), head+total)
+	block := unsafe.Slice((*byte)(p), head+sendTotal+recvTotal)
 	// The pointers are written as integers: a Go pointer store into C
 	// memory runs the collector's write barrier on the word it overwrites,
 	// and a fresh malloc block holds leftovers that may look like Go heap
@@ -165,35 +178,34 @@ func (x *cExchanger) Exchange(ctx context.Context, send, recv [][]byte) error {
 	ptrs := unsafe.Slice((*uintptr)(p), 2*n)
 	sizes := unsafe.Slice((*int64)(unsafe.Pointer(&block[2*8*n])), 2*n)
 	off := head
-	for j := range n {
-		ptrs[j], ptrs[n+j] = 0, 0
-		sizes[j], sizes[n+j] = int64(len(send[j])), int64(len(recv[j]))
-		if len(send[j]) > 0 {
+	for j := range 2 * n {
+		b := recv[j%n]
+		if j < n {
+			b = send[j]
+			copy(block[off:], b)
+		}
+		ptrs[j], sizes[j] = 0, int64(len(b))
+		if len(b) > 0 {
 			ptrs[j] = uintptr(unsafe.Pointer(&block[off]))
-			off += copy(block[off:], send[j])
 		}
-	}
-	recvOff := make([]int, n)
-	for j := range n {
-		recvOff[j] = off
-		if len(recv[j]) > 0 {
-			ptrs[n+j] = uintptr(unsafe.Pointer(&block[off]))
-			off += len(recv[j])
-		}
+		off += len(b)
 	}
 	rc, ok, err := hostCall(ctx, func() C.int {
-		return C.gf__comm_all_to_all(&x.c, (*unsafe.Pointer)(p), (*C.int64_t)(unsafe.Add(p, 2*8*n)),
-			(*unsafe.Pointer)(unsafe.Add(p, 8*n)), (*C.int64_t)(unsafe.Add(p, 3*8*n)))
-	}, func() { C.free(p) })
+		return C.gf__comm_all_to_all(&x.c, p, C.int32_t(n), C.int64_t(sendTotal), C.int64_t(recvTotal))
+	}, func() { C.gf__xblock_release(p) })
 	if !ok {
 		return err
 	}
-	defer C.free(p)
+	defer C.gf__xblock_release(p)
 	if rc != 0 {
+		if x.c.all_to_all_dl != nil {
+			return x.hostError("all_to_all_dl", rc)
+		}
 		return x.hostError("all_to_all", rc)
 	}
+	off = head + sendTotal
 	for j := range n {
-		copy(recv[j], block[recvOff[j]:recvOff[j]+len(recv[j])])
+		off += copy(recv[j], block[off:])
 	}
 	return nil
 }
@@ -259,7 +271,8 @@ func (t cTransport) Recv(ctx context.Context, from int) ([]byte, error) {
 }
 
 // commLayout accepts gf_comm's first layout (ending with recv), whose
-// timeout_ms reads as 0, and today's.
+// timeout_ms reads as 0, 0.3.0's (ending with timeout_ms), whose
+// all_to_all_dl reads as NULL, and today's.
 var commLayout = func() *structLayout {
 	l := newLayout("gf_comm", C.gf_comm{})
 	l.min = unsafe.Offsetof(C.gf_comm{}.recv) + unsafe.Sizeof(C.gf_comm{}.recv)
@@ -283,8 +296,8 @@ func hostComm(c *C.gf_comm) (comm.Comm, error) {
 		return nil, errorf(gfEInval, "comm->timeout_ms = %d is out of range [0, %d] (0: no time-out)", ms, int64(maxCommTimeoutMs))
 	}
 	timeout := time.Duration(ms) * time.Millisecond
-	if c.exchange_sizes == nil || c.all_to_all == nil {
-		return nil, errorf(gfEInval, "comm->exchange_sizes and comm->all_to_all must not be NULL")
+	if c.exchange_sizes == nil || (c.all_to_all == nil && c.all_to_all_dl == nil) {
+		return nil, errorf(gfEInval, "comm->exchange_sizes and comm->all_to_all (or all_to_all_dl) must not be NULL")
 	}
 	if c.size < 1 || c.size > maxCommSize {
 		return nil, errorf(gfEInval, "comm->size = %d is out of range [1, %d]", int(c.size), maxCommSize)

@@ -2432,8 +2432,24 @@ GF_API int gf_edge_loader_open(gf_graph *graph, const DLTensor *seeds, const DLT
  * for the next message however long: control messages come only when
  * ranks exchange).
  *
+ * all_to_all_dl (optional, after 0.3.0; NULL: all_to_all is called) is
+ * all_to_all for hosts that hand the library's memory to a transport
+ * without copying it (torch.distributed through DLPack): send is a 1-D
+ * uint8 tensor of the messages to ranks 0, 1, ... back to back
+ * (send_sizes[j] bytes each), recv one of recv_sizes' total bytes that the
+ * callback fills with the messages from ranks 0, 1, ... back to back. Both
+ * are C memory of the library and both become the callback's: it calls
+ * each one's deleter (plain C, on any thread) once it and its transport
+ * are done with them, whatever it returns, possibly long after it
+ * returned (a transport that gave up on an exchange may still touch them
+ * until it lets go). The library reads recv when the callback returned 0,
+ * the memory staying valid until every deleter has run. With it set,
+ * all_to_all may be NULL.
+ *
  * struct_size: sizeof(gf_comm), or from a header before timeout_ms the
- * offset just past recv (timeout_ms is then 0).
+ * offset just past recv (timeout_ms is then 0), or from one before
+ * all_to_all_dl the offset just past timeout_ms (all_to_all_dl is then
+ * NULL).
  */
 typedef struct gf_comm {
   uint32_t struct_size; /* sizeof(gf_comm) */
@@ -2454,6 +2470,9 @@ typedef struct gf_comm {
      answer and the time-out; 0: as long as the callbacks take (then bound
      them yourself). */
   int64_t timeout_ms;
+  int (*all_to_all_dl)(void *user, DLManagedTensor *send,
+                       const int64_t *send_sizes, DLManagedTensor *recv,
+                       const int64_t *recv_sizes);
 } gf_comm;
 
 /*
@@ -2470,8 +2489,8 @@ typedef struct gf_comm {
  * count. Every rank must read every epoch to its end: a rank that stops
  * early leaves the others blocked in their collective until its time-out.
  * Returns what gf_loader_open returns, and GF_EINVAL for a NULL comm, a
- * struct_size other than sizeof(gf_comm), a NULL exchange_sizes or
- * all_to_all, only one of send and recv, a rank or size out of range, or a
+ * struct_size other than sizeof(gf_comm), a NULL exchange_sizes, a NULL
+ * all_to_all and all_to_all_dl, only one of send and recv, a rank or size out of range, or a
  * graph whose number of
  * patches is not comm->size. A failed exchange makes gf_loader_next return
  * GF_EIO with the host's message.

@@ -74,7 +74,7 @@ import torch.distributed as dist
 from ._link import EdgeLoader
 from ._metafile import read_object
 from ._native import lib as _lib
-from ._native.dlpack import BorrowedTensor, tensor_from_managed
+from ._native.dlpack import BorrowedTensor, _capsule, tensor_from_managed
 from .graph import _CONSTRUCTOR_TOKEN, Graph, _encode_name
 from .hetero import HeteroGraph
 from .partition import LAYOUTS
@@ -93,13 +93,6 @@ __all__ = [
 
 # gf_part_info.layout -> its name
 _LAYOUTS = {number: name for name, number in LAYOUTS.items()}
-
-
-def _view(ptr: int | None, n: int) -> torch.Tensor:
-    """A uint8 tensor over n bytes of C memory at ptr (no copy)."""
-    if n == 0 or not ptr:
-        return torch.empty(0, dtype=torch.uint8)
-    return torch.frombuffer((ctypes.c_uint8 * n).from_address(ptr), dtype=torch.uint8)
 
 
 def _seconds(timeout: Any, what: str) -> float:
@@ -182,9 +175,7 @@ class Communicator:
     def __init__(self, rank: int, size: int, *, timeout: datetime.timedelta | float = 60.0):
         if not (isinstance(size, int) and size >= 1 and isinstance(rank, int) and 0 <= rank < size):
             raise ValueError(f"rank = {rank!r} and size = {size!r}: want 0 <= rank < size")
-        self.rank = rank
-        self.size = size
-        self.timeout = _seconds(timeout, "timeout")
+        self.rank, self.size, self.timeout = rank, size, _seconds(timeout, "timeout")
         self._error = ctypes.create_string_buffer(b"")
         self._lock = threading.Lock()
         self._sessions: dict[int, _Session] = {}
@@ -193,7 +184,7 @@ class Communicator:
         # The callbacks must live as long as the tables do.
         self._callbacks = (
             _lib.gf_exchange_sizes_fn(self._c_exchange_sizes),
-            _lib.gf_all_to_all_fn(self._c_all_to_all),
+            _lib.gf_all_to_all_dl_fn(self._c_all_to_all),
             _lib.gf_errmsg_fn(self._c_errmsg),
             _lib.gf_send_fn(self._c_send),
             _lib.gf_recv_fn(self._c_recv),
@@ -210,6 +201,17 @@ class Communicator:
         0, 1, ... back to back, ``send_splits`` their lengths; returns the
         messages from every rank back to back (``recv_splits`` long)."""
         raise NotImplementedError
+
+    def all_to_all_into(self, send: Any, send_splits: list[int], recv_splits: list[int], out: Any) -> None:
+        """:meth:`all_to_all` into ``out`` (uint8, ``sum(recv_splits)``
+        bytes), the form the engine calls: ``send`` and ``out`` are the
+        engine's own memory (no copy). This default copies what
+        :meth:`all_to_all` returns into ``out``; a subclass whose transport
+        can receive in place overrides it (:class:`TorchComm` does)."""
+        got = self.all_to_all(send, send_splits, recv_splits)
+        if got.dtype != torch.uint8 or got.numel() != out.numel():
+            raise RuntimeError(f"all_to_all returned {got.numel()} bytes of {got.dtype}, want {out.numel()} uint8")
+        out.copy_(got.reshape(-1))
 
     def send(self, to: int, msg: bytes) -> None:
         """Delivers a control message (at most 4110 bytes) to rank ``to``,
@@ -250,16 +252,14 @@ class Communicator:
     # Loaders' sessions.
     def _table(self, session: _Session) -> Any:
         """The gf_comm the engine calls, for one loader's session."""
-        timeout_ms = 0
-        if not self.bounds_waits:
-            timeout_ms = max(1, round(session.timeout * 1000))  # the engine bounds what we do not
+        timeout_ms = 0 if self.bounds_waits else max(1, round(session.timeout * 1000))  # the engine bounds the rest
         return _lib.gf_comm(
             struct_size=ctypes.sizeof(_lib.gf_comm),
             rank=self.rank,
             size=self.size,
             user=session.key,
             exchange_sizes=self._callbacks[0],
-            all_to_all=self._callbacks[1],
+            all_to_all_dl=self._callbacks[1],
             errmsg=self._callbacks[2],
             send=self._callbacks[3] if self.coordinated else _lib.gf_send_fn(),
             recv=self._callbacks[4] if self.coordinated else _lib.gf_recv_fn(),
@@ -326,20 +326,17 @@ class Communicator:
         return self._run(user, exchange)
 
     def _c_all_to_all(self, user: Any, send: Any, send_sizes: Any, recv: Any, recv_sizes: Any) -> int:
-        def exchange() -> None:
-            n = self.size
-            ss, rs = send_sizes[:n], recv_sizes[:n]
-            parts = [_view(send[j], ss[j]) for j in range(n)]
-            out = self.all_to_all(torch.cat(parts) if parts else torch.empty(0, dtype=torch.uint8), ss, rs)
-            if out.dtype != torch.uint8 or out.numel() != sum(rs) or not out.is_contiguous():
-                raise RuntimeError(f"all_to_all returned {out.numel()} bytes of {out.dtype}, want {sum(rs)} uint8")
-            base, off = out.data_ptr(), 0
-            for j in range(n):
-                if rs[j]:
-                    ctypes.memmove(recv[j], base + off, rs[j])
-                off += rs[j]
-
-        return self._run(user, exchange)
+        # gf_comm.all_to_all_dl: DLPack tensors over the engine's C block (it copies send in, recv out), taken
+        # first: their deleters free it once torch (and Gloo, even after an exchange it gave up on) let go. As
+        # legacy capsules, whatever torch asks for: gf_tensor_to_versioned re-wraps only a batch's tensors. Both
+        # capsules first: one torch did not take lets its tensor go when it is collected.
+        try:
+            capsules = [_capsule(p, None) for p in (send, recv)]
+            send, recv = (torch.from_dlpack(c) for c in capsules)
+        except BaseException as exc:  # noqa: BLE001 - reported to the engine
+            return self._fail(exc)
+        n = self.size
+        return self._run(user, lambda: self.all_to_all_into(send, send_sizes[:n], recv_sizes[:n], recv))
 
     def _c_send(self, user: Any, to: int, msg: Any, size: int) -> int:
         return self._run(user, lambda: self.send(int(to), ctypes.string_at(msg, size) if size else b""))
@@ -540,29 +537,30 @@ class TorchComm(Communicator):
             pass
 
     def exchange_sizes(self, send: torch.Tensor) -> torch.Tensor:
-        if self.method == "all_to_all":
-            out = torch.empty_like(send)
-            self._give(out, send)
-            self._collective(
-                lambda: self._dist.all_to_all_single(out, send, group=self._group, async_op=True), "size exchange"
-            )
-            return out
-        parts = self._p2p([send[j : j + 1] for j in range(self.size)], [1] * self.size, torch.int64, "size exchange")
-        return torch.cat(parts)
+        out = torch.empty_like(send)
+        self._exchange(send.view(torch.uint8), [8] * self.size, out.view(torch.uint8), [8] * self.size, "size exchange")
+        return out
 
     def all_to_all(self, send: torch.Tensor, send_splits: list[int], recv_splits: list[int]) -> torch.Tensor:
+        out = torch.empty(sum(recv_splits), dtype=torch.uint8)
+        self._exchange(send, send_splits, out, recv_splits, "data exchange")
+        return out
+
+    def all_to_all_into(self, send: Any, send_splits: list[int], recv_splits: list[int], out: Any) -> None:
+        self._exchange(send, send_splits, out, recv_splits, "data exchange")
+
+    def _exchange(self, send: Any, send_splits: list[int], out: Any, recv_splits: list[int], what: str) -> None:
+        """send and out go to torch.distributed as they are (no copy)."""
         if self.method == "all_to_all":
-            out = torch.empty(sum(recv_splits), dtype=torch.uint8)
             self._give(out, send)
             self._collective(
                 lambda: self._dist.all_to_all_single(
                     out, send, recv_splits, send_splits, group=self._group, async_op=True
                 ),
-                "data exchange",
+                what,
             )
-            return out
-        chunks = list(torch.split(send, send_splits))
-        return torch.cat(self._p2p(chunks, recv_splits, torch.uint8, "data exchange"))
+        else:
+            self._p2p(list(send.split(send_splits)), list(out.split(recv_splits)), what)
 
     def send(self, to: int, msg: bytes) -> None:
         if not self.coordinated:
@@ -713,13 +711,12 @@ class TorchComm(Communicator):
         del sends
         return [j for j in peers if j not in heard] or peers
 
-    def _p2p(
-        self, send: list[torch.Tensor], recv_sizes: list[int], dtype: torch.dtype, what: str
-    ) -> list[torch.Tensor]:
+    def _p2p(self, send: list[torch.Tensor], recv: list[torch.Tensor], what: str) -> None:
+        """Sends send[j] to rank j and receives rank j's into recv[j] (views:
+        no copy but this rank's own message)."""
         self._check_usable()
         timeout = self.exchange_timeout()
         deadline = time.monotonic() + timeout
-        recv = [torch.empty(n, dtype=dtype) for n in recv_sizes]
         self._give(*send, *recv)
         works = []
         for j in range(self.size):
@@ -728,10 +725,8 @@ class TorchComm(Communicator):
                 continue
             peer = self._global[j]
             if send[j].numel():
-                chunk = send[j].contiguous()
-                self._give(chunk)
-                works.append((j, self._dist.isend(chunk, peer, group=self._group)))
-            if recv_sizes[j]:
+                works.append((j, self._dist.isend(send[j], peer, group=self._group)))
+            if recv[j].numel():
                 works.append((j, self._dist.irecv(recv[j], peer, group=self._group)))
         failed: dict[int, str] = {}
         for j, work in works:
@@ -742,7 +737,6 @@ class TorchComm(Communicator):
         if failed:
             timed_out = sorted(j for j, e in failed.items() if "timed out" in e.lower() or "timeout" in e.lower())
             self._raise(what, timeout, timed_out, {j: e for j, e in failed.items() if j not in timed_out})
-        return recv
 
 
 # The probe of a failed collective (TorchComm._silent_ranks): its tag, and

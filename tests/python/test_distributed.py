@@ -300,3 +300,125 @@ def test_torchcomm_settles_its_tensors_before_its_group_goes():
     assert out.get(0, ("missing", None))[0] == "ok", out
     assert out[0][1] == (True, 0, True, True)
     assert proc.exitcode == 0
+
+
+class _Spy:
+    """torch.distributed as a TorchComm calls it, noting the memory (data
+    pointer, bytes) of every uint8 tensor handed to a transfer."""
+
+    def __init__(self, dist):
+        self._dist = dist
+        self.handed: list[tuple[str, int, int]] = []
+
+    def __getattr__(self, name: str):
+        return getattr(self._dist, name)
+
+    def _note(self, what: str, *tensors) -> None:
+        self.handed += [(what, t.data_ptr(), t.numel()) for t in tensors if t.dtype == torch.uint8 and t.numel()]
+
+    def all_to_all_single(self, out, inp, *args, **kwargs):
+        self._note("recv", out)
+        self._note("send", inp)
+        return self._dist.all_to_all_single(out, inp, *args, **kwargs)
+
+    def isend(self, t, *args, **kwargs):
+        self._note("send", t)
+        return self._dist.isend(t, *args, **kwargs)
+
+    def irecv(self, t, *args, **kwargs):
+        self._note("recv", t)
+        return self._dist.irecv(t, *args, **kwargs)
+
+
+def _engine_memory_worker(rank: int, port: int, path: str, seeds: torch.Tensor, method: str, results) -> None:
+    """One of two ranks: its batches' digests, whether every byte it handed
+    to torch.distributed lay in the engine's exchange memory, and digests of
+    the messages read straight from that memory (sent per peer, received per
+    peer, by exchange)."""
+    import ctypes
+
+    import torch.distributed as dist
+
+    from graphferry._native.lib import DLManagedTensor
+
+    class EngineMemory(distributed.TorchComm):
+        def _c_all_to_all(self, user, send, send_sizes, recv, recv_sizes):
+            self._dist.handed.clear()  # the size exchange's
+            self.blocks = []  # the engine's send and recv memory: (address, bytes)
+            for p, sizes in ((send, send_sizes), (recv, recv_sizes)):
+                t = DLManagedTensor.from_address(p).dl_tensor
+                self.blocks.append((t.data or 0, t.shape[0], sizes[: self.size]))
+            rc = super()._c_all_to_all(user, send, send_sizes, recv, recv_sizes)
+            messages = []
+            for address, _n, sizes in self.blocks:  # read where the engine reads them
+                at, parts = address, []
+                for n in sizes:
+                    parts.append(hashlib.sha256(ctypes.string_at(at, n) if n else b"").hexdigest())
+                    at += n
+                messages.append(parts)
+            self.exchanges.append(messages)
+            inside = True
+            for kind, ptr, n in self._dist.handed:  # in the engine's send block, or its recv block
+                address, size, _ = self.blocks[kind == "recv"]
+                inside = inside and address <= ptr and ptr + n <= address + size
+            self.in_place.append((inside, len(self._dist.handed)))
+            return rc
+
+    try:
+        dist.init_process_group(
+            "gloo",
+            init_method=f"tcp://127.0.0.1:{port}",
+            rank=rank,
+            world_size=2,
+            timeout=_td(30),
+        )
+        comm = EngineMemory(timeout=20, method=method)
+        comm._dist, comm.exchanges, comm.in_place = _Spy(dist), [], []
+        g = graphferry.Graph.open(path, num_patches=2, partition="random", seed=5)
+        loader = distributed.DistributedLoader(g, seeds, FANOUTS, comm=comm, **_loader_kwargs())
+        out = [[digest(sub) for sub in loader.epoch(e)] for e in range(EPOCHS)]
+        loader.close()
+        g.close()
+        results.put((rank, "ok", (out, comm.in_place, comm.exchanges)))
+        dist.destroy_process_group()
+    except BaseException as exc:  # noqa: BLE001 - reported to the parent
+        results.put((rank, "error", f"{type(exc).__name__}: {exc}\n{traceback.format_exc()}"))
+
+
+@pytest.mark.parametrize("method", ["all_to_all", "p2p"])
+def test_exchanges_move_the_engines_memory_in_place(citeseer_dir, seeds, method):
+    # The engine hands TorchComm its exchange memory as DLPack tensors
+    # (gf_comm.all_to_all_dl) and every byte torch.distributed sends or
+    # receives lies in it: sent from the engine's send block, received into
+    # its recv block, where the engine reads it (no copy in Python). What a
+    # rank reads from its recv block is what the other wrote to its send
+    # block, and the batches are the single process's.
+    ref = _reference(citeseer_dir, seeds)
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    port = _free_port()
+    procs = [
+        ctx.Process(
+            target=_engine_memory_worker,
+            args=(r, port, str(citeseer_dir), seeds, method, results),
+            daemon=True,
+        )
+        for r in range(2)
+    ]
+    out = collect(procs, results, JOIN_S)
+    assert sorted(out) == [0, 1], f"ranks that reported: {out}"
+    for rank in (0, 1):
+        assert out[rank][0] == "ok", out[rank][1]
+    got = {rank: out[rank][1] for rank in (0, 1)}
+    for rank in (0, 1):
+        batches, in_place, _ = got[rank]
+        for e in range(EPOCHS):
+            assert batches[e] == [ref[e][(k * 2 + rank) % 7] for k in range(4)], f"rank {rank} epoch {e}"
+        assert in_place, "no data exchange"
+        assert all(inside for inside, _ in in_place), in_place
+        assert sum(n for _, n in in_place) > 0, "nothing handed to torch.distributed"
+    ex0, ex1 = got[0][2], got[1][2]
+    assert len(ex0) == len(ex1)
+    for k, ((sent0, recv0), (sent1, recv1)) in enumerate(zip(ex0, ex1)):
+        assert recv1[0] == sent0[1] and recv0[1] == sent1[0], f"exchange {k}"
+        assert recv0[0] == sent0[0] and recv1[1] == sent1[1], f"exchange {k}: a rank's own message"

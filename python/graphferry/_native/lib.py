@@ -734,16 +734,18 @@ class gf_subgraph_loader_options(ctypes.Structure):
 # The callbacks of a gf_comm (include/graphferry.h, "Communicators").
 gf_exchange_sizes_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, c_int64_p, c_int64_p)
 gf_all_to_all_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, c_void_pp, c_int64_p, c_void_pp, c_int64_p)
+# all_to_all_dl: (user, DLManagedTensor *send, send_sizes, DLManagedTensor *recv, recv_sizes)
+gf_all_to_all_dl_fn = ctypes.CFUNCTYPE(
+    ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, c_int64_p, ctypes.c_void_p, c_int64_p
+)
 gf_errmsg_fn = ctypes.CFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)
-# send and recv (CCC's control messages) are left NULL from Python for now:
-# the loader then samples with one worker per rank.
 gf_send_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64)
 gf_recv_fn = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_int32, ctypes.c_void_p, ctypes.c_int64, c_int64_p)
 
 
 # typedef struct gf_comm { uint32_t struct_size; int32_t rank; int32_t size;
 #   void *user; exchange_sizes; all_to_all; errmsg; send; recv;
-#   int64_t timeout_ms; } gf_comm;
+#   int64_t timeout_ms; all_to_all_dl; } gf_comm;
 class gf_comm(ctypes.Structure):
     _fields_ = [
         ("struct_size", ctypes.c_uint32),
@@ -756,6 +758,7 @@ class gf_comm(ctypes.Structure):
         ("send", gf_send_fn),
         ("recv", gf_recv_fn),
         ("timeout_ms", ctypes.c_int64),
+        ("all_to_all_dl", gf_all_to_all_dl_fn),
     ]
 
 
