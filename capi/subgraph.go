@@ -15,7 +15,12 @@ import (
 	"github.com/graphferry/graphferry/engine/subload"
 )
 
-var subgraphLoaderOptionsLayout = newLayout("gf_subgraph_loader_options", C.gf_subgraph_loader_options{})
+var subgraphLoaderOptionsLayout = func() *structLayout {
+	l := newLayout("gf_subgraph_loader_options", C.gf_subgraph_loader_options{})
+	// 0.3.0's layout ended with edge_feature_names; draw_callback came after.
+	l.min = unsafe.Offsetof(C.gf_subgraph_loader_options{}.edge_feature_names) + unsafe.Sizeof(C.gf_subgraph_loader_options{}.edge_feature_names)
+	return l
+}()
 
 // ---------------------------------------------------------------------------
 // Induced subgraphs
@@ -150,6 +155,12 @@ func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgra
 		if err != nil {
 			return err
 		}
+		if opt.Draw, err = batchCallback(o.draw_callback, "options->draw_callback"); err != nil {
+			return err
+		}
+		if (opt.Kind == subload.Drawn) != (opt.Draw != nil) {
+			return errorf(gfEInval, "options->draw_callback is for GF_SUBGRAPH_DRAWN only, where it is required (kind = %d)", int32(o.kind))
+		}
 		if o.loader == nil {
 			return errorf(gfEInval, "options->loader is NULL")
 		}
@@ -237,8 +248,10 @@ func subgraphOptions(o *C.gf_subgraph_loader_options) (subload.Options, error) {
 		opt.Kind = subload.Parts
 	case C.GF_SUBGRAPH_KHOP:
 		opt.Kind = subload.KHop
+	case C.GF_SUBGRAPH_DRAWN:
+		opt.Kind = subload.Drawn
 	default:
-		return opt, errorf(gfEInval, "options->kind = %d (want GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS or _KHOP)", int32(o.kind))
+		return opt, errorf(gfEInval, "options->kind = %d (want GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS, _KHOP or _DRAWN)", int32(o.kind))
 	}
 	weights := map[C.int32_t]subload.Weighting{
 		C.GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1: subload.OutDegreeAtLeast1,

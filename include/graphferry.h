@@ -1925,6 +1925,10 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
    the seed position of each node's subgraph), each edge in every subgraph
    holding both its ends; no label names then. */
 #define GF_SUBGRAPH_KHOP 5
+/* The node set is what options->draw_callback returns for the batch
+   (given its key and items: placeholders), the distinct ids kept: a DGL
+   SAINTSampler subclass's own draw, made ahead on the loader's threads. */
+#define GF_SUBGRAPH_DRAWN 6
 /* Weightings (GF_SUBGRAPH_NODES, GF_SUBGRAPH_EDGES). */
 /* Node v: max(out_degree(v), 1) (DGL's SAINTSampler('node')). */
 #define GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1 0
@@ -1948,7 +1952,7 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
  */
 typedef struct gf_subgraph_loader_options {
   uint32_t struct_size;
-  /* GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS or _KHOP. */
+  /* GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS, _KHOP or _DRAWN. */
   int32_t kind;
   /* Batching (batch_size items a batch, shuffle, drop_last, queue_capacity),
      shuffle_seed (which also roots the draws), feature_names (gathered over
@@ -1976,6 +1980,13 @@ typedef struct gf_subgraph_loader_options {
   /* Edge data (gf_graph_set_edge_data) gathered over every batch's edges. */
   int32_t num_edge_feature_names;
   const char *const *edge_feature_names;
+  /* GF_SUBGRAPH_DRAWN (required there, NULL for the other kinds): the
+     caller's draw, called once a batch on the thread making it with the
+     batch's items and key, returning node ids in [0, num_nodes) (repeats
+     allowed; at most max(8 x num_nodes, 65536)); see gf_batch_callback.
+     Borrowed (copied); its user and fn must stay valid while the loader is
+     open. Read as NULL from 0.3.0's struct_size. */
+  const struct gf_batch_callback *draw_callback;
 } gf_subgraph_loader_options;
 
 /*

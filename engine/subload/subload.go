@@ -26,6 +26,10 @@
 //     request, every seed's subgraph of its own (its distinct nodes in
 //     increasing id order, subgraph after subgraph, Batch.Batch saying
 //     whose each node is, each edge in every subgraph holding its ends).
+//   - Drawn: the caller's Draw (a pipeline.BatchFunc: a DGL SAINTSampler
+//     subclass's own draw) gives each batch's node ids, called with the
+//     batch's key and items on the thread making the batch, ahead of the
+//     consumer; the distinct ids are the node set.
 //
 // Drawn node sets are in increasing id order. The loader stage gathers
 // node data over the batch's nodes and edge data over its edges; the
@@ -66,6 +70,7 @@ const (
 	Walks
 	Parts
 	KHop
+	Drawn
 )
 
 // Weighting is the draw probability of a node (Nodes) or edge (Edges).
@@ -115,6 +120,8 @@ type Options struct {
 	// parts: part j is PartNodes[PartOffsets[j]:PartOffsets[j+1]].
 	PartOffsets, PartNodes []int64
 	Order                  Order
+	// Draw makes each batch's node ids (Drawn).
+	Draw pipeline.BatchFunc
 	// Seed roots every batch's random stream.
 	Seed uint64
 	// Threads is the parallelism the pipeline's workers share (<= 0:
@@ -182,8 +189,12 @@ func New(p *partition.Partitioned, items []int64, opt Options) (*Source, error) 
 		err = sh.checkParts(s.items)
 	case KHop:
 		err = errors.New("subload: a KHop source is made by NewKHop")
+	case Drawn:
+		if opt.Draw == nil {
+			err = errors.New("subload: a Drawn source needs its Draw")
+		}
 	default:
-		err = fmt.Errorf("subload: kind %d is unknown (want Nodes, Edges, Walks or Parts)", opt.Kind)
+		err = fmt.Errorf("subload: kind %d is unknown (want Nodes, Edges, Walks, Parts or Drawn)", opt.Kind)
 	}
 	if err != nil {
 		return nil, err
@@ -479,6 +490,8 @@ func (s *Source) nodeSet(ctx context.Context, pos []int64, key uint64) ([]int64,
 			}
 		}
 		return distinct(visited), nil
+	case Drawn:
+		return s.drawn(ctx, pos, key)
 	default: // Parts
 		off := sh.opt.PartOffsets
 		var nodes []int64
@@ -495,6 +508,26 @@ func (s *Source) nodeSet(ctx context.Context, pos []int64, key uint64) ([]int64,
 		}
 		return nodes, nil
 	}
+}
+
+// drawn returns the distinct node ids the caller's Draw gives the batch at
+// positions pos with key, each checked to be a node of the graph.
+func (s *Source) drawn(ctx context.Context, pos []int64, key uint64) ([]int64, error) {
+	items := make([]int64, len(pos))
+	for i, at := range pos {
+		items[i] = s.items[at]
+	}
+	n := s.sh.p.Graph.NumNodes
+	ids, err := s.sh.opt.Draw(ctx, key, items, int(max(8*n, 1<<16))) // room for a draw with repeats
+	if err != nil {
+		return nil, err
+	}
+	for _, v := range ids {
+		if v < 0 || v >= n {
+			return nil, fmt.Errorf("subload: the draw of batch %d gave node %d, outside [0, %d)", key, v, n)
+		}
+	}
+	return distinct(slices.Clone(ids)), nil
 }
 
 // edge is one induced edge: positions of its ends and its id.

@@ -259,3 +259,42 @@ func edgeIDStore(t *testing.T) *feature.Store {
 	require.NoError(t, s.Set("id", mem.Tensor{DType: mem.Int64, Shape: []int64{int64(e)}, Data: buf}, nil))
 	return s
 }
+
+// A Drawn batch is the subgraph induced by the distinct ids the caller's
+// Draw gives it, called with the batch's key and items; what the Draw gets
+// wrong fails that batch only.
+func TestDrawnBatchIsTheDrawsSubgraph(t *testing.T) {
+	_, err := subload.New(parted(t, 2), []int64{0}, subload.Options{Kind: subload.Drawn})
+	require.ErrorContains(t, err, "needs its Draw")
+
+	var gotKey uint64
+	var gotItems []int64
+	draw := func(_ context.Context, key uint64, items []int64, maxOut int) ([]int64, error) {
+		gotKey, gotItems = key, slices.Clone(items)
+		require.GreaterOrEqual(t, maxOut, 8*testNodes)
+		switch key {
+		case 7:
+			return []int64{6, 2, 0, 2, 3}, nil // a repeat: kept once
+		case 8:
+			return []int64{1, testNodes}, nil
+		default:
+			return nil, io.ErrUnexpectedEOF
+		}
+	}
+	for patches := 1; patches <= 3; patches++ {
+		s, err := subload.New(parted(t, patches), []int64{10, 11, 12}, subload.Options{Kind: subload.Drawn, Draw: draw})
+		require.NoError(t, err)
+		nodes, edges := make1(t, s, []int64{2, 0}, 7)
+		assert.Equal(t, uint64(7), gotKey)
+		assert.Equal(t, []int64{12, 10}, gotItems, "the batch's items, in batch order")
+		assert.Equal(t, []int64{0, 2, 3, 6}, nodes, "distinct, in increasing id order")
+		assert.ElementsMatch(t, induced(nodes), edges)
+
+		_, _, err = s.Make(context.Background(), []int64{1}, 8, nil)
+		require.ErrorContains(t, err, "the draw of batch 8 gave node 8, outside [0, 8)")
+		_, _, err = s.Make(context.Background(), []int64{1}, 9, nil)
+		require.ErrorIs(t, err, io.ErrUnexpectedEOF)
+		nodes, _ = make1(t, s, []int64{1}, 7) // a failed batch leaves the source as it was
+		assert.Equal(t, []int64{0, 2, 3, 6}, nodes)
+	}
+}

@@ -16,6 +16,7 @@ from typing import Any
 
 import torch
 
+from ._callback import BatchCallback
 from ._hostmem import HostAllocator
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, borrow
@@ -34,6 +35,7 @@ _KINDS = {
     "walks": _lib.GF_SUBGRAPH_WALKS,
     "parts": _lib.GF_SUBGRAPH_PARTS,
     "khop": _lib.GF_SUBGRAPH_KHOP,
+    "drawn": _lib.GF_SUBGRAPH_DRAWN,
 }
 _WEIGHTS = {
     None: 0,
@@ -87,9 +89,12 @@ class SubgraphLoader(Loader):
         items (Tensor): int64 part ids (``kind="parts"``), seed nodes
             (``kind="khop"``), else placeholders whose number alone counts:
             ``batch_size`` of them a batch.
-        kind (str): ``"nodes"``, ``"edges"``, ``"walks"``, ``"parts"`` or
+        kind (str): ``"nodes"``, ``"edges"``, ``"walks"``, ``"parts"``,
             ``"khop"`` (ShaDow: the k-hop sample of the seeds with
-            ``options``, made induced).
+            ``options``, made induced) or ``"drawn"`` (the node ids
+            ``draw`` returns for each batch).
+        draw (BatchCallback): ``"drawn"``: the caller's draw, called on
+            the engine's threads with each batch's items and key.
         options (SampleOptions): ``"khop"``'s sampling (its seed roots the
             shuffles and the samples; ``seed`` is not used then).
         weighting (str): the draw weights of ``"nodes"``
@@ -135,9 +140,11 @@ class SubgraphLoader(Loader):
         edge_feature_names: Sequence[str] = (),
         num_threads: int = 0,
         allocator: HostAllocator | None = None,
+        draw: BatchCallback | None = None,
     ):
         self._handle = None
         self._kind = _choice(_KINDS, kind, "kind")
+        self._draw = draw
         self._weighting = _choice(_WEIGHTS, weighting, "weighting")
         self._order = _choice(_ORDERS, edge_order, "edge_order")
         self._budget, self._walk_length, self._threads = int(budget), int(walk_length), int(num_threads)
@@ -182,9 +189,14 @@ class SubgraphLoader(Loader):
             num_threads=self._threads,
             num_edge_feature_names=len(self._edge_features),
             edge_feature_names=ctypes.cast(self._edge_array, ctypes.POINTER(ctypes.c_char_p)),
+            draw_callback=ctypes.pointer(self._draw.struct) if self._draw is not None else None,
         )
         _lib.gf_subgraph_loader_open(graph.handle, seeds.ref, ctypes.byref(options), out)
         self._parts = [None, None]  # copied by the engine
+
+    @property
+    def _callbacks(self) -> list[BatchCallback]:
+        return [] if self._draw is None else [self._draw]
 
     def _read(self, batch: _Batch) -> SubgraphSample:
         return SubgraphSample(

@@ -945,6 +945,32 @@ static void test_induced_subgraph(gf_graph *g) {
   CHECK_ERR(gf_graph_induced_subgraph(NULL, &tn, &src, &dst, NULL), GF_EBADHANDLE, "graph");
 }
 
+/* A drawn node set (GF_SUBGRAPH_DRAWN): nodes 3, 1, 0 (3 twice) for every
+ * batch; or, with *user set, a refusal. */
+static void drawn_deleter(DLManagedTensor *self) {
+  free(self->dl_tensor.data);
+  free(self->dl_tensor.shape);
+  free(self);
+}
+
+static int draw_nodes(void *user, uint64_t key, const DLTensor *in, int64_t max_output, DLManagedTensor **out,
+                      char *message, size_t size) {
+  (void)in;
+  if (*(int *)user) {
+    snprintf(message, size, "no draw for batch %llu", (unsigned long long)key);
+    return GF_ENOTSUP;
+  }
+  if (max_output < 4) return GF_EINTERNAL;
+  DLManagedTensor *m = (DLManagedTensor *)calloc(1, sizeof *m);
+  int64_t *shape = (int64_t *)malloc(sizeof(int64_t)), *ids = (int64_t *)malloc(4 * sizeof(int64_t));
+  shape[0] = 4;
+  ids[0] = 3, ids[1] = 1, ids[2] = 3, ids[3] = 0;
+  m->dl_tensor = gft_i64(ids, shape);
+  m->deleter = drawn_deleter;
+  *out = m;
+  return GF_OK;
+}
+
 /* gf_subgraph_loader_open on the 6-node graph: parts {3, 1, 0} and
  * {2, 4, 5}; the batch of part 0 is the subgraph test_induced_subgraph
  * checks, its edges by destination then id; a drawn batch is sorted and
@@ -1089,6 +1115,45 @@ static void test_subgraph_loader(gf_graph *g) {
     DLTensor tkr = gft_i64(krep, &kshape);
     kh.loader = &klo;
     CHECK_ERR(gf_subgraph_loader_open(g, &tkr, &kh, &l), GF_EINVAL, "repeats");
+  }
+
+  /* A drawn node set: the callback's distinct nodes, induced; its refusal
+   * fails its batch with its status and message. */
+  {
+    int refuse = 0;
+    gf_batch_callback draw = {sizeof draw, &refuse, draw_nodes};
+    gf_subgraph_loader_options dr = so;
+    dr.kind = GF_SUBGRAPH_DRAWN;
+    dr.part_offsets = dr.part_nodes = NULL;
+    dr.draw_callback = &draw;
+    CHECK(gf_subgraph_loader_open(g, &ti, &dr, &l) == GF_OK && l, "subgraph loader: open (drawn)");
+    gf_batch *b = NULL;
+    CHECK(l && gf_loader_start(l, 0) == GF_OK && gf_loader_next(l, &b) == GF_OK && b, "drawn: a batch");
+    DLManagedTensor *nodes = NULL;
+    if (b && gf_batch_take(b, GF_FIELD_NODES, 0, &nodes) == GF_OK && nodes) {
+      const int64_t *v = (const int64_t *)nodes->dl_tensor.data;
+      CHECK(nodes->dl_tensor.shape[0] == 3 && v[0] == 0 && v[1] == 1 && v[2] == 3, "drawn: the distinct nodes, sorted");
+      nodes->deleter(nodes);
+    }
+    gf_batch_close(b);
+    refuse = 1;
+    CHECK(gf_loader_start(l, 1) == GF_OK, "drawn: start again");
+    CHECK_ERR(gf_loader_next(l, &b), GF_ENOTSUP, "no draw for batch");
+    gf_loader_close(l);
+    l = NULL;
+    dr.draw_callback = NULL;
+    CHECK_ERR(gf_subgraph_loader_open(g, &ti, &dr, &l), GF_EINVAL, "draw_callback is for GF_SUBGRAPH_DRAWN only");
+    gf_subgraph_loader_options parts = so;
+    parts.draw_callback = &draw;
+    CHECK_ERR(gf_subgraph_loader_open(g, &ti, &parts, &l), GF_EINVAL, "draw_callback is for GF_SUBGRAPH_DRAWN only");
+    gf_batch_callback nofn = {sizeof nofn, NULL, NULL};
+    dr.draw_callback = &nofn;
+    CHECK_ERR(gf_subgraph_loader_open(g, &ti, &dr, &l), GF_EINVAL, "draw_callback->fn is NULL");
+    /* 0.3.0's layout (without draw_callback) is still read */
+    parts = so;
+    parts.struct_size = (uint32_t)(offsetof(gf_subgraph_loader_options, edge_feature_names) + sizeof(void *));
+    CHECK(gf_subgraph_loader_open(g, &ti, &parts, &l) == GF_OK && l, "subgraph loader: 0.3.0's struct_size");
+    gf_loader_close(l);
   }
 
   /* errors name the argument and leave *out NULL */

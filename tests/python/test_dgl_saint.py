@@ -180,6 +180,40 @@ def test_saint_subclass_draw_is_called():
     check_induced(g, sg)
 
 
+def test_saint_subclass_draw_runs_on_the_engines_threads_ahead():
+    """A subclass's own draw is an engine input (a callback): called on the
+    engine's threads while the training loop holds a batch, its exception
+    raised where the batch it failed would have come, chained to the
+    engine's error naming that batch."""
+    import threading
+
+    calls = []
+
+    class Recording(SAINT):
+        def node_sampler(self, g):
+            calls.append(threading.get_ident())
+            return torch.tensor([9, 3, 40, 3])
+
+    g = directed_graph()
+    loader = gfdgl.DataLoader(g, torch.arange(6), Recording("node", 5))
+    it = iter(loader)
+    next(it)
+    assert wait_made_ahead(loader) >= 3
+    assert calls and threading.get_ident() not in calls
+    assert len(list(it)) == 5
+    loader.close()
+
+    class Failing(SAINT):
+        def node_sampler(self, g):
+            raise LookupError("no nodes today")
+
+    loader = gfdgl.DataLoader(g, torch.arange(3), Failing("node", 5))
+    with pytest.raises(LookupError, match="no nodes today") as err:
+        next(iter(loader))
+    assert "batch 0" in str(err.value.__cause__)
+    loader.close()
+
+
 def test_saint_use_ddp_splits_the_placeholders(tmp_path):
     import torch.distributed as dist
 

@@ -227,6 +227,7 @@ GF_SUBGRAPH_EDGES = 2
 GF_SUBGRAPH_WALKS = 3
 GF_SUBGRAPH_PARTS = 4
 GF_SUBGRAPH_KHOP = 5
+GF_SUBGRAPH_DRAWN = 6
 GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1 = 0
 GF_SUBGRAPH_WEIGHT_OUT_DEGREE = 1
 GF_SUBGRAPH_WEIGHT_INVERSE_DEGREE = 2
@@ -725,6 +726,7 @@ class gf_subgraph_loader_options(ctypes.Structure):
         ("num_threads", ctypes.c_int32),
         ("num_edge_feature_names", ctypes.c_int32),
         ("edge_feature_names", ctypes.POINTER(ctypes.c_char_p)),
+        ("draw_callback", ctypes.POINTER(gf_batch_callback)),
     ]
 
     def __init__(self, **fields):

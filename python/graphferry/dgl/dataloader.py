@@ -364,9 +364,6 @@ class DataLoader(EngineLoader):
             if self.use_ddp:
                 batches.seeds = ddp_seeds(batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
-            if batches.engine_draw() is None:  # a SAINTSampler subclass's own draw: made in the caller's thread
-                self._graph, self._closed, self._custom = batches.graph, False, batches
-                return
             batches.prepare()
             batching = dict(
                 batch_size=batch_size,
@@ -461,18 +458,6 @@ class DataLoader(EngineLoader):
             )
         except GraphferryError as err:
             raise user_order_error(blocks.user_error(err), len(self.settings.fanouts)) from None
-
-    def __len__(self) -> int:
-        if getattr(self, "_custom", None) is not None:
-            n = self._custom.seeds.numel()
-            return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
-        return super().__len__()
-
-    def __iter__(self) -> Any:
-        if getattr(self, "_custom", None) is not None:
-            self._check_open()
-            return self._custom.custom_epoch(self.batch_size, self.drop_last, self.device)
-        return super().__iter__()
 
     def _before_epoch(self) -> None:
         if self._blocks is not None:

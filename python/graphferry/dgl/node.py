@@ -231,10 +231,10 @@ class SubgraphBatches:
                 f"got prefetch_edata={self.prefetch_edata}"
             )
 
-    def engine_draw(self) -> dict | None:
+    def engine_draw(self) -> dict:  # pragma: no cover - always overridden
         """The :class:`~graphferry._subgraph.SubgraphLoader` keywords of the
-        engine's node sets (``kind``, ...), or None."""
-        return None
+        engine's node sets (``kind``, ...)."""
+        raise NotImplementedError
 
     def engine_items(self, seeds: torch.Tensor) -> torch.Tensor:
         """What the engine loader batches: the seeds."""

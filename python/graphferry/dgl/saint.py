@@ -33,8 +33,9 @@ from typing import Any
 import dgl
 import torch
 
+from .._callback import BatchCallback
 from ..errors import GF_EINVAL, InvalidArgumentError
-from .node import SubgraphBatches, induced_dgl
+from .node import SubgraphBatches
 
 __all__ = ["SaintBatches", "saint_mode"]
 
@@ -71,9 +72,11 @@ class SaintBatches(SubgraphBatches):
     ``dgl.DGLGraph.subgraph`` lists them, ``dgl.NID``/``dgl.EID`` and the
     graph's data attached as DGL attaches them and
     ``prefetch_ndata``/``prefetch_edata`` gathered. A subclass of
-    ``SAINTSampler`` with a draw of its own has it called on the DGLGraph,
-    in the caller's thread, and the engine induces the subgraph of the
-    nodes it returns."""
+    ``SAINTSampler`` with a draw of its own has it called on the DGLGraph
+    by the engine's threads, ahead of the training loop, as DGL calls it
+    (from torch's default generator: such draws are not reproducible from
+    the loader's seed, and a resumed epoch draws its remaining batches
+    anew), and the engine induces the subgraph of the nodes it returns."""
 
     shuffles = False  # the placeholders: only their number counts
 
@@ -107,31 +110,19 @@ class SaintBatches(SubgraphBatches):
                     GF_EINVAL, f"the graphferry.Graph has no node data {missing} to prefetch (it has {sorted(held)})"
                 )
 
-    def engine_draw(self) -> dict | None:
-        """The engine's draw of a built-in mode (None: a subclass's own,
-        made here)."""
+    def engine_draw(self) -> dict:
+        """The engine's draw of a built-in mode, or a subclass's own draw
+        called by the engine (``kind="drawn"``)."""
         if self.mode is None:
-            return None
+            return dict(kind="drawn", draw=BatchCallback(self._draw, "the SAINTSampler's draw"))
         if self.mode == "walk":
             return dict(kind="walks", budget=self.num_roots, walk_length=self.walk_length)
         weighting = "out_degree_min1" if self.mode == "node" else "inverse_degree"
         return dict(kind=f"{self.mode}s", weighting=weighting, budget=self.budget)
 
+    def _draw(self, _items: torch.Tensor, _key: int) -> torch.Tensor:
+        return torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64)
+
     def engine_items(self, seeds: torch.Tensor) -> torch.Tensor:
         """Placeholders: only their number counts (one node set a batch)."""
         return torch.arange(seeds.numel())
-
-    def custom_epoch(self, batch_size: int, drop_last: bool, device: Any) -> Any:
-        """An epoch of a subclass's own draw, made in the caller's thread:
-        the draw called on the DGLGraph (from torch's and DGL's generators,
-        as DGL calls it) once a batch, the engine's subgraph of its nodes."""
-        n = self.seeds.numel()
-        for _ in range(0, n - n % batch_size if drop_last else n, batch_size):
-            nodes = torch.as_tensor(self.sampler.sampler(self.dgl_graph)).to(torch.int64).unique()
-            subg = induced_dgl(self.graph, self.dgl_graph, nodes, self.idtype)
-            # DGL's loader prefetches these: read now, not when first used
-            for name in self.prefetch_ndata:
-                subg.ndata[name] = subg.ndata[name]
-            for name in self.prefetch_edata:
-                subg.edata[name] = subg.edata[name]
-            yield subg.to(device)
