@@ -52,3 +52,33 @@ def test_timeout_bounds_the_wait_for_each_batch(cora_dgl, cora_pyg):
     lo.close()
     with pytest.raises(ValueError, match="timeout option should be non-negative"):
         gpyg.NeighborLoader(cora_pyg, [3, 2], input_nodes=SEEDS, batch_size=64, timeout=-1)
+
+
+def test_a_batch_later_than_timeout_raises_torchs_error_and_the_epoch_goes_on(cora_dgl):
+    """The engine makes no batch while the exclude callable (run on its
+    threads) is held: next() gives up after ``timeout`` with torch's
+    RuntimeError; released, the same epoch yields every batch."""
+    import threading
+
+    import dgl
+
+    import graphferry.dgl as gdgl
+
+    release = threading.Event()
+
+    def exclude(eids):
+        release.wait(120)
+        return eids
+
+    sampler = dgl.dataloading.as_edge_prediction_sampler(
+        dgl.dataloading.NeighborSampler([2]),
+        negative_sampler=dgl.dataloading.negative_sampler.Uniform(1),
+        exclude=exclude,
+    )
+    lo = gdgl.DataLoader(cora_dgl, torch.arange(0, cora_dgl.num_edges(), 97), sampler, batch_size=32, timeout=0.2)
+    it = iter(lo)
+    with pytest.raises(RuntimeError, match=r"DataLoader timed out after 0\.2 seconds"):
+        next(it)
+    release.set()
+    assert sum(1 for _ in it) == len(lo)
+    lo.close()
