@@ -19,6 +19,7 @@ from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput
 from torch_geometric.sampler.utils import to_bidirectional
 
 from .._device import ModeChoice, choose_mode, graph_bytes
+from .._native import lib as _lib
 from .._native.dlpack import as_cpu_tensor
 from .._options import SampleOptions, fanout_values
 from .._transfer import prefetch_transfer
@@ -323,6 +324,11 @@ def edge_index(sub: SampledSubgraph) -> tuple[torch.Tensor, torch.Tensor, torch.
     in_degrees = torch.cat([b.indptr[1:] - b.indptr[:-1] for b in blocks])
     col = targets.repeat_interleave(in_degrees, output_size=row.numel())
     return row, col, torch.cat([b.edge_ids for b in blocks])
+
+
+# gf_loader_options.coo of each subgraph_type: the edge list the engine makes
+# on its threads, ahead of the consumer.
+COO = {"directional": _lib.GF_COO_SAMPLED, "bidirectional": _lib.GF_COO_BIDIRECTIONAL, "induced": _lib.GF_COO_INDUCED}
 
 
 def directional(sub: SampledSubgraph, *, per_type: bool = False) -> Output:

@@ -301,7 +301,11 @@ def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | 
         kind="hetero",
     )
     # Every type's node attributes go to the engine as "<ntype>/<name>"
-    # (again when replaced since); other dtypes or devices stay in data.
+    # (again when replaced since); other dtypes or devices stay in data, as
+    # does everything of a graph without relations (the engine types graphs
+    # with relations; its batches are their seeds, filtered by PyG's code).
+    if not hetero.num_relations:
+        return hetero
     stores = [(nt, data[nt], data[nt].num_nodes) for nt in data.node_types]
     tensors = {
         f"{nt}/{k}": s[k] for nt, s, n in stores for k in s.node_attrs() if getattr(s[k], "shape", ())[:1] == (n,)

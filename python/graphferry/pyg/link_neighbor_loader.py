@@ -35,6 +35,7 @@ a homogeneous graph.
 from __future__ import annotations
 
 import copy
+import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,6 +61,7 @@ from ..distributed import DistributedEdgeLoader, PartGraph, _shared_seed
 from ..graph import Graph, pyg_node_attrs
 from ..hetero import HeteroGraph
 from .base import (
+    COO,
     check_flags,
     check_weight_attr,
     directional,
@@ -325,7 +327,9 @@ class LinkNeighborLoader(EngineLoader):
                 **self._edge_args,
                 feature_names=self._node_attrs,
                 edge_feature_names=self._edge_attrs,
-                coo=self._hetero is None,  # PyG's edge_index, made by the engine (a typed batch is split there)
+                # PyG's edge_index, made by the engine as subgraph_type asks
+                # (a typed batch is split there)
+                coo=COO[self.subgraph_type] if self._hetero is None else 0,
                 seed_times=self.edge_label_time,  # temporal: one per pair, shuffled with them
                 **loader_args,
                 **memory,
@@ -489,9 +493,13 @@ class LinkNeighborLoader(EngineLoader):
         sub = s.sub
         node = sub.nodes
         source = self.data
+        out = directional(sub)
+        if sub.coo is not None and self.subgraph_type != "directional":  # made so by the engine, ahead
+            out = dataclasses.replace(out, num_sampled_nodes=None, num_sampled_edges=None)
+        else:
+            out = finish(out, self._graph, self.subgraph_type)
         if self._stores is not None:
             # PyG's filter_custom_store: the features read from the FeatureStore.
-            out = finish(directional(sub), self._graph, self.subgraph_type)
             batch = filter_custom_store(*self._stores, node, out.row, out.col, out.edge)
             batch.n_id, batch.batch = node, out.batch
             batch.e_id = self._edge_perm[out.edge] if self._edge_perm is not None else out.edge
@@ -501,7 +509,6 @@ class LinkNeighborLoader(EngineLoader):
             # As PyG's sampler: the directional sample made bidirectional
             # or induced, its per-hop counts dropped; the attributes of its
             # edges indexed here.
-            out = finish(directional(sub), self._graph, self.subgraph_type)
             if isinstance(source, Data):
                 pruned = copy.copy(source)
                 for name in sub.node_data:

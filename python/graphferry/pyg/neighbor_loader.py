@@ -18,7 +18,6 @@ from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput
 from torch_geometric.sampler import NeighborSampler as PyGNeighborSampler
 
 from .._loader import EngineLoader, call_key, comm_timeout, loader_seed, torch_loader_kwargs, worker_threads
-from .._native import lib as _lib
 from .._native.dlpack import as_cpu_tensor
 from .._transfer import pin_transfer
 from ..distributed import PartGraph, _shared_seed
@@ -26,6 +25,7 @@ from ..graph import Graph, pyg_node_attrs
 from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph
 from .base import (
+    COO,
     Output,
     check_flags,
     check_transforms,
@@ -95,10 +95,6 @@ def settings_of_sampler(sampler: Any, data: Any) -> dict[str, Any]:
         "'neighbor_sampler' must be a graphferry.pyg.Sampler or a torch_geometric.sampler.NeighborSampler "
         f"(got '{type(sampler).__name__}')"
     )
-
-
-# gf_loader_options.coo of each subgraph_type: the edge list the engine makes
-_COO = {"directional": _lib.GF_COO_SAMPLED, "bidirectional": _lib.GF_COO_BIDIRECTIONAL, "induced": _lib.GF_COO_INDUCED}
 
 
 def check_comm_data(data: Any, subgraph_type: str) -> None:
@@ -402,7 +398,7 @@ class NeighborLoader(EngineLoader):
             # induced as subgraph_type asks (a typed batch is split there; a
             # device sampler makes its own batches; a distributed loader's
             # batches are built from their blocks).
-            coo=_COO[self.subgraph_type] if self._hetero is None and "device" not in choice and comm is None else 0,
+            coo=COO[self.subgraph_type] if self._hetero is None and "device" not in choice and comm is None else 0,
             comm=comm,
             comm_timeout=comm_timeout(comm, timeout),
             timeout=timeout,
