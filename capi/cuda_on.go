@@ -5,9 +5,10 @@ package main
 // The CUDA library (make lib-cuda: go build -tags cuda) links the device
 // backend, package cuda, which brings gorgonia.org/cu and so NEEDED
 // libcuda.so.1 and a cuInit at load time. This file is its only link to
-// capi. It opens gf_loader_open's device loaders (openCUDALoader, mode 2;
-// device.go is the part both builds share), and exports test and check
-// hooks, not part of include/graphferry.h (graphferry/_backend.py and
+// capi. Linking it registers the CUDA backend with the engine
+// (engine/device: gf_loader_open's device loaders, assembled by
+// core.Graph.OpenLoaderOn; device.go marshals them), and this file exports
+// test and check hooks, not part of include/graphferry.h (graphferry/_backend.py and
 // tests/gpu use them; gfcuda_selfcheck compares the kernels and then the
 // mode-2 pipeline with the CPU engine; gfcuda_epoch times the device
 // sampler stage's epoch and, with GatherRows, the gather per tier beside
@@ -41,79 +42,11 @@ import "C"
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"slices"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/cuda"
-	"github.com/graphferry/graphferry/engine/core"
-	"github.com/graphferry/graphferry/engine/feature"
-	"github.com/graphferry/graphferry/engine/mem"
-	"github.com/graphferry/graphferry/engine/pipeline"
-	"github.com/graphferry/graphferry/engine/sample"
 )
-
-func init() { openDeviceLoader = openCUDALoader }
-
-// openCUDALoader opens gf_loader_open's device loader (mode 2): the device
-// sampler stage (cuda.Sampler, OutputDevice) in the pipeline, node data
-// gathered on the device from tiers (cuda.Gatherer: the hot rows d asks
-// for in device memory, the rest read in place from pinned host memory).
-func openCUDALoader(g *core.Graph, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator, d deviceOptions) (*core.Loader, *devState, error) {
-	switch {
-	case req.Scheme != sample.NodeWise || req.Disjoint || req.Temporal != sample.TemporalNone || req.RelationFanouts != nil:
-		return nil, nil, errorf(gfENotSup, "options->device is kDLCUDA: the device samples node-wise only (not layer-wise, disjoint, temporal or typed); sample on the host (device_type kDLCPU)")
-	}
-	dev, err := cuda.OpenGPU(d.ordinal)
-	if err != nil {
-		return nil, nil, errorf(gfEInval, "options->device: CUDA device %d: %v", d.ordinal, err)
-	}
-	var s *cuda.Sampler
-	var gat *cuda.Gatherer
-	teardown := func() error {
-		var errs []error
-		if gat != nil {
-			errs = append(errs, gat.Close())
-		}
-		if s != nil {
-			errs = append(errs, s.Close())
-		}
-		return errors.Join(append(errs, dev.Close())...)
-	}
-	st := newDevState(d.ordinal, d.stream, dev.WaitOn, teardown)
-	l, err := g.OpenLoaderWith(func(in core.Internals) (*pipeline.Pipeline, io.Closer, error) {
-		var err error
-		place := [...]cuda.Placement{C.GF_TOPOLOGY_AUTO: cuda.PlaceAuto, C.GF_TOPOLOGY_DEVICE: cuda.PlaceDevice, C.GF_TOPOLOGY_PINNED: cuda.PlacePinned}[d.topology]
-		if s, err = cuda.NewSampler(dev, in.Part, req, cuda.SamplerOptions{Output: cuda.OutputDevice, Placement: place, Reserve: d.reserve}); err != nil {
-			return nil, nil, err
-		}
-		var store feature.Gatherer = in.Store
-		if names := slices.Concat(lopt.FeatureNames, lopt.LabelNames); len(names) > 0 {
-			gopt := cuda.GatherOptions{Names: slices.Compact(slices.Sorted(slices.Values(names)))}
-			if d.hotOn {
-				gopt.Policy, gopt.Graph, gopt.Size = "degree", in.Part.Graph, d.hot
-			}
-			if gat, err = cuda.NewGatherer(dev, in.Store, gopt); err != nil {
-				return nil, nil, err
-			}
-			store = gat
-		}
-		pl, err := pipeline.New(s, in.Part, store, seeds, lopt, alloc)
-		if err != nil {
-			return nil, nil, err
-		}
-		return pl, st, nil
-	})
-	if err != nil {
-		devStates.Lock()
-		delete(devStates.m, st.id)
-		devStates.Unlock()
-		return nil, nil, errors.Join(err, teardown())
-	}
-	return l, st, nil
-}
 
 // writeReport copies s (truncated) into the caller's buffer.
 func writeReport(dst *C.char, cap C.size_t, s string) {

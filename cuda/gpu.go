@@ -66,6 +66,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/device"
 	"github.com/graphferry/graphferry/engine/mem"
 	"gorgonia.org/cu"
 )
@@ -976,6 +977,27 @@ func (g *GPU) Close() error {
 		errs = append(errs, fmt.Errorf("cuda: releasing the primary context: %s", describe(err)))
 	}
 	return errors.Join(errs...)
+}
+
+// The CUDA library's device loaders (engine/device) run on GPUs.
+func init() { device.Register(NewBackend(Open)) }
+
+// Quiesce waits on the host for all the work queued so far in the GPU's
+// context, on every stream (cuCtxSynchronize): a consumer's per-thread
+// stream of another thread included.
+func (g *GPU) Quiesce() error {
+	if err := g.usable(); err != nil {
+		return err
+	}
+	pop, err := g.push()
+	if err != nil {
+		return err
+	}
+	defer pop()
+	if err := check(C.cuCtxSynchronize()); err != nil {
+		return g.fail("waiting for the device's work", err)
+	}
+	return nil
 }
 
 // Open returns the GPU device of the given ordinal (OpenGPU).
