@@ -42,10 +42,13 @@ import "C"
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/cuda"
+	"github.com/graphferry/graphferry/engine/device"
 )
 
 // writeReport copies s (truncated) into the caller's buffer.
@@ -59,11 +62,29 @@ func writeReport(dst *C.char, cap C.size_t, s string) {
 	buf[n] = 0
 }
 
-// hook runs fn, turning an error or a panic into status 1 and its message.
-func hook(report *C.char, cap C.size_t, fn func() (any, error)) (status C.int) {
+// disabled is set by a hook that panicked: the Go side's state (a GPU
+// half opened, a lock or context left behind) can no longer be trusted, so
+// every later hook and device loader is refused with it.
+var disabled atomic.Pointer[error]
+
+// refused is the device backend once the library is disabled.
+type refused struct{ err error }
+
+func (r refused) Open(device.Request) (device.Stages, error) { return device.Stages{}, r.err }
+
+// hook runs fn, turning an error or a panic into status 1 and its message;
+// a panic disables the CUDA side of the library for the process.
+func hook(name string, report *C.char, cap C.size_t, fn func() (any, error)) (status C.int) {
+	if e := disabled.Load(); e != nil {
+		writeReport(report, cap, (*e).Error())
+		return 1
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			writeReport(report, cap, fmt.Sprintf("panic: %v", r))
+			e := fmt.Errorf("graphferry's CUDA library is disabled in this process: %s panicked (%v); restart the process", name, r)
+			disabled.CompareAndSwap(nil, &e)
+			device.Register(refused{e})
+			writeReport(report, cap, fmt.Sprintf("panic: %v (%v)", r, e))
 			status = 1
 		}
 	}()
@@ -81,26 +102,29 @@ func hook(report *C.char, cap C.size_t, fn func() (any, error)) (status C.int) {
 	return 0
 }
 
-// openDevice opens the GPU of the caller's ordinal.
-func openDevice(ordinal C.int32_t) (*cuda.GPU, error) {
-	return cuda.OpenGPU(int(ordinal))
+// withDevice runs fn on the GPU of the caller's ordinal, then closes it:
+// an error of Close is reported with fn's.
+func withDevice(ordinal C.int32_t, fn func(*cuda.GPU) (any, error)) (any, error) {
+	dev, err := cuda.OpenGPU(int(ordinal))
+	if err != nil {
+		return nil, err
+	}
+	v, err := fn(dev)
+	if cerr := dev.Close(); cerr != nil {
+		return nil, errors.Join(err, cerr)
+	}
+	return v, err
 }
 
 //export gfcudago_check
 func gfcudago_check(ordinal C.int32_t, report *C.char, cap C.size_t) C.int {
-	return hook(report, cap, func() (any, error) {
-		g, err := openDevice(ordinal)
-		if err != nil {
-			return nil, err
-		}
-		info := g.Info()
-		if err := g.Close(); err != nil {
-			return nil, err
-		}
-		return struct {
-			cuda.Info
-			BuildID string `json:"build_id"`
-		}{info, C.GoString(C.gf_build_id())}, nil
+	return hook("gfcuda_check", report, cap, func() (any, error) {
+		return withDevice(ordinal, func(g *cuda.GPU) (any, error) {
+			return struct {
+				cuda.Info
+				BuildID string `json:"build_id"`
+			}{g.Info(), C.GoString(C.gf_build_id())}, nil
+		})
 	})
 }
 
@@ -110,37 +134,36 @@ const selfcheckPipelineSchemes = 8
 
 //export gfcudago_selfcheck
 func gfcudago_selfcheck(ordinal C.int32_t, nodes C.int64_t, batches C.int32_t, seed C.uint64_t, report *C.char, cap C.size_t) C.int {
-	return hook(report, cap, func() (any, error) {
+	return hook("gfcuda_selfcheck", report, cap, func() (any, error) {
 		if nodes <= 0 || batches <= 0 {
 			return nil, fmt.Errorf("gfcuda_selfcheck: nodes = %d and batches = %d must be positive", nodes, batches)
 		}
-		dev, err := openDevice(ordinal)
-		if err != nil {
-			return nil, err
-		}
-		defer dev.Close()
-		cfg := cuda.CheckConfig{Nodes: int64(nodes), AvgDegree: 8, Hubs: 4, Patches: 3, Batches: int(batches), BatchSize: 64, Seed: uint64(seed)}
-		kernels, err := cuda.SelfCheck(dev, cfg)
-		if err != nil {
-			return nil, err
-		}
-		// The mode-2 pipeline (device sampler stage, tiers, gather,
-		// outputs) on a spread of the schemes: TestGPUPipelineCheck runs
-		// every one.
-		pl, err := cuda.PipelineCheck(dev, cfg, selfcheckPipelineSchemes)
-		if err != nil {
-			return nil, fmt.Errorf("mode-2 pipeline: %w", err)
-		}
-		return struct {
-			cuda.CheckReport
-			Pipeline cuda.CheckReport `json:"pipeline"`
-		}{kernels, pl}, nil
+		return withDevice(ordinal, func(dev *cuda.GPU) (any, error) { return selfcheck(dev, nodes, batches, seed) })
 	})
+}
+
+func selfcheck(dev *cuda.GPU, nodes C.int64_t, batches C.int32_t, seed C.uint64_t) (any, error) {
+	cfg := cuda.CheckConfig{Nodes: int64(nodes), AvgDegree: 8, Hubs: 4, Patches: 3, Batches: int(batches), BatchSize: 64, Seed: uint64(seed)}
+	kernels, err := cuda.SelfCheck(dev, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The mode-2 pipeline (device sampler stage, tiers, gather,
+	// outputs) on a spread of the schemes: TestGPUPipelineCheck runs
+	// every one.
+	pl, err := cuda.PipelineCheck(dev, cfg, selfcheckPipelineSchemes)
+	if err != nil {
+		return nil, fmt.Errorf("mode-2 pipeline: %w", err)
+	}
+	return struct {
+		cuda.CheckReport
+		Pipeline cuda.CheckReport `json:"pipeline"`
+	}{kernels, pl}, nil
 }
 
 //export gfcudago_epoch
 func gfcudago_epoch(ordinal C.int32_t, config *C.char, report *C.char, cap C.size_t) C.int {
-	return hook(report, cap, func() (any, error) {
+	return hook("gfcuda_epoch", report, cap, func() (any, error) {
 		if config == nil {
 			return nil, fmt.Errorf("gfcuda_epoch: config is NULL")
 		}
@@ -148,45 +171,44 @@ func gfcudago_epoch(ordinal C.int32_t, config *C.char, report *C.char, cap C.siz
 		if err := json.Unmarshal([]byte(C.GoString(config)), &cfg); err != nil {
 			return nil, fmt.Errorf("gfcuda_epoch: config: %w", err)
 		}
-		dev, err := openDevice(ordinal)
-		if err != nil {
-			return nil, err
-		}
-		defer dev.Close()
-		res, err := cuda.EpochBench(dev, cfg)
-		if err != nil {
-			return nil, err
-		}
-		out := struct {
-			cuda.EpochResult
-			CopyBytesPerSecond float64 `json:"h2d_pageable_bytes_per_second"`
-		}{EpochResult: res}
-		out.CopyBytesPerSecond, _ = dev.CopyBandwidth(256<<20, 5)
-		return out, nil
+		return withDevice(ordinal, func(dev *cuda.GPU) (any, error) {
+			res, err := cuda.EpochBench(dev, cfg)
+			if err != nil {
+				return nil, err
+			}
+			out := struct {
+				cuda.EpochResult
+				CopyBytesPerSecond float64 `json:"h2d_pageable_bytes_per_second"`
+			}{EpochResult: res}
+			out.CopyBytesPerSecond, _ = dev.CopyBandwidth(256<<20, 5)
+			return out, nil
+		})
 	})
 }
 
 // gfcudago_fault makes the deliberately faulty launch kind (cuda.Fault) and
 // succeeds when graphferry reported it; the report is the error message.
+// Kind "panic" panics inside the hook, for the test that a panic disables
+// the library.
 //
 //export gfcudago_fault
 func gfcudago_fault(ordinal C.int32_t, kind *C.char, report *C.char, cap C.size_t) C.int {
-	return hook(report, cap, func() (any, error) {
+	return hook("gfcuda_fault", report, cap, func() (any, error) {
 		if kind == nil {
 			return nil, fmt.Errorf("gfcuda_fault: kind is NULL")
 		}
-		dev, err := openDevice(ordinal)
-		if err != nil {
-			return nil, err
-		}
-		defer dev.Close()
-		reported, err := cuda.Fault(dev, C.GoString(kind))
-		if err != nil {
-			return nil, err
-		}
-		if reported == nil {
-			return nil, fmt.Errorf("gfcuda_fault: the %s fault was not reported", C.GoString(kind))
-		}
-		return reported.Error(), nil
+		return withDevice(ordinal, func(dev *cuda.GPU) (any, error) {
+			if C.GoString(kind) == "panic" {
+				panic("the deliberate panic of gfcuda_fault")
+			}
+			reported, err := cuda.Fault(dev, C.GoString(kind))
+			if err != nil {
+				return nil, err
+			}
+			if reported == nil {
+				return nil, fmt.Errorf("gfcuda_fault: the %s fault was not reported", C.GoString(kind))
+			}
+			return reported.Error(), nil
+		})
 	})
 }

@@ -408,3 +408,108 @@ def test_pyg_loader_picks_mode2_with_the_cuda_library(cuda_package):
     assert res["auto"] == "cuda" and "fits" in res["reason"], res
     assert res["forced"] == "cuda" and res["batches"] == 5
     assert "mode 2" in res["disjoint"]
+
+
+# --- stream order on the asynchronous fake driver ------------------------------
+
+_PER_THREAD = r"""
+import ctypes, json, queue, sys, threading
+import torch
+import graphferry
+from graphferry import _device, sampling
+from graphferry._native import lib as L
+
+drv = ctypes.CDLL("libcuda.so.1")
+drv.gf_fakecuda_hold.argtypes = [ctypes.c_void_p, ctypes.c_int]
+def ok(rc):
+    if rc != 0:
+        raise RuntimeError(f"driver call failed: {rc}")
+ok(drv.cuInit(0))
+dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+ok(drv.cuDeviceGet(ctypes.byref(dev), 0))
+ok(drv.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev))
+PER_THREAD = 2  # CU_STREAM_PER_THREAD: the calling thread's own default stream
+get = ctypes.pythonapi.PyCapsule_GetPointer
+get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+g = graphferry.Graph.open(sys.argv[1])
+seeds = torch.arange(g.num_nodes)
+opts = graphferry.SampleOptions([5, 3], seed=7)
+kw = dict(batch_size=64, shuffle=True)
+host = sampling.Loader.from_options(g, seeds, opts, **kw)
+devl = sampling.Loader.from_options(g, seeds, opts, device=_device.DeviceOptions(0), **kw)
+
+jobs, done = queue.Queue(), queue.Queue()
+def consumer():
+    # Thread A takes every device tensor with stream=2 (its own per-thread
+    # stream), queues its read there (held: it has not run yet) and lets go
+    # of the tensor at once, as torch would after queueing its kernels.
+    try:
+        ok(drv.cuCtxSetCurrent(ctx))
+        ok(drv.gf_fakecuda_hold(PER_THREAD, 1))
+        bufs = []
+        while (dt := jobs.get()) is not None:
+            cap = dt.__dlpack__(stream=PER_THREAD)
+            t = L.DLManagedTensor.from_address(get(cap, b"dltensor")).dl_tensor
+            n = t.dtype.bits // 8
+            for i in range(t.ndim):
+                n *= t.shape[i]
+            buf = ctypes.c_void_p()
+            ok(drv.cuMemHostAlloc(ctypes.byref(buf), ctypes.c_size_t(max(n, 1)), 0))
+            if n:
+                ok(drv.cuMemcpyDtoHAsync_v2(buf, ctypes.c_uint64(t.data), ctypes.c_size_t(n), ctypes.c_void_p(PER_THREAD)))
+            bufs.append((buf, n))
+            del cap, t  # the deleter runs here, on this thread
+            done.put(len(bufs) - 1)
+        ok(drv.gf_fakecuda_hold(PER_THREAD, 0))
+        ok(drv.cuStreamSynchronize(ctypes.c_void_p(PER_THREAD)))
+        done.put([ctypes.string_at(b.value, n) for b, n in bufs])
+    except BaseException as e:
+        done.put(e)
+        raise
+
+def handoff(dt):
+    jobs.put(dt)
+    i = done.get()
+    if isinstance(i, BaseException):
+        raise i
+    return i
+sampling.from_device = handoff
+a = threading.Thread(target=consumer)
+a.start()
+
+# Thread B (this one) iterates: its gf_loader_next and gf_batch_close drain
+# the deleters' queue. Memory given back after stream 2 must wait for
+# thread A's stream, not this thread's.
+expect = []
+for epoch in range(2):
+    for x, y in zip(iter(host), iter(devl), strict=True):
+        pairs = [(x.nodes, y.nodes), (x.input_index, y.input_index)]
+        for bx, by in zip(x.blocks, y.blocks, strict=True):
+            pairs += [(bx.indptr, by.indptr), (bx.indices, by.indices), (bx.edge_ids, by.edge_ids)]
+        expect += [(i, t.contiguous().numpy().tobytes()) for t, i in pairs]
+jobs.put(None)
+got = done.get()
+a.join()
+diffs = [i for i, want in expect if got[i] != want]
+devl.close(); host.close(); g.close()
+stats = (ctypes.c_int64 * 16)()
+drv.gf_fakecuda_stats(0, stats)
+print(json.dumps({"tensors": len(expect), "diffs": len(diffs), "live_allocs": stats[0]}))
+"""
+
+
+def test_per_thread_stream_orders_reuse_on_the_consumers_thread(cuda_package):
+    """DLPack's ``stream=2`` is the consumer thread's per-thread stream. A
+    consumer thread takes every device tensor with it and queues its read
+    there (held by the fake driver, so it has not run), then lets go of the
+    tensor; another thread iterates the loader, draining the deleters.
+    Every read, once the consumer's stream runs, equals the CPU engine's
+    batch: no block was reused while that stream still had to read it.
+    Before the fix the drain recorded the release event on the draining
+    thread's own per-thread stream, the blocks were reused by later batches
+    and the reads came out wrong."""
+    res = _run(cuda_package, _PER_THREAD, [str(REPO / "examples" / "data" / "cora")], GRAPHFERRY_BACKEND="cuda")
+    assert res["tensors"] > 500, res
+    assert res["diffs"] == 0, res
+    assert res["live_allocs"] == 0, res
