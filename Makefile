@@ -121,7 +121,7 @@ test-cuda: lib lib-cuda $(FAKECUDA) build/cudatest/test_device_loader
 	for h in check selfcheck epoch fault; do nm -D --defined-only $(LIB_CUDA) | grep -q " T gfcuda_$$h$$" || exit 1; done
 	CGO_CFLAGS=-I$(CUDA_INC) $(GO) vet -tags cuda,$(GO_TEST_TAGS) ./cuda ./capi
 	PYTHON=$(abspath $(PY)) bash cuda/fakedriver/test.sh $(dir $(FAKECUDA))
-	cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 ../$(GPU_TEST_BIN) -test.run '^TestGPU' -test.count=1
+	cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 ../$(GPU_TEST_BIN) -test.run '^(TestGPU|TestFake)' -test.count=1
 	cd cuda && LD_LIBRARY_PATH=$(abspath $(dir $(FAKECUDA))) GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=11 \
 	  ../$(GPU_TEST_BIN) -test.run '^TestGPU(SelfCheck|ConcurrentUse|EpochCora|PipelineCheck|PipelinePinnedTopology|DeviceStage)$$' -test.count=1
 	for seed in 12 13; do \

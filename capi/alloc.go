@@ -120,22 +120,6 @@ func putLoader(out *C.uintptr_t, l *core.Loader, a loaderAlloc) {
 	putHandle(out, h)
 }
 
-// putDeviceLoader is putLoader for a device loader, whose device state st
-// batches find by the loader's handle.
-func putDeviceLoader(out *C.uintptr_t, l *core.Loader, a loaderAlloc, st *devState) {
-	putLoader(out, l, a)
-	devStates.Lock()
-	devStates.byLoader[uint64(*out)] = st
-	devStates.Unlock()
-}
-
-// forgetDeviceLoader drops loader handle h's device state (closed).
-func forgetDeviceLoader(h C.uintptr_t) {
-	devStates.Lock()
-	delete(devStates.byLoader, uint64(h))
-	devStates.Unlock()
-}
-
 // releaseLoaderAlloc releases the host allocator of loader handle h (closed).
 func releaseLoaderAlloc(h C.uintptr_t) {
 	loaderAllocs.Lock()

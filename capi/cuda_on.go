@@ -5,9 +5,10 @@ package main
 // The CUDA library (make lib-cuda: go build -tags cuda) links the device
 // backend, package cuda, which brings gorgonia.org/cu and so NEEDED
 // libcuda.so.1 and a cuInit at load time. This file is its only link to
-// capi. It opens gf_loader_open's device loaders (openCUDALoader, mode 2;
-// device.go is the part both builds share), and exports test and check
-// hooks, not part of include/graphferry.h (graphferry/_backend.py and
+// capi. Linking it registers the CUDA backend with the engine
+// (engine/device: gf_loader_open's device loaders, assembled by
+// core.Graph.OpenLoaderOn; device.go marshals them), and this file exports
+// test and check hooks, not part of include/graphferry.h (graphferry/_backend.py and
 // tests/gpu use them; gfcuda_selfcheck compares the kernels and then the
 // mode-2 pipeline with the CPU engine; gfcuda_epoch times the device
 // sampler stage's epoch and, with GatherRows, the gather per tier beside
@@ -43,77 +44,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/cuda"
-	"github.com/graphferry/graphferry/engine/core"
-	"github.com/graphferry/graphferry/engine/feature"
-	"github.com/graphferry/graphferry/engine/mem"
-	"github.com/graphferry/graphferry/engine/pipeline"
-	"github.com/graphferry/graphferry/engine/sample"
+	"github.com/graphferry/graphferry/engine/device"
 )
-
-func init() { openDeviceLoader = openCUDALoader }
-
-// openCUDALoader opens gf_loader_open's device loader (mode 2): the device
-// sampler stage (cuda.Sampler, OutputDevice) in the pipeline, node data
-// gathered on the device from tiers (cuda.Gatherer: the hot rows d asks
-// for in device memory, the rest read in place from pinned host memory).
-func openCUDALoader(g *core.Graph, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator, d deviceOptions) (*core.Loader, *devState, error) {
-	switch {
-	case req.Scheme != sample.NodeWise || req.Disjoint || req.Temporal != sample.TemporalNone || req.RelationFanouts != nil:
-		return nil, nil, errorf(gfENotSup, "options->device is kDLCUDA: the device samples node-wise only (not layer-wise, disjoint, temporal or typed); sample on the host (device_type kDLCPU)")
-	}
-	dev, err := cuda.OpenGPU(d.ordinal)
-	if err != nil {
-		return nil, nil, errorf(gfEInval, "options->device: CUDA device %d: %v", d.ordinal, err)
-	}
-	var s *cuda.Sampler
-	var gat *cuda.Gatherer
-	teardown := func() error {
-		var errs []error
-		if gat != nil {
-			errs = append(errs, gat.Close())
-		}
-		if s != nil {
-			errs = append(errs, s.Close())
-		}
-		return errors.Join(append(errs, dev.Close())...)
-	}
-	st := newDevState(d.ordinal, d.stream, dev.WaitOn, teardown)
-	l, err := g.OpenLoaderWith(func(in core.Internals) (*pipeline.Pipeline, io.Closer, error) {
-		var err error
-		place := [...]cuda.Placement{C.GF_TOPOLOGY_AUTO: cuda.PlaceAuto, C.GF_TOPOLOGY_DEVICE: cuda.PlaceDevice, C.GF_TOPOLOGY_PINNED: cuda.PlacePinned}[d.topology]
-		if s, err = cuda.NewSampler(dev, in.Part, req, cuda.SamplerOptions{Output: cuda.OutputDevice, Placement: place, Reserve: d.reserve}); err != nil {
-			return nil, nil, err
-		}
-		var store feature.Gatherer = in.Store
-		if names := slices.Concat(lopt.FeatureNames, lopt.LabelNames); len(names) > 0 {
-			gopt := cuda.GatherOptions{Names: slices.Compact(slices.Sorted(slices.Values(names)))}
-			if d.hotOn {
-				gopt.Policy, gopt.Graph, gopt.Size = "degree", in.Part.Graph, d.hot
-			}
-			if gat, err = cuda.NewGatherer(dev, in.Store, gopt); err != nil {
-				return nil, nil, err
-			}
-			store = gat
-		}
-		pl, err := pipeline.New(s, in.Part, store, seeds, lopt, alloc)
-		if err != nil {
-			return nil, nil, err
-		}
-		return pl, st, nil
-	})
-	if err != nil {
-		devStates.Lock()
-		delete(devStates.m, st.id)
-		devStates.Unlock()
-		return nil, nil, errors.Join(err, teardown())
-	}
-	return l, st, nil
-}
 
 // writeReport copies s (truncated) into the caller's buffer.
 func writeReport(dst *C.char, cap C.size_t, s string) {
@@ -126,11 +62,29 @@ func writeReport(dst *C.char, cap C.size_t, s string) {
 	buf[n] = 0
 }
 
-// hook runs fn, turning an error or a panic into status 1 and its message.
-func hook(report *C.char, cap C.size_t, fn func() (any, error)) (status C.int) {
+// disabled is set by a hook that panicked: the Go side's state (a GPU
+// half opened, a lock or context left behind) can no longer be trusted, so
+// every later hook and device loader is refused with it.
+var disabled atomic.Pointer[error]
+
+// refused is the device backend once the library is disabled.
+type refused struct{ err error }
+
+func (r refused) Open(device.Request) (device.Stages, error) { return device.Stages{}, r.err }
+
+// hook runs fn, turning an error or a panic into status 1 and its message;
+// a panic disables the CUDA side of the library for the process.
+func hook(name string, report *C.char, cap C.size_t, fn func() (any, error)) (status C.int) {
+	if e := disabled.Load(); e != nil {
+		writeReport(report, cap, (*e).Error())
+		return 1
+	}
 	defer func() {
 		if r := recover(); r != nil {
-			writeReport(report, cap, fmt.Sprintf("panic: %v", r))
+			e := fmt.Errorf("graphferry's CUDA library is disabled in this process: %s panicked (%v); restart the process", name, r)
+			disabled.CompareAndSwap(nil, &e)
+			device.Register(refused{e})
+			writeReport(report, cap, fmt.Sprintf("panic: %v (%v)", r, e))
 			status = 1
 		}
 	}()
@@ -148,26 +102,29 @@ func hook(report *C.char, cap C.size_t, fn func() (any, error)) (status C.int) {
 	return 0
 }
 
-// openDevice opens the GPU of the caller's ordinal.
-func openDevice(ordinal C.int32_t) (*cuda.GPU, error) {
-	return cuda.OpenGPU(int(ordinal))
+// withDevice runs fn on the GPU of the caller's ordinal, then closes it:
+// an error of Close is reported with fn's.
+func withDevice(ordinal C.int32_t, fn func(*cuda.GPU) (any, error)) (any, error) {
+	dev, err := cuda.OpenGPU(int(ordinal))
+	if err != nil {
+		return nil, err
+	}
+	v, err := fn(dev)
+	if cerr := dev.Close(); cerr != nil {
+		return nil, errors.Join(err, cerr)
+	}
+	return v, err
 }
 
 //export gfcudago_check
 func gfcudago_check(ordinal C.int32_t, report *C.char, cap C.size_t) C.int {
-	return hook(report, cap, func() (any, error) {
-		g, err := openDevice(ordinal)
-		if err != nil {
-			return nil, err
-		}
-		info := g.Info()
-		if err := g.Close(); err != nil {
-			return nil, err
-		}
-		return struct {
-			cuda.Info
-			BuildID string `json:"build_id"`
-		}{info, C.GoString(C.gf_build_id())}, nil
+	return hook("gfcuda_check", report, cap, func() (any, error) {
+		return withDevice(ordinal, func(g *cuda.GPU) (any, error) {
+			return struct {
+				cuda.Info
+				BuildID string `json:"build_id"`
+			}{g.Info(), C.GoString(C.gf_build_id())}, nil
+		})
 	})
 }
 
@@ -177,37 +134,36 @@ const selfcheckPipelineSchemes = 8
 
 //export gfcudago_selfcheck
 func gfcudago_selfcheck(ordinal C.int32_t, nodes C.int64_t, batches C.int32_t, seed C.uint64_t, report *C.char, cap C.size_t) C.int {
-	return hook(report, cap, func() (any, error) {
+	return hook("gfcuda_selfcheck", report, cap, func() (any, error) {
 		if nodes <= 0 || batches <= 0 {
 			return nil, fmt.Errorf("gfcuda_selfcheck: nodes = %d and batches = %d must be positive", nodes, batches)
 		}
-		dev, err := openDevice(ordinal)
-		if err != nil {
-			return nil, err
-		}
-		defer dev.Close()
-		cfg := cuda.CheckConfig{Nodes: int64(nodes), AvgDegree: 8, Hubs: 4, Patches: 3, Batches: int(batches), BatchSize: 64, Seed: uint64(seed)}
-		kernels, err := cuda.SelfCheck(dev, cfg)
-		if err != nil {
-			return nil, err
-		}
-		// The mode-2 pipeline (device sampler stage, tiers, gather,
-		// outputs) on a spread of the schemes: TestGPUPipelineCheck runs
-		// every one.
-		pl, err := cuda.PipelineCheck(dev, cfg, selfcheckPipelineSchemes)
-		if err != nil {
-			return nil, fmt.Errorf("mode-2 pipeline: %w", err)
-		}
-		return struct {
-			cuda.CheckReport
-			Pipeline cuda.CheckReport `json:"pipeline"`
-		}{kernels, pl}, nil
+		return withDevice(ordinal, func(dev *cuda.GPU) (any, error) { return selfcheck(dev, nodes, batches, seed) })
 	})
+}
+
+func selfcheck(dev *cuda.GPU, nodes C.int64_t, batches C.int32_t, seed C.uint64_t) (any, error) {
+	cfg := cuda.CheckConfig{Nodes: int64(nodes), AvgDegree: 8, Hubs: 4, Patches: 3, Batches: int(batches), BatchSize: 64, Seed: uint64(seed)}
+	kernels, err := cuda.SelfCheck(dev, cfg)
+	if err != nil {
+		return nil, err
+	}
+	// The mode-2 pipeline (device sampler stage, tiers, gather,
+	// outputs) on a spread of the schemes: TestGPUPipelineCheck runs
+	// every one.
+	pl, err := cuda.PipelineCheck(dev, cfg, selfcheckPipelineSchemes)
+	if err != nil {
+		return nil, fmt.Errorf("mode-2 pipeline: %w", err)
+	}
+	return struct {
+		cuda.CheckReport
+		Pipeline cuda.CheckReport `json:"pipeline"`
+	}{kernels, pl}, nil
 }
 
 //export gfcudago_epoch
 func gfcudago_epoch(ordinal C.int32_t, config *C.char, report *C.char, cap C.size_t) C.int {
-	return hook(report, cap, func() (any, error) {
+	return hook("gfcuda_epoch", report, cap, func() (any, error) {
 		if config == nil {
 			return nil, fmt.Errorf("gfcuda_epoch: config is NULL")
 		}
@@ -215,45 +171,44 @@ func gfcudago_epoch(ordinal C.int32_t, config *C.char, report *C.char, cap C.siz
 		if err := json.Unmarshal([]byte(C.GoString(config)), &cfg); err != nil {
 			return nil, fmt.Errorf("gfcuda_epoch: config: %w", err)
 		}
-		dev, err := openDevice(ordinal)
-		if err != nil {
-			return nil, err
-		}
-		defer dev.Close()
-		res, err := cuda.EpochBench(dev, cfg)
-		if err != nil {
-			return nil, err
-		}
-		out := struct {
-			cuda.EpochResult
-			CopyBytesPerSecond float64 `json:"h2d_pageable_bytes_per_second"`
-		}{EpochResult: res}
-		out.CopyBytesPerSecond, _ = dev.CopyBandwidth(256<<20, 5)
-		return out, nil
+		return withDevice(ordinal, func(dev *cuda.GPU) (any, error) {
+			res, err := cuda.EpochBench(dev, cfg)
+			if err != nil {
+				return nil, err
+			}
+			out := struct {
+				cuda.EpochResult
+				CopyBytesPerSecond float64 `json:"h2d_pageable_bytes_per_second"`
+			}{EpochResult: res}
+			out.CopyBytesPerSecond, _ = dev.CopyBandwidth(256<<20, 5)
+			return out, nil
+		})
 	})
 }
 
 // gfcudago_fault makes the deliberately faulty launch kind (cuda.Fault) and
 // succeeds when graphferry reported it; the report is the error message.
+// Kind "panic" panics inside the hook, for the test that a panic disables
+// the library.
 //
 //export gfcudago_fault
 func gfcudago_fault(ordinal C.int32_t, kind *C.char, report *C.char, cap C.size_t) C.int {
-	return hook(report, cap, func() (any, error) {
+	return hook("gfcuda_fault", report, cap, func() (any, error) {
 		if kind == nil {
 			return nil, fmt.Errorf("gfcuda_fault: kind is NULL")
 		}
-		dev, err := openDevice(ordinal)
-		if err != nil {
-			return nil, err
-		}
-		defer dev.Close()
-		reported, err := cuda.Fault(dev, C.GoString(kind))
-		if err != nil {
-			return nil, err
-		}
-		if reported == nil {
-			return nil, fmt.Errorf("gfcuda_fault: the %s fault was not reported", C.GoString(kind))
-		}
-		return reported.Error(), nil
+		return withDevice(ordinal, func(dev *cuda.GPU) (any, error) {
+			if C.GoString(kind) == "panic" {
+				panic("the deliberate panic of gfcuda_fault")
+			}
+			reported, err := cuda.Fault(dev, C.GoString(kind))
+			if err != nil {
+				return nil, err
+			}
+			if reported == nil {
+				return nil, fmt.Errorf("gfcuda_fault: the %s fault was not reported", C.GoString(kind))
+			}
+			return reported.Error(), nil
+		})
 	})
 }

@@ -292,8 +292,12 @@ static void gf__dev_vdeleter(DLManagedTensorVersioned *self) {
   free(self);
 }
 
+// gf__thread_id names the calling thread (a per-thread stream, handle 2,
+// is that thread's own).
+int64_t gf__thread_id(void) { return (int64_t)(uintptr_t)pthread_self(); }
+
 // gf__make_dev_tensor is gf__make_tensor for device memory at ptr of CUDA
-// device device_id; Go writes the shape.
+// device device_id, taken on the calling thread; Go writes the shape.
 DLManagedTensor *gf__make_dev_tensor(uintptr_t ptr, uint8_t code, uint8_t bits, int32_t ndim, int32_t device_id,
                                      uint64_t owner, uint64_t alloc, uintptr_t stream) {
   gf__devret *r = (gf__devret *)calloc(1, sizeof(gf__devret));
@@ -309,6 +313,7 @@ DLManagedTensor *gf__make_dev_tensor(uintptr_t ptr, uint8_t code, uint8_t bits, 
   r->alloc = alloc;
   r->ptr = ptr;
   r->stream = stream;
+  r->thread = gf__thread_id();
   t->dl_tensor.device.device_type = kDLCUDA;
   t->dl_tensor.device.device_id = device_id;
   t->manager_ctx = r;

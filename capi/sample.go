@@ -15,6 +15,7 @@ import (
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/device"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -166,9 +167,9 @@ type batchObj struct {
 	b     *pipeline.Batch
 	taken map[fieldKey]bool
 	names map[string]bool
-	// dev is the device loader's state for a batch with device tensors
+	// dev is the device loader's session for a batch with device tensors
 	// (device.go), consumer the stream its device memory is reused after.
-	dev      *devState
+	dev      *device.Session
 	consumer mem.Stream
 }
 
@@ -177,12 +178,11 @@ func newBatch(b *pipeline.Batch, out *C.uintptr_t) {
 }
 
 // newDeviceBatch is newBatch for a batch of a device loader (dev nil: a
-// host loader's).
-func newDeviceBatch(b *pipeline.Batch, dev *devState, out *C.uintptr_t) {
+// host loader's), delivered to dev by the loader's Next.
+func newDeviceBatch(b *pipeline.Batch, dev *device.Session, out *C.uintptr_t) {
 	o := &batchObj{b: b, taken: map[fieldKey]bool{}, names: map[string]bool{}, dev: dev}
 	if dev != nil {
-		o.consumer = dev.consumer
-		dev.hold() // the batch's device memory outlives gf_loader_close
+		o.consumer = dev.Consumer()
 	}
 	putHandle(out, newHandle(kindBatch, o))
 }
@@ -486,10 +486,10 @@ func loaderArgs(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *
 
 // loaderArgsDevice is loaderArgs that also reads the device options
 // (gf_loader_open's; allowDevice false refuses kDLCUDA).
-func loaderArgsDevice(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t, allowDevice bool) (*core.Graph, []int64, sample.Request, pipeline.Options, deviceOptions, error) {
+func loaderArgsDevice(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t, allowDevice bool) (*core.Graph, []int64, sample.Request, pipeline.Options, *device.Options, error) {
 	g, seeds, req, lopt, err := loaderArgsHost(h, seedsT, o, out)
 	if err != nil {
-		return nil, nil, req, lopt, deviceOptions{}, err
+		return nil, nil, req, lopt, nil, err
 	}
 	o, _ = readOptions(o, "options", loaderOptionsLayout) // read once already
 	d, err := readDeviceOptions(o, "options", allowDevice)
@@ -588,16 +588,7 @@ func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options,
 		if err != nil {
 			return err
 		}
-		if d.on {
-			l, st, err := openDeviceLoader(g, seeds, req, lopt, a, d)
-			if err != nil {
-				a.release()
-				return err
-			}
-			putDeviceLoader(out, l, a, st)
-			return nil
-		}
-		l, err := g.OpenLoader(seeds, req, lopt, a)
+		l, err := g.OpenLoaderOn(d, seeds, req, lopt, a)
 		if err != nil {
 			a.release()
 			return err
@@ -721,13 +712,13 @@ func loaderNext(fn string, h C.uintptr_t, timeoutMs int64, out *C.uintptr_t) C.i
 			ctx, cancel = context.WithTimeout(ctx, time.Duration(min(timeoutMs, math.MaxInt64/int64(time.Millisecond)))*time.Millisecond)
 			defer cancel()
 		}
-		dev := loaderDev(h)
+		dev := l.Device()
 		if dev != nil {
 			if err := drainDevice(); err != nil {
 				return err
 			}
 		}
-		b, err := l.Next(ctx)
+		b, err := l.Next(ctx) // a device loader's: delivered to dev
 		switch {
 		case errors.Is(err, io.EOF):
 			return errDone
@@ -739,12 +730,6 @@ func loaderNext(fn string, h C.uintptr_t, timeoutMs int64, out *C.uintptr_t) C.i
 			return errNotReady
 		case err != nil:
 			return err
-		}
-		if dev != nil && dev.consumer != mem.NoStream {
-			if err := dev.waitOn(dev.consumer, b.Ready()); err != nil {
-				b.Release()
-				return err
-			}
 		}
 		newDeviceBatch(b, dev, out)
 		return nil
@@ -758,8 +743,11 @@ func gfgo_loader_close(h C.uintptr_t) {
 		if !ok {
 			return nil
 		}
-		err := l.Close() // a device loader's closer is its devState
-		forgetDeviceLoader(h)
+		var err error
+		if l.Device() != nil {
+			err = drainDevice()
+		}
+		err = errors.Join(err, l.Close()) // a device loader's closer is its device.Session
 		releaseLoaderAlloc(h)
 		C.gf__buf_pool_use(-1) // the last loader closed empties the pool
 		return err

@@ -18,10 +18,12 @@ typedef struct gf__devret {
   uint64_t alloc;    // index of the batch's device allocator in it
   uintptr_t ptr;     // the device memory
   uintptr_t stream;  // the consumer's stream to order the reuse after (0: none)
+  int64_t thread;    // the taking thread (gf__thread_id), whose stream 2 (per-thread) is meant
 } gf__devret;
 DLManagedTensor *gf__make_dev_tensor(uintptr_t ptr, uint8_t code, uint8_t bits, int32_t ndim, int32_t device_id,
                                      uint64_t owner, uint64_t alloc, uintptr_t stream);
 gf__devret *gf__dev_drain(void);
+int64_t gf__thread_id(void);
 void gf__release_arrow(struct ArrowSchema *schema, struct ArrowArray *array);
 
 // bufpool.c: buffers of exported tensors (see there).

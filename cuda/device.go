@@ -6,6 +6,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/device"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -43,6 +44,8 @@ type Device interface {
 	NewStream() (Stream, error)
 	// NewEvent returns a new event of the device.
 	NewEvent() (Event, error)
+	// WaitOn and Quiesce order a consumer's stream (device.Device).
+	device.Device
 	// Close releases the device's resources.
 	Close() error
 }

@@ -193,6 +193,10 @@ func (d *emuDevice) NewStream() (Stream, error) {
 
 func (d *emuDevice) NewEvent() (Event, error) { return emuEvent(d.handles.Add(1)), nil }
 
+// WaitOn and Quiesce: the emulator's work is complete when a call returns.
+func (d *emuDevice) WaitOn(mem.Stream, mem.Event) error { return nil }
+func (d *emuDevice) Quiesce() error                     { return nil }
+
 func (d *emuDevice) CopyIn(dst Ptr, src []byte) error {
 	d.mu.Lock()
 	defer d.mu.Unlock()

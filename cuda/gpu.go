@@ -66,6 +66,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/device"
 	"github.com/graphferry/graphferry/engine/mem"
 	"gorgonia.org/cu"
 )
@@ -137,8 +138,8 @@ type Info struct {
 // safe with Go's garbage collector (see gpuStream.Launch).
 type module struct {
 	mod   C.CUmodule
-	refs  int
-	funcs map[string]C.CUfunction
+	refs  int      // guarded by modules' lock
+	funcs sync.Map // kernel name -> C.CUfunction: a launch takes no process-wide lock
 }
 
 // modules holds the loaded kernel modules by context.
@@ -264,14 +265,15 @@ func acquireModule(ctx cu.CUContext, info Info) (*module, error) {
 		return nil, fmt.Errorf("cuda: the driver rejected graphferry's kernels (PTX ISA %s, %s) on device %d (%s, compute %d.%d, driver CUDA %s): %s",
 			info.PTXISA, info.PTXTarget, info.Ordinal, info.Name, info.ComputeMajor, info.ComputeMinor, cudaVersion(info.DriverVersion), describe(err))
 	}
-	m := &module{mod: mod, refs: 1, funcs: map[string]C.CUfunction{}}
+	m := &module{mod: mod, refs: 1}
 	modules.m[ctx] = m
 	return m, nil
 }
 
 // releaseModule drops one reference to ctx's module (ctx current),
-// unloading it with the last.
-func releaseModule(ctx cu.CUContext, m *module) error {
+// unloading it with the last (unload false: the context is not current,
+// the module goes with the context).
+func releaseModule(ctx cu.CUContext, m *module, unload ...bool) error {
 	modules.Lock()
 	defer modules.Unlock()
 	m.refs--
@@ -279,18 +281,20 @@ func releaseModule(ctx cu.CUContext, m *module) error {
 		return nil
 	}
 	delete(modules.m, ctx)
+	if len(unload) > 0 && !unload[0] {
+		return nil
+	}
 	if err := check(C.cuModuleUnload(m.mod)); err != nil {
 		return fmt.Errorf("cuda: unloading the kernels: %s", describe(err))
 	}
 	return nil
 }
 
-// function returns the kernel's handle (m's lock: modules').
+// function returns the kernel's handle, looked up once (concurrent
+// lookups of a new name may both ask the driver: the same handle).
 func (m *module) function(name string) (C.CUfunction, error) {
-	modules.Lock()
-	defer modules.Unlock()
-	if fn, ok := m.funcs[name]; ok {
-		return fn, nil
+	if fn, ok := m.funcs.Load(name); ok {
+		return fn.(C.CUfunction), nil
 	}
 	cname := C.CString(name)
 	defer C.free(unsafe.Pointer(cname))
@@ -298,7 +302,7 @@ func (m *module) function(name string) (C.CUfunction, error) {
 	if err := check(C.cuModuleGetFunction(&fn, m.mod, cname)); err != nil {
 		return fn, fmt.Errorf("cuda: kernel %s: %s", name, describe(err))
 	}
-	m.funcs[name] = fn
+	m.funcs.Store(name, fn)
 	return fn, nil
 }
 
@@ -951,7 +955,19 @@ func (g *GPU) Close() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if err := cu.PushCurrentCtx(g.ctx); err != nil {
-		return fmt.Errorf("cuda: closing device %d: %s", g.ordinal, describe(err))
+		// Nothing can be destroyed without the context: let go of it all
+		// the same (our module reference, the primary context, with whose
+		// last release the driver frees the streams and events made here).
+		errs := []error{fmt.Errorf("cuda: closing device %d: making its context current: %s; its streams and events are released with the primary context", g.ordinal, describe(err))}
+		for ev := range g.events {
+			ev.closed = true
+		}
+		g.streams, g.events = map[*gpuStream]bool{}, map[*gpuEvent]bool{}
+		errs = append(errs, releaseModule(g.ctx, g.mod, false))
+		if err := g.dev.ReleasePrimaryCtx(); err != nil {
+			errs = append(errs, fmt.Errorf("cuda: releasing the primary context: %s", describe(err)))
+		}
+		return errors.Join(errs...)
 	}
 	var errs []error
 	streams := []*gpuStream{g.def}
@@ -976,6 +992,27 @@ func (g *GPU) Close() error {
 		errs = append(errs, fmt.Errorf("cuda: releasing the primary context: %s", describe(err)))
 	}
 	return errors.Join(errs...)
+}
+
+// The CUDA library's device loaders (engine/device) run on GPUs.
+func init() { device.Register(NewBackend(Open)) }
+
+// Quiesce waits on the host for all the work queued so far in the GPU's
+// context, on every stream (cuCtxSynchronize): a consumer's per-thread
+// stream of another thread included.
+func (g *GPU) Quiesce() error {
+	if err := g.usable(); err != nil {
+		return err
+	}
+	pop, err := g.push()
+	if err != nil {
+		return err
+	}
+	defer pop()
+	if err := check(C.cuCtxSynchronize()); err != nil {
+		return g.fail("waiting for the device's work", err)
+	}
+	return nil
 }
 
 // Open returns the GPU device of the given ordinal (OpenGPU).
@@ -1029,6 +1066,7 @@ func codeName(code int) string {
 // again (faults inside a kernel).
 var stickyCodes = map[int]bool{
 	700: true, // CUDA_ERROR_ILLEGAL_ADDRESS
+	702: true, // CUDA_ERROR_LAUNCH_TIMEOUT (the watchdog killed a kernel)
 	714: true, // CUDA_ERROR_HARDWARE_STACK_ERROR
 	715: true, // CUDA_ERROR_ILLEGAL_INSTRUCTION
 	716: true, // CUDA_ERROR_MISALIGNED_ADDRESS

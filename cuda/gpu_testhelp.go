@@ -20,6 +20,15 @@ static int gf_test_is_registered(uintptr_t p, size_t n) {
 	int (*f)(uintptr_t, size_t) = (int (*)(uintptr_t, size_t))dlsym(RTLD_DEFAULT, "gf_fakecuda_is_registered");
 	return f ? f(p, n) : -2;
 }
+static int gf_test_fail_push(int n, int code) {
+	int (*f)(const char *, int, int, int) = (int (*)(const char *, int, int, int))dlsym(RTLD_DEFAULT, "gf_fakecuda_fail");
+	return f ? f("cuCtxPushCurrent", 0, n, code) : -2;
+}
+// The fake's counters of device dev (gf_fakecuda_stats_t, 11 int64s).
+static int gf_test_stats(int dev, int64_t *out) {
+	int (*f)(int, int64_t *) = (int (*)(int, int64_t *))dlsym(RTLD_DEFAULT, "gf_fakecuda_stats");
+	return f ? f(dev, out) : -2;
+}
 */
 import "C"
 
@@ -55,4 +64,24 @@ func fakeRegistrations() (total, live int64, ok bool) {
 func fakeRegistered(b []byte) (registered, ok bool) {
 	r := C.gf_test_is_registered(C.uintptr_t(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), C.size_t(len(b)))
 	return r == 1, r >= 0
+}
+
+// fakeFailPush makes the fake driver's next n context pushes fail with
+// CUresult code; false on the real driver.
+func fakeFailPush(n, code int) bool { return C.gf_test_fail_push(C.int(n), C.int(code)) == 0 }
+
+// fakeStats returns the fake driver's counters of device dev
+// (gf_fakecuda_stats_t: live allocations and bytes, memory, live modules,
+// loads, live streams, live events, live contexts, the primary refcount,
+// launches, live host ranges); false on the real driver.
+func fakeStats(dev int) ([11]int64, bool) {
+	var out [11]C.int64_t
+	if C.gf_test_stats(C.int(dev), &out[0]) != 0 {
+		return [11]int64{}, false
+	}
+	var r [11]int64
+	for i, v := range out {
+		r[i] = int64(v)
+	}
+	return r, true
 }

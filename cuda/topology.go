@@ -5,40 +5,23 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/graphferry/graphferry/engine/device"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
-// Placement says where the graph's topology lives for the kernels.
-type Placement int
+// Placement says where the graph's topology lives for the kernels
+// (engine/device's vocabulary). PlacePinned leaves it in host memory,
+// page-locked and mapped for the device: the graph's arrays that are off
+// the Go heap (memory-mapped dataset files, a caller's memory) registered
+// in place, the others (and any the driver refuses) copied into pinned
+// allocations of the driver; the kernels read it over the bus (zero-copy).
+type Placement = device.Placement
 
 const (
-	// PlaceAuto puts the topology in device memory when it fits in the
-	// device's free memory less the caller's reserve, else in pinned host
-	// memory.
-	PlaceAuto Placement = iota
-	// PlaceDevice copies the topology into device memory.
-	PlaceDevice
-	// PlacePinned leaves the topology in host memory, page-locked and
-	// mapped for the device: the graph's arrays that are off the Go heap
-	// (memory-mapped dataset files, a caller's memory) registered in
-	// place, the others (and any the driver refuses) copied into pinned
-	// allocations of the driver. The kernels read it over the bus
-	// (zero-copy), for graphs larger than the device's memory.
-	PlacePinned
+	PlaceAuto   = device.PlaceAuto
+	PlaceDevice = device.PlaceDevice
+	PlacePinned = device.PlacePinned
 )
-
-// String returns "auto", "device" or "pinned".
-func (p Placement) String() string {
-	switch p {
-	case PlaceAuto:
-		return "auto"
-	case PlaceDevice:
-		return "device"
-	case PlacePinned:
-		return "pinned"
-	}
-	return fmt.Sprintf("Placement(%d)", int(p))
-}
 
 // placed is a set of host arrays made readable by the kernels: in device
 // memory, or pinned host memory (registered in place when off the Go heap,

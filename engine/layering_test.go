@@ -40,7 +40,8 @@ const module = "github.com/graphferry/graphferry"
 //     (cache, which must not import the pipeline), npy conversion, rank
 //     partitioning, the synthetic generators;
 //  6. the edge-level loaders' batches (linkload, a pipeline Maker), the
-//     subgraph loaders' (subload, another), and the test graph that core's and distributed's tests share;
+//     subgraph loaders' (subload, another), the device seam (device: a device
+//     backend's stages and its batches' device memory), and the test graph that core's and distributed's tests share;
 //  7. the Graph facade and its node loaders (core);
 //  8. distributed loading over a core.Graph.
 var layers = [][]string{
@@ -50,7 +51,7 @@ var layers = [][]string{
 	{"sample", "fileformat"},
 	{"dataset"},
 	{"pipeline", "cache", "convert", "rankpart", "gen"},
-	{"internal/testgraph", "linkload", "subload"},
+	{"internal/testgraph", "linkload", "subload", "device"},
 	{"core"},
 	{"distributed"},
 }

@@ -47,7 +47,7 @@ printf '{\n  global: cu*; gf_fakecuda_*;\n  local: *;\n};\n' >"$tmp/exports.map"
 # Every listed symbol, the runtime's entry points and the test hooks are exported.
 defined=$(nm -D --defined-only "$tmp/libcuda.so.1" | awk '{print $NF}' | sort -u)
 missing=$(comm -23 <(printf '%s\n' cuGetProcAddress cuGetProcAddress_v2 cuGetExportTable \
-  gf_fakecuda_stats gf_fakecuda_is_fake gf_fakecuda_registrations gf_fakecuda_is_registered | cat - "$syms" | sort -u) <(echo "$defined"))
+  gf_fakecuda_stats gf_fakecuda_is_fake gf_fakecuda_registrations gf_fakecuda_is_registered gf_fakecuda_set_delay_us gf_fakecuda_hold gf_fakecuda_fail | cat - "$syms" | sort -u) <(echo "$defined"))
 if [[ -n "$missing" ]]; then
   echo "build.sh: not exported by the fake libcuda.so.1: $(echo "$missing" | tr "\n" " ")" >&2
   exit 1

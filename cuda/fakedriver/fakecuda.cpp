@@ -16,8 +16,13 @@
 // GF_FAKECUDA_MEM, GF_FAKECUDA_THREADS, GF_FAKECUDA_SEED,
 // GF_FAKECUDA_VERBOSE (failures to stderr).
 //
-// Every entry point takes one mutex over all driver state; kernels run
-// outside it. Handles (contexts, modules, functions, streams, events) are
+// Every entry point takes one mutex over all driver state. Streams are
+// asynchronous as on a GPU: each stream (a created one, a context's legacy
+// NULL stream, a thread's per-thread stream) has a host thread of its own
+// that runs its work in order after a delay (GF_FAKECUDA_DELAY_US, or
+// gf_fakecuda_set_delay_us), outside the mutex: copies land, kernels run
+// and events complete late, in stream order, so that reading before
+// waiting shows stale bytes. Handles (contexts, modules, functions, streams, events) are
 // objects that are never freed once created: a destroyed one stays known as
 // destroyed, so a stale handle is refused and never reused.
 #include <cuda.h>
@@ -33,10 +38,16 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
+#include <atomic>
+#include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <unordered_set>
 #include <vector>
 
@@ -135,12 +146,76 @@ constexpr int kMultiprocessors = 8;
 constexpr int kLeastPriority = 0, kGreatestPriority = -5;
 constexpr unsigned char kFill = 0xA5;  // fresh device memory is not zero
 
+struct Worker;
+
 struct Ctx {
     int dev;
     bool primary;
     bool alive;  // the primary: active (retained); others: not destroyed
     unsigned flags;
     CUresult sticky;  // a "kernel fault" poisons the context, as on a GPU
+    Worker *legacy = nullptr;  // the NULL (legacy default) stream's worker
+};
+
+// gf_fakecuda_fail: after inject.skip more calls of inject.fn, inject.n
+// calls fail with inject.code.
+struct {
+    std::string fn;
+    int skip = 0, n = 0;
+    CUresult code = CUDA_SUCCESS;
+} inject;
+
+// Delay before each queued operation runs (microseconds).
+std::atomic<long long> delayUs{0};
+
+// Worker runs one stream's work in order on a host thread of its own.
+// Never destroyed (a stream destroyed finishes its queue and its thread
+// ends); every worker is listed in `workers` for synchronisation.
+struct Worker {
+    Ctx *ctx;
+    std::mutex m;
+    std::condition_variable cv;  // work queued, or the queue drained
+    std::deque<std::function<void()>> q;
+    bool busy = false, stop = false;
+    int holds = 0;  // gf_fakecuda_hold: no operation starts while > 0
+
+    explicit Worker(Ctx *c) : ctx(c) {
+        std::thread([this] { loop(); }).detach();
+    }
+    void loop() {
+        std::unique_lock<std::mutex> l(m);
+        for (;;) {
+            cv.wait(l, [this] { return (!q.empty() && holds == 0) || (stop && q.empty()); });
+            if (q.empty()) return;  // stopped and drained
+            auto fn = std::move(q.front());
+            q.pop_front();
+            busy = true;
+            l.unlock();
+            if (long long us = delayUs.load()) std::this_thread::sleep_for(std::chrono::microseconds(us));
+            fn();
+            l.lock();
+            busy = false;
+            cv.notify_all();
+        }
+    }
+    void push(std::function<void()> fn) {
+        std::lock_guard<std::mutex> l(m);
+        q.push_back(std::move(fn));
+        cv.notify_all();
+    }
+    void drain() {
+        std::unique_lock<std::mutex> l(m);
+        cv.wait(l, [this] { return q.empty() && !busy; });
+    }
+    bool idle() {
+        std::lock_guard<std::mutex> l(m);
+        return q.empty() && !busy;
+    }
+    void finish() {  // run what is queued, then end the thread
+        std::lock_guard<std::mutex> l(m);
+        stop = true;
+        cv.notify_all();
+    }
 };
 
 struct Device {
@@ -186,15 +261,21 @@ struct Stream {
     bool alive;
     unsigned flags;
     int priority;
+    Worker *w;
 };
 
+// An event completes when the stream it was recorded on reaches the
+// record: recorded counts the records queued, done those that completed
+// (both under evMu).
 struct Event {
     Ctx *ctx;
     bool alive;
     unsigned flags;
-    bool recorded;
-    double ms;  // host time at the last record
+    unsigned long long recorded, done;
+    double ms;  // host time when the last record completed
 };
+std::mutex evMu;
+std::condition_variable evCv;
 
 struct Config {
     int driver = 12040;
@@ -204,6 +285,7 @@ struct Config {
     size_t mem = size_t(1) << 30;
     unsigned threads = 1;
     unsigned long long seed = 0;
+    long long delayUs = 0;
 };
 
 // The state lives on the heap and is never destroyed: a thread may call the
@@ -227,6 +309,9 @@ Handles &ctxs = forever<Handles>(), &modules = forever<Handles>(), &functions = 
         &streams = forever<Handles>(), &events = forever<Handles>();
 
 thread_local std::vector<Ctx *> ctxStack;
+// Every stream worker, and this thread's per-thread streams by context.
+std::vector<Worker *> &workers = forever<std::vector<Worker *>>();
+thread_local std::map<Ctx *, Worker *> perThread;
 
 double nowMs() {
     using namespace std::chrono;
@@ -323,6 +408,10 @@ CUresult readConfig(Config *c) {
         if (!parseU64(s, &v, false)) return configError("GF_FAKECUDA_SEED", s);
         c->seed = v;
     }
+    if ((s = std::getenv("GF_FAKECUDA_DELAY_US"))) {
+        if (!parseU64(s, &v, false) || v > 10000000) return configError("GF_FAKECUDA_DELAY_US", s);
+        c->delayUs = (long long)v;
+    }
     return CUDA_SUCCESS;
 }
 
@@ -339,6 +428,14 @@ CUresult readConfig(Config *c) {
 
 CUresult initialized(const char *fn) {
     if (initState != INIT_OK) return fail(CUDA_ERROR_NOT_INITIALIZED, fn, "cuInit(0) has not succeeded");
+    if (inject.n > 0 && (inject.fn == fn || inject.fn + "_v2" == fn)) {
+        if (inject.skip > 0) {
+            inject.skip--;
+        } else {
+            inject.n--;
+            return fail(inject.code, fn, "gf_fakecuda_fail asked for this failure");
+        }
+    }
     return CUDA_SUCCESS;
 }
 
@@ -428,6 +525,38 @@ CUresult stream(const char *fn, Ctx *c, CUstream s) {
     return CUDA_SUCCESS;
 }
 
+Worker *newWorker(Ctx *c) {
+    auto *w = new Worker(c);
+    workers.push_back(w);
+    return w;
+}
+
+// workerOf: the worker of stream s (checked) of context c: a created
+// stream's, the context's legacy NULL stream's, this thread's per-thread
+// stream's.
+Worker *workerOf(Ctx *c, CUstream s) {
+    if (s == nullptr || s == CU_STREAM_LEGACY) {
+        if (!c->legacy) c->legacy = newWorker(c);
+        return c->legacy;
+    }
+    if (s == CU_STREAM_PER_THREAD) {
+        Worker *&w = perThread[c];
+        if (!w) w = newWorker(c);
+        return w;
+    }
+    return reinterpret_cast<Stream *>(s)->w;
+}
+
+// quiesce waits until every stream has run what was queued (mu held; the
+// workers never take mu): before memory is freed, as cuMemFree and
+// cuMemFreeHost synchronise on a GPU. c: that context's streams only
+// (nullptr: all).
+void quiesce(Ctx *c) {
+    for (Worker *w : workers) {
+        if (!c || w->ctx == c) w->drain();
+    }
+}
+
 CUresult event(const char *fn, CUevent e, Event **out) {
     if (!events.count(e)) return fail(CUDA_ERROR_INVALID_HANDLE, fn, "%p is not an event", (void *)e);
     Event *ev = reinterpret_cast<Event *>(e);
@@ -440,6 +569,7 @@ CUresult event(const char *fn, CUevent e, Event **out) {
 // streams, events): at cuCtxDestroy, and when a primary context's last
 // reference is released.
 void destroyResources(Ctx *c) {
+    quiesce(c);
     Device &d = devices[c->dev];
     for (auto it = ranges.begin(); it != ranges.end();) {
         if (it->second.kind == Range::DEVICE && it->second.ctx == c) {
@@ -456,7 +586,10 @@ void destroyResources(Ctx *c) {
     }
     for (const void *h : streams) {
         auto *s = const_cast<Stream *>(static_cast<const Stream *>(h));
-        if (s->ctx == c) s->alive = false;
+        if (s->ctx == c && s->alive) {
+            s->alive = false;
+            s->w->finish();
+        }
     }
     for (const void *h : events) {
         auto *e = const_cast<Event *>(static_cast<const Event *>(h));
@@ -631,9 +764,30 @@ CUresult loadModule(const char *fn, CUmodule *module, const void *image) {
 // ---------------------------------------------------------------------------
 
 
+// pinned: is [p, p+n) page-locked host memory (pinned or registered)? The
+// copies to and from it are asynchronous; those from pageable memory are
+// staged at the call, those to it are waited for (as on a GPU).
+bool pinned(uintptr_t p, size_t n) {
+    uintptr_t base;
+    Range *r = findRange(p, &base);
+    return r && r->kind != Range::DEVICE && n <= r->size - (p - base);
+}
+
+// queue runs fn on stream s of context c (async), or on the legacy stream
+// and waits for it (a synchronous call). The lock is given up while
+// waiting: the caller holds it through `lock`.
+void queue(std::unique_lock<std::mutex> &lock, Ctx *c, CUstream s, bool async, bool wait, std::function<void()> fn) {
+    Worker *w = workerOf(c, async ? s : nullptr);
+    w->push(std::move(fn));
+    if (!async || wait) {
+        lock.unlock();
+        w->drain();
+    }
+}
+
 template <typename T>
 CUresult memsetN(const char *fn, CUdeviceptr dst, T value, size_t n, CUstream s, bool async) {
-    LOCK;
+    std::unique_lock<std::mutex> lock(mu);
     Ctx *c;
     TRY(current(fn, &c));
     if (async) TRY(stream(fn, c, s));
@@ -645,19 +799,23 @@ CUresult memsetN(const char *fn, CUdeviceptr dst, T value, size_t n, CUstream s,
     if (n > ~size_t(0) / sizeof(T)) return fail(CUDA_ERROR_INVALID_VALUE, fn, "count %zu overflows", n);
     TRY(deviceRange(fn, c, dst, n * sizeof(T), "destination"));
     T *p = reinterpret_cast<T *>(dst);
-    if (sizeof(T) == 1) {
-        std::memset(p, (int)value, n);
-    } else {
-        std::fill(p, p + n, value);
-    }
+    queue(lock, c, s, async, false, [p, value, n] {
+        if (sizeof(T) == 1) {
+            std::memset(p, (int)value, n);
+        } else {
+            std::fill(p, p + n, value);
+        }
+    });
     return CUDA_SUCCESS;
 }
 
 // memcpyChecked: copies where each side is host (taken as given) or device
 // (range-checked); for the unified cuMemcpy, kind is decided by address.
+// Asynchronous copies run on the stream's thread: from pageable host
+// memory the source is staged now, to pageable host memory the call waits.
 enum Side { HOST, DEV, UNIFIED };
 CUresult memcpyChecked(const char *fn, uintptr_t dst, Side ds, uintptr_t src, Side ss, size_t n, CUstream s, bool async) {
-    LOCK;
+    std::unique_lock<std::mutex> lock(mu);
     Ctx *c;
     TRY(current(fn, &c));
     if (async) TRY(stream(fn, c, s));
@@ -668,7 +826,15 @@ CUresult memcpyChecked(const char *fn, uintptr_t dst, Side ds, uintptr_t src, Si
     if (ss == DEV) TRY(deviceRange(fn, c, src, n, "source"));
     if (ds == HOST && !dst) return fail(CUDA_ERROR_INVALID_VALUE, fn, "NULL host destination");
     if (ss == HOST && !src) return fail(CUDA_ERROR_INVALID_VALUE, fn, "NULL host source");
-    std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<const void *>(src), n);
+    if (ss == HOST && !pinned(src, n)) {
+        auto staged = std::make_shared<std::vector<unsigned char>>(reinterpret_cast<const unsigned char *>(src),
+                                                                   reinterpret_cast<const unsigned char *>(src) + n);
+        queue(lock, c, s, async, ds == HOST && !pinned(dst, n),
+              [dst, staged] { std::memcpy(reinterpret_cast<void *>(dst), staged->data(), staged->size()); });
+        return CUDA_SUCCESS;
+    }
+    queue(lock, c, s, async, ds == HOST && !pinned(dst, n),
+          [dst, src, n] { std::memmove(reinterpret_cast<void *>(dst), reinterpret_cast<const void *>(src), n); });
     return CUDA_SUCCESS;
 }
 
@@ -736,6 +902,7 @@ CUresult CUDAAPI cuInit(unsigned int Flags) {
         return r;
     }
     cfg = c;
+    delayUs = cfg.delayUs;
     devices.assign(cfg.devices, Device{});
     for (int i = 0; i < cfg.devices; i++) {
         const auto &cc = cfg.cc[std::min<size_t>(i, cfg.cc.size() - 1)];
@@ -979,6 +1146,7 @@ CUresult CUDAAPI cuCtxDestroy(CUcontext ctx) {
 CUresult CUDAAPI cuCtxPushCurrent(CUcontext ctx) {
     LOCK;
     TRY(initialized(__func__));
+
     Ctx *c = asCtx(ctx);
     if (!ctx) return FAIL(CUDA_ERROR_INVALID_VALUE, "NULL context");
     if (!c || (!c->alive && !c->primary)) return FAIL(CUDA_ERROR_INVALID_CONTEXT, "%p is not a live context", (void *)ctx);
@@ -1039,9 +1207,16 @@ CUresult CUDAAPI cuCtxGetFlags(unsigned int *flags) {
 }
 
 CUresult CUDAAPI cuCtxSynchronize(void) {
-    LOCK;
+    std::unique_lock<std::mutex> lock(mu);
     Ctx *c;
-    return current(__func__, &c);  // everything issued has run
+    TRY(current(__func__, &c));
+    std::vector<Worker *> ws;
+    for (Worker *w : workers) {
+        if (w->ctx == c) ws.push_back(w);
+    }
+    lock.unlock();
+    for (Worker *w : ws) w->drain();  // every stream of the context, every thread's
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuCtxGetApiVersion(CUcontext ctx, unsigned int *version) {
@@ -1103,6 +1278,7 @@ CUresult CUDAAPI cuMemFree(CUdeviceptr dptr) {
     if (it->second.ctx != c) {
         return FAIL(CUDA_ERROR_INVALID_VALUE, "0x%llx was allocated in another context", (unsigned long long)dptr);
     }
+    quiesce(c);  // cuMemFree synchronises
     devices[c->dev].used -= it->second.charged;
     std::free(reinterpret_cast<void *>(it->first));
     ranges.erase(it);
@@ -1148,6 +1324,7 @@ CUresult CUDAAPI cuMemFreeHost(void *p) {
     if (!p || it == ranges.end() || it->second.kind != Range::PINNED) {
         return FAIL(CUDA_ERROR_INVALID_VALUE, "%p is not the start of a pinned host allocation", p);
     }
+    quiesce(nullptr);  // cuMemFreeHost synchronises
     std::free(p);
     ranges.erase(it);
     return CUDA_SUCCESS;
@@ -1184,6 +1361,7 @@ CUresult CUDAAPI cuMemHostUnregister(void *p) {
     if (!p || it == ranges.end() || it->second.kind != Range::REGISTERED) {
         return FAIL(CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED, "%p is not the start of a registered range", p);
     }
+    quiesce(nullptr);  // no queued copy or kernel reads it any more
     ranges.erase(it);
     return CUDA_SUCCESS;
 }
@@ -1423,7 +1601,7 @@ CUresult CUDAAPI cuStreamCreateWithPriority(CUstream *phStream, unsigned int fla
     if (!phStream) return FAIL(CUDA_ERROR_INVALID_VALUE, "NULL phStream");
     if (flags & ~(unsigned)CU_STREAM_NON_BLOCKING) return FAIL(CUDA_ERROR_INVALID_VALUE, "unknown flags 0x%x", flags);
     priority = std::max(kGreatestPriority, std::min(kLeastPriority, priority));
-    auto *s = new Stream{c, true, flags, priority};
+    auto *s = new Stream{c, true, flags, priority, newWorker(c)};
     streams.insert(s);
     *phStream = reinterpret_cast<CUstream>(s);
     return CUDA_SUCCESS;
@@ -1440,21 +1618,27 @@ CUresult CUDAAPI cuStreamDestroy(CUstream hStream) {
     auto *s = reinterpret_cast<Stream *>(hStream);
     if (!s->alive) return FAIL(CUDA_ERROR_INVALID_HANDLE, "stream %p was destroyed already", (void *)hStream);
     s->alive = false;
+    s->w->finish();  // its queued work still runs, as on a GPU
     return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuStreamSynchronize(CUstream hStream) {
-    LOCK;
+    std::unique_lock<std::mutex> lock(mu);
     Ctx *c;
     TRY(current(__func__, &c));
-    return stream(__func__, c, hStream);
+    TRY(stream(__func__, c, hStream));
+    Worker *w = workerOf(c, hStream);
+    lock.unlock();
+    w->drain();
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuStreamQuery(CUstream hStream) {
     LOCK;
     Ctx *c;
     TRY(current(__func__, &c));
-    return stream(__func__, c, hStream);  // always complete
+    TRY(stream(__func__, c, hStream));
+    return workerOf(c, hStream)->idle() ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags) {
@@ -1465,6 +1649,16 @@ CUresult CUDAAPI cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned in
     Event *e;
     TRY(event(__func__, hEvent, &e));  // an event of any context may be waited on
     if (Flags & ~(unsigned)CU_EVENT_WAIT_EXTERNAL) return FAIL(CUDA_ERROR_INVALID_VALUE, "unknown flags 0x%x", Flags);
+    unsigned long long target;
+    {
+        std::lock_guard<std::mutex> l(evMu);
+        target = e->recorded;  // the last record queued so far (none: nothing to wait for)
+    }
+    if (target == 0) return CUDA_SUCCESS;
+    workerOf(c, hStream)->push([e, target] {
+        std::unique_lock<std::mutex> l(evMu);
+        evCv.wait(l, [e, target] { return e->done >= target; });
+    });
     return CUDA_SUCCESS;
 }
 
@@ -1502,7 +1696,7 @@ CUresult CUDAAPI cuEventCreate(CUevent *phEvent, unsigned int Flags) {
     if ((Flags & CU_EVENT_INTERPROCESS) && !(Flags & CU_EVENT_DISABLE_TIMING)) {
         return FAIL(CUDA_ERROR_INVALID_VALUE, "CU_EVENT_INTERPROCESS needs CU_EVENT_DISABLE_TIMING");
     }
-    auto *e = new Event{c, true, Flags, false, 0};
+    auto *e = new Event{c, true, Flags, 0, 0, 0};
     events.insert(e);
     *phEvent = reinterpret_cast<CUevent>(e);
     return CUDA_SUCCESS;
@@ -1516,8 +1710,17 @@ CUresult CUDAAPI cuEventRecord(CUevent hEvent, CUstream hStream) {
     TRY(event(__func__, hEvent, &e));
     if (e->ctx != c) return FAIL(CUDA_ERROR_INVALID_HANDLE, "event %p belongs to another context", (void *)hEvent);
     TRY(stream(__func__, c, hStream));
-    e->recorded = true;
-    e->ms = nowMs();
+    unsigned long long seq;
+    {
+        std::lock_guard<std::mutex> l(evMu);
+        seq = ++e->recorded;
+    }
+    workerOf(c, hStream)->push([e, seq] {  // completes when its stream gets here
+        std::lock_guard<std::mutex> l(evMu);
+        e->done = std::max(e->done, seq);
+        e->ms = nowMs();
+        evCv.notify_all();
+    });
     return CUDA_SUCCESS;
 }
 
@@ -1525,14 +1728,21 @@ CUresult CUDAAPI cuEventQuery(CUevent hEvent) {
     LOCK;
     TRY(initialized(__func__));
     Event *e;
-    return event(__func__, hEvent, &e);
+    TRY(event(__func__, hEvent, &e));
+    std::lock_guard<std::mutex> l(evMu);
+    return e->done >= e->recorded ? CUDA_SUCCESS : CUDA_ERROR_NOT_READY;
 }
 
 CUresult CUDAAPI cuEventSynchronize(CUevent hEvent) {
-    LOCK;
+    std::unique_lock<std::mutex> lock(mu);
     TRY(initialized(__func__));
     Event *e;
-    return event(__func__, hEvent, &e);
+    TRY(event(__func__, hEvent, &e));
+    lock.unlock();
+    std::unique_lock<std::mutex> l(evMu);
+    unsigned long long target = e->recorded;
+    evCv.wait(l, [e, target] { return e->done >= target; });
+    return CUDA_SUCCESS;
 }
 
 CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd) {
@@ -1542,7 +1752,7 @@ CUresult CUDAAPI cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUeven
     Event *a, *b;
     TRY(event(__func__, hStart, &a));
     TRY(event(__func__, hEnd, &b));
-    if (!a->recorded || !b->recorded) return FAIL(CUDA_ERROR_INVALID_HANDLE, "an event was never recorded");
+    if (!a->done || !b->done) return FAIL(CUDA_ERROR_INVALID_HANDLE, "an event was never recorded");
     if ((a->flags | b->flags) & CU_EVENT_DISABLE_TIMING) {
         return FAIL(CUDA_ERROR_INVALID_HANDLE, "an event was created with CU_EVENT_DISABLE_TIMING");
     }
@@ -1567,6 +1777,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
     const gf_emu::Kernel *k;
     std::vector<unsigned long long> args;
     gf_emu::Schedule sched;
+    Worker *w;
     {
         LOCK;
         Ctx *c;
@@ -1599,6 +1810,7 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
         }
         if (extra) return FAIL(CUDA_ERROR_INVALID_VALUE, "%s: 'extra' parameter passing is not supported", fn->name.c_str());
         TRY(stream(__func__, c, hStream));
+        w = workerOf(c, hStream);
         k = fn->kernel;
         if (k->nargs && !kernelParams) return FAIL(CUDA_ERROR_INVALID_VALUE, "%s: NULL kernelParams", fn->name.c_str());
         args.resize(k->nargs);
@@ -1612,14 +1824,39 @@ CUresult CUDAAPI cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned in
         sched.seed = cfg.seed ^ gf_emu::detail::mix((unsigned long long)d.launches);
         d.launches++;
     }
-    // The grid runs outside the lock; the launch returns once it ran.
-    gf_emu::run(*k, gridDimX, blockDimX, args.data(), sched);
+    // The grid runs on the stream's thread, after the stream's earlier work.
+    w->push([k, gridDimX, blockDimX, args, sched] { gf_emu::run(*k, gridDimX, blockDimX, args.data(), sched); });
     return CUDA_SUCCESS;
 }
 
 // --- Introspection for tests ------------------------------------------------------------------
 
 int gf_fakecuda_is_fake(void) { return 1; }
+
+long long gf_fakecuda_set_delay_us(long long us) { return delayUs.exchange(us < 0 ? 0 : us); }
+
+int gf_fakecuda_fail(const char *fn, int after, int n, int code) {
+    LOCK;
+    if (!fn || after < 0 || n < 0 || code == CUDA_SUCCESS) return -1;
+    inject.fn = fn;
+    inject.skip = after;
+    inject.n = n;
+    inject.code = (CUresult)code;
+    return 0;
+}
+
+int gf_fakecuda_hold(void *sp, int hold) {
+    CUstream s = static_cast<CUstream>(sp);
+    LOCK;
+    Ctx *c;
+    if (current(__func__, &c) != CUDA_SUCCESS || stream(__func__, c, s) != CUDA_SUCCESS) return -1;
+    Worker *w = workerOf(c, s);
+    std::lock_guard<std::mutex> l(w->m);
+    if (!hold && w->holds == 0) return -1;
+    w->holds += hold ? 1 : -1;
+    w->cv.notify_all();
+    return 0;
+}
 
 const char *gf_fakecuda_last_reason(void) { return lastReason.c_str(); }
 

@@ -45,6 +45,26 @@ int gf_fakecuda_registrations(int64_t *total, int64_t *live);
  * only: it is never read. */
 int gf_fakecuda_is_registered(uintptr_t p, size_t n);
 
+/* Sets the delay, in microseconds, before each queued operation of every
+ * stream runs (GF_FAKECUDA_DELAY_US at cuInit; < 0: 0) and returns the
+ * previous one. Streams run their work on threads of their own, so a copy
+ * lands, a kernel runs and an event completes that long after the work
+ * before it on its stream, whatever the host does meanwhile. */
+long long gf_fakecuda_set_delay_us(long long us);
+
+/* Holds (hold != 0) or lets go of (0) stream s of the calling thread's
+ * current context (s may be CU_STREAM_LEGACY or CU_STREAM_PER_THREAD,
+ * this thread's): while held, none of its queued work starts, so a test
+ * can keep a consumer's reads pending. 0, or -1 (no context, not a
+ * stream, nothing to let go of). Waiting for a held stream waits until it
+ * is let go. */
+int gf_fakecuda_hold(void *s, int hold);
+
+/* After `after` more calls of the driver function named fn (any thread;
+ * one that needs cuInit), the next n fail with CUresult code (not 0), for
+ * the tests of error paths. 0, or -1 for bad arguments. */
+int gf_fakecuda_fail(const char *fn, int after, int n, int code);
+
 /* 1: this libcuda.so.1 is the fake. */
 int gf_fakecuda_is_fake(void);
 

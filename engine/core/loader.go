@@ -6,6 +6,7 @@ import (
 	"io"
 	"sync"
 
+	"github.com/graphferry/graphferry/engine/device"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -28,7 +29,8 @@ import (
 type Loader struct {
 	g      *Graph
 	pl     *pipeline.Pipeline
-	closer io.Closer // closed after pl, or nil
+	closer io.Closer       // closed after pl, or nil
+	dev    *device.Session // a device loader's (also its closer), or nil
 
 	// closing is cancelled by Close (cause ErrClosedWhileWaiting): it ends
 	// the waits of the Nexts in progress, which nexts counts.
@@ -53,6 +55,15 @@ func newLoader(g *Graph, pl *pipeline.Pipeline, closer io.Closer) *Loader {
 // comes from alloc (nil: the Go heap). The node data named in lopt must
 // exist.
 func (g *Graph) OpenLoader(seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
+	return g.OpenLoaderOn(nil, seeds, req, lopt, alloc)
+}
+
+// OpenLoaderOn is OpenLoader on device d (nil: the host): with a device,
+// the device backend samples and gathers (device.Open; Loader.Device).
+func (g *Graph) OpenLoaderOn(d *device.Options, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
+	if d != nil {
+		return g.openDevice(*d, seeds, req, lopt, alloc)
+	}
 	return g.OpenLoaderWith(func(Internals) (*pipeline.Pipeline, io.Closer, error) {
 		base, _, err := g.runtimes.get(g)
 		if err != nil {
@@ -151,6 +162,12 @@ func (l *Loader) Next(ctx context.Context) (*pipeline.Batch, error) {
 		// raced the close, ErrStopped, ErrClosed), the loader is gone.
 		b.Release()
 		return nil, ErrClosedWhileWaiting
+	}
+	if err == nil && l.dev != nil {
+		if err := l.dev.Deliver(b); err != nil {
+			b.Release()
+			return nil, err
+		}
 	}
 	return b, err
 }

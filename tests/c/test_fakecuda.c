@@ -504,8 +504,8 @@ static void basic(char **ptx) {
     OK(cuEventCreate(&never, 0));
     EXPECT(cuEventCreate(&eA, CU_EVENT_INTERPROCESS), CUDA_ERROR_INVALID_VALUE);
     OK(cuEventRecord(e1, st));
-    OK(cuEventRecord(e2, NULL));
-    OK(cuEventRecord(notiming, st));
+    OK(cuEventRecord(e2, st)); /* after e1 in st's order (the fake keeps no legacy-stream implicit sync) */
+    OK(cuEventRecord(notiming, NULL));
     OK(cuEventSynchronize(e2));
     OK(cuEventQuery(e1));
     float ms = -1;

@@ -46,11 +46,15 @@
 # The log and results are also copied to $OUT when it is set (the device
 # tool's return folder).
 #
-# --dry-run runs here, without a GPU, every part that can: the build ids;
-# the Go device tests against the fake driver of cuda/fakedriver (which
-# must be built: make fakecuda); the collection of the pytest GPU tests;
-# the benchmark's CPU parts on the shipped Cora. The sanitizer steps are
-# printed, not run. make test runs it, so this script is tested in CI.
+# --dry-run runs here, without a GPU, every part that can. It first builds
+# what is missing or stale (step "build": a fresh clone has nothing: both
+# libraries and the Go test binary with capi/build.sh and
+# cuda/tools/build.sh, the fake driver of cuda/fakedriver; it needs Go and a
+# PYTHON with torch's NVRTC and the CUDA headers' wheel, as make lib-cuda
+# does), then the build ids; the Go device tests against the fake driver;
+# the collection of the pytest GPU tests; the benchmark's CPU parts on the
+# shipped Cora. The sanitizer steps are printed, not run. make test-cuda
+# runs it, so this script is tested in CI.
 # shellcheck disable=SC2317 # the step functions run through `timeout bash -c`
 set -uo pipefail
 
@@ -148,6 +152,33 @@ finish() {
 }
 
 # ---------------------------------------------------------------------------
+# build (dry run only): what the dry run needs, built here when missing or
+# built from other sources
+
+build_here() {
+  local want
+  want=$(bash capi/source_id.sh "$root") || return 1
+  current() { [[ -f $1 && $("$py" tests/gpu/outcome.py buildid "$1") == "$want" ]]; }
+  if [[ $libdir != "$root/python/graphferry/lib" ]]; then
+    echo "libraries of --lib-dir $libdir are taken as they are"
+  elif ! current "$libdir/libgraphferry.so"; then
+    echo "building libgraphferry.so"
+    mkdir -p build "$libdir" && GO=${GO:-go} capi/build.sh build/libgraphferry.so &&
+      cp build/libgraphferry.so "$libdir/libgraphferry.so.tmp" && mv -f "$libdir/libgraphferry.so.tmp" "$libdir/libgraphferry.so" || return 1
+  fi
+  if [[ $libdir == "$root/python/graphferry/lib" ]] && { ! current "$libdir/libgraphferry_cuda.so" || ! current "$test_bin"; }; then
+    echo "building libgraphferry_cuda.so and $test_bin"
+    PYTHON=$py GO=${GO:-go} cuda/tools/build.sh build/libgraphferry_cuda.so --test "$test_bin" &&
+      cp build/libgraphferry_cuda.so "$libdir/libgraphferry_cuda.so.tmp" && mv -f "$libdir/libgraphferry_cuda.so.tmp" "$libdir/libgraphferry_cuda.so" || return 1
+  fi
+  if [[ ! -f $fake/libcuda.so.1 ]] || [[ -n $(find cuda/fakedriver cuda/emu cuda/kernels -newer "$fake/libcuda.so.1" -type f | head -1) ]]; then
+    echo "building the fake driver $fake/libcuda.so.1"
+    PYTHON=$py bash cuda/fakedriver/build.sh "$fake" || return 1
+  fi
+  echo "the dry run's binaries are built from this checkout"
+}
+
+# ---------------------------------------------------------------------------
 # builds: the carried binaries were built from this checkout
 
 check_builds() {
@@ -224,21 +255,27 @@ collect_pytest() {
 # ---------------------------------------------------------------------------
 
 export root libdir test_bin py fake work
-export -f check_builds describe_device describe_fake_device run_go run_pytest collect_pytest
+export -f build_here check_builds describe_device describe_fake_device run_go run_pytest collect_pytest
 
 say "graphferry GPU check$([[ $dry -eq 1 ]] && echo " (dry run)"): $(date -u +%FT%TZ) in $root"
 sanitizer=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null || true)
 export sanitizer
 
+if [[ $dry -eq 1 ]]; then
+  deadline=$((SECONDS + 900)) # the build has a budget of its own
+  step build 900 build_here
+  deadline=$((SECONDS + budget))
+fi
 step builds 30 check_builds
 if [[ $dry -eq 1 ]]; then
   if [[ ! -f $fake/libcuda.so.1 ]]; then
-    say "run.sh: the fake driver $fake/libcuda.so.1 is missing (make fakecuda)"
+    say "run.sh: the fake driver $fake/libcuda.so.1 is missing (bash cuda/fakedriver/build.sh build/fakecuda)"
     wanted device && record "FAIL (no fake driver)" device 0
     wanted go && record "FAIL (no fake driver)" go 0
   else
     step device 60 describe_fake_device
-    step go 170 run_go LD_LIBRARY_PATH="$fake" GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=7
+    # the fake's streams run late (GF_FAKECUDA_DELAY_US): a missing wait shows
+    step go 170 run_go LD_LIBRARY_PATH="$fake" GF_FAKECUDA_DEVICES=2 GF_FAKECUDA_THREADS=3 GF_FAKECUDA_SEED=7 GF_FAKECUDA_DELAY_US=50
   fi
   step bench 150 env GRAPHFERRY_BACKEND=cpu "$py" bench/gpu_bench.py --device cpu --dataset examples/data/cora \
     --max-batches 3 --cpu-threads 2 --train-repeats 1 --out "$results"

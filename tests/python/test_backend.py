@@ -311,6 +311,50 @@ def test_cuda_calls_leave_the_callers_context(package_copy, fake_driver):
     assert res["selfcheck"]["Schemes"] == 144
 
 
+_HOOK_FAILURES = textwrap.dedent(
+    r"""
+    import ctypes, json
+    import graphferry, torch
+    from graphferry import _device, sampling
+    from graphferry._native import lib as _lib
+    drv = ctypes.CDLL("libcuda.so.1")
+    out = {}
+    def attempt(name, fn):
+        try:
+            out[name] = fn()
+        except Exception as err:
+            out[name] = "error: " + str(err)
+    # The fault hook's GPU cannot let go of its primary context at Close.
+    drv.gf_fakecuda_fail.argtypes = [ctypes.c_char_p, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    assert drv.gf_fakecuda_fail(b"cuDevicePrimaryCtxRelease", 0, 1, 201) == 0
+    attempt("close", lambda: _lib.CUDA.fault(0, "node"))
+    # A panic inside a hook disables the CUDA side for the process.
+    attempt("panic", lambda: _lib.CUDA.fault(0, "panic"))
+    attempt("after", lambda: _lib.CUDA.check(0))
+    g = graphferry.Graph.from_coo([0, 1, 2], [1, 2, 0], num_nodes=3)
+    attempt("loader", lambda: sampling.Loader.from_options(
+        g, torch.tensor([0, 1]), graphferry.SampleOptions([2], seed=1), batch_size=2, device=_device.DeviceOptions(0)))
+    attempt("cpu api", lambda: graphferry.sample_neighbors(g, [0], [2]).nodes.tolist())
+    print(json.dumps(out, default=str))
+    """
+)
+
+
+def test_cuda_hooks_report_close_errors_and_a_panic_disables_them(package_copy, fake_driver):
+    """A hook reports an error of the GPU's Close (here releasing the
+    primary context fails) instead of dropping it; a hook that panics reports
+    the panic and disables the CUDA side of the library: later hooks and
+    device loaders are refused saying why, the CPU engine still works.
+    Before the fix the Close error was dropped and hooks ran on after a
+    panic."""
+    res = _run(package_copy, _HOOK_FAILURES, _child_env(package_copy, "cuda", fake_driver))
+    assert res["close"].startswith("error: ") and "releasing the primary context" in res["close"], res
+    assert res["panic"].startswith("error: ") and "deliberate panic" in res["panic"], res
+    assert "disabled in this process: gfcuda_fault panicked" in res["after"], res
+    assert "disabled in this process" in res["loader"], res
+    assert res["cpu api"] == [0, 2], res
+
+
 @pytest.mark.parametrize(
     ("knobs", "message"),
     [

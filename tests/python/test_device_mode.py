@@ -41,25 +41,18 @@ def test_cpu_device_is_the_cpu_engine():
             _device.choose_mode(device, use_uva=True, backend="cuda")
 
 
-def test_cuda_device_auto_picks_mode2_when_the_graph_fits():
-    size = _device.graph_bytes(1000, 5000, 4000 * 4)
-    assert size == 8 * 1001 + 16 * 5000 + 16000
-    fits = _device.choose_mode(CUDA, graph_size=size, free_bytes=size + 100, reserve_bytes=100, backend="cuda")
-    assert fits.sample_on == "cuda" and fits.device is not None
-    assert fits.device.topology == _lib.GF_TOPOLOGY_DEVICE and fits.device.cache_bytes == -1
-    assert fits.device.reserve_bytes == 100
-    tight = _device.choose_mode(CUDA, graph_size=size, free_bytes=size + 99, reserve_bytes=100, backend="cuda")
-    assert tight.sample_on == "cpu" and tight.device is None and "do not fit" in tight.reason
-    # the CPU library: mode 1 whatever the size, saying how to get mode 2
-    cpu = _device.choose_mode(CUDA, graph_size=1, free_bytes=1 << 40, backend="cpu")
-    assert cpu.sample_on == "cpu" and "GRAPHFERRY_BACKEND=cuda" in cpu.reason
-    assert _device.choose_mode(CUDA, backend="cuda", free_bytes=1 << 40).sample_on == "cpu"  # size unknown
+def test_cuda_device_alone_is_mode1():
+    """device="cuda" without sample_on or use_uva is CPU sampling with the
+    pinned hand-off, with either library loaded: mode 2 only when asked."""
+    for backend in ("cuda", "cpu"):
+        for device in (CUDA, "cuda", torch.device("cuda", 0)):
+            mode = _device.choose_mode(device, backend=backend)
+            assert mode.sample_on == "cpu" and mode.device is None and "mode 1" in mode.reason, mode
 
 
 def test_overrides():
-    big = 1 << 40
-    assert _device.choose_mode(CUDA, sample_on="cpu", graph_size=1, free_bytes=big, backend="cuda").sample_on == "cpu"
-    forced = _device.choose_mode(CUDA, sample_on="cuda", graph_size=big, free_bytes=1, backend="cuda")
+    assert _device.choose_mode(CUDA, sample_on="cpu", backend="cuda").sample_on == "cpu"
+    forced = _device.choose_mode(CUDA, sample_on="cuda", backend="cuda")
     assert forced.sample_on == "cuda" and forced.device.topology == _lib.GF_TOPOLOGY_AUTO
     uva = _device.choose_mode(CUDA, use_uva=True, backend="cuda")
     assert uva.sample_on == "cuda" and uva.device.topology == _lib.GF_TOPOLOGY_PINNED and uva.device.cache_bytes == 0
@@ -114,8 +107,7 @@ ok(drv.cuCtxSetCurrent(ctx))
 ok(drv.cuStreamCreate(ctypes.byref(stream), 1))
 
 g = graphferry.Graph.open(sys.argv[1])
-size = _device.graph_bytes(g.num_nodes, g.num_edges, g.num_nodes * 1433 * 4)
-out["auto"] = _device.choose_mode(torch.device("cuda"), graph_size=size).sample_on
+out["auto"] = _device.choose_mode(torch.device("cuda")).sample_on
 choice = _device.choose_mode(torch.device("cuda"), sample_on=sys.argv[2] if sys.argv[2] != "uva" else None,
                              use_uva=sys.argv[2] == "uva")
 seeds = torch.arange(0, 300) * 7 % g.num_nodes
@@ -255,7 +247,7 @@ def test_device_batches_through_dlpack_over_the_fake_driver(cuda_package, mode, 
     assert res["backend"] == "cuda"
     assert res["sample_on"] == "cuda"
     assert res["topology"] == (_lib.GF_TOPOLOGY_PINNED if mode == "uva" else _lib.GF_TOPOLOGY_AUTO)
-    assert res["auto"] == "cuda"  # Cora fits in the fake's 1 GiB
+    assert res["auto"] == "cpu"  # device="cuda" alone: mode 1, with the CUDA library too
     assert res["batches"] == 10 and res["diffs"] == []
     assert (
         res["stream0_refused"] and res["twice_refused"] and res["versioned"] == 45
@@ -305,28 +297,6 @@ def test_pinned_memory_registers_only_memory_off_the_go_heap(cuda_package):
     assert res["closed"] == [2, 0], res
 
 
-_SMALL_DEVICE = r"""
-import json, sys, torch
-import graphferry
-from graphferry import _device
-g = graphferry.Graph.open(sys.argv[1])
-size = _device.graph_bytes(g.num_nodes, g.num_edges, g.num_nodes * 1433 * 4)
-c = _device.choose_mode(torch.device("cuda"), graph_size=size)
-print(json.dumps({"sample_on": c.sample_on, "reason": c.reason}))
-"""
-
-
-def test_auto_falls_back_to_mode1_when_the_graph_does_not_fit(cuda_package):
-    res = _run(
-        cuda_package,
-        _SMALL_DEVICE,
-        [str(REPO / "examples" / "data" / "cora")],
-        GRAPHFERRY_BACKEND="cuda",
-        GF_FAKECUDA_MEM="8M",
-    )
-    assert res["sample_on"] == "cpu" and "do not fit" in res["reason"], res
-
-
 # --- the loaders' hooks ------------------------------------------------------
 
 
@@ -353,11 +323,11 @@ def test_pyg_loader_choice_with_the_cpu_library():
         NeighborLoader(data, [2], batch_size=8, sample_on="cuda")
     with pytest.raises(BackendError, match="set GRAPHFERRY_BACKEND=cuda before importing graphferry"):
         NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cuda")
-    # device="cuda" without the CUDA library: mode 1 (here without CUDA the
-    # prefetch step falls back to the CPU with PyG's warning)
+    # device="cuda": mode 1 (here without CUDA the prefetch step falls back
+    # to the CPU with PyG's warning)
     with pytest.warns(UserWarning):
         mode1 = NeighborLoader(data, [2], batch_size=8, device="cuda")
-    assert mode1.mode.sample_on == "cpu" and "GRAPHFERRY_BACKEND=cuda" in mode1.mode.reason
+    assert mode1.mode.sample_on == "cpu" and "mode 1" in mode1.mode.reason
     assert sum(b.batch_size for b in mode1) == data.num_nodes
     with pytest.warns(UserWarning):
         forced = NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cpu")
@@ -379,32 +349,157 @@ def test_dgl_loader_choice_with_the_cpu_library():
         gfdgl.DataLoader(gd, torch.arange(4), sampler, sample_on="gpu")
 
 
-_PYG_MODE2 = r"""
-import json, torch
+_NEVER_OPENED = r"""
+import ctypes, json, warnings
+import torch
 import graphferry
 from torch_geometric.data import Data
 from graphferry.pyg import NeighborLoader
+
+drv = ctypes.CDLL("libcuda.so.1")
+def device_use():
+    stats = (ctypes.c_int64 * 16)()
+    assert drv.gf_fakecuda_stats(0, stats) == 0
+    return {"launches": stats[9], "module_loads": stats[4], "primary_refcount": stats[8], "streams": stats[5]}
+
 g = torch.Generator().manual_seed(0)
 n = 40
 src, dst = torch.randint(0, n, (2, 4 * n), generator=g)
 data = Data(x=torch.randn(n, 3, generator=g), edge_index=torch.stack([src, dst]), num_nodes=n)
-auto = NeighborLoader(data, [2], batch_size=8, device="cuda")
-uva = NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cuda")
-out = {"auto": auto.mode.sample_on, "reason": auto.mode.reason, "forced": uva.mode.sample_on, "batches": len(auto)}
-try:
-    NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cuda", disjoint=True)
-except NotImplementedError as e:
-    out["disjoint"] = str(e)
+out = {"backend": graphferry.backend()}
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")  # no CUDA in torch here: the hand-off falls back to the CPU
+    pyg = NeighborLoader(data, [2], batch_size=8, device="cuda")
+    out["mode"] = pyg.mode.sample_on
+    out["batches"] = [sum(1 for _ in pyg) for epoch in range(2)]
+    out["mode1"] = device_use()
+    forced = NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cuda")
+    out["forced"] = [forced.mode.sample_on, len(forced)]
+    try:
+        NeighborLoader(data, [2], batch_size=8, device="cuda", sample_on="cuda", disjoint=True)
+    except NotImplementedError as e:
+        out["disjoint"] = str(e)
 print(json.dumps(out))
 """
 
 
-def test_pyg_loader_picks_mode2_with_the_cuda_library(cuda_package):
-    """With the CUDA library over the fake driver, device="cuda" opens the
-    engine's device loader (mode 2) for a graph that fits; torch has no CUDA
-    here, so the batches themselves are read in the test above and on a GPU
-    by tests/gpu/test_gpu.py."""
-    res = _run(cuda_package, _PYG_MODE2, [], GRAPHFERRY_BACKEND="cuda")
-    assert res["auto"] == "cuda" and "fits" in res["reason"], res
-    assert res["forced"] == "cuda" and res["batches"] == 5
-    assert "mode 2" in res["disjoint"]
+def test_device_cuda_alone_never_opens_the_device_sampler(cuda_package):
+    """With the CUDA library loaded over the fake driver, a loader with
+    device="cuda" and no sample_on (PyG's NeighborLoader; DGL's DataLoader
+    makes the same choice, test_cuda_device_alone_is_mode1, but needs
+    torch's CUDA to be built) runs mode 1 and never opens the device
+    sampler: its epochs leave the driver untouched (no kernel launched, no
+    module loaded, no context retained, no stream made). Only
+    sample_on="cuda" asks for mode 2."""
+    res = _run(cuda_package, _NEVER_OPENED, [], GRAPHFERRY_BACKEND="cuda")
+    assert res["backend"] == "cuda", res
+    assert res["mode"] == "cpu" and res["batches"] == [5, 5], res
+    assert res["mode1"] == {"launches": 0, "module_loads": 0, "primary_refcount": 0, "streams": 0}, res
+    assert res["forced"] == ["cuda", 5], res
+    assert "mode 2" in res["disjoint"], res
+
+
+# --- stream order on the asynchronous fake driver ------------------------------
+
+_PER_THREAD = r"""
+import ctypes, json, queue, sys, threading
+import torch
+import graphferry
+from graphferry import _device, sampling
+from graphferry._native import lib as L
+
+drv = ctypes.CDLL("libcuda.so.1")
+drv.gf_fakecuda_hold.argtypes = [ctypes.c_void_p, ctypes.c_int]
+def ok(rc):
+    if rc != 0:
+        raise RuntimeError(f"driver call failed: {rc}")
+ok(drv.cuInit(0))
+dev, ctx = ctypes.c_int(), ctypes.c_void_p()
+ok(drv.cuDeviceGet(ctypes.byref(dev), 0))
+ok(drv.cuDevicePrimaryCtxRetain(ctypes.byref(ctx), dev))
+PER_THREAD = 2  # CU_STREAM_PER_THREAD: the calling thread's own default stream
+get = ctypes.pythonapi.PyCapsule_GetPointer
+get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+
+g = graphferry.Graph.open(sys.argv[1])
+seeds = torch.arange(g.num_nodes)
+opts = graphferry.SampleOptions([5, 3], seed=7)
+kw = dict(batch_size=64, shuffle=True)
+host = sampling.Loader.from_options(g, seeds, opts, **kw)
+devl = sampling.Loader.from_options(g, seeds, opts, device=_device.DeviceOptions(0), **kw)
+
+jobs, done = queue.Queue(), queue.Queue()
+def consumer():
+    # Thread A takes every device tensor with stream=2 (its own per-thread
+    # stream), queues its read there (held: it has not run yet) and lets go
+    # of the tensor at once, as torch would after queueing its kernels.
+    try:
+        ok(drv.cuCtxSetCurrent(ctx))
+        ok(drv.gf_fakecuda_hold(PER_THREAD, 1))
+        bufs = []
+        while (dt := jobs.get()) is not None:
+            cap = dt.__dlpack__(stream=PER_THREAD)
+            t = L.DLManagedTensor.from_address(get(cap, b"dltensor")).dl_tensor
+            n = t.dtype.bits // 8
+            for i in range(t.ndim):
+                n *= t.shape[i]
+            buf = ctypes.c_void_p()
+            ok(drv.cuMemHostAlloc(ctypes.byref(buf), ctypes.c_size_t(max(n, 1)), 0))
+            if n:
+                src, size = ctypes.c_uint64(t.data), ctypes.c_size_t(n)
+                ok(drv.cuMemcpyDtoHAsync_v2(buf, src, size, ctypes.c_void_p(PER_THREAD)))
+            bufs.append((buf, n))
+            del cap, t  # the deleter runs here, on this thread
+            done.put(len(bufs) - 1)
+        ok(drv.gf_fakecuda_hold(PER_THREAD, 0))
+        ok(drv.cuStreamSynchronize(ctypes.c_void_p(PER_THREAD)))
+        done.put([ctypes.string_at(b.value, n) for b, n in bufs])
+    except BaseException as e:
+        done.put(e)
+        raise
+
+def handoff(dt):
+    jobs.put(dt)
+    i = done.get()
+    if isinstance(i, BaseException):
+        raise i
+    return i
+sampling.from_device = handoff
+a = threading.Thread(target=consumer)
+a.start()
+
+# Thread B (this one) iterates: its gf_loader_next and gf_batch_close drain
+# the deleters' queue. Memory given back after stream 2 must wait for
+# thread A's stream, not this thread's.
+expect = []
+for epoch in range(2):
+    for x, y in zip(iter(host), iter(devl), strict=True):
+        pairs = [(x.nodes, y.nodes), (x.input_index, y.input_index)]
+        for bx, by in zip(x.blocks, y.blocks, strict=True):
+            pairs += [(bx.indptr, by.indptr), (bx.indices, by.indices), (bx.edge_ids, by.edge_ids)]
+        expect += [(i, t.contiguous().numpy().tobytes()) for t, i in pairs]
+jobs.put(None)
+got = done.get()
+a.join()
+diffs = [i for i, want in expect if got[i] != want]
+devl.close(); host.close(); g.close()
+stats = (ctypes.c_int64 * 16)()
+drv.gf_fakecuda_stats(0, stats)
+print(json.dumps({"tensors": len(expect), "diffs": len(diffs), "live_allocs": stats[0]}))
+"""
+
+
+def test_per_thread_stream_orders_reuse_on_the_consumers_thread(cuda_package):
+    """DLPack's ``stream=2`` is the consumer thread's per-thread stream. A
+    consumer thread takes every device tensor with it and queues its read
+    there (held by the fake driver, so it has not run), then lets go of the
+    tensor; another thread iterates the loader, draining the deleters.
+    Every read, once the consumer's stream runs, equals the CPU engine's
+    batch: no block was reused while that stream still had to read it.
+    Before the fix the drain recorded the release event on the draining
+    thread's own per-thread stream, the blocks were reused by later batches
+    and the reads came out wrong."""
+    res = _run(cuda_package, _PER_THREAD, [str(REPO / "examples" / "data" / "cora")], GRAPHFERRY_BACKEND="cuda")
+    assert res["tensors"] > 500, res
+    assert res["diffs"] == 0, res
+    assert res["live_allocs"] == 0, res

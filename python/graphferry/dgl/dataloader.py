@@ -15,7 +15,7 @@ import torch
 import torch.distributed as dist
 from dgl._ffi.base import is_tensor_adaptor_enabled
 
-from .._device import choose_mode, graph_bytes
+from .._device import choose_mode
 from .._link import EdgeSample
 from .._loader import TORCH_WORKER_ARGS, EngineLoader, check_worker_init_fn, comm_timeout, loader_seed, worker_threads
 from .._transfer import dgl_transfer
@@ -67,16 +67,6 @@ def check_loader_kwargs(kwargs: dict) -> Any:
             "pin_prefetcher's (on by default with device='cuda')"
         )
     return generator
-
-
-def _dgl_graph_bytes(graph: Any) -> int | None:
-    """Mode 2's device memory for a DGL graph: its topology and node data
-    (None when it cannot tell)."""
-    try:
-        data = sum(t.element_size() * t.numel() for t in graph.ndata.values() if isinstance(t, torch.Tensor))
-        return graph_bytes(int(graph.num_nodes()), int(graph.num_edges()), int(data))
-    except Exception:  # noqa: BLE001 - not a homogeneous DGL graph: unknown
-        return None
 
 
 def ddp_seeds(indices: torch.Tensor, drop_last: bool) -> torch.Tensor:
@@ -245,11 +235,9 @@ class DataLoader(EngineLoader):
             CUDA library samples and gathers on the device, batches arriving
             as device tensors through DLPack on PyTorch's current stream;
             needs ``GRAPHFERRY_BACKEND=cuda``, else
-            :class:`graphferry.BackendError`). :obj:`None` picks mode 2 when
-            the CUDA library is loaded and the graph (topology and the node
-            data read) fits in the device's free memory, mode 1 otherwise
-            (see :mod:`graphferry._device`); ``self.mode`` says which and
-            why. Mode 2 serves homogeneous node loaders (node-wise sampling)
+            :class:`graphferry.BackendError`). :obj:`None` is mode 1: the
+            GPU samples only when asked (see :mod:`graphferry._device`);
+            ``self.mode`` says which and why. Mode 2 serves homogeneous node loaders (node-wise sampling)
             in one process. (default: :obj:`None`)
         seed (int, optional): seed of shuffling and sampling.
             (default: :obj:`None`, drawn from torch's generator, or from
@@ -312,15 +300,9 @@ class DataLoader(EngineLoader):
         self.ddp_seed = ddp_seed
         per_type = is_hetero_input(graph, indices)
         edges = is_edge_sampler(graph_sampler)
-        # mode 2 or not (graphferry._device): asked for, or when the graph
-        # fits; decided first, so that asking for it without the CUDA
-        # library says so whatever the device
-        self.mode = choose_mode(
-            None if device is None else torch.device(device),
-            sample_on=sample_on,
-            use_uva=use_uva,
-            graph_size=None if per_type or edges or comm is not None else _dgl_graph_bytes(graph),
-        )
+        # mode 2 only when asked (graphferry._device); decided first, so
+        # that asking for it without the CUDA library says so
+        self.mode = choose_mode(None if device is None else torch.device(device), sample_on=sample_on, use_uva=use_uva)
         # As DGL keeps them: resolved.
         self.device, settings, transfer = dgl_transfer(
             device,

@@ -18,7 +18,7 @@ from torch_geometric.data import Data, HeteroData
 from torch_geometric.sampler import HeteroSamplerOutput, SamplerOutput
 from torch_geometric.sampler.utils import to_bidirectional
 
-from .._device import ModeChoice, choose_mode, graph_bytes
+from .._device import ModeChoice, choose_mode
 from .._native import lib as _lib
 from .._native.dlpack import as_cpu_tensor
 from .._options import SampleOptions, fanout_values
@@ -412,7 +412,7 @@ def split(hetero: HeteroGraph, out: Output, subgraph_type: str) -> HeteroSampler
     return split.to_bidirectional() if subgraph_type == "bidirectional" else split
 
 
-def device_choice(loader: Any, device: Any, sample_on: str | None, graph: Graph, transfer: Any) -> dict[str, Any]:
+def device_choice(loader: Any, device: Any, sample_on: str | None, transfer: Any) -> dict[str, Any]:
     """The mode of a PyG loader with ``device`` (:func:`graphferry._device.choose_mode`),
     set as ``loader.mode``; returns the engine's ``transfer=`` and
     ``device=`` (mode 2) arguments. Mode 2 serves homogeneous ``Data``
@@ -422,15 +422,7 @@ def device_choice(loader: Any, device: Any, sample_on: str | None, graph: Graph,
         return {"transfer": transfer}
     device = torch.device(device) if device is not None else None
     plain = loader._hetero is None and loader._stores is None and not loader._temporal and not loader.disjoint
-    size = None
-    if plain:
-        data = loader.data
-        try:
-            nbytes = sum(data[a].element_size() * data[a].numel() for a in loader._node_attrs)
-            size = graph_bytes(graph.num_nodes, graph.num_edges, int(nbytes))
-        except Exception:  # noqa: BLE001 - attributes it cannot size: unknown
-            size = None
-    mode = loader.mode = choose_mode(device, sample_on=sample_on, graph_size=size)
+    mode = loader.mode = choose_mode(device, sample_on=sample_on)
     if mode.device is None:
         if device is not None and device.type == "cuda":
             return {"transfer": prefetch_transfer(device)}  # mode 1

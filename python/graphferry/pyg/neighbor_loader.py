@@ -195,18 +195,18 @@ class NeighborLoader(EngineLoader):
         pin_memory_device (str): torch's; ``""`` or a CUDA device.
             (default: :obj:`""`)
         device (str or torch.device, optional): a CUDA device: batches come
-            out on it. Mode 2 (the CUDA library samples and gathers there;
-            device tensors through DLPack on PyTorch's current stream) when
-            the CUDA library is loaded and the graph fits in the device's
-            free memory, else mode 1 (the CPU engine into page-locked memory,
+            out on it. Mode 1 (the CPU engine into page-locked memory,
             copied on a side stream as :class:`graphferry.pyg.PrefetchLoader`
-            does); see :mod:`graphferry._device`. ``self.mode`` says which.
+            does) unless ``sample_on="cuda"`` asks for mode 2 (the CUDA
+            library samples and gathers there; device tensors through DLPack
+            on PyTorch's current stream); see :mod:`graphferry._device`.
+            ``self.mode`` says which.
             (default: :obj:`None`: batches on the CPU)
         sample_on (str, optional): with a CUDA ``device``, ``"cpu"`` (mode 1)
             or ``"cuda"`` (mode 2; needs ``GRAPHFERRY_BACKEND=cuda``, else
             :class:`graphferry.BackendError`). Mode 2 serves homogeneous
             ``Data`` without temporal or disjoint sampling.
-            (default: :obj:`None`: chosen as ``device`` says)
+            (default: :obj:`None`: mode 1)
         transform (callable, optional): applied to every batch, as PyG's.
             (default: :obj:`None`)
         transform_sampler_output (callable, optional): applied to every
@@ -379,7 +379,7 @@ class NeighborLoader(EngineLoader):
             seed=self._seed,
             num_threads=num_threads,
         )
-        choice = device_choice(self, device, sample_on, graph, transfer)
+        choice = device_choice(self, device, sample_on, transfer)
         if "device" in choice and comm is not None:
             raise NotImplementedError("sampling on the GPU (mode 2) serves single-process loaders: not comm=")
         self._open_engine(
