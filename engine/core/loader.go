@@ -101,7 +101,13 @@ func (l *Loader) StartAt(epoch uint64, first int) error {
 	if l.closed {
 		return ErrLoaderClosed
 	}
-	if err := l.pl.StartAt(epoch, first); err != nil {
+	// The files the graph keeps mapped, looked at again (dataset.Recheck):
+	// an epoch over a file that changed under it fails at its first Next.
+	start := l.pl.StartAt
+	if failed := l.g.recheck(); failed != nil {
+		start = func(epoch uint64, first int) error { return l.pl.StartFailed(epoch, first, failed) }
+	}
+	if err := start(epoch, first); err != nil {
 		return err
 	}
 	l.started = true

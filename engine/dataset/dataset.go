@@ -106,6 +106,7 @@ type Dataset struct {
 	mapped      []string       // NodeData names whose memory a release unmaps
 	mappedEdges []string       // EdgeData names whose memory a release unmaps
 	blocks      *fileio.Blocks // per-block sums of the mapped files (blocks.go)
+	watched     []watched      // the mapped files, for Recheck (blocks.go)
 }
 
 // requiredNodeColumns are the node columns every dataset has, with types.
@@ -461,6 +462,7 @@ func (d *Dataset) Close() error {
 		}
 	}
 	d.releases = nil
+	d.watched = nil
 	for _, name := range d.mapped {
 		delete(d.NodeData, name)
 	}

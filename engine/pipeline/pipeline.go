@@ -710,7 +710,20 @@ func (pl *Pipeline) Start(epoch uint64) error { return pl.StartAt(epoch, 0) }
 // A run interrupted after k batches (Position) resumes with StartAt(epoch,
 // k), in this process or a fresh one, with any thread, worker or patch
 // count.
-func (pl *Pipeline) StartAt(epoch uint64, first int) error {
+func (pl *Pipeline) StartAt(epoch uint64, first int) error { return pl.start(epoch, first, nil) }
+
+// StartFailed is StartAt for an epoch that cannot run: failed, found
+// before it starts (engine/core: a file of the graph changed under it), is
+// its error, which its first Next returns; nothing is sampled or gathered.
+// Position says the epoch is at its first-th batch, where a later StartAt
+// resumes it.
+func (pl *Pipeline) StartFailed(epoch uint64, first int, failed error) error {
+	return pl.start(epoch, first, failed)
+}
+
+// start starts epoch epoch at batch first, as a run that fails at once
+// with failed when it is not nil.
+func (pl *Pipeline) start(epoch uint64, first int, failed error) error {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if pl.closed {
@@ -726,7 +739,6 @@ func (pl *Pipeline) StartAt(epoch uint64, first int) error {
 	pl.endNs.Store(0)
 	pl.epochs.Add(1)
 	pl.epochNum.Store(epoch)
-	order := epochOrder(pl.numItems, pl.opt.Shuffle, pl.opt.Seed, epoch)
 	r := &run{
 		epoch:      epoch,
 		first:      first,
@@ -736,6 +748,14 @@ func (pl *Pipeline) StartAt(epoch uint64, first int) error {
 		loaderDone: make(chan struct{}),
 		out:        make(chan item, pl.opt.QueueCapacity),
 	}
+	r.position.Store(int64(first))
+	if failed != nil {
+		r.err = failed
+		close(r.out) // no goroutines, no queues: stopLocked finds nothing to drain
+		pl.cur = r
+		return nil
+	}
+	order := epochOrder(pl.numItems, pl.opt.Shuffle, pl.opt.Seed, epoch)
 	// One queue per worker; together they hold about QueueCapacity batches.
 	w := pl.numWorkers()
 	jobs := make([]chan job, w)
@@ -743,7 +763,6 @@ func (pl *Pipeline) StartAt(epoch uint64, first int) error {
 		jobs[i] = make(chan job, max(1, (pl.opt.QueueCapacity+w-1)/w))
 	}
 	r.jobs = jobs
-	r.position.Store(int64(first))
 	r.wg.Add(w + 1)
 	for i, s := range pl.workers {
 		go pl.sampleLoop(r, order, s, i, jobs[i])
