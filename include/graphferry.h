@@ -681,17 +681,43 @@ GF_API int gf_graph_set_node_time(gf_graph *graph, const DLTensor *time);
 GF_API int gf_graph_set_edge_time(gf_graph *graph, const DLTensor *time);
 
 /*
+ * The output folder of the tools that write one (gf_dataset_convert_npy,
+ * gf_dataset_generate, gf_dataset_partition) must be empty or new, and
+ * neither their source folder, inside it nor above it: outputs never mix
+ * with other files or with their inputs. Options of the tools that write a
+ * dataset (gf_dataset_convert_npy_into, gf_dataset_generate_into): set
+ * struct_size to sizeof(*options); fields are only ever appended, and a
+ * zero field takes its default; NULL: every default.
+ */
+typedef struct gf_output_options {
+  uint32_t struct_size;
+  /* Nonzero: write into a dst_dir that is not empty, or is the source
+     folder, inside it or above it; what a dataset writer writes there
+     (graphferry.json and every file it lists, edges.arrow, nodes.arrow,
+     feat.bin and its page sums, the CSC files) is replaced, nothing else.
+     0 (default): such a dst_dir is refused (GF_EINVAL, naming it). */
+  int32_t overwrite;
+} gf_output_options;
+
+/*
  * gf_dataset_convert_npy converts a dataset in the .npy layout (indptr.npy
  * and indices.npy of the in-neighbour CSR, optional feat.npy, label.npy,
  * train_idx/val_idx/test_idx.npy, meta.json) found in src_dir into a
- * graphferry dataset directory dst_dir (created if missing).
+ * graphferry dataset directory dst_dir (created if missing; empty or new,
+ * and neither src_dir, inside it nor above it: see gf_output_options).
+ * gf_dataset_convert_npy_into is the same with options (NULL: the
+ * defaults, gf_dataset_convert_npy).
  * Returns:
  *   GF_OK
- *   GF_EINVAL  src_dir or dst_dir NULL or empty, malformed arrays or meta.json
+ *   GF_EINVAL  src_dir or dst_dir NULL or empty, malformed arrays or
+ *              meta.json, dst_dir not empty or src_dir, inside it or above
+ *              it (without options->overwrite), bad options->struct_size
  *   GF_EIO     a file missing or unreadable, or dst_dir not writable
  *   GF_ENOMEM  the dataset does not fit in memory
  */
 GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
+GF_API int gf_dataset_convert_npy_into(const char *src_dir, const char *dst_dir,
+                                       const gf_output_options *options);
 
 /*
  * gf_dataset_generate writes a synthetic graphferry dataset directory: an
@@ -712,17 +738,23 @@ GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
  *                (ogbn-papers100M's shape: 111M nodes, ~1.6B edges, 128
  *                float32 features, 57 GB) or "disk-small" (8M nodes, ~32M
  *                edges, 4.1 GB of features).
- * @param dst_dir created if missing.
+ * @param dst_dir created if missing; empty or new (see gf_output_options).
  * @param seed    0 keeps the preset's own seed.
  * @param num_threads <= 0: the default (see Threads); the output does not depend on it.
+ * gf_dataset_generate_into is the same with options (NULL: the defaults,
+ * gf_dataset_generate).
  * Returns:
  *   GF_OK
- *   GF_EINVAL  preset or dst_dir NULL or empty, or an unknown preset
+ *   GF_EINVAL  preset or dst_dir NULL or empty, an unknown preset, dst_dir
+ *              not empty (without options->overwrite), bad
+ *              options->struct_size
  *   GF_EIO     dst_dir cannot be created or written
  *   GF_ENOMEM  the graph does not fit in memory
  */
 GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
                                int32_t num_threads);
+GF_API int gf_dataset_generate_into(const char *preset, const char *dst_dir, uint64_t seed,
+                                    int32_t num_threads, const gf_output_options *options);
 
 /*
  * gf_dataset_write_csc adds the CSC files of the graphferry dataset in dir
@@ -2492,14 +2524,23 @@ typedef struct gf_partition_options {
      rank's folder is written: done of total ranks. NULL: no calls. */
   void (*progress)(void *progress_user, int64_t done, int64_t total);
   void *progress_user;
+  /* Nonzero: write into a dst_dir that is not empty, or is src_dir, inside
+     it or above it; what a partition writes there (partition.json,
+     assignment.npy, every part-<r>/) is removed first, nothing else (never
+     a folder holding src_dir). 0 (default): such a dst_dir is refused. */
+  int32_t overwrite;
 } gf_partition_options;
 
 /*
  * gf_dataset_partition writes the dataset in src_dir partitioned into
- * dst_dir (created if missing) as described above.
+ * dst_dir (created if missing) as described above. dst_dir must be empty or
+ * new, and neither src_dir, inside it nor above it, unless
+ * options->overwrite (see gf_output_options).
  * Returns:
  *   GF_OK
- *   GF_EINVAL  a path or options NULL; num_parts outside [1, GF_MAX_PARTS];
+ *   GF_EINVAL  a path or options NULL; dst_dir not empty, or src_dir, inside
+ *              it or above it, without options->overwrite (the message names
+ *              it); num_parts outside [1, GF_MAX_PARTS];
  *              method, layout or num_hops out of range; an assignment with
  *              the wrong length,
  *              a rank out of range, or given without GF_PARTITION_GIVEN

@@ -169,10 +169,13 @@ def partition(
     hops: int = 2,
     seed: int = 0,
     quiet: bool = True,
+    overwrite: bool = False,
 ) -> dict:
     """Writes ``src_dir`` partitioned into ``parts`` rank folders under
     ``dst_dir`` (see the module's doc for what each holds) and returns the
-    content of ``partition.json``.
+    content of ``partition.json``. ``dst_dir`` must be empty or new, and
+    neither ``src_dir``, inside it nor above it, unless ``overwrite`` (which
+    removes only what a partition writes there first).
 
     Args:
         method: ``"metis"`` (pymetis), ``"random"`` or ``"range"``.
@@ -204,6 +207,7 @@ def partition(
             assignment=None if assignment is None else ctypes.pointer(assignment.dltensor),
             method_name=method.encode(),
             progress=progress,
+            overwrite=bool(overwrite),
         )
         # Ctrl-C stops it after the rank folder being written; the call
         # then removes what it wrote (waited for: give_up_s=None).

@@ -1371,7 +1371,33 @@ void test_dataset_partition(void) {
   go.num_hops = 1;
   go.assignment = &ta;
   go.method_name = "alternate";
+  /* dst holds the partition above: refused, then replaced when asked (issue 34) */
+  CHECK_ERR(gf_dataset_partition(src, dst, &go), GF_EINVAL, "holds a dataset or a partition");
+  go.overwrite = 1;
   CHECK(gf_dataset_partition(src, dst, &go) == GF_OK, "partition given: %s", gf_errmsg());
+  snprintf(part, sizeof part, "%s/part-2", dst);
+  CHECK(access(part, F_OK) != 0, "the earlier run's part-2 is gone");
+  go.overwrite = 0;
+  /* the source folder, inside it, above it (issue 34) */
+  CHECK_ERR(gf_dataset_partition(src, src, &go), GF_EINVAL, "is the source folder");
+  snprintf(part, sizeof part, "%s/parts", src);
+  CHECK_ERR(gf_dataset_partition(src, part, &go), GF_EINVAL, "is inside the source folder");
+  CHECK_ERR(gf_dataset_partition(src, root, &go), GF_EINVAL, "holds the source folder");
+  /* the dataset writers: a used folder refused, replaced when asked */
+  gf_output_options oo;
+  memset(&oo, 0, sizeof oo);
+  oo.struct_size = sizeof oo;
+  CHECK_ERR(gf_dataset_generate("tiny", src, 7, 1), GF_EINVAL, "the output folder");
+  CHECK_ERR(gf_dataset_generate_into("tiny", src, 7, 1, &oo), GF_EINVAL, "holds a dataset or a partition");
+  oo.overwrite = 1;
+  CHECK(gf_dataset_generate_into("tiny", src, 7, 1, &oo) == GF_OK, "generate over: %s", gf_errmsg());
+  oo.struct_size = 3;
+  CHECK_ERR(gf_dataset_generate_into("tiny", src, 7, 1, &oo), GF_EINVAL, "options->struct_size = 3");
+  CHECK_ERR(gf_dataset_convert_npy_into(src, src, &oo), GF_EINVAL, "options->struct_size = 3");
+  oo.struct_size = sizeof oo;
+  oo.overwrite = 0;
+  CHECK_ERR(gf_dataset_convert_npy(root, src), GF_EINVAL, "inside the source folder");
+  CHECK_ERR(gf_dataset_convert_npy_into(src, dst, &oo), GF_EINVAL, "holds a dataset or a partition");
 
   /* errors */
   gf_partition_options bad = go;
