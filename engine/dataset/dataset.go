@@ -282,7 +282,7 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		d.Close()
 		return nil, err
 	}
-	if err := checkDeclared(metaPath, raw, m, d.blocks); err != nil {
+	if err := checkDeclared(dir, metaPath, raw, m, d.blocks); err != nil {
 		d.Close()
 		return nil, err
 	}
