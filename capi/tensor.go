@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"math"
+	"syscall"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/mem"
@@ -141,8 +142,26 @@ func viewTensor(t *C.DLTensor, arg string) (mem.Tensor, error) {
 	if t.data == nil {
 		return mem.Tensor{}, errorf(gfEInval, "%s has a NULL data pointer and %d elements", arg, n)
 	}
+	start := uintptr(t.data) + uintptr(t.byte_offset)
+	if start < uintptr(t.data) || start+uintptr(nbytes) < start {
+		return mem.Tensor{}, errorf(gfEInval, "%s: byte_offset = %d and %d bytes run past the end of the address space", arg, uint64(t.byte_offset), nbytes)
+	}
+	if !mapped(start, uintptr(nbytes)) {
+		return mem.Tensor{}, errorf(gfEInval, "%s: its %d bytes at data + byte_offset (byte_offset = %d) are not all memory of this process: byte_offset points past the buffer, or data is not a buffer", arg, nbytes, uint64(t.byte_offset))
+	}
 	p := unsafe.Add(t.data, uintptr(t.byte_offset))
 	return mem.Tensor{DType: dt, Shape: shape, Data: unsafe.Slice((*byte)(p), int(nbytes))}, nil
+}
+
+// mapped says whether the n bytes from address p are all mapped memory of
+// this process (msync answers ENOMEM for a range with a hole, without
+// touching a page): a tensor whose byte_offset points past its buffer is
+// an error at the call, not a fault at a later read.
+func mapped(p, n uintptr) bool {
+	page := uintptr(syscall.Getpagesize())
+	lo := p &^ (page - 1)
+	_, _, e := syscall.Syscall(syscall.SYS_MSYNC, lo, p+n-lo, syscall.MS_ASYNC)
+	return e != syscall.ENOMEM
 }
 
 // indexArray copies a caller's 1-D int64 or int32 DLTensor into a new Go

@@ -55,7 +55,9 @@
  *   Input tensors are described with DLTensor. Unless a function says
  *   otherwise they are borrowed for the duration of the call and copied.
  *   Only CPU tensors (kDLCPU) are accepted in this version; they must be
- *   C-contiguous (strides NULL or row-major compact).
+ *   C-contiguous (strides NULL or row-major compact), and their bytes (at
+ *   data + byte_offset) memory of this process: a byte_offset past the
+ *   buffer is GF_EINVAL naming it.
  * - Output tensors are owned DLPack tensors: the legacy DLManagedTensor, or
  *   DLPack 1.x's DLManagedTensorVersioned from the *_versioned functions
  *   (version {1, 1}, flags DLPACK_FLAG_BITMASK_IS_COPIED: the memory is the
@@ -69,6 +71,12 @@
  *   LOCAL_WORLD_SIZE, which torchrun sets), that divided by their number
  *   (at least 1), so that N ranks do not start N times the host's threads.
  *   GOMAXPROCS in the environment, when set, is the default instead.
+ *   More than 64 threads per core (and more than 256) is GF_EINVAL.
+ * - Sizes: what a count or size a caller passes makes the library allocate
+ *   (patches, a walk's length, a loader's sampler workers) is checked first
+ *   against the memory this process may use (the machine's, its memory
+ *   cgroup's limit, its RLIMIT_AS) less what it holds: GF_ENOMEM with a
+ *   message giving both, and nothing lost, never a process killed.
  * - Processes that fork: the library runs its own threads. In a child
  *   process forked after the library was loaded, every function fails with
  *   GF_EFORK (and the destructors do nothing) rather than hang. Create
@@ -1372,7 +1380,8 @@ typedef struct gf_loader_options {
   int32_t drop_last;
   /* Seed of the per-epoch permutation. */
   uint64_t shuffle_seed;
-  /* Capacity of each queue between stages; <= 0 means 2. */
+  /* Capacity of each queue between stages; <= 0 means 2; a queue holds at
+     most the epoch's batches (a larger capacity is that). */
   int32_t queue_capacity;
   /* Node data gathered for every node of a batch (e.g. "feat"). Borrowed. */
   int32_t num_feature_names;
@@ -1686,7 +1695,7 @@ typedef struct gf_cache_options {
   int32_t policy;
   /* Hot tier size in bytes (the rows of every feature name together). */
   int64_t bytes;
-  /* Fraction of the nodes whose rows are hot, in (0, 1]. */
+  /* Fraction of the nodes whose rows are hot, in (0, 1] (NaN is GF_EINVAL). */
   double fraction;
   /* Non-zero: what fits in budget bytes after reserve bytes (for the
      model). On the CPU build the caller gives the budget. */

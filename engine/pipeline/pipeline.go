@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/graphferry/graphferry/engine/bounds"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
@@ -27,7 +28,7 @@ type Options struct {
 	Shuffle       bool     // shuffle the seeds every epoch
 	DropLast      bool     // drop the last batch when it is short
 	Seed          uint64   // shuffling seed: epoch e's permutation is a function of (Seed, e)
-	QueueCapacity int      // capacity of each queue; <= 0: 2
+	QueueCapacity int      // capacity of each queue; <= 0: 2; at most the epoch's batches are held
 	FeatureNames  []string // node data gathered for all of a batch's nodes (e.g. "feat")
 	LabelNames    []string // node data gathered for the batch's seeds (e.g. "label")
 	Threads       int      // parallelism of node data gathering; <= 0: GOMAXPROCS
@@ -340,6 +341,9 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gathere
 	if pl.opt.Workers <= 0 {
 		pl.opt.Workers = par.Threads(s.Threads())
 	}
+	if err := pl.bound(); err != nil {
+		return nil, err
+	}
 	if opt.Share != nil && pl.opt.Workers == 1 {
 		pl.workers = []worker{s}
 		return pl, nil
@@ -394,6 +398,9 @@ func NewMaker[M Maker[M]](m M, p *partition.Partitioned, store feature.Gatherer,
 	if pl.opt.Workers <= 0 {
 		pl.opt.Workers = par.Threads(m.Threads())
 	}
+	if err := pl.bound(); err != nil {
+		return nil, err
+	}
 	if opt.Share != nil && pl.opt.Workers == 1 {
 		// As New: one worker of a share makes its batches on m itself
 		// (whose communicator may not be duplicated).
@@ -443,6 +450,16 @@ func newPipeline(p *partition.Partitioned, store feature.Gatherer, numItems int,
 	pl := &Pipeline{p: p, store: store, numItems: numItems, opt: opt, alloc: alloc, ranks: ranks, base: time.Now()}
 	pl.life, pl.endLife = context.WithCancel(context.Background())
 	return pl
+}
+
+// bound checks what the resolved options cost (bounds): the sampler
+// workers' node tables (WorkerMemory, allocated at their first batch)
+// against the memory the process may use, and keeps each queue within the
+// epoch's batches (a larger capacity holds no more).
+func (pl *Pipeline) bound() error {
+	pl.opt.QueueCapacity = min(pl.opt.QueueCapacity, max(pl.NumBatches(), 1))
+	need := bounds.Mul(uint64(pl.opt.Workers), uint64(WorkerMemory(pl.p.Graph.NumNodes, pl.ranks, 0, 0)))
+	return bounds.Alloc(need, fmt.Sprintf("pipeline: %d sampler workers (a node table each)", pl.opt.Workers))
 }
 
 // checkShareAndNames checks opt's Share (copied into opt) and its node
@@ -525,6 +542,12 @@ func checkOptions(p *partition.Partitioned, opt *Options) error {
 	}
 	if opt.QueueCapacity <= 0 {
 		opt.QueueCapacity = 2
+	}
+	if err := bounds.Threads(opt.Threads, "pipeline: threads"); err != nil {
+		return err
+	}
+	if err := bounds.Threads(opt.Workers, "pipeline: workers"); err != nil {
+		return err
 	}
 	if len(opt.EdgeFeatureNames) == 0 {
 		return nil
