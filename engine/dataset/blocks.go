@@ -93,14 +93,16 @@ func (d *Dataset) watch(path string, data []byte) {
 // block fails with an error naming the file and the block. One without
 // (the CSC files, a dataset written before block sums) is checked whole
 // against the size and CRC-32C graphferry.json records, now: a difference
-// is an error wrapping errs.ErrIO that names the file, as is a changed
-// file with no sum recorded. A file replaced by a rename is no change (the
+// is an error wrapping errs.ErrIO that names the file, as is a file whose
+// times changed with no checksum recorded (one merely too recent to tell,
+// fileio.Unsure, is let be then). A file replaced by a rename is no change (the
 // mapping keeps the file it was made of). Safe for concurrent use.
 func (d *Dataset) Recheck() error {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	for _, w := range d.watched {
-		if !w.watch.Changed() {
+		change := w.watch.Changed()
+		if change == fileio.Same {
 			continue
 		}
 		if b := feature.BlockSumsOf(w.data); b != nil {
@@ -109,8 +111,11 @@ func (d *Dataset) Recheck() error {
 		}
 		path := w.watch.Path()
 		sum, ok := d.Meta.Files[filepath.Base(path)]
-		if !ok {
-			return fmt.Errorf("dataset: %s changed while the dataset is open, and %s records no sum to check it against (%w)", path, MetaFile, errs.ErrIO)
+		if !ok || sum.CRC32C == "" {
+			if change == fileio.Unsure {
+				continue // nothing to check it against, and no sign of a write
+			}
+			return fmt.Errorf("dataset: %s changed while the dataset is open, and %s records no checksum to check it against (%w)", path, MetaFile, errs.ErrIO)
 		}
 		if err := fileio.CheckSumBytes(path, w.data, sum, MetaFile); err != nil {
 			return fmt.Errorf("%w (found at an epoch start: it changed while the dataset is open)", err)

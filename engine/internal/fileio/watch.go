@@ -49,16 +49,35 @@ func NewWatch(path string) *Watch {
 // Path returns the file's path.
 func (w *Watch) Path() string { return w.path }
 
+// Change is what a look at a watched file found (Watch.Changed).
+type Change int
+
+const (
+	// Same: the file's identity is the one of the last look, which was
+	// not within RacyWindow of a write.
+	Same Change = iota
+	// Unsure: the identity is the same but the last look was too close to
+	// a write to tell (RacyWindow).
+	Unsure
+	// Differs: the file's size or times differ: it was written.
+	Differs
+)
+
 // Changed looks at the file again and says whether it may hold other bytes
-// than at the last look: its size or times differ, or the last look was too
-// close to a write to tell (RacyWindow). It is the same file no more (or
-// gone): false, see Watch.
-func (w *Watch) Changed() bool {
+// than at the last look (see Change). A file that is not the same one any
+// more (replaced by a rename, or gone) is Same: see Watch.
+func (w *Watch) Changed() Change {
 	id, settled, ok := look(w.path)
 	if !w.known || !ok || id.dev != w.id.dev || id.ino != w.id.ino {
-		return false
+		return Same
 	}
-	changed := id != w.id || !w.settled
+	change := Same
+	switch {
+	case id != w.id:
+		change = Differs
+	case !w.settled:
+		change = Unsure
+	}
 	w.id, w.settled = id, settled
-	return changed
+	return change
 }

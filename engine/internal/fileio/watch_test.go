@@ -20,23 +20,23 @@ func TestWatch(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, []byte("abcd"), 0o644))
 
 	w := NewWatch(path) // just written: within the racy window
-	require.True(t, w.Changed(), "a look within the racy window is not trusted")
+	require.Equal(t, Unsure, w.Changed(), "a look within the racy window is not trusted")
 
 	old := RacyWindow
 	RacyWindow = 0
 	t.Cleanup(func() { RacyWindow = old })
 	w = NewWatch(path)
-	require.False(t, w.Changed())
+	require.Equal(t, Same, w.Changed())
 	require.NoError(t, os.WriteFile(path, []byte("abce"), 0o644)) // in place, the same size
 	at := time.Now().Add(-time.Hour)                              // a later tick of a coarse clock
 	require.NoError(t, os.Chtimes(path, at, at))
-	require.True(t, w.Changed())
-	require.False(t, w.Changed(), "reported once")
+	require.Equal(t, Differs, w.Changed())
+	require.Equal(t, Same, w.Changed(), "reported once")
 
 	require.NoError(t, os.WriteFile(path+".new", []byte("wxyz"), 0o644))
 	require.NoError(t, os.Rename(path+".new", path))
-	require.False(t, w.Changed(), "another inode: the mapping keeps the old one")
+	require.Equal(t, Same, w.Changed(), "another inode: the mapping keeps the old one")
 	require.NoError(t, os.Remove(path))
-	require.False(t, w.Changed())
-	require.False(t, NewWatch(path).Changed(), "a file that is not there is never changed")
+	require.Equal(t, Same, w.Changed())
+	require.Equal(t, Same, NewWatch(path).Changed(), "a file that is not there is never changed")
 }
