@@ -872,16 +872,12 @@ def convert_npy(src_dir: str | os.PathLike, dst_dir: str | os.PathLike, *, overw
     ``indices.npy``, optional ``feat.npy``, ``label.npy``, ``train_idx.npy``,
     ``val_idx.npy``, ``test_idx.npy``, ``meta.json``) in ``src_dir`` into a
     graphferry dataset directory ``dst_dir`` (created if missing), which
-    :meth:`Graph.open` reads. ``dst_dir`` must be empty or new, and neither
-    ``src_dir``, inside it nor above it, unless ``overwrite`` (which replaces
-    only the files a dataset is made of).
-    """
-    opts = _lib.gf_output_options(overwrite=bool(overwrite))
+    :meth:`Graph.open` reads. ``dst_dir`` must be empty or new, and not
+    ``src_dir``, inside or above it, unless ``overwrite`` (its dataset files
+    are replaced, nothing else)."""
+    src, dst, opts = os.fsencode(src_dir), os.fsencode(dst_dir), _lib.gf_output_options(overwrite=bool(overwrite))
     # Ctrl-C stops it; the call removes what it wrote (waited for).
-    _interrupt.call(
-        lambda: _lib.gf_dataset_convert_npy_into(os.fsencode(src_dir), os.fsencode(dst_dir), ctypes.byref(opts)),
-        give_up_s=None,
-    )
+    _interrupt.call(lambda: _lib.gf_dataset_convert_npy_into(src, dst, ctypes.byref(opts)), give_up_s=None)
 
 
 def write_csc(path: str | os.PathLike) -> None:
@@ -930,13 +926,12 @@ def generate(
             ``"paper/train_mask"``, ...) with one row per node of the type;
             ``"time"`` holds node timestamps (paper years) by global id,
             and the graph's edge timestamps are set on opening.
-        path (str): directory to write (created if missing; empty or new
-            unless ``overwrite``).
+        path (str): directory to write (created if missing).
         seed (int): ``0`` keeps the preset's own seed. (default: :obj:`0`)
         num_threads (int): ``<= 0`` uses every core; the output does not
             depend on it. (default: :obj:`0`)
-        overwrite (bool): write into a ``path`` that is not empty, replacing
-            only the files a dataset is made of. (default: :obj:`False`)
+        overwrite (bool): write into a ``path`` that is not empty (its
+            dataset files replaced, nothing else). (default: :obj:`False`)
     """
     if not isinstance(preset, str):
         raise TypeError(f"'preset' must be a str (got '{type(preset).__name__}')")

@@ -1179,13 +1179,12 @@ class gf_output_options(ctypes.Structure):
         super().__init__(struct_size=ctypes.sizeof(gf_output_options), **fields)
 
 
+gf_output_options_p = ctypes.POINTER(gf_output_options)
+
+
 # int gf_dataset_convert_npy_into(const char *src_dir, const char *dst_dir,
 #                                 const gf_output_options *options);
-@cfunc(
-    "gf_dataset_convert_npy_into",
-    [ctypes.c_char_p, ctypes.c_char_p, ctypes.POINTER(gf_output_options)],
-    ctypes.c_int,
-)
+@cfunc("gf_dataset_convert_npy_into", [ctypes.c_char_p, ctypes.c_char_p, gf_output_options_p], ctypes.c_int)
 def gf_dataset_convert_npy_into(src_dir: bytes, dst_dir: bytes, options: Any, /) -> int: ...
 
 
