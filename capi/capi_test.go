@@ -5,11 +5,17 @@ package main
 import (
 	"errors"
 	"fmt"
+	"path/filepath"
+	"runtime"
 	"testing"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/core"
+	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/gen"
+	"github.com/graphferry/graphferry/engine/partition"
+	"github.com/graphferry/graphferry/engine/rankpart"
 
 	"github.com/apache/arrow/go/v14/arrow"
 	"github.com/apache/arrow/go/v14/arrow/array"
@@ -247,4 +253,224 @@ func TestEngineErrCodes(t *testing.T) {
 	} {
 		assert.Equal(t, c.code, int(statusOf(c.err)), "%v", c.err)
 	}
+}
+
+// The fuzzers of the newer entry points that take caller structs (issue
+// 34): whatever the fields, a call returns a status (with a message when
+// it is an error), never crashes or hangs, and leaves its handles usable.
+
+// fuzzDims turns fuzzed sizes into a shape of ndim entries (ndim may be
+// out of range: the call must refuse it).
+func fuzzDims(ndim int8, n0, n1 int16) ([]int64, int32) {
+	shape := []int64{int64(n0), int64(n1)}
+	if ndim >= 0 && int(ndim) <= len(shape) {
+		return shape[:ndim], int32(ndim)
+	}
+	return nil, int32(ndim)
+}
+
+// fuzzOffset is a byte_offset of one of the kinds a caller may pass: none,
+// inside the buffer, far past it (unmapped) or wrapping around.
+func fuzzOffset(kind uint8, n int) uint64 {
+	switch kind % 4 {
+	case 1:
+		return uint64(kind) % uint64(n+1)
+	case 2:
+		return 1 << 46
+	case 3:
+		return ^uint64(0) - uint64(kind)
+	}
+	return 0
+}
+
+func FuzzPartSetTime(f *testing.F) {
+	root := f.TempDir()
+	ds, err := gen.Build(gen.Presets()["tiny"])
+	require.NoError(f, err)
+	src := filepath.Join(root, "src")
+	require.NoError(f, dataset.Write(src, ds))
+	open, err := dataset.Open(src)
+	require.NoError(f, err)
+	_, err = rankpart.Partition(open, filepath.Join(root, "parts"), rankpart.PartitionOptions{Method: partition.Range, Parts: 2, Layout: rankpart.LayoutDSP})
+	require.NoError(f, err)
+	require.NoError(f, open.Close())
+	p, rc := testPartOpen(filepath.Join(root, "parts"), 0)
+	require.Equal(f, gfOK, rc, lastError())
+	f.Cleanup(func() { testPartClose(p) })
+	owned, rc := testPartOwned(p)
+	require.Equal(f, gfOK, rc)
+
+	f.Add(make([]byte, 8*1024), uint8(dlInt), uint8(64), uint8(1), int8(1), int8(1), int16(1024), int16(0), uint8(0), false, false)
+	f.Add(make([]byte, 8*40000), uint8(dlInt), uint8(64), uint8(1), int8(1), int8(1), int16(30000), int16(0), uint8(0), false, true)
+	f.Add([]byte{1, 2, 3}, uint8(2), uint8(32), uint8(1), int8(1), int8(2), int16(3), int16(-1), uint8(2), true, false)
+	f.Add(make([]byte, 64), uint8(dlInt), uint8(64), uint8(0), int8(2), int8(1), int16(8), int16(0), uint8(7), false, true)
+	f.Fuzz(func(t *testing.T, data []byte, code, bits, lanes uint8, device, ndim int8, n0, n1 int16, off uint8, nullData, edge bool) {
+		if len(data) > 1<<20 {
+			return
+		}
+		shape, nd := fuzzDims(ndim, n0, n1)
+		tt := newRawTensor(data, code, bits, lanes, int32(device), shape, nd, fuzzOffset(off, len(data)), nullData)
+		defer tt.free()
+		rc := testPartSetTime(p, tt, edge)
+		switch rc {
+		case gfOK:
+			// Accepted: an int64 vector on the CPU of the right length.
+			require.EqualValues(t, dlInt, code)
+			require.EqualValues(t, 64, bits)
+			require.EqualValues(t, 1, nd)
+		case gfEInval, gfEType:
+			require.NotEmpty(t, lastError())
+		default:
+			t.Fatalf("status %d: %s", rc, lastError())
+		}
+		n, rc := testPartOwned(p)
+		require.Equal(t, gfOK, rc, "the part is still usable")
+		require.Equal(t, owned, n)
+	})
+}
+
+func FuzzSubgraphLoaderOpen(f *testing.F) {
+	// 8 nodes, a ring both ways and a few chords.
+	g, rc := testGraphFromCSC([]int64{0, 3, 5, 8, 10, 12, 14, 16, 19}, []int64{1, 7, 4, 0, 2, 1, 3, 6, 2, 4, 3, 5, 4, 6, 5, 7, 6, 0, 2}, 64)
+	require.Equal(f, gfOK, rc, lastError())
+	f.Cleanup(func() { testGraphClose(g) })
+
+	f.Add(int8(0), int8(0), int8(0), int16(4), int8(0), int8(1), int8(2), int16(2), uint8(6), []byte{0, 2, 4}, []byte{}, false, uint64(1), false)
+	f.Add(int8(1), int8(1), int8(1), int16(3), int8(0), int8(0), int8(0), int16(1), uint8(5), []byte{}, []byte{}, true, uint64(2), true)
+	f.Add(int8(2), int8(0), int8(0), int16(2), int8(3), int8(2), int8(1), int16(3), uint8(7), []byte{}, []byte{}, true, uint64(3), false)
+	f.Add(int8(3), int8(0), int8(0), int16(0), int8(0), int8(0), int8(0), int16(1), uint8(2), []byte{0, 3, 8}, []byte{0, 1, 2, 3, 4, 5, 6, 7}, false, uint64(4), false)
+	f.Add(int8(3), int8(0), int8(0), int16(0), int8(0), int8(0), int8(0), int16(1), uint8(2), []byte{0, 3, 2}, []byte{9}, false, uint64(5), false)
+	f.Fuzz(func(t *testing.T, kind, weighting, order int8, budget int16, walk, threads, queue int8, batch int16, items uint8,
+		offsets, nodes []byte, shuffle bool, seed uint64, feature bool) {
+		if len(offsets) > 32 || len(nodes) > 64 {
+			return
+		}
+		conv := func(b []byte) *rawTensor {
+			v := make([]int64, len(b))
+			for i, x := range b {
+				v[i] = int64(int8(x))
+			}
+			return newRawTensor(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 8*len(v)), dlInt, 64, 1, 1, []int64{int64(len(v))}, 1, 0, false)
+		}
+		it := make([]byte, int(items)%16)
+		for i := range it {
+			it[i] = byte(i % 3)
+		}
+		itemsT := conv(it)
+		defer itemsT.free()
+		o := subgraphFuzz{Kind: int32(kind), Weighting: int32(weighting), EdgeOrder: int32(order), Budget: int64(budget),
+			WalkLength: int64(walk), Threads: int32(threads), QueueCapacity: int32(queue), BatchSize: int64(batch),
+			Shuffle: shuffle, Seed: seed}
+		if len(offsets) > 0 {
+			o.PartOffsets = conv(offsets)
+			defer o.PartOffsets.free()
+		}
+		if len(nodes) > 0 {
+			o.PartNodes = conv(nodes)
+			defer o.PartNodes.free()
+		}
+		if feature {
+			o.Feature = "nope"
+		}
+		l, rc := testSubgraphLoaderOpen(g, itemsT, o)
+		if rc != gfOK {
+			require.NotEmpty(t, lastError(), "status %d", rc)
+			require.Contains(t, []int{gfEInval, gfEType, gfENoMem}, rc, lastError())
+			require.Zero(t, l)
+			return
+		}
+		defer testLoaderClose(l)
+		for e := range uint64(2) {
+			n, rc := testLoaderEpoch(l, e, 8)
+			if rc != gfOK && rc != gfDone {
+				require.NotEmpty(t, lastError(), "epoch %d: status %d after %d batches", e, rc, n)
+			}
+		}
+		n, rc := testGraphNumNodes(g)
+		require.Equal(t, gfOK, rc)
+		require.Equal(t, int64(8), n)
+	})
+}
+
+func FuzzCancelTokens(f *testing.F) {
+	g, rc := testGraphFromCSC([]int64{0, 2, 3, 5, 6}, []int64{1, 2, 0, 3, 1, 2}, 64)
+	require.Equal(f, gfOK, rc, lastError())
+	f.Cleanup(func() { testGraphClose(g) })
+	fake, freeFake := testNotAToken()
+	f.Cleanup(freeFake)
+
+	f.Add([]byte{0, 6, 3, 6, 1, 6, 2, 4, 6, 5})
+	f.Add([]byte{0, 0, 8 + 3, 1, 6, 8 + 1, 2, 8 + 2, 5, 6, 7})
+	f.Add([]byte{7, 0, 1, 3, 5, 6, 0, 3, 6})
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		if len(ops) > 64 {
+			return
+		}
+		// A token is bound to the calling thread: the whole run on one.
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		type token struct {
+			p         unsafe.Pointer
+			requested bool
+		}
+		var pool []token
+		bound := -1
+		defer func() {
+			require.Equal(t, gfOK, testCancelBind(nil))
+			for _, tk := range pool {
+				testCancelFree(tk.p)
+			}
+		}()
+		for step, b := range ops {
+			op, arg := b%8, int(b/8)
+			pick := -1
+			if len(pool) > 0 {
+				pick = arg % len(pool)
+			}
+			switch {
+			case op == 0 && len(pool) < 4:
+				p, rc := testCancelNew()
+				require.Equal(t, gfOK, rc)
+				require.NotNil(t, p)
+				pool = append(pool, token{p: p})
+			case op == 1 && pick >= 0:
+				require.Equal(t, gfOK, testCancelRequest(pool[pick].p))
+				pool[pick].requested = true
+			case op == 2 && pick >= 0:
+				v, rc := testCancelIsRequested(pool[pick].p)
+				require.Equal(t, gfOK, rc)
+				require.Equal(t, pool[pick].requested, v == 1, "step %d", step)
+			case op == 3 && pick >= 0:
+				require.Equal(t, gfOK, testCancelBind(pool[pick].p))
+				bound = pick
+			case op == 4:
+				require.Equal(t, gfOK, testCancelBind(nil))
+				bound = -1
+			case op == 5 && pick >= 0:
+				testCancelFree(pool[pick].p) // unbinds it
+				pool = append(pool[:pick], pool[pick+1:]...)
+				switch {
+				case bound == pick:
+					bound = -1
+				case bound > pick:
+					bound--
+				}
+			case op == 6:
+				rc := testWalk(g, []int64{0, 1, 2, 3}, 3)
+				if bound >= 0 && pool[bound].requested {
+					require.Equal(t, gfECanceled, rc, "step %d: %s", step, lastError())
+					require.Contains(t, lastError(), "gf_cancel token")
+				} else {
+					require.Equal(t, gfOK, rc, "step %d: %s", step, lastError())
+				}
+			case op == 7:
+				require.Equal(t, gfEInval, testCancelRequest(nil))
+				_, rc := testCancelIsRequested(nil)
+				require.Equal(t, gfEInval, rc)
+				require.Equal(t, gfEInval, testCancelRequest(fake))
+				require.Equal(t, gfEInval, testCancelBind(fake))
+				require.Contains(t, lastError(), "not a gf_cancel token")
+			}
+		}
+	})
 }

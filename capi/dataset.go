@@ -14,8 +14,20 @@ import (
 	"github.com/graphferry/graphferry/engine/gen"
 )
 
+var outputOptionsLayout = newLayout("gf_output_options", C.gf_output_options{})
+
+// overwriteOption reads options->overwrite of a gf_output_options (NULL:
+// false).
+func overwriteOption(p *C.gf_output_options) (bool, error) {
+	o, err := readOptions(p, "options", outputOptionsLayout)
+	if err != nil || o == nil {
+		return false, err
+	}
+	return o.overwrite != 0, nil
+}
+
 //export gfgo_dataset_convert_npy
-func gfgo_dataset_convert_npy(src, dst *C.char) C.int {
+func gfgo_dataset_convert_npy(src, dst *C.char, o *C.gf_output_options) C.int {
 	return call("gf_dataset_convert_npy", func() error {
 		s, err := goString(src, "src_dir")
 		if err != nil {
@@ -25,9 +37,13 @@ func gfgo_dataset_convert_npy(src, dst *C.char) C.int {
 		if err != nil {
 			return err
 		}
+		overwrite, err := overwriteOption(o)
+		if err != nil {
+			return err
+		}
 		ctx, end := callContext()
 		defer end()
-		return cancelled(ctx, convert.ConvertNPYContext(ctx, s, d))
+		return cancelled(ctx, convert.ConvertNPYWith(s, d, convert.Options{Context: ctx, Overwrite: overwrite}))
 	})
 }
 
@@ -43,7 +59,7 @@ func gfgo_dataset_write_csc(dir *C.char) C.int {
 }
 
 //export gfgo_dataset_generate
-func gfgo_dataset_generate(preset, dst *C.char, seed C.uint64_t, threads C.int32_t) C.int {
+func gfgo_dataset_generate(preset, dst *C.char, seed C.uint64_t, threads C.int32_t, o *C.gf_output_options) C.int {
 	return call("gf_dataset_generate", func() error {
 		name, err := goString(preset, "preset")
 		if err != nil {
@@ -69,13 +85,10 @@ func gfgo_dataset_generate(preset, dst *C.char, seed C.uint64_t, threads C.int32
 		}
 		p.RMAT.Threads = int(threads)
 		p.Features.Threads = int(threads)
-		if p.Streamed {
-			return gen.WriteStreamed(p, d, gen.StreamOptions{})
-		}
-		ds, err := gen.Build(p)
+		overwrite, err := overwriteOption(o)
 		if err != nil {
 			return err
 		}
-		return dataset.Write(d, ds)
+		return gen.Generate(p, d, overwrite)
 	})
 }

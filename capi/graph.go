@@ -351,7 +351,7 @@ func setGraphData(fn string, h C.uintptr_t, name *C.char, t *C.DLManagedTensor, 
 		if t == nil {
 			return errorf(gfEInval, "tensor is NULL")
 		}
-		v, err := viewTensor(&t.dl_tensor, "tensor")
+		v, err := viewHeldTensor(&t.dl_tensor, "tensor")
 		if err != nil {
 			return err
 		}

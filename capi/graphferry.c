@@ -624,14 +624,25 @@ int gf_graph_set_edge_time(gf_graph *graph, const DLTensor *time) {
 }
 
 int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir) {
+  return gf_dataset_convert_npy_into(src_dir, dst_dir, NULL);
+}
+
+int gf_dataset_convert_npy_into(const char *src_dir, const char *dst_dir,
+                                const gf_output_options *options) {
   GF_GUARD();
-  return gfgo_dataset_convert_npy((char *)src_dir, (char *)dst_dir);
+  return gfgo_dataset_convert_npy((char *)src_dir, (char *)dst_dir, (gf_output_options *)options);
 }
 
 int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
                         int32_t num_threads) {
+  return gf_dataset_generate_into(preset, dst_dir, seed, num_threads, NULL);
+}
+
+int gf_dataset_generate_into(const char *preset, const char *dst_dir, uint64_t seed,
+                             int32_t num_threads, const gf_output_options *options) {
   GF_GUARD();
-  return gfgo_dataset_generate((char *)preset, (char *)dst_dir, seed, num_threads);
+  return gfgo_dataset_generate((char *)preset, (char *)dst_dir, seed, num_threads,
+                               (gf_output_options *)options);
 }
 
 int gf_dataset_write_csc(const char *dir) {

@@ -9,12 +9,19 @@ void gf__partition_progress(void (*fn)(void *, int64_t, int64_t), void *user, in
 import "C"
 
 import (
+	"unsafe"
+
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/rankpart"
 )
 
-var partitionOptionsLayout = newLayout("gf_partition_options", C.gf_partition_options{})
+var partitionOptionsLayout = func() *structLayout {
+	l := newLayout("gf_partition_options", C.gf_partition_options{})
+	// The first layout ended with progress_user (64); overwrite came after.
+	l.min = unsafe.Offsetof(C.gf_partition_options{}.progress_user) + unsafe.Sizeof(C.gf_partition_options{}.progress_user)
+	return l
+}()
 
 // datasetPartitionOptions checks the C options and converts them; the assignment
 // is copied, so nothing of the caller's is kept after the call.
@@ -70,6 +77,7 @@ func datasetPartitionOptions(p *C.gf_partition_options) (rankpart.PartitionOptio
 	if o.method_name != nil {
 		opt.MethodName = C.GoString(o.method_name)
 	}
+	opt.Overwrite = o.overwrite != 0
 	if fn, user := o.progress, o.progress_user; fn != nil {
 		opt.Progress = func(done, total int) {
 			C.gf__partition_progress(fn, user, C.int64_t(done), C.int64_t(total))

@@ -9,8 +9,10 @@ import "C"
 
 import (
 	"math"
+	"syscall"
 	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -90,9 +92,20 @@ func dtypeToDL(d mem.DType) (code, bits uint8) {
 const maxNDim = 8
 
 // viewTensor validates a caller's DLTensor and returns a mem.Tensor whose
-// Data aliases the caller's memory (valid only while the caller keeps it).
-// arg names the argument in error messages.
-func viewTensor(t *C.DLTensor, arg string) (mem.Tensor, error) {
+// Data aliases the caller's memory (valid only while the caller keeps it),
+// to be copied: every page of its bytes is read once first, so that bytes
+// that are not readable memory of this process (a byte_offset past the
+// buffer) are an error here, not a fault in the copy. arg names the
+// argument in error messages.
+func viewTensor(t *C.DLTensor, arg string) (mem.Tensor, error) { return view(t, arg, false) }
+
+// viewHeldTensor is viewTensor for a tensor that the library holds instead
+// of copying (node data): only its first and last pages are read (it may
+// be a large mapping of a file, paged in when rows are gathered, where
+// reads are guarded), and it must lie in mapped memory throughout.
+func viewHeldTensor(t *C.DLTensor, arg string) (mem.Tensor, error) { return view(t, arg, true) }
+
+func view(t *C.DLTensor, arg string, held bool) (mem.Tensor, error) {
 	if t == nil {
 		return mem.Tensor{}, errorf(gfEInval, "%s is NULL", arg)
 	}
@@ -141,8 +154,43 @@ func viewTensor(t *C.DLTensor, arg string) (mem.Tensor, error) {
 	if t.data == nil {
 		return mem.Tensor{}, errorf(gfEInval, "%s has a NULL data pointer and %d elements", arg, n)
 	}
-	p := unsafe.Add(t.data, uintptr(t.byte_offset))
-	return mem.Tensor{DType: dt, Shape: shape, Data: unsafe.Slice((*byte)(p), int(nbytes))}, nil
+	start := uintptr(t.data) + uintptr(t.byte_offset)
+	if start < uintptr(t.data) || start+uintptr(nbytes) < start {
+		return mem.Tensor{}, errorf(gfEInval, "%s: byte_offset = %d and %d bytes run past the end of the address space", arg, uint64(t.byte_offset), nbytes)
+	}
+	data := unsafe.Slice((*byte)(unsafe.Add(t.data, uintptr(t.byte_offset))), int(nbytes))
+	if !readable(data, held) {
+		return mem.Tensor{}, errorf(gfEInval, "%s: its %d bytes at data + byte_offset (byte_offset = %d) are not all readable memory of this process: byte_offset points past the buffer, or data is not a buffer", arg, nbytes, uint64(t.byte_offset))
+	}
+	return mem.Tensor{DType: dt, Shape: shape, Data: data}, nil
+}
+
+// readable says whether b, a caller's memory, can be read: every page of
+// it read once (a fault recovered: feature.Guard), or, when held, its
+// first and last bytes read and the rest mapped (msync answers ENOMEM for
+// a range with a hole, without reading a page).
+func readable(b []byte, held bool) bool {
+	page := syscall.Getpagesize()
+	var sink byte
+	err := feature.Guard(func() {
+		if held {
+			sink = b[0] ^ b[len(b)-1]
+			return
+		}
+		first := page - int(uintptr(unsafe.Pointer(unsafe.SliceData(b))))%page // the next page's start
+		sink = b[0]
+		for i := first; i < len(b); i += page {
+			sink ^= b[i]
+		}
+	})
+	_ = sink
+	if err != nil || !held {
+		return err == nil
+	}
+	p := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	lo := p &^ uintptr(page-1)
+	_, _, e := syscall.Syscall(syscall.SYS_MSYNC, lo, p+uintptr(len(b))-lo, syscall.MS_ASYNC)
+	return e != syscall.ENOMEM
 }
 
 // indexArray copies a caller's 1-D int64 or int32 DLTensor into a new Go

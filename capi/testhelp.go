@@ -178,3 +178,191 @@ func testPoolStats() (count, bytes, users int64) {
 	C.gf__buf_pool_stats(&c, &b, &u)
 	return int64(c), int64(b), int64(u)
 }
+
+// rawTensor is a DLTensor of any fields in C memory (the fuzzers'):
+// data holds len(bytes) bytes, shape ndim entries (NULL when ndim <= 0 or
+// shape is nil).
+type rawTensor struct {
+	t           *C.DLTensor
+	shape, data unsafe.Pointer
+}
+
+func newRawTensor(bytes []byte, code, bits, lanes uint8, device int32, shape []int64, ndim int32, byteOffset uint64, nullData bool) *rawTensor {
+	r := &rawTensor{t: (*C.DLTensor)(C.calloc(1, C.size_t(unsafe.Sizeof(C.DLTensor{}))))}
+	if len(shape) > 0 {
+		r.shape = C.malloc(C.size_t(8 * len(shape)))
+		copy(unsafe.Slice((*int64)(r.shape), len(shape)), shape)
+	}
+	if !nullData {
+		r.data = C.malloc(C.size_t(len(bytes) + 1))
+		copy(unsafe.Slice((*byte)(r.data), len(bytes)), bytes)
+	}
+	r.t.data = r.data
+	r.t.device.device_type = C.DLDeviceType(device)
+	r.t.ndim = C.int32_t(ndim)
+	r.t.dtype.code = C.uint8_t(code)
+	r.t.dtype.bits = C.uint8_t(bits)
+	r.t.dtype.lanes = C.uint16_t(lanes)
+	r.t.shape = (*C.int64_t)(r.shape)
+	r.t.byte_offset = C.uint64_t(byteOffset)
+	return r
+}
+
+func (r *rawTensor) free() {
+	C.free(r.data)
+	C.free(r.shape)
+	C.free(unsafe.Pointer(r.t))
+}
+
+// testPartOpen calls gfgo_part_open as gf_part_open does.
+func testPartOpen(dir string, rank int) (uint64, int) {
+	d := C.CString(dir)
+	defer C.free(unsafe.Pointer(d))
+	out := (*C.uintptr_t)(C.malloc(8))
+	defer C.free(unsafe.Pointer(out))
+	rc := gfgo_part_open(d, C.int32_t(rank), 0, out)
+	return uint64(*out), int(rc)
+}
+
+func testPartClose(p uint64) { gfgo_part_close(C.uintptr_t(p)) }
+
+// testPartSetTime calls gf_part_set_node_time (comm NULL) or
+// gf_part_set_edge_time with t.
+func testPartSetTime(p uint64, t *rawTensor, edge bool) int {
+	if edge {
+		return int(gfgo_part_set_edge_time(C.uintptr_t(p), t.t))
+	}
+	return int(gfgo_part_set_node_time(C.uintptr_t(p), t.t, nil))
+}
+
+// testPartOwned returns the number of the part's owned nodes.
+func testPartOwned(p uint64) (int64, int) {
+	out := (**C.DLManagedTensor)(C.malloc(C.size_t(unsafe.Sizeof(uintptr(0)))))
+	defer C.free(unsafe.Pointer(out))
+	if rc := gfgo_part_owned_nodes(C.uintptr_t(p), out); rc != gfOK {
+		return 0, int(rc)
+	}
+	n := int64(*(*out).dl_tensor.shape)
+	C.gf__call_deleter(*out)
+	return n, gfOK
+}
+
+// subgraphFuzz are the fields a fuzzer sets in gf_subgraph_loader_options
+// and its gf_loader_options.
+type subgraphFuzz struct {
+	Kind, Weighting, EdgeOrder, Threads, QueueCapacity int32
+	Budget, WalkLength, BatchSize                      int64
+	Shuffle                                            bool
+	Seed                                               uint64
+	PartOffsets, PartNodes                             *rawTensor
+	Feature                                            string
+}
+
+// testSubgraphLoaderOpen calls gfgo_subgraph_loader_open with o, as
+// gf_subgraph_loader_open does.
+func testSubgraphLoaderOpen(g uint64, items *rawTensor, o subgraphFuzz) (uint64, int) {
+	lo := (*C.gf_loader_options)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gf_loader_options{}))))
+	defer C.free(unsafe.Pointer(lo))
+	lo.struct_size = C.uint32_t(unsafe.Sizeof(*lo))
+	lo.batch_size = C.int64_t(o.BatchSize)
+	lo.shuffle = cBool(o.Shuffle)
+	lo.shuffle_seed = C.uint64_t(o.Seed)
+	lo.queue_capacity = C.int32_t(o.QueueCapacity)
+	if o.Feature != "" {
+		names := (**C.char)(C.malloc(C.size_t(unsafe.Sizeof(uintptr(0)))))
+		defer C.free(unsafe.Pointer(names))
+		*names = C.CString(o.Feature)
+		defer C.free(unsafe.Pointer(*names))
+		lo.num_feature_names = 1
+		lo.feature_names = names
+	}
+	so := (*C.gf_subgraph_loader_options)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gf_subgraph_loader_options{}))))
+	defer C.free(unsafe.Pointer(so))
+	so.struct_size = C.uint32_t(unsafe.Sizeof(*so))
+	so.kind = C.int32_t(o.Kind)
+	so.loader = lo
+	so.weighting = C.int32_t(o.Weighting)
+	so.edge_order = C.int32_t(o.EdgeOrder)
+	so.budget = C.int64_t(o.Budget)
+	so.walk_length = C.int64_t(o.WalkLength)
+	so.num_threads = C.int32_t(o.Threads)
+	if o.PartOffsets != nil {
+		so.part_offsets = o.PartOffsets.t
+	}
+	if o.PartNodes != nil {
+		so.part_nodes = o.PartNodes.t
+	}
+	out := (*C.uintptr_t)(C.malloc(8))
+	defer C.free(unsafe.Pointer(out))
+	var it *C.DLTensor
+	if items != nil {
+		it = items.t
+	}
+	rc := gfgo_subgraph_loader_open(C.uintptr_t(g), it, so, out)
+	return uint64(*out), int(rc)
+}
+
+// testLoaderEpoch starts epoch e of loader l and takes up to max batches:
+// the batches taken and the status that ended it (GF_DONE at the end).
+func testLoaderEpoch(l uint64, e uint64, max int) (int, int) {
+	if rc := gfgo_loader_start(C.uintptr_t(l), C.uint64_t(e)); rc != gfOK {
+		return 0, int(rc)
+	}
+	out := (*C.uintptr_t)(C.malloc(8))
+	defer C.free(unsafe.Pointer(out))
+	for n := 0; n < max; n++ {
+		if rc := gfgo_loader_next(C.uintptr_t(l), out); rc != gfOK {
+			return n, int(rc)
+		}
+		gfgo_batch_close(*out)
+	}
+	return max, gfOK
+}
+
+func testLoaderClose(l uint64) { gfgo_loader_close(C.uintptr_t(l)) }
+
+// Cancel tokens (graphferry.c), called as a C caller calls them.
+
+func testCancelNew() (unsafe.Pointer, int) {
+	var t *C.gf_cancel
+	rc := C.gf_cancel_new(&t)
+	return unsafe.Pointer(t), int(rc)
+}
+
+func testCancelRequest(t unsafe.Pointer) int { return int(C.gf_cancel_request((*C.gf_cancel)(t))) }
+
+func testCancelIsRequested(t unsafe.Pointer) (int32, int) {
+	var v C.int32_t = -1
+	rc := C.gf_cancel_is_requested((*C.gf_cancel)(t), &v)
+	return int32(v), int(rc)
+}
+
+func testCancelBind(t unsafe.Pointer) int { return int(C.gf_cancel_bind((*C.gf_cancel)(t))) }
+
+func testCancelFree(t unsafe.Pointer) { C.gf_cancel_free((*C.gf_cancel)(t)) }
+
+// testNotAToken is C memory the size of a token that is not one.
+func testNotAToken() (unsafe.Pointer, func()) {
+	p := C.calloc(1, 16)
+	return p, func() { C.free(p) }
+}
+
+// testWalk walks length steps from seeds on graph g (a cancellable call)
+// and frees what it returns.
+func testWalk(g uint64, seeds []int64, length int32) int {
+	s := newCTensor(seeds, dlInt, 64)
+	defer s.free()
+	o := (*C.gf_walk_options)(C.calloc(1, C.size_t(unsafe.Sizeof(C.gf_walk_options{}))))
+	defer C.free(unsafe.Pointer(o))
+	o.struct_size = C.uint32_t(unsafe.Sizeof(*o))
+	o.length = C.int32_t(length)
+	out := (**C.DLManagedTensor)(C.calloc(1, C.size_t(unsafe.Sizeof(uintptr(0)))))
+	defer C.free(unsafe.Pointer(out))
+	rc := gfgo_random_walk(C.uintptr_t(g), s.t, o, out, nil)
+	if rc == gfOK {
+		C.gf__call_deleter(*out)
+	} else if *out != nil {
+		return -1 // an output set on failure
+	}
+	return int(rc)
+}

@@ -30,7 +30,8 @@ const module = "github.com/graphferry/graphferry"
 //     the cgo tests (gctest), and the row cache of the disk tier
 //     (rowcache);
 //  1. the data structures and the wire: the CSC graph, node data stores and
-//     the gatherer interfaces, communicators, the exchange coordinator;
+//     the gatherer interfaces, communicators, the exchange coordinator; the
+//     bounds of what callers pass (bounds);
 //  2. what is built on one of them: the partition into patches, the
 //     link-prediction blocks, the dataset packages' file plumbing (and
 //     their test helpers);
@@ -46,7 +47,7 @@ const module = "github.com/graphferry/graphferry"
 //  8. distributed loading over a core.Graph.
 var layers = [][]string{
 	{"errs", "mem", "rng", "internal/par", "stattest", "gctest", "rowcache"},
-	{"graph", "feature", "comm", "coordinator", "diskio"},
+	{"graph", "feature", "comm", "coordinator", "diskio", "bounds"},
 	{"partition", "linkpred", "internal/fileio", "internal/datatest"},
 	{"sample", "fileformat"},
 	{"dataset"},

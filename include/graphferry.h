@@ -55,7 +55,9 @@
  *   Input tensors are described with DLTensor. Unless a function says
  *   otherwise they are borrowed for the duration of the call and copied.
  *   Only CPU tensors (kDLCPU) are accepted in this version; they must be
- *   C-contiguous (strides NULL or row-major compact).
+ *   C-contiguous (strides NULL or row-major compact), and their bytes (at
+ *   data + byte_offset) memory of this process: a byte_offset past the
+ *   buffer is GF_EINVAL naming it.
  * - Output tensors are owned DLPack tensors: the legacy DLManagedTensor, or
  *   DLPack 1.x's DLManagedTensorVersioned from the *_versioned functions
  *   (version {1, 1}, flags DLPACK_FLAG_BITMASK_IS_COPIED: the memory is the
@@ -69,6 +71,12 @@
  *   LOCAL_WORLD_SIZE, which torchrun sets), that divided by their number
  *   (at least 1), so that N ranks do not start N times the host's threads.
  *   GOMAXPROCS in the environment, when set, is the default instead.
+ *   More than 64 threads per core (and more than 256) is GF_EINVAL.
+ * - Sizes: what a count or size a caller passes makes the library allocate
+ *   (patches, a walk's length, a loader's sampler workers) is checked first
+ *   against the memory this process may use (the machine's, its memory
+ *   cgroup's limit, its RLIMIT_AS) less what it holds: GF_ENOMEM with a
+ *   message giving both, and nothing lost, never a process killed.
  * - Processes that fork: the library runs its own threads. In a child
  *   process forked after the library was loaded, every function fails with
  *   GF_EFORK (and the destructors do nothing) rather than hang. Create
@@ -718,17 +726,43 @@ GF_API int gf_graph_set_node_time(gf_graph *graph, const DLTensor *time);
 GF_API int gf_graph_set_edge_time(gf_graph *graph, const DLTensor *time);
 
 /*
+ * The output folder of the tools that write one (gf_dataset_convert_npy,
+ * gf_dataset_generate, gf_dataset_partition) must be empty or new, and
+ * neither their source folder, inside it nor above it: outputs never mix
+ * with other files or with their inputs. Options of the tools that write a
+ * dataset (gf_dataset_convert_npy_into, gf_dataset_generate_into): set
+ * struct_size to sizeof(*options); fields are only ever appended, and a
+ * zero field takes its default; NULL: every default.
+ */
+typedef struct gf_output_options {
+  uint32_t struct_size;
+  /* Nonzero: write into a dst_dir that is not empty, or is the source
+     folder, inside it or above it; what a dataset writer writes there
+     (graphferry.json and every file it lists, edges.arrow, nodes.arrow,
+     feat.bin and its page sums, the CSC files) is replaced, nothing else.
+     0 (default): such a dst_dir is refused (GF_EINVAL, naming it). */
+  int32_t overwrite;
+} gf_output_options;
+
+/*
  * gf_dataset_convert_npy converts a dataset in the .npy layout (indptr.npy
  * and indices.npy of the in-neighbour CSR, optional feat.npy, label.npy,
  * train_idx/val_idx/test_idx.npy, meta.json) found in src_dir into a
- * graphferry dataset directory dst_dir (created if missing).
+ * graphferry dataset directory dst_dir (created if missing; empty or new,
+ * and neither src_dir, inside it nor above it: see gf_output_options).
+ * gf_dataset_convert_npy_into is the same with options (NULL: the
+ * defaults, gf_dataset_convert_npy).
  * Returns:
  *   GF_OK
- *   GF_EINVAL  src_dir or dst_dir NULL or empty, malformed arrays or meta.json
+ *   GF_EINVAL  src_dir or dst_dir NULL or empty, malformed arrays or
+ *              meta.json, dst_dir not empty or src_dir, inside it or above
+ *              it (without options->overwrite), bad options->struct_size
  *   GF_EIO     a file missing or unreadable, or dst_dir not writable
  *   GF_ENOMEM  the dataset does not fit in memory
  */
 GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
+GF_API int gf_dataset_convert_npy_into(const char *src_dir, const char *dst_dir,
+                                       const gf_output_options *options);
 
 /*
  * gf_dataset_generate writes a synthetic graphferry dataset directory: an
@@ -749,17 +783,23 @@ GF_API int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
  *                (ogbn-papers100M's shape: 111M nodes, ~1.6B edges, 128
  *                float32 features, 57 GB) or "disk-small" (8M nodes, ~32M
  *                edges, 4.1 GB of features).
- * @param dst_dir created if missing.
+ * @param dst_dir created if missing; empty or new (see gf_output_options).
  * @param seed    0 keeps the preset's own seed.
  * @param num_threads <= 0: the default (see Threads); the output does not depend on it.
+ * gf_dataset_generate_into is the same with options (NULL: the defaults,
+ * gf_dataset_generate).
  * Returns:
  *   GF_OK
- *   GF_EINVAL  preset or dst_dir NULL or empty, or an unknown preset
+ *   GF_EINVAL  preset or dst_dir NULL or empty, an unknown preset, dst_dir
+ *              not empty (without options->overwrite), bad
+ *              options->struct_size
  *   GF_EIO     dst_dir cannot be created or written
  *   GF_ENOMEM  the graph does not fit in memory
  */
 GF_API int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
                                int32_t num_threads);
+GF_API int gf_dataset_generate_into(const char *preset, const char *dst_dir, uint64_t seed,
+                                    int32_t num_threads, const gf_output_options *options);
 
 /*
  * gf_dataset_write_csc adds the CSC files of the graphferry dataset in dir
@@ -1497,7 +1537,8 @@ typedef struct gf_loader_options {
   int32_t drop_last;
   /* Seed of the per-epoch permutation. */
   uint64_t shuffle_seed;
-  /* Capacity of each queue between stages; <= 0 means 2. */
+  /* Capacity of each queue between stages; <= 0 means 2; a queue holds at
+     most the epoch's batches (a larger capacity is that). */
   int32_t queue_capacity;
   /* Node data gathered for every node of a batch (e.g. "feat"). Borrowed. */
   int32_t num_feature_names;
@@ -1830,7 +1871,7 @@ typedef struct gf_cache_options {
   int32_t policy;
   /* Hot tier size in bytes (the rows of every feature name together). */
   int64_t bytes;
-  /* Fraction of the nodes whose rows are hot, in (0, 1]. */
+  /* Fraction of the nodes whose rows are hot, in (0, 1] (NaN is GF_EINVAL). */
   double fraction;
   /* Non-zero: what fits in budget bytes after reserve bytes (for the
      model). On the CPU build the caller gives the budget. */
@@ -2758,14 +2799,23 @@ typedef struct gf_partition_options {
      rank's folder is written: done of total ranks. NULL: no calls. */
   void (*progress)(void *progress_user, int64_t done, int64_t total);
   void *progress_user;
+  /* Nonzero: write into a dst_dir that is not empty, or is src_dir, inside
+     it or above it; what a partition writes there (partition.json,
+     assignment.npy, every part-<r>/) is removed first, nothing else (never
+     a folder holding src_dir). 0 (default): such a dst_dir is refused. */
+  int32_t overwrite;
 } gf_partition_options;
 
 /*
  * gf_dataset_partition writes the dataset in src_dir partitioned into
- * dst_dir (created if missing) as described above.
+ * dst_dir (created if missing) as described above. dst_dir must be empty or
+ * new, and neither src_dir, inside it nor above it, unless
+ * options->overwrite (see gf_output_options).
  * Returns:
  *   GF_OK
- *   GF_EINVAL  a path or options NULL; num_parts outside [1, GF_MAX_PARTS];
+ *   GF_EINVAL  a path or options NULL; dst_dir not empty, or src_dir, inside
+ *              it or above it, without options->overwrite (the message names
+ *              it); num_parts outside [1, GF_MAX_PARTS];
  *              method, layout or num_hops out of range; an assignment with
  *              the wrong length,
  *              a rank out of range, or given without GF_PARTITION_GIVEN

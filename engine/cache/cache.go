@@ -7,6 +7,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/graphferry/graphferry/engine/bounds"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -38,9 +39,9 @@ func (s Size) Rows(numNodes, rowBytes int64) (int64, error) {
 		return 0, fmt.Errorf("cache: size %+v has a negative field", s)
 	case s.Bytes > 0:
 		bytes = s.Bytes
-	case s.Fraction > 0:
-		if s.Fraction > 1 || math.IsNaN(s.Fraction) {
-			return 0, fmt.Errorf("cache: fraction %v (want in (0, 1])", s.Fraction)
+	case s.Fraction != 0: // NaN too
+		if err := bounds.Fraction(s.Fraction, "cache: fraction"); err != nil {
+			return 0, err
 		}
 		return int64(s.Fraction * float64(numNodes)), nil
 	case s.Auto:

@@ -26,20 +26,45 @@ import (
 // the dataset layout in dstDir. graphferry.json takes name and num_classes
 // from meta.json (num_classes defaults to max label + 1) and keeps the whole
 // original meta.json as "source".
-func ConvertNPY(srcDir, dstDir string) error { return ConvertNPYContext(nil, srcDir, dstDir) }
+func ConvertNPY(srcDir, dstDir string) error { return ConvertNPYWith(srcDir, dstDir, Options{}) }
 
 // ConvertNPYContext is ConvertNPY stopped early, with ctx's error, when ctx
-// (nil: never) is done: checked after the input is read and after the
-// output is written. The output is written into a temporary folder inside
-// dstDir and moved into place only when complete (the data files, then
-// graphferry.json), so that a stopped or failed conversion leaves nothing
-// of itself in dstDir (a dataset already there stays whole until the move).
+// (nil: never) is done (see Options.Context).
 func ConvertNPYContext(ctx context.Context, srcDir, dstDir string) error {
+	return ConvertNPYWith(srcDir, dstDir, Options{Context: ctx})
+}
+
+// Options are the options of ConvertNPYWith.
+type Options struct {
+	// Context (nil: never) stops the conversion early, with its error,
+	// when it is done: checked before anything is read, after the input
+	// is read and after the output is written. The output is written into
+	// a temporary folder inside dstDir and moved into place only when
+	// complete (the data files, then graphferry.json), so that a stopped
+	// or failed conversion leaves nothing of itself in dstDir (a dataset
+	// already there stays whole until the move).
+	Context context.Context
+	// Overwrite converts into a dstDir that is not empty, or is srcDir,
+	// inside it or above it (refused otherwise: fileio.PrepareOutput):
+	// what a dataset writer writes there is replaced, nothing else.
+	Overwrite bool
+}
+
+// ConvertNPYWith is ConvertNPY with options.
+func ConvertNPYWith(srcDir, dstDir string, opt Options) error {
+	ctx := opt.Context
 	stopped := func() error {
 		if ctx == nil {
 			return nil
 		}
 		return ctx.Err()
+	}
+	if err := stopped(); err != nil {
+		return err
+	}
+	ready, err := fileio.PrepareOutput(dstDir, fileio.Output{Tool: "convert", Sources: []string{srcDir}, Overwrite: opt.Overwrite, Owns: dataset.Owns(dstDir)})
+	if err != nil {
+		return err
 	}
 	c := &converter{dir: srcDir, ctx: ctx}
 	defer c.close()
@@ -64,26 +89,21 @@ func ConvertNPYContext(ctx context.Context, srcDir, dstDir string) error {
 	if err := stopped(); err != nil {
 		return err
 	}
+	// What an older dataset in dstDir has and this one has not (a feature
+	// file, typed arrays) goes with the rest of it.
+	if err := ready(); err != nil {
+		return err
+	}
 	return moveDataset(tmp, dstDir)
 }
 
 // moveDataset renames every file of the dataset folder src into dst, the
-// metadata file last (removed first from dst, so that dst never holds a
-// graphferry.json over a mix of old and new files).
+// metadata file last (dst holds no graphferry.json until then, so that it
+// never describes a mix of old and new files).
 func moveDataset(src, dst string) error {
-	if err := os.Remove(filepath.Join(dst, dataset.MetaFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("convert: %w", err)
-	}
 	entries, err := os.ReadDir(src)
 	if err != nil {
 		return fmt.Errorf("convert: %w", err)
-	}
-	// As dataset.Write into dst would: no stale feature file beside a
-	// dataset without features.
-	if _, err := os.Stat(filepath.Join(src, dataset.FeatFile)); errors.Is(err, os.ErrNotExist) {
-		if err := os.Remove(filepath.Join(dst, dataset.FeatFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return fmt.Errorf("convert: %w", err)
-		}
 	}
 	for _, e := range entries {
 		if e.Name() == dataset.MetaFile {

@@ -348,3 +348,40 @@ func TestConvertNPYContext(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, d.Close())
 }
+
+// TestConvertNPYOutputFolder (issue 34): converting into the .npy folder
+// itself, a folder inside it, its parent or a folder with other files is
+// refused naming the folder, before anything is read or written; with
+// Overwrite a dataset already there is replaced (its feature file too, the
+// new one has none) and other files stay.
+func TestConvertNPYOutputFolder(t *testing.T) {
+	src := writeNPYDir(t, `{"name": "Synth"}`, map[string]mem.Tensor{
+		"indptr.npy":  i64(0, 2, 3, 3, 6),
+		"indices.npy": i64(1, 2, 0, 0, 1, 2),
+	})
+	for name, c := range map[string]struct{ dst, msg string }{
+		"source": {src, "is the source folder"},
+		"inside": {filepath.Join(src, "out"), "is inside the source folder"},
+		"parent": {filepath.Dir(src), "holds the source folder"},
+	} {
+		err := ConvertNPY(src, c.dst)
+		require.ErrorContains(t, err, "convert: the output folder "+c.dst+" "+c.msg, name)
+	}
+	require.NoFileExists(t, filepath.Join(src, dataset.MetaFile))
+	require.NoDirExists(t, filepath.Join(src, "out"))
+
+	dst := t.TempDir()
+	g, data := datatest.Synthetic(t)
+	require.NoError(t, dataset.Write(dst, &dataset.Dataset{Meta: dataset.Meta{NumClasses: 3}, Graph: g, NodeData: data}))
+	require.FileExists(t, filepath.Join(dst, dataset.FeatFile))
+	require.NoError(t, os.WriteFile(filepath.Join(dst, "README"), []byte("mine"), 0o644))
+	require.ErrorContains(t, ConvertNPY(src, dst), "holds a dataset or a partition")
+	require.NoError(t, ConvertNPYWith(src, dst, Options{Overwrite: true}))
+	d, err := dataset.OpenWith(dst, dataset.OpenOptions{VerifyChecksums: true})
+	require.NoError(t, err)
+	require.Equal(t, int64(4), d.Meta.NumNodes)
+	require.NoError(t, d.Close())
+	require.NoFileExists(t, filepath.Join(dst, dataset.FeatFile))
+	require.NoFileExists(t, filepath.Join(dst, dataset.FeatFile+".pages"))
+	require.FileExists(t, filepath.Join(dst, "README"))
+}

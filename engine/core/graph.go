@@ -513,3 +513,12 @@ func (g *Graph) setTime(t []int64, set func(*typedState, []int64), what string) 
 	g.runtimes.reset()
 	return nil
 }
+
+// recheck looks again at the files of the dataset g was opened from
+// (dataset.Dataset.Recheck): an error when one changed under it.
+func (g *Graph) recheck() error {
+	if g.ds == nil {
+		return nil
+	}
+	return g.ds.Recheck()
+}

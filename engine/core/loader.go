@@ -117,7 +117,13 @@ func (l *Loader) StartOrdered(epoch uint64, first int, order []int64) error {
 	if l.closed {
 		return ErrLoaderClosed
 	}
-	if err := l.pl.StartOrdered(epoch, first, order); err != nil {
+	// The files the graph keeps mapped, looked at again (dataset.Recheck):
+	// an epoch over a file that changed under it fails at its first Next.
+	start := func(epoch uint64, first int) error { return l.pl.StartOrdered(epoch, first, order) }
+	if failed := l.g.recheck(); failed != nil {
+		start = func(epoch uint64, first int) error { return l.pl.StartFailed(epoch, first, failed) }
+	}
+	if err := start(epoch, first); err != nil {
 		return err
 	}
 	l.started = true

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/internal/fileio"
 )
 
@@ -60,9 +61,67 @@ func readBlocks(path string, raw []byte) (*fileio.Blocks, error) {
 func (d *Dataset) HasBlockSums() bool { return d.blocks != nil }
 
 // attachBlocks attaches the block sums of the file at path to data, its
-// mapping.
+// mapping, and watches the file (Recheck).
 func (d *Dataset) attachBlocks(path string, data []byte) error {
-	return d.blocks.AttachBlocks(filepath.Base(path), data, 0, MetaFile)
+	if err := d.blocks.AttachBlocks(filepath.Base(path), data, 0, MetaFile); err != nil {
+		return err
+	}
+	d.watch(path, data)
+	return nil
+}
+
+// watched is a file the dataset keeps mapped (the feature file, the typed
+// arrays, the CSC files), looked at again by Recheck.
+type watched struct {
+	watch *fileio.Watch
+	data  []byte // the mapping
+}
+
+// watch adds the file at path, mapped as data, to the files Recheck looks
+// at.
+func (d *Dataset) watch(path string, data []byte) {
+	if len(data) > 0 {
+		d.watched = append(d.watched, watched{fileio.NewWatch(path), data})
+	}
+}
+
+// Recheck looks again at the files the dataset keeps mapped, for a file
+// written in place since the last look (its new bytes show through the
+// mapping: see fileio.Watch); engine/core's loaders call it at each epoch
+// start. A changed file with block sums has its blocks checked again as
+// they are read (feature.BlockSums.Reset): the batch that reads a changed
+// block fails with an error naming the file and the block. One without
+// (the CSC files, a dataset written before block sums) is checked whole
+// against the size and CRC-32C graphferry.json records, now: a difference
+// is an error wrapping errs.ErrIO that names the file, as is a file whose
+// times changed with no checksum recorded (one merely too recent to tell,
+// fileio.Unsure, is let be then). A file replaced by a rename is no change (the
+// mapping keeps the file it was made of). Safe for concurrent use.
+func (d *Dataset) Recheck() error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	for _, w := range d.watched {
+		change := w.watch.Changed()
+		if change == fileio.Same {
+			continue
+		}
+		if b := feature.BlockSumsOf(w.data); b != nil {
+			b.Reset()
+			continue
+		}
+		path := w.watch.Path()
+		sum, ok := d.Meta.Files[filepath.Base(path)]
+		if !ok || sum.CRC32C == "" {
+			if change == fileio.Unsure {
+				continue // nothing to check it against, and no sign of a write
+			}
+			return fmt.Errorf("dataset: %s changed while the dataset is open, and %s records no checksum to check it against (%w)", path, MetaFile, errs.ErrIO)
+		}
+		if err := fileio.CheckSumBytes(path, w.data, sum, MetaFile); err != nil {
+			return fmt.Errorf("%w (found at an epoch start: it changed while the dataset is open)", err)
+		}
+	}
+	return nil
 }
 
 // writePageSums writes the page sums file of meta's feature file (see

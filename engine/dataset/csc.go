@@ -126,6 +126,7 @@ func (d *Dataset) mapCSC(dir string) error {
 			return err
 		}
 		d.releases = append(d.releases, release)
+		d.watch(path, b)
 		if int64(len(b)) != f.elem*f.n {
 			return fmt.Errorf("dataset: %s has %d bytes, want %d (%d entries of %d bytes)", path, len(b), f.elem*f.n, f.n, f.elem)
 		}

@@ -106,6 +106,8 @@ type Dataset struct {
 	mapped      []string       // NodeData names whose memory a release unmaps
 	mappedEdges []string       // EdgeData names whose memory a release unmaps
 	blocks      *fileio.Blocks // per-block sums of the mapped files (blocks.go)
+	watched     []watched      // the mapped files, for Recheck (blocks.go)
+	dir         string         // the folder OpenWith opened ("": built in memory)
 }
 
 // requiredNodeColumns are the node columns every dataset has, with types.
@@ -162,7 +164,7 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Dataset{NodeData: map[string]mem.Tensor{}}
+	d := &Dataset{NodeData: map[string]mem.Tensor{}, dir: dir}
 	if err := fileformat.CheckTypeFields(raw); err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", metaPath, err)
 	}
@@ -283,7 +285,7 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		d.Close()
 		return nil, err
 	}
-	if err := checkDeclared(metaPath, raw, m, d.blocks); err != nil {
+	if err := checkDeclared(dir, metaPath, raw, m, d.blocks); err != nil {
 		d.Close()
 		return nil, err
 	}
@@ -292,6 +294,29 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// Dir returns the folder the dataset was opened from ("" for one built in
+// memory).
+func (d *Dataset) Dir() string { return d.dir }
+
+// Owns returns what a dataset writer owns among the entries of the folder
+// dir (see fileio.Output.Owns, which overwriting removes): the layout's
+// files (graphferry.json, the tables, the feature file and its page sums,
+// the CSC files) and every file the graphferry.json already in dir records
+// (the typed arrays).
+func Owns(dir string) func(name string, isDir bool) bool {
+	own := map[string]bool{MetaFile: true, EdgesFile: true, NodesFile: true, FeatFile: true, FeatFile + fileio.PagesSuffix: true,
+		CSCIndptrFile: true, CSCIndicesFile: true, CSCEdgeIDsFile: true}
+	if raw, err := fileio.ReadSmall(filepath.Join(dir, MetaFile), fileio.MaxMetaBytes); err == nil {
+		var m Meta
+		if json.Unmarshal(raw, &m) == nil {
+			for name := range m.Files {
+				own[name] = fileio.CheckFileName("file", name) == nil
+			}
+		}
+	}
+	return func(name string, isDir bool) bool { return !isDir && own[name] }
 }
 
 // readNodes loads every usable column of the node table into NodeData and
@@ -464,6 +489,7 @@ func (d *Dataset) Close() error {
 		}
 	}
 	d.releases = nil
+	d.watched = nil
 	for _, name := range d.mapped {
 		delete(d.NodeData, name)
 	}

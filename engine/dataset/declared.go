@@ -1,6 +1,10 @@
 package dataset
 
 import (
+	"errors"
+	"os"
+	"slices"
+
 	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/internal/fileio"
 )
@@ -46,12 +50,62 @@ func withDeclared(m Meta, b *fileio.Blocks) (metaFile, error) {
 }
 
 // checkDeclared checks the declared sum of the graphferry.json image raw
-// (parsed into m, its block sums into b). A file that records no data file
-// sums (written before they were) or no declared sum (written before
-// those were) passes.
-func checkDeclared(path string, raw []byte, m *Meta, b *fileio.Blocks) error {
-	if len(m.Files) == 0 {
+// (parsed into m, its block sums into b) of the dataset in dir. A file that
+// records no declared sum (written before those were) passes. One that
+// records a declared sum but no data file sums ("files" removed or
+// emptied: no writer writes that, and the sums are part of what the
+// declared sum covers) is checked with the sums of the files the writers
+// record as they are now (writtenFiles, read whole): an edit of the
+// declarations (a dtype, a shape) cannot pass by removing the file sums.
+func checkDeclared(dir, path string, raw []byte, m *Meta, b *fileio.Blocks) error {
+	recorded := fileio.ReadDeclared(raw)
+	if recorded == "" {
 		return nil
 	}
-	return fileio.CheckDeclared(path, fileio.ReadDeclared(raw), declarationOf(m, b))
+	decl := declarationOf(m, b)
+	if len(m.Files) == 0 {
+		files, err := writtenFiles(dir, m, b)
+		if err != nil {
+			return err
+		}
+		decl.Files = files
+	}
+	return fileio.CheckDeclared(path, recorded, decl)
+}
+
+// writtenFiles returns the sums of the files of the dataset in dir that
+// its writers record in "files" (those of them that are there): the
+// tables, the feature file and its page sums, the typed arrays, the CSC
+// files.
+func writtenFiles(dir string, m *Meta, b *fileio.Blocks) (map[string]FileSum, error) {
+	names := []string{EdgesFile, NodesFile}
+	if m.Feature != nil {
+		names = append(names, m.Feature.File)
+		if b != nil && b.Pages[m.Feature.File] != "" {
+			names = append(names, b.Pages[m.Feature.File])
+		}
+	}
+	for _, a := range append(slices.Clone(m.NodeArrays), m.EdgeArrays...) {
+		names = append(names, a.File)
+	}
+	if m.CSC != nil {
+		names = append(names, CSCIndptrFile, CSCIndicesFile)
+		if m.CSC.EdgeIDs {
+			names = append(names, CSCEdgeIDsFile)
+		}
+	}
+	files := map[string]FileSum{}
+	for _, name := range names {
+		path, err := fileio.Confine(dir, "file", name)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if files[name], err = fileio.SumFile(path); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
 }

@@ -49,3 +49,47 @@ func TestDeclarationsCovered(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, d.Close())
 }
+
+// TestDeclarationsCoveredWithoutFileSums (issue 34): "files" removed or
+// emptied from graphferry.json took the declared check with it, so a
+// dtype edit opened silently. The declarations are now checked with the
+// sums of the files as they are: an edit is refused, the same dataset
+// without its file sums (plain, typed) still opens; one with CSC files is
+// refused by name (its mapped files' sizes are needed).
+func TestDeclarationsCoveredWithoutFileSums(t *testing.T) {
+	drop := map[string]func(m map[string]any){
+		"files absent": func(m map[string]any) { delete(m, "files") },
+		"files empty":  func(m map[string]any) { m["files"] = map[string]any{} },
+	}
+	for name, noFiles := range drop {
+		dir := writeTestDataset(t)
+		editMeta(t, dir, func(m map[string]any) {
+			noFiles(m)
+			m["feature"].(map[string]any)["dtype"] = "int32" // the same bytes, read as int32
+		})
+		_, err := Open(dir)
+		require.ErrorContains(t, err, "edited by hand", name)
+		require.ErrorIs(t, err, errs.ErrIO, name)
+
+		typed := t.TempDir()
+		require.NoError(t, Write(typed, typedDataset(t)))
+		withCSC := cscDataset(t, 50, true) // edge ids: csc_edge_ids.bin too
+		require.NoError(t, WriteCSC(withCSC))
+		editMeta(t, withCSC, noFiles)
+		_, err = Open(withCSC)
+		require.ErrorContains(t, err, "graphferry.json lists no size for csc_indptr.bin", name)
+		for _, dir := range []string{writeTestDataset(t), typed} {
+			editMeta(t, dir, noFiles)
+			d, err := OpenWith(dir, OpenOptions{VerifyChecksums: true})
+			require.NoError(t, err, "%s: %s", name, dir)
+			require.Empty(t, d.Meta.Files)
+			require.NoError(t, d.Close())
+		}
+		editMeta(t, typed, func(m map[string]any) {
+			a := m["node_data"].([]any)[0].(map[string]any)
+			a["dtype"] = map[string]string{"float32": "int32", "float16": "bfloat16", "int64": "float64"}[a["dtype"].(string)]
+		})
+		_, err = Open(typed)
+		require.ErrorContains(t, err, "edited by hand", name)
+	}
+}

@@ -103,6 +103,15 @@ func (t *BlockSums) Checked(i int) bool {
 	return t.checked[i>>6].Load()&(uint64(1)<<(i&63)) != 0
 }
 
+// Reset forgets which blocks were checked: each is checked again the next
+// time it is read (the file may hold other bytes now: see
+// dataset.Dataset.Recheck).
+func (t *BlockSums) Reset() {
+	for i := range t.checked {
+		t.checked[i].Store(0)
+	}
+}
+
 // Check compares the CRC-32C of block, the bytes Bounds(i) of the file as
 // a reader found them, with the recorded sum: equal marks block i checked;
 // different is an error wrapping errs.ErrIO that names the file and the

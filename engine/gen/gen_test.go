@@ -3,6 +3,8 @@ package gen
 import (
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"slices"
 	"testing"
 	"time"
@@ -462,4 +464,30 @@ func TestWriteStreamedEqualsBuild(t *testing.T) {
 		}
 		require.NoError(t, got.Close())
 	}
+}
+
+// TestGenerateOutputFolder (issue 34): generating into a folder with files
+// is refused naming it; with overwrite, a dataset already there is
+// replaced (its typed arrays too) and other files stay.
+func TestGenerateOutputFolder(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, Generate(preset(t, "hetero-tiny"), dir, false))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "README"), []byte("mine"), 0o644))
+	typed, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	err = Generate(preset(t, "tiny"), dir, false)
+	require.ErrorContains(t, err, "generate: the output folder "+dir+" holds a dataset or a partition")
+	require.NoError(t, Generate(preset(t, "tiny"), dir, true))
+	ds, err := dataset.OpenWith(dir, dataset.OpenOptions{VerifyChecksums: true})
+	require.NoError(t, err)
+	require.Empty(t, ds.Meta.NodeTypes)
+	require.NoError(t, ds.Close())
+	left, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	require.Equal(t, []string{"README", dataset.EdgesFile, dataset.FeatFile, dataset.FeatFile + ".pages", dataset.MetaFile, dataset.NodesFile}, names)
+	require.Greater(t, len(typed), len(names), "the typed arrays went")
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
 )
 
@@ -204,6 +205,32 @@ func Build(p Preset) (*dataset.Dataset, error) {
 			dataset.TestMaskKey:  mask(test),
 		},
 	}, nil
+}
+
+// Generate writes preset p as a dataset in dir: streamed (WriteStreamed)
+// when p.Streamed, else built (Build) and written (dataset.Write). dir
+// must be empty or new unless overwrite, which replaces what a dataset
+// writer writes there (dataset.Owns) and nothing else
+// (fileio.PrepareOutput); it is changed only once the dataset is built.
+func Generate(p Preset, dir string, overwrite bool) error {
+	ready, err := fileio.PrepareOutput(dir, fileio.Output{Tool: "generate", Overwrite: overwrite, Owns: dataset.Owns(dir)})
+	if err != nil {
+		return err
+	}
+	if p.Streamed {
+		if err := ready(); err != nil {
+			return err
+		}
+		return WriteStreamed(p, dir, StreamOptions{})
+	}
+	ds, err := Build(p)
+	if err != nil {
+		return err
+	}
+	if err := ready(); err != nil {
+		return err
+	}
+	return dataset.Write(dir, ds)
 }
 
 // split returns the train, validation and test masks of n nodes: a seeded

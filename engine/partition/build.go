@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/bits"
 
+	"github.com/graphferry/graphferry/engine/bounds"
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/internal/par"
 	"github.com/graphferry/graphferry/engine/rng"
@@ -72,6 +73,10 @@ func build(g *graph.CSC, opt Options) (*Partitioned, error) {
 	}
 	p := int64(max(opt.NumPatches, 1))
 	n := g.NumNodes
+	// Per patch: its offset, its node count while renumbering.
+	if err := bounds.Alloc(bounds.Mul(uint64(p)+1, 16), fmt.Sprintf("partition: NumPatches=%d (the offsets and counts of every patch)", p)); err != nil {
+		return nil, err
+	}
 
 	var assign []int64
 	switch opt.Method {

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/graphferry/graphferry/engine/bounds"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
@@ -27,7 +28,7 @@ type Options struct {
 	Shuffle       bool     // shuffle the seeds every epoch
 	DropLast      bool     // drop the last batch when it is short
 	Seed          uint64   // shuffling seed: epoch e's permutation is a function of (Seed, e)
-	QueueCapacity int      // capacity of each queue; <= 0: 2
+	QueueCapacity int      // capacity of each queue; <= 0: 2; at most the epoch's batches are held
 	FeatureNames  []string // node data gathered for all of a batch's nodes (e.g. "feat")
 	LabelNames    []string // node data gathered for the batch's seeds (e.g. "label")
 	Threads       int      // parallelism of node data gathering; <= 0: GOMAXPROCS
@@ -345,6 +346,9 @@ func New[S BatchSampler[S]](s S, p *partition.Partitioned, store feature.Gathere
 	if pl.opt.Workers <= 0 {
 		pl.opt.Workers = par.Threads(s.Threads())
 	}
+	if err := pl.bound(); err != nil {
+		return nil, err
+	}
 	if opt.Share != nil && pl.opt.Workers == 1 {
 		pl.workers = []worker{s}
 		return pl, nil
@@ -399,6 +403,9 @@ func NewMaker[M Maker[M]](m M, p *partition.Partitioned, store feature.Gatherer,
 	if pl.opt.Workers <= 0 {
 		pl.opt.Workers = par.Threads(m.Threads())
 	}
+	if err := pl.bound(); err != nil {
+		return nil, err
+	}
 	if opt.Share != nil && pl.opt.Workers == 1 {
 		// As New: one worker of a share makes its batches on m itself
 		// (whose communicator may not be duplicated).
@@ -448,6 +455,16 @@ func newPipeline(p *partition.Partitioned, store feature.Gatherer, numItems int,
 	pl := &Pipeline{p: p, store: store, numItems: numItems, opt: opt, alloc: alloc, ranks: ranks, base: time.Now()}
 	pl.life, pl.endLife = context.WithCancel(context.Background())
 	return pl
+}
+
+// bound checks what the resolved options cost (bounds): the sampler
+// workers' node tables (WorkerMemory, allocated at their first batch)
+// against the memory the process may use, and keeps each queue within the
+// epoch's batches (a larger capacity holds no more).
+func (pl *Pipeline) bound() error {
+	pl.opt.QueueCapacity = min(pl.opt.QueueCapacity, max(pl.NumBatches(), 1))
+	need := bounds.Mul(uint64(pl.opt.Workers), uint64(WorkerMemory(pl.p.Graph.NumNodes, pl.ranks, 0, 0)))
+	return bounds.Alloc(need, fmt.Sprintf("pipeline: %d sampler workers (a node table each)", pl.opt.Workers))
 }
 
 // checkShareAndNames checks opt's Share (copied into opt) and its node
@@ -536,6 +553,12 @@ func checkOptions(p *partition.Partitioned, opt *Options) error {
 	}
 	if opt.COOEdges != SampledEdges && !opt.COO {
 		return errors.New("pipeline: COO edges other than the sampled ones need Options.COO")
+	}
+	if err := bounds.Threads(opt.Threads, "pipeline: threads"); err != nil {
+		return err
+	}
+	if err := bounds.Threads(opt.Workers, "pipeline: workers"); err != nil {
+		return err
 	}
 	if len(opt.EdgeFeatureNames) == 0 {
 		return nil
@@ -721,7 +744,7 @@ func (pl *Pipeline) Start(epoch uint64) error { return pl.StartAt(epoch, 0) }
 // A run interrupted after k batches (Position) resumes with StartAt(epoch,
 // k), in this process or a fresh one, with any thread, worker or patch
 // count.
-func (pl *Pipeline) StartAt(epoch uint64, first int) error { return pl.StartOrdered(epoch, first, nil) }
+func (pl *Pipeline) StartAt(epoch uint64, first int) error { return pl.start(epoch, first, nil, nil) }
 
 // StartOrdered is StartAt with the epoch's order of the items given by the
 // caller instead of the pipeline's own (the Shuffle by (Seed, epoch), or
@@ -740,6 +763,21 @@ func (pl *Pipeline) StartOrdered(epoch uint64, first int, order []int64) error {
 		}
 		order = slices.Clone(order)
 	}
+	return pl.start(epoch, first, order, nil)
+}
+
+// StartFailed is StartAt for an epoch that cannot run: failed, found
+// before it starts (engine/core: a file of the graph changed under it), is
+// its error, which its first Next returns; nothing is sampled or gathered.
+// Position says the epoch is at its first-th batch, where a later StartAt
+// resumes it.
+func (pl *Pipeline) StartFailed(epoch uint64, first int, failed error) error {
+	return pl.start(epoch, first, nil, failed)
+}
+
+// start starts epoch epoch at batch first in order (nil: the pipeline's
+// own), as a run that fails at once with failed when it is not nil.
+func (pl *Pipeline) start(epoch uint64, first int, order []int64, failed error) error {
 	pl.mu.Lock()
 	defer pl.mu.Unlock()
 	if pl.closed {
@@ -767,6 +805,13 @@ func (pl *Pipeline) StartOrdered(epoch uint64, first int, order []int64) error {
 		loaderDone: make(chan struct{}),
 		out:        make(chan item, pl.opt.QueueCapacity),
 	}
+	r.position.Store(int64(first))
+	if failed != nil {
+		r.err = failed
+		close(r.out) // no goroutines, no queues: stopLocked finds nothing to drain
+		pl.cur = r
+		return nil
+	}
 	// One queue per worker; together they hold about QueueCapacity batches.
 	w := pl.numWorkers()
 	jobs := make([]chan job, w)
@@ -774,7 +819,6 @@ func (pl *Pipeline) StartOrdered(epoch uint64, first int, order []int64) error {
 		jobs[i] = make(chan job, max(1, (pl.opt.QueueCapacity+w-1)/w))
 	}
 	r.jobs = jobs
-	r.position.Store(int64(first))
 	r.wg.Add(w + 1)
 	for i, s := range pl.workers {
 		go pl.sampleLoop(r, order, s, i, jobs[i])

@@ -94,6 +94,12 @@ type PartitionOptions struct {
 	// partition.json, removed before the first folder is written, is not
 	// written.
 	Context context.Context
+	// Overwrite makes Partition write into a folder that is not empty, or
+	// is the source dataset's folder, inside it or above it (refused
+	// otherwise: fileio.PrepareOutput): what a partition writes there
+	// (partition.json, assignment.npy, the part-<r> folders) is removed
+	// first, nothing else.
+	Overwrite bool
 }
 
 // PartMeta is the content of partition.json.
@@ -527,9 +533,22 @@ func (p *Partitioner) WriteMeta(dst string) error {
 }
 
 // Partition writes src partitioned into dst (see Partitioner) in one call.
+// dst must be empty or new, and neither src's folder (Dataset.Dir), inside
+// it nor above it, unless opt.Overwrite.
 func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta, error) {
 	p, err := NewPartitioner(src, opt)
 	if err != nil {
+		return PartMeta{}, err
+	}
+	var sources []string
+	if dir := src.Dir(); dir != "" {
+		sources = []string{dir}
+	}
+	ready, err := fileio.PrepareOutput(dst, fileio.Output{Tool: "partition", Sources: sources, Overwrite: opt.Overwrite, Owns: owns})
+	if err != nil {
+		return PartMeta{}, err
+	}
+	if err := ready(); err != nil {
 		return PartMeta{}, err
 	}
 	stopped := func(written int) error {
@@ -564,6 +583,18 @@ func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta
 
 // partDir names the folder of rank r.
 func partDir(r int) string { return fmt.Sprintf("part-%d", r) }
+
+// owns says whether the entry name of an output folder is something
+// Partition writes (fileio.Output.Owns): partition.json, assignment.npy, a
+// part-<r> folder (of any r: an earlier run may have had more ranks).
+func owns(name string, isDir bool) bool {
+	if !isDir {
+		return name == PartMetaFile || name == PartAssignmentFile
+	}
+	var r int
+	n, err := fmt.Sscanf(name, "part-%d", &r)
+	return err == nil && n == 1 && name == partDir(r)
+}
 
 // gatherRows returns the rows of t (first dimension) at rows, in order;
 // reading a mapped file that fails gives an error, not a crash.

@@ -417,3 +417,61 @@ func TestPartitionContext(t *testing.T) {
 	require.NoError(t, err)
 	require.Empty(t, left)
 }
+
+// TestPartitionOutputFolder (issue 34): a partition into the source
+// dataset's folder, a folder inside it, its parent or a folder holding
+// other files is refused naming the folder (it wrote its parts beside
+// whatever was there); with Overwrite it replaces an earlier partition's
+// folders (also those of ranks it no longer has) and leaves other files.
+func TestPartitionOutputFolder(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "src")
+	require.NoError(t, dataset.Write(dir, randomDataset(t, 60, 3)))
+	src, err := dataset.Open(dir)
+	require.NoError(t, err)
+	defer src.Close()
+	opt := PartitionOptions{Method: partition.Range, Parts: 2, Layout: LayoutDSP}
+	dst := filepath.Join(root, "out")
+	_, err = Partition(src, dst, opt)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "notes.txt"), nil, 0o644))
+	for name, c := range map[string]struct{ dst, msg string }{
+		"source": {dir, "is the source folder"},
+		"inside": {filepath.Join(dir, "parts"), "is inside the source folder"},
+		"parent": {root, "holds the source folder"},
+		"used":   {dst, "holds a dataset or a partition (holds assignment.npy, part-0, part-1 and 1 more)"},
+	} {
+		before, err := os.ReadDir(c.dst)
+		if !os.IsNotExist(err) {
+			require.NoError(t, err)
+		}
+		_, err = Partition(src, c.dst, opt)
+		require.ErrorContains(t, err, "partition: the output folder "+c.dst+" ", name)
+		require.ErrorContains(t, err, c.msg, name)
+		after, _ := os.ReadDir(c.dst)
+		require.Equal(t, len(before), len(after), "%s: nothing written", name)
+	}
+
+	// An earlier partition had 5 ranks; the folder holds a file of the user's.
+	require.NoError(t, os.MkdirAll(filepath.Join(dst, "part-4"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dst, "README"), []byte("mine"), 0o644))
+	opt.Overwrite = true
+	_, err = Partition(src, dst, opt)
+	require.NoError(t, err)
+	left, err := os.ReadDir(dst)
+	require.NoError(t, err)
+	var names []string
+	for _, e := range left {
+		names = append(names, e.Name())
+	}
+	require.Equal(t, []string{"README", PartAssignmentFile, "part-0", "part-1", PartMetaFile}, names)
+	openParts(t, dst)
+
+	// Overwrite into the source folder: the parts beside the dataset,
+	// which stays whole.
+	_, err = Partition(src, dir, opt)
+	require.NoError(t, err)
+	again, err := dataset.OpenWith(dir, dataset.OpenOptions{VerifyChecksums: true})
+	require.NoError(t, err)
+	require.NoError(t, again.Close())
+}

@@ -7,7 +7,9 @@ import (
 	"math"
 	"slices"
 	"sync"
+	"unsafe"
 
+	"github.com/graphferry/graphferry/engine/bounds"
 	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/graph"
@@ -214,6 +216,16 @@ func newRuntime(sh *shared, c comm.Comm, threads int) (*Runtime, error) {
 	size := c.Size()
 	ranks, err := localRanks(c)
 	if err != nil {
+		return nil, err
+	}
+	if err := bounds.Threads(threads, "sample: threads"); err != nil {
+		return nil, err
+	}
+	// Every local rank keeps a slot per rank of the communicator: ranks x
+	// size of them (the patches squared for a graph's own runtime).
+	slot := 2*unsafe.Sizeof(mem.Buffer{}) + 2*unsafe.Sizeof([]int64{}) + unsafe.Sizeof(inbox{}) + 8 + unsafe.Sizeof(answer{})
+	if err := bounds.Alloc(bounds.Mul(uint64(len(ranks))*uint64(size), uint64(slot)),
+		fmt.Sprintf("sample: the exchange workspaces of %d ranks of %d (one slot a pair)", len(ranks), size)); err != nil {
 		return nil, err
 	}
 	rt := &Runtime{shared: sh, c: c, ranks: ranks, threads: threads, ws: make([]*workspace, size)}

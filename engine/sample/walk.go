@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/graphferry/graphferry/engine/bounds"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/internal/par"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -64,6 +65,16 @@ func (rt *Runtime) RandomWalk(ctx context.Context, req WalkRequest, batches [][]
 	}
 	length, restartProb := req.Length, req.RestartProb
 	n := rt.g.NumNodes
+	// The traces and edge ids: B x (length+1) and B x length int64s, here
+	// and in the caller's copy.
+	var walkers uint64
+	for _, seeds := range batches {
+		walkers += uint64(len(seeds))
+	}
+	if err := bounds.Alloc(bounds.Mul(walkers, bounds.Mul(uint64(length)*2+1, 16)),
+		fmt.Sprintf("sample: %d walks of length %d (their traces and edge ids)", walkers, length)); err != nil {
+		return nil, err
+	}
 	for b, seeds := range batches {
 		if int64(len(seeds))*int64(length+1) > math.MaxInt32 {
 			return nil, fmt.Errorf("sample: batches[%d]: %d walks of length %d are too many", b, len(seeds), length)

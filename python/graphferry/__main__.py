@@ -26,6 +26,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     convert.add_argument("src", help="directory in the .npy layout")
     convert.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
+    convert.add_argument("--overwrite", action="store_true", help="write into a used folder, replacing its output")
     generate = sub.add_parser(
         "generate",
         help="write a synthetic R-MAT dataset (tiny, small, products-like, papers-like)",
@@ -33,6 +34,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     generate.add_argument("preset", help="tiny, small, products-like, papers-like, disk-small or papers100M-like")
     generate.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
     generate.add_argument("--seed", type=int, default=0, help="0 keeps the preset's seed")
+    generate.add_argument("--overwrite", action="store_true", help="write into a used folder, replacing its output")
     csc = sub.add_parser(
         "csc",
         help="add the CSC files to a graphferry dataset directory: opening it then maps the topology "
@@ -69,6 +71,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     part.add_argument("--hops", type=int, default=2, help="L of the self-reliant layout (default 2)")
     part.add_argument("--seed", type=int, default=0, help="seed of random (and METIS's randomisation)")
     part.add_argument("--quiet", action="store_true", help="no progress bars")
+    part.add_argument("--overwrite", action="store_true", help="write into a used folder, replacing its output")
     sub.add_parser("version", help="print the package and library versions")
     info = sub.add_parser(
         "info",
@@ -83,11 +86,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.dst = args.dir
         try:
             if args.command == "convert":
-                graphferry.convert_npy(args.src, args.dst)
+                graphferry.convert_npy(args.src, args.dst, overwrite=args.overwrite)
             elif args.command == "csc":
                 graphferry.write_csc(args.dir)
             else:
-                graphferry.generate(args.preset, args.dst, seed=args.seed)
+                graphferry.generate(args.preset, args.dst, seed=args.seed, overwrite=args.overwrite)
         except graphferry.GraphferryError as err:
             print(f"graphferry {args.command}: {err}", file=sys.stderr)
             return 1
@@ -143,6 +146,7 @@ def _partition(graphferry, args) -> int:
             hops=args.hops,
             seed=args.seed,
             quiet=args.quiet,
+            overwrite=args.overwrite,
         )
     except (graphferry.GraphferryError, ValueError, ImportError, OSError) as err:
         print(f"graphferry partition: {err}", file=sys.stderr)

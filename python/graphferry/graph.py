@@ -867,15 +867,17 @@ def pyg_node_attrs(data: Any) -> list[str]:
     return sorted(names)
 
 
-def convert_npy(src_dir: str | os.PathLike, dst_dir: str | os.PathLike) -> None:
+def convert_npy(src_dir: str | os.PathLike, dst_dir: str | os.PathLike, *, overwrite: bool = False) -> None:
     """Converts a dataset in the ``.npy`` layout (``indptr.npy``,
     ``indices.npy``, optional ``feat.npy``, ``label.npy``, ``train_idx.npy``,
     ``val_idx.npy``, ``test_idx.npy``, ``meta.json``) in ``src_dir`` into a
     graphferry dataset directory ``dst_dir`` (created if missing), which
-    :meth:`Graph.open` reads.
-    """
+    :meth:`Graph.open` reads. ``dst_dir`` must be empty or new, and not
+    ``src_dir``, inside or above it, unless ``overwrite`` (its dataset files
+    are replaced, nothing else)."""
+    src, dst, opts = os.fsencode(src_dir), os.fsencode(dst_dir), _lib.gf_output_options(overwrite=bool(overwrite))
     # Ctrl-C stops it; the call removes what it wrote (waited for).
-    _interrupt.call(lambda: _lib.gf_dataset_convert_npy(os.fsencode(src_dir), os.fsencode(dst_dir)), give_up_s=None)
+    _interrupt.call(lambda: _lib.gf_dataset_convert_npy_into(src, dst, ctypes.byref(opts)), give_up_s=None)
 
 
 def write_csc(path: str | os.PathLike) -> None:
@@ -892,7 +894,9 @@ def write_csc(path: str | os.PathLike) -> None:
 PRESETS = ("tiny", "small", "products-like", "papers-like", "disk-small", "papers100M-like")
 
 
-def generate(preset: str, path: str | os.PathLike, *, seed: int = 0, num_threads: int = 0) -> None:
+def generate(
+    preset: str, path: str | os.PathLike, *, seed: int = 0, num_threads: int = 0, overwrite: bool = False
+) -> None:
     r"""Writes a synthetic dataset directory that :meth:`Graph.open` reads:
     an R-MAT (Kronecker) power-law graph with the Graph500 probabilities
     (one per relation for the typed presets), stored in both directions,
@@ -926,9 +930,11 @@ def generate(preset: str, path: str | os.PathLike, *, seed: int = 0, num_threads
         seed (int): ``0`` keeps the preset's own seed. (default: :obj:`0`)
         num_threads (int): ``<= 0`` uses every core; the output does not
             depend on it. (default: :obj:`0`)
+        overwrite (bool): write into a ``path`` that is not empty (its
+            dataset files replaced, nothing else). (default: :obj:`False`)
     """
     if not isinstance(preset, str):
         raise TypeError(f"'preset' must be a str (got '{type(preset).__name__}')")
-    _lib.gf_dataset_generate(
-        preset.encode(), os.fsencode(path), _as_int(seed, "seed"), _as_int(num_threads, "num_threads")
-    )
+    seed, num_threads = _as_int(seed, "seed"), _as_int(num_threads, "num_threads")
+    opts = _lib.gf_output_options(overwrite=bool(overwrite))
+    _lib.gf_dataset_generate_into(preset.encode(), os.fsencode(path), seed, num_threads, ctypes.byref(opts))

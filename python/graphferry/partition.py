@@ -41,6 +41,7 @@ comparison, of range and random.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import os
 
@@ -52,6 +53,7 @@ from ._metafile import read_object
 from ._native import lib as _lib
 from ._native.dlpack import borrow
 from ._native.lib import gf_dataset_partition, gf_partition_options
+from .graph import Graph
 
 METHODS = ("metis", "random", "range")
 LAYOUTS = {"dsp": _lib.GF_LAYOUT_DSP, "self-reliant": _lib.GF_LAYOUT_SELF_RELIANT, "hybrid": _lib.GF_LAYOUT_HYBRID}
@@ -59,43 +61,13 @@ _ENGINE_METHODS = {"range": _lib.GF_PARTITION_RANGE, "random": _lib.GF_PARTITION
 _GIVEN = _lib.GF_PARTITION_GIVEN
 
 
-class _NoBar:
-    """Stands in for tqdm where it is not installed."""
-
-    n = 0
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        return False
-
-    def update(self, k: int = 1) -> None:
-        self.n += k
-
-
 def _bar(total: int, desc: str, quiet: bool):
-    """A tqdm progress bar of one stage (none without tqdm)."""
+    """A tqdm progress bar of one stage (None without tqdm)."""
     try:
         from tqdm import tqdm
     except ImportError:
-        return _NoBar()
+        return contextlib.nullcontext()
     return tqdm(total=total, desc=desc, unit="step", disable=quiet, leave=False)
-
-
-def symmetric_csr(src_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, int]:
-    """The dataset's graph as METIS wants it (see :func:`symmetric_adjacency`),
-    with the node count."""
-    import pyarrow.ipc
-
-    meta_path = os.path.join(src_dir, "graphferry.json")
-    n = read_object(meta_path).get("num_nodes")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
-        raise ValueError(f"{meta_path}: num_nodes must be an integer >= 0 (got {n!r})")
-    with pyarrow.ipc.open_file(os.path.join(src_dir, "edges.arrow")) as reader:
-        table = reader.read_all()
-    xadj, adjncy = symmetric_adjacency(table.column("src").to_numpy(), table.column("dst").to_numpy(), n)
-    return xadj, adjncy, n
 
 
 def symmetric_adjacency(src: np.ndarray, dst: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -150,12 +122,11 @@ def metis_parts(
 
 def metis_assignment(src_dir: str | os.PathLike, parts: int, *, seed: int = 0, quiet: bool = True) -> np.ndarray:
     """The rank of every node from METIS (through ``pymetis``) on the
-    symmetrised graph: int64 ``[num_nodes]`` in ``[0, parts)``."""
-    with _bar(2, "metis", quiet) as bar:
-        xadj, adjncy, n = symmetric_csr(src_dir)
-        bar.update(1)
-        assign = metis_parts(xadj, adjncy, n, parts, seed=seed)
-        bar.update(1)
+    symmetrised graph, read by the engine: int64 ``[num_nodes]`` in ``[0, parts)``."""
+    with _bar(1, "metis", quiet) as bar, Graph.open(src_dir) as g:
+        src, dst, _ = g.edges("coo")
+        assign = metis_parts(*symmetric_adjacency(src.numpy(), dst.numpy(), g.num_nodes), g.num_nodes, parts, seed=seed)
+        bar and bar.update(1)
     return assign
 
 
@@ -169,10 +140,13 @@ def partition(
     hops: int = 2,
     seed: int = 0,
     quiet: bool = True,
+    overwrite: bool = False,
 ) -> dict:
     """Writes ``src_dir`` partitioned into ``parts`` rank folders under
     ``dst_dir`` (see the module's doc for what each holds) and returns the
-    content of ``partition.json``.
+    content of ``partition.json``. ``dst_dir`` must be empty or new, and not
+    ``src_dir``, inside or above it, unless ``overwrite`` (what a partition
+    writes there is replaced, nothing else).
 
     Args:
         method: ``"metis"`` (pymetis), ``"random"`` or ``"range"``.
@@ -194,7 +168,7 @@ def partition(
     if method == "metis":
         assignment = borrow(torch.from_numpy(metis_assignment(src_dir, parts, seed=seed, quiet=quiet)), "assignment")
     with _bar(parts, f"write {layout}", quiet) as bar:
-        progress = _lib.gf_progress_fn(lambda _user, done, _total: bar.update(done - bar.n))
+        progress = _lib.gf_progress_fn(lambda _user, done, _total: bar and bar.update(done - bar.n))
         opts = gf_partition_options(
             method=_ENGINE_METHODS.get(method, _GIVEN),
             num_parts=parts,
@@ -204,13 +178,12 @@ def partition(
             assignment=None if assignment is None else ctypes.pointer(assignment.dltensor),
             method_name=method.encode(),
             progress=progress,
+            overwrite=bool(overwrite),
         )
         # Ctrl-C stops it after the rank folder being written; the call
         # then removes what it wrote (waited for: give_up_s=None).
-        _interrupt.call(
-            lambda: gf_dataset_partition(os.fsencode(src_dir), os.fsencode(dst_dir), ctypes.byref(opts)),
-            give_up_s=None,
-        )
+        src, dst = os.fsencode(src_dir), os.fsencode(dst_dir)
+        _interrupt.call(lambda: gf_dataset_partition(src, dst, ctypes.byref(opts)), give_up_s=None)
     return read_object(os.path.join(dst_dir, "partition.json"))
 
 

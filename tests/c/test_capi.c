@@ -9,9 +9,12 @@
  */
 #include "gftest.h"
 
+#include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 
 /* Graph: 6 nodes, in-neighbour CSC. */
@@ -449,6 +452,8 @@ static void test_loader_stats(gf_graph *g, const DLTensor *seeds, const gf_loade
 static void test_induced_subgraph(gf_graph *g);
 static void test_subgraph_loader(gf_graph *g);
 static void test_forked_child(gf_graph *g, const DLTensor *seeds, const gf_loader_options *lo);
+static void test_huge_values(gf_graph *g, const DLTensor *indptr_t, const DLTensor *indices_t,
+                             const DLTensor *seeds, const gf_loader_options *lo);
 static void test_hetero(void);
 static void test_typed_fields(void);
 
@@ -859,6 +864,7 @@ int main(void) {
   test_loader_stats(g, &tall, &lo);
 
   test_fanout_zero(g, &ts, &so);
+  test_huge_values(g, &tp, &ti, &tall, &lo);
   test_forked_child(g, &tall, &lo);
   CHECK(versioned_deleted == 0, "the graph keeps the versioned tensor while open");
 
@@ -1491,7 +1497,33 @@ void test_dataset_partition(void) {
   go.num_hops = 1;
   go.assignment = &ta;
   go.method_name = "alternate";
+  /* dst holds the partition above: refused, then replaced when asked (issue 34) */
+  CHECK_ERR(gf_dataset_partition(src, dst, &go), GF_EINVAL, "holds a dataset or a partition");
+  go.overwrite = 1;
   CHECK(gf_dataset_partition(src, dst, &go) == GF_OK, "partition given: %s", gf_errmsg());
+  snprintf(part, sizeof part, "%s/part-2", dst);
+  CHECK(access(part, F_OK) != 0, "the earlier run's part-2 is gone");
+  go.overwrite = 0;
+  /* the source folder, inside it, above it (issue 34) */
+  CHECK_ERR(gf_dataset_partition(src, src, &go), GF_EINVAL, "is the source folder");
+  snprintf(part, sizeof part, "%s/parts", src);
+  CHECK_ERR(gf_dataset_partition(src, part, &go), GF_EINVAL, "is inside the source folder");
+  CHECK_ERR(gf_dataset_partition(src, root, &go), GF_EINVAL, "holds the source folder");
+  /* the dataset writers: a used folder refused, replaced when asked */
+  gf_output_options oo;
+  memset(&oo, 0, sizeof oo);
+  oo.struct_size = sizeof oo;
+  CHECK_ERR(gf_dataset_generate("tiny", src, 7, 1), GF_EINVAL, "the output folder");
+  CHECK_ERR(gf_dataset_generate_into("tiny", src, 7, 1, &oo), GF_EINVAL, "holds a dataset or a partition");
+  oo.overwrite = 1;
+  CHECK(gf_dataset_generate_into("tiny", src, 7, 1, &oo) == GF_OK, "generate over: %s", gf_errmsg());
+  oo.struct_size = 3;
+  CHECK_ERR(gf_dataset_generate_into("tiny", src, 7, 1, &oo), GF_EINVAL, "options->struct_size = 3");
+  CHECK_ERR(gf_dataset_convert_npy_into(src, src, &oo), GF_EINVAL, "options->struct_size = 3");
+  oo.struct_size = sizeof oo;
+  oo.overwrite = 0;
+  CHECK_ERR(gf_dataset_convert_npy(root, src), GF_EINVAL, "inside the source folder");
+  CHECK_ERR(gf_dataset_convert_npy_into(src, dst, &oo), GF_EINVAL, "holds a dataset or a partition");
 
   /* errors */
   gf_partition_options bad = go;
@@ -2011,4 +2043,96 @@ static void test_forked_child(gf_graph *g, const DLTensor *seeds, const gf_loade
   gf_batch_close(b);
   if (x) x->deleter(x);
   gf_loader_close(l);
+}
+
+/* Huge values through the C API (issue 34): INT_MAX patches, loader and
+   sampler threads, queue capacity, a walk of 10^9 steps from one seed, a
+   byte_offset past the tensor's buffer, a NaN cache fraction. Each is the
+   documented status with a message naming the value, under an address
+   space limit of 2 GiB beyond what the process maps (RLIMIT_AS, which the
+   library's memory checks read): they killed the process for memory or
+   aborted it in the Go runtime, or were accepted. The graph stays usable. */
+static void test_huge_values(gf_graph *g, const DLTensor *indptr_t, const DLTensor *indices_t,
+                             const DLTensor *seeds, const gf_loader_options *lo) {
+  struct rlimit old;
+  CHECK(getrlimit(RLIMIT_AS, &old) == 0, "getrlimit");
+  long vsize_pages = 0;
+  FILE *statm = fopen("/proc/self/statm", "r");
+  if (statm) {
+    if (fscanf(statm, "%ld", &vsize_pages) != 1) vsize_pages = 0;
+    fclose(statm);
+  }
+  struct rlimit lim = old;
+  rlim_t want = (rlim_t)vsize_pages * (rlim_t)sysconf(_SC_PAGESIZE) + ((rlim_t)2 << 30);
+  if (old.rlim_cur == RLIM_INFINITY || old.rlim_cur > want) lim.rlim_cur = want;
+  CHECK(setrlimit(RLIMIT_AS, &lim) == 0, "setrlimit");
+
+  gf_graph_options go;
+  memset(&go, 0, sizeof go);
+  go.struct_size = sizeof go;
+  go.num_patches = INT_MAX;
+  gf_graph *hg = (gf_graph *)0x1;
+  CHECK_ERR(gf_graph_from_csc(indptr_t, indices_t, NULL, &go, &hg), GF_ENOMEM, "NumPatches=2147483647");
+  CHECK(hg == NULL, "no graph");
+
+  gf_sample_options so = *lo->sample;
+  so.num_threads = INT_MAX;
+  gf_batch *b = (gf_batch *)0x1;
+  CHECK_ERR(gf_sample(g, seeds, &so, &b), GF_EINVAL, "threads = 2147483647 is more than");
+  CHECK(b == NULL, "no batch");
+  gf_loader_options hl = *lo;
+  hl.sample = &so;
+  gf_loader *l = (gf_loader *)0x1;
+  CHECK_ERR(gf_loader_open(g, seeds, &hl, &l), GF_EINVAL, "threads = 2147483647 is more than");
+  CHECK(l == NULL, "no loader");
+
+  /* A queue holds at most the epoch's batches: INT_MAX is that many. */
+  hl = *lo;
+  hl.queue_capacity = INT_MAX;
+  CHECK(gf_loader_open(g, seeds, &hl, &l) == GF_OK, "loader with queue_capacity INT_MAX: %s", gf_errmsg());
+  int64_t nb = 0, got = 0;
+  CHECK(gf_loader_num_batches(l, &nb) == GF_OK && gf_loader_start(l, 0) == GF_OK, "start");
+  gf_batch *lb = NULL;
+  while (gf_loader_next(l, &lb) == GF_OK) {
+    got++;
+    gf_batch_close(lb);
+  }
+  CHECK(got == nb && nb > 0, "a whole epoch (%lld of %lld batches)", (long long)got, (long long)nb);
+
+  gf_cache_options co;
+  memset(&co, 0, sizeof co);
+  co.struct_size = sizeof co;
+  co.policy = GF_CACHE_IN_DEGREE;
+  co.fraction = NAN;
+  CHECK_ERR(gf_loader_set_cache(l, &co, NULL), GF_EINVAL, "fraction = NaN is not in (0, 1]");
+  co.fraction = INFINITY;
+  CHECK_ERR(gf_loader_set_cache(l, &co, NULL), GF_EINVAL, "fraction = +Inf is not in (0, 1]");
+  gf_loader_close(l);
+
+  gf_walk_options wo;
+  memset(&wo, 0, sizeof wo);
+  wo.struct_size = sizeof wo;
+  wo.length = 1000000000;
+  int64_t one = 0, n1 = 1;
+  DLTensor t1 = gft_i64(&one, &n1);
+  DLManagedTensor *tr = (DLManagedTensor *)0x1;
+  CHECK_ERR(gf_random_walk(g, &t1, &wo, &tr, NULL), GF_ENOMEM, "1 walks of length 1000000000");
+  CHECK(tr == NULL, "no traces");
+  wo.length = 3;
+  wo.num_threads = INT_MAX;
+  CHECK_ERR(gf_random_walk(g, &t1, &wo, &tr, NULL), GF_EINVAL, "threads = 2147483647 is more than");
+
+  static float small[12];
+  static int64_t sshape[2] = {6, 2};
+  DLTensor past = gft_tensor(small, 2, sshape, kDLFloat, 32);
+  past.byte_offset = (uint64_t)1 << 40;
+  DLManagedTensor pm = gft_managed(past);
+  CHECK_ERR(gf_graph_set_node_data(g, "past", &pm), GF_EINVAL, "byte_offset = 1099511627776");
+  past.byte_offset = UINT64_MAX - 8;
+  pm = gft_managed(past);
+  CHECK_ERR(gf_graph_set_node_data(g, "past", &pm), GF_EINVAL, "byte_offset");
+  DLManagedTensor *out = NULL;
+  CHECK_ERR(gf_graph_get_node_data(g, "past", &out), GF_EINVAL, "no node data named");
+
+  CHECK(setrlimit(RLIMIT_AS, &old) == 0, "restore the limit");
 }

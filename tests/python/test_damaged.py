@@ -19,6 +19,7 @@ from __future__ import annotations
 import faulthandler
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -204,3 +205,54 @@ def test_files_confined_and_regular(cora_copy, tmp_path):
     os.mkfifo(nodes)
     with pytest.raises(graphferry.GraphferryError, match="nodes.arrow is not a regular file"):
         graphferry.Graph.open(cora_copy)
+
+
+def _rewrite(path: Path, how: str) -> None:
+    """Writes the file at path in place at the same size: rewritten whole
+    (as open(path, "wb") does), zeroed, or one byte flipped."""
+    raw = bytearray(path.read_bytes())
+    if how == "rewritten":
+        path.write_bytes(bytes(b ^ 0x55 for b in raw))
+    elif how == "zeroed":
+        with open(path, "r+b") as f:
+            f.write(bytes(len(raw)))
+    else:
+        with open(path, "r+b") as f:
+            f.seek(1000)
+            f.write(bytes([raw[1000] ^ 0x08]))
+
+
+@pytest.mark.parametrize("how", ["rewritten", "zeroed", "byte flipped"])
+@pytest.mark.parametrize(
+    "tier", [{}, {"memory_budget": 1 << 30}, {"feature_tier": "disk"}], ids=["memory", "budget", "disk"]
+)
+def test_feat_changed_in_place_between_epochs(tmp_path, how, tier):
+    """Issue 34: feat.bin written in place at the same size after an epoch
+    read (and verified) every block: the next epoch served the new bytes
+    silently through the mapping. Now it fails naming the file."""
+    path = tmp_path / "tiny"
+    graphferry.generate("tiny", path)
+    with graphferry.Graph.open(path, **tier) as g:
+        with graphferry.Loader(g, torch.arange(g.num_nodes), [0], batch_size=128, feature_names=["feat"]) as loader:
+            assert sum(1 for _ in loader) == len(loader)
+            _rewrite(path / "feat.bin", how)
+            with pytest.raises(_io_error(), match=re.escape(str(path / "feat.bin")) + ": (block|page) "):
+                for _ in loader:
+                    pass
+
+
+@pytest.mark.parametrize("how", ["rewritten", "zeroed", "byte flipped"])
+def test_csc_changed_in_place_between_epochs(tmp_path, how):
+    """Issue 34: a CSC file written in place under an open graph whose
+    topology it is (zeroed: every source node 0, still a valid graph) was
+    sampled silently; the next epoch now fails at its first batch naming
+    the file."""
+    path = tmp_path / "tiny"
+    graphferry.generate("tiny", path)
+    graphferry.write_csc(path)
+    with graphferry.Graph.open(path) as g:
+        with graphferry.Loader(g, torch.arange(g.num_nodes), [-1], batch_size=128) as loader:
+            assert sum(1 for _ in loader) == len(loader)
+            _rewrite(path / "csc_indices.bin", how)
+            with pytest.raises(_io_error(), match=re.escape(str(path / "csc_indices.bin")) + ": CRC-32C is "):
+                next(iter(loader))

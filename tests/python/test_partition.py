@@ -219,3 +219,44 @@ def test_progress_reaches_python(citeseer, tmp_path, monkeypatch):
     monkeypatch.setattr(partition, "_bar", lambda total, desc, quiet: Recorder())
     partition.partition(citeseer[0], tmp_path / "p", parts=4, method="random", layout="hybrid")
     assert seen == [1, 2, 3, 4]
+
+
+def test_output_folder_refused_unless_asked(citeseer, tmp_path, capsys):
+    """Issue 34: partition, convert and generate wrote into any folder (the
+    source's own, one inside it, its parent, one holding other files).
+    Each is refused naming the folder; overwrite=True (--overwrite) replaces
+    only what the tool writes."""
+    src_dir = citeseer[0]
+    for dst, why in [
+        (src_dir, "is the source folder"),
+        (src_dir / "parts", "is inside the source folder"),
+        (src_dir.parent, "holds the source folder"),
+    ]:
+        with pytest.raises(graphferry.errors.InvalidArgumentError, match=f"output folder {dst} {why}"):
+            partition.partition(src_dir, dst, parts=2, method="range")
+        assert not (src_dir / "part-0").exists() and not (src_dir / "parts").exists()
+    used = tmp_path / "used"
+    used.mkdir()
+    (used / "notes.txt").write_text("mine")
+    args = ["partition", str(src_dir), str(used), "--parts", "2", "--method", "range"]
+    assert main(args) == 1
+    assert f"the output folder {used} is not empty (holds notes.txt)" in capsys.readouterr().err
+    assert main([*args, "--overwrite"]) == 0
+    assert sorted(p.name for p in used.iterdir()) == [
+        "assignment.npy", "notes.txt", "part-0", "part-1", "partition.json"]  # fmt: skip
+
+    # The dataset writers, through Python and the command line.
+    with pytest.raises(graphferry.errors.InvalidArgumentError, match="holds a dataset or a partition"):
+        graphferry.generate("tiny", src_dir)
+    with pytest.raises(graphferry.errors.InvalidArgumentError, match="holds a dataset or a partition"):
+        graphferry.convert_npy(testdata.dataset_dir("citeseer"), used / "part-0")
+    gen = tmp_path / "gen"
+    graphferry.generate("tiny", gen)
+    (gen / "notes.txt").write_text("mine")
+    assert main(["generate", "tiny", str(gen), "--seed", "3"]) == 1
+    assert "--overwrite" in capsys.readouterr().err
+    assert main(["generate", "tiny", str(gen), "--seed", "3", "--overwrite"]) == 0
+    assert (gen / "notes.txt").read_text() == "mine"
+    graphferry.convert_npy(testdata.dataset_dir("citeseer"), gen, overwrite=True)
+    with graphferry.Graph.open(gen) as g:
+        assert g.num_nodes == 3327

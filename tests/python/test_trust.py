@@ -226,6 +226,27 @@ def test_declarations_edited_refused(tmp_path, edit):
         assert g.num_nodes == 2708
 
 
+@pytest.mark.parametrize("files", ["absent", "empty"])
+def test_declarations_checked_without_file_sums(tmp_path, files):
+    """Issue 34: with "files" absent or empty, a dtype edit of graphferry.json
+    opened silently (the check covered only datasets with file sums); the
+    same dataset without its file sums still opens."""
+    path = tmp_path / "tiny"
+    graphferry.generate("tiny", path)
+    meta = json.loads((path / "graphferry.json").read_text())
+    if files == "absent":
+        del meta["files"]
+    else:
+        meta["files"] = {}
+    (path / "graphferry.json").write_text(json.dumps(meta))
+    with graphferry.Graph.open(path) as g:
+        assert g.get_node_data("feat").dtype == torch.float32
+    meta["feature"]["dtype"] = "int32"
+    (path / "graphferry.json").write_text(json.dumps(meta))
+    with pytest.raises(OSError, match="edited by hand; rewrite the dataset with graphferry's tools"):
+        graphferry.Graph.open(path)
+
+
 # -- verified as read -----------------------------------------------------------
 
 

@@ -7,7 +7,8 @@
 // allocations larger than the machine's memory. Its errors read
 // "dataset: ...", as the dataset packages' do.
 //
-// It imports only errs, mem and feature (for its fault guard).
+// It imports only errs, mem, bounds (the memory limit) and feature (for
+// its fault guard).
 package fileio
 
 import (
@@ -18,6 +19,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/graphferry/graphferry/engine/bounds"
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 )
@@ -198,11 +200,12 @@ func checkSumBytes(ctx context.Context, path string, data []byte, want FileSum, 
 func CheckAlloc(need uint64, what string) error {
 	total := TotalMemory()
 	if total > 0 && need > total {
-		return fmt.Errorf("dataset: %s needs %d bytes, more than this machine's %d bytes of memory (%w)", what, need, total, errs.ErrNoMem)
+		return fmt.Errorf("dataset: %s needs %d bytes, more than the %d bytes of memory this process may use (%w)", what, need, total, errs.ErrNoMem)
 	}
 	return nil
 }
 
-// TotalMemory returns the machine's physical memory in bytes, or 0 when
-// unknown (a variable so that tests can lower it).
-var TotalMemory = physicalMemory
+// TotalMemory returns the memory in bytes this process may use
+// (bounds.Memory: the machine's, or its cgroup's limit), or 0 when unknown
+// (a variable so that tests can lower it).
+var TotalMemory = func() uint64 { return bounds.Memory() }

@@ -804,6 +804,7 @@ class gf_partition_options(ctypes.Structure):
         ("method_name", ctypes.c_char_p),
         ("progress", gf_progress_fn),
         ("progress_user", ctypes.c_void_p),
+        ("overwrite", ctypes.c_int32),
     ]
 
     def __init__(self, **fields):
@@ -1206,9 +1207,20 @@ def gf_graph_set_node_time(graph: gf_graph_p | None, time: CtypesRef, /) -> int:
 def gf_graph_set_edge_time(graph: gf_graph_p | None, time: CtypesRef, /) -> int: ...
 
 
-# int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir);
-@cfunc("gf_dataset_convert_npy", [ctypes.c_char_p, ctypes.c_char_p], ctypes.c_int)
-def gf_dataset_convert_npy(src_dir: bytes, dst_dir: bytes, /) -> int: ...
+class gf_output_options(ctypes.Structure):
+    _fields_ = [("struct_size", ctypes.c_uint32), ("overwrite", ctypes.c_int32)]
+
+    def __init__(self, **fields):
+        super().__init__(struct_size=ctypes.sizeof(gf_output_options), **fields)
+
+
+gf_output_options_p = ctypes.POINTER(gf_output_options)
+
+
+# int gf_dataset_convert_npy_into(const char *src_dir, const char *dst_dir,
+#                                 const gf_output_options *options);
+@cfunc("gf_dataset_convert_npy_into", [ctypes.c_char_p, ctypes.c_char_p, gf_output_options_p], ctypes.c_int)
+def gf_dataset_convert_npy_into(src_dir: bytes, dst_dir: bytes, options: Any, /) -> int: ...
 
 
 # int gf_dataset_write_csc(const char *dir);
@@ -1216,10 +1228,14 @@ def gf_dataset_convert_npy(src_dir: bytes, dst_dir: bytes, /) -> int: ...
 def gf_dataset_write_csc(dir: bytes, /) -> int: ...
 
 
-# int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
-#                         int32_t num_threads);
-@cfunc("gf_dataset_generate", [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_int32], ctypes.c_int)
-def gf_dataset_generate(preset: bytes, dst_dir: bytes, seed: int, num_threads: int, /) -> int: ...
+# int gf_dataset_generate_into(const char *preset, const char *dst_dir, uint64_t seed,
+#                              int32_t num_threads, const gf_output_options *options);
+@cfunc(
+    "gf_dataset_generate_into",
+    [ctypes.c_char_p, ctypes.c_char_p, ctypes.c_uint64, ctypes.c_int32, ctypes.POINTER(gf_output_options)],
+    ctypes.c_int,
+)
+def gf_dataset_generate_into(preset: bytes, dst_dir: bytes, seed: int, num_threads: int, options: Any, /) -> int: ...
 
 
 # ---------------------------------------------------------------------------

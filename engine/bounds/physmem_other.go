@@ -1,6 +1,6 @@
 //go:build !linux
 
-package fileio
+package bounds
 
 // physicalMemory returns 0 (unknown) where there is no portable way to ask.
 func physicalMemory() uint64 { return 0 }
