@@ -24,7 +24,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 GO_PATHS = ("engine", "capi", "cuda", "include", "go.mod", "go.sum")
-PYTHON_FILES = ("pyproject.toml", "setup.py", "README.md")
+PYTHON_FILES = ("pyproject.toml", "setup.py", "README.md", "LICENSE")
 MANIFEST = """\
 # The Go sources setup.py builds libgraphferry.so from (python/tools/sdist.py).
 graft gosrc
