@@ -2,9 +2,11 @@
 
 The package's and the library's versions, the library's path and build id,
 the backend this process loaded and why, the CPUs, the Python, torch, DGL and
-PyG versions installed, and what the NVIDIA driver sees. Nothing here imports
-torch, DGL or PyG (their versions are read from the installed distributions'
-metadata) and nothing initialises CUDA in this process: the driver is probed
+PyG versions installed and whether each imports, and what the NVIDIA driver
+sees. Nothing here imports torch, DGL or PyG (their versions are read from the
+installed distributions' metadata, their imports tried in a child
+interpreter: an installed DGL that does not import is the commonest report)
+and nothing initialises CUDA in this process: the driver is probed
 in a child interpreter (:func:`graphferry._native.backend.probe_driver`, run
 from its file without importing graphferry), so that a driver that hangs or
 ends its process costs the report one line, not the report.
@@ -13,6 +15,7 @@ ends its process costs the report one line, not the report.
 from __future__ import annotations
 
 import importlib.metadata
+import importlib.util
 import json
 import os
 import platform
@@ -28,8 +31,23 @@ from ._version import __version__
 #: The distributions whose versions are reported (distribution name, label).
 DISTRIBUTIONS = (("torch", "torch"), ("dgl", "dgl"), ("torch_geometric", "torch_geometric"), ("numpy", "numpy"))
 
-#: Seconds the child that probes the driver may take.
+#: The frameworks whose imports are tried (in this order, in one child).
+FRAMEWORKS = ("torch", "dgl", "torch_geometric")
+
+#: Seconds the child that probes the driver may take (and the one that imports the frameworks).
 PROBE_TIMEOUT = 60.0
+
+_IMPORTS = """
+import importlib, json, sys
+found = {}
+for name in sys.argv[1:]:
+    try:
+        importlib.import_module(name)
+        found[name] = "yes"
+    except Exception as err:
+        found[name] = f"no: {type(err).__name__}: {err}"
+print(json.dumps(found))
+"""
 
 _PROBE = """
 import importlib.util, json, sys
@@ -50,8 +68,16 @@ def _distribution_version(name: str) -> str:
         return "not installed"
 
 
+def backend_error() -> str:
+    """Why the backend asked for could not be loaded ("" when it was): only
+    ``graphferry info`` gets this far (:data:`graphferry._native.backend.ERROR`)."""
+    return _backend.ERROR
+
+
 def backend_reason(environ: Any = os.environ) -> str:
     """Why this process loaded the library it did, in one sentence."""
+    if _backend.ERROR:
+        return f"{_backend.ERROR} (this report loaded the CPU library instead)"
     chosen = _backend.BACKEND
     if chosen == "explicit":
         return f"{_lib.ENV_LIB_PATH}={environ.get(_lib.ENV_LIB_PATH, '')} names the library"
@@ -92,6 +118,24 @@ def probe_gpu(timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
     return {"visible": True, **found}
 
 
+def framework_imports(timeout: float = PROBE_TIMEOUT) -> dict[str, str]:
+    """Whether each installed framework of :data:`FRAMEWORKS` imports, tried
+    in a child interpreter: "yes", "no: <the error>" or "not installed"."""
+    names = [n for n in FRAMEWORKS if importlib.util.find_spec(n) is not None]
+    found = {n: "not installed" for n in FRAMEWORKS}
+    if not names:
+        return found
+    try:
+        proc = subprocess.run([sys.executable, "-c", _IMPORTS, *names], capture_output=True, text=True, timeout=timeout)
+        found.update(json.loads(proc.stdout.strip().splitlines()[-1]))
+    except subprocess.TimeoutExpired:
+        found.update({n: f"unknown: importing did not finish within {timeout:g} s" for n in names})
+    except (ValueError, IndexError):  # the child died (a crash inside an import)
+        tail = (proc.stderr.strip().splitlines() or [""])[-1]
+        found.update({n: f"unknown: the import child ended with status {proc.returncode} {tail}" for n in names})
+    return found
+
+
 def collect(probe: bool = True) -> dict[str, Any]:
     """Every fact of the report, as a dict (``python -m graphferry info --json``)."""
     libdir = Path(_lib.__file__).resolve().parent.parent / "lib"
@@ -107,7 +151,7 @@ def collect(probe: bool = True) -> dict[str, Any]:
         "library_build_id": _lib.LIB_BUILD_ID,
         "backend": _backend.BACKEND,
         "backend_reason": backend_reason(),
-        "cuda_library": str(cuda_lib) if cuda_lib.is_file() else "not installed",
+        "cuda_library": str(cuda_lib) if cuda_lib.is_file() else _cuda_absent(libdir),
         "cpu_count": os.cpu_count(),
         "cpus_usable": usable,
         "python": f"{platform.python_version()} ({sys.executable})",
@@ -115,9 +159,16 @@ def collect(probe: bool = True) -> dict[str, Any]:
     }
     for dist, label in DISTRIBUTIONS:
         facts[label] = _distribution_version(dist)
+    for name, imports in framework_imports().items():
+        facts[f"{name}_imports"] = imports
     facts["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
     facts["gpu"] = probe_gpu() if probe else {"visible": False, "reason": "not probed (--no-gpu)"}
     return facts
+
+
+def _cuda_absent(libdir: Path) -> str:
+    why = _backend.cuda_missing(libdir)
+    return f"not installed ({why})" if why else "not installed"
 
 
 def format_facts(facts: dict[str, Any]) -> str:

@@ -42,6 +42,8 @@ from typing import Any
 ENV_BACKEND = "GRAPHFERRY_BACKEND"
 CPU_LIB = "libgraphferry.so"
 CUDA_LIB = "libgraphferry_cuda.so"
+#: Written beside the libraries by python/setup.py when the CUDA library was not built: why.
+CUDA_MISSING = "libgraphferry_cuda.missing"
 DRIVER_LIB = "libcuda.so.1"
 BACKENDS = ("auto", "cpu", "cuda")
 
@@ -51,6 +53,11 @@ BACKEND: str | None = None
 
 #: What :func:`probe_driver` found when the CUDA backend was chosen.
 DRIVER: dict[str, Any] | None = None
+
+#: Why the backend asked for could not be loaded, in the one process that
+#: loads the CPU library instead: ``graphferry info``, which reports it
+#: (:func:`_reporting`); "" everywhere else, where the error is raised.
+ERROR = ""
 
 
 class BackendError(RuntimeError):
@@ -142,11 +149,13 @@ def choose(
         return "cpu", libdir / CPU_LIB, None
     cuda_path = libdir / CUDA_LIB
     if not cuda_path.is_file():
+        why = cuda_missing(libdir)
         raise BackendError(
-            f"graphferry: {ENV_BACKEND}=cuda, but the CUDA library {cuda_path} was not built. "
-            "Install graphferry with the CUDA library (pip install ./python with NVRTC "
-            "available, i.e. torch's nvidia-cuda-nvrtc-cu12, and without "
-            f"GRAPHFERRY_BUILD_CUDA=0; or make lib-cuda), or use {ENV_BACKEND}=cpu."
+            f"graphferry: {ENV_BACKEND}=cuda, but the CUDA library {cuda_path} was not built"
+            + (f" ({why})" if why else "")
+            + ". Install graphferry's wheel, which carries it, or build from source with NVRTC available "
+            "(torch's nvidia-cuda-nvrtc-cu12: pip install --no-build-isolation, torch installed first) and "
+            f"without GRAPHFERRY_BUILD_CUDA=0 (in a checkout: make lib-cuda); or use {ENV_BACKEND}=cpu."
         )
     return "cuda", cuda_path, probe()
 
@@ -160,8 +169,36 @@ def library_path(libdir: Path, explicit: bool = False) -> Path:
     if explicit:
         BACKEND = "explicit"
         return libdir / CPU_LIB
-    BACKEND, path, DRIVER = choose(libdir)
+    global ERROR
+    try:
+        BACKEND, path, DRIVER = choose(libdir)
+    except BackendError as err:
+        if not _reporting():
+            raise
+        ERROR, BACKEND, path = str(err), "cpu", libdir / CPU_LIB
     return path
+
+
+def _reporting(argv: Any = None) -> bool:
+    """True in the process of ``graphferry info`` (or ``python -m graphferry
+    info``), which must report a backend that cannot be loaded instead of
+    ending in a traceback: the package is imported before the command runs
+    (with ``-m``, while the module is located, ``sys.argv[0]`` is "-m")."""
+    argv = sys.argv if argv is None else argv
+    if len(argv) < 2 or argv[1] != "info":
+        return False
+    if argv[0] == "-m":
+        orig = list(getattr(sys, "orig_argv", None) or ["-m", "graphferry"])  # Python >= 3.10: which module
+        return "-m" in orig and orig[orig.index("-m") + 1 :][:1] == ["graphferry"]
+    return os.path.basename(argv[0]) == "graphferry"
+
+
+def cuda_missing(libdir: Path) -> str:
+    """Why ``libdir`` holds no CUDA library, as its build recorded it ("" if it did not)."""
+    try:
+        return (libdir / CUDA_MISSING).read_text().strip()
+    except OSError:
+        return ""
 
 
 # ---------------------------------------------------------------------------
