@@ -11,8 +11,8 @@
 // this definition at link time (an object's definition comes before a shared
 // library's) and nothing is exported, and each calls glibc's GLIBC_2.2.5
 // version, which every glibc from 2.2.5 on defines (before 2.34 in
-// libpthread.so.0, which the library therefore names as needed; since 2.34
-// an empty stub). python/tools/wheeltag.py names the manylinux tag the
+// libpthread.so.0, and dlsym, which the CUDA library calls, in libdl.so.2:
+// the library names both as needed; since 2.34 empty stubs). python/tools/wheeltag.py names the manylinux tag the
 // libraries' symbol versions allow; tests/python/test_packaging.py checks
 // that none is newer than 2.28.
 //
@@ -69,4 +69,10 @@ int gf_glibc_pthread_setspecific(unsigned int, const void *);
 GF_OLDEST(pthread_setspecific);
 GF_HIDDEN int pthread_setspecific(unsigned int key, const void *value) {
 	return gf_glibc_pthread_setspecific(key, value);
+}
+
+void *gf_glibc_dlsym(void *, const char *);
+GF_OLDEST(dlsym);
+GF_HIDDEN void *dlsym(void *handle, const char *symbol) {
+	return gf_glibc_dlsym(handle, symbol);
 }
