@@ -28,6 +28,7 @@ PYTHON_FILES = ("pyproject.toml", "setup.py", "README.md", "LICENSE")
 MANIFEST = """\
 # The Go sources setup.py builds libgraphferry.so from (python/tools/sdist.py).
 graft gosrc
+graft graphferry/data
 prune graphferry/lib
 global-exclude __pycache__ *.py[cod] *.so
 """

@@ -1,5 +1,5 @@
 """The documentation's examples as a user runs them: every ```python block of
-a page (docs/ and README.md), in order, in one namespace per page, in the
+a page (docs/, README.md and python/README.md, the package index's page), in order, in one namespace per page, in the
 current working directory (the tests make it an empty folder: nothing of the
 checkout is at hand but the installed package); every ```c block is a whole
 program, built against the header and the library of the installed package
@@ -33,7 +33,7 @@ import traceback
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-PAGES = sorted((REPO / "docs").rglob("*.md")) + [REPO / "README.md"]
+PAGES = sorted((REPO / "docs").rglob("*.md")) + [REPO / "README.md", REPO / "python" / "README.md"]
 _FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
 
 
