@@ -35,6 +35,8 @@ help:
 	@echo "  make sdist       dist/graphferry-VERSION.tar.gz: the package and the Go sources (installing it builds with Go)"
 	@echo "  make test-wheel  the wheel in a fresh environment without Go: the demo trains, a C program runs on it"
 	@echo "  make test-sdist  test-wheel and the sdist installed from source with Go (about 30 s more)"
+	@echo "  make test-wheel-fresh  pip install graphferry[dgl] and [pyg] into empty environments from the package index:"
+	@echo "                   info, a trained epoch, every documented example (downloads ~6 GB the first time)"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./... (-tags gftest: the capi tests and their helpers)"
 	@echo "  make test-abi    a C program built against the previous release's header (tests/c/abi/) runs on this library"
@@ -490,6 +492,16 @@ dist: wheel sdist
 # without Go says what it needs (tests/wheel/test_wheel.py, about a minute).
 test-wheel: wheel sdist $(FAKECUDA)
 	$(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
+
+# The wheel with each extra, [dgl] and [pyg], installed from the package
+# index into empty environments: graphferry --version, info, a trained epoch
+# and every documented example from an empty folder (tests/wheel/test_fresh.py).
+# Not in make test: the first run downloads about 6 GB (torch twice, with its
+# CUDA wheels) into build/wheelhouse; later runs only ask the index and
+# install from there (minutes).
+.PHONY: test-wheel-fresh
+test-wheel-fresh: wheel
+	GRAPHFERRY_TEST_FRESH=1 $(PY) -m pytest tests/wheel/test_fresh.py -q -s $(PYTEST_ARGS)
 
 # Also the sdist installed from source with Go (about 30 s more; not in make test).
 .PHONY: test-sdist
