@@ -34,8 +34,12 @@ DISTRIBUTIONS = (("torch", "torch"), ("dgl", "dgl"), ("torch_geometric", "torch_
 #: The frameworks whose imports are tried (in this order, in one child).
 FRAMEWORKS = ("torch", "dgl", "torch_geometric")
 
-#: Seconds the child that probes the driver may take (and the one that imports the frameworks).
+#: Seconds the child that probes the driver may take.
 PROBE_TIMEOUT = 60.0
+
+#: Seconds the child that imports the frameworks may take (torch, DGL and PyG
+#: from a cold page cache on a busy machine: over a minute).
+IMPORT_TIMEOUT = 300.0
 
 _IMPORTS = """
 import importlib, json, sys
@@ -118,7 +122,7 @@ def probe_gpu(timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
     return {"visible": True, **found}
 
 
-def framework_imports(timeout: float = PROBE_TIMEOUT) -> dict[str, str]:
+def framework_imports(timeout: float = IMPORT_TIMEOUT) -> dict[str, str]:
     """Whether each installed framework of :data:`FRAMEWORKS` imports, tried
     in a child interpreter: "yes", "no: <the error>" or "not installed"."""
     names = [n for n in FRAMEWORKS if importlib.util.find_spec(n) is not None]
