@@ -184,7 +184,8 @@ def test_cli_version_and_help():
     out = subprocess.run(
         [sys.executable, "-m", "graphferry", "--version"], capture_output=True, text=True, timeout=300, check=True
     )
-    assert out.stdout.strip() == f"graphferry {graphferry.__version__}"
+    library = f"library {graphferry.library_version()} at {graphferry.library_path()}"
+    assert out.stdout.strip() == f"graphferry {graphferry.__version__} ({library})"
     parser = build_parser()
     sub = next(a for a in parser._actions if a.dest == "command")
     assert sorted(sub.choices) == sorted(_COMMANDS)
