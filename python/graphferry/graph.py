@@ -36,8 +36,12 @@ def _graph_options(
     partition: Partition = "range",
     seed: int = 0,
     flags: int = 0,
+    remove_duplicates: bool = False,
+    remove_self_loops: bool = False,
 ) -> tuple[_lib.gf_graph_options, Any]:
     """Builds gf_graph_options; returns it and what must stay alive with it."""
+    flags |= _lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0
+    flags |= _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
     assignment = None
     if isinstance(partition, str):
         methods = {"range": _lib.GF_PARTITION_RANGE, "random": _lib.GF_PARTITION_RANDOM}
@@ -168,17 +172,8 @@ class Graph(Closeable):
                 edge, indexed by EDGE ID, for biased sampling; passed to
                 :meth:`set_edge_weights`. (default: :obj:`None`)
         """
-        return cls._from_compressed(
-            _lib.gf_graph_from_csc,
-            indptr,
-            indices,
-            edge_ids,
-            num_nodes,
-            num_patches,
-            partition,
-            seed,
-            edge_weights,
-        )
+        args = (indptr, indices, edge_ids, num_nodes, num_patches, partition, seed, edge_weights)
+        return cls._from_compressed(_lib.gf_graph_from_csc, *args)
 
     @classmethod
     def from_csr(
@@ -197,17 +192,8 @@ class Graph(Closeable):
         the edges out of node ``u`` are ``indices[indptr[u]:indptr[u+1]]``.
         Edge ids default to CSR positions. Arguments as in :meth:`from_csc`.
         """
-        return cls._from_compressed(
-            _lib.gf_graph_from_csr,
-            indptr,
-            indices,
-            edge_ids,
-            num_nodes,
-            num_patches,
-            partition,
-            seed,
-            edge_weights,
-        )
+        args = (indptr, indices, edge_ids, num_nodes, num_patches, partition, seed, edge_weights)
+        return cls._from_compressed(_lib.gf_graph_from_csr, *args)
 
     @classmethod
     def _from_compressed(
@@ -259,16 +245,10 @@ class Graph(Closeable):
                 weight of edge ``i`` (``src[i] -> dst[i]``), for biased
                 sampling (see :meth:`set_edge_weights`). (default: :obj:`None`)
         """
-        flags = (_lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0) | (
-            _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
-        )
         opts, keep = _graph_options(
-            num_nodes=num_nodes,
-            num_patches=num_patches,
-            partition=partition,
-            seed=seed,
-            flags=flags,
-        )
+            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed,
+            remove_duplicates=remove_duplicates, remove_self_loops=remove_self_loops,
+        )  # fmt: skip
         a, b = borrow(src, "src"), borrow(dst, "dst")
         graph = cls._make(lambda out: _lib.gf_graph_from_coo(a.ref, b.ref, ctypes.byref(opts), out))
         return graph._with_weights(edge_weights)
@@ -299,16 +279,10 @@ class Graph(Closeable):
             batch = table
         else:
             raise TypeError(f"expected a 'pyarrow.Table' or 'pyarrow.RecordBatch' (got '{type(table).__name__}')")
-        flags = (_lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0) | (
-            _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
-        )
         opts, keep = _graph_options(
-            num_nodes=num_nodes,
-            num_patches=num_patches,
-            partition=partition,
-            seed=seed,
-            flags=flags,
-        )
+            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed,
+            remove_duplicates=remove_duplicates, remove_self_loops=remove_self_loops,
+        )  # fmt: skip
         schema, array = _lib.ArrowSchema(), _lib.ArrowArray()
         batch._export_to_c(ctypes.addressof(array), ctypes.addressof(schema))
         try:
@@ -363,12 +337,8 @@ class Graph(Closeable):
         way (``python -m graphferry verify DIR`` says so); those without
         block checksums warn once.
         """
-        opts, keep = _graph_options(
-            num_patches=num_patches,
-            partition=partition,
-            seed=seed,
-            flags=_lib.GF_GRAPH_VERIFY_CHECKSUMS if verify else 0,
-        )
+        flags = _lib.GF_GRAPH_VERIFY_CHECKSUMS if verify else 0
+        opts, keep = _graph_options(num_patches=num_patches, partition=partition, seed=seed, flags=flags)
         tiers = {"auto": _lib.GF_TIER_AUTO, "memory": _lib.GF_TIER_MEMORY, "disk": _lib.GF_TIER_DISK}
         if feature_tier not in tiers:
             raise ValueError(f"'feature_tier' must be one of {sorted(tiers)} (got {feature_tier!r})")
@@ -889,9 +859,8 @@ def write_csc(path: str | os.PathLike) -> None:
     _lib.gf_dataset_write_csc(os.fsencode(path))
 
 
-#: The presets of :func:`generate` (the engine's, engine/gen/preset.go), each
-#: with what it writes and about how much disk it takes; ``graphferry generate
-#: --help`` prints this list.
+#: The presets of :func:`generate` (engine/gen/preset.go), each with what it
+#: writes and its size on disk; ``graphferry generate --help`` prints them.
 PRESETS = {
     "tiny": "1,024 nodes, 12K edges, 16 features, 8 classes (0.1 MB)",
     "small": "65,536 nodes, 1.8M edges, 64 features, 16 classes (21 MB)",
