@@ -63,18 +63,9 @@ _LAZY_SUBMODULES = ("dgl", "pyg")
 
 
 def dataset_path(name: str = "cora") -> str:
-    """The folder of a dataset that ships inside the package, for :meth:`Graph.open`.
-
-    Args:
-        name: ``"cora"``: Cora, 2,708 nodes, 10,556 edges, 1,433 features, 7
-            classes, the Planetoid split (140 training nodes).
-
-    Returns:
-        The dataset's folder (``graphferry/data/<name>``; in a checkout, ``examples/data/<name>``).
-
-    Raises:
-        ValueError: no dataset of that name ships with graphferry.
-    """
+    """The folder of a dataset that ships inside the package, for :meth:`Graph.open`:
+    ``"cora"`` (2,708 nodes, 10,556 edges, 1,433 features, 7 classes, the
+    Planetoid split) is ``graphferry/data/cora`` (a checkout's ``examples/data/cora``)."""
     folder = Path(__file__).resolve().parent / "data" / name
     if not (folder / "graphferry.json").is_file():
         raise ValueError(f"graphferry.dataset_path: no shipped dataset {name!r} (there is 'cora')")

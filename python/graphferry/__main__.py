@@ -19,6 +19,7 @@ from collections.abc import Sequence
 import graphferry
 from graphferry import _info, partition
 from graphferry._metafile import read_object
+from graphferry._native import backend
 
 # Each command: what runs it (its docstring is the command's description: one
 # source), its line in `graphferry --help`, an example.
@@ -98,9 +99,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "info":
         facts = _info.collect(probe=not args.no_gpu)
         print(json.dumps(facts, indent=2) if args.json else _info.format_facts(facts))
-        if _info.backend_error():
-            print(f"graphferry info: BackendError: {_info.backend_error()}", file=sys.stderr)
-        return 1 if _info.backend_error() else 0
+        if backend.ERROR:  # only this command gets this far with a backend that cannot load
+            print(f"graphferry info: BackendError: {backend.ERROR}", file=sys.stderr)
+        return 1 if backend.ERROR else 0
     args.dst = args.dir if args.command == "csc" else args.dst
     try:
         if args.command == "convert":
@@ -119,19 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _partition(args) -> int:
     """``partition SRC DST``: writes the rank folders, prints the edge cuts."""
+    options = {k: getattr(args, k) for k in ("parts", "method", "layout", "hops", "seed", "quiet")}
     try:
-        meta = partition.partition(
-            args.src,
-            args.dst,
-            parts=args.parts,
-            method=args.method,
-            layout=args.layout,
-            hops=args.hops,
-            seed=args.seed,
-            quiet=args.quiet,
-        )
+        meta = partition.partition(args.src, args.dst, **options)
     except (graphferry.GraphferryError, ValueError, ImportError, OSError) as err:
-        print(f"graphferry partition: {err}", file=sys.stderr)
+        hint = "; METIS needs pip install 'graphferry[partition]' (or --method random)" * isinstance(err, ImportError)
+        print(f"graphferry partition: {err}{hint}", file=sys.stderr)
         return 1
     print(f"wrote {args.dst}: {partition.summary(meta)}")
     return 0

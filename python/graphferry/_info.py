@@ -43,14 +43,10 @@ IMPORT_TIMEOUT = 300.0
 
 _IMPORTS = """
 import importlib, json, sys
-found = {}
-for name in sys.argv[1:]:
-    try:
-        importlib.import_module(name)
-        found[name] = "yes"
-    except Exception as err:
-        found[name] = f"no: {type(err).__name__}: {err}"
-print(json.dumps(found))
+def tried(name):
+    try: return importlib.import_module(name) and "yes"
+    except Exception as err: return f"no: {type(err).__name__}: {err}"
+print(json.dumps({name: tried(name) for name in sys.argv[1:]}))
 """
 
 _PROBE = """
@@ -72,12 +68,6 @@ def _distribution_version(name: str) -> str:
         return "not installed"
 
 
-def backend_error() -> str:
-    """Why the backend asked for could not be loaded ("" when it was): only
-    ``graphferry info`` gets this far (:data:`graphferry._native.backend.ERROR`)."""
-    return _backend.ERROR
-
-
 def backend_reason(environ: Any = os.environ) -> str:
     """Why this process loaded the library it did, in one sentence."""
     if _backend.ERROR:
@@ -96,54 +86,46 @@ def backend_reason(environ: Any = os.environ) -> str:
     return f"{said}: the CPU library is loaded unless {_backend.ENV_BACKEND}=cuda asks for the CUDA one"
 
 
+def _child(code: str, args: list[str], timeout: float, what: str) -> tuple[dict[str, Any] | None, str]:
+    """Runs ``code`` in a child interpreter: the last line it prints, as
+    JSON, or None and why not (a child that hangs or crashes costs one line)."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return None, f"the {what} did not answer within {timeout:g} s"
+    if proc.returncode != 0:
+        tail = (proc.stderr.strip().splitlines() or [""])[-1]
+        return None, f"the {what} ended with status {proc.returncode} {tail}".strip()
+    return json.loads(proc.stdout.strip().splitlines()[-1]), ""
+
+
 def probe_gpu(timeout: float = PROBE_TIMEOUT) -> dict[str, Any]:
     """What the NVIDIA driver sees, asked in a child interpreter: ``visible``
     (bool), ``devices`` and ``driver_version`` when visible, else ``reason``."""
-    proc = None
-    try:
-        proc = subprocess.run(
-            [sys.executable, "-c", _PROBE, _backend.__file__],
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
-    except subprocess.TimeoutExpired:
-        return {"visible": False, "reason": f"the driver probe did not answer within {timeout:g} s"}
-    if proc.returncode != 0:
-        tail = (proc.stderr.strip().splitlines() or [""])[-1]
-        return {"visible": False, "reason": f"the driver probe ended with status {proc.returncode} {tail}".strip()}
-    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    found, why = _child(_PROBE, [_backend.__file__], timeout, "driver probe")
+    if found is None:
+        return {"visible": False, "reason": why}
     if "error" in found:
         # probe_driver speaks to a user who asked for the CUDA backend; here
         # only its finding matters.
         reason = found["error"].removeprefix(f"graphferry: {_backend.ENV_BACKEND}=cuda, but ")
-        reason = reason.removesuffix(f" Use {_backend.ENV_BACKEND}=cpu.")
-        return {"visible": False, "reason": reason}
+        return {"visible": False, "reason": reason.removesuffix(f" Use {_backend.ENV_BACKEND}=cpu.")}
     return {"visible": True, **found}
 
 
 def framework_imports(timeout: float = IMPORT_TIMEOUT) -> dict[str, str]:
-    """Whether each installed framework of :data:`FRAMEWORKS` imports, tried
-    in a child interpreter: "yes", "no: <the error>" or "not installed"."""
+    """Whether each framework of :data:`FRAMEWORKS` imports, tried in a child
+    interpreter: "yes", "no: <the error>", "not installed" or "unknown: <why>"."""
     names = [n for n in FRAMEWORKS if importlib.util.find_spec(n) is not None]
-    found = {n: "not installed" for n in FRAMEWORKS}
-    if not names:
-        return found
-    try:
-        proc = subprocess.run([sys.executable, "-c", _IMPORTS, *names], capture_output=True, text=True, timeout=timeout)
-        found.update(json.loads(proc.stdout.strip().splitlines()[-1]))
-    except subprocess.TimeoutExpired:
-        found.update({n: f"unknown: importing did not finish within {timeout:g} s" for n in names})
-    except (ValueError, IndexError):  # the child died (a crash inside an import)
-        tail = (proc.stderr.strip().splitlines() or [""])[-1]
-        found.update({n: f"unknown: the import child ended with status {proc.returncode} {tail}" for n in names})
-    return found
+    found, why = _child(_IMPORTS, names, timeout, "frameworks' import") if names else ({}, "")
+    return {n: (found or {}).get(n, f"unknown: {why}") if n in names else "not installed" for n in FRAMEWORKS}
 
 
 def collect(probe: bool = True) -> dict[str, Any]:
     """Every fact of the report, as a dict (``python -m graphferry info --json``)."""
     libdir = Path(_lib.__file__).resolve().parent.parent / "lib"
-    cuda_lib = libdir / _backend.CUDA_LIB
+    cuda_lib = libdir / _backend.CUDA_LIB  # else: "not installed", and why when the build recorded it
+    cuda = str(cuda_lib) if cuda_lib.is_file() else f"not installed {_backend.cuda_missing(libdir)}".rstrip()
     try:
         usable = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
@@ -155,7 +137,7 @@ def collect(probe: bool = True) -> dict[str, Any]:
         "library_build_id": _lib.LIB_BUILD_ID,
         "backend": _backend.BACKEND,
         "backend_reason": backend_reason(),
-        "cuda_library": str(cuda_lib) if cuda_lib.is_file() else _cuda_absent(libdir),
+        "cuda_library": cuda,
         "cpu_count": os.cpu_count(),
         "cpus_usable": usable,
         "python": f"{platform.python_version()} ({sys.executable})",
@@ -168,11 +150,6 @@ def collect(probe: bool = True) -> dict[str, Any]:
     facts["cuda_visible_devices"] = os.environ.get("CUDA_VISIBLE_DEVICES", "unset")
     facts["gpu"] = probe_gpu() if probe else {"visible": False, "reason": "not probed (--no-gpu)"}
     return facts
-
-
-def _cuda_absent(libdir: Path) -> str:
-    why = _backend.cuda_missing(libdir)
-    return f"not installed ({why})" if why else "not installed"
 
 
 def format_facts(facts: dict[str, Any]) -> str:

@@ -83,19 +83,10 @@ def _bar(total: int, desc: str, quiet: bool):
     return tqdm(total=total, desc=desc, unit="step", disable=quiet, leave=False)
 
 
-_METIS_MISSING = (
-    "which is not installed: pip install 'graphferry[partition]' (pymetis and pyarrow), "
-    "or partition with method 'random' or 'range', which need neither"
-)
-
-
 def symmetric_csr(src_dir: str | os.PathLike) -> tuple[np.ndarray, np.ndarray, int]:
     """The dataset's graph as METIS wants it (see :func:`symmetric_adjacency`),
     with the node count."""
-    try:
-        import pyarrow.ipc
-    except ImportError as err:
-        raise ImportError(f"METIS partitioning reads edges.arrow with pyarrow, {_METIS_MISSING}") from err
+    import pyarrow.ipc
 
     meta_path = os.path.join(src_dir, "graphferry.json")
     n = read_object(meta_path).get("num_nodes")
@@ -140,7 +131,9 @@ def metis_parts(
     try:
         import pymetis
     except ImportError as err:
-        raise ImportError(f"{who} needs pymetis, {_METIS_MISSING}") from err
+        raise ImportError(
+            f"{who} needs pymetis (pip install pymetis==2025.2.2, listed in python/requirements.txt)"
+        ) from err
     if parts == 1 or n == 0:
         return np.zeros(n, dtype=np.int64)
     if parts > n:

@@ -54,9 +54,8 @@ BACKEND: str | None = None
 #: What :func:`probe_driver` found when the CUDA backend was chosen.
 DRIVER: dict[str, Any] | None = None
 
-#: Why the backend asked for could not be loaded, in the one process that
-#: loads the CPU library instead: ``graphferry info``, which reports it
-#: (:func:`_reporting`); "" everywhere else, where the error is raised.
+#: Why the backend asked for could not load, in ``graphferry info``, which
+#: loads the CPU library and reports it (:func:`_reporting`); elsewhere it raises.
 ERROR = ""
 
 
@@ -149,10 +148,8 @@ def choose(
         return "cpu", libdir / CPU_LIB, None
     cuda_path = libdir / CUDA_LIB
     if not cuda_path.is_file():
-        why = cuda_missing(libdir)
         raise BackendError(
-            f"graphferry: {ENV_BACKEND}=cuda, but the CUDA library {cuda_path} was not built"
-            + (f" ({why})" if why else "")
+            f"graphferry: {ENV_BACKEND}=cuda, but {cuda_path} was not built {cuda_missing(libdir)}".rstrip()
             + ". Install graphferry's wheel, which carries it, or build from source with NVRTC available "
             "(torch's nvidia-cuda-nvrtc-cu12: pip install --no-build-isolation, torch installed first) and "
             f"without GRAPHFERRY_BUILD_CUDA=0 (in a checkout: make lib-cuda); or use {ENV_BACKEND}=cpu."
@@ -180,25 +177,18 @@ def library_path(libdir: Path, explicit: bool = False) -> Path:
 
 
 def _reporting(argv: Any = None) -> bool:
-    """True in the process of ``graphferry info`` (or ``python -m graphferry
-    info``), which must report a backend that cannot be loaded instead of
-    ending in a traceback: the package is imported before the command runs
-    (with ``-m``, while the module is located, ``sys.argv[0]`` is "-m")."""
+    """True in ``graphferry info`` (``python -m graphferry info``: while -m
+    locates the package, ``sys.argv[0]`` is "-m"), which reports a backend
+    that cannot load instead of ending in a traceback (the package is
+    imported before the command runs)."""
     argv = sys.argv if argv is None else argv
-    if len(argv) < 2 or argv[1] != "info":
-        return False
-    if argv[0] == "-m":
-        orig = list(getattr(sys, "orig_argv", None) or ["-m", "graphferry"])  # Python >= 3.10: which module
-        return "-m" in orig and orig[orig.index("-m") + 1 :][:1] == ["graphferry"]
-    return os.path.basename(argv[0]) == "graphferry"
+    return argv[1:2] == ["info"] and (argv[0] == "-m" or os.path.basename(argv[0]) == "graphferry")
 
 
 def cuda_missing(libdir: Path) -> str:
-    """Why ``libdir`` holds no CUDA library, as its build recorded it ("" if it did not)."""
-    try:
-        return (libdir / CUDA_MISSING).read_text().strip()
-    except OSError:
-        return ""
+    """Why ``libdir`` holds no CUDA library, "(<as its build recorded it>)", or ""."""
+    why = libdir / CUDA_MISSING
+    return f"({why.read_text().strip()})" if why.is_file() else ""
 
 
 # ---------------------------------------------------------------------------
