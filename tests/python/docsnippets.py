@@ -15,7 +15,8 @@ that every block ran in one of the two, so a PyG example that leans on a
 DGL one fails there.
 
     python tests/python/docsnippets.py [--missing-ok dgl,torch_geometric]
-        prints {page: [status per block]} as JSON; exit 1 if a block failed
+        prints {page: [status per block]} as JSON on a line of its own
+        (read_report); exit 1 if a block failed
 
 Standard library and graphferry only (no pytest: the fresh environments
 have none).
@@ -37,6 +38,12 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 PAGES = sorted((REPO / "docs").rglob("*.md")) + [REPO / "README.md", REPO / "python" / "README.md"]
 _FENCE = re.compile(r"^```(\w+)\n(.*?)^```", re.S | re.M)
+REPORT = "docsnippets report: "
+
+
+def read_report(output: str) -> dict[str, list[str]]:
+    """The report :func:`main` printed in ``output``."""
+    return json.loads(next(line for line in output.splitlines() if line.startswith(REPORT))[len(REPORT) :])
 
 
 def blocks(page: Path, lang: str) -> list[str]:
@@ -131,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             traceback.print_exc()
             statuses, failed = ["failed"], True
         report[page_id(page)] = statuses
-    print(json.dumps(report, indent=1))
+    print(REPORT + json.dumps(report))  # one line, after whatever the examples printed
     return 1 if failed else 0
 
 
