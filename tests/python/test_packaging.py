@@ -87,6 +87,8 @@ def test_build_prints_no_warnings(source, tmp_path, hook):
             n.endswith(".dist-info/licenses/LICENSE") for n in names
         ), names
         assert "graphferry/data/cora/graphferry.json" in names and "graphferry/data/cora/feat.bin" in names
+        missing = zipfile.ZipFile(wheel).read("graphferry/lib/libgraphferry_cuda.missing").decode()
+        assert missing == "GRAPHFERRY_BUILD_CUDA=0 was set when graphferry was built\n"  # graphferry info says so
         meta = zipfile.ZipFile(wheel).read(next(n for n in names if n.endswith(".dist-info/METADATA"))).decode()
         assert "License-Expression: Apache-2.0" in meta and "Project-URL: Source, " in meta, meta[:2000]
 
@@ -172,3 +174,26 @@ def test_library_needs_nothing_newer_than_glibc_2_28():
         versions = {tuple(int(x) for x in v.split(".")) for v in re.findall(r"GLIBC_(\d+(?:\.\d+)+)", out)}
         newer = sorted(v for v in versions if v > (2, 28))
         assert versions and not newer, f"{path} needs GLIBC {newer}"
+
+
+def test_build_without_the_cuda_library_says_so_and_records_why(source, tmp_path):
+    """An sdist built where the CUDA library cannot be (here: no CUDA sources)
+    installs the CPU library, warns in a banner, and records why beside the
+    libraries, which graphferry info and GRAPHFERRY_BACKEND=cuda repeat (pip
+    shows a build's output only with -v)."""
+    root, go = source
+    out = tmp_path / "dist"
+    out.mkdir()
+    code = f"from setuptools import build_meta; print(build_meta.build_wheel({str(out)!r}))"
+    env = {k: v for k, v in os.environ.items() if k != "GRAPHFERRY_BUILD_CUDA"}
+    env.update(GRAPHFERRY_GO=str(go), STRIP="true")
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=root / "python", env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 0, proc.stderr[-4000:]
+    assert "libgraphferry_cuda.so NOT built, only the CPU library is installed" in proc.stderr, proc.stderr[-4000:]
+    (wheel,) = out.glob("*.whl")
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "graphferry/lib/libgraphferry.so" in names and "graphferry/lib/libgraphferry_cuda.so" not in names
+    why = zipfile.ZipFile(wheel).read("graphferry/lib/libgraphferry_cuda.missing").decode()
+    assert why.startswith("cuda/tools/build.sh failed with status "), why
