@@ -29,11 +29,14 @@ help:
 	@echo "  make lib-cuda    build $(LIB_CUDA) (engine + CUDA backend, -tags cuda; no GPU needed, see cuda/README.md)"
 	@echo "  make fakecuda    build the fake CUDA driver $(FAKECUDA) (tests without a GPU; never shipped)"
 	@echo "  make test-cuda   the CUDA library, kernels on the emulator, GPU device tests over the fake driver, tests/gpu/run.sh --dry-run"
-	@echo "  make docs        the documentation site into build/docs/html (Sphinx, warnings as errors)"
+	@echo "  make docs        the documentation site into build/docs/html (Sphinx, warnings as errors), checked by tests/docs"
+	@echo "  make docs-linkcheck  every external link of the documentation (needs the network)"
 	@echo "  make wheel       dist/graphferry-VERSION-py3-none-manylinux_*.whl: both libraries and the header, tagged by auditwheel"
 	@echo "  make sdist       dist/graphferry-VERSION.tar.gz: the package and the Go sources (installing it builds with Go)"
 	@echo "  make test-wheel  the wheel in a fresh environment without Go: the demo trains, a C program runs on it"
 	@echo "  make test-sdist  test-wheel and the sdist installed from source with Go (about 30 s more)"
+	@echo "  make test-wheel-fresh  pip install graphferry[dgl] and [pyg] into empty environments from the package index:"
+	@echo "                   info, a trained epoch, every documented example (downloads ~6 GB the first time)"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./... (-tags gftest: the capi tests and their helpers)"
 	@echo "  make test-abi    a C program built against the previous release's header (tests/c/abi/) runs on this library"
@@ -398,7 +401,7 @@ test-valgrind: build/soak build/test_alloc build/test_edge_loader build/test_can
 # no cycle, no import inside a function but of the optional third-party packages.
 # The venv is a prerequisite only when its own ruff is used (RUFF=... names another).
 RUFF       ?= $(VENV)/bin/ruff
-RUFF_PATHS := python tests/python tests/wheel examples bench docs
+RUFF_PATHS := python tests/python tests/wheel tests/docs examples bench docs
 lint: $(if $(filter $(VENV)/bin/ruff,$(RUFF)),$(VENV)/.stamp)
 	$(RUFF) check --config python/pyproject.toml $(RUFF_PATHS)
 	$(RUFF) format --check --config python/pyproject.toml $(RUFF_PATHS)
@@ -459,13 +462,22 @@ bench-link: venv
 	$(PY) bench/link_bench.py --out bench/results/link
 
 # The documentation site (docs/: Sphinx with MyST, pinned in
-# python/requirements.txt) into build/docs/html, warnings as errors; the
-# pages' Python and C examples run in test-py (tests/python/test_docs.py).
-.PHONY: docs
-docs: venv
-	rm -rf build/docs
+# python/requirements.txt) into build/docs/html, warnings as errors, then
+# tests/docs (each main class's page has its parameter list, an anchor per C
+# function, ...); the pages' Python and C examples run in test-py
+# (tests/python/test_docs.py). It documents this checkout's python/ (docs/conf.py),
+# so it needs the library and the pinned environment, not the editable install.
+# The site is self-contained (no link into the repository): build/docs/html
+# can be hosted as it is. docs-linkcheck checks every external link (network).
+.PHONY: docs docs-linkcheck
+docs: $(VENV)/.stamp lib
+	rm -rf build/docs docs/reference/api
 	$(PY) -m sphinx -W --keep-going -q -b html docs build/docs/html
-	@echo "docs: build/docs/html/index.html ($$(wc -l <build/docs-verbatim.txt) docstrings shown verbatim: build/docs-verbatim.txt)"
+	$(PY) -m pytest tests/docs -q -p no:cacheprovider $(PYTEST_ARGS)
+	@echo "docs: build/docs/html/index.html ($$(wc -l <build/docs/docs-verbatim.txt) docstrings shown verbatim: build/docs/docs-verbatim.txt)"
+
+docs-linkcheck: $(VENV)/.stamp lib
+	$(PY) -m sphinx -W --keep-going -q -b linkcheck docs build/docs/linkcheck
 
 # Distributions (dist/). The wheel packages the libraries `make lib lib-cuda`
 # built (python/setup.py with GRAPHFERRY_PREBUILT: nothing is built twice and
@@ -493,6 +505,16 @@ dist: wheel sdist
 # without Go says what it needs (tests/wheel/test_wheel.py, about a minute).
 test-wheel: wheel sdist $(FAKECUDA)
 	$(PY) -m pytest tests/wheel -q $(PYTEST_ARGS)
+
+# The wheel with each extra, [dgl] and [pyg], installed from the package
+# index into empty environments: graphferry --version, info, a trained epoch
+# and every documented example from an empty folder (tests/wheel/test_fresh.py).
+# Not in make test: the first run downloads about 6 GB (torch twice, with its
+# CUDA wheels) into build/wheelhouse; later runs only ask the index and
+# install from there (minutes).
+.PHONY: test-wheel-fresh
+test-wheel-fresh: wheel
+	GRAPHFERRY_TEST_FRESH=1 $(PY) -m pytest tests/wheel/test_fresh.py -q -s $(PYTEST_ARGS)
 
 # Also the sdist installed from source with Go (about 30 s more; not in make test).
 .PHONY: test-sdist

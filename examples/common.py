@@ -10,13 +10,13 @@ import tqdm
 
 import graphferry
 
-DEFAULT_DATASET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cora")
+DEFAULT_DATASET = graphferry.dataset_path("cora")  # shipped inside the package (here: examples/data/cora)
 
 
 def parse_args(description, loaders, fanouts_help):
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument(
-        "--dataset", default=DEFAULT_DATASET, help="graphferry dataset directory (default: examples/data/cora)"
+        "--dataset", default=DEFAULT_DATASET, help="graphferry dataset directory (default: the shipped Cora)"
     )
     parser.add_argument("--loader", default=loaders[0], choices=loaders)
     parser.add_argument("--epochs", type=int, default=50)
@@ -35,7 +35,7 @@ def open_dataset(path):
     if not os.path.exists(os.path.join(path, "graphferry.json")):
         raise SystemExit(
             f"no graphferry dataset at {path} (no graphferry.json there).\n"
-            f"The repository ships Cora ready to use: --dataset {DEFAULT_DATASET}\n"
+            f"graphferry ships Cora ready to use: --dataset {DEFAULT_DATASET}\n"
             f"A dataset in the .npy layout (indptr.npy, indices.npy, feat.npy, label.npy, "
             f"train_idx.npy, ...; see the README) converts with\n"
             f"    python -m graphferry convert SRC_DIR {path}"

@@ -34,7 +34,6 @@ self-reliant: each its own nodes) and sum the counts. Rank 0 prints.
 
 import argparse
 import datetime
-import os
 import time
 
 import torch
@@ -47,7 +46,7 @@ import graphferry
 import graphferry.dgl
 from graphferry import distributed
 
-DEFAULT_DATASET = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "cora")
+DEFAULT_DATASET = graphferry.dataset_path("cora")  # shipped inside the package (here: examples/data/cora)
 
 
 def main():

@@ -22,14 +22,20 @@ wheel` passes build/, which `make lib lib-cuda` filled.
 
 A wheel (not an editable install) also carries the C header
 (graphferry/include/graphferry.h, dlpack.h, graphferry-valgrind.supp), so
-that C programs can build against the library inside it.
+that C programs can build against the library inside it, and the small
+datasets of graphferry/data/ (in a checkout a link to examples/data/: Cora),
+which zip compresses (15 MB installed, 0.14 MB in the wheel). Its libraries
+are stripped (`strip`: no debug information or symbol table; the exported
+functions stay), as go build -ldflags='-s -w' would.
 
 It also builds lib/libgraphferry_cuda.so (the engine with the CUDA backend,
 cuda/tools/build.sh: no GPU needed, but NVRTC from torch's
 nvidia-cuda-nvrtc-cu12 in the building interpreter, hence
 --no-build-isolation) when it can; graphferry loads it only when asked
 (GRAPHFERRY_BACKEND=cuda, graphferry/_native/backend.py). GRAPHFERRY_BUILD_CUDA=0 skips it, =1 makes a
-failure to build it an error (default: a warning).
+failure to build it an error (default: a warning, which pip shows only with
+-v; so the reason is also written to lib/libgraphferry_cuda.missing, which
+`graphferry info` and GRAPHFERRY_BACKEND=cuda's error repeat).
 """
 
 from __future__ import annotations
@@ -55,13 +61,17 @@ except ImportError:  # pragma: no cover - older setuptools
 
 HERE = Path(__file__).resolve().parent
 LIB_REL = Path("graphferry") / "lib" / "libgraphferry.so"
+DATA = HERE / "graphferry" / "data"  # a checkout's link to examples/data, an sdist's copy
+CUDA_MISSING = "libgraphferry_cuda.missing"  # graphferry/_native/backend.py reads it
 
 
 HEADERS = ("graphferry.h", "dlpack.h", "graphferry-valgrind.supp")
 GO_NEEDED = (
     "graphferry: installing from source builds libgraphferry.so with the Go toolchain (go 1.26 or newer, "
-    "https://go.dev/dl/) and a C compiler; {why}. Put `go` on PATH or set GRAPHFERRY_GO to the go binary, "
-    "or install a prebuilt wheel (pip install graphferry on Linux x86_64 needs no Go)."
+    "https://go.dev/dl/ or `conda install -c conda-forge go`; Debian's and Ubuntu's golang-go packages are "
+    "older) and a C compiler (gcc or clang); {why}. Install Go and put `go` on PATH or set GRAPHFERRY_GO to "
+    "the go binary. Or install a prebuilt wheel, which needs neither (Linux x86_64, glibc 2.17 or newer): "
+    "pip install --only-binary=graphferry graphferry"
 )
 
 
@@ -119,24 +129,40 @@ class build_go(Command):
         target = self._target()
         target.parent.mkdir(parents=True, exist_ok=True)
         if not self.editable_mode:
-            self._copy_headers(target.parent.parent / "include")
+            self._copy_shipped(target.parent.parent)
         prebuilt = os.environ.get("GRAPHFERRY_PREBUILT")
         if prebuilt:
             self._copy_prebuilt(Path(prebuilt), target)
-            return
-        # capi/build.sh: go build -buildmode=c-shared with the source id.
-        cmd = ["bash", "capi/build.sh", str(target)]
-        cmd += shlex.split(os.environ.get("GRAPHFERRY_GOFLAGS", ""))
-        env = dict(os.environ, GO=_go())
-        self.announce("running " + " ".join(shlex.quote(c) for c in cmd), level=2)
-        subprocess.run(cmd, cwd=_repo_root(), env=env, check=True)
-        self._build_cuda(target.with_name("libgraphferry_cuda.so"))
+        else:
+            # capi/build.sh: go build -buildmode=c-shared with the source id.
+            cmd = ["bash", "capi/build.sh", str(target)]
+            cmd += shlex.split(os.environ.get("GRAPHFERRY_GOFLAGS", ""))
+            env = dict(os.environ, GO=_go())
+            self.announce("running " + " ".join(shlex.quote(c) for c in cmd), level=2)
+            subprocess.run(cmd, cwd=_repo_root(), env=env, check=True)
+            self._build_cuda(target.with_name("libgraphferry_cuda.so"))
+        if not self.editable_mode:
+            self._strip(target.parent)
 
-    def _copy_headers(self, dst: Path) -> None:
+    def _copy_shipped(self, package: Path) -> None:
+        """The C header into include/, the shipped datasets into data/."""
         src = _repo_root() / "include"
-        dst.mkdir(parents=True, exist_ok=True)
+        (package / "include").mkdir(parents=True, exist_ok=True)
         for name in HEADERS:
-            shutil.copyfile(src / name, dst / name)
+            shutil.copyfile(src / name, package / "include" / name)
+        if DATA.is_dir():
+            shutil.copytree(DATA, package / "data", dirs_exist_ok=True)
+
+    def _strip(self, libdir: Path) -> None:
+        """Strips the packaged libraries (debug information and symbol table;
+        the dynamic symbols, which the loader and the C API use, stay)."""
+        strip = shutil.which(os.environ.get("STRIP", "strip"))
+        libs = sorted(libdir.glob("*.so"))
+        if not strip:
+            self.warn(f"graphferry: no `strip` on PATH: {', '.join(p.name for p in libs)} keep their debug information")
+            return
+        for lib in libs:
+            subprocess.run([strip, "--strip-all", str(lib)], check=True)
 
     def _copy_prebuilt(self, src: Path, target: Path) -> None:
         """Packages the libraries `make lib lib-cuda` built into ``src``."""
@@ -151,24 +177,41 @@ class build_go(Command):
 
     def _build_cuda(self, target: Path) -> None:
         mode = os.environ.get("GRAPHFERRY_BUILD_CUDA", "")
+        missing = target.with_name(CUDA_MISSING)
+        missing.unlink(missing_ok=True)
         if mode == "0":
+            missing.write_text("GRAPHFERRY_BUILD_CUDA=0 was set when graphferry was built\n")
             return
         cmd = ["bash", "cuda/tools/build.sh", str(target)]
         env = dict(os.environ, PYTHON=sys.executable, GO=_go())
-        try:
-            subprocess.run(cmd, cwd=_repo_root(), env=env, check=True)
-        except (OSError, subprocess.CalledProcessError) as err:
-            if mode == "1":
-                raise SystemExit(f"graphferry: building libgraphferry_cuda.so failed: {err}") from err
-            self.warn(f"libgraphferry_cuda.so not built ({err}); the CPU library only")
+        proc = subprocess.run(
+            cmd, cwd=_repo_root(), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
+        if proc.returncode == 0:
+            return
+        tail = (proc.stdout.strip().splitlines() or ["(no output)"])[-1]
+        why = f"cuda/tools/build.sh failed with status {proc.returncode}: {tail}"
+        if mode == "1":
+            raise SystemExit(f"graphferry: building libgraphferry_cuda.so failed: {why}\n{proc.stdout[-3000:]}")
+        missing.write_text(why + "\n")
+        bar = "*" * 78
+        self.warn(
+            f"\n{bar}\ngraphferry: libgraphferry_cuda.so NOT built, only the CPU library is installed:\n  {why}\n"
+            "It needs NVRTC from torch's CUDA wheels in the building interpreter: install torch first, then\n"
+            "  pip install --no-build-isolation graphferry-<version>.tar.gz\n"
+            f"(GRAPHFERRY_BUILD_CUDA=1 makes this an error, =0 silences it)\n{bar}"
+        )
 
     def get_outputs(self) -> list[str]:
         if self.editable_mode:
             return []
         target = self._target()
         cuda = target.with_name("libgraphferry_cuda.so")
-        headers = [str(target.parent.parent / "include" / name) for name in HEADERS]
-        return [str(target)] + ([str(cuda)] if cuda.is_file() else []) + headers
+        package = target.parent.parent
+        shipped = [package / "include" / name for name in HEADERS]
+        shipped += sorted(p for p in (package / "data").rglob("*") if p.is_file())
+        shipped += [p for p in (cuda, target.with_name(CUDA_MISSING)) if p.is_file()]
+        return [str(target)] + [str(p) for p in shipped]
 
     def get_output_mapping(self) -> dict[str, str]:
         return {}

@@ -49,7 +49,9 @@ stub() { # stub SOURCE: compile the stub libcuda.so.1 from C source on stdin
   ln -sf libcuda.so.1 "$work/stub/libcuda.so"
 }
 export CGO_CFLAGS="-g -O2 -I$inc" CGO_LDFLAGS="-L$root/$work/stub" GO="$go"
-build() { capi/build.sh "$1" -tags cuda; }
+# netgo: the pure-Go name resolver (github.com/google/uuid imports net, whose cgo
+# resolver would bind res_search@GLIBC_2.34; the library resolves no names).
+build() { capi/build.sh "$1" -tags cuda,netgo; }
 
 echo 'int gf_cuda_stub_placeholder;' | stub
 build "$work/stage1.so"

@@ -15,6 +15,7 @@ through DLPack without copies. ``graphferry.dgl`` and ``graphferry.pyg``
 from __future__ import annotations
 
 import importlib
+from pathlib import Path
 from typing import Any
 
 from ._native import backend as _backend
@@ -49,6 +50,7 @@ __all__ = [
     "LoaderStats",
     "LoaderCounters",
     "StageStats",
+    "dataset_path",
     "library_version",
     "library_path",
     "library_build_id",
@@ -58,6 +60,16 @@ __all__ = [
 ]
 
 _LAZY_SUBMODULES = ("dgl", "pyg")
+
+
+def dataset_path(name: str = "cora") -> str:
+    """The folder of a dataset that ships inside the package, for :meth:`Graph.open`:
+    ``"cora"`` (2,708 nodes, 10,556 edges, 1,433 features, 7 classes, the
+    Planetoid split) is ``graphferry/data/cora`` (a checkout's ``examples/data/cora``)."""
+    folder = Path(__file__).resolve().parent / "data" / name
+    if not (folder / "graphferry.json").is_file():
+        raise ValueError(f"graphferry.dataset_path: no shipped dataset {name!r} (there is 'cora')")
+    return str(folder)
 
 
 def library_version() -> str:

@@ -1,164 +1,143 @@
-"""Command line: ``python -m graphferry convert SRC DST``, ``python -m graphferry
-generate PRESET DST``, ``python -m graphferry csc DIR``, ``python -m graphferry verify DIR``,
-``python -m graphferry partition SRC DST --parts N``, ``python -m graphferry version`` and
-``python -m graphferry info`` (what a bug report needs: versions, library, backend, CPUs, GPUs)."""
+"""graphferry's command line: the graphferry command (python -m graphferry runs the same).
+
+Datasets: convert a .npy folder, generate a synthetic graph, add CSC files,
+verify checksums, partition for several processes. Bug reports: info.
+graphferry COMMAND --help describes each command, with an example.
+"""
 
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
+import re
 import sys
+import textwrap
 from collections.abc import Sequence
 
 import graphferry
 from graphferry import _info, partition
 from graphferry._metafile import read_object
+from graphferry._native import backend
+
+# Each command: what runs it (its docstring is the command's description: one
+# source), its line in `graphferry --help`, an example.
+_COMMANDS = {
+    "convert": ("convert_npy", "convert a .npy dataset folder into a graphferry dataset",
+                "graphferry convert my_npy_graph/ my_graph/"),
+    "generate": ("generate", "write a synthetic R-MAT dataset from a preset", "graphferry generate small /tmp/small"),
+    "csc": ("write_csc", "add the CSC files to a dataset (graphs larger than memory)", "graphferry csc /tmp/small"),
+    "verify": ("_verify", "check a dataset's files against their recorded sizes and CRC-32C",
+               "graphferry verify /tmp/small"),
+    "partition": ("partition", "split a dataset into one folder per rank for multi-process training",
+                  "graphferry partition /tmp/small /tmp/small-2 --parts 2 --method random"),
+    "info": ("_info", "print what a bug report needs", "graphferry info --json > report.json"),
+}  # fmt: skip
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m graphferry", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    convert = sub.add_parser(
-        "convert",
-        help="convert a .npy dataset directory (indptr.npy, indices.npy, feat.npy, "
-        "label.npy, *_idx.npy, meta.json) into a graphferry dataset directory",
+def _description(name: str) -> str:
+    """The docstring of what runs command ``name``, as terminal text: up to
+    its Args, reST markup dropped, paragraphs wrapped, lists kept."""
+    what = _COMMANDS[name][0]
+    doc = inspect.getdoc(getattr(graphferry, what, None) or globals()[what]).split("\nArgs:")[0]
+    doc = re.sub(r":\w+:`~?([^`]*)`", r"\1", doc).replace("``", "")
+    paragraphs = [p if p.startswith("* ") else textwrap.fill(" ".join(p.split()), 79) for p in doc.split("\n\n")]
+    if name == "generate":
+        paragraphs.append(
+            "presets (size on disk):\n" + "\n".join(f"  {k:16} {v}" for k, v in graphferry.PRESETS.items())
+        )
+    return "\n\n".join(paragraphs)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The parser of every command (docs/reference/cli.md shows its help)."""
+    raw = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(
+        prog="graphferry", description=__doc__, epilog="example:\n  graphferry info", formatter_class=raw
     )
-    convert.add_argument("src", help="directory in the .npy layout")
-    convert.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
-    convert.add_argument("--overwrite", action="store_true", help="write into a used folder, replacing its output")
-    generate = sub.add_parser(
-        "generate",
-        help="write a synthetic R-MAT dataset (tiny, small, products-like, papers-like)",
-    )
-    generate.add_argument("preset", help="tiny, small, products-like, papers-like, disk-small or papers100M-like")
-    generate.add_argument("dst", help="graphferry dataset directory to write (created if missing)")
-    generate.add_argument("--seed", type=int, default=0, help="0 keeps the preset's seed")
-    generate.add_argument("--overwrite", action="store_true", help="write into a used folder, replacing its output")
-    csc = sub.add_parser(
-        "csc",
-        help="add the CSC files to a graphferry dataset directory: opening it then maps the topology "
-        "read-only instead of building it from edges.arrow (graphs larger than memory)",
-    )
-    csc.add_argument("dir", help="graphferry dataset directory")
-    verify = sub.add_parser(
-        "verify",
-        help="check a graphferry dataset directory: every file's size and CRC-32C against "
-        "graphferry.json, and that it opens (exit status 1 names the bad file)",
-    )
-    verify.add_argument("dir", help="graphferry dataset directory")
-    part = sub.add_parser(
-        "partition",
-        help="split a graphferry dataset into one folder per rank (DST/part-<r>/) for multi-process training",
-        description=_PARTITION_HELP,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    part.add_argument("src", help="graphferry dataset directory to partition")
-    part.add_argument("dst", help="directory to write part-<r>/, partition.json, assignment.npy (created if missing)")
+    library = f"library {graphferry.library_version()} at {graphferry.library_path()}"
+    parser.add_argument("--version", action="version", version=f"graphferry {graphferry.__version__} ({library})")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    cmd = {
+        name: sub.add_parser(name, help=brief, description=_description(name), epilog=f"example:\n  {example}",
+                             formatter_class=raw)
+        for name, (_, brief, example) in _COMMANDS.items()
+    }  # fmt: skip
+    cmd["convert"].add_argument("src", help="folder in the .npy layout")
+    cmd["generate"].add_argument("preset", choices=list(graphferry.PRESETS), metavar="PRESET", help="a preset above")
+    for name in ("convert", "generate", "partition"):
+        cmd[name].add_argument("src" if name == "partition" else "dst", help="dataset folder")
+    cmd["partition"].add_argument("dst", help="folder to write part-<r>/, partition.json, assignment.npy")
+    cmd["generate"].add_argument("--seed", type=int, default=0, help="0 keeps the preset's seed")
+    for name in ("convert", "generate", "partition"):
+        cmd[name].add_argument(
+            "--overwrite", action="store_true", help="write into a used folder, replacing its outputs"
+        )
+    for name in ("csc", "verify"):
+        cmd[name].add_argument("dir", help="graphferry dataset folder")
+    part = cmd["partition"]
     part.add_argument("--parts", type=int, required=True, help="number of ranks (>= 1)")
     part.add_argument(
         "--method",
         choices=("metis", "random", "range"),
         default="metis",
-        help="node assignment: METIS via pymetis (default), random from --seed, or consecutive id ranges",
+        help="node assignment: METIS (the default; needs pip install 'graphferry[partition]'), random from "
+        "--seed, or consecutive id ranges",
     )
-    part.add_argument(
-        "--layout",
-        choices=("dsp", "self-reliant", "hybrid"),
-        default="dsp",
-        help="what each rank's folder holds (see above; default dsp)",
-    )
+    part.add_argument("--layout", choices=("dsp", "self-reliant", "hybrid"), default="dsp", help="see above")
     part.add_argument("--hops", type=int, default=2, help="L of the self-reliant layout (default 2)")
     part.add_argument("--seed", type=int, default=0, help="seed of random (and METIS's randomisation)")
     part.add_argument("--quiet", action="store_true", help="no progress bars")
-    part.add_argument("--overwrite", action="store_true", help="write into a used folder, replacing its output")
-    sub.add_parser("version", help="print the package and library versions")
-    info = sub.add_parser(
-        "info",
-        help="print what a bug report needs: versions, library path and build id, backend and why, "
-        "CPUs, torch/DGL/PyG versions, GPUs the driver sees",
-    )
-    info.add_argument("--json", action="store_true", help="one JSON object instead of name: value lines")
-    info.add_argument("--no-gpu", action="store_true", help="do not probe the NVIDIA driver")
-    args = parser.parse_args(argv)
-    if args.command in ("convert", "generate", "csc"):
-        if args.command == "csc":
-            args.dst = args.dir
-        try:
-            if args.command == "convert":
-                graphferry.convert_npy(args.src, args.dst, overwrite=args.overwrite)
-            elif args.command == "csc":
-                graphferry.write_csc(args.dir)
-            else:
-                graphferry.generate(args.preset, args.dst, seed=args.seed, overwrite=args.overwrite)
-        except graphferry.GraphferryError as err:
-            print(f"graphferry {args.command}: {err}", file=sys.stderr)
-            return 1
-        with graphferry.Graph.open(args.dst) as g:
-            print(f"wrote {args.dst}: {g.num_nodes} nodes, {g.num_edges} edges, node data {g.node_data_names()}")
-        return 0
+    cmd["info"].add_argument("--json", action="store_true", help="one JSON object instead of name: value lines")
+    cmd["info"].add_argument("--no-gpu", action="store_true", help="do not probe the NVIDIA driver")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
     if args.command == "verify":
-        return _verify(graphferry, args.dir)
+        return _verify(args.dir)
     if args.command == "partition":
-        return _partition(graphferry, args)
+        return _partition(args)
     if args.command == "info":
         facts = _info.collect(probe=not args.no_gpu)
         print(json.dumps(facts, indent=2) if args.json else _info.format_facts(facts))
-        return 0
-    print(
-        f"graphferry {graphferry.__version__} (library {graphferry.library_version()} at {graphferry.library_path()})"
-    )
+        if backend.ERROR:  # only this command gets this far with a backend that cannot load
+            print(f"graphferry info: BackendError: {backend.ERROR}", file=sys.stderr)
+        return 1 if backend.ERROR else 0
+    args.dst = args.dir if args.command == "csc" else args.dst
+    try:
+        if args.command == "convert":
+            graphferry.convert_npy(args.src, args.dst, overwrite=args.overwrite)
+        elif args.command == "csc":
+            graphferry.write_csc(args.dir)
+        else:
+            graphferry.generate(args.preset, args.dst, seed=args.seed, overwrite=args.overwrite)
+    except graphferry.GraphferryError as err:
+        print(f"graphferry {args.command}: {err}", file=sys.stderr)
+        return 1
+    with graphferry.Graph.open(args.dst) as g:
+        print(f"wrote {args.dst}: {g.num_nodes} nodes, {g.num_edges} edges, node data {g.node_data_names()}")
     return 0
 
 
-_PARTITION_HELP = """\
-Every DST/part-<r>/ is a graphferry dataset over the rank's local nodes (its
-owned nodes first, in increasing original id, then the other nodes it holds),
-with global_ids.npy (local node -> original node) and global_eids.npy (local
-edge -> original edge). Labels are copied for every local node; train/val/test
-masks are set on owned nodes only (each seed on exactly one rank, its owner).
-
-layouts:
-  dsp           owned nodes with all their in-edges; sources owned elsewhere
-                follow as halo nodes (no in-edges). Features of owned nodes
-                only, in feat.npy [num_owned, ...]; sampling exchanges the rest.
-  self-reliant  owned nodes plus the --hops-hop in-neighbourhood of the owned
-                train/val/test seeds, with every in-edge of every node closer
-                than --hops to a seed; features of every local node in
-                feat.bin (sampling up to --hops hops needs no exchange).
-  hybrid        every node and edge on every rank; features of owned nodes
-                only, in feat.npy (one feature exchange per batch).
-
-DST/partition.json records method, layout, per-rank counts, every file's size
-and CRC-32C, and the edge cut of this method beside range's and random's.
-"""
-
-
-def _partition(graphferry, args) -> int:
+def _partition(args) -> int:
     """``partition SRC DST``: writes the rank folders, prints the edge cuts."""
+    options = {k: getattr(args, k) for k in ("parts", "method", "layout", "hops", "seed", "quiet", "overwrite")}
     try:
-        meta = partition.partition(
-            args.src,
-            args.dst,
-            parts=args.parts,
-            method=args.method,
-            layout=args.layout,
-            hops=args.hops,
-            seed=args.seed,
-            quiet=args.quiet,
-            overwrite=args.overwrite,
-        )
+        meta = partition.partition(args.src, args.dst, **options)
     except (graphferry.GraphferryError, ValueError, ImportError, OSError) as err:
-        print(f"graphferry partition: {err}", file=sys.stderr)
+        hint = "; METIS needs pip install 'graphferry[partition]' (or --method random)" * isinstance(err, ImportError)
+        print(f"graphferry partition: {err}{hint}", file=sys.stderr)
         return 1
     print(f"wrote {args.dst}: {partition.summary(meta)}")
     return 0
 
 
-def _verify(graphferry, path: str) -> int:
-    """``verify DIR``: 0 and a short report when every recorded checksum
-    matches and the dataset opens, 1 and the library's message (naming the
-    file) otherwise."""
+def _verify(path: str) -> int:
+    """Checks every file's size and CRC-32C against graphferry.json, and that
+    the dataset opens; exit status 1 names the bad file."""
     meta_path = os.path.join(path, "graphferry.json")
     try:
         files = read_object(meta_path).get("files") or {}

@@ -61,23 +61,10 @@ class LoaderCounters:
 
     @classmethod
     def _of(cls, c: _lib.gf_loader_counters, workers: int, t: _lib.gf_tier_counters) -> LoaderCounters:
-        return cls(
-            StageStats._of(c.sampler),
-            StageStats._of(c.loader),
-            StageStats._of(c.consumer),
-            int(c.bytes_host),
-            int(c.bytes_pinned),
-            int(c.bytes_device),
-            int(c.rows_hot),
-            int(c.rows_cold),
-            c.wall_ns / 1e9,
-            workers,
-            int(t.rows_cache),
-            int(t.rows_disk),
-            int(t.bytes_disk),
-            int(t.bytes_disk_read),
-            int(t.disk_requests),
-        )
+        stages = (StageStats._of(c.sampler), StageStats._of(c.loader), StageStats._of(c.consumer))
+        host = (int(c.bytes_host), int(c.bytes_pinned), int(c.bytes_device), int(c.rows_hot), int(c.rows_cold))
+        disk = (int(t.rows_cache), int(t.rows_disk), int(t.bytes_disk), int(t.bytes_disk_read), int(t.disk_requests))
+        return cls(*stages, *host, c.wall_ns / 1e9, workers, *disk)
 
     @property
     def hit_rate(self) -> float:

@@ -34,21 +34,8 @@ GF_ECANCELED = 10
 GF_DONE = 100
 GF_NOT_READY = 101
 
-STATUS_NAMES = {
-    GF_OK: "GF_OK",
-    GF_EINVAL: "GF_EINVAL",
-    GF_ETYPE: "GF_ETYPE",
-    GF_ENOMEM: "GF_ENOMEM",
-    GF_EBADHANDLE: "GF_EBADHANDLE",
-    GF_ESTATE: "GF_ESTATE",
-    GF_EIO: "GF_EIO",
-    GF_ENOTSUP: "GF_ENOTSUP",
-    GF_EFORK: "GF_EFORK",
-    GF_EINTERNAL: "GF_EINTERNAL",
-    GF_ECANCELED: "GF_ECANCELED",
-    GF_DONE: "GF_DONE",
-    GF_NOT_READY: "GF_NOT_READY",
-}
+#: Each code's macro name (the constants above: one source).
+STATUS_NAMES = {code: name for name, code in list(globals().items()) if name.startswith("GF_")}
 
 
 class GraphferryError(RuntimeError):

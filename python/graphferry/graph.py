@@ -36,8 +36,12 @@ def _graph_options(
     partition: Partition = "range",
     seed: int = 0,
     flags: int = 0,
+    remove_duplicates: bool = False,
+    remove_self_loops: bool = False,
 ) -> tuple[_lib.gf_graph_options, Any]:
     """Builds gf_graph_options; returns it and what must stay alive with it."""
+    flags |= _lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0
+    flags |= _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
     assignment = None
     if isinstance(partition, str):
         methods = {"range": _lib.GF_PARTITION_RANGE, "random": _lib.GF_PARTITION_RANDOM}
@@ -168,17 +172,8 @@ class Graph(Closeable):
                 edge, indexed by EDGE ID, for biased sampling; passed to
                 :meth:`set_edge_weights`. (default: :obj:`None`)
         """
-        return cls._from_compressed(
-            _lib.gf_graph_from_csc,
-            indptr,
-            indices,
-            edge_ids,
-            num_nodes,
-            num_patches,
-            partition,
-            seed,
-            edge_weights,
-        )
+        args = (indptr, indices, edge_ids, num_nodes, num_patches, partition, seed, edge_weights)
+        return cls._from_compressed(_lib.gf_graph_from_csc, *args)
 
     @classmethod
     def from_csr(
@@ -197,17 +192,8 @@ class Graph(Closeable):
         the edges out of node ``u`` are ``indices[indptr[u]:indptr[u+1]]``.
         Edge ids default to CSR positions. Arguments as in :meth:`from_csc`.
         """
-        return cls._from_compressed(
-            _lib.gf_graph_from_csr,
-            indptr,
-            indices,
-            edge_ids,
-            num_nodes,
-            num_patches,
-            partition,
-            seed,
-            edge_weights,
-        )
+        args = (indptr, indices, edge_ids, num_nodes, num_patches, partition, seed, edge_weights)
+        return cls._from_compressed(_lib.gf_graph_from_csr, *args)
 
     @classmethod
     def _from_compressed(
@@ -259,16 +245,10 @@ class Graph(Closeable):
                 weight of edge ``i`` (``src[i] -> dst[i]``), for biased
                 sampling (see :meth:`set_edge_weights`). (default: :obj:`None`)
         """
-        flags = (_lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0) | (
-            _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
-        )
         opts, keep = _graph_options(
-            num_nodes=num_nodes,
-            num_patches=num_patches,
-            partition=partition,
-            seed=seed,
-            flags=flags,
-        )
+            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed,
+            remove_duplicates=remove_duplicates, remove_self_loops=remove_self_loops,
+        )  # fmt: skip
         a, b = borrow(src, "src"), borrow(dst, "dst")
         graph = cls._make(lambda out: _lib.gf_graph_from_coo(a.ref, b.ref, ctypes.byref(opts), out))
         return graph._with_weights(edge_weights)
@@ -299,16 +279,10 @@ class Graph(Closeable):
             batch = table
         else:
             raise TypeError(f"expected a 'pyarrow.Table' or 'pyarrow.RecordBatch' (got '{type(table).__name__}')")
-        flags = (_lib.GF_GRAPH_REMOVE_DUPLICATES if remove_duplicates else 0) | (
-            _lib.GF_GRAPH_REMOVE_SELF_LOOPS if remove_self_loops else 0
-        )
         opts, keep = _graph_options(
-            num_nodes=num_nodes,
-            num_patches=num_patches,
-            partition=partition,
-            seed=seed,
-            flags=flags,
-        )
+            num_nodes=num_nodes, num_patches=num_patches, partition=partition, seed=seed,
+            remove_duplicates=remove_duplicates, remove_self_loops=remove_self_loops,
+        )  # fmt: skip
         schema, array = _lib.ArrowSchema(), _lib.ArrowArray()
         batch._export_to_c(ctypes.addressof(array), ctypes.addressof(schema))
         try:
@@ -363,12 +337,8 @@ class Graph(Closeable):
         way (``python -m graphferry verify DIR`` says so); those without
         block checksums warn once.
         """
-        opts, keep = _graph_options(
-            num_patches=num_patches,
-            partition=partition,
-            seed=seed,
-            flags=_lib.GF_GRAPH_VERIFY_CHECKSUMS if verify else 0,
-        )
+        flags = _lib.GF_GRAPH_VERIFY_CHECKSUMS if verify else 0
+        opts, keep = _graph_options(num_patches=num_patches, partition=partition, seed=seed, flags=flags)
         tiers = {"auto": _lib.GF_TIER_AUTO, "memory": _lib.GF_TIER_MEMORY, "disk": _lib.GF_TIER_DISK}
         if feature_tier not in tiers:
             raise ValueError(f"'feature_tier' must be one of {sorted(tiers)} (got {feature_tier!r})")
@@ -891,7 +861,19 @@ def write_csc(path: str | os.PathLike) -> None:
     _lib.gf_dataset_write_csc(os.fsencode(path))
 
 
-PRESETS = ("tiny", "small", "products-like", "papers-like", "disk-small", "papers100M-like")
+#: The presets of :func:`generate` (engine/gen/preset.go), each with what it
+#: writes and its size on disk; ``graphferry generate --help`` prints them.
+PRESETS = {
+    "tiny": "1,024 nodes, 12K edges, 16 features, 8 classes (0.1 MB)",
+    "small": "65,536 nodes, 1.8M edges, 64 features, 16 classes (21 MB)",
+    "products-like": "ogbn-products' size: 2.45M nodes, 120M edges, 100 features, 47 classes (1.5 GB)",
+    "papers-like": "4M nodes, 100M edges, 128 features, 172 classes (2.5 GB)",
+    "disk-small": "8M nodes, 32M edges, 128 features, topology as CSC files (4.4 GB)",
+    "papers100M-like": "ogbn-papers100M's shape: 111M nodes, 1.6B edges, 128 features, CSC files (over 57 GB)",
+    "hetero-tiny": "typed, ogbn-mag's types and relations: 947 nodes, 13K edges (0.2 MB)",
+    "hetero-small": "typed, ogbn-mag / 16: 121K nodes, 2.3M edges (65 MB)",
+    "mag-like": "typed, ogbn-mag's counts: 1.94M nodes, 40M edges (about 1 GB)",
+}
 
 
 def generate(
@@ -905,27 +887,19 @@ def generate(
     generated by the engine in parallel and reproducible from ``seed``.
 
     Args:
-        preset (str): ``"tiny"`` (2^10 nodes), ``"small"`` (2^16),
-            ``"products-like"`` (2,449,029 nodes, ~120M edges, 100 float32
-            features, 47 classes) or ``"papers-like"`` (4M nodes, ~100M
-            edges, 128 features, 172 classes); or a typed (heterogeneous)
-            preset with ogbn-mag's node types (author, field_of_study,
-            institution, paper) and relations (affiliated_with, writes,
-            cites stored both ways, has_topic, with ``rev_`` reverses):
-            ``"hetero-tiny"`` (~950 nodes, for tests), ``"hetero-small"``
-            (~121K nodes, ~2.3M edges) or ``"mag-like"`` (ogbn-mag's
-            counts, 1.94M nodes, ~40M edges); or, written in bounded
-            memory with the topology as CSC files that :meth:`Graph.open`
-            maps (no ``edges.arrow``; for graphs larger than memory),
-            ``"papers100M-like"`` (ogbn-papers100M's shape: 111M nodes,
-            ~1.6B edges, 128 float32 features, 57 GB) or ``"disk-small"``
-            (8M nodes, ~32M edges, 4.1 GB of features). A typed dataset's
-            ``graphferry.json`` lists ``"node_types"`` and ``"edge_types"``
-            (in global id order); its node data per type is named
-            ``"<type>/<name>"`` (``"paper/feat"``, ``"paper/label"``,
-            ``"paper/train_mask"``, ...) with one row per node of the type;
-            ``"time"`` holds node timestamps (paper years) by global id,
-            and the graph's edge timestamps are set on opening.
+        preset (str): one of :data:`PRESETS` (what each writes and its size
+            on disk). The typed presets have ogbn-mag's node types (author,
+            field_of_study, institution, paper) and relations
+            (affiliated_with, writes, cites stored both ways, has_topic, with
+            ``rev_`` reverses); a typed dataset's ``graphferry.json`` lists
+            ``"node_types"`` and ``"edge_types"`` (in global id order); its
+            node data per type is named ``"<type>/<name>"`` (``"paper/feat"``,
+            ``"paper/label"``, ``"paper/train_mask"``, ...) with one row per
+            node of the type; ``"time"`` holds node timestamps (paper years)
+            by global id, and the graph's edge timestamps are set on opening.
+            ``disk-small`` and ``papers100M-like`` are written in bounded
+            memory, the topology as CSC files that :meth:`Graph.open` maps (no
+            ``edges.arrow``; graphs larger than memory).
         path (str): directory to write (created if missing).
         seed (int): ``0`` keeps the preset's own seed. (default: :obj:`0`)
         num_threads (int): ``<= 0`` uses every core; the output does not

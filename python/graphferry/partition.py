@@ -104,7 +104,7 @@ def metis_parts(
         import pymetis
     except ImportError as err:
         raise ImportError(
-            f"{who} needs pymetis (pip install pymetis==2025.2.2, listed in python/requirements.txt)"
+            f"{who} needs pymetis: pip install pymetis (graphferry[pyg] and graphferry[partition] bring it)"
         ) from err
     if parts == 1 or n == 0:
         return np.zeros(n, dtype=np.int64)

@@ -24,10 +24,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 GO_PATHS = ("engine", "capi", "cuda", "include", "go.mod", "go.sum")
-PYTHON_FILES = ("pyproject.toml", "setup.py", "README.md")
+PYTHON_FILES = ("pyproject.toml", "setup.py", "README.md", "LICENSE")
 MANIFEST = """\
 # The Go sources setup.py builds libgraphferry.so from (python/tools/sdist.py).
 graft gosrc
+graft graphferry/data
 prune graphferry/lib
 global-exclude __pycache__ *.py[cod] *.so
 """

@@ -126,3 +126,71 @@ def test_info_survives_a_probe_that_crashes(monkeypatch):
     monkeypatch.setattr(_info, "_PROBE", "import time; time.sleep(30)")
     got = _info.probe_gpu(timeout=1)
     assert got == {"visible": False, "reason": "the driver probe did not answer within 1 s"}
+
+
+def test_info_reports_a_backend_that_cannot_load(fake_driver, tmp_path):
+    """GRAPHFERRY_BACKEND=cuda where the driver sees no device: `graphferry
+    info` still prints the whole report (the CPU library loaded for it, the
+    reason as backend_reason), says BackendError on stderr, exits 1, and
+    prints no traceback; importing graphferry anywhere else still raises."""
+    env = _env(GRAPHFERRY_BACKEND="cuda", LD_LIBRARY_PATH=str(fake_driver), GF_FAKECUDA_DEVICES="0")
+    proc = subprocess.run(
+        [sys.executable, "-m", "graphferry", "info", "--no-gpu"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert proc.returncode == 1 and "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    assert "graphferry info: BackendError: graphferry: GRAPHFERRY_BACKEND=cuda" in proc.stderr
+    assert "the driver sees no CUDA device" in proc.stderr
+    keys = [line.split(":", 1)[0] for line in proc.stdout.splitlines()]
+    assert keys == list(_info.collect(probe=False)), proc.stdout
+    assert "(this report loaded the CPU library instead)" in proc.stdout and "backend: cpu" in proc.stdout
+    proc = subprocess.run(
+        [sys.executable, "-c", "import graphferry"], env=env, capture_output=True, text=True, timeout=300, cwd=tmp_path
+    )
+    assert proc.returncode == 1 and "BackendError" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("argv", "reporting"),
+    [
+        (["/venv/bin/graphferry", "info", "--json"], True),
+        (["-m", "info"], True),  # python -m graphferry info, while the package is located
+        (["/venv/bin/graphferry", "version"], False),
+        (["-m", "version"], False),
+        (["train.py", "info"], False),
+        (["/venv/bin/graphferry"], False),
+    ],
+)
+def test_only_the_info_command_reports_instead_of_raising(argv, reporting):
+    assert _backend._reporting(argv) is reporting
+
+
+def test_info_says_whether_each_framework_imports(tmp_path):
+    """A DGL that is installed but does not import (as `pip install torch dgl`
+    gives with today's torch) is reported so, beside its version."""
+    fake = tmp_path / "dgl"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("import torchdata.datapipes_that_moved\n")
+    env = _env(PYTHONPATH=os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")]))
+    facts = _info_json(env, "--no-gpu")
+    assert facts["dgl"] == importlib.metadata.version("dgl")  # installed: the version, as before
+    assert facts["dgl_imports"].startswith("no: ModuleNotFoundError: No module named 'torchdata"), facts
+    assert facts["torch_imports"] == "yes" and facts["torch_geometric_imports"] == "yes"
+
+
+def test_cli_version_and_help():
+    from graphferry.__main__ import _COMMANDS, build_parser
+
+    out = subprocess.run(
+        [sys.executable, "-m", "graphferry", "--version"], capture_output=True, text=True, timeout=300, check=True
+    )
+    library = f"library {graphferry.library_version()} at {graphferry.library_path()}"
+    assert out.stdout.strip() == f"graphferry {graphferry.__version__} ({library})"
+    parser = build_parser()
+    sub = next(a for a in parser._actions if a.dest == "command")
+    assert sorted(sub.choices) == sorted(_COMMANDS)
+    for name, command in sub.choices.items():
+        text = command.format_help()
+        assert command.description and f"example:\n  graphferry {name}" in text, name
+    generate = sub.choices["generate"].format_help()
+    for preset, what in graphferry.PRESETS.items():
+        assert f"  {preset:16} {what}" in generate

@@ -27,6 +27,20 @@ from graphferry.errors import GF_ECANCELED
 
 BOUND_S = 1.0
 
+
+@pytest.fixture(autouse=True, scope="module")
+def _sigint_raises_keyboardinterrupt():
+    """These tests check what Ctrl-C does, so they set the handler they test
+    (Python's default_int_handler), whatever this process inherited: started
+    with SIGINT ignored (nohup, a runner in the background) Python installs
+    none, and the signal would do nothing. Child processes then start with
+    the default disposition (a handler does not survive exec; an ignored
+    signal would). Module scope: before any module fixture starts a child."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 _CHILD = r"""
 import sys, time, torch, graphferry
 n = 200_000

@@ -1,9 +1,12 @@
 """The wheel `make wheel` built (dist/), as a user gets it: installed into a
 fresh virtual environment where no Go toolchain is on PATH and the checkout's
 python/ is not importable, it trains the demo (examples/train_dgl.py on the
-shipped Cora), and a C program (tests/c/test_capi.c) builds against the
-header inside the wheel and runs on the library inside it. The sdist (`make
-sdist`) refuses to install without Go, saying what is needed.
+shipped Cora), the `graphferry` command answers, every example of the
+documentation runs from an empty folder (tests/python/docsnippets.py), and a
+C program (tests/c/test_capi.c) builds against the header inside the wheel
+and runs on the library inside it. The wheel's libraries are stripped and
+its tag is manylinux_2_28 or older (torch's). The sdist (`make sdist`)
+refuses to install without Go, saying what is needed.
 
 torch, DGL and numpy come from the environment running this test (.venv):
 its site-packages is appended to the fresh environment's path (a .pth line,
@@ -48,7 +51,8 @@ def wheel() -> Path:
 
 @pytest.fixture(scope="module")
 def venv(tmp_path_factory, wheel):
-    """A fresh venv holding the wheel, seeing this environment's packages."""
+    """A fresh venv holding the wheel, seeing this environment's packages
+    (test_fresh.py installs the extras from the package index instead)."""
     root = tmp_path_factory.mktemp("wheelenv")
     env_dir = root / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(env_dir)], check=True, timeout=120)
@@ -96,6 +100,25 @@ def test_wheel_contents(wheel):
     assert f'#define GF_VERSION_STRING "{VERSION}"'.encode() in header
     meta = zipfile.ZipFile(wheel).read(f"graphferry-{VERSION}.dist-info/WHEEL").decode()
     assert "Root-Is-Purelib: false" in meta and f"Tag: py3-none-{wheel.name.split('-py3-none-')[1][:-4]}" in meta
+    assert f"graphferry-{VERSION}.dist-info/licenses/LICENSE" in names
+    assert "graphferry/data/cora/graphferry.json" in names
+    points = zipfile.ZipFile(wheel).read(f"graphferry-{VERSION}.dist-info/entry_points.txt").decode()
+    assert "graphferry = graphferry.__main__:main" in points
+
+
+def test_wheel_is_manylinux_2_28_or_older_and_stripped(wheel, tmp_path):
+    glibc = tuple(int(x) for x in re.search(r"manylinux_(\d+)_(\d+)_x86_64", wheel.name).groups())
+    assert glibc <= (2, 28), wheel.name
+    from elftools.elf.elffile import ELFFile  # pyelftools: auditwheel's dependency
+
+    for name in ("libgraphferry.so", "libgraphferry_cuda.so"):
+        path = tmp_path / name
+        path.write_bytes(zipfile.ZipFile(wheel).read(f"graphferry/lib/{name}"))
+        with path.open("rb") as f:
+            elf = ELFFile(f)
+            sections = {s.name for s in elf.iter_sections()}
+            assert ".symtab" not in sections and not any(s.startswith(".debug") for s in sections), (name, sections)
+            assert elf.get_section_by_name(".dynsym").num_symbols() > 80  # the C API stays exported
 
 
 def test_installed_package_is_the_wheels(venv):
@@ -107,6 +130,30 @@ def test_installed_package_is_the_wheels(venv):
     assert facts["cuda_library"] == str(site / "graphferry" / "lib" / "libgraphferry_cuda.so")
     assert facts["backend"] == "cpu" and re.fullmatch(r"[0-9a-f]{16}", facts["library_build_id"])
     assert facts["torch"] != "not installed" and facts["dgl"] != "not installed"
+
+
+def test_console_command(venv):
+    py, site, env, root = venv
+    empty = root / "empty"
+    empty.mkdir(exist_ok=True)
+    version = _run(["graphferry", "--version"], env, empty).strip()
+    assert version == f"graphferry {VERSION} (library {VERSION} at {site / 'graphferry' / 'lib' / 'libgraphferry.so'})"
+    out = _run(["graphferry", "info", "--no-gpu"], env, empty)
+    assert f"graphferry: {VERSION}" in out and "dgl_imports: yes" in out and "torch_geometric_imports: yes" in out
+    for command in ("convert", "generate", "csc", "verify", "partition", "info"):
+        assert "example:\n  graphferry " in _run(["graphferry", command, "--help"], env, empty), command
+
+
+def test_documented_examples_from_an_empty_folder(venv):
+    """Every Python and C example of the README, python/README.md and docs/,
+    run by the wheel's interpreter in an empty folder."""
+    py, site, env, root = venv
+    empty = root / "docs-examples"
+    empty.mkdir(exist_ok=True)
+    out = _run([py, REPO / "tests" / "python" / "docsnippets.py"], env, empty, timeout=1200)
+    report = json.loads(out.split("docsnippets report: ", 1)[1].splitlines()[0])
+    assert report and all(s in ("ran", "c: ran") for statuses in report.values() for s in statuses), report
+    assert list(empty.iterdir()) == [], "an example wrote into the working folder"
 
 
 def test_demo_trains_from_the_wheel(venv):
@@ -161,6 +208,8 @@ def test_sdist_says_go_is_needed(venv):
         "gosrc/capi/build.sh",
         "gosrc/include/graphferry.h",
         "graphferry/__init__.py",
+        "graphferry/data/cora/graphferry.json",
+        "LICENSE",
     ):
         assert f"{top}/{name}" in names, name
     assert not any("/lib/" in n and n.endswith(".so") for n in names)

@@ -42,6 +42,8 @@ from typing import Any
 ENV_BACKEND = "GRAPHFERRY_BACKEND"
 CPU_LIB = "libgraphferry.so"
 CUDA_LIB = "libgraphferry_cuda.so"
+#: Written beside the libraries by python/setup.py when the CUDA library was not built: why.
+CUDA_MISSING = "libgraphferry_cuda.missing"
 DRIVER_LIB = "libcuda.so.1"
 BACKENDS = ("auto", "cpu", "cuda")
 
@@ -51,6 +53,10 @@ BACKEND: str | None = None
 
 #: What :func:`probe_driver` found when the CUDA backend was chosen.
 DRIVER: dict[str, Any] | None = None
+
+#: Why the backend asked for could not load, in ``graphferry info``, which
+#: loads the CPU library and reports it (:func:`_reporting`); elsewhere it raises.
+ERROR = ""
 
 
 class BackendError(RuntimeError):
@@ -143,10 +149,10 @@ def choose(
     cuda_path = libdir / CUDA_LIB
     if not cuda_path.is_file():
         raise BackendError(
-            f"graphferry: {ENV_BACKEND}=cuda, but the CUDA library {cuda_path} was not built. "
-            "Install graphferry with the CUDA library (pip install ./python with NVRTC "
-            "available, i.e. torch's nvidia-cuda-nvrtc-cu12, and without "
-            f"GRAPHFERRY_BUILD_CUDA=0; or make lib-cuda), or use {ENV_BACKEND}=cpu."
+            f"graphferry: {ENV_BACKEND}=cuda, but {cuda_path} was not built {cuda_missing(libdir)}".rstrip()
+            + ". Install graphferry's wheel, which carries it, or build from source with NVRTC available "
+            "(torch's nvidia-cuda-nvrtc-cu12: pip install --no-build-isolation, torch installed first) and "
+            f"without GRAPHFERRY_BUILD_CUDA=0 (in a checkout: make lib-cuda); or use {ENV_BACKEND}=cpu."
         )
     return "cuda", cuda_path, probe()
 
@@ -160,8 +166,29 @@ def library_path(libdir: Path, explicit: bool = False) -> Path:
     if explicit:
         BACKEND = "explicit"
         return libdir / CPU_LIB
-    BACKEND, path, DRIVER = choose(libdir)
+    global ERROR
+    try:
+        BACKEND, path, DRIVER = choose(libdir)
+    except BackendError as err:
+        if not _reporting():
+            raise
+        ERROR, BACKEND, path = str(err), "cpu", libdir / CPU_LIB
     return path
+
+
+def _reporting(argv: Any = None) -> bool:
+    """True in ``graphferry info`` (``python -m graphferry info``: while -m
+    locates the package, ``sys.argv[0]`` is "-m"), which reports a backend
+    that cannot load instead of ending in a traceback (the package is
+    imported before the command runs)."""
+    argv = sys.argv if argv is None else argv
+    return argv[1:2] == ["info"] and (argv[0] == "-m" or os.path.basename(argv[0]) == "graphferry")
+
+
+def cuda_missing(libdir: Path) -> str:
+    """Why ``libdir`` holds no CUDA library, "(<as its build recorded it>)", or ""."""
+    why = libdir / CUDA_MISSING
+    return f"({why.read_text().strip()})" if why.is_file() else ""
 
 
 # ---------------------------------------------------------------------------
