@@ -936,7 +936,10 @@ typedef struct gf_sample_options {
      the number of neighbours each frontier node samples in that hop; -1
      takes all neighbours; 0 takes none (the hop's block has its dst nodes,
      as its src nodes too, and no edge: DGL's fan-out 0). Values below -1
-     are invalid. Borrowed. */
+     are invalid. Borrowed. L = 0 (zero hops: fanouts and relation_fanouts
+     may be NULL) is valid with GF_FRONTIER_NEW only: a batch is its seeds
+     alone, with no block (gf_batch_num_hops: 0; PyG's num_neighbors=[]);
+     with GF_FRONTIER_ALL (DGL's blocks, one per layer) it is GF_EINVAL. */
   int32_t num_hops;
   const int32_t *fanouts;
   /* Non-zero: sample with replacement. Default: uniform without. */

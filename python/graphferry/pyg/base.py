@@ -221,15 +221,16 @@ def sample_options(
     elif hetero.num_relations == 0:
         # No edge types: the engine graph is untyped and has no edges, so
         # every sample is its seeds (PyG's batches of the seeds alone); the
-        # hops are those of num_neighbors, at least one.
-        fanouts, relation_fanouts = (0,) * max(1, len(hetero_fanouts(hetero, num_neighbors))), None
+        # hops are those of num_neighbors.
+        fanouts, relation_fanouts = (0,) * len(hetero_fanouts(hetero, num_neighbors)), None
         exclude_edges = None
         timing = _disjoint_options(disjoint, temporal, temporal_strategy)
     else:
-        relation_fanouts = hetero_fanouts(hetero, num_neighbors)
+        # (None for zero hops: the seeds alone)
+        relation_fanouts = hetero_fanouts(hetero, num_neighbors) or None
         # Ignored by the engine with relation_fanouts; kept as the per-hop
         # maximum for whoever reads the options.
-        fanouts = tuple(-1 if -1 in hop else max(hop, default=0) for hop in relation_fanouts)
+        fanouts = tuple(-1 if -1 in hop else max(hop, default=0) for hop in relation_fanouts or ())
         if isinstance(exclude_edges, dict):  # {edge type: relation-local edge ids}
             parts = [hetero.edge_to_global(et, ids) for et, ids in exclude_edges.items()]
             exclude_edges = torch.cat(parts) if parts else None

@@ -377,10 +377,12 @@ class LinkNeighborLoader(EngineLoader):
             )
         if isinstance(etype, tuple) and len(etype) == 2:  # PyG's (src, dst) shorthand
             matches = [et for et in hetero.edge_types if (et[0], et[2]) == etype]
-            if len(matches) != 1:
+            if len(matches) > 1:
                 raise ValueError(f"edge type {etype} names {len(matches)} edge types ({matches}); give (src, rel, dst)")
-            etype = matches[0]
-        etype = hetero.canonical_etype(etype)  # ValueError naming an unknown edge type
+            # As PyG's HeteroData: the one stored type, else (src, 'to', dst)
+            etype = matches[0] if matches else (etype[0], "to", etype[1])
+        if pairs is None or tuple(etype) in hetero.edge_types or len(etype) != 3:
+            etype = hetero.canonical_etype(etype)  # ValueError naming an unknown edge type
         if pairs is None:  # every edge of the type
             if isinstance(self.data, HeteroData):
                 return etype, torch.as_tensor(self.data[etype].edge_index).to(torch.int64)
