@@ -25,7 +25,7 @@ from .._transfer import prefetch_transfer
 from ..graph import Graph
 from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph, TypedView, induced_subgraph, sample_with_options
-from .convert import time_level, time_tensor
+from .convert import store_times, time_level, time_tensor
 from .hetero import hetero_fanouts, split_output, split_typed
 
 SUBGRAPH_TYPES = ("directional", "bidirectional", "induced")
@@ -120,13 +120,17 @@ def seed_times(
         )
     if isinstance(data, Data):
         return time_tensor(data[time_attr], f"data.{time_attr}")[nodes]
-    if isinstance(data, HeteroData):
-        store = data[input_type]
-        if time_attr not in store:
+    if isinstance(data, (HeteroData, tuple)):
+        if isinstance(data, tuple):  # PyG's (FeatureStore, GraphStore): the FeatureStore's times
+            times = store_times(data, time_attr).get(input_type)
+        else:
+            store = data[input_type]
+            times = time_tensor(store[time_attr], f"data['{input_type}'].{time_attr}") if time_attr in store else None
+        if times is None:
             raise ValueError(
                 f"input node type '{input_type}' has no node time '{time_attr}': give 'input_time' for its seeds"
             )
-        return time_tensor(store[time_attr], f"data['{input_type}'].{time_attr}")[nodes]
+        return times[nodes]
     raise ValueError(
         f"temporal sampling on a graphferry.{type(data).__name__} needs the seeds' times: give 'input_time'"
     )

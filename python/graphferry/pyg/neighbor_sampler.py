@@ -170,17 +170,15 @@ class Sampler(BaseSampler):
     def _open(self) -> None:
         """The engine graph of ``data``: converted (and cached) here, and again
         after unpickling (a graph is a handle into one process's engine)."""
-        if isinstance(self.data, tuple) and self.time_attr is not None:  # PyG's (FeatureStore, GraphStore)
-            raise ValueError("'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair")
         if self._per_type:
             if isinstance(self.data, tuple):  # of typed edges
-                self._hetero, self._edge_perm = hetero_graph_of_stores(self.data, self.weight_attr)
+                self._hetero, self._edge_perm = hetero_graph_of_stores(self.data, self.weight_attr, self.time_attr)
             else:
                 self._hetero = as_hetero_graph(self.data, self.weight_attr, self.time_attr)
             self._graph = self._hetero.graph
             return
         if isinstance(self.data, tuple):
-            self._graph, self._edge_perm = open_stores(self.data, self.weight_attr)
+            self._graph, self._edge_perm = open_stores(self.data, self.weight_attr, self.time_attr)
             return
         if isinstance(self.data, Data):
             check_node_rows(self.data)
