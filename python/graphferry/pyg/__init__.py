@@ -102,6 +102,7 @@ from .link_neighbor_loader import LinkNeighborLoader
 from .neighbor_loader import NeighborLoader
 from .neighbor_sampler import Sampler
 from .prefetch import PrefetchLoader
+from .random_node_loader import RandomNodeLoader
 from .shadow import ShaDowKHopSampler
 from .stores import GraphStore
 from .walk import random_walk
@@ -124,4 +125,5 @@ __all__ = [
     "GraphSAINTNodeSampler",
     "GraphSAINTEdgeSampler",
     "GraphSAINTRandomWalkSampler",
+    "RandomNodeLoader",
 ]
