@@ -524,7 +524,7 @@ class NeighborLoader(EngineLoader):
         the sampler's output before the batch is made of it, and
         ``transform`` to the batch."""
         if self._hetero is not None:
-            output = split(self._hetero, out, subgraph_type)
+            output = self._sampler_output(split(self._hetero, out, subgraph_type))
             if self.transform_sampler_output is not None:
                 nodes = dict(output.node)
                 output.metadata = (input_id, seed_time)
@@ -553,6 +553,11 @@ class NeighborLoader(EngineLoader):
                 out = Output.of_pyg(given)
             data = self._build(out, node_data, input_id, seed_time)
         return data if self.transform is None else self.transform(data)
+
+    def _sampler_output(self, output: HeteroSamplerOutput) -> HeteroSamplerOutput:
+        """A heterogeneous batch's sampler output as this loader's sampler
+        gives it (PyG's NeighborSampler's: as it is)."""
+        return output
 
     def _transformed(self, output: Any, kind: type) -> Any:
         output = self.transform_sampler_output(output)
