@@ -41,7 +41,7 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, err
 		return req, 0, errorf(gfEInval, "%s->num_hops = %d: the fan-out list must have 1 to %d entries (0 with GF_FRONTIER_NEW)", arg, int(o.num_hops), maxHops)
 	}
 	if o.num_hops == 0 && o.frontier != C.GF_FRONTIER_NEW {
-		return req, 0, errorf(gfEInval, "%s->num_hops = 0: zero hops (the seeds alone) need frontier = GF_FRONTIER_NEW; GF_FRONTIER_ALL's blocks want 1 to %d hops", arg, maxHops)
+		return req, 0, errorf(gfEInval, "%s->num_hops = 0: the fan-out list is empty; zero hops (the seeds alone) need frontier = GF_FRONTIER_NEW (GF_FRONTIER_ALL's blocks want 1 to %d hops)", arg, maxHops)
 	}
 	if o.relation_fanouts != nil {
 		nr := int(o.num_relations)

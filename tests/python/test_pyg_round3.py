@@ -83,8 +83,9 @@ def test_src_dst_edge_type_naming_no_stored_type_is_src_to_dst():
     # PyG's test_hetero_link_neighbor_loader_no_edges: ('paper', 'paper') in a
     # HeteroData of node types only is ('paper', 'to', 'paper'), as
     # HeteroData._to_canonical maps it.
+    x = torch.randn(100, 4)
     loader = gfpyg.LinkNeighborLoader(
-        HeteroData(paper={"num_nodes": 100}),
+        HeteroData(paper={"x": x}),
         num_neighbors=[],
         edge_label_index=(("paper", "paper"), random_edges(100, 100, 100)),
         batch_size=20,
@@ -94,6 +95,7 @@ def test_src_dst_edge_type_naming_no_stored_type_is_src_to_dst():
         assert batch["paper", "paper"].input_id.numel() == 20
         assert batch["paper", "paper"].edge_label_index.size(1) == 20
         assert batch["paper"].num_nodes == batch["paper", "paper"].edge_label_index.unique().numel()
+        assert torch.equal(batch["paper"].x, x[batch["paper"].n_id])
     # a stored type between the two is still the one it names
     data = ck.pyg_hetero()
     a = gfpyg.LinkNeighborLoader(data, [2], edge_label_index=(("paper", "paper"), None), batch_size=64, seed=1)

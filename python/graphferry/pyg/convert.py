@@ -360,7 +360,11 @@ def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | 
         kind="hetero",
     )
     # Every type's node attributes go to the engine as "<ntype>/<name>"
-    # (again when replaced since); other dtypes or devices stay in data.
+    # (again when replaced since); other dtypes or devices stay in data, as
+    # do all of a graph without edge types (the engine types graphs with
+    # relations: its samples are their seeds, split and gathered here).
+    if hetero.num_relations == 0:
+        return hetero
     stores = [(nt, data[nt], data[nt].num_nodes) for nt in data.node_types]
     tensors = {
         f"{nt}/{k}": s[k] for nt, s, n in stores for k in s.node_attrs() if getattr(s[k], "shape", ())[:1] == (n,)
