@@ -1,15 +1,7 @@
-r"""PyG's ``HGTLoader`` by the engine: the Heterogeneous Graph Transformer's
-sampling (Hu et al., WWW 2020), which PyG runs with ``torch_sparse``'s
-``hgt_sample``, drawn by the engine's subgraph loader (``GF_SUBGRAPH_HGT``)
-on its threads, ahead of the training loop, on the one iteration path.
-
-.. code-block:: python
-
-    loader = graphferry.pyg.HGTLoader(hetero_data, num_samples={nt: [512] * 4 for nt in hetero_data.node_types},
-                                      batch_size=128, input_nodes=("paper", hetero_data["paper"].train_mask))
-    for batch in loader:
-        out = model(batch.x_dict, batch.edge_index_dict)["paper"][:batch["paper"].batch_size]
-"""
+"""PyG's ``HGTLoader`` by the engine: the Heterogeneous Graph Transformer's
+sampling (Hu et al., WWW 2020; PyG runs ``torch_sparse``'s ``hgt_sample``),
+drawn by the engine's subgraph loader (``GF_SUBGRAPH_HGT``) ahead of the
+training loop, on the one iteration path."""
 
 from __future__ import annotations
 
@@ -31,42 +23,28 @@ __all__ = ["HGTLoader"]
 
 
 class HGTLoader(NeighborLoader):
-    r"""PyG's ``HGTLoader`` (same arguments, same ``HeteroData`` batches):
+    r"""PyG's ``HGTLoader`` (same arguments and ``HeteroData`` batches):
     around every batch of seeds, ``num_samples[node_type][h]`` nodes of each
     type drawn in hop ``h`` among the in-neighbours of the nodes sampled so
-    far, each with probability in proportion to its squared budget (the
-    sum, over its edges into sampled nodes, of one over that node's
-    in-degree in the edge's type; a node with more than 50 in-edges of a
-    type gives budget through 50 of them, as ``torch_sparse`` does), then
-    the subgraph all of them induce. Every type's nodes come in the order
-    they were sampled (the seeds first); every edge type's edges grouped by
-    destination. ``torch_sparse`` keeps at most 50 in-edges of a
-    destination in that subgraph; this keeps them all.
-
-    The engine makes the batches on its threads, ahead of the training
-    loop, and gathers every type's node attributes with them; they carry
-    ``n_id``, ``e_id`` (types with nodes, edges), ``input_id`` and
-    ``batch_size`` as PyG's (no ``num_sampled_nodes``: PyG's have none).
+    far, by squared budget (engine/subload/hgt.go), then the subgraph they
+    all induce (``torch_sparse`` keeps at most 50 in-edges of a destination
+    there; this keeps them all). Every type's nodes in the order they were
+    sampled (the seeds first), every edge type's edges by destination. The
+    engine gathers every type's node attributes with the batch; ``n_id``,
+    ``e_id``, ``input_id`` and ``batch_size`` as PyG's (no per-hop counts).
 
     Args:
-        data (torch_geometric.data.HeteroData or graphferry.HeteroGraph):
-            the graph (PyG's HGTLoader takes no ``Data`` and no stores).
+        data (HeteroData or graphferry.HeteroGraph): the graph.
         num_samples (list of int or dict): nodes drawn per hop, for every
             node type (a list) or per node type (a dict; types left out
-            draw none); every type the same number of hops.
+            draw none), every type the same number of hops.
         input_nodes (str or tuple): the seeds' node type, or ``(node type,
             ids or bool mask or None)``.
         is_sorted, transform, transform_sampler_output, filter_per_worker:
-            as PyG's :class:`~torch_geometric.loader.NodeLoader`.
-        batch_size, shuffle, drop_last: as torch's ``DataLoader``.
-        seed (int, optional): seed of the shuffles and the draws.
-            (default: drawn from torch's generator)
-        num_workers (int): the engine's threads (as ``num_threads``): no
-            process is forked. (default: :obj:`0`)
-        pin_memory (bool): batches in page-locked memory, as
-            :class:`graphferry.pyg.NeighborLoader`'s. (default: :obj:`False`)
-        **kwargs: torch ``DataLoader`` arguments, as
-            :class:`graphferry.pyg.NeighborLoader` takes them.
+            as PyG's ``NodeLoader``.
+        batch_size, shuffle, drop_last, seed, num_workers (the engine's
+        threads), pin_memory, **kwargs: as
+            :class:`graphferry.pyg.NeighborLoader`.
     """
 
     def __init__(

@@ -1,15 +1,7 @@
-r"""PyG's ``RandomNodeLoader`` by the engine: every epoch the nodes in a
-random order (torch's, as PyG's ``shuffle=True`` draws it) cut into
-``num_parts`` parts, each batch the subgraph its part induces, made ahead of
-the training loop by the engine's subgraph loader (each node a part of its
-own, batched in torch's order) on the one iteration path.
-
-.. code-block:: python
-
-    loader = graphferry.pyg.RandomNodeLoader(data, num_parts=40, shuffle=True)
-    for batch in loader:
-        out = model(batch.x, batch.edge_index)
-"""
+"""PyG's ``RandomNodeLoader`` by the engine: the nodes in torch's sampler
+order cut into ``num_parts`` parts, each batch the subgraph its part
+induces, made ahead by the engine's subgraph loader (each node a part of
+its own) on the one iteration path."""
 
 from __future__ import annotations
 
