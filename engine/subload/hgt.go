@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 
 	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -100,23 +99,40 @@ type hgtState struct {
 	nodes  []int64     // internal ids, in the batch's order
 	cand   [][]int64   // per node type: budgeted internal ids, in order of first budget
 	budget [][]float64 // alongside cand; < 0 once drawn
-	slot   map[int64]int
 	scrat  []int64
+}
+
+// keyed is a candidate's exponential key and its index among its type's.
+type keyed struct {
+	key float64
+	i   int
 }
 
 // makeHGT makes the HGT batch of the seeds at pos with key key.
 func (s *Source) makeHGT(ctx context.Context, pos []int64, key uint64, alloc mem.Allocator) (*pipeline.Batch, *sample.Result, error) {
 	sh := s.sh
 	seeds := make([]int64, len(pos))
-	st := &hgtState{s: s, r: sh.stream(key), slot: map[int64]int{}}
+	st := &hgtState{s: s, r: sh.stream(key)}
+	if s.slot == nil { // 1 + a candidate's index among its type's, 0 elsewhere
+		s.slot = make([]int32, sh.p.Graph.NumNodes)
+	}
 	st.cand = make([][]int64, sh.types.NumNodeTypes())
 	st.budget = make([][]float64, len(st.cand))
 	for i, at := range pos {
 		seeds[i] = s.items[at]
 		st.nodes = append(st.nodes, sh.internal(seeds[i]))
 	}
-	s.mark(st.nodes)
-	defer func() { s.unmark(st.nodes) }()
+	if err := s.mark(st.nodes); err != nil {
+		return nil, nil, err
+	}
+	defer func() {
+		s.unmark(st.nodes)
+		for _, c := range st.cand {
+			for _, u := range c {
+				s.slot[u] = 0
+			}
+		}
+	}()
 	st.addBudget(st.nodes)
 	hops := len(sh.opt.NumSamples)
 	for h, row := range sh.opt.NumSamples {
@@ -184,10 +200,10 @@ func (st *hgtState) add(ty int, u int64, x float64) {
 	if st.s.local[u] >= 0 {
 		return
 	}
-	i, ok := st.slot[u]
-	if !ok {
+	i := int(st.s.slot[u]) - 1
+	if i < 0 {
 		i = len(st.cand[ty])
-		st.slot[u] = i
+		st.s.slot[u] = int32(i + 1)
 		st.cand[ty] = append(st.cand[ty], u)
 		st.budget[ty] = append(st.budget[ty], 0)
 	}
@@ -221,11 +237,14 @@ func (st *hgtState) draw(ty, k int) {
 		}
 	}
 	if k < len(live) {
-		keys := make([]float64, len(cand))
-		for _, i := range live {
-			keys[i] = st.r.Exp1() / (budget[i] * budget[i])
+		keys := make([]keyed, len(live))
+		for j, i := range live {
+			keys[j] = keyed{st.r.Exp1() / (budget[i] * budget[i]), i}
 		}
-		sort.SliceStable(live, func(x, y int) bool { return keys[live[x]] < keys[live[y]] })
+		smallest(keys, k)
+		for j := range k {
+			live[j] = keys[j].i
+		}
 		live = live[:k]
 	}
 	for _, i := range live {
@@ -234,4 +253,42 @@ func (st *hgtState) draw(ty, k int) {
 		st.s.local[u] = int32(len(st.nodes))
 		st.nodes = append(st.nodes, u)
 	}
+}
+
+// smallest moves the k smallest of keys (by key, then index) to its front,
+// in increasing order: a max-heap of k over the rest, then sorted.
+func smallest(keys []keyed, k int) {
+	less := func(a, b keyed) bool { return a.key < b.key || (a.key == b.key && a.i < b.i) }
+	h := keys[:k]
+	down := func(j int) {
+		for {
+			c := 2*j + 1
+			if c >= k {
+				return
+			}
+			if c+1 < k && less(h[c], h[c+1]) {
+				c++
+			}
+			if !less(h[j], h[c]) {
+				return
+			}
+			h[j], h[c] = h[c], h[j]
+			j = c
+		}
+	}
+	for j := k/2 - 1; j >= 0; j-- {
+		down(j)
+	}
+	for _, x := range keys[k:] {
+		if k > 0 && less(x, h[0]) {
+			h[0] = x
+			down(0)
+		}
+	}
+	slices.SortFunc(h, func(a, b keyed) int {
+		if less(a, b) {
+			return -1
+		}
+		return 1
+	})
 }

@@ -146,6 +146,7 @@ type Source struct {
 	walk  *sample.Runtime // Walks: the reversed graph's runtime (this fork's)
 	rt    *sample.Runtime // KHop: the sampling runtime (this fork's)
 	local []int32         // position of an internal id in the batch being made, -1 elsewhere
+	slot  []int32         // HGT: 1 + a budgeted node's index among its type's candidates, 0 elsewhere
 }
 
 // shared is what the forks of a Source share, read only.
