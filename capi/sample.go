@@ -38,8 +38,11 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, err
 	if o.allocator != nil && arg != "options" { // a loader's: gf_sample's own is "options"
 		return req, 0, errorf(gfEInval, "%s->allocator is set: it is gf_sample's; a loader's tensors come from its options->allocator", arg)
 	}
-	if o.num_hops <= 0 || o.num_hops > maxHops {
-		return req, 0, errorf(gfEInval, "%s->num_hops = %d: the fan-out list must have 1 to %d entries", arg, int(o.num_hops), maxHops)
+	if o.num_hops < 0 || o.num_hops > maxHops {
+		return req, 0, errorf(gfEInval, "%s->num_hops = %d: the fan-out list must have 1 to %d entries (0 with GF_FRONTIER_NEW)", arg, int(o.num_hops), maxHops)
+	}
+	if o.num_hops == 0 && o.frontier != C.GF_FRONTIER_NEW {
+		return req, 0, errorf(gfEInval, "%s->num_hops = 0: the fan-out list is empty; zero hops (the seeds alone) need frontier = GF_FRONTIER_NEW (GF_FRONTIER_ALL's blocks want 1 to %d hops)", arg, maxHops)
 	}
 	if o.relation_fanouts != nil {
 		nr := int(o.num_relations)
@@ -63,7 +66,7 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, err
 		if o.num_relations != 0 {
 			return req, 0, errorf(gfEInval, "%s->num_relations = %d but relation_fanouts is NULL", arg, int(o.num_relations))
 		}
-		if o.fanouts == nil {
+		if o.fanouts == nil && o.num_hops > 0 {
 			return req, 0, errorf(gfEInval, "%s->fanouts is NULL", arg)
 		}
 		for i, f := range unsafe.Slice((*int32)(unsafe.Pointer(o.fanouts)), int(o.num_hops)) {

@@ -17,7 +17,8 @@ import (
 
 var subgraphLoaderOptionsLayout = func() *structLayout {
 	l := newLayout("gf_subgraph_loader_options", C.gf_subgraph_loader_options{})
-	// 0.3.0's layout ended with edge_feature_names; draw_callback came after.
+	// 0.3.0's layout ended with edge_feature_names; num_samples and
+	// draw_callback came after.
 	l.min = unsafe.Offsetof(C.gf_subgraph_loader_options{}.edge_feature_names) + unsafe.Sizeof(C.gf_subgraph_loader_options{}.edge_feature_names)
 	return l
 }()
@@ -168,7 +169,7 @@ func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgra
 		if err != nil {
 			return err
 		}
-		khop := opt.Kind == subload.KHop
+		khop, hgt := opt.Kind == subload.KHop, opt.Kind == subload.HGT
 		var req sample.Request
 		if khop {
 			if lo.sample == nil {
@@ -181,9 +182,16 @@ func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgra
 			if lo.sample != nil {
 				return errorf(gfEInval, "options->loader->sample must be NULL (a subgraph loader draws its node sets by options->kind; only GF_SUBGRAPH_KHOP samples)")
 			}
-			if lo.num_label_names != 0 {
+			if lo.num_label_names != 0 && !hgt {
 				return errorf(gfEInval, "options->loader->num_label_names = %d (want 0: a subgraph batch has no seeds; gather node data as feature_names)", int32(lo.num_label_names))
 			}
+		}
+		if hgt {
+			if opt.NumSamples, err = hgtSamples(g, o.num_samples); err != nil {
+				return err
+			}
+		} else if o.num_samples != nil {
+			return errorf(gfEInval, "options->num_samples is for GF_SUBGRAPH_HGT only (kind = %d)", int32(o.kind))
 		}
 		if lo.seed_times != nil {
 			return errorf(gfEInval, "options->loader->seed_times must be NULL (a subgraph loader does not sample temporally)")
@@ -218,10 +226,13 @@ func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgra
 			return err
 		}
 		var l *core.Loader
-		if khop {
+		switch {
+		case khop:
 			lopt.Threads = opt.Threads
 			l, err = g.OpenShadowLoader(items, req, opt, lopt, a)
-		} else {
+		case hgt:
+			l, err = g.OpenHGTLoader(items, opt, lopt, a)
+		default:
 			l, err = g.OpenSubgraphLoader(items, opt, lopt, a)
 		}
 		if err != nil {
@@ -248,10 +259,12 @@ func subgraphOptions(o *C.gf_subgraph_loader_options) (subload.Options, error) {
 		opt.Kind = subload.Parts
 	case C.GF_SUBGRAPH_KHOP:
 		opt.Kind = subload.KHop
+	case C.GF_SUBGRAPH_HGT:
+		opt.Kind = subload.HGT
 	case C.GF_SUBGRAPH_DRAWN:
 		opt.Kind = subload.Drawn
 	default:
-		return opt, errorf(gfEInval, "options->kind = %d (want GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS, _KHOP or _DRAWN)", int32(o.kind))
+		return opt, errorf(gfEInval, "options->kind = %d (want GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS, _KHOP, _HGT or _DRAWN)", int32(o.kind))
 	}
 	weights := map[C.int32_t]subload.Weighting{
 		C.GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1: subload.OutDegreeAtLeast1,
@@ -274,10 +287,11 @@ func subgraphOptions(o *C.gf_subgraph_loader_options) (subload.Options, error) {
 		C.GF_SUBGRAPH_ORDER_SRC_EID: subload.BySrcThenEID,
 		C.GF_SUBGRAPH_ORDER_SRC_DST: subload.BySrcThenDst,
 		C.GF_SUBGRAPH_ORDER_DST_EID: subload.ByDstThenEID,
+		C.GF_SUBGRAPH_ORDER_EID:     subload.ByEID,
 	}
 	order, ok := orders[o.edge_order]
 	if !ok {
-		return opt, errorf(gfEInval, "options->edge_order = %d (want GF_SUBGRAPH_ORDER_SRC_EID, _SRC_DST or _DST_EID)", int32(o.edge_order))
+		return opt, errorf(gfEInval, "options->edge_order = %d (want GF_SUBGRAPH_ORDER_SRC_EID, _SRC_DST, _DST_EID or _EID)", int32(o.edge_order))
 	}
 	opt.Order = order
 	if o.budget < 0 || int64(o.budget) > 1<<40 {
@@ -288,4 +302,33 @@ func subgraphOptions(o *C.gf_subgraph_loader_options) (subload.Options, error) {
 	}
 	opt.Budget, opt.WalkLength, opt.Threads = int(o.budget), int(o.walk_length), int(o.num_threads)
 	return opt, nil
+}
+
+// hgtSamples reads GF_SUBGRAPH_HGT's num_samples (int64 [L * T], hop-major)
+// as rows of the graph's T node types.
+func hgtSamples(g *core.Graph, t *C.DLTensor) ([][]int, error) {
+	flat, err := indexArray(t, "options->num_samples", true)
+	if err != nil {
+		return nil, err
+	}
+	types := g.Types()
+	if types == nil {
+		return nil, errorf(gfEInval, "GF_SUBGRAPH_HGT samples a typed graph (gf_graph_set_types); this one is untyped")
+	}
+	nt := types.NumNodeTypes()
+	if len(flat)%nt != 0 || len(flat)/nt > maxHops {
+		return nil, errorf(gfEInval, "options->num_samples has %d entries (want hops * %d node types, at most %d hops)", len(flat), nt, maxHops)
+	}
+	rows := make([][]int, len(flat)/nt)
+	for h := range rows {
+		rows[h] = make([]int, nt)
+		for ty := range rows[h] {
+			k := flat[h*nt+ty]
+			if k < 0 || k > 1<<40 {
+				return nil, errorf(gfEInval, "options->num_samples[%d] (hop %d, node type %d) = %d (want >= 0)", h*nt+ty, h, ty, k)
+			}
+			rows[h][ty] = int(k)
+		}
+	}
+	return rows, nil
 }

@@ -976,7 +976,10 @@ typedef struct gf_sample_options {
      the number of neighbours each frontier node samples in that hop; -1
      takes all neighbours; 0 takes none (the hop's block has its dst nodes,
      as its src nodes too, and no edge: DGL's fan-out 0). Values below -1
-     are invalid. Borrowed. */
+     are invalid. Borrowed. L = 0 (zero hops: fanouts and relation_fanouts
+     may be NULL) is valid with GF_FRONTIER_NEW only: a batch is its seeds
+     alone, with no block (gf_batch_num_hops: 0; PyG's num_neighbors=[]);
+     with GF_FRONTIER_ALL (DGL's blocks, one per layer) it is GF_EINVAL. */
   int32_t num_hops;
   const int32_t *fanouts;
   /* Non-zero: sample with replacement. Default: uniform without. */
@@ -1966,10 +1969,24 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
    the seed position of each node's subgraph), each edge in every subgraph
    holding both its ends; no label names then. */
 #define GF_SUBGRAPH_KHOP 5
+/* The items are seed nodes of a typed graph (distinct): HGT's sample of
+   the batch's seeds (the Heterogeneous Graph Transformer's, PyG's
+   HGTLoader): num_samples[h * T + t] nodes of type t drawn in hop h, each
+   by its squared budget (the budget of a node: the sum, over its edges
+   into the sampled nodes of each relation, of 1 / that node's in-degree in
+   the relation; a node with more than 50 in-edges in a relation gives
+   1/50 through 50 of them, drawn uniformly), without replacement, all of
+   them when there are not more; then the subgraph the seeds and draws
+   induce. NODES: the seeds, then each hop's draws type by type;
+   GF_FIELD_SEEDS and INPUT_INDEX the seeds and their positions among the
+   items; HOP_COUNTS [seeds, drawn]; label_names gathered over the seeds;
+   the edges grouped by destination in NODES order (edge_order is
+   ignored). */
+#define GF_SUBGRAPH_HGT 6
 /* The node set is what options->draw_callback returns for the batch
    (given its key and items: placeholders), the distinct ids kept: a DGL
    SAINTSampler subclass's own draw, made ahead on the loader's threads. */
-#define GF_SUBGRAPH_DRAWN 6
+#define GF_SUBGRAPH_DRAWN 7
 /* Weightings (GF_SUBGRAPH_NODES, GF_SUBGRAPH_EDGES). */
 /* Node v: max(out_degree(v), 1) (DGL's SAINTSampler('node')). */
 #define GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1 0
@@ -1986,6 +2003,8 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
 #define GF_SUBGRAPH_ORDER_SRC_DST 1
 /* By destination position, then edge id (a CSC's order). */
 #define GF_SUBGRAPH_ORDER_DST_EID 2
+/* By edge id (PyG's Data.subgraph). */
+#define GF_SUBGRAPH_ORDER_EID 3
 
 /*
  * gf_subgraph_loader_options configures a subgraph loader. Zero-initialise
@@ -1993,7 +2012,7 @@ GF_API int gf_graph_induced_subgraph(gf_graph *graph, const DLTensor *nodes,
  */
 typedef struct gf_subgraph_loader_options {
   uint32_t struct_size;
-  /* GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS, _KHOP or _DRAWN. */
+  /* GF_SUBGRAPH_NODES, _EDGES, _WALKS, _PARTS, _KHOP, _HGT or _DRAWN. */
   int32_t kind;
   /* Batching (batch_size items a batch, shuffle, drop_last, queue_capacity),
      shuffle_seed (which also roots the draws), feature_names (gathered over
@@ -2021,6 +2040,10 @@ typedef struct gf_subgraph_loader_options {
   /* Edge data (gf_graph_set_edge_data) gathered over every batch's edges. */
   int32_t num_edge_feature_names;
   const char *const *edge_feature_names;
+  /* GF_SUBGRAPH_HGT: int64 [L * T], hop-major, the nodes of each node type
+     drawn in each hop (>= 0; NULL: no hop). Borrowed (copied). A
+     struct_size that ends before it (the layout before) reads it as NULL. */
+  const DLTensor *num_samples;
   /* GF_SUBGRAPH_DRAWN (required there, NULL for the other kinds): the
      caller's draw, called once a batch on the thread making it with the
      batch's items and key, returning node ids in [0, num_nodes) (repeats
@@ -2036,8 +2059,11 @@ typedef struct gf_subgraph_loader_options {
  * and gf_loader_close) over items: int64/int32 [n] part ids in
  * [0, k) for GF_SUBGRAPH_PARTS, seed node ids for GF_SUBGRAPH_KHOP
  * (distinct unless disjoint), else placeholders whose number alone counts
- * (each batch draws its own node set); borrowed (copied). Untyped graphs.
- * *out_loader is NULL on failure.
+ * (each batch draws its own node set); borrowed (copied). On a typed
+ * graph (not GF_SUBGRAPH_KHOP) a batch also has its edges as one block over
+ * all its nodes (gf_batch_num_hops: 1; destination-major, in edge_order
+ * within a destination), whose typed view (GF_FIELD_TYPED_*) splits the
+ * batch by node type and relation. *out_loader is NULL on failure.
  * Returns:
  *   GF_OK
  *   GF_EINVAL      items, options, options->loader or out_loader NULL;
@@ -2048,7 +2074,9 @@ typedef struct gf_subgraph_loader_options {
  *                  names, seed times or a device, an unknown node or edge
  *                  data name, part offsets or nodes, a part id out of
  *                  range, a seed out of range or repeated); a graph without
- *                  edges to draw from; a typed graph
+ *                  edges to draw from; a typed graph (GF_SUBGRAPH_KHOP), an
+ *                  untyped one (GF_SUBGRAPH_HGT); num_samples not one entry
+ *                  per node type and hop, negative, or set for another kind
  *   GF_ETYPE       items, part_offsets or part_nodes not int64/int32, not
  *                  on the CPU, or not contiguous
  *   GF_EBADHANDLE  graph

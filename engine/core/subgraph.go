@@ -5,6 +5,7 @@ import (
 	"io"
 	"slices"
 
+	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/sample"
@@ -79,14 +80,31 @@ type SubgraphLoaderOptions = subload.Options
 // pipeline.BatchKey(e, i), made ahead of the consumer by the pipeline's
 // workers. A batch has no blocks: its edges are Batch.COO; its node data
 // is gathered over every node (it has no seeds: no label names).
-// opt.Seed roots the draws; opt.Threads the parallelism. Untyped graphs
-// only.
+// opt.Seed roots the draws; opt.Threads the parallelism. A typed graph's
+// batches also carry their edges as one block, split by type in the
+// typed view (subload.Options.Block).
 func (g *Graph) OpenSubgraphLoader(items []int64, opt SubgraphLoaderOptions, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
 	if len(lopt.LabelNames) > 0 {
 		return nil, errorf(nil, "a subgraph batch has no seeds: gather %v as feature names (one row per node)", lopt.LabelNames)
 	}
 	lopt.Threads = opt.Threads
-	return g.openSubgraph(lopt, alloc, func() (*subload.Source, error) { return subload.New(g.part, items, opt) })
+	return g.openSubgraph(lopt, alloc, true, func(types *graph.Types) (*subload.Source, error) {
+		opt.Block = types != nil
+		return subload.New(g.part, items, opt)
+	})
+}
+
+// OpenHGTLoader opens an HGT loader: a subgraph loader (see
+// OpenSubgraphLoader) over seeds (original ids of a typed graph, distinct)
+// whose batch is HGT's draw around its seeds (opt.NumSamples per hop and
+// node type, key pipeline.BatchKey(e, i)) and the subgraph it induces
+// (subload.NewHGT), split by type in its typed view; label names are
+// gathered over a batch's seeds.
+func (g *Graph) OpenHGTLoader(seeds []int64, opt SubgraphLoaderOptions, lopt pipeline.Options, alloc mem.Allocator) (*Loader, error) {
+	lopt.Threads = opt.Threads
+	return g.openSubgraph(lopt, alloc, true, func(types *graph.Types) (*subload.Source, error) {
+		return subload.NewHGT(g.part, types, seeds, opt)
+	})
 }
 
 // OpenShadowLoader opens a ShaDow loader: a subgraph loader (see
@@ -100,7 +118,7 @@ func (g *Graph) OpenShadowLoader(seeds []int64, req sample.Request, opt Subgraph
 	if req.Disjoint && len(lopt.LabelNames) > 0 {
 		return nil, errorf(nil, "a disjoint ShaDow batch has its seeds among its subgraphs' nodes: gather %v as feature names", lopt.LabelNames)
 	}
-	return g.openSubgraph(lopt, alloc, func() (*subload.Source, error) {
+	return g.openSubgraph(lopt, alloc, false, func(*graph.Types) (*subload.Source, error) {
 		base, _, err := g.runtimes.get(g)
 		if err != nil {
 			return nil, err
@@ -113,13 +131,15 @@ func (g *Graph) OpenShadowLoader(seeds []int64, req sample.Request, opt Subgraph
 	})
 }
 
-// openSubgraph opens the loader over the source newSource makes.
-func (g *Graph) openSubgraph(lopt pipeline.Options, alloc mem.Allocator, newSource func() (*subload.Source, error)) (*Loader, error) {
+// openSubgraph opens the loader over the source newSource makes (given
+// the graph's types, nil for an untyped graph; typed: whether it serves
+// typed graphs).
+func (g *Graph) openSubgraph(lopt pipeline.Options, alloc mem.Allocator, typed bool, newSource func(*graph.Types) (*subload.Source, error)) (*Loader, error) {
 	return g.OpenLoaderWith(func(Internals) (*pipeline.Pipeline, io.Closer, error) {
-		if g.typed.types != nil {
-			return nil, nil, errorf(nil, "subgraph loaders serve untyped graphs (this one has node and edge types)")
+		if g.typed.types != nil && !typed {
+			return nil, nil, errorf(nil, "ShaDow loaders serve untyped graphs (this one has node and edge types)")
 		}
-		src, err := newSource()
+		src, err := newSource(g.typed.types)
 		if err != nil {
 			return nil, nil, err
 		}

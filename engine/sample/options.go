@@ -138,7 +138,10 @@ type Request struct {
 	// Fanouts holds the number of neighbours to sample per frontier node,
 	// per hop, starting from the seeds (PyG order): -1 takes every
 	// neighbour, 0 none (the hop's block has its dst nodes and no edge, as
-	// DGL's fan-out 0). Values below -1 and an empty list are invalid.
+	// DGL's fan-out 0). Values below -1 are invalid. An empty list is zero
+	// hops, valid with FrontierNew only: the sample is the seeds alone, no
+	// block (PyG's num_neighbors=[]); FrontierAll's blocks (DGL's, one per
+	// layer) want at least one hop.
 	Fanouts []int
 	// Replace samples with replacement (default: uniform without
 	// replacement).
@@ -211,11 +214,15 @@ func (r Request) Validate() error { return r.validate("Request") }
 
 // normalized returns r with Fanouts derived from RelationFanouts when
 // those are given (their maxima per hop: only the number of hops counts),
-// and both cloned.
+// and both cloned; zero hops of RelationFanouts are zero hops of Fanouts.
 func (r Request) normalized() Request {
 	r.ExcludeEdges = slices.Clone(r.ExcludeEdges)
 	if r.RelationFanouts == nil {
 		r.Fanouts = slices.Clone(r.Fanouts)
+		return r
+	}
+	if len(r.RelationFanouts) == 0 {
+		r.RelationFanouts, r.Fanouts = nil, nil
 		return r
 	}
 	rf := make([][]int, len(r.RelationFanouts))
@@ -230,12 +237,14 @@ func (r Request) normalized() Request {
 
 // validate is Validate with the struct's name for the messages.
 func (r Request) validate(what string) error {
-	if r.RelationFanouts != nil {
+	switch {
+	case r.RelationFanouts != nil && (len(r.RelationFanouts) > 0 || r.Frontier != FrontierNew):
 		if err := r.validateRelationFanouts(what); err != nil {
 			return err
 		}
-	} else {
-		if len(r.Fanouts) == 0 {
+	case r.RelationFanouts != nil: // zero hops (FrontierNew), Fanouts ignored
+	default:
+		if len(r.Fanouts) == 0 && r.Frontier != FrontierNew {
 			return fmt.Errorf("sample: %s.Fanouts is empty (want one fan-out per hop)", what)
 		}
 		for i, f := range r.Fanouts {

@@ -25,7 +25,10 @@
 //     sample's nodes in its order (seeds first) or, for a disjoint
 //     request, every seed's subgraph of its own (its distinct nodes in
 //     increasing id order, subgraph after subgraph, Batch.Batch saying
-//     whose each node is, each edge in every subgraph holding its ends).
+//     whose each node is, each edge in every subgraph holding its ends);
+//   - HGT (NewHGT): the items are seed nodes of a typed graph and a batch
+//     is HGT's sample of its seeds (hgt.go: per hop and node type, nodes
+//     drawn by their squared budget) and the subgraph it induces.
 //   - Drawn: the caller's Draw (a pipeline.BatchFunc: a DGL SAINTSampler
 //     subclass's own draw) gives each batch's node ids, called with the
 //     batch's key and items on the thread making the batch, ahead of the
@@ -37,7 +40,11 @@
 // asked for, node positions relative to Batch.Nodes. HopCounts is
 // [0, nodes] (a subgraph batch has no seeds), but for KHop's batches
 // without Disjoint: the sample's (its seeds are Batch.Seeds, the first
-// nodes, whose label rows the loader stage gathers).
+// nodes, whose label rows the loader stage gathers), and HGT's: [seeds,
+// drawn nodes]. With Options.Block (HGT's always) a batch also has its
+// edges as one block over all its nodes (destination-major, each
+// destination's edges in COO order), so that the pipeline's typed view
+// (pipeline.Options.Types) splits a typed graph's batch by type.
 //
 // It imports pipeline, sample, partition, graph, comm, mem and rng
 // (engine/layering_test.go).
@@ -70,6 +77,7 @@ const (
 	Walks
 	Parts
 	KHop
+	HGT
 	Drawn
 )
 
@@ -104,6 +112,8 @@ const (
 	BySrcThenDst
 	// ByDstThenEID: by destination position, then edge id (a CSC's order).
 	ByDstThenEID
+	// ByEID: by edge id (PyG's Data.subgraph).
+	ByEID
 )
 
 // Options configures a Source.
@@ -120,6 +130,10 @@ type Options struct {
 	// parts: part j is PartNodes[PartOffsets[j]:PartOffsets[j+1]].
 	PartOffsets, PartNodes []int64
 	Order                  Order
+	// NumSamples[h][t] is the nodes of type t HGT draws in hop h.
+	NumSamples [][]int
+	// Block: every batch's edges as one block too (see the package doc).
+	Block bool
 	// Draw makes each batch's node ids (Drawn).
 	Draw pipeline.BatchFunc
 	// Seed roots every batch's random stream.
@@ -139,6 +153,7 @@ type Source struct {
 	walk  *sample.Runtime // Walks: the reversed graph's runtime (this fork's)
 	rt    *sample.Runtime // KHop: the sampling runtime (this fork's)
 	local []int32         // position of an internal id in the batch being made, -1 elsewhere
+	slot  []int32         // HGT: 1 + a budgeted node's index among its type's candidates, 0 elsewhere
 }
 
 // shared is what the forks of a Source share, read only.
@@ -148,6 +163,9 @@ type shared struct {
 	cdf []float64      // Nodes: by original node id; Edges: by edge id
 	pos []int64        // Edges: the CSC position of each edge id
 	req sample.Request // KHop
+	// HGT: the graph's types and, per node type, the relations into it
+	types     *graph.Types
+	relsByDst [][]int32
 }
 
 var _ pipeline.Maker[*Source] = (*Source)(nil)
@@ -165,7 +183,7 @@ func New(p *partition.Partitioned, items []int64, opt Options) (*Source, error) 
 	if opt.WalkLength < 0 {
 		return nil, fmt.Errorf("subload: walk length = %d (want >= 0)", opt.WalkLength)
 	}
-	if opt.Order < BySrcThenEID || opt.Order > ByDstThenEID {
+	if opt.Order < BySrcThenEID || opt.Order > ByEID {
 		return nil, fmt.Errorf("subload: edge order = %d is unknown", opt.Order)
 	}
 	sh := &shared{p: p, opt: opt}
@@ -187,8 +205,8 @@ func New(p *partition.Partitioned, items []int64, opt Options) (*Source, error) 
 		s.walk, err = sh.reversedRuntime(opt.Threads)
 	case Parts:
 		err = sh.checkParts(s.items)
-	case KHop:
-		err = errors.New("subload: a KHop source is made by NewKHop")
+	case KHop, HGT:
+		err = fmt.Errorf("subload: a %s source is made by New%s", map[Kind]string{KHop: "KHop", HGT: "HGT"}[opt.Kind], map[Kind]string{KHop: "KHop", HGT: "HGT"}[opt.Kind])
 	case Drawn:
 		if opt.Draw == nil {
 			err = errors.New("subload: a Drawn source needs its Draw")
@@ -220,7 +238,7 @@ func NewKHop(p *partition.Partitioned, rt *sample.Runtime, req sample.Request, s
 	if req.Temporal != sample.TemporalNone {
 		return nil, errors.New("subload: a ShaDow loader does not sample temporally")
 	}
-	if opt.Order < BySrcThenEID || opt.Order > ByDstThenEID {
+	if opt.Order < BySrcThenEID || opt.Order > ByEID {
 		return nil, fmt.Errorf("subload: edge order = %d is unknown", opt.Order)
 	}
 	n := p.Graph.NumNodes
@@ -540,8 +558,11 @@ func (s *Source) Make(ctx context.Context, pos []int64, key uint64, alloc mem.Al
 	if err := ctx.Err(); err != nil {
 		return nil, nil, err
 	}
-	if s.sh.opt.Kind == KHop {
+	switch s.sh.opt.Kind {
+	case KHop:
 		return s.makeKHop(ctx, pos, key, alloc)
+	case HGT:
+		return s.makeHGT(ctx, pos, key, alloc)
 	}
 	nodes, err := s.nodeSet(ctx, pos, key)
 	if err != nil {
@@ -556,7 +577,7 @@ func (s *Source) Make(ctx context.Context, pos []int64, key uint64, alloc mem.Al
 		return nil, nil, err
 	}
 	sortEdges(edges, s.sh.opt.Order)
-	b, err := batchOf(nodes, edges, nil, alloc)
+	b, err := batchOf(nodes, edges, nil, s.sh.opt.Block, alloc)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -566,29 +587,47 @@ func (s *Source) Make(ctx context.Context, pos []int64, key uint64, alloc mem.Al
 // induced appends to edges the edges among internal (internal ids,
 // distinct), positions offset by base.
 func (s *Source) induced(internal []int64, base int64, edges []edge) ([]edge, error) {
-	g := s.sh.p.Graph
+	if err := s.mark(internal); err != nil {
+		return nil, err
+	}
+	defer s.unmark(internal)
+	return s.inducedMarked(internal, base, edges)
+}
+
+// mark records in s.local the position of every node of internal
+// (distinct internal ids), or marks none and reports the first repeat.
+func (s *Source) mark(internal []int64) error {
 	if s.local == nil {
-		s.local = make([]int32, g.NumNodes)
+		s.local = make([]int32, s.sh.p.Graph.NumNodes)
 		for i := range s.local {
 			s.local[i] = -1
 		}
 	}
 	if int64(len(internal)) > math.MaxInt32 {
-		return nil, fmt.Errorf("subload: %d nodes in one batch are too many", len(internal))
+		return fmt.Errorf("subload: %d nodes in one batch are too many", len(internal))
 	}
-	marked := 0
-	defer func() {
-		for _, v := range internal[:marked] {
-			s.local[v] = -1
-		}
-	}()
 	for i, u := range internal {
 		if s.local[u] >= 0 {
-			return nil, fmt.Errorf("subload: node %d is in two parts of the batch (a part repeated in it?)", s.sh.orig(u))
+			s.unmark(internal[:i])
+			return fmt.Errorf("subload: node %d is in two parts of the batch (a part repeated in it?)", s.sh.orig(u))
 		}
 		s.local[u] = int32(i)
-		marked++
 	}
+	return nil
+}
+
+// unmark clears the marks of internal.
+func (s *Source) unmark(internal []int64) {
+	for _, v := range internal {
+		s.local[v] = -1
+	}
+}
+
+// inducedMarked appends to edges the edges among internal, marked in
+// s.local, positions offset by base: grouped by destination in the order
+// of internal, each destination's in its list order.
+func (s *Source) inducedMarked(internal []int64, base int64, edges []edge) ([]edge, error) {
+	g := s.sh.p.Graph
 	for j, v := range internal {
 		for p := g.Indptr[v]; p < g.Indptr[v+1]; p++ {
 			if i := s.local[g.Source(p)]; i >= 0 {
@@ -662,25 +701,33 @@ func (s *Source) makeKHop(ctx context.Context, pos []int64, key uint64, alloc me
 	for i, v := range internal {
 		nodes[i] = sh.orig(v)
 	}
-	b, err := batchOf(nodes, edges, owner, alloc)
+	b, err := batchOf(nodes, edges, owner, sh.opt.Block, alloc)
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := fillKHop(b, seeds, hops); err != nil {
+	if err := fillSeeds(b, seeds, nil, hops); err != nil {
 		b.Release()
 		return nil, nil, err
 	}
 	return b, &sample.Result{Nodes: internal, HopCounts: hops}, nil
 }
 
-// fillKHop replaces b's empty seeds and its hop counts with a ShaDow
-// batch's.
-func fillKHop(b *pipeline.Batch, seeds, hops []int64) error {
+// fillSeeds replaces b's empty seeds, its hop counts and, when pos is not
+// nil, its empty input index (the seeds' positions) with a batch's of
+// seeds (ShaDow's, HGT's).
+func fillSeeds(b *pipeline.Batch, seeds, pos, hops []int64) error {
 	a := b.Allocator()
-	for _, f := range []struct {
+	fields := []struct {
 		t    *mem.Tensor
 		data []int64
-	}{{&b.Seeds, seeds}, {&b.HopCounts, hops}} {
+	}{{&b.Seeds, seeds}, {&b.HopCounts, hops}}
+	if pos != nil {
+		fields = append(fields, struct {
+			t    *mem.Tensor
+			data []int64
+		}{&b.InputIndex, pos})
+	}
+	for _, f := range fields {
 		buf, view, err := mem.AllocInt64(a, len(f.data))
 		if err != nil {
 			return err
@@ -706,6 +753,7 @@ func sortEdges(edges []edge, order Order) {
 			if a.dst != b.dst {
 				return cmp(a.dst, b.dst)
 			}
+		case ByEID:
 		default:
 			if a.dst != b.dst {
 				return cmp(a.dst, b.dst)
@@ -726,8 +774,9 @@ func cmp(a, b int64) int {
 }
 
 // batchOf returns the batch of nodes and edges (and with owner, each
-// node's subgraph: Batch.Batch) in memory from alloc.
-func batchOf(nodes []int64, edges []edge, owner []int64, alloc mem.Allocator) (*pipeline.Batch, error) {
+// node's subgraph: Batch.Batch; with block, the edges as one block too) in
+// memory from alloc.
+func batchOf(nodes []int64, edges []edge, owner []int64, block bool, alloc mem.Allocator) (*pipeline.Batch, error) {
 	b := pipeline.NewBatch(alloc)
 	a := b.Allocator()
 	n, e := int64(len(nodes)), int64(len(edges))
@@ -781,6 +830,37 @@ func batchOf(nodes []int64, edges []edge, owner []int64, alloc mem.Allocator) (*
 			return fail(err)
 		}
 		copy(subs, owner)
+	}
+	if block {
+		// destination-major, each destination's edges in COO order
+		blk := pipeline.Block{NumDst: n, NumSrc: n}
+		indptr, err := tensor(&blk.Indptr, n+1)
+		if err == nil {
+			b.Blocks = []pipeline.Block{blk} // released with b from here on
+		}
+		var indices, bids []int64
+		if err == nil {
+			indices, err = tensor(&b.Blocks[0].Indices, e)
+		}
+		if err == nil {
+			bids, err = tensor(&b.Blocks[0].EdgeIDs, e)
+		}
+		if err != nil {
+			return fail(err)
+		}
+		clear(indptr)
+		for _, ed := range edges {
+			indptr[ed.dst+1]++
+		}
+		for j := int64(0); j < n; j++ {
+			indptr[j+1] += indptr[j]
+		}
+		next := slices.Clone(indptr[:n])
+		for _, ed := range edges {
+			k := next[ed.dst]
+			next[ed.dst]++
+			indices[k], bids[k] = ed.src, ed.eid
+		}
 	}
 	return b, nil
 }

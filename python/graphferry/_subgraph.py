@@ -35,6 +35,7 @@ _KINDS = {
     "walks": _lib.GF_SUBGRAPH_WALKS,
     "parts": _lib.GF_SUBGRAPH_PARTS,
     "khop": _lib.GF_SUBGRAPH_KHOP,
+    "hgt": _lib.GF_SUBGRAPH_HGT,
     "drawn": _lib.GF_SUBGRAPH_DRAWN,
 }
 _WEIGHTS = {
@@ -48,6 +49,7 @@ _ORDERS = {
     "src_eid": _lib.GF_SUBGRAPH_ORDER_SRC_EID,
     "src_dst": _lib.GF_SUBGRAPH_ORDER_SRC_DST,
     "dst_eid": _lib.GF_SUBGRAPH_ORDER_DST_EID,
+    "eid": _lib.GF_SUBGRAPH_ORDER_EID,
 }
 
 
@@ -81,8 +83,10 @@ class SubgraphLoader(Loader):
     :class:`~graphferry.Loader` whose batch ``i`` of epoch ``e`` is a node
     set the engine makes from the stream keyed by ``seed`` and
     ``(e << 32) | i`` and the subgraph it induces, made ahead of the
-    consumer by the engine's threads, as :class:`SubgraphSample`.
-    Iteration, statistics and closing are :class:`~graphferry.Loader`'s.
+    consumer by the engine's threads, as :class:`SubgraphSample` (of a
+    typed graph: as :class:`~graphferry.sampling.SampledSubgraph`, whose
+    ``typed`` view splits it by type). Iteration, statistics and closing
+    are :class:`~graphferry.Loader`'s.
 
     Args:
         graph (Graph): the graph (untyped).
@@ -91,8 +95,11 @@ class SubgraphLoader(Loader):
             ``batch_size`` of them a batch.
         kind (str): ``"nodes"``, ``"edges"``, ``"walks"``, ``"parts"``,
             ``"khop"`` (ShaDow: the k-hop sample of the seeds with
-            ``options``, made induced) or ``"drawn"`` (the node ids
-            ``draw`` returns for each batch).
+            ``options``, made induced), ``"hgt"`` (HGT's draw around the
+            seeds of a typed graph, ``num_samples``, made induced) or
+            ``"drawn"`` (the node ids ``draw`` returns for each batch).
+        num_samples (Tensor): ``"hgt"``: int64 ``[hops, node types]``, the
+            nodes of each type drawn in each hop.
         draw (BatchCallback): ``"drawn"``: the caller's draw, called on
             the engine's threads with each batch's items and key.
         options (SampleOptions): ``"khop"``'s sampling (its seed roots the
@@ -107,7 +114,8 @@ class SubgraphLoader(Loader):
             ``part_nodes[part_offsets[j]:part_offsets[j + 1]]`` (None:
             node ids ``0..``).
         edge_order (str): ``"src_eid"`` (DGL's subgraph), ``"src_dst"``
-            (PyG's ``SparseTensor``) or ``"dst_eid"``.
+            (PyG's ``SparseTensor``), ``"dst_eid"`` or ``"eid"`` (PyG's
+            ``Data.subgraph``).
         seed (int): roots the shuffles and the draws.
         feature_names (list of str): node data gathered over every node.
         label_names (list of str): ``"khop"`` without ``disjoint``: node
@@ -140,6 +148,7 @@ class SubgraphLoader(Loader):
         edge_feature_names: Sequence[str] = (),
         num_threads: int = 0,
         allocator: HostAllocator | None = None,
+        num_samples: Any = None,
         draw: BatchCallback | None = None,
     ):
         self._handle = None
@@ -148,7 +157,11 @@ class SubgraphLoader(Loader):
         self._weighting = _choice(_WEIGHTS, weighting, "weighting")
         self._order = _choice(_ORDERS, edge_order, "edge_order")
         self._budget, self._walk_length, self._threads = int(budget), int(walk_length), int(num_threads)
-        self._parts = [borrow(part_offsets, "part_offsets"), borrow(part_nodes, "part_nodes")]
+        self._parts = [
+            borrow(part_offsets, "part_offsets"),
+            borrow(part_nodes, "part_nodes"),
+            borrow(None if num_samples is None else torch.as_tensor(num_samples).reshape(-1), "num_samples"),
+        ]
         self._edge_features = [
             (n, _encode_name(n, "edge_feature_names")) for n in _names(edge_feature_names, "edge_feature_names")
         ]
@@ -176,7 +189,7 @@ class SubgraphLoader(Loader):
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
         if not self._khop:
             self._options.sample = None  # the engine draws by kind
-        offsets, nodes = self._parts
+        offsets, nodes, samples = self._parts
         options = _lib.gf_subgraph_loader_options(
             kind=self._kind,
             loader=ctypes.pointer(self._options),
@@ -189,16 +202,19 @@ class SubgraphLoader(Loader):
             num_threads=self._threads,
             num_edge_feature_names=len(self._edge_features),
             edge_feature_names=ctypes.cast(self._edge_array, ctypes.POINTER(ctypes.c_char_p)),
+            num_samples=ctypes.pointer(samples.dltensor) if samples is not None else None,
             draw_callback=ctypes.pointer(self._draw.struct) if self._draw is not None else None,
         )
         _lib.gf_subgraph_loader_open(graph.handle, seeds.ref, ctypes.byref(options), out)
-        self._parts = [None, None]  # copied by the engine
+        self._parts = [None, None, None]  # copied by the engine
 
     @property
     def _callbacks(self) -> list[BatchCallback]:
         return [] if self._draw is None else [self._draw]
 
-    def _read(self, batch: _Batch) -> SubgraphSample:
+    def _read(self, batch: _Batch) -> Any:
+        if self._typed:  # its typed view (the engine's split), seeds and node data
+            return super()._read(batch)
         return SubgraphSample(
             nodes=batch.take(_lib.GF_FIELD_NODES),
             edge_index=batch.take(_lib.GF_FIELD_COO_INDEX),

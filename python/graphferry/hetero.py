@@ -672,8 +672,10 @@ class HeteroGraph(Closeable):
             lists[r] = [_fanout_int(x, f"fanouts[{k!r}][{h}]") for h, x in enumerate(values)]
         lengths = {len(v) for v in lists.values()}
         if len(lengths) != 1:
+            # PyG's wording (NumNeighbors), which its users' tests match on
             raise ValueError(
-                "fanouts: every edge type needs the same number of hops (got "
+                f"Number of hops must be the same across all edge types (got {len(lengths)} different number of "
+                "hops; give every edge type the same number of hops: "
                 + ", ".join(f"{self.edge_types[r]}: {len(v)}" for r, v in lists.items())
                 + ")"
             )

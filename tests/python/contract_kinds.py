@@ -380,6 +380,23 @@ KINDS: dict[str, tuple[str, Callable[..., Any]]] = {
         ),
     ),
     "pyg-cluster": ("pyg", lambda **kw: _cluster_loader(**kw)),
+    "pyg-hgt": (
+        "pyg",
+        lambda **kw: _pyg(
+            "HGTLoader",
+            pyg_hetero(),
+            num_samples=[40, 20],
+            input_nodes=("paper", _seed_nodes()),
+            batch_size=BATCH,
+            shuffle=True,
+            **kw,
+        ),
+    ),
+    "pyg-random-node": ("pyg", lambda **kw: _pyg("RandomNodeLoader", _no_time(), num_parts=12, shuffle=True, **kw)),
+    "pyg-random-node-hetero": (
+        "pyg",
+        lambda **kw: _pyg("RandomNodeLoader", pyg_hetero(), num_parts=12, shuffle=True, **kw),
+    ),
 }
 
 

@@ -154,5 +154,7 @@ def test_our_sampler_over_the_stores_in_pyg_nodeloader(data):
     for et in data.edge_types:
         assert torch.equal(torch.as_tensor(a[et].edge_index), torch.as_tensor(b[et].edge_index))
         assert torch.equal(a[et].e_id, b[et].e_id)
-    with pytest.raises(TypeError, match="'time_attr' needs a Data or HeteroData"):
+    # Temporal sampling over stores is taken now (issue 33, test_pyg_round3): a time the FeatureStore
+    # does not hold is a ValueError, as PyG's ("did not find any temporal data")
+    with pytest.raises(ValueError, match="the FeatureStore holds no tensor 't'"):
         gfpyg.Sampler(stores, FANOUTS, time_attr="t")

@@ -227,7 +227,8 @@ GF_SUBGRAPH_EDGES = 2
 GF_SUBGRAPH_WALKS = 3
 GF_SUBGRAPH_PARTS = 4
 GF_SUBGRAPH_KHOP = 5
-GF_SUBGRAPH_DRAWN = 6
+GF_SUBGRAPH_HGT = 6
+GF_SUBGRAPH_DRAWN = 7
 GF_SUBGRAPH_WEIGHT_OUT_DEGREE_MIN1 = 0
 GF_SUBGRAPH_WEIGHT_OUT_DEGREE = 1
 GF_SUBGRAPH_WEIGHT_INVERSE_DEGREE = 2
@@ -235,6 +236,7 @@ GF_SUBGRAPH_WEIGHT_DEGREE_SUM = 3
 GF_SUBGRAPH_ORDER_SRC_EID = 0
 GF_SUBGRAPH_ORDER_SRC_DST = 1
 GF_SUBGRAPH_ORDER_DST_EID = 2
+GF_SUBGRAPH_ORDER_EID = 3
 GF_EDGES_COO = 0
 GF_EDGES_CSC = 1
 
@@ -726,6 +728,7 @@ class gf_subgraph_loader_options(ctypes.Structure):
         ("num_threads", ctypes.c_int32),
         ("num_edge_feature_names", ctypes.c_int32),
         ("edge_feature_names", ctypes.POINTER(ctypes.c_char_p)),
+        ("num_samples", ctypes.POINTER(DLTensor)),
         ("draw_callback", ctypes.POINTER(gf_batch_callback)),
     ]
 

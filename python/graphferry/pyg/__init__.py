@@ -77,13 +77,15 @@ module importing only those above it in this list:
   once, the engine's options, one sample in PyG's terms;
 * :mod:`.stores`: :class:`GraphStore`, PyG's remote-backend interface;
 * :mod:`.neighbor_sampler`: :class:`Sampler`; :mod:`.neighbor_loader`:
-  :class:`NeighborLoader`; :mod:`.link_neighbor_loader`:
+  :class:`NeighborLoader`; :mod:`.hgt_loader`: :class:`HGTLoader` (the
+  engine's HGT draws); :mod:`.link_neighbor_loader`:
   :class:`LinkNeighborLoader`; :mod:`.walk`: :func:`random_walk`;
   :mod:`.prefetch`: :class:`PrefetchLoader`, the GPU data path;
 * :mod:`.subgraph`: what the subgraph loaders share; :mod:`.shadow`:
   :class:`ShaDowKHopSampler`; :mod:`.graph_saint`: the
   ``GraphSAINT*Sampler`` loaders; :mod:`.cluster`: :class:`ClusterData`
-  and :class:`ClusterLoader` (METIS by ``pymetis``). PyG's own need
+  and :class:`ClusterLoader` (METIS by ``pymetis``); :mod:`.random_node_loader`:
+  :class:`RandomNodeLoader`. PyG's own need
   ``torch_sparse`` or ``pyg-lib``; these use the engine's walks, samples
   and induced subgraphs.
 
@@ -98,10 +100,12 @@ from .base import SUBGRAPH_TYPES
 from .cluster import ClusterData, ClusterLoader
 from .convert import as_graph, as_hetero_graph, from_pyg
 from .graph_saint import GraphSAINTEdgeSampler, GraphSAINTNodeSampler, GraphSAINTRandomWalkSampler, GraphSAINTSampler
+from .hgt_loader import HGTLoader
 from .link_neighbor_loader import LinkNeighborLoader
 from .neighbor_loader import NeighborLoader
 from .neighbor_sampler import Sampler
 from .prefetch import PrefetchLoader
+from .random_node_loader import RandomNodeLoader
 from .shadow import ShaDowKHopSampler
 from .stores import GraphStore
 from .walk import random_walk
@@ -124,4 +128,6 @@ __all__ = [
     "GraphSAINTNodeSampler",
     "GraphSAINTEdgeSampler",
     "GraphSAINTRandomWalkSampler",
+    "RandomNodeLoader",
+    "HGTLoader",
 ]

@@ -26,7 +26,7 @@ from .._transfer import prefetch_transfer
 from ..graph import Graph
 from ..hetero import HeteroGraph
 from ..sampling import SampledSubgraph, TypedView, induced_subgraph, sample_with_options
-from .convert import time_level, time_tensor
+from .convert import store_times, time_level, time_tensor
 from .hetero import hetero_fanouts, split_output, split_typed
 
 SUBGRAPH_TYPES = ("directional", "bidirectional", "induced")
@@ -121,13 +121,17 @@ def seed_times(
         )
     if isinstance(data, Data):
         return time_tensor(data[time_attr], f"data.{time_attr}")[nodes]
-    if isinstance(data, HeteroData):
-        store = data[input_type]
-        if time_attr not in store:
+    if isinstance(data, (HeteroData, tuple)):
+        if isinstance(data, tuple):  # PyG's (FeatureStore, GraphStore): the FeatureStore's times
+            times = store_times(data, time_attr).get(input_type)
+        else:
+            store = data[input_type]
+            times = time_tensor(store[time_attr], f"data['{input_type}'].{time_attr}") if time_attr in store else None
+        if times is None:
             raise ValueError(
                 f"input node type '{input_type}' has no node time '{time_attr}': give 'input_time' for its seeds"
             )
-        return time_tensor(store[time_attr], f"data['{input_type}'].{time_attr}")[nodes]
+        return times[nodes]
     raise ValueError(
         f"temporal sampling on a graphferry.{type(data).__name__} needs the seeds' times: give 'input_time'"
     )
@@ -222,15 +226,16 @@ def sample_options(
     elif hetero.num_relations == 0:
         # No edge types: the engine graph is untyped and has no edges, so
         # every sample is its seeds (PyG's batches of the seeds alone); the
-        # hops are those of num_neighbors, at least one.
-        fanouts, relation_fanouts = (0,) * max(1, len(hetero_fanouts(hetero, num_neighbors))), None
+        # hops are those of num_neighbors.
+        fanouts, relation_fanouts = (0,) * len(hetero_fanouts(hetero, num_neighbors)), None
         exclude_edges = None
         timing = _disjoint_options(disjoint, temporal, temporal_strategy)
     else:
-        relation_fanouts = hetero_fanouts(hetero, num_neighbors)
+        # (None for zero hops: the seeds alone)
+        relation_fanouts = hetero_fanouts(hetero, num_neighbors) or None
         # Ignored by the engine with relation_fanouts; kept as the per-hop
         # maximum for whoever reads the options.
-        fanouts = tuple(-1 if -1 in hop else max(hop, default=0) for hop in relation_fanouts)
+        fanouts = tuple(-1 if -1 in hop else max(hop, default=0) for hop in relation_fanouts or ())
         if isinstance(exclude_edges, dict):  # {edge type: relation-local edge ids}
             parts = [hetero.edge_to_global(et, ids) for et, ids in exclude_edges.items()]
             exclude_edges = torch.cat(parts) if parts else None

@@ -7,6 +7,7 @@ times; and where ``time_attr`` puts the times (:func:`time_level`).
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import numpy as np
@@ -28,6 +29,8 @@ __all__ = [
     "is_hetero",
     "time_level",
     "time_tensor",
+    "store_times",
+    "set_store_times",
     "check_node_rows",
 ]
 
@@ -84,6 +87,8 @@ def time_level(data: Any, time_attr: str | None) -> str | None:
         )
     if isinstance(data, HeteroData):
         return hetero_time_level(data, time_attr)
+    if isinstance(data, tuple):
+        return _store_time_level(data, store_times(data, time_attr), time_attr)
     if isinstance(data, (Graph, HeteroGraph)):
         if time_attr not in ("node", "edge"):
             raise ValueError(
@@ -91,7 +96,61 @@ def time_level(data: Any, time_attr: str | None) -> str | None:
                 f"holds: set_node_time / set_edge_time), got {time_attr!r}"
             )
         return time_attr
-    raise TypeError(f"'time_attr' needs a Data or HeteroData (got '{type(data).__name__}')")
+    raise TypeError(f"'time_attr' needs a Data, a HeteroData or a pair of stores (got '{type(data).__name__}')")
+
+
+def store_times(data: tuple, time_attr: str) -> dict[Any, torch.Tensor]:
+    """The times of PyG's ``(FeatureStore, GraphStore)`` pair, as PyG's
+    ``NeighborSampler`` reads them: every FeatureStore tensor named
+    ``time_attr``, whole, by its group (a node type, an edge type, or None
+    for a homogeneous store)."""
+    feature_store = data[0]
+    times = {}
+    for attr in feature_store.get_all_tensor_attrs():
+        if attr.attr_name == time_attr:
+            attr = copy.copy(attr)
+            attr.index = None  # every row
+            what = f"the FeatureStore's '{time_attr}' of {attr.group_name!r}"
+            times[attr.group_name] = time_tensor(feature_store.get_tensor(attr), what)
+    if not times:
+        raise ValueError(f"'time_attr': the FeatureStore holds no tensor '{time_attr}' (the nodes' or edges' times)")
+    return times
+
+
+def _store_time_level(data: tuple, times: dict[Any, torch.Tensor], time_attr: str) -> str:
+    """Where a pair's times live: a heterogeneous store's by their groups
+    (node types or edge types, as PyG reads them); a homogeneous store's
+    are node times when they have one row per node (the GraphStore's size),
+    else edge times."""
+    groups = list(times)
+    if all(isinstance(g, str) for g in groups):
+        return "node"
+    if all(isinstance(g, tuple) for g in groups):
+        return "edge"
+    if groups != [None]:
+        raise ValueError(f"'time_attr': '{time_attr}' holds both node-level and edge-level times ({groups})")
+    sizes = [a.size for a in data[1].get_all_edge_attrs() if a.size is not None and None not in a.size]
+    return "node" if not sizes or times[None].numel() == max(sizes[0]) else "edge"
+
+
+def set_store_times(graph: Graph | HeteroGraph, data: tuple, time_attr: str | None, perm: Any) -> None:
+    """Hands the engine graph of a pair the pair's times (:func:`store_times`),
+    edge times put in the engine's edge order (``perm``: the store's edge
+    of each engine edge, per edge type for a :class:`HeteroGraph`)."""
+    if time_attr is None:
+        return
+    times = store_times(data, time_attr)
+    edges = _store_time_level(data, times, time_attr) == "edge"
+    if isinstance(graph, HeteroGraph):
+        if not edges:
+            graph.set_node_time(times)
+            return
+        perm = perm or {}
+        graph.set_edge_time({et: t if perm.get(et) is None else t[perm[et]] for et, t in times.items()})
+    elif edges:
+        graph.set_edge_time(times[None] if perm is None else times[None][perm])
+    else:
+        graph.set_node_time(times[None])
 
 
 def _graph_of_data(data: Data, weight_attr: str | None, time_attr: str | None) -> Graph:
@@ -302,9 +361,9 @@ def as_hetero_graph(data: Any, weight_attr: str | None = None, time_attr: str | 
     )
     # Every type's node attributes go to the engine as "<ntype>/<name>"
     # (again when replaced since); other dtypes or devices stay in data, as
-    # does everything of a graph without relations (the engine types graphs
-    # with relations; its batches are their seeds, filtered by PyG's code).
-    if not hetero.num_relations:
+    # do all of a graph without edge types (the engine types graphs with
+    # relations: its samples are their seeds, split and gathered here).
+    if hetero.num_relations == 0:
         return hetero
     stores = [(nt, data[nt], data[nt].num_nodes) for nt in data.node_types]
     tensors = {

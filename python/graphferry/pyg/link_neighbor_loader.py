@@ -76,7 +76,7 @@ from .base import (
 from .convert import as_graph, as_hetero_graph, check_data, is_hetero, time_level, time_tensor
 from .hetero import filter_batch
 from .neighbor_loader import check_comm_data
-from .stores import open_stores
+from .stores import hetero_graph_of_stores, is_hetero_stores, open_stores
 
 __all__ = ["LinkNeighborLoader"]
 
@@ -94,9 +94,12 @@ class LinkNeighborLoader(EngineLoader):
     Args:
         data (torch_geometric.data.Data, graphferry.Graph or tuple): the
             graph (a ``Data`` is converted once and cached), or PyG's
-            ``(FeatureStore, GraphStore)`` pair (homogeneous: the store's
-            graph is sampled, the features read from the ``FeatureStore``;
-            ``edge_label_index`` is then ``(None, pairs)``, as PyG's).
+            ``(FeatureStore, GraphStore)`` pair (the store's graph is
+            sampled, the features read from the ``FeatureStore``;
+            ``edge_label_index`` is then ``(None, pairs)``, or ``(edge
+            type, pairs)`` for typed edges, whose batches are
+            ``HeteroData``; ``time_attr`` names FeatureStore tensors, as in
+            :class:`graphferry.pyg.NeighborLoader`).
         num_neighbors (list of int): neighbours per hop from the seeds.
         edge_label_index (Tensor, optional): ``[2, N]`` the seed pairs.
             (default: :obj:`None`, ``data.edge_index``)
@@ -205,12 +208,16 @@ class LinkNeighborLoader(EngineLoader):
         generator = torch_loader_kwargs({k: v for k, v in kwargs.items() if k not in _IGNORED}, type(self).__name__)
         check_data(data)
         if (edge_label_time is not None) != (time_attr is not None):
-            # PyG's LinkNeighborLoader refuses the same.
-            given = "'edge_label_time' is set while 'time_attr' is not"
+            # PyG's LinkNeighborLoader refuses the same, in these words.
+            given, hint = "set", "'edge_label_time' is set while 'time_attr' is not, give 'time_attr'"
             if time_attr is not None:
-                given = "'time_attr' is set while 'edge_label_time' is not"
-            raise ValueError(f"conflicting 'edge_label_time' and 'time_attr': {given}; temporal sampling needs both")
-        per_type = is_hetero(data)
+                given, hint = "not set", "'time_attr' is set while 'edge_label_time' is not, give 'edge_label_time'"
+            raise ValueError(
+                f"Received conflicting 'edge_label_time' and 'time_attr' arguments: 'edge_label_time' is {given} "
+                f"while 'time_attr' is {'not set' if time_attr is None else 'set'}. Both arguments must be provided "
+                f"for temporal sampling: {hint}"
+            )
+        per_type = is_hetero(data) or is_hetero_stores(data)
         self.time_attr = time_attr
         self._temporal = time_level(data, time_attr)
         self.temporal_strategy = temporal_strategy
@@ -237,23 +244,25 @@ class LinkNeighborLoader(EngineLoader):
         self._node_attrs: list[str] = []
         self._edge_attrs: list[str] = []
         self._stores: tuple | None = None
-        self._edge_perm: torch.Tensor | None = None
+        # PyG's e_id order of a GraphStore (per edge type for typed edges)
+        self._edge_perm: Any = None
         if per_type:
-            hetero = self._hetero = as_hetero_graph(data, self.weight_attr, time_attr)
+            if isinstance(data, tuple):  # PyG's (FeatureStore, GraphStore) of typed edges
+                hetero, self._edge_perm = hetero_graph_of_stores(data, self.weight_attr, time_attr)
+                self._stores = data
+            else:
+                hetero = as_hetero_graph(data, self.weight_attr, time_attr)
+                self._node_attrs = list(hetero.engine_names())  # gathered by the engine with each batch
+            self._hetero = hetero
             self.input_type, self.edge_label_index = self._edge_label_index(hetero, edge_label_index)
             graph = hetero.graph
             # The pairs in global ids: the engine draws the negatives among
             # the nodes of the pairs' types.
             src = hetero.to_global(self.input_type[0], self.edge_label_index[0])
             dst = hetero.to_global(self.input_type[2], self.edge_label_index[1])
-            self._node_attrs = list(hetero.engine_names())  # gathered by the engine with each batch
         else:
             if isinstance(data, tuple):  # PyG's (FeatureStore, GraphStore): features read from the store
-                if time_attr is not None:
-                    raise ValueError(
-                        "'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair"
-                    )
-                graph, self._edge_perm = open_stores(data, self.weight_attr)
+                graph, self._edge_perm = open_stores(data, self.weight_attr, time_attr)
                 self._stores = data
             else:
                 graph = as_graph(data, self.weight_attr, time_attr)
@@ -390,10 +399,12 @@ class LinkNeighborLoader(EngineLoader):
             )
         if isinstance(etype, tuple) and len(etype) == 2:  # PyG's (src, dst) shorthand
             matches = [et for et in hetero.edge_types if (et[0], et[2]) == etype]
-            if len(matches) != 1:
+            if len(matches) > 1:
                 raise ValueError(f"edge type {etype} names {len(matches)} edge types ({matches}); give (src, rel, dst)")
-            etype = matches[0]
-        etype = hetero.canonical_etype(etype)  # ValueError naming an unknown edge type
+            # As PyG's HeteroData: the one stored type, else (src, 'to', dst)
+            etype = matches[0] if matches else (etype[0], "to", etype[1])
+        if pairs is None or tuple(etype) in hetero.edge_types or len(etype) != 3:
+            etype = hetero.canonical_etype(etype)  # ValueError naming an unknown edge type
         if pairs is None:  # every edge of the type
             if isinstance(self.data, HeteroData):
                 return etype, torch.as_tensor(self.data[etype].edge_index).to(torch.int64)
@@ -557,7 +568,7 @@ class LinkNeighborLoader(EngineLoader):
         """The subgraph of a heterogeneous graph's batch, split by type."""
         hetero = self._hetero
         out = split(hetero, directional(s.sub, per_type=True), self.subgraph_type)
-        return filter_batch(self.data, hetero, out, rows=s.sub.node_data)
+        return filter_batch(self.data, hetero, out, self._edge_perm, rows=s.sub.node_data)
 
     def close(self) -> None:
         """Stops the engine's threads of this loader. Idempotent."""

@@ -138,7 +138,11 @@ class NeighborLoader(EngineLoader):
             typed edges gives ``HeteroData`` batches (node types: the
             FeatureStore's groups, then those only edge types name; a type's
             count from its edges' ``size``, else its FeatureStore rows, else
-            its largest id; no edge attributes, as PyG's stores).
+            its largest id; no edge attributes, as PyG's stores). With a
+            pair, ``time_attr`` names the FeatureStore's times, as PyG reads
+            them: per node type (node times) or per edge type (edge times),
+            or, homogeneous, one tensor: node times when it has a row per
+            node, else edge times (in the GraphStore's edge order).
         num_neighbors (list of int): neighbours per hop from the seeds.
         input_nodes (Tensor, optional): seed node ids, or a bool mask.
             (default: :obj:`None`, all nodes)
@@ -336,8 +340,6 @@ class NeighborLoader(EngineLoader):
         self.num_neighbors = num_neighbors if per_type else num_neighbors_list(num_neighbors)
         if input_time is not None and time_attr is None:
             raise ValueError("'input_time' is given but 'time_attr' is not: temporal sampling needs both")
-        if isinstance(data, tuple) and time_attr is not None:
-            raise ValueError("'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair")
         self.subgraph_type, self._temporal, self.temporal_strategy, self.disjoint = sampling_settings(
             data, subgraph_type, directed, disjoint, time_attr, temporal_strategy
         )
@@ -446,7 +448,7 @@ class NeighborLoader(EngineLoader):
         ids or mask)``; with the input type and the seeds' ``input_id`` and
         times."""
         if isinstance(data, tuple):  # (FeatureStore, GraphStore) of typed edges
-            hetero, self._edge_perm = hetero_graph_of_stores(data, self.weight_attr)
+            hetero, self._edge_perm = hetero_graph_of_stores(data, self.weight_attr, self.time_attr)
             self._stores = data
             self._hetero = hetero
         else:
@@ -459,7 +461,7 @@ class NeighborLoader(EngineLoader):
         return hetero.graph, hetero.to_global(self._input_type, local)
 
     def _open_stores(self, data: tuple) -> Graph:
-        graph, self._edge_perm = open_stores(data, self.weight_attr)
+        graph, self._edge_perm = open_stores(data, self.weight_attr, self.time_attr)
         self._stores = data
         return graph
 
@@ -519,7 +521,7 @@ class NeighborLoader(EngineLoader):
         the sampler's output before the batch is made of it, and
         ``transform`` to the batch."""
         if self._hetero is not None:
-            output = split(self._hetero, out, subgraph_type)
+            output = self._sampler_output(split(self._hetero, out, subgraph_type))
             if self.transform_sampler_output is not None:
                 nodes = dict(output.node)
                 output.metadata = (input_id, seed_time)
@@ -548,6 +550,11 @@ class NeighborLoader(EngineLoader):
                 out = Output.of_pyg(given)
             data = self._build(out, node_data, input_id, seed_time)
         return data if self.transform is None else self.transform(data)
+
+    def _sampler_output(self, output: HeteroSamplerOutput) -> HeteroSamplerOutput:
+        """A heterogeneous batch's sampler output as this loader's sampler
+        gives it (PyG's NeighborSampler's: as it is)."""
+        return output
 
     def _transformed(self, output: Any, kind: type) -> Any:
         output = self.transform_sampler_output(output)

@@ -19,8 +19,10 @@ from torch_geometric.sampler import (
 
 from .._link import EdgeSampler
 from .._loader import call_key, loader_seed
+from .._native import lib as _lib
 from .._native.dlpack import as_cpu_tensor
 from .._options import check_scheme
+from ..errors import GF_EFORK, GraphferryError
 from ..graph import Graph
 from ..hetero import HeteroGraph
 from .base import (
@@ -110,6 +112,14 @@ class Sampler(BaseSampler):
     ``exclude_edges`` is then a dict of edge type -> edge ids (columns of
     that type's ``edge_index``) or global edge ids. One class for both, as
     PyG's ``NeighborSampler``: it branches on ``data``.
+
+    In PyG's loaders with ``num_workers > 0``, give them
+    ``multiprocessing_context="spawn"`` (or ``"forkserver"``): the sampler
+    is pickled (its ``data``, not its engine handles) and opens its graph in
+    each worker, whose calls draw streams keyed by the worker's torch seed
+    (new every epoch and worker); in a forked worker it raises
+    :class:`graphferry.GraphferryError` saying so (the engine never runs in a
+    forked child).
     """
 
     def __init__(
@@ -170,17 +180,15 @@ class Sampler(BaseSampler):
     def _open(self) -> None:
         """The engine graph of ``data``: converted (and cached) here, and again
         after unpickling (a graph is a handle into one process's engine)."""
-        if isinstance(self.data, tuple) and self.time_attr is not None:  # PyG's (FeatureStore, GraphStore)
-            raise ValueError("'time_attr' needs a Data (or a graphferry.Graph); not a (FeatureStore, GraphStore) pair")
         if self._per_type:
             if isinstance(self.data, tuple):  # of typed edges
-                self._hetero, self._edge_perm = hetero_graph_of_stores(self.data, self.weight_attr)
+                self._hetero, self._edge_perm = hetero_graph_of_stores(self.data, self.weight_attr, self.time_attr)
             else:
                 self._hetero = as_hetero_graph(self.data, self.weight_attr, self.time_attr)
             self._graph = self._hetero.graph
             return
         if isinstance(self.data, tuple):
-            self._graph, self._edge_perm = open_stores(self.data, self.weight_attr)
+            self._graph, self._edge_perm = open_stores(self.data, self.weight_attr, self.time_attr)
             return
         if isinstance(self.data, Data):
             check_node_rows(self.data)
@@ -197,13 +205,33 @@ class Sampler(BaseSampler):
         return self._edge_perm
 
     def _next_key(self) -> int:
-        # Each call gets its own random streams, reproducible from `seed`.
+        # Each call gets its own random streams, reproducible from `seed`;
+        # in a worker process of torch's DataLoader, keyed by the worker's
+        # torch seed too (new every epoch and worker, as torch seeds them).
         self._calls += 1
-        return call_key(self._calls)  # as NeighborLoader.__call__
+        worker = torch.utils.data.get_worker_info()
+        if worker is None:
+            return call_key(self._calls)  # as NeighborLoader.__call__
+        return ((worker.seed & 0xFFFFFFFF) << 32 | call_key(self._calls)) & 0x7FFFFFFFFFFFFFFF
+
+    def _ready(self) -> None:
+        """Opens the engine graph after unpickling (in a worker process
+        torch's DataLoader started with the "spawn" or "forkserver" method);
+        a forked worker is refused: the engine never runs in a forked
+        child."""
+        if _lib.in_forked_child():
+            raise GraphferryError(
+                GF_EFORK,
+                "graphferry.pyg.Sampler in a forked worker process (a DataLoader with num_workers > 0 and the "
+                "'fork' start method): the engine never runs in a forked child. Give the loader "
+                "multiprocessing_context='spawn' (or 'forkserver'): the Sampler is pickled and opens its graph in "
+                "each worker; or num_workers=0 (graphferry's own loaders sample on the engine's threads)",
+            )
+        if self._graph is None:
+            self._open()
 
     def sample_from_nodes(self, index: NodeSamplerInput, **kwargs: Any) -> SamplerOutput | HeteroSamplerOutput:
-        if self._graph is None:  # after unpickling
-            self._open()
+        self._ready()
         if self._per_type:
             return self._sample_per_type(index)
         if index.input_type is not None:
@@ -248,8 +276,7 @@ class Sampler(BaseSampler):
         for triplet negatives."""
         if not isinstance(index, EdgeSamplerInput):
             raise TypeError(f"sample_from_edges takes an EdgeSamplerInput (got '{type(index).__name__}')")
-        if self._graph is None:  # after unpickling
-            self._open()
+        self._ready()
         neg = NegativeSampling.cast(neg_sampling) if neg_sampling is not None else None
         mode, amount, weights = link_negatives(neg)
         times = None

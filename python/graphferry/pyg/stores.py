@@ -13,7 +13,7 @@ from torch_geometric.data import EdgeAttr
 
 from ..graph import Graph
 from ..hetero import HeteroGraph
-from .convert import DataKindError, as_graph
+from .convert import DataKindError, as_graph, set_store_times
 
 __all__ = ["GraphStore", "graph_of_store", "hetero_graph_of_stores", "is_hetero_stores", "open_stores"]
 
@@ -49,7 +49,7 @@ def is_hetero_stores(data: Any) -> bool:
 
 
 def hetero_graph_of_stores(
-    data: tuple, weight_attr: Any = None
+    data: tuple, weight_attr: Any = None, time_attr: str | None = None
 ) -> tuple[HeteroGraph, dict[tuple[str, str, str], torch.Tensor | None]]:
     """The :class:`graphferry.HeteroGraph` of a heterogeneous ``(FeatureStore,
     GraphStore)`` pair, and per edge type the permutation PyG applies to
@@ -59,7 +59,8 @@ def hetero_graph_of_stores(
     name, in the order the stores list them; a type's count is its edges' ``size`` when the
     GraphStore gives one, else the rows of its FeatureStore tensors, else
     one past the largest id its edges name (as PyG's own samplers count
-    them)."""
+    them). With ``time_attr`` the graph holds the FeatureStore's times
+    (:func:`~.convert.set_store_times`)."""
     feature_store, graph_store = _checked_pair(data, weight_attr)
     attrs = graph_store.get_all_edge_attrs()
     if not attrs or any(a.edge_type is None for a in attrs):
@@ -94,7 +95,9 @@ def hetero_graph_of_stores(
                 counts[nt] = max(counts[nt] or 0, int(ids.max()) + 1)
     num_nodes = {nt: n or 0 for nt, n in counts.items()}
     hetero = HeteroGraph.from_coo(num_nodes, {et: (rows[et], cols[et]) for et in edge_types})
-    return hetero, {et: perms.get(et) for et in edge_types}
+    perm = {et: perms.get(et) for et in edge_types}
+    set_store_times(hetero, data, time_attr, perm)
+    return hetero, perm
 
 
 def _checked_pair(data: tuple, weight_attr: Any) -> tuple[Any, Any]:
@@ -113,14 +116,17 @@ def _checked_pair(data: tuple, weight_attr: Any) -> tuple[Any, Any]:
     return feature_store, graph_store
 
 
-def open_stores(data: tuple, weight_attr: Any = None) -> tuple[Graph, torch.Tensor | None]:
+def open_stores(
+    data: tuple, weight_attr: Any = None, time_attr: str | None = None
+) -> tuple[Graph, torch.Tensor | None]:
     """The engine graph of PyG's ``(FeatureStore, GraphStore)`` pair (its
-    parts checked), and the permutation PyG applies to ``e_id`` (None for a
-    :class:`GraphStore`, whose edge ``i`` has id ``i``)."""
+    parts checked; with ``time_attr`` holding the FeatureStore's times), and
+    the permutation PyG applies to ``e_id`` (None for a :class:`GraphStore`,
+    whose edge ``i`` has id ``i``)."""
     _, graph_store = _checked_pair(data, weight_attr)
-    if isinstance(graph_store, GraphStore):
-        return graph_store.graph, None
-    return graph_of_store(graph_store)
+    graph, perm = (graph_store.graph, None) if isinstance(graph_store, GraphStore) else graph_of_store(graph_store)
+    set_store_times(graph, data, time_attr, perm)
+    return graph, perm
 
 
 class GraphStore(torch_geometric.data.GraphStore):
