@@ -360,8 +360,8 @@ def test_two_ranks_equal_single_process(cora, tmp_path):
         # The coordinated loaders did sample with several workers.
         assert payload["dsp-2-workers"][2] == 2 and payload["dsp-3-threads"][2] == 3
         assert payload["engine-workers"] == 2
-        close_s, caught = payload["close"]
-        assert close_s < 5 and not caught, payload["close"]
+        _close_s, caught = payload["close"]  # the time is the log's, not an assertion
+        assert not caught, payload["close"]
         for e in range(EPOCHS):
             want = [engine_ref[e][(k * 2 + rank) % total] for k in range(per_rank)]
             assert payload["engine-2-workers"][e] == want, f"engine: rank {rank}, epoch {e}"
