@@ -563,7 +563,11 @@ func TestErrorsAreCarried(t *testing.T) {
 	// batches gathered ahead too (those after the failing one are freed).
 	for _, ahead := range []int{0, 2} {
 		checked := mem.NewChecked(nil)
-		alloc := &failingAlloc{Checked: checked, ok: 14*3 + 5}
+		// Room for the first batches whatever the worker sampled ahead of
+		// the loader (the queues let it run several batches ahead, each
+		// spending allocations): 14*3 left the loader's first gather to
+		// fail when the worker ran ahead, often on a busy machine.
+		alloc := &failingAlloc{Checked: checked, ok: 14*6 + 5}
 		// One worker: with one per thread, workers running ahead could spend the
 		// allocations before the first batch is gathered.
 		oneWorker := defaultOpts()
