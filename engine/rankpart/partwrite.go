@@ -23,8 +23,10 @@ import (
 const (
 	// PartFormat is the "format" value of partition.json.
 	PartFormat = "graphferry-partition"
-	// PartVersion is the partition layout version this package writes.
-	PartVersion = 1
+	// PartVersion is the partition layout version this package writes
+	// (2: the relabelling files below; version 1's dsp and hybrid ranks
+	// read the whole assignment).
+	PartVersion = 2
 
 	PartMetaFile       = "partition.json"
 	PartAssignmentFile = "assignment.npy"
@@ -33,6 +35,17 @@ const (
 	// OwnedFeatFile holds, in the dsp and hybrid layouts, the feature rows
 	// of the rank's owned nodes only (local ids [0, num_owned)).
 	OwnedFeatFile = "feat.npy"
+	// The relabelling of the dsp and hybrid layouts: rank r owns the new
+	// ids [offsets[r], offsets[r+1]) (offsets: the ranks' num_owned summed;
+	// increasing original id within a rank), so that a node's owner is a
+	// lookup in P boundaries. NewIDsFile (in each rank's folder) holds the
+	// new id of every local node; DST/NewToOldFile and DST/OldToNewFile
+	// the whole permutation both ways, which a rank maps from disk for the
+	// moments it needs an original id (a batch's nodes, seeds) instead of
+	// holding it.
+	NewIDsFile   = "new_ids.npy"
+	NewToOldFile = "new_to_old.npy"
+	OldToNewFile = "old_to_new.npy"
 )
 
 // Layout says what each rank's folder holds.
@@ -167,6 +180,7 @@ type Partitioner struct {
 	types  *fileformat.Types // nil: untyped
 	assign []int64           // rank of each source node
 	owned  [][]int64         // owned global ids per rank, increasing
+	newID  []int64           // new id of each source node (relabelled.go)
 	meta   PartMeta
 	done   []bool
 }
@@ -223,6 +237,7 @@ func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, e
 	for v, r := range assign {
 		p.owned[r] = append(p.owned[r], int64(v))
 	}
+	p.newID = newIDs(p.owned, g.NumNodes)
 	cut := edgeCut(g, assign)
 	cuts := map[string]int64{name: cut}
 	for _, m := range []partition.Method{partition.Range, partition.Random} {
@@ -418,6 +433,11 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 		GlobalIDsFile:  int64Tensor(nodes),
 		GlobalEIDsFile: int64Tensor(eids),
 	}
+	if p.relabelled() {
+		extra[NewIDsFile] = int64Tensor(gatherIDs(p.newID, nodes))
+	} else if err := os.Remove(filepath.Join(dir, NewIDsFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("dataset: %w", err)
+	}
 	if ownedFeat != nil {
 		extra[OwnedFeatFile] = *ownedFeat
 	} else if err := os.Remove(filepath.Join(dir, OwnedFeatFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -432,7 +452,7 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	if err != nil {
 		return err
 	}
-	files, err := sumFiles(dir, append(append(datasetFiles(dir), GlobalIDsFile, GlobalEIDsFile, OwnedFeatFile), typedFiles...))
+	files, err := sumFiles(dir, append(append(datasetFiles(dir), GlobalIDsFile, GlobalEIDsFile, OwnedFeatFile, NewIDsFile), typedFiles...))
 	if err != nil {
 		return err
 	}
@@ -510,7 +530,11 @@ func (p *Partitioner) WriteMeta(dst string) error {
 	if err := fileformat.WriteNPY(filepath.Join(dst, PartAssignmentFile), int64Tensor(p.assign)); err != nil {
 		return err
 	}
-	files, err := sumFiles(dst, []string{PartAssignmentFile})
+	maps, err := p.writeRelabel(dst)
+	if err != nil {
+		return err
+	}
+	files, err := sumFiles(dst, append([]string{PartAssignmentFile}, maps...))
 	if err != nil {
 		return err
 	}
@@ -540,6 +564,8 @@ func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta
 			os.RemoveAll(filepath.Join(dst, partDir(r)))
 		}
 		os.Remove(filepath.Join(dst, PartAssignmentFile))
+		os.Remove(filepath.Join(dst, NewToOldFile))
+		os.Remove(filepath.Join(dst, OldToNewFile))
 		return opt.Context.Err()
 	}
 	for r := range opt.Parts {
