@@ -126,6 +126,9 @@ func newPart(d *rankpart.Part) (*Part, error) {
 		return nil, errs.Errorf(errs.ErrIO, "part %d of %s: %v", d.Info.Rank, d.Meta.Layout, err)
 	}
 	pt.Graph.AdviseRandomAccess()
+	// The folder's own CSC (local ids) is not read again: pt.Graph holds
+	// the rank's rows; dropping it here leaves one copy, not two.
+	d.Data.Graph = nil
 	store := feature.NewStore(rows)
 	names := make([]string, 0, len(d.Data.NodeData))
 	for name := range d.Data.NodeData {
@@ -146,7 +149,10 @@ func newPart(d *rankpart.Part) (*Part, error) {
 	}
 	if d.OwnedFeat != nil {
 		// Unmapped with the store (the Graph's last reference).
-		if err := store.Set(dataset.FeatKey, d.OwnedFeat.Tensor(), func() { d.OwnedFeat.Close() }); err != nil {
+		// The closure holds the mapping only, not d (its id maps are
+		// garbage once the topology is built).
+		feat := d.OwnedFeat
+		if err := store.Set(dataset.FeatKey, feat.Tensor(), func() { feat.Close() }); err != nil {
 			store.Close()
 			return nil, err
 		}
@@ -176,7 +182,8 @@ func newPart(d *rankpart.Part) (*Part, error) {
 	}
 	data := d.Data
 	if r := d.Relabel; r != nil {
-		data.OnClose(r.Close) // the maps live as long as the Graph
+		maps := &rankpart.Relabel{NewToOld: r.NewToOld, OldToNew: r.OldToNew}
+		data.OnClose(maps.Close) // the maps live as long as the Graph
 		d.Relabel = nil
 	}
 	if d.Types == nil {
