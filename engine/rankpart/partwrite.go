@@ -84,7 +84,9 @@ func (l Layout) String() string {
 // PartitionOptions controls NewPartitioner.
 type PartitionOptions struct {
 	// Method assigns nodes to ranks: partition.Range, partition.Random
-	// (from Seed) or partition.Given (Assignment, e.g. from METIS).
+	// (from Seed), partition.LDG (streaming, for graphs larger than the
+	// memory given: see MemoryLimit) or partition.Given (Assignment, e.g.
+	// from METIS).
 	Method partition.Method
 	// MethodName is recorded in partition.json (empty: Method's name).
 	MethodName string
@@ -101,6 +103,19 @@ type PartitionOptions struct {
 	// Progress, if set, is called by Partition after each rank's folder
 	// is written, with the number written and Parts.
 	Progress func(done, total int)
+	// MemoryLimit, when > 0, is the memory Partition may use, in bytes: it
+	// is refused up front when the assignment and the id lists alone
+	// would not fit (PartitionMemory), and it is the Go heap's soft limit
+	// (runtime/debug.SetMemoryLimit) while Partition runs, so that the
+	// collector keeps the heap under it; the source's files are mapped
+	// and paged through. The kernel's limit (a cgroup) is the caller's.
+	MemoryLimit int64
+	// Resume goes on with the partition a run interrupted in dst left
+	// (Partition records every rank folder it finished in
+	// DST/partition.progress.json): the ranks it finished, with the same
+	// options and assignment, are kept, the others written. Without it
+	// (or when nothing matches) every rank is written.
+	Resume bool
 	// Context, when set, stops Partition early when it is done: checked
 	// before each rank's folder and before partition.json; what the call
 	// wrote is then removed (its rank folders and assignment.npy), and
@@ -265,28 +280,14 @@ func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, e
 // zero).
 func (p *Partitioner) Meta() PartMeta { return p.meta }
 
-// assignment returns the rank of every node of g under method, reusing
-// engine/partition's assignment (its renumbering says which nodes each
-// patch owns).
+// assignment returns the rank of every node of g under method
+// (partition.Assignment: no renumbered copy of g is made).
 func assignment(g *graph.CSC, method partition.Method, parts int, seed uint64, given []int64) ([]int64, error) {
-	pt, err := partition.Build(g, partition.Options{Method: method, NumPatches: parts, Seed: seed, Assignment: given})
+	a, err := partition.Assignment(g, partition.Options{Method: method, NumPatches: parts, Seed: seed, Assignment: given})
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}
-	if method == partition.Given {
-		return given, nil
-	}
-	assign := make([]int64, g.NumNodes)
-	for r := range pt.NumPatches() {
-		for i := pt.Offsets[r]; i < pt.Offsets[r+1]; i++ {
-			v := i
-			if pt.NewToOld != nil {
-				v = pt.NewToOld[i]
-			}
-			assign[v] = int64(r)
-		}
-	}
-	return assign, nil
+	return a, nil
 }
 
 // edgeCut counts the edges of g whose endpoints lie on different ranks.
@@ -326,16 +327,16 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	expand := func(v int64) bool { return isOwned(v) }
 	switch p.opt.Layout {
 	case LayoutDSP:
-		seen := make([]bool, g.NumNodes)
+		// The halo, sorted and unique: O(the rank's edges), not O(N).
 		for _, v := range owned {
 			for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
-				if u := g.Source(pos); !isOwned(u) && !seen[u] {
-					seen[u] = true
+				if u := g.Source(pos); !isOwned(u) {
 					others = append(others, u)
 				}
 			}
 		}
 		slices.Sort(others)
+		others = slices.Compact(others)
 	case LayoutHybrid:
 		for v := range g.NumNodes {
 			if !isOwned(v) {
@@ -354,11 +355,15 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 		expand = func(v int64) bool { return depth[v] >= 0 && depth[v] < hops }
 	}
 	nodes := append(slices.Clone(owned), others...)
-	// local[v] is the local id of source node v (read only for nodes the
-	// rank holds: every source of a kept edge is one of them).
-	local := make([]int64, g.NumNodes)
-	for i, v := range nodes {
-		local[v] = int64(i)
+	// local(v) is the local id of source node v, a search of the owned
+	// then the other nodes (both increasing), called only for nodes the
+	// rank holds (every source of a kept edge is one of them).
+	local := func(v int64) int64 {
+		if i, ok := slices.BinarySearch(owned, v); ok {
+			return int64(i)
+		}
+		i, _ := slices.BinarySearch(others, v)
+		return int64(len(owned) + i)
 	}
 
 	lg := &graph.CSC{NumNodes: int64(len(nodes)), Indptr: make([]int64, len(nodes)+1)}
@@ -366,7 +371,7 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	for i, v := range nodes {
 		if expand(v) {
 			for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
-				lg.Indices = append(lg.Indices, local[g.Source(pos)])
+				lg.Indices = append(lg.Indices, local(g.Source(pos)))
 				eids = append(eids, g.EdgeID(pos))
 				if g.Weights != nil {
 					lg.Weights = append(lg.Weights, g.Weights[pos])
@@ -550,10 +555,22 @@ func (p *Partitioner) WriteMeta(dst string) error {
 	return fileio.WriteFile(filepath.Join(dst, PartMetaFile), append(js, '\n'))
 }
 
-// Partition writes src partitioned into dst (see Partitioner) in one call.
+// Partition writes src partitioned into dst (see Partitioner) in one call:
+// rank folders one after the other, each recorded in DST's progress file
+// as it is done (resume.go), so that with opt.Resume a run interrupted
+// (killed, out of memory) goes on where it stopped; opt.MemoryLimit bounds
+// the heap meanwhile.
 func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta, error) {
+	restore, err := limitMemory(src, opt)
+	if err != nil {
+		return PartMeta{}, err
+	}
+	defer restore()
 	p, err := NewPartitioner(src, opt)
 	if err != nil {
+		return PartMeta{}, err
+	}
+	if err := p.resume(dst); err != nil {
 		return PartMeta{}, err
 	}
 	stopped := func(written int) error {
@@ -566,13 +583,20 @@ func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta
 		os.Remove(filepath.Join(dst, PartAssignmentFile))
 		os.Remove(filepath.Join(dst, NewToOldFile))
 		os.Remove(filepath.Join(dst, OldToNewFile))
+		os.Remove(filepath.Join(dst, progressFile))
 		return opt.Context.Err()
 	}
 	for r := range opt.Parts {
 		if err := stopped(r); err != nil {
 			return PartMeta{}, err
 		}
+		if p.done[r] { // written by the run this one resumes
+			continue
+		}
 		if err := p.WritePart(dst, r); err != nil {
+			return PartMeta{}, err
+		}
+		if err := p.saveProgress(dst); err != nil {
 			return PartMeta{}, err
 		}
 		if opt.Progress != nil {
@@ -584,6 +608,9 @@ func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta
 	}
 	if err := p.WriteMeta(dst); err != nil {
 		return PartMeta{}, err
+	}
+	if err := os.Remove(filepath.Join(dst, progressFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return PartMeta{}, fmt.Errorf("dataset: %w", err)
 	}
 	return p.meta, nil
 }
