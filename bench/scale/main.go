@@ -14,7 +14,7 @@
 // Usage (from the repository root):
 //
 //	go run ./bench/scale -what ranks -nodes 1000000 -out bench/results/scale
-//	go run ./bench/scale -what partition -out bench/results/scale   # needs root (cgroup v1)
+//	go run ./bench/scale -what partition -nodes 3000000 -feat 128 -limit 402653184 -out bench/results/scale   # root, cgroup v1
 package main
 
 import (
@@ -38,6 +38,7 @@ func main() {
 	cache := flag.String("cache", "bench/.cache/scale", "where the generated graph and partitions are kept")
 	out := flag.String("out", "bench/results/scale", "results folder")
 	limit := flag.Int64("limit", 256<<20, "partition: the cgroup's memory limit in bytes")
+	parts := flag.Int("parts", 32, "partition: ranks")
 	flag.Parse()
 	if err := os.MkdirAll(*out, 0o755); err != nil {
 		fail(err)
@@ -60,7 +61,7 @@ func main() {
 		writeJSON(filepath.Join(*out, "ranks.json"), rep.Rows)
 		writeJSON(filepath.Join(*out, "ranks_fit.json"), rep)
 	case "partition":
-		rep, err := runPartitionBench(*cache, *limit)
+		rep, err := runPartitionBench(*cache, streamSpec{Nodes: *nodes, EdgeFactor: *factor, FeatDim: *dim, Parts: *parts, Limit: *limit})
 		if err != nil {
 			fail(err)
 		}

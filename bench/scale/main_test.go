@@ -44,3 +44,28 @@ func TestRankMemoryFallsWithRanks(t *testing.T) {
 	// on every rank whatever their number.
 	require.Equal(t, two.MappedBytesPerRank, eight.MappedBytesPerRank)
 }
+
+// TestPartitionUnderMemoryLimit partitions (LDG, dsp) a generated graph
+// whose files are over three times the memory limit of the cgroup v1
+// memory group its child process runs in (page cache counted), stopped
+// after half its ranks and resumed there, and checks that it completes
+// and equals an unlimited run (partition.json, assignment, relabelling).
+// Skipped, saying why, where no memory group can be made (not root, no
+// cgroup v1 memory controller).
+func TestPartitionUnderMemoryLimit(t *testing.T) {
+	const limit = 128 << 20
+	probe, err := newMemoryGroup(limit)
+	if err != nil {
+		t.Skipf("no cgroup v1 memory group can be made here (%v): the bound this test needs", err)
+	}
+	require.NoError(t, probe.remove())
+	rep, err := partitionUnderLimit(os.Args[0], []string{"-test.run=^$"}, t.TempDir(),
+		streamSpec{Nodes: 200000, EdgeFactor: 4, FeatDim: 512, Parts: 32, Limit: limit})
+	require.NoError(t, err)
+	t.Logf("%+v", rep)
+	require.GreaterOrEqual(t, rep.GraphBytes, 3*rep.MemoryLimitBytes)
+	require.True(t, rep.Completed)
+	require.True(t, rep.Equal, "the limited, interrupted and resumed run equals the unlimited one")
+	require.LessOrEqual(t, rep.MaxUsageBytes, int64(limit)+1<<20) // the group's accounting may pass it by a few pages
+	require.Less(t, rep.EdgeCut, rep.RandomCut)
+}

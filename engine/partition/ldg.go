@@ -9,12 +9,15 @@ import (
 // LDG (linear deterministic greedy, Stanton and Kliot, KDD 2012) streams
 // the nodes in id order once and puts each on the patch holding most of
 // its already placed in-neighbours, weighted by the room the patch has
-// left: argmax_q |N(v) ∩ V_q| · (1 - |V_q|/C) with capacity C =
-// ceil(N/P · (1+LDGSlack)); ties go to the emptier patch, then the lower
-// one, and a node with no placed neighbour to the emptiest. It reads g's
-// rows in order (a mapped CSC is paged through once) and holds the
-// assignment and P counters: deterministic, whatever the threads or the
-// memory available, and no patch exceeds C.
+// left: argmax_q |N(v) ∩ V_q| · (1 - W_q/C). A node weighs 1 + its
+// in-degree (W_q sums the weights of q's nodes), so that the patches
+// balance the rows and the in-edges a rank holds and samples, not the
+// nodes alone (plain LDG left half the edges of an R-MAT graph on one
+// patch); C = (N+E)/P · (1+LDGSlack). Ties go to the lighter patch, then
+// the lower one, and a node with no placed neighbour on a patch with room
+// to the lightest. It reads g's rows in order (a mapped CSC is paged
+// through once) and holds the assignment and P counters: deterministic,
+// whatever the threads or the memory available.
 const LDG Method = Given + 1
 
 // LDGSlack is how far above N/P a patch may grow under LDG.
@@ -60,7 +63,7 @@ func ldgAssignment(g *graph.CSC, p int64) []int64 {
 	for i := range assign {
 		assign[i] = -1
 	}
-	capacity := float64((n+p-1)/p) * (1 + LDGSlack)
+	capacity := float64(n+g.NumEdges()) / float64(p) * (1 + LDGSlack)
 	size := make([]int64, p)
 	hits := make([]int64, p)
 	var touched []int64
@@ -97,7 +100,7 @@ func ldgAssignment(g *graph.CSC, p int64) []int64 {
 		}
 		touched = touched[:0]
 		assign[v] = best
-		size[best]++
+		size[best] += 1 + hi - lo
 	}
 	return assign
 }

@@ -367,7 +367,18 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	}
 
 	lg := &graph.CSC{NumNodes: int64(len(nodes)), Indptr: make([]int64, len(nodes)+1)}
-	var eids []int64
+	// Sized up front: a rank's edges are the most it holds while writing.
+	var kept int64
+	for _, v := range nodes {
+		if expand(v) {
+			kept += g.Indptr[v+1] - g.Indptr[v]
+		}
+	}
+	lg.Indices = make([]int64, 0, kept)
+	eids := make([]int64, 0, kept)
+	if g.Weights != nil {
+		lg.Weights = make([]float32, 0, kept)
+	}
 	for i, v := range nodes {
 		if expand(v) {
 			for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
@@ -596,7 +607,7 @@ func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta
 		if err := p.WritePart(dst, r); err != nil {
 			return PartMeta{}, err
 		}
-		if err := p.saveProgress(dst); err != nil {
+		if err := p.saveProgress(dst, r); err != nil {
 			return PartMeta{}, err
 		}
 		if opt.Progress != nil {

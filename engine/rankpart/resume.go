@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/internal/fileio"
@@ -47,8 +48,18 @@ func (p *Partitioner) progressOf() progress {
 	return pr
 }
 
-// saveProgress writes DST/partition.progress.json (atomically).
-func (p *Partitioner) saveProgress(dst string) error {
+// saveProgress records rank's folder as finished in
+// DST/partition.progress.json (atomically), after its files reached the
+// disk (fsync: a folder recorded is one a resumed run may keep). With a
+// memory limit their pages then leave the page cache (fadvise
+// DONTNEED), which a memory group counts: written pages would otherwise
+// pile up faster than the kernel writes them back.
+func (p *Partitioner) saveProgress(dst string, rank int) error {
+	for name := range p.meta.Ranks[rank].Files {
+		if err := syncFile(filepath.Join(dst, partDir(rank), name), p.opt.MemoryLimit > 0); err != nil {
+			return err
+		}
+	}
 	js, err := json.Marshal(p.progressOf())
 	if err != nil {
 		return fmt.Errorf("dataset: %w", err)
@@ -87,6 +98,24 @@ func (p *Partitioner) resume(dst string) error {
 			continue
 		}
 		p.meta.Ranks[r.Rank], p.done[r.Rank] = r, true
+	}
+	return nil
+}
+
+// syncFile flushes path to the disk and, when drop is set, drops its
+// cached pages.
+func syncFile(path string, drop bool) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("dataset: %w", err)
+	}
+	if drop {
+		const fadvDontNeed = 4
+		syscall.Syscall6(syscall.SYS_FADVISE64, f.Fd(), 0, 0, fadvDontNeed, 0, 0) // advice only
 	}
 	return nil
 }
