@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
+
+	"github.com/graphferry/graphferry/engine/rankpart"
 )
 
 // scaleReport is ranks_fit.json: the rows, the graph, and the fitted
@@ -42,6 +45,13 @@ func runScale(spec graphSpec, counts []int, cache string) (scaleReport, error) {
 		if err := partitionInto(src, dst, p); err != nil {
 			return rep, err
 		}
+		if rep.Edges == 0 {
+			meta, err := readPartMeta(dst)
+			if err != nil {
+				return rep, err
+			}
+			rep.Edges = meta.NumEdges
+		}
 		row, err := measureRanks(exe, nil, childArgs{Dst: dst, Parts: p, Seeds: 16384, BatchSize: 512, Fanouts: []int{10, 5}})
 		if err != nil {
 			return rep, err
@@ -53,6 +63,16 @@ func runScale(spec graphSpec, counts []int, cache string) (scaleReport, error) {
 	}
 	rep.fit()
 	return rep, nil
+}
+
+// readPartMeta reads dst's partition.json.
+func readPartMeta(dst string) (rankpart.PartMeta, error) {
+	var m rankpart.PartMeta
+	raw, err := os.ReadFile(filepath.Join(dst, rankpart.PartMetaFile))
+	if err == nil {
+		err = json.Unmarshal(raw, &m)
+	}
+	return m, err
 }
 
 // fit fits the rows by least squares (three unknowns, normal equations).
