@@ -105,10 +105,12 @@ type PartitionOptions struct {
 	Progress func(done, total int)
 	// MemoryLimit, when > 0, is the memory Partition may use, in bytes: it
 	// is refused up front when the assignment and the id lists alone
-	// would not fit (PartitionMemory), and it is the Go heap's soft limit
-	// (runtime/debug.SetMemoryLimit) while Partition runs, so that the
-	// collector keeps the heap under it; the source's files are mapped
-	// and paged through. The kernel's limit (a cgroup) is the caller's.
+	// would not fit (PartitionMemory), and half of it is the Go heap's
+	// soft limit (runtime/debug.SetMemoryLimit) while Partition runs, so
+	// that the collector keeps the heap under it and leaves the rest to
+	// the page cache of the mapped source and the files written (finished
+	// rank folders leave the cache). The kernel's limit (a cgroup) is the
+	// caller's.
 	MemoryLimit int64
 	// Resume goes on with the partition a run interrupted in dst left
 	// (Partition records every rank folder it finished in

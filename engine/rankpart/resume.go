@@ -137,7 +137,8 @@ func filesIntact(dir string, files map[string]fileio.FileSum) bool {
 const PartitionMemory = 32
 
 // limitMemory checks opt.MemoryLimit against the source's node count and
-// sets it as the Go heap's soft limit; restore puts the old one back.
+// sets half of it as the Go heap's soft limit; restore puts the old one
+// back.
 func limitMemory(src *dataset.Dataset, opt PartitionOptions) (restore func(), err error) {
 	if opt.MemoryLimit < 0 {
 		return nil, fmt.Errorf("dataset: partition: memory limit = %d (want > 0, or 0 for none)", opt.MemoryLimit)
@@ -149,6 +150,8 @@ func limitMemory(src *dataset.Dataset, opt PartitionOptions) (restore func(), er
 		return nil, fmt.Errorf("dataset: partition: a memory limit of %d bytes is below the %d a partition of %d nodes needs (%d bytes a node, beside one rank's folder)",
 			opt.MemoryLimit, need, src.Graph.NumNodes, PartitionMemory)
 	}
-	old := debug.SetMemoryLimit(opt.MemoryLimit)
+	// Half for the heap: the rest is for the page cache of the mapped
+	// source and of the files written, which a memory group counts too.
+	old := debug.SetMemoryLimit(opt.MemoryLimit / 2)
 	return func() { debug.SetMemoryLimit(old) }, nil
 }
