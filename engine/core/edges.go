@@ -164,7 +164,7 @@ func (g *Graph) Edges(format EdgeFormat, rel int, alloc mem.Allocator) (EdgeList
 		if p.OldToNew != nil {
 			v = p.OldToNew[u]
 		}
-		a, b := csc.Indptr[v], csc.Indptr[v+1]
+		a, b := csc.Span(v)
 		if rel >= 0 {
 			a, b = t.Segment(csc, a, b, rel)
 		}

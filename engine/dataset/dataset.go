@@ -504,6 +504,14 @@ func (d *Dataset) Close() error {
 	return nil
 }
 
+// OnClose adds release to what Close calls (e.g. the unmapping of files
+// opened beside the dataset whose memory lives as long as it does).
+func (d *Dataset) OnClose(release func() error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.releases = append(d.releases, release)
+}
+
 // Write stores d in dir (created if needed) in the dataset layout. Edges are
 // written in CSC order (for each v, its in-neighbours u as rows u -> v), so
 // after Open the edge ids are the CSC positions of d.Graph (d.Graph.EdgeIDs

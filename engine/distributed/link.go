@@ -261,8 +261,10 @@ func resolveSeedEdges(c comm.Comm, rank int, p *partition.Partitioned, numEdges 
 	}
 	g := p.Graph
 	var found []int64 // (edge id, source, destination) triples
-	for u := range g.NumNodes {
-		for pos := g.Indptr[u]; pos < g.Indptr[u+1]; pos++ {
+	rowLo, rowHi := g.HeldRows()
+	for u := rowLo; u < rowHi; u++ {
+		posLo, posHi := g.Span(u)
+		for pos := posLo; pos < posHi; pos++ {
 			if e := g.EdgeID(pos); want[e] {
 				found = append(found, e, g.Source(pos), u)
 				delete(want, e) // an edge id names one edge

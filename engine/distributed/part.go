@@ -26,12 +26,15 @@ import (
 // (N nodes), never exposed as such: its rows are those the rank holds and
 // its node data the rows it holds.
 //
-//   - dsp: N nodes in P patches numbered as a single-process Graph
-//     partitioned with the same assignment (partition.Given) numbers them,
-//     so rank r's patch is its owned nodes; only those rows hold their
-//     in-edges (the others are empty). Sampling is CSP over the
-//     communicator; node data holds the owned rows and the loader fetches
-//     the others from their owners, one exchange round per batch.
+//   - dsp: N nodes in P patches numbered by the partition's relabelling
+//     (rankpart.Relabel: the numbering a single-process Graph partitioned
+//     with the same assignment, partition.Given, has), so rank r's patch
+//     is its owned nodes, the new ids [offsets[r], offsets[r+1]), and the
+//     owner of a node is a lookup in P+1 offsets. The rank's CSC is
+//     windowed (graph.CSC.Windowed): it holds the row offsets and in-edges
+//     of its own range only. Sampling is CSP over the communicator; node
+//     data holds the owned rows and the loader fetches the others from
+//     their owners, one exchange round per batch.
 //   - hybrid: the same, with every row (the topology is replicated).
 //   - self-reliant: one patch, identity numbering; the rows of the nodes
 //     its folder expands (those closer than Hops to one of its seeds), node
@@ -46,11 +49,15 @@ import (
 // (self-reliant), in local order (stored as per-type data, see
 // feature.Store.SetLocal).
 //
-// What is O(N) per rank (8 bytes a node each): the CSC's indptr, and for
-// dsp and hybrid the two id maps and the assignment read to build them;
-// the sampler's dense node table adds 4 bytes a node on graphs of up to
-// 2^24 nodes. Edges and node data are those of the rank's folder only
-// (dsp, self-reliant) or the whole topology (hybrid).
+// What a dsp rank holds is O(N/P + halo + P): the owned rows' offsets and
+// in-edges, the owned nodes' data, the new ids of its local nodes, and the
+// P+1 range offsets. The maps between original and new ids (N entries
+// each) are memory-mapped from the partition's folder, paged in where a
+// batch's nodes or seeds are translated and left to the kernel otherwise
+// (clean file pages, shared by the ranks of a machine); the sampler's
+// append-unique table is the hash table, not the dense node table.
+// Node times, when set, are N entries (part_time.go). hybrid adds the
+// whole topology (O(N + E)); self-reliant holds an N-entry row map.
 type Part struct {
 	g      *core.Graph
 	meta   rankpart.PartMeta
@@ -119,6 +126,9 @@ func newPart(d *rankpart.Part) (*Part, error) {
 		return nil, errs.Errorf(errs.ErrIO, "part %d of %s: %v", d.Info.Rank, d.Meta.Layout, err)
 	}
 	pt.Graph.AdviseRandomAccess()
+	// The folder's own CSC (local ids) is not read again: pt.Graph holds
+	// the rank's rows; dropping it here leaves one copy, not two.
+	d.Data.Graph = nil
 	store := feature.NewStore(rows)
 	names := make([]string, 0, len(d.Data.NodeData))
 	for name := range d.Data.NodeData {
@@ -139,7 +149,10 @@ func newPart(d *rankpart.Part) (*Part, error) {
 	}
 	if d.OwnedFeat != nil {
 		// Unmapped with the store (the Graph's last reference).
-		if err := store.Set(dataset.FeatKey, d.OwnedFeat.Tensor(), func() { d.OwnedFeat.Close() }); err != nil {
+		// The closure holds the mapping only, not d (its id maps are
+		// garbage once the topology is built).
+		feat := d.OwnedFeat
+		if err := store.Set(dataset.FeatKey, feat.Tensor(), func() { feat.Close() }); err != nil {
 			store.Close()
 			return nil, err
 		}
@@ -168,6 +181,11 @@ func newPart(d *rankpart.Part) (*Part, error) {
 		p.typedSeeds(d)
 	}
 	data := d.Data
+	if r := d.Relabel; r != nil {
+		maps := &rankpart.Relabel{NewToOld: r.NewToOld, OldToNew: r.OldToNew}
+		data.OnClose(maps.Close) // the maps live as long as the Graph
+		d.Relabel = nil
+	}
 	if d.Types == nil {
 		d.Data = nil // the Graph closes it
 		p.g = core.FromPartition(pt, store, data)
@@ -224,60 +242,38 @@ func (p *Part) typedSeeds(d *rankpart.Part) {
 	}
 }
 
-// patchTopology builds the dsp and hybrid topology: N nodes renumbered
-// into the ranks' patches (patch-major, increasing original id within a
-// patch, as partition.Build numbers a Given assignment), with the rows the
-// folder expands (dsp: the owned nodes; hybrid: every node).
+// patchTopology builds the dsp and hybrid topology over the partition's
+// relabelling (rankpart.Relabel): N nodes in the ranks' consecutive ranges
+// of new ids (patch-major, increasing original id within a patch, as
+// partition.Build numbers a Given assignment). dsp: a windowed CSC of the
+// rank's own range only (graph.CSC.Windowed: row offsets of its owned
+// nodes, their in-edges with sources in new ids), so that nothing of it
+// grows with N; hybrid: every row (the topology is replicated). The maps
+// between original and new ids stay on disk, mapped (Relabel.Maps).
 func patchTopology(d *rankpart.Part) (*partition.Partitioned, error) {
-	n, parts := d.Meta.NumNodes, d.Meta.Parts
-	offsets := make([]int64, parts+1)
-	for r := range parts {
-		offsets[r+1] = offsets[r] + d.Meta.Ranks[r].NumOwned
-	}
-	if offsets[parts] != n {
-		return nil, fmt.Errorf("the ranks own %d nodes, the graph has %d", offsets[parts], n)
-	}
-	next := slices.Clone(offsets[:parts])
-	newToOld := make([]int64, n)
-	oldToNew := make([]int64, n)
-	for v, r := range d.Assignment {
-		newToOld[next[r]] = int64(v)
-		oldToNew[v] = next[r]
-		next[r]++
-	}
-	lg := d.Data.Graph
-	// local[u] is the local id of new id u, or -1 for a row left empty.
-	expanded := d.Info.NumOwned
-	if d.Layout == rankpart.LayoutHybrid {
-		expanded = d.Info.NumNodes
-	}
-	local := func(u int64) int64 { return -1 }
-	lo := offsets[d.Info.Rank]
+	r := d.Relabel
+	n, rank := d.Meta.NumNodes, d.Info.Rank
+	newToOld, oldToNew := r.Maps()
+	pt := &partition.Partitioned{Offsets: slices.Clone(r.Offsets), NewToOld: newToOld, OldToNew: oldToNew}
+	toNew := func(l int64) int64 { return r.NewIDs[l] }
 	if d.Layout == rankpart.LayoutDSP {
-		local = func(u int64) int64 {
-			if u >= lo && u < lo+expanded {
-				return u - lo
-			}
-			return -1
-		}
-	} else {
-		if int64(len(d.GlobalIDs)) != n {
-			return nil, fmt.Errorf("a hybrid folder holds %d of the %d nodes", len(d.GlobalIDs), n)
-		}
-		byNew := make([]int64, n)
-		for i := range byNew {
-			byNew[i] = -1
-		}
-		for l, v := range d.GlobalIDs {
-			byNew[oldToNew[v]] = int64(l)
-		}
-		if slices.Contains(byNew, -1) {
-			return nil, fmt.Errorf("a hybrid folder does not hold every node")
-		}
-		local = func(u int64) int64 { return byNew[u] }
+		lo := r.Offsets[rank]
+		return buildRows(n, lo, lo+d.Info.NumOwned, true, d.Data.Graph, d, func(u int64) int64 { return u - lo }, toNew, pt)
 	}
-	return buildRows(n, lg, d, local, func(v int64) int64 { return oldToNew[v] },
-		&partition.Partitioned{Offsets: offsets, NewToOld: newToOld, OldToNew: oldToNew})
+	if int64(len(r.NewIDs)) != n {
+		return nil, fmt.Errorf("a hybrid folder holds %d of the %d nodes", len(r.NewIDs), n)
+	}
+	byNew := make([]int64, n)
+	for i := range byNew {
+		byNew[i] = -1
+	}
+	for l, v := range r.NewIDs {
+		byNew[v] = int64(l)
+	}
+	if slices.Contains(byNew, -1) {
+		return nil, fmt.Errorf("a hybrid folder does not hold every node")
+	}
+	return buildRows(n, 0, n, false, d.Data.Graph, d, func(u int64) int64 { return byNew[u] }, toNew, pt)
 }
 
 // localTopology builds the self-reliant topology: one patch of N nodes in
@@ -294,23 +290,24 @@ func localTopology(d *rankpart.Part) (*partition.Partitioned, error) {
 		}
 		return -1
 	}
-	return buildRows(n, d.Data.Graph, d, local, func(v int64) int64 { return v },
+	return buildRows(n, 0, n, false, d.Data.Graph, d, local, func(l int64) int64 { return d.GlobalIDs[l] },
 		&partition.Partitioned{Offsets: []int64{0, n}})
 }
 
-// buildRows fills pt.Graph: n rows, row u holding the in-edges of local
-// node local(u) (none for -1), sources mapped local -> original -> toNew,
-// edge ids local -> original, weights kept.
-func buildRows(n int64, lg *graph.CSC, d *rankpart.Part, local func(int64) int64, toNew func(int64) int64, pt *partition.Partitioned) (*partition.Partitioned, error) {
-	g := &graph.CSC{NumNodes: n, Indptr: make([]int64, n+1)}
-	for u := range n {
+// buildRows fills pt.Graph: n nodes, the rows [lo, hi) held (windowed
+// when asked: only those rows stored), row u holding the in-edges of local
+// node local(u) (none for -1), sources mapped local -> toNew, edge ids
+// local -> original, weights kept.
+func buildRows(n, lo, hi int64, windowed bool, lg *graph.CSC, d *rankpart.Part, local func(int64) int64, toNew func(int64) int64, pt *partition.Partitioned) (*partition.Partitioned, error) {
+	g := &graph.CSC{NumNodes: n, Indptr: make([]int64, hi-lo+1), Windowed: windowed, RowBase: lo}
+	for u := lo; u < hi; u++ {
 		deg := int64(0)
 		if l := local(u); l >= 0 {
 			deg = lg.InDegree(l)
 		}
-		g.Indptr[u+1] = g.Indptr[u] + deg
+		g.Indptr[u-lo+1] = g.Indptr[u-lo] + deg
 	}
-	e := g.Indptr[n]
+	e := g.Indptr[hi-lo]
 	compact := n <= graph.MaxCompactNodes
 	if compact {
 		g.Indices32 = make([]int32, e)
@@ -321,14 +318,14 @@ func buildRows(n int64, lg *graph.CSC, d *rankpart.Part, local func(int64) int64
 	if lg.Weights != nil {
 		g.Weights = make([]float32, e)
 	}
-	for u := range n {
+	for u := lo; u < hi; u++ {
 		l := local(u)
 		if l < 0 {
 			continue
 		}
-		at := g.Indptr[u]
+		at := g.Indptr[u-lo]
 		for pos := lg.Indptr[l]; pos < lg.Indptr[l+1]; pos++ {
-			src := toNew(d.GlobalIDs[lg.Source(pos)])
+			src := toNew(lg.Source(pos))
 			if compact {
 				g.Indices32[at] = int32(src)
 			} else {

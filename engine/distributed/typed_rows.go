@@ -26,7 +26,7 @@ func typeAt(start []int64, r int64) int {
 
 // typedTables computes what the loaders of a typed part of d need to find
 // per-type rows: typeStart (dsp, hybrid: for every rank, where its owned
-// nodes of each type start among its rows, from the assignment) or
+// nodes of each type start among its rows, from the relabelling) or
 // typedRow (self-reliant: each local row's rank among the rank's nodes of
 // its type).
 func (p *Part) typedTables(d *rankpart.Part) {
@@ -45,16 +45,17 @@ func (p *Part) typedTables(d *rankpart.Part) {
 		}
 		return
 	}
+	// Rank q's range of new ids holds its nodes in increasing original
+	// id, and a type owns consecutive original ids: where each type starts
+	// in the range is a search of the mapped new_to_old (O(P T log N)).
+	newToOld, _ := d.Relabel.Maps()
+	off := d.Relabel.Offsets
 	p.typeStart = make([][]int64, d.Meta.Parts)
 	for q := range p.typeStart {
 		p.typeStart[q] = make([]int64, T+1)
-	}
-	for v, q := range d.Assignment {
-		p.typeStart[q][typeAt(ty.NodeOffsets, int64(v))+1]++
-	}
-	for q := range p.typeStart {
+		ids := newToOld[off[q]:off[q+1]]
 		for t := 1; t <= T; t++ {
-			p.typeStart[q][t] += p.typeStart[q][t-1]
+			p.typeStart[q][t] = int64(sort.Search(len(ids), func(i int) bool { return ids[i] >= ty.NodeOffsets[t] }))
 		}
 	}
 }

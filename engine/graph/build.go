@@ -28,7 +28,7 @@ func FromCSC(numNodes int64, indptr, indices, edgeIDs []int64, weights []float32
 // as int32 when the node count allows. The inputs are not modified or
 // retained.
 func FromCSR(numNodes int64, indptr, indices, edgeIDs []int64, weights []float32) (*CSC, error) {
-	if err := validateCompressed("CSR", numNodes, indptr, indices, edgeIDs, weights); err != nil {
+	if err := validateCompressed("CSR", numNodes, numNodes, indptr, indices, edgeIDs, weights); err != nil {
 		return nil, err
 	}
 	// Expand the row pointer into one source id per edge, then sort by

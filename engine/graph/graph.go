@@ -34,6 +34,15 @@ import (
 // source is in [0, NumNodes), EdgeIDs is nil (edge id == position) or has
 // NumEdges() non-negative entries, Weights is nil or has NumEdges() finite
 // non-negative entries.
+//
+// A windowed CSC (Windowed set) holds the rows of a consecutive range of
+// its nodes only: Indptr has one entry per held row plus one, row i of it
+// being node RowBase+i, and every other node has no in-edges (Span). A rank
+// of a partition holds its own range so (engine/distributed), which is
+// what makes its row offsets O(N/P): sources still range over all
+// NumNodes. Validate then wants RowBase >= 0 and RowBase+len(Indptr)-1 <=
+// NumNodes instead of len(Indptr) == NumNodes+1; code that reads rows of a
+// graph that may be windowed goes through Span and InDegree.
 type CSC struct {
 	NumNodes  int64
 	Indptr    []int64
@@ -41,6 +50,10 @@ type CSC struct {
 	Indices32 []int32
 	EdgeIDs   []int64
 	Weights   []float32
+	// Windowed and RowBase: see the doc comment (zero for a graph that
+	// holds every row).
+	Windowed bool
+	RowBase  int64
 	// Mapped says the arrays are a read-only file mapping (a dataset's CSC
 	// files): never written, and left to the kernel's paging (no huge-page
 	// advice, which would read them in whole).
@@ -68,7 +81,24 @@ func (g *CSC) NumEdges() int64 {
 func (g *CSC) IsCompact() bool { return g.Indices32 != nil }
 
 // InDegree returns the number of in-neighbours of v.
-func (g *CSC) InDegree(v int64) int64 { return g.Indptr[v+1] - g.Indptr[v] }
+func (g *CSC) InDegree(v int64) int64 {
+	lo, hi := g.Span(v)
+	return hi - lo
+}
+
+// Span returns the positions [lo, hi) of v's in-edges: Indptr[v],
+// Indptr[v+1], or (a windowed graph) the row's of RowBase+i, and 0, 0 for a
+// node outside the window.
+func (g *CSC) Span(v int64) (lo, hi int64) {
+	i := v - g.RowBase
+	if uint64(i) >= uint64(len(g.Indptr)-1) {
+		return 0, 0
+	}
+	return g.Indptr[i], g.Indptr[i+1]
+}
+
+// HeldRows returns the rows g holds: [RowBase, RowBase+len(Indptr)-1).
+func (g *CSC) HeldRows() (lo, hi int64) { return g.RowBase, g.RowBase + int64(len(g.Indptr)) - 1 }
 
 // EdgeID returns the id of the edge stored at position pos.
 func (g *CSC) EdgeID(pos int64) int64 {
@@ -156,7 +186,7 @@ func (g *CSC) Compact() *CSC {
 			dst[i] = int32(u)
 		}
 	})
-	return &CSC{NumNodes: g.NumNodes, Indptr: g.Indptr, Indices32: ind32, EdgeIDs: g.EdgeIDs, Weights: g.Weights}
+	return &CSC{NumNodes: g.NumNodes, Indptr: g.Indptr, Indices32: ind32, EdgeIDs: g.EdgeIDs, Weights: g.Weights, Windowed: g.Windowed, RowBase: g.RowBase}
 }
 
 // Wide returns g with its sources in int64 storage (Indices): g itself when
@@ -172,5 +202,5 @@ func (g *CSC) Wide() *CSC {
 	par.Chunks(e, par.ChunkCount(e, 0), func(_ int, lo, hi int64) {
 		g.CopySources(ind[lo:hi], lo, hi)
 	})
-	return &CSC{NumNodes: g.NumNodes, Indptr: g.Indptr, Indices: ind, EdgeIDs: g.EdgeIDs, Weights: g.Weights}
+	return &CSC{NumNodes: g.NumNodes, Indptr: g.Indptr, Indices: ind, EdgeIDs: g.EdgeIDs, Weights: g.Weights, Windowed: g.Windowed, RowBase: g.RowBase}
 }

@@ -145,3 +145,45 @@ func TestBuildersWideAndCompact(t *testing.T) {
 	require.False(t, csrW.IsCompact())
 	requireSameCSC(t, csrW, csrC)
 }
+
+// A windowed CSC holds the rows of its window only: Span and InDegree read
+// them by node id, every other node has no in-edges, and Validate checks
+// the window lies among the nodes and the sources among all of them.
+func TestWindowedRows(t *testing.T) {
+	// 10 nodes; rows 4, 5, 6 held: 4 <- {0, 9}, 5 <- {}, 6 <- {5}.
+	g := &CSC{NumNodes: 10, Windowed: true, RowBase: 4, Indptr: []int64{0, 2, 2, 3}, Indices: []int64{0, 9, 5}}
+	require.NoError(t, g.Validate())
+	lo, hi := g.HeldRows()
+	assert.Equal(t, [2]int64{4, 7}, [2]int64{lo, hi})
+	for v, want := range map[int64][2]int64{0: {0, 0}, 3: {0, 0}, 4: {0, 2}, 5: {2, 2}, 6: {2, 3}, 7: {0, 0}, 9: {0, 0}, -1: {0, 0}, 10: {0, 0}} {
+		a, b := g.Span(v)
+		assert.Equal(t, want, [2]int64{a, b}, "node %d", v)
+		assert.Equal(t, want[1]-want[0], g.InDegree(v), "node %d", v)
+	}
+	c := g.Compact()
+	require.NoError(t, c.Validate())
+	assert.True(t, c.Windowed)
+	assert.Equal(t, int64(4), c.RowBase)
+	assert.Equal(t, c.RowBase, c.Wide().RowBase)
+
+	// An unwindowed graph: every row, RowBase 0.
+	full := &CSC{NumNodes: 3, Indptr: []int64{0, 1, 1, 2}, Indices: []int64{2, 0}}
+	require.NoError(t, full.Validate())
+	a, b := full.Span(2)
+	assert.Equal(t, [2]int64{1, 2}, [2]int64{a, b})
+
+	for name, bad := range map[string]struct {
+		g    *CSC
+		want string
+	}{
+		"past the nodes":  {&CSC{NumNodes: 5, Windowed: true, RowBase: 4, Indptr: []int64{0, 0, 0}}, "window of 2 rows from 4 is outside the 5 nodes"},
+		"negative base":   {&CSC{NumNodes: 5, Windowed: true, RowBase: -1, Indptr: []int64{0}}, "outside the 5 nodes"},
+		"no indptr":       {&CSC{NumNodes: 5, Windowed: true}, "outside the 5 nodes"},
+		"base unwindowed": {&CSC{NumNodes: 2, RowBase: 1, Indptr: []int64{0, 0, 0}}, "RowBase=1 on a graph that is not windowed"},
+		"source out":      {&CSC{NumNodes: 5, Windowed: true, RowBase: 1, Indptr: []int64{0, 1}, Indices: []int64{5}}, "indices[0]=5 is out of range [0, 5)"},
+		"compact source":  {&CSC{NumNodes: 5, Windowed: true, RowBase: 1, Indptr: []int64{0, 1}, Indices32: []int32{7}}, "indices[0]=7 is out of range [0, 5)"},
+		"end":             {&CSC{NumNodes: 5, Windowed: true, RowBase: 1, Indptr: []int64{0, 2}, Indices: []int64{1}}, "indptr[1]=2, want len(indices)=1"},
+	} {
+		assert.ErrorContains(t, bad.g.Validate(), bad.want, name)
+	}
+}

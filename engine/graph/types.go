@@ -213,7 +213,7 @@ func (t *Types) ValidateSpan(g *CSC, newToOld []int64, numEdges int64) error {
 			if mu.seen(v) {
 				return
 			}
-			if err := t.checkRow(g, v, orig, e); err != nil {
+			if err := t.checkRow(g, g.RowBase+v, orig, e); err != nil {
 				mu.set(v, err)
 				return
 			}
@@ -227,7 +227,8 @@ func (t *Types) checkRow(g *CSC, v int64, orig func(int64) int64, e int64) error
 	ov := orig(v)
 	dt := t.NodeType(ov)
 	prev := int32(-1)
-	for p := g.Indptr[v]; p < g.Indptr[v+1]; p++ {
+	a, b := g.Span(v)
+	for p := a; p < b; p++ {
 		id := g.EdgeID(p)
 		if id >= e {
 			return fmt.Errorf("graph: node %d has in-edge id %d, but a typed graph's edge ids must be below the number of edges %d (edge_offsets end there)", ov, id, e)

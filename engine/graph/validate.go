@@ -20,16 +20,48 @@ func (g *CSC) Validate() error {
 			return fmt.Errorf("graph: CSC has both Indices (%d entries) and Indices32 (%d entries); exactly one may hold the sources",
 				len(g.Indices), len(g.Indices32))
 		}
-		return validateCompressed("CSC", g.NumNodes, g.Indptr, g.Indices32, g.EdgeIDs, g.Weights)
+		if err := g.checkWindow(); err != nil {
+			return err
+		}
+		return validateCompressed("CSC", g.NumNodes, g.rows(), g.Indptr, g.Indices32, g.EdgeIDs, g.Weights)
 	}
-	return validateCompressed("CSC", g.NumNodes, g.Indptr, g.Indices, g.EdgeIDs, g.Weights)
+	if err := g.checkWindow(); err != nil {
+		return err
+	}
+	return validateCompressed("CSC", g.NumNodes, g.rows(), g.Indptr, g.Indices, g.EdgeIDs, g.Weights)
+}
+
+// rows returns the number of rows Indptr must hold: NumNodes, or for a
+// windowed graph the rows it has (checkWindow bounds them).
+func (g *CSC) rows() int64 {
+	if g.Windowed && len(g.Indptr) > 0 {
+		return int64(len(g.Indptr)) - 1
+	}
+	return g.NumNodes
+}
+
+// checkWindow checks a windowed graph's rows lie among its nodes (and
+// that an unwindowed one has RowBase 0).
+func (g *CSC) checkWindow() error {
+	if !g.Windowed {
+		if g.RowBase != 0 {
+			return fmt.Errorf("graph: CSC RowBase=%d on a graph that is not windowed (want 0)", g.RowBase)
+		}
+		return nil
+	}
+	if len(g.Indptr) == 0 || g.RowBase < 0 || g.RowBase+int64(len(g.Indptr))-1 > g.NumNodes {
+		return fmt.Errorf("graph: CSC window of %d rows from %d is outside the %d nodes (want 0 <= RowBase, RowBase+len(Indptr)-1 <= NumNodes)",
+			len(g.Indptr)-1, g.RowBase, g.NumNodes)
+	}
+	return nil
 }
 
 // validateCompressed checks a compressed adjacency (CSC or CSR, named by
-// kind in the messages) with n rows and indices of either width.
-func validateCompressed[I int32 | int64](kind string, n int64, indptr []int64, indices []I, edgeIDs []int64, weights []float32) error {
-	if n < 0 {
-		return fmt.Errorf("graph: %s NumNodes=%d is negative", kind, n)
+// kind in the messages) with ids in [0, ids), n rows (ids unless windowed)
+// and indices of either width.
+func validateCompressed[I int32 | int64](kind string, ids, n int64, indptr []int64, indices []I, edgeIDs []int64, weights []float32) error {
+	if ids < 0 {
+		return fmt.Errorf("graph: %s NumNodes=%d is negative", kind, ids)
 	}
 	if int64(len(indptr))-1 != n {
 		return fmt.Errorf("graph: %s len(indptr)=%d, want NumNodes+1=%d", kind, len(indptr), n+1)
@@ -68,8 +100,8 @@ func validateCompressed[I int32 | int64](kind string, n int64, indptr []int64, i
 	errs = make([]error, k)
 	par.Chunks(e, k, func(c int, lo, hi int64) {
 		for i, x := range indices[lo:hi] {
-			if uint64(int64(x)) >= uint64(n) {
-				errs[c] = fmt.Errorf("graph: %s indices[%d]=%d is out of range [0, %d)", kind, lo+int64(i), x, n)
+			if uint64(int64(x)) >= uint64(ids) {
+				errs[c] = fmt.Errorf("graph: %s indices[%d]=%d is out of range [0, %d)", kind, lo+int64(i), x, ids)
 				return
 			}
 		}

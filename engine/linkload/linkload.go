@@ -739,7 +739,8 @@ func (a relAdjacency) HasEdge(u, v int64) bool {
 	if m := a.oldToNew; m != nil {
 		u, v = m[u], m[v]
 	}
-	for pos := a.g.Indptr[v]; pos < a.g.Indptr[v+1]; pos++ {
+	posLo, posHi := a.g.Span(v)
+	for pos := posLo; pos < posHi; pos++ {
 		if a.g.Source(pos) == u && a.types.Relation(a.g.EdgeID(pos)) == a.rel {
 			return true
 		}

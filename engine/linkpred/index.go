@@ -55,7 +55,7 @@ func NewEdgeIndex(g *graph.CSC, threads int) (*EdgeIndex, error) {
 	if g == nil {
 		return nil, fmt.Errorf("linkpred: NewEdgeIndex: graph is nil")
 	}
-	if int64(len(g.Indptr)) != g.NumNodes+1 {
+	if int64(len(g.Indptr)) != g.NumNodes+1 && !g.Windowed { // a windowed graph holds its window's rows
 		return nil, fmt.Errorf("linkpred: NewEdgeIndex: graph has %d row pointers for %d nodes", len(g.Indptr), g.NumNodes)
 	}
 	return &EdgeIndex{g: g, threads: threads}, nil
@@ -140,8 +140,8 @@ func (x *EdgeIndex) position(id int64) int64 {
 // rowOf returns the destination (CSC row) that holds position p.
 func (x *EdgeIndex) rowOf(p int64) int64 {
 	ip := x.g.Indptr
-	n := int(x.g.NumNodes)
-	return int64(sort.Search(n, func(v int) bool { return ip[v+1] > p }))
+	n := len(ip) - 1 // the rows held, from RowBase
+	return x.g.RowBase + int64(sort.Search(n, func(v int) bool { return ip[v+1] > p }))
 }
 
 // buildPositions inverts g.EdgeIDs: densely when the ids are about as many
@@ -225,7 +225,7 @@ func (x *EdgeIndex) HasEdge(u, v int64) bool {
 		return false
 	}
 	x.adjOnce.Do(x.buildSorted)
-	lo, hi := g.Indptr[v], g.Indptr[v+1]
+	lo, hi := g.Span(v)
 	switch {
 	case x.sorted32 != nil:
 		return inRow(x.sorted32[lo:hi], int32(u))
@@ -256,7 +256,7 @@ func inRow[I int32 | int64](row []I, u I) bool {
 // builds sorted per-row copies in g's storage width.
 func (x *EdgeIndex) buildSorted() {
 	g := x.g
-	n := int(g.NumNodes)
+	n := len(g.Indptr) - 1 // the rows held (a windowed graph's window)
 	var unsorted atomic.Bool
 	parallelFor(n, x.threads, func(lo, hi int) {
 		for v := lo; v < hi && !unsorted.Load(); v++ {

@@ -32,6 +32,8 @@ func (m Method) String() string {
 		return "random"
 	case Given:
 		return "given"
+	case LDG:
+		return "ldg"
 	}
 	return fmt.Sprintf("method(%d)", int(m))
 }
@@ -79,6 +81,7 @@ func build(g *graph.CSC, opt Options) (*Partitioned, error) {
 	}
 
 	var assign []int64
+	var err error
 	switch opt.Method {
 	case Range:
 		offsets := make([]int64, p+1)
@@ -86,8 +89,10 @@ func build(g *graph.CSC, opt Options) (*Partitioned, error) {
 			offsets[i] = mulDiv(int64(i), n, p)
 		}
 		return &Partitioned{Graph: g.Compact(), Offsets: offsets}, nil
-	case Random:
-		assign = randomAssignment(n, p, opt.Seed)
+	case Random, LDG:
+		if assign, err = Assignment(g, opt); err != nil {
+			return nil, err
+		}
 	case Given:
 		if opt.NumPatches == 0 {
 			return nil, errors.New("partition: NumPatches must be set (>= 1) for the Given method")

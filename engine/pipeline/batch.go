@@ -255,7 +255,8 @@ func InducedEdgeList(g *graph.CSC, internal []int64) (src, dst, ids []int64, err
 		local[v] = int64(i)
 	}
 	for j, v := range internal {
-		for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
+		posLo, posHi := g.Span(v)
+		for pos := posLo; pos < posHi; pos++ {
 			if i, ok := local[g.Source(pos)]; ok {
 				src, dst, ids = append(src, i), append(dst, int64(j)), append(ids, g.EdgeID(pos))
 			}

@@ -30,10 +30,10 @@ type Part struct {
 	// GlobalIDs maps local node -> original node; GlobalEIDs local edge id
 	// -> original edge id.
 	GlobalIDs, GlobalEIDs []int64
-	// Assignment is the rank of every original node (DST/assignment.npy),
-	// read for the dsp and hybrid layouts only (nil for self-reliant): it
-	// is what numbers the nodes of the other ranks' patches.
-	Assignment []int64
+	// Relabel is the relabelling of the dsp and hybrid layouts (nil for
+	// self-reliant): the ranks' ranges of new ids, the new id of each
+	// local node, and the whole maps mapped from disk (relabelled.go).
+	Relabel *Relabel
 	// OwnedFeat is feat.npy, the feature rows of the owned nodes (dsp and
 	// hybrid), memory-mapped until Close; nil when the source had none.
 	OwnedFeat *fileformat.NPY
@@ -58,6 +58,9 @@ func (p *Part) Close() error {
 	for _, a := range p.NodeArrays {
 		err = errors.Join(err, a.Close())
 	}
+	if p.Relabel != nil {
+		err = errors.Join(err, p.Relabel.Close())
+	}
 	if p.Data != nil {
 		err = errors.Join(err, p.Data.Close())
 	}
@@ -66,7 +69,9 @@ func (p *Part) Close() error {
 
 // OpenPart opens DST/part-<rank> of a partitioned dataset: partition.json,
 // the rank's folder (a dataset, opened with opt), its id maps and owned
-// features, and for the dsp and hybrid layouts DST/assignment.npy. Sizes
+// features, and for the dsp and hybrid layouts the relabelling (its
+// new_ids.npy; DST/new_to_old.npy and old_to_new.npy mapped, never read
+// whole into memory; DST/assignment.npy is not read). Sizes
 // (and with opt.VerifyChecksums the checksums) of every file are compared
 // with those partition.json records, and every id is checked against the
 // counts it records, so that a folder of another run, a damaged file or a
@@ -89,7 +94,7 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 		return nil, fmt.Errorf("dataset: %s: format %q, want %q", metaPath, m.Format, PartFormat)
 	}
 	if m.Version != PartVersion {
-		return nil, fmt.Errorf("dataset: %s: version %d is not supported (want %d)", metaPath, m.Version, PartVersion)
+		return nil, fmt.Errorf("dataset: %s: version %d is not supported (want %d; partition the dataset again)", metaPath, m.Version, PartVersion)
 	}
 	if m.Parts < 1 || m.Parts > MaxParts || len(m.Ranks) != m.Parts {
 		return nil, fmt.Errorf("dataset: %s: parts = %d with %d ranks described (want parts 1 to %d, one entry per rank)", metaPath, m.Parts, len(m.Ranks), MaxParts)
@@ -155,22 +160,8 @@ func OpenPart(dst string, rank int, opt dataset.OpenOptions) (*Part, error) {
 		ok = true
 		return p, nil
 	}
-	if p.Assignment, err = readIDs(dst, PartAssignmentFile, m.Files, m.NumNodes, int64(m.Parts)); err != nil {
+	if err := p.openRelabel(dst, dir, opt); err != nil {
 		return nil, err
-	}
-	counts := make([]int64, m.Parts)
-	for _, r := range p.Assignment {
-		counts[r]++
-	}
-	for r, c := range counts {
-		if c != m.Ranks[r].NumOwned {
-			return nil, fmt.Errorf("dataset: %s assigns %d nodes to rank %d, %s says it owns %d", PartAssignmentFile, c, r, PartMetaFile, m.Ranks[r].NumOwned)
-		}
-	}
-	for i, v := range owned {
-		if p.Assignment[v] != int64(rank) {
-			return nil, fmt.Errorf("dataset: %s/%s: owned node %d (local %d) is assigned to rank %d", dir, GlobalIDsFile, v, i, p.Assignment[v])
-		}
 	}
 	if info.FeatureFile == OwnedFeatFile {
 		path, err := fileio.Confine(dir, "owned features", OwnedFeatFile)

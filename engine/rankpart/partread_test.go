@@ -10,6 +10,8 @@ import (
 
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/errs"
+	"github.com/graphferry/graphferry/engine/fileformat"
+	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/partition"
 )
 
@@ -34,14 +36,26 @@ func TestOpenPartReadsOneFolder(t *testing.T) {
 		require.Equal(t, p.Info.NumNodes, int64(len(p.GlobalIDs)))
 		require.Equal(t, p.Info.NumEdges, int64(len(p.GlobalEIDs)))
 		if layout == LayoutSelfReliant {
-			require.Nil(t, p.Assignment)
+			require.Nil(t, p.Relabel)
 			require.Nil(t, p.OwnedFeat)
 		} else {
-			require.Len(t, p.Assignment, 60)
+			// The assignment is not read: the rank's range and the maps
+			// say who owns what.
+			assign, err := fileformat.ReadNPY(filepath.Join(dst, PartAssignmentFile))
+			require.NoError(t, err)
+			r := p.Relabel
+			require.Len(t, r.Offsets, 4)
 			require.Equal(t, p.Info.NumOwned, p.OwnedFeat.Shape[0])
-			for _, v := range p.GlobalIDs[:p.Info.NumOwned] {
-				require.Equal(t, int64(1), p.Assignment[v])
+			newToOld, oldToNew := r.Maps()
+			for i, v := range p.GlobalIDs[:p.Info.NumOwned] {
+				require.Equal(t, int64(1), mem.Int64s(assign.Data)[v])
+				require.Equal(t, r.Offsets[1]+int64(i), r.NewIDs[i])
+				require.Equal(t, v, newToOld[r.NewIDs[i]])
 			}
+			for l, v := range p.GlobalIDs {
+				require.Equal(t, r.NewIDs[l], oldToNew[v])
+			}
+			require.NoError(t, assign.Close())
 		}
 		require.NoError(t, p.Close())
 		require.NoError(t, p.Close())

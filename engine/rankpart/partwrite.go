@@ -23,8 +23,10 @@ import (
 const (
 	// PartFormat is the "format" value of partition.json.
 	PartFormat = "graphferry-partition"
-	// PartVersion is the partition layout version this package writes.
-	PartVersion = 1
+	// PartVersion is the partition layout version this package writes
+	// (2: the relabelling files below; version 1's dsp and hybrid ranks
+	// read the whole assignment).
+	PartVersion = 2
 
 	PartMetaFile       = "partition.json"
 	PartAssignmentFile = "assignment.npy"
@@ -33,6 +35,17 @@ const (
 	// OwnedFeatFile holds, in the dsp and hybrid layouts, the feature rows
 	// of the rank's owned nodes only (local ids [0, num_owned)).
 	OwnedFeatFile = "feat.npy"
+	// The relabelling of the dsp and hybrid layouts: rank r owns the new
+	// ids [offsets[r], offsets[r+1]) (offsets: the ranks' num_owned summed;
+	// increasing original id within a rank), so that a node's owner is a
+	// lookup in P boundaries. NewIDsFile (in each rank's folder) holds the
+	// new id of every local node; DST/NewToOldFile and DST/OldToNewFile
+	// the whole permutation both ways, which a rank maps from disk for the
+	// moments it needs an original id (a batch's nodes, seeds) instead of
+	// holding it.
+	NewIDsFile   = "new_ids.npy"
+	NewToOldFile = "new_to_old.npy"
+	OldToNewFile = "old_to_new.npy"
 )
 
 // Layout says what each rank's folder holds.
@@ -71,7 +84,9 @@ func (l Layout) String() string {
 // PartitionOptions controls NewPartitioner.
 type PartitionOptions struct {
 	// Method assigns nodes to ranks: partition.Range, partition.Random
-	// (from Seed) or partition.Given (Assignment, e.g. from METIS).
+	// (from Seed), partition.LDG (streaming, for graphs larger than the
+	// memory given: see MemoryLimit) or partition.Given (Assignment, e.g.
+	// from METIS).
 	Method partition.Method
 	// MethodName is recorded in partition.json (empty: Method's name).
 	MethodName string
@@ -88,6 +103,21 @@ type PartitionOptions struct {
 	// Progress, if set, is called by Partition after each rank's folder
 	// is written, with the number written and Parts.
 	Progress func(done, total int)
+	// MemoryLimit, when > 0, is the memory Partition may use, in bytes: it
+	// is refused up front when the assignment and the id lists alone
+	// would not fit (PartitionMemory), and half of it is the Go heap's
+	// soft limit (runtime/debug.SetMemoryLimit) while Partition runs, so
+	// that the collector keeps the heap under it and leaves the rest to
+	// the page cache of the mapped source and the files written (finished
+	// rank folders leave the cache). The kernel's limit (a cgroup) is the
+	// caller's.
+	MemoryLimit int64
+	// Resume goes on with the partition a run interrupted in dst left
+	// (Partition records every rank folder it finished in
+	// DST/partition.progress.json): the ranks it finished, with the same
+	// options and assignment, are kept, the others written. Without it
+	// (or when nothing matches) every rank is written.
+	Resume bool
 	// Context, when set, stops Partition early when it is done: checked
 	// before each rank's folder and before partition.json; what the call
 	// wrote is then removed (its rank folders and assignment.npy), and
@@ -173,6 +203,7 @@ type Partitioner struct {
 	types  *fileformat.Types // nil: untyped
 	assign []int64           // rank of each source node
 	owned  [][]int64         // owned global ids per rank, increasing
+	newID  []int64           // new id of each source node (relabelled.go)
 	meta   PartMeta
 	done   []bool
 }
@@ -229,6 +260,7 @@ func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, e
 	for v, r := range assign {
 		p.owned[r] = append(p.owned[r], int64(v))
 	}
+	p.newID = newIDs(p.owned, g.NumNodes)
 	cut := edgeCut(g, assign)
 	cuts := map[string]int64{name: cut}
 	for _, m := range []partition.Method{partition.Range, partition.Random} {
@@ -256,28 +288,14 @@ func NewPartitioner(src *dataset.Dataset, opt PartitionOptions) (*Partitioner, e
 // zero).
 func (p *Partitioner) Meta() PartMeta { return p.meta }
 
-// assignment returns the rank of every node of g under method, reusing
-// engine/partition's assignment (its renumbering says which nodes each
-// patch owns).
+// assignment returns the rank of every node of g under method
+// (partition.Assignment: no renumbered copy of g is made).
 func assignment(g *graph.CSC, method partition.Method, parts int, seed uint64, given []int64) ([]int64, error) {
-	pt, err := partition.Build(g, partition.Options{Method: method, NumPatches: parts, Seed: seed, Assignment: given})
+	a, err := partition.Assignment(g, partition.Options{Method: method, NumPatches: parts, Seed: seed, Assignment: given})
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}
-	if method == partition.Given {
-		return given, nil
-	}
-	assign := make([]int64, g.NumNodes)
-	for r := range pt.NumPatches() {
-		for i := pt.Offsets[r]; i < pt.Offsets[r+1]; i++ {
-			v := i
-			if pt.NewToOld != nil {
-				v = pt.NewToOld[i]
-			}
-			assign[v] = int64(r)
-		}
-	}
-	return assign, nil
+	return a, nil
 }
 
 // edgeCut counts the edges of g whose endpoints lie on different ranks.
@@ -317,16 +335,16 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	expand := func(v int64) bool { return isOwned(v) }
 	switch p.opt.Layout {
 	case LayoutDSP:
-		seen := make([]bool, g.NumNodes)
+		// The halo, sorted and unique: O(the rank's edges), not O(N).
 		for _, v := range owned {
 			for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
-				if u := g.Source(pos); !isOwned(u) && !seen[u] {
-					seen[u] = true
+				if u := g.Source(pos); !isOwned(u) {
 					others = append(others, u)
 				}
 			}
 		}
 		slices.Sort(others)
+		others = slices.Compact(others)
 	case LayoutHybrid:
 		for v := range g.NumNodes {
 			if !isOwned(v) {
@@ -345,19 +363,34 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 		expand = func(v int64) bool { return depth[v] >= 0 && depth[v] < hops }
 	}
 	nodes := append(slices.Clone(owned), others...)
-	// local[v] is the local id of source node v (read only for nodes the
-	// rank holds: every source of a kept edge is one of them).
-	local := make([]int64, g.NumNodes)
-	for i, v := range nodes {
-		local[v] = int64(i)
+	// local(v) is the local id of source node v, a search of the owned
+	// then the other nodes (both increasing), called only for nodes the
+	// rank holds (every source of a kept edge is one of them).
+	local := func(v int64) int64 {
+		if i, ok := slices.BinarySearch(owned, v); ok {
+			return int64(i)
+		}
+		i, _ := slices.BinarySearch(others, v)
+		return int64(len(owned) + i)
 	}
 
 	lg := &graph.CSC{NumNodes: int64(len(nodes)), Indptr: make([]int64, len(nodes)+1)}
-	var eids []int64
+	// Sized up front: a rank's edges are the most it holds while writing.
+	var kept int64
+	for _, v := range nodes {
+		if expand(v) {
+			kept += g.Indptr[v+1] - g.Indptr[v]
+		}
+	}
+	lg.Indices = make([]int64, 0, kept)
+	eids := make([]int64, 0, kept)
+	if g.Weights != nil {
+		lg.Weights = make([]float32, 0, kept)
+	}
 	for i, v := range nodes {
 		if expand(v) {
 			for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
-				lg.Indices = append(lg.Indices, local[g.Source(pos)])
+				lg.Indices = append(lg.Indices, local(g.Source(pos)))
 				eids = append(eids, g.EdgeID(pos))
 				if g.Weights != nil {
 					lg.Weights = append(lg.Weights, g.Weights[pos])
@@ -424,6 +457,11 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 		GlobalIDsFile:  int64Tensor(nodes),
 		GlobalEIDsFile: int64Tensor(eids),
 	}
+	if p.relabelled() {
+		extra[NewIDsFile] = int64Tensor(gatherIDs(p.newID, nodes))
+	} else if err := os.Remove(filepath.Join(dir, NewIDsFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("dataset: %w", err)
+	}
 	if ownedFeat != nil {
 		extra[OwnedFeatFile] = *ownedFeat
 	} else if err := os.Remove(filepath.Join(dir, OwnedFeatFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -438,7 +476,7 @@ func (p *Partitioner) WritePart(dst string, rank int) error {
 	if err != nil {
 		return err
 	}
-	files, err := sumFiles(dir, append(append(datasetFiles(dir), GlobalIDsFile, GlobalEIDsFile, OwnedFeatFile), typedFiles...))
+	files, err := sumFiles(dir, append(append(datasetFiles(dir), GlobalIDsFile, GlobalEIDsFile, OwnedFeatFile, NewIDsFile), typedFiles...))
 	if err != nil {
 		return err
 	}
@@ -516,7 +554,11 @@ func (p *Partitioner) WriteMeta(dst string) error {
 	if err := fileformat.WriteNPY(filepath.Join(dst, PartAssignmentFile), int64Tensor(p.assign)); err != nil {
 		return err
 	}
-	files, err := sumFiles(dst, []string{PartAssignmentFile})
+	maps, err := p.writeRelabel(dst)
+	if err != nil {
+		return err
+	}
+	files, err := sumFiles(dst, append([]string{PartAssignmentFile}, maps...))
 	if err != nil {
 		return err
 	}
@@ -532,23 +574,37 @@ func (p *Partitioner) WriteMeta(dst string) error {
 	return fileio.WriteFile(filepath.Join(dst, PartMetaFile), append(js, '\n'))
 }
 
-// Partition writes src partitioned into dst (see Partitioner) in one call.
-// dst must be empty or new, and neither src's folder (Dataset.Dir), inside
-// it nor above it, unless opt.Overwrite.
+// Partition writes src partitioned into dst (see Partitioner) in one call:
+// rank folders one after the other, each recorded in DST's progress file
+// as it is done (resume.go), so that with opt.Resume a run interrupted
+// (killed, out of memory) goes on where it stopped; opt.MemoryLimit bounds
+// the heap meanwhile. dst must be empty or new, and neither src's folder
+// (Dataset.Dir), inside it nor above it, unless opt.Overwrite, or
+// opt.Resume and it holds an interrupted partition's progress file.
 func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta, error) {
+	restore, err := limitMemory(src, opt)
+	if err != nil {
+		return PartMeta{}, err
+	}
+	defer restore()
 	p, err := NewPartitioner(src, opt)
 	if err != nil {
 		return PartMeta{}, err
 	}
-	var sources []string
-	if dir := src.Dir(); dir != "" {
-		sources = []string{dir}
+	if _, err := os.Stat(filepath.Join(dst, progressFile)); !opt.Resume || err != nil {
+		var sources []string
+		if dir := src.Dir(); dir != "" {
+			sources = []string{dir}
+		}
+		ready, err := fileio.PrepareOutput(dst, fileio.Output{Tool: "partition", Sources: sources, Overwrite: opt.Overwrite, Owns: owns})
+		if err != nil {
+			return PartMeta{}, err
+		}
+		if err := ready(); err != nil {
+			return PartMeta{}, err
+		}
 	}
-	ready, err := fileio.PrepareOutput(dst, fileio.Output{Tool: "partition", Sources: sources, Overwrite: opt.Overwrite, Owns: owns})
-	if err != nil {
-		return PartMeta{}, err
-	}
-	if err := ready(); err != nil {
+	if err := p.resume(dst); err != nil {
 		return PartMeta{}, err
 	}
 	stopped := func(written int) error {
@@ -559,13 +615,22 @@ func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta
 			os.RemoveAll(filepath.Join(dst, partDir(r)))
 		}
 		os.Remove(filepath.Join(dst, PartAssignmentFile))
+		os.Remove(filepath.Join(dst, NewToOldFile))
+		os.Remove(filepath.Join(dst, OldToNewFile))
+		os.Remove(filepath.Join(dst, progressFile))
 		return opt.Context.Err()
 	}
 	for r := range opt.Parts {
 		if err := stopped(r); err != nil {
 			return PartMeta{}, err
 		}
+		if p.done[r] { // written by the run this one resumes
+			continue
+		}
 		if err := p.WritePart(dst, r); err != nil {
+			return PartMeta{}, err
+		}
+		if err := p.saveProgress(dst, r); err != nil {
 			return PartMeta{}, err
 		}
 		if opt.Progress != nil {
@@ -578,6 +643,9 @@ func Partition(src *dataset.Dataset, dst string, opt PartitionOptions) (PartMeta
 	if err := p.WriteMeta(dst); err != nil {
 		return PartMeta{}, err
 	}
+	if err := os.Remove(filepath.Join(dst, progressFile)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return PartMeta{}, fmt.Errorf("dataset: %w", err)
+	}
 	return p.meta, nil
 }
 
@@ -589,7 +657,8 @@ func partDir(r int) string { return fmt.Sprintf("part-%d", r) }
 // part-<r> folder (of any r: an earlier run may have had more ranks).
 func owns(name string, isDir bool) bool {
 	if !isDir {
-		return name == PartMetaFile || name == PartAssignmentFile
+		return name == PartMetaFile || name == PartAssignmentFile || name == NewToOldFile || name == OldToNewFile ||
+			name == progressFile
 	}
 	var r int
 	n, err := fmt.Sscanf(name, "part-%d", &r)

@@ -439,7 +439,7 @@ func TestPartitionOutputFolder(t *testing.T) {
 		"source": {dir, "is the source folder"},
 		"inside": {filepath.Join(dir, "parts"), "is inside the source folder"},
 		"parent": {root, "holds the source folder"},
-		"used":   {dst, "holds a dataset or a partition (holds assignment.npy, part-0, part-1 and 1 more)"},
+		"used":   {dst, "holds a dataset or a partition (holds assignment.npy, new_to_old.npy, old_to_new.npy and 3 more)"},
 	} {
 		before, err := os.ReadDir(c.dst)
 		if !os.IsNotExist(err) {
@@ -464,7 +464,7 @@ func TestPartitionOutputFolder(t *testing.T) {
 	for _, e := range left {
 		names = append(names, e.Name())
 	}
-	require.Equal(t, []string{"README", PartAssignmentFile, "part-0", "part-1", PartMetaFile}, names)
+	require.Equal(t, []string{"README", PartAssignmentFile, NewToOldFile, OldToNewFile, "part-0", "part-1", PartMetaFile}, names)
 	openParts(t, dst)
 
 	// Overwrite into the source folder: the parts beside the dataset,
@@ -474,4 +474,73 @@ func TestPartitionOutputFolder(t *testing.T) {
 	again, err := dataset.OpenWith(dir, dataset.OpenOptions{VerifyChecksums: true})
 	require.NoError(t, err)
 	require.NoError(t, again.Close())
+}
+
+// TestPartitionResumes interrupts a streaming (LDG) partition after two of
+// its four rank folders (a panic in the progress callback, as a kill would
+// stop it after the progress file was written) and resumes it: the
+// finished folders are kept, the others written, and the result equals an
+// uninterrupted run's. A run with other options starts over.
+func TestPartitionResumes(t *testing.T) {
+	src := randomDataset(t, 80, 4)
+	opt := PartitionOptions{Method: partition.LDG, Parts: 4, Layout: LayoutDSP, MemoryLimit: 1 << 30}
+	whole := filepath.Join(t.TempDir(), "whole")
+	want, err := Partition(src, whole, opt)
+	require.NoError(t, err)
+	require.Equal(t, "ldg", want.Method)
+	require.NoFileExists(t, filepath.Join(whole, progressFile))
+
+	dst := filepath.Join(t.TempDir(), "parts")
+	stop := opt
+	stop.Progress = func(done, _ int) {
+		if done == 2 {
+			panic("interrupted")
+		}
+	}
+	require.PanicsWithValue(t, "interrupted", func() { Partition(src, dst, stop) })
+	require.FileExists(t, filepath.Join(dst, progressFile))
+	require.NoFileExists(t, filepath.Join(dst, PartMetaFile))
+
+	var written []int
+	again := opt
+	again.Resume = true
+	again.Progress = func(done, _ int) { written = append(written, done) }
+	got, err := Partition(src, dst, again)
+	require.NoError(t, err)
+	require.Equal(t, []int{3, 4}, written, "ranks 0 and 1 are kept")
+	require.Equal(t, want, got)
+	for _, name := range []string{PartMetaFile, PartAssignmentFile, NewToOldFile, OldToNewFile} {
+		a, err := os.ReadFile(filepath.Join(whole, name))
+		require.NoError(t, err)
+		b, err := os.ReadFile(filepath.Join(dst, name))
+		require.NoError(t, err)
+		require.Equal(t, a, b, name)
+	}
+	require.NoFileExists(t, filepath.Join(dst, progressFile))
+	for r := range 4 {
+		p, err := OpenPart(dst, r, dataset.OpenOptions{VerifyChecksums: true})
+		require.NoError(t, err)
+		require.NoError(t, p.Close())
+	}
+
+	// Interrupted again (over the finished partition: asked to overwrite),
+	// then resumed with another rank count: nothing matches, every rank is
+	// written.
+	stop.Overwrite = true
+	require.PanicsWithValue(t, "interrupted", func() { Partition(src, dst, stop) })
+	written = nil
+	other := again
+	other.Parts = 3
+	_, err = Partition(src, dst, other)
+	require.NoError(t, err)
+	require.Equal(t, []int{1, 2, 3}, written)
+
+	// A limit below what the assignment needs is refused up front.
+	small := opt
+	small.MemoryLimit = 100
+	_, err = Partition(src, filepath.Join(t.TempDir(), "small"), small)
+	require.ErrorContains(t, err, "memory limit of 100 bytes is below the 2560")
+	small.MemoryLimit = -1
+	_, err = Partition(src, filepath.Join(t.TempDir(), "small"), small)
+	require.ErrorContains(t, err, "memory limit = -1")
 }

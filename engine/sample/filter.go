@@ -302,7 +302,8 @@ func (s *call) timeAt(p int64) int64 {
 // effDegree returns the number of candidates in v's list.
 func (s *call) effDegree(v int64) int64 {
 	g := s.g
-	return s.candidatesIn(g.Indptr[v], g.Indptr[v+1], 0)
+	lo, hi := g.Span(v)
+	return s.candidatesIn(lo, hi, 0)
 }
 
 // candidatesIn returns the number of candidates at the positions [lo, hi)
@@ -356,7 +357,8 @@ func (s *call) totalWeight(v int64) float64 {
 	}
 	g := s.g
 	var t float64
-	for p := g.Indptr[v]; p < g.Indptr[v+1]; p++ {
+	lo, hi := g.Span(v)
+	for p := lo; p < hi; p++ {
 		if s.candidate(p) {
 			t += float64(g.Weights[p])
 		}
@@ -454,7 +456,8 @@ func searchPrefix(pre []float64, u float64) int {
 func (s *call) sampleFiltered(key, hop uint64, v int64, fanout int, nb, eb []int64, sc *filterScratch, scratch *[]uint64) {
 	g := s.g
 	st := streamState(s.seed, key, hop, uint64(s.orig(v)))
-	s.sampleSegment(st, g.Indptr[v], g.Indptr[v+1], fanout, 0, nb, eb, true, sc, scratch)
+	lo, hi := g.Span(v)
+	s.sampleSegment(st, lo, hi, fanout, 0, nb, eb, true, sc, scratch)
 }
 
 // sampleSegment samples the candidates among the positions [lo, hi) (a
@@ -645,7 +648,7 @@ type timePos struct{ t, i int64 }
 // has no candidate.
 func (s *call) chooseOne(v int64, r *rng.SplitMix64) int64 {
 	g := s.g
-	lo, hi := g.Indptr[v], g.Indptr[v+1]
+	lo, hi := g.Span(v)
 	if !s.filtered {
 		if hi == lo {
 			return -1

@@ -95,7 +95,8 @@ func (ib *inbox) gtaskOf(t, fanout int) gtask {
 func (s *call) generalTask(g gtask, hop int, bounds, nb, eb []int64, sc *filterScratch, scratch *[]uint64) int64 {
 	gr := s.g
 	if !s.typed {
-		return s.segmentTask(g, hop, gr.Indptr[g.v], gr.Indptr[g.v+1], g.f, -1, nb, eb, sc, scratch)
+		lo, hi := gr.Span(g.v)
+		return s.segmentTask(g, hop, lo, hi, g.f, -1, nb, eb, sc, scratch)
 	}
 	rels := s.relsByDst[s.types.NodeType(s.orig(g.v))]
 	if nb == nil {

@@ -44,7 +44,8 @@ func laborVariate(prefix, node uint64) float64 {
 func (s *call) laborTask(key uint64, hop int, v int64, fanout int, nb, eb []int64) int64 {
 	g := s.g
 	prefix := laborPrefix(s.seed, key, s.laborHop(hop))
-	return s.laborSegment(prefix, g.Indptr[v], g.Indptr[v+1], fanout, 0, nb, eb)
+	lo, hi := g.Span(v)
+	return s.laborSegment(prefix, lo, hi, fanout, 0, nb, eb)
 }
 
 // laborSegment is laborTask over the positions [lo, hi) (a whole list, or

@@ -38,7 +38,7 @@ func (s *call) nodeWeights() []float64 {
 			if s.filtered {
 				w[v] = s.totalWeight(int64(v))
 			} else {
-				w[v] = float64(s.g.Indptr[v+1] - s.g.Indptr[v])
+				w[v] = float64(s.g.InDegree(int64(v)))
 			}
 		}
 	})

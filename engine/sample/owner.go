@@ -67,7 +67,7 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 			for t := a; t < b; t++ {
 				j = inboxOf(in, j, t)
 				if v := in[j].tasks[t-in[j].base]; v >= lo && v < hi {
-					bounds[t*k], bounds[t*k+k-1] = g.Indptr[v], g.Indptr[v+1]
+					bounds[t*k], bounds[t*k+k-1] = g.Span(v)
 				}
 			}
 		}
@@ -83,8 +83,8 @@ func (s *call) sampleStage(ws *workspace, rank int, recv []mem.Buffer, hop, fano
 				badMu.Unlock()
 				return
 			}
-			base := g.Indptr[v]
-			f, deg := fanout, g.Indptr[v+1]-base
+			base, end := g.Span(v)
+			f, deg := fanout, end-base
 			if in[j].fans != nil {
 				c := in[j].fans[t-in[j].base]
 				if c == 0 || c < -1 || c > math.MaxInt32 {

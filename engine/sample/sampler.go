@@ -45,7 +45,7 @@ type shared struct {
 	g *graph.CSC
 
 	// dense selects the direct-indexed append-unique table (graphs with at
-	// most denseMaxNodes nodes) over the hash table.
+	// most denseMaxNodes nodes, all rows held) over the hash table.
 	dense bool
 
 	// types is the typed metadata (nil: untyped) and relsByDst[t] the
@@ -169,7 +169,9 @@ func NewRuntime(p *partition.Partitioned, c comm.Comm, opt RuntimeOptions) (*Run
 	if p.NewToOld != nil && int64(len(p.NewToOld)) != n {
 		return nil, fmt.Errorf("sample: len(partition.NewToOld) = %d (want NumNodes = %d, or nil)", len(p.NewToOld), n)
 	}
-	sh := &shared{p: p, g: p.Graph, dense: n <= denseMaxNodes}
+	// A windowed graph (a rank's range of a partition) takes the hash
+	// table: the dense one is an entry per node of the whole graph.
+	sh := &shared{p: p, g: p.Graph, dense: n <= denseMaxNodes && !p.Graph.Windowed}
 	if err := sh.setTyped(opt); err != nil {
 		return nil, err
 	}

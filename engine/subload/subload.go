@@ -363,7 +363,8 @@ func (sh *shared) edgeWeights() error {
 	for v := range g.NumNodes {
 		in := float64(g.InDegree(v))
 		dst := sh.orig(v)
-		for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
+		posLo, posHi := g.Span(v)
+		for pos := posLo; pos < posHi; pos++ {
 			id := g.EdgeID(pos)
 			if id < 0 || id >= e || sh.pos[id] >= 0 {
 				return fmt.Errorf("subload: edge id %d is out of range [0, %d) or repeated (edge draws need the ids 0..%d)", id, e, e-1)
@@ -390,7 +391,8 @@ func (sh *shared) reversedRuntime(threads int) (*sample.Runtime, error) {
 	g := sh.p.Graph
 	edges := make([]edge, 0, g.NumEdges())
 	for v := range g.NumNodes {
-		for pos := g.Indptr[v]; pos < g.Indptr[v+1]; pos++ {
+		posLo, posHi := g.Span(v)
+		for pos := posLo; pos < posHi; pos++ {
 			edges = append(edges, edge{src: sh.orig(v), dst: sh.orig(g.Source(pos)), eid: g.EdgeID(pos)})
 		}
 	}
@@ -629,7 +631,8 @@ func (s *Source) unmark(internal []int64) {
 func (s *Source) inducedMarked(internal []int64, base int64, edges []edge) ([]edge, error) {
 	g := s.sh.p.Graph
 	for j, v := range internal {
-		for p := g.Indptr[v]; p < g.Indptr[v+1]; p++ {
+		pLo, pHi := g.Span(v)
+		for p := pLo; p < pHi; p++ {
 			if i := s.local[g.Source(p)]; i >= 0 {
 				edges = append(edges, edge{base + int64(i), base + int64(j), g.EdgeID(p)})
 			}

@@ -242,8 +242,8 @@ def test_output_folder_refused_unless_asked(citeseer, tmp_path, capsys):
     assert main(args) == 1
     assert f"the output folder {used} is not empty (holds notes.txt)" in capsys.readouterr().err
     assert main([*args, "--overwrite"]) == 0
-    assert sorted(p.name for p in used.iterdir()) == [
-        "assignment.npy", "notes.txt", "part-0", "part-1", "partition.json"]  # fmt: skip
+    written = ["assignment.npy", "new_to_old.npy", "old_to_new.npy", "part-0", "part-1", "partition.json"]
+    assert sorted(p.name for p in used.iterdir()) == sorted([*written, "notes.txt"])
 
     # The dataset writers, through Python and the command line.
     with pytest.raises(graphferry.errors.InvalidArgumentError, match="holds a dataset or a partition"):
