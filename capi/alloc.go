@@ -42,8 +42,6 @@ func (a loaderAlloc) Alloc(n int) ([]byte, error) {
 
 func (a loaderAlloc) Free(b []byte) { cAlloc{}.Free(b) }
 
-var allocatorLayout = newLayout("gf_allocator", C.gf_allocator{})
-
 // hostAllocator reads the allocator of the loader options arg: the
 // library's memory when it is NULL, else a gf__host copy of the host's
 // struct (released by releaseLoaderAlloc, or by the caller when the loader

@@ -270,15 +270,6 @@ func (t cTransport) Recv(ctx context.Context, from int) ([]byte, error) {
 	return C.GoBytes(p, C.int(n)), nil
 }
 
-// commLayout accepts gf_comm's first layout (ending with recv), whose
-// timeout_ms reads as 0, 0.3.0's (ending with timeout_ms), whose
-// all_to_all_dl reads as NULL, and today's.
-var commLayout = func() *structLayout {
-	l := newLayout("gf_comm", C.gf_comm{})
-	l.min = unsafe.Offsetof(C.gf_comm{}.recv) + unsafe.Sizeof(C.gf_comm{}.recv)
-	return l
-}()
-
 // hostComm validates the caller's gf_comm and returns a comm.Host over it,
 // ordered by a CCC coordinator over its send and recv when it has them.
 func hostComm(c *C.gf_comm) (comm.Comm, error) {

@@ -18,16 +18,6 @@ import (
 	"github.com/graphferry/graphferry/engine/pipeline"
 )
 
-var (
-	edgeSamplerOptionsLayout = func() *structLayout {
-		l := newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{})
-		// The first layout ended with reverse_half; negative_flags came after.
-		l.min = unsafe.Offsetof(C.gf_edge_sampler_options{}.reverse_half) + unsafe.Sizeof(C.gf_edge_sampler_options{}.reverse_half)
-		return l
-	}()
-	edgeLoaderOptionsLayout = newLayout("gf_edge_loader_options", C.gf_edge_loader_options{})
-)
-
 // linkKey is the key under which a batch records that pair field f was
 // taken (layer -1: no gf_batch_take field has it).
 func linkKey(f int32) fieldKey { return fieldKey{field: f, layer: -1} }

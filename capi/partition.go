@@ -14,8 +14,6 @@ import (
 	"github.com/graphferry/graphferry/engine/rankpart"
 )
 
-var partitionOptionsLayout = newLayout("gf_partition_options", C.gf_partition_options{})
-
 // datasetPartitionOptions checks the C options and converts them; the assignment
 // is copied, so nothing of the caller's is kept after the call.
 func datasetPartitionOptions(p *C.gf_partition_options) (rankpart.PartitionOptions, error) {

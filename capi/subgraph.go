@@ -15,8 +15,6 @@ import (
 	"github.com/graphferry/graphferry/engine/subload"
 )
 
-var subgraphLoaderOptionsLayout = newLayout("gf_subgraph_loader_options", C.gf_subgraph_loader_options{})
-
 // ---------------------------------------------------------------------------
 // Induced subgraphs
 
