@@ -42,32 +42,13 @@ func (a loaderAlloc) Alloc(n int) ([]byte, error) {
 
 func (a loaderAlloc) Free(b []byte) { cAlloc{}.Free(b) }
 
-// hostAllocator reads the allocator of the loader options arg: the
-// library's memory when it is NULL, else a gf__host copy of the host's
-// struct (released by releaseLoaderAlloc, or by the caller when the loader
-// is not opened).
-func hostAllocator(o *C.gf_loader_options, arg string) (loaderAlloc, error) {
-	o, err := readOptions(o, arg, loaderOptionsLayout)
-	if err != nil || o == nil || o.allocator == nil {
-		return loaderAlloc{}, err
-	}
-	return readAllocator(o.allocator, arg+"->allocator")
-}
-
-// sampleAllocator reads gf_sample's options->allocator (see hostAllocator;
-// the caller releases it when the call returns: every block holds a
-// reference of its own).
-func sampleAllocator(o *C.gf_sample_options, arg string) (loaderAlloc, error) {
-	o, err := readOptions(o, arg, sampleOptionsLayout)
-	if err != nil || o == nil || o.allocator == nil {
-		return loaderAlloc{}, err
-	}
-	return readAllocator((*C.gf_allocator)(unsafe.Pointer(o.allocator)), arg+"->allocator")
-}
-
 // readAllocator copies the host's gf_allocator p (the argument arg) into a
-// gf__host, after checking it.
+// gf__host, after checking it; NULL is the library's memory. The caller
+// releases it when the loader is not opened (see releaseLoaderAlloc).
 func readAllocator(p *C.gf_allocator, arg string) (loaderAlloc, error) {
+	if p == nil {
+		return loaderAlloc{}, nil
+	}
 	a, err := readOptions(p, arg, allocatorLayout)
 	if err != nil {
 		return loaderAlloc{}, err
