@@ -23,6 +23,14 @@ import (
 // maxHops bounds the number of hops accepted from callers.
 const maxHops = 64
 
+// schemes are the engine's sampling schemes by their GF_SCHEME_* value: a
+// new scheme is one line here.
+var schemes = map[C.int32_t]sample.Scheme{
+	C.GF_SCHEME_NODE_WISE:  sample.NodeWise,
+	C.GF_SCHEME_LAYER_WISE: sample.LayerWise,
+	C.GF_SCHEME_LABOR:      sample.Labor,
+}
+
 // sampleConfig is one gf_sample_options, read and checked once: the
 // engine's request, the thread count (num_threads, which never changes a
 // sample), and gf_sample's own seed times and allocator (a loader takes
@@ -99,16 +107,11 @@ func sampleRequest(o *C.gf_sample_options, arg string) (sample.Request, int, err
 		return req, 0, errorf(gfEInval, "%s->frontier = %d (want GF_FRONTIER_ALL or GF_FRONTIER_NEW)", arg, int(o.frontier))
 	}
 	req.Seed = uint64(o.seed)
-	switch o.scheme {
-	case C.GF_SCHEME_NODE_WISE:
-		req.Scheme = sample.NodeWise
-	case C.GF_SCHEME_LAYER_WISE:
-		req.Scheme = sample.LayerWise
-	case C.GF_SCHEME_LABOR:
-		req.Scheme = sample.Labor
-	default:
-		return req, 0, errorf(gfEInval, "%s->scheme = %d (want GF_SCHEME_NODE_WISE, GF_SCHEME_LAYER_WISE or GF_SCHEME_LABOR)", arg, int(o.scheme))
+	scheme, ok := schemes[o.scheme]
+	if !ok {
+		return req, 0, errorf(gfEInval, "%s->scheme = %d (want a GF_SCHEME_* value: %v)", arg, int(o.scheme), schemes)
 	}
+	req.Scheme = scheme
 	req.LayerDependency = o.layer_dependency != 0
 	req.Disjoint = o.disjoint != 0
 	switch o.temporal {

@@ -5,6 +5,32 @@
  * This file is the authoritative reference for how the C interface behaves.
  * It is hand-written, C99, and depends on <stdint.h> and <stddef.h> only.
  *
+ * One source
+ * ----------
+ * This header is the specification of the C boundary; nothing else states
+ * it by hand. python/tools/cgen.py (`make gen`; `make lint` fails when what
+ * it would write differs from what is committed) reads it with dlpack.h and
+ * derives the rest: the Python package's ctypes bindings (structs,
+ * constants, prototypes, and the non-error statuses each function may
+ * return, read from its doc block's "Returns:"), libgraphferry's C shims
+ * that only forward to the engine (capi/boundary_gen.c), and the struct
+ * layouts it accepts (capi/boundary_gen.go). It also checks this header
+ * against the release headers kept in tests/c/abi/: their structs only grew
+ * at the end and their signatures are unchanged. So the declarations stay
+ * plain C the tool reads: one declaration per statement, an integer per
+ * #define, a doc block before each function; in a doc block, "never fails"
+ * marks an int that is a value, not a status, and "sets no message" a
+ * status returned without a gf_errmsg() message.
+ *
+ * Options grow as size-versioned structs (below), not as an options object
+ * set by name: the layouts are already promised across releases, a zeroed
+ * struct is every default, and a field is typed and checked by the
+ * compiler and, through the derived bindings, by Python. A new option is
+ * one field appended to its struct here (with its comment), the engine's
+ * field it sets, and the one line of capi's reader of that struct that
+ * converts it; once a struct's layout has shipped, a new field goes after an
+ * "an earlier layout ends here" mark at the old end.
+ *
  * Overview
  * --------
  * A gf_graph holds a graph's topology (CSC of in-neighbours: row v lists the
@@ -51,6 +77,9 @@
  *   read and the ones added since take their zero value, which is always
  *   their default. graphferry never reads past struct_size bytes. Any other
  *   struct_size is GF_EINVAL, with a message giving the accepted range.
+ *   A comment "-- an earlier layout ends here --" in a struct marks where
+ *   an older header's layout ended: a struct_size equal to that layout's
+ *   sizeof reads the fields before the mark only (never its padding).
  * - Tensors are DLPack's (dlpack.h, shipped beside this header: DLPack 1.1).
  *   Input tensors are described with DLTensor. Unless a function says
  *   otherwise they are borrowed for the duration of the call and copied.
