@@ -2,192 +2,28 @@
 
 package main
 
-/*
-#include "graphferry.h"
-
-// The earlier layouts the header marks in each struct that starts with
-// struct_size, oldest first: cgo computes their sizes and field ends.
-typedef struct {
-  uint32_t struct_size;
-  int32_t num_patches;
-  int32_t partition;
-  uint32_t reserved;
-  uint64_t seed;
-  const DLTensor *assignment;
-  int64_t num_nodes;
-  uint32_t flags;
-} gf__graph_options_1;
-typedef struct {
-  uint32_t struct_size;
-  int32_t num_hops;
-  const int32_t *fanouts;
-  int32_t replace;
-  int32_t frontier;
-  uint64_t seed;
-  int32_t num_threads;
-} gf__sample_options_1;
-typedef struct {
-  uint32_t struct_size;
-  int32_t num_hops;
-  const int32_t *fanouts;
-  int32_t replace;
-  int32_t frontier;
-  uint64_t seed;
-  int32_t num_threads;
-  int32_t scheme;
-  int32_t biased;
-  int32_t layer_without_replacement;
-  const DLTensor *exclude_edges;
-} gf__sample_options_2;
-typedef struct {
-  uint32_t struct_size;
-  int32_t num_hops;
-  const int32_t *fanouts;
-  int32_t replace;
-  int32_t frontier;
-  uint64_t seed;
-  int32_t num_threads;
-  int32_t scheme;
-  int32_t biased;
-  int32_t layer_without_replacement;
-  const DLTensor *exclude_edges;
-  int32_t layer_dependency;
-} gf__sample_options_3;
-typedef struct {
-  uint32_t struct_size;
-  int32_t num_hops;
-  const int32_t *fanouts;
-  int32_t replace;
-  int32_t frontier;
-  uint64_t seed;
-  int32_t num_threads;
-  int32_t scheme;
-  int32_t biased;
-  int32_t layer_without_replacement;
-  const DLTensor *exclude_edges;
-  int32_t layer_dependency;
-  int32_t num_relations;
-  const int32_t *relation_fanouts;
-  int32_t disjoint;
-  int32_t temporal;
-  int32_t temporal_strategy;
-  const DLTensor *seed_times;
-} gf__sample_options_4;
-typedef struct {
-  uint32_t struct_size;
-  const gf_sample_options *sample;
-  int64_t batch_size;
-  int32_t shuffle;
-  int32_t drop_last;
-  uint64_t shuffle_seed;
-  int32_t queue_capacity;
-  int32_t num_feature_names;
-  const char *const *feature_names;
-  int32_t num_label_names;
-  const char *const *label_names;
-} gf__loader_options_1;
-typedef struct {
-  uint32_t struct_size;
-  const gf_sample_options *sample;
-  int64_t batch_size;
-  int32_t shuffle;
-  int32_t drop_last;
-  uint64_t shuffle_seed;
-  int32_t queue_capacity;
-  int32_t num_feature_names;
-  const char *const *feature_names;
-  int32_t num_label_names;
-  const char *const *label_names;
-  const DLTensor *seed_times;
-} gf__loader_options_2;
-typedef struct {
-  uint32_t struct_size;
-  const gf_sample_options *sample;
-  int64_t batch_size;
-  int32_t shuffle;
-  int32_t drop_last;
-  uint64_t shuffle_seed;
-  int32_t queue_capacity;
-  int32_t num_feature_names;
-  const char *const *feature_names;
-  int32_t num_label_names;
-  const char *const *label_names;
-  const DLTensor *seed_times;
-  const gf_allocator *allocator;
-} gf__loader_options_3;
-typedef struct {
-  uint32_t struct_size;
-  int32_t workers;
-  uint64_t epoch;
-  int64_t epochs;
-  gf_loader_counters current;
-  gf_loader_counters total;
-} gf__loader_statistics_1;
-typedef struct {
-  uint32_t struct_size;
-  const gf_sample_options *sample;
-  int32_t mode;
-  int32_t negative;
-  double amount;
-  int32_t exclude;
-  const DLTensor *reverse_eids;
-  int64_t reverse_half;
-} gf__edge_sampler_options_1;
-typedef struct {
-  uint32_t struct_size;
-  const gf_sample_options *sample;
-  int32_t mode;
-  int32_t negative;
-  double amount;
-  int32_t exclude;
-  const DLTensor *reverse_eids;
-  int64_t reverse_half;
-  uint32_t negative_flags;
-  const DLTensor *negative_weights;
-} gf__edge_sampler_options_2;
-typedef struct {
-  uint32_t struct_size;
-  int32_t rank;
-  int32_t size;
-  void *user;
-  int (*exchange_sizes)(void *user, const int64_t *send_sizes, int64_t *recv_sizes);
-  int (*all_to_all)(void *user, const void *const *send, const int64_t *send_sizes, void *const *recv, const int64_t *recv_sizes);
-  const char *(*errmsg)(void *user);
-  int (*send)(void *user, int32_t to, const void *msg, int64_t size);
-  int (*recv)(void *user, int32_t from, void *buf, int64_t capacity, int64_t *size);
-} gf__comm_1;
-typedef struct {
-  uint32_t struct_size;
-  int32_t rank;
-  int32_t size;
-  void *user;
-  int (*exchange_sizes)(void *user, const int64_t *send_sizes, int64_t *recv_sizes);
-  int (*all_to_all)(void *user, const void *const *send, const int64_t *send_sizes, void *const *recv, const int64_t *recv_sizes);
-  const char *(*errmsg)(void *user);
-  int (*send)(void *user, int32_t to, const void *msg, int64_t size);
-  int (*recv)(void *user, int32_t from, void *buf, int64_t capacity, int64_t *size);
-  int64_t timeout_ms;
-} gf__comm_2;
-*/
+// #include "graphferry.h"
 import "C"
 
-// The struct_size values each struct accepts (see structLayout).
+// The struct_size values each struct that starts with struct_size accepts
+// (see structLayout): its type, then how many fields each earlier layout
+// held, oldest first (the header's "an earlier layout ends here" marks).
 var (
-	graphOptionsLayout          = newLayout("gf_graph_options", C.gf_graph_options{}, C.gf__graph_options_1{})
+	graphOptionsLayout          = newLayout("gf_graph_options", C.gf_graph_options{}, 8)
 	memoryPlanLayout            = newLayout("gf_memory_plan", C.gf_memory_plan{})
-	sampleOptionsLayout         = newLayout("gf_sample_options", C.gf_sample_options{}, C.gf__sample_options_1{}, C.gf__sample_options_2{}, C.gf__sample_options_3{}, C.gf__sample_options_4{})
+	sampleOptionsLayout         = newLayout("gf_sample_options", C.gf_sample_options{}, 7, 11, 12, 18)
 	walkOptionsLayout           = newLayout("gf_walk_options", C.gf_walk_options{})
 	allocatorLayout             = newLayout("gf_allocator", C.gf_allocator{})
 	hostPoolOptionsLayout       = newLayout("gf_host_pool_options", C.gf_host_pool_options{})
 	hostPoolStatisticsLayout    = newLayout("gf_host_pool_statistics", C.gf_host_pool_statistics{})
-	loaderOptionsLayout         = newLayout("gf_loader_options", C.gf_loader_options{}, C.gf__loader_options_1{}, C.gf__loader_options_2{}, C.gf__loader_options_3{})
-	loaderStatisticsLayout      = newLayout("gf_loader_statistics", C.gf_loader_statistics{}, C.gf__loader_statistics_1{})
+	loaderOptionsLayout         = newLayout("gf_loader_options", C.gf_loader_options{}, 11, 12, 13)
+	loaderStatisticsLayout      = newLayout("gf_loader_statistics", C.gf_loader_statistics{}, 6)
 	cacheOptionsLayout          = newLayout("gf_cache_options", C.gf_cache_options{})
 	subgraphLoaderOptionsLayout = newLayout("gf_subgraph_loader_options", C.gf_subgraph_loader_options{})
 	batchCallbackLayout         = newLayout("gf_batch_callback", C.gf_batch_callback{})
-	edgeSamplerOptionsLayout    = newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{}, C.gf__edge_sampler_options_1{}, C.gf__edge_sampler_options_2{})
+	edgeSamplerOptionsLayout    = newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{}, 8, 10)
 	edgeLoaderOptionsLayout     = newLayout("gf_edge_loader_options", C.gf_edge_loader_options{})
-	commLayout                  = newLayout("gf_comm", C.gf_comm{}, C.gf__comm_1{}, C.gf__comm_2{})
+	commLayout                  = newLayout("gf_comm", C.gf_comm{}, 9, 10)
 	partInfoLayout              = newLayout("gf_part_info", C.gf_part_info{})
 	partitionOptionsLayout      = newLayout("gf_partition_options", C.gf_partition_options{})
 )

@@ -38,30 +38,40 @@ type structLayout struct {
 	firstSize uintptr
 }
 
-// fieldEnds lists the offset just past each named field of the C struct
-// type of v (cgo's padding fields, named _, are skipped).
-func fieldEnds(v any) []uintptr {
-	t := reflect.TypeOf(v)
-	var ends []uintptr
+// fields lists the named fields of the C struct type t (cgo's padding
+// fields, named _, are skipped).
+func fields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
 	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Name == "_" {
-			continue
+		if f := t.Field(i); f.Name != "_" {
+			out = append(out, f)
 		}
-		ends = append(ends, f.Offset+f.Type.Size())
 	}
-	return ends
+	return out
 }
 
 // newLayout describes the struct of type today (a C struct value) whose
-// earlier layouts, oldest first, are the struct values earlier.
-func newLayout(name string, today any, earlier ...any) *structLayout {
-	ends := fieldEnds(today)
-	l := &structLayout{name: name, size: reflect.TypeOf(today).Size(), ends: ends, older: map[uintptr]uintptr{}}
+// earlier layouts, oldest first, held its first earlier[i] fields (the
+// header marks them: boundary_gen.go). Fields are only appended, so an
+// earlier layout is a prefix of today's: its last field ends where today's
+// same field does, and its sizeof is that end rounded up to the largest
+// alignment of its fields, as C lays a struct out.
+func newLayout(name string, today any, earlier ...int) *structLayout {
+	t := reflect.TypeOf(today)
+	fs := fields(t)
+	ends := make([]uintptr, len(fs))
+	for i, f := range fs {
+		ends[i] = f.Offset + f.Type.Size()
+	}
+	l := &structLayout{name: name, size: t.Size(), ends: ends, older: map[uintptr]uintptr{}}
 	l.min, l.firstSize = ends[len(ends)-1], l.size
-	for i, e := range earlier {
-		eEnds := fieldEnds(e)
-		end, size := eEnds[len(eEnds)-1], reflect.TypeOf(e).Size()
+	for i, n := range earlier {
+		align := uintptr(1)
+		for _, f := range fs[:n] {
+			align = max(align, uintptr(f.Type.Align()))
+		}
+		end := ends[n-1]
+		size := (end + align - 1) / align * align
 		if i == 0 {
 			l.min, l.firstSize = end, size
 		}
