@@ -61,9 +61,15 @@ func readAllocator(p *C.gf_allocator, arg string) (loaderAlloc, error) {
 	case a.free == nil:
 		return loaderAlloc{}, errorf(gfEInval, "%s->free is NULL", arg)
 	}
-	var closed C.int
-	h := C.gf__host_new(*a, &closed) // by value: C never reads the Go copy (memcheck loses track of Go memory)
-	if closed != 0 {
+	// a by value and the flag in C memory: C never reads or writes Go memory
+	// (memcheck loses track of Go's stacks as the runtime moves them).
+	closed := (*C.int)(C.malloc(C.size_t(unsafe.Sizeof(C.int(0)))))
+	if closed == nil {
+		return loaderAlloc{}, errorf(gfENoMem, "out of memory copying %s", arg)
+	}
+	defer C.free(unsafe.Pointer(closed))
+	h := C.gf__host_new(*a, closed)
+	if *closed != 0 {
 		return loaderAlloc{}, errorf(gfEInval, "%s is a gf_host_pool's allocator whose pool was closed", arg)
 	}
 	if h == nil {
