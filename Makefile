@@ -18,7 +18,7 @@ GO_SRC     := $(shell find engine capi -name '*.go' -o -name '*.c' -o -name '*.h
 CXX        ?= g++
 PYTEST_ARGS ?=
 
-.PHONY: bench-subgraph bench-verify help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero bench-link clean
+.PHONY: bench-subgraph bench-verify gen help lib lib-cuda fakecuda venv demo stats test test-go test-nocgo test-big test-c test-py test-cgocheck test-cuda lint fmt-py fuzz bench bench-hetero bench-link clean
 
 help:
 	@echo "graphferry make targets:"
@@ -39,7 +39,7 @@ help:
 	@echo "                   info, a trained epoch, every documented example (downloads ~6 GB the first time)"
 	@echo "  make venv        create .venv with the pinned Python environment and graphferry installed (editable)"
 	@echo "  make test-go     go vet + go test -race ./... (-tags gftest: the capi tests and their helpers)"
-	@echo "  make test-abi    a C program built against the previous release's header (tests/c/abi/) runs on this library"
+	@echo "  make test-abi    a C program built against released headers (tests/c/abi/: 0.1.0, 0.3.0) runs on this library"
 	@echo "  make test-c      the header as C99 and C++, the C tests, the C soak, and the symbols of $(LIB) (exports, no test helpers)"
 	@echo "  make test-cgocheck  the C tests and the pytest tests marked boundary against a GOEXPERIMENT=cgocheck2 build"
 	@echo "  make test-valgrind  the C soak under valgrind memcheck (include/graphferry-valgrind.supp)"
@@ -49,7 +49,10 @@ help:
 	@echo "  make test-threads  gf_graph_close while other threads use the graph (C, a few seconds)"
 	@echo "  make test-comm   a host-provided communicator (gf_comm) over threads: ranks' batches = single-process (C)"
 	@echo "  make lint        ruff check + ruff format --check over python/, tests/python, examples, bench;"
-	@echo "                   the package's import graph (no cycle, no import inside a function)"
+	@echo "                   the package's import graph (no cycle, no import inside a function);"
+	@echo "                   the files derived from include/graphferry.h are as make gen writes them"
+	@echo "  make gen         write what include/graphferry.h, the C boundary's source, derives: the Python"
+	@echo "                   bindings, capi's layout tables and C shims (python/tools/cgen.py)"
 	@echo "  make venv-latest create .venv-latest: newest torch and torch_geometric, no DGL (python/requirements-latest.txt)"
 	@echo "  make test-py-latest  the core and PyG tests in .venv-latest (under a minute)"
 	@echo "  make fuzz        run each Go fuzz target for FUZZTIME (default 20s)"
@@ -229,17 +232,19 @@ build/cudatest/test_device_loader: tests/c/test_device_loader.c $(C_TEST_DEPS) $
 $(addprefix build/cgocheck2/,$(C_TESTS)): build/cgocheck2/%: tests/c/%.c $(C_TEST_DEPS) $(LIB_CHECK)
 	$(CC) $(C_TEST_CFLAGS) -o $@ $< -Lbuild/cgocheck2 -lgraphferry -Wl,-rpath,'$$ORIGIN'
 
-# The ABI promise against the previous release: tests/c/abi/abi_0_1_0.c is
+# The ABI promise against released headers: tests/c/abi/abi_0_1_0.c is
 # compiled against 0.1.0's header as released (tests/c/abi/0.1.0/, verbatim)
-# and run against this checkout's library: old option struct layouts read,
-# signatures and field numbers unchanged.
-ABI_PREV := 0.1.0
-build/abi_0_1_0: tests/c/abi/abi_0_1_0.c tests/c/abi/$(ABI_PREV)/graphferry.h tests/c/abi/$(ABI_PREV)/dlpack.h $(LIB)
-	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Itests/c/abi/$(ABI_PREV) -o $@ $< -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
+# and against 0.3.0's (tests/c/abi/0.3.0/), and each program runs against
+# this checkout's library: old option struct layouts read, signatures and
+# field numbers unchanged. (python/tools/cgen.py checks every kept header's
+# structs and signatures against today's header.)
+build/abi_%: tests/c/abi/abi_0_1_0.c tests/c/abi/%/graphferry.h tests/c/abi/%/dlpack.h $(LIB)
+	$(CC) -std=c99 -D_DEFAULT_SOURCE -Wall -Wextra -Werror -pthread -Itests/c/abi/$* -o $@ $< -Lbuild -lgraphferry -Wl,-rpath,'$$ORIGIN'
 
 .PHONY: test-abi
-test-abi: build/abi_0_1_0
-	./build/abi_0_1_0 examples/data/cora
+test-abi: build/abi_0.1.0 build/abi_0.3.0
+	./build/abi_0.1.0 examples/data/cora
+	./build/abi_0.3.0 examples/data/cora
 
 # gf_graph_close while other threads sample, read node data and run loaders
 # on the same graph (a few seconds).
@@ -406,6 +411,15 @@ lint: $(if $(filter $(VENV)/bin/ruff,$(RUFF)),$(VENV)/.stamp)
 	$(RUFF) check --config python/pyproject.toml $(RUFF_PATHS)
 	$(RUFF) format --check --config python/pyproject.toml $(RUFF_PATHS)
 	$(PYTHON) python/tools/importgraph.py python/graphferry
+	$(PYTHON) python/tools/cgen.py --check
+
+# The C boundary from its one source, include/graphferry.h (its opening
+# comment says how): python/tools/cgen.py (standard library only) rewrites
+# the generated part of python/graphferry/_native/lib.py and errors.py,
+# capi/boundary_gen.c (the forwarding shims) and capi/boundary_gen.go (the
+# struct layouts); `make lint` fails when they differ from what it writes.
+gen:
+	$(PYTHON) python/tools/cgen.py
 
 fmt-py: $(VENV)/.stamp
 	$(RUFF) check --fix --config python/pyproject.toml $(RUFF_PATHS)

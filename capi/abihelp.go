@@ -73,6 +73,8 @@ func testGraphOptionsSize(indptr, indices []int64, structSize uint32) int {
 var (
 	sizeofSampleOptions = unsafe.Sizeof(C.gf_sample_options{})
 	sizeofGraphOptions  = unsafe.Sizeof(C.gf_graph_options{})
+	// sizeofSample010 is sizeof(gf_sample_options) of 0.1.0's first layout.
+	sizeofSample010 = sampleOptionsLayout.firstSize
 )
 
 // testGraphOpen calls gf_graph_open's export and closes what it opened.

@@ -42,34 +42,13 @@ func (a loaderAlloc) Alloc(n int) ([]byte, error) {
 
 func (a loaderAlloc) Free(b []byte) { cAlloc{}.Free(b) }
 
-var allocatorLayout = newLayout("gf_allocator", C.gf_allocator{})
-
-// hostAllocator reads the allocator of the loader options arg: the
-// library's memory when it is NULL, else a gf__host copy of the host's
-// struct (released by releaseLoaderAlloc, or by the caller when the loader
-// is not opened).
-func hostAllocator(o *C.gf_loader_options, arg string) (loaderAlloc, error) {
-	o, err := readOptions(o, arg, loaderOptionsLayout)
-	if err != nil || o == nil || o.allocator == nil {
-		return loaderAlloc{}, err
-	}
-	return readAllocator(o.allocator, arg+"->allocator")
-}
-
-// sampleAllocator reads gf_sample's options->allocator (see hostAllocator;
-// the caller releases it when the call returns: every block holds a
-// reference of its own).
-func sampleAllocator(o *C.gf_sample_options, arg string) (loaderAlloc, error) {
-	o, err := readOptions(o, arg, sampleOptionsLayout)
-	if err != nil || o == nil || o.allocator == nil {
-		return loaderAlloc{}, err
-	}
-	return readAllocator((*C.gf_allocator)(unsafe.Pointer(o.allocator)), arg+"->allocator")
-}
-
 // readAllocator copies the host's gf_allocator p (the argument arg) into a
-// gf__host, after checking it.
+// gf__host, after checking it; NULL is the library's memory. The caller
+// releases it when the loader is not opened (see releaseLoaderAlloc).
 func readAllocator(p *C.gf_allocator, arg string) (loaderAlloc, error) {
+	if p == nil {
+		return loaderAlloc{}, nil
+	}
 	a, err := readOptions(p, arg, allocatorLayout)
 	if err != nil {
 		return loaderAlloc{}, err
@@ -82,9 +61,15 @@ func readAllocator(p *C.gf_allocator, arg string) (loaderAlloc, error) {
 	case a.free == nil:
 		return loaderAlloc{}, errorf(gfEInval, "%s->free is NULL", arg)
 	}
-	var closed C.int
-	h := C.gf__host_new(*a, &closed) // by value: C never reads the Go copy (memcheck loses track of Go memory)
-	if closed != 0 {
+	// a by value and the flag in C memory: C never reads or writes Go memory
+	// (memcheck loses track of Go's stacks as the runtime moves them).
+	closed := (*C.int)(C.malloc(C.size_t(unsafe.Sizeof(C.int(0)))))
+	if closed == nil {
+		return loaderAlloc{}, errorf(gfENoMem, "out of memory copying %s", arg)
+	}
+	defer C.free(unsafe.Pointer(closed))
+	h := C.gf__host_new(*a, closed)
+	if *closed != 0 {
 		return loaderAlloc{}, errorf(gfEInval, "%s is a gf_host_pool's allocator whose pool was closed", arg)
 	}
 	if h == nil {

@@ -12,8 +12,6 @@ import (
 	"github.com/graphferry/graphferry/engine/core"
 )
 
-var cacheOptionsLayout = newLayout("gf_cache_options", C.gf_cache_options{})
-
 //export gfgo_loader_set_cache
 func gfgo_loader_set_cache(h C.uintptr_t, o *C.gf_cache_options, outRows *C.int64_t) C.int {
 	return call("gf_loader_set_cache", func() error {

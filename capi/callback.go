@@ -42,8 +42,6 @@ import (
 	"github.com/graphferry/graphferry/engine/pipeline"
 )
 
-var batchCallbackLayout = newLayout("gf_batch_callback", C.gf_batch_callback{})
-
 // cBatchCallback is a pipeline.BatchFunc over a caller's gf_batch_callback.
 // The ids cross in C memory both ways: copied into a malloc'd input, and
 // out of the caller's DLPack output, whose deleter is then called.

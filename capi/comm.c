@@ -1,22 +1,11 @@
-// comm.c: the public functions of the header's "Communicators" section, as
-// thin shims over the Go exports (see graphferry.c for why shims).
+// comm.c: the exchange blocks of the header's "Communicators" section (its
+// public functions' shims are generated: boundary_gen.c).
 
 #include "graphferry.h"
-#include "guard.h"
 #include "shim.h"
-#include "_cgo_export.h"
 
 #include <stdlib.h>
 #include <string.h>
-
-int gf_loader_open_comm(gf_graph *graph, const DLTensor *seeds,
-                        const gf_loader_options *options, const gf_comm *comm,
-                        gf_loader **out_loader) {
-  GF_GUARD();
-  return gfgo_loader_open_comm((uintptr_t)graph, (DLTensor *)seeds,
-                               (gf_loader_options *)options, (gf_comm *)comm,
-                               (uintptr_t *)out_loader);
-}
 
 // ---------------------------------------------------------------------------
 // Exchange blocks (capi/comm.go's cExchanger.Exchange): one malloc holding a

@@ -270,15 +270,6 @@ func (t cTransport) Recv(ctx context.Context, from int) ([]byte, error) {
 	return C.GoBytes(p, C.int(n)), nil
 }
 
-// commLayout accepts gf_comm's first layout (ending with recv), whose
-// timeout_ms reads as 0, 0.3.0's (ending with timeout_ms), whose
-// all_to_all_dl reads as NULL, and today's.
-var commLayout = func() *structLayout {
-	l := newLayout("gf_comm", C.gf_comm{})
-	l.min = unsafe.Offsetof(C.gf_comm{}.recv) + unsafe.Sizeof(C.gf_comm{}.recv)
-	return l
-}()
-
 // hostComm validates the caller's gf_comm and returns a comm.Host over it,
 // ordered by a CCC coordinator over its send and recv when it has them.
 func hostComm(c *C.gf_comm) (comm.Comm, error) {
@@ -335,22 +326,22 @@ func hostComm(c *C.gf_comm) (comm.Comm, error) {
 //export gfgo_loader_open_comm
 func gfgo_loader_open_comm(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, c *C.gf_comm, out *C.uintptr_t) C.int {
 	return call("gf_loader_open_comm", func() error {
-		g, seeds, req, lopt, err := loaderArgs(h, seedsT, o, out)
+		g, seeds, req, cfg, err := loaderArgs(h, seedsT, o, out, false)
 		if err != nil {
 			return err
 		}
-		return openCommLoader(c, o, "options", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
-			return distributed.OpenLoader(g, hc, seeds, req, lopt, a)
+		return openCommLoader(c, cfg.allocator, "options->allocator", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+			return distributed.OpenLoader(g, hc, seeds, req, cfg.opts, a)
 		})
 	})
 }
 
 // openCommLoader opens a loader over the host's communicator c (last: with
-// send and recv it starts the coordinator's threads) and the allocator of
-// options o (named arg), and puts its handle in *out; the communicator and the
+// send and recv it starts the coordinator's threads) and the allocator p
+// (named arg), and puts its handle in *out; the communicator and the
 // allocator are released again if open fails.
-func openCommLoader(c *C.gf_comm, o *C.gf_loader_options, arg string, out *C.uintptr_t, open func(comm.Comm, loaderAlloc) (*core.Loader, error)) error {
-	a, err := hostAllocator(o, arg)
+func openCommLoader(c *C.gf_comm, p *C.gf_allocator, arg string, out *C.uintptr_t, open func(comm.Comm, loaderAlloc) (*core.Loader, error)) error {
+	a, err := readAllocator(p, arg)
 	if err != nil {
 		return err
 	}

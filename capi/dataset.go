@@ -14,7 +14,6 @@ import (
 	"github.com/graphferry/graphferry/engine/gen"
 )
 
-var outputOptionsLayout = newLayout("gf_output_options", C.gf_output_options{})
 
 // overwriteOption reads options->overwrite of a gf_output_options (NULL:
 // false).
@@ -26,8 +25,8 @@ func overwriteOption(p *C.gf_output_options) (bool, error) {
 	return o.overwrite != 0, nil
 }
 
-//export gfgo_dataset_convert_npy
-func gfgo_dataset_convert_npy(src, dst *C.char, o *C.gf_output_options) C.int {
+//export gfgo_dataset_convert_npy_into
+func gfgo_dataset_convert_npy_into(src, dst *C.char, o *C.gf_output_options) C.int {
 	return call("gf_dataset_convert_npy", func() error {
 		s, err := goString(src, "src_dir")
 		if err != nil {
@@ -58,8 +57,8 @@ func gfgo_dataset_write_csc(dir *C.char) C.int {
 	})
 }
 
-//export gfgo_dataset_generate
-func gfgo_dataset_generate(preset, dst *C.char, seed C.uint64_t, threads C.int32_t, o *C.gf_output_options) C.int {
+//export gfgo_dataset_generate_into
+func gfgo_dataset_generate_into(preset, dst *C.char, seed C.uint64_t, threads C.int32_t, o *C.gf_output_options) C.int {
 	return call("gf_dataset_generate", func() error {
 		name, err := goString(preset, "preset")
 		if err != nil {

@@ -130,7 +130,8 @@ func (o *batchObj) release() {
 }
 
 //export gfgo_batch_wait_stream
-func gfgo_batch_wait_stream(h C.uintptr_t, stream C.uintptr_t) C.int {
+func gfgo_batch_wait_stream(h C.uintptr_t, streamPtr unsafe.Pointer) C.int {
+	stream := uintptr(streamPtr) // a CUstream: a handle, never dereferenced
 	return call("gf_batch_wait_stream", func() error {
 		o, err := lookup[*batchObj](kindBatch, h)
 		if err != nil {

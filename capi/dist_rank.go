@@ -115,12 +115,12 @@ func gfgo_loader_open_part(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_opt
 		// part's graph is named by a handle of its own for the call only.
 		gh := newHandle(kindGraph, p.Graph())
 		defer forget[*core.Graph](kindGraph, C.uintptr_t(gh))
-		_, seeds, req, lopt, err := loaderArgs(C.uintptr_t(gh), seedsT, o, out)
+		_, seeds, req, cfg, err := loaderArgs(C.uintptr_t(gh), seedsT, o, out, false)
 		if err != nil {
 			return err
 		}
-		return openCommLoader(c, o, "options", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
-			return p.OpenLoader(hc, seeds, req, lopt, a)
+		return openCommLoader(c, cfg.allocator, "options->allocator", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+			return p.OpenLoader(hc, seeds, req, cfg.opts, a)
 		})
 	})
 }

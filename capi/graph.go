@@ -232,10 +232,6 @@ func gfgo_graph_open(path *C.char, o *C.gf_graph_options, out *C.uintptr_t) C.in
 	})
 }
 
-// memoryPlanMin is the smallest struct_size gf_graph_memory_plan accepts:
-// the first layout, today's.
-const memoryPlanMin = C.sizeof_gf_memory_plan
-
 //export gfgo_graph_memory_plan
 func gfgo_graph_memory_plan(h C.uintptr_t, out *C.gf_memory_plan) C.int {
 	return call("gf_graph_memory_plan", func() error {
@@ -246,9 +242,9 @@ func gfgo_graph_memory_plan(h C.uintptr_t, out *C.gf_memory_plan) C.int {
 		if out == nil {
 			return errorf(gfEInval, "out is NULL")
 		}
-		if size := uintptr(out.struct_size); size < memoryPlanMin || size > C.sizeof_gf_memory_plan {
+		if size := uintptr(out.struct_size); size < memoryPlanLayout.min || size > C.sizeof_gf_memory_plan {
 			return errorf(gfEInval, "out->struct_size = %d is outside the accepted range [%d, %d] of gf_memory_plan sizes (set struct_size = sizeof(gf_memory_plan))",
-				size, memoryPlanMin, C.sizeof_gf_memory_plan)
+				size, memoryPlanLayout.min, C.sizeof_gf_memory_plan)
 		}
 		p := g.Plan()
 		tier := C.int32_t(C.GF_TIER_MEMORY)

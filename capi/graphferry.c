@@ -1,9 +1,12 @@
-// graphferry.c defines every public gf_* function of include/graphferry.h as
-// a thin C shim over the Go exports (gfgo_*). The shim does the work that
-// must not enter Go: the fork guard (guard.h: a child process must never run
-// Go code), the thread-local error message, status strings, and DLPack deleters.
-// Because the public prototypes are defined here against the header, the C
-// compiler checks the header's signatures.
+// graphferry.c defines the public gf_* functions of include/graphferry.h
+// that do more than forward to a Go export: the work that must not enter Go
+// (the fork guard of guard.h: a child process must never run Go code; the
+// thread-local error message, status strings, cancel tokens, DLPack
+// deleters and the *_versioned wrappers) and the few that forward with
+// extra arguments. Every other public function's shim, pure forwarding
+// after the fork guard, is generated from the header (boundary_gen.c,
+// python/tools/cgen.py). Because the public prototypes are defined against
+// the header, the C compiler checks the header's signatures.
 
 #include <pthread.h>
 #include <stdarg.h>
@@ -438,35 +441,6 @@ int gf_graph_from_csr(const DLTensor *indptr, const DLTensor *indices,
                                     (uintptr_t *)out_graph);
 }
 
-int gf_graph_from_coo(const DLTensor *src, const DLTensor *dst,
-                      const gf_graph_options *options, gf_graph **out_graph) {
-  GF_GUARD();
-  return gfgo_graph_from_coo((DLTensor *)src, (DLTensor *)dst,
-                             (gf_graph_options *)options,
-                             (uintptr_t *)out_graph);
-}
-
-int gf_graph_from_arrow(struct ArrowSchema *schema, struct ArrowArray *array,
-                        const gf_graph_options *options, gf_graph **out_graph) {
-  GF_GUARD();
-  return gfgo_graph_from_arrow(schema, array, (gf_graph_options *)options,
-                               (uintptr_t *)out_graph);
-}
-
-int gf_graph_open(const char *path, const gf_graph_options *options,
-                  gf_graph **out_graph) {
-  GF_GUARD();
-  return gfgo_graph_open((char *)path, (gf_graph_options *)options,
-                         (uintptr_t *)out_graph);
-}
-
-void gf_graph_close(gf_graph *graph) {
-  GF_GUARD_VOID();
-  if (graph != NULL) {
-    gfgo_graph_close((uintptr_t)graph);
-  }
-}
-
 int gf_graph_num_nodes(const gf_graph *graph, int64_t *out) {
   GF_GUARD();
   return gfgo_graph_count((uintptr_t)graph, 0, out);
@@ -485,18 +459,6 @@ int gf_graph_num_patches(const gf_graph *graph, int32_t *out) {
     *out = (int32_t)n;
   }
   return rc;
-}
-
-int gf_graph_set_node_data(gf_graph *graph, const char *name,
-                           DLManagedTensor *tensor) {
-  GF_GUARD();
-  return gfgo_graph_set_node_data((uintptr_t)graph, (char *)name, tensor);
-}
-
-int gf_graph_get_node_data(gf_graph *graph, const char *name,
-                           DLManagedTensor **out_tensor) {
-  GF_GUARD();
-  return gfgo_graph_get_node_data((uintptr_t)graph, (char *)name, out_tensor);
 }
 
 int gf_graph_get_node_data_versioned(gf_graph *graph, const char *name,
@@ -564,151 +526,17 @@ int gf_graph_set_node_data_versioned(gf_graph *graph, const char *name,
   return rc;
 }
 
-int gf_graph_memory_plan(const gf_graph *graph, gf_memory_plan *out) {
-  GF_GUARD();
-  return gfgo_graph_memory_plan((uintptr_t)graph, out);
-}
-
-int gf_graph_memory_report(const gf_graph *graph, char **out_report) {
-  GF_GUARD();
-  return gfgo_graph_memory_report((uintptr_t)graph, out_report);
-}
-
-int gf_graph_node_data_names(const gf_graph *graph, char **out_names) {
-  GF_GUARD();
-  return gfgo_graph_node_data_names((uintptr_t)graph, out_names);
-}
-
-int gf_graph_set_edge_weights(gf_graph *graph, const DLTensor *weights) {
-  GF_GUARD();
-  return gfgo_graph_set_edge_weights((uintptr_t)graph, (DLTensor *)weights);
-}
-
-int gf_graph_set_source_weights(gf_graph *graph, const DLTensor *weights) {
-  GF_GUARD();
-  return gfgo_graph_set_source_weights((uintptr_t)graph, (DLTensor *)weights);
-}
-
-int gf_graph_set_types(gf_graph *graph, int32_t num_node_types, const int64_t *node_offsets,
-                       int32_t num_relations, const int64_t *edge_offsets,
-                       const int32_t *relation_src_type, const int32_t *relation_dst_type) {
-  GF_GUARD();
-  return gfgo_graph_set_types((uintptr_t)graph, num_node_types, (int64_t *)node_offsets, num_relations,
-                              (int64_t *)edge_offsets, (int32_t *)relation_src_type,
-                              (int32_t *)relation_dst_type);
-}
-
-int gf_graph_num_types(const gf_graph *graph, int32_t *num_node_types, int32_t *num_relations) {
-  GF_GUARD();
-  return gfgo_graph_num_types((uintptr_t)graph, num_node_types, num_relations);
-}
-
-int gf_graph_set_types_json(gf_graph *graph, const char *types_json) {
-  GF_GUARD();
-  return gfgo_graph_set_types_json((uintptr_t)graph, (char *)types_json);
-}
-
-int gf_graph_types_json(const gf_graph *graph, char **out_json) {
-  GF_GUARD();
-  return gfgo_graph_types_json((uintptr_t)graph, out_json);
-}
-
-int gf_graph_set_node_time(gf_graph *graph, const DLTensor *time) {
-  GF_GUARD();
-  return gfgo_graph_set_node_time((uintptr_t)graph, (DLTensor *)time);
-}
-
-int gf_graph_set_edge_time(gf_graph *graph, const DLTensor *time) {
-  GF_GUARD();
-  return gfgo_graph_set_edge_time((uintptr_t)graph, (DLTensor *)time);
-}
-
+// The 0.3.0 dataset writers: their _into forms with the default options.
 int gf_dataset_convert_npy(const char *src_dir, const char *dst_dir) {
   return gf_dataset_convert_npy_into(src_dir, dst_dir, NULL);
 }
 
-int gf_dataset_convert_npy_into(const char *src_dir, const char *dst_dir,
-                                const gf_output_options *options) {
-  GF_GUARD();
-  return gfgo_dataset_convert_npy((char *)src_dir, (char *)dst_dir, (gf_output_options *)options);
-}
-
-int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed,
-                        int32_t num_threads) {
+int gf_dataset_generate(const char *preset, const char *dst_dir, uint64_t seed, int32_t num_threads) {
   return gf_dataset_generate_into(preset, dst_dir, seed, num_threads, NULL);
-}
-
-int gf_dataset_generate_into(const char *preset, const char *dst_dir, uint64_t seed,
-                             int32_t num_threads, const gf_output_options *options) {
-  GF_GUARD();
-  return gfgo_dataset_generate((char *)preset, (char *)dst_dir, seed, num_threads,
-                               (gf_output_options *)options);
-}
-
-int gf_dataset_write_csc(const char *dir) {
-  GF_GUARD();
-  return gfgo_dataset_write_csc((char *)dir);
-}
-
-int gf_graph_from_typed_coo(int32_t num_node_types, const int64_t *node_counts,
-                            int32_t num_relations, const int32_t *relation_src_type,
-                            const int32_t *relation_dst_type, const DLTensor *const *src,
-                            const DLTensor *const *dst, const gf_graph_options *options,
-                            gf_graph **out_graph) {
-  GF_GUARD();
-  return gfgo_graph_from_typed_coo(num_node_types, (int64_t *)node_counts, num_relations,
-                                   (int32_t *)relation_src_type, (int32_t *)relation_dst_type,
-                                   (DLTensor **)src, (DLTensor **)dst,
-                                   (gf_graph_options *)options, (uintptr_t *)out_graph);
-}
-
-int gf_graph_open_typed_arrow(const char *path, const char *types_json,
-                              const gf_graph_options *options, gf_graph **out_graph) {
-  GF_GUARD();
-  return gfgo_graph_open_typed_arrow((char *)path, (char *)types_json,
-                                     (gf_graph_options *)options, (uintptr_t *)out_graph);
 }
 
 // ---------------------------------------------------------------------------
 // Sampling and batches
-
-int gf_sample(gf_graph *graph, const DLTensor *seeds,
-              const gf_sample_options *options, gf_batch **out_batch) {
-  GF_GUARD();
-  return gfgo_sample((uintptr_t)graph, (DLTensor *)seeds,
-                     (gf_sample_options *)options, (uintptr_t *)out_batch);
-}
-
-int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_sample_options *options,
-                    uint64_t batch_key, gf_batch **out_batch) {
-  GF_GUARD();
-  return gfgo_sample_keyed((uintptr_t)graph, (DLTensor *)seeds, (gf_sample_options *)options,
-                           batch_key, (uintptr_t *)out_batch);
-}
-
-int gf_batch_num_hops(const gf_batch *batch, int32_t *out) {
-  GF_GUARD();
-  return gfgo_batch_num_hops((uintptr_t)batch, out);
-}
-
-int gf_batch_block_shape(const gf_batch *batch, int32_t layer, int64_t *num_dst,
-                         int64_t *num_src, int64_t *dst_offset) {
-  GF_GUARD();
-  return gfgo_batch_block_shape((uintptr_t)batch, layer, num_dst, num_src,
-                                dst_offset);
-}
-
-int gf_batch_take(gf_batch *batch, int32_t field, int32_t layer,
-                  DLManagedTensor **out_tensor) {
-  GF_GUARD();
-  return gfgo_batch_take((uintptr_t)batch, field, layer, out_tensor);
-}
-
-int gf_batch_take_node_data(gf_batch *batch, const char *name,
-                            DLManagedTensor **out_tensor) {
-  GF_GUARD();
-  return gfgo_batch_take_node_data((uintptr_t)batch, (char *)name, out_tensor);
-}
 
 int gf_batch_take_versioned(gf_batch *batch, int32_t field, int32_t layer,
                             DLManagedTensorVersioned **out_tensor) {
@@ -766,78 +594,6 @@ int gf_tensor_to_versioned(DLManagedTensor *tensor,
   return GF_OK;  // ndim was checked above
 }
 
-void gf_batch_close(gf_batch *batch) {
-  GF_GUARD_VOID();
-  if (batch != NULL) {
-    gfgo_batch_close((uintptr_t)batch);
-  }
-}
-
-int gf_random_walk(gf_graph *graph, const DLTensor *seeds,
-                   const gf_walk_options *options,
-                   DLManagedTensor **out_traces,
-                   DLManagedTensor **out_edge_ids) {
-  GF_GUARD();
-  return gfgo_random_walk((uintptr_t)graph, (DLTensor *)seeds,
-                          (gf_walk_options *)options, out_traces, out_edge_ids);
-}
-
 // ---------------------------------------------------------------------------
 // Loaders
 
-int gf_loader_open(gf_graph *graph, const DLTensor *seeds,
-                   const gf_loader_options *options, gf_loader **out_loader) {
-  GF_GUARD();
-  return gfgo_loader_open((uintptr_t)graph, (DLTensor *)seeds,
-                          (gf_loader_options *)options,
-                          (uintptr_t *)out_loader);
-}
-
-int gf_batch_wait_stream(gf_batch *batch, void *stream) {
-  GF_GUARD();
-  return gfgo_batch_wait_stream((uintptr_t)batch, (uintptr_t)stream);
-}
-
-int gf_loader_num_batches(const gf_loader *loader, int64_t *out) {
-  GF_GUARD();
-  return gfgo_loader_num_batches((uintptr_t)loader, out);
-}
-
-int gf_loader_start(gf_loader *loader, uint64_t epoch) {
-  GF_GUARD();
-  return gfgo_loader_start((uintptr_t)loader, epoch);
-}
-
-int gf_loader_start_at(gf_loader *loader, uint64_t epoch, int64_t first_batch) {
-  GF_GUARD();
-  return gfgo_loader_start_at((uintptr_t)loader, epoch, first_batch);
-}
-
-int gf_loader_start_ordered(gf_loader *loader, uint64_t epoch, int64_t first_batch,
-                            const DLTensor *order) {
-  GF_GUARD();
-  return gfgo_loader_start_ordered((uintptr_t)loader, epoch, first_batch, (DLTensor *)order);
-}
-
-int gf_loader_position(const gf_loader *loader, uint64_t *out_epoch, int64_t *out_delivered,
-                       int32_t *out_started) {
-  GF_GUARD();
-  return gfgo_loader_position((uintptr_t)loader, out_epoch, out_delivered, out_started);
-}
-
-int gf_loader_next(gf_loader *loader, gf_batch **out_batch) {
-  GF_GUARD();
-  return gfgo_loader_next((uintptr_t)loader, (uintptr_t *)out_batch);
-}
-
-int gf_loader_next_wait(gf_loader *loader, int64_t timeout_ms, gf_batch **out_batch) {
-  GF_GUARD();
-  return gfgo_loader_next_wait((uintptr_t)loader, timeout_ms, (uintptr_t *)out_batch);
-}
-
-void gf_loader_close(gf_loader *loader) {
-  GF_GUARD_VOID();
-  if (loader != NULL) {
-    gfgo_loader_close((uintptr_t)loader);
-  }
-}

@@ -18,23 +18,20 @@ import (
 	"github.com/graphferry/graphferry/engine/pipeline"
 )
 
-var (
-	edgeSamplerOptionsLayout = func() *structLayout {
-		l := newLayout("gf_edge_sampler_options", C.gf_edge_sampler_options{})
-		// The first layout ended with reverse_half; negative_flags came after.
-		l.min = unsafe.Offsetof(C.gf_edge_sampler_options{}.reverse_half) + unsafe.Sizeof(C.gf_edge_sampler_options{}.reverse_half)
-		return l
-	}()
-	edgeLoaderOptionsLayout = newLayout("gf_edge_loader_options", C.gf_edge_loader_options{})
-)
-
 // linkKey is the key under which a batch records that pair field f was
 // taken (layer -1: no gf_batch_take field has it).
 func linkKey(f int32) fieldKey { return fieldKey{field: f, layer: -1} }
 
-// edgeSamplerOptions reads and checks gf_edge_sampler_options; arg names
-// the struct in messages.
-func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamplerOptions, error) {
+// edgeSamplerOptions reads and checks gf_edge_sampler_options (once); arg
+// names the struct in messages. It also returns the caller's sample
+// options pointer (the one an edge loader's loader options may repeat).
+func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamplerOptions, *C.gf_sample_options, error) {
+	var sample *C.gf_sample_options
+	opt, err := edgeSamplerRead(o, arg, &sample)
+	return opt, sample, err
+}
+
+func edgeSamplerRead(o *C.gf_edge_sampler_options, arg string, sample **C.gf_sample_options) (core.EdgeSamplerOptions, error) {
 	var opt core.EdgeSamplerOptions
 	if o == nil {
 		return opt, errorf(gfEInval, "%s is NULL", arg)
@@ -43,9 +40,12 @@ func edgeSamplerOptions(o *C.gf_edge_sampler_options, arg string) (core.EdgeSamp
 	if err != nil {
 		return opt, err
 	}
-	if opt.Request, opt.Threads, err = sampleOptions(o.sample, arg+"->sample"); err != nil {
+	*sample = o.sample
+	so, err := sampleOptions(o.sample, arg+"->sample")
+	if err != nil {
 		return opt, err
 	}
+	opt.Request, opt.Threads = so.req, so.threads
 	amount := float64(o.amount)
 	neg := int32(o.negative)
 	switch o.mode {
@@ -200,7 +200,7 @@ func gfgo_edge_sampler_open(h C.uintptr_t, o *C.gf_edge_sampler_options, out *C.
 			return errorf(gfEInval, "out_sampler is NULL")
 		}
 		*out = 0
-		opt, err := edgeSamplerOptions(o, "options")
+		opt, _, err := edgeSamplerOptions(o, "options")
 		if err != nil {
 			return err
 		}
@@ -323,7 +323,7 @@ func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge
 		if err != nil {
 			return err
 		}
-		a, err := hostAllocator(lo, "options->loader")
+		a, err := readAllocator(lo, "options->loader->allocator")
 		if err != nil {
 			return err
 		}
@@ -339,9 +339,9 @@ func gfgo_edge_loader_open(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf_edge
 
 // edgeLoaderArgs reads gf_edge_loader_open's arguments over g, shared
 // with gf_edge_loader_open_comm and gf_edge_loader_open_part: the items,
-// the sampler and loader options, and options->loader (for its
-// allocator); out is cleared first.
-func edgeLoaderArgs(g *core.Graph, seedsT, dstT *C.DLTensor, o *C.gf_edge_loader_options, out *C.uintptr_t) (linkload.Items, core.EdgeSamplerOptions, pipeline.Options, *C.gf_loader_options, error) {
+// the sampler and loader options, and options->loader's allocator; out is
+// cleared first.
+func edgeLoaderArgs(g *core.Graph, seedsT, dstT *C.DLTensor, o *C.gf_edge_loader_options, out *C.uintptr_t) (linkload.Items, core.EdgeSamplerOptions, pipeline.Options, *C.gf_allocator, error) {
 	var items linkload.Items
 	var opt core.EdgeSamplerOptions
 	var lopt pipeline.Options
@@ -356,31 +356,24 @@ func edgeLoaderArgs(g *core.Graph, seedsT, dstT *C.DLTensor, o *C.gf_edge_loader
 	if err != nil {
 		return items, opt, lopt, nil, err
 	}
-	if opt, err = edgeSamplerOptions(o.sampler, "options->sampler"); err != nil {
+	opt, sampler, err := edgeSamplerOptions(o.sampler, "options->sampler")
+	if err != nil {
 		return items, opt, lopt, nil, err
 	}
 	if err := checkNegativeWeights(g, opt, "options->sampler->negative_weights"); err != nil {
 		return items, opt, lopt, nil, err
 	}
-	if o.loader == nil {
-		return items, opt, lopt, nil, errorf(gfEInval, "options->loader is NULL")
-	}
-	lo, err := readOptions(o.loader, "options->loader", loaderOptionsLayout)
+	lo, err := loaderOptions(o.loader, "options->loader", false)
 	if err != nil {
 		return items, opt, lopt, nil, err
 	}
-	if sampler, _ := readOptions(o.sampler, "options->sampler", edgeSamplerOptionsLayout); lo.sample != nil && lo.sample != sampler.sample {
+	if lo.sample != nil && lo.sample != sampler {
 		return items, opt, lopt, nil, errorf(gfEInval, "options->loader->sample must be NULL or options->sampler->sample (an edge loader samples with the sampler's options)")
 	}
-	if lo.seed_times != nil && opt.Mode != core.LinkPyG {
+	if lo.seedTimes != nil && opt.Mode != core.LinkPyG {
 		return items, opt, lopt, nil, errorf(gfEInval, "options->loader->seed_times must be NULL for GF_LINK_DGL (PyG's temporal link sampling only)")
 	}
-	if lopt, err = batchOptions(lo, "options->loader"); err != nil {
-		return items, opt, lopt, nil, err
-	}
-	if _, err := readDeviceOptions(lo, "options->loader", false); err != nil {
-		return items, opt, lopt, nil, err
-	}
+	lopt = lo.opts
 	lopt.Threads = opt.Threads
 	lopt.COO = lopt.COO || o.coo != 0
 	if lopt.EdgeFeatureNames, err = cStrings((**C.char)(unsafe.Pointer(o.edge_feature_names)), o.num_edge_feature_names, "options->edge_feature_names"); err != nil {
@@ -389,12 +382,13 @@ func edgeLoaderArgs(g *core.Graph, seedsT, dstT *C.DLTensor, o *C.gf_edge_loader
 	if items, err = linkItems(opt.Mode, seedsT, dstT); err != nil {
 		return items, opt, lopt, nil, err
 	}
-	if lo.seed_times != nil { // one time per pair, shuffled with the pairs
-		if items.Times, err = seedTimes(lo.seed_times, "options->loader->seed_times", items.Pairs.Len()); err != nil {
+	if lo.seedTimes != nil { // one time per pair, shuffled with the pairs
+		items.Times = lo.seedTimes
+		if err := checkTimes(items.Times, "options->loader->seed_times", items.Pairs.Len()); err != nil {
 			return items, opt, lopt, nil, err
 		}
 	}
-	return items, opt, lopt, o.loader, nil
+	return items, opt, lopt, lo.allocator, nil
 }
 
 //export gfgo_edge_loader_open_comm
@@ -408,7 +402,7 @@ func gfgo_edge_loader_open_comm(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf
 		if err != nil {
 			return err
 		}
-		return openCommLoader(c, lo, "options->loader", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+		return openCommLoader(c, lo, "options->loader->allocator", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
 			return distributed.OpenEdgeLoader(g, hc, items, opt, lopt, a)
 		})
 	})
@@ -425,7 +419,7 @@ func gfgo_edge_loader_open_part(h C.uintptr_t, seedsT, dstT *C.DLTensor, o *C.gf
 		if err != nil {
 			return err
 		}
-		return openCommLoader(c, lo, "options->loader", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
+		return openCommLoader(c, lo, "options->loader->allocator", out, func(hc comm.Comm, a loaderAlloc) (*core.Loader, error) {
 			return p.OpenEdgeLoader(hc, items, opt, lopt, a)
 		})
 	})

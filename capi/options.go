@@ -1,39 +1,7 @@
 package main
 
 /*
-#include <stdint.h>
 #include "graphferry.h"
-
-// The first released layout (0.1.0) of each options struct that has grown
-// since, declared here so that the compiler computes its size and offsets
-// for this platform. Fields are only ever appended (the header's promise),
-// so an old layout is a prefix of today's.
-typedef struct {
-  uint32_t struct_size;
-  int32_t num_hops;
-  const int32_t *fanouts;
-  int32_t replace;
-  int32_t frontier;
-  uint64_t seed;
-  int32_t num_threads;
-} gf__sample_options_0_1_0;
-
-// The layout of 0.2 (up to layer_dependency, sizeof 64 on LP64): its
-// trailing padding is where num_relations now lies.
-typedef struct {
-  uint32_t struct_size;
-  int32_t num_hops;
-  const int32_t *fanouts;
-  int32_t replace;
-  int32_t frontier;
-  uint64_t seed;
-  int32_t num_threads;
-  int32_t scheme;
-  int32_t biased;
-  int32_t layer_without_replacement;
-  const DLTensor *exclude_edges;
-  int32_t layer_dependency;
-} gf__sample_options_layer_dependency;
 */
 import "C"
 
@@ -42,11 +10,13 @@ import (
 	"unsafe"
 )
 
-// structLayout says which struct_size values an options struct accepts: any
-// from the end of the last field of its first released layout up to today's
-// sizeof. A program compiled against an older header passes the older
-// sizeof; the fields it knows are read and the ones appended since read as
-// zero (every field's zero value is its default).
+// structLayout says which struct_size values a struct accepts: any from the
+// end of the last field of its first layout up to today's sizeof. A program
+// compiled against an older header passes the older sizeof; the fields it
+// knows are read and the ones appended since read as zero (every field's
+// zero value is its default). The layouts come from the header
+// (boundary_gen.go: the earlier layouts it marks, made by
+// python/tools/cgen.py).
 type structLayout struct {
 	name string
 	// min is the offset just past the last field of the first layout.
@@ -60,67 +30,63 @@ type structLayout struct {
 	// did (with other fields), by what to call them in the message.
 	refused map[uintptr]string
 	// older maps the sizeof of each earlier layout to the end of its last
-	// field: its trailing padding (where today's layout may hold a field)
-	// is not read, since C does not promise that padding is zeroed.
+	// field when the two differ: its trailing padding (where today's
+	// layout may hold a field) is not read, since C does not promise that
+	// padding is zeroed.
 	older map[uintptr]uintptr
+	// firstSize is sizeof of the first layout.
+	firstSize uintptr
 }
 
-// fieldEnds lists the offset just past each named field of the C struct
-// type of v (cgo's padding fields, named _, are skipped).
-func fieldEnds(v any) []uintptr {
-	t := reflect.TypeOf(v)
-	var ends []uintptr
+// fields lists the named fields of the C struct type t (cgo's padding
+// fields, named _, are skipped).
+func fields(t reflect.Type) []reflect.StructField {
+	var out []reflect.StructField
 	for i := 0; i < t.NumField(); i++ {
-		f := t.Field(i)
-		if f.Name == "_" {
-			continue
+		if f := t.Field(i); f.Name != "_" {
+			out = append(out, f)
 		}
-		ends = append(ends, f.Offset+f.Type.Size())
 	}
-	return ends
+	return out
 }
 
-// newLayout describes a struct whose first released layout is today's.
-func newLayout(name string, v any) *structLayout {
-	ends := fieldEnds(v)
-	return &structLayout{name: name, min: ends[len(ends)-1], size: reflect.TypeOf(v).Size(), ends: ends}
-}
-
-var (
-	graphOptionsLayout = func() *structLayout {
-		l := newLayout("gf_graph_options", C.gf_graph_options{})
-		// The first layout ended with flags (44), padded to 48; the memory
-		// budget and tier fields came after.
-		l.min = unsafe.Offsetof(C.gf_graph_options{}.flags) + unsafe.Sizeof(C.gf_graph_options{}.flags)
-		l.older = map[uintptr]uintptr{unsafe.Offsetof(C.gf_graph_options{}.memory_budget): l.min}
-		return l
-	}()
-	walkOptionsLayout   = newLayout("gf_walk_options", C.gf_walk_options{})
-	loaderOptionsLayout = func() *structLayout {
-		l := newLayout("gf_loader_options", C.gf_loader_options{})
-		// The first layout ended with label_names; seed_times came after.
-		l.min = unsafe.Offsetof(C.gf_loader_options{}.label_names) + unsafe.Sizeof(C.gf_loader_options{}.label_names)
-		// Releases had 72, 80 (seed_times) and 88 (allocator), then the
-		// device fields (device, stream, the hot tier, the topology's
-		// placement: 124) and coo (128); 104 was an early 0.1.0 draft's
-		// sizeof, with gf_sample_options by value.
-		l.refused = map[uintptr]string{104: "an early 0.1.0 draft's layout (gf_sample_options embedded by value), which is refused"}
-		return l
-	}()
-	sampleOptionsLayout = func() *structLayout {
-		l := newLayout("gf_sample_options", C.gf_sample_options{})
-		first := fieldEnds(C.gf__sample_options_0_1_0{})
-		l.min = first[len(first)-1]
-		ld := fieldEnds(C.gf__sample_options_layer_dependency{})
-		l.older = map[uintptr]uintptr{
-			sizeofSample010: l.min,
-			unsafe.Sizeof(C.gf__sample_options_layer_dependency{}): ld[len(ld)-1],
+// newLayout describes the struct of type today (a C struct value) whose
+// earlier layouts, oldest first, held its first earlier[i] fields (the
+// header marks them: boundary_gen.go). Fields are only appended, so an
+// earlier layout is a prefix of today's: its last field ends where today's
+// same field does, and its sizeof is that end rounded up to the largest
+// alignment of its fields, as C lays a struct out.
+func newLayout(name string, today any, earlier ...int) *structLayout {
+	t := reflect.TypeOf(today)
+	fs := fields(t)
+	ends := make([]uintptr, len(fs))
+	for i, f := range fs {
+		ends[i] = f.Offset + f.Type.Size()
+	}
+	l := &structLayout{name: name, size: t.Size(), ends: ends, older: map[uintptr]uintptr{}}
+	l.min, l.firstSize = ends[len(ends)-1], l.size
+	for i, n := range earlier {
+		align := uintptr(1)
+		for _, f := range fs[:n] {
+			align = max(align, uintptr(f.Type.Align()))
 		}
-		return l
-	}()
-	// sizeofSample010 is sizeof(gf_sample_options) of 0.1.0's first layout.
-	sizeofSample010 = unsafe.Sizeof(C.gf__sample_options_0_1_0{})
-)
+		end := ends[n-1]
+		size := (end + align - 1) / align * align
+		if i == 0 {
+			l.min, l.firstSize = end, size
+		}
+		if size != end {
+			l.older[size] = end
+		}
+	}
+	return l
+}
+
+// gf_loader_options of an early 0.1.0 draft (gf_sample_options embedded by
+// value) had sizeof 104, which today's layout also ends a field at.
+func init() {
+	loaderOptionsLayout.refused = map[uintptr]string{104: "an early 0.1.0 draft's layout (gf_sample_options embedded by value), which is refused"}
+}
 
 // readLength returns how many leading bytes of a struct of struct_size
 // bytes to read, or false if struct_size is outside the accepted range.

@@ -9,19 +9,10 @@ void gf__partition_progress(void (*fn)(void *, int64_t, int64_t), void *user, in
 import "C"
 
 import (
-	"unsafe"
-
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/rankpart"
 )
-
-var partitionOptionsLayout = func() *structLayout {
-	l := newLayout("gf_partition_options", C.gf_partition_options{})
-	// The first layout ended with progress_user (64); overwrite came after.
-	l.min = unsafe.Offsetof(C.gf_partition_options{}.progress_user) + unsafe.Sizeof(C.gf_partition_options{}.progress_user)
-	return l
-}()
 
 // datasetPartitionOptions checks the C options and converts them; the assignment
 // is copied, so nothing of the caller's is kept after the call.

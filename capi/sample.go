@@ -24,17 +24,41 @@ import (
 // maxHops bounds the number of hops accepted from callers.
 const maxHops = 64
 
-// sampleOptions converts a gf_sample_options into the engine's request and
-// the call's thread count (num_threads, which never changes a sample).
-func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, error) {
-	var req sample.Request
-	if o == nil {
-		return req, 0, errorf(gfEInval, "%s is NULL", arg)
+// schemes are the engine's sampling schemes by their GF_SCHEME_* value: a
+// new scheme is one line here.
+var schemes = map[C.int32_t]sample.Scheme{
+	C.GF_SCHEME_NODE_WISE:  sample.NodeWise,
+	C.GF_SCHEME_LAYER_WISE: sample.LayerWise,
+	C.GF_SCHEME_LABOR:      sample.Labor,
+}
+
+// sampleConfig is one gf_sample_options, read and checked once: the
+// engine's request, the thread count (num_threads, which never changes a
+// sample), and gf_sample's own seed times and allocator (a loader takes
+// those from its gf_loader_options; it refuses an allocator here).
+type sampleConfig struct {
+	req       sample.Request
+	threads   int
+	seedTimes *C.DLTensor
+	allocator *C.gf_allocator
+}
+
+// sampleOptions reads the gf_sample_options p (named arg) once.
+func sampleOptions(p *C.gf_sample_options, arg string) (sampleConfig, error) {
+	if p == nil {
+		return sampleConfig{}, errorf(gfEInval, "%s is NULL", arg)
 	}
-	o, err := readOptions(o, arg, sampleOptionsLayout)
+	o, err := readOptions(p, arg, sampleOptionsLayout)
 	if err != nil {
-		return req, 0, err
+		return sampleConfig{}, err
 	}
+	req, threads, err := sampleRequest(o, arg)
+	return sampleConfig{req: req, threads: threads, seedTimes: o.seed_times, allocator: (*C.gf_allocator)(unsafe.Pointer(o.allocator))}, err
+}
+
+// sampleRequest checks o (the caller's options, copied) and converts it.
+func sampleRequest(o *C.gf_sample_options, arg string) (sample.Request, int, error) {
+	var req sample.Request
 	if o.allocator != nil && arg != "options" { // a loader's: gf_sample's own is "options"
 		return req, 0, errorf(gfEInval, "%s->allocator is set: it is gf_sample's; a loader's tensors come from its options->allocator", arg)
 	}
@@ -87,16 +111,11 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, err
 		return req, 0, errorf(gfEInval, "%s->frontier = %d (want GF_FRONTIER_ALL or GF_FRONTIER_NEW)", arg, int(o.frontier))
 	}
 	req.Seed = uint64(o.seed)
-	switch o.scheme {
-	case C.GF_SCHEME_NODE_WISE:
-		req.Scheme = sample.NodeWise
-	case C.GF_SCHEME_LAYER_WISE:
-		req.Scheme = sample.LayerWise
-	case C.GF_SCHEME_LABOR:
-		req.Scheme = sample.Labor
-	default:
-		return req, 0, errorf(gfEInval, "%s->scheme = %d (want GF_SCHEME_NODE_WISE, GF_SCHEME_LAYER_WISE or GF_SCHEME_LABOR)", arg, int(o.scheme))
+	scheme, ok := schemes[o.scheme]
+	if !ok {
+		return req, 0, errorf(gfEInval, "%s->scheme = %d (want a GF_SCHEME_* value: %v)", arg, int(o.scheme), schemes)
 	}
+	req.Scheme = scheme
 	req.LayerDependency = o.layer_dependency != 0
 	req.Disjoint = o.disjoint != 0
 	switch o.temporal {
@@ -130,23 +149,19 @@ func sampleOptions(o *C.gf_sample_options, arg string) (sample.Request, int, err
 	return req, int(o.num_threads), nil
 }
 
-// sampleSeedTimes reads gf_sample's options->seed_times (o already passed
-// sampleOptions): required iff req is temporal, one int64 per seed.
-func sampleSeedTimes(o *C.gf_sample_options, req sample.Request, numSeeds int) ([]int64, error) {
-	o, err := readOptions(o, "options", sampleOptionsLayout)
-	if err != nil {
-		return nil, err
-	}
-	if o.seed_times == nil {
-		if req.Temporal != sample.TemporalNone {
+// sampleSeedTimes reads gf_sample's options->seed_times: required iff the
+// request is temporal, one int64 per seed.
+func sampleSeedTimes(o sampleConfig, numSeeds int) ([]int64, error) {
+	if o.seedTimes == nil {
+		if o.req.Temporal != sample.TemporalNone {
 			return nil, errorf(gfEInval, "options->seed_times is NULL but options->temporal is set (want one time per seed)")
 		}
 		return nil, nil
 	}
-	if req.Temporal == sample.TemporalNone {
+	if o.req.Temporal == sample.TemporalNone {
 		return nil, errorf(gfEInval, "options->seed_times is set but options->temporal is GF_TEMPORAL_NONE")
 	}
-	return seedTimes(o.seed_times, "options->seed_times", numSeeds)
+	return seedTimes(o.seedTimes, "options->seed_times", numSeeds)
 }
 
 // seedTimes copies t, a 1-D int64 tensor of numSeeds entries.
@@ -155,10 +170,15 @@ func seedTimes(t *C.DLTensor, arg string, numSeeds int) ([]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(v) != numSeeds {
-		return nil, errorf(gfEInval, "%s has %d entries for %d seeds (want one time per seed)", arg, len(v), numSeeds)
+	return append([]int64(nil), v...), checkTimes(v, arg, numSeeds)
+}
+
+// checkTimes checks that times (the tensor arg) holds numSeeds entries.
+func checkTimes(times []int64, arg string, numSeeds int) error {
+	if len(times) != numSeeds {
+		return errorf(gfEInval, "%s has %d entries for %d seeds (want one time per seed)", arg, len(times), numSeeds)
 	}
-	return append([]int64(nil), v...), nil
+	return nil
 }
 
 // ---------------------------------------------------------------------------
@@ -428,19 +448,20 @@ func sampleKeyed(fn string, h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_sample_op
 			return errorf(gfEInval, "out_batch is NULL")
 		}
 		*out = 0
-		req, threads, err := sampleOptions(o, "options")
+		so, err := sampleOptions(o, "options")
 		if err != nil {
 			return err
 		}
+		req, threads := so.req, so.threads
 		seeds, err := indexArray(seedsT, "seeds", false)
 		if err != nil {
 			return err
 		}
-		times, err := sampleSeedTimes(o, req, len(seeds))
+		times, err := sampleSeedTimes(so, len(seeds))
 		if err != nil {
 			return err
 		}
-		alloc, err := sampleAllocator(o, "options")
+		alloc, err := readAllocator(so.allocator, "options->allocator")
 		if err != nil {
 			return err
 		}
@@ -479,72 +500,87 @@ func cStrings(p **C.char, n C.int32_t, arg string) ([]string, error) {
 	return out, nil
 }
 
-// loaderArgs reads gf_loader_open's arguments, shared with
-// gf_loader_open_comm: the graph, the seeds and the loader options; out is
-// cleared first.
-func loaderArgs(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t) (*core.Graph, []int64, sample.Request, pipeline.Options, error) {
-	g, seeds, req, lopt, _, err := loaderArgsDevice(h, seedsT, o, out, false)
-	return g, seeds, req, lopt, err
+// loaderConfig is one gf_loader_options, read and checked once at the
+// boundary: the engine's batching options, the device, and what each kind
+// of loader checks for itself (its sample options, the seed times, copied,
+// nil for NULL) or takes when it opens (the allocator).
+type loaderConfig struct {
+	opts      pipeline.Options
+	sample    *C.gf_sample_options
+	seedTimes []int64
+	dev       *device.Options // nil: host memory
+	allocator *C.gf_allocator
 }
 
-// loaderArgsDevice is loaderArgs that also reads the device options
-// (gf_loader_open's; allowDevice false refuses kDLCUDA).
-func loaderArgsDevice(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t, allowDevice bool) (*core.Graph, []int64, sample.Request, pipeline.Options, *device.Options, error) {
-	g, seeds, req, lopt, err := loaderArgsHost(h, seedsT, o, out)
-	if err != nil {
-		return nil, nil, req, lopt, nil, err
+// loaderOptions reads the gf_loader_options p (named arg) once;
+// allowDevice false refuses kDLCUDA (only gf_loader_open offers it).
+func loaderOptions(p *C.gf_loader_options, arg string, allowDevice bool) (loaderConfig, error) {
+	var cfg loaderConfig
+	if p == nil {
+		return cfg, errorf(gfEInval, "%s is NULL", arg)
 	}
-	o, _ = readOptions(o, "options", loaderOptionsLayout) // read once already
-	d, err := readDeviceOptions(o, "options", allowDevice)
-	return g, seeds, req, lopt, d, err
+	o, err := readOptions(p, arg, loaderOptionsLayout)
+	if err != nil {
+		return cfg, err
+	}
+	if cfg.opts, err = batchOptions(o, arg); err != nil {
+		return cfg, err
+	}
+	if o.seed_times != nil {
+		v, err := int64Vector(o.seed_times, arg+"->seed_times")
+		if err != nil {
+			return cfg, err
+		}
+		cfg.seedTimes = append([]int64{}, v...)
+	}
+	cfg.dev, err = readDeviceOptions(o, arg, allowDevice)
+	cfg.sample, cfg.allocator = o.sample, o.allocator
+	return cfg, err
 }
 
-func loaderArgsHost(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t) (*core.Graph, []int64, sample.Request, pipeline.Options, error) {
+// loaderArgs reads the arguments of gf_loader_open, gf_loader_open_comm
+// and gf_loader_open_part: the graph, the seeds and the loader options
+// (with their sample options and seed times); out is cleared first.
+func loaderArgs(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t, allowDevice bool) (*core.Graph, []int64, sample.Request, loaderConfig, error) {
 	var req sample.Request
-	var lopt pipeline.Options
+	var cfg loaderConfig
 	g, err := lookup[*core.Graph](kindGraph, h)
 	if err != nil {
-		return nil, nil, req, lopt, err
+		return nil, nil, req, cfg, err
 	}
 	if out == nil {
-		return nil, nil, req, lopt, errorf(gfEInval, "out_loader is NULL")
+		return nil, nil, req, cfg, errorf(gfEInval, "out_loader is NULL")
 	}
 	*out = 0
-	if o == nil {
-		return nil, nil, req, lopt, errorf(gfEInval, "options is NULL")
+	if cfg, err = loaderOptions(o, "options", allowDevice); err != nil {
+		return nil, nil, req, cfg, err
 	}
-	o, err = readOptions(o, "options", loaderOptionsLayout)
+	so, err := sampleOptions(cfg.sample, "options->sample")
 	if err != nil {
-		return nil, nil, req, lopt, err
+		return nil, nil, req, cfg, err
 	}
-	req, threads, err := sampleOptions(o.sample, "options->sample")
-	if err != nil {
-		return nil, nil, req, lopt, err
-	}
-	if lopt, err = batchOptions(o, "options"); err != nil {
-		return nil, nil, req, lopt, err
-	}
+	req = so.req
 	seeds, err := indexArray(seedsT, "seeds", false)
 	if err != nil {
-		return nil, nil, req, lopt, err
+		return nil, nil, req, cfg, err
 	}
-	var times []int64
-	if o.seed_times != nil {
-		if req.Temporal == sample.TemporalNone {
-			return nil, nil, req, lopt, errorf(gfEInval, "options->seed_times is set but options->sample->temporal is GF_TEMPORAL_NONE")
-		}
-		if times, err = seedTimes(o.seed_times, "options->seed_times", len(seeds)); err != nil {
-			return nil, nil, req, lopt, err
-		}
-	} else if req.Temporal != sample.TemporalNone {
-		return nil, nil, req, lopt, errorf(gfEInval, "options->seed_times is NULL but options->sample->temporal is set (a temporal loader needs one time per seed)")
+	switch {
+	case cfg.seedTimes != nil && req.Temporal == sample.TemporalNone:
+		return nil, nil, req, cfg, errorf(gfEInval, "options->seed_times is set but options->sample->temporal is GF_TEMPORAL_NONE")
+	case cfg.seedTimes == nil && req.Temporal != sample.TemporalNone:
+		return nil, nil, req, cfg, errorf(gfEInval, "options->seed_times is NULL but options->sample->temporal is set (a temporal loader needs one time per seed)")
 	}
-	lopt.SeedTimes, lopt.Threads = times, threads
-	return g, seeds, req, lopt, nil
+	if cfg.seedTimes != nil {
+		if err := checkTimes(cfg.seedTimes, "options->seed_times", len(seeds)); err != nil {
+			return nil, nil, req, cfg, err
+		}
+	}
+	cfg.opts.SeedTimes, cfg.opts.Threads = cfg.seedTimes, so.threads
+	return g, seeds, req, cfg, nil
 }
 
-// batchOptions reads what gf_loader_options (arg, already read with
-// readOptions) says of batching: batch size, shuffle, queue, the node
+// batchOptions reads what gf_loader_options (arg, copied by readOptions)
+// says of batching: batch size, shuffle, queue, the node
 // data names and whether batches carry their edge list (coo).
 func batchOptions(o *C.gf_loader_options, arg string) (pipeline.Options, error) {
 	if o.batch_size <= 0 {
@@ -583,15 +619,15 @@ func batchOptions(o *C.gf_loader_options, arg string) (pipeline.Options, error) 
 func gfgo_loader_open(h C.uintptr_t, seedsT *C.DLTensor, o *C.gf_loader_options, out *C.uintptr_t) C.int {
 	return call("gf_loader_open", func() error {
 		_ = drainDevice()
-		g, seeds, req, lopt, d, err := loaderArgsDevice(h, seedsT, o, out, true)
+		g, seeds, req, cfg, err := loaderArgs(h, seedsT, o, out, true)
 		if err != nil {
 			return err
 		}
-		a, err := hostAllocator(o, "options")
+		a, err := readAllocator(cfg.allocator, "options->allocator")
 		if err != nil {
 			return err
 		}
-		l, err := g.OpenLoaderOn(d, seeds, req, lopt, a)
+		l, err := g.OpenLoaderOn(cfg.dev, seeds, req, cfg.opts, a)
 		if err != nil {
 			a.release()
 			return err

@@ -13,10 +13,6 @@ import (
 	"github.com/graphferry/graphferry/engine/pipeline"
 )
 
-// loaderStatsMin is the smallest struct_size gf_loader_stats accepts: the
-// first layout, which ended with total (the tiers came after).
-var loaderStatsMin = unsafe.Offsetof(C.gf_loader_statistics{}.current_tiers)
-
 func tierCounters(c pipeline.Counters) C.gf_tier_counters {
 	g := c.Gathered
 	return C.gf_tier_counters{
@@ -62,9 +58,9 @@ func gfgo_loader_stats(h C.uintptr_t, out *C.gf_loader_statistics) C.int {
 			return errorf(gfEInval, "out is NULL")
 		}
 		size := uintptr(out.struct_size)
-		if size < loaderStatsMin || size > C.sizeof_gf_loader_statistics {
+		if size < loaderStatisticsLayout.min || size > C.sizeof_gf_loader_statistics {
 			return errorf(gfEInval, "out->struct_size = %d is outside the accepted range [%d, %d] of gf_loader_statistics sizes (set struct_size = sizeof(gf_loader_statistics))",
-				size, loaderStatsMin, C.sizeof_gf_loader_statistics)
+				size, loaderStatisticsLayout.min, C.sizeof_gf_loader_statistics)
 		}
 		st := l.Stats()
 		res := C.gf_loader_statistics{

@@ -15,14 +15,6 @@ import (
 	"github.com/graphferry/graphferry/engine/subload"
 )
 
-var subgraphLoaderOptionsLayout = func() *structLayout {
-	l := newLayout("gf_subgraph_loader_options", C.gf_subgraph_loader_options{})
-	// 0.3.0's layout ended with edge_feature_names; num_samples and
-	// draw_callback came after.
-	l.min = unsafe.Offsetof(C.gf_subgraph_loader_options{}.edge_feature_names) + unsafe.Sizeof(C.gf_subgraph_loader_options{}.edge_feature_names)
-	return l
-}()
-
 // ---------------------------------------------------------------------------
 // Induced subgraphs
 
@@ -162,10 +154,7 @@ func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgra
 		if (opt.Kind == subload.Drawn) != (opt.Draw != nil) {
 			return errorf(gfEInval, "options->draw_callback is for GF_SUBGRAPH_DRAWN only, where it is required (kind = %d)", int32(o.kind))
 		}
-		if o.loader == nil {
-			return errorf(gfEInval, "options->loader is NULL")
-		}
-		lo, err := readOptions(o.loader, "options->loader", loaderOptionsLayout)
+		lo, err := loaderOptions(o.loader, "options->loader", false)
 		if err != nil {
 			return err
 		}
@@ -175,15 +164,17 @@ func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgra
 			if lo.sample == nil {
 				return errorf(gfEInval, "options->loader->sample is NULL (GF_SUBGRAPH_KHOP samples with it)")
 			}
-			if req, opt.Threads, err = sampleOptions(lo.sample, "options->loader->sample"); err != nil {
+			so, err := sampleOptions(lo.sample, "options->loader->sample")
+			if err != nil {
 				return err
 			}
+			req, opt.Threads = so.req, so.threads
 		} else {
 			if lo.sample != nil {
 				return errorf(gfEInval, "options->loader->sample must be NULL (a subgraph loader draws its node sets by options->kind; only GF_SUBGRAPH_KHOP samples)")
 			}
-			if lo.num_label_names != 0 && !hgt {
-				return errorf(gfEInval, "options->loader->num_label_names = %d (want 0: a subgraph batch has no seeds; gather node data as feature_names)", int32(lo.num_label_names))
+			if n := len(lo.opts.LabelNames); n != 0 && !hgt {
+				return errorf(gfEInval, "options->loader->num_label_names = %d (want 0: a subgraph batch has no seeds; gather node data as feature_names)", n)
 			}
 		}
 		if hgt {
@@ -193,16 +184,10 @@ func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgra
 		} else if o.num_samples != nil {
 			return errorf(gfEInval, "options->num_samples is for GF_SUBGRAPH_HGT only (kind = %d)", int32(o.kind))
 		}
-		if lo.seed_times != nil {
+		if lo.seedTimes != nil {
 			return errorf(gfEInval, "options->loader->seed_times must be NULL (a subgraph loader does not sample temporally)")
 		}
-		if _, err := readDeviceOptions(lo, "options->loader", false); err != nil {
-			return err
-		}
-		lopt, err := batchOptions(lo, "options->loader")
-		if err != nil {
-			return err
-		}
+		lopt := lo.opts
 		opt.Seed = lopt.Seed
 		if lopt.EdgeFeatureNames, err = cStrings((**C.char)(unsafe.Pointer(o.edge_feature_names)), o.num_edge_feature_names, "options->edge_feature_names"); err != nil {
 			return err
@@ -221,7 +206,7 @@ func gfgo_subgraph_loader_open(h C.uintptr_t, itemsT *C.DLTensor, o *C.gf_subgra
 		} else if o.part_offsets != nil || o.part_nodes != nil {
 			return errorf(gfEInval, "options->part_offsets and part_nodes are for GF_SUBGRAPH_PARTS only (kind = %d)", int32(o.kind))
 		}
-		a, err := hostAllocator(lo, "options->loader")
+		a, err := readAllocator(lo.allocator, "options->loader->allocator")
 		if err != nil {
 			return err
 		}

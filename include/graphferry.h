@@ -5,6 +5,32 @@
  * This file is the authoritative reference for how the C interface behaves.
  * It is hand-written, C99, and depends on <stdint.h> and <stddef.h> only.
  *
+ * One source
+ * ----------
+ * This header is the specification of the C boundary; nothing else states
+ * it by hand. python/tools/cgen.py (`make gen`; `make lint` fails when what
+ * it would write differs from what is committed) reads it with dlpack.h and
+ * derives the rest: the Python package's ctypes bindings (structs,
+ * constants, prototypes, and the non-error statuses each function may
+ * return, read from its doc block's "Returns:"), libgraphferry's C shims
+ * that only forward to the engine (capi/boundary_gen.c), and the struct
+ * layouts it accepts (capi/boundary_gen.go). It also checks this header
+ * against the release headers kept in tests/c/abi/: their structs only grew
+ * at the end and their signatures are unchanged. So the declarations stay
+ * plain C the tool reads: one declaration per statement, an integer per
+ * #define, a doc block before each function; in a doc block, "never fails"
+ * marks an int that is a value, not a status, and "sets no message" a
+ * status returned without a gf_errmsg() message.
+ *
+ * Options grow as size-versioned structs (below), not as an options object
+ * set by name: the layouts are already promised across releases, a zeroed
+ * struct is every default, and a field is typed and checked by the
+ * compiler and, through the derived bindings, by Python. A new option is
+ * one field appended to its struct here (with its comment), the engine's
+ * field it sets, and the one line of capi's reader of that struct that
+ * converts it; once a struct's layout has shipped, a new field goes after an
+ * "an earlier layout ends here" mark at the old end.
+ *
  * Overview
  * --------
  * A gf_graph holds a graph's topology (CSC of in-neighbours: row v lists the
@@ -51,6 +77,9 @@
  *   read and the ones added since take their zero value, which is always
  *   their default. graphferry never reads past struct_size bytes. Any other
  *   struct_size is GF_EINVAL, with a message giving the accepted range.
+ *   A comment "-- an earlier layout ends here --" in a struct marks where
+ *   an older header's layout ended: a struct_size equal to that layout's
+ *   sizeof reads the fields before the mark only (never its padding).
  * - Tensors are DLPack's (dlpack.h, shipped beside this header: DLPack 1.1).
  *   Input tensors are described with DLTensor. Unless a function says
  *   otherwise they are borrowed for the duration of the call and copied.
@@ -133,7 +162,8 @@ extern "C" {
 
 /*
  * gf_version_number returns GF_VERSION_NUMBER of the library that is
- * loaded, which may differ from the header a program was compiled with.
+ * loaded, which may differ from the header a program was compiled with. It
+ * never fails (the int is the version, not a status).
  * Programs should check that the major versions agree:
  *   gf_version_number() / 1000000 == GF_VERSION_MAJOR
  */
@@ -219,7 +249,8 @@ typedef struct gf_cancel gf_cancel;
 /* gf_cancel_new makes a token, not cancelled (*out NULL on failure). */
 GF_API int gf_cancel_new(gf_cancel **out);
 
-/* gf_cancel_request cancels token (GF_EINVAL for NULL). */
+/* gf_cancel_request cancels token. Returns GF_OK, or GF_EINVAL for a NULL
+ * or freed token; it sets no message (it may run in a signal handler). */
 GF_API int gf_cancel_request(gf_cancel *token);
 
 /* gf_cancel_is_requested sets *out to 1 if token is cancelled, else 0. */
@@ -332,6 +363,7 @@ typedef struct gf_graph_options {
   int64_t num_nodes;
   /* GF_GRAPH_REMOVE_* flags (COO/Arrow only; must be 0 otherwise). */
   uint32_t flags;
+  /* -- an earlier layout ends here -- */
   /* gf_graph_open of a dataset directory only (must be 0 otherwise):
      memory_budget is the memory in bytes the graph may keep resident (0:
      no budget); with GF_TIER_AUTO it decides whether feat.bin is mapped
@@ -990,6 +1022,7 @@ typedef struct gf_sample_options {
   uint64_t seed;
   /* Worker threads per sampling step; <= 0: the default (see Threads). */
   int32_t num_threads;
+  /* -- an earlier layout ends here -- */
   /* GF_SCHEME_NODE_WISE (0, the default), GF_SCHEME_LAYER_WISE or
      GF_SCHEME_LABOR. */
   int32_t scheme;
@@ -1004,9 +1037,11 @@ typedef struct gf_sample_options {
      link-prediction loaders), or NULL. Any order; ids not in the graph are
      ignored. Borrowed (copied). */
   const DLTensor *exclude_edges;
+  /* -- an earlier layout ends here -- */
   /* GF_SCHEME_LABOR only: non-zero gives every hop the same variates (DGL's
      layer_dependency=True). */
   int32_t layer_dependency;
+  /* -- an earlier layout ends here -- */
   /* Fields below are read as 0 / NULL from a struct_size that ends before
      them (an older header's). */
   /* Per-relation fan-outs of a typed graph (gf_graph_set_types): when
@@ -1041,6 +1076,7 @@ typedef struct gf_sample_options {
      (loaders take theirs from gf_loader_options.seed_times and ignore this).
      Borrowed (copied). */
   const DLTensor *seed_times;
+  /* -- an earlier layout ends here -- */
   /* gf_sample and gf_sample_keyed only: the memory of the batch's tensors
      (see gf_allocator; copied for the call, its blocks freed through it
      when the batch's tensors are), or NULL for the library's own. A block
@@ -1549,14 +1585,17 @@ typedef struct gf_loader_options {
   /* Node data gathered for the seeds of a batch (e.g. "label"). Borrowed. */
   int32_t num_label_names;
   const char *const *label_names;
+  /* -- an earlier layout ends here -- */
   /* Temporal sampling (gf_sample_options.temporal): int64 [n], the seed time
      of each of the loader's seeds (permuted with them every epoch); NULL
      otherwise. Read as NULL from an older header's struct_size (72).
      Borrowed (copied). */
   const DLTensor *seed_times;
+  /* -- an earlier layout ends here -- */
   /* The memory of the loader's output tensors (see gf_allocator); NULL: the
      library's own. Copied. Read as NULL from an older struct_size (72, 80). */
   const gf_allocator *allocator;
+  /* -- an earlier layout ends here -- */
   /* Where the batches live: device_type 0 (zero-initialised) or kDLCPU: host
      memory (CPU sampling); kDLCUDA: device memory of CUDA device device_id,
      sampled and gathered there (see "Device outputs" above). Other types
@@ -1836,6 +1875,7 @@ typedef struct gf_loader_statistics {
   gf_loader_counters current;
   /* Every epoch since gf_loader_open. */
   gf_loader_counters total;
+  /* -- an earlier layout ends here -- */
   /* The disk tier's share of current and total (zero without one). */
   gf_tier_counters current_tiers;
   gf_tier_counters total_tiers;
@@ -2040,9 +2080,10 @@ typedef struct gf_subgraph_loader_options {
   /* Edge data (gf_graph_set_edge_data) gathered over every batch's edges. */
   int32_t num_edge_feature_names;
   const char *const *edge_feature_names;
+  /* -- an earlier layout ends here -- */
   /* GF_SUBGRAPH_HGT: int64 [L * T], hop-major, the nodes of each node type
-     drawn in each hop (>= 0; NULL: no hop). Borrowed (copied). A
-     struct_size that ends before it (the layout before) reads it as NULL. */
+     drawn in each hop (>= 0; NULL: no hop). Borrowed (copied). Read as
+     NULL from 0.3.0's struct_size. */
   const DLTensor *num_samples;
   /* GF_SUBGRAPH_DRAWN (required there, NULL for the other kinds): the
      caller's draw, called once a batch on the thread making it with the
@@ -2260,6 +2301,7 @@ typedef struct gf_edge_sampler_options {
      cat([src, dst]) -> cat([dst, src])). */
   const DLTensor *reverse_eids;
   int64_t reverse_half;
+  /* -- an earlier layout ends here -- */
   /* GF_NEG_GLOBAL_UNIFORM only: GF_NEG_KEEP_SELF_LOOPS | GF_NEG_REPLACE, or
      0 (DGL's defaults). Appended: a struct_size that ends at reverse_half
      (the first layout) reads it as 0. */
@@ -2273,6 +2315,7 @@ typedef struct gf_edge_sampler_options {
      end types, which must then have that many nodes), checked with the
      pairs (GF_EINVAL naming the sizes). */
   const DLTensor *negative_weights;
+  /* -- an earlier layout ends here -- */
   /* GF_LINK_DGL only (NULL: none): DGL's callable exclude (see "Per-batch
      callbacks"), called for each batch with its seed edge ids (input, in
      batch order; global ids on a typed graph) and returning edge ids of
@@ -2545,11 +2588,13 @@ typedef struct gf_comm {
   int (*send)(void *user, int32_t to, const void *msg, int64_t size);
   int (*recv)(void *user, int32_t from, void *buf, int64_t capacity,
               int64_t *size);
+  /* -- an earlier layout ends here -- */
   /* How long (milliseconds, at most a year) the library waits for an
      exchange before it fails the loader, naming the rank that did not
      answer and the time-out; 0: as long as the callbacks take (then bound
      them yourself). */
   int64_t timeout_ms;
+  /* -- an earlier layout ends here -- */
   int (*all_to_all_dl)(void *user, DLManagedTensor *send,
                        const int64_t *send_sizes, DLManagedTensor *recv,
                        const int64_t *recv_sizes);
@@ -2827,6 +2872,7 @@ typedef struct gf_partition_options {
      rank's folder is written: done of total ranks. NULL: no calls. */
   void (*progress)(void *progress_user, int64_t done, int64_t total);
   void *progress_user;
+  /* -- an earlier layout ends here -- */
   /* Nonzero: write into a dst_dir that is not empty, or is src_dir, inside
      it or above it; what a partition writes there (partition.json,
      assignment.npy, every part-<r>/) is removed first, nothing else (never

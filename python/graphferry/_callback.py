@@ -36,7 +36,8 @@ def _call(fn: Callable, what: str, raised: dict, lock: threading.Lock, _user, ke
     # The thunk's body, given its state: the thunk references no
     # BatchCallback (no cycle for a collection on an engine thread).
     try:
-        n, data = int(inp.contents.shape[0]), inp.contents.data
+        t = _lib.DLTensor.from_address(inp)  # const DLTensor *input
+        n, data = int(t.shape[0]), t.data
         ids = torch.empty(0, dtype=torch.int64)
         if n > 0:
             ids = torch.frombuffer((ctypes.c_int64 * n).from_address(data), dtype=torch.int64).clone()

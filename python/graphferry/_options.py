@@ -79,7 +79,8 @@ def _check_choice(value: Any, name: str, choices: dict) -> Any:
 
 def check_scheme(scheme: Any) -> str:
     if not isinstance(scheme, str) or scheme not in _SCHEMES:
-        raise ValueError(f"'scheme' must be 'node', 'layer' or 'labor' (got {scheme!r})")
+        *names, last = map(repr, _SCHEMES)
+        raise ValueError(f"'scheme' must be {', '.join(names)} or {last} (got {scheme!r})")
     return scheme
 
 

@@ -8,8 +8,9 @@ other places repeat it and are checked against it:
 * python/graphferry/_version.py (the package's ``__version__``, which is also
   the wheel's and the sdist's version: python/pyproject.toml reads it);
 * the first release heading of CHANGELOG.md (``## 0.2.0 - <date>``);
-* tests/c/abi/<previous>/: the previous release's header, older than this one
-  and of the same major version (the ABI promise).
+* tests/c/abi/<release>/: release headers kept for the ABI test; the newest
+  is not newer than this version (it may be this version's own, kept while
+  main has not moved past it) and of the same major version (the ABI promise).
 
     python python/tools/version.py            print the version
     python python/tools/version.py --check    exit 1 naming each place that disagrees
@@ -76,8 +77,8 @@ def problems() -> list[str]:
         old = header_version((ABI_DIR / prev / "graphferry.h").read_text())
         if old != prev:
             found.append(f"{ABI_DIR / prev}: its header says {old}")
-        if not _key(prev) < _key(want) or _key(prev)[0] != _key(want)[0]:
-            found.append(f"{ABI_DIR / prev}: the previous release must be older than {want}, of the same major version")
+        if _key(prev) > _key(want) or _key(prev)[0] != _key(want)[0]:
+            found.append(f"{ABI_DIR / prev}: a kept release must not be newer than {want}, of the same major version")
     return found
 
 

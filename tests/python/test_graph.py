@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import subprocess
@@ -485,38 +484,6 @@ def test_major_version_mismatch_refused(tmp_path):
     proc = _import_in_subprocess(path, graphferry.library_path())
     assert proc.returncode != 0
     assert "ImportError" in proc.stderr and "major version 97" in proc.stderr
-
-
-def test_dlpack_structs_match_header():
-    assert ctypes.sizeof(_lib.DLTensor) == 48
-    assert ctypes.sizeof(_lib.DLManagedTensor) == 64
-    assert ctypes.sizeof(_lib.gf_sample_options) == 104
-    assert _lib.gf_sample_options.allocator.offset == 96
-    assert _lib.gf_sample_options.layer_dependency.offset == 56
-    assert _lib.gf_sample_options.num_relations.offset == 60
-    assert _lib.gf_sample_options.relation_fanouts.offset == 64
-    assert _lib.gf_sample_options.temporal_strategy.offset == 80
-    assert _lib.gf_sample_options.seed_times.offset == 88
-    assert _lib.gf_sample_options.scheme.offset == 36
-    assert _lib.gf_sample_options.exclude_edges.offset == 48
-    # 48 before the disk tier's fields (gf_graph_open reads older sizes too).
-    assert ctypes.sizeof(_lib.gf_graph_options) == 72
-    assert _lib.gf_graph_options.memory_budget.offset == 48
-    assert _lib.gf_graph_options.cache_bytes.offset == 64
-    # 88 before the device fields and coo (coo fills device_topology's padding)
-    assert ctypes.sizeof(_lib.gf_loader_options) == 128
-    assert _lib.gf_loader_options.seed_times.offset == 72
-    assert _lib.gf_loader_options.allocator.offset == 80
-    assert _lib.gf_loader_options.device.offset == 88
-    assert _lib.gf_loader_options.device_topology.offset == 120
-    assert _lib.gf_loader_options.coo.offset == 124
-    assert ctypes.sizeof(_lib.gf_allocator) == 32
-    assert _lib.gf_allocator.alloc.offset == 16 and _lib.gf_allocator.free.offset == 24
-    assert _lib.gf_loader_options.sample.offset == 8  # now a pointer
-    assert _lib.gf_loader_options.batch_size.offset == 16
-    assert ctypes.sizeof(_lib.gf_walk_options) == 32
-    assert _lib.gf_walk_options.restart_prob.offset == 8
-    assert _lib.gf_walk_options.seed.offset == 24
 
 
 # -- Arrow ----------------------------------------------------------------------
