@@ -32,8 +32,10 @@ func datasetPartitionOptions(p *C.gf_partition_options) (rankpart.PartitionOptio
 		opt.Method = partition.Random
 	case C.GF_PARTITION_GIVEN:
 		opt.Method = partition.Given
+	case C.GF_PARTITION_LDG:
+		opt.Method = partition.LDG
 	default:
-		return opt, errorf(gfEInval, "options->method = %d (want GF_PARTITION_RANGE, GF_PARTITION_RANDOM or GF_PARTITION_GIVEN)", int32(o.method))
+		return opt, errorf(gfEInval, "options->method = %d (want GF_PARTITION_RANGE, _RANDOM, _GIVEN or _LDG)", int32(o.method))
 	}
 	if o.num_parts < 1 || o.num_parts > C.GF_MAX_PARTS {
 		return opt, errorf(gfEInval, "options->num_parts = %d (want 1 to GF_MAX_PARTS = %d)", int32(o.num_parts), C.GF_MAX_PARTS)
@@ -68,7 +70,11 @@ func datasetPartitionOptions(p *C.gf_partition_options) (rankpart.PartitionOptio
 	if o.method_name != nil {
 		opt.MethodName = C.GoString(o.method_name)
 	}
-	opt.Overwrite = o.overwrite != 0
+	opt.Overwrite, opt.Resume = o.overwrite != 0, o.resume != 0
+	if o.memory_limit_bytes < 0 {
+		return opt, errorf(gfEInval, "options->memory_limit_bytes = %d (want >= 0; 0: no bound)", int64(o.memory_limit_bytes))
+	}
+	opt.MemoryLimit = int64(o.memory_limit_bytes)
 	if fn, user := o.progress, o.progress_user; fn != nil {
 		opt.Progress = func(done, total int) {
 			C.gf__partition_progress(fn, user, C.int64_t(done), C.int64_t(total))

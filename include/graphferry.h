@@ -318,6 +318,11 @@ typedef struct gf_graph gf_graph;
 #define GF_PARTITION_RANGE 0  /* patch p owns ids [p*N/P, (p+1)*N/P) */
 #define GF_PARTITION_RANDOM 1 /* each node to a patch drawn from seed */
 #define GF_PARTITION_GIVEN 2  /* assignment[v] is the patch of node v */
+/* gf_dataset_partition only: linear deterministic greedy, one streaming
+   pass in id order, each node to the rank where most of its in-neighbours
+   went, weighed by rows and edges (graphs larger than the memory given:
+   gf_partition_options.memory_limit_bytes) */
+#define GF_PARTITION_LDG 3
 
 /* Flags for gf_graph_options.flags (COO and Arrow input only). */
 #define GF_GRAPH_REMOVE_DUPLICATES 1u /* keep the first of equal (src,dst) */
@@ -2853,7 +2858,8 @@ GF_API int gf_edge_loader_open_part(gf_part *part, const DLTensor *seeds, const 
  */
 typedef struct gf_partition_options {
   uint32_t struct_size;
-  /* GF_PARTITION_RANGE (default), GF_PARTITION_RANDOM or GF_PARTITION_GIVEN. */
+  /* GF_PARTITION_RANGE (default), GF_PARTITION_RANDOM, GF_PARTITION_GIVEN
+     or GF_PARTITION_LDG. */
   int32_t method;
   /* Number of ranks (1 to GF_MAX_PARTS; required). */
   int32_t num_parts;
@@ -2878,6 +2884,14 @@ typedef struct gf_partition_options {
      assignment.npy, every part-<r>/) is removed first, nothing else (never
      a folder holding src_dir). 0 (default): such a dst_dir is refused. */
   int32_t overwrite;
+  /* Nonzero: go on with the partition an interrupted run (killed, out of
+     memory) left in dst_dir, keeping the rank folders it finished, when its
+     options and assignment match; else (or 0) start over. */
+  int32_t resume;
+  /* > 0: the memory the call may use, in bytes (refused up front when the
+     assignment does not fit in it; half of it bounds the heap, the rest is
+     left to the page cache); 0: no bound. */
+  int64_t memory_limit_bytes;
 } gf_partition_options;
 
 /*

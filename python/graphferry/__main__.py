@@ -80,15 +80,19 @@ def build_parser() -> argparse.ArgumentParser:
     part.add_argument("--parts", type=int, required=True, help="number of ranks (>= 1)")
     part.add_argument(
         "--method",
-        choices=("metis", "random", "range"),
+        choices=("metis", "random", "range", "ldg"),
         default="metis",
         help="node assignment: METIS (the default; needs pip install 'graphferry[partition]'), random from "
-        "--seed, or consecutive id ranges",
+        "--seed, consecutive id ranges, or ldg (one streaming pass: graphs larger than --memory-limit)",
     )
     part.add_argument("--layout", choices=("dsp", "self-reliant", "hybrid"), default="dsp", help="see above")
     part.add_argument("--hops", type=int, default=2, help="L of the self-reliant layout (default 2)")
     part.add_argument("--seed", type=int, default=0, help="seed of random (and METIS's randomisation)")
     part.add_argument("--quiet", action="store_true", help="no progress bars")
+    part.add_argument("--resume", action="store_true", help="go on with a run that was interrupted in DST")
+    part.add_argument(
+        "--memory-limit", type=int, default=0, metavar="BYTES", help="the memory it may use (0: no bound)"
+    )
     cmd["info"].add_argument("--json", action="store_true", help="one JSON object instead of name: value lines")
     cmd["info"].add_argument("--no-gpu", action="store_true", help="do not probe the NVIDIA driver")
     return parser
@@ -124,7 +128,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _partition(args) -> int:
     """``partition SRC DST``: writes the rank folders, prints the edge cuts."""
-    options = {k: getattr(args, k) for k in ("parts", "method", "layout", "hops", "seed", "quiet", "overwrite")}
+    names = ("parts", "method", "layout", "hops", "seed", "quiet", "overwrite", "resume", "memory_limit")
+    options = {k: getattr(args, k) for k in names}
     try:
         meta = partition.partition(args.src, args.dst, **options)
     except (graphferry.GraphferryError, ValueError, ImportError, OSError) as err:

@@ -53,11 +53,11 @@ from ._metafile import read_object
 from ._native import lib as _lib
 from ._native.dlpack import borrow
 from ._native.lib import gf_dataset_partition, gf_partition_options
-from .graph import Graph
+from .graph import Graph, _as_int
 
-METHODS = ("metis", "random", "range")
+METHODS = ("metis", "random", "range", "ldg")
 LAYOUTS = {"dsp": _lib.GF_LAYOUT_DSP, "self-reliant": _lib.GF_LAYOUT_SELF_RELIANT, "hybrid": _lib.GF_LAYOUT_HYBRID}
-_ENGINE_METHODS = {"range": _lib.GF_PARTITION_RANGE, "random": _lib.GF_PARTITION_RANDOM}
+_ENGINE_METHODS = {"range": _lib.GF_PARTITION_RANGE, "random": _lib.GF_PARTITION_RANDOM, "ldg": _lib.GF_PARTITION_LDG}
 _GIVEN = _lib.GF_PARTITION_GIVEN
 
 
@@ -141,6 +141,8 @@ def partition(
     seed: int = 0,
     quiet: bool = True,
     overwrite: bool = False,
+    resume: bool = False,
+    memory_limit: int = 0,
 ) -> dict:
     """Writes ``src_dir`` partitioned into ``parts`` rank folders under
     ``dst_dir`` (see the module's doc for what each holds) and returns the
@@ -149,11 +151,16 @@ def partition(
     writes there is replaced, nothing else).
 
     Args:
-        method: ``"metis"`` (pymetis), ``"random"`` or ``"range"``.
+        method: ``"metis"`` (pymetis), ``"random"``, ``"range"`` or
+            ``"ldg"`` (streaming: one pass, for graphs larger than memory).
         layout: ``"dsp"``, ``"self-reliant"`` or ``"hybrid"``.
         hops: L of the self-reliant layout.
         seed: seed of random (and of METIS's own randomisation).
         quiet: no progress bars.
+        overwrite: write into a used folder, replacing what a partition wrote.
+        resume: go on with the partition an interrupted run left in
+            ``dst_dir`` (its finished rank folders are kept).
+        memory_limit: the bytes the call may use (0: no bound).
     """
     if method not in METHODS:
         raise ValueError(f"method must be one of {', '.join(METHODS)} (got {method!r})")
@@ -179,6 +186,8 @@ def partition(
             method_name=method.encode(),
             progress=progress,
             overwrite=bool(overwrite),
+            resume=bool(resume),
+            memory_limit_bytes=_as_int(memory_limit, "memory_limit"),
         )
         # Ctrl-C stops it after the rank folder being written; the call
         # then removes what it wrote (waited for: give_up_s=None).

@@ -1525,6 +1525,21 @@ void test_dataset_partition(void) {
   CHECK_ERR(gf_dataset_convert_npy(root, src), GF_EINVAL, "inside the source folder");
   CHECK_ERR(gf_dataset_convert_npy_into(src, dst, &oo), GF_EINVAL, "holds a dataset or a partition");
 
+  /* the streaming method under a memory limit (issue 35): refused up front
+   * when the assignment cannot fit, written when it can; a negative limit
+   * is refused by name */
+  gf_partition_options ldg = go;
+  ldg.method = GF_PARTITION_LDG;
+  ldg.assignment = NULL;
+  ldg.method_name = NULL;
+  ldg.overwrite = 1;
+  ldg.memory_limit_bytes = 100;
+  CHECK_ERR(gf_dataset_partition(src, dst, &ldg), GF_EINVAL, "memory limit of 100 bytes is below");
+  ldg.memory_limit_bytes = -1;
+  CHECK_ERR(gf_dataset_partition(src, dst, &ldg), GF_EINVAL, "options->memory_limit_bytes = -1");
+  ldg.memory_limit_bytes = (int64_t)1 << 30;
+  CHECK(gf_dataset_partition(src, dst, &ldg) == GF_OK, "partition ldg: %s", gf_errmsg());
+
   /* errors */
   gf_partition_options bad = go;
   CHECK_ERR(gf_dataset_partition(src, dst, NULL), GF_EINVAL, "options is NULL");

@@ -62,7 +62,7 @@ def _bfs_depth(src, dst, n, roots, hops) -> dict[int, int]:
 
 
 @pytest.mark.parametrize("layout", ["dsp", "self-reliant", "hybrid"])
-@pytest.mark.parametrize("method", ["metis", "random", "range"])
+@pytest.mark.parametrize("method", ["metis", "random", "range", "ldg"])
 def test_partition_folders(citeseer, tmp_path, method, layout):
     _method_or_skip(method)
     src_dir, data, src, dst = citeseer
@@ -260,3 +260,24 @@ def test_output_folder_refused_unless_asked(citeseer, tmp_path, capsys):
     graphferry.convert_npy(testdata.dataset_dir("citeseer"), gen, overwrite=True)
     with graphferry.Graph.open(gen) as g:
         assert g.num_nodes == 3327
+
+
+def test_ldg_with_a_memory_limit_and_resume_from_the_command_line(citeseer, tmp_path, capsys):
+    """The streaming partitioner (issue 35) through the command line: a
+    memory limit below what its assignment needs is refused up front; a
+    folder holding an interrupted run's progress file is written into with
+    --resume (a run that does not match it starts over), refused without."""
+    src_dir = citeseer[0]
+    out = tmp_path / "ldg"
+    args = ["partition", str(src_dir), str(out), "--parts", "3", "--method", "ldg", "--quiet"]
+    assert main([*args, "--memory-limit", "100"]) == 1
+    assert "memory limit of 100 bytes is below" in capsys.readouterr().err
+    assert main([*args, "--memory-limit", str(1 << 30)]) == 0
+    meta = json.loads((out / "partition.json").read_text())
+    assert meta["method"] == "ldg" and meta["parts"] == 3
+    (out / "partition.progress.json").write_text("{}")  # what an interrupted run leaves (here: matching nothing)
+    assert main(args) == 1
+    assert "or ask to overwrite" in capsys.readouterr().err
+    assert main([*args, "--resume"]) == 0
+    assert json.loads((out / "partition.json").read_text()) == meta
+    assert not (out / "partition.progress.json").exists()

@@ -235,6 +235,7 @@ DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED = 4
 GF_PARTITION_RANGE = 0  # patch p owns ids [p*N/P, (p+1)*N/P)
 GF_PARTITION_RANDOM = 1  # each node to a patch drawn from seed
 GF_PARTITION_GIVEN = 2  # assignment[v] is the patch of node v
+GF_PARTITION_LDG = 3
 GF_GRAPH_REMOVE_DUPLICATES = 1  # keep the first of equal (src,dst)
 GF_GRAPH_REMOVE_SELF_LOOPS = 2  # drop edges v->v
 GF_GRAPH_VERIFY_CHECKSUMS = 4
@@ -735,6 +736,8 @@ class gf_partition_options(_Sized):
         ("progress", gf_progress_fn),
         ("progress_user", ctypes.c_void_p),
         ("overwrite", ctypes.c_int32),
+        ("resume", ctypes.c_int32),
+        ("memory_limit_bytes", ctypes.c_int64),
     ]
 
 
