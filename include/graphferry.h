@@ -153,12 +153,12 @@ extern "C" {
 /* ------------------------------------------------------------------------ */
 
 #define GF_VERSION_MAJOR 0
-#define GF_VERSION_MINOR 3
+#define GF_VERSION_MINOR 4
 #define GF_VERSION_PATCH 0
 /* GF_VERSION_NUMBER is MAJOR*1000000 + MINOR*1000 + PATCH. */
 #define GF_VERSION_NUMBER \
   (GF_VERSION_MAJOR * 1000000 + GF_VERSION_MINOR * 1000 + GF_VERSION_PATCH)
-#define GF_VERSION_STRING "0.3.0"
+#define GF_VERSION_STRING "0.4.0"
 
 /*
  * gf_version_number returns GF_VERSION_NUMBER of the library that is

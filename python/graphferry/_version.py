@@ -1,3 +1,3 @@
 """The package version. Its major part must equal the loaded library's."""
 
-__version__ = "0.3.0"
+__version__ = "0.4.0"
