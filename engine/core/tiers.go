@@ -2,6 +2,7 @@ package core
 
 import (
 	"fmt"
+	"github.com/graphferry/graphferry/engine/bounds"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -248,16 +249,4 @@ func (p Plan) Report() string {
 }
 
 // bytesString writes n bytes in binary units.
-func bytesString(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	f, u := float64(n), "KMGTPE"
-	i := -1
-	for f >= unit && i < len(u)-1 {
-		f /= unit
-		i++
-	}
-	return fmt.Sprintf("%.1f %ciB", f, u[i])
-}
+func bytesString(n int64) string { return bounds.Bytes(uint64(max(n, 0))) }

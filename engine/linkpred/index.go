@@ -1,6 +1,7 @@
 package linkpred
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sort"
@@ -188,9 +189,9 @@ func (x *EdgeIndex) buildPositions() {
 	}
 	slices.SortFunc(x.sparse, func(a, b idAt) int {
 		if a.id != b.id {
-			return cmpInt(a.id, b.id)
+			return cmp.Compare(a.id, b.id)
 		}
-		return cmpInt(a.pos, b.pos)
+		return cmp.Compare(a.pos, b.pos)
 	})
 	for i := 1; i < len(x.sparse); i++ {
 		if x.sparse[i].id == x.sparse[i-1].id {
@@ -204,16 +205,6 @@ func duplicateID(ids []int64, id int64) error {
 	first := slices.Index(ids, id)
 	second := first + 1 + slices.Index(ids[first+1:], id)
 	return fmt.Errorf("linkpred: graph edge ids are not unique: id %d is at positions %d and %d, so its endpoints are ambiguous", id, first, second)
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // HasEdge reports whether u->v is an edge of the graph (false for ids out

@@ -1,6 +1,7 @@
 package linkpred
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -351,10 +352,10 @@ func sortUniquePairs(src, dst []int64) ([]int64, []int64) {
 		idx[i] = i
 	}
 	slices.SortFunc(idx, func(a, b int) int {
-		if c := cmpInt(src[a], src[b]); c != 0 {
+		if c := cmp.Compare(src[a], src[b]); c != 0 {
 			return c
 		}
-		return cmpInt(dst[a], dst[b])
+		return cmp.Compare(dst[a], dst[b])
 	})
 	os := make([]int64, 0, len(src))
 	od := make([]int64, 0, len(src))

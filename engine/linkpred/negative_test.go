@@ -1,6 +1,7 @@
 package linkpred
 
 import (
+	"cmp"
 	"math"
 	"slices"
 	"testing"
@@ -107,10 +108,10 @@ func TestGlobalUniformDGLSemantics(t *testing.T) {
 			}
 			if !replace {
 				require.True(t, slices.IsSortedFunc(indexes(g.Len()), func(a, b int) int {
-					if c := cmpInt(g.Src[a], g.Src[b]); c != 0 {
+					if c := cmp.Compare(g.Src[a], g.Src[b]); c != 0 {
 						return c
 					}
-					return cmpInt(g.Dst[a], g.Dst[b])
+					return cmp.Compare(g.Dst[a], g.Dst[b])
 				}), "without replacement DGL returns the pairs sorted")
 			}
 		}

@@ -1,6 +1,7 @@
 package pipeline
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -198,9 +199,9 @@ func (b *Batch) setEdges(k COOEdges, p *partition.Partitioned, internal []int64)
 	}
 	slices.SortStableFunc(all, func(a, b listing) int {
 		if a.dst != b.dst {
-			return cmpInt(a.dst, b.dst)
+			return cmp.Compare(a.dst, b.dst)
 		}
-		return cmpInt(a.src, b.src)
+		return cmp.Compare(a.src, b.src)
 	})
 	src, dst, out := make([]int64, 0, 2*n), make([]int64, 0, 2*n), make([]int64, 0, 2*n)
 	for k, l := range all {
@@ -270,16 +271,6 @@ type RepeatError struct{ At, First int }
 
 func (e *RepeatError) Error() string {
 	return fmt.Sprintf("pipeline: nodes[%d] repeats nodes[%d] (want distinct ids)", e.At, e.First)
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // NewBatch returns an empty batch whose tensors come from alloc (nil: the
