@@ -2,11 +2,11 @@ package core
 
 import (
 	"fmt"
-	"github.com/graphferry/graphferry/engine/bounds"
 	"path/filepath"
 	"runtime"
 	"strings"
 
+	"github.com/graphferry/graphferry/engine/bounds"
 	"github.com/graphferry/graphferry/engine/cache"
 	"github.com/graphferry/graphferry/engine/dataset"
 	"github.com/graphferry/graphferry/engine/diskio"
