@@ -11,8 +11,7 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
-from .. import _cache
-from .._loader import EngineLoader, sync_edge_data, worker_threads
+from .._loader import EngineLoader, engine_edge_data, sync_edge_data, worker_threads
 from .._transfer import pin_transfer
 from ..graph import Graph
 from .convert import as_graph
@@ -106,11 +105,10 @@ class HeldAttributes:
     engine does not carry)."""
 
     def __init__(self, data: Any, graph: Graph, num_nodes: int, num_edges: int):
-        self.data, self.num_nodes, self.num_edges = data, num_nodes, num_edges
+        self.data, self.graph, self.num_nodes, self.num_edges = data, graph, num_nodes, num_edges
         held = set(graph.node_data_names())
         self.node_names = [key for key, _ in self.attrs(num_nodes) if key in held]
         self.edge_names = sync_edge_data(graph, dict(self.attrs(num_edges)))
-        self._signatures = {key: _cache.tensor_signature(data[key]) for key in self.edge_names}
 
     def attrs(self, rows: int) -> list[tuple[str, torch.Tensor]]:
         """The ``Data``'s tensor attributes with ``rows`` rows (but the
@@ -126,7 +124,7 @@ class HeldAttributes:
 
     def replaced(self) -> bool:
         """Whether an edge attribute handed to the engine was replaced."""
-        return any(_cache.tensor_signature(self.data[k]) != sig for k, sig in self._signatures.items())
+        return not all(engine_edge_data(self.graph, k, self.data[k]) for k in self.edge_names)
 
     def rows(self, key: str, item: torch.Tensor, sample: Any) -> torch.Tensor | None:
         """The rows of attribute ``key`` (``item``) for one engine batch
@@ -140,7 +138,7 @@ class HeldAttributes:
             return rows if rows is not None else item[sample.nodes]
         if item.size(0) == self.num_edges:
             rows = sample.edge_data.get(key)
-            if rows is None or _cache.tensor_signature(item) != self._signatures.get(key):
+            if rows is None or not engine_edge_data(self.graph, key, item):
                 rows = item[sample.edge_ids]
             return rows
         return None
