@@ -15,16 +15,27 @@ import torch
 
 from .. import _cache, _loader
 from ..distributed import is_typed_part
+from ..errors import GF_EINVAL, InvalidArgumentError
 from ..graph import Graph
 from ..hetero import HeteroGraph
 
-__all__ = ["as_graph", "as_hetero_graph", "is_hetero_input", "sync_node_data", "check_homogeneous"]
+__all__ = ["as_graph", "as_hetero_graph", "is_hetero_input", "sync_node_data", "check_homogeneous", "check_prefetch"]
 
 
 def check_homogeneous(g: Any) -> None:
     if not g.is_homogeneous:
         raise TypeError(
             f"graphferry supports homogeneous graphs only (got node types {g.ntypes} and edge types {g.etypes})"
+        )
+
+
+def check_prefetch(frame: Any, names: Sequence[str], what: str) -> None:
+    """Raises naming the fields of ``names`` that a DGLGraph's ``ndata`` or
+    ``edata`` (``frame``, called ``what``) lacks."""
+    missing = [n for n in names if n not in frame]
+    if missing:
+        raise InvalidArgumentError(
+            GF_EINVAL, f"the DGLGraph has no {what} field {missing} to prefetch (it has {sorted(frame)})"
         )
 
 

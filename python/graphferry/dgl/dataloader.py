@@ -331,6 +331,7 @@ class DataLoader(EngineLoader):
             transfer = None  # batches are made on the device
         self._transfer = transfer
         self._subgraphs: SubgraphBatches | None = None
+        batching = dict(batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, queue_capacity=queue_capacity)
         one_by_one = {dgl.dataloading.ClusterGCNSampler: ClusterBatches, dgl.dataloading.SAINTSampler: SaintBatches}
         kind = next((k for s, k in one_by_one.items() if isinstance(graph_sampler, s)), None)
         if kind is not None:
@@ -347,12 +348,7 @@ class DataLoader(EngineLoader):
                 batches.seeds = ddp_seeds(batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
             batches.prepare()
-            batching = dict(
-                batch_size=batch_size,
-                shuffle=shuffle and batches.shuffles,
-                drop_last=drop_last,
-                queue_capacity=queue_capacity,
-            )
+            batching["shuffle"] = shuffle and batches.shuffles
             seeds = batches.seeds
             self._open_engine(
                 batches.graph,
@@ -384,18 +380,15 @@ class DataLoader(EngineLoader):
                 edge_batches.seeds = ddp_seeds(edge_batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=shared, generator=generator)
             options = edge_batches.options(self.seed, num_threads)
-            loader_args = dict(
-                batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, queue_capacity=queue_capacity
-            )
             # Opened on first use: a bad seed edge is reported when the
             # loader is iterated, as DGL reports it.
             self._open_engine(
                 edge_batches.graph,
                 edge_batches.seeds,
                 options,
-                **loader_args,
+                **batching,
                 opener=lambda **memory: edge_batches.engine_loader(
-                    comm=comm, timeout=comm_timeout(comm, timeout), **loader_args, **memory
+                    comm=comm, timeout=comm_timeout(comm, timeout), **batching, **memory
                 ),
                 eager=False,
                 transfer=transfer,
@@ -418,17 +411,13 @@ class DataLoader(EngineLoader):
         opener = None
         if isinstance(blocks, ShadowBatches) and comm is None:
             # the engine's ShaDow loader: the subgraphs made induced ahead
-            batching = dict(batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, queue_capacity=queue_capacity)
             opener = lambda **memory: blocks.engine_loader(seeds, options, **batching, **memory)  # noqa: E731
         try:
             self._open_engine(
                 blocks.graph,
                 seeds,
                 options,
-                batch_size=batch_size,
-                shuffle=shuffle,
-                drop_last=drop_last,
-                queue_capacity=queue_capacity,
+                **batching,
                 feature_names=blocks.feature_names,
                 label_names=blocks.label_names,
                 comm=comm,

@@ -67,11 +67,10 @@ from .._native import lib as _lib
 from .._options import SampleOptions
 from .._resource import Closeable
 from ..distributed import DistributedEdgeLoader, PartGraph, is_typed_part
-from ..errors import GF_EINVAL, InvalidArgumentError
 from ..graph import Graph
 from ..hetero import HeteroGraph
 from .blocks import to_blocks, to_hetero_blocks
-from .convert import as_graph, as_hetero_graph, sync_node_data
+from .convert import as_graph, as_hetero_graph, check_prefetch, sync_node_data
 from .hetero import hetero_options
 from .node import drop_replaced_node_data, lazy_node_data, neighbor_options
 from .sampler import sampler_settings
@@ -319,11 +318,7 @@ class EdgeBatches(Closeable):
         g = self.dgl_graph
         if g is None:
             return list(names)  # the graph's edge data (Graph.set_edge_data); the engine names a missing one
-        missing = [n for n in names if n not in g.edata]
-        if missing:
-            raise InvalidArgumentError(
-                GF_EINVAL, f"the DGLGraph has no edata field {missing} to prefetch (it has {sorted(g.edata)})"
-            )
+        check_prefetch(g.edata, names, "edata")
         return sync_edge_data(self.graph, {n: g.edata[n] for n in names})
 
     def options(self, seed: Any, num_threads: int) -> SampleOptions:

@@ -17,10 +17,9 @@ from .. import _cache
 from .._loader import sync_edge_data
 from .._options import SampleOptions
 from .._subgraph import SubgraphLoader, SubgraphSample
-from ..errors import GF_EINVAL, InvalidArgumentError
 from ..sampling import SampledSubgraph, induced_subgraph
 from .blocks import to_blocks
-from .convert import as_graph, sync_node_data
+from .convert import as_graph, check_prefetch, sync_node_data
 from .sampler import NeighborSampler
 
 __all__ = [
@@ -73,11 +72,7 @@ def lazy_node_data(graph: Any, g: Any, wanted: list[str]) -> list[str]:
     own node data the engine gathers). A name ``g`` lacks raises."""
     if g is None:
         return []
-    missing = [n for n in wanted if n not in g.ndata]
-    if missing:
-        raise InvalidArgumentError(
-            GF_EINVAL, f"the DGLGraph has no ndata field {missing} to prefetch (it has {sorted(g.ndata)})"
-        )
+    check_prefetch(g.ndata, wanted, "ndata")
     sync_node_data(graph, g, wanted)
     held = set(graph.node_data_names())
     lazy = [n for n in wanted if n not in held]
@@ -135,12 +130,7 @@ class NodeBlocks:
                     "prefetch_edge_feats needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
                     f"got prefetch_edge_feats={settings.prefetch_edge_feats}"
                 )
-            missing = [n for n in settings.prefetch_edge_feats if n not in self.dgl_graph.edata]
-            if missing:
-                raise InvalidArgumentError(
-                    GF_EINVAL,
-                    f"the DGLGraph has no edata field {missing} to prefetch (it has {sorted(self.dgl_graph.edata)})",
-                )
+            check_prefetch(self.dgl_graph.edata, settings.prefetch_edge_feats, "edata")
         lazy = lazy_node_data(self.graph, self.dgl_graph, wanted)
         self.feature_names = [n for n in settings.prefetch_node_feats if n not in lazy]
         self.label_names = [n for n in settings.prefetch_labels if n not in lazy]

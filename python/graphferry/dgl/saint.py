@@ -35,6 +35,7 @@ import torch
 
 from .._callback import BatchCallback
 from ..errors import GF_EINVAL, InvalidArgumentError
+from .convert import check_prefetch
 from .node import SubgraphBatches
 
 __all__ = ["SaintBatches", "saint_mode"]
@@ -96,12 +97,8 @@ class SaintBatches(SubgraphBatches):
             self.budget = _count(sampler.budget, "budget")
         g = self.dgl_graph
         if g is not None:
-            for what, names, have in (("ndata", self.prefetch_ndata, g.ndata), ("edata", self.prefetch_edata, g.edata)):
-                missing = [n for n in names if n not in have]
-                if missing:
-                    raise InvalidArgumentError(
-                        GF_EINVAL, f"the DGLGraph has no {what} field {missing} to prefetch (it has {sorted(have)})"
-                    )
+            check_prefetch(g.ndata, self.prefetch_ndata, "ndata")
+            check_prefetch(g.edata, self.prefetch_edata, "edata")
         else:
             held = self.graph.node_data_names()
             missing = [n for n in self.prefetch_ndata if n not in held]
