@@ -296,13 +296,10 @@ class EngineLoader(Closeable):
             queue_capacity=queue_capacity,
             feature_names=list(feature_names),
             label_names=list(label_names),
+            seed_times=seed_times,  # temporal sampling: one time per seed, permuted with them
+            device=device,  # mode 2
+            coo=coo,
         )
-        if seed_times is not None:  # temporal sampling: one time per seed, permuted with them
-            self._loader_args["seed_times"] = seed_times
-        if device is not None:  # mode 2
-            self._loader_args["device"] = device
-        if coo:
-            self._loader_args["coo"] = coo
         self._loaders = []
         # id(loader) -> the iterator of its epoch
         self._epochs: dict[int, weakref.ref] = {}
