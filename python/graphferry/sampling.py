@@ -785,19 +785,15 @@ class Loader(Closeable):
         self.device = device
         self._coo = int(coo)  # 0, or which edge list (GF_COO_*; True: the sampled edges)
         self._exit_stack = contextlib.ExitStack()
-        # The engine loader is used by one thread at a time (the header's
-        # rule; close() excepted): threads that share this loader take turns
-        # for each call, so that an epoch one thread starts supersedes
-        # another's whole, never in the middle of taking a batch.
+        # One thread calls the engine loader at a time (the header's rule):
+        # an epoch one thread starts supersedes another's whole.
         self._turn = threading.RLock()
-        # Seconds a next() waits for a batch before it raises (torch's
-        # DataLoader timeout; 0: no bound). The epoch goes on.
+        # Seconds a next() waits for a batch before it raises (0: no bound).
         self.wait_timeout = 0.0
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
-        # Where the latest epoch stands (state_dict): its number, the batches
-        # yielded, whether it ended; and a position to resume from on the
-        # next iter() (load_state_dict).
+        # The latest epoch's (number, batches yielded, ended), and where the
+        # next iter() resumes (load_state_dict).
         self._position: tuple[int, int, bool] | None = None
         self._resume: tuple[int, int] | None = None
         self.graph = _check_graph(graph)
@@ -850,9 +846,8 @@ class Loader(Closeable):
 
     @property
     def _callbacks(self) -> list[BatchCallback]:
-        """The Python functions the engine calls for each batch (a DGL
-        exclude callable, a custom draw): a batch one of them failed raises
-        its exception."""
+        """The Python functions the engine calls for each batch (whose
+        exception a batch they failed raises)."""
         return []
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
@@ -861,8 +856,7 @@ class Loader(Closeable):
         _lib.gf_loader_open(graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(out))
 
     def _check_open(self) -> int:
-        """The handle; a clear error, naming the graph if it was closed, when
-        there is none."""
+        """The handle, or an error saying what was closed."""
         if self._handle is None:
             if self.graph.closed:
                 raise _closed_error(
@@ -1005,15 +999,10 @@ class Loader(Closeable):
     def _take_batch(self, it: _EpochIterator) -> SampledSubgraph:
         if it.done:
             raise StopIteration
-        if self._handle is None:
-            # Closed under a running epoch (by close() or by closing the
-            # graph): an error, not a silently short epoch.
+        if self._handle is None:  # closed under a running epoch: an error, not a short epoch
             it.done = True
             self._check_open()
-        if self._active is not it.token:
-            # A newer epoch of this loader started (its one engine loader
-            # serves one epoch at a time): an error, never a short epoch that
-            # a training loop cannot tell from a full one.
+        if self._active is not it.token:  # a newer epoch of this loader started
             raise self._superseded(it)
         out = it.taken  # a batch taken but not returned (an interrupt came between) is returned now
         if not out.value and self._wait_next(it, out) == GF_DONE:
@@ -1046,15 +1035,10 @@ class Loader(Closeable):
 
     def _wait_next(self, it: _EpochIterator, out: ctypes.c_void_p) -> int:
         """Waits for the epoch's next batch (into ``out``) in waits of
-        :data:`NEXT_WAIT_MS`: a ctypes call blocked in C cannot run Python's
-        signal handlers, so between the waits Python runs them, and Ctrl-C
-        raises KeyboardInterrupt here within about one wait. The epoch goes
-        on (the loader is as it was: iterating again resumes it, close()
-        stops it). A close() from another thread ends the wait with an
-        error saying so. With :attr:`wait_timeout`, a batch not ready within
-        that many seconds raises RuntimeError (torch's DataLoader's words);
-        the epoch goes on and the next call waits for the same batch.
-        Returns GF_OK or GF_DONE."""
+        :data:`NEXT_WAIT_MS`, between which Python runs its signal handlers
+        (a ctypes call blocked in C cannot), as the class's docstring says;
+        past :attr:`wait_timeout`, RuntimeError (torch's words), the epoch
+        going on. Returns GF_OK or GF_DONE."""
         deadline = time.monotonic() + self.wait_timeout if self.wait_timeout > 0 else None
         while True:
             handle = self._handle
