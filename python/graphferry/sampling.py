@@ -426,50 +426,9 @@ def sample_neighbors(
         seeds (Tensor): int64 ``[B]`` distinct original node ids.
         fanouts (list of int): fan-out per hop FROM THE SEEDS (PyG order);
             ``-1`` takes all neighbours.
-        replace (bool): sample with replacement. (default: :obj:`False`)
-        frontier (str): ``"all"`` (DGL-style blocks) or ``"new"`` (PyG-style).
-            (default: :obj:`"all"`)
-        seed (int): seed of the random streams; equal seeds give equal
-            samples. (default: :obj:`0`)
-        num_threads (int): worker threads; ``<= 0`` uses every core.
-            (default: :obj:`0`)
-        scheme (str): ``"node"`` (node-wise: every frontier node samples up
-            to ``fanouts[h]`` of its neighbours) or ``"layer"`` (layer-wise,
-            as in DSP: hop ``h`` draws ``fanouts[h]`` times a frontier node
-            with probability proportional to its in-edge weight, or in-degree
-            when not biased, and each drawn node samples as many neighbours as
-            it was drawn; ``fanouts[h]`` is the budget of the whole hop) or
-            ``"labor"`` (LABOR-0, DGL's ``LaborSampler``: every neighbour
-            ``t`` draws one variate ``r_t`` per hop, shared by all
-            destinations, and destination ``v`` keeps it iff
-            ``r_t < fanouts[h] / in_degree(v)``; not with ``replace`` or
-            ``biased``). (default: :obj:`"node"`)
-        biased (bool): take neighbour ``u`` of ``v`` with probability
-            proportional to the weight of edge ``u -> v`` (see
-            :meth:`Graph.set_edge_weights`; the graph must have weights);
-            edges of weight 0 are never taken. (default: :obj:`False`)
-        layer_without_replacement (bool): with ``scheme="layer"``, draw
-            ``min(fanouts[h], frontier size)`` DISTINCT frontier nodes, each
-            sampling one neighbour. (default: :obj:`False`)
-        exclude_edges (Tensor, optional): int64 edge ids that are never
-            sampled, as if absent (e.g. the target edges of link prediction);
-            ids not in the graph are ignored. (default: :obj:`None`)
-        layer_dependency (bool): with ``scheme="labor"``, every hop uses the
-            same variates. (default: :obj:`False`)
-        relation_fanouts (list of list of int, optional): on a typed graph
-            (:meth:`Graph.set_types`), the fan-out per hop and per relation
-            index (``fanouts`` is then ignored; pass ``()``). See
-            :class:`SampleOptions`. (default: :obj:`None`)
-        disjoint (bool): every seed its own subgraph (seeds may repeat;
-            needs ``frontier="new"``); the result has ``batch``.
-            (default: :obj:`False`)
-        temporal (str, optional): ``"node"`` or ``"edge"`` times bound each
-            subgraph's neighbours by its seed time (needs ``disjoint`` and
-            ``seed_times``). (default: :obj:`None`)
-        temporal_strategy (str): ``"uniform"`` or ``"last"``.
-            (default: :obj:`"uniform"`)
-        seed_times (Tensor, optional): int64 ``[B]``, one time per seed.
-            (default: :obj:`None`)
+
+    The other arguments are the fields of :class:`SampleOptions` (equal
+    ``seed`` values give equal samples), with its defaults.
 
     .. code-block:: python
 
@@ -638,8 +597,6 @@ class Loader(Closeable):
         batch_size (int): seeds per batch. (default: :obj:`1`)
         shuffle (bool): a new permutation every epoch. (default: :obj:`False`)
         drop_last (bool): drop a last, smaller batch. (default: :obj:`False`)
-        replace (bool): sample with replacement. (default: :obj:`False`)
-        frontier (str): ``"all"`` or ``"new"``. (default: :obj:`"all"`)
         seed (int, optional): seed of the shuffles and random streams.
             (default: :obj:`None`, drawn from torch's generator)
         queue_capacity (int): capacity of each queue. (default: :obj:`2`)
@@ -647,20 +604,15 @@ class Loader(Closeable):
             (default: :obj:`()`)
         label_names (list of str): node data gathered for the seeds.
             (default: :obj:`()`)
-        num_threads (int): sampling threads; ``<= 0`` uses every core.
-            (default: :obj:`0`)
-        scheme (str): ``"node"`` or ``"layer"``, as in
-            :func:`sample_neighbors`. (default: :obj:`"node"`)
-        biased (bool): sample in proportion to the graph's edge weights, as
-            in :func:`sample_neighbors`. (default: :obj:`False`)
-        layer_without_replacement (bool): as in :func:`sample_neighbors`.
-            (default: :obj:`False`)
-        exclude_edges (Tensor, optional): int64 edge ids never sampled.
-            (default: :obj:`None`)
+        seed_times (Tensor, optional): temporal sampling: int64, one time
+            per seed, permuted with them. (default: :obj:`None`)
         allocator (HostAllocator, optional): the memory of the batches'
             tensors (``gf_loader_options.allocator``): a host pool of the
             library's, e.g. page-locked for a GPU consumer. (default: :obj:`None`,
             the library's own)
+
+    The other arguments are the fields of :class:`SampleOptions`, with its
+    defaults.
     """
 
     def __init__(
@@ -738,9 +690,8 @@ class Loader(Closeable):
         coo: bool = False,
     ) -> Loader:
         """A loader sampling with ``options``; ``options.seed`` also seeds the
-        per-epoch shuffles. ``seed_times`` (int64, one per seed, permuted with
-        them) is for temporal options; ``allocator`` as in :class:`Loader`;
-        ``device``: mode 2 (the CUDA library samples and gathers on that
+        per-epoch shuffles. ``seed_times`` and ``allocator`` as in
+        :class:`Loader`; ``device``: mode 2 (the CUDA library samples and gathers on that
         device; see :mod:`graphferry._device`). With ``coo`` the engine's
         threads also make every batch's edges one edge list (``sub.coo``:
         PyG's ``edge_index`` and ``e_id``)."""
