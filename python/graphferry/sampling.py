@@ -45,7 +45,7 @@ from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats, cache_options, read_stats, set_cache
 from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GF_EINVAL, GF_ESTATE, GF_NOT_READY, GraphferryError
-from .graph import Graph, _as_int, _encode_name
+from .graph import Graph, _as_int, _encode_name, _scalar
 
 __all__ = [
     "Block",
@@ -264,9 +264,7 @@ class _Batch(Closeable):
         return from_device(DeviceTensor(self._handle, taken, self._device))
 
     def num_hops(self) -> int:
-        out = ctypes.c_int32()
-        _lib.gf_batch_num_hops(self._handle, ctypes.byref(out))
-        return out.value
+        return _scalar(_lib.gf_batch_num_hops, self._handle, ctypes.c_int32)
 
     def block_shape(self, layer: int) -> tuple[int, int, int]:
         num_dst, num_src, dst_offset = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
@@ -817,9 +815,7 @@ class Loader(Closeable):
         return self._handle
 
     def __len__(self) -> int:
-        out = ctypes.c_int64()
-        _lib.gf_loader_num_batches(self._check_open(), ctypes.byref(out))
-        return out.value
+        return _scalar(_lib.gf_loader_num_batches, self._check_open())
 
     def __iter__(self) -> _EpochIterator:
         with self._turn:
