@@ -14,15 +14,8 @@ of that mode draws it, and is the subgraph the engine induces on it
   from each (the engine's walk, ``gf_random_walk``, on the reversed graph),
   every node visited kept.
 
-The three modes are the engine's subgraph loader
-(:class:`graphferry._subgraph.SubgraphLoader`, ``gf_subgraph_loader_open``):
-the engine draws each batch's nodes from its own random stream (the
-loader's seed and the batch key, so that an epoch is reproducible from
-``seed``), induces the subgraph and gathers ``prefetch_ndata`` /
-``prefetch_edata`` on its threads, ahead of the training loop; this module
-turns each batch into the ``DGLGraph`` DGL's sampler returns. A subclass
-with a draw of its own is called here, batch by batch, and the engine
-induces the subgraph of the nodes it returns.
+The engine draws each batch's nodes from its own random stream (the
+loader's seed and the batch key: an epoch is reproducible from ``seed``).
 """
 
 from __future__ import annotations

@@ -1,28 +1,7 @@
 r"""PyG's Cluster-GCN loading (``torch_geometric.loader.ClusterData`` and
-``ClusterLoader``) with graphferry's METIS and the engine's induced
-subgraphs: PyG's ``ClusterData`` partitions with ``torch_sparse``'s or
-``pyg-lib``'s METIS, neither of which graphferry uses.
-
-* :class:`ClusterData` is PyG's, its METIS call replaced by graphferry's
-  (``pymetis``, as ``python -m graphferry partition --method metis``) on the
-  graph made undirected without self-loops (METIS partitions undirected
-  graphs; PyG hands it the edges as they are): the same permuted ``data``
-  and ``partition`` as PyG's, so PyG's own ``ClusterLoader`` takes it too.
-* :class:`ClusterLoader` is PyG's, each batch (the union of its clusters,
-  the subgraph they induce in the partitioned graph and the node and edge
-  attributes gathered for it) made ahead of the training loop by the
-  engine's subgraph loader (:class:`graphferry._subgraph.SubgraphLoader`),
-  in the order torch's sampler gives the clusters (``shuffle=True``: from
-  torch's generator, as PyG's): the ``Data`` PyG's ``ClusterLoader`` gives,
-  node for node and edge for edge. It takes PyG's ``ClusterData`` too.
-
-.. code-block:: python
-
-    cluster_data = graphferry.pyg.ClusterData(data, num_parts=1500)
-    loader = graphferry.pyg.ClusterLoader(cluster_data, batch_size=20, shuffle=True)
-    for batch in loader:
-        out = model(batch.x, batch.edge_index)
-"""
+``ClusterLoader``) with graphferry's METIS (PyG's ``ClusterData``
+partitions with ``torch_sparse``'s or ``pyg-lib``'s, neither of which
+graphferry uses) and the engine's induced subgraphs."""
 
 from __future__ import annotations
 
@@ -47,8 +26,19 @@ __all__ = ["ClusterData", "ClusterLoader"]
 class ClusterData(_ClusterData):
     r"""PyG's ``ClusterData`` (same arguments and attributes), METIS by
     graphferry (``pymetis``, k-way or with ``recursive=True`` recursive
-    bisection) on the undirected graph without self-loops. ``num_parts``
-    larger than the number of nodes raises ValueError."""
+    bisection, as ``python -m graphferry partition --method metis``) on the
+    graph made undirected without self-loops (PyG hands METIS the edges as
+    they are): the same permuted ``data`` and ``partition`` as PyG's, so
+    PyG's own ``ClusterLoader`` takes it too. ``num_parts`` larger than the
+    number of nodes raises ValueError.
+
+    .. code-block:: python
+
+        cluster_data = graphferry.pyg.ClusterData(data, num_parts=1500)
+        loader = graphferry.pyg.ClusterLoader(cluster_data, batch_size=20, shuffle=True)
+        for batch in loader:
+            out = model(batch.x, batch.edge_index)
+    """
 
     def _metis(self, edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
         xadj, adjncy = symmetric_adjacency(edge_index[0].cpu().numpy(), edge_index[1].cpu().numpy(), int(num_nodes))
