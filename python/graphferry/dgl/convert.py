@@ -52,10 +52,9 @@ def topology_signature(g: Any, prob: str | None = None) -> Any:
 
 def _convert_dgl(g: Any, prob: str | None) -> Graph:
     graph = Graph.from_dgl(g, edge_weights=prob)
-    # The node data the engine holds, as of which tensor (see sync_node_data;
-    # the loaders read it as _dgl_sources).
+    # The node data the engine holds, as of which tensor (see sync_node_data).
     held = set(graph.node_data_names())
-    graph._node_sources = graph._dgl_sources = {
+    graph._node_sources = {
         name: _cache.tensor_signature(value)
         for name, value in g.ndata.items()
         if isinstance(value, torch.Tensor) and name in held
@@ -84,7 +83,7 @@ def sync_node_data(graph: Graph, g: Any, names: Sequence[str]) -> None:
     """Hands the engine ``g.ndata[name]`` for each of ``names`` replaced (or
     changed in place) since (:func:`graphferry._loader.sync_node_data`;
     meanwhile the batches serve it through DGL's lazy columns)."""
-    if getattr(graph, "_dgl_sources", None) is not None:
+    if getattr(graph, "_node_sources", None) is not None:
         _loader.sync_node_data(graph, {name: g.ndata[name] for name in names if name in g.ndata})
 
 
