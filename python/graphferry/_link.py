@@ -1,14 +1,10 @@
 """Edge-level sampling (link prediction): the engine objects the DGL and PyG
-edge loaders share. :class:`EdgeLoader` is the engine's edge loader
-(``gf_edge_loader_open``): the engine's pipeline shuffles the seed edges (or
-pairs) every epoch and makes each batch ahead of the training loop on its
-threads (negatives, the batch's seeds, the pairs relabelled to positions
+edge loaders share, :class:`EdgeLoader` (batches made ahead on the engine's
+threads: negatives, the batch's seeds, the pairs relabelled to positions
 among them, the edges the batch excludes, the neighbourhood of the seeds,
-node and edge data); :class:`EdgeSampler` makes one batch per call
-(``gf_edge_sampler_sample``), the batch an edge loader gives for the same
-seeds and batch key. Negatives come from the engine's random streams keyed
-by the options' seed and the batch key, so equal seeds give equal batches
-whatever the patch or thread count.
+node and edge data) and :class:`EdgeSampler` (one such batch per call).
+Negatives come from the engine's random streams keyed by the options' seed
+and the batch key, whatever the patch or thread count.
 """
 
 from __future__ import annotations
