@@ -94,17 +94,24 @@ def check_worker_init_fn(kwargs: dict, owner: str) -> None:
         )
 
 
-def torch_loader_kwargs(kwargs: dict, owner: str) -> Any:
-    """Checks the torch ``DataLoader`` keywords a PyG loader passes on and
+def torch_loader_kwargs(
+    kwargs: dict,
+    owner: str,
+    ignored: Sequence[str] = ("dataset", "collate_fn"),
+    refused: Sequence[str] = ("sampler", "batch_sampler"),
+    why: str = "it batches the seeds itself",
+) -> Any:
+    """Checks the torch ``DataLoader`` keywords a loader passes on and
     returns ``generator`` (or None): worker settings are ignored, as are
-    ``dataset`` and ``collate_fn`` (PyG's loaders drop them), and
-    ``sampler``/``batch_sampler`` are refused."""
+    ``ignored`` (PyG's loaders drop ``dataset`` and ``collate_fn``), and
+    ``refused`` (which would replace the seeds' batching) raise saying
+    ``why``."""
     generator = kwargs.pop("generator", None)
     check_worker_init_fn(kwargs, owner)
     for name in kwargs:
-        if name in ("sampler", "batch_sampler"):
-            raise ValueError(f"{owner} does not take '{name}': it batches the seeds itself")
-        if name not in TORCH_WORKER_ARGS and name not in ("dataset", "collate_fn"):
+        if name in refused:
+            raise ValueError(f"{owner} does not take '{name}': {why}")
+        if name not in TORCH_WORKER_ARGS and name not in ignored:
             raise TypeError(f"{owner} got an unexpected keyword argument '{name}'")
     return generator
 

@@ -17,7 +17,7 @@ from dgl._ffi.base import is_tensor_adaptor_enabled
 
 from .._device import choose_mode
 from .._link import EdgeSample
-from .._loader import TORCH_WORKER_ARGS, EngineLoader, check_worker_init_fn, comm_timeout, loader_seed, worker_threads
+from .._loader import EngineLoader, comm_timeout, loader_seed, torch_loader_kwargs, worker_threads
 from .._transfer import dgl_transfer
 from ..distributed import is_typed_part
 from ..errors import GraphferryError, error_for_status
@@ -34,32 +34,19 @@ from .sampler import sampler_settings
 __all__ = ["DataLoader", "ddp_split"]
 
 
-# DataLoader arguments of DGL (and of torch's DataLoader, which DGL passes
-# them to) that only tune machinery graphferry replaces with its own
-# pipeline: accepted and ignored.
-_IGNORED = TORCH_WORKER_ARGS | {
-    "gpu_cache",  # DGL's HugeCTR GPU feature cache
-}
-
-# torch DataLoader arguments that would replace DGL's own batching: DGL
-# refuses them too (its dataset is an IterableDataset with its own collate).
-_REFUSED = {"sampler", "batch_sampler", "collate_fn"}
-
-
 def check_loader_kwargs(kwargs: dict) -> Any:
     """Checks the DataLoader keywords graphferry does not use (every kind of
-    input alike) and returns ``generator`` (or None); ``num_workers`` is
-    read before (:func:`worker_threads`)."""
-    generator = kwargs.pop("generator", None)
-    check_worker_init_fn(kwargs, "graphferry.dgl.DataLoader")
-    for name in kwargs:
-        if name in _REFUSED:
-            raise ValueError(
-                f"graphferry.dgl.DataLoader does not take '{name}': it batches the seeds itself, "
-                "as dgl.dataloading.DataLoader does"
-            )
-        if name not in _IGNORED:
-            raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
+    input alike) and returns ``generator`` (or None): torch's and DGL's
+    ``gpu_cache`` (its HugeCTR feature cache) are ignored; ``sampler``,
+    ``batch_sampler`` and ``collate_fn`` refused, as DGL refuses them (its
+    dataset is an IterableDataset with its own collate)."""
+    generator = torch_loader_kwargs(
+        kwargs,
+        "graphferry.dgl.DataLoader",
+        ignored=("gpu_cache",),
+        refused=("sampler", "batch_sampler", "collate_fn"),
+        why="it batches the seeds itself, as dgl.dataloading.DataLoader does",
+    )
     if kwargs.get("pin_memory"):
         # DGL sets torch's pin_memory itself (to pin_prefetcher) and refuses it.
         raise TypeError(
