@@ -50,7 +50,7 @@ from ..hetero import HeteroGraph
 from .blocks import to_blocks, to_hetero_blocks
 from .convert import as_graph, as_hetero_graph, check_prefetch, sync_node_data
 from .hetero import hetero_options
-from .node import drop_replaced_node_data, lazy_node_data, neighbor_options
+from .node import dgl_subgraph, drop_replaced_node_data, lazy_node_data, neighbor_options
 from .sampler import sampler_settings
 
 __all__ = ["EdgePredictionSampler", "as_edge_prediction_sampler", "is_edge_sampler", "EdgeBatches", "HeteroEdgeBatches"]
@@ -365,17 +365,7 @@ class EdgeBatches(Closeable):
                 block.edata[name] = rows
         seeds = sample.sub.seeds.to(idtype)
         n = len(seeds)
-        pair = dgl.graph((sample.pos_src.to(idtype), sample.pos_dst.to(idtype)), num_nodes=n, idtype=idtype)
-        eids = sample.edge_ids.to(idtype)
-        if g is not None and (len(g.ndata) > 0 or len(g.edata) > 0):
-            dgl.utils.set_new_frames(
-                pair,
-                node_frames=dgl.utils.extract_node_subframes(g, [seeds]),
-                edge_frames=dgl.utils.extract_edge_subframes(g, [eids]),
-            )
-        else:
-            pair.ndata[dgl.NID] = seeds
-            pair.edata[dgl.EID] = eids
+        pair = dgl_subgraph(g, seeds, torch.stack([sample.pos_src, sample.pos_dst]), sample.edge_ids, idtype)
         input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seeds
         if self._has_negative:
             neg = dgl.graph((sample.neg_src.to(idtype), sample.neg_dst.to(idtype)), num_nodes=n, idtype=idtype)
