@@ -67,7 +67,7 @@ def worker_threads(num_workers: Any, num_threads: Any = 0) -> Any:
 
 # torch DataLoader arguments that only tune torch's worker processes and
 # pinning thread, which graphferry does not have: accepted and ignored
-# (worker_init_fn only as None).
+# (worker_init_fn only as None; timeout and pin_memory the loaders read).
 TORCH_WORKER_ARGS = frozenset(
     {
         "persistent_workers",

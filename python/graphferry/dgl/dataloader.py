@@ -185,11 +185,11 @@ class DataLoader(EngineLoader):
             :mod:`graphferry.distributed`). Iterate one epoch at a time, to
             its end, on every rank. (default: :obj:`None`)
         timeout (float or datetime.timedelta): torch's "timeout for
-            collecting a batch"; with ``comm``, the bound on each exchange
-            with the other ranks: a rank that does not answer within it
-            makes the loader raise, naming it. ``0`` (torch's default): the
-            communicator's own (``TorchComm(timeout=...)``, 60 s by
-            default). Without ``comm``, ignored. (default: :obj:`0`)
+            collecting a batch": a batch not ready within it raises
+            RuntimeError (the epoch goes on); ``0``: no bound. With
+            ``comm``, the bound on each exchange with the other ranks (a
+            rank that does not answer within it is named; ``0``: the
+            communicator's own, ``TorchComm(timeout=...)``). (default: :obj:`0`)
         batch_size (int): seeds per batch. (default: :obj:`1`)
         drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
         shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)

@@ -253,11 +253,12 @@ class NeighborLoader(EngineLoader):
             communicator's own). (default: :obj:`None`)
         **kwargs: torch ``DataLoader`` arguments, as PyG passes them on:
             ``generator`` seeds the shuffles when ``seed`` is not given;
-            ``persistent_workers``, ``prefetch_factor``, ``timeout``,
-            ``multiprocessing_context`` and ``in_order`` only tune torch's
-            workers and are ignored (``worker_init_fn`` must be None: there
-            is no worker process to call it in); ``sampler`` and
-            ``batch_sampler`` are refused.
+            ``timeout`` bounds the wait for each batch (RuntimeError, the
+            epoch goes on; 0: none); ``persistent_workers``,
+            ``prefetch_factor``, ``multiprocessing_context`` and
+            ``in_order`` only tune torch's workers and are ignored
+            (``worker_init_fn`` must be None: there is no worker process to
+            call it in); ``sampler`` and ``batch_sampler`` are refused.
 
     With a ``HeteroData`` (or a :class:`graphferry.HeteroGraph`) as
     ``data`` it yields ``HeteroData`` batches as PyG's heterogeneous
