@@ -670,8 +670,21 @@ class Loader(Closeable):
         )
 
     @classmethod
-    def from_options(
-        cls,
+    def from_options(cls, graph: Graph, seeds: Any, options: SampleOptions, **kwargs: Any) -> Loader:
+        """A loader sampling with ``options``, whose seed also seeds the
+        per-epoch shuffles. ``kwargs``: ``batch_size``, ``shuffle``,
+        ``drop_last``, ``queue_capacity``, ``feature_names``,
+        ``label_names``, ``seed_times`` and ``allocator`` as in
+        :class:`Loader`; ``device``: mode 2 (the CUDA library samples and
+        gathers on that device; see :mod:`graphferry._device`); ``coo``: the
+        engine's threads also make every batch's edges one edge list
+        (``sub.coo``: PyG's ``edge_index`` and ``e_id``)."""
+        self = cls.__new__(cls)
+        self._open(graph, seeds, options, **kwargs)
+        return self
+
+    def _open(
+        self,
         graph: Graph,
         seeds: Any,
         options: SampleOptions,
@@ -682,47 +695,6 @@ class Loader(Closeable):
         queue_capacity: int = 2,
         feature_names: Sequence[str] = (),
         label_names: Sequence[str] = (),
-        seed_times: Any = None,
-        allocator: HostAllocator | None = None,
-        device: DeviceOptions | None = None,
-        coo: bool = False,
-    ) -> Loader:
-        """A loader sampling with ``options``; ``options.seed`` also seeds the
-        per-epoch shuffles. ``seed_times`` and ``allocator`` as in
-        :class:`Loader`; ``device``: mode 2 (the CUDA library samples and gathers on that
-        device; see :mod:`graphferry._device`). With ``coo`` the engine's
-        threads also make every batch's edges one edge list (``sub.coo``:
-        PyG's ``edge_index`` and ``e_id``)."""
-        self = cls.__new__(cls)
-        self._open(
-            graph,
-            seeds,
-            options,
-            batch_size=batch_size,
-            shuffle=shuffle,
-            drop_last=drop_last,
-            queue_capacity=queue_capacity,
-            feature_names=feature_names,
-            label_names=label_names,
-            seed_times=seed_times,
-            allocator=allocator,
-            device=device,
-            coo=coo,
-        )
-        return self
-
-    def _open(
-        self,
-        graph: Graph,
-        seeds: Any,
-        options: SampleOptions,
-        *,
-        batch_size: int,
-        shuffle: bool,
-        drop_last: bool,
-        queue_capacity: int,
-        feature_names: Sequence[str],
-        label_names: Sequence[str],
         seed_times: Any = None,
         allocator: HostAllocator | None = None,
         device: DeviceOptions | None = None,
