@@ -18,7 +18,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._device import DeviceOptions
 from ._hostmem import HostAllocator
 from ._options import SampleOptions
 from ._resource import Closeable
@@ -231,28 +230,21 @@ class EngineLoader(Closeable):
         seeds: Any,
         options: SampleOptions,
         *,
-        batch_size: int,
-        shuffle: bool,
-        drop_last: bool,
-        queue_capacity: int,
-        feature_names: Sequence[str] = (),
-        label_names: Sequence[str] = (),
         comm: Any = None,
         comm_timeout: Any = None,
         timeout: Any = 0,
-        seed_times: Any = None,
         opener: Callable[..., Loader] | None = None,
         eager: bool = True,
-        coo: int = 0,
         transfer: Transfer | None = None,
-        device: DeviceOptions | None = None,
+        **loader_args: Any,
     ) -> None:
         """Keeps what the engine loaders are opened with and opens the first
         (with ``eager``; else on first use, so that errors in the seeds
         surface when the loader is iterated). ``opener(allocator=)``, when
-        given, opens each engine loader instead of
-        :meth:`Loader.from_options`; ``transfer``: how batches reach a GPU
-        consumer; ``device``, ``coo``: as :meth:`Loader.from_options`."""
+        given, opens each engine loader; else :meth:`Loader.from_options`
+        does, given ``loader_args`` (batching, node data, ``seed_times``,
+        ``device`` for mode 2, ``coo``). ``transfer``: how batches reach a
+        GPU consumer."""
         if comm is None and opener is None and isinstance(graph, PartGraph):
             raise ValueError(
                 f"{graph!r} is one rank's part of a partition: its loaders sample with the other ranks, give comm="
@@ -267,17 +259,7 @@ class EngineLoader(Closeable):
         self._wait_timeout = batch_timeout(timeout) if comm is None else 0.0
         self._seeds = seeds
         self._options = options
-        self._loader_args = dict(
-            batch_size=batch_size,
-            shuffle=shuffle,
-            drop_last=drop_last,
-            queue_capacity=queue_capacity,
-            feature_names=list(feature_names),
-            label_names=list(label_names),
-            seed_times=seed_times,  # temporal sampling: one time per seed, permuted with them
-            device=device,  # mode 2
-            coo=coo,
-        )
+        self._loader_args = loader_args
         self._loaders = []
         # id(loader) -> the iterator of its epoch
         self._epochs: dict[int, weakref.ref] = {}

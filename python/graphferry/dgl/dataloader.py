@@ -341,7 +341,6 @@ class DataLoader(EngineLoader):
                 batches.graph,
                 seeds,
                 None,
-                **batching,
                 opener=lambda **memory: batches.engine_loader(seeds, self.seed, num_threads, **batching, **memory),
                 transfer=transfer,
                 timeout=timeout,
@@ -373,7 +372,6 @@ class DataLoader(EngineLoader):
                 edge_batches.graph,
                 edge_batches.seeds,
                 options,
-                **batching,
                 opener=lambda **memory: edge_batches.engine_loader(
                     comm=comm, timeout=comm_timeout(comm, timeout), **batching, **memory
                 ),

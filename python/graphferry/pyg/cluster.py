@@ -80,7 +80,7 @@ class ClusterLoader(SubgraphEpochs, _ClusterLoader):
         self.graph = _partition_graph(cluster_data)
         super().__init__(cluster_data, **kwargs)
         self._held = self._hold()
-        self._open_subgraphs(self.graph, torch.arange(len(cluster_data)), self.batch_size, self.drop_last)
+        self._open_subgraphs(self.graph, torch.arange(len(cluster_data)))
 
     def _hold(self) -> tuple[list[str], list[str], tuple]:
         """Hands the engine graph the data's node and edge attributes (rows

@@ -95,7 +95,7 @@ class GraphSAINTSampler(SubgraphEpochs, torch.utils.data.DataLoader):
         self.graph = as_graph(data)
         self.seed = random_seed()  # from torch's generator, as PyG's draws are
         super().__init__(self, batch_size=1, collate_fn=self._convert, **kwargs)
-        self._open_subgraphs(self.graph, torch.arange(max(int(self.num_steps), 0)), 1, False)
+        self._open_subgraphs(self.graph, torch.arange(max(int(self.num_steps), 0)))
         if self.sample_coverage > 0:
             path = osp.join(save_dir or "", self._filename)
             if save_dir is not None and osp.exists(path):

@@ -104,7 +104,7 @@ class HGTLoader(NeighborLoader):
                 **args,
             )
 
-        EngineLoader._open_engine(self, hetero.graph, seeds, None, **args, opener=open_loader, transfer=transfer)
+        EngineLoader._open_engine(self, hetero.graph, seeds, None, opener=open_loader, transfer=transfer)
 
     @property
     def _hops(self) -> int:

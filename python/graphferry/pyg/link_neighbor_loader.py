@@ -327,7 +327,6 @@ class LinkNeighborLoader(EngineLoader):
             graph,
             src,
             options,
-            **loader_args,
             opener=open_loader,
             eager=False,
             transfer=transfer,

@@ -88,7 +88,7 @@ class ShaDowKHopSampler(SubgraphEpochs, torch.utils.data.DataLoader):
         # gives it, as PyG's draws come from torch's) and the epoch
         self.seed = random_seed()
         super().__init__(node_idx.tolist(), **kwargs)
-        self._open_subgraphs(self.graph, torch.as_tensor(node_idx, dtype=torch.int64), self.batch_size, self.drop_last)
+        self._open_subgraphs(self.graph, torch.as_tensor(node_idx, dtype=torch.int64))
 
     def _engine(self, allocator: Any = None) -> SubgraphLoader:
         """The engine's ShaDow loader over the seeds (each epoch in torch's

@@ -45,17 +45,13 @@ class SubgraphEpochs(EngineLoader):
 
     _torch_order = True
 
-    def _open_subgraphs(self, graph: Graph, items: torch.Tensor, batch_size: int, drop_last: bool) -> None:
-        """Opens the engine loader over ``items`` with the torch
-        ``DataLoader``'s ``pin_memory`` (read after its ``__init__``)."""
+    def _open_subgraphs(self, graph: Graph, items: torch.Tensor) -> None:
+        """Opens the engine loader (:meth:`_engine`) over ``items`` with the
+        torch ``DataLoader``'s ``pin_memory`` (read after its ``__init__``)."""
         self._open_engine(
             graph,
             items,
             None,
-            batch_size=batch_size,
-            shuffle=False,
-            drop_last=drop_last,
-            queue_capacity=2,
             opener=self._engine,
             transfer=pin_transfer(self.pin_memory, self.pin_memory_device),
             timeout=self.timeout,
