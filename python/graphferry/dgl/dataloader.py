@@ -300,20 +300,16 @@ class DataLoader(EngineLoader):
         )
         self.pin_prefetcher, self.use_prefetch_thread, self.use_alternate_streams = settings
         if self.mode.device is not None:
-            subgraphs = isinstance(
-                graph_sampler,
-                (dgl.dataloading.ClusterGCNSampler, dgl.dataloading.ShaDowKHopSampler, dgl.dataloading.SAINTSampler),
-            )
-            if per_type or edges or subgraphs or comm is not None:
-                what = (
-                    "heterographs"
-                    if per_type
-                    else "edge batches"
-                    if edges
-                    else f"{type(graph_sampler).__name__}"
-                    if subgraphs
-                    else "comm="
-                )
+            dl = dgl.dataloading
+            subgraphs = (dl.ClusterGCNSampler, dl.ShaDowKHopSampler, dl.SAINTSampler)
+            refused = [
+                ("heterographs", per_type),
+                ("edge batches", edges),
+                (type(graph_sampler).__name__, isinstance(graph_sampler, subgraphs)),
+                ("comm=", comm is not None),
+            ]
+            what = next((what for what, given in refused if given), None)
+            if what is not None:
                 raise NotImplementedError(f"sampling on the GPU (mode 2) serves homogeneous node loaders: not {what}")
             transfer = None  # batches are made on the device
         self._transfer = transfer
