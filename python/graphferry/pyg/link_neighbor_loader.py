@@ -115,18 +115,10 @@ class LinkNeighborLoader(EngineLoader):
             ``NegativeSampling("binary", neg_sampling_ratio)``.
         weight_attr (str, optional): edge weights for biased sampling.
         transform (callable, optional): applied to every batch.
-        batch_size, shuffle, drop_last: as torch's DataLoader.
+        batch_size, shuffle, drop_last, num_workers, queue_capacity, num_threads, pin_memory: as in
+            :class:`graphferry.pyg.NeighborLoader`.
         seed (int, optional): seed of shuffling, negatives and sampling.
             (default: drawn from torch's generator)
-        num_workers (int): the engine's sampling threads (as
-            ``num_threads``): no process is forked. (default: :obj:`0`)
-        queue_capacity (int): batches buffered per pipeline stage.
-            (default: :obj:`2`)
-        num_threads (int): the engine's threads (<= 0: every core).
-        pin_memory (bool): torch's ``DataLoader`` argument: batches in
-            page-locked memory (the engine writes them there), for
-            asynchronous copies to a GPU; see
-            :class:`graphferry.pyg.NeighborLoader`. (default: :obj:`False`)
         comm (graphferry.distributed.Communicator, optional): sample
             across processes, one rank each, as
             :class:`graphferry.distributed.DistributedEdgeLoader` does:

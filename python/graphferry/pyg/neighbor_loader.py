@@ -169,13 +169,8 @@ class NeighborLoader(EngineLoader):
         weight_attr (str, optional): the edge attribute of ``data`` holding
             edge weights, for biased sampling, as in :class:`Sampler`.
             (default: :obj:`None`)
-        scheme (str): ``"node"`` (node-wise, PyG's) or ``"layer"``
-            (layer-wise, DSP Eq. 2: ``num_neighbors[h]`` is the budget of the
-            whole hop). (default: :obj:`"node"`)
-        layer_without_replacement (bool): with ``scheme="layer"``, draw
-            distinct frontier nodes. (default: :obj:`False`)
-        exclude_edges (Tensor, optional): edge ids (columns of
-            ``edge_index``) never sampled. (default: :obj:`None`)
+        scheme, layer_without_replacement, exclude_edges: as in
+            :class:`Sampler` (defaults: ``"node"``, False, None).
         seed (int, optional): seed of shuffling and sampling.
             (default: :obj:`None`, drawn from torch's generator)
         num_workers (int): torch's worker processes, here the engine's
