@@ -1,14 +1,10 @@
 """Edge-level sampling (link prediction): the engine objects the DGL and PyG
-edge loaders share. :class:`EdgeLoader` is the engine's edge loader
-(``gf_edge_loader_open``): the engine's pipeline shuffles the seed edges (or
-pairs) every epoch and makes each batch ahead of the training loop on its
-threads (negatives, the batch's seeds, the pairs relabelled to positions
+edge loaders share, :class:`EdgeLoader` (batches made ahead on the engine's
+threads: negatives, the batch's seeds, the pairs relabelled to positions
 among them, the edges the batch excludes, the neighbourhood of the seeds,
-node and edge data); :class:`EdgeSampler` makes one batch per call
-(``gf_edge_sampler_sample``), the batch an edge loader gives for the same
-seeds and batch key. Negatives come from the engine's random streams keyed
-by the options' seed and the batch key, so equal seeds give equal batches
-whatever the patch or thread count.
+node and edge data) and :class:`EdgeSampler` (one such batch per call).
+Negatives come from the engine's random streams keyed by the options' seed
+and the batch key, whatever the patch or thread count.
 """
 
 from __future__ import annotations
@@ -215,20 +211,12 @@ class EdgeLoader(Loader):
         seeds_dst (Tensor, optional): int64 ``[n]`` pair destinations (PyG).
         options (SampleOptions): neighbour sampling; its seed roots the
             shuffles and every random stream.
-        mode, negative, amount, exclude, reverse_eids, negative_flags,
-            negative_weights, exclude_callback: as :class:`EdgeSampler`
-            (the callback runs on the engine's threads, ahead).
-        batch_size, shuffle, drop_last, queue_capacity: batching.
-        feature_names, label_names: node data gathered over every node of a
-            batch, and over its seeds.
         edge_feature_names: edge data (:meth:`Graph.set_edge_data`) gathered
             over every batch's sampled edges (``sub.edge_data``).
-        coo (bool): the engine also makes every batch's edges one edge list
-            (``sub.coo``: PyG's ``edge_index`` and ``e_id``).
-        allocator (HostAllocator, optional): the memory of the batches'
-            tensors, as in :class:`~graphferry.Loader`.
-        seed_times (Tensor, optional): PyG temporal sampling: int64, one
-            time per pair (``edge_label_time``), shuffled with the pairs.
+        **args: :class:`EdgeSampler`'s (``mode``, ``negative``, ...; the
+            callback runs on the engine's threads, ahead) and
+            :meth:`~graphferry.Loader.from_options`' (batching, node data,
+            ``coo``, ``allocator``; ``seed_times``: one time per pair).
     """
 
     def __init__(
@@ -238,12 +226,6 @@ class EdgeLoader(Loader):
         seeds_dst: Any,
         options: SampleOptions,
         *,
-        batch_size: int = 1,
-        shuffle: bool = False,
-        drop_last: bool = False,
-        queue_capacity: int = 2,
-        feature_names: Sequence[str] = (),
-        label_names: Sequence[str] = (),
         edge_feature_names: Sequence[str] = (),
         **args: Any,
     ):
@@ -255,18 +237,7 @@ class EdgeLoader(Loader):
             (n, _encode_name(n, "edge_feature_names")) for n in _names(edge_feature_names, "edge_feature_names")
         ]
         self._edge_array = (ctypes.c_char_p * max(len(self._edge_features), 1))(*[b for _, b in self._edge_features])
-        self._open(
-            graph,
-            seeds,
-            options,
-            batch_size=batch_size,
-            shuffle=shuffle,
-            drop_last=drop_last,
-            queue_capacity=queue_capacity,
-            feature_names=feature_names,
-            label_names=label_names,
-            **args,  # coo, allocator, seed_times
-        )
+        self._open(graph, seeds, options, **args)  # batching, names, coo, allocator, seed_times
 
     @property
     def _callbacks(self) -> list:

@@ -1,22 +1,10 @@
 """What the engine-backed loaders of :mod:`graphferry.dgl` and
-:mod:`graphferry.pyg` share, in one place: the checks of the arguments every
-loader takes (``num_workers``, the engine's sampling threads), the seed of a loader (given, shared by the
-ranks, or drawn from a generator) and of its batches, and
-:class:`EngineLoader`, the base that opens, iterates and closes the engine's
-loaders and turns each batch into the framework's.
-
-Each ``iter()`` of an :class:`EngineLoader` is an independent epoch, as with
-DGL's and PyTorch's data loaders: the first one runs on the engine loader
-opened with the :class:`EngineLoader`; a second one started while the first
-is still being iterated gets an engine loader of its own (an engine loader
-runs one epoch at a time), and an abandoned iterator's loader is reused.
-
-A loader for a GPU consumer has a :class:`~graphferry._transfer.Transfer`:
-its engine loaders write the batches into the transfer's host memory (the
-engine's page-locked pool), and each epoch issues the device copy of batch
-k+1 when it hands batch k over (:class:`~graphferry._transfer.DeviceStage`,
-a step of the same iteration); without one (CPU training) the batches stay
-in the library's memory and are handed over as they are converted.
+:mod:`graphferry.pyg` share: the torch arguments every loader takes
+(``num_workers``, ``timeout``, ...), the seed of a loader and of its one-off
+batches, the node and edge data handed to the engine, and
+:class:`EngineLoader`, the one iteration path: it opens, iterates and closes
+the engine's loaders and turns each batch into the framework's, handed over
+as a :class:`~graphferry._transfer.Transfer` says (CPU training: none).
 """
 
 from __future__ import annotations
@@ -30,7 +18,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from ._device import DeviceOptions
 from ._hostmem import HostAllocator
 from ._options import SampleOptions
 from ._resource import Closeable
@@ -57,10 +44,8 @@ __all__ = [
 
 
 def worker_threads(num_workers: Any, num_threads: Any = 0) -> Any:
-    """The engine's sampling threads of a loader given torch's
-    ``num_workers`` (DGL's and PyG's loaders pass it on to torch's
-    ``DataLoader``): no process is forked, the engine samples and gathers on
-    its own threads, and ``num_workers > 0`` sets how many sample (as
+    """The engine's sampling threads given torch's ``num_workers``: no
+    process is forked, ``num_workers > 0`` sets the threads (as
     ``num_threads`` does; ``0`` leaves ``num_threads``, whose ``<= 0`` means
     every core). Both given and different is an error."""
     if not isinstance(num_workers, (int, np.integer)) or isinstance(num_workers, bool):
@@ -79,10 +64,9 @@ def worker_threads(num_workers: Any, num_threads: Any = 0) -> Any:
     return int(num_workers)
 
 
-# torch DataLoader arguments (DGL's and PyG's loaders pass them on) that only
-# tune torch's worker processes and pinning thread, which graphferry does
-# not have: accepted and ignored (worker_init_fn only as None: see
-# check_worker_init_fn).
+# torch DataLoader arguments that only tune torch's worker processes and
+# pinning thread, which graphferry does not have: accepted and ignored
+# (worker_init_fn only as None; timeout and pin_memory the loaders read).
 TORCH_WORKER_ARGS = frozenset(
     {
         "persistent_workers",
@@ -98,11 +82,9 @@ TORCH_WORKER_ARGS = frozenset(
 
 
 def check_worker_init_fn(kwargs: dict, owner: str) -> None:
-    """torch calls ``worker_init_fn`` in each worker process before it loads
-    data; graphferry starts no worker process (its engine's threads run no
-    Python), so a function given would never run where torch promises:
-    refused by name rather than silently not called (calling it in the
-    training process would re-seed or reconfigure that process instead)."""
+    """Refuses a ``worker_init_fn`` by name rather than never calling it:
+    there is no worker process to call it in (calling it in the training
+    process would re-seed or reconfigure that process instead)."""
     if kwargs.get("worker_init_fn") is not None:
         raise ValueError(
             f"{owner} got worker_init_fn: graphferry starts no worker processes (its engine samples on its own "
@@ -111,28 +93,33 @@ def check_worker_init_fn(kwargs: dict, owner: str) -> None:
         )
 
 
-def torch_loader_kwargs(kwargs: dict, owner: str) -> Any:
-    """Checks the torch ``DataLoader`` keywords a PyG loader passes on and
-    returns ``generator`` (or None): worker settings are ignored, PyG's
-    loaders drop ``dataset`` and ``collate_fn`` (as graphferry does), and
-    ``sampler``/``batch_sampler`` (which would replace the seeds' batching)
-    are refused."""
+def torch_loader_kwargs(
+    kwargs: dict,
+    owner: str,
+    ignored: Sequence[str] = ("dataset", "collate_fn"),
+    refused: Sequence[str] = ("sampler", "batch_sampler"),
+    why: str = "it batches the seeds itself",
+) -> Any:
+    """Checks the torch ``DataLoader`` keywords a loader passes on and
+    returns ``generator`` (or None): worker settings are ignored, as are
+    ``ignored`` (PyG's loaders drop ``dataset`` and ``collate_fn``), and
+    ``refused`` (which would replace the seeds' batching) raise saying
+    ``why``."""
     generator = kwargs.pop("generator", None)
     check_worker_init_fn(kwargs, owner)
     for name in kwargs:
-        if name in ("sampler", "batch_sampler"):
-            raise ValueError(f"{owner} does not take '{name}': it batches the seeds itself")
-        if name not in TORCH_WORKER_ARGS and name not in ("dataset", "collate_fn"):
+        if name in refused:
+            raise ValueError(f"{owner} does not take '{name}': {why}")
+        if name not in TORCH_WORKER_ARGS and name not in ignored:
             raise TypeError(f"{owner} got an unexpected keyword argument '{name}'")
     return generator
 
 
 def loader_seed(seed: Any, *, shared: Any = None, generator: torch.Generator | None = None) -> Any:
-    """The seed a loader shuffles and samples with: ``seed`` when given
-    (checked where it is used); else ``shared``, a seed every rank passes
-    alike (DGL's ``ddp_seed``); else one drawn from ``generator`` (torch's
-    ``DataLoader(generator=...)``) or, without one, from torch's default
-    generator, so that ``torch.manual_seed`` makes the loader reproducible."""
+    """The seed a loader shuffles and samples with: ``seed`` when given;
+    else ``shared``, the same on every rank (DGL's ``ddp_seed``); else one
+    drawn from ``generator`` (torch's ``DataLoader(generator=...)``), by
+    default torch's, so that ``torch.manual_seed`` makes it reproducible."""
     if seed is not None:
         return seed
     if shared is not None:
@@ -143,9 +130,8 @@ def loader_seed(seed: Any, *, shared: Any = None, generator: torch.Generator | N
 
 
 def batch_timeout(timeout: Any) -> float:
-    """torch's ``timeout`` (seconds, or a ``datetime.timedelta``) as the
-    bound on the wait for each batch, in seconds (0: none), as torch's
-    ``DataLoader`` bounds the wait for a batch from its workers."""
+    """torch's ``timeout`` (seconds, or a ``datetime.timedelta``): the bound
+    on the wait for each batch, in seconds (0: none)."""
     seconds = timeout.total_seconds() if isinstance(timeout, datetime.timedelta) else timeout
     if isinstance(seconds, bool) or not isinstance(seconds, (int, float)):
         raise TypeError(f"'timeout' must be a number of seconds (got '{type(timeout).__name__}')")
@@ -164,11 +150,8 @@ def comm_timeout(comm: Any, timeout: Any) -> Any:
 
 def call_key(n: int) -> int:
     """The batch key of a loader's ``n``-th one-off call (``loader(index)``,
-    a sampler's ``sample_from_nodes``; ``n`` from 1): ``n - 1``. The engine
-    derives the call's random streams from the loader's seed and this key,
-    so every call has streams of its own, reproducible from the seed, and
-    the first call samples as ``graphferry.sample_neighbors`` does with the
-    same seed (key 0)."""
+    a sampler's ``sample_from_nodes``; ``n`` from 1): its own random
+    streams, the first as ``graphferry.sample_neighbors`` with the same seed."""
     return n - 1
 
 
@@ -177,11 +160,10 @@ _STARTING = threading.RLock()
 
 
 class _Epoch:
-    """One epoch of an :class:`EngineLoader`: the engine's batches, converted
-    (with a transfer that pins, the rest of each batch made page-locked; with
-    a device, copied there ahead by :class:`DeviceStage`). It keeps the
-    owner's position (epoch, batches the consumer received: those copied
-    ahead are not yet) for its :meth:`~EngineLoader.state_dict`."""
+    """One epoch of an :class:`EngineLoader`: the engine's batches,
+    converted, pinned when the transfer pins, copied to its device ahead by
+    :class:`DeviceStage`; the owner's position counts the batches the
+    consumer received (not those copied ahead)."""
 
     def __init__(self, owner: EngineLoader, batches: Any, number: int, first: int, transfer: Transfer | None = None):
         self._owner = owner
@@ -212,9 +194,8 @@ class _Epoch:
 
 
 class _Position:
-    """The position of one epoch of an :class:`EngineLoader` (its number and
-    the batches the consumer received), recorded in the owner while that
-    epoch is its latest."""
+    """An epoch's number and batches received, recorded in the owner while
+    that epoch is its latest."""
 
     def __init__(self, owner: EngineLoader, number: int, first: int):
         self._owner = owner
@@ -249,32 +230,21 @@ class EngineLoader(Closeable):
         seeds: Any,
         options: SampleOptions,
         *,
-        batch_size: int,
-        shuffle: bool,
-        drop_last: bool,
-        queue_capacity: int,
-        feature_names: Sequence[str] = (),
-        label_names: Sequence[str] = (),
         comm: Any = None,
         comm_timeout: Any = None,
         timeout: Any = 0,
-        seed_times: Any = None,
         opener: Callable[..., Loader] | None = None,
         eager: bool = True,
-        coo: int = 0,
         transfer: Transfer | None = None,
-        device: DeviceOptions | None = None,
+        **loader_args: Any,
     ) -> None:
         """Keeps what the engine loaders are opened with and opens the first
         (with ``eager``; else on first use, so that errors in the seeds
-        surface when the loader is iterated). ``opener``, when given, opens
-        each engine loader instead of :meth:`Loader.from_options` (an edge
-        loader: :class:`graphferry._link.EdgeLoader`), given ``allocator=``.
-        ``transfer`` is how batches reach a GPU consumer (None: CPU
-        training). ``device``: mode 2, the engine samples and gathers on
-        that CUDA device (:mod:`graphferry._device`; no ``transfer`` then). With ``coo`` the
-        engine also makes every batch's edges one edge list (``sub.coo``; a
-        ``GF_COO_*``: which edges)."""
+        surface when the loader is iterated). ``opener(allocator=)``, when
+        given, opens each engine loader; else :meth:`Loader.from_options`
+        does, given ``loader_args`` (batching, node data, ``seed_times``,
+        ``device`` for mode 2, ``coo``). ``transfer``: how batches reach a
+        GPU consumer."""
         if comm is None and opener is None and isinstance(graph, PartGraph):
             raise ValueError(
                 f"{graph!r} is one rank's part of a partition: its loaders sample with the other ranks, give comm="
@@ -289,20 +259,7 @@ class EngineLoader(Closeable):
         self._wait_timeout = batch_timeout(timeout) if comm is None else 0.0
         self._seeds = seeds
         self._options = options
-        self._loader_args = dict(
-            batch_size=batch_size,
-            shuffle=shuffle,
-            drop_last=drop_last,
-            queue_capacity=queue_capacity,
-            feature_names=list(feature_names),
-            label_names=list(label_names),
-        )
-        if seed_times is not None:  # temporal sampling: one time per seed, permuted with them
-            self._loader_args["seed_times"] = seed_times
-        if device is not None:  # mode 2
-            self._loader_args["device"] = device
-        if coo:
-            self._loader_args["coo"] = coo
+        self._loader_args = loader_args
         self._loaders = []
         # id(loader) -> the iterator of its epoch
         self._epochs: dict[int, weakref.ref] = {}
@@ -315,8 +272,7 @@ class EngineLoader(Closeable):
         self._order: torch.Tensor | None = None
         self._resume_order: torch.Tensor | None = None
         self._closed = False
-        if eager:
-            # errors in the options surface here
+        if eager:  # errors in the options surface here
             self._loaders.append(self._new_loader(self._allocator()))
         _register(graph, self)
 

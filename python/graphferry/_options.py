@@ -102,18 +102,26 @@ class SampleOptions:
         replace (bool): sample with replacement.
         frontier (str): ``"all"`` (DGL's message-flow blocks) or ``"new"``
             (PyG's: each hop expands the nodes first reached in the previous).
-        scheme (str): ``"node"`` (node-wise), ``"layer"`` (layer-wise) or
-            ``"labor"`` (LABOR-0, DGL's ``LaborSampler``: every neighbour
-            draws one variate per batch and hop, shared by all destinations,
-            and destination ``v`` keeps it with probability
+        scheme (str): ``"node"`` (node-wise: every frontier node samples up
+            to ``fanouts[h]`` of its neighbours), ``"layer"`` (layer-wise, as
+            in DSP: hop ``h`` draws ``fanouts[h]`` times a frontier node with
+            probability proportional to its in-edge weight, or in-degree when
+            not biased, and each drawn node samples as many neighbours as it
+            was drawn) or ``"labor"`` (LABOR-0, DGL's ``LaborSampler``: every
+            neighbour draws one variate per batch and hop, shared by all
+            destinations, and destination ``v`` keeps it with probability
             ``min(1, fanout / in_degree(v))``; not with ``replace`` or
             ``biased``).
-        biased (bool): sample in proportion to the graph's edge weights.
+        biased (bool): take neighbour ``u`` of ``v`` with probability
+            proportional to the weight of edge ``u -> v``
+            (:meth:`Graph.set_edge_weights`); an edge of weight 0 never.
         layer_without_replacement (bool): with ``scheme="layer"``, draw
-            distinct frontier nodes.
+            ``min(fanouts[h], frontier size)`` distinct frontier nodes, each
+            sampling one neighbour.
         layer_dependency (bool): with ``scheme="labor"``, every hop uses
             the same variates (DGL's ``layer_dependency=True``).
-        exclude_edges (Tensor, optional): edge ids never sampled.
+        exclude_edges (Tensor, optional): edge ids never sampled, as if
+            absent (e.g. link prediction's targets); unknown ids are ignored.
         seed (int): seed of the random streams.
         num_threads (int): worker threads; ``<= 0`` uses every core.
         relation_fanouts (tuple of tuple of int, optional): on a typed graph

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 
@@ -26,17 +25,3 @@ class Closeable:
             self.close()
         except Exception:
             pass
-
-
-class MappedIterator:
-    """Iterator applying ``convert`` to each item of ``batches``."""
-
-    def __init__(self, convert: Callable[[Any], Any], batches: Iterator[Any]):
-        self._convert = convert
-        self._batches = batches
-
-    def __iter__(self) -> MappedIterator:
-        return self
-
-    def __next__(self) -> Any:
-        return self._convert(next(self._batches))

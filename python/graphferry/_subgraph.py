@@ -17,7 +17,6 @@ from typing import Any
 import torch
 
 from ._callback import BatchCallback
-from ._hostmem import HostAllocator
 from ._native import lib as _lib
 from ._native.dlpack import BorrowedTensor, borrow
 from ._options import SampleOptions
@@ -117,12 +116,13 @@ class SubgraphLoader(Loader):
             (PyG's ``SparseTensor``), ``"dst_eid"`` or ``"eid"`` (PyG's
             ``Data.subgraph``).
         seed (int): roots the shuffles and the draws.
-        feature_names (list of str): node data gathered over every node.
-        label_names (list of str): ``"khop"`` without ``disjoint``: node
-            data gathered over the seeds.
         edge_feature_names (list of str): edge data
             (:meth:`Graph.set_edge_data`) gathered over every edge.
         num_threads (int): the engine's threads; ``<= 0`` every core.
+        **batching: :meth:`~graphferry.Loader.from_options`' ``batch_size``,
+            ``shuffle``, ``drop_last``, ``queue_capacity``, ``allocator``,
+            ``feature_names`` (over every node) and ``label_names``
+            (``"khop"`` without ``disjoint``: over the seeds).
     """
 
     def __init__(
@@ -139,17 +139,11 @@ class SubgraphLoader(Loader):
         edge_order: str = "src_eid",
         seed: int = 0,
         options: SampleOptions | None = None,
-        batch_size: int = 1,
-        shuffle: bool = False,
-        drop_last: bool = False,
-        queue_capacity: int = 2,
-        feature_names: Sequence[str] = (),
-        label_names: Sequence[str] = (),
         edge_feature_names: Sequence[str] = (),
         num_threads: int = 0,
-        allocator: HostAllocator | None = None,
         num_samples: Any = None,
         draw: BatchCallback | None = None,
+        **batching: Any,
     ):
         self._handle = None
         self._kind = _choice(_KINDS, kind, "kind")
@@ -173,18 +167,7 @@ class SubgraphLoader(Loader):
             # The options the Loader records (fingerprint, shuffle seed);
             # the engine draws by kind, not by them.
             options = SampleOptions([1], seed=int(seed), num_threads=int(num_threads))
-        self._open(
-            graph,
-            items,
-            options,
-            batch_size=batch_size,
-            shuffle=shuffle,
-            drop_last=drop_last,
-            queue_capacity=queue_capacity,
-            feature_names=feature_names,
-            label_names=label_names,
-            allocator=allocator,
-        )
+        self._open(graph, items, options, **batching)
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
         if not self._khop:

@@ -1,33 +1,12 @@
 """The GPU data path of the engine-backed loaders (CPU-sampled batches for a
-GPU consumer), shared by :mod:`graphferry.dgl` and :mod:`graphferry.pyg`,
-node and edge loaders alike:
-
-* :class:`Transfer`: how a loader's batches reach their consumer, read from
-  the framework's arguments by :func:`dgl_transfer` (DGL's ``device``,
-  ``use_prefetch_thread``, ``use_alternate_streams``, ``pin_prefetcher``),
-  :func:`pin_transfer` (PyG's and torch's ``pin_memory``) and
-  :func:`prefetch_transfer` (PyG's ``PrefetchLoader``). A GPU consumer gets
-  the engine's batches written into the engine's page-locked host pool
-  (:class:`~graphferry._hostmem.HostAllocator`); CPU training gets no
-  :class:`Transfer` and nothing here runs for it.
-* :class:`DeviceStage`: the prefetch step, a step of the one iteration path
-  (``EngineLoader._iterate``): when batch k is handed over, the copies of
-  batch k+1 to the device are issued (non-blocking, from page-locked memory,
-  on a side stream), so that they run while batch k trains; the training
-  stream waits on an event recorded after the copies, never the host; the
-  device tensors are recorded on the training stream (``record_stream``) so
-  that PyTorch's allocator does not hand their memory to the side stream
-  before the training is done with them. The host batch is dropped once
-  the training stream waits for its copies: the engine's pool hands its
-  buffers out again only after a fence recorded on that stream later has
-  passed (:meth:`~graphferry._hostmem.HostAllocator.step`); what PyTorch
-  pinned itself, PyTorch keeps until its copies are done. There is no
-  prefetch thread: the engine's threads sample and gather ahead, and DGL's
-  ``use_prefetch_thread`` means this same step.
-
-The only CUDA calls are in :class:`DeviceStage` behind a CUDA device; with a
-CPU device the same steps run without a stream, which is how the CPU tests
-exercise this module.
+GPU consumer), node and edge loaders of both frameworks alike:
+:class:`Transfer`, how a loader's batches reach their consumer (read from
+DGL's arguments by :func:`dgl_transfer`, from torch's ``pin_memory`` by
+:func:`pin_transfer`, from PyG's ``PrefetchLoader`` by
+:func:`prefetch_transfer`; CPU training has none), and :class:`DeviceStage`,
+the prefetch step of the one iteration path (``EngineLoader._iterate``).
+Its only CUDA calls are behind a CUDA device; with a CPU device the same
+steps run without a stream, which is how the CPU tests exercise it.
 """
 
 from __future__ import annotations
@@ -111,15 +90,10 @@ def dgl_settings(
     tensor_adaptor: bool = True,
 ) -> tuple[bool, bool, bool]:
     """DGL 2.1's ``DataLoader`` arguments as DGL reads them for a graph on
-    the CPU (sampling on the CPU), for a CUDA device (``gpu``) or another
-    one: ``(pin_prefetcher, use_prefetch_thread, use_alternate_streams)``.
-    With a CUDA device the first two default to True and the third to
-    whether DGL's TensorAdaptor is there (``tensor_adaptor``); asked for
-    without it, it is turned off with DGL's warning. With another device,
-    ``pin_prefetcher=True`` and ``use_prefetch_thread=True`` raise
-    ValueError, as in DGL, and both are False; ``use_alternate_streams``
-    is then kept as given (False by default), as DGL keeps it, though no
-    stream is made for a device other than CUDA."""
+    the CPU and a CUDA device (``gpu``) or another one, with DGL's defaults,
+    errors and warning: ``(pin_prefetcher, use_prefetch_thread,
+    use_alternate_streams)``; the last is kept as given for a device other
+    than CUDA, though no stream is made for it."""
     if not gpu:
         if pin_prefetcher is True:
             raise ValueError("pin_prefetcher=True is only effective when device=cuda and sampling is performed on CPU.")
@@ -149,11 +123,10 @@ def dgl_transfer(
     pin_prefetcher: bool | None = None,
     tensor_adaptor: bool = True,
 ) -> tuple[torch.device, tuple[bool, bool, bool], Transfer | None]:
-    """``graphferry.dgl.DataLoader``'s arguments read: its device (a CUDA
-    one without an index is the current one, as DGL resolves it; without
-    CUDA it raises RuntimeError), its settings as DGL keeps them
-    (:func:`dgl_settings`) and their :class:`Transfer`, None for a device
-    other than CUDA: CPU training, nothing of the GPU path."""
+    """``graphferry.dgl.DataLoader``'s arguments read: its device
+    (:func:`cuda_device`), its settings as DGL keeps them
+    (:func:`dgl_settings`) and their :class:`Transfer` (None for a device
+    other than CUDA)."""
     device = torch.device("cpu" if device is None else device)
     gpu = device.type == "cuda"
     settings = dgl_settings(
@@ -172,12 +145,10 @@ def dgl_transfer(
 
 
 def pin_transfer(pin_memory: Any, pin_memory_device: Any = "") -> Transfer | None:
-    """torch's ``DataLoader(pin_memory=..., pin_memory_device=...)`` (PyG's
-    loaders pass them on): with ``pin_memory`` the engine writes the batches
-    into page-locked memory and the rest of each batch is pinned, so that
-    the batches come out pinned, on the CPU, as torch's pinning makes them;
-    without it, None (``pin_memory_device`` alone is ignored with torch's
-    warning)."""
+    """torch's ``DataLoader(pin_memory=..., pin_memory_device=...)``: with
+    ``pin_memory`` the batches come out page-locked, on the CPU, as torch's
+    pinning makes them (the engine writes them there, the rest is pinned);
+    without it, None (``pin_memory_device`` alone: torch's warning)."""
     if not isinstance(pin_memory, bool):
         raise TypeError(f"'pin_memory' must be a bool (got '{type(pin_memory).__name__}')")
     if not isinstance(pin_memory_device, str):
@@ -296,10 +267,19 @@ class _Staged:
 
 
 class DeviceStage:
-    """The prefetch step of one epoch (see the module's docstring):
-    :meth:`next` hands batch k over once the copies of batch k+1 are issued.
-    ``move(batch, device)`` makes the device copy (default
-    :func:`to_device`).
+    """The prefetch step of one epoch: :meth:`next` hands batch k over once
+    the copies of batch k+1 to the device are issued (non-blocking, from
+    page-locked memory, on a side stream), so that they run while batch k
+    trains. The training stream waits on an event recorded after the
+    copies, never the host, and the device tensors are recorded on it
+    (``record_stream``) so that PyTorch's allocator does not hand their
+    memory to the side stream before the training is done with them. The
+    host batch is dropped then: the engine's pool reuses its buffers only
+    after a fence recorded on that stream later has passed
+    (:meth:`~graphferry._hostmem.HostAllocator.step`). There is no prefetch
+    thread: the engine's threads sample and gather ahead, and DGL's
+    ``use_prefetch_thread`` means this step. ``move(batch, device)`` makes
+    the device copy (default :func:`to_device`).
 
     An error of the source (or of a copy) is raised by the ``next()`` that
     would have returned that batch, and ends the epoch. An interrupt
@@ -355,9 +335,8 @@ class DeviceStage:
         return stack
 
     def _hand_over(self, staged: _Staged) -> Any:
-        """The training stream waits for the copies (on the device, not the
-        host) and the device memory is recorded on it; the host batch goes
-        (see the module's docstring)."""
+        """The training stream waits for the copies and the device memory is
+        recorded on it; the host batch goes."""
         if self._cuda:
             current = torch.cuda.current_stream(self.device)
             if self.stream is not None and self.stream != current:

@@ -94,6 +94,23 @@ def _int_list(values: Any, name: str) -> list[int]:
     return out
 
 
+def _scalar(fn: Callable[..., Any], handle: Any, ctype: Any = ctypes.c_int64) -> int:
+    """What ``fn(handle, &out)`` writes into a ``ctype``."""
+    out = ctype()
+    fn(handle, ctypes.byref(out))
+    return out.value
+
+
+def c_string(fn: Callable[[Any], Any]) -> str:
+    """The C string ``fn(&out)`` hands over (``gf_free`` frees it)."""
+    out = ctypes.c_void_p()
+    fn(ctypes.byref(out))
+    try:
+        return ctypes.string_at(out.value).decode("utf-8") if out.value else ""
+    finally:
+        _lib.gf_free(out.value)
+
+
 def _weights(weights: TensorLike) -> BorrowedTensor:
     """Borrows a weight tensor; a bool mask counts as weights 0/1."""
     borrowed = BorrowedTensor(weights, "weights")
@@ -508,21 +525,15 @@ class Graph(Closeable):
 
     @property
     def num_nodes(self) -> int:
-        out = ctypes.c_int64()
-        _lib.gf_graph_num_nodes(self._handle, ctypes.byref(out))
-        return out.value
+        return _scalar(_lib.gf_graph_num_nodes, self._handle)
 
     @property
     def num_edges(self) -> int:
-        out = ctypes.c_int64()
-        _lib.gf_graph_num_edges(self._handle, ctypes.byref(out))
-        return out.value
+        return _scalar(_lib.gf_graph_num_edges, self._handle)
 
     @property
     def num_patches(self) -> int:
-        out = ctypes.c_int32()
-        _lib.gf_graph_num_patches(self._handle, ctypes.byref(out))
-        return out.value
+        return _scalar(_lib.gf_graph_num_patches, self._handle, ctypes.c_int32)
 
     # -- node data -----------------------------------------------------------
 
@@ -557,21 +568,11 @@ class Graph(Closeable):
         """:attr:`memory_plan` in words (``gf_graph_memory_report``): the
         budget, the counts, what is resident, where features are read from
         and why."""
-        out = ctypes.c_void_p()
-        _lib.gf_graph_memory_report(self.handle, ctypes.byref(out))
-        try:
-            return ctypes.string_at(out.value).decode("utf-8") if out.value else ""
-        finally:
-            _lib.gf_free(out.value)
+        return c_string(lambda out: _lib.gf_graph_memory_report(self.handle, out))
 
     def node_data_names(self) -> list[str]:
         """The names of the node data, sorted."""
-        out = ctypes.c_void_p()
-        _lib.gf_graph_node_data_names(self._handle, ctypes.byref(out))
-        try:
-            text = ctypes.string_at(out.value).decode("utf-8") if out.value else ""
-        finally:
-            _lib.gf_free(out.value)
+        text = c_string(lambda out: _lib.gf_graph_node_data_names(self._handle, out))
         return text.split("\n") if text else []
 
     def set_node_data(self, name: str, tensor: TensorLike) -> None:

@@ -34,7 +34,6 @@ engine's threads.
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import json
 import os
 import weakref
@@ -47,7 +46,7 @@ import torch
 from ._metafile import read_object
 from ._native import lib as _lib
 from ._resource import Closeable
-from .graph import Graph, Partition, _as_int
+from .graph import Graph, Partition, _as_int, c_string
 
 __all__ = ["HeteroGraph", "EdgeType"]
 
@@ -126,12 +125,7 @@ def _engine_types(graph: Graph, types: Mapping[str, Any] | None = None) -> dict:
     form), after setting it to ``types`` when given."""
     if types is not None:
         _lib.gf_graph_set_types_json(graph.handle, json.dumps(types).encode("utf-8"))
-    out = ctypes.c_void_p()
-    _lib.gf_graph_types_json(graph.handle, ctypes.byref(out))
-    try:
-        return json.loads(ctypes.string_at(out.value).decode("utf-8"))
-    finally:
-        _lib.gf_free(out.value)
+    return json.loads(c_string(lambda out: _lib.gf_graph_types_json(graph.handle, out)))
 
 
 class HeteroGraph(Closeable):

@@ -45,7 +45,7 @@ from ._options import SampleOptions
 from ._resource import Closeable
 from ._stats import LoaderStats, cache_options, read_stats, set_cache
 from .errors import GF_DONE, GF_EBADHANDLE, GF_EINTERNAL, GF_EINVAL, GF_ESTATE, GF_NOT_READY, GraphferryError
-from .graph import Graph, _as_int, _encode_name
+from .graph import Graph, _as_int, _encode_name, _scalar
 
 __all__ = [
     "Block",
@@ -264,9 +264,7 @@ class _Batch(Closeable):
         return from_device(DeviceTensor(self._handle, taken, self._device))
 
     def num_hops(self) -> int:
-        out = ctypes.c_int32()
-        _lib.gf_batch_num_hops(self._handle, ctypes.byref(out))
-        return out.value
+        return _scalar(_lib.gf_batch_num_hops, self._handle, ctypes.c_int32)
 
     def block_shape(self, layer: int) -> tuple[int, int, int]:
         num_dst, num_src, dst_offset = ctypes.c_int64(), ctypes.c_int64(), ctypes.c_int64()
@@ -426,50 +424,9 @@ def sample_neighbors(
         seeds (Tensor): int64 ``[B]`` distinct original node ids.
         fanouts (list of int): fan-out per hop FROM THE SEEDS (PyG order);
             ``-1`` takes all neighbours.
-        replace (bool): sample with replacement. (default: :obj:`False`)
-        frontier (str): ``"all"`` (DGL-style blocks) or ``"new"`` (PyG-style).
-            (default: :obj:`"all"`)
-        seed (int): seed of the random streams; equal seeds give equal
-            samples. (default: :obj:`0`)
-        num_threads (int): worker threads; ``<= 0`` uses every core.
-            (default: :obj:`0`)
-        scheme (str): ``"node"`` (node-wise: every frontier node samples up
-            to ``fanouts[h]`` of its neighbours) or ``"layer"`` (layer-wise,
-            as in DSP: hop ``h`` draws ``fanouts[h]`` times a frontier node
-            with probability proportional to its in-edge weight, or in-degree
-            when not biased, and each drawn node samples as many neighbours as
-            it was drawn; ``fanouts[h]`` is the budget of the whole hop) or
-            ``"labor"`` (LABOR-0, DGL's ``LaborSampler``: every neighbour
-            ``t`` draws one variate ``r_t`` per hop, shared by all
-            destinations, and destination ``v`` keeps it iff
-            ``r_t < fanouts[h] / in_degree(v)``; not with ``replace`` or
-            ``biased``). (default: :obj:`"node"`)
-        biased (bool): take neighbour ``u`` of ``v`` with probability
-            proportional to the weight of edge ``u -> v`` (see
-            :meth:`Graph.set_edge_weights`; the graph must have weights);
-            edges of weight 0 are never taken. (default: :obj:`False`)
-        layer_without_replacement (bool): with ``scheme="layer"``, draw
-            ``min(fanouts[h], frontier size)`` DISTINCT frontier nodes, each
-            sampling one neighbour. (default: :obj:`False`)
-        exclude_edges (Tensor, optional): int64 edge ids that are never
-            sampled, as if absent (e.g. the target edges of link prediction);
-            ids not in the graph are ignored. (default: :obj:`None`)
-        layer_dependency (bool): with ``scheme="labor"``, every hop uses the
-            same variates. (default: :obj:`False`)
-        relation_fanouts (list of list of int, optional): on a typed graph
-            (:meth:`Graph.set_types`), the fan-out per hop and per relation
-            index (``fanouts`` is then ignored; pass ``()``). See
-            :class:`SampleOptions`. (default: :obj:`None`)
-        disjoint (bool): every seed its own subgraph (seeds may repeat;
-            needs ``frontier="new"``); the result has ``batch``.
-            (default: :obj:`False`)
-        temporal (str, optional): ``"node"`` or ``"edge"`` times bound each
-            subgraph's neighbours by its seed time (needs ``disjoint`` and
-            ``seed_times``). (default: :obj:`None`)
-        temporal_strategy (str): ``"uniform"`` or ``"last"``.
-            (default: :obj:`"uniform"`)
-        seed_times (Tensor, optional): int64 ``[B]``, one time per seed.
-            (default: :obj:`None`)
+
+    The other arguments are the fields of :class:`SampleOptions` (equal
+    ``seed`` values give equal samples), with its defaults.
 
     .. code-block:: python
 
@@ -638,8 +595,6 @@ class Loader(Closeable):
         batch_size (int): seeds per batch. (default: :obj:`1`)
         shuffle (bool): a new permutation every epoch. (default: :obj:`False`)
         drop_last (bool): drop a last, smaller batch. (default: :obj:`False`)
-        replace (bool): sample with replacement. (default: :obj:`False`)
-        frontier (str): ``"all"`` or ``"new"``. (default: :obj:`"all"`)
         seed (int, optional): seed of the shuffles and random streams.
             (default: :obj:`None`, drawn from torch's generator)
         queue_capacity (int): capacity of each queue. (default: :obj:`2`)
@@ -647,20 +602,15 @@ class Loader(Closeable):
             (default: :obj:`()`)
         label_names (list of str): node data gathered for the seeds.
             (default: :obj:`()`)
-        num_threads (int): sampling threads; ``<= 0`` uses every core.
-            (default: :obj:`0`)
-        scheme (str): ``"node"`` or ``"layer"``, as in
-            :func:`sample_neighbors`. (default: :obj:`"node"`)
-        biased (bool): sample in proportion to the graph's edge weights, as
-            in :func:`sample_neighbors`. (default: :obj:`False`)
-        layer_without_replacement (bool): as in :func:`sample_neighbors`.
-            (default: :obj:`False`)
-        exclude_edges (Tensor, optional): int64 edge ids never sampled.
-            (default: :obj:`None`)
+        seed_times (Tensor, optional): temporal sampling: int64, one time
+            per seed, permuted with them. (default: :obj:`None`)
         allocator (HostAllocator, optional): the memory of the batches'
             tensors (``gf_loader_options.allocator``): a host pool of the
             library's, e.g. page-locked for a GPU consumer. (default: :obj:`None`,
             the library's own)
+
+    The other arguments are the fields of :class:`SampleOptions`, with its
+    defaults.
     """
 
     def __init__(
@@ -720,8 +670,21 @@ class Loader(Closeable):
         )
 
     @classmethod
-    def from_options(
-        cls,
+    def from_options(cls, graph: Graph, seeds: Any, options: SampleOptions, **kwargs: Any) -> Loader:
+        """A loader sampling with ``options``, whose seed also seeds the
+        per-epoch shuffles. ``kwargs``: ``batch_size``, ``shuffle``,
+        ``drop_last``, ``queue_capacity``, ``feature_names``,
+        ``label_names``, ``seed_times`` and ``allocator`` as in
+        :class:`Loader`; ``device``: mode 2 (the CUDA library samples and
+        gathers on that device; see :mod:`graphferry._device`); ``coo``: the
+        engine's threads also make every batch's edges one edge list
+        (``sub.coo``: PyG's ``edge_index`` and ``e_id``)."""
+        self = cls.__new__(cls)
+        self._open(graph, seeds, options, **kwargs)
+        return self
+
+    def _open(
+        self,
         graph: Graph,
         seeds: Any,
         options: SampleOptions,
@@ -736,48 +699,6 @@ class Loader(Closeable):
         allocator: HostAllocator | None = None,
         device: DeviceOptions | None = None,
         coo: bool = False,
-    ) -> Loader:
-        """A loader sampling with ``options``; ``options.seed`` also seeds the
-        per-epoch shuffles. ``seed_times`` (int64, one per seed, permuted with
-        them) is for temporal options; ``allocator`` as in :class:`Loader`;
-        ``device``: mode 2 (the CUDA library samples and gathers on that
-        device; see :mod:`graphferry._device`). With ``coo`` the engine's
-        threads also make every batch's edges one edge list (``sub.coo``:
-        PyG's ``edge_index`` and ``e_id``)."""
-        self = cls.__new__(cls)
-        self._open(
-            graph,
-            seeds,
-            options,
-            batch_size=batch_size,
-            shuffle=shuffle,
-            drop_last=drop_last,
-            queue_capacity=queue_capacity,
-            feature_names=feature_names,
-            label_names=label_names,
-            seed_times=seed_times,
-            allocator=allocator,
-            device=device,
-            coo=coo,
-        )
-        return self
-
-    def _open(
-        self,
-        graph: Graph,
-        seeds: Any,
-        options: SampleOptions,
-        *,
-        batch_size: int,
-        shuffle: bool,
-        drop_last: bool,
-        queue_capacity: int,
-        feature_names: Sequence[str],
-        label_names: Sequence[str],
-        seed_times: Any = None,
-        allocator: HostAllocator | None = None,
-        device: DeviceOptions | None = None,
-        coo: bool = False,
     ) -> None:
         self._handle: int | None = None
         if device is not None and not isinstance(device, DeviceOptions):
@@ -785,19 +706,15 @@ class Loader(Closeable):
         self.device = device
         self._coo = int(coo)  # 0, or which edge list (GF_COO_*; True: the sampled edges)
         self._exit_stack = contextlib.ExitStack()
-        # The engine loader is used by one thread at a time (the header's
-        # rule; close() excepted): threads that share this loader take turns
-        # for each call, so that an epoch one thread starts supersedes
-        # another's whole, never in the middle of taking a batch.
+        # One thread calls the engine loader at a time (the header's rule):
+        # an epoch one thread starts supersedes another's whole.
         self._turn = threading.RLock()
-        # Seconds a next() waits for a batch before it raises (torch's
-        # DataLoader timeout; 0: no bound). The epoch goes on.
+        # Seconds a next() waits for a batch before it raises (0: no bound).
         self.wait_timeout = 0.0
         self._active: object | None = None  # token of the epoch in progress
         self._next_epoch = 0
-        # Where the latest epoch stands (state_dict): its number, the batches
-        # yielded, whether it ended; and a position to resume from on the
-        # next iter() (load_state_dict).
+        # The latest epoch's (number, batches yielded, ended), and where the
+        # next iter() resumes (load_state_dict).
         self._position: tuple[int, int, bool] | None = None
         self._resume: tuple[int, int] | None = None
         self.graph = _check_graph(graph)
@@ -850,9 +767,8 @@ class Loader(Closeable):
 
     @property
     def _callbacks(self) -> list[BatchCallback]:
-        """The Python functions the engine calls for each batch (a DGL
-        exclude callable, a custom draw): a batch one of them failed raises
-        its exception."""
+        """The Python functions the engine calls for each batch (whose
+        exception a batch they failed raises)."""
         return []
 
     def _open_handle(self, graph: Graph, seeds: BorrowedTensor, out: ctypes.c_void_p) -> None:
@@ -861,8 +777,7 @@ class Loader(Closeable):
         _lib.gf_loader_open(graph.handle, seeds.ref, ctypes.byref(self._options), ctypes.byref(out))
 
     def _check_open(self) -> int:
-        """The handle; a clear error, naming the graph if it was closed, when
-        there is none."""
+        """The handle, or an error saying what was closed."""
         if self._handle is None:
             if self.graph.closed:
                 raise _closed_error(
@@ -872,9 +787,7 @@ class Loader(Closeable):
         return self._handle
 
     def __len__(self) -> int:
-        out = ctypes.c_int64()
-        _lib.gf_loader_num_batches(self._check_open(), ctypes.byref(out))
-        return out.value
+        return _scalar(_lib.gf_loader_num_batches, self._check_open())
 
     def __iter__(self) -> _EpochIterator:
         with self._turn:
@@ -1005,15 +918,10 @@ class Loader(Closeable):
     def _take_batch(self, it: _EpochIterator) -> SampledSubgraph:
         if it.done:
             raise StopIteration
-        if self._handle is None:
-            # Closed under a running epoch (by close() or by closing the
-            # graph): an error, not a silently short epoch.
+        if self._handle is None:  # closed under a running epoch: an error, not a short epoch
             it.done = True
             self._check_open()
-        if self._active is not it.token:
-            # A newer epoch of this loader started (its one engine loader
-            # serves one epoch at a time): an error, never a short epoch that
-            # a training loop cannot tell from a full one.
+        if self._active is not it.token:  # a newer epoch of this loader started
             raise self._superseded(it)
         out = it.taken  # a batch taken but not returned (an interrupt came between) is returned now
         if not out.value and self._wait_next(it, out) == GF_DONE:
@@ -1046,15 +954,10 @@ class Loader(Closeable):
 
     def _wait_next(self, it: _EpochIterator, out: ctypes.c_void_p) -> int:
         """Waits for the epoch's next batch (into ``out``) in waits of
-        :data:`NEXT_WAIT_MS`: a ctypes call blocked in C cannot run Python's
-        signal handlers, so between the waits Python runs them, and Ctrl-C
-        raises KeyboardInterrupt here within about one wait. The epoch goes
-        on (the loader is as it was: iterating again resumes it, close()
-        stops it). A close() from another thread ends the wait with an
-        error saying so. With :attr:`wait_timeout`, a batch not ready within
-        that many seconds raises RuntimeError (torch's DataLoader's words);
-        the epoch goes on and the next call waits for the same batch.
-        Returns GF_OK or GF_DONE."""
+        :data:`NEXT_WAIT_MS`, between which Python runs its signal handlers
+        (a ctypes call blocked in C cannot), as the class's docstring says;
+        past :attr:`wait_timeout`, RuntimeError (torch's words), the epoch
+        going on. Returns GF_OK or GF_DONE."""
         deadline = time.monotonic() + self.wait_timeout if self.wait_timeout > 0 else None
         while True:
             handle = self._handle

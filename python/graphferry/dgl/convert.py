@@ -15,16 +15,27 @@ import torch
 
 from .. import _cache, _loader
 from ..distributed import is_typed_part
+from ..errors import GF_EINVAL, InvalidArgumentError
 from ..graph import Graph
 from ..hetero import HeteroGraph
 
-__all__ = ["as_graph", "as_hetero_graph", "is_hetero_input", "sync_node_data", "check_homogeneous"]
+__all__ = ["as_graph", "as_hetero_graph", "is_hetero_input", "sync_node_data", "check_homogeneous", "check_prefetch"]
 
 
 def check_homogeneous(g: Any) -> None:
     if not g.is_homogeneous:
         raise TypeError(
             f"graphferry supports homogeneous graphs only (got node types {g.ntypes} and edge types {g.etypes})"
+        )
+
+
+def check_prefetch(frame: Any, names: Sequence[str], what: str) -> None:
+    """Raises naming the fields of ``names`` that a DGLGraph's ``ndata`` or
+    ``edata`` (``frame``, called ``what``) lacks."""
+    missing = [n for n in names if n not in frame]
+    if missing:
+        raise InvalidArgumentError(
+            GF_EINVAL, f"the DGLGraph has no {what} field {missing} to prefetch (it has {sorted(frame)})"
         )
 
 
@@ -41,10 +52,9 @@ def topology_signature(g: Any, prob: str | None = None) -> Any:
 
 def _convert_dgl(g: Any, prob: str | None) -> Graph:
     graph = Graph.from_dgl(g, edge_weights=prob)
-    # The node data the engine holds, as of which tensor (see sync_node_data;
-    # the loaders read it as _dgl_sources).
+    # The node data the engine holds, as of which tensor (see sync_node_data).
     held = set(graph.node_data_names())
-    graph._node_sources = graph._dgl_sources = {
+    graph._node_sources = {
         name: _cache.tensor_signature(value)
         for name, value in g.ndata.items()
         if isinstance(value, torch.Tensor) and name in held
@@ -73,7 +83,7 @@ def sync_node_data(graph: Graph, g: Any, names: Sequence[str]) -> None:
     """Hands the engine ``g.ndata[name]`` for each of ``names`` replaced (or
     changed in place) since (:func:`graphferry._loader.sync_node_data`;
     meanwhile the batches serve it through DGL's lazy columns)."""
-    if getattr(graph, "_dgl_sources", None) is not None:
+    if getattr(graph, "_node_sources", None) is not None:
         _loader.sync_node_data(graph, {name: g.ndata[name] for name in names if name in g.ndata})
 
 

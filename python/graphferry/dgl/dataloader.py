@@ -17,7 +17,7 @@ from dgl._ffi.base import is_tensor_adaptor_enabled
 
 from .._device import choose_mode
 from .._link import EdgeSample
-from .._loader import TORCH_WORKER_ARGS, EngineLoader, check_worker_init_fn, comm_timeout, loader_seed, worker_threads
+from .._loader import EngineLoader, comm_timeout, loader_seed, torch_loader_kwargs, worker_threads
 from .._transfer import dgl_transfer
 from ..distributed import is_typed_part
 from ..errors import GraphferryError, error_for_status
@@ -34,32 +34,19 @@ from .sampler import sampler_settings
 __all__ = ["DataLoader", "ddp_split"]
 
 
-# DataLoader arguments of DGL (and of torch's DataLoader, which DGL passes
-# them to) that only tune machinery graphferry replaces with its own
-# pipeline: accepted and ignored.
-_IGNORED = TORCH_WORKER_ARGS | {
-    "gpu_cache",  # DGL's HugeCTR GPU feature cache
-}
-
-# torch DataLoader arguments that would replace DGL's own batching: DGL
-# refuses them too (its dataset is an IterableDataset with its own collate).
-_REFUSED = {"sampler", "batch_sampler", "collate_fn"}
-
-
 def check_loader_kwargs(kwargs: dict) -> Any:
     """Checks the DataLoader keywords graphferry does not use (every kind of
-    input alike) and returns ``generator`` (or None); ``num_workers`` is
-    read before (:func:`worker_threads`)."""
-    generator = kwargs.pop("generator", None)
-    check_worker_init_fn(kwargs, "graphferry.dgl.DataLoader")
-    for name in kwargs:
-        if name in _REFUSED:
-            raise ValueError(
-                f"graphferry.dgl.DataLoader does not take '{name}': it batches the seeds itself, "
-                "as dgl.dataloading.DataLoader does"
-            )
-        if name not in _IGNORED:
-            raise TypeError(f"graphferry.dgl.DataLoader got an unexpected keyword argument '{name}'")
+    input alike) and returns ``generator`` (or None): torch's and DGL's
+    ``gpu_cache`` (its HugeCTR feature cache) are ignored; ``sampler``,
+    ``batch_sampler`` and ``collate_fn`` refused, as DGL refuses them (its
+    dataset is an IterableDataset with its own collate)."""
+    generator = torch_loader_kwargs(
+        kwargs,
+        "graphferry.dgl.DataLoader",
+        ignored=("gpu_cache",),
+        refused=("sampler", "batch_sampler", "collate_fn"),
+        why="it batches the seeds itself, as dgl.dataloading.DataLoader does",
+    )
     if kwargs.get("pin_memory"):
         # DGL sets torch's pin_memory itself (to pin_prefetcher) and refuses it.
         raise TypeError(
@@ -198,11 +185,11 @@ class DataLoader(EngineLoader):
             :mod:`graphferry.distributed`). Iterate one epoch at a time, to
             its end, on every rank. (default: :obj:`None`)
         timeout (float or datetime.timedelta): torch's "timeout for
-            collecting a batch"; with ``comm``, the bound on each exchange
-            with the other ranks: a rank that does not answer within it
-            makes the loader raise, naming it. ``0`` (torch's default): the
-            communicator's own (``TorchComm(timeout=...)``, 60 s by
-            default). Without ``comm``, ignored. (default: :obj:`0`)
+            collecting a batch": a batch not ready within it raises
+            RuntimeError (the epoch goes on); ``0``: no bound. With
+            ``comm``, the bound on each exchange with the other ranks (a
+            rank that does not answer within it is named; ``0``: the
+            communicator's own, ``TorchComm(timeout=...)``). (default: :obj:`0`)
         batch_size (int): seeds per batch. (default: :obj:`1`)
         drop_last (bool): drop the last, smaller batch. (default: :obj:`False`)
         shuffle (bool): reshuffle the seeds every epoch. (default: :obj:`False`)
@@ -313,24 +300,21 @@ class DataLoader(EngineLoader):
         )
         self.pin_prefetcher, self.use_prefetch_thread, self.use_alternate_streams = settings
         if self.mode.device is not None:
-            subgraphs = isinstance(
-                graph_sampler,
-                (dgl.dataloading.ClusterGCNSampler, dgl.dataloading.ShaDowKHopSampler, dgl.dataloading.SAINTSampler),
-            )
-            if per_type or edges or subgraphs or comm is not None:
-                what = (
-                    "heterographs"
-                    if per_type
-                    else "edge batches"
-                    if edges
-                    else f"{type(graph_sampler).__name__}"
-                    if subgraphs
-                    else "comm="
-                )
+            dl = dgl.dataloading
+            subgraphs = (dl.ClusterGCNSampler, dl.ShaDowKHopSampler, dl.SAINTSampler)
+            refused = [
+                ("heterographs", per_type),
+                ("edge batches", edges),
+                (type(graph_sampler).__name__, isinstance(graph_sampler, subgraphs)),
+                ("comm=", comm is not None),
+            ]
+            what = next((what for what, given in refused if given), None)
+            if what is not None:
                 raise NotImplementedError(f"sampling on the GPU (mode 2) serves homogeneous node loaders: not {what}")
             transfer = None  # batches are made on the device
         self._transfer = transfer
         self._subgraphs: SubgraphBatches | None = None
+        batching = dict(batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, queue_capacity=queue_capacity)
         one_by_one = {dgl.dataloading.ClusterGCNSampler: ClusterBatches, dgl.dataloading.SAINTSampler: SaintBatches}
         kind = next((k for s, k in one_by_one.items() if isinstance(graph_sampler, s)), None)
         if kind is not None:
@@ -347,18 +331,12 @@ class DataLoader(EngineLoader):
                 batches.seeds = ddp_seeds(batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=ddp_seed if self.use_ddp else None, generator=generator)
             batches.prepare()
-            batching = dict(
-                batch_size=batch_size,
-                shuffle=shuffle and batches.shuffles,
-                drop_last=drop_last,
-                queue_capacity=queue_capacity,
-            )
+            batching["shuffle"] = shuffle and batches.shuffles
             seeds = batches.seeds
             self._open_engine(
                 batches.graph,
                 seeds,
                 None,
-                **batching,
                 opener=lambda **memory: batches.engine_loader(seeds, self.seed, num_threads, **batching, **memory),
                 transfer=transfer,
                 timeout=timeout,
@@ -384,18 +362,14 @@ class DataLoader(EngineLoader):
                 edge_batches.seeds = ddp_seeds(edge_batches.seeds, drop_last)
             self.seed = loader_seed(seed, shared=shared, generator=generator)
             options = edge_batches.options(self.seed, num_threads)
-            loader_args = dict(
-                batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, queue_capacity=queue_capacity
-            )
             # Opened on first use: a bad seed edge is reported when the
             # loader is iterated, as DGL reports it.
             self._open_engine(
                 edge_batches.graph,
                 edge_batches.seeds,
                 options,
-                **loader_args,
                 opener=lambda **memory: edge_batches.engine_loader(
-                    comm=comm, timeout=comm_timeout(comm, timeout), **loader_args, **memory
+                    comm=comm, timeout=comm_timeout(comm, timeout), **batching, **memory
                 ),
                 eager=False,
                 transfer=transfer,
@@ -418,17 +392,13 @@ class DataLoader(EngineLoader):
         opener = None
         if isinstance(blocks, ShadowBatches) and comm is None:
             # the engine's ShaDow loader: the subgraphs made induced ahead
-            batching = dict(batch_size=batch_size, shuffle=shuffle, drop_last=drop_last, queue_capacity=queue_capacity)
             opener = lambda **memory: blocks.engine_loader(seeds, options, **batching, **memory)  # noqa: E731
         try:
             self._open_engine(
                 blocks.graph,
                 seeds,
                 options,
-                batch_size=batch_size,
-                shuffle=shuffle,
-                drop_last=drop_last,
-                queue_capacity=queue_capacity,
+                **batching,
                 feature_names=blocks.feature_names,
                 label_names=blocks.label_names,
                 comm=comm,

@@ -1,10 +1,12 @@
 r"""graphferry as DGL's edge-level loader (link prediction).
 
-:func:`as_edge_prediction_sampler` wraps a neighbour sampler as DGL's does;
-:class:`graphferry.dgl.DataLoader` given such a sampler and seed EDGE ids
-yields ``(input_nodes, pair_graph, neg_pair_graph, blocks)`` (without a
-negative sampler: ``(input_nodes, pair_graph, blocks)``), like
-``dgl.dataloading.DataLoader``.
+:func:`as_edge_prediction_sampler` wraps a neighbour sampler as DGL's does
+(DGL's own ``dgl.dataloading.as_edge_prediction_sampler(...)`` object is
+accepted too); :class:`graphferry.dgl.DataLoader` given such a sampler and
+seed EDGE ids yields ``(input_nodes, pair_graph, neg_pair_graph, blocks)``
+(without a negative sampler: ``(input_nodes, pair_graph, blocks)``), like
+``dgl.dataloading.DataLoader``; on a heterograph (:class:`HeteroEdgeBatches`)
+per type, as DGL's.
 
 .. code-block:: python
 
@@ -16,39 +18,15 @@ negative sampler: ``(input_nodes, pair_graph, blocks)``), like
     for input_nodes, pair_graph, neg_pair_graph, blocks in loader:
         ...
 
-DGL's own ``dgl.dataloading.as_edge_prediction_sampler(...)`` object is
-accepted too. Supported: ``exclude`` None, ``"self"``, ``"reverse_id"`` or a
-callable (DGL's form: given the batch's seed edges, the edge ids to leave
-out; the engine calls it on its threads for each batch, before sampling it,
-and an exception it raises is raised where that batch is asked for), and
-DGL's ``Uniform(k)``, ``PerSourceUniform(k)`` and ``GlobalUniform(k,
-exclude_self_loops, replace)``. Negatives come from the engine's random
-streams, not torch's, on homogeneous graphs and heterographs alike: they are
-as DGL's in distribution, not value by value.
-
-One difference is kept on purpose: with excluded edges, each node draws its
-``k`` neighbours among the edges that are not excluded, where DGL draws ``k``
-and then drops the excluded ones (DGL's blocks may then hold fewer than ``k``
-edges for a node; ours hold ``min(k, allowed)``).
-
-On a heterograph (a DGL heterograph, a :class:`graphferry.HeteroGraph`, or
-seed edges given as ``{etype: eids}``) the loader is a
-heterogeneous (:class:`HeteroEdgeBatches`): as DGL's, it yields ``input_nodes`` per node
-type, ``pair_graph`` / ``neg_pair_graph`` heterographs over every edge type
-and heterogeneous blocks; ``exclude`` may also be ``"reverse_types"`` (with
-``reverse_etypes``), ``reverse_eids`` is ``{etype: Tensor}``, and the
-negatives are ``Uniform(k)`` / ``PerSourceUniform(k)`` per seed edge type.
-
-The edge batches are the engine's (``gf_edge_loader_open``): its pipeline
-shuffles the seed edges every epoch and, on its own threads and ahead of the
-training loop, draws the negatives (on a heterograph: per edge type),
-compacts the pairs (``dgl.compact_graphs``' order, per node type on a
-heterograph), leaves the excluded edges out, samples and gathers
-``prefetch_edge_feats``; the training thread only wraps arrays into DGL
-graphs. :class:`EdgeBatches` and :class:`HeteroEdgeBatches`
-say what the engine loader is opened with and what each of its batches
-becomes; :class:`graphferry.dgl.DataLoader` holds one when its sampler is an
-edge prediction sampler, as DGL's ``DataLoader`` holds its sampler.
+The engine's edge loader (``gf_edge_loader_open``) shuffles the seed edges
+every epoch and, on its own threads, draws the negatives (from its random
+streams: DGL's distribution, not its values), compacts the pairs
+(``dgl.compact_graphs``' order), leaves the excluded edges out, samples and
+gathers; the training thread only wraps arrays into DGL graphs. One
+difference is kept on purpose: with excluded edges, each node draws its
+``k`` neighbours among the edges that are not excluded, where DGL draws
+``k`` and then drops the excluded ones (DGL's blocks may then hold fewer
+than ``k`` edges for a node; ours hold ``min(k, allowed)``).
 """
 
 from __future__ import annotations
@@ -67,13 +45,12 @@ from .._native import lib as _lib
 from .._options import SampleOptions
 from .._resource import Closeable
 from ..distributed import DistributedEdgeLoader, PartGraph, is_typed_part
-from ..errors import GF_EINVAL, InvalidArgumentError
 from ..graph import Graph
 from ..hetero import HeteroGraph
 from .blocks import to_blocks, to_hetero_blocks
-from .convert import as_graph, as_hetero_graph, sync_node_data
+from .convert import as_graph, as_hetero_graph, check_prefetch, sync_node_data
 from .hetero import hetero_options
-from .node import drop_replaced_node_data, lazy_node_data, neighbor_options
+from .node import dgl_subgraph, drop_replaced_node_data, lazy_node_data, neighbor_options
 from .sampler import sampler_settings
 
 __all__ = ["EdgePredictionSampler", "as_edge_prediction_sampler", "is_edge_sampler", "EdgeBatches", "HeteroEdgeBatches"]
@@ -119,7 +96,8 @@ def as_edge_prediction_sampler(
             ``"reverse_types"`` (nor the edges of the same ids of
             ``reverse_etypes[etype]``), or a callable given the batch's seed
             edges (``{etype: ids}`` on a heterograph) that returns the edge
-            ids to leave out (as DGL's). (default: :obj:`None`)
+            ids to leave out (as DGL's; called on the engine's threads, its
+            exception raised at its batch). (default: :obj:`None`)
         reverse_eids (Tensor or dict, optional): int64 ``[E]`` (a
             heterograph: ``{etype: Tensor}``), for ``"reverse_id"``.
         reverse_etypes (dict, optional): ``{etype: reverse etype}``, for
@@ -319,11 +297,7 @@ class EdgeBatches(Closeable):
         g = self.dgl_graph
         if g is None:
             return list(names)  # the graph's edge data (Graph.set_edge_data); the engine names a missing one
-        missing = [n for n in names if n not in g.edata]
-        if missing:
-            raise InvalidArgumentError(
-                GF_EINVAL, f"the DGLGraph has no edata field {missing} to prefetch (it has {sorted(g.edata)})"
-            )
+        check_prefetch(g.edata, names, "edata")
         return sync_edge_data(self.graph, {n: g.edata[n] for n in names})
 
     def options(self, seed: Any, num_threads: int) -> SampleOptions:
@@ -391,17 +365,7 @@ class EdgeBatches(Closeable):
                 block.edata[name] = rows
         seeds = sample.sub.seeds.to(idtype)
         n = len(seeds)
-        pair = dgl.graph((sample.pos_src.to(idtype), sample.pos_dst.to(idtype)), num_nodes=n, idtype=idtype)
-        eids = sample.edge_ids.to(idtype)
-        if g is not None and (len(g.ndata) > 0 or len(g.edata) > 0):
-            dgl.utils.set_new_frames(
-                pair,
-                node_frames=dgl.utils.extract_node_subframes(g, [seeds]),
-                edge_frames=dgl.utils.extract_edge_subframes(g, [eids]),
-            )
-        else:
-            pair.ndata[dgl.NID] = seeds
-            pair.edata[dgl.EID] = eids
+        pair = dgl_subgraph(g, seeds, torch.stack([sample.pos_src, sample.pos_dst]), sample.edge_ids, idtype)
         input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seeds
         if self._has_negative:
             neg = dgl.graph((sample.neg_src.to(idtype), sample.neg_dst.to(idtype)), num_nodes=n, idtype=idtype)

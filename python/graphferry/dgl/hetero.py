@@ -30,10 +30,6 @@ its in-edges of that relation, as DGL's per-edge-type fan-outs.
     loader = graphferry.dgl.DataLoader(g, {"paper": train_idx}, sampler, batch_size=1024, shuffle=True)
     for input_nodes, output_nodes, blocks in loader:
         h = model(blocks, {nt: blocks[0].srcnodes[nt].data["feat"] for nt in blocks[0].srctypes})
-
-:class:`HeteroBlocks` is what the loader opens the engine with and what it
-makes of each batch; :func:`hetero_options` the engine's options, which the
-edge-level loader on heterographs shares.
 """
 
 from __future__ import annotations

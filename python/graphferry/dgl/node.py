@@ -13,14 +13,12 @@ from typing import Any
 import dgl
 import torch
 
-from .. import _cache
-from .._loader import sync_edge_data
+from .._loader import engine_edge_data, engine_node_data, sync_edge_data
 from .._options import SampleOptions
 from .._subgraph import SubgraphLoader, SubgraphSample
-from ..errors import GF_EINVAL, InvalidArgumentError
 from ..sampling import SampledSubgraph, induced_subgraph
 from .blocks import to_blocks
-from .convert import as_graph, sync_node_data
+from .convert import as_graph, check_prefetch, sync_node_data
 from .sampler import NeighborSampler
 
 __all__ = [
@@ -73,11 +71,7 @@ def lazy_node_data(graph: Any, g: Any, wanted: list[str]) -> list[str]:
     own node data the engine gathers). A name ``g`` lacks raises."""
     if g is None:
         return []
-    missing = [n for n in wanted if n not in g.ndata]
-    if missing:
-        raise InvalidArgumentError(
-            GF_EINVAL, f"the DGLGraph has no ndata field {missing} to prefetch (it has {sorted(g.ndata)})"
-        )
+    check_prefetch(g.ndata, wanted, "ndata")
     sync_node_data(graph, g, wanted)
     held = set(graph.node_data_names())
     lazy = [n for n in wanted if n not in held]
@@ -96,11 +90,9 @@ def drop_replaced_node_data(graph: Any, g: Any, *data: dict) -> None:
     columns then serve g's current data."""
     if g is None:
         return
-    sources = graph._dgl_sources
     for rows in data:
         for name in list(rows):
-            value = g.ndata[name] if name in g.ndata else None
-            if value is None or sources.get(name) != _cache.tensor_signature(value):
+            if not engine_node_data(graph, name, g.ndata[name] if name in g.ndata else None):
                 del rows[name]
 
 
@@ -135,12 +127,7 @@ class NodeBlocks:
                     "prefetch_edge_feats needs the dgl.DGLGraph (a graphferry.Graph holds no edge data); "
                     f"got prefetch_edge_feats={settings.prefetch_edge_feats}"
                 )
-            missing = [n for n in settings.prefetch_edge_feats if n not in self.dgl_graph.edata]
-            if missing:
-                raise InvalidArgumentError(
-                    GF_EINVAL,
-                    f"the DGLGraph has no edata field {missing} to prefetch (it has {sorted(self.dgl_graph.edata)})",
-                )
+            check_prefetch(self.dgl_graph.edata, settings.prefetch_edge_feats, "edata")
         lazy = lazy_node_data(self.graph, self.dgl_graph, wanted)
         self.feature_names = [n for n in settings.prefetch_node_feats if n not in lazy]
         self.label_names = [n for n in settings.prefetch_labels if n not in lazy]
@@ -252,12 +239,11 @@ class SubgraphBatches:
         """Hands the engine the prefetched data the DGLGraph replaced since
         (idle engine loaders reopen with it)."""
         g = self.dgl_graph
-        self._engine_edata, self._edata_signatures = [], {}
+        self._engine_edata = []
         if g is None:
             return
         sync_node_data(self.graph, g, self._engine_ndata)
         self._engine_edata = sync_edge_data(self.graph, {n: g.edata[n] for n in self.prefetch_edata})
-        self._edata_signatures = {n: _cache.tensor_signature(g.edata[n]) for n in self._engine_edata}
 
     def engine_loader(self, seeds: torch.Tensor, seed: Any, num_threads: int, **kwargs: Any) -> SubgraphLoader:
         """The engine's loader of these batches over ``seeds``, drawing from
@@ -283,12 +269,11 @@ class SubgraphBatches:
         gathered data in place of the lazy columns."""
         g = self.dgl_graph
         subg = dgl_subgraph(g, sample.nodes, sample.edge_index, sample.edge_ids, self.idtype)
-        if g is not None:
-            drop_replaced_node_data(self.graph, g, sample.node_data)
+        drop_replaced_node_data(self.graph, g, sample.node_data)
         for name, rows in sample.node_data.items():
             subg.ndata[name] = rows
         for name, rows in sample.edge_data.items():
-            if _cache.tensor_signature(g.edata[name]) == self._edata_signatures.get(name):  # not replaced since
+            if engine_edge_data(self.graph, name, g.edata[name]):  # not replaced since
                 subg.edata[name] = rows
         # DGL's loader prefetches these: read now, not when first used
         for name in self.prefetch_ndata:
@@ -355,8 +340,7 @@ class ShadowBatches(NodeBlocks):
         else:  # a distributed loader's sample: induced here
             subg = induced_dgl(self.graph, g, sub.nodes, idtype)
         ids = subg.ndata[dgl.NID]
-        sources = getattr(self.graph, "_dgl_sources", {})
+        drop_replaced_node_data(self.graph, g, sub.node_data)
         for name, value in sub.node_data.items():  # gathered by the engine: taken as they are
-            if g is None or (name in g.ndata and sources.get(name) == _cache.tensor_signature(g.ndata[name])):
-                subg.ndata[name] = value
+            subg.ndata[name] = value
         return ids, sub.seeds.to(idtype), subg

@@ -14,15 +14,8 @@ of that mode draws it, and is the subgraph the engine induces on it
   from each (the engine's walk, ``gf_random_walk``, on the reversed graph),
   every node visited kept.
 
-The three modes are the engine's subgraph loader
-(:class:`graphferry._subgraph.SubgraphLoader`, ``gf_subgraph_loader_open``):
-the engine draws each batch's nodes from its own random stream (the
-loader's seed and the batch key, so that an epoch is reproducible from
-``seed``), induces the subgraph and gathers ``prefetch_ndata`` /
-``prefetch_edata`` on its threads, ahead of the training loop; this module
-turns each batch into the ``DGLGraph`` DGL's sampler returns. A subclass
-with a draw of its own is called here, batch by batch, and the engine
-induces the subgraph of the nodes it returns.
+The engine draws each batch's nodes from its own random stream (the
+loader's seed and the batch key: an epoch is reproducible from ``seed``).
 """
 
 from __future__ import annotations
@@ -35,6 +28,7 @@ import torch
 
 from .._callback import BatchCallback
 from ..errors import GF_EINVAL, InvalidArgumentError
+from .convert import check_prefetch
 from .node import SubgraphBatches
 
 __all__ = ["SaintBatches", "saint_mode"]
@@ -96,12 +90,8 @@ class SaintBatches(SubgraphBatches):
             self.budget = _count(sampler.budget, "budget")
         g = self.dgl_graph
         if g is not None:
-            for what, names, have in (("ndata", self.prefetch_ndata, g.ndata), ("edata", self.prefetch_edata, g.edata)):
-                missing = [n for n in names if n not in have]
-                if missing:
-                    raise InvalidArgumentError(
-                        GF_EINVAL, f"the DGLGraph has no {what} field {missing} to prefetch (it has {sorted(have)})"
-                    )
+            check_prefetch(g.ndata, self.prefetch_ndata, "ndata")
+            check_prefetch(g.edata, self.prefetch_edata, "edata")
         else:
             held = self.graph.node_data_names()
             missing = [n for n in self.prefetch_ndata if n not in held]

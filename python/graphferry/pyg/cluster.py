@@ -1,28 +1,7 @@
 r"""PyG's Cluster-GCN loading (``torch_geometric.loader.ClusterData`` and
-``ClusterLoader``) with graphferry's METIS and the engine's induced
-subgraphs: PyG's ``ClusterData`` partitions with ``torch_sparse``'s or
-``pyg-lib``'s METIS, neither of which graphferry uses.
-
-* :class:`ClusterData` is PyG's, its METIS call replaced by graphferry's
-  (``pymetis``, as ``python -m graphferry partition --method metis``) on the
-  graph made undirected without self-loops (METIS partitions undirected
-  graphs; PyG hands it the edges as they are): the same permuted ``data``
-  and ``partition`` as PyG's, so PyG's own ``ClusterLoader`` takes it too.
-* :class:`ClusterLoader` is PyG's, each batch (the union of its clusters,
-  the subgraph they induce in the partitioned graph and the node and edge
-  attributes gathered for it) made ahead of the training loop by the
-  engine's subgraph loader (:class:`graphferry._subgraph.SubgraphLoader`),
-  in the order torch's sampler gives the clusters (``shuffle=True``: from
-  torch's generator, as PyG's): the ``Data`` PyG's ``ClusterLoader`` gives,
-  node for node and edge for edge. It takes PyG's ``ClusterData`` too.
-
-.. code-block:: python
-
-    cluster_data = graphferry.pyg.ClusterData(data, num_parts=1500)
-    loader = graphferry.pyg.ClusterLoader(cluster_data, batch_size=20, shuffle=True)
-    for batch in loader:
-        out = model(batch.x, batch.edge_index)
-"""
+``ClusterLoader``) with graphferry's METIS (PyG's ``ClusterData``
+partitions with ``torch_sparse``'s or ``pyg-lib``'s, neither of which
+graphferry uses) and the engine's induced subgraphs."""
 
 from __future__ import annotations
 
@@ -35,9 +14,8 @@ from torch_geometric.loader import ClusterLoader as _ClusterLoader
 from torch_geometric.utils import select
 
 from .. import _cache
-from .._loader import sync_edge_data
+from .._loader import engine_edge_data, engine_node_data, sync_edge_data, sync_node_data
 from .._subgraph import SubgraphLoader, SubgraphSample
-from ..errors import GF_ESTATE, GraphferryError
 from ..graph import Graph
 from ..partition import metis_parts, symmetric_adjacency
 from .subgraph import SubgraphEpochs, in_process_kwargs
@@ -48,8 +26,19 @@ __all__ = ["ClusterData", "ClusterLoader"]
 class ClusterData(_ClusterData):
     r"""PyG's ``ClusterData`` (same arguments and attributes), METIS by
     graphferry (``pymetis``, k-way or with ``recursive=True`` recursive
-    bisection) on the undirected graph without self-loops. ``num_parts``
-    larger than the number of nodes raises ValueError."""
+    bisection, as ``python -m graphferry partition --method metis``) on the
+    graph made undirected without self-loops (PyG hands METIS the edges as
+    they are): the same permuted ``data`` and ``partition`` as PyG's, so
+    PyG's own ``ClusterLoader`` takes it too. ``num_parts`` larger than the
+    number of nodes raises ValueError.
+
+    .. code-block:: python
+
+        cluster_data = graphferry.pyg.ClusterData(data, num_parts=1500)
+        loader = graphferry.pyg.ClusterLoader(cluster_data, batch_size=20, shuffle=True)
+        for batch in loader:
+            out = model(batch.x, batch.edge_index)
+    """
 
     def _metis(self, edge_index: torch.Tensor, num_nodes: int) -> torch.Tensor:
         xadj, adjncy = symmetric_adjacency(edge_index[0].cpu().numpy(), edge_index[1].cpu().numpy(), int(num_nodes))
@@ -91,39 +80,23 @@ class ClusterLoader(SubgraphEpochs, _ClusterLoader):
         self.graph = _partition_graph(cluster_data)
         super().__init__(cluster_data, **kwargs)
         self._held = self._hold()
-        self._open_subgraphs(self.graph, torch.arange(len(cluster_data)), self.batch_size, self.drop_last)
+        self._open_subgraphs(self.graph, torch.arange(len(cluster_data)))
 
-    def _hold(self) -> tuple[list[str], dict[str, Any], tuple]:
-        """Hands the engine graph the data's node attributes (rows along
-        dim 0, a dtype it carries) and edge attributes it does not hold
-        yet: the names it gathers, the signatures of the edge attributes it
-        got, and those of every attribute (to tell a replaced one)."""
+    def _hold(self) -> tuple[list[str], list[str], tuple]:
+        """Hands the engine graph the data's node and edge attributes (rows
+        along dim 0, a dtype it carries) it does not hold yet: the node and
+        edge attributes it gathers, and the signatures of every attribute
+        (to tell a replaced one)."""
         data = self.cluster_data.data
-        nodes = []
-        sources = getattr(self.graph, "_cluster_sources", None)
-        if sources is None:
-            sources = self.graph._cluster_sources = {}
-        edges = {}
+        nodes, edges = {}, {}
         for key, value in data.items():
             if not isinstance(value, torch.Tensor) or value.dim() == 0 or data.__cat_dim__(key, value) != 0:
                 continue
             if data.is_node_attr(key):
-                signature = _cache.tensor_signature(value)
-                if sources.get(key) != signature:
-                    try:
-                        self.graph.set_node_data(key, value)
-                    except TypeError:  # a dtype the engine does not carry
-                        continue
-                    except GraphferryError as err:
-                        if err.code == GF_ESTATE:  # another loader reads it: indexed here
-                            continue
-                        raise
-                    sources[key] = signature
-                nodes.append(key)
+                nodes[key] = value
             elif data.is_edge_attr(key) and key != "edge_index":
                 edges[key] = value
-        held = sync_edge_data(self.graph, edges)
-        return nodes, {key: _cache.tensor_signature(edges[key]) for key in held}, self._signature()
+        return sync_node_data(self.graph, nodes), sync_edge_data(self.graph, edges), self._signature()
 
     def _signature(self) -> tuple:
         return tuple((k, _cache.tensor_signature(v)) for k, v in self.cluster_data.data.items() if torch.is_tensor(v))
@@ -141,7 +114,7 @@ class ClusterLoader(SubgraphEpochs, _ClusterLoader):
             batch_size=self.batch_size,
             drop_last=self.drop_last,
             feature_names=self._held[0],
-            edge_feature_names=list(self._held[1]),
+            edge_feature_names=self._held[1],
             num_threads=self.num_threads,
             allocator=allocator,
         )
@@ -162,12 +135,12 @@ class ClusterLoader(SubgraphEpochs, _ClusterLoader):
                 out.num_nodes = node.numel()
             elif data.is_node_attr(key):
                 rows = sample.node_data.get(key)
-                if rows is None or _cache.tensor_signature(value) != self.graph._cluster_sources.get(key):
+                if rows is None or not engine_node_data(self.graph, key, value):
                     rows = select(value, node, dim=data.__cat_dim__(key, value))
                 out[key] = rows
             elif data.is_edge_attr(key):
                 rows = sample.edge_data.get(key)
-                if rows is None or _cache.tensor_signature(value) != self._held[1].get(key):
+                if rows is None or not engine_edge_data(self.graph, key, value):
                     rows = select(value, edge, dim=data.__cat_dim__(key, value))
                 out[key] = rows
         out.edge_index = sample.edge_index

@@ -86,7 +86,7 @@ def time_level(data: Any, time_attr: str | None) -> str | None:
             f"(it has {sorted(data.keys())})"
         )
     if isinstance(data, HeteroData):
-        return hetero_time_level(data, time_attr)
+        return _stores_time_level(data.node_stores, data.edge_stores, time_attr)
     if isinstance(data, tuple):
         return _store_time_level(data, store_times(data, time_attr), time_attr)
     if isinstance(data, (Graph, HeteroGraph)):
@@ -233,15 +233,6 @@ def time_tensor(value: Any, what: str) -> torch.Tensor:
     return value.cpu().to(torch.int64)
 
 
-def hetero_time_level(data: HeteroData, time_attr: str | None) -> str | None:
-    """Where ``time_attr`` lives in ``data`` (None without one)."""
-    if time_attr is None:
-        return None
-    if not isinstance(time_attr, str):
-        raise TypeError(f"'time_attr' must name an attribute (got '{type(time_attr).__name__}')")
-    return _stores_time_level(data.node_stores, data.edge_stores, time_attr)
-
-
 def from_pyg(
     data: HeteroData,
     *,
@@ -278,7 +269,7 @@ def from_pyg(
         raise TypeError(f"expected a 'torch_geometric.data.HeteroData' (got '{type(data).__name__}')")
     if weight_attr is not None and not isinstance(weight_attr, str):
         raise TypeError(f"'weight_attr' must name an edge attribute (got '{type(weight_attr).__name__}')")
-    level = hetero_time_level(data, time_attr)
+    level = time_level(data, time_attr)
     num_nodes = {}
     for nt in data.node_types:
         n = data[nt].num_nodes

@@ -1,30 +1,7 @@
 r"""PyG's GraphSAINT loaders (``torch_geometric.loader.GraphSAINTNodeSampler``,
 ``GraphSAINTEdgeSampler``, ``GraphSAINTRandomWalkSampler``) served by the
-engine: PyG's need ``torch_sparse`` (its ``SparseTensor`` and its walks),
-which graphferry does not use. Each step draws a node set as PyG's sampler
-of that kind draws it and yields the ``Data`` PyG's yields: the subgraph the
-engine induces on those nodes (``gf_graph_induced_subgraph``), its nodes in
-increasing id order, its edges sorted by source then target as PyG's
-``SparseTensor`` lists them, every node-level and edge-level tensor of the
-``Data`` indexed to them, and with ``sample_coverage > 0`` PyG's
-``node_norm``/``edge_norm``.
-
-.. code-block:: python
-
-    loader = graphferry.pyg.GraphSAINTRandomWalkSampler(data, batch_size=6000, walk_length=2,
-                                                        num_steps=5, sample_coverage=100)
-    for batch in loader:
-        out = model(batch.x, batch.edge_index, batch.edge_norm * batch.edge_weight)
-        loss = (F.nll_loss(out, batch.y, reduction="none") * batch.node_norm)[batch.train_mask].sum()
-
-The draws, the induced subgraphs and their node and edge indices are the
-engine's subgraph loader's (:class:`graphferry._subgraph.SubgraphLoader`),
-made ahead of the training loop on its threads; this module turns each
-batch into PyG's ``Data``. The loader's seed is drawn from torch's default
-generator when it is made (``torch.manual_seed`` before it makes its
-epochs reproducible); epoch ``e``'s batches come from the engine's streams
-of that seed and ``e``.
-"""
+engine's subgraph loader: PyG's need ``torch_sparse`` (its ``SparseTensor``
+and its walks), which graphferry does not use."""
 
 from __future__ import annotations
 
@@ -48,8 +25,23 @@ __all__ = ["GraphSAINTSampler", "GraphSAINTNodeSampler", "GraphSAINTEdgeSampler"
 
 class GraphSAINTSampler(SubgraphEpochs, torch.utils.data.DataLoader):
     r"""PyG's ``GraphSAINTSampler`` base class, by the engine: ``num_steps``
-    subgraphs an epoch, each the subgraph induced on the nodes
-    :meth:`_sample_nodes` draws (see the subclasses).
+    batches an epoch, each the ``Data`` PyG's yields of a node set drawn as
+    the subclass's PyG counterpart draws it: the subgraph the engine
+    induces on it, its nodes in increasing id order, its edges sorted by
+    source then target (PyG's ``SparseTensor`` order), every node- and
+    edge-level tensor indexed to them, and with ``sample_coverage > 0``
+    PyG's ``node_norm``/``edge_norm``. The engine's threads make the
+    batches ahead of the training loop. The seed is drawn from torch's
+    default generator when the loader is made (``torch.manual_seed`` before
+    it makes its epochs reproducible).
+
+    .. code-block:: python
+
+        loader = graphferry.pyg.GraphSAINTRandomWalkSampler(data, batch_size=6000, walk_length=2,
+                                                            num_steps=5, sample_coverage=100)
+        for batch in loader:
+            out = model(batch.x, batch.edge_index, batch.edge_norm * batch.edge_weight)
+            loss = (F.nll_loss(out, batch.y, reduction="none") * batch.node_norm)[batch.train_mask].sum()
 
     Args:
         data (torch_geometric.data.Data): the graph, with ``edge_index`` on
@@ -103,7 +95,7 @@ class GraphSAINTSampler(SubgraphEpochs, torch.utils.data.DataLoader):
         self.graph = as_graph(data)
         self.seed = random_seed()  # from torch's generator, as PyG's draws are
         super().__init__(self, batch_size=1, collate_fn=self._convert, **kwargs)
-        self._open_subgraphs(self.graph, torch.arange(max(int(self.num_steps), 0)), 1, False)
+        self._open_subgraphs(self.graph, torch.arange(max(int(self.num_steps), 0)))
         if self.sample_coverage > 0:
             path = osp.join(save_dir or "", self._filename)
             if save_dir is not None and osp.exists(path):

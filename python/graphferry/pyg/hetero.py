@@ -3,18 +3,10 @@
 (``HeteroSamplerOutput`` and the ``HeteroData`` batch PyG's
 ``NodeLoader.filter_fn`` makes of it), and the readers of the arguments that
 only heterogeneous loaders take (``num_neighbors`` per edge type,
-``input_nodes=(node type, ids)``).
-
-A typed sample is an ordinary :class:`~graphferry.SampledSubgraph` over the
-global ids (issue 13's design): every node has one position in ``nodes`` and
-every sampled edge one global edge id. Splitting keeps the order of
-``nodes`` within each type (so the seeds stay first in the input type, and
-nodes stay hop by hop, as PyG's heterogeneous sampler orders them) and the
-order of the edges within each relation (hop by hop, destination by
-destination: ``col`` stays sorted, as PyG's ``EdgeIndex(sort_order="col")``
-claims). The engine makes that split with the batch, in its threads
-(:attr:`SampledSubgraph.typed`, read by :func:`split_typed`);
-:func:`split_output` makes it here for edges the engine did not sample.
+``input_nodes=(node type, ids)``). Splitting keeps the order of the nodes
+within each type (the seeds first, then hop by hop, as PyG's heterogeneous
+sampler orders them) and of the edges within each relation (``col`` sorted,
+as PyG's ``EdgeIndex(sort_order="col")`` claims).
 """
 
 from __future__ import annotations

@@ -16,7 +16,6 @@ from .._subgraph import SubgraphLoader
 from .._transfer import pin_transfer
 from .base import check_flags, check_transforms
 from .convert import as_hetero_graph, is_hetero
-from .hetero import input_nodes_of
 from .neighbor_loader import NeighborLoader
 
 __all__ = ["HGTLoader"]
@@ -80,11 +79,9 @@ class HGTLoader(NeighborLoader):
         self.data, self.batch_size = data, batch_size
         self.custom_cls = self.comm = self.neighbor_sampler = self.time_attr = self._temporal = None
         self.subgraph_type, self.disjoint, self._stores, self._edge_perm = "directional", False, None, None
-        self._input_time = self._seed_times = None
+        self._input_time = None
         hetero = self._hetero = as_hetero_graph(data)
-        self._node_attrs = list(hetero.engine_names())  # gathered by the engine with each batch
-        self._input_type, local, self._input_id = input_nodes_of(hetero, input_nodes)
-        seeds = hetero.to_global(self._input_type, local)
+        seeds = self._seeds_per_type(data, input_nodes)
         self.num_samples = _num_samples(hetero.node_types, num_samples)
         table = torch.tensor(
             [[self.num_samples.get(nt, [0] * self._hops)[h] for nt in hetero.node_types] for h in range(self._hops)],
@@ -107,7 +104,7 @@ class HGTLoader(NeighborLoader):
                 **args,
             )
 
-        EngineLoader._open_engine(self, hetero.graph, seeds, None, **args, opener=open_loader, transfer=transfer)
+        EngineLoader._open_engine(self, hetero.graph, seeds, None, opener=open_loader, transfer=transfer)
 
     @property
     def _hops(self) -> int:

@@ -73,10 +73,10 @@ from .base import (
     split,
     subgraph_type_of,
 )
-from .convert import as_graph, as_hetero_graph, check_data, is_hetero, time_level, time_tensor
+from .convert import check_data, is_hetero, time_level, time_tensor
 from .hetero import filter_batch
 from .neighbor_loader import check_comm_data
-from .stores import hetero_graph_of_stores, is_hetero_stores, open_stores
+from .stores import engine_graph, is_hetero_stores
 
 __all__ = ["LinkNeighborLoader"]
 
@@ -115,18 +115,10 @@ class LinkNeighborLoader(EngineLoader):
             ``NegativeSampling("binary", neg_sampling_ratio)``.
         weight_attr (str, optional): edge weights for biased sampling.
         transform (callable, optional): applied to every batch.
-        batch_size, shuffle, drop_last: as torch's DataLoader.
+        batch_size, shuffle, drop_last, num_workers, queue_capacity, num_threads, pin_memory: as in
+            :class:`graphferry.pyg.NeighborLoader`.
         seed (int, optional): seed of shuffling, negatives and sampling.
             (default: drawn from torch's generator)
-        num_workers (int): the engine's sampling threads (as
-            ``num_threads``): no process is forked. (default: :obj:`0`)
-        queue_capacity (int): batches buffered per pipeline stage.
-            (default: :obj:`2`)
-        num_threads (int): the engine's threads (<= 0: every core).
-        pin_memory (bool): torch's ``DataLoader`` argument: batches in
-            page-locked memory (the engine writes them there), for
-            asynchronous copies to a GPU; see
-            :class:`graphferry.pyg.NeighborLoader`. (default: :obj:`False`)
         comm (graphferry.distributed.Communicator, optional): sample
             across processes, one rank each, as
             :class:`graphferry.distributed.DistributedEdgeLoader` does:
@@ -243,29 +235,20 @@ class LinkNeighborLoader(EngineLoader):
         self.weight_attr = check_weight_attr(weight_attr)
         self._node_attrs: list[str] = []
         self._edge_attrs: list[str] = []
-        self._stores: tuple | None = None
+        # PyG's (FeatureStore, GraphStore): features read from the store
+        self._stores: tuple | None = data if isinstance(data, tuple) else None
         # PyG's e_id order of a GraphStore (per edge type for typed edges)
-        self._edge_perm: Any = None
+        graph, hetero, self._edge_perm = engine_graph(data, self.weight_attr, time_attr)
         if per_type:
-            if isinstance(data, tuple):  # PyG's (FeatureStore, GraphStore) of typed edges
-                hetero, self._edge_perm = hetero_graph_of_stores(data, self.weight_attr, time_attr)
-                self._stores = data
-            else:
-                hetero = as_hetero_graph(data, self.weight_attr, time_attr)
+            if self._stores is None:
                 self._node_attrs = list(hetero.engine_names())  # gathered by the engine with each batch
             self._hetero = hetero
             self.input_type, self.edge_label_index = self._edge_label_index(hetero, edge_label_index)
-            graph = hetero.graph
             # The pairs in global ids: the engine draws the negatives among
             # the nodes of the pairs' types.
             src = hetero.to_global(self.input_type[0], self.edge_label_index[0])
             dst = hetero.to_global(self.input_type[2], self.edge_label_index[1])
         else:
-            if isinstance(data, tuple):  # PyG's (FeatureStore, GraphStore): features read from the store
-                graph, self._edge_perm = open_stores(data, self.weight_attr, time_attr)
-                self._stores = data
-            else:
-                graph = as_graph(data, self.weight_attr, time_attr)
             self.edge_label_index = self._pairs(data, edge_label_index)
             src, dst = self.edge_label_index[0].contiguous(), self.edge_label_index[1].contiguous()
             if isinstance(data, Data):
@@ -312,32 +295,18 @@ class LinkNeighborLoader(EngineLoader):
             if self._edge_attrs:
                 # Edge attributes replaced since: handed to the engine.
                 self._edge_attrs = sync_edge_data(graph, _edge_attrs(data))
-            if comm is not None:
-                return DistributedEdgeLoader(
-                    graph,
-                    src,
-                    dst,
-                    options,
-                    comm=comm,
-                    timeout=comm_timeout(comm, timeout),
-                    **self._edge_args,
-                    feature_names=self._node_attrs,
-                    edge_feature_names=self._edge_attrs,
-                    coo=self._hetero is None,
-                    seed_times=self.edge_label_time,
-                    **loader_args,
-                    **memory,
-                )
-            return EdgeLoader(
+            distributed = dict(comm=comm, timeout=comm_timeout(comm, timeout)) if comm is not None else {}
+            return (DistributedEdgeLoader if comm is not None else EdgeLoader)(
                 graph,
                 src,
                 dst,
                 options,
+                **distributed,
                 **self._edge_args,
                 feature_names=self._node_attrs,
                 edge_feature_names=self._edge_attrs,
                 # PyG's edge_index, made by the engine as subgraph_type asks
-                # (a typed batch is split there)
+                # (directional with comm; a typed batch is split there)
                 coo=COO[self.subgraph_type] if self._hetero is None else 0,
                 seed_times=self.edge_label_time,  # temporal: one per pair, shuffled with them
                 **loader_args,
@@ -350,7 +319,6 @@ class LinkNeighborLoader(EngineLoader):
             graph,
             src,
             options,
-            **loader_args,
             opener=open_loader,
             eager=False,
             transfer=transfer,

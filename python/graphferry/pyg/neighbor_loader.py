@@ -41,10 +41,10 @@ from .base import (
     seed_times,
     split,
 )
-from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
+from .convert import check_data, check_node_rows, is_hetero, time_tensor
 from .hetero import build_batch, input_nodes_of
 from .neighbor_sampler import Sampler
-from .stores import hetero_graph_of_stores, is_hetero_stores, open_stores
+from .stores import engine_graph, is_hetero_stores
 
 __all__ = ["NeighborLoader"]
 
@@ -169,13 +169,8 @@ class NeighborLoader(EngineLoader):
         weight_attr (str, optional): the edge attribute of ``data`` holding
             edge weights, for biased sampling, as in :class:`Sampler`.
             (default: :obj:`None`)
-        scheme (str): ``"node"`` (node-wise, PyG's) or ``"layer"``
-            (layer-wise, DSP Eq. 2: ``num_neighbors[h]`` is the budget of the
-            whole hop). (default: :obj:`"node"`)
-        layer_without_replacement (bool): with ``scheme="layer"``, draw
-            distinct frontier nodes. (default: :obj:`False`)
-        exclude_edges (Tensor, optional): edge ids (columns of
-            ``edge_index``) never sampled. (default: :obj:`None`)
+        scheme, layer_without_replacement, exclude_edges: as in
+            :class:`Sampler` (defaults: ``"node"``, False, None).
         seed (int, optional): seed of shuffling and sampling.
             (default: :obj:`None`, drawn from torch's generator)
         num_workers (int): torch's worker processes, here the engine's
@@ -253,11 +248,12 @@ class NeighborLoader(EngineLoader):
             communicator's own). (default: :obj:`None`)
         **kwargs: torch ``DataLoader`` arguments, as PyG passes them on:
             ``generator`` seeds the shuffles when ``seed`` is not given;
-            ``persistent_workers``, ``prefetch_factor``, ``timeout``,
-            ``multiprocessing_context`` and ``in_order`` only tune torch's
-            workers and are ignored (``worker_init_fn`` must be None: there
-            is no worker process to call it in); ``sampler`` and
-            ``batch_sampler`` are refused.
+            ``timeout`` bounds the wait for each batch (RuntimeError, the
+            epoch goes on; 0: none); ``persistent_workers``,
+            ``prefetch_factor``, ``multiprocessing_context`` and
+            ``in_order`` only tune torch's workers and are ignored
+            (``worker_init_fn`` must be None: there is no worker process to
+            call it in); ``sampler`` and ``batch_sampler`` are refused.
 
     With a ``HeteroData`` (or a :class:`graphferry.HeteroGraph`) as
     ``data`` it yields ``HeteroData`` batches as PyG's heterogeneous
@@ -348,19 +344,17 @@ class NeighborLoader(EngineLoader):
         self.time_attr = time_attr
         self.batch_size = batch_size
         self.weight_attr = check_weight_attr(weight_attr)
-        self._hetero: HeteroGraph | None = None
-        self._stores: tuple[FeatureStore, Any] | None = None
-        self._edge_perm: torch.Tensor | dict[Any, torch.Tensor | None] | None = None
+        self._stores: tuple[FeatureStore, Any] | None = data if isinstance(data, tuple) else None
         self._node_attrs: list[str] = []
         self._other_node_attrs: list[str] = []
         self._graph_node_data: dict[str, torch.Tensor] = {}
         self._input_time = (
             None if input_time is None else time_tensor(as_cpu_tensor(input_time, "input_time"), "'input_time'")
         )
-        if per_type:
-            graph, seeds = self._seeds_per_type(data, input_nodes)
-        else:
-            graph, seeds = self._seeds_of(data, input_nodes)
+        if isinstance(data, Data):
+            check_node_rows(data)
+        graph, self._hetero, self._edge_perm = engine_graph(data, self.weight_attr, time_attr)
+        seeds = self._seeds_per_type(data, input_nodes) if per_type else self._seeds_of(data, graph, input_nodes)
         if input_id is not None and input_nodes is not None:  # NodeLoader's: the seeds' own ids
             self._input_id = given_input_id(input_id, seeds.numel())
         if comm is not None and seed is None:  # the same on every rank
@@ -406,20 +400,16 @@ class NeighborLoader(EngineLoader):
             timeout=timeout,
         )
 
-    def _seeds_of(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:
-        """The engine graph and the seeds of a homogeneous ``data``: a
-        ``Data``, a :class:`graphferry.Graph` or a ``(FeatureStore,
-        GraphStore)`` pair; with the node attributes to gather and the seeds'
-        ``input_id`` and times."""
+    def _seeds_of(self, data: Any, graph: Graph, input_nodes: Any) -> torch.Tensor:
+        """The seeds of a homogeneous ``data``: a ``Data``, a
+        :class:`graphferry.Graph` or a ``(FeatureStore, GraphStore)`` pair;
+        with the node attributes to gather and the seeds' ``input_id`` and
+        times."""
         if isinstance(data, tuple):
-            graph = self._open_stores(data)
             index_of: Any = data
             if input_nodes is None:
                 input_nodes = torch.arange(graph.num_nodes)
         else:
-            if isinstance(data, Data):
-                check_node_rows(data)
-            graph = as_graph(data, self.weight_attr, self.time_attr)
             if isinstance(data, Data):
                 self._node_attrs = pyg_node_attrs(data)
                 # Node attributes the engine does not hold (e.g. NumPy
@@ -440,30 +430,21 @@ class NeighborLoader(EngineLoader):
             input_nodes = as_cpu_tensor(input_nodes, "input_nodes")
         _, seeds, self._input_id = get_input_nodes(index_of, input_nodes)[:3]
         self._seed_times = seed_times(data, self._temporal, self.time_attr, self._input_time, seeds)
-        return graph, seeds
+        return seeds
 
-    def _seeds_per_type(self, data: Any, input_nodes: Any) -> tuple[Graph, torch.Tensor]:
-        """The engine graph and the seeds (global ids) of a ``HeteroData`` or
+    def _seeds_per_type(self, data: Any, input_nodes: Any) -> torch.Tensor:
+        """The seeds (global ids) of a ``HeteroData`` or
         :class:`graphferry.HeteroGraph`, ``input_nodes`` being ``(node type,
         ids or mask)``; with the input type and the seeds' ``input_id`` and
         times."""
-        if isinstance(data, tuple):  # (FeatureStore, GraphStore) of typed edges
-            hetero, self._edge_perm = hetero_graph_of_stores(data, self.weight_attr, self.time_attr)
-            self._stores = data
-            self._hetero = hetero
-        else:
-            hetero = self._hetero = as_hetero_graph(data, self.weight_attr, self.time_attr)
+        hetero = self._hetero
+        if self._stores is None:
             # Every type's node data comes with each batch, gathered by the
             # engine (a typed part's from the owners).
             self._node_attrs = list(hetero.engine_names())
         self._input_type, local, self._input_id = input_nodes_of(hetero, input_nodes)
         self._seed_times = seed_times(data, self._temporal, self.time_attr, self._input_time, local, self._input_type)
-        return hetero.graph, hetero.to_global(self._input_type, local)
-
-    def _open_stores(self, data: tuple) -> Graph:
-        graph, self._edge_perm = open_stores(data, self.weight_attr, self.time_attr)
-        self._stores = data
-        return graph
+        return hetero.to_global(self._input_type, local)
 
     def _next_key(self) -> int:
         self._calls += 1

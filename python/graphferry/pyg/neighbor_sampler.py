@@ -37,8 +37,8 @@ from .base import (
     seed_times,
     split,
 )
-from .convert import as_graph, as_hetero_graph, check_data, check_node_rows, is_hetero, time_tensor
-from .stores import hetero_graph_of_stores, is_hetero_stores, open_stores
+from .convert import check_data, check_node_rows, is_hetero, time_tensor
+from .stores import engine_graph, is_hetero_stores
 
 __all__ = ["Sampler"]
 
@@ -180,19 +180,9 @@ class Sampler(BaseSampler):
     def _open(self) -> None:
         """The engine graph of ``data``: converted (and cached) here, and again
         after unpickling (a graph is a handle into one process's engine)."""
-        if self._per_type:
-            if isinstance(self.data, tuple):  # of typed edges
-                self._hetero, self._edge_perm = hetero_graph_of_stores(self.data, self.weight_attr, self.time_attr)
-            else:
-                self._hetero = as_hetero_graph(self.data, self.weight_attr, self.time_attr)
-            self._graph = self._hetero.graph
-            return
-        if isinstance(self.data, tuple):
-            self._graph, self._edge_perm = open_stores(self.data, self.weight_attr, self.time_attr)
-            return
         if isinstance(self.data, Data):
             check_node_rows(self.data)
-        self._graph = as_graph(self.data, self.weight_attr, self.time_attr)
+        self._graph, self._hetero, self._edge_perm = engine_graph(self.data, self.weight_attr, self.time_attr)
 
     @property
     def edge_permutation(self) -> torch.Tensor | dict[Any, torch.Tensor | None] | None:

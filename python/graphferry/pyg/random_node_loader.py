@@ -48,7 +48,7 @@ class RandomNodeLoader(SubgraphEpochs, _RandomNodeLoader):
             self.graph = as_graph(data)
         super().__init__(data, num_parts, **kwargs)
         n = int(self.num_nodes)
-        self._open_subgraphs(self.graph, torch.arange(n), self.batch_size, self.drop_last)
+        self._open_subgraphs(self.graph, torch.arange(n))
 
     def _engine(self, allocator: Any = None) -> SubgraphLoader:
         """The engine's loader: every node a part of its own, batched in

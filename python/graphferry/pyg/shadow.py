@@ -1,21 +1,5 @@
-r"""PyG's ``torch_geometric.loader.ShaDowKHopSampler`` served by the engine
-(PyG's needs ``torch_sparse``'s ``ego_k_hop_sample_adj``): every seed of a
-batch gets a subgraph of its own, the ``depth``-hop in-neighbourhood the
-engine samples around it (disjoint sampling, ``num_neighbors`` per node and
-hop) and every edge of the graph among those nodes, batched as PyG batches
-them. The engine's ShaDow loader (:class:`graphferry._subgraph.SubgraphLoader`,
-``kind="khop"``) samples, makes the subgraphs induced and gathers the
-attributes it holds on its threads, ahead of the training loop, the seeds
-in the order torch's sampler gives them (PyG's shuffle).
-
-.. code-block:: python
-
-    loader = graphferry.pyg.ShaDowKHopSampler(data, depth=2, num_neighbors=5,
-                                              node_idx=data.train_mask, batch_size=64)
-    for batch in loader:
-        out = model(batch.x, batch.edge_index, batch.batch, batch.root_n_id)
-        loss = F.cross_entropy(out, batch.y)  # y: the roots' labels
-"""
+r"""PyG's ``torch_geometric.loader.ShaDowKHopSampler`` served by the engine's
+ShaDow loader (PyG's needs ``torch_sparse``'s ``ego_k_hop_sample_adj``)."""
 
 from __future__ import annotations
 
@@ -48,6 +32,17 @@ class ShaDowKHopSampler(SubgraphEpochs, torch.utils.data.DataLoader):
     hop before reached first (PyG expands every node it reached in that hop,
     again if reached before); ``num_neighbors`` in-neighbours per node and
     hop, all of them where it has fewer, ``-1`` all of them (PyG takes none).
+    The engine samples, makes the subgraphs induced and gathers the
+    attributes it holds on its threads, ahead of the training loop, the
+    seeds in torch's sampler's order (PyG's shuffle).
+
+    .. code-block:: python
+
+        loader = graphferry.pyg.ShaDowKHopSampler(data, depth=2, num_neighbors=5,
+                                                  node_idx=data.train_mask, batch_size=64)
+        for batch in loader:
+            out = model(batch.x, batch.edge_index, batch.batch, batch.root_n_id)
+            loss = F.cross_entropy(out, batch.y)  # y: the roots' labels
 
     Args:
         data (torch_geometric.data.Data): the graph, with ``edge_index`` on
@@ -93,7 +88,7 @@ class ShaDowKHopSampler(SubgraphEpochs, torch.utils.data.DataLoader):
         # gives it, as PyG's draws come from torch's) and the epoch
         self.seed = random_seed()
         super().__init__(node_idx.tolist(), **kwargs)
-        self._open_subgraphs(self.graph, torch.as_tensor(node_idx, dtype=torch.int64), self.batch_size, self.drop_last)
+        self._open_subgraphs(self.graph, torch.as_tensor(node_idx, dtype=torch.int64))
 
     def _engine(self, allocator: Any = None) -> SubgraphLoader:
         """The engine's ShaDow loader over the seeds (each epoch in torch's

@@ -13,9 +13,9 @@ from torch_geometric.data import EdgeAttr
 
 from ..graph import Graph
 from ..hetero import HeteroGraph
-from .convert import DataKindError, as_graph, set_store_times
+from .convert import DataKindError, as_graph, as_hetero_graph, is_hetero, set_store_times
 
-__all__ = ["GraphStore", "graph_of_store", "hetero_graph_of_stores", "is_hetero_stores", "open_stores"]
+__all__ = ["GraphStore", "engine_graph", "graph_of_store", "hetero_graph_of_stores", "is_hetero_stores", "open_stores"]
 
 
 def graph_of_store(graph_store: Any) -> tuple[Graph, torch.Tensor | None]:
@@ -127,6 +127,25 @@ def open_stores(
     graph, perm = (graph_store.graph, None) if isinstance(graph_store, GraphStore) else graph_of_store(graph_store)
     set_store_times(graph, data, time_attr, perm)
     return graph, perm
+
+
+def engine_graph(data: Any, weight_attr: Any = None, time_attr: Any = None) -> tuple[Graph, HeteroGraph | None, Any]:
+    """The engine graph of what PyG's samplers and loaders take as ``data``
+    (a ``Data`` or ``HeteroData``, converted once and cached; a graphferry
+    graph; a ``(FeatureStore, GraphStore)`` pair), its
+    :class:`graphferry.HeteroGraph` when typed (else None), and the
+    permutation PyG applies to ``e_id`` (per edge type when typed; None but
+    for a pair's store)."""
+    if is_hetero(data) or is_hetero_stores(data):
+        if isinstance(data, tuple):
+            hetero, perm = hetero_graph_of_stores(data, weight_attr, time_attr)
+        else:
+            hetero, perm = as_hetero_graph(data, weight_attr, time_attr), None
+        return hetero.graph, hetero, perm
+    if isinstance(data, tuple):
+        graph, perm = open_stores(data, weight_attr, time_attr)
+        return graph, None, perm
+    return as_graph(data, weight_attr, time_attr), None, None
 
 
 class GraphStore(torch_geometric.data.GraphStore):

@@ -11,8 +11,7 @@ from typing import Any
 import torch
 from torch_geometric.data import Data
 
-from .. import _cache
-from .._loader import EngineLoader, sync_edge_data, worker_threads
+from .._loader import EngineLoader, engine_edge_data, sync_edge_data, worker_threads
 from .._transfer import pin_transfer
 from ..graph import Graph
 from .convert import as_graph
@@ -46,17 +45,13 @@ class SubgraphEpochs(EngineLoader):
 
     _torch_order = True
 
-    def _open_subgraphs(self, graph: Graph, items: torch.Tensor, batch_size: int, drop_last: bool) -> None:
-        """Opens the engine loader over ``items`` with the torch
-        ``DataLoader``'s ``pin_memory`` (read after its ``__init__``)."""
+    def _open_subgraphs(self, graph: Graph, items: torch.Tensor) -> None:
+        """Opens the engine loader (:meth:`_engine`) over ``items`` with the
+        torch ``DataLoader``'s ``pin_memory`` (read after its ``__init__``)."""
         self._open_engine(
             graph,
             items,
             None,
-            batch_size=batch_size,
-            shuffle=False,
-            drop_last=drop_last,
-            queue_capacity=2,
             opener=self._engine,
             transfer=pin_transfer(self.pin_memory, self.pin_memory_device),
             timeout=self.timeout,
@@ -106,11 +101,10 @@ class HeldAttributes:
     engine does not carry)."""
 
     def __init__(self, data: Any, graph: Graph, num_nodes: int, num_edges: int):
-        self.data, self.num_nodes, self.num_edges = data, num_nodes, num_edges
+        self.data, self.graph, self.num_nodes, self.num_edges = data, graph, num_nodes, num_edges
         held = set(graph.node_data_names())
         self.node_names = [key for key, _ in self.attrs(num_nodes) if key in held]
         self.edge_names = sync_edge_data(graph, dict(self.attrs(num_edges)))
-        self._signatures = {key: _cache.tensor_signature(data[key]) for key in self.edge_names}
 
     def attrs(self, rows: int) -> list[tuple[str, torch.Tensor]]:
         """The ``Data``'s tensor attributes with ``rows`` rows (but the
@@ -126,7 +120,7 @@ class HeldAttributes:
 
     def replaced(self) -> bool:
         """Whether an edge attribute handed to the engine was replaced."""
-        return any(_cache.tensor_signature(self.data[k]) != sig for k, sig in self._signatures.items())
+        return not all(engine_edge_data(self.graph, k, self.data[k]) for k in self.edge_names)
 
     def rows(self, key: str, item: torch.Tensor, sample: Any) -> torch.Tensor | None:
         """The rows of attribute ``key`` (``item``) for one engine batch
@@ -140,7 +134,7 @@ class HeldAttributes:
             return rows if rows is not None else item[sample.nodes]
         if item.size(0) == self.num_edges:
             rows = sample.edge_data.get(key)
-            if rows is None or _cache.tensor_signature(item) != self._signatures.get(key):
+            if rows is None or not engine_edge_data(self.graph, key, item):
                 rows = item[sample.edge_ids]
             return rows
         return None
