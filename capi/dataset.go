@@ -14,7 +14,6 @@ import (
 	"github.com/graphferry/graphferry/engine/gen"
 )
 
-
 // overwriteOption reads options->overwrite of a gf_output_options (NULL:
 // false).
 func overwriteOption(p *C.gf_output_options) (bool, error) {
