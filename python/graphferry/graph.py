@@ -127,8 +127,7 @@ class Graph(Closeable):
                 "from_coo, from_dgl, from_pyg or open"
             )
         self._handle: int | None = handle
-        self._exit_stack = contextlib.ExitStack()
-        self._exit_stack.callback(self._free)
+        self._exit_stack = contextlib.ExitStack()  # its children's close (_add_child)
         #: Node data a conversion left out (:meth:`from_dgl`), for a dtype
         #: the engine does not carry: name -> what was left out.
         self.skipped_node_data: dict[str, Any] = {}
@@ -800,7 +799,13 @@ class Graph(Closeable):
     def close(self) -> None:
         """Closes loaders opened on this graph, then releases the graph.
         Idempotent."""
-        self._exit_stack.close()
+        # _free is called here, not held by the stack: a bound method there
+        # would be a reference cycle, and a dropped graph would keep its
+        # engine memory and files until a garbage collection.
+        try:
+            self._exit_stack.close()
+        finally:
+            self._free()
 
     def __reduce__(self):
         raise TypeError(
