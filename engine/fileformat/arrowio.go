@@ -69,6 +69,7 @@ func ReadIPCFileContext(ctx context.Context, path string, verify func(file []byt
 					return
 				}
 				if recs[j], errs[j] = f.record(j); errs[j] != nil {
+					errs[j] = fmt.Errorf("dataset: %s: %w", path, errs[j])
 					return
 				}
 			}
@@ -148,7 +149,7 @@ func (f *ipcFile) check(data []byte, verify func(file []byte) error) error {
 }
 
 // record decodes record batch j (the caller releases it); the context done
-// stops it with its error.
+// stops it with its error. Errors name the batch, not the file.
 func (f *ipcFile) record(j int) (rec arrow.Record, err error) {
 	if f.ctx != nil && f.ctx.Err() != nil {
 		return nil, f.ctx.Err()
@@ -163,7 +164,7 @@ func (f *ipcFile) record(j int) (rec arrow.Record, err error) {
 		err = fmt.Errorf("%d rows, its message says %d", rec.NumRows(), f.rows[j])
 	}
 	if err != nil {
-		return nil, fmt.Errorf("dataset: %s: record batch %d: %w", f.path, j, err)
+		return nil, fmt.Errorf("record batch %d: %w", j, err)
 	}
 	return rec, nil
 }
