@@ -320,6 +320,7 @@ class Graph(Closeable):
         the kernel allows it, else a pool of pread workers, neighbouring
         rows coalesced) under a CPU cache of what the budget leaves.
         :attr:`memory_plan` and :meth:`memory_report` say what was decided.
+        A budget below what opening holds is refused (:class:`MemoryError`).
         ``feature_tier`` forces ``"memory"`` or ``"disk"``; ``cache_policy``
         is the CPU cache's eviction policy (``"s3fifo"``, ``"sieve"`` or
         ``"lru"``) and ``cache_bytes`` its size (default: what the budget
