@@ -800,10 +800,7 @@ class Graph(Closeable):
     def close(self) -> None:
         """Closes loaders opened on this graph, then releases the graph.
         Idempotent."""
-        # _free is called here, not held by the stack: a bound method there
-        # would be a reference cycle, and a dropped graph would keep its
-        # engine memory and files until a garbage collection.
-        try:
+        try:  # not a stack callback: a bound method there is a reference cycle
             self._exit_stack.close()
         finally:
             self._free()

@@ -374,13 +374,10 @@ class _Batch(Closeable):
             blocks=blocks,
         )
 
-    def _free(self) -> None:
+    def close(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None and not _lib.in_forked_child():
             _lib.gf_batch_close(handle)
-
-    def close(self) -> None:
-        self._free()
 
 
 def _check_graph(graph: Any) -> Graph:
@@ -1139,10 +1136,8 @@ class Loader(Closeable):
 
     def close(self) -> None:
         """Stops the engine's threads and releases the loader. Idempotent.
-        An epoch still being iterated then raises on its next batch.
-        Dropping the loader does the same: nothing in it refers back to it
-        (no reference cycle), so its engine memory, threads and files go as
-        soon as the last reference does."""
+        An epoch still being iterated then raises on its next batch; so
+        does dropping the loader (no reference cycle keeps it)."""
         self._free()
 
     def __reduce__(self):
