@@ -373,7 +373,10 @@ typedef struct gf_graph_options {
      memory_budget is the memory in bytes the graph may keep resident (0:
      no budget); with GF_TIER_AUTO it decides whether feat.bin is mapped
      or read from disk under a CPU cache of what the budget leaves
-     (gf_graph_memory_plan says what was decided). feature_tier forces the
+     (gf_graph_memory_plan says what was decided). Opening stays within
+     it: a budget below what opening holds (the node columns and, without
+     CSC files, the topology's build from edges.arrow) is GF_ENOMEM before
+     that is allocated. feature_tier forces the
      tier; cache_bytes the disk tier's CPU cache (0: what the budget leaves,
      none without a budget); cache_policy its eviction policy (GF_CACHE_*).
      Read as 0 from an older struct_size (44, 48). */

@@ -107,6 +107,9 @@ func OpenWith(path string, popt partition.Options, coopt graph.COOOptions, opt O
 	if coopt.RemoveDuplicates || coopt.RemoveSelfLoops || coopt.NumNodes > 0 {
 		return nil, errorf(nil, "edge-list options (removing duplicates or self-loops, a node count) do not apply to a dataset directory (%q)", path)
 	}
+	if dopt.MemoryLimit == 0 {
+		dopt.MemoryLimit = opt.MemoryBudget // the open stays within the budget
+	}
 	ds, err := dataset.OpenWith(path, dopt)
 	if err != nil {
 		return nil, err

@@ -76,6 +76,13 @@ type Plan struct {
 	// read-only (dataset.WriteCSC): the kernel pages it like file data, so
 	// it is not counted against the budget.
 	TopologyMapped bool
+	// Open is the most memory opening held at once (dataset.OpenBytes):
+	// the node columns and, without CSC files, the build of the CSC from
+	// edges.arrow (its counters and the record batches being decoded);
+	// opening refuses a budget below it before allocating it. What the
+	// build held beyond the topology is returned to the system before the
+	// open returns.
+	Open int64
 	// NodeColumns is the bytes of the other node data (labels, masks, ...),
 	// resident.
 	NodeColumns int64
@@ -137,6 +144,7 @@ func planMemory(g *Graph, ds *dataset.Dataset, dir string, opt OpenOptions) (Pla
 		p.FeatureFile = filepath.Join(dir, ds.Meta.Feature.File)
 	}
 	p.TopologyMapped = ds.TopologyMapped() && csc == ds.Graph // not copied by the partition
+	p.Open = ds.OpenBytes
 	resident := p.NodeColumns + p.Sampling
 	if !p.TopologyMapped {
 		resident += p.Topology
@@ -229,6 +237,13 @@ func (p Plan) Report() string {
 		fmt.Fprintf(&b, "resident: node columns %s, sampling %s\n", bytesString(p.NodeColumns), bytesString(p.Sampling))
 	} else {
 		fmt.Fprintf(&b, "resident: topology %s, node columns %s, sampling %s\n", bytesString(p.Topology), bytesString(p.NodeColumns), bytesString(p.Sampling))
+	}
+	if p.Open > 0 {
+		built := ""
+		if !p.TopologyMapped {
+			built = ", building the topology from edges.arrow"
+		}
+		fmt.Fprintf(&b, "opening: held at most %s (node columns%s)\n", bytesString(p.Open), built)
 	}
 	switch {
 	case p.Features == 0:

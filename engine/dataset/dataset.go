@@ -8,6 +8,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/apache/arrow/go/v14/arrow"
 
+	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/graph"
@@ -108,6 +110,11 @@ type Dataset struct {
 	blocks      *fileio.Blocks // per-block sums of the mapped files (blocks.go)
 	watched     []watched      // the mapped files, for Recheck (blocks.go)
 	dir         string         // the folder OpenWith opened ("": built in memory)
+
+	// OpenBytes is the most memory OpenWith counted holding at once (see
+	// OpenOptions.MemoryLimit): the node columns and, when the graph was
+	// built from edges.arrow, its build.
+	OpenBytes int64
 }
 
 // requiredNodeColumns are the node columns every dataset has, with types.
@@ -134,6 +141,14 @@ type OpenOptions struct {
 	// the open's steps (each file's check, the node table, the edge
 	// table, the mappings).
 	Context context.Context
+	// MemoryLimit is the most memory, in bytes, the open may hold (0: no
+	// limit): the node table's columns, and the graph built from
+	// edges.arrow (its counters and CSC, and the record batches being
+	// decoded; not the CSC files, which are mapped). An open that would
+	// hold more stops before the allocation, with an error wrapping
+	// errs.ErrNoMem that says what it needs (Dataset.OpenBytes is what it
+	// held).
+	MemoryLimit int64
 }
 
 // stopped returns the error of o.Context once it is done, else nil.
@@ -243,6 +258,12 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 	if err := d.readNodes(nodesPath, verifier(nodesPath, m.Files, NodesFile)); err != nil {
 		return nil, err
 	}
+	for _, t := range d.NodeData {
+		d.OpenBytes += int64(len(t.Data))
+	}
+	if err := checkLimit(opt.MemoryLimit, d.OpenBytes, "its node columns"); err != nil {
+		return nil, fmt.Errorf("dataset: %s: %w", dir, err)
+	}
 	if err := opt.stopped(); err != nil {
 		return nil, err
 	}
@@ -260,7 +281,14 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 			return nil, err
 		}
 	} else {
-		d.Graph, err = fileformat.ReadEdgeTableVerifiedContext(opt.Context, edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile))
+		columns := d.OpenBytes
+		d.Graph, err = fileformat.ReadEdgeTableReserved(opt.Context, edgesPath, graph.COOOptions{NumNodes: max(n, 1)}, verifier(edgesPath, m.Files, EdgesFile), func(bytes int64) error {
+			d.OpenBytes = max(d.OpenBytes, columns+bytes)
+			return checkLimit(opt.MemoryLimit, columns+bytes, "its node columns and the graph built from "+EdgesFile+" (create the dataset's CSC files to map the graph instead: python -m graphferry csc DIR)")
+		})
+		// What the build left is garbage: back to the system now, so that
+		// the process holds what the plan says, not the build's peak.
+		debug.FreeOSMemory()
 		if err != nil {
 			return nil, err
 		}
@@ -294,6 +322,16 @@ func OpenWith(dir string, opt OpenOptions) (*Dataset, error) {
 		return nil, err
 	}
 	return d, nil
+}
+
+// checkLimit refuses need bytes over limit (0: none), naming what needs
+// them.
+func checkLimit(limit, need int64, what string) error {
+	if limit > 0 && need > limit {
+		return fmt.Errorf("opening needs %d bytes (%.2f GiB) for %s, over the memory budget of %d bytes (%.2f GiB) (%w)",
+			need, float64(need)/(1<<30), what, limit, float64(limit)/(1<<30), errs.ErrNoMem)
+	}
+	return nil
 }
 
 // Dir returns the folder the dataset was opened from ("" for one built in

@@ -104,6 +104,7 @@ func checkBodies(file []byte, schema *arrow.Schema, limit int) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			var scratch []byte
 			for {
 				next.Lock()
 				j := i
@@ -112,7 +113,7 @@ func checkBodies(file []byte, schema *arrow.Schema, limit int) error {
 				if j >= len(blocks) {
 					return
 				}
-				errs[j] = CatchPanic(func() error { return checkBody(file, blocks[j], schema, dec, limit) })
+				errs[j] = CatchPanic(func() error { return checkBody(file, blocks[j], schema, dec, limit, &scratch) })
 				if errs[j] != nil {
 					errs[j] = fmt.Errorf("record batch %d: %w", j, errs[j])
 					return
@@ -132,7 +133,9 @@ type bodyWalk struct {
 	meta            flatBuf
 	metaOff         int64 // where meta starts in the file
 	compressed      bool
+	length          int64 // the record batch's row count
 	dec             *zstd.Decoder
+	scratch         *[]byte // what buffer decodes into, reused
 	limit           int
 	nextNode, nextB int
 }
@@ -169,7 +172,13 @@ func openBatch(file []byte, blk ipcBlock) (*bodyWalk, error) {
 	// RecordBatch: 0 length, 1 nodes [FieldNode], 2 buffers [Buffer],
 	// 3 compression (BodyCompression: 0 codec, 1 method).
 	err = meta.subTable(m, 2, func(rb fbTable) error {
-		var err error
+		p, err := meta.fieldSized(rb, 0, 8)
+		if err != nil {
+			return err
+		}
+		if p != 0 {
+			w.length, _ = meta.i64(p)
+		}
 		if w.nodes, w.nNodes, err = meta.vector(rb, 1, 16); err != nil {
 			return err
 		}
@@ -202,13 +211,35 @@ func openBatch(file []byte, blk ipcBlock) (*bodyWalk, error) {
 	return w, nil
 }
 
+// batchRows returns the row count of each record batch of an Arrow IPC
+// file image whose footer checkArrowFooter accepted, from the batches'
+// messages (nothing is decoded).
+func batchRows(file []byte) ([]int64, error) {
+	blocks, err := footerBlocks(file)
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]int64, len(blocks))
+	for i, blk := range blocks {
+		w, err := openBatch(file, blk)
+		if err != nil {
+			return nil, fmt.Errorf("record batch %d: %w", i, err)
+		}
+		if w.length < 0 {
+			return nil, fmt.Errorf("record batch %d: length %d is negative", i, w.length)
+		}
+		rows[i] = w.length
+	}
+	return rows, nil
+}
+
 // checkBody checks one record batch.
-func checkBody(file []byte, blk ipcBlock, schema *arrow.Schema, dec *zstd.Decoder, limit int) error {
+func checkBody(file []byte, blk ipcBlock, schema *arrow.Schema, dec *zstd.Decoder, limit int, scratch *[]byte) error {
 	w, err := openBatch(file, blk)
 	if err != nil {
 		return err
 	}
-	w.dec, w.limit = dec, limit
+	w.dec, w.limit, w.scratch = dec, limit, scratch
 	// Every buffer: in bounds, and for ZSTD a complete frame with a good
 	// checksum.
 	for j := range w.nBufs {
@@ -253,7 +284,12 @@ func (w *bodyWalk) buffer(j int) ([]byte, error) {
 	if size < 0 || size > int64(w.limit) {
 		return nil, fmt.Errorf("uncompressed size %d exceeds the sanity limit %d for this file", size, w.limit)
 	}
-	out, err := w.dec.DecodeAll(raw[8:], make([]byte, 0, size))
+	buf := (*w.scratch)[:0]
+	if int64(cap(buf)) < size {
+		buf = make([]byte, 0, size)
+	}
+	out, err := w.dec.DecodeAll(raw[8:], buf)
+	*w.scratch = out[:0] // the next buffer's: each is used and dropped in turn
 	if err != nil {
 		return nil, fmt.Errorf("corrupt ZSTD data: %w", err)
 	}

@@ -45,45 +45,12 @@ func ReadIPCFile(path string, verify func(file []byte) error) (recs []arrow.Reco
 // ReadIPCFileContext is ReadIPCFile stopped early, with ctx's error, when
 // ctx (nil: never) is done: checked before each record batch is decoded.
 func ReadIPCFileContext(ctx context.Context, path string, verify func(file []byte) error) (recs []arrow.Record, err error) {
-	data, release, err := fileio.MapFile(path)
+	f, err := openIPC(ctx, path, verify)
 	if err != nil {
 		return nil, err
 	}
-	defer release()
-	if verify != nil {
-		if err := verify(data); err != nil {
-			return nil, err
-		}
-	}
-	var n int
-	err = CatchPanic(func() error { // reads the mapping: a fault is an error
-		var err error
-		n, err = checkArrowFooter(data)
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %s: %w", path, err)
-	}
-	// Refuse any single buffer over max(1 GiB, 1024 x file size): more than
-	// a sane decompression ratio, far less than a corrupted length.
-	alloc := cappedAllocator{inner: memory.DefaultAllocator, limit: max(1<<30, 1024*len(data))}
-	var r *ipc.FileReader
-	err = CatchPanic(func() error {
-		var err error
-		r, err = ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(alloc))
-		return err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %s: %w", path, err)
-	}
-	defer r.Close()
-	if r.NumRecords() != n {
-		return nil, fmt.Errorf("dataset: %s: footer lists %d record batches, reader sees %d", path, n, r.NumRecords())
-	}
-	if err := CatchPanic(func() error { return checkBodies(data, r.Schema(), alloc.limit) }); err != nil {
-		return nil, fmt.Errorf("dataset: %s: %w", path, err)
-	}
-
+	defer f.close()
+	n := len(f.rows)
 	recs = make([]arrow.Record, n)
 	errs := make([]error, n)
 	var next sync.Mutex
@@ -101,29 +68,167 @@ func ReadIPCFileContext(ctx context.Context, path string, verify func(file []byt
 				if j >= n {
 					return
 				}
-				if ctx != nil && ctx.Err() != nil {
-					errs[j] = ctx.Err()
-					return
-				}
-				errs[j] = CatchPanic(func() error {
-					var err error
-					recs[j], err = r.RecordAt(j)
-					return err
-				})
-				if errs[j] != nil {
+				if recs[j], errs[j] = f.record(j); errs[j] != nil {
+					errs[j] = fmt.Errorf("dataset: %s: %w", path, errs[j])
 					return
 				}
 			}
 		}()
 	}
 	wg.Wait()
-	for j, e := range errs {
+	for _, e := range errs {
 		if e != nil {
 			ReleaseAll(recs)
-			return nil, fmt.Errorf("dataset: %s: record batch %d: %w", path, j, e)
+			return nil, e
 		}
 	}
 	return recs, nil
+}
+
+// ipcFile is an Arrow IPC file mapped, checked (openIPC) and open for
+// decoding its record batches one at a time (record).
+type ipcFile struct {
+	ctx     context.Context
+	path    string
+	r       *ipc.FileReader
+	rows    []int64 // each record batch's row count
+	release func() error
+}
+
+// openIPC maps the Arrow IPC file at path and checks it as ReadIPCFile
+// says (verify, the footer, every batch's body) without decoding a batch.
+// The caller closes it.
+func openIPC(ctx context.Context, path string, verify func(file []byte) error) (*ipcFile, error) {
+	data, release, err := fileio.MapFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f := &ipcFile{ctx: ctx, path: path, release: release}
+	if err := f.check(data, verify); err != nil {
+		f.close()
+		return nil, err
+	}
+	return f, nil
+}
+
+func (f *ipcFile) check(data []byte, verify func(file []byte) error) error {
+	if verify != nil {
+		if err := verify(data); err != nil {
+			return err
+		}
+	}
+	var n int
+	err := CatchPanic(func() error { // reads the mapping: a fault is an error
+		var err error
+		if n, err = checkArrowFooter(data); err == nil {
+			f.rows, err = batchRows(data)
+		}
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("dataset: %s: %w", f.path, err)
+	}
+	// Refuse any single buffer over max(1 GiB, 1024 x file size): more than
+	// a sane decompression ratio, far less than a corrupted length.
+	alloc := cappedAllocator{inner: &recycler{free: map[int][][]byte{}}, limit: max(1<<30, 1024*len(data))}
+	err = CatchPanic(func() error {
+		var err error
+		f.r, err = ipc.NewFileReader(bytes.NewReader(data), ipc.WithAllocator(alloc))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("dataset: %s: %w", f.path, err)
+	}
+	if f.r.NumRecords() != n || len(f.rows) != n {
+		return fmt.Errorf("dataset: %s: footer lists %d record batches, reader sees %d", f.path, n, f.r.NumRecords())
+	}
+	if err := CatchPanic(func() error { return checkBodies(data, f.r.Schema(), alloc.limit) }); err != nil {
+		return fmt.Errorf("dataset: %s: %w", f.path, err)
+	}
+	return nil
+}
+
+// record decodes record batch j (the caller releases it); the context done
+// stops it with its error. Errors name the batch, not the file.
+func (f *ipcFile) record(j int) (rec arrow.Record, err error) {
+	if f.ctx != nil && f.ctx.Err() != nil {
+		return nil, f.ctx.Err()
+	}
+	err = CatchPanic(func() error {
+		var err error
+		rec, err = f.r.RecordAt(j)
+		return err
+	})
+	if err == nil && rec.NumRows() != f.rows[j] {
+		rec.Release()
+		err = fmt.Errorf("%d rows, its message says %d", rec.NumRows(), f.rows[j])
+	}
+	if err != nil {
+		return nil, fmt.Errorf("record batch %d: %w", j, err)
+	}
+	return rec, nil
+}
+
+// recycler is a memory.Allocator that keeps the large buffers freed to it
+// for reuse: a file's record batches, decoded and released one after
+// another, take about the same sizes, so that reading them holds about a
+// batch per thread rather than every batch's garbage until the collector
+// runs. Large buffers are rounded up to whole MiB (the classes they are
+// kept by); small ones are left to the collector.
+type recycler struct {
+	mu   sync.Mutex
+	free map[int][][]byte // by capacity
+}
+
+const recycleUnit = 1 << 20
+
+// Allocate implements memory.Allocator.
+func (r *recycler) Allocate(size int) []byte {
+	if size < recycleUnit/16 {
+		return make([]byte, size)
+	}
+	class := (size + recycleUnit - 1) / recycleUnit * recycleUnit
+	r.mu.Lock()
+	l := r.free[class]
+	if len(l) == 0 {
+		r.mu.Unlock()
+		return make([]byte, size, class)
+	}
+	b := l[len(l)-1]
+	r.free[class] = l[:len(l)-1]
+	r.mu.Unlock()
+	b = b[:size]
+	clear(b)
+	return b
+}
+
+// Reallocate implements memory.Allocator.
+func (r *recycler) Reallocate(size int, b []byte) []byte {
+	if size <= cap(b) {
+		return b[:size]
+	}
+	out := r.Allocate(size)
+	copy(out, b)
+	r.Free(b)
+	return out
+}
+
+// Free implements memory.Allocator.
+func (r *recycler) Free(b []byte) {
+	if cap(b) < recycleUnit || cap(b)%recycleUnit != 0 {
+		return
+	}
+	r.mu.Lock()
+	r.free[cap(b)] = append(r.free[cap(b)], b[:0])
+	r.mu.Unlock()
+}
+
+// close closes the reader and unmaps the file.
+func (f *ipcFile) close() {
+	if f.r != nil {
+		f.r.Close()
+	}
+	f.release()
 }
 
 // CatchPanic runs fn and turns a panic (the Arrow reader panics on some

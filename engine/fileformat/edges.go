@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/arrow/go/v14/arrow"
 	"github.com/apache/arrow/go/v14/arrow/array"
@@ -22,8 +23,9 @@ const (
 )
 
 // ReadEdgeTable reads an edge table (Arrow IPC file with columns src, dst
-// and optionally weight; see EdgesFromRecords) and builds its CSC with
-// graph.FromCOO: the edge id of an edge is its row position in the file.
+// and optionally weight; see EdgesFromRecords) and builds its CSC as
+// graph.FromCOO does: the edge id of an edge is its row position in the
+// file.
 func ReadEdgeTable(path string, opt graph.COOOptions) (*graph.CSC, error) {
 	return ReadEdgeTableVerified(path, opt, nil)
 }
@@ -37,60 +39,49 @@ func ReadEdgeTableVerified(path string, opt graph.COOOptions, verify func(file [
 
 // ReadEdgeTableVerifiedContext is ReadEdgeTableVerified stopped early, with
 // ctx's error, when ctx (nil: never) is done: checked before each record
-// batch is decoded and before the graph is built.
+// batch is decoded.
 func ReadEdgeTableVerifiedContext(ctx context.Context, path string, opt graph.COOOptions, verify func(file []byte) error) (*graph.CSC, error) {
-	recs, err := ReadIPCFileContext(ctx, path, verify)
+	return ReadEdgeTableReserved(ctx, path, opt, verify, nil)
+}
+
+// ReadEdgeTableReserved is ReadEdgeTableVerifiedContext with reserve.
+//
+// The table is never held whole: the CSC is built with graph.BuildCOO from
+// the record batches decoded one at a time per thread (each read two or
+// three times), so that the build holds the CSC, its counters and a record
+// batch per thread. reserve (nil: none) is told the bytes of the counters,
+// then of the counters and the CSC, before each is allocated (after the
+// machine's memory was checked), and an error it returns stops the read.
+func ReadEdgeTableReserved(ctx context.Context, path string, opt graph.COOOptions, verify func(file []byte) error, reserve func(bytes int64) error) (*graph.CSC, error) {
+	f, err := openIPC(ctx, path, verify)
 	if err != nil {
 		return nil, err
 	}
-	if len(recs) > 0 && recs[0].Schema().HasMetadata() && recs[0].Schema().Metadata().FindKey(TypesMetaKey) >= 0 {
+	defer f.close()
+	schema := f.r.Schema()
+	if schema.HasMetadata() && schema.Metadata().FindKey(TypesMetaKey) >= 0 {
 		// Its ids are type-local: read as one edge list they would be wrong.
-		ReleaseAll(recs)
 		return nil, fmt.Errorf("dataset: %s is a typed edge table (its schema has %q metadata): open it as one (gf_graph_open_typed_arrow)", path, TypesMetaKey)
 	}
-	src, dst, w, err := gatherEdges(recs)
-	ReleaseAll(recs)
-	if err != nil {
-		return nil, fmt.Errorf("dataset: %s: %w", path, err)
+	src := &recordEdges{rows: f.rows, weighted: len(schema.FieldIndices(colWeight)) > 0, record: f.record}
+	if reserve != nil {
+		// Decoding holds, per thread, a batch's columns and compressed
+		// body, the body check's buffer and what the batches decoded
+		// between collections left: about four decoded batches (measured
+		// on products-like: 3.5).
+		var most int64
+		for _, n := range f.rows {
+			most = max(most, n)
+		}
+		decode := int64(min(runtime.GOMAXPROCS(0), len(f.rows))) * 4 * most * 8 * int64(schema.NumFields())
+		inner := reserve
+		reserve = func(bytes int64) error { return inner(bytes + decode) }
 	}
-	if err := checkGraphAlloc(src, dst, opt); err != nil {
-		return nil, fmt.Errorf("dataset: %s: %w", path, err)
-	}
-	if ctx != nil && ctx.Err() != nil {
-		return nil, ctx.Err()
-	}
-	g, err := graph.FromCOO(src, dst, w, opt)
+	g, err := buildEdges(src, opt, reserve)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %s: %w", path, err)
 	}
 	return g, nil
-}
-
-// checkGraphAlloc checks that the CSC that graph.FromCOO would build fits in
-// memory: without opt.NumNodes the node count comes from the largest id,
-// and a single id of 2^32 in a small file would make it allocate tens of
-// gigabytes for indptr (Go's out-of-memory error kills the process).
-func checkGraphAlloc(src, dst []int64, opt graph.COOOptions) error {
-	n := opt.NumNodes
-	if n <= 0 {
-		mx := int64(-1)
-		for _, ids := range [][]int64{src, dst} {
-			for _, v := range ids {
-				mx = max(mx, v)
-			}
-		}
-		if mx >= graph.MaxNodes {
-			return nil // FromCOO refuses it with a better message
-		}
-		n = mx + 1
-	}
-	// What FromCOO allocates: indptr, sources, edge ids and weights.
-	need := 8*uint64(n+2) + 24*uint64(len(src))
-	what := fmt.Sprintf("a graph of %d nodes and %d edges", n, len(src))
-	if opt.NumNodes <= 0 {
-		what = fmt.Sprintf("a graph of %d nodes (largest id %d) and %d edges", n, n-1, len(src))
-	}
-	return fileio.CheckAlloc(need, what)
 }
 
 // EdgesFromRecords builds a CSC from edge records (edge id = row position
@@ -98,11 +89,113 @@ func checkGraphAlloc(src, dst []int64, opt graph.COOOptions) error {
 // (int64 or int32, no nulls) and an optional weight (float32 or float64,
 // no nulls). The records are not released.
 func EdgesFromRecords(recs []arrow.Record, opt graph.COOOptions) (*graph.CSC, error) {
-	src, dst, w, err := gatherEdges(recs)
+	src := &recordEdges{rows: make([]int64, len(recs)), record: func(i int) (arrow.Record, error) {
+		recs[i].Retain() // Load releases it
+		return recs[i], nil
+	}}
+	for i, r := range recs {
+		if r == nil {
+			return nil, fmt.Errorf("dataset: record batch %d is nil", i)
+		}
+		src.rows[i] = r.NumRows()
+	}
+	src.weighted = len(recs) > 0 && len(recs[0].Schema().FieldIndices(colWeight)) > 0
+	g, err := buildEdges(src, opt, nil)
 	if err != nil {
 		return nil, fmt.Errorf("dataset: %w", err)
 	}
-	return graph.FromCOO(src, dst, w, opt)
+	return g, nil
+}
+
+// buildEdges builds the CSC of src with graph.BuildCOO, checking before
+// each allocation that it fits in the machine's memory, then reserve.
+func buildEdges(src *recordEdges, opt graph.COOOptions, reserve func(bytes int64) error) (*graph.CSC, error) {
+	return graph.BuildCOO(src, opt, func(n, e, bytes int64) error {
+		what := fmt.Sprintf("a graph of %d nodes and %d edges", n, e)
+		if opt.NumNodes <= 0 {
+			what = fmt.Sprintf("a graph of %d nodes (largest id %d) and %d edges", n, n-1, e)
+		}
+		if err := fileio.CheckAlloc(uint64(bytes), what); err != nil {
+			return err
+		}
+		if reserve != nil {
+			return reserve(bytes)
+		}
+		return nil
+	})
+}
+
+// recordEdges are the record batches of an edge table as graph.EdgeBatches:
+// each one got from record when loaded (decoded from a file, or held in
+// memory), its columns checked (edgeBatch.load), int32 ids and float64
+// weights widened, and released after use.
+type recordEdges struct {
+	rows     []int64
+	weighted bool
+	record   func(i int) (arrow.Record, error)
+	first    []int64 // first[i]: the row of batch i's first edge
+	once     sync.Once
+	loaded   atomic.Int64
+}
+
+// gcEvery is how many batches recordEdges loads between collections.
+const gcEvery = 8
+
+func (s *recordEdges) NumBatches() int { return len(s.rows) }
+
+func (s *recordEdges) BatchRows(i int) int64 { return s.rows[i] }
+
+func (s *recordEdges) Weighted() bool { return s.weighted }
+
+func (s *recordEdges) Load(i int, fn func(graph.EdgePiece) error) error {
+	s.once.Do(func() {
+		s.first = make([]int64, len(s.rows))
+		for j := 1; j < len(s.rows); j++ {
+			s.first[j] = s.first[j-1] + s.rows[j-1]
+		}
+	})
+	// Decoding a batch leaves garbage the recycler does not see (Arrow's
+	// ZSTD decoder, made per batch): collected every few batches, so that
+	// the read holds about the CSC, not the CSC and as much garbage again
+	// (the collector's default goal).
+	if s.loaded.Add(1)%gcEvery == 0 {
+		runtime.GC()
+	}
+	r, err := s.record(i)
+	if err != nil {
+		return err
+	}
+	defer r.Release()
+	var b edgeBatch
+	if err := CatchPanic(func() error { return b.load(r, i, s.first[i]) }); err != nil {
+		return err
+	}
+	if b.hasWeight != s.weighted {
+		return fmt.Errorf("column %q is in some record batches but not in others (batch %d)", colWeight, i)
+	}
+	p := graph.EdgePiece{Src: b.src64, Dst: b.dst64, Weights: b.weight32}
+	if p.Src == nil {
+		p.Src = widen(b.src32)
+	}
+	if p.Dst == nil {
+		p.Dst = widen(b.dst32)
+	}
+	if b.weight64 != nil {
+		p.Weights = make([]float32, len(b.weight64))
+		for j, x := range b.weight64 {
+			p.Weights[j] = float32(x)
+		}
+	}
+	return fn(p)
+}
+
+// widen returns v as int64s.
+func widen(v []int32) []int64 {
+	out := make([]int64, len(v))
+	for i, x := range v {
+		out[i] = int64(x)
+	}
+	return out
 }
 
 // edgeBatch holds the typed columns of one record batch and where its rows

@@ -2,7 +2,6 @@ package graph
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"sync"
 
@@ -42,7 +41,10 @@ func FromCSR(numNodes int64, indptr, indices, edgeIDs []int64, weights []float32
 			}
 		}
 	})
-	g := sortByDst(src, indices, weights, numNodes, false, false, 0)
+	g, err := buildCOO(sliceBatches{src, indices, weights, par.ChunkCount(int64(len(src)), 0)}, COOOptions{NumNodes: numNodes}, nil, true)
+	if err != nil {
+		return nil, err
+	}
 	if edgeIDs != nil {
 		k := par.ChunkCount(int64(len(g.EdgeIDs)), 0)
 		par.Chunks(int64(len(g.EdgeIDs)), k, func(_ int, lo, hi int64) {
@@ -88,180 +90,32 @@ func FromCOO(src, dst []int64, weights []float32, opt COOOptions) (*CSC, error) 
 	if weights != nil && int64(len(weights)) != e {
 		return nil, fmt.Errorf("graph: len(weights)=%d does not equal the number of edges %d (or nil)", len(weights), e)
 	}
-	n, sorted, selfLoops, err := scanCOO(src, dst, weights, opt)
-	if err != nil {
-		return nil, err
-	}
-	dropSelf := opt.RemoveSelfLoops && selfLoops > 0
-	g := sortByDst(src, dst, weights, n, dropSelf, sorted && !dropSelf, opt.Threads)
-	if opt.RemoveDuplicates {
-		g = removeDuplicates(g, opt.Threads)
-	}
-	return g, nil
+	return BuildCOO(sliceBatches{src, dst, weights, par.ChunkCount(e, opt.Threads)}, opt, nil)
 }
 
-// scanCOO checks the ids and weights of a COO list and returns the number of
-// nodes (given or inferred), whether dst is non-decreasing and the number of
-// self-loops.
-func scanCOO(src, dst []int64, weights []float32, opt COOOptions) (n int64, sorted bool, selfLoops int64, err error) {
-	e := int64(len(src))
-	limit := int64(math.MaxInt64)
-	if opt.NumNodes > 0 {
-		limit = opt.NumNodes
-	}
-	type result struct {
-		err       error
-		max       int64
-		sorted    bool
-		selfLoops int64
-	}
-	k := par.ChunkCount(e, opt.Threads)
-	res := make([]result, k)
-	par.Chunks(e, k, func(c int, lo, hi int64) {
-		r := result{max: -1, sorted: true}
-		defer func() { res[c] = r }()
-		prev := int64(math.MinInt64)
-		for i := lo; i < hi; i++ {
-			s, d := src[i], dst[i]
-			if uint64(s) >= uint64(limit) {
-				r.err = idError("src", i, s, opt.NumNodes)
-				return
-			}
-			if uint64(d) >= uint64(limit) {
-				r.err = idError("dst", i, d, opt.NumNodes)
-				return
-			}
-			r.max = max(r.max, s, d)
-			if d < prev {
-				r.sorted = false
-			}
-			prev = d
-			if s == d {
-				r.selfLoops++
-			}
-		}
-		if weights != nil {
-			for i := lo; i < hi; i++ {
-				if r.err = checkWeight("weights", i, weights[i]); r.err != nil {
-					return
-				}
-			}
-		}
-	})
-	mx := int64(-1)
-	sorted = true
-	for c, r := range res {
-		if r.err != nil {
-			return 0, false, 0, r.err
-		}
-		mx = max(mx, r.max)
-		selfLoops += r.selfLoops
-		sorted = sorted && r.sorted
-		if c > 0 {
-			lo, _ := par.ChunkBounds(e, k, c)
-			sorted = sorted && dst[lo] >= dst[lo-1]
-		}
-	}
-	n = opt.NumNodes
-	if n <= 0 {
-		n = mx + 1
-	}
-	if n > MaxNodes {
-		return 0, false, 0, fmt.Errorf("graph: NumNodes=%d (largest id %d) exceeds MaxNodes=%d", n, mx, int64(MaxNodes))
-	}
-	return n, sorted, selfLoops, nil
+// sliceBatches are in-memory edge arrays as k EdgeBatches.
+type sliceBatches struct {
+	src, dst []int64
+	w        []float32
+	k        int
 }
 
-// idError describes a bad node id at position i of the array named name.
-func idError(name string, i, v, numNodes int64) error {
-	if v < 0 {
-		return fmt.Errorf("graph: %s[%d]=%d is negative", name, i, v)
-	}
-	return fmt.Errorf("graph: %s[%d]=%d is out of range [0, %d) (NumNodes=%d)", name, i, v, numNodes, numNodes)
+func (s sliceBatches) NumBatches() int { return s.k }
+
+func (s sliceBatches) BatchRows(i int) int64 {
+	lo, hi := par.ChunkBounds(int64(len(s.src)), s.k, i)
+	return hi - lo
 }
 
-// sortByDst builds the CSC of the checked edge list (src, dst, weights) with
-// n nodes by a parallel stable counting sort on dst: the edges are split into
-// k chunks, each chunk counts its edges per destination, the counts are
-// turned into per-chunk write offsets by prefix sums (destination-major,
-// chunk-minor), and each chunk scatters its edges in input order. Edge ids
-// are input positions; when identity is true (dst already sorted and nothing
-// dropped) they equal the CSC positions and EdgeIDs is left nil. dropSelf
-// skips the edges v->v. The sources are written straight into int32 storage
-// (Indices32) when n <= MaxCompactNodes, into Indices otherwise.
-func sortByDst(src, dst []int64, weights []float32, n int64, dropSelf, identity bool, threads int) *CSC {
-	e := int64(len(src))
-	// Fewer chunks than threads when the per-chunk histograms (k*n counters)
-	// would dwarf the edge list.
-	k := par.ChunkCount(e, threads)
-	for k > 1 && int64(k)*n > 2*e+(1<<22) {
-		k--
-	}
-	counts := make([][]int64, k)
-	par.Chunks(e, k, func(c int, lo, hi int64) {
-		cnt := make([]int64, n)
-		if dropSelf {
-			for i := lo; i < hi; i++ {
-				if d := dst[i]; src[i] != d {
-					cnt[d]++
-				}
-			}
-		} else {
-			for _, d := range dst[lo:hi] {
-				cnt[d]++
-			}
-		}
-		counts[c] = cnt
-	})
+func (s sliceBatches) Weighted() bool { return s.w != nil }
 
-	indptr := make([]int64, n+1)
-	prefixCounts(counts, indptr, threads)
-
-	m := indptr[n]
-	g := &CSC{NumNodes: n, Indptr: indptr}
-	compact := n <= compactLimit
-	if compact {
-		g.Indices32 = make([]int32, m)
-	} else {
-		g.Indices = make([]int64, m)
+func (s sliceBatches) Load(i int, fn func(EdgePiece) error) error {
+	lo, hi := par.ChunkBounds(int64(len(s.src)), s.k, i)
+	p := EdgePiece{Src: s.src[lo:hi], Dst: s.dst[lo:hi]}
+	if s.w != nil {
+		p.Weights = s.w[lo:hi]
 	}
-	if !identity {
-		g.EdgeIDs = make([]int64, m)
-	}
-	if weights != nil {
-		g.Weights = make([]float32, m)
-	}
-	par.Chunks(e, k, func(c int, lo, hi int64) {
-		if compact {
-			scatterEdges(g.Indices32, g.EdgeIDs, g.Weights, src, dst, weights, counts[c], lo, hi, dropSelf)
-		} else {
-			scatterEdges(g.Indices, g.EdgeIDs, g.Weights, src, dst, weights, counts[c], lo, hi, dropSelf)
-		}
-	})
-	return g
-}
-
-// scatterEdges writes the edges [lo, hi) of (src, dst, weights) to their
-// CSC positions, taken (and advanced) from cnt[dst]: the source into ind,
-// the input position into eids and the weight into w (each when non-nil).
-// dropSelf skips the edges v->v. The caller has checked that every source
-// fits I.
-func scatterEdges[I int32 | int64](ind []I, eids []int64, w []float32, src, dst []int64, weights []float32, cnt []int64, lo, hi int64, dropSelf bool) {
-	for i := lo; i < hi; i++ {
-		s, d := src[i], dst[i]
-		if dropSelf && s == d {
-			continue
-		}
-		p := cnt[d]
-		cnt[d] = p + 1
-		ind[p] = I(s)
-		if eids != nil {
-			eids[p] = i
-		}
-		if w != nil {
-			w[p] = weights[i]
-		}
-	}
+	return fn(p)
 }
 
 // prefixCounts turns per-chunk destination counts into write offsets:

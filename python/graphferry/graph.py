@@ -144,8 +144,7 @@ class Graph(Closeable):
                 "from_coo, from_dgl, from_pyg or open"
             )
         self._handle: int | None = handle
-        self._exit_stack = contextlib.ExitStack()
-        self._exit_stack.callback(self._free)
+        self._exit_stack = contextlib.ExitStack()  # its children's close (_add_child)
         #: Node data a conversion left out (:meth:`from_dgl`), for a dtype
         #: the engine does not carry: name -> what was left out.
         self.skipped_node_data: dict[str, Any] = {}
@@ -338,6 +337,7 @@ class Graph(Closeable):
         the kernel allows it, else a pool of pread workers, neighbouring
         rows coalesced) under a CPU cache of what the budget leaves.
         :attr:`memory_plan` and :meth:`memory_report` say what was decided.
+        A budget below what opening holds is refused (:class:`MemoryError`).
         ``feature_tier`` forces ``"memory"`` or ``"disk"``; ``cache_policy``
         is the CPU cache's eviction policy (``"s3fifo"``, ``"sieve"`` or
         ``"lru"``) and ``cache_bytes`` its size (default: what the budget
@@ -801,7 +801,10 @@ class Graph(Closeable):
     def close(self) -> None:
         """Closes loaders opened on this graph, then releases the graph.
         Idempotent."""
-        self._exit_stack.close()
+        try:  # not a stack callback: a bound method there is a reference cycle
+            self._exit_stack.close()
+        finally:
+            self._free()
 
     def __reduce__(self):
         raise TypeError(

@@ -23,7 +23,6 @@ Indexing invariants of a :class:`SampledSubgraph` (all ids ORIGINAL ids):
 
 from __future__ import annotations
 
-import contextlib
 import ctypes
 import hashlib
 import threading
@@ -245,8 +244,6 @@ class _Batch(Closeable):
     def __init__(self, handle: int, device: int | None = None):
         self._handle: int | None = handle
         self._device = device
-        self._exit_stack = contextlib.ExitStack()
-        self._exit_stack.callback(self._free)
 
     def _out(self, take: Any, host: bool = False) -> Any:
         """The tensor that ``take(out)`` moves out: a host tensor at once; on
@@ -375,13 +372,10 @@ class _Batch(Closeable):
             blocks=blocks,
         )
 
-    def _free(self) -> None:
+    def close(self) -> None:
         handle, self._handle = self._handle, None
         if handle is not None and not _lib.in_forked_child():
             _lib.gf_batch_close(handle)
-
-    def close(self) -> None:
-        self._exit_stack.close()
 
 
 def _check_graph(graph: Any) -> Graph:
@@ -705,7 +699,6 @@ class Loader(Closeable):
             raise TypeError(f"'device' must be graphferry DeviceOptions (got '{type(device).__name__}')")
         self.device = device
         self._coo = int(coo)  # 0, or which edge list (GF_COO_*; True: the sampled edges)
-        self._exit_stack = contextlib.ExitStack()
         # One thread calls the engine loader at a time (the header's rule):
         # an epoch one thread starts supersedes another's whole.
         self._turn = threading.RLock()
@@ -760,7 +753,6 @@ class Loader(Closeable):
         out = ctypes.c_void_p()
         self._open_handle(graph, borrowed, out)
         self._handle = out.value
-        self._exit_stack.callback(self._free)
         graph._add_child(self)
         if self._callbacks:
             close_at_exit(self)  # its threads call into Python
@@ -1047,9 +1039,9 @@ class Loader(Closeable):
 
     def close(self) -> None:
         """Stops the engine's threads and releases the loader. Idempotent.
-        An epoch still being iterated then raises on its next batch."""
-        if hasattr(self, "_exit_stack"):  # not when __init__ failed early
-            self._exit_stack.close()
+        An epoch still being iterated then raises on its next batch; so
+        does dropping the loader (no reference cycle keeps it)."""
+        self._free()
 
     def __reduce__(self):
         raise TypeError(
