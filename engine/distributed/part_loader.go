@@ -29,7 +29,11 @@ import (
 // over c, and after each batch is sampled the node data of its nodes
 // (features) and seeds (labels) is fetched from the ranks that own them in
 // one exchange round (requests, then rows), by the sampler worker that
-// sampled it (the pipeline's RowLoader). Layer-wise sampling is refused on dsp parts: its draw needs
+// sampled it (the pipeline's RowLoader); on dsp the owners answer the
+// nodes' original ids in the same round, every batch, and the seeds' new
+// ids are asked of the directory's ranks at open, so that the open is
+// collective (as a typed part's, which exchanges the ranks' per-type
+// counts). Layer-wise sampling is refused on dsp parts: its draw needs
 // the degree of every frontier node, which a dsp rank holds for its own
 // nodes only.
 //
