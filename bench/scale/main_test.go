@@ -41,9 +41,6 @@ func TestRankMemoryFallsWithRanks(t *testing.T) {
 	two, eight := rows[2], rows[8]
 	require.Less(t, 2*eight.PlanBytesPerRank, two.PlanBytesPerRank, "memory plan")
 	require.Less(t, 2*eight.RSSBytesPerRank, two.RSSBytesPerRank, "measured resident memory")
-	// The relabelling maps are mapped, not held: the same address space
-	// on every rank whatever their number.
-	require.Equal(t, two.MappedBytesPerRank, eight.MappedBytesPerRank)
 }
 
 // TestPartitionUnderMemoryLimit partitions (LDG, dsp) a generated graph

@@ -100,9 +100,8 @@ type rankRow struct {
 	RSSAnonBytesPerRank int64 `json:"rss_anon_bytes_per_rank"`
 	RSSFileBytesPerRank int64 `json:"rss_file_bytes_per_rank"`
 	// PlanBytesPerRank is the mean of the ranks' distributed.Memory
-	// Resident(); MappedBytesPerRank its Mapped (address space).
-	PlanBytesPerRank   int64 `json:"plan_bytes_per_rank"`
-	MappedBytesPerRank int64 `json:"mapped_bytes_per_rank"`
+	// Resident().
+	PlanBytesPerRank int64 `json:"plan_bytes_per_rank"`
 	// OwnedPerRank and HaloPerRank are the ranks' mean owned and halo
 	// nodes; BaseRSSBytes the process before any part was opened.
 	OwnedPerRank float64 `json:"owned_per_rank"`
@@ -186,7 +185,6 @@ func runRanks(a childArgs) (rankRow, error) {
 			return row, err
 		}
 		row.PlanBytesPerRank += m.Resident()
-		row.MappedBytesPerRank += m.Mapped
 		row.OwnedPerRank += float64(m.Owned)
 		row.HaloPerRank += float64(m.Halo)
 	}
@@ -203,22 +201,23 @@ func runRanks(a childArgs) (rankRow, error) {
 			}
 		}
 	}()
+	counts := make([]int, a.Parts)
+	errc := make(chan error, a.Parts)
+	var wg sync.WaitGroup
 	for r, p := range parts {
 		h, err := comm.NewHost(r, a.Parts, l.Exchanger(r))
 		if err != nil {
 			return row, err
 		}
-		if loaders[r], err = p.OpenLoader(h, seeds, req, lopt, nil); err != nil {
-			return row, err
-		}
-	}
-	counts := make([]int, a.Parts)
-	errc := make(chan error, a.Parts)
-	var wg sync.WaitGroup
-	for r, ld := range loaders {
 		wg.Add(1)
-		go func() {
+		go func() { // a dsp loader's open is collective (its seeds are resolved)
 			defer wg.Done()
+			ld, err := p.OpenLoader(h, seeds, req, lopt, nil)
+			if err != nil {
+				errc <- fmt.Errorf("rank %d: %w", r, err)
+				return
+			}
+			loaders[r] = ld
 			if err := ld.Start(0); err != nil {
 				errc <- err
 				return
@@ -252,7 +251,6 @@ func runRanks(a childArgs) (rankRow, error) {
 	row.RSSAnonBytesPerRank = (anon - baseAnon) / p
 	row.RSSFileBytesPerRank = (file - baseFile) / p
 	row.PlanBytesPerRank /= p
-	row.MappedBytesPerRank /= p
 	row.OwnedPerRank /= float64(p)
 	row.HaloPerRank /= float64(p)
 	for _, c := range counts {

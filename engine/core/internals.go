@@ -86,7 +86,7 @@ func FromPartition(p *partition.Partitioned, store *feature.Store, ds *dataset.D
 func FromTypedPartition(p *partition.Partitioned, store *feature.Store, ds *dataset.Dataset, ty *fileformat.Types, numEdges int64) (*Graph, error) {
 	t := offsetsOf(ty)
 	tc := t.Clone()
-	if err := tc.ValidateSpan(p.Graph, p.NewToOld, numEdges); err != nil {
+	if err := tc.ValidateSpan(p.Graph, p.OrigID, numEdges); err != nil {
 		return nil, errorf(nil, "%s", strings.TrimPrefix(err.Error(), "graph: "))
 	}
 	g := FromPartition(p, store, ds)

@@ -7,7 +7,9 @@
 //     processes, the node data is the rank's own copy;
 //   - OpenPart opens one rank's folder of a dataset split by engine/rankpart
 //     (Part), whose loaders (Part.OpenLoader) fetch the node data of each
-//     batch from the ranks that own it (dsp, hybrid) or sample the rank's
+//     batch from the ranks that own it (dsp, hybrid; on dsp with the
+//     nodes' original ids, since a rank holds no map of the whole graph:
+//     resolve.go) or sample the rank's
 //     own neighbourhoods alone (self-reliant); a typed partition's part
 //     is a typed graph (the whole graph's types by original ids), whose
 //     loaders give the typed batches of the replicated graph's and fetch

@@ -45,19 +45,19 @@ func OpenEdgeLoader(g *core.Graph, c comm.Comm, items linkload.Items, opt linklo
 }
 
 // openEdgeShare opens rank c.LocalRanks()[0]'s share of the group's edge
-// epochs on g (see OpenEdgeLoader). rows is openShare's; edges, when not
-// nil, resolves the seed edge ids (a dsp part holds the in-edges of its
-// own nodes only).
+// epochs on g (see OpenEdgeLoader). part is openShare's; edges, when not
+// nil, resolves the seed edge ids and node ids (a dsp part holds the
+// in-edges of its own nodes only).
 func openEdgeShare(g *core.Graph, c comm.Comm, items linkload.Items, opt linkload.Options, lopt pipeline.Options, alloc mem.Allocator,
-	rows func(in core.Internals, channels []comm.Comm) pipeline.RowLoader, edges linkload.EdgeLookup) (*core.Loader, error) {
-	return openGroup(g, c, lopt, rows, func(in core.Internals, rt *sample.Runtime, lopt pipeline.Options) (*pipeline.Pipeline, error) {
+	part *partLoad, edges linkload.EdgeLookup) (*core.Loader, error) {
+	return openGroup(g, c, lopt, part, func(in core.Internals, pt *partition.Partitioned, rt *sample.Runtime, lopt pipeline.Options) (*pipeline.Pipeline, error) {
 		var lk *linkload.Linker
 		var err error
 		opt.NodeTime = in.Runtime(0).NodeTime // negatives under node times
 		if edges != nil {
-			lk, err = linkload.NewOver(in.Part, in.Types, opt, edges)
+			lk, err = linkload.NewOver(pt, in.Types, opt, edges)
 		} else {
-			lk, err = linkload.New(in.Part, in.Types, opt)
+			lk, err = linkload.New(pt, in.Types, opt)
 		}
 		if err != nil {
 			return nil, err
@@ -72,7 +72,7 @@ func openEdgeShare(g *core.Graph, c comm.Comm, items linkload.Items, opt linkloa
 			}
 			lopt.EdgeStore = in.Edges
 		}
-		return pipeline.NewMaker(src, in.Part, in.Store, src.NumItems(), lopt, alloc)
+		return pipeline.NewMaker(src, pt, in.Store, src.NumItems(), lopt, alloc)
 	})
 }
 
@@ -120,30 +120,40 @@ func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Op
 	case p.layout == rankpart.LayoutDSP && opt.Request.Scheme == sample.LayerWise:
 		return nil, errs.Errorf(errs.ErrNotSupported, "layer-wise sampling needs the degree of every node, which a rank of the dsp layout holds for its own nodes only (use the hybrid layout)")
 	}
-	if p.layout != rankpart.LayoutDSP || opt.Mode != linkload.DGL {
-		return openEdgeShare(p.g, c, items, opt, lopt, alloc, p.rows, nil)
+	if opt.Mode == linkload.DGL {
+		// Checked here as the loader would check them, before the
+		// exchanges of the open, so that every rank fails alike instead
+		// of leaving the others in them.
+		if err := opt.Validate(nil); err != nil {
+			return nil, err
+		}
+		if items.Pairs.Src != nil || items.Pairs.Dst != nil {
+			return nil, errs.Errorf(nil, "a DGL edge loader takes seed edge ids, not pairs")
+		}
 	}
-	// Checked here as the loader would check them, before the exchange,
-	// so that every rank fails alike instead of leaving the others in it.
-	if err := opt.Validate(nil); err != nil {
+	part, err := p.load(c, lopt)
+	if err != nil {
 		return nil, err
 	}
-	if lopt.BatchSize <= 0 {
-		return nil, errs.Errorf(nil, "batch size = %d is invalid (want > 0)", lopt.BatchSize)
+	if p.layout != rankpart.LayoutDSP {
+		return openEdgeShare(p.g, c, items, opt, lopt, alloc, part, nil)
 	}
-	if items.Pairs.Src != nil || items.Pairs.Dst != nil {
-		return nil, errs.Errorf(nil, "a DGL edge loader takes seed edge ids, not pairs")
+	edges := &seedEdges{p: p}
+	if opt.Mode != linkload.DGL { // pairs: resolved with their negatives, batch by batch
+		err = p.g.Use(func(in core.Internals) error { return edges.index(in.Part) })
+		if err != nil {
+			return nil, err
+		}
+		return openEdgeShare(p.g, c, items, opt, lopt, alloc, part, edges)
 	}
-	var edges *seedEdges
-	err := p.g.Use(func(in core.Internals) error {
-		var err error
-		edges, err = resolveSeedEdges(c, p.info.Rank, in.Part, p.meta.NumEdges, items.EdgeIDs)
+	err = p.g.Use(func(in core.Internals) error {
+		part.orig, part.internal, err = edges.resolve(c, in.Part, items.EdgeIDs)
 		return err
 	})
 	if err != nil {
 		return nil, err
 	}
-	return openEdgeShare(p.g, c, items, opt, lopt, alloc, p.rows, edges)
+	return openEdgeShare(p.g, c, items, opt, lopt, alloc, part, edges)
 }
 
 // checkComm checks that c runs this part's rank of its group.
@@ -154,14 +164,15 @@ func (p *Part) checkComm(c comm.Comm) error {
 	return nil
 }
 
-// seedEdges is the linkload.EdgeAsker of a dsp rank: the endpoints
+// seedEdges is the linkload.EdgeAsker of a dsp rank p: the endpoints
 // (internal ids) of the loader's seed edges, which the ranks resolved
-// together, and the rank's side of the ranks' answers to which pairs are
-// edges (adj: the in-edges of the rank's own nodes, internal ids offsets[rank]
-// to offsets[rank+1]).
+// together, the rank's side of the ranks' answers to which pairs are edges
+// (adj: the in-edges of the rank's own nodes, internal ids offsets[rank]
+// to offsets[rank+1]), and the new ids of a batch's nodes (Internal,
+// through the directory: Part.resolve).
 type seedEdges struct {
+	p        *Part
 	numNodes int64
-	numEdges int64
 	ends     map[int64][2]int64
 	rank     int
 	offsets  []int64
@@ -170,8 +181,25 @@ type seedEdges struct {
 
 var _ linkload.EdgeAsker = (*seedEdges)(nil)
 
+// index makes the rank's side of the answers (over the rows of pt, the
+// part's partition).
+func (s *seedEdges) index(pt *partition.Partitioned) error {
+	adj, err := linkpred.NewEdgeIndex(pt.Graph, 0)
+	if err != nil {
+		return err
+	}
+	s.numNodes, s.rank, s.offsets, s.adj = pt.Graph.NumNodes, s.p.info.Rank, pt.Offsets, adj
+	return nil
+}
+
 func (s *seedEdges) NumNodes() int64 { return s.numNodes }
-func (s *seedEdges) NumEdges() int64 { return s.numEdges }
+func (s *seedEdges) NumEdges() int64 { return s.p.meta.NumEdges }
+
+// Internal asks the directory's ranks the new ids of orig (Part.resolve)
+// on rt's exchanges.
+func (s *seedEdges) Internal(ctx context.Context, rt *sample.Runtime, orig []int64) ([]int64, error) {
+	return s.p.resolve(ctx, rt.Exchange, orig)
+}
 
 // AreEdges asks the owner of each pair's destination whether the pair is
 // one of its in-edges, in one exchange round on rt (sample.Runtime.Exchange):
@@ -241,32 +269,39 @@ func (s *seedEdges) Endpoints(eids []int64) (linkpred.Pairs, error) {
 	for i, e := range eids {
 		uv, ok := s.ends[e]
 		if !ok {
-			return linkpred.Pairs{}, fmt.Errorf("seed edge ids[%d] = %d is not an edge of the graph (%d edges)", i, e, s.numEdges)
+			return linkpred.Pairs{}, fmt.Errorf("seed edge ids[%d] = %d is not an edge of the graph (%d edges)", i, e, s.NumEdges())
 		}
 		out.Src[i], out.Dst[i] = uv[0], uv[1]
 	}
 	return out, nil
 }
 
-// resolveSeedEdges finds the endpoints of the seed edge ids eids (global
-// ids, the same on every rank) with the other ranks of c: each rank looks
-// them up among the in-edges its part holds (p.Graph, internal node ids,
-// global edge ids) and sends what it found to every rank, in one
-// all-to-all, so that every rank knows them all. An id no rank holds is
-// reported by every rank alike (its first position in eids).
-func resolveSeedEdges(c comm.Comm, rank int, p *partition.Partitioned, numEdges int64, eids []int64) (*seedEdges, error) {
+// resolve finds the endpoints of the seed edge ids eids (global ids, the
+// same on every rank) with the other ranks of c: each rank looks them up
+// among the in-edges its part holds (pt.Graph, internal node ids, global
+// edge ids) and sends what it found, with the endpoints' original ids
+// (pt.Ranked knows its own nodes' and their sources'), to every rank, in
+// one all-to-all, so that every rank knows them all. It returns the
+// endpoints' original and new ids (for partition.Partitioned.WithIDs). An
+// id no rank holds is reported by every rank alike (its first position in
+// eids).
+func (s *seedEdges) resolve(c comm.Comm, pt *partition.Partitioned, eids []int64) (orig, internal []int64, err error) {
+	if err := s.index(pt); err != nil {
+		return nil, nil, err
+	}
 	want := make(map[int64]bool, len(eids))
 	for _, e := range eids {
 		want[e] = true
 	}
-	g := p.Graph
-	var found []int64 // (edge id, source, destination) triples
+	g := pt.Graph
+	var found []int64 // (edge id, source, destination, their original ids) tuples
 	rowLo, rowHi := g.HeldRows()
 	for u := rowLo; u < rowHi; u++ {
 		posLo, posHi := g.Span(u)
 		for pos := posLo; pos < posHi; pos++ {
 			if e := g.EdgeID(pos); want[e] {
-				found = append(found, e, g.Source(pos), u)
+				src := g.Source(pos)
+				found = append(found, e, src, u, pt.OrigID(src), pt.OrigID(u))
 				delete(want, e) // an edge id names one edge
 			}
 		}
@@ -275,30 +310,30 @@ func resolveSeedEdges(c comm.Comm, rank int, p *partition.Partitioned, numEdges 
 	for j := range send {
 		send[j] = mem.HostBuffer(mem.Bytes(found))
 	}
-	recv, err := c.AllToAll(context.Background(), rank, send, mem.NoStream)
+	recv, err := c.AllToAll(context.Background(), s.rank, send, mem.NoStream)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	adj, err := linkpred.NewEdgeIndex(g, 0)
-	if err != nil {
-		return nil, err
-	}
-	s := &seedEdges{numNodes: g.NumNodes, numEdges: numEdges, ends: make(map[int64][2]int64, len(eids)), rank: rank, offsets: p.Offsets, adj: adj}
+	s.ends = make(map[int64][2]int64, len(eids))
 	for q, b := range recv {
 		raw := b.Bytes()
-		if len(raw)%24 != 0 {
-			return nil, fmt.Errorf("rank %d sent %d bytes of seed edges (want triples of int64)", q, len(raw))
+		if len(raw)%40 != 0 {
+			return nil, nil, fmt.Errorf("rank %d sent %d bytes of seed edges (want tuples of 5 int64)", q, len(raw))
 		}
 		t := mem.Int64s(raw)
-		for i := 0; i < len(t); i += 3 {
-			if t[i+1] < 0 || t[i+1] >= g.NumNodes || t[i+2] < 0 || t[i+2] >= g.NumNodes {
-				return nil, fmt.Errorf("rank %d sent seed edge %d with endpoints %d -> %d out of range [0, %d)", q, t[i], t[i+1], t[i+2], g.NumNodes)
+		for i := 0; i < len(t); i += 5 {
+			for _, v := range t[i+1 : i+5] {
+				if v < 0 || v >= g.NumNodes {
+					return nil, nil, fmt.Errorf("rank %d sent seed edge %d with endpoint %d out of range [0, %d)", q, t[i], v, g.NumNodes)
+				}
 			}
 			s.ends[t[i]] = [2]int64{t[i+1], t[i+2]}
+			internal = append(internal, t[i+1], t[i+2])
+			orig = append(orig, t[i+3], t[i+4])
 		}
 	}
 	if _, err := s.Endpoints(eids); err != nil {
-		return nil, errs.Errorf(nil, "%v", err)
+		return nil, nil, errs.Errorf(nil, "%v", err)
 	}
-	return s, nil
+	return orig, internal, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/graphferry/graphferry/engine/errs"
 	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/mem"
+	"github.com/graphferry/graphferry/engine/partition"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/sample"
 )
@@ -64,26 +65,25 @@ func OpenLoader(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, l
 }
 
 // openShare opens rank c.LocalRanks()[0]'s share of the group's epochs on
-// g (see OpenLoader). rows, when not nil, makes the loader of a rank's
-// part: it builds the exchange that fetches the node data of the batches
-// from the ranks that own it, on the workers' channels.
-func openShare(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator,
-	rows func(in core.Internals, channels []comm.Comm) pipeline.RowLoader) (*core.Loader, error) {
-	return openGroup(g, c, lopt, rows, func(in core.Internals, rt *sample.Runtime, lopt pipeline.Options) (*pipeline.Pipeline, error) {
+// g (see OpenLoader). part, when not nil, makes the loader of a rank's
+// part (see partLoad).
+func openShare(g *core.Graph, c comm.Comm, seeds []int64, req sample.Request, lopt pipeline.Options, alloc mem.Allocator, part *partLoad) (*core.Loader, error) {
+	return openGroup(g, c, lopt, part, func(in core.Internals, pt *partition.Partitioned, rt *sample.Runtime, lopt pipeline.Options) (*pipeline.Pipeline, error) {
 		s, err := bind(rt, req)
 		if err != nil {
 			return nil, err
 		}
-		return pipeline.New(s, in.Part, in.Store, seeds, lopt, alloc)
+		return pipeline.New(s, pt, in.Store, seeds, lopt, alloc)
 	})
 }
 
 // openGroup opens rank c.LocalRanks()[0]'s share of the group's epochs on
 // g: it checks the group, makes the rank's sampling runtime over c and the
-// options of its share (workers, share, rows: see openShare), and build
-// makes the pipeline (a node or edge loader's) from them.
-func openGroup(g *core.Graph, c comm.Comm, lopt pipeline.Options, rows func(in core.Internals, channels []comm.Comm) pipeline.RowLoader,
-	build func(in core.Internals, rt *sample.Runtime, lopt pipeline.Options) (*pipeline.Pipeline, error)) (*core.Loader, error) {
+// options of its share (workers, share, and for a part the rows and the
+// ids it resolved: see partLoad), and build makes the pipeline (a node or
+// edge loader's) from them over pt, the partition its runtime samples.
+func openGroup(g *core.Graph, c comm.Comm, lopt pipeline.Options, part *partLoad,
+	build func(in core.Internals, pt *partition.Partitioned, rt *sample.Runtime, lopt pipeline.Options) (*pipeline.Pipeline, error)) (*core.Loader, error) {
 	if c == nil {
 		return nil, errs.Errorf(nil, "communicator is nil")
 	}
@@ -101,7 +101,14 @@ func openGroup(g *core.Graph, c comm.Comm, lopt pipeline.Options, rows func(in c
 		if err := checkNames(in.Store, lopt, "graph"); err != nil {
 			return nil, nil, err
 		}
-		rt, err := sample.NewRuntime(in.Part, c, in.Runtime(lopt.Threads))
+		pt := in.Part
+		var err error
+		if part != nil && pt.Ranked != nil {
+			if pt, err = pt.WithIDs(part.orig, part.internal); err != nil {
+				return nil, nil, err
+			}
+		}
+		rt, err := sample.NewRuntime(pt, c, in.Runtime(lopt.Threads))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -115,7 +122,7 @@ func openGroup(g *core.Graph, c comm.Comm, lopt pipeline.Options, rows func(in c
 		lopt.Types = in.Types // a typed graph's batches carry their typed view, as one process's do
 		lopt.NodeDataTypes = in.NodeDataTypes
 		share := &pipeline.Share{Rank: ranks[0], Size: c.Size()}
-		if rows != nil && len(lopt.FeatureNames)+len(lopt.LabelNames) > 0 {
+		if part != nil && (len(lopt.FeatureNames)+len(lopt.LabelNames) > 0 || pt.Ranked != nil) {
 			// One exchange channel per sampler worker (c itself for one).
 			channels := []comm.Comm{c}
 			if lopt.Workers > 1 {
@@ -126,10 +133,10 @@ func openGroup(g *core.Graph, c comm.Comm, lopt pipeline.Options, rows func(in c
 					}
 				}
 			}
-			share.Rows = rows(in, channels)
+			share.Rows = part.rows(in, channels)
 		}
 		lopt.Share = share
-		pl, err := build(in, rt, lopt)
+		pl, err := build(in, pt, rt, lopt)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -50,14 +50,17 @@ import (
 // feature.Store.SetLocal).
 //
 // What a dsp rank holds is O(N/P + halo + P): the owned rows' offsets and
-// in-edges, the owned nodes' data, the new ids of its local nodes, and the
-// P+1 range offsets. The maps between original and new ids (N entries
-// each) are memory-mapped from the partition's folder, paged in where a
-// batch's nodes or seeds are translated and left to the kernel otherwise
-// (clean file pages, shared by the ranks of a machine); the sampler's
-// append-unique table is the hash table, not the dense node table.
-// Node times, when set, are N entries (part_time.go). hybrid adds the
-// whole topology (O(N + E)); self-reliant holds an N-entry row map.
+// in-edges, the owned nodes' data, the original ids of its owned and halo
+// nodes by new id (partition.RankIDs), the P+1 range offsets, and its
+// slice of the directory of new ids by original id (N/P entries of
+// DST/old_to_new.npy). No map of the whole graph is read: the original
+// ids of a batch's nodes come from their owners with their rows
+// (rowExchange), a loader's seeds are resolved at open and an edge batch's
+// negatives per batch through the directory (resolve.go). The sampler's
+// append-unique table is the hash table, not the dense node table. Node
+// times, when set, are N entries (part_time.go). hybrid holds the whole
+// topology (O(N + E)) and both maps in memory (O(N)); self-reliant holds
+// an N-entry row map.
 type Part struct {
 	g      *core.Graph
 	meta   rankpart.PartMeta
@@ -65,6 +68,10 @@ type Part struct {
 	layout rankpart.Layout
 	// owned are the original ids of the rank's owned nodes, increasing.
 	owned []int64
+	// directory and dirOffsets (dsp, hybrid) are the rank's slice of the
+	// new ids by original id and every rank's range of it
+	// (rankpart.Relabel.Directory).
+	directory, dirOffsets []int64
 	// localRow maps an original id to its row in the node data
 	// (self-reliant only: -1 for a node the rank does not hold); seed
 	// marks the rows of the rank's seeds (owned train, val or test nodes).
@@ -103,6 +110,9 @@ func OpenPart(dst string, rank int, dopt dataset.OpenOptions) (*Part, error) {
 func newPart(d *rankpart.Part) (*Part, error) {
 	p := &Part{meta: d.Meta, info: d.Info, layout: d.Layout, owned: slices.Clone(d.GlobalIDs[:d.Info.NumOwned]),
 		types: d.Types, typeOwned: slices.Clone(d.TypeOwned)}
+	if r := d.Relabel; r != nil {
+		p.directory, p.dirOffsets = r.Directory, r.DirectoryOffsets
+	}
 	if d.Types != nil {
 		p.ownedStart = make([]int64, len(p.typeOwned))
 		for t := 1; t < len(p.typeOwned); t++ {
@@ -114,7 +124,7 @@ func newPart(d *rankpart.Part) (*Part, error) {
 	var rows int64 // rows of node data
 	switch d.Layout {
 	case rankpart.LayoutDSP, rankpart.LayoutHybrid:
-		pt, err = patchTopology(d)
+		pt, err = patchTopology(d, p.owned)
 		rows = d.Info.NumOwned
 	case rankpart.LayoutSelfReliant:
 		pt, err = localTopology(d)
@@ -181,11 +191,6 @@ func newPart(d *rankpart.Part) (*Part, error) {
 		p.typedSeeds(d)
 	}
 	data := d.Data
-	if r := d.Relabel; r != nil {
-		maps := &rankpart.Relabel{NewToOld: r.NewToOld, OldToNew: r.OldToNew}
-		data.OnClose(maps.Close) // the maps live as long as the Graph
-		d.Relabel = nil
-	}
 	if d.Types == nil {
 		d.Data = nil // the Graph closes it
 		p.g = core.FromPartition(pt, store, data)
@@ -248,17 +253,23 @@ func (p *Part) typedSeeds(d *rankpart.Part) {
 // partition.Build numbers a Given assignment). dsp: a windowed CSC of the
 // rank's own range only (graph.CSC.Windowed: row offsets of its owned
 // nodes, their in-edges with sources in new ids), so that nothing of it
-// grows with N; hybrid: every row (the topology is replicated). The maps
-// between original and new ids stay on disk, mapped (Relabel.Maps).
-func patchTopology(d *rankpart.Part) (*partition.Partitioned, error) {
+// grows with N, and the ids of the nodes it holds (partition.RankIDs:
+// owned, the original ids of its owned nodes, and its halo's); hybrid:
+// every row (the topology is replicated) and both maps, from the folder's
+// lists of every node.
+func patchTopology(d *rankpart.Part, owned []int64) (*partition.Partitioned, error) {
 	r := d.Relabel
 	n, rank := d.Meta.NumNodes, d.Info.Rank
-	newToOld, oldToNew := r.Maps()
-	pt := &partition.Partitioned{Offsets: slices.Clone(r.Offsets), NewToOld: newToOld, OldToNew: oldToNew}
+	pt := &partition.Partitioned{Offsets: slices.Clone(r.Offsets)}
 	toNew := func(l int64) int64 { return r.NewIDs[l] }
 	if d.Layout == rankpart.LayoutDSP {
+		own := d.Info.NumOwned
+		var err error
+		if pt.Ranked, err = partition.NewRankIDs(r.Offsets[rank], owned, r.NewIDs[own:], d.GlobalIDs[own:]); err != nil {
+			return nil, err
+		}
 		lo := r.Offsets[rank]
-		return buildRows(n, lo, lo+d.Info.NumOwned, true, d.Data.Graph, d, func(u int64) int64 { return u - lo }, toNew, pt)
+		return buildRows(n, lo, lo+own, true, d.Data.Graph, d, func(u int64) int64 { return u - lo }, toNew, pt)
 	}
 	if int64(len(r.NewIDs)) != n {
 		return nil, fmt.Errorf("a hybrid folder holds %d of the %d nodes", len(r.NewIDs), n)
@@ -272,6 +283,10 @@ func patchTopology(d *rankpart.Part) (*partition.Partitioned, error) {
 	}
 	if slices.Contains(byNew, -1) {
 		return nil, fmt.Errorf("a hybrid folder does not hold every node")
+	}
+	pt.NewToOld, pt.OldToNew = make([]int64, n), make([]int64, n)
+	for l, v := range r.NewIDs {
+		pt.NewToOld[v], pt.OldToNew[d.GlobalIDs[l]] = d.GlobalIDs[l], v
 	}
 	return buildRows(n, 0, n, false, d.Data.Graph, d, func(u int64) int64 { return byNew[u] }, toNew, pt)
 }

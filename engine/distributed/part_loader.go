@@ -29,7 +29,11 @@ import (
 // over c, and after each batch is sampled the node data of its nodes
 // (features) and seeds (labels) is fetched from the ranks that own them in
 // one exchange round (requests, then rows), by the sampler worker that
-// sampled it (the pipeline's RowLoader). Layer-wise sampling is refused on dsp parts: its draw needs
+// sampled it (the pipeline's RowLoader); on dsp the owners answer the
+// nodes' original ids in the same round, every batch, and the seeds' new
+// ids are asked of the directory's ranks at open, so that the open is
+// collective (as a typed part's, which exchanges the ranks' per-type
+// counts). Layer-wise sampling is refused on dsp parts: its draw needs
 // the degree of every frontier node, which a dsp rank holds for its own
 // nodes only.
 //
@@ -64,14 +68,60 @@ func (p *Part) OpenLoader(c comm.Comm, seeds []int64, req sample.Request, lopt p
 	if p.layout == rankpart.LayoutDSP && req.Scheme == sample.LayerWise {
 		return nil, errs.Errorf(errs.ErrNotSupported, "layer-wise sampling needs the degree of every node, which a rank of the dsp layout holds for its own nodes only (use the hybrid layout)")
 	}
-	return openShare(p.g, c, seeds, req, lopt, alloc, p.rows)
+	part, err := p.load(c, lopt)
+	if err != nil {
+		return nil, err
+	}
+	if p.layout == rankpart.LayoutDSP {
+		// The seeds' new ids, once: the directory's ranks answer them.
+		if part.internal, err = p.resolve(context.Background(), commExchange(c, p.info.Rank), seeds); err != nil {
+			return nil, errs.Errorf(nil, "seeds: %v", err)
+		}
+		part.orig = seeds
+	}
+	return openShare(p.g, c, seeds, req, lopt, alloc, part)
+}
+
+// partLoad is what a dsp or hybrid part's loader adds to a group's: the
+// exchange that fetches the node data of its batches (rows), with the
+// ranks' per-type tables of a typed part, and on a dsp part the original
+// ids it resolved at open (its seeds, or its seed edges' endpoints) and
+// their new ids (partition.Partitioned.WithIDs).
+type partLoad struct {
+	p              *Part
+	typeStart      [][]int64
+	orig, internal []int64
+}
+
+// load starts a dsp or hybrid part's partLoad after checking lopt as the
+// loader will (so that a rank fails before the collectives of the open,
+// not in them): the ranks' per-type tables of a typed part (a collective
+// over c).
+func (p *Part) load(c comm.Comm, lopt pipeline.Options) (*partLoad, error) {
+	if lopt.BatchSize <= 0 {
+		return nil, errs.Errorf(nil, "batch size = %d is invalid (want > 0)", lopt.BatchSize)
+	}
+	if err := p.g.Use(func(in core.Internals) error { return checkNames(in.Store, lopt, "graph") }); err != nil {
+		return nil, err
+	}
+	ts, err := p.typeStarts(c)
+	if err != nil {
+		return nil, err
+	}
+	return &partLoad{p: p, typeStart: ts}, nil
 }
 
 // rows makes the row exchange of a dsp or hybrid part's loader, on the
-// workers' channels.
-func (p *Part) rows(in core.Internals, channels []comm.Comm) pipeline.RowLoader {
-	return &rowExchange{c: channels, rank: p.info.Rank, offsets: in.Part.Offsets, store: in.Store,
-		typeStart: p.typeStart, nameType: p.nameType(in.Store)}
+// workers' channels; on a dsp part the owners answer the original ids of
+// the batch's nodes with their rows.
+func (pl *partLoad) rows(in core.Internals, channels []comm.Comm) pipeline.RowLoader {
+	p := pl.p
+	x := &rowExchange{c: channels, rank: p.info.Rank, offsets: in.Part.Offsets, store: in.Store,
+		typeStart: pl.typeStart, nameType: p.nameType(in.Store)}
+	if in.Part.Ranked != nil {
+		x.owned = in.Part.Ranked.Owned()
+	}
+	return x
 }
 
 // openLocal opens a self-reliant part's loader (see OpenLoader): a
@@ -203,6 +253,10 @@ type rowExchange struct {
 	// of a per-type name (-1 for a global one).
 	typeStart [][]int64
 	nameType  func(name string) int
+	// owned, when not nil (dsp), are the original ids of the rank's owned
+	// nodes: every batch node is asked of its owner, who answers its
+	// original id before its rows, written into the batch's Nodes.
+	owned []int64
 }
 
 var _ pipeline.RowLoader = (*rowExchange)(nil)
@@ -237,8 +291,10 @@ func ownerOf(offsets []int64, v int64) int {
 // load gathers featureNames over nodes and labelNames over nodes[:nb]
 // (internal ids) into b.NodeData. Requests: to each owner q, the rows it
 // must send ([#feature rows, #label rows, rows...] as int64, rows relative
-// to q's patch). Answers: the rows of each feature name, then of each label
-// name, back to back. A typed part's per-type name ("<type>/<name>") takes
+// to q's patch). Answers: with x.owned, the original ids of the feature
+// rows asked (then every node of the batch, features or not); the rows
+// of each feature name, then of each label name, back to back. A typed
+// part's per-type name ("<type>/<name>") takes
 // the rows asked of its type only, which both sides tell apart by the
 // owners' type ranges (typeStart), and fills one row per batch node (seed)
 // of its type, in batch order.
@@ -251,7 +307,8 @@ func (x *rowExchange) load(ctx context.Context, c comm.Comm, b *pipeline.Batch, 
 		labelAt     []int
 	}
 	ws := make([]want, size)
-	if len(featureNames) > 0 {
+	ids := x.owned != nil
+	if len(featureNames) > 0 || ids {
 		for i, v := range nodes {
 			q := x.owner(v)
 			ws[q].feat = append(ws[q].feat, v-x.offsets[q])
@@ -294,6 +351,11 @@ func (x *rowExchange) load(ctx context.Context, c comm.Comm, b *pipeline.Batch, 
 			}
 		}
 		var out []byte
+		if ids {
+			for _, r := range req[2 : 2+nf] {
+				out = binary.LittleEndian.AppendUint64(out, uint64(x.owned[r]))
+			}
+		}
 		for k, list := range [][]string{featureNames, labelNames} {
 			rows := req[2 : 2+nf]
 			if k == 1 {
@@ -344,6 +406,22 @@ func (x *rowExchange) load(ctx context.Context, c comm.Comm, b *pipeline.Batch, 
 	}
 	// Scatter the answers into the batch's tensors.
 	offs := make([]int, size)
+	if ids {
+		orig := mem.Int64s(b.Nodes.Data)
+		if len(orig) != len(nodes) {
+			return fmt.Errorf("the batch holds %d node ids for %d nodes", len(orig), len(nodes))
+		}
+		for q := range size {
+			raw := back[q].Bytes()
+			if len(raw) < 8*len(ws[q].featAt) {
+				return fmt.Errorf("rank %d answered %d bytes, fewer than the original ids of the %d nodes asked", q, len(raw), len(ws[q].featAt))
+			}
+			for m, i := range ws[q].featAt {
+				orig[i] = int64(binary.LittleEndian.Uint64(raw[8*m:]))
+			}
+			offs[q] = 8 * len(ws[q].featAt)
+		}
+	}
 	for k, list := range [][]string{featureNames, labelNames} {
 		n := len(nodes)
 		if k == 1 {

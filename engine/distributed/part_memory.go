@@ -3,7 +3,6 @@ package distributed
 import (
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/graph"
-	"github.com/graphferry/graphferry/engine/rankpart"
 )
 
 // Memory is what a rank's part holds, in bytes by what it is for (the
@@ -19,16 +18,15 @@ type Memory struct {
 	// NodeData: the rows of the store (the owned rows of dsp and hybrid,
 	// whose features are mapped from feat.npy and paged in where read).
 	NodeData int64
-	// IDs: the owned nodes' original ids and the P+1 range offsets.
+	// IDs: the original ids of the owned nodes (and dsp: of the halo by
+	// new id), the P+1 range offsets, the rank's directory slice (N/P new
+	// ids by original id), and hybrid's two whole maps (N entries each).
 	IDs int64
 	// Times: node and edge times, when set (N entries for node times).
 	Times int64
-	// Mapped: the relabelling maps mapped from disk (2 x 8 bytes x N of
-	// address space; resident only where read, as clean file pages).
-	Mapped int64
 }
 
-// Resident returns what the part holds in memory: everything but Mapped.
+// Resident returns what the part holds in memory.
 func (m Memory) Resident() int64 { return m.Topology + m.NodeData + m.IDs + m.Times }
 
 // Memory returns the part's memory plan (see Memory): what its structures
@@ -43,14 +41,14 @@ func (p *Part) Memory() (Memory, error) {
 				m.NodeData += int64(len(t.Data))
 			}
 		}
-		m.IDs = 8*int64(len(p.owned)) + 8*int64(len(in.Part.Offsets))
+		m.IDs = 8 * int64(len(in.Part.Offsets)+len(p.directory)+len(in.Part.NewToOld)+len(in.Part.OldToNew))
+		if r := in.Part.Ranked; r != nil {
+			m.IDs += r.Bytes() // the owned nodes' ids among them
+		} else {
+			m.IDs += 8 * int64(len(p.owned))
+		}
 		ro := in.Runtime(0)
 		m.Times = 8 * int64(len(ro.NodeTime)+len(ro.EdgeTime))
-		if p.layout != rankpart.LayoutSelfReliant && in.Part.NewToOld != nil { // mapped from disk
-			m.Mapped = 8 * int64(len(in.Part.NewToOld)+len(in.Part.OldToNew))
-		} else {
-			m.IDs += 8 * int64(len(in.Part.NewToOld)+len(in.Part.OldToNew))
-		}
 		if p.localRow != nil {
 			m.IDs += 8 * int64(len(p.localRow))
 		}

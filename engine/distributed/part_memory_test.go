@@ -14,9 +14,10 @@ import (
 
 // TestPartMemoryIsItsShare checks the memory plan of dsp ranks: the ranks'
 // topologies add up to the whole graph's edges with one row offset per
-// owned node (plus one per rank), nothing resident grows with the whole
-// graph's node count (the maps are mapped, 16 bytes a node of address
-// space), and a rank of four holds less than a rank of two.
+// owned node (plus one per rank), nothing grows with the whole graph's
+// node count (ids: the owned nodes' original ids, the halo's new and
+// original ids, the offsets and the rank's directory slice), and a rank of
+// four holds less than a rank of two.
 func TestPartMemoryIsItsShare(t *testing.T) {
 	src, _ := writeTestDataset(t)
 	most := map[int]int64{}
@@ -32,8 +33,8 @@ func TestPartMemoryIsItsShare(t *testing.T) {
 				require.NoError(t, p.Close())
 				require.Equal(t, p.NumOwned(), m.Owned)
 				require.Positive(t, m.Halo)
-				require.Equal(t, int64(16*testgraph.Nodes), m.Mapped)
-				require.Equal(t, 8*(m.Owned+int64(size)+1), m.IDs)
+				dir := rankpart.DirectoryRange(testgraph.Nodes, size)
+				require.Equal(t, 8*(m.Owned+2*m.Halo+int64(size)+1+dir[r+1]-dir[r]), m.IDs)
 				require.Zero(t, m.Times)
 				require.Positive(t, m.NodeData)
 				owned += m.Owned

@@ -165,9 +165,9 @@ func TestPartLoaderEqualsSingleProcess(t *testing.T) {
 
 // readPartGroup opens every rank's part of dst (size ranks, checksums
 // verified) with a comm.Host each, opens its loader with open (given the
-// rank, the part and the host), closes the part (the loader keeps what it
-// needs) and reads epochs of every rank's loader concurrently: digests
-// per rank and epoch.
+// rank, the part and the host; concurrently: a dsp loader's open is
+// collective), closes the part (the loader keeps what it needs) and reads
+// epochs of every rank's loader concurrently: digests per rank and epoch.
 func readPartGroup(t *testing.T, dst string, size, epochs int, read func(*core.Loader, int) ([][]string, error),
 	open func(r int, p *Part, h comm.Comm) *core.Loader) [][][]string {
 	t.Helper()
@@ -180,11 +180,13 @@ func readPartGroup(t *testing.T, dst string, size, epochs int, read func(*core.L
 		require.NoError(t, err)
 		h, err := comm.NewHost(r, size, l.Exchanger(r))
 		require.NoError(t, err)
-		ld := open(r, p, h)
-		require.NoError(t, p.Close())
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			ld := open(r, p, h)
+			if err := p.Close(); err != nil {
+				errc <- err
+			}
 			defer ld.Close()
 			var err error
 			if got[r], err = read(ld, epochs); err != nil {

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/graphferry/graphferry/engine/comm"
 	"github.com/graphferry/graphferry/engine/feature"
+	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/pipeline"
 	"github.com/graphferry/graphferry/engine/rankpart"
 )
@@ -24,40 +26,61 @@ func typeAt(start []int64, r int64) int {
 	return sort.Search(len(start)-1, func(i int) bool { return start[i+1] > r })
 }
 
-// typedTables computes what the loaders of a typed part of d need to find
-// per-type rows: typeStart (dsp, hybrid: for every rank, where its owned
-// nodes of each type start among its rows, from the relabelling) or
-// typedRow (self-reliant: each local row's rank among the rank's nodes of
-// its type).
+// typedTables computes what the loaders of a typed self-reliant part of d
+// need to find per-type rows: typedRow, each local row's rank among the
+// rank's nodes of its type (dsp and hybrid loaders ask the ranks:
+// typeStarts).
 func (p *Part) typedTables(d *rankpart.Part) {
 	ty := d.Types
-	if ty == nil {
+	if ty == nil || d.Layout != rankpart.LayoutSelfReliant {
 		return
 	}
-	T := len(ty.NodeTypes)
-	if d.Layout == rankpart.LayoutSelfReliant {
-		count := make([]int64, T)
-		p.typedRow = make([]int64, len(d.GlobalIDs))
-		for l, v := range d.GlobalIDs {
-			t := typeAt(ty.NodeOffsets, v)
-			p.typedRow[l] = count[t]
-			count[t]++
-		}
-		return
+	count := make([]int64, len(ty.NodeTypes))
+	p.typedRow = make([]int64, len(d.GlobalIDs))
+	for l, v := range d.GlobalIDs {
+		t := typeAt(ty.NodeOffsets, v)
+		p.typedRow[l] = count[t]
+		count[t]++
 	}
-	// Rank q's range of new ids holds its nodes in increasing original
-	// id, and a type owns consecutive original ids: where each type starts
-	// in the range is a search of the mapped new_to_old (O(P T log N)).
-	newToOld, _ := d.Relabel.Maps()
-	off := d.Relabel.Offsets
-	p.typeStart = make([][]int64, d.Meta.Parts)
-	for q := range p.typeStart {
-		p.typeStart[q] = make([]int64, T+1)
-		ids := newToOld[off[q]:off[q+1]]
-		for t := 1; t <= T; t++ {
-			p.typeStart[q][t] = int64(sort.Search(len(ids), func(i int) bool { return ids[i] >= ty.NodeOffsets[t] }))
+}
+
+// typeStarts returns, for every rank q of a typed dsp or hybrid part's
+// group, where q's owned nodes of each type start among its rows (T+1
+// entries): q's range of new ids holds its nodes in increasing original
+// id, and a type owns consecutive original ids, so they follow from the
+// ranks' counts of owned nodes per type, which one all-to-all over c
+// gives every rank (a collective of the loaders' open). nil on an untyped
+// part.
+func (p *Part) typeStarts(c comm.Comm) ([][]int64, error) {
+	if p.types == nil || p.layout == rankpart.LayoutSelfReliant {
+		return nil, nil
+	}
+	send := make([]mem.Buffer, c.Size())
+	for j := range send {
+		send[j] = mem.HostBuffer(mem.Bytes(p.typeOwned))
+	}
+	recv, err := c.AllToAll(context.Background(), p.info.Rank, send, mem.NoStream)
+	if err != nil {
+		return nil, err
+	}
+	T := len(p.typeOwned)
+	out := make([][]int64, len(recv))
+	for q, b := range recv {
+		if b.Len() != 8*T {
+			return nil, fmt.Errorf("rank %d sent %d bytes of per-type counts (want %d)", q, b.Len(), 8*T)
+		}
+		out[q] = make([]int64, T+1)
+		for t, k := range mem.Int64s(b.Bytes()) {
+			if k < 0 || k > p.meta.Ranks[q].NumOwned {
+				return nil, fmt.Errorf("rank %d says it owns %d nodes of type %d (of its %d)", q, k, t, p.meta.Ranks[q].NumOwned)
+			}
+			out[q][t+1] = out[q][t] + k
+		}
+		if out[q][T] != p.meta.Ranks[q].NumOwned {
+			return nil, fmt.Errorf("rank %d's per-type counts add up to %d, not its %d owned nodes", q, out[q][T], p.meta.Ranks[q].NumOwned)
 		}
 	}
+	return out, nil
 }
 
 // nameType returns the node type of a per-type name of store (-1 for a

@@ -187,22 +187,24 @@ func checkTypeOffsets(name string, off []int64, end int64, what string) error {
 // relation in increasing order. The error names the first bad node (by
 // original id) and edge. Large graphs are checked in parallel.
 func (t *Types) Validate(g *CSC, newToOld []int64) error {
-	return t.ValidateSpan(g, newToOld, g.NumEdges())
+	var orig func(int64) int64
+	if newToOld != nil {
+		orig = func(v int64) int64 { return newToOld[v] }
+	}
+	return t.ValidateSpan(g, orig, g.NumEdges())
 }
 
 // ValidateSpan is Validate for a CSC that may hold some of the edges of a
 // larger graph of numEdges edges (a rank's part, whose edge ids are the
 // whole graph's): EdgeOffsets end at numEdges, and every edge id is below
-// it.
-func (t *Types) ValidateSpan(g *CSC, newToOld []int64, numEdges int64) error {
+// it. orig maps g's ids to original ids (nil: the identity): a rank's
+// part knows those of the rows it holds and of their sources.
+func (t *Types) ValidateSpan(g *CSC, orig func(int64) int64, numEdges int64) error {
 	if err := t.CheckShape(g.NumNodes, numEdges); err != nil {
 		return err
 	}
-	orig := func(v int64) int64 {
-		if newToOld != nil {
-			return newToOld[v]
-		}
-		return v
+	if orig == nil {
+		orig = func(v int64) int64 { return v }
 	}
 	e := numEdges
 	// The first bad row (in internal order) wins, so that the message does

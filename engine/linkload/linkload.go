@@ -178,6 +178,13 @@ type EdgeAsker interface {
 	// the runtime that samples the batch, whose exchanges pair up across
 	// the ranks (sample.Runtime.Exchange).
 	AreEdges(ctx context.Context, rt *sample.Runtime, pairs linkpred.Pairs) ([]bool, error)
+	// Internal returns the internal ids of the original ids orig, for a
+	// rank that knows its own nodes' alone (partition.Partitioned.Ranked):
+	// a batch's negatives and seed pairs, which can be any node. It is
+	// collective as AreEdges: every rank makes the same calls for each
+	// batch it makes (once before sampling it, and before AreEdges for
+	// GlobalUniform's candidates), on rt.
+	Internal(ctx context.Context, rt *sample.Runtime, orig []int64) ([]int64, error)
 }
 
 // New returns a Linker over p, typed by types (nil: untyped), after
@@ -459,7 +466,7 @@ func (l *Linker) prepare(ctx context.Context, rt *sample.Runtime, items Items, i
 	}
 	pr := prepared{lk: lk, req: l.opt.Request, key: key}
 	// Disjoint seeds may repeat (a node in two pairs has two subgraphs).
-	pr.internal, err = pipeline.MapSeeds(l.p, lk.seeds, !pr.req.Disjoint)
+	pr.internal, err = l.internal(ctx, rt, lk.seeds, !pr.req.Disjoint)
 	if err != nil {
 		return prepared{}, errs.Errorf(nil, "link seeds: %v", err)
 	}
@@ -560,18 +567,32 @@ func (a origAdjacency) HasEdge(u, v int64) bool {
 	return a.adj.HasEdge(u, v)
 }
 
-// endpoints is the EdgeIndex's Endpoints in original node ids.
+// endpoints is the EdgeIndex's Endpoints in original node ids (on a
+// rank's part, the partition knows those of its seed edges).
 func (l *Linker) endpoints(eids []int64) (linkpred.Pairs, error) {
 	pos, err := l.idx.Endpoints(eids)
 	if err != nil {
 		return pos, err
 	}
-	if p := l.p.NewToOld; p != nil {
-		for i := range pos.Src {
-			pos.Src[i], pos.Dst[i] = p[pos.Src[i]], p[pos.Dst[i]]
-		}
+	if err := l.p.ToOld(pos.Src, pos.Src); err != nil {
+		return pos, err
 	}
-	return pos, nil
+	return pos, l.p.ToOld(pos.Dst, pos.Dst)
+}
+
+// internal returns the internal ids of a batch's seeds orig (refusing
+// repeats when distinct): on a rank's part they are asked of the ranks
+// (EdgeAsker.Internal), else mapped by the partition.
+func (l *Linker) internal(ctx context.Context, rt *sample.Runtime, orig []int64, distinct bool) ([]int64, error) {
+	if l.p.Ranked == nil || l.ask == nil {
+		return pipeline.MapSeeds(l.p, orig, distinct)
+	}
+	// Checked before the exchange, which every rank then runs anyway.
+	_, err := pipeline.MapSeeds(&partition.Partitioned{Graph: l.p.Graph, Offsets: l.p.Offsets}, orig, distinct)
+	if err != nil {
+		return nil, err
+	}
+	return l.ask.Internal(ctx, rt, orig)
 }
 
 // asking returns the query that asks the ranks, on rt, which pairs
@@ -581,12 +602,17 @@ func (l *Linker) asking(ctx context.Context, rt *sample.Runtime) func(linkpred.P
 		return nil
 	}
 	return func(orig linkpred.Pairs) ([]bool, error) {
-		in := orig
-		if m := l.p.OldToNew; m != nil {
-			in = linkpred.Pairs{Src: make([]int64, orig.Len()), Dst: make([]int64, orig.Len())}
-			for i := range orig.Src {
-				in.Src[i], in.Dst[i] = m[orig.Src[i]], m[orig.Dst[i]]
+		in := linkpred.Pairs{Src: make([]int64, orig.Len()), Dst: make([]int64, orig.Len())}
+		if l.p.Ranked != nil {
+			ids, err := l.ask.Internal(ctx, rt, append(slices.Clone(orig.Src), orig.Dst...))
+			if err != nil {
+				return nil, err
 			}
+			in.Src, in.Dst = ids[:orig.Len()], ids[orig.Len():]
+		} else if err := l.p.ToNew(orig.Src, in.Src); err != nil {
+			return nil, err
+		} else if err := l.p.ToNew(orig.Dst, in.Dst); err != nil {
+			return nil, err
 		}
 		return l.ask.AreEdges(ctx, rt, in)
 	}

@@ -24,19 +24,47 @@ func (p *Partitioned) Owner(v int64) int {
 // PatchRange returns the new ids [lo, hi) owned by patch q.
 func (p *Partitioned) PatchRange(q int) (lo, hi int64) { return p.Offsets[q], p.Offsets[q+1] }
 
-// ToNew maps original ids to new ids: out[i] = OldToNew[ids[i]]. out must
-// have len(ids) entries and may alias ids. Every id is checked first; on
-// error out is left untouched.
-func (p *Partitioned) ToNew(ids, out []int64) error { return p.mapIDs(ids, out, p.OldToNew) }
+// OrigID returns the original id of new id v (in range): NewToOld[v], v
+// itself for the identity, or what Ranked knows (-1 for a node it does
+// not).
+func (p *Partitioned) OrigID(v int64) int64 {
+	switch {
+	case p.NewToOld != nil:
+		return p.NewToOld[v]
+	case p.Ranked != nil:
+		return p.Ranked.orig(v)
+	}
+	return v
+}
 
-// ToOld maps new ids to original ids: out[i] = NewToOld[ids[i]]. out must
-// have len(ids) entries and may alias ids. Every id is checked first; on
-// error out is left untouched.
-func (p *Partitioned) ToOld(ids, out []int64) error { return p.mapIDs(ids, out, p.NewToOld) }
+// InternalID returns the new id of original id o (in range), as OrigID.
+func (p *Partitioned) InternalID(o int64) int64 {
+	switch {
+	case p.OldToNew != nil:
+		return p.OldToNew[o]
+	case p.Ranked != nil:
+		return p.Ranked.internal(o)
+	}
+	return o
+}
+
+// ToNew maps original ids to new ids: out[i] = InternalID(ids[i]). out
+// must have len(ids) entries and may alias ids. Every id is checked first
+// (in range; known to a Ranked part); on error out is left untouched.
+func (p *Partitioned) ToNew(ids, out []int64) error {
+	return p.mapIDs(ids, out, p.OldToNew, p.InternalID)
+}
+
+// ToOld maps new ids to original ids: out[i] = OrigID(ids[i]), checked as
+// ToNew's.
+func (p *Partitioned) ToOld(ids, out []int64) error {
+	return p.mapIDs(ids, out, p.NewToOld, p.OrigID)
+}
 
 // mapIDs checks ids against [0, NumNodes) and writes perm[ids[i]] (or ids[i]
-// when perm is nil, the identity) into out.
-func (p *Partitioned) mapIDs(ids, out, perm []int64) error {
+// when perm is nil, the identity; look(ids[i]) on a Ranked part, which
+// must know every id) into out.
+func (p *Partitioned) mapIDs(ids, out, perm []int64, look func(int64) int64) error {
 	if len(out) != len(ids) {
 		return fmt.Errorf("partition: len(out)=%d, want len(ids)=%d", len(out), len(ids))
 	}
@@ -56,6 +84,16 @@ func (p *Partitioned) mapIDs(ids, out, perm []int64) error {
 		if err != nil {
 			return err
 		}
+	}
+	if p.Ranked != nil {
+		mapped := make([]int64, m)
+		for i, v := range ids {
+			if mapped[i] = look(v); mapped[i] < 0 {
+				return fmt.Errorf("partition: node id %d at position %d is not known to this rank (its owner's)", v, i)
+			}
+		}
+		copy(out, mapped)
+		return nil
 	}
 	if perm == nil {
 		copy(out, ids)

@@ -23,12 +23,17 @@ const (
 // [Offsets[p], Offsets[p+1]). Within a patch, nodes keep their original
 // relative order. Graph is the renumbered CSC (rows, indices in new ids; each
 // node's neighbour list keeps its original order; EdgeIDs stay the original
-// edge ids). NewToOld and OldToNew are nil when the numbering is the identity.
+// edge ids). NewToOld and OldToNew are nil when the numbering is the identity
+// or when Ranked is set.
 type Partitioned struct {
 	Graph    *graph.CSC
 	Offsets  []int64
 	NewToOld []int64
 	OldToNew []int64
+	// Ranked, when not nil, is a rank's part that holds its own range and
+	// not the whole maps: the numbering is not the identity, and only the
+	// ids Ranked knows map (OrigID, InternalID; -1 for the others).
+	Ranked *RankIDs
 }
 
 // NumPatches returns P.

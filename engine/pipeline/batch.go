@@ -370,12 +370,21 @@ func materializeTopology(res *sample.Result, seedsOrig []int64, inputIndex []int
 	if b.Nodes, nodes, err = int64Tensor(alloc, res.Nodes); err != nil {
 		return nil, err
 	}
-	if p.NewToOld != nil {
+	switch {
+	case p.NewToOld != nil:
 		if int64(len(p.NewToOld)) != n {
 			return nil, fmt.Errorf("pipeline: len(partition.NewToOld) = %d (want %d)", len(p.NewToOld), n)
 		}
 		for i, v := range nodes {
 			nodes[i] = p.NewToOld[v]
+		}
+	case p.Ranked != nil:
+		// A rank's part: the seeds are seedsOrig (the sample starts with
+		// the seeds it was given), the other nodes' original ids are their
+		// owners' to give (the Share's RowLoader writes them).
+		copy(nodes, seedsOrig)
+		for i := nb; i < len(nodes); i++ {
+			nodes[i] = -1
 		}
 	}
 	if !slices.Equal(nodes[:nb], seedsOrig) {

@@ -478,6 +478,9 @@ func checkShareAndNames(p *partition.Partitioned, store feature.Gatherer, opt *O
 		}
 		opt.Share, rows = &share, share.Rows != nil
 	}
+	if p.Ranked != nil && !rows {
+		return errors.New("pipeline: a rank's part knows the original ids of its own nodes only: its batches need a Share's RowLoader, which asks their owners")
+	}
 	return checkNodeNames(p, store, *opt, rows)
 }
 
@@ -707,10 +710,8 @@ func MapSeeds(p *partition.Partitioned, seeds []int64, distinct bool) ([]int64, 
 			}
 			first[v] = i
 		}
-		if p.OldToNew != nil {
-			seedsNew[i] = p.OldToNew[v]
-		} else {
-			seedsNew[i] = v
+		if seedsNew[i] = p.InternalID(v); seedsNew[i] < 0 {
+			return nil, fmt.Errorf("seeds[%d] = %d is not known to this rank (resolve it with its owner first)", i, v)
 		}
 	}
 	return seedsNew, nil
@@ -932,18 +933,20 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 			index := pl.index(i + j)
 			pos, seeds := pl.batchInputs(order, index)
 			b, err := materializeTopology(rs, seeds, pos, pl.p, pl.alloc)
+			jb := job{index: index, b: b, res: rs, s: s}
+			if err == nil && rows != nil {
+				// Before the views: on a rank's part the rows come with
+				// the nodes' original ids, which the typed view reads.
+				if jb.rows, err = rows.LoadRows(pl.life, w, b, rs.Nodes, len(pos), pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads); err != nil {
+					b.Release()
+				}
+			}
 			if err == nil {
 				err = pl.addViews(b, rs.Nodes)
 			}
-			jb := job{index: index, b: b, res: rs, s: s}
 			if err == nil && rows != nil {
-				jb.rows, err = rows.LoadRows(pl.life, w, b, rs.Nodes, len(pos), pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads)
-				if err != nil {
-					b.Release()
-				} else {
-					s.Recycle(rs) // the batch holds copies of everything it needs
-					jb.res = nil
-				}
+				s.Recycle(rs) // the batch holds copies of everything it needs
+				jb.res = nil
 			}
 			if err != nil {
 				s.Recycle(res[j:]...)
@@ -1050,27 +1053,30 @@ func (pl *Pipeline) makeLoop(r *run, order []int64, m maker, w int, jobs chan<- 
 		} else {
 			b, res, err = m.Make(pl.life, pl.batchSeeds(order, int(index)), BatchKey(r.epoch, index), pl.alloc) // cancelled by Close
 		}
-		if err == nil {
-			if err = pl.addViews(b, res.Nodes); err != nil {
-				m.Recycle(res)
-			}
-		}
 		if err != nil {
 			q.send(job{index: index, err: fmt.Errorf("pipeline: %sepoch %d, making batch %d: %w", pl.where(), r.epoch, index, err)})
 			return
 		}
-		b.Index, b.Epoch = index, r.epoch
 		jb := job{index: index, b: b, res: res, s: m}
 		if rows != nil {
-			jb.rows, err = rows.LoadRows(pl.life, w, b, res.Nodes, int(res.HopCounts[0]), pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads)
-			m.Recycle(res) // the batch holds copies of everything it needs
-			jb.res = nil
-			if err != nil {
+			// Before the views, as in sampleLoop.
+			if jb.rows, err = rows.LoadRows(pl.life, w, b, res.Nodes, int(res.HopCounts[0]), pl.opt.FeatureNames, pl.opt.LabelNames, pl.opt.Threads); err != nil {
 				b.Release()
+				m.Recycle(res)
 				q.send(job{index: index, err: fmt.Errorf("pipeline: %sepoch %d, loading batch %d: %w", pl.where(), r.epoch, index, err)})
 				return
 			}
 		}
+		if err = pl.addViews(b, res.Nodes); err != nil {
+			m.Recycle(res)
+			q.send(job{index: index, err: fmt.Errorf("pipeline: %sepoch %d, making batch %d: %w", pl.where(), r.epoch, index, err)})
+			return
+		}
+		if rows != nil {
+			m.Recycle(res) // the batch holds copies of everything it needs
+			jb.res = nil
+		}
+		b.Index, b.Epoch = index, r.epoch
 		if !q.send(jb) {
 			jb.drop()
 			return

@@ -44,7 +44,10 @@ type Share struct {
 type RowLoader interface {
 	// LoadRows adds to b (b.AddNodeData) the rows of featureNames over
 	// nodes and of labelNames over nodes[:numSeeds] (internal ids), and
-	// says where they came from. worker is the caller's index, from 0 to
+	// says where they came from. On a rank's part (the pipeline's
+	// partition.Partitioned.Ranked) it also writes the original id of
+	// every node into b.Nodes, which the owners answer with the rows (the
+	// views, which read them, are added after it). worker is the caller's index, from 0 to
 	// the pipeline's workers - 1. ctx is cancelled when the pipeline is
 	// closed: exchanges in flight should then return.
 	LoadRows(ctx context.Context, worker int, b *Batch, nodes []int64, numSeeds int, featureNames, labelNames []string, threads int) (feature.TierCounts, error)

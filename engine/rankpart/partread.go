@@ -32,7 +32,7 @@ type Part struct {
 	GlobalIDs, GlobalEIDs []int64
 	// Relabel is the relabelling of the dsp and hybrid layouts (nil for
 	// self-reliant): the ranks' ranges of new ids, the new id of each
-	// local node, and the whole maps mapped from disk (relabelled.go).
+	// local node, and the rank's slice of the directory (relabelled.go).
 	Relabel *Relabel
 	// OwnedFeat is feat.npy, the feature rows of the owned nodes (dsp and
 	// hybrid), memory-mapped until Close; nil when the source had none.
@@ -58,9 +58,6 @@ func (p *Part) Close() error {
 	for _, a := range p.NodeArrays {
 		err = errors.Join(err, a.Close())
 	}
-	if p.Relabel != nil {
-		err = errors.Join(err, p.Relabel.Close())
-	}
 	if p.Data != nil {
 		err = errors.Join(err, p.Data.Close())
 	}
@@ -70,8 +67,8 @@ func (p *Part) Close() error {
 // OpenPart opens DST/part-<rank> of a partitioned dataset: partition.json,
 // the rank's folder (a dataset, opened with opt), its id maps and owned
 // features, and for the dsp and hybrid layouts the relabelling (its
-// new_ids.npy; DST/new_to_old.npy and old_to_new.npy mapped, never read
-// whole into memory; DST/assignment.npy is not read). Sizes
+// new_ids.npy and its slice of DST/old_to_new.npy; DST/new_to_old.npy,
+// the rest of old_to_new.npy and DST/assignment.npy are not read). Sizes
 // (and with opt.VerifyChecksums the checksums) of every file are compared
 // with those partition.json records, and every id is checked against the
 // counts it records, so that a folder of another run, a damaged file or a

@@ -46,7 +46,15 @@ func TestOpenPartReadsOneFolder(t *testing.T) {
 			r := p.Relabel
 			require.Len(t, r.Offsets, 4)
 			require.Equal(t, p.Info.NumOwned, p.OwnedFeat.Shape[0])
-			newToOld, oldToNew := r.Maps()
+			// The whole maps stay on disk for whoever asks; the rank holds
+			// its directory slice of old_to_new.
+			n2o, err := fileformat.ReadNPY(filepath.Join(dst, NewToOldFile))
+			require.NoError(t, err)
+			o2n, err := fileformat.ReadNPY(filepath.Join(dst, OldToNewFile))
+			require.NoError(t, err)
+			newToOld, oldToNew := mem.Int64s(n2o.Data), mem.Int64s(o2n.Data)
+			dlo, dhi := r.DirectoryOffsets[1], r.DirectoryOffsets[2]
+			require.Equal(t, oldToNew[dlo:dhi], r.Directory)
 			for i, v := range p.GlobalIDs[:p.Info.NumOwned] {
 				require.Equal(t, int64(1), mem.Int64s(assign.Data)[v])
 				require.Equal(t, r.Offsets[1]+int64(i), r.NewIDs[i])
@@ -56,6 +64,8 @@ func TestOpenPartReadsOneFolder(t *testing.T) {
 				require.Equal(t, r.NewIDs[l], oldToNew[v])
 			}
 			require.NoError(t, assign.Close())
+			require.NoError(t, n2o.Close())
+			require.NoError(t, o2n.Close())
 		}
 		require.NoError(t, p.Close())
 		require.NoError(t, p.Close())

@@ -1,15 +1,13 @@
 package rankpart
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 
 	"github.com/graphferry/graphferry/engine/dataset"
+	"github.com/graphferry/graphferry/engine/feature"
 	"github.com/graphferry/graphferry/engine/fileformat"
 	"github.com/graphferry/graphferry/engine/internal/fileio"
 	"github.com/graphferry/graphferry/engine/mem"
@@ -17,8 +15,9 @@ import (
 
 // The relabelling of the dsp and hybrid layouts (see NewIDsFile): what the
 // writer adds to a partition and what a rank reads of it, so that nothing a
-// rank holds grows with the whole graph's node count but the two maps it
-// maps from disk.
+// rank holds grows with the whole graph's node count. DST/new_to_old.npy and
+// old_to_new.npy hold the whole permutation for whoever wants original ids
+// of the whole graph; a rank reads its slice of old_to_new.npy alone.
 
 // relabelled says whether the layout numbers the nodes into the ranks'
 // consecutive ranges (dsp, hybrid).
@@ -74,43 +73,41 @@ func (p *Partitioner) writeRelabel(dst string) ([]string, error) {
 
 // Relabel is what a rank of a dsp or hybrid partition holds of the
 // relabelling: the ranks' ranges (O(P)), the new id of each of its local
-// nodes (O(N/P + halo)), and the two whole maps mapped from disk.
+// nodes (O(N/P + halo)), and its slice of the directory of new ids by
+// original id (O(N/P)). The whole maps stay on disk, unread by the ranks.
 type Relabel struct {
 	// Offsets: rank q owns the new ids [Offsets[q], Offsets[q+1]).
 	Offsets []int64
 	// NewIDs holds the new id of every local node of the rank.
 	NewIDs []int64
-	// NewToOld and OldToNew are DST/new_to_old.npy and old_to_new.npy,
-	// memory-mapped (read-only, paged in where read) until Close.
-	NewToOld, OldToNew *fileformat.NPY
+	// Directory holds the new ids of the original ids [DirectoryOffsets
+	// [rank], DirectoryOffsets[rank+1]) (DST/old_to_new.npy's slice), so
+	// that any node's new id is one question to the rank whose slice holds
+	// it. DirectoryOffsets are the same on every rank (DirectoryRange).
+	Directory        []int64
+	DirectoryOffsets []int64
 }
 
-// Maps returns the mapped maps as int64 slices.
-func (r *Relabel) Maps() (newToOld, oldToNew []int64) {
-	return mem.Int64s(r.NewToOld.Data), mem.Int64s(r.OldToNew.Data)
-}
-
-// Close unmaps the maps. Idempotent.
-func (r *Relabel) Close() error {
-	var err error
-	if r.NewToOld != nil {
-		err = r.NewToOld.Close()
+// DirectoryRange returns the offsets of the directory's slices: rank q
+// holds the new ids of the original ids [off[q], off[q+1]) of n nodes over
+// parts ranks (about n/parts each).
+func DirectoryRange(n int64, parts int) []int64 {
+	off := make([]int64, parts+1)
+	for q := range off {
+		off[q] = int64((uint64(n) * uint64(q)) / uint64(parts)) // n < 2^40, parts <= 2^16
 	}
-	if r.OldToNew != nil {
-		err = errors.Join(err, r.OldToNew.Close())
-	}
-	return err
+	return off
 }
 
 // openRelabel reads the rank's relabelling (dsp, hybrid) and checks it
 // against partition.json and the rank's folder: its owned nodes hold the
-// rank's range in order, its other nodes lie outside it, the maps have N
-// entries, each in [0, N) (read through a small buffer, not the mapping,
-// so that a rank maps no more of them than it reads later), and they map
-// the rank's owned nodes both ways.
+// rank's range in order, its other nodes lie outside it, its directory
+// slice of DST/old_to_new.npy (read alone: the rest of the file is not
+// touched) holds new ids in [0, N) and maps those of its owned nodes that
+// fall in it to their new ids.
 func (p *Part) openRelabel(dst, dir string, opt dataset.OpenOptions) error {
 	m, info := &p.Meta, &p.Info
-	r := &Relabel{Offsets: make([]int64, m.Parts+1)}
+	r := &Relabel{Offsets: make([]int64, m.Parts+1), DirectoryOffsets: DirectoryRange(m.NumNodes, m.Parts)}
 	p.Relabel = r
 	for q := range m.Parts {
 		own := m.Ranks[q].NumOwned
@@ -133,64 +130,35 @@ func (p *Part) openRelabel(dst, dir string, opt dataset.OpenOptions) error {
 				dir, NewIDsFile, l, v, info.Rank, lo, hi, info.NumOwned)
 		}
 	}
-	for _, f := range []struct {
-		name string
-		npy  **fileformat.NPY
-	}{{NewToOldFile, &r.NewToOld}, {OldToNewFile, &r.OldToNew}} {
-		path, err := fileio.Confine(dst, "relabelling map", f.name)
-		if err != nil {
-			return err
-		}
-		if err := checkRecorded(path, f.name, m.Files, opt); err != nil {
-			return err
-		}
-		if err := checkRange(path, m.NumNodes); err != nil {
-			return err
-		}
-		if *f.npy, err = fileformat.ReadNPY(path); err != nil {
-			return err
-		}
-		if a := *f.npy; a.DType != mem.Int64 || len(a.Shape) != 1 || a.Shape[0] != m.NumNodes {
-			return fmt.Errorf("dataset: %s is %s %v, want int64 [%d]", path, a.DType, a.Shape, m.NumNodes)
+	path, err := fileio.Confine(dst, "relabelling map", OldToNewFile)
+	if err != nil {
+		return err
+	}
+	if err := checkRecorded(path, OldToNewFile, m.Files, opt); err != nil {
+		return err
+	}
+	a, err := fileformat.ReadNPY(path) // mapped: only the slice copied below is read
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if a.DType != mem.Int64 || len(a.Shape) != 1 || a.Shape[0] != m.NumNodes {
+		return fmt.Errorf("dataset: %s is %s %v, want int64 [%d]", path, a.DType, a.Shape, m.NumNodes)
+	}
+	dlo, dhi := r.DirectoryOffsets[info.Rank], r.DirectoryOffsets[info.Rank+1]
+	r.Directory = make([]int64, dhi-dlo)
+	if err := feature.Copy(mem.Bytes(r.Directory), a.Data[8*dlo:8*dhi]); err != nil { // a fault on the mapping is an error
+		return fmt.Errorf("dataset: %s: %w", path, err)
+	}
+	for i, v := range r.Directory {
+		if v < 0 || v >= m.NumNodes {
+			return fmt.Errorf("dataset: %s[%d] = %d is outside [0, %d)", path, dlo+int64(i), v, m.NumNodes)
 		}
 	}
-	newToOld, oldToNew := r.Maps()
 	for i, v := range p.GlobalIDs[:info.NumOwned] {
-		if newToOld[lo+int64(i)] != v || oldToNew[v] != lo+int64(i) {
-			return fmt.Errorf("dataset: %s and %s do not map rank %d's owned node %d (local %d) to new id %d and back",
-				NewToOldFile, OldToNewFile, info.Rank, v, i, lo+int64(i))
-		}
-	}
-	return nil
-}
-
-// checkRange reads the int64 .npy at path through a small buffer and
-// checks every entry lies in [0, n).
-func checkRange(path string, n int64) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return fmt.Errorf("dataset: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return fmt.Errorf("dataset: %w", err)
-	}
-	head := st.Size() - 8*n
-	if head < 0 {
-		return fmt.Errorf("dataset: %s has %d bytes, too few for %d int64 entries", path, st.Size(), n)
-	}
-	if _, err := f.Seek(head, io.SeekStart); err != nil {
-		return fmt.Errorf("dataset: %w", err)
-	}
-	rd := bufio.NewReaderSize(f, 1<<16)
-	var b [8]byte
-	for i := range n {
-		if _, err := io.ReadFull(rd, b[:]); err != nil {
-			return fmt.Errorf("dataset: %s: %w", path, err)
-		}
-		if v := int64(binary.LittleEndian.Uint64(b[:])); v < 0 || v >= n {
-			return fmt.Errorf("dataset: %s[%d] = %d is outside [0, %d)", path, i, v, n)
+		if v >= dlo && v < dhi && r.Directory[v-dlo] != lo+int64(i) {
+			return fmt.Errorf("dataset: %s does not map rank %d's owned node %d (local %d) to new id %d",
+				OldToNewFile, info.Rank, v, i, lo+int64(i))
 		}
 	}
 	return nil

@@ -364,12 +364,10 @@ func (rt *Runtime) rankThreads() int {
 	return max(1, par.Threads(rt.threads)/len(rt.ranks))
 }
 
-func (s *shared) orig(v int64) int64 {
-	if s.p.NewToOld != nil {
-		return s.p.NewToOld[v]
-	}
-	return v
-}
+// orig returns the original id of internal id v: on a rank's part
+// (partition.Partitioned.Ranked) v is one of the nodes the rank holds,
+// owned (a frontier node it samples) or a source of their in-edges.
+func (s *shared) orig(v int64) int64 { return s.p.OrigID(v) }
 
 // begin resolves req (its filter state) against rt for one call.
 // what names the request's type in errors.

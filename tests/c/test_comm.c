@@ -477,6 +477,7 @@ static void test_part_times(void) {
   memset(&po, 0, sizeof po);
   po.struct_size = sizeof po;
   po.num_parts = 2;
+  po.overwrite = 1; /* part_dir holds the previous test's partition */
   CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
   static rank_run runs[MAX_RANKS];
   times_short = 0;
@@ -512,6 +513,7 @@ static void test_parts_equal_single_process(int ranks, int layout) {
   po.num_parts = ranks;
   po.layout = layout;
   po.seed = 5;
+  po.overwrite = 1; /* part_dir holds the previous test's partition */
   CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
 
   static rank_run runs[MAX_RANKS];
@@ -525,6 +527,7 @@ static void test_part_errors(void) {
   memset(&po, 0, sizeof po);
   po.struct_size = sizeof po;
   po.num_parts = 2;
+  po.overwrite = 1; /* part_dir holds the previous test's partition */
   CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
   gf_part *p = (gf_part *)1;
   CHECK(gf_part_open(NULL, 0, 0, &p) == GF_EINVAL && p == NULL, "NULL dir");
@@ -718,6 +721,7 @@ static void test_edge_ranks_equal_single_process(int ranks, int parts, int layou
     po.num_parts = ranks;
     po.layout = layout;
     po.seed = 5;
+    po.overwrite = 1; /* part_dir holds the previous test's partition */
     CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
   }
   edge_on_parts = parts;
@@ -776,6 +780,7 @@ static void test_edge_errors(void) {
     po.num_parts = 2;
     po.layout = layout;
     po.num_hops = 2;
+    po.overwrite = 1; /* part_dir holds the previous test's partition */
     CHECK(gf_dataset_partition(dataset, part_dir, &po) == GF_OK, "gf_dataset_partition: %s", gf_errmsg());
     gf_part *p = NULL;
     CHECK(gf_part_open(part_dir, 0, 0, &p) == GF_OK, "gf_part_open: %s", gf_errmsg());
