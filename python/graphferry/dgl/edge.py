@@ -130,9 +130,10 @@ def check_edge_comm(graph: Any, per_type: bool, edge: EdgeSettings) -> None:
             "with comm=, the edge DataLoader takes a graphferry.Graph opened with num_patches=comm.size or a "
             f"graphferry.distributed.PartGraph (got '{type(graph).__name__}')"
         )
-    if edge.exclude_fn is not None:
+    if edge.exclude_fn is not None or edge.shadow:
         raise NotImplementedError(
-            "with comm=, 'exclude' is None, 'self' or 'reverse_id' (a callable is served in one process)"
+            "with comm=, 'exclude' is None, 'self' or 'reverse_id' (a callable is served in one process) "
+            "and the node sampler makes blocks (a ShaDowKHopSampler is served in one process)"
         )
 
 
@@ -199,7 +200,8 @@ class EdgeSettings:
     flags), ``exclude`` (None, ``"self"``, ``"reverse_id"`` or
     ``"reverse_types"``, or None with ``exclude_fn`` for DGL's callable
     form) and ``reverse`` (``reverse_eids`` for ``"reverse_id"``,
-    ``reverse_etypes`` for ``"reverse_types"``)."""
+    ``reverse_etypes`` for ``"reverse_types"``); ``shadow``: the node
+    sampler is DGL's ShaDowKHopSampler (a subgraph in place of blocks)."""
 
     node: Any
     negative: str | None
@@ -208,6 +210,7 @@ class EdgeSettings:
     exclude: str | None
     reverse: Any
     exclude_fn: Callable[[Any], Any] | None = None
+    shadow: bool = False
 
 
 def edge_settings(sampler: Any) -> EdgeSettings:
@@ -215,10 +218,6 @@ def edge_settings(sampler: Any) -> EdgeSettings:
     Checks what needs no graph; the loaders check the rest."""
     if not is_edge_sampler(sampler):
         raise TypeError(f"expected an edge prediction sampler (got '{type(sampler).__name__}')")
-    if isinstance(sampler.sampler, dgl.dataloading.ShaDowKHopSampler):
-        raise NotImplementedError(
-            "graphferry's edge loader samples blocks: a ShaDowKHopSampler inside it is not supported"
-        )
     settings = sampler_settings(sampler.sampler)
     exclude = sampler.exclude
     exclude_fn = None
@@ -239,7 +238,8 @@ def edge_settings(sampler: Any) -> EdgeSettings:
         if not isinstance(reverse, Mapping):
             raise ValueError("exclude='reverse_types' needs reverse_etypes, a dict {etype: reverse etype}")
     negative, k, flags = _negative(sampler.negative_sampler)
-    return EdgeSettings(settings, negative, k, flags, exclude, reverse, exclude_fn)
+    shadow = isinstance(sampler.sampler, dgl.dataloading.ShaDowKHopSampler)
+    return EdgeSettings(settings, negative, k, flags, exclude, reverse, exclude_fn, shadow)
 
 
 class EdgeBatches(Closeable):
@@ -277,7 +277,7 @@ class EdgeBatches(Closeable):
         """What the engine makes every batch with (the sampler's settings,
         the engine's exclusion and reverse map, DGL's exclude callable)."""
         self._sampler: EdgeSampler | None = None
-        self.settings, self._has_negative = edge.node, edge.negative is not None
+        self.settings, self._has_negative, self.shadow = edge.node, edge.negative is not None, edge.shadow
         self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
         self._edge_args = dict(
             mode="dgl",
@@ -319,6 +319,8 @@ class EdgeBatches(Closeable):
             sync_node_data(self.graph, self.dgl_graph, self.feature_names)  # node data replaced since
         if comm is not None:
             loader_args.update(comm=comm, timeout=timeout)
+        if self.shadow:  # ShaDow's subgraph: induced, without the excluded edges, by the engine
+            loader_args["coo"] = _lib.GF_COO_SUBGRAPH
         return (DistributedEdgeLoader if comm is not None else EdgeLoader)(
             self.graph,
             self.seeds,
@@ -336,37 +338,53 @@ class EdgeBatches(Closeable):
         step of an epoch yields), drawn in the caller's thread."""
         if isinstance(eids, Mapping):
             eids = torch.cat([self.hetero_graph.edge_to_global(et, ids) for et, ids in eids.items()])
-        if isinstance(self.graph, PartGraph):
+        if isinstance(self.graph, PartGraph) or self.shadow:
             raise NotImplementedError(
-                "sample() draws in this process, which holds only its part of the graph: iterate the loader"
+                "sample() draws blocks in this process: iterate the loader (for a rank's part of the graph, "
+                "or a ShaDowKHopSampler's subgraphs)"
             )
         eids = torch.as_tensor(eids).to(torch.int64).contiguous()
         if self._sampler is None:
             self._sampler = EdgeSampler(self.graph, self._options, **self._edge_args)
         return self.convert(self._sampler.sample(eids, key=key))
 
-    def _edge_data(self, sample: EdgeSample) -> dict[str, list[torch.Tensor]]:
-        """The engine-gathered edge data of ``sample``, per hop, that is
-        still the graph's (a replaced ``edata`` column is served lazily)."""
+    def _edge_data(self, sample: EdgeSample) -> dict[str, torch.Tensor]:
+        """The engine-gathered edge data of ``sample`` that is still the
+        graph's (a replaced ``edata`` column is served lazily)."""
         g, sub = self.dgl_graph, sample.sub
         out = {}
-        for name in sub.edge_data:
+        for name, rows in sub.edge_data.items():
             if g is None or engine_edge_data(self.graph, name, g.edata[name] if name in g.edata else None):
-                out[name] = sub.split_edge_data(name)
+                out[name] = rows
         return out
+
+    def _sampled(self, sample: EdgeSample) -> tuple[torch.Tensor, Any]:
+        """``(input_nodes, blocks)`` of one engine batch; with a
+        ShaDowKHopSampler, ``(input_nodes, subgraph)``: the subgraph the
+        engine induced on the sampled nodes, without the excluded edges, in
+        ``dgl.DGLGraph.subgraph``'s order, with the gathered data in place
+        of the lazy columns (DGL's ``EidExcluder`` keeps the rest)."""
+        g, idtype, sub = self.dgl_graph, self.idtype, sample.sub
+        drop_replaced_node_data(self.graph, g, sub.node_data)
+        if self.shadow:
+            subg = dgl_subgraph(g, sub.nodes, *sub.coo, idtype)
+            subg.ndata.update(sub.node_data)
+            subg.edata.update(self._edge_data(sample))
+            return subg.ndata[dgl.NID], subg
+        blocks = to_blocks(sub, g, idtype=idtype)
+        for name, rows in self._edge_data(sample).items():
+            per_hop = torch.split(rows, [b.num_edges for b in sub.blocks])
+            for block, part in zip(blocks, reversed(per_hop)):  # blocks[0] is the last hop
+                block.edata[name] = part
+        return (blocks[0].srcdata[dgl.NID] if blocks else sub.seeds.to(idtype)), blocks
 
     def convert(self, sample: EdgeSample) -> tuple:
         """DGL's tuple of one engine edge batch."""
         g, idtype = self.dgl_graph, self.idtype
-        drop_replaced_node_data(self.graph, g, sample.sub.node_data)
-        blocks = to_blocks(sample.sub, g, idtype=idtype)
-        for name, per_hop in self._edge_data(sample).items():
-            for block, rows in zip(blocks, reversed(per_hop)):  # blocks[0] is the last hop
-                block.edata[name] = rows
+        input_nodes, blocks = self._sampled(sample)
         seeds = sample.sub.seeds.to(idtype)
         n = len(seeds)
         pair = dgl_subgraph(g, seeds, torch.stack([sample.pos_src, sample.pos_dst]), sample.edge_ids, idtype)
-        input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seeds
         if self._has_negative:
             neg = dgl.graph((sample.neg_src.to(idtype), sample.neg_dst.to(idtype)), num_nodes=n, idtype=idtype)
             neg.ndata[dgl.NID] = seeds
