@@ -467,47 +467,50 @@ class HeteroEdgeBatches(EdgeBatches):
     def convert(self, sample: EdgeSample) -> tuple:
         """DGL's tuple of one engine edge batch of the heterograph."""
         hg, idtype, g = self.hetero_graph, self.idtype, self.dgl_graph
-        # The seeds come grouped by node type; pair indices are positions
-        # among the seeds of their type (the pair graphs' node ids).
-        seeds = sample.sub.seeds
-        counts = sample.sub.typed.hop_counts[:, 0].tolist()
-        starts = [0]
-        for c in counts:
-            starts.append(starts[-1] + c)
-        seed_nids = {
-            nt: (seeds[starts[t] : starts[t + 1]] - int(hg.node_offsets[t])).to(idtype)
-            for t, nt in enumerate(hg.node_types)
-        }
-        num_nodes = dict(zip(hg.node_types, counts))
-
-        def pair_graph(src: torch.Tensor, dst: torch.Tensor, offsets: torch.Tensor) -> Any:
-            off = offsets.tolist() if offsets.numel() else [0] * (hg.num_relations + 1)
-            data = {}
-            for r, et in enumerate(hg.edge_types):
-                data[et] = (src[off[r] : off[r + 1]].to(idtype), dst[off[r] : off[r + 1]].to(idtype))
-            return dgl.heterograph(data, num_nodes, idtype=idtype)
-
-        pair = pair_graph(sample.pos_src, sample.pos_dst, sample.pos_offsets)
-        off = sample.pos_offsets.tolist()
-        edge_ids = {et: sample.edge_ids[off[r] : off[r + 1]].to(idtype) for r, et in enumerate(hg.edge_types)}
-        blocks = to_hetero_blocks(sample.sub, hg, idtype=idtype, g=g)
-        if g is not None and (
+        lazy = g is not None and (
             any(len(g.nodes[nt].data) for nt in g.ntypes) or any(len(g.edges[et].data) for et in g.canonical_etypes)
-        ):
-            dgl.utils.set_new_frames(
-                pair,
-                node_frames=dgl.utils.extract_node_subframes(g, [seed_nids[nt] for nt in g.ntypes]),
-                edge_frames=dgl.utils.extract_edge_subframes(g, [edge_ids[et] for et in g.canonical_etypes]),
+        )
+        # The engine split the batch by type: each type's nodes (type-local
+        # ids), its seeds first; pair indices are positions among them.
+        tv = sample.sub.typed
+        counts = tv.hop_counts[:, 0].tolist()
+        nids = {nt: tv.nodes_of(t).to(idtype) for t, nt in enumerate(hg.node_types)}
+        seed_nids = {nt: nids[nt][: counts[t]] for t, nt in enumerate(hg.node_types)}
+
+        def graph(nodes: dict, src: torch.Tensor, dst: torch.Tensor, off: list, eids: Any = None) -> Any:
+            """The heterograph of each relation r's edges ``off[r]:off[r + 1]``
+            over ``nodes`` ({ntype: ids}), with g's data attached lazily
+            (``eids``: relation-local ids; None: node ids only)."""
+            off = off or [0] * (hg.num_relations + 1)
+            data = {et: (src[off[r] : off[r + 1]], dst[off[r] : off[r + 1]]) for r, et in enumerate(hg.edge_types)}
+            out = dgl.heterograph(
+                {et: (a.to(idtype), b.to(idtype)) for et, (a, b) in data.items()},
+                {nt: len(ids) for nt, ids in nodes.items()},
+                idtype=idtype,
             )
-        else:
+            eids = {} if eids is None else {et: eids[off[r] : off[r + 1]].to(idtype) for r, et in enumerate(data)}
+            if lazy and eids:
+                dgl.utils.set_new_frames(
+                    out,
+                    node_frames=dgl.utils.extract_node_subframes(g, [nodes[nt] for nt in g.ntypes]),
+                    edge_frames=dgl.utils.extract_edge_subframes(g, [eids[et] for et in g.canonical_etypes]),
+                )
+                return out
             for nt in hg.node_types:
-                pair.nodes[nt].data[dgl.NID] = seed_nids[nt]
-            for et in hg.edge_types:
-                pair.edges[et].data[dgl.EID] = edge_ids[et]
-        input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seed_nids
+                out.nodes[nt].data[dgl.NID] = nodes[nt]
+            for et, ids in eids.items():
+                out.edges[et].data[dgl.EID] = ids
+            return out
+
+        pair = graph(seed_nids, sample.pos_src, sample.pos_dst, sample.pos_offsets.tolist(), sample.edge_ids)
+        if self.shadow:  # the engine's induced subgraph: one block over every node, split by relation
+            tb = tv.blocks[0]
+            blocks = graph(nids, tb.src, tb.dst, tb.edge_offsets, tb.edge_ids)
+            input_nodes = nids
+        else:
+            blocks = to_hetero_blocks(sample.sub, hg, idtype=idtype, g=g)
+            input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seed_nids
         if not self._has_negative:
             return input_nodes, pair, blocks
-        neg = pair_graph(sample.neg_src, sample.neg_dst, sample.neg_offsets)
-        for nt in hg.node_types:
-            neg.nodes[nt].data[dgl.NID] = seed_nids[nt]
+        neg = graph(seed_nids, sample.neg_src, sample.neg_dst, sample.neg_offsets.tolist())
         return input_nodes, pair, neg, blocks
