@@ -52,7 +52,10 @@ def _heterogeneous(gen: torch.Generator):
         edges[vtype, "rev-" + etype, utype] = (d, s)
     g = dgl.heterograph(edges, num_nodes_dict={"A": 200, "B": 200})
     reverse_etypes = {"AA": "rev-AA", "AB": "rev-AB", "rev-AA": "AA", "rev-AB": "AB"}
-    always_exclude = {"AA": torch.randint(0, 1000, (50,), generator=gen), "AB": torch.randint(0, 1000, (50,), generator=gen)}
+    always_exclude = {
+        "AA": torch.randint(0, 1000, (50,), generator=gen),
+        "AB": torch.randint(0, 1000, (50,), generator=gen),
+    }
     return g, reverse_etypes, always_exclude, {"AA": torch.arange(0, 1000), "AB": torch.arange(0, 1000)}
 
 
@@ -139,6 +142,14 @@ def test_dgls_edge_dataloader_excludes_with_shadow(exclude, always_exclude_flag,
     loader.close()
 
 
+def _ends(graph, et):
+    """(source ids, destination ids, edge ids) of the edges of type ``et``."""
+    s, d = graph.edges(etype=et)
+    nid = graph.ndata[dgl.NID]
+    sn, dn = (nid[et[0]], nid[et[2]]) if isinstance(nid, Mapping) else (nid, nid)
+    return sn[s.long()].tolist(), dn[d.long()].tolist(), graph.edges[et].data[dgl.EID].tolist()
+
+
 def _digest(batch):
     """A batch as plain lists: the pair graph exactly, the ShaDow sample's
     nodes as a set with the seeds first, its edges as a set of (source id,
@@ -146,16 +157,8 @@ def _digest(batch):
     input_nodes, pair, subg = batch[0], batch[1], batch[-1]
     out = {}
     for et in pair.canonical_etypes:
-        s, d = pair.edges(etype=et)
-        sn, dn = pair.ndata[dgl.NID], pair.ndata[dgl.NID]
-        if isinstance(sn, Mapping):
-            sn, dn = sn[et[0]], dn[et[2]]
-        out[("pair",) + et] = (sn[s.long()].tolist(), dn[d.long()].tolist(), pair.edges[et].data[dgl.EID].tolist())
-        s, d = subg.edges(etype=et)
-        sn, dn = subg.ndata[dgl.NID], subg.ndata[dgl.NID]
-        if isinstance(sn, Mapping):
-            sn, dn = sn[et[0]], dn[et[2]]
-        out[("sub",) + et] = set(zip(sn[s.long()].tolist(), dn[d.long()].tolist(), subg.edges[et].data[dgl.EID].tolist()))
+        out[("pair",) + et] = _ends(pair, et)
+        out[("sub",) + et] = set(zip(*_ends(subg, et)))
     for nt, ids in (input_nodes if isinstance(input_nodes, Mapping) else {"_N": input_nodes}).items():
         n = pair.num_nodes(nt) if nt != "_N" else pair.num_nodes()
         out[("nodes", nt)] = (ids[:n].tolist(), sorted(ids.tolist()))
