@@ -6,7 +6,9 @@ accepted too); :class:`graphferry.dgl.DataLoader` given such a sampler and
 seed EDGE ids yields ``(input_nodes, pair_graph, neg_pair_graph, blocks)``
 (without a negative sampler: ``(input_nodes, pair_graph, blocks)``), like
 ``dgl.dataloading.DataLoader``; on a heterograph (:class:`HeteroEdgeBatches`)
-per type, as DGL's.
+per type, as DGL's. Inside it DGL's ``ShaDowKHopSampler`` gives a subgraph
+in place of the blocks: the one induced on the sample, without the batch's
+excluded edges, made by the engine too (``GF_COO_SUBGRAPH``).
 
 .. code-block:: python
 
@@ -88,8 +90,9 @@ def as_edge_prediction_sampler(
     r"""DGL's ``as_edge_prediction_sampler`` for :class:`graphferry.dgl.DataLoader`.
 
     Args:
-        sampler: a ``dgl.dataloading.NeighborSampler`` or
-            :class:`graphferry.dgl.NeighborSampler`.
+        sampler: a ``dgl.dataloading.NeighborSampler``,
+            :class:`graphferry.dgl.NeighborSampler` or
+            ``dgl.dataloading.ShaDowKHopSampler`` (a subgraph for blocks).
         exclude (str or callable, optional): ``None``, ``"self"`` (the
             batch's seed edges are never sampled), ``"reverse_id"`` (nor
             their reverses, ``reverse_eids[eid]``), on heterographs
