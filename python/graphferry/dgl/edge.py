@@ -203,8 +203,7 @@ class EdgeSettings:
     flags), ``exclude`` (None, ``"self"``, ``"reverse_id"`` or
     ``"reverse_types"``, or None with ``exclude_fn`` for DGL's callable
     form) and ``reverse`` (``reverse_eids`` for ``"reverse_id"``,
-    ``reverse_etypes`` for ``"reverse_types"``); ``shadow``: the node
-    sampler is DGL's ShaDowKHopSampler (a subgraph in place of blocks)."""
+    ``reverse_etypes`` for ``"reverse_types"``); ``shadow``: a ShaDowKHopSampler inside."""
 
     node: Any
     negative: str | None
@@ -322,8 +321,8 @@ class EdgeBatches(Closeable):
             sync_node_data(self.graph, self.dgl_graph, self.feature_names)  # node data replaced since
         if comm is not None:
             loader_args.update(comm=comm, timeout=timeout)
-        if self.shadow:  # ShaDow's subgraph: induced, without the excluded edges, by the engine
-            loader_args["coo"] = _lib.GF_COO_SUBGRAPH
+        if self.shadow:
+            loader_args["coo"] = _lib.GF_COO_SUBGRAPH  # the induced subgraph, without the excluded edges
         return (DistributedEdgeLoader if comm is not None else EdgeLoader)(
             self.graph,
             self.seeds,
@@ -362,11 +361,8 @@ class EdgeBatches(Closeable):
         return out
 
     def _sampled(self, sample: EdgeSample) -> tuple[torch.Tensor, Any]:
-        """``(input_nodes, blocks)`` of one engine batch; with a
-        ShaDowKHopSampler, ``(input_nodes, subgraph)``: the subgraph the
-        engine induced on the sampled nodes, without the excluded edges, in
-        ``dgl.DGLGraph.subgraph``'s order, with the gathered data in place
-        of the lazy columns (DGL's ``EidExcluder`` keeps the rest)."""
+        """``(input_nodes, blocks)`` of one engine batch, or ShaDow's
+        ``(input_nodes, subgraph)`` (the engine's, the gathered data on it)."""
         g, idtype, sub = self.dgl_graph, self.idtype, sample.sub
         drop_replaced_node_data(self.graph, g, sub.node_data)
         if self.shadow:
@@ -481,17 +477,12 @@ class HeteroEdgeBatches(EdgeBatches):
         seed_nids = {nt: nids[nt][: counts[t]] for t, nt in enumerate(hg.node_types)}
 
         def graph(nodes: dict, src: torch.Tensor, dst: torch.Tensor, off: list, eids: Any = None) -> Any:
-            """The heterograph of each relation r's edges ``off[r]:off[r + 1]``
-            over ``nodes`` ({ntype: ids}), with g's data attached lazily
-            (``eids``: relation-local ids; None: node ids only)."""
+            """Relation r's edges ``off[r]:off[r + 1]`` over ``nodes``, g's data lazily."""
             off = off or [0] * (hg.num_relations + 1)
-            data = {et: (src[off[r] : off[r + 1]], dst[off[r] : off[r + 1]]) for r, et in enumerate(hg.edge_types)}
-            out = dgl.heterograph(
-                {et: (a.to(idtype), b.to(idtype)) for et, (a, b) in data.items()},
-                {nt: len(ids) for nt, ids in nodes.items()},
-                idtype=idtype,
-            )
-            eids = {} if eids is None else {et: eids[off[r] : off[r + 1]].to(idtype) for r, et in enumerate(data)}
+            cut = {et: slice(off[r], off[r + 1]) for r, et in enumerate(hg.edge_types)}
+            data = {et: (src[at].to(idtype), dst[at].to(idtype)) for et, at in cut.items()}
+            out = dgl.heterograph(data, {nt: len(ids) for nt, ids in nodes.items()}, idtype=idtype)
+            eids = {} if eids is None else {et: eids[at].to(idtype) for et, at in cut.items()}
             if lazy and eids:
                 dgl.utils.set_new_frames(
                     out,
