@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/graphferry/graphferry/engine/graph"
 	"github.com/graphferry/graphferry/engine/mem"
 	"github.com/graphferry/graphferry/engine/sample"
 )
@@ -98,4 +99,38 @@ func TestSubgraphEdgesLeaveOutTheExcluded(t *testing.T) {
 			}
 		}
 	}
+}
+
+// On a typed graph a subgraph batch keeps its edges as one block over all
+// its nodes (destination-major, each destination's in list order), its hop
+// counts [seeds, other nodes], which the typed view then splits by
+// relation.
+func TestSubgraphOneBlockIsSplitByRelation(t *testing.T) {
+	// nodes 0-2 of type 0, 3-4 of type 1; relation 0: 0->0 (ids 0-9),
+	// relation 1: 0->1 (ids 10-19)
+	ty := &graph.Types{NodeOffsets: []int64{0, 3, 5}, EdgeOffsets: []int64{0, 10, 20}, RelSrc: []int32{0, 0}, RelDst: []int32{0, 1}}
+	b := NewBatch(nil)
+	a := b.Allocator()
+	var err error
+	b.Nodes, _, err = int64Tensor(a, []int64{2, 3, 0, 4, 1}) // seeds 2 and 3
+	require.NoError(t, err)
+	b.HopCounts, _, err = int64Tensor(a, []int64{2, 2, 1})
+	require.NoError(t, err)
+	// by source position, then id: 0->2 (id 4), 2->0 (id 1), 2->1 (id 12), 2->3 (id 15), 4->0 (id 7)
+	src, dst, ids := []int64{0, 2, 2, 2, 4}, []int64{2, 0, 1, 3, 0}, []int64{4, 1, 12, 15, 7}
+	require.NoError(t, b.toSubgraph(src, dst, ids, true))
+	require.Len(t, b.Blocks, 1)
+	blk := b.Blocks[0]
+	require.Equal(t, [3]int64{5, 5, 0}, [3]int64{blk.NumDst, blk.NumSrc, blk.DstOffset})
+	require.Equal(t, []int64{0, 2, 3, 4, 5, 5}, i64(blk.Indptr))
+	require.Equal(t, []int64{2, 4, 2, 0, 2}, i64(blk.Indices))
+	require.Equal(t, []int64{1, 7, 12, 4, 15}, i64(blk.EdgeIDs))
+	require.Equal(t, []int64{2, 3}, i64(b.HopCounts))
+	require.NoError(t, b.SetTyped(ty))
+	tb := b.Typed.Blocks[0]
+	require.Equal(t, []int64{0, 3, 5}, i64(tb.EdgeOffsets))
+	require.Equal(t, []int64{1, 7, 4, 2, 5}, i64(tb.EdgeIDs), "relation-local ids, relation by relation")
+	b.Release()
+	require.NoError(t, b.toSubgraph(nil, nil, nil, false), "untyped: the blocks dropped")
+	require.Empty(t, b.Blocks)
 }
