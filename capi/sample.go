@@ -597,10 +597,11 @@ func batchOptions(o *C.gf_loader_options, arg string) (pipeline.Options, error) 
 	edges := map[C.int32_t]pipeline.COOEdges{
 		0: pipeline.SampledEdges, C.GF_COO_SAMPLED: pipeline.SampledEdges,
 		C.GF_COO_BIDIRECTIONAL: pipeline.BidirectionalEdges, C.GF_COO_INDUCED: pipeline.InducedEdges,
+		C.GF_COO_SUBGRAPH: pipeline.SubgraphEdges,
 	}
 	cooEdges, ok := edges[o.coo]
 	if !ok {
-		return pipeline.Options{}, errorf(gfEInval, "%s->coo = %d (want 0, GF_COO_SAMPLED, GF_COO_BIDIRECTIONAL or GF_COO_INDUCED)", arg, int32(o.coo))
+		return pipeline.Options{}, errorf(gfEInval, "%s->coo = %d (want 0, GF_COO_SAMPLED, GF_COO_BIDIRECTIONAL, GF_COO_INDUCED or GF_COO_SUBGRAPH)", arg, int32(o.coo))
 	}
 	return pipeline.Options{
 		BatchSize:     int(o.batch_size),

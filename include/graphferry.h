@@ -1227,6 +1227,14 @@ GF_API int gf_sample_keyed(gf_graph *graph, const DLTensor *seeds, const gf_samp
 /* Every edge of the graph among the batch's nodes (the subgraph they
    induce, as gf_graph_induced_subgraph lists it); no per-hop meaning. */
 #define GF_COO_INDUCED 3
+/* GF_COO_INDUCED as dgl.DGLGraph.subgraph lists the edges (by source
+   position, then edge id), the batch made a subgraph batch: its blocks
+   are dropped (on a typed graph: made one block over all its nodes, hop
+   counts [seeds, other nodes], which the typed view splits by relation),
+   its edge data gathered over these edges. An edge loader's batch leaves
+   out the edges it excludes (DGL's exclude), as DGL's ShaDowKHopSampler
+   inside as_edge_prediction_sampler does. */
+#define GF_COO_SUBGRAPH 4
 
 /*
  * gf_batch_num_hops sets *out to the number of hops (blocks) L.
@@ -1640,8 +1648,8 @@ typedef struct gf_loader_options {
      makes the edge list when either this or gf_edge_loader_options.coo is
      set. Read as 0 from a struct_size that ends before it (72, 80, 88,
      124). GF_COO_SAMPLED (1) is the sampled edges; GF_COO_BIDIRECTIONAL
-     and GF_COO_INDUCED (PyG's subgraph_type) make other edge lists there
-     too; another value is GF_EINVAL. */
+     and GF_COO_INDUCED (PyG's subgraph_type) and GF_COO_SUBGRAPH make
+     other edge lists there too; another value is GF_EINVAL. */
   int32_t coo;
 } gf_loader_options;
 

@@ -520,6 +520,7 @@ func (l *Linker) finish(rt *sample.Runtime, pr prepared, res *sample.Result, all
 	}
 	b, err := pipeline.Materialize(res, lk.seeds, order, l.p, nil, nil, nil, alloc, threads)
 	if err == nil {
+		b.Excluded = lk.exclude // left out of an induced edge list too (pipeline.SubgraphEdges)
 		err = fill(b, lk)
 	}
 	if err != nil {

@@ -51,6 +51,11 @@ type Batch struct {
 	// COO is set for the batches of pipelines with Options.COO: the
 	// batch's sampled edges as one edge list (see SetCOO).
 	COO *COO
+	// Excluded are edge ids a Maker's batch left out of its sample
+	// (engine/linkload: DGL's exclusion of the batch); the induced edge
+	// lists (InducedEdges, SubgraphEdges) leave them out too. Go memory,
+	// never handed out.
+	Excluded []int64
 
 	alloc mem.Allocator
 	dev   *deviceOut // set for a device backend's batches (NewDeviceBatch)
@@ -170,17 +175,33 @@ const (
 	// listing (the sampled edges in order, then their reverses in order).
 	BidirectionalEdges
 	// InducedEdges are every edge of the graph among the batch's nodes
-	// (PyG's subgraph_type="induced"), as InducedEdgeList lists them.
+	// (PyG's subgraph_type="induced"), as InducedEdgeList lists them,
+	// but those in Batch.Excluded.
 	InducedEdges
+	// SubgraphEdges are InducedEdges as dgl.DGLGraph.subgraph lists them
+	// (by source position, then edge id), and the batch becomes a
+	// subgraph batch: its blocks are dropped (its hop counts stay), its
+	// edge data gathered over this list. DGL's ShaDowKHopSampler inside
+	// as_edge_prediction_sampler: the subgraph the sample induces, without
+	// the batch's excluded edges.
+	SubgraphEdges
 )
 
 // setEdges makes b's edge list of kind k (b has blocks; internal are its
-// nodes' internal ids on p).
-func (b *Batch) setEdges(k COOEdges, p *partition.Partitioned, internal []int64) error {
-	if k == InducedEdges {
+// nodes' internal ids on p); oneBlock: SubgraphEdges keep the edges as one
+// block (see toSubgraph).
+func (b *Batch) setEdges(k COOEdges, p *partition.Partitioned, internal []int64, oneBlock bool) error {
+	if k == InducedEdges || k == SubgraphEdges {
 		src, dst, ids, err := InducedEdgeList(p.Graph, internal)
 		if err != nil {
 			return err
+		}
+		src, dst, ids = leaveOut(src, dst, ids, b.Excluded)
+		if k == SubgraphEdges {
+			sortBySource(src, dst, ids)
+			if err := b.toSubgraph(src, dst, ids, oneBlock); err != nil {
+				return err
+			}
 		}
 		return b.setCOOLists(src, dst, ids)
 	}
@@ -215,6 +236,106 @@ func (b *Batch) setEdges(k COOEdges, p *partition.Partitioned, internal []int64)
 	a.Free(c.Index.Data)
 	a.Free(c.EdgeIDs.Data)
 	return b.setCOOLists(src, dst, out)
+}
+
+// leaveOut returns the edges src[k] -> dst[k] (ids ids) whose id is not in
+// excluded, in order, in place.
+func leaveOut(src, dst, ids, excluded []int64) ([]int64, []int64, []int64) {
+	if len(excluded) == 0 {
+		return src, dst, ids
+	}
+	skip := make(map[int64]struct{}, len(excluded))
+	for _, e := range excluded {
+		skip[e] = struct{}{}
+	}
+	n := 0
+	for k, e := range ids {
+		if _, out := skip[e]; !out {
+			src[n], dst[n], ids[n] = src[k], dst[k], e
+			n++
+		}
+	}
+	return src[:n], dst[:n], ids[:n]
+}
+
+// sortBySource orders the edges src[k] -> dst[k] (ids ids) by source, then
+// edge id, in place.
+func sortBySource(src, dst, ids []int64) {
+	order := make([]int, len(ids))
+	for k := range order {
+		order[k] = k
+	}
+	slices.SortFunc(order, func(a, c int) int {
+		if src[a] != src[c] {
+			return cmp.Compare(src[a], src[c])
+		}
+		return cmp.Compare(ids[a], ids[c])
+	})
+	s, d, e := slices.Clone(src), slices.Clone(dst), slices.Clone(ids)
+	for k, at := range order {
+		src[k], dst[k], ids[k] = s[at], d[at], e[at]
+	}
+}
+
+// toSubgraph makes b a subgraph batch of the edges src[k] -> dst[k] (ids
+// ids; positions in b.Nodes): its blocks are dropped or, with oneBlock
+// (a typed graph's batch, which the typed view splits by relation), made
+// one block over all its nodes holding the edges (destination-major, each
+// destination's in list order) with hop counts [seeds, other nodes].
+func (b *Batch) toSubgraph(src, dst, ids []int64, oneBlock bool) error {
+	a := b.Allocator()
+	for _, blk := range b.Blocks {
+		for _, t := range []mem.Tensor{blk.Indptr, blk.Indices, blk.EdgeIDs} {
+			if t.Data != nil {
+				a.Free(t.Data)
+			}
+		}
+	}
+	b.Blocks = nil
+	if !oneBlock {
+		return nil
+	}
+	hops := mem.Int64s(b.HopCounts.Data)
+	n := shapeLen(b.Nodes)
+	if len(hops) == 0 || int64(len(hops)) != shapeLen(b.HopCounts) {
+		return errors.New("pipeline: the batch's hop counts were taken or are malformed")
+	}
+	counts := []int64{hops[0], n - hops[0]}
+	indptr := make([]int64, n+1)
+	for _, d := range dst {
+		indptr[d+1]++
+	}
+	for j := range n {
+		indptr[j+1] += indptr[j]
+	}
+	next := slices.Clone(indptr[:n])
+	indices, eids := make([]int64, len(ids)), make([]int64, len(ids))
+	for k, d := range dst {
+		indices[next[d]], eids[next[d]] = src[k], ids[k]
+		next[d]++
+	}
+	blk := Block{NumDst: n, NumSrc: n}
+	var err error
+	tensors := []struct {
+		t    *mem.Tensor
+		data []int64
+	}{{&blk.Indptr, indptr}, {&blk.Indices, indices}, {&blk.EdgeIDs, eids}}
+	for _, f := range tensors {
+		if *f.t, _, err = int64Tensor(a, f.data); err != nil {
+			break
+		}
+	}
+	b.Blocks = []Block{blk} // released with b from here on
+	if err != nil {
+		return err
+	}
+	hc, _, err := int64Tensor(a, counts)
+	if err != nil {
+		return err
+	}
+	a.Free(b.HopCounts.Data)
+	b.HopCounts = hc
+	return nil
 }
 
 // setCOOLists sets b.COO to the edges src[k] -> dst[k] with ids ids.

@@ -551,8 +551,8 @@ func checkOptions(p *partition.Partitioned, opt *Options) error {
 	if opt.QueueCapacity <= 0 {
 		opt.QueueCapacity = 2
 	}
-	if opt.COOEdges < SampledEdges || opt.COOEdges > InducedEdges {
-		return fmt.Errorf("pipeline: COO edges = %d is unknown (want SampledEdges, BidirectionalEdges or InducedEdges)", opt.COOEdges)
+	if opt.COOEdges < SampledEdges || opt.COOEdges > SubgraphEdges {
+		return fmt.Errorf("pipeline: COO edges = %d is unknown (want SampledEdges, BidirectionalEdges, InducedEdges or SubgraphEdges)", opt.COOEdges)
 	}
 	if opt.COOEdges != SampledEdges && !opt.COO {
 		return errors.New("pipeline: COO edges other than the sampled ones need Options.COO")
@@ -969,11 +969,11 @@ func (pl *Pipeline) sampleLoop(r *run, order []int64, s worker, w int, jobs chan
 // is released.
 func (pl *Pipeline) addViews(b *Batch, internal []int64) error {
 	var err error
-	if pl.opt.Types != nil {
-		err = b.SetTyped(pl.opt.Types)
+	if pl.opt.COO { // first: SubgraphEdges change the blocks the typed view splits
+		err = b.setEdges(pl.opt.COOEdges, pl.p, internal, pl.opt.Types != nil)
 	}
-	if err == nil && pl.opt.COO {
-		err = b.setEdges(pl.opt.COOEdges, pl.p, internal)
+	if err == nil && pl.opt.Types != nil {
+		err = b.SetTyped(pl.opt.Types)
 	}
 	if err != nil {
 		b.Release()

@@ -197,7 +197,7 @@ class SampledSubgraph:
             relation.
         edge_data (dict): an edge loader's edge feature names -> one row per
             sampled edge: the edges of ``blocks[0]``, then of ``blocks[1]``,
-            ... (see :meth:`split_edge_data`).
+            ... (a batch without blocks: of ``coo``).
         coo (tuple of Tensor, optional): ``(index, edge_ids)``, the sampled
             edges in that order as one edge list, ``index`` ``[2, E]`` the
             sources and destinations as positions in ``nodes`` (PyG's
@@ -215,10 +215,6 @@ class SampledSubgraph:
     typed: TypedView | None = None
     edge_data: dict[str, torch.Tensor] = field(default_factory=dict)
     coo: tuple[torch.Tensor, torch.Tensor] | None = None
-
-    def split_edge_data(self, name: str) -> list[torch.Tensor]:
-        """``edge_data[name]`` as one view per hop (``blocks[h]``'s edges)."""
-        return list(torch.split(self.edge_data[name], [b.num_edges for b in self.blocks]))
 
     @property
     def batch_size(self) -> int:

@@ -21,7 +21,9 @@
  *   - an exclude callback (gf_batch_callback) that names a batch's own seed
  *     edges gives GF_EXCLUDE_SELF's batches, called once per batch with its
  *     key; its error fails that batch with its status and message; a bad
- *     table is refused at open, naming it.
+ *     table is refused at open, naming it;
+ *   - an edge loader with GF_COO_SUBGRAPH gives subgraph batches: the
+ *     induced edges less the excluded ones, by source, no blocks.
  *
  *     test_edge_loader [DATASET_DIR]    (default: the shipped Cora)
  */
@@ -734,6 +736,90 @@ static void test_node_loader_edge_list(const char *dir) {
   gf_graph_close(g);
 }
 
+/* An edge loader opened with gf_loader_options.coo = GF_COO_SUBGRAPH (DGL's
+   ShaDowKHopSampler inside as_edge_prediction_sampler): each batch has no
+   blocks, its hop counts kept; its edge list is every edge of the graph
+   among its nodes but its excluded ones (GF_EXCLUDE_SELF: its seed edges),
+   by source position then edge id, and its edge data are their rows. An
+   unknown coo value is refused, naming it. */
+static void test_subgraph_edge_list(const char *dir) {
+  gf_graph *g = gft_open(dir);
+  if (!g) return;
+  int64_t nn = 0, ne = 0;
+  gf_graph_num_nodes(g, &nn);
+  gf_graph_num_edges(g, &ne);
+  int64_t *gs = NULL, *gd = NULL, *gid = NULL, m = 0, me = 0;
+  CHECK(edges_of(g, GF_EDGES_COO, -1, &gs, &m, &gd, &gid, &me) == GF_OK && m == ne, "the graph's edges");
+  CHECK(set_edge_rows(g, ne) == GF_OK, "edge rows");
+  options o;
+  options_init(&o, NULL);
+  o.el.coo = 0;
+  o.lo.coo = 5;
+  o.lo.batch_size = 100;
+  int64_t seeds[400], n = 400;
+  for (int i = 0; i < 400; i++) seeds[i] = (int64_t)i * 13 % ne;
+  DLTensor st = gft_i64(seeds, &n);
+  gf_loader *l = NULL;
+  CHECK_ERR(gf_edge_loader_open(g, &st, NULL, &o.el, &l), GF_EINVAL, "options->loader->coo = 5");
+  CHECK(l == NULL, "coo = 5: no loader");
+  o.lo.coo = GF_COO_SUBGRAPH;
+  CHECK(gf_edge_loader_open(g, &st, NULL, &o.el, &l) == GF_OK && l, "subgraph edge loader");
+  int64_t *pos = (int64_t *)malloc((size_t)nn * sizeof(int64_t));
+  char *seed_edge = (char *)calloc((size_t)ne, 1);
+  gf_batch *b = NULL;
+  int batches = 0;
+  if (l && gf_loader_start(l, 0) == GF_OK) {
+    while (gf_loader_next(l, &b) == GF_OK && b) {
+      int32_t hops = -1;
+      CHECK(gf_batch_num_hops(b, &hops) == GF_OK && hops == 0, "batch %d: no blocks (%d)", batches, hops);
+      int64_t nv = 0, nh = 0, nk = 0, nx = 0;
+      int64_t *nodes = gft_take_i64(b, GF_FIELD_NODES, 0, &nv), *hc = gft_take_i64(b, GF_FIELD_HOP_COUNTS, 0, &nh);
+      int64_t *ids = gft_take_i64(b, GF_FIELD_COO_EDGE_IDS, 0, &nx);
+      DLManagedTensor *k = NULL, *w = NULL, *c = NULL;
+      CHECK(gf_batch_take(b, GF_FIELD_COO_INDEX, 0, &c) == GF_OK && c, "edge list");
+      CHECK(gf_batch_take_link(b, GF_LINK_EDGE_IDS, &k) == GF_OK && k, "seed edge ids");
+      CHECK(gf_batch_take_edge_data(b, "w", &w) == GF_OK && w, "edge data");
+      gf_batch_close(b);
+      b = NULL;
+      if (!nodes || !hc || !c || !ids || !k || !w) break;
+      const int64_t *idx = i64s(c);
+      nk = k->dl_tensor.shape[0];
+      CHECK(nh == 3 && hc[0] + hc[1] + hc[2] == nv, "batch %d: hop counts kept", batches);
+      for (int64_t v = 0; v < nn; v++) pos[v] = -1;
+      for (int64_t i = 0; i < nv; i++) pos[nodes[i]] = i;
+      for (int64_t i = 0; i < nk; i++) seed_edge[i64s(k)[i]] = 1;
+      int64_t want = 0;
+      for (int64_t e = 0; e < ne; e++) want += pos[gs[e]] >= 0 && pos[gd[e]] >= 0 && !seed_edge[gid[e]];
+      int bad = c->dl_tensor.ndim != 2 || c->dl_tensor.shape[0] != 2 || c->dl_tensor.shape[1] != nx || nx != want;
+      const float *rows = (const float *)w->dl_tensor.data;
+      for (int64_t i = 0; !bad && i < nx; i++) {
+        int64_t e = ids[i], s = idx[i], d = idx[nx + i];
+        bad += seed_edge[e] || gs[e] != nodes[s] || gd[e] != nodes[d] || gid[e] != e;
+        bad += i > 0 && (idx[i - 1] > s || (idx[i - 1] == s && ids[i - 1] >= e));
+        bad += rows[2 * i] != (float)e || rows[2 * i + 1] != -(float)e;
+      }
+      CHECK(!bad && want > 0, "batch %d: the induced edges (%lld of %lld) less the seed edges, by source", batches,
+            (long long)nx, (long long)want);
+      for (int64_t i = 0; i < nk; i++) seed_edge[i64s(k)[i]] = 0;
+      free(nodes);
+      free(hc);
+      free(ids);
+      gft_drop(c);
+      gft_drop(k);
+      gft_drop(w);
+      batches++;
+    }
+  }
+  CHECK(batches == 4, "4 batches of 400 seed edges (got %d)", batches);
+  if (l) gf_loader_close(l);
+  free(pos);
+  free(seed_edge);
+  free(gs);
+  free(gd);
+  free(gid);
+  gf_graph_close(g);
+}
+
 int main(int argc, char **argv) {
   const char *dir = gft_arg(argc, argv, 1, GFT_CORA);
   test_every_byte_from_the_host(dir);
@@ -743,5 +829,6 @@ int main(int argc, char **argv) {
   test_sample_keyed(dir);
   test_exclude_callback(dir);
   test_node_loader_edge_list(dir);
+  test_subgraph_edge_list(dir);
   return gft_summary("test_edge_loader");
 }

@@ -133,11 +133,12 @@ def _dgl_neighbor() -> Any:
     return dgl.dataloading.NeighborSampler([5, 3], prefetch_node_feats=["feat"], prefetch_labels=["label"])
 
 
-def _dgl_edge(exclude: Any) -> Any:
+def _dgl_edge(exclude: Any, shadow: bool = False) -> Any:
     import dgl
 
+    nodes = dgl.dataloading.ShaDowKHopSampler([5, 3], prefetch_node_feats=["feat"]) if shadow else None
     return dgl.dataloading.as_edge_prediction_sampler(
-        dgl.dataloading.NeighborSampler([5, 3]),
+        nodes or dgl.dataloading.NeighborSampler([5, 3]),
         negative_sampler=dgl.dataloading.negative_sampler.Uniform(1),
         exclude=exclude,
     )
@@ -231,6 +232,16 @@ KINDS: dict[str, tuple[str, Callable[..., Any]]] = {
         "dgl",
         lambda **kw: _dgl_loader(
             dgl_hetero(), {"cites": _seed_edges(), "writes": torch.arange(0, 3000, 3)}, _dgl_edge(None), **kw
+        ),
+    ),
+    "dgl-edge-shadow": (
+        "dgl",
+        lambda **kw: _dgl_loader(dgl_graph(), _seed_edges(), _dgl_edge("self", shadow=True), **kw),
+    ),
+    "dgl-edge-shadow-hetero": (
+        "dgl",
+        lambda **kw: _dgl_loader(
+            dgl_hetero(), {"cites": _seed_edges(), "writes": torch.arange(0, 3000, 3)}, _dgl_edge(None, True), **kw
         ),
     ),
     "dgl-saint-node": (

@@ -6,7 +6,9 @@ accepted too); :class:`graphferry.dgl.DataLoader` given such a sampler and
 seed EDGE ids yields ``(input_nodes, pair_graph, neg_pair_graph, blocks)``
 (without a negative sampler: ``(input_nodes, pair_graph, blocks)``), like
 ``dgl.dataloading.DataLoader``; on a heterograph (:class:`HeteroEdgeBatches`)
-per type, as DGL's.
+per type, as DGL's. Inside it DGL's ``ShaDowKHopSampler`` gives a subgraph
+in place of the blocks: the one induced on the sample, without the batch's
+excluded edges, made by the engine too (``GF_COO_SUBGRAPH``).
 
 .. code-block:: python
 
@@ -88,8 +90,9 @@ def as_edge_prediction_sampler(
     r"""DGL's ``as_edge_prediction_sampler`` for :class:`graphferry.dgl.DataLoader`.
 
     Args:
-        sampler: a ``dgl.dataloading.NeighborSampler`` or
-            :class:`graphferry.dgl.NeighborSampler`.
+        sampler: a ``dgl.dataloading.NeighborSampler``,
+            :class:`graphferry.dgl.NeighborSampler` or
+            ``dgl.dataloading.ShaDowKHopSampler`` (a subgraph for blocks).
         exclude (str or callable, optional): ``None``, ``"self"`` (the
             batch's seed edges are never sampled), ``"reverse_id"`` (nor
             their reverses, ``reverse_eids[eid]``), on heterographs
@@ -130,9 +133,10 @@ def check_edge_comm(graph: Any, per_type: bool, edge: EdgeSettings) -> None:
             "with comm=, the edge DataLoader takes a graphferry.Graph opened with num_patches=comm.size or a "
             f"graphferry.distributed.PartGraph (got '{type(graph).__name__}')"
         )
-    if edge.exclude_fn is not None:
+    if edge.exclude_fn is not None or edge.shadow:
         raise NotImplementedError(
-            "with comm=, 'exclude' is None, 'self' or 'reverse_id' (a callable is served in one process)"
+            "with comm=, 'exclude' is None, 'self' or 'reverse_id' (a callable is served in one process) "
+            "and the node sampler makes blocks (a ShaDowKHopSampler is served in one process)"
         )
 
 
@@ -199,7 +203,7 @@ class EdgeSettings:
     flags), ``exclude`` (None, ``"self"``, ``"reverse_id"`` or
     ``"reverse_types"``, or None with ``exclude_fn`` for DGL's callable
     form) and ``reverse`` (``reverse_eids`` for ``"reverse_id"``,
-    ``reverse_etypes`` for ``"reverse_types"``)."""
+    ``reverse_etypes`` for ``"reverse_types"``); ``shadow``: a ShaDowKHopSampler inside."""
 
     node: Any
     negative: str | None
@@ -208,6 +212,7 @@ class EdgeSettings:
     exclude: str | None
     reverse: Any
     exclude_fn: Callable[[Any], Any] | None = None
+    shadow: bool = False
 
 
 def edge_settings(sampler: Any) -> EdgeSettings:
@@ -215,10 +220,6 @@ def edge_settings(sampler: Any) -> EdgeSettings:
     Checks what needs no graph; the loaders check the rest."""
     if not is_edge_sampler(sampler):
         raise TypeError(f"expected an edge prediction sampler (got '{type(sampler).__name__}')")
-    if isinstance(sampler.sampler, dgl.dataloading.ShaDowKHopSampler):
-        raise NotImplementedError(
-            "graphferry's edge loader samples blocks: a ShaDowKHopSampler inside it is not supported"
-        )
     settings = sampler_settings(sampler.sampler)
     exclude = sampler.exclude
     exclude_fn = None
@@ -239,7 +240,8 @@ def edge_settings(sampler: Any) -> EdgeSettings:
         if not isinstance(reverse, Mapping):
             raise ValueError("exclude='reverse_types' needs reverse_etypes, a dict {etype: reverse etype}")
     negative, k, flags = _negative(sampler.negative_sampler)
-    return EdgeSettings(settings, negative, k, flags, exclude, reverse, exclude_fn)
+    shadow = isinstance(sampler.sampler, dgl.dataloading.ShaDowKHopSampler)
+    return EdgeSettings(settings, negative, k, flags, exclude, reverse, exclude_fn, shadow)
 
 
 class EdgeBatches(Closeable):
@@ -277,7 +279,7 @@ class EdgeBatches(Closeable):
         """What the engine makes every batch with (the sampler's settings,
         the engine's exclusion and reverse map, DGL's exclude callable)."""
         self._sampler: EdgeSampler | None = None
-        self.settings, self._has_negative = edge.node, edge.negative is not None
+        self.settings, self._has_negative, self.shadow = edge.node, edge.negative is not None, edge.shadow
         self.idtype = self.dgl_graph.idtype if self.dgl_graph is not None else torch.int64
         self._edge_args = dict(
             mode="dgl",
@@ -319,6 +321,8 @@ class EdgeBatches(Closeable):
             sync_node_data(self.graph, self.dgl_graph, self.feature_names)  # node data replaced since
         if comm is not None:
             loader_args.update(comm=comm, timeout=timeout)
+        if self.shadow:
+            loader_args["coo"] = _lib.GF_COO_SUBGRAPH  # the induced subgraph, without the excluded edges
         return (DistributedEdgeLoader if comm is not None else EdgeLoader)(
             self.graph,
             self.seeds,
@@ -336,37 +340,50 @@ class EdgeBatches(Closeable):
         step of an epoch yields), drawn in the caller's thread."""
         if isinstance(eids, Mapping):
             eids = torch.cat([self.hetero_graph.edge_to_global(et, ids) for et, ids in eids.items()])
-        if isinstance(self.graph, PartGraph):
+        if isinstance(self.graph, PartGraph) or self.shadow:
             raise NotImplementedError(
-                "sample() draws in this process, which holds only its part of the graph: iterate the loader"
+                "sample() draws blocks in this process: iterate the loader (for a rank's part of the graph, "
+                "or a ShaDowKHopSampler's subgraphs)"
             )
         eids = torch.as_tensor(eids).to(torch.int64).contiguous()
         if self._sampler is None:
             self._sampler = EdgeSampler(self.graph, self._options, **self._edge_args)
         return self.convert(self._sampler.sample(eids, key=key))
 
-    def _edge_data(self, sample: EdgeSample) -> dict[str, list[torch.Tensor]]:
-        """The engine-gathered edge data of ``sample``, per hop, that is
-        still the graph's (a replaced ``edata`` column is served lazily)."""
+    def _edge_data(self, sample: EdgeSample) -> dict[str, torch.Tensor]:
+        """The engine-gathered edge data of ``sample`` that is still the
+        graph's (a replaced ``edata`` column is served lazily)."""
         g, sub = self.dgl_graph, sample.sub
         out = {}
-        for name in sub.edge_data:
+        for name, rows in sub.edge_data.items():
             if g is None or engine_edge_data(self.graph, name, g.edata[name] if name in g.edata else None):
-                out[name] = sub.split_edge_data(name)
+                out[name] = rows
         return out
+
+    def _sampled(self, sample: EdgeSample) -> tuple[torch.Tensor, Any]:
+        """``(input_nodes, blocks)`` of one engine batch, or ShaDow's
+        ``(input_nodes, subgraph)`` (the engine's, the gathered data on it)."""
+        g, idtype, sub = self.dgl_graph, self.idtype, sample.sub
+        drop_replaced_node_data(self.graph, g, sub.node_data)
+        if self.shadow:
+            subg = dgl_subgraph(g, sub.nodes, *sub.coo, idtype)
+            subg.ndata.update(sub.node_data)
+            subg.edata.update(self._edge_data(sample))
+            return subg.ndata[dgl.NID], subg
+        blocks = to_blocks(sub, g, idtype=idtype)
+        for name, rows in self._edge_data(sample).items():
+            per_hop = torch.split(rows, [b.num_edges for b in sub.blocks])
+            for block, part in zip(blocks, reversed(per_hop)):  # blocks[0] is the last hop
+                block.edata[name] = part
+        return (blocks[0].srcdata[dgl.NID] if blocks else sub.seeds.to(idtype)), blocks
 
     def convert(self, sample: EdgeSample) -> tuple:
         """DGL's tuple of one engine edge batch."""
         g, idtype = self.dgl_graph, self.idtype
-        drop_replaced_node_data(self.graph, g, sample.sub.node_data)
-        blocks = to_blocks(sample.sub, g, idtype=idtype)
-        for name, per_hop in self._edge_data(sample).items():
-            for block, rows in zip(blocks, reversed(per_hop)):  # blocks[0] is the last hop
-                block.edata[name] = rows
+        input_nodes, blocks = self._sampled(sample)
         seeds = sample.sub.seeds.to(idtype)
         n = len(seeds)
         pair = dgl_subgraph(g, seeds, torch.stack([sample.pos_src, sample.pos_dst]), sample.edge_ids, idtype)
-        input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seeds
         if self._has_negative:
             neg = dgl.graph((sample.neg_src.to(idtype), sample.neg_dst.to(idtype)), num_nodes=n, idtype=idtype)
             neg.ndata[dgl.NID] = seeds
@@ -449,47 +466,45 @@ class HeteroEdgeBatches(EdgeBatches):
     def convert(self, sample: EdgeSample) -> tuple:
         """DGL's tuple of one engine edge batch of the heterograph."""
         hg, idtype, g = self.hetero_graph, self.idtype, self.dgl_graph
-        # The seeds come grouped by node type; pair indices are positions
-        # among the seeds of their type (the pair graphs' node ids).
-        seeds = sample.sub.seeds
-        counts = sample.sub.typed.hop_counts[:, 0].tolist()
-        starts = [0]
-        for c in counts:
-            starts.append(starts[-1] + c)
-        seed_nids = {
-            nt: (seeds[starts[t] : starts[t + 1]] - int(hg.node_offsets[t])).to(idtype)
-            for t, nt in enumerate(hg.node_types)
-        }
-        num_nodes = dict(zip(hg.node_types, counts))
-
-        def pair_graph(src: torch.Tensor, dst: torch.Tensor, offsets: torch.Tensor) -> Any:
-            off = offsets.tolist() if offsets.numel() else [0] * (hg.num_relations + 1)
-            data = {}
-            for r, et in enumerate(hg.edge_types):
-                data[et] = (src[off[r] : off[r + 1]].to(idtype), dst[off[r] : off[r + 1]].to(idtype))
-            return dgl.heterograph(data, num_nodes, idtype=idtype)
-
-        pair = pair_graph(sample.pos_src, sample.pos_dst, sample.pos_offsets)
-        off = sample.pos_offsets.tolist()
-        edge_ids = {et: sample.edge_ids[off[r] : off[r + 1]].to(idtype) for r, et in enumerate(hg.edge_types)}
-        blocks = to_hetero_blocks(sample.sub, hg, idtype=idtype, g=g)
-        if g is not None and (
+        lazy = g is not None and (
             any(len(g.nodes[nt].data) for nt in g.ntypes) or any(len(g.edges[et].data) for et in g.canonical_etypes)
-        ):
-            dgl.utils.set_new_frames(
-                pair,
-                node_frames=dgl.utils.extract_node_subframes(g, [seed_nids[nt] for nt in g.ntypes]),
-                edge_frames=dgl.utils.extract_edge_subframes(g, [edge_ids[et] for et in g.canonical_etypes]),
-            )
-        else:
+        )
+        # The engine split the batch by type: each type's nodes (type-local
+        # ids), its seeds first; pair indices are positions among them.
+        tv = sample.sub.typed
+        counts = tv.hop_counts[:, 0].tolist()
+        nids = {nt: tv.nodes_of(t).to(idtype) for t, nt in enumerate(hg.node_types)}
+        seed_nids = {nt: nids[nt][: counts[t]] for t, nt in enumerate(hg.node_types)}
+
+        def graph(nodes: dict, src: torch.Tensor, dst: torch.Tensor, off: list, eids: Any = None) -> Any:
+            """Relation r's edges ``off[r]:off[r + 1]`` over ``nodes``, g's data lazily."""
+            off = off or [0] * (hg.num_relations + 1)
+            cut = {et: slice(off[r], off[r + 1]) for r, et in enumerate(hg.edge_types)}
+            data = {et: (src[at].to(idtype), dst[at].to(idtype)) for et, at in cut.items()}
+            out = dgl.heterograph(data, {nt: len(ids) for nt, ids in nodes.items()}, idtype=idtype)
+            eids = {} if eids is None else {et: eids[at].to(idtype) for et, at in cut.items()}
+            if lazy and eids:
+                dgl.utils.set_new_frames(
+                    out,
+                    node_frames=dgl.utils.extract_node_subframes(g, [nodes[nt] for nt in g.ntypes]),
+                    edge_frames=dgl.utils.extract_edge_subframes(g, [eids[et] for et in g.canonical_etypes]),
+                )
+                return out
             for nt in hg.node_types:
-                pair.nodes[nt].data[dgl.NID] = seed_nids[nt]
-            for et in hg.edge_types:
-                pair.edges[et].data[dgl.EID] = edge_ids[et]
-        input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seed_nids
+                out.nodes[nt].data[dgl.NID] = nodes[nt]
+            for et, ids in eids.items():
+                out.edges[et].data[dgl.EID] = ids
+            return out
+
+        pair = graph(seed_nids, sample.pos_src, sample.pos_dst, sample.pos_offsets.tolist(), sample.edge_ids)
+        if self.shadow:  # the engine's induced subgraph: one block over every node, split by relation
+            tb = tv.blocks[0]
+            blocks = graph(nids, tb.src, tb.dst, tb.edge_offsets, tb.edge_ids)
+            input_nodes = nids
+        else:
+            blocks = to_hetero_blocks(sample.sub, hg, idtype=idtype, g=g)
+            input_nodes = blocks[0].srcdata[dgl.NID] if blocks else seed_nids
         if not self._has_negative:
             return input_nodes, pair, blocks
-        neg = pair_graph(sample.neg_src, sample.neg_dst, sample.neg_offsets)
-        for nt in hg.node_types:
-            neg.nodes[nt].data[dgl.NID] = seed_nids[nt]
+        neg = graph(seed_nids, sample.neg_src, sample.neg_dst, sample.neg_offsets.tolist())
         return input_nodes, pair, neg, blocks

@@ -307,31 +307,15 @@ class ClusterBatches(SubgraphBatches):
 
 class ShadowBatches(NodeBlocks):
     """The batches of :class:`graphferry.dgl.DataLoader` with DGL's
-    ``ShaDowKHopSampler``: the engine samples the k-hop neighbourhood of the
-    seeds as DGL's does (each hop expands every node reached so far, fan-outs
-    applied from the last), makes it induced and gathers the prefetched node
-    data on its threads, ahead of the training loop (its ShaDow loader,
-    :meth:`engine_loader`); each batch becomes DGL's ``(input_nodes,
-    output_nodes, subgraph)``, its nodes in the sample's order (seeds
-    first), its edges in the order ``dgl.DGLGraph.subgraph`` gives them,
-    with ``dgl.NID``, ``dgl.EID`` and the graph's data attached lazily, as
-    DGL attaches them. (With ``comm=``, the distributed loader samples and
-    the subgraph is induced in the training thread.)"""
+    ``ShaDowKHopSampler``: DGL's ``(input_nodes, output_nodes, subgraph)``,
+    the k-hop sample (seeds first) made induced, in ``dgl.DGLGraph.subgraph``'s
+    order, by the engine's ShaDow loader ahead of the training loop (with
+    ``comm=``, induced here), DGL's data attached lazily as DGL attaches it."""
 
     def engine_loader(self, seeds: torch.Tensor, options: SampleOptions, **kwargs: Any) -> SubgraphLoader:
-        """The engine's ShaDow loader over ``seeds`` sampling with
-        ``options``; ``kwargs``: batching and memory, as
-        :class:`~graphferry._subgraph.SubgraphLoader` takes them."""
-        return SubgraphLoader(
-            self.graph,
-            seeds,
-            kind="khop",
-            options=options,
-            edge_order="src_eid",
-            feature_names=self.feature_names,
-            label_names=self.label_names,
-            **kwargs,
-        )
+        """The engine's ShaDow loader over ``seeds`` (``kwargs``: batching, memory)."""
+        names = dict(feature_names=self.feature_names, label_names=self.label_names)
+        return SubgraphLoader(self.graph, seeds, kind="khop", options=options, edge_order="src_eid", **names, **kwargs)
 
     def convert(self, sub: SampledSubgraph | SubgraphSample) -> tuple:
         g, idtype = self.dgl_graph, self.idtype
