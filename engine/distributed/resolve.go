@@ -28,19 +28,45 @@ func commExchange(c comm.Comm, rank int) exchangeFunc {
 }
 
 // resolve returns the new ids of the original ids orig (each in [0, N)),
-// asking the ranks whose directory slices hold them in one exchange round
-// (two all-to-alls over exchange: the ids to each slice's rank, their new
-// ids back), which every rank runs, with or without ids.
+// asking the ranks whose directory slices hold them (ask), which every
+// rank runs, with or without ids.
 func (p *Part) resolve(ctx context.Context, exchange exchangeFunc, orig []int64) ([]int64, error) {
 	off := p.dirOffsets
-	size := len(off) - 1
+	lo, hi := off[p.info.Rank], off[p.info.Rank+1]
+	internal, err := ask(ctx, exchange, len(off)-1, orig, p.meta.NumNodes, "new id",
+		func(v int64) int { return ownerOf(off, v) },
+		func(v int64) (int64, error) {
+			if v < lo || v >= hi {
+				return 0, fmt.Errorf("the new id of node %d is outside rank %d's directory [%d, %d)", v, p.info.Rank, lo, hi)
+			}
+			return p.directory[v-lo], nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	for i, v := range internal {
+		if v < 0 || v >= p.meta.NumNodes {
+			return nil, fmt.Errorf("node %d was answered new id %d, out of range [0, %d)", orig[i], v, p.meta.NumNodes)
+		}
+	}
+	return internal, nil
+}
+
+// ask returns answer(ids[i]) of rank rankOf(ids[i]) for every i (each id
+// in [0, n)): one exchange round over exchange among size ranks (two
+// all-to-alls: the ids to each rank, the answers back), which every rank
+// runs, with or without ids. what names an answer in errors. A rank whose
+// answer fails still takes part in the second all-to-all (answering
+// nothing, so that the ranks that asked it fail too).
+func ask(ctx context.Context, exchange exchangeFunc, size int, ids []int64, n int64, what string,
+	rankOf func(int64) int, answer func(int64) (int64, error)) ([]int64, error) {
 	asked := make([][]int64, size)
 	at := make([][]int, size)
-	for i, v := range orig {
-		if v < 0 || v >= p.meta.NumNodes {
-			return nil, fmt.Errorf("node %d at position %d is out of range [0, %d)", v, i, p.meta.NumNodes)
+	for i, v := range ids {
+		if v < 0 || v >= n {
+			return nil, fmt.Errorf("node %d at position %d is out of range [0, %d)", v, i, n)
 		}
-		q := ownerOf(off, v)
+		q := rankOf(v)
 		asked[q] = append(asked[q], v)
 		at[q] = append(at[q], i)
 	}
@@ -52,37 +78,46 @@ func (p *Part) resolve(ctx context.Context, exchange exchangeFunc, orig []int64)
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := off[p.info.Rank], off[p.info.Rank+1]
 	answers := make([]mem.Buffer, size)
+	var failed error
 	for q, b := range recv {
 		if b.Len()%8 != 0 {
-			return nil, fmt.Errorf("rank %d asked for %d bytes of node ids (want int64)", q, b.Len())
+			failed = fmt.Errorf("rank %d asked for %d bytes of node ids (want int64)", q, b.Len())
+			break
 		}
-		ids := mem.Int64s(b.Bytes()) // read before the next exchange
-		out := make([]int64, len(ids))
-		for k, v := range ids {
-			if v < lo || v >= hi {
-				return nil, fmt.Errorf("rank %d asked rank %d for the new id of node %d, outside its directory [%d, %d)", q, p.info.Rank, v, lo, hi)
+		asks := mem.Int64s(b.Bytes()) // read before the next exchange
+		out := make([]int64, len(asks))
+		for k, v := range asks {
+			if out[k], failed = answer(v); failed != nil {
+				break
 			}
-			out[k] = p.directory[v-lo]
+		}
+		if failed != nil {
+			break
 		}
 		answers[q] = mem.HostBuffer(mem.Bytes(out))
+	}
+	if failed != nil {
+		answers = make([]mem.Buffer, size)
+		for q := range answers {
+			answers[q] = mem.HostBuffer(nil)
+		}
 	}
 	back, err := exchange(ctx, answers)
 	if err != nil {
 		return nil, err
 	}
-	internal := make([]int64, len(orig))
+	if failed != nil {
+		return nil, failed
+	}
+	out := make([]int64, len(ids))
 	for q, b := range back {
 		if b.Len() != 8*len(at[q]) {
-			return nil, fmt.Errorf("rank %d answered %d bytes for the new ids of %d nodes", q, b.Len(), len(at[q]))
+			return nil, fmt.Errorf("rank %d answered %d bytes for the %ss of %d nodes", q, b.Len(), what, len(at[q]))
 		}
 		for k, v := range mem.Int64s(b.Bytes()) {
-			if v < 0 || v >= p.meta.NumNodes {
-				return nil, fmt.Errorf("rank %d answered new id %d, out of range [0, %d)", q, v, p.meta.NumNodes)
-			}
-			internal[at[q][k]] = v
+			out[at[q][k]] = v
 		}
 	}
-	return internal, nil
+	return out, nil
 }
