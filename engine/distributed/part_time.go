@@ -128,12 +128,12 @@ func (p *Part) ShareNodeTime(c comm.Comm, owned []int64) error {
 	}
 	times, err := ask(context.Background(), exchange, size, slots, n, "time",
 		func(v int64) int { return ownerOf(keep, v) },
-		func(v int64) (int64, error) {
+		func(q int, v int64) (int64, error) {
 			if kept == nil {
-				return 0, fmt.Errorf("rank %d does not have the times of its nodes", rank)
+				return 0, fmt.Errorf("rank %d asked rank %d for node times, which it did not receive once each (the ranks' owned nodes are not a partition of the graph)", q, rank)
 			}
 			return kept[v-keep[rank]], nil
-		})
+		}, nil)
 	if err != nil {
 		return err
 	}
@@ -143,7 +143,8 @@ func (p *Part) ShareNodeTime(c comm.Comm, owned []int64) error {
 // keptTimes reads the first messages of ShareNodeTime: every node type's
 // earliest node, and the times of original ids [lo, hi), which the ranks
 // sent this rank (nil, without error, when they did not send each exactly
-// once: the ranks that ask them fail).
+// once, which a partition's owned nodes rule out: this rank then fails
+// when asked, and the ranks that asked it when their exchange gives up).
 func keptTimes(recv []mem.Buffer, ranges []linkpred.NodeRange, lo, hi int64) (earliest, kept []int64, err error) {
 	earliest = make([]int64, len(ranges))
 	best := make([]int64, len(ranges))
@@ -244,12 +245,12 @@ func (t nodeTimer) Times(ids []int64) ([]int64, error) {
 	lo, hi := s.offsets[s.rank], s.offsets[s.rank+1]
 	return ask(t.ctx, t.rt.Exchange, len(s.offsets)-1, internal, s.numNodes, "time",
 		func(v int64) int { return ownerOf(s.offsets, v) },
-		func(v int64) (int64, error) {
+		func(q int, v int64) (int64, error) {
 			if v < lo || v >= hi {
-				return 0, fmt.Errorf("rank %d was asked the time of node %d, which it does not own", s.rank, v)
+				return 0, fmt.Errorf("rank %d asked rank %d for the time of node %d, which it does not own", q, s.rank, v)
 			}
 			return s.times[v-lo], nil
-		})
+		}, nil)
 }
 
 // Earliest returns the earliest node of r, a node type's range (or every

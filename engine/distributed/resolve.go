@@ -31,35 +31,30 @@ func commExchange(c comm.Comm, rank int) exchangeFunc {
 // asking the ranks whose directory slices hold them (ask), which every
 // rank runs, with or without ids.
 func (p *Part) resolve(ctx context.Context, exchange exchangeFunc, orig []int64) ([]int64, error) {
-	off := p.dirOffsets
+	off, n := p.dirOffsets, p.meta.NumNodes
 	lo, hi := off[p.info.Rank], off[p.info.Rank+1]
-	internal, err := ask(ctx, exchange, len(off)-1, orig, p.meta.NumNodes, "new id",
+	return ask(ctx, exchange, len(off)-1, orig, n, "new id",
 		func(v int64) int { return ownerOf(off, v) },
-		func(v int64) (int64, error) {
+		func(q int, v int64) (int64, error) {
 			if v < lo || v >= hi {
-				return 0, fmt.Errorf("the new id of node %d is outside rank %d's directory [%d, %d)", v, p.info.Rank, lo, hi)
+				return 0, fmt.Errorf("rank %d asked rank %d for the new id of node %d, outside its directory [%d, %d)", q, p.info.Rank, v, lo, hi)
 			}
 			return p.directory[v-lo], nil
+		}, func(q int, v int64) error {
+			if v < 0 || v >= n {
+				return fmt.Errorf("rank %d answered new id %d, out of range [0, %d)", q, v, n)
+			}
+			return nil
 		})
-	if err != nil {
-		return nil, err
-	}
-	for i, v := range internal {
-		if v < 0 || v >= p.meta.NumNodes {
-			return nil, fmt.Errorf("node %d was answered new id %d, out of range [0, %d)", orig[i], v, p.meta.NumNodes)
-		}
-	}
-	return internal, nil
 }
 
-// ask returns answer(ids[i]) of rank rankOf(ids[i]) for every i (each id
-// in [0, n)): one exchange round over exchange among size ranks (two
-// all-to-alls: the ids to each rank, the answers back), which every rank
-// runs, with or without ids. what names an answer in errors. A rank whose
-// answer fails still takes part in the second all-to-all (answering
-// nothing, so that the ranks that asked it fail too).
+// ask returns answer(q, ids[i]) of rank q = rankOf(ids[i]) for every i
+// (each id in [0, n)): one exchange round over exchange among size ranks
+// (two all-to-alls: the ids to each rank, which answers each rank q that
+// asked; the answers back, each checked by check when not nil), which
+// every rank runs, with or without ids. what names an answer in errors.
 func ask(ctx context.Context, exchange exchangeFunc, size int, ids []int64, n int64, what string,
-	rankOf func(int64) int, answer func(int64) (int64, error)) ([]int64, error) {
+	rankOf func(int64) int, answer func(q int, v int64) (int64, error), check func(q int, v int64) error) ([]int64, error) {
 	asked := make([][]int64, size)
 	at := make([][]int, size)
 	for i, v := range ids {
@@ -79,36 +74,22 @@ func ask(ctx context.Context, exchange exchangeFunc, size int, ids []int64, n in
 		return nil, err
 	}
 	answers := make([]mem.Buffer, size)
-	var failed error
 	for q, b := range recv {
 		if b.Len()%8 != 0 {
-			failed = fmt.Errorf("rank %d asked for %d bytes of node ids (want int64)", q, b.Len())
-			break
+			return nil, fmt.Errorf("rank %d asked for %d bytes of node ids (want int64)", q, b.Len())
 		}
 		asks := mem.Int64s(b.Bytes()) // read before the next exchange
 		out := make([]int64, len(asks))
 		for k, v := range asks {
-			if out[k], failed = answer(v); failed != nil {
-				break
+			if out[k], err = answer(q, v); err != nil {
+				return nil, err
 			}
 		}
-		if failed != nil {
-			break
-		}
 		answers[q] = mem.HostBuffer(mem.Bytes(out))
-	}
-	if failed != nil {
-		answers = make([]mem.Buffer, size)
-		for q := range answers {
-			answers[q] = mem.HostBuffer(nil)
-		}
 	}
 	back, err := exchange(ctx, answers)
 	if err != nil {
 		return nil, err
-	}
-	if failed != nil {
-		return nil, failed
 	}
 	out := make([]int64, len(ids))
 	for q, b := range back {
@@ -116,6 +97,11 @@ func ask(ctx context.Context, exchange exchangeFunc, size int, ids []int64, n in
 			return nil, fmt.Errorf("rank %d answered %d bytes for the %ss of %d nodes", q, b.Len(), what, len(at[q]))
 		}
 		for k, v := range mem.Int64s(b.Bytes()) {
+			if check != nil {
+				if err := check(q, v); err != nil {
+					return nil, err
+				}
+			}
 			out[at[q][k]] = v
 		}
 	}
