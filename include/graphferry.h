@@ -2736,14 +2736,19 @@ GF_API int gf_part_node_data_names(gf_part *part, char **out_names);
  * Temporal sampling on a part (GF_TEMPORAL_NODE, GF_TEMPORAL_EDGE): a
  * partition carries no times, so the ranks give them after gf_part_open
  * and before opening loaders (which refuse temporal requests, GF_ESTATE,
- * until then). Every rank needs every node's time: the sources it keeps or
- * drops can be any node.
+ * until then). A rank reads the times of the nodes it holds (its owned
+ * nodes and the sources of their in-edges): a dsp part keeps those alone
+ * (8 bytes x (owned + halo)), a hybrid or self-reliant part every node's;
+ * PyG negatives under node times, which can be any node, are asked of
+ * their owners batch by batch.
  * gf_part_set_node_time with comm NULL: time is int64 [N], the time of
- * every node of the whole graph by original id. With comm: a collective
- * (every rank calls it, comm->rank the part's rank, comm->size its
- * num_parts), time is int64 [num_owned], the times of the rank's own nodes
- * in gf_part_owned_nodes order; one all-to-all gives every rank the whole
- * vector. A rank giving another length makes the call fail on every rank.
+ * every node of the whole graph by original id (the part keeps what it
+ * holds). With comm: a collective (every rank calls it, comm->rank the
+ * part's rank, comm->size its num_parts), time is int64 [num_owned], the
+ * times of the rank's own nodes in gf_part_owned_nodes order; three
+ * all-to-alls carry each rank the times of the nodes it holds (O(owned +
+ * halo) bytes a rank). A rank giving another length makes the call fail
+ * on every rank.
  * gf_part_set_edge_time: int64, by original edge id (more entries than the
  * largest original edge id the part holds).
  * Borrowed (copied). Returns: GF_OK; GF_EINVAL time NULL, not 1-D, a wrong

@@ -409,7 +409,7 @@ type typedState struct {
 	// edgeSpan is the edge count types span when the graph holds some of
 	// a larger graph's edges (FromTypedPartition); 0: its own.
 	edgeSpan int64
-	nodeTime []int64 // by original node id
+	nodeTime []int64 // by time slot (partition.Partitioned.TimeSlot)
 	edgeTime []int64 // by original edge id
 }
 
@@ -479,11 +479,13 @@ func (g *Graph) Types() *graph.Types {
 }
 
 // SetNodeTime sets the time of every node for temporal sampling: t holds
-// one int64 per node, by original id (copied). Fails (errs.ErrState) while
+// one int64 per node, by original id (copied); on a rank's part whose
+// partition is Ranked, one per node it holds, by time slot (its owned then
+// held nodes: partition.Partitioned.TimeSlot). Fails (errs.ErrState) while
 // loaders are open.
 func (g *Graph) SetNodeTime(t []int64) error {
-	if int64(len(t)) != g.NumNodes() {
-		return errorf(nil, "node times have %d entries, want one per node (%d)", len(t), g.NumNodes())
+	if n := g.part.NumTimeSlots(); int64(len(t)) != n {
+		return errorf(nil, "node times have %d entries, want one per node (%d)", len(t), n)
 	}
 	return g.setTime(slices.Clone(t), func(ts *typedState, c []int64) { ts.nodeTime = c }, "node")
 }

@@ -140,10 +140,17 @@ func (p *Part) OpenEdgeLoader(c comm.Comm, items linkload.Items, opt linkload.Op
 	}
 	edges := &seedEdges{p: p}
 	if opt.Mode != linkload.DGL { // pairs: resolved with their negatives, batch by batch
-		err = p.g.Use(func(in core.Internals) error { return edges.index(in.Part) })
+		err = p.g.Use(func(in core.Internals) error {
+			edges.times = in.Runtime(0).NodeTime
+			return edges.index(in.Part)
+		})
 		if err != nil {
 			return nil, err
 		}
+		edges.ranges = p.timeRanges()
+		p.timeMu.Lock()
+		edges.earliest = p.earliest
+		p.timeMu.Unlock()
 		return openEdgeShare(p.g, c, items, opt, lopt, alloc, part, edges)
 	}
 	err = p.g.Use(func(in core.Internals) error {
@@ -177,6 +184,11 @@ type seedEdges struct {
 	rank     int
 	offsets  []int64
 	adj      *linkpred.EdgeIndex
+	// times and earliest are the part's node times (by time slot: the
+	// owned nodes first) and its node types' earliest nodes (ranges), for
+	// negatives under node times (nodeTimer).
+	times, earliest []int64
+	ranges          []linkpred.NodeRange
 }
 
 var _ linkload.EdgeAsker = (*seedEdges)(nil)

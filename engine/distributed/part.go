@@ -3,6 +3,7 @@ package distributed
 import (
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/graphferry/graphferry/engine/core"
 	"github.com/graphferry/graphferry/engine/dataset"
@@ -58,7 +59,7 @@ import (
 // (rowExchange), a loader's seeds are resolved at open and an edge batch's
 // negatives per batch through the directory (resolve.go). The sampler's
 // append-unique table is the hash table, not the dense node table. Node
-// times, when set, are N entries (part_time.go). hybrid holds the whole
+// times, when set, are those of its owned and halo nodes (part_time.go). hybrid holds the whole
 // topology (O(N + E)) and both maps in memory (O(N)); self-reliant holds
 // an N-entry row map.
 type Part struct {
@@ -88,6 +89,11 @@ type Part struct {
 	// rows (typed parts only; see typedTables).
 	typeStart [][]int64
 	typedRow  []int64
+	// earliest are the node types' earliest nodes (by the node times;
+	// timeRanges order), for PyG's negatives under node times on a dsp
+	// part (part_time.go); under timeMu.
+	timeMu   sync.Mutex
+	earliest []int64
 }
 
 // OpenPart opens rank's part of the partitioned dataset in dst (see Part).

@@ -22,7 +22,8 @@ type Memory struct {
 	// new id), the P+1 range offsets, the rank's directory slice (N/P new
 	// ids by original id), and hybrid's two whole maps (N entries each).
 	IDs int64
-	// Times: node and edge times, when set (N entries for node times).
+	// Times: node and edge times, when set (node times: dsp, one per
+	// owned and halo node; hybrid and self-reliant, one per node).
 	Times int64
 }
 

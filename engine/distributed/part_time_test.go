@@ -232,3 +232,69 @@ func TestPartTimesValidate(t *testing.T) {
 	// The whole vector, no exchange.
 	require.NoError(t, parts[0].SetNodeTime(nodeTime))
 }
+
+// A dsp rank keeps the node times of its owned and halo nodes alone (8
+// bytes each, not N), however they were given, and PyG's negatives under
+// node times, which can be any node, ask their times of the owners: on 2
+// and 4 ranks the edge batches are the single-process loader's.
+func TestPartNodeTimesAreItsShare(t *testing.T) {
+	srcDir, _ := writeTestDataset(t)
+	nodeTime, _ := partTimes()
+	whole, err := core.Open(srcDir, partition.Options{}, graph.COOOptions{}, dataset.OpenOptions{})
+	require.NoError(t, err)
+	defer whole.Close()
+	require.NoError(t, whole.SetNodeTime(nodeTime))
+	ed, err := whole.Edges(core.EdgesCOO, -1, nil)
+	require.NoError(t, err)
+	src, dst := testgraph.I64(ed.First), testgraph.I64(ed.Second)
+	const epochs = 2
+	for _, k := range []int{4, 5, 6} { // PyG's binary, triplet and disjoint negatives
+		link := linkCases(src, dst)[k]
+		link.opt.Request.Disjoint, link.opt.Request.Frontier, link.opt.Request.Temporal = true, sample.FrontierNew, sample.TemporalNode
+		link.items.Times = make([]int64, link.items.Pairs.Len())
+		for i := range link.items.Times {
+			link.items.Times[i] = int64(i*13)%50 - 2 // some before every node: the earliest
+		}
+		ref, err := whole.OpenEdgeLoader(link.items, link.opt, linkLoader(), nil)
+		require.NoError(t, err)
+		want, err := readEpochsWith(ref, epochs, edgeBatchBytes)
+		require.NoError(t, err)
+		ref.Close()
+		for _, size := range []int{2, 4} {
+			for _, share := range []bool{true, false} {
+				t.Run(fmt.Sprintf("%s-%d-share=%v", link.name, size, share), func(t *testing.T) {
+					dir := partitionTestDataset(t, srcDir, rankpart.PartitionOptions{Method: partition.Random, Parts: size, Seed: 4, Layout: rankpart.LayoutDSP})
+					got := runRanks(t, size, 1, epochs, func(r int, h comm.Comm, o pipeline.Options) (*core.Loader, error) {
+						p, err := OpenPart(dir, r, dataset.OpenOptions{})
+						if err != nil {
+							return nil, err
+						}
+						defer p.Close()
+						if share {
+							owned := p.OwnedNodes()
+							times := make([]int64, len(owned))
+							for i, v := range owned {
+								times[i] = nodeTime[v]
+							}
+							err = p.ShareNodeTime(h, times)
+						} else {
+							err = p.SetNodeTime(nodeTime)
+						}
+						if err != nil {
+							return nil, err
+						}
+						m, err := p.Memory()
+						if err != nil {
+							return nil, err
+						}
+						if m.Times != 8*(m.Owned+m.Halo) || m.Owned+m.Halo >= m.Nodes {
+							return nil, fmt.Errorf("rank %d: node times hold %d bytes for %d owned and %d halo nodes of %d", r, m.Times, m.Owned, m.Halo, m.Nodes)
+						}
+						return p.OpenEdgeLoader(h, link.items, link.opt, o, mem.NewChecked(mem.Heap{}))
+					})
+					requireShares(t, want, got)
+				})
+			}
+		}
+	}
+}

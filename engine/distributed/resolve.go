@@ -28,19 +28,40 @@ func commExchange(c comm.Comm, rank int) exchangeFunc {
 }
 
 // resolve returns the new ids of the original ids orig (each in [0, N)),
-// asking the ranks whose directory slices hold them in one exchange round
-// (two all-to-alls over exchange: the ids to each slice's rank, their new
-// ids back), which every rank runs, with or without ids.
+// asking the ranks whose directory slices hold them (ask), which every
+// rank runs, with or without ids.
 func (p *Part) resolve(ctx context.Context, exchange exchangeFunc, orig []int64) ([]int64, error) {
-	off := p.dirOffsets
-	size := len(off) - 1
+	off, n := p.dirOffsets, p.meta.NumNodes
+	lo, hi := off[p.info.Rank], off[p.info.Rank+1]
+	return ask(ctx, exchange, len(off)-1, orig, n, "new id",
+		func(v int64) int { return ownerOf(off, v) },
+		func(q int, v int64) (int64, error) {
+			if v < lo || v >= hi {
+				return 0, fmt.Errorf("rank %d asked rank %d for the new id of node %d, outside its directory [%d, %d)", q, p.info.Rank, v, lo, hi)
+			}
+			return p.directory[v-lo], nil
+		}, func(q int, v int64) error {
+			if v < 0 || v >= n {
+				return fmt.Errorf("rank %d answered new id %d, out of range [0, %d)", q, v, n)
+			}
+			return nil
+		})
+}
+
+// ask returns answer(q, ids[i]) of rank q = rankOf(ids[i]) for every i
+// (each id in [0, n)): one exchange round over exchange among size ranks
+// (two all-to-alls: the ids to each rank, which answers each rank q that
+// asked; the answers back, each checked by check when not nil), which
+// every rank runs, with or without ids. what names an answer in errors.
+func ask(ctx context.Context, exchange exchangeFunc, size int, ids []int64, n int64, what string,
+	rankOf func(int64) int, answer func(q int, v int64) (int64, error), check func(q int, v int64) error) ([]int64, error) {
 	asked := make([][]int64, size)
 	at := make([][]int, size)
-	for i, v := range orig {
-		if v < 0 || v >= p.meta.NumNodes {
-			return nil, fmt.Errorf("node %d at position %d is out of range [0, %d)", v, i, p.meta.NumNodes)
+	for i, v := range ids {
+		if v < 0 || v >= n {
+			return nil, fmt.Errorf("node %d at position %d is out of range [0, %d)", v, i, n)
 		}
-		q := ownerOf(off, v)
+		q := rankOf(v)
 		asked[q] = append(asked[q], v)
 		at[q] = append(at[q], i)
 	}
@@ -52,19 +73,17 @@ func (p *Part) resolve(ctx context.Context, exchange exchangeFunc, orig []int64)
 	if err != nil {
 		return nil, err
 	}
-	lo, hi := off[p.info.Rank], off[p.info.Rank+1]
 	answers := make([]mem.Buffer, size)
 	for q, b := range recv {
 		if b.Len()%8 != 0 {
 			return nil, fmt.Errorf("rank %d asked for %d bytes of node ids (want int64)", q, b.Len())
 		}
-		ids := mem.Int64s(b.Bytes()) // read before the next exchange
-		out := make([]int64, len(ids))
-		for k, v := range ids {
-			if v < lo || v >= hi {
-				return nil, fmt.Errorf("rank %d asked rank %d for the new id of node %d, outside its directory [%d, %d)", q, p.info.Rank, v, lo, hi)
+		asks := mem.Int64s(b.Bytes()) // read before the next exchange
+		out := make([]int64, len(asks))
+		for k, v := range asks {
+			if out[k], err = answer(q, v); err != nil {
+				return nil, err
 			}
-			out[k] = p.directory[v-lo]
 		}
 		answers[q] = mem.HostBuffer(mem.Bytes(out))
 	}
@@ -72,17 +91,19 @@ func (p *Part) resolve(ctx context.Context, exchange exchangeFunc, orig []int64)
 	if err != nil {
 		return nil, err
 	}
-	internal := make([]int64, len(orig))
+	out := make([]int64, len(ids))
 	for q, b := range back {
 		if b.Len() != 8*len(at[q]) {
-			return nil, fmt.Errorf("rank %d answered %d bytes for the new ids of %d nodes", q, b.Len(), len(at[q]))
+			return nil, fmt.Errorf("rank %d answered %d bytes for the %ss of %d nodes", q, b.Len(), what, len(at[q]))
 		}
 		for k, v := range mem.Int64s(b.Bytes()) {
-			if v < 0 || v >= p.meta.NumNodes {
-				return nil, fmt.Errorf("rank %d answered new id %d, out of range [0, %d)", q, v, p.meta.NumNodes)
+			if check != nil {
+				if err := check(q, v); err != nil {
+					return nil, err
+				}
 			}
-			internal[at[q][k]] = v
+			out[at[q][k]] = v
 		}
 	}
-	return internal, nil
+	return out, nil
 }

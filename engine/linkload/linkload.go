@@ -95,7 +95,9 @@ type Options struct {
 	// allowed) are excluded on top of Request.ExcludeEdges and DGL.Exclude.
 	// An error it returns fails the batch with that error.
 	ExcludeFunc pipeline.BatchFunc
-	// NodeTime is the time of every node (original ids), for negatives
+	// NodeTime is the time of every node (original ids; on a rank's
+	// Ranked part its own nodes', by time slot, the others asked through
+	// EdgeAsker.NodeTimes), for negatives
 	// under node times (Request.Temporal = TemporalNode with negative
 	// sampling): a negative later than its pair's seed time is drawn again,
 	// as PyG's neg_sample (linkpred.NodeTimes). Read, not copied: it must
@@ -185,6 +187,11 @@ type EdgeAsker interface {
 	// batch it makes (once before sampling it, and before AreEdges for
 	// GlobalUniform's candidates), on rt.
 	Internal(ctx context.Context, rt *sample.Runtime, orig []int64) ([]int64, error)
+	// NodeTimes returns the node times of the whole graph for a batch's
+	// negatives under node times, for a rank that holds its own nodes'
+	// alone (partition.Partitioned.Ranked), asked of the ranks on rt (its
+	// Times calls are collective as Internal's).
+	NodeTimes(ctx context.Context, rt *sample.Runtime) linkpred.NodeTimer
 }
 
 // New returns a Linker over p, typed by types (nil: untyped), after
@@ -452,7 +459,7 @@ func (l *Linker) prepare(ctx context.Context, rt *sample.Runtime, items Items, i
 		if err := l.checkTimes(items); err != nil {
 			return prepared{}, err
 		}
-		lk, err = l.pyg(items.Pairs, items.Times, inputID, st, threads)
+		lk, err = l.pyg(l.nodeTimes(ctx, rt), items.Pairs, items.Times, inputID, st, threads)
 	}
 	if err != nil {
 		return prepared{}, errs.Errorf(nil, "%v", err)
@@ -846,15 +853,25 @@ func groupByRelation(eids, inputID []int64, t *graph.Types) (ge, gi, off []int64
 	return ge, gi, off
 }
 
-// pyg is PyG's batch of the seed pairs pos: negatives, seeds, relabelled
-// pairs.
-func (l *Linker) pyg(pos linkpred.Pairs, times, inputID []int64, st linkpred.Stream, threads int) (link, error) {
+// nodeTimes returns the node times a batch's negatives are kept under:
+// the graph's (opt.NodeTime), or on a rank's part, which holds its own
+// nodes' alone, the ranks' asked on rt (EdgeAsker.NodeTimes).
+func (l *Linker) nodeTimes(ctx context.Context, rt *sample.Runtime) linkpred.NodeTimer {
+	if l.p.Ranked != nil && l.ask != nil {
+		return l.ask.NodeTimes(ctx, rt)
+	}
+	return linkpred.TimeVector(l.opt.NodeTime)
+}
+
+// pyg is PyG's batch of the seed pairs pos: negatives (under node times
+// by timer when temporal), seeds, relabelled pairs.
+func (l *Linker) pyg(timer linkpred.NodeTimer, pos linkpred.Pairs, times, inputID []int64, st linkpred.Stream, threads int) (link, error) {
 	if pos.Len() == 0 || len(pos.Dst) != pos.Len() {
 		return link{}, errs.Errorf(nil, "seed pairs: %d sources and %d destinations (want the same, > 0)", len(pos.Src), len(pos.Dst))
 	}
 	var nt *linkpred.NodeTimes
 	if l.opt.Request.Temporal == sample.TemporalNode && l.opt.PyG.Mode != linkpred.PyGNone {
-		nt = &linkpred.NodeTimes{Node: l.opt.NodeTime, Seeds: times}
+		nt = &linkpred.NodeTimes{Node: timer, Seeds: times}
 	}
 	var b linkpred.PyGBatch
 	var err error

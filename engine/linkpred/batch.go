@@ -309,7 +309,9 @@ func (p PyGLinkSampler) batch(pos Pairs, numNodes int64, ranges *[2]NodeRange, t
 			return PyGBatch{}, err
 		}
 		if times != nil {
-			times.keep(neg, 1, ranges[1], drawIn(ranges[1]), s, threads)
+			if err := times.keep(neg, 1, ranges[1], drawIn(ranges[1]), s, threads); err != nil {
+				return PyGBatch{}, err
+			}
 		}
 		t, err := PyGTripletSeeds(pos, neg, amount, numNodes, p.Disjoint)
 		if err != nil {
@@ -330,8 +332,12 @@ func (p PyGLinkSampler) batch(pos Pairs, numNodes int64, ranges *[2]NodeRange, t
 				return PyGBatch{}, err
 			}
 			if times != nil {
-				times.keep(neg.Src, 0, ranges[0], drawIn(ranges[0]), s, threads)
-				times.keep(neg.Dst, 1, ranges[1], drawIn(ranges[1]), s, threads)
+				if err := times.keep(neg.Src, 0, ranges[0], drawIn(ranges[0]), s, threads); err != nil {
+					return PyGBatch{}, err
+				}
+				if err := times.keep(neg.Dst, 1, ranges[1], drawIn(ranges[1]), s, threads); err != nil {
+					return PyGBatch{}, err
+				}
 			}
 		}
 		b, err := PyGBinarySeeds(pos, neg, numNodes, p.Disjoint)

@@ -23,7 +23,7 @@ func TestBatchTimedKeepsNegativesNotLater(t *testing.T) {
 		{Mode: PyGBinaryMode, Amount: 2.5, Disjoint: true},
 		{Mode: PyGTripletMode, Amount: 4, Disjoint: true},
 	} {
-		times := &NodeTimes{Node: node, Seeds: seeds}
+		times := &NodeTimes{Node: TimeVector(node), Seeds: seeds}
 		b, err := p.BatchTimed(pos, n, times, Stream{Seed: 3, Key: 9}, 2)
 		require.NoError(t, err)
 		negs := map[int]int64{} // negative draw index -> node
@@ -50,7 +50,7 @@ func TestBatchTimedKeepsNegativesNotLater(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, b, again)
 	}
-	_, err := PyGLinkSampler{Mode: PyGBinaryMode, Amount: 1}.BatchTimed(pos, n, &NodeTimes{Node: node, Seeds: seeds[:2]}, Stream{}, 1)
+	_, err := PyGLinkSampler{Mode: PyGBinaryMode, Amount: 1}.BatchTimed(pos, n, &NodeTimes{Node: TimeVector(node), Seeds: seeds[:2]}, Stream{}, 1)
 	require.ErrorContains(t, err, "2 seed times for 3 positive pairs")
 }
 

@@ -151,3 +151,49 @@ func (m idPairs) get(k int64) (int64, bool) {
 	}
 	return 0, false
 }
+
+// slot returns the position of new id v among the owned nodes then the
+// held ones (by new id), or -1 when v is neither.
+func (r *RankIDs) slot(v int64) int64 {
+	if i := v - r.lo; i >= 0 && i < int64(len(r.owned)) {
+		return i
+	}
+	if i, ok := slices.BinarySearch(r.held.keys, v); ok {
+		return int64(len(r.owned) + i)
+	}
+	return -1
+}
+
+// NumTimeSlots returns how many node times a sampler over p reads (the
+// range of TimeSlot): one per node, or on a Ranked part one per owned and
+// held node (a rank samples the in-edges of its owned nodes, whose sources
+// it holds).
+func (p *Partitioned) NumTimeSlots() int64 {
+	if r := p.Ranked; r != nil {
+		return int64(len(r.owned) + len(r.held.keys))
+	}
+	return p.NumNodes()
+}
+
+// TimeSlot returns the position of new id v's time in node times: its
+// original id, or on a Ranked part its position among the owned nodes
+// (new id order) then the held ones (-1 for a node it does not hold).
+func (p *Partitioned) TimeSlot(v int64) int64 {
+	if r := p.Ranked; r != nil {
+		return r.slot(v)
+	}
+	return p.OrigID(v)
+}
+
+// TimeSlotIDs returns the original id of every time slot (TimeSlot's
+// inverse): 0, 1, ..., N-1, or a Ranked part's owned then held nodes.
+func (p *Partitioned) TimeSlotIDs() []int64 {
+	if r := p.Ranked; r != nil {
+		return append(slices.Clone(r.owned), r.held.vals...)
+	}
+	out := make([]int64, p.NumNodes())
+	for i := range out {
+		out[i] = int64(i)
+	}
+	return out
+}

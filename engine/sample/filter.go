@@ -283,7 +283,7 @@ func (s *call) admitted(p, cut int64) bool {
 	}
 	switch s.req.Temporal {
 	case TemporalNode:
-		return s.nodeTime[s.orig(s.g.Source(p))] <= cut
+		return s.nodeTime[s.p.TimeSlot(s.g.Source(p))] <= cut
 	case TemporalEdge:
 		return s.edgeTime[s.g.EdgeID(p)] <= cut
 	}
@@ -294,7 +294,7 @@ func (s *call) admitted(p, cut int64) bool {
 // source's time (TemporalNode) or its own (TemporalEdge).
 func (s *call) timeAt(p int64) int64 {
 	if s.req.Temporal == TemporalNode {
-		return s.nodeTime[s.orig(s.g.Source(p))]
+		return s.nodeTime[s.p.TimeSlot(s.g.Source(p))]
 	}
 	return s.edgeTime[s.g.EdgeID(p)]
 }

@@ -95,8 +95,10 @@ type RuntimeOptions struct {
 	// (a rank's part, whose edge ids are the whole graph's; see
 	// graph.Types.ValidateSpan). 0: the graph's own edge count.
 	TypedEdges int64
-	// NodeTime is the time of every node, by original id (NumNodes
-	// entries), for Request.Temporal = TemporalNode.
+	// NodeTime is the time of every node the sampler reads, by time slot
+	// (partition.Partitioned.TimeSlot: original ids, NumNodes entries; on
+	// a rank's Ranked part its owned then held nodes), for
+	// Request.Temporal = TemporalNode.
 	NodeTime []int64
 	// EdgeTime is the time of every edge, by original edge id (more
 	// entries than the largest edge id), for Request.Temporal =

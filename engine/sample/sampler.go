@@ -197,8 +197,8 @@ func (sh *shared) setTyped(opt RuntimeOptions) error {
 		sh.boundsStride++
 	}
 	if opt.NodeTime != nil {
-		if int64(len(opt.NodeTime)) != g.NumNodes {
-			return fmt.Errorf("sample: len(RuntimeOptions.NodeTime) = %d, want one time per node (%d)", len(opt.NodeTime), g.NumNodes)
+		if n := sh.p.NumTimeSlots(); int64(len(opt.NodeTime)) != n {
+			return fmt.Errorf("sample: len(RuntimeOptions.NodeTime) = %d, want one time per node (%d; partition.Partitioned.TimeSlot)", len(opt.NodeTime), n)
 		}
 		sh.nodeTime = opt.NodeTime
 	}

@@ -854,9 +854,8 @@ class PartGraph(Graph):
 
     def set_node_time(self, time: Any, comm: Communicator | None = None) -> None:  # type: ignore[override]
         """Sets the node times for temporal sampling (``temporal="node"``,
-        PyG's ``time_attr``), which a partition does not carry: every rank
-        needs the time of every node (the sources a rank keeps or drops can
-        be any rank's).
+        PyG's ``time_attr``), which a partition does not carry. A dsp rank
+        keeps those of the nodes it holds (owned and halo) alone.
 
         Args:
             time: int64. Without ``comm``: ``[num_nodes]``, the time of every
@@ -865,9 +864,8 @@ class PartGraph(Graph):
                 :meth:`owned_nodes` order (e.g. ``part.get_node_data("time")``).
                 Copied.
             comm (Communicator, optional): a collective: every rank calls
-                it with its own nodes' times and one exchange gives every
-                rank the whole vector; a rank giving another length fails
-                every rank's call.
+                it with its own nodes' times and the ranks exchange what each
+                holds; a rank giving another length fails every rank's call.
 
         Raises:
             InvalidArgumentError: a wrong length. TypeMismatchError: not
