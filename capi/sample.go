@@ -766,6 +766,11 @@ func loaderNext(fn string, h C.uintptr_t, timeoutMs int64, out *C.uintptr_t) C.i
 			return errorf(gfEState, "no epoch was started: call gf_loader_start first")
 		case errors.Is(err, core.ErrClosedWhileWaiting):
 			return errorf(gfEBadHandle, "the loader was closed (gf_loader_close on another thread) while this call waited for a batch; the handle is no longer valid")
+		case errors.Is(err, core.ErrLoaderClosed):
+			// Closed on another thread between the lookup and the wait:
+			// what a call after the close says.
+			_, err := lookup[*core.Loader](kindLoader, h)
+			return err
 		case err != nil && ctx.Err() != nil && errors.Is(err, context.DeadlineExceeded):
 			return errNotReady
 		case err != nil:
