@@ -84,7 +84,7 @@ typedef struct {
   int silent[RANKS]; /* a silent rank's callbacks wait for the abort */
   int64_t sizes[RANKS][RANKS];
   const void *data[RANKS][RANKS];
-  int entered, inside; /* exchange callbacks entered in all, running now */
+  int entered, inside; /* exchange callbacks entered in all; those and recvs running now */
   gft_fifo q[RANKS][RANKS]; /* control messages q[from][to] */
 } group;
 
@@ -186,15 +186,21 @@ static int x_send(void *user, int32_t to, const void *data, int64_t n) {
   int rc = gft_fifo_push(&g->q[m->rank][to], data, n);
   pthread_cond_broadcast(&g->cv);
   pthread_mutex_unlock(&g->mu);
-  return rc;
+  return rc; /* never blocks: not counted inside */
 }
 
 static int x_recv(void *user, int32_t from, void *buf, int64_t capacity, int64_t *size) {
   member *m = (member *)user;
   group *g = m->g;
+  /* Counted inside while it waits, as the exchanges are: a recv the
+     library left blocked at close returns at the abort, and the group is
+     freed only after it has (the stack slot of the next test's group must
+     not be waited on, or robbed of a message, by this test's recv). */
   pthread_mutex_lock(&g->mu);
+  g->inside++;
   gft_msg *e;
   while ((e = gft_fifo_pop(&g->q[from][m->rank])) == NULL && !g->aborted) pthread_cond_wait(&g->cv, &g->mu);
+  g->inside--;
   pthread_mutex_unlock(&g->mu);
   return e == NULL ? 1 : gft_msg_deliver(e, buf, capacity, size);
 }
@@ -207,7 +213,7 @@ static int group_count(group *g, int *inside) {
   return n;
 }
 
-/* await_inside waits until exactly `want` exchange callbacks are inside
+/* await_inside waits until exactly `want` exchange callbacks and recvs are inside
    (blocked in the group), polling; a minute without it is a hang, not a
    slow machine: the caller's CHECK then reports it. Returns the count. */
 static int await_inside(group *g, int want) {
@@ -392,6 +398,7 @@ static void test_next_wait(void) {
   CHECK(strcmp(gf_status_str(GF_NOT_READY), "not ready") == 0, "status string %s", gf_status_str(GF_NOT_READY));
   gf_loader_close(l);
   group_abort(&g);
+  await_inside(&g, 0); /* the exchange left blocked returns before the group goes */
   group_free(&g);
 
   /* An ordinary loader: every batch through gf_loader_next_wait, then GF_DONE. */
