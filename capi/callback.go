@@ -13,7 +13,7 @@ typedef struct gf__callback_answer {
 
 // Calls the caller's function (Go cannot call a C function pointer) with
 // the input ids (C memory) as an int64 [n] DLTensor; the table is passed by
-// pointer, never by value (see comm.go).
+// pointer to its copy in C memory, never by value (see comm.go).
 static int gf__batch_callback_run(const gf_batch_callback *c, uint64_t key, int64_t *ids, int64_t n,
                                   int64_t max_output, gf__callback_answer *a) {
   int64_t shape[1] = {n};
@@ -36,6 +36,7 @@ import "C"
 
 import (
 	"context"
+	"runtime"
 	"unsafe"
 
 	"github.com/graphferry/graphferry/engine/errs"
@@ -46,8 +47,8 @@ import (
 // The ids cross in C memory both ways: copied into a malloc'd input, and
 // out of the caller's DLPack output, whose deleter is then called.
 type cBatchCallback struct {
-	c   C.gf_batch_callback // a copy of the caller's table, passed to C by pointer
-	arg string              // the table's name in messages
+	c   *C.gf_batch_callback // a copy of the caller's table in C memory (cTable)
+	arg string               // the table's name in messages
 }
 
 // batchCallback reads and checks the gf_batch_callback at c (nil: none).
@@ -62,7 +63,10 @@ func batchCallback(c *C.gf_batch_callback, arg string) (pipeline.BatchFunc, erro
 	if c.fn == nil {
 		return nil, errorf(gfEInval, "%s->fn is NULL", arg)
 	}
-	x := &cBatchCallback{c: *c, arg: arg}
+	x := &cBatchCallback{arg: arg}
+	if x.c, err = cTable(x, c); err != nil {
+		return nil, err
+	}
 	return x.call, nil
 }
 
@@ -82,7 +86,8 @@ func (x *cBatchCallback) call(_ context.Context, key uint64, ids []int64, maxOut
 		defer C.free(unsafe.Pointer(in))
 		copy(unsafe.Slice((*int64)(unsafe.Pointer(in)), len(ids)), ids)
 	}
-	rc := C.gf__batch_callback_run(&x.c, C.uint64_t(key), in, C.int64_t(len(ids)), C.int64_t(maxOut), a)
+	rc := C.gf__batch_callback_run(x.c, C.uint64_t(key), in, C.int64_t(len(ids)), C.int64_t(maxOut), a)
+	runtime.KeepAlive(x)
 	defer C.gf__call_deleter(a.output) // NULL: no-op
 	if rc != 0 {
 		code := rc

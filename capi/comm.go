@@ -6,10 +6,11 @@ package main
 #include "shim.h"
 
 // The host's callbacks, called through these because Go cannot call a C
-// function pointer. The table is passed by pointer, never by value: its
-// user field is the caller's (any value, a small integer too), which Go
-// must never hold in a pointer-typed slot of a goroutine stack (copying a
-// stack that holds one below 4096 is a fatal error).
+// function pointer. The table is passed by pointer (to its copy in C
+// memory, cTable), never by value: its user field is the caller's (any
+// value, a small integer too), which Go must never hold in a pointer-typed
+// slot of a goroutine stack (copying a stack that holds one below 4096 is
+// a fatal error).
 static inline int gf__comm_exchange_sizes(const gf_comm *c, const int64_t *send, int64_t *recv) {
   return c->exchange_sizes(c->user, send, recv);
 }
@@ -33,6 +34,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"runtime"
 	"sync"
 	"time"
 	"unsafe"
@@ -105,7 +107,7 @@ func hostCall(ctx context.Context, call func() C.int, release func()) (rc C.int,
 // exchange's block lives on while all_to_all_dl's tensors do); no Go
 // memory is touched after the wait ended.
 type cExchanger struct {
-	c    C.gf_comm // a copy of the caller's table (C pointers and the caller's user value), on the heap: passed to C by pointer
+	c    *C.gf_comm // a copy of the caller's table in C memory (cTable)
 	size int
 }
 
@@ -113,9 +115,10 @@ type cExchanger struct {
 // host's message.
 func (x *cExchanger) hostError(callback string, rc C.int) error {
 	msg := ""
-	if p := C.gf__comm_errmsg(&x.c); p != nil {
+	if p := C.gf__comm_errmsg(x.c); p != nil {
 		msg = C.GoString(p)
 	}
+	runtime.KeepAlive(x)
 	if msg == "" {
 		msg = "(no message: errmsg is NULL or returned none)"
 	}
@@ -132,7 +135,8 @@ func (x *cExchanger) ExchangeSizes(ctx context.Context, send, recv []int64) erro
 	copy(buf, send)
 	clear(buf[n:])
 	rc, ok, err := hostCall(ctx, func() C.int {
-		return C.gf__comm_exchange_sizes(&x.c, (*C.int64_t)(p), (*C.int64_t)(unsafe.Add(p, 8*n)))
+		defer runtime.KeepAlive(x)
+		return C.gf__comm_exchange_sizes(x.c, (*C.int64_t)(p), (*C.int64_t)(unsafe.Add(p, 8*n)))
 	}, func() { C.free(p) })
 	if !ok {
 		return err
@@ -191,7 +195,8 @@ func (x *cExchanger) Exchange(ctx context.Context, send, recv [][]byte) error {
 		off += len(b)
 	}
 	rc, ok, err := hostCall(ctx, func() C.int {
-		return C.gf__comm_all_to_all(&x.c, p, C.int32_t(n), C.int64_t(sendTotal), C.int64_t(recvTotal))
+		defer runtime.KeepAlive(x)
+		return C.gf__comm_all_to_all(x.c, p, C.int32_t(n), C.int64_t(sendTotal), C.int64_t(recvTotal))
 	}, func() { C.gf__xblock_release(p) })
 	if !ok {
 		return err
@@ -234,7 +239,8 @@ func (t cTransport) Send(ctx context.Context, to int, msg []byte) error {
 		defer cancel()
 	}
 	rc, ok, err := hostCall(ctx, func() C.int {
-		return C.gf__comm_send(&t.x.c, C.int32_t(to), p, C.int64_t(len(msg)))
+		defer runtime.KeepAlive(t.x)
+		return C.gf__comm_send(t.x.c, C.int32_t(to), p, C.int64_t(len(msg)))
 	}, func() { C.free(p) })
 	if !ok {
 		return err
@@ -254,7 +260,8 @@ func (t cTransport) Recv(ctx context.Context, from int) ([]byte, error) {
 	size := (*C.int64_t)(unsafe.Add(p, coordinator.MaxMessageSize))
 	*size = -1
 	rc, ok, err := hostCall(ctx, func() C.int {
-		return C.gf__comm_recv(&t.x.c, C.int32_t(from), p, C.int64_t(coordinator.MaxMessageSize), size)
+		defer runtime.KeepAlive(t.x)
+		return C.gf__comm_recv(t.x.c, C.int32_t(from), p, C.int64_t(coordinator.MaxMessageSize), size)
 	}, func() { C.free(p) })
 	if !ok {
 		return nil, err
@@ -299,7 +306,10 @@ func hostComm(c *C.gf_comm) (comm.Comm, error) {
 	if (c.send == nil) != (c.recv == nil) {
 		return nil, errorf(gfEInval, "comm->send and comm->recv must be both set or both NULL")
 	}
-	x := &cExchanger{c: *c, size: int(c.size)}
+	x := &cExchanger{size: int(c.size)}
+	if x.c, err = cTable(x, c); err != nil {
+		return nil, err
+	}
 	h, err := comm.NewHostWith(int(c.rank), int(c.size), x, comm.HostOptions{Timeout: timeout})
 	if err != nil {
 		return nil, errorf(gfEInval, "%v", err)

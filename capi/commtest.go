@@ -83,7 +83,17 @@ import "C"
 // loopbackExchanger is the cExchanger of a loopback group of size ranks
 // (gf__loop_comm): what rank 0 sends to rank j comes back from rank j.
 func loopbackExchanger(size int) *cExchanger {
-	return &cExchanger{c: C.gf__loop_comm(C.int32_t(size)), size: size}
+	return exchangerOf(C.gf__loop_comm(C.int32_t(size)))
+}
+
+// exchangerOf is the cExchanger of table c, as hostComm makes it.
+func exchangerOf(c C.gf_comm) *cExchanger {
+	x := &cExchanger{size: int(c.size)}
+	var err error
+	if x.c, err = cTable(x, &c); err != nil {
+		panic(err)
+	}
+	return x
 }
 
 // scribbleMalloc leaves n freed blocks of size bytes holding the word w at
@@ -98,7 +108,7 @@ func scribbleMalloc(size int, w uintptr, n int) {
 // as DLPack tensors (all_to_all_dl); hold keeps them past the call, until
 // loopLetGo; fail fails every exchange.
 func loopbackDLExchanger(size int, hold, fail bool) *cExchanger {
-	return &cExchanger{c: C.gf__loop_comm_dl(C.int32_t(size), cBool(hold), cBool(fail)), size: size}
+	return exchangerOf(C.gf__loop_comm_dl(C.int32_t(size), cBool(hold), cBool(fail)))
 }
 
 // loopHeld returns the bytes of the tensors the loopback host holds (send,

@@ -1,12 +1,14 @@
 package main
 
 /*
+#include <stdlib.h>
 #include "graphferry.h"
 */
 import "C"
 
 import (
 	"reflect"
+	"runtime"
 	"unsafe"
 )
 
@@ -127,4 +129,23 @@ func readOptions[T any](p *T, arg string, l *structLayout) (*T, error) {
 	out := new(T)
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(out)), n), unsafe.Slice((*byte)(unsafe.Pointer(p)), n))
 	return out, nil
+}
+
+// cTable copies a caller's table of callbacks (read by readOptions) into C
+// memory, freed once owner is unreachable: C code calls the functions
+// through the copy, so that it never reads Go memory (memcheck may take
+// a stretch of the Go heap for a dead goroutine stack and report C's
+// reads of it: include/graphferry-valgrind.supp), and Go never holds the
+// user value in a pointer slot of its own. Whoever calls through the copy
+// keeps owner alive until the call returns (runtime.KeepAlive).
+func cTable[T, O any](owner *O, t *T) (*T, error) {
+	n := unsafe.Sizeof(*t)
+	p := C.malloc(C.size_t(n))
+	if p == nil {
+		return nil, errorf(gfENoMem, "out of memory for a copy of a %d-byte callback table", n)
+	}
+	// Bytes, not a typed store: no write barrier on the malloc'd words.
+	copy(unsafe.Slice((*byte)(p), n), unsafe.Slice((*byte)(unsafe.Pointer(t)), n))
+	runtime.AddCleanup(owner, func(p unsafe.Pointer) { C.free(p) }, p)
+	return (*T)(p), nil
 }
