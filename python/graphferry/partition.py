@@ -55,6 +55,8 @@ from ._native.dlpack import borrow
 from ._native.lib import gf_dataset_partition, gf_partition_options
 from .graph import Graph, _as_int
 
+__all__ = ["METHODS", "LAYOUTS", "metis_assignment", "metis_parts", "partition", "summary", "symmetric_adjacency"]
+
 METHODS = ("metis", "random", "range", "ldg")
 LAYOUTS = {"dsp": _lib.GF_LAYOUT_DSP, "self-reliant": _lib.GF_LAYOUT_SELF_RELIANT, "hybrid": _lib.GF_LAYOUT_HYBRID}
 _ENGINE_METHODS = {"range": _lib.GF_PARTITION_RANGE, "random": _lib.GF_PARTITION_RANDOM, "ldg": _lib.GF_PARTITION_LDG}

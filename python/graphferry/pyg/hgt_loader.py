@@ -41,9 +41,9 @@ class HGTLoader(NeighborLoader):
             ids or bool mask or None)``.
         is_sorted, transform, transform_sampler_output, filter_per_worker:
             as PyG's ``NodeLoader``.
-        batch_size, shuffle, drop_last, seed, num_workers (the engine's
-        threads), pin_memory, **kwargs: as
-            :class:`graphferry.pyg.NeighborLoader`.
+        batch_size, shuffle, drop_last, seed, num_workers, pin_memory: as
+            :class:`graphferry.pyg.NeighborLoader`'s (``num_workers`` sets
+            the engine's threads), and so are the other keyword arguments.
     """
 
     def __init__(
