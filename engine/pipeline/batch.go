@@ -176,7 +176,9 @@ const (
 	BidirectionalEdges
 	// InducedEdges are every edge of the graph among the batch's nodes
 	// (PyG's subgraph_type="induced"), as InducedEdgeList lists them,
-	// but those in Batch.Excluded.
+	// but those in Batch.Excluded. A typed graph's batch becomes a
+	// subgraph batch of them (one block, see toSubgraph), so that its
+	// typed view splits them by relation.
 	InducedEdges
 	// SubgraphEdges are InducedEdges as dgl.DGLGraph.subgraph lists them
 	// (by source position, then edge id), and the batch becomes a
@@ -188,8 +190,9 @@ const (
 )
 
 // setEdges makes b's edge list of kind k (b has blocks; internal are its
-// nodes' internal ids on p); oneBlock: SubgraphEdges keep the edges as one
-// block (see toSubgraph).
+// nodes' internal ids on p); oneBlock (a typed graph's batch):
+// SubgraphEdges and InducedEdges keep the edges as one block (see
+// toSubgraph).
 func (b *Batch) setEdges(k COOEdges, p *partition.Partitioned, internal []int64, oneBlock bool) error {
 	if k == InducedEdges || k == SubgraphEdges {
 		src, dst, ids, err := InducedEdgeList(p.Graph, internal)
@@ -199,6 +202,8 @@ func (b *Batch) setEdges(k COOEdges, p *partition.Partitioned, internal []int64,
 		src, dst, ids = leaveOut(src, dst, ids, b.Excluded)
 		if k == SubgraphEdges {
 			sortBySource(src, dst, ids)
+		}
+		if k == SubgraphEdges || oneBlock {
 			if err := b.toSubgraph(src, dst, ids, oneBlock); err != nil {
 				return err
 			}

@@ -286,6 +286,66 @@ def test_split_bidirectional_and_induced(data):
     assert torch.equal(w.flip(0), r)
 
 
+def _batches(loader) -> list:
+    with loader:
+        return [b for b in loader]
+
+
+@pytest.mark.parametrize("kind", ["node", "link"])
+def test_induced_split_by_the_engine(data, monkeypatch, kind):
+    """A heterogeneous induced batch is made and split by type on the
+    engine's threads (its typed view): the same batches as the induced
+    edges listed by the engine and split here, PyG's way, which is what the
+    loaders did before."""
+
+    def make():
+        if kind == "node":
+            return gfpyg.NeighborLoader(
+                data,
+                num_neighbors=[3, 2],
+                input_nodes="paper",
+                batch_size=16,
+                shuffle=True,
+                seed=5,
+                subgraph_type="induced",
+            )
+        return gfpyg.LinkNeighborLoader(
+            data,
+            num_neighbors=[3, 2],
+            edge_label_index=(CITES, data[CITES].edge_index[:, :64]),
+            batch_size=16,
+            shuffle=True,
+            seed=5,
+            subgraph_type="induced",
+            neg_sampling_ratio=1.0,
+        )
+
+    made = []
+    real = pyg_base.split_typed
+
+    def spy(*args, **kwargs):
+        made.append(True)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(pyg_base, "split_typed", spy)
+    engine = _batches(make())
+    assert made, "the engine's typed view did not split the induced batches"
+    module = gfpyg.neighbor_loader if kind == "node" else gfpyg.link_neighbor_loader
+    monkeypatch.setattr(module, "COO", {**pyg_base.COO, "induced": 0})  # the engine lists nothing: split here
+    made.clear()
+    here = _batches(make())
+    assert not made and len(engine) == len(here) > 0
+    for a, b in zip(engine, here):
+        for nt in data.node_types:
+            assert torch.equal(a[nt].n_id, b[nt].n_id), nt
+        for et in data.edge_types:
+            assert torch.equal(a[et].edge_index, b[et].edge_index), et
+            assert torch.equal(a[et].e_id, b[et].e_id), et
+            if "edge_attr" in b[et]:
+                assert torch.equal(a[et].edge_attr, b[et].edge_attr), et
+        assert not hasattr(a, "num_sampled_nodes") and not hasattr(b, "num_sampled_nodes")  # none per hop, as PyG's
+
+
 # ---------------------------------------------------------------------------
 # argument readers
 

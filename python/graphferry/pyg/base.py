@@ -9,6 +9,7 @@ per type for a heterogeneous graph (:func:`split`).
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from dataclasses import dataclass
 from typing import Any
@@ -358,6 +359,17 @@ def directional(sub: SampledSubgraph, *, per_type: bool = False) -> Output:
     )
 
 
+def made(sub: SampledSubgraph, out: Output, subgraph_type: str) -> tuple[Output, str]:
+    """``(out, subgraph_type)`` of ``sub``'s sample: when the engine made its
+    edge list as ``subgraph_type`` asks (``sub.coo``; a typed batch's induced
+    edges are its typed view's), the counts per hop are dropped, as PyG's
+    bidirectional and induced outputs have none, and nothing is left to
+    apply (``"directional"``)."""
+    if sub.coo is not None and subgraph_type != "directional":
+        return dataclasses.replace(out, num_sampled_nodes=None, num_sampled_edges=None), "directional"
+    return out, subgraph_type
+
+
 def finish(out: Output, graph: Graph, subgraph_type: str) -> Output:
     """Applies ``subgraph_type`` to a directional sample, as PyG's
     ``NeighborSampler`` does: the counts per hop no longer apply to the
@@ -403,6 +415,8 @@ def split(hetero: HeteroGraph, out: Output, subgraph_type: str) -> HeteroSampler
         out = finish(out, hetero.graph, "induced")
     if out.typed is not None:  # split by the engine, in its threads
         split = split_typed(hetero, out.typed, batch=out.batch)
+        if out.num_sampled_nodes is None:  # the engine's induced edges (made): no counts per hop
+            split.num_sampled_nodes = split.num_sampled_edges = None
     else:  # induced edges: split here
         split = split_output(
             hetero,

@@ -35,7 +35,6 @@ a homogeneous graph.
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Sequence
 from typing import Any
 
@@ -68,6 +67,7 @@ from .base import (
     edge_index,
     finish,
     link_negatives,
+    made,
     num_neighbors_list,
     sample_options,
     split,
@@ -306,8 +306,9 @@ class LinkNeighborLoader(EngineLoader):
                 feature_names=self._node_attrs,
                 edge_feature_names=self._edge_attrs,
                 # PyG's edge_index, made by the engine as subgraph_type asks
-                # (directional with comm; a typed batch is split there)
-                coo=COO[self.subgraph_type] if self._hetero is None else 0,
+                # (directional with comm; a typed batch is split there, its
+                # induced edges too)
+                coo=COO[self.subgraph_type] if self._hetero is None or self.subgraph_type == "induced" else 0,
                 seed_times=self.edge_label_time,  # temporal: one per pair, shuffled with them
                 **loader_args,
                 **memory,
@@ -472,11 +473,8 @@ class LinkNeighborLoader(EngineLoader):
         sub = s.sub
         node = sub.nodes
         source = self.data
-        out = directional(sub)
-        if sub.coo is not None and self.subgraph_type != "directional":  # made so by the engine, ahead
-            out = dataclasses.replace(out, num_sampled_nodes=None, num_sampled_edges=None)
-        else:
-            out = finish(out, self._graph, self.subgraph_type)
+        out, kind = made(sub, directional(sub), self.subgraph_type)
+        out = finish(out, self._graph, kind)
         if self._stores is not None:
             # PyG's filter_custom_store: the features read from the FeatureStore.
             batch = filter_custom_store(*self._stores, node, out.row, out.col, out.edge)
@@ -535,7 +533,7 @@ class LinkNeighborLoader(EngineLoader):
     def _batch_per_type(self, s: EdgeSample) -> HeteroData:
         """The subgraph of a heterogeneous graph's batch, split by type."""
         hetero = self._hetero
-        out = split(hetero, directional(s.sub, per_type=True), self.subgraph_type)
+        out = split(hetero, *made(s.sub, directional(s.sub, per_type=True), self.subgraph_type))
         return filter_batch(self.data, hetero, out, self._edge_perm, rows=s.sub.node_data)
 
     def close(self) -> None:

@@ -6,7 +6,6 @@ yields the ``Data`` (or ``HeteroData``) batches that
 from __future__ import annotations
 
 import copy
-import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,6 +33,7 @@ from .base import (
     directional,
     finish,
     given_input_id,
+    made,
     num_neighbors_list,
     sample,
     sample_options,
@@ -391,10 +391,12 @@ class NeighborLoader(EngineLoader):
             seed_times=self._seed_times,
             **choice,
             # PyG's edge_index, made by the engine's threads, bidirectional or
-            # induced as subgraph_type asks (a typed batch is split there; a
-            # device sampler makes its own batches; a distributed loader's
-            # batches are built from their blocks).
-            coo=COO[self.subgraph_type] if self._hetero is None and "device" not in choice and comm is None else 0,
+            # induced as subgraph_type asks (a typed batch is split there, its
+            # induced edges too; a device sampler makes its own batches; a
+            # distributed loader's batches are built from their blocks).
+            coo=COO[self.subgraph_type]
+            if (self._hetero is None or self.subgraph_type == "induced") and "device" not in choice and comm is None
+            else 0,
             comm=comm,
             comm_timeout=comm_timeout(comm, timeout),
             timeout=timeout,
@@ -482,10 +484,7 @@ class NeighborLoader(EngineLoader):
     def _convert(self, sub: SampledSubgraph) -> Data | HeteroData:
         positions = sub.input_index
         input_id = self._input_id[positions] if self._input_id is not None else positions
-        out = directional(sub, per_type=self._hetero is not None)
-        kind = self.subgraph_type
-        if sub.coo is not None and kind != "directional":  # made by the engine's threads, ahead
-            out, kind = dataclasses.replace(out, num_sampled_nodes=None, num_sampled_edges=None), "directional"
+        out, kind = made(sub, directional(sub, per_type=self._hetero is not None), self.subgraph_type)
         return self._batch(out, sub.node_data, input_id, self._seed_time_of(positions)[1], kind)
 
     def _batch(
