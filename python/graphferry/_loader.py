@@ -104,13 +104,14 @@ def torch_loader_kwargs(
     returns ``generator`` (or None): worker settings are ignored, as are
     ``ignored`` (PyG's loaders drop ``dataset`` and ``collate_fn``), and
     ``refused`` (which would replace the seeds' batching) raise saying
-    ``why``."""
+    ``why`` unless None."""
     generator = kwargs.pop("generator", None)
     check_worker_init_fn(kwargs, owner)
-    for name in kwargs:
+    for name, value in kwargs.items():
         if name in refused:
-            raise ValueError(f"{owner} does not take '{name}': {why}")
-        if name not in TORCH_WORKER_ARGS and name not in ignored:
+            if value is not None:  # None: torch's default, as an unchanged script passes it
+                raise ValueError(f"{owner} does not take '{name}': {why}")
+        elif name not in TORCH_WORKER_ARGS and name not in ignored:
             raise TypeError(f"{owner} got an unexpected keyword argument '{name}'")
     return generator
 

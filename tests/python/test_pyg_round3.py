@@ -361,3 +361,24 @@ def test_new_loaders_are_one_path_engine_loaders():
         next(iter(loader))
         assert loader.stats().current.consumer.batches >= 1
         loader.close()
+
+
+@pytest.mark.parametrize("name", ["HGTLoader", "RandomNodeLoader"])
+def test_new_loaders_take_every_argument_of_pygs_at_its_default(name):
+    # An unchanged script runs: every keyword of PyG's own loader, and of
+    # torch's DataLoader (its **kwargs), at its default.
+    import inspect
+
+    theirs = getattr(pyg_loader, name)
+    fixed = {"HGTLoader": {"num_samples": [4], "input_nodes": "paper"}, "RandomNodeLoader": {"num_parts": 3}}[name]
+    set_by_pyg = {"HGTLoader": (), "RandomNodeLoader": ("batch_size",)}[name]  # PyG's own refuses it too
+    kw = {}
+    for cls in (theirs, torch.utils.data.DataLoader):
+        for k, p in inspect.signature(cls.__init__).parameters.items():
+            skip = ("self", "data", "dataset", "kwargs", *fixed, *set_by_pyg)
+            if k in skip or p.default is inspect.Parameter.empty:
+                continue
+            kw.setdefault(k, p.default)
+    loader = getattr(gfpyg, name)(ck.pyg_hetero(), **fixed, **kw)
+    assert len(list(loader)) == len(loader) > 0
+    loader.close()
