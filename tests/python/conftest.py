@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -150,6 +151,20 @@ def make_tiny(num_nodes: int = 40, num_edges: int = 240, seed: int = 7) -> TinyG
     src, dst = src[keep].contiguous(), dst[keep].contiguous()
     indptr, indices, edge_ids = csc_of_coo(src, dst, num_nodes)
     return TinyGraph(num_nodes, src, dst, indptr, indices, edge_ids)
+
+
+@pytest.fixture(scope="module")
+def sigint_raises_keyboardinterrupt():
+    """For the tests of what Ctrl-C does (``usefixtures``): the handler they
+    test, Python's default_int_handler, whatever this process inherited:
+    started with SIGINT ignored (nohup, a runner in the background) Python
+    installs none, and the signal would do nothing. Child processes then
+    start with the default disposition (a handler does not survive exec; an
+    ignored signal would). Module scope: before any module fixture starts a
+    child."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture(scope="session")

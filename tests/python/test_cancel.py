@@ -41,17 +41,7 @@ BATCH = 16
 SEEDS = torch.arange(0, 2700, 3, dtype=torch.int64)  # 900 seeds: 57 batches, 29 per rank
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _sigint_raises_keyboardinterrupt():
-    """These tests check what Ctrl-C does, so they set the handler they test
-    (Python's default_int_handler), whatever this process inherited: started
-    with SIGINT ignored (nohup, a runner in the background) Python installs
-    none, and the signal would do nothing. Child processes then start with
-    the default disposition (a handler does not survive exec; an ignored
-    signal would). Module scope: before any module fixture starts a child."""
-    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
-    yield
-    signal.signal(signal.SIGINT, previous)
+pytestmark = pytest.mark.usefixtures("sigint_raises_keyboardinterrupt")  # conftest: they test what Ctrl-C does
 
 
 def _digest(sub: graphferry.SampledSubgraph) -> str:

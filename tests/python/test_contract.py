@@ -153,6 +153,7 @@ def _tensors(obj):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.usefixtures("sigint_raises_keyboardinterrupt")
 def test_ctrl_c_ends_the_loop_and_the_loader_stays_usable(kind):
     loader = ck.open_kind(kind)
     want = [ck.digest(b) for b in loader]
@@ -163,7 +164,6 @@ def test_ctrl_c_ends_the_loop_and_the_loader_stays_usable(kind):
         started.wait(WATCHDOG_S)
         signal.pthread_kill(main, signal.SIGINT)
 
-    old = signal.signal(signal.SIGINT, signal.default_int_handler)  # however pytest was started
     thread = threading.Thread(target=interrupt, daemon=True)
     thread.start()
     epochs = 0
@@ -178,7 +178,6 @@ def test_ctrl_c_ends_the_loop_and_the_loader_stays_usable(kind):
         # usable after the interrupt: a new epoch yields whole, correct batches
         assert len([ck.digest(b) for b in loader]) == len(want)
     finally:
-        signal.signal(signal.SIGINT, old)
         loader.close()
 
 
