@@ -16,6 +16,7 @@ torch-sparse, the expected output from PyG's tests and source is stated.
 from __future__ import annotations
 
 import copy
+import inspect
 
 import contract_kinds as ck
 import pytest
@@ -367,8 +368,6 @@ def test_new_loaders_are_one_path_engine_loaders():
 def test_new_loaders_take_every_argument_of_pygs_at_its_default(name):
     # An unchanged script runs: every keyword of PyG's own loader, and of
     # torch's DataLoader (its **kwargs), at its default.
-    import inspect
-
     theirs = getattr(pyg_loader, name)
     fixed = {"HGTLoader": {"num_samples": [4], "input_nodes": "paper"}, "RandomNodeLoader": {"num_parts": 3}}[name]
     set_by_pyg = {"HGTLoader": (), "RandomNodeLoader": ("batch_size",)}[name]  # PyG's own refuses it too
