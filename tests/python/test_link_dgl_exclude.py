@@ -137,6 +137,7 @@ def test_made_ahead_on_the_engines_threads():
     loader.close()
 
 
+@pytest.mark.usefixtures("sigint_raises_keyboardinterrupt")
 def test_ctrl_c_and_close_while_the_callable_runs():
     """Ctrl-C in the loop while the engine waits on the callable raises
     KeyboardInterrupt; a close from another thread ends the consumer's wait

@@ -586,6 +586,7 @@ def test_prefetch_inline_interrupt_loses_no_batch():
     assert got == list(range(6)) and interrupts == 1
 
 
+@pytest.mark.usefixtures("sigint_raises_keyboardinterrupt")
 def test_prefetch_ctrl_c_leaves_the_epoch_resumable():
     it = _staged(_Items(5, delay=0.3))
     timer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT))
